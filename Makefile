@@ -1,0 +1,80 @@
+# Tether — build, test, install. `make demo` and `make test` are the README's two commands.
+PREFIX     ?= /usr/local
+CC         ?= cc
+BUILD      := build
+LIBDIR     := $(abspath $(BUILD)/lib)
+LIB        := $(LIBDIR)/libtether.so
+SWIFT_REL  := .build-release
+CFLAGS_T   := -std=c11 -Wall -Wextra -Werror -g -O1 -Iinclude -ITests/c -pthread
+LDFLAGS_T  := -L$(LIBDIR) -ltether -Wl,-rpath,$(LIBDIR) -pthread -lm
+ASAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
+C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
+PYTHON     ?= python3
+
+.PHONY: all build demo test test-swift test-c test-c-asan test-examples test-abi test-install test-python install clean bench
+
+all: build
+
+# The release library: Swift runtime and libffi linked in statically.
+build: $(LIB)
+$(LIB): Package.swift $(shell find Sources -type f) include/tether.h
+	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
+	mkdir -p $(LIBDIR)
+	cp $(SWIFT_REL)/release/libtether.so $(LIB)
+
+demo: $(BUILD)/examples/cycles
+	$(BUILD)/examples/cycles
+
+$(BUILD)/examples/%: examples/c/%.c include/tether.h $(LIB)
+	mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
+
+$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h include/tether.h $(LIB)
+	mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
+
+$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h include/tether.h $(LIB)
+	mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
+
+test: test-swift test-c test-c-asan test-examples test-abi test-install test-python
+	@echo "all test suites passed"
+
+test-swift:
+	swift test
+
+test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t"; $(BUILD)/tests/$$t; done
+
+# AddressSanitizer + LeakSanitizer + UBSan over the same C tests: any report fails.
+test-c-asan: $(addprefix $(BUILD)/tests-asan/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t (asan)"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 $(BUILD)/tests-asan/$$t; done
+
+test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
+	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done
+
+# The shipped library: self-contained (NEEDED) and exporting tether_* only.
+test-abi: $(LIB)
+	sh Tests/abi/check_library.sh $(LIB)
+
+# Installs into a temporary prefix and builds an example with pkg-config against it.
+test-install: $(LIB)
+	sh Tests/abi/check_install.sh
+
+test-python: $(LIB)
+	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests
+
+install: $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -m 0644 include/tether.h $(DESTDIR)$(PREFIX)/include/tether.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)|g' \
+	  tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+
+bench: $(LIB)
+	sh benchmarks/run.sh
+
+clean:
+	rm -rf $(BUILD) $(SWIFT_REL) .build
