@@ -13,13 +13,20 @@ let package = Package(
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
     ],
     targets: [
-        .systemLibrary(name: "CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
-        .target(name: "TetherCore"),
+        // No pkgConfig: its `-lffi` would make libtether.so need libffi.so at run time;
+        // the static build links libffi_pic.a instead (ffi.h is on the default include path).
+        .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
+        // Swift 5 mode: the core guards shared state with explicit Mutexes; Swift 6's
+        // region checks reject non-Sendable objects moving through Mutex.withLock.
+        .target(name: "TetherCore", swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CFFI"],
+            exclude: ["exports.map"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
             linkerSettings: staticBuild
-                ? [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l:libffi_pic.a"])]
+                ? [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l:libffi_pic.a",
+                                 "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/Tether/exports.map"])]
                 : [.linkedLibrary("ffi")]
         ),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),

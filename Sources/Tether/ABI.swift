@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherCore
+
+/// The status code of a successful call.
+let ok: Int32 = 0
+
+/// Runs an exported call: maps a thrown error to its status and stores the message
+/// as the thread's last error. The one place errors cross the ABI.
+@inline(__always)
+func abiCall(_ body: () throws(TetherError) -> Void) -> Int32 {
+    do {
+        try body()
+        return ok
+    } catch {
+        LastError.set(error)
+        return error.code.rawValue
+    }
+}
+
+func invalid(_ function: StaticString, _ what: String) -> TetherError {
+    TetherError(.invalidArgument, "\(function): \(what)")
+}
+
+/// A non-NULL out-parameter, cleared so a failing call leaves NULL in it.
+func outParam<T>(_ out: UnsafeMutablePointer<T?>?, _ function: StaticString) throws(TetherError) -> UnsafeMutablePointer<T?> {
+    guard let out else { throw invalid(function, "the out-parameter is NULL") }
+    out.pointee = nil
+    return out
+}
+
+/// A key from a C string: non-NULL, non-empty.
+func keyArgument(_ key: UnsafePointer<CChar>?, _ function: StaticString) throws(TetherError) -> Key {
+    guard let key else { throw invalid(function, "the key is NULL") }
+    guard key.pointee != 0 else { throw invalid(function, "the key is empty") }
+    return Key(String(cString: key))
+}
+
+func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Container {
+    try Handles.containers.get(c, function).core
+}
+
+/// Reads `count` tether_value structs (kind at offset 0, 8-byte union at offset 8).
+func withArguments<R>(_ values: UnsafeRawPointer?, _ count: Int, _ function: StaticString,
+                      _ body: (UnsafeBufferPointer<Argument>) throws(TetherError) -> R) throws(TetherError) -> R {
+    guard count >= 0, count <= 4096 else { throw invalid(function, "arg_count \(count) is out of range") }
+    guard count == 0 || values != nil else { throw invalid(function, "args is NULL but arg_count is \(count)") }
+    var arguments: [Argument] = []
+    arguments.reserveCapacity(count)
+    for i in 0..<count {
+        let base = values! + i * tetherValueStride
+        let kind = base.load(as: Int32.self)
+        guard let type = argumentType(of: kind) else {
+            throw TetherError(.argumentMismatch, "\(function): runtime argument \(i + 1) has kind \(paramKindName(kind)); runtime arguments are TETHER_PARAM_I64, F64, STR or PTR")
+        }
+        arguments.append(Argument(type: type, bits: base.load(fromByteOffset: 8, as: UInt64.self)))
+    }
+    return try arguments.withUnsafeBufferPointer { buffer throws(TetherError) in try body(buffer) }
+}
+
+let tetherValueStride = 16
+let tetherParamStride = 16
+
+let paramKindNames = ["TETHER_PARAM_DEP", "TETHER_PARAM_WEAK", "TETHER_PARAM_LAZY", "TETHER_PARAM_WEAK_LAZY",
+                      "TETHER_PARAM_CONTEXT", "TETHER_PARAM_RESOLVER", "TETHER_PARAM_I64", "TETHER_PARAM_F64",
+                      "TETHER_PARAM_STR", "TETHER_PARAM_PTR"]
+
+func paramKindName(_ kind: Int32) -> String {
+    kind >= 0 && Int(kind) < paramKindNames.count ? paramKindNames[Int(kind)] : "\(kind) (not a tether_param_kind)"
+}
+
+func argumentType(of kind: Int32) -> ArgumentType? {
+    switch kind {
+    case 6: .i64
+    case 7: .f64
+    case 8: .str
+    case 9: .ptr
+    default: nil
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherCore
+
+@_cdecl("tether_container_new")
+public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_container_new")
+        let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
+        let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
+        out.pointee = Handles.containers.insert(ContainerBox(core))
+    }
+}
+
+@_cdecl("tether_container_free")
+public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let box = try Handles.containers.get(c, "tether_container_free")
+        do throws(TetherError) {
+            try box.core.close()
+        } catch {
+            throw TetherError(error.code, "tether_container_free: \(error.message)")
+        }
+        _ = try? Handles.containers.remove(c, "tether_container_free")
+        for handle in box.registrationHandles.withLock({ Array($0.values) }) {
+            _ = try? Handles.registrations.remove(handle, "tether_container_free")
+        }
+    }
+}
+
+@_cdecl("tether_reset")
+public func tether_reset(_ c: OpaquePointer?, _ scope: Int32) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let core = try containerArgument(c, "tether_reset")
+        guard let scope = Scope(rawValue: scope) else { throw invalid("tether_reset", "\(scope) is not a tether_scope") }
+        core.reset(scope)
+    }
+}
+
+@_cdecl("tether_intern")
+public func tether_intern(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UInt32>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        _ = try containerArgument(c, "tether_intern")
+        let key = try keyArgument(key, "tether_intern")
+        guard let out else { throw invalid("tether_intern", "the out-parameter is NULL") }
+        out.pointee = key.id
+    }
+}
+
+@_cdecl("tether_validate")
+public func tether_validate(_ c: OpaquePointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let core = try containerArgument(c, "tether_validate")
+        let report = GraphCheck(core)
+        if let error = report.error { throw error }
+    }
+}
+
+@_cdecl("tether_export_dot")
+public func tether_export_dot(_ c: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_export_dot")
+        let core = try containerArgument(c, "tether_export_dot")
+        guard let text = strdup(GraphCheck(core).dot()) else {
+            throw TetherError(.noMemory, "tether_export_dot: out of memory")
+        }
+        out.pointee = text
+    }
+}

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherCore
+
+private let versionString: StaticString = "0.1.0"
+private let emptyString: StaticString = ""
+private let statusNames: [StaticString] = [
+    "TETHER_OK", "TETHER_E_INVALID_ARGUMENT", "TETHER_E_INVALID_HANDLE", "TETHER_E_NOT_FOUND", "TETHER_E_CYCLE",
+    "TETHER_E_RETAIN_CYCLE", "TETHER_E_FACTORY_FAILED", "TETHER_E_ARGUMENT_MISMATCH", "TETHER_E_EXPIRED",
+    "TETHER_E_WRONG_CONTEXT", "TETHER_E_NO_MEMORY",
+]
+private let unknownStatus: StaticString = "TETHER_E_UNKNOWN"
+
+private func cString(_ s: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@_cdecl("tether_version")
+public func tether_version() -> UnsafePointer<CChar> { cString(versionString) }
+
+@_cdecl("tether_status_name")
+public func tether_status_name(_ status: Int32) -> UnsafePointer<CChar> {
+    status >= 0 && Int(status) < statusNames.count ? cString(statusNames[Int(status)]) : cString(unknownStatus)
+}
+
+@_cdecl("tether_last_error")
+public func tether_last_error() -> UnsafePointer<CChar> {
+    LastError.current.message.map { UnsafePointer($0) } ?? cString(emptyString)
+}
+
+@_cdecl("tether_last_status")
+public func tether_last_status() -> Int32 { LastError.current.status }
+
+@_cdecl("tether_set_error")
+public func tether_set_error(_ message: UnsafePointer<CChar>?) {
+    let text = message.map { String(cString: $0) } ?? ""
+    let state = LastError.current
+    LastError.set(ErrorCode.factoryFailed.rawValue, text)
+    state.reason = message == nil ? nil : text
+}
+
+@_cdecl("tether_string_free")
+public func tether_string_free(_ s: UnsafeMutablePointer<CChar>?) { free(s) }

@@ -1,0 +1,72 @@
+import TetherCore
+
+@_cdecl("tether_ref_get")
+public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    do {
+        return try Handles.refs.get(ref, "tether_ref_get").pointer
+    } catch {
+        LastError.set(error)
+        return nil
+    }
+}
+
+@_cdecl("tether_ref_clone")
+public func tether_ref_clone(_ ref: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_ref_clone")
+        out.pointee = Handles.refs.insert(try Handles.refs.get(ref, "tether_ref_clone"))
+    }
+}
+
+@_cdecl("tether_ref_release")
+public func tether_ref_release(_ ref: OpaquePointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let instance = try Handles.refs.remove(ref, "tether_ref_release")
+        _ = consume instance  // the destructor may run here, outside the table's lock
+    }
+}
+
+@_cdecl("tether_ref_downgrade")
+public func tether_ref_downgrade(_ ref: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_ref_downgrade")
+        out.pointee = Handles.weaks.insert(WeakRef(try Handles.refs.get(ref, "tether_ref_downgrade")))
+    }
+}
+
+@_cdecl("tether_weak_upgrade")
+public func tether_weak_upgrade(_ weak: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_weak_upgrade")
+        let ref = try Handles.weaks.get(weak, "tether_weak_upgrade")
+        guard let instance = ref.upgrade() else {
+            throw TetherError(.expired, "tether_weak_upgrade: the instance is gone (\(ref.key.quoted) was destroyed when its last strong reference went)")
+        }
+        out.pointee = Handles.refs.insert(instance)
+    }
+}
+
+@_cdecl("tether_weak_release")
+public func tether_weak_release(_ weak: OpaquePointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        try Handles.weaks.remove(weak, "tether_weak_release")
+    }
+}
+
+@_cdecl("tether_resolver_get")
+public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_resolver_get")
+        let resolver = try Handles.resolvers.get(r, "tether_resolver_get")
+        out.pointee = try resolver.get(try keyArgument(key, "tether_resolver_get")).pointer
+    }
+}
+
+@_cdecl("tether_resolver_get_weak")
+public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_resolver_get_weak")
+        let resolver = try Handles.resolvers.get(r, "tether_resolver_get_weak")
+        out.pointee = Handles.weaks.insert(try resolver.getWeak(try keyArgument(key, "tether_resolver_get_weak")))
+    }
+}

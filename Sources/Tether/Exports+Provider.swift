@@ -1,0 +1,30 @@
+import Synchronization
+import TetherCore
+
+/// Providers from tether_make_provider, by code address, so tether_provider_free
+/// can tell a live provider from anything else.
+private let providers = Mutex<[UInt: LazyCell]>([:])
+
+@_cdecl("tether_make_provider")
+public func tether_make_provider(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_make_provider")
+        let core = try containerArgument(c, "tether_make_provider")
+        let cell = LazyCell(container: core, key: try keyArgument(key, "tether_make_provider"), isWeak: false)
+        let closure = try ProviderClosure(cell)
+        cell.attachment = closure
+        providers.withLock { $0[UInt(bitPattern: closure.code)] = cell }
+        out.pointee = UnsafeRawPointer(closure.code)
+    }
+}
+
+@_cdecl("tether_provider_free")
+public func tether_provider_free(_ provider: UnsafeRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let cell = providers.withLock { $0.removeValue(forKey: UInt(bitPattern: provider)) }
+        guard let cell else {
+            throw TetherError(.invalidHandle, "tether_provider_free: that is not a live provider from tether_make_provider (already freed, NULL, or a lazy slot's provider, which is freed with its instance)")
+        }
+        _ = consume cell
+    }
+}

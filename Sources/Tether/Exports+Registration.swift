@@ -1,0 +1,98 @@
+import TetherCore
+
+@_cdecl("tether_register")
+public func tether_register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
+                            _ params: UnsafeRawPointer?, _ count: Int,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        out?.pointee = nil
+        let box = try Handles.containers.get(c, "tether_register")
+        let key = try keyArgument(key, "tether_register")
+        guard let factory else { throw invalid("tether_register", "the factory for \(key.quoted) is NULL") }
+        let (declared, kinds) = try parseParams(params, count, key)
+        let ffi = try FFIFactory(function: factory, kinds: kinds)
+        let (registration, replaced) = try box.core.register(key, params: declared, factory: ffi)
+        let handle = Handles.registrations.insert(registration)
+        let old: OpaquePointer?? = box.registrationHandles.withLock { handles in
+            handles[ObjectIdentifier(registration)] = handle
+            return replaced.map { handles.removeValue(forKey: ObjectIdentifier($0)) }
+        }
+        if let old = old ?? nil { _ = try? Handles.registrations.remove(old, "tether_register") }
+        out?.pointee = handle
+    }
+}
+
+/// Reads the C param array (kind at offset 0, key pointer at offset 8).
+private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) throws(TetherError) -> ([Param], [WordKind]) {
+    guard count >= 0, count <= 1024 else { throw invalid("tether_register", "param_count \(count) is out of range (0...1024)") }
+    guard count == 0 || params != nil else { throw invalid("tether_register", "params is NULL but param_count is \(count)") }
+    var declared: [Param] = []
+    var kinds: [WordKind] = []
+    for i in 0..<count {
+        let base = params! + i * tetherParamStride
+        let kind = base.load(as: Int32.self)
+        let keyPointer = base.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self)
+        func depKey() throws(TetherError) -> Key {
+            guard let keyPointer, keyPointer.pointee != 0 else {
+                throw invalid("tether_register", "param \(i + 1) of \(key.quoted) is \(paramKindName(kind)) but its key is NULL or empty")
+            }
+            return Key(String(cString: keyPointer))
+        }
+        let param: Param
+        switch kind {
+        case 0: param = .dependency(try depKey())
+        case 1: param = .weak(try depKey())
+        case 2: param = .lazy(try depKey())
+        case 3: param = .weakLazy(try depKey())
+        case 4: param = .context
+        case 5: param = .resolver
+        case 6...9: param = .argument(argumentType(of: kind)!)
+        default:
+            throw invalid("tether_register", "param \(i + 1) of \(key.quoted) has kind \(kind), which is not a tether_param_kind")
+        }
+        declared.append(param)
+        kinds.append(kind == 7 ? .double : .word)
+    }
+    return (declared, kinds)
+}
+
+@_cdecl("tether_set_variadic")
+public func tether_set_variadic(_ r: OpaquePointer?, _ fixed: Int) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let registration = try Handles.registrations.get(r, "tether_set_variadic")
+        guard fixed > 0, fixed <= registration.params.count else {
+            throw invalid("tether_set_variadic", "fixed_count \(fixed) must be between 1 and the \(registration.params.count) declared params of \(registration.key.quoted)")
+        }
+        try (registration.factory as! FFIFactory).makeVariadic(fixed: fixed)
+    }
+}
+
+@_cdecl("tether_set_scope")
+public func tether_set_scope(_ r: OpaquePointer?, _ scope: Int32) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let registration = try Handles.registrations.get(r, "tether_set_scope")
+        guard let scope = Scope(rawValue: scope) else { throw invalid("tether_set_scope", "\(scope) is not a tether_scope") }
+        registration.setScope(scope)
+    }
+}
+
+@_cdecl("tether_set_context")
+public func tether_set_context(_ r: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ drop: CDropFn?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let registration = try Handles.registrations.get(r, "tether_set_context")
+        var destructor: Destructor?
+        if let drop {
+            destructor = { instance, context in drop(instance, context) }
+        }
+        registration.setContext(context, destructor: destructor)
+    }
+}
+
+@_cdecl("tether_on_complete")
+public func tether_on_complete(_ r: OpaquePointer?, _ fn: CCompleteFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let registration = try Handles.registrations.get(r, "tether_on_complete")
+        guard let fn else { throw invalid("tether_on_complete", "the callback is NULL") }
+        registration.addCompletion(CCompletion(fn, context: context))
+    }
+}

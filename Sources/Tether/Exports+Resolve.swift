@@ -1,0 +1,41 @@
+import TetherCore
+
+private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, _ args: UnsafeRawPointer?, _ count: Int,
+                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, function)
+        let core = try containerArgument(c, function)
+        let key = try key()
+        let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
+            try core.resolve(key, arguments: arguments)
+        }
+        out.pointee = Handles.refs.insert(instance)
+    }
+}
+
+private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
+    guard KeyTable.shared.isValid(id) else { throw invalid(function, "\(id) is not a key id from tether_intern") }
+    return Key(id: id)
+}
+
+@_cdecl("tether_resolve")
+public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
+}
+
+@_cdecl("tether_resolve_args")
+public func tether_resolve_args(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ args: UnsafeRawPointer?, _ count: Int,
+                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve_args") }, args, count, out, "tether_resolve_args")
+}
+
+@_cdecl("tether_resolve_key")
+public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    resolve(c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key")
+}
+
+@_cdecl("tether_resolve_key_args")
+public func tether_resolve_key_args(_ c: OpaquePointer?, _ key: UInt32, _ args: UnsafeRawPointer?, _ count: Int,
+                                    _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    resolve(c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out, "tether_resolve_key_args")
+}

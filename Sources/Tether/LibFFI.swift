@@ -1,0 +1,134 @@
+// The only file that touches libffi: factory calls (ffi_call, with a typed fast
+// path for all-word signatures) and closures (lazy slots and providers).
+import CFFI
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherCore
+
+/// How one argument travels in a C call.
+enum WordKind {
+    case word     // pointer or int64: an integer register
+    case double   // a floating-point register
+}
+
+/// A C factory called with a call interface prepared once per registration.
+final class FFIFactory: Factory, @unchecked Sendable {
+    private let function: UnsafeRawPointer
+    private let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
+    private let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    private let kinds: [WordKind]
+    /// Arity for the typed fast path, or nil to go through ffi_call.
+    private var typedArity: Int?
+
+    /// Forces every call through ffi_call (tests compare both paths).
+    static let forceFFI = getenv("TETHER_FORCE_FFI").map { String(cString: $0) == "1" } ?? false
+
+    init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
+        self.function = function
+        self.kinds = kinds
+        types = .allocate(capacity: max(kinds.count, 1))
+        for (i, kind) in kinds.enumerated() {
+            types[i] = kind == .double ? tether_ffi_type_double() : tether_ffi_type_pointer()
+        }
+        let status = ffi_prep_cif(cif, FFI_DEFAULT_ABI, UInt32(kinds.count), tether_ffi_type_pointer(), types)
+        guard status == FFI_OK else {
+            cif.deallocate(); types.deallocate()
+            throw TetherError(.invalidArgument, "tether_register: libffi cannot prepare a call with \(kinds.count) parameters (ffi_prep_cif status \(status.rawValue))")
+        }
+        if !Self.forceFFI, kinds.count <= 8, !kinds.contains(.double) { typedArity = kinds.count }
+    }
+
+    /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
+    func makeVariadic(fixed: Int) throws(TetherError) {
+        let status = ffi_prep_cif_var(cif, FFI_DEFAULT_ABI, UInt32(fixed), UInt32(kinds.count), tether_ffi_type_pointer(), types)
+        guard status == FFI_OK else {
+            throw TetherError(.invalidArgument, "tether_set_variadic: libffi cannot prepare a variadic call with \(fixed) fixed of \(kinds.count) parameters (status \(status.rawValue))")
+        }
+        typedArity = nil
+    }
+
+    deinit {
+        cif.deallocate()
+        types.deallocate()
+    }
+
+    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+        let serial = LastError.beginCallback()
+        let result: UnsafeMutableRawPointer?
+        if let arity = typedArity {
+            result = callTyped(arity, words)
+        } else {
+            result = withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(count, 1)) { values in
+                for i in 0..<count { values[i] = UnsafeMutableRawPointer(words + i) }
+                var ret: UInt64 = 0
+                ffi_call(cif, unsafeBitCast(function, to: (@convention(c) () -> Void).self), &ret, values.baseAddress)
+                return UnsafeMutableRawPointer(bitPattern: UInt(ret))
+            }
+        }
+        guard let result else { throw CallbackFailure(reason: LastError.reasonSince(serial)) }
+        return result
+    }
+
+    private typealias P = UnsafeMutableRawPointer?
+
+    /// All-word signatures up to 8 parameters: a direct typed call, no libffi.
+    private func callTyped(_ arity: Int, _ w: UnsafeMutablePointer<UInt64>) -> P {
+        func p(_ i: Int) -> P { UnsafeMutableRawPointer(bitPattern: UInt(w[i])) }
+        let f = function
+        switch arity {
+        case 0: return unsafeBitCast(f, to: (@convention(c) () -> P).self)()
+        case 1: return unsafeBitCast(f, to: (@convention(c) (P) -> P).self)(p(0))
+        case 2: return unsafeBitCast(f, to: (@convention(c) (P, P) -> P).self)(p(0), p(1))
+        case 3: return unsafeBitCast(f, to: (@convention(c) (P, P, P) -> P).self)(p(0), p(1), p(2))
+        case 4: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3))
+        case 5: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4))
+        case 6: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5))
+        case 7: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5), p(6))
+        default: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7))
+        }
+    }
+}
+
+/// A libffi closure: a plain `void *(*)(void)` that calls `cell.get()`. The
+/// closure does not retain the cell; whoever owns the closure owns the cell.
+final class ProviderClosure: @unchecked Sendable {
+    let code: UnsafeMutableRawPointer
+    private let closure: UnsafeMutableRawPointer
+
+    /// The call interface every provider shares: `void *(void)`.
+    nonisolated(unsafe) private static let cif: UnsafeMutablePointer<ffi_cif>? = {
+        let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
+        guard ffi_prep_cif(cif, FFI_DEFAULT_ABI, 0, tether_ffi_type_pointer(), nil) == FFI_OK else { return nil }
+        return cif
+    }()
+
+    init(_ cell: LazyCell) throws(TetherError) {
+        var code: UnsafeMutableRawPointer?
+        guard let cif = Self.cif, let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.size, &code), let code else {
+            throw TetherError(.noMemory, "libffi could not allocate a closure for the provider of \(cell.key.quoted) (writable+executable memory refused by the system?)")
+        }
+        let user = Unmanaged.passUnretained(cell).toOpaque()
+        guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
+            ffi_closure_free(closure)
+            throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(cell.key.quoted)")
+        }
+        self.closure = closure
+        self.code = code
+    }
+
+    deinit { ffi_closure_free(closure) }
+}
+
+/// Where every provider call lands: resolve through the cell, NULL + last error on failure.
+private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
+                                           UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?) -> Void = { _, ret, _, user in
+    let cell = Unmanaged<LazyCell>.fromOpaque(user!).takeUnretainedValue()
+    var result: UInt64 = 0
+    do throws(TetherError) {
+        result = UInt64(UInt(bitPattern: try cell.get()))
+    } catch {
+        LastError.set(error)
+    }
+    ret!.storeBytes(of: result, as: UInt64.self)
+}

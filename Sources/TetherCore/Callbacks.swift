@@ -1,0 +1,27 @@
+/// Builds an instance. The core hands it one 64-bit word per declared param, in
+/// order (pointer bits, integer bits, or a double's bit pattern); the word for a
+/// weak, lazy or resolver slot comes from the container's `SlotBridge`.
+public protocol Factory: AnyObject, Sendable {
+    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer
+}
+
+/// Runs after an instance exists and every factory of the resolve has returned.
+public protocol Completion: AnyObject, Sendable {
+    func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure)
+}
+
+/// The destructor of every instance a registration makes: `(instance, context)`.
+public typealias Destructor = @Sendable (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Void
+
+/// Turns the core's objects into the words a client's factory receives. The ABI
+/// implements it with handles and libffi closures; tests with plain Swift.
+public protocol SlotBridge: AnyObject, Sendable {
+    /// A weak handle the factory will own.
+    func weakWord(_ ref: WeakRef) -> UInt64
+    /// A provider for the lazy cell; the bridge may keep what it allocates in `cell.attachment`.
+    func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64
+    /// A resolver handle, valid until `closeResolver`.
+    func resolverWord(_ resolver: Resolver) -> UInt64
+    /// Invalidates the word `resolverWord` returned once the factory has returned.
+    func closeResolver(_ word: UInt64)
+}

@@ -1,0 +1,105 @@
+import Synchronization
+
+/// Owns registrations and their caches; may fall through to a parent.
+public final class Container: @unchecked Sendable {
+    public let parent: Container?
+    /// How slot words (weak handles, lazy providers, resolvers) are made for factories.
+    public let bridge: SlotBridge
+
+    private struct State {
+        var registrations: [Key: Registration] = [:]
+        var children = 0
+        var isClosed = false
+    }
+    private let state = Mutex(State())
+
+    public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
+        self.parent = parent
+        self.bridge = bridge
+        if let parent {
+            let ok = parent.state.withLock { s in
+                if s.isClosed { return false }
+                s.children += 1
+                return true
+            }
+            guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        }
+    }
+
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Registers `factory` under `key`; a previous registration of the key here is
+    /// replaced and returned (retired: its cache is released).
+    @discardableResult
+    public func register(_ key: Key, params: [Param], factory: Factory) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        let registration = Registration(key: key, params: params, factory: factory, container: self)
+        let replaced: Registration?? = state.withLock { s in
+            if s.isClosed { return nil }
+            return .some(s.registrations.updateValue(registration, forKey: key))
+        }
+        guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
+        let dropped = replaced?.retire()
+        _ = consume dropped
+        return (registration, replaced)
+    }
+
+    /// The registration for `key` here, or in the nearest parent that has one.
+    public func registration(for key: Key) -> Registration? {
+        var container: Container? = self
+        while let c = container {
+            if let r = c.state.withLock({ $0.registrations[key] }) { return r }
+            container = c.parent
+        }
+        return nil
+    }
+
+    /// Every registration a resolve through this container can reach, children's
+    /// overriding their parents', sorted by key name.
+    public func visibleRegistrations() -> [Registration] {
+        var byKey: [Key: Registration] = [:]
+        var container: Container? = self
+        while let c = container {
+            for (k, r) in c.state.withLock({ $0.registrations }) where byKey[k] == nil { byKey[k] = r }
+            container = c.parent
+        }
+        return byKey.values.sorted { $0.key.name < $1.key.name }
+    }
+
+    /// Resolves `key` with runtime arguments for the top-level registration.
+    public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard let registration = registration(for: key) else {
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
+        }
+        try Graph.checkArguments(registration, arguments)
+        if let hit = registration.cached() { return hit }
+        return try Graph.resolve(registration, from: self, arguments: arguments)
+    }
+
+    /// Empties this container's cache of `scope` (not its parents').
+    public func reset(_ scope: Scope) {
+        let registrations = state.withLock { Array($0.registrations.values) }
+        let dropped = registrations.compactMap { $0.reset(scope) }
+        _ = consume dropped
+    }
+
+    /// Frees the container: registrations retired, caches released. Refused while
+    /// child containers exist.
+    public func close() throws(TetherError) {
+        let result: Result<[Registration], TetherError> = state.withLock { s in
+            if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was already freed")) }
+            if s.children > 0 {
+                return .failure(TetherError(.invalidArgument,
+                    "the container still has \(s.children) child container(s); free them first"))
+            }
+            s.isClosed = true
+            let all = Array(s.registrations.values)
+            s.registrations = [:]
+            return .success(all)
+        }
+        let registrations = try result.get()
+        if let parent { parent.state.withLock { $0.children -= 1 } }
+        let dropped = registrations.compactMap { $0.retire() }
+        _ = consume dropped
+    }
+}

@@ -1,0 +1,68 @@
+import Synchronization
+
+/// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. It
+/// resolves `key` from `container` in a graph of its own, then holds the result:
+/// strongly as an edge of its owner (checked for retain cycles), or weakly.
+public final class LazyCell: @unchecked Sendable {
+    public let container: Container
+    public let key: Key
+    public let isWeak: Bool
+    /// The dependent instance this cell belongs to (nil for a provider).
+    weak var owner: Instance?
+    /// Whatever the bridge allocated for this cell (a libffi closure); freed with the cell.
+    public var attachment: AnyObject?
+
+    private struct State {
+        var strong: Instance?
+        var weak: WeakRef?
+    }
+    private let state = Mutex(State())
+
+    public init(container: Container, key: Key, isWeak: Bool) {
+        self.container = container
+        self.key = key
+        self.isWeak = isWeak
+    }
+
+    /// The instance's pointer, resolving it on first use.
+    public func get() throws(TetherError) -> UnsafeMutableRawPointer {
+        guard !container.isClosed else {
+            throw TetherError(.invalidHandle, "the container of this lazy provider for \(key.quoted) was freed")
+        }
+        let known: (strong: Instance?, weak: WeakRef?) = state.withLock { ($0.strong, $0.weak) }
+        if let strong = known.strong { return strong.pointer }
+        if let weak = known.weak { return try alive(weak) }
+
+        let instance = try container.resolve(key)
+        if isWeak {
+            let ref = state.withLock { s in
+                if s.weak == nil { s.weak = WeakRef(instance) }
+                return s.weak!
+            }
+            owner?.addWeakEdge(ref)
+            _ = consume instance
+            // Held weakly: it is alive now only if something else holds it.
+            return try alive(ref)
+        }
+        let winner = state.withLock { s in
+            if s.strong == nil { s.strong = instance }
+            return s.strong!
+        }
+        if winner === instance, let owner {
+            do {
+                try owner.addLateStrongEdge(to: instance)
+            } catch {
+                state.withLock { $0.strong = nil }
+                throw error
+            }
+        }
+        return winner.pointer
+    }
+
+    private func alive(_ ref: WeakRef) throws(TetherError) -> UnsafeMutableRawPointer {
+        guard let instance = ref.upgrade() else {
+            throw TetherError(.expired, "the instance is gone: the weak-lazy dependency on \(key.quoted) is held weakly and nothing else holds it")
+        }
+        return instance.pointer
+    }
+}

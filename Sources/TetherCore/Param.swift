@@ -1,0 +1,74 @@
+/// How long the instances of a registration live and who shares them.
+public enum Scope: Int32, Sendable, CaseIterable {
+    /// One instance per top-level resolve: what lets a cycle close.
+    case graph = 0
+    /// A new instance every time one is needed.
+    case transient
+    /// One instance, cached in the registering container until reset.
+    case singleton
+    /// Shared while anything still holds it strongly.
+    case weak
+
+    public var name: String {
+        switch self {
+        case .graph: "graph"
+        case .transient: "transient"
+        case .singleton: "singleton"
+        case .weak: "weak"
+        }
+    }
+
+    /// Singleton and weak instances are shared between resolves.
+    var isShared: Bool { self == .singleton || self == .weak }
+}
+
+/// The C type of a runtime argument.
+public enum ArgumentType: UInt8, Sendable {
+    case i64, f64, str, ptr
+
+    public var name: String {
+        switch self {
+        case .i64: "i64"
+        case .f64: "f64"
+        case .str: "str"
+        case .ptr: "ptr"
+        }
+    }
+}
+
+/// A runtime argument: its declared type and its 64 bits (pointer, integer or double).
+public struct Argument: Sendable {
+    public var type: ArgumentType
+    public var bits: UInt64
+    public init(type: ArgumentType, bits: UInt64) {
+        self.type = type
+        self.bits = bits
+    }
+}
+
+/// One declared factory parameter.
+public enum Param: Sendable, Equatable {
+    case dependency(Key)
+    case weak(Key)
+    case lazy(Key)
+    case weakLazy(Key)
+    case context
+    case resolver
+    case argument(ArgumentType)
+
+    /// The key a dependency slot names.
+    public var key: Key? {
+        switch self {
+        case .dependency(let k), .weak(let k), .lazy(let k), .weakLazy(let k): k
+        default: nil
+        }
+    }
+
+    /// Dependencies that must exist before the factory runs.
+    var isConstructorEdge: Bool {
+        switch self {
+        case .dependency, .weak: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// Resolves more of the current graph from inside a factory (RESOLVER slot) or a
+/// completion callback, recording the edges it hands out. Valid only during that
+/// callback, on that thread.
+public final class Resolver: @unchecked Sendable {
+    private unowned let graph: Graph
+    private let lookup: Container
+    /// The instance being completed; nil while its factory is still running.
+    private let owner: Instance?
+    private let ownerKey: Key
+    /// Where the owner came from, to note the edges it makes (for the picture).
+    private let ownerRegistration: Registration
+    private var isOpen = true
+    /// Edges asked for by a factory, attached to its instance once it exists.
+    private(set) var pendingStrong: [Instance] = []
+    private(set) var pendingWeak: [WeakRef] = []
+
+    init(graph: Graph, lookup: Container, owner registration: Registration, instance owner: Instance? = nil) {
+        self.graph = graph
+        self.lookup = lookup
+        self.ownerKey = registration.key
+        self.ownerRegistration = registration
+        self.owner = owner
+    }
+
+    func close() { isOpen = false }
+
+    /// Resolves `key` in this graph and records a strong edge from the owner.
+    public func get(_ key: Key) throws(TetherError) -> Instance {
+        let instance = try build(key)
+        ownerRegistration.noteEdge(to: key, isWeak: false)
+        if let owner {
+            try owner.addLateStrongEdge(to: instance)
+        } else {
+            pendingStrong.append(instance)
+        }
+        return instance
+    }
+
+    /// Resolves `key` in this graph and records a weak edge from the owner.
+    public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
+        let ref = WeakRef(try build(key))
+        ownerRegistration.noteEdge(to: key, isWeak: true)
+        if let owner { owner.addWeakEdge(ref) } else { pendingWeak.append(ref) }
+        return ref
+    }
+
+    private func build(_ key: Key) throws(TetherError) -> Instance {
+        guard isOpen, ThreadState.current === graph.thread else {
+            throw TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
+        }
+        guard let registration = lookup.registration(for: key) else {
+            let neededBy = graph.path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(graph.path)
+            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")
+        }
+        guard registration.argumentTypes.isEmpty else {
+            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
+        }
+        return try graph.build(registration, from: lookup)
+    }
+}

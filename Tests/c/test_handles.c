@@ -1,0 +1,358 @@
+/* Strong and weak handles and instance lifetimes: get/clone/release,
+ * downgrade/upgrade, TETHER_E_EXPIRED, the destructor running exactly once when
+ * the last strong reference (handle, edge or singleton cache) goes, dependents
+ * destroyed before their dependencies, instances outliving their container, and
+ * drop(instance, context). */
+#include <stdlib.h>
+#include "harness.h"
+
+/* ---- instances that log their destruction -------------------------------- */
+
+typedef struct kind { const char *tag; int made, dropped; } kind;
+
+enum { ALIVE = 0x5ca1ab1e, DEAD = 0xdead };
+
+typedef struct obj { int magic; kind *k; struct obj *a, *b; } obj;
+
+/* Global destruction log: the tags of destroyed instances, in order. */
+static const char *drop_log[64];
+static int drop_count;
+
+static void log_reset(void) { drop_count = 0; }
+static int logged_at(int i, const char *tag) { return i < drop_count && strcmp(drop_log[i], tag) == 0; }
+static int log_index(const char *tag) {
+    for (int i = 0; i < drop_count; i++) if (strcmp(drop_log[i], tag) == 0) return i;
+    return -1;
+}
+
+static obj *obj_new(kind *k, obj *a, obj *b) {
+    obj *o = malloc(sizeof *o);
+    o->magic = ALIVE; o->k = k; o->a = a; o->b = b;
+    k->made++;
+    return o;
+}
+static void *make0(kind *k) { return obj_new(k, NULL, NULL); }
+static void *make1(kind *k, obj *a) { return obj_new(k, a, NULL); }
+static void *make2(kind *k, obj *a, obj *b) { return obj_new(k, a, b); }
+
+static void drop_obj(void *instance, void *context) {
+    obj *o = instance;
+    CHECK(o->magic == ALIVE);              /* exactly once */
+    CHECK(o->k == context);
+    /* a dependent dies before its dependencies: they are still intact here */
+    if (o->a) CHECK(o->a->magic == ALIVE);
+    if (o->b) CHECK(o->b->magic == ALIVE);
+    o->magic = DEAD;
+    o->k->dropped++;
+    if (drop_count < 64) drop_log[drop_count++] = o->k->tag;
+    free(o);
+}
+
+static tether_registration *reg(tether_container *c, kind *k, tether_scope scope,
+                                const char *dep_a, const char *dep_b) {
+    tether_param p[3] = {TETHER_CONTEXT};
+    size_t n = 1;
+    if (dep_a) p[n++] = TETHER_DEP(dep_a);
+    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, k->tag, fn, p, n, &r));
+    CHECK_OK(tether_set_scope(r, scope));
+    CHECK_OK(tether_set_context(r, k, drop_obj));
+    return r;
+}
+
+static tether_container *new_container(void) {
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    return c;
+}
+
+static obj *resolve(tether_container *c, const char *key, tether_ref **out) {
+    *out = NULL;
+    CHECK_OK(tether_resolve(c, key, out));
+    obj *o = *out ? tether_ref_get(*out) : NULL;
+    CHECK(o != NULL);
+    return o;
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void get_clone_release(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_ref *r, *r2 = NULL, *r3 = NULL;
+    obj *a = resolve(c, "A", &r);
+    CHECK(tether_ref_get(r) == a);         /* stable */
+    CHECK_OK(tether_ref_clone(r, &r2));
+    CHECK(r2 != NULL && r2 != r);
+    CHECK(tether_ref_get(r2) == a);
+    CHECK_OK(tether_ref_release(r));
+    CHECK(A.dropped == 0);                 /* the clone holds it */
+    CHECK(tether_ref_get(r2) == a);
+    CHECK_OK(tether_ref_clone(r2, &r3));
+    CHECK_OK(tether_ref_release(r2));
+    CHECK(A.dropped == 0);
+    CHECK(tether_ref_get(r3) == a && a->magic == ALIVE);
+    CHECK_OK(tether_ref_release(r3));
+    CHECK(A.dropped == 1 && A.made == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void downgrade_and_upgrade(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_ref *r, *up = NULL, *up2 = NULL;
+    tether_weak *w = NULL, *w2 = NULL;
+    obj *a = resolve(c, "A", &r);
+    CHECK_OK(tether_ref_downgrade(r, &w));
+    CHECK(w != NULL);
+    CHECK_OK(tether_weak_upgrade(w, &up));
+    CHECK(tether_ref_get(up) == a);
+    CHECK_OK(tether_ref_release(r));
+    CHECK(A.dropped == 0);                 /* the upgraded handle is strong */
+    CHECK_OK(tether_ref_downgrade(up, &w2));
+    CHECK_OK(tether_weak_upgrade(w2, &up2));
+    CHECK(tether_ref_get(up2) == a);
+    CHECK_OK(tether_ref_release(up2));
+    CHECK_OK(tether_weak_release(w2));     /* releasing a weak handle never destroys */
+    CHECK(A.dropped == 0);
+    CHECK_OK(tether_ref_release(up));
+    CHECK(A.dropped == 1);
+    CHECK_OK(tether_weak_release(w));
+    CHECK(A.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void upgrade_after_last_release_is_expired(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_ref *r, *up = (tether_ref *)&A;  /* sentinel: must become NULL */
+    tether_weak *w = NULL;
+    resolve(c, "A", &r);
+    CHECK_OK(tether_ref_downgrade(r, &w));
+    CHECK_OK(tether_ref_release(r));
+    CHECK(A.dropped == 1);
+    CHECK_STATUS(tether_weak_upgrade(w, &up), TETHER_E_EXPIRED);
+    CHECK(up == NULL);
+    CHECK_ERROR_HAS("the instance is gone");
+    CHECK_STATUS(tether_weak_upgrade(w, &up), TETHER_E_EXPIRED); /* stays expired */
+    CHECK_OK(tether_weak_release(w));
+    CHECK_OK(tether_container_free(c));
+}
+
+static void destructor_once_across_handles_edges_and_cache(void) {
+    kind S = {"S", 0, 0}, D = {"D", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(c, &D, TETHER_SCOPE_GRAPH, "S", NULL);
+    log_reset();
+    tether_ref *rd, *rs;
+    obj *d = resolve(c, "D", &rd);         /* S: cache + D's edge */
+    obj *s = resolve(c, "S", &rs);         /* S: + a handle */
+    if (d) CHECK(d->a == s);
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(S.dropped == 0);                 /* cache gone; edge and handle remain */
+    CHECK_OK(tether_ref_release(rs));
+    CHECK(S.dropped == 0);                 /* the edge remains */
+    CHECK_OK(tether_ref_release(rd));
+    CHECK(D.dropped == 1 && S.dropped == 1);
+    CHECK(logged_at(0, "D") && logged_at(1, "S"));
+    CHECK_OK(tether_container_free(c));
+    CHECK(S.dropped == 1 && S.made == 1 && drop_count == 2);
+}
+
+static void singleton_cache_is_the_last_reference(void) {
+    kind S = {"S", 0, 0}, D = {"D", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(c, &D, TETHER_SCOPE_GRAPH, "S", NULL);
+    tether_ref *rd;
+    resolve(c, "D", &rd);
+    CHECK_OK(tether_ref_release(rd));
+    CHECK(D.dropped == 1 && S.dropped == 0);
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(S.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+    CHECK(S.dropped == 1);
+}
+
+static void chain_destroyed_dependents_first(void) {
+    kind A = {"A", 0, 0}, B = {"B", 0, 0}, C = {"C", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, "B", NULL);
+    reg(c, &B, TETHER_SCOPE_GRAPH, "C", NULL);
+    reg(c, &C, TETHER_SCOPE_GRAPH, NULL, NULL);
+    log_reset();
+    tether_ref *r;
+    resolve(c, "A", &r);
+    CHECK(drop_count == 0);
+    CHECK_OK(tether_ref_release(r));
+    CHECK(drop_count == 3);
+    CHECK(logged_at(0, "A") && logged_at(1, "B") && logged_at(2, "C"));
+    CHECK_OK(tether_container_free(c));
+}
+
+static void diamond_destroyed_dependents_first(void) {
+    kind Top = {"Top", 0, 0}, L = {"L", 0, 0}, R = {"R", 0, 0}, Base = {"Base", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &Top, TETHER_SCOPE_GRAPH, "L", "R");
+    reg(c, &L, TETHER_SCOPE_GRAPH, "Base", NULL);
+    reg(c, &R, TETHER_SCOPE_GRAPH, "Base", NULL);
+    reg(c, &Base, TETHER_SCOPE_GRAPH, NULL, NULL);
+    log_reset();
+    tether_ref *r;
+    obj *top = resolve(c, "Top", &r);
+    if (top) CHECK(top->a->a == top->b->a);
+    CHECK_OK(tether_ref_release(r));
+    CHECK(drop_count == 4);
+    CHECK(Base.made == 1 && Base.dropped == 1);
+    CHECK(logged_at(0, "Top") && logged_at(3, "Base"));
+    CHECK(log_index("L") > 0 && log_index("R") > 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void held_dependency_survives_its_dependent(void) {
+    kind A = {"A", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, "W", NULL);
+    reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);  /* weak scope: resolving it again reaches the same one */
+    log_reset();
+    tether_ref *ra, *rw;
+    obj *a = resolve(c, "A", &ra);
+    obj *w = resolve(c, "W", &rw);
+    if (a) CHECK(a->a == w);               /* an edge and a handle on one instance */
+    CHECK_OK(tether_ref_release(ra));
+    CHECK(A.dropped == 1 && W.dropped == 0);
+    if (w) CHECK(w->magic == ALIVE);
+    CHECK_OK(tether_ref_release(rw));
+    CHECK(W.dropped == 1);
+    CHECK(logged_at(0, "A") && logged_at(1, "W"));
+    CHECK_OK(tether_container_free(c));
+}
+
+static void instances_outlive_their_container(void) {
+    kind A = {"A", 0, 0}, B = {"B", 0, 0}, S = {"S", 0, 0}, Unheld = {"Unheld", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &A, TETHER_SCOPE_GRAPH, "B", "S");
+    reg(c, &B, TETHER_SCOPE_GRAPH, NULL, NULL);
+    reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(c, &Unheld, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    log_reset();
+    tether_ref *ra, *ru, *ra2 = NULL, *up = NULL;
+    tether_weak *wa = NULL;
+    obj *a = resolve(c, "A", &ra);
+    resolve(c, "Unheld", &ru);
+    CHECK_OK(tether_ref_release(ru));
+    CHECK_OK(tether_ref_downgrade(ra, &wa));
+
+    CHECK_OK(tether_container_free(c));
+    CHECK(Unheld.dropped == 1);            /* only the cache held it */
+    CHECK(A.dropped == 0 && B.dropped == 0 && S.dropped == 0);
+    CHECK(tether_ref_get(ra) == a);
+    if (a) CHECK(a->magic == ALIVE && a->a->magic == ALIVE && a->b->magic == ALIVE);
+    CHECK_OK(tether_ref_clone(ra, &ra2));
+    CHECK_OK(tether_weak_upgrade(wa, &up));
+    CHECK(tether_ref_get(up) == a);
+    CHECK_OK(tether_ref_release(up));
+    CHECK_OK(tether_ref_release(ra));
+    CHECK(A.dropped == 0);
+    CHECK_OK(tether_ref_release(ra2));
+    CHECK(A.dropped == 1 && B.dropped == 1 && S.dropped == 1);
+    CHECK(log_index("A") == 1);            /* after Unheld, before its dependencies */
+    CHECK(log_index("B") > 1 && log_index("S") > 1);
+    CHECK_STATUS(tether_weak_upgrade(wa, &up), TETHER_E_EXPIRED);
+    CHECK_OK(tether_weak_release(wa));
+}
+
+/* ---- drop(instance, context) --------------------------------------------- */
+
+typedef struct drop_record { void *instance, *context; int calls; } drop_record;
+static drop_record first_drop, second_drop;
+
+static void *make_plain(void *ctx) { (void)ctx; return malloc(16); }
+static void drop_first(void *instance, void *context) {
+    first_drop.instance = instance; first_drop.context = context; first_drop.calls++;
+    free(instance);
+}
+static void drop_second(void *instance, void *context) {
+    second_drop.instance = instance; second_drop.context = context; second_drop.calls++;
+    free(instance);
+}
+
+static void drop_receives_instance_and_context(void) {
+    static int ctx1, ctx2;
+    memset(&first_drop, 0, sizeof first_drop);
+    memset(&second_drop, 0, sizeof second_drop);
+    tether_container *c = new_container();
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "P", (tether_fn)make_plain, p, 1, &r));
+    CHECK_OK(tether_set_context(r, &ctx1, drop_first));
+    tether_ref *h1, *h2;
+    CHECK_OK(tether_resolve(c, "P", &h1));
+    void *i1 = tether_ref_get(h1);
+    /* affects instances created after the call only */
+    CHECK_OK(tether_set_context(r, &ctx2, drop_second));
+    CHECK_OK(tether_resolve(c, "P", &h2));
+    void *i2 = tether_ref_get(h2);
+    CHECK_OK(tether_ref_release(h1));
+    CHECK(first_drop.calls == 1 && first_drop.instance == i1 && first_drop.context == &ctx1);
+    CHECK(second_drop.calls == 0);
+    CHECK_OK(tether_ref_release(h2));
+    CHECK(second_drop.calls == 1 && second_drop.instance == i2 && second_drop.context == &ctx2);
+    CHECK(first_drop.calls == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static int static_instance;
+static void *make_static(void) { return &static_instance; }
+
+static void no_destructor_is_fine(void) {
+    tether_container *c = new_container();
+    CHECK_OK(tether_register(c, "X", (tether_fn)make_static, NULL, 0, NULL));
+    tether_ref *r;
+    CHECK_OK(tether_resolve(c, "X", &r));
+    CHECK(tether_ref_get(r) == &static_instance);
+    CHECK_OK(tether_ref_release(r));
+    CHECK_OK(tether_container_free(c));
+}
+
+static void handles_are_distinct_per_resolve_and_clone(void) {
+    kind S = {"S", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    tether_ref *r1, *r2, *r3 = NULL;
+    obj *s1 = resolve(c, "S", &r1);
+    obj *s2 = resolve(c, "S", &r2);
+    CHECK(s1 == s2);
+    CHECK(r1 != r2);                       /* each handle is released on its own */
+    CHECK_OK(tether_ref_clone(r1, &r3));
+    CHECK(r3 != r1 && r3 != r2);
+    CHECK_OK(tether_ref_release(r1));
+    CHECK(tether_ref_get(r2) == s1 && tether_ref_get(r3) == s1);
+    CHECK_OK(tether_ref_release(r2));
+    CHECK_OK(tether_ref_release(r3));
+    CHECK(S.dropped == 0);
+    CHECK_OK(tether_container_free(c));
+    CHECK(S.dropped == 1);
+}
+
+int main(void) {
+    RUN(get_clone_release);
+    RUN(downgrade_and_upgrade);
+    RUN(upgrade_after_last_release_is_expired);
+    RUN(destructor_once_across_handles_edges_and_cache);
+    RUN(singleton_cache_is_the_last_reference);
+    RUN(chain_destroyed_dependents_first);
+    RUN(diamond_destroyed_dependents_first);
+    RUN(held_dependency_survives_its_dependent);
+    RUN(instances_outlive_their_container);
+    RUN(drop_receives_instance_and_context);
+    RUN(no_destructor_is_fine);
+    RUN(handles_are_distinct_per_resolve_and_clone);
+    return harness_finish();
+}

@@ -1,0 +1,308 @@
+/* tether_validate and tether_export_dot: the declared graph checked and drawn
+ * without running a single factory. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "harness.h"
+
+static int made;
+static void *make0(void) { made++; return malloc(1); }
+static void *make1(void *a) { (void)a; made++; return malloc(1); }
+static void *make2(void *a, void *b) { (void)a; (void)b; made++; return malloc(1); }
+
+static tether_registration *add(tether_container *c, const char *key, const tether_param *p, size_t n) {
+    static const tether_fn factories[] = { (tether_fn)make0, (tether_fn)make1, (tether_fn)make2 };
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, key, factories[n], p, n, &r));
+    return r;
+}
+
+/* The line of `text` that contains `needle` (copied into buf), or "" if none. */
+static const char *line_with(const char *text, const char *needle, char *buf, size_t size) {
+    const char *hit = strstr(text, needle);
+    buf[0] = '\0';
+    if (!hit) return buf;
+    const char *start = hit, *end = hit;
+    while (start > text && start[-1] != '\n') start--;
+    while (*end && *end != '\n') end++;
+    size_t len = (size_t)(end - start) < size - 1 ? (size_t)(end - start) : size - 1;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static void check_line(const char *report, const char *needle, const char *also) {
+    char line[1024];
+    line_with(report, needle, line, sizeof line);
+    if (!line[0] || !strstr(line, also)) {
+        fprintf(stderr, "  no line with %s and %s in:\n%s\n", needle, also, report);
+        CHECK(0);
+    }
+}
+
+/* ---- tether_validate ------------------------------------------------------- */
+
+static void test_validate_ok_graph(void) {
+    tether_container *c = NULL;
+    tether_param a[] = { TETHER_DEP("B"), TETHER_WEAK("C") };
+    tether_param b[] = { TETHER_DEP("C") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "A", a, 2);
+    add(c, "B", b, 1);
+    add(c, "C", NULL, 0);
+    CHECK_OK(tether_validate(c));
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_validate_reports_every_missing_key(void) {
+    tether_container *c = NULL;
+    tether_param service[] = { TETHER_DEP("Repository"), TETHER_DEP("Clock") };
+    tether_param repository[] = { TETHER_DEP("Logger"), TETHER_WEAK("Metrics") };
+    tether_param worker[] = { TETHER_LAZY("Queue") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "Service", service, 2);
+    add(c, "Repository", repository, 2);
+    add(c, "Worker", worker, 1);
+    CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
+    char report[8192];
+    snprintf(report, sizeof report, "%s", tether_last_error());
+    check_line(report, "no registration for \"Clock\"", "\"Service\"");
+    check_line(report, "no registration for \"Logger\"", "\"Repository\"");
+    check_line(report, "no registration for \"Metrics\"", "\"Repository\"");
+    check_line(report, "no registration for \"Queue\"", "\"Worker\"");   /* lazy keys must exist too */
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_validate_reports_constructor_cycles(void) {
+    tether_container *c = NULL;
+    tether_param parent[] = { TETHER_DEP("Child") };
+    tether_param child[] = { TETHER_DEP("Parent") };
+    tether_param self[] = { TETHER_DEP("Self") };
+    tether_param x[] = { TETHER_DEP("Y") };
+    tether_param y[] = { TETHER_WEAK("X") };       /* a weak slot is a constructor edge too */
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "Parent", parent, 1);
+    add(c, "Child", child, 1);
+    add(c, "Self", self, 1);
+    add(c, "X", x, 1);
+    add(c, "Y", y, 1);
+    CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
+    const char *report = tether_last_error();
+    CHECK(strstr(report, "\"Parent\" -> \"Child\" -> \"Parent\"") ||
+          strstr(report, "\"Child\" -> \"Parent\" -> \"Child\""));
+    CHECK_ERROR_HAS("\"Self\" -> \"Self\"");
+    CHECK(strstr(report, "\"X\" -> \"Y\" -> \"X\"") || strstr(report, "\"Y\" -> \"X\" -> \"Y\""));
+    CHECK(made == 0);
+
+    /* Missing keys win over cycles, and both are reported. */
+    tether_param needs_missing[] = { TETHER_DEP("Nowhere") };
+    add(c, "Lonely", needs_missing, 1);
+    CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("no registration for \"Nowhere\"");
+    CHECK_ERROR_HAS("\"Self\" -> \"Self\"");
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_validate_lazy_edges_are_not_cycles(void) {
+    tether_container *c = NULL;
+    tether_param p[] = { TETHER_LAZY("C") };
+    tether_param cc[] = { TETHER_DEP("P") };
+    tether_param q[] = { TETHER_WEAK_LAZY("D") };
+    tether_param d[] = { TETHER_DEP("Q") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "P", p, 1);
+    add(c, "C", cc, 1);
+    add(c, "Q", q, 1);
+    add(c, "D", d, 1);
+    CHECK_OK(tether_validate(c));
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_validate_sees_parent_registrations(void) {
+    tether_container *parent = NULL, *child = NULL;
+    tether_param needs_logger[] = { TETHER_DEP("Logger") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &parent));
+    CHECK_OK(tether_container_new(parent, &child));
+    add(parent, "Logger", NULL, 0);
+    add(child, "Service", needs_logger, 1);
+    CHECK_OK(tether_validate(child));
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+}
+
+/* ---- tether_export_dot ------------------------------------------------------ */
+
+/* Edge lines of the DOT ("->"), with spaces and quotes removed. */
+static int count_edge_lines_with(const char *dot, const char *attribute) {
+    int count = 0;
+    const char *line = dot;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        size_t j = 0;
+        for (size_t i = 0; i < len && j < sizeof buf - 1; i++)
+            if (line[i] != ' ' && line[i] != '"') buf[j++] = line[i];
+        buf[j] = '\0';
+        if (strstr(buf, "->") && strstr(buf, attribute)) count++;
+        line += len + (end ? 1 : 0);
+    }
+    return count;
+}
+
+/* A node line (no "->") mentioning `key`, lower-cased, contains `word`. */
+static int node_line_has(const char *dot, const char *key, const char *word) {
+    const char *line = dot;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        size_t j = 0;
+        for (size_t i = 0; i < len && j < sizeof buf - 1; i++) buf[j++] = line[i];
+        buf[j] = '\0';
+        if (!strstr(buf, "->") && strstr(buf, key)) {
+            for (size_t i = 0; i < j; i++) buf[i] = (char)tolower((unsigned char)buf[i]);
+            if (strstr(buf, word)) return 1;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+static void render_with_graphviz(const char *dot) {
+    if (system("command -v dot >/dev/null 2>&1") != 0) {
+        printf("     (graphviz not installed: dot -Tsvg check skipped)\n");
+        return;
+    }
+    char path[] = "/tmp/tether-dot-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    CHECK(f != NULL);
+    if (!f) { close(fd); unlink(path); return; }
+    fputs(dot, f);
+    fclose(f);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "dot -Tsvg %s -o /dev/null", path);
+    CHECK(system(cmd) == 0);
+    unlink(path);
+}
+
+static void test_export_dot_styles(void) {
+    tether_container *c = NULL;
+    tether_param service[] = { TETHER_DEP("Repository"), TETHER_WEAK("Session") };
+    tether_param repository[] = { TETHER_DEP("Cache") };
+    tether_param worker[] = { TETHER_LAZY("Service") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "Service", service, 2);
+    add(c, "Repository", repository, 1);
+    CHECK_OK(tether_set_scope(add(c, "Cache", NULL, 0), TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_scope(add(c, "Session", NULL, 0), TETHER_SCOPE_WEAK));
+    CHECK_OK(tether_set_scope(add(c, "Worker", worker, 1), TETHER_SCOPE_TRANSIENT));
+
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot != NULL);
+    if (dot) {
+        CHECK(strstr(dot, "digraph") != NULL);
+        CHECK(node_line_has(dot, "Service", "graph"));
+        CHECK(node_line_has(dot, "Repository", "graph"));
+        CHECK(node_line_has(dot, "Cache", "singleton"));
+        CHECK(node_line_has(dot, "Session", "weak"));
+        CHECK(node_line_has(dot, "Worker", "transient"));
+        CHECK(count_edge_lines_with(dot, "->") >= 4);
+        CHECK(count_edge_lines_with(dot, "style=dashed") == 1);   /* Service -> Session */
+        CHECK(count_edge_lines_with(dot, "style=dotted") == 1);   /* Worker -> Service */
+        CHECK(count_edge_lines_with(dot, "color=red") == 0);      /* no cycle here */
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+    tether_string_free(NULL);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_export_dot_highlights_cycles(void) {
+    tether_container *c = NULL;
+    tether_param parent[] = { TETHER_DEP("Child") };
+    tether_param child[] = { TETHER_DEP("Parent") };
+    tether_param p[] = { TETHER_LAZY("Q") };
+    tether_param q[] = { TETHER_WEAK_LAZY("P") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "Parent", parent, 1);
+    add(c, "Child", child, 1);
+    add(c, "P", p, 1);
+    add(c, "Q", q, 1);
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    if (dot) {
+        CHECK(count_edge_lines_with(dot, "color=red") == 2);      /* Parent -> Child -> Parent */
+        CHECK(count_edge_lines_with(dot, "style=dotted") == 2);   /* lazy and weak-lazy: no cycle */
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_export_dot_shows_missing_keys(void) {
+    tether_container *c = NULL;
+    tether_param service[] = { TETHER_DEP("Missing") };
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    add(c, "Service", service, 1);
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    if (dot) {
+        CHECK(node_line_has(dot, "Missing", "red"));
+        CHECK(node_line_has(dot, "Missing", "dashed"));
+        CHECK(count_edge_lines_with(dot, "->") == 1);
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_validate_and_dot_bad_handles(void) {
+    char *dot = (char *)"untouched";
+    CHECK_STATUS(tether_validate(NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_export_dot(NULL, &dot), TETHER_E_INVALID_HANDLE);
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    CHECK_STATUS(tether_export_dot(c, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_validate(c));                                 /* empty is fine */
+    CHECK_OK(tether_container_free(c));
+    CHECK_STATUS(tether_validate(c), TETHER_E_INVALID_HANDLE);
+}
+
+int main(void) {
+    RUN(test_validate_ok_graph);
+    RUN(test_validate_reports_every_missing_key);
+    RUN(test_validate_reports_constructor_cycles);
+    RUN(test_validate_lazy_edges_are_not_cycles);
+    RUN(test_validate_sees_parent_registrations);
+    RUN(test_export_dot_styles);
+    RUN(test_export_dot_highlights_cycles);
+    RUN(test_export_dot_shows_missing_keys);
+    RUN(test_validate_and_dot_bad_handles);
+    return harness_finish();
+}

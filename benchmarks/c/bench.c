@@ -1,0 +1,1066 @@
+/*
+ * Tether C benchmarks (issue 5): every scenario measures Tether and a
+ * hand-written C baseline doing the same construction, in the same run, and
+ * prints ns/op for both plus the ratio, as a markdown table.
+ *
+ * Method: clock_gettime(CLOCK_MONOTONIC) around a tight loop of `iters`
+ * operations; iters is calibrated so one run lasts >= ~20 ms (or fixed with
+ * -n); one warm-up run, then the median of 7 runs (-r). Memory figures come from
+ * glibc's mallinfo2() (uordblks + hblkhd: bytes in use from malloc, including
+ * mmapped blocks) and from /proc/self/statm (resident set), as deltas around
+ * the allocation of many registrations / instances.
+ *
+ * Build: cc -std=c11 -O2 -Iinclude benchmarks/c/bench.c -Lbuild/lib -ltether \
+ *           -Wl,-rpath,$PWD/build/lib -pthread -o build/bench/bench
+ * Usage: bench [-s SCENARIO[,SCENARIO...]] [-n ITERS] [-r RUNS] [-q]
+ *   scenarios: S1 S2 S3 S4 S5 scale mem (default: all)
+ *   -n fixes the iteration count (no calibration; use a small one under callgrind)
+ *   -q quick: 3 runs, ~5 ms each
+ *
+ * Timings belong here, never in tests.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tether.h"
+
+#define NOINLINE __attribute__((noinline))
+
+/* ------------------------------------------------------------------------- */
+/* Timing                                                                     */
+/* ------------------------------------------------------------------------- */
+
+static int g_runs = 7;
+static long g_fixed_iters = 0;       /* -n */
+static double g_min_run_ns = 20e6;   /* calibrate to >= 20 ms per run */
+static volatile uintptr_t g_sink;    /* defeats dead-code elimination */
+static int g_failed = 0;             /* any Tether call failed somewhere */
+
+static inline uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A benchmark body runs `iters` operations and returns 0, or nonzero on failure. */
+typedef int (*body_fn)(void *ctx, long iters);
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static long calibrate(body_fn body, void *ctx) {
+    if (g_fixed_iters > 0) return g_fixed_iters;
+    long iters = 16;
+    for (;;) {
+        uint64_t t0 = now_ns();
+        if (body(ctx, iters)) return -1;
+        uint64_t dt = now_ns() - t0;
+        if (dt >= g_min_run_ns / 4 || iters > (1L << 30)) {
+            double per = (double)dt / (double)iters;
+            long want = (long)(g_min_run_ns / (per > 0.01 ? per : 0.01));
+            return want < 1 ? 1 : want;
+        }
+        iters *= 4;
+    }
+}
+
+/* Median ns/op over g_runs runs after one warm-up run; negative on failure. */
+static double measure(body_fn body, void *ctx) {
+    long iters = calibrate(body, ctx);
+    if (iters < 0) return -1;
+    if (body(ctx, iters)) return -1; /* warm-up */
+    double v[64];
+    for (int r = 0; r < g_runs; r++) {
+        uint64_t t0 = now_ns();
+        if (body(ctx, iters)) return -1;
+        v[r] = (double)(now_ns() - t0) / (double)iters;
+    }
+    return median(v, g_runs);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Reporting                                                                  */
+/* ------------------------------------------------------------------------- */
+
+#define MAX_ROWS 64
+typedef struct row {
+    char name[96];
+    double tether, base;   /* ns/op, <0 = failed / not applicable */
+    char unit[24];         /* "ns/op" or other */
+    char target[64];
+    int met;               /* 1 met, 0 missed, -1 no target */
+    char note[160];
+} row;
+static row g_rows[MAX_ROWS];
+static int g_nrows;
+
+static row *add_row(const char *name, double t, double b, const char *target) {
+    row *r = &g_rows[g_nrows++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->tether = t;
+    r->base = b;
+    snprintf(r->unit, sizeof r->unit, "ns/op");
+    snprintf(r->target, sizeof r->target, "%s", target ? target : "");
+    r->met = -1;
+    return r;
+}
+
+static void report_failure(const char *what, tether_status st) {
+    fprintf(stderr, "bench: %s failed: %s: %s\n", what, tether_status_name(st), tether_last_error());
+    g_failed = 1;
+}
+
+#define TRY(what, expr) do { tether_status st_ = (expr); \
+    if (st_ != TETHER_OK) { report_failure(what, st_); return 1; } } while (0)
+
+static void fmt_num(char *buf, size_t n, double v) {
+    if (v < 0) snprintf(buf, n, "FAIL");
+    else if (v >= 1000) snprintf(buf, n, "%.0f", v);
+    else if (v >= 100) snprintf(buf, n, "%.1f", v);
+    else snprintf(buf, n, "%.2f", v);
+}
+
+static void print_table(void) {
+    printf("\n| scenario | Tether | hand-written C | ratio (Tether/C) | target | met |\n");
+    printf("|---|---:|---:|---:|---|---|\n");
+    for (int i = 0; i < g_nrows; i++) {
+        row *r = &g_rows[i];
+        char t[32], b[32], ratio[32];
+        fmt_num(t, sizeof t, r->tether);
+        if (r->base == -2) snprintf(b, sizeof b, "—");
+        else fmt_num(b, sizeof b, r->base);
+        if (r->tether > 0 && r->base > 0) snprintf(ratio, sizeof ratio, "%.1fx", r->tether / r->base);
+        else snprintf(ratio, sizeof ratio, "—");
+        printf("| %s%s%s%s | %s %s | %s | %s | %s | %s |\n", r->name,
+               r->note[0] ? " (" : "", r->note, r->note[0] ? ")" : "",
+               t, r->unit, b, ratio, r->target[0] ? r->target : "—",
+               r->met < 0 ? "—" : r->met ? "yes" : "**no**");
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Objects and factories shared by Tether and the baselines                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct node { void *d[3]; uint64_t payload; } node; /* 32 bytes */
+
+NOINLINE static void *make0(void) {
+    node *n = malloc(sizeof *n);
+    if (!n) return NULL;
+    n->d[0] = n->d[1] = n->d[2] = NULL;
+    n->payload = 42;
+    return n;
+}
+NOINLINE static void *make1(void *a) {
+    node *n = malloc(sizeof *n);
+    if (!n) return NULL;
+    n->d[0] = a; n->d[1] = n->d[2] = NULL;
+    n->payload = 1;
+    return n;
+}
+NOINLINE static void *make2(void *a, void *b) {
+    node *n = malloc(sizeof *n);
+    if (!n) return NULL;
+    n->d[0] = a; n->d[1] = b; n->d[2] = NULL;
+    n->payload = 2;
+    return n;
+}
+NOINLINE static void *make3(void *a, void *b, void *c) {
+    node *n = malloc(sizeof *n);
+    if (!n) return NULL;
+    n->d[0] = a; n->d[1] = b; n->d[2] = c;
+    n->payload = 3;
+    return n;
+}
+NOINLINE static void drop_free(void *inst, void *ctx) { (void)ctx; free(inst); }
+
+static node g_static_obj = { {0, 0, 0}, 7 };
+NOINLINE static void *make_static(void) { return &g_static_obj; }
+
+/* ------------------------------------------------------------------------- */
+/* S1: transient chain A(B(C))                                                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct s1_ctx { tether_container *c; } s1_ctx;
+
+static int s1_setup(s1_ctx *x) {
+    tether_registration *r;
+    TRY("container_new", tether_container_new(NULL, &x->c));
+    TRY("register C", tether_register(x->c, "C", (tether_fn)make0, NULL, 0, &r));
+    TRY("scope C", tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    TRY("ctx C", tether_set_context(r, NULL, drop_free));
+    tether_param pb[] = { TETHER_DEP("C") };
+    TRY("register B", tether_register(x->c, "B", (tether_fn)make1, pb, 1, &r));
+    TRY("scope B", tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    TRY("ctx B", tether_set_context(r, NULL, drop_free));
+    tether_param pa[] = { TETHER_DEP("B") };
+    TRY("register A", tether_register(x->c, "A", (tether_fn)make1, pa, 1, &r));
+    TRY("scope A", tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    TRY("ctx A", tether_set_context(r, NULL, drop_free));
+    /* correctness: A -> B -> C */
+    tether_ref *ref;
+    TRY("resolve A", tether_resolve(x->c, "A", &ref));
+    node *a = tether_ref_get(ref);
+    int ok = a && a->payload == 1 && a->d[0] && ((node *)a->d[0])->payload == 1 &&
+             ((node *)a->d[0])->d[0] && ((node *)((node *)a->d[0])->d[0])->payload == 42;
+    TRY("release A", tether_ref_release(ref));
+    if (!ok) { fprintf(stderr, "bench: S1 built a wrong graph\n"); g_failed = 1; return 1; }
+    return 0;
+}
+
+static int s1_tether(void *ctx, long iters) {
+    s1_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve(x->c, "A", &ref);
+        if (st != TETHER_OK) { report_failure("S1 resolve", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+static int s1_tether_key(void *ctx, long iters) {
+    s1_ctx *x = ctx;
+    uint32_t k;
+    if (tether_intern(x->c, "A", &k) != TETHER_OK) return 1;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, k, &ref);
+        if (st != TETHER_OK) { report_failure("S1 resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+NOINLINE static node *s1_build(void) {
+    void *c = make0();
+    void *b = make1(c);
+    return make1(b);
+}
+NOINLINE static void s1_destroy(node *a) {
+    node *b = a->d[0];
+    node *c = b->d[0];
+    drop_free(a, NULL);
+    drop_free(b, NULL);
+    drop_free(c, NULL);
+}
+
+static int s1_base(void *ctx, long iters) {
+    (void)ctx;
+    for (long i = 0; i < iters; i++) {
+        node *a = s1_build();
+        g_sink = (uintptr_t)a;
+        s1_destroy(a);
+    }
+    return 0;
+}
+
+static void run_s1(void) {
+    s1_ctx x = {0};
+    if (s1_setup(&x)) {
+        add_row("S1 transient chain A(B(C)), by name", -1, -1, "<= 5x C");
+        return;
+    }
+    double b = measure(s1_base, NULL);
+    double t = measure(s1_tether, &x);
+    row *r = add_row("S1 transient chain A(B(C)), by name", t, b, "<= 5x C");
+    r->met = t > 0 && t <= 5 * b;
+    double tk = measure(s1_tether_key, &x);
+    r = add_row("S1 transient chain A(B(C)), by interned key", tk, b, "<= 5x C");
+    r->met = tk > 0 && tk <= 5 * b;
+    tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* S2: singleton hit                                                          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct s2_ctx { tether_container *c; uint32_t key; tether_ref *keep; } s2_ctx;
+
+static int s2_setup(s2_ctx *x) {
+    tether_registration *r;
+    TRY("container_new", tether_container_new(NULL, &x->c));
+    TRY("register Config", tether_register(x->c, "Config", (tether_fn)make0, NULL, 0, &r));
+    TRY("scope Config", tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    TRY("ctx Config", tether_set_context(r, NULL, drop_free));
+    TRY("intern Config", tether_intern(x->c, "Config", &x->key));
+    tether_ref *a, *b;
+    TRY("resolve Config", tether_resolve(x->c, "Config", &a));
+    TRY("resolve_key Config", tether_resolve_key(x->c, x->key, &b));
+    int same = tether_ref_get(a) == tether_ref_get(b) && tether_ref_get(a) != NULL;
+    tether_ref_release(a);
+    tether_ref_release(b);
+    if (!same) { fprintf(stderr, "bench: S2 singleton not shared\n"); g_failed = 1; return 1; }
+    return 0;
+}
+
+static int s2_tether_name(void *ctx, long iters) {
+    s2_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve(x->c, "Config", &ref);
+        if (st != TETHER_OK) { report_failure("S2 resolve", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+static int s2_tether_key(void *ctx, long iters) {
+    s2_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, x->key, &ref);
+        if (st != TETHER_OK) { report_failure("S2 resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+/* Hand-written lazily created singleton: an acquire load on the hot path. */
+static _Atomic(void *) g_config;
+static pthread_mutex_t g_config_lock = PTHREAD_MUTEX_INITIALIZER;
+NOINLINE static void *get_config(void) {
+    void *p = atomic_load_explicit(&g_config, memory_order_acquire);
+    if (p) return p;
+    pthread_mutex_lock(&g_config_lock);
+    p = atomic_load_explicit(&g_config, memory_order_relaxed);
+    if (!p) { p = make0(); atomic_store_explicit(&g_config, p, memory_order_release); }
+    pthread_mutex_unlock(&g_config_lock);
+    return p;
+}
+
+static int s2_base(void *ctx, long iters) {
+    (void)ctx;
+    for (long i = 0; i < iters; i++) g_sink = (uintptr_t)get_config();
+    return 0;
+}
+
+static void run_s2(void) {
+    s2_ctx x = {0};
+    if (s2_setup(&x)) {
+        add_row("S2 singleton hit by name", -1, -1, "<= 60 ns");
+        add_row("S2 singleton hit by interned key", -1, -1, "<= 15 ns");
+        return;
+    }
+    double b = measure(s2_base, NULL);
+    double t = measure(s2_tether_name, &x);
+    row *r = add_row("S2 singleton hit by name", t, b, "<= 60 ns");
+    r->met = t > 0 && t <= 60;
+    double tk = measure(s2_tether_key, &x);
+    r = add_row("S2 singleton hit by interned key", tk, b, "<= 15 ns");
+    r->met = tk > 0 && tk <= 15;
+    tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* S3: the seed Parent/Child cycle                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct child { tether_weak *parent; void *raw_parent; uint64_t payload; } child;
+typedef struct parent { child *child; uint64_t payload; } parent;
+
+NOINLINE static void *make_child(void) {
+    child *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    c->parent = NULL;
+    c->raw_parent = NULL;
+    c->payload = 5;
+    return c;
+}
+NOINLINE static void *make_parent(void *ch) {
+    parent *p = malloc(sizeof *p);
+    if (!p) return NULL;
+    p->child = ch;
+    p->payload = 6;
+    return p;
+}
+static tether_status child_complete(tether_resolver *r, void *inst, void *ctx) {
+    (void)ctx;
+    child *c = inst;
+    return tether_resolver_get_weak(r, "Parent", &c->parent);
+}
+static void drop_child(void *inst, void *ctx) {
+    (void)ctx;
+    child *c = inst;
+    if (c->parent) tether_weak_release(c->parent);
+    free(c);
+}
+
+typedef struct s3_ctx { tether_container *c; uint32_t key; } s3_ctx;
+
+static int s3_setup(s3_ctx *x) {
+    tether_registration *r;
+    TRY("container_new", tether_container_new(NULL, &x->c));
+    TRY("register Child", tether_register(x->c, "Child", (tether_fn)make_child, NULL, 0, &r));
+    TRY("ctx Child", tether_set_context(r, NULL, drop_child));
+    TRY("on_complete Child", tether_on_complete(r, child_complete, NULL));
+    tether_param pp[] = { TETHER_DEP("Child") };
+    TRY("register Parent", tether_register(x->c, "Parent", (tether_fn)make_parent, pp, 1, &r));
+    TRY("ctx Parent", tether_set_context(r, NULL, drop_free));
+    TRY("intern Parent", tether_intern(x->c, "Parent", &x->key));
+    /* correctness: the child's weak back-edge upgrades to the same parent */
+    tether_ref *ref, *back;
+    TRY("resolve Parent", tether_resolve(x->c, "Parent", &ref));
+    parent *p = tether_ref_get(ref);
+    int ok = p && p->child && p->child->parent;
+    if (ok) {
+        TRY("upgrade back-edge", tether_weak_upgrade(p->child->parent, &back));
+        ok = tether_ref_get(back) == p;
+        tether_ref_release(back);
+    }
+    tether_ref_release(ref);
+    if (!ok) { fprintf(stderr, "bench: S3 back-edge wrong\n"); g_failed = 1; return 1; }
+    return 0;
+}
+
+static int s3_tether(void *ctx, long iters) {
+    s3_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve(x->c, "Parent", &ref);
+        if (st != TETHER_OK) { report_failure("S3 resolve", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+static int s3_tether_key(void *ctx, long iters) {
+    s3_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, x->key, &ref);
+        if (st != TETHER_OK) { report_failure("S3 resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+/* Hand-written: build child, build parent, patch the raw back pointer, free both. */
+NOINLINE static parent *s3_build(void) {
+    child *c = make_child();
+    parent *p = make_parent(c);
+    c->raw_parent = p;
+    return p;
+}
+NOINLINE static void s3_destroy(parent *p) {
+    child *c = p->child;
+    free(p);
+    free(c);
+}
+static int s3_base(void *ctx, long iters) {
+    (void)ctx;
+    for (long i = 0; i < iters; i++) {
+        parent *p = s3_build();
+        g_sink = (uintptr_t)p;
+        s3_destroy(p);
+    }
+    return 0;
+}
+
+static void run_s3(void) {
+    s3_ctx x = {0};
+    if (s3_setup(&x)) {
+        add_row("S3 Parent/Child cycle, weak back-edge", -1, -1, "<= 300 ns");
+        return;
+    }
+    double b = measure(s3_base, NULL);
+    double t = measure(s3_tether, &x);
+    row *r = add_row("S3 Parent/Child cycle, weak back-edge, by name", t, b, "<= 300 ns");
+    r->met = t > 0 && t <= 300;
+    double tk = measure(s3_tether_key, &x);
+    r = add_row("S3 Parent/Child cycle, weak back-edge, by interned key", tk, b, "<= 300 ns");
+    r->met = tk > 0 && tk <= 300;
+    tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* S4: 12-node layered graph with shared leaves (graph scope)                  */
+/*   App(Svc1, Svc2, Svc3)                                                     */
+/*   Svc1(Repo1, Repo2)  Svc2(Repo2, Repo3)  Svc3(Repo3, Repo4)                */
+/*   Repo1(Log, Cfg)  Repo2(Log, Pool)  Repo3(Cfg, Clock, Log)  Repo4(Pool, Clock) */
+/*   Log Cfg Pool Clock: leaves, one instance each per resolve                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct s4_ctx { tether_container *c; uint32_t key; } s4_ctx;
+
+static int s4_reg(tether_container *c, const char *key, tether_fn f, const tether_param *p, size_t n) {
+    tether_registration *r;
+    TRY("register S4", tether_register(c, key, f, p, n, &r));
+    TRY("ctx S4", tether_set_context(r, NULL, drop_free));
+    return 0;
+}
+
+static int s4_setup(s4_ctx *x) {
+    TRY("container_new", tether_container_new(NULL, &x->c));
+    tether_container *c = x->c;
+    if (s4_reg(c, "Log", (tether_fn)make0, NULL, 0) || s4_reg(c, "Cfg", (tether_fn)make0, NULL, 0) ||
+        s4_reg(c, "Pool", (tether_fn)make0, NULL, 0) || s4_reg(c, "Clock", (tether_fn)make0, NULL, 0))
+        return 1;
+    tether_param r1[] = { TETHER_DEP("Log"), TETHER_DEP("Cfg") };
+    tether_param r2[] = { TETHER_DEP("Log"), TETHER_DEP("Pool") };
+    tether_param r3[] = { TETHER_DEP("Cfg"), TETHER_DEP("Clock"), TETHER_DEP("Log") };
+    tether_param r4[] = { TETHER_DEP("Pool"), TETHER_DEP("Clock") };
+    tether_param s1[] = { TETHER_DEP("Repo1"), TETHER_DEP("Repo2") };
+    tether_param s2[] = { TETHER_DEP("Repo2"), TETHER_DEP("Repo3") };
+    tether_param s3[] = { TETHER_DEP("Repo3"), TETHER_DEP("Repo4") };
+    tether_param ap[] = { TETHER_DEP("Svc1"), TETHER_DEP("Svc2"), TETHER_DEP("Svc3") };
+    if (s4_reg(c, "Repo1", (tether_fn)make2, r1, 2) || s4_reg(c, "Repo2", (tether_fn)make2, r2, 2) ||
+        s4_reg(c, "Repo3", (tether_fn)make3, r3, 3) || s4_reg(c, "Repo4", (tether_fn)make2, r4, 2) ||
+        s4_reg(c, "Svc1", (tether_fn)make2, s1, 2) || s4_reg(c, "Svc2", (tether_fn)make2, s2, 2) ||
+        s4_reg(c, "Svc3", (tether_fn)make2, s3, 2) || s4_reg(c, "App", (tether_fn)make3, ap, 3))
+        return 1;
+    TRY("intern App", tether_intern(c, "App", &x->key));
+    /* correctness: leaves are shared within one resolve */
+    tether_ref *ref;
+    TRY("resolve App", tether_resolve(c, "App", &ref));
+    node *app = tether_ref_get(ref);
+    node *svc1 = app->d[0], *svc2 = app->d[1], *svc3 = app->d[2];
+    node *repo1 = svc1->d[0], *repo2 = svc1->d[1], *repo3 = svc2->d[1], *repo4 = svc3->d[1];
+    int ok = svc2->d[0] == repo2 && svc3->d[0] == repo3 && repo1->d[0] == repo2->d[0] &&
+             repo1->d[0] == repo3->d[2] && repo1->d[1] == repo3->d[0] && repo2->d[1] == repo4->d[0] &&
+             repo3->d[1] == repo4->d[1];
+    tether_ref_release(ref);
+    if (!ok) { fprintf(stderr, "bench: S4 graph not shared as declared\n"); g_failed = 1; return 1; }
+    return 0;
+}
+
+static int s4_tether(void *ctx, long iters) {
+    s4_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve(x->c, "App", &ref);
+        if (st != TETHER_OK) { report_failure("S4 resolve", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+static int s4_tether_key(void *ctx, long iters) {
+    s4_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, x->key, &ref);
+        if (st != TETHER_OK) { report_failure("S4 resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+NOINLINE static node *s4_build(node **all) {
+    node *log = make0(), *cfg = make0(), *pool = make0(), *clock = make0();
+    node *repo1 = make2(log, cfg), *repo2 = make2(log, pool);
+    node *repo3 = make3(cfg, clock, log), *repo4 = make2(pool, clock);
+    node *svc1 = make2(repo1, repo2), *svc2 = make2(repo2, repo3), *svc3 = make2(repo3, repo4);
+    node *app = make3(svc1, svc2, svc3);
+    node *v[12] = { app, svc1, svc2, svc3, repo1, repo2, repo3, repo4, log, cfg, pool, clock };
+    memcpy(all, v, sizeof v);
+    return app;
+}
+static int s4_base(void *ctx, long iters) {
+    (void)ctx;
+    node *all[12];
+    for (long i = 0; i < iters; i++) {
+        g_sink = (uintptr_t)s4_build(all);
+        for (int k = 0; k < 12; k++) drop_free(all[k], NULL);
+    }
+    return 0;
+}
+
+static void run_s4(void) {
+    s4_ctx x = {0};
+    if (s4_setup(&x)) {
+        add_row("S4 12-node layered graph, shared leaves", -1, -1, NULL);
+        return;
+    }
+    double b = measure(s4_base, NULL);
+    double t = measure(s4_tether, &x);
+    add_row("S4 12-node layered graph, shared leaves, by name", t, b, NULL);
+    double tk = measure(s4_tether_key, &x);
+    add_row("S4 12-node layered graph, shared leaves, by interned key", tk, b, NULL);
+    tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* S5: S2 and S3 from 2 threads                                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct mt_shared {
+    body_fn body;
+    void *ctx;
+    long iters;
+    pthread_barrier_t start;
+    uint64_t t_start[2], t_end[2];
+    int fail[2];
+} mt_shared;
+typedef struct mt_arg { mt_shared *s; int idx; } mt_arg;
+
+static void *mt_thread(void *p) {
+    mt_arg *a = p;
+    mt_shared *s = a->s;
+    pthread_barrier_wait(&s->start);
+    s->t_start[a->idx] = now_ns();
+    s->fail[a->idx] = s->body(s->ctx, s->iters);
+    s->t_end[a->idx] = now_ns();
+    return NULL;
+}
+
+/* Throughput in ops/ns with `nthreads` threads each doing `iters` ops; wall time
+   from the first thread's start to the last thread's end. */
+static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
+    mt_shared s;
+    memset(&s, 0, sizeof s);
+    s.body = body;
+    s.ctx = ctx;
+    s.iters = iters;
+    pthread_barrier_init(&s.start, NULL, (unsigned)nthreads);
+    pthread_t th[2];
+    mt_arg args[2];
+    for (int i = 0; i < nthreads; i++) {
+        args[i].s = &s;
+        args[i].idx = i;
+        pthread_create(&th[i], NULL, mt_thread, &args[i]);
+    }
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&s.start);
+    uint64_t t0 = s.t_start[0], t1 = s.t_end[0];
+    for (int i = 1; i < nthreads; i++) {
+        if (s.t_start[i] < t0) t0 = s.t_start[i];
+        if (s.t_end[i] > t1) t1 = s.t_end[i];
+        if (s.fail[i]) return -1;
+    }
+    if (s.fail[0]) return -1;
+    return (double)iters * nthreads / (double)(t1 - t0);
+}
+
+/* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
+   (wall time / total ops). */
+static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
+    long iters = calibrate(body, ctx);
+    if (iters < 0) return -1;
+    if (mt_run_once(body, ctx, iters, 2) < 0) return -1; /* warm-up both threads */
+    double r1[64], r2[64], ratio[64];
+    for (int r = 0; r < g_runs; r++) {
+        r1[r] = mt_run_once(body, ctx, iters, 1);
+        r2[r] = mt_run_once(body, ctx, iters, 2);
+        if (r1[r] < 0 || r2[r] < 0) return -1;
+        ratio[r] = r2[r] / r1[r];
+    }
+    *ns_1t = 1.0 / median(r1, g_runs);
+    *ns_2t = 1.0 / median(r2, g_runs);
+    return median(ratio, g_runs);
+}
+
+static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *bctx, const char *target,
+                   double min_ratio) {
+    double t1 = 0, t2 = 0, b1 = 0, b2 = 0;
+    double tr = mt_measure(tb, tctx, &t1, &t2);
+    double br = mt_measure(bb, bctx, &b1, &b2);
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s, 2 threads (aggregate)", name);
+    row *r = add_row(nm, tr < 0 ? -1 : t2, br < 0 ? -1 : b2, target);
+    if (tr > 0) {
+        snprintf(r->note, sizeof r->note, "Tether 2T/1T throughput %.2fx, 1T %.1f ns/op; C %.2fx", tr, t1, br);
+        if (min_ratio > 0) r->met = tr >= min_ratio;
+    }
+}
+
+static void run_s5(void) {
+    s2_ctx x2 = {0};
+    s3_ctx x3 = {0};
+    if (s2_setup(&x2) == 0) {
+        mt_row("S5 = S2 singleton hit by interned key", s2_tether_key, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
+        mt_row("S5 = S2 singleton hit by name", s2_tether_name, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
+        tether_container_free(x2.c);
+    } else {
+        add_row("S5 = S2 singleton hit, 2 threads", -1, -1, ">= 1.8x 1-thread");
+    }
+    if (s3_setup(&x3) == 0) {
+        mt_row("S5 = S3 Parent/Child cycle by interned key", s3_tether_key, &x3, s3_base, NULL, NULL, 0);
+        tether_container_free(x3.c);
+    } else {
+        add_row("S5 = S3 Parent/Child cycle, 2 threads", -1, -1, NULL);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Scaling: registration and resolve cost at 10 / 1,000 / 100,000 registrations */
+/* ------------------------------------------------------------------------- */
+
+#define SCALE_MAX 100000
+static char (*g_keys)[24];      /* "svc.000000" ... */
+static void make_keys(void) {
+    if (g_keys) return;
+    g_keys = malloc(sizeof(*g_keys) * SCALE_MAX);
+    for (int i = 0; i < SCALE_MAX; i++) snprintf(g_keys[i], sizeof g_keys[i], "svc.%06d", i);
+}
+
+/* Registration cost: registers n keys into each of (100000/n) fresh containers,
+   so every run does 100,000 registrations whatever n is. Returns ns/registration. */
+static double reg_cost(int n) {
+    int per = SCALE_MAX / n;
+    tether_container **cs = malloc(sizeof *cs * (size_t)per);
+    double v[64];
+    for (int r = -1; r < g_runs; r++) { /* r = -1: warm-up */
+        for (int k = 0; k < per; k++)
+            if (tether_container_new(NULL, &cs[k]) != TETHER_OK) { report_failure("container_new", tether_last_status()); free(cs); return -1; }
+        uint64_t t0 = now_ns();
+        for (int k = 0; k < per; k++)
+            for (int i = 0; i < n; i++) {
+                tether_status st = tether_register(cs[k], g_keys[i], (tether_fn)make_static, NULL, 0, NULL);
+                if (st != TETHER_OK) { report_failure("register", st); free(cs); return -1; }
+            }
+        uint64_t dt = now_ns() - t0;
+        for (int k = 0; k < per; k++) tether_container_free(cs[k]);
+        if (r >= 0) v[r] = (double)dt / ((double)n * per);
+    }
+    free(cs);
+    return median(v, g_runs);
+}
+
+typedef struct scale_ctx { tether_container *c; const char *names[8]; uint32_t ids[8]; } scale_ctx;
+
+static int scale_by_name(void *ctx, long iters) {
+    scale_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve(x->c, x->names[i & 7], &ref);
+        if (st != TETHER_OK) { report_failure("scale resolve", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+static int scale_by_key(void *ctx, long iters) {
+    scale_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, x->ids[i & 7], &ref);
+        if (st != TETHER_OK) { report_failure("scale resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+
+/* Resolve cost with n registrations: a transient, no-dependency registration
+   whose factory returns a static object (no malloc), cycling over 8 keys spread
+   evenly over the n registered ones. */
+static int resolve_cost(int n, double *by_name, double *by_key) {
+    scale_ctx x;
+    memset(&x, 0, sizeof x);
+    TRY("container_new", tether_container_new(NULL, &x.c));
+    for (int i = 0; i < n; i++) {
+        tether_registration *r;
+        TRY("register", tether_register(x.c, g_keys[i], (tether_fn)make_static, NULL, 0, &r));
+        TRY("scope", tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    }
+    for (int k = 0; k < 8; k++) {
+        x.names[k] = g_keys[(long)k * n / 8];
+        TRY("intern", tether_intern(x.c, x.names[k], &x.ids[k]));
+    }
+    *by_name = measure(scale_by_name, &x);
+    *by_key = measure(scale_by_key, &x);
+    tether_container_free(x.c);
+    return 0;
+}
+
+/* Hand-written lookup baseline: the same 8 keys looked up by name in an
+   open-addressing FNV-1a hash table of n entries (what a C program would do
+   to find a factory by name), then the factory is called. */
+typedef struct hent { const char *key; void *(*fn)(void); } hent;
+typedef struct htab { hent *e; size_t mask; } htab;
+static uint64_t fnv1a(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
+    return h;
+}
+typedef struct hctx { htab t; const char *names[8]; } hctx;
+NOINLINE static void *hlookup(htab *t, const char *key) {
+    size_t i = (size_t)fnv1a(key) & t->mask;
+    while (t->e[i].key) {
+        if (strcmp(t->e[i].key, key) == 0) return t->e[i].fn();
+        i = (i + 1) & t->mask;
+    }
+    return NULL;
+}
+static int hash_body(void *ctx, long iters) {
+    hctx *x = ctx;
+    for (long i = 0; i < iters; i++) g_sink = (uintptr_t)hlookup(&x->t, x->names[i & 7]);
+    return 0;
+}
+static double hash_cost(int n) {
+    hctx x;
+    size_t cap = 16;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    x.t.e = calloc(cap, sizeof(hent));
+    x.t.mask = cap - 1;
+    for (int i = 0; i < n; i++) {
+        size_t j = (size_t)fnv1a(g_keys[i]) & x.t.mask;
+        while (x.t.e[j].key) j = (j + 1) & x.t.mask;
+        x.t.e[j].key = g_keys[i];
+        x.t.e[j].fn = make_static;
+    }
+    for (int k = 0; k < 8; k++) x.names[k] = g_keys[(long)k * n / 8];
+    double v = measure(hash_body, &x);
+    free(x.t.e);
+    return v;
+}
+
+static void run_scale(void) {
+    make_keys();
+    static const int ns[] = { 10, 1000, 100000 };
+    double reg[3], byname[3], bykey[3];
+    for (int i = 0; i < 3; i++) {
+        reg[i] = reg_cost(ns[i]);
+        if (resolve_cost(ns[i], &byname[i], &bykey[i])) byname[i] = bykey[i] = -1;
+        char nm[96];
+        row *r;
+        snprintf(nm, sizeof nm, "register, %d registrations", ns[i]);
+        r = add_row(nm, reg[i], -2, i ? "flat (±20%) vs 10" : NULL);
+        if (i && reg[i] > 0 && reg[0] > 0) r->met = reg[i] <= reg[0] * 1.2;
+        snprintf(nm, sizeof nm, "resolve transient by name, %d registrations", ns[i]);
+        r = add_row(nm, byname[i], hash_cost(ns[i]), i ? "flat (±20%) vs 10" : NULL);
+        if (i && byname[i] > 0 && byname[0] > 0) r->met = byname[i] <= byname[0] * 1.2;
+        snprintf(r->note, sizeof r->note, "C: FNV-1a open-addressing table + factory call");
+        snprintf(nm, sizeof nm, "resolve transient by key id, %d registrations", ns[i]);
+        r = add_row(nm, bykey[i], -2, i ? "flat (±20%) vs 10" : NULL);
+        if (i && bykey[i] > 0 && bykey[0] > 0) r->met = bykey[i] <= bykey[0] * 1.2;
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Memory per registration and per live instance                              */
+/* ------------------------------------------------------------------------- */
+
+static size_t heap_in_use(void) {
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long size = 0, resident = 0;
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+    fclose(f);
+    return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+typedef struct memrow { double heap, rss; } memrow;
+
+#define MEM_N 100000
+
+static void add_mem_row(const char *name, memrow m, double base_heap, const char *target, double limit,
+                        const char *note) {
+    row *r = add_row(name, m.heap, base_heap, target);
+    snprintf(r->unit, sizeof r->unit, "B");
+    if (limit > 0 && m.heap >= 0) r->met = m.heap <= limit;
+    snprintf(r->note, sizeof r->note, "%s; RSS delta %.0f B", note, m.rss);
+}
+
+/* Bytes per registration: MEM_N fresh keys (never interned before, so the
+   process-wide key table's growth is included) with `slots` DEP slots each. */
+static memrow mem_registrations(const char *prefix, int slots, double *residual) {
+    memrow m = { -1, -1 };
+    char (*keys)[32] = malloc(sizeof(*keys) * MEM_N);
+    for (int i = 0; i < MEM_N; i++) snprintf(keys[i], sizeof keys[i], "%s.%06d", prefix, i);
+    tether_param p[4] = { TETHER_DEP("Dep.a"), TETHER_DEP("Dep.b"), TETHER_DEP("Dep.c"), TETHER_DEP("Dep.d") };
+    tether_container *c;
+    if (tether_container_new(NULL, &c) != TETHER_OK) { free(keys); return m; }
+    malloc_trim(0);
+    size_t h0 = heap_in_use(), r0 = rss_bytes();
+    for (int i = 0; i < MEM_N; i++)
+        if (tether_register(c, keys[i], (tether_fn)make1, slots ? p : NULL, (size_t)slots, NULL) != TETHER_OK) {
+            report_failure("register (mem)", tether_last_status());
+            tether_container_free(c);
+            free(keys);
+            return m;
+        }
+    size_t h1 = heap_in_use(), r1 = rss_bytes();
+    tether_container_free(c);
+    malloc_trim(0);
+    size_t h2 = heap_in_use();
+    m.heap = ((double)h1 - (double)h0) / MEM_N;
+    m.rss = ((double)r1 - (double)r0) / MEM_N;
+    *residual = ((double)h2 - (double)h0) / MEM_N;
+    free(keys);
+    return m;
+}
+
+/* Bytes per live instance: MEM_N transient instances (factory mallocs a 32-byte
+   node) held by MEM_N strong handles, minus the same MEM_N mallocs done by hand. */
+static memrow mem_instances(double *base, double *residual) {
+    memrow m = { -1, -1 };
+    tether_ref **refs = malloc(sizeof *refs * MEM_N);
+    void **raw = malloc(sizeof *raw * MEM_N);
+    memset(refs, 0, sizeof *refs * MEM_N);
+    memset(raw, 0, sizeof *raw * MEM_N);
+    /* baseline: the objects alone */
+    malloc_trim(0);
+    size_t b0 = heap_in_use();
+    for (int i = 0; i < MEM_N; i++) raw[i] = make0();
+    size_t b1 = heap_in_use();
+    for (int i = 0; i < MEM_N; i++) free(raw[i]);
+    *base = ((double)b1 - (double)b0) / MEM_N;
+
+    tether_container *c;
+    tether_registration *r;
+    if (tether_container_new(NULL, &c) != TETHER_OK || tether_register(c, "Obj", (tether_fn)make0, NULL, 0, &r) != TETHER_OK ||
+        tether_set_scope(r, TETHER_SCOPE_TRANSIENT) != TETHER_OK || tether_set_context(r, NULL, drop_free) != TETHER_OK) {
+        report_failure("mem setup", tether_last_status());
+        free(refs); free(raw);
+        return m;
+    }
+    uint32_t key;
+    tether_intern(c, "Obj", &key);
+    /* warm: one resolve so lazily created per-thread/per-container storage is not counted */
+    tether_ref *w;
+    if (tether_resolve_key(c, key, &w) == TETHER_OK) tether_ref_release(w);
+    malloc_trim(0);
+    size_t h0 = heap_in_use(), r0 = rss_bytes();
+    for (int i = 0; i < MEM_N; i++)
+        if (tether_resolve_key(c, key, &refs[i]) != TETHER_OK) { report_failure("resolve (mem)", tether_last_status()); break; }
+    size_t h1 = heap_in_use(), r1 = rss_bytes();
+    for (int i = 0; i < MEM_N; i++) if (refs[i]) tether_ref_release(refs[i]);
+    tether_container_free(c);
+    malloc_trim(0);
+    size_t h2 = heap_in_use();
+    m.heap = ((double)h1 - (double)h0) / MEM_N;
+    m.rss = ((double)r1 - (double)r0) / MEM_N;
+    *residual = ((double)h2 - (double)h0) / MEM_N;
+    free(refs); free(raw);
+    return m;
+}
+
+/* Bytes per extra strong handle on one live singleton. */
+static memrow mem_handles(double *residual) {
+    memrow m = { -1, -1 };
+    tether_ref **refs = calloc(MEM_N, sizeof *refs);
+    tether_container *c;
+    tether_registration *r;
+    if (tether_container_new(NULL, &c) != TETHER_OK || tether_register(c, "One", (tether_fn)make0, NULL, 0, &r) != TETHER_OK ||
+        tether_set_scope(r, TETHER_SCOPE_SINGLETON) != TETHER_OK || tether_set_context(r, NULL, drop_free) != TETHER_OK) {
+        report_failure("mem setup", tether_last_status());
+        free(refs);
+        return m;
+    }
+    tether_ref *w;
+    if (tether_resolve(c, "One", &w) == TETHER_OK) tether_ref_release(w);
+    malloc_trim(0);
+    size_t h0 = heap_in_use(), r0 = rss_bytes();
+    for (int i = 0; i < MEM_N; i++)
+        if (tether_resolve(c, "One", &refs[i]) != TETHER_OK) { report_failure("resolve (mem)", tether_last_status()); break; }
+    size_t h1 = heap_in_use(), r1 = rss_bytes();
+    for (int i = 0; i < MEM_N; i++) if (refs[i]) tether_ref_release(refs[i]);
+    tether_container_free(c);
+    malloc_trim(0);
+    size_t h2 = heap_in_use();
+    m.heap = ((double)h1 - (double)h0) / MEM_N;
+    m.rss = ((double)r1 - (double)r0) / MEM_N;
+    *residual = ((double)h2 - (double)h0) / MEM_N;
+    free(refs);
+    return m;
+}
+
+static void run_mem(void) {
+    double res0 = 0, res2 = 0, resi = 0, resh = 0, base = 0;
+    memrow r0 = mem_registrations("mem0", 0, &res0);
+    memrow r2 = mem_registrations("mem2", 2, &res2);
+    memrow ri = mem_instances(&base, &resi);
+    memrow rh = mem_handles(&resh);
+    char note[160];
+    snprintf(note, sizeof note, "no slots; after container_free %.0f B/reg remain", res0);
+    add_mem_row("memory per registration, key + factory", r0, -2, "<= 256 B", 256, note);
+    snprintf(note, sizeof note, "2 DEP slots; after container_free %.0f B/reg remain", res2);
+    add_mem_row("memory per registration, key + 2 DEP slots", r2, -2, "<= 256 B", 256, note);
+    if (ri.heap >= 0) {
+        memrow over = { ri.heap - base, ri.rss };
+        snprintf(note, sizeof note, "total %.0f B incl. the %.0f B object and its ref handle; residual %.0f B", ri.heap, base, resi);
+        add_mem_row("memory overhead per live transient instance + its handle", over, base, "<= 64 B", 64, note);
+    } else {
+        add_mem_row("memory overhead per live transient instance + its handle", ri, base, "<= 64 B", 64, "failed");
+    }
+    snprintf(note, sizeof note, "extra tether_ref on one singleton; residual %.0f B", resh);
+    add_mem_row("memory per extra strong handle", rh, -2, NULL, 0, note);
+}
+
+/* ------------------------------------------------------------------------- */
+
+static int wanted(const char *list, const char *name) {
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *only = NULL;
+    int opt;
+    while ((opt = getopt(argc, argv, "s:n:r:q")) != -1) {
+        switch (opt) {
+        case 's': only = optarg; break;
+        case 'n': g_fixed_iters = atol(optarg); break;
+        case 'r': g_runs = atoi(optarg); break;
+        case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
+        default:
+            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,S5,scale,mem] [-n iters] [-r runs] [-q]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (g_runs < 1) g_runs = 1;
+    if (g_runs > 63) g_runs = 63;
+
+    printf("# Tether C benchmarks\n\n");
+    printf("library %s (header %s); CLOCK_MONOTONIC, 1 warm-up + median of %d runs, %s per run; "
+           "ns per operation (resolve + tether_ref_get + tether_ref_release, or the hand-written equivalent).\n",
+           tether_version(), TETHER_VERSION, g_runs,
+           g_fixed_iters ? "fixed iterations" : (g_min_run_ns >= 20e6 ? ">= 20 ms" : ">= 5 ms"));
+    printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
+           "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
+    printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
+           "(ideal 2.0 on 2 idle cores); the ns figure is wall time / total ops.\n");
+    if (wanted(only, "mem"))
+        printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "
+               "creating %d registrations or live instances, divided by %d; malloc_trim(0) first; the RSS delta "
+               "(/proc/self/statm) is printed alongside. Instance overhead = Tether's delta minus the delta of "
+               "malloc'ing the same objects by hand.\n", MEM_N, MEM_N);
+    fflush(stdout);
+
+    /* memory first, before the heap is fragmented by the timing runs */
+    if (wanted(only, "mem")) run_mem();
+    if (wanted(only, "S1")) run_s1();
+    if (wanted(only, "S2")) run_s2();
+    if (wanted(only, "S3")) run_s3();
+    if (wanted(only, "S4")) run_s4();
+    if (wanted(only, "S5")) run_s5();
+    if (wanted(only, "scale")) run_scale();
+
+    print_table();
+    if (g_failed) printf("\nSome Tether calls FAILED (see stderr); their rows read FAIL.\n");
+    free(g_keys);
+    return g_failed ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+"""The C side of the binding: every type and function of include/tether.h, declared for ctypes.
+
+Nothing here is Pythonic; the rest of the package builds on it. Every function gets its
+``argtypes`` and ``restype`` (a missing ``restype = c_void_p`` truncates handles to 32 bits),
+and every call through these objects releases the GIL while the library runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    Union,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_void_p,
+)
+from typing import Any
+
+# tether_param_kind
+PARAM_DEP = 0
+PARAM_WEAK = 1
+PARAM_LAZY = 2
+PARAM_WEAK_LAZY = 3
+PARAM_CONTEXT = 4
+PARAM_RESOLVER = 5
+PARAM_I64 = 6
+PARAM_F64 = 7
+PARAM_STR = 8
+PARAM_PTR = 9
+
+# tether_status (the Python mirror with names is errors.Status)
+OK = 0
+E_FACTORY_FAILED = 6
+E_EXPIRED = 8
+
+
+class Param(Structure):
+    """``tether_param``: one declared factory slot."""
+
+    _fields_ = [("kind", c_int), ("key", c_char_p)]
+
+
+class _ValueAs(Union):
+    _fields_ = [("i64", c_int64), ("f64", c_double), ("str", c_char_p), ("ptr", c_void_p)]
+
+
+class Value(Structure):
+    """``tether_value``: one runtime argument."""
+
+    _fields_ = [("kind", c_int), ("as_", _ValueAs)]
+
+
+#: ``void (*)(void *instance, void *context)``
+DROP_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+#: ``tether_status (*)(tether_resolver *, void *instance, void *context)``
+COMPLETE_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+#: ``void *(*)(void)``: what lazy slots and tether_make_provider hand out
+PROVIDER_FN = CFUNCTYPE(c_void_p)
+
+_status = c_int
+_p = c_void_p
+_pp = POINTER(c_void_p)
+
+#: name -> (restype, argtypes), in the order of include/tether.h. Handles are c_void_p.
+SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "tether_version": (c_char_p, []),
+    "tether_status_name": (c_char_p, [_status]),
+    "tether_last_error": (c_char_p, []),
+    "tether_last_status": (_status, []),
+    "tether_set_error": (None, [c_char_p]),
+    "tether_container_new": (_status, [_p, _pp]),
+    "tether_container_free": (_status, [_p]),
+    "tether_register": (_status, [_p, c_char_p, _p, POINTER(Param), c_size_t, _pp]),
+    "tether_set_variadic": (_status, [_p, c_size_t]),
+    "tether_set_scope": (_status, [_p, c_int]),
+    "tether_set_context": (_status, [_p, _p, DROP_FN]),
+    "tether_on_complete": (_status, [_p, COMPLETE_FN, _p]),
+    "tether_resolve": (_status, [_p, c_char_p, _pp]),
+    "tether_resolve_args": (_status, [_p, c_char_p, POINTER(Value), c_size_t, _pp]),
+    "tether_intern": (_status, [_p, c_char_p, POINTER(c_uint32)]),
+    "tether_resolve_key": (_status, [_p, c_uint32, _pp]),
+    "tether_resolve_key_args": (_status, [_p, c_uint32, POINTER(Value), c_size_t, _pp]),
+    "tether_ref_get": (c_void_p, [_p]),
+    "tether_ref_clone": (_status, [_p, _pp]),
+    "tether_ref_release": (_status, [_p]),
+    "tether_ref_downgrade": (_status, [_p, _pp]),
+    "tether_weak_upgrade": (_status, [_p, _pp]),
+    "tether_weak_release": (_status, [_p]),
+    "tether_resolver_get": (_status, [_p, c_char_p, _pp]),
+    "tether_resolver_get_weak": (_status, [_p, c_char_p, _pp]),
+    "tether_make_provider": (_status, [_p, c_char_p, _pp]),
+    "tether_provider_free": (_status, [_p]),
+    "tether_reset": (_status, [_p, c_int]),
+    "tether_validate": (_status, [_p]),
+    "tether_export_dot": (_status, [_p, _pp]),
+    "tether_string_free": (None, [_p]),
+}
+
+
+class Api:
+    """The declared functions of one loaded library, as attributes (``api.tether_resolve``)."""
+
+    def __init__(self, cdll: ctypes.CDLL, path: str) -> None:
+        self.cdll = cdll
+        self.path = path
+        for name, (restype, argtypes) in SIGNATURES.items():
+            fn = getattr(cdll, name)  # AttributeError: the loader turns it into an ImportError
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name, fn)
+
+    def last_error(self) -> str:
+        """This thread's last error message, decoded."""
+        raw = self.tether_last_error()
+        return raw.decode("utf-8", "replace") if raw else ""
+
+    def __getattr__(self, name: str) -> Any:  # only reached for undeclared names
+        raise AttributeError(f"tether: {name} is not declared in tether._native.SIGNATURES")

@@ -1,0 +1,134 @@
+"""Exceptions: one class per tether_status, plus the two ways loading can fail."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.IntEnum):
+    """``tether_status``, with the C names."""
+
+    OK = 0
+    E_INVALID_ARGUMENT = 1
+    E_INVALID_HANDLE = 2
+    E_NOT_FOUND = 3
+    E_CYCLE = 4
+    E_RETAIN_CYCLE = 5
+    E_FACTORY_FAILED = 6
+    E_ARGUMENT_MISMATCH = 7
+    E_EXPIRED = 8
+    E_WRONG_CONTEXT = 9
+    E_NO_MEMORY = 10
+
+    @property
+    def c_name(self) -> str:
+        """``"TETHER_E_CYCLE"`` etc., as ``tether_status_name`` spells it."""
+        return "TETHER_OK" if self is Status.OK else f"TETHER_{self.name}"
+
+
+class TetherError(Exception):
+    """Base of every error the library reports. ``status`` is the C status, ``message`` its text."""
+
+    status: Status | int | None = None
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = Status(status) if status in Status._value2member_map_ else status  # type: ignore[assignment]
+
+
+class InvalidArgumentError(TetherError, ValueError):
+    """TETHER_E_INVALID_ARGUMENT: a bad argument reached the library (e.g. closing a container with children)."""
+
+    status = Status.E_INVALID_ARGUMENT
+
+
+class InvalidHandleError(TetherError):
+    """TETHER_E_INVALID_HANDLE: a closed container, a released reference, a stale registration."""
+
+    status = Status.E_INVALID_HANDLE
+
+
+class NotFoundError(TetherError, LookupError):
+    """TETHER_E_NOT_FOUND: no registration for a key; the message names the path that needed it."""
+
+    status = Status.E_NOT_FOUND
+
+
+class CycleError(TetherError):
+    """TETHER_E_CYCLE: a cycle through constructors; the message draws it and says how to break it."""
+
+    status = Status.E_CYCLE
+
+
+class RetainCycleError(TetherError):
+    """TETHER_E_RETAIN_CYCLE: a strong edge would close a cycle of strong edges (use ``r.weak``)."""
+
+    status = Status.E_RETAIN_CYCLE
+
+
+class FactoryError(TetherError):
+    """TETHER_E_FACTORY_FAILED: a factory or completion callback failed.
+
+    When a Python factory or callback raised, that exception is ``__cause__`` (traceback intact).
+    """
+
+    status = Status.E_FACTORY_FAILED
+
+
+class ArgumentMismatchError(TetherError, TypeError):
+    """TETHER_E_ARGUMENT_MISMATCH: wrong number or kind of runtime arguments."""
+
+    status = Status.E_ARGUMENT_MISMATCH
+
+
+class ExpiredError(TetherError):
+    """TETHER_E_EXPIRED: the instance a weak handle pointed to is gone."""
+
+    status = Status.E_EXPIRED
+
+
+class WrongContextError(TetherError):
+    """TETHER_E_WRONG_CONTEXT: a resolver used after its callback returned."""
+
+    status = Status.E_WRONG_CONTEXT
+
+
+class NoMemoryError(TetherError, MemoryError):
+    """TETHER_E_NO_MEMORY: allocation failed (or the system refused executable closure pages)."""
+
+    status = Status.E_NO_MEMORY
+
+
+class LibraryNotFoundError(ImportError):
+    """libtether.so could not be found or loaded; the message lists where the binding looked."""
+
+
+class VersionMismatchError(ImportError):
+    """The loaded libtether.so has another MAJOR.MINOR than this package."""
+
+
+_BY_STATUS: dict[int, type[TetherError]] = {
+    cls.status: cls
+    for cls in (
+        InvalidArgumentError,
+        InvalidHandleError,
+        NotFoundError,
+        CycleError,
+        RetainCycleError,
+        FactoryError,
+        ArgumentMismatchError,
+        ExpiredError,
+        WrongContextError,
+        NoMemoryError,
+    )
+}
+
+
+def error_for(status: int, message: str) -> TetherError:
+    """The exception for a non-OK status (``TetherError`` itself for a status this package does not know)."""
+    cls = _BY_STATUS.get(status, TetherError)
+    if not message:
+        message = Status(status).c_name if status in Status._value2member_map_ else f"tether status {status}"
+    return cls(message, status)
