@@ -21,7 +21,7 @@ build: $(LIB)
 $(LIB): Package.swift $(shell find Sources -type f) include/tether.h
 	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
 	mkdir -p $(LIBDIR)
-	cp $(SWIFT_REL)/release/libtether.so $(LIB)
+	cp $(SWIFT_REL)/release/libtether.so $(LIB).tmp && mv -f $(LIB).tmp $(LIB)  # never rewrite a loaded .so in place
 
 demo: $(BUILD)/examples/cycles
 	$(BUILD)/examples/cycles
@@ -44,13 +44,16 @@ test: test-swift test-c test-c-asan test-examples test-abi test-install test-pyt
 test-swift:
 	swift test
 
+# Every test file runs even when an earlier one fails; the target fails if any did.
 test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
-	@set -e; for t in $(C_TESTS); do echo "== $$t"; $(BUILD)/tests/$$t; done
+	@failed=""; for t in $(C_TESTS); do echo "== $$t"; $(BUILD)/tests/$$t || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 # AddressSanitizer + LeakSanitizer + UBSan over the same C tests: any report fails.
 test-c-asan: $(addprefix $(BUILD)/tests-asan/,$(C_TESTS))
-	@set -e; for t in $(C_TESTS); do echo "== $$t (asan)"; \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 $(BUILD)/tests-asan/$$t; done
+	@failed=""; for t in $(C_TESTS); do echo "== $$t (asan)"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 $(BUILD)/tests-asan/$$t || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "failed (asan):$$failed"; exit 1; fi
 
 test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
 	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done

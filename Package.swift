@@ -7,6 +7,12 @@ import Foundation
 // stay ordinary: static stdlib in a test bundle fails to link (BUILD-NOTES.md).
 let staticBuild = ProcessInfo.processInfo.environment["TETHER_STATIC"] == "1"
 
+// Swift 5 mode: the core guards shared state with explicit locks and atomics;
+// Swift 6's region checks reject non-Sendable objects moving through Mutex.withLock.
+// The shipped library also drops dynamic exclusivity checks (measured: ~10% of a resolve).
+let librarySettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+    + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked"])] : [])
+
 let package = Package(
     name: "Tether",
     products: [
@@ -16,14 +22,12 @@ let package = Package(
         // No pkgConfig: its `-lffi` would make libtether.so need libffi.so at run time;
         // the static build links libffi_pic.a instead (ffi.h is on the default include path).
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
-        // Swift 5 mode: the core guards shared state with explicit Mutexes; Swift 6's
-        // region checks reject non-Sendable objects moving through Mutex.withLock.
-        .target(name: "TetherCore", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TetherCore", swiftSettings: librarySettings),
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CFFI"],
             exclude: ["exports.map"],
-            swiftSettings: [.swiftLanguageMode(.v5)],
+            swiftSettings: librarySettings,
             linkerSettings: staticBuild
                 ? [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l:libffi_pic.a",
                                  "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/Tether/exports.map"])]

@@ -34,7 +34,7 @@ func outParam<T>(_ out: UnsafeMutablePointer<T?>?, _ function: StaticString) thr
 func keyArgument(_ key: UnsafePointer<CChar>?, _ function: StaticString) throws(TetherError) -> Key {
     guard let key else { throw invalid(function, "the key is NULL") }
     guard key.pointee != 0 else { throw invalid(function, "the key is empty") }
-    return Key(String(cString: key))
+    return KeyCache.key(key)
 }
 
 func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Container {

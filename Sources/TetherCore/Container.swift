@@ -8,10 +8,14 @@ public final class Container: @unchecked Sendable {
 
     private struct State {
         var registrations: [Key: Registration] = [:]
+        /// Replaced registrations, kept alive until close for lock-free readers.
+        var retired: [Registration] = []
         var children = 0
         var isClosed = false
     }
     private let state = Mutex(State())
+    private let table = RegistrationTable()
+    private let closed = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -26,7 +30,7 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    public var isClosed: Bool { state.withLock { $0.isClosed } }
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released).
@@ -35,7 +39,10 @@ public final class Container: @unchecked Sendable {
         let registration = Registration(key: key, params: params, factory: factory, container: self)
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            return .some(s.registrations.updateValue(registration, forKey: key))
+            let old = s.registrations.updateValue(registration, forKey: key)
+            if let old { s.retired.append(old) }
+            table.set(key, registration)
+            return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
         let dropped = replaced?.retire()
@@ -47,7 +54,7 @@ public final class Container: @unchecked Sendable {
     public func registration(for key: Key) -> Registration? {
         var container: Container? = self
         while let c = container {
-            if let r = c.state.withLock({ $0.registrations[key] }) { return r }
+            if let r = c.table.get(key) { return r }
             container = c.parent
         }
         return nil
@@ -72,7 +79,7 @@ public final class Container: @unchecked Sendable {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
         try Graph.checkArguments(registration, arguments)
-        if let hit = registration.cached() { return hit }
+        if let hit = registration.cached(registration.spec.scope) { return hit }
         return try Graph.resolve(registration, from: self, arguments: arguments)
     }
 
@@ -93,8 +100,11 @@ public final class Container: @unchecked Sendable {
                     "the container still has \(s.children) child container(s); free them first"))
             }
             s.isClosed = true
+            closed.store(true, ordering: .releasing)
             let all = Array(s.registrations.values)
+            for key in s.registrations.keys { table.set(key, nil) }
             s.registrations = [:]
+            s.retired = []
             return .success(all)
         }
         let registrations = try result.get()

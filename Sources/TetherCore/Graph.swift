@@ -3,22 +3,29 @@
 /// enters the graph as soon as its factory returns; completion callbacks are
 /// deferred until no factory of the graph is running, then run in creation
 /// order. Any failure destroys everything the graph created and caches nothing.
+///
+/// A graph's storage is reused by the next resolve on the same thread, so a
+/// resolve allocates little beyond the instances themselves.
 final class Graph {
     /// Everything this graph created or reused: kept alive until the resolve returns.
     private var alive: [Instance] = []
     /// Non-transient instances of this graph, by registration.
-    private var shared: [ObjectIdentifier: Instance] = [:]
-    /// Registrations whose factory is pending (on some build stack).
-    private var constructing: Set<ObjectIdentifier> = []
-    /// Keys of the frames under construction, outermost first, for messages.
+    private var shared = InstanceMap()
+    /// Frames of every build under way, outermost first (nested builds from a
+    /// resolver continue above). Their registrations are the ones under construction.
+    private var frames: [Frame] = []
+    /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
+    private var words: [UInt64] = []
+    /// Keys of the frames, for messages.
     private(set) var path: [Key] = []
-    /// Instances waiting for their completion callbacks, with the container they were resolved from.
+    /// Instances waiting for their completion callbacks.
     private var queue: [(instance: Instance, registration: Registration, lookup: Container)] = []
     private var queueHead = 0
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
-    let thread: ThreadState
+    /// Unowned: the thread state keeps its spare graph, not the other way round.
+    unowned let thread: ThreadState
 
     private init(thread: ThreadState) { self.thread = thread }
 
@@ -32,9 +39,14 @@ final class Graph {
             throw TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)")
         }
         thread.nesting += 1
-        defer { thread.nesting -= 1 }
-        let graph = Graph(thread: thread)
-        do {
+        let graph = thread.spareGraph ?? Graph(thread: thread)
+        thread.spareGraph = nil
+        defer {
+            thread.nesting -= 1
+            graph.clear()
+            thread.spareGraph = graph
+        }
+        do throws(TetherError) {
             let root = try graph.build(registration, from: container, arguments: arguments)
             try graph.runCompletions()
             graph.publish()
@@ -57,6 +69,18 @@ final class Graph {
         }
     }
 
+    /// Drops everything for reuse, keeping capacity.
+    private func clear() {
+        alive.removeAll(keepingCapacity: true)
+        shared.removeAll()
+        frames.removeAll(keepingCapacity: true)
+        words.removeAll(keepingCapacity: true)
+        path.removeAll(keepingCapacity: true)
+        queue.removeAll(keepingCapacity: true)
+        queueHead = 0
+        pendingShared.removeAll(keepingCapacity: true)
+    }
+
     // MARK: building
 
     private struct Frame {
@@ -64,21 +88,13 @@ final class Graph {
         let spec: InstanceSpec
         /// Where this frame's dependencies are looked up.
         let lookup: Container
+        let wordBase: Int
         var slot = 0
-        var words: [UInt64]
         var dependencies: [Instance] = []
         var weakSlots: [(index: Int, ref: WeakRef)] = []
         var lazySlots: [(index: Int, cell: LazyCell)] = []
         var resolverSlot: Int?
         var argumentIndex = 0
-
-        init(_ registration: Registration, _ spec: InstanceSpec, lookup: Container) {
-            self.registration = registration
-            self.spec = spec
-            self.lookup = lookup
-            words = []
-            words.reserveCapacity(registration.params.count)
-        }
     }
 
     /// Builds (or finds in this graph or a cache) the instance of `root`.
@@ -86,85 +102,89 @@ final class Graph {
                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
         let rootSpec = root.spec
         if let found = try existing(root, rootSpec, key: root.key) { return found }
-        var stack: [Frame] = []
-        push(&stack, root, rootSpec, from: container)
+        let floor = frames.count
+        push(root, rootSpec, from: container)
         do throws(TetherError) {
             while true {
-                let top = stack.count - 1
-                let params = stack[top].registration.params
-                guard stack[top].slot < params.count else {
-                    let instance = try construct(&stack[top])
-                    let done = stack.removeLast()
-                    constructing.remove(ObjectIdentifier(done.registration))
-                    path.removeLast()
-                    if stack.isEmpty { return instance }
-                    attach(instance, to: &stack[stack.count - 1])
+                let top = frames.count - 1
+                let params = frames[top].registration.params
+                let slot = frames[top].slot
+                guard slot < params.count else {
+                    let instance = try construct(top)
+                    pop()
+                    if frames.count == floor { return instance }
+                    attach(instance, to: frames.count - 1)
                     continue
                 }
-                let param = params[stack[top].slot]
+                let param = params[slot]
+                let wordIndex = frames[top].wordBase + slot
                 switch param {
                 case .dependency(let key), .weak(let key):
-                    let lookup = stack[top].lookup
+                    let lookup = frames[top].lookup
                     guard let dep = lookup.registration(for: key) else {
                         throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling")
                     }
                     let spec = dep.spec
                     if let found = try existing(dep, spec, key: key) {
-                        attach(found, to: &stack[top])
+                        attach(found, to: top)
                     } else {
                         guard dep.argumentTypes.isEmpty else {
                             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
                         }
-                        push(&stack, dep, spec, from: lookup)
+                        push(dep, spec, from: lookup)
                     }
                 case .lazy(let key), .weakLazy(let key):
-                    let cell = LazyCell(container: stack[top].lookup, key: key, isWeak: param != .lazy(key))
-                    stack[top].lazySlots.append((stack[top].words.count, cell))
-                    stack[top].words.append(0)
-                    stack[top].slot += 1
+                    let cell = LazyCell(container: frames[top].lookup, key: key, isWeak: param != .lazy(key))
+                    frames[top].lazySlots.append((wordIndex, cell))
+                    frames[top].slot += 1
                 case .context:
-                    stack[top].words.append(UInt64(UInt(bitPattern: stack[top].spec.context)))
-                    stack[top].slot += 1
+                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.context))
+                    frames[top].slot += 1
                 case .resolver:
-                    stack[top].resolverSlot = stack[top].words.count
-                    stack[top].words.append(0)
-                    stack[top].slot += 1
+                    frames[top].resolverSlot = wordIndex
+                    frames[top].slot += 1
                 case .argument:
                     // Only a top-level frame has arguments: checked before the build.
-                    stack[top].words.append(arguments[stack[top].argumentIndex].bits)
-                    stack[top].argumentIndex += 1
-                    stack[top].slot += 1
+                    words[wordIndex] = arguments[frames[top].argumentIndex].bits
+                    frames[top].argumentIndex += 1
+                    frames[top].slot += 1
                 }
             }
         } catch {
-            for frame in stack { constructing.remove(ObjectIdentifier(frame.registration)) }
-            path.removeLast(stack.count)
+            while frames.count > floor { pop() }
             throw error
         }
     }
 
-    private func push(_ stack: inout [Frame], _ registration: Registration, _ spec: InstanceSpec, from lookup: Container) {
+    private func push(_ registration: Registration, _ spec: InstanceSpec, from lookup: Container) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
         let depLookup = spec.scope == .singleton ? registration.container : lookup
-        stack.append(Frame(registration, spec, lookup: depLookup))
-        constructing.insert(ObjectIdentifier(registration))
+        let base = words.count
+        words.append(contentsOf: repeatElement(0, count: registration.params.count))
+        frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base))
         path.append(registration.key)
+    }
+
+    private func pop() {
+        let frame = frames.removeLast()
+        words.removeLast(words.count - frame.wordBase)
+        path.removeLast()
     }
 
     /// The instance of `registration` this graph already has or a cache holds;
     /// nil when it must be built. A request for one under construction is a cycle.
     private func existing(_ registration: Registration, _ spec: InstanceSpec, key: Key) throws(TetherError) -> Instance? {
-        let id = ObjectIdentifier(registration)
-        if constructing.contains(id) {
+        if frames.contains(where: { $0.registration === registration }) {
             let start = path.firstIndex(of: registration.key) ?? 0
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
         }
         if spec.scope == .transient { return nil }
+        let id = ObjectIdentifier(registration)
         if let found = shared[id] { return found }
         guard spec.scope.isShared else { return nil }
-        if let hit = registration.cached() ?? lockForCreation(registration) {
+        if let hit = registration.cached(spec.scope) ?? lockForCreation(registration, spec.scope) {
             alive.append(hit)
             shared[id] = hit
             return hit
@@ -174,49 +194,51 @@ final class Graph {
 
     /// Takes the creation lock (once per graph) and looks again: another thread may
     /// have published meanwhile, or an outer graph of this thread may be building it.
-    private func lockForCreation(_ registration: Registration) -> Instance? {
+    private func lockForCreation(_ registration: Registration, _ scope: Scope) -> Instance? {
         if !holdsCreationLock {
             CreationLock.shared.lock()
             holdsCreationLock = true
         }
-        return registration.cached() ?? registration.pending
+        return registration.cached(scope) ?? registration.pending
     }
 
-    private func attach(_ instance: Instance, to frame: inout Frame) {
-        switch frame.registration.params[frame.slot] {
+    private func attach(_ instance: Instance, to index: Int) {
+        let wordIndex = frames[index].wordBase + frames[index].slot
+        switch frames[index].registration.params[frames[index].slot] {
         case .weak:
-            frame.weakSlots.append((frame.words.count, WeakRef(instance)))
-            frame.words.append(0)
+            frames[index].weakSlots.append((wordIndex, WeakRef(instance)))
         default:
-            frame.words.append(UInt64(UInt(bitPattern: instance.pointer)))
-            frame.dependencies.append(instance)
+            words[wordIndex] = UInt64(UInt(bitPattern: instance.pointer))
+            frames[index].dependencies.append(instance)
         }
-        frame.slot += 1
+        frames[index].slot += 1
     }
 
-    /// Calls the frame's factory and enters the new instance into the graph.
-    private func construct(_ frame: inout Frame) throws(TetherError) -> Instance {
+    /// Calls the factory of frame `index` and enters the new instance into the graph.
+    private func construct(_ index: Int) throws(TetherError) -> Instance {
+        let frame = frames[index]
         let registration = frame.registration
         let bridge = frame.lookup.bridge
         // Words for handles and closures are made only now that the factory will
         // really run, so a failure earlier leaks nothing.
-        for (index, ref) in frame.weakSlots { frame.words[index] = bridge.weakWord(ref) }
-        for (index, cell) in frame.lazySlots { frame.words[index] = try bridge.lazyWord(cell) }
+        for (i, ref) in frame.weakSlots { words[i] = bridge.weakWord(ref) }
+        for (i, cell) in frame.lazySlots { words[i] = try bridge.lazyWord(cell) }
         var resolver: Resolver?
-        if let index = frame.resolverSlot {
+        if let i = frame.resolverSlot {
             let r = Resolver(graph: self, lookup: frame.lookup, owner: registration)
-            frame.words[index] = bridge.resolverWord(r)
+            words[i] = bridge.resolverWord(r)
             resolver = r
         }
-        defer {
-            if let resolver, let index = frame.resolverSlot {
-                resolver.close()
-                bridge.closeResolver(frame.words[index])
-            }
-        }
-        let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = frame.words.withUnsafeMutableBufferPointer { words in
-            do throws(CallbackFailure) { return .success(try registration.factory.make(words.baseAddress!, count: words.count)) }
+        let count = registration.params.count
+        // A copy: a factory with a resolver may build more and grow `words`.
+        let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
+            for i in 0..<count { buffer[i] = words[frame.wordBase + i] }
+            do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
             catch { return .failure(error) }
+        }
+        if let resolver, let i = frame.resolverSlot {
+            resolver.close()
+            bridge.closeResolver(words[i])
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
@@ -286,9 +308,7 @@ final class Graph {
         releaseCreationLock()
         // Dropping the graph's references destroys what it created, each once;
         // cached instances it merely reused stay cached.
-        queue = []
-        shared = [:]
-        alive = []
+        clear()
     }
 
     private func releaseCreationLock() {
@@ -301,4 +321,32 @@ final class Graph {
 
 func pathText(_ keys: [Key]) -> String {
     keys.map(\.quoted).joined(separator: " -> ")
+}
+
+/// Registration -> instance for one graph: a linear scan while small (the usual
+/// case), a dictionary beyond that.
+struct InstanceMap {
+    private var small: [(ObjectIdentifier, Instance)] = []
+    private var large: [ObjectIdentifier: Instance]?
+
+    subscript(id: ObjectIdentifier) -> Instance? {
+        get {
+            if let large { return large[id] }
+            for (k, v) in small where k == id { return v }
+            return nil
+        }
+        set {
+            guard let newValue else { return }
+            if large != nil { large![id] = newValue; return }
+            if small.count < 16 { small.append((id, newValue)); return }
+            var map = Dictionary(small, uniquingKeysWith: { a, _ in a })
+            map[id] = newValue
+            large = map
+        }
+    }
+
+    mutating func removeAll() {
+        small.removeAll(keepingCapacity: true)
+        large = nil
+    }
 }

@@ -51,9 +51,12 @@ public final class Instance: @unchecked Sendable {
         // Release what this instance holds without recursing once per level, so a
         // 10,000-deep chain cannot overflow the stack.
         if !dependencies.isEmpty || extras != nil {
-            ReleaseQueue.release(dependencies, extras)
-            dependencies = []
+            // Move the references out so the queue holds the only ones.
+            var held: [Instance] = []
+            swap(&held, &dependencies)
+            let heldExtras = extras
             extras = nil
+            ReleaseQueue.release(held, heldExtras)
         }
     }
 

@@ -2,6 +2,11 @@ import Synchronization
 
 /// A key's factory, declared parameters, scope, destructor and completion
 /// callbacks, plus the scope's cache. Owned by one container.
+///
+/// Reads on the resolve path take no lock: the current spec and the singleton
+/// slot are published through atomics and the objects they point to are kept
+/// alive by this registration until it is deallocated, so a reader can never
+/// see one freed. Writers (configuration, publication, reset) take `lock`.
 public final class Registration: @unchecked Sendable {
     public let key: Key
     public let params: [Param]
@@ -11,28 +16,20 @@ public final class Registration: @unchecked Sendable {
     /// Strong: the cycle container -> registration -> container is broken by `Container.close()`.
     let container: Container
 
-    private struct State {
-        var spec: InstanceSpec
-        var singleton: Instance?
+    /// The current `InstanceSpec` (unretained; `Owned.specs` keeps it alive).
+    private let specAddress = Atomic<UInt>(0)
+    /// The current singleton slot, or 0 (unretained; `Owned.slots` keeps it alive).
+    private let singletonAddress = Atomic<UInt>(0)
+
+    private struct Owned {
+        var specs: [InstanceSpec] = []
+        var slots: [SingletonSlot] = []
+        /// Weak scope: read under the lock (a weak reference cannot be swapped while read).
         var weakCache = WeakBox(nil)
         var isLive = true
+        var observed: Set<ObservedEdge> = []
     }
-    private let state: Mutex<State>
-
-    /// Edges completion callbacks or factories were seen to make from this
-    /// registration's instances (for the picture; not part of resolution).
-    public struct ObservedEdge: Hashable, Sendable {
-        public let target: Key
-        public let isWeak: Bool
-    }
-    private let observed = Mutex<Set<ObservedEdge>>([])
-    public var observedEdges: [ObservedEdge] {
-        observed.withLock { Array($0) }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
-    }
-    func noteEdge(to target: Key, isWeak: Bool) {
-        let edge = ObservedEdge(target: target, isWeak: isWeak)
-        observed.withLock { if !$0.contains(edge) { $0.insert(edge) } }
-    }
+    private let lock = Mutex(Owned())
 
     /// A shared instance created by a graph that has not published it yet.
     /// Touched only by the thread holding the creation lock.
@@ -44,76 +41,132 @@ public final class Registration: @unchecked Sendable {
         self.factory = factory
         self.container = container
         argumentTypes = params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
-        state = Mutex(State(spec: InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])))
+        install(InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
     }
 
-    public var spec: InstanceSpec { state.withLock { $0.spec } }
-    public var isLive: Bool { state.withLock { $0.isLive } }
+    public var spec: InstanceSpec {
+        Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!).takeUnretainedValue()
+    }
+
+    public var isLive: Bool { lock.withLock { $0.isLive } }
+
+    private func install(_ spec: InstanceSpec) {
+        lock.withLock { owned in install(spec, &owned) }
+    }
+
+    private func install(_ spec: InstanceSpec, _ owned: inout Owned) {
+        owned.specs.append(spec)
+        specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
+    }
 
     /// Changing the scope drops what the old scope cached.
     public func setScope(_ scope: Scope) {
-        let dropped: Instance? = state.withLock { s in
-            guard s.spec.scope != scope else { return nil }
-            s.spec = s.spec.with(scope: scope)
-            s.weakCache = WeakBox(nil)
-            let old = s.singleton
-            s.singleton = nil
-            return old
+        let dropped = lock.withLock { owned -> Instance? in
+            let current = owned.specs.last!
+            guard current.scope != scope else { return nil }
+            install(current.with(scope: scope), &owned)
+            return clearCaches(&owned)
         }
         _ = consume dropped
     }
 
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?) {
-        state.withLock { s in s.spec = s.spec.with(context: .some(context), destructor: .some(destructor)) }
+        lock.withLock { owned in install(owned.specs.last!.with(context: .some(context), destructor: .some(destructor)), &owned) }
     }
 
     public func addCompletion(_ completion: Completion) {
-        state.withLock { s in s.spec = s.spec.with(completions: s.spec.completions + [completion]) }
-    }
-
-    /// The cached shared instance, if any (singleton or live weak-scope instance).
-    func cached() -> Instance? {
-        state.withLock { s in
-            switch s.spec.scope {
-            case .singleton: s.singleton
-            case .weak: s.weakCache.value
-            default: nil
-            }
+        lock.withLock { owned in
+            let current = owned.specs.last!
+            install(current.with(completions: current.completions + [completion]), &owned)
         }
     }
 
-    /// Publishes a shared instance made by a finished graph. Returns false when the
-    /// registration was replaced or its scope changed meanwhile (nothing cached).
+    /// The cached shared instance, if any. Singleton hits take no lock.
+    @inline(__always)
+    func cached(_ scope: Scope) -> Instance? {
+        switch scope {
+        case .singleton:
+            let address = singletonAddress.load(ordering: .acquiring)
+            guard address != 0 else { return nil }
+            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
+        case .weak:
+            return lock.withLock { $0.weakCache.value }
+        default:
+            return nil
+        }
+    }
+
+    /// Publishes a shared instance made by a finished graph (unless the
+    /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        state.withLock { s in
-            guard s.isLive, s.spec.scope == instance.spec.scope else { return }
+        lock.withLock { owned in
+            guard owned.isLive, spec.scope == instance.spec.scope else { return }
             switch instance.spec.scope {
-            case .singleton: s.singleton = instance
-            case .weak: s.weakCache = WeakBox(instance)
-            default: break
+            case .singleton:
+                let slot = SingletonSlot(instance)
+                owned.slots.append(slot)
+                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot).toOpaque()), ordering: .releasing)
+            case .weak:
+                owned.weakCache = WeakBox(instance)
+            default:
+                break
             }
         }
     }
 
     /// Empties the cache of `scope`; returns what the caller must release (outside locks).
     func reset(_ scope: Scope) -> Instance? {
-        state.withLock { s in
-            guard s.spec.scope == scope else { return nil }
-            s.weakCache = WeakBox(nil)
-            let old = s.singleton
-            s.singleton = nil
-            return old
-        }
+        lock.withLock { owned in spec.scope == scope ? clearCaches(&owned) : nil }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
     func retire() -> Instance? {
-        state.withLock { s in
-            s.isLive = false
-            s.weakCache = WeakBox(nil)
-            let old = s.singleton
-            s.singleton = nil
-            return old
+        lock.withLock { owned in
+            owned.isLive = false
+            return clearCaches(&owned)
         }
+    }
+
+    private func clearCaches(_ owned: inout Owned) -> Instance? {
+        owned.weakCache = WeakBox(nil)
+        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
+        guard address != 0 else { return nil }
+        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().takeStrong()
+    }
+
+    /// Edges completion callbacks or factories were seen to make from this
+    /// registration's instances (for the picture; not part of resolution).
+    public struct ObservedEdge: Hashable, Sendable {
+        public let target: Key
+        public let isWeak: Bool
+    }
+
+    public var observedEdges: [ObservedEdge] {
+        lock.withLock { Array($0.observed) }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+    }
+
+    func noteEdge(to target: Key, isWeak: Bool) {
+        let edge = ObservedEdge(target: target, isWeak: isWeak)
+        lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.insert(edge) } }
+    }
+}
+
+/// One published singleton. Readers load the instance through a weak reference
+/// that is written only in `init`, so a reset (dropping `strong`) racing with a
+/// hit is safe: the hit either gets a strong reference or nil. Slots are never
+/// freed before their registration.
+final class SingletonSlot: @unchecked Sendable {
+    weak var instance: Instance?
+    private var strong: Instance?
+
+    init(_ instance: Instance) {
+        self.instance = instance
+        strong = instance
+    }
+
+    /// Hands the cache's strong reference to the caller (called under the registration's lock).
+    func takeStrong() -> Instance? {
+        defer { strong = nil }
+        return strong
     }
 }

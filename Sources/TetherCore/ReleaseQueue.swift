@@ -4,10 +4,11 @@
 /// destructor has run before its edges are handed over), but the stack depth no
 /// longer grows with the length of a dependency chain.
 enum ReleaseQueue {
-    static func release(_ dependencies: [Instance], _ extras: InstanceExtras?) {
+    static func release(_ dependencies: consuming [Instance], _ extras: consuming InstanceExtras?) {
         let state = ThreadState.current
-        if !dependencies.isEmpty { state.pendingRelease.append(dependencies) }
-        if let extras { state.pendingExtras.append(extras) }
+        let batch = consume dependencies
+        if !batch.isEmpty { state.pendingRelease.append(consume batch) } else { _ = consume batch }
+        if let extras = consume extras { state.pendingExtras.append(consume extras) }
         if state.draining { return }
         state.draining = true
         while true {

@@ -12,8 +12,8 @@ final class ThreadState {
     var pendingRelease: [[Instance]] = []
     var pendingExtras: [InstanceExtras] = []
     var draining = false
-    /// Graphs open on this thread, innermost last.
-    var graphs: [Graph] = []
+    /// A finished graph kept for the next resolve on this thread.
+    var spareGraph: Graph?
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
 

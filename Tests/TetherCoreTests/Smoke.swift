@@ -1,0 +1,52 @@
+// Basics: keys, one registration, one resolve, one release.
+import Testing
+import TetherCore
+
+@Suite struct Smoke {
+    @Test func keysAreInternedOnce() {
+        let a = Key("Smoke.Logger")
+        #expect(a == Key("Smoke.Logger"))
+        #expect(a != Key("Smoke.Other"))
+        #expect(a.name == "Smoke.Logger")
+        #expect(a.quoted == "\"Smoke.Logger\"")
+        #expect(KeyTable.shared.lookup("Smoke.Logger") == a)
+        #expect(KeyTable.shared.lookup("Smoke.never interned \(#line)") == nil)
+        #expect(Key(id: a.id) == a)
+    }
+
+    @Test func resolveMakesAndReleaseDestroys() throws {
+        let fx = try Fixture()
+        try fx.register("A")
+        var a: Instance? = try fx.resolve("A")
+        #expect(Obj.of(a!).label == "A")
+        #expect(a!.key == Key("A"))
+        #expect(fx.tracker.calls("A") == 1)
+        #expect(fx.tracker.dropped("A") == 0)
+        a = nil
+        #expect(fx.tracker.dropped("A") == 1)
+        #expect(fx.tracker.badDrops == 0)
+    }
+
+    @Test func missingTopLevelKey() throws {
+        let fx = try Fixture()
+        expectError(.notFound, "no registration for \"Nope\"") { try fx.resolve("Nope") }
+    }
+
+    @Test func contextSlotAndDestructorContext() throws {
+        let fx = try Fixture()
+        let context = UnsafeMutableRawPointer(bitPattern: 0x1234)!
+        let seen = Box<UnsafeMutableRawPointer?>(nil)
+        let r = try fx.container.register(Key("Ctx"), params: [.context], factory: ClosureFactory { words in
+            Unmanaged.passRetained(Obj(label: "Ctx", words: words)).toOpaque()
+        }).registration
+        r.setContext(context) { p, ctx in
+            seen.value = ctx
+            Unmanaged<Obj>.fromOpaque(p).release()
+        }
+        var c: Instance? = try fx.resolve("Ctx")
+        #expect(Obj.of(c!).words == [UInt64(UInt(bitPattern: context))])
+        #expect(r.spec.context == context)
+        c = nil
+        #expect(seen.value == context)
+    }
+}

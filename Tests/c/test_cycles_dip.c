@@ -147,6 +147,7 @@ static void test_dip_weak_note_expired_after_resolve_not_during(void) {
         CHECK(n.checked_in_callback);
         CHECK(n.alive_in_callback);                  /* not expired within the resolve */
         Server *server = tether_ref_get(ref);
+        CHECK(server && server->client);
         if (server && server->client) {
             tether_ref *back = NULL;
             CHECK_STATUS(tether_weak_upgrade(server->client, &back), TETHER_E_EXPIRED);
@@ -169,7 +170,8 @@ static void test_dip_strong_back_reference_is_refused(void) {
     CHECK(strstr(n.strong_error, "\"Client\" -> \"Server\" -> \"Client\"") != NULL);
     CHECK(strstr(n.strong_error, "tether_resolver_get_weak") != NULL);
     Client *client = tether_ref_get(ref);
-    if (client && client->server->client) {
+    CHECK(client && client->server && client->server->client);
+    if (client && client->server && client->server->client) {
         tether_ref *back = NULL;
         CHECK_OK(tether_weak_upgrade(client->server->client, &back));
         CHECK(tether_ref_get(back) == client);

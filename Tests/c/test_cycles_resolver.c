@@ -189,6 +189,7 @@ static void test_resolver_weak_lazy_first_call_with_nobody_holding_p(void) {
     CHECK_OK(tether_resolve(c, "ClassC", &rc));
     ClassC *cc = tether_ref_get(rc);
     CHECK(m.p_made == 0);                    /* lazy: nothing resolved yet */
+    CHECK(cc && cc->p);
     if (cc && cc->p) {
         CHECK(cc->p() == NULL);              /* resolved, but nobody holds it strongly */
         CHECK(tether_last_status() == TETHER_E_EXPIRED);
@@ -227,6 +228,7 @@ static void test_resolver_strong_lazy_resolves_on_first_call_only(void) {
     CHECK_OK(tether_resolve(c, "ClassP", &rp));
     ClassP *p = tether_ref_get(rp);
     CHECK(m.c_made == 0);
+    CHECK(p && p->c);
     if (p && p->c) {
         ClassC *first = p->c();
         CHECK(first != NULL);
@@ -300,6 +302,7 @@ static void test_provider_failure_then_retry(void) {
     tether_container *c = class_pc((tether_fn)make_p, NULL, 0, (tether_fn)make_c_plain, NULL, 0);
     tether_provider get_c = NULL;
     CHECK_OK(tether_make_provider(c, "ClassC", &get_c));
+    CHECK(get_c != NULL);
     if (get_c) {
         m.fail_next = 1;
         CHECK(get_c() == NULL);
@@ -340,12 +343,80 @@ static void test_provider_free_refuses_lazy_slot_providers(void) {
     tether_ref *rp = NULL;
     CHECK_OK(tether_resolve(c, "ClassP", &rp));
     ClassP *p = tether_ref_get(rp);
+    CHECK(p && p->c);
     if (p && p->c) {
         CHECK_STATUS(tether_provider_free(p->c), TETHER_E_INVALID_HANDLE);
         CHECK(p->c() != NULL);               /* untouched: freed with P, not here */
     }
     CHECK_OK(tether_ref_release(rp));
     CHECK(m.p_dropped == 1 && m.c_dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* ---- Completion order ------------------------------------------------------- */
+
+/* Top(L, R), L(Leaf), R(Leaf): created Leaf, L, R, Top (dependencies first).
+ * Top has two callbacks; the second takes Extra(Leaf), whose callback takes
+ * More: instances made by callbacks are appended to the queue. */
+static struct { char log[256]; int log_len_when_top_built; } o;
+
+static void log_word(const char *word) {
+    size_t len = strlen(o.log);
+    snprintf(o.log + len, sizeof o.log - len, "%s%s", len ? " " : "", word);
+}
+static void *make_leaf_o(void) { return xcalloc(1); }
+static void *make_side_o(void *leaf) { (void)leaf; return xcalloc(1); }
+static void *make_top_o(void *l, void *r) {
+    (void)l; (void)r;
+    o.log_len_when_top_built = (int)strlen(o.log);   /* no callback has run yet */
+    return xcalloc(1);
+}
+static void drop_o(void *instance, void *context) { (void)context; free(instance); }
+static tether_status log_cb(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance;
+    log_word(context);
+    return TETHER_OK;
+}
+static tether_status log_and_get_cb(tether_resolver *r, void *instance, void *context) {
+    (void)instance;
+    const char *const *words = context;   /* { word to log, key to take } */
+    void *got = NULL;
+    log_word(words[0]);
+    return tether_resolver_get(r, words[1], &got);
+}
+
+static void test_completion_callbacks_run_in_documented_order(void) {
+    static const char *const top2[] = { "Top#2", "Extra" };
+    static const char *const extra[] = { "Extra", "More" };
+    memset(&o, 0, sizeof o);
+    tether_container *c = NULL;
+    tether_registration *r = NULL;
+    tether_param top_p[] = { TETHER_DEP("L"), TETHER_DEP("R") };
+    tether_param side_p[] = { TETHER_DEP("Leaf") };
+    CHECK_OK(tether_container_new(NULL, &c));
+#define ADD(key, factory, params, count) do { \
+        CHECK_OK(tether_register(c, key, (tether_fn)factory, params, count, &r)); \
+        CHECK_OK(tether_set_context(r, NULL, drop_o)); } while (0)
+    ADD("Top", make_top_o, top_p, 2);
+    CHECK_OK(tether_on_complete(r, log_cb, "Top#1"));
+    CHECK_OK(tether_on_complete(r, log_and_get_cb, (void *)top2));
+    ADD("L", make_side_o, side_p, 1);
+    CHECK_OK(tether_on_complete(r, log_cb, "L"));
+    ADD("R", make_side_o, side_p, 1);
+    CHECK_OK(tether_on_complete(r, log_cb, "R"));
+    ADD("Leaf", make_leaf_o, NULL, 0);
+    CHECK_OK(tether_on_complete(r, log_cb, "Leaf"));
+    ADD("Extra", make_side_o, side_p, 1);
+    CHECK_OK(tether_on_complete(r, log_and_get_cb, (void *)extra));
+    ADD("More", make_leaf_o, NULL, 0);
+    CHECK_OK(tether_on_complete(r, log_cb, "More"));
+#undef ADD
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, "Top", &ref));
+    CHECK(o.log_len_when_top_built == 0);
+    CHECK(strcmp(o.log, "Leaf L R Top#1 Top#2 Extra More") == 0);
+    if (strcmp(o.log, "Leaf L R Top#1 Top#2 Extra More") != 0) fprintf(stderr, "  order: %s\n", o.log);
+    CHECK_OK(tether_ref_release(ref));
     CHECK_OK(tether_container_free(c));
 }
 
@@ -362,5 +433,6 @@ int main(void) {
     RUN(test_provider_failure_then_retry);
     RUN(test_provider_after_container_freed);
     RUN(test_provider_free_refuses_lazy_slot_providers);
+    RUN(test_completion_callbacks_run_in_documented_order);
     return harness_finish();
 }

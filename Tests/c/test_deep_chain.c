@@ -2,8 +2,12 @@
  * no stack overflow when resolving, validating or releasing it, every factory
  * once, every destructor once, dependents destroyed before their dependencies.
  * And the same chain closed into a cycle (K9999(K0)) is reported, not recursed. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "harness.h"
 
 enum { DEPTH = 10000 };
@@ -140,6 +144,45 @@ static void test_deep_cycle_is_reported_not_recursed(void) {
     CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
     CHECK_ERROR_HAS("\"K9999\" -> \"K0\"");
     CHECK_OK(tether_container_free(c));
+    tether_set_error("(none since the 10,000-key cycle message)");   /* keep later reports short */
+}
+
+/* The same on a 256 KB thread stack (32 times less than the main thread's
+ * usual 8 MB): stack use must not grow with the chain, in resolve or release.
+ * Run in a child process, so an overflow is reported as a failure of this test. */
+static void *resolve_and_release(void *failed) {
+    tether_container *c = chain(0, TETHER_SCOPE_GRAPH);
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, "K0", &ref));
+    CHECK_OK(tether_validate(c));
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(drops == DEPTH);
+    CHECK_OK(tether_container_free(c));
+    *(int *)failed = harness_current_failed;
+    return NULL;
+}
+
+static void test_deep_chain_on_a_small_stack(void) {
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid < 0) return;
+    if (pid == 0) {
+        int failed = 1;
+        pthread_attr_t attr;
+        pthread_t thread;
+        if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 256 * 1024) != 0 ||
+            pthread_create(&thread, &attr, resolve_and_release, &failed) != 0 ||
+            pthread_join(thread, NULL) != 0)
+            _exit(2);
+        fflush(NULL);
+        _exit(failed ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "  the child died of signal %d (stack overflow?)\n", WTERMSIG(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 int main(void) {
@@ -147,5 +190,6 @@ int main(void) {
     RUN(test_deep_singleton_chain_released_with_the_container);
     RUN(test_deep_chain_validates);
     RUN(test_deep_cycle_is_reported_not_recursed);
+    RUN(test_deep_chain_on_a_small_stack);
     return harness_finish();
 }

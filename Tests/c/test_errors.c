@@ -246,6 +246,46 @@ static void released_ref_used_again(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Handles are generation-counted: a released handle stays invalid after its slot is
+ * reused by new handles, and using it never touches the new ones. */
+static void released_handle_after_slot_reuse(void) {
+    tether_container *c = container_with_a(NULL);
+    tether_ref *old = released_ref(c);
+    tether_weak *old_weak = NULL;
+    tether_ref *tmp;
+    CHECK_OK(tether_resolve(c, "A", &tmp));
+    CHECK_OK(tether_ref_downgrade(tmp, &old_weak));
+    CHECK_OK(tether_weak_release(old_weak));
+    CHECK_OK(tether_ref_release(tmp));
+    enum { MANY = 64 };
+    tether_ref *fresh[MANY];
+    tether_weak *fresh_weak[MANY];
+    int reused = 0;
+    for (int i = 0; i < MANY; i++) {
+        CHECK_OK(tether_resolve(c, "A", &fresh[i]));
+        CHECK_OK(tether_ref_downgrade(fresh[i], &fresh_weak[i]));
+        reused |= fresh[i] == old;
+    }
+    (void)reused; /* equal values are allowed only if the library tells them apart otherwise */
+    CHECK_STATUS(tether_ref_release(old), TETHER_E_INVALID_HANDLE);
+    CHECK(tether_ref_get(old) == NULL);
+    CHECK_STATUS(tether_weak_release(old_weak), TETHER_E_INVALID_HANDLE);
+    for (int i = 0; i < MANY; i++) {
+        CHECK(tether_ref_get(fresh[i]) != NULL);
+        CHECK_OK(tether_weak_release(fresh_weak[i]));
+        CHECK_OK(tether_ref_release(fresh[i]));
+    }
+    CHECK_OK(tether_container_free(c));
+
+    /* containers too */
+    tether_container *gone = new_container();
+    CHECK_OK(tether_container_free(gone));
+    tether_container *alive[8];
+    for (int i = 0; i < 8; i++) alive[i] = new_container();
+    CHECK_STATUS(tether_container_free(gone), TETHER_E_INVALID_HANDLE);
+    for (int i = 0; i < 8; i++) CHECK_OK(tether_container_free(alive[i]));
+}
+
 static void double_release(void) {
     kind K = {"K", 0, 0};
     tether_container *c = new_container();
@@ -321,7 +361,7 @@ static void handles_of_a_freed_container(void) {
     tether_ref *r = (tether_ref *)&r;
     CHECK_STATUS(tether_resolve(c, "A", &r), TETHER_E_INVALID_HANDLE);
     CHECK_ERROR_STARTS("tether_resolve: ");
-    CHECK_ERROR_HAS("stale");
+    CHECK_ERROR_HAS("freed");
     CHECK(r == NULL);
     CHECK_STATUS(tether_register(c, "B", (tether_fn)make_plain, NULL, 0, NULL), TETHER_E_INVALID_HANDLE);
     CHECK_ERROR_STARTS("tether_register: ");
@@ -536,11 +576,8 @@ static kind Bad = {"Bad", 0, 0};
 /* Fails while bad_should_fail is set. It owns the weak handle it was given, failing or not. */
 static void *make_bad(kind *k, tether_weak *w) {
     tether_weak_release(w);
-    if (bad_should_fail) {
-        if (bad_reason) tether_set_error(bad_reason);
-        return NULL;
-    }
-    return make(k);
+    if (bad_reason) tether_set_error(bad_reason);
+    return bad_should_fail ? NULL : make(k);
 }
 
 static void *make_top(kind *k, void *s, void *g, void *w, void *bad) {
@@ -610,6 +647,17 @@ static void factory_null_with_a_reason(void) {
     CHECK_STATUS(tether_resolve(c, "Top", &r), TETHER_E_FACTORY_FAILED);
     CHECK_ERROR_HAS("factory for \"Bad\" returned NULL");
     CHECK(strstr(tether_last_error(), "disk full") == NULL);
+
+    /* nor does a reason set by a factory that then succeeded */
+    bad_should_fail = 0;
+    bad_reason = "only a warning";
+    CHECK_OK(tether_resolve(c, "Bad", &r));
+    CHECK_OK(tether_ref_release(r));
+    bad_should_fail = 1;
+    bad_reason = NULL;
+    CHECK_STATUS(tether_resolve(c, "Bad", &r), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("factory for \"Bad\" returned NULL");
+    CHECK(strstr(tether_last_error(), "only a warning") == NULL);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -702,6 +750,7 @@ int main(void) {
     RUN(bad_scope_value);
     RUN(null_callback_and_handles);
     RUN(released_ref_used_again);
+    RUN(released_handle_after_slot_reuse);
     RUN(double_release);
     RUN(handle_of_the_wrong_kind);
     RUN(handles_of_a_freed_container);

@@ -130,6 +130,7 @@ static void test_failing_completion_callback_in_a_cyclic_graph(void) {
     CHECK_OK(tether_resolve(c, "App", &ref));
     CHECK(kinds[CACHE].made == 2 && kinds[SESSION].made == 2 && kinds[APP].made == 2);
     Node *app = tether_ref_get(ref);
+    CHECK(app != NULL);
     if (app) {
         Node *leaf = app->dep[0]->dep[0];
         tether_ref *back = NULL;

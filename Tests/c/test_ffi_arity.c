@@ -179,6 +179,22 @@ static void *f16_f64(double a0, double a1, double a2, double a3, double a4, doub
     return r;
 }
 
+/* 32 parameters, alternating int64 and double: most of them go on the stack. */
+typedef struct pairs { int64_t i[16]; double d[16]; } pairs;
+#define PAIR(n) int64_t i##n, double d##n
+#define PUT(n) p->i[n] = i##n; p->d[n] = d##n;
+static void *f32_pairs(PAIR(0), PAIR(1), PAIR(2), PAIR(3), PAIR(4), PAIR(5), PAIR(6), PAIR(7),
+                       PAIR(8), PAIR(9), PAIR(10), PAIR(11), PAIR(12), PAIR(13), PAIR(14), PAIR(15)) {
+    pairs *p = malloc(sizeof *p);
+    PUT(0) PUT(1) PUT(2) PUT(3) PUT(4) PUT(5) PUT(6) PUT(7)
+    PUT(8) PUT(9) PUT(10) PUT(11) PUT(12) PUT(13) PUT(14) PUT(15)
+    created++;
+    return p;
+}
+#undef PAIR
+#undef PUT
+static void drop_pairs(void *instance, void *context) { (void)context; free(instance); destroyed++; }
+
 /* RESOLVER slot: fetch L3 through it while the factory runs. */
 static void *f_resolver(tether_resolver *res, void *dep) {
     rec *r = rec_new();
@@ -460,6 +476,48 @@ static void arity_16_double_runtime_arguments(void) {
     finish(c);
 }
 
+static void arity_32_alternating_int64_and_double(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param p[32];
+    tether_value a[32];
+    for (int n = 0; n < 16; n++) {
+        p[2 * n] = TETHER_I64;
+        p[2 * n + 1] = TETHER_F64;
+        a[2 * n] = TETHER_VAL_I64((int64_t)n * 1000003 - 7);
+        a[2 * n + 1] = TETHER_VAL_F64(n / 8.0 - 1.0);
+    }
+    tether_registration *reg = NULL;
+    CHECK_OK(tether_register(c, "P32", (tether_fn)f32_pairs, p, 32, &reg));
+    CHECK_OK(tether_set_context(reg, NULL, drop_pairs));
+    uint32_t id;
+    CHECK_OK(tether_intern(c, "P32", &id));
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve_key_args(c, id, a, 32, &ref));
+    pairs *got = ref ? tether_ref_get(ref) : NULL;
+    if (got)
+        for (int n = 0; n < 16; n++) {
+            CHECK(got->i[n] == a[2 * n].as.i64);
+            CHECK(same_f64(got->d[n], a[2 * n + 1].as.f64));
+        }
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    finish(c);
+}
+
+static void null_string_argument_passes_through(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param p[] = {TETHER_PTR, TETHER_F64, TETHER_I64, TETHER_F64, TETHER_STR};
+    reg_rec(c, "F5", (tether_fn)f5_mixed, p, 5, NULL);
+    tether_value a[] = {TETHER_VAL_PTR(NULL), TETHER_VAL_F64(1), TETHER_VAL_I64(2), TETHER_VAL_F64(3),
+                        TETHER_VAL_STR(NULL)};
+    tether_ref *ref;
+    rec *r = resolve_rec(c, "F5", a, 5, &ref);
+    if (r) CHECK(r->v[4].ptr == NULL);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    finish(c);
+}
+
 static void resolver_slot_reaches_the_graph(void) {
     reset_counts();
     tether_container *c = new_container();
@@ -574,6 +632,8 @@ int main(void) {
     RUN(arity_16_dependencies_on_distinct_keys);
     RUN(arity_16_int64_runtime_arguments);
     RUN(arity_16_double_runtime_arguments);
+    RUN(arity_32_alternating_int64_and_double);
+    RUN(null_string_argument_passes_through);
     RUN(resolver_slot_reaches_the_graph);
     RUN(variadic_factory);
     RUN(variadic_fixed_count_is_checked);

@@ -3,7 +3,9 @@
  * the last strong reference (handle, edge or singleton cache) goes, dependents
  * destroyed before their dependencies, instances outliving their container, and
  * drop(instance, context). */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <unistd.h>
 #include "harness.h"
 
 /* ---- instances that log their destruction -------------------------------- */
@@ -341,7 +343,111 @@ static void handles_are_distinct_per_resolve_and_clone(void) {
     CHECK(S.dropped == 1);
 }
 
+/* ---- callbacks calling back into the library ------------------------------ */
+/* The header allows factories and destructors to call the library, including
+ * resolving from the same container. main() sets an alarm so a deadlock fails. */
+
+typedef struct holder { tether_ref *held; kind *k; } holder;
+static tether_container *reentrant_container;
+static tether_status nested_status, drop_resolve_status;
+
+/* A factory that makes a nested top-level resolve of "B" and keeps the handle. */
+static void *make_holder(kind *k) {
+    holder *h = malloc(sizeof *h);
+    h->k = k;
+    h->held = NULL;
+    nested_status = tether_resolve(reentrant_container, "B", &h->held);
+    k->made++;
+    return h;
+}
+/* ...and releases it in its destructor. */
+static void drop_holder(void *instance, void *context) {
+    holder *h = instance;
+    (void)context;
+    h->k->dropped++;
+    if (drop_count < 64) drop_log[drop_count++] = h->k->tag;
+    if (h->held) CHECK_OK(tether_ref_release(h->held));
+    free(h);
+}
+
+static void factory_resolves_and_destructor_releases(void) {
+    kind H = {"H", 0, 0}, B = {"B", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    reg(c, &B, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "H", (tether_fn)make_holder, p, 1, &r));
+    CHECK_OK(tether_set_context(r, &H, drop_holder));
+    log_reset();
+    tether_ref *ref;
+    CHECK_OK(tether_resolve(c, "H", &ref));
+    CHECK(nested_status == TETHER_OK);
+    holder *h = tether_ref_get(ref);
+    if (h) CHECK(tether_ref_get(h->held) != NULL);
+    CHECK(B.made == 1 && B.dropped == 0);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(H.dropped == 1 && B.dropped == 1);
+    CHECK(logged_at(0, "H") && logged_at(1, "B"));
+    CHECK_OK(tether_container_free(c));
+}
+
+static void singleton_holding_a_ref_freed_with_its_container(void) {
+    kind H = {"H", 0, 0}, B = {"B", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    reg(c, &B, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "H", (tether_fn)make_holder, p, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(r, &H, drop_holder));
+    tether_ref *ref;
+    CHECK_OK(tether_resolve(c, "H", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));    /* H's destructor releases its handle on B meanwhile */
+    CHECK(H.dropped == 1 && B.dropped == 1);
+}
+
+/* A destructor that resolves from the container whose cache is being emptied. */
+static void drop_and_resolve(void *instance, void *context) {
+    kind *k = context;
+    k->dropped++;
+    free(instance);
+    tether_ref *r = NULL;
+    drop_resolve_status = tether_resolve(reentrant_container, "G", &r);
+    if (r) CHECK_OK(tether_ref_release(r));
+}
+static void *make_plain_obj(kind *k) { k->made++; return malloc(8); }
+
+static void destructor_resolves_during_reset_and_free(void) {
+    kind S = {"S", 0, 0}, G = {"G", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(r, &S, drop_and_resolve));
+    tether_ref *ref;
+    CHECK_OK(tether_resolve(c, "S", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    drop_resolve_status = TETHER_E_NO_MEMORY;
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(S.dropped == 1);
+    CHECK(drop_resolve_status == TETHER_OK);          /* the container is alive */
+    CHECK(G.made == 1 && G.dropped == 1);
+
+    CHECK_OK(tether_resolve(c, "S", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    drop_resolve_status = TETHER_E_NO_MEMORY;
+    CHECK_OK(tether_container_free(c));               /* S's destructor runs inside the free */
+    CHECK(S.dropped == 2);
+    /* resolving from a container being freed: refused or served, never a crash or deadlock */
+    CHECK(drop_resolve_status == TETHER_OK || drop_resolve_status == TETHER_E_INVALID_HANDLE);
+    CHECK(G.made == G.dropped);
+}
+
 int main(void) {
+    alarm(60); /* a deadlock in a reentrancy test fails the run instead of hanging it */
     RUN(get_clone_release);
     RUN(downgrade_and_upgrade);
     RUN(upgrade_after_last_release_is_expired);
@@ -354,5 +460,8 @@ int main(void) {
     RUN(drop_receives_instance_and_context);
     RUN(no_destructor_is_fine);
     RUN(handles_are_distinct_per_resolve_and_clone);
+    RUN(factory_resolves_and_destructor_releases);
+    RUN(singleton_holding_a_ref_freed_with_its_container);
+    RUN(destructor_resolves_during_reset_and_free);
     return harness_finish();
 }

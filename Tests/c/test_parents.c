@@ -2,6 +2,7 @@
  * overrides the parent's for resolves through the child, singletons live in the
  * container that registered them (and take their dependencies from it), and a
  * parent cannot be freed while a child exists. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
 
@@ -231,6 +232,34 @@ static void child_of_a_freed_container_is_refused(void) {
     CHECK(child == NULL);
 }
 
+static void interned_ids_are_process_wide(void) {
+    kind k = {"parent.K", 0, 0};
+    tether_container *parent = new_container(NULL);
+    tether_container *child = new_container(parent);
+    tether_container *other = new_container(NULL);
+    reg(parent, "K", &k, TETHER_SCOPE_SINGLETON, NULL);
+    uint32_t a = 0, b = 1, d = 2;
+    CHECK_OK(tether_intern(parent, "K", &a));
+    CHECK_OK(tether_intern(child, "K", &b));
+    CHECK_OK(tether_intern(other, "K", &d));
+    CHECK(a == b && b == d);
+    uint32_t e = a;
+    CHECK_OK(tether_intern(other, "K#other", &e));
+    CHECK(e != a);
+    tether_ref *r1 = NULL, *r2 = NULL, *r3 = NULL;
+    CHECK_OK(tether_resolve_key(child, a, &r1));   /* falls through to the parent */
+    CHECK_OK(tether_resolve(parent, "K", &r2));
+    CHECK(r1 && r2 && tether_ref_get(r1) == tether_ref_get(r2));
+    CHECK_STATUS(tether_resolve_key(other, a, &r3), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("no registration for \"K\"");
+    if (r1) CHECK_OK(tether_ref_release(r1));
+    if (r2) CHECK_OK(tether_ref_release(r2));
+    CHECK_OK(tether_container_free(other));
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+    CHECK(k.made == 1 && k.dropped == 1);
+}
+
 int main(void) {
     RUN(child_falls_through_to_parent);
     RUN(falls_through_several_levels);
@@ -241,5 +270,6 @@ int main(void) {
     RUN(freeing_a_parent_with_a_live_child_fails);
     RUN(freeing_a_middle_container_with_a_live_grandchild_fails);
     RUN(child_of_a_freed_container_is_refused);
+    RUN(interned_ids_are_process_wide);
     return harness_finish();
 }

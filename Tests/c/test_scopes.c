@@ -294,6 +294,65 @@ static void weak_handle_does_not_hold_weak_scope(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* WEAK slot: the factory gets a weak handle it owns. */
+typedef struct watcher { counter *kind; tether_weak *w; } watcher;
+static void *make_watcher(counter *k, tether_weak *w) {
+    watcher *x = malloc(sizeof *x);
+    x->kind = k; x->w = w;
+    k->made++;
+    return x;
+}
+static void drop_watcher(void *instance, void *context) {
+    watcher *x = instance;
+    (void)context;
+    CHECK_OK(tether_weak_release(x->w));
+    x->kind->dropped++;
+    free(x);
+}
+
+static void weak_edge_does_not_hold_weak_scope(void) {
+    counter W = {"W", 0, 0}, V = {"V", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
+    tether_param p[] = {TETHER_CONTEXT, TETHER_WEAK("W")};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "V", (tether_fn)make_watcher, p, 2, &r));
+    CHECK_OK(tether_set_context(r, &V, drop_watcher));
+    tether_ref *rv, *up = NULL;
+    CHECK_OK(tether_resolve(c, "V", &rv));
+    /* W lived through the resolve, then nothing held it strongly */
+    CHECK(W.made == 1 && W.dropped == 1);
+    watcher *v = tether_ref_get(rv);
+    if (v) {
+        CHECK_STATUS(tether_weak_upgrade(v->w, &up), TETHER_E_EXPIRED);
+        CHECK(up == NULL);
+    }
+    CHECK_OK(tether_ref_release(rv));
+    CHECK(V.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void singleton_edge_holds_weak_scope(void) {
+    counter W = {"W", 0, 0}, S = {"S", 0, 0};
+    tether_container *c = new_container();
+    reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
+    reg(c, &S, TETHER_SCOPE_SINGLETON, "W", NULL);
+    tether_ref *rs, *rw, *rw2;
+    node *s = resolve(c, "S", &rs);
+    CHECK_OK(tether_ref_release(rs));
+    node *w = resolve(c, "W", &rw);        /* held by the cached singleton's edge */
+    if (s) CHECK(w == s->a);
+    CHECK(W.made == 1);
+    CHECK_OK(tether_ref_release(rw));
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(S.dropped == 1 && W.dropped == 1);
+    resolve(c, "W", &rw2);
+    CHECK(W.made == 2);
+    CHECK_OK(tether_ref_release(rw2));
+    CHECK_OK(tether_container_free(c));
+    CHECK(W.dropped == 2 && S.dropped == 1);
+}
+
 static void reset_weak_forgets_the_instance(void) {
     counter W = {"W", 0, 0};
     tether_container *c = new_container();
@@ -368,6 +427,8 @@ int main(void) {
     RUN(weak_scope_reused_while_a_strong_edge_holds_it);
     RUN(weak_scope_shared_within_one_resolve);
     RUN(weak_handle_does_not_hold_weak_scope);
+    RUN(weak_edge_does_not_hold_weak_scope);
+    RUN(singleton_edge_holds_weak_scope);
     RUN(reset_weak_forgets_the_instance);
     RUN(reset_graph_and_transient_are_no_ops);
     RUN(reset_singleton_leaves_weak_alone_and_back);

@@ -333,18 +333,23 @@ static void handles_cloned_and_released_concurrently(void) {
     CHECK_OK(tether_container_free(c));
 }
 
-/* Threads upgrade a weak handle in a loop while the main thread drops the last strong
- * reference: each upgrade either works or says EXPIRED, and the destructor runs once. */
-static void *upgrade_until_expired(void *arg) {
+/* Threads upgrade a weak handle over and over while the main thread drops the last
+ * strong reference: each upgrade either works (and the instance is intact) or says
+ * EXPIRED, once EXPIRED it stays so, and the destructor runs exactly once. */
+enum { UPGRADE_ATTEMPTS = 2000 };
+
+static void *upgrade_repeatedly(void *arg) {
     sharer *s = arg;
     pthread_barrier_wait(s->start);
-    for (long n = 0; n < 10000000; n++) {  /* bounded: overlapping upgrades may keep it alive a while */
+    int expired = 0;
+    for (int n = 0; n < UPGRADE_ATTEMPTS; n++) {
         tether_ref *up = NULL;
         tether_status st = tether_weak_upgrade(s->weak, &up);
-        if (st == TETHER_E_EXPIRED) { T_CHECK(up == NULL); break; }
-        T_CHECK(st == TETHER_OK);
-        if (st != TETHER_OK) break;
-        T_CHECK(((obj *)tether_ref_get(up))->k->tag[0] == 'A');
+        if (st == TETHER_E_EXPIRED) { T_CHECK(up == NULL); expired = 1; continue; }
+        T_CHECK(st == TETHER_OK && !expired);
+        if (st != TETHER_OK) continue;
+        obj *o = tether_ref_get(up);
+        T_CHECK(o && o->k->tag[0] == 'A');
         s->upgrades_ok++;
         T_CHECK(tether_ref_release(up) == TETHER_OK);
     }
@@ -370,14 +375,15 @@ static void upgrades_race_the_last_release(void) {
             s[i] = (sharer){NULL, w[i], &start, 0};
         }
         pthread_t t[THREADS];
-        start_threads(t, upgrade_until_expired, s, sizeof *s);
+        start_threads(t, upgrade_repeatedly, s, sizeof *s);
         pthread_barrier_wait(&start);
-        sleep_ms(1);
-        CHECK_OK(tether_ref_release(strong));
+        CHECK_OK(tether_ref_release(strong));   /* while the upgrades run */
         join_threads(t);
         pthread_barrier_destroy(&start);
-        for (int i = 0; i < THREADS; i++) CHECK_OK(tether_weak_release(w[i]));
         CHECK(atomic_load(&A.made) == round + 1 && atomic_load(&A.dropped) == round + 1);
+        tether_ref *late = NULL;
+        CHECK_STATUS(tether_weak_upgrade(w[0], &late), TETHER_E_EXPIRED);
+        for (int i = 0; i < THREADS; i++) CHECK_OK(tether_weak_release(w[i]));
     }
     CHECK(atomic_load(&thread_failures) == 0);
     CHECK_OK(tether_container_free(c));
@@ -451,7 +457,7 @@ static void *register_or_resolve(void *arg) {
         atomic_store(ch->stop, 1);
         return NULL;
     }
-    while (!atomic_load(ch->stop)) {
+    for (int n = 0; n < 100 || !atomic_load(ch->stop); n++) {
         tether_ref *h = NULL;
         tether_status st = tether_resolve(ch->c, "User", &h);
         T_CHECK(st == TETHER_OK);
@@ -489,15 +495,18 @@ static void reregistering_while_resolving(void) {
     CHECK(atomic_load(&leaf.made) == atomic_load(&leaf.dropped));
 }
 
-int main(void) {
-    RUN(mixed_graph_exact_counts);
-    RUN(mixed_graph_weak_scope_churn);
-    RUN(singleton_race_creates_once);
-    RUN(weak_scope_race_creates_once);
-    RUN(parent_singleton_raced_through_children);
-    RUN(handles_cloned_and_released_concurrently);
-    RUN(upgrades_race_the_last_release);
-    RUN(child_containers_come_and_go);
-    RUN(reregistering_while_resolving);
+/* `test_threads NAME` runs only the test NAME (for debugging). */
+#define RUN_SELECTED(test) do { if (argc < 2 || strcmp(argv[1], #test) == 0) RUN(test); } while (0)
+
+int main(int argc, char **argv) {
+    RUN_SELECTED(mixed_graph_exact_counts);
+    RUN_SELECTED(mixed_graph_weak_scope_churn);
+    RUN_SELECTED(singleton_race_creates_once);
+    RUN_SELECTED(weak_scope_race_creates_once);
+    RUN_SELECTED(parent_singleton_raced_through_children);
+    RUN_SELECTED(handles_cloned_and_released_concurrently);
+    RUN_SELECTED(upgrades_race_the_last_release);
+    RUN_SELECTED(child_containers_come_and_go);
+    RUN_SELECTED(reregistering_while_resolving);
     return harness_finish();
 }

@@ -251,6 +251,7 @@ static void test_export_dot_highlights_cycles(void) {
     add(c, "Q", q, 1);
     char *dot = NULL;
     CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot != NULL);
     if (dot) {
         CHECK(count_edge_lines_with(dot, "color=red") == 2);      /* Parent -> Child -> Parent */
         CHECK(count_edge_lines_with(dot, "style=dotted") == 2);   /* lazy and weak-lazy: no cycle */
@@ -270,6 +271,7 @@ static void test_export_dot_shows_missing_keys(void) {
     add(c, "Service", service, 1);
     char *dot = NULL;
     CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot != NULL);
     if (dot) {
         CHECK(node_line_has(dot, "Missing", "red"));
         CHECK(node_line_has(dot, "Missing", "dashed"));

@@ -16,6 +16,7 @@
  *   scenarios: S1 S2 S3 S4 S5 scale mem (default: all)
  *   -n fixes the iteration count (no calibration; use a small one under callgrind)
  *   -q quick: 3 runs, ~5 ms each
+ *   -b BODY measures only that body function (e.g. s2_tether_key): for profiling
  *
  * Timings belong here, never in tests.
  */
@@ -41,6 +42,7 @@
 static int g_runs = 7;
 static long g_fixed_iters = 0;       /* -n */
 static double g_min_run_ns = 20e6;   /* calibrate to >= 20 ms per run */
+static const char *g_only_body;      /* -b: measure only this body (for profiling) */
 static volatile uintptr_t g_sink;    /* defeats dead-code elimination */
 static int g_failed = 0;             /* any Tether call failed somewhere */
 
@@ -79,8 +81,11 @@ static long calibrate(body_fn body, void *ctx) {
     }
 }
 
-/* Median ns/op over g_runs runs after one warm-up run; negative on failure. */
-static double measure(body_fn body, void *ctx) {
+/* Median ns/op over g_runs runs after one warm-up run; negative on failure,
+   -3 when -b names another body. */
+#define measure(body, ctx) measure_named(#body, (body), (ctx))
+static double measure_named(const char *name, body_fn body, void *ctx) {
+    if (g_only_body && strcmp(g_only_body, name) != 0) return -3;
     long iters = calibrate(body, ctx);
     if (iters < 0) return -1;
     if (body(ctx, iters)) return -1; /* warm-up */
@@ -130,7 +135,8 @@ static void report_failure(const char *what, tether_status st) {
     if (st_ != TETHER_OK) { report_failure(what, st_); return 1; } } while (0)
 
 static void fmt_num(char *buf, size_t n, double v) {
-    if (v < 0) snprintf(buf, n, "FAIL");
+    if (v == -3) snprintf(buf, n, "skipped");
+    else if (v < 0) snprintf(buf, n, "FAIL");
     else if (v >= 1000) snprintf(buf, n, "%.0f", v);
     else if (v >= 100) snprintf(buf, n, "%.1f", v);
     else snprintf(buf, n, "%.2f", v);
@@ -718,10 +724,11 @@ static void make_keys(void) {
     for (int i = 0; i < SCALE_MAX; i++) snprintf(g_keys[i], sizeof g_keys[i], "svc.%06d", i);
 }
 
-/* Registration cost: registers n keys into each of (100000/n) fresh containers,
-   so every run does 100,000 registrations whatever n is. Returns ns/registration. */
+/* Registration cost: registers n keys into each of min(1000, 100000/n) fresh
+   containers (container creation and freeing are not timed). Returns ns/registration. */
 static double reg_cost(int n) {
     int per = SCALE_MAX / n;
+    if (per > 1000) per = 1000;
     tether_container **cs = malloc(sizeof *cs * (size_t)per);
     double v[64];
     for (int r = -1; r < g_runs; r++) { /* r = -1: warm-up */
@@ -1020,14 +1027,15 @@ static int wanted(const char *list, const char *name) {
 int main(int argc, char **argv) {
     const char *only = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "s:n:r:q")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:r:qb:")) != -1) {
         switch (opt) {
         case 's': only = optarg; break;
+        case 'b': g_only_body = optarg; break;
         case 'n': g_fixed_iters = atol(optarg); break;
         case 'r': g_runs = atoi(optarg); break;
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
-            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,S5,scale,mem] [-n iters] [-r runs] [-q]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,S5,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n", argv[0]);
             return 2;
         }
     }

@@ -55,9 +55,7 @@ def _candidates() -> list[tuple[str, str | None]]:
     return found
 
 
-def _check_version(api: Api, path: str) -> None:
-    raw = api.tether_version()
-    version = raw.decode() if raw else "?"
+def _check_version(version: str, path: str) -> None:
     if version.split(".")[:2] != PACKAGE_VERSION.split(".")[:2]:
         raise VersionMismatchError(
             f"tether: {path} is libtether {version}, but this Python package is {PACKAGE_VERSION}; "
@@ -68,7 +66,16 @@ def _check_version(api: Api, path: str) -> None:
 
 
 def _open(path: str) -> Api:
+    if os.sep in path:
+        path = os.path.abspath(path)
     cdll = ctypes.CDLL(path)
+    try:
+        version = cdll.tether_version
+    except AttributeError:
+        raise LibraryNotFoundError(f"tether: {path} is not libtether (no tether_version)", path=path) from None
+    version.restype, version.argtypes = ctypes.c_char_p, []
+    raw = version()
+    _check_version(raw.decode("utf-8", "replace") if raw else "?", path)
     try:
         api = Api(cdll, path)
     except AttributeError as exc:
@@ -76,7 +83,6 @@ def _open(path: str) -> Api:
             f"tether: {path} is not a complete libtether ({exc}); is it an older build? {_HOW_TO_BUILD}",
             path=path,
         ) from None
-    _check_version(api, path)
     return api
 
 

@@ -35,7 +35,7 @@ class TetherError(Exception):
         super().__init__(message)
         self.message = message
         if status is not None:
-            self.status = Status(status) if status in Status._value2member_map_ else status  # type: ignore[assignment]
+            self.status = Status(status) if status in Status._value2member_map_ else status
 
 
 class InvalidArgumentError(TetherError, ValueError):

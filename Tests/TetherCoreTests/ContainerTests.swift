@@ -1,0 +1,140 @@
+// Parent/child containers: lookups fall through, children override, singletons
+// live in (and take their dependencies from) the registering container, and a
+// container with children cannot be closed.
+import Testing
+import TetherCore
+
+@Suite struct ContainerTests {
+    @Test func childFallsThroughToParent() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")])
+        try fx.register("B")
+        let child = try fx.child()
+        let a = try fx.resolve("A", in: child)
+        #expect(Obj.of(a).label == "A" && Obj.of(a).dep(0).label == "B")
+        #expect(child.parent === fx.container)
+        #expect(child.registration(for: Key("A")) === fx.container.registration(for: Key("A")))
+    }
+
+    @Test func childOverridesADependencyOfAParentRegistration() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")])
+        try fx.register("B", label: "B@parent")
+        let child = try fx.child()
+        try fx.register("B", in: child, label: "B@child")
+        #expect(Obj.of(try fx.resolve("A", in: child)).dep(0).label == "B@child")
+        #expect(Obj.of(try fx.resolve("A")).dep(0).label == "B@parent", "the parent is untouched")
+        #expect(Obj.of(try fx.resolve("B", in: child)).label == "B@child")
+    }
+
+    @Test func grandchildSeesTheNearestOverride() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B"), dep("C")])
+        try fx.register("B", label: "B@root")
+        try fx.register("C", label: "C@root")
+        let middle = try fx.child()
+        try fx.register("B", in: middle, label: "B@middle")
+        let leaf = try fx.child(of: middle)
+        try fx.register("C", in: leaf, label: "C@leaf")
+        let a = Obj.of(try fx.resolve("A", in: leaf))
+        #expect(a.dep(0).label == "B@middle" && a.dep(1).label == "C@leaf")
+    }
+
+    @Test func siblingsDoNotSeeEachOther() throws {
+        let fx = try Fixture()
+        let one = try fx.child(), two = try fx.child()
+        try fx.register("X", in: one)
+        _ = try fx.resolve("X", in: one)
+        expectError(.notFound, "no registration for \"X\"") { try fx.resolve("X", in: two) }
+        expectError(.notFound) { try fx.resolve("X") }
+    }
+
+    @Test func singletonTakesDependenciesFromItsContainerAndIsCachedThere() throws {
+        let fx = try Fixture()
+        try fx.register("S", [dep("B")], scope: .singleton)
+        try fx.register("B", label: "B@parent")
+        let child = try fx.child()
+        try fx.register("B", in: child, label: "B@child")
+
+        var fromChild: Instance? = try fx.resolve("S", in: child)
+        #expect(Obj.of(fromChild!).dep(0).label == "B@parent", "a singleton does not depend on which child asked first")
+        let fromParent = try fx.resolve("S")
+        #expect(fromParent === fromChild)
+        let sibling = try fx.child()
+        #expect(try fx.resolve("S", in: sibling) === fromParent)
+        #expect(fx.tracker.calls("S") == 1)
+
+        fromChild = nil
+        child.reset(.singleton)
+        #expect(fx.tracker.dropped("S") == 0, "the child's reset does not touch the parent's cache")
+        #expect(try fx.resolve("S", in: child) === fromParent)
+        fx.container.reset(.singleton)
+        #expect(try fx.resolve("S", in: child) !== fromParent)
+        #expect(fx.tracker.calls("S") == 2)
+    }
+
+    @Test func graphScopedDependentInChildUsesParentSingleton() throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        let child = try fx.child()
+        try fx.register("A", [dep("S")], in: child)
+        let a1 = try fx.resolve("A", in: child), a2 = try fx.resolve("A", in: child)
+        #expect(Obj.of(a1).dep(0) === Obj.of(a2).dep(0))
+        #expect(try fx.resolve("S").pointer == Obj.of(a1).depPointer(0))
+        #expect(fx.tracker.calls("S") == 1)
+    }
+
+    @Test func closeIsRefusedWhileChildrenExist() throws {
+        let fx = try Fixture()
+        try fx.register("A")
+        let child = try fx.child()
+        let grandchild = try fx.child(of: child)
+        expectError(.invalidArgument, "child") { try fx.container.close() }
+        #expect(!fx.container.isClosed)
+        _ = try fx.resolve("A", in: grandchild)
+        _ = try fx.resolve("A")
+        expectError(.invalidArgument, "child") { try child.close() }
+        try grandchild.close()
+        try child.close()
+        try fx.container.close()
+        #expect(fx.container.isClosed && child.isClosed)
+    }
+
+    @Test func closedContainerRefusesEverything() throws {
+        let fx = try Fixture()
+        try fx.register("A")
+        try fx.container.close()
+        expectError(.invalidHandle, "already freed") { try fx.container.close() }
+        expectError(.invalidHandle, "freed") { try fx.resolve("A") }
+        expectError(.invalidHandle, "freed") { try fx.register("B") }
+        expectError(.invalidHandle, "parent container was freed") { try fx.child() }
+        #expect(fx.container.registration(for: Key("A")) == nil)
+    }
+
+    @Test func closeReleasesCachesButHeldInstancesOutliveTheContainer() throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        try fx.register("T", scope: .singleton)
+        _ = try fx.resolve("S")
+        var t: Instance? = try fx.resolve("T")
+        try fx.container.close()
+        #expect(fx.tracker.dropped("S") == 1)
+        #expect(fx.tracker.dropped("T") == 0)
+        #expect(Obj.of(t!).label == "T")
+        t = nil
+        #expect(fx.tracker.dropped("T") == 1 && fx.tracker.badDrops == 0)
+    }
+
+    @Test func visibleRegistrationsPreferTheChild() throws {
+        let fx = try Fixture()
+        try fx.register("B", label: "B@parent")
+        try fx.register("A")
+        let child = try fx.child()
+        let override = try fx.register("B", in: child, label: "B@child")
+        try fx.register("C", in: child)
+        let visible = child.visibleRegistrations()
+        #expect(visible.map(\.key.name) == ["A", "B", "C"])
+        #expect(visible[1] === override)
+        #expect(fx.container.visibleRegistrations().map(\.key.name) == ["A", "B"])
+    }
+}

@@ -1,0 +1,310 @@
+// Test support: plain-Swift implementations of the core's client protocols
+// (SlotBridge, Factory, Completion), test objects whose factories and
+// destructors are counted, and a per-test fixture. Every test makes its own
+// Fixture, so tests can run in parallel.
+import Foundation
+import Synchronization
+import Testing
+import TetherCore
+
+// MARK: - SlotBridge
+
+/// Makes slot words with plain Swift tables instead of handles and libffi closures.
+/// - weak slot: the WeakRef is kept in a table; the word is its index + 1 (never 0).
+/// - lazy slot: the word is the LazyCell's index in a table. The table holds cells
+///   *weakly*: in the ABI the provider closure lives in `cell.attachment`, i.e. the
+///   cell's lifetime is the dependent instance's, and a strong table here would keep
+///   every lazily resolved instance alive and hide exactly what the lazy tests check.
+/// - resolver slot: the word is a key in a table of open resolvers; `closeResolver`
+///   removes it.
+final class TestBridge: SlotBridge, @unchecked Sendable {
+    private final class CellBox { weak var cell: LazyCell?; init(_ c: LazyCell) { cell = c } }
+    private struct State {
+        var weaks: [WeakRef] = []
+        var cells: [CellBox] = []
+        var resolvers: [UInt64: Resolver] = [:]
+        var nextResolver: UInt64 = 1
+        var closedResolvers = 0
+    }
+    private let state = Mutex(State())
+
+    func weakWord(_ ref: WeakRef) -> UInt64 {
+        state.withLock { s in
+            s.weaks.append(ref)
+            return UInt64(s.weaks.count)  // index + 1
+        }
+    }
+
+    func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64 {
+        state.withLock { s in
+            s.cells.append(CellBox(cell))
+            return UInt64(s.cells.count - 1)
+        }
+    }
+
+    func resolverWord(_ resolver: Resolver) -> UInt64 {
+        state.withLock { s in
+            let word = s.nextResolver
+            s.nextResolver += 1
+            s.resolvers[word] = resolver
+            return word
+        }
+    }
+
+    func closeResolver(_ word: UInt64) {
+        state.withLock { s in
+            if s.resolvers.removeValue(forKey: word) != nil { s.closedResolvers += 1 }
+        }
+    }
+
+    // Lookups for tests and test factories.
+    func weak(_ word: UInt64) -> WeakRef {
+        state.withLock { s in s.weaks[Int(word) - 1] }
+    }
+    /// The lazy cell of `word`, nil once it was freed (with its dependent instance).
+    func cell(_ word: UInt64) -> LazyCell? {
+        state.withLock { s in s.cells[Int(word)].cell }
+    }
+    func resolver(_ word: UInt64) -> Resolver? {
+        state.withLock { s in s.resolvers[word] }
+    }
+    var weakCount: Int { state.withLock { $0.weaks.count } }
+    var openResolvers: Int { state.withLock { $0.resolvers.count } }
+    var closedResolvers: Int { state.withLock { $0.closedResolvers } }
+}
+
+// MARK: - Factory / Completion from closures
+
+extension CallbackFailure {
+    /// Any error a test closure throws, as the core's callback failure.
+    static func from(_ error: any Error) -> CallbackFailure {
+        if let failure = error as? CallbackFailure { return failure }
+        if let tether = error as? TetherError { return CallbackFailure(reason: tether.message, code: tether.code) }
+        return CallbackFailure(reason: "\(error)")
+    }
+}
+
+/// A factory from a Swift closure over the slot words; nil means "returned NULL".
+final class ClosureFactory: Factory, @unchecked Sendable {
+    private let body: ([UInt64]) throws -> UnsafeMutableRawPointer?
+
+    init(_ body: @escaping ([UInt64]) throws -> UnsafeMutableRawPointer?) { self.body = body }
+
+    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+        let array = Array(UnsafeBufferPointer(start: words, count: count))
+        let result: UnsafeMutableRawPointer?
+        do { result = try body(array) } catch { throw CallbackFailure.from(error) }
+        guard let result else { throw CallbackFailure(reason: nil) }
+        return result
+    }
+}
+
+/// A completion callback from a Swift closure; thrown errors fail it.
+final class ClosureCompletion: Completion, @unchecked Sendable {
+    private let body: (Resolver, Instance) throws -> Void
+
+    init(_ body: @escaping (Resolver, Instance) throws -> Void) { self.body = body }
+
+    func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
+        do { try body(resolver, instance) } catch { throw CallbackFailure.from(error) }
+    }
+}
+
+// MARK: - Counting
+
+/// Counts factory calls, creations, destructor runs and completions per label, and
+/// keeps an event log ("make A", "complete A", "drop A", ...). Thread-safe.
+final class Tracker: Sendable {
+    private struct State {
+        var calls: [String: Int] = [:]
+        var made: [String: Int] = [:]
+        var dropped: [String: Int] = [:]
+        var log: [String] = []
+        var live: Set<UInt> = []
+        var badDrops = 0  // destructor for a pointer not live: a double destruction
+    }
+    private let state = Mutex(State())
+
+    func called(_ label: String) { state.withLock { $0.calls[label, default: 0] += 1 } }
+
+    func made(_ label: String, _ p: UnsafeMutableRawPointer) {
+        state.withLock { s in
+            s.made[label, default: 0] += 1
+            s.live.insert(UInt(bitPattern: p))
+            s.log.append("make \(label)")
+        }
+    }
+
+    func dropped(_ label: String, _ p: UnsafeMutableRawPointer) {
+        state.withLock { s in
+            s.dropped[label, default: 0] += 1
+            if s.live.remove(UInt(bitPattern: p)) == nil { s.badDrops += 1 }
+            s.log.append("drop \(label)")
+        }
+    }
+
+    func note(_ event: String) { state.withLock { $0.log.append(event) } }
+
+    func calls(_ label: String) -> Int { state.withLock { $0.calls[label] ?? 0 } }
+    func made(_ label: String) -> Int { state.withLock { $0.made[label] ?? 0 } }
+    func dropped(_ label: String) -> Int { state.withLock { $0.dropped[label] ?? 0 } }
+    var log: [String] { state.withLock { $0.log } }
+    /// Events starting with `prefix` ("make ", "drop ", "complete ").
+    func events(_ prefix: String) -> [String] { log.filter { $0.hasPrefix(prefix) } }
+    var liveCount: Int { state.withLock { $0.live.count } }
+    var badDrops: Int { state.withLock { $0.badDrops } }
+}
+
+// MARK: - Test objects
+
+/// What every test factory makes: remembers its label and the words it received.
+/// Tests may hang more state on it (what a C object would store in its fields).
+final class Obj: @unchecked Sendable {
+    let label: String
+    let words: [UInt64]
+    /// Raw pointers taken strongly by callbacks (a C object's `got` field).
+    var got: [UnsafeMutableRawPointer] = []
+    /// Weak references taken by callbacks.
+    var weaks: [WeakRef] = []
+    var cell: LazyCell?
+
+    init(label: String, words: [UInt64]) {
+        self.label = label
+        self.words = words
+    }
+
+    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    static func at(_ pointer: UnsafeMutableRawPointer) -> Obj {
+        Unmanaged<Obj>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    static func of(_ instance: Instance) -> Obj { at(instance.pointer) }
+
+    /// The object a strong dependency slot received.
+    func dep(_ slot: Int) -> Obj { Obj.at(UnsafeMutableRawPointer(bitPattern: UInt(words[slot]))!) }
+    func depPointer(_ slot: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: UInt(words[slot]))! }
+}
+
+/// A thread-safe switch and value box for test closures.
+final class Box<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _value: T
+    init(_ value: T) { _value = value }
+    var value: T {
+        get { lock.lock(); defer { lock.unlock() }; return _value }
+        set { lock.lock(); defer { lock.unlock() }; _value = newValue }
+    }
+}
+
+// MARK: - Fixture
+
+/// One container (and its bridge and tracker) per test.
+final class Fixture: @unchecked Sendable {
+    let tracker = Tracker()
+    let bridge = TestBridge()
+    let container: Container
+
+    init() throws {
+        container = try Container(bridge: bridge)
+    }
+
+    func child(of parent: Container? = nil) throws -> Container {
+        try Container(parent: parent ?? container, bridge: bridge)
+    }
+
+    /// Registers `key` with a counted factory that makes an `Obj`. `label` names it in
+    /// the tracker (default: the key); `body` runs inside the factory after the object
+    /// exists and may fail it by throwing.
+    @discardableResult
+    func register(_ key: String, _ params: [Param] = [], scope: Scope = .graph, in target: Container? = nil,
+                  label: String? = nil, context: UnsafeMutableRawPointer? = nil,
+                  body: ((Obj) throws -> Void)? = nil) throws -> Registration {
+        let label = label ?? key
+        let tracker = tracker
+        let factory = ClosureFactory { words in
+            tracker.called(label)
+            let obj = Obj(label: label, words: words)
+            try body?(obj)
+            let p = Unmanaged.passRetained(obj).toOpaque()
+            tracker.made(label, p)
+            return p
+        }
+        let registration = try (target ?? container).register(Key(key), params: params, factory: factory).registration
+        registration.setScope(scope)
+        registration.setContext(context) { p, _ in
+            tracker.dropped(label, p)
+            Unmanaged<Obj>.fromOpaque(p).release()
+        }
+        return registration
+    }
+
+    /// Adds a completion callback that logs "complete <label>" (or `event`) and then runs `body`.
+    func onComplete(_ registration: Registration, event: String? = nil,
+                    _ body: @escaping (Resolver, Instance, Obj) throws -> Void = { _, _, _ in }) {
+        let tracker = tracker
+        let event = event ?? "complete \(registration.key.name)"
+        registration.addCompletion(ClosureCompletion { resolver, instance in
+            tracker.note(event)
+            try body(resolver, instance, Obj.of(instance))
+        })
+    }
+
+    func resolve(_ key: String, in target: Container? = nil, _ arguments: [Argument] = []) throws -> Instance {
+        let c = target ?? container
+        return try arguments.withUnsafeBufferPointer { buffer in try c.resolve(Key(key), arguments: buffer) }
+    }
+}
+
+// MARK: - Assertions
+
+/// Runs `body`, expects a TetherError with `code` whose message contains every fragment; returns it.
+@discardableResult
+func expectError<T>(_ code: ErrorCode, _ fragments: String..., sourceLocation: SourceLocation = #_sourceLocation,
+                    _ body: () throws -> T) -> TetherError? {
+    do {
+        _ = try body()
+        Issue.record("expected \(code) but the call succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as TetherError {
+        #expect(error.code == code, "code \(error.code), message: \(error.message)", sourceLocation: sourceLocation)
+        for fragment in fragments {
+            #expect(error.message.contains(fragment), "missing «\(fragment)» in: \(error.message)", sourceLocation: sourceLocation)
+        }
+        return error
+    } catch {
+        Issue.record("expected TetherError \(code), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Deps in one line: `.dependency(Key("B"))` as `dep("B")`.
+func dep(_ key: String) -> Param { .dependency(Key(key)) }
+func weakDep(_ key: String) -> Param { .weak(Key(key)) }
+func lazyDep(_ key: String) -> Param { .lazy(Key(key)) }
+func weakLazyDep(_ key: String) -> Param { .weakLazy(Key(key)) }
+
+/// Runs `body` on `count` new threads released together; returns when all finished.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let gate = Gate()
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        let thread = Thread {
+            gate.arrive(andWaitFor: count)
+            body(i)
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    group.wait()
+}
+
+/// A spinning barrier for `onThreads` bodies: each party arrives, then waits for all.
+final class Gate: Sendable {
+    private let arrived = Atomic<Int>(0)
+    func arrive(andWaitFor parties: Int) {
+        arrived.add(1, ordering: .sequentiallyConsistent)
+        while arrived.load(ordering: .sequentiallyConsistent) < parties { sched_yield() }
+    }
+}

@@ -1,0 +1,58 @@
+"""Test setup: import the package from this checkout (no pip install needed).
+
+The library comes from $TETHER_LIBRARY (``make test-python`` sets it) or, failing that, the
+checkout's build/lib/libtether.so, through the package's normal search order.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = PACKAGE_ROOT.parents[1]
+sys.path.insert(0, str(PACKAGE_ROOT))
+
+import tether  # noqa: E402
+from tether import objects  # noqa: E402
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """An environment for child Pythons that import this checkout's package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def c():
+    """A fresh container, closed after the test; the test must leave no Python object in C boxes."""
+    before = objects.live_count()
+    container = tether.Container()
+    yield container
+    container.close()
+    gc.collect()
+    assert objects.live_count() == before, "C boxes still hold Python objects after close"
+
+
+class Counter:
+    """Counts calls per name: ``calls["Parent"]``."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def __call__(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def __getitem__(self, name: str) -> int:
+        return self.calls.get(name, 0)
+
+
+@pytest.fixture
+def count() -> Counter:
+    return Counter()

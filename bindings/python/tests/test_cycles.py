@@ -1,0 +1,334 @@
+"""The seed cycle scenarios (Resolver, Swinject, Dip, ZIKRouter) from Python, with Python objects."""
+
+import gc
+import weakref
+from typing import Annotated, Any, Callable
+
+import pytest
+
+import tether
+from tether import Scope
+
+
+# -- Resolver: CyclicA(B), CyclicB(C), CyclicC{weak a} --------------------------------------
+
+
+def resolver_classes(count):
+    class CyclicC:
+        def __init__(self) -> None:
+            count("C")
+            self.a: Any = None
+
+    class CyclicB:
+        def __init__(self, c: CyclicC) -> None:
+            count("B")
+            self.c = c
+
+    class CyclicA:
+        def __init__(self, b: CyclicB) -> None:
+            count("A")
+            self.b = b
+
+    return CyclicA, CyclicB, CyclicC
+
+
+def test_resolver_abc_completion_through_the_graph(c, count):
+    A, B, C = resolver_classes(count)
+    c.register(A, on_complete=lambda r, a: setattr(r.get(C), "a", r.weak(A)))
+    c.register(B)
+    c.register(C)
+    a = c.resolve(A)
+    assert a.b.c.a() is a
+    assert (count["A"], count["B"], count["C"]) == (1, 1, 1)
+
+
+def test_resolver_abc_completion_directly(c, count):
+    A, B, C = resolver_classes(count)
+    c.register(A, on_complete=lambda r, a: setattr(a.b.c, "a", r.weak(A)))
+    c.register(B)
+    c.register(C)
+    a = c.resolve(A)
+    assert a.b.c.a() is a
+    assert (count["A"], count["B"], count["C"]) == (1, 1, 1)
+    # a second resolve is a second graph
+    a2 = c.resolve(A)
+    assert a2 is not a and a2.b.c.a() is a2
+    assert count["A"] == 2
+
+
+def test_resolver_abc_back_reference_dies_with_a(c, count):
+    A, B, C = resolver_classes(count)
+    c.register(A, on_complete=lambda r, a: setattr(a.b.c, "a", r.weak(A)))
+    c.register(B)
+    c.register(C)
+    a = c.resolve(A)
+    cc = a.b.c
+    del a
+    gc.collect()
+    assert cc.a() is None  # the weak back-reference did not keep A alive
+
+
+def test_resolver_weak_lazy_to_weak_scoped_p(c, count):
+    class ClassC:
+        def __init__(self, p: Annotated[Callable[[], Any], tether.weak_lazy("ClassP")]) -> None:
+            count("C")
+            self.p = p
+
+    class ClassP:
+        __tether_key__ = "ClassP"
+
+        def __init__(self, c: ClassC) -> None:
+            count("P")
+            self.c = c
+
+    c.register(ClassP, scope=Scope.WEAK)
+    c.register(ClassC)
+    p = c.resolve(ClassP)
+    assert p.c.p() is p
+    assert p.c.p() is p
+    assert (count["P"], count["C"]) == (1, 1)  # the weak-lazy call reused P: no factory ran again
+    child = p.c
+    del p
+    gc.collect()
+    assert child.p() is None  # P released: the provider answers None
+
+
+def test_resolver_lazy_holds_strongly_and_resolves_once(c, count):
+    class Service:
+        def __init__(self) -> None:
+            count("Service")
+
+    class Client:
+        def __init__(self, service: Annotated[Callable[[], Service], tether.lazy(Service)]) -> None:
+            count("Client")
+            self.service = service
+
+    c.register(Service)
+    c.register(Client)
+    client = c.resolve(Client)
+    assert count["Service"] == 0  # nothing resolved yet
+    first = client.service()
+    assert isinstance(first, Service) and client.service() is first
+    assert count["Service"] == 1
+    ref = weakref.ref(first)
+    del first
+    gc.collect()
+    assert ref() is not None  # the lazy holds it strongly
+
+
+def test_lazy_breaks_a_constructor_cycle(c, count):
+    c.register("Parent", lambda child: {"child": child}, deps=["Child"])
+    c.register("Child", lambda parent: {"parent": parent}, deps=[tether.lazy("Parent")])
+    c.validate()  # a lazy edge is not a constructor edge
+    p = c.resolve("Parent")
+    assert callable(p["child"]["parent"])
+
+
+# -- Swinject: Parent/Child ----------------------------------------------------------------
+
+
+class SwChild:
+    def __init__(self) -> None:
+        self.parent: Any = None
+
+
+class SwParent:
+    def __init__(self, child: SwChild) -> None:
+        self.child = child
+
+
+def test_swinject_initializer_property(c, count):
+    def make_parent(child):
+        count("Parent")
+        return SwParent(child)
+
+    def make_child():
+        count("Child")
+        return SwChild()
+
+    c.register("Parent", make_parent, deps=["Child"])
+    c.register("Child", make_child, on_complete=lambda r, child: setattr(child, "parent", r.weak("Parent")))
+    p = c.resolve("Parent")
+    assert p.child.parent() is p
+    assert (count["Parent"], count["Child"]) == (1, 1)  # the Swinject remark cannot happen: once each
+
+
+def test_swinject_property_property(c, count):
+    class Parent:
+        def __init__(self) -> None:
+            count("Parent")
+            self.child: Any = None
+
+    class Child:
+        def __init__(self) -> None:
+            count("Child")
+            self.parent: Any = None
+
+    c.register(Parent, on_complete=lambda r, p: setattr(p, "child", r.get(Child)))
+    c.register(Child, on_complete=lambda r, ch: setattr(ch, "parent", r.weak(Parent)))
+    p = c.resolve(Parent)
+    assert p.child.parent() is p
+    assert (count["Parent"], count["Child"]) == (1, 1)
+    ch = c.resolve(Child)  # from the other side, a new graph
+    assert ch.parent() is None or ch.parent().child is ch
+    assert (count["Parent"], count["Child"]) == (2, 2)
+
+
+def test_swinject_initializer_initializer_is_a_cycle_error(c, count):
+    def parent(child):
+        count("Parent")
+        return object()
+
+    def child(parent):
+        count("Child")
+        return object()
+
+    c.register("Parent", parent, deps=["Child"])
+    c.register("Child", child, deps=["Parent"])
+    with pytest.raises(tether.CycleError) as info:
+        c.resolve("Parent")
+    assert '"Parent" -> "Child" -> "Parent"' in str(info.value)
+    assert "completion callback" in str(info.value)
+    assert (count["Parent"], count["Child"]) == (0, 0)  # detected before any factory ran
+    with pytest.raises(tether.CycleError):
+        c.validate()
+
+
+def test_self_dependency_is_a_cycle_of_one(c):
+    c.register("A", lambda a: a, deps=["A"])
+    with pytest.raises(tether.CycleError, match='"A" -> "A"'):
+        c.resolve("A")
+
+
+# -- Dip: Client(server), Server.client via completion --------------------------------------
+
+
+def dip(c, count, seen):
+    class Server:
+        def __init__(self) -> None:
+            count("Server")
+            self.client: Any = None
+
+    class Client:
+        def __init__(self, server: Server) -> None:
+            count("Client")
+            self.server = server
+
+    def complete_server(r, server):
+        server.client = r.weak(Client)
+        seen.append(server.client() is not None)  # never expired while the resolve runs
+
+    c.register(Server, on_complete=complete_server)
+    c.register(Client)
+    return Server, Client
+
+
+def test_dip_client_first(c, count):
+    seen: list[bool] = []
+    _Server, Client = dip(c, count, seen)
+    client = c.resolve(Client)
+    assert client.server.client() is client
+    assert (count["Server"], count["Client"]) == (1, 1)
+    assert seen == [True]
+
+
+def test_dip_server_first_and_the_weak_note(c, count):
+    seen: list[bool] = []
+    Server, _Client = dip(c, count, seen)
+    server = c.resolve(Server)
+    assert seen == [True]  # the client existed during the resolve...
+    gc.collect()
+    assert server.client() is None  # ...and nobody holds it strongly afterwards
+    assert (count["Server"], count["Client"]) == (1, 1)
+
+
+def test_strong_back_edge_is_a_retain_cycle(c):
+    c.register("Parent", lambda child: SwParent(child), deps=["Child"])
+    c.register("Child", SwChild, on_complete=lambda r, ch: setattr(ch, "parent", r.get("Parent")))
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("Parent")
+    cause = info.value.__cause__
+    assert isinstance(cause, tether.RetainCycleError)
+    assert "retain cycle" in str(cause) and "tether_resolver_get_weak" in str(cause)
+
+
+def test_retain_cycle_can_be_caught_and_answered_weakly(c):
+    def complete(r, child):
+        try:
+            child.parent = r.get("Parent")
+        except tether.RetainCycleError:
+            child.parent = r.weak("Parent")
+
+    c.register("Parent", lambda child: SwParent(child), deps=["Child"])
+    c.register("Child", SwChild, on_complete=complete)
+    p = c.resolve("Parent")
+    assert p.child.parent() is p
+
+
+def test_diamond_is_not_a_retain_cycle(c):
+    class Leaf:
+        pass
+
+    class Left:
+        def __init__(self, leaf: Leaf) -> None:
+            self.leaf = leaf
+
+    class Right:
+        def __init__(self, leaf: Leaf) -> None:
+            self.leaf = leaf
+
+    class Top:
+        def __init__(self, left: Left, right: Right) -> None:
+            self.left, self.right = left, right
+
+    for cls in (Leaf, Left, Right):
+        c.register(cls)
+    c.register(Top, on_complete=lambda r, t: setattr(t, "leaf", r.get(Leaf)))
+    t = c.resolve(Top)
+    assert t.left.leaf is t.right.leaf is t.leaf
+
+
+# -- ZIKRouter: two completion callbacks, each filling the other side once ------------------
+
+
+def test_zik_guarded_completions(c, count):
+    class Parent:
+        def __init__(self) -> None:
+            count("Parent")
+            self.child: Any = None
+
+    class Child:
+        def __init__(self) -> None:
+            count("Child")
+            self.parent: Any = None
+
+    def complete_parent(r, p):
+        if p.child is None:
+            count("fill child")
+            p.child = r.get(Child)
+
+    def complete_child(r, ch):
+        if ch.parent is None:
+            count("fill parent")
+            ch.parent = r.weak(Parent)
+
+    c.register(Parent, on_complete=complete_parent)
+    c.register(Child, on_complete=complete_child)
+    p = c.resolve(Parent)
+    assert p.child.parent() is p
+    assert (count["Parent"], count["Child"]) == (1, 1)
+    assert (count["fill child"], count["fill parent"]) == (1, 1)
+
+
+def test_completion_order_is_dependencies_first(c):
+    order: list[str] = []
+    c.register("Leaf", dict, on_complete=lambda r, x: order.append("Leaf"))
+    c.register("Mid", lambda leaf: {"leaf": leaf}, deps=["Leaf"], on_complete=lambda r, x: order.append("Mid"))
+    c.register(
+        "Top",
+        lambda mid: {"mid": mid},
+        deps=["Mid"],
+        on_complete=[lambda r, x: order.append("Top#1"), lambda r, x: order.append("Top#2")],
+    )
+    c.resolve("Top")
+    assert order == ["Leaf", "Mid", "Top#1", "Top#2"]

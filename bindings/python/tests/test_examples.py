@@ -1,0 +1,75 @@
+"""The examples run as tests: examples/python/cycles.py and the polyglot one (C + Python)."""
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT, subprocess_env
+
+import tether
+
+CYCLES = REPO_ROOT / "examples" / "python" / "cycles.py"
+POLYGLOT = REPO_ROOT / "examples" / "polyglot" / "polyglot.py"
+
+
+def run_script(*args):
+    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
+    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_cycles_example():
+    result = run_script(CYCLES)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "p.child.parent() is p: True; factory calls: {'Parent': 1, 'Child': 1}" in out
+    assert 'CycleError: dependency cycle through constructors: "A" -> "B" -> "A"' in out
+    assert "FactoryError caused by RetainCycleError" in out
+    assert out.rstrip().endswith("cycles ok")
+
+
+def _polyglot_module():
+    spec = importlib.util.spec_from_file_location("polyglot_example", POLYGLOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def parts_library(tmp_path_factory):
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc)")
+    return _polyglot_module().build_parts(tmp_path_factory.mktemp("parts"))
+
+
+def test_polyglot_in_a_fresh_process(parts_library):
+    result = run_script(POLYGLOT, parts_library)
+    assert result.returncode == 0, result.stderr
+    assert "destroyed: {'configs_dropped': 2, 'servers_dropped': 2} + Python {'Handler': 2, 'PyLogger': 2}" in result.stdout
+    assert result.stdout.rstrip().endswith("polyglot ok")
+
+
+def test_polyglot_in_this_process(parts_library):
+    module = _polyglot_module()  # fresh classes and counters
+    report = module.run(parts_library)
+    assert report["made"] == {"configs_made": 2, "servers_made": 2}
+    assert report["dropped"] == {"configs_dropped": 2, "servers_dropped": 2}
+    assert report["python_destroyed"] == {"Handler": 2, "PyLogger": 2}
+    assert '"Server" -> "Handler"' in report["dot"]
+
+
+def test_polyglot_compiles_from_the_script():
+    """Without an argument the script compiles parts.c itself."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc)")
+    result = run_script(POLYGLOT)
+    assert result.returncode == 0, result.stderr
+    assert "polyglot ok" in result.stdout
+
+
+def test_readme_first_example_runs():
+    text = (REPO_ROOT / "bindings" / "python" / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})

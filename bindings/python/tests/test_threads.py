@@ -1,0 +1,122 @@
+"""Threads: the GIL is released in C calls and re-taken in callbacks; no deadlock, singletons once."""
+
+import gc
+import threading
+import time
+
+import tether
+from tether import Scope, objects
+
+THREADS = 8
+
+
+def run_threads(target, n=THREADS, timeout=60.0):
+    """Runs ``target(i)`` in ``n`` daemon threads; fails instead of hanging on a deadlock."""
+    errors: list[BaseException] = []
+
+    def wrapped(i):
+        try:
+            target(i)
+        except BaseException as exc:  # surfaced to the test below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wrapped, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "threads still running: deadlock?"
+    if errors:
+        raise errors[0]
+
+
+def test_singleton_is_created_once_under_a_race(c, count):
+    lock = threading.Lock()
+
+    def slow():
+        with lock:
+            count("made")
+        time.sleep(0.05)  # widen the race: the others must wait, not build their own
+        return object()
+
+    c.register("S", slow, scope=Scope.SINGLETON)
+    barrier = threading.Barrier(THREADS)
+    results: list[object] = [None] * THREADS
+
+    def resolve(i):
+        barrier.wait()
+        results[i] = c.resolve("S")
+
+    run_threads(resolve)
+    assert count["made"] == 1
+    assert all(r is results[0] for r in results)
+
+
+def test_cyclic_graphs_from_eight_threads(c):
+    class Child:
+        parent = None
+
+    class Parent:
+        def __init__(self, child: Child, log: "object") -> None:
+            self.child, self.log = child, log
+
+    c.register("Log", object, scope=Scope.SINGLETON)
+    c.register("Parent", Parent, deps=["Child", "Log"])
+    c.register("Child", Child, on_complete=lambda r, ch: setattr(ch, "parent", r.weak("Parent")))
+    c.register("Shared", object, scope=Scope.WEAK)
+    before = objects.live_count()
+
+    def work(i):
+        for _ in range(300):
+            p = c.resolve("Parent")
+            assert p.child.parent() is p
+            assert p.log is c.resolve("Log")
+            c.resolve("Shared")
+
+    run_threads(work)
+    gc.collect()
+    assert objects.live_count() <= before + 1  # at most the weak-scoped one still cached
+
+
+def test_factory_waiting_for_another_threads_resolve_does_not_deadlock(c):
+    c.register("Inner", object)
+    c.register("InnerSingleton", object, scope=Scope.SINGLETON)
+
+    def outer():
+        got = []
+        t = threading.Thread(target=lambda: got.extend([c.resolve("Inner"), c.resolve("InnerSingleton")]))
+        t.start()
+        t.join(30)
+        assert not t.is_alive(), "deadlock: the inner resolve never finished"
+        return got
+
+    c.register("Outer", outer)
+    run_threads(lambda i: c.resolve("Outer"), n=4)
+
+
+def test_singleton_factory_waiting_for_graph_resolve_in_another_thread(c):
+    c.register("Plain", object)
+
+    def outer():
+        got = []
+        t = threading.Thread(target=lambda: got.append(c.resolve("Plain")))
+        t.start()
+        t.join(30)
+        assert not t.is_alive()
+        return got
+
+    c.register("Single", outer, scope=Scope.SINGLETON)
+    run_threads(lambda i: c.resolve("Single"))
+
+
+def test_drops_from_other_threads(c):
+    """Instances released on other threads run the Python-side destructor there (GIL re-taken)."""
+    c.register("S", object, scope=Scope.SINGLETON)
+    objs = []
+    run_threads(lambda i: objs.append(c.resolve("S")))
+    before = objects.live_count()
+    t = threading.Thread(target=lambda: c.reset(Scope.SINGLETON))
+    t.start()
+    t.join(30)
+    assert objects.live_count() == before - 1

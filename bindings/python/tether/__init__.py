@@ -1,0 +1,93 @@
+"""Tether for Python: a dependency-injection container that resolves cycles, over libtether.so.
+
+    import tether
+
+    class Child:
+        parent = None                      # set after construction, weakly
+
+    class Parent:
+        def __init__(self, child: Child):  # autowired from the type hint
+            self.child = child
+
+    with tether.Container() as c:
+        c.register(Parent)
+        c.register(Child, on_complete=lambda r, child: setattr(child, "parent", r.weak(Parent)))
+        p = c.resolve(Parent)
+        assert p.child.parent() is p       # weak references are weakref.ref-style callables
+
+The library is found by ``tether.load(path)``, ``$TETHER_LIBRARY``, the package's own copy, or a
+source checkout's ``build/lib`` (see ``tether._loader``), on first use.
+"""
+
+from ._loader import LIBRARY_ENV, PACKAGE_VERSION, library_path, load
+from .container import Container
+from .errors import (
+    ArgumentMismatchError,
+    CycleError,
+    ExpiredError,
+    FactoryError,
+    InvalidArgumentError,
+    InvalidHandleError,
+    LibraryNotFoundError,
+    NoMemoryError,
+    NotFoundError,
+    RetainCycleError,
+    Status,
+    TetherError,
+    VersionMismatchError,
+    WrongContextError,
+)
+from .lazy import Lazy, WeakLazy
+from .markers import Dependency, Key, Pointer, dep, key_name, lazy, weak, weak_lazy
+from .native import NativeRef, NativeWeak
+from .provider import Provider
+from .resolver import Resolver
+from .scope import Scope
+
+__version__ = PACKAGE_VERSION
+
+
+def library_version() -> str:
+    """``tether_version()`` of the loaded library (loads it if needed)."""
+    from ._loader import api
+
+    return str(api().tether_version().decode())
+
+
+__all__ = [
+    "ArgumentMismatchError",
+    "Container",
+    "CycleError",
+    "Dependency",
+    "ExpiredError",
+    "FactoryError",
+    "InvalidArgumentError",
+    "InvalidHandleError",
+    "Key",
+    "LIBRARY_ENV",
+    "Lazy",
+    "LibraryNotFoundError",
+    "NativeRef",
+    "NativeWeak",
+    "NoMemoryError",
+    "NotFoundError",
+    "Pointer",
+    "Provider",
+    "Resolver",
+    "RetainCycleError",
+    "Scope",
+    "Status",
+    "TetherError",
+    "VersionMismatchError",
+    "WeakLazy",
+    "WrongContextError",
+    "__version__",
+    "dep",
+    "key_name",
+    "lazy",
+    "library_path",
+    "library_version",
+    "load",
+    "weak",
+    "weak_lazy",
+]

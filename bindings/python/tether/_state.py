@@ -1,0 +1,52 @@
+"""Per-thread and process-wide bookkeeping shared by containers, registrations and trampolines."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, NoReturn
+
+from .errors import error_for
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        #: The exception a Python factory/callback raised in the C call now unwinding.
+        self.pending: BaseException | None = None
+        #: Containers of the Python-initiated resolves running on this thread, innermost last.
+        self.containers: list[Any] = []
+        #: Per running resolve: (registration, previous weak-scope object) made fresh by it.
+        self.created: list[list[tuple[Any, Any]]] = []
+
+
+tls = _ThreadState()
+
+#: One entry per Python-initiated resolve running on any thread (list append/pop are atomic).
+inflight: list[None] = []
+#: Bumped whenever a Python registration is added, replaced or closed (invalidates lookup caches).
+generation = [0]
+#: Trampolines of replaced registrations and closed containers, kept until no resolve runs.
+retired: list[Any] = []
+
+
+def retire(things: list[Any]) -> None:
+    """Frees ``things`` (ctypes callbacks) now, or when the resolves running now have returned."""
+    if inflight:
+        retired.extend(things)
+    things.clear()
+
+
+def resolve_finished() -> None:
+    inflight.pop()
+    if retired and not inflight:
+        retired.clear()
+
+
+def raise_failure(status: int, message: str) -> NoReturn:
+    """Raises the error for a failed call, chained to the Python exception that caused it, if any."""
+    cause, tls.pending = tls.pending, None
+    error = error_for(status, message)
+    if cause is None:
+        raise error
+    if not isinstance(cause, Exception):  # KeyboardInterrupt, SystemExit: not ours to wrap
+        raise cause
+    raise error from cause

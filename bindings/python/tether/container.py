@@ -1,0 +1,354 @@
+"""``Container``: registrations and cached instances, the Python face of ``tether_container``."""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import byref, c_uint32, c_void_p
+from typing import Any, Callable, Sequence, TypeVar, overload
+
+from . import _loader, _state, native, objects
+from ._native import OK
+from .arguments import to_values
+from .errors import InvalidArgumentError, InvalidHandleError, error_for
+from .markers import Key, encode_key, key_name
+from .registration import Registration
+from .scope import Scope
+from .slots import from_deps, infer
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+Callback = Callable[[Any, Any], Any]
+
+_UNSET: Any = object()
+_key_ids: dict[bytes, int] = {}  # interned ids are process-wide
+
+
+def _check_scope(scope: object) -> Scope:
+    if isinstance(scope, Scope):
+        return scope
+    if isinstance(scope, int) and not isinstance(scope, bool):
+        if scope in Scope._value2member_map_:
+            return Scope(scope)
+        raise ValueError(f"scope {scope} is not a tether.Scope (GRAPH, TRANSIENT, SINGLETON, WEAK)")
+    raise TypeError(f"scope must be a tether.Scope, not {type(scope).__name__}")
+
+
+def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
+    if on_complete is None:
+        return []
+    if callable(on_complete):
+        return [on_complete]
+    if isinstance(on_complete, (list, tuple)) and all(callable(fn) for fn in on_complete):
+        return list(on_complete)
+    raise TypeError(f"{what}: on_complete must be a callable (resolver, instance) or a list of them")
+
+
+class Container:
+    """Registrations and cached instances; optionally the child of ``parent``.
+
+    Use as a context manager (``with tether.Container() as c:``) or call ``close()``; a container
+    that is garbage-collected is closed then. ``handle`` is the ``tether_container *`` as an int,
+    for C code that registers into or resolves from the same container.
+    """
+
+    def __init__(self, parent: Container | None = None) -> None:
+        if parent is not None and not isinstance(parent, Container):
+            raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
+        self._handle: int | None = None
+        self._handle_arg: c_void_p | None = None
+        self._lookups: dict[object, tuple[int, Registration | None]] = {}
+        self._lookups_generation = -1
+        self._api = _loader.api()
+        self._parent = parent
+        self._regs: dict[bytes, Registration] = {}
+        self._children = 0
+        self._close_when_childless = False
+        out = c_void_p()
+        status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        self._handle = out.value
+        self._handle_arg = c_void_p(out.value)
+        if parent is not None:
+            parent._children += 1
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    @property
+    def handle(self) -> int:
+        """The ``tether_container *`` as an int (pass it to C as ``c_void_p``)."""
+        if self._handle is None:
+            raise InvalidHandleError("the container is closed")
+        return self._handle
+
+    @property
+    def _as_parameter_(self) -> c_void_p:
+        return c_void_p(self.handle)
+
+    @property
+    def parent(self) -> Container | None:
+        return self._parent
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def close(self) -> None:
+        """Frees the container: cached singletons are released, registrations forgotten.
+
+        Instances still held (by Python, handles or edges) live on. Idempotent. Raises
+        ``InvalidArgumentError`` while child containers are open (close them first).
+        """
+        if self._handle is None:
+            return
+        if self._children:  # the library would refuse: keep the singletons where they are
+            raise InvalidArgumentError(
+                f"tether_container_free: the container still has {self._children} open child container(s); close them first"
+            )
+        for reg in self._regs.values():
+            reg.drop_cached()  # before the library releases them (and this may run inside the GC)
+        status = self._api.tether_container_free(self._handle)
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        self._handle = self._handle_arg = None
+        _state.generation[0] += 1
+        for reg in self._regs.values():
+            reg.retire()
+        self._regs.clear()
+        parent = self._parent
+        if parent is not None:
+            parent._children -= 1
+            if parent._close_when_childless and parent._children == 0:
+                parent._close_quietly()
+
+    def _close_quietly(self) -> None:
+        try:
+            self.close()
+        except InvalidArgumentError:  # children still open: the last one to close closes us
+            self._close_when_childless = True
+        except Exception:
+            pass
+
+    def __enter__(self) -> Container:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_handle", None) is not None:
+            self._close_quietly()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._handle is None else f"0x{self._handle:x}"
+        return f"<tether.Container {state}, {len(self._regs)} Python registrations>"
+
+    # -- registering ------------------------------------------------------------------
+
+    @overload
+    def register(self, key_or_class: type[T], factory: None = None, *, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> type[T]: ...
+    @overload
+    def register(self, key_or_class: Key, factory: F, *, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> F: ...
+    @overload
+    def register(self, key_or_class: str = ..., factory: None = None, *, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> Callable[[F], F]: ...
+
+    def register(self, key_or_class: Any = _UNSET, factory: Any = None, *, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, on_complete: Any = None) -> Any:
+        """Registers a factory (or a class, autowired) under a key; also a decorator.
+
+        - ``register("K", factory, deps=[...])``: ``factory(*deps)`` makes K's instances.
+        - ``register(Service)``: the class is its own key and factory; ``__init__`` parameters are
+          autowired from type hints (see ``tether.slots``). Returns the class: usable as ``@c.register``.
+        - ``@c.register("K", deps=[...])`` / ``@c.register(scope=Scope.SINGLETON)`` decorate a factory
+          or a class; a decorated function whose return annotation is a class is registered under
+          that class.
+        - ``on_complete``: a callable ``(resolver, instance)`` or a list of them, run after every
+          factory of the resolve returned (where cycles are closed: ``r.get(K)``, ``r.weak(K)``).
+        Re-registering a key replaces the registration. Wrong use raises TypeError/ValueError here.
+        """
+        checked_scope = _check_scope(scope)
+        if key_or_class is _UNSET or (factory is None and isinstance(key_or_class, str)):
+            key = key_or_class
+
+            def decorate(target: Any) -> Any:
+                self._register_target(target if key is _UNSET else key, target, deps, checked_scope, on_complete)
+                return target
+
+            return decorate
+        if factory is None:
+            self._register_target(key_or_class, key_or_class, deps, checked_scope, on_complete)
+            return key_or_class
+        self._register(key_or_class, factory, deps, checked_scope, on_complete)
+        return factory
+
+    def _register_target(self, key: Any, target: Any, deps: Sequence[object], scope: Scope, on_complete: Any) -> None:
+        if isinstance(key, type) or isinstance(key, str):
+            self._register(key, target, deps, scope, on_complete)
+            return
+        if callable(key):  # a decorated function: its return annotation names the key
+            returns = getattr(key, "__annotations__", {}).get("return")
+            if isinstance(returns, type):
+                self._register(returns, key, deps, scope, on_complete)
+                return
+            raise TypeError(
+                f"register: cannot tell the key of {key!r}; annotate its return type with a class or "
+                f"use @container.register(\"Key\")"
+            )
+        raise TypeError(f"register: a key is a non-empty str or a class, not {type(key).__name__}")
+
+    def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any) -> None:
+        name = key_name(key)
+        what = f"register({name!r})"
+        if not callable(factory):
+            raise TypeError(f"{what}: the factory must be callable, not {type(factory).__name__}")
+        callbacks = _check_callbacks(on_complete, what)
+        plan = from_deps(deps, factory, what) if deps else infer(factory, what)
+        reg = Registration(self, name, factory, plan, scope)
+        reg.install(self.handle, callbacks)
+        old = self._regs.get(reg.raw)
+        self._regs[reg.raw] = reg
+        _state.generation[0] += 1
+        if old is not None:
+            old.retire()
+
+    # -- resolving --------------------------------------------------------------------
+
+    def _registration(self, raw: bytes) -> Registration | None:
+        """The Python registration a resolve of ``raw`` through this container would use."""
+        container: Container | None = self
+        while container is not None:
+            reg = container._regs.get(raw)
+            if reg is not None:
+                return reg
+            container = container._parent
+        return None
+
+    def _key_id(self, raw: bytes) -> int:
+        kid = _key_ids.get(raw)
+        if kid is None:
+            out = c_uint32()
+            status = self._api.tether_intern(self.handle, raw, byref(out))
+            if status != OK:
+                raise error_for(status, self._api.last_error())
+            kid = _key_ids[raw] = out.value
+        return kid
+
+    @overload
+    def resolve(self, key: type[T], *args: Any) -> T: ...
+    @overload
+    def resolve(self, key: str, *args: Any) -> Any: ...
+
+    def resolve(self, key: Key, *args: Any) -> Any:
+        """The instance of ``key``, with its whole graph built and every completion callback run.
+
+        ``args`` are the runtime arguments of the top-level registration. Python-made instances
+        are returned as themselves; native ones as ``NativeRef``. Raises ``NotFoundError``,
+        ``CycleError``, ``RetainCycleError``, ``ArgumentMismatchError``, or ``FactoryError``
+        (with the Python exception that caused it as ``__cause__``).
+        """
+        handle = self._handle_arg
+        if handle is None:
+            raise InvalidHandleError("the container is closed")
+        try:
+            kid, reg = self._lookups[key]
+            if self._lookups_generation != _state.generation[0]:
+                raise KeyError(key)
+        except (KeyError, TypeError):
+            kid, reg = self._lookup(key)
+        if reg is not None and reg.published is not None and not args:
+            obj = reg.published()  # WEAK scope, still held by Python: the same object, no C call
+            if obj is not None:
+                return obj
+        api = self._api
+        tls = _state.tls
+        running = tls.containers
+        if not running:
+            tls.pending = None
+        created: list[tuple[Registration, Any]] = []
+        running.append(self)
+        tls.created.append(created)
+        _state.inflight.append(None)
+        out = c_void_p()
+        pinned: list[int] = []
+        try:
+            if args:
+                values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
+                status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
+            else:
+                status = api.tether_resolve_key(handle, kid, out)  # ctypes passes `out` by reference
+            message = api.last_error() if status else ""
+        finally:
+            running.pop()
+            tls.created.pop()
+            _state.resolve_finished()
+            for ptr in pinned:
+                objects.release(ptr)
+        if status:
+            for made, previous in reversed(created):
+                made.rollback(previous)
+            _state.raise_failure(status, message)
+        for made, _previous in created:
+            made.publish()
+        return native.adopt(api, out)
+
+    def _lookup(self, key: Key) -> tuple[int, Registration | None]:
+        """(interned id, Python registration) for ``key``, cached until any registration changes."""
+        raw = encode_key(key)
+        if self._lookups_generation != _state.generation[0]:
+            self._lookups.clear()
+            self._lookups_generation = _state.generation[0]
+        entry = (self._key_id(raw), self._registration(raw))
+        if len(self._lookups) < 1024:
+            self._lookups[key] = entry
+        return entry
+
+    # -- caches, checks, pictures -----------------------------------------------------
+
+    def reset(self, scope: Scope) -> None:
+        """Empties this container's cache of ``scope`` (SINGLETON or WEAK; others: nothing happens).
+
+        After ``reset(Scope.WEAK)`` the next resolve makes new weak-scoped instances even while
+        Python still holds the old ones.
+        """
+        checked = _check_scope(scope)
+        handle = self.handle
+        for reg in self._regs.values():
+            if checked == Scope.WEAK:
+                reg.last = reg.published = None
+            elif checked == Scope.SINGLETON:
+                reg.drop_cached()  # before the library releases them
+        status = self._api.tether_reset(handle, int(checked))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+
+    def validate(self) -> None:
+        """Checks the declared graph without running a factory.
+
+        Raises ``NotFoundError`` (missing keys) or ``CycleError`` (constructor cycles) whose
+        message is the report, one problem per line (also as the list ``error.problems``).
+        """
+        status = self._api.tether_validate(self.handle)
+        if status != OK:
+            error = error_for(status, self._api.last_error())
+            error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
+            raise error
+
+    def to_dot(self) -> str:
+        """The declared graph as Graphviz DOT (render with ``dot -Tsvg``)."""
+        out = c_void_p()
+        status = self._api.tether_export_dot(self.handle, byref(out))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        try:
+            return ctypes.string_at(out.value or 0).decode("utf-8")
+        finally:
+            self._api.tether_string_free(out.value)
+
+    def provider(self, key: Key) -> Any:
+        """A C function pointer ``void *(*)(void)`` resolving ``key`` (``tether_make_provider``)."""
+        from .provider import Provider
+
+        return Provider._make(self, encode_key(key))

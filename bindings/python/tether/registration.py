@@ -1,0 +1,328 @@
+"""One Python registration: its declared C slots and the ctypes trampolines the library calls.
+
+The factory trampoline turns C arguments into Python ones (instances, weak references, lazy
+callables, runtime arguments), calls the Python factory, and hands the result to C as a pointer
+(see ``objects``). An exception is parked in the thread state, its text given to
+``tether_set_error``, and NULL returned; ``Container.resolve`` raises it as ``FactoryError``'s
+``__cause__`` once the library has torn the graph down. Completion trampolines do the same
+with a status.
+
+The trampolines live exactly as long as the registration: replacing the key or closing the
+container retires them (freed at once, or when the resolves running at that moment return).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
+from typing import Any, Callable, Sequence
+
+from . import _state, objects
+from ._native import (
+    COMPLETE_FN,
+    E_FACTORY_FAILED,
+    OK,
+    PARAM_DEP,
+    PARAM_F64,
+    PARAM_I64,
+    PARAM_LAZY,
+    PARAM_PTR,
+    PARAM_RESOLVER,
+    PARAM_STR,
+    PARAM_WEAK,
+    PARAM_WEAK_LAZY,
+    Api,
+    Param,
+)
+from .errors import error_for
+from .lazy import Lazy, WeakLazy
+from .native import weak_callable
+from .resolver import Resolver, native_via_resolver
+from .scope import Scope
+from .slots import Plan
+
+_ARGTYPES = {
+    PARAM_DEP: c_void_p,
+    PARAM_WEAK: c_void_p,
+    PARAM_LAZY: c_void_p,
+    PARAM_WEAK_LAZY: c_void_p,
+    PARAM_I64: c_int64,
+    PARAM_F64: c_double,
+    PARAM_STR: c_char_p,
+    PARAM_PTR: c_void_p,
+}
+
+
+def fail(api: Api, exc: BaseException) -> None:
+    """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
+    _state.tls.pending = exc
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    try:
+        api.tether_set_error(text.replace("\0", "\\0").encode("utf-8", "replace"))
+    except Exception:
+        pass
+
+
+class Registration:
+    """The Python side of one ``tether_register`` in one container."""
+
+    __slots__ = (
+        "api",
+        "container",
+        "name",
+        "raw",
+        "factory",
+        "plan",
+        "scope",
+        "handle",
+        "callables",
+        "last",
+        "published",
+        "cached",
+        "skip",
+        "arg_kinds",
+        "__weakref__",
+    )
+
+    def __init__(self, container: Any, name: str, factory: Callable[..., Any], plan: Plan, scope: Scope) -> None:
+        self.api: Api = container._api
+        self.container = weakref.ref(container)
+        self.name = name
+        self.raw = name.encode("utf-8")
+        self.factory: Callable[..., Any] | None = factory
+        self.plan = plan
+        self.scope = scope
+        self.handle: int | None = None
+        self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
+        self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
+        self.published: Callable[[], Any] | None = None  # ...once its resolve has completed
+        # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
+        # so the garbage collector sees container -> singleton (see objects.Owned)
+        self.cached: objects.Owned | None = None
+        self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
+        self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
+
+    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
+        """Declares the registration to the library in container ``handle``."""
+        api = self.api
+        slots = self.plan.slots
+        hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
+        params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
+        params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
+        argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
+        trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
+        self.callables.append(trampoline)
+        array = (Param * len(params))(*params)
+        out = c_void_p()
+        fn = ctypes.cast(trampoline, c_void_p)  # the C function pointer, as tether_fn
+        status = api.tether_register(handle, self.raw, fn, array, len(params), byref(out))
+        if status != OK:
+            raise error_for(status, api.last_error())
+        self.handle = out.value
+        status = api.tether_set_context(self.handle, None, objects.DROP)
+        if status == OK and self.scope != Scope.GRAPH:
+            status = api.tether_set_scope(self.handle, int(self.scope))
+        for index, callback in enumerate(callbacks):
+            if status != OK:
+                break
+            complete = COMPLETE_FN(self._complete_trampoline(callback, index))
+            self.callables.append(complete)
+            status = api.tether_on_complete(self.handle, complete, None)
+        if status != OK:
+            raise error_for(status, api.last_error())
+
+    # -- the factory ------------------------------------------------------------------
+
+    def _factory_trampoline(self, hidden_resolver: bool) -> Callable[..., int | None]:
+        api = self.api
+        slots = self.plan.slots
+        npos = self.plan.npos
+        names = self.plan.names
+        factory = self.factory
+        assert factory is not None
+        weak_scope = self.scope == Scope.WEAK
+        singleton = self.scope == Scope.SINGLETON
+        lookup = objects.lookup
+        missing = objects.MISSING
+        simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
+        retain = objects.retain
+
+        if simple and not weak_scope and not singleton:  # the common shapes: fewer steps per call
+            if not slots:
+
+                def no_dependencies() -> int | None:
+                    try:
+                        obj = factory()
+                        if obj is None:
+                            raise self._returned_none()
+                        return retain(obj)
+                    except BaseException as exc:
+                        fail(api, exc)
+                        return None
+
+                return no_dependencies
+
+            def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
+                try:
+                    args = []
+                    for ptr in ptrs:
+                        obj = lookup(ptr, missing)
+                        if obj is missing:  # a native dependency: the general conversion
+                            args = self._convert(ptrs, resolver)
+                            break
+                        args.append(obj)
+                    obj = factory(*args)
+                    if obj is None:
+                        raise self._returned_none()
+                    return retain(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return dependencies
+
+        def trampoline(*cargs: Any) -> int | None:
+            try:
+                resolver = cargs[0] if hidden_resolver else None
+                if hidden_resolver:
+                    cargs = cargs[1:]
+                if weak_scope and self.last is not None:
+                    reused = self.last()
+                    if reused is not None:  # Python still holds it: the same object again
+                        self._release_weak_slots(cargs, 0)
+                        ptr = objects.retain(reused)
+                        self.skip = ptr
+                        self._note_created(self.last)
+                        return ptr
+                if simple:
+                    args = []
+                    for ptr in cargs:
+                        obj = lookup(ptr or 0, missing)
+                        if obj is missing:  # a native dependency: the general path
+                            args = self._convert(cargs, resolver)
+                            break
+                        args.append(obj)
+                    obj = factory(*args)
+                else:
+                    args = self._convert(cargs, resolver)
+                    if names:
+                        obj = factory(*args[:npos], **dict(zip(names, args[npos:])))
+                    else:
+                        obj = factory(*args)
+                if obj is None:
+                    raise self._returned_none()
+                if singleton:
+                    ptr, cell = objects.retain_owned(obj)
+                    if cell is not None:
+                        self._note_created(self.cached)
+                        self.cached = cell
+                    return ptr
+                ptr = retain(obj)
+                if weak_scope:
+                    previous = self.last
+                    try:
+                        self.last = weakref.ref(obj)
+                    except TypeError:  # no weak references: reused only while C holds it
+                        self.last = None
+                    self.skip = None
+                    self._note_created(previous)
+                return ptr
+            except BaseException as exc:
+                fail(api, exc)
+                return None
+
+        return trampoline
+
+    def _returned_none(self) -> ValueError:
+        return ValueError(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
+
+    def _note_created(self, previous: Any) -> None:
+        """Remembers what this resolve changed, to publish (success) or undo (failure)."""
+        created = _state.tls.created
+        if created:
+            created[-1].append((self, previous))
+
+    def publish(self) -> None:
+        """The resolve that made or reused the newest object succeeded."""
+        if self.scope == Scope.WEAK:
+            self.published = self.last
+
+    def rollback(self, previous: Any) -> None:
+        """The resolve failed: the library destroyed what it made, forget it too."""
+        if self.scope == Scope.WEAK:
+            self.last = previous
+        else:
+            self.cached = previous  # the library dropped the new one: the table forgot it
+
+    def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
+        """Releases the weak handles of slots ``start``... (the factory owns them, even unused)."""
+        for slot, value in zip(self.plan.slots[start:], cargs[start:]):
+            if slot.kind == PARAM_WEAK and value:
+                self.api.tether_weak_release(value)
+
+    def _convert(self, cargs: Sequence[Any], resolver: int | None) -> list[Any]:
+        api = self.api
+        args: list[Any] = []
+        index = 0
+        try:
+            for index, (slot, value) in enumerate(zip(self.plan.slots, cargs)):
+                kind = slot.kind
+                if kind == PARAM_DEP:
+                    obj = objects.lookup(value or 0, objects.MISSING)
+                    if obj is objects.MISSING:
+                        assert resolver is not None and slot.key is not None
+                        obj = native_via_resolver(api, resolver, slot.key.encode("utf-8"))
+                elif kind == PARAM_WEAK:
+                    obj = weak_callable(api, value or 0)
+                elif kind == PARAM_LAZY or kind == PARAM_WEAK_LAZY:
+                    assert slot.key is not None
+                    running = _state.tls.containers
+                    container = running[-1] if running else self.container()
+                    obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
+                elif kind == PARAM_I64:
+                    obj = bool(value) if slot.arg == "bool" else value
+                elif kind == PARAM_STR:
+                    obj = value.decode("utf-8") if slot.arg == "str" and value is not None else value
+                elif kind == PARAM_PTR and slot.arg == "object":
+                    obj = objects.lookup(value or 0, value)
+                else:  # F64, raw pointer
+                    obj = value
+                args.append(obj)
+        except BaseException:
+            self._release_weak_slots(cargs, index + 1)
+            raise
+        return args
+
+    # -- completion callbacks ---------------------------------------------------------
+
+    def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
+        api = self.api
+
+        def trampoline(resolver: int | None, instance: int | None, _context: int | None) -> int:
+            try:
+                if self.skip is not None and self.skip == instance:
+                    return OK  # a reused WEAK-scope object: completed when it was made
+                obj = objects.lookup(instance or 0, objects.MISSING)
+                if obj is objects.MISSING:
+                    raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
+                callback(Resolver(api, resolver or 0), obj)
+                return OK
+            except BaseException as exc:
+                fail(api, exc)
+                return E_FACTORY_FAILED
+
+        return trampoline
+
+    def drop_cached(self) -> None:
+        """The container lets go of its singleton (before the library does: see objects.disown)."""
+        cell, self.cached = self.cached, None
+        objects.disown(cell)
+
+    def retire(self) -> None:
+        """Forgets the C registration; its trampolines go when no resolve that may use them runs."""
+        self.handle = None
+        self.drop_cached()
+        self.last = self.published = None
+        self.factory = None  # stale lookups may still point here: hold nothing of the user's
+        _state.retire(self.callables)

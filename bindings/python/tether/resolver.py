@@ -1,0 +1,71 @@
+"""The resolver a completion callback receives: reach other instances of the same graph."""
+
+from __future__ import annotations
+
+from ctypes import byref, c_void_p
+from typing import Any, Callable
+
+from . import native, objects
+from ._native import OK, Api
+from .errors import error_for
+from .markers import Key, encode_key
+
+
+def native_via_resolver(api: Api, resolver: int, key: bytes) -> native.NativeRef:
+    """An owned ``NativeRef`` to the graph's instance of ``key`` (a native one).
+
+    A pointer handed to Python from C (a dependency, ``tether_resolver_get``) is only kept alive
+    by the C box of the Python dependent, which dies when the resolve returns; Python needs a
+    handle of its own. The C API has no "handle from pointer", so this asks the resolver for a
+    weak handle to the same graph instance and upgrades it. (For a TRANSIENT native key that
+    is a second instance: see the README's limitations.)
+    """
+    weak = c_void_p()
+    status = api.tether_resolver_get_weak(resolver, key, byref(weak))
+    if status != OK:
+        raise error_for(status, api.last_error())
+    ref = c_void_p()
+    status = api.tether_weak_upgrade(weak.value, byref(ref))
+    message = api.last_error() if status != OK else ""
+    api.tether_weak_release(weak.value)
+    if status != OK:
+        raise error_for(status, message)
+    return native.NativeRef._adopt(api, ref.value or 0, api.tether_ref_get(ref.value) or 0)
+
+
+class Resolver:
+    """Valid only during the callback that received it (afterwards: ``WrongContextError``).
+
+    ``get(key)`` returns the graph's instance and records a strong edge from the instance being
+    completed (``RetainCycleError`` if that edge would close a cycle of strong edges);
+    ``weak(key)`` records a weak edge and returns a ``weakref.ref``-style callable.
+    """
+
+    __slots__ = ("_api", "_handle")
+
+    def __init__(self, api: Api, handle: int) -> None:
+        self._api = api
+        self._handle = handle
+
+    def get(self, key: Key) -> Any:
+        """The instance of ``key`` in this graph, held strongly by the instance being completed."""
+        raw = encode_key(key)
+        out = c_void_p()
+        status = self._api.tether_resolver_get(self._handle, raw, byref(out))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        obj = objects.lookup(out.value or 0, objects.MISSING)
+        if obj is objects.MISSING:
+            return native_via_resolver(self._api, self._handle, raw)
+        return obj
+
+    def weak(self, key: Key) -> Callable[[], Any]:
+        """A weak reference to the instance of ``key`` in this graph: call it for the object or None."""
+        out = c_void_p()
+        status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), byref(out))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        return native.weak_callable(self._api, out.value or 0)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return "<tether.Resolver>"
