@@ -46,6 +46,7 @@ func withArguments<R>(_ values: UnsafeRawPointer?, _ count: Int, _ function: Sta
                       _ body: (UnsafeBufferPointer<Argument>) throws(TetherError) -> R) throws(TetherError) -> R {
     guard count >= 0, count <= 4096 else { throw invalid(function, "arg_count \(count) is out of range") }
     guard count == 0 || values != nil else { throw invalid(function, "args is NULL but arg_count is \(count)") }
+    if count == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
     var arguments: [Argument] = []
     arguments.reserveCapacity(count)
     for i in 0..<count {

@@ -24,6 +24,8 @@ public final class KeyTable: Sendable {
         var names: [String] = []
     }
     private let state = Mutex(State())
+    /// Number of keys interned so far, readable without the lock.
+    private let count = Atomic<UInt32>(0)
 
     public func intern(_ name: String) -> Key {
         state.withLock { s in
@@ -31,6 +33,7 @@ public final class KeyTable: Sendable {
             let id = UInt32(s.names.count)
             s.names.append(name)
             s.ids[name] = id
+            count.store(id + 1, ordering: .releasing)
             return Key(id: id)
         }
     }
@@ -41,7 +44,7 @@ public final class KeyTable: Sendable {
     }
 
     public func isValid(_ id: UInt32) -> Bool {
-        state.withLock { s in Int(id) < s.names.count }
+        id < count.load(ordering: .acquiring)
     }
 
     public func name(of key: Key) -> String {

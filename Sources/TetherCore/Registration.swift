@@ -3,10 +3,11 @@ import Synchronization
 /// A key's factory, declared parameters, scope, destructor and completion
 /// callbacks, plus the scope's cache. Owned by one container.
 ///
-/// Reads on the resolve path take no lock: the current spec and the singleton
-/// slot are published through atomics and the objects they point to are kept
-/// alive by this registration until it is deallocated, so a reader can never
-/// see one freed. Writers (configuration, publication, reset) take `lock`.
+/// Reads on the resolve path take no mutex: the current spec is published
+/// through an atomic and every spec stays alive as long as the registration, so
+/// a reader never sees one freed; the shared-scope cache sits behind a spin lock
+/// held only to load and retain it. Writers (configuration, publication, reset)
+/// also take `lock`.
 public final class Registration: @unchecked Sendable {
     public let key: Key
     public let params: [Param]
@@ -18,14 +19,13 @@ public final class Registration: @unchecked Sendable {
 
     /// The current `InstanceSpec` (unretained; `Owned.specs` keeps it alive).
     private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `Owned.slots` keeps it alive).
-    private let singletonAddress = Atomic<UInt>(0)
+    /// The shared-scope cache: the singleton, or a weak reference for weak scope.
+    private let cacheLock = SpinLock()
+    private var singleton: Instance?
+    private var weakCache = WeakBox(nil)
 
     private struct Owned {
         var specs: [InstanceSpec] = []
-        var slots: [SingletonSlot] = []
-        /// Weak scope: read under the lock (a weak reference cannot be swapped while read).
-        var weakCache = WeakBox(nil)
         var isLive = true
         var observed: Set<ObservedEdge> = []
     }
@@ -81,18 +81,13 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
-    /// The cached shared instance, if any. Singleton hits take no lock.
+    /// The cached shared instance, if any.
     @inline(__always)
     func cached(_ scope: Scope) -> Instance? {
         switch scope {
-        case .singleton:
-            let address = singletonAddress.load(ordering: .acquiring)
-            guard address != 0 else { return nil }
-            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
-        case .weak:
-            return lock.withLock { $0.weakCache.value }
-        default:
-            return nil
+        case .singleton: cacheLock.withLock { singleton }
+        case .weak: cacheLock.withLock { weakCache.value }
+        default: nil
         }
     }
 
@@ -101,15 +96,12 @@ public final class Registration: @unchecked Sendable {
     func publish(_ instance: Instance) {
         lock.withLock { owned in
             guard owned.isLive, spec.scope == instance.spec.scope else { return }
-            switch instance.spec.scope {
-            case .singleton:
-                let slot = SingletonSlot(instance)
-                owned.slots.append(slot)
-                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot).toOpaque()), ordering: .releasing)
-            case .weak:
-                owned.weakCache = WeakBox(instance)
-            default:
-                break
+            cacheLock.withLock {
+                switch instance.spec.scope {
+                case .singleton: singleton = instance
+                case .weak: weakCache = WeakBox(instance)
+                default: break
+                }
             }
         }
     }
@@ -128,10 +120,11 @@ public final class Registration: @unchecked Sendable {
     }
 
     private func clearCaches(_ owned: inout Owned) -> Instance? {
-        owned.weakCache = WeakBox(nil)
-        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
-        guard address != 0 else { return nil }
-        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().takeStrong()
+        cacheLock.withLock {
+            weakCache = WeakBox(nil)
+            defer { singleton = nil }
+            return singleton
+        }
     }
 
     /// Edges completion callbacks or factories were seen to make from this
@@ -148,25 +141,5 @@ public final class Registration: @unchecked Sendable {
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
         lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.insert(edge) } }
-    }
-}
-
-/// One published singleton. Readers load the instance through a weak reference
-/// that is written only in `init`, so a reset (dropping `strong`) racing with a
-/// hit is safe: the hit either gets a strong reference or nil. Slots are never
-/// freed before their registration.
-final class SingletonSlot: @unchecked Sendable {
-    weak var instance: Instance?
-    private var strong: Instance?
-
-    init(_ instance: Instance) {
-        self.instance = instance
-        strong = instance
-    }
-
-    /// Hands the cache's strong reference to the caller (called under the registration's lock).
-    func takeStrong() -> Instance? {
-        defer { strong = nil }
-        return strong
     }
 }

@@ -120,3 +120,39 @@ def test_drops_from_other_threads(c):
     t.start()
     t.join(30)
     assert objects.live_count() == before - 1
+
+
+def test_reregistering_while_other_threads_resolve(c):
+    """Replaced trampolines are freed only once no Python resolve that may use them runs."""
+
+    class Old:
+        pass
+
+    class New:
+        pass
+
+    c.register("K", Old)
+    c.register("User", lambda k: k, deps=["K"])
+    stop = threading.Event()
+
+    def work(i):
+        while not stop.is_set():
+            assert isinstance(c.resolve("User"), (Old, New))
+
+    errors: list[BaseException] = []
+
+    def registrar():
+        try:
+            for n in range(300):
+                c.register("K", New if n % 2 else Old)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    t = threading.Thread(target=registrar, daemon=True)
+    t.start()
+    run_threads(work)
+    t.join(30)
+    assert not errors
+    assert tether._state.retired == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any, NoReturn
 
@@ -22,23 +23,35 @@ tls = _ThreadState()
 
 #: One entry per Python-initiated resolve running on any thread (list append/pop are atomic).
 inflight: list[None] = []
-#: Bumped whenever a Python registration is added, replaced or closed (invalidates lookup caches).
+#: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
+_generations = itertools.count(1)
+_retire_lock = threading.Lock()
+
+
+def bump_generation() -> None:
+    generation[0] = next(_generations)  # next() is atomic: no lost update between threads
 #: Trampolines of replaced registrations and closed containers, kept until no resolve runs.
 retired: list[Any] = []
 
 
 def retire(things: list[Any]) -> None:
     """Frees ``things`` (ctypes callbacks) now, or when the resolves running now have returned."""
-    if inflight:
-        retired.extend(things)
+    with _retire_lock:
+        if inflight:
+            retired.extend(things)
     things.clear()
 
 
 def resolve_finished() -> None:
     inflight.pop()
-    if retired and not inflight:
-        retired.clear()
+    if retired:
+        freed: list[Any] = []
+        with _retire_lock:
+            if not inflight:  # every resolve that could use them has returned
+                freed[:] = retired
+                retired.clear()
+        del freed  # outside the lock
 
 
 def raise_failure(status: int, message: str) -> NoReturn:

@@ -105,14 +105,14 @@ class Container:
             raise InvalidArgumentError(
                 f"tether_container_free: the container still has {self._children} open child container(s); close them first"
             )
-        for reg in self._regs.values():
+        for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
         self._handle = self._handle_arg = None
-        _state.generation[0] += 1
-        for reg in self._regs.values():
+        _state.bump_generation()
+        for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
         parent = self._parent
@@ -210,7 +210,7 @@ class Container:
         reg.install(self.handle, callbacks)
         old = self._regs.get(reg.raw)
         self._regs[reg.raw] = reg
-        _state.generation[0] += 1
+        _state.bump_generation()
         if old is not None:
             old.retire()
 
@@ -315,7 +315,7 @@ class Container:
         """
         checked = _check_scope(scope)
         handle = self.handle
-        for reg in self._regs.values():
+        for reg in list(self._regs.values()):
             if checked == Scope.WEAK:
                 reg.last = reg.published = None
             elif checked == Scope.SINGLETON:

@@ -14,6 +14,7 @@ container retires them (freed at once, or when the resolves running at that mome
 from __future__ import annotations
 
 import ctypes
+import threading
 import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
 from typing import Any, Callable, Sequence
@@ -41,6 +42,9 @@ from .native import weak_callable
 from .resolver import Resolver, native_via_resolver
 from .scope import Scope
 from .slots import Plan
+
+#: Upper bound (seconds) for a factory to wait for its registration's configuration (never a deadlock).
+_INSTALL_WAIT = 5.0
 
 _ARGTYPES = {
     PARAM_DEP: c_void_p,
@@ -82,6 +86,8 @@ class Registration:
         "cached",
         "skip",
         "arg_kinds",
+        "ready",
+        "_installed",
         "__weakref__",
     )
 
@@ -102,6 +108,8 @@ class Registration:
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
+        self.ready = False  # True once scope, destructor and callbacks are all set
+        self._installed = threading.Event()
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
         """Declares the registration to the library in container ``handle``."""
@@ -129,8 +137,16 @@ class Registration:
             complete = COMPLETE_FN(self._complete_trampoline(callback, index))
             self.callables.append(complete)
             status = api.tether_on_complete(self.handle, complete, None)
+        self.ready = True
+        self._installed.set()
         if status != OK:
             raise error_for(status, api.last_error())
+
+    def wait_installed(self) -> None:
+        """Called by a trampoline of a registration still being configured (another thread
+        resolves the key between tether_register and tether_set_context): let the configuration
+        finish first, so the instance gets its destructor, scope and completion callbacks."""
+        self._installed.wait(_INSTALL_WAIT)
 
     # -- the factory ------------------------------------------------------------------
 
@@ -153,6 +169,8 @@ class Registration:
 
                 def no_dependencies() -> int | None:
                     try:
+                        if not self.ready:
+                            self.wait_installed()
                         obj = factory()
                         if obj is None:
                             raise self._returned_none()
@@ -165,6 +183,8 @@ class Registration:
 
             def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
                 try:
+                    if not self.ready:
+                        self.wait_installed()
                     args = []
                     for ptr in ptrs:
                         obj = lookup(ptr, missing)
@@ -184,6 +204,8 @@ class Registration:
 
         def trampoline(*cargs: Any) -> int | None:
             try:
+                if not self.ready:
+                    self.wait_installed()
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]

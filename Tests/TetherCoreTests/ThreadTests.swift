@@ -1,0 +1,98 @@
+// Thread safety: a singleton raced for by many threads is created once; shared
+// instances are published only when their graph is complete.
+import Foundation
+import Synchronization
+import Testing
+import TetherCore
+
+@Suite struct ThreadTests {
+    static let threads = 8
+
+    @Test func eightThreadsCreateASingletonOnce() throws {
+        let fx = try Fixture()
+        try fx.register("S", [dep("Dep")], scope: .singleton) { _ in usleep(2_000) }  // widen the race window
+        try fx.register("Dep")
+        let results = Box<[UnsafeMutableRawPointer?]>(Array(repeating: nil, count: Self.threads))
+        onThreads(Self.threads) { i in
+            let p = try? fx.resolve("S").pointer
+            results.value[i] = p  // Box serialises the writes
+        }
+        #expect(results.value.allSatisfy { $0 != nil })
+        #expect(Set(results.value.map { UInt(bitPattern: $0) }).count == 1)
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("Dep") == 1)
+    }
+
+    @Test func racingRoundsAfterResetsCreateOncePerRound() throws {
+        let fx = try Fixture()
+        let s = try fx.register("S", scope: .singleton) { _ in sched_yield() }
+        try fx.register("Root", [dep("S"), dep("G")])
+        try fx.register("G")
+        let completed = Box(0)
+        fx.onComplete(s) { _, _, _ in completed.value += 1 }
+        let failures = Box(0)
+        for round in 1...10 {
+            let seen = Box<Set<UInt>>([])
+            onThreads(Self.threads) { _ in
+                do {
+                    let root = try fx.resolve("Root")
+                    let sp = UInt(bitPattern: Obj.of(root).depPointer(0))
+                    seen.value.insert(sp)
+                } catch {
+                    failures.value += 1
+                }
+            }
+            #expect(seen.value.count == 1, "round \(round)")
+            #expect(fx.tracker.calls("S") == round)
+            fx.container.reset(.singleton)
+        }
+        #expect(failures.value == 0)
+        #expect(completed.value == 10, "each singleton completed once")
+        #expect(fx.tracker.calls("G") == 10 * Self.threads)
+    }
+
+    @Test func singletonIsSeenOnlyAfterItsCallbacksRan() throws {
+        let fx = try Fixture()
+        let s = try fx.register("S", scope: .singleton)
+        fx.onComplete(s) { _, _, obj in
+            usleep(2_000)
+            obj.got.append(obj.pointer)  // "completed" marker
+        }
+        let incomplete = Box(0)
+        onThreads(Self.threads) { _ in
+            if let s = try? fx.resolve("S"), Obj.of(s).got.isEmpty { incomplete.value += 1 }
+        }
+        #expect(incomplete.value == 0)
+        #expect(fx.tracker.calls("S") == 1)
+    }
+
+    @Test func weakScopeRacedWhileAllHoldIsShared() throws {
+        let fx = try Fixture()
+        try fx.register("W", scope: .weak) { _ in sched_yield() }
+        let held = Box<[Instance]>([])
+        onThreads(Self.threads) { _ in
+            if let w = try? fx.resolve("W") { held.value.append(w) }
+        }
+        #expect(held.value.count == Self.threads)
+        #expect(held.value.allSatisfy { $0 === held.value[0] })
+        #expect(fx.tracker.calls("W") == 1)
+        held.value = []
+        #expect(fx.tracker.dropped("W") == 1)
+    }
+
+    @Test func overlappingGraphsOnManyThreadsDoNotDeadlock() throws {
+        // Two singletons each needed (in opposite orders) by the roots of different threads.
+        let fx = try Fixture()
+        try fx.register("X", scope: .singleton) { _ in sched_yield() }
+        try fx.register("Y", scope: .singleton) { _ in sched_yield() }
+        try fx.register("XY", [dep("X"), dep("Y")])
+        try fx.register("YX", [dep("Y"), dep("X")])
+        let count = Box(0)
+        onThreads(Self.threads) { i in
+            for _ in 0..<50 {
+                if (try? fx.resolve(i % 2 == 0 ? "XY" : "YX")) != nil { count.value += 1 }
+            }
+        }
+        #expect(count.value == Self.threads * 50)
+        #expect(fx.tracker.calls("X") == 1 && fx.tracker.calls("Y") == 1)
+    }
+}
