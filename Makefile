@@ -71,7 +71,7 @@ test-python: $(LIB)
 
 install: $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -m 0755 -s $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
 	install -m 0644 include/tether.h $(DESTDIR)$(PREFIX)/include/tether.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)|g' \
 	  tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc

@@ -461,6 +461,21 @@ tether_status tether_resolver_get(tether_resolver *r, const char *key, void **ou
  */
 tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, tether_weak **out);
 
+/**
+ * A new strong handle to `instance`, an instance of the current resolve (one
+ * the factory or callback received as a dependency, or got from
+ * tether_resolver_get). For bindings whose objects outlive the box that
+ * created them (a garbage-collected language keeping a native dependency):
+ * unlike resolving the key again, it never builds a second instance of a
+ * transient key.
+ *
+ * @param out  receives a strong handle you own (tether_ref_release).
+ * @return TETHER_OK; TETHER_E_WRONG_CONTEXT (callback returned, other thread);
+ *         TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL instance/out);
+ *         TETHER_E_NOT_FOUND (`instance` is not an instance of this resolve).
+ */
+tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref **out);
+
 /* ------------------------------------------------------------------------- */
 /* Providers                                                                  */
 /* ------------------------------------------------------------------------- */

@@ -62,6 +62,20 @@ public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>
     }
 }
 
+@_cdecl("tether_resolver_ref")
+public func tether_resolver_ref(_ r: OpaquePointer?, _ instance: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_resolver_ref")
+        let resolver = try Handles.resolvers.get(r, "tether_resolver_ref")
+        guard let instance else { throw invalid("tether_resolver_ref", "the instance is NULL") }
+        do throws(TetherError) {
+            out.pointee = Handles.refs.insert(try resolver.instance(at: instance))
+        } catch {
+            throw TetherError(error.code, "tether_resolver_ref: \(error.message)")
+        }
+    }
+}
+
 @_cdecl("tether_resolver_get_weak")
 public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in

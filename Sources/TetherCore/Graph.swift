@@ -156,6 +156,11 @@ final class Graph {
         }
     }
 
+    /// The instance of this graph whose pointer is `pointer`, if any.
+    func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
+        alive.last { $0.pointer == pointer }
+    }
+
     private func push(_ registration: Registration, _ spec: InstanceSpec, from lookup: Container) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.

@@ -44,10 +44,24 @@ public final class Resolver: @unchecked Sendable {
         return ref
     }
 
-    private func build(_ key: Key) throws(TetherError) -> Instance {
+    /// The instance of this graph at `pointer` (one a callback received or got
+    /// from this resolver), so a binding can hold it with a handle of its own.
+    public func instance(at pointer: UnsafeMutableRawPointer) throws(TetherError) -> Instance {
+        try checkContext()
+        guard let instance = graph.instance(at: pointer) else {
+            throw TetherError(.notFound, "that pointer is not an instance of the current resolve")
+        }
+        return instance
+    }
+
+    private func checkContext() throws(TetherError) {
         guard isOpen, ThreadState.current === graph.thread else {
             throw TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
         }
+    }
+
+    private func build(_ key: Key) throws(TetherError) -> Instance {
+        try checkContext()
         guard let registration = lookup.registration(for: key) else {
             let neededBy = graph.path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(graph.path)
             throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")

@@ -888,15 +888,21 @@ static void add_mem_row(const char *name, memrow m, double base_heap, const char
     snprintf(r->note, sizeof r->note, "%s; RSS delta %.0f B", note, m.rss);
 }
 
-/* Bytes per registration: MEM_N fresh keys (never interned before, so the
-   process-wide key table's growth is included) with `slots` DEP slots each. */
-static memrow mem_registrations(const char *prefix, int slots, double *residual) {
+/* Bytes per registration: MEM_N fresh keys with `slots` DEP slots each. With
+   `preintern` the keys are interned (tether_intern) before the measurement, so the
+   process-wide key table's growth is left out; without it, it is included. */
+static memrow mem_registrations(const char *prefix, int slots, int preintern, double *residual) {
     memrow m = { -1, -1 };
     char (*keys)[32] = malloc(sizeof(*keys) * MEM_N);
     for (int i = 0; i < MEM_N; i++) snprintf(keys[i], sizeof keys[i], "%s.%06d", prefix, i);
     tether_param p[4] = { TETHER_DEP("Dep.a"), TETHER_DEP("Dep.b"), TETHER_DEP("Dep.c"), TETHER_DEP("Dep.d") };
     tether_container *c;
     if (tether_container_new(NULL, &c) != TETHER_OK) { free(keys); return m; }
+    if (preintern) {
+        uint32_t id;
+        for (int i = 0; i < MEM_N; i++) tether_intern(c, keys[i], &id);
+        for (int i = 0; i < 4; i++) tether_intern(c, p[i].key, &id);
+    }
     malloc_trim(0);
     size_t h0 = heap_in_use(), r0 = rss_bytes();
     for (int i = 0; i < MEM_N; i++)
@@ -992,23 +998,68 @@ static memrow mem_handles(double *residual) {
     return m;
 }
 
+/* Bytes per live node of S4 graphs: MEM_N/12 App graphs (12 nodes, 20 strong edges
+   each) held by one handle each, minus the nodes' own mallocs. */
+static memrow mem_graphs(double *per_node_base, double *residual) {
+    memrow m = { -1, -1 };
+    int graphs = MEM_N / 12;
+    tether_ref **refs = calloc((size_t)graphs, sizeof *refs);
+    s4_ctx x = {0};
+    if (s4_setup(&x)) { free(refs); return m; }
+    /* baseline: the same 12 mallocs per graph by hand */
+    node **raw = malloc(sizeof *raw * (size_t)graphs * 12);
+    malloc_trim(0);
+    size_t b0 = heap_in_use();
+    for (int i = 0; i < graphs; i++) s4_build(&raw[i * 12]);
+    size_t b1 = heap_in_use();
+    for (int i = 0; i < graphs * 12; i++) free(raw[i]);
+    free(raw);
+    *per_node_base = ((double)b1 - (double)b0) / (graphs * 12.0);
+    tether_ref *w;
+    if (tether_resolve_key(x.c, x.key, &w) == TETHER_OK) tether_ref_release(w);
+    malloc_trim(0);
+    size_t h0 = heap_in_use(), r0 = rss_bytes();
+    for (int i = 0; i < graphs; i++)
+        if (tether_resolve_key(x.c, x.key, &refs[i]) != TETHER_OK) { report_failure("resolve (mem)", tether_last_status()); break; }
+    size_t h1 = heap_in_use(), r1 = rss_bytes();
+    for (int i = 0; i < graphs; i++) if (refs[i]) tether_ref_release(refs[i]);
+    tether_container_free(x.c);
+    malloc_trim(0);
+    size_t h2 = heap_in_use();
+    m.heap = ((double)h1 - (double)h0) / (graphs * 12.0);
+    m.rss = ((double)r1 - (double)r0) / (graphs * 12.0);
+    *residual = ((double)h2 - (double)h0) / (graphs * 12.0);
+    free(refs);
+    return m;
+}
+
 static void run_mem(void) {
-    double res0 = 0, res2 = 0, resi = 0, resh = 0, base = 0;
-    memrow r0 = mem_registrations("mem0", 0, &res0);
-    memrow r2 = mem_registrations("mem2", 2, &res2);
+    double res0 = 0, res2 = 0, resp = 0, resi = 0, resh = 0, resg = 0, base = 0, gbase = 0;
+    memrow r0 = mem_registrations("mem0", 0, 0, &res0);
+    memrow r2 = mem_registrations("mem2", 2, 0, &res2);
+    memrow rp = mem_registrations("memp", 0, 1, &resp);
     memrow ri = mem_instances(&base, &resi);
+    memrow rg = mem_graphs(&gbase, &resg);
     memrow rh = mem_handles(&resh);
     char note[160];
-    snprintf(note, sizeof note, "no slots; after container_free %.0f B/reg remain", res0);
+    snprintf(note, sizeof note, "no slots, new key; after container_free %.0f B/reg remain", res0);
     add_mem_row("memory per registration, key + factory", r0, -2, "<= 256 B", 256, note);
-    snprintf(note, sizeof note, "2 DEP slots; after container_free %.0f B/reg remain", res2);
+    snprintf(note, sizeof note, "2 DEP slots, new key; after container_free %.0f B/reg remain", res2);
     add_mem_row("memory per registration, key + 2 DEP slots", r2, -2, "<= 256 B", 256, note);
+    snprintf(note, sizeof note, "no slots, key interned beforehand (key table excluded); residual %.0f B", resp);
+    add_mem_row("memory per registration, already-interned key", rp, -2, "<= 256 B", 256, note);
     if (ri.heap >= 0) {
         memrow over = { ri.heap - base, ri.rss };
         snprintf(note, sizeof note, "total %.0f B incl. the %.0f B object and its ref handle; residual %.0f B", ri.heap, base, resi);
         add_mem_row("memory overhead per live transient instance + its handle", over, base, "<= 64 B", 64, note);
     } else {
         add_mem_row("memory overhead per live transient instance + its handle", ri, base, "<= 64 B", 64, "failed");
+    }
+    if (rg.heap >= 0) {
+        memrow over = { rg.heap - gbase, rg.rss };
+        snprintf(note, sizeof note, "S4 graphs held by one ref each: total %.0f B/node incl. the %.0f B object; residual %.0f B",
+                 rg.heap, gbase, resg);
+        add_mem_row("memory overhead per live graph node (S4, with edges)", over, gbase, "<= 64 B", 64, note);
     }
     snprintf(note, sizeof note, "extra tether_ref on one singleton; residual %.0f B", resh);
     add_mem_row("memory per extra strong handle", rh, -2, NULL, 0, note);

@@ -24,6 +24,7 @@ from ._native import (
     COMPLETE_FN,
     E_FACTORY_FAILED,
     OK,
+    PARAM_CONTEXT,
     PARAM_DEP,
     PARAM_F64,
     PARAM_I64,
@@ -43,7 +44,10 @@ from .resolver import Resolver, native_via_resolver
 from .scope import Scope
 from .slots import Plan
 
-#: Upper bound (seconds) for a factory to wait for its registration's configuration (never a deadlock).
+#: The registration context every Python registration sets last: a factory called with a NULL
+#: context belongs to a registration another thread is still configuring (see Unconfigured).
+_CONFIGURED = 1
+#: Upper bound (seconds) a resolve waits for such a configuration before retrying anyway.
 _INSTALL_WAIT = 5.0
 
 _ARGTYPES = {
@@ -68,6 +72,22 @@ def fail(api: Api, exc: BaseException) -> None:
         pass
 
 
+class Unconfigured(Exception):
+    """A factory ran for a registration between ``tether_register`` and its last configuration call
+    (another thread re-registered the key). Making an instance then would give it no destructor,
+    scope or callbacks, so the factory refuses and ``Container.resolve`` retries."""
+
+    def __init__(self, registration: Registration) -> None:
+        super().__init__(
+            f"the registration of {registration.name!r} was still being configured by another thread "
+            f"(tether_register and tether_set_context are separate calls); resolve again"
+        )
+        self.registration = registration
+
+    def wait(self) -> None:
+        self.registration._installed.wait(_INSTALL_WAIT)
+
+
 class Registration:
     """The Python side of one ``tether_register`` in one container."""
 
@@ -86,7 +106,6 @@ class Registration:
         "cached",
         "skip",
         "arg_kinds",
-        "ready",
         "_installed",
         "__weakref__",
     )
@@ -108,17 +127,17 @@ class Registration:
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
-        self.ready = False  # True once scope, destructor and callbacks are all set
-        self._installed = threading.Event()
+        self._installed = threading.Event()  # set once every configuration call returned
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
         """Declares the registration to the library in container ``handle``."""
         api = self.api
         slots = self.plan.slots
+        # hidden slots first: the context (configured yet?) and, with dependencies, a resolver
         hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
-        params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
+        params = [Param(PARAM_CONTEXT, None)] + ([Param(PARAM_RESOLVER, None)] if hidden_resolver else [])
         params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
-        argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
+        argtypes = [c_void_p] * (2 if hidden_resolver else 1) + [_ARGTYPES[slot.kind] for slot in slots]
         trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
         self.callables.append(trampoline)
         array = (Param * len(params))(*params)
@@ -128,25 +147,20 @@ class Registration:
         if status != OK:
             raise error_for(status, api.last_error())
         self.handle = out.value
-        status = api.tether_set_context(self.handle, None, objects.DROP)
-        if status == OK and self.scope != Scope.GRAPH:
-            status = api.tether_set_scope(self.handle, int(self.scope))
+        status = OK
         for index, callback in enumerate(callbacks):
-            if status != OK:
-                break
             complete = COMPLETE_FN(self._complete_trampoline(callback, index))
             self.callables.append(complete)
             status = api.tether_on_complete(self.handle, complete, None)
-        self.ready = True
+            if status != OK:
+                break
+        if status == OK and self.scope != Scope.GRAPH:
+            status = api.tether_set_scope(self.handle, int(self.scope))
+        if status == OK:  # last: a non-NULL context tells the factory that all of the above is set
+            status = api.tether_set_context(self.handle, _CONFIGURED, objects.DROP)
         self._installed.set()
         if status != OK:
             raise error_for(status, api.last_error())
-
-    def wait_installed(self) -> None:
-        """Called by a trampoline of a registration still being configured (another thread
-        resolves the key between tether_register and tether_set_context): let the configuration
-        finish first, so the instance gets its destructor, scope and completion callbacks."""
-        self._installed.wait(_INSTALL_WAIT)
 
     # -- the factory ------------------------------------------------------------------
 
@@ -167,10 +181,10 @@ class Registration:
         if simple and not weak_scope and not singleton:  # the common shapes: fewer steps per call
             if not slots:
 
-                def no_dependencies() -> int | None:
+                def no_dependencies(context: int | None) -> int | None:
                     try:
-                        if not self.ready:
-                            self.wait_installed()
+                        if not context:
+                            raise Unconfigured(self)
                         obj = factory()
                         if obj is None:
                             raise self._returned_none()
@@ -181,10 +195,10 @@ class Registration:
 
                 return no_dependencies
 
-            def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
+            def dependencies(context: int | None, resolver: int | None, *ptrs: int | None) -> int | None:
                 try:
-                    if not self.ready:
-                        self.wait_installed()
+                    if not context:
+                        raise Unconfigured(self)
                     args = []
                     for ptr in ptrs:
                         obj = lookup(ptr, missing)
@@ -202,10 +216,11 @@ class Registration:
 
             return dependencies
 
-        def trampoline(*cargs: Any) -> int | None:
+        def trampoline(context: int | None, *cargs: Any) -> int | None:
             try:
-                if not self.ready:
-                    self.wait_installed()
+                if not context:
+                    self._release_weak_slots(cargs[1:] if hidden_resolver else cargs, 0)
+                    raise Unconfigured(self)
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]

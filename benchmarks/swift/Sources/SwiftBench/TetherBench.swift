@@ -61,7 +61,8 @@ extension Container {
 /// `sink` until the next iteration, like the Swinject loop does.
 @inline(__always) func resolveObject<T: AnyObject>(_ c: Container, _ key: Key, as: T.Type) throws -> T {
     let instance = try c.resolve(key)
-    return object(instance.pointer, as: T.self)
+    // take our own reference to the object before the instance (and its graph) may go
+    return withExtendedLifetime(instance) { object(instance.pointer, as: T.self) }
 }
 
 func benchTether() -> Contender {
@@ -119,16 +120,18 @@ func benchTether() -> Contender {
         child.addCompletion(SwiftCompletion { (r, instance) throws(TetherError) in
             let ref = try r.getWeak(parentKey)
             guard let parent = ref.upgrade() else { throw TetherError(.expired, "the instance is gone") }
-            object(instance.pointer, as: Child.self).parent = object(parent.pointer, as: Parent.self)
+            withExtendedLifetime(parent) {
+                object(instance.pointer, as: Child.self).parent = object(parent.pointer, as: Parent.self)
+            }
         })
         try c.add("Parent", ["Child"]) { w in
             parentFactoryCalls += 1
             return Parent(child: object(w[0]))
         }
         parentFactoryCalls = 0; childFactoryCalls = 0
-        let instance = try c.resolve(parentKey)
+        let first = try resolveObject(c, parentKey, as: Parent.self)
         let calls = (parentFactoryCalls, childFactoryCalls)
-        try checkS3(object(instance.pointer, as: Parent.self))
+        try checkS3(first)
         var failure: Error?
         let ns = measure { n in
             for _ in 0..<n {
