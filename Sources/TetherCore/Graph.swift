@@ -83,11 +83,14 @@ final class Graph {
 
     // MARK: building
 
+    /// Unowned(unsafe) references, so frames move without refcounting: the
+    /// registration is kept by its container (or its retired list) and keeps its
+    /// specs and its container; the lookup container is the caller's or one of those.
     private struct Frame {
-        let registration: Registration
-        let spec: InstanceSpec
+        unowned(unsafe) let registration: Registration
+        unowned(unsafe) let spec: InstanceSpec
         /// Where this frame's dependencies are looked up.
-        let lookup: Container
+        unowned(unsafe) let lookup: Container
         let wordBase: Int
         var slot = 0
         var dependencies: [Instance] = []

@@ -123,7 +123,8 @@ def test_drops_from_other_threads(c):
 
 
 def test_reregistering_while_other_threads_resolve(c):
-    """Replaced trampolines are freed only once no Python resolve that may use them runs."""
+    """Replaced trampolines are freed only once no Python resolve that may use them runs, and no
+    instance is made by a registration between tether_register and its configuration calls."""
 
     class Old:
         pass
@@ -131,20 +132,25 @@ def test_reregistering_while_other_threads_resolve(c):
     class New:
         pass
 
-    c.register("K", Old)
+    def done(r, obj):
+        obj.done = True
+
+    c.register("K", Old, on_complete=done)
     c.register("User", lambda k: k, deps=["K"])
     stop = threading.Event()
 
     def work(i):
         while not stop.is_set():
-            assert isinstance(c.resolve("User"), (Old, New))
+            k = c.resolve("User")
+            assert isinstance(k, (Old, New))
+            assert k.done  # never an instance of a half-configured registration
 
     errors: list[BaseException] = []
 
     def registrar():
         try:
             for n in range(300):
-                c.register("K", New if n % 2 else Old)
+                c.register("K", New if n % 2 else Old, on_complete=done)
         except BaseException as exc:
             errors.append(exc)
         finally:

@@ -11,7 +11,8 @@ from ._native import OK
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
-from .registration import Registration, Unconfigured
+from ._state import Unconfigured
+from .registration import Registration
 from .scope import Scope
 from .slots import from_deps, infer
 

@@ -20,6 +20,7 @@ from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, objects
+from ._state import Unconfigured
 from ._native import (
     COMPLETE_FN,
     E_FACTORY_FAILED,
@@ -47,8 +48,6 @@ from .slots import Plan
 #: The registration context every Python registration sets last: a factory called with a NULL
 #: context belongs to a registration another thread is still configuring (see Unconfigured).
 _CONFIGURED = 1
-#: Upper bound (seconds) a resolve waits for such a configuration before retrying anyway.
-_INSTALL_WAIT = 5.0
 
 _ARGTYPES = {
     PARAM_DEP: c_void_p,
@@ -70,22 +69,6 @@ def fail(api: Api, exc: BaseException) -> None:
         api.tether_set_error(text.replace("\0", "\\0").encode("utf-8", "replace"))
     except Exception:
         pass
-
-
-class Unconfigured(Exception):
-    """A factory ran for a registration between ``tether_register`` and its last configuration call
-    (another thread re-registered the key). Making an instance then would give it no destructor,
-    scope or callbacks, so the factory refuses and ``Container.resolve`` retries."""
-
-    def __init__(self, registration: Registration) -> None:
-        super().__init__(
-            f"the registration of {registration.name!r} was still being configured by another thread "
-            f"(tether_register and tether_set_context are separate calls); resolve again"
-        )
-        self.registration = registration
-
-    def wait(self) -> None:
-        self.registration._installed.wait(_INSTALL_WAIT)
 
 
 class Registration:
@@ -184,7 +167,7 @@ class Registration:
                 def no_dependencies(context: int | None) -> int | None:
                     try:
                         if not context:
-                            raise Unconfigured(self)
+                            raise Unconfigured(self.name, self._installed)
                         obj = factory()
                         if obj is None:
                             raise self._returned_none()
@@ -198,7 +181,7 @@ class Registration:
             def dependencies(context: int | None, resolver: int | None, *ptrs: int | None) -> int | None:
                 try:
                     if not context:
-                        raise Unconfigured(self)
+                        raise Unconfigured(self.name, self._installed)
                     args = []
                     for ptr in ptrs:
                         obj = lookup(ptr, missing)
@@ -220,7 +203,7 @@ class Registration:
             try:
                 if not context:
                     self._release_weak_slots(cargs[1:] if hidden_resolver else cargs, 0)
-                    raise Unconfigured(self)
+                    raise Unconfigured(self.name, self._installed)
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ctypes import byref, c_void_p
 from typing import Any, Callable
 
-from . import native, objects
+from . import _state, native, objects
 from ._native import OK, Api
 from .errors import error_for
 from .markers import Key, encode_key
@@ -53,7 +53,7 @@ class Resolver:
         out = c_void_p()
         status = self._api.tether_resolver_get(self._handle, raw, byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            _state.raise_failure(status, self._api.last_error(), inner=True)
         obj = objects.lookup(out.value or 0, objects.MISSING)
         if obj is objects.MISSING:
             return native_via_resolver(self._api, self._handle, raw)
@@ -64,7 +64,7 @@ class Resolver:
         out = c_void_p()
         status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            _state.raise_failure(status, self._api.last_error(), inner=True)
         return native.weak_callable(self._api, out.value or 0)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
