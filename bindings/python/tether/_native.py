@@ -95,6 +95,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_weak_release": (_status, [_p]),
     "tether_resolver_get": (_status, [_p, c_char_p, _pp]),
     "tether_resolver_get_weak": (_status, [_p, c_char_p, _pp]),
+    "tether_resolver_ref": (_status, [_p, _p, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
     "tether_reset": (_status, [_p, c_int]),

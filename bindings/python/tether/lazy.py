@@ -20,7 +20,7 @@ class _Deferred:
     __slots__ = ("_container", "_key")
 
     def __init__(self, container: Any, key: str) -> None:
-        self._container: Callable[[], Any] | None = weakref.ref(container)
+        self._container: Callable[[], Any] | None = weakref.ref(container) if container is not None else None
         self._key = key
 
     def _resolve(self) -> Any:

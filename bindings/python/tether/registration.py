@@ -291,8 +291,8 @@ class Registration:
                 if kind == PARAM_DEP:
                     obj = objects.lookup(value or 0, objects.MISSING)
                     if obj is objects.MISSING:
-                        assert resolver is not None and slot.key is not None
-                        obj = native_via_resolver(api, resolver, slot.key.encode("utf-8"))
+                        assert resolver is not None
+                        obj = native_via_resolver(api, resolver, value or 0)
                 elif kind == PARAM_WEAK:
                     obj = weak_callable(api, value or 0)
                 elif kind == PARAM_LAZY or kind == PARAM_WEAK_LAZY:

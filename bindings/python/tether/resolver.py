@@ -11,26 +11,18 @@ from .errors import error_for
 from .markers import Key, encode_key
 
 
-def native_via_resolver(api: Api, resolver: int, key: bytes) -> native.NativeRef:
-    """An owned ``NativeRef`` to the graph's instance of ``key`` (a native one).
+def native_via_resolver(api: Api, resolver: int, instance: int) -> native.NativeRef:
+    """An owned ``NativeRef`` to ``instance``, a native instance of the running resolve.
 
     A pointer handed to Python from C (a dependency, ``tether_resolver_get``) is only kept alive
     by the C box of the Python dependent, which dies when the resolve returns; Python needs a
-    handle of its own. The C API has no "handle from pointer", so this asks the resolver for a
-    weak handle to the same graph instance and upgrades it. (For a TRANSIENT native key that
-    is a second instance: see the README's limitations.)
+    handle of its own: ``tether_resolver_ref``.
     """
-    weak = c_void_p()
-    status = api.tether_resolver_get_weak(resolver, key, byref(weak))
+    ref = c_void_p()
+    status = api.tether_resolver_ref(resolver, instance, byref(ref))
     if status != OK:
         raise error_for(status, api.last_error())
-    ref = c_void_p()
-    status = api.tether_weak_upgrade(weak.value, byref(ref))
-    message = api.last_error() if status != OK else ""
-    api.tether_weak_release(weak.value)
-    if status != OK:
-        raise error_for(status, message)
-    return native.NativeRef._adopt(api, ref.value or 0, api.tether_ref_get(ref.value) or 0)
+    return native.NativeRef._adopt(api, ref.value or 0, instance)
 
 
 class Resolver:
@@ -56,7 +48,7 @@ class Resolver:
             _state.raise_failure(status, self._api.last_error(), inner=True)
         obj = objects.lookup(out.value or 0, objects.MISSING)
         if obj is objects.MISSING:
-            return native_via_resolver(self._api, self._handle, raw)
+            return native_via_resolver(self._api, self._handle, out.value or 0)
         return obj
 
     def weak(self, key: Key) -> Callable[[], Any]:
