@@ -61,6 +61,8 @@ test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
 # The shipped library: self-contained (NEEDED) and exporting tether_* only.
 test-abi: $(LIB)
 	sh Tests/abi/check_library.sh $(LIB)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Iinclude Tests/abi/header_cxx.cpp -o $(BUILD)/header_cxx -L$(LIBDIR) -ltether -Wl,-rpath,$(LIBDIR)
+	$(BUILD)/header_cxx && echo "ok   tether.h compiles and links as C++"
 
 # Installs into a temporary prefix and builds an example with pkg-config against it.
 test-install: $(LIB)

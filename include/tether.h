@@ -254,6 +254,36 @@ tether_status tether_register(tether_container *c, const char *key, tether_fn fa
                               tether_registration **out);
 
 /**
+ * Everything tether_register_ex sets before the registration becomes visible.
+ * Zero-initialize it (`tether_registration_options o = {0};`) and set what you need.
+ */
+typedef struct tether_registration_options {
+    tether_scope scope;                     /* TETHER_SCOPE_GRAPH when zeroed */
+    void *context;                          /* as tether_set_context */
+    tether_drop_fn drop;                    /* nullable; as tether_set_context */
+    const tether_complete_fn *completions;  /* `completion_count` callbacks, run in this order */
+    void *const *completion_contexts;       /* nullable, else one context per callback */
+    size_t completion_count;
+    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
+} tether_registration_options;
+
+/**
+ * tether_register with its whole configuration (scope, context, destructor,
+ * completion callbacks, variadic) applied before the registration becomes
+ * visible. Use it when other threads may resolve the key while you register:
+ * with tether_register + tether_set_*, a resolve in between would see the
+ * registration half configured (for example, make an instance with no
+ * destructor). `options` is read during the call only; NULL is tether_register.
+ *
+ * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
+ *         bad scope, a NULL callback, or variadic_fixed above param_count.
+ */
+tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
+                                 const tether_param *params, size_t param_count,
+                                 const tether_registration_options *options,
+                                 tether_registration **out);
+
+/**
  * Declares the factory as a C variadic function (`void *f(void *ctx, int n, ...)`)
  * whose first `fixed_count` declared params are the fixed ones; the rest are
  * passed as variadic arguments (libffi's ffi_prep_cif_var, so doubles go where
@@ -545,6 +575,23 @@ tether_status tether_export_dot(tether_container *c, char **out);
  * Frees a string returned by the library (tether_export_dot). NULL is ignored.
  */
 void tether_string_free(char *s);
+
+/* The library reads these structs by offset: a compiler that laid them out
+   differently would fail here instead of misbehaving at run time. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
+#ifdef __cplusplus
+#define TETHER_ASSERT_(cond, msg) static_assert(cond, msg)
+#else
+#define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
+#endif
+TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
+TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
+TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
+TETHER_ASSERT_(offsetof(tether_registration_options, context) == 8 &&
+               offsetof(tether_registration_options, completion_count) == 40 &&
+               offsetof(tether_registration_options, variadic_fixed) == 48, "tether_registration_options layout");
+#undef TETHER_ASSERT_
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,14 +4,67 @@ import TetherCore
 public func tether_register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
                             _ params: UnsafeRawPointer?, _ count: Int,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    register(c, key, factory, params, count, nil, out, "tether_register")
+}
+
+@_cdecl("tether_register_ex")
+public func tether_register_ex(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
+                               _ params: UnsafeRawPointer?, _ count: Int, _ options: UnsafeRawPointer?,
+                               _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    register(c, key, factory, params, count, options, out, "tether_register_ex")
+}
+
+/// tether_registration_options, read field by field (layout checked in the header).
+private struct Options {
+    var scope = Scope.graph
+    var context: UnsafeMutableRawPointer?
+    var destructor: Destructor?
+    var completions: [Completion] = []
+    var variadicFixed = 0
+
+    init(_ raw: UnsafeRawPointer, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
+        let scopeValue = raw.load(as: Int32.self)
+        guard let scope = Scope(rawValue: scopeValue) else { throw invalid(function, "options.scope \(scopeValue) is not a tether_scope") }
+        self.scope = scope
+        context = raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
+        if let drop = raw.load(fromByteOffset: 16, as: CDropFn?.self) {
+            destructor = { instance, context in drop(instance, context) }
+        }
+        let functions = raw.load(fromByteOffset: 24, as: UnsafePointer<CCompleteFn?>?.self)
+        let contexts = raw.load(fromByteOffset: 32, as: UnsafePointer<UnsafeMutableRawPointer?>?.self)
+        let completionCount = raw.load(fromByteOffset: 40, as: Int.self)
+        guard completionCount >= 0, completionCount <= 1024, completionCount == 0 || functions != nil else {
+            throw invalid(function, "options.completion_count \(completionCount) does not match options.completions")
+        }
+        for i in 0..<completionCount {
+            guard let fn = functions![i] else { throw invalid(function, "options.completions[\(i)] is NULL") }
+            completions.append(CCompletion(fn, context: contexts?[i]))
+        }
+        variadicFixed = raw.load(fromByteOffset: 48, as: Int.self)
+        guard variadicFixed >= 0, variadicFixed <= count else {
+            throw invalid(function, "options.variadic_fixed \(variadicFixed) must be between 0 and the \(count) declared params of \(key.quoted)")
+        }
+    }
+}
+
+private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
+                      _ params: UnsafeRawPointer?, _ count: Int, _ rawOptions: UnsafeRawPointer?,
+                      _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
     abiCall { () throws(TetherError) in
         out?.pointee = nil
-        let box = try Handles.containers.get(c, "tether_register")
-        let key = try keyArgument(key, "tether_register")
-        guard let factory else { throw invalid("tether_register", "the factory for \(key.quoted) is NULL") }
+        let box = try Handles.containers.get(c, function)
+        let key = try keyArgument(key, function)
+        guard let factory else { throw invalid(function, "the factory for \(key.quoted) is NULL") }
         let (declared, kinds) = try parseParams(params, count, key)
+        let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let ffi = try FFIFactory(function: factory, kinds: kinds)
-        let (registration, replaced) = try box.core.register(key, params: declared, factory: ffi)
+        if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed) }
+        let (registration, replaced) = try box.core.register(key, params: declared, factory: ffi) { registration in
+            guard let options else { return }
+            registration.setScope(options.scope)
+            registration.setContext(options.context, destructor: options.destructor)
+            for completion in options.completions { registration.addCompletion(completion) }
+        }
         let handle = Handles.registrations.insert(registration)
         let old: OpaquePointer?? = box.registrationHandles.withLock { handles in
             handles[ObjectIdentifier(registration)] = handle

@@ -33,10 +33,13 @@ public final class Container: @unchecked Sendable {
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
-    /// replaced and returned (retired: its cache is released).
+    /// replaced and returned (retired: its cache is released). `configure` runs
+    /// before the registration becomes visible, so no resolve sees it half set up.
     @discardableResult
-    public func register(_ key: Key, params: [Param], factory: Factory) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+    public func register(_ key: Key, params: [Param], factory: Factory,
+                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let registration = Registration(key: key, params: params, factory: factory, container: self)
+        configure(registration)
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
             let old = s.registrations.updateValue(registration, forKey: key)

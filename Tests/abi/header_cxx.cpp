@@ -1,0 +1,9 @@
+// The public header compiles as C++ (extern "C", macros usable) and links.
+#include <tether.h>
+int main() {
+    tether_param p[] = { TETHER_DEP("A"), TETHER_CONTEXT, TETHER_I64 };
+    tether_value v[] = { TETHER_VAL_I64(1), TETHER_VAL_STR("x") };
+    tether_registration_options o = {};
+    (void)p; (void)v; (void)o;
+    return tether_version()[0] == '0' ? 0 : 1;
+}
