@@ -14,7 +14,7 @@
 enum { THREADS = 8 };
 /* Resolves per thread in the stress tests: sized so the ASan run stays well under a minute. */
 #ifndef STRESS_ITERATIONS
-#define STRESS_ITERATIONS 20000
+#define STRESS_ITERATIONS 100000  /* issue 2: 8 threads x 100k resolves */
 #endif
 
 /* ---- counted instances --------------------------------------------------- */
