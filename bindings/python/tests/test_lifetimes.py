@@ -130,6 +130,21 @@ def test_reregistering_a_key_from_its_own_factory_is_safe(c):
     assert tether._state.retired == []  # freed once no resolve was running
 
 
+def test_singleton_of_a_registration_replaced_while_it_ran_lives_while_c_holds_it(c):
+    def first():
+        c.register("K", Node, scope=Scope.SINGLETON)  # the library will not cache what this returns
+        return Node("first")
+
+    c.register("K", first, scope=Scope.SINGLETON)
+    c.register("Holder", lambda k: Node("holder"), deps=["K"], scope=Scope.SINGLETON)  # a C edge only
+    c.resolve("Holder")
+    gc.collect()
+    assert "first" not in Node.deaths  # held for the edge from the cached Holder
+    c.close()
+    gc.collect()
+    assert "first" in Node.deaths
+
+
 def test_weak_scope_reuses_exactly_while_python_holds_it(c, count):
     def make():
         count("made")

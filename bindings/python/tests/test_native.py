@@ -29,6 +29,16 @@ void drop_thing(void *instance, void *context) { (void)context; dropped++; free(
 int things_made(void) { return made; }
 int things_dropped(void) { return dropped; }
 void *thing_held(thing *t) { return t->held; }
+size_t options_layout(size_t *offsets) {
+    offsets[0] = offsetof(tether_registration_options, scope);
+    offsets[1] = offsetof(tether_registration_options, context);
+    offsets[2] = offsetof(tether_registration_options, drop);
+    offsets[3] = offsetof(tether_registration_options, completions);
+    offsets[4] = offsetof(tether_registration_options, completion_contexts);
+    offsets[5] = offsetof(tether_registration_options, completion_count);
+    offsets[6] = offsetof(tether_registration_options, variadic_fixed);
+    return sizeof(tether_registration_options);
+}
 int register_native(tether_container *c, const char *key, int scope, const char *dep) {
     tether_registration *r;
     tether_param p[] = { TETHER_DEP(dep) };
@@ -60,6 +70,7 @@ def lib(tmp_path_factory):
     things.register_native.argtypes = [c_void_p, ctypes.c_char_p, c_int, ctypes.c_char_p]
     things.register_native.restype = c_int
     things.thing_held.argtypes, things.thing_held.restype = [c_void_p], c_void_p
+    things.options_layout.argtypes, things.options_layout.restype = [c_void_p], ctypes.c_size_t
     return things
 
 
@@ -79,6 +90,16 @@ class Counts:
 
 def register_native(lib, c, key, scope=Scope.GRAPH, dep=None):
     assert lib.register_native(c.handle, key.encode(), int(scope), dep.encode() if dep else None) == 0
+
+
+def test_registration_options_layout_matches_the_header(lib):
+    from tether._native import RegistrationOptions
+
+    names = ["scope", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed"]
+    assert [name for name, _ in RegistrationOptions._fields_] == names
+    offsets = (ctypes.c_size_t * len(names))()
+    assert lib.options_layout(offsets) == ctypes.sizeof(RegistrationOptions)
+    assert list(offsets) == [getattr(RegistrationOptions, name).offset for name in names]
 
 
 def test_resolving_a_native_instance_gives_an_owning_native_ref(c, lib):

@@ -3,6 +3,7 @@
 import gc
 import threading
 import time
+import weakref
 
 import tether
 from tether import Scope, objects
@@ -123,8 +124,7 @@ def test_drops_from_other_threads(c):
 
 
 def test_reregistering_while_other_threads_resolve(c):
-    """Replaced trampolines are freed only once no Python resolve that may use them runs, and no
-    instance is made by a registration between tether_register and its configuration calls."""
+    """Replaced trampolines are freed only once no Python resolve that may use them runs."""
 
     class Old:
         pass
@@ -162,3 +162,50 @@ def test_reregistering_while_other_threads_resolve(c):
     t.join(30)
     assert not errors
     assert tether._state.retired == []
+
+
+def test_reregistered_key_is_never_resolved_half_configured(c):
+    """tether_register_ex publishes a registration with its scope, destructor and callbacks: while
+    a key is re-registered, 4 threads resolving it get only complete instances that are destroyed."""
+    lock = threading.Lock()
+    counts = {"created": 0, "completed": 0, "destroyed": 0}
+
+    def bump(name):
+        with lock:
+            counts[name] += 1
+
+    class K:
+        completed = False
+
+        def __init__(self) -> None:
+            bump("created")
+            weakref.finalize(self, bump, "destroyed")
+
+    def complete(r, k):
+        assert not k.completed
+        k.completed = True
+        bump("completed")
+
+    scopes = [Scope.GRAPH, Scope.TRANSIENT, Scope.SINGLETON, Scope.WEAK]
+    c.register("K", K, on_complete=complete)
+    started = threading.Barrier(5)
+    stop = threading.Event()
+
+    def work(i):
+        started.wait()
+        if i == 4:  # the registrar
+            try:
+                for n in range(400):
+                    c.register("K", K, scope=scopes[n % 4], on_complete=complete)
+            finally:
+                stop.set()
+            return
+        while not stop.is_set():
+            assert c.resolve("K").completed  # never an instance without its callbacks
+
+    run_threads(work, n=5)
+    c.close()
+    gc.collect()
+    assert counts["created"] > 0
+    assert counts["completed"] == counts["created"]
+    assert counts["destroyed"] == counts["created"]  # every instance had its destructor

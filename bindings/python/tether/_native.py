@@ -64,6 +64,21 @@ COMPLETE_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 #: ``void *(*)(void)``: what lazy slots and tether_make_provider hand out
 PROVIDER_FN = CFUNCTYPE(c_void_p)
 
+
+class RegistrationOptions(Structure):
+    """``tether_registration_options``: what ``tether_register_ex`` sets before publishing."""
+
+    _fields_ = [
+        ("scope", c_int),  # tether_scope
+        ("context", c_void_p),
+        ("drop", DROP_FN),  # nullable
+        ("completions", POINTER(COMPLETE_FN)),  # completion_count callbacks, in order
+        ("completion_contexts", POINTER(c_void_p)),  # nullable, else one per callback
+        ("completion_count", c_size_t),
+        ("variadic_fixed", c_size_t),
+    ]
+
+
 _status = c_int
 _p = c_void_p
 _pp = POINTER(c_void_p)
@@ -78,6 +93,10 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_container_new": (_status, [_p, _pp]),
     "tether_container_free": (_status, [_p]),
     "tether_register": (_status, [_p, c_char_p, _p, POINTER(Param), c_size_t, _pp]),
+    "tether_register_ex": (
+        _status,
+        [_p, c_char_p, _p, POINTER(Param), c_size_t, POINTER(RegistrationOptions), _pp],
+    ),
     "tether_set_variadic": (_status, [_p, c_size_t]),
     "tether_set_scope": (_status, [_p, c_int]),
     "tether_set_context": (_status, [_p, _p, DROP_FN]),

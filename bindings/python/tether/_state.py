@@ -54,32 +54,12 @@ def resolve_finished() -> None:
         del freed  # outside the lock
 
 
-class Unconfigured(Exception):
-    """A factory ran for a registration between ``tether_register`` and its last configuration call
-    (another thread re-registered the key). An instance made then would have no destructor, scope
-    or callbacks, so the factory refuses; the outermost ``Container.resolve`` waits and retries."""
-
-    def __init__(self, name: str, installed: threading.Event) -> None:
-        super().__init__(
-            f"the registration of {name!r} was still being configured by another thread "
-            f"(tether_register and tether_set_context are separate calls); resolve again"
-        )
-        self.installed = installed
-
-    def wait(self) -> None:
-        self.installed.wait(5.0)
-
-
-def raise_failure(status: int, message: str, inner: bool = False) -> NoReturn:
-    """Raises the error for a failed call, chained to the Python exception that caused it, if any.
-
-    ``inner``: the call was made inside a callback (resolver); an ``Unconfigured`` cause is raised
-    as itself so that it reaches the ``Container.resolve`` that can retry.
-    """
+def raise_failure(status: int, message: str) -> NoReturn:
+    """Raises the error for a failed call, chained to the Python exception that caused it, if any."""
     cause, tls.pending = tls.pending, None
     error = error_for(status, message)
     if cause is None:
         raise error
-    if not isinstance(cause, Exception) or (inner and isinstance(cause, Unconfigured)):
+    if not isinstance(cause, Exception):
         raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
     raise error from cause

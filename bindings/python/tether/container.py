@@ -11,7 +11,6 @@ from ._native import OK
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
-from ._state import Unconfigured
 from .registration import Registration
 from .scope import Scope
 from .slots import from_deps, infer
@@ -21,7 +20,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 Callback = Callable[[Any, Any], Any]
 
 _UNSET: Any = object()
-_RETRIES = 50  # resolves that met a registration being configured by another thread
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 
 
@@ -267,39 +265,33 @@ class Container:
         api = self._api
         tls = _state.tls
         running = tls.containers
-        for attempt in range(_RETRIES):
-            if not running:
-                tls.pending = None
-            created: list[tuple[Registration, Any]] = []
-            running.append(self)
-            tls.created.append(created)
-            _state.inflight.append(None)
-            out = c_void_p()
-            pinned: list[int] = []
-            try:
-                if args:
-                    values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
-                    status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-                else:
-                    status = api.tether_resolve_key(handle, kid, out)  # ctypes passes `out` by reference
-                message = api.last_error() if status else ""
-            finally:
-                running.pop()
-                tls.created.pop()
-                _state.resolve_finished()
-                for ptr in pinned:
-                    objects.release(ptr)
-            if not status:
-                for made, _previous in created:
-                    made.publish()
-                return native.adopt(api, out)
-            for made, previous in reversed(created):
-                made.rollback(previous)
-            cause = tls.pending
-            if not isinstance(cause, Unconfigured) or attempt == _RETRIES - 1:
-                break
-            tls.pending = None  # another thread is re-registering a key this graph needs: retry
-            cause.wait()
+        if not running:
+            tls.pending = None
+        created: list[tuple[Registration, Any]] = []
+        running.append(self)
+        tls.created.append(created)
+        _state.inflight.append(None)
+        out = c_void_p()
+        pinned: list[int] = []
+        try:
+            if args:
+                values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
+                status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
+            else:
+                status = api.tether_resolve_key(handle, kid, out)  # ctypes passes `out` by reference
+            message = api.last_error() if status else ""
+        finally:
+            running.pop()
+            tls.created.pop()
+            _state.resolve_finished()
+            for ptr in pinned:
+                objects.release(ptr)
+        if not status:
+            for made, _noted in created:
+                made.publish()
+            return native.adopt(api, out)
+        for made, noted in reversed(created):
+            made.rollback(noted)
         _state.raise_failure(status, message)
 
     def _lookup(self, key: Key) -> tuple[int, Registration | None]:

@@ -14,18 +14,15 @@ container retires them (freed at once, or when the resolves running at that mome
 from __future__ import annotations
 
 import ctypes
-import threading
 import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, objects
-from ._state import Unconfigured
 from ._native import (
     COMPLETE_FN,
     E_FACTORY_FAILED,
     OK,
-    PARAM_CONTEXT,
     PARAM_DEP,
     PARAM_F64,
     PARAM_I64,
@@ -37,6 +34,7 @@ from ._native import (
     PARAM_WEAK_LAZY,
     Api,
     Param,
+    RegistrationOptions,
 )
 from .errors import error_for
 from .lazy import Lazy, WeakLazy
@@ -44,10 +42,6 @@ from .native import weak_callable
 from .resolver import Resolver, native_via_resolver
 from .scope import Scope
 from .slots import Plan
-
-#: The registration context every Python registration sets last: a factory called with a NULL
-#: context belongs to a registration another thread is still configuring (see Unconfigured).
-_CONFIGURED = 1
 
 _ARGTYPES = {
     PARAM_DEP: c_void_p,
@@ -89,7 +83,6 @@ class Registration:
         "cached",
         "skip",
         "arg_kinds",
-        "_installed",
         "__weakref__",
     )
 
@@ -110,40 +103,33 @@ class Registration:
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
-        self._installed = threading.Event()  # set once every configuration call returned
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
-        """Declares the registration to the library in container ``handle``."""
+        """Declares the registration to the library in container ``handle``.
+
+        One ``tether_register_ex`` call: scope, destructor and completion callbacks are set before
+        the registration becomes visible, so a resolve on another thread sees it whole or not at all.
+        """
         api = self.api
         slots = self.plan.slots
-        # hidden slots first: the context (configured yet?) and, with dependencies, a resolver
+        # with dependencies, a hidden resolver slot first: to take handles on native ones
         hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
-        params = [Param(PARAM_CONTEXT, None)] + ([Param(PARAM_RESOLVER, None)] if hidden_resolver else [])
+        params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
         params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
-        argtypes = [c_void_p] * (2 if hidden_resolver else 1) + [_ARGTYPES[slot.kind] for slot in slots]
+        argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
         trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
-        self.callables.append(trampoline)
+        completes = [COMPLETE_FN(self._complete_trampoline(fn, index)) for index, fn in enumerate(callbacks)]
+        self.callables += [trampoline, *completes]
+        options = RegistrationOptions(scope=int(self.scope), drop=objects.DROP, completion_count=len(completes))
+        if completes:
+            options.completions = (COMPLETE_FN * len(completes))(*completes)
         array = (Param * len(params))(*params)
         out = c_void_p()
         fn = ctypes.cast(trampoline, c_void_p)  # the C function pointer, as tether_fn
-        status = api.tether_register(handle, self.raw, fn, array, len(params), byref(out))
+        status = api.tether_register_ex(handle, self.raw, fn, array, len(params), byref(options), byref(out))
         if status != OK:
             raise error_for(status, api.last_error())
         self.handle = out.value
-        status = OK
-        for index, callback in enumerate(callbacks):
-            complete = COMPLETE_FN(self._complete_trampoline(callback, index))
-            self.callables.append(complete)
-            status = api.tether_on_complete(self.handle, complete, None)
-            if status != OK:
-                break
-        if status == OK and self.scope != Scope.GRAPH:
-            status = api.tether_set_scope(self.handle, int(self.scope))
-        if status == OK:  # last: a non-NULL context tells the factory that all of the above is set
-            status = api.tether_set_context(self.handle, _CONFIGURED, objects.DROP)
-        self._installed.set()
-        if status != OK:
-            raise error_for(status, api.last_error())
 
     # -- the factory ------------------------------------------------------------------
 
@@ -164,10 +150,8 @@ class Registration:
         if simple and not weak_scope and not singleton:  # the common shapes: fewer steps per call
             if not slots:
 
-                def no_dependencies(context: int | None) -> int | None:
+                def no_dependencies() -> int | None:
                     try:
-                        if not context:
-                            raise Unconfigured(self.name, self._installed)
                         obj = factory()
                         if obj is None:
                             raise self._returned_none()
@@ -178,10 +162,8 @@ class Registration:
 
                 return no_dependencies
 
-            def dependencies(context: int | None, resolver: int | None, *ptrs: int | None) -> int | None:
+            def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
                 try:
-                    if not context:
-                        raise Unconfigured(self.name, self._installed)
                     args = []
                     for ptr in ptrs:
                         obj = lookup(ptr, missing)
@@ -199,11 +181,8 @@ class Registration:
 
             return dependencies
 
-        def trampoline(context: int | None, *cargs: Any) -> int | None:
+        def trampoline(*cargs: Any) -> int | None:
             try:
-                if not context:
-                    self._release_weak_slots(cargs[1:] if hidden_resolver else cargs, 0)
-                    raise Unconfigured(self.name, self._installed)
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]
@@ -235,8 +214,13 @@ class Registration:
                 if singleton:
                     ptr, cell = objects.retain_owned(obj)
                     if cell is not None:
-                        self._note_created(self.cached)
-                        self.cached = cell
+                        # a cell still here is one the library no longer caches (the key was
+                        # re-registered or reset meanwhile): the table must hold that object now
+                        stale, self.cached = self.cached, cell
+                        objects.disown(stale)
+                        self._note_created(cell)
+                        if self.handle is None:  # replaced while this resolve ran: not cached in C
+                            self.drop_cached()
                     return ptr
                 ptr = retain(obj)
                 if weak_scope:
@@ -257,23 +241,24 @@ class Registration:
     def _returned_none(self) -> ValueError:
         return ValueError(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
 
-    def _note_created(self, previous: Any) -> None:
-        """Remembers what this resolve changed, to publish (success) or undo (failure)."""
+    def _note_created(self, noted: Any) -> None:
+        """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK
+        scope the previous newest object, for SINGLETON the new cell."""
         created = _state.tls.created
         if created:
-            created[-1].append((self, previous))
+            created[-1].append((self, noted))
 
     def publish(self) -> None:
         """The resolve that made or reused the newest object succeeded."""
         if self.scope == Scope.WEAK:
             self.published = self.last
 
-    def rollback(self, previous: Any) -> None:
+    def rollback(self, noted: Any) -> None:
         """The resolve failed: the library destroyed what it made, forget it too."""
         if self.scope == Scope.WEAK:
-            self.last = previous
-        else:
-            self.cached = previous  # the library dropped the new one: the table forgot it
+            self.last = noted
+        elif self.cached is noted:  # the library dropped the new singleton: the table forgot it
+            self.cached = None
 
     def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
         """Releases the weak handles of slots ``start``... (the factory owns them, even unused)."""

@@ -45,7 +45,7 @@ class Resolver:
         out = c_void_p()
         status = self._api.tether_resolver_get(self._handle, raw, byref(out))
         if status != OK:
-            _state.raise_failure(status, self._api.last_error(), inner=True)
+            _state.raise_failure(status, self._api.last_error())
         obj = objects.lookup(out.value or 0, objects.MISSING)
         if obj is objects.MISSING:
             return native_via_resolver(self._api, self._handle, out.value or 0)
@@ -56,7 +56,7 @@ class Resolver:
         out = c_void_p()
         status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), byref(out))
         if status != OK:
-            _state.raise_failure(status, self._api.last_error(), inner=True)
+            _state.raise_failure(status, self._api.last_error())
         return native.weak_callable(self._api, out.value or 0)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
