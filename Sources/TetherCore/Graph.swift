@@ -14,6 +14,10 @@ final class Graph {
     /// Frames of every build under way, outermost first (nested builds from a
     /// resolver continue above). Their registrations are the ones under construction.
     private var frames: [Frame] = []
+    /// The registrations of `frames`, kept only while the stack is deep: a
+    /// linear scan is cheaper for the usual few frames, a set keeps long chains linear.
+    private var deepFrames: Set<ObjectIdentifier>?
+    private static let deepThreshold = 32
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
     private var words: [UInt64] = []
     /// Keys of the frames, for messages.
@@ -74,6 +78,7 @@ final class Graph {
         alive.removeAll(keepingCapacity: true)
         shared.removeAll()
         frames.removeAll(keepingCapacity: true)
+        deepFrames = nil
         words.removeAll(keepingCapacity: true)
         path.removeAll(keepingCapacity: true)
         queue.removeAll(keepingCapacity: true)
@@ -172,10 +177,24 @@ final class Graph {
         words.append(contentsOf: repeatElement(0, count: registration.params.count))
         frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base))
         path.append(registration.key)
+        if deepFrames != nil {
+            deepFrames!.insert(ObjectIdentifier(registration))
+        } else if frames.count > Self.deepThreshold {
+            deepFrames = Set(frames.map { ObjectIdentifier($0.registration) })
+        }
+    }
+
+    private func isConstructing(_ registration: Registration) -> Bool {
+        if let deepFrames { return deepFrames.contains(ObjectIdentifier(registration)) }
+        return frames.contains { $0.registration === registration }
     }
 
     private func pop() {
         let frame = frames.removeLast()
+        if deepFrames != nil {
+            deepFrames!.remove(ObjectIdentifier(frame.registration))
+            if frames.count <= Self.deepThreshold / 2 { deepFrames = nil }
+        }
         words.removeLast(words.count - frame.wordBase)
         path.removeLast()
     }
@@ -183,7 +202,7 @@ final class Graph {
     /// The instance of `registration` this graph already has or a cache holds;
     /// nil when it must be built. A request for one under construction is a cycle.
     private func existing(_ registration: Registration, _ spec: InstanceSpec, key: Key) throws(TetherError) -> Instance? {
-        if frames.contains(where: { $0.registration === registration }) {
+        if isConstructing(registration) {
             let start = path.firstIndex(of: registration.key) ?? 0
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
@@ -258,12 +277,13 @@ final class Graph {
             throw TetherError(.factoryFailed, message)
         }
 
+        let (pendingStrong, pendingWeak) = resolver?.takePending() ?? ([], [])
         var extras: InstanceExtras?
-        if !frame.weakSlots.isEmpty || !frame.lazySlots.isEmpty || !(resolver?.pendingStrong.isEmpty ?? true) || !(resolver?.pendingWeak.isEmpty ?? true) {
+        if !frame.weakSlots.isEmpty || !frame.lazySlots.isEmpty || !pendingStrong.isEmpty || !pendingWeak.isEmpty {
             let e = InstanceExtras()
-            e.weak = frame.weakSlots.map(\.ref) + (resolver?.pendingWeak ?? [])
+            e.weak = frame.weakSlots.map(\.ref) + pendingWeak
             e.lazyCells = frame.lazySlots.map(\.cell)
-            e.lateStrong = resolver?.pendingStrong ?? []
+            e.lateStrong = pendingStrong
             extras = e
         }
         let instance = Instance(pointer: pointer, spec: frame.spec, dependencies: frame.dependencies, extras: extras)

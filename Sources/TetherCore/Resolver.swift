@@ -11,8 +11,8 @@ public final class Resolver: @unchecked Sendable {
     private let ownerRegistration: Registration
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
-    private(set) var pendingStrong: [Instance] = []
-    private(set) var pendingWeak: [WeakRef] = []
+    private var pendingStrong: [Instance] = []
+    private var pendingWeak: [WeakRef] = []
 
     init(graph: Graph, lookup: Container, owner registration: Registration, instance owner: Instance? = nil) {
         self.graph = graph
@@ -23,6 +23,16 @@ public final class Resolver: @unchecked Sendable {
     }
 
     func close() { isOpen = false }
+
+    /// Hands the edges a factory asked for to its new instance (and forgets them,
+    /// so a resolver kept past its factory holds nothing).
+    func takePending() -> (strong: [Instance], weak: [WeakRef]) {
+        defer {
+            pendingStrong = []
+            pendingWeak = []
+        }
+        return (pendingStrong, pendingWeak)
+    }
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
     public func get(_ key: Key) throws(TetherError) -> Instance {

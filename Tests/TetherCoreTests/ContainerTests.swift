@@ -22,9 +22,13 @@ import TetherCore
         try fx.register("B", label: "B@parent")
         let child = try fx.child()
         try fx.register("B", in: child, label: "B@child")
-        #expect(Obj.of(try fx.resolve("A", in: child)).dep(0).label == "B@child")
-        #expect(Obj.of(try fx.resolve("A")).dep(0).label == "B@parent", "the parent is untouched")
-        #expect(Obj.of(try fx.resolve("B", in: child)).label == "B@child")
+        // (Keep each Instance in a local while reading through it: its edges hold what it points at.)
+        let fromChild = try fx.resolve("A", in: child)
+        #expect(Obj.of(fromChild).dep(0).label == "B@child")
+        let fromParent = try fx.resolve("A")
+        #expect(Obj.of(fromParent).dep(0).label == "B@parent", "the parent is untouched")
+        let b = try fx.resolve("B", in: child)
+        #expect(Obj.of(b).label == "B@child")
     }
 
     @Test func grandchildSeesTheNearestOverride() throws {
@@ -36,7 +40,8 @@ import TetherCore
         try fx.register("B", in: middle, label: "B@middle")
         let leaf = try fx.child(of: middle)
         try fx.register("C", in: leaf, label: "C@leaf")
-        let a = Obj.of(try fx.resolve("A", in: leaf))
+        let instance = try fx.resolve("A", in: leaf)
+        let a = Obj.of(instance)
         #expect(a.dep(0).label == "B@middle" && a.dep(1).label == "C@leaf")
     }
 
@@ -123,6 +128,20 @@ import TetherCore
         #expect(Obj.of(t!).label == "T")
         t = nil
         #expect(fx.tracker.dropped("T") == 1 && fx.tracker.badDrops == 0)
+    }
+
+    @Test func configureRunsBeforeTheRegistrationIsVisible() throws {
+        let fx = try Fixture()
+        let old = try fx.register("K", label: "K1")
+        let seenDuringConfigure = Box<Registration?>(nil)
+        let new = try fx.container.register(Key("K"), params: [], factory: ClosureFactory { _ in nil }) { r in
+            seenDuringConfigure.value = fx.container.registration(for: Key("K"))
+            r.setScope(.singleton)
+        }
+        #expect(seenDuringConfigure.value === old, "the old registration is served until the new one is ready")
+        #expect(new.registration.spec.scope == .singleton)
+        #expect(new.replaced === old)
+        #expect(fx.container.registration(for: Key("K")) === new.registration)
     }
 
     @Test func visibleRegistrationsPreferTheChild() throws {

@@ -150,6 +150,21 @@ import TetherCore
         #expect(fx.tracker.calls("T") == 1 && fx.tracker.calls("S") == 1)
     }
 
+    @Test func factoryResolvingItselfThroughALazyCellStopsWithAnError() throws {
+        // Each call is a new top-level resolve of A on the same thread: a runaway
+        // recursion that must end in an error, not a stack overflow.
+        let fx = try Fixture()
+        try fx.register("A", [lazyDep("A")]) { obj in
+            _ = try #require(fx.bridge.cell(obj.words[0])).get()
+        }
+        let error = expectError(.factoryFailed, "factory for \"A\" returned NULL") { try fx.resolve("A") }
+        #expect(error?.message.contains("nested") == true)
+        #expect(fx.tracker.made("A") == 0 && fx.tracker.liveCount == 0)
+        // The thread is usable afterwards.
+        try fx.register("B")
+        _ = try fx.resolve("B")
+    }
+
     @Test func providerCellWithoutOwner() throws {
         // What tether_make_provider is: a cell with no dependent.
         let fx = try Fixture()

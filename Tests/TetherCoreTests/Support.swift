@@ -190,9 +190,11 @@ final class Box<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var _value: T
     init(_ value: T) { _value = value }
+    /// Reads, writes and in-place mutations (`+=`, `append`, subscripts) happen under the lock.
     var value: T {
         get { lock.lock(); defer { lock.unlock() }; return _value }
         set { lock.lock(); defer { lock.unlock() }; _value = newValue }
+        _modify { lock.lock(); defer { lock.unlock() }; yield &_value }
     }
 }
 
@@ -229,13 +231,13 @@ final class Fixture: @unchecked Sendable {
             tracker.made(label, p)
             return p
         }
-        let registration = try (target ?? container).register(Key(key), params: params, factory: factory).registration
-        registration.setScope(scope)
-        registration.setContext(context) { p, _ in
-            tracker.dropped(label, p)
-            Unmanaged<Obj>.fromOpaque(p).release()
-        }
-        return registration
+        return try (target ?? container).register(Key(key), params: params, factory: factory) { registration in
+            registration.setScope(scope)
+            registration.setContext(context) { p, _ in
+                tracker.dropped(label, p)
+                Unmanaged<Obj>.fromOpaque(p).release()
+            }
+        }.registration
     }
 
     /// Adds a completion callback that logs "complete <label>" (or `event`) and then runs `body`.

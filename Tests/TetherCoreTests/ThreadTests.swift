@@ -79,6 +79,43 @@ import TetherCore
         #expect(fx.tracker.dropped("W") == 1)
     }
 
+    @Test func resolvesRacingResetsAndReRegistrationsDestroyEachInstanceOnce() throws {
+        let fx = try Fixture()
+        try fx.register("S", [dep("Leaf")], scope: .singleton)
+        try fx.register("W", scope: .weak)
+        try fx.register("Leaf")
+        let root = try fx.register("Root", [dep("S"), dep("W"), dep("Leaf")])
+        fx.onComplete(root) { r, _, obj in obj.weaks.append(try r.getWeak(Key("S"))) }
+        let errors = Box<[String]>([])
+        onThreads(Self.threads) { i in
+            for n in 0..<200 {
+                switch i {
+                case 0: fx.container.reset(.singleton)
+                case 1:
+                    guard n % 2 == 0 else { continue }
+                    do { try fx.register("S", [dep("Leaf")], scope: .singleton) } catch { errors.value.append("\(error)") }
+                case 2: fx.container.reset(.weak)
+                default:
+                    do {
+                        let r = try fx.resolve("Root")
+                        let o = Obj.of(r)
+                        if o.dep(0).label != "S" || o.dep(1).label != "W" || o.dep(2).label != "Leaf" {
+                            errors.value.append("wrong graph")
+                        }
+                    } catch {
+                        errors.value.append("\(error)")
+                    }
+                }
+            }
+        }
+        #expect(errors.value.isEmpty, "\(errors.value.prefix(3))")
+        try fx.container.close()
+        #expect(fx.tracker.liveCount == 0, "everything released once the container is gone")
+        #expect(fx.tracker.badDrops == 0)
+        #expect(fx.tracker.calls("Root") == 5 * 200)
+        #expect(fx.tracker.made("S") == fx.tracker.dropped("S"))
+    }
+
     @Test func overlappingGraphsOnManyThreadsDoNotDeadlock() throws {
         // Two singletons each needed (in opposite orders) by the roots of different threads.
         let fx = try Fixture()

@@ -45,6 +45,7 @@ static double g_min_run_ns = 20e6;   /* calibrate to >= 20 ms per run */
 static const char *g_only_body;      /* -b: measure only this body (for profiling) */
 static volatile uintptr_t g_sink;    /* defeats dead-code elimination */
 static int g_failed = 0;             /* any Tether call failed somewhere */
+static double g_machine_2t = 0;      /* S5: the machine's own 2-thread scaling */
 
 static inline uint64_t now_ns(void) {
     struct timespec ts;
@@ -148,14 +149,15 @@ static void print_table(void) {
     for (int i = 0; i < g_nrows; i++) {
         row *r = &g_rows[i];
         char t[32], b[32], ratio[32];
-        fmt_num(t, sizeof t, r->tether);
+        if (r->tether == -2) snprintf(t, sizeof t, "—");
+        else fmt_num(t, sizeof t, r->tether);
         if (r->base == -2) snprintf(b, sizeof b, "—");
         else fmt_num(b, sizeof b, r->base);
         if (r->tether > 0 && r->base > 0) snprintf(ratio, sizeof ratio, "%.1fx", r->tether / r->base);
         else snprintf(ratio, sizeof ratio, "—");
-        printf("| %s%s%s%s | %s %s | %s | %s | %s | %s |\n", r->name,
+        printf("| %s%s%s%s | %s%s%s | %s | %s | %s | %s |\n", r->name,
                r->note[0] ? " (" : "", r->note, r->note[0] ? ")" : "",
-               t, r->unit, b, ratio, r->target[0] ? r->target : "—",
+               t, r->tether == -2 ? "" : " ", r->tether == -2 ? "" : r->unit, b, ratio, r->target[0] ? r->target : "—",
                r->met < 0 ? "—" : r->met ? "yes" : "**no**");
     }
 }
@@ -694,9 +696,25 @@ static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *b
     }
 }
 
+/* The machine's own 2-thread scaling: a pure CPU loop touching no shared memory. */
+static int spin_body(void *ctx, long iters) {
+    (void)ctx;
+    uint64_t x = 88172645463325252ull;
+    for (long i = 0; i < iters; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    g_sink = (uintptr_t)x;
+    return 0;
+}
+
 static void run_s5(void) {
     s2_ctx x2 = {0};
     s3_ctx x3 = {0};
+    {
+        double t1 = 0, t2 = 0;
+        double ratio = mt_measure(spin_body, NULL, &t1, &t2);
+        g_machine_2t = ratio;
+        row *r = add_row("S5 machine check: pure CPU loop (no shared memory), 2 threads", -2, t2, NULL);
+        snprintf(r->note, sizeof r->note, "2T/1T throughput %.2fx: the ceiling for every S5 ratio on this machine", ratio);
+    }
     if (s2_setup(&x2) == 0) {
         mt_row("S5 = S2 singleton hit by interned key", s2_tether_key, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
         mt_row("S5 = S2 singleton hit by name", s2_tether_name, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
@@ -848,14 +866,14 @@ static void run_scale(void) {
         row *r;
         snprintf(nm, sizeof nm, "register, %d registrations", ns[i]);
         r = add_row(nm, reg[i], -2, i ? "flat (±20%) vs 10" : NULL);
-        if (i && reg[i] > 0 && reg[0] > 0) r->met = reg[i] <= reg[0] * 1.2;
+        if (i && reg[i] > 0 && reg[0] > 0) r->met = reg[i] <= reg[0] * 1.2 && reg[i] >= reg[0] * 0.8;
         snprintf(nm, sizeof nm, "resolve transient by name, %d registrations", ns[i]);
         r = add_row(nm, byname[i], hash_cost(ns[i]), i ? "flat (±20%) vs 10" : NULL);
-        if (i && byname[i] > 0 && byname[0] > 0) r->met = byname[i] <= byname[0] * 1.2;
+        if (i && byname[i] > 0 && byname[0] > 0) r->met = byname[i] <= byname[0] * 1.2 && byname[i] >= byname[0] * 0.8;
         snprintf(r->note, sizeof r->note, "C: FNV-1a open-addressing table + factory call");
         snprintf(nm, sizeof nm, "resolve transient by key id, %d registrations", ns[i]);
         r = add_row(nm, bykey[i], -2, i ? "flat (±20%) vs 10" : NULL);
-        if (i && bykey[i] > 0 && bykey[0] > 0) r->met = bykey[i] <= bykey[0] * 1.2;
+        if (i && bykey[i] > 0 && bykey[0] > 0) r->met = bykey[i] <= bykey[0] * 1.2 && bykey[i] >= bykey[0] * 0.8;
     }
 }
 
@@ -1119,6 +1137,10 @@ int main(int argc, char **argv) {
     if (wanted(only, "scale")) run_scale();
 
     print_table();
+    if (g_machine_2t > 0 && g_machine_2t < 1.5)
+        printf("\nNote: on this machine 2 threads ran a pure CPU loop at %.2fx the throughput of 1 thread "
+               "(2 vCPUs that do not run in parallel), so the S5 ratios cannot show scaling here; "
+               "judge S5 against the machine check and the hand-written C column.\n", g_machine_2t);
     if (g_failed) printf("\nSome Tether calls FAILED (see stderr); their rows read FAIL.\n");
     free(g_keys);
     return g_failed ? 1 : 0;
