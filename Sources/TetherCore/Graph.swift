@@ -277,11 +277,10 @@ final class Graph {
             throw TetherError(.factoryFailed, message)
         }
 
-        let (pendingStrong, pendingWeak) = resolver?.takePending() ?? ([], [])
+        let pendingStrong = resolver?.takePending() ?? []
         var extras: InstanceExtras?
-        if !frame.weakSlots.isEmpty || !frame.lazySlots.isEmpty || !pendingStrong.isEmpty || !pendingWeak.isEmpty {
+        if !frame.lazySlots.isEmpty || !pendingStrong.isEmpty {
             let e = InstanceExtras()
-            e.weak = frame.weakSlots.map(\.ref) + pendingWeak
             e.lazyCells = frame.lazySlots.map(\.cell)
             e.lateStrong = pendingStrong
             extras = e

@@ -96,12 +96,6 @@ public final class Instance: @unchecked Sendable {
         }
     }
 
-    /// Records a weak edge handed out from this instance.
-    func addWeakEdge(_ ref: WeakRef) {
-        let extras = extrasForWriting()
-        EdgeLock.shared.withLock { extras.weak.append(ref) }
-    }
-
     /// Keeps a lazy cell alive as long as this instance.
     func adopt(_ cells: [LazyCell]) {
         let extras = extrasForWriting()
@@ -114,7 +108,6 @@ public final class Instance: @unchecked Sendable {
 final class InstanceExtras: @unchecked Sendable {
     weak var owner: Instance?
     var lateStrong: [Instance] = []
-    var weak: [WeakRef] = []
     var lazyCells: [LazyCell] = []
 }
 

@@ -39,7 +39,6 @@ public final class LazyCell: @unchecked Sendable {
                 if s.weak == nil { s.weak = WeakRef(instance) }
                 return s.weak!
             }
-            owner?.addWeakEdge(ref)
             _ = consume instance
             // Held weakly: it is alive now only if something else holds it.
             return try alive(ref)

@@ -27,7 +27,7 @@ public final class Registration: @unchecked Sendable {
     private struct Owned {
         var specs: [InstanceSpec] = []
         var isLive = true
-        var observed: Set<ObservedEdge> = []
+        var observed: [ObservedEdge] = []
     }
     private let lock = Mutex(Owned())
 
@@ -135,11 +135,11 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var observedEdges: [ObservedEdge] {
-        lock.withLock { Array($0.observed) }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+        lock.withLock { $0.observed }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
     }
 
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
-        lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.insert(edge) } }
+        lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.append(edge) } }
     }
 }

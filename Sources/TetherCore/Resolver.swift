@@ -12,7 +12,6 @@ public final class Resolver: @unchecked Sendable {
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
     private var pendingStrong: [Instance] = []
-    private var pendingWeak: [WeakRef] = []
 
     init(graph: Graph, lookup: Container, owner registration: Registration, instance owner: Instance? = nil) {
         self.graph = graph
@@ -26,12 +25,9 @@ public final class Resolver: @unchecked Sendable {
 
     /// Hands the edges a factory asked for to its new instance (and forgets them,
     /// so a resolver kept past its factory holds nothing).
-    func takePending() -> (strong: [Instance], weak: [WeakRef]) {
-        defer {
-            pendingStrong = []
-            pendingWeak = []
-        }
-        return (pendingStrong, pendingWeak)
+    func takePending() -> [Instance] {
+        defer { pendingStrong = [] }
+        return pendingStrong
     }
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
@@ -46,11 +42,11 @@ public final class Resolver: @unchecked Sendable {
         return instance
     }
 
-    /// Resolves `key` in this graph and records a weak edge from the owner.
+    /// Resolves `key` in this graph and hands out a weak reference to it (the
+    /// edge is noted on the owner's registration, for the picture).
     public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
         let ref = WeakRef(try build(key))
         ownerRegistration.noteEdge(to: key, isWeak: true)
-        if let owner { owner.addWeakEdge(ref) } else { pendingWeak.append(ref) }
         return ref
     }
 
