@@ -30,11 +30,11 @@ $(BUILD)/examples/%: examples/c/%.c include/tether.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h include/tether.h $(LIB)
+$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h include/tether.h $(LIB)
+$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 

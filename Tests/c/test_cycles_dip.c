@@ -8,12 +8,7 @@
  * refused with TETHER_E_RETAIN_CYCLE instead of leaking. */
 #include <stdlib.h>
 #include "harness.h"
-
-static void *xcalloc(size_t size) {
-    void *p = calloc(1, size);
-    if (!p) abort();
-    return p;
-}
+#include "fixtures.h"
 
 typedef struct Server { tether_weak *client; } Server;
 typedef struct Client { Server *server; } Client;

@@ -7,12 +7,7 @@
  * TETHER_WEAK_LAZY slots, plain `void *(*)(void)` providers. */
 #include <stdlib.h>
 #include "harness.h"
-
-static void *xcalloc(size_t size) {
-    void *p = calloc(1, size);
-    if (!p) abort();
-    return p;
-}
+#include "fixtures.h"
 
 /* ---- CyclicA(B), CyclicB(C), CyclicC{weak a} ------------------------------ */
 

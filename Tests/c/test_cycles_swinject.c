@@ -8,12 +8,7 @@
  * factory runs exactly once per resolve. */
 #include <stdlib.h>
 #include "harness.h"
-
-static void *xcalloc(size_t size) {
-    void *p = calloc(1, size);
-    if (!p) abort();
-    return p;
-}
+#include "fixtures.h"
 
 typedef struct Child { tether_weak *parent; } Child;   /* weak back-reference */
 typedef struct Parent { Child *child; } Parent;        /* strong: DEP or resolver_get */

@@ -8,12 +8,7 @@
  * A weakly (the strong way round would be a retain cycle). */
 #include <stdlib.h>
 #include "harness.h"
-
-static void *xcalloc(size_t size) {
-    void *p = calloc(1, size);
-    if (!p) abort();
-    return p;
-}
+#include "fixtures.h"
 
 typedef struct B { tether_weak *a; } B;
 typedef struct A { B *b; } A;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
 /* Asserts that the last error starts with `prefix` (INVALID_HANDLE messages start
  * with the name of the function that refused the handle). */
@@ -16,26 +17,12 @@
 
 /* ---- counted instances --------------------------------------------------- */
 
-typedef struct kind { const char *tag; int made, dropped; } kind;
-typedef struct obj { kind *k; } obj;
-
-static void *make(kind *k) { obj *o = malloc(sizeof *o); o->k = k; k->made++; return o; }
-static void drop(void *instance, void *context) { (void)context; obj *o = instance; o->k->dropped++; free(o); }
-
-static tether_container *new_container(void) {
-    tether_container *c = NULL;
-    CHECK_OK(tether_container_new(NULL, &c));
-    return c;
-}
+/* Counts the drop on the node's kind (unlike drop_node, without checking the context). */
+static void drop(void *instance, void *context) { (void)context; node *o = instance; o->k->dropped++; free(o); }
 
 /* Registers a leaf made by `k` in `scope`. */
 static tether_registration *reg_leaf(tether_container *c, kind *k, tether_scope scope) {
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, k->tag, (tether_fn)make, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, scope));
-    CHECK_OK(tether_set_context(r, k, drop));
-    return r;
+    return reg_node(c, k->tag, k, scope, NULL, NULL, drop);
 }
 
 static void *make_plain(void) { return malloc(8); }
@@ -467,7 +454,7 @@ static void unknown_interned_id(void) {
     CHECK_OK(tether_container_free(c));
 }
 
-static void *make_two(kind *k, void *dep) { (void)dep; return make(k); }
+static void *make_two(kind *k, void *dep) { (void)dep; return make0(k); }
 
 static void missing_dependency_names_the_path(void) {
     kind Service = {"Service", 0, 0}, Repository = {"Repository", 0, 0};
@@ -489,7 +476,7 @@ static void missing_dependency_names_the_path(void) {
     CHECK(Service.made == Service.dropped && Repository.made == Repository.dropped);
 }
 
-static void *make_args(kind *k, int64_t n, double x) { (void)n; (void)x; return make(k); }
+static void *make_args(kind *k, int64_t n, double x) { (void)n; (void)x; return make0(k); }
 
 static void wrong_runtime_argument_count(void) {
     kind A = {"A", 0, 0};
@@ -577,12 +564,12 @@ static kind Bad = {"Bad", 0, 0};
 static void *make_bad(kind *k, tether_weak *w) {
     tether_weak_release(w);
     if (bad_reason) tether_set_error(bad_reason);
-    return bad_should_fail ? NULL : make(k);
+    return bad_should_fail ? NULL : make0(k);
 }
 
 static void *make_top(kind *k, void *s, void *g, void *w, void *bad) {
     (void)s; (void)g; (void)w; (void)bad;
-    return make(k);
+    return make0(k);
 }
 
 /* Top(S singleton, G graph, W weak, Bad graph); all made before Bad runs. */

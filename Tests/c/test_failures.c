@@ -4,53 +4,29 @@
  * instance), and the first failure is reported, with its path. */
 #include <stdlib.h>
 #include "harness.h"
-
-typedef struct Kind { const char *key; int made, dropped; } Kind;
-typedef struct Node {
-    Kind *kind;
-    struct Node *dep[2];
-    tether_weak *weak;      /* weak back-reference or WEAK slot, released in the destructor */
-} Node;
+#include "fixtures.h"
 
 /* App(Mid, Cache), Mid(Leaf, Session), Leaf{weak App}; Cache singleton, Session weak scope. */
 enum { APP, MID, LEAF, CACHE, SESSION, BROKEN, GATEWAY, PING, PONG, ROOT, KINDS };
-static Kind kinds[KINDS];
+static kind kinds[KINDS];
 static const char *const keys[KINDS] = {
     "App", "Mid", "Leaf", "Cache", "Session", "Broken", "Gateway", "Ping", "Pong", "Root"
 };
-static int bad_release;
 static int fail_app_check;      /* App's second completion callback fails while set */
 
-static Node *node(Kind *k) {
-    Node *n = calloc(1, sizeof *n);
-    if (!n) abort();
-    n->kind = k;
-    k->made++;
-    return n;
-}
-static Node *make0(Kind *k) { return node(k); }
-static Node *make1(Node *d0, Kind *k) { Node *n = node(k); n->dep[0] = d0; return n; }
-static Node *make2(Node *d0, Node *d1, Kind *k) { Node *n = node(k); n->dep[0] = d0; n->dep[1] = d1; return n; }
 /* Broken(Cache, weak Mid): fails after its dependencies exist; still owns the weak handle. */
-static Node *make_broken(Node *cache, tether_weak *mid, Kind *k) {
+static node *make_broken(node *cache, tether_weak *mid, kind *k) {
     (void)cache; (void)k;
     if (tether_weak_release(mid) != TETHER_OK) bad_release++;
     tether_set_error("disk full");
     return NULL;
 }
-static void drop_node(void *instance, void *context) {
-    Node *n = instance;
-    Kind *k = context;
-    if (n->weak && tether_weak_release(n->weak) != TETHER_OK) bad_release++;
-    k->dropped++;
-    free(n);
-}
 
 /* App's completion #1: closes the cycle App -> Mid -> Leaf -> (weak) App. */
 static tether_status close_cycle(tether_resolver *r, void *instance, void *context) {
     (void)context;
-    Node *app = instance;
-    Node *leaf = app->dep[0]->dep[0];
+    node *app = instance;
+    node *leaf = app->dep[0]->dep[0];
     return tether_resolver_get_weak(r, "App", &leaf->weak);
 }
 /* App's completion #2: fails while fail_app_check is set. */
@@ -63,7 +39,7 @@ static tether_status app_check(tether_resolver *r, void *instance, void *context
 
 static tether_container *graph(void) {
     memset(kinds, 0, sizeof kinds);
-    for (int i = 0; i < KINDS; i++) kinds[i].key = keys[i];
+    for (int i = 0; i < KINDS; i++) kinds[i].tag = keys[i];
     bad_release = 0;
     fail_app_check = 0;
     tether_container *c = NULL;
@@ -76,16 +52,16 @@ static tether_container *graph(void) {
     tether_param gateway[] = { TETHER_DEP("Config"), TETHER_CONTEXT };    /* Config: never registered */
     tether_param ping[] = { TETHER_DEP("Pong"), TETHER_CONTEXT };
     tether_param pong[] = { TETHER_DEP("Ping"), TETHER_CONTEXT };
-    CHECK_OK(tether_register(c, "App", (tether_fn)make2, app, 3, &r[APP]));
-    CHECK_OK(tether_register(c, "Mid", (tether_fn)make2, mid, 3, &r[MID]));
+    CHECK_OK(tether_register(c, "App", (tether_fn)make2_context_last, app, 3, &r[APP]));
+    CHECK_OK(tether_register(c, "Mid", (tether_fn)make2_context_last, mid, 3, &r[MID]));
     CHECK_OK(tether_register(c, "Leaf", (tether_fn)make0, leaf, 1, &r[LEAF]));
     CHECK_OK(tether_register(c, "Cache", (tether_fn)make0, leaf, 1, &r[CACHE]));
     CHECK_OK(tether_register(c, "Session", (tether_fn)make0, leaf, 1, &r[SESSION]));
     CHECK_OK(tether_register(c, "Broken", (tether_fn)make_broken, broken, 3, &r[BROKEN]));
-    CHECK_OK(tether_register(c, "Gateway", (tether_fn)make1, gateway, 2, &r[GATEWAY]));
-    CHECK_OK(tether_register(c, "Ping", (tether_fn)make1, ping, 2, &r[PING]));
-    CHECK_OK(tether_register(c, "Pong", (tether_fn)make1, pong, 2, &r[PONG]));
-    for (int i = 0; i < ROOT; i++) CHECK_OK(tether_set_context(r[i], &kinds[i], drop_node));
+    CHECK_OK(tether_register(c, "Gateway", (tether_fn)make1_context_last, gateway, 2, &r[GATEWAY]));
+    CHECK_OK(tether_register(c, "Ping", (tether_fn)make1_context_last, ping, 2, &r[PING]));
+    CHECK_OK(tether_register(c, "Pong", (tether_fn)make1_context_last, pong, 2, &r[PONG]));
+    for (int i = 0; i < ROOT; i++) CHECK_OK(tether_set_context(r[i], &kinds[i], drop_node_weak));
     CHECK_OK(tether_set_scope(r[CACHE], TETHER_SCOPE_SINGLETON));
     CHECK_OK(tether_set_scope(r[SESSION], TETHER_SCOPE_WEAK));
     CHECK_OK(tether_on_complete(r[APP], close_cycle, NULL));
@@ -97,15 +73,15 @@ static tether_container *graph(void) {
 static void add_root(tether_container *c, const char *key, const char *d0, const char *d1) {
     tether_registration *r = NULL;
     tether_param params[] = { TETHER_DEP(d0), TETHER_DEP(d1), TETHER_CONTEXT };
-    CHECK_OK(tether_register(c, key, (tether_fn)make2, params, 3, &r));
-    CHECK_OK(tether_set_context(r, &kinds[ROOT], drop_node));
+    CHECK_OK(tether_register(c, key, (tether_fn)make2_context_last, params, 3, &r));
+    CHECK_OK(tether_set_context(r, &kinds[ROOT], drop_node_weak));
 }
 
 static int made_equals_dropped(void) {
     int ok = 1;
     for (int i = 0; i < KINDS; i++)
         if (kinds[i].made != kinds[i].dropped) {
-            fprintf(stderr, "  %s: made %d, dropped %d\n", kinds[i].key, kinds[i].made, kinds[i].dropped);
+            fprintf(stderr, "  %s: made %d, dropped %d\n", kinds[i].tag, kinds[i].made, kinds[i].dropped);
             ok = 0;
         }
     return ok;
@@ -129,10 +105,10 @@ static void test_failing_completion_callback_in_a_cyclic_graph(void) {
     fail_app_check = 0;
     CHECK_OK(tether_resolve(c, "App", &ref));
     CHECK(kinds[CACHE].made == 2 && kinds[SESSION].made == 2 && kinds[APP].made == 2);
-    Node *app = tether_ref_get(ref);
+    node *app = tether_ref_get(ref);
     CHECK(app != NULL);
     if (app) {
-        Node *leaf = app->dep[0]->dep[0];
+        node *leaf = app->dep[0]->dep[0];
         tether_ref *back = NULL;
         CHECK(leaf->weak != NULL);
         CHECK_OK(tether_weak_upgrade(leaf->weak, &back));
@@ -152,8 +128,8 @@ static void test_caches_from_before_the_failure_survive_it(void) {
     tether_ref *cache_ref = NULL, *session_ref = NULL, *ref = NULL;
     CHECK_OK(tether_resolve(c, "Cache", &cache_ref));
     CHECK_OK(tether_resolve(c, "Session", &session_ref));
-    Node *cache = tether_ref_get(cache_ref);
-    Node *session = tether_ref_get(session_ref);
+    node *cache = tether_ref_get(cache_ref);
+    node *session = tether_ref_get(session_ref);
     CHECK_OK(tether_ref_release(cache_ref));     /* the singleton stays cached */
 
     fail_app_check = 1;
@@ -164,7 +140,7 @@ static void test_caches_from_before_the_failure_survive_it(void) {
 
     fail_app_check = 0;
     CHECK_OK(tether_resolve(c, "App", &ref));
-    Node *app = tether_ref_get(ref);
+    node *app = tether_ref_get(ref);
     CHECK(app && app->dep[1] == cache);          /* the same singleton as before */
     CHECK(app && app->dep[0]->dep[1] == session);
     CHECK(kinds[CACHE].made == 1 && kinds[SESSION].made == 1);

@@ -7,14 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "harness.h"
+#include "fixtures.h"
 
 /* ---- instances that log their destruction -------------------------------- */
-
-typedef struct kind { const char *tag; int made, dropped; } kind;
-
-enum { ALIVE = 0x5ca1ab1e, DEAD = 0xdead };
-
-typedef struct obj { int magic; kind *k; struct obj *a, *b; } obj;
 
 /* Global destruction log: the tags of destroyed instances, in order. */
 static const char *drop_log[64];
@@ -27,18 +22,8 @@ static int log_index(const char *tag) {
     return -1;
 }
 
-static obj *obj_new(kind *k, obj *a, obj *b) {
-    obj *o = malloc(sizeof *o);
-    o->magic = ALIVE; o->k = k; o->a = a; o->b = b;
-    k->made++;
-    return o;
-}
-static void *make0(kind *k) { return obj_new(k, NULL, NULL); }
-static void *make1(kind *k, obj *a) { return obj_new(k, a, NULL); }
-static void *make2(kind *k, obj *a, obj *b) { return obj_new(k, a, b); }
-
-static void drop_obj(void *instance, void *context) {
-    obj *o = instance;
+static void drop_and_log(void *instance, void *context) {
+    node *o = instance;
     CHECK(o->magic == ALIVE);              /* exactly once */
     CHECK(o->k == context);
     /* a dependent dies before its dependencies: they are still intact here */
@@ -52,30 +37,7 @@ static void drop_obj(void *instance, void *context) {
 
 static tether_registration *reg(tether_container *c, kind *k, tether_scope scope,
                                 const char *dep_a, const char *dep_b) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (dep_a) p[n++] = TETHER_DEP(dep_a);
-    if (dep_b) p[n++] = TETHER_DEP(dep_b);
-    tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, k->tag, fn, p, n, &r));
-    CHECK_OK(tether_set_scope(r, scope));
-    CHECK_OK(tether_set_context(r, k, drop_obj));
-    return r;
-}
-
-static tether_container *new_container(void) {
-    tether_container *c = NULL;
-    CHECK_OK(tether_container_new(NULL, &c));
-    return c;
-}
-
-static obj *resolve(tether_container *c, const char *key, tether_ref **out) {
-    *out = NULL;
-    CHECK_OK(tether_resolve(c, key, out));
-    obj *o = *out ? tether_ref_get(*out) : NULL;
-    CHECK(o != NULL);
-    return o;
+    return reg_node(c, k->tag, k, scope, dep_a, dep_b, drop_and_log);
 }
 
 /* ---- tests --------------------------------------------------------------- */
@@ -85,7 +47,7 @@ static void get_clone_release(void) {
     tether_container *c = new_container();
     reg(c, &A, TETHER_SCOPE_GRAPH, NULL, NULL);
     tether_ref *r, *r2 = NULL, *r3 = NULL;
-    obj *a = resolve(c, "A", &r);
+    node *a = resolve(c, "A", &r);
     CHECK(tether_ref_get(r) == a);         /* stable */
     CHECK_OK(tether_ref_clone(r, &r2));
     CHECK(r2 != NULL && r2 != r);
@@ -108,7 +70,7 @@ static void downgrade_and_upgrade(void) {
     reg(c, &A, TETHER_SCOPE_GRAPH, NULL, NULL);
     tether_ref *r, *up = NULL, *up2 = NULL;
     tether_weak *w = NULL, *w2 = NULL;
-    obj *a = resolve(c, "A", &r);
+    node *a = resolve(c, "A", &r);
     CHECK_OK(tether_ref_downgrade(r, &w));
     CHECK(w != NULL);
     CHECK_OK(tether_weak_upgrade(w, &up));
@@ -153,8 +115,8 @@ static void destructor_once_across_handles_edges_and_cache(void) {
     reg(c, &D, TETHER_SCOPE_GRAPH, "S", NULL);
     log_reset();
     tether_ref *rd, *rs;
-    obj *d = resolve(c, "D", &rd);         /* S: cache + D's edge */
-    obj *s = resolve(c, "S", &rs);         /* S: + a handle */
+    node *d = resolve(c, "D", &rd);        /* S: cache + D's edge */
+    node *s = resolve(c, "S", &rs);        /* S: + a handle */
     if (d) CHECK(d->a == s);
     CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
     CHECK(S.dropped == 0);                 /* cache gone; edge and handle remain */
@@ -207,7 +169,7 @@ static void diamond_destroyed_dependents_first(void) {
     reg(c, &Base, TETHER_SCOPE_GRAPH, NULL, NULL);
     log_reset();
     tether_ref *r;
-    obj *top = resolve(c, "Top", &r);
+    node *top = resolve(c, "Top", &r);
     if (top) CHECK(top->a->a == top->b->a);
     CHECK_OK(tether_ref_release(r));
     CHECK(drop_count == 4);
@@ -224,8 +186,8 @@ static void held_dependency_survives_its_dependent(void) {
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);  /* weak scope: resolving it again reaches the same one */
     log_reset();
     tether_ref *ra, *rw;
-    obj *a = resolve(c, "A", &ra);
-    obj *w = resolve(c, "W", &rw);
+    node *a = resolve(c, "A", &ra);
+    node *w = resolve(c, "W", &rw);
     if (a) CHECK(a->a == w);               /* an edge and a handle on one instance */
     CHECK_OK(tether_ref_release(ra));
     CHECK(A.dropped == 1 && W.dropped == 0);
@@ -246,7 +208,7 @@ static void instances_outlive_their_container(void) {
     log_reset();
     tether_ref *ra, *ru, *ra2 = NULL, *up = NULL;
     tether_weak *wa = NULL;
-    obj *a = resolve(c, "A", &ra);
+    node *a = resolve(c, "A", &ra);
     resolve(c, "Unheld", &ru);
     CHECK_OK(tether_ref_release(ru));
     CHECK_OK(tether_ref_downgrade(ra, &wa));
@@ -328,8 +290,8 @@ static void handles_are_distinct_per_resolve_and_clone(void) {
     tether_container *c = new_container();
     reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     tether_ref *r1, *r2, *r3 = NULL;
-    obj *s1 = resolve(c, "S", &r1);
-    obj *s2 = resolve(c, "S", &r2);
+    node *s1 = resolve(c, "S", &r1);
+    node *s2 = resolve(c, "S", &r2);
     CHECK(s1 == s2);
     CHECK(r1 != r2);                       /* each handle is released on its own */
     CHECK_OK(tether_ref_clone(r1, &r3));

@@ -5,56 +5,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
-/* A registration's identity and counters (its context): `tag` says which
- * registration (and so which container) made an instance. */
-typedef struct kind { const char *tag; int made, dropped; } kind;
-
-typedef struct obj { kind *k; struct obj *dep; } obj;
-
-static void *make(kind *k, obj *dep) {
-    obj *o = malloc(sizeof *o);
-    o->k = k; o->dep = dep;
-    k->made++;
-    return o;
-}
-static void *make_leaf(kind *k) { return make(k, NULL); }
-static void drop(void *instance, void *context) {
-    obj *o = instance;
-    CHECK(o->k == context);
-    o->k->dropped++;
-    free(o);
-}
-
-/* Registers `key` in `c` made by kind `k`, with an optional DEP on `dep`. */
+/* Registers `key` in `c` made by kind `k`, with an optional DEP on `dep`. A kind's
+ * `tag` says which registration (and so which container) made an instance. */
 static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, const char *dep) {
-    tether_param p[2] = {TETHER_CONTEXT, TETHER_DEP(dep)};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, key, dep ? (tether_fn)make : (tether_fn)make_leaf, p, dep ? 2 : 1, &r));
-    CHECK_OK(tether_set_scope(r, scope));
-    CHECK_OK(tether_set_context(r, k, drop));
+    reg_node(c, key, k, scope, dep, NULL, drop_node);
 }
 
-static tether_container *new_container(tether_container *parent) {
-    tether_container *c = NULL;
-    CHECK_OK(tether_container_new(parent, &c));
+static tether_container *new_checked_container(tether_container *parent) {
+    tether_container *c = new_container_in(parent);
     CHECK(c != NULL);
     return c;
-}
-
-/* Resolves `key` from `c`, returns the instance and keeps the handle in *out. */
-static obj *resolve(tether_container *c, const char *key, tether_ref **out) {
-    *out = NULL;
-    CHECK_OK(tether_resolve(c, key, out));
-    obj *o = *out ? tether_ref_get(*out) : NULL;
-    CHECK(o != NULL);
-    return o;
 }
 
 /* Resolves `key` from `c` and returns the tag of the registration that made it. */
 static const char *tag_of(tether_container *c, const char *key) {
     tether_ref *r;
-    obj *o = resolve(c, key, &r);
+    node *o = resolve(c, key, &r);
     const char *tag = o ? o->k->tag : "(failed)";
     if (r) CHECK_OK(tether_ref_release(r));
     return tag;
@@ -62,16 +30,16 @@ static const char *tag_of(tether_container *c, const char *key) {
 
 static const char *dep_tag_of(tether_container *c, const char *key) {
     tether_ref *r;
-    obj *o = resolve(c, key, &r);
-    const char *tag = o && o->dep ? o->dep->k->tag : "(failed)";
+    node *o = resolve(c, key, &r);
+    const char *tag = o && o->dep[0] ? o->dep[0]->k->tag : "(failed)";
     if (r) CHECK_OK(tether_ref_release(r));
     return tag;
 }
 
 static void child_falls_through_to_parent(void) {
     kind logger = {"parent.Logger", 0, 0}, service = {"child.Service", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
     reg(parent, "Logger", &logger, TETHER_SCOPE_GRAPH, NULL);
     reg(child, "Service", &service, TETHER_SCOPE_GRAPH, "Logger");
 
@@ -90,9 +58,9 @@ static void child_falls_through_to_parent(void) {
 
 static void falls_through_several_levels(void) {
     kind k = {"root.K", 0, 0};
-    tether_container *root = new_container(NULL);
-    tether_container *mid = new_container(root);
-    tether_container *leaf = new_container(mid);
+    tether_container *root = new_checked_container(NULL);
+    tether_container *mid = new_checked_container(root);
+    tether_container *leaf = new_checked_container(mid);
     reg(root, "K", &k, TETHER_SCOPE_GRAPH, NULL);
     CHECK(strcmp(tag_of(leaf, "K"), "root.K") == 0);
     CHECK_OK(tether_container_free(leaf));
@@ -103,8 +71,8 @@ static void falls_through_several_levels(void) {
 
 static void child_overrides_parent_key(void) {
     kind plog = {"parent.Logger", 0, 0}, clog = {"child.Logger", 0, 0}, svc = {"parent.Service", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
     reg(parent, "Logger", &plog, TETHER_SCOPE_GRAPH, NULL);
     reg(parent, "Service", &svc, TETHER_SCOPE_GRAPH, "Logger");
     reg(child, "Logger", &clog, TETHER_SCOPE_GRAPH, NULL);
@@ -123,8 +91,8 @@ static void child_overrides_parent_key(void) {
 
 static void singleton_dependencies_come_from_the_registering_container(void) {
     kind plog = {"parent.Logger", 0, 0}, clog = {"child.Logger", 0, 0}, svc = {"parent.Svc", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
     reg(parent, "Logger", &plog, TETHER_SCOPE_GRAPH, NULL);
     reg(parent, "Svc", &svc, TETHER_SCOPE_SINGLETON, "Logger");
     reg(child, "Logger", &clog, TETHER_SCOPE_GRAPH, NULL);
@@ -140,15 +108,15 @@ static void singleton_dependencies_come_from_the_registering_container(void) {
 
 static void singletons_live_in_the_registering_container(void) {
     kind s = {"parent.S", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *c1 = new_container(parent);
-    tether_container *c2 = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *c1 = new_checked_container(parent);
+    tether_container *c2 = new_checked_container(parent);
     reg(parent, "S", &s, TETHER_SCOPE_SINGLETON, NULL);
 
     tether_ref *r1, *r2, *r3, *r4;
-    obj *s1 = resolve(c1, "S", &r1);
-    obj *s2 = resolve(c2, "S", &r2);
-    obj *s3 = resolve(parent, "S", &r3);
+    node *s1 = resolve(c1, "S", &r1);
+    node *s2 = resolve(c2, "S", &r2);
+    node *s3 = resolve(parent, "S", &r3);
     CHECK(s1 == s2 && s2 == s3);
     CHECK(s.made == 1);
     CHECK_OK(tether_ref_release(r1));
@@ -159,7 +127,7 @@ static void singletons_live_in_the_registering_container(void) {
     CHECK_OK(tether_reset(c1, TETHER_SCOPE_SINGLETON));
     CHECK_OK(tether_container_free(c1));
     CHECK(s.dropped == 0);
-    obj *s4 = resolve(c2, "S", &r4);
+    node *s4 = resolve(c2, "S", &r4);
     CHECK(s4 == s1);
     CHECK(s.made == 1);
     CHECK_OK(tether_ref_release(r4));
@@ -176,8 +144,8 @@ static void singletons_live_in_the_registering_container(void) {
 
 static void child_singleton_is_cached_in_the_child(void) {
     kind ps = {"parent.S", 0, 0}, cs = {"child.S", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
     reg(parent, "S", &ps, TETHER_SCOPE_SINGLETON, NULL);
     reg(child, "S", &cs, TETHER_SCOPE_SINGLETON, NULL);
     reg(child, "OnlyChild", &cs, TETHER_SCOPE_SINGLETON, NULL);
@@ -196,8 +164,8 @@ static void child_singleton_is_cached_in_the_child(void) {
 
 static void freeing_a_parent_with_a_live_child_fails(void) {
     kind k = {"parent.K", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
     reg(parent, "K", &k, TETHER_SCOPE_SINGLETON, NULL);
     CHECK(strcmp(tag_of(child, "K"), "parent.K") == 0);
 
@@ -213,9 +181,9 @@ static void freeing_a_parent_with_a_live_child_fails(void) {
 }
 
 static void freeing_a_middle_container_with_a_live_grandchild_fails(void) {
-    tether_container *root = new_container(NULL);
-    tether_container *mid = new_container(root);
-    tether_container *leaf = new_container(mid);
+    tether_container *root = new_checked_container(NULL);
+    tether_container *mid = new_checked_container(root);
+    tether_container *leaf = new_checked_container(mid);
     CHECK_STATUS(tether_container_free(root), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_container_free(mid), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_container_free(leaf));
@@ -225,7 +193,7 @@ static void freeing_a_middle_container_with_a_live_grandchild_fails(void) {
 }
 
 static void child_of_a_freed_container_is_refused(void) {
-    tether_container *parent = new_container(NULL);
+    tether_container *parent = new_checked_container(NULL);
     CHECK_OK(tether_container_free(parent));
     tether_container *child = (tether_container *)&parent; /* sentinel: must become NULL */
     CHECK_STATUS(tether_container_new(parent, &child), TETHER_E_INVALID_HANDLE);
@@ -234,9 +202,9 @@ static void child_of_a_freed_container_is_refused(void) {
 
 static void interned_ids_are_process_wide(void) {
     kind k = {"parent.K", 0, 0};
-    tether_container *parent = new_container(NULL);
-    tether_container *child = new_container(parent);
-    tether_container *other = new_container(NULL);
+    tether_container *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(parent);
+    tether_container *other = new_checked_container(NULL);
     reg(parent, "K", &k, TETHER_SCOPE_SINGLETON, NULL);
     uint32_t a = 0, b = 1, d = 2;
     CHECK_OK(tether_intern(parent, "K", &a));

@@ -4,41 +4,14 @@
  * shared leaves are not cycles. */
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
-/* Every object here is a Node; its Kind (the registration's context) counts
+/* Every object here is a node; its kind (the registration's context) counts
  * factory calls and destructor runs for one key. */
-typedef struct Kind { int made, dropped; } Kind;
-typedef struct Node {
-    Kind *kind;
-    struct Node *dep[2];    /* constructor dependencies (strong) */
-    struct Node *got;       /* taken in a completion callback (strong edge) */
-    tether_weak *weak;      /* weak back-reference, released in the destructor */
-    tether_provider lazy;   /* TETHER_LAZY slot */
-} Node;
-
-static int bad_release;
-
-static Node *node(Kind *k) {
-    Node *n = calloc(1, sizeof *n);
-    if (!n) abort();
-    n->kind = k;
-    k->made++;
-    return n;
-}
-static Node *make0(Kind *k) { return node(k); }
-static Node *make1(Node *d0, Kind *k) { Node *n = node(k); n->dep[0] = d0; return n; }
-static Node *make2(Node *d0, Node *d1, Kind *k) { Node *n = node(k); n->dep[0] = d0; n->dep[1] = d1; return n; }
-static Node *make_lazy(tether_provider p, Kind *k) { Node *n = node(k); n->lazy = p; return n; }
-static void drop_node(void *instance, void *context) {
-    Node *n = instance;
-    Kind *k = context;
-    if (n->weak && tether_weak_release(n->weak) != TETHER_OK) bad_release++;
-    k->dropped++;
-    free(n);
-}
+static void *make_lazy(tether_provider p, kind *k) { node *n = make0(k); n->lazy = p; return n; }
 
 /* Registers `key` made by `factory` from `deps` plus a trailing TETHER_CONTEXT slot. */
-static tether_registration *add(tether_container *c, const char *key, tether_fn factory, Kind *k,
+static tether_registration *add(tether_container *c, const char *key, tether_fn factory, kind *k,
                                 tether_scope scope, const tether_param *deps, size_t dep_count) {
     tether_param params[4];
     tether_registration *r = NULL;
@@ -46,7 +19,7 @@ static tether_registration *add(tether_container *c, const char *key, tether_fn 
     params[dep_count] = TETHER_CONTEXT;
     CHECK_OK(tether_register(c, key, factory, params, dep_count + 1, &r));
     CHECK_OK(tether_set_scope(r, scope));
-    CHECK_OK(tether_set_context(r, k, drop_node));
+    CHECK_OK(tether_set_context(r, k, drop_node_weak));
     return r;
 }
 
@@ -61,7 +34,7 @@ static struct {
 
 static tether_status child_wants_parent(tether_resolver *r, void *instance, void *context) {
     (void)context;
-    Node *child = instance;
+    node *child = instance;
     void *parent = (void *)&cb;  /* sentinel: must not be a usable pointer afterwards */
     cb.status = tether_resolver_get(r, "Parent", &parent);
     cb.out = parent;
@@ -71,7 +44,7 @@ static tether_status child_wants_parent(tether_resolver *r, void *instance, void
     return tether_resolver_get_weak(r, "Parent", &child->weak);
 }
 
-static Kind parent_k, child_k;
+static kind parent_k, child_k;
 
 static tether_container *parent_child(int fall_back_to_weak) {
     memset(&cb, 0, sizeof cb);
@@ -82,7 +55,7 @@ static tether_container *parent_child(int fall_back_to_weak) {
     tether_container *c = NULL;
     tether_param needs_child[] = { TETHER_DEP("Child") };
     CHECK_OK(tether_container_new(NULL, &c));
-    add(c, "Parent", (tether_fn)make1, &parent_k, TETHER_SCOPE_GRAPH, needs_child, 1);
+    add(c, "Parent", (tether_fn)make1_context_last, &parent_k, TETHER_SCOPE_GRAPH, needs_child, 1);
     tether_registration *rc = add(c, "Child", (tether_fn)make0, &child_k, TETHER_SCOPE_GRAPH, NULL, 0);
     CHECK_OK(tether_on_complete(rc, child_wants_parent, NULL));
     return c;
@@ -114,8 +87,8 @@ static void test_retain_cycle_refused_callback_uses_weak_instead(void) {
     tether_ref *ref = NULL;
     CHECK_OK(tether_resolve(c, "Parent", &ref));
     check_refusal_message();
-    Node *parent = tether_ref_get(ref);
-    Node *child = parent ? parent->dep[0] : NULL;
+    node *parent = tether_ref_get(ref);
+    node *child = parent ? parent->dep[0] : NULL;
     CHECK(child && child->weak && child->got == NULL);
     if (child && child->weak) {
         tether_ref *back = NULL;
@@ -145,7 +118,7 @@ static void test_retain_cycle_refused_when_resolving_child(void) {
 
 /* ---- No false positives ------------------------------------------------------ */
 
-static struct { tether_status get_d, b_gets_c; Node *d_from_a; Node *c_from_b; } dia;
+static struct { tether_status get_d, b_gets_c; node *d_from_a; node *c_from_b; } dia;
 
 /* A's completion takes D (A -> D, besides A -> B -> D and A -> C -> D). */
 static tether_status a_gets_d(tether_resolver *r, void *instance, void *context) {
@@ -153,7 +126,7 @@ static tether_status a_gets_d(tether_resolver *r, void *instance, void *context)
     void *d = NULL;
     dia.get_d = tether_resolver_get(r, "D", &d);
     dia.d_from_a = d;
-    ((Node *)instance)->got = d;
+    ((node *)instance)->got = d;
     return dia.get_d;
 }
 /* B's completion takes its sibling C (B -> C): a cross edge, not a cycle. */
@@ -162,12 +135,12 @@ static tether_status b_gets_c(tether_resolver *r, void *instance, void *context)
     void *c = NULL;
     dia.b_gets_c = tether_resolver_get(r, "C", &c);
     dia.c_from_b = c;
-    ((Node *)instance)->got = c;
+    ((node *)instance)->got = c;
     return dia.b_gets_c;
 }
 
 static void test_diamond_is_not_a_retain_cycle(void) {
-    static Kind ka, kb, kc, kd;
+    static kind ka, kb, kc, kd;
     memset(&ka, 0, sizeof ka); memset(&kb, 0, sizeof kb);
     memset(&kc, 0, sizeof kc); memset(&kd, 0, sizeof kd);
     memset(&dia, 0, sizeof dia);
@@ -175,9 +148,9 @@ static void test_diamond_is_not_a_retain_cycle(void) {
     tether_param a_deps[] = { TETHER_DEP("B"), TETHER_DEP("C") };
     tether_param needs_d[] = { TETHER_DEP("D") };
     CHECK_OK(tether_container_new(NULL, &c));
-    tether_registration *ra = add(c, "A", (tether_fn)make2, &ka, TETHER_SCOPE_GRAPH, a_deps, 2);
-    tether_registration *rb = add(c, "B", (tether_fn)make1, &kb, TETHER_SCOPE_GRAPH, needs_d, 1);
-    add(c, "C", (tether_fn)make1, &kc, TETHER_SCOPE_GRAPH, needs_d, 1);
+    tether_registration *ra = add(c, "A", (tether_fn)make2_context_last, &ka, TETHER_SCOPE_GRAPH, a_deps, 2);
+    tether_registration *rb = add(c, "B", (tether_fn)make1_context_last, &kb, TETHER_SCOPE_GRAPH, needs_d, 1);
+    add(c, "C", (tether_fn)make1_context_last, &kc, TETHER_SCOPE_GRAPH, needs_d, 1);
     add(c, "D", (tether_fn)make0, &kd, TETHER_SCOPE_GRAPH, NULL, 0);
     CHECK_OK(tether_on_complete(ra, a_gets_d, NULL));
     CHECK_OK(tether_on_complete(rb, b_gets_c, NULL));
@@ -185,10 +158,10 @@ static void test_diamond_is_not_a_retain_cycle(void) {
     tether_ref *ref = NULL;
     CHECK_OK(tether_resolve(c, "A", &ref));
     CHECK(dia.get_d == TETHER_OK && dia.b_gets_c == TETHER_OK);
-    Node *a = tether_ref_get(ref);
+    node *a = tether_ref_get(ref);
     CHECK(a && a->dep[0] && a->dep[1]);
     if (a && a->dep[0] && a->dep[1]) {
-        Node *b = a->dep[0], *cc = a->dep[1];
+        node *b = a->dep[0], *cc = a->dep[1];
         CHECK(b->dep[0] == cc->dep[0]);              /* one D in the graph */
         CHECK(dia.d_from_a == b->dep[0]);
         CHECK(dia.c_from_b == cc);
@@ -205,28 +178,28 @@ static tether_status x_gets_b(tether_resolver *r, void *instance, void *context)
     (void)context;
     void *b = NULL;
     leaf.a_gets_b = tether_resolver_get(r, "B", &b);
-    ((Node *)instance)->got = b;
+    ((node *)instance)->got = b;
     return leaf.a_gets_b;
 }
 static tether_status b_gets_leaf(tether_resolver *r, void *instance, void *context) {
     (void)context;
     void *l = NULL;
     leaf.b_gets_leaf = tether_resolver_get(r, "Leaf", &l);   /* a second B -> Leaf edge */
-    ((Node *)instance)->got = l;
+    ((node *)instance)->got = l;
     return leaf.b_gets_leaf;
 }
 
 /* A(Leaf) and B(Leaf) share a singleton Leaf; A's callback takes B, B's takes
  * Leaf again; across several resolves every graph points at the same Leaf. */
 static void test_shared_leaf_is_not_a_retain_cycle(void) {
-    static Kind ka, kb, kl;
+    static kind ka, kb, kl;
     memset(&ka, 0, sizeof ka); memset(&kb, 0, sizeof kb); memset(&kl, 0, sizeof kl);
     memset(&leaf, 0, sizeof leaf);
     tether_container *c = NULL;
     tether_param needs_leaf[] = { TETHER_DEP("Leaf") };
     CHECK_OK(tether_container_new(NULL, &c));
-    tether_registration *ra = add(c, "A", (tether_fn)make1, &ka, TETHER_SCOPE_GRAPH, needs_leaf, 1);
-    tether_registration *rb = add(c, "B", (tether_fn)make1, &kb, TETHER_SCOPE_GRAPH, needs_leaf, 1);
+    tether_registration *ra = add(c, "A", (tether_fn)make1_context_last, &ka, TETHER_SCOPE_GRAPH, needs_leaf, 1);
+    tether_registration *rb = add(c, "B", (tether_fn)make1_context_last, &kb, TETHER_SCOPE_GRAPH, needs_leaf, 1);
     add(c, "Leaf", (tether_fn)make0, &kl, TETHER_SCOPE_SINGLETON, NULL, 0);
     CHECK_OK(tether_on_complete(ra, x_gets_b, NULL));
     CHECK_OK(tether_on_complete(rb, b_gets_leaf, NULL));
@@ -236,8 +209,8 @@ static void test_shared_leaf_is_not_a_retain_cycle(void) {
     for (int i = 0; i < ROUNDS; i++) {
         CHECK_OK(tether_resolve(c, "A", &refs[i]));
         CHECK(leaf.a_gets_b == TETHER_OK && leaf.b_gets_leaf == TETHER_OK);
-        Node *a = tether_ref_get(refs[i]);
-        Node *first = tether_ref_get(refs[0]);
+        node *a = tether_ref_get(refs[i]);
+        node *first = tether_ref_get(refs[0]);
         CHECK(a && a->got && a->dep[0] == a->got->dep[0] && a->got->got == a->dep[0]);
         CHECK(a && first && a->dep[0] == first->dep[0]);
     }
@@ -254,18 +227,18 @@ static void test_shared_leaf_is_not_a_retain_cycle(void) {
  * constructor. P's first call of the provider makes C -> P, and the lazy edge
  * P -> C would close P -> C -> P: refused, NULL, and the C it made is gone. */
 static void test_strong_lazy_closing_a_cycle_returns_null(void) {
-    static Kind kp, kc;
+    static kind kp, kc;
     memset(&kp, 0, sizeof kp); memset(&kc, 0, sizeof kc);
     tether_container *c = NULL;
     tether_param p_deps[] = { TETHER_LAZY("C") };
     tether_param c_deps[] = { TETHER_DEP("P") };
     CHECK_OK(tether_container_new(NULL, &c));
     add(c, "P", (tether_fn)make_lazy, &kp, TETHER_SCOPE_WEAK, p_deps, 1);
-    add(c, "C", (tether_fn)make1, &kc, TETHER_SCOPE_GRAPH, c_deps, 1);
+    add(c, "C", (tether_fn)make1_context_last, &kc, TETHER_SCOPE_GRAPH, c_deps, 1);
 
     tether_ref *ref = NULL;
     CHECK_OK(tether_resolve(c, "P", &ref));
-    Node *p = tether_ref_get(ref);
+    node *p = tether_ref_get(ref);
     CHECK(p && p->lazy);
     if (p && p->lazy) {
         CHECK(p->lazy() == NULL);

@@ -4,59 +4,14 @@
  * calls and destructor calls. */
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
 /* ---- counted nodes ------------------------------------------------------- */
 
-/* Per-key counters, used as the registration's context. */
-typedef struct counter { const char *name; int made, dropped; } counter;
-
-/* A node holds up to two strong dependencies (raw pointers kept alive by edges). */
-typedef struct node { counter *kind; struct node *a, *b; } node;
-
-static node *node_new(counter *k, void *a, void *b) {
-    node *n = malloc(sizeof *n);
-    n->kind = k; n->a = a; n->b = b;
-    k->made++;
-    return n;
-}
-static void *make0(counter *k) { return node_new(k, NULL, NULL); }
-static void *make1(counter *k, void *a) { return node_new(k, a, NULL); }
-static void *make2(counter *k, void *a, void *b) { return node_new(k, a, b); }
-
-static void drop_node(void *instance, void *context) {
-    node *n = instance;
-    CHECK(n->kind == context);
-    n->kind->dropped++;
-    free(n);
-}
-
-/* Registers `key` with 0, 1 or 2 DEP slots (NULL dep keys are omitted) in `scope`. */
-static tether_registration *reg(tether_container *c, counter *k, tether_scope scope,
+/* Registers `k->tag` with 0, 1 or 2 DEP slots (NULL dep keys are omitted) in `scope`. */
+static tether_registration *reg(tether_container *c, kind *k, tether_scope scope,
                                 const char *dep_a, const char *dep_b) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (dep_a) p[n++] = TETHER_DEP(dep_a);
-    if (dep_b) p[n++] = TETHER_DEP(dep_b);
-    tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, k->name, fn, p, n, &r));
-    CHECK_OK(tether_set_scope(r, scope));
-    CHECK_OK(tether_set_context(r, k, drop_node));
-    return r;
-}
-
-static tether_container *new_container(void) {
-    tether_container *c = NULL;
-    CHECK_OK(tether_container_new(NULL, &c));
-    return c;
-}
-
-static node *resolve(tether_container *c, const char *key, tether_ref **out) {
-    *out = NULL;
-    CHECK_OK(tether_resolve(c, key, out));
-    node *n = *out ? tether_ref_get(*out) : NULL;
-    CHECK(n != NULL);
-    return n;
+    return reg_node(c, k->tag, k, scope, dep_a, dep_b, drop_node);
 }
 
 static void release(tether_ref *r) { CHECK_OK(tether_ref_release(r)); }
@@ -64,7 +19,7 @@ static void release(tether_ref *r) { CHECK_OK(tether_ref_release(r)); }
 /* ---- graph --------------------------------------------------------------- */
 
 static void graph_scope_shared_within_one_resolve(void) {
-    counter G = {"G", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0};
+    kind G = {"G", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0};
     tether_container *c = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
     reg(c, &A, TETHER_SCOPE_GRAPH, "G", NULL);
@@ -91,7 +46,7 @@ static void graph_scope_shared_within_one_resolve(void) {
 }
 
 static void graph_scope_top_level_is_not_cached(void) {
-    counter G = {"G", 0, 0};
+    kind G = {"G", 0, 0};
     tether_container *c = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
     tether_ref *r1, *r2;
@@ -108,7 +63,7 @@ static void graph_scope_top_level_is_not_cached(void) {
 /* ---- transient ----------------------------------------------------------- */
 
 static void transient_differs_even_within_one_graph(void) {
-    counter T = {"T", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0}, Twice = {"Twice", 0, 0};
+    kind T = {"T", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0}, Twice = {"Twice", 0, 0};
     tether_container *c = new_container();
     reg(c, &T, TETHER_SCOPE_TRANSIENT, NULL, NULL);
     reg(c, &A, TETHER_SCOPE_GRAPH, "T", NULL);
@@ -132,7 +87,7 @@ static void transient_differs_even_within_one_graph(void) {
 /* ---- singleton ----------------------------------------------------------- */
 
 static void singleton_identical_until_reset(void) {
-    counter S = {"S", 0, 0};
+    kind S = {"S", 0, 0};
     tether_container *c = new_container();
     reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
 
@@ -164,7 +119,7 @@ static void singleton_identical_until_reset(void) {
 }
 
 static void singleton_shared_by_dependents_across_resolves(void) {
-    counter S = {"S", 0, 0}, D = {"D", 0, 0};
+    kind S = {"S", 0, 0}, D = {"D", 0, 0};
     tether_container *c = new_container();
     reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     reg(c, &D, TETHER_SCOPE_GRAPH, "S", "S");
@@ -184,7 +139,7 @@ static void singleton_shared_by_dependents_across_resolves(void) {
 }
 
 static void changing_the_scope_drops_the_cached_instance(void) {
-    counter S = {"S", 0, 0};
+    kind S = {"S", 0, 0};
     tether_container *c = new_container();
     tether_registration *r = reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     tether_ref *h1, *h2, *h3;
@@ -207,7 +162,7 @@ static void changing_the_scope_drops_the_cached_instance(void) {
 /* ---- weak ---------------------------------------------------------------- */
 
 static void weak_scope_reused_while_a_handle_holds_it(void) {
-    counter W = {"W", 0, 0};
+    kind W = {"W", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     tether_ref *r1, *r2, *r3, *r4;
@@ -231,7 +186,7 @@ static void weak_scope_reused_while_a_handle_holds_it(void) {
 }
 
 static void weak_scope_reused_while_a_strong_edge_holds_it(void) {
-    counter W = {"W", 0, 0}, D = {"D", 0, 0};
+    kind W = {"W", 0, 0}, D = {"D", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     reg(c, &D, TETHER_SCOPE_GRAPH, "W", NULL);
@@ -256,7 +211,7 @@ static void weak_scope_reused_while_a_strong_edge_holds_it(void) {
 }
 
 static void weak_scope_shared_within_one_resolve(void) {
-    counter W = {"W", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0};
+    kind W = {"W", 0, 0}, A = {"A", 0, 0}, B = {"B", 0, 0}, Top = {"Top", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     reg(c, &A, TETHER_SCOPE_GRAPH, "W", NULL);
@@ -275,7 +230,7 @@ static void weak_scope_shared_within_one_resolve(void) {
 }
 
 static void weak_handle_does_not_hold_weak_scope(void) {
-    counter W = {"W", 0, 0};
+    kind W = {"W", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     tether_ref *r1, *r2, *up = (tether_ref *)&W;
@@ -295,10 +250,10 @@ static void weak_handle_does_not_hold_weak_scope(void) {
 }
 
 /* WEAK slot: the factory gets a weak handle it owns. */
-typedef struct watcher { counter *kind; tether_weak *w; } watcher;
-static void *make_watcher(counter *k, tether_weak *w) {
+typedef struct watcher { kind *k; tether_weak *w; } watcher;
+static void *make_watcher(kind *k, tether_weak *w) {
     watcher *x = malloc(sizeof *x);
-    x->kind = k; x->w = w;
+    x->k = k; x->w = w;
     k->made++;
     return x;
 }
@@ -306,12 +261,12 @@ static void drop_watcher(void *instance, void *context) {
     watcher *x = instance;
     (void)context;
     CHECK_OK(tether_weak_release(x->w));
-    x->kind->dropped++;
+    x->k->dropped++;
     free(x);
 }
 
 static void weak_edge_does_not_hold_weak_scope(void) {
-    counter W = {"W", 0, 0}, V = {"V", 0, 0};
+    kind W = {"W", 0, 0}, V = {"V", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     tether_param p[] = {TETHER_CONTEXT, TETHER_WEAK("W")};
@@ -333,7 +288,7 @@ static void weak_edge_does_not_hold_weak_scope(void) {
 }
 
 static void singleton_edge_holds_weak_scope(void) {
-    counter W = {"W", 0, 0}, S = {"S", 0, 0};
+    kind W = {"W", 0, 0}, S = {"S", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     reg(c, &S, TETHER_SCOPE_SINGLETON, "W", NULL);
@@ -354,7 +309,7 @@ static void singleton_edge_holds_weak_scope(void) {
 }
 
 static void reset_weak_forgets_the_instance(void) {
-    counter W = {"W", 0, 0};
+    kind W = {"W", 0, 0};
     tether_container *c = new_container();
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
     tether_ref *r1, *r2, *r3;
@@ -375,7 +330,7 @@ static void reset_weak_forgets_the_instance(void) {
 }
 
 static void reset_graph_and_transient_are_no_ops(void) {
-    counter S = {"S", 0, 0}, W = {"W", 0, 0}, G = {"G", 0, 0};
+    kind S = {"S", 0, 0}, W = {"W", 0, 0}, G = {"G", 0, 0};
     tether_container *c = new_container();
     reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
@@ -398,7 +353,7 @@ static void reset_graph_and_transient_are_no_ops(void) {
 }
 
 static void reset_singleton_leaves_weak_alone_and_back(void) {
-    counter S = {"S", 0, 0}, W = {"W", 0, 0};
+    kind S = {"S", 0, 0}, W = {"W", 0, 0};
     tether_container *c = new_container();
     reg(c, &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     reg(c, &W, TETHER_SCOPE_WEAK, NULL, NULL);
