@@ -39,12 +39,12 @@ final class CCompletion: Completion, @unchecked Sendable {
 
     func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
         let handle = Handles.resolvers.insert(resolver)
-        let serial = LastError.beginCallback()
+        let mark = LastError.mark()
         let status = function(handle, instance.pointer, context ?? instance.spec.context)
         _ = try? Handles.resolvers.remove(handle, "close")
         guard status == 0 else {
             let name = String(cString: tether_status_name(status))
-            throw CallbackFailure(reason: LastError.reasonSince(serial) ?? "it returned \(name)", code: ErrorCode(rawValue: status))
+            throw CallbackFailure(reason: LastError.reason(since: mark) ?? "it returned \(name)", code: ErrorCode(rawValue: status))
         }
     }
 }

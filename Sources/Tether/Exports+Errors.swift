@@ -35,9 +35,8 @@ public func tether_last_status() -> Int32 { LastError.current.status }
 @_cdecl("tether_set_error")
 public func tether_set_error(_ message: UnsafePointer<CChar>?) {
     let text = message.map { String(cString: $0) } ?? ""
-    let state = LastError.current
     LastError.set(ErrorCode.factoryFailed.rawValue, text)
-    state.reason = message == nil ? nil : text
+    LastError.setReason(message == nil ? nil : text)
 }
 
 @_cdecl("tether_string_free")

@@ -3,18 +3,27 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Synchronization
 import TetherCore
 
 /// The calling thread's last error (status + message in words) and the reason a
 /// factory or callback gave with tether_set_error.
+///
+/// Every failure and every tether_set_error bumps a process-wide event counter
+/// and remembers its value on the thread. A call into a client takes the
+/// counter first (one relaxed load, no thread-local lookup) and, only if the
+/// client failed, asks for what happened on this thread after that mark.
 final class LastError {
     var status: Int32 = 0
     /// malloc'd, NUL-terminated; stays valid until the next failure on this thread.
     var message: UnsafeMutablePointer<CChar>?
-    /// Set by tether_set_error; taken by the factory/callback wrapper that called the client.
+    /// Set by tether_set_error.
     var reason: String?
-    /// Bumped on every failure, so a callback wrapper can tell whether one happened during the call.
-    var serial = 0
+    /// Event counter values of this thread's last failure and last reason.
+    var failureMark: UInt = 0
+    var reasonMark: UInt = 0
+
+    private static let events = Atomic<UInt>(0)
 
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
@@ -39,27 +48,32 @@ final class LastError {
         free(state.message)
         state.message = strdup(text)
         state.status = status
-        state.serial &+= 1
+        state.failureMark = events.add(1, ordering: .relaxed).newValue
     }
 
     static func set(_ error: TetherError) { set(error.code.rawValue, error.message) }
 
-    /// Clears the reason before calling into a client callback.
-    static func beginCallback() -> Int {
+    /// tether_set_error: the reason the callback about to fail gives.
+    static func setReason(_ reason: String?) {
         let state = current
-        state.reason = nil
-        return state.serial
+        state.reason = reason
+        state.reasonMark = events.add(1, ordering: .relaxed).newValue
     }
 
-    /// Why the client callback just called failed: its own reason, else the
-    /// message of a failure it ran into (since `serial`), else nil.
-    static func reasonSince(_ serial: Int) -> String? {
+    /// Taken before calling into a client.
+    @inline(__always)
+    static func mark() -> UInt { events.load(ordering: .relaxed) }
+
+    /// Why the client called after `mark` failed: its own reason, else the message
+    /// of a failure it ran into, else nil.
+    static func reason(since mark: UInt) -> String? {
+        guard events.load(ordering: .relaxed) != mark else { return nil }
         let state = current
-        if let reason = state.reason {
+        if state.reasonMark > mark, let reason = state.reason {
             state.reason = nil
             return reason
         }
-        if state.serial != serial, let message = state.message { return String(cString: message) }
+        if state.failureMark > mark, let message = state.message { return String(cString: message) }
         return nil
     }
 }

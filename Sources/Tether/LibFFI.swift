@@ -54,7 +54,7 @@ final class FFIFactory: Factory, @unchecked Sendable {
     }
 
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
-        let serial = LastError.beginCallback()
+        let mark = LastError.mark()
         let result: UnsafeMutableRawPointer?
         if let arity = typedArity {
             result = callTyped(arity, words)
@@ -66,7 +66,7 @@ final class FFIFactory: Factory, @unchecked Sendable {
                 return UnsafeMutableRawPointer(bitPattern: UInt(ret))
             }
         }
-        guard let result else { throw CallbackFailure(reason: LastError.reasonSince(serial)) }
+        guard let result else { throw CallbackFailure(reason: LastError.reason(since: mark)) }
         return result
     }
 

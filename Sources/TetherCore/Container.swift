@@ -55,10 +55,12 @@ public final class Container: @unchecked Sendable {
 
     /// The registration for `key` here, or in the nearest parent that has one.
     public func registration(for key: Key) -> Registration? {
-        var container: Container? = self
-        while let c = container {
-            if let r = c.table.get(key) { return r }
-            container = c.parent
+        if let r = table.get(key) { return r }
+        // Parents live at least as long as their children: no retains needed on the way up.
+        var next = parent.map { Unmanaged.passUnretained($0) }
+        while let c = next {
+            if let r = c._withUnsafeGuaranteedRef({ $0.table.get(key) }) { return r }
+            next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
         }
         return nil
     }

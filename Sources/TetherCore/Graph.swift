@@ -20,6 +20,8 @@ final class Graph {
     private static let deepThreshold = 32
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
     private var words: [UInt64] = []
+    /// Strong dependencies gathered by the frames, contiguous like `words`.
+    private var dependencyStack: [Instance] = []
     /// Keys of the frames, for messages.
     private(set) var path: [Key] = []
     /// Instances waiting for their completion callbacks.
@@ -80,6 +82,7 @@ final class Graph {
         frames.removeAll(keepingCapacity: true)
         deepFrames = nil
         words.removeAll(keepingCapacity: true)
+        dependencyStack.removeAll(keepingCapacity: true)
         path.removeAll(keepingCapacity: true)
         queue.removeAll(keepingCapacity: true)
         queueHead = 0
@@ -97,10 +100,12 @@ final class Graph {
         /// Where this frame's dependencies are looked up.
         unowned(unsafe) let lookup: Container
         let wordBase: Int
+        /// Where this frame's dependencies start on `dependencyStack`.
+        let dependencyBase: Int
         var slot = 0
-        var dependencies: [Instance] = []
-        var weakSlots: [(index: Int, ref: WeakRef)] = []
-        var lazySlots: [(index: Int, cell: LazyCell)] = []
+        /// Rare, so allocated only when used.
+        var weakSlots: [(index: Int, ref: WeakRef)]?
+        var lazySlots: [(index: Int, cell: LazyCell)]?
         var resolverSlot: Int?
         var argumentIndex = 0
     }
@@ -143,7 +148,7 @@ final class Graph {
                     }
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup, key: key, isWeak: param != .lazy(key))
-                    frames[top].lazySlots.append((wordIndex, cell))
+                    frames[top].lazySlots = (frames[top].lazySlots ?? []) + [(wordIndex, cell)]
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.context))
@@ -175,7 +180,8 @@ final class Graph {
         let depLookup = spec.scope == .singleton ? registration.container : lookup
         let base = words.count
         words.append(contentsOf: repeatElement(0, count: registration.params.count))
-        frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base))
+        frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
+                            dependencyBase: dependencyStack.count))
         path.append(registration.key)
         if deepFrames != nil {
             deepFrames!.insert(ObjectIdentifier(registration))
@@ -191,6 +197,7 @@ final class Graph {
 
     private func pop() {
         let frame = frames.removeLast()
+        dependencyStack.removeLast(dependencyStack.count - frame.dependencyBase)
         if deepFrames != nil {
             deepFrames!.remove(ObjectIdentifier(frame.registration))
             if frames.count <= Self.deepThreshold / 2 { deepFrames = nil }
@@ -233,37 +240,42 @@ final class Graph {
         let wordIndex = frames[index].wordBase + frames[index].slot
         switch frames[index].registration.params[frames[index].slot] {
         case .weak:
-            frames[index].weakSlots.append((wordIndex, WeakRef(instance)))
+            frames[index].weakSlots = (frames[index].weakSlots ?? []) + [(wordIndex, WeakRef(instance))]
         default:
             words[wordIndex] = UInt64(UInt(bitPattern: instance.pointer))
-            frames[index].dependencies.append(instance)
+            dependencyStack.append(instance)
         }
         frames[index].slot += 1
     }
 
     /// Calls the factory of frame `index` and enters the new instance into the graph.
     private func construct(_ index: Int) throws(TetherError) -> Instance {
-        let frame = frames[index]
-        let registration = frame.registration
-        let bridge = frame.lookup.bridge
+        unowned(unsafe) let registration = frames[index].registration
+        unowned(unsafe) let spec = frames[index].spec
+        unowned(unsafe) let lookup = frames[index].lookup
+        let wordBase = frames[index].wordBase
+        let weakSlots = frames[index].weakSlots
+        let lazySlots = frames[index].lazySlots
+        let resolverSlot = frames[index].resolverSlot
+        let bridge = lookup.bridge
         // Words for handles and closures are made only now that the factory will
         // really run, so a failure earlier leaks nothing.
-        for (i, ref) in frame.weakSlots { words[i] = bridge.weakWord(ref) }
-        for (i, cell) in frame.lazySlots { words[i] = try bridge.lazyWord(cell) }
+        if let weakSlots { for (i, ref) in weakSlots { words[i] = bridge.weakWord(ref) } }
+        if let lazySlots { for (i, cell) in lazySlots { words[i] = try bridge.lazyWord(cell) } }
         var resolver: Resolver?
-        if let i = frame.resolverSlot {
-            let r = Resolver(graph: self, lookup: frame.lookup, owner: registration)
+        if let i = resolverSlot {
+            let r = Resolver(graph: self, lookup: lookup, owner: registration)
             words[i] = bridge.resolverWord(r)
             resolver = r
         }
         let count = registration.params.count
         // A copy: a factory with a resolver may build more and grow `words`.
         let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
-            for i in 0..<count { buffer[i] = words[frame.wordBase + i] }
+            for i in 0..<count { buffer[i] = words[wordBase + i] }
             do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
             catch { return .failure(error) }
         }
-        if let resolver, let i = frame.resolverSlot {
+        if let resolver, let i = resolverSlot {
             resolver.close()
             bridge.closeResolver(words[i])
         }
@@ -279,23 +291,24 @@ final class Graph {
 
         let pendingStrong = resolver?.takePending() ?? []
         var extras: InstanceExtras?
-        if !frame.lazySlots.isEmpty || !pendingStrong.isEmpty {
+        if lazySlots != nil || !pendingStrong.isEmpty {
             let e = InstanceExtras()
-            e.lazyCells = frame.lazySlots.map(\.cell)
+            e.lazyCells = lazySlots?.map(\.cell) ?? []
             e.lateStrong = pendingStrong
             extras = e
         }
-        let instance = Instance(pointer: pointer, spec: frame.spec, dependencies: frame.dependencies, extras: extras)
-        for (_, cell) in frame.lazySlots { cell.owner = instance }
+        let dependencies = Array(dependencyStack[frames[index].dependencyBase...])
+        let instance = Instance(pointer: pointer, spec: spec, dependencies: dependencies, extras: extras)
+        if let lazySlots { for (_, cell) in lazySlots { cell.owner = instance } }
 
         alive.append(instance)
-        let scope = frame.spec.scope
+        let scope = spec.scope
         if scope != .transient { shared[ObjectIdentifier(registration)] = instance }
         if scope.isShared {
             pendingShared.append((registration, instance))
             registration.pending = instance
         }
-        if !frame.spec.completions.isEmpty { queue.append((instance, registration, frame.lookup)) }
+        if !spec.completions.isEmpty { queue.append((instance, registration, lookup)) }
         return instance
     }
 
