@@ -17,6 +17,8 @@ let package = Package(
     name: "Tether",
     products: [
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
+        // The pure-Swift core, for Swift users and the Swift benchmarks (benchmarks/swift).
+        .library(name: "TetherCore", targets: ["TetherCore"]),
     ],
     targets: [
         // No pkgConfig: its `-lffi` would make libtether.so need libffi.so at run time;
