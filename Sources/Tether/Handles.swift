@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import TetherCore
 
@@ -25,9 +22,8 @@ enum HandleKind: UInt64 {
 /// stale, foreign and wrong-kind handles are detected instead of dereferenced.
 ///
 /// Slots live in fixed chunks that never move or get freed, each with an atomic
-/// state word `generation << 1 | occupied`. Free slots sit first in a small
-/// per-thread magazine (no shared cache line on the usual resolve/release on
-/// one thread), then in a shared tagged Treiber stack. Using a handle on one thread while another thread releases it is a
+/// state word `generation << 1 | occupied`; free slots form a tagged Treiber
+/// stack. Using a handle on one thread while another thread releases it is a
 /// race in the caller's program (as with any C object); everything else is safe.
 final class HandleTable<Object: AnyObject>: @unchecked Sendable {
     let kind: HandleKind
@@ -55,9 +51,6 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
         for i in 0..<Self.maxChunks { (chunks + i).initialize(to: Atomic(0)) }
     }
 
-    /// This table's magazine in the per-thread set.
-    private var magazine: Int { Int(kind.rawValue - HandleKind.container.rawValue) }
-
     private func slot(_ index: Int) -> UnsafeMutableRawPointer? {
         let base = chunks[index >> Self.chunkBits].load(ordering: .acquiring)
         guard base != 0 else { return nil }
@@ -69,7 +62,7 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
     }
 
     func insert(_ object: Object) -> OpaquePointer {
-        let index = Magazines.current.pop(magazine) ?? popFree() ?? grow()
+        let index = popFree() ?? grow()
         let s = slot(index)!
         s.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), toByteOffset: Layout.object, as: UnsafeMutableRawPointer.self)
         let generation = state(s).pointee.load(ordering: .relaxed) >> 1
@@ -95,10 +88,7 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
             throw stale(function)
         }
         let raw = s.load(fromByteOffset: Layout.object, as: UnsafeMutableRawPointer.self)
-        let index = Int(UInt(bitPattern: handle) & 0xFFFF_FFFF)
-        if let overflow = Magazines.current.push(magazine, index) {
-            for spilled in overflow { pushFree(spilled) }
-        }
+        pushFree(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
         return Unmanaged<Object>.fromOpaque(raw).takeRetainedValue()
     }
 
@@ -128,7 +118,7 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
         return nil
     }
 
-    func pushFree(_ index: Int) {
+    private func pushFree(_ index: Int) {
         let s = slot(index)!
         var head = freeHead.load(ordering: .relaxed)
         while true {
@@ -173,45 +163,6 @@ final class HandleTable<Object: AnyObject>: @unchecked Sendable {
     }
 }
 
-/// Per-thread stacks of free slot indices, one per handle kind. A full stack
-/// spills half to its table's shared free list; a thread's leftovers go back there
-/// when the thread exits.
-final class Magazines {
-    private static let capacity = 128
-    private var stacks = [[Int]](repeating: [], count: 5)
-
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k) { raw in
-            let magazines = Unmanaged<Magazines>.fromOpaque(raw!).takeRetainedValue()
-            for (kind, stack) in magazines.stacks.enumerated() {
-                for index in stack { Handles.pushFree(kind, index) }
-            }
-        }
-        return k
-    }()
-
-    static var current: Magazines {
-        if let raw = pthread_getspecific(key) { return Unmanaged<Magazines>.fromOpaque(raw).takeUnretainedValue() }
-        let magazines = Magazines()
-        pthread_setspecific(key, Unmanaged.passRetained(magazines).toOpaque())
-        return magazines
-    }
-
-    @inline(__always)
-    func pop(_ kind: Int) -> Int? { stacks[kind].popLast() }
-
-    /// Keeps `index`; returns indices to hand to the shared list when full.
-    @inline(__always)
-    func push(_ kind: Int, _ index: Int) -> ArraySlice<Int>? {
-        stacks[kind].append(index)
-        guard stacks[kind].count > Self.capacity else { return nil }
-        let spill = stacks[kind][(Self.capacity / 2)...]
-        stacks[kind].removeLast(stacks[kind].count - Self.capacity / 2)
-        return spill
-    }
-}
-
 /// Every handle the library hands out.
 enum Handles {
     static let containers = HandleTable<ContainerBox>(.container)
@@ -219,17 +170,6 @@ enum Handles {
     static let refs = HandleTable<Instance>(.ref)
     static let weaks = HandleTable<WeakRef>(.weak)
     static let resolvers = HandleTable<Resolver>(.resolver)
-
-    /// Returns a free slot to its table's shared list (a thread's magazine at exit).
-    static func pushFree(_ magazine: Int, _ index: Int) {
-        switch magazine {
-        case 0: containers.pushFree(index)
-        case 1: registrations.pushFree(index)
-        case 2: refs.pushFree(index)
-        case 3: weaks.pushFree(index)
-        default: resolvers.pushFree(index)
-        }
-    }
 }
 
 /// A container with the handles of its registrations (retired with it).

@@ -5,9 +5,9 @@ import Synchronization
 ///
 /// Reads on the resolve path take no mutex: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
-/// a reader never sees one freed; the shared-scope cache sits behind a spin lock
-/// held only to load and retain it. Writers (configuration, publication, reset)
-/// also take `lock`.
+/// a reader never sees one freed; singletons are read through slots that live as
+/// long as the registration; the weak-scope cache sits behind a spin lock held only
+/// to load it. Writers (configuration, publication, reset) also take `lock`.
 public final class Registration: @unchecked Sendable {
     public let key: Key
     public let params: [Param]
@@ -19,13 +19,16 @@ public final class Registration: @unchecked Sendable {
 
     /// The current `InstanceSpec` (unretained; `Owned.specs` keeps it alive).
     private let specAddress = Atomic<UInt>(0)
-    /// The shared-scope cache: the singleton, or a weak reference for weak scope.
+    /// The current singleton slot, or 0 (unretained; `Owned.slots` keeps every
+    /// slot alive as long as the registration, so a reader never sees one freed).
+    private let singletonAddress = Atomic<UInt>(0)
+    /// Weak scope: a weak reference swapped under a spin lock.
     private let cacheLock = SpinLock()
-    private var singleton: Instance?
     private var weakCache = WeakBox(nil)
 
     private struct Owned {
         var specs: [InstanceSpec] = []
+        var slots: [SingletonSlot] = []
         var isLive = true
         var observed: [ObservedEdge] = []
     }
@@ -85,9 +88,14 @@ public final class Registration: @unchecked Sendable {
     @inline(__always)
     func cached(_ scope: Scope) -> Instance? {
         switch scope {
-        case .singleton: cacheLock.withLock { singleton }
-        case .weak: cacheLock.withLock { weakCache.value }
-        default: nil
+        case .singleton:
+            let address = singletonAddress.load(ordering: .acquiring)
+            guard address != 0 else { return nil }
+            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
+        case .weak:
+            return cacheLock.withLock { weakCache.value }
+        default:
+            return nil
         }
     }
 
@@ -96,12 +104,15 @@ public final class Registration: @unchecked Sendable {
     func publish(_ instance: Instance) {
         lock.withLock { owned in
             guard owned.isLive, spec.scope == instance.spec.scope else { return }
-            cacheLock.withLock {
-                switch instance.spec.scope {
-                case .singleton: singleton = instance
-                case .weak: weakCache = WeakBox(instance)
-                default: break
-                }
+            switch instance.spec.scope {
+            case .singleton:
+                let slot = SingletonSlot(instance)
+                owned.slots.append(slot)
+                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot).toOpaque()), ordering: .releasing)
+            case .weak:
+                cacheLock.withLock { weakCache = WeakBox(instance) }
+            default:
+                break
             }
         }
     }
@@ -120,11 +131,10 @@ public final class Registration: @unchecked Sendable {
     }
 
     private func clearCaches(_ owned: inout Owned) -> Instance? {
-        cacheLock.withLock {
-            weakCache = WeakBox(nil)
-            defer { singleton = nil }
-            return singleton
-        }
+        cacheLock.withLock { weakCache = WeakBox(nil) }
+        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
+        guard address != 0 else { return nil }
+        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().takeStrong()
     }
 
     /// Edges completion callbacks or factories were seen to make from this
@@ -141,5 +151,25 @@ public final class Registration: @unchecked Sendable {
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
         lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.append(edge) } }
+    }
+}
+
+/// One published singleton. Readers load the instance through a weak reference
+/// written only in `init`, so a reset racing with a hit is safe: the hit gets a
+/// strong reference or nil, never an instance already being destroyed. Slots are
+/// freed with their registration.
+final class SingletonSlot: @unchecked Sendable {
+    weak var instance: Instance?
+    private var strong: Instance?
+
+    init(_ instance: Instance) {
+        self.instance = instance
+        strong = instance
+    }
+
+    /// Hands the cache's strong reference to the caller (under the registration's lock).
+    func takeStrong() -> Instance? {
+        defer { strong = nil }
+        return strong
     }
 }

@@ -11,7 +11,12 @@ import Synchronization
 /// instance): cheaper than a mutex uncontended, and it yields the CPU instead of
 /// sleeping when contended, so a holder preempted on an oversubscribed machine
 /// does not make waiters park.
-struct SpinLock: ~Copyable {
+///
+/// A class, not a struct: `Atomic` must be operated on where it is stored, and a
+/// plain struct wrapping it may be loaded by value, so the exchange would hit a
+/// copy and exclude nothing (seen as a use-after-free under the re-registration
+/// stress test before this was a class).
+final class SpinLock: @unchecked Sendable {
     private let held = Atomic<Bool>(false)
 
     init() {}

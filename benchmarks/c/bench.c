@@ -43,7 +43,8 @@ static int g_runs = 7;
 static long g_fixed_iters = 0;       /* -n */
 static double g_min_run_ns = 20e6;   /* calibrate to >= 20 ms per run */
 static const char *g_only_body;      /* -b: measure only this body (for profiling) */
-static volatile uintptr_t g_sink;    /* defeats dead-code elimination */
+/* defeats dead-code elimination; thread-local so that 2-thread runs share no written line */
+static _Thread_local volatile uintptr_t g_sink;
 static int g_failed = 0;             /* any Tether call failed somewhere */
 static double g_machine_2t = 0;      /* S5: the machine's own 2-thread scaling */
 

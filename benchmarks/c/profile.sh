@@ -29,7 +29,7 @@ DEMANGLE="cat"
 command -v swift >/dev/null 2>&1 && DEMANGLE="swift demangle --simplified --compact"
 for mode in yes no; do
     if [ $mode = yes ]; then printf '\n-- inclusive (this function and what it calls)\n'; else printf '\n-- self\n'; fi
-    callgrind_annotate --inclusive=$mode "$OUT/callgrind.$BODY" 2>/dev/null \
+    callgrind_annotate --auto=no --inclusive=$mode "$OUT/callgrind.$BODY" 2>/dev/null \
         | grep -v -e 'libc-start' -e '(below main)' -e '???:0x0' -e 'bench.c:main' -e 'bench.c:measure' \
         | awk -v ops="$OPS" -v top="$TOP" '
             /PROGRAM TOTALS/ { gsub(",", "", $1); printf "%10.1f  TOTAL\n", $1 / ops; next }
