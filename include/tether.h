@@ -98,8 +98,10 @@ tether_status tether_last_status(void);
 /**
  * Lets a factory or completion callback say why it is about to fail: stores
  * `msg` (copied; NULL means "no reason given") so that the resolve that called it
- * reports `factory for "K" failed: <msg>`. Has no other effect; calling it
- * outside a callback just sets this thread's last error. Thread-local.
+ * reports `factory for "K" returned NULL: <msg>`. It also becomes this thread's
+ * last error, with status TETHER_E_FACTORY_FAILED (outside a callback that is all
+ * it does). A reason given by a callback that then succeeds is ignored.
+ * Thread-local.
  */
 void tether_set_error(const char *msg);
 

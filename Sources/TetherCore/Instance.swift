@@ -41,7 +41,6 @@ public final class Instance: @unchecked Sendable {
         self.spec = spec
         self.dependencies = dependencies
         self.extras = extras
-        extras?.owner = self
     }
 
     public var key: Key { spec.key }
@@ -65,7 +64,6 @@ public final class Instance: @unchecked Sendable {
         EdgeLock.shared.withLock {
             if let e = extras { return e }
             let e = InstanceExtras()
-            e.owner = self
             extras = e
             return e
         }
@@ -95,18 +93,10 @@ public final class Instance: @unchecked Sendable {
                 "strong edge \(key.quoted) -> \(target.key.quoted) would close a retain cycle \(cycle); use tether_resolver_get_weak for the back edge")
         }
     }
-
-    /// Keeps a lazy cell alive as long as this instance.
-    func adopt(_ cells: [LazyCell]) {
-        let extras = extrasForWriting()
-        EdgeLock.shared.withLock { extras.lazyCells.append(contentsOf: cells) }
-        for cell in cells { cell.owner = self }
-    }
 }
 
 /// Edges an instance gains after construction.
 final class InstanceExtras: @unchecked Sendable {
-    weak var owner: Instance?
     var lateStrong: [Instance] = []
     var lazyCells: [LazyCell] = []
 }
