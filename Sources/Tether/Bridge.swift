@@ -22,6 +22,10 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
     func closeResolver(_ word: UInt64) {
         _ = try? Handles.resolvers.remove(OpaquePointer(bitPattern: UInt(word)), "close")
     }
+
+    func recall(_ instances: [Instance]) {
+        Handles.refs.recall(instances)
+    }
 }
 
 public typealias CCompleteFn = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32

@@ -4,8 +4,13 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
                      _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, function)
-        let core = try containerArgument(c, function)
+        let box = try Handles.containers.unretained(c, function)
         let key = try key()
+        if count == 0, let handle = box._withUnsafeGuaranteedRef({ lendSingleton($0.core, key) }) {
+            out.pointee = handle
+            return
+        }
+        let core = box.takeUnretainedValue().core
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
             try core.resolve(key, arguments: arguments)
         }
@@ -13,8 +18,18 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
     }
 }
 
+/// A published singleton as a loan (a handle that owns no reference), so hits
+/// touch no reference count; see `SingletonLoan`.
+@inline(__always)
+private func lendSingleton(_ core: Container, _ key: Key) -> OpaquePointer? {
+    guard let loan = core.singletonLoan(for: key) else { return nil }
+    let handle = Handles.refs.lend(loan.lend())
+    if loan.confirm() || !Handles.refs.withdraw(handle) { return handle }
+    return nil
+}
+
 private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
-    guard KeyTable.shared.isValid(id) else { throw invalid(function, "\(id) is not a key id from tether_intern") }
+    guard KeyTable.isValid(id) else { throw invalid(function, "\(id) is not a key id from tether_intern") }
     return Key(id: id)
 }
 

@@ -24,4 +24,7 @@ public protocol SlotBridge: AnyObject, Sendable {
     func resolverWord(_ resolver: Resolver) -> UInt64
     /// Invalidates the word `resolverWord` returned once the factory has returned.
     func closeResolver(_ word: UInt64)
+    /// Turns the loans of these instances (`SingletonLoan`) into references;
+    /// called before the core releases its own.
+    func recall(_ instances: [Instance])
 }

@@ -48,15 +48,29 @@ public final class Container: @unchecked Sendable {
             return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
-        let dropped = replaced?.retire()
-        _ = consume dropped
+        drop(replaced?.retire().map { [$0] } ?? [])
         return (registration, replaced)
     }
 
     /// The registration for `key` here, or in the nearest parent that has one.
     public func registration(for key: Key) -> Registration? {
+        unretainedRegistration(for: key)?.takeUnretainedValue()
+    }
+
+    /// The published singleton for `key` (of a registration without runtime
+    /// arguments) to hand out as a loan; nil means resolve the ordinary way.
+    @inline(__always)
+    public func singletonLoan(for key: Key) -> SingletonLoan? {
+        unretainedRegistration(for: key)?._withUnsafeGuaranteedRef { r in
+            r.argumentTypes.isEmpty ? r.singletonLoan() : nil
+        }
+    }
+
+    /// `registration(for:)` without retains: registrations live as long as their
+    /// container, and parents at least as long as their children.
+    @inline(__always)
+    private func unretainedRegistration(for key: Key) -> Unmanaged<Registration>? {
         if let r = table.get(key) { return r }
-        // Parents live at least as long as their children: no retains needed on the way up.
         var next = parent.map { Unmanaged.passUnretained($0) }
         while let c = next {
             if let r = c._withUnsafeGuaranteedRef({ $0.table.get(key) }) { return r }
@@ -91,8 +105,7 @@ public final class Container: @unchecked Sendable {
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
         let registrations = state.withLock { Array($0.registrations.values) }
-        let dropped = registrations.compactMap { $0.reset(scope) }
-        _ = consume dropped
+        drop(registrations.compactMap { $0.reset(scope) })
     }
 
     /// Frees the container: registrations retired, caches released. Refused while
@@ -114,7 +127,12 @@ public final class Container: @unchecked Sendable {
         }
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
-        let dropped = registrations.compactMap { $0.retire() }
-        _ = consume dropped
+        drop(registrations.compactMap { $0.retire() })
+    }
+
+    /// Releases what caches let go of, recalling loans of it first.
+    func drop(_ dropped: consuming [Dropped]) {
+        let lent = dropped.filter(\.lent).map(\.instance)
+        if !lent.isEmpty { bridge.recall(lent) }
     }
 }

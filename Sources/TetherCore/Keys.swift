@@ -15,6 +15,9 @@ public struct Key: Hashable, Sendable {
     public var quoted: String { "\"" + name + "\"" }
 }
 
+/// Number of keys interned so far (a global, so reading it needs no object).
+private let internedCount = Atomic<UInt32>(0)
+
 /// String <-> id table behind `Key`. Keys are never removed, so ids stay valid.
 public final class KeyTable: Sendable {
     public static let shared = KeyTable()
@@ -24,8 +27,6 @@ public final class KeyTable: Sendable {
         var names: [String] = []
     }
     private let state = Mutex(State())
-    /// Number of keys interned so far, readable without the lock.
-    private let count = Atomic<UInt32>(0)
 
     public func intern(_ name: String) -> Key {
         state.withLock { s in
@@ -33,7 +34,7 @@ public final class KeyTable: Sendable {
             let id = UInt32(s.names.count)
             s.names.append(name)
             s.ids[name] = id
-            count.store(id + 1, ordering: .releasing)
+            internedCount.store(id + 1, ordering: .releasing)
             return Key(id: id)
         }
     }
@@ -43,8 +44,10 @@ public final class KeyTable: Sendable {
         state.withLock { s in s.ids[name].map(Key.init(id:)) }
     }
 
-    public func isValid(_ id: UInt32) -> Bool {
-        id < count.load(ordering: .acquiring)
+    /// Whether `id` is a key interned so far (no lock, no retain: resolves by id check it).
+    @inline(__always)
+    public static func isValid(_ id: UInt32) -> Bool {
+        id < internedCount.load(ordering: .acquiring)
     }
 
     public func name(of key: Key) -> String {

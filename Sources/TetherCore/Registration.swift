@@ -64,13 +64,13 @@ public final class Registration: @unchecked Sendable {
 
     /// Changing the scope drops what the old scope cached.
     public func setScope(_ scope: Scope) {
-        let dropped = lock.withLock { owned -> Instance? in
+        let dropped = lock.withLock { owned -> Dropped? in
             let current = owned.specs.last!
             guard current.scope != scope else { return nil }
             install(current.with(scope: scope), &owned)
             return clearCaches(&owned)
         }
-        _ = consume dropped
+        container.drop(dropped.map { [$0] } ?? [])
     }
 
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?) {
@@ -117,24 +117,39 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
-    /// Empties the cache of `scope`; returns what the caller must release (outside locks).
-    func reset(_ scope: Scope) -> Instance? {
+    /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
+    func reset(_ scope: Scope) -> Dropped? {
         lock.withLock { owned in spec.scope == scope ? clearCaches(&owned) : nil }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
-    func retire() -> Instance? {
+    func retire() -> Dropped? {
         lock.withLock { owned in
             owned.isLive = false
             return clearCaches(&owned)
         }
     }
 
-    private func clearCaches(_ owned: inout Owned) -> Instance? {
+    private func clearCaches(_ owned: inout Owned) -> Dropped? {
         cacheLock.withLock { weakCache = WeakBox(nil) }
-        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
+        // Sequentially consistent, paired with the loan's record and recheck (SingletonLoan).
+        let address = singletonAddress.exchange(0, ordering: .sequentiallyConsistent)
         guard address != 0 else { return nil }
-        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().takeStrong()
+        let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+        return slot.takeStrong().map { Dropped(instance: $0, lent: slot.isLent) }
+    }
+
+    /// The published singleton, to hand out without a retain (see `SingletonLoan`).
+    @inline(__always)
+    public func singletonLoan() -> SingletonLoan? {
+        let address = singletonAddress.load(ordering: .acquiring)
+        guard address != 0 else { return nil }
+        return SingletonLoan(registration: .passUnretained(self), address: address)
+    }
+
+    @inline(__always)
+    fileprivate func stillPublished(_ address: UInt) -> Bool {
+        singletonAddress.load(ordering: .sequentiallyConsistent) == address
     }
 
     /// Edges completion callbacks or factories were seen to make from this
@@ -154,17 +169,29 @@ public final class Registration: @unchecked Sendable {
     }
 }
 
-/// One published singleton. Readers load the instance through a weak reference
+/// One published singleton. Graphs load the instance through a weak reference
 /// written only in `init`, so a reset racing with a hit is safe: the hit gets a
-/// strong reference or nil, never an instance already being destroyed. Slots are
-/// freed with their registration.
+/// strong reference or nil, never an instance already being destroyed. Loans
+/// (`SingletonLoan`) take no reference at all. Slots are freed with their registration.
 final class SingletonSlot: @unchecked Sendable {
     weak var instance: Instance?
     private var strong: Instance?
+    /// The instance, unretained, for loans.
+    let unretained: Unmanaged<Instance>
+    /// Set once the first loan is made: only then must unpublishing recall loans.
+    private let lent = Atomic<Bool>(false)
 
     init(_ instance: Instance) {
         self.instance = instance
         strong = instance
+        unretained = .passUnretained(instance)
+    }
+
+    var isLent: Bool { lent.load(ordering: .sequentiallyConsistent) }
+
+    @inline(__always)
+    func markLent() {
+        if !lent.load(ordering: .relaxed) { lent.store(true, ordering: .sequentiallyConsistent) }
     }
 
     /// Hands the cache's strong reference to the caller (under the registration's lock).
@@ -172,4 +199,35 @@ final class SingletonSlot: @unchecked Sendable {
         defer { strong = nil }
         return strong
     }
+}
+
+/// A published singleton handed out without a retain, so hits on one singleton
+/// from many threads write no shared cache line. The borrower takes `lend()`,
+/// records the loan where `SlotBridge.recall` finds it (a handle), then calls
+/// `confirm()`. True: the singleton was still published after the loan was
+/// recorded, so whoever unpublishes it recalls the loan (turns it into a
+/// reference) before dropping its own. False: the borrower withdraws the loan
+/// (unless it was recalled already) and resolves the ordinary way.
+public struct SingletonLoan {
+    /// Unretained: the registration outlives every loan of its singletons.
+    let registration: Unmanaged<Registration>
+    let address: UInt
+
+    @inline(__always)
+    public func lend() -> Unmanaged<Instance> {
+        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
+            slot.markLent()
+            return slot.unretained
+        }
+    }
+
+    @inline(__always)
+    public func confirm() -> Bool { registration._withUnsafeGuaranteedRef { $0.stillPublished(address) } }
+}
+
+/// An instance a registration's cache let go of; `Container.drop` recalls its
+/// loans, if it was lent, then releases it (outside locks).
+struct Dropped {
+    let instance: Instance
+    let lent: Bool
 }

@@ -24,14 +24,14 @@ final class RegistrationTable: @unchecked Sendable {
     }
 
     @inline(__always)
-    func get(_ key: Key) -> Registration? {
+    func get(_ key: Key) -> Unmanaged<Registration>? {
         let id = Int(key.id)
         guard id >> Self.chunkBits < Self.topSize else { return nil }
         let chunk = top[id >> Self.chunkBits].load(ordering: .acquiring)
         guard chunk != 0 else { return nil }
         let entry = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: chunk)![id & (Self.chunkSize - 1)].load(ordering: .acquiring)
         guard entry != 0 else { return nil }
-        return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!).takeUnretainedValue()
+        return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
     /// Stores (or with nil clears) the entry for `key`. Callers serialize writes.

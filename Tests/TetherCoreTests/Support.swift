@@ -25,6 +25,7 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         var resolvers: [UInt64: Resolver] = [:]
         var nextResolver: UInt64 = 1
         var closedResolvers = 0
+        var recalled: [Key] = []
     }
     private let state = Mutex(State())
 
@@ -56,6 +57,13 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
             if s.resolvers.removeValue(forKey: word) != nil { s.closedResolvers += 1 }
         }
     }
+
+    /// Records which lent singletons the core recalled (the ABI turns their loans into references).
+    func recall(_ instances: [Instance]) {
+        state.withLock { s in s.recalled += instances.map(\.key) }
+    }
+
+    var recalledKeys: [Key] { state.withLock { $0.recalled } }
 
     // Lookups for tests and test factories.
     func weak(_ word: UInt64) -> WeakRef {

@@ -12,6 +12,7 @@ final class PlainBridge: SlotBridge, @unchecked Sendable {
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64 { throw TetherError(.invalidArgument, "no lazy slots here") }
     func resolverWord(_ resolver: Resolver) -> UInt64 { UInt64(UInt(bitPattern: Unmanaged.passUnretained(resolver).toOpaque())) }
     func closeResolver(_ word: UInt64) {}
+    func recall(_ instances: [Instance]) {}
 }
 
 @inline(__always) func object<T: AnyObject>(_ word: UInt64, as: T.Type = T.self) -> T {
