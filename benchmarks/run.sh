@@ -24,7 +24,7 @@ if ! skip c; then
     echo "## C (benchmarks/c)"
     [ -n "${NO_BUILD:-}" ] || make build >/dev/null
     "$CC" -std=c11 -O2 -Wall -Wextra -Iinclude benchmarks/c/bench.c -o "$OUT/bench-c" \
-        -L"$ROOT/build/lib" -ltether -Wl,-rpath,"$ROOT/build/lib" -pthread
+        -L"$ROOT/build/lib" -ltether -Wl,-rpath,"$ROOT/build/lib" -pthread -lm
     "$OUT/bench-c" ${QUICK:+-q} >"$OUT/c.md" || status=1
     cat "$OUT/c.md"
     echo

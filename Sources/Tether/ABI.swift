@@ -38,7 +38,7 @@ func keyArgument(_ key: UnsafePointer<CChar>?, _ function: StaticString) throws(
 }
 
 func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Container {
-    try Handles.containers.get(c, function).core
+    try Handles.containers.get(c, function)
 }
 
 /// Reads `count` tether_value structs (kind at offset 0, 8-byte union at offset 8).

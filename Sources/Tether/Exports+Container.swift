@@ -9,23 +9,22 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         let out = try outParam(out, "tether_container_new")
         let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
         let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
-        out.pointee = Handles.containers.insert(ContainerBox(core))
+        out.pointee = Handles.containers.insert(core)
     }
 }
 
 @_cdecl("tether_container_free")
 public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let box = try Handles.containers.get(c, "tether_container_free")
+        let core = try Handles.containers.get(c, "tether_container_free")
+        let registrations: [Registration]
         do throws(TetherError) {
-            try box.core.close()
+            registrations = try core.close()
         } catch {
             throw TetherError(error.code, "tether_container_free: \(error.message)")
         }
         _ = try? Handles.containers.remove(c, "tether_container_free")
-        for handle in box.registrationHandles.withLock({ Array($0.values) }) {
-            _ = try? Handles.registrations.remove(handle, "tether_container_free")
-        }
+        for registration in registrations { retireHandle(of: registration) }
     }
 }
 

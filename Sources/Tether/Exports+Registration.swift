@@ -52,27 +52,33 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
                       _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
     abiCall { () throws(TetherError) in
         out?.pointee = nil
-        let box = try Handles.containers.get(c, function)
+        let container = try Handles.containers.get(c, function)
         let key = try keyArgument(key, function)
         guard let factory else { throw invalid(function, "the factory for \(key.quoted) is NULL") }
         let (declared, kinds) = try parseParams(params, count, key)
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let ffi = try FFIFactory(function: factory, kinds: kinds)
         if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed) }
-        let (registration, replaced) = try box.core.register(key, params: declared, factory: ffi) { registration in
+        let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { registration in
             guard let options else { return }
             registration.setScope(options.scope)
             registration.setContext(options.context, destructor: options.destructor)
             for completion in options.completions { registration.addCompletion(completion) }
         }
-        let handle = Handles.registrations.insert(registration)
-        let old: OpaquePointer?? = box.registrationHandles.withLock { handles in
-            handles[ObjectIdentifier(registration)] = handle
-            return replaced.map { handles.removeValue(forKey: ObjectIdentifier($0)) }
+        if let replaced { retireHandle(of: replaced) }
+        // A handle only for callers who take one (it is the only way to configure later).
+        if let out {
+            let handle = Handles.registrations.insert(registration)
+            registration.attachment.store(UInt(bitPattern: handle), ordering: .releasing)
+            out.pointee = handle
         }
-        if let old = old ?? nil { _ = try? Handles.registrations.remove(old, "tether_register") }
-        out?.pointee = handle
     }
+}
+
+/// Invalidates the handle of a registration its container let go of (replaced or freed).
+func retireHandle(of registration: Registration) {
+    let handle = registration.attachment.exchange(0, ordering: .acquiringAndReleasing)
+    if handle != 0 { _ = try? Handles.registrations.remove(OpaquePointer(bitPattern: handle), "tether_register") }
 }
 
 /// Reads the C param array (kind at offset 0, key pointer at offset 8).

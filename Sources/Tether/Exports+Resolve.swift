@@ -4,13 +4,13 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
                      _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, function)
-        let box = try Handles.containers.unretained(c, function)
+        let container = try Handles.containers.unretained(c, function)
         let key = try key()
-        if count == 0, let handle = box._withUnsafeGuaranteedRef({ lendSingleton($0.core, key) }) {
+        if count == 0, let handle = container._withUnsafeGuaranteedRef({ lendSingleton($0, key) }) {
             out.pointee = handle
             return
         }
-        let core = box.takeUnretainedValue().core
+        let core = container.takeUnretainedValue()
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
             try core.resolve(key, arguments: arguments)
         }

@@ -342,7 +342,7 @@ final class HandleSlots: @unchecked Sendable {
 
 /// Every handle the library hands out.
 enum Handles {
-    static let containers = HandleTable<ContainerBox>(.container)
+    static let containers = HandleTable<Container>(.container)
     static let registrations = HandleTable<Registration>(.registration)
     static let refs = HandleTable<Instance>(.ref)
     static let weaks = HandleTable<WeakRef>(.weak)
@@ -352,9 +352,3 @@ enum Handles {
     static var all: [HandleSlots] { [containers.slots, registrations.slots, refs.slots, weaks.slots, resolvers.slots] }
 }
 
-/// A container with the handles of its registrations (retired with it).
-final class ContainerBox: @unchecked Sendable {
-    let core: Container
-    let registrationHandles = Mutex<[ObjectIdentifier: OpaquePointer]>([:])
-    init(_ core: Container) { self.core = core }
-}

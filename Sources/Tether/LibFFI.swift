@@ -12,60 +12,34 @@ enum WordKind {
     case double   // a floating-point register
 }
 
-/// A C factory called with a call interface prepared once per registration.
+/// A C factory: called through a typed function pointer when every parameter is
+/// a word and there are at most 8, else through a libffi call interface
+/// prepared once per registration (so most registrations carry no cif).
 final class FFIFactory: Factory, @unchecked Sendable {
     private let function: UnsafeRawPointer
-    private let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
-    private let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
-    private let kinds: [WordKind]
-    /// Arity for the typed fast path, or nil to go through ffi_call.
-    private var typedArity: Int?
+    private let arity: Int
+    /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
+    private var call: FFICall?
 
     /// Forces every call through ffi_call (tests compare both paths).
     static let forceFFI = getenv("TETHER_FORCE_FFI").map { String(cString: $0) == "1" } ?? false
 
     init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
         self.function = function
-        self.kinds = kinds
-        types = .allocate(capacity: max(kinds.count, 1))
-        for (i, kind) in kinds.enumerated() {
-            types[i] = kind == .double ? tether_ffi_type_double() : tether_ffi_type_pointer()
+        arity = kinds.count
+        if Self.forceFFI || kinds.count > 8 || kinds.contains(.double) {
+            call = try FFICall(kinds, fixed: nil)
         }
-        let status = ffi_prep_cif(cif, FFI_DEFAULT_ABI, UInt32(kinds.count), tether_ffi_type_pointer(), types)
-        guard status == FFI_OK else {
-            cif.deallocate(); types.deallocate()
-            throw TetherError(.invalidArgument, "tether_register: libffi cannot prepare a call with \(kinds.count) parameters (ffi_prep_cif status \(status.rawValue))")
-        }
-        if !Self.forceFFI, kinds.count <= 8, !kinds.contains(.double) { typedArity = kinds.count }
     }
 
     /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
     func makeVariadic(fixed: Int) throws(TetherError) {
-        let status = ffi_prep_cif_var(cif, FFI_DEFAULT_ABI, UInt32(fixed), UInt32(kinds.count), tether_ffi_type_pointer(), types)
-        guard status == FFI_OK else {
-            throw TetherError(.invalidArgument, "tether_set_variadic: libffi cannot prepare a variadic call with \(fixed) fixed of \(kinds.count) parameters (status \(status.rawValue))")
-        }
-        typedArity = nil
-    }
-
-    deinit {
-        cif.deallocate()
-        types.deallocate()
+        call = try FFICall(call?.kinds ?? Array(repeating: .word, count: arity), fixed: fixed)
     }
 
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let mark = LastError.mark()
-        let result: UnsafeMutableRawPointer?
-        if let arity = typedArity {
-            result = callTyped(arity, words)
-        } else {
-            result = withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(count, 1)) { values in
-                for i in 0..<count { values[i] = UnsafeMutableRawPointer(words + i) }
-                var ret: UInt64 = 0
-                ffi_call(cif, unsafeBitCast(function, to: (@convention(c) () -> Void).self), &ret, values.baseAddress)
-                return UnsafeMutableRawPointer(bitPattern: UInt(ret))
-            }
-        }
+        let result = if let call { call.invoke(function, words, count) } else { callTyped(arity, words) }
         guard let result else { throw CallbackFailure(reason: LastError.reason(since: mark)) }
         return result
     }
@@ -86,6 +60,44 @@ final class FFIFactory: Factory, @unchecked Sendable {
         case 6: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5))
         case 7: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5), p(6))
         default: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7))
+        }
+    }
+}
+
+/// A prepared libffi call interface: `void *f(kinds...)`, optionally variadic.
+private final class FFICall {
+    let kinds: [WordKind]
+    private let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
+    private let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+
+    init(_ kinds: [WordKind], fixed: Int?) throws(TetherError) {
+        self.kinds = kinds
+        types = .allocate(capacity: max(kinds.count, 1))
+        for (i, kind) in kinds.enumerated() {
+            types[i] = kind == .double ? tether_ffi_type_double() : tether_ffi_type_pointer()
+        }
+        let count = UInt32(kinds.count)
+        let status = if let fixed { ffi_prep_cif_var(cif, FFI_DEFAULT_ABI, UInt32(fixed), count, tether_ffi_type_pointer(), types) }
+                     else { ffi_prep_cif(cif, FFI_DEFAULT_ABI, count, tether_ffi_type_pointer(), types) }
+        guard status == FFI_OK else {
+            cif.deallocate(); types.deallocate()
+            let what = fixed.map { "tether_set_variadic: libffi cannot prepare a variadic call with \($0) fixed of \(kinds.count) parameters" }
+                ?? "tether_register: libffi cannot prepare a call with \(kinds.count) parameters"
+            throw TetherError(.invalidArgument, "\(what) (status \(status.rawValue))")
+        }
+    }
+
+    deinit {
+        cif.deallocate()
+        types.deallocate()
+    }
+
+    func invoke(_ function: UnsafeRawPointer, _ words: UnsafeMutablePointer<UInt64>, _ count: Int) -> UnsafeMutableRawPointer? {
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(count, 1)) { values in
+            for i in 0..<count { values[i] = UnsafeMutableRawPointer(words + i) }
+            var ret: UInt64 = 0
+            ffi_call(cif, unsafeBitCast(function, to: (@convention(c) () -> Void).self), &ret, values.baseAddress)
+            return UnsafeMutableRawPointer(bitPattern: UInt(ret))
         }
     }
 }

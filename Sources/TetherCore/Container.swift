@@ -6,8 +6,8 @@ public final class Container: @unchecked Sendable {
     /// How slot words (weak handles, lazy providers, resolvers) are made for factories.
     public let bridge: SlotBridge
 
+    /// Writers (register, close) serialize here; the registrations live in `table`.
     private struct State {
-        var registrations: [Key: Registration] = [:]
         /// Replaced registrations, kept alive until close for lock-free readers.
         var retired: [Registration] = []
         var children = 0
@@ -40,11 +40,11 @@ public final class Container: @unchecked Sendable {
                          configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let registration = Registration(key: key, params: params, factory: factory, container: self)
         configure(registration)
+        registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            let old = s.registrations.updateValue(registration, forKey: key)
+            let old = table.replace(key, with: registration)
             if let old { s.retired.append(old) }
-            table.set(key, registration)
             return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
@@ -62,7 +62,7 @@ public final class Container: @unchecked Sendable {
     @inline(__always)
     public func singletonLoan(for key: Key) -> SingletonLoan? {
         unretainedRegistration(for: key)?._withUnsafeGuaranteedRef { r in
-            r.argumentTypes.isEmpty ? r.singletonLoan() : nil
+            r.hasArguments ? nil : r.singletonLoan()
         }
     }
 
@@ -85,7 +85,7 @@ public final class Container: @unchecked Sendable {
         var byKey: [Key: Registration] = [:]
         var container: Container? = self
         while let c = container {
-            for (k, r) in c.state.withLock({ $0.registrations }) where byKey[k] == nil { byKey[k] = r }
+            for r in c.state.withLock({ _ in c.table.all() }) where byKey[r.key] == nil { byKey[r.key] = r }
             container = c.parent
         }
         return byKey.values.sorted { $0.key.name < $1.key.name }
@@ -104,13 +104,14 @@ public final class Container: @unchecked Sendable {
 
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
-        let registrations = state.withLock { Array($0.registrations.values) }
+        let registrations = state.withLock { _ in table.all() }
         drop(registrations.compactMap { $0.reset(scope) })
     }
 
-    /// Frees the container: registrations retired, caches released. Refused while
-    /// child containers exist.
-    public func close() throws(TetherError) {
+    /// Frees the container: registrations retired (and returned), caches
+    /// released. Refused while child containers exist.
+    @discardableResult
+    public func close() throws(TetherError) -> [Registration] {
         let result: Result<[Registration], TetherError> = state.withLock { s in
             if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was already freed")) }
             if s.children > 0 {
@@ -119,15 +120,15 @@ public final class Container: @unchecked Sendable {
             }
             s.isClosed = true
             closed.store(true, ordering: .releasing)
-            let all = Array(s.registrations.values)
-            for key in s.registrations.keys { table.set(key, nil) }
-            s.registrations = [:]
+            let all = table.all()
+            for r in all { _ = table.replace(r.key, with: nil) }
             s.retired = []
             return .success(all)
         }
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() })
+        return registrations
     }
 
     /// Releases what caches let go of, recalling loans of it first.

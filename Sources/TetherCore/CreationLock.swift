@@ -14,6 +14,9 @@ import Darwin
 final class CreationLock: @unchecked Sendable {
     static let shared = CreationLock()
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Shared instances created but not yet published, by registration (so a
+    /// nested resolve on the holding thread reuses them). Only the holder touches it.
+    var pending: [ObjectIdentifier: Instance] = [:]
 
     private init() {
         mutex = .allocate(capacity: 1)

@@ -64,6 +64,7 @@ final class Graph {
     }
 
     static func checkArguments(_ registration: Registration, _ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+        if !registration.hasArguments && arguments.isEmpty { return }
         let types = registration.argumentTypes
         guard arguments.count == types.count else {
             throw TetherError(.argumentMismatch,
@@ -141,7 +142,7 @@ final class Graph {
                     if let found = try existing(dep, spec, key: key) {
                         attach(found, to: top)
                     } else {
-                        guard dep.argumentTypes.isEmpty else {
+                        guard !dep.hasArguments else {
                             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
                         }
                         push(dep, spec, from: lookup)
@@ -233,7 +234,7 @@ final class Graph {
             CreationLock.shared.lock()
             holdsCreationLock = true
         }
-        return registration.cached(scope) ?? registration.pending
+        return registration.cached(scope) ?? CreationLock.shared.pending[ObjectIdentifier(registration)]
     }
 
     private func attach(_ instance: Instance, to index: Int) {
@@ -306,7 +307,7 @@ final class Graph {
         if scope != .transient { shared[ObjectIdentifier(registration)] = instance }
         if scope.isShared {
             pendingShared.append((registration, instance))
-            registration.pending = instance
+            CreationLock.shared.pending[ObjectIdentifier(registration)] = instance
         }
         if !spec.completions.isEmpty { queue.append((instance, registration, lookup)) }
         return instance
@@ -336,14 +337,14 @@ final class Graph {
     private func publish() {
         for (registration, instance) in pendingShared {
             registration.publish(instance)
-            registration.pending = nil
+            CreationLock.shared.pending[ObjectIdentifier(registration)] = nil
         }
         pendingShared = []
         releaseCreationLock()
     }
 
     private func abort() {
-        for (registration, _) in pendingShared { registration.pending = nil }
+        for (registration, _) in pendingShared { CreationLock.shared.pending[ObjectIdentifier(registration)] = nil }
         pendingShared = []
         releaseCreationLock()
         // Dropping the graph's references destroys what it created, each once;

@@ -31,16 +31,26 @@ public final class InstanceSpec: Sendable {
 public final class Instance: @unchecked Sendable {
     public let pointer: UnsafeMutableRawPointer
     public let spec: InstanceSpec
-    /// Strong constructor edges, fixed once built.
-    private var dependencies: [Instance]
-    /// Edges made after construction and lazy cells; rare, so kept out of line.
-    private var extras: InstanceExtras?
+    /// Strong edges, in one word so a leaf instance costs 40 bytes. Changed only
+    /// under `EdgeLock` (or in deinit).
+    private var edges: Edges
+
+    /// Constructor edges, fixed once built; once an edge is added after
+    /// construction or a lazy cell attached (rare), side storage holding all of them.
+    private enum Edges {
+        case fixed([Instance])
+        case extended(InstanceExtras)
+    }
 
     init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: [Instance], extras: InstanceExtras?) {
         self.pointer = pointer
         self.spec = spec
-        self.dependencies = dependencies
-        self.extras = extras
+        if let extras {
+            extras.dependencies = dependencies
+            edges = .extended(extras)
+        } else {
+            edges = .fixed(dependencies)
+        }
     }
 
     public var key: Key { spec.key }
@@ -48,32 +58,37 @@ public final class Instance: @unchecked Sendable {
     deinit {
         spec.destructor?(pointer, spec.context)
         // Release what this instance holds without recursing once per level, so a
-        // 10,000-deep chain cannot overflow the stack.
-        if !dependencies.isEmpty || extras != nil {
-            // Move the references out so the queue holds the only ones.
-            var held: [Instance] = []
-            swap(&held, &dependencies)
-            let heldExtras = extras
-            extras = nil
-            ReleaseQueue.release(held, heldExtras)
+        // 10,000-deep chain cannot overflow the stack. Moving the edges out leaves
+        // the queue holding the only references.
+        let held = edges
+        edges = .fixed([])
+        switch consume held {
+        case .fixed(let dependencies): if !dependencies.isEmpty { ReleaseQueue.release(dependencies, nil) }
+        case .extended(let extras): ReleaseQueue.release([], extras)
         }
     }
 
-    /// Lazily created side storage for late edges.
-    func extrasForWriting() -> InstanceExtras {
-        EdgeLock.shared.withLock {
-            if let e = extras { return e }
-            let e = InstanceExtras()
-            extras = e
-            return e
+    /// Side storage for late edges, created on first use. Caller holds `EdgeLock`.
+    private func extrasForWriting() -> InstanceExtras {
+        switch edges {
+        case .extended(let extras):
+            return extras
+        case .fixed(let dependencies):
+            let extras = InstanceExtras()
+            extras.dependencies = dependencies
+            edges = .extended(extras)
+            return extras
         }
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
-        for d in dependencies where !body(d) { return false }
-        if let e = extras {
-            for d in e.lateStrong where !body(d) { return false }
+        switch edges {
+        case .fixed(let dependencies):
+            for d in dependencies where !body(d) { return false }
+        case .extended(let extras):
+            for d in extras.dependencies where !body(d) { return false }
+            for d in extras.lateStrong where !body(d) { return false }
         }
         return true
     }
@@ -81,10 +96,9 @@ public final class Instance: @unchecked Sendable {
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
     /// that would close a cycle of strong edges.
     func addLateStrongEdge(to target: Instance) throws(TetherError) {
-        let extras = extrasForWriting()
         let path: [Key]? = EdgeLock.shared.withLock {
             if let path = StrongPath.find(from: target, to: self) { return path }
-            extras.lateStrong.append(target)
+            extrasForWriting().lateStrong.append(target)
             return nil
         }
         if let path {
@@ -95,8 +109,9 @@ public final class Instance: @unchecked Sendable {
     }
 }
 
-/// Edges an instance gains after construction.
+/// Edges of an instance that gained some after construction or owns lazy cells.
 final class InstanceExtras: @unchecked Sendable {
+    var dependencies: [Instance] = []
     var lateStrong: [Instance] = []
     var lazyCells: [LazyCell] = []
 }

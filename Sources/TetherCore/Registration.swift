@@ -3,85 +3,92 @@ import Synchronization
 /// A key's factory, declared parameters, scope, destructor and completion
 /// callbacks, plus the scope's cache. Owned by one container.
 ///
-/// Reads on the resolve path take no mutex: the current spec is published
+/// Reads on the resolve path take no lock: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
 /// a reader never sees one freed; singletons are read through slots that live as
-/// long as the registration; the weak-scope cache sits behind a spin lock held only
-/// to load it. Writers (configuration, publication, reset) also take `lock`.
+/// long as the registration. Weak-scope hits and writers (configuration,
+/// publication, reset) take `lock`, a spin lock held for a few instructions.
+/// Fields are ordered so the object fits a 128-byte allocation.
 public final class Registration: @unchecked Sendable {
     public let key: Key
+    /// Whether `params` declares runtime arguments (stored: the hit path asks).
+    public let hasArguments: Bool
+    /// Guards the `var`s below.
+    private let lock = Atomic<Bool>(false)
+    private var isRetired = false
+    /// Once visible, replaced specs are kept (readers may hold them).
+    private var isVisible = false
     public let params: [Param]
     public let factory: Factory
-    /// Declared runtime-argument types, in order.
-    public let argumentTypes: [ArgumentType]
     /// Strong: the cycle container -> registration -> container is broken by `Container.close()`.
     let container: Container
 
-    /// The current `InstanceSpec` (unretained; `Owned.specs` keeps it alive).
+    /// The current spec, unretained for lock-free readers (`currentSpec` owns it).
     private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `Owned.slots` keeps every
-    /// slot alive as long as the registration, so a reader never sees one freed).
+    /// The current singleton slot, or 0 (unretained; `kept` holds every slot as
+    /// long as the registration, so a reader never sees one freed).
     private let singletonAddress = Atomic<UInt>(0)
-    /// Weak scope: a weak reference swapped under a spin lock.
-    private let cacheLock = SpinLock()
+    /// Weak scope: the cached instance, if still alive.
     private var weakCache = WeakBox(nil)
+    private var currentSpec: InstanceSpec
+    /// What lock-free readers may still hold, kept until the registration goes:
+    /// specs replaced once it was visible, and every singleton slot.
+    private var kept: [AnyObject] = []
+    private var observed: [ObservedEdge] = []
 
-    private struct Owned {
-        var specs: [InstanceSpec] = []
-        var slots: [SingletonSlot] = []
-        var isLive = true
-        var observed: [ObservedEdge] = []
-    }
-    private let lock = Mutex(Owned())
-
-    /// A shared instance created by a graph that has not published it yet.
-    /// Touched only by the thread holding the creation lock.
-    var pending: Instance?
+    /// A word the embedding layer keeps with the registration (the ABI: its handle).
+    public let attachment = Atomic<UInt>(0)
 
     init(key: Key, params: [Param], factory: Factory, container: Container) {
         self.key = key
         self.params = params
         self.factory = factory
         self.container = container
-        argumentTypes = params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
-        install(InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
+        hasArguments = params.contains { if case .argument = $0 { true } else { false } }
+        let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])
+        currentSpec = spec
+        specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
+    }
+
+    /// Declared runtime-argument types, in order.
+    public var argumentTypes: [ArgumentType] {
+        params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
     }
 
     public var spec: InstanceSpec {
         Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!).takeUnretainedValue()
     }
 
-    public var isLive: Bool { lock.withLock { $0.isLive } }
+    public var isLive: Bool { lock.withSpinLock { !isRetired } }
 
-    private func install(_ spec: InstanceSpec) {
-        lock.withLock { owned in install(spec, &owned) }
+    /// From now on replaced specs are kept (see `Container.register`).
+    func markVisible() {
+        lock.withSpinLock { isVisible = true }
     }
 
-    private func install(_ spec: InstanceSpec, _ owned: inout Owned) {
-        owned.specs.append(spec)
+    /// Makes `spec` current. Caller holds `lock`.
+    private func install(_ spec: InstanceSpec) {
+        if isVisible { kept.append(currentSpec) }
+        currentSpec = spec
         specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
     }
 
     /// Changing the scope drops what the old scope cached.
     public func setScope(_ scope: Scope) {
-        let dropped = lock.withLock { owned -> Dropped? in
-            let current = owned.specs.last!
-            guard current.scope != scope else { return nil }
-            install(current.with(scope: scope), &owned)
-            return clearCaches(&owned)
+        let dropped = lock.withSpinLock { () -> Dropped? in
+            guard currentSpec.scope != scope else { return nil }
+            install(currentSpec.with(scope: scope))
+            return clearCaches()
         }
         container.drop(dropped.map { [$0] } ?? [])
     }
 
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?) {
-        lock.withLock { owned in install(owned.specs.last!.with(context: .some(context), destructor: .some(destructor)), &owned) }
+        lock.withSpinLock { install(currentSpec.with(context: .some(context), destructor: .some(destructor))) }
     }
 
     public func addCompletion(_ completion: Completion) {
-        lock.withLock { owned in
-            let current = owned.specs.last!
-            install(current.with(completions: current.completions + [completion]), &owned)
-        }
+        lock.withSpinLock { install(currentSpec.with(completions: currentSpec.completions + [completion])) }
     }
 
     /// The cached shared instance, if any.
@@ -93,7 +100,7 @@ public final class Registration: @unchecked Sendable {
             guard address != 0 else { return nil }
             return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
         case .weak:
-            return cacheLock.withLock { weakCache.value }
+            return lock.withSpinLock { weakCache.value }
         default:
             return nil
         }
@@ -102,15 +109,15 @@ public final class Registration: @unchecked Sendable {
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        lock.withLock { owned in
-            guard owned.isLive, spec.scope == instance.spec.scope else { return }
+        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance) : nil  // allocated outside the lock
+        lock.withSpinLock {
+            guard !isRetired, currentSpec.scope == instance.spec.scope else { return }
             switch instance.spec.scope {
             case .singleton:
-                let slot = SingletonSlot(instance)
-                owned.slots.append(slot)
-                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot).toOpaque()), ordering: .releasing)
+                kept.append(slot!)
+                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
             case .weak:
-                cacheLock.withLock { weakCache = WeakBox(instance) }
+                weakCache = WeakBox(instance)
             default:
                 break
             }
@@ -119,19 +126,20 @@ public final class Registration: @unchecked Sendable {
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
-        lock.withLock { owned in spec.scope == scope ? clearCaches(&owned) : nil }
+        lock.withSpinLock { currentSpec.scope == scope ? clearCaches() : nil }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
     func retire() -> Dropped? {
-        lock.withLock { owned in
-            owned.isLive = false
-            return clearCaches(&owned)
+        lock.withSpinLock {
+            isRetired = true
+            return clearCaches()
         }
     }
 
-    private func clearCaches(_ owned: inout Owned) -> Dropped? {
-        cacheLock.withLock { weakCache = WeakBox(nil) }
+    /// Caller holds `lock`.
+    private func clearCaches() -> Dropped? {
+        weakCache = WeakBox(nil)
         // Sequentially consistent, paired with the loan's record and recheck (SingletonLoan).
         let address = singletonAddress.exchange(0, ordering: .sequentiallyConsistent)
         guard address != 0 else { return nil }
@@ -160,12 +168,12 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var observedEdges: [ObservedEdge] {
-        lock.withLock { $0.observed }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+        lock.withSpinLock { observed }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
     }
 
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
-        lock.withLock { owned in if !owned.observed.contains(edge) { owned.observed.append(edge) } }
+        lock.withSpinLock { if !observed.contains(edge) { observed.append(edge) } }
     }
 }
 

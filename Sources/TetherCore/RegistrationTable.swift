@@ -1,8 +1,9 @@
 import Synchronization
 
 /// A container's registrations indexed by key id, read without a lock: a
-/// two-level array of atomic addresses. Entries are unretained; the container
-/// keeps every registration it ever stored alive until it is closed.
+/// two-level array of atomic addresses. Each entry owns a reference; a replaced
+/// registration is handed back to the caller, who keeps it alive for readers
+/// still holding it.
 final class RegistrationTable: @unchecked Sendable {
     private static var chunkBits: Int { 10 }
     private static var chunkSize: Int { 1 << chunkBits }
@@ -17,10 +18,18 @@ final class RegistrationTable: @unchecked Sendable {
 
     deinit {
         for i in 0..<Self.topSize {
-            let chunk = top[i].load(ordering: .relaxed)
-            if chunk != 0 { UnsafeMutableRawPointer(bitPattern: chunk)!.deallocate() }
+            guard let chunk = chunk(i) else { continue }
+            for j in 0..<Self.chunkSize {
+                let entry = chunk[j].load(ordering: .relaxed)
+                if entry != 0 { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!).release() }
+            }
+            chunk.deallocate()
         }
         top.deallocate()
+    }
+
+    private func chunk(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt>>? {
+        UnsafeMutablePointer(bitPattern: top[index].load(ordering: .acquiring))
     }
 
     @inline(__always)
@@ -34,18 +43,34 @@ final class RegistrationTable: @unchecked Sendable {
         return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
-    /// Stores (or with nil clears) the entry for `key`. Callers serialize writes.
-    func set(_ key: Key, _ registration: Registration?) {
+    /// Stores (or with nil clears) the entry for `key` and returns the one it
+    /// replaces. Callers serialize writes.
+    func replace(_ key: Key, with registration: Registration?) -> Registration? {
         let id = Int(key.id)
         precondition(id >> Self.chunkBits < Self.topSize, "Tether: more than \(Self.topSize * Self.chunkSize) keys")
-        var chunk = top[id >> Self.chunkBits].load(ordering: .acquiring)
-        if chunk == 0 {
+        var chunk = chunk(id >> Self.chunkBits)
+        if chunk == nil {
+            guard registration != nil else { return nil }
             let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: Self.chunkSize)
             for i in 0..<Self.chunkSize { (fresh + i).initialize(to: Atomic(0)) }
-            chunk = UInt(bitPattern: fresh)
-            top[id >> Self.chunkBits].store(chunk, ordering: .releasing)
+            top[id >> Self.chunkBits].store(UInt(bitPattern: fresh), ordering: .releasing)
+            chunk = fresh
         }
-        let address = registration.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0
-        UnsafeMutablePointer<Atomic<UInt>>(bitPattern: chunk)![id & (Self.chunkSize - 1)].store(address, ordering: .releasing)
+        let address = registration.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let old = chunk![id & (Self.chunkSize - 1)].exchange(address, ordering: .acquiringAndReleasing)
+        return old == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue()
+    }
+
+    /// Every registration stored, in key id order. Callers serialize with writes.
+    func all() -> [Registration] {
+        var result: [Registration] = []
+        for i in 0..<Self.topSize {
+            guard let chunk = chunk(i) else { continue }
+            for j in 0..<Self.chunkSize {
+                let entry = chunk[j].load(ordering: .relaxed)
+                if entry != 0 { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!).takeUnretainedValue()) }
+            }
+        }
+        return result
     }
 }

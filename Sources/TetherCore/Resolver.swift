@@ -72,7 +72,7 @@ public final class Resolver: @unchecked Sendable {
             let neededBy = graph.path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(graph.path)
             throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")
         }
-        guard registration.argumentTypes.isEmpty else {
+        guard !registration.hasArguments else {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
         }
         return try graph.build(registration, from: lookup)

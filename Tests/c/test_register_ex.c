@@ -43,6 +43,33 @@ static void test_everything_applied(void) {
     CHECK(dropped == 1);                               /* destructor from the options */
 }
 
+/* With a NULL out no handle is made; replacing and freeing such registrations
+   still drops their singletons once, and a handle taken later stays exact. */
+static void test_registrations_without_handles(void) {
+    reset_counts();
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.drop = drop;
+    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
+    tether_ref *a;
+    CHECK_OK(tether_resolve(c, "S", &a));
+    tether_ref_release(a);
+    CHECK(made == 1 && dropped == 0);                  /* the cache holds it */
+    tether_registration *reg;
+    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, &reg));
+    CHECK(dropped == 1);                               /* replaced: its singleton dropped */
+    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
+    CHECK_STATUS(tether_set_scope(reg, TETHER_SCOPE_GRAPH), TETHER_E_INVALID_HANDLE);  /* replaced */
+    CHECK_OK(tether_resolve(c, "S", &a));
+    CHECK(made == 2);
+    CHECK_OK(tether_container_free(c));
+    CHECK(dropped == 1);                               /* `a` still holds the second */
+    tether_ref_release(a);
+    CHECK(dropped == 2);
+}
+
 static void test_variadic_and_bad_options(void) {
     reset_counts();
     tether_container *c;
@@ -106,6 +133,7 @@ static void test_reregistering_under_load(void) {
 
 int main(void) {
     RUN(test_everything_applied);
+    RUN(test_registrations_without_handles);
     RUN(test_variadic_and_bad_options);
     RUN(test_reregistering_under_load);
     return harness_finish();

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -901,6 +902,10 @@ typedef struct memrow { double heap, rss; } memrow;
 
 static void add_mem_row(const char *name, memrow m, double base_heap, const char *target, double limit,
                         const char *note) {
+    /* Whole bytes: averages carry fractions from amortized headers (a handle page's
+       64 bytes over its 1024 slots) and from mallinfo's granularity. */
+    m.heap = round(m.heap);
+    if (base_heap > 0) base_heap = round(base_heap);
     row *r = add_row(name, m.heap, base_heap, target);
     snprintf(r->unit, sizeof r->unit, "B");
     if (limit > 0 && m.heap >= 0) r->met = m.heap <= limit;

@@ -17,7 +17,7 @@ case "$BODY" in
     s1*) S=S1 ;; s2*) S=S2 ;; s3*) S=S3 ;; s4*) S=S4 ;; *) echo "unknown body $BODY" >&2; exit 2 ;;
 esac
 ${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -I"$ROOT/include" "$ROOT/benchmarks/c/bench.c" -o "$OUT/bench-c-prof" \
-    -L"$ROOT/build/lib" -ltether -Wl,-rpath,"$ROOT/build/lib" -pthread
+    -L"$ROOT/build/lib" -ltether -Wl,-rpath,"$ROOT/build/lib" -pthread -lm
 # -b BODY -n ITERS -r 1: only that body runs, twice (warm-up + 1 run) = 2*ITERS operations.
 # Instruction counts: collected inside BODY only (--toggle-collect). Call counts are not
 # subject to toggling, so they come from the whole run (setup adds a handful of calls).
