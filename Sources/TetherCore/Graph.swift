@@ -13,17 +13,22 @@ final class Graph {
     private var shared = InstanceMap()
     /// Frames of every build under way, outermost first (nested builds from a
     /// resolver continue above). Their registrations are the ones under construction.
-    private var frames: [Frame] = []
+    private var frames = PlainStack<Frame>()
     /// The registrations of `frames`, kept only while the stack is deep: a
     /// linear scan is cheaper for the usual few frames, a set keeps long chains linear.
     private var deepFrames: Set<ObjectIdentifier>?
     private static let deepThreshold = 32
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
-    private var words: [UInt64] = []
-    /// Strong dependencies gathered by the frames, contiguous like `words`.
-    private var dependencyStack: [Instance] = []
+    private var words = PlainStack<UInt64>()
+    /// Dependencies gathered by the frames, contiguous like `words`; unretained
+    /// (`alive` holds every instance of the graph).
+    private var dependencyStack = PlainStack<Unmanaged<Instance>>()
+    /// Weak and lazy slots of the frames (rare), in frame order: the frame, the
+    /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
+    private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
+    private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
     /// Keys of the frames, for messages.
-    private(set) var path: [Key] = []
+    var path: [Key] { (0..<frames.count).map { frames[$0].registration.key } }
     /// Instances waiting for their completion callbacks.
     private var queue: [(instance: Instance, registration: Registration, lookup: Container)] = []
     private var queueHead = 0
@@ -34,6 +39,12 @@ final class Graph {
     unowned let thread: ThreadState
 
     private init(thread: ThreadState) { self.thread = thread }
+
+    deinit {
+        frames.free()
+        words.free()
+        dependencyStack.free()
+    }
 
     /// Nested top-level resolves on one thread beyond this depth are a runaway recursion.
     static let maxNesting = 256
@@ -80,11 +91,12 @@ final class Graph {
     private func clear() {
         alive.removeAll(keepingCapacity: true)
         shared.removeAll()
-        frames.removeAll(keepingCapacity: true)
+        frames.truncate(to: 0)
         deepFrames = nil
-        words.removeAll(keepingCapacity: true)
-        dependencyStack.removeAll(keepingCapacity: true)
-        path.removeAll(keepingCapacity: true)
+        words.truncate(to: 0)
+        dependencyStack.truncate(to: 0)
+        weakSlots.removeAll(keepingCapacity: true)
+        lazySlots.removeAll(keepingCapacity: true)
         queue.removeAll(keepingCapacity: true)
         queueHead = 0
         pendingShared.removeAll(keepingCapacity: true)
@@ -92,7 +104,7 @@ final class Graph {
 
     // MARK: building
 
-    /// Unowned(unsafe) references, so frames move without refcounting: the
+    /// Plain data with unowned(unsafe) references, so frames move without refcounting: the
     /// registration is kept by its container (or its retired list) and keeps its
     /// specs and its container; the lookup container is the caller's or one of those.
     private struct Frame {
@@ -104,9 +116,6 @@ final class Graph {
         /// Where this frame's dependencies start on `dependencyStack`.
         let dependencyBase: Int
         var slot = 0
-        /// Rare, so allocated only when used.
-        var weakSlots: [(index: Int, ref: WeakRef)]?
-        var lazySlots: [(index: Int, cell: LazyCell)]?
         var resolverSlot: Int?
         var argumentIndex = 0
     }
@@ -149,7 +158,7 @@ final class Graph {
                     }
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup, key: key, isWeak: param != .lazy(key))
-                    frames[top].lazySlots = (frames[top].lazySlots ?? []) + [(wordIndex, cell)]
+                    lazySlots.append((top, wordIndex, cell))
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.context))
@@ -180,37 +189,39 @@ final class Graph {
         // instance does not depend on which child asked first.
         let depLookup = spec.scope == .singleton ? registration.container : lookup
         let base = words.count
-        words.append(contentsOf: repeatElement(0, count: registration.params.count))
+        words.append(0, count: registration.params.count)
         frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
                             dependencyBase: dependencyStack.count))
-        path.append(registration.key)
         if deepFrames != nil {
             deepFrames!.insert(ObjectIdentifier(registration))
         } else if frames.count > Self.deepThreshold {
-            deepFrames = Set(frames.map { ObjectIdentifier($0.registration) })
+            deepFrames = Set((0..<frames.count).map { ObjectIdentifier(frames[$0].registration) })
         }
     }
 
     private func isConstructing(_ registration: Registration) -> Bool {
         if let deepFrames { return deepFrames.contains(ObjectIdentifier(registration)) }
-        return frames.contains { $0.registration === registration }
+        for i in 0..<frames.count where frames[i].registration === registration { return true }
+        return false
     }
 
     private func pop() {
         let frame = frames.removeLast()
-        dependencyStack.removeLast(dependencyStack.count - frame.dependencyBase)
+        dependencyStack.truncate(to: frame.dependencyBase)
+        while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() }
+        while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() }
         if deepFrames != nil {
             deepFrames!.remove(ObjectIdentifier(frame.registration))
             if frames.count <= Self.deepThreshold / 2 { deepFrames = nil }
         }
-        words.removeLast(words.count - frame.wordBase)
-        path.removeLast()
+        words.truncate(to: frame.wordBase)
     }
 
     /// The instance of `registration` this graph already has or a cache holds;
     /// nil when it must be built. A request for one under construction is a cycle.
     private func existing(_ registration: Registration, _ spec: InstanceSpec, key: Key) throws(TetherError) -> Instance? {
         if isConstructing(registration) {
+            let path = path
             let start = path.firstIndex(of: registration.key) ?? 0
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
@@ -241,12 +252,21 @@ final class Graph {
         let wordIndex = frames[index].wordBase + frames[index].slot
         switch frames[index].registration.params[frames[index].slot] {
         case .weak:
-            frames[index].weakSlots = (frames[index].weakSlots ?? []) + [(wordIndex, WeakRef(instance))]
+            weakSlots.append((index, wordIndex, WeakRef(instance)))
         default:
             words[wordIndex] = UInt64(UInt(bitPattern: instance.pointer))
-            dependencyStack.append(instance)
+            dependencyStack.append(.passUnretained(instance))
         }
         frames[index].slot += 1
+    }
+
+    /// Where the slots of frame `index` start in `slots` (they are the last ones:
+    /// deeper frames were constructed and popped, taking theirs).
+    @inline(__always)
+    private func firstSlot<T>(of index: Int, in slots: [T], frame: (T) -> Int) -> Int {
+        var from = slots.count
+        while from > 0 && frame(slots[from - 1]) == index { from -= 1 }
+        return from
     }
 
     /// Calls the factory of frame `index` and enters the new instance into the graph.
@@ -255,18 +275,20 @@ final class Graph {
         unowned(unsafe) let spec = frames[index].spec
         unowned(unsafe) let lookup = frames[index].lookup
         let wordBase = frames[index].wordBase
-        let weakSlots = frames[index].weakSlots
-        let lazySlots = frames[index].lazySlots
         let resolverSlot = frames[index].resolverSlot
-        let bridge = lookup.bridge
+        let weakFrom = firstSlot(of: index, in: weakSlots) { $0.frame }
+        let lazyFrom = firstSlot(of: index, in: lazySlots) { $0.frame }
         // Words for handles and closures are made only now that the factory will
         // really run, so a failure earlier leaks nothing.
-        if let weakSlots { for (i, ref) in weakSlots { words[i] = bridge.weakWord(ref) } }
-        if let lazySlots { for (i, cell) in lazySlots { words[i] = try bridge.lazyWord(cell) } }
+        if weakFrom < weakSlots.count || lazyFrom < lazySlots.count || resolverSlot != nil {
+            let bridge = lookup.bridge
+            for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
+            for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
+        }
         var resolver: Resolver?
         if let i = resolverSlot {
             let r = Resolver(graph: self, lookup: lookup, owner: registration)
-            words[i] = bridge.resolverWord(r)
+            words[i] = lookup.bridge.resolverWord(r)
             resolver = r
         }
         let count = registration.params.count
@@ -278,7 +300,7 @@ final class Graph {
         }
         if let resolver, let i = resolverSlot {
             resolver.close()
-            bridge.closeResolver(words[i])
+            lookup.bridge.closeResolver(words[i])
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
@@ -292,15 +314,19 @@ final class Graph {
 
         let pendingStrong = resolver?.takePending() ?? []
         var extras: InstanceExtras?
-        if lazySlots != nil || !pendingStrong.isEmpty {
+        let hasLazy = lazyFrom < lazySlots.count
+        if hasLazy || !pendingStrong.isEmpty {
             let e = InstanceExtras()
-            e.lazyCells = lazySlots?.map(\.cell) ?? []
+            e.lazyCells = lazySlots[lazyFrom...].map(\.cell)
             e.lateStrong = pendingStrong
             extras = e
         }
-        let dependencies = Array(dependencyStack[frames[index].dependencyBase...])
+        let first = frames[index].dependencyBase
+        let dependencies: [Instance] = first == dependencyStack.count ? [] : Array(unsafeUninitializedCapacity: dependencyStack.count - first) { buffer, count in
+            for i in first..<dependencyStack.count { (buffer.baseAddress! + count).initialize(to: dependencyStack[i].takeUnretainedValue()); count += 1 }
+        }
         let instance = Instance(pointer: pointer, spec: spec, dependencies: dependencies, extras: extras)
-        if let lazySlots { for (_, cell) in lazySlots { cell.owner = instance } }
+        if hasLazy { for (_, _, cell) in lazySlots[lazyFrom...] { cell.owner = instance } }
 
         alive.append(instance)
         let scope = spec.scope

@@ -33,7 +33,7 @@ public struct GraphCheck {
             color[start.key] = .gray
             while !stack.isEmpty {
                 let (key, next) = stack[stack.count - 1]
-                let params = byKey[key]?.params ?? []
+                let params = byKey[key]?.params ?? UnsafeBufferPointer(start: nil, count: 0)
                 guard next < params.count else {
                     color[key] = .black
                     stack.removeLast()

@@ -18,7 +18,9 @@ public final class Registration: @unchecked Sendable {
     private var isRetired = false
     /// Once visible, replaced specs are kept (readers may hold them).
     private var isVisible = false
-    public let params: [Param]
+    /// Declared parameters, in order: immutable plain memory, so the resolve loop
+    /// reads them without reference counting.
+    public let params: UnsafeBufferPointer<Param>
     public let factory: Factory
     /// Strong: the cycle container -> registration -> container is broken by `Container.close()`.
     let container: Container
@@ -41,7 +43,11 @@ public final class Registration: @unchecked Sendable {
 
     init(key: Key, params: [Param], factory: Factory, container: Container) {
         self.key = key
-        self.params = params
+        self.params = params.isEmpty ? UnsafeBufferPointer(start: nil, count: 0) : {
+            let storage = UnsafeMutableBufferPointer<Param>.allocate(capacity: params.count)
+            _ = storage.initialize(from: params)
+            return UnsafeBufferPointer(storage)
+        }()
         self.factory = factory
         self.container = container
         hasArguments = params.contains { if case .argument = $0 { true } else { false } }
@@ -49,6 +55,8 @@ public final class Registration: @unchecked Sendable {
         currentSpec = spec
         specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
     }
+
+    deinit { UnsafeMutableBufferPointer(mutating: params).deallocate() }
 
     /// Declared runtime-argument types, in order.
     public var argumentTypes: [ArgumentType] {

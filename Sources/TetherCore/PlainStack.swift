@@ -1,0 +1,49 @@
+/// A growable stack of plain values in manually managed memory: pushes and pops
+/// are a store and a counter, with none of `Array`'s uniqueness checks or
+/// reference counting. The owner calls `free()` once.
+struct PlainStack<Element: BitwiseCopyable> {
+    private var base: UnsafeMutablePointer<Element>?
+    private var capacity = 0
+    private(set) var count = 0
+
+    subscript(i: Int) -> Element {
+        @inline(__always) get { base![i] }
+        @inline(__always) set { base![i] = newValue }
+    }
+
+    @inline(__always)
+    mutating func append(_ element: Element) {
+        if count == capacity { grow(count + 1) }
+        base![count] = element
+        count += 1
+    }
+
+    /// Appends `n` copies of `element`.
+    @inline(__always)
+    mutating func append(_ element: Element, count n: Int) {
+        guard n > 0 else { return }
+        if count + n > capacity { grow(count + n) }
+        (base! + count).initialize(repeating: element, count: n)
+        count += n
+    }
+
+    @inline(__always)
+    mutating func removeLast() -> Element {
+        count -= 1
+        return base![count]
+    }
+
+    /// Drops everything from index `count` on.
+    @inline(__always)
+    mutating func truncate(to count: Int) { self.count = count }
+
+    private mutating func grow(_ needed: Int) {
+        let bigger = max(needed, capacity * 2, 16)
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: bigger)
+        if let base { fresh.initialize(from: base, count: count); base.deallocate() }
+        base = fresh
+        capacity = bigger
+    }
+
+    func free() { base?.deallocate() }
+}
