@@ -14,6 +14,20 @@ import TetherCore
         #expect(Key(id: a.id) == a)
     }
 
+    @Test func keyTableKeepsEveryNameThroughGrowth() {
+        // Enough keys to grow the table several times; prefixes, non-ASCII and
+        // the empty name must stay distinct and round-trip.
+        let names = (0..<5_000).map { "Smoke.grow.\($0)" } + ["Smoke.grow.", "Smoke.grö", "Smoke.grö.Ω", ""]
+        let keys = names.map(Key.init)
+        #expect(Set(keys.map(\.id)).count == names.count)
+        for (name, key) in zip(names, keys) {
+            #expect(key.name == name)
+            #expect(Key(name) == key)
+            #expect(KeyTable.shared.lookup(name) == key)
+            #expect(KeyTable.isValid(key.id))
+        }
+    }
+
     @Test func resolveMakesAndReleaseDestroys() throws {
         let fx = try Fixture()
         try fx.register("A")
