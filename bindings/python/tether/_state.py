@@ -13,10 +13,10 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         #: The exception a Python factory/callback raised in the C call now unwinding.
         self.pending: BaseException | None = None
-        #: Containers of the Python-initiated resolves running on this thread, innermost last.
-        self.containers: list[Any] = []
-        #: Per running resolve: (registration, previous weak-scope object) made fresh by it.
-        self.created: list[list[tuple[Any, Any]]] = []
+        #: One frame per Python-initiated resolve running on this thread, innermost last:
+        #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
+        #: the registrations it made instances of noted (see ``Registration._note_created``).
+        self.frames: list[list[Any]] = []
 
 
 tls = _ThreadState()
@@ -46,12 +46,17 @@ def retire(things: list[Any]) -> None:
 def resolve_finished() -> None:
     inflight.pop()
     if retired:
-        freed: list[Any] = []
-        with _retire_lock:
-            if not inflight:  # every resolve that could use them has returned
-                freed[:] = retired
-                retired.clear()
-        del freed  # outside the lock
+        free_retired()
+
+
+def free_retired() -> None:
+    """Frees the retired trampolines once no resolve runs (call it after ``inflight.pop()``)."""
+    freed: list[Any] = []
+    with _retire_lock:
+        if not inflight:  # every resolve that could use them has returned
+            freed[:] = retired
+            retired.clear()
+    del freed  # outside the lock
 
 
 def raise_failure(status: int, message: str) -> NoReturn:

@@ -21,6 +21,11 @@ Callback = Callable[[Any, Any], Any]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
+_held = objects.held
+_tls = _state.tls
+_generation = _state.generation
+_inflight = _state.inflight
+_retired = _state.retired
 
 
 def _check_scope(scope: object) -> Scope:
@@ -56,7 +61,7 @@ class Container:
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, tuple[int, Registration | None]] = {}
+        self._lookups: dict[object, tuple[c_uint32, Registration | None]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -254,7 +259,7 @@ class Container:
             raise InvalidHandleError("the container is closed")
         try:
             kid, reg = self._lookups[key]
-            if self._lookups_generation != _state.generation[0]:
+            if self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
             kid, reg = self._lookup(key)
@@ -263,44 +268,52 @@ class Container:
             if obj is not None:
                 return obj
         api = self._api
-        tls = _state.tls
-        running = tls.containers
-        if not running:
-            tls.pending = None
-        created: list[tuple[Registration, Any]] = []
-        running.append(self)
-        tls.created.append(created)
-        _state.inflight.append(None)
+        frames = _tls.frames
+        if not frames:
+            _tls.pending = None
+        frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
+        frames.append(frame)
+        _inflight.append(None)
         out = c_void_p()
-        pinned: list[int] = []
+        pinned: Sequence[int] = ()
         try:
             if args:
                 values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
                 status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             else:
-                status = api.tether_resolve_key(handle, kid, out)  # ctypes passes `out` by reference
+                status = api.hot_resolve_key(handle, kid, byref(out))
             message = api.last_error() if status else ""
         finally:
-            running.pop()
-            tls.created.pop()
-            _state.resolve_finished()
+            frames.pop()
+            _inflight.pop()
+            if _retired:
+                _state.free_retired()
             for ptr in pinned:
                 objects.release(ptr)
-        if not status:
-            for made, _noted in created:
+        if status:
+            for made, noted in reversed(frame[1:]):
+                made.rollback(noted)
+            _state.raise_failure(status, message)
+        if len(frame) > 1:
+            for made, _noted in frame[1:]:
                 made.publish()
-            return native.adopt(api, out)
-        for made, noted in reversed(created):
-            made.rollback(noted)
-        _state.raise_failure(status, message)
+        # native.adopt, inlined: a Python object comes back as itself and the handle is released
+        address = api.hot_ref_get(out)
+        obj = _held(address)
+        if obj is None:  # a singleton (held by its container) or a native instance
+            obj = objects.lookup(address, objects.MISSING)
+            if obj is objects.MISSING:
+                return native.NativeRef._adopt(api, out.value or 0, address or 0)
+        api.hot_ref_release(out)
+        return obj
 
-    def _lookup(self, key: Key) -> tuple[int, Registration | None]:
+    def _lookup(self, key: Key) -> tuple[c_uint32, Registration | None]:
         """(interned id, Python registration) for ``key``, cached until any registration changes."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
             self._lookups_generation = _state.generation[0]
-        entry = (self._key_id(raw), self._registration(raw))
+        entry = (c_uint32(self._key_id(raw)), self._registration(raw))  # ready-made for hot_resolve_key
         if len(self._lookups) < 1024:
             self._lookups[key] = entry
         return entry

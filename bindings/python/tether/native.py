@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
-from ctypes import byref, c_void_p
+from ctypes import c_void_p
 from typing import Any, TypeVar
 
 from . import objects
@@ -77,7 +77,7 @@ class NativeRef(objects.HasAddress):
     def downgrade(self) -> NativeWeak:
         """A weak handle to the same instance."""
         weak = c_void_p()
-        status = self._api.tether_ref_downgrade(self._handle(), byref(weak))
+        status = self._api.tether_ref_downgrade(self._handle(), weak)
         if status != OK:
             _raise_last(self._api, status)
         return NativeWeak._adopt(self._api, weak.value or 0)
@@ -146,7 +146,7 @@ class NativeWeak:
         if self._weak is None:
             return None
         ref = c_void_p()
-        status = self._api.tether_weak_upgrade(self._weak, byref(ref))
+        status = self._api.tether_weak_upgrade(self._weak, ref)
         if status == _EXPIRED:
             return None
         if status != OK:
@@ -191,17 +191,17 @@ def weak_callable(api: Api, weak: int) -> Any:
     Raises TypeError for Python objects that cannot be weakly referenced.
     """
     ref = c_void_p()
-    status = api.tether_weak_upgrade(weak, byref(ref))
+    status = api.tether_weak_upgrade(weak, ref)
     if status == _EXPIRED:
         return NativeWeak._adopt(api, weak)
     if status != OK:
         message = api.last_error()
         api.tether_weak_release(weak)
         raise error_for(status, message)
-    address = api.tether_ref_get(ref.value) or 0
+    address = api.hot_ref_get(ref) or 0
     obj = objects.lookup(address, objects.MISSING)
     if obj is objects.MISSING:
-        api.tether_ref_release(ref.value)
+        api.hot_ref_release(ref)
         return NativeWeak._adopt(api, weak)
     try:
         return weakref.ref(obj)
@@ -212,5 +212,5 @@ def weak_callable(api: Api, weak: int) -> Any:
             f"__slots__), or depend on it strongly"
         ) from None
     finally:
-        api.tether_ref_release(ref.value)
+        api.hot_ref_release(ref)
         api.tether_weak_release(weak)

@@ -7,7 +7,8 @@ resolve). The box's destructor, the process-wide ``DROP`` callback, takes one co
 at zero the table forgets the object and Python's reference counting takes over.
 
 Singletons are the exception to "held by the table": their owner is the container's cache, so
-the table only refers to them weakly, through an ``Owned`` cell that the registration holds.
+the table only refers to them weakly (in ``_owned``, apart from the strong ``_objects`` that the
+hot path reads), through an ``Owned`` cell that the registration holds.
 That way the garbage collector sees container -> singleton, and a singleton that references its
 own container is an ordinary, collectable cycle. Whenever the container lets go (reset, close,
 re-registration) the cell is ``disown``ed first: the table takes a strong reference for as long
@@ -24,15 +25,17 @@ from __future__ import annotations
 import ctypes
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable, cast
 
 from ._native import DROP_FN
 
 #: Returned by ``lookup`` for a pointer that is not a Python object (a native instance).
 MISSING: Any = object()
+_ABSENT: Any = object()
 
-_objects: dict[int, Any] = {}
-_counts: dict[int, int] = {}
+_objects: dict[int, Any] = {}  # pointer -> object, held strongly
+_owned: dict[int, weakref.ref[Owned]] = {}  # pointer -> cell of a container-owned object, held weakly
+_counts: dict[int, list[int]] = {}  # pointer -> [how many C boxes hold it] (a key of one of the two above)
 _lock = threading.Lock()
 _C_DATA = (ctypes.Structure, ctypes.Union, ctypes.Array)
 
@@ -43,7 +46,10 @@ class HasAddress:
     __slots__ = ()
     address: int
 
-_get = _objects.get
+
+#: ``held(ptr)``: the object if the table holds it strongly, else None (then ask ``lookup``: a
+#: container-owned or native instance, or NULL). The hot paths' ``lookup`` for the usual case.
+held = cast("Callable[[int | None], Any]", _objects.get)
 
 
 class Owned:
@@ -56,15 +62,12 @@ class Owned:
         self.ptr = ptr
 
 
-class _OwnedRef(weakref.ref):  # type: ignore[type-arg]
-    __slots__ = ()
-
-
 def lookup(ptr: int | None, default: Any = MISSING) -> Any:
     """The Python object for an instance pointer, or ``default`` (a native instance)."""
-    obj = _get(ptr, default)  # type: ignore[arg-type]
-    if type(obj) is _OwnedRef:
-        cell = obj()
+    obj = _objects.get(ptr, _ABSENT)  # type: ignore[arg-type]
+    if obj is _ABSENT:
+        ref = _owned.get(ptr)  # type: ignore[arg-type]
+        cell = ref() if ref is not None else None
         return default if cell is None else cell.obj
     return obj
 
@@ -100,13 +103,15 @@ _release = _lock.release
 def retain(obj: Any) -> int:
     """Counts one more C box holding ``obj`` and returns its pointer."""
     ptr = id(obj) if _how.get(type(obj)) == _ID else pointer_of(obj)
-    _acquire()
-    count = _counts.get(ptr)
-    if count is None:
+    first = [1]
+    if _counts.setdefault(ptr, first) is first:
+        # The first box, the usual case, takes no lock: setdefault is atomic, a release needs a
+        # box (and waits for ``_count``'s lock), and a concurrent retain of the same object
+        # completes the entry itself in ``_count``.
         _objects[ptr] = obj
-        _counts[ptr] = 1
-    else:
-        _counts[ptr] = count + 1
+        return ptr
+    _acquire()
+    _count(obj, ptr, owned=False)
     _release()
     return ptr
 
@@ -115,17 +120,25 @@ def retain_owned(obj: Any) -> tuple[int, Owned | None]:
     """``retain`` for a container-owned object: returns the cell to hold, or None when the table
     already holds the object (another box counts it)."""
     ptr = pointer_of(obj)
-    cell = None
     _acquire()
-    count = _counts.get(ptr)
-    if count is None:
-        cell = Owned(obj, ptr)
-        _objects[ptr] = _OwnedRef(cell)
-        _counts[ptr] = 1
-    else:
-        _counts[ptr] = count + 1
+    cell = _count(obj, ptr, owned=True)
     _release()
     return ptr, cell
+
+
+def _count(obj: Any, ptr: int, owned: bool) -> Owned | None:
+    """Under the lock: one more box for ``ptr``; a new cell if it is the first and ``owned``."""
+    first = [1]
+    count = _counts.setdefault(ptr, first)  # never a plain insert: see retain
+    if count is not first:
+        count[0] += 1
+    elif owned:
+        cell = Owned(obj, ptr)
+        _owned[ptr] = weakref.ref(cell)
+        return cell
+    if ptr not in _owned:
+        _objects[ptr] = obj  # new, or the entry of a first box that retain has yet to complete
+    return None
 
 
 def disown(cell: Owned | None) -> None:
@@ -133,41 +146,41 @@ def disown(cell: Owned | None) -> None:
     if cell is None:
         return
     _acquire()
-    if cell.ptr in _counts:
-        _objects[cell.ptr] = cell.obj
+    ref = _owned.get(cell.ptr)
+    if ref is not None and ref() is cell:  # still counted by C boxes
+        _objects[cell.ptr] = cell.obj  # before it leaves _owned: lookups always find it
+        del _owned[cell.ptr]
     _release()
 
 
-def release(ptr: int | None) -> None:
-    """Takes back one count of ``ptr``; the last one forgets the object (outside the lock)."""
+def release(ptr: int | None, _context: int | None = None) -> None:
+    """Takes back one count of ``ptr``; the last one forgets the object (outside the lock).
+
+    Also the destructor of every Python-made instance (``DROP``: ``drop(instance, context)``).
+    """
     if not ptr:
         return
-    _acquire()
-    count = _counts.get(ptr)
-    if count is None:
-        _release()
-        return
-    if count > 1:
-        _counts[ptr] = count - 1
-        _release()
-        return
-    del _counts[ptr]
-    obj = _objects.pop(ptr)
-    _release()
-    del obj  # may run the object's __del__, never under the lock
-
-
-def live_count() -> int:
-    """How many Python objects C boxes hold right now (for tests and leak checks)."""
-    return len(_objects)
-
-
-def _drop(instance: int | None, _context: int | None) -> None:
     try:
-        release(instance)
+        _acquire()
+        count = _counts.get(ptr)
+        if count is None or count[0] > 1:
+            if count is not None:
+                count[0] -= 1
+            _release()
+            return
+        obj = _objects.pop(ptr, None)
+        ref = _owned.pop(ptr, None)
+        del _counts[ptr]  # last: a first retain of the same object must not start before
+        _release()
+        del obj, ref  # may run the object's __del__, never under the lock
     except BaseException:  # never propagate into C (at interpreter shutdown the module may be gone)
         pass
 
 
+def live_count() -> int:
+    """How many Python objects C boxes hold right now (for tests and leak checks)."""
+    return len(_counts)
+
+
 #: The destructor of every Python-made instance; process-wide, never freed (instances outlive containers).
-DROP = DROP_FN(_drop)
+DROP = DROP_FN(release)

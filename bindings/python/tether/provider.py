@@ -43,7 +43,7 @@ class Provider:
     def __call__(self) -> Any:
         if self.address is None:
             raise ValueError("the provider was freed")
-        if not _state.tls.containers:
+        if not _state.tls.frames:
             _state.tls.pending = None
         _state.inflight.append(None)
         try:

@@ -162,15 +162,35 @@ class Registration:
 
                 return no_dependencies
 
+            held = objects.held
+
+            if len(slots) == 1:
+
+                def one_dependency(resolver: int | None, ptr: int | None) -> int | None:
+                    try:
+                        dep = held(ptr)
+                        if dep is None:  # a singleton or native dependency: the general conversion
+                            obj = factory(*self._convert((ptr,), resolver))
+                        else:
+                            obj = factory(dep)
+                        if obj is None:
+                            raise self._returned_none()
+                        return retain(obj)
+                    except BaseException as exc:
+                        fail(api, exc)
+                        return None
+
+                return one_dependency
+
             def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
                 try:
                     args = []
                     for ptr in ptrs:
-                        obj = lookup(ptr, missing)
-                        if obj is missing:  # a native dependency: the general conversion
+                        dep = held(ptr)
+                        if dep is None:  # a singleton or native dependency: the general conversion
                             args = self._convert(ptrs, resolver)
                             break
-                        args.append(obj)
+                        args.append(dep)
                     obj = factory(*args)
                     if obj is None:
                         raise self._returned_none()
@@ -244,9 +264,9 @@ class Registration:
     def _note_created(self, noted: Any) -> None:
         """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK
         scope the previous newest object, for SINGLETON the new cell."""
-        created = _state.tls.created
-        if created:
-            created[-1].append((self, noted))
+        frames = _state.tls.frames
+        if frames:
+            frames[-1].append((self, noted))
 
     def publish(self) -> None:
         """The resolve that made or reused the newest object succeeded."""
@@ -282,8 +302,8 @@ class Registration:
                     obj = weak_callable(api, value or 0)
                 elif kind == PARAM_LAZY or kind == PARAM_WEAK_LAZY:
                     assert slot.key is not None
-                    running = _state.tls.containers
-                    container = running[-1] if running else self.container()
+                    frames = _state.tls.frames
+                    container = frames[-1][0] if frames else self.container()
                     obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
                 elif kind == PARAM_I64:
                     obj = bool(value) if slot.arg == "bool" else value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctypes import byref, c_void_p
+from ctypes import c_void_p
 from typing import Any, Callable
 
 from . import _state, native, objects
@@ -19,7 +19,7 @@ def native_via_resolver(api: Api, resolver: int, instance: int) -> native.Native
     handle of its own: ``tether_resolver_ref``.
     """
     ref = c_void_p()
-    status = api.tether_resolver_ref(resolver, instance, byref(ref))
+    status = api.tether_resolver_ref(resolver, instance, ref)
     if status != OK:
         raise error_for(status, api.last_error())
     return native.NativeRef._adopt(api, ref.value or 0, instance)
@@ -43,7 +43,7 @@ class Resolver:
         """The instance of ``key`` in this graph, held strongly by the instance being completed."""
         raw = encode_key(key)
         out = c_void_p()
-        status = self._api.tether_resolver_get(self._handle, raw, byref(out))
+        status = self._api.tether_resolver_get(self._handle, raw, out)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
         obj = objects.lookup(out.value or 0, objects.MISSING)
@@ -54,7 +54,7 @@ class Resolver:
     def weak(self, key: Key) -> Callable[[], Any]:
         """A weak reference to the instance of ``key`` in this graph: call it for the object or None."""
         out = c_void_p()
-        status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), byref(out))
+        status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), out)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
         return native.weak_callable(self._api, out.value or 0)  # type: ignore[no-any-return]
