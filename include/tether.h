@@ -408,6 +408,19 @@ tether_status tether_resolve_key(tether_container *c, uint32_t key, tether_ref *
 tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
                                       const tether_value *args, size_t arg_count, tether_ref **out);
 
+/**
+ * tether_resolve_key and tether_ref_get in one call, for bindings where every
+ * call across the boundary costs (ctypes: about 0.15 us each).
+ *
+ * @param instance  receives the instance `*out` holds (NULL on failure); valid
+ *                  as long as `*out` or any other strong reference lives.
+ * @param out       receives a strong handle you own (tether_ref_release).
+ * @return what tether_resolve_key returns; TETHER_E_INVALID_ARGUMENT also for
+ *         a NULL `instance`.
+ * Thread-safe.
+ */
+tether_status tether_resolve_key_instance(tether_container *c, uint32_t key, void **instance, tether_ref **out);
+
 /* ------------------------------------------------------------------------- */
 /* Strong and weak handles                                                    */
 /* ------------------------------------------------------------------------- */
@@ -495,6 +508,22 @@ tether_status tether_resolver_get(tether_resolver *r, const char *key, void **ou
  * @return as tether_resolver_get, except TETHER_E_RETAIN_CYCLE never happens.
  */
 tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, tether_weak **out);
+
+/**
+ * tether_resolver_get_weak that also gives the instance's pointer, and makes
+ * the weak handle only if `out` is non-NULL: a binding that keeps its own weak
+ * reference to the object behind the pointer saves the upgrade, get and
+ * release calls it would otherwise need to find it. The same weak edge is
+ * recorded either way.
+ *
+ * @param instance  receives the instance: valid until the top-level resolve
+ *                  returns, afterwards only while something holds it.
+ * @param out       nullable; receives a weak handle you own (tether_weak_release).
+ * @return as tether_resolver_get_weak; TETHER_E_INVALID_ARGUMENT also for a
+ *         NULL `instance`.
+ */
+tether_status tether_resolver_get_weak_instance(tether_resolver *r, const char *key, void **instance,
+                                                tether_weak **out);
 
 /**
  * A new strong handle to `instance`, an instance of the current resolve (one

@@ -76,6 +76,20 @@ public func tether_resolver_ref(_ r: OpaquePointer?, _ instance: UnsafeMutableRa
     }
 }
 
+@_cdecl("tether_resolver_get_weak_instance")
+public func tether_resolver_get_weak_instance(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?,
+                                             _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                             _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        out?.pointee = nil
+        let instanceOut = try outParam(instance, "tether_resolver_get_weak_instance")
+        let resolver = try Handles.resolvers.get(r, "tether_resolver_get_weak_instance")
+        let target = try resolver.getWeakTarget(try keyArgument(key, "tether_resolver_get_weak_instance"))
+        out?.pointee = Handles.weaks.insert(WeakRef(target))
+        instanceOut.pointee = target.pointer
+    }
+}
+
 @_cdecl("tether_resolver_get_weak")
 public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in

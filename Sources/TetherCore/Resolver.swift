@@ -42,12 +42,17 @@ public final class Resolver: @unchecked Sendable {
         return instance
     }
 
-    /// Resolves `key` in this graph and hands out a weak reference to it (the
-    /// edge is noted on the owner's registration, for the picture).
-    public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
-        let ref = WeakRef(try build(key))
+    /// Resolves `key` in this graph as the target of a weak edge (noted on the
+    /// owner's registration, for the picture): nothing but the graph holds it for the owner.
+    public func getWeakTarget(_ key: Key) throws(TetherError) -> Instance {
+        let instance = try build(key)
         ownerRegistration.noteEdge(to: key, isWeak: true)
-        return ref
+        return instance
+    }
+
+    /// `getWeakTarget` as a weak reference.
+    public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
+        WeakRef(try getWeakTarget(key))
     }
 
     /// The instance of this graph at `pointer` (one a callback received or got
