@@ -198,6 +198,15 @@ def test_weak_dependency_on_an_object_without_weakref_support_fails_clearly(c):
     assert "__weakref__" in str(info.value.__cause__)
 
 
+def test_resolver_weak_to_an_object_without_weakref_support_fails_clearly(c):
+    c.register("Plain", dict)
+    c.register("Holder", Node, on_complete=lambda r, h: setattr(h, "plain", r.weak("Plain")))
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("Holder")
+    assert isinstance(info.value.__cause__, TypeError)
+    assert "__weakref__" in str(info.value.__cause__)
+
+
 def test_weak_dependency_is_a_weakref(c):
     class Holder:
         def __init__(self, target: Any) -> None:

@@ -156,6 +156,41 @@ def test_weak_dependency_on_a_native_instance(c, lib):
     assert watcher["w"]() is None and n.dropped == 1
 
 
+class Watcher:
+    single: Any = None
+
+
+def test_resolver_weak_to_a_native_singleton(c, lib):
+    n = Counts(lib)
+    register_native(lib, c, "Single", Scope.SINGLETON)
+    c.register("Watcher", Watcher, deps=[], on_complete=lambda r, w: setattr(w, "single", r.weak("Single")))
+    watcher = c.resolve("Watcher")
+    assert isinstance(watcher.single, tether.NativeWeak)
+    target = watcher.single()
+    assert isinstance(target, tether.NativeRef) and target is c.resolve("Single")
+    assert n.made == 1
+    del target
+    c.reset(Scope.SINGLETON)
+    gc.collect()
+    assert watcher.single() is None and n.dropped == 1
+
+
+def test_resolver_weak_to_a_native_transient_builds_it_once(c, lib):
+    n = Counts(lib)
+    register_native(lib, c, "Thing", Scope.TRANSIENT)
+    seen = []
+
+    def complete(r: Any, w: Watcher) -> None:
+        w.single = r.weak("Thing")
+        seen.append(w.single().address)  # alive while the resolve runs
+
+    c.register("Watcher", Watcher, deps=[], on_complete=complete)
+    watcher = c.resolve("Watcher")
+    gc.collect()
+    assert seen[0] and n.made == 1  # one instance: the weak edge's own, no second build
+    assert watcher.single() is None and n.dropped == 1  # only weakly held: gone with the resolve
+
+
 def test_native_instance_holding_a_python_object(c, lib):
     n = Counts(lib)
     drops = []

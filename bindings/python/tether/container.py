@@ -7,7 +7,7 @@ from ctypes import byref, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from . import _loader, _state, native, objects
-from ._native import OK
+from ._native import OK, PointerOut
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -275,13 +275,14 @@ class Container:
         frames.append(frame)
         _inflight.append(None)
         out = c_void_p()
+        instance = PointerOut()  # the no-args call fills it; the args path asks tether_ref_get below
         pinned: Sequence[int] = ()
         try:
             if args:
                 values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
                 status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             else:
-                status = api.hot_resolve_key(handle, kid, byref(out))
+                status = api.hot_resolve_key_instance(handle, kid, instance, byref(out))
             message = api.last_error() if status else ""
         finally:
             frames.pop()
@@ -298,7 +299,8 @@ class Container:
             for made, _noted in frame[1:]:
                 made.publish()
         # native.adopt, inlined: a Python object comes back as itself and the handle is released
-        address = api.hot_ref_get(out)
+        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
+        address = api.hot_ref_get(out) if args else instance[0]
         obj = _held(address)
         if obj is None:  # a singleton (held by its container) or a native instance
             obj = objects.lookup(address, objects.MISSING)
@@ -313,7 +315,7 @@ class Container:
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
             self._lookups_generation = _state.generation[0]
-        entry = (c_uint32(self._key_id(raw)), self._registration(raw))  # ready-made for hot_resolve_key
+        entry = (c_uint32(self._key_id(raw)), self._registration(raw))  # c_uint32: ready-made for the hot call
         if len(self._lookups) < 1024:
             self._lookups[key] = entry
         return entry

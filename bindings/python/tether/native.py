@@ -204,6 +204,16 @@ def weak_callable(api: Api, weak: int) -> Any:
         api.hot_ref_release(ref)
         return NativeWeak._adopt(api, weak)
     try:
+        return python_weak(obj)
+    finally:
+        api.hot_ref_release(ref)
+        api.tether_weak_release(weak)
+
+
+def python_weak(obj: Any) -> weakref.ref[Any]:
+    """``weakref.ref(obj)`` for a weak edge to a Python-made instance; a TypeError that says what
+    to do if its class does not support weak references."""
+    try:
         return weakref.ref(obj)
     except TypeError:
         raise TypeError(
@@ -211,6 +221,3 @@ def weak_callable(api: Api, weak: int) -> Any:
             f"{type(obj).__name__!r} objects do not: give the class a __weakref__ slot (or drop "
             f"__slots__), or depend on it strongly"
         ) from None
-    finally:
-        api.hot_ref_release(ref)
-        api.tether_weak_release(weak)

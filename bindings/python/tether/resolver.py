@@ -53,11 +53,21 @@ class Resolver:
 
     def weak(self, key: Key) -> Callable[[], Any]:
         """A weak reference to the instance of ``key`` in this graph: call it for the object or None."""
-        out = c_void_p()
-        status = self._api.tether_resolver_get_weak(self._handle, encode_key(key), out)
+        # Records the weak edge and gives the instance without making a weak handle: a Python
+        # object gets Python's own weakref.ref. The pointer is valid here, as every instance of
+        # the running resolve is alive until it returns.
+        instance = c_void_p()
+        status = self._api.tether_resolver_get_weak_instance(self._handle, encode_key(key), instance, None)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
-        return native.weak_callable(self._api, out.value or 0)  # type: ignore[no-any-return]
+        address = instance.value or 0
+        obj = objects.lookup(address, objects.MISSING)
+        if obj is objects.MISSING:
+            # A native instance: NativeWeak needs a weak handle. Asking the key again would build a
+            # second instance of a transient key, so take a handle to this very instance
+            # (tether_resolver_ref; the same as get() does) and downgrade it.
+            return native_via_resolver(self._api, self._handle, address).downgrade()
+        return native.python_weak(obj)
 
     def __repr__(self) -> str:
         return "<tether.Resolver>"
