@@ -69,7 +69,7 @@ public final class Container: @unchecked Sendable {
     /// `registration(for:)` without retains: registrations live as long as their
     /// container, and parents at least as long as their children.
     @inline(__always)
-    private func unretainedRegistration(for key: Key) -> Unmanaged<Registration>? {
+    func unretainedRegistration(for key: Key) -> Unmanaged<Registration>? {
         if let r = table.get(key) { return r }
         var next = parent.map { Unmanaged.passUnretained($0) }
         while let c = next {

@@ -7,8 +7,9 @@
 /// A graph's storage is reused by the next resolve on the same thread, so a
 /// resolve allocates little beyond the instances themselves.
 final class Graph {
-    /// Everything this graph created or reused: kept alive until the resolve returns.
-    private var alive: [Instance] = []
+    /// Everything this graph created or reused, one reference each: kept alive
+    /// until the resolve returns. Other lists of the graph hold them unretained.
+    private var alive = PlainStack<Unmanaged<Instance>>()
     /// Non-transient instances of this graph, by registration.
     private var shared = InstanceMap()
     /// Frames of every build under way, outermost first (nested builds from a
@@ -16,7 +17,7 @@ final class Graph {
     private var frames = PlainStack<Frame>()
     /// The registrations of `frames`, kept only while the stack is deep: a
     /// linear scan is cheaper for the usual few frames, a set keeps long chains linear.
-    private var deepFrames: Set<ObjectIdentifier>?
+    private var deepFrames: Set<UnsafeMutableRawPointer>?
     private static let deepThreshold = 32
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
     private var words = PlainStack<UInt64>()
@@ -28,7 +29,7 @@ final class Graph {
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
     /// Keys of the frames, for messages.
-    var path: [Key] { (0..<frames.count).map { frames[$0].registration.key } }
+    var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// Instances waiting for their completion callbacks.
     private var queue: [(instance: Instance, registration: Registration, lookup: Container)] = []
     private var queueHead = 0
@@ -38,9 +39,15 @@ final class Graph {
     /// Unowned: the thread state keeps its spare graph, not the other way round.
     unowned let thread: ThreadState
 
-    private init(thread: ThreadState) { self.thread = thread }
+    private init(thread: ThreadState) {
+        self.thread = thread
+        words.reserve(16)  // a factory without parameters still gets a valid words pointer
+    }
 
     deinit {
+        clear()
+        alive.free()
+        shared.free()
         frames.free()
         words.free()
         dependencyStack.free()
@@ -64,7 +71,7 @@ final class Graph {
             thread.spareGraph = graph
         }
         do throws(TetherError) {
-            let root = try graph.build(registration, from: container, arguments: arguments)
+            let root = try graph.build(registration, from: container, arguments: arguments).takeUnretainedValue()
             try graph.runCompletions()
             graph.publish()
             return root
@@ -88,49 +95,62 @@ final class Graph {
     }
 
     /// Drops everything for reuse, keeping capacity.
+    /// (Arrays are touched only when non-empty: `removeAll` costs a uniqueness check.)
     private func clear() {
-        alive.removeAll(keepingCapacity: true)
         shared.removeAll()
         frames.truncate(to: 0)
         deepFrames = nil
         words.truncate(to: 0)
         dependencyStack.truncate(to: 0)
-        weakSlots.removeAll(keepingCapacity: true)
-        lazySlots.removeAll(keepingCapacity: true)
-        queue.removeAll(keepingCapacity: true)
+        if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
+        if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
+        if !queue.isEmpty { queue.removeAll(keepingCapacity: true) }
         queueHead = 0
-        pendingShared.removeAll(keepingCapacity: true)
+        if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
+        // Last: releasing may run destructors, which may resolve again on this thread.
+        while alive.count > 0 { alive.removeLast().release() }
     }
 
     // MARK: building
 
-    /// Plain data with unowned(unsafe) references, so frames move without refcounting: the
-    /// registration is kept by its container (or its retired list) and keeps its
-    /// specs and its container; the lookup container is the caller's or one of those.
+    /// Plain data with unretained references, so frames move and are read without
+    /// reference counting: the registration is kept by its container (or its
+    /// retired list) and keeps its specs and its container; the lookup container
+    /// is the caller's or one of those.
     private struct Frame {
-        unowned(unsafe) let registration: Registration
-        unowned(unsafe) let spec: InstanceSpec
+        let registration: Unmanaged<Registration>
+        let spec: Unmanaged<InstanceSpec>
         /// Where this frame's dependencies are looked up.
-        unowned(unsafe) let lookup: Container
+        let lookup: Unmanaged<Container>
         let wordBase: Int
         /// Where this frame's dependencies start on `dependencyStack`.
         let dependencyBase: Int
         var slot = 0
         var resolverSlot: Int?
         var argumentIndex = 0
+
+        var params: UnsafeBufferPointer<Param> {
+            @inline(__always) get { registration._withUnsafeGuaranteedRef { $0.params } }
+        }
     }
 
     /// Builds (or finds in this graph or a cache) the instance of `root`.
-    func build(_ root: Registration, from container: Container,
-               arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
-        let rootSpec = root.spec
-        if let found = try existing(root, rootSpec, key: root.key) { return found }
+    /// Unretained: the graph holds it until the resolve returns.
+    ///
+    /// The loop works on unretained references (frames, registrations, specs,
+    /// instances): every one is kept alive by its container or by `alive`, and
+    /// reference counting here would be most of a resolve's cost.
+    func build(_ rootRegistration: Registration, from container: Container,
+               arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
+        let root = Unmanaged.passUnretained(rootRegistration)
+        let rootSpec = rootRegistration.specReference
+        if let found = try existing(root, rootSpec, key: rootRegistration.key) { return found }
         let floor = frames.count
-        push(root, rootSpec, from: container)
+        push(root, rootSpec, from: .passUnretained(container))
         do throws(TetherError) {
             while true {
                 let top = frames.count - 1
-                let params = frames[top].registration.params
+                let params = frames[top].params
                 let slot = frames[top].slot
                 guard slot < params.count else {
                     let instance = try construct(top)
@@ -144,24 +164,24 @@ final class Graph {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     let lookup = frames[top].lookup
-                    guard let dep = lookup.registration(for: key) else {
+                    guard let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
                         throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling")
                     }
-                    let spec = dep.spec
+                    let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
                     if let found = try existing(dep, spec, key: key) {
                         attach(found, to: top)
                     } else {
-                        guard !dep.hasArguments else {
+                        guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
                             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
                         }
                         push(dep, spec, from: lookup)
                     }
                 case .lazy(let key), .weakLazy(let key):
-                    let cell = LazyCell(container: frames[top].lookup, key: key, isWeak: param != .lazy(key))
+                    let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
                     frames[top].slot += 1
                 case .context:
-                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.context))
+                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
                     frames[top].slot += 1
                 case .resolver:
                     frames[top].resolverSlot = wordIndex
@@ -181,37 +201,44 @@ final class Graph {
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
-        alive.last { $0.pointer == pointer }
+        for i in stride(from: alive.count - 1, through: 0, by: -1) {
+            let instance = alive[i].takeUnretainedValue()
+            if instance.pointer == pointer { return instance }
+        }
+        return nil
     }
 
-    private func push(_ registration: Registration, _ spec: InstanceSpec, from lookup: Container) {
+    private func push(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, from lookup: Unmanaged<Container>) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
-        let depLookup = spec.scope == .singleton ? registration.container : lookup
+        let depLookup = spec._withUnsafeGuaranteedRef { $0.scope } == .singleton
+            ? registration._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
         let base = words.count
-        words.append(0, count: registration.params.count)
-        frames.append(Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
-                            dependencyBase: dependencyStack.count))
+        let frame = Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
+                          dependencyBase: dependencyStack.count)
+        words.append(0, count: frame.params.count)
+        frames.append(frame)
         if deepFrames != nil {
-            deepFrames!.insert(ObjectIdentifier(registration))
+            deepFrames!.insert(registration.toOpaque())
         } else if frames.count > Self.deepThreshold {
-            deepFrames = Set((0..<frames.count).map { ObjectIdentifier(frames[$0].registration) })
+            deepFrames = Set((0..<frames.count).map { frames[$0].registration.toOpaque() })
         }
     }
 
-    private func isConstructing(_ registration: Registration) -> Bool {
-        if let deepFrames { return deepFrames.contains(ObjectIdentifier(registration)) }
-        for i in 0..<frames.count where frames[i].registration === registration { return true }
+    private func isConstructing(_ registration: Unmanaged<Registration>) -> Bool {
+        let address = registration.toOpaque()
+        if let deepFrames { return deepFrames.contains(address) }
+        for i in 0..<frames.count where frames[i].registration.toOpaque() == address { return true }
         return false
     }
 
     private func pop() {
         let frame = frames.removeLast()
         dependencyStack.truncate(to: frame.dependencyBase)
-        while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() }
-        while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() }
+        if !weakSlots.isEmpty { while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() } }
+        if !lazySlots.isEmpty { while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() } }
         if deepFrames != nil {
-            deepFrames!.remove(ObjectIdentifier(frame.registration))
+            deepFrames!.remove(frame.registration.toOpaque())
             if frames.count <= Self.deepThreshold / 2 { deepFrames = nil }
         }
         words.truncate(to: frame.wordBase)
@@ -219,21 +246,24 @@ final class Graph {
 
     /// The instance of `registration` this graph already has or a cache holds;
     /// nil when it must be built. A request for one under construction is a cycle.
-    private func existing(_ registration: Registration, _ spec: InstanceSpec, key: Key) throws(TetherError) -> Instance? {
+    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key) throws(TetherError) -> Unmanaged<Instance>? {
         if isConstructing(registration) {
             let path = path
-            let start = path.firstIndex(of: registration.key) ?? 0
+            let start = path.firstIndex(of: key) ?? 0
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
         }
-        if spec.scope == .transient { return nil }
-        let id = ObjectIdentifier(registration)
+        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        if scope == .transient { return nil }
+        let id = registration.toOpaque()
         if let found = shared[id] { return found }
-        guard spec.scope.isShared else { return nil }
-        if let hit = registration.cached(spec.scope) ?? lockForCreation(registration, spec.scope) {
-            alive.append(hit)
-            shared[id] = hit
-            return hit
+        guard scope.isShared else { return nil }
+        let registration = registration.takeUnretainedValue()
+        if let hit = registration.cached(scope) ?? lockForCreation(registration, scope) {
+            let reference = Unmanaged.passRetained(hit)
+            alive.append(reference)
+            shared.set(id, reference)
+            return reference
         }
         return nil
     }
@@ -248,14 +278,14 @@ final class Graph {
         return registration.cached(scope) ?? CreationLock.shared.pending[ObjectIdentifier(registration)]
     }
 
-    private func attach(_ instance: Instance, to index: Int) {
+    private func attach(_ instance: Unmanaged<Instance>, to index: Int) {
         let wordIndex = frames[index].wordBase + frames[index].slot
-        switch frames[index].registration.params[frames[index].slot] {
+        switch frames[index].params[frames[index].slot] {
         case .weak:
-            weakSlots.append((index, wordIndex, WeakRef(instance)))
+            weakSlots.append((index, wordIndex, WeakRef(instance.takeUnretainedValue())))
         default:
-            words[wordIndex] = UInt64(UInt(bitPattern: instance.pointer))
-            dependencyStack.append(.passUnretained(instance))
+            words[wordIndex] = UInt64(UInt(bitPattern: instance._withUnsafeGuaranteedRef { $0.pointer }))
+            dependencyStack.append(instance)
         }
         frames[index].slot += 1
     }
@@ -270,25 +300,48 @@ final class Graph {
     }
 
     /// Calls the factory of frame `index` and enters the new instance into the graph.
-    private func construct(_ index: Int) throws(TetherError) -> Instance {
-        unowned(unsafe) let registration = frames[index].registration
-        unowned(unsafe) let spec = frames[index].spec
-        unowned(unsafe) let lookup = frames[index].lookup
+    private func construct(_ index: Int) throws(TetherError) -> Unmanaged<Instance> {
+        let registration = frames[index].registration
+        let count = frames[index].params.count
+        let wordBase = frames[index].wordBase
+        let special = frames[index].resolverSlot != nil
+            || (!weakSlots.isEmpty && weakSlots[weakSlots.count - 1].frame == index)
+            || (!lazySlots.isEmpty && lazySlots[lazySlots.count - 1].frame == index)
+        let pointer: UnsafeMutableRawPointer
+        var extras: InstanceExtras?
+        if special {
+            (pointer, extras) = try constructSpecial(index)
+        } else {
+            let words = words.address(of: wordBase)
+            let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+                do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
+                catch { return .failure(error) }
+            }
+            switch outcome {
+            case .success(let p): pointer = p
+            case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
+            }
+        }
+        return enter(index, pointer, extras)
+    }
+
+    /// `construct` for a frame with weak, lazy or resolver slots (rare): their
+    /// words are made only now that the factory will really run, so a failure
+    /// earlier leaks nothing.
+    private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, InstanceExtras?) {
+        let registration = frames[index].registration.takeUnretainedValue()
+        let lookup = frames[index].lookup.takeUnretainedValue()
         let wordBase = frames[index].wordBase
         let resolverSlot = frames[index].resolverSlot
         let weakFrom = firstSlot(of: index, in: weakSlots) { $0.frame }
         let lazyFrom = firstSlot(of: index, in: lazySlots) { $0.frame }
-        // Words for handles and closures are made only now that the factory will
-        // really run, so a failure earlier leaks nothing.
-        if weakFrom < weakSlots.count || lazyFrom < lazySlots.count || resolverSlot != nil {
-            let bridge = lookup.bridge
-            for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
-            for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
-        }
+        let bridge = lookup.bridge
+        for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
+        for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
         var resolver: Resolver?
         if let i = resolverSlot {
             let r = Resolver(graph: self, lookup: lookup, owner: registration)
-            words[i] = lookup.bridge.resolverWord(r)
+            words[i] = bridge.resolverWord(r)
             resolver = r
         }
         let count = registration.params.count
@@ -300,43 +353,54 @@ final class Graph {
         }
         if let resolver, let i = resolverSlot {
             resolver.close()
-            lookup.bridge.closeResolver(words[i])
+            bridge.closeResolver(words[i])
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
         case .success(let p): pointer = p
-        case .failure(let failure):
-            var message = "factory for \(registration.key.quoted) returned NULL"
-            if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
-            if path.count > 1 { message += " (while resolving \(pathText(path)))" }
-            throw TetherError(.factoryFailed, message)
+        case .failure(let failure): throw factoryFailure(registration, failure)
         }
-
         let pendingStrong = resolver?.takePending() ?? []
-        var extras: InstanceExtras?
-        let hasLazy = lazyFrom < lazySlots.count
-        if hasLazy || !pendingStrong.isEmpty {
-            let e = InstanceExtras()
-            e.lazyCells = lazySlots[lazyFrom...].map(\.cell)
-            e.lateStrong = pendingStrong
-            extras = e
-        }
-        let first = frames[index].dependencyBase
-        let dependencies: [Instance] = first == dependencyStack.count ? [] : Array(unsafeUninitializedCapacity: dependencyStack.count - first) { buffer, count in
-            for i in first..<dependencyStack.count { (buffer.baseAddress! + count).initialize(to: dependencyStack[i].takeUnretainedValue()); count += 1 }
-        }
-        let instance = Instance(pointer: pointer, spec: spec, dependencies: dependencies, extras: extras)
-        if hasLazy { for (_, _, cell) in lazySlots[lazyFrom...] { cell.owner = instance } }
+        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
+        let extras = InstanceExtras()
+        extras.lazyCells = lazySlots[lazyFrom...].map(\.cell)
+        extras.lateStrong = pendingStrong
+        return (pointer, extras)
+    }
 
-        alive.append(instance)
-        let scope = spec.scope
-        if scope != .transient { shared[ObjectIdentifier(registration)] = instance }
+    private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
+        var message = "factory for \(registration.key.quoted) returned NULL"
+        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
+        if path.count > 1 { message += " (while resolving \(pathText(path)))" }
+        return TetherError(.factoryFailed, message)
+    }
+
+    /// Wraps the factory's result of frame `index` in an instance and enters it into the graph.
+    private func enter(_ index: Int, _ pointer: UnsafeMutableRawPointer, _ extras: InstanceExtras?) -> Unmanaged<Instance> {
+        let registration = frames[index].registration
+        let spec = frames[index].spec
+        let first = frames[index].dependencyBase
+        let edgeCount = dependencyStack.count - first
+        let dependencies = edgeCount == 0 ? nil : EdgeList(count: edgeCount) { dependencyStack[first + $0].retain() }
+        // The allocation's reference goes to `alive`.
+        let reference = Unmanaged.passRetained(Instance(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: dependencies, extras: extras))
+        alive.append(reference)
+        if let extras, !extras.lazyCells.isEmpty {
+            unowned(unsafe) let instance = reference.takeUnretainedValue()
+            for cell in extras.lazyCells { cell.owner = instance }
+        }
+        let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, !$0.completions.isEmpty) }
+        if scope != .transient { shared.set(registration.toOpaque(), reference) }
         if scope.isShared {
+            let instance = reference.takeUnretainedValue()
+            let registration = registration.takeUnretainedValue()
             pendingShared.append((registration, instance))
             CreationLock.shared.pending[ObjectIdentifier(registration)] = instance
         }
-        if !spec.completions.isEmpty { queue.append((instance, registration, lookup)) }
-        return instance
+        if completes {
+            queue.append((reference.takeUnretainedValue(), registration.takeUnretainedValue(), frames[index].lookup.takeUnretainedValue()))
+        }
+        return reference
     }
 
     // MARK: completion, publication, failure
@@ -392,28 +456,34 @@ func pathText(_ keys: [Key]) -> String {
 
 /// Registration -> instance for one graph: a linear scan while small (the usual
 /// case), a dictionary beyond that.
+/// Unretained: the graph's `alive` list holds every instance.
 struct InstanceMap {
-    private var small: [(ObjectIdentifier, Instance)] = []
-    private var large: [ObjectIdentifier: Instance]?
+    private var small = PlainStack<Entry>()
+    private var large: [UnsafeMutableRawPointer: Unmanaged<Instance>]?
 
-    subscript(id: ObjectIdentifier) -> Instance? {
-        get {
-            if let large { return large[id] }
-            for (k, v) in small where k == id { return v }
-            return nil
-        }
-        set {
-            guard let newValue else { return }
-            if large != nil { large![id] = newValue; return }
-            if small.count < 16 { small.append((id, newValue)); return }
-            var map = Dictionary(small, uniquingKeysWith: { a, _ in a })
-            map[id] = newValue
-            large = map
-        }
+    private struct Entry {
+        let id: UnsafeMutableRawPointer
+        let instance: Unmanaged<Instance>
+    }
+
+    subscript(id: UnsafeMutableRawPointer) -> Unmanaged<Instance>? {
+        if let large { return large[id] }
+        for i in 0..<small.count where small[i].id == id { return small[i].instance }
+        return nil
+    }
+
+    mutating func set(_ id: UnsafeMutableRawPointer, _ instance: Unmanaged<Instance>) {
+        if large != nil { large![id] = instance; return }
+        if small.count < 16 { small.append(Entry(id: id, instance: instance)); return }
+        var map: [UnsafeMutableRawPointer: Unmanaged<Instance>] = [id: instance]
+        for i in 0..<small.count where map[small[i].id] == nil { map[small[i].id] = small[i].instance }
+        large = map
     }
 
     mutating func removeAll() {
-        small.removeAll(keepingCapacity: true)
+        small.truncate(to: 0)
         large = nil
     }
+
+    func free() { small.free() }
 }

@@ -31,66 +31,63 @@ public final class InstanceSpec: Sendable {
 public final class Instance: @unchecked Sendable {
     public let pointer: UnsafeMutableRawPointer
     public let spec: InstanceSpec
-    /// Strong edges, in one word so a leaf instance costs 40 bytes. Changed only
-    /// under `EdgeLock` (or in deinit).
-    private var edges: Edges
+    /// Strong edges in one word, so a leaf instance costs 40 bytes and an edge list
+    /// is plain memory (no array machinery on the resolve and release paths):
+    /// 0, an `EdgeList` address, or (low bit set) a retained `InstanceExtras` for
+    /// the rare instance with late edges or lazy cells. Changed only under
+    /// `EdgeLock` (or in deinit).
+    private var edges: UInt
 
-    /// Constructor edges, fixed once built; once an edge is added after
-    /// construction or a lazy cell attached (rare), side storage holding all of them.
-    private enum Edges {
-        case fixed([Instance])
-        case extended(InstanceExtras)
-    }
-
-    init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: [Instance], extras: InstanceExtras?) {
+    /// `dependencies` is an `EdgeList` (or nil) whose references the instance takes over.
+    init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: EdgeList?, extras: InstanceExtras?) {
         self.pointer = pointer
         self.spec = spec
         if let extras {
             extras.dependencies = dependencies
-            edges = .extended(extras)
+            edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | 1
         } else {
-            edges = .fixed(dependencies)
+            edges = dependencies.map { UInt(bitPattern: $0.base) } ?? 0
         }
     }
 
     public var key: Key { spec.key }
 
     deinit {
-        spec.destructor?(pointer, spec.context)
-        // Release what this instance holds without recursing once per level, so a
-        // 10,000-deep chain cannot overflow the stack. Moving the edges out leaves
-        // the queue holding the only references.
-        let held = edges
-        edges = .fixed([])
-        switch consume held {
-        case .fixed(let dependencies): if !dependencies.isEmpty { ReleaseQueue.release(dependencies, nil) }
-        case .extended(let extras): ReleaseQueue.release([], extras)
+        let pointer = pointer
+        Unmanaged.passUnretained(spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
+        // Released without recursing once per level, so a 10,000-deep chain
+        // cannot overflow the stack (see ReleaseQueue).
+        if edges & 1 == 1 {
+            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeRetainedValue()
+            let list = extras.dependencies
+            extras.dependencies = nil
+            ReleaseQueue.release(list, extras)
+        } else if edges != 0 {
+            ReleaseQueue.release(EdgeList(UnsafeMutableRawPointer(bitPattern: edges)!), nil)
         }
     }
 
     /// Side storage for late edges, created on first use. Caller holds `EdgeLock`.
     private func extrasForWriting() -> InstanceExtras {
-        switch edges {
-        case .extended(let extras):
-            return extras
-        case .fixed(let dependencies):
-            let extras = InstanceExtras()
-            extras.dependencies = dependencies
-            edges = .extended(extras)
-            return extras
+        if edges & 1 == 1 {
+            return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeUnretainedValue()
         }
+        let extras = InstanceExtras()
+        extras.dependencies = UnsafeMutableRawPointer(bitPattern: edges).map(EdgeList.init)
+        edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | 1
+        return extras
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
-        switch edges {
-        case .fixed(let dependencies):
-            for d in dependencies where !body(d) { return false }
-        case .extended(let extras):
-            for d in extras.dependencies where !body(d) { return false }
+        if edges & 1 == 1 {
+            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeUnretainedValue()
+            if let list = extras.dependencies, !list.forEach(body) { return false }
             for d in extras.lateStrong where !body(d) { return false }
+            return true
         }
-        return true
+        guard edges != 0 else { return true }
+        return EdgeList(UnsafeMutableRawPointer(bitPattern: edges)!).forEach(body)
     }
 
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
@@ -109,9 +106,38 @@ public final class Instance: @unchecked Sendable {
     }
 }
 
+/// A constructor edge list in plain memory: a count, then that many retained
+/// instance references. Made by the graph, owned by one instance, freed by
+/// `ReleaseQueue` after it released the references.
+struct EdgeList {
+    let base: UnsafeMutableRawPointer
+
+    init(_ base: UnsafeMutableRawPointer) { self.base = base }
+
+    /// A list of `count` (> 0) edges; `reference(i)` must hand over one reference each.
+    init(count: Int, reference: (Int) -> Unmanaged<Instance>) {
+        base = UnsafeMutableRawPointer.allocate(byteCount: (count + 1) * 8, alignment: 8)
+        base.storeBytes(of: count, as: Int.self)
+        let targets = self.targets
+        for i in 0..<count { (targets + i).initialize(to: reference(i)) }
+    }
+
+    var count: Int { base.load(as: Int.self) }
+    var targets: UnsafeMutablePointer<Unmanaged<Instance>> { (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self) }
+
+    func forEach(_ body: (Instance) -> Bool) -> Bool {
+        let targets = self.targets
+        for i in 0..<count where !targets[i]._withUnsafeGuaranteedRef(body) { return false }
+        return true
+    }
+
+    func deallocate() { base.deallocate() }
+}
+
 /// Edges of an instance that gained some after construction or owns lazy cells.
 final class InstanceExtras: @unchecked Sendable {
-    var dependencies: [Instance] = []
+    /// Constructor edges (owned; handed to ReleaseQueue by the instance's deinit).
+    var dependencies: EdgeList?
     var lateStrong: [Instance] = []
     var lazyCells: [LazyCell] = []
 }

@@ -33,6 +33,13 @@ struct PlainStack<Element: BitwiseCopyable> {
         return base![count]
     }
 
+    /// Makes room for `n` elements, so `address(of:)` has storage even while empty.
+    mutating func reserve(_ n: Int) { if n > capacity { grow(n) } }
+
+    /// Where element `i` is stored, until the next append.
+    @inline(__always)
+    func address(of i: Int) -> UnsafeMutablePointer<Element> { base! + i }
+
     /// Drops everything from index `count` on.
     @inline(__always)
     mutating func truncate(to count: Int) { self.count = count }

@@ -63,8 +63,11 @@ public final class Registration: @unchecked Sendable {
         params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
     }
 
-    public var spec: InstanceSpec {
-        Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!).takeUnretainedValue()
+    public var spec: InstanceSpec { specReference.takeUnretainedValue() }
+
+    /// The current spec, unretained: every spec lives as long as its registration.
+    var specReference: Unmanaged<InstanceSpec> {
+        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!) }
     }
 
     public var isLive: Bool { lock.withSpinLock { !isRetired } }

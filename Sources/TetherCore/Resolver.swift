@@ -80,6 +80,6 @@ public final class Resolver: @unchecked Sendable {
         guard !registration.hasArguments else {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
         }
-        return try graph.build(registration, from: lookup)
+        return try graph.build(registration, from: lookup).takeUnretainedValue()
     }
 }

@@ -9,13 +9,16 @@ import Darwin
 /// Per-thread bookkeeping of the core: graphs under way on this thread and the
 /// iterative release queue.
 final class ThreadState {
-    var pendingRelease: [[Instance]] = []
+    /// References waiting to be released (see ReleaseQueue).
+    var pendingRelease = PlainStack<Unmanaged<Instance>>()
     var pendingExtras: [InstanceExtras] = []
     var draining = false
     /// A finished graph kept for the next resolve on this thread.
     var spareGraph: Graph?
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
+
+    deinit { pendingRelease.free() }
 
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
@@ -25,12 +28,15 @@ final class ThreadState {
         return k
     }()
 
-    static var current: ThreadState {
-        if let raw = pthread_getspecific(key) {
-            return Unmanaged<ThreadState>.fromOpaque(raw).takeUnretainedValue()
+    static var current: ThreadState { currentReference.takeUnretainedValue() }
+
+    /// `current` without a retain (the thread keeps its state until it exits).
+    static var currentReference: Unmanaged<ThreadState> {
+        @inline(__always) get {
+            if let raw = pthread_getspecific(key) { return Unmanaged.fromOpaque(raw) }
+            let state = Unmanaged.passRetained(ThreadState())
+            pthread_setspecific(key, state.toOpaque())
+            return state
         }
-        let state = ThreadState()
-        pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
-        return state
     }
 }
