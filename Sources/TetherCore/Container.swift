@@ -94,7 +94,7 @@ public final class Container: @unchecked Sendable {
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        guard let registration = registration(for: key) else {
+        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
         try Graph.checkArguments(registration, arguments)

@@ -7,9 +7,9 @@
 /// A graph's storage is reused by the next resolve on the same thread, so a
 /// resolve allocates little beyond the instances themselves.
 final class Graph {
-    /// Everything this graph created or reused, one reference each: kept alive
-    /// until the resolve returns. Other lists of the graph hold them unretained.
-    private var alive = PlainStack<Unmanaged<Instance>>()
+    /// Everything this graph created or reused: kept alive until the resolve
+    /// returns. Other lists of the graph hold them unretained.
+    private var alive: [Instance] = []
     /// Non-transient instances of this graph, by registration.
     private var shared = InstanceMap()
     /// Frames of every build under way, outermost first (nested builds from a
@@ -36,17 +36,16 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
-    /// Unowned: the thread state keeps its spare graph, not the other way round.
+    /// Unowned: the thread state keeps its graph, not the other way round.
     unowned let thread: ThreadState
 
-    private init(thread: ThreadState) {
+    init(thread: ThreadState) {
         self.thread = thread
         words.reserve(16)  // a factory without parameters still gets a valid words pointer
     }
 
     deinit {
         clear()
-        alive.free()
         shared.free()
         frames.free()
         words.free()
@@ -63,12 +62,11 @@ final class Graph {
             throw TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)")
         }
         thread.nesting += 1
-        let graph = thread.spareGraph ?? Graph(thread: thread)
-        thread.spareGraph = nil
+        // The thread's own graph for the outermost resolve; nested ones get their own.
+        let graph = thread.nesting == 1 ? thread.graph : Graph(thread: thread)
         defer {
             thread.nesting -= 1
             graph.clear()
-            thread.spareGraph = graph
         }
         do throws(TetherError) {
             let root = try graph.build(registration, from: container, arguments: arguments).takeUnretainedValue()
@@ -108,7 +106,7 @@ final class Graph {
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         // Last: releasing may run destructors, which may resolve again on this thread.
-        while alive.count > 0 { alive.removeLast().release() }
+        if !alive.isEmpty { alive.removeAll(keepingCapacity: true) }
     }
 
     // MARK: building
@@ -201,11 +199,7 @@ final class Graph {
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
-        for i in stride(from: alive.count - 1, through: 0, by: -1) {
-            let instance = alive[i].takeUnretainedValue()
-            if instance.pointer == pointer { return instance }
-        }
-        return nil
+        alive.last { $0.pointer == pointer }
     }
 
     private func push(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, from lookup: Unmanaged<Container>) {
@@ -260,8 +254,8 @@ final class Graph {
         guard scope.isShared else { return nil }
         let registration = registration.takeUnretainedValue()
         if let hit = registration.cached(scope) ?? lockForCreation(registration, scope) {
-            let reference = Unmanaged.passRetained(hit)
-            alive.append(reference)
+            let reference = Unmanaged.passUnretained(hit)
+            alive.append(consume hit)
             shared.set(id, reference)
             return reference
         }
@@ -382,9 +376,9 @@ final class Graph {
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
         let dependencies = edgeCount == 0 ? nil : EdgeList(count: edgeCount) { dependencyStack[first + $0].retain() }
-        // The allocation's reference goes to `alive`.
-        let reference = Unmanaged.passRetained(Instance(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: dependencies, extras: extras))
-        alive.append(reference)
+        let instance = Instance(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: dependencies, extras: extras)
+        let reference = Unmanaged.passUnretained(instance)
+        alive.append(consume instance)  // moved: the allocation's reference is the graph's
         if let extras, !extras.lazyCells.isEmpty {
             unowned(unsafe) let instance = reference.takeUnretainedValue()
             for cell in extras.lazyCells { cell.owner = instance }

@@ -1,4 +1,11 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
@@ -116,7 +123,7 @@ struct EdgeList {
 
     /// A list of `count` (> 0) edges; `reference(i)` must hand over one reference each.
     init(count: Int, reference: (Int) -> Unmanaged<Instance>) {
-        base = UnsafeMutableRawPointer.allocate(byteCount: (count + 1) * 8, alignment: 8)
+        base = malloc((count + 1) * 8)!  // plain malloc: the allocator's aligned path is slower
         base.storeBytes(of: count, as: Int.self)
         let targets = self.targets
         for i in 0..<count { (targets + i).initialize(to: reference(i)) }
@@ -131,7 +138,7 @@ struct EdgeList {
         return true
     }
 
-    func deallocate() { base.deallocate() }
+    func deallocate() { free(base) }
 }
 
 /// Edges of an instance that gained some after construction or owns lazy cells.

@@ -13,8 +13,8 @@ final class ThreadState {
     var pendingRelease = PlainStack<Unmanaged<Instance>>()
     var pendingExtras: [InstanceExtras] = []
     var draining = false
-    /// A finished graph kept for the next resolve on this thread.
-    var spareGraph: Graph?
+    /// The graph of the outermost resolve on this thread, reused by every one.
+    private(set) lazy var graph = Graph(thread: self)
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
 
