@@ -31,15 +31,15 @@ final class Graph {
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// Instances waiting for their completion callbacks.
-    private var queue: [(instance: Instance, registration: Registration, lookup: Container)] = []
+    private var queue = PlainStack<Pending>()
     private var queueHead = 0
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
-    /// Unowned: the thread state keeps its graph, not the other way round.
-    unowned let thread: ThreadState
+    /// The thread this graph runs on (its `ThreadState`'s address, for identity only).
+    var thread: UnsafeMutableRawPointer
 
-    init(thread: ThreadState) {
+    init(thread: UnsafeMutableRawPointer) {
         self.thread = thread
         words.reserve(16)  // a factory without parameters still gets a valid words pointer
     }
@@ -47,6 +47,7 @@ final class Graph {
     deinit {
         clear()
         shared.free()
+        queue.free()
         frames.free()
         words.free()
         dependencyStack.free()
@@ -57,25 +58,36 @@ final class Graph {
 
     static func resolve(_ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Instance {
-        let thread = ThreadState.current
-        guard thread.nesting < maxNesting else {
-            throw TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)")
+        let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread in
+            thread.nesting += 1
+            defer { thread.nesting -= 1 }
+            guard thread.nesting <= maxNesting else {
+                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
+            }
+            // The thread's own graph for the outermost resolve; nested ones get their own.
+            if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments) }
+            return Graph(thread: Unmanaged.passUnretained(thread).toOpaque()).run(registration, from: container, arguments: arguments)
         }
-        thread.nesting += 1
-        // The thread's own graph for the outermost resolve; nested ones get their own.
-        let graph = thread.nesting == 1 ? thread.graph : Graph(thread: thread)
-        defer {
-            thread.nesting -= 1
-            graph.clear()
-        }
+        return try outcome.get().takeRetainedValue()
+    }
+
+    /// One resolve on this graph; the result carries a reference for the caller.
+    private func run(_ registration: Registration, from container: Container,
+                     arguments: UnsafeBufferPointer<Argument>) -> Result<Unmanaged<Instance>, TetherError> {
+        defer { clear() }
         do throws(TetherError) {
-            let root = try graph.build(registration, from: container, arguments: arguments).takeUnretainedValue()
-            try graph.runCompletions()
-            graph.publish()
-            return root
+            let root = try build(registration, from: container, arguments: arguments).retain()
+            do throws(TetherError) {
+                try runCompletions()
+            } catch {
+                root.release()
+                throw error
+            }
+            publish()
+            return .success(root)
         } catch {
-            graph.abort()
-            throw error
+            abort()
+            return .failure(error)
         }
     }
 
@@ -102,7 +114,7 @@ final class Graph {
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
-        if !queue.isEmpty { queue.removeAll(keepingCapacity: true) }
+        queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         // Last: releasing may run destructors, which may resolve again on this thread.
@@ -334,7 +346,7 @@ final class Graph {
         for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
         var resolver: Resolver?
         if let i = resolverSlot {
-            let r = Resolver(graph: self, lookup: lookup, owner: registration)
+            let r = Resolver(graph: self, lookup: frames[index].lookup, owner: frames[index].registration)
             words[i] = bridge.resolverWord(r)
             resolver = r
         }
@@ -392,7 +404,7 @@ final class Graph {
             CreationLock.shared.pending[ObjectIdentifier(registration)] = instance
         }
         if completes {
-            queue.append((reference.takeUnretainedValue(), registration.takeUnretainedValue(), frames[index].lookup.takeUnretainedValue()))
+            queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
         }
         return reference
     }
@@ -402,20 +414,30 @@ final class Graph {
     /// Runs queued completion callbacks; callbacks that create instances append theirs.
     private func runCompletions() throws(TetherError) {
         while queueHead < queue.count {
-            let (instance, registration, lookup) = queue[queueHead]
+            let pending = queue[queueHead]
             queueHead += 1
-            for (n, completion) in instance.spec.completions.enumerated() {
-                let resolver = Resolver(graph: self, lookup: lookup, owner: registration, instance: instance)
+            let completions = pending.instance._withUnsafeGuaranteedRef { $0.spec.completions }
+            for (n, completion) in completions.enumerated() {
+                let resolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
                 defer { resolver.close() }
-                do {
-                    try completion.complete(resolver, instance: instance)
-                } catch {
-                    var message = "completion callback #\(n + 1) of \(instance.key.quoted) failed"
+                let outcome = pending.instance._withUnsafeGuaranteedRef { instance -> CallbackFailure? in
+                    do throws(CallbackFailure) { try completion.complete(resolver, instance: instance) } catch { return error }
+                    return nil
+                }
+                if let error = outcome {
+                    var message = "completion callback #\(n + 1) of \(pending.instance.takeUnretainedValue().key.quoted) failed"
                     if let reason = error.reason, !reason.isEmpty { message += ": \(reason)" }
                     throw TetherError(.factoryFailed, message)
                 }
             }
         }
+    }
+
+    /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).
+    private struct Pending {
+        let instance: Unmanaged<Instance>
+        let registration: Unmanaged<Registration>
+        let lookup: Unmanaged<Container>
     }
 
     private func publish() {

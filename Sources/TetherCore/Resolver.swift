@@ -2,24 +2,26 @@
 /// completion callback, recording the edges it hands out. Valid only during that
 /// callback, on that thread.
 public final class Resolver: @unchecked Sendable {
-    private unowned let graph: Graph
-    private let lookup: Container
+    /// Unretained, like everything here: while the resolver is open (checked
+    /// before any use) the graph, its instances and their containers are alive.
+    private let graph: Unmanaged<Graph>
+    private let lookupReference: Unmanaged<Container>
     /// The instance being completed; nil while its factory is still running.
-    private let owner: Instance?
-    private let ownerKey: Key
+    private let ownerReference: Unmanaged<Instance>?
     /// Where the owner came from, to note the edges it makes (for the picture).
-    private let ownerRegistration: Registration
+    private let ownerRegistration: Unmanaged<Registration>
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
     private var pendingStrong: [Instance] = []
 
-    init(graph: Graph, lookup: Container, owner registration: Registration, instance owner: Instance? = nil) {
-        self.graph = graph
-        self.lookup = lookup
-        self.ownerKey = registration.key
+    init(graph: Graph, lookup: Unmanaged<Container>, owner registration: Unmanaged<Registration>, instance owner: Unmanaged<Instance>? = nil) {
+        self.graph = .passUnretained(graph)
+        self.lookupReference = lookup
         self.ownerRegistration = registration
-        self.owner = owner
+        self.ownerReference = owner
     }
+
+    private var ownerKey: Key { ownerRegistration._withUnsafeGuaranteedRef { $0.key } }
 
     func close() { isOpen = false }
 
@@ -33,8 +35,8 @@ public final class Resolver: @unchecked Sendable {
     /// Resolves `key` in this graph and records a strong edge from the owner.
     public func get(_ key: Key) throws(TetherError) -> Instance {
         let instance = try build(key)
-        ownerRegistration.noteEdge(to: key, isWeak: false)
-        if let owner {
+        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
+        if let owner = ownerReference?.takeUnretainedValue() {
             try owner.addLateStrongEdge(to: instance)
         } else {
             pendingStrong.append(instance)
@@ -46,7 +48,7 @@ public final class Resolver: @unchecked Sendable {
     /// owner's registration, for the picture): nothing but the graph holds it for the owner.
     public func getWeakTarget(_ key: Key) throws(TetherError) -> Instance {
         let instance = try build(key)
-        ownerRegistration.noteEdge(to: key, isWeak: true)
+        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
         return instance
     }
 
@@ -59,27 +61,36 @@ public final class Resolver: @unchecked Sendable {
     /// from this resolver), so a binding can hold it with a handle of its own.
     public func instance(at pointer: UnsafeMutableRawPointer) throws(TetherError) -> Instance {
         try checkContext()
-        guard let instance = graph.instance(at: pointer) else {
+        guard let instance = graph._withUnsafeGuaranteedRef({ $0.instance(at: pointer) }) else {
             throw TetherError(.notFound, "that pointer is not an instance of the current resolve")
         }
         return instance
     }
 
     private func checkContext() throws(TetherError) {
-        guard isOpen, ThreadState.current === graph.thread else {
+        guard isOpen, ThreadState.currentReference.toOpaque() == graph._withUnsafeGuaranteedRef({ $0.thread }) else {
             throw TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
         }
     }
 
     private func build(_ key: Key) throws(TetherError) -> Instance {
         try checkContext()
-        guard let registration = lookup.registration(for: key) else {
-            let neededBy = graph.path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(graph.path)
+        guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
+            let path = graph.takeUnretainedValue().path
+            let neededBy = path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(path)
             throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")
         }
-        guard !registration.hasArguments else {
+        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
         }
-        return try graph.build(registration, from: lookup).takeUnretainedValue()
+        let built = graph._withUnsafeGuaranteedRef { graph in
+            registration._withUnsafeGuaranteedRef { registration in
+                lookupReference._withUnsafeGuaranteedRef { lookup -> Result<Unmanaged<Instance>, TetherError> in
+                    do throws(TetherError) { return .success(try graph.build(registration, from: lookup)) }
+                    catch { return .failure(error) }
+                }
+            }
+        }
+        return try built.get().takeUnretainedValue()
     }
 }

@@ -14,7 +14,12 @@ final class ThreadState {
     var pendingExtras: [InstanceExtras] = []
     var draining = false
     /// The graph of the outermost resolve on this thread, reused by every one.
-    private(set) lazy var graph = Graph(thread: self)
+    let graph: Graph
+
+    init() {
+        graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
+        graph.thread = Unmanaged.passUnretained(self).toOpaque()
+    }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
 
