@@ -9,7 +9,7 @@
 final class Graph {
     /// Everything this graph created or reused: kept alive until the resolve
     /// returns. Other lists of the graph hold them unretained.
-    private var alive: [Instance] = []
+    private var alive = ReferenceStack<Instance>()
     /// Non-transient instances of this graph, by registration.
     private var shared = InstanceMap()
     /// Frames of every build under way, outermost first (nested builds from a
@@ -46,6 +46,7 @@ final class Graph {
 
     deinit {
         clear()
+        alive.free()
         shared.free()
         queue.free()
         frames.free()
@@ -118,7 +119,7 @@ final class Graph {
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         // Last: releasing may run destructors, which may resolve again on this thread.
-        if !alive.isEmpty { alive.removeAll(keepingCapacity: true) }
+        alive.removeAll()
     }
 
     // MARK: building
@@ -211,7 +212,11 @@ final class Graph {
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
-        alive.last { $0.pointer == pointer }
+        for i in stride(from: alive.count - 1, through: 0, by: -1) {
+            let instance = alive[i].takeUnretainedValue()
+            if instance.pointer == pointer { return instance }
+        }
+        return nil
     }
 
     private func push(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, from lookup: Unmanaged<Container>) {
@@ -387,7 +392,7 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let dependencies = edgeCount == 0 ? nil : EdgeList(count: edgeCount) { dependencyStack[first + $0].retain() }
+        let dependencies = Edges.make(count: edgeCount) { dependencyStack[first + $0].retain() }
         let instance = Instance(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: dependencies, extras: extras)
         let reference = Unmanaged.passUnretained(instance)
         alive.append(consume instance)  // moved: the allocation's reference is the graph's

@@ -38,22 +38,24 @@ public final class InstanceSpec: Sendable {
 public final class Instance: @unchecked Sendable {
     public let pointer: UnsafeMutableRawPointer
     public let spec: InstanceSpec
-    /// Strong edges in one word, so a leaf instance costs 40 bytes and an edge list
-    /// is plain memory (no array machinery on the resolve and release paths):
-    /// 0, an `EdgeList` address, or (low bit set) a retained `InstanceExtras` for
-    /// the rare instance with late edges or lazy cells. Changed only under
-    /// `EdgeLock` (or in deinit).
+    /// Strong edges in one word, so a leaf instance costs 40 bytes and edges are
+    /// plain references (no array machinery on the resolve and release paths):
+    /// an `Edges` word, or (tag `extrasTag`) a retained `InstanceExtras` for the
+    /// rare instance with late edges or lazy cells. Changed only under `EdgeLock`
+    /// (or in deinit).
     private var edges: UInt
 
-    /// `dependencies` is an `EdgeList` (or nil) whose references the instance takes over.
-    init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: EdgeList?, extras: InstanceExtras?) {
+    private static let extrasTag: UInt = 1
+
+    /// `dependencies` is an `Edges` word whose references the instance takes over.
+    init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: UInt, extras: InstanceExtras?) {
         self.pointer = pointer
         self.spec = spec
         if let extras {
             extras.dependencies = dependencies
-            edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | 1
+            edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
         } else {
-            edges = dependencies.map { UInt(bitPattern: $0.base) } ?? 0
+            edges = dependencies
         }
     }
 
@@ -64,37 +66,36 @@ public final class Instance: @unchecked Sendable {
         Unmanaged.passUnretained(spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue).
-        if edges & 1 == 1 {
-            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeRetainedValue()
-            let list = extras.dependencies
-            extras.dependencies = nil
-            ReleaseQueue.release(list, extras)
+        if edges & Edges.tagMask == Self.extrasTag {
+            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~Edges.tagMask)!).takeRetainedValue()
+            let dependencies = extras.dependencies
+            extras.dependencies = 0
+            ReleaseQueue.release(dependencies, extras)
         } else if edges != 0 {
-            ReleaseQueue.release(EdgeList(UnsafeMutableRawPointer(bitPattern: edges)!), nil)
+            ReleaseQueue.release(edges, nil)
         }
+    }
+
+    private var extras: InstanceExtras? {
+        guard edges & Edges.tagMask == Self.extrasTag else { return nil }
+        return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~Edges.tagMask)!).takeUnretainedValue()
     }
 
     /// Side storage for late edges, created on first use. Caller holds `EdgeLock`.
     private func extrasForWriting() -> InstanceExtras {
-        if edges & 1 == 1 {
-            return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeUnretainedValue()
-        }
+        if let extras { return extras }
         let extras = InstanceExtras()
-        extras.dependencies = UnsafeMutableRawPointer(bitPattern: edges).map(EdgeList.init)
-        edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | 1
+        extras.dependencies = edges
+        edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
         return extras
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
-        if edges & 1 == 1 {
-            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~1)!).takeUnretainedValue()
-            if let list = extras.dependencies, !list.forEach(body) { return false }
-            for d in extras.lateStrong where !body(d) { return false }
-            return true
-        }
-        guard edges != 0 else { return true }
-        return EdgeList(UnsafeMutableRawPointer(bitPattern: edges)!).forEach(body)
+        guard let extras else { return Edges.forEach(edges, body) }
+        guard Edges.forEach(extras.dependencies, body) else { return false }
+        for d in extras.lateStrong where !body(d) { return false }
+        return true
     }
 
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
@@ -113,38 +114,56 @@ public final class Instance: @unchecked Sendable {
     }
 }
 
-/// A constructor edge list in plain memory: a count, then that many retained
-/// instance references. Made by the graph, owned by one instance, freed by
-/// `ReleaseQueue` after it released the references.
-struct EdgeList {
-    let base: UnsafeMutableRawPointer
+/// Constructor edges in one word of plain memory: 0 (none), one retained
+/// instance reference tagged `singleTag` (the usual case costs no allocation),
+/// or the address of a malloc'd list: a count, then that many retained references.
+/// `ReleaseQueue` releases the references and frees the list.
+enum Edges {
+    static let tagMask: UInt = 3
+    static let singleTag: UInt = 2
 
-    init(_ base: UnsafeMutableRawPointer) { self.base = base }
-
-    /// A list of `count` (> 0) edges; `reference(i)` must hand over one reference each.
-    init(count: Int, reference: (Int) -> Unmanaged<Instance>) {
-        base = malloc((count + 1) * 8)!  // plain malloc: the allocator's aligned path is slower
-        base.storeBytes(of: count, as: Int.self)
-        let targets = self.targets
-        for i in 0..<count { (targets + i).initialize(to: reference(i)) }
+    /// The word for `count` edges; `reference(i)` must hand over one reference each.
+    static func make(count: Int, reference: (Int) -> Unmanaged<Instance>) -> UInt {
+        switch count {
+        case 0: return 0
+        case 1: return UInt(bitPattern: reference(0).toOpaque()) | singleTag
+        default:
+            let base = malloc((count + 1) * 8)!  // plain malloc: the allocator's aligned path is slower
+            base.storeBytes(of: count, as: Int.self)
+            let targets = (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self)
+            for i in 0..<count { (targets + i).initialize(to: reference(i)) }
+            return UInt(bitPattern: base)
+        }
     }
 
-    var count: Int { base.load(as: Int.self) }
-    var targets: UnsafeMutablePointer<Unmanaged<Instance>> { (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self) }
-
-    func forEach(_ body: (Instance) -> Bool) -> Bool {
-        let targets = self.targets
-        for i in 0..<count where !targets[i]._withUnsafeGuaranteedRef(body) { return false }
-        return true
+    /// The references of `word`, without consuming them.
+    @inline(__always)
+    static func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Unmanaged<Instance>>) -> R) -> R {
+        if word & singleTag != 0 {
+            var single = Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~tagMask)!)
+            return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
+        }
+        guard let base = UnsafeMutableRawPointer(bitPattern: word) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self), count: base.load(as: Int.self)))
     }
 
-    func deallocate() { free(base) }
+    static func forEach(_ word: UInt, _ body: (Instance) -> Bool) -> Bool {
+        withTargets(word) { targets in
+            for target in targets where !target._withUnsafeGuaranteedRef(body) { return false }
+            return true
+        }
+    }
+
+    /// Frees the storage of `word` (its references were released or handed on).
+    static func deallocate(_ word: UInt) {
+        if word & singleTag == 0, let base = UnsafeMutableRawPointer(bitPattern: word) { free(base) }
+    }
 }
 
 /// Edges of an instance that gained some after construction or owns lazy cells.
 final class InstanceExtras: @unchecked Sendable {
-    /// Constructor edges (owned; handed to ReleaseQueue by the instance's deinit).
-    var dependencies: EdgeList?
+    /// Constructor edges, an `Edges` word (handed to ReleaseQueue by the instance's deinit).
+    var dependencies: UInt = 0
     var lateStrong: [Instance] = []
     var lazyCells: [LazyCell] = []
 }

@@ -54,3 +54,43 @@ struct PlainStack<Element: BitwiseCopyable> {
 
     func free() { base?.deallocate() }
 }
+
+/// A growable stack of strong references in manually managed memory: `append`
+/// moves the caller's reference in (no retain), `removeAll` releases them.
+/// The owner calls `free()` once, after `removeAll()`.
+struct ReferenceStack<Element: AnyObject> {
+    private var base: UnsafeMutablePointer<Element>?
+    private var capacity = 0
+    private(set) var count = 0
+
+    /// The element at `i`, unretained (the stack holds it).
+    subscript(i: Int) -> Unmanaged<Element> {
+        @inline(__always) get { Unmanaged.passUnretained(base![i]) }
+    }
+
+    @inline(__always)
+    mutating func append(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (base! + count).initialize(to: element)
+        count += 1
+    }
+
+    /// Releases every element, last first (a release may run code that appends
+    /// to a different stack, never to this one).
+    mutating func removeAll() {
+        while count > 0 {
+            count -= 1
+            _ = (base! + count).move()
+        }
+    }
+
+    private mutating func grow() {
+        let bigger = max(capacity * 2, 16)
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: bigger)
+        if let base { fresh.moveInitialize(from: base, count: count); base.deallocate() }
+        base = fresh
+        capacity = bigger
+    }
+
+    func free() { base?.deallocate() }
+}

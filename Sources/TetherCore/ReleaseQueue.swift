@@ -6,27 +6,22 @@
 /// edges are handed over; siblings go in edge order), but the stack depth no
 /// longer grows with the length of a dependency chain.
 enum ReleaseQueue {
-    static func release(_ list: EdgeList?, _ extras: InstanceExtras?) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(list, extras, $0) }
+    /// Releases the references of an `Edges` word (and frees it), then `extras`.
+    static func release(_ edges: UInt, _ extras: InstanceExtras?) {
+        ThreadState.currentReference._withUnsafeGuaranteedRef { release(edges, extras, $0) }
     }
 
-    private static func release(_ list: EdgeList?, _ extras: consuming InstanceExtras?, _ state: ThreadState) {
+    private static func release(_ edges: UInt, _ extras: consuming InstanceExtras?, _ state: ThreadState) {
         if state.draining {
-            if let list {
-                // Reversed, so popping releases them in edge order.
-                let targets = list.targets
-                for i in stride(from: list.count - 1, through: 0, by: -1) { state.pendingRelease.append(targets[i]) }
-                list.deallocate()
-            }
+            // Reversed, so popping releases them in edge order.
+            Edges.withTargets(edges) { for target in $0.reversed() { state.pendingRelease.append(target) } }
+            Edges.deallocate(edges)
             if let extras = consume extras { state.pendingExtras.append(extras) }
             return
         }
         state.draining = true
-        if let list {
-            let targets = list.targets
-            for i in 0..<list.count { targets[i].release() }
-            list.deallocate()
-        }
+        Edges.withTargets(edges) { for target in $0 { target.release() } }
+        Edges.deallocate(edges)
         _ = consume extras
         while true {
             if state.pendingRelease.count > 0 {
