@@ -392,8 +392,8 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let dependencies = Edges.make(count: edgeCount) { dependencyStack[first + $0].retain() }
-        let instance = Instance(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: dependencies, extras: extras)
+        let instance = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
+                                     reference: { dependencyStack[first + $0].retain() }, extras: extras)
         let reference = Unmanaged.passUnretained(instance)
         alive.append(consume instance)  // moved: the allocation's reference is the graph's
         if let extras, !extras.lazyCells.isEmpty {

@@ -1,11 +1,4 @@
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
@@ -31,71 +24,114 @@ public final class InstanceSpec: Sendable {
     }
 }
 
+/// What an instance holds besides its edges (the header of its allocation).
+public struct InstanceHeader {
+    let pointer: UnsafeMutableRawPointer
+    let spec: InstanceSpec
+    /// Strong constructor edges, or the rare instance's side storage, in one
+    /// word (see `Instance`). Changed only under `EdgeLock` (or in deinit).
+    var edges: UInt
+}
+
 /// A factory's result in a reference-counted box: it remembers its destructor
 /// and its outgoing edges. The destructor runs exactly once, when the last strong
 /// reference (handle, edge or scope cache) goes; then the box's own strong edges
 /// are released, so dependents die before their dependencies.
-public final class Instance: @unchecked Sendable {
-    public let pointer: UnsafeMutableRawPointer
-    public let spec: InstanceSpec
-    /// Strong edges in one word, so a leaf instance costs 40 bytes and edges are
-    /// plain references (no array machinery on the resolve and release paths):
-    /// an `Edges` word, or (tag `extrasTag`) a retained `InstanceExtras` for the
-    /// rare instance with late edges or lazy cells. Changed only under `EdgeLock`
-    /// (or in deinit).
-    private var edges: UInt
+///
+/// One allocation: a leaf costs 40 bytes, and constructor edges are plain
+/// retained references (no array machinery on the resolve and release paths).
+/// `header.edges` is 0 (no edges), one reference tagged `singleTag`, a count
+/// tagged `tailTag` whose references follow the header in the allocation, or
+/// (tag `extrasTag`) a retained `InstanceExtras` for the rare instance with late
+/// edges or lazy cells, whose `dependencies` word holds the constructor edges.
+public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> {
+    private static var tagMask: UInt { 3 }
+    private static var extrasTag: UInt { 1 }
+    private static var singleTag: UInt { 2 }
+    private static var tailTag: UInt { 3 }
 
-    private static let extrasTag: UInt = 1
-
-    /// `dependencies` is an `Edges` word whose references the instance takes over.
-    init(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies: UInt, extras: InstanceExtras?) {
-        self.pointer = pointer
-        self.spec = spec
+    /// A new instance taking over one reference to each of its `count` dependencies.
+    static func make(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies count: Int,
+                     reference: (Int) -> Unmanaged<Instance>, extras: InstanceExtras?) -> Instance {
+        let edges: UInt
+        switch count {
+        case 0: edges = 0
+        case 1: edges = UInt(bitPattern: reference(0).toOpaque()) | singleTag
+        default: edges = UInt(count) << 2 | tailTag
+        }
+        let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
+            InstanceHeader(pointer: pointer, spec: spec, edges: edges)
+        }
+        let instance = unsafeDowncast(buffer, to: Instance.self)
+        if count > 1 {
+            instance.withUnsafeMutablePointerToElements { tail in
+                for i in 0..<count { (tail + i).initialize(to: reference(i)) }
+            }
+        }
         if let extras {
-            extras.dependencies = dependencies
-            edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
-        } else {
-            edges = dependencies
+            extras.dependencies = edges
+            instance.header.edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | extrasTag
+        }
+        return instance
+    }
+
+    public var pointer: UnsafeMutableRawPointer { header.pointer }
+    public var spec: InstanceSpec { header.spec }
+    public var key: Key { header.spec.key }
+
+    deinit {
+        let pointer = header.pointer
+        Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
+        // Released without recursing once per level, so a 10,000-deep chain
+        // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
+        let word = header.edges
+        if word & Self.tagMask == Self.extrasTag {
+            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeRetainedValue()
+            let dependencies = extras.dependencies
+            extras.dependencies = 0
+            withTargets(dependencies) { ReleaseQueue.release($0, extras) }
+        } else if word != 0 {
+            withTargets(word) { ReleaseQueue.release($0, nil) }
         }
     }
 
-    public var key: Key { spec.key }
-
-    deinit {
-        let pointer = pointer
-        Unmanaged.passUnretained(spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
-        // Released without recursing once per level, so a 10,000-deep chain
-        // cannot overflow the stack (see ReleaseQueue).
-        if edges & Edges.tagMask == Self.extrasTag {
-            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~Edges.tagMask)!).takeRetainedValue()
-            let dependencies = extras.dependencies
-            extras.dependencies = 0
-            ReleaseQueue.release(dependencies, extras)
-        } else if edges != 0 {
-            ReleaseQueue.release(edges, nil)
+    /// The references of the edge word `word` (this instance's), without consuming them.
+    @inline(__always)
+    private func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Unmanaged<Instance>>) -> R) -> R {
+        switch word & Self.tagMask {
+        case Self.singleTag:
+            var single = Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)
+            return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
+        case Self.tailTag:
+            return withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: Int(word >> 2))) }
+        default:
+            return body(UnsafeBufferPointer(start: nil, count: 0))
         }
     }
 
     private var extras: InstanceExtras? {
-        guard edges & Edges.tagMask == Self.extrasTag else { return nil }
-        return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: edges & ~Edges.tagMask)!).takeUnretainedValue()
+        let word = header.edges
+        guard word & Self.tagMask == Self.extrasTag else { return nil }
+        return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeUnretainedValue()
     }
 
     /// Side storage for late edges, created on first use. Caller holds `EdgeLock`.
     private func extrasForWriting() -> InstanceExtras {
         if let extras { return extras }
         let extras = InstanceExtras()
-        extras.dependencies = edges
-        edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
+        extras.dependencies = header.edges
+        header.edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
         return extras
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
-        guard let extras else { return Edges.forEach(edges, body) }
-        guard Edges.forEach(extras.dependencies, body) else { return false }
-        for d in extras.lateStrong where !body(d) { return false }
-        return true
+        let extras = self.extras
+        let constructorEdges = withTargets(extras?.dependencies ?? header.edges) { targets in
+            targets.allSatisfy { $0._withUnsafeGuaranteedRef(body) }
+        }
+        guard constructorEdges, let extras else { return constructorEdges }
+        return extras.lateStrong.allSatisfy(body)
     }
 
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
@@ -114,55 +150,9 @@ public final class Instance: @unchecked Sendable {
     }
 }
 
-/// Constructor edges in one word of plain memory: 0 (none), one retained
-/// instance reference tagged `singleTag` (the usual case costs no allocation),
-/// or the address of a malloc'd list: a count, then that many retained references.
-/// `ReleaseQueue` releases the references and frees the list.
-enum Edges {
-    static let tagMask: UInt = 3
-    static let singleTag: UInt = 2
-
-    /// The word for `count` edges; `reference(i)` must hand over one reference each.
-    static func make(count: Int, reference: (Int) -> Unmanaged<Instance>) -> UInt {
-        switch count {
-        case 0: return 0
-        case 1: return UInt(bitPattern: reference(0).toOpaque()) | singleTag
-        default:
-            let base = malloc((count + 1) * 8)!  // plain malloc: the allocator's aligned path is slower
-            base.storeBytes(of: count, as: Int.self)
-            let targets = (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self)
-            for i in 0..<count { (targets + i).initialize(to: reference(i)) }
-            return UInt(bitPattern: base)
-        }
-    }
-
-    /// The references of `word`, without consuming them.
-    @inline(__always)
-    static func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Unmanaged<Instance>>) -> R) -> R {
-        if word & singleTag != 0 {
-            var single = Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~tagMask)!)
-            return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
-        }
-        guard let base = UnsafeMutableRawPointer(bitPattern: word) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
-        return body(UnsafeBufferPointer(start: (base + 8).assumingMemoryBound(to: Unmanaged<Instance>.self), count: base.load(as: Int.self)))
-    }
-
-    static func forEach(_ word: UInt, _ body: (Instance) -> Bool) -> Bool {
-        withTargets(word) { targets in
-            for target in targets where !target._withUnsafeGuaranteedRef(body) { return false }
-            return true
-        }
-    }
-
-    /// Frees the storage of `word` (its references were released or handed on).
-    static func deallocate(_ word: UInt) {
-        if word & singleTag == 0, let base = UnsafeMutableRawPointer(bitPattern: word) { free(base) }
-    }
-}
-
 /// Edges of an instance that gained some after construction or owns lazy cells.
 final class InstanceExtras: @unchecked Sendable {
-    /// Constructor edges, an `Edges` word (handed to ReleaseQueue by the instance's deinit).
+    /// The instance's constructor edge word (released by the instance's deinit).
     var dependencies: UInt = 0
     var lateStrong: [Instance] = []
     var lazyCells: [LazyCell] = []

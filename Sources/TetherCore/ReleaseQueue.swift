@@ -6,22 +6,21 @@
 /// edges are handed over; siblings go in edge order), but the stack depth no
 /// longer grows with the length of a dependency chain.
 enum ReleaseQueue {
-    /// Releases the references of an `Edges` word (and frees it), then `extras`.
-    static func release(_ edges: UInt, _ extras: InstanceExtras?) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(edges, extras, $0) }
+    /// Releases one reference to each of `targets`, then `extras`.
+    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ extras: InstanceExtras?) {
+        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, extras, $0) }
     }
 
-    private static func release(_ edges: UInt, _ extras: consuming InstanceExtras?, _ state: ThreadState) {
+    private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ extras: consuming InstanceExtras?,
+                                _ state: ThreadState) {
         if state.draining {
             // Reversed, so popping releases them in edge order.
-            Edges.withTargets(edges) { for target in $0.reversed() { state.pendingRelease.append(target) } }
-            Edges.deallocate(edges)
+            for target in targets.reversed() { state.pendingRelease.append(target) }
             if let extras = consume extras { state.pendingExtras.append(extras) }
             return
         }
         state.draining = true
-        Edges.withTargets(edges) { for target in $0 { target.release() } }
-        Edges.deallocate(edges)
+        for target in targets { target.release() }
         _ = consume extras
         while true {
             if state.pendingRelease.count > 0 {
