@@ -33,6 +33,8 @@ final class Graph {
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
     private var queueHead = 0
+    /// The resolver of the last completion callback, for the next one.
+    private var spareResolver: Resolver?
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
@@ -423,7 +425,7 @@ final class Graph {
             queueHead += 1
             let completions = pending.instance._withUnsafeGuaranteedRef { $0.spec.completions }
             for (n, completion) in completions.enumerated() {
-                let resolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
+                let resolver = completionResolver(pending)
                 defer { resolver.close() }
                 let outcome = pending.instance._withUnsafeGuaranteedRef { instance -> CallbackFailure? in
                     do throws(CallbackFailure) { try completion.complete(resolver, instance: instance) } catch { return error }
@@ -436,6 +438,18 @@ final class Graph {
                 }
             }
         }
+    }
+
+    /// A resolver for a completion callback of `pending`: the last one again when
+    /// nobody else kept it (callbacks run one at a time), else a new one.
+    private func completionResolver(_ pending: Pending) -> Resolver {
+        if spareResolver != nil, isKnownUniquelyReferenced(&spareResolver!) {
+            spareResolver!.reopen(lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
+            return spareResolver!
+        }
+        let resolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
+        spareResolver = resolver
+        return resolver
     }
 
     /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).

@@ -5,11 +5,11 @@ public final class Resolver: @unchecked Sendable {
     /// Unretained, like everything here: while the resolver is open (checked
     /// before any use) the graph, its instances and their containers are alive.
     private let graph: Unmanaged<Graph>
-    private let lookupReference: Unmanaged<Container>
+    private var lookupReference: Unmanaged<Container>
     /// The instance being completed; nil while its factory is still running.
-    private let ownerReference: Unmanaged<Instance>?
+    private var ownerReference: Unmanaged<Instance>?
     /// Where the owner came from, to note the edges it makes (for the picture).
-    private let ownerRegistration: Unmanaged<Registration>
+    private var ownerRegistration: Unmanaged<Registration>
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
     private var pendingStrong: [Instance] = []
@@ -24,6 +24,15 @@ public final class Resolver: @unchecked Sendable {
     private var ownerKey: Key { ownerRegistration._withUnsafeGuaranteedRef { $0.key } }
 
     func close() { isOpen = false }
+
+    /// Opens a closed resolver for another callback of the same graph (the graph
+    /// reuses one that nobody else holds).
+    func reopen(lookup: Unmanaged<Container>, owner registration: Unmanaged<Registration>, instance owner: Unmanaged<Instance>?) {
+        lookupReference = lookup
+        ownerRegistration = registration
+        ownerReference = owner
+        isOpen = true
+    }
 
     /// Hands the edges a factory asked for to its new instance (and forgets them,
     /// so a resolver kept past its factory holds nothing).
