@@ -41,3 +41,5 @@ for mode in yes no; do
 done
 echo
 python3 "$ROOT/benchmarks/c/callcounts.py" "$OUT/callgrind.$BODY" "$OPS"
+echo
+python3 "$ROOT/benchmarks/c/layers.py" "$OUT/callgrind.$BODY" "$OPS"
