@@ -94,12 +94,21 @@ public final class Container: @unchecked Sendable {
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else {
+        guard let registration = unretainedRegistration(for: key) else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
-        try Graph.checkArguments(registration, arguments)
-        if let hit = registration.cached(registration.spec.scope) { return hit }
-        return try Graph.resolve(registration, from: self, arguments: arguments)
+        // Unretained: the container keeps its registrations (retired ones too) until it is freed.
+        let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Instance, TetherError> in
+            do throws(TetherError) {
+                try Graph.checkArguments(registration, arguments)
+                let scope = registration.specReference._withUnsafeGuaranteedRef { $0.scope }
+                if let hit = registration.cached(scope) { return .success(hit) }
+                return .success(try Graph.resolve(registration, from: self, arguments: arguments))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Empties this container's cache of `scope` (not its parents').

@@ -112,7 +112,7 @@ final class Graph {
     private func clear() {
         shared.removeAll()
         frames.truncate(to: 0)
-        deepFrames = nil
+        if deepFrames != nil { deepFrames = nil }
         words.truncate(to: 0)
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
@@ -460,17 +460,19 @@ final class Graph {
     }
 
     private func publish() {
-        for (registration, instance) in pendingShared {
-            registration.publish(instance)
-            CreationLock.shared.pending[ObjectIdentifier(registration)] = nil
+        if !pendingShared.isEmpty {
+            for (registration, instance) in pendingShared {
+                registration.publish(instance)
+                CreationLock.shared.pending[ObjectIdentifier(registration)] = nil
+            }
+            pendingShared.removeAll(keepingCapacity: true)
         }
-        pendingShared = []
         releaseCreationLock()
     }
 
     private func abort() {
         for (registration, _) in pendingShared { CreationLock.shared.pending[ObjectIdentifier(registration)] = nil }
-        pendingShared = []
+        if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         releaseCreationLock()
         // Dropping the graph's references destroys what it created, each once;
         // cached instances it merely reused stay cached.
@@ -517,7 +519,7 @@ struct InstanceMap {
 
     mutating func removeAll() {
         small.truncate(to: 0)
-        large = nil
+        if large != nil { large = nil }
     }
 
     func free() { small.free() }
