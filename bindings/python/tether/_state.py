@@ -11,8 +11,11 @@ from .errors import error_for
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
-        #: The exception a Python factory/callback raised in the C call now unwinding.
-        self.pending: BaseException | None = None
+        #: ``(frame, exception)``: the exception a Python factory/callback raised in the C call now
+        #: unwinding, with the innermost frame of ``frames`` at that moment (None if there was none):
+        #: a resolve takes it as the cause only if it is its own, so a stale one (left by a failure
+        #: that C swallowed, or by a resolve C started) never needs clearing on the hot path.
+        self.pending: tuple[list[Any] | None, BaseException] | None = None
         #: One frame per Python-initiated resolve running on this thread, innermost last:
         #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
         #: the registrations it made instances of noted (see ``Registration._note_created``).
@@ -59,9 +62,27 @@ def free_retired() -> None:
     del freed  # outside the lock
 
 
-def raise_failure(status: int, message: str) -> NoReturn:
-    """Raises the error for a failed call, chained to the Python exception that caused it, if any."""
-    cause, tls.pending = tls.pending, None
+def park(exc: BaseException) -> None:
+    """Remembers ``exc`` as the cause of the failure now unwinding (see ``pending``)."""
+    frames = tls.frames
+    tls.pending = (frames[-1] if frames else None, exc)
+
+
+_CURRENT: Any = object()
+
+
+def raise_failure(status: int, message: str, frame: Any = _CURRENT) -> NoReturn:
+    """Raises the error for a failed call, chained to the Python exception that caused it, if any.
+
+    ``frame``: the resolve's own frame (default: the innermost one running on this thread).
+    """
+    if frame is _CURRENT:
+        frames = tls.frames
+        frame = frames[-1] if frames else None
+    pending, cause = tls.pending, None
+    if pending is not None and pending[0] is frame:
+        cause = pending[1]
+        tls.pending = None
     error = error_for(status, message)
     if cause is None:
         raise error

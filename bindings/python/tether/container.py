@@ -21,7 +21,7 @@ Callback = Callable[[Any, Any], Any]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
-_held = objects.held
+_box_of = objects.box_of
 _tls = _state.tls
 _generation = _state.generation
 _inflight = _state.inflight
@@ -74,6 +74,8 @@ class Container:
             raise error_for(status, self._api.last_error())
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
+        self._hot_resolve = self._api.hot_resolve_key_instance
+        self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
 
@@ -258,31 +260,63 @@ class Container:
         if handle is None:
             raise InvalidHandleError("the container is closed")
         try:
-            kid, reg = self._lookups[key]
+            kid, weak_reg = self._lookups[key]
             if self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
-            kid, reg = self._lookup(key)
-        if reg is not None and reg.published is not None and not args:
-            obj = reg.published()  # WEAK scope, still held by Python: the same object, no C call
-            if obj is not None:
-                return obj
-        api = self._api
+            kid, weak_reg = self._lookup(key)
+        if args:
+            return self._resolve_args(key, args)
+        if weak_reg is not None:
+            published = weak_reg.published
+            if published is not None:
+                obj = published()  # WEAK scope, still held by Python: the same object, no C call
+                if obj is not None:
+                    return obj
         frames = _tls.frames
-        if not frames:
-            _tls.pending = None
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
         _inflight.append(None)
+        out = PointerOut()  # tether_ref *
+        instance = PointerOut()
+        try:
+            status = self._hot_resolve(handle, kid, instance, out)
+            message = self._api.last_error() if status else ""
+        finally:
+            frames.pop()
+            _inflight.pop()
+            if _retired:
+                _state.free_retired()
+        if status:
+            for made, noted in reversed(frame[1:]):
+                made.rollback(noted)
+            _state.raise_failure(status, message, frame)
+        if len(frame) > 1:
+            for made, _noted in frame[1:]:
+                made.publish()
+        # native.adopt, inlined: a Python object comes back as itself and the handle is released
+        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
+        cell = _box_of(instance[0])
+        if cell is not None:
+            self._ref_release(out[0])
+            return cell[0]
+        return self._adopt(out[0], instance[0])
+
+    def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
+        """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
+        handle = self._handle_arg
+        kid, _weak = self._lookup(key)
+        reg = self._registration(encode_key(key))
+        api = self._api
+        frames = _tls.frames
+        frame: list[Any] = [self]
+        frames.append(frame)
+        _inflight.append(None)
         out = c_void_p()
-        instance = PointerOut()  # the no-args call fills it; the args path asks tether_ref_get below
         pinned: Sequence[int] = ()
         try:
-            if args:
-                values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
-                status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-            else:
-                status = api.hot_resolve_key_instance(handle, kid, instance, byref(out))
+            values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
+            status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = api.last_error() if status else ""
         finally:
             frames.pop()
@@ -294,29 +328,36 @@ class Container:
         if status:
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
-            _state.raise_failure(status, message)
+            _state.raise_failure(status, message, frame)
         if len(frame) > 1:
             for made, _noted in frame[1:]:
                 made.publish()
-        # native.adopt, inlined: a Python object comes back as itself and the handle is released
-        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
-        address = api.hot_ref_get(out) if args else instance[0]
-        obj = _held(address)
-        if obj is None:  # a singleton (held by its container) or a native instance
-            obj = objects.lookup(address, objects.MISSING)
-            if obj is objects.MISSING:
-                return native.NativeRef._adopt(api, out.value or 0, address or 0)
-        api.hot_ref_release(out)
+        address = api.hot_ref_get(out)
+        cell = _box_of(address)
+        if cell is not None:
+            api.hot_ref_release(out)
+            return cell[0]
+        return self._adopt(out.value, address)
+
+    def _adopt(self, ref: int | None, address: int | None) -> Any:
+        """The rest of native.adopt for an owned handle: a counted or owned Python object comes back
+        as itself (the handle released), a native instance as a NativeRef owning the handle."""
+        obj = objects.lookup(address, objects.MISSING)
+        if obj is objects.MISSING:
+            return native.NativeRef._adopt(self._api, ref or 0, address or 0)
+        self._ref_release(ref)
         return obj
 
     def _lookup(self, key: Key) -> tuple[c_uint32, Registration | None]:
-        """(interned id, Python registration) for ``key``, cached until any registration changes."""
+        """(interned id, the Python registration if it is WEAK-scoped) for ``key``, cached until any
+        registration changes."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
             self._lookups_generation = _state.generation[0]
-        entry = (c_uint32(self._key_id(raw)), self._registration(raw))  # c_uint32: ready-made for the hot call
-        if len(self._lookups) < 1024:
+        reg = self._registration(raw)
+        entry = (c_uint32(self._key_id(raw)), reg if reg is not None and reg.scope == Scope.WEAK else None)
+        if len(self._lookups) < 1024:  # c_uint32: ready-made for the hot call
             self._lookups[key] = entry
         return entry
 

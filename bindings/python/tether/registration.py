@@ -57,7 +57,7 @@ _ARGTYPES = {
 
 def fail(api: Api, exc: BaseException) -> None:
     """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
-    _state.tls.pending = exc
+    _state.park(exc)
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     try:
         api.tether_set_error(text.replace("\0", "\\0").encode("utf-8", "replace"))
@@ -83,6 +83,7 @@ class Registration:
         "cached",
         "skip",
         "arg_kinds",
+        "fresh",
         "__weakref__",
     )
 
@@ -103,6 +104,8 @@ class Registration:
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
+        # every instance a new plain object, in its own box: the fast destructor, no retain checks
+        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and objects.fresh_class(factory)
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
         """Declares the registration to the library in container ``handle``.
@@ -120,7 +123,8 @@ class Registration:
         trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
         completes = [COMPLETE_FN(self._complete_trampoline(fn, index)) for index, fn in enumerate(callbacks)]
         self.callables += [trampoline, *completes]
-        options = RegistrationOptions(scope=int(self.scope), drop=objects.DROP, completion_count=len(completes))
+        drop = objects.DROP_FAST if self.fresh else objects.DROP
+        options = RegistrationOptions(scope=int(self.scope), drop=drop, completion_count=len(completes))
         if completes:
             options.completions = (COMPLETE_FN * len(completes))(*completes)
         array = (Param * len(params))(*params)
@@ -142,64 +146,12 @@ class Registration:
         assert factory is not None
         weak_scope = self.scope == Scope.WEAK
         singleton = self.scope == Scope.SINGLETON
-        lookup = objects.lookup
-        missing = objects.MISSING
         simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
         retain = objects.retain
+        box_of = objects.box_of
 
-        if simple and not weak_scope and not singleton:  # the common shapes: fewer steps per call
-            if not slots:
-
-                def no_dependencies() -> int | None:
-                    try:
-                        obj = factory()
-                        if obj is None:
-                            raise self._returned_none()
-                        return retain(obj)
-                    except BaseException as exc:
-                        fail(api, exc)
-                        return None
-
-                return no_dependencies
-
-            held = objects.held
-
-            if len(slots) == 1:
-
-                def one_dependency(resolver: int | None, ptr: int | None) -> int | None:
-                    try:
-                        dep = held(ptr)
-                        if dep is None:  # a singleton or native dependency: the general conversion
-                            obj = factory(*self._convert((ptr,), resolver))
-                        else:
-                            obj = factory(dep)
-                        if obj is None:
-                            raise self._returned_none()
-                        return retain(obj)
-                    except BaseException as exc:
-                        fail(api, exc)
-                        return None
-
-                return one_dependency
-
-            def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
-                try:
-                    args = []
-                    for ptr in ptrs:
-                        dep = held(ptr)
-                        if dep is None:  # a singleton or native dependency: the general conversion
-                            args = self._convert(ptrs, resolver)
-                            break
-                        args.append(dep)
-                    obj = factory(*args)
-                    if obj is None:
-                        raise self._returned_none()
-                    return retain(obj)
-                except BaseException as exc:
-                    fail(api, exc)
-                    return None
-
-            return dependencies
+        if simple and not weak_scope and not singleton:
+            return self._simple_trampoline(len(slots))
 
         def trampoline(*cargs: Any) -> int | None:
             try:
@@ -217,11 +169,11 @@ class Registration:
                 if simple:
                     args = []
                     for ptr in cargs:
-                        obj = lookup(ptr or 0, missing)
-                        if obj is missing:  # a native dependency: the general path
+                        box = box_of(ptr)
+                        if box is None:  # a counted, owned or native dependency: the general path
                             args = self._convert(cargs, resolver)
                             break
-                        args.append(obj)
+                        args.append(box[0])
                     obj = factory(*args)
                 else:
                     args = self._convert(cargs, resolver)
@@ -257,6 +209,210 @@ class Registration:
                 return None
 
         return trampoline
+
+    def _simple_trampoline(self, count: int) -> Callable[..., int | None]:
+        """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
+        graph scope. It does per call only what the general one would: the dependencies from the
+        fast table (else ``_convert``), the factory, then ``objects.retain`` inlined (a plain
+        object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``)."""
+        api = self.api
+        factory = self.factory
+        assert factory is not None
+        box_of = objects.box_of
+        plain = objects.plain
+        setdefault = objects._boxes.setdefault
+        counted = objects.retain_counted
+        returned_none = self._returned_none
+        convert = self._convert
+        if self.fresh:
+            return self._fresh_trampoline(count)
+
+        if count == 0:
+
+            def no_dependencies() -> int | None:
+                try:
+                    obj = factory()
+                    if type(obj) in plain:
+                        cell = (obj,)
+                        ptr = id(obj)
+                        if setdefault(ptr, cell) is cell:
+                            return ptr
+                    elif obj is None:
+                        raise returned_none()
+                    return counted(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return no_dependencies
+
+        if count == 1:
+
+            def one_dependency(resolver: int | None, ptr: int | None) -> int | None:
+                try:
+                    cell = box_of(ptr)
+                    if cell is not None:
+                        obj = factory(cell[0])
+                    else:  # a counted, owned or native dependency: the general conversion
+                        obj = factory(*convert((ptr,), resolver))
+                    if type(obj) in plain:
+                        cell = (obj,)
+                        ptr = id(obj)
+                        if setdefault(ptr, cell) is cell:
+                            return ptr
+                    elif obj is None:
+                        raise returned_none()
+                    return counted(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return one_dependency
+
+        if count == 2:
+
+            def two_dependencies(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
+                try:
+                    c1 = box_of(p1)
+                    c2 = box_of(p2)
+                    if c1 is not None and c2 is not None:
+                        obj = factory(c1[0], c2[0])
+                    else:
+                        obj = factory(*convert((p1, p2), resolver))
+                    if type(obj) in plain:
+                        cell = (obj,)
+                        ptr = id(obj)
+                        if setdefault(ptr, cell) is cell:
+                            return ptr
+                    elif obj is None:
+                        raise returned_none()
+                    return counted(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return two_dependencies
+
+        def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
+            try:
+                args = []
+                for p in ptrs:
+                    cell = box_of(p)
+                    if cell is None:  # a counted, owned or native dependency: the general conversion
+                        args = convert(ptrs, resolver)
+                        break
+                    args.append(cell[0])
+                obj = factory(*args)
+                if type(obj) in plain:
+                    cell = (obj,)
+                    ptr = id(obj)
+                    if setdefault(ptr, cell) is cell:
+                        return ptr
+                elif obj is None:
+                    raise returned_none()
+                return counted(obj)
+            except BaseException as exc:
+                fail(api, exc)
+                return None
+
+        return dependencies
+
+    def _fresh_trampoline(self, count: int) -> Callable[..., int | None]:
+        """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object, never
+        None, so its box is stored without the checks (``DROP_FAST`` takes it back)."""
+        api = self.api
+        cls = self.factory
+        assert cls is not None
+        box_of = objects.box_of
+        boxes = objects._boxes
+        convert = self._convert
+
+        if count == 0:
+
+            def make() -> int | None:
+                try:
+                    obj = cls()
+                    ptr = id(obj)
+                    boxes[ptr] = (obj,)
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make
+
+        if count == 1:
+
+            def make_1(resolver: int | None, p1: int | None) -> int | None:
+                try:
+                    c1 = box_of(p1)
+                    obj = cls(c1[0]) if c1 is not None else cls(*convert((p1,), resolver))
+                    ptr = id(obj)
+                    boxes[ptr] = (obj,)
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_1
+
+        if count == 2:
+
+            def make_2(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
+                try:
+                    c1 = box_of(p1)
+                    c2 = box_of(p2)
+                    if c1 is not None and c2 is not None:
+                        obj = cls(c1[0], c2[0])
+                    else:
+                        obj = cls(*convert((p1, p2), resolver))
+                    ptr = id(obj)
+                    boxes[ptr] = (obj,)
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_2
+
+        if count == 3:
+
+            def make_3(resolver: int | None, p1: int | None, p2: int | None, p3: int | None) -> int | None:
+                try:
+                    c1 = box_of(p1)
+                    c2 = box_of(p2)
+                    c3 = box_of(p3)
+                    if c1 is not None and c2 is not None and c3 is not None:
+                        obj = cls(c1[0], c2[0], c3[0])
+                    else:
+                        obj = cls(*convert((p1, p2, p3), resolver))
+                    ptr = id(obj)
+                    boxes[ptr] = (obj,)
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_3
+
+        def make_n(resolver: int | None, *ptrs: int | None) -> int | None:
+            try:
+                args = []
+                for p in ptrs:
+                    cell = box_of(p)
+                    if cell is None:  # a counted, owned or native dependency: the general conversion
+                        args = convert(ptrs, resolver)
+                        break
+                    args.append(cell[0])
+                obj = cls(*args)
+                ptr = id(obj)
+                boxes[ptr] = (obj,)
+                return ptr
+            except BaseException as exc:
+                fail(api, exc)
+                return None
+
+        return make_n
 
     def _returned_none(self) -> ValueError:
         return ValueError(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
