@@ -6,7 +6,11 @@ import itertools
 import threading
 from typing import Any, NoReturn
 
+from ._native import PointerOut
 from .errors import error_for
+
+#: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).
+all_frames: dict[int, list[list[Any]]] = {}
 
 
 class _ThreadState(threading.local):
@@ -20,12 +24,23 @@ class _ThreadState(threading.local):
         #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
         #: the registrations it made instances of noted (see ``Registration._note_created``).
         self.frames: list[list[Any]] = []
+        #: ``(frames, out, instance)`` for ``Container.resolve``: this thread's frames and the two
+        #: out-parameters of tether_resolve_key_instance, reused (a nested resolve on this thread
+        #: runs inside the C call and is done with them before that call writes them).
+        self.hot: tuple[list[list[Any]], Any, Any] = (self.frames, PointerOut(), PointerOut())
+        all_frames[threading.get_ident()] = self.frames
 
 
 tls = _ThreadState()
 
-#: One entry per Python-initiated resolve running on any thread (list append/pop are atomic).
+#: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
+#: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+
+
+def busy() -> bool:
+    """True while a Python-initiated resolve or provider call runs on any thread."""
+    return bool(inflight) or any(list(all_frames.values()))
 #: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
 _generations = itertools.count(1)
@@ -41,7 +56,7 @@ retired: list[Any] = []
 def retire(things: list[Any]) -> None:
     """Frees ``things`` (ctypes callbacks) now, or when the resolves running now have returned."""
     with _retire_lock:
-        if inflight:
+        if busy():
             retired.extend(things)
     things.clear()
 
@@ -53,10 +68,11 @@ def resolve_finished() -> None:
 
 
 def free_retired() -> None:
-    """Frees the retired trampolines once no resolve runs (call it after ``inflight.pop()``)."""
+    """Frees the retired trampolines once no resolve runs (call it after popping one's frame or
+    ``inflight`` entry)."""
     freed: list[Any] = []
     with _retire_lock:
-        if not inflight:  # every resolve that could use them has returned
+        if not busy():  # every resolve that could use them has returned
             freed[:] = retired
             retired.clear()
     del freed  # outside the lock

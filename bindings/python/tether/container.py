@@ -7,7 +7,7 @@ from ctypes import byref, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from . import _loader, _state, native, objects
-from ._native import OK, PointerOut
+from ._native import OK
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -22,9 +22,9 @@ Callback = Callable[[Any, Any], Any]
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _box_of = objects.box_of
+_owned_get = objects._owned.get
 _tls = _state.tls
 _generation = _state.generation
-_inflight = _state.inflight
 _retired = _state.retired
 
 
@@ -273,18 +273,16 @@ class Container:
                 obj = published()  # WEAK scope, still held by Python: the same object, no C call
                 if obj is not None:
                     return obj
-        frames = _tls.frames
+        frames, out, instance = _tls.hot  # this thread's frames and out-parameters
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
-        _inflight.append(None)
-        out = PointerOut()  # tether_ref *
-        instance = PointerOut()
         try:
             status = self._hot_resolve(handle, kid, instance, out)
+            ref = out[0]  # tether_ref *, read before anything else can reuse the buffers
+            address = instance[0]
             message = self._api.last_error() if status else ""
         finally:
             frames.pop()
-            _inflight.pop()
             if _retired:
                 _state.free_retired()
         if status:
@@ -296,11 +294,17 @@ class Container:
                 made.publish()
         # native.adopt, inlined: a Python object comes back as itself and the handle is released
         # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
-        cell = _box_of(instance[0])
+        cell = _box_of(address)
         if cell is not None:
-            self._ref_release(out[0])
+            self._ref_release(ref)
             return cell[0]
-        return self._adopt(out[0], instance[0])
+        owned = _owned_get(address)  # a singleton, held by its container
+        if owned is not None:
+            held = owned()
+            if held is not None:
+                self._ref_release(ref)
+                return held.obj
+        return self._adopt(ref, address)
 
     def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
         """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
@@ -311,7 +315,6 @@ class Container:
         frames = _tls.frames
         frame: list[Any] = [self]
         frames.append(frame)
-        _inflight.append(None)
         out = c_void_p()
         pinned: Sequence[int] = ()
         try:
@@ -320,7 +323,6 @@ class Container:
             message = api.last_error() if status else ""
         finally:
             frames.pop()
-            _inflight.pop()
             if _retired:
                 _state.free_retired()
             for ptr in pinned:

@@ -39,7 +39,7 @@ from ._native import (
 from .errors import error_for
 from .lazy import Lazy, WeakLazy
 from .native import weak_callable
-from .resolver import Resolver, native_via_resolver
+from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
 from .slots import Plan
 
@@ -479,15 +479,33 @@ class Registration:
 
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
+        box_of = objects.box_of
+        make_resolver = resolver_for(api)
+
+        def unknown(instance: int | None) -> Any:
+            obj = objects.lookup(instance or 0, objects.MISSING)
+            if obj is objects.MISSING:
+                raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
+            return obj
+
+        if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
+
+            def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
+                try:
+                    cell = box_of(instance)
+                    callback(make_resolver(resolver), cell[0] if cell is not None else unknown(instance))
+                    return OK
+                except BaseException as exc:
+                    fail(api, exc)
+                    return E_FACTORY_FAILED
+
+            return complete
 
         def trampoline(resolver: int | None, instance: int | None, _context: int | None) -> int:
             try:
                 if self.skip is not None and self.skip == instance:
                     return OK  # a reused WEAK-scope object: completed when it was made
-                obj = objects.lookup(instance or 0, objects.MISSING)
-                if obj is objects.MISSING:
-                    raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
-                callback(Resolver(api, resolver or 0), obj)
+                callback(make_resolver(resolver), unknown(instance))
                 return OK
             except BaseException as exc:
                 fail(api, exc)

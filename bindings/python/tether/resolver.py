@@ -5,10 +5,14 @@ from __future__ import annotations
 from ctypes import c_void_p
 from typing import Any, Callable
 
+from weakref import ref as _weakref
+
 from . import _state, native, objects
-from ._native import OK, Api
+from ._native import OK, Api, PointerOut
 from .errors import error_for
-from .markers import Key, encode_key
+from .markers import Key, _encoded, encode_key
+
+_box_of = objects.box_of
 
 
 def native_via_resolver(api: Api, resolver: int, instance: int) -> native.NativeRef:
@@ -34,6 +38,8 @@ class Resolver:
     """
 
     __slots__ = ("_api", "_handle")
+    _api: Api
+    _handle: int
 
     def __init__(self, api: Api, handle: int) -> None:
         self._api = api
@@ -41,14 +47,18 @@ class Resolver:
 
     def get(self, key: Key) -> Any:
         """The instance of ``key`` in this graph, held strongly by the instance being completed."""
-        raw = encode_key(key)
-        out = c_void_p()
+        raw = _encoded.get(key) or encode_key(key)
+        out = PointerOut()
         status = self._api.tether_resolver_get(self._handle, raw, out)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
-        obj = objects.lookup(out.value or 0, objects.MISSING)
+        address = out[0]
+        cell = _box_of(address)
+        if cell is not None:
+            return cell[0]
+        obj = objects.lookup(address or 0, objects.MISSING)
         if obj is objects.MISSING:
-            return native_via_resolver(self._api, self._handle, out.value or 0)
+            return native_via_resolver(self._api, self._handle, address or 0)
         return obj
 
     def weak(self, key: Key) -> Callable[[], Any]:
@@ -56,18 +66,39 @@ class Resolver:
         # Records the weak edge and gives the instance without making a weak handle: a Python
         # object gets Python's own weakref.ref. The pointer is valid here, as every instance of
         # the running resolve is alive until it returns.
-        instance = c_void_p()
-        status = self._api.tether_resolver_get_weak_instance(self._handle, encode_key(key), instance, None)
+        raw = _encoded.get(key) or encode_key(key)
+        instance = PointerOut()
+        status = self._api.tether_resolver_get_weak_instance(self._handle, raw, instance, None)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
-        address = instance.value or 0
-        obj = objects.lookup(address, objects.MISSING)
+        address = instance[0]
+        cell = _box_of(address)
+        if cell is not None:
+            try:
+                return _weakref(cell[0])
+            except TypeError:
+                pass  # python_weak says what to do
+        obj = objects.lookup(address or 0, objects.MISSING)
         if obj is objects.MISSING:
             # A native instance: NativeWeak needs a weak handle. Asking the key again would build a
             # second instance of a transient key, so take a handle to this very instance
             # (tether_resolver_ref; the same as get() does) and downgrade it.
-            return native_via_resolver(self._api, self._handle, address).downgrade()
+            return native_via_resolver(self._api, self._handle, address or 0).downgrade()
         return native.python_weak(obj)
 
     def __repr__(self) -> str:
         return "<tether.Resolver>"
+
+
+def resolver_for(api: Api) -> Callable[[int | None], Resolver]:
+    """``make(handle)``: a ``Resolver`` for ``handle`` without running ``__init__`` (completion
+    trampolines make one per call)."""
+    new = object.__new__
+
+    def make(handle: int | None) -> Resolver:
+        r: Resolver = new(Resolver)
+        r._api = api
+        r._handle = handle or 0
+        return r
+
+    return make
