@@ -61,7 +61,7 @@ class Container:
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, tuple[c_uint32, Registration | None]] = {}
+        self._lookups: dict[object, tuple[int | c_uint32, Registration | None]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -350,7 +350,7 @@ class Container:
         self._ref_release(ref)
         return obj
 
-    def _lookup(self, key: Key) -> tuple[c_uint32, Registration | None]:
+    def _lookup(self, key: Key) -> tuple[int | c_uint32, Registration | None]:
         """(interned id, the Python registration if it is WEAK-scoped) for ``key``, cached until any
         registration changes."""
         raw = encode_key(key)
@@ -358,8 +358,11 @@ class Container:
             self._lookups.clear()
             self._lookups_generation = _state.generation[0]
         reg = self._registration(raw)
-        entry = (c_uint32(self._key_id(raw)), reg if reg is not None and reg.scope == Scope.WEAK else None)
-        if len(self._lookups) < 1024:  # c_uint32: ready-made for the hot call
+        kid = self._key_id(raw)
+        # for the hot call (no argtypes): an int is passed as a C int, the same register as a
+        # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if reg is not None and reg.scope == Scope.WEAK else None)
+        if len(self._lookups) < 1024:
             self._lookups[key] = entry
         return entry
 
