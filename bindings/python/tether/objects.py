@@ -244,7 +244,9 @@ def live_count() -> int:
 def fresh_class(factory: Any) -> bool:
     """True if calling ``factory`` always makes a new plain object: a class with the default
     ``__new__`` and metaclass ``__call__``, whose instances are passed to C as their id (not ctypes
-    data, not a NativeRef). Its instances never share a box, so their destructor can be ``DROP_FAST``."""
+    data, not a NativeRef). Its instances never share a box, so their destructor can be ``DROP_FAST``
+    (assuming ``__init__`` does not hand ``self`` to another thread that returns it from a factory
+    before ``__init__`` has returned)."""
     return (
         isinstance(factory, type)
         and getattr(type(factory), "__call__") is getattr(type, "__call__")
