@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from typing import Any, NoReturn
 
@@ -40,6 +41,11 @@ inflight: list[None] = []
 
 def busy() -> bool:
     """True while a Python-initiated resolve or provider call runs on any thread."""
+    if len(all_frames) > 256:  # forget finished threads (an idle thread's list is empty)
+        alive = sys._current_frames()
+        for ident, frames in list(all_frames.items()):
+            if ident not in alive and not frames:
+                all_frames.pop(ident, None)
     return bool(inflight) or any(list(all_frames.values()))
 #: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
