@@ -493,7 +493,9 @@ class Registration:
             def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
                 try:
                     cell = box_of(instance)
-                    callback(make_resolver(resolver), cell[0] if cell is not None else unknown(instance))
+                    r = make_resolver()
+                    r._handle = resolver or 0
+                    callback(r, cell[0] if cell is not None else unknown(instance))
                     return OK
                 except BaseException as exc:
                     fail(api, exc)
@@ -505,7 +507,9 @@ class Registration:
             try:
                 if self.skip is not None and self.skip == instance:
                     return OK  # a reused WEAK-scope object: completed when it was made
-                callback(make_resolver(resolver), unknown(instance))
+                r = make_resolver()
+                r._handle = resolver or 0
+                callback(r, unknown(instance))
                 return OK
             except BaseException as exc:
                 fail(api, exc)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from ctypes import c_void_p
-from typing import Any, Callable
-
+from typing import Any, Callable, ClassVar
 from weakref import ref as _weakref
 
 from . import _state, native, objects
@@ -37,12 +37,12 @@ class Resolver:
     ``weak(key)`` records a weak edge and returns a ``weakref.ref``-style callable.
     """
 
-    __slots__ = ("_api", "_handle")
-    _api: Api
+    __slots__ = ("_handle",)
+    _api: ClassVar[Api]  # the loaded library: one per process
     _handle: int
 
     def __init__(self, api: Api, handle: int) -> None:
-        self._api = api
+        Resolver._api = api
         self._handle = handle
 
     def get(self, key: Key) -> Any:
@@ -90,15 +90,8 @@ class Resolver:
         return "<tether.Resolver>"
 
 
-def resolver_for(api: Api) -> Callable[[int | None], Resolver]:
-    """``make(handle)``: a ``Resolver`` for ``handle`` without running ``__init__`` (completion
-    trampolines make one per call)."""
-    new = object.__new__
-
-    def make(handle: int | None) -> Resolver:
-        r: Resolver = new(Resolver)
-        r._api = api
-        r._handle = handle or 0
-        return r
-
-    return make
+def resolver_for(api: Api) -> Callable[[], Resolver]:
+    """``make()``: a new ``Resolver`` whose ``_handle`` the caller sets, made without running
+    ``__init__`` or any Python frame (completion trampolines make one per call)."""
+    Resolver._api = api  # one library per process (tether.load refuses a second)
+    return functools.partial(object.__new__, Resolver)
