@@ -129,3 +129,36 @@ def test_a_stale_cause_is_never_attached_to_a_later_failure(c):
         c.resolve("Boom")
     assert isinstance(info2.value.__cause__, KeyError)
     tether._state.tls.pending = None
+
+
+class WithArgs:
+    def __init__(self, plain: Plain, weak_plain: object, n: int) -> None:
+        self.plain = plain
+        self.weak_plain = weak_plain
+        self.n = n
+
+
+def test_a_class_factory_with_weak_slots_and_arguments_is_fresh_too(c):
+    c.register(Plain)
+    c.register(WithArgs, deps=[Plain, tether.weak(Plain), int], scope=Scope.TRANSIENT)
+    assert c._regs[tether.markers.encode_key(WithArgs)].fresh
+    before = objects.live_count()
+    obj = c.resolve(WithArgs, 7)
+    assert obj.n == 7 and obj.weak_plain() is obj.plain
+    assert objects.live_count() == before
+    ref = weakref.ref(obj)
+    del obj
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_fresh_object_returned_again_by_a_lambda_factory_meanwhile(c):
+    """The fresh box and a fast box of the same object, released in either order."""
+    keep: list[Plain] = []
+    c.register(Plain, scope=Scope.TRANSIENT)
+    c.register("Keep", lambda p: keep.append(p) or p, deps=[Plain], scope=Scope.TRANSIENT)
+    c.register("Again", lambda: keep[-1], scope=Scope.TRANSIENT)
+    c.register("Both", lambda a, b: (a, b), deps=["Keep", "Again"])
+    a, b = c.resolve("Both")
+    assert a is b is keep[-1]
+    assert objects.held(id(a)) is None  # every box released

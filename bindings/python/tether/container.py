@@ -21,6 +21,7 @@ Callback = Callable[[Any, Any], Any]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
+_fresh_of = objects.fresh_of
 _box_of = objects.box_of
 _owned_get = objects._owned.get
 _tls = _state.tls
@@ -294,6 +295,10 @@ class Container:
                 made.publish()
         # native.adopt, inlined: a Python object comes back as itself and the handle is released
         # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
+        obj = _fresh_of(address)
+        if obj is not None:
+            self._ref_release(ref)
+            return obj
         cell = _box_of(address)
         if cell is not None:
             self._ref_release(ref)
@@ -335,6 +340,10 @@ class Container:
             for made, _noted in frame[1:]:
                 made.publish()
         address = api.hot_ref_get(out)
+        obj = _fresh_of(address)
+        if obj is not None:
+            api.hot_ref_release(out)
+            return obj
         cell = _box_of(address)
         if cell is not None:
             api.hot_ref_release(out)

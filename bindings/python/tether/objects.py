@@ -8,8 +8,9 @@ factory that returns an object it did not make). The box's destructor (``DROP``,
 that box back; after the last one the table forgets the object and Python's reference counting
 takes over.
 
-The usual box, a plain object's only one, lives in ``_boxes`` and costs no lock (see the notes
-at the tables below); other boxes are counted under a lock.
+The usual boxes cost no lock: a fresh_class factory's new object lives in ``_fresh``, any other
+plain object's only box in ``_boxes`` (see the notes at the tables below); other boxes are
+counted under a lock.
 
 Singletons are the exception to "held by the table": their owner is the container's cache, so
 the table only refers to them weakly (in ``_owned``), through an ``Owned`` cell that the
@@ -38,22 +39,26 @@ from ._native import DROP_FN
 MISSING: Any = object()
 _ABSENT: Any = object()
 
-_boxes: dict[int, tuple[Any]] = {}  # pointer -> (object,): one box of a plain object (the fast path)
+_fresh: dict[int, Any] = {}  # pointer -> object: the box of a new object from a fresh_class factory
+_boxes: dict[int, tuple[Any]] = {}  # pointer -> (object,): one other box of a plain object (the fast path)
 _objects: dict[int, Any] = {}  # pointer -> object, held strongly: the other boxes (see below)
 _owned: dict[int, weakref.ref[Owned]] = {}  # pointer -> cell of a container-owned object, held weakly
 _counts: dict[int, list[int]] = {}  # pointer -> [how many C boxes _objects/_owned count for it]
 _lock = threading.Lock()
 _C_DATA = (ctypes.Structure, ctypes.Union, ctypes.Array)
 
-# Two tables, so that the usual box costs no lock. A plain Python object (its pointer is its id)
+# ``_fresh`` holds the box of each new object a ``fresh_class`` factory made: the object is new, so
+# nothing else holds a box of it yet, its id cannot be a key already, and ``DROP_FAST`` (its
+# ``pop``) takes the box back; other boxes of the same object go to the tables below.
+#
+# Two tables, so that the usual other box costs no lock. A plain Python object (its pointer is its id)
 # boxed once at a time lives in ``_boxes`` under a cell of its own: ``setdefault`` with a new
 # cell tells atomically whether this is the first box, and the destructor's ``pop`` takes it
 # back atomically. Every other box (a second box of the same object at the same time, ctypes
 # data and NativeRefs, container-owned singletons) is counted in ``_objects``/``_owned``/``_counts``
-# under ``_lock``. Boxes of one pointer are interchangeable, except that a ``DROP_FAST`` box is
-# always the fast one: ``release`` takes back a count if there is one, else the fast box (and a
-# count after all if another thread took that meanwhile), so both tables hold the object until
-# its last box is gone.
+# under ``_lock``. Boxes of one pointer in these tables are interchangeable: ``release`` takes
+# back a count if there is one, else the fast box (and a count after all if another thread took
+# that meanwhile), so both tables hold the object until its last box is gone.
 
 
 class HasAddress:
@@ -63,13 +68,19 @@ class HasAddress:
     address: int
 
 
+#: ``fresh_of(ptr)``: the object if ``ptr`` is the box of a fresh_class factory's object, else None
+#: (then ``box_of``). The hot paths' first lookup.
+fresh_of = cast("Callable[[int | None], Any]", _fresh.get)
 #: ``box_of(ptr)``: ``(obj,)`` if ``ptr`` is the fast box of a plain object, else None (then ask
 #: ``lookup``: a counted, container-owned or native instance, or NULL). For the hot paths.
 box_of = cast("Callable[[int | None], tuple[Any] | None]", _boxes.get)
 
 
 def held(ptr: int | None) -> Any:
-    """The object in the fast table for ``ptr``, or None (then ask ``lookup``)."""
+    """The object in the lock-free tables for ``ptr``, or None (then ask ``lookup``)."""
+    obj = _fresh.get(ptr)  # type: ignore[arg-type]
+    if obj is not None:
+        return obj
     cell = _boxes.get(ptr)  # type: ignore[arg-type]
     return None if cell is None else cell[0]
 
@@ -86,6 +97,9 @@ class Owned:
 
 def lookup(ptr: int | None, default: Any = MISSING) -> Any:
     """The Python object for an instance pointer, or ``default`` (a native instance)."""
+    obj = _fresh.get(ptr)  # type: ignore[arg-type]
+    if obj is not None:
+        return obj
     cell = _boxes.get(ptr)  # type: ignore[arg-type]
     if cell is not None:
         return cell[0]
@@ -207,9 +221,8 @@ def release(ptr: int | None, _context: int | None = None, _pop: Any = _boxes.pop
     """Takes back one box of ``ptr``: a counted one if there is one, else the fast one.
 
     Also the destructor of every Python-made instance but those of ``DROP_FAST`` (``DROP``:
-    ``drop(instance, context)``). Counted boxes go first because a ``DROP_FAST`` box is always the
-    fast one: the fresh object's first box, so every other box made while it lives is counted.
-    The object may die here (its ``__del__`` runs in this call, never under the lock).
+    ``drop(instance, context)``). The object may die here (its ``__del__`` runs in this call,
+    never under the lock).
     """
     if ptr in _counted or (_pop(ptr, None) is None and ptr):
         _release_counted(ptr)  # type: ignore[arg-type]
@@ -238,7 +251,7 @@ def _release_counted(ptr: int) -> None:
 
 def live_count() -> int:
     """How many Python objects C boxes hold right now (for tests and leak checks)."""
-    return len(_boxes) + len(_counts)
+    return len(_fresh) + len(_boxes) + len(_counts)
 
 
 def fresh_class(factory: Any) -> bool:
@@ -258,6 +271,6 @@ def fresh_class(factory: Any) -> bool:
 #: The destructor of every Python-made instance; process-wide, never freed (instances outlive containers).
 DROP = DROP_FN(release)
 #: The destructor of the instances of registrations whose factory is a ``fresh_class`` in TRANSIENT or
-#: GRAPH scope: each such instance is the fast box of a new object, so taking it back is one
-#: ``_boxes.pop(instance, context)``, and C calls that dict method directly (no Python frame).
-DROP_FAST = DROP_FN(_boxes.pop)
+#: GRAPH scope: each such instance is the ``_fresh`` box of a new object, so taking it back is one
+#: ``_fresh.pop(instance, context)``, and C calls that dict method directly (no Python frame).
+DROP_FAST = DROP_FN(_fresh.pop)

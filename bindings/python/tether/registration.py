@@ -148,7 +148,8 @@ class Registration:
         singleton = self.scope == Scope.SINGLETON
         simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
         retain = objects.retain
-        box_of = objects.box_of
+        fresh_of = objects.fresh_of
+        fresh = objects._fresh if self.fresh else None
 
         if simple and not weak_scope and not singleton:
             return self._simple_trampoline(len(slots))
@@ -167,13 +168,9 @@ class Registration:
                         self._note_created(self.last)
                         return ptr
                 if simple:
-                    args = []
-                    for ptr in cargs:
-                        box = box_of(ptr)
-                        if box is None:  # a counted, owned or native dependency: the general path
-                            args = self._convert(cargs, resolver)
-                            break
-                        args.append(box[0])
+                    args = [fresh_of(p) for p in cargs]
+                    if None in args:
+                        args = [self._dep(p, resolver) if a is None else a for p, a in zip(cargs, args)]
                     obj = factory(*args)
                 else:
                     args = self._convert(cargs, resolver)
@@ -194,6 +191,10 @@ class Registration:
                         if self.handle is None:  # replaced while this resolve ran: not cached in C
                             self.drop_cached()
                     return ptr
+                if fresh is not None:  # a fresh_class factory with other slots: DROP_FAST's table
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
                 ptr = retain(obj)
                 if weak_scope:
                     previous = self.last
@@ -210,22 +211,45 @@ class Registration:
 
         return trampoline
 
+    def _dep(self, ptr: int | None, resolver: int | None) -> Any:
+        """A strong dependency that is not in ``objects._fresh``: another Python box (fast, counted
+        or a container's singleton) or a native instance (a ``NativeRef`` of Python's own)."""
+        cell = objects.box_of(ptr)
+        if cell is not None:
+            return cell[0]
+        obj = objects.lookup(ptr or 0, objects.MISSING)
+        if obj is objects.MISSING:
+            assert resolver is not None
+            obj = native_via_resolver(self.api, resolver, ptr or 0)
+        return obj
+
     def _simple_trampoline(self, count: int) -> Callable[..., int | None]:
         """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
         graph scope. It does per call only what the general one would: the dependencies from the
-        fast table (else ``_convert``), the factory, then ``objects.retain`` inlined (a plain
+        lock-free tables (else ``_dep``), the factory, then ``objects.retain`` inlined (a plain
         object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``)."""
         api = self.api
         factory = self.factory
         assert factory is not None
-        box_of = objects.box_of
+        if self.fresh:
+            return self._fresh_trampoline(count)
+        fresh_of = objects.fresh_of
         plain = objects.plain
         setdefault = objects._boxes.setdefault
         counted = objects.retain_counted
         returned_none = self._returned_none
-        convert = self._convert
-        if self.fresh:
-            return self._fresh_trampoline(count)
+        dep = self._dep
+
+        def box(obj: Any) -> int:
+            """``objects.retain`` (the one the general trampoline calls), for the rarer shapes."""
+            if type(obj) in plain:
+                cell = (obj,)
+                ptr = id(obj)
+                if setdefault(ptr, cell) is cell:
+                    return ptr
+            elif obj is None:
+                raise returned_none()
+            return counted(obj)
 
         if count == 0:
 
@@ -248,13 +272,12 @@ class Registration:
 
         if count == 1:
 
-            def one_dependency(resolver: int | None, ptr: int | None) -> int | None:
+            def one_dependency(resolver: int | None, p1: int | None) -> int | None:
                 try:
-                    cell = box_of(ptr)
-                    if cell is not None:
-                        obj = factory(cell[0])
-                    else:  # a counted, owned or native dependency: the general conversion
-                        obj = factory(*convert((ptr,), resolver))
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    obj = factory(d1)
                     if type(obj) in plain:
                         cell = (obj,)
                         ptr = id(obj)
@@ -269,48 +292,12 @@ class Registration:
 
             return one_dependency
 
-        if count == 2:
-
-            def two_dependencies(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
-                try:
-                    c1 = box_of(p1)
-                    c2 = box_of(p2)
-                    if c1 is not None and c2 is not None:
-                        obj = factory(c1[0], c2[0])
-                    else:
-                        obj = factory(*convert((p1, p2), resolver))
-                    if type(obj) in plain:
-                        cell = (obj,)
-                        ptr = id(obj)
-                        if setdefault(ptr, cell) is cell:
-                            return ptr
-                    elif obj is None:
-                        raise returned_none()
-                    return counted(obj)
-                except BaseException as exc:
-                    fail(api, exc)
-                    return None
-
-            return two_dependencies
-
         def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
             try:
-                args = []
-                for p in ptrs:
-                    cell = box_of(p)
-                    if cell is None:  # a counted, owned or native dependency: the general conversion
-                        args = convert(ptrs, resolver)
-                        break
-                    args.append(cell[0])
-                obj = factory(*args)
-                if type(obj) in plain:
-                    cell = (obj,)
-                    ptr = id(obj)
-                    if setdefault(ptr, cell) is cell:
-                        return ptr
-                elif obj is None:
-                    raise returned_none()
-                return counted(obj)
+                args = [fresh_of(p) for p in ptrs]
+                if None in args:
+                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
+                return box(factory(*args))
             except BaseException as exc:
                 fail(api, exc)
                 return None
@@ -318,14 +305,14 @@ class Registration:
         return dependencies
 
     def _fresh_trampoline(self, count: int) -> Callable[..., int | None]:
-        """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object, never
-        None, so its box is stored without the checks (``DROP_FAST`` takes it back)."""
+        """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object,
+        never None, stored in ``objects._fresh`` without checks (``DROP_FAST`` takes it back)."""
         api = self.api
         cls = self.factory
         assert cls is not None
-        box_of = objects.box_of
-        boxes = objects._boxes
-        convert = self._convert
+        fresh = objects._fresh
+        fresh_of = objects.fresh_of
+        dep = self._dep
 
         if count == 0:
 
@@ -333,7 +320,7 @@ class Registration:
                 try:
                     obj = cls()
                     ptr = id(obj)
-                    boxes[ptr] = (obj,)
+                    fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
                     fail(api, exc)
@@ -345,10 +332,12 @@ class Registration:
 
             def make_1(resolver: int | None, p1: int | None) -> int | None:
                 try:
-                    c1 = box_of(p1)
-                    obj = cls(c1[0]) if c1 is not None else cls(*convert((p1,), resolver))
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    obj = cls(d1)
                     ptr = id(obj)
-                    boxes[ptr] = (obj,)
+                    fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
                     fail(api, exc)
@@ -360,14 +349,15 @@ class Registration:
 
             def make_2(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
                 try:
-                    c1 = box_of(p1)
-                    c2 = box_of(p2)
-                    if c1 is not None and c2 is not None:
-                        obj = cls(c1[0], c2[0])
-                    else:
-                        obj = cls(*convert((p1, p2), resolver))
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    d2 = fresh_of(p2)
+                    if d2 is None:
+                        d2 = dep(p2, resolver)
+                    obj = cls(d1, d2)
                     ptr = id(obj)
-                    boxes[ptr] = (obj,)
+                    fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
                     fail(api, exc)
@@ -379,15 +369,18 @@ class Registration:
 
             def make_3(resolver: int | None, p1: int | None, p2: int | None, p3: int | None) -> int | None:
                 try:
-                    c1 = box_of(p1)
-                    c2 = box_of(p2)
-                    c3 = box_of(p3)
-                    if c1 is not None and c2 is not None and c3 is not None:
-                        obj = cls(c1[0], c2[0], c3[0])
-                    else:
-                        obj = cls(*convert((p1, p2, p3), resolver))
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    d2 = fresh_of(p2)
+                    if d2 is None:
+                        d2 = dep(p2, resolver)
+                    d3 = fresh_of(p3)
+                    if d3 is None:
+                        d3 = dep(p3, resolver)
+                    obj = cls(d1, d2, d3)
                     ptr = id(obj)
-                    boxes[ptr] = (obj,)
+                    fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
                     fail(api, exc)
@@ -397,16 +390,12 @@ class Registration:
 
         def make_n(resolver: int | None, *ptrs: int | None) -> int | None:
             try:
-                args = []
-                for p in ptrs:
-                    cell = box_of(p)
-                    if cell is None:  # a counted, owned or native dependency: the general conversion
-                        args = convert(ptrs, resolver)
-                        break
-                    args.append(cell[0])
+                args = [fresh_of(p) for p in ptrs]
+                if None in args:
+                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
                 obj = cls(*args)
                 ptr = id(obj)
-                boxes[ptr] = (obj,)
+                fresh[ptr] = obj
                 return ptr
             except BaseException as exc:
                 fail(api, exc)
@@ -479,7 +468,7 @@ class Registration:
 
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
-        box_of = objects.box_of
+        fresh_of = objects.fresh_of
         make_resolver = resolver_for(api)
 
         def unknown(instance: int | None) -> Any:
@@ -492,10 +481,10 @@ class Registration:
 
             def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
                 try:
-                    cell = box_of(instance)
+                    obj = fresh_of(instance)
                     r = make_resolver()
                     r._handle = resolver or 0
-                    callback(r, cell[0] if cell is not None else unknown(instance))
+                    callback(r, obj if obj is not None else unknown(instance))
                     return OK
                 except BaseException as exc:
                     fail(api, exc)

@@ -12,7 +12,7 @@ from ._native import OK, Api, PointerOut
 from .errors import error_for
 from .markers import Key, _encoded, encode_key
 
-_box_of = objects.box_of
+_fresh_of = objects.fresh_of
 
 
 def native_via_resolver(api: Api, resolver: int, instance: int) -> native.NativeRef:
@@ -53,9 +53,6 @@ class Resolver:
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
         address = out[0]
-        cell = _box_of(address)
-        if cell is not None:
-            return cell[0]
         obj = objects.lookup(address or 0, objects.MISSING)
         if obj is objects.MISSING:
             return native_via_resolver(self._api, self._handle, address or 0)
@@ -72,10 +69,10 @@ class Resolver:
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
         address = instance[0]
-        cell = _box_of(address)
-        if cell is not None:
+        obj = _fresh_of(address)
+        if obj is not None:
             try:
-                return _weakref(cell[0])
+                return _weakref(obj)
             except TypeError:
                 pass  # python_weak says what to do
         obj = objects.lookup(address or 0, objects.MISSING)
