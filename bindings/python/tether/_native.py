@@ -7,8 +7,9 @@ and every call through these objects releases the GIL while the library runs.
 The resolve hot path also gets the few functions of ``HOT`` a second time, without
 ``argtypes``: ctypes then skips its per-argument ``from_param`` converters, about 100 ns of a
 ~300 ns call. Such a function must only be given ctypes objects the caller built (``c_void_p``
-for handles, ``c_uint32`` for key ids, ``byref(...)`` or a ``PointerOut`` for out-parameters): a
-plain int would be passed as a 32-bit C int.
+for handles, ``byref(...)`` or a ``PointerOut`` for out-parameters) or a key id: a plain int is
+passed as a 32-bit C int, which is right for a ``uint32_t`` id below 2**31 (larger ones as
+``c_uint32``) and wrong for anything pointer-sized.
 """
 
 from __future__ import annotations

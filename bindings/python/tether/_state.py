@@ -3,26 +3,50 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from typing import Any, NoReturn
 
+from ._native import PointerOut
 from .errors import error_for
+
+#: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).
+all_frames: dict[int, list[list[Any]]] = {}
 
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
-        #: The exception a Python factory/callback raised in the C call now unwinding.
-        self.pending: BaseException | None = None
+        #: ``(frame, exception)``: the exception a Python factory/callback raised in the C call now
+        #: unwinding, with the innermost frame of ``frames`` at that moment (None if there was none):
+        #: a resolve takes it as the cause only if it is its own, so a stale one (left by a failure
+        #: that C swallowed, or by a resolve C started) never needs clearing on the hot path.
+        self.pending: tuple[list[Any] | None, BaseException] | None = None
         #: One frame per Python-initiated resolve running on this thread, innermost last:
         #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
         #: the registrations it made instances of noted (see ``Registration._note_created``).
         self.frames: list[list[Any]] = []
+        #: ``(frames, out, instance)`` for ``Container.resolve``: this thread's frames and the two
+        #: out-parameters of tether_resolve_key_instance, reused (a nested resolve on this thread
+        #: runs inside the C call and is done with them before that call writes them).
+        self.hot: tuple[list[list[Any]], Any, Any] = (self.frames, PointerOut(), PointerOut())
+        all_frames[threading.get_ident()] = self.frames
 
 
 tls = _ThreadState()
 
-#: One entry per Python-initiated resolve running on any thread (list append/pop are atomic).
+#: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
+#: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+
+
+def busy() -> bool:
+    """True while a Python-initiated resolve or provider call runs on any thread."""
+    if len(all_frames) > 256:  # forget finished threads (an idle thread's list is empty)
+        alive = sys._current_frames()
+        for ident, frames in list(all_frames.items()):
+            if ident not in alive and not frames:
+                all_frames.pop(ident, None)
+    return bool(inflight) or any(list(all_frames.values()))
 #: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
 _generations = itertools.count(1)
@@ -38,7 +62,7 @@ retired: list[Any] = []
 def retire(things: list[Any]) -> None:
     """Frees ``things`` (ctypes callbacks) now, or when the resolves running now have returned."""
     with _retire_lock:
-        if inflight:
+        if busy():
             retired.extend(things)
     things.clear()
 
@@ -50,18 +74,37 @@ def resolve_finished() -> None:
 
 
 def free_retired() -> None:
-    """Frees the retired trampolines once no resolve runs (call it after ``inflight.pop()``)."""
+    """Frees the retired trampolines once no resolve runs (call it after popping one's frame or
+    ``inflight`` entry)."""
     freed: list[Any] = []
     with _retire_lock:
-        if not inflight:  # every resolve that could use them has returned
+        if not busy():  # every resolve that could use them has returned
             freed[:] = retired
             retired.clear()
     del freed  # outside the lock
 
 
-def raise_failure(status: int, message: str) -> NoReturn:
-    """Raises the error for a failed call, chained to the Python exception that caused it, if any."""
-    cause, tls.pending = tls.pending, None
+def park(exc: BaseException) -> None:
+    """Remembers ``exc`` as the cause of the failure now unwinding (see ``pending``)."""
+    frames = tls.frames
+    tls.pending = (frames[-1] if frames else None, exc)
+
+
+_CURRENT: Any = object()
+
+
+def raise_failure(status: int, message: str, frame: Any = _CURRENT) -> NoReturn:
+    """Raises the error for a failed call, chained to the Python exception that caused it, if any.
+
+    ``frame``: the resolve's own frame (default: the innermost one running on this thread).
+    """
+    if frame is _CURRENT:
+        frames = tls.frames
+        frame = frames[-1] if frames else None
+    pending, cause = tls.pending, None
+    if pending is not None and pending[0] is frame:
+        cause = pending[1]
+        tls.pending = None
     error = error_for(status, message)
     if cause is None:
         raise error

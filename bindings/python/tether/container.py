@@ -7,7 +7,7 @@ from ctypes import byref, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from . import _loader, _state, native, objects
-from ._native import OK, PointerOut
+from ._native import OK
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -21,10 +21,11 @@ Callback = Callable[[Any, Any], Any]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
-_held = objects.held
+_fresh_of = objects.fresh_of
+_box_of = objects.box_of
+_owned_get = objects._owned.get
 _tls = _state.tls
 _generation = _state.generation
-_inflight = _state.inflight
 _retired = _state.retired
 
 
@@ -61,7 +62,7 @@ class Container:
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, tuple[c_uint32, Registration | None]] = {}
+        self._lookups: dict[object, tuple[int | c_uint32, Registration | None]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -74,6 +75,8 @@ class Container:
             raise error_for(status, self._api.last_error())
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
+        self._hot_resolve = self._api.hot_resolve_key_instance
+        self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
 
@@ -258,35 +261,73 @@ class Container:
         if handle is None:
             raise InvalidHandleError("the container is closed")
         try:
-            kid, reg = self._lookups[key]
+            kid, weak_reg = self._lookups[key]
             if self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
-            kid, reg = self._lookup(key)
-        if reg is not None and reg.published is not None and not args:
-            obj = reg.published()  # WEAK scope, still held by Python: the same object, no C call
-            if obj is not None:
-                return obj
-        api = self._api
-        frames = _tls.frames
-        if not frames:
-            _tls.pending = None
+            kid, weak_reg = self._lookup(key)
+        if args:
+            return self._resolve_args(key, args)
+        if weak_reg is not None:
+            published = weak_reg.published
+            if published is not None:
+                obj = published()  # WEAK scope, still held by Python: the same object, no C call
+                if obj is not None:
+                    return obj
+        frames, out, instance = _tls.hot  # this thread's frames and out-parameters
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
-        _inflight.append(None)
+        try:
+            status = self._hot_resolve(handle, kid, instance, out)
+            ref = out[0]  # tether_ref *, read before anything else can reuse the buffers
+            address = instance[0]
+            message = self._api.last_error() if status else ""
+        finally:
+            frames.pop()
+            if _retired:
+                _state.free_retired()
+        if status:
+            for made, noted in reversed(frame[1:]):
+                made.rollback(noted)
+            _state.raise_failure(status, message, frame)
+        if len(frame) > 1:
+            for made, _noted in frame[1:]:
+                made.publish()
+        # native.adopt, inlined: a Python object comes back as itself and the handle is released
+        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
+        obj = _fresh_of(address)
+        if obj is not None:
+            self._ref_release(ref)
+            return obj
+        cell = _box_of(address)
+        if cell is not None:
+            self._ref_release(ref)
+            return cell[0]
+        owned = _owned_get(address)  # a singleton, held by its container
+        if owned is not None:
+            held = owned()
+            if held is not None:
+                self._ref_release(ref)
+                return held.obj
+        return self._adopt(ref, address)
+
+    def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
+        """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
+        handle = self._handle_arg
+        kid, _weak = self._lookup(key)
+        reg = self._registration(encode_key(key))
+        api = self._api
+        frames = _tls.frames
+        frame: list[Any] = [self]
+        frames.append(frame)
         out = c_void_p()
-        instance = PointerOut()  # the no-args call fills it; the args path asks tether_ref_get below
         pinned: Sequence[int] = ()
         try:
-            if args:
-                values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
-                status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-            else:
-                status = api.hot_resolve_key_instance(handle, kid, instance, byref(out))
+            values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
+            status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = api.last_error() if status else ""
         finally:
             frames.pop()
-            _inflight.pop()
             if _retired:
                 _state.free_retired()
             for ptr in pinned:
@@ -294,28 +335,42 @@ class Container:
         if status:
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
-            _state.raise_failure(status, message)
+            _state.raise_failure(status, message, frame)
         if len(frame) > 1:
             for made, _noted in frame[1:]:
                 made.publish()
-        # native.adopt, inlined: a Python object comes back as itself and the handle is released
-        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
-        address = api.hot_ref_get(out) if args else instance[0]
-        obj = _held(address)
-        if obj is None:  # a singleton (held by its container) or a native instance
-            obj = objects.lookup(address, objects.MISSING)
-            if obj is objects.MISSING:
-                return native.NativeRef._adopt(api, out.value or 0, address or 0)
-        api.hot_ref_release(out)
+        address = api.hot_ref_get(out)
+        obj = _fresh_of(address)
+        if obj is not None:
+            api.hot_ref_release(out)
+            return obj
+        cell = _box_of(address)
+        if cell is not None:
+            api.hot_ref_release(out)
+            return cell[0]
+        return self._adopt(out.value, address)
+
+    def _adopt(self, ref: int | None, address: int | None) -> Any:
+        """The rest of native.adopt for an owned handle: a counted or owned Python object comes back
+        as itself (the handle released), a native instance as a NativeRef owning the handle."""
+        obj = objects.lookup(address, objects.MISSING)
+        if obj is objects.MISSING:
+            return native.NativeRef._adopt(self._api, ref or 0, address or 0)
+        self._ref_release(ref)
         return obj
 
-    def _lookup(self, key: Key) -> tuple[c_uint32, Registration | None]:
-        """(interned id, Python registration) for ``key``, cached until any registration changes."""
+    def _lookup(self, key: Key) -> tuple[int | c_uint32, Registration | None]:
+        """(interned id, the Python registration if it is WEAK-scoped) for ``key``, cached until any
+        registration changes."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
             self._lookups_generation = _state.generation[0]
-        entry = (c_uint32(self._key_id(raw)), self._registration(raw))  # c_uint32: ready-made for the hot call
+        reg = self._registration(raw)
+        kid = self._key_id(raw)
+        # for the hot call (no argtypes): an int is passed as a C int, the same register as a
+        # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if reg is not None and reg.scope == Scope.WEAK else None)
         if len(self._lookups) < 1024:
             self._lookups[key] = entry
         return entry

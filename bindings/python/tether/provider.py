@@ -44,7 +44,7 @@ class Provider:
         if self.address is None:
             raise ValueError("the provider was freed")
         if not _state.tls.frames:
-            _state.tls.pending = None
+            _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
         _state.inflight.append(None)
         try:
             ptr = self._call()

@@ -39,7 +39,7 @@ from ._native import (
 from .errors import error_for
 from .lazy import Lazy, WeakLazy
 from .native import weak_callable
-from .resolver import Resolver, native_via_resolver
+from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
 from .slots import Plan
 
@@ -57,7 +57,7 @@ _ARGTYPES = {
 
 def fail(api: Api, exc: BaseException) -> None:
     """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
-    _state.tls.pending = exc
+    _state.park(exc)
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     try:
         api.tether_set_error(text.replace("\0", "\\0").encode("utf-8", "replace"))
@@ -83,6 +83,7 @@ class Registration:
         "cached",
         "skip",
         "arg_kinds",
+        "fresh",
         "__weakref__",
     )
 
@@ -103,6 +104,8 @@ class Registration:
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
+        # every instance a new plain object, in its own box: the fast destructor, no retain checks
+        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and objects.fresh_class(factory)
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
         """Declares the registration to the library in container ``handle``.
@@ -120,7 +123,8 @@ class Registration:
         trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
         completes = [COMPLETE_FN(self._complete_trampoline(fn, index)) for index, fn in enumerate(callbacks)]
         self.callables += [trampoline, *completes]
-        options = RegistrationOptions(scope=int(self.scope), drop=objects.DROP, completion_count=len(completes))
+        drop = objects.DROP_FAST if self.fresh else objects.DROP
+        options = RegistrationOptions(scope=int(self.scope), drop=drop, completion_count=len(completes))
         if completes:
             options.completions = (COMPLETE_FN * len(completes))(*completes)
         array = (Param * len(params))(*params)
@@ -142,64 +146,13 @@ class Registration:
         assert factory is not None
         weak_scope = self.scope == Scope.WEAK
         singleton = self.scope == Scope.SINGLETON
-        lookup = objects.lookup
-        missing = objects.MISSING
         simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
         retain = objects.retain
+        fresh_of = objects.fresh_of
+        fresh = objects._fresh if self.fresh else None
 
-        if simple and not weak_scope and not singleton:  # the common shapes: fewer steps per call
-            if not slots:
-
-                def no_dependencies() -> int | None:
-                    try:
-                        obj = factory()
-                        if obj is None:
-                            raise self._returned_none()
-                        return retain(obj)
-                    except BaseException as exc:
-                        fail(api, exc)
-                        return None
-
-                return no_dependencies
-
-            held = objects.held
-
-            if len(slots) == 1:
-
-                def one_dependency(resolver: int | None, ptr: int | None) -> int | None:
-                    try:
-                        dep = held(ptr)
-                        if dep is None:  # a singleton or native dependency: the general conversion
-                            obj = factory(*self._convert((ptr,), resolver))
-                        else:
-                            obj = factory(dep)
-                        if obj is None:
-                            raise self._returned_none()
-                        return retain(obj)
-                    except BaseException as exc:
-                        fail(api, exc)
-                        return None
-
-                return one_dependency
-
-            def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
-                try:
-                    args = []
-                    for ptr in ptrs:
-                        dep = held(ptr)
-                        if dep is None:  # a singleton or native dependency: the general conversion
-                            args = self._convert(ptrs, resolver)
-                            break
-                        args.append(dep)
-                    obj = factory(*args)
-                    if obj is None:
-                        raise self._returned_none()
-                    return retain(obj)
-                except BaseException as exc:
-                    fail(api, exc)
-                    return None
-
-            return dependencies
+        if simple and not weak_scope and not singleton:
+            return self._simple_trampoline(len(slots))
 
         def trampoline(*cargs: Any) -> int | None:
             try:
@@ -215,13 +168,9 @@ class Registration:
                         self._note_created(self.last)
                         return ptr
                 if simple:
-                    args = []
-                    for ptr in cargs:
-                        obj = lookup(ptr or 0, missing)
-                        if obj is missing:  # a native dependency: the general path
-                            args = self._convert(cargs, resolver)
-                            break
-                        args.append(obj)
+                    args = [fresh_of(p) for p in cargs]
+                    if None in args:
+                        args = [self._dep(p, resolver) if a is None else a for p, a in zip(cargs, args)]
                     obj = factory(*args)
                 else:
                     args = self._convert(cargs, resolver)
@@ -242,6 +191,10 @@ class Registration:
                         if self.handle is None:  # replaced while this resolve ran: not cached in C
                             self.drop_cached()
                     return ptr
+                if fresh is not None:  # a fresh_class factory with other slots: DROP_FAST's table
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
                 ptr = retain(obj)
                 if weak_scope:
                     previous = self.last
@@ -257,6 +210,198 @@ class Registration:
                 return None
 
         return trampoline
+
+    def _dep(self, ptr: int | None, resolver: int | None) -> Any:
+        """A strong dependency that is not in ``objects._fresh``: another Python box (fast, counted
+        or a container's singleton) or a native instance (a ``NativeRef`` of Python's own)."""
+        cell = objects.box_of(ptr)
+        if cell is not None:
+            return cell[0]
+        obj = objects.lookup(ptr or 0, objects.MISSING)
+        if obj is objects.MISSING:
+            assert resolver is not None
+            obj = native_via_resolver(self.api, resolver, ptr or 0)
+        return obj
+
+    def _simple_trampoline(self, count: int) -> Callable[..., int | None]:
+        """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
+        graph scope. It does per call only what the general one would: the dependencies from the
+        lock-free tables (else ``_dep``), the factory, then ``objects.retain`` inlined (a plain
+        object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``)."""
+        api = self.api
+        factory = self.factory
+        assert factory is not None
+        if self.fresh:
+            return self._fresh_trampoline(count)
+        fresh_of = objects.fresh_of
+        plain = objects.plain
+        setdefault = objects._boxes.setdefault
+        counted = objects.retain_counted
+        returned_none = self._returned_none
+        dep = self._dep
+
+        def box(obj: Any) -> int:
+            """``objects.retain`` (the one the general trampoline calls), for the rarer shapes."""
+            if type(obj) in plain:
+                cell = (obj,)
+                ptr = id(obj)
+                if setdefault(ptr, cell) is cell:
+                    return ptr
+            elif obj is None:
+                raise returned_none()
+            return counted(obj)
+
+        if count == 0:
+
+            def no_dependencies() -> int | None:
+                try:
+                    obj = factory()
+                    if type(obj) in plain:
+                        cell = (obj,)
+                        ptr = id(obj)
+                        if setdefault(ptr, cell) is cell:
+                            return ptr
+                    elif obj is None:
+                        raise returned_none()
+                    return counted(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return no_dependencies
+
+        if count == 1:
+
+            def one_dependency(resolver: int | None, p1: int | None) -> int | None:
+                try:
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    obj = factory(d1)
+                    if type(obj) in plain:
+                        cell = (obj,)
+                        ptr = id(obj)
+                        if setdefault(ptr, cell) is cell:
+                            return ptr
+                    elif obj is None:
+                        raise returned_none()
+                    return counted(obj)
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return one_dependency
+
+        def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
+            try:
+                args = [fresh_of(p) for p in ptrs]
+                if None in args:
+                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
+                return box(factory(*args))
+            except BaseException as exc:
+                fail(api, exc)
+                return None
+
+        return dependencies
+
+    def _fresh_trampoline(self, count: int) -> Callable[..., int | None]:
+        """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object,
+        never None, stored in ``objects._fresh`` without checks (``DROP_FAST`` takes it back)."""
+        api = self.api
+        cls = self.factory
+        assert cls is not None
+        fresh = objects._fresh
+        fresh_of = objects.fresh_of
+        dep = self._dep
+
+        if count == 0:
+
+            def make() -> int | None:
+                try:
+                    obj = cls()
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make
+
+        if count == 1:
+
+            def make_1(resolver: int | None, p1: int | None) -> int | None:
+                try:
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    obj = cls(d1)
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_1
+
+        if count == 2:
+
+            def make_2(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
+                try:
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    d2 = fresh_of(p2)
+                    if d2 is None:
+                        d2 = dep(p2, resolver)
+                    obj = cls(d1, d2)
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_2
+
+        if count == 3:
+
+            def make_3(resolver: int | None, p1: int | None, p2: int | None, p3: int | None) -> int | None:
+                try:
+                    d1 = fresh_of(p1)
+                    if d1 is None:
+                        d1 = dep(p1, resolver)
+                    d2 = fresh_of(p2)
+                    if d2 is None:
+                        d2 = dep(p2, resolver)
+                    d3 = fresh_of(p3)
+                    if d3 is None:
+                        d3 = dep(p3, resolver)
+                    obj = cls(d1, d2, d3)
+                    ptr = id(obj)
+                    fresh[ptr] = obj
+                    return ptr
+                except BaseException as exc:
+                    fail(api, exc)
+                    return None
+
+            return make_3
+
+        def make_n(resolver: int | None, *ptrs: int | None) -> int | None:
+            try:
+                args = [fresh_of(p) for p in ptrs]
+                if None in args:
+                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
+                obj = cls(*args)
+                ptr = id(obj)
+                fresh[ptr] = obj
+                return ptr
+            except BaseException as exc:
+                fail(api, exc)
+                return None
+
+        return make_n
 
     def _returned_none(self) -> ValueError:
         return ValueError(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
@@ -323,15 +468,37 @@ class Registration:
 
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
+        fresh_of = objects.fresh_of
+        make_resolver = resolver_for(api)
+
+        def unknown(instance: int | None) -> Any:
+            obj = objects.lookup(instance or 0, objects.MISSING)
+            if obj is objects.MISSING:
+                raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
+            return obj
+
+        if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
+
+            def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
+                try:
+                    obj = fresh_of(instance)
+                    r = make_resolver()
+                    r._handle = resolver or 0
+                    callback(r, obj if obj is not None else unknown(instance))
+                    return OK
+                except BaseException as exc:
+                    fail(api, exc)
+                    return E_FACTORY_FAILED
+
+            return complete
 
         def trampoline(resolver: int | None, instance: int | None, _context: int | None) -> int:
             try:
                 if self.skip is not None and self.skip == instance:
                     return OK  # a reused WEAK-scope object: completed when it was made
-                obj = objects.lookup(instance or 0, objects.MISSING)
-                if obj is objects.MISSING:
-                    raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
-                callback(Resolver(api, resolver or 0), obj)
+                r = make_resolver()
+                r._handle = resolver or 0
+                callback(r, unknown(instance))
                 return OK
             except BaseException as exc:
                 fail(api, exc)

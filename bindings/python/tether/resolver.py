@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from ctypes import c_void_p
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
+from weakref import ref as _weakref
 
 from . import _state, native, objects
-from ._native import OK, Api
+from ._native import OK, Api, PointerOut
 from .errors import error_for
-from .markers import Key, encode_key
+from .markers import Key, _encoded, encode_key
+
+_fresh_of = objects.fresh_of
 
 
 def native_via_resolver(api: Api, resolver: int, instance: int) -> native.NativeRef:
@@ -33,22 +37,25 @@ class Resolver:
     ``weak(key)`` records a weak edge and returns a ``weakref.ref``-style callable.
     """
 
-    __slots__ = ("_api", "_handle")
+    __slots__ = ("_handle",)
+    _api: ClassVar[Api]  # the loaded library: one per process
+    _handle: int
 
     def __init__(self, api: Api, handle: int) -> None:
-        self._api = api
+        Resolver._api = api
         self._handle = handle
 
     def get(self, key: Key) -> Any:
         """The instance of ``key`` in this graph, held strongly by the instance being completed."""
-        raw = encode_key(key)
-        out = c_void_p()
+        raw = _encoded.get(key) or encode_key(key)
+        out = PointerOut()
         status = self._api.tether_resolver_get(self._handle, raw, out)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
-        obj = objects.lookup(out.value or 0, objects.MISSING)
+        address = out[0]
+        obj = objects.lookup(address or 0, objects.MISSING)
         if obj is objects.MISSING:
-            return native_via_resolver(self._api, self._handle, out.value or 0)
+            return native_via_resolver(self._api, self._handle, address or 0)
         return obj
 
     def weak(self, key: Key) -> Callable[[], Any]:
@@ -56,18 +63,32 @@ class Resolver:
         # Records the weak edge and gives the instance without making a weak handle: a Python
         # object gets Python's own weakref.ref. The pointer is valid here, as every instance of
         # the running resolve is alive until it returns.
-        instance = c_void_p()
-        status = self._api.tether_resolver_get_weak_instance(self._handle, encode_key(key), instance, None)
+        raw = _encoded.get(key) or encode_key(key)
+        instance = PointerOut()
+        status = self._api.tether_resolver_get_weak_instance(self._handle, raw, instance, None)
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
-        address = instance.value or 0
-        obj = objects.lookup(address, objects.MISSING)
+        address = instance[0]
+        obj = _fresh_of(address)
+        if obj is not None:
+            try:
+                return _weakref(obj)
+            except TypeError:
+                pass  # python_weak says what to do
+        obj = objects.lookup(address or 0, objects.MISSING)
         if obj is objects.MISSING:
             # A native instance: NativeWeak needs a weak handle. Asking the key again would build a
             # second instance of a transient key, so take a handle to this very instance
             # (tether_resolver_ref; the same as get() does) and downgrade it.
-            return native_via_resolver(self._api, self._handle, address).downgrade()
+            return native_via_resolver(self._api, self._handle, address or 0).downgrade()
         return native.python_weak(obj)
 
     def __repr__(self) -> str:
         return "<tether.Resolver>"
+
+
+def resolver_for(api: Api) -> Callable[[], Resolver]:
+    """``make()``: a new ``Resolver`` whose ``_handle`` the caller sets, made without running
+    ``__init__`` or any Python frame (completion trampolines make one per call)."""
+    Resolver._api = api  # one library per process (tether.load refuses a second)
+    return functools.partial(object.__new__, Resolver)
