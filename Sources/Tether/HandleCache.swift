@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// One thread's free handle slots, per kind of handle: a list linked through
 /// the free slots, never-used slots of its newest page, and the pages it owns.
@@ -19,7 +20,10 @@ enum HandleCache {
     /// marks the pages the thread owns (unique while the thread lives).
     static var current: UnsafeMutablePointer<Local> {
         @inline(__always) get {
-            if let raw = pthread_getspecific(key) { return raw.assumingMemoryBound(to: Local.self) }
+            let k = handleCacheKey.load(ordering: .relaxed)
+            if k != 0, let raw = pthread_getspecific(pthread_key_t(truncatingIfNeeded: k - 1)) {
+                return raw.assumingMemoryBound(to: Local.self)
+            }
             return make()
         }
     }
@@ -38,10 +42,16 @@ enum HandleCache {
         return k
     }()
 
+    @inline(never)
     private static func make() -> UnsafeMutablePointer<Local> {
         let locals = UnsafeMutablePointer<Local>.allocate(capacity: HandleKind.allCases.count)
         locals.initialize(repeating: Local(), count: HandleKind.allCases.count)
         pthread_setspecific(key, locals)
+        handleCacheKey.store(UInt(key) + 1, ordering: .relaxed)
         return locals
     }
 }
+
+/// `HandleCache.key` + 1 once created (0 before): a global atomic, so the hot
+/// path reads it without the `swift_once` of a lazy static.
+private let handleCacheKey = Atomic<UInt>(0)
