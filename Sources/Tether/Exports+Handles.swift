@@ -1,6 +1,6 @@
 import TetherCore
 
-@_cdecl("tether_ref_get")
+@_cdecl("tether_ref_get") @inline(__always)
 public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
     if let refs = Handles.refPages, let object = refs.peek(ref) {
         return Unmanaged<Instance>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.pointer }

@@ -33,12 +33,13 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
 /// no lazy statics, no error values: nil means take the ordinary path (which
 /// also reports any error).
 @inline(__always)
-private func singletonHit(_ c: OpaquePointer?, _ key: Key) -> (OpaquePointer, Unmanaged<Instance>)? {
+private func singletonHit(_ c: OpaquePointer?, _ key: Key,
+                          locals: UnsafeMutablePointer<HandleCache.Local>? = nil) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
     guard let loan = Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef({ $0.singletonLoan(for: key) }) else { return nil }
     let instance = loan.lend()
-    guard let handle = refs.insert(instance.toOpaque(), lent: true, ) else { return nil }  // no slot at hand: the ordinary path refills
+    guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals ?? HandleCache.current) else { return nil }  // no slot at hand: the ordinary path refills
     lightBarrier()
     if loan.confirm() { return (handle, instance) }
     _ = refs.releaseRef(handle)  // unpublished meanwhile: withdrawn
@@ -52,9 +53,12 @@ private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherEr
 
 @_cdecl("tether_resolve")
 public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    if let out, let key, key.pointee != 0, let (handle, _) = singletonHit(c, KeyCache.key(key)) {
-        out.pointee = handle
-        return ok
+    if let out, let key, key.pointee != 0 {
+        let locals = HandleCache.current
+        if let (handle, _) = singletonHit(c, KeyCache.key(key, locals: locals), locals: locals) {
+            out.pointee = handle
+            return ok
+        }
     }
     return resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
 }
