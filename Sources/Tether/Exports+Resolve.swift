@@ -11,7 +11,7 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
         let out = try outParam(out, function)
         let container = try Handles.containers.unretained(c, function)
         let key = try key()
-        if count == 0, let (handle, instance) = singletonHit(c, key) {
+        if count == 0, let (handle, instance) = singletonHit(c, { _ in key }) {
             out.pointee = handle
             pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
             return
@@ -32,14 +32,17 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
 /// unpublishes the singleton later sees the loan (`RetiredLoans`). Straight-line,
 /// no lazy statics, no error values: nil means take the ordinary path (which
 /// also reports any error).
+/// `key` is asked for once the container handle checked out (as on the
+/// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
-private func singletonHit(_ c: OpaquePointer?, _ key: Key,
-                          locals: UnsafeMutablePointer<HandleCache.Local>? = nil) -> (OpaquePointer, Unmanaged<Instance>)? {
+private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
+    let locals = HandleCache.current
+    let key = key(locals)
     guard let loan = Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef({ $0.singletonLoan(for: key) }) else { return nil }
     let instance = loan.lend()
-    guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals ?? HandleCache.current) else { return nil }  // no slot at hand: the ordinary path refills
+    guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
     lightBarrier()
     if loan.confirm() { return (handle, instance) }
     _ = refs.releaseRef(handle)  // unpublished meanwhile: withdrawn
@@ -53,12 +56,9 @@ private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherEr
 
 @_cdecl("tether_resolve")
 public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    if let out, let key, key.pointee != 0 {
-        let locals = HandleCache.current
-        if let (handle, _) = singletonHit(c, KeyCache.key(key, locals: locals), locals: locals) {
-            out.pointee = handle
-            return ok
-        }
+    if let out, let key, key.pointee != 0, let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }) {
+        out.pointee = handle
+        return ok
     }
     return resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
 }
@@ -71,7 +71,7 @@ public func tether_resolve_args(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>
 
 @_cdecl("tether_resolve_key")
 public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, Key(id: key)) {
+    if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }) {
         out.pointee = handle
         return ok
     }
@@ -91,7 +91,7 @@ public func tether_resolve_key_instance(_ c: OpaquePointer?, _ key: UInt32, _ in
         out?.pointee = nil
         return abiCall { () throws(TetherError) in throw invalid("tether_resolve_key_instance", "the instance out-parameter is NULL") }
     }
-    if let out, KeyTable.isValid(key), let (handle, hit) = singletonHit(c, Key(id: key)) {
+    if let out, KeyTable.isValid(key), let (handle, hit) = singletonHit(c, { _ in Key(id: key) }) {
         out.pointee = handle
         instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
         return ok
