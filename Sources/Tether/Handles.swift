@@ -27,7 +27,7 @@ enum HandleKind: UInt64, CaseIterable {
 /// (`kind:8 | generation:24 | index:32`, never a pointer), so NULL, released,
 /// stale, foreign and wrong-kind handles are detected instead of dereferenced.
 /// A handle owns one reference to its object, or (a loan, refs only) none: see
-/// `lend` and `recall`.
+/// the hit path (`singletonHit`), `SlotPages.releaseRef` and `RetiredLoans`.
 struct HandleTable<Object: AnyObject>: Sendable {
     let slots: HandleSlots
 
@@ -50,7 +50,7 @@ struct HandleTable<Object: AnyObject>: Sendable {
     }
 
     /// Removes `handle` (its generation moves on, so later uses are stale) and
-    /// returns the reference it owned. Not for refs (see `releaseRef`).
+    /// returns the reference it owned. Not for refs (see `SlotPages.releaseRef`).
     @discardableResult
     func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object? {
         let object = try slots.remove(handle, function)
@@ -108,14 +108,9 @@ final class HandleSlots: @unchecked Sendable {
         throw invalidHandle(handle, function)
     }
 
-    @inline(__always)
-    func peek(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? { fast.peek(handle) }
-
-    @inline(__always)
-    func releaseRef(_ handle: OpaquePointer?) -> SlotPages.RefRelease { fast.releaseRef(handle) }
-
     /// Removes a handle of a kind that never lends (refs use `releaseRef`).
     func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> UnsafeMutableRawPointer {
+        precondition(kind != .ref, "Tether: strong handles are released with SlotPages.releaseRef (loans own nothing)")
         guard let (s, word) = fast.peekSlot(handle) else { throw invalidHandle(handle, function) }
         let object = SlotPages.word2(s).pointee.load(ordering: .relaxed)
         // A CAS (these kinds are off the hot path): of two racing removals one fails cleanly.

@@ -196,7 +196,7 @@ final class SingletonSlot: @unchecked Sendable {
     private var strong: Instance?
     /// The instance, unretained, for loans.
     @usableFromInline let unretained: Unmanaged<Instance>
-    /// Set once the first loan is made: only then must unpublishing recall loans.
+    /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
     @usableFromInline let lent = Atomic<Bool>(false)
 
     init(_ instance: Instance) {
