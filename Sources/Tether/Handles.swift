@@ -237,8 +237,9 @@ struct SlotPages {
         UnsafeMutableRawPointer(bitPattern: pages[page].load(ordering: .acquiring))
     }
 
+    /// A page known to exist (it holds a slot this code has in hand).
     @inline(__always)
-    func page(_ page: Int) -> UnsafeMutableRawPointer { pageIfAny(page)! }
+    func page(_ page: Int) -> UnsafeMutableRawPointer { pageIfAny(page).unsafelyUnwrapped }
 
     @inline(__always)
     func slot(_ index: Int) -> UnsafeMutableRawPointer {
@@ -276,10 +277,10 @@ struct SlotPages {
 
     /// The link stored in a free slot: next free index + 1, 0 at the end.
     @inline(__always)
-    func next(_ index: Int) -> Int { Int(Self.word2(slot(index)).pointee.load(ordering: .relaxed)) }
+    func next(_ index: Int) -> Int { Int(bitPattern: Self.word2(slot(index)).pointee.load(ordering: .relaxed)) }
 
     @inline(__always)
-    func setNext(_ index: Int, _ next: Int) { Self.word2(slot(index)).pointee.store(UInt(next), ordering: .relaxed) }
+    func setNext(_ index: Int, _ next: Int) { Self.word2(slot(index)).pointee.store(UInt(bitPattern: next), ordering: .relaxed) }
 
     // MARK: handles
 
@@ -290,12 +291,13 @@ struct SlotPages {
                 locals: UnsafeMutablePointer<HandleCache.Local> = HandleCache.current) -> OpaquePointer? {
         let local = locals + kindIndex
         let index: Int
+        // Wrapping arithmetic: the values are slot indices, far from overflow.
         if local.pointee.head != 0 {
-            index = local.pointee.head - 1
+            index = local.pointee.head &- 1
             local.pointee.head = next(index)
         } else if local.pointee.fresh < local.pointee.freshEnd {
             index = local.pointee.fresh
-            local.pointee.fresh += 1
+            local.pointee.fresh &+= 1
         } else {
             return nil
         }
@@ -304,7 +306,7 @@ struct SlotPages {
         let generation = Self.state(s).pointee.load(ordering: .relaxed) >> 2
         // Releasing: a scan (`countLoans`) that sees the state sees the object.
         Self.state(s).pointee.store(generation << 2 | (lent ? 3 : 1), ordering: .releasing)
-        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & 0xFF_FFFF) << 32 | UInt64(index)))!
+        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & 0xFF_FFFF) << 32 | UInt64(truncatingIfNeeded: index)))!
     }
 
     /// The slot and state word of a live handle of this kind, or nil.
@@ -383,9 +385,9 @@ struct SlotPages {
         let header = page(index >> Self.pageBits).assumingMemoryBound(to: Atomic<UInt>.self)
         if header[2].load(ordering: .relaxed) == UInt(tether_thread_id()) {
             // Only the owner wrote both words, so the token is its own locals.
-            let local = UnsafeMutablePointer<HandleCache.Local>(bitPattern: header[0].load(ordering: .relaxed))! + kindIndex
+            let local = UnsafeMutablePointer<HandleCache.Local>(bitPattern: header[0].load(ordering: .relaxed)).unsafelyUnwrapped + kindIndex
             setNext(index, local.pointee.head)
-            local.pointee.head = index + 1
+            local.pointee.head = index &+ 1
             return
         }
         push(first: index, last: index, onto: index >> Self.pageBits)
