@@ -11,7 +11,7 @@ let staticBuild = ProcessInfo.processInfo.environment["TETHER_STATIC"] == "1"
 // Swift 6's region checks reject non-Sendable objects moving through Mutex.withLock.
 // The shipped library also drops dynamic exclusivity checks (measured: ~10% of a resolve).
 let librarySettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
-    + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked"])] : [])
+    + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"])] : [])
 
 let package = Package(
     name: "Tether",

@@ -22,6 +22,20 @@
  *
  *  - Thread safety. Every function may be called from any thread at any time.
  *    Cached singleton and weak-scope hits take no container-wide lock. A
+ *    cached singleton hit (tether_resolve, tether_resolve_key and
+ *    tether_resolve_key_instance without runtime arguments), and the release
+ *    of the handle it returned on the same thread, write no memory that another
+ *    thread uses (after a singleton's first hit): no reference count, no lock,
+ *    no atomic read-modify-write; the handle borrows the cache's reference. Letting go of cached singletons (tether_reset, a
+ *    scope change, re-registering a key, tether_container_free) therefore
+ *    costs more: on Linux a membarrier(2) system call
+ *    (MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered on first use) and, for a
+ *    singleton that hits handed out, a second one and a scan of the live
+ *    strong handles; handles that still borrow it stay valid until released,
+ *    and its destructor runs when the last of them is.
+ *    Where membarrier is unavailable, or when the environment variable
+ *    TETHER_NO_MEMBARRIER is "1" when the library first needs it, hits and
+ *    releases use memory fences instead (slower, same semantics). A
  *    resolve that has to create singleton- or weak-scoped instances holds the
  *    process-wide creation lock (re-entrant on its own thread) until it has
  *    published them, so such instances are created exactly once even when

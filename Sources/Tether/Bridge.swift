@@ -24,7 +24,11 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
     }
 
     func recall(_ instances: [Instance]) {
-        Handles.refs.recall(instances)
+        RetiredLoans.shared.retire(instances)
+    }
+
+    func unpublishBarrier() {
+        heavyBarrier()
     }
 }
 

@@ -1,7 +1,16 @@
 import TetherCore
 
-@_cdecl("tether_ref_get")
+@_cdecl("tether_ref_get") @inline(__always)
 public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    if let refs = Handles.refPages, let object = refs.peek(ref) {
+        return Unmanaged<Instance>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.pointer }
+    }
+    return refGetFailed(ref)
+}
+
+/// Out of line, so the hit path above saves no registers for it.
+@inline(never)
+private func refGetFailed(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
     do {
         return try Handles.refs.get(ref, "tether_ref_get").pointer
     } catch {
@@ -20,10 +29,23 @@ public func tether_ref_clone(_ ref: OpaquePointer?, _ out: UnsafeMutablePointer<
 
 @_cdecl("tether_ref_release")
 public func tether_ref_release(_ ref: OpaquePointer?) -> Int32 {
-    abiCall { () throws(TetherError) in
-        let instance = try Handles.refs.remove(ref, "tether_ref_release")
-        _ = consume instance  // the destructor may run here, outside the table's lock
+    if let refs = Handles.refPages {
+        switch refs.releaseRef(ref) {
+        case .owned(let object):
+            Unmanaged<Instance>.fromOpaque(object).release()  // the destructor may run here
+            return ok
+        case .lent:
+            return ok
+        case .invalid:
+            break
+        }
     }
+    return refReleaseFailed(ref)
+}
+
+@inline(never)
+private func refReleaseFailed(_ ref: OpaquePointer?) -> Int32 {
+    abiCall { () throws(TetherError) in throw Handles.refs.slots.invalidHandle(ref, "tether_ref_release") }
 }
 
 @_cdecl("tether_ref_downgrade")

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFFI
 import Synchronization
 import TetherCore
 
@@ -23,7 +27,7 @@ enum HandleKind: UInt64, CaseIterable {
 /// (`kind:8 | generation:24 | index:32`, never a pointer), so NULL, released,
 /// stale, foreign and wrong-kind handles are detected instead of dereferenced.
 /// A handle owns one reference to its object, or (a loan, refs only) none: see
-/// `lend` and `recall`.
+/// the hit path (`singletonHit`), `SlotPages.releaseRef` and `RetiredLoans`.
 struct HandleTable<Object: AnyObject>: Sendable {
     let slots: HandleSlots
 
@@ -31,12 +35,6 @@ struct HandleTable<Object: AnyObject>: Sendable {
 
     func insert(_ object: Object) -> OpaquePointer {
         slots.insert(Unmanaged.passRetained(object).toOpaque(), lent: false)
-    }
-
-    /// A handle that does not own a reference: the caller guarantees the object
-    /// outlives it or `recall`s it first. Confirm or `withdraw` it as `SingletonLoan` says.
-    func lend(_ object: Unmanaged<Object>) -> OpaquePointer {
-        slots.insert(object.toOpaque(), lent: true)
     }
 
     /// The object behind `handle`, or an INVALID_HANDLE error naming `function`.
@@ -52,24 +50,11 @@ struct HandleTable<Object: AnyObject>: Sendable {
     }
 
     /// Removes `handle` (its generation moves on, so later uses are stale) and
-    /// returns the reference it owned (nil for a loan).
+    /// returns the reference it owned. Not for refs (see `SlotPages.releaseRef`).
     @discardableResult
     func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object? {
-        let (object, lent) = try slots.remove(handle, function)
-        return lent ? nil : Unmanaged<Object>.fromOpaque(object).takeRetainedValue()
-    }
-
-    /// Removes a loan `lend` just made; false if `recall` already made it an
-    /// owning handle (then the caller keeps it).
-    func withdraw(_ handle: OpaquePointer) -> Bool { slots.withdraw(handle) }
-
-    /// Turns every loan of `objects` into an owned reference: called before the
-    /// lender drops its own references.
-    func recall(_ objects: [Object]) {
-        let addresses = Set(objects.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) })
-        slots.recall(addresses,
-                     retain: { _ = Unmanaged<Object>.fromOpaque($0).retain() },
-                     release: { Unmanaged<Object>.fromOpaque($0).release() })
+        let object = try slots.remove(handle, function)
+        return Unmanaged<Object>.fromOpaque(object).takeRetainedValue()
     }
 }
 
@@ -81,240 +66,117 @@ struct HandleTable<Object: AnyObject>: Sendable {
 /// uncontended inserts and removes touch no shared cache line: a slot freed by
 /// another thread goes onto its page's remote list (lock-free push; only the
 /// owner takes the list, whole, so there is no ABA), and a thread that exits
-/// hands its free slots and pages to whichever thread needs slots next.
+/// hands its pages (their free slots on their remote lists) to whichever thread
+/// needs slots next.
 ///
 /// Using a handle on one thread while another thread releases it is a race in
 /// the caller's program (as with any C object); everything else is safe.
+///
+/// The hot operations live in `SlotPages`, a plain value (the pages' address and
+/// the kind), so hot paths reach them from a global without touching this object.
 final class HandleSlots: @unchecked Sendable {
     let kind: HandleKind
-    /// `kind.rawValue` and `kind.index`, stored (the enum's are computed by a switch).
-    private let tag: UInt64
-    private let kindIndex: Int
-    private static var pageBits: Int { 10 }
-    private static var pageSize: Int { 1 << pageBits }
-    private static var maxPages: Int { 1 << 14 }  // 16M live handles per kind
-    /// A page: a cache line of header (owner token, remote free list) then the slots.
-    private static var headerBytes: Int { 64 }
-    private static var slotStride: Int { 16 }
-    private static var pageBytes: Int { headerBytes + pageSize * slotStride }
-
-    /// Page base addresses; the first `pageCount` are allocated.
-    private let pages: UnsafeMutablePointer<Atomic<UInt>>
+    let fast: SlotPages
     private let pageCount = Atomic<Int>(0)
 
-    /// Free slots and pages left by threads that exited, for the next thread short of slots.
+    /// Pages left by threads that exited, for the next thread short of slots.
     private struct Orphans {
-        var slots: [Int] = []
         var pages: [Int] = []
     }
     private let orphans = Mutex(Orphans())
 
     init(_ kind: HandleKind) {
         self.kind = kind
-        tag = kind.rawValue
-        kindIndex = kind.index
-        pages = .allocate(capacity: Self.maxPages)
-        for i in 0..<Self.maxPages { (pages + i).initialize(to: Atomic(0)) }
+        let pages = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: SlotPages.maxPages)
+        for i in 0..<SlotPages.maxPages { (pages + i).initialize(to: Atomic(0)) }
+        fast = SlotPages(pages: pages, tag: kind.rawValue, kindIndex: kind.index)
     }
-
-    // MARK: layout
-
-    @inline(__always)
-    private func page(_ page: Int) -> UnsafeMutableRawPointer {
-        UnsafeMutableRawPointer(bitPattern: pages[page].load(ordering: .acquiring))!
-    }
-
-    @inline(__always)
-    private func slot(_ index: Int) -> UnsafeMutableRawPointer {
-        page(index >> Self.pageBits) + Self.headerBytes + (index & (Self.pageSize - 1)) * Self.slotStride
-    }
-
-    @inline(__always)
-    private func state(_ slot: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Atomic<UInt64>> {
-        slot.assumingMemoryBound(to: Atomic<UInt64>.self)
-    }
-
-    @inline(__always)
-    private func owner(_ page: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
-        self.page(page).assumingMemoryBound(to: Atomic<UInt>.self)
-    }
-
-    @inline(__always)
-    private func remoteHead(_ page: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
-        (self.page(page) + 8).assumingMemoryBound(to: Atomic<UInt>.self)
-    }
-
-    /// The link stored in a free slot: next free index + 1, 0 at the end.
-    @inline(__always)
-    private func next(_ index: Int) -> Int { slot(index).load(fromByteOffset: 8, as: Int.self) }
-
-    @inline(__always)
-    private func setNext(_ index: Int, _ next: Int) { slot(index).storeBytes(of: next, toByteOffset: 8, as: Int.self) }
 
     // MARK: handles
 
     func insert(_ object: UnsafeMutableRawPointer, lent: Bool) -> OpaquePointer {
-        let locals = HandleCache.current
-        let index = take(locals + kindIndex, HandleCache.token(locals))
-        let s = slot(index)
-        s.storeBytes(of: object, toByteOffset: 8, as: UnsafeMutableRawPointer.self)
-        let generation = state(s).pointee.load(ordering: .relaxed) >> 2
-        if lent {
-            // Sequentially consistent: the lender's recheck must come after it (SingletonLoan).
-            state(s).pointee.store(generation << 2 | 3, ordering: .sequentiallyConsistent)
-        } else {
-            state(s).pointee.store(generation << 2 | 1, ordering: .releasing)
+        while true {
+            if let handle = fast.insert(object, lent: lent) { return handle }
+            let locals = HandleCache.current
+            refill(locals + fast.kindIndex, HandleCache.token(locals))
         }
-        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & 0xFF_FFFF) << 32 | UInt64(index)))!
     }
 
     @inline(__always)
     func object(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> UnsafeMutableRawPointer {
-        let (s, _) = try live(handle, function)
-        return s.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
+        if let object = fast.peek(handle) { return object }
+        throw invalidHandle(handle, function)
     }
 
-    func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (UnsafeMutableRawPointer, lent: Bool) {
-        let (s, first) = try live(handle, function)
-        var word = first
-        while true {
-            let (done, seen) = state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2,
-                                                                ordering: .acquiringAndReleasing)
-            if done { break }
-            // A recall may have turned this loan into a reference meanwhile: same handle, try again.
-            guard seen & 1 == 1, seen >> 2 == word >> 2 else { throw stale(function) }
-            word = seen
-        }
-        let object = s.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
-        release(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
-        return (object, word & 2 != 0)
+    /// Removes a handle of a kind that never lends (refs use `releaseRef`).
+    func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> UnsafeMutableRawPointer {
+        precondition(kind != .ref, "Tether: strong handles are released with SlotPages.releaseRef (loans own nothing)")
+        guard let (s, word) = fast.peekSlot(handle) else { throw invalidHandle(handle, function) }
+        let object = SlotPages.word2(s).pointee.load(ordering: .relaxed)
+        // A CAS (these kinds are off the hot path): of two racing removals one fails cleanly.
+        guard SlotPages.state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2,
+                                                          ordering: .acquiringAndReleasing).exchanged
+        else { throw stale(function) }
+        fast.release(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
+        return UnsafeMutableRawPointer(bitPattern: object)!
     }
 
-    func withdraw(_ handle: OpaquePointer) -> Bool {
-        let index = Int(UInt(bitPattern: handle) & 0xFFFF_FFFF)
-        let s = slot(index)
-        let word = state(s).pointee.load(ordering: .acquiring)
-        guard word & 3 == 3,
-              state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2, ordering: .acquiringAndReleasing).exchanged
-        else { return false }
-        release(index)
-        return true
-    }
-
-    func recall(_ objects: Set<UInt>, retain: (UnsafeMutableRawPointer) -> Void, release: (UnsafeMutableRawPointer) -> Void) {
-        guard !objects.isEmpty else { return }
-        for index in 0..<(pageCount.load(ordering: .acquiring) << Self.pageBits) {
-            let s = slot(index)
-            var word = state(s).pointee.load(ordering: .sequentiallyConsistent)
-            guard word & 3 == 3 else { continue }
-            let object = s.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
-            guard objects.contains(UInt(bitPattern: object)) else { continue }
-            // The lender still holds the object, so retaining it here is safe.
-            retain(object)
-            while true {
-                let (done, seen) = state(s).pointee.compareExchange(expected: word, desired: word & ~2, ordering: .acquiringAndReleasing)
-                if done { break }
-                guard seen & 3 == 3, seen >> 2 == word >> 2 else { release(object); break }  // released meanwhile
-                word = seen
-            }
-        }
-    }
-
-    /// The slot and state word of a live handle.
-    @inline(__always)
-    private func live(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (UnsafeMutableRawPointer, UInt64) {
-        guard let handle else { throw TetherError(.invalidHandle, "\(function): the \(kind.noun) is NULL") }
-        let raw = UInt64(UInt(bitPattern: handle))
-        guard raw >> 56 == tag else { throw wrongKind(raw >> 56, function) }
-        let index = Int(raw & 0xFFFF_FFFF)
-        guard index >> Self.pageBits < pageCount.load(ordering: .acquiring) else { throw stale(function) }
-        let s = slot(index)
-        let word = state(s).pointee.load(ordering: .acquiring)
-        guard word & 1 == 1, (word >> 2) & 0xFF_FFFF == (raw >> 32) & 0xFF_FFFF else { throw stale(function) }
-        return (s, word)
-    }
+    func countLoans(of object: UInt) -> Int { fast.countLoans(of: object) }
 
     // MARK: free slots
 
-    /// A free slot for the calling thread.
-    @inline(__always)
-    private func take(_ local: UnsafeMutablePointer<HandleCache.Local>, _ token: UInt) -> Int {
-        while true {
-            if local.pointee.head != 0 {
-                let index = local.pointee.head - 1
-                local.pointee.head = next(index)
-                return index
-            }
-            if local.pointee.fresh < local.pointee.freshEnd {
-                defer { local.pointee.fresh += 1 }
-                return local.pointee.fresh
-            }
-            refill(local, token)
-        }
+    /// Makes `page` the calling thread's.
+    private func adopt(_ page: Int, _ local: UnsafeMutablePointer<HandleCache.Local>, _ token: UInt) {
+        fast.owner(page).pointee.store(token, ordering: .relaxed)
+        fast.ownerThread(page).pointee.store(UInt(tether_thread_id()), ordering: .relaxed)
+        local.pointee.pages.append(page)
     }
 
-    /// Puts a removed slot back: on this thread's list if its page is ours, else
-    /// on the page's remote list.
-    @inline(__always)
-    private func release(_ index: Int) {
-        let locals = HandleCache.current
-        let page = index >> Self.pageBits
-        if owner(page).pointee.load(ordering: .relaxed) == HandleCache.token(locals) {
-            let local = locals + kindIndex
-            setNext(index, local.pointee.head)
-            local.pointee.head = index + 1
-            return
-        }
-        let head = remoteHead(page)
-        var current = head.pointee.load(ordering: .relaxed)
-        while true {
-            setNext(index, Int(current))
-            let (done, seen) = head.pointee.compareExchange(expected: current, desired: UInt(index + 1), ordering: .releasing)
-            if done { return }
-            current = seen
-        }
-    }
-
-    /// Finds free slots: freed back to our pages by other threads, left by exited
-    /// threads, or a new page.
+    /// Finds free slots: freed back to our pages by other threads, on pages
+    /// exited threads left, or a new page.
     private func refill(_ local: UnsafeMutablePointer<HandleCache.Local>, _ token: UInt) {
         for page in local.pointee.pages {
-            let head = remoteHead(page).pointee.exchange(0, ordering: .acquiring)
+            let head = fast.remoteHead(page).pointee.exchange(0, ordering: .acquiring)
             if head != 0 { local.pointee.head = Int(head); return }
         }
         orphans.withLock { orphans in
-            if !orphans.slots.isEmpty {
-                for index in orphans.slots { setNext(index, local.pointee.head); local.pointee.head = index + 1 }
-                orphans.slots = []
-                return
-            }
             while let page = orphans.pages.popLast() {
-                owner(page).pointee.store(token, ordering: .relaxed)
-                local.pointee.pages.append(page)
-                let head = remoteHead(page).pointee.exchange(0, ordering: .acquiring)
+                adopt(page, local, token)
+                let head = fast.remoteHead(page).pointee.exchange(0, ordering: .acquiring)
                 if head != 0 { local.pointee.head = Int(head); return }
             }
             let page = pageCount.load(ordering: .relaxed)
-            precondition(page < Self.maxPages, "Tether: the handle table of \(kind.noun)s is full")
-            let base = UnsafeMutableRawPointer.allocate(byteCount: Self.pageBytes, alignment: 64)
-            base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.pageBytes)
-            base.storeBytes(of: token, as: UInt.self)
-            pages[page].store(UInt(bitPattern: base), ordering: .releasing)
+            precondition(page < SlotPages.maxPages, "Tether: the handle table of \(kind.noun)s is full")
+            let base = UnsafeMutableRawPointer.allocate(byteCount: SlotPages.pageBytes, alignment: 64)
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: SlotPages.pageBytes)
+            fast.pages[page].store(UInt(bitPattern: base), ordering: .releasing)
             pageCount.store(page + 1, ordering: .releasing)
-            local.pointee.pages.append(page)
-            local.pointee.fresh = page << Self.pageBits
-            local.pointee.freshEnd = (page + 1) << Self.pageBits
+            adopt(page, local, token)
+            local.pointee.fresh = page << SlotPages.pageBits
+            local.pointee.freshEnd = (page + 1) << SlotPages.pageBits
         }
     }
 
-    /// A thread is exiting: its free slots and pages go to the orphans.
+    /// A thread is exiting: its free slots go back to their pages' remote lists
+    /// and its pages to the orphans, whole, for the next thread short of slots
+    /// (so that thread owns every slot it takes and frees it locally).
     func abandon(_ local: UnsafeMutablePointer<HandleCache.Local>) {
+        var byPage: [Int: [Int]] = [:]
+        var link = local.pointee.head
+        while link != 0 {
+            let index = link - 1
+            link = fast.next(index)
+            byPage[index >> SlotPages.pageBits, default: []].append(index)
+        }
+        for index in local.pointee.fresh..<local.pointee.freshEnd { byPage[index >> SlotPages.pageBits, default: []].append(index) }
+        for (page, indices) in byPage {
+            for (i, index) in indices.enumerated().dropLast() { fast.setNext(index, indices[i + 1] + 1) }
+            fast.push(first: indices[0], last: indices[indices.count - 1], onto: page)
+        }
         orphans.withLock { orphans in
-            var link = local.pointee.head
-            while link != 0 { orphans.slots.append(link - 1); link = next(link - 1) }
-            orphans.slots.append(contentsOf: local.pointee.fresh..<local.pointee.freshEnd)
             for page in local.pointee.pages {
-                owner(page).pointee.store(0, ordering: .relaxed)
+                fast.ownerThread(page).pointee.store(0, ordering: .relaxed)
+                fast.owner(page).pointee.store(0, ordering: .relaxed)
                 orphans.pages.append(page)
             }
         }
@@ -322,6 +184,15 @@ final class HandleSlots: @unchecked Sendable {
     }
 
     // MARK: errors
+
+    /// Why `handle` is not a live handle of this kind.
+    @inline(never)
+    func invalidHandle(_ handle: OpaquePointer?, _ function: StaticString) -> TetherError {
+        guard let handle else { return TetherError(.invalidHandle, "\(function): the \(kind.noun) is NULL") }
+        let raw = UInt64(UInt(bitPattern: handle))
+        guard raw >> 56 == fast.tag else { return wrongKind(raw >> 56, function) }
+        return stale(function)
+    }
 
     private func wrongKind(_ tag: UInt64, _ function: StaticString) -> TetherError {
         if let other = HandleKind(rawValue: tag) {
@@ -340,15 +211,235 @@ final class HandleSlots: @unchecked Sendable {
     }
 }
 
+/// Where a kind's slots are, and the hot operations on them: a plain value, so
+/// the hit path builds one from a global word and constants (`Handles.refPages`)
+/// and touches no object, reference count or lazy static.
+struct SlotPages {
+    static var pageBits: Int { 10 }
+    static var pageSize: Int { 1 << pageBits }
+    static var maxPages: Int { 1 << 14 }  // 16M live handles per kind
+    /// A page: a cache line of header (owner token, remote free list, owner thread) then the slots.
+    static var headerBytes: Int { 64 }
+    static var slotStride: Int { 16 }
+    static var pageBytes: Int { headerBytes + pageSize * slotStride }
+
+    /// Page base addresses: `maxPages` entries, 0 until that page is allocated.
+    let pages: UnsafeMutablePointer<Atomic<UInt>>
+    /// `HandleKind.rawValue` and `.index`.
+    let tag: UInt64
+    let kindIndex: Int
+
+    // MARK: layout
+
+    /// The base of page `page`, or nil if it does not exist (yet).
+    @inline(__always)
+    func pageIfAny(_ page: Int) -> UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: pages[page].load(ordering: .acquiring))
+    }
+
+    /// A page known to exist (it holds a slot this code has in hand).
+    @inline(__always)
+    func page(_ page: Int) -> UnsafeMutableRawPointer { pageIfAny(page).unsafelyUnwrapped }
+
+    @inline(__always)
+    func slot(_ index: Int) -> UnsafeMutableRawPointer {
+        page(index >> Self.pageBits) + Self.headerBytes + (index & (Self.pageSize - 1)) * Self.slotStride
+    }
+
+    @inline(__always)
+    static func state(_ slot: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Atomic<UInt64>> {
+        slot.assumingMemoryBound(to: Atomic<UInt64>.self)
+    }
+
+    /// The slot's second word: the object while occupied, the free-list link while free.
+    @inline(__always)
+    static func word2(_ slot: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Atomic<UInt>> {
+        (slot + 8).assumingMemoryBound(to: Atomic<UInt>.self)
+    }
+
+    /// Page header: the owner's token (its `HandleCache` locals), the remote free
+    /// list, and the owner's `tether_thread_id()` (0 while orphaned). The owner
+    /// writes the first and last, only for itself.
+    @inline(__always)
+    func owner(_ page: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
+        self.page(page).assumingMemoryBound(to: Atomic<UInt>.self)
+    }
+
+    @inline(__always)
+    func remoteHead(_ page: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
+        (self.page(page) + 8).assumingMemoryBound(to: Atomic<UInt>.self)
+    }
+
+    @inline(__always)
+    func ownerThread(_ page: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
+        (self.page(page) + 16).assumingMemoryBound(to: Atomic<UInt>.self)
+    }
+
+    /// The link stored in a free slot: next free index + 1, 0 at the end.
+    @inline(__always)
+    func next(_ index: Int) -> Int { Int(bitPattern: Self.word2(slot(index)).pointee.load(ordering: .relaxed)) }
+
+    @inline(__always)
+    func setNext(_ index: Int, _ next: Int) { Self.word2(slot(index)).pointee.store(UInt(bitPattern: next), ordering: .relaxed) }
+
+    // MARK: handles
+
+    /// A new handle for `object` in a free slot of the calling thread, or nil if
+    /// it has none at hand (`HandleSlots.insert` refills).
+    @inline(__always)
+    func insert(_ object: UnsafeMutableRawPointer, lent: Bool,
+                locals: UnsafeMutablePointer<HandleCache.Local> = HandleCache.current) -> OpaquePointer? {
+        let local = locals + kindIndex
+        let index: Int
+        // Wrapping arithmetic: the values are slot indices, far from overflow.
+        if local.pointee.head != 0 {
+            index = local.pointee.head &- 1
+            local.pointee.head = next(index)
+        } else if local.pointee.fresh < local.pointee.freshEnd {
+            index = local.pointee.fresh
+            local.pointee.fresh &+= 1
+        } else {
+            return nil
+        }
+        let s = slot(index)
+        Self.word2(s).pointee.store(UInt(bitPattern: object), ordering: .relaxed)
+        let generation = Self.state(s).pointee.load(ordering: .relaxed) >> 2
+        // Releasing: a scan (`countLoans`) that sees the state sees the object.
+        Self.state(s).pointee.store(generation << 2 | (lent ? 3 : 1), ordering: .releasing)
+        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & 0xFF_FFFF) << 32 | UInt64(truncatingIfNeeded: index)))!
+    }
+
+    /// The slot and state word of a live handle of this kind, or nil.
+    @inline(__always)
+    func peekSlot(_ handle: OpaquePointer?) -> (UnsafeMutableRawPointer, UInt64)? {
+        let raw = UInt64(UInt(bitPattern: handle))  // NULL: 0, a wrong tag
+        guard raw >> 56 == tag else { return nil }
+        let index = Int(raw & 0xFFFF_FFFF)
+        guard index >> Self.pageBits < Self.maxPages, let base = pageIfAny(index >> Self.pageBits) else { return nil }
+        let s = base + Self.headerBytes + (index & (Self.pageSize - 1)) * Self.slotStride
+        let word = Self.state(s).pointee.load(ordering: .acquiring)
+        guard word & 1 == 1, (word >> 2) & 0xFF_FFFF == (raw >> 32) & 0xFF_FFFF else { return nil }
+        return (s, word)
+    }
+
+    /// The object behind a live handle of this kind, or nil. No error, no retain.
+    @inline(__always)
+    func peek(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
+        guard let (s, _) = peekSlot(handle) else { return nil }
+        return UnsafeMutableRawPointer(bitPattern: Self.word2(s).pointee.load(ordering: .relaxed))
+    }
+
+    /// What `releaseRef` found.
+    enum RefRelease {
+        case invalid
+        /// The handle owned this reference: the caller releases it.
+        case owned(UnsafeMutableRawPointer)
+        case lent
+    }
+
+    /// Removes a strong handle (its generation moves on) without an atomic
+    /// read-modify-write: only the thread releasing a handle writes its state
+    /// word (using a handle while another thread releases it is the caller's
+    /// race), so a plain store frees it. A loan owns nothing; if unpublished
+    /// singletons may still be lent (`RetiredLoans`), the release is reported
+    /// after `lightBarrier()`, which pairs with the heavy barrier
+    /// `RetiredLoans.retire` issues between marking an instance and counting its loans.
+    @inline(__always)
+    func releaseRef(_ handle: OpaquePointer?) -> RefRelease {
+        guard let (s, word) = peekSlot(handle) else { return .invalid }
+        let object = Self.word2(s).pointee.load(ordering: .relaxed)
+        Self.state(s).pointee.store((word >> 2 &+ 1) << 2, ordering: .releasing)
+        release(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
+        if word & 2 == 0 { return .owned(UnsafeMutableRawPointer(bitPattern: object)!) }
+        lightBarrier()
+        if retiredLoanCount.load(ordering: .relaxed) != 0 { RetiredLoans.shared.loanReleased(object) }
+        return .lent
+    }
+
+    /// How many live loans of `object` the slots hold. Each slot is read as a
+    /// seqlock (state, object, state again: a free moves the generation on), so a
+    /// slot counts only if it held a loan of `object` at one instant.
+    func countLoans(of object: UInt) -> Int {
+        var count = 0
+        var page = 0
+        while page < Self.maxPages, let base = pageIfAny(page) {
+            for i in 0..<Self.pageSize {
+                let s = base + Self.headerBytes + i * Self.slotStride
+                let first = Self.state(s).pointee.load(ordering: .acquiring)
+                guard first & 3 == 3, Self.word2(s).pointee.load(ordering: .relaxed) == object else { continue }
+                atomicMemoryFence(ordering: .acquiring)
+                if Self.state(s).pointee.load(ordering: .relaxed) == first { count += 1 }
+            }
+            page += 1
+        }
+        return count
+    }
+
+    // MARK: free slots
+
+    /// Puts a removed slot back: on this thread's list if its page is ours, else
+    /// on the page's remote list. Ownership is checked against `tether_thread_id()`
+    /// (the thread pointer) instead of the thread-specific locals.
+    @inline(__always)
+    func release(_ index: Int) {
+        let header = page(index >> Self.pageBits).assumingMemoryBound(to: Atomic<UInt>.self)
+        if header[2].load(ordering: .relaxed) == UInt(tether_thread_id()) {
+            // Only the owner wrote both words, so the token is its own locals.
+            let local = UnsafeMutablePointer<HandleCache.Local>(bitPattern: header[0].load(ordering: .relaxed)).unsafelyUnwrapped + kindIndex
+            setNext(index, local.pointee.head)
+            local.pointee.head = index &+ 1
+            return
+        }
+        push(first: index, last: index, onto: index >> Self.pageBits)
+    }
+
+    /// Pushes a chain of free slots (`first` ... `last`, all on `page`, already
+    /// linked) onto the page's remote list.
+    func push(first: Int, last: Int, onto page: Int) {
+        let head = remoteHead(page)
+        var current = head.pointee.load(ordering: .relaxed)
+        while true {
+            setNext(last, Int(current))
+            let (done, seen) = head.pointee.compareExchange(expected: current, desired: UInt(first + 1), ordering: .releasing)
+            if done { return }
+            current = seen
+        }
+    }
+}
+
 /// Every handle the library hands out.
 enum Handles {
-    static let containers = HandleTable<Container>(.container)
+    static let containers: HandleTable<Container> = published(HandleTable(.container), in: containerSlotsAddress)
     static let registrations = HandleTable<Registration>(.registration)
-    static let refs = HandleTable<Instance>(.ref)
+    static let refs: HandleTable<Instance> = published(HandleTable(.ref), in: refSlotsAddress)
     static let weaks = HandleTable<WeakRef>(.weak)
     static let resolvers = HandleTable<Resolver>(.resolver)
 
     /// The slots of every kind, by `HandleKind.index`.
     static var all: [HandleSlots] { [containers.slots, registrations.slots, refs.slots, weaks.slots, resolvers.slots] }
+
+    private static func published<Object>(_ table: HandleTable<Object>, in address: borrowing Atomic<UInt>) -> HandleTable<Object> {
+        address.store(UInt(bitPattern: table.slots.fast.pages), ordering: .releasing)
+        return table
+    }
+
+    /// The slots of refs and containers for hot paths, without the `swift_once`
+    /// of the lazy statics above; nil until those exist (then take the ordinary path).
+    @inline(__always)
+    static var refPages: SlotPages? { pages(at: refSlotsAddress, .ref) }
+
+    @inline(__always)
+    static var containerPages: SlotPages? { pages(at: containerSlotsAddress, .container) }
+
+    @inline(__always)
+    private static func pages(at address: borrowing Atomic<UInt>, _ kind: HandleKind) -> SlotPages? {
+        UnsafeMutablePointer(bitPattern: address.load(ordering: .acquiring))
+            .map { SlotPages(pages: $0, tag: kind.rawValue, kindIndex: kind.index) }
+    }
 }
+
+/// `SlotPages.pages` of `Handles.refs` and `Handles.containers` (0 before
+/// they exist): global atomics are initialized statically, so reading them needs no `swift_once`.
+private let refSlotsAddress = Atomic<UInt>(0)
+private let containerSlotsAddress = Atomic<UInt>(0)
 

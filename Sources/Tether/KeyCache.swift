@@ -5,43 +5,53 @@ import TetherCore
 
 /// C-string key -> interned `Key`, without building a Swift String or hashing
 /// on a hit: a small per-thread direct-mapped cache keyed by the string's
-/// address and confirmed with strcmp (the caller may reuse a buffer).
-final class KeyCache {
-    private static let size = 256
-    private var addresses = [UInt](repeating: 0, count: size)
-    private var ids = [UInt32](repeating: 0, count: size)
-    private var names = [UnsafeMutablePointer<CChar>?](repeating: nil, count: size)
-
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k) { raw in Unmanaged<KeyCache>.fromOpaque(raw!).release() }
-        return k
-    }()
-
-    deinit { for name in names { free(name) } }
-
-    static func key(_ cString: UnsafePointer<CChar>) -> Key {
-        let cache: KeyCache
-        if let raw = pthread_getspecific(key) {
-            cache = Unmanaged<KeyCache>.fromOpaque(raw).takeUnretainedValue()
-        } else {
-            cache = KeyCache()
-            pthread_setspecific(key, Unmanaged.passRetained(cache).toOpaque())
-        }
-        return cache.lookup(cString)
+/// address and confirmed with strcmp (the caller may reuse a buffer). Plain
+/// memory kept with the thread's handle cache (`HandleCache.Local.keys`), so a
+/// lookup costs no reference count and no second thread-specific lookup.
+enum KeyCache {
+    struct Entry {
+        var address: UInt = 0
+        /// A copy of the string, owned (malloc'd).
+        var name: UnsafeMutablePointer<CChar>? = nil
+        var id: UInt32 = 0
     }
 
-    private func lookup(_ cString: UnsafePointer<CChar>) -> Key {
+    static let size = 256
+
+    static func key(_ cString: UnsafePointer<CChar>) -> Key { key(cString, locals: HandleCache.current) }
+
+    @inline(__always)
+    static func key(_ cString: UnsafePointer<CChar>, locals: UnsafeMutablePointer<HandleCache.Local>) -> Key {
+        guard let entries = locals.pointee.keys else { return miss(cString, locals) }
         let address = UInt(bitPattern: cString)
-        let slot = Int((address >> 3 ^ address >> 11) & UInt(Self.size - 1))
-        if addresses[slot] == address, let name = names[slot], strcmp(name, cString) == 0 {
-            return Key(id: ids[slot])
+        let entry = entries + Int((address >> 3 ^ address >> 11) & UInt(size - 1))
+        if entry.pointee.address == address, let name = entry.pointee.name, strcmp(name, cString) == 0 {
+            return Key(id: entry.pointee.id)
         }
+        return miss(cString, locals)
+    }
+
+    @inline(never)
+    private static func miss(_ cString: UnsafePointer<CChar>, _ locals: UnsafeMutablePointer<HandleCache.Local>) -> Key {
+        let entries = locals.pointee.keys ?? {
+            let fresh = UnsafeMutablePointer<Entry>.allocate(capacity: size)
+            fresh.initialize(repeating: Entry(), count: size)
+            locals.pointee.keys = fresh
+            return fresh
+        }()
+        let address = UInt(bitPattern: cString)
+        let entry = entries + Int((address >> 3 ^ address >> 11) & UInt(size - 1))
         let key = Key(String(cString: cString))
-        free(names[slot])
-        names[slot] = strdup(cString)
-        addresses[slot] = address
-        ids[slot] = key.id
+        free(entry.pointee.name)
+        entry.pointee = Entry(address: address, name: strdup(cString), id: key.id)
         return key
+    }
+
+    /// At thread exit.
+    static func release(_ entries: UnsafeMutablePointer<Entry>?) {
+        guard let entries else { return }
+        for i in 0..<size { free(entries[i].name) }
+        entries.deinitialize(count: size)
+        entries.deallocate()
     }
 }

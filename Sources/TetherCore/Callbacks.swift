@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Builds an instance. The core hands it one 64-bit word per declared param, in
 /// order (pointer bits, integer bits, or a double's bit pattern); the word for a
 /// weak, lazy or resolver slot comes from the container's `SlotBridge`.
@@ -24,7 +26,16 @@ public protocol SlotBridge: AnyObject, Sendable {
     func resolverWord(_ resolver: Resolver) -> UInt64
     /// Invalidates the word `resolverWord` returned once the factory has returned.
     func closeResolver(_ word: UInt64)
-    /// Turns the loans of these instances (`SingletonLoan`) into references;
-    /// called before the core releases its own.
+    /// Takes over what the loans of these instances (`SingletonLoan`) need: the
+    /// core releases its own references after this returns.
     func recall(_ instances: [Instance])
+    /// Called after a cache unpublished singletons and before it reads whether
+    /// they were lent: the unpublisher's side of the handshake with lenders, who
+    /// issue the matching barrier between recording a loan and `confirm()`.
+    /// Default: a sequentially consistent fence (lenders then fence too).
+    func unpublishBarrier()
+}
+
+extension SlotBridge {
+    public func unpublishBarrier() { atomicMemoryFence(ordering: .sequentiallyConsistent) }
 }

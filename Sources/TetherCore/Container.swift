@@ -14,7 +14,7 @@ public final class Container: @unchecked Sendable {
         var isClosed = false
     }
     private let state = Mutex(State())
-    private let table = RegistrationTable()
+    @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
@@ -59,9 +59,9 @@ public final class Container: @unchecked Sendable {
 
     /// The published singleton for `key` (of a registration without runtime
     /// arguments) to hand out as a loan; nil means resolve the ordinary way.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func singletonLoan(for key: Key) -> SingletonLoan? {
-        unretainedRegistration(for: key)?._withUnsafeGuaranteedRef { r in
+        (table.get(key) ?? inheritedRegistration(for: key))?._withUnsafeGuaranteedRef { r in
             r.hasArguments ? nil : r.singletonLoan()
         }
     }
@@ -70,7 +70,12 @@ public final class Container: @unchecked Sendable {
     /// container, and parents at least as long as their children.
     @inline(__always)
     func unretainedRegistration(for key: Key) -> Unmanaged<Registration>? {
-        if let r = table.get(key) { return r }
+        table.get(key) ?? inheritedRegistration(for: key)
+    }
+
+    /// The registration for `key` in the nearest parent that has one.
+    @usableFromInline @inline(never)
+    func inheritedRegistration(for key: Key) -> Unmanaged<Registration>? {
         var next = parent.map { Unmanaged.passUnretained($0) }
         while let c = next {
             if let r = c._withUnsafeGuaranteedRef({ $0.table.get(key) }) { return r }
@@ -140,9 +145,12 @@ public final class Container: @unchecked Sendable {
         return registrations
     }
 
-    /// Releases what caches let go of, recalling loans of it first.
+    /// Releases what caches let go of, after the bridge took over the loans of
+    /// what was lent (`SingletonLoan`).
     func drop(_ dropped: consuming [Dropped]) {
-        let lent = dropped.filter(\.lent).map(\.instance)
+        guard !dropped.isEmpty else { return }
+        bridge.unpublishBarrier()  // before reading `isLent`
+        let lent = dropped.filter(\.slot.isLent).map(\.instance)
         if !lent.isEmpty { bridge.recall(lent) }
     }
 }

@@ -16,7 +16,7 @@ public struct Key: Hashable, Sendable {
 }
 
 /// Number of keys interned so far (a global, so reading it needs no object).
-private let internedCount = Atomic<UInt32>(0)
+@usableFromInline let internedCount = Atomic<UInt32>(0)
 
 /// String <-> id table behind `Key`. Keys are never removed, so ids stay valid.
 /// Compact (about 35 bytes a key): the names' UTF-8 back to back, and an
@@ -92,7 +92,7 @@ public final class KeyTable: Sendable {
     }
 
     /// Whether `id` is a key interned so far (no lock, no retain: resolves by id check it).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func isValid(_ id: UInt32) -> Bool {
         id < internedCount.load(ordering: .acquiring)
     }

@@ -29,7 +29,7 @@ public final class Registration: @unchecked Sendable {
     private let specAddress = Atomic<UInt>(0)
     /// The current singleton slot, or 0 (unretained; `kept` holds every slot as
     /// long as the registration, so a reader never sees one freed).
-    private let singletonAddress = Atomic<UInt>(0)
+    @usableFromInline let singletonAddress = Atomic<UInt>(0)
     /// Weak scope: the cached instance, if still alive.
     private var weakCache = WeakBox(nil)
     private var currentSpec: InstanceSpec
@@ -151,24 +151,25 @@ public final class Registration: @unchecked Sendable {
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
         weakCache = WeakBox(nil)
-        // Sequentially consistent, paired with the loan's record and recheck (SingletonLoan).
-        let address = singletonAddress.exchange(0, ordering: .sequentiallyConsistent)
+        // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
+        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
         let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
-        return slot.takeStrong().map { Dropped(instance: $0, lent: slot.isLent) }
+        return slot.takeStrong().map { Dropped(instance: $0, slot: slot) }
     }
 
     /// The published singleton, to hand out without a retain (see `SingletonLoan`).
-    @inline(__always)
+    @inlinable @inline(__always)
     public func singletonLoan() -> SingletonLoan? {
         let address = singletonAddress.load(ordering: .acquiring)
         guard address != 0 else { return nil }
         return SingletonLoan(registration: .passUnretained(self), address: address)
     }
 
-    @inline(__always)
-    fileprivate func stillPublished(_ address: UInt) -> Bool {
-        singletonAddress.load(ordering: .sequentiallyConsistent) == address
+    /// Relaxed: the lender's barrier before it orders it after the loan's record.
+    @inlinable @inline(__always)
+    func stillPublished(_ address: UInt) -> Bool {
+        singletonAddress.load(ordering: .relaxed) == address
     }
 
     /// Edges completion callbacks or factories were seen to make from this
@@ -192,13 +193,14 @@ public final class Registration: @unchecked Sendable {
 /// written only in `init`, so a reset racing with a hit is safe: the hit gets a
 /// strong reference or nil, never an instance already being destroyed. Loans
 /// (`SingletonLoan`) take no reference at all. Slots are freed with their registration.
+@usableFromInline
 final class SingletonSlot: @unchecked Sendable {
     weak var instance: Instance?
     private var strong: Instance?
     /// The instance, unretained, for loans.
-    let unretained: Unmanaged<Instance>
-    /// Set once the first loan is made: only then must unpublishing recall loans.
-    private let lent = Atomic<Bool>(false)
+    @usableFromInline let unretained: Unmanaged<Instance>
+    /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
+    @usableFromInline let lent = Atomic<Bool>(false)
 
     init(_ instance: Instance) {
         self.instance = instance
@@ -206,11 +208,13 @@ final class SingletonSlot: @unchecked Sendable {
         unretained = .passUnretained(instance)
     }
 
-    var isLent: Bool { lent.load(ordering: .sequentiallyConsistent) }
+    /// Read after `SlotBridge.unpublishBarrier` (which orders it).
+    var isLent: Bool { lent.load(ordering: .relaxed) }
 
-    @inline(__always)
+    /// Before the loan is recorded, so the lender's barrier orders it too.
+    @inlinable @inline(__always)
     func markLent() {
-        if !lent.load(ordering: .relaxed) { lent.store(true, ordering: .sequentiallyConsistent) }
+        if !lent.load(ordering: .relaxed) { lent.store(true, ordering: .relaxed) }
     }
 
     /// Hands the cache's strong reference to the caller (under the registration's lock).
@@ -222,17 +226,24 @@ final class SingletonSlot: @unchecked Sendable {
 
 /// A published singleton handed out without a retain, so hits on one singleton
 /// from many threads write no shared cache line. The borrower takes `lend()`,
-/// records the loan where `SlotBridge.recall` finds it (a handle), then calls
-/// `confirm()`. True: the singleton was still published after the loan was
-/// recorded, so whoever unpublishes it recalls the loan (turns it into a
-/// reference) before dropping its own. False: the borrower withdraws the loan
-/// (unless it was recalled already) and resolves the ordinary way.
+/// records the loan where `SlotBridge.recall` can find it (a handle), issues the
+/// barrier that pairs with `SlotBridge.unpublishBarrier` (a full fence, or the
+/// light side of an asymmetric one), then calls `confirm()`. True: the
+/// singleton was still published after the loan was recorded, so whoever
+/// unpublishes it sees the loan (after its barrier) and hands the lent instance
+/// to `SlotBridge.recall` before dropping its own reference. False: the
+/// borrower withdraws the loan and resolves the ordinary way.
 public struct SingletonLoan {
     /// Unretained: the registration outlives every loan of its singletons.
-    let registration: Unmanaged<Registration>
-    let address: UInt
+    @usableFromInline let registration: Unmanaged<Registration>
+    @usableFromInline let address: UInt
 
-    @inline(__always)
+    @usableFromInline init(registration: Unmanaged<Registration>, address: UInt) {
+        self.registration = registration
+        self.address = address
+    }
+
+    @inlinable @inline(__always)
     public func lend() -> Unmanaged<Instance> {
         Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
             slot.markLent()
@@ -240,13 +251,13 @@ public struct SingletonLoan {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public func confirm() -> Bool { registration._withUnsafeGuaranteedRef { $0.stillPublished(address) } }
 }
 
-/// An instance a registration's cache let go of; `Container.drop` recalls its
-/// loans, if it was lent, then releases it (outside locks).
+/// An instance a registration's cache let go of; `Container.drop` has its
+/// loans taken over, if it was lent, then releases it (outside locks).
 struct Dropped {
     let instance: Instance
-    let lent: Bool
+    let slot: SingletonSlot
 }

@@ -4,12 +4,13 @@ import Synchronization
 /// two-level array of atomic addresses. Each entry owns a reference; a replaced
 /// registration is handed back to the caller, who keeps it alive for readers
 /// still holding it.
+@usableFromInline
 final class RegistrationTable: @unchecked Sendable {
-    private static var chunkBits: Int { 10 }
-    private static var chunkSize: Int { 1 << chunkBits }
-    private static var topSize: Int { 1 << 12 }  // 4M keys
+    @usableFromInline static var chunkBits: Int { 10 }
+    @usableFromInline static var chunkSize: Int { 1 << chunkBits }
+    @usableFromInline static var topSize: Int { 1 << 12 }  // 4M keys
 
-    private let top: UnsafeMutablePointer<Atomic<UInt>>
+    @usableFromInline let top: UnsafeMutablePointer<Atomic<UInt>>
 
     init() {
         top = .allocate(capacity: Self.topSize)
@@ -32,7 +33,7 @@ final class RegistrationTable: @unchecked Sendable {
         UnsafeMutablePointer(bitPattern: top[index].load(ordering: .acquiring))
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func get(_ key: Key) -> Unmanaged<Registration>? {
         let id = Int(key.id)
         guard id >> Self.chunkBits < Self.topSize else { return nil }

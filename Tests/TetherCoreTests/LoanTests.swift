@@ -1,6 +1,7 @@
 // Singleton loans: a published singleton handed out without a retain is
 // confirmed while published, refused once unpublished, and every way of
-// unpublishing a lent singleton asks the bridge to recall its loans first.
+// unpublishing a lent singleton asks the bridge to take over its loans first,
+// after the unpublisher's barrier (the other side of the lenders' barrier).
 import Testing
 import TetherCore
 
@@ -44,5 +45,20 @@ import TetherCore
         try fx.container.close()
         #expect(fx.bridge.recalledKeys == [Key("A"), Key("B"), Key("C")])
         #expect(fx.tracker.dropped("A") == 1 && fx.tracker.dropped("B") == 1 && fx.tracker.dropped("C") == 1)
+    }
+
+    @Test func unpublishingIssuesTheBarrierBeforeReadingWhetherLent() throws {
+        let fx = try Fixture()
+        let lent = try fx.register("Lent", scope: .singleton)
+        let kept = try fx.register("Kept", scope: .singleton)
+        _ = try fx.resolve("Lent")
+        _ = try fx.resolve("Kept")
+        _ = try #require(lent.singletonLoan()).lend()
+        fx.container.reset(.graph)
+        #expect(fx.bridge.unpublishBarriers == 0, "nothing unpublished, no barrier")
+        fx.container.reset(.singleton)
+        #expect(fx.bridge.unpublishBarriers == 1, "one barrier for everything one reset lets go of")
+        #expect(fx.bridge.barriersBeforeRecall == [1])
+        _ = kept
     }
 }

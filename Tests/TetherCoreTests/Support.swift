@@ -26,6 +26,8 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         var nextResolver: UInt64 = 1
         var closedResolvers = 0
         var recalled: [Key] = []
+        var barriers = 0
+        var barriersBeforeRecall: [Int] = []
     }
     private let state = Mutex(State())
 
@@ -58,12 +60,25 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         }
     }
 
-    /// Records which lent singletons the core recalled (the ABI turns their loans into references).
+    /// Records which lent singletons the core handed over (the ABI keeps them
+    /// until their loans are released), and how many barriers came before.
     func recall(_ instances: [Instance]) {
-        state.withLock { s in s.recalled += instances.map(\.key) }
+        state.withLock { s in
+            s.recalled += instances.map(\.key)
+            s.barriersBeforeRecall.append(s.barriers)
+        }
+    }
+
+    /// Counts the unpublisher's barriers (the ABI: membarrier or a fence).
+    func unpublishBarrier() {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        state.withLock { $0.barriers += 1 }
     }
 
     var recalledKeys: [Key] { state.withLock { $0.recalled } }
+    var unpublishBarriers: Int { state.withLock { $0.barriers } }
+    /// For each `recall`, the number of `unpublishBarrier` calls before it.
+    var barriersBeforeRecall: [Int] { state.withLock { $0.barriersBeforeRecall } }
 
     // Lookups for tests and test factories.
     func weak(_ word: UInt64) -> WeakRef {

@@ -4,12 +4,21 @@
  * exactly once, when the last of cache and handles goes; released twice they
  * are stale. Handles made on one thread and released on another or after their
  * thread exited stay valid, and their slots are reused. A hit racing with
- * resets keeps every handle valid (exact destructor counts). */
+ * resets keeps every handle valid (exact destructor counts), also while the
+ * handles are held across resets, re-registrations and scope changes and
+ * released by other threads, and with more lent singletons let go at once
+ * than the library tracks without a lock. The whole file runs twice: with
+ * membarrier(2) where the system has it, then (re-executed) with
+ * TETHER_NO_MEMBARRIER=1, the fence-only fallback. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include "harness.h"
+
+extern char **environ;
 
 static atomic_int made, dropped;
 
@@ -215,12 +224,149 @@ static void test_hits_racing_with_resets(void) {
     CHECK(atomic_load(&made) == atomic_load(&dropped));
 }
 
-int main(void) {
+/* ---- loans held across resets, released elsewhere ----------------------- */
+
+enum { HOLDERS = 3, HELD = 8, HOLD_ROUNDS = 20000, EXCHANGE = 64 };
+static atomic_int holding;
+/* Handles passed from one thread to another (released by the receiver). */
+static _Atomic(tether_ref *) exchange_slots[EXCHANGE];
+
+typedef struct { tether_container *c; uint32_t key; int seed; } holder;
+
+static void *hold_loop(void *p) {
+    holder *h = p;
+    tether_ref *held[HELD] = {0};
+    unsigned x = (unsigned)h->seed * 2654435761u + 1;
+    for (int n = 0; atomic_load(&holding) || n < 1000; n++) {
+        x = x * 1103515245u + 12345u;
+        int i = (int)(x >> 16) % HELD;
+        if (held[i]) {
+            int *value = tether_ref_get(held[i]);
+            if (!value || *value != 42) atomic_fetch_add(&race_failures, 1);
+            /* hand every fourth one to whichever thread comes next, release the rest here */
+            if ((x >> 8) % 4 == 0) {
+                tether_ref *passed = atomic_exchange(&exchange_slots[(x >> 4) % EXCHANGE], held[i]);
+                if (passed && tether_ref_release(passed) != TETHER_OK) atomic_fetch_add(&race_failures, 1);
+            } else if (tether_ref_release(held[i]) != TETHER_OK) {
+                atomic_fetch_add(&race_failures, 1);
+            }
+            held[i] = NULL;
+        }
+        tether_status st = (x >> 20) % 2 ? tether_resolve_key(h->c, h->key, &held[i]) : tether_resolve(h->c, "S", &held[i]);
+        if (st != TETHER_OK) { atomic_fetch_add(&race_failures, 1); held[i] = NULL; }
+    }
+    for (int i = 0; i < HELD; i++) {
+        if (held[i] && tether_ref_release(held[i]) != TETHER_OK) atomic_fetch_add(&race_failures, 1);
+    }
+    return NULL;
+}
+
+/* Re-registration configures the new registration after it is visible: until
+ * its context is set it hands out an uncounted static object. */
+static int uncounted = 42;
+static void *make_obj_once_configured(void *context) { return context ? make_obj() : &uncounted; }
+
+/* Several threads keep a few hit handles each for a while (some released by
+ * another thread) while this one resets the cache, changes the scope and
+ * re-registers the key: every get sees a live object, every release succeeds,
+ * and every object made is destroyed exactly once. */
+static void test_loans_held_across_resets_and_reregistration(void) {
+    tether_container *c = singleton_container(NULL);
+    uint32_t key = 0;
+    CHECK_OK(tether_intern(c, "S", &key));
+    tether_ref_release(hit(c));
+    atomic_store(&race_failures, 0);
+    atomic_store(&holding, 1);
+    pthread_t t[HOLDERS];
+    holder h[HOLDERS];
+    for (int i = 0; i < HOLDERS; i++) {
+        h[i] = (holder){c, key, i + 1};
+        pthread_create(&t[i], NULL, hold_loop, &h[i]);
+    }
+    for (int i = 0; i < HOLD_ROUNDS; i++) {
+        if (i % 7 == 0) {
+            tether_registration *r = NULL;
+            tether_param p[] = {TETHER_CONTEXT};
+            CHECK_OK(tether_register(c, "S", (tether_fn)make_obj_once_configured, p, 1, &r));
+            CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+            CHECK_OK(tether_set_context(r, &uncounted, drop_obj));
+        } else if (i % 3 == 0) {
+            CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+        } else {
+            tether_ref_release(hit(c));
+        }
+    }
+    atomic_store(&holding, 0);
+    for (int i = 0; i < HOLDERS; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < EXCHANGE; i++) {
+        tether_ref *left = atomic_exchange(&exchange_slots[i], NULL);
+        if (left) CHECK_OK(tether_ref_release(left));
+    }
+    CHECK(atomic_load(&race_failures) == 0);
+    CHECK(atomic_load(&made) > 1);
+    CHECK_OK(tether_container_free(c));
+    if (atomic_load(&made) != atomic_load(&dropped))
+        fprintf(stderr, "  made %d, dropped %d\n", atomic_load(&made), atomic_load(&dropped));
+    CHECK(atomic_load(&made) == atomic_load(&dropped));
+}
+
+/* More lent singletons let go of at once than the lock-free list of retired
+ * singletons holds: each still stays valid until its last handle goes. */
+enum { MANY = 150 };
+static void test_many_lent_singletons_let_go_at_once(void) {
+    tether_container *c = singleton_container(NULL);
+    char name[32];
+    tether_ref *first[MANY], *second[MANY];
+    for (int i = 0; i < MANY; i++) {
+        tether_registration *r = NULL;
+        snprintf(name, sizeof name, "S%d", i);
+        CHECK_OK(tether_register(c, name, (tether_fn)make_obj, NULL, 0, &r));
+        CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+        CHECK_OK(tether_set_context(r, NULL, drop_obj));
+        CHECK_OK(tether_resolve(c, name, &first[i]));   /* creates */
+        CHECK_OK(tether_resolve(c, name, &second[i]));  /* a hit: lent */
+    }
+    CHECK(atomic_load(&made) == MANY);
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(atomic_load(&dropped) == 0);
+    for (int i = 0; i < MANY; i++) CHECK_OK(tether_ref_release(first[i]));
+    CHECK(atomic_load(&dropped) == 0);
+    for (int i = 0; i < MANY; i++) {
+        CHECK(*(int *)tether_ref_get(second[i]) == 42);
+        CHECK_OK(tether_ref_release(second[i]));
+        CHECK(atomic_load(&dropped) == i + 1);
+    }
+    CHECK_OK(tether_container_free(c));
+    CHECK(atomic_load(&made) == MANY && atomic_load(&dropped) == MANY);
+}
+
+/* Runs this program again with the fence-only fallback; its exit status. */
+static int run_with_fences(const char *self) {
+    if (setenv("TETHER_NO_MEMBARRIER", "1", 1) != 0) return 1;
+    pid_t pid;
+    char *argv[] = {(char *)self, NULL};
+    if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0) return 1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    int fences = getenv("TETHER_NO_MEMBARRIER") != NULL;
+    if (fences) printf("-- again with TETHER_NO_MEMBARRIER=1 (fences only)\n");
     RUN(test_hit_handles_outlive_reset);
     RUN(test_hit_handles_outlive_container_free);
     RUN(test_hit_handles_outlive_scope_change_and_reregistration);
     RUN(test_hit_handle_released_twice_is_stale);
     RUN(test_handles_made_by_exited_threads);
     RUN(test_hits_racing_with_resets);
-    return harness_finish();
+    RUN(test_loans_held_across_resets_and_reregistration);
+    RUN(test_many_lent_singletons_let_go_at_once);
+    int status = harness_finish();
+    if (!fences) {
+        fflush(stdout);
+        status |= run_with_fences(argv[0]);
+    }
+    return status;
 }
