@@ -10,15 +10,12 @@ final class Graph {
     /// Everything this graph created or reused: kept alive until the resolve
     /// returns. Other lists of the graph hold them unretained.
     private var alive = ReferenceStack<Instance>()
-    /// Non-transient instances of this graph, by registration.
-    private var shared = InstanceMap()
+    /// Per registration: under construction (it has a frame), or this graph's
+    /// non-transient instance of it (unretained: `alive` holds it).
+    private var table = GraphTable()
     /// Frames of every build under way, outermost first (nested builds from a
     /// resolver continue above). Their registrations are the ones under construction.
     private var frames = PlainStack<Frame>()
-    /// The registrations of `frames`, kept only while the stack is deep: a
-    /// linear scan is cheaper for the usual few frames, a set keeps long chains linear.
-    private var deepFrames: Set<UnsafeMutableRawPointer>?
-    private static let deepThreshold = 32
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
     private var words = PlainStack<UInt64>()
     /// Dependencies gathered by the frames, contiguous like `words`; unretained
@@ -49,7 +46,7 @@ final class Graph {
     deinit {
         clear()
         alive.free()
-        shared.free()
+        table.free()
         queue.free()
         frames.free()
         words.free()
@@ -110,9 +107,8 @@ final class Graph {
     /// Drops everything for reuse, keeping capacity.
     /// (Arrays are touched only when non-empty: `removeAll` costs a uniqueness check.)
     private func clear() {
-        shared.removeAll()
+        table.removeAll()
         frames.truncate(to: 0)
-        if deepFrames != nil { deepFrames = nil }
         words.truncate(to: 0)
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
@@ -231,18 +227,7 @@ final class Graph {
                           dependencyBase: dependencyStack.count)
         words.append(0, count: frame.params.count)
         frames.append(frame)
-        if deepFrames != nil {
-            deepFrames!.insert(registration.toOpaque())
-        } else if frames.count > Self.deepThreshold {
-            deepFrames = Set((0..<frames.count).map { frames[$0].registration.toOpaque() })
-        }
-    }
-
-    private func isConstructing(_ registration: Unmanaged<Registration>) -> Bool {
-        let address = registration.toOpaque()
-        if let deepFrames { return deepFrames.contains(address) }
-        for i in 0..<frames.count where frames[i].registration.toOpaque() == address { return true }
-        return false
+        table.set(registration, GraphTable.constructing)
     }
 
     private func pop() {
@@ -250,32 +235,29 @@ final class Graph {
         dependencyStack.truncate(to: frame.dependencyBase)
         if !weakSlots.isEmpty { while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() } }
         if !lazySlots.isEmpty { while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() } }
-        if deepFrames != nil {
-            deepFrames!.remove(frame.registration.toOpaque())
-            if frames.count <= Self.deepThreshold / 2 { deepFrames = nil }
-        }
+        // Built (the table now has its instance) or abandoned; transients keep nothing.
+        table.endConstruction(frame.registration)
         words.truncate(to: frame.wordBase)
     }
 
     /// The instance of `registration` this graph already has or a cache holds;
     /// nil when it must be built. A request for one under construction is a cycle.
     private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key) throws(TetherError) -> Unmanaged<Instance>? {
-        if isConstructing(registration) {
+        let state = table.state(registration)
+        if state == GraphTable.constructing {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
         }
+        if state != GraphTable.absent { return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: state)!) }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
-        if scope == .transient { return nil }
-        let id = registration.toOpaque()
-        if let found = shared[id] { return found }
         guard scope.isShared else { return nil }
-        let registration = registration.takeUnretainedValue()
-        if let hit = registration.cached(scope) ?? lockForCreation(registration, scope) {
+        let cache = registration.takeUnretainedValue()
+        if let hit = cache.cached(scope) ?? lockForCreation(cache, scope) {
             let reference = Unmanaged.passUnretained(hit)
             alive.append(consume hit)
-            shared.set(id, reference)
+            table.set(registration, UInt(bitPattern: reference.toOpaque()))
             return reference
         }
         return nil
@@ -403,7 +385,7 @@ final class Graph {
             for cell in extras.lazyCells { cell.owner = instance }
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, !$0.completions.isEmpty) }
-        if scope != .transient { shared.set(registration.toOpaque(), reference) }
+        if scope != .transient { table.set(registration, UInt(bitPattern: reference.toOpaque())) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
@@ -489,38 +471,4 @@ final class Graph {
 
 func pathText(_ keys: [Key]) -> String {
     keys.map(\.quoted).joined(separator: " -> ")
-}
-
-/// Registration -> instance for one graph: a linear scan while small (the usual
-/// case), a dictionary beyond that.
-/// Unretained: the graph's `alive` list holds every instance.
-struct InstanceMap {
-    private var small = PlainStack<Entry>()
-    private var large: [UnsafeMutableRawPointer: Unmanaged<Instance>]?
-
-    private struct Entry {
-        let id: UnsafeMutableRawPointer
-        let instance: Unmanaged<Instance>
-    }
-
-    subscript(id: UnsafeMutableRawPointer) -> Unmanaged<Instance>? {
-        if let large { return large[id] }
-        for i in 0..<small.count where small[i].id == id { return small[i].instance }
-        return nil
-    }
-
-    mutating func set(_ id: UnsafeMutableRawPointer, _ instance: Unmanaged<Instance>) {
-        if large != nil { large![id] = instance; return }
-        if small.count < 16 { small.append(Entry(id: id, instance: instance)); return }
-        var map: [UnsafeMutableRawPointer: Unmanaged<Instance>] = [id: instance]
-        for i in 0..<small.count where map[small[i].id] == nil { map[small[i].id] = small[i].instance }
-        large = map
-    }
-
-    mutating func removeAll() {
-        small.truncate(to: 0)
-        if large != nil { large = nil }
-    }
-
-    func free() { small.free() }
 }
