@@ -225,7 +225,7 @@ final class Graph {
         let base = words.count
         let frame = Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
                           dependencyBase: dependencyStack.count)
-        words.append(0, count: frame.params.count)
+        words.appendUnwritten(count: frame.params.count)  // every slot is written before the factory runs
         frames.append(frame)
         table.set(registration, GraphTable.constructing)
     }

@@ -19,7 +19,14 @@ public enum Scope: Int32, Sendable, CaseIterable {
     }
 
     /// Singleton and weak instances are shared between resolves.
-    var isShared: Bool { self == .singleton || self == .weak }
+    var isShared: Bool {
+        @inline(__always) get {
+            switch self {
+            case .singleton, .weak: true
+            case .graph, .transient: false
+            }
+        }
+    }
 }
 
 /// The C type of a runtime argument.

@@ -18,19 +18,17 @@ struct PlainStack<Element: BitwiseCopyable> {
         count += 1
     }
 
-    /// Appends `n` copies of `element`.
-    @inline(__always)
-    mutating func append(_ element: Element, count n: Int) {
-        guard n > 0 else { return }
-        if count + n > capacity { grow(count + n) }
-        (base! + count).initialize(repeating: element, count: n)
-        count += n
-    }
-
     @inline(__always)
     mutating func removeLast() -> Element {
         count -= 1
         return base![count]
+    }
+
+    /// Appends `n` elements left unwritten: the caller writes each before reading it.
+    @inline(__always)
+    mutating func appendUnwritten(count n: Int) {
+        if count + n > capacity { grow(count + n) }
+        count += n
     }
 
     /// Makes room for `n` elements, so `address(of:)` has storage even while empty.
