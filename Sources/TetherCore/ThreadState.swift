@@ -33,9 +33,7 @@ final class ThreadState {
         return k
     }()
 
-    static var current: ThreadState { currentReference.takeUnretainedValue() }
-
-    /// `current` without a retain (the thread keeps its state until it exits).
+    /// The calling thread's state, unretained (the thread keeps it until it exits).
     static var currentReference: Unmanaged<ThreadState> {
         @inline(__always) get {
             if let raw = pthread_getspecific(key) { return Unmanaged.fromOpaque(raw) }
