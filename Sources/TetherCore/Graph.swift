@@ -8,19 +8,21 @@
 /// resolve allocates little beyond the instances themselves.
 final class Graph {
     /// Everything this graph created or reused: kept alive until the resolve
-    /// returns. Other lists of the graph hold them unretained.
+    /// returns. Other lists of the graph hold them unretained, by index here.
+    /// An instance's first new owner (a dependent's edge, the caller) takes the
+    /// graph's own reference, so a chain is built and handed over without
+    /// reference counting; what nothing took is released at the end.
     private var alive = ReferenceStack<Instance>()
     /// Per registration: under construction (it has a frame), or this graph's
-    /// non-transient instance of it (unretained: `alive` holds it).
+    /// non-transient instance of it (its index in `alive`).
     private var table = GraphTable()
     /// Frames of every build under way, outermost first (nested builds from a
     /// resolver continue above). Their registrations are the ones under construction.
     private var frames = PlainStack<Frame>()
     /// Argument words of the frames, contiguous; a frame owns `wordBase ..< wordBase + params.count`.
     private var words = PlainStack<UInt64>()
-    /// Dependencies gathered by the frames, contiguous like `words`; unretained
-    /// (`alive` holds every instance of the graph).
-    private var dependencyStack = PlainStack<Unmanaged<Instance>>()
+    /// Dependencies gathered by the frames, contiguous like `words`: indices in `alive`.
+    private var dependencyStack = PlainStack<Int>()
     /// Weak and lazy slots of the frames (rare), in frame order: the frame, the
     /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
@@ -76,7 +78,7 @@ final class Graph {
                      arguments: UnsafeBufferPointer<Argument>) -> Result<Unmanaged<Instance>, TetherError> {
         defer { clear() }
         do throws(TetherError) {
-            let root = try build(registration, from: container, arguments: arguments).retain()
+            let root = alive.take(try build(registration, from: container, arguments: arguments))
             do throws(TetherError) {
                 try runCompletions()
             } catch {
@@ -143,14 +145,14 @@ final class Graph {
         }
     }
 
-    /// Builds (or finds in this graph or a cache) the instance of `root`.
-    /// Unretained: the graph holds it until the resolve returns.
+    /// Builds (or finds in this graph or a cache) the instance of `root`; returns
+    /// its index in `alive` (the graph holds it until the resolve returns).
     ///
     /// The loop works on unretained references (frames, registrations, specs,
     /// instances): every one is kept alive by its container or by `alive`, and
     /// reference counting here would be most of a resolve's cost.
     func build(_ rootRegistration: Registration, from container: Container,
-               arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
+               arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Int {
         let root = Unmanaged.passUnretained(rootRegistration)
         let rootSpec = rootRegistration.specReference
         if let found = try existing(root, rootSpec, key: rootRegistration.key) { return found }
@@ -208,6 +210,9 @@ final class Graph {
         }
     }
 
+    /// The instance at `index` in `alive`, unretained.
+    func instance(_ index: Int) -> Unmanaged<Instance> { alive[index] }
+
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
         for i in stride(from: alive.count - 1, through: 0, by: -1) {
@@ -240,9 +245,10 @@ final class Graph {
         words.truncate(to: frame.wordBase)
     }
 
-    /// The instance of `registration` this graph already has or a cache holds;
-    /// nil when it must be built. A request for one under construction is a cycle.
-    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key) throws(TetherError) -> Unmanaged<Instance>? {
+    /// The index in `alive` of the instance of `registration` this graph already
+    /// has or a cache holds; nil when it must be built. A request for one under
+    /// construction is a cycle.
+    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key) throws(TetherError) -> Int? {
         let state = table.state(registration)
         if state == GraphTable.constructing {
             let path = path
@@ -250,15 +256,14 @@ final class Graph {
             let cycle = pathText(Array(path[start...]) + [key])
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
         }
-        if state != GraphTable.absent { return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: state)!) }
+        if state != GraphTable.absent { return GraphTable.index(state) }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
         if let hit = cache.cached(scope) ?? lockForCreation(cache, scope) {
-            let reference = Unmanaged.passUnretained(hit)
-            alive.append(consume hit)
-            table.set(registration, UInt(bitPattern: reference.toOpaque()))
-            return reference
+            let index = alive.append(consume hit)
+            table.set(registration, GraphTable.state(index))
+            return index
         }
         return nil
     }
@@ -273,13 +278,14 @@ final class Graph {
         return registration.cached(scope) ?? CreationLock.shared.pending[ObjectIdentifier(registration)]
     }
 
-    private func attach(_ instance: Unmanaged<Instance>, to index: Int) {
+    /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.
+    private func attach(_ instance: Int, to index: Int) {
         let wordIndex = frames[index].wordBase + frames[index].slot
         switch frames[index].params[frames[index].slot] {
         case .weak:
-            weakSlots.append((index, wordIndex, WeakRef(instance.takeUnretainedValue())))
+            weakSlots.append((index, wordIndex, WeakRef(alive[instance].takeUnretainedValue())))
         default:
-            words[wordIndex] = UInt64(UInt(bitPattern: instance._withUnsafeGuaranteedRef { $0.pointer }))
+            words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
         }
         frames[index].slot += 1
@@ -294,8 +300,9 @@ final class Graph {
         return from
     }
 
-    /// Calls the factory of frame `index` and enters the new instance into the graph.
-    private func construct(_ index: Int) throws(TetherError) -> Unmanaged<Instance> {
+    /// Calls the factory of frame `index` and enters the new instance into the
+    /// graph; returns its index in `alive`.
+    private func construct(_ index: Int) throws(TetherError) -> Int {
         let registration = frames[index].registration
         let count = frames[index].params.count
         let wordBase = frames[index].wordBase
@@ -371,21 +378,21 @@ final class Graph {
     }
 
     /// Wraps the factory's result of frame `index` in an instance and enters it into the graph.
-    private func enter(_ index: Int, _ pointer: UnsafeMutableRawPointer, _ extras: InstanceExtras?) -> Unmanaged<Instance> {
+    private func enter(_ index: Int, _ pointer: UnsafeMutableRawPointer, _ extras: InstanceExtras?) -> Int {
         let registration = frames[index].registration
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
         let instance = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
-                                     reference: { dependencyStack[first + $0].retain() }, extras: extras)
+                                     reference: { alive.take(dependencyStack[first + $0]) }, extras: extras)
         let reference = Unmanaged.passUnretained(instance)
-        alive.append(consume instance)  // moved: the allocation's reference is the graph's
+        let aliveIndex = alive.append(consume instance)  // moved: the allocation's reference is the graph's
         if let extras, !extras.lazyCells.isEmpty {
             unowned(unsafe) let instance = reference.takeUnretainedValue()
             for cell in extras.lazyCells { cell.owner = instance }
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, !$0.completions.isEmpty) }
-        if scope != .transient { table.set(registration, UInt(bitPattern: reference.toOpaque())) }
+        if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
@@ -395,7 +402,7 @@ final class Graph {
         if completes {
             queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
         }
-        return reference
+        return aliveIndex
     }
 
     // MARK: completion, publication, failure

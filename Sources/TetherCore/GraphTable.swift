@@ -1,15 +1,19 @@
 /// What one graph knows of each registration it touched: under construction (a
 /// frame of it is on the stack, so asking for it again is a constructor cycle),
-/// or the instance the graph holds for it (non-transient scopes), or nothing.
+/// or the instance the graph holds for it (non-transient scopes: its index in
+/// the graph's `alive`), or nothing.
 ///
 /// Open addressing over the registration's address in plain memory: a lookup is
 /// a hash and usually one probe, however deep the chain or wide the graph. A
 /// slot once used keeps its key until `removeAll` (a state can go back to
 /// nothing), so a probe never has to skip deleted slots.
 struct GraphTable {
-    /// A state word: an instance's address, or one of these.
+    /// A state word: one of these, or `state(index)` of an instance.
     static let absent: UInt = 0
     static let constructing: UInt = 1
+
+    @inline(__always) static func state(_ index: Int) -> UInt { UInt(index) + 2 }
+    @inline(__always) static func index(_ state: UInt) -> Int { Int(state - 2) }
 
     private var keys: UnsafeMutablePointer<UInt>
     private var states: UnsafeMutablePointer<UInt>

@@ -54,38 +54,56 @@ struct PlainStack<Element: BitwiseCopyable> {
 }
 
 /// A growable stack of strong references in manually managed memory: `append`
-/// moves the caller's reference in (no retain), `removeAll` releases them.
+/// moves the caller's reference in (no retain). `take` hands an element's
+/// reference on, the stack's own the first time (no retain: it is marked moved)
+/// and a new one after; `removeAll` releases the ones not moved. So a reference
+/// that has one new owner costs no reference counting at all here.
 /// The owner calls `free()` once, after `removeAll()`.
 struct ReferenceStack<Element: AnyObject> {
-    private var base: UnsafeMutablePointer<Element>?
+    /// An element's address, low bit set once its reference was moved out.
+    private var base: UnsafeMutablePointer<UInt>?
     private var capacity = 0
     private(set) var count = 0
+    private static var moved: UInt { 1 }
 
-    /// The element at `i`, unretained (the stack holds it).
+    /// The element at `i`, unretained (the stack or whoever took it holds it).
     subscript(i: Int) -> Unmanaged<Element> {
-        @inline(__always) get { Unmanaged.passUnretained(base![i]) }
+        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: base![i] & ~Self.moved)!) }
     }
 
-    @inline(__always)
-    mutating func append(_ element: consuming Element) {
+    /// Appends `element` and returns its index.
+    @inline(__always) @discardableResult
+    mutating func append(_ element: consuming Element) -> Int {
         if count == capacity { grow() }
-        (base! + count).initialize(to: element)
+        UnsafeMutableRawPointer(base! + count).initializeMemory(as: Element.self, to: element)  // moved: the word is its address
         count += 1
+        return count - 1
     }
 
-    /// Releases every element, last first (a release may run code that appends
-    /// to a different stack, never to this one).
+    /// A reference to the element at `i` for a new owner.
+    @inline(__always)
+    mutating func take(_ i: Int) -> Unmanaged<Element> {
+        let word = base![i]
+        let element = Unmanaged<Element>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.moved)!)
+        if word & Self.moved != 0 { return element.retain() }
+        base![i] = word | Self.moved
+        return element
+    }
+
+    /// Releases every element not moved out, last first (a release may run code
+    /// that appends to a different stack, never to this one).
     mutating func removeAll() {
         while count > 0 {
             count -= 1
-            _ = (base! + count).move()
+            let word = base![count]
+            if word & Self.moved == 0 { Unmanaged<Element>.fromOpaque(UnsafeRawPointer(bitPattern: word)!).release() }
         }
     }
 
     private mutating func grow() {
         let bigger = max(capacity * 2, 16)
-        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: bigger)
-        if let base { fresh.moveInitialize(from: base, count: count); base.deallocate() }
+        let fresh = UnsafeMutablePointer<UInt>.allocate(capacity: bigger)
+        if let base { fresh.initialize(from: base, count: count); base.deallocate() }
         base = fresh
         capacity = bigger
     }

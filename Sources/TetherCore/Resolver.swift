@@ -95,7 +95,7 @@ public final class Resolver: @unchecked Sendable {
         let built = graph._withUnsafeGuaranteedRef { graph in
             registration._withUnsafeGuaranteedRef { registration in
                 lookupReference._withUnsafeGuaranteedRef { lookup -> Result<Unmanaged<Instance>, TetherError> in
-                    do throws(TetherError) { return .success(try graph.build(registration, from: lookup)) }
+                    do throws(TetherError) { return .success(graph.instance(try graph.build(registration, from: lookup))) }
                     catch { return .failure(error) }
                 }
             }
