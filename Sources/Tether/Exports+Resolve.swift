@@ -16,12 +16,13 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
             pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
             return
         }
-        let core = container.takeUnretainedValue()
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
-            try core.resolve(key, arguments: arguments)
+            try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
+                do throws(TetherError) { return .success(try core.resolveRetained(key, arguments: arguments)) } catch { return .failure(error) }
+            }.get()
         }
-        out.pointee = Handles.refs.insert(instance)
-        pointer?.pointee = instance.pointer
+        pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
+        out.pointee = Handles.refs.insert(taking: instance)
     }
 }
 

@@ -37,6 +37,11 @@ struct HandleTable<Object: AnyObject>: Sendable {
         slots.insert(Unmanaged.passRetained(object).toOpaque(), lent: false)
     }
 
+    /// `insert` taking over the caller's reference.
+    func insert(taking object: Unmanaged<Object>) -> OpaquePointer {
+        slots.insert(object.toOpaque(), lent: false)
+    }
+
     /// The object behind `handle`, or an INVALID_HANDLE error naming `function`.
     @inline(__always)
     func get(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object {

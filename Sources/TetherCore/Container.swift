@@ -16,6 +16,9 @@ public final class Container: @unchecked Sendable {
     private let state = Mutex(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
+    /// Counts changes to what resolves here could build (`Plan`).
+    private let version = Atomic<UInt>(0)
+    private let plansOff = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -32,6 +35,32 @@ public final class Container: @unchecked Sendable {
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
+    /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
+    /// every resolve builds its graph step by step (tests compare the two).
+    public var usesPlans: Bool {
+        get { !plansOff.load(ordering: .relaxed) }
+        set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
+    }
+
+    /// Changes with every registration, scope change, completion callback added
+    /// or close here or in a parent (the sum of the versions up the chain, each
+    /// only growing): a plan recorded under another value may be wrong.
+    var configuration: UInt {
+        @inline(__always) get {
+            var sum = version.load(ordering: .acquiring)
+            var next = parent.map { Unmanaged.passUnretained($0) }
+            while let c = next {
+                sum &+= c._withUnsafeGuaranteedRef { $0.version.load(ordering: .acquiring) }
+                next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
+            }
+            return sum
+        }
+    }
+
+    /// After the change is visible to lock-free readers (release: a reader that
+    /// sees the new configuration sees the change).
+    func configurationChanged() { version.add(1, ordering: .releasing) }
+
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released). `configure` runs
     /// before the registration becomes visible, so no resolve sees it half set up.
@@ -45,6 +74,7 @@ public final class Container: @unchecked Sendable {
             if s.isClosed { return nil }
             let old = table.replace(key, with: registration)
             if let old { s.retired.append(old) }
+            configurationChanged()
             return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
@@ -98,16 +128,22 @@ public final class Container: @unchecked Sendable {
 
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
+        try resolveRetained(key, arguments: arguments).takeRetainedValue()
+    }
+
+    /// `resolve`, handing over the caller's reference without a retain and release
+    /// on the way (an embedding layer stores it as is).
+    public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let registration = unretainedRegistration(for: key) else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
         // Unretained: the container keeps its registrations (retired ones too) until it is freed.
-        let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Instance, TetherError> in
+        let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             do throws(TetherError) {
                 try Graph.checkArguments(registration, arguments)
                 let scope = registration.specReference._withUnsafeGuaranteedRef { $0.scope }
-                if let hit = registration.cached(scope) { return .success(hit) }
+                if let hit = registration.cached(scope) { return .success(.passRetained(hit)) }
                 return .success(try Graph.resolve(registration, from: self, arguments: arguments))
             } catch {
                 return .failure(error)
@@ -136,6 +172,7 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             let all = table.all()
             for r in all { _ = table.replace(r.key, with: nil) }
+            configurationChanged()
             s.retired = []
             return .success(all)
         }

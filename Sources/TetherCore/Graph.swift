@@ -58,19 +58,27 @@ final class Graph {
     /// Nested top-level resolves on one thread beyond this depth are a runaway recursion.
     static let maxNesting = 256
 
+    /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Instance {
+                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Unmanaged<Instance> {
         let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
             guard thread.nesting <= maxNesting else {
                 return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
             }
+            if arguments.isEmpty, let plan = registration.plan(from: container) {
+                switch plan._withUnsafeGuaranteedRef({ $0.run() }) {
+                case .success(let root?): return .success(root)
+                case .success(nil): break  // declined: the graph resolves it
+                case .failure(let error): return .failure(error)
+                }
+            }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments) }
             return Graph(thread: Unmanaged.passUnretained(thread).toOpaque()).run(registration, from: container, arguments: arguments)
         }
-        return try outcome.get().takeRetainedValue()
+        return try outcome.get()
     }
 
     /// One resolve on this graph; the result carries a reference for the caller.
@@ -261,7 +269,7 @@ final class Graph {
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
         if let hit = cache.cached(scope) ?? lockForCreation(cache, scope) {
-            let index = alive.append(consume hit)
+            let index = alive.append(.passRetained(hit))
             table.set(registration, GraphTable.state(index))
             return index
         }
@@ -371,6 +379,11 @@ final class Graph {
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
+        Graph.factoryFailure(registration, failure, path: path)
+    }
+
+    /// The error of a factory that failed while the frames of `path` (root first) were open.
+    static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
         var message = "factory for \(registration.key.quoted) returned NULL"
         if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
         if path.count > 1 { message += " (while resolving \(pathText(path)))" }
@@ -383,10 +396,9 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let instance = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
-                                     reference: { alive.take(dependencyStack[first + $0]) }, extras: extras)
-        let reference = Unmanaged.passUnretained(instance)
-        let aliveIndex = alive.append(consume instance)  // moved: the allocation's reference is the graph's
+        let reference = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
+                                      reference: { alive.take(dependencyStack[first + $0]) }, extras: extras)
+        let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
         if let extras, !extras.lazyCells.isEmpty {
             unowned(unsafe) let instance = reference.takeUnretainedValue()
             for cell in extras.lazyCells { cell.owner = instance }

@@ -50,9 +50,10 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     private static var singleTag: UInt { 2 }
     private static var tailTag: UInt { 3 }
 
-    /// A new instance taking over one reference to each of its `count` dependencies.
+    /// A new instance taking over one reference to each of its `count`
+    /// dependencies; the caller owns the reference returned.
     static func make(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies count: Int,
-                     reference: (Int) -> Unmanaged<Instance>, extras: InstanceExtras?) -> Instance {
+                     reference: (Int) -> Unmanaged<Instance>, extras: InstanceExtras?) -> Unmanaged<Instance> {
         let edges: UInt
         switch count {
         case 0: edges = 0
@@ -72,7 +73,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             extras.dependencies = edges
             instance.header.edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | extrasTag
         }
-        return instance
+        return .passRetained(instance)
     }
 
     public var pointer: UnsafeMutableRawPointer { header.pointer }

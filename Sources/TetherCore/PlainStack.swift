@@ -54,7 +54,7 @@ struct PlainStack<Element: BitwiseCopyable> {
 }
 
 /// A growable stack of strong references in manually managed memory: `append`
-/// moves the caller's reference in (no retain). `take` hands an element's
+/// takes over the caller's reference (no retain). `take` hands an element's
 /// reference on, the stack's own the first time (no retain: it is marked moved)
 /// and a new one after; `removeAll` releases the ones not moved. So a reference
 /// that has one new owner costs no reference counting at all here.
@@ -71,11 +71,11 @@ struct ReferenceStack<Element: AnyObject> {
         @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: base![i] & ~Self.moved)!) }
     }
 
-    /// Appends `element` and returns its index.
+    /// Appends an element, taking over the caller's reference; returns its index.
     @inline(__always) @discardableResult
-    mutating func append(_ element: consuming Element) -> Int {
+    mutating func append(_ element: Unmanaged<Element>) -> Int {
         if count == capacity { grow() }
-        UnsafeMutableRawPointer(base! + count).initializeMemory(as: Element.self, to: element)  // moved: the word is its address
+        base![count] = UInt(bitPattern: element.toOpaque())
         count += 1
         return count - 1
     }

@@ -27,16 +27,33 @@ public final class Registration: @unchecked Sendable {
 
     /// The current spec, unretained for lock-free readers (`currentSpec` owns it).
     private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `kept` holds every slot as
+    /// The current singleton slot, or 0 (unretained; `rare.kept` holds every slot as
     /// long as the registration, so a reader never sees one freed).
     @usableFromInline let singletonAddress = Atomic<UInt>(0)
     /// Weak scope: the cached instance, if still alive.
     private var weakCache = WeakBox(nil)
     private var currentSpec: InstanceSpec
-    /// What lock-free readers may still hold, kept until the registration goes:
-    /// specs replaced once it was visible, and every singleton slot.
-    private var kept: [AnyObject] = []
-    private var observed: [ObservedEdge] = []
+    /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
+    /// holds every one), or 0 until the first.
+    private let planAddress = Atomic<UInt>(0)
+    /// Kept objects and observed edges, made on first use (an object of 120 bytes
+    /// fits a 128-byte allocation).
+    private var rare: Rare?
+
+    private final class Rare {
+        /// What lock-free readers may still hold, kept until the registration goes:
+        /// specs replaced once it was visible, every singleton slot, every plan.
+        var kept: [AnyObject] = []
+        var observed: [ObservedEdge] = []
+    }
+
+    /// Caller holds `lock`.
+    private var rareForWriting: Rare {
+        if let rare { return rare }
+        let made = Rare()
+        rare = made
+        return made
+    }
 
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
@@ -72,6 +89,43 @@ public final class Registration: @unchecked Sendable {
 
     public var isLive: Bool { lock.withSpinLock { !isRetired } }
 
+    /// The plan for a resolve of this registration from `container`, recorded
+    /// now if the configuration changed since the last; nil when the graph must
+    /// resolve it (another container, plans off, or its graph is not plain).
+    /// Unretained: the registration keeps every plan it had.
+    @inline(__always)
+    func plan(from container: Container) -> Unmanaged<Plan>? {
+        guard container === self.container, container.usesPlans else { return nil }
+        let configuration = container.configuration
+        let address = planAddress.load(ordering: .acquiring)
+        if address != 0 {
+            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration }) {
+                return plan._withUnsafeGuaranteedRef { $0.declines } ? nil : plan
+            }
+        }
+        return recordPlan(configuration)
+    }
+
+    /// Whether the last resolve from this registration's container found a plan
+    /// that is still current (a diagnostic: tests check which path ran).
+    public var hasCurrentPlan: Bool {
+        let address = planAddress.load(ordering: .acquiring)
+        guard address != 0 else { return false }
+        let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+        return !plan.declines && plan.configuration == container.configuration
+    }
+
+    @inline(never)
+    private func recordPlan(_ configuration: UInt) -> Unmanaged<Plan>? {
+        let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
+        lock.withSpinLock {
+            rareForWriting.kept.append(plan)
+            planAddress.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+        }
+        return plan.declines ? nil : .passUnretained(plan)
+    }
+
     /// From now on replaced specs are kept (see `Container.register`).
     func markVisible() {
         lock.withSpinLock { isVisible = true }
@@ -79,7 +133,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
-        if isVisible { kept.append(currentSpec) }
+        if isVisible { rareForWriting.kept.append(currentSpec) }
         currentSpec = spec
         specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
     }
@@ -89,6 +143,7 @@ public final class Registration: @unchecked Sendable {
         let dropped = lock.withSpinLock { () -> Dropped? in
             guard currentSpec.scope != scope else { return nil }
             install(currentSpec.with(scope: scope))
+            container.configurationChanged()
             return clearCaches()
         }
         container.drop(dropped.map { [$0] } ?? [])
@@ -100,6 +155,7 @@ public final class Registration: @unchecked Sendable {
 
     public func addCompletion(_ completion: Completion) {
         lock.withSpinLock { install(currentSpec.with(completions: currentSpec.completions + [completion])) }
+        container.configurationChanged()
     }
 
     /// The cached shared instance, if any.
@@ -125,7 +181,7 @@ public final class Registration: @unchecked Sendable {
             guard !isRetired, currentSpec.scope == instance.spec.scope else { return }
             switch instance.spec.scope {
             case .singleton:
-                kept.append(slot!)
+                rareForWriting.kept.append(slot!)
                 singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
             case .weak:
                 weakCache = WeakBox(instance)
@@ -180,12 +236,12 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var observedEdges: [ObservedEdge] {
-        lock.withSpinLock { observed }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+        lock.withSpinLock { rare?.observed ?? [] }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
     }
 
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
-        lock.withSpinLock { if !observed.contains(edge) { observed.append(edge) } }
+        lock.withSpinLock { if !(rare?.observed.contains(edge) ?? false) { rareForWriting.observed.append(edge) } }
     }
 }
 
