@@ -42,6 +42,21 @@
  *    threads race. Consequence: a factory must not block waiting for *another
  *    thread* that is itself creating singleton- or weak-scoped instances.
  *
+ *  - Freeing while in use. tether_container_free may run while other threads
+ *    (or callbacks further up the same thread) are inside calls that use the
+ *    container: resolves, registrations, providers, any call taking the
+ *    container or one of its registrations. Each call announces itself in a
+ *    word of its own thread (plain stores, no atomic read-modify-write, nothing
+ *    shared written, so the hit path above keeps its property), and the
+ *    container's memory (registrations, their factories, key tables) is
+ *    released only once every call that was under way when it was freed has
+ *    returned: by the last of them, on its way out, or at its thread's exit.
+ *    Nobody waits for anybody. A call under way either completes as if it had
+ *    run before the free or fails with TETHER_E_INVALID_HANDLE; a call made
+ *    after the free fails with TETHER_E_INVALID_HANDLE. Freeing a container
+ *    costs one more membarrier(2) when other threads have called into the
+ *    library (none when only the calling thread ever did).
+ *
  *  - Callbacks (factories, destructors, completion callbacks) may call back into
  *    the library, including resolving from the same container.
  */
@@ -228,8 +243,13 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE if `c` is not a live container
  *         (NULL, already freed); TETHER_E_INVALID_ARGUMENT if child containers
  *         of `c` still exist (free them first; nothing is freed).
- * Thread-safe, but freeing a container while another thread resolves from it
- * makes that resolve fail with TETHER_E_INVALID_HANDLE.
+ * Thread-safe, also while other threads use `c` (see "Freeing while in use" at
+ * the top): calls made after this one fail with TETHER_E_INVALID_HANDLE ("the
+ * container was already freed"); a call under way at the time either fails
+ * with TETHER_E_INVALID_HANDLE ("the container was freed") or completes, and
+ * then it may return a singleton that was cached (its handle stays valid) or
+ * create instances, which are not cached. Never waits for those calls: what
+ * they may still read is released when the last of them returns.
  */
 tether_status tether_container_free(tether_container *c);
 

@@ -7,9 +7,18 @@ import TetherCore
 let ok: Int32 = 0
 
 /// Runs an exported call: maps a thrown error to its status and stores the message
-/// as the thread's last error. The one place errors cross the ABI.
+/// as the thread's last error. The one place errors cross the ABI. The call is a
+/// read-side section (`Reclamation`): nothing it reaches through a handle is freed under it.
 @inline(__always)
 func abiCall(_ body: () throws(TetherError) -> Void) -> Int32 {
+    let section = CallSection()
+    defer { section.leave() }
+    return statusOf(body)
+}
+
+/// `abiCall` for a body already inside a call section.
+@inline(__always)
+func statusOf(_ body: () throws(TetherError) -> Void) -> Int32 {
     do {
         try body()
         return ok

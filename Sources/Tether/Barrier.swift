@@ -38,6 +38,24 @@ func lightBarrier() {
     }
 }
 
+/// `lightBarrier()` for a path that issues several: the mode is read once
+/// (once membarrier is chosen it stays chosen). A hot path can branch on
+/// `compilerOnly` once and be inlined twice, each copy with a constant.
+struct LightBarrier {
+    let compilerOnly: Bool
+
+    @inline(__always)
+    init() { compilerOnly = barrierMode.load(ordering: .relaxed) == 1 }
+
+    @inline(__always)
+    init(compilerOnly: Bool) { self.compilerOnly = compilerOnly }
+
+    @inline(__always)
+    func callAsFunction() {
+        if compilerOnly { tether_compiler_barrier() } else { lightBarrierSlow() }
+    }
+}
+
 @inline(never)
 private func lightBarrierSlow() {
     if decideBarrierMode() == 1 {

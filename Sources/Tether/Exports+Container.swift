@@ -23,8 +23,12 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         } catch {
             throw TetherError(error.code, "tether_container_free: \(error.message)")
         }
-        _ = try? Handles.containers.remove(c, "tether_container_free")
+        // Unreachable first (the container's handle, then its registrations'), so a
+        // call starting after the retirement cannot find it; calls already under
+        // way may still use it: the reclaimer waits for them.
+        let owned = try? Handles.containers.remove(c, "tether_container_free")
         for registration in registrations { retireHandle(of: registration) }
+        if let owned { Reclamation.retire(owned) }
     }
 }
 

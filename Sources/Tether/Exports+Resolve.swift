@@ -1,17 +1,33 @@
 import TetherCore
 
-/// Every resolve entry point, the ordinary way: a strong handle in `out` and,
+/// Every resolve entry point runs in one call section (`CallSection`): the hit
+/// path and, on a miss, the ordinary path. Inlined once per barrier mode, so
+/// the membarrier copy checks the mode once for all its barriers.
+@inline(__always)
+private func inSection(_ body: (CallSection) -> Int32) -> Int32 {
+    LightBarrier().compilerOnly ? inSection(LightBarrier(compilerOnly: true), body)
+                                : inSection(LightBarrier(compilerOnly: false), body)
+}
+
+@inline(__always)
+private func inSection(_ barrier: LightBarrier, _ body: (CallSection) -> Int32) -> Int32 {
+    let section = CallSection(barrier: barrier)
+    defer { section.leave() }
+    return body(section)
+}
+
+/// The ordinary way, inside the caller's section: a strong handle in `out` and,
 /// when asked, the instance's pointer in `pointer`. Out of line, so the hit
 /// paths calling it save no registers for it.
 @inline(never)
-private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, _ args: UnsafeRawPointer?, _ count: Int,
-                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString,
+private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, _ args: UnsafeRawPointer?,
+                     _ count: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString,
                      pointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) -> Int32 {
-    abiCall { () throws(TetherError) in
+    statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
         let container = try Handles.containers.unretained(c, function)
         let key = try key()
-        if count == 0, let (handle, instance) = singletonHit(c, { _ in key }) {
+        if count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
             out.pointee = handle
             pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
             return
@@ -30,21 +46,23 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
 /// that owns no reference), so hits touch no reference count and write no shared
 /// cache line: the loan is recorded in the calling thread's handle slot, the
 /// light barrier orders that before the recheck (`SingletonLoan`), and whoever
-/// unpublishes the singleton later sees the loan (`RetiredLoans`). Straight-line,
-/// no lazy statics, no error values: nil means take the ordinary path (which
-/// also reports any error).
+/// unpublishes the singleton later sees the loan (`RetiredLoans`). The caller's
+/// section keeps the container from being let go of meanwhile (a concurrent free).
+/// Straight-line, no lazy statics, no error values: nil means take the ordinary
+/// path (which also reports any error).
 /// `key` is asked for once the container handle checked out (as on the
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
-private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key) -> (OpaquePointer, Unmanaged<Instance>)? {
+private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
+                          _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
-    let locals = HandleCache.current
+    let locals = section.locals
     let key = key(locals)
     guard let loan = Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef({ $0.singletonLoan(for: key) }) else { return nil }
     let instance = loan.lend()
     guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
-    lightBarrier()
+    section.barrier()
     if loan.confirm() { return (handle, instance) }
     _ = refs.releaseRef(handle)  // unpublished meanwhile: withdrawn
     return nil
@@ -57,32 +75,41 @@ private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherEr
 
 @_cdecl("tether_resolve")
 public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    if let out, let key, key.pointee != 0, let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }) {
-        out.pointee = handle
-        return ok
+    inSection { section in
+        if let out, let key, key.pointee != 0, let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }, section) {
+            out.pointee = handle
+            return ok
+        }
+        return resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
     }
-    return resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
 }
 
 @_cdecl("tether_resolve_args")
 public func tether_resolve_args(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ args: UnsafeRawPointer?, _ count: Int,
                                 _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    resolve(c, { () throws(TetherError) in try keyArgument(key, "tether_resolve_args") }, args, count, out, "tether_resolve_args")
+    inSection { section in
+        resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve_args") }, args, count, out, "tether_resolve_args")
+    }
 }
 
 @_cdecl("tether_resolve_key")
 public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }) {
-        out.pointee = handle
-        return ok
+    inSection { section in
+        if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }, section) {
+            out.pointee = handle
+            return ok
+        }
+        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key")
     }
-    return resolve(c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key")
 }
 
 @_cdecl("tether_resolve_key_args")
 public func tether_resolve_key_args(_ c: OpaquePointer?, _ key: UInt32, _ args: UnsafeRawPointer?, _ count: Int,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    resolve(c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out, "tether_resolve_key_args")
+    inSection { section in
+        resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out,
+                "tether_resolve_key_args")
+    }
 }
 
 @_cdecl("tether_resolve_key_instance")
@@ -92,12 +119,14 @@ public func tether_resolve_key_instance(_ c: OpaquePointer?, _ key: UInt32, _ in
         out?.pointee = nil
         return abiCall { () throws(TetherError) in throw invalid("tether_resolve_key_instance", "the instance out-parameter is NULL") }
     }
-    if let out, KeyTable.isValid(key), let (handle, hit) = singletonHit(c, { _ in Key(id: key) }) {
-        out.pointee = handle
-        instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
-        return ok
+    return inSection { section in
+        if let out, KeyTable.isValid(key), let (handle, hit) = singletonHit(c, { _ in Key(id: key) }, section) {
+            out.pointee = handle
+            instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
+            return ok
+        }
+        instance.pointee = nil
+        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_instance") }, nil, 0, out,
+                       "tether_resolve_key_instance", pointer: instance)
     }
-    instance.pointee = nil
-    return resolve(c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_instance") }, nil, 0, out,
-                   "tether_resolve_key_instance", pointer: instance)
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFFI
 import Synchronization
+import TetherCore
 
 /// One thread's free handle slots, per kind of handle: a list linked through
 /// the free slots, never-used slots of its newest page, and the pages it owns.
@@ -17,6 +18,8 @@ enum HandleCache {
         var pages: [Int] = []
         /// The thread's `KeyCache` (in the first Local only).
         var keys: UnsafeMutablePointer<KeyCache.Entry>? = nil
+        /// The thread's record in `Reclamation.reclaimer` (in the first Local only).
+        var reclaim: UnsafeMutablePointer<Reclaimer.Record>? = nil
     }
 
     /// The calling thread's locals, one per `HandleKind.index`; their address
@@ -90,6 +93,7 @@ enum HandleCache {
         pthread_key_create(&k) { raw in
             HandleCache.leaveThreadTable()
             let locals = raw!.assumingMemoryBound(to: Local.self)
+            Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
             locals.pointee.keys = nil
             for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
@@ -103,6 +107,7 @@ enum HandleCache {
     private static func make() -> UnsafeMutablePointer<Local> {
         let locals = UnsafeMutablePointer<Local>.allocate(capacity: HandleKind.allCases.count)
         locals.initialize(repeating: Local(), count: HandleKind.allCases.count)
+        locals.pointee.reclaim = Reclamation.reclaimer.claim()
         pthread_setspecific(key, locals)
         return locals
     }

@@ -132,15 +132,12 @@ final class ProviderClosure: @unchecked Sendable {
     deinit { ffi_closure_free(closure) }
 }
 
-/// Where every provider call lands: resolve through the cell, NULL + last error on failure.
+/// Where every provider call lands: resolve through the cell, NULL + last error
+/// on failure. An exported call like any other (its container may be freed meanwhile).
 private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
                                            UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?) -> Void = { _, ret, _, user in
     let cell = Unmanaged<LazyCell>.fromOpaque(user!).takeUnretainedValue()
     var result: UInt64 = 0
-    do throws(TetherError) {
-        result = UInt64(UInt(bitPattern: try cell.get()))
-    } catch {
-        LastError.set(error)
-    }
+    _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try cell.get())) }
     ret!.storeBytes(of: result, as: UInt64.self)
 }

@@ -8,7 +8,7 @@ public final class Container: @unchecked Sendable {
 
     /// Writers (register, close) serialize here; the registrations live in `table`.
     private struct State {
-        /// Replaced registrations, kept alive until close for lock-free readers.
+        /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
         var retired: [Registration] = []
         var children = 0
         var isClosed = false
@@ -138,7 +138,7 @@ public final class Container: @unchecked Sendable {
         guard let registration = unretainedRegistration(for: key) else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
-        // Unretained: the container keeps its registrations (retired ones too) until it is freed.
+        // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
         let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             do throws(TetherError) {
                 try Graph.checkArguments(registration, arguments)
@@ -159,7 +159,9 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Frees the container: registrations retired (and returned), caches
-    /// released. Refused while child containers exist.
+    /// released, later resolves and registrations refused. Refused while child
+    /// containers exist. The registrations stay in place for resolves already
+    /// under way, until `dismantle()` or deinit.
     @discardableResult
     public func close() throws(TetherError) -> [Registration] {
         let result: Result<[Registration], TetherError> = state.withLock { s in
@@ -170,16 +172,30 @@ public final class Container: @unchecked Sendable {
             }
             s.isClosed = true
             closed.store(true, ordering: .releasing)
-            let all = table.all()
-            for r in all { _ = table.replace(r.key, with: nil) }
             configurationChanged()
-            s.retired = []
-            return .success(all)
+            return .success(table.all())
         }
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() })
         return registrations
+    }
+
+    /// Lets go of the registrations of a closed container, once no resolve can
+    /// still be reading them (the ABI: when its reclaimer says so), rather than
+    /// when the last reference to the container goes (a lazy provider may hold it long after).
+    public func dismantle() {
+        var released: [Registration] = []
+        state.withLock { s in
+            precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
+            released = table.all()
+            for r in released { _ = table.replace(r.key, with: nil) }
+            if !s.retired.isEmpty {
+                released += s.retired
+                s.retired = []
+            }
+        }
+        _ = consume released  // deinitialized here, outside the lock
     }
 
     /// Releases what caches let go of, after the bridge took over the loans of

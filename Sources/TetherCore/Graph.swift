@@ -134,8 +134,9 @@ final class Graph {
 
     /// Plain data with unretained references, so frames move and are read without
     /// reference counting: the registration is kept by its container (or its
-    /// retired list) and keeps its specs and its container; the lookup container
-    /// is the caller's or one of those.
+    /// retired list, even once the container is closed, until it is dismantled)
+    /// and keeps its specs; its container is the caller's or a parent of it, and
+    /// so is the lookup container.
     private struct Frame {
         let registration: Unmanaged<Registration>
         let spec: Unmanaged<InstanceSpec>

@@ -22,8 +22,10 @@ public final class Registration: @unchecked Sendable {
     /// reads them without reference counting.
     public let params: UnsafeBufferPointer<Param>
     public let factory: Factory
-    /// Strong: the cycle container -> registration -> container is broken by `Container.close()`.
-    let container: Container
+    /// Unowned: the container keeps its registrations until it is dismantled or
+    /// deinitialized, and nothing uses a registration after that (the ABI drops
+    /// registration handles before a freed container is retired).
+    unowned let container: Container
 
     /// The current spec, unretained for lock-free readers (`currentSpec` owns it).
     private let specAddress = Atomic<UInt>(0)

@@ -113,7 +113,26 @@ import TetherCore
         expectError(.invalidHandle, "freed") { try fx.resolve("A") }
         expectError(.invalidHandle, "freed") { try fx.register("B") }
         expectError(.invalidHandle, "parent container was freed") { try fx.child() }
+        let kept = try #require(fx.container.registration(for: Key("A")), "kept for resolves under way until dismantled")
+        #expect(!kept.isLive)
+        fx.container.dismantle()
         #expect(fx.container.registration(for: Key("A")) == nil)
+    }
+
+    @Test func closingDuringAResolveLetsItFinish() throws {
+        // B's factory frees the container while A's frame (above it) still needs
+        // A's registration, spec and container: they stay until dismantle().
+        let fx = try Fixture()
+        try fx.register("A", [dep("B"), dep("S")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        try fx.register("B") { _ in try fx.container.close() }
+        let a = try fx.resolve("A")
+        #expect(Obj.of(a).dep(0).label == "B" && Obj.of(a).dep(1).label == "S")
+        expectError(.invalidHandle, "freed") { try fx.resolve("A") }
+        fx.container.dismantle()
+        _ = consume a
+        #expect(fx.tracker.liveCount == 0)
+        #expect(fx.tracker.made("S") == 1 && fx.tracker.dropped("S") == 1)
     }
 
     @Test func closeReleasesCachesButHeldInstancesOutliveTheContainer() throws {

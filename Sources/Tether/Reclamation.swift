@@ -1,0 +1,41 @@
+import TetherCore
+
+/// Every exported call that may reach a container is a read-side section of
+/// one reclaimer (`abiCall`, the singleton hit path, providers), so a freed
+/// container (with its registrations, their specs and singleton slots, and its
+/// key table) is let go of only once no call that found it through its handle
+/// is still under way. Entering and leaving are plain stores to the thread's
+/// record and the light barrier: no atomic read-modify-write, no shared cache
+/// line written. The freeing side pays the heavy barrier (`Reclaimer`).
+enum Reclamation {
+    static let reclaimer = Reclaimer(heavyBarrier: heavyBarrier)
+
+    /// Hands a closed container, whose handle (and its registrations' handles)
+    /// are already gone, to the reclaimer: dismantled once no call can be using it.
+    static func retire(_ container: Container) {
+        reclaimer.retire(by: HandleCache.current.pointee.reclaim) { container.dismantle() }
+    }
+}
+
+/// One exported call's read-side section (nested calls, from factories or
+/// destructors, are part of the outermost one).
+struct CallSection {
+    /// The calling thread's `HandleCache` locals.
+    let locals = HandleCache.current
+    private let record: UnsafeMutablePointer<Reclaimer.Record>
+    private let outermost: Bool
+    /// Also for the section's own handshakes (the singleton hit's loan).
+    let barrier: LightBarrier
+
+    @inline(__always)
+    init(barrier: LightBarrier = LightBarrier()) {
+        self.barrier = barrier
+        record = locals.pointee.reclaim.unsafelyUnwrapped
+        outermost = Reclaimer.enter(record, lightBarrier: barrier.callAsFunction)
+    }
+
+    @inline(__always)
+    func leave() {
+        if outermost { Reclaimer.leave(record, lightBarrier: barrier.callAsFunction) }
+    }
+}
