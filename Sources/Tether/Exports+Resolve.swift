@@ -35,7 +35,7 @@ private func resolve(_ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, 
 /// `key` is asked for once the container handle checked out (as on the
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
-private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key) -> (OpaquePointer, Unmanaged<Instance>)? {
+func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
     let locals = HandleCache.current
@@ -49,7 +49,7 @@ private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<Hand
     return nil
 }
 
-private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
+func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
     guard KeyTable.isValid(id) else { throw invalid(function, "\(id) is not a key id from tether_intern") }
     return Key(id: id)
 }

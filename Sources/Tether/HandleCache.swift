@@ -17,6 +17,8 @@ enum HandleCache {
         var pages: [Int] = []
         /// The thread's `KeyCache` (in the first Local only).
         var keys: UnsafeMutablePointer<KeyCache.Entry>? = nil
+        /// The innermost collecting resolve running on the thread (in the first Local only).
+        var drops: UnsafeMutablePointer<DropCollector>? = nil
     }
 
     /// The calling thread's locals, one per `HandleKind.index`; their address
