@@ -92,7 +92,8 @@ typedef enum tether_status {
     TETHER_E_ARGUMENT_MISMATCH, /* runtime arguments: wrong count or type */
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
-    TETHER_E_NO_MEMORY
+    TETHER_E_NO_MEMORY,
+    TETHER_E_WOULD_BLOCK        /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
 } tether_status;
 
 /**
@@ -298,6 +299,7 @@ tether_status tether_register(tether_container *c, const char *key, tether_fn fa
  */
 typedef struct tether_registration_options {
     tether_scope scope;                     /* TETHER_SCOPE_GRAPH when zeroed */
+    uint32_t flags;                         /* 0 or TETHER_DEFER_DROP */
     void *context;                          /* as tether_set_context */
     tether_drop_fn drop;                    /* nullable; as tether_set_context */
     const tether_complete_fn *completions;  /* `completion_count` callbacks, run in this order */
@@ -305,6 +307,19 @@ typedef struct tether_registration_options {
     size_t completion_count;
     size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
 } tether_registration_options;
+
+/**
+ * options.flags: `drop` may be handed back instead of called. While a
+ * tether_resolve_key_collect call runs on a thread, the drops of this
+ * registration's instances that come due on that thread (in that call or in
+ * any call nested in it, e.g. a tether_ref_release inside a factory) are stored
+ * in that call's buffer, and its caller runs them after it returns; everywhere
+ * else they are called as usual. A deferred drop therefore runs after the
+ * destructors of the instance's dependencies that are not deferred: mark a
+ * registration only if its destructor does not use its dependencies, or mark
+ * them too. tether_set_context replaces the destructor with one not deferred.
+ */
+#define TETHER_DEFER_DROP 1u
 
 /**
  * tether_register with its whole configuration (scope, context, destructor,
@@ -315,7 +330,8 @@ typedef struct tether_registration_options {
  * destructor). `options` is read during the call only; NULL is tether_register.
  *
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         bad scope, a NULL callback, or variadic_fixed above param_count.
+ *         bad scope, unknown flags, a NULL callback, or variadic_fixed above
+ *         param_count.
  */
 tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
                                  const tether_param *params, size_t param_count,
@@ -454,6 +470,72 @@ tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
  * Thread-safe.
  */
 tether_status tether_resolve_key_instance(tether_container *c, uint32_t key, void **instance, tether_ref **out);
+
+/** A destructor call handed back by tether_resolve_key_collect: run `fn(instance, context)`. */
+typedef struct tether_drop {
+    tether_drop_fn fn;
+    void *instance;
+    void *context;
+} tether_drop;
+
+/** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
+#define TETHER_RESOLVE_NO_WAIT 1u
+
+/** The buffers of tether_resolve_key_collect, in one struct (one argument to pass). */
+typedef struct tether_collect {
+    tether_drop *drops;  /* in: `capacity` entries; may be NULL when `capacity` is 0 */
+    size_t capacity;     /* in */
+    size_t count;        /* out: entries stored in `drops` (also on failure) */
+    void *instance;      /* out: the instance (NULL on failure) */
+    tether_ref *out;     /* out: a strong handle you own, or NULL (see Result) */
+} tether_collect;
+
+/**
+ * tether_resolve_key_instance for bindings that pay per call across the
+ * boundary: it collects the drops of TETHER_DEFER_DROP registrations instead of
+ * calling them, releases the result itself when that destroys it, and can fail
+ * instead of blocking.
+ *
+ * Drops: every drop of a TETHER_DEFER_DROP registration that comes due on this
+ * thread while the call runs is stored in `io->drops[0 .. io->count)`, in the order
+ * they came due, on success and on failure alike (a failed resolve destroys
+ * what it made). Run each of them exactly once, in order, after the call
+ * (`drops[i].fn(drops[i].instance, drops[i].context)`). Once `io->capacity` entries
+ * are stored, further drops run in place during the call, as without
+ * collecting: every destructor runs exactly once whatever the capacity, only
+ * its place and order change. A collecting call nested in another one (from a
+ * factory, on the same thread) collects into its own buffer, which must not be
+ * the outer call's.
+ *
+ * Result: if the call's reference to the result was the only strong one, its
+ * registration is TETHER_DEFER_DROP and the buffer has room, the call releases
+ * it: `io->out` is NULL, the instance is destroyed, and its drop is the first one
+ * stored by the release; `io->instance` stays valid until you run that drop. (If
+ * another thread upgrades a weak handle to the new instance in the meantime,
+ * the instance lives on with that thread instead, and no drop for it is
+ * stored.) Otherwise, as tether_resolve_key_instance, `io->out` is a strong
+ * handle you own (tether_ref_release) and `io->instance` lives at least as long.
+ *
+ * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
+ * or weak-scoped instance while another thread holds the creation lock fails
+ * with TETHER_E_WOULD_BLOCK instead of waiting (it destroys what it made and
+ * caches nothing; factories that ran will run again when you retry). Resolves
+ * nested in the call on this thread (from factories, providers, callbacks)
+ * fail the same way, unless they are tether_resolve_key_collect calls without
+ * the flag; a call that fails because a nested one did reports
+ * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creation
+ * lock's holder may need (Python's GIL): call with the flag keeping that lock,
+ * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
+ *
+ * @param flags  0 or TETHER_RESOLVE_NO_WAIT.
+ * @param io     the caller's buffers: `drops` and `capacity` read, the rest written.
+ * @return what tether_resolve_key_instance returns; TETHER_E_WOULD_BLOCK (see
+ *         Waiting); TETHER_E_INVALID_ARGUMENT also for a NULL `io`, unknown
+ *         flags, or NULL `io->drops` with a capacity (then no resolve happens
+ *         and `io->count` is 0).
+ * Thread-safe.
+ */
+tether_status tether_resolve_key_collect(tether_container *c, uint32_t key, unsigned flags, tether_collect *io);
 
 /* ------------------------------------------------------------------------- */
 /* Strong and weak handles                                                    */
@@ -655,7 +737,10 @@ void tether_string_free(char *s);
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
 TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
-TETHER_ASSERT_(offsetof(tether_registration_options, context) == 8 &&
+TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
+TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
+TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
+               offsetof(tether_registration_options, context) == 8 &&
                offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, variadic_fixed) == 48, "tether_registration_options layout");
 #undef TETHER_ASSERT_

@@ -19,6 +19,7 @@ private struct Options {
     var scope = Scope.graph
     var context: UnsafeMutableRawPointer?
     var destructor: Destructor?
+    var defersDrop = false
     var completions: [Completion] = []
     var variadicFixed = 0
 
@@ -26,9 +27,12 @@ private struct Options {
         let scopeValue = raw.load(as: Int32.self)
         guard let scope = Scope(rawValue: scopeValue) else { throw invalid(function, "options.scope \(scopeValue) is not a tether_scope") }
         self.scope = scope
+        let flags = raw.load(fromByteOffset: 4, as: UInt32.self)
+        guard flags & ~deferDropFlag == 0 else { throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than TETHER_DEFER_DROP") }
         context = raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
         if let drop = raw.load(fromByteOffset: 16, as: CDropFn?.self) {
-            destructor = { instance, context in drop(instance, context) }
+            defersDrop = flags & deferDropFlag != 0
+            destructor = defersDrop ? DropCollector.deferrable(drop) : { instance, context in drop(instance, context) }
         }
         let functions = raw.load(fromByteOffset: 24, as: UnsafePointer<CCompleteFn?>?.self)
         let contexts = raw.load(fromByteOffset: 32, as: UnsafePointer<UnsafeMutableRawPointer?>?.self)
@@ -62,7 +66,7 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { registration in
             guard let options else { return }
             registration.setScope(options.scope)
-            registration.setContext(options.context, destructor: options.destructor)
+            registration.setContext(options.context, destructor: options.destructor, defersDrop: options.defersDrop)
             for completion in options.completions { registration.addCompletion(completion) }
         }
         if let replaced { retireHandle(of: replaced) }

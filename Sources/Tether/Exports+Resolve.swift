@@ -4,7 +4,7 @@ import TetherCore
 /// path and, on a miss, the ordinary path. Inlined once per barrier mode, so
 /// the membarrier copy checks the mode once for all its barriers.
 @inline(__always)
-private func inSection(_ body: (CallSection) -> Int32) -> Int32 {
+func inSection(_ body: (CallSection) -> Int32) -> Int32 {
     LightBarrier().compilerOnly ? inSection(LightBarrier(compilerOnly: true), body)
                                 : inSection(LightBarrier(compilerOnly: false), body)
 }
@@ -53,8 +53,8 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
 /// `key` is asked for once the container handle checked out (as on the
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
-private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
-                          _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
+func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
+                  _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
     let locals = section.locals
@@ -68,7 +68,7 @@ private func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<Hand
     return nil
 }
 
-private func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
+func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> Key {
     guard KeyTable.isValid(id) else { throw invalid(function, "\(id) is not a key id from tether_intern") }
     return Key(id: id)
 }

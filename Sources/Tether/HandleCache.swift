@@ -20,6 +20,8 @@ enum HandleCache {
         var keys: UnsafeMutablePointer<KeyCache.Entry>? = nil
         /// The thread's record in `Reclamation.reclaimer` (in the first Local only).
         var reclaim: UnsafeMutablePointer<Reclaimer.Record>? = nil
+        /// The innermost collecting resolve running on the thread (in the first Local only).
+        var drops: UnsafeMutablePointer<DropCollector>? = nil
     }
 
     /// The calling thread's locals, one per `HandleKind.index`; their address

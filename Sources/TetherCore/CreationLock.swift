@@ -28,5 +28,27 @@ final class CreationLock: @unchecked Sendable {
     }
 
     func lock() { pthread_mutex_lock(mutex) }
+    func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
     func unlock() { pthread_mutex_unlock(mutex) }
+}
+
+/// Whether resolves on the calling thread may wait for the creation lock. A
+/// caller that must not block (one holding an interpreter lock that the lock's
+/// holder may need) resolves in no-wait mode and retries the ordinary way on
+/// `.wouldBlock`.
+public enum WaitMode {
+    /// Runs `body` with this thread's resolves (nested ones too) in no-wait mode
+    /// or not; `blocked`: whether one of them failed with `.wouldBlock`.
+    public static func run<R>(noWait: Bool, _ body: () -> R) -> (result: R, blocked: Bool) {
+        ThreadState.currentReference._withUnsafeGuaranteedRef { state in
+            let (outerMode, outerBlocked) = (state.noWait, state.blocked)
+            state.noWait = noWait
+            state.blocked = false
+            let result = body()
+            let blocked = state.blocked
+            state.noWait = outerMode
+            state.blocked = outerBlocked || blocked
+            return (result, blocked)
+        }
+    }
 }

@@ -269,7 +269,9 @@ final class Graph {
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
-        if let hit = cache.cached(scope) ?? lockForCreation(cache, scope) {
+        var found = cache.cached(scope)
+        if found == nil { found = try lockForCreation(cache, scope) }
+        if let hit = found {
             let index = alive.append(.passRetained(hit))
             table.set(registration, GraphTable.state(index))
             return index
@@ -279,9 +281,18 @@ final class Graph {
 
     /// Takes the creation lock (once per graph) and looks again: another thread may
     /// have published meanwhile, or an outer graph of this thread may be building it.
-    private func lockForCreation(_ registration: Registration, _ scope: Scope) -> Instance? {
+    /// In no-wait mode (`WaitMode`) a lock held by another thread fails the graph instead.
+    private func lockForCreation(_ registration: Registration, _ scope: Scope) throws(TetherError) -> Instance? {
         if !holdsCreationLock {
-            CreationLock.shared.lock()
+            let state = Unmanaged<ThreadState>.fromOpaque(thread)
+            if state._withUnsafeGuaranteedRef({ $0.noWait }) {
+                guard CreationLock.shared.tryLock() else {
+                    state._withUnsafeGuaranteedRef { $0.blocked = true }
+                    throw TetherError(.wouldBlock, "creating \(registration.key.quoted) needs the creation lock, which another thread holds; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
+                }
+            } else {
+                CreationLock.shared.lock()
+            }
             holdsCreationLock = true
         }
         return registration.cached(scope) ?? CreationLock.shared.pending[ObjectIdentifier(registration)]

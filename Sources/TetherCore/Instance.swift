@@ -8,19 +8,25 @@ public final class InstanceSpec: Sendable {
     nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
     public let completions: [Completion]
+    /// The embedding layer may hand `destructor` calls back to its caller
+    /// instead of making them (the ABI's TETHER_DEFER_DROP); the core only keeps the flag.
+    public let defersDrop: Bool
 
-    init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion]) {
+    init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
+         defersDrop: Bool = false) {
         self.key = key
         self.scope = scope
         self.context = context
         self.destructor = destructor
         self.completions = completions
+        self.defersDrop = defersDrop
     }
 
     func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
-              completions: [Completion]? = nil) -> InstanceSpec {
+              completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
         InstanceSpec(key: key, scope: scope ?? self.scope, context: context ?? self.context,
-                     destructor: destructor ?? self.destructor, completions: completions ?? self.completions)
+                     destructor: destructor ?? self.destructor, completions: completions ?? self.completions,
+                     defersDrop: defersDrop ?? self.defersDrop)
     }
 }
 

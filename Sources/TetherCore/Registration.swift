@@ -151,8 +151,11 @@ public final class Registration: @unchecked Sendable {
         container.drop(dropped.map { [$0] } ?? [])
     }
 
-    public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?) {
-        lock.withSpinLock { install(currentSpec.with(context: .some(context), destructor: .some(destructor))) }
+    /// `defersDrop`: see `InstanceSpec.defersDrop`.
+    public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?, defersDrop: Bool = false) {
+        lock.withSpinLock {
+            install(currentSpec.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop))
+        }
     }
 
     public func addCompletion(_ completion: Completion) {

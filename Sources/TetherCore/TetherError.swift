@@ -10,6 +10,8 @@ public enum ErrorCode: Int32, Sendable {
     case expired
     case wrongContext
     case noMemory
+    /// A no-wait resolve (`WaitMode`) needed the creation lock another thread held.
+    case wouldBlock
 }
 
 /// A failure with a message in words: what happened and what to do.

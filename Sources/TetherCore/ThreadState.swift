@@ -22,6 +22,10 @@ final class ThreadState {
     }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
+    /// Resolves on this thread fail with `.wouldBlock` instead of waiting for the creation lock (`WaitMode`).
+    var noWait = false
+    /// Set when one did.
+    var blocked = false
 
     deinit { pendingRelease.free() }
 

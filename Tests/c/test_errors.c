@@ -663,6 +663,7 @@ static void status_names(void) {
         {TETHER_E_EXPIRED, "TETHER_E_EXPIRED"},
         {TETHER_E_WRONG_CONTEXT, "TETHER_E_WRONG_CONTEXT"},
         {TETHER_E_NO_MEMORY, "TETHER_E_NO_MEMORY"},
+        {TETHER_E_WOULD_BLOCK, "TETHER_E_WOULD_BLOCK"},
     };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         const char *name = tether_status_name(all[i].s);

@@ -31,12 +31,13 @@ int things_dropped(void) { return dropped; }
 void *thing_held(thing *t) { return t->held; }
 size_t options_layout(size_t *offsets) {
     offsets[0] = offsetof(tether_registration_options, scope);
-    offsets[1] = offsetof(tether_registration_options, context);
-    offsets[2] = offsetof(tether_registration_options, drop);
-    offsets[3] = offsetof(tether_registration_options, completions);
-    offsets[4] = offsetof(tether_registration_options, completion_contexts);
-    offsets[5] = offsetof(tether_registration_options, completion_count);
-    offsets[6] = offsetof(tether_registration_options, variadic_fixed);
+    offsets[1] = offsetof(tether_registration_options, flags);
+    offsets[2] = offsetof(tether_registration_options, context);
+    offsets[3] = offsetof(tether_registration_options, drop);
+    offsets[4] = offsetof(tether_registration_options, completions);
+    offsets[5] = offsetof(tether_registration_options, completion_contexts);
+    offsets[6] = offsetof(tether_registration_options, completion_count);
+    offsets[7] = offsetof(tether_registration_options, variadic_fixed);
     return sizeof(tether_registration_options);
 }
 int register_native(tether_container *c, const char *key, int scope, const char *dep) {
@@ -95,7 +96,7 @@ def register_native(lib, c, key, scope=Scope.GRAPH, dep=None):
 def test_registration_options_layout_matches_the_header(lib):
     from tether._native import RegistrationOptions
 
-    names = ["scope", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed"]
+    names = ["scope", "flags", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed"]
     assert [name for name, _ in RegistrationOptions._fields_] == names
     offsets = (ctypes.c_size_t * len(names))()
     assert lib.options_layout(offsets) == ctypes.sizeof(RegistrationOptions)

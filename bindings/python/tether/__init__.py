@@ -35,6 +35,7 @@ from .errors import (
     Status,
     TetherError,
     VersionMismatchError,
+    WouldBlockError,
     WrongContextError,
 )
 from .lazy import Lazy, WeakLazy
@@ -79,6 +80,7 @@ __all__ = [
     "Status",
     "TetherError",
     "VersionMismatchError",
+    "WouldBlockError",
     "WeakLazy",
     "WrongContextError",
     "__version__",

@@ -46,6 +46,12 @@ PARAM_PTR = 9
 OK = 0
 E_FACTORY_FAILED = 6
 E_EXPIRED = 8
+E_WOULD_BLOCK = 11
+
+#: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
+DEFER_DROP = 1
+#: tether_resolve_key_collect flags: fail with E_WOULD_BLOCK instead of waiting for a lock
+RESOLVE_NO_WAIT = 1
 
 
 class Param(Structure):
@@ -77,6 +83,7 @@ class RegistrationOptions(Structure):
 
     _fields_ = [
         ("scope", c_int),  # tether_scope
+        ("flags", c_uint32),  # DEFER_DROP
         ("context", c_void_p),
         ("drop", DROP_FN),  # nullable
         ("completions", POINTER(COMPLETE_FN)),  # completion_count callbacks, in order
@@ -114,6 +121,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_resolve_key": (_status, [_p, c_uint32, _pp]),
     "tether_resolve_key_args": (_status, [_p, c_uint32, POINTER(Value), c_size_t, _pp]),
     "tether_resolve_key_instance": (_status, [_p, c_uint32, _pp, _pp]),
+    "tether_resolve_key_collect": (_status, [_p, c_uint32, c_uint32, _p]),
     "tether_ref_get": (c_void_p, [_p]),
     "tether_ref_clone": (_status, [_p, _pp]),
     "tether_ref_release": (_status, [_p]),
@@ -141,6 +149,22 @@ HOT: dict[str, Any] = {
     "tether_ref_release": _status,
 }
 
+#: tether_drop entries a resolve collects at most (more run in place, as without collecting).
+DROP_CAPACITY = 64
+#: Where the first ``tether_drop`` starts in ``collect_buffer()`` (fn, instance, context each).
+FIRST_DROP = 5
+
+
+def collect_buffer() -> tuple[Any, memoryview]:
+    """A ``tether_collect`` followed by its ``DROP_CAPACITY`` drops, in one ctypes buffer (pass it
+    as ``io``), and a view of its words (``words[i]`` is an int, cheaper than a ctypes item):
+    ``[2]`` the count, ``[3]`` the instance, ``[4]`` the handle (0: released), then the drops."""
+    buffer = (ctypes.c_uint64 * (FIRST_DROP + 3 * DROP_CAPACITY))()
+    buffer[0] = ctypes.addressof(buffer) + 8 * FIRST_DROP
+    buffer[1] = DROP_CAPACITY
+    return buffer, memoryview(buffer).cast("B").cast("Q")
+
+
 #: A ``void *`` out-parameter for ``HOT`` functions: an array argument is passed as a pointer to
 #: its buffer, so ``PointerOut()`` needs no ``byref()`` (30-40 ns less than ``c_void_p()`` with
 #: it). Read it as ``out[0]`` (an int, or None for NULL). Not for a handle that is passed on
@@ -163,6 +187,10 @@ class Api:
             fn = cdll[name]  # a function object of its own (getattr returns the declared one)
             fn.restype = restype
             setattr(self, "hot_" + name.removeprefix("tether_"), fn)
+        #: tether_resolve_key_collect called keeping the GIL (cheaper, and no other thread's
+        #: callbacks interleave): only with RESOLVE_NO_WAIT, as a wait would hold the GIL.
+        self.gil_resolve_key_collect = ctypes.PyDLL(path)["tether_resolve_key_collect"]
+        self.gil_resolve_key_collect.restype = _status
 
     def last_error(self) -> str:
         """This thread's last error message, decoded."""

@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from ._native import PointerOut
+from ._native import PointerOut, collect_buffer
 from .errors import error_for
 
 #: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).
@@ -25,10 +25,12 @@ class _ThreadState(threading.local):
         #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
         #: the registrations it made instances of noted (see ``Registration._note_created``).
         self.frames: list[list[Any]] = []
-        #: ``(frames, out, instance)`` for ``Container.resolve``: this thread's frames and the two
-        #: out-parameters of tether_resolve_key_instance, reused (a nested resolve on this thread
-        #: runs inside the C call and is done with them before that call writes them).
-        self.hot: tuple[list[list[Any]], Any, Any] = (self.frames, PointerOut(), PointerOut())
+        #: ``(frames, io, words, instance, out)`` for ``Container.resolve``: this thread's frames,
+        #: the buffer of tether_resolve_key_collect and the out-parameters of its retry, reused (a
+        #: nested resolve on this thread takes a buffer of its own; it is done with ``instance``
+        #: and ``out`` before the outer call writes them).
+        self.hot: tuple[list[list[Any]], Any, memoryview, Any, Any] = (
+            self.frames, *collect_buffer(), PointerOut(), PointerOut())
         all_frames[threading.get_ident()] = self.frames
 
 

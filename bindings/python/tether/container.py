@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import operator
 from ctypes import byref, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from . import _loader, _state, native, objects
-from ._native import OK
+from ._native import E_WOULD_BLOCK, OK, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -25,6 +26,10 @@ _fresh_of = objects.fresh_of
 _box_of = objects.box_of
 _owned_get = objects._owned.get
 _tls = _state.tls
+run_drops = objects.run_drops
+_drop_views = objects.DROP_VIEWS
+_results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
+_fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 
@@ -76,6 +81,7 @@ class Container:
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
         self._hot_resolve = self._api.hot_resolve_key_instance
+        self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
@@ -274,28 +280,48 @@ class Container:
                 obj = published()  # WEAK scope, still held by Python: the same object, no C call
                 if obj is not None:
                     return obj
-        frames, out, instance = _tls.hot  # this thread's frames and out-parameters
+        frames, io, words, instance, out = _tls.hot
+        if frames:  # nested in a resolve of this thread, whose buffer is in use
+            io, words = collect_buffer()
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
         try:
-            status = self._hot_resolve(handle, kid, instance, out)
-            ref = out[0]  # tether_ref *, read before anything else can reuse the buffers
-            address = instance[0]
+            # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
+            status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT, io)
+            if status == E_WOULD_BLOCK:
+                run_drops(words, words[2])
+                words[2] = 0
+                status = self._hot_resolve(handle, kid, instance, out)
+                words[3], words[4] = instance[0] or 0, out[0] or 0
             message = self._api.last_error() if status else ""
         finally:
             frames.pop()
             if _retired:
                 _state.free_retired()
+        dropped, address, ref = _results(words)  # read before anything can reuse them
         if status:
+            run_drops(words, dropped)
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
             _state.raise_failure(status, message, frame)
         if len(frame) > 1:
             for made, _noted in frame[1:]:
                 made.publish()
-        # native.adopt, inlined: a Python object comes back as itself and the handle is released
-        # (only now: until the lookup, the handle keeps a concurrent reset from freeing the object)
+        # native.adopt, inlined: a Python object comes back as itself, its handle (if the call did
+        # not release it) released only after the lookup, which it protects from a concurrent reset
         obj = _fresh_of(address)
+        if dropped:  # after the lookup: the result's own drop may be one of them
+            fns, instances, fast = _drop_views[dropped - 1]
+            if fns(words) == fast:
+                for ptr in instances(words):
+                    _fresh_pop(ptr, None)
+            elif obj is None and not ref:
+                obj = self._released(address)
+                run_drops(words, dropped)
+            else:
+                run_drops(words, dropped)
+        if not ref:  # released by the call
+            return obj if obj is not None else self._released(address)
         if obj is not None:
             self._ref_release(ref)
             return obj
@@ -310,6 +336,14 @@ class Container:
                 self._ref_release(ref)
                 return held.obj
         return self._adopt(ref, address)
+
+    @staticmethod
+    def _released(address: int | None) -> Any:
+        """The object of a result the call released (its registration defers drops: a Python one)."""
+        obj = objects.lookup(address, objects.MISSING)
+        if obj is objects.MISSING:  # another thread upgraded a weak handle to it and dropped it since
+            raise InvalidHandleError("the resolved instance was released by another thread before it could be returned")
+        return obj
 
     def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
         """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""

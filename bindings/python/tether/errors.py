@@ -19,6 +19,7 @@ class Status(enum.IntEnum):
     E_EXPIRED = 8
     E_WRONG_CONTEXT = 9
     E_NO_MEMORY = 10
+    E_WOULD_BLOCK = 11
 
     @property
     def c_name(self) -> str:
@@ -101,6 +102,12 @@ class NoMemoryError(TetherError, MemoryError):
     status = Status.E_NO_MEMORY
 
 
+class WouldBlockError(TetherError):
+    """TETHER_E_WOULD_BLOCK: a no-wait resolve needed a lock another thread held (``resolve`` retries)."""
+
+    status = Status.E_WOULD_BLOCK
+
+
 class LibraryNotFoundError(ImportError):
     """libtether.so could not be found or loaded; the message lists where the binding looked."""
 
@@ -122,6 +129,7 @@ _BY_STATUS: dict[int, type[TetherError]] = {
         ExpiredError,
         WrongContextError,
         NoMemoryError,
+        WouldBlockError,
     )
 }
 

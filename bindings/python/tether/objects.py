@@ -29,11 +29,12 @@ address it holds.
 from __future__ import annotations
 
 import ctypes
+import operator
 import threading
 import weakref
 from typing import Any, Callable, cast
 
-from ._native import DROP_FN
+from ._native import DROP_CAPACITY, DROP_FN, FIRST_DROP
 
 #: Returned by ``lookup`` for a pointer that is not a Python object (a native instance).
 MISSING: Any = object()
@@ -274,3 +275,33 @@ DROP = DROP_FN(release)
 #: GRAPH scope: each such instance is the ``_fresh`` box of a new object, so taking it back is one
 #: ``_fresh.pop(instance, context)``, and C calls that dict method directly (no Python frame).
 DROP_FAST = DROP_FN(_fresh.pop)
+
+
+FAST_DROP = ctypes.cast(DROP_FAST, ctypes.c_void_p).value
+_DROP = ctypes.cast(DROP, ctypes.c_void_p).value
+_fresh_pop = _fresh.pop
+
+
+def _views(count: int) -> tuple[Callable[[Any], Any], Callable[[Any], Any], tuple[int, ...]]:
+    fns = range(FIRST_DROP, FIRST_DROP + 3 * count, 3)
+    instances = operator.itemgetter(*(i + 1 for i in fns)) if count > 1 else operator.itemgetter(slice(FIRST_DROP + 1, FIRST_DROP + 2))
+    return operator.itemgetter(*fns, 2), instances, (*(FAST_DROP,) * count, count)
+
+
+#: ``DROP_VIEWS[n - 1]``, for n drops in the ``words`` of ``_native.collect_buffer()``: ``fns(words)``
+#: (with the count, so that one drop is a tuple too), ``instances(words)`` (iterable), and what
+#: ``fns(words)`` is when every drop is DROP_FAST's (the usual case: pop them from ``_fresh``).
+DROP_VIEWS = [_views(n) for n in range(1, DROP_CAPACITY + 1)]
+
+
+def run_drops(words: Any, count: int) -> None:
+    """Runs the ``count`` drops a resolve collected (see ``DROP_VIEWS``), in order: ``DROP_FAST``'s
+    and ``DROP``'s in Python, any other through C."""
+    for i in range(FIRST_DROP, FIRST_DROP + 3 * count, 3):
+        fn, ptr = words[i], words[i + 1]
+        if fn == FAST_DROP:
+            _fresh_pop(ptr, None)
+        elif fn == _DROP:
+            release(ptr)
+        else:  # a C registration's deferred drop
+            DROP_FN(fn)(ptr, words[i + 2])

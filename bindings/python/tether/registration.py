@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 from . import _state, objects
 from ._native import (
     COMPLETE_FN,
+    DEFER_DROP,
     E_FACTORY_FAILED,
     OK,
     PARAM_DEP,
@@ -124,7 +125,8 @@ class Registration:
         completes = [COMPLETE_FN(self._complete_trampoline(fn, index)) for index, fn in enumerate(callbacks)]
         self.callables += [trampoline, *completes]
         drop = objects.DROP_FAST if self.fresh else objects.DROP
-        options = RegistrationOptions(scope=int(self.scope), drop=drop, completion_count=len(completes))
+        # DEFER_DROP: Container.resolve runs the drops itself (objects.run_drops), no callback
+        options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP, drop=drop, completion_count=len(completes))
         if completes:
             options.completions = (COMPLETE_FN * len(completes))(*completes)
         array = (Param * len(params))(*params)

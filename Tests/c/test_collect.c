@@ -1,0 +1,329 @@
+/* tether_resolve_key_collect: deferred drops (TETHER_DEFER_DROP), the result released by the
+ * call, buffers too small, failures, nesting, and TETHER_RESOLVE_NO_WAIT. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include "fixtures.h"
+
+/* Registers `key` like reg_node, in one tether_register_ex call with `flags`. */
+static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,
+                const char *dep_a, const char *dep_b) {
+    tether_param p[3] = {TETHER_CONTEXT};
+    size_t n = 1;
+    if (dep_a) p[n++] = TETHER_DEP(dep_a);
+    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.flags = flags;
+    o.context = k;
+    o.drop = drop_node;
+    CHECK_OK(tether_register_ex(c, key, fn, p, n, &o, NULL));
+}
+
+static uint32_t id(tether_container *c, const char *key) {
+    uint32_t k = 0;
+    CHECK_OK(tether_intern(c, key, &k));
+    return k;
+}
+
+/* tether_resolve_key_collect with the io struct spelled out as separate out-parameters. */
+static tether_status collect(tether_container *c, uint32_t key, unsigned flags, void **instance, tether_ref **out,
+                             tether_drop *drops, size_t capacity, size_t *count) {
+    tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1};
+    tether_status st = tether_resolve_key_collect(c, key, flags, &io);
+    *instance = io.instance;
+    *out = io.out;
+    *count = io.count;
+    return st;
+}
+
+static void run_drops(const tether_drop *d, size_t n) {
+    for (size_t i = 0; i < n; i++) d[i].fn(d[i].instance, d[i].context);
+}
+
+/* A(B(C)), transient, every drop deferred. */
+static tether_container *chain(kind *ka, kind *kb, kind *kc, uint32_t flags_c) {
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    reg(c, "C", kc, TETHER_SCOPE_TRANSIENT, flags_c, NULL, NULL);
+    reg(c, "B", kb, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "C", NULL);
+    reg(c, "A", ka, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "B", NULL);
+    return c;
+}
+
+static void test_result_released_and_drops_handed_back(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    tether_drop d[8];
+    size_t n = 99;
+    void *inst = NULL;
+    tether_ref *ref = (tether_ref *)1;
+    CHECK_OK(collect(c, id(c, "A"), 0, &inst, &ref, d, 8, &n));
+    CHECK(ref == NULL && n == 3);
+    node *a = inst;
+    CHECK(a && a->magic == ALIVE && a->k == &ka && a->a->k == &kb && a->a->a->k == &kc);
+    CHECK(ka.dropped + kb.dropped + kc.dropped == 0);  /* handed back, not called */
+    /* dependents first, each with its own destructor and context */
+    CHECK(d[0].instance == a && d[1].instance == a->a && d[2].instance == a->a->a);
+    CHECK(d[0].fn == drop_node && d[0].context == &ka && d[1].context == &kb && d[2].context == &kc);
+    run_drops(d, n);
+    CHECK(ka.made == 1 && ka.dropped == 1 && kb.dropped == 1 && kc.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_undeferred_drops_run_in_place(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, 0);
+    tether_drop d[8];
+    size_t n = 0;
+    void *inst = NULL;
+    tether_ref *ref = NULL;
+    CHECK_OK(collect(c, id(c, "A"), 0, &inst, &ref, d, 8, &n));
+    CHECK(ref == NULL && n == 2 && d[0].instance == inst);
+    CHECK(kc.dropped == 1 && ka.dropped == 0 && kb.dropped == 0);  /* C is not deferred */
+    run_drops(d, n);
+    /* a result whose own drop is not deferred comes with a handle */
+    CHECK_OK(collect(c, id(c, "C"), 0, &inst, &ref, d, 8, &n));
+    CHECK(ref != NULL && n == 0 && tether_ref_get(ref) == inst && kc.dropped == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(kc.made == 2 && kc.dropped == 2 && ka.dropped == 1 && kb.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_small_buffers_run_the_rest_in_place(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    tether_drop d[2];
+    size_t n = 99;
+    void *inst = NULL;
+    tether_ref *ref = NULL;
+    /* no room: the result keeps a handle and its release runs every drop */
+    CHECK_OK(collect(c, id(c, "A"), 0, &inst, &ref, NULL, 0, &n));
+    CHECK(ref != NULL && n == 0 && ka.dropped == 0);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(ka.dropped == 1 && kb.dropped == 1 && kc.dropped == 1);
+    for (size_t capacity = 1; capacity <= 2; capacity++) {
+        CHECK_OK(collect(c, id(c, "A"), 0, &inst, &ref, d, capacity, &n));
+        CHECK(ref == NULL && n == capacity && d[0].instance == inst);
+        CHECK(kc.dropped == (int)capacity + 1);  /* C never fit: run in place */
+        CHECK(kb.dropped == 2);  /* B fit only with capacity 2 */
+        run_drops(d, n);
+    }
+    CHECK(ka.made == 3 && ka.dropped == 3 && kb.dropped == 3 && kc.made == 3 && kc.dropped == 3);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_shared_results_keep_handles(void) {
+    kind ks = {"S", 0, 0}, kw = {"W", 0, 0};
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    reg(c, "S", &ks, TETHER_SCOPE_SINGLETON, TETHER_DEFER_DROP, NULL, NULL);
+    reg(c, "W", &kw, TETHER_SCOPE_WEAK, TETHER_DEFER_DROP, NULL, NULL);
+    tether_drop d[4];
+    size_t n = 0;
+    void *first = NULL, *again = NULL;
+    tether_ref *r1 = NULL, *r2 = NULL;
+    CHECK_OK(collect(c, id(c, "S"), 0, &first, &r1, d, 4, &n));
+    CHECK(r1 != NULL && n == 0);
+    CHECK_OK(collect(c, id(c, "S"), 0, &again, &r2, d, 4, &n));  /* a hit */
+    CHECK(r2 != NULL && n == 0 && again == first && ks.made == 1);
+    CHECK_OK(tether_ref_release(r1));
+    CHECK_OK(tether_ref_release(r2));
+    /* a weak-scoped result nobody else holds dies in the call */
+    CHECK_OK(collect(c, id(c, "W"), 0, &first, &r1, d, 4, &n));
+    CHECK(r1 == NULL && n == 1 && d[0].instance == first && kw.dropped == 0);
+    run_drops(d, n);
+    CHECK_OK(tether_container_free(c));  /* the singleton's drop runs in place */
+    CHECK(ks.dropped == 1 && kw.made == 1 && kw.dropped == 1);
+}
+
+static void *make_fails(kind *k) {
+    k->made++;
+    tether_set_error("no");
+    return NULL;
+}
+
+static void test_failures_hand_back_what_they_made(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kx = {"X", 0, 0};
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    reg(c, "B", &kb, TETHER_SCOPE_GRAPH, TETHER_DEFER_DROP, NULL, NULL);
+    reg(c, "A", &ka, TETHER_SCOPE_GRAPH, TETHER_DEFER_DROP, "B", "X");
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.context = &kx;
+    CHECK_OK(tether_register_ex(c, "X", (tether_fn)make_fails, p, 1, &o, NULL));
+    tether_drop d[4];
+    size_t n = 0;
+    void *inst = (void *)1;
+    tether_ref *ref = (tether_ref *)1;
+    CHECK_STATUS(collect(c, id(c, "A"), 0, &inst, &ref, d, 4, &n), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("\"X\" returned NULL: no");
+    CHECK(inst == NULL && ref == NULL && n == 1 && kb.made == 1 && kb.dropped == 0 && ka.made == 0);
+    run_drops(d, n);
+    CHECK(kb.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_bad_arguments(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    uint32_t a = id(c, "A");
+    tether_drop d[4];
+    size_t n = 7;
+    void *inst = (void *)1;
+    tether_ref *ref = (tether_ref *)1;
+    CHECK_STATUS(tether_resolve_key_collect(c, a, 0, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("io is NULL");
+    CHECK_STATUS(collect(c, a, 0, &inst, &ref, NULL, 4, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("io->drops is NULL");
+    CHECK_STATUS(collect(c, a, 0, &inst, &ref, d, (size_t)-1, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(collect(c, a, 2, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("flags 0x2");
+    CHECK_STATUS(collect(NULL, a, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(collect(c, 999999, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK(inst == NULL && ref == NULL && n == 0 && ka.made == 0);
+    tether_registration_options o = {0};
+    o.flags = 4;
+    tether_param p[] = {TETHER_CONTEXT};
+    CHECK_STATUS(tether_register_ex(c, "Z", (tether_fn)make0, p, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("options.flags 0x4");
+    CHECK_OK(tether_container_free(c));
+    CHECK_STATUS(collect(c, a, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_HANDLE);
+}
+
+/* Nesting: Outer's factory resolves Inner with a collecting call of its own and with the ordinary calls. */
+static tether_container *nest_c;
+static kind k_inner = {"Inner", 0, 0};
+static size_t inner_collected, outer_seen_inner_drops;
+
+static void *make_outer(kind *k) {
+    tether_drop d[4];
+    size_t n = 0;
+    void *inst = NULL;
+    tether_ref *ref = NULL;
+    CHECK_OK(collect(nest_c, id(nest_c, "Inner"), 0, &inst, &ref, d, 4, &n));
+    inner_collected = n;
+    CHECK(ref == NULL && k_inner.dropped == 0);
+    run_drops(d, n);
+    CHECK_OK(tether_resolve_key(nest_c, id(nest_c, "Inner"), &ref));
+    CHECK_OK(tether_ref_release(ref));  /* comes due inside the outer call: the outer buffer takes it */
+    outer_seen_inner_drops = (size_t)k_inner.dropped;
+    return node_new(k, NULL, NULL);
+}
+
+static void test_nested_calls(void) {
+    kind ko = {"Outer", 0, 0};
+    CHECK_OK(tether_container_new(NULL, &nest_c));
+    reg(nest_c, "Inner", &k_inner, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, NULL, NULL);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_TRANSIENT;
+    o.flags = TETHER_DEFER_DROP;
+    o.context = &ko;
+    o.drop = drop_node;
+    CHECK_OK(tether_register_ex(nest_c, "Outer", (tether_fn)make_outer, p, 1, &o, NULL));
+    tether_drop d[4];
+    size_t n = 0;
+    void *inst = NULL;
+    tether_ref *ref = NULL;
+    CHECK_OK(collect(nest_c, id(nest_c, "Outer"), 0, &inst, &ref, d, 4, &n));
+    CHECK(inner_collected == 1 && outer_seen_inner_drops == 1);
+    CHECK(ref == NULL && n == 2 && d[0].context == &k_inner && d[1].instance == inst);
+    run_drops(d, n);
+    CHECK(k_inner.made == 2 && k_inner.dropped == 2 && ko.dropped == 1);
+    CHECK_OK(tether_container_free(nest_c));
+}
+
+/* No-wait: a thread holds the creation lock (its singleton's factory waits for `go`). */
+static atomic_int started, go;
+static kind k_slow = {"Slow", 0, 0}, k_other = {"Other", 0, 0}, k_t = {"T", 0, 0}, k_nest = {"Nest", 0, 0};
+
+static void *make_slow(kind *k) {
+    atomic_store(&started, 1);
+    while (!atomic_load(&go)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return node_new(k, NULL, NULL);
+}
+
+static void *hold_lock(void *c) {
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, "Slow", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    return NULL;
+}
+
+/* A C factory resolving a singleton the ordinary way: inside a no-wait call, that fails too. */
+static tether_container *nowait_c;
+
+static void *make_nest(kind *k) {
+    tether_ref *ref = NULL;
+    if (tether_resolve(nowait_c, "Other", &ref) != TETHER_OK) return NULL;
+    CHECK_OK(tether_ref_release(ref));
+    return node_new(k, NULL, NULL);
+}
+
+static void test_no_wait(void) {
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    nowait_c = c;
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.context = &k_slow;
+    o.drop = drop_node;
+    CHECK_OK(tether_register_ex(c, "Slow", (tether_fn)make_slow, p, 1, &o, NULL));
+    o.scope = TETHER_SCOPE_TRANSIENT;
+    o.context = &k_nest;
+    CHECK_OK(tether_register_ex(c, "Nest", (tether_fn)make_nest, p, 1, &o, NULL));
+    reg(c, "Other", &k_other, TETHER_SCOPE_SINGLETON, TETHER_DEFER_DROP, NULL, NULL);
+    reg(c, "T", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, NULL, NULL);
+    reg(c, "Top", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "T", "Other");
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, hold_lock, c) == 0);
+    while (!atomic_load(&started)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+
+    tether_drop d[4];
+    size_t n = 0;
+    void *inst = NULL;
+    tether_ref *ref = NULL;
+    CHECK_STATUS(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
+                 TETHER_E_WOULD_BLOCK);
+    CHECK_ERROR_HAS("creation lock");
+    CHECK_ERROR_HAS("\"Other\"");
+    CHECK(inst == NULL && ref == NULL && n == 1 && d[0].context == &k_t && k_t.made == 1 && k_other.made == 0);
+    run_drops(d, n);
+    /* needing no lock, a no-wait resolve goes through */
+    CHECK_OK(collect(c, id(c, "T"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
+    CHECK(ref == NULL && n == 1);
+    run_drops(d, n);
+    /* a nested ordinary resolve fails the same way; the failure it causes is reported as would-block */
+    CHECK_STATUS(collect(c, id(c, "Nest"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
+                 TETHER_E_WOULD_BLOCK);
+    CHECK_ERROR_HAS("a resolve nested in this one");
+    CHECK(n == 0 && k_nest.made == 0 && k_other.made == 0);
+    atomic_store(&go, 1);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_OK(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
+    CHECK(ref == NULL && n == 2 && k_other.made == 1);
+    run_drops(d, n);
+    CHECK_OK(collect(c, id(c, "Nest"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
+    CHECK(ref != NULL && n == 0 && k_nest.made == 1);  /* Nest's drop is not deferred */
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_t.made == 4 && k_t.dropped == 4 && k_other.dropped == 1 && k_slow.made == 1 && k_slow.dropped == 1);
+    CHECK(k_nest.dropped == 1);
+}
+
+int main(void) {
+    RUN(test_result_released_and_drops_handed_back);
+    RUN(test_undeferred_drops_run_in_place);
+    RUN(test_small_buffers_run_the_rest_in_place);
+    RUN(test_shared_results_keep_handles);
+    RUN(test_failures_hand_back_what_they_made);
+    RUN(test_bad_arguments);
+    RUN(test_nested_calls);
+    RUN(test_no_wait);
+    return harness_finish();
+}

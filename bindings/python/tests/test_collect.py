@@ -1,0 +1,109 @@
+"""Container.resolve's hot path (tether_resolve_key_collect): Python runs the collected drops
+itself, nested resolves use buffers of their own, and a resolve that would wait for the creation
+lock while keeping the GIL is retried the ordinary way."""
+
+import threading
+import weakref
+
+import pytest
+
+import tether
+from tether import Scope, objects
+
+
+class Leaf:
+    pass
+
+
+class Mid:
+    def __init__(self, leaf: Leaf) -> None:
+        self.leaf = leaf
+
+
+class Top:
+    def __init__(self, mid: Mid) -> None:
+        self.mid = mid
+
+
+def test_drops_are_run_by_python_once_each(c):
+    for cls in (Leaf, Mid, Top):
+        c.register(cls, scope=Scope.TRANSIENT)
+    top = c.resolve(Top)
+    assert isinstance(top.mid.leaf, Leaf)
+    assert objects.live_count() == 0  # every C box let go of its object
+    leaf = weakref.ref(top.mid.leaf)
+    del top
+    assert leaf() is None  # Python's references alone decided
+
+
+def test_many_drops_beyond_the_buffer_run_in_place(c):
+    width = tether._native.DROP_CAPACITY + 10
+    keys = [f"L{i}" for i in range(width)]
+    for key in keys:
+        c.register(key, Leaf, deps=[], scope=Scope.TRANSIENT)
+    made = []
+    c.register("Wide", lambda *leaves: made.append(leaves) or object.__new__(Leaf), deps=keys, scope=Scope.TRANSIENT)
+    assert isinstance(c.resolve("Wide"), Leaf)
+    assert len(made[0]) == width and objects.live_count() == 0
+
+
+def test_nested_resolve_collects_into_its_own_buffer(c):
+    seen = []
+
+    def outer(leaf):
+        seen.append(c.resolve(Top))  # inside the outer C call: a buffer of its own
+        return Mid(leaf)
+
+    for cls in (Leaf, Mid, Top):
+        c.register(cls, scope=Scope.TRANSIENT)
+    c.register("Outer", outer, deps=[Leaf], scope=Scope.TRANSIENT)
+    mid = c.resolve("Outer")
+    assert isinstance(mid, Mid) and isinstance(seen[0].mid.leaf, Leaf)
+    assert objects.live_count() == 0
+
+
+def test_failed_resolve_runs_what_it_made(c):
+    def broken(leaf):
+        raise RuntimeError("no")
+
+    c.register(Leaf, scope=Scope.TRANSIENT)
+    c.register("Broken", broken, deps=[Leaf])
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("Broken")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert objects.live_count() == 0
+
+
+def test_resolve_that_would_block_is_retried_waiting(c):
+    holding, release = threading.Event(), threading.Event()
+    made = {"Slow": 0, "Other": 0, "Leaf": 0}
+
+    def slow():
+        made["Slow"] += 1
+        holding.set()
+        release.wait(30)  # the GIL is free here, the creation lock is not
+        return Leaf()
+
+    def leaf():
+        made["Leaf"] += 1
+        return Leaf()
+
+    def other():
+        made["Other"] += 1
+        return Leaf()
+
+    c.register("Slow", slow, deps=[], scope=Scope.SINGLETON)
+    c.register("Other", other, deps=[], scope=Scope.SINGLETON)
+    c.register("Leaf", leaf, deps=[], scope=Scope.TRANSIENT)
+    c.register("Both", lambda a, b: Mid(a), deps=["Leaf", "Other"], scope=Scope.TRANSIENT)
+    holder = threading.Thread(target=lambda: c.resolve("Slow"), daemon=True)
+    holder.start()
+    assert holding.wait(30)
+    timer = threading.Timer(0.2, release.set)  # while this thread waits for the lock, GIL released
+    timer.start()
+    both = c.resolve("Both")
+    holder.join(30)
+    assert isinstance(both, Mid) and made == {"Slow": 1, "Other": 1, "Leaf": 2}  # Leaf: made again by the retry
+    assert c.resolve("Other") is c.resolve("Other")
+    del both
+    assert objects.live_count() == 2  # the two singletons' boxes, nothing of the failed try
