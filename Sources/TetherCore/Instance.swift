@@ -2,15 +2,16 @@ import Synchronization
 
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
+/// Fields in this order pack into 56 bytes (a 64-byte allocation).
 public final class InstanceSpec: Sendable {
     public let key: Key
     public let scope: Scope
-    nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
-    public let destructor: Destructor?
-    public let completions: [Completion]
     /// The embedding layer may hand `destructor` calls back to its caller
     /// instead of making them (the ABI's TETHER_DEFER_DROP); the core only keeps the flag.
     public let defersDrop: Bool
+    nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
+    public let destructor: Destructor?
+    public let completions: [Completion]
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
          defersDrop: Bool = false) {
