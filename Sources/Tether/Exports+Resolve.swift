@@ -25,7 +25,10 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
                      pointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) -> Int32 {
     statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
-        let container = try Handles.containers.unretained(c, function)
+        // The pages when they exist: no once-check of the lazy table on the way.
+        let container: Unmanaged<Container>
+        if let object = Handles.containerPages?.peek(c) { container = .fromOpaque(object) }
+        else { container = try Handles.containers.unretained(c, function) }
         let key = try key()
         if count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
             out.pointee = handle
@@ -38,7 +41,8 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
             }.get()
         }
         pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
-        out.pointee = Handles.refs.insert(taking: instance)
+        out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
+            ?? Handles.refs.insert(taking: instance)
     }
 }
 

@@ -23,9 +23,11 @@ final class Plan: @unchecked Sendable {
         var parent: Int
     }
 
-    /// Past this many instances a graph resolves the ordinary way (its frames
-    /// cost little next to that many factory calls).
-    static let maxSteps = 64
+    /// Past this many instances, or this many slots in one factory, a graph
+    /// resolves the ordinary way (its frames cost little next to that many calls).
+    /// Constants, so a replay's buffers are plain stack memory.
+    static var maxSteps: Int { 64 }
+    static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
     private static let context = -1
 
@@ -33,7 +35,6 @@ final class Plan: @unchecked Sendable {
     private let steps: [Step]
     /// Per slot of every step: the step whose instance it receives, or `context`.
     private let inputs: [Int]
-    private let maxSlots: Int
     private let hasShared: Bool
     /// `Container.configuration` of the lookup container when recorded.
     let configuration: UInt
@@ -48,7 +49,6 @@ final class Plan: @unchecked Sendable {
         self.steps = steps
         self.inputs = inputs
         self.configuration = configuration
-        maxSlots = steps.map { $0.registration._withUnsafeGuaranteedRef { $0.params.count } }.max() ?? 0
         hasShared = steps.contains { $0.isShared }
     }
 
@@ -80,7 +80,8 @@ final class Plan: @unchecked Sendable {
             }
             // Bounded depth as well: the recording recurses.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps else { return nil }
-            guard !r.hasArguments, spec.completions.isEmpty, onPath.insert(id).inserted else { return nil }
+            guard !r.hasArguments, spec.completions.isEmpty, r.params.count <= Plan.maxSlots,
+                  onPath.insert(id).inserted else { return nil }
             var slots: [Int] = []
             for param in r.params {
                 switch param {
@@ -117,10 +118,10 @@ final class Plan: @unchecked Sendable {
     /// plan declined (a shared dependency is not cached), before any factory ran.
     func run() -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
-        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { made in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(maxSlots, 1)) { words -> Result<Unmanaged<Instance>?, TetherError> in
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { made in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words -> Result<Unmanaged<Instance>?, TetherError> in
                 let instances = Instances(words: made.baseAddress!)
-                made.initialize(repeating: 0)
+                made.baseAddress!.initialize(repeating: 0, count: count)
                 if hasShared && !takeShared(instances) { return .success(nil) }
                 for i in 0..<count where !steps[i].isShared {
                     do throws(TetherError) {
@@ -130,9 +131,9 @@ final class Plan: @unchecked Sendable {
                         return .failure(error)
                     }
                 }
-                let root = instances.take(count - 1)
-                instances.releaseUnowned(count)
-                return .success(root)
+                // Every other step is some step's input, so its instance went to
+                // that step's edges: nothing is left to release.
+                return .success(instances.take(count - 1))
             }
         }
     }

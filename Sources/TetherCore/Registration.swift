@@ -24,8 +24,10 @@ public final class Registration: @unchecked Sendable {
     public let factory: Factory
     /// Unowned: the container keeps its registrations until it is dismantled or
     /// deinitialized, and nothing uses a registration after that (the ABI drops
-    /// registration handles before a freed container is retired).
-    unowned let container: Container
+    /// registration handles before a freed container is retired). Unsafe, so
+    /// reading it costs no reference count: resolves on every thread read it, and
+    /// a safe unowned read is an atomic increment and decrement on the container.
+    unowned(unsafe) let container: Container
 
     /// The current spec, unretained for lock-free readers (`currentSpec` owns it).
     private let specAddress = Atomic<UInt>(0)

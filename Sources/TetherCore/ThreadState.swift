@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,6 +6,9 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// `ThreadState.key` + 1 once created, else 0.
+private let keyWord = Atomic<UInt>(0)
 
 /// Per-thread bookkeeping of the core: graphs under way on this thread and the
 /// iterative release queue.
@@ -34,16 +38,26 @@ final class ThreadState {
         pthread_key_create(&k) { raw in
             Unmanaged<ThreadState>.fromOpaque(raw!).release()
         }
+        keyWord.store(UInt(k) + 1, ordering: .releasing)
         return k
     }()
 
     /// The calling thread's state, unretained (the thread keeps it until it exits).
+    /// The key is read from a statically initialized word, not the lazy `key`
+    /// (whose every read is a once-check).
     static var currentReference: Unmanaged<ThreadState> {
         @inline(__always) get {
-            if let raw = pthread_getspecific(key) { return Unmanaged.fromOpaque(raw) }
-            let state = Unmanaged.passRetained(ThreadState())
-            pthread_setspecific(key, state.toOpaque())
-            return state
+            let word = keyWord.load(ordering: .acquiring)
+            if word != 0, let raw = pthread_getspecific(pthread_key_t(word - 1)) { return Unmanaged.fromOpaque(raw) }
+            return makeCurrent()
         }
+    }
+
+    @inline(never)
+    private static func makeCurrent() -> Unmanaged<ThreadState> {
+        if let raw = pthread_getspecific(key) { return Unmanaged.fromOpaque(raw) }
+        let state = Unmanaged.passRetained(ThreadState())
+        pthread_setspecific(key, state.toOpaque())
+        return state
     }
 }
