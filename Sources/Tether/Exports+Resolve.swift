@@ -17,12 +17,14 @@ private func inSection(_ barrier: LightBarrier, _ body: (CallSection) -> Int32) 
 }
 
 /// The ordinary way, inside the caller's section: a strong handle in `out` and,
-/// when asked, the instance's pointer in `pointer`. Out of line, so the hit
-/// paths calling it save no registers for it.
+/// when asked, the instance's pointer in `pointer`; first the hit path unless
+/// the caller tried it (`hitTried`: a miss there is a miss here too, and if it
+/// had no handle slot at hand, a strong handle serves as well). Out of line, so
+/// the hit paths calling it save no registers for it.
 @inline(never)
 private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () throws(TetherError) -> Key, _ args: UnsafeRawPointer?,
                      _ count: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString,
-                     pointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) -> Int32 {
+                     pointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil, hitTried: Bool = false) -> Int32 {
     statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
         // The pages when they exist: no once-check of the lazy table on the way.
@@ -30,7 +32,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
         if let object = Handles.containerPages?.peek(c) { container = .fromOpaque(object) }
         else { container = try Handles.containers.unretained(c, function) }
         let key = try key()
-        if count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
+        if !hitTried, count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
             out.pointee = handle
             pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
             return
@@ -84,7 +86,7 @@ public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ 
             out.pointee = handle
             return ok
         }
-        return resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve")
+        return resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve", hitTried: true)
     }
 }
 
@@ -103,7 +105,7 @@ public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: Unsafe
             out.pointee = handle
             return ok
         }
-        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key")
+        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key", hitTried: true)
     }
 }
 
@@ -131,6 +133,6 @@ public func tether_resolve_key_instance(_ c: OpaquePointer?, _ key: UInt32, _ in
         }
         instance.pointee = nil
         return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_instance") }, nil, 0, out,
-                       "tether_resolve_key_instance", pointer: instance)
+                       "tether_resolve_key_instance", pointer: instance, hitTried: true)
     }
 }
