@@ -49,6 +49,8 @@ public final class Registration: @unchecked Sendable {
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
         var observed: [ObservedEdge] = []
+        /// Plans recorded so far (`maxPlans`).
+        var plans = 0
     }
 
     /// Caller holds `lock`.
@@ -102,6 +104,7 @@ public final class Registration: @unchecked Sendable {
         guard container === self.container, container.usesPlans else { return nil }
         let configuration = container.configuration
         let address = planAddress.load(ordering: .acquiring)
+        if address == Self.noMorePlans { return nil }
         if address != 0 {
             let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
             if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration }) {
@@ -115,19 +118,34 @@ public final class Registration: @unchecked Sendable {
     /// that is still current (a diagnostic: tests check which path ran).
     public var hasCurrentPlan: Bool {
         let address = planAddress.load(ordering: .acquiring)
-        guard address != 0 else { return false }
+        guard address != 0, address != Self.noMorePlans else { return false }
         let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
         return !plan.declines && plan.configuration == container.configuration
     }
 
+    /// Plans a registration records at most: a reader may still be replaying a
+    /// replaced plan, so every plan is kept as long as the registration. A key
+    /// whose graph keeps changing between resolves resolves the ordinary way
+    /// after this many, so its memory stays bounded.
+    static var maxPlans: Int { 16 }
+    /// `planAddress` once `maxPlans` were recorded.
+    private static var noMorePlans: UInt { 1 }
+
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Unmanaged<Plan>? {
         let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
-        lock.withSpinLock {
-            rareForWriting.kept.append(plan)
+        let installed = lock.withSpinLock { () -> Bool in
+            let rare = rareForWriting
+            guard rare.plans < Self.maxPlans else {
+                planAddress.store(Self.noMorePlans, ordering: .releasing)
+                return false
+            }
+            rare.plans += 1
+            rare.kept.append(plan)
             planAddress.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+            return true
         }
-        return plan.declines ? nil : .passUnretained(plan)
+        return installed && !plan.declines ? .passUnretained(plan) : nil
     }
 
     /// From now on replaced specs are kept (see `Container.register`).

@@ -196,6 +196,20 @@ import TetherCore
         #expect(try firstDepLabel(fx) == "parent B")
     }
 
+    @Test func aKeyWhoseGraphKeepsChangingStopsRecordingPlans() throws {
+        // Replaced plans are kept for readers that may still replay them, so their
+        // number is bounded: after 16, that key resolves the ordinary way, correctly.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        let a = try fx.container.registration(for: Key("A"))!
+        for round in 0..<20 {
+            try fx.register("B", scope: .transient, label: "B\(round)")
+            #expect(try firstDepLabel(fx) == "B\(round)")
+            #expect(a.hasCurrentPlan == (round < 16), "round \(round)")
+        }
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func factoriesMayResolveWhileAPlanReplays() throws {
         let fx = try Fixture()
         let container = fx.container
