@@ -210,6 +210,43 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
+    @Test func replaysRacingReRegistrationsAndResetsBuildWholeGraphs() throws {
+        // Threads resolve A(B(S), C) while others re-register C, reset the singleton
+        // S and toggle plans: plans are retired and recorded under the readers' feet;
+        // every graph must be whole and every instance destroyed once.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B"), dep("C")], scope: .transient)
+        try fx.register("B", [dep("S")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        try fx.register("C", scope: .transient, label: "C0")
+        let errors = Box<[String]>([])
+        onThreads(4) { i in
+            for n in 0..<300 {
+                switch i {
+                case 0:
+                    do { try fx.register("C", scope: .transient, label: "C\(n % 2)") } catch { errors.value.append("\(error)") }
+                case 1:
+                    if n % 3 == 0 { fx.container.reset(.singleton) }
+                default:
+                    do {
+                        let a = try fx.resolve("A")
+                        let o = Obj.of(a)
+                        if o.dep(0).label != "B" || o.dep(0).dep(0).label != "S" || !o.dep(1).label.hasPrefix("C") {
+                            errors.value.append("wrong graph")
+                        }
+                        withExtendedLifetime(a) {}
+                    } catch {
+                        errors.value.append("\(error)")
+                    }
+                }
+            }
+        }
+        #expect(errors.value.isEmpty, "\(errors.value.prefix(3))")
+        try fx.container.close()
+        #expect(fx.tracker.made("A") == 600 && fx.tracker.dropped("A") == 600)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func factoriesMayResolveWhileAPlanReplays() throws {
         let fx = try Fixture()
         let container = fx.container
