@@ -12,7 +12,7 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-swift test-c test-c-asan test-examples test-abi test-install test-python install clean bench
+.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-python install clean bench
 
 all: build
 
@@ -38,7 +38,7 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-asan test-examples test-abi test-install test-python
+test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-python
 	@echo "all test suites passed"
 
 test-swift:
@@ -48,6 +48,12 @@ test-swift:
 test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
 	@failed=""; for t in $(C_TESTS); do echo "== $$t"; $(BUILD)/tests/$$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+# The same C tests with every graph built step by step (no recorded plans): both
+# ways of resolving must pass everything.
+test-c-noplans: $(addprefix $(BUILD)/tests/,$(C_TESTS))
+	@failed=""; for t in $(C_TESTS); do echo "== $$t (no plans)"; TETHER_NO_PLANS=1 $(BUILD)/tests/$$t || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "failed (no plans):$$failed"; exit 1; fi
 
 # AddressSanitizer + LeakSanitizer + UBSan over the same C tests: any report fails.
 test-c-asan: $(addprefix $(BUILD)/tests-asan/,$(C_TESTS))

@@ -223,6 +223,12 @@ typedef struct tether_value {
  * the new container are looked up in the parent (and its parents); a key
  * registered here overrides the parent's for resolves through this container.
  *
+ * Resolves from a container replay recorded plans for graphs whose shape
+ * depends only on the registrations (see README, Performance); a replay is
+ * indistinguishable from building the graph step by step. When the environment
+ * variable TETHER_NO_PLANS is "1" at the time a container is created, that
+ * container never records or replays plans (for comparisons and diagnosis).
+ *
  * @param parent  nullable; borrowed. The parent cannot be freed while this
  *                container exists (tether_container_free says so).
  * @param out     receives the new container; you own it (tether_container_free).

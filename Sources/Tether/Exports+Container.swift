@@ -3,12 +3,16 @@ import Glibc
 #endif
 import TetherCore
 
+/// TETHER_NO_PLANS=1: containers made from now on build every graph step by step.
+private var plansOff: Bool { getenv("TETHER_NO_PLANS").map { strcmp($0, "1") == 0 } ?? false }
+
 @_cdecl("tether_container_new")
 public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_container_new")
         let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
         let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
+        if plansOff { core.usesPlans = false }
         out.pointee = Handles.containers.insert(core)
     }
 }
