@@ -26,7 +26,9 @@
  *    tether_resolve_key_instance without runtime arguments), and the release
  *    of the handle it returned on the same thread, write no memory that another
  *    thread uses (after a singleton's first hit): no reference count, no lock,
- *    no atomic read-modify-write; the handle borrows the cache's reference. Letting go of cached singletons (tether_reset, a
+ *    no atomic read-modify-write; the handle borrows the cache's reference
+ *    (tether_resolve_key_collect with TETHER_RESOLVE_HELD needs no handle at
+ *    all for an instance the caller keeps alive). Letting go of cached singletons (tether_reset, a
  *    scope change, re-registering a key, tether_container_free) therefore
  *    costs more: on Linux a membarrier(2) system call
  *    (MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered on first use) and, for a
@@ -486,21 +488,23 @@ typedef struct tether_drop {
 
 /** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
 #define TETHER_RESOLVE_NO_WAIT 1u
+/** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the result. */
+#define TETHER_RESOLVE_HELD 2u
 
 /** The buffers of tether_resolve_key_collect, in one struct (one argument to pass). */
 typedef struct tether_collect {
     tether_drop *drops;  /* in: `capacity` entries; may be NULL when `capacity` is 0 */
     size_t capacity;     /* in */
     size_t count;        /* out: entries stored in `drops` (also on failure) */
-    void *instance;      /* out: the instance (NULL on failure) */
+    void *instance;      /* out: the instance (NULL on failure); in too with TETHER_RESOLVE_HELD */
     tether_ref *out;     /* out: a strong handle you own, or NULL (see Result) */
 } tether_collect;
 
 /**
  * tether_resolve_key_instance for bindings that pay per call across the
  * boundary: it collects the drops of TETHER_DEFER_DROP registrations instead of
- * calling them, releases the result itself when that destroys it, and can fail
- * instead of blocking.
+ * calling them, releases the result itself when that destroys it or when you
+ * hold it, and can fail instead of blocking.
  *
  * Drops: every drop of a TETHER_DEFER_DROP registration that comes due on this
  * thread while the call runs is stored in `io->drops[0 .. io->count)`, in the order
@@ -519,8 +523,9 @@ typedef struct tether_collect {
  * stored by the release; `io->instance` stays valid until you run that drop. (If
  * another thread upgrades a weak handle to the new instance in the meantime,
  * the instance lives on with that thread instead, and no drop for it is
- * stored.) Otherwise, as tether_resolve_key_instance, `io->out` is a strong
- * handle you own (tether_ref_release) and `io->instance` lives at least as long.
+ * stored.) Otherwise, unless Held below applies, as tether_resolve_key_instance,
+ * `io->out` is a strong handle you own (tether_ref_release) and `io->instance`
+ * lives at least as long.
  *
  * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
  * or weak-scoped instance while another thread holds the creation lock fails
@@ -533,12 +538,33 @@ typedef struct tether_collect {
  * lock's holder may need (Python's GIL): call with the flag keeping that lock,
  * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
  *
- * @param flags  0 or TETHER_RESOLVE_NO_WAIT.
- * @param io     the caller's buffers: `drops` and `capacity` read, the rest written.
+ * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance
+ * pointer you keep valid yourself, during the call and for as long as you use
+ * it afterwards (by a strong handle you own, or, in a binding, by holding the
+ * object the pointer stands for). If the result is that pointer, the call keeps
+ * no handle for you: `io->out` is NULL and `io->instance` is your pointer. A
+ * cached singleton hit is answered by comparing pointers only (no handle, no
+ * loan, nothing written); any other result equal to it is released by the call
+ * as tether_ref_release would (if that was its last strong reference, its
+ * destructor runs, or is collected as under Drops). Any other result comes as
+ * without the flag. So the call never returns a pointer that neither the
+ * library nor you keep alive: another thread may unpublish the singleton
+ * (tether_reset, a scope change, re-registering, tether_container_free) and
+ * its destructor may run at any moment after the comparison (on that thread,
+ * or here if collected), which is harmless exactly when you keep the pointer
+ * valid as promised. (A pointer you do not keep valid comes back as invalid as
+ * it went in: the flag is no way to borrow a singleton without a handle.)
+ * Use it to re-resolve a key whose instance you already hold, e.g. to learn
+ * whether a cached singleton was replaced, without a tether_ref_release.
+ *
+ * @param flags  0, or TETHER_RESOLVE_NO_WAIT and/or TETHER_RESOLVE_HELD.
+ * @param io     the caller's buffers: `drops` and `capacity` read (and
+ *               `instance` with TETHER_RESOLVE_HELD), the rest written.
  * @return what tether_resolve_key_instance returns; TETHER_E_WOULD_BLOCK (see
  *         Waiting); TETHER_E_INVALID_ARGUMENT also for a NULL `io`, unknown
- *         flags, or NULL `io->drops` with a capacity (then no resolve happens
- *         and `io->count` is 0).
+ *         flags, TETHER_RESOLVE_HELD with a NULL `io->instance`, or NULL
+ *         `io->drops` with a capacity (then no resolve happens, `io->count`
+ *         is 0 and `io->instance` NULL).
  * Thread-safe.
  */
 tether_status tether_resolve_key_collect(tether_container *c, uint32_t key, unsigned flags, tether_collect *io);

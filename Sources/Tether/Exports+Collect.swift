@@ -1,7 +1,8 @@
 import TetherCore
 
-/// TETHER_RESOLVE_NO_WAIT in tether_resolve_key_collect's flags.
+/// TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD in tether_resolve_key_collect's flags.
 private let noWaitFlag: UInt32 = 1
+private let heldFlag: UInt32 = 2
 
 @_cdecl("tether_resolve_key_collect")
 public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ flags: UInt32, _ io: UnsafeMutableRawPointer?) -> Int32 {
@@ -13,11 +14,15 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     let count = (io + 16).assumingMemoryBound(to: Int.self)
     let instance = (io + 24).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     let out = (io + 32).assumingMemoryBound(to: OpaquePointer?.self)
+    let held = flags & heldFlag != 0 ? instance.pointee : nil
     count.pointee = 0
     instance.pointee = nil
     out.pointee = nil
-    guard flags & ~noWaitFlag == 0 else {
-        return abiCall { () throws(TetherError) in throw invalid(function, "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_RESOLVE_NO_WAIT") }
+    guard flags & ~(noWaitFlag | heldFlag) == 0 else {
+        return abiCall { () throws(TetherError) in throw invalid(function, "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD") }
+    }
+    guard held != nil || flags & heldFlag == 0 else {
+        return abiCall { () throws(TetherError) in throw invalid(function, "TETHER_RESOLVE_HELD with io->instance NULL: set it to the instance you keep alive") }
     }
     guard capacity >= 0, capacity <= 1 << 32, drops != nil || capacity == 0 else {
         return abiCall { () throws(TetherError) in throw invalid(function, "io->drops is NULL or io->capacity \(capacity) is out of range (0...2^32)") }
@@ -26,7 +31,7 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     var blocked = false
     let status = inSection { section in
         let (status, wasBlocked) = WaitMode.run(noWait: flags & noWaitFlag != 0) {
-            collector.collect { collectingResolve(section, c, key, instance, out, $0) }
+            collector.collect { collectingResolve(section, c, key, held, instance, out, $0) }
         }
         blocked = wasBlocked
         return status
@@ -39,14 +44,21 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
 }
 
 /// The resolve of tether_resolve_key_collect, with `collector` installed; releases the
-/// result itself when that destroys it and its drop is collected.
-private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id: UInt32,
+/// result itself when the caller holds it (`held`), or when that destroys it and its
+/// drop is collected.
+private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id: UInt32, _ held: UnsafeMutableRawPointer?,
                                _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                                _ out: UnsafeMutablePointer<OpaquePointer?>, _ collector: UnsafeMutablePointer<DropCollector>) -> Int32 {
-    if KeyTable.isValid(id), let (handle, hit) = singletonHit(c, { _ in Key(id: id) }, section) {
-        out.pointee = handle
-        instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
-        return ok
+    if KeyTable.isValid(id) {
+        if let held, heldHit(c, Key(id: id), held) {
+            instance.pointee = held
+            return ok
+        }
+        if let (handle, hit) = singletonHit(c, { _ in Key(id: id) }, section) {
+            out.pointee = handle
+            instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
+            return ok
+        }
     }
     return statusOf { () throws(TetherError) in
         let container = try Handles.containers.unretained(c, "tether_resolve_key_collect")
@@ -54,12 +66,21 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
         var result = try container.takeUnretainedValue().resolve(key)
         instance.pointee = result.pointer
         let first = collector.pointee.count
-        guard result.spec.defersDrop, first < collector.pointee.capacity, isKnownUniquelyReferenced(&result) else {
+        guard result.pointer == held || (result.spec.defersDrop && first < collector.pointee.capacity && isKnownUniquelyReferenced(&result)) else {
             out.pointee = Handles.refs.insert(result)
             return
         }
-        // Destroyed now (its destructor, the first to come due, is collected at `first`),
-        // unless another thread upgraded a weak handle to it since the check.
+        // Held by the caller: released as tether_ref_release would. Otherwise destroyed
+        // now (its destructor, the first to come due, is collected at `first`), unless
+        // another thread upgraded a weak handle to it since the check.
         _ = consume result
     }
+}
+
+/// True if `c`'s published singleton for `key` is `held`: compared through its
+/// slot, with no loan (the caller keeps `held` alive) and nothing written.
+@inline(__always)
+private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPointer) -> Bool {
+    guard let core = Handles.containerPages?.peek(c) else { return false }
+    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { $0.singletonLoan(for: key)?.pointer == held }
 }

@@ -280,6 +280,8 @@ final class SingletonSlot: @unchecked Sendable {
     private var strong: Instance?
     /// The instance, unretained, for loans.
     @usableFromInline let unretained: Unmanaged<Instance>
+    /// The instance's pointer, for comparisons that must not touch the instance (`SingletonLoan.pointer`).
+    @usableFromInline let pointer: UnsafeMutableRawPointer
     /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
     @usableFromInline let lent = Atomic<Bool>(false)
 
@@ -287,6 +289,7 @@ final class SingletonSlot: @unchecked Sendable {
         self.instance = instance
         strong = instance
         unretained = .passUnretained(instance)
+        pointer = instance.pointer
     }
 
     /// Read after `SlotBridge.unpublishBarrier` (which orders it).
@@ -334,6 +337,13 @@ public struct SingletonLoan {
 
     @inlinable @inline(__always)
     public func confirm() -> Bool { registration._withUnsafeGuaranteedRef { $0.stillPublished(address) } }
+
+    /// The singleton's instance pointer, read from its slot without a loan: safe
+    /// to compare, never to dereference (the instance may be gone already).
+    @inlinable @inline(__always)
+    public var pointer: UnsafeMutableRawPointer {
+        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.pointer }
+    }
 }
 
 /// An instance a registration's cache let go of; `Container.drop` has its

@@ -13,6 +13,7 @@ import TetherCore
         let s = try fx.resolve("S")
         let loan = try #require(r.singletonLoan())
         #expect(loan.lend().takeUnretainedValue() === s)
+        #expect(loan.pointer == s.pointer, "read from the slot, for held comparisons")
         #expect(loan.confirm())
         fx.container.reset(.singleton)
         #expect(!loan.confirm(), "a loan made before the reset is not confirmed after it")

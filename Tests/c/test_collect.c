@@ -180,8 +180,8 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, NULL, 4, &n), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("io->drops is NULL");
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, d, (size_t)-1, &n), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(collect(c, a, 2, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
-    CHECK_ERROR_HAS("flags 0x2");
+    CHECK_STATUS(collect(c, a, 4, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("flags 0x4");
     CHECK_STATUS(collect(NULL, a, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_HANDLE);
     CHECK_STATUS(collect(c, 999999, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
     CHECK(inst == NULL && ref == NULL && n == 0 && ka.made == 0);

@@ -52,6 +52,8 @@ E_WOULD_BLOCK = 11
 DEFER_DROP = 1
 #: tether_resolve_key_collect flags: fail with E_WOULD_BLOCK instead of waiting for a lock
 RESOLVE_NO_WAIT = 1
+#: ...and: the tether_collect's instance is one the caller keeps alive (no handle if it is the result)
+RESOLVE_HELD = 2
 
 
 class Param(Structure):

@@ -8,7 +8,7 @@ from ctypes import byref, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 from . import _loader, _state, native, objects
-from ._native import E_WOULD_BLOCK, OK, RESOLVE_NO_WAIT, collect_buffer
+from ._native import E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -32,6 +32,7 @@ _results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
 _fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
+_NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 
 
 def _check_scope(scope: object) -> Scope:
@@ -267,27 +268,33 @@ class Container:
         if handle is None:
             raise InvalidHandleError("the container is closed")
         try:
-            kid, weak_reg = self._lookups[key]
+            kid, cached_reg = self._lookups[key]
             if self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
-            kid, weak_reg = self._lookup(key)
+            kid, cached_reg = self._lookup(key)
         if args:
             return self._resolve_args(key, args)
-        if weak_reg is not None:
-            published = weak_reg.published
+        kept = None
+        if cached_reg is not None:
+            published = cached_reg.published
             if published is not None:
                 obj = published()  # WEAK scope, still held by Python: the same object, no C call
                 if obj is not None:
                     return obj
+            # SINGLETON scope: the cached object, held by this local through the call, is passed as
+            # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile)
+            kept = cached_reg.cached
         frames, io, words, instance, out = _tls.hot
         if frames:  # nested in a resolve of this thread, whose buffer is in use
             io, words = collect_buffer()
+        if kept is not None:
+            words[3] = kept.ptr
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
-            status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT, io)
+            status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
             if status == E_WOULD_BLOCK:
                 run_drops(words, words[2])
                 words[2] = 0
@@ -310,6 +317,8 @@ class Container:
         # native.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
         obj = _fresh_of(address)
+        if obj is None and kept is not None and address == kept.ptr:
+            obj = kept.obj  # held: the call kept no handle (unless it was the retry), no lookup needed
         if dropped:  # after the lookup: the result's own drop may be one of them
             fns, instances, fast = _drop_views[dropped - 1]
             if fns(words) == fast:
@@ -348,7 +357,7 @@ class Container:
     def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
         """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
         handle = self._handle_arg
-        kid, _weak = self._lookup(key)
+        kid, _cached = self._lookup(key)
         reg = self._registration(encode_key(key))
         api = self._api
         frames = _tls.frames
@@ -394,8 +403,8 @@ class Container:
         return obj
 
     def _lookup(self, key: Key) -> tuple[int | c_uint32, Registration | None]:
-        """(interned id, the Python registration if it is WEAK-scoped) for ``key``, cached until any
-        registration changes."""
+        """(interned id, the Python registration if it is WEAK- or SINGLETON-scoped) for ``key``,
+        cached until any registration changes."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
@@ -404,7 +413,8 @@ class Container:
         kid = self._key_id(raw)
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
         # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
-        entry = (kid if kid < 2**31 else c_uint32(kid), reg if reg is not None and reg.scope == Scope.WEAK else None)
+        cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None)
         if len(self._lookups) < 1024:
             self._lookups[key] = entry
         return entry
