@@ -67,26 +67,31 @@ final class Graph {
             guard thread.nesting <= maxNesting else {
                 return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
             }
-            if arguments.isEmpty, let plan = registration.plan(from: container) {
-                switch plan._withUnsafeGuaranteedRef({ $0.run() }) {
+            var plan = arguments.isEmpty ? registration.plan(from: container) : nil
+            if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
+                switch alone._withUnsafeGuaranteedRef({ $0.run() }) {
                 case .success(let root?): return .success(root)
-                case .success(nil): break  // declined: the graph resolves it
+                case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
                 }
             }
             // The thread's own graph for the outermost resolve; nested ones get their own.
-            if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments) }
-            return Graph(thread: Unmanaged.passUnretained(thread).toOpaque()).run(registration, from: container, arguments: arguments)
+            if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments, plan: plan) }
+            return Graph(thread: Unmanaged.passUnretained(thread).toOpaque()).run(registration, from: container, arguments: arguments, plan: plan)
         }
         return try outcome.get()
     }
 
-    /// One resolve on this graph; the result carries a reference for the caller.
+    /// One resolve on this graph, its build replayed from `plan` unless that
+    /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
-                     arguments: UnsafeBufferPointer<Argument>) -> Result<Unmanaged<Instance>, TetherError> {
+                     arguments: UnsafeBufferPointer<Argument>, plan: Unmanaged<Plan>?) -> Result<Unmanaged<Instance>, TetherError> {
         defer { clear() }
         do throws(TetherError) {
-            let root = alive.take(try build(registration, from: container, arguments: arguments))
+            var built: Int?
+            if let plan { built = try replay(plan, from: container) }
+            if built == nil { built = try build(registration, from: container, arguments: arguments) }
+            let root = alive.take(built!)
             do throws(TetherError) {
                 try runCompletions()
             } catch {
@@ -99,6 +104,25 @@ final class Graph {
             abort()
             return .failure(error)
         }
+    }
+
+    /// Replays `plan`'s build into this (empty) graph and leaves what the frames
+    /// would have: the instances in `alive`, the table's entries, the completion
+    /// queue. Returns the root's index; nil, with the graph empty again, when the
+    /// plan declined. The plan writes into `alive` in place: nothing else appends
+    /// to it meanwhile (a factory resolving from a container gets a graph of its own).
+    private func replay(_ plan: Unmanaged<Plan>, from container: Container) throws(TetherError) -> Int? {
+        unowned(unsafe) let plan = plan.takeUnretainedValue()
+        guard try plan.replay(into: alive.appendNone(count: plan.stepCount)).get() else {
+            alive.removeAll()  // the shared instances it took
+            return nil
+        }
+        // A plan's steps are resolved from the root's own container (`Registration.plan`).
+        plan.forEachStep { i, step in
+            if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
+            if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .passUnretained(container))) }
+        }
+        return plan.stepCount - 1
     }
 
     static func checkArguments(_ registration: Registration, _ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {

@@ -53,6 +53,41 @@ struct PlainStack<Element: BitwiseCopyable> {
     func free() { base?.deallocate() }
 }
 
+/// Strong references stored as words: an element's address, low bit set once
+/// its reference was moved out to a new owner (or `none`: no element, nothing
+/// to release). The storage of `ReferenceStack`, and what a plan's replay
+/// writes into it (`Plan`), so both hand references on the same way.
+struct ReferenceWords<Element: AnyObject> {
+    let base: UnsafeMutablePointer<UInt>
+    private static var moved: UInt { 1 }
+    /// A word holding nothing: marked moved, so nothing releases it.
+    static var none: UInt { moved }
+
+    /// The element at `i`, unretained (the words or whoever took it hold it).
+    subscript(i: Int) -> Unmanaged<Element> {
+        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: base[i] & ~Self.moved)!) }
+    }
+
+    /// Stores an element at `i`, taking over the caller's reference.
+    @inline(__always)
+    func set(_ i: Int, _ element: Unmanaged<Element>) { base[i] = UInt(bitPattern: element.toOpaque()) }
+
+    /// A reference to the element at `i` for a new owner: the words' own the first time, then a new one.
+    @inline(__always)
+    func take(_ i: Int) -> Unmanaged<Element> {
+        let word = base[i]
+        if word & Self.moved != 0 { return self[i].retain() }
+        base[i] = word | Self.moved
+        return self[i]
+    }
+
+    /// Releases the element at `i` unless its reference was moved out (or there is none).
+    @inline(__always)
+    func releaseUnmoved(_ i: Int) {
+        if base[i] & Self.moved == 0 { self[i].release() }
+    }
+}
+
 /// A growable stack of strong references in manually managed memory: `append`
 /// takes over the caller's reference (no retain). `take` hands an element's
 /// reference on, the stack's own the first time (no retain: it is marked moved)
@@ -60,48 +95,50 @@ struct PlainStack<Element: BitwiseCopyable> {
 /// that has one new owner costs no reference counting at all here.
 /// The owner calls `free()` once, after `removeAll()`.
 struct ReferenceStack<Element: AnyObject> {
-    /// An element's address, low bit set once its reference was moved out.
     private var base: UnsafeMutablePointer<UInt>?
     private var capacity = 0
     private(set) var count = 0
-    private static var moved: UInt { 1 }
+    private var words: ReferenceWords<Element> { @inline(__always) get { ReferenceWords(base: base!) } }
 
     /// The element at `i`, unretained (the stack or whoever took it holds it).
     subscript(i: Int) -> Unmanaged<Element> {
-        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: base![i] & ~Self.moved)!) }
+        @inline(__always) get { words[i] }
     }
 
     /// Appends an element, taking over the caller's reference; returns its index.
     @inline(__always) @discardableResult
     mutating func append(_ element: Unmanaged<Element>) -> Int {
-        if count == capacity { grow() }
-        base![count] = UInt(bitPattern: element.toOpaque())
+        if count == capacity { grow(count + 1) }
+        words.set(count, element)
         count += 1
         return count - 1
     }
 
+    /// Appends `n` words holding nothing (`none`), for a writer that fills them
+    /// in place (valid until the next append); unfilled ones release nothing.
+    mutating func appendNone(count n: Int) -> ReferenceWords<Element> {
+        if count + n > capacity { grow(count + n) }
+        let fresh = base! + count
+        fresh.initialize(repeating: ReferenceWords<Element>.none, count: n)
+        count += n
+        return ReferenceWords(base: fresh)
+    }
+
     /// A reference to the element at `i` for a new owner.
     @inline(__always)
-    mutating func take(_ i: Int) -> Unmanaged<Element> {
-        let word = base![i]
-        let element = Unmanaged<Element>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.moved)!)
-        if word & Self.moved != 0 { return element.retain() }
-        base![i] = word | Self.moved
-        return element
-    }
+    func take(_ i: Int) -> Unmanaged<Element> { words.take(i) }
 
     /// Releases every element not moved out, last first (a release may run code
     /// that appends to a different stack, never to this one).
     mutating func removeAll() {
         while count > 0 {
             count -= 1
-            let word = base![count]
-            if word & Self.moved == 0 { Unmanaged<Element>.fromOpaque(UnsafeRawPointer(bitPattern: word)!).release() }
+            words.releaseUnmoved(count)
         }
     }
 
-    private mutating func grow() {
-        let bigger = max(capacity * 2, 16)
+    private mutating func grow(_ needed: Int) {
+        let bigger = max(needed, capacity * 2, 16)
         let fresh = UnsafeMutablePointer<UInt>.allocate(capacity: bigger)
         if let base { fresh.initialize(from: base, count: count); base.deallocate() }
         base = fresh

@@ -1,11 +1,19 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
 /// plain (graph- and transient-scoped registrations with DEP and CONTEXT slots
-/// only, no runtime arguments, no completion callbacks; singleton- and
-/// weak-scoped dependencies are leaves taken from their caches), the order in
-/// which `Graph` would call the factories, and which instance each slot gets,
-/// depend only on the registrations. A plan records that once and replays it
-/// with no frames, no per-registration table and no cycle checks: a resolve is
-/// then the factory calls, the instances and their edges.
+/// only, no runtime arguments; singleton- and weak-scoped dependencies are
+/// leaves taken from their caches), the order in which `Graph` would call the
+/// factories, and which instance each slot gets, depend only on the
+/// registrations. A plan records that once and replays it with no frames, no
+/// per-registration table and no cycle checks: a resolve is then the factory
+/// calls, the instances and their edges.
+///
+/// Completion callbacks run after the build and may ask the graph for more, so
+/// a plan with any (`completes`) replays only the build, into the thread's
+/// `Graph`: its instances go to the graph's `alive` in the order the frames
+/// would have made them (a step's index is its instance's), the graph then
+/// gets the table entries and completion queue the build would have left
+/// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
+/// after any build. Without callbacks the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`). Anything it
@@ -19,6 +27,11 @@ final class Plan: @unchecked Sendable {
         /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
         let firstInput: Int
         let isShared: Bool
+        /// Left in the graph's table by a build (every scope but transient), so a
+        /// completion callback asking for its registration gets this instance.
+        let isKeyed: Bool
+        /// Made here and queued for its completion callbacks.
+        let completes: Bool
         /// The step that asked for this one first (its frame was below), -1 for the root: for messages.
         var parent: Int
     }
@@ -36,6 +49,8 @@ final class Plan: @unchecked Sendable {
     /// Per slot of every step: the step whose instance it receives, or `context`.
     private let inputs: [Int]
     private let hasShared: Bool
+    /// Whether the replay needs a graph to run completion callbacks afterwards.
+    let completes: Bool
     /// `Container.configuration` of the lookup container when recorded.
     let configuration: UInt
 
@@ -44,12 +59,20 @@ final class Plan: @unchecked Sendable {
     static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration) }
 
     var declines: Bool { steps.isEmpty }
+    var stepCount: Int { steps.count }
+
+    /// Calls `body` with every step, in creation order.
+    @inline(__always)
+    func forEachStep(_ body: (Int, Step) -> Void) {
+        for i in 0..<steps.count { body(i, steps[i]) }
+    }
 
     private init(steps: [Step], inputs: [Int], configuration: UInt) {
         self.steps = steps
         self.inputs = inputs
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
+        completes = steps.contains { $0.completes }
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -76,11 +99,12 @@ final class Plan: @unchecked Sendable {
             if let step = stepOf[id] { return step }
             let spec = r.spec
             if spec.scope.isShared {
-                return add(Step(registration: registration, firstInput: inputs.count, isShared: true, parent: -1), id)
+                return add(Step(registration: registration, firstInput: inputs.count, isShared: true,
+                                isKeyed: true, completes: false, parent: -1), id)
             }
             // Bounded depth as well: the recording recurses.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps else { return nil }
-            guard !r.hasArguments, spec.completions.isEmpty, r.params.count <= Plan.maxSlots,
+            guard !r.hasArguments, r.params.count <= Plan.maxSlots,
                   onPath.insert(id).inserted else { return nil }
             var slots: [Int] = []
             for param in r.params {
@@ -102,7 +126,8 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= 0 && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            return add(Step(registration: registration, firstInput: firstInput, isShared: false, parent: -1),
+            return add(Step(registration: registration, firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
+                            completes: !spec.completions.isEmpty, parent: -1),
                        spec.scope == .graph ? id : nil)
         }
 
@@ -114,46 +139,56 @@ final class Plan: @unchecked Sendable {
         }
     }
 
-    /// Replays the plan; the root carries a reference for the caller. Nil: the
-    /// plan declined (a shared dependency is not cached), before any factory ran.
+    /// Replays a plan that does not complete, on its own; the root carries a
+    /// reference for the caller. Nil: the plan declined (a shared dependency is
+    /// not cached), before any factory ran.
     func run() -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
-        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { made in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words -> Result<Unmanaged<Instance>?, TetherError> in
-                let instances = Instances(words: made.baseAddress!)
-                made.baseAddress!.initialize(repeating: 0, count: count)
-                if hasShared && !takeShared(instances) { return .success(nil) }
-                for i in 0..<count where !steps[i].isShared {
-                    do throws(TetherError) {
-                        instances.set(i, try make(i, words.baseAddress!, instances))
-                    } catch {
-                        instances.releaseUnowned(count)
-                        return .failure(error)
-                    }
-                }
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
+            let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
+            made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
+            let outcome = replay(into: made)
+            if case .success(true) = outcome {
                 // Every other step is some step's input, so its instance went to
                 // that step's edges: nothing is left to release.
-                return .success(instances.take(count - 1))
+                return .success(made.take(count - 1))
             }
+            // Last first: dependents before dependencies, as a graph's `alive`.
+            for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+            return outcome.map { _ in nil }
         }
     }
 
-    /// Takes every shared dependency from its cache; false (nothing kept) when one is missing.
-    private func takeShared(_ instances: Instances) -> Bool {
+    /// Makes every step's instance into `made` (a word per step, holding nothing
+    /// yet), in the order `Graph` would append them to its `alive`. False: the
+    /// plan declined (a shared dependency is not cached) before any factory ran.
+    /// Unless true, `made` holds what was taken or made, for the caller to release.
+    @inline(__always)
+    func replay(into made: ReferenceWords<Instance>) -> Result<Bool, TetherError> {
+        if hasShared && !takeShared(made) { return .success(false) }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+            for i in 0..<steps.count where !steps[i].isShared {
+                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made)) }
+                catch { return .failure(error) }
+            }
+            return .success(true)
+        }
+    }
+
+    /// Takes every shared dependency from its cache; false when one is missing.
+    private func takeShared(_ made: ReferenceWords<Instance>) -> Bool {
         for i in 0..<steps.count where steps[i].isShared {
             let registration = steps[i].registration
             let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
-            guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else {
-                instances.releaseUnowned(i)
-                return false
-            }
-            instances.set(i, .passRetained(hit))
+            guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else { return false }
+            made.set(i, .passRetained(hit))
         }
         return true
     }
 
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
-    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ instances: Instances) throws(TetherError) -> Unmanaged<Instance> {
+    @inline(__always)
+    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>) throws(TetherError) -> Unmanaged<Instance> {
         let step = steps[i]
         return try step.registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             let spec = registration.specReference
@@ -164,7 +199,7 @@ final class Plan: @unchecked Sendable {
                 if input == Plan.context {
                     words[s] = UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
                 } else {
-                    words[s] = UInt64(UInt(bitPattern: instances[input]._withUnsafeGuaranteedRef { $0.pointer }))
+                    words[s] = UInt64(UInt(bitPattern: made[input]._withUnsafeGuaranteedRef { $0.pointer }))
                     edges += 1
                 }
             }
@@ -180,7 +215,7 @@ final class Plan: @unchecked Sendable {
                 return .success(Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edges, reference: { _ in
                     while inputs[next] == Plan.context { next += 1 }
                     next += 1
-                    return instances.take(inputs[next - 1])
+                    return made.take(inputs[next - 1])
                 }, extras: nil))
             }
         }.get()
@@ -195,33 +230,5 @@ final class Plan: @unchecked Sendable {
             step = steps[step].parent
         }
         return keys.reversed()
-    }
-
-    /// The instances made so far, by step: an address, low bit set once its
-    /// reference went to a new owner (as in `ReferenceStack`).
-    private struct Instances {
-        let words: UnsafeMutablePointer<UInt>
-
-        subscript(i: Int) -> Unmanaged<Instance> {
-            Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: words[i] & ~1)!)
-        }
-
-        func set(_ i: Int, _ instance: Unmanaged<Instance>) { words[i] = UInt(bitPattern: instance.toOpaque()) }
-
-        /// A reference for a new owner: the plan's own the first time, then a new one.
-        func take(_ i: Int) -> Unmanaged<Instance> {
-            let word = words[i]
-            if word & 1 != 0 { return self[i].retain() }
-            words[i] = word | 1
-            return self[i]
-        }
-
-        /// Releases what was made or taken among steps `0 ..< end` and no owner took,
-        /// last first (dependents before dependencies, as a graph's `alive`).
-        func releaseUnowned(_ end: Int) {
-            for i in stride(from: end - 1, through: 0, by: -1) where words[i] != 0 && words[i] & 1 == 0 {
-                self[i].release()
-            }
-        }
     }
 }

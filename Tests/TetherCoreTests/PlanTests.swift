@@ -1,9 +1,10 @@
-// Plans: a plain graph (graph/transient scopes, DEP and CONTEXT slots, no
-// completion callbacks, shared dependencies already cached) is replayed from a
-// recorded order instead of being built frame by frame. Replaying must be
-// indistinguishable from building: the same factory calls in the same order,
-// the same instances in the same slots, the same destruction, the same errors;
-// and a plan must never outlive the configuration it was recorded under.
+// Plans: a plain graph (graph/transient scopes, DEP and CONTEXT slots, shared
+// dependencies already cached) is replayed from a recorded order instead of
+// being built frame by frame; with completion callbacks, the replayed build is
+// handed to the graph, which runs them. Replaying must be indistinguishable
+// from building: the same factory calls and callbacks in the same order, the
+// same instances in the same slots and edges, the same destruction, the same
+// errors; and a plan must never outlive the configuration it was recorded under.
 import Testing
 import TetherCore
 
@@ -35,13 +36,16 @@ import TetherCore
         return (Trace(log: fx.tracker.log, slots: slots, error: error), fx)
     }
 
-    /// The object tree below `obj` by labels (strong slots only).
+    /// The object tree below `obj` by labels: strong slots as subtrees, then
+    /// what callbacks took, strongly (`+label`) or weakly (`~label`, `~gone`).
     private static func describe(_ obj: Obj) -> String {
-        let deps = obj.words.compactMap { word -> String? in
+        var parts = obj.words.compactMap { word -> String? in
             guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
             return describe(Obj.at(p))
         }
-        return deps.isEmpty ? obj.label : "\(obj.label)(\(deps.joined(separator: ",")))"
+        parts += obj.got.map { "+" + Obj.at($0).label }
+        parts += obj.weaks.map { "~" + ($0.upgrade().map { Obj.of($0).label } ?? "gone") }
+        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
     }
 
     /// The label of the first dependency of a new "A", read while the instance is held.
@@ -87,12 +91,7 @@ import TetherCore
     }
 
     @Test func graphsPlansCannotReplayAreBuilt() throws {
-        // A completion callback, a weak slot, a lazy slot, a constructor cycle.
-        try expectSamePaths(root: "A", expectPlan: false) { fx in
-            let b = try fx.register("B")
-            try fx.register("A", [dep("B")])
-            fx.onComplete(b)
-        }
+        // A weak slot, a lazy slot, a constructor cycle.
         try expectSamePaths(root: "A", expectPlan: false) { fx in
             try fx.register("A", [weakDep("B")])
             try fx.register("B")
@@ -162,9 +161,10 @@ import TetherCore
         #expect(Obj.of(x).depPointer(0) == Obj.of(y).depPointer(0) && fx.tracker.made("B2") == 2)
 
         b.setScope(.transient)
-        fx.onComplete(b)  // no longer plain (a cached singleton's callbacks ran when it was made)
-        _ = try fx.resolve("A")
+        fx.onComplete(b)  // a new plan runs it (a cached singleton's callbacks ran when it was made)
         #expect(!a.hasCurrentPlan)
+        _ = try fx.resolve("A")
+        #expect(a.hasCurrentPlan)
         #expect(fx.tracker.events("complete ") == ["complete B"])
     }
 
@@ -257,5 +257,151 @@ import TetherCore
         try fx.register("C", scope: .singleton)
         for _ in 0..<3 { _ = try fx.resolve("A") }
         #expect(fx.tracker.made("C") == 1 && fx.tracker.made("B") == 3 && fx.tracker.dropped("B") == 3)
+    }
+
+    // MARK: completion callbacks
+
+    @Test func cycleClosedByACompletionIsReplayedAsBuilt() throws {
+        try expectSamePaths(root: "Parent", expectPlan: true) { fx in
+            try fx.register("Parent", [dep("Child")])
+            let child = try fx.register("Child")
+            fx.onComplete(child) { r, _, obj in obj.weaks.append(try r.getWeak(Key("Parent"))) }
+        }
+        let fx = try Fixture()
+        try fx.register("Parent", [dep("Child")])
+        let child = try fx.register("Child")
+        fx.onComplete(child) { r, _, obj in obj.weaks.append(try r.getWeak(Key("Parent"))) }
+        for _ in 0..<3 {
+            let parent = try fx.resolve("Parent")
+            #expect(Obj.of(parent).dep(0).weaks.last?.upgrade() === parent, "the back-edge is this resolve's parent")
+        }
+        #expect(fx.container.registration(for: Key("Parent"))!.hasCurrentPlan)
+        #expect(fx.tracker.calls("Parent") == 3 && fx.tracker.calls("Child") == 3)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
+    @Test func callbacksResolvingThroughTheirResolverSeeTheReplayedGraph() throws {
+        // Strong and weak gets of replayed instances (graph-scoped, transient, a
+        // cached singleton), of new ones whose callbacks are appended, and a
+        // completion whose callback itself resolves again.
+        try expectSamePaths(root: "A", expectPlan: true) { fx in
+            let a = try fx.register("A", [dep("B"), dep("C"), dep("S"), dep("T")])
+            let b = try fx.register("B", [dep("C")])
+            let c = try fx.register("C")
+            try fx.register("S", scope: .singleton)
+            let t = try fx.register("T", scope: .transient)
+            try fx.register("U", scope: .transient)
+            let e = try fx.register("E", [dep("C")])
+            fx.onComplete(a) { r, _, obj in obj.weaks.append(try r.getWeak(Key("E"))) }
+            fx.onComplete(b) { r, _, obj in
+                obj.got.append(try r.get(Key("E")).pointer)
+                obj.got.append(try r.get(Key("S")).pointer)
+                obj.weaks.append(try r.getWeak(Key("A")))
+            }
+            fx.onComplete(c) { r, _, obj in obj.weaks.append(try r.getWeak(Key("B"))) }
+            fx.onComplete(t) { r, _, obj in
+                obj.got.append(try r.get(Key("U")).pointer)
+                obj.weaks.append(try r.getWeak(Key("C")))
+            }
+            fx.onComplete(e) { r, _, obj in obj.weaks.append(try r.getWeak(Key("A"))) }
+            _ = try fx.resolve("S")  // cached, so the plan replays
+        }
+    }
+
+    @Test func callbacksMayResolveFromTheContainerDuringAReplay() throws {
+        try expectSamePaths(root: "A", expectPlan: true) { fx in
+            let container = fx.container
+            try fx.register("A", [dep("B")])
+            let b = try fx.register("B")
+            let c = try fx.register("C")
+            let x = try fx.register("X", [dep("C")])  // replayed in a graph of its own
+            fx.onComplete(b) { _, _, _ in _ = try container.resolve(Key("X")) }  // made, completed, dropped
+            fx.onComplete(c)
+            fx.onComplete(x) { r, _, obj in obj.weaks.append(try r.getWeak(Key("C"))) }
+        }
+    }
+
+    @Test func failingCompletionDestroysEverythingOnceAndCachesNothing() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("A", [dep("B"), dep("C")])
+            let b = try fx.register("B")
+            let c = try fx.register("C", [dep("B")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(b) { r, _, obj in obj.got.append(try r.get(Key("S")).pointer) }  // made by this graph
+            fx.onComplete(c) { _, _, _ in throw CallbackFailure(reason: "no C") }
+        }
+        try expectSamePaths(root: "A", expectPlan: true, setUp)
+        let (trace, fx) = try trace(plans: true, root: "A", setUp)
+        #expect(trace.error?.contains("completion callback #1 of \"C\" failed: no C") == true)
+        #expect(trace.slots.isEmpty)
+        for key in ["A", "B", "C", "S"] {
+            #expect(fx.tracker.made(key) == 3 && fx.tracker.dropped(key) == 3, "\(key)")
+        }
+        #expect(fx.tracker.liveCount == 0)
+    }
+
+    @Test func completionsOfSharedDependenciesRunOnceWhenTheyAreMade() throws {
+        // A cached singleton is a leaf of the plan, its callback long done; a
+        // graph-scoped diamond dependency is completed once per resolve.
+        try expectSamePaths(root: "A", expectPlan: true) { fx in
+            try fx.register("A", [dep("S"), dep("B"), dep("C")])
+            try fx.register("B", [dep("D"), dep("S")])
+            try fx.register("C", [dep("D")])
+            let d = try fx.register("D")
+            let s = try fx.register("S", scope: .singleton)
+            fx.onComplete(d) { r, _, obj in obj.got.append(try r.get(Key("S")).pointer) }
+            fx.onComplete(s) { r, _, obj in obj.weaks.append(try r.getWeak(Key("D"))) }  // its own graph's D
+        }
+        let fx = try Fixture()
+        try fx.register("A", [dep("S")], scope: .transient)
+        let s = try fx.register("S", scope: .singleton)
+        fx.onComplete(s)
+        for _ in 0..<3 { _ = try fx.resolve("A") }
+        #expect(fx.tracker.events("complete ") == ["complete S"] && fx.tracker.made("S") == 1)
+        #expect(fx.container.registration(for: Key("A"))!.hasCurrentPlan)
+    }
+
+    @Test func completionChangesRetireThePlan() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        let b = try fx.register("B", scope: .transient)
+        let a = try fx.container.registration(for: Key("A"))!
+        _ = try fx.resolve("A")
+        fx.onComplete(b, event: "B#1")
+        #expect(!a.hasCurrentPlan, "a new callback changes what the plan must do")
+        _ = try fx.resolve("A")
+        fx.onComplete(b, event: "B#2")
+        _ = try fx.resolve("A")
+        #expect(a.hasCurrentPlan)
+        #expect(fx.tracker.events("B#") == ["B#1", "B#1", "B#2"])
+
+        b.setScope(.singleton)  // now a cached leaf: completed when made, not per resolve
+        #expect(!a.hasCurrentPlan)
+        for _ in 0..<2 { _ = try fx.resolve("A") }
+        #expect(fx.tracker.events("B#") == ["B#1", "B#1", "B#2", "B#1", "B#2"])
+
+        try fx.register("B", scope: .transient, label: "plain B")  // replaced, without callbacks
+        #expect(!a.hasCurrentPlan)
+        #expect(try firstDepLabel(fx) == "plain B")
+        #expect(a.hasCurrentPlan && fx.tracker.events("B#").count == 5)
+
+        fx.container.usesPlans = false
+        _ = try fx.resolve("A")
+        #expect(!a.hasCurrentPlan)
+    }
+
+    @Test func callbackOfAChildsOverrideRunsWhenResolvedFromTheChild() throws {
+        let fx = try Fixture()
+        let child = try fx.child()
+        try fx.register("A", [dep("B")])
+        let parentB = try fx.register("B", label: "parent B")
+        let childB = try fx.register("B", in: child, label: "child B")
+        fx.onComplete(parentB, event: "complete parent B") { r, _, obj in obj.weaks.append(try r.getWeak(Key("A"))) }
+        fx.onComplete(childB, event: "complete child B") { r, _, obj in obj.weaks.append(try r.getWeak(Key("A"))) }
+        for container in [fx.container, child, fx.container] {
+            let a = try fx.resolve("A", in: container)
+            #expect(Obj.of(a).dep(0).weaks.last?.upgrade() === a)
+        }
+        #expect(fx.tracker.events("complete ") == ["complete parent B", "complete child B", "complete parent B"])
     }
 }
