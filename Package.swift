@@ -24,7 +24,9 @@ let package = Package(
         // No pkgConfig: its `-lffi` would make libtether.so need libffi.so at run time;
         // the static build links libffi_pic.a instead (ffi.h is on the default include path).
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
-        .target(name: "TetherCore", swiftSettings: librarySettings),
+        // Declares swift_tryRetain for TetherCore's weak references; nothing to link.
+        .systemLibrary(name: "SwiftRuntime"),
+        .target(name: "TetherCore", dependencies: ["SwiftRuntime"], swiftSettings: librarySettings),
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CFFI"],

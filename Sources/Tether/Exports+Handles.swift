@@ -52,7 +52,7 @@ private func refReleaseFailed(_ ref: OpaquePointer?) -> Int32 {
 public func tether_ref_downgrade(_ ref: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_ref_downgrade")
-        out.pointee = Handles.weaks.insert(WeakRef(try Handles.refs.get(ref, "tether_ref_downgrade")))
+        out.pointee = Handles.weaks.insert(try Handles.refs.get(ref, "tether_ref_downgrade").weakRef)
     }
 }
 
@@ -107,7 +107,7 @@ public func tether_resolver_get_weak_instance(_ r: OpaquePointer?, _ key: Unsafe
         let instanceOut = try outParam(instance, "tether_resolver_get_weak_instance")
         let resolver = try Handles.resolvers.get(r, "tether_resolver_get_weak_instance")
         let target = try resolver.getWeakTarget(try keyArgument(key, "tether_resolver_get_weak_instance"))
-        out?.pointee = Handles.weaks.insert(WeakRef(target))
+        out?.pointee = Handles.weaks.insert(target.weakRef)
         instanceOut.pointee = target.pointer
     }
 }

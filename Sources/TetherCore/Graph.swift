@@ -327,7 +327,7 @@ final class Graph {
         let wordIndex = frames[index].wordBase + frames[index].slot
         switch frames[index].params[frames[index].slot] {
         case .weak:
-            weakSlots.append((index, wordIndex, WeakRef(alive[instance].takeUnretainedValue())))
+            weakSlots.append((index, wordIndex, alive[instance]._withUnsafeGuaranteedRef { $0.weakRef }))
         default:
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
@@ -354,9 +354,9 @@ final class Graph {
             || (!weakSlots.isEmpty && weakSlots[weakSlots.count - 1].frame == index)
             || (!lazySlots.isEmpty && lazySlots[lazySlots.count - 1].frame == index)
         let pointer: UnsafeMutableRawPointer
-        var extras: InstanceExtras?
+        var late: LateEdges?
         if special {
-            (pointer, extras) = try constructSpecial(index)
+            (pointer, late) = try constructSpecial(index)
         } else {
             let words = words.address(of: wordBase)
             let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
@@ -368,13 +368,13 @@ final class Graph {
             case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
             }
         }
-        return enter(index, pointer, extras)
+        return enter(index, pointer, late)
     }
 
     /// `construct` for a frame with weak, lazy or resolver slots (rare): their
     /// words are made only now that the factory will really run, so a failure
     /// earlier leaks nothing.
-    private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, InstanceExtras?) {
+    private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, LateEdges?) {
         let registration = frames[index].registration.takeUnretainedValue()
         let lookup = frames[index].lookup.takeUnretainedValue()
         let wordBase = frames[index].wordBase
@@ -408,10 +408,7 @@ final class Graph {
         }
         let pendingStrong = resolver?.takePending() ?? []
         guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
-        let extras = InstanceExtras()
-        extras.lazyCells = lazySlots[lazyFrom...].map(\.cell)
-        extras.lateStrong = pendingStrong
-        return (pointer, extras)
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: lazySlots[lazyFrom...].map(\.cell)))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
@@ -427,17 +424,17 @@ final class Graph {
     }
 
     /// Wraps the factory's result of frame `index` in an instance and enters it into the graph.
-    private func enter(_ index: Int, _ pointer: UnsafeMutableRawPointer, _ extras: InstanceExtras?) -> Int {
+    private func enter(_ index: Int, _ pointer: UnsafeMutableRawPointer, _ late: LateEdges?) -> Int {
         let registration = frames[index].registration
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
         let reference = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
-                                      reference: { alive.take(dependencyStack[first + $0]) }, extras: extras)
+                                      reference: { alive.take(dependencyStack[first + $0]) }, late: late)
         let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
-        if let extras, !extras.lazyCells.isEmpty {
-            unowned(unsafe) let instance = reference.takeUnretainedValue()
-            for cell in extras.lazyCells { cell.owner = instance }
+        if let late, !late.lazyCells.isEmpty {
+            let owner = reference._withUnsafeGuaranteedRef { $0.weakRef }
+            for cell in late.lazyCells { cell.owner = owner }
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, !$0.completions.isEmpty) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }

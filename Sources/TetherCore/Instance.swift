@@ -49,18 +49,19 @@ public struct InstanceHeader {
 /// retained references (no array machinery on the resolve and release paths).
 /// `header.edges` is 0 (no edges), one reference tagged `singleTag`, a count
 /// tagged `tailTag` whose references follow the header in the allocation, or
-/// (tag `extrasTag`) a retained `InstanceExtras` for the rare instance with late
-/// edges or lazy cells, whose `dependencies` word holds the constructor edges.
+/// (tag `sideTag`) the instance's retained `WeakRef`, made when something first
+/// takes a weak reference or the instance gains late edges or lazy cells; its
+/// `dependencies` word then holds the constructor edges.
 public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> {
     private static var tagMask: UInt { 3 }
-    private static var extrasTag: UInt { 1 }
+    private static var sideTag: UInt { 1 }
     private static var singleTag: UInt { 2 }
     private static var tailTag: UInt { 3 }
 
     /// A new instance taking over one reference to each of its `count`
-    /// dependencies; the caller owns the reference returned.
+    /// dependencies and the edges in `late`; the caller owns the reference returned.
     static func make(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies count: Int,
-                     reference: (Int) -> Unmanaged<Instance>, extras: InstanceExtras?) -> Unmanaged<Instance> {
+                     reference: (Int) -> Unmanaged<Instance>, late: LateEdges? = nil) -> Unmanaged<Instance> {
         let edges: UInt
         switch count {
         case 0: edges = 0
@@ -76,10 +77,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
                 for i in 0..<count { (tail + i).initialize(to: reference(i)) }
             }
         }
-        if let extras {
-            extras.dependencies = edges
-            instance.header.edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | extrasTag
-        }
+        if let late { instance.sideForWriting().late = late }
         return .passRetained(instance)
     }
 
@@ -88,16 +86,18 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     public var key: Key { header.spec.key }
 
     deinit {
+        // Detached first: from here on no weak reference upgrades to this instance.
+        var side: (dependencies: UInt, late: LateEdges?)?
+        let word = header.edges
+        if word & Self.tagMask == Self.sideTag {
+            side = Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeRetainedValue().detach()
+        }
         let pointer = header.pointer
         Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
-        let word = header.edges
-        if word & Self.tagMask == Self.extrasTag {
-            let extras = Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeRetainedValue()
-            let dependencies = extras.dependencies
-            extras.dependencies = 0
-            withTargets(dependencies) { ReleaseQueue.release($0, extras) }
+        if let side {
+            withTargets(side.dependencies) { ReleaseQueue.release($0, side.late) }
         } else if word != 0 {
             withTargets(word) { ReleaseQueue.release($0, nil) }
         }
@@ -117,37 +117,44 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         }
     }
 
-    private var extras: InstanceExtras? {
+    /// The side object, if the instance has one.
+    private var side: WeakRef? {
         let word = header.edges
-        guard word & Self.tagMask == Self.extrasTag else { return nil }
-        return Unmanaged<InstanceExtras>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeUnretainedValue()
+        guard word & Self.tagMask == Self.sideTag else { return nil }
+        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeUnretainedValue()
     }
 
-    /// Side storage for late edges, created on first use. Caller holds `EdgeLock`.
-    private func extrasForWriting() -> InstanceExtras {
-        if let extras { return extras }
-        let extras = InstanceExtras()
-        extras.dependencies = header.edges
-        header.edges = UInt(bitPattern: Unmanaged.passRetained(extras).toOpaque()) | Self.extrasTag
-        return extras
+    /// The side object, made on first use: it takes over the constructor edge
+    /// word. Caller holds `EdgeLock`, or has the instance to itself.
+    private func sideForWriting() -> WeakRef {
+        if let side { return side }
+        let side = WeakRef(.passUnretained(self), key: header.spec.key)
+        side.dependencies = header.edges
+        header.edges = UInt(bitPattern: Unmanaged.passRetained(side).toOpaque()) | Self.sideTag
+        return side
     }
+
+    /// The weak reference every weak edge to this instance shares.
+    public var weakRef: WeakRef { EdgeLock.withLock { sideForWriting() } }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
-        let extras = self.extras
-        let constructorEdges = withTargets(extras?.dependencies ?? header.edges) { targets in
+        let side = self.side
+        let constructorEdges = withTargets(side?.dependencies ?? header.edges) { targets in
             targets.allSatisfy { $0._withUnsafeGuaranteedRef(body) }
         }
-        guard constructorEdges, let extras else { return constructorEdges }
-        return extras.lateStrong.allSatisfy(body)
+        guard constructorEdges, let side else { return constructorEdges }
+        return side.late?.strong.allSatisfy(body) ?? true
     }
 
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
     /// that would close a cycle of strong edges.
     func addLateStrongEdge(to target: Instance) throws(TetherError) {
-        let path: [Key]? = EdgeLock.shared.withLock {
+        let path: [Key]? = EdgeLock.withLock {
             if let path = StrongPath.find(from: target, to: self) { return path }
-            extrasForWriting().lateStrong.append(target)
+            let side = sideForWriting()
+            if side.late == nil { side.late = LateEdges() }
+            side.late!.strong.append(target)
             return nil
         }
         if let path {
@@ -158,21 +165,14 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     }
 }
 
-/// Edges of an instance that gained some after construction or owns lazy cells.
-final class InstanceExtras: @unchecked Sendable {
-    /// The instance's constructor edge word (released by the instance's deinit).
-    var dependencies: UInt = 0
-    var lateStrong: [Instance] = []
-    var lazyCells: [LazyCell] = []
-}
+/// Guards instances' edge words: late edges and weak references can be added
+/// after an instance is published. A spin lock in a statically initialized
+/// global, so taking it costs no once-check: every S3-like resolve takes it once
+/// (a weak back-edge), while the long holds (`StrongPath.find`) are rare.
+private let edgeLockFlag = Atomic<Bool>(false)
 
-/// Guards late edges (they can be added after an instance is published).
-final class EdgeLock: Sendable {
-    static let shared = EdgeLock()
-    private let mutex = Mutex(())
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        try mutex.withLock { _ in try body() }
-    }
+enum EdgeLock {
+    static func withLock<R>(_ body: () -> R) -> R { edgeLockFlag.withSpinLock(body) }
 }
 
 /// Strong-edge reachability for retain-cycle detection.

@@ -7,8 +7,9 @@ public final class LazyCell: @unchecked Sendable {
     public let container: Container
     public let key: Key
     public let isWeak: Bool
-    /// The dependent instance this cell belongs to (nil for a provider).
-    weak var owner: Instance?
+    /// The dependent instance this cell belongs to (nil for a provider). Its
+    /// weak reference, which holds this cell until the instance goes.
+    var owner: WeakRef?
     /// Whatever the bridge allocated for this cell (a libffi closure); freed with the cell.
     public var attachment: AnyObject?
 
@@ -36,7 +37,7 @@ public final class LazyCell: @unchecked Sendable {
         let instance = try container.resolve(key)
         if isWeak {
             let ref = state.withLock { s in
-                if s.weak == nil { s.weak = WeakRef(instance) }
+                if s.weak == nil { s.weak = instance.weakRef }
                 return s.weak!
             }
             _ = consume instance
@@ -47,7 +48,7 @@ public final class LazyCell: @unchecked Sendable {
             if s.strong == nil { s.strong = instance }
             return s.strong!
         }
-        if winner === instance, let owner {
+        if winner === instance, let owner = owner?.upgrade() {
             do {
                 try owner.addLateStrongEdge(to: instance)
             } catch {

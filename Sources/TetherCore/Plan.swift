@@ -216,7 +216,7 @@ final class Plan: @unchecked Sendable {
                     while inputs[next] == Plan.context { next += 1 }
                     next += 1
                     return made.take(inputs[next - 1])
-                }, extras: nil))
+                }))
             }
         }.get()
     }

@@ -276,7 +276,7 @@ public final class Registration: @unchecked Sendable {
 /// (`SingletonLoan`) take no reference at all. Slots are freed with their registration.
 @usableFromInline
 final class SingletonSlot: @unchecked Sendable {
-    weak var instance: Instance?
+    private let weak: WeakRef
     private var strong: Instance?
     /// The instance, unretained, for loans.
     @usableFromInline let unretained: Unmanaged<Instance>
@@ -286,11 +286,14 @@ final class SingletonSlot: @unchecked Sendable {
     @usableFromInline let lent = Atomic<Bool>(false)
 
     init(_ instance: Instance) {
-        self.instance = instance
+        weak = instance.weakRef
         strong = instance
         unretained = .passUnretained(instance)
         pointer = instance.pointer
     }
+
+    /// The instance, retained, unless it is gone.
+    var instance: Instance? { weak.upgrade() }
 
     /// Read after `SlotBridge.unpublishBarrier` (which orders it).
     var isLent: Bool { lent.load(ordering: .relaxed) }

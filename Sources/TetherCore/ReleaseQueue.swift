@@ -6,27 +6,27 @@
 /// edges are handed over; siblings go in edge order), but the stack depth no
 /// longer grows with the length of a dependency chain.
 enum ReleaseQueue {
-    /// Releases one reference to each of `targets`, then `extras`.
-    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ extras: InstanceExtras?) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, extras, $0) }
+    /// Releases one reference to each of `targets`, then the edges in `late`.
+    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: LateEdges?) {
+        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, late, $0) }
     }
 
-    private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ extras: consuming InstanceExtras?,
+    private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
         if state.draining {
             // Reversed, so popping releases them in edge order.
             for target in targets.reversed() { state.pendingRelease.append(target) }
-            if let extras = consume extras { state.pendingExtras.append(extras) }
+            if let late = consume late { state.pendingLate.append(late) }
             return
         }
         state.draining = true
         for target in targets { target.release() }
-        _ = consume extras
+        _ = consume late
         while true {
             if state.pendingRelease.count > 0 {
                 state.pendingRelease.removeLast().release()
-            } else if let extras = state.pendingExtras.popLast() {
-                _ = consume extras
+            } else if let late = state.pendingLate.popLast() {
+                _ = consume late
             } else {
                 break
             }

@@ -63,7 +63,7 @@ public final class Resolver: @unchecked Sendable {
 
     /// `getWeakTarget` as a weak reference.
     public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
-        WeakRef(try getWeakTarget(key))
+        try getWeakTarget(key).weakRef
     }
 
     /// The instance of this graph at `pointer` (one a callback received or got

@@ -15,7 +15,7 @@ private let keyWord = Atomic<UInt>(0)
 final class ThreadState {
     /// References waiting to be released (see ReleaseQueue).
     var pendingRelease = PlainStack<Unmanaged<Instance>>()
-    var pendingExtras: [InstanceExtras] = []
+    var pendingLate: [LateEdges] = []
     var draining = false
     /// The graph of the outermost resolve on this thread, reused by every one.
     let graph: Graph

@@ -1,22 +1,61 @@
+import Synchronization
+import SwiftRuntime
+
 /// A weak reference to an instance: does not keep it alive, can be upgraded.
-/// The reference is written only in `init`, so loads from any thread are safe
-/// without a lock (Swift's weak load retains only a live object).
+///
+/// One per instance, made on first need (`Instance.weakRef`) and shared by every
+/// weak reference to it, so weak edges cost no Swift `weak`: that would give
+/// the instance a runtime side table, an extra allocation that also sends every
+/// later retain and release of it down the runtime's slow path. The instance
+/// keeps its weak reference in its edge word, and the same object carries its
+/// rare edges (those made after construction, lazy cells), so the common weak
+/// edge costs one allocation in all.
 public final class WeakRef: @unchecked Sendable {
-    private weak var target: Instance?
     /// The key of the instance, kept for messages after it is gone.
     public let key: Key
+    /// Guards `target`: the instance's deinit clears it, and an upgrade retains
+    /// the target only while holding it, so it never touches freed memory.
+    private let lock = Atomic<Bool>(false)
+    /// Unretained; nil once the instance is being destroyed.
+    private var target: Unmanaged<Instance>?
+    /// The instance's constructor edge word while this object holds its edges
+    /// (the instance's deinit takes it).
+    var dependencies: UInt = 0
+    /// Optional, so the common weak reference has no arrays to release.
+    var late: LateEdges?
 
-    public init(_ instance: Instance) {
+    init(_ instance: Unmanaged<Instance>, key: Key) {
         target = instance
-        key = instance.key
+        self.key = key
     }
 
-    /// The instance if it is still alive.
-    public func upgrade() -> Instance? { target }
+    /// The instance if it is still alive, retained for the caller.
+    public func upgrade() -> Instance? {
+        lock.withSpinLock { () -> Instance? in
+            // A count that already reached zero is not revived: the instance is being destroyed.
+            guard let target, swift_tryRetain(target.toOpaque()) != nil else { return nil }
+            return target.takeRetainedValue()
+        }
+    }
+
+    /// For the instance's deinit: no upgrade succeeds from now on; hands over
+    /// the edges the instance owned.
+    func detach() -> (dependencies: UInt, late: LateEdges?) {
+        lock.withSpinLock { target = nil }
+        defer { dependencies = 0; late = nil }
+        return (dependencies, late)
+    }
+}
+
+/// Edges an instance gained after construction and the lazy cells it owns.
+struct LateEdges {
+    var strong: [Instance] = []
+    var lazyCells: [LazyCell] = []
 }
 
 /// A weak reference in a value, for caches that swap it under their own lock.
 struct WeakBox: @unchecked Sendable {
-    weak var value: Instance?
-    init(_ value: Instance?) { self.value = value }
+    private let ref: WeakRef?
+    init(_ value: Instance?) { ref = value?.weakRef }
+    var value: Instance? { ref?.upgrade() }
 }
