@@ -16,11 +16,11 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
     }
 
     func resolverWord(_ resolver: Resolver) -> UInt64 {
-        UInt64(UInt(bitPattern: Handles.resolvers.insert(resolver)))
+        UInt64(UInt(bitPattern: Handles.resolvers.insert(borrowing: resolver)))
     }
 
     func closeResolver(_ word: UInt64) {
-        _ = try? Handles.resolvers.remove(OpaquePointer(bitPattern: UInt(word)), "close")
+        Handles.resolvers.removeBorrowed(OpaquePointer(bitPattern: UInt(word)))
     }
 
     func recall(_ instances: [Instance]) {
@@ -46,10 +46,10 @@ final class CCompletion: Completion, @unchecked Sendable {
     }
 
     func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
-        let handle = Handles.resolvers.insert(resolver)
+        let handle = Handles.resolvers.insert(borrowing: resolver)
         let mark = LastError.mark()
         let status = function(handle, instance.pointer, context ?? instance.spec.context)
-        _ = try? Handles.resolvers.remove(handle, "close")
+        Handles.resolvers.removeBorrowed(handle)
         guard status == 0 else {
             let name = String(cString: tether_status_name(status))
             throw CallbackFailure(reason: LastError.reason(since: mark) ?? "it returned \(name)", code: ErrorCode(rawValue: status))

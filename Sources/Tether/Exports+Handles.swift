@@ -79,7 +79,7 @@ public func tether_weak_release(_ weak: OpaquePointer?) -> Int32 {
 public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_resolver_get")
-        let resolver = try Handles.resolvers.get(r, "tether_resolver_get")
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get").takeUnretainedValue()
         out.pointee = try resolver.get(try keyArgument(key, "tether_resolver_get")).pointer
     }
 }
@@ -88,7 +88,7 @@ public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>
 public func tether_resolver_ref(_ r: OpaquePointer?, _ instance: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_resolver_ref")
-        let resolver = try Handles.resolvers.get(r, "tether_resolver_ref")
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_ref").takeUnretainedValue()
         guard let instance else { throw invalid("tether_resolver_ref", "the instance is NULL") }
         do throws(TetherError) {
             out.pointee = Handles.refs.insert(try resolver.instance(at: instance))
@@ -105,7 +105,7 @@ public func tether_resolver_get_weak_instance(_ r: OpaquePointer?, _ key: Unsafe
     abiCall { () throws(TetherError) in
         out?.pointee = nil
         let instanceOut = try outParam(instance, "tether_resolver_get_weak_instance")
-        let resolver = try Handles.resolvers.get(r, "tether_resolver_get_weak_instance")
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak_instance").takeUnretainedValue()
         let target = try resolver.getWeakTarget(try keyArgument(key, "tether_resolver_get_weak_instance"))
         out?.pointee = Handles.weaks.insert(target.weakRef)
         instanceOut.pointee = target.pointer
@@ -116,7 +116,11 @@ public func tether_resolver_get_weak_instance(_ r: OpaquePointer?, _ key: Unsafe
 public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_resolver_get_weak")
-        let resolver = try Handles.resolvers.get(r, "tether_resolver_get_weak")
-        out.pointee = Handles.weaks.insert(try resolver.getWeak(try keyArgument(key, "tether_resolver_get_weak")))
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak")
+        let key = try keyArgument(key, "tether_resolver_get_weak")
+        let weak = resolver._withUnsafeGuaranteedRef { resolver -> Result<Unmanaged<WeakRef>, TetherError> in
+            do throws(TetherError) { return .success(.passRetained(try resolver.getWeak(key))) } catch { return .failure(error) }
+        }
+        out.pointee = Handles.weaks.insert(taking: try weak.get())
     }
 }

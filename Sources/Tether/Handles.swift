@@ -37,6 +37,17 @@ struct HandleTable<Object: AnyObject>: Sendable {
         slots.insert(Unmanaged.passRetained(object).toOpaque(), lent: false)
     }
 
+    /// `insert` without a reference, for an object the caller keeps alive until
+    /// it removes the handle with `removeBorrowed` (resolvers: open for one callback).
+    func insert(borrowing object: Object) -> OpaquePointer {
+        slots.insert(Unmanaged.passUnretained(object).toOpaque(), lent: false)
+    }
+
+    /// Removes a handle made by `insert(borrowing:)`; it owned no reference.
+    func removeBorrowed(_ handle: OpaquePointer?) {
+        _ = try? slots.remove(handle, "close")
+    }
+
     /// `insert` taking over the caller's reference.
     func insert(taking object: Unmanaged<Object>) -> OpaquePointer {
         slots.insert(object.toOpaque(), lent: false)
@@ -418,6 +429,8 @@ enum Handles {
     static let registrations = HandleTable<Registration>(.registration)
     static let refs: HandleTable<Instance> = published(HandleTable(.ref), in: refSlotsAddress)
     static let weaks = HandleTable<WeakRef>(.weak)
+    /// Borrowed (`insert(borrowing:)`): a resolver's handle is open only during
+    /// the callback that received it, while the graph holds the resolver.
     static let resolvers = HandleTable<Resolver>(.resolver)
 
     /// The slots of every kind, by `HandleKind.index`.

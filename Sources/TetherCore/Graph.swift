@@ -112,17 +112,22 @@ final class Graph {
     /// plan declined. The plan writes into `alive` in place: nothing else appends
     /// to it meanwhile (a factory resolving from a container gets a graph of its own).
     private func replay(_ plan: Unmanaged<Plan>, from container: Container) throws(TetherError) -> Int? {
-        unowned(unsafe) let plan = plan.takeUnretainedValue()
-        guard try plan.replay(into: alive.appendNone(count: plan.stepCount)).get() else {
-            alive.removeAll()  // the shared instances it took
-            return nil
-        }
-        // A plan's steps are resolved from the root's own container (`Registration.plan`).
-        plan.forEachStep { i, step in
-            if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
-            if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .passUnretained(container))) }
-        }
-        return plan.stepCount - 1
+        // Borrowed: the registration keeps its plans.
+        try plan._withUnsafeGuaranteedRef { plan -> Result<Int?, TetherError> in
+            switch plan.replay(into: alive.appendNone(count: plan.stepCount)) {
+            case .failure(let error): return .failure(error)
+            case .success(false):
+                alive.removeAll()  // the shared instances it took
+                return .success(nil)
+            case .success(true):
+                // A plan's steps are resolved from the root's own container (`Registration.plan`).
+                plan.forEachStep { i, step in
+                    if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
+                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .passUnretained(container))) }
+                }
+                return .success(plan.stepCount - 1)
+            }
+        }.get()
     }
 
     static func checkArguments(_ registration: Registration, _ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
@@ -457,13 +462,20 @@ final class Graph {
         while queueHead < queue.count {
             let pending = queue[queueHead]
             queueHead += 1
-            let completions = pending.instance._withUnsafeGuaranteedRef { $0.spec.completions }
-            for (n, completion) in completions.enumerated() {
+            // Borrowed, not retained: the instance holds its spec, the graph the resolver.
+            let spec = pending.instance._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.spec) }
+            let count = spec._withUnsafeGuaranteedRef { $0.completions.count }
+            for n in 0..<count {
                 let resolver = completionResolver(pending)
-                defer { resolver.close() }
-                let outcome = pending.instance._withUnsafeGuaranteedRef { instance -> CallbackFailure? in
-                    do throws(CallbackFailure) { try completion.complete(resolver, instance: instance) } catch { return error }
-                    return nil
+                defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
+                let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
+                    spec._withUnsafeGuaranteedRef { spec in
+                        resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
+                            unowned(unsafe) let completion = spec.completions[n]
+                            do throws(CallbackFailure) { try completion.complete(resolver, instance: instance) } catch { return error }
+                            return nil
+                        }
+                    }
                 }
                 if let error = outcome {
                     var message = "completion callback #\(n + 1) of \(pending.instance.takeUnretainedValue().key.quoted) failed"
@@ -475,15 +487,15 @@ final class Graph {
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
-    /// nobody else kept it (callbacks run one at a time), else a new one.
-    private func completionResolver(_ pending: Pending) -> Resolver {
+    /// nobody else kept it (callbacks run one at a time), else a new one. The
+    /// graph holds it (`spareResolver`) until the next.
+    private func completionResolver(_ pending: Pending) -> Unmanaged<Resolver> {
         if spareResolver != nil, isKnownUniquelyReferenced(&spareResolver!) {
             spareResolver!.reopen(lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
-            return spareResolver!
+        } else {
+            spareResolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
         }
-        let resolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
-        spareResolver = resolver
-        return resolver
+        return .passUnretained(spareResolver!)
     }
 
     /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).

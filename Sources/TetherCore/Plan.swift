@@ -44,10 +44,11 @@ final class Plan: @unchecked Sendable {
     /// An input that is the registration's context, not a step's instance.
     private static let context = -1
 
-    /// Post-order, as `Graph` builds: the root is last.
-    private let steps: [Step]
+    /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
+    /// (like `Registration.params`), so a replay reads it without reference counting.
+    private let steps: UnsafeBufferPointer<Step>
     /// Per slot of every step: the step whose instance it receives, or `context`.
-    private let inputs: [Int]
+    private let inputs: UnsafeBufferPointer<Int>
     private let hasShared: Bool
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
@@ -57,6 +58,17 @@ final class Plan: @unchecked Sendable {
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
     static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration) }
+
+    deinit {
+        steps.deallocate()
+        inputs.deallocate()
+    }
+
+    private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
+        let storage = UnsafeMutableBufferPointer<T>.allocate(capacity: array.count)
+        _ = storage.initialize(from: array)
+        return UnsafeBufferPointer(storage)
+    }
 
     var declines: Bool { steps.isEmpty }
     var stepCount: Int { steps.count }
@@ -68,8 +80,8 @@ final class Plan: @unchecked Sendable {
     }
 
     private init(steps: [Step], inputs: [Int], configuration: UInt) {
-        self.steps = steps
-        self.inputs = inputs
+        self.steps = Plan.copy(steps)
+        self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
         completes = steps.contains { $0.completes }

@@ -43,7 +43,7 @@ public final class Resolver: @unchecked Sendable {
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
     public func get(_ key: Key) throws(TetherError) -> Instance {
-        let instance = try build(key)
+        let instance = try build(key).takeUnretainedValue()
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
             try owner.addLateStrongEdge(to: instance)
@@ -56,14 +56,18 @@ public final class Resolver: @unchecked Sendable {
     /// Resolves `key` in this graph as the target of a weak edge (noted on the
     /// owner's registration, for the picture): nothing but the graph holds it for the owner.
     public func getWeakTarget(_ key: Key) throws(TetherError) -> Instance {
-        let instance = try build(key)
-        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
-        return instance
+        try buildWeakTarget(key).takeUnretainedValue()
     }
 
     /// `getWeakTarget` as a weak reference.
     public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
-        try getWeakTarget(key).weakRef
+        try buildWeakTarget(key)._withUnsafeGuaranteedRef { $0.weakRef }
+    }
+
+    private func buildWeakTarget(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
+        let instance = try build(key)
+        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
+        return instance
     }
 
     /// The instance of this graph at `pointer` (one a callback received or got
@@ -82,7 +86,8 @@ public final class Resolver: @unchecked Sendable {
         }
     }
 
-    private func build(_ key: Key) throws(TetherError) -> Instance {
+    /// The instance of `key` in this graph, unretained (the graph holds it).
+    private func build(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
         try checkContext()
         guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
             let path = graph.takeUnretainedValue().path
@@ -100,6 +105,6 @@ public final class Resolver: @unchecked Sendable {
                 }
             }
         }
-        return try built.get().takeUnretainedValue()
+        return try built.get()
     }
 }
