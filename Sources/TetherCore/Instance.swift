@@ -48,15 +48,18 @@ public struct InstanceHeader {
 /// One allocation: a leaf costs 40 bytes, and constructor edges are plain
 /// retained references (no array machinery on the resolve and release paths).
 /// `header.edges` is 0 (no edges), one reference tagged `singleTag`, a count
-/// tagged `tailTag` whose references follow the header in the allocation, or
-/// (tag `sideTag`) the instance's retained `WeakRef`, made when something first
-/// takes a weak reference or the instance gains late edges or lazy cells; its
-/// `dependencies` word then holds the constructor edges.
+/// tagged `tailTag` whose references follow the header in the allocation, a
+/// count of words tagged `blockTag` that hold a whole graph's other nodes
+/// (`InstanceBlock`), or (tag `sideTag`) the instance's retained `WeakRef`, made
+/// when something first takes a weak reference or the instance gains late edges
+/// or lazy cells; its `dependencies` word then holds one of the others.
 public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> {
-    private static var tagMask: UInt { 3 }
+    private static var tagMask: UInt { 7 }
     private static var sideTag: UInt { 1 }
     private static var singleTag: UInt { 2 }
     private static var tailTag: UInt { 3 }
+    private static var blockTag: UInt { 4 }
+    private static var countShift: UInt { 3 }
 
     /// A new instance taking over one reference to each of its `count`
     /// dependencies and the edges in `late`; the caller owns the reference returned.
@@ -66,7 +69,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         switch count {
         case 0: edges = 0
         case 1: edges = UInt(bitPattern: reference(0).toOpaque()) | singleTag
-        default: edges = UInt(count) << 2 | tailTag
+        default: edges = UInt(count) << countShift | tailTag
         }
         let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
             InstanceHeader(pointer: pointer, spec: spec, edges: edges)
@@ -79,6 +82,24 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         }
         if let late { instance.sideForWriting().late = late }
         return .passRetained(instance)
+    }
+
+    /// The root of a block (`InstanceBlock`) of `words` words, which `fill` writes.
+    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, words: Int,
+                          fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
+        let buffer = create(minimumCapacity: words) { _ in
+            InstanceHeader(pointer: pointer, spec: spec, edges: UInt(words) << countShift | blockTag)
+        }
+        let instance = unsafeDowncast(buffer, to: Instance.self)
+        instance.withBlock(fill)
+        return .passRetained(instance)
+    }
+
+    private func withBlock<R>(_ body: (InstanceBlock) -> R) -> R {
+        withUnsafeMutablePointerToElements { tail in
+            // Unmanaged<Instance> is a word: the block's words are stored in place of the tail's references.
+            UnsafeMutableRawPointer(tail).withMemoryRebound(to: UInt.self, capacity: 1) { body(InstanceBlock(words: $0)) }
+        }
     }
 
     public var pointer: UnsafeMutableRawPointer { header.pointer }
@@ -97,9 +118,19 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
         if let side {
-            withTargets(side.dependencies) { ReleaseQueue.release($0, side.late) }
+            release(side.dependencies, side.late)
         } else if word != 0 {
-            withTargets(word) { ReleaseQueue.release($0, nil) }
+            release(word, nil)
+        }
+    }
+
+    /// Releases what the edge word `word` holds, then `late`.
+    @inline(__always)
+    private func release(_ word: UInt, _ late: LateEdges?) {
+        if word & Self.tagMask == Self.blockTag {
+            withBlock { $0.release(late) }
+        } else {
+            withTargets(word) { ReleaseQueue.release($0, late) }
         }
     }
 
@@ -111,7 +142,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             var single = Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)
             return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
         case Self.tailTag:
-            return withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: Int(word >> 2))) }
+            return withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: Int(word >> Self.countShift))) }
         default:
             return body(UnsafeBufferPointer(start: nil, count: 0))
         }
@@ -140,9 +171,10 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
         let side = self.side
-        let constructorEdges = withTargets(side?.dependencies ?? header.edges) { targets in
-            targets.allSatisfy { $0._withUnsafeGuaranteedRef(body) }
-        }
+        let word = side?.dependencies ?? header.edges
+        let constructorEdges = word & Self.tagMask == Self.blockTag
+            ? withBlock { $0.forEachExternal(body) }
+            : withTargets(word) { targets in targets.allSatisfy { $0._withUnsafeGuaranteedRef(body) } }
         guard constructorEdges, let side else { return constructorEdges }
         return side.late?.strong.allSatisfy(body) ?? true
     }

@@ -34,6 +34,8 @@ final class Plan: @unchecked Sendable {
         let completes: Bool
         /// The step that asked for this one first (its frame was below), -1 for the root: for messages.
         var parent: Int
+        /// Its record in a block (`InstanceBlock`): made steps but the root, in order; -1 otherwise.
+        var inner = -1
     }
 
     /// Past this many instances, or this many slots in one factory, a graph
@@ -52,6 +54,9 @@ final class Plan: @unchecked Sendable {
     private let hasShared: Bool
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
+    /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
+    private let blockWords: Int
     /// `Container.configuration` of the lookup container when recorded.
     let configuration: UInt
 
@@ -80,11 +85,26 @@ final class Plan: @unchecked Sendable {
     }
 
     private init(steps: [Step], inputs: [Int], configuration: UInt) {
+        var steps = steps
+        var made = 0
+        var words = 0
+        for i in steps.indices where !steps[i].isShared {
+            let edges = inputs[steps[i].firstInput...].prefix(steps[i].registration._withUnsafeGuaranteedRef { $0.params.count })
+                .count { $0 != Plan.context }
+            if i == steps.count - 1 {
+                words += InstanceBlock.rootWords(edges: edges)
+            } else {
+                steps[i].inner = made
+                made += 1
+                words += InstanceBlock.innerWords(edges: edges)
+            }
+        }
+        completes = steps.contains { $0.completes }
+        blockWords = made > 0 && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
-        completes = steps.contains { $0.completes }
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -155,6 +175,7 @@ final class Plan: @unchecked Sendable {
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran.
     func run() -> Result<Unmanaged<Instance>?, TetherError> {
+        if blockWords > 0 { return runBlock() }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
             let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
@@ -187,6 +208,83 @@ final class Plan: @unchecked Sendable {
         }
     }
 
+    /// `run` for a graph of several instances, made as one block: the factories
+    /// are called as in `replay`, but only the root becomes an `Instance`; the
+    /// others become records in its allocation (see `InstanceBlock`). Nothing
+    /// else can reach them: without callbacks or resolvers, the only references
+    /// they ever have are the edges inside the graph.
+    private func runBlock() -> Result<Unmanaged<Instance>?, TetherError> {
+        // Separate buffers: each is small enough to live on the stack.
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { made in
+            withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { pointers in
+                withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { specs in
+                    withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+                        runBlock(ReferenceWords(base: made.baseAddress!), pointers.baseAddress!, specs.baseAddress!, words.baseAddress!)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `runBlock` with its buffers: per step, the shared instances taken (`made`),
+    /// and the factories' results and their specs, unretained.
+    @inline(__always)
+    private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
+                          _ specs: UnsafeMutablePointer<UInt>, _ words: UnsafeMutablePointer<UInt64>) -> Result<Unmanaged<Instance>?, TetherError> {
+        let count = steps.count
+        made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
+        if hasShared && !takeShared(made) {
+            for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+            return .success(nil)
+        }
+        for i in 0..<count where !steps[i].isShared {
+            let outcome = callFactory(i, words) { input in
+                steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
+            }
+            switch outcome {
+            case .success(let (pointer, spec)):
+                pointers[i] = UInt(bitPattern: pointer)
+                specs[i] = UInt(bitPattern: spec.toOpaque())
+            case .failure(let error):
+                // Leaves what `replay` would have: an instance for every step made so far.
+                for j in 0..<i where !steps[j].isShared {
+                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!,
+                                             .fromOpaque(UnsafeRawPointer(bitPattern: specs[j])!), made))
+                }
+                for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
+                return .failure(error)
+            }
+        }
+        let root = count - 1
+        let rootSpec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specs[root])!)
+        return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
+                                           spec: rootSpec.takeUnretainedValue(), words: blockWords) { block in
+            var writer = block.writer()
+            for i in 0...root where !steps[i].isShared {
+                if i < root {
+                    writer.beginInner(pointer: pointers[i], spec: Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specs[i])!).retain())
+                } else {
+                    writer.beginRoot()
+                }
+                forEachEdge(of: i) { input in
+                    if steps[input].isShared {
+                        writer.addExternal(made.take(input))
+                    } else {
+                        writer.addInner(steps[input].inner)
+                    }
+                }
+            }
+        })
+    }
+
+    /// Calls `body` with the step of every non-context input of step `i`, in slot order.
+    @inline(__always)
+    private func forEachEdge(of i: Int, _ body: (Int) -> Void) {
+        let first = steps[i].firstInput
+        let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
+        for s in 0..<slots where inputs[first + s] != Plan.context { body(inputs[first + s]) }
+    }
+
     /// Takes every shared dependency from its cache; false when one is missing.
     private func takeShared(_ made: ReferenceWords<Instance>) -> Bool {
         for i in 0..<steps.count where steps[i].isShared {
@@ -201,36 +299,46 @@ final class Plan: @unchecked Sendable {
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
     private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>) throws(TetherError) -> Unmanaged<Instance> {
+        let (pointer, spec) = try callFactory(i, words) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
+        return makeInstance(i, pointer, spec, made)
+    }
+
+    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and
+    /// contexts; returns its result and the spec read for it.
+    @inline(__always)
+    private func callFactory(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ pointer: (Int) -> UnsafeMutableRawPointer)
+        -> Result<(UnsafeMutableRawPointer, Unmanaged<InstanceSpec>), TetherError> {
         let step = steps[i]
-        return try step.registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
+        return step.registration._withUnsafeGuaranteedRef { registration in
             let spec = registration.specReference
             let slots = registration.params.count
-            var edges = 0
             for s in 0..<slots {
                 let input = inputs[step.firstInput + s]
-                if input == Plan.context {
-                    words[s] = UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
-                } else {
-                    words[s] = UInt64(UInt(bitPattern: made[input]._withUnsafeGuaranteedRef { $0.pointer }))
-                    edges += 1
-                }
+                words[s] = input == Plan.context
+                    ? UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
+                    : UInt64(UInt(bitPattern: pointer(input)))
             }
-            let outcome: Result<UnsafeMutableRawPointer, CallbackFailure>
-            do throws(CallbackFailure) { outcome = .success(try registration.factory.make(words, count: slots)) }
-            catch { outcome = .failure(error) }
-            switch outcome {
-            case .failure(let failure):
-                return .failure(Graph.factoryFailure(registration, failure, path: path(to: i)))
-            case .success(let pointer):
-                // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
-                var next = step.firstInput
-                return .success(Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edges, reference: { _ in
-                    while inputs[next] == Plan.context { next += 1 }
-                    next += 1
-                    return made.take(inputs[next - 1])
-                }))
+            do throws(CallbackFailure) {
+                return .success((try registration.factory.make(words, count: slots), spec))
+            } catch {
+                return .failure(Graph.factoryFailure(registration, error, path: path(to: i)))
             }
-        }.get()
+        }
+    }
+
+    /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
+    @inline(__always)
+    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ spec: Unmanaged<InstanceSpec>,
+                              _ made: ReferenceWords<Instance>) -> Unmanaged<Instance> {
+        var edges = 0
+        forEachEdge(of: i) { _ in edges += 1 }
+        // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
+        var next = steps[i].firstInput
+        return Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edges, reference: { _ in
+            while inputs[next] == Plan.context { next += 1 }
+            next += 1
+            return made.take(inputs[next - 1])
+        })
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.

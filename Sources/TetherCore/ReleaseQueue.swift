@@ -15,22 +15,30 @@ enum ReleaseQueue {
                                 _ state: ThreadState) {
         if state.draining {
             // Reversed, so popping releases them in edge order.
-            for target in targets.reversed() { state.pendingRelease.append(target) }
+            for target in targets.reversed() { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
             if let late = consume late { state.pendingLate.append(late) }
             return
         }
         state.draining = true
         for target in targets { target.release() }
         _ = consume late
+        drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+        state.draining = false
+    }
+
+    /// The outermost release's loop: releases what nested ones queued, last
+    /// queued first, and late edges once nothing else is queued. `step` releases
+    /// one queued word (an instance; `InstanceBlock` also queues its own records).
+    @inline(__always)
+    static func drain(_ state: ThreadState, _ step: (UInt) -> Void) {
         while true {
             if state.pendingRelease.count > 0 {
-                state.pendingRelease.removeLast().release()
+                step(state.pendingRelease.removeLast())
             } else if let late = state.pendingLate.popLast() {
                 _ = consume late
             } else {
                 break
             }
         }
-        state.draining = false
     }
 }

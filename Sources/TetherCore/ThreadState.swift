@@ -14,7 +14,8 @@ private let keyWord = Atomic<UInt>(0)
 /// iterative release queue.
 final class ThreadState {
     /// References waiting to be released (see ReleaseQueue).
-    var pendingRelease = PlainStack<Unmanaged<Instance>>()
+    /// Instances' addresses (and `InstanceBlock` records, only while their block is released).
+    var pendingRelease = PlainStack<UInt>()
     var pendingLate: [LateEdges] = []
     var draining = false
     /// The graph of the outermost resolve on this thread, reused by every one.
