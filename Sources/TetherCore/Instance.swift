@@ -85,13 +85,16 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     }
 
     /// The root of a block (`InstanceBlock`) of `words` words, which `fill` writes.
-    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, words: Int,
+    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, words: Int, plan: Unmanaged<Plan>,
                           fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
         let buffer = create(minimumCapacity: words) { _ in
             InstanceHeader(pointer: pointer, spec: spec, edges: UInt(words) << countShift | blockTag)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
-        instance.withBlock(fill)
+        instance.withBlock { block in
+            block.hold(plan)
+            fill(block)
+        }
         return .passRetained(instance)
     }
 

@@ -5,10 +5,15 @@
 /// they need no object or reference count of their own: each is a record of its
 /// pointer, its retained spec and its edges, destroyed with the root.
 ///
-/// Words after the root's header: `n`, then `n` inner records
-/// `[pointer, spec, k, entry × k]` in creation order, then the root's record
-/// `[k, entry × k]`. An entry is an edge: an inner record `i` as `i << 1 | 1`, or a
-/// retained external instance (a shared dependency) as its address (even).
+/// Words after the root's header: the offset of the root's record, the retained
+/// plan that made the block (it holds the records' specs), then the inner
+/// records `[pointer, spec, count, k, entry × k]` in creation order, then
+/// the root's record `[k, entry × k]`. `count` is the record's number of edges in
+/// the block (its reference count, as an instance). An entry is an edge: to an
+/// inner record at offset `o` as `o << 1 | 1`, or to a retained external instance
+/// (a shared dependency) as its address (even). A plan computes the offsets and
+/// counts once (`Plan.Step.blockOffset`), so writing and releasing a block need
+/// no bookkeeping of their own.
 ///
 /// Destruction gives exactly the order separate instances would get (see
 /// `release`), so a block is indistinguishable from the graph it replaces.
@@ -16,61 +21,46 @@ struct InstanceBlock {
     let words: UnsafeMutablePointer<UInt>
 
     static func rootWords(edges: Int) -> Int { 2 + edges }
-    static func innerWords(edges: Int) -> Int { 3 + edges }
+    static func innerWords(edges: Int) -> Int { 4 + edges }
+    /// Where the first inner record starts.
+    static var firstOffset: Int { 2 }
 
-    /// Fills a block's words in creation order: inner records, then the root's.
-    struct Writer {
-        private let words: UnsafeMutablePointer<UInt>
-        private var at = 1
-        private var countAt = 0
+    /// Takes over the caller's reference to `plan`.
+    func hold(_ plan: Unmanaged<Plan>) { words[1] = UInt(bitPattern: plan.toOpaque()) }
 
-        init(_ words: UnsafeMutablePointer<UInt>) {
-            self.words = words
-            words[0] = 0
-        }
-
-        mutating func beginInner(pointer: UInt, spec: Unmanaged<InstanceSpec>) {
-            words[0] += 1
+    /// Writes the inner record at `offset` (`spec` unretained: the plan holds it),
+    /// or with `spec` nil the root's record there; `edges` writes its entries.
+    func write(at offset: Int, pointer: UInt, spec: Unmanaged<InstanceSpec>?, count: Int,
+               edges: (_ add: (UInt) -> Void) -> Void) {
+        var at = offset
+        if let spec {
             words[at] = pointer
             words[at + 1] = UInt(bitPattern: spec.toOpaque())
-            begin(at + 2)
+            words[at + 2] = UInt(count)
+            at += 3
+        } else {
+            words[0] = UInt(offset)
         }
-
-        mutating func beginRoot() { begin(at) }
-
-        private mutating func begin(_ count: Int) {
-            countAt = count
-            words[count] = 0
-            at = count + 1
-        }
-
-        mutating func addInner(_ index: Int) { add(UInt(index) << 1 | 1) }
-        /// Takes over the caller's reference.
-        mutating func addExternal(_ instance: Unmanaged<Instance>) { add(UInt(bitPattern: instance.toOpaque())) }
-
-        private mutating func add(_ entry: UInt) {
+        let countAt = at
+        at += 1
+        edges { entry in
             words[at] = entry
             at += 1
-            words[countAt] += 1
         }
+        words[countAt] = UInt(at - countAt - 1)
     }
 
-    func writer() -> Writer { Writer(words) }
+    static func inner(at offset: Int) -> UInt { UInt(offset) << 1 | 1 }
+    /// Takes over the caller's reference.
+    static func external(_ instance: Unmanaged<Instance>) -> UInt { UInt(bitPattern: instance.toOpaque()) }
 
-    private var innerCount: Int { Int(words[0]) }
-
-    /// Where the root's record starts, after visiting every inner record's offset.
-    @inline(__always)
-    private func scan(_ inner: (Int, Int) -> Void) -> Int {
-        var at = 1
-        for i in 0..<innerCount {
-            inner(i, at)
-            at += 3 + Int(words[at + 2])
-        }
-        return at
+    private static func external(_ entry: UInt) -> Unmanaged<Instance> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
-    /// The entries of the record whose count word is at `at`.
+    private var rootOffset: Int { Int(words[0]) }
+
+    /// The entries of the record whose `k` word is at `at`.
     @inline(__always)
     private func entries(at: Int) -> UnsafeBufferPointer<UInt> {
         UnsafeBufferPointer(start: words + at + 1, count: Int(words[at]))
@@ -78,63 +68,50 @@ struct InstanceBlock {
 
     /// Visits every external instance the block holds.
     func forEachExternal(_ body: (Instance) -> Bool) -> Bool {
-        var all = true
-        let root = scan { _, at in
-            if all { all = entries(at: at + 2).allSatisfy { $0 & 1 != 0 || Self.external($0)._withUnsafeGuaranteedRef(body) } }
+        var at = Self.firstOffset
+        while true {
+            let edgesAt = at == rootOffset ? at : at + 3
+            let all = entries(at: edgesAt).allSatisfy { $0 & 1 != 0 || Self.external($0)._withUnsafeGuaranteedRef(body) }
+            if !all || at == rootOffset { return all }
+            at = edgesAt + 1 + Int(words[edgesAt])
         }
-        return all && entries(at: root).allSatisfy { $0 & 1 != 0 || Self.external($0)._withUnsafeGuaranteedRef(body) }
-    }
-
-    private static func external(_ entry: UInt) -> Unmanaged<Instance> {
-        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
     /// For the root's deinit, after the root's destructor: releases the root's
     /// edges (then `late`) as `ReleaseQueue.release` would, an inner record
-    /// standing for an instance whose count is its number of edges in the
-    /// block. A record reaching zero is destroyed like an instance (destructor,
-    /// then its edges handed on), all before this returns: nested in another
-    /// release, the edges it would have queued are on top of the thread's queue,
-    /// so draining them here first is the order the outer drain would take.
+    /// standing for an instance. A record whose count reaches zero is destroyed
+    /// like an instance (destructor, then its edges handed on), all before this
+    /// returns: nested in another release, the edges it would have queued are on
+    /// top of the thread's queue, so draining them here first is the order the
+    /// outer drain would take.
     func release(_ late: LateEdges?) {
-        var late = late
-        let n = innerCount
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * n) { buffer in
-            let offsets = buffer.baseAddress!
-            let counts = offsets + n
-            counts.initialize(repeating: 0, count: n)
-            let root = scan { i, at in offsets[i] = at }
-            for i in 0..<n { for e in entries(at: offsets[i] + 2) where e & 1 != 0 { counts[Int(e >> 1)] += 1 } }
-            for e in entries(at: root) where e & 1 != 0 { counts[Int(e >> 1)] += 1 }
-
-            ThreadState.currentReference._withUnsafeGuaranteedRef { state in
-                /// Releases one edge: an external instance, or one count of an inner record.
-                func step(_ entry: UInt) {
-                    guard entry & 1 != 0 else { return Self.external(entry).release() }
-                    let i = Int(entry >> 1)
-                    counts[i] -= 1
-                    guard counts[i] == 0 else { return }
-                    let at = offsets[i]
-                    let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1])!)
-                    let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
-                    spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
-                    spec.release()
-                    // Draining already: its edges are queued, in edge order.
-                    for e in entries(at: at + 2).reversed() { state.pendingRelease.append(e) }
-                }
-                if state.draining {
-                    let base = state.pendingRelease.count
-                    for e in entries(at: root).reversed() { state.pendingRelease.append(e) }
-                    if let late = late.take() { state.pendingLate.append(late) }
-                    while state.pendingRelease.count > base { step(state.pendingRelease.removeLast()) }
-                } else {
-                    state.draining = true
-                    for e in entries(at: root) { step(e) }
-                    late = nil
-                    ReleaseQueue.drain(state, step)
-                    state.draining = false
-                }
+        let root = entries(at: rootOffset)
+        ThreadState.currentReference._withUnsafeGuaranteedRef { state in
+            /// Releases one edge: an external instance, or one count of an inner record.
+            func step(_ entry: UInt) {
+                guard entry & 1 != 0 else { return Self.external(entry).release() }
+                let at = Int(entry >> 1)
+                words[at + 2] -= 1
+                guard words[at + 2] == 0 else { return }
+                let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1])!)
+                let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
+                spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
+                // Draining already: its edges are queued, in edge order.
+                for e in entries(at: at + 3).reversed() { state.pendingRelease.append(e) }
+            }
+            if state.draining {
+                let base = state.pendingRelease.count
+                for e in root.reversed() { state.pendingRelease.append(e) }
+                if let late { state.pendingLate.append(late) }
+                while state.pendingRelease.count > base { step(state.pendingRelease.removeLast()) }
+            } else {
+                state.draining = true
+                for e in root { step(e) }
+                _ = consume late
+                ReleaseQueue.drain(state, step)
+                state.draining = false
             }
         }
+        Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: words[1])!).release()
     }
 }

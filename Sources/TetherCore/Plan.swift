@@ -24,6 +24,9 @@ final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
         let registration: Unmanaged<Registration>
+        /// The registration's spec when recorded (made steps; the plan holds it):
+        /// any spec change retires the plan, so it is the current one while the plan is.
+        var spec: Unmanaged<InstanceSpec>?
         /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
         let firstInput: Int
         let isShared: Bool
@@ -34,8 +37,10 @@ final class Plan: @unchecked Sendable {
         let completes: Bool
         /// The step that asked for this one first (its frame was below), -1 for the root: for messages.
         var parent: Int
-        /// Its record in a block (`InstanceBlock`): made steps but the root, in order; -1 otherwise.
-        var inner = -1
+        /// Where its record starts in a block (`InstanceBlock`), and its count
+        /// there (its edges from the graph's made steps); made steps only.
+        var blockOffset = 0
+        var blockCount = 0
     }
 
     /// Past this many instances, or this many slots in one factory, a graph
@@ -65,6 +70,7 @@ final class Plan: @unchecked Sendable {
     static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration) }
 
     deinit {
+        for step in steps { step.spec?.release() }
         steps.deallocate()
         inputs.deallocate()
     }
@@ -86,21 +92,19 @@ final class Plan: @unchecked Sendable {
 
     private init(steps: [Step], inputs: [Int], configuration: UInt) {
         var steps = steps
-        var made = 0
-        var words = 0
+        var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
-            let edges = inputs[steps[i].firstInput...].prefix(steps[i].registration._withUnsafeGuaranteedRef { $0.params.count })
-                .count { $0 != Plan.context }
-            if i == steps.count - 1 {
-                words += InstanceBlock.rootWords(edges: edges)
-            } else {
-                steps[i].inner = made
-                made += 1
-                words += InstanceBlock.innerWords(edges: edges)
-            }
+            let first = steps[i].firstInput
+            let slots = inputs[first ..< first + steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }]
+            for input in slots where input != Plan.context { steps[input].blockCount += 1 }
+            let edges = slots.count { $0 != Plan.context }
+            steps[i].blockOffset = words
+            words += i == steps.count - 1 ? InstanceBlock.rootWords(edges: edges) : InstanceBlock.innerWords(edges: edges)
         }
+        for step in steps { _ = step.spec?.retain() }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
-        blockWords = made > 0 && !completes ? words : 0
+        let made = steps.count { !$0.isShared }
+        blockWords = made > 1 && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -131,7 +135,7 @@ final class Plan: @unchecked Sendable {
             if let step = stepOf[id] { return step }
             let spec = r.spec
             if spec.scope.isShared {
-                return add(Step(registration: registration, firstInput: inputs.count, isShared: true,
+                return add(Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1), id)
             }
             // Bounded depth as well: the recording recurses.
@@ -158,7 +162,7 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= 0 && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            return add(Step(registration: registration, firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
+            return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
                             completes: !spec.completions.isEmpty, parent: -1),
                        spec.scope == .graph ? id : nil)
         }
@@ -217,20 +221,18 @@ final class Plan: @unchecked Sendable {
         // Separate buffers: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { made in
             withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { pointers in
-                withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { specs in
-                    withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                        runBlock(ReferenceWords(base: made.baseAddress!), pointers.baseAddress!, specs.baseAddress!, words.baseAddress!)
-                    }
+                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+                    runBlock(ReferenceWords(base: made.baseAddress!), pointers.baseAddress!, words.baseAddress!)
                 }
             }
         }
     }
 
-    /// `runBlock` with its buffers: per step, the shared instances taken (`made`),
-    /// and the factories' results and their specs, unretained.
+    /// `runBlock` with its buffers: per step, the shared instances taken (`made`)
+    /// and the factories' results.
     @inline(__always)
     private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                          _ specs: UnsafeMutablePointer<UInt>, _ words: UnsafeMutablePointer<UInt64>) -> Result<Unmanaged<Instance>?, TetherError> {
+                          _ words: UnsafeMutablePointer<UInt64>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
         if hasShared && !takeShared(made) {
@@ -242,35 +244,26 @@ final class Plan: @unchecked Sendable {
                 steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
             }
             switch outcome {
-            case .success(let (pointer, spec)):
+            case .success(let pointer):
                 pointers[i] = UInt(bitPattern: pointer)
-                specs[i] = UInt(bitPattern: spec.toOpaque())
             case .failure(let error):
                 // Leaves what `replay` would have: an instance for every step made so far.
                 for j in 0..<i where !steps[j].isShared {
-                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!,
-                                             .fromOpaque(UnsafeRawPointer(bitPattern: specs[j])!), made))
+                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made))
                 }
                 for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
                 return .failure(error)
             }
         }
         let root = count - 1
-        let rootSpec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specs[root])!)
+        // The block holds this plan, which holds the specs of its records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
-                                           spec: rootSpec.takeUnretainedValue(), words: blockWords) { block in
-            var writer = block.writer()
+                                           spec: steps[root].spec!.takeUnretainedValue(), words: blockWords,
+                                           plan: .passRetained(self)) { block in
             for i in 0...root where !steps[i].isShared {
-                if i < root {
-                    writer.beginInner(pointer: pointers[i], spec: Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: specs[i])!).retain())
-                } else {
-                    writer.beginRoot()
-                }
-                forEachEdge(of: i) { input in
-                    if steps[input].isShared {
-                        writer.addExternal(made.take(input))
-                    } else {
-                        writer.addInner(steps[input].inner)
+                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i < root ? steps[i].spec : nil, count: steps[i].blockCount) { add in
+                    forEachEdge(of: i) { input in
+                        add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
                     }
                 }
             }
@@ -299,18 +292,17 @@ final class Plan: @unchecked Sendable {
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
     private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>) throws(TetherError) -> Unmanaged<Instance> {
-        let (pointer, spec) = try callFactory(i, words) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
-        return makeInstance(i, pointer, spec, made)
+        let pointer = try callFactory(i, words) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
+        return makeInstance(i, pointer, made)
     }
 
-    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and
-    /// contexts; returns its result and the spec read for it.
+    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and contexts.
     @inline(__always)
     private func callFactory(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ pointer: (Int) -> UnsafeMutableRawPointer)
-        -> Result<(UnsafeMutableRawPointer, Unmanaged<InstanceSpec>), TetherError> {
+        -> Result<UnsafeMutableRawPointer, TetherError> {
         let step = steps[i]
+        let spec = step.spec!
         return step.registration._withUnsafeGuaranteedRef { registration in
-            let spec = registration.specReference
             let slots = registration.params.count
             for s in 0..<slots {
                 let input = inputs[step.firstInput + s]
@@ -319,7 +311,7 @@ final class Plan: @unchecked Sendable {
                     : UInt64(UInt(bitPattern: pointer(input)))
             }
             do throws(CallbackFailure) {
-                return .success((try registration.factory.make(words, count: slots), spec))
+                return .success(try registration.factory.make(words, count: slots))
             } catch {
                 return .failure(Graph.factoryFailure(registration, error, path: path(to: i)))
             }
@@ -328,13 +320,12 @@ final class Plan: @unchecked Sendable {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
     @inline(__always)
-    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ spec: Unmanaged<InstanceSpec>,
-                              _ made: ReferenceWords<Instance>) -> Unmanaged<Instance> {
+    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>) -> Unmanaged<Instance> {
         var edges = 0
         forEachEdge(of: i) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
-        return Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edges, reference: { _ in
+        return Instance.make(pointer: pointer, spec: steps[i].spec!.takeUnretainedValue(), dependencies: edges, reference: { _ in
             while inputs[next] == Plan.context { next += 1 }
             next += 1
             return made.take(inputs[next - 1])

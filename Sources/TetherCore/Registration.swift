@@ -176,6 +176,7 @@ public final class Registration: @unchecked Sendable {
         lock.withSpinLock {
             install(currentSpec.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop))
         }
+        container.configurationChanged()  // plans hold the specs they were recorded with
     }
 
     public func addCompletion(_ completion: Completion) {

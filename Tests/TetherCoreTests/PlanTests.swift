@@ -168,6 +168,28 @@ import TetherCore
         #expect(fx.tracker.events("complete ") == ["complete B"])
     }
 
+    @Test func aNewDestructorAndContextRetireThePlan() throws {
+        // Plans hold the specs they were recorded with: a node made after
+        // setContext must get the new destructor and context, in a block or not.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        let b = try fx.register("B", [.context], scope: .transient)
+        let a = try fx.container.registration(for: Key("A"))!
+        _ = try fx.resolve("A")
+        #expect(a.hasCurrentPlan && fx.tracker.dropped("B") == 1)
+        let dropped = Box<[UInt64]>([])
+        b.setContext(UnsafeMutableRawPointer(bitPattern: 0x77)) { p, context in
+            dropped.value.append(UInt64(UInt(bitPattern: context)))
+            Unmanaged<Obj>.fromOpaque(p).release()
+        }
+        #expect(!a.hasCurrentPlan)
+        let instance = try fx.resolve("A")
+        #expect(Obj.of(instance).dep(0).words == [0x77], "the factory got the new context")
+        _ = consume instance
+        #expect(dropped.value == [0x77], "the new destructor ran, with the new context")
+        #expect(fx.tracker.dropped("B") == 1, "not the old one")
+    }
+
     @Test func parentChangesRetireAChildsPlansAndChildrenOverride() throws {
         let fx = try Fixture()
         let child = try fx.child()
