@@ -5,7 +5,9 @@
  *
  * Method: clock_gettime(CLOCK_MONOTONIC) around a tight loop of `iters`
  * operations; iters is calibrated so one run lasts >= ~20 ms (or fixed with
- * -n); one warm-up run, then the median of 7 runs (-r). Memory figures come from
+ * -n); one warm-up run, then the median of 7 runs (-r). S1-S4 interleave the runs
+ * of Tether and its baseline, and the ratio is the median of the per-run ratios,
+ * so a machine whose speed drifts (these VMs do) moves both. Memory figures come from
  * glibc's mallinfo2() (uordblks + hblkhd: bytes in use from malloc, including
  * mmapped blocks) and from /proc/self/statm (resident set), as deltas around
  * the allocation of many registrations / instances.
@@ -101,6 +103,37 @@ static double measure_named(const char *name, body_fn body, void *ctx) {
     return median(v, g_runs);
 }
 
+/* Measures several bodies with their runs interleaved (run r of each, in turn):
+ * a machine that speeds up or slows down during the measurement moves all of
+ * them alike, so the per-run ratios to body 0 (the baseline) stay put. out[i] is
+ * body i's median ns/op, ratio[i] the median of its per-run ratios to body 0. */
+#define MAX_SET 4
+static void measure_set(int n, const char **names, body_fn *bodies, void **ctxs, double *out, double *ratio) {
+    if (g_only_body) {
+        for (int i = 0; i < n; i++) { out[i] = measure_named(names[i], bodies[i], ctxs[i]); ratio[i] = -1; }
+        return;
+    }
+    long iters[MAX_SET];
+    double v[MAX_SET][64], q[MAX_SET][64];
+    for (int i = 0; i < n; i++) {
+        out[i] = ratio[i] = -1;
+        iters[i] = calibrate(bodies[i], ctxs[i]);
+        if (iters[i] < 0 || bodies[i](ctxs[i], iters[i])) return; /* warm-up */
+    }
+    for (int r = 0; r < g_runs; r++) {
+        for (int i = 0; i < n; i++) {
+            uint64_t t0 = now_ns();
+            if (bodies[i](ctxs[i], iters[i])) return;
+            v[i][r] = (double)(now_ns() - t0) / (double)iters[i];
+            q[i][r] = v[i][r] / v[0][r];
+        }
+    }
+    for (int i = 0; i < n; i++) { out[i] = median(v[i], g_runs); ratio[i] = median(q[i], g_runs); }
+}
+#define MEASURE3(o, q, b0, c0, b1, c1, b2, c2) do { \
+    const char *names_[] = { #b0, #b1, #b2 }; body_fn bodies_[] = { b0, b1, b2 }; void *ctxs_[] = { c0, c1, c2 }; \
+    measure_set(3, names_, bodies_, ctxs_, o, q); } while (0)
+
 /* ------------------------------------------------------------------------- */
 /* Reporting                                                                  */
 /* ------------------------------------------------------------------------- */
@@ -109,6 +142,7 @@ static double measure_named(const char *name, body_fn body, void *ctx) {
 typedef struct row {
     char name[96];
     double tether, base;   /* ns/op, <0 = failed / not applicable */
+    double ratio;          /* > 0: median of per-run ratios (interleaved runs), else tether / base */
     char unit[24];         /* "ns/op" or other */
     char target[64];
     int met;               /* 1 met, 0 missed, -1 no target */
@@ -155,7 +189,7 @@ static void print_table(void) {
         else fmt_num(t, sizeof t, r->tether);
         if (r->base == -2) snprintf(b, sizeof b, "—");
         else fmt_num(b, sizeof b, r->base);
-        if (r->tether > 0 && r->base > 0) snprintf(ratio, sizeof ratio, "%.1fx", r->tether / r->base);
+        if (r->tether > 0 && r->base > 0) snprintf(ratio, sizeof ratio, "%.1fx", r->ratio > 0 ? r->ratio : r->tether / r->base);
         else snprintf(ratio, sizeof ratio, "—");
         printf("| %s%s%s%s | %s%s%s | %s | %s | %s | %s |\n", r->name,
                r->note[0] ? " (" : "", r->note, r->note[0] ? ")" : "",
@@ -289,13 +323,14 @@ static void run_s1(void) {
         add_row("S1 transient chain A(B(C)), by name", -1, -1, "<= 5x C");
         return;
     }
-    double b = measure(s1_base, NULL);
-    double t = measure(s1_tether, &x);
-    row *r = add_row("S1 transient chain A(B(C)), by name", t, b, "<= 5x C");
-    r->met = t > 0 && t <= 5 * b;
-    double tk = measure(s1_tether_key, &x);
-    r = add_row("S1 transient chain A(B(C)), by interned key", tk, b, "<= 5x C");
-    r->met = tk > 0 && tk <= 5 * b;
+    double o[3], q[3];
+    MEASURE3(o, q, s1_base, NULL, s1_tether, &x, s1_tether_key, &x);
+    row *r = add_row("S1 transient chain A(B(C)), by name", o[1], o[0], "<= 5x C");
+    r->ratio = q[1];
+    r->met = q[1] > 0 && q[1] <= 5;
+    r = add_row("S1 transient chain A(B(C)), by interned key", o[2], o[0], "<= 5x C");
+    r->ratio = q[2];
+    r->met = q[2] > 0 && q[2] <= 5;
     tether_container_free(x.c);
 }
 
@@ -372,13 +407,14 @@ static void run_s2(void) {
         add_row("S2 singleton hit by interned key", -1, -1, "<= 15 ns");
         return;
     }
-    double b = measure(s2_base, NULL);
-    double t = measure(s2_tether_name, &x);
-    row *r = add_row("S2 singleton hit by name", t, b, "<= 60 ns");
-    r->met = t > 0 && t <= 60;
-    double tk = measure(s2_tether_key, &x);
-    r = add_row("S2 singleton hit by interned key", tk, b, "<= 15 ns");
-    r->met = tk > 0 && tk <= 15;
+    double o[3], q[3];
+    MEASURE3(o, q, s2_base, NULL, s2_tether_name, &x, s2_tether_key, &x);
+    row *r = add_row("S2 singleton hit by name", o[1], o[0], "<= 60 ns");
+    r->ratio = q[1];
+    r->met = o[1] > 0 && o[1] <= 60;
+    r = add_row("S2 singleton hit by interned key", o[2], o[0], "<= 15 ns");
+    r->ratio = q[2];
+    r->met = o[2] > 0 && o[2] <= 15;
     tether_container_free(x.c);
 }
 
@@ -495,13 +531,14 @@ static void run_s3(void) {
         add_row("S3 Parent/Child cycle, weak back-edge", -1, -1, "<= 300 ns");
         return;
     }
-    double b = measure(s3_base, NULL);
-    double t = measure(s3_tether, &x);
-    row *r = add_row("S3 Parent/Child cycle, weak back-edge, by name", t, b, "<= 300 ns");
-    r->met = t > 0 && t <= 300;
-    double tk = measure(s3_tether_key, &x);
-    r = add_row("S3 Parent/Child cycle, weak back-edge, by interned key", tk, b, "<= 300 ns");
-    r->met = tk > 0 && tk <= 300;
+    double o[3], q[3];
+    MEASURE3(o, q, s3_base, NULL, s3_tether, &x, s3_tether_key, &x);
+    row *r = add_row("S3 Parent/Child cycle, weak back-edge, by name", o[1], o[0], "<= 300 ns");
+    r->ratio = q[1];
+    r->met = o[1] > 0 && o[1] <= 300;
+    r = add_row("S3 Parent/Child cycle, weak back-edge, by interned key", o[2], o[0], "<= 300 ns");
+    r->ratio = q[2];
+    r->met = o[2] > 0 && o[2] <= 300;
     tether_container_free(x.c);
 }
 
@@ -606,11 +643,10 @@ static void run_s4(void) {
         add_row("S4 12-node layered graph, shared leaves", -1, -1, NULL);
         return;
     }
-    double b = measure(s4_base, NULL);
-    double t = measure(s4_tether, &x);
-    add_row("S4 12-node layered graph, shared leaves, by name", t, b, NULL);
-    double tk = measure(s4_tether_key, &x);
-    add_row("S4 12-node layered graph, shared leaves, by interned key", tk, b, NULL);
+    double o[3], q[3];
+    MEASURE3(o, q, s4_base, NULL, s4_tether, &x, s4_tether_key, &x);
+    add_row("S4 12-node layered graph, shared leaves, by name", o[1], o[0], NULL)->ratio = q[1];
+    add_row("S4 12-node layered graph, shared leaves, by interned key", o[2], o[0], NULL)->ratio = q[2];
     tether_container_free(x.c);
 }
 
@@ -1119,7 +1155,8 @@ int main(int argc, char **argv) {
 
     printf("# Tether C benchmarks\n\n");
     printf("library %s (header %s); CLOCK_MONOTONIC, 1 warm-up + median of %d runs, %s per run; "
-           "ns per operation (resolve + tether_ref_get + tether_ref_release, or the hand-written equivalent).\n",
+           "ns per operation (resolve + tether_ref_get + tether_ref_release, or the hand-written equivalent). "
+           "S1-S4: the runs of Tether and its baseline interleaved, ratio = median of the per-run ratios.\n",
            tether_version(), TETHER_VERSION, g_runs,
            g_fixed_iters ? "fixed iterations" : (g_min_run_ns >= 20e6 ? ">= 20 ms" : ">= 5 ms"));
     printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
