@@ -36,7 +36,8 @@ public struct InstanceHeader {
     let pointer: UnsafeMutableRawPointer
     let spec: InstanceSpec
     /// Strong constructor edges, or the rare instance's side storage, in one
-    /// word (see `Instance`). Changed only under `EdgeLock` (or in deinit).
+    /// word (see `Instance`). Once the instance may be shared it changes only
+    /// once, atomically, when the side object is installed (`sideForWriting`).
     var edges: UInt
 }
 
@@ -151,25 +152,42 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         }
     }
 
-    /// The side object, if the instance has one.
-    private var side: WeakRef? {
-        let word = header.edges
-        guard word & Self.tagMask == Self.sideTag else { return nil }
-        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeUnretainedValue()
+    /// `header.edges` as an atomic, for the one change made to it once the
+    /// instance may be shared: installing the side object.
+    private var edgeWord: UnsafeMutablePointer<Atomic<UInt>> {
+        withUnsafeMutablePointerToHeader { header in
+            (UnsafeMutableRawPointer(header) + MemoryLayout<InstanceHeader>.offset(of: \.edges)!).assumingMemoryBound(to: Atomic<UInt>.self)
+        }
     }
 
+    private static func side(_ word: UInt) -> WeakRef? {
+        guard word & tagMask == sideTag else { return nil }
+        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~tagMask)!).takeUnretainedValue()
+    }
+
+    /// The side object, if the instance has one.
+    private var side: WeakRef? { Self.side(edgeWord.pointee.load(ordering: .acquiring)) }
+
     /// The side object, made on first use: it takes over the constructor edge
-    /// word. Caller holds `EdgeLock`, or has the instance to itself.
+    /// word. Lock-free (weak references to one instance are taken from many
+    /// threads): of two threads installing one, the second uses the first's.
     private func sideForWriting() -> WeakRef {
-        if let side { return side }
-        let side = WeakRef(.passUnretained(self), key: header.spec.key)
-        side.dependencies = header.edges
-        header.edges = UInt(bitPattern: Unmanaged.passRetained(side).toOpaque()) | Self.sideTag
-        return side
+        var word = edgeWord.pointee.load(ordering: .acquiring)
+        while true {
+            if let side = Self.side(word) { return side }
+            let side = WeakRef(.passUnretained(self), key: header.spec.key)
+            side.dependencies = word
+            let installed = Unmanaged.passRetained(side)
+            let (exchanged, found) = edgeWord.pointee.compareExchange(
+                expected: word, desired: UInt(bitPattern: installed.toOpaque()) | Self.sideTag, ordering: .acquiringAndReleasing)
+            if exchanged { return side }
+            installed.release()
+            word = found
+        }
     }
 
     /// The weak reference every weak edge to this instance shares.
-    public var weakRef: WeakRef { EdgeLock.withLock { sideForWriting() } }
+    public var weakRef: WeakRef { sideForWriting() }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
     func forEachStrongEdge(_ body: (Instance) -> Bool) -> Bool {
@@ -200,14 +218,14 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     }
 }
 
-/// Guards instances' edge words: late edges and weak references can be added
-/// after an instance is published. A spin lock in a statically initialized
-/// global, so taking it costs no once-check: every S3-like resolve takes it once
-/// (a weak back-edge), while the long holds (`StrongPath.find`) are rare.
-private let edgeLockFlag = Atomic<Bool>(false)
+/// Guards late edges (they can be added after an instance is published) and
+/// keeps the graph of strong edges still while `StrongPath.find` walks it. A
+/// mutex: those walks can be long, and late edges are rare (weak references
+/// take no lock, see `Instance.sideForWriting`).
+private let edgeMutex = Mutex(())
 
 enum EdgeLock {
-    static func withLock<R>(_ body: () -> R) -> R { edgeLockFlag.withSpinLock(body) }
+    static func withLock<R>(_ body: () -> R) -> R { edgeMutex.withLock { _ in body() } }
 }
 
 /// Strong-edge reachability for retain-cycle detection.

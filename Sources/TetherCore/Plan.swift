@@ -218,12 +218,10 @@ final class Plan: @unchecked Sendable {
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
     private func runBlock() -> Result<Unmanaged<Instance>?, TetherError> {
-        // Separate buffers: each is small enough to live on the stack.
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { made in
-            withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { pointers in
-                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                    runBlock(ReferenceWords(base: made.baseAddress!), pointers.baseAddress!, words.baseAddress!)
-                }
+        // Two buffers of at most 1 KiB: each is small enough to live on the stack.
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!)
             }
         }
     }

@@ -21,6 +21,29 @@ import TetherCore
         #expect(weak.key == Key("A"), "the key stays for messages")
     }
 
+    @Test func threadsTakingTheFirstWeakReferenceAtOnceShareOne() throws {
+        // The weak reference is installed without a lock: of threads racing to make
+        // it, all must end up with the one installed, and the edges it took over intact.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B"), dep("C")], scope: .transient)
+        try fx.register("B", scope: .transient)
+        try fx.register("C", scope: .transient)
+        for _ in 0..<200 {
+            var a: Instance? = try fx.resolve("A")
+            let seen = Box<[ObjectIdentifier]>([])
+            let instance = a!
+            onThreads(4) { _ in
+                let id = ObjectIdentifier(instance.weakRef)
+                seen.value.append(id)
+            }
+            #expect(Set(seen.value).count == 1 && seen.value.count == 4)
+            #expect(ObjectIdentifier(a!.weakRef) == seen.value[0])
+            a = nil
+        }
+        #expect(fx.tracker.dropped("B") == 200 && fx.tracker.dropped("C") == 200, "the edges moved to the weak reference were released")
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func upgradeDuringTheDestructorFindsNothing() throws {
         // The destructor runs after the strong count reached zero: an upgrade
         // then must fail rather than hand out an instance being destroyed.
