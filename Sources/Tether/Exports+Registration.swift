@@ -99,7 +99,7 @@ private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) 
             guard let keyPointer, keyPointer.pointee != 0 else {
                 throw invalid("tether_register", "param \(i + 1) of \(key.quoted) is \(paramKindName(kind)) but its key is NULL or empty")
             }
-            return Key(String(cString: keyPointer))
+            return KeyCache.key(keyPointer)
         }
         let param: Param
         switch kind {
