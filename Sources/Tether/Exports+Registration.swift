@@ -62,7 +62,7 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let (declared, kinds) = try parseParams(params, count, key)
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let ffi = try FFIFactory(function: factory, kinds: kinds)
-        if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed) }
+        if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed, arity: count) }
         let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { registration in
             guard let options else { return }
             registration.setScope(options.scope)
@@ -99,7 +99,7 @@ private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) 
             guard let keyPointer, keyPointer.pointee != 0 else {
                 throw invalid("tether_register", "param \(i + 1) of \(key.quoted) is \(paramKindName(kind)) but its key is NULL or empty")
             }
-            return Key(String(cString: keyPointer))
+            return KeyCache.key(keyPointer)
         }
         let param: Param
         switch kind {
@@ -126,7 +126,7 @@ public func tether_set_variadic(_ r: OpaquePointer?, _ fixed: Int) -> Int32 {
         guard fixed > 0, fixed <= registration.params.count else {
             throw invalid("tether_set_variadic", "fixed_count \(fixed) must be between 1 and the \(registration.params.count) declared params of \(registration.key.quoted)")
         }
-        try (registration.factory as! FFIFactory).makeVariadic(fixed: fixed)
+        try (registration.factory as! FFIFactory).makeVariadic(fixed: fixed, arity: registration.params.count)
     }
 }
 

@@ -11,8 +11,8 @@ import TetherCore
 enum KeyCache {
     struct Entry {
         var address: UInt = 0
-        /// A copy of the string, owned (malloc'd).
-        var name: UnsafeMutablePointer<CChar>? = nil
+        /// The key table's copy of the name (never freed or moved).
+        var name: UnsafePointer<CChar>? = nil
         var id: UInt32 = 0
     }
 
@@ -41,16 +41,16 @@ enum KeyCache {
         }()
         let address = UInt(bitPattern: cString)
         let entry = entries + Int((address >> 3 ^ address >> 11) & UInt(size - 1))
-        let key = Key(String(cString: cString))
-        free(entry.pointee.name)
-        entry.pointee = Entry(address: address, name: strdup(cString), id: key.id)
+        let (key, name) = cString.withMemoryRebound(to: UInt8.self, capacity: 1) {
+            KeyTable.shared.intern(utf8: UnsafeBufferPointer(start: $0, count: strlen(cString)))
+        }
+        entry.pointee = Entry(address: address, name: name, id: key.id)
         return key
     }
 
     /// At thread exit.
     static func release(_ entries: UnsafeMutablePointer<Entry>?) {
         guard let entries else { return }
-        for i in 0..<size { free(entries[i].name) }
         entries.deinitialize(count: size)
         entries.deallocate()
     }

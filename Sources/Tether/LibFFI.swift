@@ -15,31 +15,51 @@ enum WordKind {
 /// A C factory: called through a typed function pointer when every parameter is
 /// a word and there are at most 8, else through a libffi call interface
 /// prepared once per registration (so most registrations carry no cif).
+///
+/// One stored word, so the object takes a 32-byte allocation (one per
+/// registration): the function, or a retained `FFICall` (which holds the
+/// function) tagged with the top bit, which no user-space address has on
+/// x86-64 or AArch64 Linux. The typed path's arity is the call's word count
+/// (the core passes one word per declared param).
 final class FFIFactory: Factory, @unchecked Sendable {
-    private let function: UnsafeRawPointer
-    private let arity: Int
-    /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
-    private var call: FFICall?
+    private var word: UInt
+    private static var callTag: UInt { 1 << 63 }
 
     /// Forces every call through ffi_call (tests compare both paths).
     static let forceFFI = getenv("TETHER_FORCE_FFI").map { String(cString: $0) == "1" } ?? false
 
     init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
-        self.function = function
-        arity = kinds.count
+        precondition(UInt(bitPattern: function) & Self.callTag == 0, "Tether: a factory address with the top bit set")
+        word = UInt(bitPattern: function)
         if Self.forceFFI || kinds.count > 8 || kinds.contains(.double) {
-            call = try FFICall(kinds, fixed: nil)
+            install(try FFICall(function, kinds, fixed: nil))
         }
     }
 
+    deinit { call?.release() }
+
+    /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
+    private var call: Unmanaged<FFICall>? {
+        word & Self.callTag == 0 ? nil : Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.callTag)!)
+    }
+
+    private func install(_ call: FFICall) {
+        let old = self.call
+        word = UInt(bitPattern: Unmanaged.passRetained(call).toOpaque()) | Self.callTag
+        old?.release()
+    }
+
     /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
-    func makeVariadic(fixed: Int) throws(TetherError) {
-        call = try FFICall(call?.kinds ?? Array(repeating: .word, count: arity), fixed: fixed)
+    func makeVariadic(fixed: Int, arity: Int) throws(TetherError) {
+        let kinds = call?._withUnsafeGuaranteedRef { $0.kinds } ?? Array(repeating: .word, count: arity)
+        let function = call?._withUnsafeGuaranteedRef { $0.function } ?? UnsafeRawPointer(bitPattern: word)!
+        install(try FFICall(function, kinds, fixed: fixed))
     }
 
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let mark = LastError.mark()
-        let result = if let call { call.invoke(function, words, count) } else { callTyped(arity, words) }
+        let result = if let call { call._withUnsafeGuaranteedRef { $0.invoke(words, count) } }
+                     else { Self.callTyped(UnsafeRawPointer(bitPattern: word)!, count, words) }
         guard let result else { throw CallbackFailure(reason: LastError.reason(since: mark)) }
         return result
     }
@@ -47,9 +67,8 @@ final class FFIFactory: Factory, @unchecked Sendable {
     private typealias P = UnsafeMutableRawPointer?
 
     /// All-word signatures up to 8 parameters: a direct typed call, no libffi.
-    private func callTyped(_ arity: Int, _ w: UnsafeMutablePointer<UInt64>) -> P {
+    private static func callTyped(_ f: UnsafeRawPointer, _ arity: Int, _ w: UnsafeMutablePointer<UInt64>) -> P {
         func p(_ i: Int) -> P { UnsafeMutableRawPointer(bitPattern: UInt(w[i])) }
-        let f = function
         switch arity {
         case 0: return unsafeBitCast(f, to: (@convention(c) () -> P).self)()
         case 1: return unsafeBitCast(f, to: (@convention(c) (P) -> P).self)(p(0))
@@ -66,11 +85,13 @@ final class FFIFactory: Factory, @unchecked Sendable {
 
 /// A prepared libffi call interface: `void *f(kinds...)`, optionally variadic.
 private final class FFICall {
+    let function: UnsafeRawPointer
     let kinds: [WordKind]
     private let cif = UnsafeMutablePointer<ffi_cif>.allocate(capacity: 1)
     private let types: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
 
-    init(_ kinds: [WordKind], fixed: Int?) throws(TetherError) {
+    init(_ function: UnsafeRawPointer, _ kinds: [WordKind], fixed: Int?) throws(TetherError) {
+        self.function = function
         self.kinds = kinds
         types = .allocate(capacity: max(kinds.count, 1))
         for (i, kind) in kinds.enumerated() {
@@ -92,7 +113,7 @@ private final class FFICall {
         types.deallocate()
     }
 
-    func invoke(_ function: UnsafeRawPointer, _ words: UnsafeMutablePointer<UInt64>, _ count: Int) -> UnsafeMutableRawPointer? {
+    func invoke(_ words: UnsafeMutablePointer<UInt64>, _ count: Int) -> UnsafeMutableRawPointer? {
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(count, 1)) { values in
             for i in 0..<count { values[i] = UnsafeMutableRawPointer(words + i) }
             var ret: UInt64 = 0

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// A process-wide interned key: the same string has the same id in every container.
@@ -19,21 +26,39 @@ public struct Key: Hashable, Sendable {
 @usableFromInline let internedCount = Atomic<UInt32>(0)
 
 /// String <-> id table behind `Key`. Keys are never removed, so ids stay valid.
-/// Compact (about 35 bytes a key): the names' UTF-8 back to back, and an
-/// open-addressing table of ids over their hashes.
+/// Compact (about 30 bytes a 10-byte key) and with no bulk copying as it grows:
+/// each name stored once in pages that are never moved or freed (so a stored
+/// name can be handed out as a C string for good: the ABI's `KeyCache` compares
+/// against it), a block list of where each name starts, and an open-addressing
+/// table of ids over their hashes.
 public final class KeyTable: Sendable {
     public static let shared = KeyTable()
 
+    /// Names are stored as a 4-byte length, the UTF-8 and a NUL, in pages of
+    /// `pageSize` bytes (a longer name gets a page of its own).
+    private static var pageSize: Int { 1 << 16 }
+    /// Start locations (`page << 16 | offset`) are kept in blocks of this many.
+    private static var blockSize: Int { 4096 }
+
     private struct State {
-        /// Every name's UTF-8, back to back: name `id` ends at `ends[id]` and
-        /// starts where the previous one ends.
-        var bytes: [UInt8] = []
-        var ends: [UInt32] = []
+        var pages: [UnsafeMutableRawPointer] = []
+        /// Bytes used in the last page.
+        var used = pageSize
+        var blocks: [UnsafeMutablePointer<UInt32>] = []
+        var count = 0
         /// id + 1 per slot, 0 when empty; a power of two, at most half full.
         var slots = [UInt32](repeating: 0, count: 64)
 
-        func name(_ id: Int) -> ArraySlice<UInt8> {
-            bytes[(id == 0 ? 0 : Int(ends[id - 1]))..<Int(ends[id])]
+        /// Where name `id` is stored: its length, then its UTF-8 (NUL-terminated).
+        func record(_ id: Int) -> UnsafeMutableRawPointer {
+            let location = Int(blocks[id / blockSize][id % blockSize])
+            return pages[location >> 16] + (location & 0xFFFF)
+        }
+
+        func name(_ id: Int) -> UnsafeBufferPointer<UInt8> {
+            let record = record(id)
+            return UnsafeBufferPointer(start: (record + 4).assumingMemoryBound(to: UInt8.self),
+                                       count: Int(record.loadUnaligned(as: UInt32.self)))
         }
 
         /// The slot holding `utf8`, or the empty slot where it would go.
@@ -42,17 +67,37 @@ public final class KeyTable: Sendable {
             var slot = Int(KeyTable.hash(utf8)) & mask
             while slots[slot] != 0 {
                 let id = slots[slot] - 1
-                if name(Int(id)).elementsEqual(utf8) { return (slot, id) }
+                let stored = name(Int(id))
+                if stored.count == utf8.count && (utf8.isEmpty || memcmp(stored.baseAddress!, utf8.baseAddress!, utf8.count) == 0) {
+                    return (slot, id)
+                }
                 slot = (slot + 1) & mask
             }
             return (slot, nil)
         }
 
+        /// Stores `utf8` as name `count` (the caller then counts it).
+        mutating func append(_ utf8: UnsafeBufferPointer<UInt8>) {
+            let size = 4 + utf8.count + 1
+            if used + size > pageSize {
+                precondition(pages.count < 1 << 16, "Tether: the key names exceed 4 GB")
+                pages.append(.allocate(byteCount: max(size, pageSize), alignment: 16))
+                used = 0
+            }
+            let record = pages[pages.count - 1] + used
+            record.storeBytes(of: UInt32(utf8.count), as: UInt32.self)
+            if !utf8.isEmpty { (record + 4).copyMemory(from: utf8.baseAddress!, byteCount: utf8.count) }
+            (record + 4 + utf8.count).storeBytes(of: 0, as: UInt8.self)
+            if count % blockSize == 0 { blocks.append(.allocate(capacity: blockSize)) }
+            blocks[count / blockSize][count % blockSize] = UInt32((pages.count - 1) << 16 | used)
+            used += size
+        }
+
         mutating func grow() {
             slots = [UInt32](repeating: 0, count: slots.count * 2)
             let mask = slots.count - 1
-            for id in 0..<ends.count {
-                var slot = name(id).withUnsafeBufferPointer { Int(KeyTable.hash($0)) } & mask
+            for id in 0..<count {
+                var slot = Int(KeyTable.hash(name(id))) & mask
                 while slots[slot] != 0 { slot = (slot + 1) & mask }
                 slots[slot] = UInt32(id + 1)
             }
@@ -69,19 +114,26 @@ public final class KeyTable: Sendable {
 
     public func intern(_ name: String) -> Key {
         var name = name
-        return name.withUTF8 { utf8 in
-            state.withLock { s in
-                let (slot, found) = s.find(utf8)
-                if let found { return Key(id: found) }
-                precondition(s.bytes.count + utf8.count <= Int(UInt32.max), "Tether: the key names exceed 4 GB")
-                let id = UInt32(s.ends.count)
-                s.bytes.append(contentsOf: utf8)
-                s.ends.append(UInt32(s.bytes.count))
+        return name.withUTF8 { intern(utf8: $0).key }
+    }
+
+    /// Interns `utf8` (idempotent); also returns the stored name, NUL-terminated,
+    /// which stays valid and unchanged for the life of the process.
+    public func intern(utf8: UnsafeBufferPointer<UInt8>) -> (key: Key, name: UnsafePointer<CChar>) {
+        state.withLock { s in
+            let (slot, found) = s.find(utf8)
+            let id: UInt32
+            if let found {
+                id = found
+            } else {
+                id = UInt32(s.count)
+                s.append(utf8)
+                s.count += 1
                 s.slots[slot] = id + 1
-                if s.ends.count * 2 > s.slots.count { s.grow() }
+                if s.count * 2 > s.slots.count { s.grow() }
                 internedCount.store(id + 1, ordering: .releasing)
-                return Key(id: id)
             }
+            return (Key(id: id), UnsafePointer((s.record(Int(id)) + 4).assumingMemoryBound(to: CChar.self)))
         }
     }
 
@@ -99,7 +151,7 @@ public final class KeyTable: Sendable {
 
     public func name(of key: Key) -> String {
         state.withLock { s in
-            Int(key.id) < s.ends.count ? String(decoding: s.name(Int(key.id)), as: UTF8.self) : "#\(key.id)"
+            Int(key.id) < s.count ? String(decoding: s.name(Int(key.id)), as: UTF8.self) : "#\(key.id)"
         }
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// a reader never sees one freed; singletons are read through slots that live as
 /// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
-/// Fields are ordered so the object fits a 128-byte allocation.
+/// Fields are ordered so the object fits a 112-byte allocation: what only some
+/// registrations need (the weak scope's cache, kept objects) lives in `rare`.
 public final class Registration: @unchecked Sendable {
     public let key: Key
     /// Whether `params` declares runtime arguments (stored: the hit path asks).
@@ -29,22 +30,21 @@ public final class Registration: @unchecked Sendable {
     /// a safe unowned read is an atomic increment and decrement on the container.
     unowned(unsafe) let container: Container
 
-    /// The current spec, unretained for lock-free readers (`currentSpec` owns it).
+    /// The current spec, retained (released by `install` or deinit), read
+    /// unretained by lock-free readers.
     private let specAddress = Atomic<UInt>(0)
     /// The current singleton slot, or 0 (unretained; `rare.kept` holds every slot as
     /// long as the registration, so a reader never sees one freed).
     @usableFromInline let singletonAddress = Atomic<UInt>(0)
-    /// Weak scope: the cached instance, if still alive.
-    private var weakCache = WeakBox(nil)
-    private var currentSpec: InstanceSpec
     /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
     /// holds every one), or 0 until the first.
     private let planAddress = Atomic<UInt>(0)
-    /// Kept objects and observed edges, made on first use (an object of 120 bytes
-    /// fits a 128-byte allocation).
+    /// The weak scope's cache, kept objects and observed edges, made on first use.
     private var rare: Rare?
 
     private final class Rare {
+        /// Weak scope: the cached instance, if still alive.
+        var weakCache = WeakBox(nil)
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
@@ -75,11 +75,13 @@ public final class Registration: @unchecked Sendable {
         self.container = container
         hasArguments = params.contains { if case .argument = $0 { true } else { false } }
         let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])
-        currentSpec = spec
-        specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
+        specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
     }
 
-    deinit { UnsafeMutableBufferPointer(mutating: params).deallocate() }
+    deinit {
+        specReference.release()
+        UnsafeMutableBufferPointer(mutating: params).deallocate()
+    }
 
     /// Declared runtime-argument types, in order.
     public var argumentTypes: [ArgumentType] {
@@ -155,16 +157,16 @@ public final class Registration: @unchecked Sendable {
 
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
-        if isVisible { rareForWriting.kept.append(currentSpec) }
-        currentSpec = spec
-        specAddress.store(UInt(bitPattern: Unmanaged.passUnretained(spec).toOpaque()), ordering: .releasing)
+        let old = specReference
+        specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        if isVisible { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
     }
 
     /// Changing the scope drops what the old scope cached.
     public func setScope(_ scope: Scope) {
         let dropped = lock.withSpinLock { () -> Dropped? in
-            guard currentSpec.scope != scope else { return nil }
-            install(currentSpec.with(scope: scope))
+            guard spec.scope != scope else { return nil }
+            install(spec.with(scope: scope))
             container.configurationChanged()
             return clearCaches()
         }
@@ -174,13 +176,13 @@ public final class Registration: @unchecked Sendable {
     /// `defersDrop`: see `InstanceSpec.defersDrop`.
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?, defersDrop: Bool = false) {
         lock.withSpinLock {
-            install(currentSpec.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop))
+            install(spec.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop))
         }
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 
     public func addCompletion(_ completion: Completion) {
-        lock.withSpinLock { install(currentSpec.with(completions: currentSpec.completions + [completion])) }
+        lock.withSpinLock { install(spec.with(completions: spec.completions + [completion])) }
         container.configurationChanged()
     }
 
@@ -193,7 +195,7 @@ public final class Registration: @unchecked Sendable {
             guard address != 0 else { return nil }
             return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
         case .weak:
-            return lock.withSpinLock { weakCache.value }
+            return lock.withSpinLock { rare?.weakCache.value }
         default:
             return nil
         }
@@ -204,13 +206,13 @@ public final class Registration: @unchecked Sendable {
     func publish(_ instance: Instance) {
         let slot = instance.spec.scope == .singleton ? SingletonSlot(instance) : nil  // allocated outside the lock
         lock.withSpinLock {
-            guard !isRetired, currentSpec.scope == instance.spec.scope else { return }
+            guard !isRetired, spec.scope == instance.spec.scope else { return }
             switch instance.spec.scope {
             case .singleton:
                 rareForWriting.kept.append(slot!)
                 singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
             case .weak:
-                weakCache = WeakBox(instance)
+                rareForWriting.weakCache = WeakBox(instance)
             default:
                 break
             }
@@ -219,7 +221,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
-        lock.withSpinLock { currentSpec.scope == scope ? clearCaches() : nil }
+        lock.withSpinLock { spec.scope == scope ? clearCaches() : nil }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
@@ -232,7 +234,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
-        weakCache = WeakBox(nil)
+        rare?.weakCache = WeakBox(nil)
         // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
