@@ -31,7 +31,7 @@ import TetherCore
         for _ in 0..<200 {
             var a: Instance? = try fx.resolve("A")
             let seen = Box<[ObjectIdentifier]>([])
-            let instance = a!
+            nonisolated(unsafe) let instance = a!
             onThreads(4) { _ in
                 let id = ObjectIdentifier(instance.weakRef)
                 seen.value.append(id)
