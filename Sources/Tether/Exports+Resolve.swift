@@ -63,9 +63,29 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
                   _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages,
           let core = containers.peek(c) else { return nil }
-    let locals = section.locals
-    let key = key(locals)
+    let key = key(section.locals)
     guard let loan = Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef({ $0.singletonLoan(for: key) }) else { return nil }
+    return lend(loan, refs, section)
+}
+
+/// `singletonHit`, leaving in `found` the registration it looked up (for the
+/// ordinary path, so a miss looks it up once).
+@inline(__always)
+func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key, _ section: CallSection,
+                  found: inout (Unmanaged<Container>, Unmanaged<Registration>)?) -> (OpaquePointer, Unmanaged<Instance>)? {
+    guard let containers = Handles.containerPages, let refs = Handles.refPages, let core = containers.peek(c) else { return nil }
+    let container = Unmanaged<Container>.fromOpaque(core)
+    let key = key(section.locals)
+    guard let registration = container._withUnsafeGuaranteedRef({ $0.registrationToResolve(key) }) else { return nil }
+    found = (container, registration)
+    guard let loan = registration._withUnsafeGuaranteedRef({ $0.loanWithoutArguments() }) else { return nil }
+    return lend(loan, refs, section)
+}
+
+/// The hit path's second half: `loan` recorded in a handle and confirmed.
+@inline(__always)
+func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
+    let locals = section.locals
     let instance = loan.lend()
     guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
     section.barrier()
@@ -81,13 +101,24 @@ func internedKey(_ id: UInt32, _ function: StaticString) throws(TetherError) -> 
 
 @_cdecl("tether_resolve")
 public func tether_resolve(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    inSection { section in
-        if let out, let key, key.pointee != 0, let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }, section) {
-            out.pointee = handle
-            return ok
-        }
-        return resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve", hitTried: true)
+    // `inSection` spelled out, as in tether_resolve_key.
+    LightBarrier().compilerOnly ? resolveName(LightBarrier(compilerOnly: true), c, key, out)
+                                : resolveName(LightBarrier(compilerOnly: false), c, key, out)
+}
+
+@inline(__always)
+private func resolveName(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UnsafePointer<CChar>?,
+                         _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    let section = CallSection(barrier: barrier)
+    defer { section.leave() }
+    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+    if let out, let key, key.pointee != 0,
+       let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }, section, found: &found) {
+        out.pointee = handle
+        return ok
     }
+    if let out, let (container, registration) = found { return resolve(section, container, registration, out) }
+    return resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_resolve") }, nil, 0, out, "tether_resolve", hitTried: true)
 }
 
 @_cdecl("tether_resolve_args")
@@ -100,12 +131,36 @@ public func tether_resolve_args(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>
 
 @_cdecl("tether_resolve_key")
 public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    inSection { section in
-        if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }, section) {
-            out.pointee = handle
-            return ok
-        }
-        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key", hitTried: true)
+    // `inSection` spelled out: a function marked inline-always is inlined, a closure only maybe.
+    LightBarrier().compilerOnly ? resolveKey(LightBarrier(compilerOnly: true), c, key, out)
+                                : resolveKey(LightBarrier(compilerOnly: false), c, key, out)
+}
+
+@inline(__always)
+private func resolveKey(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    let section = CallSection(barrier: barrier)
+    defer { section.leave() }
+    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+    if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }, section, found: &found) {
+        out.pointee = handle
+        return ok
+    }
+    if let out, let (container, registration) = found { return resolve(section, container, registration, out) }
+    return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key") }, nil, 0, out, "tether_resolve_key", hitTried: true)
+}
+
+/// The ordinary path of a resolve without arguments whose registration the
+/// caller found (and tried the hit path of).
+@inline(never)
+private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+                     _ out: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
+    statusOf { () throws(TetherError) in
+        out.pointee = nil  // as `outParam` does: NULL unless it succeeds
+        let instance = try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
+            do throws(TetherError) { return .success(try core.resolveRetained(registration)) } catch { return .failure(error) }
+        }.get()
+        out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
+            ?? Handles.refs.insert(taking: instance)
     }
 }
 

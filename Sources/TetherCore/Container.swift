@@ -91,9 +91,14 @@ public final class Container: @unchecked Sendable {
     /// arguments) to hand out as a loan; nil means resolve the ordinary way.
     @inlinable @inline(__always)
     public func singletonLoan(for key: Key) -> SingletonLoan? {
-        (table.get(key) ?? inheritedRegistration(for: key))?._withUnsafeGuaranteedRef { r in
-            r.hasArguments ? nil : r.singletonLoan()
-        }
+        registrationToResolve(key)?._withUnsafeGuaranteedRef { $0.loanWithoutArguments() }
+    }
+
+    /// The registration a resolve of `key` from here uses, unretained (it lives
+    /// as long as this container), for `resolveRetained(_:arguments:)`.
+    @inlinable @inline(__always)
+    public func registrationToResolve(_ key: Key) -> Unmanaged<Registration>? {
+        table.get(key) ?? inheritedRegistration(for: key)
     }
 
     /// `registration(for:)` without retains: registrations live as long as their
@@ -138,6 +143,13 @@ public final class Container: @unchecked Sendable {
         guard let registration = unretainedRegistration(for: key) else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
+        return try resolveRetained(registration, arguments: arguments)
+    }
+
+    /// `resolveRetained(_:arguments:)` of the registration `registrationToResolve` found.
+    public func resolveRetained(_ registration: Unmanaged<Registration>,
+                                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
         let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             do throws(TetherError) {

@@ -242,6 +242,10 @@ public final class Registration: @unchecked Sendable {
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot) }
     }
 
+    /// `singletonLoan()`, unless resolves must pass runtime arguments.
+    @inlinable @inline(__always)
+    public func loanWithoutArguments() -> SingletonLoan? { hasArguments ? nil : singletonLoan() }
+
     /// The published singleton, to hand out without a retain (see `SingletonLoan`).
     @inlinable @inline(__always)
     public func singletonLoan() -> SingletonLoan? {
