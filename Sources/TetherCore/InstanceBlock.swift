@@ -3,7 +3,7 @@
 /// but the graph's own edges can ever reach the other nodes (factories get bare
 /// pointers; there is no resolver or callback to hand out another reference), so
 /// they need no object or reference count of their own: each is a record of its
-/// pointer, its retained spec and its edges, destroyed with the root.
+/// pointer, its spec and its edges, destroyed with the root.
 ///
 /// Words after the root's header: the offset of the root's record, the retained
 /// plan that made the block (it holds the records' specs), then the inner

@@ -26,7 +26,7 @@ final class Plan: @unchecked Sendable {
         let registration: Unmanaged<Registration>
         /// The registration's spec when recorded (made steps; the plan holds it):
         /// any spec change retires the plan, so it is the current one while the plan is.
-        var spec: Unmanaged<InstanceSpec>?
+        let spec: Unmanaged<InstanceSpec>?
         /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
         let firstInput: Int
         let isShared: Bool
