@@ -9,19 +9,23 @@ import Synchronization
 /// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 112-byte allocation: what only some
-/// registrations need (the weak scope's cache, kept objects) lives in `rare`.
+/// registrations need (the weak scope's cache, kept objects) lives in `rare`,
+/// and up to `inlineParams` declared parameters live in the object itself.
 public final class Registration: @unchecked Sendable {
+    /// The declared parameters when there are at most `inlineParams` of them (a
+    /// registration then makes no allocation for them), else the address of
+    /// their allocation. First, so `_getUnsafePointerToStoredProperties` finds it;
+    /// only ever accessed through that raw address (see `params`).
+    private var paramArea: (UInt, UInt) = (0, 0)
     public let key: Key
-    /// Whether `params` declares runtime arguments (stored: the hit path asks).
-    public let hasArguments: Bool
+    /// The number of declared parameters (below `argumentsBit`), and
+    /// `argumentsBit` when one of them is a runtime argument (the hit path asks).
+    @usableFromInline let paramInfo: UInt16
     /// Guards the `var`s below.
     private let lock = Atomic<Bool>(false)
-    private var isRetired = false
-    /// Once visible, replaced specs are kept (readers may hold them).
-    private var isVisible = false
-    /// Declared parameters, in order: immutable plain memory, so the resolve loop
-    /// reads them without reference counting.
-    public let params: UnsafeBufferPointer<Param>
+    /// `retiredBit` and `visibleBit`: the registration was retired; replaced
+    /// specs are kept once it is visible (readers may hold them).
+    private var flags: UInt8 = 0
     public let factory: Factory
     /// Unowned: the container keeps its registrations until it is dismantled or
     /// deinitialized, and nothing uses a registration after that (the ABI drops
@@ -64,23 +68,55 @@ public final class Registration: @unchecked Sendable {
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
 
+    /// Parameters kept in `paramArea`: two fit its 16 bytes.
+    static var inlineParams: Int { 2 }
+    @inlinable static var argumentsBit: UInt16 { 0x8000 }
+    private static var retiredBit: UInt8 { 1 }
+    private static var visibleBit: UInt8 { 2 }
+
     init(key: Key, params: [Param], factory: Factory, container: Container) {
+        precondition(params.count < Int(Self.argumentsBit), "Tether: more than 32,767 params")
+        precondition(MemoryLayout<Param>.stride * Self.inlineParams <= MemoryLayout<(UInt, UInt)>.size)
         self.key = key
-        self.params = params.isEmpty ? UnsafeBufferPointer(start: nil, count: 0) : {
-            let storage = UnsafeMutableBufferPointer<Param>.allocate(capacity: params.count)
-            _ = storage.initialize(from: params)
-            return UnsafeBufferPointer(storage)
-        }()
+        let hasArguments = params.contains { if case .argument = $0 { true } else { false } }
+        paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
         self.factory = factory
         self.container = container
-        hasArguments = params.contains { if case .argument = $0 { true } else { false } }
         let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        let area = _getUnsafePointerToStoredProperties(self)
+        // Swift lays out a final class's stored properties in order; checked, not assumed.
+        precondition(withUnsafeMutablePointer(to: &paramArea) { UnsafeMutableRawPointer($0) } == area, "Tether: paramArea is not the first stored property")
+        if params.count <= Self.inlineParams {
+            _ = UnsafeMutableBufferPointer(start: area.bindMemory(to: Param.self, capacity: params.count), count: params.count)
+                .initialize(from: params)
+        } else {
+            let storage = UnsafeMutableBufferPointer<Param>.allocate(capacity: params.count)
+            _ = storage.initialize(from: params)
+            area.storeBytes(of: storage.baseAddress!, as: UnsafeMutablePointer<Param>.self)
+        }
     }
 
     deinit {
         specReference.release()
-        UnsafeMutableBufferPointer(mutating: params).deallocate()
+        if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
+    }
+
+    /// Declared parameters, in order: immutable plain memory that lives as long
+    /// as the registration, so the resolve loop reads them without reference counting.
+    public var params: UnsafeBufferPointer<Param> {
+        @inline(__always) get {
+            let count = Int(paramInfo & ~Self.argumentsBit)
+            let area = _getUnsafePointerToStoredProperties(self)
+            let start = count <= Self.inlineParams ? area.assumingMemoryBound(to: Param.self)
+                                                   : area.load(as: UnsafeMutablePointer<Param>.self)
+            return UnsafeBufferPointer(start: start, count: count)
+        }
+    }
+
+    /// Whether `params` declares runtime arguments.
+    @inlinable public var hasArguments: Bool {
+        @inline(__always) get { paramInfo & Self.argumentsBit != 0 }
     }
 
     /// Declared runtime-argument types, in order.
@@ -95,7 +131,7 @@ public final class Registration: @unchecked Sendable {
         @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!) }
     }
 
-    public var isLive: Bool { lock.withSpinLock { !isRetired } }
+    public var isLive: Bool { lock.withSpinLock { flags & Self.retiredBit == 0 } }
 
     /// The plan for a resolve of this registration from `container`, recorded
     /// now if the configuration changed since the last; nil when the graph must
@@ -152,14 +188,14 @@ public final class Registration: @unchecked Sendable {
 
     /// From now on replaced specs are kept (see `Container.register`).
     func markVisible() {
-        lock.withSpinLock { isVisible = true }
+        lock.withSpinLock { flags |= Self.visibleBit }
     }
 
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
         let old = specReference
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
-        if isVisible { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
+        if flags & Self.visibleBit != 0 { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
     }
 
     /// Changing the scope drops what the old scope cached.
@@ -206,7 +242,7 @@ public final class Registration: @unchecked Sendable {
     func publish(_ instance: Instance) {
         let slot = instance.spec.scope == .singleton ? SingletonSlot(instance) : nil  // allocated outside the lock
         lock.withSpinLock {
-            guard !isRetired, spec.scope == instance.spec.scope else { return }
+            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return }
             switch instance.spec.scope {
             case .singleton:
                 rareForWriting.kept.append(slot!)
@@ -227,7 +263,7 @@ public final class Registration: @unchecked Sendable {
     /// Detaches the registration from its container (replaced or container freed).
     func retire() -> Dropped? {
         lock.withSpinLock {
-            isRetired = true
+            flags |= Self.retiredBit
             return clearCaches()
         }
     }
