@@ -10,7 +10,7 @@ import TetherCore
         let fx = try Fixture()
         let child = try fx.child()
         // Fresh key names: their ids are the newest, so they spread over new chunks
-        // and make the top level grow several times.
+        // and groups (1,024 ids each) and make the top level grow several times.
         let names = (0..<3000).map { "table.grow.\($0)" }
         for name in names { try fx.register(name, scope: .transient) }
         for name in names {
