@@ -16,7 +16,13 @@ while let a = argv.popFirst() {
     }
 }
 
-let contenders = [benchHandWritten(), benchTether(), benchSwinject()]
+// Rounds, not one contender after the other: each round measures every contender once
+// (one warm-up, one timed run per scenario), and the ratios are the medians of the
+// per-round ratios, so a machine whose speed drifts moves all contenders alike.
+let rounds = settings.runs
+settings.runs = 1
+let byRound = (0..<rounds).map { _ in [benchHandWritten(), benchTether(), benchSwinject()] }
+let names = byRound[0].map(\.name)
 let scenarios = [
     ("S1", "S1 chain A(B(C)) transient"),
     ("S2", "S2 singleton hit"),
@@ -24,28 +30,42 @@ let scenarios = [
     ("S4", "S4 12-node graph, shared leaves"),
 ]
 
+func median(_ values: [Double]) -> Double? {
+    guard !values.isEmpty else { return nil }
+    let v = values.sorted()
+    return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
+}
+/// Contender `i`'s ns/op of scenario `id` in every round that measured it.
+func times(_ i: Int, _ id: String) -> [Double] { byRound.compactMap { $0[i].cells[id]?.ns } }
+/// The median over rounds of contender `a`'s time divided by contender `b`'s.
+func ratio(_ a: Int, _ b: Int, _ id: String) -> Double? {
+    median(byRound.compactMap { round in
+        guard let x = round[a].cells[id]?.ns, let y = round[b].cells[id]?.ns, y > 0 else { return nil }
+        return x / y
+    })
+}
+
 print("# Swift benchmarks (release build, one process)\n")
-print("CLOCK_MONOTONIC, 1 warm-up + median of \(settings.runs) runs; ns per resolve (the result is kept until the next iteration). "
+print("CLOCK_MONOTONIC; \(rounds) rounds, each measuring every contender once (1 warm-up + 1 run); ns per resolve = median over rounds, "
+      + "ratios = median of the per-round ratios (the result is kept until the next iteration). "
       + "Tether core = the TetherCore module through its Swift API (Container/Key/Param/Factory/Completion), no C ABI, no libffi; "
       + "run.sh builds every module with -enforce-exclusivity=unchecked, as the shipped library is built.\n")
-print("| scenario | " + contenders.map(\.name).joined(separator: " | ") + " | Swinject / Tether | Swinject / hand-written (ceiling) | target |")
-print("|---|" + contenders.map { _ in "---:|" }.joined() + "---:|---:|---|")
+print("| scenario | " + names.joined(separator: " | ") + " | Swinject / Tether | Swinject / hand-written (ceiling) | target |")
+print("|---|" + names.map { _ in "---:|" }.joined() + "---:|---:|---|")
+let hand = names.firstIndex { $0.hasPrefix("hand-written") }!
+let tether = names.firstIndex { $0.hasPrefix("Tether") }!
+let swinject = names.firstIndex { $0.hasPrefix("Swinject") }!
 var notes: [String] = []
 for (id, title) in scenarios {
     var line = "| \(title) |"
-    for c in contenders {
-        let cell = c.cells[id]
-        line += " \(cell.map { fmt($0.ns) } ?? "—") |"
-        if let n = cell?.note, !n.isEmpty { notes.append("\(c.name) \(id): \(n)") }
+    for i in names.indices {
+        line += " \(median(times(i, id)).map { fmt($0) } ?? "FAIL") |"
+        if let n = byRound[0][i].cells[id]?.note, !n.isEmpty { notes.append("\(names[i]) \(id): \(n)") }
     }
-    let t = contenders.first { $0.name.hasPrefix("Tether") }?.cells[id]?.ns
-    let s = contenders.first { $0.name.hasPrefix("Swinject") }?.cells[id]?.ns
-    let h = contenders.first { $0.name.hasPrefix("hand-written") }?.cells[id]?.ns
-    var ratio = "—", ceiling = "—"
-    if let t, let s, t > 0 { ratio = String(Double(Int(s / t * 10)) / 10) + "x" }
-    if let h, let s, h > 0 { ceiling = String(Double(Int(s / h * 10)) / 10) + "x" }
-    let target = (id == "S1" || id == "S3") ? ">= 30x" + ((t != nil && s != nil && s! / t! >= 30) ? " (met)" : " (**not met**)") : "—"
-    line += " \(ratio) | \(ceiling) | \(target) |"
+    let r = ratio(swinject, tether, id), ceiling = ratio(swinject, hand, id)
+    let shown = { (x: Double?) in x.map { String(Double(Int($0 * 10)) / 10) + "x" } ?? "—" }
+    let target = (id == "S1" || id == "S3") ? ">= 30x" + ((r ?? 0) >= 30 ? " (met)" : " (**not met**)") : "—"
+    line += " \(shown(r)) | \(shown(ceiling)) | \(target) |"
     print(line)
 }
 print("\nThe ceiling column is how much faster than Swinject hand-written Swift is: no container can exceed it.")
