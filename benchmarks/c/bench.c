@@ -163,6 +163,13 @@ static row *add_row(const char *name, double t, double b, const char *target) {
     return r;
 }
 
+/* The row of body i of a measure_set (body 0 is the baseline), with the set's ratio. */
+static row *add_measured(const char *name, const double *o, const double *q, int i, const char *target) {
+    row *r = add_row(name, o[i], o[0], target);
+    r->ratio = q[i];
+    return r;
+}
+
 static void report_failure(const char *what, tether_status st) {
     fprintf(stderr, "bench: %s failed: %s: %s\n", what, tether_status_name(st), tether_last_error());
     g_failed = 1;
@@ -325,12 +332,8 @@ static void run_s1(void) {
     }
     double o[3], q[3];
     MEASURE3(o, q, s1_base, NULL, s1_tether, &x, s1_tether_key, &x);
-    row *r = add_row("S1 transient chain A(B(C)), by name", o[1], o[0], "<= 5x C");
-    r->ratio = q[1];
-    r->met = q[1] > 0 && q[1] <= 5;
-    r = add_row("S1 transient chain A(B(C)), by interned key", o[2], o[0], "<= 5x C");
-    r->ratio = q[2];
-    r->met = q[2] > 0 && q[2] <= 5;
+    add_measured("S1 transient chain A(B(C)), by name", o, q, 1, "<= 5x C")->met = q[1] > 0 && q[1] <= 5;
+    add_measured("S1 transient chain A(B(C)), by interned key", o, q, 2, "<= 5x C")->met = q[2] > 0 && q[2] <= 5;
     tether_container_free(x.c);
 }
 
@@ -409,12 +412,8 @@ static void run_s2(void) {
     }
     double o[3], q[3];
     MEASURE3(o, q, s2_base, NULL, s2_tether_name, &x, s2_tether_key, &x);
-    row *r = add_row("S2 singleton hit by name", o[1], o[0], "<= 60 ns");
-    r->ratio = q[1];
-    r->met = o[1] > 0 && o[1] <= 60;
-    r = add_row("S2 singleton hit by interned key", o[2], o[0], "<= 15 ns");
-    r->ratio = q[2];
-    r->met = o[2] > 0 && o[2] <= 15;
+    add_measured("S2 singleton hit by name", o, q, 1, "<= 60 ns")->met = o[1] > 0 && o[1] <= 60;
+    add_measured("S2 singleton hit by interned key", o, q, 2, "<= 15 ns")->met = o[2] > 0 && o[2] <= 15;
     tether_container_free(x.c);
 }
 
@@ -533,12 +532,8 @@ static void run_s3(void) {
     }
     double o[3], q[3];
     MEASURE3(o, q, s3_base, NULL, s3_tether, &x, s3_tether_key, &x);
-    row *r = add_row("S3 Parent/Child cycle, weak back-edge, by name", o[1], o[0], "<= 300 ns");
-    r->ratio = q[1];
-    r->met = o[1] > 0 && o[1] <= 300;
-    r = add_row("S3 Parent/Child cycle, weak back-edge, by interned key", o[2], o[0], "<= 300 ns");
-    r->ratio = q[2];
-    r->met = o[2] > 0 && o[2] <= 300;
+    add_measured("S3 Parent/Child cycle, weak back-edge, by name", o, q, 1, "<= 300 ns")->met = o[1] > 0 && o[1] <= 300;
+    add_measured("S3 Parent/Child cycle, weak back-edge, by interned key", o, q, 2, "<= 300 ns")->met = o[2] > 0 && o[2] <= 300;
     tether_container_free(x.c);
 }
 
@@ -645,8 +640,8 @@ static void run_s4(void) {
     }
     double o[3], q[3];
     MEASURE3(o, q, s4_base, NULL, s4_tether, &x, s4_tether_key, &x);
-    add_row("S4 12-node layered graph, shared leaves, by name", o[1], o[0], NULL)->ratio = q[1];
-    add_row("S4 12-node layered graph, shared leaves, by interned key", o[2], o[0], NULL)->ratio = q[2];
+    add_measured("S4 12-node layered graph, shared leaves, by name", o, q, 1, NULL);
+    add_measured("S4 12-node layered graph, shared leaves, by interned key", o, q, 2, NULL);
     tether_container_free(x.c);
 }
 
