@@ -107,7 +107,7 @@ enum HandleCache {
 
     @inline(never)
     private static func make() -> UnsafeMutablePointer<Local> {
-        let locals = UnsafeMutablePointer<Local>.allocate(capacity: HandleKind.allCases.count)
+        let locals = ThreadPrivate.allocate(Local.self, capacity: HandleKind.allCases.count)
         locals.initialize(repeating: Local(), count: HandleKind.allCases.count)
         locals.pointee.reclaim = Reclamation.reclaimer.claim()
         pthread_setspecific(key, locals)

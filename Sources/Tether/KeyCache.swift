@@ -34,7 +34,7 @@ enum KeyCache {
     @inline(never)
     private static func miss(_ cString: UnsafePointer<CChar>, _ locals: UnsafeMutablePointer<HandleCache.Local>) -> Key {
         let entries = locals.pointee.keys ?? {
-            let fresh = UnsafeMutablePointer<Entry>.allocate(capacity: size)
+            let fresh = ThreadPrivate.allocate(Entry.self, capacity: size)
             fresh.initialize(repeating: Entry(), count: size)
             locals.pointee.keys = fresh
             return fresh

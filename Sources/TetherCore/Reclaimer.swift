@@ -76,7 +76,7 @@ public final class Reclaimer: @unchecked Sendable {
         if let record {
             record.pointee.waitedOn.store(true, ordering: .relaxed)
         } else {
-            let fresh = UnsafeMutablePointer<Record>.allocate(capacity: 1)
+            let fresh = ThreadPrivate.allocate(Record.self, capacity: 1)
             var head = records.load(ordering: .relaxed)
             while true {
                 fresh.initialize(to: Record(next: UnsafeMutablePointer(bitPattern: head), reclaimer: self))
