@@ -31,9 +31,11 @@ import TetherCore
         for _ in 0..<200 {
             var a: Instance? = try fx.resolve("A")
             let seen = Box<[ObjectIdentifier]>([])
-            nonisolated(unsafe) let instance = a!
+            // Unretained: the threads' closure may outlive `onThreads` a little, and must
+            // not keep A alive past `a = nil` (`a` holds it while they run).
+            nonisolated(unsafe) let instance = Unmanaged.passUnretained(a!)
             onThreads(4) { _ in
-                let id = ObjectIdentifier(instance.weakRef)
+                let id = instance._withUnsafeGuaranteedRef { ObjectIdentifier($0.weakRef) }
                 seen.value.append(id)
             }
             #expect(Set(seen.value).count == 1 && seen.value.count == 4)
