@@ -61,11 +61,8 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
                   _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
-    guard let containers = Handles.containerPages, let refs = Handles.refPages,
-          let core = containers.peek(c) else { return nil }
-    let key = key(section.locals)
-    guard let loan = Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef({ $0.singletonLoan(for: key) }) else { return nil }
-    return lend(loan, refs, section)
+    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+    return singletonHit(c, key, section, found: &found)
 }
 
 /// `singletonHit`, leaving in `found` the registration it looked up (for the
@@ -84,7 +81,7 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 
 /// The hit path's second half: `loan` recorded in a handle and confirmed.
 @inline(__always)
-func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
+private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
     let locals = section.locals
     let instance = loan.lend()
     guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
