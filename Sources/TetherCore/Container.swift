@@ -45,7 +45,7 @@ public final class Container: @unchecked Sendable {
     /// Changes with every registration, scope change, completion callback added
     /// or close here or in a parent (the sum of the versions up the chain, each
     /// only growing): a plan recorded under another value may be wrong.
-    var configuration: UInt {
+    public var configuration: UInt {
         @inline(__always) get {
             var sum = version.load(ordering: .acquiring)
             var next = parent.map { Unmanaged.passUnretained($0) }
@@ -55,6 +55,26 @@ public final class Container: @unchecked Sendable {
             }
             return sum
         }
+    }
+
+    /// The addresses of the words whose sum is `configuration`: this
+    /// container's version first, then its parents' up the chain. Each is an
+    /// aligned machine word, written atomically, that grows with every change
+    /// and lives as long as its container. Nil if this build cannot give the
+    /// words' own addresses (then nobody may read them).
+    public var versionAddresses: [UnsafeRawPointer]? {
+        var addresses: [UnsafeRawPointer] = []
+        var next: Container? = self
+        while let c = next {
+            let base = UnsafeRawPointer(_getUnsafePointerToStoredProperties(c))
+            let address = withUnsafePointer(to: c.version) { UnsafeRawPointer($0) }
+            // `Atomic` is laid out in place (@_rawLayout), so the borrow is the stored
+            // property itself; checked, not assumed: inside the object, aligned.
+            guard address >= base, address < base + 256, Int(bitPattern: address) % MemoryLayout<UInt>.alignment == 0 else { return nil }
+            addresses.append(address)
+            next = c.parent
+        }
+        return addresses
     }
 
     /// After the change is visible to lock-free readers (release: a reader that

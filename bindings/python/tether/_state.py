@@ -107,6 +107,11 @@ def raise_failure(status: int, message: str, frame: Any = _CURRENT) -> NoReturn:
     if pending is not None and pending[0] is frame:
         cause = pending[1]
         tls.pending = None
+    raise_caused(status, message, cause)
+
+
+def raise_caused(status: int, message: str, cause: BaseException | None) -> NoReturn:
+    """Raises the error for ``status``, chained to the Python exception that caused it, if any."""
     error = error_for(status, message)
     if cause is None:
         raise error
