@@ -795,22 +795,21 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
  * valid: the plan is valid while the sum of the words is the one read before
  * describing it.
  *
- * Each word is an aligned `size_t` that the library changes (only ever
- * increasing, with release ordering) on every configuration change of its
+ * Each word is an aligned `size_t` that the library increases (with release
+ * ordering; it never decreases) on every configuration change of its
  * container: a registration, scope, context or completion callback change,
  * tether_container_free. A plain aligned load reads it on the platforms
  * Tether supports (x86-64 and AArch64); read it as volatile or relaxed-atomic.
- * A word stays readable until its container is freed: stop reading the words
- * of `c` before calling tether_container_free(c) (a parent cannot be freed
- * before its children). Never write to them.
+ * The words stay allocated for the life of the process: reading one after its
+ * container was freed is safe (the word may then belong to a newer container,
+ * and since words only grow, a sum read before the free never comes back).
+ * Never write to them.
  *
  * @param c      the container; borrowed.
  * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
  * @param count  receives the number of words (1 + the number of parents); not NULL.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
- *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`, or a
- *     build of the library that cannot give the words' addresses: then treat
- *     every described plan as stale);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
  *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
  *     call again with that many).
  * Thread-safe.

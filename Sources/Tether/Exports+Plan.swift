@@ -47,10 +47,7 @@ public func tether_container_versions(_ c: OpaquePointer?, _ words: UnsafeMutabl
         guard let count else { throw invalid(function, "count must not be NULL") }
         count.pointee = 0
         guard cap == 0 || words != nil else { throw invalid(function, "words is NULL but cap is \(cap)") }
-        let container = try containerArgument(c, function)
-        guard let addresses = container.versionAddresses else {
-            throw invalid(function, "this build of the library cannot hand out its version words; treat every described plan as stale (resolve with tether_resolve_key)")
-        }
+        let addresses = try containerArgument(c, function).versionAddresses
         count.pointee = addresses.count
         guard addresses.count <= cap else {
             throw TetherError(.bufferTooSmall, "\(function): the container and its parents have \(addresses.count) version words, "

@@ -16,8 +16,8 @@ public final class Container: @unchecked Sendable {
     private let state = Mutex(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
-    /// Counts changes to what resolves here could build (`Plan`).
-    private let version = Atomic<UInt>(0)
+    /// Counts changes to what resolves here could build (`Plan`); never freed (`VersionWords`).
+    private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
@@ -33,6 +33,8 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    deinit { VersionWords.give(version) }
+
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
@@ -47,10 +49,10 @@ public final class Container: @unchecked Sendable {
     /// only growing): a plan recorded under another value may be wrong.
     public var configuration: UInt {
         @inline(__always) get {
-            var sum = version.load(ordering: .acquiring)
+            var sum = version.pointee.load(ordering: .acquiring)
             var next = parent.map { Unmanaged.passUnretained($0) }
             while let c = next {
-                sum &+= c._withUnsafeGuaranteedRef { $0.version.load(ordering: .acquiring) }
+                sum &+= c._withUnsafeGuaranteedRef { $0.version.pointee.load(ordering: .acquiring) }
                 next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
             }
             return sum
@@ -59,19 +61,13 @@ public final class Container: @unchecked Sendable {
 
     /// The addresses of the words whose sum is `configuration`: this
     /// container's version first, then its parents' up the chain. Each is an
-    /// aligned machine word, written atomically, that grows with every change
-    /// and lives as long as its container. Nil if this build cannot give the
-    /// words' own addresses (then nobody may read them).
-    public var versionAddresses: [UnsafeRawPointer]? {
+    /// aligned machine word, written atomically, that only ever grows, and stays
+    /// allocated for the life of the process (`VersionWords`).
+    public var versionAddresses: [UnsafeRawPointer] {
         var addresses: [UnsafeRawPointer] = []
         var next: Container? = self
         while let c = next {
-            let base = UnsafeRawPointer(_getUnsafePointerToStoredProperties(c))
-            let address = withUnsafePointer(to: c.version) { UnsafeRawPointer($0) }
-            // `Atomic` is laid out in place (@_rawLayout), so the borrow is the stored
-            // property itself; checked, not assumed: inside the object, aligned.
-            guard address >= base, address < base + 256, Int(bitPattern: address) % MemoryLayout<UInt>.alignment == 0 else { return nil }
-            addresses.append(address)
+            addresses.append(UnsafeRawPointer(c.version))
             next = c.parent
         }
         return addresses
@@ -79,7 +75,7 @@ public final class Container: @unchecked Sendable {
 
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
-    func configurationChanged() { version.add(1, ordering: .releasing) }
+    func configurationChanged() { version.pointee.add(1, ordering: .releasing) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released). `configure` runs

@@ -33,8 +33,8 @@ _fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
-#: The version word of a container whose words must not be read (closed, or none to read): its
-#: value is above any real configuration, so no described plan is valid against it.
+#: The version word of a closed container (or one the library gave none): its value is above
+#: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 #: The frame a replayed resolve pushes (see ``_state.tls.frames``): resolves nested in it take the
 #: library's path, as nested ones always do.
@@ -116,10 +116,8 @@ class Container:
         return _NO_VERSION, ()
 
     def _configuration(self) -> int:
-        """The sum of the version words: a described plan is valid while it is unchanged. The own
-        word is read last, in one expression with loading it (``close`` replaces it first)."""
-        parents = sum([word.value for word in self._parent_words])
-        return parents + self._word.value
+        """The sum of the version words: a described plan is valid while it is unchanged."""
+        return sum([word.value for word in self._parent_words]) + self._word.value
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -156,7 +154,7 @@ class Container:
             )
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
-        self._word, self._parent_words = _NO_VERSION, ()  # no replay reads them once they may be freed
+        self._word, self._parent_words = _NO_VERSION, ()  # no replay from a closed container
         self._lookups.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
@@ -302,16 +300,19 @@ class Container:
         """
         try:
             kid, cached_reg, build, stamp = self._lookups[key]
-            if self._lookups_generation != _generation[0]:
-                raise KeyError(key)
         except (KeyError, TypeError):
             if self._handle_arg is None:
                 raise InvalidHandleError("the container is closed") from None
             kid, cached_reg, build, stamp = self._lookup(key)
+        else:
+            # A builder needs no generation check: a change to the registrations it calls (all
+            # of this container or its parents) changes the configuration, its stamp.
+            if build is None and self._lookups_generation != _generation[0]:
+                kid, cached_reg, build, stamp = self._lookup(key)
         if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
             frames = _tls.frames
             if not frames:  # not nested in a resolve of this thread
-                # (a closed container's word never matches: close() replaces it before freeing it)
+                # (a closed container's word never matches: close() replaces it)
                 if (self._word.value if not self._parent_words else self._configuration()) != stamp:
                     kid, cached_reg, build, stamp = self._lookup(key)  # reconfigured: describe it again
                 if build is not None:
