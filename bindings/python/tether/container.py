@@ -26,6 +26,7 @@ _fresh_of = objects.fresh_of
 _box_of = objects.box_of
 _owned_get = objects._owned.get
 _tls = _state.tls
+_running_get = _state.running_var.get
 run_drops = objects.run_drops
 _drop_views = objects.DROP_VIEWS
 _results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
@@ -36,9 +37,6 @@ _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
-#: The frame a replayed resolve pushes (see ``_state.tls.frames``): resolves nested in it take the
-#: library's path, as nested ones always do.
-_REPLAYING: list[Any] = [None]
 #: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None,
 #: the configuration it was described under).
 Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", int]
@@ -310,19 +308,19 @@ class Container:
             if build is None and self._lookups_generation != _generation[0]:
                 kid, cached_reg, build, stamp = self._lookup(key)
         if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
-            frames = _tls.frames
-            if not frames:  # not nested in a resolve of this thread
+            running = _running_get(None)
+            if not running:  # not nested in a resolve of this thread
+                if running is None:
+                    running = _state.running()
                 # (a closed container's word never matches: close() replaces it)
                 if (self._word.value if not self._parent_words else self._configuration()) != stamp:
                     kid, cached_reg, build, stamp = self._lookup(key)  # reconfigured: describe it again
                 if build is not None:
-                    frames.append(_REPLAYING)
+                    running.append(None)
                     try:
                         return build()
                     finally:
-                        frames.pop()
-                        if _retired:
-                            _state.free_retired()
+                        running.pop()
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
@@ -345,6 +343,10 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
+        running = _running_get(None)
+        if running is None:
+            running = _state.running()
+        running.append(None)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
             status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
@@ -355,6 +357,7 @@ class Container:
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = self._api.last_error() if status else ""
         finally:
+            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -415,6 +418,8 @@ class Container:
         frames = _tls.frames
         frame: list[Any] = [self]
         frames.append(frame)
+        running = _state.running()
+        running.append(None)
         out = c_void_p()
         pinned: Sequence[int] = ()
         try:
@@ -422,6 +427,7 @@ class Container:
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = api.last_error() if status else ""
         finally:
+            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
