@@ -258,6 +258,7 @@ class Container:
         old = self._regs.get(reg.raw)
         self._regs[reg.raw] = reg
         _state.bump_generation()
+        self._lookups.clear()  # replay builders hold factories: let the replaced one go now
         if old is not None:
             old.retire()
 
