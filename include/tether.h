@@ -722,7 +722,8 @@ tether_status tether_provider_free(tether_provider p);
 
 /** One step of a described plan: a factory call (see tether_plan_describe). */
 typedef struct tether_plan_step {
-    tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was asked for */
+    tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was
+                                          asked for (out == NULL) or the key was re-registered meanwhile */
     size_t first_input;                /* its slots' inputs: inputs[first_input .. first_input + slot_count) */
     size_t slot_count;                 /* its declared param count */
     ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
@@ -750,8 +751,9 @@ typedef struct tether_plan_step {
  * failing step is not the root).
  *
  * Only plain plans are described: every step is made by the resolve (graph or
- * transient scope: no singleton- or weak-scoped step), no registration in it
- * has completion callbacks or runtime arguments, every dependency exists and
+ * transient scope: no singleton- or weak-scoped step), every slot is DEP,
+ * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), no
+ * registration in it has completion callbacks, every dependency exists and
  * there is no constructor cycle, at most 64 steps. For any other graph, and in
  * a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
  * TETHER_OK with *step_count and *input_count 0 (resolve it with

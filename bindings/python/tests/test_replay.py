@@ -181,6 +181,32 @@ def test_objects_live_as_long_as_python_holds_them(monkeypatch):
     assert both(monkeypatch, scenario) == ([False, True], [False, False])
 
 
+class Log:
+    pass
+
+
+class Repo:
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+
+class Service:
+    def __init__(self, repo: Repo, log: Log) -> None:
+        self.repo, self.log = repo, log
+
+
+def test_autowired_classes(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        for cls in (Log, Repo, Service):
+            c.register(cls)
+        s = c.resolve(Service)
+        other = c.resolve(Service)
+        return type(s.repo), s.repo.log is s.log, other.log is not s.log
+
+    assert both(monkeypatch, scenario) == (Repo, True, True)
+
+
 # -- failures ---------------------------------------------------------------------------------
 
 
