@@ -120,4 +120,5 @@ def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...]) -> Callable[
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
-    return namespace["make"]
+    make: Callable[..., Callable[[], Any]] = namespace["make"]
+    return make
