@@ -95,7 +95,8 @@ typedef enum tether_status {
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
-    TETHER_E_WOULD_BLOCK        /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
+    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
+    TETHER_E_BUFFER_TOO_SMALL   /* a caller's buffer was too small; the call reports the size it needs */
 } tether_status;
 
 /**
@@ -716,6 +717,108 @@ tether_status tether_make_provider(tether_container *c, const char *key, tether_
 tether_status tether_provider_free(tether_provider p);
 
 /* ------------------------------------------------------------------------- */
+/* Plans, for bindings that run their own factories                           */
+/* ------------------------------------------------------------------------- */
+
+/** One step of a described plan: a factory call (see tether_plan_describe). */
+typedef struct tether_plan_step {
+    tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was
+                                          asked for (out == NULL) or the key was re-registered meanwhile */
+    size_t first_input;                /* its slots' inputs: inputs[first_input .. first_input + slot_count) */
+    size_t slot_count;                 /* its declared param count */
+    ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
+} tether_plan_step;
+
+/** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
+#define TETHER_PLAN_INPUT_CONTEXT (-1)
+/** An input of tether_plan_describe: the slot is a TETHER_PARAM_RESOLVER. */
+#define TETHER_PLAN_INPUT_RESOLVER (-2)
+
+/**
+ * Describes the recorded plan of `key` resolved from `c`: the factory calls a
+ * resolve would make, for a binding that calls its own factories (in its own
+ * language) without a call into the library per resolve. The library stays
+ * the source of truth for the graph's shape; the binding only replays it.
+ *
+ * Steps come in post-order, root last: exactly the order in which a resolve
+ * calls the factories. Step i's slots receive, in declared order,
+ * `inputs[steps[i].first_input + s]`: the index of the (earlier) step whose
+ * instance that slot gets, TETHER_PLAN_INPUT_CONTEXT, or
+ * TETHER_PLAN_INPUT_RESOLVER. A graph-scoped registration has one step, named
+ * by every slot that gets its instance; a transient one has a step per slot.
+ * `parent` gives the path a failure message names (`factory for "K" returned
+ * NULL: reason (while resolving "Root" -> ... -> "K")`, the path only when the
+ * failing step is not the root).
+ *
+ * Only plain plans are described: every step is made by the resolve (graph or
+ * transient scope: no singleton- or weak-scoped step), every slot is DEP,
+ * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), no
+ * registration in it has completion callbacks, every dependency exists and
+ * there is no constructor cycle, at most 64 steps. For any other graph, and in
+ * a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
+ * TETHER_OK with *step_count and *input_count 0 (resolve it with
+ * tether_resolve_key, which also reports what is wrong). A RESOLVER slot is
+ * described, not declined: the binding makes every instance of the graph
+ * itself, so nothing needs a resolver (the library's own replays still build
+ * such graphs step by step).
+ *
+ * A description stays valid while the container's configuration is unchanged:
+ * read the sum of the words tether_container_versions gives *before* this
+ * call, and replay only while that sum is the same. The binding must replay
+ * with the semantics of a resolve: call the factories in step order, fail as
+ * the resolve would (destroying what it made, caching nothing), run no factory
+ * twice.
+ *
+ * @param c            the container to resolve from; borrowed.
+ * @param key          an id from tether_intern.
+ * @param steps        array of `step_cap` steps the call fills; may be NULL when `step_cap` is 0.
+ * @param inputs       array of `input_cap` inputs the call fills; may be NULL when `input_cap` is 0.
+ * @param step_count   receives the plan's step count (0: no plan); not NULL.
+ * @param input_count  receives the plan's input count; not NULL.
+ * The registration handles stay valid until their key is re-registered or
+ * the container freed (a later configuration change tells you).
+ * @return TETHER_OK (with or without a plan);
+ *   TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL counts, NULL buffer with a capacity, an id
+ *     tether_intern never returned);
+ *   TETHER_E_NOT_FOUND (`key` has no registration visible from `c`);
+ *   TETHER_E_BUFFER_TOO_SMALL (the plan has more steps or inputs than the
+ *     buffers hold: nothing is written but the two counts, which say what is
+ *     needed; call again with buffers that large).
+ * Thread-safe.
+ */
+tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
+                                   int32_t *inputs, size_t input_cap, size_t *step_count, size_t *input_count);
+
+/**
+ * The addresses of the version words of `c` and of its parents (`c` first,
+ * then its parent, and so on up the chain), for a binding that must check
+ * per resolve, without a call, that a plan from tether_plan_describe is still
+ * valid: the plan is valid while the sum of the words is the one read before
+ * describing it.
+ *
+ * Each word is an aligned `size_t` that the library increases (with release
+ * ordering; it never decreases) on every configuration change of its
+ * container: a registration, scope, context or completion callback change,
+ * tether_container_free. A plain aligned load reads it on the platforms
+ * Tether supports (x86-64 and AArch64); read it as volatile or relaxed-atomic.
+ * The words stay allocated for the life of the process: reading one after its
+ * container was freed is safe (the word may then belong to a newer container,
+ * and since words only grow, a sum read before the free never comes back).
+ * Never write to them.
+ *
+ * @param c      the container; borrowed.
+ * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
+ * @param count  receives the number of words (1 + the number of parents); not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
+ *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
+ *     call again with that many).
+ * Thread-safe.
+ */
+tether_status tether_container_versions(tether_container *c, const volatile size_t **words, size_t cap, size_t *count);
+
+/* ------------------------------------------------------------------------- */
 /* Caches, validation, pictures                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -771,6 +874,8 @@ TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
 TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
+TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, first_input) == 8 &&
+               offsetof(tether_plan_step, parent) == 24, "tether_plan_step layout");
 TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
                offsetof(tether_registration_options, context) == 8 &&
                offsetof(tether_registration_options, completion_count) == 40 &&

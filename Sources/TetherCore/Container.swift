@@ -16,8 +16,8 @@ public final class Container: @unchecked Sendable {
     private let state = Mutex(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
-    /// Counts changes to what resolves here could build (`Plan`).
-    private let version = Atomic<UInt>(0)
+    /// Counts changes to what resolves here could build (`Plan`); never freed (`VersionWords`).
+    private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
@@ -33,6 +33,8 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    deinit { VersionWords.give(version) }
+
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
@@ -45,21 +47,35 @@ public final class Container: @unchecked Sendable {
     /// Changes with every registration, scope change, completion callback added
     /// or close here or in a parent (the sum of the versions up the chain, each
     /// only growing): a plan recorded under another value may be wrong.
-    var configuration: UInt {
+    public var configuration: UInt {
         @inline(__always) get {
-            var sum = version.load(ordering: .acquiring)
+            var sum = version.pointee.load(ordering: .acquiring)
             var next = parent.map { Unmanaged.passUnretained($0) }
             while let c = next {
-                sum &+= c._withUnsafeGuaranteedRef { $0.version.load(ordering: .acquiring) }
+                sum &+= c._withUnsafeGuaranteedRef { $0.version.pointee.load(ordering: .acquiring) }
                 next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
             }
             return sum
         }
     }
 
+    /// The addresses of the words whose sum is `configuration`: this
+    /// container's version first, then its parents' up the chain. Each is an
+    /// aligned machine word, written atomically, that only ever grows, and stays
+    /// allocated for the life of the process (`VersionWords`).
+    public var versionAddresses: [UnsafeRawPointer] {
+        var addresses: [UnsafeRawPointer] = []
+        var next: Container? = self
+        while let c = next {
+            addresses.append(UnsafeRawPointer(c.version))
+            next = c.parent
+        }
+        return addresses
+    }
+
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
-    func configurationChanged() { version.add(1, ordering: .releasing) }
+    func configurationChanged() { version.pointee.add(1, ordering: .releasing) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released). `configure` runs

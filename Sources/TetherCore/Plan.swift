@@ -49,7 +49,10 @@ final class Plan: @unchecked Sendable {
     static var maxSteps: Int { 64 }
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
-    private static let context = -1
+    static let context = -1
+    /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
+    /// whose runner makes every instance itself; a replay here declines them.
+    static let resolver = -2
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
@@ -120,8 +123,10 @@ final class Plan: @unchecked Sendable {
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration)
     }
 
-    private struct Recorder {
+    struct Recorder {
         let lookup: Container
+        /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
+        var allowsResolvers = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -143,6 +148,7 @@ final class Plan: @unchecked Sendable {
             guard !r.hasArguments, r.params.count <= Plan.maxSlots,
                   onPath.insert(id).inserted else { return nil }
             var slots: [Int] = []
+            let firstNew = steps.count
             for param in r.params {
                 switch param {
                 case .dependency(let key):
@@ -152,6 +158,8 @@ final class Plan: @unchecked Sendable {
                     slots.append(step)
                 case .context:
                     slots.append(Plan.context)
+                case .resolver where allowsResolvers:
+                    slots.append(Plan.resolver)
                 default:
                     return nil
                 }
@@ -159,7 +167,9 @@ final class Plan: @unchecked Sendable {
             onPath.remove(id)
             guard steps.count < Plan.maxSteps else { return nil }
             let index = steps.count
-            for slot in slots where slot >= 0 && steps[slot].parent == -1 { steps[slot].parent = index }
+            // A step made during this visit and named by a slot here was first asked for by
+            // this one (a sibling that asked first set it already): the frame below it in `Graph`.
+            for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
             return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,

@@ -12,6 +12,8 @@ public enum ErrorCode: Int32, Sendable {
     case noMemory
     /// A no-wait resolve (`WaitMode`) needed the creation lock another thread held.
     case wouldBlock
+    /// A caller's buffer was too small; the call said how much it needs.
+    case bufferTooSmall
 }
 
 /// A failure with a message in words: what happened and what to do.

@@ -124,6 +124,20 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0)
     }
 
+    /// A shared step's path is through its first asker, as `Graph`'s frames are,
+    /// not through a sibling that names it later and finishes first.
+    @Test func failurePathGoesThroughTheFirstAsker() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("P", [dep("X"), dep("Q")])
+            try fx.register("Q", [dep("X")])
+            try fx.register("X", [dep("F")])
+            try fx.register("F") { _ in throw CallbackFailure(reason: "no F") }
+        }
+        try expectSamePaths(root: "P", expectPlan: true, setUp)
+        let (trace, _) = try trace(plans: true, root: "P", setUp)
+        #expect(trace.error?.contains("(while resolving \"P\" -> \"X\" -> \"F\")") == true, "\(trace.error ?? "")")
+    }
+
     @Test func uncachedSingletonMakesThePlanDeclineUntilItIsCached() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S"), dep("B")], scope: .transient)

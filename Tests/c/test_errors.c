@@ -664,6 +664,7 @@ static void status_names(void) {
         {TETHER_E_WRONG_CONTEXT, "TETHER_E_WRONG_CONTEXT"},
         {TETHER_E_NO_MEMORY, "TETHER_E_NO_MEMORY"},
         {TETHER_E_WOULD_BLOCK, "TETHER_E_WOULD_BLOCK"},
+        {TETHER_E_BUFFER_TOO_SMALL, "TETHER_E_BUFFER_TOO_SMALL"},
     };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         const char *name = tether_status_name(all[i].s);

@@ -22,6 +22,7 @@ def test_status_classes_mirror_the_c_statuses():
         tether.ExpiredError: Status.E_EXPIRED,
         tether.WrongContextError: Status.E_WRONG_CONTEXT,
         tether.NoMemoryError: Status.E_NO_MEMORY,
+        tether.BufferTooSmallError: Status.E_BUFFER_TOO_SMALL,
     }
     api = tether._loader.api()
     for cls, status in pairs.items():

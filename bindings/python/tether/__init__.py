@@ -23,6 +23,7 @@ from ._loader import LIBRARY_ENV, PACKAGE_VERSION, library_path, load
 from .container import Container
 from .errors import (
     ArgumentMismatchError,
+    BufferTooSmallError,
     CycleError,
     ExpiredError,
     FactoryError,
@@ -57,6 +58,7 @@ def library_version() -> str:
 
 __all__ = [
     "ArgumentMismatchError",
+    "BufferTooSmallError",
     "Container",
     "CycleError",
     "Dependency",

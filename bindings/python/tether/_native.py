@@ -47,6 +47,11 @@ OK = 0
 E_FACTORY_FAILED = 6
 E_EXPIRED = 8
 E_WOULD_BLOCK = 11
+E_BUFFER_TOO_SMALL = 12
+
+#: tether_plan_describe inputs that are not a step's index
+PLAN_INPUT_CONTEXT = -1
+PLAN_INPUT_RESOLVER = -2
 
 #: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
 DEFER_DROP = 1
@@ -95,6 +100,12 @@ class RegistrationOptions(Structure):
     ]
 
 
+class PlanStep(Structure):
+    """``tether_plan_step``: one factory call of a described plan."""
+
+    _fields_ = [("registration", c_void_p), ("first_input", c_size_t), ("slot_count", c_size_t), ("parent", ctypes.c_ssize_t)]
+
+
 _status = c_int
 _p = c_void_p
 _pp = POINTER(c_void_p)  # pass a c_void_p itself (ctypes passes it by reference): ~170 ns less than byref()
@@ -136,6 +147,11 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_resolver_ref": (_status, [_p, _p, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
+    "tether_plan_describe": (
+        _status,
+        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(c_size_t), POINTER(c_size_t)],
+    ),
+    "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),
     "tether_validate": (_status, [_p]),
     "tether_export_dot": (_status, [_p, _pp]),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ctypes
 import operator
-from ctypes import byref, c_uint32, c_void_p
+from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, overload
 
-from . import _loader, _state, native, objects
-from ._native import E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
+from . import _loader, _state, native, objects, plans
+from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
@@ -26,6 +26,7 @@ _fresh_of = objects.fresh_of
 _box_of = objects.box_of
 _owned_get = objects._owned.get
 _tls = _state.tls
+_running_get = _state.running_var.get
 run_drops = objects.run_drops
 _drop_views = objects.DROP_VIEWS
 _results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
@@ -33,6 +34,12 @@ _fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
+#: The version word of a closed container (or one the library gave none): its value is above
+#: any real configuration, so no described plan is valid against it.
+_NO_VERSION = c_size_t(2**64 - 1)
+#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None,
+#: the configuration it was described under).
+Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", int]
 
 
 def _check_scope(scope: object) -> Scope:
@@ -68,7 +75,7 @@ class Container:
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, tuple[int | c_uint32, Registration | None]] = {}
+        self._lookups: dict[object, Entry] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -81,11 +88,34 @@ class Container:
             raise error_for(status, self._api.last_error())
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
+        # Read per replayed resolve (see plans): this container's version word, then its parents'
+        self._word, self._parent_words = self._version_words()
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
+
+    def _version_words(self) -> tuple[c_size_t, tuple[c_size_t, ...]]:
+        """The version words of this container and its parents (``tether_container_versions``),
+        as ctypes views read without a call; ``_NO_VERSION`` if the library has none to give."""
+        cap = 8
+        for _ in range(4):
+            words = (c_void_p * cap)()
+            count = c_size_t()
+            status = self._api.tether_container_versions(self._handle, words, cap, byref(count))
+            if status == E_BUFFER_TOO_SMALL:
+                cap = count.value
+                continue
+            if status != OK:
+                break
+            views = [c_size_t.from_address(address or 0) for address in words[: count.value]]
+            return views[0], tuple(views[1:])
+        return _NO_VERSION, ()
+
+    def _configuration(self) -> int:
+        """The sum of the version words: a described plan is valid while it is unchanged."""
+        return sum([word.value for word in self._parent_words]) + self._word.value
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -122,6 +152,8 @@ class Container:
             )
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
+        self._word, self._parent_words = _NO_VERSION, ()  # no replay from a closed container
+        self._lookups.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
@@ -226,6 +258,7 @@ class Container:
         old = self._regs.get(reg.raw)
         self._regs[reg.raw] = reg
         _state.bump_generation()
+        self._lookups.clear()  # replay builders hold factories: let the replaced one go now
         if old is not None:
             old.retire()
 
@@ -264,17 +297,36 @@ class Container:
         ``CycleError``, ``RetainCycleError``, ``ArgumentMismatchError``, or ``FactoryError``
         (with the Python exception that caused it as ``__cause__``).
         """
+        try:
+            kid, cached_reg, build, stamp = self._lookups[key]
+        except (KeyError, TypeError):
+            if self._handle_arg is None:
+                raise InvalidHandleError("the container is closed") from None
+            kid, cached_reg, build, stamp = self._lookup(key)
+        else:
+            # A builder needs no generation check: a change to the registrations it calls (all
+            # of this container or its parents) changes the configuration, its stamp.
+            if build is None and self._lookups_generation != _generation[0]:
+                kid, cached_reg, build, stamp = self._lookup(key)
+        if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
+            running = _running_get(None)
+            if not running:  # not nested in a resolve of this thread
+                if running is None:
+                    running = _state.running()
+                # (a closed container's word never matches: close() replaces it)
+                if (self._word.value if not self._parent_words else self._configuration()) != stamp:
+                    kid, cached_reg, build, stamp = self._lookup(key)  # reconfigured: describe it again
+                if build is not None:
+                    running.append(None)
+                    try:
+                        return build()
+                    finally:
+                        running.pop()
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
-        try:
-            kid, cached_reg = self._lookups[key]
-            if self._lookups_generation != _generation[0]:
-                raise KeyError(key)
-        except (KeyError, TypeError):
-            kid, cached_reg = self._lookup(key)
         if args:
-            return self._resolve_args(key, args)
+            return self._resolve_args(key, kid, args)
         kept = None
         if cached_reg is not None:
             published = cached_reg.published
@@ -292,6 +344,10 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
+        running = _running_get(None)
+        if running is None:
+            running = _state.running()
+        running.append(None)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
             status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
@@ -302,6 +358,7 @@ class Container:
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = self._api.last_error() if status else ""
         finally:
+            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -354,15 +411,16 @@ class Container:
             raise InvalidHandleError("the resolved instance was released by another thread before it could be returned")
         return obj
 
-    def _resolve_args(self, key: Key, args: tuple[Any, ...]) -> Any:
+    def _resolve_args(self, key: Key, kid: int | c_uint32, args: tuple[Any, ...]) -> Any:
         """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
         handle = self._handle_arg
-        kid, _cached = self._lookup(key)
         reg = self._registration(encode_key(key))
         api = self._api
         frames = _tls.frames
         frame: list[Any] = [self]
         frames.append(frame)
+        running = _state.running()
+        running.append(None)
         out = c_void_p()
         pinned: Sequence[int] = ()
         try:
@@ -370,6 +428,7 @@ class Container:
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = api.last_error() if status else ""
         finally:
+            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -402,9 +461,9 @@ class Container:
         self._ref_release(ref)
         return obj
 
-    def _lookup(self, key: Key) -> tuple[int | c_uint32, Registration | None]:
-        """(interned id, the Python registration if it is WEAK- or SINGLETON-scoped) for ``key``,
-        cached until any registration changes."""
+    def _lookup(self, key: Key) -> Entry:
+        """The lookup entry of ``key`` (see ``Entry``), cached until any Python registration changes;
+        its builder, if any, is valid while the configuration is its stamp."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
@@ -414,10 +473,26 @@ class Container:
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
         # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
         cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
-        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None)
-        if len(self._lookups) < 1024:
+        build, stamp = None, -1
+        keep = len(self._lookups) < 1024
+        if keep and reg is not None and not cached and self._word is not _NO_VERSION:
+            stamp = self._configuration()  # before describing: a change meanwhile makes it stale
+            described = plans.describe(self._api, self.handle, kid)
+            if described is not None:
+                build = plans.builder(self._python_registrations(), *described)
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, stamp)
+        if keep:
             self._lookups[key] = entry
         return entry
+
+    def _python_registrations(self) -> dict[int, Registration]:
+        """The Python registrations of this container and its parents, by registration handle."""
+        found: dict[int, Registration] = {}
+        container: Container | None = self
+        while container is not None:
+            found.update((reg.handle, reg) for reg in container._regs.values() if reg.handle is not None)
+            container = container._parent
+        return found
 
     # -- caches, checks, pictures -----------------------------------------------------
 

@@ -20,6 +20,7 @@ class Status(enum.IntEnum):
     E_WRONG_CONTEXT = 9
     E_NO_MEMORY = 10
     E_WOULD_BLOCK = 11
+    E_BUFFER_TOO_SMALL = 12
 
     @property
     def c_name(self) -> str:
@@ -108,6 +109,12 @@ class WouldBlockError(TetherError):
     status = Status.E_WOULD_BLOCK
 
 
+class BufferTooSmallError(TetherError):
+    """TETHER_E_BUFFER_TOO_SMALL: a buffer passed to the library was too small (the binding retries)."""
+
+    status = Status.E_BUFFER_TOO_SMALL
+
+
 class LibraryNotFoundError(ImportError):
     """libtether.so could not be found or loaded; the message lists where the binding looked."""
 
@@ -130,6 +137,7 @@ _BY_STATUS: dict[int, type[TetherError]] = {
         WrongContextError,
         NoMemoryError,
         WouldBlockError,
+        BufferTooSmallError,
     )
 }
 

@@ -56,12 +56,17 @@ _ARGTYPES = {
 }
 
 
+def reason(exc: BaseException) -> bytes:
+    """What a failing factory tells the library (``tether_set_error``): the exception, as text."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text.replace("\0", "\\0").encode("utf-8", "replace")
+
+
 def fail(api: Api, exc: BaseException) -> None:
     """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
     _state.park(exc)
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     try:
-        api.tether_set_error(text.replace("\0", "\\0").encode("utf-8", "replace"))
+        api.tether_set_error(reason(exc))
     except Exception:
         pass
 

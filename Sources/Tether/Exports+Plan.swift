@@ -1,0 +1,58 @@
+import TetherCore
+
+/// tether_plan_step: registration handle, first input, slot count, parent (checked in the header).
+private let planStepStride = 32
+
+@_cdecl("tether_plan_describe")
+public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
+                                 _ inputs: UnsafeMutablePointer<Int32>?, _ inputCap: Int,
+                                 _ stepCount: UnsafeMutablePointer<Int>?, _ inputCount: UnsafeMutablePointer<Int>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_plan_describe"
+        guard let stepCount, let inputCount else { throw invalid(function, "step_count and input_count must not be NULL") }
+        stepCount.pointee = 0
+        inputCount.pointee = 0
+        guard stepCap == 0 || steps != nil else { throw invalid(function, "steps is NULL but step_cap is \(stepCap)") }
+        guard inputCap == 0 || inputs != nil else { throw invalid(function, "inputs is NULL but input_cap is \(inputCap)") }
+        let container = try containerArgument(c, function)
+        let key = try internedKey(key, function)
+        guard let plan = try container.describePlan(key) else { return }
+        let slots = plan.steps.reduce(0) { $0 + $1.inputs.count }
+        stepCount.pointee = plan.steps.count
+        inputCount.pointee = slots
+        guard plan.steps.count <= stepCap, slots <= inputCap else {
+            throw TetherError(.bufferTooSmall, "\(function): the plan of \(key.quoted) has \(plan.steps.count) steps and \(slots) inputs, "
+                + "the buffers hold \(stepCap) and \(inputCap); call again with buffers of at least *step_count and *input_count")
+        }
+        var next = 0
+        for (i, step) in plan.steps.enumerated() {
+            let base = steps! + i * planStepStride
+            base.storeBytes(of: step.registration.attachment.load(ordering: .acquiring), as: UInt.self)
+            base.storeBytes(of: next, toByteOffset: 8, as: Int.self)
+            base.storeBytes(of: step.inputs.count, toByteOffset: 16, as: Int.self)
+            base.storeBytes(of: step.parent, toByteOffset: 24, as: Int.self)
+            for input in step.inputs {
+                inputs![next] = Int32(input)
+                next += 1
+            }
+        }
+    }
+}
+
+@_cdecl("tether_container_versions")
+public func tether_container_versions(_ c: OpaquePointer?, _ words: UnsafeMutablePointer<UnsafeRawPointer?>?, _ cap: Int,
+                                      _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_container_versions"
+        guard let count else { throw invalid(function, "count must not be NULL") }
+        count.pointee = 0
+        guard cap == 0 || words != nil else { throw invalid(function, "words is NULL but cap is \(cap)") }
+        let addresses = try containerArgument(c, function).versionAddresses
+        count.pointee = addresses.count
+        guard addresses.count <= cap else {
+            throw TetherError(.bufferTooSmall, "\(function): the container and its parents have \(addresses.count) version words, "
+                + "the buffer holds \(cap); call again with a buffer of at least *count")
+        }
+        for (i, address) in addresses.enumerated() { words![i] = address }
+    }
+}

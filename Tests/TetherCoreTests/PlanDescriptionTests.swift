@@ -1,0 +1,96 @@
+// Plan descriptions: what a binding that calls its own factories gets (Container.describePlan),
+// and the version words it checks them against (Container.versionAddresses).
+import Testing
+import TetherCore
+
+@Suite struct PlanDescriptionTests {
+    /// Inputs per step, as step indices, "ctx" and "res".
+    private func shape(_ plan: PlanDescription) -> [String] {
+        plan.steps.map { step in
+            let inputs = step.inputs.map { $0 == PlanDescription.context ? "ctx" : $0 == PlanDescription.resolver ? "res" : String($0) }
+            return "\(step.registration.key.name)(\(inputs.joined(separator: ",")))^\(step.parent)"
+        }
+    }
+
+    @Test func describesTheOrderTheGraphBuildsIn() throws {
+        let fx = try Fixture()
+        try fx.register("A", [.resolver, dep("B"), dep("G"), .context])
+        try fx.register("B", [dep("T"), dep("T"), dep("G")])
+        try fx.register("G")
+        try fx.register("T", scope: .transient)
+        let plan = try #require(try fx.container.describePlan(Key("A")))
+        #expect(shape(plan) == ["T()^3", "T()^3", "G()^3", "B(0,1,2)^4", "A(res,3,2,ctx)^-1"])
+        // The core's own replay still declines resolver slots: A is built step by step.
+        let a = try fx.resolve("A")
+        #expect(withExtendedLifetime(a) { Obj.of(a).label == "A" })
+        #expect(!fx.container.registration(for: Key("A"))!.hasCurrentPlan)
+        #expect(fx.bridge.openResolvers == 0)
+    }
+
+    @Test func declinesWhatIsNotPlain() throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        try fx.register("W", scope: .weak)
+        try fx.register("NeedsS", [dep("S")])
+        try fx.register("NeedsW", [weakDep("G")])
+        try fx.register("Lazy", [lazyDep("G")])
+        try fx.register("G")
+        try fx.register("Args", [.argument(.i64)])
+        try fx.register("Missing", [dep("Nowhere")])
+        try fx.register("Cycle1", [dep("Cycle2")])
+        try fx.register("Cycle2", [dep("Cycle1")])
+        fx.onComplete(try fx.register("Completes"))
+        try fx.register("NeedsCompletes", [dep("Completes")])
+        for key in ["S", "W", "NeedsS", "NeedsW", "Lazy", "Args", "Missing", "Cycle1", "Completes", "NeedsCompletes"] {
+            #expect(try fx.container.describePlan(Key(key)) == nil, "\(key)")
+        }
+        #expect(try fx.container.describePlan(Key("G")) != nil)
+        expectError(.notFound, "\"Unregistered\"") { try fx.container.describePlan(Key("Unregistered")) }
+        fx.container.usesPlans = false
+        #expect(try fx.container.describePlan(Key("G")) == nil)
+        try fx.container.close()
+        expectError(.invalidHandle) { try fx.container.describePlan(Key("G")) }
+    }
+
+    /// From a child: the child's registrations shadow the parent's, as in a resolve.
+    @Test func describesFromTheResolvingContainer() throws {
+        let fx = try Fixture()
+        let child = try fx.child()
+        try fx.register("A", [dep("B")])
+        try fx.register("B")
+        let overriding = try fx.register("B", in: child)
+        let plan = try #require(try child.describePlan(Key("A")))
+        #expect(plan.steps.first?.registration === overriding)
+    }
+
+    @Test func versionWordsAreTheConfigurationInPlace() throws {
+        let fx = try Fixture()
+        let child = try fx.child()
+        let words = child.versionAddresses
+        #expect(words.count == 2 && fx.container.versionAddresses.first == words[1])
+        func sum() -> UInt { words.reduce(0) { $0 &+ $1.load(as: UInt.self) } }
+        #expect(sum() == child.configuration)
+        let before = sum()
+        try fx.register("K", in: child)
+        #expect(sum() == child.configuration && sum() != before)
+        let afterChild = sum()
+        try fx.register("K")  // the parent's word
+        #expect(sum() == child.configuration && sum() != afterChild)
+    }
+
+    /// A freed container's word is never freed: the next container takes it as it is, and it
+    /// only grows, so a sum read from it before never comes back.
+    @Test func versionWordsOutliveTheirContainers() throws {
+        var address: UnsafeRawPointer?
+        var last: UInt = 0
+        for _ in 0..<3 {
+            let fx = try Fixture()
+            if let address { #expect(address.load(as: UInt.self) >= last) }
+            try fx.register("K")
+            try fx.container.close()
+            address = fx.container.versionAddresses[0]
+            last = address!.load(as: UInt.self)
+        }
+        #expect(address!.load(as: UInt.self) >= last)
+    }
+}

@@ -1,0 +1,222 @@
+/* tether_plan_describe and tether_container_versions: the plan handed to bindings that run their
+ * own factories, and the words that say when it went stale. Every status, and the plans it
+ * declines to hand out. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
+#include <stdlib.h>
+#include "harness.h"
+
+static void *make(void) { static int instance; return &instance; }
+static void *make_dep(void *a) { return a; }
+static tether_status complete(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance; (void)context;
+    return TETHER_OK;
+}
+
+static int plans_off(void) {
+    const char *off = getenv("TETHER_NO_PLANS");
+    return off && strcmp(off, "1") == 0;
+}
+
+static uint32_t key_of(tether_container *c, const char *key) {
+    uint32_t id = 0;
+    CHECK_OK(tether_intern(c, key, &id));
+    return id;
+}
+
+/* The step count tether_plan_describe reports for `key` (with buffers large enough). */
+static size_t described_steps(tether_container *c, const char *key) {
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 99, input_count = 99;
+    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, &step_count, &input_count));
+    return step_count;
+}
+
+/* A(B, Ctx) with a hidden resolver first, B(T, T) transient T twice, graph-scoped G shared. */
+static void test_describes_steps_inputs_and_parents(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_registration *ra, *rb, *rt;
+    tether_param a_params[] = { TETHER_RESOLVER, TETHER_DEP("B"), TETHER_CONTEXT };
+    tether_param b_params[] = { TETHER_DEP("T"), TETHER_DEP("T") };
+    CHECK_OK(tether_register(c, "A", (tether_fn)make_dep, a_params, 3, &ra));
+    CHECK_OK(tether_register(c, "B", (tether_fn)make_dep, b_params, 2, &rb));
+    CHECK_OK(tether_register(c, "T", (tether_fn)make, NULL, 0, &rt));
+    CHECK_OK(tether_set_scope(rt, TETHER_SCOPE_TRANSIENT));
+
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 99, input_count = 99;
+    CHECK_OK(tether_plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, &step_count, &input_count));
+    if (plans_off()) {
+        CHECK(step_count == 0 && input_count == 0);
+    } else {
+        /* post-order: T, T, B, A; every slot's input in declared order */
+        CHECK(step_count == 4 && input_count == 5);
+        CHECK(steps[0].registration == rt && steps[1].registration == rt);
+        CHECK(steps[2].registration == rb && steps[3].registration == ra);
+        CHECK(steps[0].slot_count == 0 && steps[2].slot_count == 2 && steps[3].slot_count == 3);
+        CHECK(steps[2].first_input == 0 && steps[3].first_input == 2);
+        CHECK(inputs[0] == 0 && inputs[1] == 1);  /* a transient step per slot */
+        CHECK(inputs[2] == TETHER_PLAN_INPUT_RESOLVER && inputs[3] == 2 && inputs[4] == TETHER_PLAN_INPUT_CONTEXT);
+        CHECK(steps[0].parent == 2 && steps[1].parent == 2 && steps[2].parent == 3 && steps[3].parent == -1);
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
+/* The first asker of a shared step is its parent (the frame below its factory), not a later one. */
+static void test_parent_is_the_first_asker(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param p_params[] = { TETHER_DEP("X"), TETHER_DEP("Q") };
+    tether_param q_params[] = { TETHER_DEP("X") };
+    CHECK_OK(tether_register(c, "P", (tether_fn)make_dep, p_params, 2, NULL));
+    CHECK_OK(tether_register(c, "Q", (tether_fn)make_dep, q_params, 1, NULL));
+    CHECK_OK(tether_register(c, "X", (tether_fn)make, NULL, 0, NULL));
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 0, input_count = 0;
+    CHECK_OK(tether_plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, &step_count, &input_count));
+    if (!plans_off()) {
+        CHECK(step_count == 3);  /* X, Q, P */
+        CHECK(steps[0].parent == 2 && steps[1].parent == 2);
+        CHECK(steps[0].registration == NULL);  /* registered without a handle */
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_no_plan_for_graphs_that_are_not_plain(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_s[] = { TETHER_DEP("S") }, dep_cb[] = { TETHER_DEP("CB") }, dep_missing[] = { TETHER_DEP("Missing") };
+    tether_param dep_cyc2[] = { TETHER_DEP("Cyc2") }, dep_cyc1[] = { TETHER_DEP("Cyc1") }, dep_w[] = { TETHER_WEAK("Plain") };
+    tether_param arg[] = { TETHER_I64 };
+    tether_registration *s, *cb;
+    CHECK_OK(tether_register(c, "Plain", (tether_fn)make, NULL, 0, NULL));
+    CHECK_OK(tether_register(c, "S", (tether_fn)make, NULL, 0, &s));
+    CHECK_OK(tether_set_scope(s, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_register(c, "NeedsSingleton", (tether_fn)make_dep, dep_s, 1, NULL));
+    CHECK_OK(tether_register(c, "CB", (tether_fn)make, NULL, 0, &cb));
+    CHECK_OK(tether_on_complete(cb, complete, NULL));
+    CHECK_OK(tether_register(c, "NeedsCallback", (tether_fn)make_dep, dep_cb, 1, NULL));
+    CHECK_OK(tether_register(c, "NeedsMissing", (tether_fn)make_dep, dep_missing, 1, NULL));
+    CHECK_OK(tether_register(c, "Cyc1", (tether_fn)make_dep, dep_cyc2, 1, NULL));
+    CHECK_OK(tether_register(c, "Cyc2", (tether_fn)make_dep, dep_cyc1, 1, NULL));
+    CHECK_OK(tether_register(c, "Weak", (tether_fn)make_dep, dep_w, 1, NULL));
+    CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, arg, 1, NULL));
+    CHECK(described_steps(c, "Plain") == (plans_off() ? 0 : 1));
+    const char *declined[] = { "S", "NeedsSingleton", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak", "Args" };
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
+        if (described_steps(c, declined[i]) != 0) {
+            fprintf(stderr, "  %s was described\n", declined[i]);
+            CHECK(0);
+        }
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_statuses(void) {
+    tether_container *c, *freed;
+    CHECK_OK(tether_container_new(NULL, &c));
+    CHECK_OK(tether_container_new(NULL, &freed));
+    CHECK_OK(tether_container_free(freed));
+    tether_param dep_b[] = { TETHER_DEP("B") };
+    tether_registration *ra;
+    CHECK_OK(tether_register(c, "A", (tether_fn)make_dep, dep_b, 1, &ra));
+    CHECK_OK(tether_register(c, "B", (tether_fn)make, NULL, 0, NULL));
+    uint32_t a = key_of(c, "A"), unregistered = key_of(c, "NotRegisteredAnywhere");
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 99, input_count = 99;
+
+    CHECK_STATUS(tether_plan_describe(NULL, a, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_HANDLE);
+    CHECK(step_count == 0 && input_count == 0);
+    CHECK_STATUS(tether_plan_describe(freed, a, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_plan_describe((tether_container *)ra, a, steps, 8, inputs, 16, &step_count, &input_count),
+                 TETHER_E_INVALID_HANDLE);  /* a registration handle is no container */
+    CHECK_STATUS(tether_plan_describe(c, 0xfffffff0u, steps, 8, inputs, 16, &step_count, &input_count),
+                 TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("tether_intern");
+    CHECK_STATUS(tether_plan_describe(c, unregistered, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("NotRegisteredAnywhere");
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, &input_count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, &step_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, NULL, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, NULL, 16, &step_count, &input_count), TETHER_E_INVALID_ARGUMENT);
+
+    if (plans_off()) {
+        CHECK_OK(tether_plan_describe(c, a, NULL, 0, NULL, 0, &step_count, &input_count));
+        CHECK(step_count == 0 && input_count == 0);
+    } else {
+        /* too small: the counts needed, nothing else written */
+        steps[0].registration = NULL;
+        CHECK_STATUS(tether_plan_describe(c, a, NULL, 0, NULL, 0, &step_count, &input_count), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK(step_count == 2 && input_count == 1);
+        CHECK_ERROR_HAS("2 steps and 1 inputs");
+        CHECK_STATUS(tether_plan_describe(c, a, steps, 2, inputs, 0, &step_count, &input_count), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK(steps[0].registration == NULL);
+        CHECK_OK(tether_plan_describe(c, a, steps, 2, inputs, 1, &step_count, &input_count));
+        CHECK(step_count == 2 && steps[1].registration == ra && inputs[0] == 0);
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
+static size_t sum(const volatile size_t **words, size_t count) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++) total += *words[i];
+    return total;
+}
+
+static void test_version_words(void) {
+    tether_container *parent, *child, *freed;
+    CHECK_OK(tether_container_new(NULL, &parent));
+    CHECK_OK(tether_container_new(parent, &child));
+    CHECK_OK(tether_container_new(NULL, &freed));
+    CHECK_OK(tether_container_free(freed));
+    const volatile size_t *words[4] = {0};
+    size_t count = 99;
+
+    CHECK_STATUS(tether_container_versions(NULL, words, 4, &count), TETHER_E_INVALID_HANDLE);
+    CHECK(count == 0);
+    CHECK_STATUS(tether_container_versions(freed, words, 4, &count), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_container_versions(child, words, 4, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_container_versions(child, NULL, 4, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_container_versions(child, words, 1, &count), TETHER_E_BUFFER_TOO_SMALL);
+    CHECK(count == 2 && words[0] == NULL);
+
+    CHECK_OK(tether_container_versions(child, words, 4, &count));
+    CHECK(count == 2 && words[0] && words[1] && words[0] != words[1]);
+    const volatile size_t *parent_word = NULL;
+    CHECK_OK(tether_container_versions(parent, &parent_word, 1, &count));
+    CHECK(count == 1 && parent_word == words[1]);
+
+    /* every configuration change, here or in the parent, changes the sum */
+    size_t before = sum(words, 2);
+    tether_registration *r;
+    CHECK_OK(tether_register(child, "K", (tether_fn)make, NULL, 0, &r));
+    size_t after_child = sum(words, 2);
+    CHECK(after_child > before);
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    CHECK(sum(words, 2) > after_child);
+    size_t own = *words[0];
+    CHECK_OK(tether_register(parent, "K", (tether_fn)make, NULL, 0, NULL));
+    CHECK(*words[0] == own && sum(words, 2) > after_child);
+
+    /* the words outlive their containers (read after the free: ASan checks it) and never go back */
+    size_t last = sum(words, 2);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+    CHECK(sum(words, 2) > last);
+    tether_container *next;
+    CHECK_OK(tether_container_new(NULL, &next));
+    CHECK(sum(words, 2) > last);
+    CHECK_OK(tether_container_free(next));
+}
+
+int main(void) {
+    RUN(test_describes_steps_inputs_and_parents);
+    RUN(test_parent_is_the_first_asker);
+    RUN(test_no_plan_for_graphs_that_are_not_plain);
+    RUN(test_statuses);
+    RUN(test_version_words);
+    return harness_finish();
+}

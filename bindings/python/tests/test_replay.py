@@ -1,0 +1,416 @@
+"""Replayed resolves (tether.plans): the library describes a plain graph's plan and the binding
+calls the Python factories itself. Every scenario runs twice, on containers that replay and on
+containers made with TETHER_NO_PLANS=1 (no plan described: every resolve goes through the
+library), and both must give the same results: calls, sharing, errors, invalidation."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import os
+import threading
+import weakref
+from typing import Any, Callable, Iterator
+
+import pytest
+
+import tether
+from tether import Scope, objects, plans
+
+PATHS = ("replay", "library")
+
+
+class Made:
+    """Counts replays: every build function ``plans.builder`` makes, wrapped."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.containers: list[tether.Container] = []
+        self.replays = 0
+
+    def __call__(self, parent: tether.Container | None = None) -> tether.Container:
+        saved = os.environ.get("TETHER_NO_PLANS")
+        os.environ["TETHER_NO_PLANS"] = "1" if self.path == "library" else "0"
+        try:
+            container = tether.Container(parent)
+        finally:
+            if saved is None:
+                del os.environ["TETHER_NO_PLANS"]
+            else:
+                os.environ["TETHER_NO_PLANS"] = saved
+        self.containers.append(container)
+        return container
+
+
+@contextlib.contextmanager
+def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
+    """Containers for one path; closed afterwards, leaving no Python object in C boxes."""
+    before = objects.live_count()
+    made = Made(path)
+    real = plans.builder
+
+    def counting(*args: Any) -> Callable[[], Any] | None:
+        build = real(*args)
+        if build is None:
+            return None
+
+        def counted() -> Any:
+            made.replays += 1
+            return build()
+
+        return counted
+
+    monkeypatch.setattr(plans, "builder", counting)
+    try:
+        yield made
+    finally:
+        monkeypatch.setattr(plans, "builder", real)
+        for container in reversed(made.containers):
+            container.close()
+        gc.collect()
+        assert objects.live_count() == before, "C boxes still hold Python objects after close"
+
+
+def both(monkeypatch: pytest.MonkeyPatch, scenario: Callable[[Made], Any], replays: bool = True) -> Any:
+    """Runs ``scenario`` on both paths; asserts equal results and which path ran; returns the result."""
+    results = {}
+    for path in PATHS:
+        with containers(path, monkeypatch) as made:
+            results[path] = scenario(made)
+            if path == "library" or not replays:
+                assert made.replays == 0, f"{path}: replayed {made.replays} resolves"
+            else:
+                assert made.replays > 0, "replay: no resolve was replayed"
+    assert results["replay"] == results["library"]
+    return results["replay"]
+
+
+class Node:
+    """An object with named dependencies; ``log`` records construction order."""
+
+    log: list[str] = []
+
+    def __init__(self, name: str, *deps: Any) -> None:
+        self.name = name
+        self.deps = deps
+        Node.log.append(name)
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(map(repr, self.deps))})"
+
+
+def factory(name: str) -> Callable[..., Node]:
+    return lambda *deps: Node(name, *deps)
+
+
+def register_all(c: tether.Container, graph: dict[str, list[str]], scope: Scope = Scope.GRAPH,
+                 scopes: dict[str, Scope] | None = None) -> None:
+    for key, deps in graph.items():
+        c.register(key, factory(key), deps=deps, scope=(scopes or {}).get(key, scope))
+
+
+S4 = {
+    "App": ["Svc1", "Svc2", "Svc3"],
+    "Svc1": ["Repo1", "Repo2"], "Svc2": ["Repo2", "Repo3"], "Svc3": ["Repo3", "Repo4"],
+    "Repo1": ["Log", "Cfg"], "Repo2": ["Log", "Pool"], "Repo3": ["Cfg", "Clock", "Log"], "Repo4": ["Pool", "Clock"],
+    "Log": [], "Cfg": [], "Pool": [], "Clock": [],
+}
+
+
+def identities(root: Node) -> list[tuple[str, int]]:
+    """Every node reachable from ``root`` (depth-first, slot order) with the index of its first
+    appearance: equal lists mean the same shape and the same sharing."""
+    seen: dict[int, int] = {}
+    out: list[tuple[str, int]] = []
+
+    def walk(node: Node) -> None:
+        out.append((node.name, seen.setdefault(id(node), len(seen))))
+        for dep in node.deps:
+            walk(dep)
+
+    walk(root)
+    return out
+
+
+# -- what a resolve makes --------------------------------------------------------------------
+
+
+def test_chain_calls_factories_in_the_same_order(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": ["C"], "C": []}, Scope.TRANSIENT)
+        Node.log = []
+        results = [c.resolve("A") for _ in range(3)]
+        fresh = len({id(n) for a in results for n in (a, a.deps[0], a.deps[0].deps[0])})
+        return Node.log, [repr(a) for a in results], fresh
+
+    log, shapes, fresh = both(monkeypatch, scenario)
+    assert log == ["C", "B", "A"] * 3 and shapes == ["A(B(C()))"] * 3 and fresh == 9
+
+
+def test_graph_scope_shares_and_transient_is_fresh(monkeypatch):
+    graph = dict(S4, Log=["T"], Clock=["T", "T"], T=[])
+
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, graph, scopes={"T": Scope.TRANSIENT})
+        Node.log = []
+        first, second = c.resolve("App"), c.resolve("App")
+        shared = first.deps[0].deps[1] is first.deps[1].deps[0]  # Repo2 of Svc1 and Svc2
+        apart = {id(n) for n in (first, first.deps[0], first.deps[0].deps[0])} & {id(n) for n in (second, second.deps[0], second.deps[0].deps[0])}
+        return Node.log, identities(first), identities(second), shared, apart
+
+    log, first, second, shared, apart = both(monkeypatch, scenario)
+    assert shared and not apart and first == second
+    assert log.count("T") == 6 and log.count("Log") == 2 and log.count("App") == 2  # T per slot, Log per resolve
+
+
+def test_objects_live_as_long_as_python_holds_them(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": []})
+        a = c.resolve("A")
+        refs = [weakref.ref(a), weakref.ref(a.deps[0])]
+        b = a.deps[0]
+        del a
+        alive_after_a = [r() is not None for r in refs]
+        del b
+        return alive_after_a, [r() is not None for r in refs]
+
+    assert both(monkeypatch, scenario) == ([False, True], [False, False])
+
+
+class Log:
+    pass
+
+
+class Repo:
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+
+class Service:
+    def __init__(self, repo: Repo, log: Log) -> None:
+        self.repo, self.log = repo, log
+
+
+def test_autowired_classes(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        for cls in (Log, Repo, Service):
+            c.register(cls)
+        s = c.resolve(Service)
+        other = c.resolve(Service)
+        return type(s.repo), s.repo.log is s.log, other.log is not s.log
+
+    assert both(monkeypatch, scenario) == (Repo, True, True)
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def failure(c: tether.Container, key: str) -> tuple[Any, ...]:
+    with pytest.raises(tether.TetherError) as info:
+        c.resolve(key)
+    error = info.value
+    cause = error.__cause__
+    return type(error), error.status, str(error), type(cause), str(cause)
+
+
+def test_a_factory_raising_fails_the_same_way(monkeypatch):
+    def boom(*deps: Any) -> Any:
+        Node.log.append("boom")
+        raise RuntimeError("pool is down\0now")
+
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, S4)
+        c.register("Pool", boom)
+        Node.log = []
+        first = failure(c, "App")
+        second = failure(c, "App")  # nothing cached: the same factories run again
+        root = failure(c, "Pool")  # the root itself: no path in the message
+        return first, second, root, Node.log
+
+    first, second, root, log = both(monkeypatch, scenario)
+    assert first == second and first[0] is tether.FactoryError and first[3] is RuntimeError
+    assert first[2] == ('factory for "Pool" returned NULL: RuntimeError: pool is down\\0now '
+                        '(while resolving "App" -> "Svc1" -> "Repo2" -> "Pool")')
+    assert root[2] == 'factory for "Pool" returned NULL: RuntimeError: pool is down\\0now'
+    assert log == ["Log", "Cfg", "Repo1", "boom"] * 2 + ["boom"]  # no factory twice, none after the failure
+
+
+def test_a_factory_returning_none_fails_the_same_way(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B", "C"], "B": [], "C": ["B"]})
+        c.register("B", lambda: None)
+        return failure(c, "A")
+
+    error = both(monkeypatch, scenario)
+    assert error[0] is tether.FactoryError and error[3] is ValueError
+    assert error[2] == ("factory for \"B\" returned NULL: ValueError: the factory for 'B' returned None; "
+                        "return the instance (raise to fail) (while resolving \"A\" -> \"B\")")
+
+
+def test_keyboard_interrupt_is_not_wrapped(monkeypatch):
+    def interrupted(*deps: Any) -> Any:
+        raise KeyboardInterrupt
+
+    def scenario(make: Made) -> Any:
+        c = make()
+        c.register("A", factory("A"), deps=["B"])
+        c.register("B", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            c.resolve("A")
+        return True
+
+    # a failed resolve is no replay either way: count the one that succeeds afterwards
+    def and_then(make: Made) -> Any:
+        scenario(make)
+        c = make.containers[0]
+        c.register("B", factory("B"))
+        return repr(c.resolve("A"))
+
+    assert both(monkeypatch, and_then) == "A(B())"
+
+
+# -- invalidation ------------------------------------------------------------------------------
+
+
+def test_re_registering_from_python(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": []})
+        before = repr(c.resolve("A"))
+        c.register("B", factory("B2"))
+        after = repr(c.resolve("A"))
+        c.register("B", factory("B3"), deps=["C"])
+        c.register("C", factory("C"), scope=Scope.SINGLETON)  # no longer plain: through the library
+        last = repr(c.resolve("A"))
+        return before, after, last
+
+    assert both(monkeypatch, scenario) == ("A(B())", "A(B2())", "A(B3(C()))")
+
+
+def register_from_c(container: tether.Container, key: bytes) -> None:
+    """Registers ``key`` as C code sharing the container would: tether_register with a C function
+    of libc (``__errno_location``: no parameters, a valid pointer), through the ABI only."""
+    api = tether._loader.api()
+    fn = ctypes.cast(ctypes.CDLL(None).__errno_location, ctypes.c_void_p)
+    assert api.tether_register(container.handle, key, fn, None, 0, None) == 0, api.last_error()
+
+
+def test_a_key_re_registered_from_c(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": []})
+        Node.log = []
+        c.resolve("A")
+        generation = tether._state.generation[0]
+        register_from_c(c, b"B")
+        assert tether._state.generation[0] == generation  # only the library knows
+        a = c.resolve("A")
+        b = a.deps[0]
+        native = isinstance(b, tether.NativeRef)
+        b.release()
+        return Node.log, native
+
+    assert both(monkeypatch, scenario) == (["B", "A", "A"], True)
+
+
+def test_a_parent_gaining_a_shadowing_registration(monkeypatch):
+    def scenario(make: Made) -> Any:
+        grandparent = make()
+        register_all(grandparent, {"A": ["B"], "B": []})
+        parent = make(grandparent)
+        child = make(parent)
+        shapes = [repr(child.resolve("A"))]
+        parent.register("B", factory("ParentB"))  # from Python
+        shapes.append(repr(child.resolve("A")))
+        register_from_c(parent, b"B")  # from C: only the parent's version word tells
+        a = child.resolve("A")
+        shapes.append(type(a.deps[0]).__name__)
+        a.deps[0].release()
+        return shapes
+
+    assert both(monkeypatch, scenario) == ["A(B())", "A(ParentB())", "NativeRef"]
+
+
+def test_a_closed_container_refuses_as_before(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": []})
+        c.resolve("A")
+        c.close()
+        with pytest.raises(tether.InvalidHandleError) as info:
+            c.resolve("A")
+        return str(info.value)
+
+    assert both(monkeypatch, scenario) == "the container is closed"
+
+
+# -- nesting and threads ------------------------------------------------------------------------
+
+
+def test_nested_resolves_go_through_the_library(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        nested_frames: list[bool] = []
+
+        def inner(leaf: Node) -> Node:
+            nested_frames.append(bool(tether._state.tls.frames))  # in a resolve through the library
+            return Node("Inner", leaf)
+
+        c.register("Inner", inner, deps=["Leaf"])
+        c.register("Leaf", factory("Leaf"))
+        c.register("Outer", lambda leaf: Node("Outer", leaf, c.resolve("Inner")), deps=["Leaf"])
+        outer = c.resolve("Outer")
+        return repr(outer), outer.deps[0] is not outer.deps[1].deps[0], nested_frames
+
+    assert both(monkeypatch, scenario) == ("Outer(Leaf(), Inner(Leaf()))", True, [True])
+
+
+def test_a_resolve_that_keeps_resolving_itself_is_stopped(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        c.register("Loop", lambda: c.resolve("Loop"))
+        with pytest.raises(tether.FactoryError) as info:
+            c.resolve("Loop")
+        error: BaseException = info.value
+        while error.__cause__ is not None:
+            error = error.__cause__
+        return type(error)
+
+    # Python's recursion limit stops it before the library's nesting limit (256), either way
+    assert both(monkeypatch, scenario) in (RecursionError, tether.CycleError)
+
+
+def test_threads_resolving_while_another_re_registers(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"A": ["B"], "B": ["C"], "C": []}, Scope.TRANSIENT)
+        errors: list[BaseException] = []
+        shapes: set[str] = set()
+        stop = threading.Event()
+
+        def resolver() -> None:
+            try:
+                while not stop.is_set():
+                    a = c.resolve("A")
+                    shapes.add(repr(a))
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=resolver) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for i in range(100):
+            c.register("B", factory("B1" if i % 2 else "B2"), deps=["C"], scope=Scope.TRANSIENT)
+        stop.set()
+        for t in threads:
+            t.join()
+        return errors, shapes <= {"A(B(C()))", "A(B1(C()))", "A(B2(C()))"}, repr(c.resolve("A"))
+
+    assert both(monkeypatch, scenario) == ([], True, "A(B1(C()))")
