@@ -81,7 +81,7 @@ func benchTether() -> Contender {
         let key = Key("A")
         try checkS1(try resolveObject(c, key, as: A.self))
         var failure: Error?
-        let ns = measure { n in
+        let ns = measure("S1") { n in
             for _ in 0..<n {
                 do { consume(try resolveObject(c, key, as: A.self)) } catch { failure = error; return }
             }
@@ -99,7 +99,7 @@ func benchTether() -> Contender {
         let a = try resolveObject(c, key, as: Config.self), b = try resolveObject(c, key, as: Config.self)
         guard a === b else { throw CheckFailure(description: "S2: singleton not shared") }
         var failure: Error?
-        let ns = measure { n in
+        let ns = measure("S2") { n in
             for _ in 0..<n {
                 do { consume(try resolveObject(c, key, as: Config.self)) } catch { failure = error; return }
             }
@@ -134,7 +134,7 @@ func benchTether() -> Contender {
         let calls = (parentFactoryCalls, childFactoryCalls)
         try checkS3(first)
         var failure: Error?
-        let ns = measure { n in
+        let ns = measure("S3") { n in
             for _ in 0..<n {
                 do { consume(try resolveObject(c, parentKey, as: Parent.self)) } catch { failure = error; return }
             }
@@ -162,7 +162,7 @@ func benchTether() -> Contender {
         let key = Key("App")
         try checkS4(try resolveObject(c, key, as: App.self))
         var failure: Error?
-        let ns = measure { n in
+        let ns = measure("S4") { n in
             for _ in 0..<n {
                 do { consume(try resolveObject(c, key, as: App.self)) } catch { failure = error; return }
             }
