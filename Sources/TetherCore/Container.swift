@@ -67,7 +67,23 @@ public final class Container: @unchecked Sendable {
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: Factory,
                          configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
-        let registration = Registration(key: key, params: params, factory: factory, container: self)
+        try register(Registration(key: key, params: params, factory: factory, container: self), configure)
+    }
+
+    /// `register` of a factory of Swift objects: its instances are the objects,
+    /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
+    @discardableResult
+    public func register(_ key: Key, params: [Param], factory: ObjectFactory,
+                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        guard params.allSatisfy({ if case .dependency = $0 { true } else { false } }) else {
+            throw TetherError(.invalidArgument, "an ObjectFactory takes .dependency params only (registering \(key.quoted))")
+        }
+        return try register(Registration(key: key, params: params, factory: factory, container: self, holdsObject: true), configure)
+    }
+
+    private func register(_ registration: Registration,
+                          _ configure: (Registration) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        let key = registration.key
         configure(registration)
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
@@ -162,6 +178,41 @@ public final class Container: @unchecked Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
+    /// by the caller: no instance is kept for it (ARC keeps the object and what it
+    /// holds), so a graph of plain objects is made with no `Instance` at all (`Plan.runObjects`).
+    public func resolve<T: AnyObject>(_ key: Key, as type: T.Type = T.self) throws(TetherError) -> T {
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard let registration = unretainedRegistration(for: key) else {
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+        }
+        let outcome = registration._withUnsafeGuaranteedRef { registration -> ObjectOutcome in
+            let spec = registration.specReference
+            guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }) else {
+                return .failure(TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance"))
+            }
+            guard !registration.hasArguments else {
+                return .failure(TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance"))
+            }
+            if let hit = registration.cached(spec._withUnsafeGuaranteedRef { $0.scope }) {
+                return .root(Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue())
+            }
+            do throws(TetherError) { return .root(try Graph.resolveObject(registration, from: self)) } catch { return .failure(error) }
+        }
+        let object: AnyObject
+        switch consume outcome {
+        case .root(let made): object = made
+        case .failure(let error): throw error
+        case .declined: fatalError("unreachable")
+        }
+        // The exact class first (a compare), `is` for subclasses, then a cast without
+        // a check: `as?` would retain the result and release the object.
+        guard ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(T.self) || object is T else {
+            throw TetherError(.invalidArgument, "\(key.quoted) made a \(Swift.type(of: object)), not a \(T.self)")
+        }
+        return unsafeDowncast(object, to: T.self)
     }
 
     /// Empties this container's cache of `scope` (not its parents').

@@ -82,6 +82,29 @@ final class Graph {
         return try outcome.get()
     }
 
+    /// `resolve` for a caller that wants the root's object (its registration
+    /// `holdsObject`), owned: without instances when the plan makes objects.
+    static func resolveObject(_ registration: Registration, from container: Container) throws(TetherError) -> AnyObject {
+        let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread -> ObjectOutcome in
+            // Too deep: `resolve` reports it.
+            guard let plan = registration.plan(from: container), thread.nesting < maxNesting else { return .declined }
+            return plan._withUnsafeGuaranteedRef { plan in
+                guard plan.makesObjects else { return .declined }
+                thread.nesting += 1
+                defer { thread.nesting -= 1 }
+                return plan.runObjects()
+            }
+        }
+        switch consume outcome {
+        case .root(let object): return object
+        case .failure(let error): throw error
+        case .declined: break
+        }
+        let instance = try resolve(registration, from: container, arguments: .init(start: nil, count: 0))
+        defer { instance.release() }
+        return Unmanaged<AnyObject>.fromOpaque(instance._withUnsafeGuaranteedRef { $0.pointer }).takeUnretainedValue()
+    }
+
     /// One resolve on this graph, its build replayed from `plan` unless that
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
@@ -477,13 +500,16 @@ final class Graph {
                         }
                     }
                 }
-                if let error = outcome {
-                    var message = "completion callback #\(n + 1) of \(pending.instance.takeUnretainedValue().key.quoted) failed"
-                    if let reason = error.reason, !reason.isEmpty { message += ": \(reason)" }
-                    throw TetherError(.factoryFailed, message)
-                }
+                if let error = outcome { throw Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, error) }
             }
         }
+    }
+
+    /// The error of completion callback `n` (from 0) of an instance of `key`.
+    static func completionFailure(_ key: Key, _ n: Int, _ failure: CallbackFailure) -> TetherError {
+        var message = "completion callback #\(n + 1) of \(key.quoted) failed"
+        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
+        return TetherError(.factoryFailed, message)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when

@@ -41,6 +41,23 @@ final class Plan: @unchecked Sendable {
         /// there (its edges from the graph's made steps); made steps only.
         var blockOffset = 0
         var blockCount = 0
+        /// Its factory, when the plan makes objects (`makesObjects`); the registration keeps it.
+        var objectFactory: Unmanaged<ObjectFactory>?
+        /// An object resolve keeps its own reference to this step's object until
+        /// the completion callbacks ran: it has some, or is a target of one (a
+        /// dependent's factory might drop it).
+        var keepsObject = false
+    }
+
+    /// A completion callback of an object resolve (`runObjects`), in the order
+    /// `Graph` would run it: the step it completes, which of the step's callbacks,
+    /// and the steps of its declared targets (`inputs[firstTarget ..< firstTarget + targets]`).
+    struct CompletionCall {
+        let step: Int
+        let number: Int
+        let completion: Unmanaged<ObjectCompletion>
+        let firstTarget: Int
+        let targets: Int
     }
 
     /// Past this many instances, or this many slots in one factory, a graph
@@ -64,15 +81,21 @@ final class Plan: @unchecked Sendable {
     private let blockWords: Int
     /// `Container.configuration` of the lookup container when recorded.
     let configuration: UInt
+    /// Whether `runObjects` can resolve the graph: every made node a plain
+    /// object (`InstanceSpec.plainObject`), every shared one an object, every
+    /// completion callback an `ObjectCompletion` whose targets are weak ones in this graph.
+    let makesObjects: Bool
+    private let completionCalls: UnsafeBufferPointer<CompletionCall>
 
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
-    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration) }
+    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, completionCalls: nil) }
 
     deinit {
         for step in steps { step.spec?.release() }
         steps.deallocate()
         inputs.deallocate()
+        completionCalls.deallocate()
     }
 
     private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
@@ -90,7 +113,8 @@ final class Plan: @unchecked Sendable {
         for i in 0..<steps.count { body(i, steps[i]) }
     }
 
-    private init(steps: [Step], inputs: [Int], configuration: UInt) {
+    /// `completionCalls`: nil unless the plan makes objects.
+    private init(steps: [Step], inputs: [Int], configuration: UInt, completionCalls: [CompletionCall]?) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
@@ -109,6 +133,8 @@ final class Plan: @unchecked Sendable {
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
+        makesObjects = completionCalls != nil
+        self.completionCalls = Plan.copy(completionCalls ?? [])
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -117,7 +143,8 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: root.container)
         guard recorder.visit(Unmanaged.passUnretained(root)) != nil else { return nil }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration)
+        let calls = recorder.recordObjects()
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, completionCalls: calls)
     }
 
     private struct Recorder {
@@ -165,6 +192,38 @@ final class Plan: @unchecked Sendable {
             return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
                             completes: !spec.completions.isEmpty, parent: -1),
                        spec.scope == .graph ? id : nil)
+        }
+
+        /// After `visit`: whether the plan can make objects (`makesObjects`), and then
+        /// its completion calls (their targets appended to `inputs`) and factories.
+        mutating func recordObjects() -> [CompletionCall]? {
+            var calls: [CompletionCall] = []
+            for i in steps.indices {
+                let r = steps[i].registration.takeUnretainedValue()
+                guard !steps[i].isShared else {
+                    guard r.spec.holdsObject else { return nil }
+                    continue
+                }
+                // Object registrations declare .dependency params only (`Container.register`).
+                let spec = steps[i].spec!.takeUnretainedValue()
+                guard spec.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
+                for (number, completion) in spec.completions.enumerated() {
+                    guard let completion = completion as? ObjectCompletion else { return nil }
+                    let first = inputs.count
+                    for param in completion.params {
+                        // A target outside the graph would be built by the callback: `Graph` does that.
+                        guard case .weak(let key) = param, let target = lookup.unretainedRegistration(for: key),
+                              let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
+                        inputs.append(step)
+                        steps[step].keepsObject = true
+                    }
+                    steps[i].keepsObject = true
+                    calls.append(CompletionCall(step: i, number: number, completion: .passUnretained(completion),
+                                                firstTarget: first, targets: completion.params.count))
+                }
+                steps[i].objectFactory = .passUnretained(factory)
+            }
+            return calls
         }
 
         private mutating func add(_ step: Step, _ id: ObjectIdentifier?) -> Int? {
@@ -266,6 +325,80 @@ final class Plan: @unchecked Sendable {
                 }
             }
         })
+    }
+
+    /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
+    /// owned by the caller. A dependency goes to its first dependent's factory
+    /// with the reference made for it (later ones get new references); with
+    /// completion callbacks the plan keeps one to every object until they ran (a
+    /// factory may drop its dependency). Nil: the plan declined (a shared
+    /// dependency is not cached), before any factory ran.
+    func runObjects() -> ObjectOutcome {
+        // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
+            runObjects(ReferenceWords(base: buffer.baseAddress!), UnsafeMutableRawPointer(buffer.baseAddress! + Plan.maxSteps))
+        }
+    }
+
+    @inline(__always)
+    private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer) -> ObjectOutcome {
+        let count = steps.count
+        made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
+        /// Last first: dependents before dependencies, as a graph's `alive`.
+        func releaseAll() { for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) } }
+        if hasShared {
+            for i in 0..<count where steps[i].isShared {
+                let registration = steps[i].registration
+                let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+                guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else {
+                    releaseAll()
+                    return .declined
+                }
+                made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
+            }
+        }
+        for i in 0..<count where !steps[i].isShared {
+            let registration = steps[i].registration
+            let slots = registration._withUnsafeGuaranteedRef { $0.params.count }
+            let firstInput = steps[i].firstInput
+            for s in 0..<slots {
+                let input = inputs[firstInput + s]
+                let reference = steps[input].keepsObject ? made[input].retain() : made.take(input)
+                words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s * 8, as: UInt.self)
+            }
+            let arguments = ObjectArguments(words: words, count: slots, owns: true)
+            let failure = steps[i].objectFactory!._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
+                do throws(CallbackFailure) { made.set(i, .passRetained(try factory.make(arguments))) } catch { return error }
+                return nil
+            }
+            arguments.releaseUntaken()
+            if let failure {
+                releaseAll()
+                return .failure(registration._withUnsafeGuaranteedRef { Graph.factoryFailure($0, failure, path: path(to: i)) })
+            }
+        }
+        for call in completionCalls {
+            for t in 0..<call.targets {
+                words.storeBytes(of: UInt(bitPattern: made[inputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
+            }
+            let failure = made[call.step]._withUnsafeGuaranteedRef { object in
+                call.completion._withUnsafeGuaranteedRef { completion -> CallbackFailure? in
+                    do throws(CallbackFailure) {
+                        try completion.complete(object, with: ObjectArguments(words: words, count: call.targets, owns: false))
+                    } catch { return error }
+                    return nil
+                }
+            }
+            if let failure {
+                releaseAll()
+                let key = steps[call.step].registration._withUnsafeGuaranteedRef { $0.key }
+                return .failure(Graph.completionFailure(key, call.number, failure))
+            }
+        }
+        let root = made.take(count - 1)
+        // Without callbacks every other object went to its first dependent (each step is some step's input).
+        if !completionCalls.isEmpty { releaseAll() }
+        return .root(root.takeRetainedValue())
     }
 
     /// Calls `body` with the step of every non-context input of step `i`, in slot order.
