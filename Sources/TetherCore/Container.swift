@@ -183,36 +183,35 @@ public final class Container: @unchecked Sendable {
     /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
     /// by the caller: no instance is kept for it (ARC keeps the object and what it
     /// holds), so a graph of plain objects is made with no `Instance` at all (`Plan.runObjects`).
+    @inlinable
     public func resolve<T: AnyObject>(_ key: Key, as type: T.Type = T.self) throws(TetherError) -> T {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        guard let registration = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
-        }
-        let outcome = registration._withUnsafeGuaranteedRef { registration -> ObjectOutcome in
-            let spec = registration.specReference
-            guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }) else {
-                return .failure(TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance"))
-            }
-            guard !registration.hasArguments else {
-                return .failure(TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance"))
-            }
-            if let hit = registration.cached(spec._withUnsafeGuaranteedRef { $0.scope }) {
-                return .root(Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue())
-            }
-            do throws(TetherError) { return .root(try Graph.resolveObject(registration, from: self)) } catch { return .failure(error) }
-        }
-        let object: AnyObject
-        switch consume outcome {
-        case .root(let made): object = made
-        case .failure(let error): throw error
-        case .declined: fatalError("unreachable")
-        }
+        let object = try resolveObject(key)
         // The exact class first (a compare), `is` for subclasses, then a cast without
         // a check: `as?` would retain the result and release the object.
         guard ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(T.self) || object is T else {
             throw TetherError(.invalidArgument, "\(key.quoted) made a \(Swift.type(of: object)), not a \(T.self)")
         }
         return unsafeDowncast(object, to: T.self)
+    }
+
+    /// `resolve(_:as:)` without the type check.
+    public func resolveObject(_ key: Key) throws(TetherError) -> AnyObject {
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard let registration = unretainedRegistration(for: key) else {
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+        }
+        let spec = registration._withUnsafeGuaranteedRef { $0.specReference }
+        guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }) else {
+            throw TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")
+        }
+        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
+        }
+        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        if scope.isShared, let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
+            return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
+        }
+        return try Graph.resolveObject(registration, from: self)
     }
 
     /// Empties this container's cache of `scope` (not its parents').

@@ -84,23 +84,22 @@ final class Graph {
 
     /// `resolve` for a caller that wants the root's object (its registration
     /// `holdsObject`), owned: without instances when the plan makes objects.
-    static func resolveObject(_ registration: Registration, from container: Container) throws(TetherError) -> AnyObject {
-        let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread -> ObjectOutcome in
-            // Too deep: `resolve` reports it.
-            guard let plan = registration.plan(from: container), thread.nesting < maxNesting else { return .declined }
-            return plan._withUnsafeGuaranteedRef { plan in
-                guard plan.makesObjects else { return .declined }
-                thread.nesting += 1
-                defer { thread.nesting -= 1 }
-                return plan.runObjects()
+    /// Unretained throughout: the container keeps the registration, which keeps its plans.
+    static func resolveObject(_ registration: Unmanaged<Registration>, from container: Container) throws(TetherError) -> AnyObject {
+        let thread = ThreadState.currentReference
+        // Too deep: `resolve` reports it.
+        if let plan = registration._withUnsafeGuaranteedRef({ $0.plan(from: container) }),
+           plan._withUnsafeGuaranteedRef({ $0.makesObjects }), thread._withUnsafeGuaranteedRef({ $0.nesting < maxNesting }) {
+            thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
+            let outcome = plan._withUnsafeGuaranteedRef { $0.runObjects() }
+            thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }
+            switch consume outcome {
+            case .root(let object): return object
+            case .failure(let error): throw error
+            case .declined: break
             }
         }
-        switch consume outcome {
-        case .root(let object): return object
-        case .failure(let error): throw error
-        case .declined: break
-        }
-        let instance = try resolve(registration, from: container, arguments: .init(start: nil, count: 0))
+        let instance = try resolve(registration.takeUnretainedValue(), from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
         return Unmanaged<AnyObject>.fromOpaque(instance._withUnsafeGuaranteedRef { $0.pointer }).takeUnretainedValue()
     }

@@ -41,17 +41,33 @@ final class Plan: @unchecked Sendable {
         /// there (its edges from the graph's made steps); made steps only.
         var blockOffset = 0
         var blockCount = 0
-        /// Its factory, when the plan makes objects (`makesObjects`); the registration keeps it.
-        var objectFactory: Unmanaged<ObjectFactory>?
-        /// An object resolve keeps its own reference to this step's object until
-        /// the completion callbacks ran: it has some, or is a target of one (a
-        /// dependent's factory might drop it).
-        var keepsObject = false
     }
 
-    /// A completion callback of an object resolve (`runObjects`), in the order
-    /// `Graph` would run it: the step it completes, which of the step's callbacks,
-    /// and the steps of its declared targets (`inputs[firstTarget ..< firstTarget + targets]`).
+    /// What an object resolve (`runObjects`) reads, dense: its made steps in
+    /// creation order, their slots, and its completion calls.
+    struct Objects {
+        var steps: [ObjectStep] = []
+        /// Per slot of `steps`: the input step's index shifted left once, with
+        /// `keepBit` set when the resolve keeps its own reference to that object
+        /// until the completion callbacks ran (it has some or is a target of one:
+        /// a dependent's factory might drop it). Then the completion targets' steps.
+        var inputs: [Int] = []
+        var calls: [CompletionCall] = []
+        static var keepBit: Int { 1 }
+    }
+
+    /// A made step of an object resolve: its factory (the registration keeps it),
+    /// its index, and its slots `Objects.inputs[firstInput ..< firstInput + slots]`.
+    struct ObjectStep {
+        let factory: Unmanaged<ObjectFactory>
+        let index: Int
+        let firstInput: Int
+        let slots: Int
+    }
+
+    /// A completion callback of an object resolve, in the order `Graph` would
+    /// run it: the step it completes, which of the step's callbacks, and the
+    /// steps of its declared targets (`Objects.inputs[firstTarget ..< firstTarget + targets]`).
     struct CompletionCall {
         let step: Int
         let number: Int
@@ -85,16 +101,20 @@ final class Plan: @unchecked Sendable {
     /// object (`InstanceSpec.plainObject`), every shared one an object, every
     /// completion callback an `ObjectCompletion` whose targets are weak ones in this graph.
     let makesObjects: Bool
+    private let objectSteps: UnsafeBufferPointer<ObjectStep>
+    private let objectInputs: UnsafeBufferPointer<Int>
     private let completionCalls: UnsafeBufferPointer<CompletionCall>
 
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
-    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, completionCalls: nil) }
+    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, objects: nil) }
 
     deinit {
         for step in steps { step.spec?.release() }
         steps.deallocate()
         inputs.deallocate()
+        objectSteps.deallocate()
+        objectInputs.deallocate()
         completionCalls.deallocate()
     }
 
@@ -113,8 +133,8 @@ final class Plan: @unchecked Sendable {
         for i in 0..<steps.count { body(i, steps[i]) }
     }
 
-    /// `completionCalls`: nil unless the plan makes objects.
-    private init(steps: [Step], inputs: [Int], configuration: UInt, completionCalls: [CompletionCall]?) {
+    /// `objects`: nil unless the plan makes objects.
+    private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
@@ -133,8 +153,10 @@ final class Plan: @unchecked Sendable {
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
-        makesObjects = completionCalls != nil
-        self.completionCalls = Plan.copy(completionCalls ?? [])
+        makesObjects = objects != nil
+        objectSteps = Plan.copy(objects?.steps ?? [])
+        objectInputs = Plan.copy(objects?.inputs ?? [])
+        completionCalls = Plan.copy(objects?.calls ?? [])
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -143,8 +165,7 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: root.container)
         guard recorder.visit(Unmanaged.passUnretained(root)) != nil else { return nil }
-        let calls = recorder.recordObjects()
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, completionCalls: calls)
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
     private struct Recorder {
@@ -194,36 +215,45 @@ final class Plan: @unchecked Sendable {
                        spec.scope == .graph ? id : nil)
         }
 
-        /// After `visit`: whether the plan can make objects (`makesObjects`), and then
-        /// its completion calls (their targets appended to `inputs`) and factories.
-        mutating func recordObjects() -> [CompletionCall]? {
-            var calls: [CompletionCall] = []
+        /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
+        func objects() -> Objects? {
+            var objects = Objects()
+            var keeps = [Bool](repeating: false, count: steps.count)
+            var factories: [Unmanaged<ObjectFactory>?] = []
             for i in steps.indices {
                 let r = steps[i].registration.takeUnretainedValue()
                 guard !steps[i].isShared else {
                     guard r.spec.holdsObject else { return nil }
+                    factories.append(nil)
                     continue
                 }
                 // Object registrations declare .dependency params only (`Container.register`).
                 let spec = steps[i].spec!.takeUnretainedValue()
                 guard spec.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
+                factories.append(.passUnretained(factory))
                 for (number, completion) in spec.completions.enumerated() {
                     guard let completion = completion as? ObjectCompletion else { return nil }
-                    let first = inputs.count
+                    let first = objects.inputs.count
                     for param in completion.params {
                         // A target outside the graph would be built by the callback: `Graph` does that.
                         guard case .weak(let key) = param, let target = lookup.unretainedRegistration(for: key),
                               let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
-                        inputs.append(step)
-                        steps[step].keepsObject = true
+                        objects.inputs.append(step)
+                        keeps[step] = true
                     }
-                    steps[i].keepsObject = true
-                    calls.append(CompletionCall(step: i, number: number, completion: .passUnretained(completion),
-                                                firstTarget: first, targets: completion.params.count))
+                    keeps[i] = true
+                    objects.calls.append(CompletionCall(step: i, number: number, completion: .passUnretained(completion),
+                                                        firstTarget: first, targets: completion.params.count))
                 }
-                steps[i].objectFactory = .passUnretained(factory)
             }
-            return calls
+            for i in steps.indices where !steps[i].isShared {
+                let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
+                objects.steps.append(ObjectStep(factory: factories[i]!, index: i, firstInput: objects.inputs.count, slots: slots))
+                for input in inputs[steps[i].firstInput ..< steps[i].firstInput + slots] {
+                    objects.inputs.append(input << 1 | (keeps[input] ? Objects.keepBit : 0))
+                }
+            }
+            return objects
         }
 
         private mutating func add(_ step: Step, _ id: ObjectIdentifier?) -> Int? {
@@ -357,29 +387,28 @@ final class Plan: @unchecked Sendable {
                 made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
             }
         }
-        for i in 0..<count where !steps[i].isShared {
-            let registration = steps[i].registration
-            let slots = registration._withUnsafeGuaranteedRef { $0.params.count }
-            let firstInput = steps[i].firstInput
-            for s in 0..<slots {
-                let input = inputs[firstInput + s]
-                let reference = steps[input].keepsObject ? made[input].retain() : made.take(input)
+        for step in objectSteps {
+            for s in 0..<step.slots {
+                let input = objectInputs[step.firstInput + s]
+                let reference = input & Objects.keepBit != 0 ? made[input >> 1].retain() : made.take(input >> 1)
                 words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s * 8, as: UInt.self)
             }
-            let arguments = ObjectArguments(words: words, count: slots, owns: true)
-            let failure = steps[i].objectFactory!._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
-                do throws(CallbackFailure) { made.set(i, .passRetained(try factory.make(arguments))) } catch { return error }
+            let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
+            let failure = step.factory._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
+                do throws(CallbackFailure) { made.set(step.index, .passRetained(try factory.make(arguments))) } catch { return error }
                 return nil
             }
             arguments.releaseUntaken()
             if let failure {
                 releaseAll()
-                return .failure(registration._withUnsafeGuaranteedRef { Graph.factoryFailure($0, failure, path: path(to: i)) })
+                return .failure(steps[step.index].registration._withUnsafeGuaranteedRef {
+                    Graph.factoryFailure($0, failure, path: path(to: step.index))
+                })
             }
         }
         for call in completionCalls {
             for t in 0..<call.targets {
-                words.storeBytes(of: UInt(bitPattern: made[inputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
+                words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
             }
             let failure = made[call.step]._withUnsafeGuaranteedRef { object in
                 call.completion._withUnsafeGuaranteedRef { completion -> CallbackFailure? in

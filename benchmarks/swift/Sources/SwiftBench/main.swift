@@ -68,7 +68,7 @@ func ratio(_ a: Int, _ b: Int, _ id: String) -> Double? {
 print("# Swift benchmarks (release build, one process)\n")
 print("CLOCK_MONOTONIC; \(rounds) rounds, each measuring every contender once (1 warm-up + 1 run); ns per resolve = median over rounds, "
       + "ratios = median of the per-round ratios (the result is kept until the next iteration). "
-      + "Tether core = the TetherCore module through its Swift API (Container/Key/Param/Factory/Completion), no C ABI, no libffi; "
+      + "Tether core = the TetherCore module through its Swift API (Container, Key, Param, ObjectFactory / ObjectCompletion subclasses, resolve(_:as:)), no C ABI, no libffi; "
       + "run.sh builds every module with -enforce-exclusivity=unchecked, as the shipped library is built.\n")
 print("| scenario | " + names.joined(separator: " | ") + " | Swinject / Tether | Swinject / hand-written (ceiling) | target |")
 print("|---|" + names.map { _ in "---:|" }.joined() + "---:|---:|---|")
