@@ -61,6 +61,8 @@ public struct ObjectArguments {
 
 /// Builds a Swift object from its dependencies (`.dependency` params; a
 /// subclass overrides `make`). Register it with `Container.register(_:params:factory:)`.
+/// Its dependencies must be `ObjectFactory` registrations too: what other
+/// factories make are not objects (`ObjectArguments` cannot tell).
 open class ObjectFactory: Factory, @unchecked Sendable {
     public init() {}
 
@@ -106,6 +108,9 @@ open class ObjectCompletion: Completion, @unchecked Sendable {
             }
         } catch {
             throw CallbackFailure(reason: error.message, code: error.code)
+        }
+        guard instance.spec.holdsObject, targets.allSatisfy(\.spec.holdsObject) else {
+            throw CallbackFailure(reason: "an ObjectCompletion completes and targets ObjectFactory registrations only", code: .invalidArgument)
         }
         let object = Unmanaged<AnyObject>.fromOpaque(instance.pointer).takeUnretainedValue()
         let failure = words.withUnsafeMutableBytes { buffer -> CallbackFailure? in

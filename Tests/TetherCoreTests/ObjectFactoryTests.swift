@@ -230,5 +230,10 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         }
         try c.register(Key("Plain"), params: [], factory: ClosureFactory { _ in UnsafeMutableRawPointer(bitPattern: 16) })
         expectError(.invalidArgument, "ObjectFactory") { try c.resolve(Key("Plain"), as: Node.self) }
+        // An object's completion aimed at something that is not an object fails the resolve, never reads it.
+        try add(c, "Child").addCompletion(LinkBack(weakDep("Plain")))
+        try add(c, "Parent", ["Child"])
+        expectError(.factoryFailed, "ObjectFactory registrations only") { try c.resolve(Key("Parent"), as: Node.self) }
+        #expect(census.made("Parent") == 1 && census.live == 0)
     }
 }
