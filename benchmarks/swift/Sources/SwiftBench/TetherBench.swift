@@ -119,7 +119,7 @@ func benchTether() -> Contender {
             }
         }
         if let failure { throw failure }
-        out.cells["S3"] = Cell(ns: ns, note: "completion callback + weak edge; factories per resolve: Parent \(calls.0), Child \(calls.1)")
+        out.cells["S3"] = Cell(ns: ns, note: "ObjectCompletion with a declared weak target (the same Parent); factories per resolve: Parent \(calls.0), Child \(calls.1)")
         try c.close()
     }
 
