@@ -208,6 +208,10 @@ public final class Container: @unchecked Sendable {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
         }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        // The weak scope shares an instance while something holds the instance; a bare object does not.
+        guard scope != .weak else {
+            throw TetherError(.invalidArgument, "\(key.quoted) has the weak scope, which shares its instance while something holds it: resolve(_:) gives the instance to hold")
+        }
         if scope.isShared, let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
             return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
         }

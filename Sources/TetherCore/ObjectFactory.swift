@@ -62,7 +62,10 @@ public struct ObjectArguments {
 /// Builds a Swift object from its dependencies (`.dependency` params; a
 /// subclass overrides `make`). Register it with `Container.register(_:params:factory:)`.
 /// Its dependencies must be `ObjectFactory` registrations too: what other
-/// factories make are not objects (`ObjectArguments` cannot tell).
+/// factories make are not objects (`ObjectArguments` cannot tell). The weak
+/// scope shares an instance while something holds the instance, which objects
+/// holding objects do not: `resolve(_:as:)` refuses a weak-scoped key, and a
+/// weak-scoped dependency is shared only while its instance is held elsewhere.
 open class ObjectFactory: Factory, @unchecked Sendable {
     public init() {}
 

@@ -225,6 +225,8 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         expectError(.invalidArgument, "\"A\"", "Census") { try c.resolve(Key("A"), as: Census.self) }
         #expect(census.live == 0, "the object made for a wrong type is freed")
         expectError(.notFound, "\"Nope\"") { try c.resolve(Key("Nope"), as: Node.self) }
+        try add(c, "W", scope: .weak)
+        expectError(.invalidArgument, "weak scope", "resolve(_:)") { try c.resolve(Key("W"), as: Node.self) }
         expectError(.invalidArgument, ".dependency") {
             try c.register(Key("L"), params: [lazyDep("A")], factory: MakeNode("L", census))
         }
