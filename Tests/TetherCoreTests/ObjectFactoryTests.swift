@@ -219,6 +219,27 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         #expect(census.live == 0 && ran.value == 1)
     }
 
+    @Test func threadsResolvingWhileTheSingletonIsResetFreeEverythingOnce() throws {
+        let c = try container(plans: true)
+        try add(c, "S", scope: .singleton)
+        try add(c, "B", ["S"])
+        try add(c, "A", ["B", "S"], scope: .transient)
+        _ = try c.resolve(Key("S"), as: Node.self)
+        let failures = Box(0)
+        onThreads(3) { t in
+            for _ in 0..<2_000 {
+                if t == 2 { c.reset(.singleton); continue }
+                guard let a = try? c.resolve(Key("A"), as: Node.self), a.deps[0].deps[0] === a.deps[1] else {
+                    failures.value += 1
+                    continue
+                }
+            }
+        }
+        #expect(failures.value == 0, "one S per graph, even while it is reset")
+        c.reset(.singleton)
+        #expect(census.live == 0 && census.made("A") == 4_000 && census.made("S") >= 1)
+    }
+
     @Test func misuseIsReported() throws {
         let c = try container(plans: true)
         try add(c, "A")
