@@ -32,10 +32,10 @@ public struct ObjectArguments {
     @inlinable @inline(__always)
     public func object<T: AnyObject>(_ i: Int, as type: T.Type = T.self) -> T {
         precondition(i >= 0 && i < count, "Tether: no param \(i)")
-        let word = words.load(fromByteOffset: i * 8, as: UInt.self)
+        let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
         let reference = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.taken)!)
         if owns && word & Self.taken == 0 {
-            words.storeBytes(of: word | Self.taken, toByteOffset: i * 8, as: UInt.self)
+            words.storeBytes(of: word | Self.taken, toByteOffset: i &* 8, as: UInt.self)
             return unsafeDowncast(reference.takeRetainedValue(), to: T.self)
         }
         return unsafeDowncast(reference.takeUnretainedValue(), to: T.self)
@@ -46,14 +46,14 @@ public struct ObjectArguments {
     @inlinable @inline(__always)
     public func withObject<T: AnyObject, R>(_ i: Int, as type: T.Type = T.self, _ body: (T) throws -> R) rethrows -> R {
         precondition(i >= 0 && i < count, "Tether: no param \(i)")
-        let word = words.load(fromByteOffset: i * 8, as: UInt.self)
+        let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
         return try Unmanaged<T>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.taken)!)._withUnsafeGuaranteedRef(body)
     }
 
     /// After the call (`owns`): releases what the callee did not take.
     func releaseUntaken() {
         for i in 0..<count {
-            let word = words.load(fromByteOffset: i * 8, as: UInt.self)
+            let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
             if word & Self.taken == 0 { Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: word)!).release() }
         }
     }

@@ -388,10 +388,10 @@ final class Plan: @unchecked Sendable {
             }
         }
         for step in objectSteps {
-            for s in 0..<step.slots {
-                let input = objectInputs[step.firstInput + s]
-                let reference = input & Objects.keepBit != 0 ? made[input >> 1].retain() : made.take(input >> 1)
-                words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s * 8, as: UInt.self)
+            for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
+                let input = objectInputs[step.firstInput &+ s]
+                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
+                words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s &* 8, as: UInt.self)
             }
             let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
             let failure = step.factory._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
