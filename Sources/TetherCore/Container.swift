@@ -196,26 +196,36 @@ public final class Container: @unchecked Sendable {
 
     /// `resolve(_:as:)` without the type check.
     public func resolveObject(_ key: Key) throws(TetherError) -> AnyObject {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        guard let registration = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
-        }
+        guard !isClosed, let registration = unretainedRegistration(for: key) else { throw objectMisuse(key) }
         let spec = registration._withUnsafeGuaranteedRef { $0.specReference }
-        guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")
-        }
-        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
+        guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }), !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+            throw objectMisuse(key)
         }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
-        // The weak scope shares an instance while something holds the instance; a bare object does not.
-        guard scope != .weak else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has the weak scope, which shares its instance while something holds it: resolve(_:) gives the instance to hold")
-        }
-        if scope.isShared, let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
-            return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
+        if scope.isShared {
+            // The weak scope shares an instance while something holds the instance; a bare object does not.
+            guard scope == .singleton else { throw objectMisuse(key) }
+            if let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
+                return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
+            }
         }
         return try Graph.resolveObject(registration, from: self)
+    }
+
+    /// Why `resolveObject(_:)` refuses `key` (out of line: the resolve path stays short).
+    @inline(never)
+    private func objectMisuse(_ key: Key) -> TetherError {
+        if isClosed { return TetherError(.invalidHandle, "the container was freed") }
+        guard let registration = registration(for: key) else {
+            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+        }
+        if !registration.spec.holdsObject {
+            return TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")
+        }
+        if registration.hasArguments {
+            return TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
+        }
+        return TetherError(.invalidArgument, "\(key.quoted) has the weak scope, which shares its instance while something holds it: resolve(_:) gives the instance to hold")
     }
 
     /// Empties this container's cache of `scope` (not its parents').
