@@ -374,14 +374,12 @@ final class Plan: @unchecked Sendable {
     private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer) -> ObjectOutcome {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
-        /// Last first: dependents before dependencies, as a graph's `alive`.
-        func releaseAll() { for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) } }
         if hasShared {
             for i in 0..<count where steps[i].isShared {
                 let registration = steps[i].registration
                 let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
                 guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else {
-                    releaseAll()
+                    release(made)
                     return .declined
                 }
                 made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
@@ -399,12 +397,7 @@ final class Plan: @unchecked Sendable {
                 return nil
             }
             arguments.releaseUntaken()
-            if let failure {
-                releaseAll()
-                return .failure(steps[step.index].registration._withUnsafeGuaranteedRef {
-                    Graph.factoryFailure($0, failure, path: path(to: step.index))
-                })
-            }
+            if let failure { return .failure(abandon(made, step: step.index, failure, completion: nil)) }
         }
         for call in completionCalls {
             for t in 0..<call.targets {
@@ -418,16 +411,28 @@ final class Plan: @unchecked Sendable {
                     return nil
                 }
             }
-            if let failure {
-                releaseAll()
-                let key = steps[call.step].registration._withUnsafeGuaranteedRef { $0.key }
-                return .failure(Graph.completionFailure(key, call.number, failure))
-            }
+            if let failure { return .failure(abandon(made, step: call.step, failure, completion: call.number)) }
         }
         let root = made.take(count - 1)
         // Without callbacks every other object went to its first dependent (each step is some step's input).
-        if !completionCalls.isEmpty { releaseAll() }
+        if !completionCalls.isEmpty { release(made) }
         return .root(root.takeRetainedValue())
+    }
+
+    /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
+    private func release(_ made: ReferenceWords<AnyObject>) {
+        for i in stride(from: steps.count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+    }
+
+    /// An object resolve that failed in step `step`'s factory, or its completion
+    /// callback `completion`: releases what it made; the error. Out of line, so the resolve path stays short.
+    @inline(never)
+    private func abandon(_ made: ReferenceWords<AnyObject>, step: Int, _ failure: CallbackFailure, completion: Int?) -> TetherError {
+        release(made)
+        return steps[step].registration._withUnsafeGuaranteedRef { registration in
+            if let completion { return Graph.completionFailure(registration.key, completion, failure) }
+            return Graph.factoryFailure(registration, failure, path: path(to: step))
+        }
     }
 
     /// Calls `body` with the step of every non-context input of step `i`, in slot order.
