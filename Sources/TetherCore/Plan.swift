@@ -359,10 +359,10 @@ final class Plan: @unchecked Sendable {
 
     /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
     /// owned by the caller. A dependency goes to its first dependent's factory
-    /// with the reference made for it (later ones get new references); with
-    /// completion callbacks the plan keeps one to every object until they ran (a
-    /// factory may drop its dependency). Nil: the plan declined (a shared
-    /// dependency is not cached), before any factory ran.
+    /// with the reference made for it (later ones get new references), except
+    /// the objects completion callbacks complete or target: the plan keeps its
+    /// own reference to those until the callbacks ran (a factory may drop its
+    /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
     func runObjects() -> ObjectOutcome {
         // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
