@@ -85,6 +85,7 @@ final class Graph {
     /// `resolve` for a caller that wants the root's object (its registration
     /// `holdsObject`), owned: without instances when the plan makes objects.
     /// Unretained throughout: the container keeps the registration, which keeps its plans.
+    @inline(__always)
     static func resolveObject(_ registration: Unmanaged<Registration>, from container: Container) throws(TetherError) -> AnyObject {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.

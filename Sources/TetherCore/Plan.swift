@@ -363,6 +363,7 @@ final class Plan: @unchecked Sendable {
     /// the objects completion callbacks complete or target: the plan keeps its
     /// own reference to those until the callbacks ran (a factory may drop its
     /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
+    @inline(__always)
     func runObjects() -> ObjectOutcome {
         // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
