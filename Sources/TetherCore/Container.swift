@@ -83,7 +83,23 @@ public final class Container: @unchecked Sendable {
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: Factory,
                          configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
-        let registration = Registration(key: key, params: params, factory: factory, container: self)
+        try register(Registration(key: key, params: params, factory: factory, container: self), configure)
+    }
+
+    /// `register` of a factory of Swift objects: its instances are the objects,
+    /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
+    @discardableResult
+    public func register(_ key: Key, params: [Param], factory: ObjectFactory,
+                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        guard params.allSatisfy({ if case .dependency = $0 { true } else { false } }) else {
+            throw TetherError(.invalidArgument, "an ObjectFactory takes .dependency params only (registering \(key.quoted))")
+        }
+        return try register(Registration(key: key, params: params, factory: factory, container: self, holdsObject: true), configure)
+    }
+
+    private func register(_ registration: Registration,
+                          _ configure: (Registration) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        let key = registration.key
         configure(registration)
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
@@ -178,6 +194,54 @@ public final class Container: @unchecked Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
+    /// by the caller: no instance is kept for it (ARC keeps the object and what it
+    /// holds), so a graph of plain objects is made with no `Instance` at all (`Plan.runObjects`).
+    @inlinable
+    public func resolve<T: AnyObject>(_ key: Key, as type: T.Type = T.self) throws(TetherError) -> T {
+        let object = try resolveObject(key)
+        // The exact class first (a compare), `is` for subclasses, then a cast without
+        // a check: `as?` would retain the result and release the object.
+        guard ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(T.self) || object is T else {
+            throw TetherError(.invalidArgument, "\(key.quoted) made a \(Swift.type(of: object)), not a \(T.self)")
+        }
+        return unsafeDowncast(object, to: T.self)
+    }
+
+    /// `resolve(_:as:)` without the type check.
+    public func resolveObject(_ key: Key) throws(TetherError) -> AnyObject {
+        guard !isClosed, let registration = unretainedRegistration(for: key) else { throw objectMisuse(key) }
+        let spec = registration._withUnsafeGuaranteedRef { $0.specReference }
+        guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }), !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+            throw objectMisuse(key)
+        }
+        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        if scope.isShared {
+            // The weak scope shares an instance while something holds the instance; a bare object does not.
+            guard scope == .singleton else { throw objectMisuse(key) }
+            if let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
+                return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
+            }
+        }
+        return try Graph.resolveObject(registration, from: self)
+    }
+
+    /// Why `resolveObject(_:)` refuses `key` (out of line: the resolve path stays short).
+    @inline(never)
+    private func objectMisuse(_ key: Key) -> TetherError {
+        if isClosed { return TetherError(.invalidHandle, "the container was freed") }
+        guard let registration = registration(for: key) else {
+            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+        }
+        if !registration.spec.holdsObject {
+            return TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")
+        }
+        if registration.hasArguments {
+            return TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
+        }
+        return TetherError(.invalidArgument, "\(key.quoted) has the weak scope, which shares its instance while something holds it: resolve(_:) gives the instance to hold")
     }
 
     /// Empties this container's cache of `scope` (not its parents').

@@ -82,6 +82,29 @@ final class Graph {
         return try outcome.get()
     }
 
+    /// `resolve` for a caller that wants the root's object (its registration
+    /// `holdsObject`), owned: without instances when the plan makes objects.
+    /// Unretained throughout: the container keeps the registration, which keeps its plans.
+    @inline(__always)
+    static func resolveObject(_ registration: Unmanaged<Registration>, from container: Container) throws(TetherError) -> AnyObject {
+        let thread = ThreadState.currentReference
+        // Too deep: `resolve` reports it.
+        if let plan = registration._withUnsafeGuaranteedRef({ $0.plan(from: container) }),
+           plan._withUnsafeGuaranteedRef({ $0.makesObjects }), thread._withUnsafeGuaranteedRef({ $0.nesting < maxNesting }) {
+            thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
+            let outcome = plan._withUnsafeGuaranteedRef { $0.runObjects() }
+            thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }
+            switch consume outcome {
+            case .root(let object): return object
+            case .failure(let error): throw error
+            case .declined: break
+            }
+        }
+        let instance = try resolve(registration.takeUnretainedValue(), from: container, arguments: .init(start: nil, count: 0))
+        defer { instance.release() }
+        return Unmanaged<AnyObject>.fromOpaque(instance._withUnsafeGuaranteedRef { $0.pointer }).takeUnretainedValue()
+    }
+
     /// One resolve on this graph, its build replayed from `plan` unless that
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
@@ -477,13 +500,16 @@ final class Graph {
                         }
                     }
                 }
-                if let error = outcome {
-                    var message = "completion callback #\(n + 1) of \(pending.instance.takeUnretainedValue().key.quoted) failed"
-                    if let reason = error.reason, !reason.isEmpty { message += ": \(reason)" }
-                    throw TetherError(.factoryFailed, message)
-                }
+                if let error = outcome { throw Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, error) }
             }
         }
+    }
+
+    /// The error of completion callback `n` (from 0) of an instance of `key`.
+    static func completionFailure(_ key: Key, _ n: Int, _ failure: CallbackFailure) -> TetherError {
+        var message = "completion callback #\(n + 1) of \(key.quoted) failed"
+        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
+        return TetherError(.factoryFailed, message)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when

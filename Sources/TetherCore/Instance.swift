@@ -9,25 +9,51 @@ public final class InstanceSpec: Sendable {
     /// The embedding layer may hand `destructor` calls back to its caller
     /// instead of making them (the ABI's TETHER_DEFER_DROP); the core only keeps the flag.
     public let defersDrop: Bool
+    /// Instances are Swift objects an `ObjectFactory` made: the destructor ends with their release.
+    public let holdsObject: Bool
+    /// A client destructor runs before that release (`with(destructor:)`).
+    let hasClientDestructor: Bool
     nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
     public let completions: [Completion]
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
-         defersDrop: Bool = false) {
+         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
         self.key = key
         self.scope = scope
         self.context = context
         self.destructor = destructor
         self.completions = completions
         self.defersDrop = defersDrop
+        self.holdsObject = holdsObject
+        self.hasClientDestructor = hasClientDestructor
     }
 
+    /// `holdsObject` with nothing else to destroy: ARC alone can keep such
+    /// instances (`Plan`'s object resolve makes none).
+    var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
+
+    /// A new destructor of a spec that `holdsObject` runs before the object's release.
     func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
               completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
-        InstanceSpec(key: key, scope: scope ?? self.scope, context: context ?? self.context,
-                     destructor: destructor ?? self.destructor, completions: completions ?? self.completions,
-                     defersDrop: defersDrop ?? self.defersDrop)
+        var newDestructor = self.destructor, client = hasClientDestructor
+        if let destructor {
+            newDestructor = destructor
+            if holdsObject {
+                if let given = destructor {
+                    newDestructor = { pointer, context in
+                        given(pointer, context)
+                        releaseObject(pointer, context)
+                    }
+                } else {
+                    newDestructor = releaseObject
+                }
+                client = destructor != nil
+            }
+        }
+        return InstanceSpec(key: key, scope: scope ?? self.scope, context: context ?? self.context,
+                            destructor: newDestructor, completions: completions ?? self.completions,
+                            defersDrop: defersDrop ?? self.defersDrop, holdsObject: holdsObject, hasClientDestructor: client)
     }
 }
 

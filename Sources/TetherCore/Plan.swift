@@ -43,6 +43,39 @@ final class Plan: @unchecked Sendable {
         var blockCount = 0
     }
 
+    /// What an object resolve (`runObjects`) reads, dense: its made steps in
+    /// creation order, their slots, and its completion calls.
+    struct Objects {
+        var steps: [ObjectStep] = []
+        /// Per slot of `steps`: the input step's index shifted left once, with
+        /// `keepBit` set when the resolve keeps its own reference to that object
+        /// until the completion callbacks ran (it has some or is a target of one:
+        /// a dependent's factory might drop it). Then the completion targets' steps.
+        var inputs: [Int] = []
+        var calls: [CompletionCall] = []
+        static var keepBit: Int { 1 }
+    }
+
+    /// A made step of an object resolve: its factory (the registration keeps it),
+    /// its index, and its slots `Objects.inputs[firstInput ..< firstInput + slots]`.
+    struct ObjectStep {
+        let factory: Unmanaged<ObjectFactory>
+        let index: Int
+        let firstInput: Int
+        let slots: Int
+    }
+
+    /// A completion callback of an object resolve, in the order `Graph` would
+    /// run it: the step it completes, which of the step's callbacks, and the
+    /// steps of its declared targets (`Objects.inputs[firstTarget ..< firstTarget + targets]`).
+    struct CompletionCall {
+        let step: Int
+        let number: Int
+        let completion: Unmanaged<ObjectCompletion>
+        let firstTarget: Int
+        let targets: Int
+    }
+
     /// Past this many instances, or this many slots in one factory, a graph
     /// resolves the ordinary way (its frames cost little next to that many calls).
     /// Constants, so a replay's buffers are plain stack memory.
@@ -67,15 +100,25 @@ final class Plan: @unchecked Sendable {
     private let blockWords: Int
     /// `Container.configuration` of the lookup container when recorded.
     let configuration: UInt
+    /// Whether `runObjects` can resolve the graph: every made node a plain
+    /// object (`InstanceSpec.plainObject`), every shared one an object, every
+    /// completion callback an `ObjectCompletion` whose targets are weak ones in this graph.
+    let makesObjects: Bool
+    private let objectSteps: UnsafeBufferPointer<ObjectStep>
+    private let objectInputs: UnsafeBufferPointer<Int>
+    private let completionCalls: UnsafeBufferPointer<CompletionCall>
 
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
-    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration) }
+    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, objects: nil) }
 
     deinit {
         for step in steps { step.spec?.release() }
         steps.deallocate()
         inputs.deallocate()
+        objectSteps.deallocate()
+        objectInputs.deallocate()
+        completionCalls.deallocate()
     }
 
     private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
@@ -93,7 +136,8 @@ final class Plan: @unchecked Sendable {
         for i in 0..<steps.count { body(i, steps[i]) }
     }
 
-    private init(steps: [Step], inputs: [Int], configuration: UInt) {
+    /// `objects`: nil unless the plan makes objects.
+    private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
@@ -112,6 +156,10 @@ final class Plan: @unchecked Sendable {
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         hasShared = steps.contains { $0.isShared }
+        makesObjects = objects != nil
+        objectSteps = Plan.copy(objects?.steps ?? [])
+        objectInputs = Plan.copy(objects?.inputs ?? [])
+        completionCalls = Plan.copy(objects?.calls ?? [])
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -120,7 +168,7 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: root.container)
         guard recorder.visit(Unmanaged.passUnretained(root)) != nil else { return nil }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration)
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
     struct Recorder {
@@ -175,6 +223,47 @@ final class Plan: @unchecked Sendable {
             return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
                             completes: !spec.completions.isEmpty, parent: -1),
                        spec.scope == .graph ? id : nil)
+        }
+
+        /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
+        func objects() -> Objects? {
+            var objects = Objects()
+            var keeps = [Bool](repeating: false, count: steps.count)
+            var factories: [Unmanaged<ObjectFactory>?] = []
+            for i in steps.indices {
+                let r = steps[i].registration.takeUnretainedValue()
+                guard !steps[i].isShared else {
+                    guard r.spec.holdsObject else { return nil }
+                    factories.append(nil)
+                    continue
+                }
+                // Object registrations declare .dependency params only (`Container.register`).
+                let spec = steps[i].spec!.takeUnretainedValue()
+                guard spec.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
+                factories.append(.passUnretained(factory))
+                for (number, completion) in spec.completions.enumerated() {
+                    guard let completion = completion as? ObjectCompletion else { return nil }
+                    let first = objects.inputs.count
+                    for param in completion.params {
+                        // A target outside the graph would be built by the callback: `Graph` does that.
+                        guard case .weak(let key) = param, let target = lookup.unretainedRegistration(for: key),
+                              let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
+                        objects.inputs.append(step)
+                        keeps[step] = true
+                    }
+                    keeps[i] = true
+                    objects.calls.append(CompletionCall(step: i, number: number, completion: .passUnretained(completion),
+                                                        firstTarget: first, targets: completion.params.count))
+                }
+            }
+            for i in steps.indices where !steps[i].isShared {
+                let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
+                objects.steps.append(ObjectStep(factory: factories[i]!, index: i, firstInput: objects.inputs.count, slots: slots))
+                for input in inputs[steps[i].firstInput ..< steps[i].firstInput + slots] {
+                    objects.inputs.append(input << 1 | (keeps[input] ? Objects.keepBit : 0))
+                }
+            }
+            return objects
         }
 
         private mutating func add(_ step: Step, _ id: ObjectIdentifier?) -> Int? {
@@ -276,6 +365,85 @@ final class Plan: @unchecked Sendable {
                 }
             }
         })
+    }
+
+    /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
+    /// owned by the caller. A dependency goes to its first dependent's factory
+    /// with the reference made for it (later ones get new references), except
+    /// the objects completion callbacks complete or target: the plan keeps its
+    /// own reference to those until the callbacks ran (a factory may drop its
+    /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
+    @inline(__always)
+    func runObjects() -> ObjectOutcome {
+        // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
+            runObjects(ReferenceWords(base: buffer.baseAddress!), UnsafeMutableRawPointer(buffer.baseAddress! + Plan.maxSteps))
+        }
+    }
+
+    @inline(__always)
+    private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer) -> ObjectOutcome {
+        let count = steps.count
+        made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
+        if hasShared {
+            for i in 0..<count where steps[i].isShared {
+                let registration = steps[i].registration
+                let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+                guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else {
+                    release(made)
+                    return .declined
+                }
+                made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
+            }
+        }
+        for step in objectSteps {
+            for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
+                let input = objectInputs[step.firstInput &+ s]
+                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
+                words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s &* 8, as: UInt.self)
+            }
+            let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
+            let failure = step.factory._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
+                do throws(CallbackFailure) { made.set(step.index, .passRetained(try factory.make(arguments))) } catch { return error }
+                return nil
+            }
+            arguments.releaseUntaken()
+            if let failure { return .failure(abandon(made, step: step.index, failure, completion: nil)) }
+        }
+        for call in completionCalls {
+            for t in 0..<call.targets {
+                words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
+            }
+            let failure = made[call.step]._withUnsafeGuaranteedRef { object in
+                call.completion._withUnsafeGuaranteedRef { completion -> CallbackFailure? in
+                    do throws(CallbackFailure) {
+                        try completion.complete(object, with: ObjectArguments(words: words, count: call.targets, owns: false))
+                    } catch { return error }
+                    return nil
+                }
+            }
+            if let failure { return .failure(abandon(made, step: call.step, failure, completion: call.number)) }
+        }
+        let root = made.take(count - 1)
+        // Without callbacks every other object went to its first dependent (each step is some step's input).
+        if !completionCalls.isEmpty { release(made) }
+        return .root(root.takeRetainedValue())
+    }
+
+    /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
+    private func release(_ made: ReferenceWords<AnyObject>) {
+        for i in stride(from: steps.count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+    }
+
+    /// An object resolve that failed in step `step`'s factory, or its completion
+    /// callback `completion`: releases what it made; the error. Out of line, so the resolve path stays short.
+    @inline(never)
+    private func abandon(_ made: ReferenceWords<AnyObject>, step: Int, _ failure: CallbackFailure, completion: Int?) -> TetherError {
+        release(made)
+        return steps[step].registration._withUnsafeGuaranteedRef { registration in
+            if let completion { return Graph.completionFailure(registration.key, completion, failure) }
+            return Graph.factoryFailure(registration, failure, path: path(to: step))
+        }
     }
 
     /// Calls `body` with the step of every non-context input of step `i`, in slot order.

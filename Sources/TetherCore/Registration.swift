@@ -74,7 +74,7 @@ public final class Registration: @unchecked Sendable {
     private static var retiredBit: UInt8 { 1 }
     private static var visibleBit: UInt8 { 2 }
 
-    init(key: Key, params: [Param], factory: Factory, container: Container) {
+    init(key: Key, params: [Param], factory: Factory, container: Container, holdsObject: Bool = false) {
         precondition(params.count < Int(Self.argumentsBit), "Tether: more than 32,767 params")
         precondition(MemoryLayout<Param>.stride * Self.inlineParams <= MemoryLayout<(UInt, UInt)>.size)
         self.key = key
@@ -82,7 +82,8 @@ public final class Registration: @unchecked Sendable {
         paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
         self.factory = factory
         self.container = container
-        let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])
+        let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
+                                completions: [], holdsObject: holdsObject)
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
         let area = _getUnsafePointerToStoredProperties(self)
         // Swift lays out a final class's stored properties in order; checked, not assumed.

@@ -1,7 +1,7 @@
 """Instructions per operation by layer, from a callgrind profile (self cost of every function).
 
     python3 benchmarks/c/layers.py build/bench/callgrind.s1_tether_key OPS
-Layers: the client's own code (the benchmark's factories, destructors, callbacks), libc's
+Layers: the client's own code (the benchmark's factories, destructors, callbacks, adapters), Swinject, libc's
 malloc/free, the Swift runtime's reference counting (strong and weak), its object allocation
 and deallocation, Tether's core (Sources/TetherCore), its ABI layer (Sources/Tether), and the rest
 (thread-local lookups, one-time initializer checks, libffi).
@@ -11,7 +11,8 @@ import sys
 from collections import Counter
 
 LAYERS = [
-    ("client code (factories, destructors, callbacks)", lambda f: "bench.c" in f),
+    ("client code (factories, destructors, callbacks)", lambda f: "bench.c" in f or "SwiftBench" in f),
+    ("Swinject", lambda f: "8Swinject" in f or "/Swinject/" in f),
     ("libc malloc/free", lambda f: "malloc.c" in f or "memalign" in f),
     ("Swift reference counting (strong, weak, side tables)",
      lambda f: any(p in f for p in ("swift_retain", "swift_release", "RefCount", "swift_weak", "SideTable",
@@ -38,10 +39,11 @@ def main() -> None:
             continue
         ir = int(parts[0].replace(",", ""))
         rest = line.split(")", 1)[1] if "(" in parts[1] else parts[1]
+        rest = rest.split(" [", 1)[0]  # the object file's path may name anything (SwiftBench)
         if "PROGRAM TOTALS" in rest:
             grand = ir
             continue
-        if any(s in rest for s in ("bench.c:main", "bench.c:measure", "libc-start", "(below main)")):
+        if any(s in rest for s in ("bench.c:main", "bench.c:measure", "profiledLoop", "libc-start", "(below main)")):
             continue
         layer = next((name for name, match in LAYERS if match(rest)), "other (thread-locals, once-checks, libffi, ...)")
         totals[layer] += ir

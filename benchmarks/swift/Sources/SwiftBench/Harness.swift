@@ -21,12 +21,20 @@ struct Settings {
     var runs = 7
     var minRunNs: Double = 20e6
     var fixedIters = 0
+    /// Profiling (`--only`): run only this scenario's loop, once, with `fixedIters` ops.
+    var only: String?
 }
 nonisolated(unsafe) var settings = Settings()
 
-/// Median ns per op over `settings.runs` runs of a loop of `iters` ops (calibrated so a
-/// run lasts >= minRunNs) after one warm-up run.
-func measure(_ body: (Int) -> Void) -> Double {
+/// Median ns per op of scenario `id` over `settings.runs` runs of a loop of `iters` ops
+/// (calibrated so a run lasts >= minRunNs) after one warm-up run. Profiling
+/// (`settings.only`): that scenario's loop runs once, inside `profiledLoop`; the others not at all.
+func measure(_ id: String, _ body: (Int) -> Void) -> Double? {
+    if let only = settings.only {
+        guard only == id else { return nil }
+        profiledLoop(settings.fixedIters, body)
+        return 0
+    }
     var iters = settings.fixedIters
     if iters == 0 {
         iters = 16
@@ -51,6 +59,9 @@ func measure(_ body: (Int) -> Void) -> Double {
     v.sort()
     return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
 }
+
+/// The only code a profile counts (benchmarks/c/profile.sh: callgrind's --toggle-collect).
+@inline(never) func profiledLoop(_ iters: Int, _ body: (Int) -> Void) { body(iters) }
 
 // MARK: the object model (S1-S4)
 

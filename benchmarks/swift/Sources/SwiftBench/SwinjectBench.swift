@@ -12,7 +12,7 @@ func benchSwinject() -> Contender {
         c.register(A.self) { r in A(b: r.resolve(B.self)!) }.inObjectScope(.transient)
         do {
             try checkS1(c.resolve(A.self))
-            out.cells["S1"] = Cell(ns: measure { n in for _ in 0..<n { consume(c.resolve(A.self)) } })
+            out.cells["S1"] = Cell(ns: measure("S1") { n in for _ in 0..<n { consume(c.resolve(A.self)) } })
         } catch { out.cells["S1"] = Cell(ns: nil, note: "\(error)") }
     }
 
@@ -24,7 +24,7 @@ func benchSwinject() -> Contender {
         if first == nil || first !== c.resolve(Config.self) {
             out.cells["S2"] = Cell(ns: nil, note: "singleton not shared")
         } else {
-            out.cells["S2"] = Cell(ns: measure { n in for _ in 0..<n { consume(c.resolve(Config.self)) } })
+            out.cells["S2"] = Cell(ns: measure("S2") { n in for _ in 0..<n { consume(c.resolve(Config.self)) } })
         }
     }
 
@@ -45,13 +45,13 @@ func benchSwinject() -> Contender {
         let calls = (parentFactoryCalls, childFactoryCalls)
         do {
             try checkS3(p)
-            var cell = Cell(ns: measure { n in for _ in 0..<n { consume(c.resolve(Parent.self)) } })
+            var cell = Cell(ns: measure("S3") { n in for _ in 0..<n { consume(c.resolve(Parent.self)) } })
             cell.note = "initCompleted; factories per resolve: Parent \(calls.0), Child \(calls.1)"
             out.cells["S3"] = cell
         } catch {
             // Swinject's documented hook on the child side re-enters Parent's factory, so the
             // back-reference may point at a second Parent: measure anyway and say so.
-            var cell = Cell(ns: measure { n in for _ in 0..<n { consume(c.resolve(Parent.self)) } })
+            var cell = Cell(ns: measure("S3") { n in for _ in 0..<n { consume(c.resolve(Parent.self)) } })
             cell.note = "\(error); factories per resolve: Parent \(calls.0), Child \(calls.1)"
             out.cells["S3"] = cell
         }
@@ -74,7 +74,7 @@ func benchSwinject() -> Contender {
         c.register(App.self) { r in App(s1: r.resolve(Svc1.self)!, s2: r.resolve(Svc2.self)!, s3: r.resolve(Svc3.self)!) }
         do {
             try checkS4(c.resolve(App.self))
-            out.cells["S4"] = Cell(ns: measure { n in for _ in 0..<n { consume(c.resolve(App.self)) } })
+            out.cells["S4"] = Cell(ns: measure("S4") { n in for _ in 0..<n { consume(c.resolve(App.self)) } })
         } catch { out.cells["S4"] = Cell(ns: nil, note: "\(error)") }
     }
     return out
@@ -97,9 +97,9 @@ func benchHandWritten() -> Contender {
         return App(s1: Svc1(r1: Repo1(log: log, cfg: cfg), r2: r2), s2: Svc2(r2: r2, r3: r3),
                    s3: Svc3(r3: r3, r4: Repo4(pool: pool, clock: clock)))
     }
-    out.cells["S1"] = Cell(ns: measure { n in for _ in 0..<n { consume(s1()) } })
-    out.cells["S2"] = Cell(ns: measure { n in for _ in 0..<n { consume(s2()) } })
-    out.cells["S3"] = Cell(ns: measure { n in for _ in 0..<n { consume(s3()) } }, note: "weak var back-reference")
-    out.cells["S4"] = Cell(ns: measure { n in for _ in 0..<n { consume(s4()) } })
+    out.cells["S1"] = Cell(ns: measure("S1") { n in for _ in 0..<n { consume(s1()) } })
+    out.cells["S2"] = Cell(ns: measure("S2") { n in for _ in 0..<n { consume(s2()) } })
+    out.cells["S3"] = Cell(ns: measure("S3") { n in for _ in 0..<n { consume(s3()) } }, note: "weak var back-reference")
+    out.cells["S4"] = Cell(ns: measure("S4") { n in for _ in 0..<n { consume(s4()) } })
     return out
 }

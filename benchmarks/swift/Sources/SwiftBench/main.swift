@@ -1,19 +1,39 @@
 // Swift peers benchmark: S1-S4, ns per resolve, Swinject vs Tether's core, same process.
 // Usage: swift run -c release SwiftBench [--quick] [--runs N] [--iters N]
+//        SwiftBench --only S3 --iters N [--contender tether|swinject|hand]   (for profiling:
+//        one contender's loop of N resolves, no timing; benchmarks/c/profile.sh swift_s3_tether)
 #if canImport(Glibc)
 import Glibc
 #endif
 
+let contenders = ["hand": benchHandWritten, "tether": benchTether, "swinject": benchSwinject]
+var contender = "tether"
 var argv = CommandLine.arguments.dropFirst()
 while let a = argv.popFirst() {
     switch a {
     case "--quick": settings.runs = 3; settings.minRunNs = 5e6
     case "--runs": settings.runs = Int(argv.popFirst() ?? "7") ?? 7
-    case "--iters": settings.fixedIters = Int(argv.popFirst() ?? "0") ?? 0
+    case "--iters", "--iterations": settings.fixedIters = Int(argv.popFirst() ?? "0") ?? 0
+    case "--only": settings.only = argv.popFirst()
+    case "--contender": contender = argv.popFirst() ?? ""
     default:
-        print("usage: SwiftBench [--quick] [--runs N] [--iters N]")
+        print("usage: SwiftBench [--quick] [--runs N] [--iters N] | --only S1..S4 --iters N [--contender tether|swinject|hand]")
         exit(2)
     }
+}
+
+if let only = settings.only {
+    guard let bench = contenders[contender], settings.fixedIters > 0 else {
+        print("--only needs --iters N > 0 and a contender among \(contenders.keys.sorted())")
+        exit(2)
+    }
+    let result = bench()
+    guard let cell = result.cells[only], cell.ns != nil else {
+        print("\(result.name) \(only): \(result.cells[only]?.note ?? "no such scenario")")
+        exit(1)
+    }
+    print("\(result.name) \(only): \(settings.fixedIters) resolves in profiledLoop")
+    exit(0)
 }
 
 // Rounds, not one contender after the other: each round measures every contender once
@@ -48,7 +68,7 @@ func ratio(_ a: Int, _ b: Int, _ id: String) -> Double? {
 print("# Swift benchmarks (release build, one process)\n")
 print("CLOCK_MONOTONIC; \(rounds) rounds, each measuring every contender once (1 warm-up + 1 run); ns per resolve = median over rounds, "
       + "ratios = median of the per-round ratios (the result is kept until the next iteration). "
-      + "Tether core = the TetherCore module through its Swift API (Container/Key/Param/Factory/Completion), no C ABI, no libffi; "
+      + "Tether core = the TetherCore module through its Swift API (Container, Key, Param, ObjectFactory / ObjectCompletion subclasses, resolve(_:as:)), no C ABI, no libffi; "
       + "run.sh builds every module with -enforce-exclusivity=unchecked, as the shipped library is built.\n")
 print("| scenario | " + names.joined(separator: " | ") + " | Swinject / Tether | Swinject / hand-written (ceiling) | target |")
 print("|---|" + names.map { _ in "---:|" }.joined() + "---:|---:|---|")
