@@ -200,6 +200,8 @@ typedef void *(*tether_provider)(void);
 typedef void (*tether_drop_fn)(void *instance, void *context);
 /** Completion callback; return TETHER_OK, or anything else to fail the resolve. */
 typedef tether_status (*tether_complete_fn)(tether_resolver *r, void *instance, void *context);
+/** A completion callback with declared targets (tether_on_complete_params): `args[i]` is target i. */
+typedef tether_status (*tether_complete_args_fn)(void *instance, void *const *args, size_t arg_count, void *context);
 
 /** One runtime argument. `kind` is one of TETHER_PARAM_I64/F64/STR/PTR. */
 typedef struct tether_value {
@@ -315,7 +317,24 @@ typedef struct tether_registration_options {
     void *const *completion_contexts;       /* nullable, else one context per callback */
     size_t completion_count;
     size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
+    /* Read only with TETHER_OPTIONS_CALLBACKS in `flags` (older callers pass a shorter struct). */
+    const struct tether_completion *callbacks; /* `callback_count` callbacks of either form, run in
+                                                  this order, after those of `completions` */
+    size_t callback_count;
 } tether_registration_options;
+
+/**
+ * One completion callback of either form, for tether_registration_options.callbacks:
+ * set exactly one of `fn` (as tether_on_complete; `params` unused, param_count 0)
+ * and `args_fn` (as tether_on_complete_params, with its `params`).
+ */
+typedef struct tether_completion {
+    tether_complete_fn fn;
+    tether_complete_args_fn args_fn;
+    const tether_param *params;             /* read during tether_register_ex only */
+    size_t param_count;
+    void *context;                          /* as the `context` of tether_on_complete(_params) */
+} tether_completion;
 
 /**
  * options.flags: `drop` may be handed back instead of called. While a
@@ -330,6 +349,9 @@ typedef struct tether_registration_options {
  */
 #define TETHER_DEFER_DROP 1u
 
+/** options.flags: the struct's `callbacks` and `callback_count` fields are set. */
+#define TETHER_OPTIONS_CALLBACKS 2u
+
 /**
  * tether_register with its whole configuration (scope, context, destructor,
  * completion callbacks, variadic) applied before the registration becomes
@@ -339,8 +361,9 @@ typedef struct tether_registration_options {
  * destructor). `options` is read during the call only; NULL is tether_register.
  *
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         bad scope, unknown flags, a NULL callback, or variadic_fixed above
- *         param_count.
+ *         bad scope, unknown flags, a NULL callback, variadic_fixed above
+ *         param_count, a tether_completion with neither or both of fn and
+ *         args_fn, or declared params tether_on_complete_params refuses.
  */
 tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
                                  const tether_param *params, size_t param_count,
@@ -405,6 +428,51 @@ tether_status tether_set_context(tether_registration *r, void *context, tether_d
  * Thread-safe.
  */
 tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, void *context);
+
+/**
+ * Adds a completion callback that declares what it needs, as a factory
+ * declares its params: `fn(instance, args, param_count, context)` receives
+ * target i as `args[i]`, resolved within the graph of the current resolve
+ * exactly as tether_resolver_get / tether_resolver_get_weak would (a
+ * graph-scoped target already built is that instance; otherwise what the
+ * resolver would give: a cached singleton, a new transient, ...):
+ *   TETHER_PARAM_DEP  (key) args[i] is the target's instance pointer, with a
+ *                     strong edge recorded from the completed instance, so
+ *                     it stays valid as long as that instance (store it,
+ *                     never free it);
+ *   TETHER_PARAM_WEAK (key) args[i] is a new tether_weak * that the callback
+ *                     owns whatever it returns (store it, release it with
+ *                     tether_weak_release, e.g. in the instance's destructor);
+ *                     a weak edge is recorded.
+ * Because nothing else is reachable from it, a graph whose callbacks are all
+ * declared can be described to a binding (tether_plan_describe_v2).
+ *
+ * Order: as tether_on_complete, to which it is a sibling: the callbacks of an
+ * instance, of either form, run in the order they were added. The targets of
+ * one callback are resolved in declared order just before it is called.
+ *
+ * Failures fail the whole resolve, which then destroys what it made:
+ *   a target that cannot be handed over (the callback is not called; the
+ *     message starts `a declared target of completion callback #N of "K"`):
+ *     TETHER_E_RETAIN_CYCLE when a DEP target's strong edge would close a
+ *     cycle of strong edges (declare that target TETHER_PARAM_WEAK), and
+ *     every status of tether_resolver_get (TETHER_E_NOT_FOUND, ...);
+ *   the callback returning anything but TETHER_OK: TETHER_E_FACTORY_FAILED,
+ *     with its tether_set_error message.
+ *
+ * @param r        the registration; borrowed.
+ * @param fn       the callback; not NULL.
+ * @param params   `param_count` targets, read during this call only (keys are
+ *                 copied); may be NULL when `param_count` is 0.
+ * @param context  passed to `fn`; NULL passes the registration's context.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
+ *         TETHER_E_INVALID_ARGUMENT (NULL `fn`, NULL `params` with a count, a
+ *         kind other than TETHER_PARAM_DEP or TETHER_PARAM_WEAK, a NULL or
+ *         empty key).
+ * Thread-safe.
+ */
+tether_status tether_on_complete_params(tether_registration *r, tether_complete_args_fn fn,
+                                        const tether_param *params, size_t param_count, void *context);
 
 /* ------------------------------------------------------------------------- */
 /* Resolving                                                                  */
@@ -879,7 +947,11 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, firs
 TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
                offsetof(tether_registration_options, context) == 8 &&
                offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, variadic_fixed) == 48, "tether_registration_options layout");
+               offsetof(tether_registration_options, variadic_fixed) == 48 &&
+               offsetof(tether_registration_options, callbacks) == 56 &&
+               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
+TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
+               offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_
 #endif
 
