@@ -5,11 +5,12 @@ from __future__ import annotations
 import ctypes
 import operator
 from ctypes import byref, c_size_t, c_uint32, c_void_p
-from typing import Any, Callable, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
 from . import _loader, _state, native, objects, plans
 from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
+from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
 from .registration import Registration
@@ -18,7 +19,8 @@ from .slots import from_deps, infer
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
-Callback = Callable[[Any, Any], Any]
+#: A completion callback: ``(resolver, instance)``, or one with declared targets (``tether.complete``).
+Callback = Union[Callable[[Any, Any], Any], Completion]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -55,11 +57,11 @@ def _check_scope(scope: object) -> Scope:
 def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
     if on_complete is None:
         return []
-    if callable(on_complete):
+    if callable(on_complete) or isinstance(on_complete, Completion):
         return [on_complete]
-    if isinstance(on_complete, (list, tuple)) and all(callable(fn) for fn in on_complete):
+    if isinstance(on_complete, (list, tuple)) and all(callable(fn) or isinstance(fn, Completion) for fn in on_complete):
         return list(on_complete)
-    raise TypeError(f"{what}: on_complete must be a callable (resolver, instance) or a list of them")
+    raise TypeError(f"{what}: on_complete must be a callable (resolver, instance), a tether.complete(...), or a list of them")
 
 
 class Container:
@@ -212,8 +214,10 @@ class Container:
         - ``@c.register("K", deps=[...])`` / ``@c.register(scope=Scope.SINGLETON)`` decorate a factory
           or a class; a decorated function whose return annotation is a class is registered under
           that class.
-        - ``on_complete``: a callable ``(resolver, instance)`` or a list of them, run after every
-          factory of the resolve returned (where cycles are closed: ``r.get(K)``, ``r.weak(K)``).
+        - ``on_complete``: a callable ``(resolver, instance)``, a ``tether.complete(fn, deps=[...])``
+          (``fn(instance, *targets)``, targets declared: see ``tether.completion``), or a list of
+          them, run in that order after every factory of the resolve returned (where cycles are
+          closed: ``r.get(K)``, ``r.weak(K)``, or a declared ``tether.weak(K)``).
         Re-registering a key replaces the registration. Wrong use raises TypeError/ValueError here.
         """
         checked_scope = _check_scope(scope)
