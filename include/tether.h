@@ -821,7 +821,8 @@ typedef struct tether_plan_step {
  * Only plain plans are described: every step is made by the resolve (graph or
  * transient scope: no singleton- or weak-scoped step), every slot is DEP,
  * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), no
- * registration in it has completion callbacks, every dependency exists and
+ * registration in it has completion callbacks (tether_plan_describe_v2
+ * describes declared ones), every dependency exists and
  * there is no constructor cycle, at most 64 steps. For any other graph, and in
  * a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
  * TETHER_OK with *step_count and *input_count 0 (resolve it with
@@ -857,6 +858,48 @@ typedef struct tether_plan_step {
  */
 tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
                                    int32_t *inputs, size_t input_cap, size_t *step_count, size_t *input_count);
+
+/** A completion callback of a described plan (see tether_plan_describe_v2). */
+typedef struct tether_plan_completion {
+    size_t step;          /* the step whose instance it completes */
+    size_t number;        /* which callback of that step's registration: 0 for the first added */
+    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
+    size_t target_count;  /* its declared param count, in declared order */
+} tether_plan_completion;
+
+/**
+ * tether_plan_describe that also describes plans with completion callbacks,
+ * when every callback in the graph is declared (tether_on_complete_params, or
+ * an args_fn entry of tether_register_ex) and the binding can run them
+ * itself: after the last factory, call `completions[0 .. *completion_count)`
+ * in that order (exactly the order a resolve runs them: by step, then in the
+ * order each registration's callbacks were added), each with the instance of
+ * its `step` and, for its targets in declared order, the instance of step
+ * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
+ * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
+ * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
+ * and `*input_count` counts both. A callback that fails fails the resolve as
+ * the library's would: `completion callback #<number + 1> of "K" failed:
+ * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
+ *
+ * Besides what tether_plan_describe declines, there is no plan (TETHER_OK, all
+ * counts 0) when a registration of the graph has a resolver-form callback
+ * (tether_on_complete), a target is not a graph-scoped step of the build
+ * (the resolve would build it, or take it from a cache), or the strong edges
+ * of factories and DEP targets together close a cycle (the resolve fails with
+ * TETHER_E_RETAIN_CYCLE: resolve it with tether_resolve_key to get that error).
+ *
+ * @param completions       array of `completion_cap` records the call fills; may be NULL when
+ *                          `completion_cap` is 0.
+ * @param completion_count  receives the plan's completion count; not NULL.
+ * @return as tether_plan_describe; TETHER_E_BUFFER_TOO_SMALL when any of the
+ *         three buffers is too small (nothing is written but the three counts).
+ * Thread-safe.
+ */
+tether_status tether_plan_describe_v2(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
+                                      int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
+                                      size_t completion_cap, size_t *step_count, size_t *input_count,
+                                      size_t *completion_count);
 
 /**
  * The addresses of the version words of `c` and of its parents (`c` first,
@@ -950,6 +993,8 @@ TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
                offsetof(tether_registration_options, variadic_fixed) == 48 &&
                offsetof(tether_registration_options, callbacks) == 56 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
+TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
+               "tether_plan_completion layout");
 TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
                offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_

@@ -124,6 +124,12 @@ class PlanStep(Structure):
     _fields_ = [("registration", c_void_p), ("first_input", c_size_t), ("slot_count", c_size_t), ("parent", ctypes.c_ssize_t)]
 
 
+class PlanCompletion(Structure):
+    """``tether_plan_completion``: one completion callback of a described plan."""
+
+    _fields_ = [("step", c_size_t), ("number", c_size_t), ("first_target", c_size_t), ("target_count", c_size_t)]
+
+
 _status = c_int
 _p = c_void_p
 _pp = POINTER(c_void_p)  # pass a c_void_p itself (ctypes passes it by reference): ~170 ns less than byref()
@@ -169,6 +175,11 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_plan_describe": (
         _status,
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(c_size_t), POINTER(c_size_t)],
+    ),
+    "tether_plan_describe_v2": (
+        _status,
+        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
+         POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),
