@@ -3,6 +3,7 @@
  * Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }
@@ -13,17 +14,6 @@ static tether_status declared(void *instance, void *const *args, size_t count, v
 static tether_status resolver_form(tether_resolver *r, void *instance, void *context) {
     (void)r; (void)instance; (void)context;
     return TETHER_OK;
-}
-
-static int plans_off(void) {
-    const char *off = getenv("TETHER_NO_PLANS");
-    return off && strcmp(off, "1") == 0;
-}
-
-static uint32_t key_of(tether_container *c, const char *key) {
-    uint32_t id = 0;
-    CHECK_OK(tether_intern(c, key, &id));
-    return id;
 }
 
 typedef struct described {

@@ -36,6 +36,7 @@ _fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
+_MISS = plans.MISS
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
@@ -313,19 +314,18 @@ class Container:
             if build is None and self._lookups_generation != _generation[0]:
                 kid, cached_reg, build, stamp = self._lookup(key)
         if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
-            running = _running_get(None)
-            if not running:  # not nested in a resolve of this thread
-                if running is None:
-                    running = _state.running()
-                # (a closed container's word never matches: close() replaces it)
-                if (self._word.value if not self._parent_words else self._configuration()) != stamp:
-                    kid, cached_reg, build, stamp = self._lookup(key)  # reconfigured: describe it again
-                if build is not None:
-                    running.append(None)
-                    try:
-                        return build()
-                    finally:
-                        running.pop()
+            result = build()  # MISS: nested in a resolve of this context, its first, or reconfigured
+            if result is not _MISS:
+                return result
+            if not _running_get(None):  # not nested
+                _state.running()
+                result = build()
+                if result is _MISS:  # reconfigured: describe it again
+                    kid, cached_reg, build, stamp = self._lookup(key)
+                    if build is not None:
+                        result = build()
+                if result is not _MISS:
+                    return result
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
@@ -483,7 +483,7 @@ class Container:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             described = plans.describe(self._api, self.handle, kid)
             if described is not None:
-                build = plans.builder(self._python_registrations(), *described)
+                build = plans.builder(self._python_registrations(), (self._word, *self._parent_words), stamp, *described)
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, stamp)
         if keep:
             self._lookups[key] = entry

@@ -20,11 +20,12 @@ returns None, or a completion callback that raises, fails the resolve with the s
 
 from __future__ import annotations
 
+import weakref
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
 from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
-from ._state import raise_caused
+from ._state import raise_caused, running_var
 from .native import python_weak
 from .errors import Status
 from .registration import Registration, reason
@@ -70,10 +71,16 @@ def _simple(reg: Registration | None) -> bool:
     )
 
 
-def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
-            completions: Sequence[PlanCompletion] = ()) -> Callable[[], Any] | None:
+#: What a builder returns when it does not run (see ``builder``).
+MISS: Any = object()
+
+
+def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int, steps: Sequence[PlanStep],
+            inputs: Sequence[int], completions: Sequence[PlanCompletion] = ()) -> Callable[[], Any] | None:
     """A function running the described plan with the Python registrations ``regs`` (by handle),
-    or None when a step is not a simple Python registration of this process."""
+    or None when a step is not a simple Python registration of this process. It returns ``MISS``
+    without running when the plan may be stale (the sum of the version ``words`` is not ``stamp``)
+    or the resolve is nested in another of its context (or the context has no ``running`` list yet)."""
     made: list[Registration] = []
     args: list[tuple[int, ...]] = []
     for step in steps:
@@ -102,12 +109,12 @@ def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         callbacks.append(completion.fn)
         numbers.append(record.number)
     checks = tuple(not reg.fresh for reg in made)  # a fresh_class factory never returns None
-    shape = (tuple(args), checks, tuple(calls))
+    shape = (tuple(args), checks, tuple(calls), len(words) > 1)
     maker = _makers.get(shape)
     if maker is None:
         if len(_makers) > 256:
             _makers.clear()
-        maker = _makers[shape] = _compile(args, checks, calls)
+        maker = _makers[shape] = _compile(args, checks, calls, len(words) > 1)
     names = [reg.name for reg in made]
     parents = [step.parent for step in steps]
     nones = [reg._returned_none for reg in made]
@@ -125,38 +132,57 @@ def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             message += f" (while resolving {' -> '.join(reversed(path))})"
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    def failed_completion(k: int, exc: BaseException) -> None:
-        """Raises what the library's resolve raises when completion callback ``k`` of the plan fails."""
+    def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
+        """Raises what the library's resolve raises when completion callback ``k`` of the plan
+        fails: a weak target without weak references fails it first, with python_weak's error."""
+        try:
+            for obj in weak_targets:
+                python_weak(obj)
+        except TypeError as no_weak:
+            exc = no_weak
         message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return maker(failed, failed_completion, python_weak, *(reg.factory for reg in made),
+    return maker(failed, failed_completion, weakref.ref, running_var.get, MISS, words[0], tuple(words), stamp,
+                 *(reg.factory for reg in made),
                  *(n for n, check in zip(nones, checks) if check), *callbacks)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
-             calls: list[tuple[int, tuple[tuple[int, bool], ...]]]) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, weak, f0, f1, ..., n..., c0, c1, ...)`` returning
-    ``build()``: one call per step, in order, its arguments the earlier steps' results, then one
-    per completion callback (a try per call costs nothing until it raises)."""
+             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], parents: bool) -> Callable[..., Callable[[], Any]]:
+    """Compiles ``make(failed, failed_completion, weak, running, MISS, word, words, stamp, f0, f1,
+    ..., n..., c0, c1, ...)`` returning ``build()``: the guard (nesting, then the configuration:
+    one word, or the sum of ``words`` with ``parents``), one call per step, in order, its arguments
+    the earlier steps' results, then one per completion callback, its weak targets
+    ``weakref.ref``s (a try per call costs nothing until it raises)."""
     factories = [f"f{i}" for i in range(len(args))]
     nones = [f"n{i}" for i, check in enumerate(checks) if check]
     callbacks = [f"c{k}" for k in range(len(calls))]
-    lines = [f"def make(failed, failed_completion, weak, {', '.join(factories + nones + callbacks)}):", "    def build():"]
+    configuration = "sum([w.value for w in words])" if parents else "word.value"
+    lines = [f"def make(failed, failed_completion, weak, running_get, MISS, word, words, stamp, {', '.join(factories + nones + callbacks)}):",
+             "    def build():",
+             "        running = running_get(None)",
+             f"        if running is None or running or {configuration} != stamp:",
+             "            return MISS",
+             "        running.append(None)",
+             "        try:"]
     for i, deps in enumerate(args):
-        lines.append("        try:")
-        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
+        lines.append("            try:")
+        lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
         if checks[i]:
-            lines.append(f"            if v{i} is None:")
-            lines.append(f"                raise n{i}()")
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed({i}, e)")
+            lines.append(f"                if v{i} is None:")
+            lines.append(f"                    raise n{i}()")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed({i}, e)")
     for k, (step, targets) in enumerate(calls):
-        lines.append("        try:")
-        lines.append(f"            c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed_completion({k}, e)")
-    lines.append(f"        return v{len(args) - 1}")
+        lines.append("            try:")
+        lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
+        weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+    lines.append(f"            return v{len(args) - 1}")
+    lines.append("        finally:")
+    lines.append("            running.pop()")
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
