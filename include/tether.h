@@ -200,6 +200,8 @@ typedef void *(*tether_provider)(void);
 typedef void (*tether_drop_fn)(void *instance, void *context);
 /** Completion callback; return TETHER_OK, or anything else to fail the resolve. */
 typedef tether_status (*tether_complete_fn)(tether_resolver *r, void *instance, void *context);
+/** A completion callback with declared targets (tether_on_complete_params): `args[i]` is target i. */
+typedef tether_status (*tether_complete_args_fn)(void *instance, void *const *args, size_t arg_count, void *context);
 
 /** One runtime argument. `kind` is one of TETHER_PARAM_I64/F64/STR/PTR. */
 typedef struct tether_value {
@@ -315,7 +317,24 @@ typedef struct tether_registration_options {
     void *const *completion_contexts;       /* nullable, else one context per callback */
     size_t completion_count;
     size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
+    /* Read only with TETHER_OPTIONS_CALLBACKS in `flags` (older callers pass a shorter struct). */
+    const struct tether_completion *callbacks; /* `callback_count` callbacks of either form, run in
+                                                  this order, after those of `completions` */
+    size_t callback_count;
 } tether_registration_options;
+
+/**
+ * One completion callback of either form, for tether_registration_options.callbacks:
+ * set exactly one of `fn` (as tether_on_complete; `params` unused, param_count 0)
+ * and `args_fn` (as tether_on_complete_params, with its `params`).
+ */
+typedef struct tether_completion {
+    tether_complete_fn fn;
+    tether_complete_args_fn args_fn;
+    const tether_param *params;             /* read during tether_register_ex only */
+    size_t param_count;
+    void *context;                          /* as the `context` of tether_on_complete(_params) */
+} tether_completion;
 
 /**
  * options.flags: `drop` may be handed back instead of called. While a
@@ -330,6 +349,9 @@ typedef struct tether_registration_options {
  */
 #define TETHER_DEFER_DROP 1u
 
+/** options.flags: the struct's `callbacks` and `callback_count` fields are set. */
+#define TETHER_OPTIONS_CALLBACKS 2u
+
 /**
  * tether_register with its whole configuration (scope, context, destructor,
  * completion callbacks, variadic) applied before the registration becomes
@@ -339,8 +361,9 @@ typedef struct tether_registration_options {
  * destructor). `options` is read during the call only; NULL is tether_register.
  *
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         bad scope, unknown flags, a NULL callback, or variadic_fixed above
- *         param_count.
+ *         bad scope, unknown flags, a NULL callback, variadic_fixed above
+ *         param_count, a tether_completion with neither or both of fn and
+ *         args_fn, or declared params tether_on_complete_params refuses.
  */
 tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
                                  const tether_param *params, size_t param_count,
@@ -405,6 +428,51 @@ tether_status tether_set_context(tether_registration *r, void *context, tether_d
  * Thread-safe.
  */
 tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, void *context);
+
+/**
+ * Adds a completion callback that declares what it needs, as a factory
+ * declares its params: `fn(instance, args, param_count, context)` receives
+ * target i as `args[i]`, resolved within the graph of the current resolve
+ * exactly as tether_resolver_get / tether_resolver_get_weak would (a
+ * graph-scoped target already built is that instance; otherwise what the
+ * resolver would give: a cached singleton, a new transient, ...):
+ *   TETHER_PARAM_DEP  (key) args[i] is the target's instance pointer, with a
+ *                     strong edge recorded from the completed instance, so
+ *                     it stays valid as long as that instance (store it,
+ *                     never free it);
+ *   TETHER_PARAM_WEAK (key) args[i] is a new tether_weak * that the callback
+ *                     owns whatever it returns (store it, release it with
+ *                     tether_weak_release, e.g. in the instance's destructor);
+ *                     a weak edge is recorded.
+ * Because nothing else is reachable from it, a graph whose callbacks are all
+ * declared can be described to a binding (tether_plan_describe_v2).
+ *
+ * Order: as tether_on_complete, to which it is a sibling: the callbacks of an
+ * instance, of either form, run in the order they were added. The targets of
+ * one callback are resolved in declared order just before it is called.
+ *
+ * Failures fail the whole resolve, which then destroys what it made:
+ *   a target that cannot be handed over (the callback is not called; the
+ *     message starts `a declared target of completion callback #N of "K"`):
+ *     TETHER_E_RETAIN_CYCLE when a DEP target's strong edge would close a
+ *     cycle of strong edges (declare that target TETHER_PARAM_WEAK), and
+ *     every status of tether_resolver_get (TETHER_E_NOT_FOUND, ...);
+ *   the callback returning anything but TETHER_OK: TETHER_E_FACTORY_FAILED,
+ *     with its tether_set_error message.
+ *
+ * @param r        the registration; borrowed.
+ * @param fn       the callback; not NULL.
+ * @param params   `param_count` targets, read during this call only (keys are
+ *                 copied); may be NULL when `param_count` is 0.
+ * @param context  passed to `fn`; NULL passes the registration's context.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
+ *         TETHER_E_INVALID_ARGUMENT (NULL `fn`, NULL `params` with a count, a
+ *         kind other than TETHER_PARAM_DEP or TETHER_PARAM_WEAK, a NULL or
+ *         empty key).
+ * Thread-safe.
+ */
+tether_status tether_on_complete_params(tether_registration *r, tether_complete_args_fn fn,
+                                        const tether_param *params, size_t param_count, void *context);
 
 /* ------------------------------------------------------------------------- */
 /* Resolving                                                                  */
@@ -753,7 +821,8 @@ typedef struct tether_plan_step {
  * Only plain plans are described: every step is made by the resolve (graph or
  * transient scope: no singleton- or weak-scoped step), every slot is DEP,
  * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), no
- * registration in it has completion callbacks, every dependency exists and
+ * registration in it has completion callbacks (tether_plan_describe_v2
+ * describes declared ones), every dependency exists and
  * there is no constructor cycle, at most 64 steps. For any other graph, and in
  * a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
  * TETHER_OK with *step_count and *input_count 0 (resolve it with
@@ -789,6 +858,48 @@ typedef struct tether_plan_step {
  */
 tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
                                    int32_t *inputs, size_t input_cap, size_t *step_count, size_t *input_count);
+
+/** A completion callback of a described plan (see tether_plan_describe_v2). */
+typedef struct tether_plan_completion {
+    size_t step;          /* the step whose instance it completes */
+    size_t number;        /* which callback of that step's registration: 0 for the first added */
+    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
+    size_t target_count;  /* its declared param count, in declared order */
+} tether_plan_completion;
+
+/**
+ * tether_plan_describe that also describes plans with completion callbacks,
+ * when every callback in the graph is declared (tether_on_complete_params, or
+ * an args_fn entry of tether_register_ex) and the binding can run them
+ * itself: after the last factory, call `completions[0 .. *completion_count)`
+ * in that order (exactly the order a resolve runs them: by step, then in the
+ * order each registration's callbacks were added), each with the instance of
+ * its `step` and, for its targets in declared order, the instance of step
+ * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
+ * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
+ * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
+ * and `*input_count` counts both. A callback that fails fails the resolve as
+ * the library's would: `completion callback #<number + 1> of "K" failed:
+ * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
+ *
+ * Besides what tether_plan_describe declines, there is no plan (TETHER_OK, all
+ * counts 0) when a registration of the graph has a resolver-form callback
+ * (tether_on_complete), a target is not a graph-scoped step of the build
+ * (the resolve would build it, or take it from a cache), or the strong edges
+ * of factories and DEP targets together close a cycle (the resolve fails with
+ * TETHER_E_RETAIN_CYCLE: resolve it with tether_resolve_key to get that error).
+ *
+ * @param completions       array of `completion_cap` records the call fills; may be NULL when
+ *                          `completion_cap` is 0.
+ * @param completion_count  receives the plan's completion count; not NULL.
+ * @return as tether_plan_describe; TETHER_E_BUFFER_TOO_SMALL when any of the
+ *         three buffers is too small (nothing is written but the three counts).
+ * Thread-safe.
+ */
+tether_status tether_plan_describe_v2(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
+                                      int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
+                                      size_t completion_cap, size_t *step_count, size_t *input_count,
+                                      size_t *completion_count);
 
 /**
  * The addresses of the version words of `c` and of its parents (`c` first,
@@ -879,7 +990,13 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, firs
 TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
                offsetof(tether_registration_options, context) == 8 &&
                offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, variadic_fixed) == 48, "tether_registration_options layout");
+               offsetof(tether_registration_options, variadic_fixed) == 48 &&
+               offsetof(tether_registration_options, callbacks) == 56 &&
+               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
+TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
+               "tether_plan_completion layout");
+TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
+               offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_
 #endif
 

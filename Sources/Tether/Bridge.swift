@@ -50,9 +50,40 @@ final class CCompletion: Completion, @unchecked Sendable {
         let mark = LastError.mark()
         let status = function(handle, instance.pointer, context ?? instance.spec.context)
         Handles.resolvers.removeBorrowed(handle)
-        guard status == 0 else {
-            let name = String(cString: tether_status_name(status))
-            throw CallbackFailure(reason: LastError.reason(since: mark) ?? "it returned \(name)", code: ErrorCode(rawValue: status))
+        guard status == 0 else { throw callbackFailure(status, reason: LastError.reason(since: mark)) }
+    }
+}
+
+/// A C completion callback's failure: its tether_set_error message, else the status it returned.
+private func callbackFailure(_ status: Int32, reason: String?) -> CallbackFailure {
+    CallbackFailure(reason: reason ?? "it returned \(String(cString: tether_status_name(status)))", code: ErrorCode(rawValue: status))
+}
+
+public typealias CCompleteArgsFn = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UnsafeMutableRawPointer?>?, Int, UnsafeMutableRawPointer?) -> Int32
+
+/// A C completion callback with declared targets: gets them as arguments, a
+/// DEP target as the instance's pointer, a WEAK one as a new weak handle it owns.
+final class CDeclaredCompletion: DeclaredCompletion, @unchecked Sendable {
+    private let function: CCompleteArgsFn
+    private let context: UnsafeMutableRawPointer?
+
+    init(_ function: CCompleteArgsFn, params: [Param], context: UnsafeMutableRawPointer?) {
+        self.function = function
+        self.context = context
+        super.init(params: params)
+    }
+
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {
+        let status = withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(targets.count, 1)) { args in
+            for i in targets.indices {
+                args[i] = targets[i]._withUnsafeGuaranteedRef { target in
+                    if case .weak = params[i] { UnsafeMutableRawPointer(Handles.weaks.insert(target.weakRef)) } else { target.pointer }
+                }
+            }
+            let mark = LastError.mark()
+            let status = function(instance.pointer, args.baseAddress, targets.count, context ?? instance.spec.context)
+            return (status, status == 0 ? nil : LastError.reason(since: mark))
         }
+        guard status.0 == 0 else { throw callbackFailure(status.0, reason: status.1) }
     }
 }

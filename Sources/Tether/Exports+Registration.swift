@@ -28,7 +28,9 @@ private struct Options {
         guard let scope = Scope(rawValue: scopeValue) else { throw invalid(function, "options.scope \(scopeValue) is not a tether_scope") }
         self.scope = scope
         let flags = raw.load(fromByteOffset: 4, as: UInt32.self)
-        guard flags & ~deferDropFlag == 0 else { throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than TETHER_DEFER_DROP") }
+        guard flags & ~(deferDropFlag | callbacksFlag) == 0 else {
+            throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than TETHER_DEFER_DROP and TETHER_OPTIONS_CALLBACKS")
+        }
         context = raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
         if let drop = raw.load(fromByteOffset: 16, as: CDropFn?.self) {
             defersDrop = flags & deferDropFlag != 0
@@ -48,7 +50,62 @@ private struct Options {
         guard variadicFixed >= 0, variadicFixed <= count else {
             throw invalid(function, "options.variadic_fixed \(variadicFixed) must be between 0 and the \(count) declared params of \(key.quoted)")
         }
+        // Callers built against a header without these fields pass a shorter struct: read them only when flagged.
+        guard flags & callbacksFlag != 0 else { return }
+        let list = raw.load(fromByteOffset: 56, as: UnsafeRawPointer?.self)
+        let listCount = raw.load(fromByteOffset: 64, as: Int.self)
+        guard listCount >= 0, listCount <= 1024, listCount == 0 || list != nil else {
+            throw invalid(function, "options.callback_count \(listCount) does not match options.callbacks")
+        }
+        for i in 0..<listCount {
+            completions.append(try completion(list! + i * completionStride, "options.callbacks[\(i)]", key, function))
+        }
     }
+}
+
+/// The flag of tether_registration_options.flags saying its callbacks fields are set.
+private let callbacksFlag: UInt32 = 2
+
+/// tether_completion: fn, args_fn, params, param_count, context (layout checked in the header).
+private let completionStride = 40
+
+/// One tether_completion: exactly one of its two callbacks.
+private func completion(_ raw: UnsafeRawPointer, _ what: String, _ key: Key, _ function: StaticString) throws(TetherError) -> Completion {
+    let fn = raw.load(as: CCompleteFn?.self)
+    let argsFn = raw.load(fromByteOffset: 8, as: CCompleteArgsFn?.self)
+    let params = raw.load(fromByteOffset: 16, as: UnsafeRawPointer?.self)
+    let count = raw.load(fromByteOffset: 24, as: Int.self)
+    let context = raw.load(fromByteOffset: 32, as: UnsafeMutableRawPointer?.self)
+    switch (fn, argsFn) {
+    case (let fn?, nil):
+        guard count == 0 else { throw invalid(function, "\(what) has a resolver callback (fn) and \(count) params: params are for args_fn") }
+        return CCompletion(fn, context: context)
+    case (nil, let argsFn?):
+        return CDeclaredCompletion(argsFn, params: try completionParams(params, count, what, key, function), context: context)
+    default:
+        throw invalid(function, "\(what) must set exactly one of fn and args_fn")
+    }
+}
+
+/// The declared targets of a completion callback: TETHER_PARAM_DEP and TETHER_PARAM_WEAK with keys.
+private func completionParams(_ params: UnsafeRawPointer?, _ count: Int, _ what: String, _ key: Key,
+                              _ function: StaticString) throws(TetherError) -> [Param] {
+    guard count >= 0, count <= 1024 else { throw invalid(function, "\(what): param_count \(count) is out of range (0...1024)") }
+    guard count == 0 || params != nil else { throw invalid(function, "\(what): params is NULL but param_count is \(count)") }
+    var declared: [Param] = []
+    for i in 0..<count {
+        let base = params! + i * tetherParamStride
+        let kind = base.load(as: Int32.self)
+        guard kind == 0 || kind == 1 else {
+            throw invalid(function, "\(what) of \(key.quoted): param \(i + 1) has kind \(paramKindName(kind)); a completion callback declares TETHER_PARAM_DEP or TETHER_PARAM_WEAK targets only")
+        }
+        guard let keyPointer = base.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self), keyPointer.pointee != 0 else {
+            throw invalid(function, "\(what) of \(key.quoted): param \(i + 1) is \(paramKindName(kind)) but its key is NULL or empty")
+        }
+        let target = KeyCache.key(keyPointer)
+        declared.append(kind == 0 ? .dependency(target) : .weak(target))
+    }
+    return declared
 }
 
 private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
@@ -157,5 +214,17 @@ public func tether_on_complete(_ r: OpaquePointer?, _ fn: CCompleteFn?, _ contex
         let registration = try Handles.registrations.get(r, "tether_on_complete")
         guard let fn else { throw invalid("tether_on_complete", "the callback is NULL") }
         registration.addCompletion(CCompletion(fn, context: context))
+    }
+}
+
+@_cdecl("tether_on_complete_params")
+public func tether_on_complete_params(_ r: OpaquePointer?, _ fn: CCompleteArgsFn?, _ params: UnsafeRawPointer?, _ count: Int,
+                                      _ context: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_on_complete_params"
+        let registration = try Handles.registrations.get(r, function)
+        guard let fn else { throw invalid(function, "the callback is NULL") }
+        let declared = try completionParams(params, count, "the completion callback", registration.key, function)
+        registration.addCompletion(CDeclaredCompletion(fn, params: declared, context: context))
     }
 }

@@ -505,8 +505,12 @@ final class Graph {
         }
     }
 
-    /// The error of completion callback `n` (from 0) of an instance of `key`.
+    /// The error of completion callback `n` (from 0) of an instance of `key`:
+    /// a declared target that could not be handed over keeps its own status.
     static func completionFailure(_ key: Key, _ n: Int, _ failure: CallbackFailure) -> TetherError {
+        if let target = failure.target {
+            return TetherError(target.code, "a declared target of completion callback #\(n + 1) of \(key.quoted): \(target.message)")
+        }
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
         if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
         return TetherError(.factoryFailed, message)

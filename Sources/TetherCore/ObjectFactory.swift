@@ -82,15 +82,11 @@ open class ObjectFactory: Factory, @unchecked Sendable {
 
 /// A completion callback of an `ObjectFactory` registration with declared
 /// targets: `.weak(K)` (the object of K in the same graph, for a weak
-/// reference) or `.dependency(K)` (a strong edge). Declared, so a plan can hand
-/// them over without a resolver (a subclass overrides `complete(_:with:)`).
-open class ObjectCompletion: Completion, @unchecked Sendable {
-    public let params: [Param]
-
-    public init(params: [Param]) {
-        precondition(params.allSatisfy { if case .weak = $0 { true } else if case .dependency = $0 { true } else { false } },
-                     "Tether: an ObjectCompletion declares .weak or .dependency params only")
-        self.params = params
+/// reference) or `.dependency(K)` (a strong edge). A plan's object resolve
+/// hands them over without a resolver (a subclass overrides `complete(_:with:)`).
+open class ObjectCompletion: DeclaredCompletion, @unchecked Sendable {
+    public override init(params: [Param]) {
+        super.init(params: params)
     }
 
     /// Completes `object`; `arguments.object(i)` is the target of param `i`.
@@ -98,23 +94,12 @@ open class ObjectCompletion: Completion, @unchecked Sendable {
         fatalError("Tether: \(Self.self) must override complete(_:with:)")
     }
 
-    /// For resolves that make instances: the targets through the resolver (which records the edges).
-    public final func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
-        var words: [UInt64] = []
-        words.reserveCapacity(params.count)
-        var targets: [Instance] = []  // held until the call returns
-        do throws(TetherError) {
-            for param in params {
-                let target = if case .weak(let key) = param { try resolver.getWeakTarget(key) } else { try resolver.get(param.key!) }
-                targets.append(target)
-                words.append(UInt64(UInt(bitPattern: target.pointer)))
-            }
-        } catch {
-            throw CallbackFailure(reason: error.message, code: error.code)
-        }
-        guard instance.spec.holdsObject, targets.allSatisfy(\.spec.holdsObject) else {
+    /// For resolves that make instances: the targets' objects.
+    public final override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {
+        guard instance.spec.holdsObject, targets.allSatisfy({ $0._withUnsafeGuaranteedRef(\.spec.holdsObject) }) else {
             throw CallbackFailure(reason: "an ObjectCompletion completes and targets ObjectFactory registrations only", code: .invalidArgument)
         }
+        var words = targets.map { UInt64(UInt(bitPattern: $0._withUnsafeGuaranteedRef(\.pointer))) }
         let object = Unmanaged<AnyObject>.fromOpaque(instance.pointer).takeUnretainedValue()
         let failure = words.withUnsafeMutableBytes { buffer -> CallbackFailure? in
             do throws(CallbackFailure) {
@@ -123,7 +108,6 @@ open class ObjectCompletion: Completion, @unchecked Sendable {
             } catch { return error }
             return nil
         }
-        withExtendedLifetime(targets) {}
         if let failure { throw failure }
     }
 }

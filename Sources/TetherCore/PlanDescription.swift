@@ -1,10 +1,13 @@
 /// The recorded plan of a key, handed to an embedding layer that calls the
 /// factories itself (the Python binding runs Python factories without crossing
 /// into the library per resolve). Only plain plans are described: every step
-/// made by this resolve (graph or transient scope), no completion callbacks, no
-/// runtime arguments; resolver slots are allowed, since the runner makes every
-/// instance and needs no resolver. The runner calls the factories in step
-/// order, each with the instances its inputs name, exactly as `Graph` would.
+/// made by this resolve (graph or transient scope), no runtime arguments,
+/// completion callbacks only declared ones (`DeclaredCompletion`) whose targets
+/// are graph-scoped steps and whose strong targets close no cycle of strong
+/// edges (a resolve reports `retainCycle` there); resolver slots are allowed,
+/// since the runner makes every instance and needs no resolver. The runner
+/// calls the factories in step order, each with the instances its inputs name,
+/// then the completions in order, exactly as `Graph` would.
 public struct PlanDescription: Sendable {
     public struct Step: Sendable {
         public let registration: Registration
@@ -15,18 +18,29 @@ public struct PlanDescription: Sendable {
         public let parent: Int
     }
 
+    /// A completion callback the resolve runs: callback `number` (from 0, in the
+    /// order added) of step `step`'s registration, with the steps of its targets.
+    public struct Completion: Sendable {
+        public let step: Int
+        public let number: Int
+        public let targets: [Int]
+    }
+
     public static let context = Plan.context
     public static let resolver = Plan.resolver
 
     /// Post-order, root last.
     public let steps: [Step]
+    /// In the order `Graph` runs them: by step, then by number.
+    public let completions: [Completion]
 }
 
 extension Container {
     /// The plan of `key` resolved from here, or nil when there is none to hand
     /// out (plans off, the graph is not plain, or cannot be built: a resolve
     /// reports why). Valid while `configuration` (read before this call) is unchanged.
-    public func describePlan(_ key: Key) throws(TetherError) -> PlanDescription? {
+    /// `completions`: whether plans with (declared) completion callbacks are described.
+    public func describePlan(_ key: Key, completions describesCompletions: Bool = false) throws(TetherError) -> PlanDescription? {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let root = unretainedRegistration(for: key) else {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
@@ -34,12 +48,54 @@ extension Container {
         guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true)
         guard recorder.visit(root) != nil else { return nil }
-        guard !recorder.steps.contains(where: { $0.isShared || $0.completes }) else { return nil }
-        return PlanDescription(steps: recorder.steps.map { step in
+        guard !recorder.steps.contains(where: { $0.isShared || ($0.completes && !describesCompletions) }) else { return nil }
+        let steps = recorder.steps.map { step in
             let registration = step.registration.takeUnretainedValue()
-            return .init(registration: registration,
-                         inputs: recorder.inputs[step.firstInput ..< step.firstInput + registration.params.count],
-                         parent: step.parent)
-        })
+            return PlanDescription.Step(registration: registration,
+                                        inputs: recorder.inputs[step.firstInput ..< step.firstInput + registration.params.count],
+                                        parent: step.parent)
+        }
+        guard let completions = describedCompletions(recorder) else { return nil }
+        return PlanDescription(steps: steps, completions: completions)
+    }
+
+    /// The completion calls of a recorded plan, or nil when one cannot be described:
+    /// not declared, a target that is not a graph-scoped step (the resolve would
+    /// build it), or strong targets closing a cycle of strong edges.
+    private func describedCompletions(_ recorder: Plan.Recorder) -> [PlanDescription.Completion]? {
+        var completions: [PlanDescription.Completion] = []
+        // Strong edges per step: its factory's inputs, then its strong completion targets.
+        var strong: [[Int]] = recorder.steps.map { step in
+            let count = step.registration._withUnsafeGuaranteedRef { $0.params.count }
+            return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
+        }
+        for (i, step) in recorder.steps.enumerated() where step.completes {
+            for (number, completion) in step.spec!.takeUnretainedValue().completions.enumerated() {
+                guard let declared = completion as? DeclaredCompletion else { return nil }
+                var targets: [Int] = []
+                for param in declared.params {
+                    guard let target = unretainedRegistration(for: param.key!),
+                          let index = recorder.stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
+                    targets.append(index)
+                    if case .dependency = param { strong[i].append(index) }
+                }
+                completions.append(.init(step: i, number: number, targets: targets))
+            }
+        }
+        return Self.hasCycle(strong) ? nil : completions
+    }
+
+    /// Whether the directed graph `edges` (per node, its successors) has a cycle.
+    private static func hasCycle(_ edges: [[Int]]) -> Bool {
+        var state = [UInt8](repeating: 0, count: edges.count)  // 0 unseen, 1 on the path, 2 done
+        func visit(_ node: Int) -> Bool {
+            state[node] = 1
+            for next in edges[node] {
+                if state[next] == 1 || (state[next] == 0 && visit(next)) { return true }
+            }
+            state[node] = 2
+            return false
+        }
+        return edges.indices.contains { state[$0] == 0 && visit($0) }
     }
 }

@@ -42,11 +42,12 @@ public final class Resolver: @unchecked Sendable {
     }
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
-    public func get(_ key: Key) throws(TetherError) -> Instance {
+    /// `backEdge`: what a retain-cycle message tells the caller to do instead.
+    public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge") throws(TetherError) -> Instance {
         let instance = try build(key).takeUnretainedValue()
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
-            try owner.addLateStrongEdge(to: instance)
+            try owner.addLateStrongEdge(to: instance, backEdge: backEdge)
         } else {
             pendingStrong.append(instance)
         }

@@ -36,8 +36,19 @@ public struct CallbackFailure: Error, Sendable {
     /// The status a completion callback returned, if it returned one.
     public let code: ErrorCode?
 
+    /// A declared target the library could not hand over (`DeclaredCompletion`):
+    /// the callback did not run, and the resolve fails with this error's status.
+    public let target: TetherError?
+
     public init(reason: String?, code: ErrorCode? = nil) {
         self.reason = reason
         self.code = code
+        target = nil
+    }
+
+    public init(target error: TetherError) {
+        reason = error.message
+        code = error.code
+        target = error
     }
 }

@@ -52,6 +52,31 @@ import TetherCore
         expectError(.invalidHandle) { try fx.container.describePlan(Key("G")) }
     }
 
+    /// Declared completions are described with `completions: true`, in the order a resolve runs
+    /// them; resolver-form ones, targets outside the build and strong cycles are not.
+    @Test func describesDeclaredCompletions() throws {
+        let fx = try Fixture()
+        let parent = try fx.register("Parent", [dep("Child")])
+        let child = try fx.register("Child")
+        child.addCompletion(Declared(params: [weakDep("Parent")]))
+        parent.addCompletion(Declared(params: [dep("Child")]))
+        parent.addCompletion(Declared(params: []))
+        #expect(try fx.container.describePlan(Key("Parent")) == nil)  // only when asked for
+        let plan = try #require(try fx.container.describePlan(Key("Parent"), completions: true))
+        #expect(shape(plan) == ["Child()^1", "Parent(0)^-1"])
+        #expect(plan.completions.map { "\($0.step).\($0.number)\($0.targets)" } == ["0.0[1]", "1.0[0]", "1.1[]"])
+
+        try fx.register("Other")
+        child.addCompletion(Declared(params: [weakDep("Other")]))  // not a step of the build
+        #expect(try fx.container.describePlan(Key("Parent"), completions: true) == nil)
+        let strong = try fx.register("Child")
+        strong.addCompletion(Declared(params: [dep("Parent")]))  // Parent -> Child -> Parent
+        #expect(try fx.container.describePlan(Key("Parent"), completions: true) == nil)
+        let resolverForm = try fx.register("Child")
+        fx.onComplete(resolverForm)
+        #expect(try fx.container.describePlan(Key("Parent"), completions: true) == nil)
+    }
+
     /// From a child: the child's registrations shadow the parent's, as in a resolve.
     @Test func describesFromTheResolvingContainer() throws {
         let fx = try Fixture()
@@ -93,4 +118,9 @@ import TetherCore
         }
         #expect(address!.load(as: UInt.self) >= last)
     }
+}
+
+/// A declared completion that does nothing: only its targets matter here.
+private final class Declared: DeclaredCompletion, @unchecked Sendable {
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
 }

@@ -94,4 +94,17 @@ static inline node *resolve(tether_container *c, const char *key, tether_ref **o
     CHECK(o != NULL);
     return o;
 }
+
+/* Whether this run builds every graph step by step (make test-c-noplans): nothing is described then. */
+static inline int plans_off(void) {
+    const char *off = getenv("TETHER_NO_PLANS");
+    return off && strcmp(off, "1") == 0;
+}
+
+/* The interned id of `key` in `c` (checked). */
+static inline uint32_t key_of(tether_container *c, const char *key) {
+    uint32_t id = 0;
+    CHECK_OK(tether_intern(c, key, &id));
+    return id;
+}
 #endif

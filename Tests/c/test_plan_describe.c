@@ -3,23 +3,13 @@
  * declines to hand out. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #include <stdlib.h>
 #include "harness.h"
+#include "fixtures.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }
 static tether_status complete(tether_resolver *r, void *instance, void *context) {
     (void)r; (void)instance; (void)context;
     return TETHER_OK;
-}
-
-static int plans_off(void) {
-    const char *off = getenv("TETHER_NO_PLANS");
-    return off && strcmp(off, "1") == 0;
-}
-
-static uint32_t key_of(tether_container *c, const char *key) {
-    uint32_t id = 0;
-    CHECK_OK(tether_intern(c, key, &id));
-    return id;
 }
 
 /* The step count tether_plan_describe reports for `key` (with buffers large enough). */

@@ -3,7 +3,7 @@
 # unlike timings). From the repository root, after `make build`:
 #   sh benchmarks/c/profile.sh s2_tether_key [ITERS] [TOP]
 # C bodies (benchmarks/c/bench.c): s1_tether s1_tether_key s2_tether_name s2_tether_key
-#         s3_tether s3_tether_key s4_tether s4_tether_key (and the baselines s1_base s2_base
+#         s3_tether s3_tether_key s3_declared_key s4_tether s4_tether_key (and the baselines s1_base s2_base
 #         s3_base s4_base).
 # Swift bodies (benchmarks/swift, built here as run.sh builds it; no `make build` needed):
 #         swift_sN_CONTENDER, N in 1-4, CONTENDER tether, swinject or hand (hand-written Swift).

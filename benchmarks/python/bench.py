@@ -211,20 +211,28 @@ def contender_tether() -> dict[str, Any]:
     c2 = tether.Container()
     c2.register("Config", Config, deps=[], scope=Scope.SINGLETON)
 
-    c3 = tether.Container()
-    c3.register("Child", Child, deps=[], on_complete=lambda r, child: setattr(child, "parent", r.weak("Parent")))
+    def link(child: Child, parent: Any) -> None:
+        child.parent = parent
+
+    c3 = tether.Container()  # the back-reference declared: a weak target, so the graph is replayed in Python
+    c3.register("Child", Child, deps=[], on_complete=tether.complete(link, deps=[tether.weak("Parent")]))
     c3.register("Parent", Parent, deps=["Child"])
+
+    c3r = tether.Container()  # the same through a resolver: every resolve goes through the library
+    c3r.register("Child", Child, deps=[], on_complete=lambda r, child: setattr(child, "parent", r.weak("Parent")))
+    c3r.register("Parent", Parent, deps=["Child"])
 
     c4 = tether.Container()
     for key, deps in S4_GRAPH.items():
         c4.register(key, S4_CLASSES[key], deps=deps)  # GRAPH scope: one of each per resolve
 
-    keep = (c1, c2, c3, c4)  # noqa: F841 (containers live as long as the closures)
-    r1, r2, r3, r4 = c1.resolve, c2.resolve, c3.resolve, c4.resolve
+    keep = (c1, c2, c3, c3r, c4)  # noqa: F841 (containers live as long as the closures)
+    r1, r2, r3, r3r, r4 = c1.resolve, c2.resolve, c3.resolve, c3r.resolve, c4.resolve
     return {
         "S1": (lambda: r1("A"), ""),
         "S2": (lambda: r2("Config"), ""),
-        "S3": (lambda: r3("Parent"), "completion callback + weak edge"),
+        "S3": (lambda: r3("Parent"), "completion callback with a declared weak target (tether.complete), replayed in Python"),
+        "S3r": (lambda: r3r("Parent"), "completion callback with a resolver (r.weak), through the library"),
         "S4": (lambda: r4("App"), "graph scope"),
         "_keep": keep,
     }
@@ -494,6 +502,7 @@ CHECKS = {
     "S1": check_s1,
     "S2": lambda x: isinstance(x, Config),
     "S3": check_s3,
+    "S3r": check_s3,
     "S3~": check_s3,
 }
 
@@ -548,7 +557,7 @@ def main() -> int:
             for s in ("S1", "S2", "S3", "S4"):
                 row[s] = f"FAIL ({type(e).__name__})"
             continue
-        for scen in ("S1", "S2", "S3", "S3~", "S4"):
+        for scen in ("S1", "S2", "S3", "S3r", "S3~", "S4"):
             if scen not in scenarios:
                 continue
             op, note = scenarios[scen]
@@ -569,8 +578,10 @@ def main() -> int:
                 notes.append(f"{name} {scen}: {note}")
             print(f"  {name:20s} {scen:4s} {fmt(ns):>10s}  {note}", file=sys.stderr, flush=True)
 
-    # merge the closest-thing S3 figure into the S3 cell
+    # merge the resolver-form and closest-thing S3 figures into the S3 cell
     for name, row in results.items():
+        if "S3r" in row:
+            row["S3"] = f"{row.get('S3', '—')}; resolver form: {row['S3r']}"
         if "S3~" in row:
             row["S3"] = f"{row.get('S3', NA_CYCLE)}; closest: {row['S3~']} (manual setattr after resolve)"
 

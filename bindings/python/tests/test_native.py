@@ -38,6 +38,8 @@ size_t options_layout(size_t *offsets) {
     offsets[5] = offsetof(tether_registration_options, completion_contexts);
     offsets[6] = offsetof(tether_registration_options, completion_count);
     offsets[7] = offsetof(tether_registration_options, variadic_fixed);
+    offsets[8] = offsetof(tether_registration_options, callbacks);
+    offsets[9] = offsetof(tether_registration_options, callback_count);
     return sizeof(tether_registration_options);
 }
 int register_native(tether_container *c, const char *key, int scope, const char *dep) {
@@ -96,7 +98,8 @@ def register_native(lib, c, key, scope=Scope.GRAPH, dep=None):
 def test_registration_options_layout_matches_the_header(lib):
     from tether._native import RegistrationOptions
 
-    names = ["scope", "flags", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed"]
+    names = ["scope", "flags", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed",
+             "callbacks", "callback_count"]
     assert [name for name, _ in RegistrationOptions._fields_] == names
     offsets = (ctypes.c_size_t * len(names))()
     assert lib.options_layout(offsets) == ctypes.sizeof(RegistrationOptions)

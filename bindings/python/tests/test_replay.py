@@ -56,8 +56,11 @@ def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
             return None
 
         def counted() -> Any:
-            made.replays += 1
-            return build()
+            made.replays += 1  # a replay that raises counts too
+            result = build()
+            if result is plans.MISS:  # it did not run
+                made.replays -= 1
+            return result
 
         return counted
 
@@ -205,6 +208,107 @@ def test_autowired_classes(monkeypatch):
         return type(s.repo), s.repo.log is s.log, other.log is not s.log
 
     assert both(monkeypatch, scenario) == (Repo, True, True)
+
+
+# -- declared completion callbacks (S3) ------------------------------------------------------
+
+
+def register_s3(c: tether.Container, log: list[str], back: Any = None, extra: list[Any] | None = None) -> None:
+    """Parent(Child), Child's declared callback setting ``child.parent`` to its target ``back``
+    (default: a weak Parent), then ``extra`` callbacks; ``log`` records factories and callbacks."""
+
+    def make_child() -> Node:
+        log.append("Child")
+        return Node("Child")
+
+    def make_parent(child: Node) -> Node:
+        log.append("Parent")
+        return Node("Parent", child)
+
+    def link(child: Node, parent: Any) -> None:
+        log.append("link")
+        child.parent = parent  # type: ignore[attr-defined]
+
+    c.register("Parent", make_parent, deps=["Child"])
+    c.register("Child", make_child, on_complete=[tether.complete(link, deps=[back or tether.weak("Parent")]), *(extra or [])])
+
+
+def test_s3_weak_back_edge_the_same_way(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        log: list[str] = []
+        register_s3(c, log)
+        first, second = c.resolve("Parent"), c.resolve("Parent")
+        kinds = type(first.deps[0].parent)
+        same = first.deps[0].parent() is first and second.deps[0].parent() is second and second is not first
+        refs = [weakref.ref(first), weakref.ref(first.deps[0])]
+        del first, second
+        gc.collect()
+        return log, kinds, same, [r() is None for r in refs]
+
+    log, kinds, same, freed = both(monkeypatch, scenario)
+    assert log == ["Child", "Parent", "link"] * 2 and kinds is weakref.ref and same and freed == [True, True]
+
+
+def test_s3_callbacks_in_order_with_strong_targets(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        log: list[str] = []
+        seen: list[Any] = []
+        extra = [tether.complete(lambda child, parent: seen.append(parent() is not None), deps=[tether.weak("Parent")]),
+                 tether.complete(lambda child: log.append("last"))]
+        register_s3(c, log, extra=extra)
+        c.register("Parent", lambda child: log.append("Parent") or Node("Parent", child), deps=["Child"],
+                   on_complete=tether.complete(lambda p, child: seen.append(child is p.deps[0]), deps=["Child"]))  # strong, no cycle
+        p = c.resolve("Parent")
+        return log, seen, p.deps[0].parent() is p
+
+    log, seen, linked = both(monkeypatch, scenario)
+    assert log == ["Child", "Parent", "link", "last"] and seen == [True, True] and linked
+
+
+def test_s3_callback_raising_fails_the_same_way(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        log: list[str] = []
+
+        def refuse(child: Node, parent: Any) -> None:
+            log.append("refuse")
+            raise LookupError("no parent here")
+
+        register_s3(c, log, extra=[tether.complete(refuse, deps=[tether.weak("Parent")])])
+        first = failure(c, "Parent")
+        second = failure(c, "Parent")  # nothing cached: the same factories run again
+        return first, second, log
+
+    first, second, log = both(monkeypatch, scenario)
+    assert first == second and first[0] is tether.FactoryError and first[1] == tether.Status.E_FACTORY_FAILED
+    assert first[2] == 'completion callback #2 of "Child" failed: LookupError: no parent here' and first[3] is LookupError
+    assert log == ["Child", "Parent", "link", "refuse"] * 2
+
+
+def test_s3_strong_back_edge_is_refused_by_the_library(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        log: list[str] = []
+        register_s3(c, log, back="Parent")  # Parent -> Child -> Parent: no plan, the library refuses it
+        with pytest.raises(tether.RetainCycleError) as info:
+            c.resolve("Parent")
+        return str(info.value), log
+
+    message, log = both(monkeypatch, scenario, replays=False)
+    assert 'a declared target of completion callback #1 of "Child"' in message and log == ["Child", "Parent"]
+
+
+def test_a_resolver_form_callback_goes_through_the_library(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        log: list[str] = []
+        register_s3(c, log, extra=[lambda r, child: log.append("resolver")])
+        p = c.resolve("Parent")
+        return log, p.deps[0].parent() is p
+
+    assert both(monkeypatch, scenario, replays=False) == (["Child", "Parent", "link", "resolver"], True)
 
 
 # -- failures ---------------------------------------------------------------------------------

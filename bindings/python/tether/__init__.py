@@ -20,6 +20,7 @@ source checkout's ``build/lib`` (see ``tether._loader``), on first use.
 """
 
 from ._loader import LIBRARY_ENV, PACKAGE_VERSION, library_path, load
+from .completion import Completion, complete
 from .container import Container
 from .errors import (
     ArgumentMismatchError,
@@ -59,6 +60,7 @@ def library_version() -> str:
 __all__ = [
     "ArgumentMismatchError",
     "BufferTooSmallError",
+    "Completion",
     "Container",
     "CycleError",
     "Dependency",
@@ -86,6 +88,7 @@ __all__ = [
     "WeakLazy",
     "WrongContextError",
     "__version__",
+    "complete",
     "dep",
     "key_name",
     "lazy",

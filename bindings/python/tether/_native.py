@@ -55,6 +55,8 @@ PLAN_INPUT_RESOLVER = -2
 
 #: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
 DEFER_DROP = 1
+#: ...and: its callbacks / callback_count fields are set
+OPTIONS_CALLBACKS = 2
 #: tether_resolve_key_collect flags: fail with E_WOULD_BLOCK instead of waiting for a lock
 RESOLVE_NO_WAIT = 1
 #: ...and: the tether_collect's instance is one the caller keeps alive (no handle if it is the result)
@@ -81,8 +83,22 @@ class Value(Structure):
 DROP_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 #: ``tether_status (*)(tether_resolver *, void *instance, void *context)``
 COMPLETE_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+#: ``tether_status (*)(void *instance, void *const *args, size_t arg_count, void *context)``
+COMPLETE_ARGS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_void_p), c_size_t, c_void_p)
 #: ``void *(*)(void)``: what lazy slots and tether_make_provider hand out
 PROVIDER_FN = CFUNCTYPE(c_void_p)
+
+
+class CompletionEntry(Structure):
+    """``tether_completion``: one completion callback, resolver form (``fn``) or declared (``args_fn``)."""
+
+    _fields_ = [
+        ("fn", COMPLETE_FN),
+        ("args_fn", COMPLETE_ARGS_FN),
+        ("params", POINTER(Param)),
+        ("param_count", c_size_t),
+        ("context", c_void_p),
+    ]
 
 
 class RegistrationOptions(Structure):
@@ -97,6 +113,8 @@ class RegistrationOptions(Structure):
         ("completion_contexts", POINTER(c_void_p)),  # nullable, else one per callback
         ("completion_count", c_size_t),
         ("variadic_fixed", c_size_t),
+        ("callbacks", POINTER(CompletionEntry)),  # read with OPTIONS_CALLBACKS: either form, in order
+        ("callback_count", c_size_t),
     ]
 
 
@@ -104,6 +122,12 @@ class PlanStep(Structure):
     """``tether_plan_step``: one factory call of a described plan."""
 
     _fields_ = [("registration", c_void_p), ("first_input", c_size_t), ("slot_count", c_size_t), ("parent", ctypes.c_ssize_t)]
+
+
+class PlanCompletion(Structure):
+    """``tether_plan_completion``: one completion callback of a described plan."""
+
+    _fields_ = [("step", c_size_t), ("number", c_size_t), ("first_target", c_size_t), ("target_count", c_size_t)]
 
 
 _status = c_int
@@ -128,6 +152,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_set_scope": (_status, [_p, c_int]),
     "tether_set_context": (_status, [_p, _p, DROP_FN]),
     "tether_on_complete": (_status, [_p, COMPLETE_FN, _p]),
+    "tether_on_complete_params": (_status, [_p, COMPLETE_ARGS_FN, POINTER(Param), c_size_t, _p]),
     "tether_resolve": (_status, [_p, c_char_p, _pp]),
     "tether_resolve_args": (_status, [_p, c_char_p, POINTER(Value), c_size_t, _pp]),
     "tether_intern": (_status, [_p, c_char_p, POINTER(c_uint32)]),
@@ -150,6 +175,11 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_plan_describe": (
         _status,
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(c_size_t), POINTER(c_size_t)],
+    ),
+    "tether_plan_describe_v2": (
+        _status,
+        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
+         POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import ctypes
 import operator
 from ctypes import byref, c_size_t, c_uint32, c_void_p
-from typing import Any, Callable, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
 from . import _loader, _state, native, objects, plans
 from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
+from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
 from .registration import Registration
@@ -18,7 +19,8 @@ from .slots import from_deps, infer
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
-Callback = Callable[[Any, Any], Any]
+#: A completion callback: ``(resolver, instance)``, or one with declared targets (``tether.complete``).
+Callback = Union[Callable[[Any, Any], Any], Completion]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -34,6 +36,7 @@ _fresh_pop = objects._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
+_MISS = plans.MISS
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
@@ -55,11 +58,11 @@ def _check_scope(scope: object) -> Scope:
 def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
     if on_complete is None:
         return []
-    if callable(on_complete):
+    if callable(on_complete) or isinstance(on_complete, Completion):
         return [on_complete]
-    if isinstance(on_complete, (list, tuple)) and all(callable(fn) for fn in on_complete):
+    if isinstance(on_complete, (list, tuple)) and all(callable(fn) or isinstance(fn, Completion) for fn in on_complete):
         return list(on_complete)
-    raise TypeError(f"{what}: on_complete must be a callable (resolver, instance) or a list of them")
+    raise TypeError(f"{what}: on_complete must be a callable (resolver, instance), a tether.complete(...), or a list of them")
 
 
 class Container:
@@ -212,8 +215,10 @@ class Container:
         - ``@c.register("K", deps=[...])`` / ``@c.register(scope=Scope.SINGLETON)`` decorate a factory
           or a class; a decorated function whose return annotation is a class is registered under
           that class.
-        - ``on_complete``: a callable ``(resolver, instance)`` or a list of them, run after every
-          factory of the resolve returned (where cycles are closed: ``r.get(K)``, ``r.weak(K)``).
+        - ``on_complete``: a callable ``(resolver, instance)``, a ``tether.complete(fn, deps=[...])``
+          (``fn(instance, *targets)``, targets declared: see ``tether.completion``), or a list of
+          them, run in that order after every factory of the resolve returned (where cycles are
+          closed: ``r.get(K)``, ``r.weak(K)``, or a declared ``tether.weak(K)``).
         Re-registering a key replaces the registration. Wrong use raises TypeError/ValueError here.
         """
         checked_scope = _check_scope(scope)
@@ -309,19 +314,18 @@ class Container:
             if build is None and self._lookups_generation != _generation[0]:
                 kid, cached_reg, build, stamp = self._lookup(key)
         if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
-            running = _running_get(None)
-            if not running:  # not nested in a resolve of this thread
-                if running is None:
-                    running = _state.running()
-                # (a closed container's word never matches: close() replaces it)
-                if (self._word.value if not self._parent_words else self._configuration()) != stamp:
-                    kid, cached_reg, build, stamp = self._lookup(key)  # reconfigured: describe it again
-                if build is not None:
-                    running.append(None)
-                    try:
-                        return build()
-                    finally:
-                        running.pop()
+            result = build()  # MISS: nested in a resolve of this context, its first, or reconfigured
+            if result is not _MISS:
+                return result
+            if not _running_get(None):  # not nested
+                _state.running()
+                result = build()
+                if result is _MISS:  # reconfigured: describe it again
+                    kid, cached_reg, build, stamp = self._lookup(key)
+                    if build is not None:
+                        result = build()
+                if result is not _MISS:
+                    return result
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
@@ -479,7 +483,7 @@ class Container:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             described = plans.describe(self._api, self.handle, kid)
             if described is not None:
-                build = plans.builder(self._python_registrations(), *described)
+                build = plans.builder(self._python_registrations(), (self._word, *self._parent_words), stamp, *described)
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, stamp)
         if keep:
             self._lookups[key] = entry

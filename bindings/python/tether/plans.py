@@ -1,10 +1,12 @@
 """Resolves replayed in Python: the library records a key's plan and the binding runs it.
 
-For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
-registrations, no completion callbacks, no runtime arguments), and whose every step is a Python
-registration with a simple factory (only dependency slots, passed positionally), ``builder``
-makes a function that calls the factories in the plan's order, each with the instances the plan
-names: no call into the library and no C -> Python callback per resolve. ``Container.resolve``
+For a graph the library can describe (``tether_plan_describe_v2``: graph- and transient-scoped
+registrations, no runtime arguments, completion callbacks only declared ones whose targets are
+steps of the build), and whose every step is a Python registration with a simple factory (only
+dependency slots, passed positionally), ``builder`` makes a function that calls the factories in
+the plan's order, each with the instances the plan names, then the completion callbacks in the
+plan's order with their targets (a weak one as ``weakref.ref``, as the library's path gives it):
+no call into the library and no C -> Python callback per resolve. ``Container.resolve``
 runs it while the container's configuration (the sum of the version words
 ``tether_container_versions`` gives) is the one read before describing, the registrations are
 those of ``_state.generation``, and the resolve is not nested in another on its thread;
@@ -12,16 +14,19 @@ otherwise it resolves through the library, as always.
 
 A replay behaves as the library's resolve of the same graph: the same factory calls in the same
 order, the same sharing, nothing kept by the container afterwards, and a factory that raises or
-returns None fails the resolve with the same ``FactoryError`` (message, status and cause).
+returns None, or a completion callback that raises, fails the resolve with the same
+``FactoryError`` (message, status and cause).
 """
 
 from __future__ import annotations
 
+import weakref
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
-from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PLAN_INPUT_RESOLVER, Api, PlanStep
-from ._state import raise_caused
+from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
+from ._state import raise_caused, running_var
+from .native import python_weak
 from .errors import Status
 from .registration import Registration, reason
 from .scope import Scope
@@ -30,39 +35,52 @@ from .scope import Scope
 _makers: dict[tuple[Any, ...], Callable[..., Callable[[], Any]]] = {}
 
 
-def describe(api: Api, handle: int, kid: int) -> tuple[Sequence[PlanStep], Sequence[int]] | None:
-    """The plan of key ``kid`` from container ``handle`` (steps, inputs), or None if there is none."""
-    step_cap, input_cap = 16, 64
+Described = tuple[Sequence[PlanStep], Sequence[int], Sequence[PlanCompletion]]
+
+
+def describe(api: Api, handle: int, kid: int) -> Described | None:
+    """The plan of key ``kid`` from container ``handle`` (steps, inputs, completions), or None if there is none."""
+    step_cap, input_cap, completion_cap = 16, 64, 8
     for _ in range(4):  # the plan may grow between calls: ask again with the sizes it needs
         steps = (PlanStep * step_cap)()
         inputs = (c_int32 * input_cap)()
-        step_count, input_count = c_size_t(), c_size_t()
-        status = api.tether_plan_describe(handle, kid, steps, step_cap, inputs, input_cap, byref(step_count), byref(input_count))
+        completions = (PlanCompletion * completion_cap)()
+        step_count, input_count, completion_count = c_size_t(), c_size_t(), c_size_t()
+        status = api.tether_plan_describe_v2(handle, kid, steps, step_cap, inputs, input_cap, completions, completion_cap,
+                                             byref(step_count), byref(input_count), byref(completion_count))
         if status == E_BUFFER_TOO_SMALL:
-            step_cap, input_cap = step_count.value, input_count.value
+            step_cap, input_cap, completion_cap = step_count.value, input_count.value, completion_count.value
             continue
         if status != OK or step_count.value == 0:  # an error is the library's resolve to report
             return None
-        return steps[: step_count.value], inputs[: input_count.value]
+        return steps[: step_count.value], inputs[: input_count.value], completions[: completion_count.value]
     return None
 
 
 def _simple(reg: Registration | None) -> bool:
-    """A live registration whose factory a replay can call: dependencies only, positional, no callbacks."""
+    """A live registration whose factory a replay can call: dependencies only, positional, no
+    completion callbacks but declared ones."""
     return (
         reg is not None
         and reg.handle is not None
         and reg.factory is not None
         and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
-        and len(reg.callables) == 1  # the factory trampoline, no completion callbacks
+        and reg.completions is not None
         and not reg.plan.names
         and all(slot.kind == PARAM_DEP for slot in reg.plan.slots)
     )
 
 
-def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int]) -> Callable[[], Any] | None:
+#: What a builder returns when it does not run (see ``builder``).
+MISS: Any = object()
+
+
+def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int, steps: Sequence[PlanStep],
+            inputs: Sequence[int], completions: Sequence[PlanCompletion] = ()) -> Callable[[], Any] | None:
     """A function running the described plan with the Python registrations ``regs`` (by handle),
-    or None when a step is not a simple Python registration of this process."""
+    or None when a step is not a simple Python registration of this process. It returns ``MISS``
+    without running when the plan may be stale (the sum of the version ``words`` is not ``stamp``)
+    or the resolve is nested in another of its context (or the context has no ``running`` list yet)."""
     made: list[Registration] = []
     args: list[tuple[int, ...]] = []
     for step in steps:
@@ -76,16 +94,31 @@ def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             return None
         made.append(reg)
         args.append(deps)
+    calls: list[tuple[int, tuple[tuple[int, bool], ...]]] = []  # per completion: its step, its targets (step, weak)
+    callbacks: list[Callable[..., Any]] = []
+    numbers: list[int] = []
+    for record in completions:
+        declared = made[record.step].completions
+        if declared is None or record.number >= len(declared):
+            return None  # registered again since it was described
+        completion = declared[record.number]
+        targets = tuple(inputs[record.first_target : record.first_target + record.target_count])
+        if len(targets) != len(completion.deps) or any(not 0 <= t < len(made) for t in targets):
+            return None
+        calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
+        callbacks.append(completion.fn)
+        numbers.append(record.number)
     checks = tuple(not reg.fresh for reg in made)  # a fresh_class factory never returns None
-    shape = (tuple(args), checks)
+    shape = (tuple(args), checks, tuple(calls), len(words) > 1)
     maker = _makers.get(shape)
     if maker is None:
         if len(_makers) > 256:
             _makers.clear()
-        maker = _makers[shape] = _compile(args, checks)
+        maker = _makers[shape] = _compile(args, checks, calls, len(words) > 1)
     names = [reg.name for reg in made]
     parents = [step.parent for step in steps]
     nones = [reg._returned_none for reg in made]
+    completed = [names[step] for step, _ in calls]
 
     def failed(i: int, exc: BaseException) -> None:
         """Raises what the library's resolve raises when step ``i``'s factory fails."""
@@ -99,24 +132,57 @@ def builder(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             message += f" (while resolving {' -> '.join(reversed(path))})"
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return maker(failed, *(reg.factory for reg in made), *(n for n, check in zip(nones, checks) if check))
+    def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
+        """Raises what the library's resolve raises when completion callback ``k`` of the plan
+        fails: a weak target without weak references fails it first, with python_weak's error."""
+        try:
+            for obj in weak_targets:
+                python_weak(obj)
+        except TypeError as no_weak:
+            exc = no_weak
+        message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
+        raise_caused(Status.E_FACTORY_FAILED, message, exc)
+
+    return maker(failed, failed_completion, weakref.ref, running_var.get, MISS, words[0], tuple(words), stamp,
+                 *(reg.factory for reg in made),
+                 *(n for n, check in zip(nones, checks) if check), *callbacks)
 
 
-def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...]) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, f0, f1, ..., n...)`` returning ``build()``: one call per step, in
-    order, its arguments the earlier steps' results (a try per step costs nothing until it raises)."""
+def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
+             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], parents: bool) -> Callable[..., Callable[[], Any]]:
+    """Compiles ``make(failed, failed_completion, weak, running, MISS, word, words, stamp, f0, f1,
+    ..., n..., c0, c1, ...)`` returning ``build()``: the guard (nesting, then the configuration:
+    one word, or the sum of ``words`` with ``parents``), one call per step, in order, its arguments
+    the earlier steps' results, then one per completion callback, its weak targets
+    ``weakref.ref``s (a try per call costs nothing until it raises)."""
     factories = [f"f{i}" for i in range(len(args))]
     nones = [f"n{i}" for i, check in enumerate(checks) if check]
-    lines = [f"def make(failed, {', '.join(factories + nones)}):", "    def build():"]
+    callbacks = [f"c{k}" for k in range(len(calls))]
+    configuration = "sum([w.value for w in words])" if parents else "word.value"
+    lines = [f"def make(failed, failed_completion, weak, running_get, MISS, word, words, stamp, {', '.join(factories + nones + callbacks)}):",
+             "    def build():",
+             "        running = running_get(None)",
+             f"        if running is None or running or {configuration} != stamp:",
+             "            return MISS",
+             "        running.append(None)",
+             "        try:"]
     for i, deps in enumerate(args):
-        lines.append("        try:")
-        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
+        lines.append("            try:")
+        lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
         if checks[i]:
-            lines.append(f"            if v{i} is None:")
-            lines.append(f"                raise n{i}()")
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed({i}, e)")
-    lines.append(f"        return v{len(args) - 1}")
+            lines.append(f"                if v{i} is None:")
+            lines.append(f"                    raise n{i}()")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed({i}, e)")
+    for k, (step, targets) in enumerate(calls):
+        lines.append("            try:")
+        lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
+        weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+    lines.append(f"            return v{len(args) - 1}")
+    lines.append("        finally:")
+    lines.append("            running.pop()")
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)

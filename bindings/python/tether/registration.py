@@ -20,10 +20,12 @@ from typing import Any, Callable, Sequence
 
 from . import _state, objects
 from ._native import (
+    COMPLETE_ARGS_FN,
     COMPLETE_FN,
     DEFER_DROP,
     E_FACTORY_FAILED,
     OK,
+    OPTIONS_CALLBACKS,
     PARAM_DEP,
     PARAM_F64,
     PARAM_I64,
@@ -34,9 +36,11 @@ from ._native import (
     PARAM_WEAK,
     PARAM_WEAK_LAZY,
     Api,
+    CompletionEntry,
     Param,
     RegistrationOptions,
 )
+from .completion import Completion
 from .errors import error_for
 from .lazy import Lazy, WeakLazy
 from .native import weak_callable
@@ -90,6 +94,7 @@ class Registration:
         "skip",
         "arg_kinds",
         "fresh",
+        "completions",
         "__weakref__",
     )
 
@@ -112,8 +117,10 @@ class Registration:
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
         self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and objects.fresh_class(factory)
+        # its completion callbacks when all are declared (a plan replay runs them), else None
+        self.completions: tuple[Completion, ...] | None = ()
 
-    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any]]) -> None:
+    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion]) -> None:
         """Declares the registration to the library in container ``handle``.
 
         One ``tether_register_ex`` call: scope, destructor and completion callbacks are set before
@@ -127,13 +134,17 @@ class Registration:
         params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
         argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
         trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
-        completes = [COMPLETE_FN(self._complete_trampoline(fn, index)) for index, fn in enumerate(callbacks)]
-        self.callables += [trampoline, *completes]
+        entries = [self._completion_entry(fn, index) for index, fn in enumerate(callbacks)]
+        self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
+        declared = [fn for fn in callbacks if isinstance(fn, Completion)]
+        self.completions = tuple(declared) if len(declared) == len(callbacks) else None
         drop = objects.DROP_FAST if self.fresh else objects.DROP
-        # DEFER_DROP: Container.resolve runs the drops itself (objects.run_drops), no callback
-        options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP, drop=drop, completion_count=len(completes))
-        if completes:
-            options.completions = (COMPLETE_FN * len(completes))(*completes)
+        # DEFER_DROP: Container.resolve runs the drops itself (objects.run_drops), no callback;
+        # the callbacks of both forms in one list, so they run in the order given
+        options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP | OPTIONS_CALLBACKS, drop=drop,
+                                      callback_count=len(entries))
+        if entries:
+            options.callbacks = (CompletionEntry * len(entries))(*entries)
         array = (Param * len(params))(*params)
         out = c_void_p()
         fn = ctypes.cast(trampoline, c_void_p)  # the C function pointer, as tether_fn
@@ -472,6 +483,60 @@ class Registration:
         return args
 
     # -- completion callbacks ---------------------------------------------------------
+
+    def _completion_entry(self, callback: Callable[[Any, Any], Any] | Completion, index: int) -> CompletionEntry:
+        """The ``tether_completion`` of callback ``index``, its trampoline and targets kept by the entry."""
+        if not isinstance(callback, Completion):
+            return CompletionEntry(fn=COMPLETE_FN(self._complete_trampoline(callback, index)))
+        params = (Param * len(callback.deps))(*(Param(dep.kind, dep.name.encode("utf-8")) for dep in callback.deps))
+        fn = COMPLETE_ARGS_FN(self._declared_trampoline(callback, index))
+        return CompletionEntry(args_fn=fn, params=params, param_count=len(callback.deps))
+
+    def _declared_trampoline(self, completion: Completion, index: int) -> Callable[..., int]:
+        """Calls ``completion.fn(instance, *targets)``: a DEP target as its object, a WEAK one (an
+        owned weak handle) as ``weak_callable`` makes it, the weak handles released on any path."""
+        api = self.api
+        fresh_of = objects.fresh_of
+        callback = completion.fn
+        weak = [dep.kind == PARAM_WEAK for dep in completion.deps]
+        name = self.name
+
+        def release_from(args: Any, start: int) -> None:
+            for i in range(start, len(weak)):
+                if weak[i] and args[i]:
+                    api.tether_weak_release(args[i])
+
+        def complete(instance: int | None, args: Any, _count: int, _context: int | None) -> int:
+            converted = 0
+            try:
+                if self.skip is not None and self.skip == instance:
+                    release_from(args, 0)
+                    return OK  # a reused WEAK-scope object: completed when it was made
+                obj = fresh_of(instance)
+                if obj is None:
+                    obj = objects.lookup(instance or 0, objects.MISSING)
+                    if obj is objects.MISSING:
+                        raise RuntimeError(f"completion callback #{index + 1} of {name!r}: unknown instance")
+                targets = []
+                for i, is_weak in enumerate(weak):
+                    converted = i + 1  # weak_callable owns the handle from here, even when it raises
+                    if is_weak:
+                        targets.append(weak_callable(api, args[i] or 0))
+                    else:
+                        target = objects.lookup(args[i] or 0, objects.MISSING)
+                        if target is objects.MISSING:
+                            raise TypeError(f"completion callback #{index + 1} of {name!r}: its target "
+                                            f"{completion.deps[i].name!r} is a native instance; take it with a "
+                                            "resolver-form callback (r.get) or declare it tether.weak")
+                        targets.append(target)
+                callback(obj, *targets)
+                return OK
+            except BaseException as exc:
+                release_from(args, converted)
+                fail(api, exc)
+                return E_FACTORY_FAILED
+
+        return complete
 
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
