@@ -445,7 +445,7 @@ tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, 
  *                     tether_weak_release, e.g. in the instance's destructor);
  *                     a weak edge is recorded.
  * Because nothing else is reachable from it, a graph whose callbacks are all
- * declared can be described to a binding (tether_plan_describe_v2).
+ * declared can be described to a binding (tether_plan_describe).
  *
  * Order: as tether_on_complete, to which it is a sibling: the callbacks of an
  * instance, of either form, run in the order they were added. The targets of
@@ -802,11 +802,20 @@ typedef struct tether_plan_step {
 /** An input of tether_plan_describe: the slot is a TETHER_PARAM_RESOLVER. */
 #define TETHER_PLAN_INPUT_RESOLVER (-2)
 
+/** A completion callback of a described plan (see tether_plan_describe). */
+typedef struct tether_plan_completion {
+    size_t step;          /* the step whose instance it completes */
+    size_t number;        /* which callback of that step's registration: 0 for the first added */
+    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
+    size_t target_count;  /* its declared param count, in declared order */
+} tether_plan_completion;
+
 /**
- * Describes the recorded plan of `key` resolved from `c`: the factory calls a
- * resolve would make, for a binding that calls its own factories (in its own
- * language) without a call into the library per resolve. The library stays
- * the source of truth for the graph's shape; the binding only replays it.
+ * Describes the recorded plan of `key` resolved from `c`: the factory calls
+ * (and declared completion callbacks) a resolve would make, for a binding that
+ * calls its own factories (in its own language) without a call into the
+ * library per resolve. The library stays the source of truth for the graph's
+ * shape; the binding only replays it.
  *
  * Steps come in post-order, root last: exactly the order in which a resolve
  * calls the factories. Step i's slots receive, in declared order,
@@ -818,15 +827,30 @@ typedef struct tether_plan_step {
  * NULL: reason (while resolving "Root" -> ... -> "K")`, the path only when the
  * failing step is not the root).
  *
+ * Completion callbacks (only with a non-NULL `completion_count`): after the
+ * last factory, call `completions[0 .. *completion_count)` in that order
+ * (exactly the order a resolve runs them: by step, then in the order each
+ * registration's callbacks were added), each with the instance of its `step`
+ * and, for its targets in declared order, the instance of step
+ * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
+ * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
+ * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
+ * and `*input_count` counts both. A callback that fails fails the resolve as
+ * the library's would: `completion callback #<number + 1> of "K" failed:
+ * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
+ *
  * Only plain plans are described: every step is made by the resolve (graph or
  * transient scope: no singleton- or weak-scoped step), every slot is DEP,
- * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), no
- * registration in it has completion callbacks (tether_plan_describe_v2
- * describes declared ones), every dependency exists and
- * there is no constructor cycle, at most 64 steps. For any other graph, and in
- * a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
- * TETHER_OK with *step_count and *input_count 0 (resolve it with
- * tether_resolve_key, which also reports what is wrong). A RESOLVER slot is
+ * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), every
+ * dependency exists and there is no constructor cycle, at most 64 steps; and
+ * completion callbacks only if `completion_count` is not NULL, every callback
+ * in the graph is declared (tether_on_complete_params, or an args_fn entry of
+ * tether_register_ex), every target is a graph-scoped step of the build (not
+ * one the resolve would build for it or take from a cache), and the strong
+ * edges of factories and DEP targets close no cycle. For any other graph, and
+ * in a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
+ * TETHER_OK with every count 0 (resolve it with tether_resolve_key, which
+ * also reports what is wrong, e.g. TETHER_E_RETAIN_CYCLE). A RESOLVER slot is
  * described, not declined: the binding makes every instance of the graph
  * itself, so nothing needs a resolver (the library's own replays still build
  * such graphs step by step).
@@ -838,68 +862,32 @@ typedef struct tether_plan_step {
  * the resolve would (destroying what it made, caching nothing), run no factory
  * twice.
  *
- * @param c            the container to resolve from; borrowed.
- * @param key          an id from tether_intern.
- * @param steps        array of `step_cap` steps the call fills; may be NULL when `step_cap` is 0.
- * @param inputs       array of `input_cap` inputs the call fills; may be NULL when `input_cap` is 0.
- * @param step_count   receives the plan's step count (0: no plan); not NULL.
- * @param input_count  receives the plan's input count; not NULL.
+ * @param c                 the container to resolve from; borrowed.
+ * @param key               an id from tether_intern.
+ * @param steps             array of `step_cap` steps the call fills; may be NULL when `step_cap` is 0.
+ * @param inputs            array of `input_cap` inputs the call fills; may be NULL when `input_cap` is 0.
+ * @param completions       array of `completion_cap` records the call fills; may be NULL when
+ *                          `completion_cap` is 0.
+ * @param step_count        receives the plan's step count (0: no plan); not NULL.
+ * @param input_count       receives the plan's input count; not NULL.
+ * @param completion_count  receives the plan's completion count; NULL when the caller cannot run
+ *                          completion callbacks: then no plan that has any is described.
  * The registration handles stay valid until their key is re-registered or
  * the container freed (a later configuration change tells you).
  * @return TETHER_OK (with or without a plan);
  *   TETHER_E_INVALID_HANDLE (bad or freed `c`);
- *   TETHER_E_INVALID_ARGUMENT (NULL counts, NULL buffer with a capacity, an id
- *     tether_intern never returned);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `step_count` or `input_count`, NULL buffer
+ *     with a capacity, an id tether_intern never returned);
  *   TETHER_E_NOT_FOUND (`key` has no registration visible from `c`);
- *   TETHER_E_BUFFER_TOO_SMALL (the plan has more steps or inputs than the
- *     buffers hold: nothing is written but the two counts, which say what is
- *     needed; call again with buffers that large).
+ *   TETHER_E_BUFFER_TOO_SMALL (the plan has more steps, inputs or completions
+ *     than the buffers hold: nothing is written but the counts, which say what
+ *     is needed; call again with buffers that large).
  * Thread-safe.
  */
 tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
-                                   int32_t *inputs, size_t input_cap, size_t *step_count, size_t *input_count);
-
-/** A completion callback of a described plan (see tether_plan_describe_v2). */
-typedef struct tether_plan_completion {
-    size_t step;          /* the step whose instance it completes */
-    size_t number;        /* which callback of that step's registration: 0 for the first added */
-    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
-    size_t target_count;  /* its declared param count, in declared order */
-} tether_plan_completion;
-
-/**
- * tether_plan_describe that also describes plans with completion callbacks,
- * when every callback in the graph is declared (tether_on_complete_params, or
- * an args_fn entry of tether_register_ex) and the binding can run them
- * itself: after the last factory, call `completions[0 .. *completion_count)`
- * in that order (exactly the order a resolve runs them: by step, then in the
- * order each registration's callbacks were added), each with the instance of
- * its `step` and, for its targets in declared order, the instance of step
- * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
- * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
- * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
- * and `*input_count` counts both. A callback that fails fails the resolve as
- * the library's would: `completion callback #<number + 1> of "K" failed:
- * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
- *
- * Besides what tether_plan_describe declines, there is no plan (TETHER_OK, all
- * counts 0) when a registration of the graph has a resolver-form callback
- * (tether_on_complete), a target is not a graph-scoped step of the build
- * (the resolve would build it, or take it from a cache), or the strong edges
- * of factories and DEP targets together close a cycle (the resolve fails with
- * TETHER_E_RETAIN_CYCLE: resolve it with tether_resolve_key to get that error).
- *
- * @param completions       array of `completion_cap` records the call fills; may be NULL when
- *                          `completion_cap` is 0.
- * @param completion_count  receives the plan's completion count; not NULL.
- * @return as tether_plan_describe; TETHER_E_BUFFER_TOO_SMALL when any of the
- *         three buffers is too small (nothing is written but the three counts).
- * Thread-safe.
- */
-tether_status tether_plan_describe_v2(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
-                                      int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
-                                      size_t completion_cap, size_t *step_count, size_t *input_count,
-                                      size_t *completion_count);
+                                   int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
+                                   size_t completion_cap, size_t *step_count, size_t *input_count,
+                                   size_t *completion_count);
 
 /**
  * The addresses of the version words of `c` and of its parents (`c` first,

@@ -9,30 +9,12 @@ private let planCompletionStride = 32
 @_cdecl("tether_plan_describe")
 public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
                                  _ inputs: UnsafeMutablePointer<Int32>?, _ inputCap: Int,
-                                 _ stepCount: UnsafeMutablePointer<Int>?, _ inputCount: UnsafeMutablePointer<Int>?) -> Int32 {
-    describe(c, key, steps, stepCap, inputs, inputCap, nil, 0, stepCount, inputCount, nil, v2: false)
-}
-
-@_cdecl("tether_plan_describe_v2")
-public func tether_plan_describe_v2(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
-                                    _ inputs: UnsafeMutablePointer<Int32>?, _ inputCap: Int,
-                                    _ completions: UnsafeMutableRawPointer?, _ completionCap: Int,
-                                    _ stepCount: UnsafeMutablePointer<Int>?, _ inputCount: UnsafeMutablePointer<Int>?,
-                                    _ completionCount: UnsafeMutablePointer<Int>?) -> Int32 {
-    describe(c, key, steps, stepCap, inputs, inputCap, completions, completionCap, stepCount, inputCount, completionCount, v2: true)
-}
-
-/// Both describes; tether_plan_describe (not `v2`) describes no plan with completion callbacks.
-private func describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
-                      _ inputs: UnsafeMutablePointer<Int32>?, _ inputCap: Int,
-                      _ completions: UnsafeMutableRawPointer?, _ completionCap: Int,
-                      _ stepCount: UnsafeMutablePointer<Int>?, _ inputCount: UnsafeMutablePointer<Int>?,
-                      _ completionCount: UnsafeMutablePointer<Int>?, v2: Bool) -> Int32 {
+                                 _ completions: UnsafeMutableRawPointer?, _ completionCap: Int,
+                                 _ stepCount: UnsafeMutablePointer<Int>?, _ inputCount: UnsafeMutablePointer<Int>?,
+                                 _ completionCount: UnsafeMutablePointer<Int>?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let function: StaticString = v2 ? "tether_plan_describe_v2" : "tether_plan_describe"
-        guard let stepCount, let inputCount, completionCount != nil || !v2 else {
-            throw invalid(function, v2 ? "step_count, input_count and completion_count must not be NULL" : "step_count and input_count must not be NULL")
-        }
+        let function: StaticString = "tether_plan_describe"
+        guard let stepCount, let inputCount else { throw invalid(function, "step_count and input_count must not be NULL") }
         stepCount.pointee = 0
         inputCount.pointee = 0
         completionCount?.pointee = 0
@@ -41,18 +23,16 @@ private func describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutable
         guard completionCap == 0 || completions != nil else { throw invalid(function, "completions is NULL but completion_cap is \(completionCap)") }
         let container = try containerArgument(c, function)
         let key = try internedKey(key, function)
-        guard let plan = try container.describePlan(key, completions: v2) else { return }
+        guard let plan = try container.describePlan(key, completions: completionCount != nil) else { return }
         let slots = plan.steps.reduce(0) { $0 + $1.inputs.count }
         let targets = plan.completions.reduce(0) { $0 + $1.targets.count }
         stepCount.pointee = plan.steps.count
         inputCount.pointee = slots + targets
         completionCount?.pointee = plan.completions.count
-        guard plan.steps.count <= stepCap, slots + targets <= inputCap, plan.completions.count <= completionCap || !v2 else {
-            let sizes = v2 ? "\(plan.steps.count) steps, \(slots + targets) inputs and \(plan.completions.count) completions, "
-                + "the buffers hold \(stepCap), \(inputCap) and \(completionCap); call again with buffers of at least *step_count, *input_count and *completion_count"
-                : "\(plan.steps.count) steps and \(slots) inputs, "
-                + "the buffers hold \(stepCap) and \(inputCap); call again with buffers of at least *step_count and *input_count"
-            throw TetherError(.bufferTooSmall, "\(function): the plan of \(key.quoted) has \(sizes)")
+        guard plan.steps.count <= stepCap, slots + targets <= inputCap, plan.completions.count <= completionCap else {
+            throw TetherError(.bufferTooSmall, "\(function): the plan of \(key.quoted) has \(plan.steps.count) steps, \(slots + targets) inputs "
+                + "and \(plan.completions.count) completions, the buffers hold \(stepCap), \(inputCap) and \(completionCap); "
+                + "call again with buffers of at least *step_count, *input_count and *completion_count")
         }
         var next = 0
         for (i, step) in plan.steps.enumerated() {

@@ -1,4 +1,4 @@
-/* tether_plan_describe_v2: plans whose completion callbacks are all declared, described with
+/* tether_plan_describe: plans whose completion callbacks are all declared, described with
  * the callbacks a resolve runs, in its order, and their targets' steps; the plans it declines.
  * Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #include <stdlib.h>
@@ -25,7 +25,7 @@ typedef struct described {
 
 static tether_status describe(tether_container *c, const char *key, described *d) {
     d->step_count = d->input_count = d->completion_count = 99;
-    return tether_plan_describe_v2(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
+    return tether_plan_describe(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
                                    &d->step_count, &d->input_count, &d->completion_count);
 }
 
@@ -56,9 +56,9 @@ static void test_describes_s3_with_its_completion(void) {
         CHECK(d.completions[0].first_target == 1 && d.completions[0].target_count == 1);
         CHECK(d.inputs[1] == 1);  /* the target is the Parent step */
     }
-    /* the old call still declines plans with completion callbacks */
+    /* without completion_count (a caller that cannot run callbacks) there is no plan */
     size_t steps = 99, inputs = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "Parent"), d.steps, 8, d.inputs, 16, &steps, &inputs));
+    CHECK_OK(tether_plan_describe(c, key_of(c, "Parent"), d.steps, 8, d.inputs, 16, NULL, 0, &steps, &inputs, NULL));
     CHECK(steps == 0 && inputs == 0);
     CHECK_OK(tether_container_free(c));
 }
@@ -135,16 +135,12 @@ static void test_bad_arguments_and_small_buffers(void) {
     tether_registration *rp, *rc;
     tether_container *c = s3(&rp, &rc, TETHER_PARAM_WEAK);
     described d;
-    size_t n = 0;
     uint32_t key = key_of(c, "Parent");
-    CHECK_STATUS(tether_plan_describe_v2(c, key, d.steps, 8, d.inputs, 16, d.completions, 8, &n, &n, NULL),
-                 TETHER_E_INVALID_ARGUMENT);
-    CHECK_ERROR_HAS("completion_count");
-    CHECK_STATUS(tether_plan_describe_v2(c, key, d.steps, 8, d.inputs, 16, NULL, 1, &d.step_count, &d.input_count,
+    CHECK_STATUS(tether_plan_describe(c, key, d.steps, 8, d.inputs, 16, NULL, 1, &d.step_count, &d.input_count,
                                          &d.completion_count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe_v2(NULL, key, d.steps, 8, d.inputs, 16, d.completions, 8, &d.step_count,
+    CHECK_STATUS(tether_plan_describe(NULL, key, d.steps, 8, d.inputs, 16, d.completions, 8, &d.step_count,
                                          &d.input_count, &d.completion_count), TETHER_E_INVALID_HANDLE);
-    tether_status st = tether_plan_describe_v2(c, key, d.steps, 8, d.inputs, 1, d.completions, 0, &d.step_count,
+    tether_status st = tether_plan_describe(c, key, d.steps, 8, d.inputs, 1, d.completions, 0, &d.step_count,
                                                &d.input_count, &d.completion_count);
     if (plans_off()) {
         CHECK_OK(st);

@@ -17,7 +17,7 @@ static size_t described_steps(tether_container *c, const char *key) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, &step_count, &input_count));
+    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
     return step_count;
 }
 
@@ -36,7 +36,7 @@ static void test_describes_steps_inputs_and_parents(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, &step_count, &input_count));
+    CHECK_OK(tether_plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
     if (plans_off()) {
         CHECK(step_count == 0 && input_count == 0);
     } else {
@@ -65,7 +65,7 @@ static void test_parent_is_the_first_asker(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t step_count = 0, input_count = 0;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, &step_count, &input_count));
+    CHECK_OK(tether_plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
     if (!plans_off()) {
         CHECK(step_count == 3);  /* X, Q, P */
         CHECK(steps[0].parent == 2 && steps[1].parent == 2);
@@ -118,33 +118,33 @@ static void test_statuses(void) {
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
 
-    CHECK_STATUS(tether_plan_describe(NULL, a, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_plan_describe(NULL, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
     CHECK(step_count == 0 && input_count == 0);
-    CHECK_STATUS(tether_plan_describe(freed, a, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_HANDLE);
-    CHECK_STATUS(tether_plan_describe((tether_container *)ra, a, steps, 8, inputs, 16, &step_count, &input_count),
+    CHECK_STATUS(tether_plan_describe(freed, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_plan_describe((tether_container *)ra, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
                  TETHER_E_INVALID_HANDLE);  /* a registration handle is no container */
-    CHECK_STATUS(tether_plan_describe(c, 0xfffffff0u, steps, 8, inputs, 16, &step_count, &input_count),
+    CHECK_STATUS(tether_plan_describe(c, 0xfffffff0u, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
                  TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("tether_intern");
-    CHECK_STATUS(tether_plan_describe(c, unregistered, steps, 8, inputs, 16, &step_count, &input_count), TETHER_E_NOT_FOUND);
+    CHECK_STATUS(tether_plan_describe(c, unregistered, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("NotRegisteredAnywhere");
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, &input_count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, &step_count, NULL), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, NULL, 8, inputs, 16, &step_count, &input_count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, NULL, 16, &step_count, &input_count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, NULL, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, &step_count, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, NULL, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, NULL, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
 
     if (plans_off()) {
-        CHECK_OK(tether_plan_describe(c, a, NULL, 0, NULL, 0, &step_count, &input_count));
+        CHECK_OK(tether_plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL));
         CHECK(step_count == 0 && input_count == 0);
     } else {
         /* too small: the counts needed, nothing else written */
         steps[0].registration = NULL;
-        CHECK_STATUS(tether_plan_describe(c, a, NULL, 0, NULL, 0, &step_count, &input_count), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK_STATUS(tether_plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
         CHECK(step_count == 2 && input_count == 1);
-        CHECK_ERROR_HAS("2 steps and 1 inputs");
-        CHECK_STATUS(tether_plan_describe(c, a, steps, 2, inputs, 0, &step_count, &input_count), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK_ERROR_HAS("2 steps, 1 inputs and 0 completions");
+        CHECK_STATUS(tether_plan_describe(c, a, steps, 2, inputs, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
         CHECK(steps[0].registration == NULL);
-        CHECK_OK(tether_plan_describe(c, a, steps, 2, inputs, 1, &step_count, &input_count));
+        CHECK_OK(tether_plan_describe(c, a, steps, 2, inputs, 1, NULL, 0, &step_count, &input_count, NULL));
         CHECK(step_count == 2 && steps[1].registration == ra && inputs[0] == 0);
     }
     CHECK_OK(tether_container_free(c));

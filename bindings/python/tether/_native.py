@@ -174,10 +174,6 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_provider_free": (_status, [_p]),
     "tether_plan_describe": (
         _status,
-        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(c_size_t), POINTER(c_size_t)],
-    ),
-    "tether_plan_describe_v2": (
-        _status,
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
          POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),

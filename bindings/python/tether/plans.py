@@ -1,6 +1,6 @@
 """Resolves replayed in Python: the library records a key's plan and the binding runs it.
 
-For a graph the library can describe (``tether_plan_describe_v2``: graph- and transient-scoped
+For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
 registrations, no runtime arguments, completion callbacks only declared ones whose targets are
 steps of the build), and whose every step is a Python registration with a simple factory (only
 dependency slots, passed positionally), ``builder`` makes a function that calls the factories in
@@ -46,7 +46,7 @@ def describe(api: Api, handle: int, kid: int) -> Described | None:
         inputs = (c_int32 * input_cap)()
         completions = (PlanCompletion * completion_cap)()
         step_count, input_count, completion_count = c_size_t(), c_size_t(), c_size_t()
-        status = api.tether_plan_describe_v2(handle, kid, steps, step_cap, inputs, input_cap, completions, completion_cap,
+        status = api.tether_plan_describe(handle, kid, steps, step_cap, inputs, input_cap, completions, completion_cap,
                                              byref(step_count), byref(input_count), byref(completion_count))
         if status == E_BUFFER_TOO_SMALL:
             step_cap, input_cap, completion_cap = step_count.value, input_count.value, completion_count.value
