@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
-from contextvars import ContextVar
 from typing import Any, NoReturn
 
 from ._native import PointerOut, collect_buffer
@@ -36,22 +35,6 @@ class _ThreadState(threading.local):
 
 
 tls = _ThreadState()
-
-#: One entry per Python-initiated resolve running in the current context (this thread, or an
-#: asyncio task's copy of its context): a resolve that finds one is nested in another, and takes
-#: the library's path (see ``plans``). A ContextVar, as its ``get`` costs a third of a
-#: threading.local attribute on the replay's hot path; contexts copied to another thread share the
-#: list, which can only send a resolve there down the library's path when it need not go.
-running_var: ContextVar[list[None]] = ContextVar("tether_running")
-
-
-def running() -> list[None]:
-    """This context's ``running_var`` list, made on first use."""
-    entries = running_var.get(None)
-    if entries is None:
-        entries = []
-        running_var.set(entries)
-    return entries
 
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).

@@ -28,7 +28,6 @@ _fresh_of = objects.fresh_of
 _box_of = objects.box_of
 _owned_get = objects._owned.get
 _tls = _state.tls
-_running_get = _state.running_var.get
 run_drops = objects.run_drops
 _drop_views = objects.DROP_VIEWS
 _results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
@@ -40,9 +39,8 @@ _MISS = plans.MISS
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
-#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None,
-#: the configuration it was described under).
-Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", int]
+#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None).
+Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None"]
 
 
 def _check_scope(scope: object) -> Scope:
@@ -79,6 +77,9 @@ class Container:
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
         self._lookups: dict[object, Entry] = {}
+        # The replay builders of _lookups by key, tried first: valid while their stamp is the
+        # configuration, which every registration change in the chain moves (no generation check)
+        self._builders: dict[object, Callable[[], Any]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -157,6 +158,7 @@ class Container:
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         self._word, self._parent_words = _NO_VERSION, ()  # no replay from a closed container
         self._lookups.clear()
+        self._builders.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
@@ -264,6 +266,7 @@ class Container:
         self._regs[reg.raw] = reg
         _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
+        self._builders.clear()
         if old is not None:
             old.retire()
 
@@ -302,30 +305,27 @@ class Container:
         ``CycleError``, ``RetainCycleError``, ``ArgumentMismatchError``, or ``FactoryError``
         (with the Python exception that caused it as ``__cause__``).
         """
+        if not args:  # a plain graph of Python factories: replayed here, no call (see plans)
+            try:
+                result = self._builders[key]()
+            except (KeyError, TypeError):  # none (or an unhashable key: _lookup says what is wrong)
+                pass
+            else:
+                if result is not _MISS:
+                    return result
+                self._lookups.pop(key, None)  # reconfigured: describe it again
         try:
-            kid, cached_reg, build, stamp = self._lookups[key]
+            kid, cached_reg, build = self._lookups[key]
+            if self._lookups_generation != _generation[0]:
+                raise KeyError(key)
         except (KeyError, TypeError):
             if self._handle_arg is None:
                 raise InvalidHandleError("the container is closed") from None
-            kid, cached_reg, build, stamp = self._lookup(key)
-        else:
-            # A builder needs no generation check: a change to the registrations it calls (all
-            # of this container or its parents) changes the configuration, its stamp.
-            if build is None and self._lookups_generation != _generation[0]:
-                kid, cached_reg, build, stamp = self._lookup(key)
-        if build is not None and not args:  # a plain graph of Python factories: replayed here (see plans)
-            result = build()  # MISS: nested in a resolve of this context, its first, or reconfigured
+            kid, cached_reg, build = self._lookup(key)
+        if build is not None and not args:
+            result = build()
             if result is not _MISS:
                 return result
-            if not _running_get(None):  # not nested
-                _state.running()
-                result = build()
-                if result is _MISS:  # reconfigured: describe it again
-                    kid, cached_reg, build, stamp = self._lookup(key)
-                    if build is not None:
-                        result = build()
-                if result is not _MISS:
-                    return result
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
@@ -348,10 +348,6 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
-        running = _running_get(None)
-        if running is None:
-            running = _state.running()
-        running.append(None)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
             status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
@@ -362,7 +358,6 @@ class Container:
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = self._api.last_error() if status else ""
         finally:
-            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -423,8 +418,6 @@ class Container:
         frames = _tls.frames
         frame: list[Any] = [self]
         frames.append(frame)
-        running = _state.running()
-        running.append(None)
         out = c_void_p()
         pinned: Sequence[int] = ()
         try:
@@ -432,7 +425,6 @@ class Container:
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = api.last_error() if status else ""
         finally:
-            running.pop()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -477,16 +469,20 @@ class Container:
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
         # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
         cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
-        build, stamp = None, -1
+        build = None
         keep = len(self._lookups) < 1024
         if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             described = plans.describe(self._api, self.handle, kid)
             if described is not None:
                 build = plans.builder(self._python_registrations(), (self._word, *self._parent_words), stamp, *described)
-        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, stamp)
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
         if keep:
             self._lookups[key] = entry
+            if build is not None:
+                self._builders[key] = build
+            else:
+                self._builders.pop(key, None)
         return entry
 
     def _python_registrations(self) -> dict[int, Registration]:

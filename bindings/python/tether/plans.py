@@ -8,9 +8,10 @@ the plan's order, each with the instances the plan names, then the completion ca
 plan's order with their targets (a weak one as ``weakref.ref``, as the library's path gives it):
 no call into the library and no C -> Python callback per resolve. ``Container.resolve``
 runs it while the container's configuration (the sum of the version words
-``tether_container_versions`` gives) is the one read before describing, the registrations are
-those of ``_state.generation``, and the resolve is not nested in another on its thread;
-otherwise it resolves through the library, as always.
+``tether_container_versions`` gives) is the one read before describing, which every
+registration change in the container or its parents moves; otherwise it resolves through the
+library, as always. A resolve nested in a factory replays too: the library builds a nested
+resolve as a graph of its own, so the two share nothing but the thread's stack.
 
 A replay behaves as the library's resolve of the same graph: the same factory calls in the same
 order, the same sharing, nothing kept by the container afterwards, and a factory that raises or
@@ -25,7 +26,7 @@ from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
 from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
-from ._state import raise_caused, running_var
+from ._state import raise_caused
 from .native import python_weak
 from .errors import Status
 from .registration import Registration, reason
@@ -79,8 +80,7 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
             inputs: Sequence[int], completions: Sequence[PlanCompletion] = ()) -> Callable[[], Any] | None:
     """A function running the described plan with the Python registrations ``regs`` (by handle),
     or None when a step is not a simple Python registration of this process. It returns ``MISS``
-    without running when the plan may be stale (the sum of the version ``words`` is not ``stamp``)
-    or the resolve is nested in another of its context (or the context has no ``running`` list yet)."""
+    without running when the plan may be stale (the sum of the version ``words`` is not ``stamp``)."""
     made: list[Registration] = []
     args: list[tuple[int, ...]] = []
     for step in steps:
@@ -143,46 +143,41 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
         message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return maker(failed, failed_completion, weakref.ref, running_var.get, MISS, words[0], tuple(words), stamp,
+    return maker(failed, failed_completion, weakref.ref, MISS, words[0], tuple(words), stamp,
                  *(reg.factory for reg in made),
                  *(n for n, check in zip(nones, checks) if check), *callbacks)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
              calls: list[tuple[int, tuple[tuple[int, bool], ...]]], parents: bool) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, weak, running, MISS, word, words, stamp, f0, f1,
-    ..., n..., c0, c1, ...)`` returning ``build()``: the guard (nesting, then the configuration:
-    one word, or the sum of ``words`` with ``parents``), one call per step, in order, its arguments
-    the earlier steps' results, then one per completion callback, its weak targets
-    ``weakref.ref``s (a try per call costs nothing until it raises)."""
+    """Compiles ``make(failed, failed_completion, weak, MISS, word, words, stamp, f0, f1, ...,
+    n..., c0, c1, ...)`` returning ``build()``: the configuration check (one word, or the sum of
+    ``words`` with ``parents``), one call per step, in order, its arguments the earlier steps'
+    results, then one per completion callback, its weak targets ``weakref.ref``s (a try per call
+    costs nothing until it raises)."""
     factories = [f"f{i}" for i in range(len(args))]
     nones = [f"n{i}" for i, check in enumerate(checks) if check]
     callbacks = [f"c{k}" for k in range(len(calls))]
     configuration = "sum([w.value for w in words])" if parents else "word.value"
-    lines = [f"def make(failed, failed_completion, weak, running_get, MISS, word, words, stamp, {', '.join(factories + nones + callbacks)}):",
+    lines = [f"def make(failed, failed_completion, weak, MISS, word, words, stamp, {', '.join(factories + nones + callbacks)}):",
              "    def build():",
-             "        running = running_get(None)",
-             f"        if running is None or running or {configuration} != stamp:",
-             "            return MISS",
-             "        running.append(None)",
-             "        try:"]
+             f"        if {configuration} != stamp:",
+             "            return MISS"]
     for i, deps in enumerate(args):
-        lines.append("            try:")
-        lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
+        lines.append("        try:")
+        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
         if checks[i]:
-            lines.append(f"                if v{i} is None:")
-            lines.append(f"                    raise n{i}()")
-        lines.append("            except BaseException as e:")
-        lines.append(f"                failed({i}, e)")
+            lines.append(f"            if v{i} is None:")
+            lines.append(f"                raise n{i}()")
+        lines.append("        except BaseException as e:")
+        lines.append(f"            failed({i}, e)")
     for k, (step, targets) in enumerate(calls):
-        lines.append("            try:")
-        lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
+        lines.append("        try:")
+        lines.append(f"            c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
-        lines.append("            except BaseException as e:")
-        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
-    lines.append(f"            return v{len(args) - 1}")
-    lines.append("        finally:")
-    lines.append("            running.pop()")
+        lines.append("        except BaseException as e:")
+        lines.append(f"            failed_completion({k}, e, ({weak_targets}))")
+    lines.append(f"        return v{len(args) - 1}")
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
