@@ -77,9 +77,6 @@ class Container:
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
         self._lookups: dict[object, Entry] = {}
-        # The replay builders of _lookups by key, tried first: valid while their stamp is the
-        # configuration, which every registration change in the chain moves (no generation check)
-        self._builders: dict[object, Callable[[], Any]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -158,7 +155,6 @@ class Container:
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         self._word, self._parent_words = _NO_VERSION, ()  # no replay from a closed container
         self._lookups.clear()
-        self._builders.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
@@ -266,7 +262,6 @@ class Container:
         self._regs[reg.raw] = reg
         _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
-        self._builders.clear()
         if old is not None:
             old.retire()
 
@@ -305,27 +300,25 @@ class Container:
         ``CycleError``, ``RetainCycleError``, ``ArgumentMismatchError``, or ``FactoryError``
         (with the Python exception that caused it as ``__cause__``).
         """
-        if not args:  # a plain graph of Python factories: replayed here, no call (see plans)
-            try:
-                result = self._builders[key]()
-            except (KeyError, TypeError):  # none (or an unhashable key: _lookup says what is wrong)
-                pass
-            else:
-                if result is not _MISS:
-                    return result
-                self._lookups.pop(key, None)  # reconfigured: describe it again
         try:
             kid, cached_reg, build = self._lookups[key]
-            if self._lookups_generation != _generation[0]:
+            # a builder is valid while its stamp is the configuration, which every registration
+            # change in the chain moves: it needs no generation check (see plans)
+            if build is None and self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
             if self._handle_arg is None:
                 raise InvalidHandleError("the container is closed") from None
             kid, cached_reg, build = self._lookup(key)
-        if build is not None and not args:
+        if build is not None and not args:  # a plain graph of Python factories: replayed here, no call
             result = build()
             if result is not _MISS:
                 return result
+            kid, cached_reg, build = self._lookup(key)  # reconfigured: describe it again
+            if build is not None:
+                result = build()
+                if result is not _MISS:
+                    return result
         handle = self._handle_arg
         if handle is None:
             raise InvalidHandleError("the container is closed")
@@ -479,10 +472,6 @@ class Container:
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
         if keep:
             self._lookups[key] = entry
-            if build is not None:
-                self._builders[key] = build
-            else:
-                self._builders.pop(key, None)
         return entry
 
     def _python_registrations(self) -> dict[int, Registration]:
