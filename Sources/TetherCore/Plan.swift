@@ -225,40 +225,51 @@ final class Plan: @unchecked Sendable {
                        spec.scope == .graph ? id : nil)
         }
 
+        /// After `visit`: every completion callback of the made steps, in the order
+        /// `Graph` runs them (by step, then as added), with the steps of its
+        /// declared targets; nil when one is not a `DeclaredCompletion` or a target
+        /// is not a step of this graph (the callback would build it: `Graph` does that).
+        func declaredCompletions() -> [(step: Int, number: Int, completion: DeclaredCompletion, targets: [Int])]? {
+            var calls: [(step: Int, number: Int, completion: DeclaredCompletion, targets: [Int])] = []
+            for i in steps.indices where steps[i].completes {
+                for (number, completion) in steps[i].spec!.takeUnretainedValue().completions.enumerated() {
+                    guard let declared = completion as? DeclaredCompletion else { return nil }
+                    var targets: [Int] = []
+                    for param in declared.params {
+                        guard let target = lookup.unretainedRegistration(for: param.key!),
+                              let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
+                        targets.append(step)
+                    }
+                    calls.append((i, number, declared, targets))
+                }
+            }
+            return calls
+        }
+
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
+            guard let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
-            var factories: [Unmanaged<ObjectFactory>?] = []
+            for call in declared {
+                guard let completion = call.completion as? ObjectCompletion,
+                      completion.params.allSatisfy({ if case .weak = $0 { true } else { false } }) else { return nil }
+                objects.calls.append(CompletionCall(step: call.step, number: call.number, completion: .passUnretained(completion),
+                                                    firstTarget: objects.inputs.count, targets: call.targets.count))
+                objects.inputs += call.targets
+                for target in call.targets { keeps[target] = true }
+                keeps[call.step] = true
+            }
             for i in steps.indices {
                 let r = steps[i].registration.takeUnretainedValue()
                 guard !steps[i].isShared else {
                     guard r.spec.holdsObject else { return nil }
-                    factories.append(nil)
                     continue
                 }
                 // Object registrations declare .dependency params only (`Container.register`).
-                let spec = steps[i].spec!.takeUnretainedValue()
-                guard spec.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
-                factories.append(.passUnretained(factory))
-                for (number, completion) in spec.completions.enumerated() {
-                    guard let completion = completion as? ObjectCompletion else { return nil }
-                    let first = objects.inputs.count
-                    for param in completion.params {
-                        // A target outside the graph would be built by the callback: `Graph` does that.
-                        guard case .weak(let key) = param, let target = lookup.unretainedRegistration(for: key),
-                              let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
-                        objects.inputs.append(step)
-                        keeps[step] = true
-                    }
-                    keeps[i] = true
-                    objects.calls.append(CompletionCall(step: i, number: number, completion: .passUnretained(completion),
-                                                        firstTarget: first, targets: completion.params.count))
-                }
-            }
-            for i in steps.indices where !steps[i].isShared {
-                let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
-                objects.steps.append(ObjectStep(factory: factories[i]!, index: i, firstInput: objects.inputs.count, slots: slots))
+                guard steps[i].spec!.takeUnretainedValue().plainObject, let factory = r.factory as? ObjectFactory else { return nil }
+                let slots = r.params.count
+                objects.steps.append(ObjectStep(factory: .passUnretained(factory), index: i, firstInput: objects.inputs.count, slots: slots))
                 for input in inputs[steps[i].firstInput ..< steps[i].firstInput + slots] {
                     objects.inputs.append(input << 1 | (keeps[input] ? Objects.keepBit : 0))
                 }

@@ -60,29 +60,22 @@ extension Container {
     }
 
     /// The completion calls of a recorded plan, or nil when one cannot be described:
-    /// not declared, a target that is not a graph-scoped step (the resolve would
+    /// not declared, a target that is not a step of the graph (the resolve would
     /// build it), or strong targets closing a cycle of strong edges.
     private func describedCompletions(_ recorder: Plan.Recorder) -> [PlanDescription.Completion]? {
-        var completions: [PlanDescription.Completion] = []
+        guard let calls = recorder.declaredCompletions() else { return nil }
         // Strong edges per step: its factory's inputs, then its strong completion targets.
         var strong: [[Int]] = recorder.steps.map { step in
             let count = step.registration._withUnsafeGuaranteedRef { $0.params.count }
             return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
         }
-        for (i, step) in recorder.steps.enumerated() where step.completes {
-            for (number, completion) in step.spec!.takeUnretainedValue().completions.enumerated() {
-                guard let declared = completion as? DeclaredCompletion else { return nil }
-                var targets: [Int] = []
-                for param in declared.params {
-                    guard let target = unretainedRegistration(for: param.key!),
-                          let index = recorder.stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
-                    targets.append(index)
-                    if case .dependency = param { strong[i].append(index) }
-                }
-                completions.append(.init(step: i, number: number, targets: targets))
+        for call in calls {
+            for (param, target) in zip(call.completion.params, call.targets) {
+                if case .dependency = param { strong[call.step].append(target) }
             }
         }
-        return Self.hasCycle(strong) ? nil : completions
+        guard !Self.hasCycle(strong) else { return nil }
+        return calls.map { .init(step: $0.step, number: $0.number, targets: $0.targets) }
     }
 
     /// Whether the directed graph `edges` (per node, its successors) has a cycle.

@@ -514,9 +514,7 @@ class Registration:
                     return OK  # a reused WEAK-scope object: completed when it was made
                 obj = fresh_of(instance)
                 if obj is None:
-                    obj = objects.lookup(instance or 0, objects.MISSING)
-                    if obj is objects.MISSING:
-                        raise RuntimeError(f"completion callback #{index + 1} of {name!r}: unknown instance")
+                    obj = self._completed_object(instance, index)
                 targets = []
                 for i, is_weak in enumerate(weak):
                     converted = i + 1  # weak_callable owns the handle from here, even when it raises
@@ -538,16 +536,17 @@ class Registration:
 
         return complete
 
+    def _completed_object(self, instance: int | None, index: int) -> Any:
+        """The Python object callback ``index`` completes, when it is not in the fresh table."""
+        obj = objects.lookup(instance or 0, objects.MISSING)
+        if obj is objects.MISSING:
+            raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
+        return obj
+
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
         fresh_of = objects.fresh_of
         make_resolver = resolver_for(api)
-
-        def unknown(instance: int | None) -> Any:
-            obj = objects.lookup(instance or 0, objects.MISSING)
-            if obj is objects.MISSING:
-                raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
-            return obj
 
         if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
 
@@ -556,7 +555,7 @@ class Registration:
                     obj = fresh_of(instance)
                     r = make_resolver()
                     r._handle = resolver or 0
-                    callback(r, obj if obj is not None else unknown(instance))
+                    callback(r, obj if obj is not None else self._completed_object(instance, index))
                     return OK
                 except BaseException as exc:
                     fail(api, exc)
@@ -570,7 +569,7 @@ class Registration:
                     return OK  # a reused WEAK-scope object: completed when it was made
                 r = make_resolver()
                 r._handle = resolver or 0
-                callback(r, unknown(instance))
+                callback(r, self._completed_object(instance, index))
                 return OK
             except BaseException as exc:
                 fail(api, exc)
