@@ -20,8 +20,7 @@ echo
 echo "| registrations | Tether instructions | Tether D1 misses | Tether L2 misses | C instructions | C D1 misses | C L2 misses |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
 for n in 10 1000 100000; do
-    per=$((100000 / n)); [ "$per" -gt 1000 ] && per=1000
-    regs=$((per * n))
+    regs=100000  # bench.c times 100,000 registrations a run at every size (batches of containers)
     file="$OUT/callgrind.reg$n"
     valgrind --tool=callgrind --cache-sim=yes $CACHES --callgrind-out-file="$file" \
         --toggle-collect=reg_tether_timed --toggle-collect=reg_base_timed \
