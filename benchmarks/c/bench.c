@@ -969,6 +969,58 @@ static double reg_base_run(int n, int timed) {
     return (double)dt / SCALE_MAX;
 }
 
+/* The name -> key step every registration by name takes, alone: tether_intern of
+   names interned before, cycling over the first n of the registration rows' keys
+   (the hand-written C: a lookup by name in an FNV-1a table of those n names). */
+typedef struct intern_ctx { tether_container *c; int n; htab t; } intern_ctx;
+static int intern_tether(void *ctx, long iters) {
+    intern_ctx *x = ctx;
+    int k = 0;
+    for (long i = 0; i < iters; i++) {
+        uint32_t id;
+        tether_status st = tether_intern(x->c, g_keys[k], &id);
+        if (st != TETHER_OK) { report_failure("intern", st); return 1; }
+        g_sink = id;
+        if (++k == x->n) k = 0;
+    }
+    return 0;
+}
+static int intern_base(void *ctx, long iters) {
+    intern_ctx *x = ctx;
+    int k = 0;
+    for (long i = 0; i < iters; i++) {
+        size_t j = (size_t)fnv1a(g_keys[k]) & x->t.mask;
+        while (strcmp(x->t.e[j].key, g_keys[k]) != 0) j = (j + 1) & x->t.mask;
+        g_sink = (uintptr_t)x->t.e[j].fn;
+        if (++k == x->n) k = 0;
+    }
+    return 0;
+}
+
+/* Intern cost at ns[0..2], each size's runs interleaved with the others'. t/b: ns per
+   lookup (Tether, C); flat: Tether's median per-run ratio to size 0. */
+static int intern_costs(const int *ns, double *t, double *b, double *flat) {
+    intern_ctx x[3];
+    double q[3];
+    for (int i = 0; i < 3; i++) {
+        x[i].n = ns[i];
+        TRY("container_new", tether_container_new(NULL, &x[i].c));
+        size_t cap = 16;
+        while (cap < (size_t)ns[i] * 2) cap <<= 1;
+        x[i].t.e = calloc(cap, sizeof(hent));
+        x[i].t.mask = cap - 1;
+        for (int k = 0; k < ns[i]; k++) {
+            size_t j = (size_t)fnv1a(g_keys[k]) & x[i].t.mask;
+            while (x[i].t.e[j].key) j = (j + 1) & x[i].t.mask;
+            x[i].t.e[j] = (hent){ g_keys[k], make_static };
+        }
+    }
+    MEASURE3(t, flat, intern_tether, &x[0], intern_tether, &x[1], intern_tether, &x[2]);
+    MEASURE3(b, q, intern_base, &x[0], intern_base, &x[1], intern_base, &x[2]);
+    for (int i = 0; i < 3; i++) { tether_container_free(x[i].c); free(x[i].t.e); }
+    return t[0] < 0 || b[0] < 0;
+}
+
 /* Registration cost at each of ns[0..2]: one warm-up run of each, then g_runs
    rounds, each timing every size once for Tether and for the baseline, so a VM
    whose speed drifts moves every size alike. flat[i] = the median over rounds of
@@ -1004,7 +1056,9 @@ static void run_scale(void) {
     }
     static const int ns[] = { 10, 1000, 100000 };
     double reg[3], base[3], flat[3], byname[3], bykey[3];
+    double itn[3], ibase[3], iflat[3];
     if (reg_costs(ns, reg, base, flat)) reg[0] = reg[1] = reg[2] = -1;
+    if (intern_costs(ns, itn, ibase, iflat)) itn[0] = itn[1] = itn[2] = -1;
     for (int i = 0; i < 3; i++) {
         if (resolve_cost(ns[i], &byname[i], &bykey[i])) byname[i] = bykey[i] = -1;
         char nm[96];
@@ -1017,6 +1071,10 @@ static void run_scale(void) {
         } else {
             snprintf(r->note, sizeof r->note, "C: the same mallocs + insert by name into a growing FNV-1a table");
         }
+        snprintf(nm, sizeof nm, "of which the name -> key lookup (tether_intern), %d names", ns[i]);
+        r = add_row(nm, itn[i], ibase[i], NULL);
+        if (i && itn[i] > 0)
+            snprintf(r->note, sizeof r->note, "%.2fx the 10-name cost; C: lookup in an FNV-1a table of the same names", iflat[i]);
         snprintf(nm, sizeof nm, "resolve transient by name, %d registrations", ns[i]);
         r = add_row(nm, byname[i], hash_cost(ns[i]), i ? "flat (±20%) vs 10" : NULL);
         if (i && byname[i] > 0 && byname[0] > 0) r->met = byname[i] <= byname[0] * 1.2 && byname[i] >= byname[0] * 0.8;
