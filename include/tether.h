@@ -28,7 +28,7 @@
  *    thread uses (after a singleton's first hit): no reference count, no lock,
  *    no atomic read-modify-write; the handle borrows the cache's reference
  *    (tether_resolve_key_collect with TETHER_RESOLVE_HELD needs no handle at
- *    all for an instance the caller keeps alive). Letting go of cached singletons (tether_reset, a
+ *    all for a published singleton the caller keeps alive). Letting go of cached singletons (tether_reset, a
  *    scope change, re-registering a key, tether_container_free) therefore
  *    costs more: on Linux a membarrier(2) system call
  *    (MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered on first use) and, for a
@@ -557,7 +557,7 @@ typedef struct tether_drop {
 
 /** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
 #define TETHER_RESOLVE_NO_WAIT 1u
-/** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the result. */
+/** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
 #define TETHER_RESOLVE_HELD 2u
 
 /** The buffers of tether_resolve_key_collect, in one struct (one argument to pass). */
@@ -610,21 +610,24 @@ typedef struct tether_collect {
  * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance
  * pointer you keep valid yourself, during the call and for as long as you use
  * it afterwards (by a strong handle you own, or, in a binding, by holding the
- * object the pointer stands for). If the result is that pointer, the call keeps
- * no handle for you: `io->out` is NULL and `io->instance` is your pointer. A
- * cached singleton hit is answered by comparing pointers only (no handle, no
- * loan, nothing written); any other result equal to it is released by the call
- * as tether_ref_release would (if that was its last strong reference, its
- * destructor runs, or is collected as under Drops). Any other result comes as
- * without the flag. So the call never returns a pointer that neither the
- * library nor you keep alive: another thread may unpublish the singleton
- * (tether_reset, a scope change, re-registering, tether_container_free) and
- * its destructor may run at any moment after the comparison (on that thread,
- * or here if collected), which is harmless exactly when you keep the pointer
- * valid as promised. (A pointer you do not keep valid comes back as invalid as
- * it went in: the flag is no way to borrow a singleton without a handle.)
- * Use it to re-resolve a key whose instance you already hold, e.g. to learn
- * whether a cached singleton was replaced, without a tether_ref_release.
+ * object the pointer stands for). If that pointer is `key`'s published
+ * singleton (as a resolve from `c` would find it: a cached hit, answered by
+ * comparing pointers only: no handle, no loan, nothing written), the call keeps
+ * no handle for you: `io->out` is NULL, `io->instance` is your pointer and
+ * `io->count` is 0. Any other result, even one equal to your pointer (e.g. a
+ * singleton that an outer resolve on this thread is still building, not
+ * published yet), comes as without the flag. So `io->out` NULL with your
+ * pointer and no drop means exactly: it was the published singleton at the
+ * moment of the comparison (see tether_container_cache_versions for how long
+ * that lasts). The call never returns a pointer that neither the library nor
+ * you keep alive: another thread may unpublish the singleton (tether_reset, a
+ * scope change, re-registering, tether_container_free) and its destructor may
+ * run at any moment after the comparison (on that thread, or here if
+ * collected), which is harmless exactly when you keep the pointer valid as
+ * promised. (A pointer you do not keep valid comes back as invalid as it went
+ * in: the flag is no way to borrow a singleton without a handle.) Use it to
+ * re-resolve a key whose instance you already hold, e.g. to learn whether a
+ * cached singleton was replaced, without a tether_ref_release.
  *
  * @param flags  0, or TETHER_RESOLVE_NO_WAIT and/or TETHER_RESOLVE_HELD.
  * @param io     the caller's buffers: `drops` and `capacity` read (and
@@ -899,8 +902,10 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
  * Each word is an aligned `size_t` that the library increases (with release
  * ordering; it never decreases) on every configuration change of its
  * container: a registration, scope, context or completion callback change,
- * tether_container_free. A plain aligned load reads it on the platforms
- * Tether supports (x86-64 and AArch64); read it as volatile or relaxed-atomic.
+ * tether_container_free (not tether_reset: see
+ * tether_container_cache_versions). A plain aligned load reads it on the
+ * platforms Tether supports (x86-64 and AArch64); read it as volatile or
+ * relaxed-atomic.
  * The words stay allocated for the life of the process: reading one after its
  * container was freed is safe (the word may then belong to a newer container,
  * and since words only grow, a sum read before the free never comes back).
@@ -917,6 +922,46 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
  */
 tether_status tether_container_versions(tether_container *c, const volatile size_t **words, size_t cap, size_t *count);
 
+/**
+ * The addresses of the cache version words of `c` and of its parents (`c`
+ * first, as tether_container_versions), for a binding that keeps a singleton
+ * it saw the library hand out and must know, per resolve and without a call,
+ * that it is still the one a resolve would return.
+ *
+ * Each word grows (release ordering; never decreases) on every configuration
+ * change of its container (whenever its version word does) and every time
+ * its container lets go of a published singleton: tether_reset of
+ * TETHER_SCOPE_SINGLETON (once per singleton it drops; nothing cached,
+ * nothing moves), a scope change, re-registering the key,
+ * tether_container_free. The word moves after the singleton was unpublished.
+ * So: read the sum of the words of `c`, then resolve from `c`; if that
+ * resolve answered a published singleton (tether_resolve_key_collect with
+ * TETHER_RESOLVE_HELD: `io->out` NULL, `io->instance` the held pointer, no
+ * drop), a resolve of the same key from `c` returns that same instance while
+ * the sum is still the one read before: every change that completed before
+ * the sum is read again moves it. Resets move no version word (a described
+ * plan never has a singleton step), so they cost described plans nothing.
+ * Start from a held answer, not from the resolve that made the singleton: a
+ * resolve nested in one that is still building it returns it unpublished
+ * (that outer resolve may yet fail, and no other thread may see it before).
+ *
+ * Same memory rules as tether_container_versions: read as volatile or
+ * relaxed-atomic, never write, safe to read after the container was freed. A
+ * held resolve orders your loads of the words made before it ahead of its
+ * comparison (an acquire fence), so plain loads before the call are enough.
+ *
+ * @param c      the container; borrowed.
+ * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
+ * @param count  receives the number of words (1 + the number of parents); not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
+ *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
+ *     call again with that many).
+ * Thread-safe.
+ */
+tether_status tether_container_cache_versions(tether_container *c, const volatile size_t **words, size_t cap,
+                                              size_t *count);
+
 /* ------------------------------------------------------------------------- */
 /* Caches, validation, pictures                                               */
 /* ------------------------------------------------------------------------- */
@@ -925,7 +970,9 @@ tether_status tether_container_versions(tether_container *c, const volatile size
  * Empties the cache of `scope` in `c` (not in its parents): cached singletons
  * are released (destroyed unless still held), weak-scope instances are
  * forgotten (the next resolve makes a new one). GRAPH and TRANSIENT have no
- * cache between resolves: TETHER_OK, nothing happens.
+ * cache between resolves: TETHER_OK, nothing happens. Each singleton dropped
+ * moves `c`'s cache version word (tether_container_cache_versions), not its
+ * version word.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
  * Thread-safe.
  */

@@ -1,3 +1,4 @@
+import Synchronization
 import TetherCore
 
 /// TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD in tether_resolve_key_collect's flags.
@@ -43,9 +44,9 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     return abiCall { () throws(TetherError) in throw error }
 }
 
-/// The resolve of tether_resolve_key_collect, with `collector` installed; releases the
-/// result itself when the caller holds it (`held`), or when that destroys it and its
-/// drop is collected.
+/// The resolve of tether_resolve_key_collect, with `collector` installed: a published
+/// singleton the caller holds (`held`) is answered without a handle, and any other
+/// result is released by the call when that destroys it and its drop is collected.
 private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id: UInt32, _ held: UnsafeMutableRawPointer?,
                                _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                                _ out: UnsafeMutablePointer<OpaquePointer?>, _ collector: UnsafeMutablePointer<DropCollector>) -> Int32 {
@@ -66,13 +67,14 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
         var result = try container.takeUnretainedValue().resolve(key)
         instance.pointee = result.pointer
         let first = collector.pointee.count
-        guard result.pointer == held || (result.spec.defersDrop && first < collector.pointee.capacity && isKnownUniquelyReferenced(&result)) else {
+        // Even when it is `held`: a handle says it was not the published singleton (it may be
+        // one an outer graph of this thread is still building, not published yet).
+        guard result.spec.defersDrop && first < collector.pointee.capacity && isKnownUniquelyReferenced(&result) else {
             out.pointee = Handles.refs.insert(result)
             return
         }
-        // Held by the caller: released as tether_ref_release would. Otherwise destroyed
-        // now (its destructor, the first to come due, is collected at `first`), unless
-        // another thread upgraded a weak handle to it since the check.
+        // Destroyed now (its destructor, the first to come due, is collected at `first`),
+        // unless another thread upgraded a weak handle to it since the check.
         _ = consume result
     }
 }
@@ -81,6 +83,9 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
 /// slot, with no loan (the caller keeps `held` alive) and nothing written.
 @inline(__always)
 private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPointer) -> Bool {
+    // The caller's earlier loads of the cache words stay before the slot's (free on x86-64):
+    // a sum that already counts an unpublish makes the comparison see it (cachesChanged).
+    atomicMemoryFence(ordering: .acquiring)
     guard let core = Handles.containerPages?.peek(c) else { return false }
     return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { $0.singletonLoan(for: key)?.pointer == held }
 }

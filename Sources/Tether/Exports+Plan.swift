@@ -59,21 +59,3 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
         }
     }
 }
-
-@_cdecl("tether_container_versions")
-public func tether_container_versions(_ c: OpaquePointer?, _ words: UnsafeMutablePointer<UnsafeRawPointer?>?, _ cap: Int,
-                                      _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    abiCall { () throws(TetherError) in
-        let function: StaticString = "tether_container_versions"
-        guard let count else { throw invalid(function, "count must not be NULL") }
-        count.pointee = 0
-        guard cap == 0 || words != nil else { throw invalid(function, "words is NULL but cap is \(cap)") }
-        let addresses = try containerArgument(c, function).versionAddresses
-        count.pointee = addresses.count
-        guard addresses.count <= cap else {
-            throw TetherError(.bufferTooSmall, "\(function): the container and its parents have \(addresses.count) version words, "
-                + "the buffer holds \(cap); call again with a buffer of at least *count")
-        }
-        for (i, address) in addresses.enumerated() { words![i] = address }
-    }
-}

@@ -16,7 +16,8 @@ public final class Container: @unchecked Sendable {
     private let state = Mutex(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
-    /// Counts changes to what resolves here could build (`Plan`); never freed (`VersionWords`).
+    /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
+    /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
 
@@ -73,9 +74,27 @@ public final class Container: @unchecked Sendable {
         return addresses
     }
 
+    /// The addresses of the cache words of this container and its parents, in
+    /// the order of `versionAddresses`. A cache word grows with every
+    /// configuration change of its container and every time the container lets
+    /// go of a published singleton (`cachesChanged`): a layer that saw a
+    /// resolve return the published singleton may hand the same instance out
+    /// again, with no resolve, while the sum of the words is the one it read
+    /// before that resolve. Same memory rules as the version words.
+    public var cacheVersionAddresses: [UnsafeRawPointer] {
+        versionAddresses.map { $0 + MemoryLayout<Atomic<UInt>>.stride }
+    }
+
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
-    func configurationChanged() { version.pointee.add(1, ordering: .releasing) }
+    func configurationChanged() {
+        version.pointee.add(1, ordering: .releasing)
+        cachesChanged()
+    }
+
+    /// After a published singleton was unpublished (release, as above); a
+    /// reader that still sees the old sum read it before the change.
+    func cachesChanged() { (version + 1).pointee.add(1, ordering: .releasing) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released). `configure` runs

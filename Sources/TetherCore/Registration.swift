@@ -275,6 +275,7 @@ public final class Registration: @unchecked Sendable {
         // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
+        container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
         let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot) }
     }

@@ -1,24 +1,26 @@
 import Synchronization
 
-/// The containers' version words (`Container.configuration`), in memory that is
-/// never freed, so an embedding layer may keep reading a word after its
-/// container is gone (the ABI hands out their addresses): a freed container's
-/// word goes to a later container as it is, and a word only ever grows, so a
-/// sum read before never comes back.
+/// The containers' version words, in memory that is never freed, so an
+/// embedding layer may keep reading a word after its container is gone (the
+/// ABI hands out their addresses): a freed container's words go to a later
+/// container as they are, and a word only ever grows, so a sum read before
+/// never comes back. A container takes a pair: its configuration word
+/// (`Container.configuration`) and its cache word (`Container.cacheVersionAddresses`).
 enum VersionWords {
-    /// Words of deinitialized containers, as addresses.
+    /// Pairs of deinitialized containers, as addresses.
     private static let unused = Mutex<[UInt]>([])
 
     static func take() -> UnsafeMutablePointer<Atomic<UInt>> {
         if let address = unused.withLock({ $0.popLast() }) {
             return UnsafeMutablePointer(bitPattern: address)!
         }
-        let word = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1)
-        word.initialize(to: Atomic(0))
-        return word
+        let words = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 2)
+        words.initialize(to: Atomic(0))
+        (words + 1).initialize(to: Atomic(0))
+        return words
     }
 
-    static func give(_ word: UnsafeMutablePointer<Atomic<UInt>>) {
-        unused.withLock { $0.append(UInt(bitPattern: word)) }
+    static func give(_ words: UnsafeMutablePointer<Atomic<UInt>>) {
+        unused.withLock { $0.append(UInt(bitPattern: words)) }
     }
 }

@@ -1,5 +1,6 @@
-/* tether_resolve_key_collect with TETHER_RESOLVE_HELD: no handle when the result is the instance the
- * caller holds, a handle otherwise, bad input, and a hit racing a thread that resets the singleton. */
+/* tether_resolve_key_collect with TETHER_RESOLVE_HELD: no handle when the instance the caller holds
+ * is the published singleton, a handle otherwise, bad input, and a hit racing a thread that resets
+ * the singleton. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <sched.h>
@@ -55,8 +56,20 @@ static node fixed = {.magic = ALIVE};
 static void *make_fixed(kind *k) { k->made++; return &fixed; }
 static void drop_fixed(void *instance, void *context) { CHECK(instance == &fixed); ((kind *)context)->dropped++; }
 
-static void test_other_held_results_are_released_by_the_call(void) {
-    kind kf = {"F", 0, 0}, kw = {"W", 0, 0};
+/* Outer(S): while S, made by the same graph, is not published yet, a held resolve of S answers it
+ * with a handle (so the caller cannot take it for the published singleton). */
+static tether_container *outer_container;
+static int outer_saw_a_handle;
+static void *make_outer(kind *k, node *s) {
+    tether_collect io = {NULL, 0, 9, s, NULL};
+    CHECK_OK(tether_resolve_key_collect(outer_container, id(outer_container, "S"), TETHER_RESOLVE_HELD, &io));
+    outer_saw_a_handle = io.out != NULL && io.instance == s;
+    if (io.out) CHECK_OK(tether_ref_release(io.out));
+    return node_new(k, s, NULL);
+}
+
+static void test_other_held_results_come_as_without_the_flag(void) {
+    kind kf = {"F", 0, 0}, kw = {"W", 0, 0}, ks = {"S", 0, 0}, ko = {"Outer", 0, 0};
     fixed.k = &kf;
     tether_container *c = new_container();
     tether_param p[] = {TETHER_CONTEXT};
@@ -64,21 +77,36 @@ static void test_other_held_results_are_released_by_the_call(void) {
     CHECK_OK(tether_register_ex(c, "F", (tether_fn)make_fixed, p, 1, &o, NULL));
     reg_node(c, "W", &kw, TETHER_SCOPE_WEAK, NULL, NULL, drop_node);
     tether_drop d[2];
-    /* released as tether_ref_release would: the last reference, so its drop is collected */
+    /* the call's reference was the last one: released, its drop collected (as without the flag) */
     tether_collect io = {d, 2, 9, &fixed, (tether_ref *)1};
     CHECK_OK(tether_resolve_key_collect(c, id(c, "F"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out == NULL && io.instance == &fixed && io.count == 1 && d[0].instance == &fixed);
     CHECK(kf.made == 1 && kf.dropped == 0);
     d[0].fn(d[0].instance, d[0].context);
-    /* a weak-scoped instance the caller holds a handle to: released, not destroyed */
+    /* a weak-scoped instance the caller holds a handle to: not a published singleton, a handle */
     tether_ref *mine = NULL;
     node *w = resolve(c, "W", &mine);
     io = (tether_collect){d, 2, 9, w, NULL};
     CHECK_OK(tether_resolve_key_collect(c, id(c, "W"), TETHER_RESOLVE_HELD, &io));
-    CHECK(io.out == NULL && io.instance == w && io.count == 0 && kw.made == 1 && kw.dropped == 0);
+    CHECK(io.out != NULL && io.instance == w && io.count == 0 && kw.made == 1 && kw.dropped == 0);
+    CHECK_OK(tether_ref_release(io.out));
     CHECK_OK(tether_ref_release(mine));
     CHECK(kf.dropped == 1 && kw.dropped == 1);
+    /* a singleton its graph has not published yet: a handle; once published, none */
+    outer_container = c;
+    reg_node(c, "S", &ks, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_param op[] = {TETHER_CONTEXT, TETHER_DEP("S")};
+    tether_registration *r;
+    CHECK_OK(tether_register(c, "Outer", (tether_fn)make_outer, op, 2, &r));
+    CHECK_OK(tether_set_context(r, &ko, drop_node));
+    node *outer = resolve(c, "Outer", &mine);
+    CHECK(outer_saw_a_handle && ks.made == 1);
+    io = (tether_collect){d, 2, 9, outer->a, NULL};
+    CHECK_OK(tether_resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, &io));
+    CHECK(io.out == NULL && io.instance == outer->a && io.count == 0);
+    CHECK_OK(tether_ref_release(mine));
     CHECK_OK(tether_container_free(c));
+    CHECK(ks.dropped == 1 && ko.dropped == 1);
 }
 
 static void test_bad_arguments(void) {
@@ -157,7 +185,7 @@ static void test_race_with_resets(void) {
 
 int main(void) {
     RUN(test_hit_on_the_held_instance_needs_no_handle);
-    RUN(test_other_held_results_are_released_by_the_call);
+    RUN(test_other_held_results_come_as_without_the_flag);
     RUN(test_bad_arguments);
     RUN(test_race_with_resets);
     return harness_finish();

@@ -1,5 +1,6 @@
 /* tether_plan_describe and tether_container_versions: the plan handed to bindings that run their
- * own factories, and the words that say when it went stale. Every status, and the plans it
+ * own factories, and the words that say when it went stale (and the statuses of
+ * tether_container_cache_versions, which has the same signature). Every status, and the plans it
  * declines to hand out. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #include <stdlib.h>
 #include "harness.h"
@@ -165,13 +166,20 @@ static void test_version_words(void) {
     const volatile size_t *words[4] = {0};
     size_t count = 99;
 
-    CHECK_STATUS(tether_container_versions(NULL, words, 4, &count), TETHER_E_INVALID_HANDLE);
-    CHECK(count == 0);
-    CHECK_STATUS(tether_container_versions(freed, words, 4, &count), TETHER_E_INVALID_HANDLE);
-    CHECK_STATUS(tether_container_versions(child, words, 4, NULL), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_container_versions(child, NULL, 4, &count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_container_versions(child, words, 1, &count), TETHER_E_BUFFER_TOO_SMALL);
-    CHECK(count == 2 && words[0] == NULL);
+    /* the statuses of both kinds of words (test_cache_versions.c checks what moves the cache words) */
+    tether_status (*const kinds[])(tether_container *, const volatile size_t **, size_t, size_t *) = {
+        tether_container_versions, tether_container_cache_versions};
+    for (size_t k = 0; k < 2; k++) {
+        count = 99;
+        CHECK_STATUS(kinds[k](NULL, words, 4, &count), TETHER_E_INVALID_HANDLE);
+        CHECK(count == 0);
+        CHECK_STATUS(kinds[k](freed, words, 4, &count), TETHER_E_INVALID_HANDLE);
+        CHECK_STATUS(kinds[k](child, words, 4, NULL), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(kinds[k](child, NULL, 4, &count), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(kinds[k](child, words, 1, &count), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK(count == 2 && words[0] == NULL);
+        CHECK_ERROR_HAS(k ? "2 cache version words" : "2 version words");
+    }
 
     CHECK_OK(tether_container_versions(child, words, 4, &count));
     CHECK(count == 2 && words[0] && words[1] && words[0] != words[1]);

@@ -29,6 +29,20 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def container(parent: tether.Container | None = None, *, plans: bool = True) -> tether.Container:
+    """A container that replays plans, or one made with TETHER_NO_PLANS=1 (the library reads it
+    when the container is made): every resolve then goes through the library."""
+    saved = os.environ.get("TETHER_NO_PLANS")
+    os.environ["TETHER_NO_PLANS"] = "0" if plans else "1"
+    try:
+        return tether.Container(parent)
+    finally:
+        if saved is None:
+            del os.environ["TETHER_NO_PLANS"]
+        else:
+            os.environ["TETHER_NO_PLANS"] = saved
+
+
 @pytest.fixture
 def c():
     """A fresh container, closed after the test; the test must leave no Python object in C boxes."""

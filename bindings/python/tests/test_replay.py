@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import os
 import threading
 import weakref
 from typing import Any, Callable, Iterator
 
 import pytest
+from conftest import container
 
 import tether
 from tether import Scope, objects, plans
@@ -30,17 +30,9 @@ class Made:
         self.replays = 0
 
     def __call__(self, parent: tether.Container | None = None) -> tether.Container:
-        saved = os.environ.get("TETHER_NO_PLANS")
-        os.environ["TETHER_NO_PLANS"] = "1" if self.path == "library" else "0"
-        try:
-            container = tether.Container(parent)
-        finally:
-            if saved is None:
-                del os.environ["TETHER_NO_PLANS"]
-            else:
-                os.environ["TETHER_NO_PLANS"] = saved
-        self.containers.append(container)
-        return container
+        made = container(parent, plans=self.path != "library")
+        self.containers.append(made)
+        return made
 
 
 @contextlib.contextmanager

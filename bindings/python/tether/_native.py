@@ -178,6 +178,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
          POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
+    "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),
     "tether_validate": (_status, [_p]),
     "tether_export_dot": (_status, [_p, _pp]),

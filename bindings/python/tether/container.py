@@ -7,7 +7,7 @@ import operator
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, native, objects, plans
+from . import _loader, _state, hits, native, objects, plans
 from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
@@ -39,7 +39,8 @@ _MISS = plans.MISS
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
-#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None).
+#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or singleton
+#: hit (see hits) or None).
 Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None"]
 
 
@@ -90,29 +91,32 @@ class Container:
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
         # Read per replayed resolve (see plans): this container's version word, then its parents'
-        self._word, self._parent_words = self._version_words()
+        words = self._version_words(self._api.tether_container_versions)
+        self._word, self._parent_words = words[0], words[1:]
+        # Read per singleton hit served here (see hits): the cache words of the same containers
+        self._cache_words = self._version_words(self._api.tether_container_cache_versions)
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
 
-    def _version_words(self) -> tuple[c_size_t, tuple[c_size_t, ...]]:
-        """The version words of this container and its parents (``tether_container_versions``),
-        as ctypes views read without a call; ``_NO_VERSION`` if the library has none to give."""
+    def _version_words(self, which: Callable[..., int]) -> tuple[c_size_t, ...]:
+        """The words ``which`` gives for this container and its parents (``tether_container_versions``
+        or ``tether_container_cache_versions``), as ctypes views read without a call;
+        ``(_NO_VERSION,)`` if the library has none to give."""
         cap = 8
         for _ in range(4):
             words = (c_void_p * cap)()
             count = c_size_t()
-            status = self._api.tether_container_versions(self._handle, words, cap, byref(count))
+            status = which(self._handle, words, cap, byref(count))
             if status == E_BUFFER_TOO_SMALL:
                 cap = count.value
                 continue
             if status != OK:
                 break
-            views = [c_size_t.from_address(address or 0) for address in words[: count.value]]
-            return views[0], tuple(views[1:])
-        return _NO_VERSION, ()
+            return tuple(c_size_t.from_address(address or 0) for address in words[: count.value])
+        return (_NO_VERSION,)
 
     def _configuration(self) -> int:
         """The sum of the version words: a described plan is valid while it is unchanged."""
@@ -153,7 +157,8 @@ class Container:
             )
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
-        self._word, self._parent_words = _NO_VERSION, ()  # no replay from a closed container
+        # no replay, and no singleton hit kept, from a closed container
+        self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
         self._lookups.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
@@ -303,18 +308,19 @@ class Container:
         try:
             kid, cached_reg, build = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
-            # change in the chain moves: it needs no generation check (see plans)
+            # change in the chain moves: it needs no generation check (see plans; a hit's stamp,
+            # the cache words, moves with it: see hits)
             if build is None and self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
             if self._handle_arg is None:
                 raise InvalidHandleError("the container is closed") from None
             kid, cached_reg, build = self._lookup(key)
-        if build is not None and not args:  # a plain graph of Python factories: replayed here, no call
+        if build is not None and not args:  # a replayed plain graph or a singleton hit: no call
             result = build()
             if result is not _MISS:
                 return result
-            kid, cached_reg, build = self._lookup(key)  # reconfigured: describe it again
+            kid, cached_reg, build = self._lookup(key)  # reconfigured or reset: look again
             if build is not None:
                 result = build()
                 if result is not _MISS:
@@ -324,7 +330,8 @@ class Container:
             raise InvalidHandleError("the container is closed")
         if args:
             return self._resolve_args(key, kid, args)
-        kept = None
+        kept = kept_obj = None
+        stamp = 0
         if cached_reg is not None:
             published = cached_reg.published
             if published is not None:
@@ -332,8 +339,15 @@ class Container:
                 if obj is not None:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
-            # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile)
+            # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
+            # the cache words read before the call date the hit served here from then on (see hits)
             kept = cached_reg.cached
+            if kept is not None:
+                kept_obj = kept.obj
+                if kept_obj is None:  # emptied: the library or the container let go of it
+                    kept = None
+                else:
+                    stamp = hits.stamp(self._cache_words)
         frames, io, words, instance, out = _tls.hot
         if frames:  # nested in a resolve of this thread, whose buffer is in use
             io, words = collect_buffer()
@@ -363,11 +377,17 @@ class Container:
         if len(frame) > 1:
             for made, _noted in frame[1:]:
                 made.publish()
+        elif kept is not None and address == kept.ptr and not ref and not dropped:
+            # the library answered: the published singleton (nothing was made). Served here from
+            # now on, while the cache words are the ones read before the call (see hits)
+            if self._cache_words[0] is not _NO_VERSION and (key in self._lookups or len(self._lookups) < 1024):
+                self._lookups[key] = (kid, cached_reg, hits.hit(kept, self._cache_words, stamp))
+            return kept_obj
         # native.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
         obj = _fresh_of(address)
         if obj is None and kept is not None and address == kept.ptr:
-            obj = kept.obj  # held: the call kept no handle (unless it was the retry), no lookup needed
+            obj = kept_obj  # held, but with a handle: not the published singleton, or the retry
         if dropped:  # after the lookup: the result's own drop may be one of them
             fns, instances, fast = _drop_views[dropped - 1]
             if fns(words) == fast:
@@ -390,9 +410,10 @@ class Container:
         owned = _owned_get(address)  # a singleton, held by its container
         if owned is not None:
             held = owned()
-            if held is not None:
+            obj = held.obj if held is not None else None
+            if obj is not None:
                 self._ref_release(ref)
-                return held.obj
+                return obj
         return self._adopt(ref, address)
 
     @staticmethod

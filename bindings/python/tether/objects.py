@@ -18,7 +18,10 @@ registration holds.
 That way the garbage collector sees container -> singleton, and a singleton that references its
 own container is an ordinary, collectable cycle. Whenever the container lets go (reset, close,
 re-registration) the cell is ``disown``ed first: the table takes a strong reference for as long
-as C boxes still count it.
+as C boxes still count it. A cell is emptied (``obj`` None) once it owns nothing: when it is
+disowned, or when the library lets go of the object's last box without the binding's knowing
+(C code reset the singleton), so nothing that still refers to the cell (the registration, the
+containers' hit caches: see ``hits``) keeps the object alive beyond the library.
 
 The pointer is ``id(obj)``, except for objects C must be able to read: a ctypes
 ``Structure``/``Union``/``Array`` is passed as its buffer address (so a C struct of function
@@ -87,7 +90,8 @@ def held(ptr: int | None) -> Any:
 
 
 class Owned:
-    """A Python object held for C by its container (a singleton cache) rather than by the table."""
+    """A Python object held for C by its container (a singleton cache) rather than by the table;
+    ``obj`` is None once the cell owns nothing (see the module's docstring)."""
 
     __slots__ = ("obj", "ptr", "__weakref__")
 
@@ -108,10 +112,13 @@ def lookup(ptr: int | None, default: Any = MISSING) -> Any:
     if obj is _ABSENT:
         ref = _owned.get(ptr)  # type: ignore[arg-type]
         c = ref() if ref is not None else None
-        if c is None:  # a box just moved between the tables by another thread? look once more
+        obj = c.obj if c is not None else None
+        if obj is None:  # a box just moved between the tables by another thread? look once more
+            obj = _objects.get(ptr, _ABSENT)  # type: ignore[arg-type]
+            if obj is not _ABSENT:
+                return obj
             cell = _boxes.get(ptr)  # type: ignore[arg-type]
             return default if cell is None else cell[0]
-        return c.obj
     return obj
 
 
@@ -207,7 +214,8 @@ def _count(obj: Any, ptr: int, owned: bool) -> Owned | None:
 
 
 def disown(cell: Owned | None) -> None:
-    """The container lets go of ``cell``: the table holds the object strongly while C counts it."""
+    """The container lets go of ``cell``: the table holds the object strongly while C counts it,
+    and the cell is emptied."""
     if cell is None:
         return
     _acquire()
@@ -216,6 +224,7 @@ def disown(cell: Owned | None) -> None:
         _objects[cell.ptr] = cell.obj  # before it leaves _owned: lookups always find it
         del _owned[cell.ptr]
     _release()
+    cell.obj = None  # outside the lock: this may be the last reference
 
 
 def release(ptr: int | None, _context: int | None = None, _pop: Any = _boxes.pop, _counted: Any = _counts) -> None:
@@ -245,7 +254,10 @@ def _release_counted(ptr: int) -> None:
         ref = _owned.pop(ptr, None)
         del _counts[ptr]
         _release()
-        del obj, ref  # may run the object's __del__, never under the lock
+        cell = ref() if ref is not None else None
+        if cell is not None:  # the library let go of a container-owned object: so does its cell
+            cell.obj = None
+        del obj, ref, cell  # may run the object's __del__, never under the lock
     except BaseException:  # never propagate into C (at interpreter shutdown the module may be gone)
         pass
 

@@ -111,7 +111,8 @@ class Registration:
         self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
         self.published: Callable[[], Any] | None = None  # ...once its resolve has completed
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
-        # so the garbage collector sees container -> singleton (see objects.Owned)
+        # so the garbage collector sees container -> singleton (see objects.Owned; emptied once
+        # the library drops the object, even when C code reset it)
         self.cached: objects.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
