@@ -2,7 +2,8 @@ import Synchronization
 
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
-/// Fields in this order pack into 56 bytes (a 64-byte allocation).
+/// Instances hold a copy of their thread's (`ThreadSpecs`), never the registration's own.
+/// Fields in this order pack into 64 bytes (an 80-byte allocation).
 public final class InstanceSpec: Sendable {
     public let key: Key
     public let scope: Scope
@@ -15,18 +16,43 @@ public final class InstanceSpec: Sendable {
     let hasClientDestructor: Bool
     nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
-    public let completions: [Completion]
+    /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
+    private let boxes: [Unmanaged<CompletionBox>]
+    /// What a copy stands for (`ThreadSpecs`): kept alive as long as the copy.
+    nonisolated(unsafe) private let owner: AnyObject?
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
-         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
+         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false, owner: AnyObject? = nil) {
         self.key = key
         self.scope = scope
         self.context = context
         self.destructor = destructor
-        self.completions = completions
+        boxes = completions.map { .passRetained(CompletionBox($0)) }
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
         self.hasClientDestructor = hasClientDestructor
+        self.owner = owner
+    }
+
+    /// A copy of `spec` with a reference count of its own (`ThreadSpecs`) that keeps `owner` alive.
+    convenience init(copying spec: InstanceSpec, owner: AnyObject) {
+        self.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor, completions: spec.completions,
+                  defersDrop: spec.defersDrop, holdsObject: spec.holdsObject, hasClientDestructor: spec.hasClientDestructor, owner: owner)
+    }
+
+    deinit { for box in boxes { box.release() } }
+
+    public var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
+
+    var completionCount: Int { boxes.count }
+
+    /// Runs completion callback `n` without retaining it (see `CompletionBox`).
+    @inline(__always)
+    func complete(_ n: Int, _ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
+        try boxes[n]._withUnsafeGuaranteedRef { box -> Result<Void, CallbackFailure> in
+            do throws(CallbackFailure) { try box.completion.complete(resolver, instance: instance) } catch { return .failure(error) }
+            return .success(())
+        }.get()
     }
 
     /// `holdsObject` with nothing else to destroy: ARC alone can keep such
@@ -60,6 +86,7 @@ public final class InstanceSpec: Sendable {
 /// What an instance holds besides its edges (the header of its allocation).
 public struct InstanceHeader {
     let pointer: UnsafeMutableRawPointer
+    /// The making thread's copy (`ThreadSpecs`).
     let spec: InstanceSpec
     /// Strong constructor edges, or the rare instance's side storage, in one
     /// word (see `Instance`). Once the instance may be shared it changes only
@@ -88,9 +115,9 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     private static var blockTag: UInt { 4 }
     private static var countShift: UInt { 3 }
 
-    /// A new instance taking over one reference to each of its `count`
-    /// dependencies and the edges in `late`; the caller owns the reference returned.
-    static func make(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies count: Int,
+    /// A new instance taking over the reference `spec` carries (see `ThreadSpecs.retainedCopy`), one reference
+    /// to each of its `count` dependencies and the edges in `late`; the caller owns the reference returned.
+    static func make(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, dependencies count: Int,
                      reference: (Int) -> Unmanaged<Instance>, late: LateEdges? = nil) -> Unmanaged<Instance> {
         let edges: UInt
         switch count {
@@ -99,7 +126,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         default: edges = UInt(count) << countShift | tailTag
         }
         let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
-            InstanceHeader(pointer: pointer, spec: spec, edges: edges)
+            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: edges)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
         if count > 1 {
@@ -111,17 +138,15 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         return .passRetained(instance)
     }
 
-    /// The root of a block (`InstanceBlock`) of `words` words, which `fill` writes.
-    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, words: Int, plan: Unmanaged<Plan>,
+    /// The root of a block (`InstanceBlock`) of `words` words, which `fill`
+    /// writes; `spec` as in `make`, a copy that keeps the block's plan alive.
+    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, words: Int,
                           fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
         let buffer = create(minimumCapacity: words) { _ in
-            InstanceHeader(pointer: pointer, spec: spec, edges: UInt(words) << countShift | blockTag)
+            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: UInt(words) << countShift | blockTag)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
-        instance.withBlock { block in
-            block.hold(plan)
-            fill(block)
-        }
+        instance.withBlock(fill)
         return .passRetained(instance)
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 /// a reader never sees one freed; singletons are read through slots that live as
 /// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
-/// Fields are ordered so the object fits a 112-byte allocation: what only some
+/// Fields are ordered so the object fits a 128-byte allocation: what only some
 /// registrations need (the weak scope's cache, kept objects) lives in `rare`,
 /// and up to `inlineParams` declared parameters live in the object itself.
 public final class Registration: @unchecked Sendable {
@@ -43,8 +43,9 @@ public final class Registration: @unchecked Sendable {
     /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
     /// holds every one), or 0 until the first.
     private let planAddress = Atomic<UInt>(0)
-    /// The weak scope's cache, kept objects and observed edges, made on first use.
+    /// The weak scope's cache and kept objects, made on first use.
     private var rare: Rare?
+    private let observed = ObservedEdgeList()
 
     private final class Rare {
         /// Weak scope: the cached instance, if still alive.
@@ -52,7 +53,6 @@ public final class Registration: @unchecked Sendable {
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
-        var observed: [ObservedEdge] = []
         /// Plans recorded so far (`maxPlans`).
         var plans = 0
     }
@@ -305,12 +305,14 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var observedEdges: [ObservedEdge] {
-        lock.withSpinLock { rare?.observed ?? [] }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+        observed.all.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
     }
 
+    /// Known edges are looked up without the lock (`ObservedEdgeList`).
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
-        lock.withSpinLock { if !(rare?.observed.contains(edge) ?? false) { rareForWriting.observed.append(edge) } }
+        if observed.contains(edge) { return }
+        lock.withSpinLock { if !observed.contains(edge) { observed.add(edge) } }
     }
 }
 
