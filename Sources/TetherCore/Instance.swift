@@ -3,8 +3,10 @@ import Synchronization
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
 /// Instances hold a copy of their thread's (`ThreadSpecs`), never the registration's own.
-/// Fields in this order pack into 64 bytes (an 80-byte allocation).
-public final class InstanceSpec: Sendable {
+/// Fields in this order pack into 56 bytes (a 64-byte allocation): a registration
+/// has one, so the copies' extra field lives in a subclass (`InstanceSpecCopy`).
+/// Unchecked Sendable only because a Sendable class must be final: every field is a `let`.
+public class InstanceSpec: @unchecked Sendable {
     public let key: Key
     public let scope: Scope
     /// The embedding layer may hand `destructor` calls back to its caller
@@ -18,11 +20,9 @@ public final class InstanceSpec: Sendable {
     public let destructor: Destructor?
     /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
     private let boxes: [Unmanaged<CompletionBox>]
-    /// What a copy stands for (`ThreadSpecs`): kept alive as long as the copy.
-    nonisolated(unsafe) private let owner: AnyObject?
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
-         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false, owner: AnyObject? = nil) {
+         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
         self.key = key
         self.scope = scope
         self.context = context
@@ -31,24 +31,17 @@ public final class InstanceSpec: Sendable {
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
         self.hasClientDestructor = hasClientDestructor
-        self.owner = owner
-    }
-
-    /// A copy of `spec` with a reference count of its own (`ThreadSpecs`) that keeps `owner` alive.
-    convenience init(copying spec: InstanceSpec, owner: AnyObject) {
-        self.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor, completions: spec.completions,
-                  defersDrop: spec.defersDrop, holdsObject: spec.holdsObject, hasClientDestructor: spec.hasClientDestructor, owner: owner)
     }
 
     deinit { for box in boxes { box.release() } }
 
-    public var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
+    public final var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
 
-    var completionCount: Int { boxes.count }
+    final var completionCount: Int { boxes.count }
 
     /// Runs completion callback `n` without retaining it (see `CompletionBox`).
     @inline(__always)
-    func complete(_ n: Int, _ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
+    final func complete(_ n: Int, _ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
         try boxes[n]._withUnsafeGuaranteedRef { box -> Result<Void, CallbackFailure> in
             do throws(CallbackFailure) { try box.completion.complete(resolver, instance: instance) } catch { return .failure(error) }
             return .success(())
@@ -57,10 +50,10 @@ public final class InstanceSpec: Sendable {
 
     /// `holdsObject` with nothing else to destroy: ARC alone can keep such
     /// instances (`Plan`'s object resolve makes none).
-    var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
+    final var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
 
     /// A new destructor of a spec that `holdsObject` runs before the object's release.
-    func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
+    final func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
               completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
         var newDestructor = self.destructor, client = hasClientDestructor
         if let destructor {

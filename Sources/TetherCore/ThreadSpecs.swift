@@ -59,11 +59,24 @@ struct ThreadSpecs {
     @inline(never)
     private func miss(_ entry: UnsafeMutablePointer<Entry>, _ spec: Unmanaged<InstanceSpec>,
                       _ owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
-        let copy = Unmanaged.passRetained(InstanceSpec(copying: spec.takeUnretainedValue(),
-                                                       owner: Unmanaged<AnyObject>.fromOpaque(owner).takeUnretainedValue()))
+        let copy = Unmanaged<InstanceSpec>.passRetained(
+            InstanceSpecCopy(copying: spec.takeUnretainedValue(), owner: Unmanaged<AnyObject>.fromOpaque(owner).takeUnretainedValue()))
         let evicted = entry.pointee.copy
         entry.pointee = Entry(owner: UInt(bitPattern: owner), copy: copy)
         evicted?.release()  // last: it may free what it stood for
         return copy.retain()
+    }
+}
+
+/// A thread's copy of a spec (`ThreadSpecs`), with a reference count of its own,
+/// keeping what it stands for alive as long as the copy.
+final class InstanceSpecCopy: InstanceSpec, @unchecked Sendable {
+    nonisolated(unsafe) private let owner: AnyObject
+
+    init(copying spec: InstanceSpec, owner: AnyObject) {
+        self.owner = owner
+        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor,
+                   completions: spec.completions, defersDrop: spec.defersDrop, holdsObject: spec.holdsObject,
+                   hasClientDestructor: spec.hasClientDestructor)
     }
 }
