@@ -12,6 +12,16 @@ public protocol Completion: AnyObject, Sendable {
     func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure)
 }
 
+/// A completion callback in an object of its own, so a resolve calls it
+/// without retaining it: a callback taken from an array (or any protocol value
+/// in memory) is retained for the call, a write to the shared callback's
+/// reference count from every thread on every call, while a `let` of an
+/// object borrowed through `Unmanaged` is not (`InstanceSpec.complete`).
+final class CompletionBox: Sendable {
+    let completion: any Completion
+    init(_ completion: any Completion) { self.completion = completion }
+}
+
 /// The destructor of every instance a registration makes: `(instance, context)`.
 public typealias Destructor = @Sendable (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Void
 

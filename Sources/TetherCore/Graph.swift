@@ -37,8 +37,10 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
-    /// The thread this graph runs on (its `ThreadState`'s address, for identity only).
+    /// The thread this graph runs on (its `ThreadState`'s address).
     var thread: UnsafeMutableRawPointer
+
+    private var specs: ThreadSpecs { Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.specs } }
 
     init(thread: UnsafeMutableRawPointer) {
         self.thread = thread
@@ -69,7 +71,7 @@ final class Graph {
             }
             var plan = arguments.isEmpty ? registration.plan(from: container) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
-                switch alone._withUnsafeGuaranteedRef({ $0.run() }) {
+                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
@@ -137,7 +139,7 @@ final class Graph {
     private func replay(_ plan: Unmanaged<Plan>, from container: Container) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
         try plan._withUnsafeGuaranteedRef { plan -> Result<Int?, TetherError> in
-            switch plan.replay(into: alive.appendNone(count: plan.stepCount)) {
+            switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs) {
             case .failure(let error): return .failure(error)
             case .success(false):
                 alive.removeAll()  // the shared instances it took
@@ -457,14 +459,14 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let reference = Instance.make(pointer: pointer, spec: spec.takeUnretainedValue(), dependencies: edgeCount,
+        let reference = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edgeCount,
                                       reference: { alive.take(dependencyStack[first + $0]) }, late: late)
         let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
         if let late, !late.lazyCells.isEmpty {
             let owner = reference._withUnsafeGuaranteedRef { $0.weakRef }
             for cell in late.lazyCells { cell.owner = owner }
         }
-        let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, !$0.completions.isEmpty) }
+        let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
@@ -487,15 +489,14 @@ final class Graph {
             queueHead += 1
             // Borrowed, not retained: the instance holds its spec, the graph the resolver.
             let spec = pending.instance._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.spec) }
-            let count = spec._withUnsafeGuaranteedRef { $0.completions.count }
+            let count = spec._withUnsafeGuaranteedRef { $0.completionCount }
             for n in 0..<count {
                 let resolver = completionResolver(pending)
                 defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
                 let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
                     spec._withUnsafeGuaranteedRef { spec in
                         resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
-                            unowned(unsafe) let completion = spec.completions[n]
-                            do throws(CallbackFailure) { try completion.complete(resolver, instance: instance) } catch { return error }
+                            do throws(CallbackFailure) { try spec.complete(n, resolver, instance: instance) } catch { return error }
                             return nil
                         }
                     }

@@ -2,8 +2,11 @@ import Synchronization
 
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
-/// Fields in this order pack into 56 bytes (a 64-byte allocation).
-public final class InstanceSpec: Sendable {
+/// Instances hold a copy of their thread's (`ThreadSpecs`), never the registration's own.
+/// Fields in this order pack into 56 bytes (a 64-byte allocation): a registration
+/// has one, so the copies' extra field lives in a subclass (`InstanceSpecCopy`).
+/// Unchecked Sendable only because a Sendable class must be final: every field is a `let`.
+public class InstanceSpec: @unchecked Sendable {
     public let key: Key
     public let scope: Scope
     /// The embedding layer may hand `destructor` calls back to its caller
@@ -15,7 +18,8 @@ public final class InstanceSpec: Sendable {
     let hasClientDestructor: Bool
     nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
-    public let completions: [Completion]
+    /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
+    private let boxes: [Unmanaged<CompletionBox>]
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
          defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
@@ -23,18 +27,33 @@ public final class InstanceSpec: Sendable {
         self.scope = scope
         self.context = context
         self.destructor = destructor
-        self.completions = completions
+        boxes = completions.map { .passRetained(CompletionBox($0)) }
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
         self.hasClientDestructor = hasClientDestructor
     }
 
+    deinit { for box in boxes { box.release() } }
+
+    public final var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
+
+    final var completionCount: Int { boxes.count }
+
+    /// Runs completion callback `n` without retaining it (see `CompletionBox`).
+    @inline(__always)
+    final func complete(_ n: Int, _ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
+        try boxes[n]._withUnsafeGuaranteedRef { box -> Result<Void, CallbackFailure> in
+            do throws(CallbackFailure) { try box.completion.complete(resolver, instance: instance) } catch { return .failure(error) }
+            return .success(())
+        }.get()
+    }
+
     /// `holdsObject` with nothing else to destroy: ARC alone can keep such
     /// instances (`Plan`'s object resolve makes none).
-    var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
+    final var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
 
     /// A new destructor of a spec that `holdsObject` runs before the object's release.
-    func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
+    final func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
               completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
         var newDestructor = self.destructor, client = hasClientDestructor
         if let destructor {
@@ -60,6 +79,7 @@ public final class InstanceSpec: Sendable {
 /// What an instance holds besides its edges (the header of its allocation).
 public struct InstanceHeader {
     let pointer: UnsafeMutableRawPointer
+    /// The making thread's copy (`ThreadSpecs`).
     let spec: InstanceSpec
     /// Strong constructor edges, or the rare instance's side storage, in one
     /// word (see `Instance`). Once the instance may be shared it changes only
@@ -88,9 +108,9 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     private static var blockTag: UInt { 4 }
     private static var countShift: UInt { 3 }
 
-    /// A new instance taking over one reference to each of its `count`
-    /// dependencies and the edges in `late`; the caller owns the reference returned.
-    static func make(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, dependencies count: Int,
+    /// A new instance taking over the reference `spec` carries (see `ThreadSpecs.retainedCopy`), one reference
+    /// to each of its `count` dependencies and the edges in `late`; the caller owns the reference returned.
+    static func make(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, dependencies count: Int,
                      reference: (Int) -> Unmanaged<Instance>, late: LateEdges? = nil) -> Unmanaged<Instance> {
         let edges: UInt
         switch count {
@@ -99,7 +119,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         default: edges = UInt(count) << countShift | tailTag
         }
         let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
-            InstanceHeader(pointer: pointer, spec: spec, edges: edges)
+            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: edges)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
         if count > 1 {
@@ -111,17 +131,15 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         return .passRetained(instance)
     }
 
-    /// The root of a block (`InstanceBlock`) of `words` words, which `fill` writes.
-    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: InstanceSpec, words: Int, plan: Unmanaged<Plan>,
+    /// The root of a block (`InstanceBlock`) of `words` words, which `fill`
+    /// writes; `spec` as in `make`, a copy that keeps the block's plan alive.
+    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, words: Int,
                           fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
         let buffer = create(minimumCapacity: words) { _ in
-            InstanceHeader(pointer: pointer, spec: spec, edges: UInt(words) << countShift | blockTag)
+            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: UInt(words) << countShift | blockTag)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
-        instance.withBlock { block in
-            block.hold(plan)
-            fill(block)
-        }
+        instance.withBlock(fill)
         return .passRetained(instance)
     }
 

@@ -5,8 +5,7 @@
 /// they need no object or reference count of their own: each is a record of its
 /// pointer, its spec and its edges, destroyed with the root.
 ///
-/// Words after the root's header: the offset of the root's record, the retained
-/// plan that made the block (it holds the records' specs), then the inner
+/// Words after the root's header: the offset of the root's record, then the inner
 /// records `[pointer, spec, count, k, entry × k]` in creation order, then
 /// the root's record `[k, entry × k]`. `count` is the record's number of edges in
 /// the block (its reference count, as an instance). An entry is an edge: to an
@@ -14,6 +13,9 @@
 /// (a shared dependency) as its address (even). A plan computes the offsets and
 /// counts once (`Plan.Step.blockOffset`), so writing and releasing a block need
 /// no bookkeeping of their own.
+///
+/// The records' specs are the plan's: the root's spec keeps the plan alive
+/// (`ThreadSpecs.retainedCopy(of:in:)`).
 ///
 /// Destruction gives exactly the order separate instances would get (see
 /// `release`), so a block is indistinguishable from the graph it replaces.
@@ -23,10 +25,7 @@ struct InstanceBlock {
     static func rootWords(edges: Int) -> Int { 2 + edges }
     static func innerWords(edges: Int) -> Int { 4 + edges }
     /// Where the first inner record starts.
-    static var firstOffset: Int { 2 }
-
-    /// Takes over the caller's reference to `plan`.
-    func hold(_ plan: Unmanaged<Plan>) { words[1] = UInt(bitPattern: plan.toOpaque()) }
+    static var firstOffset: Int { 1 }
 
     /// Writes the inner record at `offset` (`spec` unretained: the plan holds it),
     /// or with `spec` nil the root's record there; `edges` writes its entries.
@@ -112,6 +111,5 @@ struct InstanceBlock {
                 state.draining = false
             }
         }
-        Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: words[1])!).release()
     }
 }

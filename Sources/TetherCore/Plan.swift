@@ -221,7 +221,7 @@ final class Plan: @unchecked Sendable {
             let firstInput = inputs.count
             inputs += slots
             return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
-                            completes: !spec.completions.isEmpty, parent: -1),
+                            completes: spec.completionCount > 0, parent: -1),
                        spec.scope == .graph ? id : nil)
         }
 
@@ -287,14 +287,14 @@ final class Plan: @unchecked Sendable {
 
     /// Replays a plan that does not complete, on its own; the root carries a
     /// reference for the caller. Nil: the plan declined (a shared dependency is
-    /// not cached), before any factory ran.
-    func run() -> Result<Unmanaged<Instance>?, TetherError> {
-        if blockWords > 0 { return runBlock() }
+    /// not cached), before any factory ran. `specs`: the calling thread's.
+    func run(_ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
+        if blockWords > 0 { return runBlock(specs) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
             let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
             made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-            let outcome = replay(into: made)
+            let outcome = replay(into: made, specs)
             if case .success(true) = outcome {
                 // Every other step is some step's input, so its instance went to
                 // that step's edges: nothing is left to release.
@@ -311,11 +311,11 @@ final class Plan: @unchecked Sendable {
     /// plan declined (a shared dependency is not cached) before any factory ran.
     /// Unless true, `made` holds what was taken or made, for the caller to release.
     @inline(__always)
-    func replay(into made: ReferenceWords<Instance>) -> Result<Bool, TetherError> {
+    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs) -> Result<Bool, TetherError> {
         if hasShared && !takeShared(made) { return .success(false) }
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in 0..<steps.count where !steps[i].isShared {
-                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made)) }
+                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs)) }
                 catch { return .failure(error) }
             }
             return .success(true)
@@ -327,11 +327,11 @@ final class Plan: @unchecked Sendable {
     /// others become records in its allocation (see `InstanceBlock`). Nothing
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
-    private func runBlock() -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock(_ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
         // Two buffers of at most 1 KiB: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!)
+                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs)
             }
         }
     }
@@ -340,7 +340,7 @@ final class Plan: @unchecked Sendable {
     /// and the factories' results.
     @inline(__always)
     private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                          _ words: UnsafeMutablePointer<UInt64>) -> Result<Unmanaged<Instance>?, TetherError> {
+                          _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
         if hasShared && !takeShared(made) {
@@ -357,17 +357,17 @@ final class Plan: @unchecked Sendable {
             case .failure(let error):
                 // Leaves what `replay` would have: an instance for every step made so far.
                 for j in 0..<i where !steps[j].isShared {
-                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made))
+                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs))
                 }
                 for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
                 return .failure(error)
             }
         }
         let root = count - 1
-        // The block holds this plan, which holds the specs of its records.
+        // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
-                                           spec: steps[root].spec!.takeUnretainedValue(), words: blockWords,
-                                           plan: .passRetained(self)) { block in
+                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
+                                           words: blockWords) { block in
             for i in 0...root where !steps[i].isShared {
                 block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i < root ? steps[i].spec : nil, count: steps[i].blockCount) { add in
                     forEachEdge(of: i) { input in
@@ -478,9 +478,10 @@ final class Plan: @unchecked Sendable {
 
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
-    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>) throws(TetherError) -> Unmanaged<Instance> {
+    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
+                      _ specs: ThreadSpecs) throws(TetherError) -> Unmanaged<Instance> {
         let pointer = try callFactory(i, words) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
-        return makeInstance(i, pointer, made)
+        return makeInstance(i, pointer, made, specs)
     }
 
     /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and contexts.
@@ -507,12 +508,13 @@ final class Plan: @unchecked Sendable {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
     @inline(__always)
-    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>) -> Unmanaged<Instance> {
+    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
+                              _ specs: ThreadSpecs) -> Unmanaged<Instance> {
         var edges = 0
         forEachEdge(of: i) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
-        return Instance.make(pointer: pointer, spec: steps[i].spec!.takeUnretainedValue(), dependencies: edges, reference: { _ in
+        return Instance.make(pointer: pointer, spec: specs.retainedCopy(of: steps[i].spec!), dependencies: edges, reference: { _ in
             while inputs[next] == Plan.context { next += 1 }
             next += 1
             return made.take(inputs[next - 1])

@@ -9,7 +9,7 @@ import Synchronization
 /// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 112-byte allocation: what only some
-/// registrations need (the weak scope's cache, kept objects) lives in `rare`,
+/// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
 /// and up to `inlineParams` declared parameters live in the object itself.
 public final class Registration: @unchecked Sendable {
     /// The declared parameters when there are at most `inlineParams` of them (a
@@ -43,8 +43,9 @@ public final class Registration: @unchecked Sendable {
     /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
     /// holds every one), or 0 until the first.
     private let planAddress = Atomic<UInt>(0)
-    /// The weak scope's cache, kept objects and observed edges, made on first use.
-    private var rare: Rare?
+    /// The retained `Rare`, or 0: made on first use, under `lock`, and never
+    /// replaced until deinit, so lock-free readers (`noteEdge`) may load it.
+    private let rareAddress = Atomic<UInt>(0)
 
     private final class Rare {
         /// Weak scope: the cached instance, if still alive.
@@ -52,16 +53,23 @@ public final class Registration: @unchecked Sendable {
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
-        var observed: [ObservedEdge] = []
         /// Plans recorded so far (`maxPlans`).
         var plans = 0
+        let observed = ObservedEdgeList()
+    }
+
+    /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
+    @inline(__always)
+    private func withRare<T>(_ body: (Rare) -> T) -> T? {
+        guard let rare = UnsafeRawPointer(bitPattern: rareAddress.load(ordering: .acquiring)) else { return nil }
+        return Unmanaged<Rare>.fromOpaque(rare)._withUnsafeGuaranteedRef(body)
     }
 
     /// Caller holds `lock`.
     private var rareForWriting: Rare {
-        if let rare { return rare }
+        if let rare = withRare({ $0 }) { return rare }
         let made = Rare()
-        rare = made
+        rareAddress.store(UInt(bitPattern: Unmanaged.passRetained(made).toOpaque()), ordering: .releasing)
         return made
     }
 
@@ -100,6 +108,7 @@ public final class Registration: @unchecked Sendable {
 
     deinit {
         specReference.release()
+        withRare { Unmanaged.passUnretained($0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
 
@@ -232,7 +241,7 @@ public final class Registration: @unchecked Sendable {
             guard address != 0 else { return nil }
             return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
         case .weak:
-            return lock.withSpinLock { rare?.weakCache.value }
+            return lock.withSpinLock { withRare { $0.weakCache.value } ?? nil }
         default:
             return nil
         }
@@ -271,7 +280,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
-        rare?.weakCache = WeakBox(nil)
+        withRare { $0.weakCache = WeakBox(nil) }
         // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
@@ -306,12 +315,17 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var observedEdges: [ObservedEdge] {
-        lock.withSpinLock { rare?.observed ?? [] }.sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
+        (withRare { $0.observed.all } ?? []).sorted { ($0.target.name, $0.isWeak ? 1 : 0) < ($1.target.name, $1.isWeak ? 1 : 0) }
     }
 
+    /// Known edges are looked up without the lock (`ObservedEdgeList`).
     func noteEdge(to target: Key, isWeak: Bool) {
         let edge = ObservedEdge(target: target, isWeak: isWeak)
-        lock.withSpinLock { if !(rare?.observed.contains(edge) ?? false) { rareForWriting.observed.append(edge) } }
+        if withRare({ $0.observed.contains(edge) }) == true { return }
+        lock.withSpinLock {
+            let rare = rareForWriting
+            if !rare.observed.contains(edge) { rare.observed.add(edge) }
+        }
     }
 }
 

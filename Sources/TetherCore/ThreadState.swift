@@ -10,8 +10,8 @@ import Darwin
 /// `ThreadState.key` + 1 once created, else 0.
 private let keyWord = Atomic<UInt>(0)
 
-/// Per-thread bookkeeping of the core: graphs under way on this thread and the
-/// iterative release queue.
+/// Per-thread bookkeeping of the core: graphs under way on this thread, the
+/// iterative release queue and the specs of the instances it makes.
 final class ThreadState {
     /// References waiting to be released (see ReleaseQueue).
     /// Instances' addresses (and `InstanceBlock` records, only while their block is released).
@@ -20,6 +20,7 @@ final class ThreadState {
     var draining = false
     /// The graph of the outermost resolve on this thread, reused by every one.
     let graph: Graph
+    let specs = ThreadSpecs()
 
     init() {
         graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
@@ -32,7 +33,10 @@ final class ThreadState {
     /// Set when one did.
     var blocked = false
 
-    deinit { pendingRelease.free() }
+    deinit {
+        pendingRelease.free()
+        specs.free()
+    }
 
     private static let key: pthread_key_t = {
         var k = pthread_key_t()

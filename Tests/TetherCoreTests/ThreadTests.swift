@@ -1,5 +1,6 @@
 // Thread safety: a singleton raced for by many threads is created once; shared
-// instances are published only when their graph is complete.
+// instances are published only when their graph is complete; instances outlive
+// the thread that made them.
 import Foundation
 import Synchronization
 import Testing
@@ -132,4 +133,39 @@ import TetherCore
         #expect(count.value == Self.threads * 50)
         #expect(fx.tracker.calls("X") == 1 && fx.tracker.calls("Y") == 1)
     }
+
+    /// Instances hold their making thread's copy of the spec (`ThreadSpecs`), which
+    /// keeps the registration's spec (and its callbacks) alive once the thread and
+    /// the container are gone; the last instance takes it with it.
+    @Test func instancesKeepTheirSpecAfterTheirThreadAndContainer() throws {
+        let fx = try Fixture()
+        weak var watched: ClosureCompletion?
+        do {
+            let completion = ClosureCompletion { _, _ in }
+            watched = completion
+            try fx.register("P").addCompletion(completion)
+        }
+        let kept = Box<[Instance]>([])
+        for _ in 0..<2 {
+            joinedThread { if let instance = try? fx.resolve("P") { kept.value.append(instance) } }
+        }
+        try fx.container.close()
+        fx.container.dismantle()
+        #expect(kept.value.count == 2 && watched != nil)
+        kept.value = []  // destroyed on another thread than the makers
+        #expect(fx.tracker.dropped("P") == 2 && fx.tracker.badDrops == 0)
+        #expect(watched == nil, "the makers' copies went with their threads")
+    }
+}
+
+/// Runs `body` on a new thread and returns once the thread is gone (its thread-specific data released).
+private func joinedThread(_ body: @escaping @Sendable () -> Void) {
+    final class Body { let run: @Sendable () -> Void; init(_ run: @escaping @Sendable () -> Void) { self.run = run } }
+    var thread = pthread_t()
+    let started = pthread_create(&thread, nil, { raw in
+        Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+        return nil
+    }, Unmanaged.passRetained(Body(body)).toOpaque())
+    precondition(started == 0, "pthread_create failed")
+    pthread_join(thread, nil)
 }

@@ -2,7 +2,8 @@
  * factory-call and destructor counts at the end; a singleton and a weak-scoped
  * instance raced for by 8 threads behind a barrier are created exactly once;
  * handles cloned, released, downgraded and upgraded concurrently run the
- * destructor exactly once; child containers and re-registrations under load. */
+ * destructor exactly once; child containers and re-registrations under load;
+ * instances released by other threads and after their maker and container are gone. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
@@ -495,6 +496,111 @@ static void reregistering_while_resolving(void) {
     CHECK(atomic_load(&leaf.made) == atomic_load(&leaf.dropped));
 }
 
+/* Each thread makes instances with specs of its own (ThreadSpecs), which keep the
+ * registration's spec, or a block's plan, alive. Kept instances outlive what made
+ * them: released by another thread while their makers go on resolving (and the
+ * main thread re-registers their keys), then after the makers exited and the
+ * container was freed. Every instance is destroyed exactly once, with its own
+ * registration's destructor and context. "Chain" resolves as one block (no
+ * callbacks), "Done" completes (the plan replays into a graph); without plans
+ * (TETHER_NO_PLANS) both are built step by step. */
+enum { KEPT_MAX = THREADS * 512 };
+typedef struct keeper {
+    tether_container *c;
+    kind *leaf;
+    pthread_mutex_t lock;
+    tether_ref *kept[KEPT_MAX];
+    int count, taken;
+    atomic_int stop, stopped;  /* stop: re-registering is done; stopped: the makers are */
+} keeper;
+
+static tether_status complete_nothing(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance; (void)context;
+    return TETHER_OK;
+}
+
+/* Registers "Leaf" (transient), counted in `k`, and "Done"(Leaf) with a completion
+ * callback, each fully configured before it is visible (resolves run meanwhile). */
+static void reg_leaf_and_done(tether_container *c, kind *k, kind *done) {
+    tether_param leaf_params[] = {TETHER_CONTEXT};
+    tether_registration_options leaf = {.scope = TETHER_SCOPE_TRANSIENT, .context = k, .drop = drop};
+    CHECK_OK(tether_register_ex(c, "Leaf", (tether_fn)make0, leaf_params, 1, &leaf, NULL));
+    tether_param done_params[] = {TETHER_CONTEXT, TETHER_DEP("Leaf")};
+    tether_complete_fn callbacks[] = {complete_nothing};
+    tether_registration_options options = {.context = done, .drop = drop, .completions = callbacks, .completion_count = 1};
+    CHECK_OK(tether_register_ex(c, "Done", (tether_fn)make1, done_params, 2, &options, NULL));
+}
+
+static void *make_and_keep(void *arg) {
+    keeper *kp = arg;
+    for (int i = 0; i < STRESS_ITERATIONS / 50 || !atomic_load(&kp->stop); i++) {
+        tether_ref *h = NULL;
+        T_CHECK(tether_resolve(kp->c, i % 2 ? "Chain" : "Done", &h) == TETHER_OK);
+        if (!h) continue;
+        pthread_mutex_lock(&kp->lock);
+        int keep = i % 5 == 0 && kp->count < KEPT_MAX;
+        if (keep) kp->kept[kp->count++] = h;
+        pthread_mutex_unlock(&kp->lock);
+        if (!keep) T_CHECK(tether_ref_release(h) == TETHER_OK);
+    }
+    return NULL;
+}
+
+/* Releases every other kept handle (not its own) while the makers run, leaving the rest for later. */
+static void *release_kept(void *arg) {
+    keeper *kp = arg;
+    while (!atomic_load(&kp->stopped)) {
+        tether_ref *h = NULL;
+        pthread_mutex_lock(&kp->lock);
+        if (kp->taken + 1 < kp->count) {
+            h = kp->kept[kp->taken + 1];
+            kp->kept[kp->taken + 1] = NULL;
+            kp->taken += 2;
+        }
+        pthread_mutex_unlock(&kp->lock);
+        if (h) T_CHECK(tether_ref_release(h) == TETHER_OK);
+    }
+    return NULL;
+}
+
+static void instances_outlive_their_thread_and_container(void) {
+    kind chain, mid, leaf, done, leaf2;
+    kind_init(&chain, "Chain", 0);
+    kind_init(&mid, "Mid", 0);
+    kind_init(&leaf, "Leaf", 0);
+    kind_init(&done, "Done", 0);
+    kind_init(&leaf2, "Leaf", 0);
+    static keeper kp;
+    memset(&kp, 0, sizeof kp);
+    pthread_mutex_init(&kp.lock, NULL);
+    kp.c = new_container(NULL);
+    reg_leaf_and_done(kp.c, &leaf, &done);
+    reg(kp.c, &mid, TETHER_SCOPE_TRANSIENT, (const char *const[]){"Leaf", NULL});
+    reg(kp.c, &chain, TETHER_SCOPE_TRANSIENT, (const char *const[]){"Mid", NULL});
+    pthread_t t[THREADS], releaser;
+    atomic_store(&thread_failures, 0);
+    start_threads(t, make_and_keep, &kp, 0);
+    CHECK(pthread_create(&releaser, NULL, release_kept, &kp) == 0);
+    /* New specs and plans meanwhile (fewer than a registration records: every
+       configuration resolves by plan), instances keep the ones they were made with. */
+    for (int i = 0; i < 10; i++) {
+        reg_leaf_and_done(kp.c, i % 2 ? &leaf : &leaf2, &done);
+        sleep_ms(1);
+    }
+    atomic_store(&kp.stop, 1);
+    join_threads(t);
+    atomic_store(&kp.stopped, 1);
+    pthread_join(releaser, NULL);
+    CHECK(atomic_load(&thread_failures) == 0);
+    CHECK(kp.taken > 0);
+    CHECK_OK(tether_container_free(kp.c));
+    for (int i = 0; i < kp.count; i++) if (kp.kept[i]) CHECK_OK(tether_ref_release(kp.kept[i]));
+    kind *all[] = {&chain, &mid, &leaf, &done, &leaf2};
+    for (int i = 0; i < 5; i++) CHECK(atomic_load(&all[i]->made) == atomic_load(&all[i]->dropped));
+    CHECK(atomic_load(&chain.made) > 0 && atomic_load(&done.made) > 0 && atomic_load(&leaf2.made) > 0);
+    pthread_mutex_destroy(&kp.lock);
+}
+
 /* `test_threads NAME` runs only the test NAME (for debugging). */
 #define RUN_SELECTED(test) do { if (argc < 2 || strcmp(argv[1], #test) == 0) RUN(test); } while (0)
 
@@ -508,5 +614,6 @@ int main(int argc, char **argv) {
     RUN_SELECTED(upgrades_race_the_last_release);
     RUN_SELECTED(child_containers_come_and_go);
     RUN_SELECTED(reregistering_while_resolving);
+    RUN_SELECTED(instances_outlive_their_thread_and_container);
     return harness_finish();
 }

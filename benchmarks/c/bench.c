@@ -663,7 +663,7 @@ static void run_s4(void) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* S5: S2 and S3 from 2 threads                                               */
+/* S5: S1-S4 from 2 threads                                                   */
 /* ------------------------------------------------------------------------- */
 
 typedef struct mt_shared {
@@ -780,14 +780,22 @@ static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *b
 
 
 static void run_s5(void) {
+    s1_ctx x1 = {0};
     s2_ctx x2 = {0};
     s3_ctx x3 = {0};
+    s4_ctx x4 = {0};
     {
         double t1 = 0, t2 = 0;
         double ratio = mt_measure(spin_body, NULL, &t1, &t2);
         g_machine_2t = ratio;
         row *r = add_row("S5 machine check: pure CPU loop (no shared memory), 2 threads", -2, t2, NULL);
         snprintf(r->note, sizeof r->note, "2T/1T throughput %.2fx: the ceiling for every S5 ratio on this machine", ratio);
+    }
+    if (s1_setup(&x1) == 0) {
+        mt_row("S5 = S1 transient chain by interned key", s1_tether_key, &x1, s1_base, NULL, NULL, 0);
+        tether_container_free(x1.c);
+    } else {
+        add_row("S5 = S1 transient chain, 2 threads", -1, -1, NULL);
     }
     if (s2_setup(&x2) == 0) {
         mt_row("S5 = S2 singleton hit by interned key", s2_tether_key, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
@@ -801,6 +809,12 @@ static void run_s5(void) {
         tether_container_free(x3.c);
     } else {
         add_row("S5 = S3 Parent/Child cycle, 2 threads", -1, -1, NULL);
+    }
+    if (s4_setup(&x4) == 0) {
+        mt_row("S5 = S4 12-node layered graph by interned key", s4_tether_key, &x4, s4_base, NULL, NULL, 0);
+        tether_container_free(x4.c);
+    } else {
+        add_row("S5 = S4 12-node layered graph, 2 threads", -1, -1, NULL);
     }
 }
 

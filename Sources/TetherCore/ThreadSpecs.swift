@@ -1,0 +1,82 @@
+/// One thread's copies of shared specs, for the instances it makes.
+///
+/// An instance holds its spec strongly (its destructor needs it, also after
+/// the container is gone). Were that the registration's one spec, two threads
+/// resolving from one container would both write its reference count, one
+/// cache line, for every instance made and destroyed, and the line would move
+/// between their cores each time. So a thread makes instances with a copy of
+/// its own (`InstanceSpec.init(copying:owner:)`), whose count only it writes
+/// unless an instance is destroyed on another thread.
+///
+/// A direct-mapped cache keyed by the address of what a copy stands for: a
+/// spec, or for a block's root (`InstanceBlock`) the plan, whose records use
+/// the plan's specs. Each copy keeps that object alive (`owner`), so its
+/// address cannot be reused while the entry exists. The price: up to `size`
+/// specs or plans per thread outlive their registration until evicted or the
+/// thread exits. Plain memory, read and written by its thread only.
+struct ThreadSpecs {
+    private struct Entry {
+        var owner: UInt = 0
+        var copy: Unmanaged<InstanceSpec>? = nil
+    }
+
+    private static var size: Int { 64 }
+    private let entries: UnsafeMutablePointer<Entry>
+
+    init() {
+        entries = ThreadPrivate.allocate(Entry.self, capacity: Self.size)
+        entries.initialize(repeating: Entry(), count: Self.size)
+    }
+
+    /// At thread exit.
+    func free() {
+        for i in 0..<Self.size { entries[i].copy?.release() }
+        entries.deinitialize(count: Self.size)
+        entries.deallocate()
+    }
+
+    /// The thread's copy of `spec`, retained for a new instance.
+    @inline(__always)
+    func retainedCopy(of spec: Unmanaged<InstanceSpec>) -> Unmanaged<InstanceSpec> {
+        retainedCopy(of: spec, owner: spec.toOpaque())
+    }
+
+    /// The thread's copy of `spec` (the root's) keeping `plan` alive, retained for a new block.
+    @inline(__always)
+    func retainedCopy(of spec: Unmanaged<InstanceSpec>, in plan: Unmanaged<Plan>) -> Unmanaged<InstanceSpec> {
+        retainedCopy(of: spec, owner: plan.toOpaque())
+    }
+
+    @inline(__always)
+    private func retainedCopy(of spec: Unmanaged<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
+        let address = UInt(bitPattern: owner)
+        let entry = entries + Int((address >> 4 ^ address >> 10) & UInt(Self.size - 1))
+        if entry.pointee.owner == address, let copy = entry.pointee.copy { return copy.retain() }
+        return miss(entry, spec, owner)
+    }
+
+    /// Makes the copy and puts it in `entry`, evicting what was there.
+    @inline(never)
+    private func miss(_ entry: UnsafeMutablePointer<Entry>, _ spec: Unmanaged<InstanceSpec>,
+                      _ owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
+        let copy = Unmanaged<InstanceSpec>.passRetained(
+            InstanceSpecCopy(copying: spec.takeUnretainedValue(), owner: Unmanaged<AnyObject>.fromOpaque(owner).takeUnretainedValue()))
+        let evicted = entry.pointee.copy
+        entry.pointee = Entry(owner: UInt(bitPattern: owner), copy: copy)
+        evicted?.release()  // last: it may free what it stood for
+        return copy.retain()
+    }
+}
+
+/// A thread's copy of a spec (`ThreadSpecs`), with a reference count of its own,
+/// keeping what it stands for alive as long as the copy.
+final class InstanceSpecCopy: InstanceSpec, @unchecked Sendable {
+    nonisolated(unsafe) private let owner: AnyObject
+
+    init(copying spec: InstanceSpec, owner: AnyObject) {
+        self.owner = owner
+        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor,
+                   completions: spec.completions, defersDrop: spec.defersDrop, holdsObject: spec.holdsObject,
+                   hasClientDestructor: spec.hasClientDestructor)
+    }
+}
