@@ -474,6 +474,35 @@ tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, 
 tether_status tether_on_complete_params(tether_registration *r, tether_complete_args_fn fn,
                                         const tether_param *params, size_t param_count, void *context);
 
+/**
+ * The weak-scope epoch of `r`, for a binding that hands its own object out
+ * again while its own references hold it, after the library's instance of a
+ * TETHER_SCOPE_WEAK registration died (Python's weak scope does): it must know
+ * whether the library forgot that instance for another reason since.
+ *
+ * The epoch grows by one each time `r`'s weak cache lets go of the instance it
+ * published for a reason other than the instance dying (tether_reset of
+ * TETHER_SCOPE_WEAK, tether_set_scope, re-registering the key,
+ * tether_container_free: each also moves the container's cache version word,
+ * see tether_container_cache_versions), and by one each time an instance is
+ * published into the cache so emptied. So it is odd while the cache is empty
+ * that way (also before the first instance, and whenever the scope is not
+ * TETHER_SCOPE_WEAK), even while it holds a published instance, alive or not;
+ * the instance dying moves nothing. Reuse an object for a new instance of `r`
+ * only while the epoch is even and the one read when the object was last
+ * reused: read it while making the new instance (inside the factory), so a
+ * forget that completes afterwards (even before the new instance is
+ * published) moves it past the value read.
+ *
+ * @param r    the registration; borrowed.
+ * @param out  receives the epoch; not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`: after its key
+ *         was registered again or its container freed, a binding makes a new
+ *         object); TETHER_E_INVALID_ARGUMENT (NULL `out`).
+ * Thread-safe; lock-free.
+ */
+tether_status tether_registration_weak_epoch(tether_registration *r, uint64_t *out);
+
 /* ------------------------------------------------------------------------- */
 /* Resolving                                                                  */
 /* ------------------------------------------------------------------------- */
@@ -934,6 +963,13 @@ tether_status tether_container_versions(tether_container *c, const volatile size
  * TETHER_SCOPE_SINGLETON (once per singleton it drops; nothing cached,
  * nothing moves), a scope change, re-registering the key,
  * tether_container_free. The word moves after the singleton was unpublished.
+ * It also moves each time the weak cache of a registration lets go of the
+ * instance it published, alive or not (tether_reset of TETHER_SCOPE_WEAK, once
+ * per registration that had one; a scope change; re-registering the key;
+ * tether_container_free: see tether_registration_weak_epoch), after the
+ * forgetting, and when a resolve made a weak-scope instance that the
+ * registration does not cache (replaced or its scope changed meanwhile): a
+ * binding serving its own weak-scope objects checks the word the same way.
  * So: read the sum of the words of `c`, then resolve from `c`; if that
  * resolve answered a published singleton (tether_resolve_key_collect with
  * TETHER_RESOLVE_HELD: `io->out` NULL, `io->instance` the held pointer, no
@@ -970,9 +1006,11 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
  * Empties the cache of `scope` in `c` (not in its parents): cached singletons
  * are released (destroyed unless still held), weak-scope instances are
  * forgotten (the next resolve makes a new one). GRAPH and TRANSIENT have no
- * cache between resolves: TETHER_OK, nothing happens. Each singleton dropped
- * moves `c`'s cache version word (tether_container_cache_versions), not its
- * version word.
+ * cache between resolves: TETHER_OK, nothing happens. Each singleton dropped,
+ * and each registration whose weak cache held a published instance (alive or
+ * not), moves `c`'s cache version word (tether_container_cache_versions), not
+ * its version word; the latter also moves the registration's weak epoch
+ * (tether_registration_weak_epoch).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
  * Thread-safe.
  */

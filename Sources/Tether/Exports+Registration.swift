@@ -228,3 +228,12 @@ public func tether_on_complete_params(_ r: OpaquePointer?, _ fn: CCompleteArgsFn
         registration.addCompletion(CDeclaredCompletion(fn, params: declared, context: context))
     }
 }
+
+@_cdecl("tether_registration_weak_epoch")
+public func tether_registration_weak_epoch(_ r: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let registration = try Handles.registrations.get(r, "tether_registration_weak_epoch")
+        guard let out else { throw invalid("tether_registration_weak_epoch", "the out-parameter is NULL") }
+        out.pointee = UInt64(registration.weakEpoch)
+    }
+}

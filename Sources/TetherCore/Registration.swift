@@ -50,6 +50,8 @@ public final class Registration: @unchecked Sendable {
     private final class Rare {
         /// Weak scope: the cached instance, if still alive.
         var weakCache = WeakBox(nil)
+        /// `Registration.weakEpoch`; written under the registration's lock.
+        let weakEpoch = Atomic<UInt>(Registration.emptyWeakEpoch)
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
@@ -81,6 +83,8 @@ public final class Registration: @unchecked Sendable {
     @inlinable static var argumentsBit: UInt16 { 0x8000 }
     private static var retiredBit: UInt8 { 1 }
     private static var visibleBit: UInt8 { 2 }
+    /// `weakEpoch` before anything was published.
+    fileprivate static var emptyWeakEpoch: UInt { 1 }
 
     init(key: Key, params: [Param], factory: Factory, container: Container, holdsObject: Bool = false) {
         precondition(params.count < Int(Self.argumentsBit), "Tether: more than 32,767 params")
@@ -251,18 +255,35 @@ public final class Registration: @unchecked Sendable {
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
         let slot = instance.spec.scope == .singleton ? SingletonSlot(instance) : nil  // allocated outside the lock
-        lock.withSpinLock {
-            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return }
+        let declined = lock.withSpinLock { () -> Bool in
+            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
                 rareForWriting.kept.append(slot!)
                 singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
             case .weak:
-                rareForWriting.weakCache = WeakBox(instance)
+                let rare = rareForWriting
+                rare.weakCache = WeakBox(instance)
+                if rare.weakEpoch.load(ordering: .relaxed) & 1 != 0 { rare.weakEpoch.add(1, ordering: .releasing) }
             default:
                 break
             }
+            return false
         }
+        // A layer that saw this resolve make the weak instance must not take it for the cached one.
+        if declined && instance.spec.scope == .weak { container.cachesChanged() }
+    }
+
+    /// The weak scope's epoch, read without the lock: grows by one each time the
+    /// weak cache lets go of its published instance for a reason other than the
+    /// instance dying (`reset`, a scope change, retirement) and by one each time
+    /// an instance is published into the cache so emptied. Odd while the cache
+    /// is empty that way (or before anything was published), even while it holds
+    /// a published instance, alive or not. A layer that hands its own object out
+    /// again after the library's instance died (Python's weak scope) reuses it
+    /// only while the epoch is even and the one it read when it last did.
+    public var weakEpoch: UInt {
+        withRare { $0.weakEpoch.load(ordering: .acquiring) } ?? Self.emptyWeakEpoch
     }
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
@@ -280,7 +301,13 @@ public final class Registration: @unchecked Sendable {
 
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
-        withRare { $0.weakCache = WeakBox(nil) }
+        let forgot = withRare { rare -> Bool in
+            guard rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return false }
+            rare.weakCache = WeakBox(nil)
+            rare.weakEpoch.add(1, ordering: .releasing)
+            return true
+        }
+        if forgot == true { container.cachesChanged() }  // after the forgetting, as for singletons below
         // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }

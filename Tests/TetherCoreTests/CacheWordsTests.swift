@@ -1,6 +1,7 @@
-// Cache words (Container.cacheVersionAddresses): what a binding that serves singleton hits itself
-// checks. They move when a published singleton is let go of, here or in a parent, and with
-// every configuration change; resets move no version word (plans stay valid).
+// Cache words (Container.cacheVersionAddresses): what a binding that serves singleton and weak
+// hits itself checks. They move when a published singleton or weak instance is let go of, here or
+// in a parent, and with every configuration change; resets move no version word (plans stay
+// valid). The weak epoch (Registration.weakEpoch) says which weak registration forgot its instance.
 import Testing
 import TetherCore
 
@@ -39,5 +40,35 @@ import TetherCore
         let made = words[0].load(as: UInt.self)
         s.setScope(.transient)  // drops S too
         #expect(words[0].load(as: UInt.self) >= made + 2)
+    }
+
+    @Test func forgettingAWeakInstanceMovesTheWordsAndTheEpoch() throws {
+        let fx = try Fixture()
+        let w = try fx.register("W", scope: .weak)
+        let v = try fx.register("V", scope: .weak)
+        let word = fx.container.cacheVersionAddresses[0]
+        let start = w.weakEpoch
+        #expect(start % 2 == 1, "nothing published yet")
+        var before = word.load(as: UInt.self)
+        fx.container.reset(.weak)
+        #expect(word.load(as: UInt.self) == before && w.weakEpoch == start, "nothing cached: nothing moves")
+
+        var held: Instance? = try fx.resolve("W")
+        #expect(w.weakEpoch == start + 1 && word.load(as: UInt.self) == before)
+        held = nil
+        #expect(fx.tracker.made("W") == 1 && fx.tracker.dropped("W") == 1 && w.weakEpoch == start + 1, "dying moves nothing")
+        fx.container.reset(.weak)  // forgets the dead instance: what a binding that still holds its object must see
+        #expect(word.load(as: UInt.self) == before + 1 && w.weakEpoch == start + 2 && v.weakEpoch % 2 == 1)
+        fx.container.reset(.weak)
+        #expect(word.load(as: UInt.self) == before + 1 && w.weakEpoch == start + 2, "forgotten already")
+
+        held = try fx.resolve("W")
+        #expect(w.weakEpoch == start + 3)
+        before = word.load(as: UInt.self)
+        w.setScope(.transient)  // forgets it while alive; a configuration change too
+        #expect(word.load(as: UInt.self) >= before + 2 && w.weakEpoch == start + 4)
+        _ = try fx.resolve("W")
+        #expect(w.weakEpoch == start + 4, "stays odd while the scope is not weak")
+        _ = held
     }
 }

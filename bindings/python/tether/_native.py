@@ -26,6 +26,7 @@ from ctypes import (
     c_int64,
     c_size_t,
     c_uint32,
+    c_uint64,
     c_void_p,
 )
 from typing import Any
@@ -153,6 +154,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_set_context": (_status, [_p, _p, DROP_FN]),
     "tether_on_complete": (_status, [_p, COMPLETE_FN, _p]),
     "tether_on_complete_params": (_status, [_p, COMPLETE_ARGS_FN, POINTER(Param), c_size_t, _p]),
+    "tether_registration_weak_epoch": (_status, [_p, POINTER(c_uint64)]),
     "tether_resolve": (_status, [_p, c_char_p, _pp]),
     "tether_resolve_args": (_status, [_p, c_char_p, POINTER(Value), c_size_t, _pp]),
     "tether_intern": (_status, [_p, c_char_p, POINTER(c_uint32)]),
@@ -236,6 +238,12 @@ class Api:
         #: callbacks interleave): only with RESOLVE_NO_WAIT, as a wait would hold the GIL.
         self.gil_resolve_key_collect = ctypes.PyDLL(path)["tether_resolve_key_collect"]
         self.gil_resolve_key_collect.restype = _status
+        #: tether_registration_weak_epoch keeping the GIL (lock-free, it never waits): a factory
+        #: trampoline asks it between reading and writing its registration's state, which no other
+        #: thread's Python code may change meanwhile
+        self.gil_registration_weak_epoch = ctypes.PyDLL(path)["tether_registration_weak_epoch"]
+        self.gil_registration_weak_epoch.restype = _status
+        self.gil_registration_weak_epoch.argtypes = SIGNATURES["tether_registration_weak_epoch"][1]
 
     def last_error(self) -> str:
         """This thread's last error message, decoded."""

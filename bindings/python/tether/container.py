@@ -335,8 +335,11 @@ class Container:
         if cached_reg is not None:
             published = cached_reg.published
             if published is not None:
-                obj = published()  # WEAK scope, still held by Python: the same object, no C call
-                if obj is not None:
+                # WEAK scope, still held by Python: the same object, no C call, while the cache word
+                # read when it was made (or reused) has not moved: a forget (a reset, from Python or C)
+                # moves it; read after the object, as hits do
+                obj = published[0]()
+                if obj is not None and cached_reg.word.value == published[1]:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);

@@ -7,8 +7,9 @@ the library, while both of these hold:
 
 - the sum of the cache version words of the container and its parents
   (``tether_container_cache_versions``) is ``stamp``, read before that resolve. The library moves
-  a word after every singleton its container lets go of (``tether_reset``, re-registration, a
-  scope change, ``tether_container_free``, whether Python or C code sharing the container asked)
+  a word after every singleton (and every weak-scope instance: see ``Registration.published``) its
+  container lets go of (``tether_reset``, re-registration, a scope change, ``tether_container_free``,
+  whether Python or C code sharing the container asked)
   and on every configuration change (a key registered here or in a parent may now resolve to
   another registration);
 - the registration's ``objects.Owned`` cell still holds the object: the binding empties it when

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import weakref
-from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
+from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, objects
@@ -89,6 +89,9 @@ class Registration:
         "handle",
         "callables",
         "last",
+        "reused_at",
+        "stamp",
+        "word",
         "published",
         "cached",
         "skip",
@@ -109,7 +112,13 @@ class Registration:
         self.handle: int | None = None
         self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
         self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
-        self.published: Callable[[], Any] | None = None  # ...once its resolve has completed
+        # ...the library's weak epoch when it was last reused (None: made since), and the container's
+        # cache word read when it was made or reused (see _weak_reusable)
+        self.reused_at: int | None = None
+        self.stamp = 0
+        self.word = container._cache_words[0]
+        # ...and (last, stamp) once its resolve has completed: served while the word is the stamp
+        self.published: tuple[Callable[[], Any], int] | None = None
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
         # so the garbage collector sees container -> singleton (see objects.Owned; emptied once
         # the library drops the object, even when C code reset it)
@@ -178,14 +187,18 @@ class Registration:
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]
-                if weak_scope and self.last is not None:
-                    reused = self.last()
-                    if reused is not None:  # Python still holds it: the same object again
-                        self._release_weak_slots(cargs, 0)
-                        ptr = objects.retain(reused)
-                        self.skip = ptr
-                        self._note_created(self.last)
-                        return ptr
+                if weak_scope:
+                    stamp = self.word.value  # before the object is made or reused: a forget after moves it
+                    if self.last is not None:
+                        reused = self.last()
+                        epoch = self._weak_reusable() if reused is not None else None
+                        if epoch is not None:  # Python still holds it, the library forgot only its box
+                            self._release_weak_slots(cargs, 0)
+                            ptr = objects.retain(reused)
+                            self.skip = ptr
+                            self._note_created((self.last, self.reused_at, self.stamp))
+                            self.reused_at, self.stamp = epoch, stamp
+                            return ptr
                 if simple:
                     args = [fresh_of(p) for p in cargs]
                     if None in args:
@@ -216,11 +229,12 @@ class Registration:
                     return ptr
                 ptr = retain(obj)
                 if weak_scope:
-                    previous = self.last
+                    previous = (self.last, self.reused_at, self.stamp)
                     try:
                         self.last = weakref.ref(obj)
                     except TypeError:  # no weak references: reused only while C holds it
                         self.last = None
+                    self.reused_at, self.stamp = None, stamp
                     self.skip = None
                     self._note_created(previous)
                 return ptr
@@ -229,6 +243,23 @@ class Registration:
                 return None
 
         return trampoline
+
+    def _weak_reusable(self) -> int | None:
+        """The library asks for a new WEAK-scope instance while Python still holds ``last``: the
+        library's weak epoch if ``last`` may be handed out again, else None (the library forgot it
+        for another reason than its box dying: a reset, a scope change or a re-registration, from
+        Python or C, since it was last reused; see ``tether_registration_weak_epoch``). The one
+        ctypes call a weak-scope resolve makes from here, only on this path."""
+        handle = self.handle
+        if handle is None:
+            return None
+        out = c_uint64()
+        if self.api.gil_registration_weak_epoch(handle, byref(out)) != OK:
+            return None  # replaced or closed meanwhile
+        epoch = out.value
+        if epoch & 1 or (self.reused_at is not None and self.reused_at != epoch):
+            return None
+        return epoch
 
     def _dep(self, ptr: int | None, resolver: int | None) -> Any:
         """A strong dependency that is not in ``objects._fresh``: another Python box (fast, counted
@@ -427,7 +458,7 @@ class Registration:
 
     def _note_created(self, noted: Any) -> None:
         """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK
-        scope the previous newest object, for SINGLETON the new cell."""
+        scope the previous newest object with its epoch and stamp, for SINGLETON the new cell."""
         frames = _state.tls.frames
         if frames:
             frames[-1].append((self, noted))
@@ -435,12 +466,12 @@ class Registration:
     def publish(self) -> None:
         """The resolve that made or reused the newest object succeeded."""
         if self.scope == Scope.WEAK:
-            self.published = self.last
+            self.published = (self.last, self.stamp) if self.last is not None else None
 
     def rollback(self, noted: Any) -> None:
         """The resolve failed: the library destroyed what it made, forget it too."""
         if self.scope == Scope.WEAK:
-            self.last = noted
+            self.last, self.reused_at, self.stamp = noted
         elif self.cached is noted:  # the library dropped the new singleton: the table forgot it
             self.cached = None
 
