@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1365,6 +1366,30 @@ static int wanted(const char *list, const char *name) {
     return 0;
 }
 
+/* run_mem in a child process, its rows sent back through a pipe: its malloc_trim calls hand
+   memory back to the kernel, and timed runs after them in the same process paid for it again
+   in page faults (the registration rows up to 2x, the 10-registration one most). */
+static void run_mem_apart(void) {
+    int fd[2];
+    fflush(stdout);
+    pid_t pid = pipe(fd) == 0 ? fork() : -1;
+    if (pid < 0) { run_mem(); return; }
+    if (pid == 0) {
+        close(fd[0]);
+        int first = g_nrows;
+        run_mem();
+        for (int i = first; i < g_nrows; i++)
+            if (write(fd[1], &g_rows[i], sizeof g_rows[i]) != (ssize_t)sizeof g_rows[i]) _exit(1);
+        _exit(g_failed);
+    }
+    close(fd[1]);
+    row r;
+    while (g_nrows < MAX_ROWS && read(fd[0], &r, sizeof r) == (ssize_t)sizeof r) g_rows[g_nrows++] = r;
+    close(fd[0]);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) g_failed = 1;
+}
+
 int main(int argc, char **argv) {
     const char *only = NULL;
     int opt;
@@ -1402,7 +1427,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     /* memory first, before the heap is fragmented by the timing runs */
-    if (wanted(only, "mem")) run_mem();
+    if (wanted(only, "mem")) run_mem_apart();
     if (wanted(only, "S1")) run_s1();
     if (wanted(only, "S2")) run_s2();
     if (wanted(only, "S3")) run_s3();
