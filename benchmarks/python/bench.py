@@ -461,33 +461,63 @@ MIN_REPEAT_NS = 100_000_000
 REPEATS = 5
 
 
-def time_op(op: Callable[[], Any]) -> float:
-    """Median ns per call of op()."""
-    def run(n: int) -> int:
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            t0 = time.perf_counter_ns()
-            for _ in range(n):
-                op()
-            return time.perf_counter_ns() - t0
-        finally:
-            if gc_was:
-                gc.enable()
+def _run(op: Callable[[], Any], n: int) -> int:
+    """ns for n calls of op(), gc off."""
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            op()
+        return time.perf_counter_ns() - t0
+    finally:
+        if gc_was:
+            gc.enable()
 
+
+def _calibrate(op: Callable[[], Any]) -> int:
+    """Calls of op() that last >= MIN_REPEAT_NS."""
     n = 1
     while True:
-        dt = run(n)
+        dt = _run(op, n)
         if dt >= MIN_REPEAT_NS // 5 or n >= 1 << 24:
             break
         n *= 4
-    n = max(1, int(n * MIN_REPEAT_NS / max(dt, 1)))
-    run(n)  # warm-up
-    samples = []
+    return max(1, int(n * MIN_REPEAT_NS / max(dt, 1)))
+
+
+def time_ops(ops: dict[tuple[str, str], Callable[[], Any]]) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], str]]:
+    """REPEATS samples (ns per call) of every op: each calibrated and warmed up, then repeat r of
+    every op in turn, so a machine whose speed drifts during the run moves every contender alike.
+    Also the ops that raised, with the error."""
+    counts: dict[tuple[str, str], int] = {}
+    failed: dict[tuple[str, str], str] = {}
+    for key, op in ops.items():
+        try:
+            counts[key] = _calibrate(op)
+            _run(op, counts[key])  # warm-up
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc()
+            failed[key] = f"FAIL ({type(e).__name__})"
+    samples: dict[tuple[str, str], list[float]] = {key: [] for key in counts}
     for _ in range(REPEATS):
-        samples.append(run(n) / n)
-        gc.collect()
-    return statistics.median(samples)
+        for key, n in counts.items():
+            if key in failed:
+                continue
+            try:
+                samples[key].append(_run(ops[key], n) / n)
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc()
+                failed[key] = f"FAIL ({type(e).__name__})"
+            gc.collect()
+    return {key: v for key, v in samples.items() if key not in failed}, failed
+
+
+def ratio(samples: dict[tuple[str, str], list[float]], peer: tuple[str, str], ours: tuple[str, str]) -> float | None:
+    """The median of the per-repeat ratios peer / ours (the repeats were interleaved)."""
+    if peer not in samples or ours not in samples:
+        return None
+    return statistics.median(p / o for p, o in zip(samples[peer], samples[ours]))
 
 
 def fmt(ns: float) -> str:
@@ -539,6 +569,9 @@ def main() -> int:
     numbers: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     versions: list[str] = []
+    ops: dict[tuple[str, str], Callable[[], Any]] = {}
+    notes_of: dict[tuple[str, str], str] = {}
+    keep: list[Any] = []
     for name, dist, make in CONTENDERS:
         if args.only and name.split()[0] not in args.only.split(","):
             continue
@@ -565,18 +598,26 @@ def main() -> int:
                 row[scen] = note
                 continue
             try:
-                note = check(name, scen, op, note)
-                ns = time_op(op)
+                notes_of[(name, scen)] = check(name, scen, op, note)
             except Exception as e:  # noqa: BLE001
                 print(f"{name} {scen}: {type(e).__name__}: {e}", file=sys.stderr)
                 traceback.print_exc()
                 row[scen] = f"FAIL ({type(e).__name__})"
                 continue
-            nums[scen] = ns
-            row[scen] = fmt(ns)
-            if note and scen != "S3~":
-                notes.append(f"{name} {scen}: {note}")
-            print(f"  {name:20s} {scen:4s} {fmt(ns):>10s}  {note}", file=sys.stderr, flush=True)
+            ops[(name, scen)] = op
+        keep.append(scenarios)  # the contender's objects live until every op is timed
+
+    samples, failed = time_ops(ops)
+    for (name, scen), error in failed.items():
+        results[name][scen] = error
+    for (name, scen), values in samples.items():
+        ns = statistics.median(values)
+        note = notes_of[(name, scen)]
+        numbers[name][scen] = ns
+        results[name][scen] = fmt(ns)
+        if note and scen != "S3~":
+            notes.append(f"{name} {scen}: {note}")
+        print(f"  {name:20s} {scen:4s} {fmt(ns):>10s}  {note}", file=sys.stderr, flush=True)
 
     # merge the resolver-form and closest-thing S3 figures into the S3 cell
     for name, row in results.items():
@@ -589,7 +630,7 @@ def main() -> int:
     lines.append(f"Python {platform.python_version()} ({sys.executable}); {', '.join(versions)}")
     lines.append("")
     lines.append(f"Per resolve, median of {REPEATS} repeats of >= {MIN_REPEAT_NS / 1e9:.2f} s each, gc off during loops "
-                 "(one process, one run). Lower is better.")
+                 "(one process, one run; repeat r of every contender's every scenario in turn). Lower is better.")
     lines.append("")
     lines.append("| contender | S1 chain A(B(C)) transient | S2 singleton hit | S3 Parent/Child cycle, weak back-ref | S4 12-node graph, shared leaves |")
     lines.append("|---|---:|---:|---|---:|")
@@ -605,6 +646,8 @@ def main() -> int:
                      ">= 20x faster than injector and punq. For peers without cycle support S3 compares with their "
                      "closest thing (resolve + manual setattr).")
         lines.append("")
+        lines.append("Ratios: the median of the per-repeat ratios.")
+        lines.append("")
         lines.append("| peer | S1 peer/tether | S3 peer/tether | target | met |")
         lines.append("|---|---:|---:|---|---|")
         for peer, need in (("dependency-injector", 1.0), ("dishka", 1.0), ("wireup", 1.0),
@@ -612,8 +655,8 @@ def main() -> int:
             p = numbers.get(peer)
             if not p:
                 continue
-            r1 = p.get("S1", 0) / t["S1"] if "S1" in t and "S1" in p else None
-            r3 = p.get("S3~", 0) / t["S3"] if "S3" in t and "S3~" in p else None
+            r1 = ratio(samples, (peer, "S1"), ("tether", "S1"))
+            r3 = ratio(samples, (peer, "S3~"), ("tether", "S3"))
             fr = lambda r: f"{r:.2f}x" if r is not None else "—"  # noqa: E731
             if need is None:
                 target, met = "—", "—"
