@@ -54,7 +54,18 @@ def hit(cell: Owned, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]
 
         return singleton
 
-    def chained() -> Any:  # the words of this container and its parents
+    if len(words) == 2:  # a child of a root container: the sum written out (see plans._compile)
+        word, parent = words
+
+        def child() -> Any:
+            obj = cell.obj
+            if obj is not None and word.value + parent.value == stamp:
+                return obj
+            return MISS
+
+        return child
+
+    def chained() -> Any:  # deeper chains
         obj = cell.obj
         if obj is not None and sum([word.value for word in words]) == stamp:
             return obj

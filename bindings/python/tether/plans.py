@@ -109,12 +109,12 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
         callbacks.append(completion.fn)
         numbers.append(record.number)
     checks = tuple(not reg.fresh for reg in made)  # a fresh_class factory never returns None
-    shape = (tuple(args), checks, tuple(calls), len(words) > 1)
+    shape = (tuple(args), checks, tuple(calls), len(words))
     maker = _makers.get(shape)
     if maker is None:
         if len(_makers) > 256:
             _makers.clear()
-        maker = _makers[shape] = _compile(args, checks, calls, len(words) > 1)
+        maker = _makers[shape] = _compile(args, checks, calls, len(words))
     names = [reg.name for reg in made]
     parents = [step.parent for step in steps]
     nones = [reg._returned_none for reg in made]
@@ -143,23 +143,25 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
         message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return maker(failed, failed_completion, weakref.ref, MISS, words[0], tuple(words), stamp,
+    return maker(failed, failed_completion, weakref.ref, MISS, tuple(words), stamp,
                  *(reg.factory for reg in made),
                  *(n for n, check in zip(nones, checks) if check), *callbacks)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
-             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], parents: bool) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, weak, MISS, word, words, stamp, f0, f1, ...,
-    n..., c0, c1, ...)`` returning ``build()``: the configuration check (one word, or the sum of
-    ``words`` with ``parents``), one call per step, in order, its arguments the earlier steps'
-    results, then one per completion callback, its weak targets ``weakref.ref``s (a try per call
-    costs nothing until it raises)."""
+             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int) -> Callable[..., Callable[[], Any]]:
+    """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, f0, f1, ..., n..., c0,
+    c1, ...)`` returning ``build()``: the configuration check (the sum of the ``nwords`` version
+    words, written out: a comprehension's call costs 4x the loads), one call per step, in order,
+    its arguments the earlier steps' results, then one per completion callback, its weak targets
+    ``weakref.ref``s (a try per call costs nothing until it raises)."""
     factories = [f"f{i}" for i in range(len(args))]
     nones = [f"n{i}" for i, check in enumerate(checks) if check]
     callbacks = [f"c{k}" for k in range(len(calls))]
-    configuration = "sum([w.value for w in words])" if parents else "word.value"
-    lines = [f"def make(failed, failed_completion, weak, MISS, word, words, stamp, {', '.join(factories + nones + callbacks)}):",
+    names = [f"w{i}" for i in range(nwords)]
+    configuration = " + ".join(f"{w}.value" for w in names)
+    lines = [f"def make(failed, failed_completion, weak, MISS, words, stamp, {', '.join(factories + nones + callbacks)}):",
+             f"    {', '.join(names)}, = words",
              "    def build():",
              f"        if {configuration} != stamp:",
              "            return MISS"]
