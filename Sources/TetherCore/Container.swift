@@ -74,6 +74,26 @@ public final class Container: @unchecked Sendable {
         return addresses
     }
 
+    /// Whether `ancestor` is up this container's chain with nothing ever registered
+    /// on the way there (this container included): a resolve from here then builds
+    /// exactly what one from `ancestor` builds, so `ancestor`'s plans serve it (a
+    /// child made per request, say). A registration made here meanwhile is ordered
+    /// after the resolve that checked.
+    func fallsThroughEmpty(to ancestor: Unmanaged<Container>) -> Bool {
+        let goal = ancestor.toOpaque()
+        var container = Unmanaged.passUnretained(self)
+        while container.toOpaque() != goal {  // unretained, as `configuration` walks the chain
+            guard let parent = container._withUnsafeGuaranteedRef({ c in
+                c.neverRegistered ? c.parent.map { Unmanaged.passUnretained($0) } : nil
+            }) else { return false }
+            container = parent
+        }
+        return true
+    }
+
+    /// Nothing was ever registered here (the registration table was never made).
+    var neverRegistered: Bool { table.top.load(ordering: .acquiring) == 0 }
+
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
     /// configuration change of its container and every time the container lets

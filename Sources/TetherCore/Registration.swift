@@ -153,8 +153,15 @@ public final class Registration: @unchecked Sendable {
     /// Unretained: the registration keeps every plan it had.
     @inline(__always)
     func plan(from container: Container) -> Unmanaged<Plan>? {
-        guard container === self.container, container.usesPlans else { return nil }
-        let configuration = container.configuration
+        guard container.usesPlans else { return nil }
+        let configuration: UInt
+        if container === self.container {
+            configuration = container.configuration
+        } else {  // unretained: the owner is read without a count, as on the way here
+            let owner = Unmanaged.passUnretained(self.container)
+            guard container.fallsThroughEmpty(to: owner) else { return nil }
+            configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
+        }
         let address = planAddress.load(ordering: .acquiring)
         if address == Self.noMorePlans { return nil }
         if address != 0 {

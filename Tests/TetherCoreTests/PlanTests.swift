@@ -220,8 +220,8 @@ import TetherCore
     }
 
     @Test func resolvingAnInheritedKeyFromAChildUsesTheChildsRegistrations() throws {
-        // The plan belongs to resolves from the registration's own container: from a
-        // child, the child's override of a dependency must win.
+        // The plan belongs to resolves from the registration's own container (and from
+        // empty children): from a child with registrations, its override must win.
         let fx = try Fixture()
         let child = try fx.child()
         try fx.register("A", [dep("B")], scope: .transient)
@@ -230,6 +230,30 @@ import TetherCore
         #expect(try firstDepLabel(fx) == "parent B")
         #expect(try firstDepLabel(fx, in: child) == "child B")
         #expect(try firstDepLabel(fx) == "parent B")
+    }
+
+    @Test func emptyChildrenResolveWithTheirAncestorsPlan() throws {
+        // A child with nothing registered (one per request, say), and its empty children,
+        // build what the parent builds: the parent's plan serves them. The first
+        // registration in the chain below the parent ends that, at once.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        try fx.register("B", scope: .transient, label: "parent B")
+        let a = try fx.container.registration(for: Key("A"))!
+        let child = try fx.child()
+        let grandchild = try fx.child(of: child)
+        #expect(!a.hasCurrentPlan)
+        #expect(try firstDepLabel(fx, in: grandchild) == "parent B")
+        #expect(a.hasCurrentPlan, "recorded by a resolve from the grandchild, for the parent")
+        #expect(try firstDepLabel(fx, in: child) == "parent B" && a.hasCurrentPlan)
+        #expect(fx.tracker.made("A") == 2 && fx.tracker.made("parent B") == 2)
+        try fx.register("C", scope: .transient, in: child)  // any key: the child is no longer empty
+        #expect(a.hasCurrentPlan, "the parent's configuration is unchanged")
+        try fx.register("B", scope: .transient, in: child, label: "child B")
+        #expect(try firstDepLabel(fx, in: grandchild) == "child B")
+        #expect(try firstDepLabel(fx, in: child) == "child B")
+        #expect(try firstDepLabel(fx) == "parent B")
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
     @Test func aKeyWhoseGraphKeepsChangingStopsRecordingPlans() throws {
