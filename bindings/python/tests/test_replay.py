@@ -22,7 +22,7 @@ PATHS = ("replay", "library")
 
 
 class Made:
-    """Counts replays: every build function ``plans.builder`` makes, wrapped."""
+    """Counts replays: every build function ``plans.bind`` makes, wrapped."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -40,12 +40,10 @@ def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
     """Containers for one path; closed afterwards, leaving no Python object in C boxes."""
     before = objects.live_count()
     made = Made(path)
-    real = plans.builder
+    real = plans.bind
 
-    def counting(*args: Any) -> Callable[[], Any] | None:
+    def counting(*args: Any) -> Callable[[], Any]:
         build = real(*args)
-        if build is None:
-            return None
 
         def counted() -> Any:
             made.replays += 1  # a replay that raises counts too
@@ -56,11 +54,11 @@ def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
 
         return counted
 
-    monkeypatch.setattr(plans, "builder", counting)
+    monkeypatch.setattr(plans, "bind", counting)
     try:
         yield made
     finally:
-        monkeypatch.setattr(plans, "builder", real)
+        monkeypatch.setattr(plans, "bind", real)
         for container in reversed(made.containers):
             container.close()
         gc.collect()
@@ -432,6 +430,49 @@ def test_a_parent_gaining_a_shadowing_registration(monkeypatch):
         return shapes
 
     assert both(monkeypatch, scenario) == ["A(B())", "A(ParentB())", "NativeRef"]
+
+
+def test_empty_children_replay_the_plan_their_parent_described_once(monkeypatch):
+    described: list[int] = []
+    real = plans.describe
+
+    def counting(api: Any, handle: int, kid: int) -> Any:
+        described.append(handle)
+        return real(api, handle, kid)
+
+    monkeypatch.setattr(plans, "describe", counting)
+
+    def scenario(make: Made) -> Any:
+        described.clear()
+        parent = make()
+        register_all(parent, {"A": ["B"], "B": []})
+        shapes = []
+        for _ in range(3):  # a child per request, each resolving once and closed
+            with make(parent) as child, make(child) as grandchild:  # an empty grandchild too
+                shapes.append(repr(grandchild.resolve("A")))
+        if make.path == "replay":
+            assert described == [parent.handle], "described once, from the parent, for every empty child"
+        return shapes
+
+    assert both(monkeypatch, scenario) == ["A(B())"] * 3
+
+
+def test_a_child_registered_into_by_c_stops_replaying_its_parents_plan(monkeypatch):
+    def scenario(make: Made) -> Any:
+        parent = make()
+        register_all(parent, {"A": ["B"], "B": []})
+        child = make(parent)
+        shapes = [repr(child.resolve("A"))]
+        register_from_c(child, b"Z")  # any key: only the child's version word tells
+        shapes.append(repr(child.resolve("A")))
+        register_from_c(child, b"B")  # now the child builds another graph
+        a = child.resolve("A")
+        shapes.append(type(a.deps[0]).__name__)
+        a.deps[0].release()
+        shapes.append(repr(make(parent).resolve("A")))  # a new empty child still has the parent's
+        return shapes
+
+    assert both(monkeypatch, scenario) == ["A(B())", "A(B())", "NativeRef", "A(B())"]
 
 
 def test_a_closed_container_refuses_as_before(monkeypatch):

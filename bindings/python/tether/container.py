@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
@@ -95,6 +96,11 @@ class Container:
         self._word, self._parent_words = words[0], words[1:]
         # Read per singleton hit served here (see hits): the cache words of the same containers
         self._cache_words = self._version_words(self._api.tether_container_cache_versions)
+        # With nothing registered here, resolves build what the parent's build (the library replays
+        # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
+        self._created_word = self._word.value
+        self._replays = os.environ.get("TETHER_NO_PLANS") != "1"  # as the library decided, just now
+        self._prepared: dict[int, tuple[int, plans.Prepared | None]] = {}
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
@@ -160,11 +166,13 @@ class Container:
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
         self._lookups.clear()
+        self._prepared.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
         self._handle = self._handle_arg = None
-        _state.bump_generation()
+        if self._regs:  # other containers' lookups may name them (a child per request has none)
+            _state.bump_generation()
         for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
@@ -490,13 +498,36 @@ class Container:
         keep = len(self._lookups) < 1024
         if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-            described = plans.describe(self._api, self.handle, kid)
-            if described is not None:
-                build = plans.builder(self._python_registrations(), (self._word, *self._parent_words), stamp, *described)
+            prepared = self._prepared_plan(kid)
+            if prepared is not None:
+                build = plans.bind(prepared, (self._word, *self._parent_words), stamp)
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
         if keep:
             self._lookups[key] = entry
         return entry
+
+    def _prepared_plan(self, kid: int) -> plans.Prepared | None:
+        """The plan of ``kid`` from here, prepared (``plans.prepare``): described by the library
+        from the nearest container up the chain with anything registered in it, and kept there,
+        while its configuration is unchanged, for its children with nothing registered (one per
+        request, say: they build the same graph, and the library replays the same plan for them)."""
+        owner = self
+        while owner._parent is not None and owner._empty():
+            owner = owner._parent
+        stamp = owner._configuration()  # before describing: a change meanwhile makes it stale
+        kept = owner._prepared.get(kid)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        described = plans.describe(self._api, owner.handle, kid)
+        prepared = None if described is None else plans.prepare(owner._python_registrations(), *described)
+        if owner is not self and len(owner._prepared) < 1024:
+            owner._prepared[kid] = (stamp, prepared)
+        return prepared
+
+    def _empty(self) -> bool:
+        """Nothing registered here, by Python or C (the version word has not moved since), and
+        plans on: resolves from here build exactly what the parent's build."""
+        return not self._regs and self._replays and self._word.value == self._created_word
 
     def _python_registrations(self) -> dict[int, Registration]:
         """The Python registrations of this container and its parents, by registration handle."""

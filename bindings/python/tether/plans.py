@@ -76,11 +76,17 @@ def _simple(reg: Registration | None) -> bool:
 MISS: Any = object()
 
 
-def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int, steps: Sequence[PlanStep],
-            inputs: Sequence[int], completions: Sequence[PlanCompletion] = ()) -> Callable[[], Any] | None:
-    """A function running the described plan with the Python registrations ``regs`` (by handle),
-    or None when a step is not a simple Python registration of this process. It returns ``MISS``
-    without running when the plan may be stale (the sum of the version ``words`` is not ``stamp``)."""
+#: A described plan made ready for ``bind``: the builder's shape, its failure handlers, and the
+#: factories, None-checks and callbacks it calls.
+Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None]], tuple[Callable[..., Any], ...]]
+
+
+def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
+            completions: Sequence[PlanCompletion] = ()) -> Prepared | None:
+    """The described plan made ready to run with the Python registrations ``regs`` (by handle), or
+    None when a step is not a simple Python registration of this process. All but the version
+    words its builder checks (``bind``), so containers that build the same graph (a container and
+    its children with nothing registered in them) share it."""
     made: list[Registration] = []
     args: list[tuple[int, ...]] = []
     for step in steps:
@@ -109,12 +115,6 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
         callbacks.append(completion.fn)
         numbers.append(record.number)
     checks = tuple(not reg.fresh for reg in made)  # a fresh_class factory never returns None
-    shape = (tuple(args), checks, tuple(calls), len(words))
-    maker = _makers.get(shape)
-    if maker is None:
-        if len(_makers) > 256:
-            _makers.clear()
-        maker = _makers[shape] = _compile(args, checks, calls, len(words))
     names = [reg.name for reg in made]
     parents = [step.parent for step in steps]
     nones = [reg._returned_none for reg in made]
@@ -143,9 +143,22 @@ def builder(regs: dict[int, Registration], words: Sequence[c_size_t], stamp: int
         message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return maker(failed, failed_completion, weakref.ref, MISS, tuple(words), stamp,
-                 *(reg.factory for reg in made),
-                 *(n for n, check in zip(nones, checks) if check), *callbacks)
+    return ((tuple(args), checks, tuple(calls)), (failed, failed_completion),
+            (*(reg.factory for reg in made), *(n for n, check in zip(nones, checks) if check), *callbacks))
+
+
+def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]:
+    """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``;
+    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``)."""
+    shape, handlers, called = prepared
+    key = (*shape, len(words))
+    maker = _makers.get(key)
+    if maker is None:
+        if len(_makers) > 256:
+            _makers.clear()
+        args, checks, calls = shape
+        maker = _makers[key] = _compile(list(args), checks, list(calls), len(words))
+    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, *called)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
