@@ -3,7 +3,7 @@
 For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
 registrations, no runtime arguments, completion callbacks only declared ones whose targets are
 steps of the build), and whose every step is a Python registration with a simple factory (only
-dependency slots, passed positionally), ``builder`` makes a function that calls the factories in
+dependency slots, passed positionally), ``prepare`` and ``bind`` make a function that calls the factories in
 the plan's order, each with the instances the plan names, then the completion callbacks in the
 plan's order with their targets (a weak one as ``weakref.ref``, as the library's path gives it):
 no call into the library and no C -> Python callback per resolve. ``Container.resolve``
@@ -11,7 +11,9 @@ runs it while the container's configuration (the sum of the version words
 ``tether_container_versions`` gives) is the one read before describing, which every
 registration change in the container or its parents moves; otherwise it resolves through the
 library, as always. A resolve nested in a factory replays too: the library builds a nested
-resolve as a graph of its own, so the two share nothing but the thread's stack.
+resolve as a graph of its own, so the two share nothing but the thread's stack. A child container
+with nothing registered in it builds what its parent builds: it binds the plan its ancestor
+prepared to its own version words (``Container._prepared_plan``).
 
 A replay behaves as the library's resolve of the same graph: the same factory calls in the same
 order, the same sharing, nothing kept by the container afterwards, and a factory that raises or
@@ -32,7 +34,7 @@ from .errors import Status
 from .registration import Registration, reason
 from .scope import Scope
 
-#: Generated builders by shape (see ``_shape``), so equal graphs compile once.
+#: Generated builders by shape (see ``bind``), so equal graphs compile once.
 _makers: dict[tuple[Any, ...], Callable[..., Callable[[], Any]]] = {}
 
 
@@ -72,7 +74,7 @@ def _simple(reg: Registration | None) -> bool:
     )
 
 
-#: What a builder returns when it does not run (see ``builder``).
+#: What a builder returns when it does not run (see ``bind``).
 MISS: Any = object()
 
 
