@@ -97,10 +97,11 @@ public final class Container: @unchecked Sendable {
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
     /// configuration change of its container and every time the container lets
-    /// go of a published singleton (`cachesChanged`): a layer that saw a
-    /// resolve return the published singleton may hand the same instance out
-    /// again, with no resolve, while the sum of the words is the one it read
-    /// before that resolve. Same memory rules as the version words.
+    /// go of a published singleton or forgets a published weak-scope instance
+    /// (`cachesChanged`): a layer that saw a resolve return the published
+    /// instance may hand the same instance out again, with no resolve, while the
+    /// sum of the words is the one it read before that resolve. Same memory
+    /// rules as the version words.
     public var cacheVersionAddresses: [UnsafeRawPointer] {
         versionAddresses.map { $0 + MemoryLayout<Atomic<UInt>>.stride }
     }
@@ -112,8 +113,8 @@ public final class Container: @unchecked Sendable {
         cachesChanged()
     }
 
-    /// After a published singleton was unpublished (release, as above); a
-    /// reader that still sees the old sum read it before the change.
+    /// After a published singleton or weak-scope instance was unpublished
+    /// (release, as above); a reader that still sees the old sum read it before the change.
     func cachesChanged() { (version + 1).pointee.add(1, ordering: .releasing) }
 
     /// Registers `factory` under `key`; a previous registration of the key here is

@@ -941,13 +941,29 @@ static uint64_t fnv1a(const char *s) {
     return h;
 }
 typedef struct hctx { htab t; const char *names[8]; } hctx;
-NOINLINE static void *hlookup(htab *t, const char *key) {
+/* The table of the first n keys (at most half full), each with make_static. */
+static htab htab_of_keys(int n) {
+    size_t cap = 16;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    htab t = { calloc(cap, sizeof(hent)), cap - 1 };
+    for (int i = 0; i < n; i++) {
+        size_t j = (size_t)fnv1a(g_keys[i]) & t.mask;
+        while (t.e[j].key) j = (j + 1) & t.mask;
+        t.e[j] = (hent){ g_keys[i], make_static };
+    }
+    return t;
+}
+static inline hent *hfind(htab *t, const char *key) {
     size_t i = (size_t)fnv1a(key) & t->mask;
     while (t->e[i].key) {
-        if (strcmp(t->e[i].key, key) == 0) return t->e[i].fn();
+        if (strcmp(t->e[i].key, key) == 0) return &t->e[i];
         i = (i + 1) & t->mask;
     }
     return NULL;
+}
+NOINLINE static void *hlookup(htab *t, const char *key) {
+    hent *e = hfind(t, key);
+    return e ? e->fn() : NULL;
 }
 static int hash_body(void *ctx, long iters) {
     hctx *x = ctx;
@@ -956,16 +972,7 @@ static int hash_body(void *ctx, long iters) {
 }
 static double hash_cost(int n) {
     hctx x;
-    size_t cap = 16;
-    while (cap < (size_t)n * 2) cap <<= 1;
-    x.t.e = calloc(cap, sizeof(hent));
-    x.t.mask = cap - 1;
-    for (int i = 0; i < n; i++) {
-        size_t j = (size_t)fnv1a(g_keys[i]) & x.t.mask;
-        while (x.t.e[j].key) j = (j + 1) & x.t.mask;
-        x.t.e[j].key = g_keys[i];
-        x.t.e[j].fn = make_static;
-    }
+    x.t = htab_of_keys(n);
     for (int k = 0; k < 8; k++) x.names[k] = g_keys[(long)k * n / 8];
     double v = measure(hash_body, &x);
     free(x.t.e);
@@ -1043,9 +1050,7 @@ static int intern_base(void *ctx, long iters) {
     intern_ctx *x = ctx;
     int k = 0;
     for (long i = 0; i < iters; i++) {
-        size_t j = (size_t)fnv1a(g_keys[k]) & x->t.mask;
-        while (strcmp(x->t.e[j].key, g_keys[k]) != 0) j = (j + 1) & x->t.mask;
-        g_sink = (uintptr_t)x->t.e[j].fn;
+        g_sink = (uintptr_t)hfind(&x->t, g_keys[k])->fn;
         if (++k == x->n) k = 0;
     }
     return 0;
@@ -1059,15 +1064,7 @@ static int intern_costs(const int *ns, double *t, double *b, double *flat) {
     for (int i = 0; i < 3; i++) {
         x[i].n = ns[i];
         TRY("container_new", tether_container_new(NULL, &x[i].c));
-        size_t cap = 16;
-        while (cap < (size_t)ns[i] * 2) cap <<= 1;
-        x[i].t.e = calloc(cap, sizeof(hent));
-        x[i].t.mask = cap - 1;
-        for (int k = 0; k < ns[i]; k++) {
-            size_t j = (size_t)fnv1a(g_keys[k]) & x[i].t.mask;
-            while (x[i].t.e[j].key) j = (j + 1) & x[i].t.mask;
-            x[i].t.e[j] = (hent){ g_keys[k], make_static };
-        }
+        x[i].t = htab_of_keys(ns[i]);
     }
     MEASURE3(t, flat, intern_tether, &x[0], intern_tether, &x[1], intern_tether, &x[2]);
     MEASURE3(b, q, intern_base, &x[0], intern_base, &x[1], intern_base, &x[2]);
@@ -1098,6 +1095,19 @@ static int reg_costs(const int *ns, double *t, double *b, double *flat) {
     return 0;
 }
 
+/* A row of size ns[i] judged flat (±20%) against size 0 by `flat`, the median of its per-round
+   ratios, from size 1 on; `base_note` says what the baseline does (NULL: no baseline). */
+static void flat_row(const char *name, double t, double b, int i, double flat, const char *base_note) {
+    row *r = add_row(name, t, b, i ? "flat (±20%) vs 10" : NULL);
+    if (i && t > 0) {
+        r->met = flat <= 1.2 && flat >= 0.8;
+        snprintf(r->note, sizeof r->note, "%.2fx the 10-registration cost, median of per-round ratios%s%s", flat,
+                 base_note ? "; " : "", base_note ? base_note : "");
+    } else if (base_note) {
+        snprintf(r->note, sizeof r->note, "%s", base_note);
+    }
+}
+
 static void run_scale(void) {
     make_keys();
     if (g_only_body && strcmp(g_only_body, "reg") == 0) { /* regscale.sh: registration at -n N only */
@@ -1118,31 +1128,15 @@ static void run_scale(void) {
         char nm[96];
         row *r;
         snprintf(nm, sizeof nm, "register, %d registrations", ns[i]);
-        r = add_row(nm, reg[i], base[i], i ? "flat (±20%) vs 10" : NULL);
-        if (i && reg[i] > 0) {
-            r->met = flat[i] <= 1.2 && flat[i] >= 0.8;
-            snprintf(r->note, sizeof r->note, "%.2fx the 10-registration cost, median of per-round ratios; C: the same mallocs + insert by name into a growing FNV-1a table", flat[i]);
-        } else {
-            snprintf(r->note, sizeof r->note, "C: the same mallocs + insert by name into a growing FNV-1a table");
-        }
+        flat_row(nm, reg[i], base[i], i, flat[i], "C: the same mallocs + insert by name into a growing FNV-1a table");
         snprintf(nm, sizeof nm, "of which the name -> key lookup (tether_intern), %d names", ns[i]);
         r = add_row(nm, itn[i], ibase[i], NULL);
         if (i && itn[i] > 0)
             snprintf(r->note, sizeof r->note, "%.2fx the 10-name cost; C: lookup in an FNV-1a table of the same names", iflat[i]);
         snprintf(nm, sizeof nm, "resolve transient by name, %d registrations", ns[i]);
-        r = add_row(nm, byname[i], hash_cost(ns[i]), i ? "flat (±20%) vs 10" : NULL);
-        if (i && byname[i] > 0) {
-            r->met = name_flat[i] <= 1.2 && name_flat[i] >= 0.8;
-            snprintf(r->note, sizeof r->note, "%.2fx the 10-registration cost; C: FNV-1a open-addressing table + factory call", name_flat[i]);
-        } else {
-            snprintf(r->note, sizeof r->note, "C: FNV-1a open-addressing table + factory call");
-        }
+        flat_row(nm, byname[i], hash_cost(ns[i]), i, name_flat[i], "C: FNV-1a open-addressing table + factory call");
         snprintf(nm, sizeof nm, "resolve transient by key id, %d registrations", ns[i]);
-        r = add_row(nm, bykey[i], -2, i ? "flat (±20%) vs 10" : NULL);
-        if (i && bykey[i] > 0) {
-            r->met = key_flat[i] <= 1.2 && key_flat[i] >= 0.8;
-            snprintf(r->note, sizeof r->note, "%.2fx the 10-registration cost", key_flat[i]);
-        }
+        flat_row(nm, bykey[i], -2, i, key_flat[i], NULL);
     }
 }
 
