@@ -18,7 +18,7 @@ all: build
 
 # The release library: Swift runtime and libffi linked in statically.
 build: $(LIB)
-$(LIB): Package.swift $(shell find Sources -type f) include/tether.h
+$(LIB): Package.swift $(shell find Sources -type f) include/tether.h include/tether_binding.h
 	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
 	mkdir -p $(LIBDIR)
 	cp $(SWIFT_REL)/release/libtether.so $(LIB).tmp && mv -f $(LIB).tmp $(LIB)  # never rewrite a loaded .so in place
@@ -26,15 +26,15 @@ $(LIB): Package.swift $(shell find Sources -type f) include/tether.h
 demo: $(BUILD)/examples/cycles
 	$(BUILD)/examples/cycles
 
-$(BUILD)/examples/%: examples/c/%.c include/tether.h $(LIB)
+$(BUILD)/examples/%: examples/c/%.c include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h $(LIB)
+$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h $(LIB)
+$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
@@ -82,7 +82,7 @@ test-python: $(LIB)
 install: $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 -s $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
-	install -m 0644 include/tether.h $(DESTDIR)$(PREFIX)/include/tether.h
+	install -m 0644 include/tether.h include/tether_binding.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)|g' \
 	  tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 

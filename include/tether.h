@@ -1,5 +1,5 @@
 /*
- * tether.h — the one public header of Tether, a dependency-injection container
+ * tether.h — the public header of Tether, a dependency-injection container
  * with cycle resolution and weak/strong handle semantics.
  *
  * Conventions that hold for every function below (read them once):
@@ -21,43 +21,27 @@
  *    call only; the library copies what it keeps. Keys are UTF-8, non-empty.
  *
  *  - Thread safety. Every function may be called from any thread at any time.
- *    Cached singleton and weak-scope hits take no container-wide lock. A
- *    cached singleton hit (tether_resolve, tether_resolve_key and
- *    tether_resolve_key_instance without runtime arguments), and the release
- *    of the handle it returned on the same thread, write no memory that another
- *    thread uses (after a singleton's first hit): no reference count, no lock,
- *    no atomic read-modify-write; the handle borrows the cache's reference
- *    (tether_resolve_key_collect with TETHER_RESOLVE_HELD needs no handle at
- *    all for a published singleton the caller keeps alive). Letting go of cached singletons (tether_reset, a
- *    scope change, re-registering a key, tether_container_free) therefore
- *    costs more: on Linux a membarrier(2) system call
- *    (MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered on first use) and, for a
- *    singleton that hits handed out, a second one and a scan of the live
- *    strong handles; handles that still borrow it stay valid until released,
- *    and its destructor runs when the last of them is.
- *    Where membarrier is unavailable, or when the environment variable
- *    TETHER_NO_MEMBARRIER is "1" when the library first needs it, hits and
- *    releases use memory fences instead (slower, same semantics). A
- *    resolve that has to create singleton- or weak-scoped instances holds the
- *    process-wide creation lock (re-entrant on its own thread) until it has
+ *    Cached singleton and weak-scope hits take no container-wide lock, and two
+ *    threads hitting the same cached singleton do not slow each other down.
+ *    Letting go of cached singletons (tether_reset, a scope change,
+ *    re-registering a key, tether_container_free) costs more than a hit: it
+ *    waits until no thread is half-way through reading the cache. Handles
+ *    handed out before stay valid until released.
+ *    A resolve that has to create singleton- or weak-scoped instances holds
+ *    the process-wide creation lock (re-entrant on its own thread) until it has
  *    published them, so such instances are created exactly once even when
  *    threads race. Consequence: a factory must not block waiting for *another
  *    thread* that is itself creating singleton- or weak-scoped instances.
  *
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks further up the same thread) are inside calls that use the
- *    container: resolves, registrations, providers, any call taking the
- *    container or one of its registrations. Each call announces itself in a
- *    word of its own thread (plain stores, no atomic read-modify-write, nothing
- *    shared written, so the hit path above keeps its property), and the
- *    container's memory (registrations, their factories, key tables) is
- *    released only once every call that was under way when it was freed has
- *    returned: by the last of them, on its way out, or at its thread's exit.
- *    Nobody waits for anybody. A call under way either completes as if it had
- *    run before the free or fails with TETHER_E_INVALID_HANDLE; a call made
- *    after the free fails with TETHER_E_INVALID_HANDLE. Freeing a container
- *    costs one more membarrier(2) when other threads have called into the
- *    library (none when only the calling thread ever did).
+ *    container. A call under way either completes as if it had run before the
+ *    free or fails with TETHER_E_INVALID_HANDLE; a call made after the free
+ *    fails with TETHER_E_INVALID_HANDLE. Nobody waits for anybody: what calls
+ *    under way may still read is released when the last of them returns.
+ *
+ *  - Language bindings (Python's package, or yours) use a further protocol,
+ *    declared in tether_binding.h. Programs never need it.
  *
  *  - Callbacks (factories, destructors, completion callbacks) may call back into
  *    the library, including resolving from the same container.
@@ -228,12 +212,6 @@ typedef struct tether_value {
  * the new container are looked up in the parent (and its parents); a key
  * registered here overrides the parent's for resolves through this container.
  *
- * Resolves from a container replay recorded plans for graphs whose shape
- * depends only on the registrations (see README, Performance); a replay is
- * indistinguishable from building the graph step by step. When the environment
- * variable TETHER_NO_PLANS is "1" at the time a container is created, that
- * container never records or replays plans (for comparisons and diagnosis).
- *
  * @param parent  nullable; borrowed. The parent cannot be freed while this
  *                container exists (tether_container_free says so).
  * @param out     receives the new container; you own it (tether_container_free).
@@ -336,19 +314,6 @@ typedef struct tether_completion {
     void *context;                          /* as the `context` of tether_on_complete(_params) */
 } tether_completion;
 
-/**
- * options.flags: `drop` may be handed back instead of called. While a
- * tether_resolve_key_collect call runs on a thread, the drops of this
- * registration's instances that come due on that thread (in that call or in
- * any call nested in it, e.g. a tether_ref_release inside a factory) are stored
- * in that call's buffer, and its caller runs them after it returns; everywhere
- * else they are called as usual. A deferred drop therefore runs after the
- * destructors of the instance's dependencies that are not deferred: mark a
- * registration only if its destructor does not use its dependencies, or mark
- * them too. tether_set_context replaces the destructor with one not deferred.
- */
-#define TETHER_DEFER_DROP 1u
-
 /** options.flags: the struct's `callbacks` and `callback_count` fields are set. */
 #define TETHER_OPTIONS_CALLBACKS 2u
 
@@ -444,8 +409,8 @@ tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, 
  *                     owns whatever it returns (store it, release it with
  *                     tether_weak_release, e.g. in the instance's destructor);
  *                     a weak edge is recorded.
- * Because nothing else is reachable from it, a graph whose callbacks are all
- * declared can be described to a binding (tether_plan_describe).
+ * Because the targets are declared, tether_validate and tether_export_dot see
+ * them before anything runs.
  *
  * Order: as tether_on_complete, to which it is a sibling: the callbacks of an
  * instance, of either form, run in the order they were added. The targets of
@@ -473,35 +438,6 @@ tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, 
  */
 tether_status tether_on_complete_params(tether_registration *r, tether_complete_args_fn fn,
                                         const tether_param *params, size_t param_count, void *context);
-
-/**
- * The weak-scope epoch of `r`, for a binding that hands its own object out
- * again while its own references hold it, after the library's instance of a
- * TETHER_SCOPE_WEAK registration died (Python's weak scope does): it must know
- * whether the library forgot that instance for another reason since.
- *
- * The epoch grows by one each time `r`'s weak cache lets go of the instance it
- * published for a reason other than the instance dying (tether_reset of
- * TETHER_SCOPE_WEAK, tether_set_scope, re-registering the key,
- * tether_container_free: each also moves the container's cache version word,
- * see tether_container_cache_versions), and by one each time an instance is
- * published into the cache so emptied. So it is odd while the cache is empty
- * that way (also before the first instance, and whenever the scope is not
- * TETHER_SCOPE_WEAK), even while it holds a published instance, alive or not;
- * the instance dying moves nothing. Reuse an object for a new instance of `r`
- * only while the epoch is even and the one read when the object was last
- * reused: read it while making the new instance (inside the factory), so a
- * forget that completes afterwards (even before the new instance is
- * published) moves it past the value read.
- *
- * @param r    the registration; borrowed.
- * @param out  receives the epoch; not NULL.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`: after its key
- *         was registered again or its container freed, a binding makes a new
- *         object); TETHER_E_INVALID_ARGUMENT (NULL `out`).
- * Thread-safe; lock-free.
- */
-tether_status tether_registration_weak_epoch(tether_registration *r, uint64_t *out);
 
 /* ------------------------------------------------------------------------- */
 /* Resolving                                                                  */
@@ -563,112 +499,6 @@ tether_status tether_resolve_key(tether_container *c, uint32_t key, tether_ref *
 /** tether_resolve_args by interned id (see tether_resolve_key). */
 tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
                                       const tether_value *args, size_t arg_count, tether_ref **out);
-
-/**
- * tether_resolve_key and tether_ref_get in one call, for bindings where every
- * call across the boundary costs (ctypes: about 0.15 us each).
- *
- * @param instance  receives the instance `*out` holds (NULL on failure); valid
- *                  as long as `*out` or any other strong reference lives.
- * @param out       receives a strong handle you own (tether_ref_release).
- * @return what tether_resolve_key returns; TETHER_E_INVALID_ARGUMENT also for
- *         a NULL `instance`.
- * Thread-safe.
- */
-tether_status tether_resolve_key_instance(tether_container *c, uint32_t key, void **instance, tether_ref **out);
-
-/** A destructor call handed back by tether_resolve_key_collect: run `fn(instance, context)`. */
-typedef struct tether_drop {
-    tether_drop_fn fn;
-    void *instance;
-    void *context;
-} tether_drop;
-
-/** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
-#define TETHER_RESOLVE_NO_WAIT 1u
-/** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
-#define TETHER_RESOLVE_HELD 2u
-
-/** The buffers of tether_resolve_key_collect, in one struct (one argument to pass). */
-typedef struct tether_collect {
-    tether_drop *drops;  /* in: `capacity` entries; may be NULL when `capacity` is 0 */
-    size_t capacity;     /* in */
-    size_t count;        /* out: entries stored in `drops` (also on failure) */
-    void *instance;      /* out: the instance (NULL on failure); in too with TETHER_RESOLVE_HELD */
-    tether_ref *out;     /* out: a strong handle you own, or NULL (see Result) */
-} tether_collect;
-
-/**
- * tether_resolve_key_instance for bindings that pay per call across the
- * boundary: it collects the drops of TETHER_DEFER_DROP registrations instead of
- * calling them, releases the result itself when that destroys it or when you
- * hold it, and can fail instead of blocking.
- *
- * Drops: every drop of a TETHER_DEFER_DROP registration that comes due on this
- * thread while the call runs is stored in `io->drops[0 .. io->count)`, in the order
- * they came due, on success and on failure alike (a failed resolve destroys
- * what it made). Run each of them exactly once, in order, after the call
- * (`drops[i].fn(drops[i].instance, drops[i].context)`). Once `io->capacity` entries
- * are stored, further drops run in place during the call, as without
- * collecting: every destructor runs exactly once whatever the capacity, only
- * its place and order change. A collecting call nested in another one (from a
- * factory, on the same thread) collects into its own buffer, which must not be
- * the outer call's.
- *
- * Result: if the call's reference to the result was the only strong one, its
- * registration is TETHER_DEFER_DROP and the buffer has room, the call releases
- * it: `io->out` is NULL, the instance is destroyed, and its drop is the first one
- * stored by the release; `io->instance` stays valid until you run that drop. (If
- * another thread upgrades a weak handle to the new instance in the meantime,
- * the instance lives on with that thread instead, and no drop for it is
- * stored.) Otherwise, unless Held below applies, as tether_resolve_key_instance,
- * `io->out` is a strong handle you own (tether_ref_release) and `io->instance`
- * lives at least as long.
- *
- * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
- * or weak-scoped instance while another thread holds the creation lock fails
- * with TETHER_E_WOULD_BLOCK instead of waiting (it destroys what it made and
- * caches nothing; factories that ran will run again when you retry). Resolves
- * nested in the call on this thread (from factories, providers, callbacks)
- * fail the same way, unless they are tether_resolve_key_collect calls without
- * the flag; a call that fails because a nested one did reports
- * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creation
- * lock's holder may need (Python's GIL): call with the flag keeping that lock,
- * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
- *
- * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance
- * pointer you keep valid yourself, during the call and for as long as you use
- * it afterwards (by a strong handle you own, or, in a binding, by holding the
- * object the pointer stands for). If that pointer is `key`'s published
- * singleton (as a resolve from `c` would find it: a cached hit, answered by
- * comparing pointers only: no handle, no loan, nothing written), the call keeps
- * no handle for you: `io->out` is NULL, `io->instance` is your pointer and
- * `io->count` is 0. Any other result, even one equal to your pointer (e.g. a
- * singleton that an outer resolve on this thread is still building, not
- * published yet), comes as without the flag. So `io->out` NULL with your
- * pointer and no drop means exactly: it was the published singleton at the
- * moment of the comparison (see tether_container_cache_versions for how long
- * that lasts). The call never returns a pointer that neither the library nor
- * you keep alive: another thread may unpublish the singleton (tether_reset, a
- * scope change, re-registering, tether_container_free) and its destructor may
- * run at any moment after the comparison (on that thread, or here if
- * collected), which is harmless exactly when you keep the pointer valid as
- * promised. (A pointer you do not keep valid comes back as invalid as it went
- * in: the flag is no way to borrow a singleton without a handle.) Use it to
- * re-resolve a key whose instance you already hold, e.g. to learn whether a
- * cached singleton was replaced, without a tether_ref_release.
- *
- * @param flags  0, or TETHER_RESOLVE_NO_WAIT and/or TETHER_RESOLVE_HELD.
- * @param io     the caller's buffers: `drops` and `capacity` read (and
- *               `instance` with TETHER_RESOLVE_HELD), the rest written.
- * @return what tether_resolve_key_instance returns; TETHER_E_WOULD_BLOCK (see
- *         Waiting); TETHER_E_INVALID_ARGUMENT also for a NULL `io`, unknown
- *         flags, TETHER_RESOLVE_HELD with a NULL `io->instance`, or NULL
- *         `io->drops` with a capacity (then no resolve happens, `io->count`
- *         is 0 and `io->instance` NULL).
- * Thread-safe.
- */
-tether_status tether_resolve_key_collect(tether_container *c, uint32_t key, unsigned flags, tether_collect *io);
 
 /* ------------------------------------------------------------------------- */
 /* Strong and weak handles                                                    */
@@ -758,37 +588,6 @@ tether_status tether_resolver_get(tether_resolver *r, const char *key, void **ou
  */
 tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, tether_weak **out);
 
-/**
- * tether_resolver_get_weak that also gives the instance's pointer, and makes
- * the weak handle only if `out` is non-NULL: a binding that keeps its own weak
- * reference to the object behind the pointer saves the upgrade, get and
- * release calls it would otherwise need to find it. The same weak edge is
- * recorded either way.
- *
- * @param instance  receives the instance: valid until the top-level resolve
- *                  returns, afterwards only while something holds it.
- * @param out       nullable; receives a weak handle you own (tether_weak_release).
- * @return as tether_resolver_get_weak; TETHER_E_INVALID_ARGUMENT also for a
- *         NULL `instance`.
- */
-tether_status tether_resolver_get_weak_instance(tether_resolver *r, const char *key, void **instance,
-                                                tether_weak **out);
-
-/**
- * A new strong handle to `instance`, an instance of the current resolve (one
- * the factory or callback received as a dependency, or got from
- * tether_resolver_get). For bindings whose objects outlive the box that
- * created them (a garbage-collected language keeping a native dependency):
- * unlike resolving the key again, it never builds a second instance of a
- * transient key.
- *
- * @param out  receives a strong handle you own (tether_ref_release).
- * @return TETHER_OK; TETHER_E_WRONG_CONTEXT (callback returned, other thread);
- *         TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL instance/out);
- *         TETHER_E_NOT_FOUND (`instance` is not an instance of this resolve).
- */
-tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref **out);
-
 /* ------------------------------------------------------------------------- */
 /* Providers                                                                  */
 /* ------------------------------------------------------------------------- */
@@ -817,188 +616,6 @@ tether_status tether_make_provider(tether_container *c, const char *key, tether_
 tether_status tether_provider_free(tether_provider p);
 
 /* ------------------------------------------------------------------------- */
-/* Plans, for bindings that run their own factories                           */
-/* ------------------------------------------------------------------------- */
-
-/** One step of a described plan: a factory call (see tether_plan_describe). */
-typedef struct tether_plan_step {
-    tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was
-                                          asked for (out == NULL) or the key was re-registered meanwhile */
-    size_t first_input;                /* its slots' inputs: inputs[first_input .. first_input + slot_count) */
-    size_t slot_count;                 /* its declared param count */
-    ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
-} tether_plan_step;
-
-/** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
-#define TETHER_PLAN_INPUT_CONTEXT (-1)
-/** An input of tether_plan_describe: the slot is a TETHER_PARAM_RESOLVER. */
-#define TETHER_PLAN_INPUT_RESOLVER (-2)
-
-/** A completion callback of a described plan (see tether_plan_describe). */
-typedef struct tether_plan_completion {
-    size_t step;          /* the step whose instance it completes */
-    size_t number;        /* which callback of that step's registration: 0 for the first added */
-    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
-    size_t target_count;  /* its declared param count, in declared order */
-} tether_plan_completion;
-
-/**
- * Describes the recorded plan of `key` resolved from `c`: the factory calls
- * (and declared completion callbacks) a resolve would make, for a binding that
- * calls its own factories (in its own language) without a call into the
- * library per resolve. The library stays the source of truth for the graph's
- * shape; the binding only replays it.
- *
- * Steps come in post-order, root last: exactly the order in which a resolve
- * calls the factories. Step i's slots receive, in declared order,
- * `inputs[steps[i].first_input + s]`: the index of the (earlier) step whose
- * instance that slot gets, TETHER_PLAN_INPUT_CONTEXT, or
- * TETHER_PLAN_INPUT_RESOLVER. A graph-scoped registration has one step, named
- * by every slot that gets its instance; a transient one has a step per slot.
- * `parent` gives the path a failure message names (`factory for "K" returned
- * NULL: reason (while resolving "Root" -> ... -> "K")`, the path only when the
- * failing step is not the root).
- *
- * Completion callbacks (only with a non-NULL `completion_count`): after the
- * last factory, call `completions[0 .. *completion_count)` in that order
- * (exactly the order a resolve runs them: by step, then in the order each
- * registration's callbacks were added), each with the instance of its `step`
- * and, for its targets in declared order, the instance of step
- * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
- * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
- * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
- * and `*input_count` counts both. A callback that fails fails the resolve as
- * the library's would: `completion callback #<number + 1> of "K" failed:
- * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
- *
- * Only plain plans are described: every step is made by the resolve (graph or
- * transient scope: no singleton- or weak-scoped step), every slot is DEP,
- * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), every
- * dependency exists and there is no constructor cycle, at most 64 steps; and
- * completion callbacks only if `completion_count` is not NULL, every callback
- * in the graph is declared (tether_on_complete_params, or an args_fn entry of
- * tether_register_ex), every target is a graph-scoped step of the build (not
- * one the resolve would build for it or take from a cache), and the strong
- * edges of factories and DEP targets close no cycle. For any other graph, and
- * in a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
- * TETHER_OK with every count 0 (resolve it with tether_resolve_key, which
- * also reports what is wrong, e.g. TETHER_E_RETAIN_CYCLE). A RESOLVER slot is
- * described, not declined: the binding makes every instance of the graph
- * itself, so nothing needs a resolver (the library's own replays still build
- * such graphs step by step).
- *
- * A description stays valid while the container's configuration is unchanged:
- * read the sum of the words tether_container_versions gives *before* this
- * call, and replay only while that sum is the same. The binding must replay
- * with the semantics of a resolve: call the factories in step order, fail as
- * the resolve would (destroying what it made, caching nothing), run no factory
- * twice.
- *
- * @param c                 the container to resolve from; borrowed.
- * @param key               an id from tether_intern.
- * @param steps             array of `step_cap` steps the call fills; may be NULL when `step_cap` is 0.
- * @param inputs            array of `input_cap` inputs the call fills; may be NULL when `input_cap` is 0.
- * @param completions       array of `completion_cap` records the call fills; may be NULL when
- *                          `completion_cap` is 0.
- * @param step_count        receives the plan's step count (0: no plan); not NULL.
- * @param input_count       receives the plan's input count; not NULL.
- * @param completion_count  receives the plan's completion count; NULL when the caller cannot run
- *                          completion callbacks: then no plan that has any is described.
- * The registration handles stay valid until their key is re-registered or
- * the container freed (a later configuration change tells you).
- * @return TETHER_OK (with or without a plan);
- *   TETHER_E_INVALID_HANDLE (bad or freed `c`);
- *   TETHER_E_INVALID_ARGUMENT (NULL `step_count` or `input_count`, NULL buffer
- *     with a capacity, an id tether_intern never returned);
- *   TETHER_E_NOT_FOUND (`key` has no registration visible from `c`);
- *   TETHER_E_BUFFER_TOO_SMALL (the plan has more steps, inputs or completions
- *     than the buffers hold: nothing is written but the counts, which say what
- *     is needed; call again with buffers that large).
- * Thread-safe.
- */
-tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
-                                   int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
-                                   size_t completion_cap, size_t *step_count, size_t *input_count,
-                                   size_t *completion_count);
-
-/**
- * The addresses of the version words of `c` and of its parents (`c` first,
- * then its parent, and so on up the chain), for a binding that must check
- * per resolve, without a call, that a plan from tether_plan_describe is still
- * valid: the plan is valid while the sum of the words is the one read before
- * describing it.
- *
- * Each word is an aligned `size_t` that the library increases (with release
- * ordering; it never decreases) on every configuration change of its
- * container: a registration, scope, context or completion callback change,
- * tether_container_free (not tether_reset: see
- * tether_container_cache_versions). A plain aligned load reads it on the
- * platforms Tether supports (x86-64 and AArch64); read it as volatile or
- * relaxed-atomic.
- * The words stay allocated for the life of the process: reading one after its
- * container was freed is safe (the word may then belong to a newer container,
- * and since words only grow, a sum read before the free never comes back).
- * Never write to them.
- *
- * @param c      the container; borrowed.
- * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
- * @param count  receives the number of words (1 + the number of parents); not NULL.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
- *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
- *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
- *     call again with that many).
- * Thread-safe.
- */
-tether_status tether_container_versions(tether_container *c, const volatile size_t **words, size_t cap, size_t *count);
-
-/**
- * The addresses of the cache version words of `c` and of its parents (`c`
- * first, as tether_container_versions), for a binding that keeps a singleton
- * it saw the library hand out and must know, per resolve and without a call,
- * that it is still the one a resolve would return.
- *
- * Each word grows (release ordering; never decreases) on every configuration
- * change of its container (whenever its version word does) and every time
- * its container lets go of a published singleton: tether_reset of
- * TETHER_SCOPE_SINGLETON (once per singleton it drops; nothing cached,
- * nothing moves), a scope change, re-registering the key,
- * tether_container_free. The word moves after the singleton was unpublished.
- * It also moves each time the weak cache of a registration lets go of the
- * instance it published, alive or not (tether_reset of TETHER_SCOPE_WEAK, once
- * per registration that had one; a scope change; re-registering the key;
- * tether_container_free: see tether_registration_weak_epoch), after the
- * forgetting, and when a resolve made a weak-scope instance that the
- * registration does not cache (replaced or its scope changed meanwhile): a
- * binding serving its own weak-scope objects checks the word the same way.
- * So: read the sum of the words of `c`, then resolve from `c`; if that
- * resolve answered a published singleton (tether_resolve_key_collect with
- * TETHER_RESOLVE_HELD: `io->out` NULL, `io->instance` the held pointer, no
- * drop), a resolve of the same key from `c` returns that same instance while
- * the sum is still the one read before: every change that completed before
- * the sum is read again moves it. Resets move no version word (a described
- * plan never has a singleton step), so they cost described plans nothing.
- * Start from a held answer, not from the resolve that made the singleton: a
- * resolve nested in one that is still building it returns it unpublished
- * (that outer resolve may yet fail, and no other thread may see it before).
- *
- * Same memory rules as tether_container_versions: read as volatile or
- * relaxed-atomic, never write, safe to read after the container was freed. A
- * held resolve orders your loads of the words made before it ahead of its
- * comparison (an acquire fence), so plain loads before the call are enough.
- *
- * @param c      the container; borrowed.
- * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
- * @param count  receives the number of words (1 + the number of parents); not NULL.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
- *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
- *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
- *     call again with that many).
- * Thread-safe.
- */
-tether_status tether_container_cache_versions(tether_container *c, const volatile size_t **words, size_t cap,
-                                              size_t *count);
-
-/* ------------------------------------------------------------------------- */
 /* Caches, validation, pictures                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -1006,11 +623,7 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
  * Empties the cache of `scope` in `c` (not in its parents): cached singletons
  * are released (destroyed unless still held), weak-scope instances are
  * forgotten (the next resolve makes a new one). GRAPH and TRANSIENT have no
- * cache between resolves: TETHER_OK, nothing happens. Each singleton dropped,
- * and each registration whose weak cache held a published instance (alive or
- * not), moves `c`'s cache version word (tether_container_cache_versions), not
- * its version word; the latter also moves the registration's weak epoch
- * (tether_registration_weak_epoch).
+ * cache between resolves: TETHER_OK, nothing happens.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
  * Thread-safe.
  */
@@ -1056,18 +669,12 @@ void tether_string_free(char *s);
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
 TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
-TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
-TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
-TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, first_input) == 8 &&
-               offsetof(tether_plan_step, parent) == 24, "tether_plan_step layout");
 TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
                offsetof(tether_registration_options, context) == 8 &&
                offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, variadic_fixed) == 48 &&
                offsetof(tether_registration_options, callbacks) == 56 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
-               "tether_plan_completion layout");
 TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
                offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_

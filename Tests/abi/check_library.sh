@@ -4,7 +4,7 @@
 #     (no libswift*, no libffi, no Foundation/dispatch);
 #   - no RPATH/RUNPATH pointing into the Swift toolchain or the build tree;
 #   - every defined dynamic FUNC/OBJECT symbol (GLOBAL or WEAK) starts with tether_,
-#     and every function declared in include/tether.h is exported;
+#     and every function declared in include/tether.h and tether_binding.h is exported;
 #   - a C program compiled on the fly loads it with LD_LIBRARY_PATH empty and the
 #     toolchain (/opt/swift) off PATH, and uses it.
 # Usage: sh Tests/abi/check_library.sh path/to/libtether.so
@@ -12,7 +12,7 @@
 
 LIB=${1:?usage: check_library.sh path/to/libtether.so}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HEADER=$ROOT/include/tether.h
+HEADERS="$ROOT/include/tether.h $ROOT/include/tether_binding.h"
 CC=${CC:-cc}
 passed=0
 failed=0
@@ -61,10 +61,10 @@ if [ "$count" -gt 0 ] && [ -z "$foreign" ]; then ok "all $count exported symbols
 else fail "all exported symbols start with tether_" "$(printf '%s\n' "$foreign" | head -20) ($(printf '%s\n' "$foreign" | grep -c .) foreign of $count)"; fi
 
 # 5. Every function the header declares is exported.
-sed -n 's/^[a-z_ ]*[ *]\(tether_[a-z0-9_]*\)(.*/\1/p' "$HEADER" | sort -u > "$tmp/declared"
+cat $HEADERS | sed -n 's/^[a-z_ ]*[ *]\(tether_[a-z0-9_]*\)(.*/\1/p' | sort -u > "$tmp/declared"
 missing=$(comm -23 "$tmp/declared" "$tmp/all_exports")
-if [ -s "$tmp/declared" ] && [ -z "$missing" ]; then ok "all $(wc -l < "$tmp/declared" | tr -d ' ') functions of tether.h are exported"
-else fail "all functions of tether.h are exported" "missing: $(printf '%s' "$missing" | tr '\n' ' ')"; fi
+if [ -s "$tmp/declared" ] && [ -z "$missing" ]; then ok "all $(wc -l < "$tmp/declared" | tr -d ' ') functions of tether.h and tether_binding.h are exported"
+else fail "all functions of tether.h and tether_binding.h are exported" "missing: $(printf '%s' "$missing" | tr '\n' ' ')"; fi
 
 # 6. It loads and works with the toolchain out of sight.
 cat > "$tmp/load.c" <<'EOF'

@@ -6,6 +6,7 @@
  * forgotten other than by dying. */
 #include "harness.h"
 #include "fixtures.h"
+#include "tether_binding.h"
 
 static size_t sum(const volatile size_t **words, size_t count) {
     size_t total = 0;

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include "fixtures.h"
+#include "tether_binding.h"
 
 /* Registers `key` like reg_node, in one tether_register_ex call with `flags`. */
 static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,

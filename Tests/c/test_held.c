@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include "fixtures.h"
+#include "tether_binding.h"
 
 static uint32_t id(tether_container *c, const char *key) {
     uint32_t k = 0;

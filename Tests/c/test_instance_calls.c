@@ -2,6 +2,7 @@
  * tether_resolve_key_instance and tether_resolver_get_weak_instance. */
 #include <stdlib.h>
 #include "harness.h"
+#include "tether_binding.h"
 
 typedef struct parent { void *child; } parent;
 typedef struct child { void *parent; tether_weak *weak; } child;

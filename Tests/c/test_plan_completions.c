@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "fixtures.h"
+#include "tether_binding.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }

@@ -2,6 +2,7 @@
  * taken from inside a factory or completion callback, without building anything. */
 #include <stdlib.h>
 #include "harness.h"
+#include "tether_binding.h"
 
 static int made_t, dropped_t;
 static tether_ref *kept;            /* the handle a "binding" keeps past the resolve */

@@ -1,0 +1,443 @@
+/*
+ * tether_binding.h — the protocol for language bindings (Python's ctypes
+ * package is one): how a binding that runs its own factories asks the library
+ * for plans, cached instances, the destructor calls it owes, and the words
+ * that tell it when what it learned is out of date.
+ *
+ * This is not the API for programs that use Tether: they need tether.h only.
+ * Like SQLite's sqlite3ext.h or libgit2's git2/sys headers, what is here may
+ * change between minor versions. A binding checks TETHER_BINDING_API_VERSION
+ * at compile time (or the same number it was written against, at load time,
+ * with tether_binding_api_version()) and refuses a library that differs.
+ *
+ * The conventions of tether.h (statuses, last error, handles, borrowed strings,
+ * thread safety) hold here too. What this protocol adds:
+ *
+ *  - Cached singleton hits without a handle. A resolve that answers from a
+ *    singleton cache may borrow the cache's reference instead of taking one;
+ *    the borrowed handle is released like any other. Dropping a cached
+ *    singleton (tether_reset, a scope change, re-registering, freeing the
+ *    container) waits until no thread is between reading the cache and taking
+ *    its borrow (on Linux with membarrier(2), registered on first use; where it
+ *    is missing, or TETHER_NO_MEMBARRIER is "1" when the library first needs
+ *    it, the hit path uses fences instead: slower, same semantics).
+ *
+ *  - Version words. A binding that keeps what it learned from the library
+ *    (plans, singleton pointers) checks words the library moves whenever that
+ *    knowledge may be stale (tether_container_versions,
+ *    tether_container_cache_versions, tether_registration_weak_epoch). Reading
+ *    a word is a plain load; no call.
+ *
+ *  - TETHER_NO_PLANS. When this environment variable is "1" at the time a
+ *    container is created, that container builds every graph step by step and
+ *    never records a plan (for comparisons and diagnosis); bindings that
+ *    replay plans must not replay for such containers (tether_plan_describe
+ *    says so by describing nothing).
+ */
+#ifndef TETHER_BINDING_H
+#define TETHER_BINDING_H
+
+#include "tether.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of this protocol. Any change to it, compatible or not, moves it. */
+#define TETHER_BINDING_API_VERSION 1
+
+/**
+ * The TETHER_BINDING_API_VERSION the library was built with. A binding that
+ * loads the library at run time (ctypes, cffi's ABI mode) compares it with the
+ * number it was written against and refuses to run on a mismatch.
+ * Thread-safe; never fails.
+ */
+int tether_binding_api_version(void);
+
+/**
+ * tether_registration_options.flags: `drop` may be handed back instead of called. While a
+ * tether_resolve_key_collect call runs on a thread, the drops of this
+ * registration's instances that come due on that thread (in that call or in
+ * any call nested in it, e.g. a tether_ref_release inside a factory) are stored
+ * in that call's buffer, and its caller runs them after it returns; everywhere
+ * else they are called as usual. A deferred drop therefore runs after the
+ * destructors of the instance's dependencies that are not deferred: mark a
+ * registration only if its destructor does not use its dependencies, or mark
+ * them too. tether_set_context replaces the destructor with one not deferred.
+ */
+#define TETHER_DEFER_DROP 1u
+
+
+/**
+ * The weak-scope epoch of `r`, for a binding that hands its own object out
+ * again while its own references hold it, after the library's instance of a
+ * TETHER_SCOPE_WEAK registration died (Python's weak scope does): it must know
+ * whether the library forgot that instance for another reason since.
+ *
+ * The epoch grows by one each time `r`'s weak cache lets go of the instance it
+ * published for a reason other than the instance dying (tether_reset of
+ * TETHER_SCOPE_WEAK, tether_set_scope, re-registering the key,
+ * tether_container_free: each also moves the container's cache version word,
+ * see tether_container_cache_versions), and by one each time an instance is
+ * published into the cache so emptied. So it is odd while the cache is empty
+ * that way (also before the first instance, and whenever the scope is not
+ * TETHER_SCOPE_WEAK), even while it holds a published instance, alive or not;
+ * the instance dying moves nothing. Reuse an object for a new instance of `r`
+ * only while the epoch is even and the one read when the object was last
+ * reused: read it while making the new instance (inside the factory), so a
+ * forget that completes afterwards (even before the new instance is
+ * published) moves it past the value read.
+ *
+ * @param r    the registration; borrowed.
+ * @param out  receives the epoch; not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`: after its key
+ *         was registered again or its container freed, a binding makes a new
+ *         object); TETHER_E_INVALID_ARGUMENT (NULL `out`).
+ * Thread-safe; lock-free.
+ */
+tether_status tether_registration_weak_epoch(tether_registration *r, uint64_t *out);
+
+
+/**
+ * tether_resolve_key and tether_ref_get in one call, for bindings where every
+ * call across the boundary costs (ctypes: about 0.15 us each).
+ *
+ * @param instance  receives the instance `*out` holds (NULL on failure); valid
+ *                  as long as `*out` or any other strong reference lives.
+ * @param out       receives a strong handle you own (tether_ref_release).
+ * @return what tether_resolve_key returns; TETHER_E_INVALID_ARGUMENT also for
+ *         a NULL `instance`.
+ * Thread-safe.
+ */
+tether_status tether_resolve_key_instance(tether_container *c, uint32_t key, void **instance, tether_ref **out);
+
+/** A destructor call handed back by tether_resolve_key_collect: run `fn(instance, context)`. */
+typedef struct tether_drop {
+    tether_drop_fn fn;
+    void *instance;
+    void *context;
+} tether_drop;
+
+/** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
+#define TETHER_RESOLVE_NO_WAIT 1u
+/** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
+#define TETHER_RESOLVE_HELD 2u
+
+/** The buffers of tether_resolve_key_collect, in one struct (one argument to pass). */
+typedef struct tether_collect {
+    tether_drop *drops;  /* in: `capacity` entries; may be NULL when `capacity` is 0 */
+    size_t capacity;     /* in */
+    size_t count;        /* out: entries stored in `drops` (also on failure) */
+    void *instance;      /* out: the instance (NULL on failure); in too with TETHER_RESOLVE_HELD */
+    tether_ref *out;     /* out: a strong handle you own, or NULL (see Result) */
+} tether_collect;
+
+/**
+ * tether_resolve_key_instance for bindings that pay per call across the
+ * boundary: it collects the drops of TETHER_DEFER_DROP registrations instead of
+ * calling them, releases the result itself when that destroys it or when you
+ * hold it, and can fail instead of blocking.
+ *
+ * Drops: every drop of a TETHER_DEFER_DROP registration that comes due on this
+ * thread while the call runs is stored in `io->drops[0 .. io->count)`, in the order
+ * they came due, on success and on failure alike (a failed resolve destroys
+ * what it made). Run each of them exactly once, in order, after the call
+ * (`drops[i].fn(drops[i].instance, drops[i].context)`). Once `io->capacity` entries
+ * are stored, further drops run in place during the call, as without
+ * collecting: every destructor runs exactly once whatever the capacity, only
+ * its place and order change. A collecting call nested in another one (from a
+ * factory, on the same thread) collects into its own buffer, which must not be
+ * the outer call's.
+ *
+ * Result: if the call's reference to the result was the only strong one, its
+ * registration is TETHER_DEFER_DROP and the buffer has room, the call releases
+ * it: `io->out` is NULL, the instance is destroyed, and its drop is the first one
+ * stored by the release; `io->instance` stays valid until you run that drop. (If
+ * another thread upgrades a weak handle to the new instance in the meantime,
+ * the instance lives on with that thread instead, and no drop for it is
+ * stored.) Otherwise, unless Held below applies, as tether_resolve_key_instance,
+ * `io->out` is a strong handle you own (tether_ref_release) and `io->instance`
+ * lives at least as long.
+ *
+ * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
+ * or weak-scoped instance while another thread holds the creation lock fails
+ * with TETHER_E_WOULD_BLOCK instead of waiting (it destroys what it made and
+ * caches nothing; factories that ran will run again when you retry). Resolves
+ * nested in the call on this thread (from factories, providers, callbacks)
+ * fail the same way, unless they are tether_resolve_key_collect calls without
+ * the flag; a call that fails because a nested one did reports
+ * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creation
+ * lock's holder may need (Python's GIL): call with the flag keeping that lock,
+ * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
+ *
+ * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance
+ * pointer you keep valid yourself, during the call and for as long as you use
+ * it afterwards (by a strong handle you own, or, in a binding, by holding the
+ * object the pointer stands for). If that pointer is `key`'s published
+ * singleton (as a resolve from `c` would find it: a cached hit, answered by
+ * comparing pointers only: no handle, no loan, nothing written), the call keeps
+ * no handle for you: `io->out` is NULL, `io->instance` is your pointer and
+ * `io->count` is 0. Any other result, even one equal to your pointer (e.g. a
+ * singleton that an outer resolve on this thread is still building, not
+ * published yet), comes as without the flag. So `io->out` NULL with your
+ * pointer and no drop means exactly: it was the published singleton at the
+ * moment of the comparison (see tether_container_cache_versions for how long
+ * that lasts). The call never returns a pointer that neither the library nor
+ * you keep alive: another thread may unpublish the singleton (tether_reset, a
+ * scope change, re-registering, tether_container_free) and its destructor may
+ * run at any moment after the comparison (on that thread, or here if
+ * collected), which is harmless exactly when you keep the pointer valid as
+ * promised. (A pointer you do not keep valid comes back as invalid as it went
+ * in: the flag is no way to borrow a singleton without a handle.) Use it to
+ * re-resolve a key whose instance you already hold, e.g. to learn whether a
+ * cached singleton was replaced, without a tether_ref_release.
+ *
+ * @param flags  0, or TETHER_RESOLVE_NO_WAIT and/or TETHER_RESOLVE_HELD.
+ * @param io     the caller's buffers: `drops` and `capacity` read (and
+ *               `instance` with TETHER_RESOLVE_HELD), the rest written.
+ * @return what tether_resolve_key_instance returns; TETHER_E_WOULD_BLOCK (see
+ *         Waiting); TETHER_E_INVALID_ARGUMENT also for a NULL `io`, unknown
+ *         flags, TETHER_RESOLVE_HELD with a NULL `io->instance`, or NULL
+ *         `io->drops` with a capacity (then no resolve happens, `io->count`
+ *         is 0 and `io->instance` NULL).
+ * Thread-safe.
+ */
+tether_status tether_resolve_key_collect(tether_container *c, uint32_t key, unsigned flags, tether_collect *io);
+
+
+/**
+ * tether_resolver_get_weak that also gives the instance's pointer, and makes
+ * the weak handle only if `out` is non-NULL: a binding that keeps its own weak
+ * reference to the object behind the pointer saves the upgrade, get and
+ * release calls it would otherwise need to find it. The same weak edge is
+ * recorded either way.
+ *
+ * @param instance  receives the instance: valid until the top-level resolve
+ *                  returns, afterwards only while something holds it.
+ * @param out       nullable; receives a weak handle you own (tether_weak_release).
+ * @return as tether_resolver_get_weak; TETHER_E_INVALID_ARGUMENT also for a
+ *         NULL `instance`.
+ */
+tether_status tether_resolver_get_weak_instance(tether_resolver *r, const char *key, void **instance,
+                                                tether_weak **out);
+
+/**
+ * A new strong handle to `instance`, an instance of the current resolve (one
+ * the factory or callback received as a dependency, or got from
+ * tether_resolver_get). For bindings whose objects outlive the box that
+ * created them (a garbage-collected language keeping a native dependency):
+ * unlike resolving the key again, it never builds a second instance of a
+ * transient key.
+ *
+ * @param out  receives a strong handle you own (tether_ref_release).
+ * @return TETHER_OK; TETHER_E_WRONG_CONTEXT (callback returned, other thread);
+ *         TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL instance/out);
+ *         TETHER_E_NOT_FOUND (`instance` is not an instance of this resolve).
+ */
+tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref **out);
+
+
+/* ------------------------------------------------------------------------- */
+/* Plans, for bindings that run their own factories                           */
+/* ------------------------------------------------------------------------- */
+
+/** One step of a described plan: a factory call (see tether_plan_describe). */
+typedef struct tether_plan_step {
+    tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was
+                                          asked for (out == NULL) or the key was re-registered meanwhile */
+    size_t first_input;                /* its slots' inputs: inputs[first_input .. first_input + slot_count) */
+    size_t slot_count;                 /* its declared param count */
+    ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
+} tether_plan_step;
+
+/** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
+#define TETHER_PLAN_INPUT_CONTEXT (-1)
+/** An input of tether_plan_describe: the slot is a TETHER_PARAM_RESOLVER. */
+#define TETHER_PLAN_INPUT_RESOLVER (-2)
+
+/** A completion callback of a described plan (see tether_plan_describe). */
+typedef struct tether_plan_completion {
+    size_t step;          /* the step whose instance it completes */
+    size_t number;        /* which callback of that step's registration: 0 for the first added */
+    size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
+    size_t target_count;  /* its declared param count, in declared order */
+} tether_plan_completion;
+
+/**
+ * Describes the recorded plan of `key` resolved from `c`: the factory calls
+ * (and declared completion callbacks) a resolve would make, for a binding that
+ * calls its own factories (in its own language) without a call into the
+ * library per resolve. The library stays the source of truth for the graph's
+ * shape; the binding only replays it.
+ *
+ * Steps come in post-order, root last: exactly the order in which a resolve
+ * calls the factories. Step i's slots receive, in declared order,
+ * `inputs[steps[i].first_input + s]`: the index of the (earlier) step whose
+ * instance that slot gets, TETHER_PLAN_INPUT_CONTEXT, or
+ * TETHER_PLAN_INPUT_RESOLVER. A graph-scoped registration has one step, named
+ * by every slot that gets its instance; a transient one has a step per slot.
+ * `parent` gives the path a failure message names (`factory for "K" returned
+ * NULL: reason (while resolving "Root" -> ... -> "K")`, the path only when the
+ * failing step is not the root).
+ *
+ * Completion callbacks (only with a non-NULL `completion_count`): after the
+ * last factory, call `completions[0 .. *completion_count)` in that order
+ * (exactly the order a resolve runs them: by step, then in the order each
+ * registration's callbacks were added), each with the instance of its `step`
+ * and, for its targets in declared order, the instance of step
+ * `inputs[first_target + t]` (as a strong reference for a TETHER_PARAM_DEP
+ * target, a weak one for TETHER_PARAM_WEAK: the kinds are the registration's
+ * own declaration). Targets' inputs follow all the steps' inputs in `inputs`,
+ * and `*input_count` counts both. A callback that fails fails the resolve as
+ * the library's would: `completion callback #<number + 1> of "K" failed:
+ * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
+ *
+ * Only plain plans are described: every step is made by the resolve (graph or
+ * transient scope: no singleton- or weak-scoped step), every slot is DEP,
+ * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), every
+ * dependency exists and there is no constructor cycle, at most 64 steps; and
+ * completion callbacks only if `completion_count` is not NULL, every callback
+ * in the graph is declared (tether_on_complete_params, or an args_fn entry of
+ * tether_register_ex), every target is a graph-scoped step of the build (not
+ * one the resolve would build for it or take from a cache), and the strong
+ * edges of factories and DEP targets close no cycle. For any other graph, and
+ * in a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
+ * TETHER_OK with every count 0 (resolve it with tether_resolve_key, which
+ * also reports what is wrong, e.g. TETHER_E_RETAIN_CYCLE). A RESOLVER slot is
+ * described, not declined: the binding makes every instance of the graph
+ * itself, so nothing needs a resolver (the library's own replays still build
+ * such graphs step by step).
+ *
+ * A description stays valid while the container's configuration is unchanged:
+ * read the sum of the words tether_container_versions gives *before* this
+ * call, and replay only while that sum is the same. The binding must replay
+ * with the semantics of a resolve: call the factories in step order, fail as
+ * the resolve would (destroying what it made, caching nothing), run no factory
+ * twice.
+ *
+ * @param c                 the container to resolve from; borrowed.
+ * @param key               an id from tether_intern.
+ * @param steps             array of `step_cap` steps the call fills; may be NULL when `step_cap` is 0.
+ * @param inputs            array of `input_cap` inputs the call fills; may be NULL when `input_cap` is 0.
+ * @param completions       array of `completion_cap` records the call fills; may be NULL when
+ *                          `completion_cap` is 0.
+ * @param step_count        receives the plan's step count (0: no plan); not NULL.
+ * @param input_count       receives the plan's input count; not NULL.
+ * @param completion_count  receives the plan's completion count; NULL when the caller cannot run
+ *                          completion callbacks: then no plan that has any is described.
+ * The registration handles stay valid until their key is re-registered or
+ * the container freed (a later configuration change tells you).
+ * @return TETHER_OK (with or without a plan);
+ *   TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `step_count` or `input_count`, NULL buffer
+ *     with a capacity, an id tether_intern never returned);
+ *   TETHER_E_NOT_FOUND (`key` has no registration visible from `c`);
+ *   TETHER_E_BUFFER_TOO_SMALL (the plan has more steps, inputs or completions
+ *     than the buffers hold: nothing is written but the counts, which say what
+ *     is needed; call again with buffers that large).
+ * Thread-safe.
+ */
+tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_plan_step *steps, size_t step_cap,
+                                   int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
+                                   size_t completion_cap, size_t *step_count, size_t *input_count,
+                                   size_t *completion_count);
+
+/**
+ * The addresses of the version words of `c` and of its parents (`c` first,
+ * then its parent, and so on up the chain), for a binding that must check
+ * per resolve, without a call, that a plan from tether_plan_describe is still
+ * valid: the plan is valid while the sum of the words is the one read before
+ * describing it.
+ *
+ * Each word is an aligned `size_t` that the library increases (with release
+ * ordering; it never decreases) on every configuration change of its
+ * container: a registration, scope, context or completion callback change,
+ * tether_container_free (not tether_reset: see
+ * tether_container_cache_versions). A plain aligned load reads it on the
+ * platforms Tether supports (x86-64 and AArch64); read it as volatile or
+ * relaxed-atomic.
+ * The words stay allocated for the life of the process: reading one after its
+ * container was freed is safe (the word may then belong to a newer container,
+ * and since words only grow, a sum read before the free never comes back).
+ * Never write to them.
+ *
+ * @param c      the container; borrowed.
+ * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
+ * @param count  receives the number of words (1 + the number of parents); not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
+ *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
+ *     call again with that many).
+ * Thread-safe.
+ */
+tether_status tether_container_versions(tether_container *c, const volatile size_t **words, size_t cap, size_t *count);
+
+/**
+ * The addresses of the cache version words of `c` and of its parents (`c`
+ * first, as tether_container_versions), for a binding that keeps a singleton
+ * it saw the library hand out and must know, per resolve and without a call,
+ * that it is still the one a resolve would return.
+ *
+ * Each word grows (release ordering; never decreases) on every configuration
+ * change of its container (whenever its version word does) and every time
+ * its container lets go of a published singleton: tether_reset of
+ * TETHER_SCOPE_SINGLETON (once per singleton it drops; nothing cached,
+ * nothing moves), a scope change, re-registering the key,
+ * tether_container_free. The word moves after the singleton was unpublished.
+ * It also moves each time the weak cache of a registration lets go of the
+ * instance it published, alive or not (tether_reset of TETHER_SCOPE_WEAK, once
+ * per registration that had one; a scope change; re-registering the key;
+ * tether_container_free: see tether_registration_weak_epoch), after the
+ * forgetting, and when a resolve made a weak-scope instance that the
+ * registration does not cache (replaced or its scope changed meanwhile): a
+ * binding serving its own weak-scope objects checks the word the same way.
+ * So: read the sum of the words of `c`, then resolve from `c`; if that
+ * resolve answered a published singleton (tether_resolve_key_collect with
+ * TETHER_RESOLVE_HELD: `io->out` NULL, `io->instance` the held pointer, no
+ * drop), a resolve of the same key from `c` returns that same instance while
+ * the sum is still the one read before: every change that completed before
+ * the sum is read again moves it. Resets move no version word (a described
+ * plan never has a singleton step), so they cost described plans nothing.
+ * Start from a held answer, not from the resolve that made the singleton: a
+ * resolve nested in one that is still building it returns it unpublished
+ * (that outer resolve may yet fail, and no other thread may see it before).
+ *
+ * Same memory rules as tether_container_versions: read as volatile or
+ * relaxed-atomic, never write, safe to read after the container was freed. A
+ * held resolve orders your loads of the words made before it ahead of its
+ * comparison (an acquire fence), so plain loads before the call are enough.
+ *
+ * @param c      the container; borrowed.
+ * @param words  array of `cap` pointers the call fills; may be NULL when `cap` is 0.
+ * @param count  receives the number of words (1 + the number of parents); not NULL.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `count`, NULL `words` with a `cap`);
+ *   TETHER_E_BUFFER_TOO_SMALL (more words than `cap`: only *count is written;
+ *     call again with that many).
+ * Thread-safe.
+ */
+tether_status tether_container_cache_versions(tether_container *c, const volatile size_t **words, size_t cap,
+                                              size_t *count);
+
+/* The library reads these structs by offset: a compiler that laid them out
+   differently would fail here instead of misbehaving at run time. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
+#ifdef __cplusplus
+#define TETHER_ASSERT_(cond, msg) static_assert(cond, msg)
+#else
+#define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
+#endif
+TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
+TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
+TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, first_input) == 8 &&
+               offsetof(tether_plan_step, parent) == 24, "tether_plan_step layout");
+TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
+               "tether_plan_completion layout");
+#undef TETHER_ASSERT_
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TETHER_BINDING_H */
