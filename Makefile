@@ -12,7 +12,7 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-python install clean bench
+.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-packaging test-python install clean bench
 
 all: build
 
@@ -38,7 +38,7 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-python
+test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-packaging test-python
 	@echo "all test suites passed"
 
 test-swift:
@@ -76,15 +76,26 @@ test-abi: $(LIB)
 test-install: $(LIB)
 	sh Tests/abi/check_install.sh
 
+# The wheel (tags, contents, auditwheel, a fresh venv, install-time errors, rebuilds) and the
+# CMake package (find_package against a temporary install).
+test-packaging: $(LIB)
+	sh Tests/packaging/check_wheel.sh
+	sh Tests/packaging/check_cmake.sh
+
 test-python: $(LIB)
 	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests
 
+# KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
+VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
+STRIP_FLAG := $(if $(filter 1,$(KEEP_SYMBOLS)),,-s)
+
 install: $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 -s $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether
+	install -m 0755 $(STRIP_FLAG) $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
 	install -m 0644 include/tether.h include/tether_binding.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)|g' \
-	  tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfigVersion.cmake
 
 bench: $(LIB)
 	sh benchmarks/run.sh

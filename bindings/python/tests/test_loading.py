@@ -144,7 +144,7 @@ def test_pip_install_carries_the_library(tmp_path):
     shutil.copytree(PACKAGE_ROOT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests",
                                                                      ".pytest_cache", "*.so"))
     target = tmp_path / "site"
-    env = subprocess_env(TETHER_LIBRARY=tether.library_path(), TETHER_NO_MAKE="1")
+    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
     env.pop("PYTHONPATH", None)
     result = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(src)],

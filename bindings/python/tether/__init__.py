@@ -50,6 +50,19 @@ from .scope import Scope
 __version__ = PACKAGE_VERSION
 
 
+def include_dir() -> str:
+    """The folder holding ``tether.h`` and ``tether_binding.h``, to compile C code that shares a
+    container with Python (``cc -I"$(python -c 'import tether; print(tether.include_dir())')"``):
+    the installed package's copy, or a source checkout's ``include/``."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    for folder in (here / "include", here.parents[2] / "include"):
+        if (folder / "tether.h").is_file():
+            return str(folder)
+    raise FileNotFoundError(f"tether: no tether.h in {here / 'include'}; reinstall the package (pip install ./bindings/python)")
+
+
 def library_version() -> str:
     """``tether_version()`` of the loaded library (loads it if needed)."""
     from ._loader import api
@@ -58,6 +71,7 @@ def library_version() -> str:
 
 
 __all__ = [
+    "include_dir",
     "ArgumentMismatchError",
     "BufferTooSmallError",
     "Completion",
