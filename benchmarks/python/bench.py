@@ -131,6 +131,54 @@ class App:
         self.s1, self.s2, self.s3 = s1, s2, s3
 
 
+# the shape matrix (issue 15): a service graph over cached singletons, a request, runtime arguments
+
+
+class Settings:
+    def __init__(self) -> None:
+        self.v = 7
+
+
+class Db:
+    def __init__(self) -> None:
+        self.v = 8
+
+
+class Cache:
+    def __init__(self) -> None:
+        self.v = 9
+
+
+class Repo:
+    def __init__(self, db: Db, cache: Cache) -> None:
+        self.db, self.cache = db, cache
+
+
+class Mailer:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+
+class Svc:
+    def __init__(self, repo: Repo, mailer: Mailer) -> None:
+        self.repo, self.mailer = repo, mailer
+
+
+class Request:
+    def __init__(self) -> None:
+        self.v = 10
+
+
+class Handler:
+    def __init__(self, request: Request, svc: Svc) -> None:
+        self.request, self.svc = request, svc
+
+
+class Greeter:
+    def __init__(self, n: int, settings: Settings) -> None:
+        self.n, self.settings = n, settings
+
+
 S4_GRAPH = {  # key -> dependencies, in constructor order
     "Log": [], "Cfg": [], "Pool": [], "Clock": [],
     "Repo1": ["Log", "Cfg"], "Repo2": ["Log", "Pool"], "Repo3": ["Cfg", "Clock", "Log"], "Repo4": ["Pool", "Clock"],
@@ -164,6 +212,25 @@ def s4_shared(app: Any) -> bool:
     return all(links)
 
 
+def check_svc(a: Any, b: Any) -> None:
+    """A new Svc, Repo and Mailer per resolve over the same singletons."""
+    assert isinstance(a, Svc) and isinstance(a.repo, Repo) and isinstance(a.mailer, Mailer), a
+    assert a is not b and a.repo is not b.repo and a.mailer is not b.mailer, "SG: new objects expected"
+    assert isinstance(a.repo.db, Db) and isinstance(a.repo.cache, Cache) and isinstance(a.mailer.settings, Settings)
+    assert a.repo.db is b.repo.db and a.repo.cache is b.repo.cache and a.mailer.settings is b.mailer.settings, \
+        "SG: singletons not shared"
+
+
+def check_handler(a: Any, b: Any) -> None:
+    assert isinstance(a, Handler) and isinstance(a.request, Request) and a.request is not b.request, a
+    check_svc(a.svc, b.svc)
+
+
+def check_greeter(a: Any, b: Any) -> None:
+    assert isinstance(a, Greeter) and a.n == 42 and a is not b, a
+    assert isinstance(a.settings, Settings) and a.settings is b.settings, "RA: Settings not shared"
+
+
 def s3_patch(p: Parent) -> Parent:
     """The closest thing for containers without cycle support: patch the back-reference by hand."""
     p.child.parent = weakref.ref(p)
@@ -191,11 +258,20 @@ def contender_baseline() -> dict[str, Any]:
         r2, r3 = Repo2(log, pool), Repo3(cfg, clock, log)
         return App(Svc1(Repo1(log, cfg), r2), Svc2(r2, r3), Svc3(r3, Repo4(pool, clock)))
 
+    settings, db, cache = Settings(), Db(), Cache()
+
+    def sg() -> Svc:
+        return Svc(Repo(db, cache), Mailer(settings))
+
     return {
         "S1": (lambda: A(B(C())), ""),
         "S2": (lambda: config, "module-level object"),
         "S3": (s3, "weakref.ref back-reference"),
         "S4": (s4, ""),
+        "SG": (sg, "module-level singletons"),
+        "RQ0": (sg, "no container: the same calls"),
+        "RQ1": (lambda: Handler(Request(), sg()), ""),
+        "RA": (lambda: Greeter(42, settings), ""),
     }
 
 
@@ -226,9 +302,32 @@ def contender_tether() -> dict[str, Any]:
     for key, deps in S4_GRAPH.items():
         c4.register(key, S4_CLASSES[key], deps=deps)  # GRAPH scope: one of each per resolve
 
-    keep = (c1, c2, c3, c3r, c4)  # noqa: F841 (containers live as long as the closures)
-    r1, r2, r3, r3r, r4 = c1.resolve, c2.resolve, c3.resolve, c3r.resolve, c4.resolve
+    cg = tether.Container()  # the matrix: singletons under a graph, a request, runtime arguments
+    for cls in (Settings, Db, Cache):
+        cg.register(cls, cls, deps=[], scope=Scope.SINGLETON)
+    cg.register(Repo, Repo, deps=[Db, Cache])
+    cg.register(Mailer, Mailer, deps=[Settings])
+    cg.register(Svc, Svc, deps=[Repo, Mailer])
+    cg.register(Handler, Handler, deps=[Request, Svc])  # Request: registered in each request's child
+    cg.register(Greeter, Greeter, deps=[int, Settings])
+
+    def rq0() -> Svc:
+        with tether.Container(cg) as child:
+            return child.resolve(Svc)
+
+    def rq1() -> Handler:
+        request = Request()
+        with tether.Container(cg) as child:
+            child.register(Request, lambda: request, deps=[])
+            return child.resolve(Handler)
+
+    keep = (c1, c2, c3, c3r, c4, cg)  # noqa: F841 (containers live as long as the closures)
+    r1, r2, r3, r3r, r4, rg = c1.resolve, c2.resolve, c3.resolve, c3r.resolve, c4.resolve, cg.resolve
     return {
+        "SG": (lambda: rg(Svc), ""),
+        "RQ0": (rq0, "child container per request"),
+        "RQ1": (rq1, "child container per request, Request registered in it"),
+        "RA": (lambda: rg(Greeter, 42), ""),
         "S1": (lambda: r1("A"), ""),
         "S2": (lambda: r2("Config"), ""),
         "S3": (lambda: r3("Parent"), "completion callback with a declared weak target (tether.complete), replayed in Python"),
@@ -252,7 +351,15 @@ def contender_dependency_injector() -> dict[str, Any]:
     for key in ["Log", "Cfg", "Pool", "Clock", "Repo1", "Repo2", "Repo3", "Repo4", "Svc1", "Svc2", "Svc3", "App"]:
         f[key] = providers.Factory(S4_CLASSES[key], *[f[d] for d in S4_GRAPH[key]])
     app = f["App"]
+    settings, db, cache = providers.Singleton(Settings), providers.Singleton(Db), providers.Singleton(Cache)
+    svc = providers.Factory(Svc, repo=providers.Factory(Repo, db=db, cache=cache),
+                            mailer=providers.Factory(Mailer, settings=settings))
+    greeter = providers.Factory(Greeter, settings=settings)
     return {
+        "SG": (svc, ""),
+        "RQ0": (None, "n/a (no request scope)"),
+        "RQ1": (None, "n/a (no request scope)"),
+        "RA": (lambda: greeter(42), "positional argument to the provider"),
         "S1": (a, ""),
         "S2": (config, ""),
         "S3": (None, NA_CYCLE),
@@ -345,7 +452,7 @@ def contender_lagom() -> dict[str, Any]:
 
 
 def contender_dishka() -> dict[str, Any]:
-    from dishka import Provider, Scope, make_container, provide
+    from dishka import Provider, Scope, from_context, make_container, provide
 
     class P(Provider):
         c = provide(C, scope=Scope.APP, cache=False)
@@ -359,8 +466,37 @@ def contender_dishka() -> dict[str, Any]:
     for key in S4_GRAPH:
         p4.provide(S4_CLASSES[key])  # REQUEST scope, cached per request: one of each per scope
 
+    class PG(Provider):  # the service graph: new objects over APP singletons
+        settings = provide(Settings, scope=Scope.APP)
+        db = provide(Db, scope=Scope.APP)
+        cache = provide(Cache, scope=Scope.APP)
+        repo = provide(Repo, scope=Scope.APP, cache=False)
+        mailer = provide(Mailer, scope=Scope.APP, cache=False)
+        svc = provide(Svc, scope=Scope.APP, cache=False)
+
+    class PR(Provider):  # per request: the graph in REQUEST scope, the Request from the context
+        settings = provide(Settings, scope=Scope.APP)
+        db = provide(Db, scope=Scope.APP)
+        cache = provide(Cache, scope=Scope.APP)
+        repo = provide(Repo, scope=Scope.REQUEST)
+        mailer = provide(Mailer, scope=Scope.REQUEST)
+        svc = provide(Svc, scope=Scope.REQUEST)
+        handler = provide(Handler, scope=Scope.REQUEST)
+        request = from_context(provides=Request, scope=Scope.REQUEST)
+
     container = make_container(P())
     container4 = make_container(p4)
+    containerg = make_container(PG())
+    containerr = make_container(PR())
+
+    def rq0() -> Svc:
+        with containerr() as request:
+            return request.get(Svc)
+
+    def rq1() -> Handler:
+        with containerr(context={Request: Request()}) as request:
+            return request.get(Handler)
+
     get = container.get
 
     def s4() -> App:
@@ -373,7 +509,11 @@ def contender_dishka() -> dict[str, Any]:
         "S3": (None, NA_CYCLE),
         "S3~": (lambda: s3_patch(get(Parent)), "manual setattr after resolve"),
         "S4": (s4, "REQUEST scope entered per resolve"),
-        "_keep": (container, container4),
+        "SG": (lambda: containerg.get(Svc), "APP scope, cache=False over APP singletons"),
+        "RQ0": (rq0, "REQUEST scope"),
+        "RQ1": (rq1, "REQUEST scope, Request from the context"),
+        "RA": (None, "n/a (no runtime arguments)"),
+        "_keep": (container, container4, containerg, containerr),
     }
 
 
@@ -413,22 +553,32 @@ def contender_wireup() -> dict[str, Any]:
     scope_cm = container.enter_scope()
     scope = scope_cm.__enter__()
 
-    s4_factories = []
-    for key in S4_GRAPH:
-        cls = S4_CLASSES[key]
+    import inspect
 
+    def made(cls: type, lifetime: str) -> Any:
+        """A factory of ``cls`` with its parameters and return type, for wireup to read."""
         def factory(*args: Any, _cls: type = cls, **kwargs: Any) -> Any:
             return _cls(*args, **kwargs)
 
-        # wireup reads the factory's signature: give it the class's parameters and return type
-        import inspect
         sig = inspect.signature(cls.__init__)
         params = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in list(sig.parameters.values())[1:]]
         factory.__signature__ = inspect.Signature(params, return_annotation=cls)  # type: ignore[attr-defined]
         factory.__annotations__ = {p.name: p.annotation for p in params} | {"return": cls}
-        s4_factories.append(injectable(lifetime="scoped")(factory))
-    container4 = wireup.create_sync_container(injectables=s4_factories)
+        return injectable(lifetime=lifetime)(factory)
+
+    container4 = wireup.create_sync_container(injectables=[made(S4_CLASSES[key], "scoped") for key in S4_GRAPH])
+    singletons = [made(cls, "singleton") for cls in (Settings, Db, Cache)]
+    containerg = wireup.create_sync_container(
+        injectables=singletons + [made(cls, "transient") for cls in (Repo, Mailer, Svc)])
+    scopeg_cm = containerg.enter_scope()
+    scopeg = scopeg_cm.__enter__()
+    containerr = wireup.create_sync_container(
+        injectables=[made(cls, "singleton") for cls in (Settings, Db, Cache)] + [made(cls, "scoped") for cls in (Repo, Mailer, Svc)])
     get, get_root = scope.get, container.get
+
+    def rq0() -> Svc:
+        with containerr.enter_scope() as scoped:
+            return scoped.get(Svc)
 
     def s4() -> App:
         with container4.enter_scope() as scoped:
@@ -440,7 +590,11 @@ def contender_wireup() -> dict[str, Any]:
         "S3": (None, NA_CYCLE),
         "S3~": (lambda: s3_patch(get(Parent)), "manual setattr after resolve"),
         "S4": (s4, "scoped lifetime, scope entered per resolve"),
-        "_keep": (container, container4, scope_cm),
+        "SG": (lambda: scopeg.get(Svc), "transient over singletons, from one long-lived scope"),
+        "RQ0": (rq0, "scoped lifetime, scope entered per request"),
+        "RQ1": (None, "n/a (no per-scope values)"),
+        "RA": (None, "n/a (no runtime arguments)"),
+        "_keep": (container, container4, containerg, scopeg_cm, containerr),
     }
 
 
@@ -537,6 +691,23 @@ CHECKS = {
 }
 
 
+PAIR_CHECKS = {"SG": check_svc, "RQ0": check_svc, "RQ1": check_handler, "RA": check_greeter}
+
+#: The shape matrix (issue 15): scenario, label; the peers' S3 is their closest thing (S3~)
+MATRIX = [
+    ("S1", "S1 chain A(B(C)), new objects"),
+    ("S2", "S2 singleton hit"),
+    ("S3", "S3 cycle, declared weak target"),
+    ("S3r", "S3 cycle, resolver-form callback"),
+    ("S4", "S4 12-node graph, shared leaves"),
+    ("SG", "Svc(Repo(Db, Cache), Mailer(Settings)) over cached singletons"),
+    ("RQ0", "per request: child/scope, resolve Svc, close"),
+    ("RQ1", "per request, one request object provided, resolve Handler(Request, Svc)"),
+    ("RA", "runtime argument: Greeter(42, Settings)"),
+]
+MATRIX_PEERS = ("dependency-injector", "dishka", "wireup")
+
+
 def check(name: str, scen: str, op: Callable[[], Any], note: str) -> str:
     """Checks the result's shape; returns the note (S4: says whether nodes were shared)."""
     r1, r2 = op(), op()
@@ -547,12 +718,41 @@ def check(name: str, scen: str, op: Callable[[], Any], note: str) -> str:
             return "shared per resolve (the container's own resolution context)"
         if not note.startswith("transient") and not shared:
             raise AssertionError(f"{name}: S4 nodes not shared although the scope should share them")
+    elif scen in PAIR_CHECKS:
+        PAIR_CHECKS[scen](r1, r2)
     elif scen == "S2":
         assert isinstance(r1, Config) and r1 is r2, f"{name}: singleton not shared"
     else:
         CHECKS[scen](r1)
         assert r1 is not r2, f"{name}: {scen} returned the same instance twice"
     return note
+
+
+def matrix(results: dict[str, dict[str, str]], samples: dict[tuple[str, str], list[float]]) -> list[str]:
+    """The shape matrix: a row per shape, tether against the fastest of the peers that express it
+    (the median of the per-repeat ratios; for S3 the peers' closest thing, a manual setattr)."""
+    names = [n for n in ("tether", "hand-built Python", *MATRIX_PEERS) if n in results]
+    out = ["", "Shape matrix (issue 15): tether / fastest of " + ", ".join(MATRIX_PEERS) +
+           " that expresses the shape (target <= 1.00x).", "",
+           "| shape | " + " | ".join(names) + " | tether / fastest peer |",
+           "|---|" + "---:|" * len(names) + "---:|"]
+    for scen, label in MATRIX:
+        cells = []
+        for name in names:
+            key = (name, "S3~") if scen in ("S3", "S3r") and name in MATRIX_PEERS else (name, scen)
+            if key in samples:
+                cells.append(fmt(statistics.median(samples[key])))
+            else:
+                cells.append(results.get(name, {}).get(scen, "—").split(";")[0])
+        best: float | None = None
+        for peer in MATRIX_PEERS:
+            key = (peer, "S3~") if scen in ("S3", "S3r") else (peer, scen)
+            r = ratio(samples, ("tether", scen), key)
+            if r is not None and (best is None or r > best):  # the fastest peer gives the largest ratio
+                best = r
+        verdict = "—" if best is None else (f"{best:.2f}x" if best <= 1.0 else f"**{best:.2f}x**")
+        out.append(f"| {label} | " + " | ".join(cells) + f" | {verdict} |")
+    return out
 
 
 def main() -> int:
@@ -590,7 +790,7 @@ def main() -> int:
             for s in ("S1", "S2", "S3", "S4"):
                 row[s] = f"FAIL ({type(e).__name__})"
             continue
-        for scen in ("S1", "S2", "S3", "S3r", "S3~", "S4"):
+        for scen in ("S1", "S2", "S3", "S3r", "S3~", "S4", "SG", "RQ0", "RQ1", "RA"):
             if scen not in scenarios:
                 continue
             op, note = scenarios[scen]
@@ -615,7 +815,7 @@ def main() -> int:
         note = notes_of[(name, scen)]
         numbers[name][scen] = ns
         results[name][scen] = fmt(ns)
-        if note and scen != "S3~":
+        if note and scen not in ("S3~", "SG", "RQ0", "RQ1", "RA"):
             notes.append(f"{name} {scen}: {note}")
         print(f"  {name:20s} {scen:4s} {fmt(ns):>10s}  {note}", file=sys.stderr, flush=True)
 
@@ -666,6 +866,7 @@ def main() -> int:
                 met = "yes" if ok else "**no**"
             lines.append(f"| {peer} | {fr(r1)} | {fr(r3)} | {target} | {met} |")
 
+    lines.extend(matrix(results, samples))
     text = "\n".join(lines)
     print(text)
     if args.markdown:
