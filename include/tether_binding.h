@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 1
+#define TETHER_BINDING_API_VERSION 2
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -241,13 +241,18 @@ tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref
 /* Plans, for bindings that run their own factories                           */
 /* ------------------------------------------------------------------------- */
 
-/** One step of a described plan: a factory call (see tether_plan_describe). */
+/** tether_plan_step.flags: the step is a cached singleton- or weak-scoped instance, not a factory call. */
+#define TETHER_PLAN_STEP_CACHED 1u
+
+/** One step of a described plan: a factory call, or a cached instance (see tether_plan_describe). */
 typedef struct tether_plan_step {
     tether_registration *registration; /* the handle tether_register/_ex returned; NULL if none was
                                           asked for (out == NULL) or the key was re-registered meanwhile */
     size_t first_input;                /* its slots' inputs: inputs[first_input .. first_input + slot_count) */
-    size_t slot_count;                 /* its declared param count */
+    size_t slot_count;                 /* its declared param count; 0 for a cached step */
     ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
+    uint32_t key;                      /* its registration's key (a tether_intern id) */
+    uint32_t flags;                    /* 0 or TETHER_PLAN_STEP_CACHED */
 } tether_plan_step;
 
 /** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
@@ -292,8 +297,16 @@ typedef struct tether_plan_completion {
  * the library's would: `completion callback #<number + 1> of "K" failed:
  * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
  *
+ * Cached steps (flags TETHER_PLAN_STEP_CACHED): a singleton- or weak-scoped
+ * dependency is a leaf the resolve takes from its cache, not a factory call
+ * of this plan. Take the instance the library published for `key` (a binding
+ * that keeps it checks tether_container_cache_versions); when there is none
+ * (never made, reset, dead), resolve the plan's root with tether_resolve_key
+ * instead of replaying: that resolve creates it in its place, once, under the
+ * library's creation rules.
+ *
  * Only plain plans are described: every step is made by the resolve (graph or
- * transient scope: no singleton- or weak-scoped step), every slot is DEP,
+ * transient scope) or cached, every slot is DEP,
  * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), every
  * dependency exists and there is no constructor cycle, at most 64 steps; and
  * completion callbacks only if `completion_count` is not NULL, every callback
@@ -341,6 +354,24 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
                                    int32_t *inputs, size_t input_cap, tether_plan_completion *completions,
                                    size_t completion_cap, size_t *step_count, size_t *input_count,
                                    size_t *completion_count);
+
+/**
+ * Reports the failure of a replayed plan as the library's resolve would: the
+ * factory of step `step` of the plan tether_plan_describe gave for `key` from
+ * `c` failed (`completion` -1), or its completion call `completion` (an index
+ * into the described completions) did, for `reason` (the runner's own text,
+ * e.g. an exception rendered; nullable). The binding raises what this returns
+ * and tether_last_error() then holds: the status, message and path a resolve
+ * of the same graph reports (so a binding keeps no copy of the library's messages).
+ * Call it while the configuration is the one the plan was described under.
+ *
+ * @return TETHER_E_FACTORY_FAILED (the failure, described); TETHER_E_INVALID_HANDLE
+ *   (bad or freed `c`); TETHER_E_INVALID_ARGUMENT (`key` not from tether_intern, no
+ *   described plan, `step` or `completion` out of range); TETHER_E_NOT_FOUND.
+ * Thread-safe.
+ */
+tether_status tether_plan_failure(tether_container *c, uint32_t key, size_t step, ptrdiff_t completion,
+                                  const char *reason);
 
 /**
  * The addresses of the version words of `c` and of its parents (`c` first,
@@ -429,8 +460,9 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
 #endif
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
 TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
-TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, first_input) == 8 &&
-               offsetof(tether_plan_step, parent) == 24, "tether_plan_step layout");
+TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, first_input) == 8 &&
+               offsetof(tether_plan_step, parent) == 24 && offsetof(tether_plan_step, flags) == 36,
+               "tether_plan_step layout");
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
                "tether_plan_completion layout");
 #undef TETHER_ASSERT_

@@ -41,7 +41,9 @@ import TetherCore
         try fx.register("Cycle2", [dep("Cycle1")])
         fx.onComplete(try fx.register("Completes"))
         try fx.register("NeedsCompletes", [dep("Completes")])
-        for key in ["S", "W", "NeedsS", "NeedsW", "Lazy", "Args", "Missing", "Cycle1", "Completes", "NeedsCompletes"] {
+        let cached = try #require(try fx.container.describePlan(Key("NeedsS")))  // S: a cached leaf
+        #expect(cached.steps.map(\.cached) == [true, false] && cached.steps[0].inputs.isEmpty && Array(cached.steps[1].inputs) == [0])
+        for key in ["S", "W", "NeedsW", "Lazy", "Args", "Missing", "Cycle1", "Completes", "NeedsCompletes"] {
             #expect(try fx.container.describePlan(Key(key)) == nil, "\(key)")
         }
         #expect(try fx.container.describePlan(Key("G")) != nil)

@@ -96,13 +96,61 @@ static void test_no_plan_for_graphs_that_are_not_plain(void) {
     CHECK_OK(tether_register(c, "Weak", (tether_fn)make_dep, dep_w, 1, NULL));
     CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, arg, 1, NULL));
     CHECK(described_steps(c, "Plain") == (plans_off() ? 0 : 1));
-    const char *declined[] = { "S", "NeedsSingleton", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak", "Args" };
+    const char *declined[] = { "S", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak", "Args" };
     for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
         if (described_steps(c, declined[i]) != 0) {
             fprintf(stderr, "  %s was described\n", declined[i]);
             CHECK(0);
         }
     }
+    CHECK_OK(tether_container_free(c));
+}
+
+/* A singleton dependency is a cached step: a leaf with its key and TETHER_PLAN_STEP_CACHED. */
+static void test_cached_steps(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_s[] = { TETHER_DEP("S") };
+    tether_registration *s, *needs;
+    CHECK_OK(tether_register(c, "S", (tether_fn)make, NULL, 0, &s));
+    CHECK_OK(tether_set_scope(s, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_register(c, "NeedsSingleton", (tether_fn)make_dep, dep_s, 1, &needs));
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 99, input_count = 99;
+    CHECK_OK(tether_plan_describe(c, key_of(c, "NeedsSingleton"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    if (plans_off()) {
+        CHECK(step_count == 0);
+    } else {
+        CHECK(step_count == 2 && input_count == 1);
+        CHECK(steps[0].registration == s && steps[0].flags == TETHER_PLAN_STEP_CACHED && steps[0].slot_count == 0);
+        CHECK(steps[0].key == key_of(c, "S") && steps[0].parent == 1);
+        CHECK(steps[1].registration == needs && steps[1].flags == 0 && steps[1].slot_count == 1 && inputs[0] == 0);
+        CHECK(steps[1].key == key_of(c, "NeedsSingleton") && steps[1].parent == -1);
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
+/* tether_plan_failure: the library's message for a replayed step or completion that failed. */
+static void test_plan_failure(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_b[] = { TETHER_DEP("B") };
+    CHECK_OK(tether_register(c, "A", (tether_fn)make_dep, dep_b, 1, NULL));
+    CHECK_OK(tether_register(c, "B", (tether_fn)make, NULL, 0, NULL));
+    uint32_t a = key_of(c, "A");
+    if (plans_off()) {
+        CHECK_STATUS(tether_plan_failure(c, a, 0, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
+    } else {
+        CHECK_STATUS(tether_plan_failure(c, a, 0, -1, "boom"), TETHER_E_FACTORY_FAILED);
+        CHECK(strcmp(tether_last_error(), "factory for \"B\" returned NULL: boom (while resolving \"A\" -> \"B\")") == 0);
+        CHECK_STATUS(tether_plan_failure(c, a, 1, -1, NULL), TETHER_E_FACTORY_FAILED);
+        CHECK(strcmp(tether_last_error(), "factory for \"A\" returned NULL") == 0);
+        CHECK_STATUS(tether_plan_failure(c, a, 2, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(tether_plan_failure(c, a, 0, 0, "boom"), TETHER_E_INVALID_ARGUMENT);  /* no completion calls */
+        CHECK_STATUS(tether_plan_failure(c, a, 0, -2, "boom"), TETHER_E_INVALID_ARGUMENT);
+    }
+    CHECK_STATUS(tether_plan_failure(NULL, a, 0, -1, "boom"), TETHER_E_INVALID_HANDLE);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -215,6 +263,8 @@ int main(void) {
     RUN(test_describes_steps_inputs_and_parents);
     RUN(test_parent_is_the_first_asker);
     RUN(test_no_plan_for_graphs_that_are_not_plain);
+    RUN(test_cached_steps);
+    RUN(test_plan_failure);
     RUN(test_statuses);
     RUN(test_version_words);
     return harness_finish();

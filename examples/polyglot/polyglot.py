@@ -131,7 +131,7 @@ def run(parts_path: str | os.PathLike[str]) -> dict[str, Any]:
     parts = load_parts(parts_path)
     count = lambda what: parts.parts_count(what.encode())  # noqa: E731
     report: dict[str, Any] = {}
-    baseline = tether.objects.live_count()  # Python objects held by C boxes before we start
+    baseline = tether.object_table.live_count()  # Python objects held by C boxes before we start
 
     container = tether.Container()
     container.register("Logger", lambda: PyLogger().interface())  # Python implements a C interface
@@ -175,7 +175,7 @@ def run(parts_path: str | os.PathLike[str]) -> dict[str, Any]:
     report["dropped"] = {k: count(k) for k in ("configs_dropped", "servers_dropped")}
     assert report["dropped"] == {"configs_dropped": 2, "servers_dropped": 2}
     assert Handler.destroyed == 2 and PyLogger.destroyed == 2
-    assert tether.objects.live_count() == baseline
+    assert tether.object_table.live_count() == baseline
     report["python_destroyed"] = {"Handler": Handler.destroyed, "PyLogger": PyLogger.destroyed}
     return report
 

@@ -1,7 +1,9 @@
 import TetherCore
 
-/// tether_plan_step: registration handle, first input, slot count, parent (checked in the header).
-private let planStepStride = 32
+/// tether_plan_step: registration handle, first input, slot count, parent, key, flags (checked in the header).
+private let planStepStride = 40
+/// tether_plan_step.flags: the step is a cached instance (TETHER_PLAN_STEP_CACHED).
+private let planStepCached: UInt32 = 1
 
 /// tether_plan_completion: step, number, first target, target count (checked in the header).
 private let planCompletionStride = 32
@@ -41,6 +43,8 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
             base.storeBytes(of: next, toByteOffset: 8, as: Int.self)
             base.storeBytes(of: step.inputs.count, toByteOffset: 16, as: Int.self)
             base.storeBytes(of: step.parent, toByteOffset: 24, as: Int.self)
+            base.storeBytes(of: step.registration.key.id, toByteOffset: 32, as: UInt32.self)
+            base.storeBytes(of: step.cached ? planStepCached : 0, toByteOffset: 36, as: UInt32.self)
             for input in step.inputs {
                 inputs![next] = Int32(input)
                 next += 1
@@ -57,5 +61,18 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
                 next += 1
             }
         }
+    }
+}
+
+@_cdecl("tether_plan_failure")
+public func tether_plan_failure(_ c: OpaquePointer?, _ key: UInt32, _ step: Int, _ completion: Int,
+                                _ reason: UnsafePointer<CChar>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_plan_failure"
+        let container = try containerArgument(c, function)
+        let key = try internedKey(key, function)
+        guard completion >= -1 else { throw invalid(function, "completion is \(completion): -1 or the index of a completion call") }
+        throw try container.describedFailure(key, step: step, completion: completion < 0 ? nil : completion,
+                                             reason: reason.map { String(cString: $0) })
     }
 }

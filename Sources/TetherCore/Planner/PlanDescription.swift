@@ -1,7 +1,8 @@
 /// The recorded plan of a key, handed to an embedding layer that calls the
 /// factories itself (the Python binding runs Python factories without crossing
 /// into the library per resolve). Only plain plans are described: every step
-/// made by this resolve (graph or transient scope), no runtime arguments,
+/// made by this resolve (graph or transient scope) or a leaf taken from a
+/// singleton or weak-scope cache (`Step.cached`), no runtime arguments,
 /// completion callbacks only declared ones (`DeclaredCompletion`) whose targets
 /// are graph-scoped steps and whose strong targets close no cycle of strong
 /// edges (a resolve reports `retainCycle` there); resolver slots are allowed,
@@ -16,6 +17,9 @@ public struct PlanDescription: Sendable {
         /// The step whose factory asked for this one first, -1 for the root: the
         /// path a failure message names (`Graph.factoryFailure`).
         public let parent: Int
+        /// A singleton- or weak-scoped dependency: the runner takes its cached
+        /// instance (no slots); if there is none, it resolves the key instead.
+        public let cached: Bool
     }
 
     /// A completion callback the resolve runs: callback `number` (from 0, in the
@@ -48,12 +52,13 @@ extension Container {
         guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true)
         guard recorder.visit(root) != nil else { return nil }
-        guard !recorder.steps.contains(where: { $0.isShared || ($0.completes && !describesCompletions) }) else { return nil }
+        guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in
             let registration = step.registration.takeUnretainedValue()
+            let slots = step.isShared ? 0 : registration.params.count
             return PlanDescription.Step(registration: registration,
-                                        inputs: recorder.inputs[step.firstInput ..< step.firstInput + registration.params.count],
-                                        parent: step.parent)
+                                        inputs: recorder.inputs[step.firstInput ..< step.firstInput + slots],
+                                        parent: step.parent, cached: step.isShared)
         }
         guard let completions = describedCompletions(recorder) else { return nil }
         return PlanDescription(steps: steps, completions: completions)
@@ -66,7 +71,7 @@ extension Container {
         guard let calls = recorder.declaredCompletions() else { return nil }
         // Strong edges per step: its factory's inputs, then its strong completion targets.
         var strong: [[Int]] = recorder.steps.map { step in
-            let count = step.registration._withUnsafeGuaranteedRef { $0.params.count }
+            let count = step.isShared ? 0 : step.registration._withUnsafeGuaranteedRef { $0.params.count }
             return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
         }
         for call in calls {
@@ -76,6 +81,34 @@ extension Container {
         }
         guard !Self.hasCycle(strong) else { return nil }
         return calls.map { .init(step: $0.step, number: $0.number, targets: $0.targets) }
+    }
+
+    /// The error a resolve of `key` from here reports when the factory of step
+    /// `step` of its described plan fails (`completion` nil), or its completion
+    /// call `completion` (an index into `completions`), with the runner's
+    /// `reason`: the message, status and path the library's own resolve gives.
+    public func describedFailure(_ key: Key, step: Int, completion: Int?, reason: String?) throws(TetherError) -> TetherError {
+        let failure = CallbackFailure(reason: reason)
+        guard let plan = try describePlan(key, completions: true) else {
+            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+        }
+        if let completion {
+            guard plan.completions.indices.contains(completion) else {
+                throw TetherError(.invalidArgument, "the plan of \(key.quoted) has \(plan.completions.count) completion calls, not \(completion + 1)")
+            }
+            let call = plan.completions[completion]
+            return Graph.completionFailure(plan.steps[call.step].registration.key, call.number, failure)
+        }
+        guard plan.steps.indices.contains(step) else {
+            throw TetherError(.invalidArgument, "the plan of \(key.quoted) has \(plan.steps.count) steps, not \(step + 1)")
+        }
+        var path: [Key] = []
+        var at = step
+        while at >= 0 {
+            path.append(plan.steps[at].registration.key)
+            at = plan.steps[at].parent
+        }
+        return Graph.factoryFailure(plan.steps[step].registration, failure, path: path.reversed())
     }
 
     /// Whether the directed graph `edges` (per node, its successors) has a cycle.

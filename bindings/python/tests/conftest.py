@@ -18,7 +18,7 @@ REPO_ROOT = PACKAGE_ROOT.parents[1]
 sys.path.insert(0, str(PACKAGE_ROOT))
 
 import tether  # noqa: E402
-from tether import objects  # noqa: E402
+from tether import object_table  # noqa: E402
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
@@ -46,12 +46,12 @@ def container(parent: tether.Container | None = None, *, plans: bool = True) -> 
 @pytest.fixture
 def c():
     """A fresh container, closed after the test; the test must leave no Python object in C boxes."""
-    before = objects.live_count()
+    before = object_table.live_count()
     container = tether.Container()
     yield container
     container.close()
     gc.collect()
-    assert objects.live_count() == before, "C boxes still hold Python objects after close"
+    assert object_table.live_count() == before, "C boxes still hold Python objects after close"
 
 
 class Counter:

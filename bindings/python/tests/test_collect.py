@@ -8,7 +8,7 @@ import weakref
 import pytest
 
 import tether
-from tether import Scope, objects
+from tether import Scope, object_table
 
 
 class Leaf:
@@ -30,21 +30,21 @@ def test_drops_are_run_by_python_once_each(c):
         c.register(cls, scope=Scope.TRANSIENT)
     top = c.resolve(Top)
     assert isinstance(top.mid.leaf, Leaf)
-    assert objects.live_count() == 0  # every C box let go of its object
+    assert object_table.live_count() == 0  # every C box let go of its object
     leaf = weakref.ref(top.mid.leaf)
     del top
     assert leaf() is None  # Python's references alone decided
 
 
 def test_many_drops_beyond_the_buffer_run_in_place(c):
-    width = tether._native.DROP_CAPACITY + 10
+    width = tether._cabi.DROP_CAPACITY + 10
     keys = [f"L{i}" for i in range(width)]
     for key in keys:
         c.register(key, Leaf, deps=[], scope=Scope.TRANSIENT)
     made = []
     c.register("Wide", lambda *leaves: made.append(leaves) or object.__new__(Leaf), deps=keys, scope=Scope.TRANSIENT)
     assert isinstance(c.resolve("Wide"), Leaf)
-    assert len(made[0]) == width and objects.live_count() == 0
+    assert len(made[0]) == width and object_table.live_count() == 0
 
 
 def test_nested_resolve_collects_into_its_own_buffer(c):
@@ -59,7 +59,7 @@ def test_nested_resolve_collects_into_its_own_buffer(c):
     c.register("Outer", outer, deps=[Leaf], scope=Scope.TRANSIENT)
     mid = c.resolve("Outer")
     assert isinstance(mid, Mid) and isinstance(seen[0].mid.leaf, Leaf)
-    assert objects.live_count() == 0
+    assert object_table.live_count() == 0
 
 
 def test_failed_resolve_runs_what_it_made(c):
@@ -71,7 +71,7 @@ def test_failed_resolve_runs_what_it_made(c):
     with pytest.raises(tether.FactoryError) as info:
         c.resolve("Broken")
     assert isinstance(info.value.__cause__, RuntimeError)
-    assert objects.live_count() == 0
+    assert object_table.live_count() == 0
 
 
 def test_resolve_that_would_block_is_retried_waiting(c):
@@ -106,4 +106,4 @@ def test_resolve_that_would_block_is_retried_waiting(c):
     assert isinstance(both, Mid) and made == {"Slow": 1, "Other": 1, "Leaf": 2}  # Leaf: made again by the retry
     assert c.resolve("Other") is c.resolve("Other")
     del both
-    assert objects.live_count() == 2  # the two singletons' boxes, nothing of the failed try
+    assert object_table.live_count() == 2  # the two singletons' boxes, nothing of the failed try

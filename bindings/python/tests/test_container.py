@@ -237,7 +237,7 @@ def test_provider_is_a_plain_c_function_pointer(c, count):
         first = provider()
         assert provider() is first and count["made"] == 1  # resolves once, then holds it
         as_c = ctypes.CFUNCTYPE(ctypes.c_void_p)(provider.address)
-        assert tether.objects.lookup(as_c()) is first
+        assert tether.object_table.lookup(as_c()) is first
 
 
 def test_resolver_get_from_a_python_callback_returns_the_graph_instance(c):

@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 import tether
-from tether import Scope, Status, objects
+from tether import Scope, Status, object_table
 
 
 def test_status_classes_mirror_the_c_statuses():
@@ -85,7 +85,7 @@ def test_failure_tears_down_the_partial_graph_once(c):
         def __del__(self) -> None:
             drops.append(self.name)
 
-    before = objects.live_count()
+    before = object_table.live_count()
     c.register("Leaf", lambda: Part("Leaf"))
     c.register("Mid", lambda leaf: Part("Mid"), deps=["Leaf"], on_complete=lambda r, m: setattr(m, "back", r.weak("Top")))
     c.register("Top", lambda mid: 1 / 0, deps=["Mid"])
@@ -96,7 +96,7 @@ def test_failure_tears_down_the_partial_graph_once(c):
     gc.collect()
     assert [ref() for ref in made] == [None, None]
     assert sorted(drops) == ["Leaf", "Mid"]  # each exactly once
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_failed_singleton_is_not_cached(c, count):

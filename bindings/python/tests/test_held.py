@@ -9,10 +9,10 @@ import sys
 import threading
 import weakref
 
-from test_native import Counts, Thing, lib, register_native  # noqa: F401 (lib: the fixture)
+from test_native_refs import Counts, Thing, lib, register_native  # noqa: F401 (lib: the fixture)
 
 from tether import Scope
-from tether._native import RESOLVE_HELD, RESOLVE_NO_WAIT
+from tether._cabi import RESOLVE_HELD, RESOLVE_NO_WAIT
 
 
 class Service:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import tether
-from tether import Scope, objects
+from tether import Scope, object_table
 
 
 class Node:
@@ -28,7 +28,7 @@ def _reset_deaths():
 
 
 def test_everything_dies_after_the_container_and_user_refs_are_gone():
-    before = objects.live_count()
+    before = object_table.live_count()
     refs: list[weakref.ref] = []
 
     def track(obj):
@@ -48,7 +48,7 @@ def test_everything_dies_after_the_container_and_user_refs_are_gone():
     c.register("Child", lambda: track(Node("Child")), on_complete=lambda r, ch: setattr(ch, "parent", r.weak("Parent")))
     p = c.resolve("Parent")
     assert p.child.parent() is p
-    assert objects.live_count() == before + 1  # only the singleton cache holds a Python object now
+    assert object_table.live_count() == before + 1  # only the singleton cache holds a Python object now
     c_ref = weakref.ref(c)
     del p
     gc.collect()
@@ -58,11 +58,11 @@ def test_everything_dies_after_the_container_and_user_refs_are_gone():
     assert c_ref() is None  # the container was collected, and closed
     assert all(ref() is None for ref in refs)
     assert sorted(Node.deaths) == ["Child", "Parent", "Single", "Trans", "Weak"]  # each once
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_container_referenced_by_its_factories_is_still_collected():
-    before = objects.live_count()
+    before = object_table.live_count()
     c = tether.Container()
     c.register("Self", lambda: {"container": c})
     c.register("S", lambda: Node("S"), scope=Scope.SINGLETON)
@@ -72,7 +72,7 @@ def test_container_referenced_by_its_factories_is_still_collected():
     gc.collect()
     assert c_ref() is None
     assert Node.deaths == ["S"]
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_instances_outlive_their_container():
@@ -233,7 +233,7 @@ def test_lazy_after_its_container_closed(count):
 
 
 def test_many_resolves_leave_nothing_behind(c):
-    before = objects.live_count()
+    before = object_table.live_count()
     def make_parent(child):
         parent = Node("p")
         parent.child = child
@@ -244,11 +244,11 @@ def test_many_resolves_leave_nothing_behind(c):
     for _ in range(2000):
         c.resolve("Parent")
     gc.collect()
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_parent_and_child_containers_in_a_garbage_cycle_are_both_closed():
-    before = objects.live_count()
+    before = object_table.live_count()
     parent = tether.Container()
     child = tether.Container(parent)
     parent.register("S", lambda: Node("parent singleton"), scope=Scope.SINGLETON)
@@ -261,7 +261,7 @@ def test_parent_and_child_containers_in_a_garbage_cycle_are_both_closed():
     gc.collect()
     assert refs[0]() is None and refs[1]() is None
     assert sorted(Node.deaths) == ["child singleton", "parent singleton"]
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_a_parent_finalized_before_its_child_closes_with_the_child():
@@ -274,7 +274,7 @@ def test_a_parent_finalized_before_its_child_closes_with_the_child():
 
 
 def test_a_singleton_referencing_its_container_does_not_keep_it_alive():
-    before = objects.live_count()
+    before = object_table.live_count()
 
     class Service:
         def __init__(self) -> None:
@@ -287,7 +287,7 @@ def test_a_singleton_referencing_its_container_does_not_keep_it_alive():
     del c
     gc.collect()
     assert container() is None and service() is None
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_failed_resolve_does_not_remember_its_singleton(c):

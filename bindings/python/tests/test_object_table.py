@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 import tether
-from tether import Scope, objects
+from tether import Scope, object_table
 
 
 class Plain:
@@ -40,12 +40,12 @@ def test_fresh_class_is_only_a_class_that_always_makes_a_new_plain_object():
     class E(enum.Enum):
         X = 1
 
-    assert objects.fresh_class(Plain)
-    assert not objects.fresh_class(Shared)  # own __new__
-    assert not objects.fresh_class(S)  # ctypes data: C gets the buffer address
-    assert not objects.fresh_class(E)  # metaclass __call__ returns members
-    assert not objects.fresh_class(lambda: Plain())
-    assert not objects.fresh_class(dict)
+    assert object_table.fresh_class(Plain)
+    assert not object_table.fresh_class(Shared)  # own __new__
+    assert not object_table.fresh_class(S)  # ctypes data: C gets the buffer address
+    assert not object_table.fresh_class(E)  # metaclass __call__ returns members
+    assert not object_table.fresh_class(lambda: Plain())
+    assert not object_table.fresh_class(dict)
 
 
 def test_class_factories_in_transient_and_graph_scope_use_the_fast_destructor(c):
@@ -57,10 +57,10 @@ def test_class_factories_in_transient_and_graph_scope_use_the_fast_destructor(c)
     assert c._regs[tether.markers.encode_key(Dep)].fresh
     assert not c._regs[b"Lambda"].fresh
     assert not c._regs[b"Single"].fresh
-    before = objects.live_count()
+    before = object_table.live_count()
     dep = c.resolve(Dep)
     assert isinstance(dep.plain, Plain)
-    assert objects.live_count() == before  # both boxes gone when resolve returned
+    assert object_table.live_count() == before  # both boxes gone when resolve returned
     ref = weakref.ref(dep.plain)
     del dep
     gc.collect()
@@ -72,10 +72,10 @@ def test_one_object_in_several_boxes_at_once_stays_until_the_last_is_gone(c):
     c.register(Plain)  # GRAPH, fresh: DROP_FAST
     c.register("Same", lambda plain: plain, deps=[Plain])  # a second box of the very same object
     c.register("Again", lambda same: same, deps=["Same"])  # and a third
-    before = objects.live_count()
+    before = object_table.live_count()
     obj = c.resolve("Again")
     assert isinstance(obj, Plain)
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
     ref = weakref.ref(obj)
     del obj
     gc.collect()
@@ -95,7 +95,7 @@ def test_boxes_of_one_object_from_many_threads_balance(c):
     shared = Plain()
     c.register("Shared", lambda: shared, scope=Scope.TRANSIENT)
     c.register(Dep, deps=["Shared"], scope=Scope.TRANSIENT)
-    before = objects.live_count()
+    before = object_table.live_count()
     errors: list[BaseException] = []
 
     def work() -> None:
@@ -111,7 +111,7 @@ def test_boxes_of_one_object_from_many_threads_balance(c):
     for t in threads:
         t.join(60)
     assert not errors
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
 
 
 def test_a_stale_cause_is_never_attached_to_a_later_failure(c):
@@ -142,10 +142,10 @@ def test_a_class_factory_with_weak_slots_and_arguments_is_fresh_too(c):
     c.register(Plain)
     c.register(WithArgs, deps=[Plain, tether.weak(Plain), int], scope=Scope.TRANSIENT)
     assert c._regs[tether.markers.encode_key(WithArgs)].fresh
-    before = objects.live_count()
+    before = object_table.live_count()
     obj = c.resolve(WithArgs, 7)
     assert obj.n == 7 and obj.weak_plain() is obj.plain
-    assert objects.live_count() == before
+    assert object_table.live_count() == before
     ref = weakref.ref(obj)
     del obj
     gc.collect()
@@ -161,4 +161,4 @@ def test_a_fresh_object_returned_again_by_a_lambda_factory_meanwhile(c):
     c.register("Both", lambda a, b: (a, b), deps=["Keep", "Again"])
     a, b = c.resolve("Both")
     assert a is b is keep[-1]
-    assert objects.held(id(a)) is None  # every box released
+    assert object_table.held(id(a)) is None  # every box released

@@ -1,4 +1,4 @@
-"""Replayed resolves (tether.plans): the library describes a plain graph's plan and the binding
+"""Replayed resolves (tether.executor): the library describes a plain graph's plan and the binding
 calls the Python factories itself. Every scenario runs twice, on containers that replay and on
 containers made with TETHER_NO_PLANS=1 (no plan described: every resolve goes through the
 library), and both must give the same results: calls, sharing, errors, invalidation."""
@@ -16,13 +16,13 @@ import pytest
 from conftest import container
 
 import tether
-from tether import Scope, objects, plans
+from tether import Scope, object_table, executor
 
 PATHS = ("replay", "library")
 
 
 class Made:
-    """Counts replays: every build function ``plans.bind`` makes, wrapped."""
+    """Counts replays: every build function ``executor.bind`` makes, wrapped."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -38,9 +38,9 @@ class Made:
 @contextlib.contextmanager
 def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
     """Containers for one path; closed afterwards, leaving no Python object in C boxes."""
-    before = objects.live_count()
+    before = object_table.live_count()
     made = Made(path)
-    real = plans.bind
+    real = executor.bind
 
     def counting(*args: Any) -> Callable[[], Any]:
         build = real(*args)
@@ -48,21 +48,21 @@ def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
         def counted() -> Any:
             made.replays += 1  # a replay that raises counts too
             result = build()
-            if result is plans.MISS:  # it did not run
+            if result is executor.MISS:  # it did not run
                 made.replays -= 1
             return result
 
         return counted
 
-    monkeypatch.setattr(plans, "bind", counting)
+    monkeypatch.setattr(executor, "bind", counting)
     try:
         yield made
     finally:
-        monkeypatch.setattr(plans, "bind", real)
+        monkeypatch.setattr(executor, "bind", real)
         for container in reversed(made.containers):
             container.close()
         gc.collect()
-        assert objects.live_count() == before, "C boxes still hold Python objects after close"
+        assert object_table.live_count() == before, "C boxes still hold Python objects after close"
 
 
 def both(monkeypatch: pytest.MonkeyPatch, scenario: Callable[[Made], Any], replays: bool = True) -> Any:
@@ -312,6 +312,56 @@ def failure(c: tether.Container, key: str) -> tuple[Any, ...]:
     return type(error), error.status, str(error), type(cause), str(cause)
 
 
+SERVICE = {"Svc": ["Repo", "Mailer"], "Repo": ["Db", "Cache"], "Mailer": ["Settings"], "Db": [], "Cache": [], "Settings": []}
+SINGLETONS = {"Db": Scope.SINGLETON, "Cache": Scope.SINGLETON, "Settings": Scope.SINGLETON}
+
+
+def c_reset(c: tether.Container) -> None:
+    """tether_reset of the singletons by C code sharing the container, unknown to the binding."""
+    api = tether._loader.api()
+    assert api.tether_reset(c.handle, int(Scope.SINGLETON)) == 0, api.last_error()
+
+
+def test_a_graph_over_cached_singletons_replays_with_them_as_inputs(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, SERVICE, scopes=SINGLETONS)
+        Node.log = []
+        first, second = c.resolve("Svc"), c.resolve("Svc")
+        made_once = first.deps[0].deps[0] is second.deps[0].deps[0] and first.deps[1].deps[0] is second.deps[1].deps[0]
+        c.reset(Scope.SINGLETON)  # from Python: new singletons, made in their place in the graph
+        third = c.resolve("Svc")
+        c_reset(c)  # from C: the same
+        fourth, fifth = c.resolve("Svc"), c.resolve("Svc")
+        renewed = third.deps[0].deps[0] is not first.deps[0].deps[0] and fourth.deps[0].deps[0] is not third.deps[0].deps[0]
+        child = make(c)  # an empty child (one per request) builds over the parent's singletons
+        from_child = child.resolve("Svc")
+        return (Node.log, identities(first), identities(fifth), made_once, renewed,
+                fifth.deps[0].deps[0] is fourth.deps[0].deps[0], from_child.deps[0].deps[0] is fifth.deps[0].deps[0])
+
+    log, first, fifth, made_once, renewed, kept, shared = both(monkeypatch, scenario)
+    made = ["Db", "Cache", "Repo", "Settings", "Mailer", "Svc"]
+    assert log == made + ["Repo", "Mailer", "Svc"] + made * 2 + ["Repo", "Mailer", "Svc"] * 2
+    assert first == fifth and made_once and renewed and kept and shared
+
+
+def test_a_factory_over_cached_singletons_failing_names_its_path(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, SERVICE, scopes=SINGLETONS)
+        c.resolve("Svc")  # the singletons are made
+
+        def down(settings: Any) -> Any:
+            raise RuntimeError("smtp is down")
+
+        c.register("Mailer", down, deps=["Settings"])
+        return failure(c, "Svc"), failure(c, "Svc")
+
+    first, second = both(monkeypatch, scenario)
+    assert first == second and first[0] is tether.FactoryError and first[3] is RuntimeError
+    assert first[2] == 'factory for "Mailer" returned NULL: RuntimeError: smtp is down (while resolving "Svc" -> "Mailer")'
+
+
 def test_a_factory_raising_fails_the_same_way(monkeypatch):
     def boom(*deps: Any) -> Any:
         Node.log.append("boom")
@@ -434,13 +484,13 @@ def test_a_parent_gaining_a_shadowing_registration(monkeypatch):
 
 def test_empty_children_replay_the_plan_their_parent_described_once(monkeypatch):
     described: list[int] = []
-    real = plans.describe
+    real = executor.describe
 
     def counting(api: Any, handle: int, kid: int) -> Any:
         described.append(handle)
         return real(api, handle, kid)
 
-    monkeypatch.setattr(plans, "describe", counting)
+    monkeypatch.setattr(executor, "describe", counting)
 
     def scenario(make: Made) -> Any:
         described.clear()

@@ -1,4 +1,4 @@
-"""Python singleton hits served without a call (tether.hits): once the library answered that the
+"""Python singleton hits served without a call (tether.singleton_hits): once the library answered that the
 cached object is the published singleton, later resolves return it with no ctypes call, and stop
 exactly when a resolve through the library would give another instance: a reset (from Python or
 from C code on the same handle, here or in a parent), a re-registration, a scope change, close.
@@ -16,10 +16,10 @@ from typing import Any, Iterator
 
 import pytest
 from conftest import container
-from test_native import Counts, lib, register_native  # noqa: F401 (lib: the fixture)
+from test_native_refs import Counts, lib, register_native  # noqa: F401 (lib: the fixture)
 
 import tether
-from tether import Scope, objects
+from tether import Scope, object_table
 
 api = tether._loader.api()
 
@@ -57,13 +57,13 @@ class Made:
 
 @pytest.fixture(params=[True, False], ids=["plans", "no-plans"])
 def make(request: pytest.FixtureRequest) -> Iterator[Made]:
-    before = objects.live_count()
+    before = object_table.live_count()
     made = Made(request.param)
     yield made
     for container in reversed(made.containers):
         container.close()
     gc.collect()
-    assert objects.live_count() == before, "C boxes still hold Python objects after close"
+    assert object_table.live_count() == before, "C boxes still hold Python objects after close"
 
 
 def calls(c: tether.Container) -> list[int]:

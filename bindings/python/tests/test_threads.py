@@ -6,7 +6,7 @@ import time
 import weakref
 
 import tether
-from tether import Scope, objects
+from tether import Scope, object_table
 
 THREADS = 8
 
@@ -66,7 +66,7 @@ def test_cyclic_graphs_from_eight_threads(c):
     c.register("Parent", Parent, deps=["Child", "Log"])
     c.register("Child", Child, on_complete=lambda r, ch: setattr(ch, "parent", r.weak("Parent")))
     c.register("Shared", object, scope=Scope.WEAK)
-    before = objects.live_count()
+    before = object_table.live_count()
 
     def work(i):
         for _ in range(300):
@@ -77,7 +77,7 @@ def test_cyclic_graphs_from_eight_threads(c):
 
     run_threads(work)
     gc.collect()
-    assert objects.live_count() <= before + 1  # at most the weak-scoped one still cached
+    assert object_table.live_count() <= before + 1  # at most the weak-scoped one still cached
 
 
 def test_factory_waiting_for_another_threads_resolve_does_not_deadlock(c):
@@ -116,11 +116,11 @@ def test_drops_from_other_threads(c):
     c.register("S", object, scope=Scope.SINGLETON)
     objs = []
     run_threads(lambda i: objs.append(c.resolve("S")))
-    before = objects.live_count()
+    before = object_table.live_count()
     t = threading.Thread(target=lambda: c.reset(Scope.SINGLETON))
     t.start()
     t.join(30)
-    assert objects.live_count() == before - 1
+    assert object_table.live_count() == before - 1
 
 
 def test_reregistering_while_other_threads_resolve(c):

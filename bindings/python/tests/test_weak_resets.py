@@ -11,7 +11,7 @@ import threading
 from ctypes import byref, c_uint64, c_void_p
 from typing import Any
 
-from test_native import lib, register_native  # noqa: F401 (lib: the fixture)
+from test_native_refs import lib, register_native  # noqa: F401 (lib: the fixture)
 from test_singleton_hits import c_resolve, make, served  # noqa: F401 (make: the fixture)
 
 import tether

@@ -42,7 +42,7 @@ from .errors import (
 )
 from .lazy import Lazy, WeakLazy
 from .markers import Dependency, Key, Pointer, dep, key_name, lazy, weak, weak_lazy
-from .native import NativeRef, NativeWeak
+from .native_refs import NativeRef, NativeWeak
 from .provider import Provider
 from .resolver import Resolver
 from .scope import Scope

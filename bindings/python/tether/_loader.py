@@ -21,7 +21,7 @@ import os
 import threading
 from pathlib import Path
 
-from ._native import Api
+from ._cabi import Api
 from .errors import LibraryNotFoundError, VersionMismatchError
 
 #: The package version; the library's MAJOR.MINOR must match it.

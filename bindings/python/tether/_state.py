@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from ._native import PointerOut, collect_buffer
+from ._cabi import PointerOut, collect_buffer
 from .errors import error_for
 
 #: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Sequence
 
-from . import objects
-from ._native import PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR, Value
+from . import object_table
+from ._cabi import PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR, Value
 from .errors import ArgumentMismatchError
-from .native import NativeRef
+from .native_refs import NativeRef
 
 _C_DATA = (ctypes.Structure, ctypes.Union, ctypes.Array)
 
@@ -48,7 +48,7 @@ def _encode(text: Any, position: int, name: str) -> bytes:
 
 
 def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tuple[Any, list[int]]:
-    """(ctypes array of Value, pointers pinned for the call: release each with objects.release)."""
+    """(ctypes array of Value, pointers pinned for the call: release each with object_table.release)."""
     values = (Value * len(args))()
     pinned: list[int] = []
     try:
@@ -69,7 +69,7 @@ def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tu
                     raise _mismatch(position, name, "a str or bytes", arg)
                 v.kind, v.as_.str = PARAM_STR, _encode(arg, position, name)
             elif kind == "object":
-                v.kind, v.as_.ptr = PARAM_PTR, objects.retain(arg)
+                v.kind, v.as_.ptr = PARAM_PTR, object_table.retain(arg)
                 pinned.append(v.as_.ptr)
             else:
                 raw_int = kind == "pointer" and isinstance(arg, int) and not isinstance(arg, bool)
@@ -79,6 +79,6 @@ def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tu
                 v.kind, v.as_.ptr = PARAM_PTR, address
     except BaseException:
         for ptr in pinned:
-            objects.release(ptr)
+            object_table.release(ptr)
         raise
     return values, pinned

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ._native import PARAM_DEP, PARAM_WEAK
+from ._cabi import PARAM_DEP, PARAM_WEAK
 from .markers import Dependency, key_name
 
 

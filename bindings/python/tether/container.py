@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import ctypes
 import operator
-import os
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, hits, native, objects, plans
-from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
+from . import _loader, _state, singleton_hits, native_refs, object_table, executor
+from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
 from .registration import Registration
 from .scope import Scope
-from .slots import from_deps, infer
+from .parameters import from_deps, infer
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,23 +24,23 @@ Callback = Union[Callable[[Any, Any], Any], Completion]
 
 _UNSET: Any = object()
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
-_fresh_of = objects.fresh_of
-_box_of = objects.box_of
-_owned_get = objects._owned.get
+_fresh_of = object_table.fresh_of
+_box_of = object_table.box_of
+_owned_get = object_table._owned.get
 _tls = _state.tls
-run_drops = objects.run_drops
-_drop_views = objects.DROP_VIEWS
+run_drops = object_table.run_drops
+_drop_views = object_table.DROP_VIEWS
 _results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
-_fresh_pop = objects._fresh.pop
+_fresh_pop = object_table._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
-_MISS = plans.MISS
+_MISS = executor.MISS
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 #: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or singleton
-#: hit (see hits) or None).
+#: hit (see singleton_hits) or None).
 Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None"]
 
 
@@ -91,16 +90,15 @@ class Container:
             raise error_for(status, self._api.last_error())
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
-        # Read per replayed resolve (see plans): this container's version word, then its parents'
+        # Read per replayed resolve (see executor): this container's version word, then its parents'
         words = self._version_words(self._api.tether_container_versions)
         self._word, self._parent_words = words[0], words[1:]
-        # Read per singleton hit served here (see hits): the cache words of the same containers
+        # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
         self._cache_words = self._version_words(self._api.tether_container_cache_versions)
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = self._word.value
-        self._replays = os.environ.get("TETHER_NO_PLANS") != "1"  # as the library decided, just now
-        self._prepared: dict[int, tuple[int, plans.Prepared | None]] = {}
+        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
@@ -222,7 +220,7 @@ class Container:
 
         - ``register("K", factory, deps=[...])``: ``factory(*deps)`` makes K's instances.
         - ``register(Service)``: the class is its own key and factory; ``__init__`` parameters are
-          autowired from type hints (see ``tether.slots``). Returns the class: usable as ``@c.register``.
+          autowired from type hints (see ``tether.parameters``). Returns the class: usable as ``@c.register``.
         - ``@c.register("K", deps=[...])`` / ``@c.register(scope=Scope.SINGLETON)`` decorate a factory
           or a class; a decorated function whose return annotation is a class is registered under
           that class.
@@ -316,8 +314,8 @@ class Container:
         try:
             kid, cached_reg, build = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
-            # change in the chain moves: it needs no generation check (see plans; a hit's stamp,
-            # the cache words, moves with it: see hits)
+            # change in the chain moves: it needs no generation check (see executor; a hit's stamp,
+            # the cache words, moves with it: see singleton_hits)
             if build is None and self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
@@ -351,14 +349,14 @@ class Container:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
-            # the cache words read before the call date the hit served here from then on (see hits)
+            # the cache words read before the call date the hit served here from then on (see singleton_hits)
             kept = cached_reg.cached
             if kept is not None:
                 kept_obj = kept.obj
                 if kept_obj is None:  # emptied: the library or the container let go of it
                     kept = None
                 else:
-                    stamp = hits.stamp(self._cache_words)
+                    stamp = singleton_hits.stamp(self._cache_words)
         frames, io, words, instance, out = _tls.hot
         if frames:  # nested in a resolve of this thread, whose buffer is in use
             io, words = collect_buffer()
@@ -390,11 +388,11 @@ class Container:
                 made.publish()
         elif kept is not None and address == kept.ptr and not ref and not dropped:
             # the library answered: the published singleton (nothing was made). Served here from
-            # now on, while the cache words are the ones read before the call (see hits)
+            # now on, while the cache words are the ones read before the call (see singleton_hits)
             if self._cache_words[0] is not _NO_VERSION and (key in self._lookups or len(self._lookups) < 1024):
-                self._lookups[key] = (kid, cached_reg, hits.hit(kept, self._cache_words, stamp))
+                self._lookups[key] = (kid, cached_reg, singleton_hits.hit(kept, self._cache_words, stamp))
             return kept_obj
-        # native.adopt, inlined: a Python object comes back as itself, its handle (if the call did
+        # native_refs.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
         obj = _fresh_of(address)
         if obj is None and kept is not None and address == kept.ptr:
@@ -430,8 +428,8 @@ class Container:
     @staticmethod
     def _released(address: int | None) -> Any:
         """The object of a result the call released (its registration defers drops: a Python one)."""
-        obj = objects.lookup(address, objects.MISSING)
-        if obj is objects.MISSING:  # another thread upgraded a weak handle to it and dropped it since
+        obj = object_table.lookup(address, object_table.MISSING)
+        if obj is object_table.MISSING:  # another thread upgraded a weak handle to it and dropped it since
             raise InvalidHandleError("the resolved instance was released by another thread before it could be returned")
         return obj
 
@@ -454,7 +452,7 @@ class Container:
             if _retired:
                 _state.free_retired()
             for ptr in pinned:
-                objects.release(ptr)
+                object_table.release(ptr)
         if status:
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
@@ -474,11 +472,11 @@ class Container:
         return self._adopt(out.value, address)
 
     def _adopt(self, ref: int | None, address: int | None) -> Any:
-        """The rest of native.adopt for an owned handle: a counted or owned Python object comes back
+        """The rest of native_refs.adopt for an owned handle: a counted or owned Python object comes back
         as itself (the handle released), a native instance as a NativeRef owning the handle."""
-        obj = objects.lookup(address, objects.MISSING)
-        if obj is objects.MISSING:
-            return native.NativeRef._adopt(self._api, ref or 0, address or 0)
+        obj = object_table.lookup(address, object_table.MISSING)
+        if obj is object_table.MISSING:
+            return native_refs.NativeRef._adopt(self._api, ref or 0, address or 0)
         self._ref_release(ref)
         return obj
 
@@ -500,14 +498,31 @@ class Container:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             prepared = self._prepared_plan(kid)
             if prepared is not None:
-                build = plans.bind(prepared, (self._word, *self._parent_words), stamp)
+                build = self._bind(prepared, stamp)
+                keep = build is not None  # else a cached step has no instance yet: look again next time
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
         if keep:
             self._lookups[key] = entry
         return entry
 
-    def _prepared_plan(self, kid: int) -> plans.Prepared | None:
-        """The plan of ``kid`` from here, prepared (``plans.prepare``): described by the library
+    def _bind(self, prepared: executor.Prepared, stamp: int) -> Callable[[], Any] | None:
+        """The builder of ``prepared`` for this container (``executor.bind``), or None while one of its
+        cached steps has no published singleton in its registration's cell: the library's resolve
+        makes it, in its place in the graph."""
+        cached = prepared[3]
+        if not cached:
+            return executor.bind(prepared, (self._word, *self._parent_words), stamp)
+        cache_stamp = singleton_hits.stamp(self._cache_words)  # before confirming: a reset meanwhile moves it
+        for reg in cached:
+            kept = reg.cached
+            obj = kept.obj if kept is not None else None
+            # confirmed by the library (a held resolve, or a hit dated by these words) or not at all
+            if obj is None or self.resolve(reg.name) is not obj or reg.cached is not kept:
+                return None
+        return executor.bind(prepared, (self._word, *self._parent_words), stamp, self._cache_words, cache_stamp)
+
+    def _prepared_plan(self, kid: int) -> executor.Prepared | None:
+        """The plan of ``kid`` from here, prepared (``executor.prepare``): described by the library
         from the nearest container up the chain with anything registered in it, and kept there,
         while its configuration is unchanged, for its children with nothing registered (one per
         request, say: they build the same graph, and the library replays the same plan for them)."""
@@ -518,16 +533,17 @@ class Container:
         kept = owner._prepared.get(kid)
         if kept is not None and kept[0] == stamp:
             return kept[1]
-        described = plans.describe(self._api, owner.handle, kid)
-        prepared = None if described is None else plans.prepare(owner._python_registrations(), *described)
+        described = executor.describe(self._api, owner.handle, kid)
+        prepared = None if described is None else executor.prepare(owner._python_registrations(), *described, self._api,
+                                                                 owner.handle, kid)
         if owner is not self and len(owner._prepared) < 1024:
             owner._prepared[kid] = (stamp, prepared)
         return prepared
 
     def _empty(self) -> bool:
-        """Nothing registered here, by Python or C (the version word has not moved since), and
-        plans on: resolves from here build exactly what the parent's build."""
-        return not self._regs and self._replays and self._word.value == self._created_word
+        """Nothing registered here, by Python or C (the version word has not moved since): resolves
+        from here build exactly what the parent's build."""
+        return not self._regs and self._word.value == self._created_word
 
     def _python_registrations(self) -> dict[int, Registration]:
         """The Python registrations of this container and its parents, by registration handle."""

@@ -11,7 +11,7 @@ import weakref
 from typing import Any, Callable
 
 from .errors import InvalidHandleError
-from .native import NativeRef
+from .native_refs import NativeRef
 
 _UNSET: Any = object()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from typing import Union
 
-from ._native import PARAM_DEP, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
+from ._cabi import PARAM_DEP, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
 
 Key = Union[str, type]
 """A registration key: a string or a class."""

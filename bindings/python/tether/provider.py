@@ -5,8 +5,8 @@ from __future__ import annotations
 from ctypes import byref, c_void_p
 from typing import Any
 
-from . import _state, objects
-from ._native import E_FACTORY_FAILED, OK, PROVIDER_FN, Api
+from . import _state, object_table
+from ._cabi import E_FACTORY_FAILED, OK, PROVIDER_FN, Api
 from .errors import error_for
 
 
@@ -54,7 +54,7 @@ class Provider:
             _state.resolve_finished()
         if not ptr:
             _state.raise_failure(status or E_FACTORY_FAILED, message)
-        return objects.lookup(ptr, ptr)
+        return object_table.lookup(ptr, ptr)
 
     @property
     def _as_parameter_(self) -> c_void_p:

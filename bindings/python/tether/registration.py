@@ -18,8 +18,8 @@ import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
 from typing import Any, Callable, Sequence
 
-from . import _state, objects
-from ._native import (
+from . import _state, object_table
+from ._cabi import (
     COMPLETE_ARGS_FN,
     COMPLETE_FN,
     DEFER_DROP,
@@ -43,10 +43,10 @@ from ._native import (
 from .completion import Completion
 from .errors import error_for
 from .lazy import Lazy, WeakLazy
-from .native import weak_callable
+from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
-from .slots import Plan
+from .parameters import Parameters
 
 _ARGTYPES = {
     PARAM_DEP: c_void_p,
@@ -101,7 +101,7 @@ class Registration:
         "__weakref__",
     )
 
-    def __init__(self, container: Any, name: str, factory: Callable[..., Any], plan: Plan, scope: Scope) -> None:
+    def __init__(self, container: Any, name: str, factory: Callable[..., Any], plan: Parameters, scope: Scope) -> None:
         self.api: Api = container._api
         self.container = weakref.ref(container)
         self.name = name
@@ -120,13 +120,13 @@ class Registration:
         # ...and (last, stamp) once its resolve has completed: served while the word is the stamp
         self.published: tuple[Callable[[], Any], int] | None = None
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
-        # so the garbage collector sees container -> singleton (see objects.Owned; emptied once
+        # so the garbage collector sees container -> singleton (see object_table.Owned; emptied once
         # the library drops the object, even when C code reset it)
-        self.cached: objects.Owned | None = None
+        self.cached: object_table.Owned | None = None
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
-        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and objects.fresh_class(factory)
+        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory)
         # its completion callbacks when all are declared (a plan replay runs them), else None
         self.completions: tuple[Completion, ...] | None = ()
 
@@ -148,8 +148,8 @@ class Registration:
         self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
         declared = [fn for fn in callbacks if isinstance(fn, Completion)]
         self.completions = tuple(declared) if len(declared) == len(callbacks) else None
-        drop = objects.DROP_FAST if self.fresh else objects.DROP
-        # DEFER_DROP: Container.resolve runs the drops itself (objects.run_drops), no callback;
+        drop = object_table.DROP_FAST if self.fresh else object_table.DROP
+        # DEFER_DROP: Container.resolve runs the drops itself (object_table.run_drops), no callback;
         # the callbacks of both forms in one list, so they run in the order given
         options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP | OPTIONS_CALLBACKS, drop=drop,
                                       callback_count=len(entries))
@@ -175,9 +175,9 @@ class Registration:
         weak_scope = self.scope == Scope.WEAK
         singleton = self.scope == Scope.SINGLETON
         simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
-        retain = objects.retain
-        fresh_of = objects.fresh_of
-        fresh = objects._fresh if self.fresh else None
+        retain = object_table.retain
+        fresh_of = object_table.fresh_of
+        fresh = object_table._fresh if self.fresh else None
 
         if simple and not weak_scope and not singleton:
             return self._simple_trampoline(len(slots))
@@ -194,7 +194,7 @@ class Registration:
                         epoch = self._weak_reusable() if reused is not None else None
                         if epoch is not None:  # Python still holds it, the library forgot only its box
                             self._release_weak_slots(cargs, 0)
-                            ptr = objects.retain(reused)
+                            ptr = object_table.retain(reused)
                             self.skip = ptr
                             self._note_created((self.last, self.reused_at, self.stamp))
                             self.reused_at, self.stamp = epoch, stamp
@@ -213,12 +213,12 @@ class Registration:
                 if obj is None:
                     raise self._returned_none()
                 if singleton:
-                    ptr, cell = objects.retain_owned(obj)
+                    ptr, cell = object_table.retain_owned(obj)
                     if cell is not None:
                         # a cell still here is one the library no longer caches (the key was
                         # re-registered or reset meanwhile): the table must hold that object now
                         stale, self.cached = self.cached, cell
-                        objects.disown(stale)
+                        object_table.disown(stale)
                         self._note_created(cell)
                         if self.handle is None:  # replaced while this resolve ran: not cached in C
                             self.drop_cached()
@@ -262,13 +262,13 @@ class Registration:
         return epoch
 
     def _dep(self, ptr: int | None, resolver: int | None) -> Any:
-        """A strong dependency that is not in ``objects._fresh``: another Python box (fast, counted
+        """A strong dependency that is not in ``object_table._fresh``: another Python box (fast, counted
         or a container's singleton) or a native instance (a ``NativeRef`` of Python's own)."""
-        cell = objects.box_of(ptr)
+        cell = object_table.box_of(ptr)
         if cell is not None:
             return cell[0]
-        obj = objects.lookup(ptr or 0, objects.MISSING)
-        if obj is objects.MISSING:
+        obj = object_table.lookup(ptr or 0, object_table.MISSING)
+        if obj is object_table.MISSING:
             assert resolver is not None
             obj = native_via_resolver(self.api, resolver, ptr or 0)
         return obj
@@ -276,22 +276,22 @@ class Registration:
     def _simple_trampoline(self, count: int) -> Callable[..., int | None]:
         """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
         graph scope. It does per call only what the general one would: the dependencies from the
-        lock-free tables (else ``_dep``), the factory, then ``objects.retain`` inlined (a plain
+        lock-free tables (else ``_dep``), the factory, then ``object_table.retain`` inlined (a plain
         object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``)."""
         api = self.api
         factory = self.factory
         assert factory is not None
         if self.fresh:
             return self._fresh_trampoline(count)
-        fresh_of = objects.fresh_of
-        plain = objects.plain
-        setdefault = objects._boxes.setdefault
-        counted = objects.retain_counted
+        fresh_of = object_table.fresh_of
+        plain = object_table.plain
+        setdefault = object_table._boxes.setdefault
+        counted = object_table.retain_counted
         returned_none = self._returned_none
         dep = self._dep
 
         def box(obj: Any) -> int:
-            """``objects.retain`` (the one the general trampoline calls), for the rarer shapes."""
+            """``object_table.retain`` (the one the general trampoline calls), for the rarer shapes."""
             if type(obj) in plain:
                 cell = (obj,)
                 ptr = id(obj)
@@ -356,12 +356,12 @@ class Registration:
 
     def _fresh_trampoline(self, count: int) -> Callable[..., int | None]:
         """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object,
-        never None, stored in ``objects._fresh`` without checks (``DROP_FAST`` takes it back)."""
+        never None, stored in ``object_table._fresh`` without checks (``DROP_FAST`` takes it back)."""
         api = self.api
         cls = self.factory
         assert cls is not None
-        fresh = objects._fresh
-        fresh_of = objects.fresh_of
+        fresh = object_table._fresh
+        fresh_of = object_table.fresh_of
         dep = self._dep
 
         if count == 0:
@@ -489,8 +489,8 @@ class Registration:
             for index, (slot, value) in enumerate(zip(self.plan.slots, cargs)):
                 kind = slot.kind
                 if kind == PARAM_DEP:
-                    obj = objects.lookup(value or 0, objects.MISSING)
-                    if obj is objects.MISSING:
+                    obj = object_table.lookup(value or 0, object_table.MISSING)
+                    if obj is object_table.MISSING:
                         assert resolver is not None
                         obj = native_via_resolver(api, resolver, value or 0)
                 elif kind == PARAM_WEAK:
@@ -505,7 +505,7 @@ class Registration:
                 elif kind == PARAM_STR:
                     obj = value.decode("utf-8") if slot.arg == "str" and value is not None else value
                 elif kind == PARAM_PTR and slot.arg == "object":
-                    obj = objects.lookup(value or 0, value)
+                    obj = object_table.lookup(value or 0, value)
                 else:  # F64, raw pointer
                     obj = value
                 args.append(obj)
@@ -528,7 +528,7 @@ class Registration:
         """Calls ``completion.fn(instance, *targets)``: a DEP target as its object, a WEAK one (an
         owned weak handle) as ``weak_callable`` makes it, the weak handles released on any path."""
         api = self.api
-        fresh_of = objects.fresh_of
+        fresh_of = object_table.fresh_of
         callback = completion.fn
         weak = [dep.kind == PARAM_WEAK for dep in completion.deps]
         name = self.name
@@ -553,8 +553,8 @@ class Registration:
                     if is_weak:
                         targets.append(weak_callable(api, args[i] or 0))
                     else:
-                        target = objects.lookup(args[i] or 0, objects.MISSING)
-                        if target is objects.MISSING:
+                        target = object_table.lookup(args[i] or 0, object_table.MISSING)
+                        if target is object_table.MISSING:
                             raise TypeError(f"completion callback #{index + 1} of {name!r}: its target "
                                             f"{completion.deps[i].name!r} is a native instance; take it with a "
                                             "resolver-form callback (r.get) or declare it tether.weak")
@@ -570,14 +570,14 @@ class Registration:
 
     def _completed_object(self, instance: int | None, index: int) -> Any:
         """The Python object callback ``index`` completes, when it is not in the fresh table."""
-        obj = objects.lookup(instance or 0, objects.MISSING)
-        if obj is objects.MISSING:
+        obj = object_table.lookup(instance or 0, object_table.MISSING)
+        if obj is object_table.MISSING:
             raise RuntimeError(f"completion callback #{index + 1} of {self.name!r}: unknown instance")
         return obj
 
     def _complete_trampoline(self, callback: Callable[[Any, Any], Any], index: int) -> Callable[..., int]:
         api = self.api
-        fresh_of = objects.fresh_of
+        fresh_of = object_table.fresh_of
         make_resolver = resolver_for(api)
 
         if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
@@ -610,9 +610,9 @@ class Registration:
         return trampoline
 
     def drop_cached(self) -> None:
-        """The container lets go of its singleton (before the library does: see objects.disown)."""
+        """The container lets go of its singleton (before the library does: see object_table.disown)."""
         cell, self.cached = self.cached, None
-        objects.disown(cell)
+        object_table.disown(cell)
 
     def retire(self) -> None:
         """Forgets the C registration; its trampolines go when no resolve that may use them runs."""

@@ -7,15 +7,15 @@ from ctypes import c_void_p
 from typing import Any, Callable, ClassVar
 from weakref import ref as _weakref
 
-from . import _state, native, objects
-from ._native import OK, Api, PointerOut
+from . import _state, native_refs, object_table
+from ._cabi import OK, Api, PointerOut
 from .errors import error_for
 from .markers import Key, _encoded, encode_key
 
-_fresh_of = objects.fresh_of
+_fresh_of = object_table.fresh_of
 
 
-def native_via_resolver(api: Api, resolver: int, instance: int) -> native.NativeRef:
+def native_via_resolver(api: Api, resolver: int, instance: int) -> native_refs.NativeRef:
     """An owned ``NativeRef`` to ``instance``, a native instance of the running resolve.
 
     A pointer handed to Python from C (a dependency, ``tether_resolver_get``) is only kept alive
@@ -26,7 +26,7 @@ def native_via_resolver(api: Api, resolver: int, instance: int) -> native.Native
     status = api.tether_resolver_ref(resolver, instance, ref)
     if status != OK:
         raise error_for(status, api.last_error())
-    return native.NativeRef._adopt(api, ref.value or 0, instance)
+    return native_refs.NativeRef._adopt(api, ref.value or 0, instance)
 
 
 class Resolver:
@@ -53,8 +53,8 @@ class Resolver:
         if status != OK:
             _state.raise_failure(status, self._api.last_error())
         address = out[0]
-        obj = objects.lookup(address or 0, objects.MISSING)
-        if obj is objects.MISSING:
+        obj = object_table.lookup(address or 0, object_table.MISSING)
+        if obj is object_table.MISSING:
             return native_via_resolver(self._api, self._handle, address or 0)
         return obj
 
@@ -75,13 +75,13 @@ class Resolver:
                 return _weakref(obj)
             except TypeError:
                 pass  # python_weak says what to do
-        obj = objects.lookup(address or 0, objects.MISSING)
-        if obj is objects.MISSING:
+        obj = object_table.lookup(address or 0, object_table.MISSING)
+        if obj is object_table.MISSING:
             # A native instance: NativeWeak needs a weak handle. Asking the key again would build a
             # second instance of a transient key, so take a handle to this very instance
             # (tether_resolver_ref; the same as get() does) and downgrade it.
             return native_via_resolver(self._api, self._handle, address or 0).downgrade()
-        return native.python_weak(obj)
+        return native_refs.python_weak(obj)
 
     def __repr__(self) -> str:
         return "<tether.Resolver>"

@@ -14,9 +14,9 @@ import weakref
 from ctypes import c_void_p
 from typing import Any, TypeVar
 
-from . import objects
-from ._native import OK, Api
-from ._native import E_EXPIRED as _EXPIRED
+from . import object_table
+from ._cabi import OK, Api
+from ._cabi import E_EXPIRED as _EXPIRED
 from .errors import InvalidHandleError, error_for
 
 _C = TypeVar("_C")
@@ -29,7 +29,7 @@ def _raise_last(api: Api, status: int) -> None:
     raise error_for(status, api.last_error())
 
 
-class NativeRef(objects.HasAddress):
+class NativeRef(object_table.HasAddress):
     """A strong handle (``tether_ref``) to a native instance; releasing it may destroy the instance.
 
     ``address`` is the instance pointer as an int; ``cast(ctype)`` gives a ctypes pointer to it;
@@ -176,8 +176,8 @@ def adopt(api: Api, ref: c_void_p) -> Any:
     keep it alive from now on); a native instance becomes a ``NativeRef`` owning the handle.
     """
     address = api.tether_ref_get(ref) or 0
-    obj = objects.lookup(address, objects.MISSING)
-    if obj is objects.MISSING:
+    obj = object_table.lookup(address, object_table.MISSING)
+    if obj is object_table.MISSING:
         return NativeRef._adopt(api, ref.value or 0, address)
     api.tether_ref_release(ref)
     return obj
@@ -199,8 +199,8 @@ def weak_callable(api: Api, weak: int) -> Any:
         api.tether_weak_release(weak)
         raise error_for(status, message)
     address = api.hot_ref_get(ref) or 0
-    obj = objects.lookup(address, objects.MISSING)
-    if obj is objects.MISSING:
+    obj = object_table.lookup(address, object_table.MISSING)
+    if obj is object_table.MISSING:
         api.hot_ref_release(ref)
         return NativeWeak._adopt(api, weak)
     try:

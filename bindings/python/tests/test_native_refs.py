@@ -96,7 +96,7 @@ def register_native(lib, c, key, scope=Scope.GRAPH, dep=None):
 
 
 def test_registration_options_layout_matches_the_header(lib):
-    from tether._native import RegistrationOptions
+    from tether._cabi import RegistrationOptions
 
     names = ["scope", "flags", "context", "drop", "completions", "completion_contexts", "completion_count", "variadic_fixed",
              "callbacks", "callback_count"]
@@ -206,7 +206,7 @@ def test_native_instance_holding_a_python_object(c, lib):
     c.register("Payload", Payload)
     register_native(lib, c, "Holder", Scope.SINGLETON, dep="Payload")
     holder = c.resolve("Holder")
-    payload = tether.objects.lookup(lib.thing_held(holder), None)
+    payload = tether.object_table.lookup(lib.thing_held(holder), None)
     assert isinstance(payload, Payload)  # C holds the very Python object
     del payload
     gc.collect()
@@ -291,7 +291,7 @@ def test_python_singleton_held_by_a_native_object_outlives_its_cache(lib, end):
     else:
         del c  # the garbage collector closes it
     gc.collect()
-    payload = tether.objects.lookup(lib.thing_held(holder), None)
+    payload = tether.object_table.lookup(lib.thing_held(holder), None)
     assert isinstance(payload, Payload) and drops == []  # C still holds it: so does the table
     del payload
     holder.release()

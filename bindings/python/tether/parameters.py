@@ -23,7 +23,7 @@ import inspect
 import typing
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ._native import PARAM_DEP, PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR
+from ._cabi import PARAM_DEP, PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR
 from .markers import Dependency, key_name
 
 ARG_TYPES: dict[Any, tuple[int, str]] = {
@@ -45,7 +45,7 @@ class Slot(NamedTuple):
     arg: str | None = None
 
 
-class Plan(NamedTuple):
+class Parameters(NamedTuple):
     """How to call the factory: the slots in C order; the first ``npos`` go positionally,
     the rest by the keyword names in ``names``."""
 
@@ -78,7 +78,7 @@ def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:
         return None
 
 
-def from_deps(deps: Sequence[object], factory: Callable[..., Any], what: str) -> Plan:
+def from_deps(deps: Sequence[object], factory: Callable[..., Any], what: str) -> Parameters:
     """The plan for explicit ``deps``: every slot passed positionally, arity checked now."""
     if isinstance(deps, (str, bytes)) or not isinstance(deps, Sequence):
         raise TypeError(f"{what}: deps must be a list or tuple of keys/markers, not {type(deps).__name__}")
@@ -91,7 +91,7 @@ def from_deps(deps: Sequence[object], factory: Callable[..., Any], what: str) ->
             raise TypeError(
                 f"{what}: the factory cannot take the {len(slots)} declared dependencies positionally ({exc})"
             ) from None
-    return Plan(slots, len(slots), [])
+    return Parameters(slots, len(slots), [])
 
 
 def _hints(factory: Callable[..., Any], what: str) -> dict[str, Any]:
@@ -117,11 +117,11 @@ def _annotation_slot(annotation: Any, param: str, what: str) -> Slot | None:
     return None
 
 
-def infer(factory: Callable[..., Any], what: str) -> Plan:
+def infer(factory: Callable[..., Any], what: str) -> Parameters:
     """The plan autowired from the factory's (or class's ``__init__``'s) parameters."""
     sig = _signature(factory)
     if sig is None:
-        return Plan([], 0, [])
+        return Parameters([], 0, [])
     hints = _hints(factory, what)
     slots: list[Slot] = []
     names: list[str] = []
@@ -157,4 +157,4 @@ def infer(factory: Callable[..., Any], what: str) -> Plan:
             positional = False
             names.append(p.name)
         slots.append(slot)
-    return Plan(slots, npos, names)
+    return Parameters(slots, npos, names)

@@ -53,6 +53,8 @@ E_BUFFER_TOO_SMALL = 12
 #: tether_plan_describe inputs that are not a step's index
 PLAN_INPUT_CONTEXT = -1
 PLAN_INPUT_RESOLVER = -2
+#: tether_plan_step.flags: a cached (singleton- or weak-scoped) instance, not a factory call
+PLAN_STEP_CACHED = 1
 
 #: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
 DEFER_DROP = 1
@@ -122,7 +124,8 @@ class RegistrationOptions(Structure):
 class PlanStep(Structure):
     """``tether_plan_step``: one factory call of a described plan."""
 
-    _fields_ = [("registration", c_void_p), ("first_input", c_size_t), ("slot_count", c_size_t), ("parent", ctypes.c_ssize_t)]
+    _fields_ = [("registration", c_void_p), ("first_input", c_size_t), ("slot_count", c_size_t), ("parent", ctypes.c_ssize_t),
+                ("key", c_uint32), ("flags", c_uint32)]
 
 
 class PlanCompletion(Structure):
@@ -179,6 +182,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
          POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),
+    "tether_plan_failure": (_status, [_p, c_uint32, c_size_t, ctypes.c_ssize_t, ctypes.c_char_p]),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),
@@ -251,4 +255,4 @@ class Api:
         return raw.decode("utf-8", "replace") if raw else ""
 
     def __getattr__(self, name: str) -> Any:  # only reached for undeclared names
-        raise AttributeError(f"tether: {name} is not declared in tether._native.SIGNATURES")
+        raise AttributeError(f"tether: {name} is not declared in tether._cabi.SIGNATURES")

@@ -27,10 +27,10 @@ import weakref
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
-from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
+from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, Api,
+                      PlanCompletion, PlanStep)
 from ._state import raise_caused
-from .native import python_weak
-from .errors import Status
+from .native_refs import python_weak
 from .registration import Registration, reason
 from .scope import Scope
 
@@ -78,21 +78,32 @@ def _simple(reg: Registration | None) -> bool:
 MISS: Any = object()
 
 
-#: A described plan made ready for ``bind``: the builder's shape, its failure handlers, and the
-#: factories, None-checks and callbacks it calls.
-Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None]], tuple[Callable[..., Any], ...]]
+#: A described plan made ready for ``bind``: the builder's shape, its failure handlers, the
+#: factories, None-checks and callbacks it calls, and the registrations of its cached steps.
+Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None]], tuple[Callable[..., Any], ...],
+                 tuple[Registration, ...]]
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
-            completions: Sequence[PlanCompletion] = ()) -> Prepared | None:
-    """The described plan made ready to run with the Python registrations ``regs`` (by handle), or
-    None when a step is not a simple Python registration of this process. All but the version
-    words its builder checks (``bind``), so containers that build the same graph (a container and
-    its children with nothing registered in them) share it."""
+            completions: Sequence[PlanCompletion], api: Api, handle: int, kid: int) -> Prepared | None:
+    """The plan the library described for key ``kid`` from container ``handle``, made ready to run
+    with the Python registrations ``regs`` (by handle), or None when a step is not a Python
+    registration of this process that the builder can call (or, cached, a Python singleton). All
+    but the version words and cached objects its builder checks (``bind``), so containers that
+    build the same graph (a container and its children with nothing registered in them) share it.
+    A failure is the library's to describe (``tether_plan_failure``)."""
     made: list[Registration] = []
-    args: list[tuple[int, ...]] = []
+    args: list[tuple[int, ...] | None] = []  # per step: its inputs, None for a cached step
+    cached: list[Registration] = []
     for step in steps:
         reg = regs.get(step.registration or 0)
+        if step.flags & PLAN_STEP_CACHED:
+            if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
+                return None  # weak-scoped or native: the library resolves it
+            made.append(reg)
+            args.append(None)
+            cached.append(reg)
+            continue
         if not _simple(reg):
             return None
         assert reg is not None
@@ -104,7 +115,6 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         args.append(deps)
     calls: list[tuple[int, tuple[tuple[int, bool], ...]]] = []  # per completion: its step, its targets (step, weak)
     callbacks: list[Callable[..., Any]] = []
-    numbers: list[int] = []
     for record in completions:
         declared = made[record.step].completions
         if declared is None or record.number >= len(declared):
@@ -115,72 +125,85 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             return None
         calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
         callbacks.append(completion.fn)
-        numbers.append(record.number)
-    checks = tuple(not reg.fresh for reg in made)  # a fresh_class factory never returns None
-    names = [reg.name for reg in made]
-    parents = [step.parent for step in steps]
-    nones = [reg._returned_none for reg in made]
-    completed = [names[step] for step, _ in calls]
+    checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
+    nones = [reg._returned_none for reg, check in zip(made, checks) if check]
+    report = api.tether_plan_failure
+    last_error = api.last_error
 
     def failed(i: int, exc: BaseException) -> None:
         """Raises what the library's resolve raises when step ``i``'s factory fails."""
-        message = f'factory for "{names[i]}" returned NULL: {reason(exc).decode("utf-8")}'
-        path: list[str] = []
-        step = i
-        while step >= 0:
-            path.append(f'"{names[step]}"')
-            step = parents[step]
-        if len(path) > 1:
-            message += f" (while resolving {' -> '.join(reversed(path))})"
-        raise_caused(Status.E_FACTORY_FAILED, message, exc)
+        raise_caused(report(handle, kid, i, -1, reason(exc)), last_error(), exc)
 
     def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
-        """Raises what the library's resolve raises when completion callback ``k`` of the plan
-        fails: a weak target without weak references fails it first, with python_weak's error."""
+        """Raises what the library's resolve raises when completion call ``k`` of the plan fails: a
+        weak target without weak references fails it first, with python_weak's error."""
         try:
             for obj in weak_targets:
                 python_weak(obj)
         except TypeError as no_weak:
             exc = no_weak
-        message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
-        raise_caused(Status.E_FACTORY_FAILED, message, exc)
+        raise_caused(report(handle, kid, 0, k, reason(exc)), last_error(), exc)
 
     return ((tuple(args), checks, tuple(calls)), (failed, failed_completion),
-            (*(reg.factory for reg in made), *(n for n, check in zip(nones, checks) if check), *callbacks))
+            (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
 
 
-def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]:
-    """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``;
-    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``)."""
-    shape, handlers, called = prepared
-    key = (*shape, len(words))
+def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
+         cache_words: Sequence[c_size_t] = (), cache_stamp: int = 0) -> Callable[[], Any]:
+    """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``
+    and (with cached steps) whose cache words summed to ``cache_stamp`` when the singletons in its
+    registrations' cells were confirmed published; it returns ``MISS`` without running when the plan
+    may be stale (a sum moved) or a cached step's cell is empty (the library resolves then)."""
+    shape, handlers, called, cached = prepared
+    ncache = len(cache_words) if cached else 0
+    key = (*shape, len(words), ncache)
     maker = _makers.get(key)
     if maker is None:
         if len(_makers) > 256:
             _makers.clear()
         args, checks, calls = shape
-        maker = _makers[key] = _compile(list(args), checks, list(calls), len(words))
-    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, *called)
+        maker = _makers[key] = _compile(list(args), checks, list(calls), len(words), ncache)
+    cells = tuple(reg.cached for reg in cached)
+    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, tuple(cache_words[:ncache]), cache_stamp,
+                 *cells, *called)
 
 
-def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
-             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, f0, f1, ..., n..., c0,
-    c1, ...)`` returning ``build()``: the configuration check (the sum of the ``nwords`` version
-    words, written out: a comprehension's call costs 4x the loads), one call per step, in order,
-    its arguments the earlier steps' results, then one per completion callback, its weak targets
-    ``weakref.ref``s (a try per call costs nothing until it raises)."""
-    factories = [f"f{i}" for i in range(len(args))]
-    nones = [f"n{i}" for i, check in enumerate(checks) if check]
+def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
+             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int, ncache: int) -> Callable[..., Callable[[], Any]]:
+    """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, cache_words, cache_stamp,
+    s0, s1, ..., f0, f1, ..., n..., c0, c1, ...)`` returning ``build()``: the cached steps' objects
+    read from their cells (``s*``), then the configuration check (the sum of the ``nwords``
+    version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
+    the loads), one call per made step, in order, its arguments the earlier steps' results, then
+    one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
+    until it raises)."""
+    made = [i for i, a in enumerate(args) if a is not None]
+    cells = [f"s{i}" for i, a in enumerate(args) if a is None]
+    factories = [f"f{i}" for i in made]
+    nones = [f"n{i}" for i in made if checks[i]]
     callbacks = [f"c{k}" for k in range(len(calls))]
     names = [f"w{i}" for i in range(nwords)]
+    cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    lines = [f"def make(failed, failed_completion, weak, MISS, words, stamp, {', '.join(factories + nones + callbacks)}):",
-             f"    {', '.join(names)}, = words",
-             "    def build():",
-             f"        if {configuration} != stamp:",
-             "            return MISS"]
-    for i, deps in enumerate(args):
+    lines = [f"def make(failed, failed_completion, weak, MISS, words, stamp, cache_words, cache_stamp, "
+             f"{', '.join(cells + factories + nones + callbacks)}):",
+             f"    {', '.join(names)}, = words"]
+    if cache_names:
+        lines.append(f"    {', '.join(cache_names)}, = cache_words")
+    lines.append("    def build():")
+    for i, a in enumerate(args):
+        if a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
+            lines.append(f"        v{i} = s{i}.obj")
+            lines.append(f"        if v{i} is None:")
+            lines.append("            return MISS")
+    lines.append(f"        if {configuration} != stamp:")
+    lines.append("            return MISS")
+    if cache_names:
+        lines.append(f"        if {' + '.join(f'{x}.value' for x in cache_names)} != cache_stamp:")
+        lines.append("            return MISS")
+    for i in made:
+        deps = args[i]
+        assert deps is not None
         lines.append("        try:")
         lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
         if checks[i]:

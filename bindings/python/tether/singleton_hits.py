@@ -12,11 +12,11 @@ the library, while both of these hold:
   whether Python or C code sharing the container asked)
   and on every configuration change (a key registered here or in a parent may now resolve to
   another registration);
-- the registration's ``objects.Owned`` cell still holds the object: the binding empties it when
+- the registration's ``object_table.Owned`` cell still holds the object: the binding empties it when
   the container lets go (Python's ``reset``, ``close``, re-registration) and when the library
   drops the object's last box, so a hit never keeps an object alive beyond the library.
 
-Otherwise it returns ``plans.MISS`` and the resolve goes through the library, as before.
+Otherwise it returns ``executor.MISS`` and the resolve goes through the library, as before.
 
 The guarantee, with threads: a hit reads the object, then the words, and the library moves a word
 only after the singleton was unpublished, so the object returned was the published singleton
@@ -32,8 +32,8 @@ from __future__ import annotations
 from ctypes import c_size_t
 from typing import Any, Callable, Sequence
 
-from .objects import Owned
-from .plans import MISS
+from .object_table import Owned
+from .executor import MISS
 
 
 def stamp(words: Sequence[c_size_t]) -> int:
@@ -54,7 +54,7 @@ def hit(cell: Owned, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]
 
         return singleton
 
-    if len(words) == 2:  # a child of a root container: the sum written out (see plans._compile)
+    if len(words) == 2:  # a child of a root container: the sum written out (see executor._compile)
         word, parent = words
 
         def child() -> Any:

@@ -37,7 +37,7 @@ import threading
 import weakref
 from typing import Any, Callable, cast
 
-from ._native import DROP_CAPACITY, DROP_FN, FIRST_DROP
+from ._cabi import DROP_CAPACITY, DROP_FN, FIRST_DROP
 
 #: Returned by ``lookup`` for a pointer that is not a Python object (a native instance).
 MISSING: Any = object()
@@ -300,7 +300,7 @@ def _views(count: int) -> tuple[Callable[[Any], Any], Callable[[Any], Any], tupl
     return operator.itemgetter(*fns, 2), instances, (*(FAST_DROP,) * count, count)
 
 
-#: ``DROP_VIEWS[n - 1]``, for n drops in the ``words`` of ``_native.collect_buffer()``: ``fns(words)``
+#: ``DROP_VIEWS[n - 1]``, for n drops in the ``words`` of ``_cabi.collect_buffer()``: ``fns(words)``
 #: (with the count, so that one drop is a tuple too), ``instances(words)`` (iterable), and what
 #: ``fns(words)`` is when every drop is DROP_FAST's (the usual case: pop them from ``_fresh``).
 DROP_VIEWS = [_views(n) for n in range(1, DROP_CAPACITY + 1)]
