@@ -32,7 +32,9 @@
  *    container is created, that container builds every graph step by step and
  *    never records a plan (for comparisons and diagnosis); bindings that
  *    replay plans must not replay for such containers (tether_plan_describe
- *    says so by describing nothing).
+ *    says so by describing nothing). A child with nothing registered in it
+ *    builds exactly what its parent builds, so a binding may run the parent's
+ *    plan for it.
  */
 #ifndef TETHER_BINDING_H
 #define TETHER_BINDING_H

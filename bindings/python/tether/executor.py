@@ -1,24 +1,23 @@
-"""Resolves replayed in Python: the library records a key's plan and the binding runs it.
+"""Resolves run in Python from the plan the library describes: the library decides, the binding executes.
 
 For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
-registrations, no runtime arguments, completion callbacks only declared ones whose targets are
-steps of the build), and whose every step is a Python registration with a simple factory (only
-dependency slots, passed positionally), ``prepare`` and ``bind`` make a function that calls the factories in
-the plan's order, each with the instances the plan names, then the completion callbacks in the
-plan's order with their targets (a weak one as ``weakref.ref``, as the library's path gives it):
-no call into the library and no C -> Python callback per resolve. ``Container.resolve``
-runs it while the container's configuration (the sum of the version words
-``tether_container_versions`` gives) is the one read before describing, which every
-registration change in the container or its parents moves; otherwise it resolves through the
-library, as always. A resolve nested in a factory replays too: the library builds a nested
-resolve as a graph of its own, so the two share nothing but the thread's stack. A child container
-with nothing registered in it builds what its parent builds: it binds the plan its ancestor
-prepared to its own version words (``Container._prepared_plan``).
-
-A replay behaves as the library's resolve of the same graph: the same factory calls in the same
-order, the same sharing, nothing kept by the container afterwards, and a factory that raises or
-returns None, or a completion callback that raises, fails the resolve with the same
-``FactoryError`` (message, status and cause).
+registrations, singleton-scoped leaves taken from their caches, no runtime arguments, completion
+callbacks only declared ones whose targets are steps of the build), and whose every step is a
+Python registration (a made step: a simple factory, only dependency slots, passed positionally; a
+cached step: a Python singleton), ``prepare`` and ``bind`` make a function that takes the cached
+steps' published objects, calls the factories in the plan's order, each with the instances the
+plan names, then the completion callbacks in the plan's order with their targets (a weak one as
+``weakref.ref``, as the library's path gives it): no call into the library and no C -> Python
+callback per resolve. ``Container.resolve`` runs it while the container's configuration (the sum
+of the version words ``tether_container_versions`` gives) is the one read before describing, and,
+with cached steps, the cache words (``tether_container_cache_versions``) the ones read before the
+library confirmed those singletons published; otherwise (or while a cached step has no object)
+it resolves through the library, which makes what is missing in its place. A failure is the
+library's to describe: the builder reports the failing step or completion call and the reason
+(``tether_plan_failure``) and raises the status and message the library returns, so a replay
+fails exactly as the library's resolve of the same graph (message, status, cause). A child
+container with nothing registered in it builds what its parent builds: it binds the plan its
+ancestor prepared to its own version words (``Container._prepared_plan``).
 """
 
 from __future__ import annotations
