@@ -107,17 +107,17 @@ def library_s1(helper: ctypes.CDLL) -> float | None:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python"))
     try:
         import tether
-        from tether import _native
+        from tether import _cabi
     except Exception:  # noqa: BLE001
         return None
     c = tether.Container()
     api = c._api
-    P = _native.Param
+    P = _cabi.Param
     for key, fn, params in ((b"C", helper.make0, []),
-                            (b"B", helper.make2, [P(_native.PARAM_RESOLVER, None), P(_native.PARAM_DEP, b"C")]),
-                            (b"A", helper.make2, [P(_native.PARAM_RESOLVER, None), P(_native.PARAM_DEP, b"B")])):
+                            (b"B", helper.make2, [P(_cabi.PARAM_RESOLVER, None), P(_cabi.PARAM_DEP, b"C")]),
+                            (b"A", helper.make2, [P(_cabi.PARAM_RESOLVER, None), P(_cabi.PARAM_DEP, b"B")])):
         array = (P * max(1, len(params)))(*params)
-        options = _native.RegistrationOptions(scope=1)  # TRANSIENT
+        options = _cabi.RegistrationOptions(scope=1)  # TRANSIENT
         status = api.tether_register_ex(c.handle, key, ctypes.cast(fn, c_void_p), array, len(params),
                                         ctypes.byref(options), None)
         if status:
