@@ -261,6 +261,8 @@ typedef struct tether_plan_step {
 #define TETHER_PLAN_INPUT_CONTEXT (-1)
 /** An input of tether_plan_describe: the slot is a TETHER_PARAM_RESOLVER. */
 #define TETHER_PLAN_INPUT_RESOLVER (-2)
+/** An input of tether_plan_describe: the slot is the root's runtime argument `n` (from 0). */
+#define TETHER_PLAN_INPUT_ARGUMENT(n) (-3 - (n))
 
 /** A completion callback of a described plan (see tether_plan_describe). */
 typedef struct tether_plan_completion {
@@ -309,7 +311,9 @@ typedef struct tether_plan_completion {
  *
  * Only plain plans are described: every step is made by the resolve (graph or
  * transient scope) or cached, every slot is DEP,
- * CONTEXT or RESOLVER (no WEAK, LAZY, WEAK_LAZY or runtime argument), every
+ * CONTEXT or RESOLVER (no WEAK, LAZY or WEAK_LAZY), runtime arguments only
+ * the root's (TETHER_PLAN_INPUT_ARGUMENT: pass the resolve's arguments; with a
+ * wrong count or type resolve with tether_resolve_key_args, which reports it), every
  * dependency exists and there is no constructor cycle, at most 64 steps; and
  * completion callbacks only if `completion_count` is not NULL, every callback
  * in the graph is declared (tether_on_complete_params, or an args_fn entry of

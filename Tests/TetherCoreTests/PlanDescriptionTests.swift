@@ -43,7 +43,9 @@ import TetherCore
         try fx.register("NeedsCompletes", [dep("Completes")])
         let cached = try #require(try fx.container.describePlan(Key("NeedsS")))  // S: a cached leaf
         #expect(cached.steps.map(\.cached) == [true, false] && cached.steps[0].inputs.isEmpty && Array(cached.steps[1].inputs) == [0])
-        for key in ["S", "W", "NeedsW", "Lazy", "Args", "Missing", "Cycle1", "Completes", "NeedsCompletes"] {
+        let arguments = try #require(try fx.container.describePlan(Key("Args")))  // the root's: argument inputs
+        #expect(Array(arguments.steps[0].inputs) == [PlanDescription.argument(0)])
+        for key in ["S", "W", "NeedsW", "Lazy", "Missing", "Cycle1", "Completes", "NeedsCompletes"] {
             #expect(try fx.container.describePlan(Key(key)) == nil, "\(key)")
         }
         #expect(try fx.container.describePlan(Key("G")) != nil)

@@ -96,7 +96,7 @@ static void test_no_plan_for_graphs_that_are_not_plain(void) {
     CHECK_OK(tether_register(c, "Weak", (tether_fn)make_dep, dep_w, 1, NULL));
     CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, arg, 1, NULL));
     CHECK(described_steps(c, "Plain") == (plans_off() ? 0 : 1));
-    const char *declined[] = { "S", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak", "Args" };
+    const char *declined[] = { "S", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak" };
     for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
         if (described_steps(c, declined[i]) != 0) {
             fprintf(stderr, "  %s was described\n", declined[i]);
@@ -128,6 +128,28 @@ static void test_cached_steps(void) {
         CHECK(steps[1].registration == needs && steps[1].flags == 0 && steps[1].slot_count == 1 && inputs[0] == 0);
         CHECK(steps[1].key == key_of(c, "NeedsSingleton") && steps[1].parent == -1);
     }
+    CHECK_OK(tether_container_free(c));
+}
+
+/* The root's runtime arguments are inputs TETHER_PLAN_INPUT_ARGUMENT(n); a dependency's decline the plan. */
+static void test_argument_inputs(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param args[] = { TETHER_F64, TETHER_DEP("Plain"), TETHER_I64 }, dep_args[] = { TETHER_DEP("Args") };
+    CHECK_OK(tether_register(c, "Plain", (tether_fn)make, NULL, 0, NULL));
+    CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, args, 3, NULL));
+    CHECK_OK(tether_register(c, "NeedsArgs", (tether_fn)make_dep, dep_args, 1, NULL));
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t step_count = 99, input_count = 99;
+    CHECK_OK(tether_plan_describe(c, key_of(c, "Args"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    if (plans_off()) {
+        CHECK(step_count == 0);
+    } else {
+        CHECK(step_count == 2 && input_count == 3);
+        CHECK(inputs[0] == TETHER_PLAN_INPUT_ARGUMENT(0) && inputs[1] == 0 && inputs[2] == TETHER_PLAN_INPUT_ARGUMENT(1));
+    }
+    CHECK(described_steps(c, "NeedsArgs") == 0);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -265,6 +287,7 @@ int main(void) {
     RUN(test_no_plan_for_graphs_that_are_not_plain);
     RUN(test_cached_steps);
     RUN(test_plan_failure);
+    RUN(test_argument_inputs);
     RUN(test_statuses);
     RUN(test_version_words);
     return harness_finish();

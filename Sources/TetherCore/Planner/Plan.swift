@@ -86,6 +86,9 @@ final class Plan: @unchecked Sendable {
     /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
     /// whose runner makes every instance itself; a replay here declines them.
     static let resolver = -2
+    /// The input of the root's `n`th runtime argument (from 0): only in descriptions,
+    /// whose runner passes the resolve's arguments; a replay here declines them.
+    static func argument(_ n: Int) -> Int { -3 - n }
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
@@ -175,6 +178,8 @@ final class Plan: @unchecked Sendable {
         let lookup: Container
         /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
         var allowsResolvers = false
+        /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
+        var allowsArguments = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -193,9 +198,11 @@ final class Plan: @unchecked Sendable {
             }
             // Bounded depth as well: the recording recurses.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps else { return nil }
-            guard !r.hasArguments, r.params.count <= Plan.maxSlots,
+            let isRoot = onPath.isEmpty && steps.isEmpty
+            guard !r.hasArguments || (allowsArguments && isRoot), r.params.count <= Plan.maxSlots,
                   onPath.insert(id).inserted else { return nil }
             var slots: [Int] = []
+            var arguments = 0
             let firstNew = steps.count
             for param in r.params {
                 switch param {
@@ -208,6 +215,9 @@ final class Plan: @unchecked Sendable {
                     slots.append(Plan.context)
                 case .resolver where allowsResolvers:
                     slots.append(Plan.resolver)
+                case .argument where allowsArguments && isRoot:
+                    slots.append(Plan.argument(arguments))
+                    arguments += 1
                 default:
                     return nil
                 }

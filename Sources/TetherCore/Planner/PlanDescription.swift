@@ -2,7 +2,7 @@
 /// factories itself (the Python binding runs Python factories without crossing
 /// into the library per resolve). Only plain plans are described: every step
 /// made by this resolve (graph or transient scope) or a leaf taken from a
-/// singleton or weak-scope cache (`Step.cached`), no runtime arguments,
+/// singleton or weak-scope cache (`Step.cached`), runtime arguments of the root only,
 /// completion callbacks only declared ones (`DeclaredCompletion`) whose targets
 /// are graph-scoped steps and whose strong targets close no cycle of strong
 /// edges (a resolve reports `retainCycle` there); resolver slots are allowed,
@@ -12,7 +12,7 @@
 public struct PlanDescription: Sendable {
     public struct Step: Sendable {
         public let registration: Registration
-        /// Per declared slot: the step whose instance it receives, `context` or `resolver`.
+        /// Per declared slot: the step whose instance it receives, `context`, `resolver` or `argument(n)`.
         public let inputs: ArraySlice<Int>
         /// The step whose factory asked for this one first, -1 for the root: the
         /// path a failure message names (`Graph.factoryFailure`).
@@ -32,6 +32,7 @@ public struct PlanDescription: Sendable {
 
     public static let context = Plan.context
     public static let resolver = Plan.resolver
+    public static func argument(_ n: Int) -> Int { Plan.argument(n) }
 
     /// Post-order, root last.
     public let steps: [Step]
@@ -50,7 +51,7 @@ extension Container {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
         }
         guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
-        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true)
+        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in

@@ -45,10 +45,10 @@ def containers(path: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Made]:
     def counting(*args: Any) -> Callable[[], Any]:
         build = real(*args)
 
-        def counted() -> Any:
+        def counted(*args: Any) -> Any:
             made.replays += 1  # a replay that raises counts too
-            result = build()
-            if result is executor.MISS:  # it did not run
+            result = build(*args)
+            if result is executor.MISS or result is executor.SLOW:  # it did not run
                 made.replays -= 1
             return result
 
@@ -304,9 +304,9 @@ def test_a_resolver_form_callback_goes_through_the_library(monkeypatch):
 # -- failures ---------------------------------------------------------------------------------
 
 
-def failure(c: tether.Container, key: str) -> tuple[Any, ...]:
+def failure(c: tether.Container, key: str, *args: Any) -> tuple[Any, ...]:
     with pytest.raises(tether.TetherError) as info:
-        c.resolve(key)
+        c.resolve(key, *args)
     error = info.value
     cause = error.__cause__
     return type(error), error.status, str(error), type(cause), str(cause)
@@ -360,6 +360,26 @@ def test_a_factory_over_cached_singletons_failing_names_its_path(monkeypatch):
     first, second = both(monkeypatch, scenario)
     assert first == second and first[0] is tether.FactoryError and first[3] is RuntimeError
     assert first[2] == 'factory for "Mailer" returned NULL: RuntimeError: smtp is down (while resolving "Svc" -> "Mailer")'
+
+
+def test_runtime_arguments_of_the_root_are_passed_on(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        register_all(c, {"Dep": []})
+        c.register("Greeter", lambda n, dep, x, obj: Node(f"Greeter{n},{x},{obj!r}", dep), deps=[int, "Dep", float, object])
+        c.register("NeedsGreeter", factory("NeedsGreeter"), deps=["Greeter"])
+        Node.log = []
+        marker = ("any", "object")
+        made = [repr(c.resolve("Greeter", 42, 1.5, marker)), repr(c.resolve("Greeter", -7, 0.0, None)),
+                repr(c.resolve("Greeter", True, 2, marker))]  # a bool and an int: converted by the library
+        errors = [failure(c, "Greeter"), failure(c, "Greeter", "42", 1.5, None), failure(c, "NeedsGreeter")]
+        return made, Node.log, errors
+
+    made, log, errors = both(monkeypatch, scenario)
+    assert made[0] == "Greeter42,1.5,('any', 'object')(Dep())" and made[1] == "Greeter-7,0.0,None(Dep())"
+    assert made[2] == "Greeter1,2.0,('any', 'object')(Dep())"
+    assert log == ["Dep", made[0].split("(Dep")[0], "Dep", made[1].split("(Dep")[0], "Dep", made[2].split("(Dep")[0]]
+    assert [e[0] for e in errors] == [tether.ArgumentMismatchError] * 3
 
 
 def test_a_factory_raising_fails_the_same_way(monkeypatch):

@@ -53,6 +53,13 @@ E_BUFFER_TOO_SMALL = 12
 #: tether_plan_describe inputs that are not a step's index
 PLAN_INPUT_CONTEXT = -1
 PLAN_INPUT_RESOLVER = -2
+
+
+def plan_argument(n: int) -> int:
+    """TETHER_PLAN_INPUT_ARGUMENT(n): the input of the root's runtime argument ``n``, and back."""
+    return -3 - n
+
+
 #: tether_plan_step.flags: a cached (singleton- or weak-scoped) instance, not a factory call
 PLAN_STEP_CACHED = 1
 

@@ -78,6 +78,8 @@ class Container:
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
         self._lookups: dict[object, Entry] = {}
+        # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
+        self._arg_builds: dict[object, Callable[..., Any]] = {}
         self._lookups_generation = -1
         self._api = _loader.api()
         self._parent = parent
@@ -99,6 +101,9 @@ class Container:
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = self._word.value
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
+        # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
+        # cache words read before (see _bind)
+        self._confirmed: dict[int, tuple[executor.Prepared, int]] = {}
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
@@ -164,7 +169,9 @@ class Container:
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
         self._lookups.clear()
+        self._arg_builds.clear()
         self._prepared.clear()
+        self._confirmed.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
             raise error_for(status, self._api.last_error())
@@ -273,6 +280,7 @@ class Container:
         self._regs[reg.raw] = reg
         _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
+        self._arg_builds.clear()
         if old is not None:
             old.retire()
 
@@ -434,7 +442,16 @@ class Container:
         return obj
 
     def _resolve_args(self, key: Key, kid: int | c_uint32, args: tuple[Any, ...]) -> Any:
-        """``resolve`` with runtime arguments (``tether_resolve_key_args``)."""
+        """``resolve`` with runtime arguments: the replay builder of the key's plan, if it has one
+        and passes these arguments on as they are; otherwise ``tether_resolve_key_args``."""
+        build = self._arg_builds.get(key)
+        if build is not None:
+            result = build(*args)
+            if result is not _MISS and result is not executor.SLOW:
+                return result
+            if result is _MISS:  # reconfigured or reset: look again next time
+                self._arg_builds.pop(key, None)
+                self._lookups.pop(key, None)
         handle = self._handle_arg
         reg = self._registration(encode_key(key))
         api = self._api
@@ -486,6 +503,7 @@ class Container:
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
+            self._arg_builds.clear()
             self._lookups_generation = _state.generation[0]
         reg = self._registration(raw)
         kid = self._key_id(raw)
@@ -496,49 +514,62 @@ class Container:
         keep = len(self._lookups) < 1024
         if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-            prepared = self._prepared_plan(kid)
+            prepared, owner = self._prepared_plan(kid)
             if prepared is not None:
-                build = self._bind(prepared, stamp)
+                build = self._bind(prepared, stamp, owner, kid)
                 keep = build is not None  # else a cached step has no instance yet: look again next time
+                if build is not None and prepared[0][3]:  # it takes runtime arguments: resolve(key, *args) runs it
+                    self._arg_builds[key] = build
+                    build = None
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
         if keep:
             self._lookups[key] = entry
         return entry
 
-    def _bind(self, prepared: executor.Prepared, stamp: int) -> Callable[[], Any] | None:
-        """The builder of ``prepared`` for this container (``executor.bind``), or None while one of its
-        cached steps has no published singleton in its registration's cell: the library's resolve
-        makes it, in its place in the graph."""
+    def _bind(self, prepared: executor.Prepared, stamp: int, owner: Container, kid: int) -> Callable[[], Any] | None:
+        """The builder of ``prepared`` (described from ``owner``, this container or the ancestor
+        whose plan it runs) for this container (``executor.bind``), or None while one of its cached
+        steps has no published singleton in its registration's cell: the library's resolve makes
+        it, in its place in the graph. The owner confirms the cached steps once for all its empty
+        children (one per request): they find the same singletons."""
         cached = prepared[3]
         if not cached:
             return executor.bind(prepared, (self._word, *self._parent_words), stamp)
-        cache_stamp = singleton_hits.stamp(self._cache_words)  # before confirming: a reset meanwhile moves it
-        for reg in cached:
-            kept = reg.cached
-            obj = kept.obj if kept is not None else None
-            # confirmed by the library (a held resolve, or a hit dated by these words) or not at all
-            if obj is None or self.resolve(reg.name) is not obj or reg.cached is not kept:
-                return None
+        confirmed = owner._confirmed.get(kid)
+        if confirmed is None or confirmed[0] is not prepared or singleton_hits.stamp(owner._cache_words) != confirmed[1]:
+            owner_stamp = singleton_hits.stamp(owner._cache_words)  # before confirming: a reset meanwhile moves it
+            for reg in cached:
+                kept = reg.cached
+                obj = kept.obj if kept is not None else None
+                # confirmed by the library (a held resolve, or a hit dated by these words) or not at all
+                if obj is None or owner.resolve(reg.name) is not obj or reg.cached is not kept:
+                    return None
+            confirmed = (prepared, owner_stamp)
+            if len(owner._confirmed) < 1024:
+                owner._confirmed[kid] = confirmed
+        below = self._cache_words[: len(self._cache_words) - len(owner._cache_words)]  # this container's, to the owner
+        cache_stamp = confirmed[1] + sum([word.value for word in below])
         return executor.bind(prepared, (self._word, *self._parent_words), stamp, self._cache_words, cache_stamp)
 
-    def _prepared_plan(self, kid: int) -> executor.Prepared | None:
+    def _prepared_plan(self, kid: int) -> tuple[executor.Prepared | None, Container]:
         """The plan of ``kid`` from here, prepared (``executor.prepare``): described by the library
         from the nearest container up the chain with anything registered in it, and kept there,
         while its configuration is unchanged, for its children with nothing registered (one per
-        request, say: they build the same graph, and the library replays the same plan for them)."""
+        request, say: they build the same graph, and the library replays the same plan for them);
+        and that container."""
         owner = self
         while owner._parent is not None and owner._empty():
             owner = owner._parent
         stamp = owner._configuration()  # before describing: a change meanwhile makes it stale
         kept = owner._prepared.get(kid)
         if kept is not None and kept[0] == stamp:
-            return kept[1]
+            return kept[1], owner
         described = executor.describe(self._api, owner.handle, kid)
         prepared = None if described is None else executor.prepare(owner._python_registrations(), *described, self._api,
                                                                  owner.handle, kid)
         if owner is not self and len(owner._prepared) < 1024:
             owner._prepared[kid] = (stamp, prepared)
-        return prepared
+        return prepared, owner
 
     def _empty(self) -> bool:
         """Nothing registered here, by Python or C (the version word has not moved since): resolves

@@ -27,7 +27,7 @@ from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, Api,
-                      PlanCompletion, PlanStep)
+                    PlanCompletion, PlanStep, plan_argument)
 from ._state import raise_caused
 from .native_refs import python_weak
 from .registration import Registration, reason
@@ -59,9 +59,19 @@ def describe(api: Api, handle: int, kid: int) -> Described | None:
     return None
 
 
-def _simple(reg: Registration | None) -> bool:
-    """A live registration whose factory a replay can call: dependencies only, positional, no
-    completion callbacks but declared ones."""
+#: Per runtime-argument type a builder passes on as it came (see ``parameters.ARG_TYPES``): the
+#: test a value passes to reach the factory unchanged; any other value goes through the library.
+_ARGUMENT_TESTS = {
+    "int": "type({0}) is int and -9223372036854775808 <= {0} <= 9223372036854775807",
+    "float": "type({0}) is float",
+    "object": "True",
+}
+
+
+def _simple(reg: Registration | None, root: bool) -> bool:
+    """A live registration whose factory a replay can call: dependencies (and, at the root,
+    runtime arguments a builder passes on unchanged) only, positional, no completion callbacks
+    but declared ones."""
     return (
         reg is not None
         and reg.handle is not None
@@ -69,12 +79,15 @@ def _simple(reg: Registration | None) -> bool:
         and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
         and reg.completions is not None
         and not reg.plan.names
-        and all(slot.kind == PARAM_DEP for slot in reg.plan.slots)
+        and all(slot.kind == PARAM_DEP or (root and slot.arg in _ARGUMENT_TESTS) for slot in reg.plan.slots)
     )
 
 
-#: What a builder returns when it does not run (see ``bind``).
+#: What a builder returns when it does not run because the plan may be stale (see ``bind``).
 MISS: Any = object()
+#: What a builder returns when its runtime arguments are not ones it passes on unchanged: the
+#: library's resolve converts them, or reports what is wrong.
+SLOW: Any = object()
 
 
 #: A described plan made ready for ``bind``: the builder's shape, its failure handlers, the
@@ -94,7 +107,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     made: list[Registration] = []
     args: list[tuple[int, ...] | None] = []  # per step: its inputs, None for a cached step
     cached: list[Registration] = []
-    for step in steps:
+    arguments: list[str] = []  # the root's runtime arguments' types, in order
+    for number, step in enumerate(steps):
         reg = regs.get(step.registration or 0)
         if step.flags & PLAN_STEP_CACHED:
             if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
@@ -103,13 +117,19 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             args.append(None)
             cached.append(reg)
             continue
-        if not _simple(reg):
+        root = number == len(steps) - 1
+        if not _simple(reg, root):
             return None
         assert reg is not None
         slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
         deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
-        if len(deps) != len(reg.plan.slots) or len(slots) - len(deps) != (1 if deps else 0) or any(i < 0 for i in deps):
+        if len(deps) != len(reg.plan.slots) or len(slots) - len(deps) != (1 if deps else 0):
             return None
+        for i, slot in zip(deps, reg.plan.slots):
+            if (i < 0) != (slot.kind != PARAM_DEP) or (i < 0 and plan_argument(len(arguments)) != i):
+                return None  # an argument where a dependency was declared, or out of order
+            if i < 0:
+                arguments.append(slot.arg or "")
         made.append(reg)
         args.append(deps)
     calls: list[tuple[int, tuple[tuple[int, bool], ...]]] = []  # per completion: its step, its targets (step, weak)
@@ -143,7 +163,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             exc = no_weak
         raise_caused(report(handle, kid, 0, k, reason(exc)), last_error(), exc)
 
-    return ((tuple(args), checks, tuple(calls)), (failed, failed_completion),
+    return ((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion),
             (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
 
 
@@ -160,22 +180,24 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
     if maker is None:
         if len(_makers) > 256:
             _makers.clear()
-        args, checks, calls = shape
-        maker = _makers[key] = _compile(list(args), checks, list(calls), len(words), ncache)
+        args, checks, calls, arguments = shape
+        maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache)
     cells = tuple(reg.cached for reg in cached)
-    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, tuple(cache_words[:ncache]), cache_stamp,
+    return maker(*handlers, weakref.ref, MISS, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]), cache_stamp,
                  *cells, *called)
 
 
 def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
-             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int, ncache: int) -> Callable[..., Callable[[], Any]]:
+             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], arguments: tuple[str, ...], nwords: int,
+             ncache: int) -> Callable[..., Callable[..., Any]]:
     """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, cache_words, cache_stamp,
     s0, s1, ..., f0, f1, ..., n..., c0, c1, ...)`` returning ``build()``: the cached steps' objects
     read from their cells (``s*``), then the configuration check (the sum of the ``nwords``
     version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
     the loads), one call per made step, in order, its arguments the earlier steps' results, then
     one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
-    until it raises)."""
+    until it raises). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
+    returns ``SLOW`` unless they are as many and each passes its type's test."""
     made = [i for i, a in enumerate(args) if a is not None]
     cells = [f"s{i}" for i, a in enumerate(args) if a is None]
     factories = [f"f{i}" for i in made]
@@ -184,12 +206,19 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    lines = [f"def make(failed, failed_completion, weak, MISS, words, stamp, cache_words, cache_stamp, "
+    lines = [f"def make(failed, failed_completion, weak, MISS, SLOW, words, stamp, cache_words, cache_stamp, "
              f"{', '.join(cells + factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
-    lines.append("    def build():")
+    lines.append("    def build(*a):" if arguments else "    def build():")
+    if arguments:
+        names_a = [f"a{n}" for n in range(len(arguments))]
+        lines.append(f"        if len(a) != {len(arguments)}:")
+        lines.append("            return SLOW")
+        lines.append(f"        {', '.join(names_a)}, = a")
+        lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
+        lines.append("            return SLOW")
     for i, a in enumerate(args):
         if a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
             lines.append(f"        v{i} = s{i}.obj")
@@ -204,7 +233,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         deps = args[i]
         assert deps is not None
         lines.append("        try:")
-        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
+        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' if d >= 0 else f'a{plan_argument(d)}' for d in deps)})")
         if checks[i]:
             lines.append(f"            if v{i} is None:")
             lines.append(f"                raise n{i}()")
