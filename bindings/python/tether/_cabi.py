@@ -255,6 +255,12 @@ class Api:
         self.gil_registration_weak_epoch = ctypes.PyDLL(path)["tether_registration_weak_epoch"]
         self.gil_registration_weak_epoch.restype = _status
         self.gil_registration_weak_epoch.argtypes = SIGNATURES["tether_registration_weak_epoch"][1]
+        #: tether_container_versions and _cache_versions keeping the GIL, without argtypes (the
+        #: handle passed as a c_void_p): lock-free reads, as cheap to call as to convert arguments for
+        for name in ("tether_container_versions", "tether_container_cache_versions"):
+            fn = ctypes.PyDLL(path)[name]
+            fn.restype = _status
+            setattr(self, "gil_" + name.removeprefix("tether_"), fn)
 
     def last_error(self) -> str:
         """This thread's last error message, decoded."""

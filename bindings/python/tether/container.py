@@ -23,6 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Callback = Union[Callable[[Any, Any], Any], Completion]
 
 _UNSET: Any = object()
+_WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
 _box_of = object_table.box_of
@@ -93,10 +94,10 @@ class Container:
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
         # Read per replayed resolve (see executor): this container's version word, then its parents'
-        words = self._version_words(self._api.tether_container_versions)
+        words = self._version_words(self._api.gil_container_versions)
         self._word, self._parent_words = words[0], words[1:]
         # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
-        self._cache_words = self._version_words(self._api.tether_container_cache_versions)
+        self._cache_words = self._version_words(self._api.gil_container_cache_versions)
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = self._word.value
@@ -116,9 +117,9 @@ class Container:
         ``(_NO_VERSION,)`` if the library has none to give."""
         cap = 8
         for _ in range(4):
-            words = (c_void_p * cap)()
+            words = (_WORDS if cap == 8 else c_void_p * cap)()
             count = c_size_t()
-            status = which(self._handle, words, cap, byref(count))
+            status = which(self._handle_arg, words, cap, byref(count))
             if status == E_BUFFER_TOO_SMALL:
                 cap = count.value
                 continue
@@ -518,7 +519,7 @@ class Container:
             if prepared is not None:
                 build = self._bind(prepared, stamp, owner, kid)
                 keep = build is not None  # else a cached step has no instance yet: look again next time
-                if build is not None and prepared[0][3]:  # it takes runtime arguments: resolve(key, *args) runs it
+                if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
                     self._arg_builds[key] = build
                     build = None
         entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
@@ -532,7 +533,7 @@ class Container:
         steps has no published singleton in its registration's cell: the library's resolve makes
         it, in its place in the graph. The owner confirms the cached steps once for all its empty
         children (one per request): they find the same singletons."""
-        cached = prepared[3]
+        cached = prepared.cached
         if not cached:
             return executor.bind(prepared, (self._word, *self._parent_words), stamp)
         confirmed = owner._confirmed.get(kid)

@@ -90,10 +90,18 @@ MISS: Any = object()
 SLOW: Any = object()
 
 
-#: A described plan made ready for ``bind``: the builder's shape, its failure handlers, the
-#: factories, None-checks and callbacks it calls, and the registrations of its cached steps.
-Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None]], tuple[Callable[..., Any], ...],
-                 tuple[Registration, ...]]
+class Prepared:
+    """A described plan made ready for ``bind``: the builder's shape, its failure handlers, the
+    factories, None-checks and callbacks it calls, the registrations of its cached steps, and its
+    compiled makers by word counts (a child per request binds it again: no shape hashed then)."""
+
+    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "makers")
+
+    def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None]],
+                 called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...]) -> None:
+        self.shape, self.handlers, self.called, self.cached = shape, handlers, called, cached
+        self.takes_arguments = bool(shape[3])
+        self.makers: dict[tuple[int, int], Callable[..., Callable[..., Any]]] = {}
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -163,8 +171,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             exc = no_weak
         raise_caused(report(handle, kid, 0, k, reason(exc)), last_error(), exc)
 
-    return ((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion),
-            (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
+    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion),
+                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
 
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
@@ -173,18 +181,22 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
     and (with cached steps) whose cache words summed to ``cache_stamp`` when the singletons in its
     registrations' cells were confirmed published; it returns ``MISS`` without running when the plan
     may be stale (a sum moved) or a cached step's cell is empty (the library resolves then)."""
-    shape, handlers, called, cached = prepared
+    cached = prepared.cached
     ncache = len(cache_words) if cached else 0
-    key = (*shape, len(words), ncache)
-    maker = _makers.get(key)
+    maker = prepared.makers.get((len(words), ncache))
     if maker is None:
-        if len(_makers) > 256:
-            _makers.clear()
-        args, checks, calls, arguments = shape
-        maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache)
-    cells = tuple(reg.cached for reg in cached)
-    return maker(*handlers, weakref.ref, MISS, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]), cache_stamp,
-                 *cells, *called)
+        shape = prepared.shape
+        key = (*shape, len(words), ncache)
+        maker = _makers.get(key)
+        if maker is None:
+            if len(_makers) > 256:
+                _makers.clear()
+            args, checks, calls, arguments = shape
+            maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache)
+        prepared.makers[len(words), ncache] = maker
+    cells = tuple([reg.cached for reg in cached]) if cached else ()
+    return maker(*prepared.handlers, weakref.ref, MISS, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]),
+                 cache_stamp, *cells, *prepared.called)
 
 
 def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
