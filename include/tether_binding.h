@@ -29,8 +29,8 @@
  *    a word is a plain load; no call.
  *
  *  - TETHER_NO_PLANS. When this environment variable is "1" at the time a
- *    container is created, that container builds every graph step by step and
- *    never records a plan (for comparisons and diagnosis); bindings that
+ *    container is created, that container (and every child made from it later)
+ *    builds every graph step by step and never records a plan (for comparisons and diagnosis); bindings that
  *    replay plans must not replay for such containers (tether_plan_describe
  *    says so by describing nothing). A child with nothing registered in it
  *    builds exactly what its parent builds, so a binding may run the parent's

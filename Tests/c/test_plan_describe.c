@@ -2,6 +2,7 @@
  * own factories, and the words that say when it went stale (and the statuses of
  * tether_container_cache_versions, which has the same signature). Every status, and the plans it
  * declines to hand out. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
+#define _POSIX_C_SOURCE 200809L  /* setenv, unsetenv */
 #include <stdlib.h>
 #include "harness.h"
 #include "fixtures.h"
@@ -153,6 +154,28 @@ static void test_argument_inputs(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A child made after TETHER_NO_PLANS was unset, of a container made while it was "1", has no plans either. */
+static void test_children_of_a_container_without_plans_have_none(void) {
+    const char *was = getenv("TETHER_NO_PLANS");
+    char saved[8] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    setenv("TETHER_NO_PLANS", "1", 1);
+    tether_container *parent, *child;
+    CHECK_OK(tether_container_new(NULL, &parent));
+    unsetenv("TETHER_NO_PLANS");
+    CHECK_OK(tether_container_new(parent, &child));
+    CHECK_OK(tether_register(parent, "Plain", (tether_fn)make, NULL, 0, NULL));
+    CHECK(described_steps(child, "Plain") == 0 && described_steps(parent, "Plain") == 0);
+    tether_container *other;
+    CHECK_OK(tether_container_new(NULL, &other));  /* made without the variable: plans */
+    CHECK_OK(tether_register(other, "Plain", (tether_fn)make, NULL, 0, NULL));
+    CHECK(described_steps(other, "Plain") == 1);
+    if (was) setenv("TETHER_NO_PLANS", saved, 1);
+    CHECK_OK(tether_container_free(other));
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+}
+
 /* tether_plan_failure: the library's message for a replayed step or completion that failed. */
 static void test_plan_failure(void) {
     tether_container *c;
@@ -288,6 +311,7 @@ int main(void) {
     RUN(test_cached_steps);
     RUN(test_plan_failure);
     RUN(test_argument_inputs);
+    RUN(test_children_of_a_container_without_plans_have_none);
     RUN(test_statuses);
     RUN(test_version_words);
     return harness_finish();

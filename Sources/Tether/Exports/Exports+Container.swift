@@ -3,7 +3,7 @@ import Glibc
 #endif
 import TetherCore
 
-/// TETHER_NO_PLANS=1: containers made from now on build every graph step by step.
+/// TETHER_NO_PLANS=1: containers made from now on (and their children) build every graph step by step.
 private var plansOff: Bool { getenv("TETHER_NO_PLANS").map { strcmp($0, "1") == 0 } ?? false }
 
 @_cdecl("tether_container_new")
@@ -12,7 +12,9 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         let out = try outParam(out, "tether_container_new")
         let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
         let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
-        if plansOff { core.usesPlans = false }
+        // A child of a container without plans has none either: a binding may make a child's C
+        // container only when first needed, after the variable was read for its parent.
+        if plansOff || parentCore?.usesPlans == false { core.usesPlans = false }
         out.pointee = Handles.containers.insert(core)
     }
 }

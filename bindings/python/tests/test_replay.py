@@ -527,6 +527,32 @@ def test_empty_children_replay_the_plan_their_parent_described_once(monkeypatch)
     assert both(monkeypatch, scenario) == ["A(B())"] * 3
 
 
+def test_an_empty_child_makes_its_c_container_only_when_needed(monkeypatch):
+    def scenario(make: Made) -> Any:
+        parent = make()
+        register_all(parent, SERVICE, scopes=SINGLETONS)
+        parent.resolve("Svc")  # the singletons are made
+        with make(parent) as child:
+            shape = identities(child.resolve("Svc"))
+            replayed_without_one = child._handle is None  # the parent's plan: nothing of the child's needed
+            with pytest.raises(tether.InvalidArgumentError):
+                parent.close()  # a child is open, whether it has a C container or not
+            handle = child.handle  # C code may register into it now: it exists from here on
+            register_from_c(child, b"Db")  # the child's own Db, native: the graph changes
+            native = child.resolve("Svc").deps[0].deps[0]
+            kind = type(native).__name__
+            native.release()
+        closed = child.closed
+        with pytest.raises(tether.InvalidHandleError):
+            child.resolve("Svc")
+        with pytest.raises(tether.InvalidHandleError):
+            child.handle
+        return shape, replayed_without_one or make.path == "library", handle != 0, kind, closed
+
+    shape, lazy, handle, kind, closed = both(monkeypatch, scenario)
+    assert shape[0] == ("Svc", 0) and lazy and handle and kind == "NativeRef" and closed
+
+
 def test_a_child_registered_into_by_c_stops_replaying_its_parents_plan(monkeypatch):
     def scenario(make: Made) -> Any:
         parent = make()

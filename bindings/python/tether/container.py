@@ -23,6 +23,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 Callback = Union[Callable[[Any, Any], Any], Completion]
 
 _UNSET: Any = object()
+#: The version and cache word of a child with no C container yet (see Container._materialize)
+_ZERO = c_size_t(0)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
@@ -87,20 +89,18 @@ class Container:
         self._regs: dict[bytes, Registration] = {}
         self._children = 0
         self._close_when_childless = False
-        out = c_void_p()
-        status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
-        if status != OK:
-            raise error_for(status, self._api.last_error())
-        self._handle = out.value
-        self._handle_arg = c_void_p(out.value)
-        # Read per replayed resolve (see executor): this container's version word, then its parents'
-        words = self._version_words(self._api.gil_container_versions)
-        self._word, self._parent_words = words[0], words[1:]
-        # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
-        self._cache_words = self._version_words(self._api.gil_container_cache_versions)
-        # With nothing registered here, resolves build what the parent's build (the library replays
-        # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
-        self._created_word = self._word.value
+        self._closed = False
+        if parent is None:
+            self._materialize()
+        else:
+            if parent._handle is None:
+                parent._materialize()  # its words must be real ones before a child reads them
+            # A child's C container is made when first needed (see _materialize): a child per
+            # request that only runs plans its parent described needs none. Until then nothing can
+            # change its configuration, so its own words are a constant zero word.
+            self._word, self._parent_words = _ZERO, (parent._word, *parent._parent_words)
+            self._cache_words = (_ZERO, *parent._cache_words)
+            self._created_word = 0
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
@@ -110,6 +110,33 @@ class Container:
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
+
+    def _materialize(self) -> c_void_p:
+        """This container's ``tether_container *`` (as a ctypes argument), making the C container
+        of a child first if it has none yet; InvalidHandleError once closed."""
+        if self._closed:
+            raise InvalidHandleError("the container is closed")
+        handle = self._handle_arg
+        if handle is not None:
+            return handle
+        parent = self._parent
+        out = c_void_p()
+        status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
+        if status != OK:
+            raise error_for(status, self._api.last_error())
+        self._handle = out.value
+        self._handle_arg = handle = c_void_p(out.value)
+        # Read per replayed resolve (see executor): this container's version word, then its parents'
+        words = self._version_words(self._api.gil_container_versions)
+        self._word, self._parent_words = words[0], words[1:]
+        # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
+        self._cache_words = self._version_words(self._api.gil_container_cache_versions)
+        # With nothing registered here, resolves build what the parent's build (the library replays
+        # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
+        self._created_word = self._word.value
+        self._lookups.clear()  # builders made before watched the zero word: C code may register here now
+        self._arg_builds.clear()
+        return handle
 
     def _version_words(self, which: Callable[..., int]) -> tuple[c_size_t, ...]:
         """The words ``which`` gives for this container and its parents (``tether_container_versions``
@@ -137,9 +164,8 @@ class Container:
     @property
     def handle(self) -> int:
         """The ``tether_container *`` as an int (pass it to C as ``c_void_p``)."""
-        if self._handle is None:
-            raise InvalidHandleError("the container is closed")
-        return self._handle
+        handle = self._handle
+        return handle if handle is not None else self._materialize().value or 0
 
     @property
     def _as_parameter_(self) -> c_void_p:
@@ -151,7 +177,7 @@ class Container:
 
     @property
     def closed(self) -> bool:
-        return self._handle is None
+        return self._closed
 
     def close(self) -> None:
         """Frees the container: cached singletons are released, registrations forgotten.
@@ -159,7 +185,7 @@ class Container:
         Instances still held (by Python, handles or edges) live on. Idempotent. Raises
         ``InvalidArgumentError`` while child containers are open (close them first).
         """
-        if self._handle is None:
+        if self._closed:
             return
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
@@ -173,10 +199,12 @@ class Container:
         self._arg_builds.clear()
         self._prepared.clear()
         self._confirmed.clear()
-        status = self._api.tether_container_free(self._handle)
-        if status != OK:
-            raise error_for(status, self._api.last_error())
+        if self._handle is not None:  # a child that never needed one has no C container
+            status = self._api.tether_container_free(self._handle)
+            if status != OK:
+                raise error_for(status, self._api.last_error())
         self._handle = self._handle_arg = None
+        self._closed = True
         if self._regs:  # other containers' lookups may name them (a child per request has none)
             _state.bump_generation()
         for reg in list(self._regs.values()):
@@ -203,11 +231,11 @@ class Container:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
+        if not getattr(self, "_closed", True):
             self._close_quietly()
 
     def __repr__(self) -> str:
-        state = "closed" if self._handle is None else f"0x{self._handle:x}"
+        state = "closed" if self._closed else "no C container yet" if self._handle is None else f"0x{self._handle:x}"
         return f"<tether.Container {state}, {len(self._regs)} Python registrations>"
 
     # -- registering ------------------------------------------------------------------
@@ -301,7 +329,8 @@ class Container:
         kid = _key_ids.get(raw)
         if kid is None:
             out = c_uint32()
-            status = self._api.tether_intern(self.handle, raw, byref(out))
+            # ids are process-wide: any open container interns (a child may have no C container yet)
+            status = self._api.tether_intern(self._handle or (self._parent or self).handle, raw, byref(out))
             if status != OK:
                 raise error_for(status, self._api.last_error())
             kid = _key_ids[raw] = out.value
@@ -328,7 +357,7 @@ class Container:
             if build is None and self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
-            if self._handle_arg is None:
+            if self._closed:
                 raise InvalidHandleError("the container is closed") from None
             kid, cached_reg, build = self._lookup(key)
         if build is not None and not args:  # a replayed plain graph or a singleton hit: no call
@@ -342,7 +371,7 @@ class Container:
                     return result
         handle = self._handle_arg
         if handle is None:
-            raise InvalidHandleError("the container is closed")
+            handle = self._materialize()
         if args:
             return self._resolve_args(key, kid, args)
         kept = kept_obj = None
@@ -453,7 +482,7 @@ class Container:
             if result is _MISS:  # reconfigured or reset: look again next time
                 self._arg_builds.pop(key, None)
                 self._lookups.pop(key, None)
-        handle = self._handle_arg
+        handle = self._materialize()
         reg = self._registration(encode_key(key))
         api = self._api
         frames = _tls.frames
