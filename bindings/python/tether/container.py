@@ -11,7 +11,7 @@ from . import _loader, _state, singleton_hits, native_refs, object_table, execut
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
-from .errors import InvalidArgumentError, InvalidHandleError, error_for
+from .errors import InvalidArgumentError, InvalidHandleError, TetherError, error_for
 from .markers import Key, encode_key, key_name
 from .registration import Registration
 from .scope import Scope
@@ -205,8 +205,8 @@ class Container:
                 raise error_for(status, self._api.last_error())
         self._handle = self._handle_arg = None
         self._closed = True
-        if self._regs:  # other containers' lookups may name them (a child per request has none)
-            _state.bump_generation()
+        # no other container's lookups name these registrations: only this container's and its
+        # children's may (a lookup walks up the chain), and it has none open
         for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
@@ -307,7 +307,8 @@ class Container:
         reg.install(self.handle, callbacks)
         old = self._regs.get(reg.raw)
         self._regs[reg.raw] = reg
-        _state.bump_generation()
+        if self._children:  # their lookups may name what it replaces or shadows (a lookup walks up)
+            _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
         self._arg_builds.clear()
         if old is not None:
@@ -572,7 +573,12 @@ class Container:
                 kept = reg.cached
                 obj = kept.obj if kept is not None else None
                 # confirmed by the library (a held resolve, or a hit dated by these words) or not at all
-                if obj is None or owner.resolve(reg.name) is not obj or reg.cached is not kept:
+                # asked of the registration's own container: its hit serves every child after the first
+                home = reg.container() or owner
+                try:
+                    if obj is None or home.resolve(reg.name) is not obj or reg.cached is not kept:
+                        return None
+                except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
             confirmed = (prepared, owner_stamp)
             if len(owner._confirmed) < 1024:
