@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
+#include <initializer_list> /* TETHER_REGISTERn's slot arrays */
 extern "C" {
 #endif
 
@@ -187,16 +188,21 @@ typedef tether_status (*tether_complete_fn)(tether_resolver *r, void *instance, 
 /** A completion callback with declared targets (tether_on_complete_params): `args[i]` is target i. */
 typedef tether_status (*tether_complete_args_fn)(void *instance, void *const *args, size_t arg_count, void *context);
 
+/** The payload of a tether_value: the member `kind` names. */
+typedef union tether_scalar { int64_t i64; double f64; const char *str; void *ptr; } tether_scalar;
 /** One runtime argument. `kind` is one of TETHER_PARAM_I64/F64/STR/PTR. */
 typedef struct tether_value {
     tether_param_kind kind;
-    union { int64_t i64; double f64; const char *str; void *ptr; } as;
+    union {
+        tether_scalar u;
+        tether_scalar as; /* deprecated alias of `u` (a keyword in Python and others) */
+    };
 } tether_value;
 
 #ifdef __cplusplus
-#define TETHER_VALUE_(k, field, v) ([&]{ tether_value tv_; tv_.kind = (k); tv_.as.field = (v); return tv_; }())
+#define TETHER_VALUE_(k, field, v) ([&]{ tether_value tv_; tv_.kind = (k); tv_.u.field = (v); return tv_; }())
 #else
-#define TETHER_VALUE_(k, field, v) ((tether_value){(k), {.field = (v)}})
+#define TETHER_VALUE_(k, field, v) ((tether_value){.kind = (k), .u.field = (v)})
 #endif
 #define TETHER_VAL_I64(v) TETHER_VALUE_(TETHER_PARAM_I64, i64, (v))
 #define TETHER_VAL_F64(v) TETHER_VALUE_(TETHER_PARAM_F64, f64, (v))
@@ -283,57 +289,101 @@ tether_status tether_register(tether_container *c, const char *key, tether_fn fa
                               tether_registration **out);
 
 /**
- * Everything tether_register_ex sets before the registration becomes visible.
- * Zero-initialize it (`tether_registration_options o = {0};`) and set what you need.
- */
-typedef struct tether_registration_options {
-    tether_scope scope;                     /* TETHER_SCOPE_GRAPH when zeroed */
-    uint32_t flags;                         /* 0 or TETHER_DEFER_DROP */
-    void *context;                          /* as tether_set_context */
-    tether_drop_fn drop;                    /* nullable; as tether_set_context */
-    const tether_complete_fn *completions;  /* `completion_count` callbacks, run in this order */
-    void *const *completion_contexts;       /* nullable, else one context per callback */
-    size_t completion_count;
-    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
-    /* Read only with TETHER_OPTIONS_CALLBACKS in `flags` (older callers pass a shorter struct). */
-    const struct tether_completion *callbacks; /* `callback_count` callbacks of either form, run in
-                                                  this order, after those of `completions` */
-    size_t callback_count;
-} tether_registration_options;
-
-/**
- * One completion callback of either form, for tether_registration_options.callbacks:
- * set exactly one of `fn` (as tether_on_complete; `params` unused, param_count 0)
+ * One completion callback of either form, for tether_options.callbacks: set
+ * exactly one of `fn` (as tether_on_complete; `params` unused, param_count 0)
  * and `args_fn` (as tether_on_complete_params, with its `params`).
  */
 typedef struct tether_completion {
     tether_complete_fn fn;
     tether_complete_args_fn args_fn;
-    const tether_param *params;             /* read during tether_register_ex only */
+    const tether_param *params;             /* read during the registering call only */
     size_t param_count;
     void *context;                          /* as the `context` of tether_on_complete(_params) */
 } tether_completion;
 
-/** options.flags: the struct's `callbacks` and `callback_count` fields are set. */
-#define TETHER_OPTIONS_CALLBACKS 2u
+/**
+ * A registration's whole configuration, applied before it becomes visible.
+ * Start from TETHER_OPTIONS_INIT (libgit2 style: `version` lets later headers
+ * add fields that older libraries refuse instead of misreading).
+ */
+typedef struct tether_options {
+    unsigned version;                       /* TETHER_OPTIONS_VERSION */
+    tether_scope scope;                     /* TETHER_SCOPE_GRAPH by default */
+    uint32_t flags;                         /* 0 (bindings: TETHER_DEFER_DROP) */
+    void *context;                          /* as tether_set_context */
+    tether_drop_fn drop;                    /* nullable destructor, as tether_set_context */
+    const tether_completion *callbacks;     /* `callback_count` callbacks, run in this order */
+    size_t callback_count;
+    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
+} tether_options;
+#define TETHER_OPTIONS_VERSION 1
+#define TETHER_OPTIONS_INIT { TETHER_OPTIONS_VERSION, TETHER_SCOPE_GRAPH, 0, NULL, NULL, NULL, 0, 0 }
 
 /**
- * tether_register with its whole configuration (scope, context, destructor,
- * completion callbacks, variadic) applied before the registration becomes
- * visible. Use it when other threads may resolve the key while you register:
- * with tether_register + tether_set_*, a resolve in between would see the
- * registration half configured (for example, make an instance with no
- * destructor). `options` is read during the call only; NULL is tether_register.
+ * tether_register with its whole configuration applied before the
+ * registration becomes visible: the one way to register while other threads
+ * may resolve the key (with tether_register + tether_set_*, a resolve in
+ * between sees it half configured, e.g. makes an instance with no destructor).
+ * `options` is read during the call only; NULL is tether_register.
  *
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         bad scope, unknown flags, a NULL callback, variadic_fixed above
- *         param_count, a tether_completion with neither or both of fn and
- *         args_fn, or declared params tether_on_complete_params refuses.
+ *         `version` this library does not know, a bad scope, unknown flags,
+ *         variadic_fixed above param_count, a tether_completion with neither
+ *         or both of fn and args_fn, or params tether_on_complete_params refuses.
+ * Thread-safe.
  */
-tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
-                                 const tether_param *params, size_t param_count,
-                                 const tether_registration_options *options,
-                                 tether_registration **out);
+tether_status tether_register_with(tether_container *c, const char *key, tether_fn factory,
+                                   const tether_param *params, size_t param_count,
+                                   const tether_options *options, tether_registration **out);
+
+/*
+ * Checked registration: TETHER_REGISTERn(c, key, options, out, factory, slot1..slotn),
+ * n = 0..8, is tether_register_with (a tether_status) for slots written as in a
+ * param array (TETHER_DEP("Child"), TETHER_I64, ...), and the compiler (C11 or
+ * C++) rejects a factory whose prototype is not `void *f(T1, ..., Tn)` with the
+ * slots' C types (tether_param_kind). TETHER_AS(slot, T) receives a pointer slot
+ * (DEP, CONTEXT, PTR) as T instead of void *, an unchecked cast.
+ *   void *make_parent(void *child);
+ *   st = TETHER_REGISTER1(c, "Parent", &opts, &reg, make_parent, TETHER_DEP("Child"));
+ */
+#define TETHER_AS(slot, T) slot
+#define TETHER_T_TETHER_AS(slot, T) T
+#define TETHER_T_TETHER_DEP(k) void *
+#define TETHER_T_TETHER_WEAK(k) tether_weak *
+#define TETHER_T_TETHER_LAZY(k) tether_provider
+#define TETHER_T_TETHER_WEAK_LAZY(k) tether_provider
+#define TETHER_T_TETHER_CONTEXT void *
+#define TETHER_T_TETHER_RESOLVER tether_resolver *
+#define TETHER_T_TETHER_I64 int64_t
+#define TETHER_T_TETHER_F64 double
+#define TETHER_T_TETHER_STR const char *
+#define TETHER_T_TETHER_PTR void *
+#ifdef __cplusplus
+#define TETHER_CHECKED_(f, type) ((tether_fn)static_cast<type>(f))
+#define TETHER_SLOTS_(...) (std::initializer_list<tether_param>{__VA_ARGS__}.begin())
+#else
+#define TETHER_CHECKED_(f, type) ((tether_fn)_Generic((f), type: (f)))
+#define TETHER_SLOTS_(...) ((const tether_param[]){__VA_ARGS__})
+#endif
+#define TETHER_REG_(c, k, o, out, f, n, type, ...) \
+    tether_register_with((c), (k), TETHER_CHECKED_(f, type), TETHER_SLOTS_(__VA_ARGS__), (n), (o), (out))
+#define TETHER_REGISTER0(c, k, o, out, f) tether_register_with((c), (k), TETHER_CHECKED_(f, void *(*)(void)), NULL, 0, (o), (out))
+#define TETHER_REGISTER1(c, k, o, out, f, a) TETHER_REG_(c, k, o, out, f, 1, void *(*)(TETHER_T_##a), a)
+#define TETHER_REGISTER2(c, k, o, out, f, a, b) TETHER_REG_(c, k, o, out, f, 2, void *(*)(TETHER_T_##a, TETHER_T_##b), a, b)
+#define TETHER_REGISTER3(c, k, o, out, f, a, b, d) \
+    TETHER_REG_(c, k, o, out, f, 3, void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d), a, b, d)
+#define TETHER_REGISTER4(c, k, o, out, f, a, b, d, e) \
+    TETHER_REG_(c, k, o, out, f, 4, void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e), a, b, d, e)
+#define TETHER_REGISTER5(c, k, o, out, f, a, b, d, e, g) TETHER_REG_(c, k, o, out, f, 5, \
+    void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g), a, b, d, e, g)
+#define TETHER_REGISTER6(c, k, o, out, f, a, b, d, e, g, h) TETHER_REG_(c, k, o, out, f, 6, \
+    void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h), a, b, d, e, g, h)
+#define TETHER_REGISTER7(c, k, o, out, f, a, b, d, e, g, h, i) TETHER_REG_(c, k, o, out, f, 7, \
+    void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h, TETHER_T_##i), \
+    a, b, d, e, g, h, i)
+#define TETHER_REGISTER8(c, k, o, out, f, a, b, d, e, g, h, i, j) TETHER_REG_(c, k, o, out, f, 8, \
+    void *(*)(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h, TETHER_T_##i, \
+    TETHER_T_##j), a, b, d, e, g, h, i, j)
 
 /**
  * Declares the factory as a C variadic function (`void *f(void *ctx, int n, ...)`)
@@ -467,6 +517,19 @@ tether_status tether_on_complete_params(tether_registration *r, tether_complete_
 tether_status tether_resolve(tether_container *c, const char *key, tether_ref **out);
 
 /**
+ * tether_resolve and tether_ref_get in one call: returns the instance of `key`
+ * and hands you, in `*keep`, the strong handle that keeps it alive.
+ *   tether_ref *keep; Service *s = tether_get(c, "Service", &keep);
+ *   if (!s) { ...tether_last_status(), tether_last_error()... }
+ *   ...; tether_ref_release(keep);   // s is valid until this
+ * @param keep  receives a strong handle you own (tether_ref_release); NULL on failure.
+ * @return the instance; NULL on failure, with tether_last_status() one of
+ *         tether_resolve's statuses (TETHER_E_INVALID_ARGUMENT for a NULL `keep`).
+ * Thread-safe.
+ */
+void *tether_get(tether_container *c, const char *key, tether_ref **keep);
+
+/**
  * tether_resolve with runtime arguments for the top-level registration's
  * TETHER_PARAM_I64/F64/STR/PTR slots, in order. Strings are passed through
  * as-is (borrowed for the duration of the call).
@@ -544,6 +607,16 @@ tether_status tether_ref_downgrade(tether_ref *ref, tether_weak **out);
  * Thread-safe.
  */
 tether_status tether_weak_upgrade(tether_weak *w, tether_ref **out);
+
+/**
+ * tether_weak_upgrade and tether_ref_get in one call: the instance `w` points
+ * to, kept alive by the strong handle put in `*keep` (yours: tether_ref_release).
+ * @return the instance; NULL on failure (`*keep` = NULL) with tether_last_status()
+ *         TETHER_E_EXPIRED (the instance is gone), TETHER_E_INVALID_HANDLE or
+ *         TETHER_E_INVALID_ARGUMENT (NULL keep).
+ * Thread-safe.
+ */
+void *tether_weak_get(tether_weak *w, tether_ref **keep);
 
 /**
  * Releases a weak handle (from tether_ref_downgrade, a TETHER_PARAM_WEAK slot
@@ -668,13 +741,9 @@ void tether_string_free(char *s);
 #endif
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
 TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
-TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
-TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
-               offsetof(tether_registration_options, context) == 8 &&
-               offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, variadic_fixed) == 48 &&
-               offsetof(tether_registration_options, callbacks) == 56 &&
-               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
+TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
+TETHER_ASSERT_(offsetof(tether_options, flags) == 8 && offsetof(tether_options, context) == 16 &&
+               offsetof(tether_options, callbacks) == 32 && sizeof(tether_options) == 56, "tether_options layout");
 TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
                offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_
