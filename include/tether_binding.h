@@ -67,41 +67,6 @@ int tether_binding_api_version(void);
  */
 #define TETHER_DEFER_DROP 1u
 
-/**
- * Superseded by tether_options and tether_register_with (tether.h), which are
- * versioned; kept so callers compiled against it keep working (the Python
- * package uses it). Zero-initialize it and set what you need.
- */
-typedef struct tether_registration_options {
-    tether_scope scope;                     /* TETHER_SCOPE_GRAPH when zeroed */
-    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS */
-    void *context;                          /* as tether_set_context */
-    tether_drop_fn drop;                    /* nullable; as tether_set_context */
-    const tether_complete_fn *completions;  /* `completion_count` callbacks, run in this order */
-    void *const *completion_contexts;       /* nullable, else one context per callback */
-    size_t completion_count;
-    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
-    /* Read only with TETHER_OPTIONS_CALLBACKS in `flags` (older callers pass a shorter struct). */
-    const tether_completion *callbacks;     /* `callback_count` callbacks of either form, run in
-                                               this order, after those of `completions` */
-    size_t callback_count;
-} tether_registration_options;
-
-/** tether_registration_options.flags: its `callbacks` and `callback_count` fields are set. */
-#define TETHER_OPTIONS_CALLBACKS 2u
-
-/**
- * Superseded by tether_register_with; the same, with the unversioned struct
- * above. `options` is read during the call only; NULL is tether_register.
- * @return what tether_register_with returns, plus TETHER_E_INVALID_ARGUMENT
- *         for a NULL entry of `completions`.
- * Thread-safe.
- */
-tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
-                                 const tether_param *params, size_t param_count,
-                                 const tether_registration_options *options,
-                                 tether_registration **out);
-
 
 /**
  * The weak-scope epoch of `r`, for a binding that hands its own object out
@@ -462,12 +427,6 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
 #else
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
-TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
-               offsetof(tether_registration_options, context) == 8 &&
-               offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, variadic_fixed) == 48 &&
-               offsetof(tether_registration_options, callbacks) == 56 &&
-               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
 TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
 TETHER_ASSERT_(sizeof(tether_plan_step) == 32 && offsetof(tether_plan_step, first_input) == 8 &&

@@ -4,7 +4,6 @@
  * target that would close a strong cycle, failures, order beside resolver-form
  * callbacks, and bad input. */
 #include "harness.h"
-#include "tether_binding.h"
 #include "fixtures.h"
 
 static kind kp, kc, kl;

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
-#include "tether_binding.h"
 
 /* Freed memory is overwritten under ASan, so a resolve reading a freed container
  * or registration crashes instead of reading stale bytes that still look right. */

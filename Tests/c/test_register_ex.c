@@ -3,7 +3,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "harness.h"
-#include "tether_binding.h"
 
 static atomic_int made, dropped, completed;
 

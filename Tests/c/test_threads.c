@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <time.h>
 #include "harness.h"
-#include "tether_binding.h"
 
 enum { THREADS = 8 };
 /* Resolves per thread in the stress tests: sized so the ASan run stays well under a minute. */
