@@ -16,12 +16,18 @@ PYTHON     ?= python3
 
 all: build
 
-# The release library: Swift runtime and libffi linked in statically.
-build: $(LIB)
+# The release library: Swift runtime and libffi linked in statically; and the
+# headers' declarations as plain C for cffi's cdef and other FFI generators.
+CDEF       := $(BUILD)/tether_cdef.h
+build: $(LIB) $(CDEF)
 $(LIB): Package.swift $(shell find Sources -type f) include/tether.h include/tether_binding.h
 	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
 	mkdir -p $(LIBDIR)
 	cp $(SWIFT_REL)/release/libtether.so $(LIB).tmp && mv -f $(LIB).tmp $(LIB)  # never rewrite a loaded .so in place
+
+$(CDEF): include/tether.h include/tether_binding.h tools/make_cdef.py
+	mkdir -p $(BUILD)
+	$(PYTHON) tools/make_cdef.py $(CC) include > $@.tmp && mv -f $@.tmp $@
 
 demo: $(BUILD)/examples/cycles
 	$(BUILD)/examples/cycles
@@ -86,17 +92,17 @@ test-packaging: $(LIB)
 	sh Tests/packaging/check_wheel.sh
 	sh Tests/packaging/check_cmake.sh
 
-test-python: $(LIB)
-	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests
+test-python: $(LIB) $(CDEF)
+	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
 STRIP_FLAG := $(if $(filter 1,$(KEEP_SYMBOLS)),,-s)
 
-install: $(LIB)
+install: $(LIB) $(CDEF)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether
 	install -m 0755 $(STRIP_FLAG) $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
-	install -m 0644 include/tether.h include/tether_binding.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/tether.h include/tether_binding.h $(CDEF) $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfigVersion.cmake
