@@ -12,7 +12,7 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-install test-packaging test-python install clean bench
+.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python install clean bench
 
 all: build
 
@@ -44,7 +44,7 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-install test-packaging test-python
+test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python
 	@echo "all test suites passed"
 
 test-swift:
@@ -81,6 +81,10 @@ test-abi: $(LIB)
 # TETHER_REGISTERn: the compiler (C and C++) rejects a factory whose prototype disagrees with its slots.
 test-compile-fail:
 	sh Tests/compile_fail/run.sh $(CC) $(CXX)
+
+# The README's quick start (first ```c and ```python blocks) compiles and runs as printed.
+test-readme: $(LIB)
+	$(PYTHON) Tests/docs/check_readme.py $(CC) $(LIBDIR) $(PYTHON)
 
 # Installs into a temporary prefix and builds an example with pkg-config against it.
 test-install: $(LIB)
