@@ -157,9 +157,10 @@ typedef union tether_scalar { int64_t i64; double f64; const char *str; void *pt
 /** One runtime argument. `kind` is one of TETHER_PARAM_I64/F64/STR/PTR. */
 typedef struct tether_value {
     tether_param_kind kind;
-    union {
+    union {                  /* `u`: the payload. The same bytes under older names: */
         tether_scalar u;
-        tether_scalar as; /* deprecated alias of `u` (a keyword in Python and others) */
+        tether_scalar as;        /* deprecated (a keyword in Python and others) */
+        int64_t i64; double f64; const char *str; void *ptr;  /* for `{kind, {.i64 = 1}}` */
     };
 } tether_value;
 
