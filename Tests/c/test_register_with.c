@@ -9,6 +9,8 @@
 static atomic_int made, dropped, completed;
 
 static void *make(void) { atomic_fetch_add(&made, 1); return malloc(8); }
+static int undropped;   /* what registrations without a destructor make: nothing to free */
+static void *make_static(void) { atomic_fetch_add(&made, 1); return &undropped; }
 static void drop(void *instance, void *context) { (void)context; atomic_fetch_add(&dropped, 1); free(instance); }
 static tether_status complete(tether_resolver *r, void *instance, void *context) {
     (void)r; (void)instance;
@@ -28,7 +30,7 @@ static void test_options_applied(void) {
     reset_counts();
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
-    CHECK_OK(TETHER_REGISTER0(c, "Dep", NULL, NULL, make));
+    CHECK_OK(TETHER_REGISTER0(c, "Dep", NULL, NULL, make_static));
     int one = 1, two = 2;
     tether_param targets[] = { TETHER_DEP("Dep") };
     tether_completion callbacks[] = {
@@ -87,10 +89,11 @@ static void test_bad_options(void) {
     tether_ref *ref;
     CHECK_STATUS(tether_resolve(c, "K", &ref), TETHER_E_NOT_FOUND);   /* nothing half registered */
     CHECK(made == 0);
-    CHECK_OK(tether_register_with(c, "K", (tether_fn)make, NULL, 0, NULL, NULL));   /* NULL: tether_register */
+    CHECK_OK(tether_register_with(c, "K", (tether_fn)make_static, NULL, 0, NULL, NULL));   /* NULL: tether_register */
     CHECK_OK(tether_resolve(c, "K", &ref));
-    tether_ref_release(ref);                           /* no destructor: free it ourselves */
-    CHECK(made == 1 && dropped == 0);
+    CHECK(tether_ref_get(ref) == &undropped);
+    tether_ref_release(ref);
+    CHECK(made == 1 && dropped == 0);                  /* no destructor from NULL options */
     CHECK_OK(tether_container_free(c));
 }
 
