@@ -15,7 +15,8 @@
  *    dereferenced by the library: a NULL, released, stale or foreign handle, or a
  *    handle of the wrong kind, is detected and answered with
  *    TETHER_E_INVALID_HANDLE. Using a handle after releasing it is therefore safe
- *    but always an error.
+ *    but always an error. A released handle never equals a later one: a handle
+ *    slot is retired after 2^32 uses (of 2^24 slots per kind).
  *
  *  - Strings passed in (keys, messages) are borrowed for the duration of the
  *    call only; the library copies what it keeps. Keys are UTF-8, non-empty.
