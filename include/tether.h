@@ -235,8 +235,8 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  *         (NULL, already freed); TETHER_E_INVALID_ARGUMENT if child containers
  *         of `c` still exist (free them first; nothing is freed).
  * Thread-safe, also while other threads use `c` (see "Freeing while in use" at
- * the top): calls made after this one fail with TETHER_E_INVALID_HANDLE ("the
- * container was already freed"); a call under way at the time either fails
+ * the top): calls made after this one, and by destructors it runs, fail with
+ * TETHER_E_INVALID_HANDLE ("the container was already freed"); a call under way at the time either fails
  * with TETHER_E_INVALID_HANDLE ("the container was freed") or completes, and
  * then it may return a singleton that was cached (its handle stays valid) or
  * create instances, which are not cached. Never waits for those calls: what
