@@ -436,9 +436,14 @@ final class Graph {
         case .success(let p): pointer = p
         case .failure(let failure): throw factoryFailure(registration, failure)
         }
-        let pendingStrong = resolver?.takePending() ?? []
+        var pendingStrong = resolver?.takePending() ?? []
         guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
-        return (pointer, LateEdges(strong: pendingStrong, lazyCells: lazySlots[lazyFrom...].map(\.cell)))
+        // A lazy dependency the factory resolved already is a strong edge like
+        // the others, seen by later retain-cycle checks (nothing reaches the
+        // new instance yet, so it closes none now).
+        let cells = lazySlots[lazyFrom...].map(\.cell)
+        for cell in cells { if let resolved = cell.resolved { pendingStrong.append(resolved) } }
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
