@@ -10,13 +10,10 @@
  *    calling thread and read with tether_last_error(). A successful call leaves
  *    the last error as it was (libgit2 style), so read it only after a failure.
  *
- *  - Handles. tether_container, tether_registration, tether_ref, tether_weak and
- *    tether_resolver are opaque, generation-counted handles. They are never
- *    dereferenced by the library: a NULL, released, stale or foreign handle, or a
- *    handle of the wrong kind, is detected and answered with
- *    TETHER_E_INVALID_HANDLE. Using a handle after releasing it is therefore safe
- *    but always an error. A released handle never equals a later one: a handle
- *    slot is retired after 2^32 uses (of 2^24 slots per kind).
+ *  - Handles (tether_container, _registration, _ref, _weak, _resolver) are
+ *    opaque generation-counted ids, never dereferenced: a NULL, released, stale,
+ *    foreign or wrong-kind handle gets TETHER_E_INVALID_HANDLE (a released one
+ *    never equals a later one: a slot is retired after 2^32 uses).
  *
  *  - Strings passed in (keys, messages) are borrowed for the duration of the
  *    call only; the library copies what it keeps. Keys are UTF-8, non-empty.
@@ -45,7 +42,9 @@
  *    declared in tether_binding.h. Programs never need it.
  *
  *  - Callbacks (factories, destructors, completion callbacks) may call back into
- *    the library, including resolving from the same container.
+ *    the library, including resolving from the same container; resolving a key
+ *    being constructed on the same thread (a factory asking for itself, by any
+ *    call or provider) is TETHER_E_CYCLE naming the path.
  */
 #ifndef TETHER_H
 #define TETHER_H
@@ -179,7 +178,10 @@ typedef struct tether_param {
 
 /** Any factory, cast to this type for tether_register: `(tether_fn)make_parent`. */
 typedef void (*tether_fn)(void);
-/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. */
+/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
+ *  owner (the instance it was handed to) alive; once the owner is gone (also during
+ *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
+ *  (until its address serves a new provider, after 1,024 others were freed). */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
@@ -598,8 +600,8 @@ tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, teth
  * from `c` on its first call and holds the instance strongly afterwards,
  * returning the same pointer on every call: for legacy C APIs that take a
  * callback without a user-data argument. A failing call returns NULL and sets
- * the last error/status (the next call tries again). Once `c` is freed every
- * call returns NULL with TETHER_E_INVALID_HANDLE.
+ * the last error/status (the next call tries again). Once `c` or the provider
+ * is freed every call returns NULL with TETHER_E_INVALID_HANDLE.
  *
  * @param out  receives the provider; you own it (tether_provider_free).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL
