@@ -353,18 +353,24 @@ static void factory_resolves_and_destructor_releases(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Registers singleton `key` (factory `fn` with its kind as context, destructor
+ * `drop`) and resolves it once, so the cache holds it. */
+static void cache_singleton(tether_container *c, const char *key, tether_fn fn, kind *k, tether_drop_fn drop) {
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, key, fn, p, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(r, k, drop));
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, key, &ref));
+    CHECK_OK(tether_ref_release(ref));
+}
+
 static void singleton_holding_a_ref_freed_with_its_container(void) {
     kind H = {"H", 0, 0}, B = {"B", 0, 0};
     tether_container *c = reentrant_container = new_container();
     reg(c, &B, TETHER_SCOPE_SINGLETON, NULL, NULL);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "H", (tether_fn)make_holder, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(tether_set_context(r, &H, drop_holder));
-    tether_ref *ref;
-    CHECK_OK(tether_resolve(c, "H", &ref));
-    CHECK_OK(tether_ref_release(ref));
+    cache_singleton(c, "H", (tether_fn)make_holder, &H, drop_holder);
     CHECK_OK(tether_container_free(c));    /* H's destructor releases its handle on B meanwhile */
     CHECK(H.dropped == 1 && B.dropped == 1);
 }
@@ -384,14 +390,8 @@ static void destructor_resolves_during_reset_and_free(void) {
     kind S = {"S", 0, 0}, G = {"G", 0, 0};
     tether_container *c = reentrant_container = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(tether_set_context(r, &S, drop_and_resolve));
+    cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_resolve);
     tether_ref *ref;
-    CHECK_OK(tether_resolve(c, "S", &ref));
-    CHECK_OK(tether_ref_release(ref));
     drop_resolve_status = TETHER_E_NO_MEMORY;
     CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
     CHECK(S.dropped == 1);
@@ -436,14 +436,7 @@ static void calls_from_destructors_run_by_free_agree(void) {
     kind S = {"S", 0, 0}, G = {"G", 0, 0};
     tether_container *c = reentrant_container = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(tether_set_context(r, &S, drop_and_call));
-    tether_ref *ref;
-    CHECK_OK(tether_resolve(c, "S", &ref));
-    CHECK_OK(tether_ref_release(ref));
+    cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_call);
     for (int i = 0; i < 6; i++) during_free[i] = TETHER_E_NO_MEMORY;
     CHECK_OK(tether_container_free(c));               /* S's destructor runs inside the free */
     CHECK(S.dropped == 1);

@@ -67,14 +67,25 @@ static void weak_lazy_provider_whose_owner_dies_during_the_call_returns_null(voi
 }
 
 /* ---- 1b: called after the owner died --------------------------------------- */
+/* A container with A (graph scope, slots `a_params`) and B (singleton); A resolved into *ref: its provider. */
+static tether_container *resolve_lazy_owner(kind *A, kind *B, tether_param *a_params, tether_ref **ref) {
+    tether_container *c = new_container();
+    reg_with(c, "A", (tether_fn)make_lazy, a_params, 2, A, TETHER_SCOPE_GRAPH);
+    reg_node(c, "B", B, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    resolve(c, "A", ref);
+    return c;
+}
+
+static tether_provider provider_of(tether_ref *ref) {
+    node *a = ref ? tether_ref_get(ref) : NULL;
+    return a ? a->lazy : NULL;
+}
+
 static void stale_slot_provider(tether_param *a_params, int call_first) {
     kind A = {"A", 0, 0}, B = {"B", 0, 0};
-    tether_container *c = new_container();
-    reg_with(c, "A", (tether_fn)make_lazy, a_params, 2, &A, TETHER_SCOPE_GRAPH);
-    reg_node(c, "B", &B, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
     tether_ref *ref;
-    node *a = resolve(c, "A", &ref);
-    tether_provider p = a ? a->lazy : NULL;
+    tether_container *c = resolve_lazy_owner(&A, &B, a_params, &ref);
+    tether_provider p = provider_of(ref);
     if (call_first) CHECK(p && p() != NULL);
     CHECK_OK(tether_ref_release(ref));
     CHECK(A.dropped == 1);
@@ -98,13 +109,11 @@ static void slot_provider_called_after_its_owner_died_is_stale(void) {
  * while many other providers come and go. */
 static void stale_provider_survives_later_providers(void) {
     kind A = {"A", 0, 0}, B = {"B", 0, 0};
-    tether_container *c = new_container();
-    reg_with(c, "A", (tether_fn)make_lazy, lazy_params, 2, &A, TETHER_SCOPE_GRAPH);
-    reg_node(c, "B", &B, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
     tether_ref *ref;
-    node *a = resolve(c, "A", &ref);
-    tether_provider stale = a ? a->lazy : NULL;
+    tether_container *c = resolve_lazy_owner(&A, &B, lazy_params, &ref);
+    tether_provider stale = provider_of(ref);
     CHECK_OK(tether_ref_release(ref));
+    node *a;
     int reused = 0;
     for (int i = 0; i < 500; i++) {
         tether_provider p = NULL;

@@ -51,6 +51,15 @@ static void reg_reentering(tether_container *c, const char *key, kind *k, tether
     CHECK_OK(tether_set_context(r, k, drop_node));
 }
 
+/* Resolves root `key` of `c` (into *ref) while its factories re-enter `target` through `e`. */
+static node *resolve_reentering(tether_container *c, const char *key, enum entry e, tether_ref **ref) {
+    entry = e;
+    target = "A";
+    if (e == BY_MADE_PROVIDER) CHECK_OK(tether_make_provider(c, target, &made_provider));
+    inner_status = TETHER_OK;
+    return resolve(c, key, ref);
+}
+
 static int check_inner_cycle(const char *path, enum entry e, tether_scope scope) {
     int ok = inner_status == TETHER_E_CYCLE && strstr(inner_message, path) && !inner_got_instance;
     if (!ok) fprintf(stderr, "  %s, %s scope: %s \"%s\" (expected TETHER_E_CYCLE naming %s)\n", entry_names[e],
@@ -65,11 +74,8 @@ static void factory_reentering_its_own_key_is_a_cycle(void) {
             kind A = {"A", 0, 0};
             tether_container *c = container = new_container();
             reg_reentering(c, "A", &A, s, "A");
-            entry = e; target = "A";
-            if (e == BY_MADE_PROVIDER) CHECK_OK(tether_make_provider(c, "A", &made_provider));
             tether_ref *ref;
-            inner_status = TETHER_OK;
-            node *a = resolve(c, "A", &ref);
+            node *a = resolve_reentering(c, "A", e, &ref);
             CHECK(check_inner_cycle("\"A\" -> \"A\"", e, s));
             CHECK(a && A.made == 1);                /* the factory ran once */
             if (s == TETHER_SCOPE_SINGLETON || s == TETHER_SCOPE_WEAK) {
@@ -94,11 +100,8 @@ static void factory_reentering_a_key_further_down_the_path_is_a_cycle(void) {
             tether_container *c = container = new_container();
             reg_node(c, "A", &A, s, "B", NULL, drop_node);
             reg_reentering(c, "B", &B, TETHER_SCOPE_GRAPH, "A");
-            entry = e; target = "A";
-            if (e == BY_MADE_PROVIDER) CHECK_OK(tether_make_provider(c, "A", &made_provider));
             tether_ref *ref;
-            inner_status = TETHER_OK;
-            node *a = resolve(c, "A", &ref);
+            node *a = resolve_reentering(c, "A", e, &ref);
             CHECK(check_inner_cycle("\"A\" -> \"B\" -> \"A\"", e, s));
             CHECK(a && a->a && A.made == 1 && B.made == 1);
             CHECK_OK(tether_ref_release(ref));
