@@ -76,6 +76,9 @@ def _simple(reg: Registration | None) -> bool:
 
 #: What a builder returns when it does not run (see ``bind``).
 MISS: Any = object()
+#: What a builder returns while a replay of its plan is under way (on this thread, a factory
+#: resolving the root again, or another thread): resolve through the library this time.
+BUSY: Any = object()
 
 
 #: A described plan made ready for ``bind``: the builder's shape, its failure handlers and its
@@ -151,7 +154,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]:
     """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``;
-    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``)."""
+    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``),
+    ``BUSY`` while a replay of the plan is under way."""
     shape, handlers, called = prepared
     key = (*shape, len(words))
     maker = _makers.get(key)
@@ -160,12 +164,12 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[
             _makers.clear()
         args, checks, calls = shape
         maker = _makers[key] = _compile(list(args), checks, list(calls), len(words))
-    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, *called)
+    return maker(*handlers, weakref.ref, MISS, BUSY, tuple(words), stamp, *called)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
              calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, busy, weak, MISS, words, stamp, f0, f1, ..., n..., c0,
+    """Compiles ``make(failed, failed_completion, busy, weak, MISS, BUSY, words, stamp, f0, f1, ..., n..., c0,
     c1, ...)`` returning ``build()``: the configuration check (the sum of the ``nwords`` version
     words, written out: a comprehension's call costs 4x the loads), one call per step, in order,
     its arguments the earlier steps' results, then one per completion callback, its weak targets
@@ -177,10 +181,12 @@ def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
     configuration = " + ".join(f"{w}.value" for w in names)
     # while a replay of the plan runs (a factory of it may resolve its root again) the plan
     # declines: such a resolve goes through the library, which reports a re-entered key as a cycle
-    lines = [f"def make(failed, failed_completion, busy, weak, MISS, words, stamp, {', '.join(factories + nones + callbacks)}):",
+    lines = [f"def make(failed, failed_completion, busy, weak, MISS, BUSY, words, stamp, {', '.join(factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words",
              "    def build():",
-             f"        if busy[0] or {configuration} != stamp:",
+             "        if busy[0]:",
+             "            return BUSY",
+             f"        if {configuration} != stamp:",
              "            return MISS",
              "        busy[0] = True",
              "        try:"]
