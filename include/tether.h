@@ -10,7 +10,8 @@
  *    thread: tether_last_error(). Success leaves it as it was (libgit2 style).
  *  - Handles (tether_container, _registration, _ref, _weak, _resolver) are
  *    opaque, generation-counted, never dereferenced: a NULL, released, stale,
- *    foreign or wrong-kind handle gets TETHER_E_INVALID_HANDLE, never a crash.
+ *    foreign or wrong-kind handle gets TETHER_E_INVALID_HANDLE, never a crash
+ *    (a released one never equals a later one: a slot retires after 2^32 uses).
  *  - Strings passed in (keys, messages) are borrowed for the call; the library
  *    copies what it keeps. Keys are UTF-8, non-empty.
  *  - Thread safety. Every function may be called from any thread at any time.
@@ -27,7 +28,9 @@
  *    call under way completes as if it ran before the free or fails with
  *    TETHER_E_INVALID_HANDLE; later calls fail with it. Nobody waits.
  *  - Callbacks (factories, destructors, completion callbacks) may call back
- *    into the library, including resolving from the same container.
+ *    into the library, including resolving from the same container; resolving
+ *    a key being constructed on the same thread (a factory asking for itself,
+ *    by any call or provider) is TETHER_E_CYCLE naming the path.
  *  - How a resolve works, layer by layer: docs/ARCHITECTURE.md. Language
  *    bindings use a further protocol (tether_binding.h); programs never need it.
  */
@@ -143,7 +146,10 @@ typedef struct tether_param { tether_param_kind kind; const char *key; } tether_
 
 /** Any factory, cast to this for tether_register (TETHER_REGISTERn checks and casts for you). */
 typedef void (*tether_fn)(void);
-/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. */
+/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
+ *  owner (the instance it was handed to) alive; once the owner is gone (also during
+ *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
+ *  (until its address serves a new provider, after 1,024 others were freed). */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
@@ -193,9 +199,10 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already freed);
  *         TETHER_E_INVALID_ARGUMENT if child containers of `c` still exist
  *         (free them first; nothing is freed).
- * Thread-safe, also while other threads use `c` ("Freeing while in use"): a
- * call under way that completes may return a singleton that was cached or
- * create instances, which are then not cached.
+ * Thread-safe, also while other threads use `c` ("Freeing while in use"):
+ * calls made after it, and by destructors it runs, fail with
+ * TETHER_E_INVALID_HANDLE; a call under way that completes may return a
+ * singleton that was cached or create instances, which are then not cached.
  */
 tether_status tether_container_free(tether_container *c);
 
@@ -555,7 +562,8 @@ tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, teth
  * A context-free C function pointer (libffi closure) for C APIs whose callbacks
  * take no user data: its first call resolves `key` from `c` and holds it; every
  * call returns that pointer. A failing call returns NULL with the last error
- * set (the next one retries); after `c` is freed, NULL + TETHER_E_INVALID_HANDLE.
+ * set (the next one retries); once `c` or the provider is freed, NULL +
+ * TETHER_E_INVALID_HANDLE.
  * @param out  receives the provider; you own it (tether_provider_free).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL
  *         key/out); TETHER_E_NO_MEMORY (closure pages refused by the system).

@@ -76,11 +76,14 @@ def _simple(reg: Registration | None) -> bool:
 
 #: What a builder returns when it does not run (see ``bind``).
 MISS: Any = object()
+#: What a builder returns while a replay of its plan is under way (on this thread, a factory
+#: resolving the root again, or another thread): resolve through the library this time.
+BUSY: Any = object()
 
 
-#: A described plan made ready for ``bind``: the builder's shape, its failure handlers, and the
-#: factories, None-checks and callbacks it calls.
-Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None]], tuple[Callable[..., Any], ...]]
+#: A described plan made ready for ``bind``: the builder's shape, its failure handlers and its
+#: root's ``replaying`` flag, and the factories, None-checks and callbacks it calls.
+Prepared = tuple[tuple[Any, ...], tuple[Callable[..., None], Callable[..., None], list[bool]], tuple[Callable[..., Any], ...]]
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -145,13 +148,14 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
         raise_caused(Status.E_FACTORY_FAILED, message, exc)
 
-    return ((tuple(args), checks, tuple(calls)), (failed, failed_completion),
+    return ((tuple(args), checks, tuple(calls)), (failed, failed_completion, made[-1].replaying),
             (*(reg.factory for reg in made), *(n for n, check in zip(nones, checks) if check), *callbacks))
 
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[[], Any]:
     """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``;
-    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``)."""
+    it returns ``MISS`` without running when the plan may be stale (the sum is no longer ``stamp``),
+    ``BUSY`` while a replay of the plan is under way."""
     shape, handlers, called = prepared
     key = (*shape, len(words))
     maker = _makers.get(key)
@@ -160,12 +164,12 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int) -> Callable[
             _makers.clear()
         args, checks, calls = shape
         maker = _makers[key] = _compile(list(args), checks, list(calls), len(words))
-    return maker(*handlers, weakref.ref, MISS, tuple(words), stamp, *called)
+    return maker(*handlers, weakref.ref, MISS, BUSY, tuple(words), stamp, *called)
 
 
 def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
              calls: list[tuple[int, tuple[tuple[int, bool], ...]]], nwords: int) -> Callable[..., Callable[[], Any]]:
-    """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, f0, f1, ..., n..., c0,
+    """Compiles ``make(failed, failed_completion, busy, weak, MISS, BUSY, words, stamp, f0, f1, ..., n..., c0,
     c1, ...)`` returning ``build()``: the configuration check (the sum of the ``nwords`` version
     words, written out: a comprehension's call costs 4x the loads), one call per step, in order,
     its arguments the earlier steps' results, then one per completion callback, its weak targets
@@ -175,26 +179,34 @@ def _compile(args: list[tuple[int, ...]], checks: tuple[bool, ...],
     callbacks = [f"c{k}" for k in range(len(calls))]
     names = [f"w{i}" for i in range(nwords)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    lines = [f"def make(failed, failed_completion, weak, MISS, words, stamp, {', '.join(factories + nones + callbacks)}):",
+    # while a replay of the plan runs (a factory of it may resolve its root again) the plan
+    # declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    lines = [f"def make(failed, failed_completion, busy, weak, MISS, BUSY, words, stamp, {', '.join(factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words",
              "    def build():",
+             "        if busy[0]:",
+             "            return BUSY",
              f"        if {configuration} != stamp:",
-             "            return MISS"]
+             "            return MISS",
+             "        busy[0] = True",
+             "        try:"]
     for i, deps in enumerate(args):
-        lines.append("        try:")
-        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
+        lines.append("            try:")
+        lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' for d in deps)})")
         if checks[i]:
-            lines.append(f"            if v{i} is None:")
-            lines.append(f"                raise n{i}()")
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed({i}, e)")
+            lines.append(f"                if v{i} is None:")
+            lines.append(f"                    raise n{i}()")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed({i}, e)")
     for k, (step, targets) in enumerate(calls):
-        lines.append("        try:")
-        lines.append(f"            c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
+        lines.append("            try:")
+        lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed_completion({k}, e, ({weak_targets}))")
-    lines.append(f"        return v{len(args) - 1}")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+    lines.append(f"            return v{len(args) - 1}")
+    lines.append("        finally:")
+    lines.append("            busy[0] = False")
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
