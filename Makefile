@@ -12,16 +12,22 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-packaging test-python install clean bench
+.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python install clean bench
 
 all: build
 
-# The release library: Swift runtime and libffi linked in statically.
-build: $(LIB)
+# The release library: Swift runtime and libffi linked in statically; and the
+# headers' declarations as plain C for cffi's cdef and other FFI generators.
+CDEF       := $(BUILD)/tether_cdef.h
+build: $(LIB) $(CDEF)
 $(LIB): Package.swift $(shell find Sources -type f) include/tether.h include/tether_binding.h
 	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
 	mkdir -p $(LIBDIR)
 	cp $(SWIFT_REL)/release/libtether.so $(LIB).tmp && mv -f $(LIB).tmp $(LIB)  # never rewrite a loaded .so in place
+
+$(CDEF): include/tether.h include/tether_binding.h tools/make_cdef.py
+	mkdir -p $(BUILD)
+	$(PYTHON) tools/make_cdef.py $(CC) include > $@.tmp && mv -f $@.tmp $@
 
 demo: $(BUILD)/examples/cycles
 	$(BUILD)/examples/cycles
@@ -38,7 +44,7 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-install test-packaging test-python
+test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python
 	@echo "all test suites passed"
 
 test-swift:
@@ -72,6 +78,14 @@ test-abi: $(LIB)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Iinclude Tests/abi/header_cxx.cpp -o $(BUILD)/header_cxx -L$(LIBDIR) -ltether -Wl,-rpath,$(LIBDIR)
 	$(BUILD)/header_cxx && echo "ok   tether.h compiles and links as C++"
 
+# TETHER_REGISTERn: the compiler (C and C++) rejects a factory whose prototype disagrees with its slots.
+test-compile-fail:
+	sh Tests/compile_fail/run.sh $(CC) $(CXX)
+
+# The README's quick start (first ```c and ```python blocks) compiles and runs as printed.
+test-readme: $(LIB)
+	$(PYTHON) Tests/docs/check_readme.py $(CC) $(LIBDIR) $(PYTHON)
+
 # Installs into a temporary prefix and builds an example with pkg-config against it.
 test-install: $(LIB)
 	sh Tests/abi/check_install.sh
@@ -82,17 +96,17 @@ test-packaging: $(LIB)
 	sh Tests/packaging/check_wheel.sh
 	sh Tests/packaging/check_cmake.sh
 
-test-python: $(LIB)
-	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests
+test-python: $(LIB) $(CDEF)
+	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
 STRIP_FLAG := $(if $(filter 1,$(KEEP_SYMBOLS)),,-s)
 
-install: $(LIB)
+install: $(LIB) $(CDEF)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether
 	install -m 0755 $(STRIP_FLAG) $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
-	install -m 0644 include/tether.h include/tether_binding.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/tether.h include/tether_binding.h $(CDEF) $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfigVersion.cmake

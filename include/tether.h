@@ -5,46 +5,34 @@
  * Conventions that hold for every function below (read them once):
  *
  *  - Status + last error. Every function returns a tether_status (or, for the
- *    few that return a pointer, NULL with a status available from
- *    tether_last_status()). On failure a message in words is stored for the
- *    calling thread and read with tether_last_error(). A successful call leaves
- *    the last error as it was (libgit2 style), so read it only after a failure.
- *
- *  - Handles. tether_container, tether_registration, tether_ref, tether_weak and
- *    tether_resolver are opaque, generation-counted handles. They are never
- *    dereferenced by the library: a NULL, released, stale or foreign handle, or a
- *    handle of the wrong kind, is detected and answered with
- *    TETHER_E_INVALID_HANDLE. Using a handle after releasing it is therefore safe
- *    but always an error.
- *
- *  - Strings passed in (keys, messages) are borrowed for the duration of the
- *    call only; the library copies what it keeps. Keys are UTF-8, non-empty.
- *
+ *    few that return a pointer, NULL with tether_last_status()). On failure a
+ *    message in words (what happened, what to do) is kept for the calling
+ *    thread: tether_last_error(). Success leaves it as it was (libgit2 style).
+ *  - Handles (tether_container, _registration, _ref, _weak, _resolver) are
+ *    opaque, generation-counted, never dereferenced: a NULL, released, stale,
+ *    foreign or wrong-kind handle gets TETHER_E_INVALID_HANDLE, never a crash
+ *    (a released one never equals a later one: a slot retires after 2^32 uses).
+ *  - Strings passed in (keys, messages) are borrowed for the call; the library
+ *    copies what it keeps. Keys are UTF-8, non-empty.
  *  - Thread safety. Every function may be called from any thread at any time.
- *    Cached singleton and weak-scope hits take no container-wide lock, and two
- *    threads hitting the same cached singleton do not slow each other down.
- *    Letting go of cached singletons (tether_reset, a scope change,
- *    re-registering a key, tether_container_free) costs more than a hit: it
- *    waits until no thread is half-way through reading the cache. Handles
- *    handed out before stay valid until released.
- *    A resolve that has to create singleton- or weak-scoped instances holds
- *    the process-wide creation lock (re-entrant on its own thread) until it has
- *    published them, so such instances are created exactly once even when
- *    threads race. Consequence: a factory must not block waiting for *another
- *    thread* that is itself creating singleton- or weak-scoped instances.
- *
+ *    Cached singleton and weak-scope hits take no container-wide lock. Letting
+ *    go of cached singletons (tether_reset, a scope change, re-registering,
+ *    tether_container_free) waits until no thread is half-way through reading
+ *    the cache; handles handed out stay valid until released. A resolve that
+ *    creates singleton- or weak-scoped instances holds the process-wide
+ *    creation lock (re-entrant) until it has published them, so each is created
+ *    once even when threads race: a factory must not block waiting for
+ *    *another thread* that is itself creating such instances.
  *  - Freeing while in use. tether_container_free may run while other threads
- *    (or callbacks further up the same thread) are inside calls that use the
- *    container. A call under way either completes as if it had run before the
- *    free or fails with TETHER_E_INVALID_HANDLE; a call made after the free
- *    fails with TETHER_E_INVALID_HANDLE. Nobody waits for anybody: what calls
- *    under way may still read is released when the last of them returns.
- *
- *  - Language bindings (Python's package, or yours) use a further protocol,
- *    declared in tether_binding.h. Programs never need it.
- *
- *  - Callbacks (factories, destructors, completion callbacks) may call back into
- *    the library, including resolving from the same container.
+ *    (or callbacks up the same thread) are inside calls using the container: a
+ *    call under way completes as if it ran before the free or fails with
+ *    TETHER_E_INVALID_HANDLE; later calls fail with it. Nobody waits.
+ *  - Callbacks (factories, destructors, completion callbacks) may call back
+ *    into the library, including resolving from the same container; resolving
+ *    a key being constructed on the same thread (a factory asking for itself,
+ *    by any call or provider) is TETHER_E_CYCLE naming the path.
+ *  - How a resolve works, layer by layer: docs/ARCHITECTURE.md. Language
+ *    bindings use a further protocol (tether_binding.h); programs never need it.
  */
 #ifndef TETHER_H
 #define TETHER_H
@@ -53,6 +41,7 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
+#include <initializer_list> /* TETHER_REGISTERn's slot arrays */
 extern "C" {
 #endif
 
@@ -63,9 +52,7 @@ extern "C" {
 #define TETHER_VERSION "0.1.0"
 #define TETHER_VERSION_NUMBER (TETHER_VERSION_MAJOR * 10000 + TETHER_VERSION_MINOR * 100 + TETHER_VERSION_PATCH)
 
-/* ------------------------------------------------------------------------- */
-/* Statuses and errors                                                        */
-/* ------------------------------------------------------------------------- */
+/* ---- Statuses and errors --------------------------------------------------- */
 
 typedef enum tether_status {
     TETHER_OK = 0,
@@ -83,48 +70,32 @@ typedef enum tether_status {
     TETHER_E_BUFFER_TOO_SMALL   /* a caller's buffer was too small; the call reports the size it needs */
 } tether_status;
 
-/**
- * The library's version as "MAJOR.MINOR.PATCH", e.g. "0.1.0".
- * The string is static; never free it. Thread-safe.
- */
+/** The library's version, "MAJOR.MINOR.PATCH" (static; never free it). Thread-safe. */
 const char *tether_version(void);
 
-/**
- * The name of a status as a static string ("TETHER_OK", "TETHER_E_CYCLE", ...),
- * or "TETHER_E_UNKNOWN" for a value outside the enum. Never NULL, never free it.
- * Thread-safe.
- */
+/** A status's name ("TETHER_E_CYCLE"; "TETHER_E_UNKNOWN" outside the enum), static. Thread-safe. */
 const char *tether_status_name(tether_status s);
 
 /**
- * The message of the last failed call on this thread, in words: what happened
- * and what to do (e.g. `no registration for "Logger" (needed by "Service" ->
- * "Repository")`). Never NULL: "" before any failure. The string belongs to the
- * library and stays valid until the next failing call on this thread; copy it
- * to keep it. Thread-local, so thread-safe.
+ * The message of this thread's last failed call: what happened and what to do
+ * (`no registration for "Logger" (needed by "Service" -> "Repository")`). Never
+ * NULL ("" before any failure); the library's, valid until the next failure on
+ * this thread: copy it to keep it. Thread-local.
  */
 const char *tether_last_error(void);
 
-/**
- * The status of the last failed call on this thread (TETHER_OK before any
- * failure). Use it after a function that returns NULL (tether_ref_get, a
- * provider) to learn why. Thread-local.
- */
+/** This thread's last failure status (TETHER_OK before any): why a call returned NULL. Thread-local. */
 tether_status tether_last_status(void);
 
 /**
- * Lets a factory or completion callback say why it is about to fail: stores
- * `msg` (copied; NULL means "no reason given") so that the resolve that called it
- * reports `factory for "K" returned NULL: <msg>`. It also becomes this thread's
- * last error, with status TETHER_E_FACTORY_FAILED (outside a callback that is all
- * it does). A reason given by a callback that then succeeds is ignored.
- * Thread-local.
+ * For a factory or completion callback about to fail: `msg` (copied; NULL: no
+ * reason) joins the resolve's message (`factory for "K" returned NULL: <msg>`)
+ * and becomes this thread's last error (TETHER_E_FACTORY_FAILED). Ignored if the
+ * callback then succeeds. Thread-local.
  */
 void tether_set_error(const char *msg);
 
-/* ------------------------------------------------------------------------- */
-/* Types                                                                      */
-/* ------------------------------------------------------------------------- */
+/* ---- Types ----------------------------------------------------------------- */
 
 typedef struct tether_container    tether_container;    /* opaque; free with tether_container_free */
 typedef struct tether_registration tether_registration; /* owned by its container; never freed by you */
@@ -155,10 +126,7 @@ typedef enum tether_param_kind {
 } tether_param_kind;
 
 /** One declared factory parameter. `key` is used by DEP/WEAK/LAZY/WEAK_LAZY only. */
-typedef struct tether_param {
-    tether_param_kind kind;
-    const char *key;
-} tether_param;
+typedef struct tether_param { tether_param_kind kind; const char *key; } tether_param;
 
 #ifdef __cplusplus
 #define TETHER_PARAM_(kind, key) (tether_param{(kind), (key)})
@@ -176,9 +144,12 @@ typedef struct tether_param {
 #define TETHER_STR          TETHER_PARAM_(TETHER_PARAM_STR, NULL)
 #define TETHER_PTR          TETHER_PARAM_(TETHER_PARAM_PTR, NULL)
 
-/** Any factory, cast to this type for tether_register: `(tether_fn)make_parent`. */
+/** Any factory, cast to this for tether_register (TETHER_REGISTERn checks and casts for you). */
 typedef void (*tether_fn)(void);
-/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. */
+/** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
+ *  owner (the instance it was handed to) alive; once the owner is gone (also during
+ *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
+ *  (until its address serves a new provider, after 1,024 others were freed). */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
@@ -187,171 +158,211 @@ typedef tether_status (*tether_complete_fn)(tether_resolver *r, void *instance, 
 /** A completion callback with declared targets (tether_on_complete_params): `args[i]` is target i. */
 typedef tether_status (*tether_complete_args_fn)(void *instance, void *const *args, size_t arg_count, void *context);
 
+/** The payload of a tether_value: the member `kind` names. */
+typedef union tether_scalar { int64_t i64; double f64; const char *str; void *ptr; } tether_scalar;
 /** One runtime argument. `kind` is one of TETHER_PARAM_I64/F64/STR/PTR. */
 typedef struct tether_value {
     tether_param_kind kind;
-    union { int64_t i64; double f64; const char *str; void *ptr; } as;
+    union {                  /* `u`: the payload. The same bytes under older names: */
+        tether_scalar u;
+        tether_scalar as;        /* deprecated (a keyword in Python and others) */
+        int64_t i64; double f64; const char *str; void *ptr;  /* for `{kind, {.i64 = 1}}` */
+    };
 } tether_value;
 
 #ifdef __cplusplus
-#define TETHER_VALUE_(k, field, v) ([&]{ tether_value tv_; tv_.kind = (k); tv_.as.field = (v); return tv_; }())
+#define TETHER_VALUE_(k, field, v) ([&]{ tether_value tv_; tv_.kind = (k); tv_.u.field = (v); return tv_; }())
 #else
-#define TETHER_VALUE_(k, field, v) ((tether_value){(k), {.field = (v)}})
+#define TETHER_VALUE_(k, field, v) ((tether_value){.kind = (k), .u.field = (v)})
 #endif
 #define TETHER_VAL_I64(v) TETHER_VALUE_(TETHER_PARAM_I64, i64, (v))
 #define TETHER_VAL_F64(v) TETHER_VALUE_(TETHER_PARAM_F64, f64, (v))
 #define TETHER_VAL_STR(v) TETHER_VALUE_(TETHER_PARAM_STR, str, (v))
 #define TETHER_VAL_PTR(v) TETHER_VALUE_(TETHER_PARAM_PTR, ptr, (v))
 
-/* ------------------------------------------------------------------------- */
-/* Containers                                                                 */
-/* ------------------------------------------------------------------------- */
+/* ---- Containers ------------------------------------------------------------ */
 
 /**
- * Creates an empty container. With a non-NULL `parent`, keys not registered in
- * the new container are looked up in the parent (and its parents); a key
- * registered here overrides the parent's for resolves through this container.
- *
- * @param parent  nullable; borrowed. The parent cannot be freed while this
- *                container exists (tether_container_free says so).
- * @param out     receives the new container; you own it (tether_container_free).
- *                Set to NULL on failure.
- * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT if `out` is NULL;
- *         TETHER_E_INVALID_HANDLE if `parent` is not a live container.
+ * Creates an empty container. Keys it lacks are looked up in `parent` (nullable,
+ * borrowed; it cannot be freed while this child exists), and its own override them.
+ * @param out  receives the container, yours (tether_container_free); NULL on failure.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (NULL out); TETHER_E_INVALID_HANDLE (bad parent).
  * Thread-safe.
  */
 tether_status tether_container_new(tether_container *parent, tether_container **out);
 
 /**
- * Frees a container: its registrations (their handles become stale), its
- * cached singletons (their destructors run now unless a handle or edge still
- * holds them) and its registrations' contexts (their drop callbacks run).
- * Instances still held by tether_ref handles or by edges stay alive and are
- * destroyed when the last of those goes. Providers and lazy slots of this
- * container return NULL with TETHER_E_INVALID_HANDLE from now on.
- *
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE if `c` is not a live container
- *         (NULL, already freed); TETHER_E_INVALID_ARGUMENT if child containers
- *         of `c` still exist (free them first; nothing is freed).
- * Thread-safe, also while other threads use `c` (see "Freeing while in use" at
- * the top): calls made after this one fail with TETHER_E_INVALID_HANDLE ("the
- * container was already freed"); a call under way at the time either fails
- * with TETHER_E_INVALID_HANDLE ("the container was freed") or completes, and
- * then it may return a singleton that was cached (its handle stays valid) or
- * create instances, which are not cached. Never waits for those calls: what
- * they may still read is released when the last of them returns.
+ * Frees a container: its registrations (their handles become stale) and its
+ * cached singletons (destroyed now unless a handle or edge holds them; those
+ * die with their last holder). Its providers and lazy slots return NULL with
+ * TETHER_E_INVALID_HANDLE from now on.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already freed);
+ *         TETHER_E_INVALID_ARGUMENT if child containers of `c` still exist
+ *         (free them first; nothing is freed).
+ * Thread-safe, also while other threads use `c` ("Freeing while in use"):
+ * calls made after it, and by destructors it runs, fail with
+ * TETHER_E_INVALID_HANDLE; a call under way that completes may return a
+ * singleton that was cached or create instances, which are then not cached.
  */
 tether_status tether_container_free(tether_container *c);
 
-/* ------------------------------------------------------------------------- */
-/* Registrations                                                              */
-/* ------------------------------------------------------------------------- */
+/* ---- Registrations --------------------------------------------------------- */
 
 /**
- * Registers `factory` under `key` with its declared parameter list. The
- * factory is called with exactly `param_count` arguments of the C types the
- * kinds name (see tether_param_kind), in order, and returns the instance or
- * NULL to fail (after tether_set_error, ideally). Any arity works: a factory
- * whose slots are all pointer-sized with at most 8 of them is called through a
- * typed function pointer; any other (doubles, more than 8, variadic) through
- * libffi with a call interface prepared here, once.
+ * Registers `factory` under `key`, replacing the container's registration of
+ * `key` if any (its handle becomes stale, its cached singleton is released;
+ * instances handed out live on). The factory is called with `param_count`
+ * arguments of the C types the slots name (tether_param_kind), in order, and
+ * returns the instance or NULL to fail (after tether_set_error, ideally). Any
+ * arity works (up to 8 pointer-sized slots: a typed call; else libffi). The
+ * registration has scope GRAPH, no context, destructor or callbacks: use
+ * tether_register_with to set them race-free, and TETHER_REGISTERn to have the
+ * compiler check the factory's prototype.
  *
- * Re-registering a key in the same container replaces the old registration:
- * the old registration handle becomes stale and its cached singleton is
- * released (instances already handed out live on).
- * The new registration has scope TETHER_SCOPE_GRAPH, no context, no
- * destructor and no completion callback.
- *
- * @param c        the container.
- * @param key      non-empty UTF-8 key, copied. "Logger#file" is a named variant.
+ * @param key      non-empty UTF-8, copied. "Logger#file" is a named variant.
  * @param factory  non-NULL C function pointer, cast to tether_fn.
- * @param params   array of `param_count` slots, copied (keys too); may be NULL
- *                 when `param_count` is 0.
- * @param out      nullable; receives the registration handle, owned by the
- *                 container (valid until the key is re-registered or the
- *                 container is freed; never free it). With NULL no handle is
- *                 made (16 bytes less per registration).
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`);
- *         TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL factory, NULL params
- *         with a count, a param kind outside the enum, a dependency slot
- *         without a key); TETHER_E_NO_MEMORY.
- * Thread-safe. Registering while other threads resolve is allowed; a resolve
- * sees either the old or the new registration.
+ * @param params   `param_count` slots, copied (keys too); NULL when 0.
+ * @param out      nullable; receives the registration handle, the container's
+ *                 (valid until the key is re-registered or the container
+ *                 freed; never free it). NULL makes no handle (16 bytes less).
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT
+ *         (NULL/empty key, NULL factory, NULL params with a count, a kind
+ *         outside the enum, a dependency slot without a key); TETHER_E_NO_MEMORY.
+ * Thread-safe: a resolve meanwhile sees the old or the new registration.
  */
 tether_status tether_register(tether_container *c, const char *key, tether_fn factory,
                               const tether_param *params, size_t param_count,
                               tether_registration **out);
 
 /**
- * Everything tether_register_ex sets before the registration becomes visible.
- * Zero-initialize it (`tether_registration_options o = {0};`) and set what you need.
- */
-typedef struct tether_registration_options {
-    tether_scope scope;                     /* TETHER_SCOPE_GRAPH when zeroed */
-    uint32_t flags;                         /* 0 or TETHER_DEFER_DROP */
-    void *context;                          /* as tether_set_context */
-    tether_drop_fn drop;                    /* nullable; as tether_set_context */
-    const tether_complete_fn *completions;  /* `completion_count` callbacks, run in this order */
-    void *const *completion_contexts;       /* nullable, else one context per callback */
-    size_t completion_count;
-    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
-    /* Read only with TETHER_OPTIONS_CALLBACKS in `flags` (older callers pass a shorter struct). */
-    const struct tether_completion *callbacks; /* `callback_count` callbacks of either form, run in
-                                                  this order, after those of `completions` */
-    size_t callback_count;
-} tether_registration_options;
-
-/**
- * One completion callback of either form, for tether_registration_options.callbacks:
- * set exactly one of `fn` (as tether_on_complete; `params` unused, param_count 0)
- * and `args_fn` (as tether_on_complete_params, with its `params`).
+ * One completion callback for tether_options.callbacks: exactly one of `fn`
+ * (as tether_on_complete; no params) and `args_fn` (as tether_on_complete_params).
  */
 typedef struct tether_completion {
     tether_complete_fn fn;
     tether_complete_args_fn args_fn;
-    const tether_param *params;             /* read during tether_register_ex only */
+    const tether_param *params;             /* read during the registering call only */
     size_t param_count;
     void *context;                          /* as the `context` of tether_on_complete(_params) */
 } tether_completion;
 
-/** options.flags: the struct's `callbacks` and `callback_count` fields are set. */
-#define TETHER_OPTIONS_CALLBACKS 2u
+/**
+ * A registration's whole configuration, applied before it becomes visible.
+ * Start from TETHER_OPTIONS_INIT (libgit2 style: `version` lets later headers
+ * add fields that older libraries refuse instead of misreading).
+ */
+typedef struct tether_options {
+    unsigned version;                       /* TETHER_OPTIONS_VERSION */
+    tether_scope scope;                     /* TETHER_SCOPE_GRAPH by default */
+    uint32_t flags;                         /* 0 (bindings: TETHER_DEFER_DROP) */
+    void *context;                          /* as tether_set_context */
+    tether_drop_fn drop;                    /* nullable destructor, as tether_set_context */
+    const tether_completion *callbacks;     /* `callback_count` callbacks, run in this order */
+    size_t callback_count;
+    size_t variadic_fixed;                  /* 0, or as tether_set_variadic */
+} tether_options;
+#define TETHER_OPTIONS_VERSION 1
+#define TETHER_OPTIONS_INIT { TETHER_OPTIONS_VERSION, TETHER_SCOPE_GRAPH, 0, NULL, NULL, NULL, 0, 0 }
 
 /**
- * tether_register with its whole configuration (scope, context, destructor,
- * completion callbacks, variadic) applied before the registration becomes
- * visible. Use it when other threads may resolve the key while you register:
- * with tether_register + tether_set_*, a resolve in between would see the
- * registration half configured (for example, make an instance with no
- * destructor). `options` is read during the call only; NULL is tether_register.
- *
+ * tether_register with its whole configuration applied before the
+ * registration becomes visible: the way to register while other threads may
+ * resolve the key (with tether_register + tether_set_*, a resolve in between
+ * sees it half configured, e.g. makes an instance with no destructor).
+ * `options` is read during the call only; NULL is tether_register.
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         bad scope, unknown flags, a NULL callback, variadic_fixed above
- *         param_count, a tether_completion with neither or both of fn and
- *         args_fn, or declared params tether_on_complete_params refuses.
+ *         `version` this library does not know, a bad scope, unknown flags,
+ *         variadic_fixed above param_count, a tether_completion with neither
+ *         or both of fn and args_fn, or params tether_on_complete_params refuses.
+ * Thread-safe.
  */
+tether_status tether_register_with(tether_container *c, const char *key, tether_fn factory,
+                                   const tether_param *params, size_t param_count,
+                                   const tether_options *options, tether_registration **out);
+
+/* Superseded by tether_options + tether_register_with (versioned); kept working.
+   Zero it; `callbacks`/`callback_count` are read only with TETHER_OPTIONS_CALLBACKS. */
+typedef struct tether_registration_options {
+    tether_scope scope;
+    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS */
+    void *context;
+    tether_drop_fn drop;
+    const tether_complete_fn *completions;  /* `completion_count` resolver-form callbacks, run first */
+    void *const *completion_contexts;       /* nullable, else one context per callback */
+    size_t completion_count, variadic_fixed;
+    const tether_completion *callbacks;
+    size_t callback_count;
+} tether_registration_options;
+#define TETHER_OPTIONS_CALLBACKS 2u
+/** Superseded by tether_register_with: the same with the struct above (plus
+    TETHER_E_INVALID_ARGUMENT for a NULL completions[i]). Thread-safe. */
 tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
                                  const tether_param *params, size_t param_count,
-                                 const tether_registration_options *options,
-                                 tether_registration **out);
+                                 const tether_registration_options *options, tether_registration **out);
+
+/*
+ * Checked registration. TETHER_REGISTERn(c, key, options, out, factory, slot1..slotn),
+ * n = 0..8, is tether_register_with (a tether_status) with slots spelled as in
+ * a param array, and the compiler (C11 or C++) rejects a factory whose type is
+ * not `void *(*)(T1..Tn)`, Ti the C type of slot i (tether_param_kind).
+ * TETHER_AS(slot, T) passes a pointer slot (DEP, CONTEXT, PTR) as T (unchecked).
+ *   void *make_parent(Child *child);
+ *   st = TETHER_REGISTER1(c, "Parent", &opts, &reg, make_parent, TETHER_AS(TETHER_DEP("Child"), Child *));
+ */
+#define TETHER_AS(slot, T) slot
+#define TETHER_T_TETHER_AS(slot, T) T
+#define TETHER_T_TETHER_DEP(k) void *
+#define TETHER_T_TETHER_WEAK(k) tether_weak *
+#define TETHER_T_TETHER_LAZY(k) tether_provider
+#define TETHER_T_TETHER_WEAK_LAZY(k) tether_provider
+#define TETHER_T_TETHER_CONTEXT void *
+#define TETHER_T_TETHER_RESOLVER tether_resolver *
+#define TETHER_T_TETHER_I64 int64_t
+#define TETHER_T_TETHER_F64 double
+#define TETHER_T_TETHER_STR const char *
+#define TETHER_T_TETHER_PTR void *
+#ifdef __cplusplus
+#define TETHER_CHECKED_(f, type) ((tether_fn)static_cast<type>(f))
+#define TETHER_SLOTS_(...) (std::initializer_list<tether_param>{__VA_ARGS__}.begin())
+#else
+#define TETHER_CHECKED_(f, type) ((tether_fn)_Generic((f), type: (f)))
+#define TETHER_SLOTS_(...) ((const tether_param[]){__VA_ARGS__})
+#endif
+#define TETHER_F_(...) void *(*)(__VA_ARGS__)
+#define TETHER_REG_(c, k, o, r, f, n, type, ...) \
+    tether_register_with((c), (k), TETHER_CHECKED_(f, type), TETHER_SLOTS_(__VA_ARGS__), (n), (o), (r))
+#define TETHER_REGISTER0(c, k, o, r, f) tether_register_with((c), (k), TETHER_CHECKED_(f, TETHER_F_(void)), NULL, 0, (o), (r))
+#define TETHER_REGISTER1(c, k, o, r, f, a) TETHER_REG_(c, k, o, r, f, 1, TETHER_F_(TETHER_T_##a), a)
+#define TETHER_REGISTER2(c, k, o, r, f, a, b) TETHER_REG_(c, k, o, r, f, 2, TETHER_F_(TETHER_T_##a, TETHER_T_##b), a, b)
+#define TETHER_REGISTER3(c, k, o, r, f, a, b, d) \
+    TETHER_REG_(c, k, o, r, f, 3, TETHER_F_(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d), a, b, d)
+#define TETHER_REGISTER4(c, k, o, r, f, a, b, d, e) \
+    TETHER_REG_(c, k, o, r, f, 4, TETHER_F_(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e), a, b, d, e)
+#define TETHER_REGISTER5(c, k, o, r, f, a, b, d, e, g) TETHER_REG_(c, k, o, r, f, 5, \
+    TETHER_F_(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g), a, b, d, e, g)
+#define TETHER_REGISTER6(c, k, o, r, f, a, b, d, e, g, h) TETHER_REG_(c, k, o, r, f, 6, \
+    TETHER_F_(TETHER_T_##a, TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h), a, b, d, e, g, h)
+#define TETHER_REGISTER7(c, k, o, r, f, a, b, d, e, g, h, i) TETHER_REG_(c, k, o, r, f, 7, TETHER_F_(TETHER_T_##a, \
+    TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h, TETHER_T_##i), a, b, d, e, g, h, i)
+#define TETHER_REGISTER8(c, k, o, r, f, a, b, d, e, g, h, i, j) TETHER_REG_(c, k, o, r, f, 8, TETHER_F_(TETHER_T_##a, \
+    TETHER_T_##b, TETHER_T_##d, TETHER_T_##e, TETHER_T_##g, TETHER_T_##h, TETHER_T_##i, TETHER_T_##j), a, b, d, e, g, h, i, j)
+
+/*
+ * tether_set_*: configure a registration after tether_register, for setup no
+ * other thread resolves from yet (otherwise use tether_register_with).
+ */
 
 /**
- * Declares the factory as a C variadic function (`void *f(void *ctx, int n, ...)`)
- * whose first `fixed_count` declared params are the fixed ones; the rest are
- * passed as variadic arguments (libffi's ffi_prep_cif_var, so doubles go where
- * the ABI wants them).
- *
+ * Declares the factory C variadic (`void *f(void *ctx, int n, ...)`): the first
+ * `fixed_count` slots are the fixed params, the rest go as variadic arguments.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
- *         TETHER_E_INVALID_ARGUMENT if `fixed_count` is 0 or greater than the
- *         number of declared params.
+ *         TETHER_E_INVALID_ARGUMENT (`fixed_count` 0 or above the slot count).
  * Thread-safe.
  */
 tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 
 /**
- * Sets the scope of instances made by `r`. Changing it drops any instance the
- * registration has cached (handles already given out stay valid).
- *
+ * Sets the scope of instances made by `r`; drops what it cached (handles stay valid).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (scope outside the enum).
  * Thread-safe.
@@ -359,35 +370,24 @@ tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 tether_status tether_set_scope(tether_registration *r, tether_scope scope);
 
 /**
- * Sets the registration's user context: passed to TETHER_PARAM_CONTEXT slots,
- * to completion callbacks registered without their own context, and as the
- * second argument of `drop`. `drop` (nullable) is the destructor of every
- * instance this registration makes: `drop(instance, context)`, called exactly
- * once when the instance's last strong reference (handle, edge or scope cache)
- * goes. The context itself is yours to free after the container is freed.
- *
+ * Sets the registration's context (for CONTEXT slots, callbacks added without
+ * their own, and `drop`; yours to free after the container) and `drop`
+ * (nullable), the destructor `drop(instance, context)` called exactly once when
+ * an instance's last strong reference (handle, edge or scope cache) goes.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`).
  * Thread-safe; affects instances created after the call.
  */
 tether_status tether_set_context(tether_registration *r, void *context, tether_drop_fn drop);
 
 /**
- * Adds a completion callback, run after the instance exists and after every
- * factory of the current resolve has returned. Several callbacks per
- * registration run in the order they were added. The callback receives a
- * resolver (valid only during the call) to reach other instances of the same
- * graph, the instance, and `context`.
- *
- * Order: instances are completed in the order they were created, which is
- * dependencies before dependents (post-order of the constructor graph).
- * Instances created while callbacks run (through tether_resolver_get) are
- * appended to the queue. When the top-level resolve returns, every callback of
- * every instance it created has run. A dependency handed to a factory is fully
- * constructed but its own callbacks may not have run yet.
- *
- * A callback that returns anything but TETHER_OK fails the whole resolve with
- * TETHER_E_FACTORY_FAILED (its tether_set_error message is included).
- *
+ * Adds a completion callback: `fn(resolver, instance, context)` runs once every
+ * factory of the resolve has returned, the resolver (valid during the call)
+ * reaching the same graph. Instances complete in creation order (dependencies
+ * first); those created by callbacks join the queue; a registration's callbacks
+ * run in the order added. All have run when the top-level resolve returns, so a
+ * factory may get a dependency whose callbacks have not run yet. A callback not
+ * returning TETHER_OK fails the resolve (TETHER_E_FACTORY_FAILED, with its
+ * tether_set_error message).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (NULL `fn`).
  * Thread-safe.
@@ -395,83 +395,62 @@ tether_status tether_set_context(tether_registration *r, void *context, tether_d
 tether_status tether_on_complete(tether_registration *r, tether_complete_fn fn, void *context);
 
 /**
- * Adds a completion callback that declares what it needs, as a factory
- * declares its params: `fn(instance, args, param_count, context)` receives
- * target i as `args[i]`, resolved within the graph of the current resolve
- * exactly as tether_resolver_get / tether_resolver_get_weak would (a
- * graph-scoped target already built is that instance; otherwise what the
- * resolver would give: a cached singleton, a new transient, ...):
- *   TETHER_PARAM_DEP  (key) args[i] is the target's instance pointer, with a
- *                     strong edge recorded from the completed instance, so
- *                     it stays valid as long as that instance (store it,
- *                     never free it);
- *   TETHER_PARAM_WEAK (key) args[i] is a new tether_weak * that the callback
- *                     owns whatever it returns (store it, release it with
- *                     tether_weak_release, e.g. in the instance's destructor);
- *                     a weak edge is recorded.
- * Because the targets are declared, tether_validate and tether_export_dot see
- * them before anything runs.
- *
- * Order: as tether_on_complete, to which it is a sibling: the callbacks of an
- * instance, of either form, run in the order they were added. The targets of
- * one callback are resolved in declared order just before it is called.
- *
- * Failures fail the whole resolve, which then destroys what it made:
- *   a target that cannot be handed over (the callback is not called; the
- *     message starts `a declared target of completion callback #N of "K"`):
- *     TETHER_E_RETAIN_CYCLE when a DEP target's strong edge would close a
- *     cycle of strong edges (declare that target TETHER_PARAM_WEAK), and
- *     every status of tether_resolver_get (TETHER_E_NOT_FOUND, ...);
- *   the callback returning anything but TETHER_OK: TETHER_E_FACTORY_FAILED,
- *     with its tether_set_error message.
- *
- * @param r        the registration; borrowed.
- * @param fn       the callback; not NULL.
- * @param params   `param_count` targets, read during this call only (keys are
- *                 copied); may be NULL when `param_count` is 0.
+ * Adds a completion callback that declares its targets as a factory declares
+ * slots: `fn(instance, args, param_count, context)` gets target i in `args[i]`,
+ * resolved in declared order within the current graph, as the resolver would:
+ *   TETHER_PARAM_DEP (key): the target's instance, with a strong edge from the
+ *     completed instance (valid as long as it; never free it);
+ *   TETHER_PARAM_WEAK (key): a new tether_weak * the callback owns whatever it
+ *     returns (release it, e.g. in the instance's destructor); a weak edge.
+ * tether_validate and tether_export_dot see declared targets. Order: as
+ * tether_on_complete (callbacks of both forms run in the order added).
+ * A target that cannot be handed over fails the resolve without calling `fn`
+ * (message `a declared target of completion callback #N of "K"`):
+ * TETHER_E_RETAIN_CYCLE for a DEP closing a cycle of strong edges (declare it
+ * WEAK), or any tether_resolver_get status; `fn` not returning TETHER_OK:
+ * TETHER_E_FACTORY_FAILED.
+ * @param params   read during the call only (keys copied); NULL when 0.
  * @param context  passed to `fn`; NULL passes the registration's context.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (NULL `fn`, NULL `params` with a count, a
- *         kind other than TETHER_PARAM_DEP or TETHER_PARAM_WEAK, a NULL or
- *         empty key).
+ *         kind other than DEP or WEAK, a NULL or empty key).
  * Thread-safe.
  */
 tether_status tether_on_complete_params(tether_registration *r, tether_complete_args_fn fn,
                                         const tether_param *params, size_t param_count, void *context);
 
-/* ------------------------------------------------------------------------- */
-/* Resolving                                                                  */
-/* ------------------------------------------------------------------------- */
+/* ---- Resolving ------------------------------------------------------------- */
 
 /**
- * Resolves `key`: returns a strong handle to its instance, building the whole
- * graph it needs (see DESIGN: constructor dependencies depth-first, then the
- * completion callbacks). No factory runs twice in one resolve. Any failure
- * destroys every instance this resolve created, exactly once, and caches
- * nothing.
- *
+ * Resolves `key`, building the graph it needs (constructor dependencies depth
+ * first, then completion callbacks: docs/ARCHITECTURE.md). No factory runs
+ * twice in one resolve; a failure destroys what it created, exactly once, and
+ * caches nothing.
  * @param out  receives a strong handle you own (tether_ref_release); NULL on failure.
- * @return TETHER_OK;
- *   TETHER_E_INVALID_HANDLE (bad `c`), TETHER_E_INVALID_ARGUMENT (NULL key/out),
- *   TETHER_E_NOT_FOUND (`key` or a dependency has no registration; the message
- *     names the key and the path that needed it),
- *   TETHER_E_CYCLE (a constructor cycle; the message names the path),
- *   TETHER_E_RETAIN_CYCLE (a callback asked for a strong edge closing a cycle
- *     of strong edges),
- *   TETHER_E_FACTORY_FAILED (a factory returned NULL or a callback failed),
- *   TETHER_E_ARGUMENT_MISMATCH (the registration, or one it depends on,
- *     declares runtime arguments: use tether_resolve_args at the top level),
- *   TETHER_E_NO_MEMORY.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT
+ *   (NULL key/out); TETHER_E_NOT_FOUND (`key` or a dependency unregistered: the
+ *   message names the key and the path); TETHER_E_CYCLE (constructor cycle, path
+ *   named); TETHER_E_RETAIN_CYCLE (a callback's strong edge would close a cycle
+ *   of strong edges); TETHER_E_FACTORY_FAILED (a factory returned NULL or a
+ *   callback failed); TETHER_E_ARGUMENT_MISMATCH (runtime arguments declared:
+ *   use tether_resolve_args); TETHER_E_NO_MEMORY.
  * Thread-safe.
  */
 tether_status tether_resolve(tether_container *c, const char *key, tether_ref **out);
 
 /**
- * tether_resolve with runtime arguments for the top-level registration's
- * TETHER_PARAM_I64/F64/STR/PTR slots, in order. Strings are passed through
- * as-is (borrowed for the duration of the call).
- *
- * @param args       array of `arg_count` values; may be NULL when 0.
+ * tether_resolve + tether_ref_get: the instance of `key`, kept alive by the
+ * strong handle put in `*keep` (yours; the instance is valid until you
+ * tether_ref_release it). `Service *s = tether_get(c, "Service", &keep);`
+ * @return the instance; NULL on failure (`*keep` NULL), tether_last_status()
+ *         then one of tether_resolve's (TETHER_E_INVALID_ARGUMENT: NULL keep).
+ * Thread-safe.
+ */
+void *tether_get(tether_container *c, const char *key, tether_ref **keep);
+
+/**
+ * tether_resolve with the values of the top-level registration's I64/F64/STR/PTR
+ * slots, in order (`args`: `arg_count` values, borrowed for the call; NULL when 0).
  * @return as tether_resolve, plus TETHER_E_ARGUMENT_MISMATCH when the count
  *         or a kind differs from the declared slots (the message says which).
  */
@@ -479,11 +458,8 @@ tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);
 
 /**
- * Interns `key` once and returns its id for tether_resolve_key, which skips
- * string hashing. Ids are process-wide: the same key has the same id in every
- * container, and an id stays valid for the life of the process. Interning a
- * key does not register it.
- *
+ * Interns `key` (without registering it) into an id for tether_resolve_key,
+ * which skips string hashing. Ids are process-wide and valid for its life.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`);
  *         TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL out).
  * Thread-safe.
@@ -500,13 +476,10 @@ tether_status tether_resolve_key(tether_container *c, uint32_t key, tether_ref *
 tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
                                       const tether_value *args, size_t arg_count, tether_ref **out);
 
-/* ------------------------------------------------------------------------- */
-/* Strong and weak handles                                                    */
-/* ------------------------------------------------------------------------- */
+/* ---- Strong and weak handles ----------------------------------------------- */
 
 /**
- * The instance a strong handle holds. The pointer stays valid as long as the
- * handle (or any other strong reference to the instance) exists.
+ * The instance a strong handle holds, valid while any strong reference to it exists.
  * @return the instance; NULL if `ref` is not a live strong handle
  *         (tether_last_status() is then TETHER_E_INVALID_HANDLE).
  * Thread-safe.
@@ -521,17 +494,15 @@ void *tether_ref_get(const tether_ref *ref);
 tether_status tether_ref_clone(tether_ref *ref, tether_ref **out);
 
 /**
- * Releases a strong handle. If it was the instance's last strong reference,
- * the destructor runs now (exactly once), then the instance's own strong edges
- * are released (dependents die before their dependencies).
+ * Releases a strong handle. The last strong reference runs the destructor now,
+ * once, then releases the instance's edges (dependents die first).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a strong handle).
  * Thread-safe.
  */
 tether_status tether_ref_release(tether_ref *ref);
 
 /**
- * A weak handle to the instance `ref` holds. It does not keep the instance alive.
- * @param out receives the weak handle; you own it (tether_weak_release).
+ * A weak handle (yours: tether_weak_release) to `ref`'s instance, not keeping it alive.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out).
  * Thread-safe.
  */
@@ -546,6 +517,15 @@ tether_status tether_ref_downgrade(tether_ref *ref, tether_weak **out);
 tether_status tether_weak_upgrade(tether_weak *w, tether_ref **out);
 
 /**
+ * tether_weak_upgrade + tether_ref_get: `w`'s instance, kept alive by the strong
+ * handle put in `*keep` (yours: tether_ref_release).
+ * @return the instance; NULL on failure (`*keep` NULL), tether_last_status() then
+ *   TETHER_E_EXPIRED (gone), TETHER_E_INVALID_HANDLE or TETHER_E_INVALID_ARGUMENT.
+ * Thread-safe.
+ */
+void *tether_weak_get(tether_weak *w, tether_ref **keep);
+
+/**
  * Releases a weak handle (from tether_ref_downgrade, a TETHER_PARAM_WEAK slot
  * or tether_resolver_get_weak). Never runs a destructor.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a weak handle).
@@ -553,53 +533,37 @@ tether_status tether_weak_upgrade(tether_weak *w, tether_ref **out);
  */
 tether_status tether_weak_release(tether_weak *w);
 
-/* ------------------------------------------------------------------------- */
-/* Inside callbacks                                                           */
-/* ------------------------------------------------------------------------- */
+/* ---- Inside callbacks ------------------------------------------------------ */
 
 /**
- * Resolves `key` within the graph of the current resolve (graph-scoped
- * instances are shared with it) and records a strong edge from the instance
- * being completed (or, for a factory with a TETHER_PARAM_RESOLVER slot, the
- * instance being built) to the result, so `*out` stays valid as long as that
- * instance. Store the pointer; do not free it.
- *
- * @return TETHER_OK;
- *   TETHER_E_WRONG_CONTEXT (the resolver's callback has returned, or another
- *     thread is using it),
- *   TETHER_E_INVALID_HANDLE, TETHER_E_INVALID_ARGUMENT (NULL key/out),
- *   TETHER_E_RETAIN_CYCLE (the edge would close a cycle of strong edges: the
- *     message names it; take tether_resolver_get_weak for the back edge),
- *   TETHER_E_CYCLE (from inside a factory: `key` is being constructed),
- *   and every status of tether_resolve for what it had to build.
- * A failure here does not fail the resolve by itself; returning it from the
- * callback does.
+ * Resolves `key` within the current resolve's graph and records a strong edge
+ * from the instance being completed (or built, for a RESOLVER slot) to it:
+ * `*out` is valid as long as that instance (store it; never free it).
+ * @return TETHER_OK; TETHER_E_WRONG_CONTEXT (the callback has returned, or
+ *   another thread uses the resolver); TETHER_E_INVALID_HANDLE;
+ *   TETHER_E_INVALID_ARGUMENT (NULL key/out); TETHER_E_RETAIN_CYCLE (the edge
+ *   would close a cycle of strong edges: take tether_resolver_get_weak);
+ *   TETHER_E_CYCLE (in a factory: `key` is being constructed); any status of
+ *   tether_resolve. A failure fails the resolve only if the callback returns it.
  */
 tether_status tether_resolver_get(tether_resolver *r, const char *key, void **out);
 
 /**
- * Like tether_resolver_get but records a weak edge and hands out a new weak
- * handle that you own: store it in any object of the graph and release it in
- * that object's destructor. While the resolve is running every instance it
- * created stays alive, so the handle never reads as expired before the
- * top-level resolve returns.
- *
+ * tether_resolver_get with a weak edge: a new weak handle you own (store it in
+ * any object of the graph, release it in its destructor). It never reads as
+ * expired before the top-level resolve returns (its instances live till then).
  * @return as tether_resolver_get, except TETHER_E_RETAIN_CYCLE never happens.
  */
 tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, tether_weak **out);
 
-/* ------------------------------------------------------------------------- */
-/* Providers                                                                  */
-/* ------------------------------------------------------------------------- */
+/* ---- Providers ------------------------------------------------------------- */
 
 /**
- * Makes a context-free C function pointer (a libffi closure) that resolves `key`
- * from `c` on its first call and holds the instance strongly afterwards,
- * returning the same pointer on every call: for legacy C APIs that take a
- * callback without a user-data argument. A failing call returns NULL and sets
- * the last error/status (the next call tries again). Once `c` is freed every
- * call returns NULL with TETHER_E_INVALID_HANDLE.
- *
+ * A context-free C function pointer (libffi closure) for C APIs whose callbacks
+ * take no user data: its first call resolves `key` from `c` and holds it; every
+ * call returns that pointer. A failing call returns NULL with the last error
+ * set (the next one retries); once `c` or the provider is freed, NULL +
+ * TETHER_E_INVALID_HANDLE.
  * @param out  receives the provider; you own it (tether_provider_free).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL
  *         key/out); TETHER_E_NO_MEMORY (closure pages refused by the system).
@@ -615,25 +579,20 @@ tether_status tether_make_provider(tether_container *c, const char *key, tether_
  */
 tether_status tether_provider_free(tether_provider p);
 
-/* ------------------------------------------------------------------------- */
-/* Caches, validation, pictures                                               */
-/* ------------------------------------------------------------------------- */
+/* ---- Caches, validation, pictures ------------------------------------------ */
 
 /**
- * Empties the cache of `scope` in `c` (not in its parents): cached singletons
- * are released (destroyed unless still held), weak-scope instances are
- * forgotten (the next resolve makes a new one). GRAPH and TRANSIENT have no
- * cache between resolves: TETHER_OK, nothing happens.
+ * Empties `c`'s cache of `scope` (not its parents'): singletons are released
+ * (destroyed unless held), weak-scope instances forgotten. GRAPH, TRANSIENT: no-op.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
  * Thread-safe.
  */
 tether_status tether_reset(tether_container *c, tether_scope scope);
 
 /**
- * Checks the declared graph of everything resolvable from `c` without running
- * a factory: every missing key (with who needs it) and every constructor cycle
- * (with its path). Lazy slots do not count as constructor edges.
- * The report, one problem per line, is in tether_last_error().
+ * Checks the declared graph of everything resolvable from `c`, running nothing:
+ * every missing key (and who needs it), every constructor cycle (lazy slots are
+ * not constructor edges). The report, a line per problem, is tether_last_error().
  * @return TETHER_OK (nothing found); TETHER_E_NOT_FOUND (at least one missing
  *         key); TETHER_E_CYCLE (cycles but no missing key);
  *         TETHER_E_INVALID_HANDLE.
@@ -653,9 +612,7 @@ tether_status tether_validate(tether_container *c);
  */
 tether_status tether_export_dot(tether_container *c, char **out);
 
-/**
- * Frees a string returned by the library (tether_export_dot). NULL is ignored.
- */
+/** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
 
 /* The library reads these structs by offset: a compiler that laid them out
@@ -668,13 +625,11 @@ void tether_string_free(char *s);
 #endif
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
 TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
-TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, as) == 8, "tether_value layout");
-TETHER_ASSERT_(offsetof(tether_registration_options, flags) == 4 &&
-               offsetof(tether_registration_options, context) == 8 &&
-               offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, variadic_fixed) == 48 &&
-               offsetof(tether_registration_options, callbacks) == 56 &&
+TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
+TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
+TETHER_ASSERT_(offsetof(tether_options, flags) == 8 && offsetof(tether_options, context) == 16 &&
+               offsetof(tether_options, callbacks) == 32 && sizeof(tether_options) == 56, "tether_options layout");
 TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&
                offsetof(tether_completion, context) == 32, "tether_completion layout");
 #undef TETHER_ASSERT_

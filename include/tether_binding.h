@@ -57,7 +57,7 @@ extern "C" {
 int tether_binding_api_version(void);
 
 /**
- * tether_registration_options.flags: `drop` may be handed back instead of called. While a
+ * tether_options.flags (and tether_registration_options.flags): `drop` may be handed back instead of called. While a
  * tether_resolve_key_collect call runs on a thread, the drops of this
  * registration's instances that come due on that thread (in that call or in
  * any call nested in it, e.g. a tether_ref_release inside a factory) are stored

@@ -46,8 +46,12 @@ func keyArgument(_ key: UnsafePointer<CChar>?, _ function: StaticString) throws(
     return KeyCache.key(key)
 }
 
+/// A live container: also refused while tether_container_free is freeing it
+/// (its handle goes last, so destructors the free runs get the same answer as later calls).
 func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Container {
-    try Handles.containers.get(c, function)
+    let core = try Handles.containers.get(c, function)
+    guard !core.isClosed else { throw TetherError(.invalidHandle, "\(function): the container was already freed") }
+    return core
 }
 
 /// Reads `count` tether_value structs (kind at offset 0, 8-byte union at offset 8).

@@ -151,14 +151,15 @@ import TetherCore
     }
 
     @Test func factoryResolvingItselfThroughALazyCellStopsWithAnError() throws {
-        // Each call is a new top-level resolve of A on the same thread: a runaway
-        // recursion that must end in an error, not a stack overflow.
+        // A nested resolve of A while A is under construction on this thread: a
+        // constructor cycle at once, not a recursion down to the nesting limit.
         let fx = try Fixture()
         try fx.register("A", [lazyDep("A")]) { obj in
             _ = try #require(fx.bridge.cell(obj.words[0])).get()
         }
         let error = expectError(.factoryFailed, "factory for \"A\" returned NULL") { try fx.resolve("A") }
-        #expect(error?.message.contains("nested") == true)
+        #expect(error?.message.contains("dependency cycle through constructors: \"A\" -> \"A\"") == true)
+        #expect(fx.tracker.calls("A") == 1)
         #expect(fx.tracker.made("A") == 0 && fx.tracker.liveCount == 0)
         // The thread is usable afterwards.
         try fx.register("B")

@@ -23,7 +23,7 @@ prefix=$tmp/prefix
 if $MAKE -C "$ROOT" --no-print-directory install PREFIX="$prefix" > "$tmp/install.log" 2>&1; then ok "make install PREFIX=$prefix"
 else fail "make install PREFIX=..." "$(tail -20 "$tmp/install.log")"; finish; fi
 
-for f in lib/libtether.so include/tether.h lib/pkgconfig/tether.pc; do
+for f in lib/libtether.so include/tether.h include/tether_binding.h include/tether_cdef.h lib/pkgconfig/tether.pc; do
     if [ -f "$prefix/$f" ]; then ok "installed $f"; else fail "installed $f"; fi
 done
 if cmp -s "$ROOT/include/tether.h" "$prefix/include/tether.h"; then ok "installed header is include/tether.h"

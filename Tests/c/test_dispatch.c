@@ -86,8 +86,8 @@ static uint64_t run_all(void) {
         size_t next = 0;
         for (int i = 0; r && i < arity; i++) {
             uint64_t expected = params[i].kind == TETHER_PARAM_CONTEXT ? W(&context_value)
-                              : params[i].kind == TETHER_PARAM_I64 ? (uint64_t)args[next].as.i64
-                              : W(args[next].as.ptr);
+                              : params[i].kind == TETHER_PARAM_I64 ? (uint64_t)args[next].u.i64
+                              : W(args[next].u.ptr);
             if (params[i].kind != TETHER_PARAM_CONTEXT) next++;
             CHECK(r->seen[i] == expected);
             /* Addresses differ between processes (ASLR): fold in what they point to. */

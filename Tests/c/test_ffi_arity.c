@@ -453,7 +453,7 @@ static void arity_16_int64_runtime_arguments(void) {
     tether_ref *ref;
     rec *r = resolve_rec(c, "I16", a, MAX_SLOTS, &ref);
     if (r)
-        for (int i = 0; i < MAX_SLOTS; i++) CHECK(r->v[i].i64 == a[i].as.i64);
+        for (int i = 0; i < MAX_SLOTS; i++) CHECK(r->v[i].i64 == a[i].u.i64);
     CHECK_OK(tether_ref_release(ref));
     finish(c);
 }
@@ -471,7 +471,7 @@ static void arity_16_double_runtime_arguments(void) {
     tether_ref *ref;
     rec *r = resolve_rec(c, "D16", a, MAX_SLOTS, &ref);
     if (r)
-        for (int i = 0; i < MAX_SLOTS; i++) CHECK(same_f64(r->v[i].f64, a[i].as.f64));
+        for (int i = 0; i < MAX_SLOTS; i++) CHECK(same_f64(r->v[i].f64, a[i].u.f64));
     CHECK_OK(tether_ref_release(ref));
     finish(c);
 }
@@ -497,8 +497,8 @@ static void arity_32_alternating_int64_and_double(void) {
     pairs *got = ref ? tether_ref_get(ref) : NULL;
     if (got)
         for (int n = 0; n < 16; n++) {
-            CHECK(got->i[n] == a[2 * n].as.i64);
-            CHECK(same_f64(got->d[n], a[2 * n + 1].as.f64));
+            CHECK(got->i[n] == a[2 * n].u.i64);
+            CHECK(same_f64(got->d[n], a[2 * n + 1].u.f64));
         }
     if (ref) CHECK_OK(tether_ref_release(ref));
     finish(c);

@@ -353,18 +353,24 @@ static void factory_resolves_and_destructor_releases(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Registers singleton `key` (factory `fn` with its kind as context, destructor
+ * `drop`) and resolves it once, so the cache holds it. */
+static void cache_singleton(tether_container *c, const char *key, tether_fn fn, kind *k, tether_drop_fn drop) {
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, key, fn, p, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(r, k, drop));
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, key, &ref));
+    CHECK_OK(tether_ref_release(ref));
+}
+
 static void singleton_holding_a_ref_freed_with_its_container(void) {
     kind H = {"H", 0, 0}, B = {"B", 0, 0};
     tether_container *c = reentrant_container = new_container();
     reg(c, &B, TETHER_SCOPE_SINGLETON, NULL, NULL);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "H", (tether_fn)make_holder, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(tether_set_context(r, &H, drop_holder));
-    tether_ref *ref;
-    CHECK_OK(tether_resolve(c, "H", &ref));
-    CHECK_OK(tether_ref_release(ref));
+    cache_singleton(c, "H", (tether_fn)make_holder, &H, drop_holder);
     CHECK_OK(tether_container_free(c));    /* H's destructor releases its handle on B meanwhile */
     CHECK(H.dropped == 1 && B.dropped == 1);
 }
@@ -384,14 +390,8 @@ static void destructor_resolves_during_reset_and_free(void) {
     kind S = {"S", 0, 0}, G = {"G", 0, 0};
     tether_container *c = reentrant_container = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r));
-    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(tether_set_context(r, &S, drop_and_resolve));
+    cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_resolve);
     tether_ref *ref;
-    CHECK_OK(tether_resolve(c, "S", &ref));
-    CHECK_OK(tether_ref_release(ref));
     drop_resolve_status = TETHER_E_NO_MEMORY;
     CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
     CHECK(S.dropped == 1);
@@ -406,6 +406,42 @@ static void destructor_resolves_during_reset_and_free(void) {
     /* resolving from a container being freed: refused or served, never a crash or deadlock */
     CHECK(drop_resolve_status == TETHER_OK || drop_resolve_status == TETHER_E_INVALID_HANDLE);
     CHECK(G.made == G.dropped);
+}
+
+/* What a destructor run by tether_container_free(c) gets from calls on c: every
+ * call agrees that c is gone (tether_reset and tether_make_provider said OK). */
+static tether_status during_free[6];
+static void drop_and_call(void *instance, void *context) {
+    kind *k = context;
+    k->dropped++;
+    free(instance);
+    tether_container *c = reentrant_container;
+    tether_ref *r = NULL;
+    tether_provider p = NULL;
+    tether_registration *reg = NULL;
+    uint32_t id = 0;
+    tether_param none[] = {TETHER_CONTEXT};
+    during_free[0] = tether_reset(c, TETHER_SCOPE_SINGLETON);
+    during_free[1] = tether_make_provider(c, "G", &p);
+    during_free[2] = tether_resolve(c, "G", &r);
+    during_free[3] = tether_register(c, "New", (tether_fn)make_plain_obj, none, 1, &reg);
+    during_free[4] = tether_intern(c, "G", &id);
+    during_free[5] = tether_validate(c);
+    CHECK(p == NULL && r == NULL && reg == NULL);
+    if (p) tether_provider_free(p);
+    if (r) tether_ref_release(r);
+}
+
+static void calls_from_destructors_run_by_free_agree(void) {
+    kind S = {"S", 0, 0}, G = {"G", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
+    cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_call);
+    for (int i = 0; i < 6; i++) during_free[i] = TETHER_E_NO_MEMORY;
+    CHECK_OK(tether_container_free(c));               /* S's destructor runs inside the free */
+    CHECK(S.dropped == 1);
+    for (int i = 0; i < 6; i++) CHECK_STATUS(during_free[i], TETHER_E_INVALID_HANDLE);
+    CHECK(G.made == 0);
 }
 
 int main(void) {
@@ -425,5 +461,6 @@ int main(void) {
     RUN(factory_resolves_and_destructor_releases);
     RUN(singleton_holding_a_ref_freed_with_its_container);
     RUN(destructor_resolves_during_reset_and_free);
+    RUN(calls_from_destructors_run_by_free_agree);
     return harness_finish();
 }

@@ -17,82 +17,71 @@
 typedef struct Child  { tether_weak *parent; } Child;
 typedef struct Parent { Child *child; } Parent;
 
-static int parents_made, children_made, parents_freed, children_freed;
+static int made, freed;
 
-static Child *make_child(void) {
+static void *make_child(void) {
     Child *child = calloc(1, sizeof *child);
-    if (child) children_made++;
+    made += child != NULL;
     return child;                        /* NULL fails the resolve */
 }
 
-static Parent *make_parent(Child *child) {
+static void *make_parent(Child *child) { /* the slot is checked: TETHER_REGISTER1 below */
     Parent *parent = malloc(sizeof *parent);
     if (!parent) return NULL;
     parent->child = child;               /* kept alive by the container's edge */
-    parents_made++;
+    made++;
     return parent;
 }
 
 /* Runs after every factory of the resolve has returned: the Parent exists. */
-static tether_status child_completed(tether_resolver *r, void *instance, void *context) {
+static tether_status child_completed(tether_resolver *r, void *child, void *context) {
     (void)context;
-    Child *child = instance;
-    return tether_resolver_get_weak(r, "Parent", &child->parent);
+    return tether_resolver_get_weak(r, "Parent", &((Child *)child)->parent);
 }
 
-static void free_parent(void *instance, void *context) {
+static void free_child(void *child, void *context) {
     (void)context;
-    parents_freed++;
-    free(instance);
-}
-
-static void free_child(void *instance, void *context) {
-    (void)context;
-    Child *child = instance;
-    if (child->parent) tether_weak_release(child->parent);   /* the child owns its weak handle */
-    children_freed++;
+    tether_weak_release(((Child *)child)->parent);   /* the child owns its weak handle */
+    freed++;
     free(child);
 }
 
-#define TRY(call) do { tether_status st_ = (call); if (st_ != TETHER_OK) { \
-    fprintf(stderr, "%s: %s\n  %s\n", #call, tether_status_name(st_), tether_last_error()); \
-    return 1; } } while (0)
+static void free_parent(void *parent, void *context) { (void)context; freed++; free(parent); }
+
+static int fail(const char *what) {
+    fprintf(stderr, "%s: %s\n  %s\n", what, tether_status_name(tether_last_status()), tether_last_error());
+    return 1;
+}
 
 int main(void) {
     tether_container *c;
-    tether_registration *parent_reg, *child_reg;
-    tether_param parent_params[] = { TETHER_DEP("Child") };
+    if (tether_container_new(NULL, &c) != TETHER_OK) return fail("tether_container_new");
+    tether_completion completed = { .fn = child_completed };
+    tether_options child = TETHER_OPTIONS_INIT, parent = TETHER_OPTIONS_INIT;
+    child.drop = free_child;
+    child.callbacks = &completed;
+    child.callback_count = 1;
+    parent.drop = free_parent;
+    if (TETHER_REGISTER0(c, "Child", &child, NULL, make_child) != TETHER_OK ||
+        TETHER_REGISTER1(c, "Parent", &parent, NULL, make_parent, TETHER_AS(TETHER_DEP("Child"), Child *)) != TETHER_OK)
+        return fail("register");
+    if (tether_validate(c) != TETHER_OK) return fail("tether_validate");   /* checks the graph, runs nothing */
 
-    TRY(tether_container_new(NULL, &c));
-    TRY(tether_register(c, "Parent", (tether_fn)make_parent, parent_params, 1, &parent_reg));
-    TRY(tether_set_context(parent_reg, NULL, free_parent));
-    TRY(tether_register(c, "Child", (tether_fn)make_child, NULL, 0, &child_reg));
-    TRY(tether_set_context(child_reg, NULL, free_child));
-    TRY(tether_on_complete(child_reg, child_completed, NULL));
-    TRY(tether_validate(c));             /* checks the declared graph, runs nothing */
-
-    tether_ref *ref;
-    TRY(tether_resolve(c, "Parent", &ref));
-    Parent *parent = tether_ref_get(ref);
-
-    tether_ref *back;                    /* follow the weak edge back up */
-    TRY(tether_weak_upgrade(parent->child->parent, &back));
-    int same = tether_ref_get(back) == parent;
-    TRY(tether_ref_release(back));
-
+    tether_ref *keep, *back;
+    Parent *p = tether_get(c, "Parent", &keep);
+    if (!p) return fail("tether_get");
+    int same = tether_weak_get(p->child->parent, &back) == p;             /* follow the weak edge back up */
+    tether_ref_release(back);
     printf("Tether %s: Parent(child) with a weak back-reference child->parent\n", tether_version());
     printf("  parent->child->parent == parent: %s\n", same ? "yes" : "NO");
-    printf("  factories ran: Parent %d, Child %d (once each)\n", parents_made, children_made);
+    printf("  factories ran: %d (Parent and Child, once each)\n", made);
 
     char *dot;
-    TRY(tether_export_dot(c, &dot));
-    TRY(tether_ref_release(ref));        /* last handle: Parent goes, then its Child */
-    printf("  handle released, destructors ran: Parent %d, Child %d\n", parents_freed, children_freed);
-    TRY(tether_container_free(c));
-
+    if (tether_export_dot(c, &dot) != TETHER_OK) return fail("tether_export_dot");
+    tether_ref_release(keep);            /* last handle: Parent goes, then its Child */
+    printf("  handle released, destructors ran: %d\n", freed);
+    if (tether_container_free(c) != TETHER_OK) return fail("tether_container_free");
     printf("\nThe declared graph as Graphviz DOT (render with `dot -Tsvg`):\n%s", dot);
     tether_string_free(dot);
-
-    int ok = same && parents_made == 1 && children_made == 1 && parents_freed == 1 && children_freed == 1;
-    return ok ? 0 : 1;
+    return same && made == 2 && freed == 2 ? 0 : 1;
 }

@@ -73,16 +73,16 @@ static void drop_server(void *instance, void *context) {
     free(instance);
 }
 
-/* Registers Config and Server into `c` (a container made by Python). Returns a tether_status. */
+/* Registers Config and Server into `c` (a container made by Python), each configured
+   before it becomes visible. The compiler checks the factories against their slots. */
 int parts_register(tether_container *c) {
-    tether_registration *reg = NULL;
-    tether_status st = tether_register(c, "Config", (tether_fn)make_config, NULL, 0, &reg);
-    if (st == TETHER_OK) st = tether_set_context(reg, NULL, drop_config);
+    tether_options config = TETHER_OPTIONS_INIT, server = TETHER_OPTIONS_INIT;
+    config.drop = drop_config;
+    server.drop = drop_server;
+    tether_status st = TETHER_REGISTER0(c, "Config", &config, NULL, make_config);
     if (st != TETHER_OK) return st;
-    tether_param params[] = {TETHER_DEP("Logger"), TETHER_DEP("Handler"), TETHER_DEP("Config")};
-    st = tether_register(c, "Server", (tether_fn)make_server, params, 3, &reg);
-    if (st == TETHER_OK) st = tether_set_context(reg, NULL, drop_server);
-    return st;
+    return TETHER_REGISTER3(c, "Server", &server, NULL, make_server, TETHER_AS(TETHER_DEP("Logger"), parts_logger *),
+                            TETHER_DEP("Handler"), TETHER_AS(TETHER_DEP("Config"), parts_config *));
 }
 
 void *parts_server_handler(const parts_server *s) { return s->handler; }
@@ -97,11 +97,11 @@ int64_t parts_server_log(const parts_server *s, const char *line) {
 
 /* Resolves Server from C through the same container and logs through it: C drives Python. */
 int parts_resolve_and_log(tether_container *c, const char *line) {
-    tether_ref *ref = NULL;
-    tether_status st = tether_resolve(c, "Server", &ref);
-    if (st != TETHER_OK) return st;
-    parts_server_log(tether_ref_get(ref), line);
-    return tether_ref_release(ref);
+    tether_ref *keep;
+    const parts_server *server = tether_get(c, "Server", &keep);
+    if (!server) return tether_last_status();
+    parts_server_log(server, line);
+    return tether_ref_release(keep);
 }
 
 /* counters: "configs_made", "configs_dropped", "servers_made", "servers_dropped" */

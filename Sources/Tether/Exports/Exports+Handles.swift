@@ -58,14 +58,28 @@ public func tether_ref_downgrade(_ ref: OpaquePointer?, _ out: UnsafeMutablePoin
 
 @_cdecl("tether_weak_upgrade")
 public func tether_weak_upgrade(_ weak: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    tether_weak_upgrade(weak, out, "tether_weak_upgrade") { _ in }
+}
+
+/// The upgrade behind tether_weak_upgrade and tether_weak_get (`upgraded` sees the instance).
+private func tether_weak_upgrade(_ weak: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString,
+                                 _ upgraded: (Instance) -> Void) -> Int32 {
     abiCall { () throws(TetherError) in
-        let out = try outParam(out, "tether_weak_upgrade")
-        let ref = try Handles.weaks.get(weak, "tether_weak_upgrade")
+        let out = try outParam(out, function)
+        let ref = try Handles.weaks.get(weak, function)
         guard let instance = ref.upgrade() else {
-            throw TetherError(.expired, "tether_weak_upgrade: the instance is gone (\(ref.key.quoted) was destroyed when its last strong reference went)")
+            throw TetherError(.expired, "\(function): the instance is gone (\(ref.key.quoted) was destroyed when its last strong reference went)")
         }
+        upgraded(instance)
         out.pointee = Handles.refs.insert(instance)
     }
+}
+
+@_cdecl("tether_weak_get")
+public func tether_weak_get(_ weak: OpaquePointer?, _ keep: UnsafeMutablePointer<OpaquePointer?>?) -> UnsafeMutableRawPointer? {
+    var instance: UnsafeMutableRawPointer?
+    let status = tether_weak_upgrade(weak, keep, "tether_weak_get") { instance = $0.pointer }
+    return status == ok ? instance : nil
 }
 
 @_cdecl("tether_weak_release")

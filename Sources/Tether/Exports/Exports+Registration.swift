@@ -11,10 +11,27 @@ public func tether_register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _
 public func tether_register_ex(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
                                _ params: UnsafeRawPointer?, _ count: Int, _ options: UnsafeRawPointer?,
                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    register(c, key, factory, params, count, options, out, "tether_register_ex")
+    register(c, key, factory, params, count, options.map { .legacy($0) }, out, "tether_register_ex")
 }
 
-/// tether_registration_options, read field by field (layout checked in the header).
+@_cdecl("tether_register_with")
+public func tether_register_with(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
+                                 _ params: UnsafeRawPointer?, _ count: Int, _ options: UnsafeRawPointer?,
+                                 _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    register(c, key, factory, params, count, options.map { .versioned($0) }, out, "tether_register_with")
+}
+
+/// The options struct a caller passed: tether_options (versioned) or the
+/// older tether_registration_options (tether_register_ex).
+private enum RawOptions {
+    case versioned(UnsafeRawPointer)
+    case legacy(UnsafeRawPointer)
+}
+
+/// The tether_options versions this library reads.
+private let optionsVersion: UInt32 = 1
+
+/// tether_options or tether_registration_options, read field by field (layouts checked in the headers).
 private struct Options {
     var scope = Scope.graph
     var context: UnsafeMutableRawPointer?
@@ -23,19 +40,62 @@ private struct Options {
     var completions: [Completion] = []
     var variadicFixed = 0
 
-    init(_ raw: UnsafeRawPointer, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
-        let scopeValue = raw.load(as: Int32.self)
+    init(_ options: RawOptions, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
+        switch options {
+        case .versioned(let raw):
+            let version = raw.load(as: UInt32.self)
+            guard version == optionsVersion else {
+                throw invalid(function, "options.version is \(version); this library reads version \(optionsVersion) (start from TETHER_OPTIONS_INIT, and compile against the tether.h of the library you load)")
+            }
+            let flags = raw.load(fromByteOffset: 8, as: UInt32.self)
+            try self.init(scope: raw.load(fromByteOffset: 4, as: Int32.self), flags: flags, allowed: deferDropFlag,
+                          context: raw.load(fromByteOffset: 16, as: UnsafeMutableRawPointer?.self),
+                          drop: raw.load(fromByteOffset: 24, as: CDropFn?.self), function)
+            variadicFixed = raw.load(fromByteOffset: 48, as: Int.self)
+            try checkVariadic(count, key, function)
+            try addCallbacks(raw.load(fromByteOffset: 32, as: UnsafeRawPointer?.self), raw.load(fromByteOffset: 40, as: Int.self),
+                             key, function)
+        case .legacy(let raw):
+            try self.init(legacy: raw, count, key, function)
+        }
+    }
+
+    private init(scope scopeValue: Int32, flags: UInt32, allowed: UInt32, context: UnsafeMutableRawPointer?, drop: CDropFn?,
+                 _ function: StaticString) throws(TetherError) {
         guard let scope = Scope(rawValue: scopeValue) else { throw invalid(function, "options.scope \(scopeValue) is not a tether_scope") }
         self.scope = scope
-        let flags = raw.load(fromByteOffset: 4, as: UInt32.self)
-        guard flags & ~(deferDropFlag | callbacksFlag) == 0 else {
-            throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than TETHER_DEFER_DROP and TETHER_OPTIONS_CALLBACKS")
+        guard flags & ~allowed == 0 else {
+            let names = allowed & callbacksFlag != 0 ? "TETHER_DEFER_DROP and TETHER_OPTIONS_CALLBACKS" : "TETHER_DEFER_DROP"
+            throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than \(names)")
         }
-        context = raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self)
-        if let drop = raw.load(fromByteOffset: 16, as: CDropFn?.self) {
+        self.context = context
+        if let drop {
             defersDrop = flags & deferDropFlag != 0
             destructor = defersDrop ? DropCollector.deferrable(drop) : { instance, context in drop(instance, context) }
         }
+    }
+
+    private func checkVariadic(_ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
+        guard variadicFixed >= 0, variadicFixed <= count else {
+            throw invalid(function, "options.variadic_fixed \(variadicFixed) must be between 0 and the \(count) declared params of \(key.quoted)")
+        }
+    }
+
+    /// The tether_completion array of either struct.
+    private mutating func addCallbacks(_ list: UnsafeRawPointer?, _ listCount: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
+        guard listCount >= 0, listCount <= 1024, listCount == 0 || list != nil else {
+            throw invalid(function, "options.callback_count \(listCount) does not match options.callbacks")
+        }
+        for i in 0..<listCount {
+            completions.append(try completion(list! + i * completionStride, "options.callbacks[\(i)]", key, function))
+        }
+    }
+
+    private init(legacy raw: UnsafeRawPointer, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
+        let flags = raw.load(fromByteOffset: 4, as: UInt32.self)
+        try self.init(scope: raw.load(as: Int32.self), flags: flags, allowed: deferDropFlag | callbacksFlag,
+                      context: raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self),
+                      drop: raw.load(fromByteOffset: 16, as: CDropFn?.self), function)
         let functions = raw.load(fromByteOffset: 24, as: UnsafePointer<CCompleteFn?>?.self)
         let contexts = raw.load(fromByteOffset: 32, as: UnsafePointer<UnsafeMutableRawPointer?>?.self)
         let completionCount = raw.load(fromByteOffset: 40, as: Int.self)
@@ -47,23 +107,14 @@ private struct Options {
             completions.append(CCompletion(fn, context: contexts?[i]))
         }
         variadicFixed = raw.load(fromByteOffset: 48, as: Int.self)
-        guard variadicFixed >= 0, variadicFixed <= count else {
-            throw invalid(function, "options.variadic_fixed \(variadicFixed) must be between 0 and the \(count) declared params of \(key.quoted)")
-        }
+        try checkVariadic(count, key, function)
         // Callers built against a header without these fields pass a shorter struct: read them only when flagged.
         guard flags & callbacksFlag != 0 else { return }
-        let list = raw.load(fromByteOffset: 56, as: UnsafeRawPointer?.self)
-        let listCount = raw.load(fromByteOffset: 64, as: Int.self)
-        guard listCount >= 0, listCount <= 1024, listCount == 0 || list != nil else {
-            throw invalid(function, "options.callback_count \(listCount) does not match options.callbacks")
-        }
-        for i in 0..<listCount {
-            completions.append(try completion(list! + i * completionStride, "options.callbacks[\(i)]", key, function))
-        }
+        try addCallbacks(raw.load(fromByteOffset: 56, as: UnsafeRawPointer?.self), raw.load(fromByteOffset: 64, as: Int.self), key, function)
     }
 }
 
-/// The flag of tether_registration_options.flags saying its callbacks fields are set.
+/// The flag of tether_registration_options.flags saying its callbacks fields are set (tether_options always has them).
 private let callbacksFlag: UInt32 = 2
 
 /// tether_completion: fn, args_fn, params, param_count, context (layout checked in the header).
@@ -109,7 +160,7 @@ private func completionParams(_ params: UnsafeRawPointer?, _ count: Int, _ what:
 }
 
 private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ factory: UnsafeRawPointer?,
-                      _ params: UnsafeRawPointer?, _ count: Int, _ rawOptions: UnsafeRawPointer?,
+                      _ params: UnsafeRawPointer?, _ count: Int, _ rawOptions: RawOptions?,
                       _ out: UnsafeMutablePointer<OpaquePointer?>?, _ function: StaticString) -> Int32 {
     abiCall { () throws(TetherError) in
         out?.pointee = nil

@@ -188,3 +188,12 @@ public func tether_resolve_key_instance(_ c: OpaquePointer?, _ key: UInt32, _ in
                        "tether_resolve_key_instance", pointer: instance, hitTried: true)
     }
 }
+
+@_cdecl("tether_get")
+public func tether_get(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keep: UnsafeMutablePointer<OpaquePointer?>?) -> UnsafeMutableRawPointer? {
+    var instance: UnsafeMutableRawPointer?
+    let status = inSection { section in
+        resolve(section, c, { () throws(TetherError) in try keyArgument(key, "tether_get") }, nil, 0, keep, "tether_get", pointer: &instance)
+    }
+    return status == ok ? instance : nil
+}

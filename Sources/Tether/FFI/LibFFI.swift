@@ -1,6 +1,7 @@
 // The only file that touches libffi: factory calls (ffi_call, with a typed fast
 // path for all-word signatures) and closures (lazy slots and providers).
 import CFFI
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -123,11 +124,30 @@ private final class FFICall {
     }
 }
 
-/// A libffi closure: a plain `void *(*)(void)` that calls `cell.get()`. The
-/// closure does not retain the cell; whoever owns the closure owns the cell.
+/// A provider's code address, lent to one cell (a lazy slot's or
+/// tether_make_provider's) for the cell's life: the cell keeps it as its
+/// `attachment`, and when the cell goes the trampoline goes back to the pool.
 final class ProviderClosure: @unchecked Sendable {
+    private let trampoline: ProviderTrampoline
+    var code: UnsafeMutableRawPointer { trampoline.code }
+
+    init(_ cell: LazyCell) throws(TetherError) {
+        trampoline = try ProviderTrampoline.take(for: cell)
+    }
+
+    deinit { ProviderTrampoline.give(trampoline) }
+}
+
+/// A libffi closure, a plain `void *(*)(void)`, made once and never freed: C
+/// may call a provider after its cell is gone, and then lands here and finds
+/// no cell (NULL + TETHER_E_INVALID_HANDLE) instead of jumping into freed code.
+/// Freed trampolines are reused oldest first, and only once `quarantine` others
+/// are free, so a stale provider stays recognised while many others come and go.
+private final class ProviderTrampoline: @unchecked Sendable {
     let code: UnsafeMutableRawPointer
-    private let closure: UnsafeMutableRawPointer
+    /// The cell served now; weak, so a cell being destroyed is never handed to a call.
+    private struct Served { weak var cell: LazyCell? }
+    private let served = Mutex(Served())
 
     /// The call interface every provider shares: `void *(void)`.
     nonisolated(unsafe) private static let cif: UnsafeMutablePointer<ffi_cif>? = {
@@ -136,29 +156,74 @@ final class ProviderClosure: @unchecked Sendable {
         return cif
     }()
 
-    init(_ cell: LazyCell) throws(TetherError) {
-        var code: UnsafeMutableRawPointer?
-        guard let cif = Self.cif, let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.size, &code), let code else {
-            throw TetherError(.noMemory, "libffi could not allocate a closure for the provider of \(cell.key.quoted) (writable+executable memory refused by the system?)")
+    private struct Pool {
+        var free: [ProviderTrampoline] = []
+        var head = 0
+    }
+    private static let pool = Mutex(Pool())
+    private static var quarantine: Int { 1024 }
+
+    private init(code: UnsafeMutableRawPointer) { self.code = code }
+
+    static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
+        let reused = pool.withLock { pool -> ProviderTrampoline? in
+            guard pool.free.count - pool.head > quarantine else { return nil }
+            let trampoline = pool.free[pool.head]
+            pool.head += 1
+            if pool.head >= quarantine, pool.head * 2 >= pool.free.count {
+                pool.free.removeFirst(pool.head)
+                pool.head = 0
+            }
+            return trampoline
         }
-        let user = Unmanaged.passUnretained(cell).toOpaque()
-        guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
-            ffi_closure_free(closure)
-            throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(cell.key.quoted)")
-        }
-        self.closure = closure
-        self.code = code
+        let trampoline: ProviderTrampoline
+        if let reused { trampoline = reused } else { trampoline = try make(for: cell.key) }
+        trampoline.served.withLock { $0.cell = cell }
+        return trampoline
     }
 
-    deinit { ffi_closure_free(closure) }
+    static func give(_ trampoline: ProviderTrampoline) {
+        trampoline.served.withLock { $0.cell = nil }
+        pool.withLock { $0.free.append(trampoline) }
+    }
+
+    private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {
+        var code: UnsafeMutableRawPointer?
+        guard let cif, let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.size, &code), let code else {
+            throw TetherError(.noMemory, "libffi could not allocate a closure for the provider of \(key.quoted) (writable+executable memory refused by the system?)")
+        }
+        let trampoline = ProviderTrampoline(code: code)
+        // Retained for good: the closure is never freed, and neither is what it calls.
+        let user = Unmanaged.passRetained(trampoline).toOpaque()
+        guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
+            Unmanaged<ProviderTrampoline>.fromOpaque(user).release()
+            ffi_closure_free(closure)
+            throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(key.quoted)")
+        }
+        return trampoline
+    }
+
+    /// One call of the provider: the cell's instance pointer.
+    func call() throws(TetherError) -> UnsafeMutableRawPointer {
+        guard var cell = served.withLock({ $0.cell }) else {
+            throw TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed, or it was freed (tether_provider_free); do not call it after that")
+        }
+        let pointer = try cell.call()
+        // Whoever held the cell (its owner, the provider table) let go of it
+        // during the call: what it resolved may go with this last reference.
+        guard !isKnownUniquelyReferenced(&cell) else {
+            throw TetherError(.invalidHandle, "the provider's owner was destroyed during the call (or the provider freed): its result may be gone, so none is returned")
+        }
+        return pointer
+    }
 }
 
-/// Where every provider call lands: resolve through the cell, NULL + last error
-/// on failure. An exported call like any other (its container may be freed meanwhile).
+/// Where every provider call lands: NULL + last error on failure. An exported
+/// call like any other (its container may be freed meanwhile).
 private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
                                            UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?) -> Void = { _, ret, _, user in
-    let cell = Unmanaged<LazyCell>.fromOpaque(user!).takeUnretainedValue()
+    let trampoline = Unmanaged<ProviderTrampoline>.fromOpaque(user!).takeUnretainedValue()
     var result: UInt64 = 0
-    _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try cell.get())) }
+    _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try trampoline.call())) }
     ret!.storeBytes(of: result, as: UInt64.self)
 }

@@ -24,8 +24,10 @@ enum HandleKind: UInt64, CaseIterable {
 }
 
 /// A handle table: objects behind generation-counted handles
-/// (`kind:8 | generation:24 | index:32`, never a pointer), so NULL, released,
+/// (`kind:8 | generation:32 | index:24`, never a pointer), so NULL, released,
 /// stale, foreign and wrong-kind handles are detected instead of dereferenced.
+/// A slot whose generation would wrap is retired instead of reused
+/// (`SlotPages.maxGeneration`), so a released handle never equals a live one.
 /// A handle owns one reference to its object, or (a loan, refs only) none: see
 /// the hit path (`singletonHit`), `SlotPages.releaseRef` and `RetiredLoans`.
 struct HandleTable<Object: AnyObject>: Sendable {
@@ -133,7 +135,7 @@ final class HandleSlots: @unchecked Sendable {
         guard SlotPages.state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2,
                                                           ordering: .acquiringAndReleasing).exchanged
         else { throw stale(function) }
-        fast.release(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
+        fast.release(SlotPages.index(of: handle), after: word)
         return UnsafeMutableRawPointer(bitPattern: object)!
     }
 
@@ -233,7 +235,10 @@ final class HandleSlots: @unchecked Sendable {
 struct SlotPages {
     static var pageBits: Int { 10 }
     static var pageSize: Int { 1 << pageBits }
-    static var maxPages: Int { 1 << 14 }  // 16M live handles per kind
+    static var maxPages: Int { 1 << 14 }  // 16M live handles per kind: an index fits `indexBits`
+    static var indexBits: UInt64 { 24 }
+    /// The generations a slot goes through before it is retired (`release(_:after:)`).
+    static var maxGeneration: UInt64 { 0xFFFF_FFFF }
     /// A page: a cache line of header (owner token, remote free list, owner thread) then the slots.
     static var headerBytes: Int { 64 }
     static var slotStride: Int { 16 }
@@ -322,19 +327,23 @@ struct SlotPages {
         let generation = Self.state(s).pointee.load(ordering: .relaxed) >> 2
         // Releasing: a scan (`countLoans`) that sees the state sees the object.
         Self.state(s).pointee.store(generation << 2 | (lent ? 3 : 1), ordering: .releasing)
-        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & 0xFF_FFFF) << 32 | UInt64(truncatingIfNeeded: index)))!
+        return OpaquePointer(bitPattern: UInt(tag << 56 | (generation & Self.maxGeneration) << Self.indexBits | UInt64(truncatingIfNeeded: index)))!
     }
+
+    /// The slot index a handle names (its kind checked elsewhere).
+    @inline(__always)
+    static func index(of handle: OpaquePointer?) -> Int { Int(UInt(bitPattern: handle) & (1 << indexBits - 1)) }
 
     /// The slot and state word of a live handle of this kind, or nil.
     @inline(__always)
     func peekSlot(_ handle: OpaquePointer?) -> (UnsafeMutableRawPointer, UInt64)? {
         let raw = UInt64(UInt(bitPattern: handle))  // NULL: 0, a wrong tag
         guard raw >> 56 == tag else { return nil }
-        let index = Int(raw & 0xFFFF_FFFF)
-        guard index >> Self.pageBits < Self.maxPages, let base = pageIfAny(index >> Self.pageBits) else { return nil }
+        let index = Self.index(of: handle)
+        guard let base = pageIfAny(index >> Self.pageBits) else { return nil }
         let s = base + Self.headerBytes + (index & (Self.pageSize - 1)) * Self.slotStride
         let word = Self.state(s).pointee.load(ordering: .acquiring)
-        guard word & 1 == 1, (word >> 2) & 0xFF_FFFF == (raw >> 32) & 0xFF_FFFF else { return nil }
+        guard word & 1 == 1, (word >> 2) & Self.maxGeneration == (raw >> Self.indexBits) & Self.maxGeneration else { return nil }
         return (s, word)
     }
 
@@ -365,7 +374,7 @@ struct SlotPages {
         guard let (s, word) = peekSlot(handle) else { return .invalid }
         let object = Self.word2(s).pointee.load(ordering: .relaxed)
         Self.state(s).pointee.store((word >> 2 &+ 1) << 2, ordering: .releasing)
-        release(Int(UInt(bitPattern: handle) & 0xFFFF_FFFF))
+        release(Self.index(of: handle), after: word)
         if word & 2 == 0 { return .owned(UnsafeMutableRawPointer(bitPattern: object)!) }
         lightBarrier()
         if retiredLoanCount.load(ordering: .relaxed) != 0 { RetiredLoans.shared.loanReleased(object) }
@@ -392,6 +401,14 @@ struct SlotPages {
     }
 
     // MARK: free slots
+
+    /// Puts a removed slot whose state word was `word` back, unless its
+    /// generation is used up: then it is retired (never reused; 16 bytes), so
+    /// no handle of it can ever be handed out twice.
+    @inline(__always)
+    func release(_ index: Int, after word: UInt64) {
+        if (word >> 2) & Self.maxGeneration != Self.maxGeneration { release(index) }
+    }
 
     /// Puts a removed slot back: on this thread's list if its page is ours, else
     /// on the page's remote list. Ownership is checked against `tether_thread_id()`

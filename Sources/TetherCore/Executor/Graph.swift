@@ -29,6 +29,11 @@ final class Graph {
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
+    /// The registrations of the frames, outermost first (`Reentry`).
+    var constructing: [Unmanaged<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    /// What resolves further out on this thread were constructing when this
+    /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
+    var outer: [Unmanaged<Registration>] = []
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
     private var queueHead = 0
@@ -69,9 +74,11 @@ final class Graph {
             guard thread.nesting <= maxNesting else {
                 return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
             }
-            var plan = arguments.isEmpty ? registration.plan(from: container) : nil
+            // Nested while something is under construction: built step by step, each step checked against that.
+            let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
+            var plan = arguments.isEmpty && outer.isEmpty ? registration.plan(from: container) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
-                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs) }) {
+                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
@@ -79,7 +86,11 @@ final class Graph {
             }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments, plan: plan) }
-            return Graph(thread: Unmanaged.passUnretained(thread).toOpaque()).run(registration, from: container, arguments: arguments, plan: plan)
+            let nested = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
+            nested.outer = outer
+            thread.nestedGraphs.append(.passUnretained(nested))
+            defer { thread.nestedGraphs.removeLast() }
+            return nested.run(registration, from: container, arguments: arguments, plan: plan)
         }
         return try outcome.get()
     }
@@ -92,9 +103,10 @@ final class Graph {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.
         if let plan = registration._withUnsafeGuaranteedRef({ $0.plan(from: container) }),
-           plan._withUnsafeGuaranteedRef({ $0.makesObjects }), thread._withUnsafeGuaranteedRef({ $0.nesting < maxNesting }) {
+           plan._withUnsafeGuaranteedRef({ $0.makesObjects }),
+           thread._withUnsafeGuaranteedRef({ $0.nesting == 0 || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
             thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
-            let outcome = plan._withUnsafeGuaranteedRef { $0.runObjects() }
+            let outcome = plan._withUnsafeGuaranteedRef { p in thread._withUnsafeGuaranteedRef { p.runObjects($0.planProgress) } }
             thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }
             switch consume outcome {
             case .root(let object): return object
@@ -139,7 +151,8 @@ final class Graph {
     private func replay(_ plan: Unmanaged<Plan>, from container: Container) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
         try plan._withUnsafeGuaranteedRef { plan -> Result<Int?, TetherError> in
-            switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs) {
+            switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
+                               Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.planProgress }) {
             case .failure(let error): return .failure(error)
             case .success(false):
                 alive.removeAll()  // the shared instances it took
@@ -320,6 +333,9 @@ final class Graph {
             throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
+        if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
+            throw Reentry.cycle(key, outer: outer[i...], path: path)
+        }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
@@ -436,9 +452,14 @@ final class Graph {
         case .success(let p): pointer = p
         case .failure(let failure): throw factoryFailure(registration, failure)
         }
-        let pendingStrong = resolver?.takePending() ?? []
+        var pendingStrong = resolver?.takePending() ?? []
         guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
-        return (pointer, LateEdges(strong: pendingStrong, lazyCells: lazySlots[lazyFrom...].map(\.cell)))
+        // A lazy dependency the factory resolved already is a strong edge like
+        // the others, seen by later retain-cycle checks (nothing reaches the
+        // new instance yet, so it closes none now).
+        let cells = lazySlots[lazyFrom...].map(\.cell)
+        for cell in cells { if let resolved = cell.resolved { pendingStrong.append(resolved) } }
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {

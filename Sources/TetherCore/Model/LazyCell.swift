@@ -59,6 +59,20 @@ public final class LazyCell: @unchecked Sendable {
         return winner.pointer
     }
 
+    /// `get()` for a call of the cell's provider: its owner stays alive for the
+    /// call, as whatever the call resolves does, even if a factory the call runs
+    /// releases the owner's last handle (it is destroyed when the call returns).
+    public func call() throws(TetherError) -> UnsafeMutableRawPointer {
+        guard let ownerRef = owner else { return try get() }
+        guard let owner = ownerRef.upgrade() else {
+            throw TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed; do not call it after that")
+        }
+        return try withExtendedLifetime(owner) { () throws(TetherError) in try get() }
+    }
+
+    /// What the cell holds strongly, if it resolved already.
+    var resolved: Instance? { state.withLock { $0.strong } }
+
     private func alive(_ ref: WeakRef) throws(TetherError) -> UnsafeMutableRawPointer {
         guard let instance = ref.upgrade() else {
             throw TetherError(.expired, "the instance is gone: the weak-lazy dependency on \(key.quoted) is held weakly and nothing else holds it")

@@ -298,13 +298,13 @@ final class Plan: @unchecked Sendable {
     /// Replays a plan that does not complete, on its own; the root carries a
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran. `specs`: the calling thread's.
-    func run(_ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
-        if blockWords > 0 { return runBlock(specs) }
+    func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
+        if blockWords > 0 { return runBlock(specs, progress) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
             let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
             made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-            let outcome = replay(into: made, specs)
+            let outcome = replay(into: made, specs, progress)
             if case .success(true) = outcome {
                 // Every other step is some step's input, so its instance went to
                 // that step's edges: nothing is left to release.
@@ -320,11 +320,16 @@ final class Plan: @unchecked Sendable {
     /// yet), in the order `Graph` would append them to its `alive`. False: the
     /// plan declined (a shared dependency is not cached) before any factory ran.
     /// Unless true, `made` holds what was taken or made, for the caller to release.
+    /// `progress`: the thread's, where the step whose factory runs is noted (`Reentry`).
     @inline(__always)
-    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs) -> Result<Bool, TetherError> {
+    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Bool, TetherError> {
         if hasShared && !takeShared(made) { return .success(false) }
+        progress.pointee.plan = .passUnretained(self)
+        defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in 0..<steps.count where !steps[i].isShared {
+                progress.pointee.step = i
                 do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs)) }
                 catch { return .failure(error) }
             }
@@ -337,11 +342,11 @@ final class Plan: @unchecked Sendable {
     /// others become records in its allocation (see `InstanceBlock`). Nothing
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
-    private func runBlock(_ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
         // Two buffers of at most 1 KiB: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs)
+                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress)
             }
         }
     }
@@ -350,14 +355,17 @@ final class Plan: @unchecked Sendable {
     /// and the factories' results.
     @inline(__always)
     private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                          _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs) -> Result<Unmanaged<Instance>?, TetherError> {
+                          _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
+                          _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
         if hasShared && !takeShared(made) {
             for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
             return .success(nil)
         }
+        progress.pointee.plan = .passUnretained(self)
         for i in 0..<count where !steps[i].isShared {
+            progress.pointee.step = i
             let outcome = callFactory(i, words) { input in
                 steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
             }
@@ -365,6 +373,7 @@ final class Plan: @unchecked Sendable {
             case .success(let pointer):
                 pointers[i] = UInt(bitPattern: pointer)
             case .failure(let error):
+                progress.pointee.plan = nil
                 // Leaves what `replay` would have: an instance for every step made so far.
                 for j in 0..<i where !steps[j].isShared {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs))
@@ -373,6 +382,7 @@ final class Plan: @unchecked Sendable {
                 return .failure(error)
             }
         }
+        progress.pointee.plan = nil
         let root = count - 1
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
@@ -395,15 +405,16 @@ final class Plan: @unchecked Sendable {
     /// own reference to those until the callbacks ran (a factory may drop its
     /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
     @inline(__always)
-    func runObjects() -> ObjectOutcome {
+    func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
         // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
-            runObjects(ReferenceWords(base: buffer.baseAddress!), UnsafeMutableRawPointer(buffer.baseAddress! + Plan.maxSteps))
+            runObjects(ReferenceWords(base: buffer.baseAddress!), UnsafeMutableRawPointer(buffer.baseAddress! + Plan.maxSteps), progress)
         }
     }
 
     @inline(__always)
-    private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer) -> ObjectOutcome {
+    private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer,
+                            _ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
         if hasShared {
@@ -417,7 +428,9 @@ final class Plan: @unchecked Sendable {
                 made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
             }
         }
+        progress.pointee.plan = .passUnretained(self)
         for step in objectSteps {
+            progress.pointee.step = step.index
             for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
                 let input = objectInputs[step.firstInput &+ s]
                 let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
@@ -429,8 +442,12 @@ final class Plan: @unchecked Sendable {
                 return nil
             }
             arguments.releaseUntaken()
-            if let failure { return .failure(abandon(made, step: step.index, failure, completion: nil)) }
+            if let failure {
+                progress.pointee.plan = nil
+                return .failure(abandon(made, step: step.index, failure, completion: nil))
+            }
         }
+        progress.pointee.plan = nil
         for call in completionCalls {
             for t in 0..<call.targets {
                 words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
@@ -529,6 +546,17 @@ final class Plan: @unchecked Sendable {
             next += 1
             return made.take(inputs[next - 1])
         })
+    }
+
+    /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
+    func constructing(at i: Int) -> [Unmanaged<Registration>] {
+        var registrations: [Unmanaged<Registration>] = []
+        var step = i
+        while step >= 0 {
+            registrations.append(steps[step].registration)
+            step = steps[step].parent
+        }
+        return registrations.reversed()
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.

@@ -32,10 +32,19 @@ final class ThreadState {
     var noWait = false
     /// Set when one did.
     var blocked = false
+    /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
+    var nestedGraphs: [Unmanaged<Graph>] = []
+    /// Where a plan notes its progress, at a fixed address (`Reentry`).
+    let planProgress: UnsafeMutablePointer<PlanProgress> = {
+        let progress = UnsafeMutablePointer<PlanProgress>.allocate(capacity: 1)
+        progress.initialize(to: PlanProgress())
+        return progress
+    }()
 
     deinit {
         pendingRelease.free()
         specs.free()
+        planProgress.deallocate()
     }
 
     private static let key: pthread_key_t = {

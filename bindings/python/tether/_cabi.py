@@ -79,14 +79,16 @@ class Param(Structure):
     _fields_ = [("kind", c_int), ("key", c_char_p)]
 
 
-class _ValueAs(Union):
+class Scalar(Union):
+    """``tether_scalar``: the payload of a ``tether_value``."""
+
     _fields_ = [("i64", c_int64), ("f64", c_double), ("str", c_char_p), ("ptr", c_void_p)]
 
 
 class Value(Structure):
     """``tether_value``: one runtime argument."""
 
-    _fields_ = [("kind", c_int), ("as_", _ValueAs)]
+    _fields_ = [("kind", c_int), ("u", Scalar)]
 
 
 #: ``void (*)(void *instance, void *context)``

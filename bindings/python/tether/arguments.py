@@ -59,24 +59,24 @@ def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tu
             if kind in ("int", "bool") or (kind is None and isinstance(arg, int)):
                 if not isinstance(arg, int):
                     raise _mismatch(position, name, "an int (i64)", arg)
-                v.kind, v.as_.i64 = PARAM_I64, arg
+                v.kind, v.u.i64 = PARAM_I64, arg
             elif kind == "float" or (kind is None and isinstance(arg, float)):
                 if not isinstance(arg, (int, float)) or isinstance(arg, bool):
                     raise _mismatch(position, name, "a float (f64)", arg)
-                v.kind, v.as_.f64 = PARAM_F64, float(arg)
+                v.kind, v.u.f64 = PARAM_F64, float(arg)
             elif kind in ("str", "bytes") or (kind is None and isinstance(arg, (str, bytes))):
                 if not isinstance(arg, (str, bytes, bytearray)):
                     raise _mismatch(position, name, "a str or bytes", arg)
-                v.kind, v.as_.str = PARAM_STR, _encode(arg, position, name)
+                v.kind, v.u.str = PARAM_STR, _encode(arg, position, name)
             elif kind == "object":
-                v.kind, v.as_.ptr = PARAM_PTR, object_table.retain(arg)
-                pinned.append(v.as_.ptr)
+                v.kind, v.u.ptr = PARAM_PTR, object_table.retain(arg)
+                pinned.append(v.u.ptr)
             else:
                 raw_int = kind == "pointer" and isinstance(arg, int) and not isinstance(arg, bool)
                 address = arg if raw_int else _address(arg)
                 if address is None:
                     raise _mismatch(position, name, "a pointer (None, tether.Pointer, a ctypes object, a NativeRef)", arg)
-                v.kind, v.as_.ptr = PARAM_PTR, address
+                v.kind, v.u.ptr = PARAM_PTR, address
     except BaseException:
         for ptr in pinned:
             object_table.release(ptr)

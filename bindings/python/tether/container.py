@@ -39,6 +39,7 @@ _generation = _state.generation
 _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 _MISS = executor.MISS
+_BUSY = executor.BUSY
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
@@ -364,12 +365,14 @@ class Container:
         if build is not None and not args:  # a replayed plain graph or a singleton hit: no call
             result = build()
             if result is not _MISS:
-                return result
-            kid, cached_reg, build = self._lookup(key)  # reconfigured or reset: look again
-            if build is not None:
-                result = build()
-                if result is not _MISS:
+                if result is not _BUSY:
                     return result
+            else:
+                kid, cached_reg, build = self._lookup(key)  # reconfigured or reset: look again
+                if build is not None:
+                    result = build()
+                    if result is not _MISS and result is not _BUSY:
+                        return result
         handle = self._handle_arg
         if handle is None:
             handle = self._materialize()
@@ -478,7 +481,7 @@ class Container:
         build = self._arg_builds.get(key)
         if build is not None:
             result = build(*args)
-            if result is not _MISS and result is not executor.SLOW:
+            if result is not _MISS and result is not executor.SLOW and result is not _BUSY:
                 return result
             if result is _MISS:  # reconfigured or reset: look again next time
                 self._arg_builds.pop(key, None)

@@ -85,6 +85,9 @@ def _simple(reg: Registration | None, root: bool) -> bool:
 
 #: What a builder returns when it does not run because the plan may be stale (see ``bind``).
 MISS: Any = object()
+#: What a builder returns while a replay of its plan is under way (on this thread, a factory
+#: resolving the root again, or another thread): resolve through the library this time.
+BUSY: Any = object()
 #: What a builder returns when its runtime arguments are not ones it passes on unchanged: the
 #: library's resolve converts them, or reports what is wrong.
 SLOW: Any = object()
@@ -97,7 +100,7 @@ class Prepared:
 
     __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "makers")
 
-    def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None]],
+    def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...]) -> None:
         self.shape, self.handlers, self.called, self.cached = shape, handlers, called, cached
         self.takes_arguments = bool(shape[3])
@@ -171,7 +174,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             exc = no_weak
         raise_caused(report(handle, kid, 0, k, reason(exc)), last_error(), exc)
 
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion),
+    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion, made[-1].replaying),
                     (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
 
 
@@ -195,14 +198,14 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
             maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache)
         prepared.makers[len(words), ncache] = maker
     cells = tuple([reg.cached for reg in cached]) if cached else ()
-    return maker(*prepared.handlers, weakref.ref, MISS, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]),
+    return maker(*prepared.handlers, weakref.ref, MISS, BUSY, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]),
                  cache_stamp, *cells, *prepared.called)
 
 
 def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              calls: list[tuple[int, tuple[tuple[int, bool], ...]]], arguments: tuple[str, ...], nwords: int,
              ncache: int) -> Callable[..., Callable[..., Any]]:
-    """Compiles ``make(failed, failed_completion, weak, MISS, words, stamp, cache_words, cache_stamp,
+    """Compiles ``make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp,
     s0, s1, ..., f0, f1, ..., n..., c0, c1, ...)`` returning ``build()``: the cached steps' objects
     read from their cells (``s*``), then the configuration check (the sum of the ``nwords``
     version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
@@ -218,7 +221,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    lines = [f"def make(failed, failed_completion, weak, MISS, SLOW, words, stamp, cache_words, cache_stamp, "
+    # while a replay of the plan runs (a factory of it may resolve its root again) the plan
+    # declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    lines = [f"def make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp, "
              f"{', '.join(cells + factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words"]
     if cache_names:
@@ -231,6 +236,8 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
+    lines.append("        if busy[0]:")
+    lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
             lines.append(f"        v{i} = s{i}.obj")
@@ -241,23 +248,27 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     if cache_names:
         lines.append(f"        if {' + '.join(f'{x}.value' for x in cache_names)} != cache_stamp:")
         lines.append("            return MISS")
+    lines.append("        busy[0] = True")
+    lines.append("        try:")
     for i in made:
         deps = args[i]
         assert deps is not None
-        lines.append("        try:")
-        lines.append(f"            v{i} = f{i}({', '.join(f'v{d}' if d >= 0 else f'a{plan_argument(d)}' for d in deps)})")
+        lines.append("            try:")
+        lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' if d >= 0 else f'a{plan_argument(d)}' for d in deps)})")
         if checks[i]:
-            lines.append(f"            if v{i} is None:")
-            lines.append(f"                raise n{i}()")
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed({i}, e)")
+            lines.append(f"                if v{i} is None:")
+            lines.append(f"                    raise n{i}()")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed({i}, e)")
     for k, (step, targets) in enumerate(calls):
-        lines.append("        try:")
-        lines.append(f"            c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
+        lines.append("            try:")
+        lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
-        lines.append("        except BaseException as e:")
-        lines.append(f"            failed_completion({k}, e, ({weak_targets}))")
-    lines.append(f"        return v{len(args) - 1}")
+        lines.append("            except BaseException as e:")
+        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+    lines.append(f"            return v{len(args) - 1}")
+    lines.append("        finally:")
+    lines.append("            busy[0] = False")
     lines.append("    return build")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)

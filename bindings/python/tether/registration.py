@@ -98,6 +98,7 @@ class Registration:
         "arg_kinds",
         "fresh",
         "completions",
+        "replaying",
         "__weakref__",
     )
 
@@ -129,6 +130,9 @@ class Registration:
         self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory)
         # its completion callbacks when all are declared (a plan replay runs them), else None
         self.completions: tuple[Completion, ...] | None = ()
+        # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
+        # the library (a factory resolving its own key again: the library reports the cycle)
+        self.replaying = [False]
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion]) -> None:
         """Declares the registration to the library in container ``handle``.

@@ -1,0 +1,34 @@
+/// A resolve nested in a factory (through a resolve call, a lazy provider, a
+/// binding's resolve) that asks for an instance the thread is constructing
+/// further out: a constructor cycle, reported with its whole path, never a
+/// second instance or a recursion down to the nesting limit. Nested resolves
+/// build step by step (no plans) while anything is under construction, so
+/// every step is checked against what the outer resolves are constructing.
+enum Reentry {
+    /// The registrations resolves under way on this thread are constructing,
+    /// outermost first: a plan's steps from its root to the one whose factory
+    /// runs, then the frames of the thread's graph and of nested graphs.
+    static func constructing(_ thread: ThreadState) -> [Unmanaged<Registration>] {
+        var registrations: [Unmanaged<Registration>] = []
+        let progress = thread.planProgress.pointee
+        if let plan = progress.plan { registrations += plan._withUnsafeGuaranteedRef { $0.constructing(at: progress.step) } }
+        registrations += thread.graph.constructing
+        for graph in thread.nestedGraphs { registrations += graph._withUnsafeGuaranteedRef { $0.constructing } }
+        return registrations
+    }
+
+    /// The cycle error for `key` asked for while `outer[from...]` and then the
+    /// frames of `path` were being constructed.
+    static func cycle(_ key: Key, outer: ArraySlice<Unmanaged<Registration>>, path: [Key]) -> TetherError {
+        let keys = outer.map { $0._withUnsafeGuaranteedRef { $0.key } } + path + [key]
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)")
+    }
+}
+
+/// The plan whose factories a resolve on this thread is calling (only one at a
+/// time: plans run only while nothing else is under construction) and the
+/// step whose factory runs; written by the plan, read by `Reentry`.
+struct PlanProgress {
+    var plan: Unmanaged<Plan>?
+    var step = 0
+}

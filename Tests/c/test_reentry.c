@@ -1,0 +1,214 @@
+/* A factory that re-enters a key under construction on its thread (its own, or
+ * one further down the path) through any entry point is a constructor cycle:
+ * the re-entering call fails with TETHER_E_CYCLE naming the path, no factory
+ * runs twice, and no second instance (of a singleton) is made. */
+#include <unistd.h>
+#include "fixtures.h"
+
+enum entry { BY_RESOLVE, BY_KEY, BY_ARGS, BY_SLOT_PROVIDER, BY_MADE_PROVIDER, BY_RESOLVER, ENTRIES };
+static const char *const entry_names[] = {"tether_resolve", "tether_resolve_key", "tether_resolve_args",
+                                          "lazy slot provider", "tether_make_provider", "tether_resolver_get"};
+static const char *const scope_names[] = {"graph", "transient", "singleton", "weak"};
+
+static tether_container *container;
+static enum entry entry;
+static const char *target;              /* the key the factory re-enters */
+static tether_provider made_provider;
+static tether_status inner_status;
+static char inner_message[1024];
+static int inner_got_instance;
+
+/* Re-enters `target` through `entry`; keeps the status and message. */
+static void reenter(tether_provider slot, tether_resolver *r) {
+    tether_ref *ref = NULL;
+    void *got = NULL;
+    switch (entry) {
+    case BY_RESOLVE: inner_status = tether_resolve(container, target, &ref); break;
+    case BY_KEY: inner_status = tether_resolve_key(container, key_of(container, target), &ref); break;
+    case BY_ARGS: inner_status = tether_resolve_args(container, target, NULL, 0, &ref); break;
+    case BY_SLOT_PROVIDER: got = slot(); inner_status = got ? TETHER_OK : tether_last_status(); break;
+    case BY_MADE_PROVIDER: got = made_provider(); inner_status = got ? TETHER_OK : tether_last_status(); break;
+    case BY_RESOLVER: inner_status = tether_resolver_get(r, target, &got); break;
+    default: break;
+    }
+    snprintf(inner_message, sizeof inner_message, "%s", inner_status ? tether_last_error() : "");
+    inner_got_instance = ref != NULL || got != NULL;
+    if (ref) tether_ref_release(ref);
+}
+
+/* A factory that re-enters, then makes its node anyway (so the outer resolve succeeds). */
+static void *make_reentering(kind *k, tether_provider slot, tether_resolver *r) {
+    reenter(slot, r);
+    return node_new(k, NULL, NULL);
+}
+
+/* Registers `key` made by make_reentering (its slot provider resolves `lazy_key`). */
+static void reg_reentering(tether_container *c, const char *key, kind *k, tether_scope scope, const char *lazy_key) {
+    tether_param p[] = {TETHER_CONTEXT, TETHER_LAZY(lazy_key), TETHER_RESOLVER};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, key, (tether_fn)make_reentering, p, 3, &r));
+    CHECK_OK(tether_set_scope(r, scope));
+    CHECK_OK(tether_set_context(r, k, drop_node));
+}
+
+/* Resolves root `key` of `c` (into *ref) while its factories re-enter `target` through `e`. */
+static node *resolve_reentering(tether_container *c, const char *key, enum entry e, tether_ref **ref) {
+    entry = e;
+    target = "A";
+    if (e == BY_MADE_PROVIDER) CHECK_OK(tether_make_provider(c, target, &made_provider));
+    inner_status = TETHER_OK;
+    return resolve(c, key, ref);
+}
+
+static int check_inner_cycle(const char *path, enum entry e, tether_scope scope) {
+    int ok = inner_status == TETHER_E_CYCLE && strstr(inner_message, path) && !inner_got_instance;
+    if (!ok) fprintf(stderr, "  %s, %s scope: %s \"%s\" (expected TETHER_E_CYCLE naming %s)\n", entry_names[e],
+                     scope_names[scope], tether_status_name(inner_status), inner_message, path);
+    return ok;
+}
+
+/* A's factory re-enters A. */
+static void factory_reentering_its_own_key_is_a_cycle(void) {
+    for (int e = 0; e < ENTRIES; e++) {
+        for (int s = TETHER_SCOPE_GRAPH; s <= TETHER_SCOPE_WEAK; s++) {
+            kind A = {"A", 0, 0};
+            tether_container *c = container = new_container();
+            reg_reentering(c, "A", &A, s, "A");
+            tether_ref *ref;
+            node *a = resolve_reentering(c, "A", e, &ref);
+            CHECK(check_inner_cycle("\"A\" -> \"A\"", e, s));
+            CHECK(a && A.made == 1);                /* the factory ran once */
+            if (s == TETHER_SCOPE_SINGLETON || s == TETHER_SCOPE_WEAK) {
+                tether_ref *again;
+                CHECK(resolve(c, "A", &again) == a);   /* the one instance is the cached one */
+                CHECK_OK(tether_ref_release(again));
+                CHECK(A.made == 1);
+            }
+            CHECK_OK(tether_ref_release(ref));
+            if (e == BY_MADE_PROVIDER) CHECK_OK(tether_provider_free(made_provider));
+            CHECK_OK(tether_container_free(c));
+            CHECK(A.made == A.dropped);
+        }
+    }
+}
+
+/* A -> B (a constructor dependency), and B's factory re-enters A. */
+static void factory_reentering_a_key_further_down_the_path_is_a_cycle(void) {
+    for (int e = 0; e < ENTRIES; e++) {
+        for (int s = TETHER_SCOPE_GRAPH; s <= TETHER_SCOPE_WEAK; s++) {
+            kind A = {"A", 0, 0}, B = {"B", 0, 0};
+            tether_container *c = container = new_container();
+            reg_node(c, "A", &A, s, "B", NULL, drop_node);
+            reg_reentering(c, "B", &B, TETHER_SCOPE_GRAPH, "A");
+            tether_ref *ref;
+            node *a = resolve_reentering(c, "A", e, &ref);
+            CHECK(check_inner_cycle("\"A\" -> \"B\" -> \"A\"", e, s));
+            CHECK(a && a->a && A.made == 1 && B.made == 1);
+            CHECK_OK(tether_ref_release(ref));
+            if (e == BY_MADE_PROVIDER) CHECK_OK(tether_provider_free(made_provider));
+            CHECK_OK(tether_container_free(c));
+            CHECK(A.made == A.dropped && B.made == B.dropped);
+        }
+    }
+}
+
+/* A plain graph (DEP slots only: resolved from a recorded plan unless
+ * TETHER_NO_PLANS=1) whose innermost factory re-enters the root. */
+static void *make_plain_reentering(kind *k) {
+    entry = BY_RESOLVE;
+    reenter(NULL, NULL);
+    return node_new(k, NULL, NULL);
+}
+
+static void planned_graph_reentered_from_a_factory_is_a_cycle(void) {
+    kind A = {"A", 0, 0}, B = {"B", 0, 0}, C = {"C", 0, 0};
+    tether_container *c = container = new_container();
+    reg_node(c, "A", &A, TETHER_SCOPE_GRAPH, "B", NULL, drop_node);
+    reg_node(c, "B", &B, TETHER_SCOPE_GRAPH, "C", NULL, drop_node);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "C", (tether_fn)make_plain_reentering, p, 1, &r));
+    CHECK_OK(tether_set_context(r, &C, drop_node));
+    for (int round = 0; round < 3; round++) {  /* the first resolve records the plan, later ones replay it */
+        for (int t = 0; t < 2; t++) {
+            target = t == 0 ? "A" : "B";
+            inner_status = TETHER_OK;
+            tether_ref *ref;
+            resolve(c, "A", &ref);
+            CHECK(check_inner_cycle(t == 0 ? "\"A\" -> \"B\" -> \"C\" -> \"A\"" : "\"B\" -> \"C\" -> \"B\"",
+                                    BY_RESOLVE, TETHER_SCOPE_GRAPH));
+            CHECK_OK(tether_ref_release(ref));
+        }
+    }
+    CHECK(A.made == 6 && B.made == 6 && C.made == 6);
+    /* C's factory re-entering C itself */
+    target = "C";
+    inner_status = TETHER_E_NO_MEMORY;
+    tether_ref *ref;
+    resolve(c, "B", &ref);
+    CHECK_STATUS(inner_status, TETHER_E_CYCLE);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(A.made == A.dropped && B.made == B.dropped && C.made == C.dropped);
+}
+
+/* A factory that gives up after the failed re-entry fails the resolve, which
+ * names the cycle; nothing is cached. */
+static void *make_failing_reentering(kind *k) {
+    (void)k;
+    entry = BY_RESOLVE;
+    reenter(NULL, NULL);
+    return NULL;
+}
+
+static void failed_reentry_fails_the_resolve_naming_the_cycle(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = container = new_container();
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "A", (tether_fn)make_failing_reentering, p, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(r, &A, drop_node));
+    target = "A";
+    tether_ref *ref = NULL;
+    CHECK_STATUS(tether_resolve(c, "A", &ref), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("\"A\" -> \"A\"");
+    CHECK(strlen(tether_last_error()) < 600);
+    CHECK(ref == NULL);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* Resolving a key again from its completion callback or a destructor is no cycle. */
+static tether_status callback_status;
+static tether_status complete_by_resolving(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance; (void)context;
+    tether_ref *ref = NULL;
+    callback_status = tether_resolve(container, "A", &ref);
+    if (ref) tether_ref_release(ref);
+    return TETHER_OK;
+}
+
+static void resolving_again_from_a_completion_callback_is_no_cycle(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = container = new_container();
+    tether_registration *r = reg_node(c, "A", &A, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(r, complete_by_resolving, NULL));
+    callback_status = TETHER_E_NO_MEMORY;
+    tether_ref *ref;
+    resolve(c, "A", &ref);
+    CHECK_STATUS(callback_status, TETHER_OK);
+    CHECK(A.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(A.dropped == 1);
+}
+
+int main(void) {
+    alarm(60);
+    RUN(factory_reentering_its_own_key_is_a_cycle);
+    RUN(factory_reentering_a_key_further_down_the_path_is_a_cycle);
+    RUN(planned_graph_reentered_from_a_factory_is_a_cycle);
+    RUN(failed_reentry_fails_the_resolve_naming_the_cycle);
+    RUN(resolving_again_from_a_completion_callback_is_no_cycle);
+    return harness_finish();
+}
