@@ -15,13 +15,20 @@ static tether_status complete(tether_resolver *r, void *instance, void *context)
     return TETHER_OK;
 }
 
+/* The plan of `key` from `c` into `steps` (8) and `inputs` (16): its step count, its input count in `*input_count`. */
+static size_t describe(tether_container *c, const char *key, tether_plan_step *steps, int32_t *inputs, size_t *input_count) {
+    size_t step_count = 99;
+    *input_count = 99;
+    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, NULL, 0, &step_count, input_count, NULL));
+    return step_count;
+}
+
 /* The step count tether_plan_describe reports for `key` (with buffers large enough). */
 static size_t described_steps(tether_container *c, const char *key) {
     tether_plan_step steps[8];
     int32_t inputs[16];
-    size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
-    return step_count;
+    size_t input_count;
+    return describe(c, key, steps, inputs, &input_count);
 }
 
 /* A(B, Ctx) with a hidden resolver first, B(T, T) transient T twice, graph-scoped G shared. */
@@ -118,8 +125,7 @@ static void test_cached_steps(void) {
     CHECK_OK(tether_register(c, "NeedsSingleton", (tether_fn)make_dep, dep_s, 1, &needs));
     tether_plan_step steps[8];
     int32_t inputs[16];
-    size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "NeedsSingleton"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    size_t input_count, step_count = describe(c, "NeedsSingleton", steps, inputs, &input_count);
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
@@ -142,8 +148,7 @@ static void test_argument_inputs(void) {
     CHECK_OK(tether_register(c, "NeedsArgs", (tether_fn)make_dep, dep_args, 1, NULL));
     tether_plan_step steps[8];
     int32_t inputs[16];
-    size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "Args"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    size_t input_count, step_count = describe(c, "Args", steps, inputs, &input_count);
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
