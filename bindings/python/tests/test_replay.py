@@ -553,6 +553,35 @@ def test_an_empty_child_makes_its_c_container_only_when_needed(monkeypatch):
     assert shape[0] == ("Svc", 0) and lazy and handle and kind == "NativeRef" and closed
 
 
+def test_children_per_request_share_what_they_looked_up(monkeypatch):
+    calls = {"bind": 0}
+    real_bind = executor.bind
+
+    def counting_bind(*args: Any) -> Any:
+        calls["bind"] += 1
+        return real_bind(*args)
+
+    def scenario(make: Made) -> Any:
+        parent = make()
+        register_all(parent, SERVICE, scopes=SINGLETONS)
+        parent.resolve("Svc")
+        calls["bind"] = 0
+        shapes = []
+        for _ in range(3):
+            with make(parent) as child:
+                shapes.append(identities(child.resolve("Svc")))
+        binds = calls["bind"] <= 1  # one child bound the plan, the others used its lookup
+        parent.register("Mailer", factory("Mailer2"), deps=["Settings"])  # the siblings' lookups are stale now
+        with make(parent) as child:
+            shapes.append(repr(child.resolve("Svc").deps[1]))
+        return shapes, binds
+
+    monkeypatch.setattr(executor, "bind", counting_bind)
+    shapes, binds = both(monkeypatch, scenario)
+    assert shapes[:3] == [shapes[0]] * 3 and shapes[3] == "Mailer2(Settings())"
+    assert binds
+
+
 def test_a_child_registered_into_by_c_stops_replaying_its_parents_plan(monkeypatch):
     def scenario(make: Made) -> Any:
         parent = make()

@@ -102,6 +102,14 @@ class Container:
             self._word, self._parent_words = _ZERO, (parent._word, *parent._parent_words)
             self._cache_words = (_ZERO, *parent._cache_words)
             self._created_word = 0
+            # ...the same words for all such children of a parent, so they share their lookups
+            # (replay builders checking those words): a child per request looks nothing up again
+            self._lookups, self._arg_builds = parent._child_lookups, parent._child_arg_builds
+            self._lookups_generation = parent._child_generation[0]
+        # the lookups of this container's children that have no C container yet (see above)
+        self._child_lookups: dict[object, Entry] = {}
+        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
+        self._child_generation = [-1]  # the generation those lookups are valid for
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
@@ -135,8 +143,9 @@ class Container:
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = self._word.value
-        self._lookups.clear()  # builders made before watched the zero word: C code may register here now
-        self._arg_builds.clear()
+        # its own lookups from now on: the shared ones' builders watch the zero word, and C code may
+        # register here now
+        self._lookups, self._arg_builds = {}, {}
         return handle
 
     def _version_words(self, which: Callable[..., int]) -> tuple[c_size_t, ...]:
@@ -196,8 +205,9 @@ class Container:
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
-        self._lookups.clear()
-        self._arg_builds.clear()
+        self._lookups, self._arg_builds = {}, {}  # (a child's may be shared with its siblings)
+        self._child_lookups.clear()
+        self._child_arg_builds.clear()
         self._prepared.clear()
         self._confirmed.clear()
         if self._handle is not None:  # a child that never needed one has no C container
@@ -312,6 +322,8 @@ class Container:
             _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
         self._arg_builds.clear()
+        self._child_lookups.clear()  # they may name what it replaces or shadows
+        self._child_arg_builds.clear()
         if old is not None:
             old.retire()
 
@@ -539,6 +551,8 @@ class Container:
             self._lookups.clear()
             self._arg_builds.clear()
             self._lookups_generation = _state.generation[0]
+            if self._handle is None and self._parent is not None:  # shared with its siblings
+                self._parent._child_generation[0] = self._lookups_generation
         reg = self._registration(raw)
         kid = self._key_id(raw)
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
