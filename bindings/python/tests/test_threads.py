@@ -1,6 +1,7 @@
 """Threads: the GIL is released in C calls and re-taken in callbacks; no deadlock, singletons once."""
 
 import gc
+import sys
 import threading
 import time
 import weakref
@@ -209,3 +210,29 @@ def test_reregistered_key_is_never_resolved_half_configured(c):
     assert counts["created"] > 0
     assert counts["completed"] == counts["created"]
     assert counts["destroyed"] == counts["created"]  # every instance had its destructor
+
+
+def test_threads_needing_a_childs_c_container_at_once_get_the_same_one():
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the GIL changes hands as often as it can
+    try:
+        with tether.Container() as parent:
+            for _ in range(50):
+                child = tether.Container(parent)  # no C container until one is needed
+                start = threading.Barrier(4)
+                handles: list[int] = []
+
+                def need() -> None:
+                    start.wait()
+                    handles.append(child.handle)
+
+                threads = [threading.Thread(target=need) for _ in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert len(set(handles)) == 1, "two C containers for one child"
+                child.close()
+            # every child's C container was freed: the parent has none left to refuse its free for
+    finally:
+        sys.setswitchinterval(interval)

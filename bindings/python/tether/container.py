@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import threading
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
@@ -25,6 +26,8 @@ Callback = Union[Callable[[Any, Any], Any], Completion]
 _UNSET: Any = object()
 #: The version and cache word of a child with no C container yet (see Container._materialize)
 _ZERO = c_size_t(0)
+#: Held while a child's C container is made (see Container._materialize)
+_MATERIALIZING = threading.Lock()
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
@@ -45,7 +48,9 @@ _BUSY = executor.BUSY
 _NO_VERSION = c_size_t(2**64 - 1)
 #: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or singleton
 #: hit (see singleton_hits) or None).
-Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None"]
+#: Its fourth item: a singleton hit of a container without parents, inlined in ``resolve`` (the
+#: registration's cell, the cache word, the word's value when confirmed): one call less than ``build``.
+Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", "tuple[Any, c_size_t, int] | None"]
 
 
 def _check_scope(scope: object) -> Scope:
@@ -123,6 +128,13 @@ class Container:
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
         of a child first if it has none yet; InvalidHandleError once closed."""
+        handle = self._handle_arg
+        if handle is not None:
+            return handle
+        with _MATERIALIZING:  # one C container, whichever threads need it at once
+            return self._materialize_locked()
+
+    def _materialize_locked(self) -> c_void_p:
         if self._closed:
             raise InvalidHandleError("the container is closed")
         handle = self._handle_arg
@@ -133,22 +145,23 @@ class Container:
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
             raise error_for(status, self._api.last_error())
-        self._handle = out.value
-        self._handle_arg = handle = c_void_p(out.value)
+        handle = c_void_p(out.value)
         # Read per replayed resolve (see executor): this container's version word, then its parents'
-        words = self._version_words(self._api.gil_container_versions)
-        self._word, self._parent_words = words[0], words[1:]
+        words = self._version_words(self._api.gil_container_versions, handle)
         # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
-        self._cache_words = self._version_words(self._api.gil_container_cache_versions)
+        cache_words = self._version_words(self._api.gil_container_cache_versions, handle)
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
-        self._created_word = self._word.value
+        self._created_word = words[0].value
         # its own lookups from now on: the shared ones' builders watch the zero word, and C code may
         # register here now
         self._lookups, self._arg_builds = {}, {}
+        self._word, self._parent_words, self._cache_words = words[0], words[1:], cache_words
+        self._handle = out.value  # last: other threads take the handle as saying all of this is done
+        self._handle_arg = handle
         return handle
 
-    def _version_words(self, which: Callable[..., int]) -> tuple[c_size_t, ...]:
+    def _version_words(self, which: Callable[..., int], handle: c_void_p) -> tuple[c_size_t, ...]:
         """The words ``which`` gives for this container and its parents (``tether_container_versions``
         or ``tether_container_cache_versions``), as ctypes views read without a call;
         ``(_NO_VERSION,)`` if the library has none to give."""
@@ -156,7 +169,7 @@ class Container:
         for _ in range(4):
             words = (_WORDS if cap == 8 else c_void_p * cap)()
             count = c_size_t()
-            status = which(self._handle_arg, words, cap, byref(count))
+            status = which(handle, words, cap, byref(count))
             if status == E_BUFFER_TOO_SMALL:
                 cap = count.value
                 continue
@@ -363,8 +376,27 @@ class Container:
         ``CycleError``, ``RetainCycleError``, ``ArgumentMismatchError``, or ``FactoryError``
         (with the Python exception that caused it as ``__cause__``).
         """
+        # The common cases in a function of few locals (a call's cost grows with them): a singleton
+        # hit, a replayed plan; anything else, and what they decline, in _resolve
         try:
-            kid, cached_reg, build = self._lookups[key]
+            _, _, build, hit = self._lookups[key]
+        except (KeyError, TypeError):
+            return self._resolve(key, args)
+        if not args:
+            if hit is not None:  # singleton_hits.hit, written out
+                obj = hit[0].obj  # first: the word then says it was still published
+                if obj is not None and hit[1].value == hit[2]:
+                    return obj
+            elif build is not None:
+                result = build()
+                if result is not _MISS and result is not _BUSY:
+                    return result
+        return self._resolve(key, args)
+
+    def _resolve(self, key: Key, args: tuple[Any, ...]) -> Any:
+        """``resolve`` beyond its common cases: looks up again, then asks the library."""
+        try:
+            kid, cached_reg, build, _ = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
             # change in the chain moves: it needs no generation check (see executor; a hit's stamp,
             # the cache words, moves with it: see singleton_hits)
@@ -373,14 +405,14 @@ class Container:
         except (KeyError, TypeError):
             if self._closed:
                 raise InvalidHandleError("the container is closed") from None
-            kid, cached_reg, build = self._lookup(key)
+            kid, cached_reg, build, _ = self._lookup(key)
         if build is not None and not args:  # a replayed plain graph or a singleton hit: no call
             result = build()
             if result is not _MISS:
                 if result is not _BUSY:
                     return result
             else:
-                kid, cached_reg, build = self._lookup(key)  # reconfigured or reset: look again
+                kid, cached_reg, build, _ = self._lookup(key)  # reconfigured or reset: look again
                 if build is not None:
                     result = build()
                     if result is not _MISS and result is not _BUSY:
@@ -444,7 +476,9 @@ class Container:
             # the library answered: the published singleton (nothing was made). Served here from
             # now on, while the cache words are the ones read before the call (see singleton_hits)
             if self._cache_words[0] is not _NO_VERSION and (key in self._lookups or len(self._lookups) < 1024):
-                self._lookups[key] = (kid, cached_reg, singleton_hits.hit(kept, self._cache_words, stamp))
+                words = self._cache_words
+                self._lookups[key] = (kid, cached_reg, singleton_hits.hit(kept, words, stamp),
+                                      (kept, words[0], stamp) if len(words) == 1 else None)
             return kept_obj
         # native_refs.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
@@ -569,7 +603,7 @@ class Container:
                 if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
                     self._arg_builds[key] = build
                     build = None
-        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build)
+        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, None)
         if keep:
             self._lookups[key] = entry
         return entry
