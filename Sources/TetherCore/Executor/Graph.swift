@@ -72,7 +72,7 @@ final class Graph {
             thread.nesting += 1
             defer { thread.nesting -= 1 }
             guard thread.nesting <= maxNesting else {
-                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
+                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
@@ -252,7 +252,9 @@ final class Graph {
                 case .dependency(let key), .weak(let key):
                     let lookup = frames[top].lookup
                     guard let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
-                        throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling")
+                        let path = path
+                        throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
+                                          ErrorParts(.register, key: key, path: path))
                     }
                     let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
                     if let found = try existing(dep, spec, key: key) {
@@ -329,8 +331,9 @@ final class Graph {
         if state == GraphTable.constructing {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
-            let cycle = pathText(Array(path[start...]) + [key])
-            throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
+            let keys = Array(path[start...]) + [key]
+            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
+                              ErrorParts(.breakCycle, key: key, path: keys))
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -468,10 +471,12 @@ final class Graph {
 
     /// The error of a factory that failed while the frames of `path` (root first) were open.
     static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
+        let parts = ErrorParts(.factory, key: registration.key, path: path,
+                               reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
         var message = "factory for \(registration.key.quoted) returned NULL"
-        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
+        if let reason = parts.reason { message += ": \(reason)" }
         if path.count > 1 { message += " (while resolving \(pathText(path)))" }
-        return TetherError(.factoryFailed, message)
+        return TetherError(.factoryFailed, message, parts)
     }
 
     /// Wraps the factory's result of frame `index` in an instance and enters it into the graph.
@@ -531,11 +536,15 @@ final class Graph {
     /// a declared target that could not be handed over keeps its own status.
     static func completionFailure(_ key: Key, _ n: Int, _ failure: CallbackFailure) -> TetherError {
         if let target = failure.target {
-            return TetherError(target.code, "a declared target of completion callback #\(n + 1) of \(key.quoted): \(target.message)")
+            var parts = target.parts
+            (parts.callback, parts.callbackOf) = (n + 1, key)
+            return TetherError(target.code, "a declared target of completion callback #\(n + 1) of \(key.quoted): \(target.message)", parts)
         }
+        var parts = ErrorParts(.callback, reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
+        (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
-        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message)
+        if let reason = parts.reason { message += ": \(reason)" }
+        return TetherError(.factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -585,6 +594,10 @@ final class Graph {
     }
 }
 
+/// `keys` as a message quotes them, a long path cut in the middle (`ErrorParts.cappedPath`).
 func pathText(_ keys: [Key]) -> String {
-    keys.map(\.quoted).joined(separator: " -> ")
+    let (shown, omitted) = ErrorParts.cappedPath(keys)
+    guard omitted > 0 else { return shown.map(\.quoted).joined(separator: " -> ") }
+    let head = shown[..<ErrorParts.pathHead].map(\.quoted), tail = shown[ErrorParts.pathHead...].map(\.quoted)
+    return (head + ["... (\(omitted) more)"] + tail).joined(separator: " -> ")
 }

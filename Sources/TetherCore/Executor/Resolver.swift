@@ -43,11 +43,12 @@ public final class Resolver: @unchecked Sendable {
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
     /// `backEdge`: what a retain-cycle message tells the caller to do instead.
-    public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge") throws(TetherError) -> Instance {
+    public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge",
+                    fix: ErrorParts.Fix = .weakEdge) throws(TetherError) -> Instance {
         let instance = try build(key).takeUnretainedValue()
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
-            try owner.addLateStrongEdge(to: instance, backEdge: backEdge)
+            try owner.addLateStrongEdge(to: instance, backEdge: backEdge, fix: fix)
         } else {
             pendingStrong.append(instance)
         }
@@ -93,7 +94,9 @@ public final class Resolver: @unchecked Sendable {
         guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
             let path = graph.takeUnretainedValue().path
             let neededBy = path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(path)
-            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")
+            var parts = ErrorParts(.register, key: key, path: path)
+            if path.isEmpty { parts.callbackOf = ownerKey }
+            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling", parts)
         }
         guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")

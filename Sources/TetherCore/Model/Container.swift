@@ -213,7 +213,8 @@ public final class Container: @unchecked Sendable {
     public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let registration = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
+                              ErrorParts(.register, key: key))
         }
         return try resolveRetained(registration, arguments: arguments)
     }
@@ -273,7 +274,7 @@ public final class Container: @unchecked Sendable {
     private func objectMisuse(_ key: Key) -> TetherError {
         if isClosed { return TetherError(.invalidHandle, "the container was freed") }
         guard let registration = registration(for: key) else {
-            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling", ErrorParts(.register, key: key))
         }
         if !registration.spec.holdsObject {
             return TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")

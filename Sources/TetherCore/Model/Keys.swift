@@ -18,8 +18,8 @@ public struct Key: Hashable, Sendable {
     /// The key's string.
     public var name: String { KeyTable.shared.name(of: self) }
 
-    /// The key quoted for messages: `"Logger"`.
-    public var quoted: String { "\"" + name + "\"" }
+    /// The key quoted for messages: `"Logger"` (a very long one cut short: `ErrorParts.keyCap`).
+    public var quoted: String { "\"" + capped(name, ErrorParts.keyCap) + "\"" }
 }
 
 /// Number of keys interned so far (a global, so reading it needs no object).
