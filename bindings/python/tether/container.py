@@ -8,12 +8,13 @@ import os
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, hits, native, objects, plans
+from . import _loader, _state, hits, messages, native, objects, plans
 from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, error_for
 from .markers import Key, encode_key, key_name
+from .messages import last_message
 from .registration import Registration
 from .scope import Scope
 from .slots import from_deps, infer
@@ -89,7 +90,7 @@ class Container:
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
         self._handle = out.value
         self._handle_arg = c_void_p(out.value)
         # Read per replayed resolve (see plans): this container's version word, then its parents'
@@ -160,7 +161,7 @@ class Container:
             return
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
-                f"tether_container_free: the container still has {self._children} open child container(s); close them first"
+                f"close: the container still has {self._children} open child container(s); close them first"
             )
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
@@ -170,7 +171,7 @@ class Container:
         self._prepared.clear()
         status = self._api.tether_container_free(self._handle)
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
         self._handle = self._handle_arg = None
         if self._regs:  # other containers' lookups may name them (a child per request has none)
             _state.bump_generation()
@@ -297,7 +298,7 @@ class Container:
             out = c_uint32()
             status = self._api.tether_intern(self.handle, raw, byref(out))
             if status != OK:
-                raise error_for(status, self._api.last_error())
+                raise error_for(status, last_message(self._api))
             kid = _key_ids[raw] = out.value
         return kid
 
@@ -377,7 +378,7 @@ class Container:
                 words[2] = 0
                 status = self._hot_resolve(handle, kid, instance, out)
                 words[3], words[4] = instance[0] or 0, out[0] or 0
-            message = self._api.last_error() if status else ""
+            message = messages.last(self._api) if status else ""
         finally:
             frames.pop()
             if _retired:
@@ -451,7 +452,7 @@ class Container:
         try:
             values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-            message = api.last_error() if status else ""
+            message = messages.last(api) if status else ""
         finally:
             frames.pop()
             if _retired:
@@ -558,7 +559,7 @@ class Container:
                 reg.drop_cached()  # before the library releases them
         status = self._api.tether_reset(handle, int(checked))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
 
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
@@ -568,7 +569,7 @@ class Container:
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, self._api.last_error())
+            error = error_for(status, last_message(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 
@@ -577,7 +578,7 @@ class Container:
         out = c_void_p()
         status = self._api.tether_export_dot(self.handle, byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
         try:
             return ctypes.string_at(out.value or 0).decode("utf-8")
         finally:

@@ -27,10 +27,11 @@ import weakref
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
-from ._native import E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
+from ._native import E_BUFFER_TOO_SMALL, FIX_CALLBACK, FIX_FACTORY, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, Api, PlanCompletion, PlanStep
 from ._state import raise_caused
 from .native import python_weak
 from .errors import Status
+from .messages import Parts
 from .registration import Registration, reason
 from .scope import Scope
 
@@ -126,16 +127,15 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     completed = [names[step] for step, _ in calls]
 
     def failed(i: int, exc: BaseException) -> None:
-        """Raises what the library's resolve raises when step ``i``'s factory fails."""
-        message = f'factory for "{names[i]}" returned NULL: {reason(exc).decode("utf-8")}'
+        """Raises what the library's resolve raises when step ``i``'s factory fails: the same
+        parts, rendered as ``messages`` renders the library's."""
         path: list[str] = []
         step = i
         while step >= 0:
-            path.append(f'"{names[step]}"')
+            path.append(names[step])
             step = parents[step]
-        if len(path) > 1:
-            message += f" (while resolving {' -> '.join(reversed(path))})"
-        raise_caused(Status.E_FACTORY_FAILED, message, exc)
+        parts = Parts(Status.E_FACTORY_FAILED, FIX_FACTORY, names[i], path=path[::-1], reason=reason(exc).decode("utf-8"))
+        raise_caused(Status.E_FACTORY_FAILED, parts, exc)
 
     def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
         """Raises what the library's resolve raises when completion callback ``k`` of the plan
@@ -145,8 +145,9 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
                 python_weak(obj)
         except TypeError as no_weak:
             exc = no_weak
-        message = f'completion callback #{numbers[k] + 1} of "{completed[k]}" failed: {reason(exc).decode("utf-8")}'
-        raise_caused(Status.E_FACTORY_FAILED, message, exc)
+        parts = Parts(Status.E_FACTORY_FAILED, FIX_CALLBACK, reason=reason(exc).decode("utf-8"),
+                      callback_of=completed[k], callback=numbers[k] + 1)
+        raise_caused(Status.E_FACTORY_FAILED, parts, exc)
 
     return ((tuple(args), checks, tuple(calls)), (failed, failed_completion, made[-1].replaying),
             (*(reg.factory for reg in made), *(n for n, check in zip(nones, checks) if check), *callbacks))
