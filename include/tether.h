@@ -615,6 +615,22 @@ tether_status tether_export_dot(tether_container *c, char **out);
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
 
+/* ---- Tracing --------------------------------------------------------------- */
+typedef enum tether_trace_kind {  /* EDGE, WEAK_EDGE: `instance` now holds `target` */
+    TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL, TETHER_TRACE_FACTORY_RETURN,
+    TETHER_TRACE_CACHE_HIT, TETHER_TRACE_COMPLETE, TETHER_TRACE_DESTROY, TETHER_TRACE_EDGE, TETHER_TRACE_WEAK_EDGE
+} tether_trace_kind;
+/** Valid during the hook's call (keys: for good); `status`: outcome of RESOLVE_END, FACTORY_RETURN, COMPLETE. */
+typedef struct tether_trace_event {  /* instance NULL: none yet, or failed; target: of EDGE, WEAK_EDGE */
+    tether_trace_kind kind; tether_status status; const char *key; void *instance; void *target; const char *target_key;
+} tether_trace_event;
+typedef void (*tether_trace_fn)(const tether_trace_event *event, void *context);
+/** Sets (NULL: removes) the hook told, in order and on their thread, what resolves from `c` do: start, end,
+ *  factory call and return (then the instance's edges), cache hits, completion callbacks, edges taken in
+ *  callbacks, destruction of instances made meanwhile. Off it costs nothing; on, `c` resolves step by step.
+ *  Not called after tether_container_free(c) returns. @return TETHER_OK; TETHER_E_INVALID_HANDLE. Thread-safe. */
+tether_status tether_set_trace(tether_container *c, tether_trace_fn fn, void *context);
+
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
@@ -624,7 +640,7 @@ void tether_string_free(char *s);
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
-TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
+TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8 && sizeof(tether_trace_event) == 40, "layouts");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");

@@ -42,6 +42,8 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
+    /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
+    private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
     var thread: UnsafeMutableRawPointer
 
@@ -67,7 +69,7 @@ final class Graph {
 
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Unmanaged<Instance> {
+                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Unmanaged<Instance> {
         let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
@@ -85,12 +87,19 @@ final class Graph {
                 }
             }
             // The thread's own graph for the outermost resolve; nested ones get their own.
-            if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments, plan: plan) }
-            let nested = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
-            nested.outer = outer
-            thread.nestedGraphs.append(.passUnretained(nested))
-            defer { thread.nestedGraphs.removeLast() }
-            return nested.run(registration, from: container, arguments: arguments, plan: plan)
+            let graph: Graph
+            if thread.nesting == 1 {
+                graph = thread.graph
+            } else {
+                graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
+                graph.outer = outer
+                thread.nestedGraphs.append(.passUnretained(graph))
+            }
+            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }
+            guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
+            graph.tracer = tracer
+            defer { graph.tracer = nil }
+            return graph.run(registration, from: container, arguments: arguments, plan: nil)
         }
         return try outcome.get()
     }
@@ -345,6 +354,7 @@ final class Graph {
         var found = cache.cached(scope)
         if found == nil { found = try lockForCreation(cache, scope) }
         if let hit = found {
+            if let tracer { tracer.emit(.cacheHit, key, hit.pointer) }
             let index = alive.append(.passRetained(hit))
             table.set(registration, GraphTable.state(index))
             return index
@@ -394,8 +404,28 @@ final class Graph {
     }
 
     /// Calls the factory of frame `index` and enters the new instance into the
-    /// graph; returns its index in `alive`.
+    /// graph; returns its index in `alive`. Traced: around the call, then the new instance's edges.
     private func construct(_ index: Int) throws(TetherError) -> Int {
+        guard let tracer else { return try constructUntraced(index) }
+        let key = frames[index].registration._withUnsafeGuaranteedRef { $0.key }
+        tracer.emit(.factoryCall, key)
+        let made: Int
+        do throws(TetherError) { made = try constructUntraced(index) } catch {
+            tracer.emit(.factoryReturn, key, status: error.code)
+            throw error
+        }
+        let instance = alive[made].takeUnretainedValue()
+        tracer.emit(.factoryReturn, key, instance.pointer)
+        var strong: [Instance] = []
+        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
+        for target in strong { tracer.emit(.edge, key, instance.pointer, target: target) }
+        for (_, _, ref) in weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...] {
+            if let target = ref.upgrade() { tracer.emit(.weakEdge, key, instance.pointer, target: target) }
+        }
+        return made
+    }
+
+    private func constructUntraced(_ index: Int) throws(TetherError) -> Int {
         let registration = frames[index].registration
         let count = frames[index].params.count
         let wordBase = frames[index].wordBase
@@ -485,7 +515,8 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let reference = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edgeCount,
+        let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
+        let reference = Instance.make(pointer: pointer, spec: copy, dependencies: edgeCount,
                                       reference: { alive.take(dependencyStack[first + $0]) }, late: late)
         let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
         if let late, !late.lazyCells.isEmpty {
@@ -527,7 +558,12 @@ final class Graph {
                         }
                     }
                 }
-                if let error = outcome { throw Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, error) }
+                let error = outcome.map { Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, $0) }
+                if let tracer {
+                    let instance = pending.instance.takeUnretainedValue()
+                    tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
+                }
+                if let error { throw error }
             }
         }
     }

@@ -49,6 +49,7 @@ public final class Resolver: @unchecked Sendable {
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
             try owner.addLateStrongEdge(to: instance, backEdge: backEdge, fix: fix)
+            if let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) { tracer.emit(.edge, owner.key, owner.pointer, target: instance) }
         } else {
             pendingStrong.append(instance)
         }
@@ -69,6 +70,9 @@ public final class Resolver: @unchecked Sendable {
     private func buildWeakTarget(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
         let instance = try build(key)
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
+        if let owner = ownerReference?.takeUnretainedValue(), let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) {
+            tracer.emit(.weakEdge, owner.key, owner.pointer, target: instance.takeUnretainedValue())
+        }
         return instance
     }
 

@@ -20,6 +20,9 @@ public final class Container: @unchecked Sendable {
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
+    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
+    let traceWord = Atomic<UInt>(0)
+    let traceState = Mutex<Tracer?>(nil)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -41,7 +44,7 @@ public final class Container: @unchecked Sendable {
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
     /// every resolve builds its graph step by step (tests compare the two).
     public var usesPlans: Bool {
-        get { !plansOff.load(ordering: .relaxed) }
+        get { !plansOff.load(ordering: .relaxed) && traceWord.load(ordering: .relaxed) == 0 }
         set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
     }
 
@@ -223,6 +226,7 @@ public final class Container: @unchecked Sendable {
     public func resolveRetained(_ registration: Unmanaged<Registration>,
                                 arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.takeUnretainedValue()) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
         let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             do throws(TetherError) {
@@ -235,6 +239,28 @@ public final class Container: @unchecked Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.
+    private func tracedResolve(_ registration: Unmanaged<Registration>, arguments: UnsafeBufferPointer<Argument>,
+                               _ tracer: Tracer) throws(TetherError) -> Unmanaged<Instance> {
+        let registration = registration.takeUnretainedValue()
+        tracer.emit(.resolveStart, registration.key)
+        do throws(TetherError) {
+            try Graph.checkArguments(registration, arguments)
+            let result: Unmanaged<Instance>
+            if let hit = registration.cached(registration.spec.scope) {
+                tracer.emit(.cacheHit, registration.key, hit.pointer)
+                result = .passRetained(hit)
+            } else {
+                result = try Graph.resolve(registration, from: self, arguments: arguments, tracer: tracer)
+            }
+            tracer.emit(.resolveEnd, registration.key, result._withUnsafeGuaranteedRef { $0.pointer })
+            return result
+        } catch {
+            tracer.emit(.resolveEnd, registration.key, status: error.code)
+            throw error
+        }
     }
 
     /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
@@ -311,6 +337,10 @@ public final class Container: @unchecked Sendable {
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() })
+        if let tracer = traceState.withLock({ $0 }) {  // the hook is not called once the container is freed
+            traceWord.store(0, ordering: .releasing)
+            tracer.set(nil)
+        }
         return registrations
     }
 

@@ -149,6 +149,13 @@ public final class KeyTable: Sendable {
         id < internedCount.load(ordering: .acquiring)
     }
 
+    /// The stored name of `key`, NUL-terminated, valid for the life of the process.
+    public func cName(of key: Key) -> UnsafePointer<CChar>? {
+        state.withLock { s in
+            Int(key.id) < s.count ? UnsafePointer((s.record(Int(key.id)) + 4).assumingMemoryBound(to: CChar.self)) : nil
+        }
+    }
+
     public func name(of key: Key) -> String {
         state.withLock { s in
             Int(key.id) < s.count ? String(decoding: s.name(Int(key.id)), as: UTF8.self) : "#\(key.id)"

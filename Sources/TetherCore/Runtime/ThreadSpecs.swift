@@ -73,9 +73,9 @@ struct ThreadSpecs {
 final class InstanceSpecCopy: InstanceSpec, @unchecked Sendable {
     nonisolated(unsafe) private let owner: AnyObject
 
-    init(copying spec: InstanceSpec, owner: AnyObject) {
+    init(copying spec: InstanceSpec, owner: AnyObject, destructor: Destructor?? = nil) {
         self.owner = owner
-        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor,
+        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: destructor ?? spec.destructor,
                    completions: spec.completions, defersDrop: spec.defersDrop, holdsObject: spec.holdsObject,
                    hasClientDestructor: spec.hasClientDestructor)
     }
