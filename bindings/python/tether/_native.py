@@ -140,6 +140,13 @@ class ErrorParts(Structure):
                 ("reason", c_char_p), ("callback_of", c_char_p), ("callback", c_size_t)]
 
 
+class TraceEventC(Structure):
+    """``tether_trace_event``: one event a trace hook is told (see ``tracing``)."""
+
+    _fields_ = [("kind", c_int), ("status", c_int), ("key", c_char_p), ("instance", c_void_p), ("target", c_void_p),
+                ("target_key", c_char_p)]
+
+
 class PlanStep(Structure):
     """``tether_plan_step``: one factory call of a described plan."""
 
@@ -196,6 +203,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
     "tether_last_error_parts": (_status, [POINTER(ErrorParts)]),
+    "tether_set_trace": (_status, [_p, c_void_p, _p]),
     "tether_plan_describe": (
         _status,
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,

@@ -8,7 +8,7 @@ import os
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, hits, messages, native, objects, plans
+from . import _loader, _state, hits, messages, native, objects, plans, tracing
 from ._native import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
@@ -18,6 +18,7 @@ from .messages import last_message
 from .registration import Registration
 from .scope import Scope
 from .slots import from_deps, infer
+from .tracing import TraceEvent
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -87,6 +88,8 @@ class Container:
         self._regs: dict[bytes, Registration] = {}
         self._children = 0
         self._close_when_childless = False
+        self._traced = False
+        self._trace_hooks: list[Any] = []
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
@@ -146,6 +149,24 @@ class Container:
     @property
     def parent(self) -> Container | None:
         return self._parent
+
+    def trace(self, hook: Callable[[TraceEvent], Any] | None) -> None:
+        """Calls ``hook(event)`` for what resolves from this container do, until ``trace(None)`` or
+        ``close()``: each resolve's ``start`` and ``end``, every factory ``call`` and ``return``
+        (then the new instance's ``edge``s), cache ``hit``, completion callback (``complete``),
+        the ``edge``/``weak`` edges callbacks take, and the ``destroy`` of instances made
+        meanwhile; see ``tether.tracing.TraceEvent``. ``tether.Recorder()`` keeps them and draws
+        the last resolve as DOT (``.dot()``). While a hook is set, resolves from here skip the
+        binding's fast paths and take the library's step-by-step one (slower).
+        """
+        fn = tracing.trampoline(hook) if hook is not None else None
+        status = self._api.tether_set_trace(self.handle, ctypes.cast(fn, c_void_p) if fn is not None else None, None)
+        if status != OK:
+            raise error_for(status, last_message(self._api))
+        if fn is not None:  # kept for good: instances made while tracing may report their destruction later
+            self._trace_hooks.append(fn)
+        self._traced = fn is not None
+        self._lookups.clear()
 
     @property
     def closed(self) -> bool:
@@ -351,7 +372,7 @@ class Container:
                 # read when it was made (or reused) has not moved: a forget (a reset, from Python or C)
                 # moves it; read after the object, as hits do
                 obj = published[0]()
-                if obj is not None and cached_reg.word.value == published[1]:
+                if obj is not None and cached_reg.word.value == published[1] and not self._traced:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
