@@ -33,12 +33,25 @@ public typealias TraceHook = @Sendable (TraceEvent) -> Void
 /// good (instances made while tracing report their destruction through it),
 /// the hook in it changes. Tracing is for diagnosis: each event takes a lock.
 final class Tracer: @unchecked Sendable {
-    private let hook = Mutex<TraceHook?>(nil)
+    /// The hook in a box: a closure read out of the generic mutex would be re-abstracted each time.
+    private final class Box: Sendable {
+        let hook: TraceHook
+        init(_ hook: @escaping TraceHook) { self.hook = hook }
+    }
+    private let box = Mutex<Box?>(nil)
 
-    func set(_ new: TraceHook?) { hook.withLock { $0 = new } }
+    func set(_ new: TraceHook?) {
+        let replacement = new.map(Box.init)
+        let old = box.withLock { b in
+            let old = b
+            b = replacement
+            return old
+        }
+        _ = consume old  // released outside the lock
+    }
 
     func emit(_ event: TraceEvent) {
-        if let hook = hook.withLock({ $0 }) { hook(event) }
+        if let box = box.withLock({ $0 }) { box.hook(event) }
     }
 
     func emit(_ kind: TraceKind, _ key: Key, _ instance: UnsafeMutableRawPointer? = nil, status: ErrorCode? = nil,
