@@ -20,13 +20,16 @@ public enum ErrorCode: Int32, Sendable {
 public struct TetherError: Error, Sendable, CustomStringConvertible {
     public let code: ErrorCode
     public let message: String
-    /// What the message is made of, for a binding that says the fix in its own terms.
-    public var parts: ErrorParts
+    /// Boxed: errors travel in every resolve's result type, which stays small this way.
+    private let box: PartsBox?
 
-    public init(_ code: ErrorCode, _ message: String, _ parts: ErrorParts = ErrorParts()) {
+    /// What the message is made of, for a binding that says the fix in its own terms.
+    public var parts: ErrorParts { box?.parts ?? ErrorParts() }
+
+    public init(_ code: ErrorCode, _ message: String, _ parts: ErrorParts? = nil) {
         self.code = code
         self.message = message
-        self.parts = parts
+        box = parts.map(PartsBox.init)
     }
 
     /// The same failure, its message prefixed with the ABI function that reports it.
@@ -35,6 +38,11 @@ public struct TetherError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+private final class PartsBox: Sendable {
+    let parts: ErrorParts
+    init(_ parts: ErrorParts) { self.parts = parts }
 }
 
 /// The parts of a message: which kind of fix applies and the keys and reason it

@@ -63,10 +63,10 @@ final class Tracer: @unchecked Sendable {
     func spec(for spec: Unmanaged<InstanceSpec>) -> Unmanaged<InstanceSpec> {
         let original = spec.takeUnretainedValue()
         let key = original.key, destructor = original.destructor
-        let traced = InstanceSpecCopy(copying: original, owner: original) { [self] pointer, context in
+        let traced = InstanceSpecCopy(copying: original, owner: original, destructor: { [self] pointer, context in
             emit(.destroy, key, pointer)
             destructor?(pointer, context)
-        }
+        })
         return .passRetained(traced)
     }
 }
