@@ -28,6 +28,12 @@
  *    tether_container_cache_versions, tether_registration_weak_epoch). Reading
  *    a word is a plain load; no call.
  *
+ *  - Tracing. Setting or removing a trace hook (tether_set_trace) moves the
+ *    container's version and cache words. While one is set, the container's
+ *    resolves must all reach the library, which reports every step: it
+ *    describes no plan for it and never answers TETHER_RESOLVE_HELD with "the
+ *    published singleton", so what a binding would serve itself stops.
+ *
  *  - TETHER_NO_PLANS. When this environment variable is "1" at the time a
  *    container is created, that container builds every graph step by step and
  *    never records a plan (for comparisons and diagnosis); bindings that
