@@ -283,9 +283,10 @@ typedef struct tether_error_parts {
  * fix in its own terms (Python says `tether.lazy(...)` where C says
  * TETHER_LAZY) instead of showing C function names. The library composes
  * every message; a binding must not copy its wording, only render these
- * parts, and show tether_last_error() itself for TETHER_FIX_NONE. Keys are
- * cut to 80 bytes and a reason to 400 (both then end in "..."); a path longer
- * than 7 keys keeps its first 3 and last 3. A nested failure keeps the parts
+ * parts, and show tether_last_error() itself for TETHER_FIX_NONE. A key
+ * longer than 80 bytes keeps its first and last 40 around "...", a reason
+ * longer than 400 its first and last 200; a path longer than 7 keys keeps its
+ * first 3 and last 3 (`path_omitted` says how many are left out). A nested failure keeps the parts
  * of its cause: a declared target's failure has that target's fix, with
  * `callback` and `callback_of` naming the callback.
  *

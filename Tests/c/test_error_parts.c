@@ -144,7 +144,7 @@ static void long_paths_keys_and_reasons_are_capped(void) {
     long_key[sizeof long_key - 1] = 0;
     CHECK_STATUS(tether_resolve(c, long_key, &r), TETHER_E_NOT_FOUND);
     p = parts();
-    CHECK(p.key && strlen(p.key) == 83 && strcmp(p.key + 80, "...") == 0);
+    CHECK(p.key && strlen(p.key) == 83 && strncmp(p.key + 40, "...x", 4) == 0);
     CHECK(strlen(tether_last_error()) < 200);
 
     char long_reason[2000];
@@ -170,7 +170,7 @@ static void long_reasons_are_capped(void) {
     tether_ref *r = NULL;
     CHECK_STATUS(tether_resolve(c, "Huge", &r), TETHER_E_FACTORY_FAILED);
     tether_error_parts p = parts();
-    CHECK(p.reason && strlen(p.reason) == 403 && strcmp(p.reason + 400, "...") == 0);
+    CHECK(p.reason && strlen(p.reason) == 403 && strncmp(p.reason + 200, "...r", 4) == 0);
     CHECK(strlen(tether_last_error()) < 500);
     CHECK_OK(tether_container_free(c));
     free(text);

@@ -99,15 +99,20 @@ public struct ErrorParts: Sendable {
     }
 }
 
-/// `text` cut to at most `limit` UTF-8 bytes (at a character boundary) plus "...".
+/// `text` cut to at most `limit` UTF-8 bytes plus "...": its first and last halves (at
+/// character boundaries), so the innermost reason of a chain of nested failures stays.
 public func capped(_ text: String, _ limit: Int) -> String {
     guard text.utf8.count > limit else { return text }
-    var out = ""
+    var head = "", tail = ""
     for ch in text {
-        if out.utf8.count + String(ch).utf8.count > limit { break }
-        out.append(ch)
+        if head.utf8.count + String(ch).utf8.count > limit / 2 { break }
+        head.append(ch)
     }
-    return out + "..."
+    for ch in text.reversed() {
+        if tail.utf8.count + String(ch).utf8.count > limit - limit / 2 { break }
+        tail.insert(ch, at: tail.startIndex)
+    }
+    return head + "..." + tail
 }
 
 /// What a factory or completion callback reports when it fails.

@@ -283,4 +283,4 @@ def test_long_keys_and_paths_are_cut_short(c):
         c.resolve("K0")
     text = _speaks_python(info.value)
     assert '(needed by "K0" -> "K1" -> "K2" -> ... (6 more) -> "K9" -> "K10" -> "K11")' in text
-    assert '"' + "x" * 80 + '..."' in text and len(text) < 400
+    assert '"' + "x" * 40 + "..." + "x" * 40 + '"' in text and len(text) < 400
