@@ -76,23 +76,17 @@ const char *tether_version(void);
 /** A status's name ("TETHER_E_CYCLE"; "TETHER_E_UNKNOWN" outside the enum), static. Thread-safe. */
 const char *tether_status_name(tether_status s);
 
-/**
- * The message of this thread's last failed call: what happened and what to do
- * (`no registration for "Logger" (needed by "Service" -> "Repository")`). Never
- * NULL ("" before any failure); the library's, valid until the next failure on
- * this thread: copy it to keep it. Thread-local.
- */
+/** This thread's last failure message: what happened, what to do (`no registration for "Logger" (needed by
+ *  "Service" -> "Repository")`; long keys, reasons, paths cut short). Never NULL ("" before any failure); valid
+ *  until the next failure on this thread: copy it to keep it. Thread-local. */
 const char *tether_last_error(void);
 
 /** This thread's last failure status (TETHER_OK before any): why a call returned NULL. Thread-local. */
 tether_status tether_last_status(void);
 
-/**
- * For a factory or completion callback about to fail: `msg` (copied; NULL: no
- * reason) joins the resolve's message (`factory for "K" returned NULL: <msg>`)
- * and becomes this thread's last error (TETHER_E_FACTORY_FAILED). Ignored if the
- * callback then succeeds. Thread-local.
- */
+/** For a factory or completion callback about to fail: `msg` (copied; NULL: no reason) joins the resolve's
+ *  message (`factory for "K" returned NULL: <msg>`) and becomes this thread's last error
+ *  (TETHER_E_FACTORY_FAILED). Ignored if the callback then succeeds. Thread-local. */
 void tether_set_error(const char *msg);
 
 /* ---- Types ----------------------------------------------------------------- */
@@ -615,6 +609,20 @@ tether_status tether_export_dot(tether_container *c, char **out);
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
 
+/* ---- Tracing --------------------------------------------------------------- */
+typedef enum tether_trace_kind { TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL,
+    TETHER_TRACE_FACTORY_RETURN, TETHER_TRACE_CACHE_HIT, TETHER_TRACE_COMPLETE, TETHER_TRACE_DESTROY,
+    TETHER_TRACE_EDGE, TETHER_TRACE_WEAK_EDGE /* `instance` now holds `target` */ } tether_trace_kind;
+/** Valid during the hook's call (keys: for good); `instance` NULL: none yet, or failed; `status`: of *_END/RETURN/COMPLETE. */
+typedef struct tether_trace_event { tether_trace_kind kind; tether_status status; const char *key; void *instance;
+    void *target; const char *target_key; } tether_trace_event;
+typedef void (*tether_trace_fn)(const tether_trace_event *event, void *context);
+/** Sets (NULL: removes) the hook told, in order and on their thread, what resolves from `c` do: start, end, factory
+ *  call and return (then the instance's edges), cache hits, completion callbacks, edges taken in callbacks, the
+ *  destruction of instances made meanwhile. Off it costs nothing; on, `c` resolves step by step. Never called after
+ *  tether_container_free(c) returns. @return TETHER_OK; TETHER_E_INVALID_HANDLE. Thread-safe. */
+tether_status tether_set_trace(tether_container *c, tether_trace_fn fn, void *context);
+
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
@@ -624,7 +632,7 @@ void tether_string_free(char *s);
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
-TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8, "tether_param layout");
+TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8 && sizeof(tether_trace_event) == 40, "layouts");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");

@@ -28,6 +28,12 @@
  *    tether_container_cache_versions, tether_registration_weak_epoch). Reading
  *    a word is a plain load; no call.
  *
+ *  - Tracing. Setting or removing a trace hook (tether_set_trace) moves the
+ *    container's version and cache words. While one is set, the container's
+ *    resolves must all reach the library, which reports every step: it
+ *    describes no plan for it and never answers TETHER_RESOLVE_HELD with "the
+ *    published singleton", so what a binding would serve itself stops.
+ *
  *  - TETHER_NO_PLANS. When this environment variable is "1" at the time a
  *    container is created, that container (and every child made from it later)
  *    builds every graph step by step and never records a plan (for comparisons and diagnosis); bindings that
@@ -238,6 +244,61 @@ tether_status tether_resolver_get_weak_instance(tether_resolver *r, const char *
  */
 tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref **out);
 
+
+/* ------------------------------------------------------------------------- */
+/* Errors in the binding's language                                           */
+/* ------------------------------------------------------------------------- */
+
+/** Which fix a failure's message proposes (tether_error_parts.fix). */
+typedef enum tether_fix {
+    TETHER_FIX_NONE = 0,     /* nothing specific: show tether_last_error() as it is */
+    TETHER_FIX_REGISTER,     /* `key` has no registration (`path` needed it): register it */
+    TETHER_FIX_BREAK_CYCLE,  /* constructor cycle `path` (first key repeated last): make one edge
+                                lazy or set it in a completion callback */
+    TETHER_FIX_WEAK_EDGE,    /* a resolver's strong edge `key` -> `target` would close the retain
+                                cycle `path`: take that edge weakly */
+    TETHER_FIX_WEAK_TARGET,  /* the same for a declared completion target: declare it weak */
+    TETHER_FIX_FACTORY,      /* the factory of `key` failed (`reason`) while resolving `path` */
+    TETHER_FIX_CALLBACK,     /* completion callback #`callback` of `callback_of` failed (`reason`) */
+    TETHER_FIX_RECURSION     /* resolves of `key` nested too deep on one thread: break the loop
+                                with a completion callback */
+} tether_fix;
+
+/** The parts of the last error's message (tether_last_error_parts). */
+typedef struct tether_error_parts {
+    tether_status status;    /* as tether_last_status() */
+    tether_fix fix;
+    const char *key;         /* the key the fix is about, or NULL */
+    const char *target;      /* TETHER_FIX_WEAK_EDGE/_TARGET: the edge's target key, else NULL */
+    const char *const *path; /* `path_count` keys, root first (who needed `key`, or the cycle) */
+    size_t path_count;
+    size_t path_omitted;     /* keys of a long path left out between its first 3 and the rest */
+    const char *reason;      /* what the failing factory/callback said (tether_set_error), or NULL */
+    const char *callback_of; /* key whose completion callback failed, or whose declared target
+                                (`callback` > 0) or callback (`callback` 0, fix REGISTER) needed
+                                `key`; else NULL */
+    size_t callback;         /* that callback's number, from 1; 0 if none */
+} tether_error_parts;
+
+/**
+ * The parts tether_last_error() is composed of, for a binding that renders the
+ * fix in its own terms (Python says `tether.lazy(...)` where C says
+ * TETHER_LAZY) instead of showing C function names. The library composes
+ * every message; a binding must not copy its wording, only render these
+ * parts, and show tether_last_error() itself for TETHER_FIX_NONE. A key
+ * longer than 80 bytes keeps its first and last 40 around "...", a reason
+ * longer than 400 its first and last 200; a path longer than 7 keys keeps its
+ * first 3 and last 3 (`path_omitted` says how many are left out). A nested failure keeps the parts
+ * of its cause: a declared target's failure has that target's fix, with
+ * `callback` and `callback_of` naming the callback.
+ *
+ * @param out  receives the parts; its strings belong to the library and stay
+ *             valid until the next tether_last_error_parts call or failure on
+ *             this thread. Before any failure: status TETHER_OK, TETHER_FIX_NONE.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (NULL `out`).
+ * Thread-local, so thread-safe.
+ */
+tether_status tether_last_error_parts(tether_error_parts *out);
 
 /* ------------------------------------------------------------------------- */
 /* Plans, for bindings that run their own factories                           */
@@ -464,6 +525,8 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
 #else
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
+TETHER_ASSERT_(sizeof(tether_error_parts) == 72 && offsetof(tether_error_parts, path) == 24 &&
+               offsetof(tether_error_parts, reason) == 48, "tether_error_parts layout");
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
 TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
 TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, first_input) == 8 &&

@@ -15,7 +15,7 @@
  * Build: cc -std=c11 -O2 -Iinclude benchmarks/c/bench.c -Lbuild/lib -ltether \
  *           -Wl,-rpath,$PWD/build/lib -pthread -o build/bench/bench
  * Usage: bench [-s SCENARIO[,SCENARIO...]] [-n ITERS] [-r RUNS] [-q]
- *   scenarios: S1 S2 S3 S4 S5 scale mem (default: all)
+ *   scenarios: S1 S2 S3 S4 S5 trace scale mem (default: all)
  *   -n fixes the iteration count (no calibration; use a small one under callgrind)
  *   -q quick: 3 runs, ~5 ms each
  *   -b BODY measures only that body function (e.g. s2_tether_key): for profiling
@@ -424,6 +424,37 @@ static void run_s2(void) {
     add_measured("S2 singleton hit by name", o, q, 1, "<= 60 ns")->met = o[1] > 0 && o[1] <= 60;
     add_measured("S2 singleton hit by interned key", o, q, 2, "<= 15 ns")->met = o[2] > 0 && o[2] <= 15;
     tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* trace: S1 and S2 with a trace hook set (what tracing costs when on; what it */
+/* costs off is S1/S2 against a library without it: benchmarks/README.md)     */
+/* ------------------------------------------------------------------------- */
+
+static void count_event(const tether_trace_event *e, void *ctx) { (void)e; ++*(long *)ctx; }
+
+static void run_trace(void) {
+    s1_ctx a = {0};
+    s2_ctx b = {0};
+    long events = 0;
+    const char *s1 = "S1 by interned key, trace hook set", *s2 = "S2 by interned key, trace hook set";
+    if (s1_setup(&a) || s2_setup(&b) || tether_set_trace(a.c, count_event, &events) != TETHER_OK ||
+        tether_set_trace(b.c, count_event, &events) != TETHER_OK) {
+        add_row(s1, -1, -1, "(diagnosis)");
+        add_row(s2, -1, -1, "(diagnosis)");
+        return;
+    }
+    double o[2], q[2];
+    const char *n1[] = { "s1_base", "s1_tether_key" }, *n2[] = { "s2_base", "s2_tether_key" };
+    body_fn f1[] = { s1_base, s1_tether_key }, f2[] = { s2_base, s2_tether_key };
+    void *c1[] = { NULL, &a }, *c2[] = { NULL, &b };
+    measure_set(2, n1, f1, c1, o, q);
+    add_measured(s1, o, q, 1, "(diagnosis)")->met = 1;
+    measure_set(2, n2, f2, c2, o, q);
+    add_measured(s2, o, q, 1, "(diagnosis)")->met = 1;
+    if (events == 0) { fprintf(stderr, "bench: the trace hook heard nothing\n"); g_failed = 1; }
+    tether_container_free(a.c);
+    tether_container_free(b.c);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1427,6 +1458,7 @@ int main(int argc, char **argv) {
     if (wanted(only, "S3")) run_s3();
     if (wanted(only, "S4")) run_s4();
     if (wanted(only, "S5")) run_s5();
+    if (wanted(only, "trace")) run_trace();
     if (wanted(only, "scale")) run_scale();
 
     print_table();

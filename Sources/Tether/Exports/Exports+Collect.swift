@@ -87,5 +87,5 @@ private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPo
     // a sum that already counts an unpublish makes the comparison see it (cachesChanged).
     atomicMemoryFence(ordering: .acquiring)
     guard let core = Handles.containerPages?.peek(c) else { return false }
-    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { $0.singletonLoan(for: key)?.pointer == held }
+    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { !$0.isTraced && $0.singletonLoan(for: key)?.pointer == held }
 }

@@ -27,7 +27,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         do throws(TetherError) {
             registrations = try core.close()
         } catch {
-            throw TetherError(error.code, "tether_container_free: \(error.message)")
+            throw error.prefixed("tether_container_free")
         }
         // Unreachable first (the container's handle, then its registrations'), so a
         // call starting after the retirement cannot find it; calls already under

@@ -45,3 +45,37 @@ public func tether_set_error(_ message: UnsafePointer<CChar>?) {
 
 @_cdecl("tether_string_free")
 public func tether_string_free(_ s: UnsafeMutablePointer<CChar>?) { free(s) }
+
+/// tether_error_parts, as tether_binding.h lays it out.
+struct CErrorParts {
+    var status: Int32
+    var fix: Int32
+    var key: UnsafePointer<CChar>?
+    var target: UnsafePointer<CChar>?
+    var path: UnsafePointer<UnsafePointer<CChar>?>?
+    var pathCount: Int
+    var pathOmitted: Int
+    var reason: UnsafePointer<CChar>?
+    var callbackOf: UnsafePointer<CChar>?
+    var callback: Int
+}
+
+@_cdecl("tether_last_error_parts")
+public func tether_last_error_parts(_ out: UnsafeMutableRawPointer?) -> Int32 {
+    guard let out else {
+        LastError.set(invalid("tether_last_error_parts", "out is NULL"))
+        return ErrorCode.invalidArgument.rawValue
+    }
+    let state = LastError.current
+    let parts = state.parts
+    let strings = state.partStrings
+    strings.clear()
+    let (shown, omitted) = ErrorParts.cappedPath(parts.path)
+    for (i, key) in shown.enumerated() { strings.path[i] = strings.keep(capped(key.name, ErrorParts.keyCap)) }
+    let name = { (key: Key?) in strings.keep(key.map { capped($0.name, ErrorParts.keyCap) }) }
+    out.assumingMemoryBound(to: CErrorParts.self).pointee = CErrorParts(
+        status: state.status, fix: parts.fix.rawValue, key: name(parts.key), target: name(parts.target),
+        path: shown.isEmpty ? nil : UnsafePointer(strings.path), pathCount: shown.count, pathOmitted: omitted,
+        reason: strings.keep(parts.reason), callbackOf: name(parts.callbackOf), callback: parts.callback)
+    return 0
+}

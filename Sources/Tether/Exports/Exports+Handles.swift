@@ -107,7 +107,7 @@ public func tether_resolver_ref(_ r: OpaquePointer?, _ instance: UnsafeMutableRa
         do throws(TetherError) {
             out.pointee = Handles.refs.insert(try resolver.instance(at: instance))
         } catch {
-            throw TetherError(error.code, "tether_resolver_ref: \(error.message)")
+            throw error.prefixed("tether_resolver_ref")
         }
     }
 }

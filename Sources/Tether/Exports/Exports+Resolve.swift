@@ -73,7 +73,8 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
     guard let containers = Handles.containerPages, let refs = Handles.refPages, let core = containers.peek(c) else { return nil }
     let container = Unmanaged<Container>.fromOpaque(core)
     let key = key(section.locals)
-    guard let registration = container._withUnsafeGuaranteedRef({ $0.registrationToResolve(key) }) else { return nil }
+    // A traced container's resolves all take the ordinary path, which reports every step.
+    guard let registration = container._withUnsafeGuaranteedRef({ $0.isTraced ? nil : $0.registrationToResolve(key) }) else { return nil }
     found = (container, registration)
     guard let loan = registration._withUnsafeGuaranteedRef({ $0.loanWithoutArguments() }) else { return nil }
     return lend(loan, refs, section)

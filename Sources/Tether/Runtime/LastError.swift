@@ -17,6 +17,10 @@ final class LastError {
     var status: Int32 = 0
     /// malloc'd, NUL-terminated; stays valid until the next failure on this thread.
     var message: UnsafeMutablePointer<CChar>?
+    /// What `message` is made of (tether_last_error_parts).
+    var parts = ErrorParts()
+    /// The C strings tether_last_error_parts handed out last.
+    let partStrings = PartStrings()
     /// Set by tether_set_error.
     var reason: String?
     /// Event counter values of this thread's last failure and last reason.
@@ -30,6 +34,7 @@ final class LastError {
         pthread_key_create(&k) { raw in
             let state = Unmanaged<LastError>.fromOpaque(raw!).takeRetainedValue()
             free(state.message)
+            state.partStrings.clear()
         }
         return k
     }()
@@ -43,15 +48,16 @@ final class LastError {
         return state
     }
 
-    static func set(_ status: Int32, _ text: String) {
+    static func set(_ status: Int32, _ text: String, _ parts: ErrorParts = ErrorParts()) {
         let state = current
         free(state.message)
         state.message = strdup(text)
         state.status = status
+        state.parts = parts
         state.failureMark = events.add(1, ordering: .relaxed).newValue
     }
 
-    static func set(_ error: TetherError) { set(error.code.rawValue, error.message) }
+    static func set(_ error: TetherError) { set(error.code.rawValue, error.message, error.parts) }
 
     /// tether_set_error: the reason the callback about to fail gives.
     static func setReason(_ reason: String?) {
@@ -75,5 +81,26 @@ final class LastError {
         }
         if state.failureMark > mark, let message = state.message { return String(cString: message) }
         return nil
+    }
+}
+
+/// The C strings of a thread's last tether_last_error_parts, kept until its next
+/// call (malloc'd: the error path, never hot).
+final class PartStrings {
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    /// The path's keys (at most `ErrorParts.cappedPath`'s count), allocated once per thread.
+    let path = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: ErrorParts.pathHead + ErrorParts.pathTail + 1)
+
+    deinit { path.deallocate() }
+
+    func keep(_ text: String?) -> UnsafePointer<CChar>? {
+        guard let text, let copy = strdup(text) else { return nil }
+        strings.append(copy)
+        return UnsafePointer(copy)
+    }
+
+    func clear() {
+        for s in strings { free(s) }
+        strings.removeAll(keepingCapacity: true)
     }
 }

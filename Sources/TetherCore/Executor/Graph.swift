@@ -42,6 +42,8 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds.
     private var pendingShared: [(Registration, Instance)] = []
     private var holdsCreationLock = false
+    /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
+    private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
     var thread: UnsafeMutableRawPointer
 
@@ -67,12 +69,12 @@ final class Graph {
 
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Unmanaged<Instance> {
+                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Unmanaged<Instance> {
         let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
             guard thread.nesting <= maxNesting else {
-                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)"))
+                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
@@ -85,12 +87,19 @@ final class Graph {
                 }
             }
             // The thread's own graph for the outermost resolve; nested ones get their own.
-            if thread.nesting == 1 { return thread.graph.run(registration, from: container, arguments: arguments, plan: plan) }
-            let nested = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
-            nested.outer = outer
-            thread.nestedGraphs.append(.passUnretained(nested))
-            defer { thread.nestedGraphs.removeLast() }
-            return nested.run(registration, from: container, arguments: arguments, plan: plan)
+            let graph: Graph
+            if thread.nesting == 1 {
+                graph = thread.graph
+            } else {
+                graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
+                graph.outer = outer
+                thread.nestedGraphs.append(.passUnretained(graph))
+            }
+            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }
+            guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
+            graph.tracer = tracer
+            defer { graph.tracer = nil }
+            return graph.run(registration, from: container, arguments: arguments, plan: nil)
         }
         return try outcome.get()
     }
@@ -252,7 +261,9 @@ final class Graph {
                 case .dependency(let key), .weak(let key):
                     let lookup = frames[top].lookup
                     guard let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
-                        throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling")
+                        let path = path
+                        throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
+                                          ErrorParts(.register, key: key, path: path))
                     }
                     let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
                     if let found = try existing(dep, spec, key: key) {
@@ -329,8 +340,9 @@ final class Graph {
         if state == GraphTable.constructing {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
-            let cycle = pathText(Array(path[start...]) + [key])
-            throw TetherError(.cycle, "dependency cycle through constructors: \(cycle); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
+            let keys = Array(path[start...]) + [key]
+            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
+                              ErrorParts(.breakCycle, key: key, path: keys))
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -342,6 +354,7 @@ final class Graph {
         var found = cache.cached(scope)
         if found == nil { found = try lockForCreation(cache, scope) }
         if let hit = found {
+            if let tracer { tracer.emit(.cacheHit, key, hit.pointer) }
             let index = alive.append(.passRetained(hit))
             table.set(registration, GraphTable.state(index))
             return index
@@ -391,8 +404,28 @@ final class Graph {
     }
 
     /// Calls the factory of frame `index` and enters the new instance into the
-    /// graph; returns its index in `alive`.
+    /// graph; returns its index in `alive`. Traced: around the call, then the new instance's edges.
     private func construct(_ index: Int) throws(TetherError) -> Int {
+        guard let tracer else { return try constructUntraced(index) }
+        let key = frames[index].registration._withUnsafeGuaranteedRef { $0.key }
+        tracer.emit(.factoryCall, key)
+        let made: Int
+        do throws(TetherError) { made = try constructUntraced(index) } catch {
+            tracer.emit(.factoryReturn, key, status: error.code)
+            throw error
+        }
+        let instance = alive[made].takeUnretainedValue()
+        tracer.emit(.factoryReturn, key, instance.pointer)
+        var strong: [Instance] = []
+        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
+        for target in strong { tracer.emit(.edge, key, instance.pointer, target: target) }
+        for (_, _, ref) in weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...] {
+            if let target = ref.upgrade() { tracer.emit(.weakEdge, key, instance.pointer, target: target) }
+        }
+        return made
+    }
+
+    private func constructUntraced(_ index: Int) throws(TetherError) -> Int {
         let registration = frames[index].registration
         let count = frames[index].params.count
         let wordBase = frames[index].wordBase
@@ -468,10 +501,12 @@ final class Graph {
 
     /// The error of a factory that failed while the frames of `path` (root first) were open.
     static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
+        let parts = ErrorParts(.factory, key: registration.key, path: path,
+                               reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
         var message = "factory for \(registration.key.quoted) returned NULL"
-        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
+        if let reason = parts.reason { message += ": \(reason)" }
         if path.count > 1 { message += " (while resolving \(pathText(path)))" }
-        return TetherError(.factoryFailed, message)
+        return TetherError(.factoryFailed, message, parts)
     }
 
     /// Wraps the factory's result of frame `index` in an instance and enters it into the graph.
@@ -480,7 +515,8 @@ final class Graph {
         let spec = frames[index].spec
         let first = frames[index].dependencyBase
         let edgeCount = dependencyStack.count - first
-        let reference = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edgeCount,
+        let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
+        let reference = Instance.make(pointer: pointer, spec: copy, dependencies: edgeCount,
                                       reference: { alive.take(dependencyStack[first + $0]) }, late: late)
         let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
         if let late, !late.lazyCells.isEmpty {
@@ -522,7 +558,12 @@ final class Graph {
                         }
                     }
                 }
-                if let error = outcome { throw Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, error) }
+                let error = outcome.map { Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, $0) }
+                if let tracer {
+                    let instance = pending.instance.takeUnretainedValue()
+                    tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
+                }
+                if let error { throw error }
             }
         }
     }
@@ -531,11 +572,15 @@ final class Graph {
     /// a declared target that could not be handed over keeps its own status.
     static func completionFailure(_ key: Key, _ n: Int, _ failure: CallbackFailure) -> TetherError {
         if let target = failure.target {
-            return TetherError(target.code, "a declared target of completion callback #\(n + 1) of \(key.quoted): \(target.message)")
+            var parts = target.parts
+            (parts.callback, parts.callbackOf) = (n + 1, key)
+            return TetherError(target.code, "a declared target of completion callback #\(n + 1) of \(key.quoted): \(target.message)", parts)
         }
+        var parts = ErrorParts(.callback, reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
+        (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
-        if let reason = failure.reason, !reason.isEmpty { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message)
+        if let reason = parts.reason { message += ": \(reason)" }
+        return TetherError(.factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -585,6 +630,10 @@ final class Graph {
     }
 }
 
+/// `keys` as a message quotes them, a long path cut in the middle (`ErrorParts.cappedPath`).
 func pathText(_ keys: [Key]) -> String {
-    keys.map(\.quoted).joined(separator: " -> ")
+    let (shown, omitted) = ErrorParts.cappedPath(keys)
+    guard omitted > 0 else { return shown.map(\.quoted).joined(separator: " -> ") }
+    let head = shown[..<ErrorParts.pathHead].map(\.quoted), tail = shown[ErrorParts.pathHead...].map(\.quoted)
+    return (head + ["... (\(omitted) more)"] + tail).joined(separator: " -> ")
 }

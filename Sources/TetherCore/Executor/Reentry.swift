@@ -21,7 +21,8 @@ enum Reentry {
     /// frames of `path` were being constructed.
     static func cycle(_ key: Key, outer: ArraySlice<Unmanaged<Registration>>, path: [Key]) -> TetherError {
         let keys = outer.map { $0._withUnsafeGuaranteedRef { $0.key } } + path + [key]
-        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)")
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)",
+                           ErrorParts(.breakCycle, key: key, path: keys))
     }
 }
 

@@ -43,11 +43,13 @@ public final class Resolver: @unchecked Sendable {
 
     /// Resolves `key` in this graph and records a strong edge from the owner.
     /// `backEdge`: what a retain-cycle message tells the caller to do instead.
-    public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge") throws(TetherError) -> Instance {
+    public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge",
+                    fix: ErrorParts.Fix = .weakEdge) throws(TetherError) -> Instance {
         let instance = try build(key).takeUnretainedValue()
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
-            try owner.addLateStrongEdge(to: instance, backEdge: backEdge)
+            try owner.addLateStrongEdge(to: instance, backEdge: backEdge, fix: fix)
+            if let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) { tracer.emit(.edge, owner.key, owner.pointer, target: instance) }
         } else {
             pendingStrong.append(instance)
         }
@@ -68,6 +70,9 @@ public final class Resolver: @unchecked Sendable {
     private func buildWeakTarget(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
         let instance = try build(key)
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
+        if let owner = ownerReference?.takeUnretainedValue(), let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) {
+            tracer.emit(.weakEdge, owner.key, owner.pointer, target: instance.takeUnretainedValue())
+        }
         return instance
     }
 
@@ -93,7 +98,9 @@ public final class Resolver: @unchecked Sendable {
         guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
             let path = graph.takeUnretainedValue().path
             let neededBy = path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(path)
-            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling")
+            var parts = ErrorParts(.register, key: key, path: path)
+            if path.isEmpty { parts.callbackOf = ownerKey }
+            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling", parts)
         }
         guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")

@@ -20,6 +20,9 @@ public final class Container: @unchecked Sendable {
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
+    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
+    let traceWord = Atomic<UInt>(0)
+    let traceState = Mutex<Tracer?>(nil)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -41,7 +44,7 @@ public final class Container: @unchecked Sendable {
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
     /// every resolve builds its graph step by step (tests compare the two).
     public var usesPlans: Bool {
-        get { !plansOff.load(ordering: .relaxed) }
+        get { !plansOff.load(ordering: .relaxed) && traceWord.load(ordering: .relaxed) == 0 }
         set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
     }
 
@@ -213,7 +216,8 @@ public final class Container: @unchecked Sendable {
     public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let registration = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
+                              ErrorParts(.register, key: key))
         }
         return try resolveRetained(registration, arguments: arguments)
     }
@@ -222,6 +226,7 @@ public final class Container: @unchecked Sendable {
     public func resolveRetained(_ registration: Unmanaged<Registration>,
                                 arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.takeUnretainedValue()) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
         let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
             do throws(TetherError) {
@@ -234,6 +239,28 @@ public final class Container: @unchecked Sendable {
             }
         }
         return try outcome.get()
+    }
+
+    /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.
+    private func tracedResolve(_ registration: Unmanaged<Registration>, arguments: UnsafeBufferPointer<Argument>,
+                               _ tracer: Tracer) throws(TetherError) -> Unmanaged<Instance> {
+        let registration = registration.takeUnretainedValue()
+        tracer.emit(.resolveStart, registration.key)
+        do throws(TetherError) {
+            try Graph.checkArguments(registration, arguments)
+            let result: Unmanaged<Instance>
+            if let hit = registration.cached(registration.spec.scope) {
+                tracer.emit(.cacheHit, registration.key, hit.pointer)
+                result = .passRetained(hit)
+            } else {
+                result = try Graph.resolve(registration, from: self, arguments: arguments, tracer: tracer)
+            }
+            tracer.emit(.resolveEnd, registration.key, result._withUnsafeGuaranteedRef { $0.pointer })
+            return result
+        } catch {
+            tracer.emit(.resolveEnd, registration.key, status: error.code)
+            throw error
+        }
     }
 
     /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
@@ -273,7 +300,7 @@ public final class Container: @unchecked Sendable {
     private func objectMisuse(_ key: Key) -> TetherError {
         if isClosed { return TetherError(.invalidHandle, "the container was freed") }
         guard let registration = registration(for: key) else {
-            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling")
+            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling", ErrorParts(.register, key: key))
         }
         if !registration.spec.holdsObject {
             return TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")
@@ -310,6 +337,10 @@ public final class Container: @unchecked Sendable {
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() })
+        if let tracer = traceState.withLock({ $0 }) {  // the hook is not called once the container is freed
+            traceWord.store(0, ordering: .releasing)
+            tracer.set(nil)
+        }
         return registrations
     }
 

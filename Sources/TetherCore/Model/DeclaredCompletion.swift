@@ -34,7 +34,7 @@ open class DeclaredCompletion: Completion, @unchecked Sendable {
             do throws(TetherError) {
                 for (i, param) in params.enumerated() {
                     let target = if case .weak(let key) = param { try resolver.getWeakTarget(key) }
-                                 else { try resolver.get(param.key!, backEdge: "declare that target weak") }
+                                 else { try resolver.get(param.key!, backEdge: "declare that target weak", fix: .weakTarget) }
                     buffer[i] = .passUnretained(target)
                 }
             } catch {

@@ -246,7 +246,8 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 
     /// Adds a strong edge made after construction (resolver or lazy), refusing one
     /// that would close a cycle of strong edges.
-    func addLateStrongEdge(to target: Instance, backEdge: String = "use tether_resolver_get_weak for the back edge") throws(TetherError) {
+    func addLateStrongEdge(to target: Instance, backEdge: String = "use tether_resolver_get_weak for the back edge",
+                           fix: ErrorParts.Fix = .weakEdge) throws(TetherError) {
         let path: [Key]? = EdgeLock.withLock {
             if let path = StrongPath.find(from: target, to: self) { return path }
             let side = sideForWriting()
@@ -255,9 +256,9 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             return nil
         }
         if let path {
-            let cycle = path.map(\.quoted).joined(separator: " -> ")
             throw TetherError(.retainCycle,
-                "strong edge \(key.quoted) -> \(target.key.quoted) would close a retain cycle \(cycle); \(backEdge)")
+                "strong edge \(key.quoted) -> \(target.key.quoted) would close a retain cycle \(pathText(path)); \(backEdge)",
+                ErrorParts(fix, key: key, target: target.key, path: path))
         }
     }
 }

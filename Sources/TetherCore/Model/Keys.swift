@@ -18,8 +18,8 @@ public struct Key: Hashable, Sendable {
     /// The key's string.
     public var name: String { KeyTable.shared.name(of: self) }
 
-    /// The key quoted for messages: `"Logger"`.
-    public var quoted: String { "\"" + name + "\"" }
+    /// The key quoted for messages: `"Logger"` (a very long one cut short: `ErrorParts.keyCap`).
+    public var quoted: String { "\"" + capped(name, ErrorParts.keyCap) + "\"" }
 }
 
 /// Number of keys interned so far (a global, so reading it needs no object).
@@ -147,6 +147,13 @@ public final class KeyTable: Sendable {
     @inlinable @inline(__always)
     public static func isValid(_ id: UInt32) -> Bool {
         id < internedCount.load(ordering: .acquiring)
+    }
+
+    /// The stored name of `key`, NUL-terminated, valid for the life of the process.
+    public func cName(of key: Key) -> UnsafePointer<CChar>? {
+        state.withLock { s in
+            Int(key.id) < s.count ? UnsafePointer((s.record(Int(key.id)) + 4).assumingMemoryBound(to: CChar.self)) : nil
+        }
     }
 
     public func name(of key: Key) -> String {

@@ -20,13 +20,99 @@ public enum ErrorCode: Int32, Sendable {
 public struct TetherError: Error, Sendable, CustomStringConvertible {
     public let code: ErrorCode
     public let message: String
+    /// Boxed: errors travel in every resolve's result type, which stays small this way.
+    private let box: PartsBox?
 
-    public init(_ code: ErrorCode, _ message: String) {
+    /// What the message is made of, for a binding that says the fix in its own terms.
+    public var parts: ErrorParts { box?.parts ?? ErrorParts() }
+
+    public init(_ code: ErrorCode, _ message: String, _ parts: ErrorParts? = nil) {
         self.code = code
         self.message = message
+        box = parts.map(PartsBox.init)
+    }
+
+    /// The same failure, its message prefixed with the ABI function that reports it.
+    public func prefixed(_ function: StaticString) -> TetherError {
+        TetherError(code, "\(function): \(message)", parts)
     }
 
     public var description: String { message }
+}
+
+private final class PartsBox: Sendable {
+    let parts: ErrorParts
+    init(_ parts: ErrorParts) { self.parts = parts }
+}
+
+/// The parts of a message: which kind of fix applies and the keys and reason it
+/// names (the ABI's tether_error_parts). Every message that has them is composed
+/// from them here, in the core; a binding renders them in its own language.
+public struct ErrorParts: Sendable {
+    /// The ABI's tether_fix values.
+    public enum Fix: Int32, Sendable {
+        case none = 0
+        /// `key` has no registration; `path` needed it.
+        case register
+        /// A constructor cycle, `path` (its first key repeated last): a completion callback or a lazy dependency breaks it.
+        case breakCycle
+        /// A resolver's strong edge `key` -> `target` would close the retain cycle `path`: take it weakly.
+        case weakEdge
+        /// The same for a declared completion target: declare it weak.
+        case weakTarget
+        /// The factory of `key` failed (in C: returned NULL), with `reason`; `path` was being resolved.
+        case factory
+        /// Completion callback `callback` of `callbackOf` failed, with `reason`.
+        case callback
+        /// Resolves of `key` nested too deep on one thread: a factory keeps resolving itself.
+        case recursion
+    }
+
+    public var fix: Fix = .none
+    public var key: Key?
+    public var target: Key?
+    public var path: [Key] = []
+    public var reason: String?
+    /// A completion callback the failure happened in (number from 1, and its instance's key).
+    public var callback = 0
+    public var callbackOf: Key?
+
+    public init(_ fix: Fix = .none, key: Key? = nil, target: Key? = nil, path: [Key] = [], reason: String? = nil) {
+        self.fix = fix
+        self.key = key
+        self.target = target
+        self.path = path
+        self.reason = reason.map { capped($0, ErrorParts.reasonCap) }
+    }
+
+    /// Longest key and reason quoted in full, in UTF-8 bytes; longer ones end in "...".
+    public static let keyCap = 80
+    public static let reasonCap = 400
+    /// A path longer than head + tail keys is quoted as its first `pathHead` and last `pathTail`.
+    public static let pathHead = 3
+    public static let pathTail = 3
+
+    /// `path` as quoted: its head, how many keys are left out after it, its tail.
+    public static func cappedPath(_ path: [Key]) -> (shown: [Key], omitted: Int) {
+        guard path.count > pathHead + pathTail + 1 else { return (path, 0) }
+        return (Array(path[..<pathHead] + path[(path.count - pathTail)...]), path.count - pathHead - pathTail)
+    }
+}
+
+/// `text` cut to at most `limit` UTF-8 bytes plus "...": its first and last halves (at
+/// character boundaries), so the innermost reason of a chain of nested failures stays.
+public func capped(_ text: String, _ limit: Int) -> String {
+    guard text.utf8.count > limit else { return text }
+    var head = "", tail = ""
+    for ch in text {
+        if head.utf8.count + String(ch).utf8.count > limit / 2 { break }
+        head.append(ch)
+    }
+    for ch in text.reversed() {
+        if tail.utf8.count + String(ch).utf8.count > limit - limit / 2 { break }
+        tail.insert(ch, at: tail.startIndex)
+    }
+    return head + "..." + tail
 }
 
 /// What a factory or completion callback reports when it fails.

@@ -48,7 +48,8 @@ extension Container {
     public func describePlan(_ key: Key, completions describesCompletions: Bool = false) throws(TetherError) -> PlanDescription? {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let root = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling")
+            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
+                              ErrorParts(.register, key: key))
         }
         guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true)

@@ -73,9 +73,15 @@ struct ThreadSpecs {
 final class InstanceSpecCopy: InstanceSpec, @unchecked Sendable {
     nonisolated(unsafe) private let owner: AnyObject
 
-    init(copying spec: InstanceSpec, owner: AnyObject) {
+    convenience init(copying spec: InstanceSpec, owner: AnyObject) {
+        self.init(copying: spec, owner: owner, destructor: spec.destructor)
+    }
+
+    /// `destructor` in place of the spec's (`Tracer.spec(for:)`). A `Destructor?` passed as it
+    /// is: a generic operation on it (`??`) would wrap it in a reabstraction thunk per call.
+    init(copying spec: InstanceSpec, owner: AnyObject, destructor: Destructor?) {
         self.owner = owner
-        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: spec.destructor,
+        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: destructor,
                    completions: spec.completions, defersDrop: spec.defersDrop, holdsObject: spec.holdsObject,
                    hasClientDestructor: spec.hasClientDestructor)
     }

@@ -1,6 +1,8 @@
 """Errors: typed exceptions per status, Python exceptions as causes, wrong use caught before C."""
 
 import gc
+import re
+import types
 import traceback
 import weakref
 
@@ -36,7 +38,8 @@ def test_not_found_names_the_path(c):
     c.register("Repository", lambda log: object(), deps=["Logger"])
     with pytest.raises(tether.NotFoundError) as info:
         c.resolve("Service")
-    assert 'no registration for "Logger" (needed by "Service" -> "Repository")' in str(info.value)
+    assert str(info.value) == ('"Logger" is not registered (needed by "Service" -> "Repository"): '
+                               'register it first (container.register("Logger", ...)) or check the spelling')
     assert info.value.status == Status.E_NOT_FOUND
     with pytest.raises(LookupError):  # NotFoundError is a LookupError too
         c.resolve("Nothing")
@@ -219,3 +222,65 @@ def test_validate_reports_every_problem(c):
     text = str(info.value)
     assert "Missing1" in text and "Missing2" in text
     assert len(info.value.problems) >= 2
+
+
+def _speaks_python(error: BaseException) -> str:
+    """The message, checked for C: no tether_* function, TETHER_* macro or NULL."""
+    text = str(error)
+    assert not re.search(r"tether_\w+|TETHER_\w+|NULL", text), text
+    return text
+
+
+def test_not_found_says_register(c):
+    c.register("A", lambda b: object(), deps=["B"])
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve("A")
+    assert 'container.register("B", ...)' in _speaks_python(info.value)
+
+
+def test_cycle_says_lazy_or_on_complete(c):
+    c.register("A", lambda b: object(), deps=["B"])
+    c.register("B", lambda a: object(), deps=["A"])
+    with pytest.raises(tether.CycleError) as info:
+        c.resolve("A")
+    assert _speaks_python(info.value) == (
+        'the constructors of "A" -> "B" -> "A" need each other: make "B"\'s dependency on "A" lazy '
+        '(deps=[tether.lazy("A")]) or set it after construction in a completion callback (on_complete=)')
+
+
+def test_retain_cycle_says_r_weak_and_keeps_its_cause(c):
+    c.register("Parent", lambda child: types.SimpleNamespace(child=child), deps=["Child"])
+    c.register("Child", types.SimpleNamespace, on_complete=lambda r, ch: setattr(ch, "parent", r.get("Parent")))
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("Parent")
+    cause = info.value.__cause__
+    assert isinstance(cause, tether.RetainCycleError)
+    assert _speaks_python(cause) == ('r.get("Parent") from "Child" makes a strong reference that closes the retain '
+                                     'cycle "Parent" -> "Child" -> "Parent": take it with r.weak("Parent") instead')
+    assert _speaks_python(info.value).startswith('completion callback #1 of "Child" raised RetainCycleError: ')
+
+
+def test_factory_failure_says_it_raised_and_chains_the_original(c):
+    boom = ConnectionError("db unreachable")
+
+    def creds():
+        raise boom
+
+    c.register("App", lambda creds: object(), deps=["Creds"])
+    c.register("Creds", creds)
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("App")
+    assert info.value.__cause__ is boom
+    assert _speaks_python(info.value) == (
+        'the factory for "Creds" raised ConnectionError: db unreachable (while resolving "App" -> "Creds")')
+
+
+def test_long_keys_and_paths_are_cut_short(c):
+    keys = [f"K{i}" for i in range(12)]
+    for key, dep in zip(keys, keys[1:] + ["x" * 500]):
+        c.register(key, lambda d: object(), deps=[dep])
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve("K0")
+    text = _speaks_python(info.value)
+    assert '(needed by "K0" -> "K1" -> "K2" -> ... (6 more) -> "K9" -> "K10" -> "K11")' in text
+    assert '"' + "x" * 40 + "..." + "x" * 40 + '"' in text and len(text) < 400

@@ -24,7 +24,7 @@ def test_cycles_example():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "p.child.parent() is p: True; factory calls: {'Parent': 1, 'Child': 1}" in out
-    assert 'CycleError: dependency cycle through constructors: "A" -> "B" -> "A"' in out
+    assert 'CycleError: the constructors of "A" -> "B" -> "A" need each other' in out
     assert "FactoryError caused by RetainCycleError" in out
     assert out.rstrip().endswith("cycles ok")
 

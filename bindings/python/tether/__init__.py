@@ -46,6 +46,7 @@ from .native_refs import NativeRef, NativeWeak
 from .provider import Provider
 from .resolver import Resolver
 from .scope import Scope
+from .tracing import Recorder, TraceEvent
 
 __version__ = PACKAGE_VERSION
 
@@ -92,11 +93,13 @@ __all__ = [
     "NotFoundError",
     "Pointer",
     "Provider",
+    "Recorder",
     "Resolver",
     "RetainCycleError",
     "Scope",
     "Status",
     "TetherError",
+    "TraceEvent",
     "VersionMismatchError",
     "WouldBlockError",
     "WeakLazy",

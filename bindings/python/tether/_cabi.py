@@ -130,6 +130,32 @@ class RegistrationOptions(Structure):
     ]
 
 
+#: tether_fix: which fix a failure's message proposes (``tether_error_parts.fix``)
+FIX_NONE = 0
+FIX_REGISTER = 1
+FIX_BREAK_CYCLE = 2
+FIX_WEAK_EDGE = 3
+FIX_WEAK_TARGET = 4
+FIX_FACTORY = 5
+FIX_CALLBACK = 6
+FIX_RECURSION = 7
+
+
+class ErrorParts(Structure):
+    """``tether_error_parts``: what the last error's message is composed of."""
+
+    _fields_ = [("status", c_int), ("fix", c_int), ("key", c_char_p), ("target", c_char_p),
+                ("path", POINTER(c_char_p)), ("path_count", c_size_t), ("path_omitted", c_size_t),
+                ("reason", c_char_p), ("callback_of", c_char_p), ("callback", c_size_t)]
+
+
+class TraceEventC(Structure):
+    """``tether_trace_event``: one event a trace hook is told (see ``tracing``)."""
+
+    _fields_ = [("kind", c_int), ("status", c_int), ("key", c_char_p), ("instance", c_void_p), ("target", c_void_p),
+                ("target_key", c_char_p)]
+
+
 class PlanStep(Structure):
     """``tether_plan_step``: one factory call of a described plan."""
 
@@ -186,6 +212,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_resolver_ref": (_status, [_p, _p, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
+    "tether_last_error_parts": (_status, [POINTER(ErrorParts)]),
+    "tether_set_trace": (_status, [_p, c_void_p, _p]),
     "tether_plan_describe": (
         _status,
         [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,

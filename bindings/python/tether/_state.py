@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 from ._cabi import PointerOut, collect_buffer
 from .errors import error_for
+from .messages import Parts, render
 
 #: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).
 all_frames: dict[int, list[list[Any]]] = {}
@@ -95,7 +96,7 @@ def park(exc: BaseException) -> None:
 _CURRENT: Any = object()
 
 
-def raise_failure(status: int, message: str, frame: Any = _CURRENT) -> NoReturn:
+def raise_failure(status: int, message: str | Parts, frame: Any = _CURRENT) -> NoReturn:
     """Raises the error for a failed call, chained to the Python exception that caused it, if any.
 
     ``frame``: the resolve's own frame (default: the innermost one running on this thread).
@@ -110,8 +111,11 @@ def raise_failure(status: int, message: str, frame: Any = _CURRENT) -> NoReturn:
     raise_caused(status, message, cause)
 
 
-def raise_caused(status: int, message: str, cause: BaseException | None) -> NoReturn:
-    """Raises the error for ``status``, chained to the Python exception that caused it, if any."""
+def raise_caused(status: int, message: str | Parts, cause: BaseException | None) -> NoReturn:
+    """Raises the error for ``status``, chained to the Python exception that caused it, if any
+    (``message``: as text, or the failure's parts, rendered knowing the cause)."""
+    if isinstance(message, Parts):
+        message = render(message, cause if isinstance(cause, Exception) else None)
     error = error_for(status, message)
     if cause is None:
         raise error

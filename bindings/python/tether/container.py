@@ -8,15 +8,17 @@ import threading
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, singleton_hits, native_refs, object_table, executor
+from . import _loader, _state, executor, messages, native_refs, object_table, singleton_hits, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, TetherError, error_for
 from .markers import Key, encode_key, key_name
+from .messages import last_message
 from .registration import Registration
 from .scope import Scope
 from .parameters import from_deps, infer
+from .tracing import TraceEvent
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,6 +97,8 @@ class Container:
         self._regs: dict[bytes, Registration] = {}
         self._children = 0
         self._close_when_childless = False
+        self._traced = False
+        self._trace_hooks: list[Any] = []
         self._closed = False
         if parent is None:
             self._materialize()
@@ -144,7 +148,7 @@ class Container:
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
         handle = c_void_p(out.value)
         # Read per replayed resolve (see executor): this container's version word, then its parents'
         words = self._version_words(self._api.gil_container_versions, handle)
@@ -198,6 +202,25 @@ class Container:
     def parent(self) -> Container | None:
         return self._parent
 
+    def trace(self, hook: Callable[[TraceEvent], Any] | None) -> None:
+        """Calls ``hook(event)`` for what resolves from this container do, until ``trace(None)`` or
+        ``close()``: each resolve's ``start`` and ``end``, every factory ``call`` and ``return``
+        (then the new instance's ``edge``s), cache ``hit``, completion callback (``complete``),
+        the ``edge``/``weak`` edges callbacks take, and the ``destroy`` of instances made
+        meanwhile; see ``tether.tracing.TraceEvent``. ``tether.Recorder()`` keeps them and draws
+        the last resolve as DOT (``.dot()``). While a hook is set, resolves from here skip the
+        binding's fast paths and take the library's step-by-step one (slower).
+        """
+        fn = tracing.trampoline(hook) if hook is not None else None
+        status = self._api.tether_set_trace(self.handle, ctypes.cast(fn, c_void_p) if fn is not None else None, None)
+        if status != OK:
+            raise error_for(status, last_message(self._api))
+        if fn is not None:  # kept for good: instances made while tracing may report their destruction later
+            self._trace_hooks.append(fn)
+        self._traced = fn is not None
+        self._lookups.clear()
+        self._child_lookups.clear()
+
     @property
     def closed(self) -> bool:
         return self._closed
@@ -212,7 +235,7 @@ class Container:
             return
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
-                f"tether_container_free: the container still has {self._children} open child container(s); close them first"
+                f"close: the container still has {self._children} open child container(s); close them first"
             )
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
@@ -226,7 +249,7 @@ class Container:
         if self._handle is not None:  # a child that never needed one has no C container
             status = self._api.tether_container_free(self._handle)
             if status != OK:
-                raise error_for(status, self._api.last_error())
+                raise error_for(status, last_message(self._api))
         self._handle = self._handle_arg = None
         self._closed = True
         # no other container's lookups name these registrations: only this container's and its
@@ -359,7 +382,7 @@ class Container:
             # ids are process-wide: any open container interns (a child may have no C container yet)
             status = self._api.tether_intern(self._handle or (self._parent or self).handle, raw, byref(out))
             if status != OK:
-                raise error_for(status, self._api.last_error())
+                raise error_for(status, last_message(self._api))
             kid = _key_ids[raw] = out.value
         return kid
 
@@ -431,7 +454,7 @@ class Container:
                 # read when it was made (or reused) has not moved: a forget (a reset, from Python or C)
                 # moves it; read after the object, as hits do
                 obj = published[0]()
-                if obj is not None and cached_reg.word.value == published[1]:
+                if obj is not None and cached_reg.word.value == published[1] and not self._traced:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
@@ -458,7 +481,7 @@ class Container:
                 words[2] = 0
                 status = self._hot_resolve(handle, kid, instance, out)
                 words[3], words[4] = instance[0] or 0, out[0] or 0
-            message = self._api.last_error() if status else ""
+            message = messages.last(self._api) if status else ""
         finally:
             frames.pop()
             if _retired:
@@ -543,7 +566,7 @@ class Container:
         try:
             values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-            message = api.last_error() if status else ""
+            message = messages.last(api) if status else ""
         finally:
             frames.pop()
             if _retired:
@@ -689,7 +712,7 @@ class Container:
                 reg.drop_cached()  # before the library releases them
         status = self._api.tether_reset(handle, int(checked))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
 
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
@@ -699,7 +722,7 @@ class Container:
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, self._api.last_error())
+            error = error_for(status, last_message(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 
@@ -708,7 +731,7 @@ class Container:
         out = c_void_p()
         status = self._api.tether_export_dot(self.handle, byref(out))
         if status != OK:
-            raise error_for(status, self._api.last_error())
+            raise error_for(status, last_message(self._api))
         try:
             return ctypes.string_at(out.value or 0).decode("utf-8")
         finally:

@@ -53,7 +53,7 @@ class InvalidHandleError(TetherError):
 
 
 class NotFoundError(TetherError, LookupError):
-    """TETHER_E_NOT_FOUND: no registration for a key; the message names the path that needed it."""
+    """TETHER_E_NOT_FOUND: a key is not registered; the message names the path that needed it."""
 
     status = Status.E_NOT_FOUND
 
@@ -113,6 +113,11 @@ class BufferTooSmallError(TetherError):
     """TETHER_E_BUFFER_TOO_SMALL: a buffer passed to the library was too small (the binding retries)."""
 
     status = Status.E_BUFFER_TOO_SMALL
+
+
+class FactoryReturnedNone(ValueError):
+    """What a Python factory that returned None is taken to have raised (the ``__cause__`` of its
+    ``FactoryError``): return the instance, or raise to fail."""
 
 
 class LibraryNotFoundError(ImportError):

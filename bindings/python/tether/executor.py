@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, Api,
                     PlanCompletion, PlanStep, plan_argument)
 from ._state import raise_caused
+from .messages import last as last_parts
 from .native_refs import python_weak
 from .registration import Registration, reason
 from .scope import Scope
@@ -158,11 +159,10 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
     nones = [reg._returned_none for reg, check in zip(made, checks) if check]
     report = api.tether_plan_failure
-    last_error = api.last_error
 
     def failed(i: int, exc: BaseException) -> None:
         """Raises what the library's resolve raises when step ``i``'s factory fails."""
-        raise_caused(report(handle, kid, i, -1, reason(exc)), last_error(), exc)
+        raise_caused(report(handle, kid, i, -1, reason(exc)), last_parts(api), exc)
 
     def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
         """Raises what the library's resolve raises when completion call ``k`` of the plan fails: a
@@ -172,7 +172,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
                 python_weak(obj)
         except TypeError as no_weak:
             exc = no_weak
-        raise_caused(report(handle, kid, 0, k, reason(exc)), last_error(), exc)
+        raise_caused(report(handle, kid, 0, k, reason(exc)), last_parts(api), exc)
 
     return Prepared((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion, made[-1].replaying),
                     (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))

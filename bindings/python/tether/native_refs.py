@@ -18,6 +18,7 @@ from . import object_table
 from ._cabi import OK, Api
 from ._cabi import E_EXPIRED as _EXPIRED
 from .errors import InvalidHandleError, error_for
+from .messages import last_message
 
 _C = TypeVar("_C")
 
@@ -26,7 +27,7 @@ _identity_lock = threading.Lock()
 
 
 def _raise_last(api: Api, status: int) -> None:
-    raise error_for(status, api.last_error())
+    raise error_for(status, last_message(api))
 
 
 class NativeRef(object_table.HasAddress):
@@ -195,7 +196,7 @@ def weak_callable(api: Api, weak: int) -> Any:
     if status == _EXPIRED:
         return NativeWeak._adopt(api, weak)
     if status != OK:
-        message = api.last_error()
+        message = last_message(api)
         api.tether_weak_release(weak)
         raise error_for(status, message)
     address = api.hot_ref_get(ref) or 0

@@ -5,9 +5,10 @@ from __future__ import annotations
 from ctypes import byref, c_void_p
 from typing import Any
 
-from . import _state, object_table
+from . import _state, messages, object_table
 from ._cabi import E_FACTORY_FAILED, OK, PROVIDER_FN, Api
 from .errors import error_for
+from .messages import last_message
 
 
 class Provider:
@@ -33,7 +34,7 @@ class Provider:
         out = c_void_p()
         status = api.tether_make_provider(container.handle, raw, byref(out))
         if status != OK:
-            raise error_for(status, api.last_error())
+            raise error_for(status, last_message(api))
         self = object.__new__(cls)
         self._api = api
         self.address = out.value or 0
@@ -49,7 +50,7 @@ class Provider:
         try:
             ptr = self._call()
             status = self._api.tether_last_status() if not ptr else OK
-            message = self._api.last_error() if not ptr else ""
+            message = messages.last(self._api) if not ptr else ""
         finally:
             _state.resolve_finished()
         if not ptr:

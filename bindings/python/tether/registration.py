@@ -41,7 +41,8 @@ from ._cabi import (
     RegistrationOptions,
 )
 from .completion import Completion
-from .errors import error_for
+from .errors import FactoryReturnedNone, error_for
+from .messages import last_message
 from .lazy import Lazy, WeakLazy
 from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
@@ -164,7 +165,7 @@ class Registration:
         fn = ctypes.cast(trampoline, c_void_p)  # the C function pointer, as tether_fn
         status = api.tether_register_ex(handle, self.raw, fn, array, len(params), byref(options), byref(out))
         if status != OK:
-            raise error_for(status, api.last_error())
+            raise error_for(status, last_message(api))
         self.handle = out.value
 
     # -- the factory ------------------------------------------------------------------
@@ -458,7 +459,7 @@ class Registration:
         return make_n
 
     def _returned_none(self) -> ValueError:
-        return ValueError(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
+        return FactoryReturnedNone(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
 
     def _note_created(self, noted: Any) -> None:
         """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK

@@ -7,10 +7,11 @@ from ctypes import c_void_p
 from typing import Any, Callable, ClassVar
 from weakref import ref as _weakref
 
-from . import _state, native_refs, object_table
+from . import _state, messages, native_refs, object_table
 from ._cabi import OK, Api, PointerOut
 from .errors import error_for
 from .markers import Key, _encoded, encode_key
+from .messages import last_message
 
 _fresh_of = object_table.fresh_of
 
@@ -25,7 +26,7 @@ def native_via_resolver(api: Api, resolver: int, instance: int) -> native_refs.N
     ref = c_void_p()
     status = api.tether_resolver_ref(resolver, instance, ref)
     if status != OK:
-        raise error_for(status, api.last_error())
+        raise error_for(status, last_message(api))
     return native_refs.NativeRef._adopt(api, ref.value or 0, instance)
 
 
@@ -51,7 +52,7 @@ class Resolver:
         out = PointerOut()
         status = self._api.tether_resolver_get(self._handle, raw, out)
         if status != OK:
-            _state.raise_failure(status, self._api.last_error())
+            _state.raise_failure(status, messages.last(self._api))
         address = out[0]
         obj = object_table.lookup(address or 0, object_table.MISSING)
         if obj is object_table.MISSING:
@@ -67,7 +68,7 @@ class Resolver:
         instance = PointerOut()
         status = self._api.tether_resolver_get_weak_instance(self._handle, raw, instance, None)
         if status != OK:
-            _state.raise_failure(status, self._api.last_error())
+            _state.raise_failure(status, messages.last(self._api))
         address = instance[0]
         obj = _fresh_of(address)
         if obj is not None:

@@ -1,0 +1,130 @@
+"""Error messages in Python's terms, rendered from the parts the library composes its own from.
+
+The library composes every message (``tether_last_error``) and hands out what it is made of
+(``tether_last_error_parts``: the status, which kind of fix applies, the keys, the path, the
+reason a factory gave). This module says the same thing for a Python user: the fix as Python
+spells it (``register(...)``, ``tether.lazy(...)``, ``on_complete=``, ``r.weak(...)``), and a
+factory that raised says it raised. It holds no copy of the library's wording: a failure whose
+parts propose no particular fix shows the library's text, without the C function name it
+starts with.
+"""
+
+from __future__ import annotations
+
+import re
+from ctypes import byref
+from typing import Sequence
+
+from ._cabi import (
+    FIX_BREAK_CYCLE,
+    FIX_CALLBACK,
+    FIX_FACTORY,
+    FIX_NONE,
+    FIX_RECURSION,
+    FIX_REGISTER,
+    FIX_WEAK_EDGE,
+    FIX_WEAK_TARGET,
+    OK,
+    Api,
+    ErrorParts,
+)
+from .errors import FactoryReturnedNone
+
+#: Paths longer than this are shown as their first and last ``_PATH_END`` keys (as the library's).
+_PATH_MAX, _PATH_END = 7, 3
+
+
+class Parts:
+    """One failure's parts: ``tether_error_parts`` read at once (its strings live until the next
+    failure), or made by the binding for a failure it found itself (a replayed plan's)."""
+
+    __slots__ = ("status", "fix", "key", "target", "path", "omitted", "reason", "callback_of", "callback", "text")
+
+    def __init__(self, status: int, fix: int = FIX_NONE, key: str | None = None, *, target: str | None = None,
+                 path: Sequence[str] = (), omitted: int = 0, reason: str | None = None,
+                 callback_of: str | None = None, callback: int = 0, text: str = "") -> None:
+        self.status, self.fix, self.key, self.target = status, fix, key, target
+        self.path, self.omitted, self.reason = list(path), omitted, reason
+        self.callback_of, self.callback, self.text = callback_of, callback, text
+
+
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def last(api: Api) -> Parts:
+    """This thread's last failure, as parts (read right after the failing call)."""
+    raw = ErrorParts()
+    if api.tether_last_error_parts(byref(raw)) != OK:
+        return Parts(api.tether_last_status(), text=api.last_error())
+    path = [_text(raw.path[i]) or "" for i in range(raw.path_count)]
+    return Parts(raw.status, raw.fix, _text(raw.key), target=_text(raw.target), path=path, omitted=raw.path_omitted,
+                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback,
+                 text=api.last_error())
+
+
+def last_message(api: Api) -> str:
+    """This thread's last failure in Python's terms (no Python exception known as its cause)."""
+    return render(last(api))
+
+
+def _q(key: str | None) -> str:
+    return f'"{key}"'
+
+
+def _path(parts: Parts) -> str:
+    keys, omitted = parts.path, parts.omitted
+    if not omitted and len(keys) > _PATH_MAX:
+        keys, omitted = keys[:_PATH_END] + keys[-_PATH_END:], len(keys) - 2 * _PATH_END
+    shown = [_q(k) for k in keys]
+    if omitted:
+        shown[_PATH_END:_PATH_END] = [f"... ({omitted} more)"]
+    return " -> ".join(shown)
+
+
+def _failed(what: str, reason: str | None, cause: BaseException | None) -> str:
+    """``what`` (a factory or callback) failing: it raised ``cause`` (its reason is the exception
+    as text), returned None, or (a C callback) failed with the reason it gave, if any."""
+    if isinstance(cause, FactoryReturnedNone):
+        return f"{what} returned None; return the instance (raise to fail)"
+    if cause is not None:
+        return f"{what} raised {reason or type(cause).__name__}"
+    return f"{what} failed: {reason}" if reason else f"{what} failed"
+
+
+def render(parts: Parts, cause: BaseException | None = None) -> str:
+    """The message for ``parts`` (``cause``: the Python exception the failing factory or callback
+    raised, if there was one)."""
+    fix, key = parts.fix, parts.key
+    if fix == FIX_REGISTER:
+        text = f"{_q(key)} is not registered"
+        if parts.path:
+            text += f" (needed by {_path(parts)})"
+        elif parts.callback_of and not parts.callback:
+            text += f" (needed by a completion callback of {_q(parts.callback_of)})"
+        text += f": register it first (container.register({_q(key)}, ...)) or check the spelling"
+    elif fix == FIX_BREAK_CYCLE:
+        before = parts.path[-2] if len(parts.path) > 1 else key
+        text = (f"the constructors of {_path(parts)} need each other: make {_q(before)}'s dependency on {_q(key)} "
+                f"lazy (deps=[tether.lazy({_q(key)})]) or set it after construction in a completion callback "
+                f"(on_complete=)")
+    elif fix == FIX_WEAK_EDGE:
+        text = (f"r.get({_q(parts.target)}) from {_q(key)} makes a strong reference that closes the retain "
+                f"cycle {_path(parts)}: take it with r.weak({_q(parts.target)}) instead")
+    elif fix == FIX_WEAK_TARGET:
+        text = (f"the strong target {_q(parts.target)} of {_q(key)} closes the retain cycle {_path(parts)}: "
+                f"declare it weak (tether.complete(fn, deps=[tether.weak({_q(parts.target)})]))")
+    elif fix == FIX_FACTORY:
+        text = _failed(f"the factory for {_q(key)}", parts.reason, cause)
+        if len(parts.path) > 1 or parts.omitted:
+            text += f" (while resolving {_path(parts)})"
+    elif fix == FIX_CALLBACK:
+        text = _failed(f"completion callback #{parts.callback} of {_q(parts.callback_of)}", parts.reason, cause)
+    elif fix == FIX_RECURSION:
+        text = (f"resolves of {_q(key)} nested too deep on one thread: a factory keeps resolving itself; "
+                f"break the loop by setting that dependency in a completion callback (on_complete=)")
+    else:
+        return re.sub(r"^tether_\w+: ", "", parts.text)
+    if parts.callback and fix != FIX_CALLBACK:
+        text = f"a declared target of completion callback #{parts.callback} of {_q(parts.callback_of)}: {text}"
+    return text
