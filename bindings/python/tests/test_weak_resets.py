@@ -8,6 +8,7 @@ on containers that replay plans and on containers made with TETHER_NO_PLANS=1.""
 from __future__ import annotations
 
 import threading
+import time
 from ctypes import byref, c_uint64, c_void_p
 from typing import Any
 
@@ -145,7 +146,11 @@ def test_resolves_racing_resets_from_c(make):
 
     def reset() -> None:
         try:
-            for _ in range(200):
+            for _ in range(50):
+                seen = len(returned)
+                deadline = time.monotonic() + 5
+                while len(returned) == seen and time.monotonic() < deadline:
+                    time.sleep(0)  # a resolve between two resets, however the threads are scheduled
                 c_reset_weak(c)
                 ref = c_void_p()
                 assert api.tether_resolve(c.handle, b"W", byref(ref)) == 0, api.last_error()
