@@ -126,7 +126,7 @@ test-packaging: $(LIB)
 	sh Tests/packaging/check_cmake.sh
 
 test-python: $(LIB) $(CDEF)
-	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests
+	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
