@@ -67,7 +67,7 @@ enum { IN_DEP, IN_WEAK, IN_LAZY, IN_WEAK_LAZY, IN_CTX, IN_RESOLVER, IN_I64, IN_F
 typedef struct input { int kind; const char *key; void *p; int64_t i; double f; char *s; } input;
 typedef struct obj { char name[48]; const regdef *reg; input in[MAX_INPUTS]; int n; } obj;
 
-typedef struct named { char name[32]; void *p; int weak; } named;
+typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: a weak handle; for a container: freed */
 
 static struct {
     const char *path;
@@ -618,6 +618,7 @@ static void do_action(action *a) {
         trace("peek %s = %s", arg, shown);
     } else if (strcmp(op, "container") == 0) {
         named *n = &S.containers[S.ncontainers++];
+        *n = (named){.weak = 0};
         snprintf(n->name, sizeof n->name, "%s", arg);
         tether_container_new(container(field_or(l, "parent", "root")), (tether_container **)&n->p);
         trace("container %s", arg);
@@ -625,7 +626,7 @@ static void do_action(action *a) {
         char head[64];
         snprintf(head, sizeof head, "free %s", arg);
         if (outcome(a, head, tether_container_free(container(arg)))) {
-            find(S.containers, S.ncontainers, arg)->p = NULL;
+            find(S.containers, S.ncontainers, arg)->weak = 1;   /* freed: its stale handle stays for later calls */
             trace("free %s", arg);
         }
     } else if (strcmp(op, "reset") == 0) {
@@ -739,7 +740,7 @@ static void finish(void) {
         else tether_ref_release(v->p);
         S.nvars--;
     }
-    for (int i = S.ncontainers - 1; i >= 0; i--) if (S.containers[i].p) tether_container_free(S.containers[i].p);
+    for (int i = S.ncontainers - 1; i >= 0; i--) if (!S.containers[i].weak) tether_container_free(S.containers[i].p);
     for (int i = 0; i < S.nmade; i++) {
         int k = count_of(S.dropped, S.ndropped, S.made[i]);
         if (k != 1) trace(k ? "dropped twice: %s" : "never dropped: %s", S.made[i]);
