@@ -135,6 +135,7 @@ class Run:
                 else:
                     raise Unsupported(f"op {op}")
             except tether.TetherError as exc:
+                exc.__traceback__ = None  # frames of the failed call would keep objects for the collector
                 shown.append(f"{next(iter(op))} {next(iter(op.values()))}!{status_of(exc)}")
                 if op.get("else_weak") and "get" in op:
                     ref = resolver.weak(op["get"])
@@ -245,6 +246,7 @@ class Run:
         try:
             target = self.target(kind, value)
         except tether.TetherError as exc:
+            exc.__traceback__ = None
             return "!" + status_of(exc)
         return target.name if target is not None else ("expired" if kind == "weak" else "none")
 
@@ -293,10 +295,8 @@ class Run:
                 if "as" in step:
                     self.vars[step["as"]] = obj
                 del obj
-                gc.collect()
         elif "release" in step:
             del self.vars[step["release"]]
-            gc.collect()
             self.trace.append(f"release {step['release']}")
         elif "clone" in step:
             obj = self.vars[step["as"]] = self.vars[step["clone"]]
@@ -315,7 +315,6 @@ class Run:
         elif "peek" in step:
             var, _, path = step["peek"].partition(".")
             self.trace.append(f"peek {step['peek']} = {self.peek_path(self.vars[var].inputs, path)}")
-            gc.collect()
         elif "container" in step:
             self.new_container(step["container"], step.get("parent", "root"))
             self.trace.append(f"container {step['container']}")
@@ -326,7 +325,6 @@ class Run:
                 self.trace.append(f"free {name}")
         elif "reset" in step:
             self.containers[step.get("in", "root")].reset(SCOPES[step["reset"]])
-            gc.collect()
             self.trace.append(f"reset {step['reset']}")
         elif "validate" in step:
             c = self.containers[step["validate"]]
