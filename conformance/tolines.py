@@ -14,7 +14,10 @@ never hold a tab or a newline). Setups (`use`) are expanded here. Records, in or
     arg i64=|f64=|str=              reset/validate/flag/live/set_scope, their fields as in the JSON
     msg has=|lacks=
   end                               the action's end
-  threads count= repeat= / body key= in= / endthreads
+  threads count= repeat= writer_repeat= [report=K,K]
+    tstep op= arg0= [in= as=] / wstep ...  a worker's / the writer's steps ("reg ..." block before
+                                           a step op=register: the thread registers it)
+  endthreads
   T line=L                          one expected trace line
   E                                 the scenario ends
 Usage: python3 tolines.py scenarios.json out.lines
@@ -72,8 +75,16 @@ def step_lines(step: dict[str, Any], setups: dict[str, list[dict[str, Any]]]) ->
             lines += ops("cop", cb.get("ops", []))
         return lines + ["endreg"]
     if "threads" in step:
-        lines = [record("threads", count=step["threads"], repeat=step.get("repeat", 1))]
-        lines += [record("body", key=b["resolve"], **{"in": b.get("in", "root")}) for b in step["body"]]
+        lines = [record("threads", count=step["threads"], repeat=step.get("repeat", 1),
+                        writer_repeat=step.get("writer_repeat", 1),
+                        report=",".join(step["report"]) if "report" in step else None)]
+        for tag, steps in (("tstep", step["body"]), ("wstep", step.get("writer", []))):
+            for inner in steps:
+                if "register" in inner:  # registered by the thread: the block, then its step
+                    lines += step_lines(inner, setups) + [record(tag, op="register")]
+                    continue
+                op = next(a for a in ("resolve", "release", "clone", "downgrade", "upgrade") if a in inner)
+                lines.append(record(tag, op=op, arg0=inner[op], **{"in": inner.get("in")}, **{"as": inner.get("as")}))
         return lines + ["endthreads"]
     action = next((a for a in ACTIONS if a in step), None)
     if action is None:

@@ -367,10 +367,10 @@ private final class Run: @unchecked Sendable {
         }
     }
 
-    func register(_ spec: JSON) throws {
+    func register(_ spec: JSON) throws(TetherError) {
         let key = spec["register"] as! String
         let def = RegDef(spec)
-        regs.append(def)
+        locked { regs.append(def) }
         let params = params(spec)
         let callbacks = spec["complete"] as? [JSON] ?? []
         let completions = callbacks.enumerated().map { callback($0.element, index: $0.offset, count: callbacks.count) }
@@ -506,30 +506,62 @@ private final class Run: @unchecked Sendable {
         }
     }
 
+    /// Workers run `body` `repeat` times behind a barrier (a `writer` thread runs its
+    /// steps `writer_repeat` times meanwhile); events are counted, not traced.
     func threads(_ step: JSON, _ count: Int) {
-        let repeats = step["repeat"] as? Int ?? 1
-        let body = (step["body"] as! [JSON]).map { ($0["resolve"] as! String, $0["in"] as? String) }
+        let report = step["report"] as? [String]
+        let lists: [(steps: [ThreadStep], times: Int)] = [
+            ((step["body"] as! [JSON]).map(ThreadStep.init), step["repeat"] as? Int ?? 1),
+        ] + ((step["writer"] as? [JSON]).map { [($0.map(ThreadStep.init), step["writer_repeat"] as? Int ?? 1)] } ?? [])
         locked { counting = [:] }
         let seen = Mutex<[String: Set<String>]>([:])
-        let errors = Atomic<Int>(0)
-        onThreads(count) { [unowned self] _ in
-            for _ in 0..<repeats {
-                for (key, inName) in body {
-                    do {
-                        let i = try container(inName).resolve(Key(key))
-                        let name = Made.at(i.pointer).name
-                        seen.withLock { _ = $0[key, default: []].insert(name) }
+        let errors = Mutex<[String: Int]>([:])
+        onThreads(count + lists.count - 1) { [unowned self] i in
+            let (steps, times) = i < count ? lists[0] : lists[1]
+            var mine: [String: Any] = [:]   // this thread's handles; the main thread's are read only
+            for _ in 0..<times {
+                for s in steps {
+                    do throws(TetherError) {
+                        try threadStep(s, &mine, seen)
                     } catch {
-                        errors.add(1, ordering: .relaxed)
+                        errors.withLock { $0[word(error.code), default: 0] += 1 }
                     }
                 }
             }
         }
         let counts = locked { () -> [String: Int] in defer { counting = nil }; return counting! }
-        var items = counts.map { "\($0.key)=\($0.value)" }
-        items += seen.withLock { $0.map { "distinct \($0.key)=\($0.value.count)" } }
-        if errors.load(ordering: .relaxed) > 0 { items.append("errors=\(errors.load(ordering: .relaxed))") }
-        trace.append("threads: " + items.sorted().joined(separator: ", "))
+        var items = counts.filter { report?.contains(String($0.key.split(separator: " ")[1])) ?? true }.map { "\($0.key)=\($0.value)" }
+        items += seen.withLock { $0.filter { report?.contains($0.key) ?? true }.map { "distinct \($0.key)=\($0.value.count)" } }
+        items += errors.withLock { $0.map { "error \($0.key)=\($0.value)" } }
+        trace.append(items.isEmpty ? "threads:" : "threads: " + items.sorted().joined(separator: ", "))
+    }
+
+    /// One step of a worker or writer, read before the threads start.
+    struct ThreadStep: @unchecked Sendable {
+        let spec: JSON
+        init(_ spec: JSON) { self.spec = spec }
+    }
+
+    func threadStep(_ step: ThreadStep, _ mine: inout [String: Any], _ seen: borrowing Mutex<[String: Set<String>]>) throws(TetherError) {
+        let s = step.spec
+        func held(_ name: String) -> Any { mine[name] ?? locked { vars[name]! } }
+        if s["register"] != nil {
+            try register(s)
+        } else if let key = s["resolve"] as? String {
+            let i = try container(s["in"] as? String).resolve(Key(key))
+            let name = Made.at(i.pointer).name
+            seen.withLock { _ = $0[key, default: []].insert(name) }
+            if let name = s["as"] as? String { mine[name] = i }
+        } else if let name = s["clone"] as? String {
+            mine[s["as"] as! String] = held(name) as! Instance
+        } else if let name = s["downgrade"] as? String {
+            mine[s["as"] as! String] = (held(name) as! Instance).weakRef
+        } else if let name = s["upgrade"] as? String {
+            guard let i = (held(name) as! WeakRef).upgrade() else { throw TetherError(.expired, "the instance is gone") }
+            mine[s["as"] as! String] = i
+        } else if let name = s["release"] as? String {
+            mine[name] = nil
+        }
     }
 
     /// Lets go of everything; every object made must be dropped exactly once.

@@ -656,7 +656,16 @@ static void do_action(action *a) {
 
 /* ---- threads ------------------------------------------------------------------------------- */
 
-typedef struct threads { int count, repeat, nbody; char keys[8][48]; char ins[8][32]; pthread_barrier_t gate; int errors; } threads;
+/* One step of a worker or of the writer: op, its argument, container, variable; or a registration. */
+typedef struct tstep { char op[12], arg[48], in[32], as[32]; regdef *reg; } tstep;
+typedef struct threads {
+    int count, repeat, writer_repeat, nbody, nwriter;
+    tstep body[8], writer[8];
+    char report[256];                      /* ",K,K," or "" for every key */
+    pthread_barrier_t gate;
+    struct { char status[32]; int n; } errors[8]; int nerrors;
+} threads;
+typedef struct worker_arg { threads *t; const tstep *steps; int nsteps, times; } worker_arg;
 
 static void seen(const char *key, const char *name) {
     pthread_mutex_lock(&lock);
@@ -669,23 +678,73 @@ static void seen(const char *key, const char *name) {
     pthread_mutex_unlock(&lock);
 }
 
+static void count_error(threads *t, tether_status st) {
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < t->nerrors && strcmp(t->errors[i].status, status_word(st)) != 0) i++;
+    if (i == t->nerrors && i < 8) snprintf(t->errors[t->nerrors++].status, sizeof t->errors[0].status, "%s", status_word(st));
+    if (i < 8) t->errors[i].n++;
+    pthread_mutex_unlock(&lock);
+}
+
+/* A thread's steps: its handles are its own; the main thread's are read only. */
 static void *worker(void *arg) {
-    threads *t = arg;
-    pthread_barrier_wait(&t->gate);
-    for (int r = 0; r < t->repeat; r++)
-        for (int b = 0; b < t->nbody; b++) {
-            tether_ref *ref = NULL;
-            if (tether_resolve(container(t->ins[b]), t->keys[b], &ref) != TETHER_OK) {
-                __atomic_add_fetch(&t->errors, 1, __ATOMIC_SEQ_CST);
-                continue;
+    worker_arg *w = arg;
+    named mine[16];
+    int nmine = 0;
+    pthread_barrier_wait(&w->t->gate);
+    for (int r = 0; r < w->times; r++)
+        for (int b = 0; b < w->nsteps; b++) {
+            const tstep *p = &w->steps[b];
+            named *v = find(mine, nmine, p->arg);
+            if (!v) v = var(p->arg);
+            named *out = NULL;
+            if (p->as[0]) {
+                out = find(mine, nmine, p->as);
+                if (!out) { out = &mine[nmine++]; *out = (named){.weak = 0}; snprintf(out->name, sizeof out->name, "%s", p->as); }
             }
-            seen(t->keys[b], ((obj *)tether_ref_get(ref))->name);
-            tether_ref_release(ref);
+            tether_status st = TETHER_OK;
+            tether_ref *ref = NULL;
+            if (strcmp(p->op, "register") == 0) {
+                registration(p->reg);
+            } else if (strcmp(p->op, "resolve") == 0) {
+                st = tether_resolve(container(p->in), p->arg, &ref);
+                if (st == TETHER_OK) {
+                    seen(p->arg, ((obj *)tether_ref_get(ref))->name);
+                    if (out) *out = (named){.p = ref}, snprintf(out->name, sizeof out->name, "%s", p->as);
+                    else tether_ref_release(ref);
+                }
+            } else if (strcmp(p->op, "clone") == 0) {
+                st = tether_ref_clone(v->p, &ref);
+                if (st == TETHER_OK) out->p = ref, out->weak = 0;
+            } else if (strcmp(p->op, "downgrade") == 0) {
+                tether_weak *wk = NULL;
+                st = tether_ref_downgrade(v->p, &wk);
+                if (st == TETHER_OK) out->p = wk, out->weak = 1;
+            } else if (strcmp(p->op, "upgrade") == 0) {
+                st = tether_weak_upgrade(v->p, &ref);
+                if (st == TETHER_OK) out->p = ref, out->weak = 0;
+            } else if (strcmp(p->op, "release") == 0) {
+                st = v->weak ? tether_weak_release(v->p) : tether_ref_release(v->p);
+                *v = mine[--nmine];
+            }
+            if (st != TETHER_OK) count_error(w->t, st);
         }
+    while (nmine > 0) {   /* what the steps left */
+        named *v = &mine[--nmine];
+        if (v->weak) tether_weak_release(v->p);
+        else tether_ref_release(v->p);
+    }
     return NULL;
 }
 
 static int by_string(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+static int reported(const threads *t, const char *key) {
+    char probe[64];
+    snprintf(probe, sizeof probe, ",%s,", key);
+    return !t->report[0] || strstr(t->report, probe) != NULL;
+}
 
 static void run_threads(threads *t) {
     S.ncounts = S.nseen = 0;
@@ -693,28 +752,33 @@ static void run_threads(threads *t) {
     memset(S.seen, 0, sizeof S.seen);
     S.counting = 1;
     pthread_t ids[64];
-    pthread_barrier_init(&t->gate, NULL, (unsigned)t->count);
-    for (int i = 0; i < t->count; i++) pthread_create(&ids[i], NULL, worker, t);
-    for (int i = 0; i < t->count; i++) pthread_join(ids[i], NULL);
+    worker_arg body = {t, t->body, t->nbody, t->repeat}, writer = {t, t->writer, t->nwriter, t->writer_repeat};
+    int n = t->count + (t->nwriter ? 1 : 0);
+    pthread_barrier_init(&t->gate, NULL, (unsigned)n);
+    for (int i = 0; i < t->count; i++) pthread_create(&ids[i], NULL, worker, &body);
+    if (t->nwriter) pthread_create(&ids[t->count], NULL, worker, &writer);
+    for (int i = 0; i < n; i++) pthread_join(ids[i], NULL);
     pthread_barrier_destroy(&t->gate);
     S.counting = 0;
     char *items[160];
-    int n = 0;
+    int m = 0;
     for (int i = 0; i < S.ncounts; i++) {
-        items[n] = xcalloc(1, 96);
-        snprintf(items[n++], 96, "%s=%d", S.counts[i].ev, S.counts[i].n);
+        if (!reported(t, strchr(S.counts[i].ev, ' ') + 1)) continue;
+        items[m] = xcalloc(1, 96);
+        snprintf(items[m++], 96, "%s=%d", S.counts[i].ev, S.counts[i].n);
     }
     for (int i = 0; i < S.nseen; i++) {
-        items[n] = xcalloc(1, 96);
-        snprintf(items[n++], 96, "distinct %s=%d", S.seen[i].key, S.seen[i].n);
+        if (!reported(t, S.seen[i].key)) continue;
+        items[m] = xcalloc(1, 96);
+        snprintf(items[m++], 96, "distinct %s=%d", S.seen[i].key, S.seen[i].n);
     }
-    if (t->errors) {
-        items[n] = xcalloc(1, 96);
-        snprintf(items[n++], 96, "errors=%d", t->errors);
+    for (int i = 0; i < t->nerrors; i++) {
+        items[m] = xcalloc(1, 96);
+        snprintf(items[m++], 96, "error %s=%d", t->errors[i].status, t->errors[i].n);
     }
-    qsort(items, (size_t)n, sizeof *items, by_string);
+    qsort(items, (size_t)m, sizeof *items, by_string);
     char text[2048] = "threads:";
-    for (int i = 0; i < n; i++) { append(text, sizeof text, "%s %s", i ? "," : "", items[i]); free(items[i]); }
+    for (int i = 0; i < m; i++) { append(text, sizeof text, "%s %s", i ? "," : "", items[i]); free(items[i]); }
     trace("%s", text);
 }
 
@@ -823,7 +887,7 @@ int main(int argc, char **argv) {
     cbdef *cb = NULL;
     action a;
     threads t;
-    int in_action = 0;
+    int in_action = 0, in_threads = 0;
     while (fgets(buf, sizeof buf, f)) {
         line l;
         if (!parse(buf, &l)) continue;
@@ -894,7 +958,7 @@ int main(int argc, char **argv) {
             cb->targets[cb->ntargets++] = (tether_param){kind_of(field(&l, "kind")), xstrdup(field(&l, "key"))};
         } else if (strcmp(tag, "endreg") == 0) {
             for (int i = 0; i < g->ncbs; i++) { g->cbs[i].index = i; g->cbs[i].count = g->ncbs; }
-            registration(g);
+            if (!in_threads) registration(g);   /* in a threads block: a thread registers it */
         } else if (strcmp(tag, "do") == 0) {
             memset(&a, 0, sizeof a);
             static char copy[4096];   /* the action's fields point into the line: keep it */
@@ -930,11 +994,19 @@ int main(int argc, char **argv) {
             memset(&t, 0, sizeof t);
             t.count = atoi(field(&l, "count"));
             t.repeat = atoi(field(&l, "repeat"));
-        } else if (strcmp(tag, "body") == 0) {
-            snprintf(t.keys[t.nbody], sizeof t.keys[0], "%s", field(&l, "key"));
-            snprintf(t.ins[t.nbody++], sizeof t.ins[0], "%s", field_or(&l, "in", "root"));
+            t.writer_repeat = atoi(field_or(&l, "writer_repeat", "1"));
+            if (field(&l, "report")) snprintf(t.report, sizeof t.report, ",%s,", field(&l, "report"));
+            in_threads = 1;
+        } else if (strcmp(tag, "tstep") == 0 || strcmp(tag, "wstep") == 0) {
+            tstep *p = tag[0] == 't' ? &t.body[t.nbody++] : &t.writer[t.nwriter++];
+            snprintf(p->op, sizeof p->op, "%s", field(&l, "op"));
+            snprintf(p->arg, sizeof p->arg, "%s", field_or(&l, "arg0", ""));
+            snprintf(p->in, sizeof p->in, "%s", field_or(&l, "in", "root"));
+            snprintf(p->as, sizeof p->as, "%s", field_or(&l, "as", ""));
+            p->reg = strcmp(p->op, "register") == 0 ? g : NULL;
         } else if (strcmp(tag, "endthreads") == 0) {
             run_threads(&t);
+            in_threads = 0;
         } else {
             fprintf(stderr, "unknown record %s\n", tag);
             return 2;

@@ -343,35 +343,70 @@ class Run:
             raise Unsupported(f"step {step}")
 
     def threads(self, step: dict[str, Any]) -> None:
+        """Workers run `body` `repeat` times behind a barrier (a `writer` thread runs its steps
+        `writer_repeat` times meanwhile); events are counted, not traced."""
         count, repeat = step["threads"], step.get("repeat", 1)
+        report = step.get("report")
         self.counting = Counter()
         seen: dict[str, set[str]] = {}
-        errors: list[BaseException] = []
-        barrier = threading.Barrier(count)
+        errors: Counter[str] = Counter()
+        barrier = threading.Barrier(count + (1 if "writer" in step else 0))
 
-        def body() -> None:
+        def run(steps: list[dict[str, Any]], times: int) -> None:
+            mine: dict[str, Any] = {}  # this thread's handles; the main thread's are read only
             try:
                 barrier.wait()
-                for _ in range(repeat):
-                    for inner in step["body"]:
-                        c = self.containers[inner.get("in", "root")]
-                        obj = c.resolve(inner["resolve"])
-                        with self.lock:
-                            seen.setdefault(inner["resolve"], set()).add(obj.name)
-                        del obj
+                for _ in range(times):
+                    for inner in steps:
+                        try:
+                            self.thread_step(inner, mine, seen)
+                        except tether.TetherError as exc:
+                            exc.__traceback__ = None
+                            with self.lock:
+                                errors[status_of(exc)] += 1
             except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-                errors.append(exc)
+                with self.lock:
+                    errors[type(exc).__name__] += 1
 
-        workers = [threading.Thread(target=body) for _ in range(count)]
+        workers = [threading.Thread(target=run, args=(step["body"], repeat)) for _ in range(count)]
+        if "writer" in step:
+            workers.append(threading.Thread(target=run, args=(step["writer"], step.get("writer_repeat", 1))))
         for w in workers:
             w.start()
         for w in workers:
             w.join()
         gc.collect()
         counts, self.counting = self.counting, None
-        items = [f"{k}={v}" for k, v in counts.items()] + [f"distinct {k}={len(v)}" for k, v in seen.items()]
-        items += [f"error {status_of(e) if isinstance(e, tether.TetherError) else type(e).__name__}" for e in errors]
-        self.trace.append("threads: " + ", ".join(sorted(items)))
+        items = [f"{k}={v}" for k, v in counts.items() if report is None or k.split(" ", 1)[1] in report]
+        items += [f"distinct {k}={len(v)}" for k, v in seen.items() if report is None or k in report]
+        items += [f"error {k}={v}" for k, v in errors.items()]
+        self.trace.append(("threads: " + ", ".join(sorted(items))).rstrip())
+
+    def thread_step(self, step: dict[str, Any], mine: dict[str, Any], seen: dict[str, set[str]]) -> None:
+        def held(name: str) -> Any:
+            return mine[name] if name in mine else self.vars[name]
+
+        if "resolve" in step:
+            obj = self.containers[step.get("in", "root")].resolve(step["resolve"])
+            with self.lock:
+                seen.setdefault(step["resolve"], set()).add(obj.name)
+            if "as" in step:
+                mine[step["as"]] = obj
+        elif "clone" in step:
+            mine[step["as"]] = held(step["clone"])
+        elif "downgrade" in step:
+            mine[step["as"]] = weakref.ref(held(step["downgrade"]))
+        elif "upgrade" in step:
+            obj = held(step["upgrade"])()
+            if obj is None:
+                raise tether.ExpiredError("the instance is gone")
+            mine[step["as"]] = obj
+        elif "release" in step:
+            del mine[step["release"]]
+        elif "register" in step:
+            self.register(step)
+        else:
+            raise Unsupported(f"thread step {step}")
 
     def finish(self) -> None:
         """Lets go of everything; every object made must be dropped exactly once."""
