@@ -4,7 +4,7 @@ One record per line, fields separated by tabs: the record's name, then `field=va
 never hold a tab or a newline). Setups (`use`) are expanded here. Records, in order:
   S name=N                          a scenario starts
   known path=P reason=R / skip ...  a known failure / a path that cannot express the scenario
-  reg key= in= scope= [fail= fail_when=] [destructor=0]
+  reg key= in= scope= [fail= fail_when=]
     slot kind= [key=]               its factory's slots, in order
     fop get=|weak=|resolve=|call= [in=] [else_weak=1] [propagate=1]    factory ops, in order
     cb form=resolver|declared [fail= fail_when=]
@@ -57,8 +57,7 @@ def step_lines(step: dict[str, Any], setups: dict[str, list[dict[str, Any]]]) ->
         return [line for inner in setups[step["use"]] for line in step_lines(inner, setups)]
     if "register" in step:
         lines = [record("reg", key=step["register"], **{"in": step.get("in", "root")},
-                        scope=step.get("scope", "graph"), fail=step.get("fail"), fail_when=step.get("fail_when"),
-                        destructor=None if step.get("destructor", True) else 0)]
+                        scope=step.get("scope", "graph"), fail=step.get("fail"), fail_when=step.get("fail_when"))]
         for slot in step.get("deps", []):
             kind, _, key = slot.partition(":") if ":" in slot else ("dep", "", slot)
             if slot in ("i64", "f64", "str", "ptr", "context", "resolver"):

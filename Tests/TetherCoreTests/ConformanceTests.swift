@@ -375,8 +375,7 @@ private final class Run: @unchecked Sendable {
         let callbacks = spec["complete"] as? [JSON] ?? []
         let completions = callbacks.enumerated().map { callback($0.element, index: $0.offset, count: callbacks.count) }
         let run = self
-        var destroy: Destructor? = nil
-        if spec["destructor"] as? Bool ?? true { destroy = { p, _ in run.drop(p) } }
+        let destroy: Destructor = { p, _ in run.drop(p) }
         let lifetime = scope(spec["scope"] as? String)
         let made = factory(key, def, params)
         try container(spec["in"] as? String).register(Key(key), params: params, factory: made) { r in

@@ -54,7 +54,7 @@ typedef struct cbdef {
     tether_param targets[MAX_SLOTS]; int ntargets;
 } cbdef;
 typedef struct regdef {
-    char *key, *in, *fail, *fail_when; tether_scope scope; int destructor;
+    char *key, *in, *fail, *fail_when; tether_scope scope;
     slotdef slots[MAX_SLOTS]; int nslots;
     op ops[MAX_OPS]; int nops;
     cbdef cbs[MAX_CBS]; int ncbs;
@@ -490,7 +490,7 @@ static void registration(regdef *g) {
     tether_registration_options o = {0};
     o.scope = g->scope;
     o.context = g;
-    o.drop = g->destructor ? drop : NULL;
+    o.drop = drop;
     o.flags = TETHER_OPTIONS_CALLBACKS;
     o.callbacks = cbs;
     o.callback_count = (size_t)g->ncbs;
@@ -938,7 +938,6 @@ int main(int argc, char **argv) {
             g->scope = scope_of(field_or(&l, "scope", "graph"));
             g->fail = field(&l, "fail") ? xstrdup(field(&l, "fail")) : NULL;
             g->fail_when = field(&l, "fail_when") ? xstrdup(field(&l, "fail_when")) : NULL;
-            g->destructor = strcmp(field_or(&l, "destructor", "1"), "0") != 0;
             g->next = S.regs;
             S.regs = g;
             cb = NULL;

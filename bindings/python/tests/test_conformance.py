@@ -220,8 +220,6 @@ class Run:
                 raise Unsupported(f"slot {slot}")
             deps.append(maker[kind](target))
             kinds.append((kind, target))
-        if not step.get("destructor", True):
-            raise Unsupported("a registration without destructor")
         callbacks = step.get("complete", [])
         c = self.containers[step.get("in", "root")]
         c.register(key, self.factory(key, step, kinds), deps=deps, scope=SCOPES[step.get("scope", "graph")],
