@@ -487,16 +487,15 @@ static void registration(regdef *g) {
         cbs[i] = cb->declared ? (tether_completion){NULL, complete_declared, cb->targets, (size_t)cb->ntargets, cb}
                               : (tether_completion){complete_resolver, NULL, NULL, 0, cb};
     }
-    tether_registration_options o = {0};
+    tether_options o = TETHER_OPTIONS_INIT;
     o.scope = g->scope;
     o.context = g;
     o.drop = drop;
-    o.flags = TETHER_OPTIONS_CALLBACKS;
     o.callbacks = cbs;
     o.callback_count = (size_t)g->ncbs;
     o.variadic_fixed = plain ? 0 : 1;
-    tether_status st = tether_register_ex(container(g->in), g->key, plain ? typed[g->nslots] : (tether_fn)make_variadic,
-                                          params, (size_t)g->nslots + 1, &o, &g->handle);
+    tether_status st = tether_register_with(container(g->in), g->key, plain ? typed[g->nslots] : (tether_fn)make_variadic,
+                                            params, (size_t)g->nslots + 1, &o, &g->handle);
     if (st != TETHER_OK) trace("register %s: %s", g->key, status_word(st));
 }
 
@@ -564,9 +563,9 @@ static void do_action(action *a) {
         for (int i = 0; i < a->nargs; i++) {
             append(head, sizeof head, i ? "," : "(");
             tether_value *v = &a->args[i];
-            if (v->kind == TETHER_PARAM_I64) append(head, sizeof head, "%lld", (long long)v->as.i64);
-            else if (v->kind == TETHER_PARAM_F64) append(head, sizeof head, "%g", v->as.f64);
-            else append(head, sizeof head, "\"%s\"", v->as.str);
+            if (v->kind == TETHER_PARAM_I64) append(head, sizeof head, "%lld", (long long)v->u.i64);
+            else if (v->kind == TETHER_PARAM_F64) append(head, sizeof head, "%g", v->u.f64);
+            else append(head, sizeof head, "\"%s\"", v->u.str);
         }
         if (a->nargs) append(head, sizeof head, ")");
         tether_ref *ref = NULL;
@@ -973,11 +972,11 @@ int main(int argc, char **argv) {
             const char *v;
             tether_value *x = &a.args[a.nargs++];
             static char strs[8][256];
-            if ((v = field(&l, "i64"))) *x = (tether_value){TETHER_PARAM_I64, {.i64 = atoll(v)}};
-            else if ((v = field(&l, "f64"))) *x = (tether_value){TETHER_PARAM_F64, {.f64 = atof(v)}};
+            if ((v = field(&l, "i64"))) *x = TETHER_VAL_I64(atoll(v));
+            else if ((v = field(&l, "f64"))) *x = TETHER_VAL_F64(atof(v));
             else {
                 snprintf(strs[a.nargs - 1], sizeof strs[0], "%s", field(&l, "str"));
-                *x = (tether_value){TETHER_PARAM_STR, {.str = strs[a.nargs - 1]}};
+                *x = TETHER_VAL_STR(strs[a.nargs - 1]);
             }
         } else if (strcmp(tag, "msg") == 0) {
             static char msgs[16][512];
