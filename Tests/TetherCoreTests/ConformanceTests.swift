@@ -213,7 +213,7 @@ private final class Run: @unchecked Sendable {
         var held: [Instance] = []
         for index in steps.dropLast() {
             guard case .success(let m) = target(inputs[index], &held) else { return peekInput(inputs[index]) }
-            inputs = m.inputs
+            inputs = locked { m.inputs }
         }
         return peekInput(inputs[steps.last!])
     }
@@ -354,7 +354,7 @@ private final class Run: @unchecked Sendable {
                 var shown: [String] = []
                 for (param, t) in zip(params, got) {
                     let input: Input = if case .weak = param { .weak(t.takeUnretainedValue().weakRef) } else { .dep(t.takeUnretainedValue().pointer) }
-                    m.inputs.append(input)
+                    locked { m.inputs.append(input) }   // `drop` reads live objects' inputs from any thread
                     shown.append(show(input))
                 }
                 try finish(m, "complete \(m.name)\(suffix)(\(shown.joined(separator: ",")))", [], nil)
@@ -362,7 +362,10 @@ private final class Run: @unchecked Sendable {
         }
         return ClosureCompletion { [unowned self] resolver, instance in
             let m = Made.at(instance.pointer)
-            let (ops, error) = runOps(spec["ops"] as? [JSON] ?? [], resolver, &m.inputs)
+            var inputs = locked { m.inputs }
+            let before = inputs.count
+            let (ops, error) = runOps(spec["ops"] as? [JSON] ?? [], resolver, &inputs)
+            locked { m.inputs += inputs[before...] }   // `drop` reads live objects' inputs from any thread
             try finish(m, "complete \(m.name)\(suffix)", ops, error)
         }
     }
@@ -465,7 +468,7 @@ private final class Run: @unchecked Sendable {
         } else if let path = step["peek"] as? String {
             let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
             let m = Made.at((vars[parts[0]] as! Instance).pointer)
-            let shown = peekPath(m.inputs, parts[1])
+            let shown = peekPath(locked { m.inputs }, parts[1])
             trace.append("peek \(path) = \(shown)")
         } else if let name = step["container"] as? String {
             try newContainer(name, parent: step["parent"] as? String ?? "root")

@@ -235,25 +235,35 @@ static void peek_path(const input *inputs, int n, const char *path, char *out, s
 
 /* ---- ops (inside factories and callbacks) ------------------------------------------------- */
 
+/* Appends to an object's inputs under the lock: `drop` reads every live object's inputs,
+ * from any thread. Returns the new input. */
+static input *add_input(obj *o, input in) {
+    pthread_mutex_lock(&lock);
+    if (o->n >= MAX_INPUTS) abort();
+    o->in[o->n] = in;
+    input *added = &o->in[o->n++];
+    pthread_mutex_unlock(&lock);
+    return added;
+}
+
 /* Runs `ops` with `r` (NULL when the factory has no resolver slot), appending what they took to
  * `o`'s inputs and a description to `text`. Returns the status a `propagate` op failed with. */
 static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o, char *text, size_t size) {
     for (int i = 0; i < nops; i++) {
         const op *p = &ops[i];
         tether_status st = TETHER_OK;
-        if (o->n >= MAX_INPUTS - 1) abort();
         if (strcmp(p->kind, "get") == 0) {
             void *got = NULL;
             st = tether_resolver_get(r, p->arg, &got);
             if (st == TETHER_OK) {
-                o->in[o->n++] = (input){.kind = IN_DEP, .p = got};
+                add_input(o, (input){.kind = IN_DEP, .p = got});
                 append(text, size, "; get %s=%s", p->arg, ((obj *)got)->name);
             }
         } else if (strcmp(p->kind, "weak") == 0) {
             tether_weak *w = NULL;
             st = tether_resolver_get_weak(r, p->arg, &w);
             if (st == TETHER_OK) {
-                o->in[o->n++] = (input){.kind = IN_WEAK, .p = w};
+                add_input(o, (input){.kind = IN_WEAK, .p = w});
                 char name[64];
                 weak_name(w, name, sizeof name);
                 append(text, size, "; weak %s=~%s", p->arg, name);
@@ -262,7 +272,7 @@ static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o
             tether_ref *ref = NULL;
             st = tether_resolve(container(p->in), p->arg, &ref);
             if (st == TETHER_OK) {
-                o->in[o->n++] = (input){.kind = IN_REF, .p = ref};
+                add_input(o, (input){.kind = IN_REF, .p = ref});
                 append(text, size, "; resolve %s=%s", p->arg, ((obj *)tether_ref_get(ref))->name);
             }
         } else if (strcmp(p->kind, "call") == 0) {
@@ -275,7 +285,7 @@ static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o
             if (p->else_weak) {
                 tether_weak *w = NULL;
                 if (tether_resolver_get_weak(r, p->arg, &w) == TETHER_OK) {
-                    o->in[o->n++] = (input){.kind = IN_WEAK, .p = w};
+                    add_input(o, (input){.kind = IN_WEAK, .p = w});
                     char name[64];
                     weak_name(w, name, sizeof name);
                     append(text, size, "; weak %s=~%s", p->arg, name);
@@ -441,9 +451,8 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
     char head[96], text[1024] = "(";
     callback_head(cb, o, head, sizeof head);
     for (size_t i = 0; i < count; i++) {
-        input *in = &o->in[o->n++];
-        *in = cb->targets[i].kind == TETHER_PARAM_WEAK ? (input){.kind = IN_WEAK, .p = args[i]}
-                                                        : (input){.kind = IN_DEP, .p = args[i]};
+        input *in = add_input(o, cb->targets[i].kind == TETHER_PARAM_WEAK ? (input){.kind = IN_WEAK, .p = args[i]}
+                                                                            : (input){.kind = IN_DEP, .p = args[i]});
         if (i) append(text, sizeof text, ",");
         show_input(in, text, sizeof text);
     }
