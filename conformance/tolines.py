@@ -3,7 +3,8 @@
 One record per line, fields separated by tabs: the record's name, then `field=value` pairs (values
 never hold a tab or a newline). Setups (`use`) are expanded here. Records, in order:
   S name=N                          a scenario starts
-  known path=P reason=R / skip ...  a known failure / a path that cannot express the scenario
+  known path=P reason=R / flaky ... / skip ...   a known failure / one that happens only
+                                    sometimes / a path that cannot express the scenario
   reg key= in= scope= [fail= fail_when=]
     slot kind= [key=]               its factory's slots, in order
     fop get=|weak=|resolve=|call= [in=] [else_weak=1] [propagate=1]    factory ops, in order
@@ -104,7 +105,7 @@ def convert(corpus: dict[str, Any]) -> list[str]:
     lines = []
     for s in corpus["scenarios"]:
         lines.append(record("S", name=s["name"]))
-        for tag in ("known", "skip"):
+        for tag in ("known", "flaky", "skip"):
             lines += [record(tag, path=p, reason=r) for p, r in s.get(tag, {}).items()]
         for step in s["steps"]:
             lines += step_lines(step, setups)

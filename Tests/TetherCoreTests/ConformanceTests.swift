@@ -594,6 +594,8 @@ private final class Run: @unchecked Sendable {
         let expected = s["trace"] as! [String]
         if let reason = applies(s["known"], path) {
             withKnownIssue(Comment(rawValue: reason)) { #expect(trace == expected) }
+        } else if let reason = applies(s["flaky"], path) {
+            withKnownIssue(Comment(rawValue: reason), isIntermittent: true) { #expect(trace == expected) }
         } else {
             #expect(trace == expected, "\(name) on \(path):\n\(trace.joined(separator: "\n"))")
         }

@@ -888,7 +888,7 @@ int main(int argc, char **argv) {
     FILE *f = fopen(argv[first], "r");
     if (!f) { perror(argv[first]); return 2; }
 
-    static char buf[4096], name[128], known[512], skip[512];
+    static char buf[4096], name[128], known[512], flaky[512], skip[512];
     char *expected[MAX_TRACE];
     int nexpected = 0, selected = 1, passed = 0, failed = 0, xfailed = 0, skipped = 0;
     regdef *g = NULL;
@@ -904,11 +904,11 @@ int main(int argc, char **argv) {
             snprintf(name, sizeof name, "%s", field(&l, "name"));
             selected = argc <= first + 1;
             for (int i = first + 1; i < argc; i++) if (strcmp(argv[i], name) == 0) selected = 1;
-            known[0] = skip[0] = 0;
+            known[0] = flaky[0] = skip[0] = 0;
             nexpected = 0;
             if (selected) new_scenario();
-        } else if (strcmp(tag, "known") == 0 || strcmp(tag, "skip") == 0) {
-            if (applies(field(&l, "path"))) snprintf(tag[0] == 'k' ? known : skip, 512, "%s", field(&l, "reason"));
+        } else if (strcmp(tag, "known") == 0 || strcmp(tag, "flaky") == 0 || strcmp(tag, "skip") == 0) {
+            if (applies(field(&l, "path"))) snprintf(tag[0] == 'k' ? known : tag[0] == 'f' ? flaky : skip, 512, "%s", field(&l, "reason"));
         } else if (strcmp(tag, "T") == 0) {
             expected[nexpected++] = xstrdup(field(&l, "line"));
         } else if (strcmp(tag, "E") == 0) {
@@ -919,6 +919,7 @@ int main(int argc, char **argv) {
                 if (skip[0]) { skipped++; printf("skip %s (%s)\n", name, skip); }
                 else if (same && !known[0]) { passed++; printf("ok   %s\n", name); }
                 else if (!same && known[0]) { xfailed++; printf("xfail %s (%s)\n", name, known); }
+                else if (!same && flaky[0]) { xfailed++; printf("xfail %s (flaky: %s)\n", name, flaky); }
                 else {
                     failed++;
                     printf("FAIL %s%s\n", name, known[0] ? " (a known failure passes now: remove it from the data)" : "");
