@@ -12,7 +12,7 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python install clean bench
+.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python install clean bench
 
 all: build
 
@@ -44,11 +44,40 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python
+test: test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python
 	@echo "all test suites passed"
 
 test-swift:
 	swift test
+
+# The conformance corpus (conformance/scenarios.json) on every path: the Swift core with plans
+# on and off, the C ABI plain, with TETHER_NO_PLANS=1 and under ASan+UBSan, Python with plans
+# on and off. Every path compares its trace with the same data.
+test-conformance: test-conformance-swift test-conformance-c test-conformance-python
+
+$(BUILD)/conformance.lines: conformance/scenarios.json conformance/tolines.py
+	mkdir -p $(dir $@)
+	$(PYTHON) conformance/tolines.py $< $@
+
+$(BUILD)/tests/conformance: Tests/conformance/runner.c include/tether.h $(LIB)
+	mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
+
+$(BUILD)/tests-asan/conformance: Tests/conformance/runner.c include/tether.h $(LIB)
+	mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
+
+test-conformance-c: $(BUILD)/conformance.lines $(BUILD)/tests/conformance $(BUILD)/tests-asan/conformance
+	$(BUILD)/tests/conformance $(BUILD)/conformance.lines
+	TETHER_NO_PLANS=1 $(BUILD)/tests/conformance $(BUILD)/conformance.lines
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 \
+	  $(BUILD)/tests-asan/conformance $(BUILD)/conformance.lines
+
+test-conformance-swift:
+	swift test --filter ConformanceTests
+
+test-conformance-python: $(LIB)
+	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests/test_conformance.py
 
 # Every test file runs even when an earlier one fails; the target fails if any did.
 test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
@@ -97,7 +126,7 @@ test-packaging: $(LIB)
 	sh Tests/packaging/check_cmake.sh
 
 test-python: $(LIB) $(CDEF)
-	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests
+	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
