@@ -102,7 +102,8 @@ typedef enum tether_scope {
     TETHER_SCOPE_GRAPH = 0,   /* default: one instance per top-level resolve (lets cycles close) */
     TETHER_SCOPE_TRANSIENT,   /* a new instance every time it is needed, even within one resolve */
     TETHER_SCOPE_SINGLETON,   /* one instance, cached in the registering container until reset/free */
-    TETHER_SCOPE_WEAK         /* shared while anyone (handle, edge) still holds it strongly */
+    TETHER_SCOPE_WEAK,        /* shared while anyone (handle, edge) still holds it strongly */
+    TETHER_SCOPE_CONTAINER    /* one per container resolved from (a request's child), until it is freed */
 } tether_scope;
 
 /** The kinds of factory parameter (slot) and of runtime argument. */
@@ -186,9 +187,11 @@ typedef struct tether_value {
 tether_status tether_container_new(tether_container *parent, tether_container **out);
 
 /**
- * Frees a container: its registrations (their handles become stale) and its
- * cached singletons (destroyed now unless a handle or edge holds them; those
- * die with their last holder). Its providers and lazy slots return NULL with
+ * Frees a container: its registrations (their handles become stale) and what
+ * it caches (singletons, values, CONTAINER-scoped instances: let go of last
+ * made first, so dependents die before their dependencies; each destroyed now
+ * unless a handle or edge holds it, then with its last holder; every
+ * destructor runs once). Its providers and lazy slots return NULL with
  * TETHER_E_INVALID_HANDLE from now on.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already freed);
  *         TETHER_E_INVALID_ARGUMENT if child containers of `c` still exist
@@ -199,6 +202,26 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * singleton that was cached or create instances, which are then not cached.
  */
 tether_status tether_container_free(tether_container *c);
+
+/**
+ * Declares `key` a value child containers provide (a request's, say): validate
+ * counts it as registered; a resolve needing it where no container on the way
+ * provides it fails with TETHER_E_NOT_FOUND naming it (a SINGLETON's dependencies
+ * come from its own container: it cannot take a child's value). Replaces as tether_register.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key). Thread-safe.
+ */
+tether_status tether_declare_value(tether_container *c, const char *key);
+
+/**
+ * Registers `instance` as `key`'s in `c`, no factory: resolves from `c` (and its
+ * children) get it, parents' registrations included. Kept (tether_reset leaves
+ * it) until `c` is freed or `key` registered again in `c`; then `drop(instance,
+ * context)` (nullable) runs once nothing holds it. On failure `drop` is not run.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty
+ *         key, NULL instance). Thread-safe.
+ */
+tether_status tether_provide_value(tether_container *c, const char *key, void *instance,
+                                   tether_drop_fn drop, void *context);
 
 /* ---- Registrations --------------------------------------------------------- */
 
@@ -288,8 +311,7 @@ typedef struct tether_registration_options {
     size_t callback_count;
 } tether_registration_options;
 #define TETHER_OPTIONS_CALLBACKS 2u
-/** Superseded by tether_register_with: the same with the struct above (plus
-    TETHER_E_INVALID_ARGUMENT for a NULL completions[i]). Thread-safe. */
+/** Superseded by tether_register_with: the same with the struct above. Thread-safe. */
 tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
                                  const tether_param *params, size_t param_count,
                                  const tether_registration_options *options, tether_registration **out);
@@ -358,8 +380,7 @@ tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 /**
  * Sets the scope of instances made by `r`; drops what it cached (handles stay valid).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
- *         TETHER_E_INVALID_ARGUMENT (scope outside the enum).
- * Thread-safe.
+ *         TETHER_E_INVALID_ARGUMENT (scope outside the enum). Thread-safe.
  */
 tether_status tether_set_scope(tether_registration *r, tether_scope scope);
 
@@ -452,11 +473,9 @@ tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);
 
 /**
- * Interns `key` (without registering it) into an id for tether_resolve_key,
- * which skips string hashing. Ids are process-wide and valid for its life.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`);
- *         TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL out).
- * Thread-safe.
+ * Interns `key` (not registering it) into an id for tether_resolve_key, which
+ * skips string hashing. Ids are process-wide and valid for its life. Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL out).
  */
 tether_status tether_intern(tether_container *c, const char *key, uint32_t *out);
 
@@ -480,26 +499,21 @@ tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
  */
 void *tether_ref_get(const tether_ref *ref);
 
-/**
- * A second strong handle to the same instance; you own it.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out).
- * Thread-safe.
- */
+/** A second strong handle to the same instance; you own it. Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out). */
 tether_status tether_ref_clone(tether_ref *ref, tether_ref **out);
 
 /**
  * Releases a strong handle. The last strong reference runs the destructor now,
- * once, then releases the instance's edges (dependents die first).
+ * once, then releases the instance's edges: dependents die first, dependencies
+ * in the reverse of the order they were made.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a strong handle).
  * Thread-safe.
  */
 tether_status tether_ref_release(tether_ref *ref);
 
-/**
- * A weak handle (yours: tether_weak_release) to `ref`'s instance, not keeping it alive.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out).
- * Thread-safe.
- */
+/** A weak handle (yours: tether_weak_release) to `ref`'s instance, not keeping it alive. Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out). */
 tether_status tether_ref_downgrade(tether_ref *ref, tether_weak **out);
 
 /**
@@ -576,8 +590,9 @@ tether_status tether_provider_free(tether_provider p);
 /* ---- Caches, validation, pictures ------------------------------------------ */
 
 /**
- * Empties `c`'s cache of `scope` (not its parents'): singletons are released
- * (destroyed unless held), weak-scope instances forgotten. GRAPH, TRANSIENT: no-op.
+ * Empties `c`'s cache of `scope` (not its parents'), last made first: singletons
+ * and CONTAINER-scoped instances are released (destroyed unless held), weak-scope
+ * instances forgotten; values stay. GRAPH, TRANSIENT: no-op.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
  * Thread-safe.
  */

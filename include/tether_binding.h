@@ -260,8 +260,10 @@ typedef enum tether_fix {
     TETHER_FIX_WEAK_TARGET,  /* the same for a declared completion target: declare it weak */
     TETHER_FIX_FACTORY,      /* the factory of `key` failed (`reason`) while resolving `path` */
     TETHER_FIX_CALLBACK,     /* completion callback #`callback` of `callback_of` failed (`reason`) */
-    TETHER_FIX_RECURSION     /* resolves of `key` nested too deep on one thread: break the loop
+    TETHER_FIX_RECURSION,    /* resolves of `key` nested too deep on one thread: break the loop
                                 with a completion callback */
+    TETHER_FIX_PROVIDE_VALUE /* `key` is a declared value (tether_declare_value) that no container
+                                on the way provides (`path` needed it): provide it in a child */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */

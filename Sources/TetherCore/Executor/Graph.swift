@@ -39,8 +39,9 @@ final class Graph {
     private var queueHead = 0
     /// The resolver of the last completion callback, for the next one.
     private var spareResolver: Resolver?
-    /// Shared-scope instances to publish when the graph succeeds.
-    private var pendingShared: [(Registration, Instance)] = []
+    /// Shared-scope instances to publish when the graph succeeds (with the
+    /// container that caches a container-scoped one).
+    private var pendingShared: [(Registration, Instance, Container?)] = []
     private var holdsCreationLock = false
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
@@ -240,7 +241,7 @@ final class Graph {
                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Int {
         let root = Unmanaged.passUnretained(rootRegistration)
         let rootSpec = rootRegistration.specReference
-        if let found = try existing(root, rootSpec, key: rootRegistration.key) { return found }
+        if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .passUnretained(container)) { return found }
         let floor = frames.count
         push(root, rootSpec, from: .passUnretained(container))
         do throws(TetherError) {
@@ -266,7 +267,7 @@ final class Graph {
                                           ErrorParts(.register, key: key, path: path))
                     }
                     let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
-                    if let found = try existing(dep, spec, key: key) {
+                    if let found = try existing(dep, spec, key: key, in: lookup) {
                         attach(found, to: top)
                     } else {
                         guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
@@ -333,9 +334,10 @@ final class Graph {
     }
 
     /// The index in `alive` of the instance of `registration` this graph already
-    /// has or a cache holds; nil when it must be built. A request for one under
-    /// construction is a cycle.
-    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key) throws(TetherError) -> Int? {
+    /// has or a cache holds (a container-scoped one: `lookup`'s); nil when it
+    /// must be built. A request for one under construction is a cycle.
+    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key,
+                          in lookup: Unmanaged<Container>) throws(TetherError) -> Int? {
         let state = table.state(registration)
         if state == GraphTable.constructing {
             let path = path
@@ -351,8 +353,9 @@ final class Graph {
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
-        var found = cache.cached(scope)
-        if found == nil { found = try lockForCreation(cache, scope) }
+        let container = lookup.takeUnretainedValue()
+        var found = cache.cached(scope, in: container)
+        if found == nil { found = try lockForCreation(cache, scope, in: container) }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit.pointer) }
             let index = alive.append(.passRetained(hit))
@@ -365,7 +368,7 @@ final class Graph {
     /// Takes the creation lock (once per graph) and looks again: another thread may
     /// have published meanwhile, or an outer graph of this thread may be building it.
     /// In no-wait mode (`WaitMode`) a lock held by another thread fails the graph instead.
-    private func lockForCreation(_ registration: Registration, _ scope: Scope) throws(TetherError) -> Instance? {
+    private func lockForCreation(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Instance? {
         if !holdsCreationLock {
             let state = Unmanaged<ThreadState>.fromOpaque(thread)
             if state._withUnsafeGuaranteedRef({ $0.noWait }) {
@@ -378,7 +381,8 @@ final class Graph {
             }
             holdsCreationLock = true
         }
-        return registration.cached(scope) ?? CreationLock.shared.pending[ObjectIdentifier(registration)]
+        return registration.cached(scope, in: container)
+            ?? CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)]
     }
 
     /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.
@@ -501,6 +505,12 @@ final class Graph {
 
     /// The error of a factory that failed while the frames of `path` (root first) were open.
     static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
+        if let target = failure.target {  // a declared value no container provides, or one let go of (`Values.swift`)
+            var parts = target.parts
+            parts.path = Array(path.dropLast())
+            let message = path.count > 1 ? "\(target.message) (needed by \(pathText(parts.path)))" : target.message
+            return TetherError(target.code, message, parts.fix == .none ? nil : parts)
+        }
         let parts = ErrorParts(.factory, key: registration.key, path: path,
                                reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
         var message = "factory for \(registration.key.quoted) returned NULL"
@@ -528,8 +538,9 @@ final class Graph {
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
-            pendingShared.append((registration, instance))
-            CreationLock.shared.pending[ObjectIdentifier(registration)] = instance
+            let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
+            pendingShared.append((registration, instance, cache))
+            CreationLock.shared.pending[.init(registration, cache)] = instance
         }
         if completes {
             queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
@@ -604,9 +615,9 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance) in pendingShared {
-                registration.publish(instance)
-                CreationLock.shared.pending[ObjectIdentifier(registration)] = nil
+            for (registration, instance, container) in pendingShared {
+                if let container { container.publishScoped(registration, instance) } else { registration.publish(instance) }
+                CreationLock.shared.pending[.init(registration, container)] = nil
             }
             pendingShared.removeAll(keepingCapacity: true)
         }
@@ -614,7 +625,7 @@ final class Graph {
     }
 
     private func abort() {
-        for (registration, _) in pendingShared { CreationLock.shared.pending[ObjectIdentifier(registration)] = nil }
+        for (registration, _, container) in pendingShared { CreationLock.shared.pending[.init(registration, container)] = nil }
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         releaseCreationLock()
         // Dropping the graph's references destroys what it created, each once;

@@ -95,18 +95,18 @@ struct InstanceBlock {
                 let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1])!)
                 let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
                 spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
-                // Draining already: its edges are queued, in edge order.
-                for e in entries(at: at + 3).reversed() { state.pendingRelease.append(e) }
+                // Draining already: its edges are queued, popped last edge first.
+                for e in entries(at: at + 3) { state.pendingRelease.append(e) }
             }
             if state.draining {
                 let base = state.pendingRelease.count
-                for e in root.reversed() { state.pendingRelease.append(e) }
+                for e in root { state.pendingRelease.append(e) }
                 if let late { state.pendingLate.append(late) }
                 while state.pendingRelease.count > base { step(state.pendingRelease.removeLast()) }
             } else {
                 state.draining = true
-                for e in root { step(e) }
-                _ = consume late
+                for e in root { state.pendingRelease.append(e) }
+                if let late { state.pendingLate.append(late) }
                 ReleaseQueue.drain(state, step)
                 state.draining = false
             }

@@ -12,6 +12,13 @@ public final class Container: @unchecked Sendable {
         var retired: [Registration] = []
         var children = 0
         var isClosed = false
+        /// Container-scoped instances made by resolves from here, by registration.
+        var scoped: [ObjectIdentifier: ScopedEntry] = [:]
+    }
+    private struct ScopedEntry {
+        let registration: Registration
+        let instance: Instance
+        let sequence: UInt64
     }
     private let state = Mutex(State())
     @usableFromInline let table = RegistrationTable()
@@ -153,7 +160,9 @@ public final class Container: @unchecked Sendable {
             return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
-        drop(replaced?.retire().map { [$0] } ?? [])
+        var dropped = replaced?.retire().map { [$0] } ?? []
+        if let replaced { dropped += takeScoped { $0 === replaced } }
+        drop(dropped)
         return (registration, replaced)
     }
 
@@ -232,7 +241,7 @@ public final class Container: @unchecked Sendable {
             do throws(TetherError) {
                 try Graph.checkArguments(registration, arguments)
                 let scope = registration.specReference._withUnsafeGuaranteedRef { $0.scope }
-                if let hit = registration.cached(scope) { return .success(.passRetained(hit)) }
+                if let hit = registration.cached(scope, in: self) { return .success(.passRetained(hit)) }
                 return .success(try Graph.resolve(registration, from: self, arguments: arguments))
             } catch {
                 return .failure(error)
@@ -308,13 +317,44 @@ public final class Container: @unchecked Sendable {
         if registration.hasArguments {
             return TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments: resolve(_:arguments:) gives its instance")
         }
-        return TetherError(.invalidArgument, "\(key.quoted) has the weak scope, which shares its instance while something holds it: resolve(_:) gives the instance to hold")
+        return TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope, whose cache holds instances, not bare objects: resolve(_:) gives the instance to hold")
     }
 
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
+        if scope == .container { return drop(takeScoped { _ in true }) }
         let registrations = state.withLock { _ in table.all() }
         drop(registrations.compactMap { $0.reset(scope) })
+    }
+
+    /// The container-scoped instance of `registration` resolves from here made, if any.
+    func scopedInstance(of registration: Registration) -> Instance? {
+        state.withLock { $0.scoped[ObjectIdentifier(registration)]?.instance }
+    }
+
+    /// Caches `instance`, made by a graph resolved from here; false (not cached)
+    /// once this container is closed or the registration replaced or rescoped.
+    @discardableResult
+    func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
+        guard registration.isLive, registration.spec.scope == .container else { return false }
+        return state.withLock { s in
+            guard !s.isClosed else { return false }
+            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: registration, instance: instance,
+                                                                   sequence: CreationSequence.next())
+            return true
+        }
+    }
+
+    /// Removes the container-scoped instances of the registrations `matching` picks, for `drop`.
+    private func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
+        state.withLock { s in
+            var taken: [Dropped] = []
+            for (id, entry) in s.scoped where matching(entry.registration) {
+                taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
+                s.scoped[id] = nil
+            }
+            return taken
+        }
     }
 
     /// Frees the container: registrations retired (and returned), caches
@@ -336,7 +376,7 @@ public final class Container: @unchecked Sendable {
         }
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
-        drop(registrations.compactMap { $0.retire() })
+        drop(registrations.compactMap { $0.retire() } + takeScoped { _ in true })
         if let tracer = traceState.withLock({ $0 }) {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
             tracer.set(nil)
@@ -362,11 +402,18 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Releases what caches let go of, after the bridge took over the loans of
-    /// what was lent (`SingletonLoan`).
+    /// what was lent (`SingletonLoan`), one at a time, last-made first: an
+    /// instance made later may depend on one made earlier, never the reverse
+    /// (its edges keep its dependencies meanwhile; unrelated ones go in that order too).
     func drop(_ dropped: consuming [Dropped]) {
         guard !dropped.isEmpty else { return }
-        bridge.unpublishBarrier()  // before reading `isLent`
-        let lent = dropped.filter(\.slot.isLent).map(\.instance)
-        if !lent.isEmpty { bridge.recall(lent) }
+        var dropped = dropped
+        if dropped.contains(where: { $0.slot != nil }) {
+            bridge.unpublishBarrier()  // before reading `isLent`
+            let lent = dropped.filter { $0.slot?.isLent == true }.map(\.instance)
+            if !lent.isEmpty { bridge.recall(lent) }
+        }
+        if dropped.count > 1 { dropped.sort { $0.sequence < $1.sequence } }
+        while let last = dropped.popLast() { _ = consume last }
     }
 }

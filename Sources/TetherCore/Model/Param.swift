@@ -8,6 +8,9 @@ public enum Scope: Int32, Sendable, CaseIterable {
     case singleton
     /// Shared while anything still holds it strongly.
     case weak
+    /// One instance per resolving container, shared by its resolves and let go
+    /// of when that container closes (a request's child gets its own).
+    case container
 
     public var name: String {
         switch self {
@@ -15,14 +18,15 @@ public enum Scope: Int32, Sendable, CaseIterable {
         case .transient: "transient"
         case .singleton: "singleton"
         case .weak: "weak"
+        case .container: "container"
         }
     }
 
-    /// Singleton and weak instances are shared between resolves.
+    /// Singleton, weak and container instances are shared between resolves.
     var isShared: Bool {
         @inline(__always) get {
             switch self {
-            case .singleton, .weak: true
+            case .singleton, .weak, .container: true
             case .graph, .transient: false
             }
         }

@@ -258,6 +258,12 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// `cached(_:)`, with the container-scoped instance `container` holds.
+    @inline(__always)
+    func cached(_ scope: Scope, in container: Container) -> Instance? {
+        scope == .container ? container.scopedInstance(of: self) : cached(scope)
+    }
+
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
@@ -295,7 +301,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
-        lock.withSpinLock { spec.scope == scope ? clearCaches() : nil }
+        lock.withSpinLock { spec.scope == scope && !isValue ? clearCaches() : nil }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
@@ -320,7 +326,7 @@ public final class Registration: @unchecked Sendable {
         guard address != 0 else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
         let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
-        return slot.takeStrong().map { Dropped(instance: $0, slot: slot) }
+        return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 
     /// `singletonLoan()`, unless resolves must pass runtime arguments.
@@ -377,6 +383,8 @@ final class SingletonSlot: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawPointer
     /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
     @usableFromInline let lent = Atomic<Bool>(false)
+    /// When it was published (`CreationSequence`).
+    let sequence = CreationSequence.next()
 
     init(_ instance: Instance) {
         weak = instance.weakRef
@@ -442,9 +450,10 @@ public struct SingletonLoan {
     }
 }
 
-/// An instance a registration's cache let go of; `Container.drop` has its
-/// loans taken over, if it was lent, then releases it (outside locks).
+/// An instance a cache let go of; `Container.drop` has its loans taken over,
+/// if it was a lent singleton, then releases it (outside locks), last-made first.
 struct Dropped {
     let instance: Instance
-    let slot: SingletonSlot
+    let slot: SingletonSlot?
+    let sequence: UInt64
 }

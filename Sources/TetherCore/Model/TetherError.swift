@@ -66,6 +66,8 @@ public struct ErrorParts: Sendable {
         case callback
         /// Resolves of `key` nested too deep on one thread: a factory keeps resolving itself.
         case recursion
+        /// `key` is a declared value (`Container.declareValue`) no container on the way provides; `path` needed it.
+        case provideValue
     }
 
     public var fix: Fix = .none

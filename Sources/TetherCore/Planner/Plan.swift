@@ -192,6 +192,8 @@ final class Plan: @unchecked Sendable {
             let id = ObjectIdentifier(r)
             if let step = stepOf[id] { return step }
             let spec = r.spec
+            // Per-container caches and declared values: `Graph` resolves them (and reports a missing value).
+            guard spec.scope != .container, !r.isDeclaredValue else { return nil }
             if spec.scope.isShared {
                 return add(Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1), id)

@@ -14,9 +14,19 @@ import Darwin
 final class CreationLock: @unchecked Sendable {
     static let shared = CreationLock()
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Shared instances created but not yet published, by registration (so a
-    /// nested resolve on the holding thread reuses them). Only the holder touches it.
-    var pending: [ObjectIdentifier: Instance] = [:]
+    /// Shared instances created but not yet published, by registration and, for
+    /// the container scope, the container caching it (so a nested resolve on the
+    /// holding thread reuses them). Only the holder touches it.
+    var pending: [PendingKey: Instance] = [:]
+
+    struct PendingKey: Hashable {
+        let registration: ObjectIdentifier
+        let container: ObjectIdentifier?
+        init(_ registration: Registration, _ container: Container?) {
+            self.registration = ObjectIdentifier(registration)
+            self.container = container.map(ObjectIdentifier.init)
+        }
+    }
 
     private init() {
         mutex = .allocate(capacity: 1)

@@ -2,9 +2,10 @@
 /// instead of releasing them in place. The outermost release on the thread
 /// releases them directly; a release nested in it (a deinit that this caused)
 /// only queues its edges, and the outermost one drains the queue in a loop.
-/// Destruction order is unchanged (a dependent's destructor has run before its
-/// edges are handed over; siblings go in edge order), but the stack depth no
-/// longer grows with the length of a dependency chain.
+/// Destruction order: a dependent's destructor has run before its edges are
+/// handed over, and its dependencies go last edge first, each with what only it
+/// held before the next (depth first): the reverse of the order a graph made
+/// them in. The stack depth does not grow with the length of a dependency chain.
 enum ReleaseQueue {
     /// Releases one reference to each of `targets`, then the edges in `late`.
     static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: LateEdges?) {
@@ -13,15 +14,11 @@ enum ReleaseQueue {
 
     private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
-        if state.draining {
-            // Reversed, so popping releases them in edge order.
-            for target in targets.reversed() { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
-            if let late = consume late { state.pendingLate.append(late) }
-            return
-        }
+        // Popping releases them last edge first.
+        for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
+        if let late = consume late { state.pendingLate.append(late) }
+        if state.draining { return }
         state.draining = true
-        for target in targets { target.release() }
-        _ = consume late
         drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
         state.draining = false
     }

@@ -1,0 +1,71 @@
+import Synchronization
+
+/// The factory of a key a container declares (`Container.declareValue`) and
+/// whose instance child containers provide (`Container.provideValue`): reached
+/// where no container provides it, it fails with `.notFound`.
+final class DeclaredValueFactory: Factory {
+    let key: Key
+    init(key: Key) { self.key = key }
+
+    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+        throw CallbackFailure(target: TetherError(.notFound,
+            "no value for \(key.quoted): it is a declared value key, which no container on the way provides; provide it in a child container (tether_provide_value) and resolve from that child",
+            ErrorParts(.provideValue, key: key)))
+    }
+}
+
+/// The factory of a provided value: never called while the value is cached
+/// (from registration until its container closes or the key is re-registered);
+/// a resolve that still reaches it afterwards fails instead of wrapping the
+/// pointer a second time (which would run its destructor twice).
+final class ValueFactory: Factory {
+    let key: Key
+    init(key: Key) { self.key = key }
+
+    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+        throw CallbackFailure(target: TetherError(.invalidHandle,
+            "the value of \(key.quoted) was let go of (its container was freed or the key re-registered)"))
+    }
+}
+
+/// The order instances entered a container's cache (singletons, values,
+/// container-scoped instances): a container lets go of them last-made first.
+enum CreationSequence {
+    static let counter = Atomic<UInt64>(0)
+    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
+}
+
+extension Container {
+    /// Declares `key` as a value each child container provides: resolving it
+    /// where none does fails with `.notFound`; `validate` counts it as present.
+    @discardableResult
+    public func declareValue(_ key: Key) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        try register(key, params: [], factory: DeclaredValueFactory(key: key))
+    }
+
+    /// Provides `pointer` as the instance of `key` in this container, with no
+    /// factory call: cached like a singleton (a reset leaves it) until the
+    /// container closes or `key` is registered again here, then `destructor`
+    /// runs once, when the last holder lets go of it.
+    @discardableResult
+    public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
+                             destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        return try register(key, params: [], factory: ValueFactory(key: key)) { registration in
+            registration.setScope(.singleton)
+            registration.setContext(context, destructor: destructor, defersDrop: defersDrop)
+            let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
+                                         reference: { _ in fatalError("a value has no dependencies") })
+            registration.publish(instance.takeUnretainedValue())
+            instance.release()  // the cache keeps it
+        }
+    }
+}
+
+extension Registration {
+    /// A provided value (`Container.provideValue`): not a cache, so resets keep it.
+    var isValue: Bool { factory is ValueFactory }
+    /// A declared value key (`Container.declareValue`).
+    public var isDeclaredValue: Bool { factory is DeclaredValueFactory }
+}
