@@ -19,7 +19,7 @@ import TetherCore
             #expect(fx.tracker.made(leaf) == 1 && fx.tracker.dropped(leaf) == 0, "the graph ended: only Root's edge holds \(leaf)")
         }
         root = nil
-        #expect(fx.tracker.events("drop ") == ["drop Root"] + leaves.map { "drop \($0)" }, "Root first, then its edges in order")
+        #expect(fx.tracker.events("drop ") == ["drop Root"] + leaves.reversed().map { "drop \($0)" }, "Root first, then its edges last first (reverse creation order)")
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 

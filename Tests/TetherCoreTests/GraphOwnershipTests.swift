@@ -24,7 +24,7 @@ import TetherCore
         #expect(fx.tracker.made("D") == 1 && fx.tracker.dropped("D") == 0)
         #expect(fx.tracker.events("drop ").isEmpty, "the caller's handle holds the whole graph")
         a = nil
-        #expect(fx.tracker.events("drop ") == ["drop A", "drop B", "drop C", "drop D"])
+        #expect(fx.tracker.events("drop ") == ["drop A", "drop C", "drop B", "drop D"], "reverse creation order")
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
