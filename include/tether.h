@@ -491,12 +491,8 @@ tether_status tether_resolve_key_args(tether_container *c, uint32_t key,
 
 /* ---- Strong and weak handles ----------------------------------------------- */
 
-/**
- * The instance a strong handle holds, valid while any strong reference to it exists.
- * @return the instance; NULL if `ref` is not a live strong handle
- *         (tether_last_status() is then TETHER_E_INVALID_HANDLE).
- * Thread-safe.
- */
+/** The instance a strong handle holds, valid while any strong reference to it exists. Thread-safe.
+ * @return the instance; NULL + TETHER_E_INVALID_HANDLE if `ref` is not a live strong handle. */
 void *tether_ref_get(const tether_ref *ref);
 
 /** A second strong handle to the same instance; you own it. Thread-safe.
@@ -516,12 +512,9 @@ tether_status tether_ref_release(tether_ref *ref);
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out). */
 tether_status tether_ref_downgrade(tether_ref *ref, tether_weak **out);
 
-/**
- * Upgrades a weak handle to a new strong handle (you own it).
+/** Upgrades a weak handle to a new strong handle (you own it). Thread-safe.
  * @return TETHER_OK; TETHER_E_EXPIRED if the instance is gone (`*out` = NULL);
- *         TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out).
- * Thread-safe.
- */
+ *         TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out). */
 tether_status tether_weak_upgrade(tether_weak *w, tether_ref **out);
 
 /**
@@ -533,12 +526,9 @@ tether_status tether_weak_upgrade(tether_weak *w, tether_ref **out);
  */
 void *tether_weak_get(tether_weak *w, tether_ref **keep);
 
-/**
- * Releases a weak handle (from tether_ref_downgrade, a TETHER_PARAM_WEAK slot
- * or tether_resolver_get_weak). Never runs a destructor.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a weak handle).
- * Thread-safe.
- */
+/** Releases a weak handle (from tether_ref_downgrade, a WEAK slot or
+ * tether_resolver_get_weak). Never runs a destructor. Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a weak handle). */
 tether_status tether_weak_release(tether_weak *w);
 
 /* ---- Inside callbacks ------------------------------------------------------ */
@@ -579,12 +569,9 @@ tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, teth
  */
 tether_status tether_make_provider(tether_container *c, const char *key, tether_provider *out);
 
-/**
- * Frees a provider made by tether_make_provider and releases what it holds.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE if `p` is not a live provider
- *         from tether_make_provider (lazy slots' providers are freed with
- *         their instance and are refused here).
- */
+/** Frees a provider made by tether_make_provider and releases what it holds.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE if `p` is not a live provider from
+ *         tether_make_provider (lazy slots' providers go with their instance). */
 tether_status tether_provider_free(tether_provider p);
 
 /* ---- Caches, validation, pictures ------------------------------------------ */

@@ -45,7 +45,7 @@ static void declared_value_is_valid_but_missing_until_provided(void) {
     CHECK_STATUS(tether_resolve(root, "Req", &r), TETHER_E_NOT_FOUND);
     CHECK(r == NULL);
     CHECK_ERROR_HAS("no value for \"Req\"");
-    CHECK_ERROR_HAS("provide it in a child container (tether_provide_value)");
+    CHECK_ERROR_HAS("provide it in a child container and resolve from that child");
     CHECK_STATUS(tether_resolve(root, "Handler", &r), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("no value for \"Req\"");
     CHECK_ERROR_HAS("(needed by \"Handler\")");

@@ -9,7 +9,7 @@ final class DeclaredValueFactory: Factory {
 
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         throw CallbackFailure(target: TetherError(.notFound,
-            "no value for \(key.quoted): it is a declared value key, which no container on the way provides; provide it in a child container (tether_provide_value) and resolve from that child",
+            "no value for \(key.quoted): it is a declared value key, which no container on the way provides; provide it in a child container and resolve from that child",
             ErrorParts(.provideValue, key: key)))
     }
 }

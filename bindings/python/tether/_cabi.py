@@ -223,6 +223,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),
+    "tether_declare_value": (_status, [_p, c_char_p]),
+    "tether_provide_value": (_status, [_p, c_char_p, _p, _p, _p]),
     "tether_validate": (_status, [_p]),
     "tether_export_dot": (_status, [_p, _pp]),
     "tether_string_free": (None, [_p]),

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import collections.abc
 import ctypes
 import operator
 import threading
+import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
-from typing import Any, Callable, Sequence, TypeVar, Union, overload
+from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, executor, messages, native_refs, object_table, singleton_hits, tracing
+from . import _loader, _state, executor, messages, native_refs, object_table, singleton_hits, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
-from .errors import InvalidArgumentError, InvalidHandleError, TetherError, error_for
+from .errors import InvalidArgumentError, InvalidHandleError, TeardownError, TetherError, error_for
 from .markers import Key, encode_key, key_name
 from .messages import last_message
 from .registration import Registration
@@ -48,6 +50,7 @@ _BUSY = executor.BUSY
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
+_DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
 #: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or singleton
 #: hit (see singleton_hits) or None).
 #: Its fourth item: a singleton hit of a container without parents, inlined in ``resolve`` (the
@@ -61,8 +64,26 @@ def _check_scope(scope: object) -> Scope:
     if isinstance(scope, int) and not isinstance(scope, bool):
         if scope in Scope._value2member_map_:
             return Scope(scope)
-        raise ValueError(f"scope {scope} is not a tether.Scope (GRAPH, TRANSIENT, SINGLETON, WEAK)")
+        raise ValueError(f"scope {scope} is not a tether.Scope (GRAPH, TRANSIENT, SINGLETON, WEAK, CONTAINER)")
     raise TypeError(f"scope must be a tether.Scope, not {type(scope).__name__}")
+
+
+def _returned_class(fn: Any) -> type | None:
+    """The class a factory function's return annotation names: ``-> Db``, or the item of
+    ``-> Iterator[Db]`` / ``Generator[Db, ...]`` (a generator factory)."""
+    returns = getattr(fn, "__annotations__", {}).get("return")
+    if isinstance(returns, str):
+        try:
+            returns = typing.get_type_hints(fn).get("return")
+        except Exception:
+            return None
+    if isinstance(returns, type):
+        return returns
+    origin = typing.get_origin(returns)
+    if origin in (collections.abc.Iterator, collections.abc.Generator, collections.abc.Iterable):
+        item = typing.get_args(returns)[0] if typing.get_args(returns) else None
+        return item if isinstance(item, type) else None
+    return None
 
 
 def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
@@ -83,9 +104,11 @@ class Container:
     for C code that registers into or resolves from the same container.
     """
 
-    def __init__(self, parent: Container | None = None) -> None:
+    def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None) -> None:
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
+        if values is not None and not isinstance(values, Mapping):
+            raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
         self._lookups: dict[object, Entry] = {}
@@ -128,6 +151,13 @@ class Container:
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
+        if values:
+            try:
+                for key, obj in values.items():
+                    self.provide_value(key, obj)
+            except BaseException:
+                self._close_quietly()
+                raise
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -226,10 +256,16 @@ class Container:
         return self._closed
 
     def close(self) -> None:
-        """Frees the container: cached singletons are released, registrations forgotten.
+        """Frees the container: what it caches (singletons, values, CONTAINER-scoped instances) is
+        released, registrations forgotten, and the teardowns of what the library lets go of run.
 
-        Instances still held (by Python, handles or edges) live on. Idempotent. Raises
-        ``InvalidArgumentError`` while child containers are open (close them first).
+        The library decides the order: last made first, so dependents before their dependencies
+        (within a graph, the reverse of creation order; a cycle's members in the reverse order of
+        their completion). Each teardown runs exactly once, every one even if some fail; their
+        failures come out together as ``TeardownError`` (``.exceptions``), once the container is
+        closed. Instances still held (by Python, handles or edges) live on, and are torn down when
+        the library lets go of them. Idempotent. Raises ``InvalidArgumentError`` while child
+        containers are open (close them first).
         """
         if self._closed:
             return
@@ -246,8 +282,10 @@ class Container:
         self._child_arg_builds.clear()
         self._prepared.clear()
         self._confirmed.clear()
+        failed: list[Exception] = []
         if self._handle is not None:  # a child that never needed one has no C container
-            status = self._api.tether_container_free(self._handle)
+            with teardown.gathering() as failed:
+                status = self._api.tether_container_free(self._handle)
             if status != OK:
                 raise error_for(status, last_message(self._api))
         self._handle = self._handle_arg = None
@@ -262,6 +300,8 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
+        if failed:
+            raise TeardownError(failed)
 
     def _close_quietly(self) -> None:
         try:
@@ -289,16 +329,19 @@ class Container:
 
     @overload
     def register(self, key_or_class: type[T], factory: None = None, *, deps: Sequence[object] = (),
-                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> type[T]: ...
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
+                 close: Callable[[Any], Any] | None = None) -> type[T]: ...
     @overload
     def register(self, key_or_class: Key, factory: F, *, deps: Sequence[object] = (),
-                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> F: ...
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
+                 close: Callable[[Any], Any] | None = None) -> F: ...
     @overload
     def register(self, key_or_class: str = ..., factory: None = None, *, deps: Sequence[object] = (),
-                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None) -> Callable[[F], F]: ...
+                 scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
+                 close: Callable[[Any], Any] | None = None) -> Callable[[F], F]: ...
 
     def register(self, key_or_class: Any = _UNSET, factory: Any = None, *, deps: Sequence[object] = (),
-                 scope: Scope = Scope.GRAPH, on_complete: Any = None) -> Any:
+                 scope: Scope = Scope.GRAPH, on_complete: Any = None, close: Any = None) -> Any:
         """Registers a factory (or a class, autowired) under a key; also a decorator.
 
         - ``register("K", factory, deps=[...])``: ``factory(*deps)`` makes K's instances.
@@ -311,6 +354,9 @@ class Container:
           (``fn(instance, *targets)``, targets declared: see ``tether.completion``), or a list of
           them, run in that order after every factory of the resolve returned (where cycles are
           closed: ``r.get(K)``, ``r.weak(K)``, or a declared ``tether.weak(K)``).
+        - Teardown: a generator factory yields its instance, and its code after ``yield`` runs when
+          the library lets go of that instance; ``close=fn`` runs ``fn(instance)`` then, for any
+          factory (see ``close()`` for when and in what order).
         Re-registering a key replaces the registration. Wrong use raises TypeError/ValueError here.
         """
         checked_scope = _check_scope(scope)
@@ -318,24 +364,25 @@ class Container:
             key = key_or_class
 
             def decorate(target: Any) -> Any:
-                self._register_target(target if key is _UNSET else key, target, deps, checked_scope, on_complete)
+                self._register_target(target if key is _UNSET else key, target, deps, checked_scope, on_complete, close)
                 return target
 
             return decorate
         if factory is None:
-            self._register_target(key_or_class, key_or_class, deps, checked_scope, on_complete)
+            self._register_target(key_or_class, key_or_class, deps, checked_scope, on_complete, close)
             return key_or_class
-        self._register(key_or_class, factory, deps, checked_scope, on_complete)
+        self._register(key_or_class, factory, deps, checked_scope, on_complete, close)
         return factory
 
-    def _register_target(self, key: Any, target: Any, deps: Sequence[object], scope: Scope, on_complete: Any) -> None:
+    def _register_target(self, key: Any, target: Any, deps: Sequence[object], scope: Scope, on_complete: Any,
+                         close: Any) -> None:
         if isinstance(key, type) or isinstance(key, str):
-            self._register(key, target, deps, scope, on_complete)
+            self._register(key, target, deps, scope, on_complete, close)
             return
         if callable(key):  # a decorated function: its return annotation names the key
-            returns = getattr(key, "__annotations__", {}).get("return")
-            if isinstance(returns, type):
-                self._register(returns, key, deps, scope, on_complete)
+            returns = _returned_class(key)
+            if returns is not None:
+                self._register(returns, key, deps, scope, on_complete, close)
                 return
             raise TypeError(
                 f"register: cannot tell the key of {key!r}; annotate its return type with a class or "
@@ -343,22 +390,64 @@ class Container:
             )
         raise TypeError(f"register: a key is a non-empty str or a class, not {type(key).__name__}")
 
-    def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any) -> None:
+    def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any,
+                  close: Any = None) -> None:
         name = key_name(key)
         what = f"register({name!r})"
         if not callable(factory):
             raise TypeError(f"{what}: the factory must be callable, not {type(factory).__name__}")
         callbacks = _check_callbacks(on_complete, what)
         plan = from_deps(deps, factory, what) if deps else infer(factory, what)
-        reg = Registration(self, name, factory, plan, scope)
+        with_teardown = teardown.wrap(name, factory, close)
+        if with_teardown is not None and scope == Scope.WEAK:
+            raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown to "
+                            f"a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
+        reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
+                           has_teardown=with_teardown is not None)
         reg.install(self.handle, callbacks)
         old = self._regs.get(reg.raw)
         self._regs[reg.raw] = reg
-        if self._children:  # their lookups may name what it replaces or shadows (a lookup walks up)
+        self._registered(old)
+
+    def register_value(self, key: Key) -> None:
+        """Declares ``key`` a value each child container provides (``Container(parent=self,
+        values={key: obj})``), a request's say: ``validate()`` counts it as registered, and
+        resolving it (or anything needing it) where no container on the way provides it raises
+        ``NotFoundError`` naming it. A SINGLETON's dependencies come from its own container, so it
+        cannot take a child's value: make what needs the value GRAPH or CONTAINER scoped."""
+        raw = encode_key(key)
+        status = self._api.tether_declare_value(self.handle, raw)
+        if status != OK:
+            raise error_for(status, last_message(self._api))
+        self._forget(raw)
+
+    def provide_value(self, key: Key, obj: Any) -> None:
+        """Provides ``obj`` as the instance of ``key`` here, no factory: resolves from this
+        container (and its children) get it, registrations of parents included. Held until the
+        container closes or ``key`` is registered again here; ``values=`` calls this."""
+        if obj is None:
+            raise TypeError(f"provide_value({key_name(key)!r}): a value cannot be None")
+        raw = encode_key(key)
+        handle = self.handle
+        ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
+        status = self._api.tether_provide_value(handle, raw, ptr, _DROP_ADDRESS, None)
+        if status != OK:
+            object_table.release(ptr)
+            raise error_for(status, last_message(self._api))
+        self._forget(raw)
+
+    def _forget(self, raw: bytes) -> None:
+        """A key was registered here by the library's hand: a Python registration of it is replaced."""
+        self._registered(self._regs.pop(raw, None))
+
+    def _registered(self, old: Registration | None) -> None:
+        """After a registration here (replacing ``old``, if not None): lookups that may name what it
+        replaces or shadows are looked up anew, this container's and its children's (a lookup walks up)."""
+        if self._children:
             _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
         self._arg_builds.clear()
-        self._child_lookups.clear()  # they may name what it replaces or shadows
+        self._child_lookups.clear()
         self._child_arg_builds.clear()
         if old is not None:
             old.retire()
@@ -698,7 +787,8 @@ class Container:
     # -- caches, checks, pictures -----------------------------------------------------
 
     def reset(self, scope: Scope) -> None:
-        """Empties this container's cache of ``scope`` (SINGLETON or WEAK; others: nothing happens).
+        """Empties this container's cache of ``scope`` (SINGLETON, WEAK or CONTAINER; others: nothing
+        happens; values stay), tearing down what the library lets go of (see ``close()``).
 
         After ``reset(Scope.WEAK)`` the next resolve makes new weak-scoped instances even while
         Python still holds the old ones.
@@ -710,9 +800,12 @@ class Container:
                 reg.last = reg.published = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
-        status = self._api.tether_reset(handle, int(checked))
+        with teardown.gathering() as failed:
+            status = self._api.tether_reset(handle, int(checked))
         if status != OK:
             raise error_for(status, last_message(self._api))
+        if failed:
+            raise TeardownError(failed)
 
     def validate(self) -> None:
         """Checks the declared graph without running a factory.

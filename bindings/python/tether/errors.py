@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import sys
+from typing import Sequence
 
 
 class Status(enum.IntEnum):
@@ -118,6 +120,41 @@ class BufferTooSmallError(TetherError):
 class FactoryReturnedNone(ValueError):
     """What a Python factory that returned None is taken to have raised (the ``__cause__`` of its
     ``FactoryError``): return the instance, or raise to fail."""
+
+
+def _teardown_message(exceptions: Sequence[BaseException]) -> str:
+    count = len(exceptions)
+    first = exceptions[0] if exceptions else None
+    head = f"{type(first).__name__}: {first}" if first is not None else ""
+    return f"{count} teardown{'s' if count != 1 else ''} failed" + (f" (first: {head})" if head else "")
+
+
+if sys.version_info >= (3, 11):
+
+    class TeardownError(TetherError, ExceptionGroup):  # noqa: F821 (a builtin from 3.11)
+        """Teardowns (generator finalizers, ``close=`` functions) that failed while a container let
+        go of what it made; every other teardown still ran. ``exceptions``: what they raised, in
+        the order they ran. Also an ``ExceptionGroup`` (``except* OSError`` works)."""
+
+        def __new__(cls, exceptions: Sequence[Exception], message: str | None = None) -> TeardownError:
+            return super().__new__(cls, message or _teardown_message(exceptions), list(exceptions))
+
+        def __init__(self, exceptions: Sequence[Exception], message: str | None = None) -> None:
+            pass  # ExceptionGroup's message and exceptions, set by __new__
+
+        def derive(self, excs: Sequence[Exception]) -> TeardownError:
+            return TeardownError(excs, self.message)
+
+else:
+
+    class TeardownError(TetherError):  # type: ignore[no-redef]
+        """Teardowns (generator finalizers, ``close=`` functions) that failed while a container let
+        go of what it made; every other teardown still ran. ``exceptions``: what they raised, in
+        the order they ran."""
+
+        def __init__(self, exceptions: Sequence[Exception], message: str | None = None) -> None:
+            super().__init__(message or _teardown_message(exceptions))
+            self.exceptions = tuple(exceptions)
 
 
 class LibraryNotFoundError(ImportError):

@@ -78,6 +78,7 @@ def _simple(reg: Registration | None, root: bool) -> bool:
         and reg.handle is not None
         and reg.factory is not None
         and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
+        and not reg.has_teardown  # its teardown runs when the library drops it: the library makes it
         and reg.completions is not None
         and not reg.plan.names
         and all(slot.kind == PARAM_DEP or (root and slot.arg in _ARGUMENT_TESTS) for slot in reg.plan.slots)

@@ -18,7 +18,7 @@ import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
 from typing import Any, Callable, Sequence
 
-from . import _state, object_table
+from . import _state, object_table, teardown
 from ._cabi import (
     COMPLETE_ARGS_FN,
     COMPLETE_FN,
@@ -100,10 +100,12 @@ class Registration:
         "fresh",
         "completions",
         "replaying",
+        "has_teardown",
         "__weakref__",
     )
 
-    def __init__(self, container: Any, name: str, factory: Callable[..., Any], plan: Parameters, scope: Scope) -> None:
+    def __init__(self, container: Any, name: str, factory: Callable[..., Any], plan: Parameters, scope: Scope,
+                 has_teardown: bool = False) -> None:
         self.api: Api = container._api
         self.container = weakref.ref(container)
         self.name = name
@@ -128,7 +130,9 @@ class Registration:
         self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
-        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory)
+        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory) and not has_teardown
+        # the factory notes a teardown per instance (see teardown): its drop runs it
+        self.has_teardown = has_teardown
         # its completion callbacks when all are declared (a plan replay runs them), else None
         self.completions: tuple[Completion, ...] | None = ()
         # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
@@ -153,7 +157,7 @@ class Registration:
         self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
         declared = [fn for fn in callbacks if isinstance(fn, Completion)]
         self.completions = tuple(declared) if len(declared) == len(callbacks) else None
-        drop = object_table.DROP_FAST if self.fresh else object_table.DROP
+        drop = teardown.DROP if self.has_teardown else object_table.DROP_FAST if self.fresh else object_table.DROP
         # DEFER_DROP: Container.resolve runs the drops itself (object_table.run_drops), no callback;
         # the callbacks of both forms in one list, so they run in the order given
         options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP | OPTIONS_CALLBACKS, drop=drop,

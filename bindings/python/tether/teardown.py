@@ -1,0 +1,124 @@
+"""Teardown of Python-made instances: a generator factory's code after ``yield``, or ``close=``.
+
+The library decides when an instance goes and in what order (its destructor, ``drop``): dependents
+before their dependencies, what a container caches last made first, a failed resolve's instances
+once each. The binding only notes, per instance box, the teardown its factory call left
+(``note``), and runs it when the library drops that box (``DROP``), before taking the box back.
+
+Failures never propagate into the library: while ``gathering()`` (``Container.close``/``reset``)
+they are collected for one ``TeardownError``; elsewhere (a resolve letting go of what it made)
+ctypes hands them to ``sys.unraisablehook``, as exceptions in ``__del__`` go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import threading
+from typing import Any, Callable, Iterator
+
+from . import object_table
+from ._cabi import DROP_FN
+
+_pending: dict[int, list[Callable[[], Any]]] = {}  # instance pointer -> teardowns of its boxes, newest last
+_lock = threading.Lock()
+_tls = threading.local()
+
+
+def wrap(name: str, factory: Callable[..., Any], close: Callable[[Any], Any] | None) -> Callable[..., Any] | None:
+    """The factory to call for a registration of ``name``: ``factory`` itself when it has no
+    teardown (None is returned), else a function noting the teardown of each instance it makes."""
+    if inspect.isgeneratorfunction(factory) or (not inspect.isclass(factory) and inspect.isgeneratorfunction(getattr(factory, "__call__", None))):
+        if close is not None:
+            raise TypeError(f"register({name!r}): a generator factory's teardown is its code after yield; close= is for other factories")
+
+        @functools.wraps(factory)
+        def from_generator(*args: Any, **kwargs: Any) -> Any:
+            gen = factory(*args, **kwargs)
+            try:
+                obj = next(gen)
+            except StopIteration:
+                raise TypeError(f"the generator factory for {name!r} returned without yielding an instance") from None
+            if obj is None:  # fails the resolve (a factory returning None): nothing to tear down later
+                gen.close()
+                return obj
+            note(obj, functools.partial(_finish, name, gen))
+            return obj
+
+        return from_generator
+    if close is None:
+        return None
+    if not callable(close):
+        raise TypeError(f"register({name!r}): close= must be callable (instance) -> None, not {type(close).__name__}")
+
+    @functools.wraps(factory)
+    def with_close(*args: Any, **kwargs: Any) -> Any:
+        obj = factory(*args, **kwargs)
+        if obj is not None:
+            note(obj, functools.partial(close, obj))
+        return obj
+
+    return with_close
+
+
+def _finish(name: str, gen: Any) -> None:
+    """Runs a generator factory's code after ``yield``."""
+    try:
+        next(gen)
+    except StopIteration:
+        return
+    gen.close()
+    raise RuntimeError(f"the generator factory for {name!r} yielded more than once (one instance, then teardown)")
+
+
+def note(obj: Any, teardown: Callable[[], Any]) -> None:
+    """Remembers ``teardown`` for the box the library is about to make for ``obj``."""
+    ptr = object_table.pointer_of(obj)
+    with _lock:
+        _pending.setdefault(ptr, []).append(teardown)
+
+
+def _drop(ptr: int | None, context: int | None) -> None:
+    """The destructor of instances whose registration has a teardown: runs it, then takes the box back."""
+    teardown = None
+    with _lock:
+        waiting = _pending.get(ptr)  # type: ignore[arg-type]
+        if waiting:
+            teardown = waiting.pop()
+            if not waiting:
+                del _pending[ptr]  # type: ignore[arg-type]
+    try:
+        if teardown is not None:
+            teardown()
+    except Exception as exc:
+        gathered = getattr(_tls, "gathered", None)
+        if not gathered:
+            raise  # ctypes hands it to sys.unraisablehook: never into the library
+        gathered[-1].append(exc)
+    finally:
+        object_table.release(ptr, context)
+
+
+@contextlib.contextmanager
+def gathering() -> Iterator[list[Exception]]:
+    """Collects the failures of the teardowns run on this thread meanwhile (in the order they ran)."""
+    stack = getattr(_tls, "gathered", None)
+    if stack is None:
+        stack = _tls.gathered = []
+    errors: list[Exception] = []
+    stack.append(errors)
+    try:
+        yield errors
+    finally:
+        stack.pop()
+
+
+def pending_count() -> int:
+    """How many teardowns wait for their instance to be dropped (for tests)."""
+    with _lock:
+        return sum(len(waiting) for waiting in _pending.values())
+
+
+#: The destructor of the instances of registrations with a teardown; process-wide, never freed.
+DROP = DROP_FN(_drop)
