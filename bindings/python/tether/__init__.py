@@ -24,6 +24,7 @@ from .completion import Completion, complete
 from .container import Container
 from .errors import (
     ArgumentMismatchError,
+    AsyncResolveError,
     BufferTooSmallError,
     CycleError,
     ExpiredError,
@@ -31,6 +32,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidHandleError,
     LibraryNotFoundError,
+    NeedsAwait,
     NoMemoryError,
     NotFoundError,
     RetainCycleError,
@@ -75,6 +77,7 @@ def library_version() -> str:
 __all__ = [
     "include_dir",
     "ArgumentMismatchError",
+    "AsyncResolveError",
     "BufferTooSmallError",
     "Completion",
     "Container",
@@ -88,6 +91,7 @@ __all__ = [
     "LIBRARY_ENV",
     "Lazy",
     "LibraryNotFoundError",
+    "NeedsAwait",
     "NativeRef",
     "NativeWeak",
     "NoMemoryError",

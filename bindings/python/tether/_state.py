@@ -8,7 +8,7 @@ import threading
 from typing import Any, NoReturn
 
 from ._cabi import PointerOut, collect_buffer
-from .errors import error_for
+from .errors import AsyncResolveError, NeedsAwait, error_for
 from .messages import Parts, render
 
 #: Every thread's ``frames`` list, by thread id (a thread's entry is replaced when its id is reused).
@@ -121,4 +121,6 @@ def raise_caused(status: int, message: str | Parts, cause: BaseException | None)
         raise error
     if not isinstance(cause, Exception):
         raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
+    if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve
+        raise AsyncResolveError(message, status) from cause
     raise error from cause

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import ctypes
+import functools
+import inspect
 import operator
 import threading
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, executor, messages, native_refs, object_table, singleton_hits, teardown, tracing
+from . import _loader, _state, aio, executor, messages, native_refs, object_table, singleton_hits, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
-from .errors import InvalidArgumentError, InvalidHandleError, TeardownError, TetherError, error_for
+from .errors import InvalidArgumentError, InvalidHandleError, NeedsAwait, TeardownError, TetherError, error_for
 from .markers import Key, encode_key, key_name
 from .messages import last_message
 from .registration import Registration
@@ -70,7 +73,7 @@ def _check_scope(scope: object) -> Scope:
 
 def _returned_class(fn: Any) -> type | None:
     """The class a factory function's return annotation names: ``-> Db``, or the item of
-    ``-> Iterator[Db]`` / ``Generator[Db, ...]`` (a generator factory)."""
+    ``-> Iterator[Db]`` / ``AsyncIterator[Db]`` (a generator factory, sync or async)."""
     returns = getattr(fn, "__annotations__", {}).get("return")
     if isinstance(returns, str):
         try:
@@ -80,7 +83,8 @@ def _returned_class(fn: Any) -> type | None:
     if isinstance(returns, type):
         return returns
     origin = typing.get_origin(returns)
-    if origin in (collections.abc.Iterator, collections.abc.Generator, collections.abc.Iterable):
+    if origin in (collections.abc.Iterator, collections.abc.Generator, collections.abc.Iterable,
+                  collections.abc.AsyncIterator, collections.abc.AsyncGenerator, collections.abc.AsyncIterable):
         item = typing.get_args(returns)[0] if typing.get_args(returns) else None
         return item if isinstance(item, type) else None
     return None
@@ -122,6 +126,7 @@ class Container:
         self._close_when_childless = False
         self._traced = False
         self._trace_hooks: list[Any] = []
+        self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         if parent is None:
             self._materialize()
@@ -273,6 +278,10 @@ class Container:
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
             )
+        if not aio.is_serving():
+            waiting = teardown.async_pending(self)
+            if waiting:
+                raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
@@ -302,6 +311,22 @@ class Container:
                 parent._close_quietly()
         if failed:
             raise TeardownError(failed)
+
+    async def aclose(self) -> None:
+        """``close()`` awaiting async teardowns (async generator factories, ``async def`` ``close=``)
+        on the running loop, in the library's order; failures gathered as ``close()`` gathers them."""
+        if self._closed:
+            return
+        if self._handle is None:  # a child that never needed a C container holds nothing to tear down
+            return self.close()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, aio.serving, loop, self, self.close)
+
+    async def __aenter__(self) -> Container:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def _close_quietly(self) -> None:
         try:
@@ -398,10 +423,24 @@ class Container:
             raise TypeError(f"{what}: the factory must be callable, not {type(factory).__name__}")
         callbacks = _check_callbacks(on_complete, what)
         plan = from_deps(deps, factory, what) if deps else infer(factory, what)
-        with_teardown = teardown.wrap(name, factory, close)
+        singleton_owner = self if scope == Scope.SINGLETON else None
+        async_callbacks = [aio.wrap_callback(name, fn) for fn in callbacks]
+        is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
+        callbacks = [fn if wrapped is None else wrapped for fn, wrapped in zip(callbacks, async_callbacks)]
+        if aio.is_async(factory):
+            with_teardown: Any = aio.wrap_factory(name, factory, close, singleton_owner)
+        elif close is not None and inspect.iscoroutinefunction(close):
+            with_teardown = aio.wrap_close(name, factory, close, singleton_owner)
+        else:
+            with_teardown = teardown.wrap(name, factory, close)
+        if is_async and with_teardown is None:
+            with_teardown = factory  # its callbacks are async: the library resolves it (no replay)
         if with_teardown is not None and scope == Scope.WEAK:
-            raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown to "
-                            f"a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
+            raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown or "
+                            f"async to a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
+        if is_async:
+            self._async = True
+        # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
         reg.install(self.handle, callbacks)
@@ -624,6 +663,27 @@ class Container:
                 self._ref_release(ref)
                 return obj
         return self._adopt(ref, address)
+
+    async def aresolve(self, key: Key, *args: Any) -> Any:
+        """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
+        completion callbacks are awaited on the running loop (see ``tether.aio``); the library
+        still decides the graph, its order and caching (a singleton is made once, also when
+        ``aresolve``s race for it). Without anything async registered up the chain it resolves
+        right here."""
+        if self._closed:
+            raise InvalidHandleError("the container is closed")
+        if not self._async_in_chain() and not aio.may_block():
+            return self.resolve(key, *args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, aio.serving, loop, self, functools.partial(self.resolve, key, *args))
+
+    def _async_in_chain(self) -> bool:
+        container: Container | None = self
+        while container is not None:
+            if container._async:
+                return True
+            container = container._parent
+        return False
 
     @staticmethod
     def _released(address: int | None) -> Any:

@@ -81,6 +81,16 @@ class FactoryError(TetherError):
     status = Status.E_FACTORY_FAILED
 
 
+class AsyncResolveError(FactoryError, TypeError):
+    """A synchronous ``resolve`` reached an async factory or completion callback: the message
+    names ``aresolve`` (``await container.aresolve(key)``)."""
+
+
+class NeedsAwait(TypeError):
+    """An async factory, callback or teardown reached outside ``aresolve``/``aclose`` (the
+    ``__cause__`` of ``AsyncResolveError``, or what ``close()`` raises)."""
+
+
 class ArgumentMismatchError(TetherError, TypeError):
     """TETHER_E_ARGUMENT_MISMATCH: wrong number or kind of runtime arguments."""
 

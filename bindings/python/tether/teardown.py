@@ -16,12 +16,15 @@ import contextlib
 import functools
 import inspect
 import threading
+import weakref
 from typing import Any, Callable, Iterator
 
 from . import object_table
 from ._cabi import DROP_FN
 
-_pending: dict[int, list[Callable[[], Any]]] = {}  # instance pointer -> teardowns of its boxes, newest last
+#: instance pointer -> (teardown, owner) of its boxes, newest last; owner: for an async teardown,
+#: the container whose close lets go of it (``close()`` then says to use ``aclose()``), else None
+_pending: dict[int, list[tuple[Callable[[], Any], Any]]] = {}
 _lock = threading.Lock()
 _tls = threading.local()
 
@@ -72,11 +75,17 @@ def _finish(name: str, gen: Any) -> None:
     raise RuntimeError(f"the generator factory for {name!r} yielded more than once (one instance, then teardown)")
 
 
-def note(obj: Any, teardown: Callable[[], Any]) -> None:
+def note(obj: Any, teardown: Callable[[], Any], async_owner: Any = None) -> None:
     """Remembers ``teardown`` for the box the library is about to make for ``obj``."""
     ptr = object_table.pointer_of(obj)
     with _lock:
-        _pending.setdefault(ptr, []).append(teardown)
+        _pending.setdefault(ptr, []).append((teardown, None if async_owner is None else weakref.ref(async_owner)))
+
+
+def async_pending(owner: Any) -> int:
+    """How many async teardowns wait for ``owner``'s close (``aclose`` must run them)."""
+    with _lock:
+        return sum(1 for waiting in _pending.values() for _, o in waiting if o is not None and o() is owner)
 
 
 def _drop(ptr: int | None, context: int | None) -> None:
@@ -85,7 +94,7 @@ def _drop(ptr: int | None, context: int | None) -> None:
     with _lock:
         waiting = _pending.get(ptr)  # type: ignore[arg-type]
         if waiting:
-            teardown = waiting.pop()
+            teardown = waiting.pop()[0]
             if not waiting:
                 del _pending[ptr]  # type: ignore[arg-type]
     try:
