@@ -1,4 +1,4 @@
-"""The examples run as tests: examples/python/cycles.py and the polyglot one (C + Python)."""
+"""The examples run as tests: examples/python/cycles.py, service.py and the polyglot one (C + Python)."""
 
 import importlib.util
 import shutil
@@ -12,6 +12,7 @@ import tether
 
 CYCLES = REPO_ROOT / "examples" / "python" / "cycles.py"
 POLYGLOT = REPO_ROOT / "examples" / "polyglot" / "polyglot.py"
+SERVICE = REPO_ROOT / "examples" / "python" / "service.py"
 
 
 def run_script(*args):
@@ -27,6 +28,17 @@ def test_cycles_example():
     assert 'CycleError: the constructors of "A" -> "B" -> "A" need each other' in out
     assert "FactoryError caused by RetainCycleError" in out
     assert out.rstrip().endswith("cycles ok")
+
+
+def test_service_example():
+    result = run_script(SERVICE)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "/a user=1 one session=True cycle closed=True" in out
+    assert "/async user=7 one session=True cycle closed=True" in out
+    assert ("events: open db, begin /a, commit /a, begin /b, commit /b, begin /async, commit /async, "
+            "flush cache /async, close db") in out
+    assert out.rstrip().endswith("service ok")
 
 
 def _polyglot_module():
