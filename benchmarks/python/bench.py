@@ -308,7 +308,8 @@ def contender_tether() -> dict[str, Any]:
     cg.register(Repo, Repo, deps=[Db, Cache])
     cg.register(Mailer, Mailer, deps=[Settings])
     cg.register(Svc, Svc, deps=[Repo, Mailer])
-    cg.register(Handler, Handler, deps=[Request, Svc])  # Request: registered in each request's child
+    cg.register(Handler, Handler, deps=[Request, Svc])  # Request: provided or registered in each request's child
+    cg.register_value(Request)
     cg.register(Greeter, Greeter, deps=[int, Settings])
 
     def rq0() -> Svc:
@@ -321,12 +322,17 @@ def contender_tether() -> dict[str, Any]:
             child.register(Request, lambda: request, deps=[])
             return child.resolve(Handler)
 
+    def rqv() -> Handler:
+        with tether.Container(cg, values={Request: Request()}) as child:
+            return child.resolve(Handler)
+
     keep = (c1, c2, c3, c3r, c4, cg)  # noqa: F841 (containers live as long as the closures)
     r1, r2, r3, r3r, r4, rg = c1.resolve, c2.resolve, c3.resolve, c3r.resolve, c4.resolve, cg.resolve
     return {
         "SG": (lambda: rg(Svc), ""),
         "RQ0": (rq0, "child container per request"),
         "RQ1": (rq1, "child container per request, Request registered in it"),
+        "RQV": (rqv, "child container per request, Request provided as a value (values=)"),
         "RA": (lambda: rg(Greeter, 42), ""),
         "S1": (lambda: r1("A"), ""),
         "S2": (lambda: r2("Config"), ""),
@@ -512,6 +518,7 @@ def contender_dishka() -> dict[str, Any]:
         "SG": (lambda: containerg.get(Svc), "APP scope, cache=False over APP singletons"),
         "RQ0": (rq0, "REQUEST scope"),
         "RQ1": (rq1, "REQUEST scope, Request from the context"),
+        "RQV": (rq1, "REQUEST scope, Request from the context"),
         "RA": (None, "n/a (no runtime arguments)"),
         "_keep": (container, container4, containerg, containerr),
     }
@@ -691,7 +698,7 @@ CHECKS = {
 }
 
 
-PAIR_CHECKS = {"SG": check_svc, "RQ0": check_svc, "RQ1": check_handler, "RA": check_greeter}
+PAIR_CHECKS = {"SG": check_svc, "RQ0": check_svc, "RQ1": check_handler, "RQV": check_handler, "RA": check_greeter}
 
 #: The shape matrix (issue 15): scenario, label; the peers' S3 is their closest thing (S3~)
 MATRIX = [
@@ -703,6 +710,7 @@ MATRIX = [
     ("SG", "Svc(Repo(Db, Cache), Mailer(Settings)) over cached singletons"),
     ("RQ0", "per request: child/scope, resolve Svc, close"),
     ("RQ1", "per request, one request object provided, resolve Handler(Request, Svc)"),
+    ("RQV", "per request, the request object as a value (tether values=, dishka context=), resolve Handler(Request, Svc)"),
     ("RA", "runtime argument: Greeter(42, Settings)"),
 ]
 MATRIX_PEERS = ("dependency-injector", "dishka", "wireup")
@@ -790,7 +798,7 @@ def main() -> int:
             for s in ("S1", "S2", "S3", "S4"):
                 row[s] = f"FAIL ({type(e).__name__})"
             continue
-        for scen in ("S1", "S2", "S3", "S3r", "S3~", "S4", "SG", "RQ0", "RQ1", "RA"):
+        for scen in ("S1", "S2", "S3", "S3r", "S3~", "S4", "SG", "RQ0", "RQ1", "RQV", "RA"):
             if scen not in scenarios:
                 continue
             op, note = scenarios[scen]
@@ -815,7 +823,7 @@ def main() -> int:
         note = notes_of[(name, scen)]
         numbers[name][scen] = ns
         results[name][scen] = fmt(ns)
-        if note and scen not in ("S3~", "SG", "RQ0", "RQ1", "RA"):
+        if note and scen not in ("S3~", "SG", "RQ0", "RQ1", "RQV", "RA"):
             notes.append(f"{name} {scen}: {note}")
         print(f"  {name:20s} {scen:4s} {fmt(ns):>10s}  {note}", file=sys.stderr, flush=True)
 

@@ -278,7 +278,7 @@ class Container:
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
             )
-        if not aio.is_serving():
+        if teardown.async_owned[0] and not aio.is_serving():
             waiting = teardown.async_pending(self)
             if waiting:
                 raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
@@ -293,8 +293,11 @@ class Container:
         self._confirmed.clear()
         failed: list[Exception] = []
         if self._handle is not None:  # a child that never needed one has no C container
-            with teardown.gathering() as failed:
+            failed = teardown.gather()
+            try:
                 status = self._api.tether_container_free(self._handle)
+            finally:
+                teardown.stop_gathering()
             if status != OK:
                 raise error_for(status, last_message(self._api))
         self._handle = self._handle_arg = None
@@ -860,8 +863,11 @@ class Container:
                 reg.last = reg.published = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
-        with teardown.gathering() as failed:
+        failed = teardown.gather()
+        try:
             status = self._api.tether_reset(handle, int(checked))
+        finally:
+            teardown.stop_gathering()
         if status != OK:
             raise error_for(status, last_message(self._api))
         if failed:

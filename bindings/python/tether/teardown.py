@@ -5,19 +5,18 @@ before their dependencies, what a container caches last made first, a failed res
 once each. The binding only notes, per instance box, the teardown its factory call left
 (``note``), and runs it when the library drops that box (``DROP``), before taking the box back.
 
-Failures never propagate into the library: while ``gathering()`` (``Container.close``/``reset``)
+Failures never propagate into the library: while ``gather()`` runs (``Container.close``/``reset``)
 they are collected for one ``TeardownError``; elsewhere (a resolve letting go of what it made)
 ctypes hands them to ``sys.unraisablehook``, as exceptions in ``__del__`` go.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import threading
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from . import object_table
 from ._cabi import DROP_FN
@@ -26,6 +25,8 @@ from ._cabi import DROP_FN
 #: the container whose close lets go of it (``close()`` then says to use ``aclose()``), else None
 _pending: dict[int, list[tuple[Callable[[], Any], Any]]] = {}
 _lock = threading.Lock()
+#: How many noted teardowns are async (have an owner): ``close()`` looks for them only then.
+async_owned = [0]
 _tls = threading.local()
 
 
@@ -80,6 +81,8 @@ def note(obj: Any, teardown: Callable[[], Any], async_owner: Any = None) -> None
     ptr = object_table.pointer_of(obj)
     with _lock:
         _pending.setdefault(ptr, []).append((teardown, None if async_owner is None else weakref.ref(async_owner)))
+        if async_owner is not None:
+            async_owned[0] += 1
 
 
 def async_pending(owner: Any) -> int:
@@ -94,7 +97,9 @@ def _drop(ptr: int | None, context: int | None) -> None:
     with _lock:
         waiting = _pending.get(ptr)  # type: ignore[arg-type]
         if waiting:
-            teardown = waiting.pop()[0]
+            teardown, owner = waiting.pop()
+            if owner is not None:
+                async_owned[0] -= 1
             if not waiting:
                 del _pending[ptr]  # type: ignore[arg-type]
     try:
@@ -109,18 +114,19 @@ def _drop(ptr: int | None, context: int | None) -> None:
         object_table.release(ptr, context)
 
 
-@contextlib.contextmanager
-def gathering() -> Iterator[list[Exception]]:
-    """Collects the failures of the teardowns run on this thread meanwhile (in the order they ran)."""
+def gather() -> list[Exception]:
+    """Collects the failures of the teardowns run on this thread until ``stop_gathering()`` (in
+    the order they ran) into the list returned."""
     stack = getattr(_tls, "gathered", None)
     if stack is None:
         stack = _tls.gathered = []
     errors: list[Exception] = []
     stack.append(errors)
-    try:
-        yield errors
-    finally:
-        stack.pop()
+    return errors
+
+
+def stop_gathering() -> None:
+    _tls.gathered.pop()
 
 
 def pending_count() -> int:
