@@ -213,12 +213,11 @@ tether_status tether_container_free(tether_container *c);
 tether_status tether_declare_value(tether_container *c, const char *key);
 
 /**
- * Registers `instance` as `key`'s in `c`, no factory: resolves from `c` (and its
- * children) get it, parents' registrations included. Kept (tether_reset leaves
- * it) until `c` is freed or `key` registered again in `c`; then `drop(instance,
- * context)` (nullable) runs once nothing holds it. On failure `drop` is not run.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty
- *         key, NULL instance). Thread-safe.
+ * Registers `instance` as `key`'s in `c`, no factory: resolves from `c` (and its children)
+ * get it, parents' registrations included. Kept (tether_reset leaves it) until `c` is freed
+ * or `key` registered again in `c`; then `drop(instance, context)` (nullable) runs once
+ * nothing holds it. On failure `drop` is not run. Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key or instance).
  */
 tether_status tether_provide_value(tether_container *c, const char *key, void *instance,
                                    tether_drop_fn drop, void *context);
@@ -389,8 +388,7 @@ tether_status tether_set_scope(tether_registration *r, tether_scope scope);
  * their own, and `drop`; yours to free after the container) and `drop`
  * (nullable), the destructor `drop(instance, context)` called exactly once when
  * an instance's last strong reference (handle, edge or scope cache) goes.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`).
- * Thread-safe; affects instances created after the call.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`). Thread-safe; affects later instances.
  */
 tether_status tether_set_context(tether_registration *r, void *context, tether_drop_fn drop);
 

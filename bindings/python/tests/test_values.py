@@ -65,7 +65,8 @@ def test_declared_value_validates_but_is_missing_without_a_child() -> None:
     with pytest.raises(tether.NotFoundError) as caught:
         root.resolve(Request)
     assert f'no value for "{tether.key_name(Request)}"' in str(caught.value)
-    assert "child container" in str(caught.value)
+    assert "child container" in str(caught.value) and "values={" in str(caught.value)
+    assert "tether_" not in str(caught.value)  # rendered in Python's terms
     with pytest.raises(tether.NotFoundError, match="needed by"):
         root.resolve(Handler)
     root.close()

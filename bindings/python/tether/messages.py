@@ -20,6 +20,7 @@ from ._cabi import (
     FIX_CALLBACK,
     FIX_FACTORY,
     FIX_NONE,
+    FIX_PROVIDE_VALUE,
     FIX_RECURSION,
     FIX_REGISTER,
     FIX_WEAK_EDGE,
@@ -120,6 +121,12 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
             text += f" (while resolving {_path(parts)})"
     elif fix == FIX_CALLBACK:
         text = _failed(f"completion callback #{parts.callback} of {_q(parts.callback_of)}", parts.reason, cause)
+    elif fix == FIX_PROVIDE_VALUE:
+        text = f"no value for {_q(key)}, a declared value (register_value) that no container on the way provides"
+        if parts.path:
+            text += f" (needed by {_path(parts)})"
+        text += (f": resolve from a child container that provides it "
+                 f"(tether.Container(parent=..., values={{{_q(key)}: ...}}))")
     elif fix == FIX_RECURSION:
         text = (f"resolves of {_q(key)} nested too deep on one thread: a factory keeps resolving itself; "
                 f"break the loop by setting that dependency in a completion callback (on_complete=)")
