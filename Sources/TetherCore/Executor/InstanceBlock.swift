@@ -105,8 +105,13 @@ struct InstanceBlock {
                 while state.pendingRelease.count > base { step(state.pendingRelease.removeLast()) }
             } else {
                 state.draining = true
-                for e in root { state.pendingRelease.append(e) }
-                if let late { state.pendingLate.append(late) }
+                if root.count == 1 {  // one edge (a chain): no queue needed
+                    step(root[0])
+                    _ = consume late
+                } else {
+                    for e in root { state.pendingRelease.append(e) }
+                    if let late { state.pendingLate.append(late) }
+                }
                 ReleaseQueue.drain(state, step)
                 state.draining = false
             }

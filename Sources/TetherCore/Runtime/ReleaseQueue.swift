@@ -14,11 +14,17 @@ enum ReleaseQueue {
 
     private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
-        // Popping releases them last edge first.
-        for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
-        if let late = consume late { state.pendingLate.append(late) }
-        if state.draining { return }
-        state.draining = true
+        if state.draining || targets.count > 1 {
+            // Popping releases them last edge first.
+            for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
+            if let late = consume late { state.pendingLate.append(late) }
+            if state.draining { return }
+            state.draining = true
+        } else {
+            state.draining = true
+            if let target = targets.first { target.release() }  // one edge (a chain): no queue needed
+            _ = consume late
+        }
         drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
         state.draining = false
     }
