@@ -189,7 +189,7 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * Frees a container: its registrations (their handles become stale) and its
  * cached singletons (destroyed now unless a handle or edge holds them; those
  * die with their last holder). Its providers and lazy slots return NULL with
- * TETHER_E_INVALID_HANDLE from now on.
+ * TETHER_E_INVALID_HANDLE from now on. Registration contexts are yours to free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already freed);
  *         TETHER_E_INVALID_ARGUMENT if child containers of `c` still exist
  *         (free them first; nothing is freed).
@@ -215,13 +215,14 @@ tether_status tether_container_free(tether_container *c);
  *
  * @param key      non-empty UTF-8, copied. "Logger#file" is a named variant.
  * @param factory  non-NULL C function pointer, cast to tether_fn.
- * @param params   `param_count` slots, copied (keys too); NULL when 0.
+ * @param params   `param_count` (at most 1024) slots, copied (keys too); NULL when 0.
  * @param out      nullable; receives the registration handle, the container's
  *                 (valid until the key is re-registered or the container
  *                 freed; never free it). NULL makes no handle (16 bytes less).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT
  *         (NULL/empty key, NULL factory, NULL params with a count, a kind
- *         outside the enum, a dependency slot without a key); TETHER_E_NO_MEMORY.
+ *         outside the enum, a dependency slot without a key, more than 1024
+ *         slots, two TETHER_RESOLVER slots); TETHER_E_NO_MEMORY.
  * Thread-safe: a resolve meanwhile sees the old or the new registration.
  */
 tether_status tether_register(tether_container *c, const char *key, tether_fn factory,
@@ -265,9 +266,10 @@ typedef struct tether_options {
  * sees it half configured, e.g. makes an instance with no destructor).
  * `options` is read during the call only; NULL is tether_register.
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         `version` this library does not know, a bad scope, unknown flags,
- *         variadic_fixed above param_count, a tether_completion with neither
- *         or both of fn and args_fn, or params tether_on_complete_params refuses.
+ *         `version` this library does not know, a bad scope (or one
+ *         tether_set_scope refuses), unknown flags, variadic_fixed above
+ *         param_count, a tether_completion with neither or both of fn and
+ *         args_fn, or params tether_on_complete_params refuses.
  * Thread-safe.
  */
 tether_status tether_register_with(tether_container *c, const char *key, tether_fn factory,
@@ -347,8 +349,9 @@ tether_status tether_register_ex(tether_container *c, const char *key, tether_fn
  */
 
 /**
- * Declares the factory C variadic (`void *f(void *ctx, int n, ...)`): the first
- * `fixed_count` slots are the fixed params, the rest go as variadic arguments.
+ * Declares the factory C variadic (`void *f(void *ctx, int64_t n, ...)` for
+ * slots {TETHER_CONTEXT, TETHER_I64, ...}): the first `fixed_count` slots are
+ * the fixed params, the rest go as variadic arguments.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (`fixed_count` 0 or above the slot count).
  * Thread-safe.
@@ -358,7 +361,9 @@ tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 /**
  * Sets the scope of instances made by `r`; drops what it cached (handles stay valid).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
- *         TETHER_E_INVALID_ARGUMENT (scope outside the enum).
+ *         TETHER_E_INVALID_ARGUMENT (scope outside the enum; SINGLETON or WEAK
+ *         for a factory with runtime-argument slots: one shared instance cannot
+ *         honour every resolve's arguments). Nothing changes on failure.
  * Thread-safe.
  */
 tether_status tether_set_scope(tether_registration *r, tether_scope scope);
@@ -446,7 +451,7 @@ void *tether_get(tether_container *c, const char *key, tether_ref **keep);
  * tether_resolve with the values of the top-level registration's I64/F64/STR/PTR
  * slots, in order (`args`: `arg_count` values, borrowed for the call; NULL when 0).
  * @return as tether_resolve, plus TETHER_E_ARGUMENT_MISMATCH when the count
- *         or a kind differs from the declared slots (the message says which).
+ *         (any above 1024 too) or a kind differs from the slots (message says which).
  */
 tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);

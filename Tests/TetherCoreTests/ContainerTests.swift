@@ -155,7 +155,7 @@ import TetherCore
         let seenDuringConfigure = Box<Registration?>(nil)
         let new = try fx.container.register(Key("K"), params: [], factory: ClosureFactory { _ in nil }) { r in
             seenDuringConfigure.value = fx.container.registration(for: Key("K"))
-            r.setScope(.singleton)
+            try r.setScope(.singleton)
         }
         #expect(seenDuringConfigure.value === old, "the old registration is served until the new one is ready")
         #expect(new.registration.spec.scope == .singleton)

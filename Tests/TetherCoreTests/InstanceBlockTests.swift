@@ -66,7 +66,7 @@ import TetherCore
         try fx.container.register(Key("H"), params: [], factory: ClosureFactory { _ in
             UnsafeMutableRawPointer(bitPattern: 0x1000)
         }) { registration in
-            registration.setScope(.transient)
+            try registration.setScope(.transient)
             registration.setContext(nil) { _, _ in
                 fx.tracker.note("drop H")
                 held.value = nil

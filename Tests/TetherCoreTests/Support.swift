@@ -255,7 +255,7 @@ final class Fixture: @unchecked Sendable {
             return p
         }
         return try (target ?? container).register(Key(key), params: params, factory: factory) { registration in
-            registration.setScope(scope)
+            try registration.setScope(scope)
             registration.setContext(context) { p, _ in
                 tracker.dropped(label, p)
                 Unmanaged<Obj>.fromOpaque(p).release()

@@ -125,7 +125,7 @@ public final class Container: @unchecked Sendable {
     /// before the registration becomes visible, so no resolve sees it half set up.
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: Factory,
-                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         try register(Registration(key: key, params: params, factory: factory, container: self), configure)
     }
 
@@ -133,7 +133,7 @@ public final class Container: @unchecked Sendable {
     /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: ObjectFactory,
-                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         guard params.allSatisfy({ if case .dependency = $0 { true } else { false } }) else {
             throw TetherError(.invalidArgument, "an ObjectFactory takes .dependency params only (registering \(key.quoted))")
         }
@@ -141,9 +141,10 @@ public final class Container: @unchecked Sendable {
     }
 
     private func register(_ registration: Registration,
-                          _ configure: (Registration) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                          _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
-        configure(registration)
+        try configure(registration)
+        try Registration.check(registration.params, scope: registration.spec.scope, key: key)
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
