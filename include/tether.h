@@ -23,6 +23,9 @@
  *    creation lock (re-entrant) until it has published them, so each is created
  *    once even when threads race: a factory must not block waiting for
  *    *another thread* that is itself creating such instances.
+ *    fork(): the child may use the library (from a callback too); resolves
+ *    other threads had under way never finish there (what they were creating
+ *    is created anew when needed).
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a
  *    call under way completes as if it ran before the free or fails with

@@ -254,7 +254,7 @@ final class Fixture: @unchecked Sendable {
             tracker.made(label, p)
             return p
         }
-        return try (target ?? container).register(Key(key), params: params, factory: factory) { registration in
+        return try (target ?? container).register(Key(key), params: params, factory: factory) { (registration: Registration) throws(TetherError) in
             try registration.setScope(scope)
             registration.setContext(context) { p, _ in
                 tracker.dropped(label, p)
