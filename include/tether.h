@@ -70,7 +70,8 @@ typedef enum tether_status {
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
     TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
-    TETHER_E_BUFFER_TOO_SMALL   /* a caller's buffer was too small; the call reports the size it needs */
+    TETHER_E_BUFFER_TOO_SMALL,  /* a caller's buffer was too small; the call reports the size it needs */
+    TETHER_E_CAPTIVE_DEPENDENCY /* a singleton would hold a shorter-lived instance (tether_container_set_strict) */
 } tether_status;
 
 /** The library's version, "MAJOR.MINOR.PATCH" (static; never free it). Thread-safe. */
@@ -202,6 +203,20 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * singleton that was cached or create instances, which are then not cached.
  */
 tether_status tether_container_free(tether_container *c);
+
+/** tether_container_set_strict flag: refuse captive dependencies. */
+#define TETHER_STRICT_CAPTIVE 1u
+
+/**
+ * Strict checks. With TETHER_STRICT_CAPTIVE a resolve refuses, before its
+ * factory runs, a singleton registered in `c` that would hold a graph-,
+ * transient- or weak-scoped instance strongly (DEP slot, declared DEP target,
+ * tether_resolver_get): TETHER_E_CAPTIVE_DEPENDENCY. Children created later
+ * inherit the flags; cached singletons stay. 0: off.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (unknown flag).
+ * Thread-safe; resolves under way may still see the old flags.
+ */
+tether_status tether_container_set_strict(tether_container *c, uint32_t flags);
 
 /* ---- Registrations --------------------------------------------------------- */
 
@@ -592,11 +607,15 @@ tether_status tether_provider_free(tether_provider p);
 tether_status tether_reset(tether_container *c, tether_scope scope);
 
 /**
- * Checks the declared graph of everything resolvable from `c`, running nothing:
- * every missing key (and who needs it), every constructor cycle (lazy slots are
- * not constructor edges). The report, a line per problem, is tether_last_error().
- * @return TETHER_OK (nothing found); TETHER_E_NOT_FOUND (at least one missing
- *         key); TETHER_E_CYCLE (cycles but no missing key);
+ * Checks the declared graph of everything resolvable from `c` (slots and
+ * declared completion targets), running nothing: missing keys (and who needs
+ * them), constructor cycles (lazy slots are not constructor edges), retain
+ * cycles a declared DEP target closes, dependencies on keys taking runtime
+ * arguments, captive dependencies (tether_container_set_strict). The report,
+ * a line per problem (the first 100), is tether_last_error().
+ * @return TETHER_OK (nothing found); else the first kind found of
+ *         TETHER_E_NOT_FOUND, TETHER_E_CYCLE, TETHER_E_RETAIN_CYCLE,
+ *         TETHER_E_ARGUMENT_MISMATCH, TETHER_E_CAPTIVE_DEPENDENCY;
  *         TETHER_E_INVALID_HANDLE.
  * Thread-safe.
  */
@@ -605,8 +624,10 @@ tether_status tether_validate(tether_container *c);
 /**
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
- * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head),
- * missing keys as red dashed nodes, constructor-cycle edges in red.
+ * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head;
+ * declared completion targets labelled "completion"), missing keys as red
+ * dashed nodes, cycle edges red, captive edges orange. Keys longer than 120
+ * bytes are shortened with "…" (and their id, to stay distinct).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.

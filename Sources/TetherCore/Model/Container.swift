@@ -23,6 +23,7 @@ public final class Container: @unchecked Sendable {
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
     let traceWord = Atomic<UInt>(0)
     let traceState = Mutex<Tracer?>(nil)
+    private let strict = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -34,7 +35,16 @@ public final class Container: @unchecked Sendable {
                 return true
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+            strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
+    }
+
+    /// Strict mode: resolves refuse to let a singleton registered here hold a
+    /// shorter-lived instance strongly (`Scope.captures`) instead of building it.
+    /// Containers created from this one later start with the same setting.
+    public var refusesCaptives: Bool {
+        get { strict.load(ordering: .relaxed) }
+        set { strict.store(newValue, ordering: .relaxed) }
     }
 
     deinit { VersionWords.give(version) }
