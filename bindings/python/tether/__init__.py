@@ -25,6 +25,7 @@ from .container import Container
 from .errors import (
     ArgumentMismatchError,
     BufferTooSmallError,
+    CaptiveDependencyError,
     CycleError,
     ExpiredError,
     FactoryError,
@@ -75,6 +76,7 @@ __all__ = [
     "include_dir",
     "ArgumentMismatchError",
     "BufferTooSmallError",
+    "CaptiveDependencyError",
     "Completion",
     "Container",
     "CycleError",
