@@ -8,8 +8,9 @@
 public struct GraphCheck {
     public struct Missing {
         public let key: Key
-        /// Who needs it, as messages show them (`"A"`, `"B" (completion callback #1)`).
-        public let neededBy: [String]
+        public let neededBy: [Key]
+        /// `neededBy` as messages show them (`"A"`, `"B" (completion callback #1)`).
+        let shown: [String]
     }
 
     /// One declared edge: a factory slot (`completion` nil) or a declared target
@@ -53,13 +54,10 @@ public struct GraphCheck {
             }
         }
         self.edges = edges
-        var neededBy: [Key: [String]] = [:]
-        var order: [Key] = []
-        for e in edges where byKey[e.target] == nil {
-            if neededBy[e.target] == nil { order.append(e.target) }
-            neededBy[e.target, default: []].append(e.from.key.quoted + e.via)
-        }
-        missing = order.map { Missing(key: $0, neededBy: neededBy[$0]!) }.sorted { $0.key.name < $1.key.name }
+        var neededBy: [Key: [Edge]] = [:]
+        for e in edges where byKey[e.target] == nil { neededBy[e.target, default: []].append(e) }
+        missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value.map(\.from.key), shown: $0.value.map { $0.from.key.quoted + $0.via }) }
+            .sorted { $0.key.name < $1.key.name }
         findCycles(byKey)
         findRetainCycles()
         findArgumentDependencies()
@@ -163,7 +161,7 @@ public struct GraphCheck {
     public var error: TetherError? {
         var found: [TetherError] = []
         for m in missing {
-            found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.neededBy, separator: ", ") { $0 }))"))
+            found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
         }
         for c in cycles {
             found.append(TetherError(.cycle, "dependency cycle through constructors: \(pathText(c)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)"))
