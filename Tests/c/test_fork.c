@@ -49,12 +49,7 @@ static int child_uses_the_library(tether_container *c) {
     if (tether_ref_get(ref) != tether_ref_get(again) || other_kind.made != 1) return 12;
     tether_ref_release(again);
     tether_ref_release(ref);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.context = &slow_kind;
-    o.drop = drop_node;
-    if (tether_register_ex(c, "Slow", (tether_fn)make_slow_in_child, p, 1, &o, NULL) != TETHER_OK) return 13;
+    if (reg_kind_factory(c, "Slow", (tether_fn)make_slow_in_child, &slow_kind, TETHER_SCOPE_SINGLETON) != TETHER_OK) return 13;
     if (tether_resolve(c, "Slow", &ref) != TETHER_OK) return 15;
     if (slow_kind.made != 1) return 14;
     tether_ref_release(ref);
@@ -82,12 +77,7 @@ static int wait_with_timeout(pid_t pid, int seconds) {
 static void fork_while_another_thread_is_in_a_singleton_factory(void) {
     tether_container *c = shared_container = new_container();
     reg_node(c, "Other", &other_kind, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.context = &slow_kind;
-    o.drop = drop_node;
-    CHECK_OK(tether_register_ex(c, "Slow", (tether_fn)make_slow, p, 1, &o, NULL));
+    CHECK_OK(reg_kind_factory(c, "Slow", (tether_fn)make_slow, &slow_kind, TETHER_SCOPE_SINGLETON));
 
     pthread_t t;
     CHECK(pthread_create(&t, NULL, resolve_slow, NULL) == 0);
@@ -146,12 +136,7 @@ static void *make_forking(kind *k) {
 static void fork_inside_a_singleton_factory(void) {
     kind forking = {"Forking", 0, 0}, other = {"Other", 0, 0};
     tether_container *c = inner_container = new_container();
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.context = &forking;
-    o.drop = drop_node;
-    CHECK_OK(tether_register_ex(c, "Forking", (tether_fn)make_forking, p, 1, &o, NULL));
+    CHECK_OK(reg_kind_factory(c, "Forking", (tether_fn)make_forking, &forking, TETHER_SCOPE_SINGLETON));
     reg_node(c, "Other", &other, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
     tether_ref *ref = NULL;
     resolve(c, "Forking", &ref);
