@@ -23,9 +23,7 @@
  *    creation lock (re-entrant) until it has published them, so each is created
  *    once even when threads race: a factory must not block waiting for
  *    *another thread* that is itself creating such instances.
- *    fork(): the child may use the library (from a callback too); resolves
- *    other threads had under way never finish there (what they were creating
- *    is created anew when needed).
+ *    fork(): the child may use the library; resolves other threads had under way never finish there.
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a
  *    call under way completes as if it ran before the free or fails with
@@ -204,19 +202,12 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  */
 tether_status tether_container_free(tether_container *c);
 
-/** tether_container_set_strict flag: refuse captive dependencies. */
-#define TETHER_STRICT_CAPTIVE 1u
-
-/**
- * Strict checks. With TETHER_STRICT_CAPTIVE a resolve refuses, before its
- * factory runs, a singleton registered in `c` that would hold a graph-,
- * transient- or weak-scoped instance strongly (DEP slot, declared DEP target,
- * tether_resolver_get): TETHER_E_CAPTIVE_DEPENDENCY. Children created later
- * inherit the flags; cached singletons stay. 0: off.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (unknown flag).
- * Thread-safe; resolves under way may still see the old flags.
- */
+/** `flags` TETHER_STRICT_CAPTIVE (0: off): a singleton registered in `c` that would hold a graph-,
+ *  transient- or weak-scoped instance strongly (DEP slot or target, tether_resolver_get) fails to
+ *  resolve, before its factory runs: TETHER_E_CAPTIVE_DEPENDENCY. Children made later inherit it.
+ *  @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (unknown flag). Thread-safe. */
 tether_status tether_container_set_strict(tether_container *c, uint32_t flags);
+#define TETHER_STRICT_CAPTIVE 1u
 
 /* ---- Registrations --------------------------------------------------------- */
 
@@ -238,9 +229,8 @@ tether_status tether_container_set_strict(tether_container *c, uint32_t flags);
  *                 (valid until the key is re-registered or the container
  *                 freed; never free it). NULL makes no handle (16 bytes less).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT
- *         (NULL/empty key, NULL factory, NULL params with a count, a kind
- *         outside the enum, a dependency slot without a key, more than 1024
- *         slots, two TETHER_RESOLVER slots); TETHER_E_NO_MEMORY.
+ *         (NULL/empty key or factory, NULL params with a count, a kind outside the
+ *         enum, a keyless dependency slot, two RESOLVER slots); TETHER_E_NO_MEMORY.
  * Thread-safe: a resolve meanwhile sees the old or the new registration.
  */
 tether_status tether_register(tether_container *c, const char *key, tether_fn factory,
@@ -284,10 +274,9 @@ typedef struct tether_options {
  * sees it half configured, e.g. makes an instance with no destructor).
  * `options` is read during the call only; NULL is tether_register.
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         `version` this library does not know, a bad scope (or one
- *         tether_set_scope refuses), unknown flags, variadic_fixed above
- *         param_count, a tether_completion with neither or both of fn and
- *         args_fn, or params tether_on_complete_params refuses.
+ *         unknown `version`, a bad scope (or one tether_set_scope refuses), unknown
+ *         flags, variadic_fixed above param_count, a tether_completion with neither
+ *         or both of fn and args_fn, or params tether_on_complete_params refuses.
  * Thread-safe.
  */
 tether_status tether_register_with(tether_container *c, const char *key, tether_fn factory,
@@ -367,9 +356,8 @@ tether_status tether_register_ex(tether_container *c, const char *key, tether_fn
  */
 
 /**
- * Declares the factory C variadic (`void *f(void *ctx, int64_t n, ...)` for
- * slots {TETHER_CONTEXT, TETHER_I64, ...}): the first `fixed_count` slots are
- * the fixed params, the rest go as variadic arguments.
+ * Declares the factory C variadic (slots {CONTEXT, I64, ...}: `void *f(void *ctx,
+ * int64_t n, ...)`): the first `fixed_count` slots are fixed, the rest variadic.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (`fixed_count` 0 or above the slot count).
  * Thread-safe.
@@ -379,9 +367,7 @@ tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 /**
  * Sets the scope of instances made by `r`; drops what it cached (handles stay valid).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
- *         TETHER_E_INVALID_ARGUMENT (scope outside the enum; SINGLETON or WEAK
- *         for a factory with runtime-argument slots: one shared instance cannot
- *         honour every resolve's arguments). Nothing changes on failure.
+ *         TETHER_E_INVALID_ARGUMENT (bad scope; SINGLETON/WEAK with runtime-argument slots).
  * Thread-safe.
  */
 tether_status tether_set_scope(tether_registration *r, tether_scope scope);
@@ -607,16 +593,13 @@ tether_status tether_provider_free(tether_provider p);
 tether_status tether_reset(tether_container *c, tether_scope scope);
 
 /**
- * Checks the declared graph of everything resolvable from `c` (slots and
- * declared completion targets), running nothing: missing keys (and who needs
- * them), constructor cycles (lazy slots are not constructor edges), retain
- * cycles a declared DEP target closes, dependencies on keys taking runtime
- * arguments, captive dependencies (tether_container_set_strict). The report,
- * a line per problem (the first 100), is tether_last_error().
- * @return TETHER_OK (nothing found); else the first kind found of
- *         TETHER_E_NOT_FOUND, TETHER_E_CYCLE, TETHER_E_RETAIN_CYCLE,
- *         TETHER_E_ARGUMENT_MISMATCH, TETHER_E_CAPTIVE_DEPENDENCY;
- *         TETHER_E_INVALID_HANDLE.
+ * Checks the declared graph of everything resolvable from `c` (slots and declared
+ * completion targets), running nothing: missing keys (and who needs them), constructor
+ * cycles (lazy slots are not constructor edges), retain cycles closed by declared DEP
+ * targets, dependencies on keys taking runtime arguments, captive dependencies
+ * (tether_container_set_strict). The report, a line per problem (the first 100), is
+ * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
+ * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
  * Thread-safe.
  */
 tether_status tether_validate(tether_container *c);
@@ -624,10 +607,9 @@ tether_status tether_validate(tether_container *c);
 /**
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
- * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head;
- * declared completion targets labelled "completion"), missing keys as red
- * dashed nodes, cycle edges red, captive edges orange. Keys longer than 120
- * bytes are shortened with "…" (and their id, to stay distinct).
+ * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
+ * captive ones orange. Keys over 120 bytes are shortened ("…" and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.
