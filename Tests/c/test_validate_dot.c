@@ -395,6 +395,26 @@ static void test_export_dot_draws_declared_targets(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A singleton's dependencies come from its own container, whoever resolves it:
+ * validate through a child that registers the dependency still reports it
+ * missing for the parent's singleton, as the resolve through the child fails. */
+static void test_validate_looks_up_a_singletons_dependencies_in_its_container(void) {
+    tether_container *parent = NULL, *child = NULL;
+    CHECK_OK(tether_container_new(NULL, &parent));
+    CHECK_OK(tether_container_new(parent, &child));
+    made = 0;
+    tether_param log[] = { TETHER_DEP("Log") };
+    CHECK_OK(tether_set_scope(add(parent, "S", log, 1), TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(add(child, "Log", NULL, 0), NULL, drop_free));
+    CHECK_STATUS(tether_validate(child), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("no registration for \"Log\" (needed by \"S\")");
+    tether_ref *ref = NULL;
+    CHECK_STATUS(tether_resolve(child, "S", &ref), TETHER_E_NOT_FOUND);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+}
+
 int main(void) {
     RUN(test_validate_ok_graph);
     RUN(test_validate_reports_every_missing_key);
@@ -408,5 +428,6 @@ int main(void) {
     RUN(test_validate_sees_declared_completion_targets);
     RUN(test_validate_declared_weak_back_edge_is_fine);
     RUN(test_export_dot_draws_declared_targets);
+    RUN(test_validate_looks_up_a_singletons_dependencies_in_its_container);
     return harness_finish();
 }

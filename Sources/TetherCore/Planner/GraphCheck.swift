@@ -21,6 +21,11 @@ public struct GraphCheck {
         let completion: Int?
 
         var target: Key { param.key! }
+        /// Its place among its registration's edges (`GraphCheck.edges(of:)`).
+        let number: Int
+        /// The edge's identity: its registration and place.
+        struct ID: Hashable { let from: ObjectIdentifier, number: Int }
+        var id: ID { ID(from: ObjectIdentifier(from), number: number) }
         var isStrong: Bool { if case .dependency = param { true } else { false } }
         /// Where it is declared, for messages: "" or " (completion callback #N)".
         var via: String { completion.map { " (completion callback #\($0 + 1))" } ?? "" }
@@ -32,62 +37,101 @@ public struct GraphCheck {
     public private(set) var cycles: [[Key]] = []
     /// Problems other than missing keys and constructor cycles, in the order reported.
     public private(set) var problems: [TetherError] = []
+    private var reported = Set<String>()
     private var cycleEdges = Set<[Key]>()
     private var retainCycleEdges = Set<[Key]>()
     private var captiveEdges = Set<[Key]>()
+    /// The declared edges of `registrations`, for the picture.
     private let edges: [Edge]
-    private let byKey: [Key: Registration]
+
+    /// A registration as resolves reach it: with the container its edges are
+    /// looked up in (a singleton's own, as `Graph` does, else the one of whoever
+    /// reached it). `out`: its edges with their target nodes (nil: missing).
+    private struct Node {
+        let registration: Registration
+        let lookup: Container
+        var out: [(edge: Edge, target: Int?)] = []
+    }
+    private var nodes: [Node] = []
 
     /// Lines a report shows at most; the rest are counted.
     static var maxReportedProblems: Int { 100 }
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        let byKey = Dictionary(registrations.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        self.byKey = byKey
-        var edges: [Edge] = []
-        for r in registrations {
-            for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil)) }
-            for (n, completion) in r.spec.completions.enumerated() {
-                guard let declared = completion as? DeclaredCompletion else { continue }
-                for p in declared.params { edges.append(Edge(from: r, param: p, completion: n)) }
-            }
+        edges = registrations.flatMap(GraphCheck.edges)
+        var index: [[ObjectIdentifier]: Int] = [:]
+        func node(_ r: Registration, _ lookup: Container) -> Int {
+            let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
+            if let i = index[id] { return i }
+            nodes.append(Node(registration: r, lookup: lookup))
+            index[id] = nodes.count - 1
+            return nodes.count - 1
         }
-        self.edges = edges
+        for r in registrations { _ = node(r, container) }
+        var next = 0
+        while next < nodes.count {  // nodes found on the way are appended, and visited in turn
+            let r = nodes[next].registration
+            let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
+            nodes[next].out = GraphCheck.edges(of: r).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
+            next += 1
+        }
         var neededBy: [Key: [Edge]] = [:]
-        for e in edges where byKey[e.target] == nil { neededBy[e.target, default: []].append(e) }
+        var seen = Set<Edge.ID>()  // an edge reached through several lookup containers counts once
+        for n in nodes {
+            for (e, target) in n.out where target == nil && seen.insert(e.id).inserted { neededBy[e.target, default: []].append(e) }
+        }
         missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value.map(\.from.key), shown: $0.value.map { $0.from.key.quoted + $0.via }) }
             .sorted { $0.key.name < $1.key.name }
-        findCycles(byKey)
+        findCycles()
         findRetainCycles()
         findArgumentDependencies()
         findCaptives()
     }
 
-    /// Iterative depth-first search; every back edge closes one reported cycle.
-    private mutating func findCycles(_ byKey: [Key: Registration]) {
+    /// The factory slots naming a key and the declared completion targets of `r`.
+    private static func edges(of r: Registration) -> [Edge] {
+        var edges: [Edge] = []
+        for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil, number: edges.count)) }
+        for (n, completion) in r.spec.completions.enumerated() {
+            guard let declared = completion as? DeclaredCompletion else { continue }
+            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, number: edges.count)) }
+        }
+        return edges
+    }
+
+    /// Adds `error` unless the same problem was found through another lookup container.
+    private mutating func report(_ error: TetherError) {
+        if reported.insert(error.message).inserted { problems.append(error) }
+    }
+
+    /// Iterative depth-first search over constructor edges (factory DEP and WEAK
+    /// slots); every back edge closes one reported cycle.
+    private mutating func findCycles() {
         enum Color { case gray, black }
-        var color: [Key: Color] = [:]
-        for start in registrations where color[start.key] == nil {
-            var stack: [(key: Key, next: Int)] = [(start.key, 0)]
-            color[start.key] = .gray
-            while !stack.isEmpty {
-                let (key, next) = stack[stack.count - 1]
-                let params = byKey[key]?.params ?? UnsafeBufferPointer(start: nil, count: 0)
-                guard next < params.count else {
-                    color[key] = .black
+        var color = [Color?](repeating: nil, count: nodes.count)
+        var found = Set<[Key]>()
+        for start in nodes.indices where color[start] == nil {
+            var stack: [(node: Int, next: Int)] = [(start, 0)]
+            color[start] = .gray
+            while let top = stack.last {
+                let (n, next) = top
+                guard next < nodes[n].out.count else {
+                    color[n] = .black
                     stack.removeLast()
                     continue
                 }
                 stack[stack.count - 1].next += 1
-                guard params[next].isConstructorEdge, let target = params[next].key, byKey[target] != nil else { continue }
+                let (edge, target) = nodes[n].out[next]
+                guard edge.completion == nil, edge.param.isConstructorEdge, let target else { continue }
                 switch color[target] {
                 case nil:
                     color[target] = .gray
                     stack.append((target, 0))
                 case .gray:
-                    let from = stack.firstIndex { $0.key == target }!
-                    let cycle = stack[from...].map(\.key) + [target]
+                    let from = stack.firstIndex { $0.node == target }!
+                    let cycle = stack[from...].map { nodes[$0.node].registration.key } + [nodes[target].registration.key]
+                    guard found.insert(cycle).inserted else { continue }
                     cycles.append(cycle)
                     for i in 0..<(cycle.count - 1) { cycleEdges.insert([cycle[i], cycle[i + 1]]) }
                 case .black:
@@ -97,38 +141,40 @@ public struct GraphCheck {
         }
     }
 
-    /// A declared DEP target whose key reaches back to the callback's owner
-    /// through strong edges (DEP slots, declared DEP targets): the edge the
-    /// callback would add closes a retain cycle, which the resolve refuses.
+    /// A declared DEP target that reaches back to the callback's owner through
+    /// strong edges (DEP slots, declared DEP targets): the edge the callback
+    /// would add closes a retain cycle, which the resolve refuses.
     private mutating func findRetainCycles() {
-        var strong: [Key: [Key]] = [:]
-        for e in edges where e.isStrong && byKey[e.target] != nil { strong[e.from.key, default: []].append(e.target) }
-        for e in edges where e.completion != nil && e.isStrong && byKey[e.target] != nil {
-            guard let back = strongPath(from: e.target, to: e.from.key, strong) else { continue }
-            let cycle = [e.from.key] + back
-            for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
-            problems.append(TetherError(.retainCycle,
-                "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+        for n in nodes.indices {
+            for (e, target) in nodes[n].out where e.completion != nil && e.isStrong {
+                guard let target, let back = strongPath(from: target, to: n) else { continue }
+                let cycle = [e.from.key] + back.map { nodes[$0].registration.key }
+                for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                report(TetherError(.retainCycle,
+                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+            }
         }
     }
 
-    /// The keys of a shortest path `from` ... `to` over `strong`, if any (breadth first).
-    private func strongPath(from start: Key, to goal: Key, _ strong: [Key: [Key]]) -> [Key]? {
-        var parent: [Key: Key] = [start: start]
+    /// The nodes of a shortest strong path `start` ... `goal`, if any (breadth first).
+    private func strongPath(from start: Int, to goal: Int) -> [Int]? {
+        var parent = [Int?](repeating: nil, count: nodes.count)
+        parent[start] = start
         var queue = [start]
         var head = 0
         while head < queue.count {
-            let key = queue[head]
+            let n = queue[head]
             head += 1
-            if key == goal {
-                var path = [key]
-                var cur = key
+            if n == goal {
+                var path = [n]
+                var cur = n
                 while cur != start { cur = parent[cur]!; path.append(cur) }
                 return path.reversed()
             }
-            for next in strong[key] ?? [] where parent[next] == nil {
-                parent[next] = key
-                queue.append(next)
+            for (e, target) in nodes[n].out where e.isStrong {
+                guard let target, parent[target] == nil else { continue }
+                parent[target] = n
+                queue.append(target)
             }
         }
         return nil
@@ -137,21 +183,25 @@ public struct GraphCheck {
     /// DEP and WEAK slots and declared targets naming a key that takes runtime
     /// arguments: only a top-level resolve can pass them.
     private mutating func findArgumentDependencies() {
-        for e in edges where e.param.isConstructorEdge {
-            guard let target = byKey[e.target], target.hasArguments else { continue }
-            problems.append(TetherError(.argumentMismatch,
-                "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); resolve it at the top level with tether_resolve_args, or pass it a LAZY slot's provider"))
+        for n in nodes {
+            for (e, target) in n.out where e.param.isConstructorEdge {
+                guard let target, nodes[target].registration.hasArguments else { continue }
+                report(TetherError(.argumentMismatch,
+                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); resolve it at the top level with tether_resolve_args, or pass it a LAZY slot's provider"))
+            }
         }
     }
 
     /// Strong edges from a cached instance to a shorter-lived one (`Scope.captures`).
     private mutating func findCaptives() {
-        for e in edges where e.isStrong {
-            guard let target = byKey[e.target] else { continue }
-            let (holderScope, targetScope) = (e.from.spec.scope, target.spec.scope)
-            guard holderScope.captures(targetScope) else { continue }
-            captiveEdges.insert([e.from.key, e.target])
-            problems.append(captiveError(holder: e.from.key, holderScope, target: e.target, targetScope, via: e.via))
+        for n in nodes {
+            for (e, target) in n.out where e.isStrong {
+                guard let target else { continue }
+                let (holderScope, targetScope) = (e.from.spec.scope, nodes[target].registration.spec.scope)
+                guard holderScope.captures(targetScope) else { continue }
+                captiveEdges.insert([e.from.key, e.target])
+                report(captiveError(holder: e.from.key, holderScope, target: e.target, targetScope, via: e.via))
+            }
         }
     }
 
