@@ -609,7 +609,7 @@ tether_status tether_validate(tether_container *c);
  * visible from `c` (label: key and scope), edges styled by kind (strong
  * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
  * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
- * captive ones orange. Keys over 120 bytes are shortened ("…" and their id).
+ * captive ones orange; long keys shortened as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.

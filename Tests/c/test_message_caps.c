@@ -1,7 +1,7 @@
-/* Messages and pictures stay readable whatever the input: a key is quoted up to
- * 120 bytes with "…", a long path is shortened in the middle saying how many
- * keys it left out, a validate report lists the first 100 problems, and DOT
- * shortens long keys too (two long keys stay two nodes). */
+/* Messages and pictures stay readable whatever the input (test_error_parts.c has
+ * the caps themselves): a validate report quotes keys and paths capped and lists
+ * the first 100 problems, DOT shortens long keys as messages quote them (two long
+ * keys stay two nodes), a very deep failing chain gives a short message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "harness.h"
@@ -29,11 +29,12 @@ static void a_huge_key_is_quoted_short(void) {
     tether_ref *ref = NULL;
     CHECK_STATUS(tether_resolve(c, "Service", &ref), TETHER_E_NOT_FOUND);
     CHECK(strlen(tether_last_error()) < 400);
-    CHECK_ERROR_HAS("kkkkkkkkkk…\" (needed by \"Service\")");
-    CHECK(strstr(tether_last_error(), "END") == NULL);
+    CHECK_ERROR_HAS("kkkk...kkkk");
+    CHECK_ERROR_HAS("kkkkEND\" (needed by \"Service\")");
     CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
     CHECK(strlen(tether_last_error()) < 400);
-    CHECK_ERROR_HAS("kkkk…\"");
+    CHECK_ERROR_HAS("kkkk...kkkk");
+    CHECK_ERROR_HAS("kkkkEND\" (needed by \"Service\")");
 
     /* Two registered long keys differing only at the end: two short nodes. */
     char *other = long_key(MIB, 'k', "END2");
@@ -43,9 +44,9 @@ static void a_huge_key_is_quoted_short(void) {
     CHECK_OK(tether_export_dot(c, &dot));
     if (dot) {
         CHECK(strlen(dot) < 2000);
-        int nodes = 0;
-        for (const char *s = dot; (s = strstr(s, "…#")) != NULL; s++) nodes++;
-        CHECK(nodes >= 3);  /* two nodes, one edge target */
+        CHECK(strstr(dot, "kkkk...kkkk") != NULL);  /* shortened, with the key's id */
+        CHECK(strstr(dot, "kkkkEND#") != NULL);
+        CHECK(strstr(dot, "kkkkEND2#") != NULL);
         if (harness_current_failed) fprintf(stderr, "%.3000s\n", dot);
     }
     tether_string_free(dot);
@@ -72,8 +73,9 @@ static void a_deep_failing_chain_gives_a_short_message(void) {
     CHECK_STATUS(tether_resolve(c, "K0", &ref), TETHER_E_NOT_FOUND);
     CHECK(strlen(tether_last_error()) < 1000);
     CHECK_ERROR_HAS("no registration for \"Missing\" (needed by \"K0\" -> \"K1\" -> ");
-    CHECK_ERROR_HAS(" -> … (49984 more) … -> ");
-    CHECK_ERROR_HAS("-> \"K49999\")");
+    CHECK_ERROR_HAS("\"K2\" -> ... (49994 more) -> \"K49997\"");
+    CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("no registration for \"Missing\" (needed by \"K49999\")");
     CHECK_OK(tether_container_free(c));
 }
 
@@ -90,7 +92,7 @@ static void a_long_validate_report_is_capped(void) {
     }
     CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("tether_validate: 300 problem(s)");
-    CHECK_ERROR_HAS("… and 200 more");
+    CHECK_ERROR_HAS("... and 200 more");
     CHECK(strlen(tether_last_error()) < 100 * 80);
     CHECK_OK(tether_container_free(c));
 }

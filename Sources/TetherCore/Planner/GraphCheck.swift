@@ -222,7 +222,7 @@ public struct GraphCheck {
         let code = order.first { code in found.contains { $0.code == code } }!
         var lines = ["tether_validate: \(found.count) problem(s) in the declared graph"]
         lines += found.prefix(Self.maxReportedProblems).map(\.message)
-        if found.count > Self.maxReportedProblems { lines.append("… and \(found.count - Self.maxReportedProblems) more") }
+        if found.count > Self.maxReportedProblems { lines.append("... and \(found.count - Self.maxReportedProblems) more") }
         return TetherError(code, lines.joined(separator: "\n"))
     }
 
