@@ -130,11 +130,14 @@ test-python: $(LIB) $(CDEF)
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
-STRIP_FLAG := $(if $(filter 1,$(KEEP_SYMBOLS)),,-s)
+# Stripped but for the two Swift runtime symbols share/tether.supp names (valgrind).
+STRIP_CMD  := $(if $(filter 1,$(KEEP_SYMBOLS)),true,strip -s -w -K '_ZN5swift25ConcurrentReadableHashMap*' -K '_ZN5swift22MetadataCacheEntryBase*')
 
 install: $(LIB) $(CDEF)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether
-	install -m 0755 $(STRIP_FLAG) $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether $(DESTDIR)$(PREFIX)/share/tether
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	$(STRIP_CMD) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -m 0644 share/tether.supp $(DESTDIR)$(PREFIX)/share/tether/tether.supp
 	install -m 0644 include/tether.h include/tether_binding.h $(CDEF) $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake

@@ -23,6 +23,7 @@
  *    creation lock (re-entrant) until it has published them, so each is created
  *    once even when threads race: a factory must not block waiting for
  *    *another thread* that is itself creating such instances.
+ *    fork(): the child may use the library; resolves other threads had under way never finish there.
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a
  *    call under way completes as if it ran before the free or fails with
@@ -67,7 +68,8 @@ typedef enum tether_status {
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
     TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
-    TETHER_E_BUFFER_TOO_SMALL   /* a caller's buffer was too small; the call reports the size it needs */
+    TETHER_E_BUFFER_TOO_SMALL,  /* a caller's buffer was too small; the call reports the size it needs */
+    TETHER_E_CAPTIVE_DEPENDENCY /* a singleton would hold a shorter-lived instance (tether_container_set_strict) */
 } tether_status;
 
 /** The library's version, "MAJOR.MINOR.PATCH" (static; never free it). Thread-safe. */
@@ -192,7 +194,7 @@ tether_status tether_container_new(tether_container *parent, tether_container **
  * made first, so dependents die before their dependencies; each destroyed now
  * unless a handle or edge holds it, then with its last holder; every
  * destructor runs once). Its providers and lazy slots return NULL with
- * TETHER_E_INVALID_HANDLE from now on.
+ * TETHER_E_INVALID_HANDLE from now on. Registration contexts are yours to free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already freed);
  *         TETHER_E_INVALID_ARGUMENT if child containers of `c` still exist
  *         (free them first; nothing is freed).
@@ -222,6 +224,13 @@ tether_status tether_declare_value(tether_container *c, const char *key);
 tether_status tether_provide_value(tether_container *c, const char *key, void *instance,
                                    tether_drop_fn drop, void *context);
 
+/** `flags` TETHER_STRICT_CAPTIVE (0: off): a singleton registered in `c` that would hold a graph-,
+ *  transient-, weak- or container-scoped instance strongly (DEP slot or target, tether_resolver_get) fails to
+ *  resolve, before its factory runs: TETHER_E_CAPTIVE_DEPENDENCY. Children made later inherit it.
+ *  @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (unknown flag). Thread-safe. */
+tether_status tether_container_set_strict(tether_container *c, uint32_t flags);
+#define TETHER_STRICT_CAPTIVE 1u
+
 /* ---- Registrations --------------------------------------------------------- */
 
 /**
@@ -237,13 +246,13 @@ tether_status tether_provide_value(tether_container *c, const char *key, void *i
  *
  * @param key      non-empty UTF-8, copied. "Logger#file" is a named variant.
  * @param factory  non-NULL C function pointer, cast to tether_fn.
- * @param params   `param_count` slots, copied (keys too); NULL when 0.
+ * @param params   `param_count` (at most 1024) slots, copied (keys too); NULL when 0.
  * @param out      nullable; receives the registration handle, the container's
  *                 (valid until the key is re-registered or the container
  *                 freed; never free it). NULL makes no handle (16 bytes less).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT
- *         (NULL/empty key, NULL factory, NULL params with a count, a kind
- *         outside the enum, a dependency slot without a key); TETHER_E_NO_MEMORY.
+ *         (NULL/empty key or factory, NULL params with a count, a kind outside the
+ *         enum, a keyless dependency slot, two RESOLVER slots); TETHER_E_NO_MEMORY.
  * Thread-safe: a resolve meanwhile sees the old or the new registration.
  */
 tether_status tether_register(tether_container *c, const char *key, tether_fn factory,
@@ -287,8 +296,8 @@ typedef struct tether_options {
  * sees it half configured, e.g. makes an instance with no destructor).
  * `options` is read during the call only; NULL is tether_register.
  * @return what tether_register returns, plus TETHER_E_INVALID_ARGUMENT for a
- *         `version` this library does not know, a bad scope, unknown flags,
- *         variadic_fixed above param_count, a tether_completion with neither
+ *         unknown `version`, a bad scope (or one tether_set_scope refuses), unknown
+ *         flags, variadic_fixed above param_count, a tether_completion with neither
  *         or both of fn and args_fn, or params tether_on_complete_params refuses.
  * Thread-safe.
  */
@@ -368,8 +377,8 @@ tether_status tether_register_ex(tether_container *c, const char *key, tether_fn
  */
 
 /**
- * Declares the factory C variadic (`void *f(void *ctx, int n, ...)`): the first
- * `fixed_count` slots are the fixed params, the rest go as variadic arguments.
+ * Declares the factory C variadic (slots {CONTEXT, I64, ...}: `void *f(void *ctx,
+ * int64_t n, ...)`): the first `fixed_count` slots are fixed, the rest variadic.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
  *         TETHER_E_INVALID_ARGUMENT (`fixed_count` 0 or above the slot count).
  * Thread-safe.
@@ -379,7 +388,8 @@ tether_status tether_set_variadic(tether_registration *r, size_t fixed_count);
 /**
  * Sets the scope of instances made by `r`; drops what it cached (handles stay valid).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or stale `r`);
- *         TETHER_E_INVALID_ARGUMENT (scope outside the enum). Thread-safe.
+ *         TETHER_E_INVALID_ARGUMENT (bad scope; SINGLETON/WEAK with runtime-argument slots).
+ * Thread-safe.
  */
 tether_status tether_set_scope(tether_registration *r, tether_scope scope);
 
@@ -465,7 +475,7 @@ void *tether_get(tether_container *c, const char *key, tether_ref **keep);
  * tether_resolve with the values of the top-level registration's I64/F64/STR/PTR
  * slots, in order (`args`: `arg_count` values, borrowed for the call; NULL when 0).
  * @return as tether_resolve, plus TETHER_E_ARGUMENT_MISMATCH when the count
- *         or a kind differs from the declared slots (the message says which).
+ *         (any above 1024 too) or a kind differs from the slots (message says which).
  */
 tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);
@@ -584,12 +594,13 @@ tether_status tether_provider_free(tether_provider p);
 tether_status tether_reset(tether_container *c, tether_scope scope);
 
 /**
- * Checks the declared graph of everything resolvable from `c`, running nothing:
- * every missing key (and who needs it), every constructor cycle (lazy slots are
- * not constructor edges). The report, a line per problem, is tether_last_error().
- * @return TETHER_OK (nothing found); TETHER_E_NOT_FOUND (at least one missing
- *         key); TETHER_E_CYCLE (cycles but no missing key);
- *         TETHER_E_INVALID_HANDLE.
+ * Checks the declared graph of everything resolvable from `c` (slots and declared
+ * completion targets), running nothing: missing keys (and who needs them), constructor
+ * cycles (lazy slots are not constructor edges), retain cycles closed by declared DEP
+ * targets, dependencies on keys taking runtime arguments, captive dependencies
+ * (tether_container_set_strict). The report, a line per problem (the first 100), is
+ * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
+ * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
  * Thread-safe.
  */
 tether_status tether_validate(tether_container *c);
@@ -597,8 +608,9 @@ tether_status tether_validate(tether_container *c);
 /**
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
- * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head),
- * missing keys as red dashed nodes, constructor-cycle edges in red.
+ * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
+ * captive ones orange; long keys shortened as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.

@@ -57,8 +57,10 @@ func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(Tet
 /// Reads `count` tether_value structs (kind at offset 0, 8-byte union at offset 8).
 func withArguments<R>(_ values: UnsafeRawPointer?, _ count: Int, _ function: StaticString,
                       _ body: (UnsafeBufferPointer<Argument>) throws(TetherError) -> R) throws(TetherError) -> R {
-    guard count >= 0, count <= 4096 else { throw invalid(function, "arg_count \(count) is out of range") }
     guard count == 0 || values != nil else { throw invalid(function, "args is NULL but arg_count is \(count)") }
+    guard count >= 0, count <= maxParams else {  // negative: a size_t above Int.max
+        throw TetherError(.argumentMismatch, "\(function): arg_count \(UInt(bitPattern: count)) exceeds the \(maxParams) params a registration can declare")
+    }
     if count == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
     var arguments: [Argument] = []
     arguments.reserveCapacity(count)
@@ -72,6 +74,9 @@ func withArguments<R>(_ values: UnsafeRawPointer?, _ count: Int, _ function: Sta
     }
     return try arguments.withUnsafeBufferPointer { buffer throws(TetherError) in try body(buffer) }
 }
+
+/// The most params a factory or a completion callback declares (and so runtime arguments a resolve takes).
+let maxParams = 1024
 
 let tetherValueStride = 16
 let tetherParamStride = 16

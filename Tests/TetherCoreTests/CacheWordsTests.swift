@@ -38,7 +38,7 @@ import TetherCore
         #expect(words[0].load(as: UInt.self) > before)
         _ = try fx.resolve("S")
         let made = words[0].load(as: UInt.self)
-        s.setScope(.transient)  // drops S too
+        try s.setScope(.transient)  // drops S too
         #expect(words[0].load(as: UInt.self) >= made + 2)
     }
 
@@ -65,7 +65,7 @@ import TetherCore
         held = try fx.resolve("W")
         #expect(w.weakEpoch == start + 3)
         before = word.load(as: UInt.self)
-        w.setScope(.transient)  // forgets it while alive; a configuration change too
+        try w.setScope(.transient)  // forgets it while alive; a configuration change too
         #expect(word.load(as: UInt.self) >= before + 2 && w.weakEpoch == start + 4)
         _ = try fx.resolve("W")
         #expect(w.weakEpoch == start + 4, "stays odd while the scope is not weak")

@@ -42,6 +42,7 @@ private func word(_ code: ErrorCode) -> String {
     case .noMemory: "NO_MEMORY"
     case .wouldBlock: "WOULD_BLOCK"
     case .bufferTooSmall: "BUFFER_TOO_SMALL"
+    case .captiveDependency: "CAPTIVE_DEPENDENCY"
     }
 }
 
@@ -381,8 +382,8 @@ private final class Run: @unchecked Sendable {
         let destroy: Destructor = { p, _ in run.drop(p) }
         let lifetime = scope(spec["scope"] as? String)
         let made = factory(key, def, params)
-        try container(spec["in"] as? String).register(Key(key), params: params, factory: made) { r in
-            r.setScope(lifetime)
+        try container(spec["in"] as? String).register(Key(key), params: params, factory: made) { (r: Registration) throws(TetherError) in
+            try r.setScope(lifetime)
             r.setContext(def.pointer, destructor: destroy)
             for c in completions { r.addCompletion(c) }
         }
@@ -486,7 +487,7 @@ private final class Run: @unchecked Sendable {
             container(step["in"] as? String).reset(scope(s))
             trace.append("reset \(s)")
         } else if let key = step["set_scope"] as? String {
-            container(step["in"] as? String).registration(for: Key(key))!.setScope(scope(step["scope"] as? String))
+            try container(step["in"] as? String).registration(for: Key(key))!.setScope(scope(step["scope"] as? String))
             trace.append("set_scope \(key) \(step["scope"] as! String)")
         } else if let name = step["validate"] as? String {
             let c = container(name)

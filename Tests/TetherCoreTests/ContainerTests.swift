@@ -153,9 +153,9 @@ import TetherCore
         let fx = try Fixture()
         let old = try fx.register("K", label: "K1")
         let seenDuringConfigure = Box<Registration?>(nil)
-        let new = try fx.container.register(Key("K"), params: [], factory: ClosureFactory { _ in nil }) { r in
+        let new = try fx.container.register(Key("K"), params: [], factory: ClosureFactory { _ in nil }) { (r: Registration) throws(TetherError) in
             seenDuringConfigure.value = fx.container.registration(for: Key("K"))
-            r.setScope(.singleton)
+            try r.setScope(.singleton)
         }
         #expect(seenDuringConfigure.value === old, "the old registration is served until the new one is ready")
         #expect(new.registration.spec.scope == .singleton)

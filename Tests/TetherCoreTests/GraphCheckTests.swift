@@ -88,7 +88,7 @@ import TetherCore
         #expect(dot.contains(#""B" [label="B\n(transient)"];"#))
         #expect(dot.contains(#""C" [label="C\n(weak)"];"#))
         #expect(dot.contains(#""D" [label="D\n(graph)"];"#))
-        #expect(dot.contains(#""A" -> "B";"#))
+        #expect(dot.contains(#""A" -> "B" [color=orange, penwidth=2];"#), "a singleton holding a transient: captive")
         #expect(dot.contains(#""A" -> "C" [style=dashed];"#))
         #expect(dot.contains(#""A" -> "D" [style=dotted];"#))
         #expect(dot.contains(#""A" -> "E" [style=dotted, arrowhead=odot];"#))

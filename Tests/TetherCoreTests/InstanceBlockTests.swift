@@ -65,8 +65,8 @@ import TetherCore
         let held = Box<Instance?>(nil)
         try fx.container.register(Key("H"), params: [], factory: ClosureFactory { _ in
             UnsafeMutableRawPointer(bitPattern: 0x1000)
-        }) { registration in
-            registration.setScope(.transient)
+        }) { (registration: Registration) throws(TetherError) in
+            try registration.setScope(.transient)
             registration.setContext(nil) { _, _ in
                 fx.tracker.note("drop H")
                 held.value = nil

@@ -41,7 +41,7 @@ import TetherCore
         for r in [a, b, c] { _ = try #require(r.singletonLoan()).lend() }
         try fx.register("A")  // replaced
         #expect(fx.bridge.recalledKeys == [Key("A")])
-        b.setScope(.graph)
+        try b.setScope(.graph)
         #expect(fx.bridge.recalledKeys == [Key("A"), Key("B")])
         try fx.container.close()
         #expect(fx.bridge.recalledKeys == [Key("A"), Key("B"), Key("C")])

@@ -67,7 +67,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     private func add(_ c: Container, _ key: String, _ deps: [String] = [], scope: Scope = .graph,
                      takes: Bool = true, fails: Bool = false) throws -> Registration {
         let r = try c.register(Key(key), params: deps.map(dep), factory: MakeNode(key, census, takes: takes, fails: fails)).registration
-        r.setScope(scope)
+        try r.setScope(scope)
         return r
     }
 

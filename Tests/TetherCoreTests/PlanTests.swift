@@ -170,11 +170,11 @@ import TetherCore
         #expect(try firstDepLabel(fx) == "B2")
 
         let b = try fx.container.registration(for: Key("B"))!
-        b.setScope(.singleton)  // B becomes a cached leaf
+        try b.setScope(.singleton)  // B becomes a cached leaf
         let x = try fx.resolve("A"), y = try fx.resolve("A")
         #expect(Obj.of(x).depPointer(0) == Obj.of(y).depPointer(0) && fx.tracker.made("B2") == 2)
 
-        b.setScope(.transient)
+        try b.setScope(.transient)
         fx.onComplete(b)  // a new plan runs it (a cached singleton's callbacks ran when it was made)
         #expect(!a.hasCurrentPlan)
         _ = try fx.resolve("A")
@@ -435,7 +435,7 @@ import TetherCore
         #expect(a.hasCurrentPlan)
         #expect(fx.tracker.events("B#") == ["B#1", "B#1", "B#2"])
 
-        b.setScope(.singleton)  // now a cached leaf: completed when made, not per resolve
+        try b.setScope(.singleton)  // now a cached leaf: completed when made, not per resolve
         #expect(!a.hasCurrentPlan)
         for _ in 0..<2 { _ = try fx.resolve("A") }
         #expect(fx.tracker.events("B#") == ["B#1", "B#1", "B#2", "B#1", "B#2"])

@@ -254,8 +254,8 @@ final class Fixture: @unchecked Sendable {
             tracker.made(label, p)
             return p
         }
-        return try (target ?? container).register(Key(key), params: params, factory: factory) { registration in
-            registration.setScope(scope)
+        return try (target ?? container).register(Key(key), params: params, factory: factory) { (registration: Registration) throws(TetherError) in
+            try registration.setScope(scope)
             registration.setContext(context) { p, _ in
                 tracker.dropped(label, p)
                 Unmanaged<Obj>.fromOpaque(p).release()

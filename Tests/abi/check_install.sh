@@ -2,7 +2,8 @@
 # Installs Tether into a temporary prefix (`make install PREFIX=...`), then builds a
 # C program against the *installed* copy with `pkg-config --cflags --libs tether`
 # (examples/c/cycles.c, or a small inline program while that example is absent)
-# and runs it with LD_LIBRARY_PATH empty.
+# and runs it with LD_LIBRARY_PATH empty, then under valgrind with only the
+# installed suppression file: no leak, definite or possible.
 # Usage: sh Tests/abi/check_install.sh
 # Prints one line per check and "N passed, N failed"; exits non-zero on any failure.
 
@@ -23,7 +24,7 @@ prefix=$tmp/prefix
 if $MAKE -C "$ROOT" --no-print-directory install PREFIX="$prefix" > "$tmp/install.log" 2>&1; then ok "make install PREFIX=$prefix"
 else fail "make install PREFIX=..." "$(tail -20 "$tmp/install.log")"; finish; fi
 
-for f in lib/libtether.so include/tether.h include/tether_binding.h include/tether_cdef.h lib/pkgconfig/tether.pc; do
+for f in lib/libtether.so include/tether.h include/tether_binding.h include/tether_cdef.h lib/pkgconfig/tether.pc share/tether/tether.supp; do
     if [ -f "$prefix/$f" ]; then ok "installed $f"; else fail "installed $f"; fi
 done
 if cmp -s "$ROOT/include/tether.h" "$prefix/include/tether.h"; then ok "installed header is include/tether.h"
@@ -88,5 +89,12 @@ else fail "the program links the installed libtether.so" "ldd says: ${resolved:-
 
 if out=$(env LD_LIBRARY_PATH= "$tmp/prog" 2>&1); then ok "run $(basename "$src") against the installed copy"
 else fail "run $(basename "$src") against the installed copy" "$(printf '%s\n' "$out" | tail -10)"; fi
+
+# 4. valgrind out of the box: what `make install` ships is enough to pass.
+if ! command -v valgrind > /dev/null; then fail "valgrind over $(basename "$src")" "valgrind is not installed (apt-get install valgrind)"
+elif out=$(env LD_LIBRARY_PATH= valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible \
+              --suppressions="$prefix/share/tether/tether.supp" "$tmp/prog" 2>&1 > /dev/null); then
+    ok "valgrind --leak-check=full --errors-for-leak-kinds=definite,possible over $(basename "$src") with the installed suppressions"
+else fail "valgrind over $(basename "$src") with the installed suppressions" "$(printf '%s\n' "$out" | tail -30)"; fi
 
 finish

@@ -78,6 +78,18 @@ static inline tether_registration *reg_node(tether_container *c, const char *key
     return r;
 }
 
+/* Registers `key` made by `factory` (slots {TETHER_CONTEXT}) with kind `k` as its context,
+ * destroyed by drop_node, in `scope`, configured in one call (tether_register_ex). */
+static inline tether_status reg_kind_factory(tether_container *c, const char *key, tether_fn factory, kind *k,
+                                             tether_scope scope) {
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.context = k;
+    o.drop = drop_node;
+    return tether_register_ex(c, key, factory, p, 1, &o, NULL);
+}
+
 /* A new container: a child of `parent`, or a root if `parent` is NULL. */
 static inline tether_container *new_container_in(tether_container *parent) {
     tether_container *c = NULL;

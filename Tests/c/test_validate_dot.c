@@ -296,6 +296,125 @@ static void test_validate_and_dot_bad_handles(void) {
     CHECK_STATUS(tether_validate(c), TETHER_E_INVALID_HANDLE);
 }
 
+/* ---- declared completion targets (tether_on_complete_params) ---------------- */
+
+static tether_status complete_noop(void *instance, void *const *args, size_t n, void *context) {
+    (void)instance; (void)context;
+    for (size_t i = 0; i < n; i++) (void)args[i];
+    return TETHER_OK;
+}
+static int64_t last_arg;
+static void *make_with_arg(int64_t n) { last_arg = n; made++; return malloc(1); }
+static void drop_free(void *instance, void *context) { (void)context; free(instance); }
+
+/* Adds a completion callback declaring `n` targets to `r`. */
+static void declare(tether_registration *r, const tether_param *targets, size_t n) {
+    CHECK_OK(tether_on_complete_params(r, complete_noop, targets, n, NULL));
+}
+
+/* Each problem a declared target makes: validate reports it (without running a
+ * factory) with the status the resolve then fails with. */
+static void test_validate_sees_declared_completion_targets(void) {
+    struct { const char *name; tether_status status; const char *fragment; const char *also; } cases[] = {
+        {"missing target", TETHER_E_NOT_FOUND, "no registration for \"Gone\"", "\"A\" (completion callback #1)"},
+        {"retain cycle", TETHER_E_RETAIN_CYCLE, "retain cycle \"B\" -> \"A\" -> \"B\"", "declare that target TETHER_PARAM_WEAK"},
+        {"arguments", TETHER_E_ARGUMENT_MISMATCH, "\"Args\" takes runtime arguments and cannot be a dependency",
+         "(needed by \"A\" (completion callback #1))"},
+    };
+    for (int i = 0; i < 3; i++) {
+        tether_container *c = NULL;
+        CHECK_OK(tether_container_new(NULL, &c));
+        made = 0;
+        tether_param a_deps[] = { TETHER_DEP("B") };
+        tether_registration *a = add(c, "A", i == 1 ? a_deps : NULL, i == 1 ? 1 : 0);
+        CHECK_OK(tether_set_context(a, NULL, drop_free));
+        tether_registration *b = add(c, "B", NULL, 0);
+        CHECK_OK(tether_set_context(b, NULL, drop_free));
+        tether_param arg[] = { TETHER_I64 };
+        tether_registration *args = NULL;
+        CHECK_OK(tether_register(c, "Args", (tether_fn)make_with_arg, arg, 1, &args));
+        CHECK_OK(tether_set_context(args, NULL, drop_free));
+        tether_param gone[] = { TETHER_DEP("Gone") }, back[] = { TETHER_DEP("A") }, needs_args[] = { TETHER_WEAK("Args") };
+        if (i == 0) declare(a, gone, 1);
+        if (i == 1) declare(b, back, 1);
+        if (i == 2) declare(a, needs_args, 1);
+        CHECK_STATUS(tether_validate(c), cases[i].status);
+        check_line(tether_last_error(), cases[i].fragment, cases[i].also);
+        CHECK(made == 0);
+        if (harness_current_failed) fprintf(stderr, "  case: %s\n", cases[i].name);
+        /* The resolve fails the same way. */
+        tether_ref *ref = NULL;
+        CHECK_STATUS(tether_resolve(c, "A", &ref), cases[i].status);
+        CHECK_OK(tether_container_free(c));
+    }
+}
+
+/* Declaring the back edge weak is what the report says to do: then all is well. */
+static void test_validate_declared_weak_back_edge_is_fine(void) {
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param a_deps[] = { TETHER_DEP("B") }, back[] = { TETHER_WEAK("A") };
+    add(c, "A", a_deps, 1);
+    declare(add(c, "B", NULL, 0), back, 1);
+    CHECK_OK(tether_validate(c));
+    CHECK_OK(tether_container_free(c));
+}
+
+/* DOT draws declared targets from registration on: DEP solid, WEAK dashed,
+ * the retain cycle a DEP target closes in red. */
+static void test_export_dot_draws_declared_targets(void) {
+    tether_container *c = NULL;
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param a_deps[] = { TETHER_DEP("B") }, targets[] = { TETHER_DEP("C"), TETHER_WEAK("D") }, back[] = { TETHER_DEP("A") };
+    add(c, "A", a_deps, 1);
+    tether_registration *b = add(c, "B", NULL, 0);
+    add(c, "C", NULL, 0);
+    add(c, "D", NULL, 0);
+    declare(b, targets, 2);
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    if (dot) {
+        CHECK(count_edge_lines_with(dot, "B->C[label=completion]") == 1);
+        CHECK(count_edge_lines_with(dot, "B->D[style=dashed,label=completion]") == 1);
+        CHECK(count_edge_lines_with(dot, "color=red") == 0);
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+    declare(b, back, 1);
+    CHECK_OK(tether_export_dot(c, &dot));
+    if (dot) {
+        CHECK(count_edge_lines_with(dot, "A->B[color=red") == 1);
+        CHECK(count_edge_lines_with(dot, "B->A[label=completion,color=red") == 1);
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* A singleton's dependencies come from its own container, whoever resolves it:
+ * validate through a child that registers the dependency still reports it
+ * missing for the parent's singleton, as the resolve through the child fails. */
+static void test_validate_looks_up_a_singletons_dependencies_in_its_container(void) {
+    tether_container *parent = NULL, *child = NULL;
+    CHECK_OK(tether_container_new(NULL, &parent));
+    CHECK_OK(tether_container_new(parent, &child));
+    made = 0;
+    tether_param log[] = { TETHER_DEP("Log") };
+    CHECK_OK(tether_set_scope(add(parent, "S", log, 1), TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(add(child, "Log", NULL, 0), NULL, drop_free));
+    CHECK_STATUS(tether_validate(child), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("no registration for \"Log\" (needed by \"S\")");
+    tether_ref *ref = NULL;
+    CHECK_STATUS(tether_resolve(child, "S", &ref), TETHER_E_NOT_FOUND);
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(parent));
+}
+
 int main(void) {
     RUN(test_validate_ok_graph);
     RUN(test_validate_reports_every_missing_key);
@@ -306,5 +425,9 @@ int main(void) {
     RUN(test_export_dot_highlights_cycles);
     RUN(test_export_dot_shows_missing_keys);
     RUN(test_validate_and_dot_bad_handles);
+    RUN(test_validate_sees_declared_completion_targets);
+    RUN(test_validate_declared_weak_back_edge_is_fine);
+    RUN(test_export_dot_draws_declared_targets);
+    RUN(test_validate_looks_up_a_singletons_dependencies_in_its_container);
     return harness_finish();
 }

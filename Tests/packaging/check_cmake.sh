@@ -95,10 +95,12 @@ if cmake -S "$tmp/moved-app" -B "$tmp/moved-app/build" -DCMAKE_PREFIX_PATH="$tmp
     ok "a moved prefix is found and used (exact version $version)"
 else fail "a moved prefix" "$(tail -10 "$tmp/moved.log")"; fi
 
-# 4. KEEP_SYMBOLS=1 keeps the library's symbol table; the default strips it.
+# 4. KEEP_SYMBOLS=1 keeps the library's symbol table; the default strips it but for the
+#    few Swift runtime symbols share/tether.supp (valgrind) names.
 if $MAKE -C "$ROOT" --no-print-directory install PREFIX="$tmp/debug" KEEP_SYMBOLS=1 > "$tmp/debug.log" 2>&1 \
-   && readelf -S "$tmp/debug/lib/libtether.so" | grep -q '\.symtab' && ! readelf -S "$tmp/moved/lib/libtether.so" | grep -q '\.symtab'; then
-    ok "make install KEEP_SYMBOLS=1 keeps symbols (.symtab); the default strips them"
+   && [ "$(nm "$tmp/debug/lib/libtether.so" 2>/dev/null | wc -l)" -gt 1000 ] \
+   && [ "$(nm "$tmp/moved/lib/libtether.so" 2>/dev/null | wc -l)" -le 100 ]; then
+    ok "make install KEEP_SYMBOLS=1 keeps symbols (.symtab); the default strips them (but those tether.supp names)"
 else fail "KEEP_SYMBOLS=1 keeps symbols" "$(tail -5 "$tmp/debug.log")"; fi
 
 finish

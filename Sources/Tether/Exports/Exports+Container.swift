@@ -38,6 +38,20 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     }
 }
 
+/// tether.h's TETHER_STRICT_CAPTIVE.
+private let strictCaptive: UInt32 = 1
+
+@_cdecl("tether_container_set_strict")
+public func tether_container_set_strict(_ c: OpaquePointer?, _ flags: UInt32) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let core = try containerArgument(c, "tether_container_set_strict")
+        guard flags & ~strictCaptive == 0 else {
+            throw invalid("tether_container_set_strict", "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_STRICT_CAPTIVE")
+        }
+        core.refusesCaptives = flags & strictCaptive != 0
+    }
+}
+
 @_cdecl("tether_reset")
 public func tether_reset(_ c: OpaquePointer?, _ scope: Int32) -> Int32 {
     abiCall { () throws(TetherError) in

@@ -141,7 +141,7 @@ private func completion(_ raw: UnsafeRawPointer, _ what: String, _ key: Key, _ f
 /// The declared targets of a completion callback: TETHER_PARAM_DEP and TETHER_PARAM_WEAK with keys.
 private func completionParams(_ params: UnsafeRawPointer?, _ count: Int, _ what: String, _ key: Key,
                               _ function: StaticString) throws(TetherError) -> [Param] {
-    guard count >= 0, count <= 1024 else { throw invalid(function, "\(what): param_count \(count) is out of range (0...1024)") }
+    guard count >= 0, count <= maxParams else { throw invalid(function, "\(what): param_count \(count) is out of range (0...\(maxParams))") }
     guard count == 0 || params != nil else { throw invalid(function, "\(what): params is NULL but param_count is \(count)") }
     var declared: [Param] = []
     for i in 0..<count {
@@ -171,9 +171,9 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let ffi = try FFIFactory(function: factory, kinds: kinds)
         if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed, arity: count) }
-        let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { registration in
+        let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { (registration: Registration) throws(TetherError) in
             guard let options else { return }
-            registration.setScope(options.scope)
+            try registration.setScope(options.scope)
             registration.setContext(options.context, destructor: options.destructor, defersDrop: options.defersDrop)
             for completion in options.completions { registration.addCompletion(completion) }
         }
@@ -195,7 +195,7 @@ func retireHandle(of registration: Registration) {
 
 /// Reads the C param array (kind at offset 0, key pointer at offset 8).
 private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) throws(TetherError) -> ([Param], [WordKind]) {
-    guard count >= 0, count <= 1024 else { throw invalid("tether_register", "param_count \(count) is out of range (0...1024)") }
+    guard count >= 0, count <= maxParams else { throw invalid("tether_register", "param_count \(count) is out of range (0...\(maxParams))") }
     guard count == 0 || params != nil else { throw invalid("tether_register", "params is NULL but param_count is \(count)") }
     var declared: [Param] = []
     var kinds: [WordKind] = []
@@ -243,7 +243,7 @@ public func tether_set_scope(_ r: OpaquePointer?, _ scope: Int32) -> Int32 {
     abiCall { () throws(TetherError) in
         let registration = try Handles.registrations.get(r, "tether_set_scope")
         guard let scope = Scope(rawValue: scope) else { throw invalid("tether_set_scope", "\(scope) is not a tether_scope") }
-        registration.setScope(scope)
+        try registration.setScope(scope)
     }
 }
 

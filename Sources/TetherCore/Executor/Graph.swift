@@ -222,6 +222,8 @@ final class Graph {
         let wordBase: Int
         /// Where this frame's dependencies start on `dependencyStack`.
         let dependencyBase: Int
+        /// A cached instance of a strict container: refuses shorter-lived strong dependencies.
+        let refusesCaptives: Bool
         var slot = 0
         var resolverSlot: Int?
         var argumentIndex = 0
@@ -267,6 +269,7 @@ final class Graph {
                                           ErrorParts(.register, key: key, path: path))
                     }
                     let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
+                    if frames[top].refusesCaptives, case .dependency = param { try refuseCaptive(top, spec, key) }
                     if let found = try existing(dep, spec, key: key, in: lookup) {
                         attach(found, to: top)
                     } else {
@@ -298,6 +301,17 @@ final class Graph {
         }
     }
 
+    /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
+    @inline(never)
+    private func refuseCaptive(_ top: Int, _ spec: Unmanaged<InstanceSpec>, _ key: Key) throws(TetherError) {
+        let holderScope = frames[top].spec._withUnsafeGuaranteedRef { $0.scope }
+        let targetScope = spec._withUnsafeGuaranteedRef { $0.scope }
+        guard holderScope.captures(targetScope) else { return }
+        let holder = frames[top].registration._withUnsafeGuaranteedRef { $0.key }
+        let via = frames.count > 1 ? " (while resolving \(pathText(path)))" : ""
+        throw captiveError(holder: holder, holderScope, target: key, targetScope, via: via, note: strictNote)
+    }
+
     /// The instance at `index` in `alive`, unretained.
     func instance(_ index: Int) -> Unmanaged<Instance> { alive[index] }
 
@@ -313,11 +327,13 @@ final class Graph {
     private func push(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, from lookup: Unmanaged<Container>) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
-        let depLookup = spec._withUnsafeGuaranteedRef { $0.scope } == .singleton
+        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        let depLookup = scope == .singleton
             ? registration._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
+        let strict = scope.lifetime.cached && registration._withUnsafeGuaranteedRef { $0.container.refusesCaptives }
         let base = words.count
         let frame = Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
-                          dependencyBase: dependencyStack.count)
+                          dependencyBase: dependencyStack.count, refusesCaptives: strict)
         words.appendUnwritten(count: frame.params.count)  // every slot is written before the factory runs
         frames.append(frame)
         table.set(registration, GraphTable.constructing)
@@ -643,8 +659,13 @@ final class Graph {
 
 /// `keys` as a message quotes them, a long path cut in the middle (`ErrorParts.cappedPath`).
 func pathText(_ keys: [Key]) -> String {
-    let (shown, omitted) = ErrorParts.cappedPath(keys)
-    guard omitted > 0 else { return shown.map(\.quoted).joined(separator: " -> ") }
-    let head = shown[..<ErrorParts.pathHead].map(\.quoted), tail = shown[ErrorParts.pathHead...].map(\.quoted)
-    return (head + ["... (\(omitted) more)"] + tail).joined(separator: " -> ")
+    cappedList(keys, separator: " -> ", \.quoted)
+}
+
+/// `items` as `text` shows them, joined by `separator`; a long list cut in the middle as a path is.
+func cappedList<T>(_ items: [T], separator: String, _ text: (T) -> String) -> String {
+    let (shown, omitted) = ErrorParts.cappedPath(items)
+    guard omitted > 0 else { return shown.map(text).joined(separator: separator) }
+    let head = shown[..<ErrorParts.pathHead].map(text), tail = shown[ErrorParts.pathHead...].map(text)
+    return (head + ["... (\(omitted) more)"] + tail).joined(separator: separator)
 }

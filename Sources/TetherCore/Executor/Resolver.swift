@@ -45,6 +45,7 @@ public final class Resolver: @unchecked Sendable {
     /// `backEdge`: what a retain-cycle message tells the caller to do instead.
     public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge",
                     fix: ErrorParts.Fix = .weakEdge) throws(TetherError) -> Instance {
+        try refuseCaptive(key)
         let instance = try build(key).takeUnretainedValue()
         ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
         if let owner = ownerReference?.takeUnretainedValue() {
@@ -54,6 +55,18 @@ public final class Resolver: @unchecked Sendable {
             pendingStrong.append(instance)
         }
         return instance
+    }
+
+    /// Strict mode: a cached owner must not hold a shorter-lived `key` strongly (`Scope.captures`).
+    private func refuseCaptive(_ key: Key) throws(TetherError) {
+        let owner = ownerRegistration.takeUnretainedValue()
+        guard owner.container.refusesCaptives else { return }
+        let ownerScope = owner.spec.scope
+        guard ownerScope.lifetime.cached,
+              let target = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else { return }
+        let targetScope = target._withUnsafeGuaranteedRef { $0.spec.scope }
+        guard ownerScope.captures(targetScope) else { return }
+        throw captiveError(holder: owner.key, ownerScope, target: key, targetScope, note: strictNote)
     }
 
     /// Resolves `key` in this graph as the target of a weak edge (noted on the

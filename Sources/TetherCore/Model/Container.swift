@@ -30,6 +30,7 @@ public final class Container: @unchecked Sendable {
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
     let traceWord = Atomic<UInt>(0)
     let traceState = Mutex<Tracer?>(nil)
+    private let strict = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -41,7 +42,16 @@ public final class Container: @unchecked Sendable {
                 return true
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+            strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
+    }
+
+    /// Strict mode: resolves refuse to let a singleton registered here hold a
+    /// shorter-lived instance strongly (`Scope.captures`) instead of building it.
+    /// Containers created from this one later start with the same setting.
+    public var refusesCaptives: Bool {
+        get { strict.load(ordering: .relaxed) }
+        set { strict.store(newValue, ordering: .relaxed) }
     }
 
     deinit { VersionWords.give(version) }
@@ -132,7 +142,7 @@ public final class Container: @unchecked Sendable {
     /// before the registration becomes visible, so no resolve sees it half set up.
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: Factory,
-                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         try register(Registration(key: key, params: params, factory: factory, container: self), configure)
     }
 
@@ -140,7 +150,7 @@ public final class Container: @unchecked Sendable {
     /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
     @discardableResult
     public func register(_ key: Key, params: [Param], factory: ObjectFactory,
-                         configure: (Registration) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         guard params.allSatisfy({ if case .dependency = $0 { true } else { false } }) else {
             throw TetherError(.invalidArgument, "an ObjectFactory takes .dependency params only (registering \(key.quoted))")
         }
@@ -148,9 +158,10 @@ public final class Container: @unchecked Sendable {
     }
 
     private func register(_ registration: Registration,
-                          _ configure: (Registration) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                          _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
-        configure(registration)
+        try configure(registration)
+        try Registration.check(registration.params, scope: registration.spec.scope, key: key)
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }

@@ -219,8 +219,10 @@ public final class Registration: @unchecked Sendable {
         if flags & Self.visibleBit != 0 { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
     }
 
-    /// Changing the scope drops what the old scope cached.
-    public func setScope(_ scope: Scope) {
+    /// Changing the scope drops what the old scope cached. Refuses a scope
+    /// `Registration.check` refuses for these params (nothing changes then).
+    public func setScope(_ scope: Scope) throws(TetherError) {
+        try Registration.check(params, scope: scope, key: key)
         let dropped = lock.withSpinLock { () -> Dropped? in
             guard spec.scope != scope else { return nil }
             install(spec.with(scope: scope))
@@ -228,6 +230,26 @@ public final class Registration: @unchecked Sendable {
             return clearCaches()
         }
         container.drop(dropped.map { [$0] } ?? [])
+    }
+
+    /// The combinations of declared params and scope no resolve could honour,
+    /// refused when registered and when the scope changes (one rule for every entry point).
+    static func check(_ params: UnsafeBufferPointer<Param>, scope: Scope, key: Key) throws(TetherError) {
+        var resolvers = 0
+        var arguments = false
+        for p in params {
+            switch p {
+            case .resolver: resolvers += 1
+            case .argument: arguments = true
+            default: break
+            }
+        }
+        if resolvers > 1 {
+            throw TetherError(.invalidArgument, "\(key.quoted) declares \(resolvers) TETHER_RESOLVER slots; a factory gets one resolver: declare the slot once")
+        }
+        if arguments && scope.isShared {
+            throw TetherError(.invalidArgument, "\(key.quoted) takes runtime arguments and cannot have the \(scope.name) scope, which shares one instance whatever the arguments: keep it graph or transient scoped, or register one key per argument value")
+        }
     }
 
     /// `defersDrop`: see `InstanceSpec.defersDrop`.

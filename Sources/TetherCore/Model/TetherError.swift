@@ -14,6 +14,8 @@ public enum ErrorCode: Int32, Sendable {
     case wouldBlock
     /// A caller's buffer was too small; the call said how much it needs.
     case bufferTooSmall
+    /// A cached instance would hold a shorter-lived one strongly (`Scope.captures`; strict containers).
+    case captiveDependency
 }
 
 /// A failure with a message in words: what happened and what to do.
@@ -95,7 +97,7 @@ public struct ErrorParts: Sendable {
     public static let pathTail = 3
 
     /// `path` as quoted: its head, how many keys are left out after it, its tail.
-    public static func cappedPath(_ path: [Key]) -> (shown: [Key], omitted: Int) {
+    public static func cappedPath<T>(_ path: [T]) -> (shown: [T], omitted: Int) {
         guard path.count > pathHead + pathTail + 1 else { return (path, 0) }
         return (Array(path[..<pathHead] + path[(path.count - pathTail)...]), path.count - pathHead - pathTail)
     }

@@ -1,53 +1,137 @@
 /// The declared graph of everything resolvable from a container, checked
-/// without running a factory: missing keys, constructor cycles, and a Graphviz
-/// picture. Constructor edges are DEP and WEAK slots; lazy slots are not.
+/// without running a factory: what a resolve of some key would reject (missing
+/// keys, constructor cycles, retain cycles closed by declared completion
+/// targets, dependencies on keys that take runtime arguments) and captive
+/// dependencies (`Scope.captures`), plus a Graphviz picture. Edges are the
+/// factories' slots and the declared targets of completion callbacks
+/// (`DeclaredCompletion`); constructor edges are DEP and WEAK slots.
 public struct GraphCheck {
     public struct Missing {
         public let key: Key
         public let neededBy: [Key]
+        /// `neededBy` as messages show them (`"A"`, `"B" (completion callback #1)`).
+        let shown: [String]
+    }
+
+    /// One declared edge: a factory slot (`completion` nil) or a declared target
+    /// of completion callback `completion` (from 0).
+    struct Edge {
+        let from: Registration
+        let param: Param
+        let completion: Int?
+
+        var target: Key { param.key! }
+        /// Its place among its registration's edges (`GraphCheck.edges(of:)`).
+        let number: Int
+        /// The edge's identity: its registration and place.
+        struct ID: Hashable { let from: ObjectIdentifier, number: Int }
+        var id: ID { ID(from: ObjectIdentifier(from), number: number) }
+        var isStrong: Bool { if case .dependency = param { true } else { false } }
+        /// Where it is declared, for messages: "" or " (completion callback #N)".
+        var via: String { completion.map { " (completion callback #\($0 + 1))" } ?? "" }
     }
 
     public let registrations: [Registration]
     public private(set) var missing: [Missing] = []
     /// Each cycle as a path that ends where it starts.
     public private(set) var cycles: [[Key]] = []
+    /// Problems other than missing keys and constructor cycles, in the order reported.
+    public private(set) var problems: [TetherError] = []
+    private var reported = Set<String>()
     private var cycleEdges = Set<[Key]>()
+    private var retainCycleEdges = Set<[Key]>()
+    private var captiveEdges = Set<[Key]>()
+    /// The declared edges of `registrations`, for the picture.
+    private let edges: [Edge]
+
+    /// A registration as resolves reach it: with the container its edges are
+    /// looked up in (a singleton's own, as `Graph` does, else the one of whoever
+    /// reached it). `out`: its edges with their target nodes (nil: missing).
+    private struct Node {
+        let registration: Registration
+        let lookup: Container
+        var out: [(edge: Edge, target: Int?)] = []
+    }
+    private var nodes: [Node] = []
+
+    /// Lines a report shows at most; the rest are counted.
+    static var maxReportedProblems: Int { 100 }
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        let byKey = Dictionary(registrations.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        var neededBy: [Key: [Key]] = [:]
-        for r in registrations {
-            for p in r.params { if let k = p.key, byKey[k] == nil { neededBy[k, default: []].append(r.key) } }
+        edges = registrations.flatMap(GraphCheck.edges)
+        var index: [[ObjectIdentifier]: Int] = [:]
+        func node(_ r: Registration, _ lookup: Container) -> Int {
+            let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
+            if let i = index[id] { return i }
+            nodes.append(Node(registration: r, lookup: lookup))
+            index[id] = nodes.count - 1
+            return nodes.count - 1
         }
-        missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value) }.sorted { $0.key.name < $1.key.name }
-        findCycles(byKey)
+        for r in registrations { _ = node(r, container) }
+        var next = 0
+        while next < nodes.count {  // nodes found on the way are appended, and visited in turn
+            let r = nodes[next].registration
+            let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
+            nodes[next].out = GraphCheck.edges(of: r).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
+            next += 1
+        }
+        var neededBy: [Key: [Edge]] = [:]
+        var seen = Set<Edge.ID>()  // an edge reached through several lookup containers counts once
+        for n in nodes {
+            for (e, target) in n.out where target == nil && seen.insert(e.id).inserted { neededBy[e.target, default: []].append(e) }
+        }
+        missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value.map(\.from.key), shown: $0.value.map { $0.from.key.quoted + $0.via }) }
+            .sorted { $0.key.name < $1.key.name }
+        findCycles()
+        findRetainCycles()
+        findArgumentDependencies()
+        findCaptives()
     }
 
-    /// Iterative depth-first search; every back edge closes one reported cycle.
-    private mutating func findCycles(_ byKey: [Key: Registration]) {
+    /// The factory slots naming a key and the declared completion targets of `r`.
+    private static func edges(of r: Registration) -> [Edge] {
+        var edges: [Edge] = []
+        for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil, number: edges.count)) }
+        for (n, completion) in r.spec.completions.enumerated() {
+            guard let declared = completion as? DeclaredCompletion else { continue }
+            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, number: edges.count)) }
+        }
+        return edges
+    }
+
+    /// Adds `error` unless the same problem was found through another lookup container.
+    private mutating func report(_ error: TetherError) {
+        if reported.insert(error.message).inserted { problems.append(error) }
+    }
+
+    /// Iterative depth-first search over constructor edges (factory DEP and WEAK
+    /// slots); every back edge closes one reported cycle.
+    private mutating func findCycles() {
         enum Color { case gray, black }
-        var color: [Key: Color] = [:]
-        for start in registrations where color[start.key] == nil {
-            var stack: [(key: Key, next: Int)] = [(start.key, 0)]
-            color[start.key] = .gray
-            while !stack.isEmpty {
-                let (key, next) = stack[stack.count - 1]
-                let params = byKey[key]?.params ?? UnsafeBufferPointer(start: nil, count: 0)
-                guard next < params.count else {
-                    color[key] = .black
+        var color = [Color?](repeating: nil, count: nodes.count)
+        var found = Set<[Key]>()
+        for start in nodes.indices where color[start] == nil {
+            var stack: [(node: Int, next: Int)] = [(start, 0)]
+            color[start] = .gray
+            while let top = stack.last {
+                let (n, next) = top
+                guard next < nodes[n].out.count else {
+                    color[n] = .black
                     stack.removeLast()
                     continue
                 }
                 stack[stack.count - 1].next += 1
-                guard params[next].isConstructorEdge, let target = params[next].key, byKey[target] != nil else { continue }
+                let (edge, target) = nodes[n].out[next]
+                guard edge.completion == nil, edge.param.isConstructorEdge, let target else { continue }
                 switch color[target] {
                 case nil:
                     color[target] = .gray
                     stack.append((target, 0))
                 case .gray:
-                    let from = stack.firstIndex { $0.key == target }!
-                    let cycle = stack[from...].map(\.key) + [target]
+                    let from = stack.firstIndex { $0.node == target }!
+                    let cycle = stack[from...].map { nodes[$0.node].registration.key } + [nodes[target].registration.key]
+                    guard found.insert(cycle).inserted else { continue }
                     cycles.append(cycle)
                     for i in 0..<(cycle.count - 1) { cycleEdges.insert([cycle[i], cycle[i + 1]]) }
                 case .black:
@@ -57,45 +141,128 @@ public struct GraphCheck {
         }
     }
 
-    /// The report as an error (nil when the graph is sound): NOT_FOUND when a key
-    /// is missing, else CYCLE. One problem per line.
+    /// A declared DEP target that reaches back to the callback's owner through
+    /// strong edges (DEP slots, declared DEP targets): the edge the callback
+    /// would add closes a retain cycle, which the resolve refuses.
+    private mutating func findRetainCycles() {
+        for n in nodes.indices {
+            for (e, target) in nodes[n].out where e.completion != nil && e.isStrong {
+                guard let target, let back = strongPath(from: target, to: n) else { continue }
+                let cycle = [e.from.key] + back.map { nodes[$0].registration.key }
+                for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                report(TetherError(.retainCycle,
+                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+            }
+        }
+    }
+
+    /// The nodes of a shortest strong path `start` ... `goal`, if any (breadth first).
+    private func strongPath(from start: Int, to goal: Int) -> [Int]? {
+        var parent = [Int?](repeating: nil, count: nodes.count)
+        parent[start] = start
+        var queue = [start]
+        var head = 0
+        while head < queue.count {
+            let n = queue[head]
+            head += 1
+            if n == goal {
+                var path = [n]
+                var cur = n
+                while cur != start { cur = parent[cur]!; path.append(cur) }
+                return path.reversed()
+            }
+            for (e, target) in nodes[n].out where e.isStrong {
+                guard let target, parent[target] == nil else { continue }
+                parent[target] = n
+                queue.append(target)
+            }
+        }
+        return nil
+    }
+
+    /// DEP and WEAK slots and declared targets naming a key that takes runtime
+    /// arguments: only a top-level resolve can pass them.
+    private mutating func findArgumentDependencies() {
+        for n in nodes {
+            for (e, target) in n.out where e.param.isConstructorEdge {
+                guard let target, nodes[target].registration.hasArguments else { continue }
+                report(TetherError(.argumentMismatch,
+                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); resolve it at the top level with tether_resolve_args, or pass it a LAZY slot's provider"))
+            }
+        }
+    }
+
+    /// Strong edges from a cached instance to a shorter-lived one (`Scope.captures`).
+    private mutating func findCaptives() {
+        for n in nodes {
+            for (e, target) in n.out where e.isStrong {
+                guard let target else { continue }
+                let (holderScope, targetScope) = (e.from.spec.scope, nodes[target].registration.spec.scope)
+                guard holderScope.captures(targetScope) else { continue }
+                captiveEdges.insert([e.from.key, e.target])
+                report(captiveError(holder: e.from.key, holderScope, target: e.target, targetScope, via: e.via))
+            }
+        }
+    }
+
+    /// The report as an error (nil when the graph is sound), one problem per
+    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
+    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
     public var error: TetherError? {
-        guard !missing.isEmpty || !cycles.isEmpty else { return nil }
-        var lines = ["tether_validate: \(missing.count + cycles.count) problem(s) in the declared graph"]
+        var found: [TetherError] = []
         for m in missing {
-            lines.append("no registration for \(m.key.quoted) (needed by \(m.neededBy.map(\.quoted).joined(separator: ", ")))")
+            found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
         }
         for c in cycles {
-            lines.append("dependency cycle through constructors: \(pathText(c)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)")
+            found.append(TetherError(.cycle, "dependency cycle through constructors: \(pathText(c)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)"))
         }
-        return TetherError(missing.isEmpty ? .cycle : .notFound, lines.joined(separator: "\n"))
+        found += problems
+        guard !found.isEmpty else { return nil }
+        let order: [ErrorCode] = [.notFound, .cycle, .retainCycle, .argumentMismatch, .captiveDependency]
+        let code = order.first { code in found.contains { $0.code == code } }!
+        var lines = ["tether_validate: \(found.count) problem(s) in the declared graph"]
+        lines += found.prefix(Self.maxReportedProblems).map(\.message)
+        if found.count > Self.maxReportedProblems { lines.append("... and \(found.count - Self.maxReportedProblems) more") }
+        return TetherError(code, lines.joined(separator: "\n"))
     }
 
     /// Graphviz DOT: nodes with key and scope; strong edges solid, weak dashed,
-    /// lazy dotted (weak-lazy with a hollow head); edges seen made by completion
-    /// callbacks in gray; missing keys and constructor-cycle edges in red.
+    /// lazy dotted (weak-lazy with a hollow head); declared completion targets
+    /// labelled "completion", other edges seen made by completion callbacks in
+    /// gray; missing keys, constructor and retain cycles in red, captive edges orange.
     public func dot() -> String {
         var out = "digraph tether {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n"
         for r in registrations {
-            out += "  \(dotID(r.key)) [label=\"\(dotEscape(r.key.name))\\n(\(r.spec.scope.name))\"];\n"
+            out += "  \(dotID(r.key)) [label=\"\(dotEscape(shown(r.key)))\\n(\(r.spec.scope.name))\"];\n"
         }
         for m in missing {
-            out += "  \(dotID(m.key)) [label=\"\(dotEscape(m.key.name))\\n(missing)\", style=dashed, color=red, fontcolor=red];\n"
+            out += "  \(dotID(m.key)) [label=\"\(dotEscape(shown(m.key)))\\n(missing)\", style=dashed, color=red, fontcolor=red];\n"
+        }
+        // Declared completion targets (from, target, weak): the edges seen made by them are not drawn again.
+        var declared = Set<[UInt32]>()
+        for e in edges {
+            var attributes: [String] = []
+            switch e.param {
+            case .weak: attributes.append("style=dashed")
+            case .lazy: attributes.append("style=dotted")
+            case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
+            default: break
+            }
+            if e.completion != nil {
+                attributes.append("label=\"completion\"")
+                declared.insert([e.from.key.id, e.target.id, e.isStrong ? 0 : 1])
+            }
+            let pair = [e.from.key, e.target]
+            if e.param.isConstructorEdge && e.completion == nil && cycleEdges.contains(pair)
+                || e.isStrong && retainCycleEdges.contains(pair) {
+                attributes += ["color=red", "penwidth=2"]
+            } else if e.isStrong && captiveEdges.contains(pair) {
+                attributes += ["color=orange", "penwidth=2"]
+            }
+            out += "  \(dotID(e.from.key)) -> \(dotID(e.target))\(attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]");\n"
         }
         for r in registrations {
-            for p in r.params {
-                guard let target = p.key else { continue }
-                var attributes: [String] = []
-                switch p {
-                case .weak: attributes.append("style=dashed")
-                case .lazy: attributes.append("style=dotted")
-                case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
-                default: break
-                }
-                if cycleEdges.contains([r.key, target]) { attributes += ["color=red", "penwidth=2"] }
-                out += "  \(dotID(r.key)) -> \(dotID(target))\(attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]");\n"
-            }
-            for edge in r.observedEdges {
+            for edge in r.observedEdges where !declared.contains([r.key.id, edge.target.id, edge.isWeak ? 1 : 0]) {
                 let style = edge.isWeak ? "style=dashed, " : ""
                 out += "  \(dotID(r.key)) -> \(dotID(edge.target)) [\(style)color=gray40, label=\"completion\"];\n"
             }
@@ -103,7 +270,14 @@ public struct GraphCheck {
         return out + "}\n"
     }
 
-    private func dotID(_ key: Key) -> String { "\"\(dotEscape(key.name))\"" }
+    /// A node's id: its quoted name, or for a name too long to show whole, the
+    /// shortened name with the key's id (so two long keys stay two nodes).
+    private func dotID(_ key: Key) -> String {
+        let short = shown(key)
+        return short.utf8.count == key.name.utf8.count ? "\"\(dotEscape(short))\"" : "\"\(dotEscape(short))#\(key.id)\""
+    }
+    /// A key's name as messages quote it (`capped`).
+    private func shown(_ key: Key) -> String { capped(key.name, ErrorParts.keyCap) }
     private func dotEscape(_ s: String) -> String {
         s.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"").replacingAll("\n", with: "\\n")
     }

@@ -11,6 +11,13 @@ import Darwin
 /// one per registration) means graphs cannot deadlock on each other; it is
 /// re-entrant per thread so a factory can resolve (or call a lazy provider)
 /// without deadlocking on itself. Cache hits never take it.
+///
+/// fork(): a child process has only the forking thread. A lock another thread
+/// held would never be released there, and even the forking thread's own hold
+/// is not recognised (the mutex records the parent's thread id), so the child
+/// rebuilds the lock (`afterForkInChild`, a pthread_atfork handler): held by
+/// the forking thread as deep as it held it, else free, with the other
+/// threads' unpublished instances forgotten (the child makes its own).
 final class CreationLock: @unchecked Sendable {
     static let shared = CreationLock()
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -27,9 +34,17 @@ final class CreationLock: @unchecked Sendable {
             self.container = container.map(ObjectIdentifier.init)
         }
     }
+    /// The holder and how often it holds the lock; written by the holder only.
+    private var owner = pthread_t()
+    private var depth = 0
 
     private init() {
         mutex = .allocate(capacity: 1)
+        initializeMutex()
+        pthread_atfork(nil, nil) { CreationLock.shared.afterForkInChild() }
+    }
+
+    private func initializeMutex() {
         var attr = pthread_mutexattr_t()
         pthread_mutexattr_init(&attr)
         pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE))
@@ -37,9 +52,38 @@ final class CreationLock: @unchecked Sendable {
         pthread_mutexattr_destroy(&attr)
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    func lock() {
+        pthread_mutex_lock(mutex)
+        acquired()
+    }
+
+    func tryLock() -> Bool {
+        guard pthread_mutex_trylock(mutex) == 0 else { return false }
+        acquired()
+        return true
+    }
+
+    func unlock() {
+        depth -= 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func acquired() {
+        if depth == 0 { owner = pthread_self() }
+        depth += 1
+    }
+
+    /// In the child of fork(), on the forking thread, before anything else runs there.
+    private func afterForkInChild() {
+        let heldHere = depth > 0 && pthread_equal(owner, pthread_self()) != 0
+        initializeMutex()
+        if heldHere {
+            for _ in 0..<depth { pthread_mutex_lock(mutex) }
+        } else {
+            depth = 0
+            pending.removeAll()
+        }
+    }
 }
 
 /// Whether resolves on the calling thread may wait for the creation lock. A

@@ -183,6 +183,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_set_error": (None, [c_char_p]),
     "tether_container_new": (_status, [_p, _pp]),
     "tether_container_free": (_status, [_p]),
+    "tether_container_set_strict": (_status, [_p, c_uint32]),
     "tether_register": (_status, [_p, c_char_p, _p, POINTER(Param), c_size_t, _pp]),
     "tether_register_ex": (
         _status,

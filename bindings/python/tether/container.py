@@ -100,15 +100,24 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
     raise TypeError(f"{what}: on_complete must be a callable (resolver, instance), a tether.complete(...), or a list of them")
 
 
+#: tether_container_set_strict's TETHER_STRICT_CAPTIVE
+_STRICT_CAPTIVE = 1
+
+
 class Container:
     """Registrations and cached instances; optionally the child of ``parent``.
+
+    ``strict=True``: resolving a singleton registered here that would hold a graph-, transient-
+    or weak-scoped instance strongly (a captive dependency) raises ``CaptiveDependencyError``
+    instead of keeping that instance alive with it; ``None`` (default) takes the parent's setting.
 
     Use as a context manager (``with tether.Container() as c:``) or call ``close()``; a container
     that is garbage-collected is closed then. ``handle`` is the ``tether_container *`` as an int,
     for C code that registers into or resolves from the same container.
     """
 
-    def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None) -> None:
+    def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
+                 strict: bool | None = None) -> None:
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         if values is not None and not isinstance(values, Mapping):
@@ -128,6 +137,7 @@ class Container:
         self._trace_hooks: list[Any] = []
         self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
+        self._strict = strict  # None: as the parent (the library's children start with its setting)
         if parent is None:
             self._materialize()
         else:
@@ -151,6 +161,8 @@ class Container:
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
         self._confirmed: dict[int, tuple[executor.Prepared, int]] = {}
+        if strict is not None:
+            self._materialize()  # its own setting: every resolve through it goes through its C container
         self._hot_resolve = self._api.hot_resolve_key_instance
         self._gil_collect = self._api.gil_resolve_key_collect
         self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
@@ -185,6 +197,10 @@ class Container:
         if status != OK:
             raise error_for(status, last_message(self._api))
         handle = c_void_p(out.value)
+        if self._strict is not None:
+            status = self._api.tether_container_set_strict(handle, _STRICT_CAPTIVE if self._strict else 0)
+            if status != OK:
+                raise error_for(status, last_message(self._api))
         # Read per replayed resolve (see executor): this container's version word, then its parents'
         words = self._version_words(self._api.gil_container_versions, handle)
         # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
@@ -876,8 +892,11 @@ class Container:
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
 
-        Raises ``NotFoundError`` (missing keys) or ``CycleError`` (constructor cycles) whose
-        message is the report, one problem per line (also as the list ``error.problems``).
+        Raises, for the first kind found, ``NotFoundError`` (missing keys), ``CycleError``
+        (constructor cycles), ``RetainCycleError`` (a declared strong completion target closing a
+        cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
+        ``CaptiveDependencyError`` (a singleton holding a shorter-lived key); the message is the
+        report, one problem per line (also as the list ``error.problems``).
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:

@@ -23,6 +23,7 @@ class Status(enum.IntEnum):
     E_NO_MEMORY = 10
     E_WOULD_BLOCK = 11
     E_BUFFER_TOO_SMALL = 12
+    E_CAPTIVE_DEPENDENCY = 13
 
     @property
     def c_name(self) -> str:
@@ -127,6 +128,12 @@ class BufferTooSmallError(TetherError):
     status = Status.E_BUFFER_TOO_SMALL
 
 
+class CaptiveDependencyError(TetherError):
+    """TETHER_E_CAPTIVE_DEPENDENCY: a singleton would hold a shorter-lived instance (``Container(strict=True)``)."""
+
+    status = Status.E_CAPTIVE_DEPENDENCY
+
+
 class FactoryReturnedNone(ValueError):
     """What a Python factory that returned None is taken to have raised (the ``__cause__`` of its
     ``FactoryError``): return the instance, or raise to fail."""
@@ -190,6 +197,7 @@ _BY_STATUS: dict[int, type[TetherError]] = {
         NoMemoryError,
         WouldBlockError,
         BufferTooSmallError,
+        CaptiveDependencyError,
     )
 }
 

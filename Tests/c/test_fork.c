@@ -1,0 +1,155 @@
+/* fork() while another thread is inside a singleton factory: the child process
+ * can use the library (new singletons, the one the other thread was making),
+ * and the parent finishes as if nothing happened. A hang is a failure: the
+ * parent waits for the child with a timeout and kills it. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "harness.h"
+#include "fixtures.h"
+
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static int inside, may_return;
+static kind slow_kind = {"Slow", 0, 0}, other_kind = {"Other", 0, 0};
+
+static pid_t parent_pid;
+
+/* The singleton factory that sits until the test lets it return; in the child it
+ * returns at once (the thread that would let it go does not exist there). */
+static void *make_slow(kind *k) {
+    if (getpid() != parent_pid) return node_new(k, NULL, NULL);
+    pthread_mutex_lock(&gate);
+    inside = 1;
+    pthread_cond_broadcast(&changed);
+    while (!may_return) pthread_cond_wait(&changed, &gate);
+    pthread_mutex_unlock(&gate);
+    return node_new(k, NULL, NULL);
+}
+
+static tether_container *shared_container;
+static void *resolve_slow(void *arg) {
+    (void)arg;
+    tether_ref *ref = NULL;
+    tether_status s = tether_resolve(shared_container, "Slow", &ref);
+    if (s == TETHER_OK) tether_ref_release(ref);
+    return (void *)(intptr_t)s;
+}
+
+/* In the child: a new singleton, the one the parent's thread was making (same
+ * registration), a reset, a new container. Exit code 0 when everything worked. */
+static int child_uses_the_library(tether_container *c) {
+    tether_ref *ref = NULL;
+    if (tether_resolve(c, "Other", &ref) != TETHER_OK) return 10;
+    tether_ref *again = NULL;
+    if (tether_resolve(c, "Other", &again) != TETHER_OK) return 11;
+    if (tether_ref_get(ref) != tether_ref_get(again) || other_kind.made != 1) return 12;
+    tether_ref_release(again);
+    tether_ref_release(ref);
+    if (tether_resolve(c, "Slow", &ref) != TETHER_OK) return 15;
+    if (slow_kind.made != 1) return 14;
+    tether_ref_release(ref);
+    if (tether_reset(c, TETHER_SCOPE_SINGLETON) != TETHER_OK) return 16;
+    tether_container *fresh = NULL;
+    if (tether_container_new(NULL, &fresh) != TETHER_OK) return 17;
+    if (tether_container_free(fresh) != TETHER_OK) return 18;
+    return 0;
+}
+
+/* Waits up to `seconds` for `pid`; kills it on timeout. Its exit code, or -1. */
+static int wait_with_timeout(pid_t pid, int seconds) {
+    for (int i = 0; i < seconds * 100; i++) {
+        int status = 0;
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        struct timespec ten_ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ten_ms, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+static void fork_while_another_thread_is_in_a_singleton_factory(void) {
+    parent_pid = getpid();
+    tether_container *c = shared_container = new_container();
+    reg_node(c, "Other", &other_kind, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    CHECK_OK(reg_kind_factory(c, "Slow", (tether_fn)make_slow, &slow_kind, TETHER_SCOPE_SINGLETON));
+
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, resolve_slow, NULL) == 0);
+    pthread_mutex_lock(&gate);
+    while (!inside) pthread_cond_wait(&changed, &gate);
+    pthread_mutex_unlock(&gate);
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(child_uses_the_library(c));
+    CHECK(pid > 0);
+    int code = wait_with_timeout(pid, 20);
+    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
+    CHECK(code == 0);
+
+    /* The parent is unaffected: the slow singleton is made once and cached. */
+    pthread_mutex_lock(&gate);
+    may_return = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&gate);
+    void *result = NULL;
+    pthread_join(t, &result);
+    CHECK((tether_status)(intptr_t)result == TETHER_OK);
+    tether_ref *ref = NULL;
+    resolve(c, "Slow", &ref);
+    CHECK(slow_kind.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    resolve(c, "Other", &ref);
+    CHECK(other_kind.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(slow_kind.dropped == 1 && other_kind.dropped == 1);
+}
+
+/* fork() from inside a singleton factory (the forking thread holds the
+ * creation lock): the child finishes that resolve and more. */
+static tether_container *inner_container;
+static int inner_child_code = -2;
+static void *make_forking(kind *k) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Still inside the factory in the child: a nested singleton resolve works. */
+        tether_ref *ref = NULL;
+        int code = tether_resolve(inner_container, "Other", &ref) == TETHER_OK ? 0 : 20;
+        if (code == 0) tether_ref_release(ref);
+        /* Returning would finish the parent's test in the child: end here. */
+        _exit(code);
+    }
+    inner_child_code = wait_with_timeout(pid, 20);
+    return node_new(k, NULL, NULL);
+}
+
+static void fork_inside_a_singleton_factory(void) {
+    kind forking = {"Forking", 0, 0}, other = {"Other", 0, 0};
+    tether_container *c = inner_container = new_container();
+    CHECK_OK(reg_kind_factory(c, "Forking", (tether_fn)make_forking, &forking, TETHER_SCOPE_SINGLETON));
+    reg_node(c, "Other", &other, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_ref *ref = NULL;
+    resolve(c, "Forking", &ref);
+    CHECK(inner_child_code == 0);
+    CHECK(forking.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(forking.dropped == 1);
+}
+
+int main(void) {
+    RUN(fork_while_another_thread_is_in_a_singleton_factory);
+    RUN(fork_inside_a_singleton_factory);
+    return harness_finish();
+}
