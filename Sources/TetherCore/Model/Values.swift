@@ -52,8 +52,8 @@ extension Container {
                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        return try register(key, params: [], factory: ValueFactory(key: key)) { registration in
-            registration.setScope(.singleton)
+        return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
+            try registration.setScope(.singleton)
             registration.setContext(context, destructor: destructor, defersDrop: defersDrop)
             let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
                                          reference: { _ in fatalError("a value has no dependencies") })
