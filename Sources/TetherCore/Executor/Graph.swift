@@ -137,7 +137,10 @@ final class Graph {
         do throws(TetherError) {
             var built: Int?
             if let plan { built = try replay(plan, from: container) }
-            if built == nil { built = try build(registration, from: container, arguments: arguments) }
+            if built == nil {
+                try lockFirstWhenNotWaiting(registration, from: container)
+                built = try build(registration, from: container, arguments: arguments)
+            }
             let root = alive.take(built!)
             do throws(TetherError) {
                 try runCompletions()
@@ -647,6 +650,45 @@ final class Graph {
         // Dropping the graph's references destroys what it created, each once;
         // cached instances it merely reused stay cached.
         clear()
+    }
+
+    /// A resolve that must not wait for the creation lock (`WaitMode`) and may
+    /// have to create a shared instance takes the lock before any factory runs:
+    /// finding it held only then would fail the resolve after factories ran, and
+    /// the caller's retry would run them again (a factory twice for one resolve).
+    private func lockFirstWhenNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
+        guard !holdsCreationLock,
+              Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }),
+              Self.mayCreateShared(root, from: container) else { return }
+        _ = try lockForCreation(root, root.spec.scope, in: container)
+    }
+
+    /// Whether building `root` from `container` may create a singleton-, weak- or
+    /// container-scoped instance: one reachable through constructor edges is not
+    /// cached, or a step can resolve more while it runs (lazy or resolver slots,
+    /// completion callbacks), which cannot be known before it runs.
+    static func mayCreateShared(_ root: Registration, from container: Container) -> Bool {
+        var seen = Set<ObjectIdentifier>()
+        var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
+        while let (next, lookup) = stack.popLast() {
+            let registration = next.takeUnretainedValue()
+            guard seen.insert(ObjectIdentifier(registration)).inserted else { continue }
+            let spec = registration.spec
+            if spec.scope.isShared {
+                if registration.cached(spec.scope, in: lookup.takeUnretainedValue()) != nil { continue }
+                return true
+            }
+            if !spec.completions.isEmpty { return true }
+            for param in registration.params {
+                switch param {
+                case .dependency(let key), .weak(let key):
+                    if let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, lookup)) }
+                case .lazy, .weakLazy, .resolver: return true
+                case .context, .argument: break
+                }
+            }
+        }
+        return false
     }
 
     private func releaseCreationLock() {

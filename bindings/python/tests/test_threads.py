@@ -236,3 +236,38 @@ def test_threads_needing_a_childs_c_container_at_once_get_the_same_one():
             # every child's C container was freed: the parent has none left to refuse its free for
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_a_resolve_waiting_for_another_threads_singleton_runs_each_factory_once(c):
+    """A resolve that needs to create a singleton while another thread holds the creation lock
+    (inside a singleton factory) waits before running any factory of its graph: none runs twice."""
+    entered, release = threading.Event(), threading.Event()
+    calls = {"Slow": 0, "G": 0, "W": 0, "Top": 0}
+
+    def counted(name, body=lambda *deps: object()):
+        def factory(*deps):
+            calls[name] += 1
+            return body(*deps)
+        return factory
+
+    def slow():
+        entered.set()
+        assert release.wait(30)
+        return object()
+
+    c.register("Slow", counted("Slow", lambda: slow()), scope=Scope.SINGLETON)
+    c.register("G", counted("G"))
+    c.register("W", counted("W"), scope=Scope.SINGLETON)
+    c.register("Top", counted("Top"), deps=["G", "W"])
+    holder = threading.Thread(target=lambda: c.resolve("Slow"), daemon=True)
+    holder.start()
+    assert entered.wait(30)
+    result: list[object] = []
+    resolver = threading.Thread(target=lambda: result.append(c.resolve("Top")), daemon=True)
+    resolver.start()
+    time.sleep(0.3)  # the resolver meets the held lock (and, before the fix, had run G already)
+    release.set()
+    holder.join(30)
+    resolver.join(30)
+    assert result and not holder.is_alive() and not resolver.is_alive()
+    assert calls == {"Slow": 1, "G": 1, "W": 1, "Top": 1}
