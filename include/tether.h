@@ -305,25 +305,6 @@ tether_status tether_register_with(tether_container *c, const char *key, tether_
                                    const tether_param *params, size_t param_count,
                                    const tether_options *options, tether_registration **out);
 
-/* Superseded by tether_options + tether_register_with (versioned); kept working.
-   Zero it; `callbacks`/`callback_count` are read only with TETHER_OPTIONS_CALLBACKS. */
-typedef struct tether_registration_options {
-    tether_scope scope;
-    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS */
-    void *context;
-    tether_drop_fn drop;
-    const tether_complete_fn *completions;  /* `completion_count` resolver-form callbacks, run first */
-    void *const *completion_contexts;       /* nullable, else one context per callback */
-    size_t completion_count, variadic_fixed;
-    const tether_completion *callbacks;
-    size_t callback_count;
-} tether_registration_options;
-#define TETHER_OPTIONS_CALLBACKS 2u
-/** Superseded by tether_register_with: the same with the struct above. Thread-safe. */
-tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
-                                 const tether_param *params, size_t param_count,
-                                 const tether_registration_options *options, tether_registration **out);
-
 /*
  * Checked registration. TETHER_REGISTERn(c, key, options, out, factory, slot1..slotn),
  * n = 0..8, is tether_register_with (a tether_status) with slots spelled as in
@@ -646,8 +627,6 @@ tether_status tether_set_trace(tether_container *c, tether_trace_fn fn, void *co
 TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
 TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8 && sizeof(tether_trace_event) == 40, "layouts");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
-TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
-               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
 TETHER_ASSERT_(offsetof(tether_options, flags) == 8 && offsetof(tether_options, context) == 16 &&
                offsetof(tether_options, callbacks) == 32 && sizeof(tether_options) == 56, "tether_options layout");
 TETHER_ASSERT_(sizeof(tether_completion) == 40 && offsetof(tether_completion, params) == 16 &&

@@ -75,6 +75,26 @@ int tether_binding_api_version(void);
  */
 #define TETHER_DEFER_DROP 1u
 
+/* Superseded for programs by tether_options + tether_register_with (tether.h); kept for
+   bindings, which set TETHER_DEFER_DROP with it.
+   Zero it; `callbacks`/`callback_count` are read only with TETHER_OPTIONS_CALLBACKS. */
+typedef struct tether_registration_options {
+    tether_scope scope;
+    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS */
+    void *context;
+    tether_drop_fn drop;
+    const tether_complete_fn *completions;  /* `completion_count` resolver-form callbacks, run first */
+    void *const *completion_contexts;       /* nullable, else one context per callback */
+    size_t completion_count, variadic_fixed;
+    const tether_completion *callbacks;
+    size_t callback_count;
+} tether_registration_options;
+#define TETHER_OPTIONS_CALLBACKS 2u
+/** Superseded by tether_register_with: the same with the struct above. Thread-safe. */
+tether_status tether_register_ex(tether_container *c, const char *key, tether_fn factory,
+                                 const tether_param *params, size_t param_count,
+                                 const tether_registration_options *options, tether_registration **out);
+
 
 /**
  * The weak-scope epoch of `r`, for a binding that hands its own object out
@@ -536,6 +556,8 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, firs
                "tether_plan_step layout");
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
                "tether_plan_completion layout");
+TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
+               offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
 #undef TETHER_ASSERT_
 #endif
 

@@ -20,7 +20,7 @@ from tether import Scope
 
 SOURCE = r"""
 #include <stdlib.h>
-#include "tether.h"
+#include "tether_binding.h"
 static int made, dropped;
 typedef struct thing { int id; void *held; } thing;
 void *make_thing(void) { thing *t = calloc(1, sizeof *t); t->id = ++made; return t; }
