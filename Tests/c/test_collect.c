@@ -291,10 +291,10 @@ static void test_no_wait(void) {
     tether_ref *ref = NULL;
     CHECK_STATUS(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
                  TETHER_E_WOULD_BLOCK);
+    /* it fails before any factory runs (Top's graph would create Other): a retry runs each once */
     CHECK_ERROR_HAS("creation lock");
-    CHECK_ERROR_HAS("\"Other\"");
-    CHECK(inst == NULL && ref == NULL && n == 1 && d[0].context == &k_t && k_t.made == 1 && k_other.made == 0);
-    run_drops(d, n);
+    CHECK_ERROR_HAS("\"Top\"");
+    CHECK(inst == NULL && ref == NULL && n == 0 && k_t.made == 0 && k_other.made == 0);
     /* needing no lock, a no-wait resolve goes through */
     CHECK_OK(collect(c, id(c, "T"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
     CHECK(ref == NULL && n == 1);
@@ -313,7 +313,7 @@ static void test_no_wait(void) {
     CHECK(ref != NULL && n == 0 && k_nest.made == 1);  /* Nest's drop is not deferred */
     CHECK_OK(tether_ref_release(ref));
     CHECK_OK(tether_container_free(c));
-    CHECK(k_t.made == 4 && k_t.dropped == 4 && k_other.dropped == 1 && k_slow.made == 1 && k_slow.dropped == 1);
+    CHECK(k_t.made == 3 && k_t.dropped == 3 && k_other.dropped == 1 && k_slow.made == 1 && k_slow.dropped == 1);
     CHECK(k_nest.dropped == 1);
 }
 
