@@ -89,8 +89,7 @@ struct spec {                        /* one registration; its address is the reg
     int key, cont, scope, nslots, proto, variadic, has_drop, ready, running, ncomp;
     tether_param slots[MAXSLOT];
     comp comps[MAXCOMP];
-    int run_frame, run_epoch;        /* the last resolve it made an instance in, at which scope_epoch */
-    int scope_epoch;                 /* scope changes */
+    int run_frame;                   /* the last resolve it made a graph-scoped instance in */
 };
 
 typedef struct obj {
@@ -130,12 +129,13 @@ static int calls, depth;
 
 /* The frames of the resolves under way (top-level API calls and provider calls that run
  * factories), innermost last, with the runtime arguments each passed. */
-typedef struct { int id, key, adopted; const tether_value *args; size_t nargs; } frame_t;
+typedef struct { int id, key, adopted, changes; const tether_value *args; size_t nargs; } frame_t;
 static frame_t frames[MAXDEPTH * 4 + 8];
 static int nframes, next_frame;
+static int changes;                  /* successful registrations and scope changes so far */
 
 static int frame_push(int key, const tether_value *args, size_t nargs) {
-    frames[nframes] = (frame_t){++next_frame, key, 0, args, nargs};
+    frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs};
     return frames[nframes++].id;
 }
 
@@ -383,10 +383,12 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
         free(o);
         return NULL;
     }
-    /* No factory runs twice in one graph: a graph-scoped registration makes one instance per resolve. */
-    if (s->scope == TETHER_SCOPE_GRAPH && s->run_frame == f->id && s->run_epoch == s->scope_epoch)
-        FAIL("the graph-scoped factory of %s ran twice in one resolve", keys[s->key]);
-    s->run_frame = f->id; s->run_epoch = s->scope_epoch;
+    /* No factory runs twice in one graph: a graph-scoped registration makes one instance per
+     * resolve (checked while no registration or scope changed since the resolve began). */
+    if (s->scope == TETHER_SCOPE_GRAPH && f->changes == changes) {
+        if (s->run_frame == f->id) FAIL("the graph-scoped factory of %s ran twice in one resolve", keys[s->key]);
+        s->run_frame = f->id;
+    }
     o->index = nobjs;
     objs[nobjs++] = o;
     T("factory %s made #%d", keys[s->key], o->index);
@@ -570,6 +572,7 @@ static void op_register(void) {
     for (int k = 0; k < s->nslots; k++) T("  slot %d: kind %d %s", k, (int)s->slots[k].kind, s->slots[k].key ? s->slots[k].key : "");
     for (int k = 0; k < s->ncomp; k++) T("  callback %d: declared %d, %d targets", k, s->comps[k].declared, s->comps[k].ntargets);
     if (st == TETHER_OK) {
+        changes++;
         for (int i = 0; i < nspecs - 1; i++)   /* the key's old registration in that container is stale */
             if (regs[i].live && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0;
         regs[s - specs] = (reg_t){r, s, r != NULL};
@@ -608,6 +611,7 @@ static void op_reg_setter(void) {
     if (!nspecs || !r || (u8() & 15) == 0) { live = 0; r = forged(); }
     if (!live && is_live_handle(r)) return;
     spec *s = live ? regs[i].s : NULL;
+    T("registration %d (%s) setter", i, live ? "live" : "dead");
     unsigned bad = ST(TETHER_E_INVALID_HANDLE);
     calls++;
     switch (u8() % 4) {
@@ -619,7 +623,7 @@ static void op_reg_setter(void) {
         else if (scope > 3) expect(st, ST(TETHER_E_INVALID_ARGUMENT), "tether_set_scope (bad scope)");
         else {
             expect(st, ST(TETHER_OK) | (questionable(s, scope) ? ST(TETHER_E_INVALID_ARGUMENT) : 0), "tether_set_scope");
-            if (st == TETHER_OK) { s->scope = scope; s->scope_epoch++; }
+            if (st == TETHER_OK) { s->scope = scope; changes++; }
         }
         break;
     }
@@ -982,7 +986,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     in_p = data; in_n = size;
     memset(conts, 0, sizeof conts); memset(regs, 0, sizeof regs); memset(refs, 0, sizeof refs);
     memset(weaks, 0, sizeof weaks); memset(provs, 0, sizeof provs); memset(old_resolvers, 0, sizeof old_resolvers);
-    nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = 0;
+    nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = changes = 0;
     lazy_calls_allowed = 1;
     for (int i = 0; i < NCONT; i++) conts[i].parent = -1;
     expect(tether_container_new(NULL, &conts[0].h), ST(TETHER_OK), "tether_container_new");
