@@ -139,13 +139,22 @@ static int frame_push(int key, const tether_value *args, size_t nargs) {
     return frames[nframes++].id;
 }
 
-/* After a resolve failed: nothing it made is alive. */
+static int in_drop;                  /* destructors running on the stack */
+static int deferred[64], ndeferred;  /* failed resolves to check once no destructor runs */
+
+static void check_failed(int id) {
+    for (int i = 0; i < nobjs; i++)
+        if (objs[i] && objs[i]->counted && objs[i]->frame == id)
+            FAIL("a failed resolve (frame %d) left an instance of %s alive", id, keys[objs[i]->s->key]);
+}
+
+/* After a resolve failed: nothing it made is alive. Inside a destructor the library may
+ * queue those releases until the destructor returns: checked at the next top-level step. */
 static void frame_pop(int id, tether_status st) {
     nframes--;
     if (st == TETHER_OK || frames[nframes].adopted) return;
-    for (int i = 0; i < nobjs; i++)
-        if (objs[i] && objs[i]->counted && objs[i]->frame == id)
-            FAIL("a failed resolve (%s) left an instance of %s alive", tether_status_name(st), keys[objs[i]->s->key]);
+    if (!in_drop) check_failed(id);
+    else if (ndeferred < 64) deferred[ndeferred++] = id;
 }
 
 /* `o` was handed out (a handle, a provider's result) while the resolve that makes it is
@@ -255,7 +264,9 @@ static void drop(void *instance, void *context) {
     o->magic = DEAD;
     objs[o->index] = NULL;
     live_counted--;
+    in_drop++;
     reenter();
+    in_drop--;
     for (int i = 0; i < o->nweaks; i++) expect(tether_weak_release(o->weaks[i]), ST(TETHER_OK), "tether_weak_release in a destructor");
     free(o);
 }
@@ -277,7 +288,17 @@ static void use_resolver(tether_resolver *r, obj *o) {
     }
 }
 
-static int lazy_calls_allowed;       /* 0 while a pattern of item 1 or 3 would follow (FUZZ_AVOID) */
+static int lazy_calls_allowed;       /* 0 while a pattern of item 1 would follow (FUZZ_AVOID) */
+static int nothing_released;         /* 1 while a lazy slot's provider runs (item 1(a)): callbacks only resolve */
+
+/* Whether a lazy call to `key` may close a cycle of strong holds through lazy cells, which
+ * the library does not see yet (item 3): `key` has a singleton- or weak-scoped registration. */
+static int lazy_may_leak(int key) {
+    if (!AVOIDS(3)) return 0;
+    for (int i = 0; i < nspecs; i++)
+        if (specs[i].key == key && specs[i].scope >= TETHER_SCOPE_SINGLETON) return 1;
+    return 0;
+}
 
 /* Calls a lazy slot's provider. `owner` (index in objs[], or -1: its instance is being
  * built) must be alive for the result to be read: if a callback destroyed it meanwhile,
@@ -371,7 +392,7 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
         if (res && (u8() & 1)) use_resolver(res, o);
         else if (nlz && lazy_calls_allowed && (u8() & 1)) {
             int j = u8() % nlz;
-            if (!(AVOIDS(3) && lzkey[j] == s->key)) call_lazy(lz[j], -1, lzkey[j]);
+            if (!lazy_may_leak(lzkey[j])) call_lazy(lz[j], -1, lzkey[j]);
         } else reenter();
         depth--;
     }
@@ -880,13 +901,16 @@ static void op_call_lazy(void) {
     lazy_t *l = &lazies[u8() % nlazies];
     if (!objs[l->owner]) {            /* its owner was destroyed: NULL, TETHER_E_INVALID_HANDLE */
         if (AVOIDS(1)) return;        /* item 1(b) */
+        int id = frame_push(l->key, NULL, 0);
         void *got = l->p();
+        frame_pop(id, TETHER_OK);
         if (got || tether_last_status() != TETHER_E_INVALID_HANDLE) FAIL("a lazy provider whose owner died gave %p", got);
         return;
     }
-    if (AVOIDS(1)) lazy_calls_allowed = 0;   /* item 1(a): no provider call nested in this one */
+    if (lazy_may_leak(l->key)) return;
+    if (AVOIDS(1)) lazy_calls_allowed = 0, nothing_released = 1;   /* item 1(a): the owner cannot die meanwhile */
     call_lazy(l->p, l->owner, l->key);
-    if (AVOIDS(1)) lazy_calls_allowed = 1;
+    if (AVOIDS(1)) lazy_calls_allowed = 1, nothing_released = 0;
 }
 
 static void op_misc(void) {
@@ -943,6 +967,7 @@ static void op_misc(void) {
 static void op(void) {
     if (calls >= MAXCALLS) return;
     uint8_t b = u8();
+    if (nothing_released && (b % 16 < 6 || b % 16 > 8)) return;
     switch (b % 16) {
     case 0: new_container(); break;
     case 1: { int ci = pick_live_cont(); if (ci >= 0 && (u8() & 3) == 0) free_container(ci); break; }
@@ -986,12 +1011,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     in_p = data; in_n = size;
     memset(conts, 0, sizeof conts); memset(regs, 0, sizeof regs); memset(refs, 0, sizeof refs);
     memset(weaks, 0, sizeof weaks); memset(provs, 0, sizeof provs); memset(old_resolvers, 0, sizeof old_resolvers);
-    nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = changes = 0;
+    nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = changes = in_drop = ndeferred = 0;
     lazy_calls_allowed = 1;
+    nothing_released = 0;
     for (int i = 0; i < NCONT; i++) conts[i].parent = -1;
     expect(tether_container_new(NULL, &conts[0].h), ST(TETHER_OK), "tether_container_new");
     conts[0].live = 1;
-    while (in_n && calls < MAXCALLS) op();
+    while (in_n && calls < MAXCALLS) {
+        op();
+        while (ndeferred) check_failed(deferred[--ndeferred]);
+    }
     teardown();
     return 0;
 }
