@@ -334,7 +334,11 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     for (int i = 0; i < ni && !s; i++) s = spec_at(iv[i]);
     if (!s || !s->ready) { tether_set_error("called before its registration was configured"); return NULL; }
     if (s->proto != proto) FAIL("factory of prototype %d called for a registration of prototype %d", proto, s->proto);
-    if (s->running && !AVOIDS(4)) FAIL("the factory of %s was entered again while it runs (constructor cycle)", keys[s->key]);
+    if (s->running) {                /* item 4; avoided, it fails as the fix's TETHER_E_CYCLE would */
+        if (!AVOIDS(4)) FAIL("the factory of %s was entered again while it runs (constructor cycle)", keys[s->key]);
+        tether_set_error("re-entered while it runs (FUZZ_AVOID=4)");
+        return NULL;
+    }
     frame_t *f = nframes ? &frames[nframes - 1] : NULL;
     if (!f) FAIL("a factory ran outside any resolve");
     obj *o = calloc(1, sizeof *o);
@@ -904,7 +908,8 @@ static void op_call_lazy(void) {
         int id = frame_push(l->key, NULL, 0);
         void *got = l->p();
         frame_pop(id, TETHER_OK);
-        if (got || tether_last_status() != TETHER_E_INVALID_HANDLE) FAIL("a lazy provider whose owner died gave %p", got);
+        if (got || tether_last_status() != TETHER_E_INVALID_HANDLE)
+            FAIL("a lazy provider whose owner died gave %p (last status %s)", got, tether_status_name(tether_last_status()));
         return;
     }
     if (lazy_may_leak(l->key)) return;
