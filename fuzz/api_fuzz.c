@@ -288,17 +288,6 @@ static void use_resolver(tether_resolver *r, obj *o) {
     }
 }
 
-static int lazy_calls_allowed;       /* 0 while a pattern of item 1 would follow (FUZZ_AVOID) */
-static int nothing_released;         /* 1 while a lazy slot's provider runs (item 1(a)): callbacks only resolve */
-
-/* Whether a lazy call to `key` may close a cycle of strong holds through lazy cells, which
- * the library does not see yet (item 3): `key` has a singleton- or weak-scoped registration. */
-static int lazy_may_leak(int key) {
-    if (!AVOIDS(3)) return 0;
-    for (int i = 0; i < nspecs; i++)
-        if (specs[i].key == key && specs[i].scope >= TETHER_SCOPE_SINGLETON) return 1;
-    return 0;
-}
 
 /* Calls a lazy slot's provider. `owner` (index in objs[], or -1: its instance is being
  * built) must be alive for the result to be read: if a callback destroyed it meanwhile,
@@ -334,11 +323,7 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     for (int i = 0; i < ni && !s; i++) s = spec_at(iv[i]);
     if (!s || !s->ready) { tether_set_error("called before its registration was configured"); return NULL; }
     if (s->proto != proto) FAIL("factory of prototype %d called for a registration of prototype %d", proto, s->proto);
-    if (s->running) {                /* item 4; avoided, it fails as the fix's TETHER_E_CYCLE would */
-        if (!AVOIDS(4)) FAIL("the factory of %s was entered again while it runs (constructor cycle)", keys[s->key]);
-        tether_set_error("re-entered while it runs (FUZZ_AVOID=4)");
-        return NULL;
-    }
+    if (s->running) FAIL("the factory of %s was entered again while it runs (a constructor cycle)", keys[s->key]);
     frame_t *f = nframes ? &frames[nframes - 1] : NULL;
     if (!f) FAIL("a factory ran outside any resolve");
     obj *o = calloc(1, sizeof *o);
@@ -394,9 +379,9 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     for (int k = 0; k < (b >> 4) % 3 && depth < MAXDEPTH && calls < MAXCALLS; k++) {
         depth++;
         if (res && (u8() & 1)) use_resolver(res, o);
-        else if (nlz && lazy_calls_allowed && (u8() & 1)) {
+        else if (nlz && (u8() & 1)) {
             int j = u8() % nlz;
-            if (!lazy_may_leak(lzkey[j])) call_lazy(lz[j], -1, lzkey[j]);
+            call_lazy(lz[j], -1, lzkey[j]);
         } else reenter();
         depth--;
     }
@@ -469,8 +454,19 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
     obj *o = instance;
     const spec *s = o->s;
     const comp *decl = c;
-    if (!decl) for (int i = 0; i < s->ncomp && !decl; i++) if (s->comps[i].declared && (size_t)s->comps[i].ntargets == n) decl = &s->comps[i];
-    if (!decl || (size_t)decl->ntargets != n) FAIL("a declared completion callback of %s got %zu targets", keys[s->key], n);
+    /* Without its own context, which callback this is shows in its targets: a DEP target is
+     * an instance the harness knows, a WEAK one a handle. */
+    for (int i = 0; i < s->ncomp && !decl; i++) {
+        const comp *d = &s->comps[i];
+        int fits = d->declared && (size_t)d->ntargets == n;
+        for (size_t t = 0; fits && t < n; t++) {
+            int known = 0;
+            for (int j = 0; j < nobjs && !known; j++) known = objs[j] && objs[j] == args[t];
+            fits = known == (d->targets[t].kind == TETHER_PARAM_DEP);
+        }
+        if (fits) decl = d;
+    }
+    if (!decl || (size_t)decl->ntargets != n) FAIL("a declared completion callback of %s got %zu targets it did not declare", keys[s->key], n);
     for (size_t i = 0; i < n; i++) {
         if (decl->targets[i].kind == TETHER_PARAM_DEP) {
             int key = decl->targets[i].key[1] == 'x' ? 6 : decl->targets[i].key[1] - '0';
@@ -689,7 +685,6 @@ static void new_container(void) {
     tether_container *c = NULL;
     calls++;
     tether_status st = tether_container_new(parent >= 0 ? conts[parent].h : NULL, &c);
-    if (parent >= 0 && conts[parent].freeing && AVOIDS(6)) return;
     if (parent >= 0 && conts[parent].freeing) { expect(st, ST(TETHER_E_INVALID_HANDLE), "tether_container_new (parent being freed)"); return; }
     expect(st, ST(TETHER_OK), "tether_container_new");
     T("new c%d (parent c%d)", slot, parent);
@@ -714,22 +709,19 @@ static void free_container(int ci) {
     for (int i = 0; i < nspecs; i++) if (regs[i].live && specs[i].cont == ci) regs[i].live = 0;
 }
 
-/* The container a call goes to: live, stale (freed), being freed, or forged; *want says
- * which status a call on a non-live one must return. */
+/* The container a call goes to: live, stale (freed), being freed, or forged (*live = 0:
+ * every call on it answers TETHER_E_INVALID_HANDLE). */
 static tether_container *pick_cont(int *live) {
     uint8_t b = u8();
     int i = b % NCONT;
     if ((b & 0xe0) == 0xe0) { *live = 0; return (b & 0x10) ? NULL : forged(); }
     if (!conts[i].h) { int j = pick_live_cont(); if (j < 0) { *live = 0; return NULL; } i = j; }
     *live = conts[i].live && !conts[i].freeing;
-    if (conts[i].freeing && AVOIDS(6)) *live = -1;     /* item 6: some calls answer OK */
     return conts[i].h;
 }
 
 /* The statuses a call on pick_cont's container may return: `ok` on a live one, INVALID_HANDLE otherwise. */
-static unsigned on_cont(int live, unsigned ok) {
-    return live > 0 ? ok : live == 0 ? ST(TETHER_E_INVALID_HANDLE) : ok | ST(TETHER_E_INVALID_HANDLE);
-}
+static unsigned on_cont(int live, unsigned ok) { return live ? ok : ST(TETHER_E_INVALID_HANDLE); }
 
 static void values(tether_value *v, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -784,9 +776,9 @@ static void op_resolve(void) {
         st = how ? tether_resolve_args(c, keys[key], args, nargs, &out) : tether_resolve(c, keys[key], &out);
     } else {
         uint32_t k = 0xfffffff0u;
-        if (live > 0 && (u8() & 7)) expect(tether_intern(c, keys[key], &k), ST(TETHER_OK), "tether_intern");
+        if (live && (u8() & 7)) expect(tether_intern(c, keys[key], &k), ST(TETHER_OK), "tether_intern");
         st = how == 3 ? tether_resolve_key_args(c, k, args, nargs, &out) : tether_resolve_key(c, k, &out);
-        if (k == 0xfffffff0u && live > 0) { expect(st, ST(TETHER_E_INVALID_ARGUMENT), "tether_resolve_key (unknown id)"); goto done; }
+        if (k == 0xfffffff0u && live) { expect(st, ST(TETHER_E_INVALID_ARGUMENT), "tether_resolve_key (unknown id)"); goto done; }
     }
     expect(st, on_cont(live, RESOLVE_STATUSES | (how >= 2 ? ST(TETHER_E_INVALID_ARGUMENT) : 0)), live ? "resolve" : "resolve (not a live container)");
 done:
@@ -875,7 +867,7 @@ static void op_provider(void) {
         break;
     }
     case 1: {
-        if (!provs[i].live || !lazy_calls_allowed) return;
+        if (!provs[i].live) return;
         int id = frame_push(-1, NULL, 0);
         void *got = provs[i].p();
         tether_status st = got ? TETHER_OK : tether_last_status();
@@ -901,10 +893,9 @@ static void op_provider(void) {
 }
 
 static void op_call_lazy(void) {
-    if (!nlazies || !lazy_calls_allowed) return;
+    if (!nlazies) return;
     lazy_t *l = &lazies[u8() % nlazies];
     if (!objs[l->owner]) {            /* its owner was destroyed: NULL, TETHER_E_INVALID_HANDLE */
-        if (AVOIDS(1)) return;        /* item 1(b) */
         int id = frame_push(l->key, NULL, 0);
         void *got = l->p();
         frame_pop(id, TETHER_OK);
@@ -912,10 +903,7 @@ static void op_call_lazy(void) {
             FAIL("a lazy provider whose owner died gave %p (last status %s)", got, tether_status_name(tether_last_status()));
         return;
     }
-    if (lazy_may_leak(l->key)) return;
-    if (AVOIDS(1)) lazy_calls_allowed = 0, nothing_released = 1;   /* item 1(a): the owner cannot die meanwhile */
     call_lazy(l->p, l->owner, l->key);
-    if (AVOIDS(1)) lazy_calls_allowed = 1, nothing_released = 0;
 }
 
 static void op_misc(void) {
@@ -972,7 +960,6 @@ static void op_misc(void) {
 static void op(void) {
     if (calls >= MAXCALLS) return;
     uint8_t b = u8();
-    if (nothing_released && (b % 16 < 6 || b % 16 > 8)) return;
     switch (b % 16) {
     case 0: new_container(); break;
     case 1: { int ci = pick_live_cont(); if (ci >= 0 && (u8() & 3) == 0) free_container(ci); break; }
@@ -1017,8 +1004,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(conts, 0, sizeof conts); memset(regs, 0, sizeof regs); memset(refs, 0, sizeof refs);
     memset(weaks, 0, sizeof weaks); memset(provs, 0, sizeof provs); memset(old_resolvers, 0, sizeof old_resolvers);
     nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = changes = in_drop = ndeferred = 0;
-    lazy_calls_allowed = 1;
-    nothing_released = 0;
     for (int i = 0; i < NCONT; i++) conts[i].parent = -1;
     expect(tether_container_new(NULL, &conts[0].h), ST(TETHER_OK), "tether_container_new");
     conts[0].live = 1;
