@@ -135,6 +135,7 @@ static int nframes, next_frame;
 static int changes;                  /* successful registrations and scope changes so far */
 
 static int frame_push(int key, const tether_value *args, size_t nargs) {
+    if (nframes == (int)(sizeof frames / sizeof *frames)) FAIL("harness: more nested resolves than MAXDEPTH allows");
     frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs};
     return frames[nframes++].id;
 }
