@@ -141,30 +141,31 @@ static int frame_push(int key, const tether_value *args, size_t nargs) {
 }
 
 static int in_drop;                  /* destructors running on the stack */
-static int deferred[64], ndeferred;  /* failed resolves to check once no destructor runs */
+static int deferred[64], ndeferred;  /* failed resolves to check at the next top-level step */
 
 static void check_failed(int id) {
     for (int i = 0; i < nobjs; i++)
         if (objs[i] && objs[i]->counted && objs[i]->frame == id)
-            FAIL("a failed resolve (frame %d) left an instance of %s alive", id, keys[objs[i]->s->key]);
+            FAIL("a failed resolve (frame %d) left %s#%d alive", id, keys[objs[i]->s->key], i);
 }
 
-/* After a resolve failed: nothing it made is alive. Inside a destructor the library may
- * queue those releases until the destructor returns: checked at the next top-level step. */
+/* After a resolve failed: nothing it made is alive. Inside a destructor or another resolve
+ * the library may queue those releases until that returns: checked at the next top-level step. */
 static void frame_pop(int id, tether_status st) {
     nframes--;
     if (st == TETHER_OK || frames[nframes].adopted) return;
-    if (!in_drop) check_failed(id);
+    if (!in_drop && !nframes) check_failed(id);
     else if (ndeferred < 64) deferred[ndeferred++] = id;
 }
 
-/* `o` was handed out (a handle, a provider's result) while the resolve that makes it is
- * still under way: if that resolve fails, `o` (and what it holds) legitimately survives.
- * Through a weak handle's upgrade that is the caller's doing; through a resolve or a
- * provider it is a pattern issue 16 does not list (fuzz/README.md, pattern 14). */
-static void adopt(const obj *o, int by_resolve, const char *what) {
+/* `o` was handed out (a handle, a provider's result, a dependency of another resolve's
+ * instance) while the resolve that makes it is still under way: if that resolve fails, `o`
+ * (and what it holds) survives. Through a weak handle's upgrade that is the caller's doing;
+ * through a resolve or a provider it is a pattern issue 16 does not list (fuzz/README.md,
+ * pattern 14). `user`: the resolve that received it (0: none under way). */
+static void adopt(const obj *o, int by_resolve, const char *what, int user) {
     for (int i = 0; i < nframes; i++)
-        if (frames[i].id == o->frame) {
+        if (frames[i].id == o->frame && o->frame != user) {
             if (by_resolve && !AVOIDS(14))
                 FAIL("%s handed out %s#%d, which an unfinished resolve (frame %d) is building", what, keys[o->s->key], o->index, o->frame);
             frames[i].adopted = 1;
@@ -280,7 +281,11 @@ static void use_resolver(tether_resolver *r, obj *o) {
         void *p = NULL;
         tether_status st = tether_resolver_get(r, keys[key], &p);
         expect(st, RESOLVE_STATUSES | ST(TETHER_E_WRONG_CONTEXT), "tether_resolver_get");
-        if (st == TETHER_OK) { check_instance(p, key, "tether_resolver_get"); obj_add_dep(o, p); }
+        if (st == TETHER_OK) {
+            check_instance(p, key, "tether_resolver_get");
+            adopt(p, 1, "tether_resolver_get", nframes ? frames[nframes - 1].id : 0);
+            obj_add_dep(o, p);
+        }
     } else {
         tether_weak *w = NULL;
         tether_status st = tether_resolver_get_weak(r, keys[key], &w);
@@ -301,7 +306,7 @@ static void call_lazy(tether_provider p, int owner, int key) {
     tether_status st = got ? TETHER_OK : tether_last_status();
     frame_pop(id, st);
     if (owner >= 0 && !objs[owner]) return;
-    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider"); }
+    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", 0); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
 }
 
@@ -346,7 +351,11 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
         if (ii >= ni) FAIL("too few integer arguments");
         uint64_t v = iv[ii++];
         switch (kind) {
-        case TETHER_PARAM_DEP: check_instance((void *)(uintptr_t)v, key, "a DEP slot"); obj_add_dep(o, (obj *)(uintptr_t)v); break;
+        case TETHER_PARAM_DEP:
+            check_instance((void *)(uintptr_t)v, key, "a DEP slot");
+            adopt((obj *)(uintptr_t)v, 1, "a DEP slot", f->id);
+            obj_add_dep(o, (obj *)(uintptr_t)v);
+            break;
         case TETHER_PARAM_WEAK:
             if (!v) FAIL("a WEAK slot received NULL");
             obj_add_weak(o, (tether_weak *)(uintptr_t)v);
@@ -472,6 +481,7 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
         if (decl->targets[i].kind == TETHER_PARAM_DEP) {
             int key = decl->targets[i].key[1] == 'x' ? 6 : decl->targets[i].key[1] - '0';
             check_instance(args[i], c ? key : -1, "a declared DEP target");
+            adopt(args[i], 1, "a declared DEP target", nframes ? frames[nframes - 1].id : 0);
             obj_add_dep(o, args[i]);
         } else {
             if (!args[i]) FAIL("a declared WEAK target is NULL");
@@ -789,7 +799,7 @@ done:
     if (st != TETHER_OK) return;
     obj *o = tether_ref_get(out);
     check_instance(o, key, "tether_ref_get after resolve");
-    adopt(o, 1, "a resolve");
+    adopt(o, 1, "a resolve", 0);
     if (nargs && o->args && o->args != digest(args, nargs) && !AVOIDS(8))
         FAIL("resolve_args of %s returned an instance made with other arguments", keys[key]);
     ref_keep(out, o);
@@ -844,7 +854,7 @@ static void op_weak(void) {
         tether_ref *r = NULL;
         tether_status st = tether_weak_upgrade(w, &r);
         expect(st, live ? ST(TETHER_OK) | ST(TETHER_E_EXPIRED) : ST(TETHER_E_INVALID_HANDLE), "tether_weak_upgrade");
-        if (st == TETHER_OK) { obj *o = tether_ref_get(r); check_instance(o, -1, "tether_weak_upgrade"); adopt(o, 0, ""); ref_keep(r, o); }
+        if (st == TETHER_OK) { obj *o = tether_ref_get(r); check_instance(o, -1, "tether_weak_upgrade"); adopt(o, 0, "", 0); ref_keep(r, o); }
     } else {
         if (live) weaks[i].live = 0;
         expect(tether_weak_release(w), live ? ST(TETHER_OK) : ST(TETHER_E_INVALID_HANDLE), "tether_weak_release");
@@ -873,7 +883,7 @@ static void op_provider(void) {
         void *got = provs[i].p();
         tether_status st = got ? TETHER_OK : tether_last_status();
         frame_pop(id, st);
-        if (got) { check_instance(got, -1, "a provider"); adopt(got, 1, "a provider"); }
+        if (got) { check_instance(got, -1, "a provider"); adopt(got, 1, "a provider", 0); }
         else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)), "a provider");
         break;
     }
