@@ -16,6 +16,11 @@ def test_int_argument_outside_i64_is_refused_before_the_factory(c):
     assert c.resolve("N", 2**63 - 1) == [2**63 - 1]
     assert c.resolve("N", -(2**63)) == [-(2**63)]
     assert made == [2**63 - 1, -(2**63)]
+    for _ in range(3):  # also once the resolve is replayed from a plan
+        assert c.resolve("N", 5) == [5]
+        with pytest.raises(tether.ArgumentMismatchError, match="i64"):
+            c.resolve("N", 2**64)
+    assert made == [2**63 - 1, -(2**63), 5, 5, 5]
 
 
 def test_int_argument_of_a_c_registration_is_refused_too(c):
