@@ -124,7 +124,8 @@ static lazy_t lazies[NLAZY];
 static int nlazies;
 static obj *objs[NOBJ];
 static int nobjs, live_counted;
-static tether_resolver *old_resolvers[4];
+static tether_resolver *old_resolvers[4];   /* from completion callbacks, with the resolve each ran in */
+static int old_resolver_frames[4];
 static int calls, depth;
 static int factories_running;        /* factories on the stack, of any registration */
 
@@ -456,7 +457,8 @@ static tether_status complete_plain(tether_resolver *r, void *instance, void *co
     uint8_t b = u8();
     T("completion of %s#%d%s", keys[((obj *)instance)->s->key], ((obj *)instance)->index, (b & 7) ? "" : " (fails)");
     for (int k = 0; k < (b >> 3) % 3; k++) use_resolver(r, instance);
-    for (int i = 0; i < 4; i++) if (!old_resolvers[i] || (b & 64)) { old_resolvers[i] = r; break; }
+    for (int i = 0; i < 4; i++)
+        if (!old_resolvers[i] || (b & 64)) { old_resolvers[i] = r; old_resolver_frames[i] = nframes ? frames[nframes - 1].id : 0; break; }
     reenter();
     if ((b & 7) == 0) { tether_set_error("the input says this callback fails"); return TETHER_E_FACTORY_FAILED; }
     return TETHER_OK;
@@ -950,14 +952,21 @@ static void op_misc(void) {
         expect(tether_intern(c, keys[u8() % (NKEYS + 1)], &id), on_cont(live, ST(TETHER_OK)), "tether_intern");
         break;
     }
-    case 4: {                         /* a resolver after its callback returned */
-        tether_resolver *r = old_resolvers[u8() % 4];
+    case 4: {                         /* an older callback's resolver: closed, or still open up the stack */
+        int k = u8() % 4;
+        tether_resolver *r = old_resolvers[k];
         if (!r) return;
         if (AVOIDS(15) && factories_running) return;
         T("an older callback's resolver");
+        /* What an open one builds belongs to the resolve its callback runs in. */
+        int outer = -1;
+        for (int i = 0; i < nframes; i++) if (frames[i].id == old_resolver_frames[k]) outer = i;
+        if (outer >= 0 && nframes < (int)(sizeof frames / sizeof *frames)) frames[nframes++] = frames[outer];
+        else outer = -1;
         void *p = NULL;
         tether_status st = tether_resolver_get(r, "K0", &p);
-        if (st == TETHER_OK) return;  /* the same handle value may be open again for a running callback */
+        if (outer >= 0) nframes--;
+        if (st == TETHER_OK) return;  /* still open (or its handle value open again for a running callback) */
         expect(st, ST(TETHER_E_WRONG_CONTEXT) | ST(TETHER_E_INVALID_HANDLE) | RESOLVE_STATUSES, "tether_resolver_get (old resolver)");
         break;
     }
