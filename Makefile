@@ -138,7 +138,7 @@ FUZZ_JOBS    ?= 1
 FUZZ_AVOID   ?= 14,15
 FUZZ_RUN     := FUZZ_AVOID=$(FUZZ_AVOID) $(FUZZ_BIN) -timeout=20 -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/
 
-$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h include/tether.h $(LIB)
+$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  -fuse-ld=lld -Iinclude $< -o $@ $(LDFLAGS_T)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tether.h"
+#include "tether_binding.h"   /* tether_register_ex, with its options and callbacks of both forms */
 
 /* ---- known library bugs the harness can steer around (FUZZ_AVOID, fuzz/README.md) ---- */
 
