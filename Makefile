@@ -12,7 +12,7 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 
-.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python install clean bench
+.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench
 
 all: build
 
@@ -44,7 +44,7 @@ $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-test: test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python
+test: test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz
 	@echo "all test suites passed"
 
 test-swift:
@@ -127,6 +127,34 @@ test-packaging: $(LIB)
 
 test-python: $(LIB) $(CDEF)
 	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
+
+# The API fuzzer (fuzz/README.md), built with the clang of the Swift toolchain that
+# builds the library: it has libFuzzer, which the system compiler may lack.
+FUZZ_CC      ?= $(dir $(realpath $(shell command -v swift)))clang
+FUZZ_BIN     := $(BUILD)/fuzz/api_fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
+# Patterns of known, not yet fixed bugs the fuzzer steers around (issue 16 item numbers).
+FUZZ_AVOID   ?= 14,15
+FUZZ_RUN     := FUZZ_AVOID=$(FUZZ_AVOID) $(FUZZ_BIN) -timeout=20 -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/
+
+$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h include/tether.h include/tether_binding.h $(LIB)
+	mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -fuse-ld=lld -Iinclude $< -o $@ $(LDFLAGS_T)
+
+# Runs for FUZZ_SECONDS in FUZZ_JOBS processes from the checked-in seeds; inputs it
+# adds go to build/fuzz/corpus, a crashing one to build/fuzz/crash-*.
+fuzz: $(FUZZ_BIN)
+	mkdir -p $(BUILD)/fuzz/corpus
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) -print_final_stats=1 \
+	  $(BUILD)/fuzz/corpus fuzz/corpus
+
+# CI: every seed once, then a short run from them.
+test-fuzz: $(FUZZ_BIN)
+	$(FUZZ_RUN) -runs=0 fuzz/corpus
+	rm -rf $(BUILD)/fuzz/short && mkdir -p $(BUILD)/fuzz/short
+	$(FUZZ_RUN) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)

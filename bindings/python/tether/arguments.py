@@ -4,6 +4,10 @@ For a key registered from Python the declared types decide (an int is accepted f
 slot); for a key registered by C the Python value decides: bool/int -> I64, float -> F64,
 str/bytes -> STR, None/int-address/ctypes object/NativeRef -> PTR (use ``tether.Pointer(addr)``
 or a ctypes object for an address, since a bare int means I64).
+
+A value the slot's C type cannot hold (an int outside i64, an address outside 64 bits, an int
+too large for a double) raises ``ArgumentMismatchError`` here, before anything reaches C:
+ctypes would wrap it silently (``2**64`` would arrive as 0).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from .errors import ArgumentMismatchError
 from .native_refs import NativeRef
 
 _C_DATA = (ctypes.Structure, ctypes.Union, ctypes.Array)
+_I64 = (-(2**63), 2**63 - 1)
+_ADDRESS = (0, 2**64 - 1)
 
 
 def _address(value: Any) -> int | None:
@@ -40,6 +46,12 @@ def _mismatch(position: int, name: str, expected: str, value: Any) -> ArgumentMi
     )
 
 
+def _in_range(value: int, bounds: tuple[int, int], position: int, name: str, expected: str) -> int:
+    if not bounds[0] <= value <= bounds[1]:
+        raise ArgumentMismatchError(f"runtime argument {position} of {name!r} must be {expected}, got {value}")
+    return value
+
+
 def _encode(text: Any, position: int, name: str) -> bytes:
     raw = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     if b"\0" in raw:
@@ -59,11 +71,15 @@ def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tu
             if kind in ("int", "bool") or (kind is None and isinstance(arg, int)):
                 if not isinstance(arg, int):
                     raise _mismatch(position, name, "an int (i64)", arg)
-                v.kind, v.u.i64 = PARAM_I64, arg
+                v.kind, v.u.i64 = PARAM_I64, _in_range(arg, _I64, position, name, "an int in [-2**63, 2**63 - 1] (i64)")
             elif kind == "float" or (kind is None and isinstance(arg, float)):
                 if not isinstance(arg, (int, float)) or isinstance(arg, bool):
                     raise _mismatch(position, name, "a float (f64)", arg)
-                v.kind, v.u.f64 = PARAM_F64, float(arg)
+                try:
+                    v.kind, v.u.f64 = PARAM_F64, float(arg)
+                except OverflowError:
+                    raise ArgumentMismatchError(f"runtime argument {position} of {name!r} must fit a float (f64), "
+                                                f"got an int of {arg.bit_length()} bits") from None
             elif kind in ("str", "bytes") or (kind is None and isinstance(arg, (str, bytes))):
                 if not isinstance(arg, (str, bytes, bytearray)):
                     raise _mismatch(position, name, "a str or bytes", arg)
@@ -76,7 +92,7 @@ def to_values(name: str, args: Sequence[Any], kinds: Sequence[str] | None) -> tu
                 address = arg if raw_int else _address(arg)
                 if address is None:
                     raise _mismatch(position, name, "a pointer (None, tether.Pointer, a ctypes object, a NativeRef)", arg)
-                v.kind, v.u.ptr = PARAM_PTR, address
+                v.kind, v.u.ptr = PARAM_PTR, _in_range(address, _ADDRESS, position, name, "an address in [0, 2**64 - 1]")
     except BaseException:
         for ptr in pinned:
             object_table.release(ptr)

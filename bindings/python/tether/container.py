@@ -380,11 +380,11 @@ class Container:
                  scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
                  close: Callable[[Any], Any] | None = None) -> F: ...
     @overload
-    def register(self, key_or_class: str = ..., factory: None = None, *, deps: Sequence[object] = (),
+    def register(self, key_or_class: str = ..., *, deps: Sequence[object] = (),
                  scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
                  close: Callable[[Any], Any] | None = None) -> Callable[[F], F]: ...
 
-    def register(self, key_or_class: Any = _UNSET, factory: Any = None, *, deps: Sequence[object] = (),
+    def register(self, key_or_class: Any = _UNSET, factory: Any = _UNSET, *, deps: Sequence[object] = (),
                  scope: Scope = Scope.GRAPH, on_complete: Any = None, close: Any = None) -> Any:
         """Registers a factory (or a class, autowired) under a key; also a decorator.
 
@@ -401,10 +401,11 @@ class Container:
         - Teardown: a generator factory yields its instance, and its code after ``yield`` runs when
           the library lets go of that instance; ``close=fn`` runs ``fn(instance)`` then, for any
           factory (see ``close()`` for when and in what order).
-        Re-registering a key replaces the registration. Wrong use raises TypeError/ValueError here.
+        Re-registering a key replaces the registration. Wrong use (an explicit ``factory=None`` too)
+        raises TypeError/ValueError here.
         """
         checked_scope = _check_scope(scope)
-        if key_or_class is _UNSET or (factory is None and isinstance(key_or_class, str)):
+        if key_or_class is _UNSET or (factory is _UNSET and isinstance(key_or_class, str)):
             key = key_or_class
 
             def decorate(target: Any) -> Any:
@@ -412,7 +413,7 @@ class Container:
                 return target
 
             return decorate
-        if factory is None:
+        if factory is _UNSET:
             self._register_target(key_or_class, key_or_class, deps, checked_scope, on_complete, close)
             return key_or_class
         self._register(key_or_class, factory, deps, checked_scope, on_complete, close)
