@@ -10,7 +10,8 @@ extension Scope {
         case .transient: (0, false)   // one use
         case .graph: (1, false)       // one top-level resolve
         case .weak: (2, false)        // while something else holds it
-        case .container: (3, true)    // until its resolving container is freed or reset
+        case .container: (3, false)   // until its container goes: shorter than a singleton; holding
+                                      // shorter-lived ones is its purpose (a request's), not a capture
         case .singleton: (4, true)    // until reset, re-registration or the container's free
         }
     }
