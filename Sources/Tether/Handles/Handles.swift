@@ -101,7 +101,7 @@ final class HandleSlots: @unchecked Sendable {
     private struct Orphans {
         var pages: [Int] = []
     }
-    private let orphans = Mutex(Orphans())
+    private let orphans = Lock(Orphans())
 
     init(_ kind: HandleKind) {
         self.kind = kind

@@ -41,7 +41,7 @@ final class RetiredLoans: @unchecked Sendable {
         var outstanding: Int?
         let index: Int?
     }
-    private let state = Mutex([UInt: Entry]())
+    private let state = Lock([UInt: Entry]())
 
     private init() {
         addresses = .allocate(capacity: Self.capacity)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFFI
 import Synchronization
+import TetherCore
 
 /// An asymmetric fence (as in userspace RCU and folly's hazard pointers): the
 /// frequent side of a Dekker-style handshake (a singleton hit, a loan released)
@@ -23,7 +24,7 @@ import Synchronization
 /// 0: not decided yet; 1: membarrier; 2: fences. (A global `Atomic`: statically
 /// initialized, so reading it costs no `swift_once`.)
 private let barrierMode = Atomic<Int>(0)
-private let barrierDecision = Mutex(())
+private let barrierDecision = Lock(())
 
 private let membarrierQuery: Int32 = 0
 private let membarrierPrivateExpedited: Int32 = 1 << 3

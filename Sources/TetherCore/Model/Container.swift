@@ -20,7 +20,7 @@ public final class Container: @unchecked Sendable {
         let instance: Instance
         let sequence: UInt64
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache

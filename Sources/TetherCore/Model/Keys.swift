@@ -103,7 +103,7 @@ public final class KeyTable: Sendable {
             }
         }
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// FNV-1a: keys are the application's own names, so no flooding defence is needed.
     private static func hash(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt32 {

@@ -47,7 +47,7 @@ public final class Reclaimer: @unchecked Sendable {
         /// The sections it waits for (record, sequence seen), or nil until the first collection.
         var waitingFor: [(UnsafeMutablePointer<Record>, UInt)]?
     }
-    private let retirees = Mutex<[Retiree]>([])
+    private let retirees = Lock<[Retiree]>([])
 
     /// `heavyBarrier` pairs with the light barrier readers issue in `enter` and `leave`.
     public init(heavyBarrier: @escaping @Sendable () -> Void) {

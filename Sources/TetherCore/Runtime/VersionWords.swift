@@ -8,7 +8,7 @@ import Synchronization
 /// (`Container.configuration`) and its cache word (`Container.cacheVersionAddresses`).
 enum VersionWords {
     /// Pairs of deinitialized containers, as addresses.
-    private static let unused = Mutex<[UInt]>([])
+    private static let unused = Lock<[UInt]>([])
 
     static func take() -> UnsafeMutablePointer<Atomic<UInt>> {
         if let address = unused.withLock({ $0.popLast() }) {
