@@ -167,6 +167,8 @@ public final class Reclaimer: @unchecked Sendable {
             var i = 0
             while i < list.count {
                 if !list[i].waitingFor!.isEmpty {
+                    // Acquiring, pairing with `leave`'s releasing store: the edge from what a
+                    // waited-for section read to the action that frees it (what TSan checks).
                     list[i].waitingFor!.removeAll { $0.0.pointee.sequence.load(ordering: .acquiring) != $0.1 }
                 }
                 if list[i].waitingFor!.isEmpty {
