@@ -114,8 +114,8 @@ test-c-asan: $(addprefix $(BUILD)/tests-asan/,$(C_TESTS))
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 $(BUILD)/tests-asan/$$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "failed (asan):$$failed"; exit 1; fi
 
-# ThreadSanitizer over the Swift core's tests and every C test (against the
-# instrumented library): any report fails (TSan exits with 66). The library's
+# ThreadSanitizer over the Swift core's tests, every C test and the conformance
+# corpus (against the instrumented library): any report fails (TSan exits with 66). The library's
 # locks are pthread mutexes (Lock.swift) and its lock-free paths use atomics, so
 # TSan sees every synchronization.
 test-tsan: test-swift-tsan test-c-tsan
@@ -123,10 +123,16 @@ test-tsan: test-swift-tsan test-c-tsan
 test-swift-tsan:
 	swift test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
-test-c-tsan: $(addprefix $(BUILD)/tests-tsan/,$(C_TESTS))
+test-c-tsan: $(addprefix $(BUILD)/tests-tsan/,$(C_TESTS)) $(BUILD)/tests-tsan/conformance $(BUILD)/conformance.lines
 	@failed=""; for t in $(C_TESTS); do echo "== $$t (tsan)"; \
 	  TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 $(BUILD)/tests-tsan/$$t || failed="$$failed $$t"; done; \
+	  echo "== conformance corpus (tsan)"; \
+	  TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 $(BUILD)/tests-tsan/conformance $(BUILD)/conformance.lines || failed="$$failed conformance"; \
 	  if [ -n "$$failed" ]; then echo "failed (tsan):$$failed"; exit 1; fi
+
+$(BUILD)/tests-tsan/conformance: Tests/conformance/runner.c include/tether.h $(TSAN_LIBDIR)/libtether.so
+	mkdir -p $(dir $@)
+	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
 
 test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
 	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done
