@@ -11,8 +11,17 @@ ASAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
+# ThreadSanitizer: the library built instrumented (Swift runtime linked dynamically,
+# as a TSan runtime cannot live in a shared library) and the C tests built with the
+# toolchain's own clang, so executable and library share one TSan runtime.
+TSAN_SCRATCH := .build-tsan
+TSAN_LIBDIR  := $(abspath $(TSAN_SCRATCH)/release)
+TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
+TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
+TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench
+.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
+        test-tsan test-swift-tsan test-c-tsan
 
 all: build
 
@@ -43,6 +52,13 @@ $(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tethe
 $(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
+
+$(BUILD)/tests-tsan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(TSAN_LIBDIR)/libtether.so
+	mkdir -p $(dir $@)
+	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
+
+$(TSAN_LIBDIR)/libtether.so: Package.swift $(shell find Sources -type f)
+	swift build -c release --product tether --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 test: test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz
 	@echo "all test suites passed"
@@ -97,6 +113,26 @@ test-c-asan: $(addprefix $(BUILD)/tests-asan/,$(C_TESTS))
 	@failed=""; for t in $(C_TESTS); do echo "== $$t (asan)"; \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 $(BUILD)/tests-asan/$$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "failed (asan):$$failed"; exit 1; fi
+
+# ThreadSanitizer over the Swift core's tests, every C test and the conformance
+# corpus (against the instrumented library): any report fails (TSan exits with 66). The library's
+# locks are pthread mutexes (Lock.swift) and its lock-free paths use atomics, so
+# TSan sees every synchronization.
+test-tsan: test-swift-tsan test-c-tsan
+
+test-swift-tsan:
+	swift test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+
+test-c-tsan: $(addprefix $(BUILD)/tests-tsan/,$(C_TESTS)) $(BUILD)/tests-tsan/conformance $(BUILD)/conformance.lines
+	@failed=""; for t in $(C_TESTS); do echo "== $$t (tsan)"; \
+	  TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 $(BUILD)/tests-tsan/$$t || failed="$$failed $$t"; done; \
+	  echo "== conformance corpus (tsan)"; \
+	  TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1 $(BUILD)/tests-tsan/conformance $(BUILD)/conformance.lines || failed="$$failed conformance"; \
+	  if [ -n "$$failed" ]; then echo "failed (tsan):$$failed"; exit 1; fi
+
+$(BUILD)/tests-tsan/conformance: Tests/conformance/runner.c include/tether.h $(TSAN_LIBDIR)/libtether.so
+	mkdir -p $(dir $@)
+	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
 
 test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
 	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done
@@ -175,4 +211,4 @@ bench: $(LIB)
 	sh benchmarks/run.sh
 
 clean:
-	rm -rf $(BUILD) $(SWIFT_REL) .build
+	rm -rf $(BUILD) $(SWIFT_REL) $(TSAN_SCRATCH) .build

@@ -3,7 +3,6 @@
 // generic factory, callbacks and actions are described in conformance/README.md;
 // this file implements them once for the core (TestBridge makes the slot words).
 import Foundation
-import Synchronization
 import Testing
 import TetherCore
 
@@ -517,8 +516,8 @@ private final class Run: @unchecked Sendable {
             ((step["body"] as! [JSON]).map(ThreadStep.init), step["repeat"] as? Int ?? 1),
         ] + ((step["writer"] as? [JSON]).map { [($0.map(ThreadStep.init), step["writer_repeat"] as? Int ?? 1)] } ?? [])
         locked { counting = [:] }
-        let seen = Mutex<[String: Set<String>]>([:])
-        let errors = Mutex<[String: Int]>([:])
+        let seen = Lock<[String: Set<String>]>([:])
+        let errors = Lock<[String: Int]>([:])
         onThreads(count + lists.count - 1) { [unowned self] i in
             let (steps, times) = i < count ? lists[0] : lists[1]
             var mine: [String: Any] = [:]   // this thread's handles; the main thread's are read only
@@ -545,7 +544,7 @@ private final class Run: @unchecked Sendable {
         init(_ spec: JSON) { self.spec = spec }
     }
 
-    func threadStep(_ step: ThreadStep, _ mine: inout [String: Any], _ seen: borrowing Mutex<[String: Set<String>]>) throws(TetherError) {
+    func threadStep(_ step: ThreadStep, _ mine: inout [String: Any], _ seen: borrowing Lock<[String: Set<String>]>) throws(TetherError) {
         let s = step.spec
         func held(_ name: String) -> Any { mine[name] ?? locked { vars[name]! } }
         if s["register"] != nil {

@@ -3,13 +3,12 @@
 // that ARC alone gives the same graph: each factory once, shared nodes shared, weak
 // back-references to the same object, every object freed once when nothing holds it,
 // failures freeing what was made, and the same results with plans off.
-import Synchronization
 import Testing
 import TetherCore
 
 /// Counts objects made and freed per label (one per test: tests run in parallel).
 private final class Census: @unchecked Sendable {
-    private let state = Mutex<(made: [String: Int], freed: [String: Int])>(([:], [:]))
+    private let state = Lock<(made: [String: Int], freed: [String: Int])>(([:], [:]))
     func make(_ label: String) { state.withLock { $0.made[label, default: 0] += 1 } }
     func free(_ label: String) { state.withLock { $0.freed[label, default: 0] += 1 } }
     func made(_ label: String) -> Int { state.withLock { $0.made[label] ?? 0 } }

@@ -29,7 +29,7 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         var barriers = 0
         var barriersBeforeRecall: [Int] = []
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func weakWord(_ ref: WeakRef) -> UInt64 {
         state.withLock { s in
@@ -146,7 +146,7 @@ final class Tracker: Sendable {
         var live: Set<UInt> = []
         var badDrops = 0  // destructor for a pointer not live: a double destruction
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func called(_ label: String) { state.withLock { $0.calls[label, default: 0] += 1 } }
 

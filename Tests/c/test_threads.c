@@ -584,8 +584,12 @@ static void instances_outlive_their_thread_and_container(void) {
     /* New specs and plans meanwhile (fewer than a registration records: every
        configuration resolves by plan), instances keep the ones they were made with. */
     for (int i = 0; i < 10; i++) {
-        reg_leaf_and_done(kp.c, i % 2 ? &leaf : &leaf2, &done);
-        sleep_ms(1);
+        kind *k = i % 2 ? &leaf : &leaf2;
+        int before = atomic_load(&k->made);
+        reg_leaf_and_done(kp.c, k, &done);
+        /* Until a resolve used it, however slowly the makers are scheduled (a loaded
+           machine, ThreadSanitizer): a fixed sleep left leaf2 unmade now and then. */
+        for (int waited = 0; atomic_load(&k->made) == before && waited < 10000; waited++) sleep_ms(1);
     }
     atomic_store(&kp.stop, 1);
     join_threads(t);

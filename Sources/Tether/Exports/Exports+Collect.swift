@@ -85,6 +85,7 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
 private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPointer) -> Bool {
     // The caller's earlier loads of the cache words stay before the slot's (free on x86-64):
     // a sum that already counts an unpublish makes the comparison see it (cachesChanged).
+    // It orders atomic loads only, so TSan, which ignores it, misses no edge a race hides behind.
     atomicMemoryFence(ordering: .acquiring)
     guard let core = Handles.containerPages?.peek(c) else { return false }
     return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { !$0.isTraced && $0.singletonLoan(for: key)?.pointer == held }

@@ -1,9 +1,8 @@
-import Synchronization
 import TetherCore
 
 /// Providers from tether_make_provider, by code address, so tether_provider_free
 /// can tell a live provider from anything else.
-private let providers = Mutex<[UInt: LazyCell]>([:])
+private let providers = Lock<[UInt: LazyCell]>([:])
 
 @_cdecl("tether_make_provider")
 public func tether_make_provider(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32 {

@@ -1,7 +1,6 @@
 // The only file that touches libffi: factory calls (ffi_call, with a typed fast
 // path for all-word signatures) and closures (lazy slots and providers).
 import CFFI
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -147,7 +146,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
     let code: UnsafeMutableRawPointer
     /// The cell served now; weak, so a cell being destroyed is never handed to a call.
     private struct Served { weak var cell: LazyCell? }
-    private let served = Mutex(Served())
+    private let served = Lock(Served())
 
     /// The call interface every provider shares: `void *(void)`.
     nonisolated(unsafe) private static let cif: UnsafeMutablePointer<ffi_cif>? = {
@@ -160,7 +159,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
         var free: [ProviderTrampoline] = []
         var head = 0
     }
-    private static let pool = Mutex(Pool())
+    private static let pool = Lock(Pool())
     private static var quarantine: Int { 1024 }
 
     private init(code: UnsafeMutableRawPointer) { self.code = code }

@@ -31,14 +31,18 @@ enum HandleCache {
     /// the thread pointer) to the locals, direct-mapped. An entry is claimed by
     /// one thread (a CAS of its id word from 0), read only by that thread (only
     /// it matches the id) and cleared by it at exit. A thread whose entry is
-    /// taken uses pthread_getspecific.
+    /// taken uses pthread_getspecific. The words are read as atomics (relaxed: a
+    /// plain load on x86-64 and arm64): other threads claim and clear entries
+    /// while a thread whose id maps to the same entry reads it.
     static var current: UnsafeMutablePointer<Local> {
         @inline(__always) get {
             let table = threadTableAddress.load(ordering: .relaxed)
             if table != 0 {
                 let id = UInt(tether_thread_id())
-                let entry = UnsafeMutablePointer<UInt>(bitPattern: table)! + threadTableIndex(id) * 2
-                if entry[0] == id { return UnsafeMutablePointer(bitPattern: entry[1])! }
+                let word = idWord(table, id)
+                if word.pointee.load(ordering: .relaxed) == id {
+                    return UnsafeMutablePointer(bitPattern: (word + 1).pointee.load(ordering: .relaxed))!
+                }
             }
             return currentSlow()
         }
@@ -51,7 +55,8 @@ enum HandleCache {
         Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> 55)  // 9 bits
     }
 
-    /// The table entry's id word, as an atomic.
+    /// The table entry's id word; the locals' address follows it.
+    @inline(__always)
     private static func idWord(_ table: UInt, _ id: UInt) -> UnsafeMutablePointer<Atomic<UInt>> {
         UnsafeMutablePointer<Atomic<UInt>>(bitPattern: table)! + threadTableIndex(id) * 2
     }

@@ -101,7 +101,7 @@ final class HandleSlots: @unchecked Sendable {
     private struct Orphans {
         var pages: [Int] = []
     }
-    private let orphans = Mutex(Orphans())
+    private let orphans = Lock(Orphans())
 
     init(_ kind: HandleKind) {
         self.kind = kind
@@ -383,7 +383,9 @@ struct SlotPages {
 
     /// How many live loans of `object` the slots hold. Each slot is read as a
     /// seqlock (state, object, state again: a free moves the generation on), so a
-    /// slot counts only if it held a loan of `object` at one instant.
+    /// slot counts only if it held a loan of `object` at one instant. Every word
+    /// read is atomic, so nothing here races; the acquire fence (which TSan does
+    /// not model) only keeps the second state load after the object load.
     func countLoans(of object: UInt) -> Int {
         var count = 0
         var page = 0

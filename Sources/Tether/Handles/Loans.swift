@@ -25,6 +25,10 @@ let retiredLoanCount = Atomic<Int>(0)
 /// unpublished, `SingletonLoan.confirm`), so they are withdrawn by their lender.
 /// A release compares addresses only (never dereferences a retired instance,
 /// which another release may be letting go of at the same moment).
+/// The borrower's last use happens before the destructor either way: a counted
+/// loan reports its release under `state`'s lock, and a slot the count saw free
+/// was read by `countLoans`'s acquiring load of the state that `releaseRef`
+/// stored releasing (so ThreadSanitizer sees the edge without annotations).
 final class RetiredLoans: @unchecked Sendable {
     static let shared = RetiredLoans()
 
@@ -41,7 +45,7 @@ final class RetiredLoans: @unchecked Sendable {
         var outstanding: Int?
         let index: Int?
     }
-    private let state = Mutex([UInt: Entry]())
+    private let state = Lock([UInt: Entry]())
 
     private init() {
         addresses = .allocate(capacity: Self.capacity)

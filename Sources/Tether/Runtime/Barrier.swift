@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFFI
 import Synchronization
+import TetherCore
 
 /// An asymmetric fence (as in userspace RCU and folly's hazard pointers): the
 /// frequent side of a Dekker-style handshake (a singleton hit, a loan released)
@@ -19,11 +20,19 @@ import Synchronization
 /// Without membarrier both sides are sequentially consistent fences (a plain
 /// Dekker). The mode is decided once, before any light barrier relies on it;
 /// TETHER_NO_MEMBARRIER=1 in the environment forces fences (tests use it).
+///
+/// ThreadSanitizer models neither membarrier nor stand-alone fences, and needs
+/// neither here: each handshake on these barriers only decides which way a
+/// thread goes (the reclaimer waits for a section or not, a loan's release
+/// reports itself or not). What one thread then uses of another's work reaches
+/// it through a releasing store read by an acquiring load, or a `Lock`, which
+/// TSan sees (`Reclaimer.collect`, `RetiredLoans`). A handshake that failed would
+/// leave a use with no such edge before the free, which TSan reports.
 
 /// 0: not decided yet; 1: membarrier; 2: fences. (A global `Atomic`: statically
 /// initialized, so reading it costs no `swift_once`.)
 private let barrierMode = Atomic<Int>(0)
-private let barrierDecision = Mutex(())
+private let barrierDecision = Lock(())
 
 private let membarrierQuery: Int32 = 0
 private let membarrierPrivateExpedited: Int32 = 1 << 3

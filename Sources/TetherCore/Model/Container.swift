@@ -20,7 +20,7 @@ public final class Container: @unchecked Sendable {
         let instance: Instance
         let sequence: UInt64
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     @usableFromInline let table = RegistrationTable()
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
@@ -29,7 +29,7 @@ public final class Container: @unchecked Sendable {
     private let plansOff = Atomic<Bool>(false)
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
     let traceWord = Atomic<UInt>(0)
-    let traceState = Mutex<Tracer?>(nil)
+    let traceState = Lock<Tracer?>(nil)
     private let strict = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {

@@ -267,7 +267,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 /// keeps the graph of strong edges still while `StrongPath.find` walks it. A
 /// mutex: those walks can be long, and late edges are rare (weak references
 /// take no lock, see `Instance.sideForWriting`).
-private let edgeMutex = Mutex(())
+private let edgeMutex = Lock(())
 
 enum EdgeLock {
     static func withLock<R>(_ body: () -> R) -> R { edgeMutex.withLock { _ in body() } }

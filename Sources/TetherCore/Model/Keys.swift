@@ -30,7 +30,10 @@ public struct Key: Hashable, Sendable {
 /// each name stored once in pages that are never moved or freed (so a stored
 /// name can be handed out as a C string for good: the ABI's `KeyCache` compares
 /// against it), a block list of where each name starts, and an open-addressing
-/// table of ids over their hashes.
+/// table of ids over their hashes. Everything is written under `state`; a
+/// stored name is read without it only through the pointer `intern` returned
+/// (after the lock, so its bytes were written before), and `isValid` reads
+/// `internedCount`, stored releasing after the name.
 public final class KeyTable: Sendable {
     public static let shared = KeyTable()
 
@@ -103,7 +106,7 @@ public final class KeyTable: Sendable {
             }
         }
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// FNV-1a: keys are the application's own names, so no flooding defence is needed.
     private static func hash(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt32 {

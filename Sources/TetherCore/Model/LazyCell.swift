@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. It
 /// resolves `key` from `container` in a graph of its own, then holds the result:
@@ -17,7 +16,7 @@ public final class LazyCell: @unchecked Sendable {
         var strong: Instance?
         var weak: WeakRef?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     public init(container: Container, key: Key, isWeak: Bool) {
         self.container = container

@@ -33,12 +33,12 @@ public typealias TraceHook = @Sendable (TraceEvent) -> Void
 /// good (instances made while tracing report their destruction through it),
 /// the hook in it changes. Tracing is for diagnosis: each event takes a lock.
 final class Tracer: @unchecked Sendable {
-    /// The hook in a box: a closure read out of the generic mutex would be re-abstracted each time.
+    /// The hook in a box: a closure read out of the generic lock would be re-abstracted each time.
     private final class Box: Sendable {
         let hook: TraceHook
         init(_ hook: @escaping TraceHook) { self.hook = hook }
     }
-    private let box = Mutex<Box?>(nil)
+    private let box = Lock<Box?>(nil)
 
     func set(_ new: TraceHook?) {
         let replacement = new.map(Box.init)

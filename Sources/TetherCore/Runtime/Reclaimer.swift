@@ -47,7 +47,7 @@ public final class Reclaimer: @unchecked Sendable {
         /// The sections it waits for (record, sequence seen), or nil until the first collection.
         var waitingFor: [(UnsafeMutablePointer<Record>, UInt)]?
     }
-    private let retirees = Mutex<[Retiree]>([])
+    private let retirees = Lock<[Retiree]>([])
 
     /// `heavyBarrier` pairs with the light barrier readers issue in `enter` and `leave`.
     public init(heavyBarrier: @escaping @Sendable () -> Void) {
@@ -167,6 +167,8 @@ public final class Reclaimer: @unchecked Sendable {
             var i = 0
             while i < list.count {
                 if !list[i].waitingFor!.isEmpty {
+                    // Acquiring, pairing with `leave`'s releasing store: the edge from what a
+                    // waited-for section read to the action that frees it (what TSan checks).
                     list[i].waitingFor!.removeAll { $0.0.pointee.sequence.load(ordering: .acquiring) != $0.1 }
                 }
                 if list[i].waitingFor!.isEmpty {

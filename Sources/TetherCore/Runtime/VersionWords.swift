@@ -6,9 +6,11 @@ import Synchronization
 /// container as they are, and a word only ever grows, so a sum read before
 /// never comes back. A container takes a pair: its configuration word
 /// (`Container.configuration`) and its cache word (`Container.cacheVersionAddresses`).
+/// Pairs pass from container to container under `unused`'s lock, and the words
+/// are only ever accessed as atomics, so a late reader races with nothing.
 enum VersionWords {
     /// Pairs of deinitialized containers, as addresses.
-    private static let unused = Mutex<[UInt]>([])
+    private static let unused = Lock<[UInt]>([])
 
     static func take() -> UnsafeMutablePointer<Atomic<UInt>> {
         if let address = unused.withLock({ $0.popLast() }) {

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The mutex every part of the library (and its tests) uses: state that only
+/// the holder may touch, as with `Synchronization.Mutex`, but on a
+/// `pthread_mutex_t`. ThreadSanitizer intercepts pthread mutexes, so it sees
+/// each critical section ordered after the previous one; `Mutex` on Linux is a
+/// futex word operated on inside the (uninstrumented) standard library, so
+/// every access it guards was reported as a race. Uncontended it costs the
+/// same as `Mutex`.
+package struct Lock<State>: ~Copyable {
+    private struct Storage {
+        var mutex = pthread_mutex_t()
+        var state: State
+    }
+    /// Heap-allocated: a pthread mutex must not move while in use.
+    private let storage: UnsafeMutablePointer<Storage>
+
+    package init(_ initial: consuming State) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Storage(state: initial))
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    private var mutex: UnsafeMutablePointer<pthread_mutex_t> {
+        (UnsafeMutableRawPointer(storage) + MemoryLayout<Storage>.offset(of: \.mutex)!)
+            .assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    /// Runs `body` with the state while holding the lock (not re-entrant).
+    @inline(__always)
+    package borrowing func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&storage.pointee.state)
+    }
+}
+
+extension Lock: @unchecked Sendable {}
