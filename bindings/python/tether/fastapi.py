@@ -1,0 +1,141 @@
+"""FastAPI integration: a child container per request, ``Inject(Key)`` as a FastAPI dependency.
+
+    from tether.fastapi import Inject, install
+
+    install(app, root)   # each request gets Container(parent=root, values={Request: request})
+
+    @app.get("/u/{uid}")
+    async def get_user(uid: int, svc: UserService = Inject(UserService)): ...
+    # or: svc: Annotated[UserService, Inject(UserService)]
+
+Why a middleware and not a dependency with ``yield``: when FastAPI runs the code after a
+dependency's ``yield`` (before or after the response is sent, with or without a streaming body)
+has changed between its versions. A pure ASGI middleware wraps the whole response (body,
+background tasks, an exception out of the handler), so the request's container is closed after
+all of it, exactly once, in every version. The child is made on the first ``Inject`` of a request
+(a request injecting nothing costs no container), with the very ``Request`` object the handler
+gets; ``Inject`` is ``Depends(use_cache=False)``: each one resolves, and the registration's scope
+decides what is shared (``CONTAINER``: one per request).
+
+Requires FastAPI (``pip install tether[fastapi]``); ``import tether`` never imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Awaitable, Callable, MutableMapping
+
+from fastapi import Depends, FastAPI, HTTPException
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.websockets import WebSocket
+
+from .container import Container
+from .errors import FactoryError, NeedsAwait
+from .markers import Key, key_name
+
+__all__ = ["Inject", "install"]
+
+logger = logging.getLogger("tether.fastapi")
+
+#: The ASGI scope entry holding a request's ``_RequestContainer`` (set by the middleware).
+_SCOPE_KEY = "tether.request_container"
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+
+
+class _RequestContainer:
+    """One request's child container, made on first use and closed once by the middleware.
+    Shallow copies of the ASGI scope share this object, so they share the child too."""
+
+    __slots__ = ("root", "container")
+
+    def __init__(self, root: Container) -> None:
+        self.root = root
+        self.container: Container | None = None
+
+    def get(self, connection: HTTPConnection) -> Container:
+        container = self.container
+        if container is None:
+            key = Request if isinstance(connection, Request) else WebSocket
+            container = self.container = Container(parent=self.root, values={key: connection})
+        return container
+
+    async def close(self, where: str) -> None:
+        """Closes the child (teardown; async teardown awaited), logging failures: the response is
+        gone by now, and an exception of the handler must stay the one reported."""
+        container, self.container = self.container, None
+        if container is None:
+            return
+        try:
+            try:
+                container.close()  # no thread hop when nothing async waits for it
+            except NeedsAwait:
+                await container.aclose()
+        except Exception:
+            logger.exception("tether.fastapi: tearing down the container of %s failed", where)
+
+
+class _ChildPerRequest:
+    """ASGI middleware: a ``_RequestContainer`` in the scope of each HTTP request and websocket,
+    closed when the app is done with it (response sent, or an exception on its way out)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], root: Container) -> None:
+        self.app = app
+        self.root = root
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        holder = scope[_SCOPE_KEY] = _RequestContainer(self.root)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}")
+
+
+def install(app: FastAPI, root: Container) -> None:
+    """Gives every request of ``app`` a child container of ``root`` providing the starlette
+    ``Request`` (``WebSocket`` for a websocket) as a value, closed (its teardowns run, async ones
+    awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
+    ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Call it once per app,
+    before the app starts; ``app.state.tether_root`` is ``root`` (close it yourself at shutdown)."""
+    if not isinstance(app, FastAPI):
+        raise TypeError(f"install: app must be a fastapi.FastAPI, not {type(app).__name__}")
+    if not isinstance(root, Container):
+        raise TypeError(f"install: root must be a tether.Container, not {type(root).__name__}")
+    if getattr(app.state, "tether_root", None) is not None:
+        raise RuntimeError("install: tether is already installed on this app (once per app)")
+    root.register_value(Request)
+    root.register_value(WebSocket)
+    app.add_middleware(_ChildPerRequest, root=root)
+    app.state.tether_root = root
+
+
+def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it is)
+    """A FastAPI dependency resolving ``key`` from the request's container (``aresolve``: async
+    factories are awaited); a default (``svc: S = Inject(S)``) or in ``Annotated[S, Inject(S)]``.
+
+    A failing resolve is logged (``tether.fastapi`` logger, with the traceback) and answered with a
+    500 naming the key, not the error; a factory raising ``HTTPException`` answers with it."""
+    name = key_name(key)
+
+    async def inject(connection: HTTPConnection) -> Any:
+        holder = connection.scope.get(_SCOPE_KEY)
+        try:
+            if not isinstance(holder, _RequestContainer):
+                raise RuntimeError(f"Inject({name!r}): no request container; call tether.fastapi.install(app, root) first")
+            return await holder.get(connection).aresolve(key)
+        except Exception as exc:
+            cause = exc.__cause__ if isinstance(exc, FactoryError) else None
+            if isinstance(cause, StarletteHTTPException):
+                raise cause from None  # a factory's deliberate answer (401, 404...)
+            logger.error("tether.fastapi: resolving %r for %s %s failed", name,
+                         connection.scope.get("method", "WEBSOCKET"), connection.url.path, exc_info=exc)
+            raise HTTPException(status_code=500, detail=f"could not resolve {name!r}") from exc
+
+    inject.__name__ = inject.__qualname__ = f"inject_{name.rsplit('.', 1)[-1]}"
+    return Depends(inject, use_cache=False)
