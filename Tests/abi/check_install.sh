@@ -10,14 +10,7 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAKE=${MAKE:-make}
 CC=${CC:-cc}
-passed=0
-failed=0
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | sed 's/^/       /'; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$ROOT/Tests/abi/checks.sh"
 prefix=$tmp/prefix
 
 # 1. make install

@@ -14,13 +14,7 @@ LIB=${1:?usage: check_library.sh path/to/libtether.so}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HEADERS="$ROOT/include/tether.h $ROOT/include/tether_binding.h"
 CC=${CC:-cc}
-passed=0
-failed=0
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | sed 's/^/       /'; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$ROOT/Tests/abi/checks.sh"
 
 if [ ! -f "$LIB" ]; then
     fail "library exists: $LIB"

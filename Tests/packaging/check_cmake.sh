@@ -8,14 +8,7 @@
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MAKE=${MAKE:-make}
-passed=0
-failed=0
-ok()   { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | sed 's/^/       /'; }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$ROOT/Tests/abi/checks.sh"
 prefix=$tmp/prefix
 
 if ! command -v cmake > /dev/null 2>&1; then fail "cmake is installed (apt-get install cmake)"; finish; fi
