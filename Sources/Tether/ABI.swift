@@ -62,17 +62,21 @@ func withArguments<R>(_ values: UnsafeRawPointer?, _ count: Int, _ function: Sta
         throw TetherError(.argumentMismatch, "\(function): arg_count \(UInt(bitPattern: count)) exceeds the \(maxParams) params a registration can declare")
     }
     if count == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
-    var arguments: [Argument] = []
-    arguments.reserveCapacity(count)
-    for i in 0..<count {
-        let base = values! + i * tetherValueStride
-        let kind = base.load(as: Int32.self)
-        guard let type = argumentType(of: kind) else {
-            throw TetherError(.argumentMismatch, "\(function): runtime argument \(i + 1) has kind \(paramKindName(kind)); runtime arguments are TETHER_PARAM_I64, F64, STR or PTR")
+    // On the stack for the usual few arguments (a heap array per resolve cost more than the check).
+    let result = withUnsafeTemporaryAllocation(of: Argument.self, capacity: count) { buffer -> Result<R, TetherError> in
+        for i in 0..<count {
+            let base = values! + i * tetherValueStride
+            let kind = base.load(as: Int32.self)
+            guard let type = argumentType(of: kind) else {
+                buffer.baseAddress!.deinitialize(count: i)
+                return .failure(TetherError(.argumentMismatch, "\(function): runtime argument \(i + 1) has kind \(paramKindName(kind)); runtime arguments are TETHER_PARAM_I64, F64, STR or PTR"))
+            }
+            (buffer.baseAddress! + i).initialize(to: Argument(type: type, bits: base.load(fromByteOffset: 8, as: UInt64.self)))
         }
-        arguments.append(Argument(type: type, bits: base.load(fromByteOffset: 8, as: UInt64.self)))
+        defer { buffer.baseAddress!.deinitialize(count: count) }
+        do throws(TetherError) { return .success(try body(UnsafeBufferPointer(buffer))) } catch { return .failure(error) }
     }
-    return try arguments.withUnsafeBufferPointer { buffer throws(TetherError) in try body(buffer) }
+    return try result.get()
 }
 
 /// The most params a factory or a completion callback declares (and so runtime arguments a resolve takes).

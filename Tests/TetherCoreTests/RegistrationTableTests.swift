@@ -24,6 +24,21 @@ import TetherCore
         #expect(closed.count == names.count)
     }
 
+    /// Walks visit each stored registration once: replaced ones are not listed, and
+    /// keys in one chunk and in chunks far apart are all found, in key id order.
+    @Test func closeListsEachStoredRegistrationOnce() throws {
+        let fx = try Fixture()
+        let names = (0..<70).map { "table.walk.\($0)" } + ["table.walk.far"]
+        _ = (0..<2000).map { Key("table.walk.gap.\($0)") }  // "far" lands in another chunk and group
+        var latest: [ObjectIdentifier] = []
+        for name in names { try fx.register(name, scope: .transient) }
+        for name in names where name.hasSuffix("5") { try fx.register(name, scope: .transient, label: "again") }
+        for name in names { latest.append(ObjectIdentifier(fx.container.registration(for: Key(name))!)) }
+        let closed = try fx.container.close()
+        #expect(closed.map { $0.key.name } == names)
+        #expect(closed.map(ObjectIdentifier.init) == latest)
+    }
+
     @Test func readersRacingGrowthFindEarlierKeys() throws {
         let fx = try Fixture()
         try fx.register("table.race.first", scope: .transient)

@@ -15,7 +15,7 @@
  * Build: cc -std=c11 -O2 -Iinclude benchmarks/c/bench.c -Lbuild/lib -ltether \
  *           -Wl,-rpath,$PWD/build/lib -pthread -o build/bench/bench
  * Usage: bench [-s SCENARIO[,SCENARIO...]] [-n ITERS] [-r RUNS] [-q]
- *   scenarios: S1 S2 S3 S4 S5 trace scale mem (default: all)
+ *   scenarios: S1 S2 S3 S4 shapes S5 trace scale mem (default: all)
  *   -n fixes the iteration count (no calibration; use a small one under callgrind)
  *   -q quick: 3 runs, ~5 ms each
  *   -b BODY measures only that body function (e.g. s2_tether_key): for profiling
@@ -696,6 +696,189 @@ static void run_s4(void) {
     MEASURE3(o, q, s4_base, NULL, s4_tether, &x, s4_tether_key, &x);
     add_measured("S4 12-node layered graph, shared leaves, by name", o, q, 1, NULL);
     add_measured("S4 12-node layered graph, shared leaves, by interned key", o, q, 2, NULL);
+    tether_container_free(x.c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* shapes: the rest of issue 15's shape matrix                                 */
+/*   SG  Svc(Repo(Db, Cache), Mailer(Settings)), the leaves cached singletons  */
+/*   RQ0 per request: a child container made, Svc resolved from it, freed     */
+/*   RQ1 per request: a child with one registration (Request), Handler(Request, */
+/*       Svc(Settings)) resolved from it (3 new nodes over a cached singleton)  */
+/*   RA  runtime argument: Greeter(42, Settings)                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct shape_ctx { tether_container *c; uint32_t svc, handler, greeter; } shape_ctx;
+
+NOINLINE static void *make_greeter(int64_t n, void *settings) {
+    node *g = make1(settings);
+    if (g) g->payload = (uint64_t)n;
+    return g;
+}
+
+/* The singletons the hand-written shapes use, made once as a program would. */
+static node *g_db, *g_cache, *g_settings;
+
+static int shape_reg(tether_container *c, const char *key, tether_fn f, const tether_param *p, size_t n,
+                     tether_scope scope) {
+    tether_registration *r;
+    TRY("register shape", tether_register(c, key, f, p, n, &r));
+    TRY("scope shape", tether_set_scope(r, scope));
+    TRY("ctx shape", tether_set_context(r, NULL, drop_free));
+    return 0;
+}
+
+static int shapes_setup(shape_ctx *x) {
+    TRY("container_new", tether_container_new(NULL, &x->c));
+    tether_container *c = x->c;
+    tether_param repo[] = { TETHER_DEP("Db"), TETHER_DEP("Cache") }, mailer[] = { TETHER_DEP("Settings") };
+    tether_param svc[] = { TETHER_DEP("Repo"), TETHER_DEP("Mailer") };
+    tether_param svc2[] = { TETHER_DEP("Settings") };
+    tether_param handler[] = { TETHER_DEP("Request"), TETHER_DEP("Svc2") };
+    tether_param greeter[] = { TETHER_I64, TETHER_DEP("Settings") };
+    if (shape_reg(c, "Db", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
+        shape_reg(c, "Cache", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
+        shape_reg(c, "Settings", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
+        shape_reg(c, "Repo", (tether_fn)make2, repo, 2, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Mailer", (tether_fn)make1, mailer, 1, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Svc", (tether_fn)make2, svc, 2, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Svc2", (tether_fn)make1, svc2, 1, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Handler", (tether_fn)make2, handler, 2, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Greeter", (tether_fn)make_greeter, greeter, 2, TETHER_SCOPE_GRAPH))
+        return 1;
+    TRY("intern Svc", tether_intern(c, "Svc", &x->svc));
+    TRY("intern Handler", tether_intern(c, "Handler", &x->handler));
+    TRY("intern Greeter", tether_intern(c, "Greeter", &x->greeter));
+    /* correctness: the leaves are the cached singletons, the rest new per resolve */
+    tether_ref *a, *b, *d;
+    TRY("resolve Svc", tether_resolve_key(c, x->svc, &a));
+    TRY("resolve Svc again", tether_resolve_key(c, x->svc, &b));
+    TRY("resolve Db", tether_resolve(c, "Db", &d));
+    node *s1 = tether_ref_get(a), *s2 = tether_ref_get(b);
+    node *r1 = s1->d[0], *r2 = s2->d[0];
+    int ok = s1 != s2 && r1 != r2 && r1->d[0] == r2->d[0] && r1->d[0] == tether_ref_get(d) &&
+             ((node *)s1->d[1])->d[0] == ((node *)s2->d[1])->d[0];
+    tether_ref_release(a);
+    tether_ref_release(b);
+    tether_ref_release(d);
+    tether_value n = TETHER_VAL_I64(42);
+    TRY("resolve Greeter", tether_resolve_key_args(c, x->greeter, &n, 1, &a));
+    ok = ok && ((node *)tether_ref_get(a))->payload == 42;
+    tether_ref_release(a);
+    if (!ok) { fprintf(stderr, "bench: the shape matrix's graphs are not shared as declared\n"); g_failed = 1; return 1; }
+    if (!g_db) { g_db = make0(); g_cache = make0(); g_settings = make0(); }
+    return 0;
+}
+
+static int sg_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key(x->c, x->svc, &ref);
+        if (st != TETHER_OK) { report_failure("SG resolve_key", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+/* The hand-written SG and RQ1: a node over two new ones, made by `build`, freed. */
+NOINLINE static node *sg_build(void) { return make2(make2(g_db, g_cache), make1(g_settings)); }
+NOINLINE static node *rq1_build(void) { return make2(make0(), make1(g_settings)); }
+NOINLINE static void pair_destroy(node *s) {
+    drop_free(s->d[0], NULL);
+    drop_free(s->d[1], NULL);
+    drop_free(s, NULL);
+}
+static int pair_base(node *(*build)(void), long iters) {
+    for (long i = 0; i < iters; i++) {
+        node *s = build();
+        g_sink = (uintptr_t)s;
+        pair_destroy(s);
+    }
+    return 0;
+}
+/* Named bodies, for -b and profile.sh. */
+NOINLINE static int sg_base(void *ctx, long iters) { (void)ctx; return pair_base(sg_build, iters); }
+NOINLINE static int rq1_base(void *ctx, long iters) { (void)ctx; return pair_base(rq1_build, iters); }
+
+static int rq0_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        tether_ref *ref;
+        TRY("RQ0 child", tether_container_new(x->c, &child));
+        TRY("RQ0 resolve_key", tether_resolve_key(child, x->svc, &ref));
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+        TRY("RQ0 free", tether_container_free(child));
+    }
+    return 0;
+}
+
+static int rq1_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        tether_registration *r;
+        tether_ref *ref;
+        TRY("RQ1 child", tether_container_new(x->c, &child));
+        TRY("RQ1 register Request", tether_register(child, "Request", (tether_fn)make0, NULL, 0, &r));
+        TRY("RQ1 ctx Request", tether_set_context(r, NULL, drop_free));
+        TRY("RQ1 resolve_key", tether_resolve_key(child, x->handler, &ref));
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+        TRY("RQ1 free", tether_container_free(child));
+    }
+    return 0;
+}
+
+static int ra_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    tether_value n = TETHER_VAL_I64(42);
+    for (long i = 0; i < iters; i++) {
+        tether_ref *ref;
+        tether_status st = tether_resolve_key_args(x->c, x->greeter, &n, 1, &ref);
+        if (st != TETHER_OK) { report_failure("RA resolve_key_args", st); return 1; }
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+    }
+    return 0;
+}
+static int ra_base(void *ctx, long iters) {
+    (void)ctx;
+    for (long i = 0; i < iters; i++) {
+        node *g = make_greeter(42, g_settings);
+        g_sink = (uintptr_t)g;
+        drop_free(g, NULL);
+    }
+    return 0;
+}
+
+static void run_shapes(void) {
+    static const char *sg = "SG Svc(Repo(Db, Cache), Mailer(Settings)) over cached singletons, by interned key",
+                      *rq0 = "RQ0 per request: child container, resolve Svc (as SG), free",
+                      *rq1 = "RQ1 per request: child, register Request, resolve Handler(Request, Svc(Settings)), free",
+                      *ra = "RA runtime argument: Greeter(42, Settings), by interned key";
+    shape_ctx x = {0};
+    if (shapes_setup(&x)) {
+        add_row(sg, -1, -1, "<= 4x C");
+        add_row(rq0, -1, -1, "<= 4x C");
+        add_row(rq1, -1, -1, "<= 4x C, <= 600 ns");
+        add_row(ra, -1, -1, "<= 4x C");
+        return;
+    }
+    double o[3], q[3];
+    MEASURE3(o, q, sg_base, NULL, sg_tether, &x, rq0_tether, &x);
+    add_measured(sg, o, q, 1, "<= 4x C")->met = q[1] > 0 && q[1] <= 4;
+    add_measured(rq0, o, q, 2, "<= 4x C")->met = q[2] > 0 && q[2] <= 4;
+    double o2[2], q2[2];
+    const char *n1[] = { "rq1_base", "rq1_tether" }, *n2[] = { "ra_base", "ra_tether" };
+    body_fn f1[] = { rq1_base, rq1_tether }, f2[] = { ra_base, ra_tether };
+    void *c[] = { NULL, &x };
+    measure_set(2, n1, f1, c, o2, q2);
+    add_measured(rq1, o2, q2, 1, "<= 4x C, <= 600 ns")->met = q2[1] > 0 && q2[1] <= 4 && o2[1] <= 600;
+    measure_set(2, n2, f2, c, o2, q2);
+    add_measured(ra, o2, q2, 1, "<= 4x C")->met = q2[1] > 0 && q2[1] <= 4;
     tether_container_free(x.c);
 }
 
@@ -1426,7 +1609,7 @@ int main(int argc, char **argv) {
         case 'r': g_runs = atoi(optarg); break;
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
-            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,S5,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n", argv[0]);
             return 2;
         }
     }
@@ -1457,6 +1640,7 @@ int main(int argc, char **argv) {
     if (wanted(only, "S2")) run_s2();
     if (wanted(only, "S3")) run_s3();
     if (wanted(only, "S4")) run_s4();
+    if (wanted(only, "shapes")) run_shapes();
     if (wanted(only, "S5")) run_s5();
     if (wanted(only, "trace")) run_trace();
     if (wanted(only, "scale")) run_scale();

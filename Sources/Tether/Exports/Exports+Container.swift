@@ -3,7 +3,7 @@ import Glibc
 #endif
 import TetherCore
 
-/// TETHER_NO_PLANS=1: containers made from now on (and their children) build every graph step by step.
+/// TETHER_NO_PLANS=1: root containers made from now on (and their children) build every graph step by step.
 private var plansOff: Bool { getenv("TETHER_NO_PLANS").map { strcmp($0, "1") == 0 } ?? false }
 
 @_cdecl("tether_container_new")
@@ -13,8 +13,9 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
         let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
         // A child of a container without plans has none either: a binding may make a child's C
-        // container only when first needed, after the variable was read for its parent.
-        if plansOff || parentCore?.usesPlans == false { core.usesPlans = false }
+        // container only when first needed, after the variable was read for its parent. A child
+        // follows its parent, so the environment is read once per root (not per request's child).
+        if parentCore.map({ !$0.usesPlans }) ?? plansOff { core.usesPlans = false }
         out.pointee = Handles.containers.insert(core)
     }
 }

@@ -183,6 +183,14 @@ final class Graph {
 
     static func checkArguments(_ registration: Registration, _ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         if !registration.hasArguments && arguments.isEmpty { return }
+        // The common case read straight from the params (no array made): every kind matches.
+        var matched = 0
+        for param in registration.params {
+            guard case .argument(let t) = param else { continue }
+            guard matched < arguments.count, arguments[matched].type == t else { matched = -1; break }
+            matched += 1
+        }
+        if matched == arguments.count { return }
         let types = registration.argumentTypes
         guard arguments.count == types.count else {
             throw TetherError(.argumentMismatch,

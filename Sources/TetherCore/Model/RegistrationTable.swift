@@ -12,13 +12,15 @@ import Synchronization
 /// `[capacity, group addresses...]` replaced by a bigger copy when a key id beyond
 /// it is registered (the old block is kept until the table goes, for readers
 /// still in it); a group of `groupSize` chunk addresses, and a chunk of
-/// `chunkSize` entries, are made when their first key is registered.
+/// `chunkSize` entries, are made when their first key is registered. A chunk's
+/// word after its entries marks which are stored (writers only), so walking a
+/// table (close, dismantle, deinit) visits what is there, not every empty entry.
 @usableFromInline
 final class RegistrationTable: @unchecked Sendable {
     /// 64 entries (512 bytes): a container's first registration in a chunk
     /// allocates and zeroes all of it, which with 8 KB chunks made registering 10
     /// keys a container cost ~1.5x what registering 1,000 does.
-    @usableFromInline static var chunkBits: Int { 6 }
+    @usableFromInline static var chunkBits: Int { 6 }  // 64: one bit each in the chunk's mask word
     @usableFromInline static var chunkSize: Int { 1 << chunkBits }
     /// 16 chunks (128 bytes) a group: the top level grows by 8 bytes per 1,024 key ids.
     @usableFromInline static var groupBits: Int { 4 }
@@ -80,9 +82,12 @@ final class RegistrationTable: @unchecked Sendable {
             block = grownTop(block, toHold: groupIndex)
         }
         guard let group = Self.made(Self.groups(of: block!) + groupIndex, size: Self.groupSize, if: registration != nil),
-              let chunk = Self.made(group + ((id >> Self.chunkBits) & (Self.groupSize - 1)), size: Self.chunkSize,
+              let chunk = Self.made(group + ((id >> Self.chunkBits) & (Self.groupSize - 1)), size: Self.chunkSize + 1,
                                     if: registration != nil) else { return nil }
         let address = registration.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let bit: UInt = 1 << UInt(id & (Self.chunkSize - 1))
+        let mask = chunk[Self.chunkSize].load(ordering: .relaxed)
+        chunk[Self.chunkSize].store(registration == nil ? mask & ~bit : mask | bit, ordering: .relaxed)
         let old = chunk[id & (Self.chunkSize - 1)].exchange(address, ordering: .acquiringAndReleasing)
         return old == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue()
     }
@@ -127,9 +132,10 @@ final class RegistrationTable: @unchecked Sendable {
         forEachGroup(in: block) { group in
             for i in 0..<Self.groupSize {
                 guard let chunk = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[i].load(ordering: .acquiring)) else { continue }
-                for j in 0..<Self.chunkSize {
-                    let entry = chunk[j].load(ordering: .relaxed)
-                    if entry != 0 { body(entry) }
+                var mask = chunk[Self.chunkSize].load(ordering: .relaxed)
+                while mask != 0 {
+                    body(chunk[mask.trailingZeroBitCount].load(ordering: .relaxed))
+                    mask &= mask - 1
                 }
             }
         }
