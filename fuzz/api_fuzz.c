@@ -958,7 +958,6 @@ static void op_misc(void) {
         int k = u8() % 4;
         tether_resolver *r = old_resolvers[k];
         if (!r) return;
-        if (AVOIDS(15) && factories_running) return;
         T("an older callback's resolver");
         /* What an open one builds belongs to the resolve its callback runs in. */
         int outer = -1;

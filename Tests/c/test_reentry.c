@@ -203,6 +203,50 @@ static void resolving_again_from_a_completion_callback_is_no_cycle(void) {
     CHECK(A.dropped == 1);
 }
 
+/* A completion callback of A keeps its resolver open while it resolves F; F's factory asks that
+ * (older) resolver for F: F is under construction further in on this thread, so a cycle too. */
+static tether_resolver *open_resolver;
+static int f_calls;
+
+static void *make_f_through_outer_resolver(kind *k) {
+    f_calls++;
+    void *got = NULL;
+    inner_status = tether_resolver_get(open_resolver, "F", &got);
+    snprintf(inner_message, sizeof inner_message, "%s", inner_status ? tether_last_error() : "");
+    inner_got_instance = got != NULL;
+    return node_new(k, NULL, NULL);
+}
+
+static tether_status complete_by_resolving_f(tether_resolver *r, void *instance, void *context) {
+    (void)instance, (void)context;
+    open_resolver = r;
+    tether_ref *ref = NULL;
+    callback_status = tether_resolve(container, "F", &ref);
+    if (ref) tether_ref_release(ref);
+    return TETHER_OK;
+}
+
+static void older_resolver_reentering_a_factory_further_in_is_a_cycle(void) {
+    kind A = {"A", 0, 0}, F = {"F", 0, 0};
+    tether_container *c = container = new_container();
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = reg_node(c, "A", &A, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(r, complete_by_resolving_f, NULL));
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &F, o.drop = drop_node;
+    CHECK_OK(tether_register_with(c, "F", (tether_fn)make_f_through_outer_resolver, p, 1, &o, NULL));
+    f_calls = 0;
+    tether_ref *ref;
+    resolve(c, "A", &ref);
+    CHECK_STATUS(callback_status, TETHER_OK);
+    CHECK_STATUS(inner_status, TETHER_E_CYCLE);
+    CHECK(strstr(inner_message, "\"F\" -> \"F\"") != NULL && !inner_got_instance);
+    CHECK(f_calls == 1 && F.made == 1 && F.dropped == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(A.dropped == 1);
+}
+
 int main(void) {
     alarm(60);
     RUN(factory_reentering_its_own_key_is_a_cycle);
@@ -210,5 +254,6 @@ int main(void) {
     RUN(planned_graph_reentered_from_a_factory_is_a_cycle);
     RUN(failed_reentry_fails_the_resolve_naming_the_cycle);
     RUN(resolving_again_from_a_completion_callback_is_no_cycle);
+    RUN(older_resolver_reentering_a_factory_further_in_is_a_cycle);
     return harness_finish();
 }

@@ -119,7 +119,19 @@ public final class Resolver: @unchecked Sendable {
             throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
         }
         let built = graph._withUnsafeGuaranteedRef { graph in
-            registration._withUnsafeGuaranteedRef { registration in
+            // Used from a resolve nested in this graph (a callback's resolver handed to a factory
+            // that runs further in): what those resolves construct is a cycle here too (`Reentry`).
+            let thread = Unmanaged<ThreadState>.fromOpaque(graph.thread)
+            let saved = graph.outer
+            let innermost = thread._withUnsafeGuaranteedRef { t in
+                t.planProgress.pointee.plan == nil
+                    && (t.nestedGraphs.last.map { $0.toOpaque() == Unmanaged.passUnretained(graph).toOpaque() } ?? (t.nesting <= 1))
+            }
+            if !innermost {
+                graph.outer = thread._withUnsafeGuaranteedRef { Reentry.constructing($0) }
+            }
+            defer { graph.outer = saved }
+            return registration._withUnsafeGuaranteedRef { registration in
                 lookupReference._withUnsafeGuaranteedRef { lookup -> Result<Unmanaged<Instance>, TetherError> in
                     do throws(TetherError) { return .success(graph.instance(try graph.build(registration, from: lookup))) }
                     catch { return .failure(error) }
