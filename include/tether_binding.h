@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 2
+#define TETHER_BINDING_API_VERSION 3
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -328,6 +328,8 @@ tether_status tether_last_error_parts(tether_error_parts *out);
 
 /** tether_plan_step.flags: the step is a cached singleton- or weak-scoped instance, not a factory call. */
 #define TETHER_PLAN_STEP_CACHED 1u
+/** tether_plan_step.flags: the step is the resolving container's value of `key` (a declared value key). */
+#define TETHER_PLAN_STEP_VALUE 2u
 
 /** One step of a described plan: a factory call, or a cached instance (see tether_plan_describe). */
 typedef struct tether_plan_step {
@@ -337,7 +339,7 @@ typedef struct tether_plan_step {
     size_t slot_count;                 /* its declared param count; 0 for a cached step */
     ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
     uint32_t key;                      /* its registration's key (a tether_intern id) */
-    uint32_t flags;                    /* 0 or TETHER_PLAN_STEP_CACHED */
+    uint32_t flags;                    /* 0, TETHER_PLAN_STEP_CACHED or TETHER_PLAN_STEP_VALUE */
 } tether_plan_step;
 
 /** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
@@ -392,8 +394,18 @@ typedef struct tether_plan_completion {
  * instead of replaying: that resolve creates it in its place, once, under the
  * library's creation rules.
  *
+ * Value steps (flags TETHER_PLAN_STEP_VALUE): `key` is a value key declared
+ * in `c` or a parent (tether_declare_value), a leaf the resolve takes from the
+ * container resolved from. So one description from the declaring container
+ * serves each child that provides values and registers nothing else: take the
+ * instance that child provides for `key`, unless it provides a key that is a
+ * non-value step's key (that child builds another graph: describe from it);
+ * where the child has no value for `key`, resolve from it with
+ * tether_resolve_key, which reports the missing value (TETHER_E_NOT_FOUND).
+ * Such a plan is valid while the words of `c` are unchanged.
+ *
  * Only plain plans are described: every step is made by the resolve (graph or
- * transient scope) or cached, every slot is DEP,
+ * transient scope), cached or a value, every slot is DEP,
  * CONTEXT or RESOLVER (no WEAK, LAZY or WEAK_LAZY), runtime arguments only
  * the root's (TETHER_PLAN_INPUT_ARGUMENT: pass the resolve's arguments; with a
  * wrong count or type resolve with tether_resolve_key_args, which reports it), every

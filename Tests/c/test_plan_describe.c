@@ -182,6 +182,47 @@ static void test_children_of_a_container_without_plans_have_none(void) {
 }
 
 /* tether_plan_failure: the library's message for a replayed step or completion that failed. */
+/* A declared value key is a value step, named by key, in the plan described from the declaring
+ * container: one description serves every child providing it. A child that provides it describes
+ * its own plan, with the value as that child's cached step; a failure report names the value's path. */
+static void test_value_steps(void) {
+    tether_container *root, *child;
+    CHECK_OK(tether_container_new(NULL, &root));
+    tether_param dep_req[] = { TETHER_DEP("Request") };
+    tether_registration *handler;
+    CHECK_OK(tether_declare_value(root, "Request"));
+    CHECK_OK(tether_register(root, "Handler", (tether_fn)make_dep, dep_req, 1, &handler));
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t input_count, step_count = describe(root, "Handler", steps, inputs, &input_count);
+    if (plans_off()) {
+        CHECK(step_count == 0);
+    } else {
+        CHECK(step_count == 2 && input_count == 1);
+        CHECK(steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
+        CHECK(steps[0].slot_count == 0 && steps[0].parent == 1);
+        CHECK(steps[1].registration == handler && steps[1].flags == 0 && inputs[0] == 0);
+        CHECK_STATUS(tether_plan_failure(root, key_of(root, "Handler"), 1, -1, "boom"), TETHER_E_FACTORY_FAILED);
+        CHECK(strcmp(tether_last_error(), "factory for \"Handler\" returned NULL: boom") == 0);
+    }
+    /* the root's own resolve still reports the value missing */
+    tether_ref *out = NULL;
+    CHECK_STATUS(tether_resolve(root, "Handler", &out), TETHER_E_NOT_FOUND);
+    CHECK(strstr(tether_last_error(), "\"Request\"") != NULL);
+    static int request;
+    CHECK_OK(tether_container_new(root, &child));
+    CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
+    step_count = describe(child, "Handler", steps, inputs, &input_count);
+    if (!plans_off()) {
+        CHECK(step_count == 2 && steps[0].flags == TETHER_PLAN_STEP_CACHED && steps[0].key == key_of(root, "Request"));
+    }
+    CHECK_OK(tether_resolve(child, "Handler", &out));
+    CHECK(tether_ref_get(out) == &request);
+    CHECK_OK(tether_ref_release(out));
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(root));
+}
+
 static void test_plan_failure(void) {
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
@@ -314,6 +355,7 @@ int main(void) {
     RUN(test_parent_is_the_first_asker);
     RUN(test_no_plan_for_graphs_that_are_not_plain);
     RUN(test_cached_steps);
+    RUN(test_value_steps);
     RUN(test_plan_failure);
     RUN(test_argument_inputs);
     RUN(test_children_of_a_container_without_plans_have_none);

@@ -4,6 +4,8 @@ import TetherCore
 private let planStepStride = 40
 /// tether_plan_step.flags: the step is a cached instance (TETHER_PLAN_STEP_CACHED).
 private let planStepCached: UInt32 = 1
+/// tether_plan_step.flags: the step is the resolving container's value of its key (TETHER_PLAN_STEP_VALUE).
+private let planStepValue: UInt32 = 2
 
 /// tether_plan_completion: step, number, first target, target count (checked in the header).
 private let planCompletionStride = 32
@@ -44,7 +46,7 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
             base.storeBytes(of: step.inputs.count, toByteOffset: 16, as: Int.self)
             base.storeBytes(of: step.parent, toByteOffset: 24, as: Int.self)
             base.storeBytes(of: step.registration.key.id, toByteOffset: 32, as: UInt32.self)
-            base.storeBytes(of: step.cached ? planStepCached : 0, toByteOffset: 36, as: UInt32.self)
+            base.storeBytes(of: step.cached ? planStepCached : step.value ? planStepValue : 0, toByteOffset: 36, as: UInt32.self)
             for input in step.inputs {
                 inputs![next] = Int32(input)
                 next += 1

@@ -180,6 +180,9 @@ final class Plan: @unchecked Sendable {
         var allowsResolvers = false
         /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
         var allowsArguments = false
+        /// Whether declared value keys are recorded (as shared leaves named by key, the resolving
+        /// container's value: `PlanDescription.Step.value`) rather than declined.
+        var allowsValues = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -192,9 +195,10 @@ final class Plan: @unchecked Sendable {
             let id = ObjectIdentifier(r)
             if let step = stepOf[id] { return step }
             let spec = r.spec
-            // Per-container caches and declared values: `Graph` resolves them (and reports a missing value).
-            guard spec.scope != .container, !r.isDeclaredValue else { return nil }
-            if spec.scope.isShared {
+            // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
+            // a described plan names a declared value by key, its runner takes the resolving container's
+            guard spec.scope != .container, !r.isDeclaredValue || allowsValues else { return nil }
+            if spec.scope.isShared || r.isDeclaredValue {
                 return add(Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1), id)
             }

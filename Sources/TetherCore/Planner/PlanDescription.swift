@@ -20,6 +20,10 @@ public struct PlanDescription: Sendable {
         /// A singleton- or weak-scoped dependency: the runner takes its cached
         /// instance (no slots); if there is none, it resolves the key instead.
         public let cached: Bool
+        /// A declared value key (`Container.declareValue`) of the describing container or a
+        /// parent: the runner takes the instance the resolving container provides for it
+        /// (`provideValue`); where none does, it resolves the root instead (which reports it missing).
+        public let value: Bool
     }
 
     /// A completion callback the resolve runs: callback `number` (from 0, in the
@@ -52,7 +56,7 @@ extension Container {
                               ErrorParts(.register, key: key))
         }
         guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
-        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true)
+        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in
@@ -60,7 +64,8 @@ extension Container {
             let slots = step.isShared ? 0 : registration.params.count
             return PlanDescription.Step(registration: registration,
                                         inputs: recorder.inputs[step.firstInput ..< step.firstInput + slots],
-                                        parent: step.parent, cached: step.isShared)
+                                        parent: step.parent, cached: step.isShared && !registration.isDeclaredValue,
+                                        value: registration.isDeclaredValue)
         }
         guard let completions = describedCompletions(recorder) else { return nil }
         return PlanDescription(steps: steps, completions: completions)
