@@ -62,6 +62,8 @@ def plan_argument(n: int) -> int:
 
 #: tether_plan_step.flags: a cached (singleton- or weak-scoped) instance, not a factory call
 PLAN_STEP_CACHED = 1
+#: ...: the resolving container's value of the step's key (a declared value key), no factory call
+PLAN_STEP_VALUE = 2
 
 #: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
 DEFER_DROP = 1

@@ -104,6 +104,13 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
 _STRICT_CAPTIVE = 1
 
 
+def _value_key(key: Key, obj: Any) -> bytes:
+    """``key`` encoded for ``provide_value``; a TypeError for a None value."""
+    if obj is None:
+        raise TypeError(f"provide_value({key_name(key)!r}): a value cannot be None")
+    return encode_key(key)
+
+
 class Container:
     """Registrations and cached instances; optionally the child of ``parent``.
 
@@ -138,6 +145,10 @@ class Container:
         self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
+        # values provided here that the library has not been given yet (see _resolve_value): by key id,
+        # and as (key, object) pairs for when this child gets a C container; None once it has one
+        self._vals: dict[int, Any] | None = None
+        self._pending_values: list[tuple[bytes, Any]] = []
         if parent is None:
             self._materialize()
         else:
@@ -157,6 +168,9 @@ class Container:
         self._child_lookups: dict[object, Entry] = {}
         self._child_arg_builds: dict[object, Callable[..., Any]] = {}
         self._child_generation = [-1]  # the generation those lookups are valid for
+        # per key: the replay builder its children with values (and no C container) share, the key ids
+        # of its plan's steps other than values, and the configuration it was made for (see _value_build)
+        self._value_builds: dict[object, tuple[Callable[..., Any] | None, frozenset[int], int, bool]] = {}
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
@@ -170,8 +184,17 @@ class Container:
             parent._children += 1
         if values:
             try:
+                vals: dict[int, Any] = {}
                 for key, obj in values.items():
-                    self.provide_value(key, obj)
+                    raw = _value_key(key, obj)
+                    vals[self._key_id(raw)] = obj
+                    self._pending_values.append((raw, obj))
+                if self._handle is None:
+                    # kept here: plans described from the parent take them by key (value steps) until
+                    # something needs the library, which then gets them (see _materialize)
+                    self._vals, self._lookups, self._arg_builds = vals, {}, {}
+                else:
+                    self._provide_pending(self._handle_arg)
             except BaseException:
                 self._close_quietly()
                 raise
@@ -212,9 +235,26 @@ class Container:
         # register here now
         self._lookups, self._arg_builds = {}, {}
         self._word, self._parent_words, self._cache_words = words[0], words[1:], cache_words
+        if self._vals is not None:  # the values this child kept, given to the library now
+            try:
+                self._provide_pending(handle)
+            except BaseException:
+                self._api.tether_container_free(out.value)
+                raise
+            self._vals = None
         self._handle = out.value  # last: other threads take the handle as saying all of this is done
         self._handle_arg = handle
         return handle
+
+    def _provide_pending(self, handle: c_void_p | None) -> None:
+        """Gives the library the values this container was made with (``tether_provide_value``)."""
+        pending, self._pending_values = self._pending_values, []
+        for raw, obj in pending:
+            ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
+            status = self._api.tether_provide_value(handle, raw, ptr, _DROP_ADDRESS, None)
+            if status != OK:
+                object_table.release(ptr)
+                raise error_for(status, last_message(self._api))
 
     def _version_words(self, which: Callable[..., int], handle: c_void_p) -> tuple[c_size_t, ...]:
         """The words ``which`` gives for this container and its parents (``tether_container_versions``
@@ -271,6 +311,7 @@ class Container:
         self._traced = fn is not None
         self._lookups.clear()
         self._child_lookups.clear()
+        self._value_builds.clear()
 
     @property
     def closed(self) -> bool:
@@ -305,6 +346,8 @@ class Container:
         self._lookups, self._arg_builds = {}, {}  # (a child's may be shared with its siblings)
         self._child_lookups.clear()
         self._child_arg_builds.clear()
+        self._value_builds.clear()
+        self._vals, self._pending_values = None, []
         self._prepared.clear()
         self._confirmed.clear()
         failed: list[Exception] = []
@@ -484,15 +527,10 @@ class Container:
         """Provides ``obj`` as the instance of ``key`` here, no factory: resolves from this
         container (and its children) get it, registrations of parents included. Held until the
         container closes or ``key`` is registered again here; ``values=`` calls this."""
-        if obj is None:
-            raise TypeError(f"provide_value({key_name(key)!r}): a value cannot be None")
-        raw = encode_key(key)
-        handle = self.handle
-        ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
-        status = self._api.tether_provide_value(handle, raw, ptr, _DROP_ADDRESS, None)
-        if status != OK:
-            object_table.release(ptr)
-            raise error_for(status, last_message(self._api))
+        raw = _value_key(key, obj)
+        handle = self._materialize()  # (the values it was made with first)
+        self._pending_values.append((raw, obj))
+        self._provide_pending(handle)
         self._forget(raw)
 
     def _forget(self, raw: bytes) -> None:
@@ -508,6 +546,7 @@ class Container:
         self._arg_builds.clear()
         self._child_lookups.clear()
         self._child_arg_builds.clear()
+        self._value_builds.clear()
         if old is not None:
             old.retire()
 
@@ -566,6 +605,13 @@ class Container:
 
     def _resolve(self, key: Key, args: tuple[Any, ...]) -> Any:
         """``resolve`` beyond its common cases: looks up again, then asks the library."""
+        vals = self._vals
+        if vals is not None:  # a child with values and no C container: its parent's plan, else the library
+            if not args:
+                result = self._resolve_value(key, vals)
+                if result is not _MISS:
+                    return result
+            self._materialize()
         try:
             kid, cached_reg, build, _ = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
@@ -684,6 +730,44 @@ class Container:
                 return obj
         return self._adopt(ref, address)
 
+    def _resolve_value(self, key: Key, vals: dict[int, Any]) -> Any:
+        """``key`` resolved from a child with values and no C container by the replay builder its
+        parent shares among such children (a plan the library described from the parent, whose value
+        steps take this child's values by key), or ``_MISS``: the library resolves it from this child."""
+        parent = self._parent
+        assert parent is not None
+        entry = parent._value_builds.get(key)
+        if entry is None or (entry[0] is None and entry[2] != parent._configuration()):
+            entry = parent._value_build(key)
+        build, step_keys, _, takes_values = entry
+        # a value for a key of the graph's other steps makes another graph: the library resolves that
+        if build is None or not step_keys.isdisjoint(vals):
+            return _MISS
+        result = build(vals) if takes_values else build()
+        if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
+            parent._value_builds.pop(key, None)
+            return _MISS
+        return _MISS if result is _BUSY else result
+
+    def _value_build(self, key: Key) -> tuple[Callable[..., Any] | None, frozenset[int], int, bool]:
+        """The replay builder of ``key`` for this container's children with values and no C container
+        (see ``_resolve_value``): the plan described from here, bound to this container's words; kept."""
+        stamp = self._configuration()  # before describing: a change meanwhile makes it stale
+        entry: tuple[Callable[..., Any] | None, frozenset[int], int, bool] = (None, frozenset(), stamp, False)
+        raw = encode_key(key)
+        reg = self._registration(raw)
+        if (reg is not None and reg.scope not in (Scope.WEAK, Scope.SINGLETON) and not self._traced
+                and self._word is not _NO_VERSION):
+            prepared, owner = self._prepared_plan(self._key_id(raw))
+            if prepared is not None and not prepared.takes_arguments:
+                build = self._bind(prepared, stamp, owner, self._key_id(raw))
+                if build is None:  # a cached step has no instance yet: the library makes it; look again next time
+                    return entry
+                entry = (build, prepared.step_keys, stamp, prepared.takes_values)
+        if len(self._value_builds) < 1024:
+            self._value_builds[key] = entry
+        return entry
+
     async def aresolve(self, key: Key, *args: Any) -> Any:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
         completion callbacks are awaited on the running loop (see ``tether.aio``); the library
@@ -789,7 +873,7 @@ class Container:
         if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             prepared, owner = self._prepared_plan(kid)
-            if prepared is not None:
+            if prepared is not None and not prepared.takes_values:  # value steps: see _resolve_value
                 build = self._bind(prepared, stamp, owner, kid)
                 keep = build is not None  # else a cached step has no instance yet: look again next time
                 if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it

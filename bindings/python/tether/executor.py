@@ -26,7 +26,7 @@ import weakref
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
-from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, Api,
+from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api,
                     PlanCompletion, PlanStep, plan_argument)
 from ._state import raise_caused
 from .messages import last as last_parts
@@ -100,12 +100,17 @@ class Prepared:
     factories, None-checks and callbacks it calls, the registrations of its cached steps, and its
     compiled makers by word counts (a child per request binds it again: no shape hashed then)."""
 
-    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "makers")
+    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
-                 called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...]) -> None:
+                 called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
+                 step_keys: frozenset[int] = frozenset()) -> None:
         self.shape, self.handlers, self.called, self.cached = shape, handlers, called, cached
         self.takes_arguments = bool(shape[3])
+        #: value steps: its builder takes the resolving container's values (``build(values)``, by key id)
+        self.takes_values = any(k >= 0 for k in shape[4])
+        #: the key ids of its other steps: a child providing one of them builds another graph
+        self.step_keys = step_keys
         self.makers: dict[tuple[int, int], Callable[..., Callable[..., Any]]] = {}
 
 
@@ -121,7 +126,13 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     args: list[tuple[int, ...] | None] = []  # per step: its inputs, None for a cached step
     cached: list[Registration] = []
     arguments: list[str] = []  # the root's runtime arguments' types, in order
+    values: list[int] = []  # per step: the key id of a value step, else -1
     for number, step in enumerate(steps):
+        values.append(step.key if step.flags & PLAN_STEP_VALUE else -1)
+        if step.flags & PLAN_STEP_VALUE:  # the resolving container's value: no registration to call
+            made.append(None)  # type: ignore[arg-type]
+            args.append(None)
+            continue
         reg = regs.get(step.registration or 0)
         if step.flags & PLAN_STEP_CACHED:
             if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
@@ -148,6 +159,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     calls: list[tuple[int, tuple[tuple[int, bool], ...]]] = []  # per completion: its step, its targets (step, weak)
     callbacks: list[Callable[..., Any]] = []
     for record in completions:
+        if made[record.step] is None:
+            return None
         declared = made[record.step].completions
         if declared is None or record.number >= len(declared):
             return None  # registered again since it was described
@@ -175,8 +188,13 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             exc = no_weak
         raise_caused(report(handle, kid, 0, k, reason(exc)), last_parts(api), exc)
 
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments)), (failed, failed_completion, made[-1].replaying),
-                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached))
+    if made[-1] is None:
+        return None  # the root is a value: resolving it needs no plan
+    step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
+    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
+                    (failed, failed_completion, made[-1].replaying),
+                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached),
+                    step_keys)
 
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
@@ -195,8 +213,8 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
         if maker is None:
             if len(_makers) > 256:
                 _makers.clear()
-            args, checks, calls, arguments = shape
-            maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache)
+            args, checks, calls, arguments, values = shape
+            maker = _makers[key] = _compile(list(args), checks, list(calls), arguments, len(words), ncache, values)
         prepared.makers[len(words), ncache] = maker
     cells = tuple([reg.cached for reg in cached]) if cached else ()
     return maker(*prepared.handlers, weakref.ref, MISS, BUSY, SLOW, tuple(words), stamp, tuple(cache_words[:ncache]),
@@ -205,7 +223,7 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
 
 def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              calls: list[tuple[int, tuple[tuple[int, bool], ...]]], arguments: tuple[str, ...], nwords: int,
-             ncache: int) -> Callable[..., Callable[..., Any]]:
+             ncache: int, values: tuple[int, ...] = ()) -> Callable[..., Callable[..., Any]]:
     """Compiles ``make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp,
     s0, s1, ..., f0, f1, ..., n..., c0, c1, ...)`` returning ``build()``: the cached steps' objects
     read from their cells (``s*``), then the configuration check (the sum of the ``nwords``
@@ -213,9 +231,12 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     the loads), one call per made step, in order, its arguments the earlier steps' results, then
     one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
     until it raises). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
-    returns ``SLOW`` unless they are as many and each passes its type's test."""
+    returns ``SLOW`` unless they are as many and each passes its type's test. With value steps
+    (``values``: per step its key id, or -1), ``build(vals)`` takes the resolving container's values
+    by key id and returns ``MISS`` when one is missing (the library's resolve reports it)."""
+    value_of = dict(enumerate(values))
     made = [i for i, a in enumerate(args) if a is not None]
-    cells = [f"s{i}" for i, a in enumerate(args) if a is None]
+    cells = [f"s{i}" for i, a in enumerate(args) if a is None and value_of.get(i, -1) < 0]
     factories = [f"f{i}" for i in made]
     nones = [f"n{i}" for i in made if checks[i]]
     callbacks = [f"c{k}" for k in range(len(calls))]
@@ -229,7 +250,8 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
-    lines.append("    def build(*a):" if arguments else "    def build():")
+    takes_values = any(k >= 0 for k in values)
+    lines.append("    def build(*a):" if arguments else "    def build(vals):" if takes_values else "    def build():")
     if arguments:
         names_a = [f"a{n}" for n in range(len(arguments))]
         lines.append(f"        if len(a) != {len(arguments)}:")
@@ -240,7 +262,11 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     lines.append("        if busy[0]:")
     lines.append("            return BUSY")
     for i, a in enumerate(args):
-        if a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
+        if a is None and value_of.get(i, -1) >= 0:
+            lines.append(f"        v{i} = vals.get({value_of[i]})")
+            lines.append(f"        if v{i} is None:")
+            lines.append("            return MISS")
+        elif a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
             lines.append(f"        v{i} = s{i}.obj")
             lines.append(f"        if v{i} is None:")
             lines.append("            return MISS")
