@@ -104,6 +104,11 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
 _STRICT_CAPTIVE = 1
 
 
+#: The lookup entry of a key in a child with values and no C container: no builder, no hit, so
+#: ``resolve`` goes on to ``_resolve``, which runs the parent's builder with the child's values.
+_VALUE_ENTRY: Any = (0, None, None, None)
+
+
 def _value_key(key: Key, obj: Any) -> bytes:
     """``key`` encoded for ``provide_value``; a TypeError for a None value."""
     if obj is None:
@@ -127,7 +132,7 @@ class Container:
                  strict: bool | None = None) -> None:
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
-        if values is not None and not isinstance(values, Mapping):
+        if values is not None and type(values) is not dict and not isinstance(values, Mapping):
             raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
         self._handle: int | None = None
         self._handle_arg: c_void_p | None = None
@@ -145,7 +150,7 @@ class Container:
         self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
-        # values provided here that the library has not been given yet (see _resolve_value): by key id,
+        # values provided here that the library has not been given yet (see _resolve): by key id,
         # and as (key, object) pairs for when this child gets a C container; None once it has one
         self._vals: dict[int, Any] | None = None
         self._pending_values: list[tuple[bytes, Any]] = []
@@ -171,6 +176,7 @@ class Container:
         # per key: the replay builder its children with values (and no C container) share, the key ids
         # of its plan's steps other than values, and the configuration it was made for (see _value_build)
         self._value_builds: dict[object, tuple[Callable[..., Any] | None, frozenset[int], int, bool]] = {}
+        self._value_lookups: dict[object, Entry] = {}  # those children's lookups (see __init__)
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
@@ -191,8 +197,10 @@ class Container:
                     self._pending_values.append((raw, obj))
                 if self._handle is None:
                     # kept here: plans described from the parent take them by key (value steps) until
-                    # something needs the library, which then gets them (see _materialize)
-                    self._vals, self._lookups, self._arg_builds = vals, {}, {}
+                    # something needs the library, which then gets them (see _materialize); its
+                    # lookups say only "see _resolve" (_VALUE_ENTRY), for all such children alike
+                    assert parent is not None
+                    self._vals, self._lookups, self._arg_builds = vals, parent._value_lookups, {}
                 else:
                     self._provide_pending(self._handle_arg)
             except BaseException:
@@ -312,6 +320,7 @@ class Container:
         self._lookups.clear()
         self._child_lookups.clear()
         self._value_builds.clear()
+        self._value_lookups.clear()
 
     @property
     def closed(self) -> bool:
@@ -331,6 +340,17 @@ class Container:
         """
         if self._closed:
             return
+        if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
+            self._vals = None
+            self._closed = True
+            self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
+            self._lookups = {}
+            parent = self._parent
+            assert parent is not None
+            parent._children -= 1
+            if parent._close_when_childless and parent._children == 0:
+                parent._close_quietly()
+            return
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
@@ -347,6 +367,7 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
+        self._value_lookups.clear()
         self._vals, self._pending_values = None, []
         self._prepared.clear()
         self._confirmed.clear()
@@ -547,6 +568,7 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
+        self._value_lookups.clear()
         if old is not None:
             old.retire()
 
@@ -608,9 +630,20 @@ class Container:
         vals = self._vals
         if vals is not None:  # a child with values and no C container: its parent's plan, else the library
             if not args:
-                result = self._resolve_value(key, vals)
-                if result is not _MISS:
-                    return result
+                # the builder its parent shares among such children, bound to the parent's words: the
+                # plan the library described from the parent, its value steps taking this child's values
+                parent = self._parent
+                entry = parent._value_builds.get(key)  # type: ignore[union-attr]
+                if entry is None or (entry[0] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
+                    entry = parent._value_build(key)  # type: ignore[union-attr]
+                build = entry[0]
+                # a value for a key of the graph's other steps makes another graph: the library resolves that
+                if build is not None and entry[1].isdisjoint(vals):
+                    result = build(vals) if entry[3] else build()
+                    if result is not _MISS and result is not _BUSY:
+                        return result
+                    if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
+                        parent._value_builds.pop(key, None)  # type: ignore[union-attr]
             self._materialize()
         try:
             kid, cached_reg, build, _ = self._lookups[key]
@@ -730,28 +763,9 @@ class Container:
                 return obj
         return self._adopt(ref, address)
 
-    def _resolve_value(self, key: Key, vals: dict[int, Any]) -> Any:
-        """``key`` resolved from a child with values and no C container by the replay builder its
-        parent shares among such children (a plan the library described from the parent, whose value
-        steps take this child's values by key), or ``_MISS``: the library resolves it from this child."""
-        parent = self._parent
-        assert parent is not None
-        entry = parent._value_builds.get(key)
-        if entry is None or (entry[0] is None and entry[2] != parent._configuration()):
-            entry = parent._value_build(key)
-        build, step_keys, _, takes_values = entry
-        # a value for a key of the graph's other steps makes another graph: the library resolves that
-        if build is None or not step_keys.isdisjoint(vals):
-            return _MISS
-        result = build(vals) if takes_values else build()
-        if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
-            parent._value_builds.pop(key, None)
-            return _MISS
-        return _MISS if result is _BUSY else result
-
     def _value_build(self, key: Key) -> tuple[Callable[..., Any] | None, frozenset[int], int, bool]:
         """The replay builder of ``key`` for this container's children with values and no C container
-        (see ``_resolve_value``): the plan described from here, bound to this container's words; kept."""
+        (see ``_resolve``): the plan described from here, bound to this container's words; kept."""
         stamp = self._configuration()  # before describing: a change meanwhile makes it stale
         entry: tuple[Callable[..., Any] | None, frozenset[int], int, bool] = (None, frozenset(), stamp, False)
         raw = encode_key(key)
@@ -766,6 +780,7 @@ class Container:
                 entry = (build, prepared.step_keys, stamp, prepared.takes_values)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
+            self._value_lookups[key] = _VALUE_ENTRY
         return entry
 
     async def aresolve(self, key: Key, *args: Any) -> Any:
@@ -873,7 +888,7 @@ class Container:
         if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             prepared, owner = self._prepared_plan(kid)
-            if prepared is not None and not prepared.takes_values:  # value steps: see _resolve_value
+            if prepared is not None and not prepared.takes_values:  # value steps: see _resolve
                 build = self._bind(prepared, stamp, owner, kid)
                 keep = build is not None  # else a cached step has no instance yet: look again next time
                 if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
