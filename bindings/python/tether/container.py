@@ -104,9 +104,9 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
 _STRICT_CAPTIVE = 1
 
 
-#: The lookup entry of a key in a child with values and no C container: no builder, no hit, so
-#: ``resolve`` goes on to ``_resolve``, which runs the parent's builder with the child's values.
-_VALUE_ENTRY: Any = (0, None, None, None)
+def _ignoring_values(build: Callable[[], Any], _vals: dict[int, Any]) -> Any:
+    """Runs a builder that takes no values for a child with values (see ``Container._value_build``)."""
+    return build()
 
 
 def _value_key(key: Key, obj: Any) -> bytes:
@@ -153,7 +153,7 @@ class Container:
         # values provided here that the library has not been given yet (see _resolve): by key id,
         # and as (key, object) pairs for when this child gets a C container; None once it has one
         self._vals: dict[int, Any] | None = None
-        self._pending_values: list[tuple[bytes, Any]] = []
+        self._pending_values: Sequence[tuple[bytes, Any]] = ()
         if parent is None:
             self._materialize()
         else:
@@ -173,10 +173,11 @@ class Container:
         self._child_lookups: dict[object, Entry] = {}
         self._child_arg_builds: dict[object, Callable[..., Any]] = {}
         self._child_generation = [-1]  # the generation those lookups are valid for
-        # per key: the replay builder its children with values (and no C container) share, the key ids
-        # of its plan's steps other than values, and the configuration it was made for (see _value_build)
-        self._value_builds: dict[object, tuple[Callable[..., Any] | None, frozenset[int], int, bool]] = {}
-        self._value_lookups: dict[object, Entry] = {}  # those children's lookups (see __init__)
+        # per key: the replay builder its children with values (and no C container) share, taking their
+        # values, and the key ids of its plan's steps other than values (or, with no builder, the
+        # configuration it was looked up for): see _value_build. It is those children's lookups too:
+        # no builder or hit in the places ``resolve`` reads, so it goes on to ``_resolve``
+        self._value_builds: dict[object, Any] = {}
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
         # cache words read before (see _bind)
@@ -191,16 +192,16 @@ class Container:
         if values:
             try:
                 vals: dict[int, Any] = {}
+                pending = self._pending_values = []
                 for key, obj in values.items():
                     raw = _value_key(key, obj)
                     vals[self._key_id(raw)] = obj
-                    self._pending_values.append((raw, obj))
+                    pending.append((raw, obj))
                 if self._handle is None:
                     # kept here: plans described from the parent take them by key (value steps) until
-                    # something needs the library, which then gets them (see _materialize); its
-                    # lookups say only "see _resolve" (_VALUE_ENTRY), for all such children alike
+                    # something needs the library, which then gets them (see _materialize)
                     assert parent is not None
-                    self._vals, self._lookups, self._arg_builds = vals, parent._value_lookups, {}
+                    self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, {}
                 else:
                     self._provide_pending(self._handle_arg)
             except BaseException:
@@ -256,7 +257,7 @@ class Container:
 
     def _provide_pending(self, handle: c_void_p | None) -> None:
         """Gives the library the values this container was made with (``tether_provide_value``)."""
-        pending, self._pending_values = self._pending_values, []
+        pending, self._pending_values = self._pending_values, ()
         for raw, obj in pending:
             ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
             status = self._api.tether_provide_value(handle, raw, ptr, _DROP_ADDRESS, None)
@@ -320,7 +321,6 @@ class Container:
         self._lookups.clear()
         self._child_lookups.clear()
         self._value_builds.clear()
-        self._value_lookups.clear()
 
     @property
     def closed(self) -> bool:
@@ -367,8 +367,7 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
-        self._value_lookups.clear()
-        self._vals, self._pending_values = None, []
+        self._vals, self._pending_values = None, ()
         self._prepared.clear()
         self._confirmed.clear()
         failed: list[Exception] = []
@@ -550,7 +549,7 @@ class Container:
         container closes or ``key`` is registered again here; ``values=`` calls this."""
         raw = _value_key(key, obj)
         handle = self._materialize()  # (the values it was made with first)
-        self._pending_values.append((raw, obj))
+        self._pending_values = [(raw, obj)]
         self._provide_pending(handle)
         self._forget(raw)
 
@@ -568,7 +567,6 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
-        self._value_lookups.clear()
         if old is not None:
             old.retire()
 
@@ -634,12 +632,12 @@ class Container:
                 # plan the library described from the parent, its value steps taking this child's values
                 parent = self._parent
                 entry = parent._value_builds.get(key)  # type: ignore[union-attr]
-                if entry is None or (entry[0] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
+                if entry is None or (entry[0] is None and entry[1] != parent._configuration()):  # type: ignore[union-attr]
                     entry = parent._value_build(key)  # type: ignore[union-attr]
                 build = entry[0]
                 # a value for a key of the graph's other steps makes another graph: the library resolves that
                 if build is not None and entry[1].isdisjoint(vals):
-                    result = build(vals) if entry[3] else build()
+                    result = build(vals)
                     if result is not _MISS and result is not _BUSY:
                         return result
                     if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
@@ -763,24 +761,28 @@ class Container:
                 return obj
         return self._adopt(ref, address)
 
-    def _value_build(self, key: Key) -> tuple[Callable[..., Any] | None, frozenset[int], int, bool]:
-        """The replay builder of ``key`` for this container's children with values and no C container
-        (see ``_resolve``): the plan described from here, bound to this container's words; kept."""
+    def _value_build(self, key: Key) -> tuple[Any, ...]:
+        """The entry of ``key`` in ``_value_builds``, made and kept: a builder taking the values of a
+        child with values and no C container (see ``_resolve``), running the plan the library described
+        from here, bound to this container's words, and the key ids of the plan's other steps; or, when
+        there is none, None and the configuration it was looked up for (the library resolves then)."""
         stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-        entry: tuple[Callable[..., Any] | None, frozenset[int], int, bool] = (None, frozenset(), stamp, False)
+        entry: tuple[Any, ...] = (None, stamp, None, None)
         raw = encode_key(key)
         reg = self._registration(raw)
         if (reg is not None and reg.scope not in (Scope.WEAK, Scope.SINGLETON) and not self._traced
                 and self._word is not _NO_VERSION):
-            prepared, owner = self._prepared_plan(self._key_id(raw))
+            kid = self._key_id(raw)
+            prepared, owner = self._prepared_plan(kid)
             if prepared is not None and not prepared.takes_arguments:
-                build = self._bind(prepared, stamp, owner, self._key_id(raw))
+                build = self._bind(prepared, stamp, owner, kid)
                 if build is None:  # a cached step has no instance yet: the library makes it; look again next time
                     return entry
-                entry = (build, prepared.step_keys, stamp, prepared.takes_values)
+                if not prepared.takes_values:  # (a graph without values: the same for every child)
+                    build = functools.partial(_ignoring_values, build)
+                entry = (build, prepared.step_keys, None, None)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
-            self._value_lookups[key] = _VALUE_ENTRY
         return entry
 
     async def aresolve(self, key: Key, *args: Any) -> Any:
