@@ -17,7 +17,10 @@ library's to describe: the builder reports the failing step or completion call a
 (``tether_plan_failure``) and raises the status and message the library returns, so a replay
 fails exactly as the library's resolve of the same graph (message, status, cause). A child
 container with nothing registered in it builds what its parent builds: it binds the plan its
-ancestor prepared to its own version words (``Container._prepared_plan``).
+ancestor prepared to its own version words (``Container._prepared_plan``). A plan's value steps
+(``TETHER_PLAN_STEP_VALUE``, a declared value key) make a builder that takes the resolving child's
+values by key id (``build(vals)``), so a child made with values runs the plan its parent described
+(``Container._value_build``); a value it lacks makes the builder decline (the library reports it).
 """
 
 from __future__ import annotations
