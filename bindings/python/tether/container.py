@@ -128,6 +128,13 @@ class Container:
     for C code that registers into or resolves from the same container.
     """
 
+    # Values provided here that the library has not been given yet (see _resolve): by key id, and
+    # as (key, object) pairs for when this child gets a C container; None once it has one. Class
+    # defaults, set per instance only with values: an instance dict of many more keys costs every
+    # new container (CPython shares the keys of at most about 30)
+    _vals: dict[int, Any] | None = None
+    _pending_values: Sequence[tuple[bytes, Any]] = ()
+
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
         if parent is not None and not isinstance(parent, Container):
@@ -150,10 +157,6 @@ class Container:
         self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
-        # values provided here that the library has not been given yet (see _resolve): by key id,
-        # and as (key, object) pairs for when this child gets a C container; None once it has one
-        self._vals: dict[int, Any] | None = None
-        self._pending_values: Sequence[tuple[bytes, Any]] = ()
         if parent is None:
             self._materialize()
         else:
@@ -367,7 +370,8 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
-        self._vals, self._pending_values = None, ()
+        if self._vals is not None:
+            self._vals, self._pending_values = None, ()
         self._prepared.clear()
         self._confirmed.clear()
         failed: list[Exception] = []
