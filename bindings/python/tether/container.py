@@ -235,7 +235,9 @@ class Container:
         if self._strict is not None:
             status = self._api.tether_container_set_strict(handle, _STRICT_CAPTIVE if self._strict else 0)
             if status != OK:
-                raise error_for(status, last_message(self._api))
+                error = error_for(status, last_message(self._api))
+                self._api.tether_container_free(handle)  # not kept: nothing was registered in it yet
+                raise error
         # Read per replayed resolve (see executor): this container's version word, then its parents'
         words = self._version_words(self._api.gil_container_versions, handle)
         # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
