@@ -36,7 +36,8 @@ final class FFIFactory: Factory, @unchecked Sendable {
         }
     }
 
-    deinit { call?.release() }
+    /// Owns the call `word` points to (tagged, so a leak checker could not see it there).
+    private var heldCall: FFICall?
 
     /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
     private var call: Unmanaged<FFICall>? {
@@ -44,9 +45,10 @@ final class FFIFactory: Factory, @unchecked Sendable {
     }
 
     private func install(_ call: FFICall) {
-        let old = self.call
-        word = UInt(bitPattern: Unmanaged.passRetained(call).toOpaque()) | Self.callTag
-        old?.release()
+        let old = heldCall  // released only after the word no longer points to it
+        word = UInt(bitPattern: Unmanaged.passUnretained(call).toOpaque()) | Self.callTag
+        heldCall = call
+        withExtendedLifetime(old) {}
     }
 
     /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
