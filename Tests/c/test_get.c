@@ -2,14 +2,21 @@
 #include "harness.h"
 #include "fixtures.h"
 
-static void test_get(void) {
-    kind k = { "S", 0, 0 };
+/* A container with "S" registered: a node of `k` in `scope`, dropped by drop_node. */
+static tether_container *container_with_s(kind *k, tether_scope scope) {
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
     tether_options o = TETHER_OPTIONS_INIT;
-    o.context = &k;
+    o.context = k;
     o.drop = drop_node;
+    o.scope = scope;
     CHECK_OK(TETHER_REGISTER1(c, "S", &o, NULL, make0, TETHER_AS(TETHER_CONTEXT, kind *)));
+    return c;
+}
+
+static void test_get(void) {
+    kind k = { "S", 0, 0 };
+    tether_container *c = container_with_s(&k, TETHER_SCOPE_GRAPH);
     tether_ref *keep = NULL;
     node *s = tether_get(c, "S", &keep);
     CHECK(s != NULL && keep != NULL && s->magic == ALIVE && k.made == 1);
@@ -49,14 +56,7 @@ static void test_get_failures(void) {
 /* A singleton hit through tether_get: the same instance, each call with its own handle. */
 static void test_get_singleton(void) {
     kind k = { "S", 0, 0 };
-    tether_container *c;
-    CHECK_OK(tether_container_new(NULL, &c));
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.context = &k;
-    o.drop = drop_node;
-    o.scope = TETHER_SCOPE_SINGLETON;
-    tether_param p[] = { TETHER_CONTEXT };
-    CHECK_OK(tether_register_with(c, "S", (tether_fn)make0, p, 1, &o, NULL));
+    tether_container *c = container_with_s(&k, TETHER_SCOPE_SINGLETON);
     tether_ref *a, *b;
     void *x = tether_get(c, "S", &a), *y = tether_get(c, "S", &b);
     CHECK(x && x == y && a && b && k.made == 1);
