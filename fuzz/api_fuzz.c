@@ -164,12 +164,12 @@ static void frame_pop(int id, tether_status st) {
 /* `o` was handed out (a handle, a provider's result, a dependency of another resolve's
  * instance) while the resolve that makes it is still under way: if that resolve fails, `o`
  * (and what it holds) survives. Through a weak handle's upgrade that is the caller's doing;
- * through a resolve or a provider it is a pattern issue 16 does not list (fuzz/README.md,
- * pattern 14). `user`: the resolve that received it (0: none under way). */
+ * through a resolve or a provider the library must refuse it (fuzz/README.md, pattern 14,
+ * fixed). `user`: the resolve that received it (0: none under way). */
 static void adopt(const obj *o, int by_resolve, const char *what, int user) {
     for (int i = 0; i < nframes; i++)
         if (frames[i].id == o->frame && o->frame != user) {
-            if (by_resolve && !AVOIDS(14))
+            if (by_resolve)
                 FAIL("%s handed out %s#%d, which an unfinished resolve (frame %d) is building", what, keys[o->s->key], o->index, o->frame);
             frames[i].adopted = 1;
         }

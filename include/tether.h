@@ -31,7 +31,9 @@
  *  - Callbacks (factories, destructors, completion callbacks) may call back
  *    into the library, including resolving from the same container; resolving
  *    a key being constructed on the same thread (a factory asking for itself,
- *    by any call or provider) is TETHER_E_CYCLE naming the path.
+ *    by any call or provider) is TETHER_E_CYCLE naming the path, and so is a
+ *    nested resolve of a shared instance whose own resolve has not finished
+ *    (from its completion callback: use the callback's resolver instead).
  *  - How a resolve works, layer by layer: docs/ARCHITECTURE.md. Language
  *    bindings use a further protocol (tether_binding.h); programs never need it.
  */

@@ -282,8 +282,11 @@ typedef enum tether_fix {
     TETHER_FIX_CALLBACK,     /* completion callback #`callback` of `callback_of` failed (`reason`) */
     TETHER_FIX_RECURSION,    /* resolves of `key` nested too deep on one thread: break the loop
                                 with a completion callback */
-    TETHER_FIX_PROVIDE_VALUE /* `key` is a declared value (tether_declare_value) that no container
+    TETHER_FIX_PROVIDE_VALUE, /* `key` is a declared value (tether_declare_value) that no container
                                 on the way provides (`path` needed it): provide it in a child */
+    TETHER_FIX_UNFINISHED    /* a nested resolve (`path`) asked for `key`, made by a resolve further
+                                out on this thread that has not finished: take it from the
+                                completion callback's resolver or as a dependency */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */

@@ -178,22 +178,79 @@ static void failed_reentry_fails_the_resolve_naming_the_cycle(void) {
     CHECK_OK(tether_container_free(c));
 }
 
-/* Resolving a key again from its completion callback or a destructor is no cycle. */
+/* A completion callback of a shared A resolving A (or a key that depends on A) through the
+ * container: A is made but its resolve has not finished (this or a later callback may still
+ * fail it), so the nested resolve is refused rather than handing out an instance that could
+ * outlive a failed resolve. The callback's resolver reaches it. */
 static tether_status callback_status;
+static char callback_message[1024];
+static const char *callback_target;
+static int fail_second_callback;
 static tether_status complete_by_resolving(tether_resolver *r, void *instance, void *context) {
     (void)r; (void)instance; (void)context;
     tether_ref *ref = NULL;
-    callback_status = tether_resolve(container, "A", &ref);
+    callback_status = tether_resolve(container, callback_target, &ref);
+    snprintf(callback_message, sizeof callback_message, "%s", callback_status ? tether_last_error() : "");
     if (ref) tether_ref_release(ref);
     return TETHER_OK;
 }
+static tether_status complete_by_resolver(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    (void)instance;
+    tether_weak *self = NULL;
+    callback_status = tether_resolver_get_weak(r, "A", &self);
+    if (self) tether_weak_release(self);
+    return callback_status;
+}
+static tether_status complete_second(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance; (void)context;
+    if (!fail_second_callback) return TETHER_OK;
+    tether_set_error("second callback gives up");
+    return TETHER_E_FACTORY_FAILED;
+}
 
-static void resolving_again_from_a_completion_callback_is_no_cycle(void) {
+static void resolving_an_unfinished_instance_from_a_completion_callback_is_refused(void) {
+    for (int s = TETHER_SCOPE_SINGLETON; s <= TETHER_SCOPE_WEAK; s++) {
+        for (int via_dependent = 0; via_dependent < 2; via_dependent++) {
+            for (int fail = 0; fail < 2; fail++) {
+                kind A = {"A", 0, 0}, X = {"X", 0, 0};
+                tether_container *c = container = new_container();
+                tether_registration *r = reg_node(c, "A", &A, s, NULL, NULL, drop_node);
+                reg_node(c, "X", &X, TETHER_SCOPE_TRANSIENT, "A", NULL, drop_node);
+                CHECK_OK(tether_on_complete(r, complete_by_resolving, NULL));
+                CHECK_OK(tether_on_complete(r, complete_second, NULL));
+                callback_target = via_dependent ? "X" : "A";
+                fail_second_callback = fail;
+                callback_status = TETHER_E_NO_MEMORY;
+                tether_ref *ref = NULL;
+                tether_status st = tether_resolve(c, "A", &ref);
+                CHECK_STATUS(callback_status, TETHER_E_CYCLE);
+                CHECK(strstr(callback_message, via_dependent ? "\"X\" -> \"A\"" : "\"A\"") != NULL);
+                CHECK(strstr(callback_message, "tether_resolver_get") != NULL);
+                CHECK(A.made == 1 && X.made == 0);
+                if (fail) {
+                    CHECK_STATUS(st, TETHER_E_FACTORY_FAILED);
+                    CHECK(ref == NULL && A.dropped == 1);   /* nothing it made outlives the failed resolve */
+                } else {
+                    CHECK_STATUS(st, TETHER_OK);
+                    tether_ref *again = NULL;
+                    CHECK_OK(tether_resolve(c, "A", &again));   /* finished: an ordinary hit */
+                    CHECK(tether_ref_get(again) == tether_ref_get(ref) && A.made == 1);
+                    CHECK_OK(tether_ref_release(again));
+                    CHECK_OK(tether_ref_release(ref));
+                }
+                CHECK_OK(tether_container_free(c));
+                CHECK(A.made == A.dropped && X.made == X.dropped);
+            }
+        }
+    }
+}
+
+static void a_completion_callbacks_resolver_reaches_its_own_unfinished_instance(void) {
     kind A = {"A", 0, 0};
     tether_container *c = container = new_container();
     tether_registration *r = reg_node(c, "A", &A, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
-    CHECK_OK(tether_on_complete(r, complete_by_resolving, NULL));
-    callback_status = TETHER_E_NO_MEMORY;
+    CHECK_OK(tether_on_complete(r, complete_by_resolver, NULL));
     tether_ref *ref;
     resolve(c, "A", &ref);
     CHECK_STATUS(callback_status, TETHER_OK);
@@ -253,7 +310,8 @@ int main(void) {
     RUN(factory_reentering_a_key_further_down_the_path_is_a_cycle);
     RUN(planned_graph_reentered_from_a_factory_is_a_cycle);
     RUN(failed_reentry_fails_the_resolve_naming_the_cycle);
-    RUN(resolving_again_from_a_completion_callback_is_no_cycle);
+    RUN(resolving_an_unfinished_instance_from_a_completion_callback_is_refused);
+    RUN(a_completion_callbacks_resolver_reaches_its_own_unfinished_instance);
     RUN(older_resolver_reentering_a_factory_further_in_is_a_cycle);
     return harness_finish();
 }

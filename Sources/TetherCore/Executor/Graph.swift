@@ -408,8 +408,13 @@ final class Graph {
             }
             holdsCreationLock = true
         }
-        return registration.cached(scope, in: container)
-            ?? CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)]
+        if let published = registration.cached(scope, in: container) { return published }
+        // Made by a resolve further out on this thread (the lock's holder) that has not
+        // finished: handing it out could outlive that resolve's failure.
+        if CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)] != nil {
+            throw Reentry.unfinished(registration.key, path: path)
+        }
+        return nil
     }
 
     /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.

@@ -70,6 +70,9 @@ public struct ErrorParts: Sendable {
         case recursion
         /// `key` is a declared value (`Container.declareValue`) no container on the way provides; `path` needed it.
         case provideValue
+        /// A nested resolve (`path`) asked for the shared `key`, made by a resolve further out
+        /// on this thread that has not finished: take it from the callback's resolver instead.
+        case unfinished
     }
 
     public var fix: Fix = .none

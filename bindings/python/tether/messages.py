@@ -22,6 +22,7 @@ from ._cabi import (
     FIX_NONE,
     FIX_PROVIDE_VALUE,
     FIX_RECURSION,
+    FIX_UNFINISHED,
     FIX_REGISTER,
     FIX_WEAK_EDGE,
     FIX_WEAK_TARGET,
@@ -130,6 +131,10 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
     elif fix == FIX_RECURSION:
         text = (f"resolves of {_q(key)} nested too deep on one thread: a factory keeps resolving itself; "
                 f"break the loop by setting that dependency in a completion callback (on_complete=)")
+    elif fix == FIX_UNFINISHED:
+        text = (f"{_q(key)} was resolved again ({_path(parts)}) before the resolve that is making it finished: "
+                f"a nested resolve cannot hand out an instance whose resolve may still fail; take it from the "
+                f"completion callback's resolver (r.get({_q(key)})) or as a dependency")
     else:
         return re.sub(r"^tether_\w+: ", "", parts.text)
     if parts.callback and fix != FIX_CALLBACK:
