@@ -31,7 +31,8 @@ enum Reentry {
     /// still fail it, and then nothing it made may outlive it.
     static func unfinished(_ key: Key, path: [Key]) -> TetherError {
         let keys = path + [key]
-        return TetherError(.cycle, "\(key.quoted) was resolved again (\(pathText(keys))) before the resolve that is making it on this thread finished: a nested resolve (from a factory, a completion callback or a provider) cannot hand out an instance whose resolve may still fail; reach it through the completion callback's resolver (tether_resolver_get) or as a dependency of what is being built",
+        let via = path.isEmpty ? "" : " (\(pathText(keys)))"
+        return TetherError(.cycle, "\(key.quoted) was resolved again\(via) before the resolve that is making it on this thread finished: a nested resolve (from a factory, a completion callback or a provider) cannot hand out an instance whose resolve may still fail; reach it through the completion callback's resolver (tether_resolver_get) or as a dependency of what is being built",
                            ErrorParts(.unfinished, key: key, path: keys))
     }
 }

@@ -132,7 +132,8 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text = (f"resolves of {_q(key)} nested too deep on one thread: a factory keeps resolving itself; "
                 f"break the loop by setting that dependency in a completion callback (on_complete=)")
     elif fix == FIX_UNFINISHED:
-        text = (f"{_q(key)} was resolved again ({_path(parts)}) before the resolve that is making it finished: "
+        via = f" ({_path(parts)})" if len(parts.path) > 1 else ""
+        text = (f"{_q(key)} was resolved again{via} before the resolve that is making it finished: "
                 f"a nested resolve cannot hand out an instance whose resolve may still fail; take it from the "
                 f"completion callback's resolver (r.get({_q(key)})) or as a dependency")
     else:
