@@ -132,14 +132,15 @@ static int factories_running;        /* factories on the stack, of any registrat
 
 /* The frames of the resolves under way (top-level API calls and provider calls that run
  * factories), innermost last, with the runtime arguments each passed. */
-typedef struct { int id, key, adopted, changes; const tether_value *args; size_t nargs; } frame_t;
+typedef struct { int id, key, adopted, changes; const tether_value *args; size_t nargs;
+                 const char *handed_by; const obj *handed_out; } frame_t;
 static frame_t frames[MAXDEPTH * 4 + 8];
 static int nframes, next_frame;
 static int changes;                  /* successful registrations and scope changes so far */
 
 static int frame_push(int key, const tether_value *args, size_t nargs) {
     if (nframes == (int)(sizeof frames / sizeof *frames)) FAIL("harness: more nested resolves than MAXDEPTH allows");
-    frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs};
+    frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs, NULL, NULL};
     return frames[nframes++].id;
 }
 
@@ -156,7 +157,11 @@ static void check_failed(int id) {
  * the library may queue those releases until that returns: checked at the next top-level step. */
 static void frame_pop(int id, tether_status st) {
     nframes--;
-    if (st == TETHER_OK || frames[nframes].adopted) return;
+    const frame_t *f = &frames[nframes];
+    if (st != TETHER_OK && f->handed_out)
+        FAIL("%s handed out %s#%d while the resolve making it (frame %d) was unfinished, and that resolve then failed (%s)",
+             f->handed_by, keys[f->handed_out->s->key], f->handed_out->index, id, tether_status_name(st));
+    if (st == TETHER_OK || f->adopted) return;
     if (!in_drop && !nframes) check_failed(id);
     else if (ndeferred < 64) deferred[ndeferred++] = id;
 }
@@ -164,14 +169,14 @@ static void frame_pop(int id, tether_status st) {
 /* `o` was handed out (a handle, a provider's result, a dependency of another resolve's
  * instance) while the resolve that makes it is still under way: if that resolve fails, `o`
  * (and what it holds) survives. Through a weak handle's upgrade that is the caller's doing;
- * through a resolve or a provider the library must refuse it (fuzz/README.md, pattern 14,
- * fixed). `user`: the resolve that received it (0: none under way). */
+ * through a resolve or a provider only an instance that resolve can no longer fail (it
+ * published it) may be handed out: fuzz/README.md, pattern 14, fixed. `user`: the resolve
+ * that received it (0: none under way). */
 static void adopt(const obj *o, int by_resolve, const char *what, int user) {
     for (int i = 0; i < nframes; i++)
         if (frames[i].id == o->frame && o->frame != user) {
-            if (by_resolve)
-                FAIL("%s handed out %s#%d, which an unfinished resolve (frame %d) is building", what, keys[o->s->key], o->index, o->frame);
-            frames[i].adopted = 1;
+            if (by_resolve) frames[i].handed_by = what, frames[i].handed_out = o;
+            else frames[i].adopted = 1;
         }
 }
 
