@@ -50,8 +50,15 @@ func keyArgument(_ key: UnsafePointer<CChar>?, _ function: StaticString) throws(
 /// (its handle goes last, so destructors the free runs get the same answer as later calls).
 func containerArgument(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Container {
     let core = try Handles.containers.get(c, function)
-    guard !core.isClosed else { throw TetherError(.invalidHandle, "\(function): the container was already freed") }
+    try checkOpen(core, function)
     return core
+}
+
+/// A container being freed (its destructors calling back) answers as a freed one, before
+/// any other argument is looked at: every call agrees on the status.
+@inline(__always)
+func checkOpen(_ core: Container, _ function: StaticString) throws(TetherError) {
+    guard !core.isClosed else { throw TetherError(.invalidHandle, "\(function): the container was already freed") }
 }
 
 /// Reads `count` tether_value structs (kind at offset 0, 8-byte union at offset 8).

@@ -410,7 +410,7 @@ static void destructor_resolves_during_reset_and_free(void) {
 
 /* What a destructor run by tether_container_free(c) gets from calls on c: every
  * call agrees that c is gone (tether_reset and tether_make_provider said OK). */
-static tether_status during_free[6];
+static tether_status during_free[9];
 static void drop_and_call(void *instance, void *context) {
     kind *k = context;
     k->dropped++;
@@ -427,6 +427,13 @@ static void drop_and_call(void *instance, void *context) {
     during_free[3] = tether_register(c, "New", (tether_fn)make_plain_obj, none, 1, &reg);
     during_free[4] = tether_intern(c, "G", &id);
     during_free[5] = tether_validate(c);
+    /* the container's state answers before any other argument is looked at (a key id that is
+     * no id, a NULL collector): the same status whichever argument is also wrong */
+    during_free[6] = tether_resolve_key_args(c, 0xfffffff0u, NULL, 0, &r);
+    during_free[7] = tether_resolve_key(c, 0xfffffff0u, &r);
+    tether_drop drops[1];
+    tether_collect io = {drops, 1, 0, NULL, NULL};
+    during_free[8] = tether_resolve_key_collect(c, 0xfffffff0u, 0, &io);
     CHECK(p == NULL && r == NULL && reg == NULL);
     if (p) tether_provider_free(p);
     if (r) tether_ref_release(r);
@@ -437,10 +444,10 @@ static void calls_from_destructors_run_by_free_agree(void) {
     tether_container *c = reentrant_container = new_container();
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
     cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_call);
-    for (int i = 0; i < 6; i++) during_free[i] = TETHER_E_NO_MEMORY;
+    for (int i = 0; i < 9; i++) during_free[i] = TETHER_E_NO_MEMORY;
     CHECK_OK(tether_container_free(c));               /* S's destructor runs inside the free */
     CHECK(S.dropped == 1);
-    for (int i = 0; i < 6; i++) CHECK_STATUS(during_free[i], TETHER_E_INVALID_HANDLE);
+    for (int i = 0; i < 9; i++) CHECK_STATUS(during_free[i], TETHER_E_INVALID_HANDLE);
     CHECK(G.made == 0);
 }
 

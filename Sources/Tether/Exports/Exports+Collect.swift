@@ -63,6 +63,7 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
     }
     return statusOf { () throws(TetherError) in
         let container = try Handles.containers.unretained(c, "tether_resolve_key_collect")
+        try checkOpen(container.takeUnretainedValue(), "tether_resolve_key_collect")
         let key = try internedKey(id, "tether_resolve_key_collect")
         var result = try container.takeUnretainedValue().resolve(key)
         instance.pointee = result.pointer

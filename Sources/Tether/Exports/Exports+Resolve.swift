@@ -31,6 +31,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
         let container: Unmanaged<Container>
         if let object = Handles.containerPages?.peek(c) { container = .fromOpaque(object) }
         else { container = try Handles.containers.unretained(c, function) }
+        try checkOpen(container.takeUnretainedValue(), function)
         let key = try key()
         if !hitTried, count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
             out.pointee = handle
