@@ -22,7 +22,12 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
 
 @_cdecl("tether_container_free")
 public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
-    abiCall { () throws(TetherError) in
+    // Retired after the call's section is left: a free that is no other call's
+    // part (not from a factory or destructor) with no other thread about then
+    // lets go of the container at once (`Reclaimer.reclaimAlone`).
+    var retired: Container?
+    defer { if let retired { Reclamation.retire(retired) } }
+    return abiCall { () throws(TetherError) in
         let core = try Handles.containers.get(c, "tether_container_free")
         let registrations: [Registration]
         do throws(TetherError) {
@@ -35,7 +40,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // way may still use it: the reclaimer waits for them.
         let owned = try? Handles.containers.remove(c, "tether_container_free")
         for registration in registrations { retireHandle(of: registration) }
-        if let owned { Reclamation.retire(owned) }
+        retired = owned
     }
 }
 

@@ -13,7 +13,9 @@ enum Reclamation {
     /// Hands a closed container, whose handle (and its registrations' handles)
     /// are already gone, to the reclaimer: dismantled once no call can be using it.
     static func retire(_ container: Container) {
-        reclaimer.retire(by: HandleCache.current.pointee.reclaim) { container.dismantle() }
+        let caller = HandleCache.current.pointee.reclaim
+        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return }
+        reclaimer.retire(by: caller) { container.dismantle() }
     }
 }
 

@@ -83,6 +83,10 @@ public final class Registration: @unchecked Sendable {
 
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
+    /// The first spec replaced once visible (retained, or 0), kept here rather
+    /// than in `rare`: a context set right after registering (a registration made
+    /// per request) then makes no `Rare`. Written under `lock`; in the 112-byte allocation.
+    private var firstReplacedSpec: UInt = 0
 
     /// Parameters kept in `paramArea`: two fit its 16 bytes.
     static var inlineParams: Int { 2 }
@@ -118,6 +122,7 @@ public final class Registration: @unchecked Sendable {
 
     deinit {
         specReference.release()
+        if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
         withRare { Unmanaged.passUnretained($0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
@@ -277,7 +282,13 @@ public final class Registration: @unchecked Sendable {
     private func install(_ spec: InstanceSpec) {
         let old = specReference
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
-        if flags & Self.visibleBit != 0 { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
+        if flags & Self.visibleBit == 0 {
+            old.release()
+        } else if firstReplacedSpec == 0 {
+            firstReplacedSpec = UInt(bitPattern: old.toOpaque())
+        } else {
+            rareForWriting.kept.append(old.takeRetainedValue())
+        }
     }
 
     /// Changing the scope drops what the old scope cached. Refuses a scope

@@ -15,6 +15,13 @@ import Synchronization
 /// `chunkSize` entries, are made when their first key is registered. A chunk's
 /// word after its entries marks which are stored (writers only), so walking a
 /// table (close, dismantle, deinit) visits what is there, not every empty entry.
+///
+/// A table of at most `smallKeys` keys (a child made per request with a
+/// registration or two) is one small block instead, `[count, (key id,
+/// address) × smallKeys]`, searched in order: `top` holds its address with
+/// `smallTag` set. Its pairs are appended (a key's address replaced in place)
+/// and never removed; the next key moves them all to the levels above, the
+/// block kept for readers still in it.
 @usableFromInline
 final class RegistrationTable: @unchecked Sendable {
     /// 64 entries (512 bytes): a container's first registration in a chunk
@@ -27,15 +34,22 @@ final class RegistrationTable: @unchecked Sendable {
     @usableFromInline static var groupSize: Int { 1 << groupBits }
     static var maxGroups: Int { 1 << 12 }  // 4M keys
 
-    /// The current top block's address, 0 before the first registration.
+    /// The current top block's address (with `smallTag`: the small block's), 0 before the first registration.
     @usableFromInline let top = Atomic<UInt>(0)
+    @usableFromInline static var smallTag: UInt { 1 }
+    @usableFromInline static var smallKeys: Int { 4 }
     /// Top blocks replaced by bigger ones (readers may still be in them). Writers only.
     private var retiredTops: [UnsafeMutableRawPointer] = []
 
     init() {}
 
     deinit {
-        if let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) {
+        let word = top.load(ordering: .acquiring)
+        if word & Self.smallTag != 0 {
+            let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)!
+            Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+            block.deallocate()
+        } else if let block = UnsafeMutableRawPointer(bitPattern: word) {
             forEachEntry(in: block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
             forEachGroup(in: block) { group in
                 for j in 0..<Self.groupSize { UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[j].load(ordering: .relaxed))?.deallocate() }
@@ -44,6 +58,7 @@ final class RegistrationTable: @unchecked Sendable {
             block.deallocate()
         }
         for block in retiredTops { block.deallocate() }
+        for block in retiredSmall { block.deallocate() }
     }
 
     @inlinable @inline(__always)
@@ -58,7 +73,9 @@ final class RegistrationTable: @unchecked Sendable {
     func get(_ key: Key) -> Unmanaged<Registration>? {
         let id = Int(key.id)
         let groupIndex = id >> (Self.chunkBits + Self.groupBits)
-        guard let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)),
+        let word = top.load(ordering: .acquiring)
+        if word & Self.smallTag != 0 { return Self.smallGet(word, key.id) }
+        guard let block = UnsafeMutableRawPointer(bitPattern: word),
               groupIndex < Self.capacity(of: block) else { return nil }
         let group = Self.groups(of: block)[groupIndex].load(ordering: .acquiring)
         guard group != 0 else { return nil }
@@ -70,13 +87,91 @@ final class RegistrationTable: @unchecked Sendable {
         return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
+    /// `get` in the small block `word` (tagged).
+    @usableFromInline @inline(never)
+    static func smallGet(_ word: UInt, _ id: UInt32) -> Unmanaged<Registration>? {
+        let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~smallTag)!
+        let count = Int(block[0].load(ordering: .acquiring))
+        var i = 1
+        while i < 1 + 2 * count {
+            if block[i].load(ordering: .relaxed) == UInt(id) {
+                let address = block[i + 1].load(ordering: .acquiring)
+                return address == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            }
+            i += 2
+        }
+        return nil
+    }
+
+    /// Calls `body` with every stored address of the small block.
+    private static func forEachSmallEntry(_ block: UnsafeMutablePointer<Atomic<UInt>>, _ body: (UInt) -> Void) {
+        for i in 0..<Int(block[0].load(ordering: .relaxed)) {
+            let address = block[2 + 2 * i].load(ordering: .relaxed)
+            if address != 0 { body(address) }
+        }
+    }
+
     /// Stores (or with nil clears) the entry for `key` and returns the one it
     /// replaces. Callers serialize writes.
     func replace(_ key: Key, with registration: Registration?) -> Registration? {
+        let word = top.load(ordering: .relaxed)
+        if word == 0 || word & Self.smallTag != 0 {
+            if let done = replaceSmall(word, key, with: registration) { return done.old }
+        }
+        return replaceInLevels(key, with: registration)
+    }
+
+    /// `replace` while the table is small (or empty); nil when `key` does not
+    /// fit, after the entries moved to the levels.
+    private func replaceSmall(_ word: UInt, _ key: Key, with registration: Registration?) -> (old: Registration?, Void)? {
+        var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)
+        let count = block.map { Int($0[0].load(ordering: .relaxed)) } ?? 0
+        for i in 0..<count where block![1 + 2 * i].load(ordering: .relaxed) == UInt(key.id) {
+            let address = registration.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            let old = block![2 + 2 * i].exchange(address, ordering: .acquiringAndReleasing)
+            return (old == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue(), ())
+        }
+        guard let registration else { return (nil, ()) }
+        if count < Self.smallKeys {
+            if block == nil {
+                let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
+                for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
+                block = fresh
+            }
+            block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
+            block![2 + 2 * count].store(UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()), ordering: .relaxed)
+            block![0].store(UInt(count + 1), ordering: .releasing)
+            if word == 0 { top.store(UInt(bitPattern: block!) | Self.smallTag, ordering: .releasing) }
+            return (nil, ())
+        }
+        // Full: its entries move to the levels (their references with them); readers may still be in it.
+        let small = block!
+        migrating = true  // the levels are built aside, then published at once
+        var moved: [(Key, Registration)] = []
+        Self.forEachSmallEntry(small) { address in
+            let r = Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
+            moved.append((r.key, r))
+        }
+        for (key, r) in moved { _ = replaceInLevels(key, with: r) }
+        migrating = false
+        top.store(levels, ordering: .releasing)
+        retiredSmall.append(small)
+        return nil
+    }
+
+    /// The levels' top block (what `top` holds unless the table is small). Writers only.
+    private var levels: UInt = 0
+    /// Set while a full small block moves to the levels: `grownTop` then leaves `top` alone.
+    private var migrating = false
+
+    /// Small blocks replaced by the levels. Writers only.
+    private var retiredSmall: [UnsafeMutablePointer<Atomic<UInt>>] = []
+
+    private func replaceInLevels(_ key: Key, with registration: Registration?) -> Registration? {
         let id = Int(key.id)
         let groupIndex = id >> (Self.chunkBits + Self.groupBits)
         precondition(groupIndex < Self.maxGroups, "Tether: more than \(Self.maxGroups * Self.groupSize * Self.chunkSize) keys")
-        var block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .relaxed))
+        var block = UnsafeMutableRawPointer(bitPattern: levels)
         if block == nil || groupIndex >= Self.capacity(of: block!) {
             guard registration != nil else { return nil }
             block = grownTop(block, toHold: groupIndex)
@@ -114,7 +209,8 @@ final class RegistrationTable: @unchecked Sendable {
             let group = i < oldCapacity ? Self.groups(of: old!)[i].load(ordering: .relaxed) : 0
             (groups + i).initialize(to: Atomic(group))
         }
-        top.store(UInt(bitPattern: block), ordering: .releasing)
+        levels = UInt(bitPattern: block)
+        if !migrating { top.store(levels, ordering: .releasing) }
         if let old { retiredTops.append(old) }
         return block
     }
@@ -144,7 +240,14 @@ final class RegistrationTable: @unchecked Sendable {
     /// Every registration stored, in key id order. Callers serialize with writes.
     func all() -> [Registration] {
         var result: [Registration] = []
-        guard let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) else { return result }
+        let word = top.load(ordering: .acquiring)
+        if word & Self.smallTag != 0 {
+            let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)!
+            Self.forEachSmallEntry(block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
+            if result.count > 1 { result.sort { $0.key.id < $1.key.id } }  // in key id order, as the levels give them
+            return result
+        }
+        guard let block = UnsafeMutableRawPointer(bitPattern: word) else { return result }
         forEachEntry(in: block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
         return result
     }
