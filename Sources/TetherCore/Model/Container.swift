@@ -399,17 +399,13 @@ public final class Container: @unchecked Sendable {
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).
     public func dismantle() {
-        var released: [Registration] = []
-        state.withLock { s in
+        let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            released = table.all()
-            for r in released { _ = table.replace(r.key, with: nil) }
-            if !s.retired.isEmpty {
-                released += s.retired
-                s.retired = []
-            }
+            defer { s.retired = [] }
+            return (table.detachAll(), s.retired)
         }
-        _ = consume released  // deinitialized here, outside the lock
+        _ = consume entries  // deinitialized here, outside the lock
+        _ = consume retired
     }
 
     /// Releases what caches let go of, after the bridge took over the loans of

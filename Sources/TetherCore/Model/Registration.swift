@@ -194,6 +194,10 @@ public final class Registration: @unchecked Sendable {
         return !plan.declines && plan.configuration == container.configuration
     }
 
+    /// Plans recorded for resolves from children with registrations of their
+    /// own (`childPlan`), and child graphs that could not be (a diagnostic).
+    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.childPlans.count + $0.childDeclines } ?? 0 } }
+
     /// Plans a registration records at most: a reader may still be replaying a
     /// replaced plan, so every plan is kept as long as the registration. A key
     /// whose graph keeps changing between resolves resolves the ordinary way

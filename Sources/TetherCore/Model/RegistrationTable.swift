@@ -43,6 +43,19 @@ final class RegistrationTable: @unchecked Sendable {
 
     init() {}
 
+    /// Moves every entry (and every block) to a new table, leaving this one
+    /// empty: what a closed container lets go of when it is dismantled, released
+    /// when the caller drops the result (outside its lock), with no list made.
+    /// Callers serialize with writes; no reader may still be in this table.
+    func detachAll() -> RegistrationTable {
+        let taken = RegistrationTable()
+        taken.top.store(top.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
+        swap(&taken.levels, &levels)
+        swap(&taken.retiredTops, &retiredTops)
+        swap(&taken.retiredSmall, &retiredSmall)
+        return taken
+    }
+
     deinit {
         let word = top.load(ordering: .acquiring)
         if word & Self.smallTag != 0 {

@@ -178,8 +178,7 @@ final class Plan: @unchecked Sendable {
         for step in steps { _ = step.spec?.retain() }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         let made = steps.count { !$0.isShared }
-        // A block's records use the plan's specs; a local step's is its child's (`spec(_:_:)`).
-        blockWords = made > 1 && !completes && !steps.contains(where: { $0.local >= 0 && !$0.isShared }) ? words : 0
+        blockWords = made > 1 && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -483,14 +482,17 @@ final class Plan: @unchecked Sendable {
             }
         }
         progress.pointee.plan = nil
-        let root = count - 1
+        let root = count - 1, locals = progress.pointee.locals
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
                                            words: blockWords) { block in
             for i in 0...root where !steps[i].isShared {
-                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i < root ? steps[i].spec : nil, count: steps[i].blockCount) { add in
-                    forEachEdge(of: i, slots: steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }) { input in
+                // A local step's record holds its child's spec (the plan holds the others).
+                let local = steps[i].local >= 0
+                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? spec(i, locals).retain() : steps[i].spec,
+                            owned: local, count: steps[i].blockCount) { add in
+                    forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { input in
                         add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
                     }
                 }
