@@ -14,6 +14,9 @@ public final class Container: @unchecked Sendable {
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
         var scoped: [ObjectIdentifier: ScopedEntry] = [:]
+        /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
+        /// its own, so a container (one per request, say) makes one lock, not two.
+        var tracer: Tracer?
     }
     private struct ScopedEntry {
         let registration: Registration
@@ -27,9 +30,18 @@ public final class Container: @unchecked Sendable {
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
-    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
+    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
-    let traceState = Lock<Tracer?>(nil)
+
+    /// The container's tracer, made now if none was (`setTrace`).
+    func madeTracer() -> Tracer {
+        state.withLock { s in
+            if let t = s.tracer { return t }
+            let t = Tracer()
+            s.tracer = t
+            return t
+        }
+    }
     private let strict = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
@@ -374,6 +386,7 @@ public final class Container: @unchecked Sendable {
     /// under way, until `dismantle()` or deinit.
     @discardableResult
     public func close() throws(TetherError) -> [Registration] {
+        var tracer: Tracer?
         let result: Result<[Registration], TetherError> = state.withLock { s in
             if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was already freed")) }
             if s.children > 0 {
@@ -381,6 +394,7 @@ public final class Container: @unchecked Sendable {
                     "the container still has \(s.children) child container(s); free them first"))
             }
             s.isClosed = true
+            tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
             return .success(table.all())
@@ -388,7 +402,7 @@ public final class Container: @unchecked Sendable {
         let registrations = try result.get()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() } + takeScoped { _ in true })
-        if let tracer = traceState.withLock({ $0 }) {  // the hook is not called once the container is freed
+        if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
             tracer.set(nil)
         }
