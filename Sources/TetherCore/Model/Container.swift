@@ -24,7 +24,7 @@ public final class Container: @unchecked Sendable {
         let sequence: UInt64
     }
     private let state = Lock(State())
-    @usableFromInline let table = RegistrationTable()
+    @usableFromInline let table: RegistrationTable
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
@@ -47,6 +47,7 @@ public final class Container: @unchecked Sendable {
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
+        table = RegistrationTable(small: parent != nil)
         if let parent {
             let ok = parent.state.withLock { s in
                 if s.isClosed { return false }
@@ -124,7 +125,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Nothing was ever registered here (the registration table was never made).
-    var neverRegistered: Bool { table.top.load(ordering: .acquiring) == 0 }
+    var neverRegistered: Bool { table.neverStored }
 
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
@@ -216,11 +217,13 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The registration for `key` in the nearest parent that has one.
+    /// (and, first, in this container's small table: `RegistrationTable.getSmall`).
     @usableFromInline @inline(never)
     func inheritedRegistration(for key: Key) -> Unmanaged<Registration>? {
+        if let r = table.getSmall(key) { return r }
         var next = parent.map { Unmanaged.passUnretained($0) }
         while let c = next {
-            if let r = c._withUnsafeGuaranteedRef({ $0.table.get(key) }) { return r }
+            if let r = c._withUnsafeGuaranteedRef({ $0.table.lookup(key) }) { return r }
             next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
         }
         return nil

@@ -18,10 +18,10 @@ import Synchronization
 ///
 /// A table of at most `smallKeys` keys (a child made per request with a
 /// registration or two) is one small block instead, `[count, (key id,
-/// address) × smallKeys]`, searched in order: `top` holds its address with
-/// `smallTag` set. Its pairs are appended (a key's address replaced in place)
-/// and never removed; the next key moves them all to the levels above, the
-/// block kept for readers still in it.
+/// address) × smallKeys]`, searched in order, at `small` (read only while `top`
+/// is 0, so a root's lookups cost what they did). Its pairs are appended (a
+/// key's address replaced in place) and never removed; the next key moves them
+/// all to the levels above, the block kept for readers still in it.
 @usableFromInline
 final class RegistrationTable: @unchecked Sendable {
     /// 64 entries (512 bytes): a container's first registration in a chunk
@@ -34,35 +34,45 @@ final class RegistrationTable: @unchecked Sendable {
     @usableFromInline static var groupSize: Int { 1 << groupBits }
     static var maxGroups: Int { 1 << 12 }  // 4M keys
 
-    /// The current top block's address (with `smallTag`: the small block's), 0 before the first registration.
+    /// The current top block's address, 0 before the first registration (or while the table is small).
     @usableFromInline let top = Atomic<UInt>(0)
-    @usableFromInline static var smallTag: UInt { 1 }
+    /// The small block's address, or 0.
+    @usableFromInline let small = Atomic<UInt>(0)
+    /// Whether the small block's entries are the table's (not moved to the levels). Writers only.
+    private var smallOwns = true
     @usableFromInline static var smallKeys: Int { 4 }
     /// Top blocks replaced by bigger ones (readers may still be in them). Writers only.
     private var retiredTops: [UnsafeMutableRawPointer] = []
 
-    init() {}
+    /// Nothing was ever registered in the table.
+    var neverStored: Bool { top.load(ordering: .acquiring) == 0 && small.load(ordering: .acquiring) == 0 }
+
+    /// Whether the table starts as a small block (a child container's: see above);
+    /// a root's starts with the levels, which its lookups read inline.
+    private let startsSmall: Bool
+
+    init(small: Bool = false) { startsSmall = small }
 
     /// Moves every entry (and every block) to a new table, leaving this one
     /// empty: what a closed container lets go of when it is dismantled, released
     /// when the caller drops the result (outside its lock), with no list made.
     /// Callers serialize with writes; no reader may still be in this table.
     func detachAll() -> RegistrationTable {
-        let taken = RegistrationTable()
+        let taken = RegistrationTable(small: startsSmall)
         taken.top.store(top.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
+        taken.small.store(small.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
+        swap(&taken.smallOwns, &smallOwns)
         swap(&taken.levels, &levels)
         swap(&taken.retiredTops, &retiredTops)
-        swap(&taken.retiredSmall, &retiredSmall)
         return taken
     }
 
     deinit {
-        let word = top.load(ordering: .acquiring)
-        if word & Self.smallTag != 0 {
-            let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)!
-            Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+        if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
+            if smallOwns { Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() } }
             block.deallocate()
-        } else if let block = UnsafeMutableRawPointer(bitPattern: word) {
+        }
+        if let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) {
             forEachEntry(in: block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
             forEachGroup(in: block) { group in
                 for j in 0..<Self.groupSize { UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[j].load(ordering: .relaxed))?.deallocate() }
@@ -71,7 +81,6 @@ final class RegistrationTable: @unchecked Sendable {
             block.deallocate()
         }
         for block in retiredTops { block.deallocate() }
-        for block in retiredSmall { block.deallocate() }
     }
 
     @inlinable @inline(__always)
@@ -82,13 +91,14 @@ final class RegistrationTable: @unchecked Sendable {
         (block + 8).assumingMemoryBound(to: Atomic<UInt>.self)
     }
 
+    /// The entry for `key` in the levels only: a small table's are found by
+    /// `getSmall` (`lookup` asks both), kept off this path so that a root's
+    /// lookups, inlined into the hit paths, cost what they did.
     @inlinable @inline(__always)
     func get(_ key: Key) -> Unmanaged<Registration>? {
         let id = Int(key.id)
         let groupIndex = id >> (Self.chunkBits + Self.groupBits)
-        let word = top.load(ordering: .acquiring)
-        if word & Self.smallTag != 0 { return Self.smallGet(word, key.id) }
-        guard let block = UnsafeMutableRawPointer(bitPattern: word),
+        guard let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)),
               groupIndex < Self.capacity(of: block) else { return nil }
         let group = Self.groups(of: block)[groupIndex].load(ordering: .acquiring)
         guard group != 0 else { return nil }
@@ -100,10 +110,16 @@ final class RegistrationTable: @unchecked Sendable {
         return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
-    /// `get` in the small block `word` (tagged).
-    @usableFromInline @inline(never)
-    static func smallGet(_ word: UInt, _ id: UInt32) -> Unmanaged<Registration>? {
-        let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~smallTag)!
+    /// The entry for `key`, wherever it is.
+    @inline(__always)
+    func lookup(_ key: Key) -> Unmanaged<Registration>? { get(key) ?? getSmall(key) }
+
+    /// The entry for `key` in the small block, if the table is small (or was:
+    /// a reader that still sees `top` 0 finds the moved entries there).
+    func getSmall(_ key: Key) -> Unmanaged<Registration>? {
+        let id = key.id
+        guard top.load(ordering: .acquiring) == 0,
+              let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) else { return nil }
         let count = Int(block[0].load(ordering: .acquiring))
         var i = 1
         while i < 1 + 2 * count {
@@ -127,17 +143,16 @@ final class RegistrationTable: @unchecked Sendable {
     /// Stores (or with nil clears) the entry for `key` and returns the one it
     /// replaces. Callers serialize writes.
     func replace(_ key: Key, with registration: Registration?) -> Registration? {
-        let word = top.load(ordering: .relaxed)
-        if word == 0 || word & Self.smallTag != 0 {
-            if let done = replaceSmall(word, key, with: registration) { return done.old }
+        if startsSmall && levels == 0 {
+            if let done = replaceSmall(key, with: registration) { return done.old }
         }
         return replaceInLevels(key, with: registration)
     }
 
     /// `replace` while the table is small (or empty); nil when `key` does not
     /// fit, after the entries moved to the levels.
-    private func replaceSmall(_ word: UInt, _ key: Key, with registration: Registration?) -> (old: Registration?, Void)? {
-        var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)
+    private func replaceSmall(_ key: Key, with registration: Registration?) -> (old: Registration?, Void)? {
+        var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .relaxed))
         let count = block.map { Int($0[0].load(ordering: .relaxed)) } ?? 0
         for i in 0..<count where block![1 + 2 * i].load(ordering: .relaxed) == UInt(key.id) {
             let address = registration.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
@@ -154,21 +169,21 @@ final class RegistrationTable: @unchecked Sendable {
             block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
             block![2 + 2 * count].store(UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()), ordering: .relaxed)
             block![0].store(UInt(count + 1), ordering: .releasing)
-            if word == 0 { top.store(UInt(bitPattern: block!) | Self.smallTag, ordering: .releasing) }
+            if count == 0 { small.store(UInt(bitPattern: block!), ordering: .releasing) }
             return (nil, ())
         }
         // Full: its entries move to the levels (their references with them); readers may still be in it.
-        let small = block!
+        let full = block!
         migrating = true  // the levels are built aside, then published at once
         var moved: [(Key, Registration)] = []
-        Self.forEachSmallEntry(small) { address in
+        Self.forEachSmallEntry(full) { address in
             let r = Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
             moved.append((r.key, r))
         }
         for (key, r) in moved { _ = replaceInLevels(key, with: r) }
         migrating = false
+        smallOwns = false  // the block stays at `small`, for readers that saw `top` still 0
         top.store(levels, ordering: .releasing)
-        retiredSmall.append(small)
         return nil
     }
 
@@ -177,8 +192,6 @@ final class RegistrationTable: @unchecked Sendable {
     /// Set while a full small block moves to the levels: `grownTop` then leaves `top` alone.
     private var migrating = false
 
-    /// Small blocks replaced by the levels. Writers only.
-    private var retiredSmall: [UnsafeMutablePointer<Atomic<UInt>>] = []
 
     private func replaceInLevels(_ key: Key, with registration: Registration?) -> Registration? {
         let id = Int(key.id)
@@ -254,8 +267,7 @@ final class RegistrationTable: @unchecked Sendable {
     func all() -> [Registration] {
         var result: [Registration] = []
         let word = top.load(ordering: .acquiring)
-        if word & Self.smallTag != 0 {
-            let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: word & ~Self.smallTag)!
+        if word == 0, let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
             Self.forEachSmallEntry(block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
             if result.count > 1 { result.sort { $0.key.id < $1.key.id } }  // in key id order, as the levels give them
             return result

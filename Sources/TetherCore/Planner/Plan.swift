@@ -225,11 +225,11 @@ final class Plan: @unchecked Sendable {
         for i in 0..<steps.count {
             let local = steps[i].local
             guard local >= 0 else {
-                if child.table.get(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
+                if child.table.lookup(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
                 continue
             }
             let shape = self.locals[local]
-            guard let registration = child.table.get(shape.key),
+            guard let registration = child.table.lookup(shape.key),
                   registration._withUnsafeGuaranteedRef({ r in
                       r.paramInfo == shape.paramInfo
                           && r.specReference._withUnsafeGuaranteedRef { $0.scope == shape.scope && $0.completionCount == 0 }
@@ -238,6 +238,18 @@ final class Plan: @unchecked Sendable {
             locals[local] = registration
         }
         return true
+    }
+
+    /// A local step's spec, retained for its record in a block (out of line: the path of other plans stays as it was).
+    @inline(never)
+    private func retainedSpec(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<InstanceSpec> {
+        spec(i, locals).retain()
+    }
+
+    /// A local step's number of slots.
+    @inline(never)
+    private func slotCount(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Int {
+        registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }
     }
 
     /// Step `i`'s registration: a local step's is the one its resolve bound.
@@ -490,9 +502,9 @@ final class Plan: @unchecked Sendable {
             for i in 0...root where !steps[i].isShared {
                 // A local step's record holds its child's spec (the plan holds the others).
                 let local = steps[i].local >= 0
-                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? spec(i, locals).retain() : steps[i].spec,
+                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? retainedSpec(i, locals) : steps[i].spec,
                             owned: local, count: steps[i].blockCount) { add in
-                    forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { input in
+                    forEachEdge(of: i, slots: local ? slotCount(i, locals) : steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }) { input in
                         add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
                     }
                 }
