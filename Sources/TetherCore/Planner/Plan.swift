@@ -20,6 +20,13 @@
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
+/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`).
+protocol StepBinding { static var bindsLocals: Bool { get } }
+/// A plan's own steps only.
+enum OwnSteps: StepBinding { static var bindsLocals: Bool { false } }
+/// A child's plan: local steps take the registrations `Plan.bind` bound.
+enum ChildSteps: StepBinding { static var bindsLocals: Bool { true } }
+
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
@@ -240,30 +247,24 @@ final class Plan: @unchecked Sendable {
         return true
     }
 
-    /// A local step's spec, retained for its record in a block (out of line: the path of other plans stays as it was).
-    @inline(never)
-    private func retainedSpec(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<InstanceSpec> {
-        spec(i, locals).retain()
-    }
-
-    /// A local step's number of slots.
-    @inline(never)
-    private func slotCount(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Int {
-        registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }
-    }
-
     /// Step `i`'s registration: a local step's is the one its resolve bound.
     @inline(__always)
-    private func registration(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Registration> {
-        let local = steps[i].local
-        return local < 0 ? steps[i].registration : locals[local]
+    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<Registration> {
+        guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].registration }
+        return locals.base[steps[i].local]
     }
 
     /// A made step's spec: a local step's is its bound registration's current one.
     @inline(__always)
-    private func spec(_ i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<InstanceSpec> {
-        let local = steps[i].local
-        return local < 0 ? steps[i].spec! : locals[local]._withUnsafeGuaranteedRef { $0.specReference }
+    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<InstanceSpec> {
+        guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].spec! }
+        return locals.base[steps[i].local]._withUnsafeGuaranteedRef { $0.specReference }
+    }
+
+    /// A replay's view of the registrations bound to local steps (`PlanProgress.locals`):
+    /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
+    struct Locals<B: StepBinding> {
+        let base: UnsafeMutablePointer<Unmanaged<Registration>>
     }
 
     struct Recorder {
@@ -410,12 +411,19 @@ final class Plan: @unchecked Sendable {
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran. `specs`: the calling thread's.
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
-        if blockWords > 0 { return runBlock(specs, progress) }
+        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    }
+
+    @inline(__always)
+    private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                        _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
+        if blockWords > 0 { return runBlock(specs, progress, locals) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
             let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
             made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-            let outcome = replay(into: made, specs, progress)
+            let outcome = replay(into: made, specs, progress, locals)
             if case .success(true) = outcome {
                 // Every other step is some step's input, so its instance went to
                 // that step's edges: nothing is left to release.
@@ -435,13 +443,20 @@ final class Plan: @unchecked Sendable {
     @inline(__always)
     func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                 _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Bool, TetherError> {
-        if hasShared && !takeShared(made, progress.pointee.locals) { return .success(false) }
+        if !locals.isEmpty { return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
+        return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    }
+
+    @inline(__always)
+    private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                           _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+        if hasShared && !takeShared(made, locals) { return .success(false) }
         progress.pointee.plan = .passUnretained(self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in 0..<steps.count where !steps[i].isShared {
                 progress.pointee.step = i
-                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, progress.pointee.locals)) }
+                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
                 catch { return .failure(error) }
             }
             return .success(true)
@@ -453,11 +468,11 @@ final class Plan: @unchecked Sendable {
     /// others become records in its allocation (see `InstanceBlock`). Nothing
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
-    private func runBlock(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         // Two buffers of at most 1 KiB: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress)
+                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress, locals)
             }
         }
     }
@@ -465,19 +480,19 @@ final class Plan: @unchecked Sendable {
     /// `runBlock` with its buffers: per step, the shared instances taken (`made`)
     /// and the factories' results.
     @inline(__always)
-    private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                          _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
-                          _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock<B>(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
+                             _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
+                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-        if hasShared && !takeShared(made, progress.pointee.locals) {
+        if hasShared && !takeShared(made, locals) {
             for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
             return .success(nil)
         }
         progress.pointee.plan = .passUnretained(self)
         for i in 0..<count where !steps[i].isShared {
             progress.pointee.step = i
-            let outcome = callFactory(i, words, progress.pointee.locals) { input in
+            let outcome = callFactory(i, words, locals) { input in
                 steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
             }
             switch outcome {
@@ -487,24 +502,24 @@ final class Plan: @unchecked Sendable {
                 progress.pointee.plan = nil
                 // Leaves what `replay` would have: an instance for every step made so far.
                 for j in 0..<i where !steps[j].isShared {
-                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, progress.pointee.locals))
+                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
                 for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
                 return .failure(error)
             }
         }
         progress.pointee.plan = nil
-        let root = count - 1, locals = progress.pointee.locals
+        let root = count - 1
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
                                            words: blockWords) { block in
             for i in 0...root where !steps[i].isShared {
                 // A local step's record holds its child's spec (the plan holds the others).
-                let local = steps[i].local >= 0
-                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? retainedSpec(i, locals) : steps[i].spec,
+                let local = B.bindsLocals && steps[i].local >= 0
+                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? spec(i, locals).retain() : steps[i].spec,
                             owned: local, count: steps[i].blockCount) { add in
-                    forEachEdge(of: i, slots: local ? slotCount(i, locals) : steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }) { input in
+                    forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { input in
                         add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
                     }
                 }
@@ -594,7 +609,7 @@ final class Plan: @unchecked Sendable {
         release(made)
         return steps[step].registration._withUnsafeGuaranteedRef { registration in
             if let completion { return Graph.completionFailure(registration.key, completion, failure) }
-            return Graph.factoryFailure(registration, failure, path: path(to: step, nil))
+            return Graph.factoryFailure(registration, failure, path: path(to: step, Locals<OwnSteps>?.none))
         }
     }
 
@@ -606,7 +621,7 @@ final class Plan: @unchecked Sendable {
     }
 
     /// Takes every shared dependency from its cache; false when one is missing.
-    private func takeShared(_ made: ReferenceWords<Instance>, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Bool {
+    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) -> Bool {
         for i in 0..<steps.count where steps[i].isShared {
             let registration = self.registration(i, locals)
             let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
@@ -618,15 +633,15 @@ final class Plan: @unchecked Sendable {
 
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
-    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
-                      _ specs: ThreadSpecs, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) throws(TetherError) -> Unmanaged<Instance> {
+    private func make<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
+                         _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Unmanaged<Instance> {
         let pointer = try callFactory(i, words, locals) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
         return makeInstance(i, pointer, made, specs, locals)
     }
 
     /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and contexts.
     @inline(__always)
-    private func callFactory(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>,
+    private func callFactory<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ locals: Locals<B>,
                              _ pointer: (Int) -> UnsafeMutableRawPointer) -> Result<UnsafeMutableRawPointer, TetherError> {
         let step = steps[i]
         let spec = spec(i, locals)
@@ -648,14 +663,14 @@ final class Plan: @unchecked Sendable {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
     @inline(__always)
-    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
-                              _ specs: ThreadSpecs, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Instance> {
+    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
+                              _ specs: ThreadSpecs, _ locals: Locals<B>) -> Unmanaged<Instance> {
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
-        let spec = steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retain()
+        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retain()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, reference: { _ in
             while inputs[next] == Plan.context { next += 1 }
             next += 1
@@ -665,6 +680,7 @@ final class Plan: @unchecked Sendable {
 
     /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
     func constructing(at i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> [Unmanaged<Registration>] {
+        let locals = Locals<ChildSteps>(base: locals)
         var registrations: [Unmanaged<Registration>] = []
         var step = i
         while step >= 0 {
@@ -676,7 +692,7 @@ final class Plan: @unchecked Sendable {
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
     /// `locals`: nil for a plan with no local steps.
-    private func path(to i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>?) -> [Key] {
+    private func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
         var keys: [Key] = []
         var step = i
         while step >= 0 {
