@@ -257,7 +257,41 @@ static void a_freed_child_releases_its_singleton(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* Handler's completion callback asks the resolver for Request: the instance its graph made,
+ * the child's, in every request (the graph's table holds each child's registration). */
+static int completions, same_request;
+static tether_status complete_handler(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    node *h = instance;
+    void *request = NULL;
+    tether_status st = tether_resolver_get(r, "Request", &request);
+    completions++;
+    if (st == TETHER_OK && request == h->a) same_request++;
+    return st;
+}
+
+static void a_parent_graph_with_a_completion_callback_takes_each_childs_registration(void) {
+    tether_container *root = new_container();
+    kind hk = {"Handler", 0, 0}, req = {"Request", 0, 0};
+    tether_registration *h = reg(root, "Handler", &hk, TETHER_SCOPE_GRAPH, "Request", NULL);
+    CHECK_OK(tether_on_complete(h, complete_handler, NULL));
+    completions = same_request = 0;
+    for (int i = 0; i < 4; i++) {
+        tether_container *child = new_container_in(root);
+        reg(child, "Request", &req, TETHER_SCOPE_GRAPH, NULL, NULL);
+        tether_ref *r;
+        node *o = resolve(child, "Handler", &r);
+        CHECK(o && o->a->k == &req);
+        if (r) CHECK_OK(tether_ref_release(r));
+        CHECK_OK(tether_container_free(child));  /* its registration goes: the next child's must serve */
+    }
+    CHECK(completions == 4 && same_request == 4);
+    CHECK(req.made == 4 && req.dropped == 4 && hk.made == 4 && hk.dropped == 4);
+    CHECK_OK(tether_container_free(root));
+}
+
 int main(void) {
+    RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
     RUN(per_request_children_use_their_own_registration);
     RUN(children_override_parent_keys_in_a_parent_graph);
     RUN(children_of_other_shapes_get_what_they_declare);

@@ -213,12 +213,15 @@ final class Plan: @unchecked Sendable {
     /// so the plan serves every child whose registrations the graph reaches
     /// have the same keys, scopes and params (`bind`), each resolve running
     /// that child's factories with its contexts. Nil when the graph is not
-    /// plain or a local step has completion callbacks (`Graph` resolves it).
+    /// plain or has completion callbacks (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: child)
         recorder.recordsLocals = true
-        guard recorder.visit(Unmanaged.passUnretained(root)) != nil, !recorder.locals.isEmpty else { return nil }
+        // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
+        // own registrations: a local step's is the recording child's, so such graphs are built.
+        guard recorder.visit(Unmanaged.passUnretained(root)) != nil, !recorder.locals.isEmpty,
+              !recorder.steps.contains(where: { $0.completes }) else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     locals: recorder.locals, localParams: recorder.localParams)
     }
