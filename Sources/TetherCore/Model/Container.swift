@@ -67,7 +67,54 @@ public final class Container: @unchecked Sendable {
         set { strict.store(newValue, ordering: .relaxed) }
     }
 
-    deinit { VersionWords.give(version) }
+    deinit {
+        dropSpareChild()
+        VersionWords.give(version)
+    }
+
+    /// A freed child of this container that nothing references any more, kept
+    /// for the next child made here (`takeSpareChild`): a child made and freed
+    /// per request then reuses its lock, table and version words. The retained
+    /// address, or 0; at most one; let go of when this container closes.
+    private let spareChild = Atomic<UInt>(0)
+
+    /// Keeps `child` (closed, dismantled, referenced by the caller only) for the
+    /// next child; false: not kept (one is kept already, or this container is closed).
+    public func keepSpareChild(_ child: Container) -> Bool {
+        guard child.parent === self, child.isClosed, !isClosed else { return false }
+        let address = UInt(bitPattern: Unmanaged.passRetained(child).toOpaque())
+        guard spareChild.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged else {
+            Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+            return false
+        }
+        if isClosed { dropSpareChild() }  // a close that raced with this: it may have looked already
+        return true
+    }
+
+    /// The kept child reopened as a new, empty child of this container, or nil
+    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    public func takeSpareChild() throws(TetherError) -> Container? {
+        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
+        guard address != 0 else { return nil }
+        let child = Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
+        let ok = state.withLock { s in
+            if s.isClosed { return false }
+            s.children += 1
+            return true
+        }
+        guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        child.state.withLock { $0 = State() }
+        child.strict.store(refusesCaptives, ordering: .relaxed)
+        child.plansOff.store(false, ordering: .relaxed)
+        child.closed.store(false, ordering: .releasing)
+        child.configurationChanged()  // its words only grow: what was learned of the old child is stale
+        return child
+    }
+
+    private func dropSpareChild() {
+        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
+        if address != 0 { Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
+    }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
@@ -403,6 +450,7 @@ public final class Container: @unchecked Sendable {
             return .success(table.all())
         }
         let registrations = try result.get()
+        dropSpareChild()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() } + takeScoped { _ in true })
         if let tracer {  // the hook is not called once the container is freed
