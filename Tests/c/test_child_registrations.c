@@ -290,7 +290,44 @@ static void a_parent_graph_with_a_completion_callback_takes_each_childs_registra
     CHECK_OK(tether_container_free(root));
 }
 
+/* A freed child's container may serve the parent's next child: that child starts empty (no
+ * registration, value or container-scoped instance of the old one), freeing the old handle
+ * again is refused, and the parent freed with a child kept lets go of it (ASan/LSan). */
+static void the_next_child_starts_empty(void) {
+    tether_container *root = request_root();
+    kind req = {"Request", 0, 0}, scoped = {"Scoped", 0, 0}, value = {"value", 0, 0};
+    reg(root, "Scoped", &scoped, TETHER_SCOPE_CONTAINER, NULL, NULL);
+    CHECK_OK(tether_declare_value(root, "Value"));
+    tether_container *old = NULL;
+    for (int i = 0; i < 3; i++) {
+        tether_container *child = new_container_in(root);
+        CHECK(child != old);  /* a new handle, whatever serves it */
+        tether_ref *r = NULL;
+        if (old) CHECK_STATUS(tether_resolve(old, "Scoped", &r), TETHER_E_INVALID_HANDLE);  /* the old one stays stale */
+        /* nothing of the previous child: its Request, its value, its container-scoped instance */
+        CHECK_STATUS(tether_resolve(child, "Handler", &r), TETHER_E_NOT_FOUND);
+        CHECK_ERROR_HAS("\"Request\"");
+        CHECK_STATUS(tether_resolve(child, "Value", &r), TETHER_E_NOT_FOUND);
+        tether_ref *s1, *s2;
+        node *a = resolve(child, "Scoped", &s1), *b = resolve(child, "Scoped", &s2);
+        CHECK(a && a == b && scoped.made == i + 1);
+        if (s1) CHECK_OK(tether_ref_release(s1));
+        if (s2) CHECK_OK(tether_ref_release(s2));
+        reg(child, "Request", &req, TETHER_SCOPE_GRAPH, NULL, NULL);
+        node *v = node_new(&value, NULL, NULL);
+        CHECK_OK(tether_provide_value(child, "Value", v, drop_logged, &value));
+        if (resolve(child, "Handler", &r)) CHECK_OK(tether_ref_release(r));
+        CHECK_OK(tether_container_free(child));
+        CHECK(value.dropped == i + 1 && scoped.dropped == i + 1);  /* let go of when the child was freed */
+        CHECK_STATUS(tether_container_free(child), TETHER_E_INVALID_HANDLE);
+        old = child;
+    }
+    CHECK(req.made == 3 && req.dropped == 3);
+    CHECK_OK(tether_container_free(root));
+}
+
 int main(void) {
+    RUN(the_next_child_starts_empty);
     RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
     RUN(per_request_children_use_their_own_registration);
     RUN(children_override_parent_keys_in_a_parent_graph);
