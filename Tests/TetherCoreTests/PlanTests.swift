@@ -256,6 +256,41 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
+    @Test func childrenWithRegistrationsOfOneShapeShareOnePlan() throws {
+        // A child per request registering B: the parent's A(B, C) is planned once
+        // through the first child's registration and replayed for every later
+        // child, with that child's factory; a child whose B has other params, or
+        // that also overrides C, gets a plan of its own, never the first one.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B"), dep("C")], scope: .transient)
+        try fx.register("C", scope: .transient, label: "parent C")
+        let a = try fx.container.registration(for: Key("A"))!
+        func secondDepLabel(_ child: Container) throws -> String {
+            let instance = try fx.resolve("A", in: child)
+            return withExtendedLifetime(instance) { Obj.of(instance).dep(1).label }
+        }
+        for round in 0..<5 {
+            let child = try fx.child()
+            try fx.register("B", scope: .transient, in: child, label: "child B\(round)")
+            #expect(try firstDepLabel(fx, in: child) == "child B\(round)")
+            #expect(try firstDepLabel(fx, in: child) == "child B\(round)")
+        }
+        #expect(a.childPlanCount == 1)
+        let withDep = try fx.child()
+        try fx.register("B", [dep("C")], scope: .transient, in: withDep, label: "B with a dep")
+        #expect(try firstDepLabel(fx, in: withDep) == "B with a dep")
+        let overriding = try fx.child()
+        try fx.register("B", scope: .transient, in: overriding, label: "B beside a C")
+        try fx.register("C", scope: .transient, in: overriding, label: "child C")
+        #expect(try secondDepLabel(overriding) == "child C")
+        #expect(a.childPlanCount == 3)
+        let again = try fx.child()
+        try fx.register("B", scope: .transient, in: again, label: "B again")
+        #expect(try firstDepLabel(fx, in: again) == "B again" && a.childPlanCount == 3, "the first plan serves it")
+        #expect(fx.tracker.made("child B0") == 2 && fx.tracker.made("parent C") == 13)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func aKeyWhoseGraphKeepsChangingStopsRecordingPlans() throws {
         // Replaced plans are kept for readers that may still replay them, so their
         // number is bounded: after 16, that key resolves the ordinary way, correctly.

@@ -11,7 +11,11 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_container_new")
         let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
-        let core = try Container(parent: parentCore, bridge: ABIBridge.shared)
+        // A freed child of the parent that nothing held any more serves again (`Container.keepSpareChild`).
+        var reused: Container?
+        if let parentCore { reused = try parentCore.takeSpareChild() }
+        let core: Container
+        if let reused { core = reused } else { core = try Container(parent: parentCore, bridge: ABIBridge.shared) }
         // A child of a container without plans has none either: a binding may make a child's C
         // container only when first needed, after the variable was read for its parent. A child
         // follows its parent, so the environment is read once per root (not per request's child).
@@ -22,7 +26,18 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
 
 @_cdecl("tether_container_free")
 public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
-    abiCall { () throws(TetherError) in
+    // Retired after the call's section is left: a free that is no other call's
+    // part (not from a factory or destructor) with no other thread about then
+    // lets go of the container at once (`Reclaimer.reclaimAlone`), and a child
+    // nothing else references is kept for the parent's next child.
+    var retired: Container?
+    defer {
+        if var container = retired.take(), Reclamation.retire(container), let parent = container.parent,
+           isKnownUniquelyReferenced(&container) {
+            _ = parent.keepSpareChild(container)
+        }
+    }
+    return abiCall { () throws(TetherError) in
         let core = try Handles.containers.get(c, "tether_container_free")
         let registrations: [Registration]
         do throws(TetherError) {
@@ -35,7 +50,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // way may still use it: the reclaimer waits for them.
         let owned = try? Handles.containers.remove(c, "tether_container_free")
         for registration in registrations { retireHandle(of: registration) }
-        if let owned { Reclamation.retire(owned) }
+        retired = owned
     }
 }
 

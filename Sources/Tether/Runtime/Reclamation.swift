@@ -12,8 +12,13 @@ enum Reclamation {
 
     /// Hands a closed container, whose handle (and its registrations' handles)
     /// are already gone, to the reclaimer: dismantled once no call can be using it.
-    static func retire(_ container: Container) {
-        reclaimer.retire(by: HandleCache.current.pointee.reclaim) { container.dismantle() }
+    /// True when it was dismantled now (`Reclaimer.reclaimAlone`).
+    @discardableResult
+    static func retire(_ container: Container) -> Bool {
+        let caller = HandleCache.current.pointee.reclaim
+        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return true }
+        reclaimer.retire(by: caller) { container.dismantle() }
+        return false
     }
 }
 

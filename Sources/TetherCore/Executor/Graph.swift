@@ -79,7 +79,7 @@ final class Graph {
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
-            var plan = arguments.isEmpty && outer.isEmpty ? registration.plan(from: container) : nil
+            var plan = arguments.isEmpty && outer.isEmpty ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
                 switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress) }) {
                 case .success(let root?): return .success(root)
@@ -112,7 +112,7 @@ final class Graph {
     static func resolveObject(_ registration: Unmanaged<Registration>, from container: Container) throws(TetherError) -> AnyObject {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.
-        if let plan = registration._withUnsafeGuaranteedRef({ $0.plan(from: container) }),
+        if let plan = registration._withUnsafeGuaranteedRef({ r in thread._withUnsafeGuaranteedRef { r.plan(from: container, $0.planProgress.pointee.locals) } }),
            plan._withUnsafeGuaranteedRef({ $0.makesObjects }),
            thread._withUnsafeGuaranteedRef({ $0.nesting == 0 || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
             thread._withUnsafeGuaranteedRef { $0.nesting += 1 }

@@ -15,7 +15,8 @@
 /// no bookkeeping of their own.
 ///
 /// The records' specs are the plan's: the root's spec keeps the plan alive
-/// (`ThreadSpecs.retainedCopy(of:in:)`).
+/// (`ThreadSpecs.retainedCopy(of:in:)`); a record of a child's own registration
+/// (`Plan.Step.local`) holds its spec itself, tagged `ownedSpec`, released after its destructor.
 ///
 /// Destruction gives exactly the order separate instances would get (see
 /// `release`), so a block is indistinguishable from the graph it replaces.
@@ -27,14 +28,17 @@ struct InstanceBlock {
     /// Where the first inner record starts.
     static var firstOffset: Int { 1 }
 
-    /// Writes the inner record at `offset` (`spec` unretained: the plan holds it),
-    /// or with `spec` nil the root's record there; `edges` writes its entries.
-    func write(at offset: Int, pointer: UInt, spec: Unmanaged<InstanceSpec>?, count: Int,
+    static var ownedSpec: UInt { 1 }
+
+    /// Writes the inner record at `offset` (`spec` unretained: the plan holds it;
+    /// `owned`: retained, the record's), or with `spec` nil the root's record
+    /// there; `edges` writes its entries.
+    func write(at offset: Int, pointer: UInt, spec: Unmanaged<InstanceSpec>?, owned: Bool = false, count: Int,
                edges: (_ add: (UInt) -> Void) -> Void) {
         var at = offset
         if let spec {
             words[at] = pointer
-            words[at + 1] = UInt(bitPattern: spec.toOpaque())
+            words[at + 1] = UInt(bitPattern: spec.toOpaque()) | (owned ? Self.ownedSpec : 0)
             words[at + 2] = UInt(count)
             at += 3
         } else {
@@ -92,9 +96,10 @@ struct InstanceBlock {
                 let at = Int(entry >> 1)
                 words[at + 2] -= 1
                 guard words[at + 2] == 0 else { return }
-                let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1])!)
+                let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1] & ~Self.ownedSpec)!)
                 let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
                 spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
+                if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
                 // Draining already: its edges are queued, popped last edge first.
                 for e in entries(at: at + 3) { state.pendingRelease.append(e) }
             }

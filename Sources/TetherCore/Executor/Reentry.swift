@@ -11,7 +11,7 @@ enum Reentry {
     static func constructing(_ thread: ThreadState) -> [Unmanaged<Registration>] {
         var registrations: [Unmanaged<Registration>] = []
         let progress = thread.planProgress.pointee
-        if let plan = progress.plan { registrations += plan._withUnsafeGuaranteedRef { $0.constructing(at: progress.step) } }
+        if let plan = progress.plan { registrations += plan._withUnsafeGuaranteedRef { $0.constructing(at: progress.step, progress.locals) } }
         registrations += thread.graph.constructing
         for graph in thread.nestedGraphs { registrations += graph._withUnsafeGuaranteedRef { $0.constructing } }
         return registrations
@@ -43,4 +43,7 @@ enum Reentry {
 struct PlanProgress {
     var plan: Unmanaged<Plan>?
     var step = 0
+    /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
+    /// `Plan.maxSteps` words, allocated with the thread's state.
+    let locals = UnsafeMutablePointer<Unmanaged<Registration>>.allocate(capacity: Plan.maxSteps)
 }

@@ -14,6 +14,9 @@ public final class Container: @unchecked Sendable {
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
         var scoped: [ObjectIdentifier: ScopedEntry] = [:]
+        /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
+        /// its own, so a container (one per request, say) makes one lock, not two.
+        var tracer: Tracer?
     }
     private struct ScopedEntry {
         let registration: Registration
@@ -21,20 +24,30 @@ public final class Container: @unchecked Sendable {
         let sequence: UInt64
     }
     private let state = Lock(State())
-    @usableFromInline let table = RegistrationTable()
+    @usableFromInline let table: RegistrationTable
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
     private let plansOff = Atomic<Bool>(false)
-    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `traceState`.
+    /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
-    let traceState = Lock<Tracer?>(nil)
+
+    /// The container's tracer, made now if none was (`setTrace`).
+    func madeTracer() -> Tracer {
+        state.withLock { s in
+            if let t = s.tracer { return t }
+            let t = Tracer()
+            s.tracer = t
+            return t
+        }
+    }
     private let strict = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
+        table = RegistrationTable(small: parent != nil)
         if let parent {
             let ok = parent.state.withLock { s in
                 if s.isClosed { return false }
@@ -54,7 +67,54 @@ public final class Container: @unchecked Sendable {
         set { strict.store(newValue, ordering: .relaxed) }
     }
 
-    deinit { VersionWords.give(version) }
+    deinit {
+        dropSpareChild()
+        VersionWords.give(version)
+    }
+
+    /// A freed child of this container that nothing references any more, kept
+    /// for the next child made here (`takeSpareChild`): a child made and freed
+    /// per request then reuses its lock, table and version words. The retained
+    /// address, or 0; at most one; let go of when this container closes.
+    private let spareChild = Atomic<UInt>(0)
+
+    /// Keeps `child` (closed, dismantled, referenced by the caller only) for the
+    /// next child; false: not kept (one is kept already, or this container is closed).
+    public func keepSpareChild(_ child: Container) -> Bool {
+        guard child.parent === self, child.isClosed, !isClosed else { return false }
+        let address = UInt(bitPattern: Unmanaged.passRetained(child).toOpaque())
+        guard spareChild.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged else {
+            Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+            return false
+        }
+        if isClosed { dropSpareChild() }  // a close that raced with this: it may have looked already
+        return true
+    }
+
+    /// The kept child reopened as a new, empty child of this container, or nil
+    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    public func takeSpareChild() throws(TetherError) -> Container? {
+        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
+        guard address != 0 else { return nil }
+        let child = Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
+        let ok = state.withLock { s in
+            if s.isClosed { return false }
+            s.children += 1
+            return true
+        }
+        guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        child.state.withLock { $0 = State() }
+        child.strict.store(refusesCaptives, ordering: .relaxed)
+        child.plansOff.store(false, ordering: .relaxed)
+        child.closed.store(false, ordering: .releasing)
+        child.configurationChanged()  // its words only grow: what was learned of the old child is stale
+        return child
+    }
+
+    private func dropSpareChild() {
+        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
+        if address != 0 { Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
+    }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
@@ -112,7 +172,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Nothing was ever registered here (the registration table was never made).
-    var neverRegistered: Bool { table.top.load(ordering: .acquiring) == 0 }
+    var neverRegistered: Bool { table.neverStored }
 
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
@@ -204,11 +264,13 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The registration for `key` in the nearest parent that has one.
+    /// (and, first, in this container's small table: `RegistrationTable.getSmall`).
     @usableFromInline @inline(never)
     func inheritedRegistration(for key: Key) -> Unmanaged<Registration>? {
+        if let r = table.getSmall(key) { return r }
         var next = parent.map { Unmanaged.passUnretained($0) }
         while let c = next {
-            if let r = c._withUnsafeGuaranteedRef({ $0.table.get(key) }) { return r }
+            if let r = c._withUnsafeGuaranteedRef({ $0.table.lookup(key) }) { return r }
             next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
         }
         return nil
@@ -374,6 +436,7 @@ public final class Container: @unchecked Sendable {
     /// under way, until `dismantle()` or deinit.
     @discardableResult
     public func close() throws(TetherError) -> [Registration] {
+        var tracer: Tracer?
         let result: Result<[Registration], TetherError> = state.withLock { s in
             if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was already freed")) }
             if s.children > 0 {
@@ -381,14 +444,16 @@ public final class Container: @unchecked Sendable {
                     "the container still has \(s.children) child container(s); free them first"))
             }
             s.isClosed = true
+            tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
             return .success(table.all())
         }
         let registrations = try result.get()
+        dropSpareChild()
         if let parent { parent.state.withLock { $0.children -= 1 } }
         drop(registrations.compactMap { $0.retire() } + takeScoped { _ in true })
-        if let tracer = traceState.withLock({ $0 }) {  // the hook is not called once the container is freed
+        if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
             tracer.set(nil)
         }
@@ -399,17 +464,13 @@ public final class Container: @unchecked Sendable {
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).
     public func dismantle() {
-        var released: [Registration] = []
-        state.withLock { s in
+        let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            released = table.all()
-            for r in released { _ = table.replace(r.key, with: nil) }
-            if !s.retired.isEmpty {
-                released += s.retired
-                s.retired = []
-            }
+            defer { s.retired = [] }
+            return (table.detachAll(), s.retired)
         }
-        _ = consume released  // deinitialized here, outside the lock
+        _ = consume entries  // deinitialized here, outside the lock
+        _ = consume retired
     }
 
     /// Releases what caches let go of, after the bridge took over the loans of

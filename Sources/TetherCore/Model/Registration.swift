@@ -57,6 +57,12 @@ public final class Registration: @unchecked Sendable {
         var kept: [AnyObject] = []
         /// Plans recorded so far (`maxPlans`).
         var plans = 0
+        /// Plans of resolves from children with registrations of their own
+        /// (`childPlan`), the last one served first; all kept in `kept` too.
+        let childPlan = Atomic<UInt>(0)
+        var childPlans: [Plan] = []
+        /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
+        var childDeclines = 0
         let observed = ObservedEdgeList()
     }
 
@@ -77,6 +83,10 @@ public final class Registration: @unchecked Sendable {
 
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
+    /// The first spec replaced once visible (retained, or 0), kept here rather
+    /// than in `rare`: a context set right after registering (a registration made
+    /// per request) then makes no `Rare`. Written under `lock`; in the 112-byte allocation.
+    private var firstReplacedSpec: UInt = 0
 
     /// Parameters kept in `paramArea`: two fit its 16 bytes.
     static var inlineParams: Int { 2 }
@@ -112,6 +122,7 @@ public final class Registration: @unchecked Sendable {
 
     deinit {
         specReference.release()
+        if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
         withRare { Unmanaged.passUnretained($0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
@@ -151,15 +162,16 @@ public final class Registration: @unchecked Sendable {
     /// now if the configuration changed since the last; nil when the graph must
     /// resolve it (another container, plans off, or its graph is not plain).
     /// Unretained: the registration keeps every plan it had.
+    /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
     @inline(__always)
-    func plan(from container: Container) -> Unmanaged<Plan>? {
+    func plan(from container: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
         guard container.usesPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {  // unretained: the owner is read without a count, as on the way here
             let owner = Unmanaged.passUnretained(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return nil }
+            guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
             configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
         }
         let address = planAddress.load(ordering: .acquiring)
@@ -182,6 +194,10 @@ public final class Registration: @unchecked Sendable {
         return !plan.declines && plan.configuration == container.configuration
     }
 
+    /// Plans recorded for resolves from children with registrations of their
+    /// own (`childPlan`), and child graphs that could not be (a diagnostic).
+    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.childPlans.count + $0.childDeclines } ?? 0 } }
+
     /// Plans a registration records at most: a reader may still be replaying a
     /// replaced plan, so every plan is kept as long as the registration. A key
     /// whose graph keeps changing between resolves resolves the ordinary way
@@ -189,6 +205,60 @@ public final class Registration: @unchecked Sendable {
     static var maxPlans: Int { 16 }
     /// `planAddress` once `maxPlans` were recorded.
     private static var noMorePlans: UInt { 1 }
+
+    /// The plan of a resolve from `child`, a descendant of `owner` (this
+    /// registration's container) with registrations of its own and nothing
+    /// registered between them, bound to `child` (`Plan.bind`): one recorded
+    /// through an earlier child whose registrations had the same shape serves
+    /// it, else one is recorded now. Nil when the graph must resolve it.
+    @inline(never)
+    private func childPlan(from child: Container, _ owner: Unmanaged<Container>,
+                           _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
+        guard let parent = child.parent.map({ Unmanaged.passUnretained($0) }),
+              parent._withUnsafeGuaranteedRef({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
+        let configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
+        let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
+        if address == Self.noMorePlans { return nil }
+        if address != 0 {
+            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
+        }
+        return otherChildPlan(from: child, configuration, locals)
+    }
+
+    /// `childPlan` when the last one served does not fit `child`: another kept
+    /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
+    @inline(never)
+    private func otherChildPlan(from child: Container, _ configuration: UInt,
+                                _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
+        let found = lock.withSpinLock { () -> Plan? in
+            guard let rare = withRare({ $0 }) else { return nil }
+            return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
+        }
+        if let found {
+            withRare { $0.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(found).toOpaque()), ordering: .releasing) }
+            return .passUnretained(found)
+        }
+        // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
+        let plan = Plan.record(self, configuration: configuration, child: child)
+        let installed = lock.withSpinLock { () -> Bool in
+            let rare = rareForWriting
+            guard rare.childPlans.count + rare.childDeclines < Self.maxPlans else {
+                rare.childPlan.store(Self.noMorePlans, ordering: .releasing)
+                return false
+            }
+            guard let plan else {
+                rare.childDeclines += 1
+                return false
+            }
+            rare.childPlans.append(plan)
+            rare.kept.append(plan)
+            rare.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+            return true
+        }
+        guard installed, let plan, plan.bind(child, locals) else { return nil }
+        return .passUnretained(plan)
+    }
 
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Unmanaged<Plan>? {
@@ -216,7 +286,13 @@ public final class Registration: @unchecked Sendable {
     private func install(_ spec: InstanceSpec) {
         let old = specReference
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
-        if flags & Self.visibleBit != 0 { rareForWriting.kept.append(old.takeRetainedValue()) } else { old.release() }
+        if flags & Self.visibleBit == 0 {
+            old.release()
+        } else if firstReplacedSpec == 0 {
+            firstReplacedSpec = UInt(bitPattern: old.toOpaque())
+        } else {
+            rareForWriting.kept.append(old.takeRetainedValue())
+        }
     }
 
     /// Changing the scope drops what the old scope cached. Refuses a scope

@@ -15,6 +15,13 @@ import Synchronization
 /// `chunkSize` entries, are made when their first key is registered. A chunk's
 /// word after its entries marks which are stored (writers only), so walking a
 /// table (close, dismantle, deinit) visits what is there, not every empty entry.
+///
+/// A table of at most `smallKeys` keys (a child made per request with a
+/// registration or two) is one small block instead, `[count, (key id,
+/// address) × smallKeys]`, searched in order, at `small` (read only while `top`
+/// is 0, so a root's lookups cost what they did). Its pairs are appended (a
+/// key's address replaced in place) and never removed; the next key moves them
+/// all to the levels above, the block kept for readers still in it.
 @usableFromInline
 final class RegistrationTable: @unchecked Sendable {
     /// 64 entries (512 bytes): a container's first registration in a chunk
@@ -27,14 +34,44 @@ final class RegistrationTable: @unchecked Sendable {
     @usableFromInline static var groupSize: Int { 1 << groupBits }
     static var maxGroups: Int { 1 << 12 }  // 4M keys
 
-    /// The current top block's address, 0 before the first registration.
+    /// The current top block's address, 0 before the first registration (or while the table is small).
     @usableFromInline let top = Atomic<UInt>(0)
+    /// The small block's address, or 0.
+    @usableFromInline let small = Atomic<UInt>(0)
+    /// Whether the small block's entries are the table's (not moved to the levels). Writers only.
+    private var smallOwns = true
+    @usableFromInline static var smallKeys: Int { 4 }
     /// Top blocks replaced by bigger ones (readers may still be in them). Writers only.
     private var retiredTops: [UnsafeMutableRawPointer] = []
 
-    init() {}
+    /// Nothing was ever registered in the table.
+    var neverStored: Bool { top.load(ordering: .acquiring) == 0 && small.load(ordering: .acquiring) == 0 }
+
+    /// Whether the table starts as a small block (a child container's: see above);
+    /// a root's starts with the levels, which its lookups read inline.
+    private let startsSmall: Bool
+
+    init(small: Bool = false) { startsSmall = small }
+
+    /// Moves every entry (and every block) to a new table, leaving this one
+    /// empty: what a closed container lets go of when it is dismantled, released
+    /// when the caller drops the result (outside its lock), with no list made.
+    /// Callers serialize with writes; no reader may still be in this table.
+    func detachAll() -> RegistrationTable {
+        let taken = RegistrationTable(small: startsSmall)
+        taken.top.store(top.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
+        taken.small.store(small.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
+        swap(&taken.smallOwns, &smallOwns)
+        swap(&taken.levels, &levels)
+        swap(&taken.retiredTops, &retiredTops)
+        return taken
+    }
 
     deinit {
+        if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
+            if smallOwns { Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() } }
+            block.deallocate()
+        }
         if let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) {
             forEachEntry(in: block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
             forEachGroup(in: block) { group in
@@ -54,6 +91,9 @@ final class RegistrationTable: @unchecked Sendable {
         (block + 8).assumingMemoryBound(to: Atomic<UInt>.self)
     }
 
+    /// The entry for `key` in the levels only: a small table's are found by
+    /// `getSmall` (`lookup` asks both), kept off this path so that a root's
+    /// lookups, inlined into the hit paths, cost what they did.
     @inlinable @inline(__always)
     func get(_ key: Key) -> Unmanaged<Registration>? {
         let id = Int(key.id)
@@ -70,13 +110,94 @@ final class RegistrationTable: @unchecked Sendable {
         return Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
     }
 
+    /// The entry for `key`, wherever it is.
+    @inline(__always)
+    func lookup(_ key: Key) -> Unmanaged<Registration>? { get(key) ?? getSmall(key) }
+
+    /// The entry for `key` in the small block, if the table is small (or was:
+    /// a reader that still sees `top` 0 finds the moved entries there).
+    func getSmall(_ key: Key) -> Unmanaged<Registration>? {
+        let id = key.id
+        guard top.load(ordering: .acquiring) == 0,
+              let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) else { return nil }
+        let count = Int(block[0].load(ordering: .acquiring))
+        var i = 1
+        while i < 1 + 2 * count {
+            if block[i].load(ordering: .relaxed) == UInt(id) {
+                let address = block[i + 1].load(ordering: .acquiring)
+                return address == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            }
+            i += 2
+        }
+        return nil
+    }
+
+    /// Calls `body` with every stored address of the small block.
+    private static func forEachSmallEntry(_ block: UnsafeMutablePointer<Atomic<UInt>>, _ body: (UInt) -> Void) {
+        for i in 0..<Int(block[0].load(ordering: .relaxed)) {
+            let address = block[2 + 2 * i].load(ordering: .relaxed)
+            if address != 0 { body(address) }
+        }
+    }
+
     /// Stores (or with nil clears) the entry for `key` and returns the one it
     /// replaces. Callers serialize writes.
     func replace(_ key: Key, with registration: Registration?) -> Registration? {
+        if startsSmall && levels == 0 {
+            if let done = replaceSmall(key, with: registration) { return done.old }
+        }
+        return replaceInLevels(key, with: registration)
+    }
+
+    /// `replace` while the table is small (or empty); nil when `key` does not
+    /// fit, after the entries moved to the levels.
+    private func replaceSmall(_ key: Key, with registration: Registration?) -> (old: Registration?, Void)? {
+        var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .relaxed))
+        let count = block.map { Int($0[0].load(ordering: .relaxed)) } ?? 0
+        for i in 0..<count where block![1 + 2 * i].load(ordering: .relaxed) == UInt(key.id) {
+            let address = registration.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            let old = block![2 + 2 * i].exchange(address, ordering: .acquiringAndReleasing)
+            return (old == 0 ? nil : Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue(), ())
+        }
+        guard let registration else { return (nil, ()) }
+        if count < Self.smallKeys {
+            if block == nil {
+                let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
+                for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
+                block = fresh
+            }
+            block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
+            block![2 + 2 * count].store(UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()), ordering: .relaxed)
+            block![0].store(UInt(count + 1), ordering: .releasing)
+            if count == 0 { small.store(UInt(bitPattern: block!), ordering: .releasing) }
+            return (nil, ())
+        }
+        // Full: its entries move to the levels (their references with them); readers may still be in it.
+        let full = block!
+        migrating = true  // the levels are built aside, then published at once
+        var moved: [(Key, Registration)] = []
+        Self.forEachSmallEntry(full) { address in
+            let r = Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
+            moved.append((r.key, r))
+        }
+        for (key, r) in moved { _ = replaceInLevels(key, with: r) }
+        migrating = false
+        smallOwns = false  // the block stays at `small`, for readers that saw `top` still 0
+        top.store(levels, ordering: .releasing)
+        return nil
+    }
+
+    /// The levels' top block (what `top` holds unless the table is small). Writers only.
+    private var levels: UInt = 0
+    /// Set while a full small block moves to the levels: `grownTop` then leaves `top` alone.
+    private var migrating = false
+
+
+    private func replaceInLevels(_ key: Key, with registration: Registration?) -> Registration? {
         let id = Int(key.id)
         let groupIndex = id >> (Self.chunkBits + Self.groupBits)
         precondition(groupIndex < Self.maxGroups, "Tether: more than \(Self.maxGroups * Self.groupSize * Self.chunkSize) keys")
-        var block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .relaxed))
+        var block = UnsafeMutableRawPointer(bitPattern: levels)
         if block == nil || groupIndex >= Self.capacity(of: block!) {
             guard registration != nil else { return nil }
             block = grownTop(block, toHold: groupIndex)
@@ -114,7 +235,8 @@ final class RegistrationTable: @unchecked Sendable {
             let group = i < oldCapacity ? Self.groups(of: old!)[i].load(ordering: .relaxed) : 0
             (groups + i).initialize(to: Atomic(group))
         }
-        top.store(UInt(bitPattern: block), ordering: .releasing)
+        levels = UInt(bitPattern: block)
+        if !migrating { top.store(levels, ordering: .releasing) }
         if let old { retiredTops.append(old) }
         return block
     }
@@ -144,7 +266,13 @@ final class RegistrationTable: @unchecked Sendable {
     /// Every registration stored, in key id order. Callers serialize with writes.
     func all() -> [Registration] {
         var result: [Registration] = []
-        guard let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) else { return result }
+        let word = top.load(ordering: .acquiring)
+        if word == 0, let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
+            Self.forEachSmallEntry(block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
+            if result.count > 1 { result.sort { $0.key.id < $1.key.id } }  // in key id order, as the levels give them
+            return result
+        }
+        guard let block = UnsafeMutableRawPointer(bitPattern: word) else { return result }
         forEachEntry(in: block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
         return result
     }

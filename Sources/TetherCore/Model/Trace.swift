@@ -79,12 +79,7 @@ extension Container {
     /// (plans, hits) is stale. Instances made meanwhile report their
     /// destruction to the hook set at that time, if any.
     public func setTrace(_ hook: TraceHook?) {
-        let tracer = traceState.withLock { s -> Tracer in
-            if let t = s { return t }
-            let t = Tracer()
-            s = t
-            return t
-        }
+        let tracer = madeTracer()
         tracer.set(hook)
         traceWord.store(hook == nil ? 0 : UInt(bitPattern: Unmanaged.passUnretained(tracer).toOpaque()), ordering: .releasing)
         configurationChanged()

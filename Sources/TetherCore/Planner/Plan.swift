@@ -20,6 +20,13 @@
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
+/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`).
+protocol StepBinding { static var bindsLocals: Bool { get } }
+/// A plan's own steps only.
+enum OwnSteps: StepBinding { static var bindsLocals: Bool { false } }
+/// A child's plan: local steps take the registrations `Plan.bind` bound.
+enum ChildSteps: StepBinding { static var bindsLocals: Bool { true } }
+
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
@@ -41,6 +48,21 @@ final class Plan: @unchecked Sendable {
         /// there (its edges from the graph's made steps); made steps only.
         var blockOffset = 0
         var blockCount = 0
+        /// For a plan of a child's resolves (`record(_:configuration:child:)`), the
+        /// step of a registration the child holds itself: its index among the
+        /// plan's `locals`, whose registration each resolve binds (`bind`); else -1.
+        var local = -1
+    }
+
+    /// What a child's own registration must be like for a plan recorded through
+    /// another child's to serve it (`bind`): its key, scope and params, and no
+    /// completion callbacks (a local step never completes).
+    struct LocalShape {
+        let key: Key
+        let scope: Scope
+        let paramInfo: UInt16
+        /// Its params: `localParams[firstParam...]`, as many as `paramInfo` says.
+        let firstParam: Int
     }
 
     /// What an object resolve (`runObjects`) reads, dense: its made steps in
@@ -110,10 +132,16 @@ final class Plan: @unchecked Sendable {
     private let objectSteps: UnsafeBufferPointer<ObjectStep>
     private let objectInputs: UnsafeBufferPointer<Int>
     private let completionCalls: UnsafeBufferPointer<CompletionCall>
+    /// A child's plan: the shapes of its local steps, by `Step.local`, and their params.
+    private let locals: UnsafeBufferPointer<LocalShape>
+    private let localParams: UnsafeBufferPointer<Param>
 
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
     static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, objects: nil) }
+
+    /// Whether the plan has steps a child binds (`bind`).
+    var isChildPlan: Bool { !locals.isEmpty }
 
     deinit {
         for step in steps { step.spec?.release() }
@@ -122,6 +150,8 @@ final class Plan: @unchecked Sendable {
         objectSteps.deallocate()
         objectInputs.deallocate()
         completionCalls.deallocate()
+        locals.deallocate()
+        localParams.deallocate()
     }
 
     private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
@@ -140,7 +170,8 @@ final class Plan: @unchecked Sendable {
     }
 
     /// `objects`: nil unless the plan makes objects.
-    private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?) {
+    private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
+                 locals: [LocalShape] = [], localParams: [Param] = []) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
@@ -163,6 +194,8 @@ final class Plan: @unchecked Sendable {
         objectSteps = Plan.copy(objects?.steps ?? [])
         objectInputs = Plan.copy(objects?.inputs ?? [])
         completionCalls = Plan.copy(objects?.calls ?? [])
+        self.locals = Plan.copy(locals)
+        self.localParams = Plan.copy(localParams)
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -174,6 +207,69 @@ final class Plan: @unchecked Sendable {
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
+    /// Records the plan for `root` resolved from `child`, a descendant of its
+    /// container with registrations of its own (one per request, say), nothing
+    /// registered between them: the steps of `child`'s registrations are local,
+    /// so the plan serves every child whose registrations the graph reaches
+    /// have the same keys, scopes and params (`bind`), each resolve running
+    /// that child's factories with its contexts. Nil when the graph is not
+    /// plain or has completion callbacks (`Graph` resolves it).
+    static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
+        guard !root.spec.scope.isShared else { return nil }
+        var recorder = Recorder(lookup: child)
+        recorder.recordsLocals = true
+        // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
+        // own registrations: a local step's is the recording child's, so such graphs are built.
+        guard recorder.visit(Unmanaged.passUnretained(root)) != nil, !recorder.locals.isEmpty,
+              !recorder.steps.contains(where: { $0.completes }) else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                    locals: recorder.locals, localParams: recorder.localParams)
+    }
+
+    /// Binds `child`'s own registrations to this child's plan's local steps
+    /// (into `locals`, by `Step.local`): true when the plan is `child`'s, that
+    /// is every step's key is registered in `child` exactly when the step is
+    /// local, with the recorded scope and params and no completion callbacks.
+    /// The owner's configuration is checked by the caller.
+    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Bool {
+        for i in 0..<steps.count {
+            let local = steps[i].local
+            guard local >= 0 else {
+                if child.table.lookup(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
+                continue
+            }
+            let shape = self.locals[local]
+            guard let registration = child.table.lookup(shape.key),
+                  registration._withUnsafeGuaranteedRef({ r in
+                      r.paramInfo == shape.paramInfo
+                          && r.specReference._withUnsafeGuaranteedRef { $0.scope == shape.scope && $0.completionCount == 0 }
+                          && r.params.elementsEqual(localParams[shape.firstParam ..< shape.firstParam + r.params.count])
+                  }) else { return false }
+            locals[local] = registration
+        }
+        return true
+    }
+
+    /// Step `i`'s registration: a local step's is the one its resolve bound.
+    @inline(__always)
+    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<Registration> {
+        guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].registration }
+        return locals.base[steps[i].local]
+    }
+
+    /// A made step's spec: a local step's is its bound registration's current one.
+    @inline(__always)
+    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<InstanceSpec> {
+        guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].spec! }
+        return locals.base[steps[i].local]._withUnsafeGuaranteedRef { $0.specReference }
+    }
+
+    /// A replay's view of the registrations bound to local steps (`PlanProgress.locals`):
+    /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
+    struct Locals<B: StepBinding> {
+        let base: UnsafeMutablePointer<Unmanaged<Registration>>
+    }
+
     struct Recorder {
         let lookup: Container
         /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
@@ -183,6 +279,10 @@ final class Plan: @unchecked Sendable {
         /// Whether declared value keys are recorded (as shared leaves named by key, the resolving
         /// container's value: `PlanDescription.Step.value`) rather than declined.
         var allowsValues = false
+        /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
+        var recordsLocals = false
+        var locals: [LocalShape] = []
+        var localParams: [Param] = []
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -198,9 +298,17 @@ final class Plan: @unchecked Sendable {
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
             guard spec.scope != .container, !r.isDeclaredValue || allowsValues else { return nil }
+            let local = recordsLocals && r.container === lookup ? locals.count : -1
+            if local >= 0 {
+                guard spec.completionCount == 0 else { return nil }
+                locals.append(LocalShape(key: r.key, scope: spec.scope, paramInfo: r.paramInfo, firstParam: localParams.count))
+                localParams += r.params
+            }
             if spec.scope.isShared || r.isDeclaredValue {
-                return add(Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
-                                isKeyed: true, completes: false, parent: -1), id)
+                var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
+                                isKeyed: true, completes: false, parent: -1)
+                step.local = local
+                return add(step, id)
             }
             // Bounded depth as well: the recording recurses.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps else { return nil }
@@ -236,9 +344,10 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            return add(Step(registration: registration, spec: .passUnretained(spec), firstInput: firstInput, isShared: false, isKeyed: spec.scope == .graph,
-                            completes: spec.completionCount > 0, parent: -1),
-                       spec.scope == .graph ? id : nil)
+            var step = Step(registration: registration, spec: local >= 0 ? nil : .passUnretained(spec), firstInput: firstInput,
+                            isShared: false, isKeyed: spec.scope == .graph, completes: spec.completionCount > 0, parent: -1)
+            step.local = local
+            return add(step, spec.scope == .graph ? id : nil)
         }
 
         /// After `visit`: every completion callback of the made steps, in the order
@@ -264,7 +373,7 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard let declared = declaredCompletions() else { return nil }
+            guard locals.isEmpty, let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {
@@ -305,12 +414,19 @@ final class Plan: @unchecked Sendable {
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran. `specs`: the calling thread's.
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
-        if blockWords > 0 { return runBlock(specs, progress) }
+        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    }
+
+    @inline(__always)
+    private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                        _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
+        if blockWords > 0 { return runBlock(specs, progress, locals) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
             let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
             made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-            let outcome = replay(into: made, specs, progress)
+            let outcome = replay(into: made, specs, progress, locals)
             if case .success(true) = outcome {
                 // Every other step is some step's input, so its instance went to
                 // that step's edges: nothing is left to release.
@@ -330,13 +446,20 @@ final class Plan: @unchecked Sendable {
     @inline(__always)
     func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                 _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Bool, TetherError> {
-        if hasShared && !takeShared(made) { return .success(false) }
+        if !locals.isEmpty { return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
+        return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    }
+
+    @inline(__always)
+    private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                           _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+        if hasShared && !takeShared(made, locals) { return .success(false) }
         progress.pointee.plan = .passUnretained(self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in 0..<steps.count where !steps[i].isShared {
                 progress.pointee.step = i
-                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs)) }
+                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
                 catch { return .failure(error) }
             }
             return .success(true)
@@ -348,11 +471,11 @@ final class Plan: @unchecked Sendable {
     /// others become records in its allocation (see `InstanceBlock`). Nothing
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
-    private func runBlock(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         // Two buffers of at most 1 KiB: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress)
+                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress, locals)
             }
         }
     }
@@ -360,19 +483,19 @@ final class Plan: @unchecked Sendable {
     /// `runBlock` with its buffers: per step, the shared instances taken (`made`)
     /// and the factories' results.
     @inline(__always)
-    private func runBlock(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                          _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
-                          _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock<B>(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
+                             _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
+                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-        if hasShared && !takeShared(made) {
+        if hasShared && !takeShared(made, locals) {
             for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
             return .success(nil)
         }
         progress.pointee.plan = .passUnretained(self)
         for i in 0..<count where !steps[i].isShared {
             progress.pointee.step = i
-            let outcome = callFactory(i, words) { input in
+            let outcome = callFactory(i, words, locals) { input in
                 steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
             }
             switch outcome {
@@ -382,7 +505,7 @@ final class Plan: @unchecked Sendable {
                 progress.pointee.plan = nil
                 // Leaves what `replay` would have: an instance for every step made so far.
                 for j in 0..<i where !steps[j].isShared {
-                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs))
+                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
                 for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
                 return .failure(error)
@@ -395,8 +518,11 @@ final class Plan: @unchecked Sendable {
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
                                            words: blockWords) { block in
             for i in 0...root where !steps[i].isShared {
-                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i < root ? steps[i].spec : nil, count: steps[i].blockCount) { add in
-                    forEachEdge(of: i) { input in
+                // A local step's record holds its child's spec (the plan holds the others).
+                let local = B.bindsLocals && steps[i].local >= 0
+                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? spec(i, locals).retain() : steps[i].spec,
+                            owned: local, count: steps[i].blockCount) { add in
+                    forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { input in
                         add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
                     }
                 }
@@ -486,22 +612,21 @@ final class Plan: @unchecked Sendable {
         release(made)
         return steps[step].registration._withUnsafeGuaranteedRef { registration in
             if let completion { return Graph.completionFailure(registration.key, completion, failure) }
-            return Graph.factoryFailure(registration, failure, path: path(to: step))
+            return Graph.factoryFailure(registration, failure, path: path(to: step, Locals<OwnSteps>?.none))
         }
     }
 
     /// Calls `body` with the step of every non-context input of step `i`, in slot order.
     @inline(__always)
-    private func forEachEdge(of i: Int, _ body: (Int) -> Void) {
+    private func forEachEdge(of i: Int, slots: Int, _ body: (Int) -> Void) {
         let first = steps[i].firstInput
-        let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
         for s in 0..<slots where inputs[first + s] != Plan.context { body(inputs[first + s]) }
     }
 
     /// Takes every shared dependency from its cache; false when one is missing.
-    private func takeShared(_ made: ReferenceWords<Instance>) -> Bool {
+    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) -> Bool {
         for i in 0..<steps.count where steps[i].isShared {
-            let registration = steps[i].registration
+            let registration = self.registration(i, locals)
             let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
             guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else { return false }
             made.set(i, .passRetained(hit))
@@ -511,19 +636,19 @@ final class Plan: @unchecked Sendable {
 
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
-    private func make(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
-                      _ specs: ThreadSpecs) throws(TetherError) -> Unmanaged<Instance> {
-        let pointer = try callFactory(i, words) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
-        return makeInstance(i, pointer, made, specs)
+    private func make<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
+                         _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Unmanaged<Instance> {
+        let pointer = try callFactory(i, words, locals) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
+        return makeInstance(i, pointer, made, specs, locals)
     }
 
     /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and contexts.
     @inline(__always)
-    private func callFactory(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ pointer: (Int) -> UnsafeMutableRawPointer)
-        -> Result<UnsafeMutableRawPointer, TetherError> {
+    private func callFactory<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ locals: Locals<B>,
+                             _ pointer: (Int) -> UnsafeMutableRawPointer) -> Result<UnsafeMutableRawPointer, TetherError> {
         let step = steps[i]
-        let spec = step.spec!
-        return step.registration._withUnsafeGuaranteedRef { registration in
+        let spec = spec(i, locals)
+        return registration(i, locals)._withUnsafeGuaranteedRef { registration in
             let slots = registration.params.count
             for s in 0..<slots {
                 let input = inputs[step.firstInput + s]
@@ -534,20 +659,22 @@ final class Plan: @unchecked Sendable {
             do throws(CallbackFailure) {
                 return .success(try registration.factory.make(words, count: slots))
             } catch {
-                return .failure(Graph.factoryFailure(registration, error, path: path(to: i)))
+                return .failure(Graph.factoryFailure(registration, error, path: path(to: i, locals)))
             }
         }
     }
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
     @inline(__always)
-    private func makeInstance(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
-                              _ specs: ThreadSpecs) -> Unmanaged<Instance> {
+    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
+                              _ specs: ThreadSpecs, _ locals: Locals<B>) -> Unmanaged<Instance> {
         var edges = 0
-        forEachEdge(of: i) { _ in edges += 1 }
+        forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
-        return Instance.make(pointer: pointer, spec: specs.retainedCopy(of: steps[i].spec!), dependencies: edges, reference: { _ in
+        // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
+        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retain()
+        return Instance.make(pointer: pointer, spec: spec, dependencies: edges, reference: { _ in
             while inputs[next] == Plan.context { next += 1 }
             next += 1
             return made.take(inputs[next - 1])
@@ -555,22 +682,24 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
-    func constructing(at i: Int) -> [Unmanaged<Registration>] {
+    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> [Unmanaged<Registration>] {
+        let locals = Locals<ChildSteps>(base: locals)
         var registrations: [Unmanaged<Registration>] = []
         var step = i
         while step >= 0 {
-            registrations.append(steps[step].registration)
+            registrations.append(registration(step, locals))
             step = steps[step].parent
         }
         return registrations.reversed()
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
-    private func path(to i: Int) -> [Key] {
+    /// `locals`: nil for a plan with no local steps.
+    private func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
         var keys: [Key] = []
         var step = i
         while step >= 0 {
-            keys.append(steps[step].registration._withUnsafeGuaranteedRef { $0.key })
+            keys.append((locals.map { registration(step, $0) } ?? steps[step].registration)._withUnsafeGuaranteedRef { $0.key })
             step = steps[step].parent
         }
         return keys.reversed()

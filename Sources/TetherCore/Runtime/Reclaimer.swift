@@ -149,6 +149,19 @@ public final class Reclaimer: @unchecked Sendable {
         if !inside { collect(by: caller) }
     }
 
+    /// `retire` for a caller outside any section (`caller`'s sequence even)
+    /// while no other thread holds a record: no section can be under way
+    /// (`sectionsUnderWay`'s reasoning: a thread that claims one later sees the
+    /// removal), so `action` runs now, with no bookkeeping (a child container
+    /// freed per request, say). False, nothing run: the caller retires as usual.
+    public func reclaimAlone(by caller: UnsafeMutablePointer<Record>?, _ action: () -> Void) -> Bool {
+        guard let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 else { return false }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        guard claimedCount.load(ordering: .relaxed) <= 1 else { return false }
+        action()
+        return true
+    }
+
     /// Objects retired and not yet reclaimed (for tests).
     public var pendingCount: Int { retirees.withLock { $0.count } }
 

@@ -44,6 +44,7 @@ final class ThreadState {
     deinit {
         pendingRelease.free()
         specs.free()
+        planProgress.pointee.locals.deallocate()
         planProgress.deallocate()
     }
 

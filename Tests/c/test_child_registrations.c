@@ -1,0 +1,340 @@
+/* Child containers with registrations of their own, one per request: a graph
+ * registered in the parent takes the child's registrations (its factories, its
+ * contexts, its scopes) wherever the child has the key, and the parent's
+ * elsewhere; children whose registrations differ in shape (scope, params) get
+ * what each declares; a failure in a child's factory destroys what the resolve
+ * made, once; a child freed before or after its instances lets go of them once,
+ * dependents first. Run plain, with TETHER_NO_PLANS=1 and under ASan (make test). */
+#include <stdint.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "fixtures.h"
+
+/* Destruction log: one letter per dropped node (its kind's tag's first character). */
+static char drops[64];
+static size_t ndrops;
+
+static void drop_logged(void *instance, void *context) {
+    node *o = instance;
+    kind *k = context;
+    CHECK(o->k == k);
+    if (ndrops + 1 < sizeof drops) drops[ndrops++] = k->tag[0];
+    drops[ndrops] = 0;
+    k->dropped++;
+    free(o);
+}
+
+static void reset_log(void) { ndrops = 0; drops[0] = 0; }
+
+static tether_registration *reg(tether_container *c, const char *key, kind *k, tether_scope scope,
+                                const char *dep_a, const char *dep_b) {
+    return reg_node(c, key, k, scope, dep_a, dep_b, drop_logged);
+}
+
+/* Root: Settings (singleton), Svc(Settings), Handler(Request, Svc); Request only in children. */
+static kind settings = {"Settings", 0, 0}, svc = {"Svc", 0, 0}, handler = {"Handler", 0, 0};
+
+static tether_container *request_root(void) {
+    tether_container *root = new_container();
+    reg(root, "Settings", &settings, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(root, "Svc", &svc, TETHER_SCOPE_GRAPH, "Settings", NULL);
+    reg(root, "Handler", &handler, TETHER_SCOPE_GRAPH, "Request", "Svc");
+    return root;
+}
+
+static void per_request_children_use_their_own_registration(void) {
+    settings.made = settings.dropped = svc.made = svc.dropped = handler.made = handler.dropped = 0;
+    tether_container *root = request_root();
+    kind requests[4] = {{"R0", 0, 0}, {"R1", 0, 0}, {"R2", 0, 0}, {"R3", 0, 0}};
+    node *first_settings = NULL;
+    for (int i = 0; i < 4; i++) {
+        tether_container *child = new_container_in(root);
+        reg(child, "Request", &requests[i], TETHER_SCOPE_GRAPH, NULL, NULL);
+        for (int n = 0; n < 2; n++) {
+            tether_ref *r;
+            node *h = resolve(child, "Handler", &r);
+            if (!h) continue;
+            CHECK(h->k == &handler && h->a->k == &requests[i] && h->b->k == &svc);
+            if (!first_settings) first_settings = h->b->a;
+            CHECK(h->b->a == first_settings);  /* the root's singleton, shared by every request */
+            reset_log();
+            CHECK_OK(tether_ref_release(r));
+            /* dependents first: Handler, then its dependencies; the singleton stays */
+            CHECK(ndrops == 3 && drops[0] == 'H' && strchr(drops, 'R') && strchr(drops, 'S'));
+        }
+        CHECK(requests[i].made == 2 && requests[i].dropped == 2);
+        CHECK_OK(tether_container_free(child));
+    }
+    CHECK(handler.made == 8 && handler.dropped == 8 && svc.made == 8 && svc.dropped == 8);
+    CHECK(settings.made == 1 && settings.dropped == 0);
+    /* the root alone cannot build Handler: Request is the children's */
+    tether_ref *r = NULL;
+    CHECK_STATUS(tether_resolve(root, "Handler", &r), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("\"Request\"");
+    CHECK_OK(tether_container_free(root));
+    CHECK(settings.dropped == 1);
+}
+
+/* Top(Mid), Mid(Leaf), Leaf in the root; children override Leaf, Mid, or neither, in turns. */
+static void children_override_parent_keys_in_a_parent_graph(void) {
+    kind top = {"Top", 0, 0}, mid = {"Mid", 0, 0}, leaf = {"Leaf", 0, 0};
+    kind cleaf = {"leaf of a child", 0, 0}, cmid = {"mid of a child", 0, 0}, other = {"other", 0, 0};
+    tether_container *root = new_container();
+    reg(root, "Leaf", &leaf, TETHER_SCOPE_GRAPH, NULL, NULL);
+    reg(root, "Mid", &mid, TETHER_SCOPE_GRAPH, "Leaf", NULL);
+    reg(root, "Top", &top, TETHER_SCOPE_GRAPH, "Mid", NULL);
+    for (int round = 0; round < 3; round++) {
+        for (int which = 0; which < 4; which++) {
+            tether_container *child = new_container_in(root);
+            if (which == 0) reg(child, "Leaf", &cleaf, TETHER_SCOPE_GRAPH, NULL, NULL);
+            if (which == 1) reg(child, "Other", &other, TETHER_SCOPE_GRAPH, NULL, NULL);
+            if (which == 2) reg(child, "Mid", &cmid, TETHER_SCOPE_GRAPH, "Leaf", NULL);
+            if (which == 3) {
+                reg(child, "Mid", &cmid, TETHER_SCOPE_GRAPH, "Leaf", NULL);
+                reg(child, "Leaf", &cleaf, TETHER_SCOPE_GRAPH, NULL, NULL);
+            }
+            tether_ref *r;
+            node *t = resolve(child, "Top", &r);
+            if (t) {
+                CHECK(t->k == &top);
+                CHECK(t->a->k == (which >= 2 ? &cmid : &mid));
+                CHECK(t->a->a->k == (which == 0 || which == 3 ? &cleaf : &leaf));
+                CHECK_OK(tether_ref_release(r));
+            }
+            CHECK_OK(tether_container_free(child));
+        }
+        tether_ref *r;
+        node *t = resolve(root, "Top", &r);  /* the root's own graph is untouched */
+        CHECK(t && t->a->k == &mid && t->a->a->k == &leaf);
+        if (r) CHECK_OK(tether_ref_release(r));
+    }
+    CHECK(other.made == 0);
+    CHECK(top.made == top.dropped && mid.made == mid.dropped && leaf.made == leaf.dropped);
+    CHECK(cleaf.made == 6 && cleaf.dropped == 6 && cmid.made == 6 && cmid.dropped == 6);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* The same key with another scope or other params in the next child: each child gets what it declares. */
+static void children_of_other_shapes_get_what_they_declare(void) {
+    settings.made = settings.dropped = 0;
+    tether_container *root = request_root();
+    kind plain = {"plain", 0, 0}, single = {"single", 0, 0}, withdep = {"with a dep", 0, 0};
+    for (int round = 0; round < 2; round++) {
+        tether_container *a = new_container_in(root), *b = new_container_in(root), *d = new_container_in(root);
+        reg(a, "Request", &plain, TETHER_SCOPE_GRAPH, NULL, NULL);
+        reg(b, "Request", &single, TETHER_SCOPE_SINGLETON, NULL, NULL);
+        reg(d, "Request", &withdep, TETHER_SCOPE_TRANSIENT, "Settings", NULL);
+        tether_ref *r1, *r2, *r3, *r4, *r5, *r6;
+        node *a1 = resolve(a, "Handler", &r1), *a2 = resolve(a, "Handler", &r2);
+        node *b1 = resolve(b, "Handler", &r3), *b2 = resolve(b, "Handler", &r4);
+        node *d1 = resolve(d, "Handler", &r5), *d2 = resolve(d, "Handler", &r6);
+        if (a1 && a2 && b1 && b2 && d1 && d2) {
+            CHECK(a1->a->k == &plain && a1->a != a2->a);
+            CHECK(b1->a->k == &single && b1->a == b2->a);  /* the child's singleton, made once */
+            CHECK(d1->a->k == &withdep && d1->a->a == d1->b->a && d1->a != d2->a);
+        }
+        tether_ref *refs[] = {r1, r2, r3, r4, r5, r6};
+        for (int i = 0; i < 6; i++) if (refs[i]) CHECK_OK(tether_ref_release(refs[i]));
+        CHECK(single.made == round + 1 && single.dropped == round);  /* b still holds its singleton */
+        /* a scope changed after a resolve is followed by the next resolve */
+        tether_registration *ra = reg(a, "Request", &plain, TETHER_SCOPE_GRAPH, NULL, NULL);
+        CHECK_OK(tether_set_scope(ra, TETHER_SCOPE_SINGLETON));
+        node *a3 = resolve(a, "Handler", &r1), *a4 = resolve(a, "Handler", &r2);
+        CHECK(a3 && a4 && a3->a == a4->a);
+        if (r1) CHECK_OK(tether_ref_release(r1));
+        if (r2) CHECK_OK(tether_ref_release(r2));
+        CHECK_OK(tether_container_free(a));
+        CHECK_OK(tether_container_free(b));
+        CHECK_OK(tether_container_free(d));
+        CHECK(single.made == single.dropped);
+    }
+    CHECK(plain.made == plain.dropped && withdep.made == withdep.dropped);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* A context set again after a resolve: the next resolve from that child uses the new one. */
+static void a_child_context_set_again_is_used(void) {
+    tether_container *root = request_root();
+    kind first = {"first", 0, 0}, second = {"second", 0, 0};
+    tether_container *child = new_container_in(root);
+    tether_registration *r = reg(child, "Request", &first, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_ref *ref;
+    node *h = resolve(child, "Handler", &ref);
+    CHECK(h && h->a->k == &first);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_set_context(r, &second, drop_logged));
+    h = resolve(child, "Handler", &ref);
+    CHECK(h && h->a->k == &second);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK(first.made == 1 && first.dropped == 1 && second.made == 1 && second.dropped == 1);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(root));
+}
+
+static int fail_request;
+static void *make_request_or_fail(kind *k) {
+    if (fail_request) {
+        tether_set_error("request rejected");
+        return NULL;
+    }
+    return make0(k);
+}
+
+/* Handler2(Svc, Request): Svc is made before the child's factory fails. */
+static void a_failing_child_factory_destroys_what_the_resolve_made(void) {
+    svc.made = svc.dropped = 0;
+    tether_container *root = request_root();
+    kind handler2 = {"Handler2", 0, 0}, req = {"Request", 0, 0};
+    reg(root, "Handler2", &handler2, TETHER_SCOPE_GRAPH, "Svc", "Request");
+    for (int i = 0; i < 6; i++) {
+        fail_request = i % 3 == 1;
+        tether_container *child = new_container_in(root);
+        tether_param p[] = {TETHER_CONTEXT};
+        tether_registration *r;
+        CHECK_OK(tether_register(child, "Request", (tether_fn)make_request_or_fail, p, 1, &r));
+        CHECK_OK(tether_set_context(r, &req, drop_logged));
+        tether_ref *ref = NULL;
+        reset_log();
+        if (fail_request) {
+            CHECK_STATUS(tether_resolve(child, "Handler2", &ref), TETHER_E_FACTORY_FAILED);
+            CHECK_ERROR_HAS("factory for \"Request\"");
+            CHECK_ERROR_HAS("\"Handler2\" -> \"Request\"");
+            CHECK_ERROR_HAS("request rejected");
+            CHECK(ref == NULL);
+            CHECK(strcmp(drops, "S") == 0);  /* Svc, made first, destroyed once; nothing cached */
+        } else {
+            node *h = resolve(child, "Handler2", &ref);
+            CHECK(h && h->a->k == &svc && h->b->k == &req);
+            if (ref) CHECK_OK(tether_ref_release(ref));
+        }
+        CHECK_OK(tether_container_free(child));
+    }
+    CHECK(svc.made == 6 && svc.dropped == 6 && req.made == 4 && req.dropped == 4);
+    CHECK(handler2.made == 4 && handler2.dropped == 4);
+    fail_request = 0;
+    CHECK_OK(tether_container_free(root));
+}
+
+/* The child goes first, its instances later (and the other way round): each destroyed once, dependents first. */
+static void a_child_freed_before_or_after_its_instances(void) {
+    tether_container *root = request_root();
+    kind req = {"Request", 0, 0};
+    for (int before = 0; before < 2; before++) {
+        for (int n = 0; n < 2; n++) {
+            tether_container *child = new_container_in(root);
+            reg(child, "Request", &req, TETHER_SCOPE_GRAPH, NULL, NULL);
+            tether_ref *r1, *r2;
+            node *h1 = resolve(child, "Handler", &r1), *h2 = resolve(child, "Handler", &r2);
+            CHECK(h1 && h2 && h1->a != h2->a);
+            reset_log();
+            if (before) CHECK_OK(tether_container_free(child));
+            CHECK(ndrops == 0);  /* the freed child let go of nothing its resolves handed out */
+            if (r1) CHECK_OK(tether_ref_release(r1));
+            CHECK(ndrops == 3 && drops[0] == 'H');
+            if (r2) CHECK_OK(tether_ref_release(r2));
+            CHECK(ndrops == 6 && drops[3] == 'H');
+            if (!before) CHECK_OK(tether_container_free(child));
+            CHECK(ndrops == 6);
+        }
+    }
+    CHECK(req.made == 8 && req.dropped == 8);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* A child's singleton made by a resolve is let go of when the child is freed, while the parent lives. */
+static void a_freed_child_releases_its_singleton(void) {
+    tether_container *root = request_root();
+    kind req = {"Request", 0, 0};
+    for (int i = 0; i < 3; i++) {
+        tether_container *child = new_container_in(root);
+        reg(child, "Request", &req, TETHER_SCOPE_SINGLETON, NULL, NULL);
+        tether_ref *r;
+        if (resolve(child, "Handler", &r)) CHECK_OK(tether_ref_release(r));
+        CHECK(req.made == i + 1 && req.dropped == i);
+        CHECK_OK(tether_container_free(child));
+        CHECK(req.dropped == i + 1);
+    }
+    CHECK_OK(tether_container_free(root));
+}
+
+/* Handler's completion callback asks the resolver for Request: the instance its graph made,
+ * the child's, in every request (the graph's table holds each child's registration). */
+static int completions, same_request;
+static tether_status complete_handler(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    node *h = instance;
+    void *request = NULL;
+    tether_status st = tether_resolver_get(r, "Request", &request);
+    completions++;
+    if (st == TETHER_OK && request == h->a) same_request++;
+    return st;
+}
+
+static void a_parent_graph_with_a_completion_callback_takes_each_childs_registration(void) {
+    tether_container *root = new_container();
+    kind hk = {"Handler", 0, 0}, req = {"Request", 0, 0};
+    tether_registration *h = reg(root, "Handler", &hk, TETHER_SCOPE_GRAPH, "Request", NULL);
+    CHECK_OK(tether_on_complete(h, complete_handler, NULL));
+    completions = same_request = 0;
+    for (int i = 0; i < 4; i++) {
+        tether_container *child = new_container_in(root);
+        reg(child, "Request", &req, TETHER_SCOPE_GRAPH, NULL, NULL);
+        tether_ref *r;
+        node *o = resolve(child, "Handler", &r);
+        CHECK(o && o->a->k == &req);
+        if (r) CHECK_OK(tether_ref_release(r));
+        CHECK_OK(tether_container_free(child));  /* its registration goes: the next child's must serve */
+    }
+    CHECK(completions == 4 && same_request == 4);
+    CHECK(req.made == 4 && req.dropped == 4 && hk.made == 4 && hk.dropped == 4);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* A freed child's container may serve the parent's next child: that child starts empty (no
+ * registration, value or container-scoped instance of the old one), freeing the old handle
+ * again is refused, and the parent freed with a child kept lets go of it (ASan/LSan). */
+static void the_next_child_starts_empty(void) {
+    tether_container *root = request_root();
+    kind req = {"Request", 0, 0}, scoped = {"Scoped", 0, 0}, value = {"value", 0, 0};
+    reg(root, "Scoped", &scoped, TETHER_SCOPE_CONTAINER, NULL, NULL);
+    CHECK_OK(tether_declare_value(root, "Value"));
+    tether_container *old = NULL;
+    for (int i = 0; i < 3; i++) {
+        tether_container *child = new_container_in(root);
+        CHECK(child != old);  /* a new handle, whatever serves it */
+        tether_ref *r = NULL;
+        if (old) CHECK_STATUS(tether_resolve(old, "Scoped", &r), TETHER_E_INVALID_HANDLE);  /* the old one stays stale */
+        /* nothing of the previous child: its Request, its value, its container-scoped instance */
+        CHECK_STATUS(tether_resolve(child, "Handler", &r), TETHER_E_NOT_FOUND);
+        CHECK_ERROR_HAS("\"Request\"");
+        CHECK_STATUS(tether_resolve(child, "Value", &r), TETHER_E_NOT_FOUND);
+        tether_ref *s1, *s2;
+        node *a = resolve(child, "Scoped", &s1), *b = resolve(child, "Scoped", &s2);
+        CHECK(a && a == b && scoped.made == i + 1);
+        if (s1) CHECK_OK(tether_ref_release(s1));
+        if (s2) CHECK_OK(tether_ref_release(s2));
+        reg(child, "Request", &req, TETHER_SCOPE_GRAPH, NULL, NULL);
+        node *v = node_new(&value, NULL, NULL);
+        CHECK_OK(tether_provide_value(child, "Value", v, drop_logged, &value));
+        if (resolve(child, "Handler", &r)) CHECK_OK(tether_ref_release(r));
+        CHECK_OK(tether_container_free(child));
+        CHECK(value.dropped == i + 1 && scoped.dropped == i + 1);  /* let go of when the child was freed */
+        CHECK_STATUS(tether_container_free(child), TETHER_E_INVALID_HANDLE);
+        old = child;
+    }
+    CHECK(req.made == 3 && req.dropped == 3);
+    CHECK_OK(tether_container_free(root));
+}
+
+int main(void) {
+    RUN(the_next_child_starts_empty);
+    RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
+    RUN(per_request_children_use_their_own_registration);
+    RUN(children_override_parent_keys_in_a_parent_graph);
+    RUN(children_of_other_shapes_get_what_they_declare);
+    RUN(a_child_context_set_again_is_used);
+    RUN(a_failing_child_factory_destroys_what_the_resolve_made);
+    RUN(a_child_freed_before_or_after_its_instances);
+    RUN(a_freed_child_releases_its_singleton);
+    return harness_finish();
+}
