@@ -90,11 +90,14 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     CHECK_STATUS(tether_plan_resolver(c, parent, 0, key_of(c, "Args"), TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
                  TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("\"Args\" takes runtime arguments");
+    CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_CLOSED | TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
+                 TETHER_E_WRONG_CONTEXT);
+    CHECK_ERROR_HAS("only valid during the callback");
     /* bad calls */
     size_t bad[] = { 0, 7 };
     CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, bad, 1), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_plan_resolver(c, parent, 1, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 4, NULL, 0), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 8, NULL, 0), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, NULL, 1), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_plan_resolver(NULL, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_HANDLE);
     size_t count = 9;

@@ -101,8 +101,13 @@ public final class Resolver: @unchecked Sendable {
 
     private func checkContext() throws(TetherError) {
         guard isOpen, ThreadState.currentReference.toOpaque() == graph._withUnsafeGuaranteedRef({ $0.thread }) else {
-            throw TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
+            throw Resolver.wrongContext
         }
+    }
+
+    /// The error of a resolver used after its callback returned, or on another thread.
+    static var wrongContext: TetherError {
+        TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
     }
 
     /// The error of a resolver of `owner`'s callback or factory asking for `key`, which has no

@@ -170,8 +170,11 @@ extension Container {
     /// (`weak` false) or `weak` of `target`, after the callbacks of this resolve added the
     /// strong edges `late` (from step, to step) beyond the factories'. Returns when the
     /// binding may go on (the target's step, or an ordinary resolve of a key outside the plan);
-    /// throws what the library's resolver would: `notFound`, `argumentMismatch`, `retainCycle`.
-    public func resolverAnswer(_ key: Key, completion: Int, target: Key, weak: Bool, late: [(from: Int, to: Int)]) throws(TetherError) {
+    /// throws what the library's resolver would: `notFound`, `argumentMismatch`, `retainCycle`,
+    /// and `wrongContext` when the binding says the resolver is used out of its callback (`closed`).
+    public func resolverAnswer(_ key: Key, completion: Int, target: Key, weak: Bool, closed: Bool = false,
+                               late: [(from: Int, to: Int)]) throws(TetherError) {
+        guard !closed else { throw Resolver.wrongContext }
         guard let plan = try describePlan(key, completions: true) else {
             throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
         }
