@@ -535,8 +535,10 @@ tether_status tether_plan_keys(tether_container *c, uint32_t key, tether_plan_ke
 
 /** tether_plan_resolver flags: the callback asked for a weak edge (`weak`), not a strong one (`get`). */
 #define TETHER_PLAN_RESOLVER_WEAK 1u
-/** tether_plan_resolver flags: the resolver is used after its callback returned, or on another thread. */
+/** tether_plan_resolver flags: the binding's resolver is used after its callback returned. */
 #define TETHER_PLAN_RESOLVER_CLOSED 2u
+/** tether_plan_resolver flags: the binding's resolver is used during its callback, on another thread. */
+#define TETHER_PLAN_RESOLVER_OTHER_THREAD 4u
 
 /**
  * What the library's resolver answers, in a replay of the plan of `key` from
@@ -548,8 +550,8 @@ tether_status tether_plan_keys(tether_container *c, uint32_t key, tether_plan_ke
  * @return TETHER_OK: go on (a strong edge to `target`'s step closes no cycle;
  *   a key outside the table: resolve it from `c`); TETHER_E_RETAIN_CYCLE (the
  *   strong edge would close one; the message names the cycle and says to take
- *   the edge weakly); TETHER_E_WRONG_CONTEXT (with TETHER_PLAN_RESOLVER_CLOSED: the
- *   binding's resolver was kept past its callback or passed to another thread);
+ *   the edge weakly); TETHER_E_WRONG_CONTEXT (with TETHER_PLAN_RESOLVER_CLOSED or
+ *   _OTHER_THREAD: the message the library's resolver gives there);
  *   TETHER_E_NOT_FOUND (no registration for `target`);
  *   TETHER_E_ARGUMENT_MISMATCH (`target` takes runtime arguments). With any of
  *   those, tether_last_error() holds the resolver's message: the callback gets

@@ -92,7 +92,9 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     CHECK_ERROR_HAS("\"Args\" takes runtime arguments");
     CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_CLOSED | TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
                  TETHER_E_WRONG_CONTEXT);
-    CHECK_ERROR_HAS("only valid during the callback");
+    CHECK_ERROR_HAS("only valid during the callback that received it");
+    CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_OTHER_THREAD, NULL, 0), TETHER_E_WRONG_CONTEXT);
+    CHECK_ERROR_HAS("that received it, on its thread");
     /* bad calls */
     size_t bad[] = { 0, 7 };
     CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, bad, 1), TETHER_E_INVALID_ARGUMENT);

@@ -13,9 +13,11 @@ private let planCompletionStride = 40
 private let planCompletionResolver = 1
 /// tether_plan_key: key, step, closes (checked in the header).
 private let planKeyStride = 16
-/// tether_plan_resolver flags: a weak edge (TETHER_PLAN_RESOLVER_WEAK); out of its callback (TETHER_PLAN_RESOLVER_CLOSED).
+/// tether_plan_resolver flags: a weak edge (TETHER_PLAN_RESOLVER_WEAK); after its callback returned
+/// (TETHER_PLAN_RESOLVER_CLOSED); during it, on another thread (TETHER_PLAN_RESOLVER_OTHER_THREAD).
 private let planResolverWeak: UInt32 = 1
 private let planResolverClosed: UInt32 = 2
+private let planResolverOtherThread: UInt32 = 4
 
 @_cdecl("tether_plan_describe")
 public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
@@ -117,13 +119,15 @@ public func tether_plan_resolver(_ c: OpaquePointer?, _ key: UInt32, _ completio
                                  _ late: UnsafePointer<Int>?, _ lateCount: Int) -> Int32 {
     abiCall { () throws(TetherError) in
         let function: StaticString = "tether_plan_resolver"
-        guard flags & ~(planResolverWeak | planResolverClosed) == 0 else { throw invalid(function, "unknown flags \(flags)") }
+        guard flags & ~(planResolverWeak | planResolverClosed | planResolverOtherThread) == 0 else { throw invalid(function, "unknown flags \(flags)") }
+        // the library's resolvers: a stale handle after the callback, the resolver's own check on another thread
+        guard flags & planResolverClosed == 0 else { throw closedResolver(function) }
         guard lateCount >= 0, lateCount == 0 || late != nil else { throw invalid(function, "late is NULL but late_count is \(lateCount)") }
         let container = try containerArgument(c, function)
         let key = try internedKey(key, function)
         let target = try internedKey(target, function)
         let edges = (0..<lateCount).map { (from: late![2 * $0], to: late![2 * $0 + 1]) }
         try container.resolverAnswer(key, completion: completion, target: target, weak: flags & planResolverWeak != 0,
-                                     closed: flags & planResolverClosed != 0, late: edges)
+                                     otherThread: flags & planResolverOtherThread != 0, late: edges)
     }
 }

@@ -171,10 +171,10 @@ extension Container {
     /// strong edges `late` (from step, to step) beyond the factories'. Returns when the
     /// binding may go on (the target's step, or an ordinary resolve of a key outside the plan);
     /// throws what the library's resolver would: `notFound`, `argumentMismatch`, `retainCycle`,
-    /// and `wrongContext` when the binding says the resolver is used out of its callback (`closed`).
-    public func resolverAnswer(_ key: Key, completion: Int, target: Key, weak: Bool, closed: Bool = false,
+    /// and `wrongContext` when the binding says its resolver is used on another thread during the callback.
+    public func resolverAnswer(_ key: Key, completion: Int, target: Key, weak: Bool, otherThread: Bool = false,
                                late: [(from: Int, to: Int)]) throws(TetherError) {
-        guard !closed else { throw Resolver.wrongContext }
+        guard !otherThread else { throw Resolver.wrongContext }
         guard let plan = try describePlan(key, completions: true) else {
             throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
         }

@@ -24,8 +24,9 @@ from .messages import last as last_parts
 from .native_refs import NativeRef, python_weak
 from .resolver import Resolver
 
-#: tether_plan_resolver flags: the resolver is used after its callback returned, or on another thread
+#: tether_plan_resolver flags: the resolver is used after its callback returned; during it, on another thread
 _CLOSED = 2
+_OTHER_THREAD = 4
 
 
 class PlanAnswers:
@@ -63,16 +64,16 @@ class PlanResolver(Resolver):
     _answers: PlanAnswers
     _k: int  # its completion call in the plan
     _step: int  # the step it completes
-    _values: list[Any]  # every step's object, by step
+    _values: list[Any] | None  # every step's object, by step (None once closed)
     _late: list[tuple[int, int]]  # the strong edges gets of this resolve added to steps of the table
-    _held: list[Any]  # what keys outside the table gave: alive until the resolve returns, as in a graph
+    _held: list[Any] | None  # what keys outside the table gave: alive until the resolve returns, as in a graph
     _thread: int | None  # its thread while its callback runs, then None
 
     def get(self, key: Key) -> Any:
         """The graph's instance of ``key``, held strongly by the instance being completed."""
         raw = _encoded.get(key) or encode_key(key)
         if self._thread != get_ident():
-            self._answers.ask(self._k, raw, _CLOSED, [])
+            self._answers.ask(self._k, raw, _CLOSED if self._thread is None else _OTHER_THREAD, [])
         entry = self._answers.table.get(raw)
         if entry is None:
             return self._outside(key, raw, 0)
@@ -81,13 +82,13 @@ class PlanResolver(Resolver):
         if late or closes >> self._step & 1:
             self._answers.ask(self._k, raw, 0, late)
         late.append((self._step, step))
-        return self._values[step]
+        return self._values[step]  # type: ignore[index]
 
     def weak(self, key: Key) -> Callable[[], Any]:
         """A weak reference to the graph's instance of ``key``: call it for the object or None."""
         raw = _encoded.get(key) or encode_key(key)
         if self._thread != get_ident():
-            self._answers.ask(self._k, raw, _CLOSED | PLAN_RESOLVER_WEAK, [])
+            self._answers.ask(self._k, raw, (_CLOSED if self._thread is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, [])
         entry = self._answers.table.get(raw)
         obj = self._values[entry[0]] if entry is not None else self._outside(key, raw, PLAN_RESOLVER_WEAK)
         if isinstance(obj, NativeRef):
@@ -104,7 +105,7 @@ class PlanResolver(Resolver):
         except (NotFoundError, ArgumentMismatchError):
             self._answers.ask(self._k, raw, flags, [])  # the resolver's own refusal, naming the callback
             raise
-        self._held.append(obj)
+        self._held.append(obj)  # type: ignore[union-attr]  # open: checked by the caller
         return obj
 
     def __repr__(self) -> str:
