@@ -154,8 +154,10 @@ def test_a_resolver_kept_past_its_callback_is_wrong_context(monkeypatch):
         kept: list[tether.Resolver] = []
         s3(c, [], lambda r, child: kept.append(r))
         c.resolve("Parent")
+        c.resolve("Parent")  # a replay gives a new resolver when the last one is kept
         errors = []
-        for call in (lambda: kept[0].get("Parent"), lambda: kept[0].weak("Child")):
+        assert kept[0] is not kept[1]
+        for call in (lambda: kept[0].get("Parent"), lambda: kept[0].weak("Child"), lambda: kept[1].get("Child")):
             with pytest.raises(tether.WrongContextError) as info:
                 call()
             errors.append(str(info.value))
@@ -171,7 +173,7 @@ def test_a_resolver_kept_past_its_callback_is_wrong_context(monkeypatch):
         return errors, [str(e) for e in other]
 
     errors, other = both(monkeypatch, scenario)
-    assert len(errors) == 2 and len(other) == 1 and "only valid during the callback" in other[0]
+    assert len(errors) == 3 and len(other) == 1 and "only valid during the callback" in other[0]
 
 
 def test_not_described_where_a_resolve_could_not_answer(monkeypatch):

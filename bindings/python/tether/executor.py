@@ -26,6 +26,8 @@ values by key id (``build(vals)``), so a child made with values runs the plan it
 from __future__ import annotations
 
 import weakref
+from sys import getrefcount
+from threading import get_ident
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
@@ -35,7 +37,7 @@ from ._state import raise_caused
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
-from .plan_resolver import PlanAnswers, opener
+from .plan_resolver import PlanAnswers, fresh
 from .registration import Registration, reason
 from .scope import Scope
 
@@ -221,12 +223,14 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
 
     if made[-1] is None:
         return None  # the root is a value: resolving it needs no plan
-    resolvers: tuple[Callable[..., Any], ...] = ()
+    resolvers: tuple[Any, ...] = ()
     if any(targets is None for _, targets in calls):
         answers = _answers(api, handle, kid, steps, made, container)
         if answers is None:
             return None
-        resolvers = (opener(answers),)
+        # what a replay makes its resolvers with (see _compile): per resolver-form call, its _call
+        resolvers = (fresh, getrefcount, get_ident,
+                     *((answers, k, step) for k, (step, targets) in enumerate(calls) if targets is None))
     step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
     return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
                     (failed, failed_completion, made[-1].replaying),
@@ -248,7 +252,7 @@ def _answers(api: Api, handle: int, kid: int, steps: Sequence[PlanStep], made: S
         if reg is None or steps[entry.step].key != entry.key:
             return None
         table[reg.raw] = (entry.step, entry.closes)
-    return PlanAnswers(table, api, handle, kid, weakref.ref(container))
+    return PlanAnswers(table, len(steps), api, handle, kid, weakref.ref(container))
 
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
@@ -284,8 +288,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
     the loads), one call per made step, in order, its arguments the earlier steps' results, then
     one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
-    until it raises); a resolver-form callback is called with a ``PlanResolver`` (``R``, last
-    argument of ``make``), closed when it returns. With runtime ``arguments`` (their types), ``build(*a)`` takes them and
+    until it raises); a resolver-form callback is called with its ``PlanResolver`` (made by ``fresh``
+    from its ``K*``, after the callbacks), opened for the call and closed when it returns, the same
+    one each replay unless a callback kept it (``refs``: its reference count). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
     returns ``SLOW`` unless they are as many and each passes its type's test. With value steps
     (``values``: per step its key id, or -1), ``build(vals)`` takes the resolving container's values
     by key id and returns ``MISS`` when one is missing (the library's resolve reports it)."""
@@ -295,9 +300,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     factories = [f"f{i}" for i in made]
     nones = [f"n{i}" for i in made if checks[i]]
     callbacks = [f"c{k}" for k in range(len(calls))]
-    resolves = any(targets is None for _, targets in calls)  # a resolver-form callback: R opens its resolvers
+    resolves = any(targets is None for _, targets in calls)  # a resolver-form callback: its resolver made inline
     if resolves:
-        callbacks.append("R")
+        callbacks += ["fresh", "refs", "ident", *(f"K{k}" for k, (_, targets) in enumerate(calls) if targets is None)]
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
@@ -308,6 +313,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
+    for k, (_, targets) in enumerate(calls):
+        if targets is None:  # its resolver, opened by each replay: a new one when a callback kept the last
+            lines.append(f"    r{k} = [fresh(K{k})]")
     takes_values = any(k >= 0 for k in values)
     lines.append("    def build(*a):" if arguments else "    def build(vals):" if takes_values else "    def build():")
     if arguments:
@@ -345,22 +353,23 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"                    raise n{i}()")
         lines.append("            except BaseException as e:")
         lines.append(f"                failed({i}, e)")
-    if resolves:  # what the resolvers answer from: every step's object, the strong edges they add, what else they made
-        lines.append(f"            vs = [{', '.join(f'v{i}' for i in range(len(args)))}]")
-        lines.append("            late = []")
-        lines.append("            held = []")
+    if resolves:  # what the resolvers answer from: every step's object, then the strong edges they add, what else they made
+        lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
     for k, (step, targets) in enumerate(calls):
         if targets is None:  # closed when it returns; on a failure the traceback keeps no object alive
-            lines.append(f"            r = R({k}, {step}, vs, late, held)")
+            lines.append(f"            r = r{k}[0]")
+            lines.append("            if refs(r) > 3:")  # r{k}, r and refs' argument: anything more kept it
+            lines.append(f"                r = r{k}[0] = fresh(K{k})")
+            lines.append("            r._values = vs")
+            lines.append("            r._thread = ident()")
             lines.append("            try:")
             lines.append(f"                c{k}(r, v{step})")
             lines.append("            except BaseException as e:")
-            lines.append("                r._thread = r._values = r._held = None")
+            lines.append("                r._values = None")
             lines.append("                vs.clear()")
-            lines.append("                held.clear()")
             lines.append(f"                {' = '.join(f'v{i}' for i in range(len(args)))} = None")
             lines.append(f"                failed_completion({k}, e, ())")
-            lines.append("            r._thread = r._values = r._held = None")
+            lines.append("            r._values = None")
             continue
         lines.append("            try:")
         lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
@@ -369,7 +378,6 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
     if resolves:  # what a resolver kept past its callback held (a graph lets go when its resolve returns)
         lines.append("            vs.clear()")
-        lines.append("            held.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
     lines.append("            busy[0] = False")

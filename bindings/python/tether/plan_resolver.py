@@ -15,6 +15,7 @@ import weakref
 from ctypes import c_size_t
 from threading import get_ident
 from typing import Any, Callable
+from weakref import ref as _ref
 
 from ._cabi import OK, PLAN_RESOLVER_WEAK, Api
 from ._state import raise_caused
@@ -31,24 +32,39 @@ _OTHER_THREAD = 4
 
 class PlanAnswers:
     """What the resolvers of one prepared plan share: its key table (encoded key -> (step, the
-    bits of the steps from which a strong edge to it closes a retain cycle)), and how to ask the
-    library about the rest (the plan's key id, the describing container and its handle)."""
+    bits of the steps from which a strong edge to it closes a retain cycle)), the same by the key
+    objects callbacks asked with (filled as they ask), where a replay's values list keeps the
+    strong edges its gets added and what keys outside the table gave (``late``, ``held``: after
+    the steps' objects), and how to ask the library about the rest (the plan's key id, the
+    describing container and its handle)."""
 
-    __slots__ = ("table", "api", "handle", "kid", "container")
+    __slots__ = ("table", "by_key", "late", "held", "api", "handle", "kid", "container")
 
-    def __init__(self, table: dict[bytes, tuple[int, int]], api: Api, handle: int, kid: int,
+    def __init__(self, table: dict[bytes, tuple[int, int]], nsteps: int, api: Api, handle: int, kid: int,
                  container: weakref.ref[Any]) -> None:
         self.table, self.api, self.handle, self.kid, self.container = table, api, handle, kid, container
+        self.by_key: dict[Any, tuple[int, int]] = {}
+        self.late, self.held = nsteps, nsteps + 1
 
-    def ask(self, k: int, raw: bytes, flags: int, late: list[tuple[int, int]]) -> None:
-        """``tether_plan_resolver`` for completion call ``k`` asking for ``raw``: returns when the
+    def entry(self, key: Key) -> tuple[int, int] | None:
+        """The table's entry for ``key`` (remembered by the key object), or None."""
+        raw = _encoded.get(key) or encode_key(key)
+        entry = self.table.get(raw)
+        if entry is not None and len(self.by_key) < 1024:
+            self.by_key[key] = entry
+        return entry
+
+    def ask(self, k: int, key: Key, flags: int, late: list[tuple[int, int]] | None) -> None:
+        """``tether_plan_resolver`` for completion call ``k`` asking for ``key``: returns when the
         library allows it, else raises what the library's resolver raises."""
+        raw = _encoded.get(key) or encode_key(key)
         container = self.container()
-        if container is None:  # the describing container is gone: no resolve can be running from it
+        if container is None:  # cannot be while a resolve from it runs: as a resolver out of its callback
             flags |= _CLOSED
             target = 0
         else:
             target = container._key_id(raw)
+        late = late or []
         edges = (c_size_t * (2 * len(late)))(*(step for edge in late for step in edge))
         status = self.api.tether_plan_resolver(self.handle, self.kid, k, target, flags, edges, len(late))
         if status != OK:
@@ -57,70 +73,81 @@ class PlanAnswers:
 
 class PlanResolver(Resolver):
     """A ``Resolver`` answered from a plan replay: valid only during the callback that received it,
-    on its thread (afterwards ``WrongContextError``, as the library's)."""
+    on its thread (afterwards ``WrongContextError``, as the library's). A replay makes one per
+    callback (``_call``: its plan's answers, its completion call, the step it completes; ``_values``:
+    the replay's values list, see ``PlanAnswers``) and closes it (``_values`` None) when it returns;
+    it opens the same one again for the next replay while nothing else holds it (``fresh``)."""
 
-    __slots__ = ("_answers", "_k", "_step", "_values", "_late", "_held", "_thread")
+    __slots__ = ("_call", "_keys", "_values", "_thread")
 
-    _answers: PlanAnswers
-    _k: int  # its completion call in the plan
-    _step: int  # the step it completes
-    _values: list[Any] | None  # every step's object, by step (None once closed)
-    _late: list[tuple[int, int]]  # the strong edges gets of this resolve added to steps of the table
-    _held: list[Any] | None  # what keys outside the table gave: alive until the resolve returns, as in a graph
-    _thread: int | None  # its thread while its callback runs, then None
+    _call: tuple[PlanAnswers, int, int]
+    _keys: dict[Any, tuple[int, int]]  # its answers' by_key
+    _values: list[Any] | None
+    _thread: int
 
     def get(self, key: Key) -> Any:
         """The graph's instance of ``key``, held strongly by the instance being completed."""
-        raw = _encoded.get(key) or encode_key(key)
-        if self._thread != get_ident():
-            self._answers.ask(self._k, raw, _CLOSED if self._thread is None else _OTHER_THREAD, [])
-        entry = self._answers.table.get(raw)
-        if entry is None:
-            return self._outside(key, raw, 0)
-        step, closes = entry
-        late = self._late
-        if late or closes >> self._step & 1:
-            self._answers.ask(self._k, raw, 0, late)
-        late.append((self._step, step))
-        return self._values[step]  # type: ignore[index]
+        answers, k, step = self._call
+        values = self._values
+        if values is None or self._thread != get_ident():
+            answers.ask(k, key, _CLOSED if values is None else _OTHER_THREAD, None)
+        try:
+            entry = self._keys[key]
+        except (KeyError, TypeError):
+            entry = answers.entry(key)
+            if entry is None:
+                return self._outside(key, 0)
+        target, closes = entry
+        late = values[answers.late]  # type: ignore[index]
+        if late is not None or closes >> step & 1:
+            answers.ask(k, key, 0, late)
+        if late is None:
+            late = values[answers.late] = []  # type: ignore[index]
+        late.append((step, target))
+        return values[target]  # type: ignore[index]
 
     def weak(self, key: Key) -> Callable[[], Any]:
         """A weak reference to the graph's instance of ``key``: call it for the object or None."""
-        raw = _encoded.get(key) or encode_key(key)
-        if self._thread != get_ident():
-            self._answers.ask(self._k, raw, (_CLOSED if self._thread is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, [])
-        entry = self._answers.table.get(raw)
-        obj = self._values[entry[0]] if entry is not None else self._outside(key, raw, PLAN_RESOLVER_WEAK)
-        if isinstance(obj, NativeRef):
-            return obj.downgrade()
-        return python_weak(obj)
+        values = self._values
+        if values is None or self._thread != get_ident():
+            answers, k, _ = self._call
+            answers.ask(k, key, (_CLOSED if values is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, None)
+        try:
+            obj = values[self._keys[key][0]]  # type: ignore[index]
+        except (KeyError, TypeError):
+            entry = self._call[0].entry(key)
+            obj = values[entry[0]] if entry is not None else self._outside(key, PLAN_RESOLVER_WEAK)  # type: ignore[index]
+            if isinstance(obj, NativeRef):
+                return obj.downgrade()
+        try:
+            return _ref(obj)
+        except TypeError:
+            return python_weak(obj)  # says what to do
 
-    def _outside(self, key: Key, raw: bytes, flags: int) -> Any:
+    def _outside(self, key: Key, flags: int) -> Any:
         """A key outside the table: resolved from the describing container; a refusal the library's."""
-        container = self._answers.container()
+        answers, k, _ = self._call
+        container = answers.container()
         if container is None:  # cannot be while a resolve from it runs: the library says what then
-            self._answers.ask(self._k, raw, flags, [])
+            answers.ask(k, key, flags, None)
         try:
             obj = container.resolve(key)
         except (NotFoundError, ArgumentMismatchError):
-            self._answers.ask(self._k, raw, flags, [])  # the resolver's own refusal, naming the callback
+            answers.ask(k, key, flags, None)  # the resolver's own refusal, naming the callback
             raise
-        self._held.append(obj)  # type: ignore[union-attr]  # open: checked by the caller
+        values = self._values
+        held = values[answers.held]  # type: ignore[index]
+        if held is None:
+            held = values[answers.held] = []  # type: ignore[index]
+        held.append(obj)
         return obj
 
     def __repr__(self) -> str:
         return "<tether.Resolver>"
 
 
-def opener(answers: PlanAnswers) -> Callable[[int, int, list[Any], list[tuple[int, int]], list[Any]], PlanResolver]:
-    """``open(k, step, values, late, held)``: a resolver for completion call ``k`` of a replay of the
-    plan ``answers`` belongs to, open on this thread (a replay closes it: ``_thread = None``)."""
-    new = object.__new__
-
-    def open_resolver(k: int, step: int, values: list[Any], late: list[tuple[int, int]], held: list[Any]) -> PlanResolver:
-        r = new(PlanResolver)
-        r._answers, r._k, r._step, r._values, r._late, r._held = answers, k, step, values, late, held
-        r._thread = get_ident()
-        return r
-
-    return open_resolver
+def fresh(call: tuple[PlanAnswers, int, int]) -> PlanResolver:
+    """A closed resolver for completion call ``call`` (a replay opens it: ``_values``, ``_thread``)."""
+    r: PlanResolver = object.__new__(PlanResolver)
+    r._call, r._keys, r._values = call, call[0].by_key, None
+    return r
