@@ -313,9 +313,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
-    for k, (_, targets) in enumerate(calls):
-        if targets is None:  # its resolver, opened by each replay: a new one when a callback kept the last
-            lines.append(f"    r{k} = [fresh(K{k})]")
+    kept = [f"r{k}" for k, (_, targets) in enumerate(calls) if targets is None]
+    for name in kept:  # its resolver, opened by each replay: a new one when a callback kept the last
+        lines.append(f"    {name} = fresh(K{name[1:]})")
     takes_values = any(k >= 0 for k in values)
     lines.append("    def build(*a):" if arguments else "    def build(vals):" if takes_values else "    def build():")
     if arguments:
@@ -325,6 +325,8 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
+    if kept:
+        lines.append(f"        nonlocal {', '.join(kept)}")
     lines.append("        if busy[0]:")
     lines.append("            return BUSY")
     for i, a in enumerate(args):
@@ -357,9 +359,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
     for k, (step, targets) in enumerate(calls):
         if targets is None:  # closed when it returns; on a failure the traceback keeps no object alive
-            lines.append(f"            r = r{k}[0]")
-            lines.append("            if refs(r) > 3:")  # r{k}, r and refs' argument: anything more kept it
-            lines.append(f"                r = r{k}[0] = fresh(K{k})")
+            lines.append(f"            if refs(r{k}) > 2:")  # its cell and refs' argument: anything more kept it
+            lines.append(f"                r{k} = fresh(K{k})")
+            lines.append(f"            r = r{k}")
             lines.append("            r._values = vs")
             lines.append("            r._thread = ident()")
             lines.append("            try:")
@@ -376,7 +378,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
         lines.append("            except BaseException as e:")
         lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
-    if resolves:  # what a resolver kept past its callback held (a graph lets go when its resolve returns)
+    if resolves:  # what a resolver's frames kept (an exception it caught holds them) lets go as a graph does
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")

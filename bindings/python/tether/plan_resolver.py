@@ -85,11 +85,11 @@ class PlanResolver(Resolver):
     _values: list[Any] | None
     _thread: int
 
-    def get(self, key: Key) -> Any:
+    def get(self, key: Key, _ident: Callable[[], int] = get_ident) -> Any:
         """The graph's instance of ``key``, held strongly by the instance being completed."""
         answers, k, step = self._call
         values = self._values
-        if values is None or self._thread != get_ident():
+        if values is None or self._thread != _ident():
             answers.ask(k, key, _CLOSED if values is None else _OTHER_THREAD, None)
         try:
             entry = self._keys[key]
@@ -106,10 +106,10 @@ class PlanResolver(Resolver):
         late.append((step, target))
         return values[target]  # type: ignore[index]
 
-    def weak(self, key: Key) -> Callable[[], Any]:
+    def weak(self, key: Key, _ident: Callable[[], int] = get_ident, _ref: Any = _ref) -> Callable[[], Any]:
         """A weak reference to the graph's instance of ``key``: call it for the object or None."""
         values = self._values
-        if values is None or self._thread != get_ident():
+        if values is None or self._thread != _ident():
             answers, k, _ = self._call
             answers.ask(k, key, (_CLOSED if values is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, None)
         try:
