@@ -1,8 +1,9 @@
 """Resolves run in Python from the plan the library describes: the library decides, the binding executes.
 
 For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
-registrations, singleton-scoped leaves taken from their caches, no runtime arguments, completion
-callbacks only declared ones whose targets are steps of the build), and whose every step is a
+registrations, singleton-scoped leaves taken from their caches, the root's runtime arguments,
+completion callbacks declared ones whose targets are steps of the build, or resolver-form ones the
+plan can answer: see ``plan_resolver``), and whose every step is a
 Python registration (a made step: a simple factory, only dependency slots, passed positionally; a
 cached step: a Python singleton), ``prepare`` and ``bind`` make a function that takes the cached
 steps' published objects, calls the factories in the plan's order, each with the instances the
