@@ -289,9 +289,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
     the loads), one call per made step, in order, its arguments the earlier steps' results, then
     one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
-    until it raises); a resolver-form callback is called with its ``PlanResolver`` (made by ``fresh``
-    from its ``K*``, after the callbacks), opened for the call and closed when it returns, the same
-    one each replay unless a callback kept it (``refs``: its reference count). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
+    until it raises); a resolver-form callback is called with a ``PlanResolver`` (made by ``fresh``
+    from its ``K*``, after the callbacks), opened for the call and closed when it returns, then kept
+    for the next replay unless the callback kept it (``refs``: its reference count). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
     returns ``SLOW`` unless they are as many and each passes its type's test. With value steps
     (``values``: per step its key id, or -1), ``build(vals)`` takes the resolving container's values
     by key id and returns ``MISS`` when one is missing (the library's resolve reports it)."""
@@ -314,9 +314,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
-    kept = [f"r{k}" for k, (_, targets) in enumerate(calls) if targets is None]
-    for name in kept:  # its resolver, opened by each replay: a new one when a callback kept the last
-        lines.append(f"    {name} = fresh(K{name[1:]})")
+    for k, (_, targets) in enumerate(calls):
+        if targets is None:  # its resolvers not in use (a list: pop and append are atomic between threads)
+            lines.append(f"    p{k} = [fresh(K{k})]")
     takes_values = any(k >= 0 for k in values)
     lines.append("    def build(*a):" if arguments else "    def build(vals):" if takes_values else "    def build():")
     if arguments:
@@ -326,8 +326,6 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    if kept:
-        lines.append(f"        nonlocal {', '.join(kept)}")
     lines.append("        if busy[0]:")
     lines.append("            return BUSY")
     for i, a in enumerate(args):
@@ -360,9 +358,10 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
     for k, (step, targets) in enumerate(calls):
         if targets is None:  # closed when it returns; on a failure the traceback keeps no object alive
-            lines.append(f"            if refs(r{k}) > 2:")  # its cell and refs' argument: anything more kept it
-            lines.append(f"                r{k} = fresh(K{k})")
-            lines.append(f"            r = r{k}")
+            lines.append("            try:")
+            lines.append(f"                r = p{k}.pop()")
+            lines.append("            except IndexError:")  # another thread's replay has it
+            lines.append(f"                r = fresh(K{k})")
             lines.append("            r._values = vs")
             lines.append("            r._thread = ident()")
             lines.append("            try:")
@@ -373,6 +372,8 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"                {' = '.join(f'v{i}' for i in range(len(args)))} = None")
             lines.append(f"                failed_completion({k}, e, ())")
             lines.append("            r._values = None")
+            lines.append("            if refs(r) == 2:")  # r and refs' argument: the callback kept it otherwise
+            lines.append(f"                p{k}.append(r)")
             continue
         lines.append("            try:")
         lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
