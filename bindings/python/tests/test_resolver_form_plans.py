@@ -187,3 +187,25 @@ def test_not_described_where_a_resolve_could_not_answer(monkeypatch):
 
     assert both(monkeypatch, scenario, replays=False) is True
     assert PlanResolver.__mro__[1] is tether.Resolver and executor.describe_keys is not None
+
+
+def test_threads_replaying_at_once_each_get_their_own_answers(monkeypatch):
+    def scenario(make: Made) -> Any:
+        c = make()
+        s3(c, [], lambda r, child: setattr(child, "parent", r.weak("Parent")))
+        wrong: list[str] = []
+
+        def work() -> None:
+            for _ in range(300):
+                p = c.resolve("Parent")
+                if p.deps[0].parent() is not p:
+                    wrong.append("back edge to another resolve's Parent")
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return wrong
+
+    assert both(monkeypatch, scenario) == []
