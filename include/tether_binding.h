@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 3
+#define TETHER_BINDING_API_VERSION 4
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -352,12 +352,16 @@ typedef struct tether_plan_step {
 /** An input of tether_plan_describe: the slot is the root's runtime argument `n` (from 0). */
 #define TETHER_PLAN_INPUT_ARGUMENT(n) (-3 - (n))
 
+/** tether_plan_completion.flags: a resolver-form callback (tether_on_complete): see tether_plan_keys. */
+#define TETHER_PLAN_COMPLETION_RESOLVER 1u
+
 /** A completion callback of a described plan (see tether_plan_describe). */
 typedef struct tether_plan_completion {
     size_t step;          /* the step whose instance it completes */
     size_t number;        /* which callback of that step's registration: 0 for the first added */
     size_t first_target;  /* its targets' steps: inputs[first_target .. first_target + target_count) */
-    size_t target_count;  /* its declared param count, in declared order */
+    size_t target_count;  /* its declared param count, in declared order; 0 for a resolver-form one */
+    size_t flags;         /* 0 (declared targets) or TETHER_PLAN_COMPLETION_RESOLVER */
 } tether_plan_completion;
 
 /**
@@ -389,6 +393,17 @@ typedef struct tether_plan_completion {
  * the library's would: `completion callback #<number + 1> of "K" failed:
  * <reason>`, TETHER_E_FACTORY_FAILED, everything the replay made destroyed.
  *
+ * Resolver-form callbacks (flags TETHER_PLAN_COMPLETION_RESOLVER, no
+ * targets): the binding calls it with a resolver of its own that answers
+ * `get` and `weak` as the library's would, from tether_plan_keys (a key of the
+ * graph: that step's instance) and, for what the table does not settle,
+ * tether_plan_resolver. Such a plan is described only where that is exact: no
+ * declared strong target in the plan, no value step, and every other key
+ * visible from `c` builds alone (transient or singleton registrations with
+ * DEP, WEAK and CONTEXT slots and no completion callback, all the way down; or
+ * a registration with runtime arguments, which a resolver refuses), so an
+ * ordinary resolve of it from `c` gives what the resolver would.
+ *
  * Cached steps (flags TETHER_PLAN_STEP_CACHED): a singleton- or weak-scoped
  * dependency is a leaf the resolve takes from its cache, not a factory call
  * of this plan. Take the instance the library published for `key` (a binding
@@ -415,9 +430,10 @@ typedef struct tether_plan_completion {
  * dependency exists and there is no constructor cycle, at most 64 steps; and
  * completion callbacks only if `completion_count` is not NULL, every callback
  * in the graph is declared (tether_on_complete_params, or an args_fn entry of
- * tether_register_ex), every target is a graph-scoped step of the build (not
- * one the resolve would build for it or take from a cache), and the strong
- * edges of factories and DEP targets close no cycle. For any other graph, and
+ * tether_register_ex) or resolver-form under the conditions above, every
+ * target is a graph-scoped step of the build (not one the resolve would build
+ * for it or take from a cache), and the strong edges of factories and DEP
+ * targets close no cycle. For any other graph, and
  * in a container made with TETHER_NO_PLANS=1, there is no plan to hand out:
  * TETHER_OK with every count 0 (resolve it with tether_resolve_key, which
  * also reports what is wrong, e.g. TETHER_E_RETAIN_CYCLE). A RESOLVER slot is
@@ -476,6 +492,77 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
  */
 tether_status tether_plan_failure(tether_container *c, uint32_t key, size_t step, ptrdiff_t completion,
                                   const char *reason);
+
+/** One key a described plan's resolver-form callbacks find in the graph (see tether_plan_keys). */
+typedef struct tether_plan_key {
+    uint32_t key;     /* a tether_intern id */
+    uint32_t step;    /* the step whose instance a resolver's get or weak of `key` is */
+    uint64_t closes;  /* bit s: a strong edge (get) from step s's instance to this one would close a
+                         retain cycle through the factories' edges (its own step's bit included) */
+} tether_plan_key;
+
+/**
+ * The key table of the plan tether_plan_describe gives for `key` from `c`,
+ * for running its resolver-form completion callbacks (TETHER_PLAN_COMPLETION_RESOLVER):
+ * every key whose instance the library's resolver would find in the graph (the
+ * graph-scoped and cached steps), with the step that made or took it. A plan
+ * without resolver-form callbacks has none (`*count` 0).
+ *
+ * Answer a callback's `get(K)` or `weak(K)` as follows (completion call `k`,
+ * completing step `s`), so the binding decides nothing the library decides:
+ *  - K in the table, weak: the instance of its step, as a weak reference.
+ *  - K in the table, get: the instance of its step, if bit `s` of `closes` is
+ *    clear and no earlier `get` of this resolve added a strong edge to a step of
+ *    the table; otherwise ask tether_plan_resolver with those edges, which
+ *    refuses a retain cycle as the library's resolver would.
+ *  - K not in the table: resolve it from `c` as a top-level resolve (the plan
+ *    is described only where that gives what the resolver would); if that fails
+ *    with TETHER_E_NOT_FOUND or TETHER_E_ARGUMENT_MISMATCH, ask
+ *    tether_plan_resolver, which fails with the resolver's message.
+ * Keep what a weak target needs alive until the replay returns (a resolve's
+ * graph holds every instance it made until then).
+ *
+ * @param keys   array of `cap` entries the call fills; may be NULL when `cap` is 0.
+ * @param count  receives the number of entries; not NULL.
+ * @return TETHER_OK (0 entries when there is no plan, or it has no resolver-form
+ *   callback); TETHER_E_INVALID_HANDLE (bad or freed `c`); TETHER_E_INVALID_ARGUMENT
+ *   (NULL `count`, NULL `keys` with a `cap`, an id tether_intern never returned);
+ *   TETHER_E_NOT_FOUND (`key` has no registration); TETHER_E_BUFFER_TOO_SMALL
+ *   (only `*count` is written: call again with that many).
+ * Valid, as the plan, while the configuration words are unchanged. Thread-safe.
+ */
+tether_status tether_plan_keys(tether_container *c, uint32_t key, tether_plan_key *keys, size_t cap, size_t *count);
+
+/** tether_plan_resolver flags: the callback asked for a weak edge (`weak`), not a strong one (`get`). */
+#define TETHER_PLAN_RESOLVER_WEAK 1u
+/** tether_plan_resolver flags: the binding's resolver is used after its callback returned. */
+#define TETHER_PLAN_RESOLVER_CLOSED 2u
+/** tether_plan_resolver flags: the binding's resolver is used during its callback, on another thread. */
+#define TETHER_PLAN_RESOLVER_OTHER_THREAD 4u
+
+/**
+ * What the library's resolver answers, in a replay of the plan of `key` from
+ * `c`, to completion call `completion` (a resolver-form one, an index into the
+ * described completions) asking for `target`, where tether_plan_keys does not
+ * settle it. `late` holds `late_count` pairs (from step, to step): the strong
+ * edges earlier `get`s of this replay added to steps of the key table.
+ *
+ * @return TETHER_OK: go on (a strong edge to `target`'s step closes no cycle;
+ *   a key outside the table: resolve it from `c`); TETHER_E_RETAIN_CYCLE (the
+ *   strong edge would close one; the message names the cycle and says to take
+ *   the edge weakly); TETHER_E_WRONG_CONTEXT (with TETHER_PLAN_RESOLVER_CLOSED or
+ *   _OTHER_THREAD: the message the library's resolver gives there);
+ *   TETHER_E_NOT_FOUND (no registration for `target`);
+ *   TETHER_E_ARGUMENT_MISMATCH (`target` takes runtime arguments). With any of
+ *   those, tether_last_error() holds the resolver's message: the callback gets
+ *   it as the error of its `get`/`weak`. TETHER_E_INVALID_HANDLE (bad or freed
+ *   `c`); TETHER_E_INVALID_ARGUMENT (ids not from tether_intern, unknown flags,
+ *   no described plan, `completion` not a resolver-form call, a step out of
+ *   range, NULL `late` with a count).
+ * Thread-safe.
+ */
+tether_status tether_plan_resolver(tether_container *c, uint32_t key, size_t completion, uint32_t target,
+                                   unsigned flags, const size_t *late, size_t late_count);
 
 /**
  * The addresses of the version words of `c` and of its parents (`c` first,
@@ -569,8 +656,9 @@ TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect,
 TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, first_input) == 8 &&
                offsetof(tether_plan_step, parent) == 24 && offsetof(tether_plan_step, flags) == 36,
                "tether_plan_step layout");
-TETHER_ASSERT_(sizeof(tether_plan_completion) == 32 && offsetof(tether_plan_completion, first_target) == 16,
-               "tether_plan_completion layout");
+TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && offsetof(tether_plan_completion, first_target) == 16 &&
+               offsetof(tether_plan_completion, flags) == 32, "tether_plan_completion layout");
+TETHER_ASSERT_(sizeof(tether_plan_key) == 16 && offsetof(tether_plan_key, closes) == 8, "tether_plan_key layout");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
 #undef TETHER_ASSERT_

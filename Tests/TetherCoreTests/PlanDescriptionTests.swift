@@ -57,7 +57,8 @@ import TetherCore
     }
 
     /// Declared completions are described with `completions: true`, in the order a resolve runs
-    /// them; resolver-form ones, targets outside the build and strong cycles are not.
+    /// them; targets outside the build and strong cycles are not, nor resolver-form ones in a
+    /// container with another graph-scoped key (`describesResolverFormCompletions`).
     @Test func describesDeclaredCompletions() throws {
         let fx = try Fixture()
         let parent = try fx.register("Parent", [dep("Child")])
@@ -79,6 +80,32 @@ import TetherCore
         let resolverForm = try fx.register("Child")
         fx.onComplete(resolverForm)
         #expect(try fx.container.describePlan(Key("Parent"), completions: true) == nil)
+    }
+
+    /// Resolver-form completions: described with the key table their resolver answers from
+    /// (retain-cycle bits per step) where every other key resolves alone; `resolverAnswer` is
+    /// what the library's resolver says about the rest.
+    @Test func describesResolverFormCompletions() throws {
+        let fx = try Fixture()
+        try fx.register("Parent", [dep("Child")])
+        fx.onComplete(try fx.register("Child"))
+        try fx.register("Helper", scope: .transient)
+        let plan = try #require(try fx.container.describePlan(Key("Parent"), completions: true))
+        #expect(plan.completions.map { "\($0.step).\($0.number)\($0.targets) \($0.resolverForm)" } == ["0.0[] true"])
+        #expect(plan.keys.map { "\($0.key.name)@\($0.step):\($0.closes)" } == ["Child@0:1", "Parent@1:3"])
+        try fx.container.resolverAnswer(Key("Parent"), completion: 0, target: Key("Parent"), weak: true, late: [])
+        try fx.container.resolverAnswer(Key("Parent"), completion: 0, target: Key("Helper"), weak: false, late: [])
+        expectError(.retainCycle, "\"Parent\" -> \"Child\" -> \"Parent\"") {
+            try fx.container.resolverAnswer(Key("Parent"), completion: 0, target: Key("Parent"), weak: false, late: [])
+        }
+        expectError(.notFound, "needed by the completion callback of \"Child\"") {
+            try fx.container.resolverAnswer(Key("Parent"), completion: 0, target: Key("Nope"), weak: true, late: [])
+        }
+        try fx.register("Other")  // graph scope: a resolver's get of it would share the graph
+        #expect(try fx.container.describePlan(Key("Parent"), completions: true) == nil)
+        expectError(.invalidArgument, "no described plan") {
+            try fx.container.resolverAnswer(Key("Parent"), completion: 0, target: Key("Parent"), weak: true, late: [])
+        }
     }
 
     /// From a child: the child's registrations shadow the parent's, as in a resolve.

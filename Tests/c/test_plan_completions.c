@@ -105,11 +105,14 @@ static void test_declines_a_strong_cycle(void) {
     CHECK_OK(tether_container_free(c));
 }
 
-/* Declined: a resolver-form callback, a target outside the build, a transient target. */
+/* Declined: a resolver-form callback mixed with a declared strong target (test_plan_resolvers.c
+ * has the rest of resolver-form plans), a target outside the build, a transient target. */
 static void test_declines_what_it_cannot_describe(void) {
     tether_registration *rp, *rc;
     described d;
     tether_container *c = s3(&rp, &rc, TETHER_PARAM_WEAK);
+    tether_param child_target[] = { TETHER_DEP("Child") };
+    CHECK_OK(tether_on_complete_params(rp, declared, child_target, 1, NULL));
     CHECK_OK(tether_on_complete(rc, resolver_form, NULL));
     CHECK_OK(describe(c, "Parent", &d));
     CHECK(d.step_count == 0);

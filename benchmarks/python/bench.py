@@ -294,7 +294,7 @@ def contender_tether() -> dict[str, Any]:
     c3.register("Child", Child, deps=[], on_complete=tether.complete(link, deps=[tether.weak("Parent")]))
     c3.register("Parent", Parent, deps=["Child"])
 
-    c3r = tether.Container()  # the same through a resolver: every resolve goes through the library
+    c3r = tether.Container()  # the same through a resolver: replayed in Python, the plan's key table answering r.weak
     c3r.register("Child", Child, deps=[], on_complete=lambda r, child: setattr(child, "parent", r.weak("Parent")))
     c3r.register("Parent", Parent, deps=["Child"])
 
@@ -337,7 +337,7 @@ def contender_tether() -> dict[str, Any]:
         "S1": (lambda: r1("A"), ""),
         "S2": (lambda: r2("Config"), ""),
         "S3": (lambda: r3("Parent"), "completion callback with a declared weak target (tether.complete), replayed in Python"),
-        "S3r": (lambda: r3r("Parent"), "completion callback with a resolver (r.weak), through the library"),
+        "S3r": (lambda: r3r("Parent"), "completion callback with a resolver (r.weak), replayed in Python"),
         "S4": (lambda: r4("App"), "graph scope"),
         "_keep": keep,
     }

@@ -7,8 +7,17 @@ private let planStepCached: UInt32 = 1
 /// tether_plan_step.flags: the step is the resolving container's value of its key (TETHER_PLAN_STEP_VALUE).
 private let planStepValue: UInt32 = 2
 
-/// tether_plan_completion: step, number, first target, target count (checked in the header).
-private let planCompletionStride = 32
+/// tether_plan_completion: step, number, first target, target count, flags (checked in the header).
+private let planCompletionStride = 40
+/// tether_plan_completion.flags: a resolver-form callback (TETHER_PLAN_COMPLETION_RESOLVER).
+private let planCompletionResolver = 1
+/// tether_plan_key: key, step, closes (checked in the header).
+private let planKeyStride = 16
+/// tether_plan_resolver flags: a weak edge (TETHER_PLAN_RESOLVER_WEAK); after its callback returned
+/// (TETHER_PLAN_RESOLVER_CLOSED); during it, on another thread (TETHER_PLAN_RESOLVER_OTHER_THREAD).
+private let planResolverWeak: UInt32 = 1
+private let planResolverClosed: UInt32 = 2
+private let planResolverOtherThread: UInt32 = 4
 
 @_cdecl("tether_plan_describe")
 public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: UnsafeMutableRawPointer?, _ stepCap: Int,
@@ -58,6 +67,7 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
             base.storeBytes(of: completion.number, toByteOffset: 8, as: Int.self)
             base.storeBytes(of: next, toByteOffset: 16, as: Int.self)
             base.storeBytes(of: completion.targets.count, toByteOffset: 24, as: Int.self)
+            base.storeBytes(of: completion.resolverForm ? planCompletionResolver : 0, toByteOffset: 32, as: Int.self)
             for target in completion.targets {
                 inputs![next] = Int32(target)
                 next += 1
@@ -76,5 +86,48 @@ public func tether_plan_failure(_ c: OpaquePointer?, _ key: UInt32, _ step: Int,
         guard completion >= -1 else { throw invalid(function, "completion is \(completion): -1 or the index of a completion call") }
         throw try container.describedFailure(key, step: step, completion: completion < 0 ? nil : completion,
                                              reason: reason.map { String(cString: $0) })
+    }
+}
+
+@_cdecl("tether_plan_keys")
+public func tether_plan_keys(_ c: OpaquePointer?, _ key: UInt32, _ keys: UnsafeMutableRawPointer?, _ cap: Int,
+                             _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_plan_keys"
+        guard let count else { throw invalid(function, "count must not be NULL") }
+        count.pointee = 0
+        guard cap == 0 || keys != nil else { throw invalid(function, "keys is NULL but cap is \(cap)") }
+        let container = try containerArgument(c, function)
+        let key = try internedKey(key, function)
+        guard let plan = try container.describePlan(key, completions: true) else { return }
+        count.pointee = plan.keys.count
+        guard plan.keys.count <= cap else {
+            throw TetherError(.bufferTooSmall, "\(function): the plan of \(key.quoted) has \(plan.keys.count) keys, the buffer holds \(cap); "
+                + "call again with a buffer of at least *count")
+        }
+        for (i, entry) in plan.keys.enumerated() {
+            let base = keys! + i * planKeyStride
+            base.storeBytes(of: entry.key.id, as: UInt32.self)
+            base.storeBytes(of: UInt32(entry.step), toByteOffset: 4, as: UInt32.self)
+            base.storeBytes(of: entry.closes, toByteOffset: 8, as: UInt64.self)
+        }
+    }
+}
+
+@_cdecl("tether_plan_resolver")
+public func tether_plan_resolver(_ c: OpaquePointer?, _ key: UInt32, _ completion: Int, _ target: UInt32, _ flags: UInt32,
+                                 _ late: UnsafePointer<Int>?, _ lateCount: Int) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_plan_resolver"
+        guard flags & ~(planResolverWeak | planResolverClosed | planResolverOtherThread) == 0 else { throw invalid(function, "unknown flags \(flags)") }
+        // the library's resolvers: a stale handle after the callback, the resolver's own check on another thread
+        guard flags & planResolverClosed == 0 else { throw closedResolver(function) }
+        guard lateCount >= 0, lateCount == 0 || late != nil else { throw invalid(function, "late is NULL but late_count is \(lateCount)") }
+        let container = try containerArgument(c, function)
+        let key = try internedKey(key, function)
+        let target = try internedKey(target, function)
+        let edges = (0..<lateCount).map { (from: late![2 * $0], to: late![2 * $0 + 1]) }
+        try container.resolverAnswer(key, completion: completion, target: target, weak: flags & planResolverWeak != 0,
+                                     otherThread: flags & planResolverOtherThread != 0, late: edges)
     }
 }

@@ -223,7 +223,7 @@ final class HandleSlots: @unchecked Sendable {
         switch kind {
         case .container: TetherError(.invalidHandle, "\(function): the container was already freed")
         case .registration: TetherError(.invalidHandle, "\(function): the registration is stale: its key was registered again or its container was freed")
-        case .resolver: TetherError(.wrongContext, "\(function): the resolver is only valid during the callback that received it")
+        case .resolver: closedResolver(function)
         default: TetherError(.invalidHandle, "\(function): the \(kind.noun) was already released (stale handle)")
         }
     }
@@ -480,3 +480,9 @@ enum Handles {
 private let refSlotsAddress = Atomic<UInt>(0)
 private let containerSlotsAddress = Atomic<UInt>(0)
 
+
+/// The error of a resolver used after its callback returned (a stale resolver handle, and a
+/// binding's own resolver of a described plan: tether_plan_resolver).
+func closedResolver(_ function: StaticString) -> TetherError {
+    TetherError(.wrongContext, "\(function): the resolver is only valid during the callback that received it")
+}

@@ -101,23 +101,36 @@ public final class Resolver: @unchecked Sendable {
 
     private func checkContext() throws(TetherError) {
         guard isOpen, ThreadState.currentReference.toOpaque() == graph._withUnsafeGuaranteedRef({ $0.thread }) else {
-            throw TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
+            throw Resolver.wrongContext
         }
+    }
+
+    /// The error of a resolver used after its callback returned, or on another thread.
+    static var wrongContext: TetherError {
+        TetherError(.wrongContext, "the resolver is only valid during the callback that received it, on its thread")
+    }
+
+    /// The error of a resolver of `owner`'s callback or factory asking for `key`, which has no
+    /// registration (`path`: the frames under way, empty in a completion callback).
+    static func missing(_ key: Key, owner: Key, path: [Key]) -> TetherError {
+        let neededBy = path.isEmpty ? "the completion callback of \(owner.quoted)" : pathText(path)
+        var parts = ErrorParts(.register, key: key, path: path)
+        if path.isEmpty { parts.callbackOf = owner }
+        return TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling", parts)
+    }
+
+    /// The error of a resolver asking for `key`, which takes runtime arguments.
+    static func takesArguments(_ key: Key, owner: Key) -> TetherError {
+        TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(owner.quoted))")
     }
 
     /// The instance of `key` in this graph, unretained (the graph holds it).
     private func build(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
         try checkContext()
         guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
-            let path = graph.takeUnretainedValue().path
-            let neededBy = path.isEmpty ? "the completion callback of \(ownerKey.quoted)" : pathText(path)
-            var parts = ErrorParts(.register, key: key, path: path)
-            if path.isEmpty { parts.callbackOf = ownerKey }
-            throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling", parts)
+            throw Resolver.missing(key, owner: ownerKey, path: graph.takeUnretainedValue().path)
         }
-        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(ownerKey.quoted))")
-        }
+        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else { throw Resolver.takesArguments(key, owner: ownerKey) }
         let built = graph._withUnsafeGuaranteedRef { graph in
             // Used from a resolve nested in this graph (a callback's resolver handed to a factory
             // that runs further in): what those resolves construct is a cycle here too (`Reentry`).

@@ -255,11 +255,15 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             side.late!.strong.append(target)
             return nil
         }
-        if let path {
-            throw TetherError(.retainCycle,
-                "strong edge \(key.quoted) -> \(target.key.quoted) would close a retain cycle \(pathText(path)); \(backEdge)",
-                ErrorParts(fix, key: key, target: target.key, path: path))
-        }
+        if let path { throw Instance.retainCycle(from: key, to: target.key, path: path, backEdge: backEdge, fix: fix) }
+    }
+
+    /// The error of a strong edge `from` -> `to` refused because it would close the cycle `path`
+    /// (a resolve's, and a described plan's: `Container.resolverAnswer`).
+    static func retainCycle(from: Key, to: Key, path: [Key], backEdge: String = "use tether_resolver_get_weak for the back edge",
+                            fix: ErrorParts.Fix = .weakEdge) -> TetherError {
+        TetherError(.retainCycle, "strong edge \(from.quoted) -> \(to.quoted) would close a retain cycle \(pathText(path)); \(backEdge)",
+                    ErrorParts(fix, key: from, target: to, path: path))
     }
 }
 
@@ -277,25 +281,36 @@ enum EdgeLock {
 enum StrongPath {
     /// The keys along a strong path `from` ... `to`, then `from` again, if one exists.
     static func find(from start: Instance, to goal: Instance) -> [Key]? {
-        var seen = Set<ObjectIdentifier>()
-        var parent: [ObjectIdentifier: Instance] = [:]
+        find(from: start, to: goal, id: ObjectIdentifier.init, key: \.key) { node in
+            var targets: [Instance] = []
+            _ = node.forEachStrongEdge { next in
+                targets.append(next)
+                return true
+            }
+            return targets
+        }
+    }
+
+    /// `find` over any graph: `successors(node)` are the node's strong edges in order.
+    /// One search, so a described plan's answer names the path a resolve would (`Container.resolverAnswer`).
+    static func find<Node, ID: Hashable>(from start: Node, to goal: Node, id: (Node) -> ID, key: (Node) -> Key,
+                                         successors: (Node) -> [Node]) -> [Key]? {
+        let goalID = id(goal)
+        var seen: Set<ID> = [id(start)]
+        var parent: [ID: Node] = [:]
         var stack = [start]
-        seen.insert(ObjectIdentifier(start))
         while let node = stack.popLast() {
-            if node === goal {
-                var path = [node.key]
+            if id(node) == goalID {
+                var path = [key(node)]
                 var cur = node
-                while let p = parent[ObjectIdentifier(cur)] { path.append(p.key); cur = p }
+                while let p = parent[id(cur)] { path.append(key(p)); cur = p }
                 path.reverse()
                 // start ... goal, then the new edge goal -> start closes it
-                return path + [start.key]
+                return path + [key(start)]
             }
-            _ = node.forEachStrongEdge { next in
-                if seen.insert(ObjectIdentifier(next)).inserted {
-                    parent[ObjectIdentifier(next)] = node
-                    stack.append(next)
-                }
-                return true
+            for next in successors(node) where seen.insert(id(next)).inserted {
+                parent[id(next)] = node
+                stack.append(next)
             }
         }
         return nil

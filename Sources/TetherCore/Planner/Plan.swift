@@ -352,13 +352,18 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: every completion callback of the made steps, in the order
         /// `Graph` runs them (by step, then as added), with the steps of its
-        /// declared targets; nil when one is not a `DeclaredCompletion` or a target
-        /// is not a step of this graph (the callback would build it: `Graph` does that).
-        func declaredCompletions() -> [(step: Int, number: Int, completion: DeclaredCompletion, targets: [Int])]? {
-            var calls: [(step: Int, number: Int, completion: DeclaredCompletion, targets: [Int])] = []
+        /// declared targets; nil when one is not a `DeclaredCompletion` (unless
+        /// `resolvers`: then its `completion` is nil, a resolver-form callback) or a
+        /// target is not a step of this graph (the callback would build it: `Graph` does that).
+        func declaredCompletions(resolvers: Bool = false) -> [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])]? {
+            var calls: [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])] = []
             for i in steps.indices where steps[i].completes {
                 for (number, completion) in steps[i].spec!.takeUnretainedValue().completions.enumerated() {
-                    guard let declared = completion as? DeclaredCompletion else { return nil }
+                    guard let declared = completion as? DeclaredCompletion else {
+                        guard resolvers else { return nil }
+                        calls.append((i, number, nil, []))
+                        continue
+                    }
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),

@@ -32,6 +32,19 @@ public struct PlanDescription: Sendable {
         public let step: Int
         public let number: Int
         public let targets: [Int]
+        /// A resolver-form callback (no declared targets): what its resolver's `get`/`weak`
+        /// finds is in `keys`; the rest the library answers (`Container.resolverAnswer`).
+        public let resolverForm: Bool
+    }
+
+    /// A key a resolver-form callback's resolver finds in the graph: the instance of `step`.
+    public struct KeyStep: Sendable {
+        public let key: Key
+        public let step: Int
+        /// Bit `s`: a strong edge from step `s`'s instance to this one would close a retain
+        /// cycle through the factories' edges (the step's own bit included). Only those
+        /// edges: once a callback added a strong edge, the library answers (`resolverAnswer`).
+        public let closes: UInt64
     }
 
     public static let context = Plan.context
@@ -42,13 +55,17 @@ public struct PlanDescription: Sendable {
     public let steps: [Step]
     /// In the order `Graph` runs them: by step, then by number.
     public let completions: [Completion]
+    /// With a resolver-form completion: every key its resolver finds in the graph (its
+    /// graph-scoped and cached steps); otherwise empty.
+    public let keys: [KeyStep]
 }
 
 extension Container {
     /// The plan of `key` resolved from here, or nil when there is none to hand
     /// out (plans off, the graph is not plain, or cannot be built: a resolve
     /// reports why). Valid while `configuration` (read before this call) is unchanged.
-    /// `completions`: whether plans with (declared) completion callbacks are described.
+    /// `completions`: whether plans with completion callbacks are described (declared ones,
+    /// and resolver-form ones where `describedCompletions` can answer their resolvers).
     public func describePlan(_ key: Key, completions describesCompletions: Bool = false) throws(TetherError) -> PlanDescription? {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         guard let root = unretainedRegistration(for: key) else {
@@ -67,27 +84,117 @@ extension Container {
                                         parent: step.parent, cached: step.isShared && !registration.isDeclaredValue,
                                         value: registration.isDeclaredValue)
         }
-        guard let completions = describedCompletions(recorder) else { return nil }
-        return PlanDescription(steps: steps, completions: completions)
+        guard let (completions, keys) = describedCompletions(recorder) else { return nil }
+        return PlanDescription(steps: steps, completions: completions, keys: keys)
     }
 
-    /// The completion calls of a recorded plan, or nil when one cannot be described:
-    /// not declared, a target that is not a step of the graph (the resolve would
-    /// build it), or strong targets closing a cycle of strong edges.
-    private func describedCompletions(_ recorder: Plan.Recorder) -> [PlanDescription.Completion]? {
-        guard let calls = recorder.declaredCompletions() else { return nil }
+    /// The completion calls of a recorded plan, and with a resolver-form one the keys its
+    /// resolver finds in the graph; nil when they cannot be described: a target that is not a
+    /// step of the graph (the resolve would build it), strong targets closing a cycle of strong
+    /// edges, or a resolver-form callback whose resolver the plan cannot answer (`answersResolvers`).
+    private func describedCompletions(_ recorder: Plan.Recorder) -> ([PlanDescription.Completion], [PlanDescription.KeyStep])? {
+        guard let calls = recorder.declaredCompletions(resolvers: true) else { return nil }
+        let factoryEdges = Self.factoryEdges(recorder)
         // Strong edges per step: its factory's inputs, then its strong completion targets.
-        var strong: [[Int]] = recorder.steps.map { step in
-            let count = step.isShared ? 0 : step.registration._withUnsafeGuaranteedRef { $0.params.count }
-            return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
-        }
+        var strong = factoryEdges
         for call in calls {
-            for (param, target) in zip(call.completion.params, call.targets) {
+            for (param, target) in zip(call.completion?.params ?? [], call.targets) {
                 if case .dependency = param { strong[call.step].append(target) }
             }
         }
         guard !Self.hasCycle(strong) else { return nil }
-        return calls.map { .init(step: $0.step, number: $0.number, targets: $0.targets) }
+        let resolverForm = calls.contains { $0.completion == nil }
+        // A resolver's strong edge is checked against the factories' edges (`KeyStep.closes`):
+        // declared strong targets would add edges that depend on when they run.
+        guard !resolverForm || strong == factoryEdges && answersResolvers(recorder) else { return nil }
+        let described = calls.map { PlanDescription.Completion(step: $0.step, number: $0.number, targets: $0.targets, resolverForm: $0.completion == nil) }
+        guard resolverForm else { return (described, []) }
+        let keys = recorder.steps.indices.filter { recorder.steps[$0].isKeyed }.map { step in
+            var closes: UInt64 = 0
+            var stack = [step]
+            while let at = stack.popLast() {  // what `step` reaches, itself included
+                guard closes & (1 << UInt64(at)) == 0 else { continue }
+                closes |= 1 << UInt64(at)
+                stack += factoryEdges[at]
+            }
+            return PlanDescription.KeyStep(key: recorder.steps[step].registration._withUnsafeGuaranteedRef { $0.key }, step: step, closes: closes)
+        }
+        return (described, keys)
+    }
+
+    /// Per step of a recorded plan, the steps its factory's inputs name: its strong edges.
+    private static func factoryEdges(_ recorder: Plan.Recorder) -> [[Int]] {
+        recorder.steps.map { step in
+            let count = step.isShared ? 0 : step.registration._withUnsafeGuaranteedRef { $0.params.count }
+            return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
+        }
+    }
+
+    /// Whether a binding can answer the resolvers of the plan's resolver-form callbacks: a key
+    /// of the plan's table (`PlanDescription.keys`) from the plan, any other visible key by an
+    /// ordinary resolve from here (or a failing one: the library then says what the resolver
+    /// reports, `resolverAnswer`). That holds when no such key's build shares an instance with
+    /// the graph or with another resolve of the callbacks: every registration it would make is
+    /// transient or singleton-scoped, with DEP, WEAK and CONTEXT slots only and no completion
+    /// callback; and no step is a declared value (a child's own, not this container's).
+    private func answersResolvers(_ recorder: Plan.Recorder) -> Bool {
+        guard !recorder.steps.contains(where: { $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
+        let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.takeUnretainedValue()) })
+        var alone: [ObjectIdentifier: Bool] = [:]
+        func buildsAlone(_ r: Registration) -> Bool {
+            let id = ObjectIdentifier(r)
+            if let known = alone[id] { return known }
+            alone[id] = false  // on the way: a constructor cycle is not alone
+            let spec = r.spec
+            guard spec.scope == .transient || spec.scope == .singleton, spec.completionCount == 0, !r.isDeclaredValue else { return false }
+            for param in r.params {
+                switch param {
+                case .dependency(let key), .weak(let key):
+                    guard let dep = unretainedRegistration(for: key),
+                          dep._withUnsafeGuaranteedRef({ !$0.hasArguments && buildsAlone($0) }) else { return false }
+                case .context:
+                    continue
+                default:
+                    return false
+                }
+            }
+            alone[id] = true
+            return true
+        }
+        // A key with runtime arguments: a resolver refuses it, the library says so (`resolverAnswer`).
+        return visibleRegistrations().allSatisfy { keyed.contains(ObjectIdentifier($0)) || $0.hasArguments || buildsAlone($0) }
+    }
+
+    /// What the resolver of the described plan of `key`'s completion call `completion` (a
+    /// resolver-form one) answers where the plan's key table does not settle it: a `get`
+    /// (`weak` false) or `weak` of `target`, after the callbacks of this resolve added the
+    /// strong edges `late` (from step, to step) beyond the factories'. Returns when the
+    /// binding may go on (the target's step, or an ordinary resolve of a key outside the plan);
+    /// throws what the library's resolver would: `notFound`, `argumentMismatch`, `retainCycle`,
+    /// and `wrongContext` when the binding says its resolver is used on another thread during the callback.
+    public func resolverAnswer(_ key: Key, completion: Int, target: Key, weak: Bool, otherThread: Bool = false,
+                               late: [(from: Int, to: Int)]) throws(TetherError) {
+        guard !otherThread else { throw Resolver.wrongContext }
+        guard let plan = try describePlan(key, completions: true) else {
+            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+        }
+        guard plan.completions.indices.contains(completion), plan.completions[completion].resolverForm else {
+            throw TetherError(.invalidArgument, "completion call \(completion) of the plan of \(key.quoted) is not a resolver-form callback")
+        }
+        let owner = plan.completions[completion].step
+        let ownerKey = plan.steps[owner].registration.key
+        guard let registration = unretainedRegistration(for: target) else { throw Resolver.missing(target, owner: ownerKey, path: []) }
+        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else { throw Resolver.takesArguments(target, owner: ownerKey) }
+        guard !weak, let step = plan.keys.first(where: { $0.key == target })?.step else { return }
+        var edges = plan.steps.map { step in step.inputs.filter { $0 >= 0 } }
+        for edge in late {
+            guard edges.indices.contains(edge.from), edges.indices.contains(edge.to) else {
+                throw TetherError(.invalidArgument, "the late edge \(edge.from) -> \(edge.to) names no step of the plan of \(key.quoted)")
+            }
+            edges[edge.from].append(edge.to)
+        }
+        let path = StrongPath.find(from: step, to: owner, id: { $0 }, key: { plan.steps[$0].registration.key }) { edges[$0] }
+        if let path { throw Instance.retainCycle(from: ownerKey, to: target, path: path) }
     }
 
     /// The error a resolve of `key` from here reports when the factory of step

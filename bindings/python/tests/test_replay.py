@@ -290,7 +290,7 @@ def test_s3_strong_back_edge_is_refused_by_the_library(monkeypatch):
     assert 'a declared target of completion callback #1 of "Child"' in message and log == ["Child", "Parent"]
 
 
-def test_a_resolver_form_callback_goes_through_the_library(monkeypatch):
+def test_a_resolver_form_callback_after_a_declared_one_replays(monkeypatch):
     def scenario(make: Made) -> Any:
         c = make()
         log: list[str] = []
@@ -298,7 +298,7 @@ def test_a_resolver_form_callback_goes_through_the_library(monkeypatch):
         p = c.resolve("Parent")
         return log, p.deps[0].parent() is p
 
-    assert both(monkeypatch, scenario, replays=False) == (["Child", "Parent", "link", "resolver"], True)
+    assert both(monkeypatch, scenario) == (["Child", "Parent", "link", "resolver"], True)  # test_resolver_form_plans.py: the rest
 
 
 # -- failures ---------------------------------------------------------------------------------

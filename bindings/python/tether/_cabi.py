@@ -65,6 +65,11 @@ PLAN_STEP_CACHED = 1
 #: ...: the resolving container's value of the step's key (a declared value key), no factory call
 PLAN_STEP_VALUE = 2
 
+#: tether_plan_completion.flags: a resolver-form callback (its resolver answered by tether_plan_keys/_resolver)
+PLAN_COMPLETION_RESOLVER = 1
+#: tether_plan_resolver flags: a weak edge
+PLAN_RESOLVER_WEAK = 1
+
 #: tether_registration_options.flags: drops handed back by tether_resolve_key_collect
 DEFER_DROP = 1
 #: ...and: its callbacks / callback_count fields are set
@@ -170,7 +175,14 @@ class PlanStep(Structure):
 class PlanCompletion(Structure):
     """``tether_plan_completion``: one completion callback of a described plan."""
 
-    _fields_ = [("step", c_size_t), ("number", c_size_t), ("first_target", c_size_t), ("target_count", c_size_t)]
+    _fields_ = [("step", c_size_t), ("number", c_size_t), ("first_target", c_size_t), ("target_count", c_size_t),
+                ("flags", c_size_t)]
+
+
+class PlanKey(Structure):
+    """``tether_plan_key``: a key a described plan's resolver-form callbacks find in the graph."""
+
+    _fields_ = [("key", c_uint32), ("step", c_uint32), ("closes", ctypes.c_uint64)]
 
 
 _status = c_int
@@ -225,6 +237,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
          POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
     ),
     "tether_plan_failure": (_status, [_p, c_uint32, c_size_t, ctypes.c_ssize_t, ctypes.c_char_p]),
+    "tether_plan_keys": (_status, [_p, c_uint32, POINTER(PlanKey), c_size_t, POINTER(c_size_t)]),
+    "tether_plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_reset": (_status, [_p, c_int]),

@@ -952,7 +952,7 @@ class Container:
             return kept[1], owner
         described = executor.describe(self._api, owner.handle, kid)
         prepared = None if described is None else executor.prepare(owner._python_registrations(), *described, self._api,
-                                                                 owner.handle, kid)
+                                                                 owner.handle, kid, owner)
         if owner is not self and len(owner._prepared) < 1024:
             owner._prepared[kid] = (stamp, prepared)
         return prepared, owner

@@ -1,8 +1,9 @@
 """Resolves run in Python from the plan the library describes: the library decides, the binding executes.
 
 For a graph the library can describe (``tether_plan_describe``: graph- and transient-scoped
-registrations, singleton-scoped leaves taken from their caches, no runtime arguments, completion
-callbacks only declared ones whose targets are steps of the build), and whose every step is a
+registrations, singleton-scoped leaves taken from their caches, the root's runtime arguments,
+completion callbacks declared ones whose targets are steps of the build, or resolver-form ones the
+plan can answer: see ``plan_resolver``), and whose every step is a
 Python registration (a made step: a simple factory, only dependency slots, passed positionally; a
 cached step: a Python singleton), ``prepare`` and ``bind`` make a function that takes the cached
 steps' published objects, calls the factories in the plan's order, each with the instances the
@@ -26,14 +27,18 @@ values by key id (``build(vals)``), so a child made with values runs the plan it
 from __future__ import annotations
 
 import weakref
+from sys import getrefcount
+from threading import get_ident
 from ctypes import byref, c_int32, c_size_t
 from typing import Any, Callable, Sequence
 
-from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api,
-                    PlanCompletion, PlanStep, plan_argument)
+from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER, PLAN_INPUT_RESOLVER,
+                    PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep, plan_argument)
 from ._state import raise_caused
+from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
+from .plan_resolver import PlanAnswers, fresh
 from .registration import Registration, reason
 from .scope import Scope
 
@@ -63,6 +68,21 @@ def describe(api: Api, handle: int, kid: int) -> Described | None:
     return None
 
 
+def describe_keys(api: Api, handle: int, kid: int) -> Sequence[PlanKey] | None:
+    """The key table of the plan of ``kid`` (``tether_plan_keys``: what its resolver-form callbacks'
+    resolvers find in the graph), or None when the library describes none now."""
+    cap = 8
+    for _ in range(4):
+        keys = (PlanKey * cap)()
+        count = c_size_t()
+        status = api.tether_plan_keys(handle, kid, keys, cap, byref(count))
+        if status == E_BUFFER_TOO_SMALL:
+            cap = count.value
+            continue
+        return keys[: count.value] if status == OK and count.value else None
+    return None
+
+
 #: Per runtime-argument type a builder passes on as it came (see ``parameters.ARG_TYPES``): the
 #: test a value passes to reach the factory unchanged; any other value goes through the library.
 _ARGUMENT_TESTS = {
@@ -74,15 +94,14 @@ _ARGUMENT_TESTS = {
 
 def _simple(reg: Registration | None, root: bool) -> bool:
     """A live registration whose factory a replay can call: dependencies (and, at the root,
-    runtime arguments a builder passes on unchanged) only, positional, no completion callbacks
-    but declared ones."""
+    runtime arguments a builder passes on unchanged) only, positional (its completion callbacks,
+    of either form, as the plan describes them: see ``prepare``)."""
     return (
         reg is not None
         and reg.handle is not None
         and reg.factory is not None
         and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
         and not reg.has_teardown  # its teardown runs when the library drops it: the library makes it
-        and reg.completions is not None
         and not reg.plan.names
         and all(slot.kind == PARAM_DEP or (root and slot.arg in _ARGUMENT_TESTS) for slot in reg.plan.slots)
     )
@@ -118,13 +137,16 @@ class Prepared:
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
-            completions: Sequence[PlanCompletion], api: Api, handle: int, kid: int) -> Prepared | None:
+            completions: Sequence[PlanCompletion], api: Api, handle: int, kid: int,
+            container: Any = None) -> Prepared | None:
     """The plan the library described for key ``kid`` from container ``handle``, made ready to run
     with the Python registrations ``regs`` (by handle), or None when a step is not a Python
     registration of this process that the builder can call (or, cached, a Python singleton). All
     but the version words and cached objects its builder checks (``bind``), so containers that
     build the same graph (a container and its children with nothing registered in them) share it.
-    A failure is the library's to describe (``tether_plan_failure``)."""
+    A failure is the library's to describe (``tether_plan_failure``). Resolver-form callbacks get
+    a ``PlanResolver`` answering from the plan's key table, and from ``container`` (the Python
+    container of ``handle``) for keys outside it; without ``container`` such a plan is not run."""
     made: list[Registration] = []
     args: list[tuple[int, ...] | None] = []  # per step: its inputs, None for a cached step
     cached: list[Registration] = []
@@ -159,15 +181,24 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
                 arguments.append(slot.arg or "")
         made.append(reg)
         args.append(deps)
-    calls: list[tuple[int, tuple[tuple[int, bool], ...]]] = []  # per completion: its step, its targets (step, weak)
+    # per completion: its step, its targets (step, weak), or None for a resolver-form callback
+    calls: list[tuple[int, tuple[tuple[int, bool], ...] | None]] = []
     callbacks: list[Callable[..., Any]] = []
     for record in completions:
         if made[record.step] is None:
             return None
-        declared = made[record.step].completions
-        if declared is None or record.number >= len(declared):
+        given = made[record.step].callbacks
+        if record.number >= len(given):
             return None  # registered again since it was described
-        completion = declared[record.number]
+        completion = given[record.number]
+        if record.flags & PLAN_COMPLETION_RESOLVER:
+            if isinstance(completion, Completion) or container is None:
+                return None  # registered again since it was described
+            calls.append((record.step, None))
+            callbacks.append(completion)
+            continue
+        if not isinstance(completion, Completion):
+            return None
         targets = tuple(inputs[record.first_target : record.first_target + record.target_count])
         if len(targets) != len(completion.deps) or any(not 0 <= t < len(made) for t in targets):
             return None
@@ -193,11 +224,36 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
 
     if made[-1] is None:
         return None  # the root is a value: resolving it needs no plan
+    resolvers: tuple[Any, ...] = ()
+    if any(targets is None for _, targets in calls):
+        answers = _answers(api, handle, kid, steps, made, container)
+        if answers is None:
+            return None
+        # what a replay makes its resolvers with (see _compile): per resolver-form call, its _call
+        resolvers = (fresh, getrefcount, get_ident,
+                     *((answers, k, step) for k, (step, targets) in enumerate(calls) if targets is None))
     step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
     return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
                     (failed, failed_completion, made[-1].replaying),
-                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks), tuple(cached),
-                    step_keys)
+                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks, *resolvers),
+                    tuple(cached), step_keys)
+
+
+def _answers(api: Api, handle: int, kid: int, steps: Sequence[PlanStep], made: Sequence[Registration | None],
+             container: Any) -> PlanAnswers | None:
+    """What the resolvers of the plan's resolver-form callbacks answer from: its key table
+    (``tether_plan_keys``) by the encoded keys of the Python registrations of its steps; None when
+    the library describes none now, or a step of it is not one of the plan's (configuration changed)."""
+    keys = describe_keys(api, handle, kid)
+    if keys is None:
+        return None
+    table: dict[bytes, tuple[int, int]] = {}
+    for entry in keys:
+        reg = made[entry.step] if entry.step < len(made) else None
+        if reg is None or steps[entry.step].key != entry.key:
+            return None
+        table[reg.raw] = (entry.step, entry.closes)
+    return PlanAnswers(table, len(steps), api, handle, kid, weakref.ref(container))
 
 
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
@@ -225,7 +281,7 @@ def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
 
 
 def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
-             calls: list[tuple[int, tuple[tuple[int, bool], ...]]], arguments: tuple[str, ...], nwords: int,
+             calls: list[tuple[int, tuple[tuple[int, bool], ...] | None]], arguments: tuple[str, ...], nwords: int,
              ncache: int, values: tuple[int, ...] = ()) -> Callable[..., Callable[..., Any]]:
     """Compiles ``make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp,
     s0, s1, ..., f0, f1, ..., n..., c0, c1, ...)`` returning ``build()``: the cached steps' objects
@@ -233,7 +289,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     version words, and of the ``ncache`` cache words, written out: a comprehension's call costs 4x
     the loads), one call per made step, in order, its arguments the earlier steps' results, then
     one per completion callback, its weak targets ``weakref.ref``s (a try per call costs nothing
-    until it raises). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
+    until it raises); a resolver-form callback is called with a ``PlanResolver`` (made by ``fresh``
+    from its ``K*``, after the callbacks), opened for the call and closed when it returns, then kept
+    for the next replay unless the callback kept it (``refs``: its reference count). With runtime ``arguments`` (their types), ``build(*a)`` takes them and
     returns ``SLOW`` unless they are as many and each passes its type's test. With value steps
     (``values``: per step its key id, or -1), ``build(vals)`` takes the resolving container's values
     by key id and returns ``MISS`` when one is missing (the library's resolve reports it)."""
@@ -243,6 +301,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     factories = [f"f{i}" for i in made]
     nones = [f"n{i}" for i in made if checks[i]]
     callbacks = [f"c{k}" for k in range(len(calls))]
+    resolves = any(targets is None for _, targets in calls)  # a resolver-form callback: its resolver made inline
+    if resolves:
+        callbacks += ["fresh", "refs", "ident", *(f"K{k}" for k, (_, targets) in enumerate(calls) if targets is None)]
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
@@ -253,6 +314,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
              f"    {', '.join(names)}, = words"]
     if cache_names:
         lines.append(f"    {', '.join(cache_names)}, = cache_words")
+    for k, (_, targets) in enumerate(calls):
+        if targets is None:  # its resolvers not in use (a list: pop and append are atomic between threads)
+            lines.append(f"    p{k} = [fresh(K{k})]")
     takes_values = any(k >= 0 for k in values)
     lines.append("    def build(*a):" if arguments else "    def build(vals):" if takes_values else "    def build():")
     if arguments:
@@ -290,12 +354,34 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"                    raise n{i}()")
         lines.append("            except BaseException as e:")
         lines.append(f"                failed({i}, e)")
+    if resolves:  # what the resolvers answer from: every step's object, then the strong edges they add, what else they made
+        lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
     for k, (step, targets) in enumerate(calls):
+        if targets is None:  # closed when it returns; on a failure the traceback keeps no object alive
+            lines.append("            try:")
+            lines.append(f"                r = p{k}.pop()")
+            lines.append("            except IndexError:")  # another thread's replay has it
+            lines.append(f"                r = fresh(K{k})")
+            lines.append("            r._values = vs")
+            lines.append("            r._thread = ident()")
+            lines.append("            try:")
+            lines.append(f"                c{k}(r, v{step})")
+            lines.append("            except BaseException as e:")
+            lines.append("                r._values = None")
+            lines.append("                vs.clear()")
+            lines.append(f"                {' = '.join(f'v{i}' for i in range(len(args)))} = None")
+            lines.append(f"                failed_completion({k}, e, ())")
+            lines.append("            r._values = None")
+            lines.append("            if refs(r) == 2:")  # r and refs' argument: the callback kept it otherwise
+            lines.append(f"                p{k}.append(r)")
+            continue
         lines.append("            try:")
         lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
         lines.append("            except BaseException as e:")
         lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+    if resolves:  # what a resolver's frames kept (an exception it caught holds them) lets go as a graph does
+        lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
     lines.append("            busy[0] = False")

@@ -99,6 +99,7 @@ class Registration:
         "arg_kinds",
         "fresh",
         "completions",
+        "callbacks",
         "replaying",
         "has_teardown",
         "__weakref__",
@@ -135,6 +136,8 @@ class Registration:
         self.has_teardown = has_teardown
         # its completion callbacks when all are declared (a plan replay runs them), else None
         self.completions: tuple[Completion, ...] | None = ()
+        # all its completion callbacks, both forms, in order (a plan replay runs resolver-form ones too)
+        self.callbacks: tuple[Callable[[Any, Any], Any] | Completion, ...] = ()
         # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
         # the library (a factory resolving its own key again: the library reports the cycle)
         self.replaying = [False]
@@ -157,6 +160,7 @@ class Registration:
         self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
         declared = [fn for fn in callbacks if isinstance(fn, Completion)]
         self.completions = tuple(declared) if len(declared) == len(callbacks) else None
+        self.callbacks = tuple(callbacks)
         drop = teardown.DROP if self.has_teardown else object_table.DROP_FAST if self.fresh else object_table.DROP
         # DEFER_DROP: Container.resolve runs the drops itself (object_table.run_drops), no callback;
         # the callbacks of both forms in one list, so they run in the order given
