@@ -399,8 +399,9 @@ typedef struct tether_plan_completion {
  * graph: that step's instance) and, for what the table does not settle,
  * tether_plan_resolver. Such a plan is described only where that is exact: no
  * declared strong target in the plan, no value step, and every other key
- * visible from `c` builds alone (transient or singleton registrations with
- * DEP, WEAK and CONTEXT slots and no completion callback, all the way down; or
+ * visible from `c` builds alone (transient registrations with DEP, WEAK and
+ * CONTEXT slots and no completion callback, all the way down: a singleton a
+ * callback created would outlive a failing replay; or
  * a registration with runtime arguments, which a resolver refuses), so an
  * ordinary resolve of it from `c` gives what the resolver would.
  *

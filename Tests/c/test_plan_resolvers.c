@@ -170,12 +170,24 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     CHECK(d.step_count == 0);
     CHECK_OK(tether_container_free(c));
 
-    /* a transient over a singleton is answered by a resolve: described */
+    /* a transient over a singleton: a singleton a callback created would outlive a failing
+     * replay (the library's resolve destroys it with the rest): declined */
     c = s3();
     CHECK_OK(tether_register(c, "S", (tether_fn)make, NULL, 0, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
     tether_param s[] = { TETHER_DEP("S") };
     CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, s, 1, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    CHECK_OK(describe(c, "Parent", &d));
+    CHECK(d.step_count == 0);
+    CHECK_OK(tether_container_free(c));
+
+    /* a transient over a transient is answered by a resolve: described */
+    c = s3();
+    CHECK_OK(tether_register(c, "U", (tether_fn)make, NULL, 0, &r));
+    CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
+    tether_param u[] = { TETHER_DEP("U") };
+    CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, u, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
     CHECK_OK(describe(c, "Parent", &d));
     CHECK(d.step_count == (plans_off() ? 0u : 2u));

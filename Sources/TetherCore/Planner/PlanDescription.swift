@@ -135,8 +135,10 @@ extension Container {
     /// ordinary resolve from here (or a failing one: the library then says what the resolver
     /// reports, `resolverAnswer`). That holds when no such key's build shares an instance with
     /// the graph or with another resolve of the callbacks: every registration it would make is
-    /// transient or singleton-scoped, with DEP, WEAK and CONTEXT slots only and no completion
-    /// callback; and no step is a declared value (a child's own, not this container's).
+    /// transient, with DEP, WEAK and CONTEXT slots only and no completion callback (a singleton
+    /// such a resolve created would stay published if the replay then failed, where the
+    /// library's resolve would destroy it with the rest); and no step is a declared value (a
+    /// child's own, not this container's).
     private func answersResolvers(_ recorder: Plan.Recorder) -> Bool {
         guard !recorder.steps.contains(where: { $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
         let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.takeUnretainedValue()) })
@@ -146,7 +148,7 @@ extension Container {
             if let known = alone[id] { return known }
             alone[id] = false  // on the way: a constructor cycle is not alone
             let spec = r.spec
-            guard spec.scope == .transient || spec.scope == .singleton, spec.completionCount == 0, !r.isDeclaredValue else { return false }
+            guard spec.scope == .transient, spec.completionCount == 0, !r.isDeclaredValue else { return false }
             for param in r.params {
                 switch param {
                 case .dependency(let key), .weak(let key):
