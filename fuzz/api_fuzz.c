@@ -569,6 +569,12 @@ static int questionable(const spec *s, int scope) {
 
 static tether_fn fn_of(const spec *s) { return s->variadic ? (tether_fn)fac_variadic : factories[s->proto]; }
 
+/* Whether container slot `ci`, live with handle `c` before a call, was freed by a destructor
+ * that call ran (re-registering a key drops what the replaced registration made). */
+static int freed_meanwhile(int ci, const tether_container *c) {
+    return !conts[ci].live || conts[ci].h != c;
+}
+
 static void op_register(void) {
     int ci = pick_live_cont();
     if (ci < 0) return;
@@ -593,10 +599,10 @@ static void op_register(void) {
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
         st = tether_register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
-        expect(st, ok, "tether_register_ex");
+        expect(st, freed_meanwhile(ci, c) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
     } else {
         st = tether_register(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &r);
-        expect(st, ok, "tether_register");
+        expect(st, freed_meanwhile(ci, c) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register");
         if (st == TETHER_OK) {
             expect(tether_set_context(r, s, s->has_drop ? drop : NULL), ST(TETHER_OK), "tether_set_context");
             if (s->variadic) expect(tether_set_variadic(r, 1), ST(TETHER_OK), "tether_set_variadic");

@@ -439,6 +439,40 @@ static void drop_and_call(void *instance, void *context) {
     if (r) tether_ref_release(r);
 }
 
+/* Re-registering S drops the instance the replaced registration made; its destructor frees the
+ * container while tether_register runs: the call says so and hands out no handle (a handle
+ * made after the free retired the container's registrations would stay valid for good). */
+static void drop_and_free(void *instance, void *context) {
+    ((kind *)context)->dropped++;
+    free(instance);
+    during_free[0] = tether_container_free(reentrant_container);
+}
+
+static void a_container_freed_while_registering_gives_no_handle(void) {
+    for (int with_ex = 0; with_ex < 2; with_ex++) {
+        kind S = {"S", 0, 0};
+        tether_container *c = reentrant_container = new_container();
+        cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_free);
+        during_free[0] = TETHER_E_NO_MEMORY;
+        tether_registration *r = (tether_registration *)1;
+        tether_param p[] = {TETHER_CONTEXT};
+        tether_status st;
+        if (with_ex) {
+            tether_options o = TETHER_OPTIONS_INIT;
+            o.context = &S;
+            st = tether_register_with(c, "S", (tether_fn)make_plain_obj, p, 1, &o, &r);
+        } else {
+            st = tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r);
+        }
+        CHECK_STATUS(during_free[0], TETHER_OK);
+        CHECK_STATUS(st, TETHER_E_INVALID_HANDLE);
+        CHECK_ERROR_HAS("freed while this call ran");
+        CHECK(r == NULL && S.dropped == 1);
+        CHECK_STATUS(tether_set_scope(r, TETHER_SCOPE_SINGLETON), TETHER_E_INVALID_HANDLE);
+        CHECK_STATUS(tether_resolve(c, "S", &(tether_ref *){NULL}), TETHER_E_INVALID_HANDLE);
+    }
+}
+
 static void calls_from_destructors_run_by_free_agree(void) {
     kind S = {"S", 0, 0}, G = {"G", 0, 0};
     tether_container *c = reentrant_container = new_container();
@@ -469,5 +503,6 @@ int main(void) {
     RUN(singleton_holding_a_ref_freed_with_its_container);
     RUN(destructor_resolves_during_reset_and_free);
     RUN(calls_from_destructors_run_by_free_agree);
+    RUN(a_container_freed_while_registering_gives_no_handle);
     return harness_finish();
 }

@@ -184,6 +184,13 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             registration.attachment.store(UInt(bitPattern: handle), ordering: .releasing)
             out.pointee = handle
         }
+        // A destructor of what the replaced registration made may have freed the container
+        // meanwhile, retiring its registrations' handles before this one had its own.
+        if container.isClosed {
+            retireHandle(of: registration)
+            out?.pointee = nil
+            throw TetherError(.invalidHandle, "\(function): the container was freed while this call ran (by a destructor of an instance the replaced registration made); nothing was registered")
+        }
     }
 }
 
