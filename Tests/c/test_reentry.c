@@ -304,6 +304,61 @@ static void older_resolver_reentering_a_factory_further_in_is_a_cycle(void) {
     CHECK(A.dropped == 1);
 }
 
+/* A's completion callback keeps its resolver open while it resolves B (a nested graph); B's
+ * callback asks A's (older) resolver for F, which A's graph starts constructing; F's factory
+ * then asks B's resolver for F. B's graph began before A's constructed anything, yet F is
+ * under construction on this thread now: a cycle, not a second run of F's factory. */
+static tether_resolver *a_resolver, *b_resolver;
+
+static void *make_f_through_inner_resolver(kind *k) {
+    f_calls++;
+    void *got = NULL;
+    inner_status = tether_resolver_get(b_resolver, "F", &got);
+    snprintf(inner_message, sizeof inner_message, "%s", inner_status ? tether_last_error() : "");
+    inner_got_instance = got != NULL;
+    return node_new(k, NULL, NULL);
+}
+
+static tether_status complete_a_by_resolving_b(tether_resolver *r, void *instance, void *context) {
+    (void)instance, (void)context;
+    a_resolver = r;
+    tether_ref *ref = NULL;
+    callback_status = tether_resolve(container, "B", &ref);
+    if (ref) tether_ref_release(ref);
+    return TETHER_OK;
+}
+
+static tether_status complete_b_through_a(tether_resolver *r, void *instance, void *context) {
+    (void)instance, (void)context;
+    b_resolver = r;
+    void *got = NULL;
+    return tether_resolver_get(a_resolver, "F", &got);
+}
+
+static void inner_resolver_reentering_a_factory_an_older_resolver_runs_is_a_cycle(void) {
+    kind A = {"A", 0, 0}, B = {"B", 0, 0}, F = {"F", 0, 0};
+    tether_container *c = container = new_container();
+    tether_registration *ra = reg_node(c, "A", &A, TETHER_SCOPE_TRANSIENT, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(ra, complete_a_by_resolving_b, NULL));
+    tether_registration *rb = reg_node(c, "B", &B, TETHER_SCOPE_TRANSIENT, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(rb, complete_b_through_a, NULL));
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &F, o.drop = drop_node, o.scope = TETHER_SCOPE_TRANSIENT;
+    CHECK_OK(tether_register_with(c, "F", (tether_fn)make_f_through_inner_resolver, p, 1, &o, NULL));
+    f_calls = 0;
+    inner_status = TETHER_OK;
+    tether_ref *ref;
+    resolve(c, "A", &ref);
+    CHECK_STATUS(callback_status, TETHER_OK);
+    CHECK_STATUS(inner_status, TETHER_E_CYCLE);
+    CHECK(strstr(inner_message, "\"F\" -> \"F\"") != NULL && !inner_got_instance);
+    CHECK(f_calls == 1 && F.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(A.made == A.dropped && B.made == B.dropped && F.made == F.dropped);
+}
+
 int main(void) {
     alarm(60);
     RUN(factory_reentering_its_own_key_is_a_cycle);
@@ -313,5 +368,6 @@ int main(void) {
     RUN(resolving_an_unfinished_instance_from_a_completion_callback_is_refused);
     RUN(a_completion_callbacks_resolver_reaches_its_own_unfinished_instance);
     RUN(older_resolver_reentering_a_factory_further_in_is_a_cycle);
+    RUN(inner_resolver_reentering_a_factory_an_older_resolver_runs_is_a_cycle);
     return harness_finish();
 }

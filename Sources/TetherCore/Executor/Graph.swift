@@ -31,6 +31,8 @@ final class Graph {
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
     var constructing: [Unmanaged<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    /// Whether a factory of this graph is under way (`constructing` is not empty).
+    var isConstructing: Bool { frames.count > 0 }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Unmanaged<Registration>] = []

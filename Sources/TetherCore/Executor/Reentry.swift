@@ -17,6 +17,20 @@ enum Reentry {
         return registrations
     }
 
+    /// Whether anything but `graph` is constructing on this thread: a plan's step, or a frame
+    /// of another graph. A graph's own frames it checks itself; what others construct is
+    /// known to it only through `outer`, which must then be taken afresh: another graph may
+    /// have begun constructing after this one began (an older callback's resolver used from
+    /// a resolve nested further in).
+    static func othersConstruct(_ thread: ThreadState, besides graph: Graph) -> Bool {
+        if thread.planProgress.pointee.plan != nil { return true }
+        if thread.graph !== graph && thread.graph.isConstructing { return true }
+        for nested in thread.nestedGraphs where nested.toOpaque() != Unmanaged.passUnretained(graph).toOpaque() {
+            if nested._withUnsafeGuaranteedRef({ $0.isConstructing }) { return true }
+        }
+        return false
+    }
+
     /// The cycle error for `key` asked for while `outer[from...]` and then the
     /// frames of `path` were being constructed.
     static func cycle(_ key: Key, outer: ArraySlice<Unmanaged<Registration>>, path: [Key]) -> TetherError {

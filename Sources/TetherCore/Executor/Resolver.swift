@@ -136,11 +136,7 @@ public final class Resolver: @unchecked Sendable {
             // that runs further in): what those resolves construct is a cycle here too (`Reentry`).
             let thread = Unmanaged<ThreadState>.fromOpaque(graph.thread)
             let saved = graph.outer
-            let innermost = thread._withUnsafeGuaranteedRef { t in
-                t.planProgress.pointee.plan == nil
-                    && (t.nestedGraphs.last.map { $0.toOpaque() == Unmanaged.passUnretained(graph).toOpaque() } ?? (t.nesting <= 1))
-            }
-            if !innermost {
+            if thread._withUnsafeGuaranteedRef({ Reentry.othersConstruct($0, besides: graph) }) {
                 graph.outer = thread._withUnsafeGuaranteedRef { Reentry.constructing($0) }
             }
             defer { graph.outer = saved }
