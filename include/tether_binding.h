@@ -26,7 +26,8 @@
  *    (plans, singleton pointers) checks words the library moves whenever that
  *    knowledge may be stale (tether_container_versions,
  *    tether_container_cache_versions, tether_registration_weak_epoch). Reading
- *    a word is a plain load; no call.
+ *    a word is a plain load; no call. For a singleton it serves itself, one
+ *    word and one token say it all: tether_container_hit_word.
  *
  *  - Tracing. Setting or removing a trace hook (tether_set_trace) moves the
  *    container's version and cache words. While one is set, the container's
@@ -158,6 +159,8 @@ typedef struct tether_collect {
     size_t count;        /* out: entries stored in `drops` (also on failure) */
     void *instance;      /* out: the instance (NULL on failure); in too with TETHER_RESOLVE_HELD */
     tether_ref *out;     /* out: a strong handle you own, or NULL (see Result) */
+    size_t token;        /* out: with TETHER_RESOLVE_HELD answered by the published singleton, the hit
+                            token it holds under (see tether_container_hit_word); else 0 */
 } tether_collect;
 
 /**
@@ -218,7 +221,10 @@ typedef struct tether_collect {
  * promised. (A pointer you do not keep valid comes back as invalid as it went
  * in: the flag is no way to borrow a singleton without a handle.) Use it to
  * re-resolve a key whose instance you already hold, e.g. to learn whether a
- * cached singleton was replaced, without a tether_ref_release.
+ * cached singleton was replaced, without a tether_ref_release. Such an answer
+ * also sets `io->token` (never 0; 0 for every other answer): the value of
+ * `c`'s hit word (tether_container_hit_word) under which it holds, read by the
+ * library before its comparison.
  *
  * @param flags  0, or TETHER_RESOLVE_NO_WAIT and/or TETHER_RESOLVE_HELD.
  * @param io     the caller's buffers: `drops` and `capacity` read (and
@@ -642,6 +648,42 @@ tether_status tether_container_versions(tether_container *c, const volatile size
 tether_status tether_container_cache_versions(tether_container *c, const volatile size_t **words, size_t cap,
                                               size_t *count);
 
+/**
+ * The address of the hit word of `c`, for a binding that hands out again, with
+ * no call, a singleton the library answered as published
+ * (tether_resolve_key_collect with TETHER_RESOLVE_HELD: `io->out` NULL,
+ * `io->instance` the held pointer, no drop, and `io->token`).
+ *
+ * The rule is the library's, the binding only compares: a resolve of that key
+ * from `c` (with no runtime arguments) answers that same instance for as long
+ * as the word equals `io->token`. The library moves the word (it only grows,
+ * with release ordering, and is never 0) after every change that could make
+ * the answer differ, in `c` or in any container up its chain, whether a
+ * binding or C code asked: a singleton or weak-scope instance let go of
+ * (tether_reset, a scope change, re-registering a key, tether_container_free),
+ * any configuration change (a registration, a value, a context or callback
+ * change, a trace hook set or removed: see tether_container_versions). Changes
+ * in other containers, child containers of `c` included, move nothing. When
+ * the word differs, resolve through the library again (one held call gives
+ * the answer and a new token). A reset that returned before the binding reads
+ * the word is always seen; one racing with the read is ordered before or after
+ * it, as with a hit in the library: the instance is then alive as long as the
+ * binding holds it, even if the library drops it the moment after.
+ *
+ * The word is an aligned `size_t`: read it with a plain (volatile or
+ * relaxed-atomic) load, after the object you are about to hand out. Never
+ * write it. It stays allocated for the life of the process: reading it after
+ * `c` was freed is safe (it may then belong to a newer container; since it
+ * only grows, a token read before the free never comes back).
+ *
+ * @param c     the container; borrowed.
+ * @param word  receives the address; not NULL. NULL on failure.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `word`).
+ * Thread-safe; lock-free.
+ */
+tether_status tether_container_hit_word(tether_container *c, const volatile size_t **word);
+
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
@@ -653,7 +695,8 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
 TETHER_ASSERT_(sizeof(tether_error_parts) == 72 && offsetof(tether_error_parts, path) == 24 &&
                offsetof(tether_error_parts, reason) == 48, "tether_error_parts layout");
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_drop, context) == 16, "tether_drop layout");
-TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32, "tether_collect layout");
+TETHER_ASSERT_(offsetof(tether_collect, count) == 16 && offsetof(tether_collect, out) == 32 &&
+               offsetof(tether_collect, token) == 40, "tether_collect layout");
 TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, first_input) == 8 &&
                offsetof(tether_plan_step, parent) == 24 && offsetof(tether_plan_step, flags) == 36,
                "tether_plan_step layout");

@@ -17,7 +17,7 @@ static size_t sum(const volatile size_t **words, size_t count) {
 /* Whether `held` is the published singleton of `key` from `c`: no handle, no drop. */
 static int published(tether_container *c, const char *key, void *held) {
     tether_drop d[2];
-    tether_collect io = {d, 2, 9, held, NULL};
+    tether_collect io = {d, 2, 9, held, NULL, 0};
     CHECK_OK(tether_resolve_key_collect(c, key_of(c, key), TETHER_RESOLVE_HELD, &io));
     if (io.out) CHECK_OK(tether_ref_release(io.out));
     return io.out == NULL && io.instance == held && io.count == 0;

@@ -32,7 +32,7 @@ static uint32_t id(tether_container *c, const char *key) {
 /* tether_resolve_key_collect with the io struct spelled out as separate out-parameters. */
 static tether_status collect(tether_container *c, uint32_t key, unsigned flags, void **instance, tether_ref **out,
                              tether_drop *drops, size_t capacity, size_t *count) {
-    tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1};
+    tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1, 0};
     tether_status st = tether_resolve_key_collect(c, key, flags, &io);
     *instance = io.instance;
     *out = io.out;

@@ -9,16 +9,18 @@ private let heldFlag: UInt32 = 2
 public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ flags: UInt32, _ io: UnsafeMutableRawPointer?) -> Int32 {
     let function: StaticString = "tether_resolve_key_collect"
     guard let io else { return abiCall { () throws(TetherError) in throw invalid(function, "io is NULL") } }
-    // tether_collect: drops, capacity (in); count, instance, out (out)
+    // tether_collect: drops, capacity (in); count, instance, out, token (out)
     let drops = io.load(as: UnsafeMutableRawPointer?.self)
     let capacity = io.load(fromByteOffset: 8, as: Int.self)
     let count = (io + 16).assumingMemoryBound(to: Int.self)
     let instance = (io + 24).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     let out = (io + 32).assumingMemoryBound(to: OpaquePointer?.self)
+    let token = (io + 40).assumingMemoryBound(to: UInt.self)
     let held = flags & heldFlag != 0 ? instance.pointee : nil
     count.pointee = 0
     instance.pointee = nil
     out.pointee = nil
+    token.pointee = 0
     guard flags & ~(noWaitFlag | heldFlag) == 0 else {
         return abiCall { () throws(TetherError) in throw invalid(function, "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD") }
     }
@@ -32,7 +34,7 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     var blocked = false
     let status = inSection { section in
         let (status, wasBlocked) = WaitMode.run(noWait: flags & noWaitFlag != 0) {
-            collector.collect { collectingResolve(section, c, key, held, instance, out, $0) }
+            collector.collect { collectingResolve(section, c, key, held, instance, out, token, $0) }
         }
         blocked = wasBlocked
         return status
@@ -45,15 +47,21 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
 }
 
 /// The resolve of tether_resolve_key_collect, with `collector` installed: a published
-/// singleton the caller holds (`held`) is answered without a handle, and any other
-/// result is released by the call when that destroys it and its drop is collected.
+/// singleton the caller holds (`held`) is answered without a handle, with the hit
+/// token it holds under, and any other result is released by the call when that
+/// destroys it and its drop is collected.
 private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id: UInt32, _ held: UnsafeMutableRawPointer?,
                                _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                               _ out: UnsafeMutablePointer<OpaquePointer?>, _ collector: UnsafeMutablePointer<DropCollector>) -> Int32 {
+                               _ out: UnsafeMutablePointer<OpaquePointer?>, _ token: UnsafeMutablePointer<UInt>,
+                               _ collector: UnsafeMutablePointer<DropCollector>) -> Int32 {
     if KeyTable.isValid(id) {
-        if let held, heldHit(c, Key(id: id), held) {
-            instance.pointee = held
-            return ok
+        if let held {
+            let hit = heldHit(c, Key(id: id), held)
+            if hit != 0 {
+                instance.pointee = held
+                token.pointee = hit
+                return ok
+            }
         }
         if let (handle, hit) = singletonHit(c, { _ in Key(id: id) }, section) {
             out.pointee = handle
@@ -80,14 +88,19 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
     }
 }
 
-/// True if `c`'s published singleton for `key` is `held`: compared through its
-/// slot, with no loan (the caller keeps `held` alive) and nothing written.
+/// `c`'s hit token (never 0) if its published singleton for `key` is `held`, else 0:
+/// compared through its slot, with no loan (the caller keeps `held` alive) and
+/// nothing written. The token is read first: every unpublish that moved the hit
+/// word past it comes after that read, so `held` was published under the token.
 @inline(__always)
-private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPointer) -> Bool {
+private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPointer) -> UInt {
     // The caller's earlier loads of the cache words stay before the slot's (free on x86-64):
     // a sum that already counts an unpublish makes the comparison see it (cachesChanged).
     // It orders atomic loads only, so TSan, which ignores it, misses no edge a race hides behind.
     atomicMemoryFence(ordering: .acquiring)
-    guard let core = Handles.containerPages?.peek(c) else { return false }
-    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { !$0.isTraced && $0.singletonLoan(for: key)?.pointer == held }
+    guard let core = Handles.containerPages?.peek(c) else { return 0 }
+    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { container in
+        let token = container.hitToken
+        return !container.isTraced && container.singletonLoan(for: key)?.pointer == held ? token : 0
+    }
 }

@@ -12,6 +12,16 @@ public func tether_container_cache_versions(_ c: OpaquePointer?, _ words: Unsafe
     versionWords("tether_container_cache_versions", "cache version", c, words, cap, count) { $0.cacheVersionAddresses }
 }
 
+@_cdecl("tether_container_hit_word")
+public func tether_container_hit_word(_ c: OpaquePointer?, _ word: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32 {
+    let function: StaticString = "tether_container_hit_word"
+    return abiCall { () throws(TetherError) in
+        guard let word else { throw invalid(function, "word must not be NULL") }
+        word.pointee = nil
+        word.pointee = try containerArgument(c, function).hitWordAddress
+    }
+}
+
 /// Both calls: the addresses `of` gives for `c`'s container, written to `words`.
 private func versionWords(_ function: StaticString, _ what: String, _ c: OpaquePointer?,
                           _ words: UnsafeMutablePointer<UnsafeRawPointer?>?, _ cap: Int, _ count: UnsafeMutablePointer<Int>?,

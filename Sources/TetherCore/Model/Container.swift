@@ -29,6 +29,9 @@ public final class Container: @unchecked Sendable {
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
+    /// The hit words of the containers made from this one, at any depth: `cachesChanged` moves
+    /// them with its own (see `hitWordAddress`).
+    private let descendantHitWords = Lock<[UnsafeMutablePointer<Atomic<UInt>>]>([])
     private let plansOff = Atomic<Bool>(false)
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
@@ -56,6 +59,7 @@ public final class Container: @unchecked Sendable {
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
+            forEachAncestor { $0.descendantHitWords.withLock { $0.append(self.hitWord) } }
         }
     }
 
@@ -69,6 +73,12 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         dropSpareChild()
+        let word = hitWord
+        forEachAncestor { a in
+            a.descendantHitWords.withLock { words in
+                if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
+            }
+        }
         VersionWords.give(version)
     }
 
@@ -115,6 +125,30 @@ public final class Container: @unchecked Sendable {
         let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
         if address != 0 { Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
     }
+
+    private func forEachAncestor(_ body: (Container) -> Void) {
+        var next = parent
+        while let c = next {
+            body(c)
+            next = c.parent
+        }
+    }
+
+    private var hitWord: UnsafeMutablePointer<Atomic<UInt>> { version + 2 }
+
+    /// The address of this container's hit word: one word that moves (release
+    /// ordering, only ever growing, never 0) after every change that may make a
+    /// resolve from here answer other than it did, whichever container of the
+    /// chain it happened in: whenever the cache word of this container or of a
+    /// parent moves (`cachesChanged`, every configuration change included). So a
+    /// layer that saw a resolve from here answer the published instance of a key
+    /// while the word had some value (`hitToken`) may hand the same instance
+    /// out again, with no resolve, while the word has that value. Same memory
+    /// rules as the version words.
+    package var hitWordAddress: UnsafeRawPointer { UnsafeRawPointer(hitWord) }
+
+    /// The hit word's value now (acquire: read it before what it dates).
+    package var hitToken: UInt { hitWord.pointee.load(ordering: .acquiring) }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
@@ -195,7 +229,14 @@ public final class Container: @unchecked Sendable {
 
     /// After a published singleton or weak-scope instance was unpublished
     /// (release, as above); a reader that still sees the old sum read it before the change.
-    func cachesChanged() { (version + 1).pointee.add(1, ordering: .releasing) }
+    /// The hit words move with it, this container's and its descendants' (`hitWordAddress`).
+    func cachesChanged() {
+        (version + 1).pointee.add(1, ordering: .releasing)
+        hitWord.pointee.add(1, ordering: .releasing)
+        descendantHitWords.withLock { words in
+            for word in words { word.pointee.add(1, ordering: .releasing) }
+        }
+    }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
     /// replaced and returned (retired: its cache is released). `configure` runs

@@ -4,21 +4,23 @@ import Synchronization
 /// embedding layer may keep reading a word after its container is gone (the
 /// ABI hands out their addresses): a freed container's words go to a later
 /// container as they are, and a word only ever grows, so a sum read before
-/// never comes back. A container takes a pair: its configuration word
-/// (`Container.configuration`) and its cache word (`Container.cacheVersionAddresses`).
-/// Pairs pass from container to container under `unused`'s lock, and the words
-/// are only ever accessed as atomics, so a late reader races with nothing.
+/// never comes back. A container takes three: its configuration word
+/// (`Container.configuration`), its cache word (`Container.cacheVersionAddresses`)
+/// and its hit word (`Container.hitWordAddress`, which starts at 1: a hit token
+/// is never 0). They pass from container to container under `unused`'s lock,
+/// and the words are only ever accessed as atomics, so a late reader races with nothing.
 enum VersionWords {
-    /// Pairs of deinitialized containers, as addresses.
+    /// The words of deinitialized containers, as addresses.
     private static let unused = Lock<[UInt]>([])
 
     static func take() -> UnsafeMutablePointer<Atomic<UInt>> {
         if let address = unused.withLock({ $0.popLast() }) {
             return UnsafeMutablePointer(bitPattern: address)!
         }
-        let words = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 2)
+        let words = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 3)
         words.initialize(to: Atomic(0))
         (words + 1).initialize(to: Atomic(0))
+        (words + 2).initialize(to: Atomic(1))
         return words
     }
 

@@ -241,6 +241,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
+    "tether_container_hit_word": (_status, [_p, POINTER(c_void_p)]),
     "tether_reset": (_status, [_p, c_int]),
     "tether_declare_value": (_status, [_p, c_char_p]),
     "tether_provide_value": (_status, [_p, c_char_p, _p, _p, _p]),
@@ -261,13 +262,14 @@ HOT: dict[str, Any] = {
 #: tether_drop entries a resolve collects at most (more run in place, as without collecting).
 DROP_CAPACITY = 64
 #: Where the first ``tether_drop`` starts in ``collect_buffer()`` (fn, instance, context each).
-FIRST_DROP = 5
+FIRST_DROP = 6
 
 
 def collect_buffer() -> tuple[Any, memoryview]:
     """A ``tether_collect`` followed by its ``DROP_CAPACITY`` drops, in one ctypes buffer (pass it
     as ``io``), and a view of its words (``words[i]`` is an int, cheaper than a ctypes item):
-    ``[2]`` the count, ``[3]`` the instance, ``[4]`` the handle (0: released), then the drops."""
+    ``[2]`` the count, ``[3]`` the instance, ``[4]`` the handle (0: released), ``[5]`` the hit
+    token, then the drops."""
     buffer = (ctypes.c_uint64 * (FIRST_DROP + 3 * DROP_CAPACITY))()
     buffer[0] = ctypes.addressof(buffer) + 8 * FIRST_DROP
     buffer[1] = DROP_CAPACITY
@@ -306,12 +308,10 @@ class Api:
         self.gil_registration_weak_epoch = ctypes.PyDLL(path)["tether_registration_weak_epoch"]
         self.gil_registration_weak_epoch.restype = _status
         self.gil_registration_weak_epoch.argtypes = SIGNATURES["tether_registration_weak_epoch"][1]
-        #: tether_container_versions and _cache_versions keeping the GIL, without argtypes (the
-        #: handle passed as a c_void_p): lock-free reads, as cheap to call as to convert arguments for
-        for name in ("tether_container_versions", "tether_container_cache_versions"):
-            fn = ctypes.PyDLL(path)[name]
-            fn.restype = _status
-            setattr(self, "gil_" + name.removeprefix("tether_"), fn)
+        #: tether_container_versions keeping the GIL, without argtypes (the handle passed as a
+        #: c_void_p): a lock-free read, as cheap to call as to convert arguments for
+        self.gil_container_versions = ctypes.PyDLL(path)["tether_container_versions"]
+        self.gil_container_versions.restype = _status
 
     def last_error(self) -> str:
         """This thread's last error message, decoded."""

@@ -13,7 +13,7 @@ import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, aio, executor, messages, native_refs, object_table, singleton_hits, teardown, tracing
+from . import _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
@@ -43,7 +43,7 @@ _owned_get = object_table._owned.get
 _tls = _state.tls
 run_drops = object_table.run_drops
 _drop_views = object_table.DROP_VIEWS
-_results = operator.itemgetter(2, 3, 4)  # tether_collect's count, instance, out
+_results = operator.itemgetter(2, 3, 4, 5)  # tether_collect's count, instance, out, token
 _fresh_pop = object_table._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
@@ -54,10 +54,12 @@ _BUSY = executor.BUSY
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
-#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or singleton
-#: hit (see singleton_hits) or None).
-#: Its fourth item: a singleton hit of a container without parents, inlined in ``resolve`` (the
-#: registration's cell, the cache word, the word's value when confirmed): one call less than ``build``.
+#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None, hit or None).
+#: A hit is a singleton the library answered as published (a held resolve): the registration's
+#: cell, the container's hit word and the token the library gave (``tether_container_hit_word``);
+#: ``resolve`` returns the cell's object while the word equals the token. The library decides what
+#: moves the word (resets, reconfiguration, here or up the chain, from Python or C); the binding
+#: only compares, and otherwise asks the library again.
 Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", "tuple[Any, c_size_t, int] | None"]
 
 
@@ -166,7 +168,7 @@ class Container:
             # request that only runs plans its parent described needs none. Until then nothing can
             # change its configuration, so its own words are a constant zero word.
             self._word, self._parent_words = _ZERO, (parent._word, *parent._parent_words)
-            self._cache_words = (_ZERO, *parent._cache_words)
+            self._hit_word = parent._hit_word  # what it answers is what its parent answers
             self._created_word = 0
             # ...the same words for all such children of a parent, so they share their lookups
             # (replay builders checking those words): a child per request looks nothing up again
@@ -240,15 +242,15 @@ class Container:
                 raise error
         # Read per replayed resolve (see executor): this container's version word, then its parents'
         words = self._version_words(self._api.gil_container_versions, handle)
-        # Read per singleton hit served here (see singleton_hits): the cache words of the same containers
-        cache_words = self._version_words(self._api.gil_container_cache_versions, handle)
+        # Read per singleton hit served here (see Entry), and by replays with cached steps (see _bind)
+        hit_word = self._hit_word_of(handle)
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = words[0].value
         # its own lookups from now on: the shared ones' builders watch the zero word, and C code may
         # register here now
         self._lookups, self._arg_builds = {}, {}
-        self._word, self._parent_words, self._cache_words = words[0], words[1:], cache_words
+        self._word, self._parent_words, self._hit_word = words[0], words[1:], hit_word
         if self._vals is not None:  # the values this child kept, given to the library now
             try:
                 self._provide_pending(handle)
@@ -270,9 +272,17 @@ class Container:
                 object_table.release(ptr)
                 raise error_for(status, last_message(self._api))
 
+    def _hit_word_of(self, handle: c_void_p) -> c_size_t:
+        """The hit word of ``handle`` (``tether_container_hit_word``) as a ctypes view read without a
+        call; ``_NO_VERSION`` if the library gives none."""
+        address = c_void_p()
+        if self._api.tether_container_hit_word(handle, byref(address)) != OK or not address.value:
+            return _NO_VERSION
+        return c_size_t.from_address(address.value)
+
     def _version_words(self, which: Callable[..., int], handle: c_void_p) -> tuple[c_size_t, ...]:
-        """The words ``which`` gives for this container and its parents (``tether_container_versions``
-        or ``tether_container_cache_versions``), as ctypes views read without a call;
+        """The words ``which`` gives for this container and its parents (``tether_container_versions``),
+        as ctypes views read without a call;
         ``(_NO_VERSION,)`` if the library has none to give."""
         cap = 8
         for _ in range(4):
@@ -348,7 +358,7 @@ class Container:
         if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
             self._vals = None
             self._closed = True
-            self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
+            self._word, self._parent_words, self._hit_word = _NO_VERSION, (), _NO_VERSION
             self._lookups = {}
             parent = self._parent
             assert parent is not None
@@ -367,7 +377,7 @@ class Container:
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
-        self._word, self._parent_words, self._cache_words = _NO_VERSION, (), (_NO_VERSION,)
+        self._word, self._parent_words, self._hit_word = _NO_VERSION, (), _NO_VERSION
         self._lookups, self._arg_builds = {}, {}  # (a child's may be shared with its siblings)
         self._child_lookups.clear()
         self._child_arg_builds.clear()
@@ -618,15 +628,15 @@ class Container:
             _, _, build, hit = self._lookups[key]
         except (KeyError, TypeError):
             return self._resolve(key, args)
-        if not args:
-            if hit is not None:  # singleton_hits.hit, written out
-                obj = hit[0].obj  # first: the word then says it was still published
-                if obj is not None and hit[1].value == hit[2]:
-                    return obj
-            elif build is not None:
-                result = build()
-                if result is not _MISS and result is not _BUSY:
-                    return result
+        if hit is not None:  # a published singleton (see Entry)
+            cell, word, token = hit
+            obj = cell.obj  # first: the word then says it was still published
+            if word.value == token and obj is not None and not args:
+                return obj
+        elif build is not None and not args:
+            result = build()
+            if result is not _MISS and result is not _BUSY:
+                return result
         return self._resolve(key, args)
 
     def _resolve(self, key: Key, args: tuple[Any, ...]) -> Any:
@@ -652,15 +662,14 @@ class Container:
         try:
             kid, cached_reg, build, _ = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
-            # change in the chain moves: it needs no generation check (see executor; a hit's stamp,
-            # the cache words, moves with it: see singleton_hits)
+            # change in the chain moves: it needs no generation check (see executor)
             if build is None and self._lookups_generation != _generation[0]:
                 raise KeyError(key)
         except (KeyError, TypeError):
             if self._closed:
                 raise InvalidHandleError("the container is closed") from None
             kid, cached_reg, build, _ = self._lookup(key)
-        if build is not None and not args:  # a replayed plain graph or a singleton hit: no call
+        if build is not None and not args:  # a replayed plain graph: no call
             result = build()
             if result is not _MISS:
                 if result is not _BUSY:
@@ -677,7 +686,6 @@ class Container:
         if args:
             return self._resolve_args(key, kid, args)
         kept = kept_obj = None
-        stamp = 0
         if cached_reg is not None:
             published = cached_reg.published
             if published is not None:
@@ -689,14 +697,12 @@ class Container:
                     return obj
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
-            # the cache words read before the call date the hit served here from then on (see singleton_hits)
+            # the library's answer says whether it is the published singleton, and under which token
             kept = cached_reg.cached
             if kept is not None:
                 kept_obj = kept.obj
                 if kept_obj is None:  # emptied: the library or the container let go of it
                     kept = None
-                else:
-                    stamp = singleton_hits.stamp(self._cache_words)
         frames, io, words, instance, out = _tls.hot
         if frames:  # nested in a resolve of this thread, whose buffer is in use
             io, words = collect_buffer()
@@ -717,7 +723,7 @@ class Container:
             frames.pop()
             if _retired:
                 _state.free_retired()
-        dropped, address, ref = _results(words)  # read before anything can reuse them
+        dropped, address, ref, token = _results(words)  # read before anything can reuse them
         if status:
             run_drops(words, dropped)
             for made, noted in reversed(frame[1:]):
@@ -727,12 +733,10 @@ class Container:
             for made, _noted in frame[1:]:
                 made.publish()
         elif kept is not None and address == kept.ptr and not ref and not dropped:
-            # the library answered: the published singleton (nothing was made). Served here from
-            # now on, while the cache words are the ones read before the call (see singleton_hits)
-            if self._cache_words[0] is not _NO_VERSION and (key in self._lookups or len(self._lookups) < 1024):
-                words = self._cache_words
-                self._lookups[key] = (kid, cached_reg, singleton_hits.hit(kept, words, stamp),
-                                      (kept, words[0], stamp) if len(words) == 1 else None)
+            # the library answered: the published singleton (nothing was made), under ``token``.
+            # Served here from now on while the hit word says so (see Entry)
+            if token and (key in self._lookups or len(self._lookups) < 1024):
+                self._lookups[key] = (kid, cached_reg, None, (kept, self._hit_word, token))
             return kept_obj
         # native_refs.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
@@ -910,32 +914,36 @@ class Container:
     def _bind(self, prepared: executor.Prepared, stamp: int, owner: Container, kid: int) -> Callable[[], Any] | None:
         """The builder of ``prepared`` (described from ``owner``, this container or the ancestor
         whose plan it runs) for this container (``executor.bind``), or None while one of its cached
-        steps has no published singleton in its registration's cell: the library's resolve makes
-        it, in its place in the graph. The owner confirms the cached steps once for all its empty
-        children (one per request): they find the same singletons."""
+        steps is not a singleton the library answered as published from the owner under one token:
+        the library's resolve makes or confirms it, in its place in the graph. The owner confirms
+        the cached steps once for all its empty children (one per request): they find the same
+        singletons, and their hit words move with the owner's."""
         cached = prepared.cached
         if not cached:
             return executor.bind(prepared, (self._word, *self._parent_words), stamp)
         confirmed = owner._confirmed.get(kid)
-        if confirmed is None or confirmed[0] is not prepared or singleton_hits.stamp(owner._cache_words) != confirmed[1]:
-            owner_stamp = singleton_hits.stamp(owner._cache_words)  # before confirming: a reset meanwhile moves it
+        if confirmed is None or confirmed[0] is not prepared or owner._hit_word.value != confirmed[1]:
+            token = 0
             for reg in cached:
                 kept = reg.cached
-                obj = kept.obj if kept is not None else None
-                # confirmed by the library (a held resolve, or a hit dated by these words) or not at all
-                # asked of the registration's own container: its hit serves every child after the first
-                home = reg.container() or owner
                 try:
-                    if obj is None or home.resolve(reg.name) is not obj or reg.cached is not kept:
+                    if kept is None or kept.obj is None or owner.resolve(reg.name) is not kept.obj:
                         return None
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
-            confirmed = (prepared, owner_stamp)
+                entry = owner._lookups.get(reg.name)
+                hit = entry[3] if entry is not None else None
+                # all under one token: published together while the word had that value
+                if hit is None or hit[0] is not kept or (token and hit[2] != token):
+                    return None
+                token = hit[2]
+            confirmed = (prepared, token)
             if len(owner._confirmed) < 1024:
                 owner._confirmed[kid] = confirmed
-        below = self._cache_words[: len(self._cache_words) - len(owner._cache_words)]  # this container's, to the owner
-        cache_stamp = confirmed[1] + sum([word.value for word in below])
-        return executor.bind(prepared, (self._word, *self._parent_words), stamp, self._cache_words, cache_stamp)
+        cache_stamp = self._hit_word.value  # this container's word moves with the owner's...
+        if owner._hit_word.value != confirmed[1]:  # ...which, read after, still says they are published
+            return None
+        return executor.bind(prepared, (self._word, *self._parent_words), stamp, (self._hit_word,), cache_stamp)
 
     def _prepared_plan(self, kid: int) -> tuple[executor.Prepared | None, Container]:
         """The plan of ``kid`` from here, prepared (``executor.prepare``): described by the library

@@ -11,8 +11,8 @@ plan names, then the completion callbacks in the plan's order with their targets
 ``weakref.ref``, as the library's path gives it): no call into the library and no C -> Python
 callback per resolve. ``Container.resolve`` runs it while the container's configuration (the sum
 of the version words ``tether_container_versions`` gives) is the one read before describing, and,
-with cached steps, the cache words (``tether_container_cache_versions``) the ones read before the
-library confirmed those singletons published; otherwise (or while a cached step has no object)
+with cached steps, the container's hit word (``tether_container_hit_word``) the token under which
+the library answered those singletons as published; otherwise (or while a cached step has no object)
 it resolves through the library, which makes what is missing in its place. A failure is the
 library's to describe: the builder reports the failing step or completion call and the reason
 (``tether_plan_failure``) and raises the status and message the library returns, so a replay
@@ -333,7 +333,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"        v{i} = vals.get({value_of[i]})")
             lines.append(f"        if v{i} is None:")
             lines.append("            return MISS")
-        elif a is None:  # first the object, then the words: they say it was still published (see singleton_hits)
+        elif a is None:  # first the object, then the words: they say it was still published (see Container)
             lines.append(f"        v{i} = s{i}.obj")
             lines.append(f"        if v{i} is None:")
             lines.append("            return MISS")

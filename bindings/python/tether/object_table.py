@@ -21,7 +21,7 @@ re-registration) the cell is ``disown``ed first: the table takes a strong refere
 as C boxes still count it. A cell is emptied (``obj`` None) once it owns nothing: when it is
 disowned, or when the library lets go of the object's last box without the binding's knowing
 (C code reset the singleton), so nothing that still refers to the cell (the registration, the
-containers' hit caches: see ``singleton_hits``) keeps the object alive beyond the library.
+containers' hits: see ``container.Entry``) keeps the object alive beyond the library.
 
 The pointer is ``id(obj)``, except for objects C must be able to read: a ctypes
 ``Structure``/``Union``/``Array`` is passed as its buffer address (so a C struct of function

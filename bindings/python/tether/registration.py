@@ -118,10 +118,10 @@ class Registration:
         self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
         self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
         # ...the library's weak epoch when it was last reused (None: made since), and the container's
-        # cache word read when it was made or reused (see _weak_reusable)
+        # hit word read when it was made or reused (see _weak_reusable)
         self.reused_at: int | None = None
         self.stamp = 0
-        self.word = container._cache_words[0]
+        self.word = container._hit_word
         # ...and (last, stamp) once its resolve has completed: served while the word is the stamp
         self.published: tuple[Callable[[], Any], int] | None = None
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
