@@ -106,6 +106,18 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
 _STRICT_CAPTIVE = 1
 
 
+def _weak_hit(last: Callable[[], Any], word: c_size_t, token: int) -> Callable[[], Any]:
+    """The builder serving a WEAK object (``last()``) while ``word`` equals ``token`` (see
+    ``Container._resolve_weak``), else MISS."""
+    def weak() -> Any:
+        obj = last()  # first: the word then says it was still the answer
+        if obj is not None and word.value == token:
+            return obj
+        return _MISS
+
+    return weak
+
+
 def _ignoring_values(build: Callable[[], Any], _vals: dict[int, Any]) -> Any:
     """Runs a builder that takes no values for a child with values (see ``Container._value_build``)."""
     return build()
@@ -136,6 +148,9 @@ class Container:
     # new container (CPython shares the keys of at most about 30)
     _vals: dict[int, Any] | None = None
     _pending_values: Sequence[tuple[bytes, Any]] = ()
+    # WEAK registrations whose object the library answered from here, with the hit word's value read
+    # before that resolve (see _resolve_weak); made when first needed
+    _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -386,6 +401,7 @@ class Container:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
         self._confirmed.clear()
+        self._weak_seen = None
         failed: list[Exception] = []
         if self._handle is not None:  # a child that never needed one has no C container
             failed = teardown.gather()
@@ -687,14 +703,8 @@ class Container:
             return self._resolve_args(key, kid, args)
         kept = kept_obj = None
         if cached_reg is not None:
-            published = cached_reg.published
-            if published is not None:
-                # WEAK scope, still held by Python: the same object, no C call, while the cache word
-                # read when it was made (or reused) has not moved: a forget (a reset, from Python or C)
-                # moves it; read after the object, as hits do
-                obj = published[0]()
-                if obj is not None and cached_reg.word.value == published[1] and not self._traced:
-                    return obj
+            if cached_reg.scope == Scope.WEAK:
+                return self._resolve_weak(key, kid, cached_reg, handle)
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
             # the library's answer says whether it is the published singleton, and under which token
@@ -703,6 +713,41 @@ class Container:
                 kept_obj = kept.obj
                 if kept_obj is None:  # emptied: the library or the container let go of it
                     kept = None
+        return self._through_library(key, kid, cached_reg, handle, kept, kept_obj)
+
+    def _resolve_weak(self, key: Key, kid: int | c_uint32, reg: Registration, handle: c_void_p) -> Any:
+        """Resolves a WEAK-scoped Python registration through the library; if the answer is the
+        object the registration hands out while Python holds it (``Registration.last``), it
+        is served here from now on, with no call, while this container's hit word is the value read
+        before the call: any change up the chain that could change the answer (a forget, a key
+        registered here by C code, a trace hook) moves it, and the library decides which do."""
+        seen = self._weak_seen
+        if seen is None:
+            seen = self._weak_seen = {}
+        answered = seen.get(reg)  # from here, under another key (a class or its name), say
+        if answered is not None:
+            last, before = answered
+            obj = last()
+            if obj is None or self._hit_word.value != before:
+                last = None
+        else:
+            last = None
+        if last is None:
+            before = self._hit_word.value
+            obj = self._through_library(key, kid, reg, handle, None, None)
+            last = reg.last
+            if last is None or last() is not obj or self._traced:
+                return obj
+            if len(seen) < 1024:
+                seen[reg] = (last, before)
+        if key in self._lookups or len(self._lookups) < 1024:
+            self._lookups[key] = (kid, reg, _weak_hit(last, self._hit_word, before), None)
+        return obj
+
+    def _through_library(self, key: Key, kid: int | c_uint32, cached_reg: Registration | None, handle: c_void_p,
+                         kept: Any, kept_obj: Any) -> Any:
+        """The resolve of ``key`` by the library (``tether_resolve_key_collect``), holding ``kept``
+        (a SINGLETON's cell, or None) whose object is ``kept_obj``."""
         frames, io, words, instance, out = _tls.hot
         if frames:  # nested in a resolve of this thread, whose buffer is in use
             io, words = collect_buffer()
@@ -729,10 +774,7 @@ class Container:
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
             _state.raise_failure(status, message, frame)
-        if len(frame) > 1:
-            for made, _noted in frame[1:]:
-                made.publish()
-        elif kept is not None and address == kept.ptr and not ref and not dropped:
+        if len(frame) == 1 and kept is not None and address == kept.ptr and not ref and not dropped:
             # the library answered: the published singleton (nothing was made), under ``token``.
             # Served here from now on while the hit word says so (see Entry)
             if token and (key in self._lookups or len(self._lookups) < 1024):
@@ -857,9 +899,6 @@ class Container:
             for made, noted in reversed(frame[1:]):
                 made.rollback(noted)
             _state.raise_failure(status, message, frame)
-        if len(frame) > 1:
-            for made, _noted in frame[1:]:
-                made.publish()
         address = api.hot_ref_get(out)
         obj = _fresh_of(address)
         if obj is not None:
@@ -992,7 +1031,7 @@ class Container:
         handle = self.handle
         for reg in list(self._regs.values()):
             if checked == Scope.WEAK:
-                reg.last = reg.published = None
+                reg.last = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
         failed = teardown.gather()

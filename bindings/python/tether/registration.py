@@ -91,9 +91,6 @@ class Registration:
         "callables",
         "last",
         "reused_at",
-        "stamp",
-        "word",
-        "published",
         "cached",
         "skip",
         "arg_kinds",
@@ -117,13 +114,8 @@ class Registration:
         self.handle: int | None = None
         self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
         self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
-        # ...the library's weak epoch when it was last reused (None: made since), and the container's
-        # hit word read when it was made or reused (see _weak_reusable)
+        # ...and the library's weak epoch when it was last reused (None: made since; see _weak_reusable)
         self.reused_at: int | None = None
-        self.stamp = 0
-        self.word = container._hit_word
-        # ...and (last, stamp) once its resolve has completed: served while the word is the stamp
-        self.published: tuple[Callable[[], Any], int] | None = None
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
         # so the garbage collector sees container -> singleton (see object_table.Owned; emptied once
         # the library drops the object, even when C code reset it)
@@ -201,7 +193,6 @@ class Registration:
                 if hidden_resolver:
                     cargs = cargs[1:]
                 if weak_scope:
-                    stamp = self.word.value  # before the object is made or reused: a forget after moves it
                     if self.last is not None:
                         reused = self.last()
                         epoch = self._weak_reusable() if reused is not None else None
@@ -209,8 +200,8 @@ class Registration:
                             self._release_weak_slots(cargs, 0)
                             ptr = object_table.retain(reused)
                             self.skip = ptr
-                            self._note_created((self.last, self.reused_at, self.stamp))
-                            self.reused_at, self.stamp = epoch, stamp
+                            self._note_created((self.last, self.reused_at))
+                            self.reused_at = epoch
                             return ptr
                 if simple:
                     args = [fresh_of(p) for p in cargs]
@@ -242,12 +233,12 @@ class Registration:
                     return ptr
                 ptr = retain(obj)
                 if weak_scope:
-                    previous = (self.last, self.reused_at, self.stamp)
+                    previous = (self.last, self.reused_at)
                     try:
                         self.last = weakref.ref(obj)
                     except TypeError:  # no weak references: reused only while C holds it
                         self.last = None
-                    self.reused_at, self.stamp = None, stamp
+                    self.reused_at = None
                     self.skip = None
                     self._note_created(previous)
                 return ptr
@@ -471,20 +462,15 @@ class Registration:
 
     def _note_created(self, noted: Any) -> None:
         """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK
-        scope the previous newest object with its epoch and stamp, for SINGLETON the new cell."""
+        scope the previous newest object with its epoch, for SINGLETON the new cell."""
         frames = _state.tls.frames
         if frames:
             frames[-1].append((self, noted))
 
-    def publish(self) -> None:
-        """The resolve that made or reused the newest object succeeded."""
-        if self.scope == Scope.WEAK:
-            self.published = (self.last, self.stamp) if self.last is not None else None
-
     def rollback(self, noted: Any) -> None:
         """The resolve failed: the library destroyed what it made, forget it too."""
         if self.scope == Scope.WEAK:
-            self.last, self.reused_at, self.stamp = noted
+            self.last, self.reused_at = noted
         elif self.cached is noted:  # the library dropped the new singleton: the table forgot it
             self.cached = None
 
@@ -631,6 +617,6 @@ class Registration:
         """Forgets the C registration; its trampolines go when no resolve that may use them runs."""
         self.handle = None
         self.drop_cached()
-        self.last = self.published = None
+        self.last = None
         self.factory = None  # stale lookups may still point here: hold nothing of the user's
         _state.retire(self.callables)
