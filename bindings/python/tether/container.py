@@ -50,17 +50,21 @@ _retired = _state.retired
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 _MISS = executor.MISS
 _BUSY = executor.BUSY
+_SLOW = executor.SLOW
 #: The version word of a closed container (or one the library gave none): its value is above
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
+_NO_VIEW = memoryview((c_size_t * 1)(2**64 - 1)).cast("B").cast("N")
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
-#: A lookup entry: (interned id, WEAK/SINGLETON registration or None, replay builder or None, hit or None).
-#: A hit is a singleton the library answered as published (a held resolve): the registration's
-#: cell, the container's hit word and the token the library gave (``tether_container_hit_word``);
-#: ``resolve`` returns the cell's object while the word equals the token. The library decides what
-#: moves the word (resets, reconfiguration, here or up the chain, from Python or C); the binding
-#: only compares, and otherwise asks the library again.
-Entry = tuple["int | c_uint32", "Registration | None", "Callable[[], Any] | None", "tuple[Any, c_size_t, int] | None"]
+#: A lookup entry: (cell, word, token, builder, (interned id, WEAK/SINGLETON registration or None)).
+#: With a cell, a singleton the library answered as published (a held resolve): the registration's
+#: cell, the container's hit word and the token the library gave (``tether_container_hit_word``), as
+#: views compared without making ints; ``resolve`` returns the cell's object while the word equals
+#: the token. The library decides what moves the word (resets, reconfiguration, here or up the
+#: chain, from Python or C); the binding only compares, and otherwise asks the library again.
+#: Else a replay builder (or a WEAK object's: see ``_resolve_weak``), or None.
+Entry = tuple[Any, "memoryview | None", "memoryview | None", "Callable[[], Any] | None",
+              tuple["int | c_uint32", "Registration | None"]]
 
 
 def _check_scope(scope: object) -> Scope:
@@ -106,12 +110,23 @@ def _check_callbacks(on_complete: object, what: str) -> list[Callback]:
 _STRICT_CAPTIVE = 1
 
 
-def _weak_hit(last: Callable[[], Any], word: c_size_t, token: int) -> Callable[[], Any]:
+def _view(word: c_size_t) -> memoryview:
+    """A view of ``word`` (a ctypes size_t, or one the library gives) that ``==`` compares with a
+    token by value, in C: no int is made, unlike ``word.value``."""
+    return memoryview((c_size_t * 1).from_address(ctypes.addressof(word))).cast("B").cast("N")
+
+
+def _token(value: int) -> memoryview:
+    """``value`` as a token a hit word's view (``_view``) compares with."""
+    return memoryview((c_size_t * 1)(value)).cast("B").cast("N")
+
+
+def _weak_hit(last: Callable[[], Any], word: memoryview, token: memoryview) -> Callable[[], Any]:
     """The builder serving a WEAK object (``last()``) while ``word`` equals ``token`` (see
     ``Container._resolve_weak``), else MISS."""
     def weak() -> Any:
         obj = last()  # first: the word then says it was still the answer
-        if obj is not None and word.value == token:
+        if obj is not None and word == token:
             return obj
         return _MISS
 
@@ -183,7 +198,7 @@ class Container:
             # request that only runs plans its parent described needs none. Until then nothing can
             # change its configuration, so its own words are a constant zero word.
             self._word, self._parent_words = _ZERO, (parent._word, *parent._parent_words)
-            self._hit_word = parent._hit_word  # what it answers is what its parent answers
+            self._hit_word, self._hit_view = parent._hit_word, parent._hit_view  # what it answers is its parent's
             self._created_word = 0
             # ...the same words for all such children of a parent, so they share their lookups
             # (replay builders checking those words): a child per request looks nothing up again
@@ -265,7 +280,7 @@ class Container:
         # its own lookups from now on: the shared ones' builders watch the zero word, and C code may
         # register here now
         self._lookups, self._arg_builds = {}, {}
-        self._word, self._parent_words, self._hit_word = words[0], words[1:], hit_word
+        self._word, self._parent_words, self._hit_word, self._hit_view = words[0], words[1:], hit_word, _view(hit_word)
         if self._vals is not None:  # the values this child kept, given to the library now
             try:
                 self._provide_pending(handle)
@@ -373,7 +388,7 @@ class Container:
         if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
             self._vals = None
             self._closed = True
-            self._word, self._parent_words, self._hit_word = _NO_VERSION, (), _NO_VERSION
+            self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
             self._lookups = {}
             parent = self._parent
             assert parent is not None
@@ -392,7 +407,7 @@ class Container:
         for reg in list(self._regs.values()):
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
-        self._word, self._parent_words, self._hit_word = _NO_VERSION, (), _NO_VERSION
+        self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
         self._lookups, self._arg_builds = {}, {}  # (a child's may be shared with its siblings)
         self._child_lookups.clear()
         self._child_arg_builds.clear()
@@ -641,18 +656,24 @@ class Container:
         # The common cases in a function of few locals (a call's cost grows with them): a singleton
         # hit, a replayed plan; anything else, and what they decline, in _resolve
         try:
-            _, _, build, hit = self._lookups[key]
+            cell, word, token, build, _ = self._lookups[key]
         except (KeyError, TypeError):
             return self._resolve(key, args)
-        if hit is not None:  # a published singleton (see Entry)
-            cell, word, token = hit
+        if cell is not None:  # a published singleton (see Entry)
             obj = cell.obj  # first: the word then says it was still published
-            if word.value == token and obj is not None and not args:
+            if word == token and obj is not None and not args:
                 return obj
-        elif build is not None and not args:
-            result = build()
-            if result is not _MISS and result is not _BUSY:
-                return result
+        elif not args:
+            if build is not None:
+                result = build()
+                if result is not _MISS and result is not _BUSY:
+                    return result
+        else:  # runtime arguments: the key's replay builder taking them, if it has one (see _resolve_args)
+            build = self._arg_builds.get(key)
+            if build is not None:
+                result = build(*args)
+                if result is not _MISS and result is not _SLOW and result is not _BUSY:
+                    return result
         return self._resolve(key, args)
 
     def _resolve(self, key: Key, args: tuple[Any, ...]) -> Any:
@@ -664,11 +685,11 @@ class Container:
                 # plan the library described from the parent, its value steps taking this child's values
                 parent = self._parent
                 entry = parent._value_builds.get(key)  # type: ignore[union-attr]
-                if entry is None or (entry[0] is None and entry[1] != parent._configuration()):  # type: ignore[union-attr]
+                if entry is None or (entry[1] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
                     entry = parent._value_build(key)  # type: ignore[union-attr]
-                build = entry[0]
+                build = entry[1]
                 # a value for a key of the graph's other steps makes another graph: the library resolves that
-                if build is not None and entry[1].isdisjoint(vals):
+                if build is not None and entry[2].isdisjoint(vals):
                     result = build(vals)
                     if result is not _MISS and result is not _BUSY:
                         return result
@@ -676,7 +697,7 @@ class Container:
                         parent._value_builds.pop(key, None)  # type: ignore[union-attr]
             self._materialize()
         try:
-            kid, cached_reg, build, _ = self._lookups[key]
+            _, _, _, build, (kid, cached_reg) = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
             # change in the chain moves: it needs no generation check (see executor)
             if build is None and self._lookups_generation != _generation[0]:
@@ -684,14 +705,14 @@ class Container:
         except (KeyError, TypeError):
             if self._closed:
                 raise InvalidHandleError("the container is closed") from None
-            kid, cached_reg, build, _ = self._lookup(key)
+            _, _, _, build, (kid, cached_reg) = self._lookup(key)
         if build is not None and not args:  # a replayed plain graph: no call
             result = build()
             if result is not _MISS:
                 if result is not _BUSY:
                     return result
             else:
-                kid, cached_reg, build, _ = self._lookup(key)  # reconfigured or reset: look again
+                _, _, _, build, (kid, cached_reg) = self._lookup(key)  # reconfigured or reset: look again
                 if build is not None:
                     result = build()
                     if result is not _MISS and result is not _BUSY:
@@ -741,7 +762,7 @@ class Container:
             if len(seen) < 1024:
                 seen[reg] = (last, before)
         if key in self._lookups or len(self._lookups) < 1024:
-            self._lookups[key] = (kid, reg, _weak_hit(last, self._hit_word, before), None)
+            self._lookups[key] = (None, None, None, _weak_hit(last, self._hit_view, _token(before)), (kid, reg))
         return obj
 
     def _through_library(self, key: Key, kid: int | c_uint32, cached_reg: Registration | None, handle: c_void_p,
@@ -778,7 +799,7 @@ class Container:
             # the library answered: the published singleton (nothing was made), under ``token``.
             # Served here from now on while the hit word says so (see Entry)
             if token and (key in self._lookups or len(self._lookups) < 1024):
-                self._lookups[key] = (kid, cached_reg, None, (kept, self._hit_word, token))
+                self._lookups[key] = (kept, self._hit_view, _token(token), None, (kid, cached_reg))
             return kept_obj
         # native_refs.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
@@ -819,7 +840,8 @@ class Container:
         from here, bound to this container's words, and the key ids of the plan's other steps; or, when
         there is none, None and the configuration it was looked up for (the library resolves then)."""
         stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-        entry: tuple[Any, ...] = (None, stamp, None, None)
+        # (None, builder, the key ids / configuration, None, None): no hit or builder where resolve looks
+        entry: tuple[Any, ...] = (None, None, stamp, None, None)
         raw = encode_key(key)
         reg = self._registration(raw)
         if (reg is not None and reg.scope not in (Scope.WEAK, Scope.SINGLETON) and not self._traced
@@ -832,7 +854,7 @@ class Container:
                     return entry
                 if not prepared.takes_values:  # (a graph without values: the same for every child)
                     build = functools.partial(_ignoring_values, build)
-                entry = (build, prepared.step_keys, None, None)
+                entry = (None, build, prepared.step_keys, None, None)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
         return entry
@@ -945,7 +967,7 @@ class Container:
                 if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
                     self._arg_builds[key] = build
                     build = None
-        entry = (kid if kid < 2**31 else c_uint32(kid), reg if cached else None, build, None)
+        entry = (None, None, None, build, (kid if kid < 2**31 else c_uint32(kid), reg if cached else None))
         if keep:
             self._lookups[key] = entry
         return entry
@@ -971,11 +993,10 @@ class Container:
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
                 entry = owner._lookups.get(reg.name)
-                hit = entry[3] if entry is not None else None
                 # all under one token: published together while the word had that value
-                if hit is None or hit[0] is not kept or (token and hit[2] != token):
+                if entry is None or entry[0] is not kept or (token and entry[2][0] != token):
                     return None
-                token = hit[2]
+                token = entry[2][0]
             confirmed = (prepared, token)
             if len(owner._confirmed) < 1024:
                 owner._confirmed[kid] = confirmed
