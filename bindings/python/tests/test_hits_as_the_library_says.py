@@ -109,3 +109,22 @@ def test_container_scope_is_per_container_and_goes_with_it(make):
     child.close()
     assert make.alive() >= 2  # root's and other's still held by them; the closed ones' by `got` only
     assert agree([root, other], ("K", "S"))[0] is got[0]
+
+
+def test_a_replayed_graph_takes_the_singletons_the_library_answers(make):
+    root = make()
+    root.register("Db", make.factory("Db"), scope=Scope.SINGLETON)
+
+    class Repo:
+        def __init__(self, db: Any) -> None:
+            self.db = db
+
+    root.register("Repo", Repo, deps=["Db"])
+    request = make(root)
+    request.register("Request", make.factory("Request"))  # a plan of its own, over the root's singleton
+    for reset in (lambda: None, lambda: c_reset(root), lambda: root.reset(Scope.SINGLETON), lambda: c_reset(root)):
+        reset()
+        for c in (request, root, request):
+            repo = c.resolve("Repo")
+            assert repo.db is c.resolve("Db") and c_resolve(c, "Db") == id(repo.db)
+    assert len([ref for ref in make.made if ref() is not None]) == 1  # each reset let the old Db go

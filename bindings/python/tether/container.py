@@ -214,9 +214,6 @@ class Container:
         # no builder or hit in the places ``resolve`` reads, so it goes on to ``_resolve``
         self._value_builds: dict[object, Any] = {}
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
-        # per key: a prepared plan whose cached steps were confirmed published, with the sum of the
-        # cache words read before (see _bind)
-        self._confirmed: dict[int, tuple[executor.Prepared, int]] = {}
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
         self._hot_resolve = self._api.hot_resolve_key_instance
@@ -415,8 +412,8 @@ class Container:
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
-        self._confirmed.clear()
-        self._weak_seen = None
+        if self._weak_seen is not None:  # (set only when used: see the class attributes)
+            self._weak_seen = None
         failed: list[Exception] = []
         if self._handle is not None:  # a child that never needed one has no C container
             failed = teardown.gather()
@@ -975,34 +972,30 @@ class Container:
     def _bind(self, prepared: executor.Prepared, stamp: int, owner: Container, kid: int) -> Callable[[], Any] | None:
         """The builder of ``prepared`` (described from ``owner``, this container or the ancestor
         whose plan it runs) for this container (``executor.bind``), or None while one of its cached
-        steps is not a singleton the library answered as published from the owner under one token:
-        the library's resolve makes or confirms it, in its place in the graph. The owner confirms
-        the cached steps once for all its empty children (one per request): they find the same
-        singletons, and their hit words move with the owner's."""
+        steps is not a singleton hit of its registration's container (the library answered it as
+        published, under the token that container's hit word still has): the library's resolve
+        makes or confirms it, in its place in the graph. The builder runs while this container's
+        hit word has the value read first: every unpublish up the chain after that read moves it."""
         cached = prepared.cached
         if not cached:
             return executor.bind(prepared, (self._word, *self._parent_words), stamp)
-        confirmed = owner._confirmed.get(kid)
-        if confirmed is None or confirmed[0] is not prepared or owner._hit_word.value != confirmed[1]:
-            token = 0
-            for reg in cached:
-                kept = reg.cached
+        cache_stamp = self._hit_word.value  # first: whatever is unpublished after this moves it
+        for reg in cached:
+            kept = reg.cached
+            if kept is None or kept.obj is None:
+                return None
+            # asked of the registration's own container: its hit serves every child (one per request)
+            home = reg.container() or owner
+            entry = home._lookups.get(reg.name)
+            if entry is None or entry[0] is not kept or entry[1] != entry[2]:  # not a valid hit there
                 try:
-                    if kept is None or kept.obj is None or owner.resolve(reg.name) is not kept.obj:
+                    if home.resolve(reg.name) is not kept.obj:
                         return None
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
-                entry = owner._lookups.get(reg.name)
-                # all under one token: published together while the word had that value
-                if entry is None or entry[0] is not kept or (token and entry[2][0] != token):
+                entry = home._lookups.get(reg.name)
+                if entry is None or entry[0] is not kept or entry[1] != entry[2]:
                     return None
-                token = entry[2][0]
-            confirmed = (prepared, token)
-            if len(owner._confirmed) < 1024:
-                owner._confirmed[kid] = confirmed
-        cache_stamp = self._hit_word.value  # this container's word moves with the owner's...
-        if owner._hit_word.value != confirmed[1]:  # ...which, read after, still says they are published
-            return None
         return executor.bind(prepared, (self._word, *self._parent_words), stamp, (self._hit_word,), cache_stamp)
 
     def _prepared_plan(self, kid: int) -> tuple[executor.Prepared | None, Container]:
