@@ -986,17 +986,18 @@ class Container:
                 return None
             # asked of the registration's own container: its hit serves every child (one per request)
             home = reg.container() or owner
-            entry = home._lookups.get(reg.name)
-            if entry is None or entry[0] is not kept or entry[1] != entry[2]:  # not a valid hit there
+            if not home._hits(reg.name, kept):
                 try:
-                    if home.resolve(reg.name) is not kept.obj:
+                    if home.resolve(reg.name) is not kept.obj or not home._hits(reg.name, kept):
                         return None
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
-                entry = home._lookups.get(reg.name)
-                if entry is None or entry[0] is not kept or entry[1] != entry[2]:
-                    return None
         return executor.bind(prepared, (self._word, *self._parent_words), stamp, (self._hit_word,), cache_stamp)
+
+    def _hits(self, key: Key, kept: object_table.Owned) -> bool:
+        """Whether ``key``'s entry here is a hit on the singleton in ``kept`` that the hit word still allows."""
+        entry = self._lookups.get(key)
+        return entry is not None and entry[0] is kept and entry[1] == entry[2]
 
     def _prepared_plan(self, kid: int) -> tuple[executor.Prepared | None, Container]:
         """The plan of ``kid`` from here, prepared (``executor.prepare``): described by the library
