@@ -1,5 +1,5 @@
-// Cache words (Container.cacheVersionAddresses): what a binding that serves singleton and weak
-// hits itself checks. They move when a published singleton or weak instance is let go of, here or
+// Cache words (Container.cacheVersionAddresses) and hit words (Container.hitWordAddress): what a
+// binding that serves singleton and weak hits itself checks. They move when a published singleton or weak instance is let go of, here or
 // in a parent, and with every configuration change; resets move no version word (plans stay
 // valid). The weak epoch (Registration.weakEpoch) says which weak registration forgot its instance.
 import Testing
@@ -70,5 +70,35 @@ import TetherCore
         _ = try fx.resolve("W")
         #expect(w.weakEpoch == start + 4, "stays odd while the scope is not weak")
         _ = held
+    }
+
+    @Test func aHitWordMovesWithEveryCacheWordUpItsChainOnly() throws {
+        let fx = try Fixture()
+        let child = try fx.child()
+        var grandchild: Container? = try fx.child(of: child)
+        let sibling = try fx.child()
+        try fx.register("S", scope: .singleton)
+        try fx.register("T", scope: .singleton, in: child)
+        func word(_ c: Container) -> UInt { c.hitWordAddress.load(as: UInt.self) }
+        #expect(word(fx.container) > 0 && word(child) > 0 && child.hitToken == word(child))
+        _ = try fx.resolve("S", in: grandchild)
+        _ = try fx.resolve("T", in: grandchild)
+        var seen = [word(fx.container), word(child), word(grandchild!), word(sibling)]
+        try fx.register("U", in: sibling)
+        sibling.reset(.singleton)
+        grandchild!.reset(.singleton)  // nothing cached there
+        #expect([word(fx.container), word(child), word(grandchild!)] == Array(seen[0..<3]) && word(sibling) > seen[3])
+        child.reset(.singleton)  // drops T: the child's and the grandchild's move
+        #expect(word(fx.container) == seen[0] && word(child) > seen[1] && word(grandchild!) > seen[2])
+        seen = [word(fx.container), word(child), word(grandchild!), word(sibling)]
+        fx.container.reset(.singleton)  // drops S: every word below moves
+        #expect(word(fx.container) > seen[0] && word(child) > seen[1] && word(grandchild!) > seen[2] && word(sibling) > seen[3])
+        grandchild = nil  // its word leaves the lists of its ancestors
+        seen = [word(fx.container), word(child)]
+        try fx.register("V", in: child)
+        #expect(word(fx.container) == seen[0] && word(child) > seen[1])
+        _ = try fx.resolve("S", in: child)
+        fx.container.reset(.singleton)
+        #expect(word(fx.container) > seen[0] && word(child) > seen[1] + 1)
     }
 }
