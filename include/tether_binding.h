@@ -606,6 +606,8 @@ tether_status tether_container_versions(tether_container *c, const volatile size
  * first, as tether_container_versions), for a binding that keeps a singleton
  * it saw the library hand out and must know, per resolve and without a call,
  * that it is still the one a resolve would return.
+ * (tether_container_hit_word says the same with one word and a token the
+ * library gives, so a binding need not sum these words nor read them first.)
  *
  * Each word grows (release ordering; never decreases) on every configuration
  * change of its container (whenever its version word does) and every time
