@@ -118,6 +118,17 @@ static void test_resets_from_any_caller_move_the_word_of_the_chain_only(void) {
     tg = token_of(grandchild, "S", s);
     CHECK(tg == *w_grand && ks.made == 2);
 
+    /* a child nobody asked about yet: its first held answer's token moves with the root too */
+    tether_container *late = new_container_in(root);
+    size_t tl = token_of(late, "S", s);
+    CHECK(tl != 0 && tl == *hit_word(late));
+    CHECK_OK(tether_reset(root, TETHER_SCOPE_SINGLETON));
+    CHECK(*hit_word(late) > tl && token_of(late, "S", s) == 0 && ks.dropped == 2);
+    CHECK_OK(tether_container_free(late));
+    s = resolve(grandchild, "S", &ref);
+    CHECK_OK(tether_ref_release(ref));
+    tg = token_of(grandchild, "S", s);
+
     /* a registration in the root (any key: it may hide nothing, the word still moves) */
     tr = *w_root;
     reg_node(root, "X", &kv, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
@@ -135,7 +146,7 @@ static void test_resets_from_any_caller_move_the_word_of_the_chain_only(void) {
     CHECK_OK(tether_container_free(child));
     CHECK_OK(tether_container_free(root));
     CHECK_OK(tether_container_free(other));
-    CHECK(ks.made == 2 && ks.dropped == 2 && kt.made == 2 && kt.dropped == 2);
+    CHECK(ks.made == 3 && ks.dropped == 3 && kt.made == 2 && kt.dropped == 2);
 }
 
 static void test_statuses(void) {

@@ -29,9 +29,11 @@ public final class Container: @unchecked Sendable {
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
     /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
     private let version = VersionWords.take()
-    /// The hit words of the containers made from this one, at any depth: `cachesChanged` moves
-    /// them with its own (see `hitWordAddress`).
+    /// The hit words of the containers made from this one, at any depth, that a binding asked
+    /// for: `cachesChanged` moves them with its own (see `hitWordAddress`).
     private let descendantHitWords = Lock<[UnsafeMutablePointer<Atomic<UInt>>]>([])
+    /// This container's hit word is in its ancestors' `descendantHitWords` (`watchHitWord`).
+    private let hitWordWatched = Atomic<Bool>(false)
     private let plansOff = Atomic<Bool>(false)
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
@@ -59,7 +61,6 @@ public final class Container: @unchecked Sendable {
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
-            forEachAncestor { $0.descendantHitWords.withLock { $0.append(self.hitWord) } }
         }
     }
 
@@ -73,10 +74,12 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         dropSpareChild()
-        let word = hitWord
-        forEachAncestor { a in
-            a.descendantHitWords.withLock { words in
-                if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
+        if hitWordWatched.load(ordering: .acquiring) {
+            let word = hitWord
+            forEachAncestor { a in
+                a.descendantHitWords.withLock { words in
+                    if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
+                }
             }
         }
         VersionWords.give(version)
@@ -145,10 +148,29 @@ public final class Container: @unchecked Sendable {
     /// while the word had some value (`hitToken`) may hand the same instance
     /// out again, with no resolve, while the word has that value. Same memory
     /// rules as the version words.
-    package var hitWordAddress: UnsafeRawPointer { UnsafeRawPointer(hitWord) }
+    package var hitWordAddress: UnsafeRawPointer {
+        watchHitWord()
+        return UnsafeRawPointer(hitWord)
+    }
 
     /// The hit word's value now (acquire: read it before what it dates).
-    package var hitToken: UInt { hitWord.pointee.load(ordering: .acquiring) }
+    package var hitToken: UInt {
+        watchHitWord()
+        return hitWord.pointee.load(ordering: .acquiring)
+    }
+
+    /// Puts the hit word in the ancestors' lists the first time anyone asks for it (or a token):
+    /// no value of it was handed out before, so no change before can matter, and containers that
+    /// nobody asks about (a C program's one per request, say) cost nothing. Complete before the
+    /// caller reads the word: an ancestor's change that missed it was visible before that read.
+    private func watchHitWord() {
+        guard parent != nil, !hitWordWatched.load(ordering: .acquiring) else { return }
+        state.withLock { _ in
+            guard !hitWordWatched.load(ordering: .relaxed) else { return }
+            forEachAncestor { $0.descendantHitWords.withLock { $0.append(self.hitWord) } }
+            hitWordWatched.store(true, ordering: .releasing)
+        }
+    }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
