@@ -432,7 +432,7 @@ static void drop_and_call(void *instance, void *context) {
     during_free[6] = tether_resolve_key_args(c, 0xfffffff0u, NULL, 0, &r);
     during_free[7] = tether_resolve_key(c, 0xfffffff0u, &r);
     tether_drop drops[1];
-    tether_collect io = {drops, 1, 0, NULL, NULL};
+    tether_collect io = {drops, 1, 0, NULL, NULL, 0};
     during_free[8] = tether_resolve_key_collect(c, 0xfffffff0u, 0, &io);
     CHECK(p == NULL && r == NULL && reg == NULL);
     if (p) tether_provider_free(p);
