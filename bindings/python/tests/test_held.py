@@ -1,6 +1,6 @@
 """Container.resolve passes a Python singleton's cached object as TETHER_RESOLVE_HELD: a hit on it
 needs no handle (no tether_ref_release), and once the library answered that it is the published
-singleton, later hits need no call at all (tether.hits; test_singleton_hits.py checks when they
+singleton, later hits need no call at all (test_singleton_hits.py checks when they
 stop); native singletons keep their handles, and hits stay right while another thread resets the
 singleton."""
 

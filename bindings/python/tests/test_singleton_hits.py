@@ -1,5 +1,6 @@
-"""Python singleton hits served without a call (tether.singleton_hits): once the library answered that the
-cached object is the published singleton, later resolves return it with no ctypes call, and stop
+"""Python singleton hits served without a call: once the library answered that the cached object
+is the published singleton (with a token), later resolves return it with no ctypes call while the
+container's hit word (tether_container_hit_word) equals the token, and stop
 exactly when a resolve through the library would give another instance: a reset (from Python or
 from C code on the same handle, here or in a parent), a re-registration, a scope change, close.
 The binding never keeps an object alive beyond the library. Every test runs on containers that

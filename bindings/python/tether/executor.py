@@ -259,7 +259,7 @@ def _answers(api: Api, handle: int, kid: int, steps: Sequence[PlanStep], made: S
 def bind(prepared: Prepared, words: Sequence[c_size_t], stamp: int,
          cache_words: Sequence[c_size_t] = (), cache_stamp: int = 0) -> Callable[[], Any]:
     """A function running ``prepared`` for a container whose version ``words`` summed to ``stamp``
-    and (with cached steps) whose cache words summed to ``cache_stamp`` when the singletons in its
+    and (with cached steps) whose hit words summed to ``cache_stamp`` when the singletons in its
     registrations' cells were confirmed published; it returns ``MISS`` without running when the plan
     may be stale (a sum moved) or a cached step's cell is empty (the library resolves then)."""
     cached = prepared.cached
