@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 4
+#define TETHER_BINDING_API_VERSION 5
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
