@@ -108,7 +108,7 @@ typedef struct obj {
 enum { ALIVE = 0x0b7ec7a1, DEAD = 0xdeadd00d };
 
 typedef struct { tether_container *h; int live, parent, freeing; } cont_t;
-typedef struct { tether_registration *h; spec *s; int live; } reg_t;
+typedef struct { tether_registration *h; spec *s; int live, registered; } reg_t;
 typedef struct { tether_ref *h; obj *o; int live; } ref_t;
 typedef struct { tether_weak *h; int live; } weak_t;
 typedef struct { tether_provider p; int live; } prov_t;
@@ -575,6 +575,15 @@ static int freed_meanwhile(int ci, const tether_container *c) {
     return !conts[ci].live || conts[ci].h != c;
 }
 
+/* Whether a registration of `s`'s key in its container succeeded while registering `s` ran
+ * (a destructor of what the replaced registration made registering the key again): that one
+ * replaced `s`'s before it had a handle to give. */
+static int superseded(const spec *s) {
+    for (int i = (int)(s - specs) + 1; i < nspecs; i++)
+        if (regs[i].registered && specs[i].cont == s->cont && specs[i].key == s->key) return 1;
+    return 0;
+}
+
 static void op_register(void) {
     int ci = pick_live_cont();
     if (ci < 0) return;
@@ -599,10 +608,10 @@ static void op_register(void) {
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
         st = tether_register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
-        expect(st, freed_meanwhile(ci, c) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
+        expect(st, freed_meanwhile(ci, c) || (want_handle && superseded(s)) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
     } else {
         st = tether_register(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &r);
-        expect(st, freed_meanwhile(ci, c) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register");
+        expect(st, freed_meanwhile(ci, c) || superseded(s) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register");
         if (st == TETHER_OK) {
             expect(tether_set_context(r, s, s->has_drop ? drop : NULL), ST(TETHER_OK), "tether_set_context");
             if (s->variadic) expect(tether_set_variadic(r, 1), ST(TETHER_OK), "tether_set_variadic");
@@ -627,7 +636,7 @@ static void op_register(void) {
         changes++;
         for (int i = 0; i < nspecs - 1; i++)   /* the key's old registration in that container is stale */
             if (regs[i].live && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0;
-        regs[s - specs] = (reg_t){r, s, r != NULL};
+        regs[s - specs] = (reg_t){r, s, r != NULL, 1};
     } else {
         s->ready = 0;
     }

@@ -473,6 +473,39 @@ static void a_container_freed_while_registering_gives_no_handle(void) {
     }
 }
 
+/* The same when the destructor registers the key again: that registration replaces the one
+ * tether_register was making before it had a handle; the key resolves to the newer one. */
+static kind *again_kind;
+static void drop_and_register_again(void *instance, void *context) {
+    ((kind *)context)->dropped++;
+    free(instance);
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    during_free[0] = tether_register(reentrant_container, "S", (tether_fn)make_plain_obj, p, 1, &r);
+    during_free[1] = tether_set_context(r, again_kind, NULL);
+}
+
+static void a_registration_replaced_while_registering_gives_no_handle(void) {
+    kind S = {"S", 0, 0}, Newer = {"Newer", 0, 0}, Outer = {"Outer", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    again_kind = &Newer;
+    cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_register_again);
+    tether_registration *r = (tether_registration *)1;
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &Outer;
+    CHECK_STATUS(tether_register_with(c, "S", (tether_fn)make_plain_obj, p, 1, &o, &r), TETHER_E_INVALID_HANDLE);
+    CHECK_ERROR_HAS("was registered again while this call ran");
+    CHECK(r == NULL && S.dropped == 1);
+    CHECK_OK(during_free[0]);
+    CHECK_OK(during_free[1]);
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, "S", &ref));      /* the newer registration answers */
+    CHECK(Newer.made == 1 && Outer.made == 0);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+}
+
 static void calls_from_destructors_run_by_free_agree(void) {
     kind S = {"S", 0, 0}, G = {"G", 0, 0};
     tether_container *c = reentrant_container = new_container();
@@ -504,5 +537,6 @@ int main(void) {
     RUN(destructor_resolves_during_reset_and_free);
     RUN(calls_from_destructors_run_by_free_agree);
     RUN(a_container_freed_while_registering_gives_no_handle);
+    RUN(a_registration_replaced_while_registering_gives_no_handle);
     return harness_finish();
 }

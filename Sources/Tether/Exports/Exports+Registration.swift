@@ -184,12 +184,18 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             registration.attachment.store(UInt(bitPattern: handle), ordering: .releasing)
             out.pointee = handle
         }
-        // A destructor of what the replaced registration made may have freed the container
-        // meanwhile, retiring its registrations' handles before this one had its own.
+        // A destructor of what the replaced registration made may have freed the container or
+        // registered the key again meanwhile, retiring this registration before it had a handle
+        // (retiring sets the flag before it takes the handle: one of the two sees the other).
         if container.isClosed {
             retireHandle(of: registration)
             out?.pointee = nil
             throw TetherError(.invalidHandle, "\(function): the container was freed while this call ran (by a destructor of an instance the replaced registration made); nothing was registered")
+        }
+        if let out, !registration.isLive {
+            retireHandle(of: registration)
+            out.pointee = nil
+            throw TetherError(.invalidHandle, "\(function): \(registration.key.quoted) was registered again while this call ran (by a destructor of an instance the replaced registration made), which replaced this registration: there is no handle to give")
         }
     }
 }

@@ -14,6 +14,7 @@ import pytest
 from conftest import PACKAGE_ROOT, REPO_ROOT, subprocess_env
 
 import tether
+from tether._cabi import BINDING_API_VERSION
 
 PROBE = """
 import sys, tether
@@ -124,6 +125,15 @@ def test_version_mismatch_is_refused(tmp_path):
     assert "9.9.0" in result.stdout and tether.__version__ in result.stdout
 
 
+def test_binding_protocol_mismatch_is_refused(tmp_path):
+    fake = compile_fake(tmp_path, f'const char *tether_version(void) {{ return "{tether.__version__}"; }}\n'
+                                  'int tether_binding_api_version(void) { return 1; }\n')
+    result = probe(TETHER_LIBRARY=str(fake))
+    assert result.returncode == 3, result.stderr
+    assert result.stdout.startswith("VersionMismatchError")
+    assert "binding protocol 1" in result.stdout and f"speaks {BINDING_API_VERSION}" in result.stdout
+
+
 def test_incomplete_library_is_refused(tmp_path):
     fake = compile_fake(tmp_path, f'const char *tether_version(void) {{ return "{tether.__version__}"; }}\n')
     result = probe(TETHER_LIBRARY=str(fake))
@@ -132,6 +142,8 @@ def test_incomplete_library_is_refused(tmp_path):
 
 
 def test_package_version_matches_the_header():
+    binding_header = (REPO_ROOT / "include" / "tether_binding.h").read_text()
+    assert f"#define TETHER_BINDING_API_VERSION {BINDING_API_VERSION}\n" in binding_header
     header = (REPO_ROOT / "include" / "tether.h").read_text()
     assert f'#define TETHER_VERSION "{tether.__version__}"' in header
     assert f'version = "{tether.__version__}"' in (PACKAGE_ROOT / "pyproject.toml").read_text()

@@ -32,6 +32,9 @@ from ctypes import (
 from typing import Any
 
 # tether_param_kind
+# TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
+BINDING_API_VERSION = 5
+
 PARAM_DEP = 0
 PARAM_WEAK = 1
 PARAM_LAZY = 2

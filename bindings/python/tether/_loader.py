@@ -21,7 +21,7 @@ import os
 import threading
 from pathlib import Path
 
-from ._cabi import Api
+from ._cabi import BINDING_API_VERSION, Api
 from .errors import LibraryNotFoundError, VersionMismatchError
 
 #: The package version; the library's MAJOR.MINOR must match it.
@@ -65,6 +65,23 @@ def _check_version(version: str, path: str) -> None:
         )
 
 
+def _check_binding_api(cdll: ctypes.CDLL, path: str) -> None:
+    """The binding protocol (tether_binding.h) may change between minor versions: this package
+    speaks exactly the one ``_cabi`` declares."""
+    try:
+        spoken = cdll.tether_binding_api_version
+    except AttributeError:
+        return  # an older build: Api() names what is missing
+    spoken.restype, spoken.argtypes = ctypes.c_int, []
+    if spoken() != BINDING_API_VERSION:
+        raise VersionMismatchError(
+            f"tether: {path} speaks binding protocol {spoken()} (TETHER_BINDING_API_VERSION), but this "
+            f"Python package speaks {BINDING_API_VERSION}. Rebuild the library (`make build`) or install the "
+            f"matching package (`pip install ./bindings/python`).",
+            path=path,
+        )
+
+
 def _open(path: str) -> Api:
     if os.sep in path:
         path = os.path.abspath(path)
@@ -76,6 +93,7 @@ def _open(path: str) -> Api:
     version.restype, version.argtypes = ctypes.c_char_p, []
     raw = version()
     _check_version(raw.decode("utf-8", "replace") if raw else "?", path)
+    _check_binding_api(cdll, path)
     try:
         api = Api(cdll, path)
     except AttributeError as exc:
