@@ -476,13 +476,17 @@ static void a_container_freed_while_registering_gives_no_handle(void) {
 /* The same when the destructor registers the key again: that registration replaces the one
  * tether_register was making before it had a handle; the key resolves to the newer one. */
 static kind *again_kind;
+static void drop_plain(void *instance, void *context) {
+    ((kind *)context)->dropped++;
+    free(instance);
+}
 static void drop_and_register_again(void *instance, void *context) {
     ((kind *)context)->dropped++;
     free(instance);
     tether_param p[] = {TETHER_CONTEXT};
     tether_registration *r = NULL;
     during_free[0] = tether_register(reentrant_container, "S", (tether_fn)make_plain_obj, p, 1, &r);
-    during_free[1] = tether_set_context(r, again_kind, NULL);
+    during_free[1] = tether_set_context(r, again_kind, drop_plain);
 }
 
 static void a_registration_replaced_while_registering_gives_no_handle(void) {
@@ -503,6 +507,37 @@ static void a_registration_replaced_while_registering_gives_no_handle(void) {
     CHECK_OK(tether_resolve(c, "S", &ref));      /* the newer registration answers */
     CHECK(Newer.made == 1 && Outer.made == 0);
     CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(Newer.made == Newer.dropped);
+}
+
+/* A destructor run while S is registered again (the replaced registration's instance) calls
+ * a setter with the replaced registration's handle: stale already, not configurable. */
+static tether_registration *replaced_handle;
+static void drop_and_configure_the_replaced(void *instance, void *context) {
+    ((kind *)context)->dropped++;
+    free(instance);
+    during_free[0] = tether_set_scope(replaced_handle, TETHER_SCOPE_TRANSIENT);
+    during_free[1] = tether_set_context(replaced_handle, NULL, NULL);
+}
+
+static void a_replaced_registrations_handle_is_stale_during_the_replacement(void) {
+    kind S = {"S", 0, 0};
+    tether_container *c = reentrant_container = new_container();
+    tether_param p[] = {TETHER_CONTEXT};
+    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &replaced_handle));
+    CHECK_OK(tether_set_scope(replaced_handle, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(replaced_handle, &S, drop_and_configure_the_replaced));
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(c, "S", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    during_free[0] = during_free[1] = TETHER_E_NO_MEMORY;
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "S", (tether_fn)make_plain_obj, p, 1, &r));
+    CHECK(S.dropped == 1 && r != NULL);
+    CHECK_STATUS(during_free[0], TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(during_free[1], TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_set_scope(replaced_handle, TETHER_SCOPE_TRANSIENT), TETHER_E_INVALID_HANDLE);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -538,5 +573,6 @@ int main(void) {
     RUN(calls_from_destructors_run_by_free_agree);
     RUN(a_container_freed_while_registering_gives_no_handle);
     RUN(a_registration_replaced_while_registering_gives_no_handle);
+    RUN(a_replaced_registrations_handle_is_stale_during_the_replacement);
     return harness_finish();
 }

@@ -200,6 +200,17 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
     }
 }
 
+/// The registration behind handle `r`, refused once its container let go of it (replaced or
+/// freed) even while the handle's own retirement is still under way (a destructor the
+/// replacing call runs, or one run by the free, may call with it).
+func liveRegistration(_ r: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Registration {
+    let registration = try Handles.registrations.get(r, function)
+    guard registration.isLive else {
+        throw TetherError(.invalidHandle, "\(function): this registration was replaced (its key registered again) or its container freed; the handle is stale")
+    }
+    return registration
+}
+
 /// Invalidates the handle of a registration its container let go of (replaced or freed).
 func retireHandle(of registration: Registration) {
     let handle = registration.attachment.exchange(0, ordering: .acquiringAndReleasing)
@@ -243,7 +254,7 @@ private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) 
 @_cdecl("tether_set_variadic")
 public func tether_set_variadic(_ r: OpaquePointer?, _ fixed: Int) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try Handles.registrations.get(r, "tether_set_variadic")
+        let registration = try liveRegistration(r, "tether_set_variadic")
         guard fixed > 0, fixed <= registration.params.count else {
             throw invalid("tether_set_variadic", "fixed_count \(fixed) must be between 1 and the \(registration.params.count) declared params of \(registration.key.quoted)")
         }
@@ -254,7 +265,7 @@ public func tether_set_variadic(_ r: OpaquePointer?, _ fixed: Int) -> Int32 {
 @_cdecl("tether_set_scope")
 public func tether_set_scope(_ r: OpaquePointer?, _ scope: Int32) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try Handles.registrations.get(r, "tether_set_scope")
+        let registration = try liveRegistration(r, "tether_set_scope")
         guard let scope = Scope(rawValue: scope) else { throw invalid("tether_set_scope", "\(scope) is not a tether_scope") }
         try registration.setScope(scope)
     }
@@ -263,7 +274,7 @@ public func tether_set_scope(_ r: OpaquePointer?, _ scope: Int32) -> Int32 {
 @_cdecl("tether_set_context")
 public func tether_set_context(_ r: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ drop: CDropFn?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try Handles.registrations.get(r, "tether_set_context")
+        let registration = try liveRegistration(r, "tether_set_context")
         var destructor: Destructor?
         if let drop {
             destructor = { instance, context in drop(instance, context) }
@@ -275,7 +286,7 @@ public func tether_set_context(_ r: OpaquePointer?, _ context: UnsafeMutableRawP
 @_cdecl("tether_on_complete")
 public func tether_on_complete(_ r: OpaquePointer?, _ fn: CCompleteFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try Handles.registrations.get(r, "tether_on_complete")
+        let registration = try liveRegistration(r, "tether_on_complete")
         guard let fn else { throw invalid("tether_on_complete", "the callback is NULL") }
         registration.addCompletion(CCompletion(fn, context: context))
     }
@@ -286,7 +297,7 @@ public func tether_on_complete_params(_ r: OpaquePointer?, _ fn: CCompleteArgsFn
                                       _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
         let function: StaticString = "tether_on_complete_params"
-        let registration = try Handles.registrations.get(r, function)
+        let registration = try liveRegistration(r, function)
         guard let fn else { throw invalid(function, "the callback is NULL") }
         let declared = try completionParams(params, count, "the completion callback", registration.key, function)
         registration.addCompletion(CDeclaredCompletion(fn, params: declared, context: context))
