@@ -45,15 +45,15 @@ $(BUILD)/examples/%: examples/c/%.c include/tether.h include/tether_binding.h $(
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(LIB)
+$(BUILD)/tests/%: Tests/c/%.c $(wildcard Tests/c/*.h) include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests-asan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(LIB)
+$(BUILD)/tests-asan/%: Tests/c/%.c $(wildcard Tests/c/*.h) include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_T) $(ASAN) $< -o $@ $(LDFLAGS_T)
 
-$(BUILD)/tests-tsan/%: Tests/c/%.c Tests/c/harness.h Tests/c/fixtures.h include/tether.h include/tether_binding.h $(TSAN_LIBDIR)/libtether.so
+$(BUILD)/tests-tsan/%: Tests/c/%.c $(wildcard Tests/c/*.h) include/tether.h include/tether_binding.h $(TSAN_LIBDIR)/libtether.so
 	mkdir -p $(dir $@)
 	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
 

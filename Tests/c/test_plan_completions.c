@@ -2,32 +2,13 @@
  * the callbacks a resolve runs, in its order, and their targets' steps; the plans it declines.
  * Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #include <stdlib.h>
-#include "harness.h"
-#include "fixtures.h"
-#include "tether_binding.h"
+#include "plan_described.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }
 static tether_status declared(void *instance, void *const *args, size_t count, void *context) {
     (void)instance; (void)args; (void)count; (void)context;
     return TETHER_OK;
-}
-static tether_status resolver_form(tether_resolver *r, void *instance, void *context) {
-    (void)r; (void)instance; (void)context;
-    return TETHER_OK;
-}
-
-typedef struct described {
-    tether_plan_step steps[8];
-    int32_t inputs[16];
-    tether_plan_completion completions[8];
-    size_t step_count, input_count, completion_count;
-} described;
-
-static tether_status describe(tether_container *c, const char *key, described *d) {
-    d->step_count = d->input_count = d->completion_count = 99;
-    return tether_plan_describe(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
-                                   &d->step_count, &d->input_count, &d->completion_count);
 }
 
 /* Parent(Child), Child{weak Parent}: the S3 graph. */

@@ -2,33 +2,10 @@
  * resolver finds in the graph, with the retain-cycle bits) and tether_plan_resolver (what the
  * library's resolver answers where the table does not). Under TETHER_NO_PLANS=1 nothing is described. */
 #include <stdlib.h>
-#include "harness.h"
-#include "fixtures.h"
-#include "tether_binding.h"
+#include "plan_described.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }
-static tether_status resolver_form(tether_resolver *r, void *instance, void *context) {
-    (void)r; (void)instance; (void)context;
-    return TETHER_OK;
-}
-
-typedef struct described {
-    tether_plan_step steps[8];
-    int32_t inputs[16];
-    tether_plan_completion completions[8];
-    size_t step_count, input_count, completion_count;
-    tether_plan_key keys[8];
-    size_t key_count;
-} described;
-
-static tether_status describe(tether_container *c, const char *key, described *d) {
-    d->step_count = d->input_count = d->completion_count = d->key_count = 99;
-    tether_status st = tether_plan_describe(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
-                                            &d->step_count, &d->input_count, &d->completion_count);
-    if (st != TETHER_OK) return st;
-    return tether_plan_keys(c, key_of(c, key), d->keys, 8, &d->key_count);
-}
 
 /* Parent(Child), Child completed by a resolver-form callback: the README's S3. */
 static tether_container *s3(void) {
@@ -45,7 +22,7 @@ static tether_container *s3(void) {
 static void test_describes_a_resolver_form_callback_and_its_keys(void) {
     tether_container *c = s3();
     described d;
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     if (plans_off()) {
         CHECK(d.step_count == 0 && d.completion_count == 0 && d.key_count == 0);
     } else {
@@ -69,7 +46,7 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, args, 1, NULL));
     uint32_t parent = key_of(c, "Parent"), child = key_of(c, "Child");
     described d;
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     if (plans_off()) {
         CHECK(d.step_count == 0);
         CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
@@ -128,7 +105,7 @@ static void test_late_edges_reach_the_library(void) {
     CHECK_OK(tether_on_complete(rb, resolver_form, NULL));
     uint32_t key = key_of(c, "Both");
     described d;
-    CHECK_OK(describe(c, "Both", &d));
+    CHECK_OK(describe_with_keys(c, "Both", &d));
     if (!plans_off()) {
         /* steps: A 0, Root 1, B 2, Top 3, Both 4; completions: A's (0), B's (1) */
         CHECK(d.step_count == 5 && d.completion_count == 2 && d.key_count == 5);
@@ -149,7 +126,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     described d;
     tether_container *c = s3();
     CHECK_OK(tether_register(c, "Other", (tether_fn)make, NULL, 0, NULL));  /* graph scope */
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     CHECK(d.step_count == 0 && d.key_count == 0);
     CHECK_OK(tether_container_free(c));
 
@@ -158,7 +135,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     CHECK_OK(tether_register(c, "Other", (tether_fn)make, NULL, 0, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
     CHECK_OK(tether_on_complete(r, resolver_form, NULL));
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     CHECK(d.step_count == 0);
     CHECK_OK(tether_container_free(c));
 
@@ -166,7 +143,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     tether_param lazy[] = { TETHER_LAZY("Child") };
     CHECK_OK(tether_register(c, "Lazy", (tether_fn)make_dep, lazy, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     CHECK(d.step_count == 0);
     CHECK_OK(tether_container_free(c));
 
@@ -178,7 +155,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     tether_param s[] = { TETHER_DEP("S") };
     CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, s, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     CHECK(d.step_count == 0);
     CHECK_OK(tether_container_free(c));
 
@@ -189,7 +166,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     tether_param u[] = { TETHER_DEP("U") };
     CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, u, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
-    CHECK_OK(describe(c, "Parent", &d));
+    CHECK_OK(describe_with_keys(c, "Parent", &d));
     CHECK(d.step_count == (plans_off() ? 0u : 2u));
     CHECK_OK(tether_container_free(c));
 }
