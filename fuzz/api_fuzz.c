@@ -596,6 +596,11 @@ static void op_register(void) {
     if (freeing) ok = ST(TETHER_E_INVALID_HANDLE);
     tether_status st;
     calls++;
+    /* The key's old registration in that container is stale from the moment the call replaces it
+     * (destructors of its instances, which the call runs, may try its handle) */
+    int replaced = -1;
+    for (int i = 0; i < nspecs - 1; i++)
+        if (regs[i].live && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0, replaced = i;
     if (u8() & 1) {                   /* register_ex: everything at once */
         tether_completion cbs[MAXCOMP];
         for (int i = 0; i < s->ncomp; i++)
@@ -634,11 +639,12 @@ static void op_register(void) {
     for (int k = 0; k < s->ncomp; k++) T("  callback %d: declared %d, %d targets", k, s->comps[k].declared, s->comps[k].ntargets);
     if (st == TETHER_OK) {
         changes++;
-        for (int i = 0; i < nspecs - 1; i++)   /* the key's old registration in that container is stale */
-            if (regs[i].live && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0;
         regs[s - specs] = (reg_t){r, s, r != NULL, 1};
     } else {
         s->ready = 0;
+        /* refused before replacing anything (INVALID_HANDLE: the container went, or another
+         * registration of the key replaced both meanwhile) */
+        if (replaced >= 0 && st != TETHER_E_INVALID_HANDLE && conts[ci].live) regs[replaced].live = 1;
     }
 }
 
