@@ -17,16 +17,18 @@ import TetherCore
     }
 
     /// Registers a graph with `setUp`, then resolves `root` `times` times (each
-    /// instance released before the next) with plans on or off.
-    private func trace(plans: Bool, times: Int = 3, root: String, _ setUp: (Fixture) throws -> Void) throws -> (Trace, Fixture) {
+    /// instance released before the next) with plans on or off; resolve `n` (from 0)
+    /// passes `arguments(n)`.
+    private func trace(plans: Bool, times: Int = 3, root: String, arguments: (Int) -> [Argument] = { _ in [] },
+                       _ setUp: (Fixture) throws -> Void) throws -> (Trace, Fixture) {
         let fx = try Fixture()
         fx.container.usesPlans = plans
         try setUp(fx)
         var slots: [String] = []
         var error: String?
-        for _ in 0..<times {
+        for n in 0..<times {
             do {
-                let instance = try fx.resolve(root)
+                let instance = try fx.resolve(root, arguments(n))
                 slots.append(Self.describe(Obj.of(instance)))
             } catch let e as TetherError {
                 error = "\(e.code): \(e.message)"
@@ -54,10 +56,11 @@ import TetherCore
         return withExtendedLifetime(instance) { Obj.of(instance).dep(0).label }
     }
 
-    private func expectSamePaths(root: String, expectPlan: Bool, _ setUp: @escaping (Fixture) throws -> Void,
+    private func expectSamePaths(root: String, expectPlan: Bool, arguments: (Int) -> [Argument] = { _ in [] },
+                                 _ setUp: @escaping (Fixture) throws -> Void,
                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let (replayed, fx) = try trace(plans: true, root: root, setUp)
-        let (built, _) = try trace(plans: false, root: root, setUp)
+        let (replayed, fx) = try trace(plans: true, root: root, arguments: arguments, setUp)
+        let (built, _) = try trace(plans: false, root: root, arguments: arguments, setUp)
         #expect(replayed == built, sourceLocation: sourceLocation)
         #expect(fx.container.registration(for: Key(root))!.hasCurrentPlan == expectPlan, sourceLocation: sourceLocation)
     }
@@ -103,6 +106,71 @@ import TetherCore
         try expectSamePaths(root: "A", expectPlan: false) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [dep("A")])
+        }
+    }
+
+    /// A root's runtime arguments are inputs of its plan: each replay passes the
+    /// resolve's own values, as a build does (one node; several, made as a block;
+    /// with a completion callback, replayed into the graph).
+    @Test func runtimeArgumentsOfTheRootAreReplayedAsBuilt() throws {
+        // Small values: `describe` reads words above 0x1000 as objects.
+        let arguments = { (n: Int) in [Argument(type: .i64, bits: UInt64(40 + n)), Argument(type: .ptr, bits: UInt64(0x100 + n))] }
+        let noteArguments = { (fx: Fixture) in { (obj: Obj) in fx.tracker.note("G got \(obj.words[0]), \(obj.words[2])") } }
+        try expectSamePaths(root: "G", expectPlan: true, arguments: arguments) { fx in
+            try fx.register("G", [.argument(.i64), .context, .argument(.ptr)], context: UnsafeMutableRawPointer(bitPattern: 0x7),
+                            body: noteArguments(fx))
+        }
+        try expectSamePaths(root: "G", expectPlan: true, arguments: arguments) { fx in
+            try fx.register("G", [.argument(.i64), dep("S"), .argument(.ptr), dep("B")], body: noteArguments(fx))
+            try fx.register("S", scope: .singleton)
+            try fx.register("B", [dep("C"), dep("S")], scope: .transient)
+            try fx.register("C")
+            _ = try fx.resolve("S")
+        }
+        try expectSamePaths(root: "G", expectPlan: true, arguments: arguments) { fx in
+            let g = try fx.register("G", [.argument(.i64), dep("B"), .argument(.ptr)], body: noteArguments(fx))
+            try fx.register("B")
+            fx.onComplete(g) { _, _, obj in fx.tracker.note("completed G with \(obj.words[0])") }
+        }
+        let (trace, fx) = try trace(plans: true, root: "G", arguments: arguments) { fx in
+            try fx.register("G", [.argument(.i64), dep("B"), .argument(.ptr)], body: noteArguments(fx))
+            try fx.register("B")
+        }
+        #expect(trace.log.filter { $0.hasPrefix("G got") } == ["G got 40, 256", "G got 41, 257", "G got 42, 258"])
+        #expect(fx.tracker.made("B") == 3 && fx.tracker.dropped("B") == 3 && fx.tracker.liveCount == 0)
+    }
+
+    /// With runtime arguments a failing replay destroys what it made and reports
+    /// what a build reports; arguments that do not match are refused before
+    /// any factory runs, and a dependency taking arguments still makes the plan decline.
+    @Test func runtimeArgumentFailuresAreTheBuildsOnes() throws {
+        let one = { (n: Int) in [Argument(type: .i64, bits: UInt64(n))] }
+        try expectSamePaths(root: "G", expectPlan: true, arguments: one) { fx in
+            try fx.register("G", [dep("B"), .argument(.i64), dep("F")])
+            try fx.register("B")
+            try fx.register("F", [dep("B")]) { _ in throw CallbackFailure(reason: "no F") }
+        }
+        let (failed, fx) = try trace(plans: true, root: "G", arguments: one) { fx in
+            try fx.register("G", [dep("B"), .argument(.i64), dep("F")])
+            try fx.register("B")
+            try fx.register("F", [dep("B")]) { _ in throw CallbackFailure(reason: "no F") }
+        }
+        #expect(failed.error?.contains("factory for \"F\" returned NULL: no F (while resolving \"G\" -> \"F\")") == true, "\(failed.error ?? "")")
+        #expect(fx.tracker.made("B") == 3 && fx.tracker.dropped("B") == 3 && fx.tracker.liveCount == 0)
+        let wrong = { (n: Int) in n == 1 ? [Argument(type: .f64, bits: 0)] : n == 2 ? [] : [Argument(type: .i64, bits: 9)] }
+        try expectSamePaths(root: "G", expectPlan: true, arguments: wrong) { fx in
+            try fx.register("G", [dep("B"), .argument(.i64)])
+            try fx.register("B")
+        }
+        let (mismatch, _) = try trace(plans: true, root: "G", arguments: wrong) { fx in
+            try fx.register("G", [dep("B"), .argument(.i64)])
+            try fx.register("B")
+        }
+        #expect(mismatch.log == ["make B", "make G", "drop G", "drop B"] && mismatch.slots == ["G(B)"])
+        #expect(mismatch.error?.hasPrefix("argumentMismatch") == true, "\(mismatch.error ?? "")")
+        try expectSamePaths(root: "G", expectPlan: false, arguments: one) { fx in
+            try fx.register("G", [.argument(.i64), dep("H")])
+            try fx.register("H", [.argument(.i64)])
         }
     }
 

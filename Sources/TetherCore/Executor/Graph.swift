@@ -81,9 +81,9 @@ final class Graph {
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
-            var plan = arguments.isEmpty && outer.isEmpty ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
+            var plan = outer.isEmpty ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
-                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress) }) {
+                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress, arguments) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
@@ -138,7 +138,7 @@ final class Graph {
         defer { clear() }
         do throws(TetherError) {
             var built: Int?
-            if let plan { built = try replay(plan, from: container) }
+            if let plan { built = try replay(plan, from: container, arguments: arguments) }
             if built == nil {
                 try lockFirstWhenNotWaiting(registration, from: container)
                 built = try build(registration, from: container, arguments: arguments)
@@ -163,11 +163,12 @@ final class Graph {
     /// queue. Returns the root's index; nil, with the graph empty again, when the
     /// plan declined. The plan writes into `alive` in place: nothing else appends
     /// to it meanwhile (a factory resolving from a container gets a graph of its own).
-    private func replay(_ plan: Unmanaged<Plan>, from container: Container) throws(TetherError) -> Int? {
+    private func replay(_ plan: Unmanaged<Plan>, from container: Container,
+                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
         try plan._withUnsafeGuaranteedRef { plan -> Result<Int?, TetherError> in
             switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
-                               Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.planProgress }) {
+                               Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.planProgress }, arguments) {
             case .failure(let error): return .failure(error)
             case .success(false):
                 alive.removeAll()  // the shared instances it took

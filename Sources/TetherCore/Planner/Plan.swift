@@ -1,7 +1,7 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
 /// plain (graph- and transient-scoped registrations with DEP and CONTEXT slots
-/// only, no runtime arguments; singleton- and weak-scoped dependencies are
-/// leaves taken from their caches), the order in which `Graph` would call the
+/// only, and the root's runtime-argument slots; singleton- and weak-scoped
+/// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
 /// registrations. A plan records that once and replays it with no frames, no
 /// per-registration table and no cycle checks: a resolve is then the factory
@@ -108,14 +108,18 @@ final class Plan: @unchecked Sendable {
     /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
     /// whose runner makes every instance itself; a replay here declines them.
     static let resolver = -2
-    /// The input of the root's `n`th runtime argument (from 0): only in descriptions,
-    /// whose runner passes the resolve's arguments; a replay here declines them.
+    /// The input of the root's `n`th runtime argument (from 0): the resolve's
+    /// arguments, checked against the root's params before the plan runs.
     static func argument(_ n: Int) -> Int { -3 - n }
+    /// `n` of an input `argument(n)`.
+    @inline(__always) static func argumentNumber(_ input: Int) -> Int { -3 - input }
+    /// Whether an input is a step's instance (an edge), not a context, resolver or argument.
+    @inline(__always) static func isStep(_ input: Int) -> Bool { input >= 0 }
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
     private let steps: UnsafeBufferPointer<Step>
-    /// Per slot of every step: the step whose instance it receives, or `context`.
+    /// Per slot of every step: the step whose instance it receives, `context` or `argument(n)`.
     private let inputs: UnsafeBufferPointer<Int>
     private let hasShared: Bool
     /// Whether the replay needs a graph to run completion callbacks afterwards.
@@ -177,8 +181,8 @@ final class Plan: @unchecked Sendable {
         for i in steps.indices where !steps[i].isShared {
             let first = steps[i].firstInput
             let slots = inputs[first ..< first + steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }]
-            for input in slots where input != Plan.context { steps[input].blockCount += 1 }
-            let edges = slots.count { $0 != Plan.context }
+            for input in slots where Plan.isStep(input) { steps[input].blockCount += 1 }
+            let edges = slots.count { Plan.isStep($0) }
             steps[i].blockOffset = words
             words += i == steps.count - 1 ? InstanceBlock.rootWords(edges: edges) : InstanceBlock.innerWords(edges: edges)
         }
@@ -202,7 +206,7 @@ final class Plan: @unchecked Sendable {
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
     static func record(_ root: Registration, configuration: UInt) -> Plan? {
         guard !root.spec.scope.isShared else { return nil }
-        var recorder = Recorder(lookup: root.container)
+        var recorder = Recorder(lookup: root.container, allowsArguments: true)
         guard recorder.visit(Unmanaged.passUnretained(root)) != nil else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
@@ -266,8 +270,10 @@ final class Plan: @unchecked Sendable {
 
     /// A replay's view of the registrations bound to local steps (`PlanProgress.locals`):
     /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
+    /// Also the resolve's runtime arguments (the root's `argument(n)` inputs), checked against the root's params.
     struct Locals<B: StepBinding> {
         let base: UnsafeMutablePointer<Unmanaged<Registration>>
+        var arguments: UnsafePointer<Argument>? = nil
     }
 
     struct Recorder {
@@ -417,10 +423,12 @@ final class Plan: @unchecked Sendable {
 
     /// Replays a plan that does not complete, on its own; the root carries a
     /// reference for the caller. Nil: the plan declined (a shared dependency is
-    /// not cached), before any factory ran. `specs`: the calling thread's.
-    func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Unmanaged<Instance>?, TetherError> {
-        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
-        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    /// not cached), before any factory ran. `specs`: the calling thread's;
+    /// `arguments`: the resolve's runtime arguments, checked against the root's params.
+    func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+             _ arguments: UnsafeBufferPointer<Argument>) -> Result<Unmanaged<Instance>?, TetherError> {
+        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
     @inline(__always)
@@ -449,10 +457,12 @@ final class Plan: @unchecked Sendable {
     /// Unless true, `made` holds what was taken or made, for the caller to release.
     /// `progress`: the thread's, where the step whose factory runs is noted (`Reentry`).
     @inline(__always)
-    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                _ progress: UnsafeMutablePointer<PlanProgress>) -> Result<Bool, TetherError> {
-        if !locals.isEmpty { return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals)) }
-        return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals))
+    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                _ arguments: UnsafeBufferPointer<Argument>) -> Result<Bool, TetherError> {
+        if !locals.isEmpty {
+            return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
+        }
+        return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
     @inline(__always)
@@ -625,7 +635,7 @@ final class Plan: @unchecked Sendable {
     @inline(__always)
     private func forEachEdge(of i: Int, slots: Int, _ body: (Int) -> Void) {
         let first = steps[i].firstInput
-        for s in 0..<slots where inputs[first + s] != Plan.context { body(inputs[first + s]) }
+        for s in 0..<slots where Plan.isStep(inputs[first + s]) { body(inputs[first + s]) }
     }
 
     /// Takes every shared dependency from its cache; false when one is missing.
@@ -647,7 +657,7 @@ final class Plan: @unchecked Sendable {
         return makeInstance(i, pointer, made, specs, locals)
     }
 
-    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`) and contexts.
+    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`), contexts and runtime arguments.
     @inline(__always)
     private func callFactory<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ locals: Locals<B>,
                              _ pointer: (Int) -> UnsafeMutableRawPointer) -> Result<UnsafeMutableRawPointer, TetherError> {
@@ -657,9 +667,9 @@ final class Plan: @unchecked Sendable {
             let slots = registration.params.count
             for s in 0..<slots {
                 let input = inputs[step.firstInput + s]
-                words[s] = input == Plan.context
-                    ? UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
-                    : UInt64(UInt(bitPattern: pointer(input)))
+                words[s] = Plan.isStep(input) ? UInt64(UInt(bitPattern: pointer(input)))
+                    : input == Plan.context ? UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
+                    : locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
             }
             do throws(CallbackFailure) {
                 return .success(try registration.factory.make(words, count: slots))
@@ -680,7 +690,7 @@ final class Plan: @unchecked Sendable {
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
         let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retain()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, reference: { _ in
-            while inputs[next] == Plan.context { next += 1 }
+            while !Plan.isStep(inputs[next]) { next += 1 }
             next += 1
             return made.take(inputs[next - 1])
         })
