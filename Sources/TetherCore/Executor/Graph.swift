@@ -384,11 +384,11 @@ final class Graph {
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
         let container = lookup.takeUnretainedValue()
-        var found = cache.cached(scope, in: container)
+        var found = cache.cachedRetained(scope, in: container)
         if found == nil { found = try lockForCreation(cache, scope, in: container) }
         if let hit = found {
-            if let tracer { tracer.emit(.cacheHit, key, hit.pointer) }
-            let index = alive.append(.passRetained(hit))
+            if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
+            let index = alive.append(hit)
             table.set(registration, GraphTable.state(index))
             return index
         }
@@ -398,7 +398,7 @@ final class Graph {
     /// Takes the creation lock (once per graph) and looks again: another thread may
     /// have published meanwhile, or an outer graph of this thread may be building it.
     /// In no-wait mode (`WaitMode`) a lock held by another thread fails the graph instead.
-    private func lockForCreation(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Instance? {
+    private func lockForCreation(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
         if !holdsCreationLock {
             let state = Unmanaged<ThreadState>.fromOpaque(thread)
             if state._withUnsafeGuaranteedRef({ $0.noWait }) {
@@ -411,7 +411,7 @@ final class Graph {
             }
             holdsCreationLock = true
         }
-        if let published = registration.cached(scope, in: container) { return published }
+        if let published = registration.cachedRetained(scope, in: container) { return published }
         // Made by a resolve further out on this thread (the lock's holder) that has not
         // finished: handing it out could outlive that resolve's failure.
         if CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)] != nil {

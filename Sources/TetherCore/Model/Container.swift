@@ -377,7 +377,7 @@ public final class Container: @unchecked Sendable {
             do throws(TetherError) {
                 try Graph.checkArguments(registration, arguments)
                 let scope = registration.specReference._withUnsafeGuaranteedRef { $0.scope }
-                if let hit = registration.cached(scope, in: self) { return .success(.passRetained(hit)) }
+                if let hit = registration.cachedRetained(scope, in: self) { return .success(hit) }
                 return .success(try Graph.resolve(registration, from: self, arguments: arguments))
             } catch {
                 return .failure(error)

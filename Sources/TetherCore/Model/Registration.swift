@@ -343,23 +343,31 @@ public final class Registration: @unchecked Sendable {
 
     /// The cached shared instance, if any.
     @inline(__always)
-    func cached(_ scope: Scope) -> Instance? {
+    func cached(_ scope: Scope) -> Instance? { cachedRetained(scope)?.takeRetainedValue() }
+
+    /// `cached(_:)`, the caller's reference handed over as is (a plan or graph
+    /// stores it unmanaged: no retain and release on the way).
+    @inline(__always)
+    func cachedRetained(_ scope: Scope) -> Unmanaged<Instance>? {
         switch scope {
         case .singleton:
             let address = singletonAddress.load(ordering: .acquiring)
             guard address != 0 else { return nil }
-            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue().instance
+            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.retained }
         case .weak:
-            return lock.withSpinLock { withRare { $0.weakCache.value } ?? nil }
+            return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
         default:
             return nil
         }
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
+    func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.takeRetainedValue() }
+
+    /// `cachedRetained(_:)`, with the container-scoped instance `container` holds.
     @inline(__always)
-    func cached(_ scope: Scope, in container: Container) -> Instance? {
-        scope == .container ? container.scopedInstance(of: self) : cached(scope)
+    func cachedRetained(_ scope: Scope, in container: Container) -> Unmanaged<Instance>? {
+        scope == .container ? container.scopedInstance(of: self).map { .passRetained($0) } : cachedRetained(scope)
     }
 
     /// Publishes a shared instance made by a finished graph (unless the
@@ -493,6 +501,8 @@ final class SingletonSlot: @unchecked Sendable {
 
     /// The instance, retained, unless it is gone.
     var instance: Instance? { weak.upgrade() }
+    /// `instance`, the caller's reference as is.
+    var retained: Unmanaged<Instance>? { weak.upgradeRetained() }
 
     /// Read after `SlotBridge.unpublishBarrier` (which orders it).
     var isLent: Bool { lent.load(ordering: .relaxed) }

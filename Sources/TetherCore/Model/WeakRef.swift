@@ -30,11 +30,16 @@ public final class WeakRef: @unchecked Sendable {
     }
 
     /// The instance if it is still alive, retained for the caller.
-    public func upgrade() -> Instance? {
-        lock.withSpinLock { () -> Instance? in
+    public func upgrade() -> Instance? { upgradeRetained()?.takeRetainedValue() }
+
+    /// `upgrade`, the caller's reference handed over as is (no retain and
+    /// release on the way, for callers that store it unmanaged).
+    @inline(__always)
+    func upgradeRetained() -> Unmanaged<Instance>? {
+        lock.withSpinLock { () -> Unmanaged<Instance>? in
             // A count that already reached zero is not revived: the instance is being destroyed.
             guard let target, swift_tryRetain(target.toOpaque()) != nil else { return nil }
-            return target.takeRetainedValue()
+            return target
         }
     }
 
@@ -58,4 +63,5 @@ struct WeakBox: @unchecked Sendable {
     private let ref: WeakRef?
     init(_ value: Instance?) { ref = value?.weakRef }
     var value: Instance? { ref?.upgrade() }
+    var retained: Unmanaged<Instance>? { ref?.upgradeRetained() }
 }

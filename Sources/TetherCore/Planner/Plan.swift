@@ -643,8 +643,8 @@ final class Plan: @unchecked Sendable {
         for i in 0..<steps.count where steps[i].isShared {
             let registration = self.registration(i, locals)
             let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
-            guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else { return false }
-            made.set(i, .passRetained(hit))
+            guard let hit = registration._withUnsafeGuaranteedRef({ $0.cachedRetained(scope) }) else { return false }
+            made.set(i, hit)
         }
         return true
     }
