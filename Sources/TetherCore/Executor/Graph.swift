@@ -80,8 +80,9 @@ final class Graph {
                 return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
             // Nested while something is under construction: built step by step, each step checked against that.
-            let outer = thread.nesting > 1 ? Reentry.constructing(thread) : []
-            var plan = outer.isEmpty ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
+            // (No array for the outermost resolve: an empty one still costs a release.)
+            let outer = thread.nesting > 1 ? Reentry.constructing(thread) : nil
+            var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
                 switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress, arguments) }) {
                 case .success(let root?): return .success(root)
@@ -95,7 +96,7 @@ final class Graph {
                 graph = thread.graph
             } else {
                 graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
-                graph.outer = outer
+                graph.outer = outer ?? []
                 thread.nestedGraphs.append(.passUnretained(graph))
             }
             defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }

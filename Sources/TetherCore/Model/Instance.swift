@@ -128,19 +128,18 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             }
         }
         if let late { instance.sideForWriting().late = late }
-        return .passRetained(instance)
+        return .passRetained(consume instance)  // consumed: the reference `create` made, with no retain and release
     }
 
     /// The root of a block (`InstanceBlock`) of `words` words, which `fill`
     /// writes; `spec` as in `make`, a copy that keeps the block's plan alive.
     static func makeBlock(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, words: Int,
                           fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
-        let buffer = create(minimumCapacity: words) { _ in
+        let instance = unsafeDowncast(create(minimumCapacity: words) { _ in
             InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: UInt(words) << countShift | blockTag)
-        }
-        let instance = unsafeDowncast(buffer, to: Instance.self)
+        }, to: Instance.self)
         instance.withBlock(fill)
-        return .passRetained(instance)
+        return .passRetained(consume instance)  // as in `make`
     }
 
     private func withBlock<R>(_ body: (InstanceBlock) -> R) -> R {

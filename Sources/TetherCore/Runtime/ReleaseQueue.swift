@@ -23,11 +23,16 @@ enum ReleaseQueue {
         } else {
             state.draining = true
             if let target = targets.first { target.release() }  // one edge (a chain): no queue needed
-            _ = consume late
+            if let late = consume late { drop(late) }
         }
         drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
         state.draining = false
     }
+
+    /// Lets go of `late` (out of line: inlined, its destruction was scheduled
+    /// around the target's release, which then cost a retain and a second release).
+    @inline(never)
+    private static func drop(_ late: consuming LateEdges) { _ = consume late }
 
     /// The outermost release's loop: releases what nested ones queued, last
     /// queued first, and late edges once nothing else is queued. `step` releases
