@@ -58,6 +58,8 @@ final class FFIFactory: Factory, @unchecked Sendable {
         install(try FFICall(function, kinds, fixed: fixed))
     }
 
+    // Inlined into the protocol witness the core calls, with the typed call: one frame per factory call.
+    @inline(__always)
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let mark = LastError.mark()
         let result = if let call { call._withUnsafeGuaranteedRef { $0.invoke(words, count) } }
@@ -69,6 +71,7 @@ final class FFIFactory: Factory, @unchecked Sendable {
     private typealias P = UnsafeMutableRawPointer?
 
     /// All-word signatures up to 8 parameters: a direct typed call, no libffi.
+    @inline(__always)
     private static func callTyped(_ f: UnsafeRawPointer, _ arity: Int, _ w: UnsafeMutablePointer<UInt64>) -> P {
         func p(_ i: Int) -> P { UnsafeMutableRawPointer(bitPattern: UInt(w[i])) }
         switch arity {
