@@ -91,17 +91,27 @@ struct InstanceBlock {
         let root = entries(at: rootOffset)
         ThreadState.currentReference._withUnsafeGuaranteedRef { state in
             /// Releases one edge: an external instance, or one count of an inner record.
-            func step(_ entry: UInt) {
-                guard entry & 1 != 0 else { return Self.external(entry).release() }
-                let at = Int(entry >> 1)
-                words[at + 2] -= 1
-                guard words[at + 2] == 0 else { return }
-                let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1] & ~Self.ownedSpec)!)
-                let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
-                spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
-                if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
-                // Draining already: its edges are queued, popped last edge first.
-                for e in entries(at: at + 3) { state.pendingRelease.append(e) }
+            func step(_ first: UInt) {
+                var entry = first
+                while true {
+                    guard entry & 1 != 0 else { return Self.external(entry).release() }
+                    let at = Int(entry >> 1)
+                    words[at + 2] -= 1
+                    guard words[at + 2] == 0 else { return }
+                    let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1] & ~Self.ownedSpec)!)
+                    let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
+                    spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
+                    if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
+                    // Draining already: its edges are queued, popped last edge first. A single
+                    // edge (a chain) is released now: the next pop would take it.
+                    let edges = entries(at: at + 3)
+                    if edges.count == 1 {
+                        entry = edges[0]
+                        continue
+                    }
+                    for e in edges { state.pendingRelease.append(e) }
+                    return
+                }
             }
             if state.draining {
                 let base = state.pendingRelease.count
