@@ -504,6 +504,50 @@ static void wrong_runtime_argument_count(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* By interned id (tether_resolve_key_args finds the registration as the hit path does, then
+   checks the arguments): the same refusals as by name, nothing made, the out-parameter NULL. */
+static void runtime_argument_failures_by_id(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = new_container();
+    tether_param p[] = {TETHER_CONTEXT, TETHER_I64, TETHER_F64};
+    tether_registration *reg;
+    CHECK_OK(tether_register(c, "A", (tether_fn)make_args, p, 3, &reg));
+    CHECK_OK(tether_set_context(reg, &A, drop));
+    uint32_t id, unknown;
+    CHECK_OK(tether_intern(c, "A", &id));
+    CHECK_OK(tether_intern(c, "NoSuchKey", &unknown));
+    tether_ref *r = (tether_ref *)&r;
+    tether_value one[] = {TETHER_VAL_I64(1)};
+    CHECK_STATUS(tether_resolve_key_args(c, id, one, 1, &r), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("\"A\" takes 2 runtime arguments, got 1");
+    CHECK(r == NULL);
+    tether_value ii[] = {TETHER_VAL_I64(1), TETHER_VAL_I64(2)};
+    r = (tether_ref *)&r;
+    CHECK_STATUS(tether_resolve_key_args(c, id, ii, 2, &r), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("runtime argument 2 of \"A\" must be f64, got i64");
+    CHECK(r == NULL);
+    tether_value dep[] = {{TETHER_PARAM_DEP, {.i64 = 1}}, TETHER_VAL_F64(2)};
+    CHECK_STATUS(tether_resolve_key_args(c, id, dep, 2, &r), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("tether_resolve_key_args: runtime argument 1 has kind TETHER_PARAM_DEP");
+    CHECK_STATUS(tether_resolve_key_args(c, id, NULL, 2, &r), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("tether_resolve_key_args: args is NULL but arg_count is 2");
+    CHECK_STATUS(tether_resolve_key_args(c, id, ii, 2, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("out");
+    CHECK_STATUS(tether_resolve_key_args(c, unknown, one, 1, &r), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("\"NoSuchKey\"");
+    CHECK_STATUS(tether_resolve_key_args(c, 0xFFFFFFF0u, one, 1, &r), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("not a key id");
+    CHECK(A.made == 0);
+    tether_value good[] = {TETHER_VAL_I64(1), TETHER_VAL_F64(2)};
+    CHECK_OK(tether_resolve_key_args(c, id, good, 2, &r));
+    CHECK(A.made == 1);
+    CHECK_OK(tether_ref_release(r));
+    CHECK(A.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+    CHECK_STATUS(tether_resolve_key_args(c, id, good, 2, &r), TETHER_E_INVALID_HANDLE);
+    CHECK_ERROR_STARTS("tether_resolve_key_args: ");
+}
+
 static void wrong_runtime_argument_type(void) {
     kind A = {"A", 0, 0};
     tether_container *c = new_container();
@@ -750,6 +794,7 @@ int main(void) {
     RUN(missing_dependency_names_the_path);
     RUN(wrong_runtime_argument_count);
     RUN(wrong_runtime_argument_type);
+    RUN(runtime_argument_failures_by_id);
     RUN(runtime_arguments_on_a_dependency);
     RUN(factory_null_aborts_the_whole_resolve);
     RUN(factory_null_with_a_reason);

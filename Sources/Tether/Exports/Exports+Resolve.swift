@@ -155,20 +155,44 @@ private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, 
                      _ out: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil  // as `outParam` does: NULL unless it succeeds
-        let instance = try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
-            do throws(TetherError) { return .success(try core.resolveRetained(registration)) } catch { return .failure(error) }
-        }.get()
-        out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
-            ?? Handles.refs.insert(taking: instance)
+        try resolve(section, container, registration, out, arguments: .init(start: nil, count: 0))
     }
+}
+
+/// `resolve` with runtime arguments (`args`, `count` as the caller gave them).
+@inline(never)
+private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+                     _ out: UnsafeMutablePointer<OpaquePointer?>, _ args: UnsafeRawPointer?, _ count: Int, _ function: StaticString) -> Int32 {
+    statusOf { () throws(TetherError) in
+        out.pointee = nil
+        try withArguments(args, count, function) { arguments throws(TetherError) in
+            try resolve(section, container, registration, out, arguments: arguments)
+        }
+    }
+}
+
+/// The core's resolve of a found registration, its root in a new strong handle in `out`.
+@inline(__always)
+private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+                     _ out: UnsafeMutablePointer<OpaquePointer?>, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+    let instance = try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
+        do throws(TetherError) { return .success(try core.resolveRetained(registration, arguments: arguments)) } catch { return .failure(error) }
+    }.get()
+    out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
+        ?? Handles.refs.insert(taking: instance)
 }
 
 @_cdecl("tether_resolve_key_args")
 public func tether_resolve_key_args(_ c: OpaquePointer?, _ key: UInt32, _ args: UnsafeRawPointer?, _ count: Int,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     inSection { section in
-        resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out,
-                "tether_resolve_key_args")
+        // The registration found as the hit path finds it; a bad container or key takes the general path, which reports it.
+        if let out, KeyTable.isValid(key), let object = Handles.containerPages?.peek(c),
+           let registration = Unmanaged<Container>.fromOpaque(object)._withUnsafeGuaranteedRef({ $0.registrationToResolve(Key(id: key)) }) {
+            return resolve(section, .fromOpaque(object), registration, out, args, count, "tether_resolve_key_args")
+        }
+        return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out,
+                       "tether_resolve_key_args")
     }
 }
 
