@@ -165,7 +165,8 @@ private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, 
                      _ out: UnsafeMutablePointer<OpaquePointer?>, _ args: UnsafeRawPointer?, _ count: Int, _ function: StaticString) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil
-        try checkOpen(container.takeUnretainedValue(), function)  // before the arguments, as on the general path
+        // Before the arguments, as on the general path (the test without a retain: `checkOpen` says it).
+        if container._withUnsafeGuaranteedRef({ $0.isClosed }) { try checkOpen(container.takeUnretainedValue(), function) }
         try withArguments(args, count, function) { arguments throws(TetherError) in
             try resolve(section, container, registration, out, arguments: arguments)
         }
