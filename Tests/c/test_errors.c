@@ -478,13 +478,19 @@ static void missing_dependency_names_the_path(void) {
 
 static void *make_args(kind *k, int64_t n, double x) { (void)n; (void)x; return make0(k); }
 
-static void wrong_runtime_argument_count(void) {
-    kind A = {"A", 0, 0};
+/* A container with "A" taking (context, i64, f64), counted in `A`. */
+static tether_container *container_with_args(kind *A) {
     tether_container *c = new_container();
     tether_param p[] = {TETHER_CONTEXT, TETHER_I64, TETHER_F64};
     tether_registration *reg;
     CHECK_OK(tether_register(c, "A", (tether_fn)make_args, p, 3, &reg));
-    CHECK_OK(tether_set_context(reg, &A, drop));
+    CHECK_OK(tether_set_context(reg, A, drop));
+    return c;
+}
+
+static void wrong_runtime_argument_count(void) {
+    kind A = {"A", 0, 0};
+    tether_container *c = container_with_args(&A);
     tether_value one[] = {TETHER_VAL_I64(1)};
     tether_value three[] = {TETHER_VAL_I64(1), TETHER_VAL_F64(2), TETHER_VAL_F64(3)};
     tether_ref *r = (tether_ref *)&r;
@@ -497,6 +503,7 @@ static void wrong_runtime_argument_count(void) {
     CHECK_ERROR_HAS("\"A\" takes 2 runtime arguments, got 0");
     CHECK_STATUS(tether_resolve_args(c, "A", NULL, 2, &r), TETHER_E_INVALID_ARGUMENT);
     /* and a registration without runtime arguments given some */
+    tether_registration *reg;
     CHECK_OK(tether_register(c, "Plain", (tether_fn)make_plain, NULL, 0, &reg));
     CHECK_STATUS(tether_resolve_args(c, "Plain", one, 1, &r), TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("\"Plain\" takes 0 runtime arguments, got 1");
@@ -508,11 +515,7 @@ static void wrong_runtime_argument_count(void) {
    checks the arguments): the same refusals as by name, nothing made, the out-parameter NULL. */
 static void runtime_argument_failures_by_id(void) {
     kind A = {"A", 0, 0};
-    tether_container *c = new_container();
-    tether_param p[] = {TETHER_CONTEXT, TETHER_I64, TETHER_F64};
-    tether_registration *reg;
-    CHECK_OK(tether_register(c, "A", (tether_fn)make_args, p, 3, &reg));
-    CHECK_OK(tether_set_context(reg, &A, drop));
+    tether_container *c = container_with_args(&A);
     uint32_t id, unknown;
     CHECK_OK(tether_intern(c, "A", &id));
     CHECK_OK(tether_intern(c, "NoSuchKey", &unknown));
@@ -550,11 +553,7 @@ static void runtime_argument_failures_by_id(void) {
 
 static void wrong_runtime_argument_type(void) {
     kind A = {"A", 0, 0};
-    tether_container *c = new_container();
-    tether_param p[] = {TETHER_CONTEXT, TETHER_I64, TETHER_F64};
-    tether_registration *reg;
-    CHECK_OK(tether_register(c, "A", (tether_fn)make_args, p, 3, &reg));
-    CHECK_OK(tether_set_context(reg, &A, drop));
+    tether_container *c = container_with_args(&A);
     tether_ref *r = (tether_ref *)&r;
     tether_value ii[] = {TETHER_VAL_I64(1), TETHER_VAL_I64(2)};
     CHECK_STATUS(tether_resolve_args(c, "A", ii, 2, &r), TETHER_E_ARGUMENT_MISMATCH);
