@@ -11,7 +11,9 @@
 /// the block (its reference count, as an instance). An entry is an edge: to an
 /// inner record at offset `o` as `o << 1 | 1`, or to a retained external instance
 /// (a shared dependency) as its address (even). A plan computes the offsets and
-/// counts once (`Plan.Step.blockOffset`), so writing and releasing a block need
+/// counts once (`Plan.Step.blockOffset`) and writes its blocks' words once, as a
+/// template each block is copied from (then only the nodes' pointers, the shared
+/// instances and local steps' specs go in), so writing and releasing a block need
 /// no bookkeeping of their own.
 ///
 /// The records' specs are the plan's: the root's spec keeps the plan alive
@@ -29,6 +31,8 @@ struct InstanceBlock {
     static var firstOffset: Int { 1 }
 
     static var ownedSpec: UInt { 1 }
+    /// The spec word of a record that holds `spec` (retained) itself.
+    static func ownedSpec(_ spec: Unmanaged<InstanceSpec>) -> UInt { UInt(bitPattern: spec.toOpaque()) | ownedSpec }
 
     /// Writes the inner record at `offset` (`spec` unretained: the plan holds it;
     /// `owned`: retained, the record's), or with `spec` nil the root's record
@@ -38,7 +42,7 @@ struct InstanceBlock {
         var at = offset
         if let spec {
             words[at] = pointer
-            words[at + 1] = UInt(bitPattern: spec.toOpaque()) | (owned ? Self.ownedSpec : 0)
+            words[at + 1] = owned ? Self.ownedSpec(spec) : UInt(bitPattern: spec.toOpaque())
             words[at + 2] = UInt(count)
             at += 3
         } else {
@@ -51,6 +55,18 @@ struct InstanceBlock {
             at += 1
         }
         words[countAt] = UInt(at - countAt - 1)
+    }
+
+    /// Where the inner record at `offset` keeps its node's pointer, and its spec.
+    static func pointerWord(at offset: Int) -> Int { offset }
+    static func specWord(at offset: Int) -> Int { offset + 1 }
+    /// Where the entries of the record at `offset` start (the root's, or an inner one's).
+    static func firstEntry(at offset: Int, isRoot: Bool) -> Int { isRoot ? offset + 1 : offset + 4 }
+
+    /// Copies `template` (a block's words as `write` left them) into this block.
+    @inline(__always)
+    func copy(_ template: UnsafeBufferPointer<UInt>) {
+        words.update(from: template.baseAddress!, count: template.count)
     }
 
     static func inner(at offset: Int) -> UInt { UInt(offset) << 1 | 1 }

@@ -121,7 +121,33 @@ final class Plan: @unchecked Sendable {
     private let steps: UnsafeBufferPointer<Step>
     /// Per slot of every step: the step whose instance it receives, `context` or `argument(n)`.
     private let inputs: UnsafeBufferPointer<Int>
-    private let hasShared: Bool
+    /// The shared steps, in step order, with the scope each was recorded under
+    /// (a scope change changes the configuration, which retires the plan; a
+    /// child's local step is bound to a registration of that scope, `bind`).
+    private let sharedSteps: UnsafeBufferPointer<SharedStep>
+    private var hasShared: Bool { !sharedSteps.isEmpty }
+    /// The made steps, in creation order.
+    private let madeSteps: UnsafeBufferPointer<Int>
+
+    struct SharedStep {
+        let step: Int
+        let scope: Scope
+    }
+
+    /// The block's words as every run writes them (`blockWords` of them), the nodes'
+    /// pointers, the shared instances' entries and local steps' specs left 0, and where
+    /// those go: per word, the step whose factory's pointer (`pointerPatches`), shared
+    /// instance (`sharedPatches`, an external edge, in the order edges are recorded) or
+    /// bound spec (`localSpecPatches`, a child's plan) fills it.
+    private let blockTemplate: UnsafeBufferPointer<UInt>
+    private let pointerPatches: UnsafeBufferPointer<BlockPatch>
+    private let sharedPatches: UnsafeBufferPointer<BlockPatch>
+    private let localSpecPatches: UnsafeBufferPointer<BlockPatch>
+
+    struct BlockPatch {
+        let word: Int
+        let step: Int
+    }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
@@ -156,6 +182,12 @@ final class Plan: @unchecked Sendable {
         completionCalls.deallocate()
         locals.deallocate()
         localParams.deallocate()
+        sharedSteps.deallocate()
+        madeSteps.deallocate()
+        blockTemplate.deallocate()
+        pointerPatches.deallocate()
+        sharedPatches.deallocate()
+        localSpecPatches.deallocate()
     }
 
     private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
@@ -193,13 +225,57 @@ final class Plan: @unchecked Sendable {
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
-        hasShared = steps.contains { $0.isShared }
+        sharedSteps = Plan.copy(steps.indices.filter { steps[$0].isShared }.map { i in
+            SharedStep(step: i, scope: steps[i].registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } })
+        })
+        madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
+        (blockTemplate, pointerPatches, sharedPatches, localSpecPatches) = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
         objectInputs = Plan.copy(objects?.inputs ?? [])
         completionCalls = Plan.copy(objects?.calls ?? [])
         self.locals = Plan.copy(locals)
         self.localParams = Plan.copy(localParams)
+    }
+
+    /// The words of every block of a plan (`blockTemplate`) and where a run fills them in.
+    private static func blockTemplate(_ steps: UnsafeBufferPointer<Step>, _ inputs: UnsafeBufferPointer<Int>, words: Int)
+        -> (UnsafeBufferPointer<UInt>, UnsafeBufferPointer<BlockPatch>, UnsafeBufferPointer<BlockPatch>, UnsafeBufferPointer<BlockPatch>) {
+        let template = UnsafeMutableBufferPointer<UInt>.allocate(capacity: words)
+        template.initialize(repeating: 0)
+        var pointers: [BlockPatch] = []
+        var shared: [BlockPatch] = []
+        var localSpecs: [BlockPatch] = []
+        if words > 0 {
+            let block = InstanceBlock(words: template.baseAddress!)
+            let root = steps.count - 1
+            for i in 0...root where !steps[i].isShared {
+                let offset = steps[i].blockOffset
+                if i < root {
+                    pointers.append(BlockPatch(word: InstanceBlock.pointerWord(at: offset), step: i))
+                    if steps[i].local >= 0 { localSpecs.append(BlockPatch(word: InstanceBlock.specWord(at: offset), step: i)) }
+                }
+                var entry = InstanceBlock.firstEntry(at: offset, isRoot: i == root)
+                let first = steps[i].firstInput
+                // A local step's bound registration has the recorded params (`bind`).
+                let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
+                // A local step's record gets its spec per run (0 here; `write` takes the recording registration's).
+                let spec = i == root ? nil : steps[i].spec ?? steps[i].registration._withUnsafeGuaranteedRef { $0.specReference }
+                block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in
+                    for input in inputs[first ..< first + slots] where Plan.isStep(input) {
+                        if steps[input].isShared {
+                            shared.append(BlockPatch(word: entry, step: input))
+                            add(0)
+                        } else {
+                            add(InstanceBlock.inner(at: steps[input].blockOffset))
+                        }
+                        entry += 1
+                    }
+                }
+                if i < root && steps[i].local >= 0 { template[InstanceBlock.specWord(at: offset)] = 0 }
+            }
+        }
+        return (UnsafeBufferPointer(template), Plan.copy(pointers), Plan.copy(shared), Plan.copy(localSpecs))
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -472,7 +548,7 @@ final class Plan: @unchecked Sendable {
         progress.pointee.plan = .passUnretained(self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-            for i in 0..<steps.count where !steps[i].isShared {
+            for i in madeSteps {
                 progress.pointee.step = i
                 do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
                 catch { return .failure(error) }
@@ -503,16 +579,14 @@ final class Plan: @unchecked Sendable {
                              _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-        if hasShared && !takeShared(made, locals) {
+        if hasShared && !takeShared(made, locals, pointers: pointers) {
             for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
             return .success(nil)
         }
         progress.pointee.plan = .passUnretained(self)
-        for i in 0..<count where !steps[i].isShared {
+        for i in madeSteps {
             progress.pointee.step = i
-            let outcome = callFactory(i, words, locals) { input in
-                steps[input].isShared ? made[input]._withUnsafeGuaranteedRef { $0.pointer } : UnsafeMutableRawPointer(bitPattern: pointers[input])!
-            }
+            let outcome = callFactory(i, words, locals) { UnsafeMutableRawPointer(bitPattern: pointers[$0]).unsafelyUnwrapped }
             switch outcome {
             case .success(let pointer):
                 pointers[i] = UInt(bitPattern: pointer)
@@ -532,15 +606,12 @@ final class Plan: @unchecked Sendable {
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
                                            words: blockWords) { block in
-            for i in 0...root where !steps[i].isShared {
-                // A local step's record holds its child's spec (the plan holds the others).
-                let local = B.bindsLocals && steps[i].local >= 0
-                block.write(at: steps[i].blockOffset, pointer: pointers[i], spec: i == root ? nil : local ? spec(i, locals).retain() : steps[i].spec,
-                            owned: local, count: steps[i].blockCount) { add in
-                    forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { input in
-                        add(steps[input].isShared ? InstanceBlock.external(made.take(input)) : InstanceBlock.inner(at: steps[input].blockOffset))
-                    }
-                }
+            block.copy(blockTemplate)
+            for patch in pointerPatches { block.words[patch.word] = pointers[patch.step] }
+            for patch in sharedPatches { block.words[patch.word] = InstanceBlock.external(made.take(patch.step)) }
+            // A local step's record holds its child's spec (the plan holds the others).
+            if B.bindsLocals {
+                for patch in localSpecPatches { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retain()) }
             }
         })
     }
@@ -564,16 +635,12 @@ final class Plan: @unchecked Sendable {
                             _ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
-        if hasShared {
-            for i in 0..<count where steps[i].isShared {
-                let registration = steps[i].registration
-                let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
-                guard let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) else {
-                    release(made)
-                    return .declined
-                }
-                made.set(i, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
+        for shared in sharedSteps {  // an object plan has no local steps (`Recorder.objects`)
+            guard let hit = steps[shared.step].registration._withUnsafeGuaranteedRef({ $0.cached(shared.scope) }) else {
+                release(made)
+                return .declined
             }
+            made.set(shared.step, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
         }
         progress.pointee.plan = .passUnretained(self)
         for step in objectSteps {
@@ -638,13 +705,13 @@ final class Plan: @unchecked Sendable {
         for s in 0..<slots where Plan.isStep(inputs[first + s]) { body(inputs[first + s]) }
     }
 
-    /// Takes every shared dependency from its cache; false when one is missing.
-    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) -> Bool {
-        for i in 0..<steps.count where steps[i].isShared {
-            let registration = self.registration(i, locals)
-            let scope = registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
-            guard let hit = registration._withUnsafeGuaranteedRef({ $0.cachedRetained(scope) }) else { return false }
-            made.set(i, hit)
+    /// Takes every shared dependency from its cache (and notes its pointer in
+    /// `pointers`, when given); false when one is missing.
+    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
+        for shared in sharedSteps {
+            guard let hit = registration(shared.step, locals)._withUnsafeGuaranteedRef({ $0.cachedRetained(shared.scope) }) else { return false }
+            made.set(shared.step, hit)
+            pointers?[shared.step] = UInt(bitPattern: hit._withUnsafeGuaranteedRef { $0.pointer })
         }
         return true
     }
