@@ -8,7 +8,9 @@
 /// its own (`InstanceSpec.init(copying:owner:)`), whose count only it writes
 /// unless an instance is destroyed on another thread.
 ///
-/// A direct-mapped cache keyed by the address of what a copy stands for: a
+/// A two-way set-associative cache keyed by the address of what a copy stands
+/// for (direct-mapped, two specs a resolve uses could share an entry and evict each
+/// other on every resolve, by where malloc had put them): a
 /// spec, or for a block's root (`InstanceBlock`) the plan, whose records use
 /// the plan's specs. Each copy keeps that object alive (`owner`), so its
 /// address cannot be reused while the entry exists. The price: up to `size`
@@ -50,19 +52,23 @@ struct ThreadSpecs {
     @inline(__always)
     private func retainedCopy(of spec: Unmanaged<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
         let address = UInt(bitPattern: owner)
-        let entry = entries + Int((address >> 4 ^ address >> 10) & UInt(Self.size - 1))
-        if entry.pointee.owner == address, let copy = entry.pointee.copy { return copy.retain() }
-        return miss(entry, spec, owner)
+        // A set: two adjacent entries, chosen by a multiplicative hash of the address.
+        let set = entries + Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> 59) * 2
+        if set.pointee.owner == address, let copy = set.pointee.copy { return copy.retain() }
+        if (set + 1).pointee.owner == address, let copy = (set + 1).pointee.copy { return copy.retain() }
+        return miss(set, spec, owner)
     }
 
-    /// Makes the copy and puts it in `entry`, evicting what was there.
+    /// Makes the copy and puts it first in `set`, the first entry moving to the
+    /// second and what was there evicted.
     @inline(never)
-    private func miss(_ entry: UnsafeMutablePointer<Entry>, _ spec: Unmanaged<InstanceSpec>,
+    private func miss(_ set: UnsafeMutablePointer<Entry>, _ spec: Unmanaged<InstanceSpec>,
                       _ owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
         let copy = Unmanaged<InstanceSpec>.passRetained(
             InstanceSpecCopy(copying: spec.takeUnretainedValue(), owner: Unmanaged<AnyObject>.fromOpaque(owner).takeUnretainedValue()))
-        let evicted = entry.pointee.copy
-        entry.pointee = Entry(owner: UInt(bitPattern: owner), copy: copy)
+        let evicted = (set + 1).pointee.copy
+        (set + 1).pointee = set.pointee
+        set.pointee = Entry(owner: UInt(bitPattern: owner), copy: copy)
         evicted?.release()  // last: it may free what it stood for
         return copy.retain()
     }
