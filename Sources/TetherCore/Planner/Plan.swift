@@ -134,19 +134,30 @@ final class Plan: @unchecked Sendable {
         let scope: Scope
     }
 
-    /// The block's words as every run writes them (`blockWords` of them), the nodes'
-    /// pointers, the shared instances' entries and local steps' specs left 0, and where
-    /// those go: per word, the step whose factory's pointer (`pointerPatches`), shared
-    /// instance (`sharedPatches`, an external edge, in the order edges are recorded) or
-    /// bound spec (`localSpecPatches`, a child's plan) fills it.
-    private let blockTemplate: UnsafeBufferPointer<UInt>
-    private let pointerPatches: UnsafeBufferPointer<BlockPatch>
-    private let sharedPatches: UnsafeBufferPointer<BlockPatch>
-    private let localSpecPatches: UnsafeBufferPointer<BlockPatch>
+    /// What `runBlock` copies into every block it makes (`BlockTemplate`).
+    private let template: BlockTemplate
 
-    struct BlockPatch {
-        let word: Int
-        let step: Int
+    /// A block's words as every run writes them (`blockWords` of them), the nodes'
+    /// pointers, the shared instances' entries and local steps' specs left 0, and where
+    /// those go: per word, the step whose factory's pointer (`pointers`), shared
+    /// instance (`shared`, an external edge, in the order edges are recorded) or
+    /// bound spec (`localSpecs`, a child's plan) fills it.
+    struct BlockTemplate {
+        struct Patch {
+            let word: Int
+            let step: Int
+        }
+        let words: UnsafeBufferPointer<UInt>
+        let pointers: UnsafeBufferPointer<Patch>
+        let shared: UnsafeBufferPointer<Patch>
+        let localSpecs: UnsafeBufferPointer<Patch>
+
+        func deallocate() {
+            words.deallocate()
+            pointers.deallocate()
+            shared.deallocate()
+            localSpecs.deallocate()
+        }
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
@@ -184,10 +195,7 @@ final class Plan: @unchecked Sendable {
         localParams.deallocate()
         sharedSteps.deallocate()
         madeSteps.deallocate()
-        blockTemplate.deallocate()
-        pointerPatches.deallocate()
-        sharedPatches.deallocate()
-        localSpecPatches.deallocate()
+        template.deallocate()
     }
 
     private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
@@ -229,7 +237,7 @@ final class Plan: @unchecked Sendable {
             SharedStep(step: i, scope: steps[i].registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } })
         })
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
-        (blockTemplate, pointerPatches, sharedPatches, localSpecPatches) = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
+        template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
         objectInputs = Plan.copy(objects?.inputs ?? [])
@@ -238,22 +246,22 @@ final class Plan: @unchecked Sendable {
         self.localParams = Plan.copy(localParams)
     }
 
-    /// The words of every block of a plan (`blockTemplate`) and where a run fills them in.
-    private static func blockTemplate(_ steps: UnsafeBufferPointer<Step>, _ inputs: UnsafeBufferPointer<Int>, words: Int)
-        -> (UnsafeBufferPointer<UInt>, UnsafeBufferPointer<BlockPatch>, UnsafeBufferPointer<BlockPatch>, UnsafeBufferPointer<BlockPatch>) {
+    /// The words of every block of a plan and where a run fills them in.
+    private static func blockTemplate(_ steps: UnsafeBufferPointer<Step>, _ inputs: UnsafeBufferPointer<Int>, words: Int) -> BlockTemplate {
+        typealias Patch = BlockTemplate.Patch
         let template = UnsafeMutableBufferPointer<UInt>.allocate(capacity: words)
         template.initialize(repeating: 0)
-        var pointers: [BlockPatch] = []
-        var shared: [BlockPatch] = []
-        var localSpecs: [BlockPatch] = []
+        var pointers: [Patch] = []
+        var shared: [Patch] = []
+        var localSpecs: [Patch] = []
         if words > 0 {
             let block = InstanceBlock(words: template.baseAddress!)
             let root = steps.count - 1
             for i in 0...root where !steps[i].isShared {
                 let offset = steps[i].blockOffset
                 if i < root {
-                    pointers.append(BlockPatch(word: InstanceBlock.pointerWord(at: offset), step: i))
-                    if steps[i].local >= 0 { localSpecs.append(BlockPatch(word: InstanceBlock.specWord(at: offset), step: i)) }
+                    pointers.append(Patch(word: InstanceBlock.pointerWord(at: offset), step: i))
+                    if steps[i].local >= 0 { localSpecs.append(Patch(word: InstanceBlock.specWord(at: offset), step: i)) }
                 }
                 var entry = InstanceBlock.firstEntry(at: offset, isRoot: i == root)
                 let first = steps[i].firstInput
@@ -264,7 +272,7 @@ final class Plan: @unchecked Sendable {
                 block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in
                     for input in inputs[first ..< first + slots] where Plan.isStep(input) {
                         if steps[input].isShared {
-                            shared.append(BlockPatch(word: entry, step: input))
+                            shared.append(Patch(word: entry, step: input))
                             add(0)
                         } else {
                             add(InstanceBlock.inner(at: steps[input].blockOffset))
@@ -275,7 +283,8 @@ final class Plan: @unchecked Sendable {
                 if i < root && steps[i].local >= 0 { template[InstanceBlock.specWord(at: offset)] = 0 }
             }
         }
-        return (UnsafeBufferPointer(template), Plan.copy(pointers), Plan.copy(shared), Plan.copy(localSpecs))
+        return BlockTemplate(words: UnsafeBufferPointer(template), pointers: Plan.copy(pointers), shared: Plan.copy(shared),
+                             localSpecs: Plan.copy(localSpecs))
     }
 
     /// Records the plan for `root` resolved from its own container, or nil when
@@ -606,12 +615,12 @@ final class Plan: @unchecked Sendable {
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
                                            words: blockWords) { block in
-            block.copy(blockTemplate)
-            for patch in pointerPatches { block.words[patch.word] = pointers[patch.step] }
-            for patch in sharedPatches { block.words[patch.word] = InstanceBlock.external(made.take(patch.step)) }
+            block.copy(template.words)
+            for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
+            for patch in template.shared { block.words[patch.word] = InstanceBlock.external(made.take(patch.step)) }
             // A local step's record holds its child's spec (the plan holds the others).
             if B.bindsLocals {
-                for patch in localSpecPatches { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retain()) }
+                for patch in template.localSpecs { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retain()) }
             }
         })
     }
