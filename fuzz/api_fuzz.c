@@ -303,6 +303,16 @@ static void use_resolver(tether_resolver *r, obj *o) {
 }
 
 
+/* Whether a lazy slot's provider failed only because its owner may not hold what it resolved:
+ * the strong edge owner -> key, outside any callback, would close a retain cycle. */
+static int lazy_edge_refused(tether_status st, int owner, int key) {
+    if (st != TETHER_E_RETAIN_CYCLE || owner < 0 || !objs[owner] || key < 0) return 0;
+    tether_error_parts parts;
+    if (tether_last_error_parts(&parts) != TETHER_OK) return 0;
+    return parts.fix == TETHER_FIX_WEAK_EDGE && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
+        && !strcmp(parts.key, keys[objs[owner]->s->key]) && !strcmp(parts.target, keys[key]);
+}
+
 /* Calls a lazy slot's provider. `owner` (index in objs[], or -1: its instance is being
  * built) must be alive for the result to be read: if a callback destroyed it meanwhile,
  * the pointer returned is not the caller's to use. */
@@ -314,8 +324,10 @@ static void call_lazy(tether_provider p, int owner, int key) {
     tether_status st = got ? TETHER_OK : tether_last_status();
     T("lazy provider of %s -> %s", key >= 0 ? keys[key] : "?", tether_status_name(st));
     /* TETHER_E_EXPIRED: the resolve succeeded (what it published stays) but nothing else holds
-     * the weak-lazy result, so it is gone already: not a failed resolve. */
-    frame_pop(id, st == TETHER_E_EXPIRED ? TETHER_OK : st);
+     * the weak-lazy result, so it is gone already; the cell's own strong edge refused (a retain
+     * cycle with no callback and no factory on its path): the resolve succeeded, the owner may
+     * not hold it. Neither is a failed resolve. */
+    frame_pop(id, st == TETHER_E_EXPIRED || lazy_edge_refused(st, owner, key) ? TETHER_OK : st);
     if (owner >= 0 && !objs[owner]) return;
     if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", 0); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
