@@ -410,7 +410,7 @@ static void destructor_resolves_during_reset_and_free(void) {
 
 /* What a destructor run by tether_container_free(c) gets from calls on c: every
  * call agrees that c is gone (tether_reset and tether_make_provider said OK). */
-static tether_status during_free[10];
+static tether_status during_free[11];
 static uint32_t during_free_g;  /* G's key id, interned before the free */
 static void drop_and_call(void *instance, void *context) {
     kind *k = context;
@@ -436,6 +436,8 @@ static void drop_and_call(void *instance, void *context) {
     tether_collect io = {drops, 1, 0, NULL, NULL, 0};
     during_free[8] = tether_resolve_key_collect(c, 0xfffffff0u, 0, &io);
     during_free[9] = tether_resolve_key_args(c, during_free_g, NULL, 2, &r);  /* a real key, arguments that are no arguments */
+    tether_param two_resolvers[] = {TETHER_RESOLVER, TETHER_RESOLVER};      /* params refused on a live container */
+    during_free[10] = tether_register(c, "Bad", (tether_fn)make_plain_obj, two_resolvers, 2, &reg);
     CHECK(p == NULL && r == NULL && reg == NULL);
     if (p) tether_provider_free(p);
     if (r) tether_ref_release(r);
@@ -549,10 +551,10 @@ static void calls_from_destructors_run_by_free_agree(void) {
     reg(c, &G, TETHER_SCOPE_GRAPH, NULL, NULL);
     cache_singleton(c, "S", (tether_fn)make_plain_obj, &S, drop_and_call);
     CHECK_OK(tether_intern(c, "G", &during_free_g));
-    for (int i = 0; i < 10; i++) during_free[i] = TETHER_E_NO_MEMORY;
+    for (int i = 0; i < 11; i++) during_free[i] = TETHER_E_NO_MEMORY;
     CHECK_OK(tether_container_free(c));               /* S's destructor runs inside the free */
     CHECK(S.dropped == 1);
-    for (int i = 0; i < 10; i++) CHECK_STATUS(during_free[i], TETHER_E_INVALID_HANDLE);
+    for (int i = 0; i < 11; i++) CHECK_STATUS(during_free[i], TETHER_E_INVALID_HANDLE);
     CHECK(G.made == 0);
 }
 

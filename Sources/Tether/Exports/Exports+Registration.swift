@@ -165,6 +165,7 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
     abiCall { () throws(TetherError) in
         out?.pointee = nil
         let container = try Handles.containers.get(c, function)
+        try checkOpen(container, function)
         let key = try keyArgument(key, function)
         guard let factory else { throw invalid(function, "the factory for \(key.quoted) is NULL") }
         let (declared, kinds) = try parseParams(params, count, key)
