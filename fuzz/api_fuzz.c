@@ -326,8 +326,11 @@ static void call_lazy(tether_provider p, int owner, int key) {
     /* TETHER_E_EXPIRED: the resolve succeeded (what it published stays) but nothing else holds
      * the weak-lazy result, so it is gone already; the cell's own strong edge refused (a retain
      * cycle with no callback and no factory on its path): the resolve succeeded, the owner may
-     * not hold it. Neither is a failed resolve. */
-    frame_pop(id, st == TETHER_E_EXPIRED || lazy_edge_refused(st, owner, key) ? TETHER_OK : st);
+     * not hold it; the owner destroyed during the call (INVALID_HANDLE): the result is withheld,
+     * what the resolve published stays. None of these is a failed resolve. */
+    int owner_died = owner >= 0 && !objs[owner];
+    frame_pop(id, st == TETHER_E_EXPIRED || (st == TETHER_E_INVALID_HANDLE && owner_died) || lazy_edge_refused(st, owner, key)
+                  ? TETHER_OK : st);
     if (owner >= 0 && !objs[owner]) return;
     if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", 0); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
