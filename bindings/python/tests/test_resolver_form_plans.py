@@ -164,7 +164,13 @@ def test_a_resolver_kept_past_its_callback_is_wrong_context(monkeypatch):
         other: list[BaseException] = []
 
         def from_another_thread(r: tether.Resolver, child: Node) -> None:
-            t = threading.Thread(target=lambda: other.append(pytest.raises(tether.WrongContextError, r.get, "Child").value))
+            r.weak("Child")  # here, on its thread: the key now found the resolver's quick way
+
+            def use() -> None:
+                for method in (r.get, r.weak):
+                    other.append(pytest.raises(tether.WrongContextError, method, "Child").value)
+
+            t = threading.Thread(target=use)
             t.start()
             t.join()
 
@@ -173,7 +179,30 @@ def test_a_resolver_kept_past_its_callback_is_wrong_context(monkeypatch):
         return errors, [str(e) for e in other]
 
     errors, other = both(monkeypatch, scenario)
-    assert len(errors) == 3 and len(other) == 1 and "only valid during the callback" in other[0]
+    assert len(errors) == 3 and len(other) == 2 and all("only valid during the callback" in e for e in other)
+
+
+def test_weak_to_a_step_without_weakref_support_fails_clearly(monkeypatch):
+    # asked twice per resolve and resolved twice: the key found in the plan's table, then
+    # remembered by the key object (the resolver's quick way), each time the same TypeError
+    def scenario(make: Made) -> Any:
+        c = make()
+        errors: list[str] = []
+
+        def complete(r: tether.Resolver, child: Node) -> None:
+            for _ in range(2):
+                try:
+                    r.weak("Parent")
+                except TypeError as e:
+                    errors.append(str(e))
+
+        c.register("Parent", lambda child: {"child": child}, deps=["Child"])  # a dict: no weak references
+        c.register("Child", lambda: Node("Child"), on_complete=complete)
+        parents = [c.resolve("Parent"), c.resolve("Parent")]
+        return errors, [p["child"].name for p in parents]
+
+    errors, names = both(monkeypatch, scenario)
+    assert len(errors) == 4 and all("__weakref__" in e for e in errors) and names == ["Child", "Child"]
 
 
 def test_not_described_where_a_resolve_could_not_answer(monkeypatch):

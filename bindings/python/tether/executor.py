@@ -356,6 +356,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"                failed({i}, e)")
     if resolves:  # what the resolvers answer from: every step's object, then the strong edges they add, what else they made
         lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
+        lines.append("            t = ident()")
     for k, (step, targets) in enumerate(calls):
         if targets is None:  # closed when it returns; on a failure the traceback keeps no object alive
             lines.append("            try:")
@@ -363,7 +364,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append("            except IndexError:")  # another thread's replay has it
             lines.append(f"                r = fresh(K{k})")
             lines.append("            r._values = vs")
-            lines.append("            r._thread = ident()")
+            lines.append("            r._thread = t")
             lines.append("            try:")
             lines.append(f"                c{k}(r, v{step})")
             lines.append("            except BaseException as e:")
@@ -380,7 +381,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
         lines.append("            except BaseException as e:")
         lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
-    if resolves:  # what a resolver's frames kept (an exception it caught holds them) lets go as a graph does
+    if resolves:  # a frame kept past the callback (by an exception it caught) keeps this one: let go as a graph does
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")

@@ -87,10 +87,11 @@ class PlanResolver(Resolver):
 
     def get(self, key: Key, _ident: Callable[[], int] = get_ident) -> Any:
         """The graph's instance of ``key``, held strongly by the instance being completed."""
+        # the replay's values are read through self each time, never a local: a frame of this
+        # call kept by an exception the callback keeps would otherwise keep the graph alive
         answers, k, step = self._call
-        values = self._values
-        if values is None or self._thread != _ident():
-            answers.ask(k, key, _CLOSED if values is None else _OTHER_THREAD, None)
+        if self._values is None or self._thread != _ident():
+            answers.ask(k, key, _CLOSED if self._values is None else _OTHER_THREAD, None)
         try:
             entry = self._keys[key]
         except (KeyError, TypeError):
@@ -98,27 +99,35 @@ class PlanResolver(Resolver):
             if entry is None:
                 return self._outside(key, 0)
         target, closes = entry
-        late = values[answers.late]  # type: ignore[index]
+        late = self._values[answers.late]  # type: ignore[index]
         if late is not None or closes >> step & 1:
             answers.ask(k, key, 0, late)
         if late is None:
-            late = values[answers.late] = []  # type: ignore[index]
+            late = self._values[answers.late] = []  # type: ignore[index]
         late.append((step, target))
-        return values[target]  # type: ignore[index]
+        return self._values[target]  # type: ignore[index]
 
     def weak(self, key: Key, _ident: Callable[[], int] = get_ident, _ref: Any = _ref) -> Callable[[], Any]:
         """A weak reference to the graph's instance of ``key``: call it for the object or None."""
-        values = self._values
-        if values is None or self._thread != _ident():
-            answers, k, _ = self._call
-            answers.ask(k, key, (_CLOSED if values is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, None)
-        try:
-            obj = values[self._keys[key][0]]  # type: ignore[index]
-        except (KeyError, TypeError):
-            entry = self._call[0].entry(key)
-            obj = values[entry[0]] if entry is not None else self._outside(key, PLAN_RESOLVER_WEAK)  # type: ignore[index]
+        if self._thread == _ident():  # closed, its values are None: the subscript raises
+            try:
+                return _ref(self._values[self._keys[key][0]])  # type: ignore[index]
+            except (KeyError, TypeError):
+                pass
+        return self._weak(key)
+
+    def _weak(self, key: Key) -> Callable[[], Any]:
+        """``weak`` beyond a key the callbacks asked for before whose object takes a weakref."""
+        answers, k, _ = self._call
+        if self._values is None or self._thread != get_ident():
+            answers.ask(k, key, (_CLOSED if self._values is None else _OTHER_THREAD) | PLAN_RESOLVER_WEAK, None)
+        entry = answers.entry(key)
+        if entry is None:
+            obj = self._outside(key, PLAN_RESOLVER_WEAK)
             if isinstance(obj, NativeRef):
                 return obj.downgrade()
+        else:
+            obj = self._values[entry[0]]  # type: ignore[index]
         try:
             return _ref(obj)
         except TypeError:
@@ -149,5 +158,5 @@ class PlanResolver(Resolver):
 def fresh(call: tuple[PlanAnswers, int, int]) -> PlanResolver:
     """A closed resolver for completion call ``call`` (a replay opens it: ``_values``, ``_thread``)."""
     r: PlanResolver = object.__new__(PlanResolver)
-    r._call, r._keys, r._values = call, call[0].by_key, None
+    r._call, r._keys, r._values, r._thread = call, call[0].by_key, None, 0
     return r
