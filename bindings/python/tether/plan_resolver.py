@@ -87,11 +87,10 @@ class PlanResolver(Resolver):
 
     def get(self, key: Key, _ident: Callable[[], int] = get_ident) -> Any:
         """The graph's instance of ``key``, held strongly by the instance being completed."""
-        # the replay's values are read through self each time, never a local: a frame of this
-        # call kept by an exception the callback keeps would otherwise keep the graph alive
         answers, k, step = self._call
-        if self._values is None or self._thread != _ident():
-            answers.ask(k, key, _CLOSED if self._values is None else _OTHER_THREAD, None)
+        values = self._values
+        if values is None or self._thread != _ident():
+            answers.ask(k, key, _CLOSED if values is None else _OTHER_THREAD, None)
         try:
             entry = self._keys[key]
         except (KeyError, TypeError):
@@ -99,13 +98,13 @@ class PlanResolver(Resolver):
             if entry is None:
                 return self._outside(key, 0)
         target, closes = entry
-        late = self._values[answers.late]  # type: ignore[index]
+        late = values[answers.late]  # type: ignore[index]
         if late is not None or closes >> step & 1:
             answers.ask(k, key, 0, late)
         if late is None:
-            late = self._values[answers.late] = []  # type: ignore[index]
+            late = values[answers.late] = []  # type: ignore[index]
         late.append((step, target))
-        return self._values[target]  # type: ignore[index]
+        return values[target]  # type: ignore[index]
 
     def weak(self, key: Key, _ident: Callable[[], int] = get_ident, _ref: Any = _ref) -> Callable[[], Any]:
         """A weak reference to the graph's instance of ``key``: call it for the object or None."""
