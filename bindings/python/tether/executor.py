@@ -239,6 +239,16 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
                     tuple(cached), step_keys)
 
 
+def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:
+    """What ``refs(r)`` reads for a local ``r`` nothing else holds: 2 up to CPython 3.13; 3.14
+    may borrow the argument's reference and read 1, and then a kept resolver would read 2."""
+    r = object()
+    return refs(r)
+
+
+_UNKEPT = _unkept_count()
+
+
 def _answers(api: Api, handle: int, kid: int, steps: Sequence[PlanStep], made: Sequence[Registration | None],
              container: Any) -> PlanAnswers | None:
     """What the resolvers of the plan's resolver-form callbacks answer from: its key table
@@ -373,7 +383,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"                {' = '.join(f'v{i}' for i in range(len(args)))} = None")
             lines.append(f"                failed_completion({k}, e, ())")
             lines.append("            r._values = None")
-            lines.append("            if refs(r) == 2:")  # r and refs' argument: the callback kept it otherwise
+            lines.append(f"            if refs(r) == {_UNKEPT}:")  # the callback kept it otherwise
             lines.append(f"                p{k}.append(r)")
             continue
         lines.append("            try:")
