@@ -35,7 +35,9 @@ private let optionsVersion: UInt32 = 1
 private struct Options {
     var scope = Scope.graph
     var context: UnsafeMutableRawPointer?
+    /// A deferrable drop's (TETHER_DEFER_DROP) destructor; else the drop itself, in `drop`.
     var destructor: Destructor?
+    var drop: CDropFn?
     var defersDrop = false
     var completions: [Completion] = []
     var variadicFixed = 0
@@ -71,7 +73,7 @@ private struct Options {
         self.context = context
         if let drop {
             defersDrop = flags & deferDropFlag != 0
-            destructor = defersDrop ? DropCollector.deferrable(drop) : { instance, context in drop(instance, context) }
+            if defersDrop { destructor = DropCollector.deferrable(drop) } else { self.drop = drop }
         }
     }
 
@@ -175,7 +177,11 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { (registration: Registration) throws(TetherError) in
             guard let options else { return }
             try registration.setScope(options.scope)
-            registration.setContext(options.context, destructor: options.destructor, defersDrop: options.defersDrop)
+            if options.defersDrop {
+                registration.setContext(options.context, destructor: options.destructor, defersDrop: true)
+            } else {
+                registration.setContext(options.context, cDestructor: options.drop)
+            }
             for completion in options.completions { registration.addCompletion(completion) }
         }
         if let replaced { retireHandle(of: replaced) }
@@ -275,12 +281,7 @@ public func tether_set_scope(_ r: OpaquePointer?, _ scope: Int32) -> Int32 {
 @_cdecl("tether_set_context")
 public func tether_set_context(_ r: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ drop: CDropFn?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try liveRegistration(r, "tether_set_context")
-        var destructor: Destructor?
-        if let drop {
-            destructor = { instance, context in drop(instance, context) }
-        }
-        registration.setContext(context, destructor: destructor)
+        try liveRegistration(r, "tether_set_context").setContext(context, cDestructor: drop)
     }
 }
 

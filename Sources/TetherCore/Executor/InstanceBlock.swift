@@ -116,7 +116,7 @@ struct InstanceBlock {
                     guard words[at + 2] == 0 else { return }
                     let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1] & ~Self.ownedSpec)!)
                     let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
-                    spec._withUnsafeGuaranteedRef { $0.destructor?(pointer, $0.context) }
+                    spec._withUnsafeGuaranteedRef { $0.destroy(pointer) }
                     if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
                     // Draining already: its edges are queued, popped last edge first. A single
                     // edge (a chain) is released now: the next pop would take it.

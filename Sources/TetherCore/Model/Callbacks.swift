@@ -25,6 +25,10 @@ final class CompletionBox: Sendable {
 /// The destructor of every instance a registration makes: `(instance, context)`.
 public typealias Destructor = @Sendable (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Void
 
+/// A destructor that is a C function: a spec calls it directly (`InstanceSpec.destroy`), with no
+/// closure around it, so setting one allocates nothing and each call is one indirect call.
+public typealias CDestructor = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+
 /// Turns the core's objects into the words a client's factory receives. The ABI
 /// implements it with handles and libffi closures; tests with plain Swift.
 public protocol SlotBridge: AnyObject, Sendable {

@@ -3,8 +3,8 @@ import Synchronization
 /// What every instance of one registration configuration shares: its key, its
 /// destructor and context. Immutable; a registration swaps in a new one on change.
 /// Instances hold a copy of their thread's (`ThreadSpecs`), never the registration's own.
-/// Fields in this order pack into 56 bytes (a 64-byte allocation): a registration
-/// has one, so the copies' extra field lives in a subclass (`InstanceSpecCopy`).
+/// The copies' extra field lives in a subclass (`InstanceSpecCopy`): a registration's own
+/// specs do not need it.
 /// Unchecked Sendable only because a Sendable class must be final: every field is a `let`.
 public class InstanceSpec: @unchecked Sendable {
     public let key: Key
@@ -18,15 +18,18 @@ public class InstanceSpec: @unchecked Sendable {
     let hasClientDestructor: Bool
     nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
+    /// A C destructor, called directly (`destroy`); only ever set while `destructor` is nil.
+    nonisolated(unsafe) let cDestructor: CDestructor?
     /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
     private let boxes: [Unmanaged<CompletionBox>]
 
-    init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, completions: [Completion],
-         defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
+    init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, cDestructor: CDestructor? = nil,
+         completions: [Completion], defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
         self.key = key
         self.scope = scope
         self.context = context
         self.destructor = destructor
+        self.cDestructor = destructor == nil ? cDestructor : nil
         boxes = completions.map { .passRetained(CompletionBox($0)) }
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
@@ -34,6 +37,12 @@ public class InstanceSpec: @unchecked Sendable {
     }
 
     deinit { for box in boxes { box.release() } }
+
+    /// Runs the destructor, if any, on an instance's `pointer` (with this spec's context).
+    @inline(__always)
+    final func destroy(_ pointer: UnsafeMutableRawPointer) {
+        if let cDestructor { cDestructor(pointer, context) } else { destructor?(pointer, context) }
+    }
 
     public final var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
 
@@ -52,11 +61,19 @@ public class InstanceSpec: @unchecked Sendable {
     /// instances (`Plan`'s object resolve makes none).
     final var plainObject: Bool { holdsObject && !hasClientDestructor && !defersDrop }
 
-    /// A new destructor of a spec that `holdsObject` runs before the object's release.
+    /// A new destructor of a spec that `holdsObject` runs before the object's release. A C
+    /// destructor (`cDestructor`) replaces the destructor as `destructor` would.
     final func with(scope: Scope? = nil, context: UnsafeMutableRawPointer?? = nil, destructor: Destructor?? = nil,
-              completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
-        var newDestructor = self.destructor, client = hasClientDestructor
+                    cDestructor: CDestructor?? = nil, completions: [Completion]? = nil, defersDrop: Bool? = nil) -> InstanceSpec {
+        var newDestructor = self.destructor, newC = self.cDestructor, client = hasClientDestructor
+        var destructor = destructor
+        if let cDestructor {
+            // An object's release must follow the C destructor: then it goes in a closure, as a Swift one.
+            if holdsObject { destructor = .some(cDestructor.map { c in { pointer, context in c(pointer, context) } }) }
+            else { newC = cDestructor; newDestructor = nil }
+        }
         if let destructor {
+            newC = nil
             newDestructor = destructor
             if holdsObject {
                 if let given = destructor {
@@ -71,7 +88,7 @@ public class InstanceSpec: @unchecked Sendable {
             }
         }
         return InstanceSpec(key: key, scope: scope ?? self.scope, context: context ?? self.context,
-                            destructor: newDestructor, completions: completions ?? self.completions,
+                            destructor: newDestructor, cDestructor: newC, completions: completions ?? self.completions,
                             defersDrop: defersDrop ?? self.defersDrop, holdsObject: holdsObject, hasClientDestructor: client)
     }
 }
@@ -161,7 +178,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             side = Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeRetainedValue().detach()
         }
         let pointer = header.pointer
-        Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { spec in spec.destructor?(pointer, spec.context) }
+        Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { $0.destroy(pointer) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
         if let side {

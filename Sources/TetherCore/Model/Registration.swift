@@ -330,9 +330,17 @@ public final class Registration: @unchecked Sendable {
 
     /// `defersDrop`: see `InstanceSpec.defersDrop`.
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?, defersDrop: Bool = false) {
-        lock.withSpinLock {
-            install(spec.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop))
-        }
+        installChanged { $0.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
+    }
+
+    /// `setContext` with a C destructor (`CDestructor`: no closure is made around it).
+    public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
+        installChanged { $0.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+    }
+
+    /// Installs `change(spec)` as the current spec.
+    private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
+        lock.withSpinLock { install(change(spec)) }
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 

@@ -62,10 +62,10 @@ final class Tracer: @unchecked Sendable {
     /// A spec for one instance made while tracing: `spec` whose destructor first reports the destruction.
     func spec(for spec: Unmanaged<InstanceSpec>) -> Unmanaged<InstanceSpec> {
         let original = spec.takeUnretainedValue()
-        let key = original.key, destructor = original.destructor
-        let traced = InstanceSpecCopy(copying: original, owner: original, destructor: { [self] pointer, context in
+        let key = original.key
+        let traced = InstanceSpecCopy(copying: original, owner: original, destructor: { [self] pointer, _ in
             emit(.destroy, key, pointer)
-            destructor?(pointer, context)
+            original.destroy(pointer)
         })
         return .passRetained(traced)
     }

@@ -80,14 +80,14 @@ final class InstanceSpecCopy: InstanceSpec, @unchecked Sendable {
     nonisolated(unsafe) private let owner: AnyObject
 
     convenience init(copying spec: InstanceSpec, owner: AnyObject) {
-        self.init(copying: spec, owner: owner, destructor: spec.destructor)
+        self.init(copying: spec, owner: owner, destructor: spec.destructor, cDestructor: spec.cDestructor)
     }
 
     /// `destructor` in place of the spec's (`Tracer.spec(for:)`). A `Destructor?` passed as it
     /// is: a generic operation on it (`??`) would wrap it in a reabstraction thunk per call.
-    init(copying spec: InstanceSpec, owner: AnyObject, destructor: Destructor?) {
+    init(copying spec: InstanceSpec, owner: AnyObject, destructor: Destructor?, cDestructor: CDestructor? = nil) {
         self.owner = owner
-        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: destructor,
+        super.init(key: spec.key, scope: spec.scope, context: spec.context, destructor: destructor, cDestructor: cDestructor,
                    completions: spec.completions, defersDrop: spec.defersDrop, holdsObject: spec.holdsObject,
                    hasClientDestructor: spec.hasClientDestructor)
     }
