@@ -39,9 +39,8 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     }
     return abiCall { () throws(TetherError) in
         let core = try Handles.containers.get(c, "tether_container_free")
-        let registrations: [Registration]
         do throws(TetherError) {
-            registrations = try core.close()
+            try core.closeRetiring()
         } catch {
             throw error.prefixed("tether_container_free")
         }
@@ -49,7 +48,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // call starting after the retirement cannot find it; calls already under
         // way may still use it: the reclaimer waits for them.
         let owned = try? Handles.containers.remove(c, "tether_container_free")
-        for registration in registrations { retireHandle(of: registration) }
+        core.forEachRegistration(retireHandle(of:))
         retired = owned
     }
 }

@@ -483,14 +483,17 @@ public final class Container: @unchecked Sendable {
 
     /// Removes the container-scoped instances of the registrations `matching` picks, for `drop`.
     private func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
-        state.withLock { s in
-            var taken: [Dropped] = []
-            for (id, entry) in s.scoped where matching(entry.registration) {
-                taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
-                s.scoped[id] = nil
-            }
-            return taken
+        state.withLock { s in Self.takeScoped(&s, matching) }
+    }
+
+    /// `takeScoped` under the state lock.
+    private static func takeScoped(_ s: inout State, _ matching: (Registration) -> Bool) -> [Dropped] {
+        var taken: [Dropped] = []
+        for (id, entry) in s.scoped where matching(entry.registration) {
+            taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
+            s.scoped[id] = nil
         }
+        return taken
     }
 
     /// Frees the container: registrations retired (and returned), caches
@@ -499,28 +502,43 @@ public final class Container: @unchecked Sendable {
     /// under way, until `dismantle()` or deinit.
     @discardableResult
     public func close() throws(TetherError) -> [Registration] {
+        try closeRetiring()
+        return state.withLock { _ in table.all() }
+    }
+
+    /// `close()` without the list: `forEachRegistration` visits them (the ABI retires their
+    /// handles), so a container made and freed per request makes no array.
+    public func closeRetiring() throws(TetherError) {
         var tracer: Tracer?
-        let result: Result<[Registration], TetherError> = state.withLock { s in
-            if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was already freed")) }
+        var dropped: [Dropped] = []
+        let refused: TetherError? = state.withLock { s in
+            if s.isClosed { return TetherError(.invalidHandle, "the container was already freed") }
             if s.children > 0 {
-                return .failure(TetherError(.invalidArgument,
-                    "the container still has \(s.children) child container(s); free them first"))
+                return TetherError(.invalidArgument, "the container still has \(s.children) child container(s); free them first")
             }
             s.isClosed = true
             tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
-            return .success(table.all())
+            if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
+            return nil
         }
-        let registrations = try result.get()
+        if let refused { throw refused }
         dropSpareChild()
         if let parent { parent.state.withLock { $0.children -= 1 } }
-        drop(registrations.compactMap { $0.retire() } + takeScoped { _ in true })
+        forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
+        drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
             tracer.set(nil)
         }
-        return registrations
+    }
+
+    /// Calls `body` with every registration of a closed container (in no particular order):
+    /// the table no longer changes until `dismantle()`.
+    public func forEachRegistration(_ body: (Registration) -> Void) {
+        precondition(isClosed, "Tether: forEachRegistration() of a container that is not closed")
+        table.forEach(body)
     }
 
     /// Lets go of the registrations of a closed container, once no resolve can
@@ -532,7 +550,7 @@ public final class Container: @unchecked Sendable {
             defer { s.retired = [] }
             return (table.detachAll(), s.retired)
         }
-        _ = consume entries  // deinitialized here, outside the lock
+        entries.release()  // outside the lock
         _ = consume retired
     }
 

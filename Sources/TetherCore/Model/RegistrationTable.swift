@@ -53,29 +53,66 @@ final class RegistrationTable: @unchecked Sendable {
 
     init(small: Bool = false) { startsSmall = small }
 
-    /// Moves every entry (and every block) to a new table, leaving this one
-    /// empty: what a closed container lets go of when it is dismantled, released
-    /// when the caller drops the result (outside its lock), with no list made.
+    /// Takes every entry (and every block) out, leaving the table empty: what a
+    /// closed container lets go of when it is dismantled, released when the
+    /// caller releases the result (outside its lock), with no list or table made.
+    /// The small block itself stays, emptied, for the table's next registration
+    /// (a child container kept for the next request: `Container.keepSpareChild`).
     /// Callers serialize with writes; no reader may still be in this table.
-    func detachAll() -> RegistrationTable {
-        let taken = RegistrationTable(small: startsSmall)
-        taken.top.store(top.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
-        taken.small.store(small.exchange(0, ordering: .acquiringAndReleasing), ordering: .relaxed)
-        swap(&taken.smallOwns, &smallOwns)
-        swap(&taken.levels, &levels)
-        swap(&taken.retiredTops, &retiredTops)
-        return taken
+    func detachAll() -> Detached {
+        let block = small.exchange(0, ordering: .acquiringAndReleasing)
+        let keepsBlock = block != 0 && spareSmall == 0
+        if keepsBlock { spareSmall = block }
+        let detached = Detached(small: block, releasesEntries: smallOwns, keepsBlock: keepsBlock,
+                                top: top.exchange(0, ordering: .acquiringAndReleasing), retiredTops: retiredTops)
+        smallOwns = true
+        levels = 0
+        retiredTops = []
+        return detached
     }
+
+    /// What `detachAll` took, for the caller to `release()` once (outside its lock): the small
+    /// block's entries (if still the table's), the block (zeroed instead, if the table keeps it), the levels.
+    struct Detached {
+        let small: UInt
+        let releasesEntries: Bool
+        let keepsBlock: Bool
+        let top: UInt
+        let retiredTops: [UnsafeMutableRawPointer]
+
+        func release() {
+            if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small) {
+                if releasesEntries {
+                    RegistrationTable.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+                }
+                if keepsBlock {
+                    for i in 0..<1 + 2 * RegistrationTable.smallKeys { block[i].store(0, ordering: .relaxed) }
+                } else {
+                    block.deallocate()
+                }
+            }
+            RegistrationTable.release(levels: top, retiredTops)
+        }
+    }
+
+    /// A small block kept for the next registration once the table was emptied (`detachAll`). Writers only.
+    private var spareSmall: UInt = 0
 
     deinit {
         if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
             if smallOwns { Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() } }
             block.deallocate()
         }
-        if let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)) {
+        UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
+        Self.release(levels: top.load(ordering: .acquiring), retiredTops)
+    }
+
+    /// Releases the entries of the levels whose top block is at `levels` and frees their blocks, and `retiredTops`.
+    private static func release(levels: UInt, _ retiredTops: [UnsafeMutableRawPointer]) {
+        if let block = UnsafeMutableRawPointer(bitPattern: levels) {
             forEachEntry(in: block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
             forEachGroup(in: block) { group in
-                for j in 0..<Self.groupSize { UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[j].load(ordering: .relaxed))?.deallocate() }
+                for j in 0..<groupSize { UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[j].load(ordering: .relaxed))?.deallocate() }
                 group.deallocate()
             }
             block.deallocate()
@@ -133,7 +170,7 @@ final class RegistrationTable: @unchecked Sendable {
     }
 
     /// Calls `body` with every stored address of the small block.
-    private static func forEachSmallEntry(_ block: UnsafeMutablePointer<Atomic<UInt>>, _ body: (UInt) -> Void) {
+    fileprivate static func forEachSmallEntry(_ block: UnsafeMutablePointer<Atomic<UInt>>, _ body: (UInt) -> Void) {
         for i in 0..<Int(block[0].load(ordering: .relaxed)) {
             let address = block[2 + 2 * i].load(ordering: .relaxed)
             if address != 0 { body(address) }
@@ -162,9 +199,14 @@ final class RegistrationTable: @unchecked Sendable {
         guard let registration else { return (nil, ()) }
         if count < Self.smallKeys {
             if block == nil {
-                let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
-                for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
-                block = fresh
+                if let spare = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall) {
+                    spareSmall = 0  // its words were zeroed when it was emptied (`detachAll`)
+                    block = spare
+                } else {
+                    let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
+                    for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
+                    block = fresh
+                }
             }
             block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
             block![2 + 2 * count].store(UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()), ordering: .relaxed)
@@ -242,7 +284,7 @@ final class RegistrationTable: @unchecked Sendable {
     }
 
     /// Calls `body` with every group of `block`.
-    private func forEachGroup(in block: UnsafeMutableRawPointer, _ body: (UnsafeMutablePointer<Atomic<UInt>>) -> Void) {
+    private static func forEachGroup(in block: UnsafeMutableRawPointer, _ body: (UnsafeMutablePointer<Atomic<UInt>>) -> Void) {
         let groups = Self.groups(of: block)
         for i in 0..<Self.capacity(of: block) {
             if let group = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: groups[i].load(ordering: .acquiring)) { body(group) }
@@ -250,7 +292,7 @@ final class RegistrationTable: @unchecked Sendable {
     }
 
     /// Calls `body` with every stored entry, in key id order.
-    private func forEachEntry(in block: UnsafeMutableRawPointer, _ body: (UInt) -> Void) {
+    private static func forEachEntry(in block: UnsafeMutableRawPointer, _ body: (UInt) -> Void) {
         forEachGroup(in: block) { group in
             for i in 0..<Self.groupSize {
                 guard let chunk = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[i].load(ordering: .acquiring)) else { continue }
@@ -266,14 +308,20 @@ final class RegistrationTable: @unchecked Sendable {
     /// Every registration stored, in key id order. Callers serialize with writes.
     func all() -> [Registration] {
         var result: [Registration] = []
+        forEach { result.append($0) }
+        if top.load(ordering: .acquiring) == 0, result.count > 1 { result.sort { $0.key.id < $1.key.id } }  // as the levels give them
+        return result
+    }
+
+    /// Calls `body` with every registration stored (a small table's in the order registered,
+    /// else in key id order). Callers serialize with writes.
+    func forEach(_ body: (Registration) -> Void) {
         let word = top.load(ordering: .acquiring)
         if word == 0, let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
-            Self.forEachSmallEntry(block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
-            if result.count > 1 { result.sort { $0.key.id < $1.key.id } }  // in key id order, as the levels give them
-            return result
+            Self.forEachSmallEntry(block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!)._withUnsafeGuaranteedRef(body) }
+            return
         }
-        guard let block = UnsafeMutableRawPointer(bitPattern: word) else { return result }
-        forEachEntry(in: block) { result.append(Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).takeUnretainedValue()) }
-        return result
+        guard let block = UnsafeMutableRawPointer(bitPattern: word) else { return }
+        Self.forEachEntry(in: block) { Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!)._withUnsafeGuaranteedRef(body) }
     }
 }
