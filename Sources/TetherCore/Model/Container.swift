@@ -32,6 +32,9 @@ public final class Container: @unchecked Sendable {
     /// The hit words of the containers made from this one, at any depth, that a binding asked
     /// for: `cachesChanged` moves them with its own (see `hitWordAddress`).
     private let descendantHitWords = Lock<[UnsafeMutablePointer<Atomic<UInt>>]>([])
+    /// How many words `descendantHitWords` holds, stored under its lock: while 0 (no binding asked
+    /// about a descendant), `cachesChanged` takes no lock (`watchHitWord` says why that is safe).
+    private let descendantHitWordCount = Atomic<Int>(0)
     /// This container's hit word is in its ancestors' `descendantHitWords` (`watchHitWord`).
     private let hitWordWatched = Atomic<Bool>(false)
     private let plansOff = Atomic<Bool>(false)
@@ -79,6 +82,7 @@ public final class Container: @unchecked Sendable {
             forEachAncestor { a in
                 a.descendantHitWords.withLock { words in
                     if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
+                    a.descendantHitWordCount.store(words.count, ordering: .relaxed)
                 }
             }
         }
@@ -167,7 +171,15 @@ public final class Container: @unchecked Sendable {
         guard parent != nil, !hitWordWatched.load(ordering: .acquiring) else { return }
         state.withLock { _ in
             guard !hitWordWatched.load(ordering: .relaxed) else { return }
-            forEachAncestor { $0.descendantHitWords.withLock { $0.append(self.hitWord) } }
+            forEachAncestor { a in
+                a.descendantHitWords.withLock { words in
+                    words.append(self.hitWord)
+                    a.descendantHitWordCount.store(words.count, ordering: .relaxed)
+                }
+            }
+            // Pairs with the fence in `cachesChanged`: an ancestor's change whose count check
+            // missed this word was visible (every write before its fence) before the caller reads.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
             hitWordWatched.store(true, ordering: .releasing)
         }
     }
@@ -255,6 +267,9 @@ public final class Container: @unchecked Sendable {
     func cachesChanged() {
         (version + 1).pointee.add(1, ordering: .releasing)
         hitWord.pointee.add(1, ordering: .releasing)
+        // After the adds: a watcher counted after this fence sees them (`watchHitWord`).
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        guard descendantHitWordCount.load(ordering: .relaxed) != 0 else { return }
         descendantHitWords.withLock { words in
             for word in words { word.pointee.add(1, ordering: .releasing) }
         }
