@@ -24,7 +24,8 @@ public final class Registration: @unchecked Sendable {
     /// Guards the `var`s below.
     private let lock = Atomic<Bool>(false)
     /// `retiredBit` and `visibleBit`: the registration was retired; replaced
-    /// specs are kept once it is visible (readers may hold them).
+    /// specs are kept once it is visible (readers may hold them). `sharedSpecBit`:
+    /// the current spec is its key's default (`DefaultSpecs`), which it does not own.
     private var flags: UInt8 = 0
     public let factory: Factory
     /// Unowned: the container keeps its registrations until it is dismantled or
@@ -93,6 +94,7 @@ public final class Registration: @unchecked Sendable {
     @inlinable static var argumentsBit: UInt16 { 0x8000 }
     private static var retiredBit: UInt8 { 1 }
     private static var visibleBit: UInt8 { 2 }
+    private static var sharedSpecBit: UInt8 { 4 }
     /// `weakEpoch` before anything was published.
     fileprivate static var emptyWeakEpoch: UInt { 1 }
 
@@ -104,9 +106,14 @@ public final class Registration: @unchecked Sendable {
         paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
         self.factory = factory
         self.container = container
-        let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
-                                completions: [], holdsObject: holdsObject)
-        specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
+            specAddress.store(UInt(bitPattern: shared.toOpaque()), ordering: .releasing)
+            flags = Self.sharedSpecBit
+        } else {
+            let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
+                                    completions: [], holdsObject: holdsObject)
+            specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        }
         let area = _getUnsafePointerToStoredProperties(self)
         // Swift lays out a final class's stored properties in order; checked, not assumed.
         precondition(withUnsafeMutablePointer(to: &paramArea) { UnsafeMutableRawPointer($0) } == area, "Tether: paramArea is not the first stored property")
@@ -121,7 +128,7 @@ public final class Registration: @unchecked Sendable {
     }
 
     deinit {
-        specReference.release()
+        if flags & Self.sharedSpecBit == 0 { specReference.release() }
         if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
         withRare { Unmanaged.passUnretained($0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
@@ -286,7 +293,9 @@ public final class Registration: @unchecked Sendable {
     private func install(_ spec: InstanceSpec) {
         let old = specReference
         specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
-        if flags & Self.visibleBit == 0 {
+        if flags & Self.sharedSpecBit != 0 {
+            flags &= ~Self.sharedSpecBit  // immortal: nothing to release or keep
+        } else if flags & Self.visibleBit == 0 {
             old.release()
         } else if firstReplacedSpec == 0 {
             firstReplacedSpec = UInt(bitPattern: old.toOpaque())
