@@ -169,6 +169,14 @@ final class RegistrationTable: @unchecked Sendable {
         return nil
     }
 
+    /// The number of keys a small table holds (any replaced by nil included: keys are never
+    /// removed from the block), or nil once the levels hold them.
+    var smallKeyCount: Int? {
+        guard top.load(ordering: .acquiring) == 0 else { return nil }
+        guard let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) else { return 0 }
+        return Int(block[0].load(ordering: .acquiring))
+    }
+
     /// Calls `body` with every stored address of the small block.
     fileprivate static func forEachSmallEntry(_ block: UnsafeMutablePointer<Atomic<UInt>>, _ body: (UInt) -> Void) {
         for i in 0..<Int(block[0].load(ordering: .relaxed)) {

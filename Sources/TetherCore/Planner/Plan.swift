@@ -321,10 +321,13 @@ final class Plan: @unchecked Sendable {
     /// local, with the recorded scope and params and no completion callbacks.
     /// The owner's configuration is checked by the caller.
     func bind(_ child: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Bool {
+        // A small table of as many keys as the plan has local steps, each found below, holds no
+        // other key: the other steps' keys need no lookup (a child made per request, say).
+        let onlyLocals = child.table.smallKeyCount == self.locals.count
         for i in 0..<steps.count {
             let local = steps[i].local
             guard local >= 0 else {
-                if child.table.lookup(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
+                if !onlyLocals, child.table.lookup(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
                 continue
             }
             let shape = self.locals[local]
