@@ -26,6 +26,12 @@ static void drop_logged(void *instance, void *context) {
 
 static void reset_log(void) { ndrops = 0; drops[0] = 0; }
 
+/* A destructor counting into its context's kind and freeing the node (of any kind). */
+static void drop_logged_free(void *instance, void *context) {
+    ((kind *)context)->dropped++;
+    free(instance);
+}
+
 static tether_registration *reg(tether_container *c, const char *key, kind *k, tether_scope scope,
                                 const char *dep_a, const char *dep_b) {
     return reg_node(c, key, k, scope, dep_a, dep_b, drop_logged);
@@ -326,6 +332,71 @@ static void the_next_child_starts_empty(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A child kept for the next request may serve that request's registration of the same key,
+ * function and params with the registration the previous request had: it must be a new one all
+ * the same. Every other request registers Request configured (container scope, a context, a
+ * destructor, a completion callback), the next one plain: graph scope (a new Request for each
+ * Handler), no destructor, no callback; the configured one's handle stays stale. */
+static int request_completions;
+static tether_status count_completion(tether_resolver *rs, void *instance, void *context) {
+    (void)rs; (void)instance; (void)context;
+    request_completions++;
+    return TETHER_OK;
+}
+static kind plain = {"plain", 0, 0}, plain_handler = {"Handler", 0, 0};
+static void *make_plain_request(void) { return node_new(&plain, NULL, NULL); }
+static void *make_plain_handler(node *request) { return node_new(&plain_handler, request, NULL); }
+static void drop_handler_only(void *instance, void *context) {
+    (void)context;
+    plain_handler.dropped++;
+    free(instance);
+}
+
+static void a_reused_childs_registration_starts_new(void) {
+    tether_container *root = new_container();
+    tether_param dep[] = {TETHER_DEP("Request")};
+    tether_registration *h = NULL;
+    CHECK_OK(tether_register(root, "Handler", (tether_fn)make_plain_handler, dep, 1, &h));
+    CHECK_OK(tether_set_context(h, NULL, drop_handler_only));
+    kind configured = {"configured", 0, 0};
+    tether_completion callback = {count_completion, NULL, NULL, 0, NULL};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_CONTAINER;
+    o.context = &configured;
+    o.drop = drop_logged_free;
+    o.callbacks = &callback;
+    o.callback_count = 1;
+    tether_registration *old = NULL;
+    request_completions = 0;
+    for (int i = 0; i < 6; i++) {
+        tether_container *child = new_container_in(root);
+        tether_registration *r = NULL;
+        int plain_request = i % 2;
+        if (plain_request) {
+            CHECK_OK(tether_register(child, "Request", (tether_fn)make_plain_request, NULL, 0, &r));
+            CHECK_STATUS(tether_set_context(old, &configured, drop_logged_free), TETHER_E_INVALID_HANDLE);
+        } else {
+            CHECK_OK(tether_register_with(child, "Request", (tether_fn)make_plain_request, NULL, 0, &o, &r));
+        }
+        CHECK(r != NULL && r != old);
+        old = r;
+        tether_ref *a, *b;
+        node *x = resolve(child, "Handler", &a), *y = resolve(child, "Handler", &b);
+        CHECK(x && y && x != y);
+        if (!x || !y) continue;
+        node *rx = x->a, *ry = y->a;
+        CHECK(plain_request ? rx != ry : rx == ry);          /* graph scope, or one per container */
+        CHECK(request_completions == (i / 2 + 1));           /* a callback only for configured ones */
+        CHECK_OK(tether_ref_release(a));
+        CHECK_OK(tether_ref_release(b));
+        CHECK_OK(tether_container_free(child));
+        CHECK(configured.dropped == (i / 2 + 1));            /* a destructor only for configured ones */
+        if (plain_request) { free(rx); free(ry); }           /* no destructor: still ours */
+    }
+    CHECK(plain_handler.made == 12 && plain_handler.dropped == 12);
+    CHECK_OK(tether_container_free(root));
+}
+
 int main(void) {
     RUN(the_next_child_starts_empty);
     RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
@@ -336,5 +407,6 @@ int main(void) {
     RUN(a_failing_child_factory_destroys_what_the_resolve_made);
     RUN(a_child_freed_before_or_after_its_instances);
     RUN(a_freed_child_releases_its_singleton);
+    RUN(a_reused_childs_registration_starts_new);
     return harness_finish();
 }

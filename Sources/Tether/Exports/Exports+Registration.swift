@@ -172,9 +172,15 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         guard let factory else { throw invalid(function, "the factory for \(key.quoted) is NULL") }
         let (declared, kinds) = try parseParams(params, count, key)
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
-        let ffi = try FFIFactory(function: factory, kinds: kinds)
-        if let fixed = options?.variadicFixed, fixed > 0 { try ffi.makeVariadic(fixed: fixed, arity: count) }
-        let (registration, replaced) = try container.register(key, params: declared, factory: ffi) { (registration: Registration) throws(TetherError) in
+        let variadic = options?.variadicFixed ?? 0
+        // A registration of this key, function and params that a reused child had (one per request) serves again.
+        let (registration, replaced) = try container.register(key, params: declared, reusing: { old in
+            variadic == 0 && (old.factory as? FFIFactory)?.isTypedCall(to: factory, kinds) == true
+        }, factory: { () throws(TetherError) in
+            let ffi = try FFIFactory(function: factory, kinds: kinds)
+            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
+            return ffi
+        }) { (registration: Registration) throws(TetherError) in
             guard let options else { return }
             try registration.setScope(options.scope)
             if options.defersDrop {

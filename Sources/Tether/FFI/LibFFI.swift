@@ -31,10 +31,18 @@ final class FFIFactory: Factory, @unchecked Sendable {
     init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
         precondition(UInt(bitPattern: function) & Self.callTag == 0, "Tether: a factory address with the top bit set")
         word = UInt(bitPattern: function)
-        if Self.forceFFI || kinds.count > 8 || kinds.contains(.double) {
+        if Self.usesCall(kinds) {
             install(try FFICall(function, kinds, fixed: nil))
         }
     }
+
+    /// Whether this factory calls `function` through the typed path, as one made for it with
+    /// `kinds` would (no libffi call: not variadic, no doubles, at most 8 params, not forced).
+    func isTypedCall(to function: UnsafeRawPointer, _ kinds: [WordKind]) -> Bool {
+        word == UInt(bitPattern: function) && !Self.usesCall(kinds)
+    }
+
+    private static func usesCall(_ kinds: [WordKind]) -> Bool { forceFFI || kinds.count > 8 || kinds.contains(.double) }
 
     /// Owns the call `word` points to (tagged, so a leak checker could not see it there).
     private var heldCall: FFICall?

@@ -106,14 +106,7 @@ public final class Registration: @unchecked Sendable {
         paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
         self.factory = factory
         self.container = container
-        if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
-            specAddress.store(UInt(bitPattern: shared.toOpaque()), ordering: .releasing)
-            flags = Self.sharedSpecBit
-        } else {
-            let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
-                                    completions: [], holdsObject: holdsObject)
-            specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
-        }
+        installFirstSpec(holdsObject: holdsObject)
         let area = _getUnsafePointerToStoredProperties(self)
         // Swift lays out a final class's stored properties in order; checked, not assumed.
         precondition(withUnsafeMutablePointer(to: &paramArea) { UnsafeMutableRawPointer($0) } == area, "Tether: paramArea is not the first stored property")
@@ -127,9 +120,46 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
-    deinit {
+    /// The spec a new registration starts with: its key's default (`DefaultSpecs`) if it has one.
+    private func installFirstSpec(holdsObject: Bool) {
+        if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
+            specAddress.store(UInt(bitPattern: shared.toOpaque()), ordering: .releasing)
+            flags = Self.sharedSpecBit
+        } else {
+            let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
+                                    completions: [], holdsObject: holdsObject)
+            specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+            flags = 0
+        }
+    }
+
+    /// Lets go of the specs this registration owns (not its key's default).
+    private func releaseSpecs() {
         if flags & Self.sharedSpecBit == 0 { specReference.release() }
         if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
+        firstReplacedSpec = 0
+    }
+
+    /// Whether a container that lets go of this registration may keep it to serve a later
+    /// registration of the same key (`Container.register(_:params:reusing:factory:configure:)`):
+    /// nothing but its container references it (the caller checked), and it kept nothing a new
+    /// one would not have (no `Rare`, plan or cached instance). Caller holds the container's lock.
+    var isRevivable: Bool {
+        rareAddress.load(ordering: .relaxed) == 0 && planAddress.load(ordering: .relaxed) == 0
+            && singletonAddress.load(ordering: .relaxed) == 0 && !spec.holdsObject
+    }
+
+    /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
+    /// the default spec, no flags, no attachment. Nothing else references it.
+    func revived() -> Registration {
+        releaseSpecs()
+        installFirstSpec(holdsObject: false)
+        attachment.store(0, ordering: .relaxed)
+        return self
+    }
+
+    deinit {
+        releaseSpecs()
         withRare { Unmanaged.passUnretained($0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }

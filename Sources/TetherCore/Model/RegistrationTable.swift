@@ -61,6 +61,7 @@ final class RegistrationTable: @unchecked Sendable {
     /// Callers serialize with writes; no reader may still be in this table.
     func detachAll() -> Detached {
         let block = small.exchange(0, ordering: .acquiringAndReleasing)
+        if smallOwns, let entries = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: block) { keepSpares(entries) }
         let keepsBlock = block != 0 && spareSmall == 0
         if keepsBlock { spareSmall = block }
         let detached = Detached(small: block, releasesEntries: smallOwns, keepsBlock: keepsBlock,
@@ -95,6 +96,53 @@ final class RegistrationTable: @unchecked Sendable {
         }
     }
 
+    /// Registrations a small table let go of, kept to serve later registrations of their keys
+    /// (`takeSpare`): `smallKeys` retained addresses (0: none), allocated with the first.
+    private var spares: UnsafeMutablePointer<Atomic<UInt>>?
+
+    /// Moves the registrations of the small block `entries` that nothing else references and
+    /// that `Registration.isRevivable` to `spares` (their references with them), while it has room.
+    private func keepSpares(_ entries: UnsafeMutablePointer<Atomic<UInt>>) {
+        for i in 0..<Int(entries[0].load(ordering: .relaxed)) {
+            let address = entries[2 + 2 * i].load(ordering: .relaxed)
+            guard address != 0 else { continue }
+            var registration = Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
+            let kept = isKnownUniquelyReferenced(&registration) && registration.isRevivable && keepSpare(address)
+            _ = Unmanaged.passRetained(registration)  // the entry's reference: kept in `spares`, or still the entry's
+            if kept { entries[2 + 2 * i].store(0, ordering: .relaxed) }
+        }
+    }
+
+    /// Puts `address` (a reference) in a free spare slot; false when there is none.
+    private func keepSpare(_ address: UInt) -> Bool {
+        let slots: UnsafeMutablePointer<Atomic<UInt>>
+        if let made = spares { slots = made } else {
+            slots = .allocate(capacity: Self.smallKeys)
+            for i in 0..<Self.smallKeys { (slots + i).initialize(to: Atomic(0)) }
+            spares = slots
+        }
+        for i in 0..<Self.smallKeys where slots[i].load(ordering: .relaxed) == 0 {
+            slots[i].store(address, ordering: .relaxed)
+            return true
+        }
+        return false
+    }
+
+    /// A kept registration of `key` that `fits`, taken out of `spares` (the caller owns the
+    /// reference), or nil. Racing callers each take a different one (a compare-exchange).
+    func takeSpare(_ key: Key, _ fits: (Registration) -> Bool) -> Registration? {
+        guard let slots = spares else { return nil }
+        for i in 0..<Self.smallKeys {
+            let address = slots[i].load(ordering: .acquiring)
+            guard address != 0 else { continue }
+            let registration = Unmanaged<Registration>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            guard registration._withUnsafeGuaranteedRef({ $0.key == key && fits($0) }),
+                  slots[i].compareExchange(expected: address, desired: 0, ordering: .acquiringAndReleasing).exchanged else { continue }
+            return registration.takeRetainedValue()
+        }
+        return nil
+    }
+
     /// A small block kept for the next registration once the table was emptied (`detachAll`). Writers only.
     private var spareSmall: UInt = 0
 
@@ -104,6 +152,12 @@ final class RegistrationTable: @unchecked Sendable {
             block.deallocate()
         }
         UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
+        if let spares {
+            for i in 0..<Self.smallKeys {
+                if let address = UnsafeRawPointer(bitPattern: spares[i].load(ordering: .acquiring)) { Unmanaged<Registration>.fromOpaque(address).release() }
+            }
+            spares.deallocate()
+        }
         Self.release(levels: top.load(ordering: .acquiring), retiredTops)
     }
 
