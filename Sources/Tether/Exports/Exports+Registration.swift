@@ -174,8 +174,11 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let variadic = options?.variadicFixed ?? 0
         // A registration of this key, function and params that a reused child had (one per request) serves again.
+        let typed = variadic == 0 && FFIFactory.callsTyped(kinds)
         let (registration, replaced) = try container.register(key, params: declared, reusing: { old in
-            variadic == 0 && (old.factory as? FFIFactory)?.isTypedCall(to: factory, kinds) == true
+            // The exact class, compared (a dynamic cast costs more than the rest of the check).
+            typed && ObjectIdentifier(type(of: old.factory)) == ObjectIdentifier(FFIFactory.self)
+                && unsafeDowncast(old.factory, to: FFIFactory.self).callsTyped(factory)
         }, factory: { () throws(TetherError) in
             let ffi = try FFIFactory(function: factory, kinds: kinds)
             if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }

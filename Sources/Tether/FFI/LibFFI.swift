@@ -31,18 +31,16 @@ final class FFIFactory: Factory, @unchecked Sendable {
     init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
         precondition(UInt(bitPattern: function) & Self.callTag == 0, "Tether: a factory address with the top bit set")
         word = UInt(bitPattern: function)
-        if Self.usesCall(kinds) {
+        if !Self.callsTyped(kinds) {
             install(try FFICall(function, kinds, fixed: nil))
         }
     }
 
-    /// Whether this factory calls `function` through the typed path, as one made for it with
-    /// `kinds` would (no libffi call: not variadic, no doubles, at most 8 params, not forced).
-    func isTypedCall(to function: UnsafeRawPointer, _ kinds: [WordKind]) -> Bool {
-        word == UInt(bitPattern: function) && !Self.usesCall(kinds)
-    }
+    /// Whether this factory calls `function` through the typed path (no libffi call installed).
+    func callsTyped(_ function: UnsafeRawPointer) -> Bool { word == UInt(bitPattern: function) }
 
-    private static func usesCall(_ kinds: [WordKind]) -> Bool { forceFFI || kinds.count > 8 || kinds.contains(.double) }
+    /// Whether a factory of parameters `kinds` calls through the typed path (no doubles, at most 8, not forced).
+    static func callsTyped(_ kinds: [WordKind]) -> Bool { !forceFFI && kinds.count <= 8 && !kinds.contains(.double) }
 
     /// Owns the call `word` points to (tagged, so a leak checker could not see it there).
     private var heldCall: FFICall?

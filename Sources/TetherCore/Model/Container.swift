@@ -120,7 +120,11 @@ public final class Container: @unchecked Sendable {
             return true
         }
         guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
-        child.state.withLock { $0 = State() }
+        child.state.withLock { s in
+            // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
+            s.isClosed = false
+            s.tracer = nil
+        }
         child.strict.store(refusesCaptives, ordering: .relaxed)
         child.plansOff.store(false, ordering: .relaxed)
         child.closed.store(false, ordering: .releasing)

@@ -372,7 +372,9 @@ public final class Registration: @unchecked Sendable {
         installChanged { $0.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
     }
 
-    /// `setContext` with a C destructor (`CDestructor`: no closure is made around it).
+    /// `setContext` with a C destructor (`CDestructor`: no closure is made around it). Disfavored:
+    /// a trailing closure is a Swift destructor.
+    @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { $0.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
     }
