@@ -1,14 +1,15 @@
 import Synchronization
 
 /// What every instance of one registration configuration shares: its key, its
-/// destructor and context. Immutable; a registration swaps in a new one on change.
+/// destructor and context. Immutable once anyone but its registration can see it (`reuse`);
+/// a registration swaps in a new one on change.
 /// Instances hold a copy of their thread's (`ThreadSpecs`), never the registration's own.
 /// The copies' extra field lives in a subclass (`InstanceSpecCopy`): a registration's own
 /// specs do not need it.
 /// Unchecked Sendable only because a Sendable class must be final: every field is a `let`.
 public class InstanceSpec: @unchecked Sendable {
     public let key: Key
-    public let scope: Scope
+    public private(set) var scope: Scope
     /// The embedding layer may hand `destructor` calls back to its caller
     /// instead of making them (the ABI's TETHER_DEFER_DROP); the core only keeps the flag.
     public let defersDrop: Bool
@@ -16,10 +17,10 @@ public class InstanceSpec: @unchecked Sendable {
     public let holdsObject: Bool
     /// A client destructor runs before that release (`with(destructor:)`).
     let hasClientDestructor: Bool
-    nonisolated(unsafe) public let context: UnsafeMutableRawPointer?
+    nonisolated(unsafe) public private(set) var context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
     /// A C destructor, called directly (`destroy`); only ever set while `destructor` is nil.
-    nonisolated(unsafe) let cDestructor: CDestructor?
+    nonisolated(unsafe) private(set) var cDestructor: CDestructor?
     /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
     private let boxes: [Unmanaged<CompletionBox>]
 
@@ -37,6 +38,20 @@ public class InstanceSpec: @unchecked Sendable {
     }
 
     deinit { for box in boxes { box.release() } }
+
+    /// Whether `reuse` may serve for a spec `with(context:cDestructor:)` would make: nothing
+    /// but a C destructor, a context and a scope (no callbacks, no Swift destructor, no object).
+    final var isReusable: Bool { boxes.isEmpty && destructor == nil && !holdsObject && !defersDrop }
+
+    /// This spec, which nothing but its registration references and no one else can reach (a
+    /// revived registration's old one: `Registration.revived`), made what `with(scope:context:cDestructor:)`
+    /// of an `isReusable` spec would make, in place of a new one.
+    final func reuse(scope: Scope, context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) -> InstanceSpec {
+        self.scope = scope
+        self.context = context
+        self.cDestructor = cDestructor
+        return self
+    }
 
     /// Runs the destructor, if any, on an instance's `pointer` (with this spec's context).
     @inline(__always)

@@ -133,9 +133,23 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
-    /// Lets go of the specs this registration owns (not its key's default).
-    private func releaseSpecs() {
-        if flags & Self.sharedSpecBit == 0 { specReference.release() }
+    /// A spec of this registration's own that nothing else references, kept when it was revived
+    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), retained, or 0. Written under `lock`.
+    private var spareSpec: UInt = 0
+
+    /// Lets go of the specs this registration owns (not its key's default); with `keepingSpare`,
+    /// keeps the current one as `spareSpec` if it may serve again.
+    private func releaseSpecs(keepingSpare: Bool = false) {
+        if flags & Self.sharedSpecBit == 0 {
+            var spec = specReference.takeRetainedValue()
+            if keepingSpare, spareSpec == 0, isKnownUniquelyReferenced(&spec), spec.isReusable {
+                spareSpec = UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque())
+            }
+        }
+        if let spec = UnsafeRawPointer(bitPattern: spareSpec), !keepingSpare {
+            Unmanaged<InstanceSpec>.fromOpaque(spec).release()
+            spareSpec = 0
+        }
         if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
         firstReplacedSpec = 0
     }
@@ -152,7 +166,7 @@ public final class Registration: @unchecked Sendable {
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
     /// the default spec, no flags, no attachment. Nothing else references it.
     func revived() -> Registration {
-        releaseSpecs()
+        releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
         return self
@@ -373,10 +387,16 @@ public final class Registration: @unchecked Sendable {
     }
 
     /// `setContext` with a C destructor (`CDestructor`: no closure is made around it). Disfavored:
-    /// a trailing closure is a Swift destructor.
+    /// a trailing closure is a Swift destructor. A revived registration's old spec serves, if it kept one.
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
-        installChanged { $0.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+        installChanged { spec in
+            if spec.isReusable, let old = UnsafeRawPointer(bitPattern: spareSpec) {
+                spareSpec = 0
+                return Unmanaged<InstanceSpec>.fromOpaque(old).takeRetainedValue().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
+            }
+            return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
+        }
     }
 
     /// Installs `change(spec)` as the current spec.
