@@ -9,7 +9,7 @@ import Synchronization
 /// Unchecked Sendable only because a Sendable class must be final: every field is a `let`.
 public class InstanceSpec: @unchecked Sendable {
     public let key: Key
-    public private(set) var scope: Scope
+    public private(set) final var scope: Scope
     /// The embedding layer may hand `destructor` calls back to its caller
     /// instead of making them (the ABI's TETHER_DEFER_DROP); the core only keeps the flag.
     public let defersDrop: Bool
@@ -17,10 +17,10 @@ public class InstanceSpec: @unchecked Sendable {
     public let holdsObject: Bool
     /// A client destructor runs before that release (`with(destructor:)`).
     let hasClientDestructor: Bool
-    nonisolated(unsafe) public private(set) var context: UnsafeMutableRawPointer?
+    nonisolated(unsafe) public private(set) final var context: UnsafeMutableRawPointer?
     public let destructor: Destructor?
     /// A C destructor, called directly (`destroy`); only ever set while `destructor` is nil.
-    nonisolated(unsafe) private(set) var cDestructor: CDestructor?
+    nonisolated(unsafe) private(set) final var cDestructor: CDestructor?
     /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
     private let boxes: [Unmanaged<CompletionBox>]
 
