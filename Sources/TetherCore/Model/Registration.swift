@@ -8,7 +8,7 @@ import Synchronization
 /// a reader never sees one freed; singletons are read through slots that live as
 /// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
-/// Fields are ordered so the object fits a 112-byte allocation: what only some
+/// Fields are ordered so the object fits a 120-byte allocation (a 128-byte malloc chunk): what only some
 /// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
 /// and up to `inlineParams` declared parameters live in the object itself.
 public final class Registration: @unchecked Sendable {
@@ -86,7 +86,7 @@ public final class Registration: @unchecked Sendable {
     public let attachment = Atomic<UInt>(0)
     /// The first spec replaced once visible (retained, or 0), kept here rather
     /// than in `rare`: a context set right after registering (a registration made
-    /// per request) then makes no `Rare`. Written under `lock`; in the 112-byte allocation.
+    /// per request) then makes no `Rare`. Written under `lock`; in the object.
     private var firstReplacedSpec: UInt = 0
 
     /// Parameters kept in `paramArea`: two fit its 16 bytes.
