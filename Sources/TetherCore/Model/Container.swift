@@ -328,9 +328,11 @@ public final class Container: @unchecked Sendable {
             return .some(old)
         }
         guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
-        var dropped = replaced?.retire().map { [$0] } ?? []
-        if let replaced { dropped += takeScoped { $0 === replaced } }
-        drop(dropped)
+        if let replaced {  // a new key (a request's registration, say) has nothing to drop
+            var dropped = replaced.retire().map { [$0] } ?? []
+            dropped += takeScoped { $0 === replaced }
+            drop(consume dropped)
+        }
         return (registration, replaced)
     }
 
