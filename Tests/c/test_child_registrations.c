@@ -4,7 +4,9 @@
  * elsewhere; children whose registrations differ in shape (scope, params) get
  * what each declares; a failure in a child's factory destroys what the resolve
  * made, once; a child freed before or after its instances lets go of them once,
- * dependents first. Run plain, with TETHER_NO_PLANS=1 and under ASan (make test). */
+ * dependents first; children made and freed on four threads at once. Run plain, with
+ * TETHER_NO_PLANS=1 and under ASan (make test), and under TSan (make test-c-tsan). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
@@ -397,6 +399,57 @@ static void a_reused_childs_registration_starts_new(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* Four threads make, use and free children of one root, each with its own Request (half of
+ * them with a destructor): children and their registrations are kept and reused by whichever
+ * thread frees and makes the next one; every Request a destructor was set for is destroyed once,
+ * with its own context. Run under TSan by make test-c-tsan. */
+static _Thread_local kind thread_request = {"Request", 0, 0}, thread_handler = {"Handler", 0, 0};
+static void *make_thread_request(void) { return node_new(&thread_request, NULL, NULL); }
+static void *make_thread_handler(node *request) { return node_new(&thread_handler, request, NULL); }
+static void drop_thread_handler(void *instance, void *context) {
+    (void)context;
+    thread_handler.dropped++;  /* released on the thread that made it */
+    free(instance);
+}
+static void drop_counted(void *instance, void *context) {
+    (*(int *)context)++;  /* the context is the destroying thread's own counter */
+    free(instance);
+}
+static tether_container *threads_root;
+
+static void *request_worker(void *arg) {
+    (void)arg;
+    int dropped = 0;
+    for (int i = 0; i < 1000; i++) {
+        tether_container *child = new_container_in(threads_root);
+        tether_registration *r = NULL;
+        CHECK_OK(tether_register(child, "Request", (tether_fn)make_thread_request, NULL, 0, &r));
+        if (i % 2) CHECK_OK(tether_set_context(r, &dropped, drop_counted));
+        tether_ref *ref;
+        node *h = resolve(child, "Handler", &ref);
+        CHECK(h && h->a && h->a->k == &thread_request);
+        node *request = h ? h->a : NULL;
+        if (h) CHECK_OK(tether_ref_release(ref));
+        if (i % 2 == 0) free(request);  /* no destructor: still ours */
+        CHECK_OK(tether_container_free(child));
+    }
+    CHECK(dropped == 500 && thread_request.made == 1000);
+    CHECK(thread_handler.made == 1000 && thread_handler.dropped == 1000);
+    return NULL;
+}
+
+static void per_request_children_on_four_threads(void) {
+    threads_root = new_container();
+    tether_param dep[] = {TETHER_DEP("Request")};
+    tether_registration *h = NULL;
+    CHECK_OK(tether_register(threads_root, "Handler", (tether_fn)make_thread_handler, dep, 1, &h));
+    CHECK_OK(tether_set_context(h, NULL, drop_thread_handler));
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, request_worker, NULL);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    CHECK_OK(tether_container_free(threads_root));
+}
+
 int main(void) {
     RUN(the_next_child_starts_empty);
     RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
@@ -408,5 +461,6 @@ int main(void) {
     RUN(a_child_freed_before_or_after_its_instances);
     RUN(a_freed_child_releases_its_singleton);
     RUN(a_reused_childs_registration_starts_new);
+    RUN(per_request_children_on_four_threads);
     return harness_finish();
 }
