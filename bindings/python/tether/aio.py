@@ -24,14 +24,19 @@ from typing import Any, Awaitable, Callable
 from . import teardown
 from .completion import Completion
 from .errors import NeedsAwait
+from .parameters import code_flags
 
 _tls = threading.local()
+_ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _workers = [0]  # worker threads serving a loop right now (see may_block)
 _workers_lock = threading.Lock()
 
 
 def is_async(fn: Any) -> bool:
     """Whether calling ``fn`` gives a coroutine or an async generator (not for classes)."""
+    flags = code_flags(fn)
+    if flags is not None:  # (a function's __call__ is a method-wrapper: neither)
+        return bool(flags & _ASYNC_FLAGS)
     if inspect.isclass(fn):
         return False
     return (inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)

@@ -166,6 +166,10 @@ class Container:
     # WEAK registrations whose object the library answered from here, with the hit word's value read
     # before that resolve (see _resolve_weak); made when first needed
     _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
+    # The prepared plans of this container's children with registrations of their own, as
+    # templates, by key id and plan identity, and the configuration they were described under
+    # (see _prepared_again); set per instance when first kept
+    _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -412,6 +416,8 @@ class Container:
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
+        if self._templates[1]:  # (set only when used: see the class attributes)
+            self._templates = (-1, {})
         if self._weak_seen is not None:  # (set only when used: see the class attributes)
             self._weak_seen = None
         failed: list[Exception] = []
@@ -1012,12 +1018,46 @@ class Container:
         kept = owner._prepared.get(kid)
         if kept is not None and kept[0] == stamp:
             return kept[1], owner
+        parent = owner._parent
+        shared = parent is not None and owner._regs
+        if shared:
+            parent_stamp = parent._configuration()  # before describing, as ``stamp``
         described = executor.describe(self._api, owner.handle, kid)
-        prepared = None if described is None else executor.prepare(owner._python_registrations(), *described, self._api,
-                                                                 owner.handle, kid, owner)
+        if described is None:
+            prepared = None
+        elif shared:
+            prepared = owner._prepared_again(described, kid, parent_stamp)
+        else:
+            prepared = executor.prepare(owner._python_registrations(), *described, self._api, owner.handle, kid, owner)
         if owner is not self and len(owner._prepared) < 1024:
             owner._prepared[kid] = (stamp, prepared)
         return prepared, owner
+
+    def _prepared_again(self, described: executor.Described, kid: int, parent_stamp: int) -> executor.Prepared | None:
+        """``described`` (the plan of ``kid`` from this child, with registrations of its own) made
+        ready: from the template of an earlier child of the same parent that the library described
+        the same plan for (``executor.identity``: a child per request registering its request
+        object, say), else prepared and kept as that template while the parent's configuration
+        is ``parent_stamp``."""
+        parent = self._parent
+        assert parent is not None
+        own = {reg.handle: reg for reg in self._regs.values()}
+        found = executor.identity(described, own)  # type: ignore[arg-type]
+        if found is not None:
+            shape, handles = found
+            kept_stamp, templates = parent._templates
+            if kept_stamp != parent_stamp:
+                templates = {}
+                parent._templates = (parent_stamp, templates)
+            earlier = templates.get((kid, shape))
+            if earlier is not None:
+                prepared = executor.again(earlier, handles, own, self._api, self.handle, kid)  # type: ignore[arg-type]
+                if prepared is not None:
+                    return prepared
+        prepared = executor.prepare(self._python_registrations(), *described, self._api, self.handle, kid, self)
+        if found is not None and prepared is not None and prepared.picks is not None and len(templates) < 256:
+            templates[kid, shape] = executor.template(prepared, [i for i, h in enumerate(handles) if h in own])
+        return prepared
 
     def _empty(self) -> bool:
         """Nothing registered here, by Python or C (the version word has not moved since): resolves

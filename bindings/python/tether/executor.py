@@ -29,7 +29,7 @@ from __future__ import annotations
 import weakref
 from sys import getrefcount
 from threading import get_ident
-from ctypes import byref, c_int32, c_size_t
+from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER, PLAN_INPUT_RESOLVER,
@@ -120,13 +120,17 @@ SLOW: Any = object()
 class Prepared:
     """A described plan made ready for ``bind``: the builder's shape, its failure handlers, the
     factories, None-checks and callbacks it calls, the registrations of its cached steps, and its
-    compiled makers by word counts (a child per request binds it again: no shape hashed then)."""
+    compiled makers by word counts (a child per request binds it again: no shape hashed then).
+    ``made`` and ``picks`` say where ``called`` comes from, so ``again`` makes the same plan ready
+    with other registrations of the same declarations (the next child's)."""
 
-    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers")
+    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
+                 "made", "picks")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
-                 step_keys: frozenset[int] = frozenset()) -> None:
+                 step_keys: frozenset[int] = frozenset(), made: Sequence[Registration | None] = (),
+                 picks: tuple[Any, ...] | None = None) -> None:
         self.shape, self.handlers, self.called, self.cached = shape, handlers, called, cached
         self.takes_arguments = bool(shape[3])
         #: value steps: its builder takes the resolving container's values (``build(values)``, by key id)
@@ -134,6 +138,10 @@ class Prepared:
         #: the key ids of its other steps: a child providing one of them builds another graph
         self.step_keys = step_keys
         self.makers: dict[tuple[int, int], Callable[..., Callable[..., Any]]] = {}
+        #: per step its registration (None for a value step), and what ``called`` and ``cached`` take
+        #: of them: (factory steps, None-checked steps, completion calls as (step, number), cached
+        #: steps); None when ``called`` holds more (resolver-form callbacks' resolvers)
+        self.made, self.picks = made, picks
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -183,7 +191,6 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         args.append(deps)
     # per completion: its step, its targets (step, weak), or None for a resolver-form callback
     calls: list[tuple[int, tuple[tuple[int, bool], ...] | None]] = []
-    callbacks: list[Callable[..., Any]] = []
     for record in completions:
         if made[record.step] is None:
             return None
@@ -195,7 +202,6 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             if isinstance(completion, Completion) or container is None:
                 return None  # registered again since it was described
             calls.append((record.step, None))
-            callbacks.append(completion)
             continue
         if not isinstance(completion, Completion):
             return None
@@ -203,9 +209,89 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         if len(targets) != len(completion.deps) or any(not 0 <= t < len(made) for t in targets):
             return None
         calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
-        callbacks.append(completion.fn)
     checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
-    nones = [reg._returned_none for reg, check in zip(made, checks) if check]
+    if made[-1] is None:
+        return None  # the root is a value: resolving it needs no plan
+    resolvers: tuple[Any, ...] = ()
+    if any(targets is None for _, targets in calls):
+        answers = _answers(api, handle, kid, steps, made, container)
+        if answers is None:
+            return None
+        # what a replay makes its resolvers with (see _compile): per resolver-form call, its _call
+        resolvers = (fresh, getrefcount, get_ident,
+                     *((answers, k, step) for k, (step, targets) in enumerate(calls) if targets is None))
+    step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
+    picks = (tuple(i for i, a in enumerate(args) if a is not None), tuple(i for i, check in enumerate(checks) if check),
+             tuple((record.step, record.number) for record in completions),
+             tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
+    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)), _handlers(api, handle, kid, made),
+                    _called(made, picks) + resolvers, tuple(cached), step_keys, made, None if resolvers else picks)
+
+
+#: A described step's size in 8-byte words (its registration handle is the first)
+_STEP_WORDS = sizeof(PlanStep) // 8
+assert sizeof(PlanStep) % 8 == 0 and PlanStep.registration.offset == 0
+
+
+def identity(described: Described, own: dict[int, Registration]) -> tuple[tuple[Any, ...], list[int]] | None:
+    """What says that a container with its own registrations ``own`` (by handle) got the same plan
+    described as another did: the description as it came, the handles of its steps that are ``own``
+    ones replaced by those registrations' declarations (``Registration.declared``); and the steps'
+    handles. None when the plan has no steps of ``own``: nothing to tell apart."""
+    steps, inputs, completions = described
+    raw = bytearray(string_at(addressof(steps[0]), len(steps) * sizeof(PlanStep)))
+    words = memoryview(raw).cast("Q")
+    handles = words[0::_STEP_WORDS].tolist()
+    declared = []
+    for i, handle in enumerate(handles):
+        reg = own.get(handle)
+        if reg is not None:
+            words[i * _STEP_WORDS] = 0
+            declared.append((i, reg.declared()))
+    words.release()
+    if not declared:
+        return None
+    ends = string_at(addressof(completions[0]), len(completions) * sizeof(PlanCompletion)) if completions else b""
+    return (bytes(raw), tuple(inputs), ends, tuple(declared)), handles
+
+
+def template(prepared: Prepared, own: Sequence[int]) -> Prepared:
+    """``prepared`` holding none of the registrations of steps ``own`` (a child's, that ``again``
+    puts in), nor what they call: kept for the next child whose plan has the same ``identity``."""
+    made = [None if i in own else reg for i, reg in enumerate(prepared.made)]
+    kept = Prepared(prepared.shape, prepared.handlers, (), (), prepared.step_keys, made, prepared.picks)
+    kept.handlers = None  # type: ignore[assignment]  # (they name the child's container)
+    kept.makers = prepared.makers
+    return kept
+
+
+def again(prepared: Prepared, handles: list[int], own: dict[int, Registration], api: Api, handle: int,
+          kid: int) -> Prepared | None:
+    """``prepared`` (a ``template``) for container ``handle``, whose plan of ``kid`` has the same
+    ``identity``: its steps of handles in ``own`` (its registrations, of the same declarations)
+    take those; None when it cannot be (a registration replaced meanwhile)."""
+    picks = prepared.picks
+    made = [own.get(h) or reg for h, reg in zip(handles, prepared.made)]
+    if picks is None or any(reg is not None and (reg.factory is None or reg.handle is None) for reg in made):
+        return None
+    redone = Prepared(prepared.shape, _handlers(api, handle, kid, made), _called(made, picks),
+                      tuple(made[i] for i in picks[3]), prepared.step_keys, made, picks)
+    redone.makers = prepared.makers  # (the same shape: its compiled makers serve)
+    return redone
+
+
+def _called(made: Sequence[Registration | None], picks: tuple[Any, ...]) -> tuple[Callable[..., Any], ...]:
+    """What a builder of ``made`` calls (see ``_compile``): the made steps' factories, the
+    None-checks, then the completion callbacks (a declared one's function)."""
+    factory_steps, checked, completions, _ = picks
+    callbacks = [made[step].callbacks[number] for step, number in completions]  # type: ignore[union-attr]
+    return (*(made[i].factory for i in factory_steps), *(made[i]._returned_none for i in checked),  # type: ignore[union-attr]
+            *(fn.fn if isinstance(fn, Completion) else fn for fn in callbacks))
+
+
+def _handlers(api: Api, handle: int, kid: int,
+              made: Sequence[Registration | None]) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
+    """A builder's failure handlers for the plan of ``kid`` from container ``handle``, and its root's busy flag."""
     report = api.tether_plan_failure
 
     def failed(i: int, exc: BaseException) -> None:
@@ -222,21 +308,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             exc = no_weak
         raise_caused(report(handle, kid, 0, k, reason(exc)), last_parts(api), exc)
 
-    if made[-1] is None:
-        return None  # the root is a value: resolving it needs no plan
-    resolvers: tuple[Any, ...] = ()
-    if any(targets is None for _, targets in calls):
-        answers = _answers(api, handle, kid, steps, made, container)
-        if answers is None:
-            return None
-        # what a replay makes its resolvers with (see _compile): per resolver-form call, its _call
-        resolvers = (fresh, getrefcount, get_ident,
-                     *((answers, k, step) for k, (step, targets) in enumerate(calls) if targets is None))
-    step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
-                    (failed, failed_completion, made[-1].replaying),
-                    (*(reg.factory for reg, a in zip(made, args) if a is not None), *nones, *callbacks, *resolvers),
-                    tuple(cached), step_keys)
+    return failed, failed_completion, made[-1].replaying  # type: ignore[union-attr]
 
 
 def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import typing
+from types import FunctionType
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ._cabi import PARAM_DEP, PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR
@@ -71,6 +72,19 @@ def slot_for(entry: object, where: str) -> Slot:
     )
 
 
+#: The code flags of a function taking *args or **kwargs
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def code_flags(fn: Any) -> int | None:
+    """The code flags of a plain function with nothing set on it (no ``__wrapped__`` or
+    ``__signature__``, no marker): all that ``inspect``'s predicates and ``signature`` read of it
+    besides its code, so its code answers them directly; None for anything else."""
+    if type(fn) is FunctionType and not fn.__dict__:
+        return fn.__code__.co_flags
+    return None
+
+
 def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:
     try:
         return inspect.signature(factory)
@@ -119,6 +133,10 @@ def _annotation_slot(annotation: Any, param: str, what: str) -> Slot | None:
 
 def infer(factory: Callable[..., Any], what: str) -> Parameters:
     """The plan autowired from the factory's (or class's ``__init__``'s) parameters."""
+    flags = code_flags(factory)
+    if (flags is not None and not flags & _VARIADIC and not factory.__code__.co_argcount
+            and not factory.__code__.co_kwonlyargcount and not factory.__annotations__):
+        return Parameters([], 0, [])  # no parameters and no hints (a lambda, say): what the walk below gives
     sig = _signature(factory)
     if sig is None:
         return Parameters([], 0, [])

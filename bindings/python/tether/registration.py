@@ -99,6 +99,7 @@ class Registration:
         "callbacks",
         "replaying",
         "has_teardown",
+        "declaration",
         "__weakref__",
     )
 
@@ -133,6 +134,18 @@ class Registration:
         # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
         # the library (a factory resolving its own key again: the library reports the cycle)
         self.replaying = [False]
+        self.declaration: tuple[Any, ...] | None = None  # see declared
+
+    def declared(self) -> tuple[Any, ...]:
+        """What a plan replay takes of this registration besides its callables (see ``executor.prepare``):
+        another registration with the same declaration runs in the same prepared plan."""
+        declaration = self.declaration
+        if declaration is None:
+            declaration = self.declaration = (
+                self.scope, self.has_teardown, self.fresh, tuple(self.plan.slots), tuple(self.plan.names),
+                tuple(tuple((dep.kind, dep.name) for dep in fn.deps) if isinstance(fn, Completion) else None
+                      for fn in self.callbacks))
+        return declaration
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion]) -> None:
         """Declares the registration to the library in container ``handle``.

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from . import object_table
 from ._cabi import DROP_FN
+from .parameters import code_flags
 
 #: instance pointer -> (teardown, owner) of its boxes, newest last; owner: for an async teardown,
 #: the container whose close lets go of it (``close()`` then says to use ``aclose()``), else None
@@ -33,7 +34,13 @@ _tls = threading.local()
 def wrap(name: str, factory: Callable[..., Any], close: Callable[[Any], Any] | None) -> Callable[..., Any] | None:
     """The factory to call for a registration of ``name``: ``factory`` itself when it has no
     teardown (None is returned), else a function noting the teardown of each instance it makes."""
-    if inspect.isgeneratorfunction(factory) or (not inspect.isclass(factory) and inspect.isgeneratorfunction(getattr(factory, "__call__", None))):
+    flags = code_flags(factory)
+    if flags is not None:  # (a function's __call__ is a method-wrapper: not a generator function)
+        generator = bool(flags & inspect.CO_GENERATOR)
+    else:
+        generator = inspect.isgeneratorfunction(factory) or (
+            not inspect.isclass(factory) and inspect.isgeneratorfunction(getattr(factory, "__call__", None)))
+    if generator:
         if close is not None:
             raise TypeError(f"register({name!r}): a generator factory's teardown is its code after yield; close= is for other factories")
 
