@@ -13,7 +13,6 @@ container retires them (freed at once, or when the resolves running at that mome
 
 from __future__ import annotations
 
-import ctypes
 import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
 from typing import Any, Callable, Sequence
@@ -175,8 +174,8 @@ class Registration:
             options.callbacks = (CompletionEntry * len(entries))(*entries)
         array = (Param * len(params))(*params)
         out = c_void_p()
-        fn = ctypes.cast(trampoline, c_void_p)  # the C function pointer, as tether_fn
-        status = api.tether_register_ex(handle, self.raw, fn, array, len(params), byref(options), byref(out))
+        # the C function pointer, as tether_fn (a void * argument takes a ctypes function as its address)
+        status = api.tether_register_ex(handle, self.raw, trampoline, array, len(params), byref(options), byref(out))
         if status != OK:
             raise error_for(status, last_message(api))
         self.handle = out.value
