@@ -6,8 +6,8 @@ the same as an earlier sibling's runs that sibling's prepared plan with its own 
 from __future__ import annotations
 
 import gc
-import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -152,11 +152,9 @@ def test_children_per_request_on_threads() -> None:
             if handler.request is not request or handler.svc.settings is not settings:
                 failures.append("wrong graph")
 
-    threads = [threading.Thread(target=serve) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(4) as pool:
+        for done in [pool.submit(serve) for _ in range(4)]:
+            done.result()
     assert failures == []
     root.close()
 
