@@ -1,7 +1,8 @@
-"""A child per request with a registration of its own (its request object, say): the library
-describes its plan (the child's registration one of its steps), and a child whose plan is described
-the same as an earlier sibling's runs that sibling's prepared plan with its own registrations
-(``Container._prepared_again``); what it runs, and how it fails, is each child's own."""
+"""A child per request with a registration of its own (its request object, say): the library resolves
+a key the first time (``Container._first_resolve``), then describes its plan (the child's registration
+one of its steps), and a child whose plan is described the same as an earlier sibling's runs that
+sibling's prepared plan with its own registrations (``Container._prepared_again``); what it runs, and
+how it fails, is each child's own."""
 
 from __future__ import annotations
 
@@ -43,8 +44,11 @@ def app() -> tether.Container:
 
 
 def per_request(root: tether.Container, request: object, factory=None) -> Handler:
+    """Handler from a child registering ``request``, resolved twice: by the library, then from its plan."""
     with tether.Container(root) as child:
         child.register(Request, factory or (lambda: request), deps=[])
+        first = child.resolve(Handler)
+        assert first.request is request or factory is not None
         return child.resolve(Handler)
 
 
@@ -107,11 +111,28 @@ def test_a_failing_factory_in_a_later_child_fails_as_the_library_says() -> None:
 
     with pytest.raises(tether.FactoryError) as info:
         per_request(root, None, broken)
+    by_library = str(info.value)
     assert 'factory for "test_child_registration_plans.Request" raised RuntimeError: no request' in str(info.value)
     assert isinstance(info.value.__cause__, RuntimeError)
     with pytest.raises(tether.FactoryError) as info:
         per_request(root, None, lambda: None)
     assert "returned None" in str(info.value)
+    failing = [False]
+
+    def sometimes() -> Request:
+        if failing[0]:
+            raise RuntimeError("no request")
+        return Request()
+
+    with tether.Container(root) as child:  # the second resolve runs the plan: it fails as the first would
+        child.register(Request, sometimes, deps=[])
+        child.resolve(Handler)
+        failing[0] = True
+        with pytest.raises(tether.FactoryError) as again:
+            child.resolve(Handler)
+        failing[0] = False
+        assert isinstance(child.resolve(Handler).request, Request)
+    assert str(again.value) == by_library and isinstance(again.value.__cause__, RuntimeError)
     request = Request()
     assert per_request(root, request).request is request
     root.close()

@@ -170,6 +170,8 @@ class Container:
     # templates, by key id and plan identity, and the configuration they were described under
     # (see _prepared_again); set per instance when first kept
     _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
+    # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
+    _resolved_once: set[object] | None = None
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -961,7 +963,9 @@ class Container:
         cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
         build = None
         keep = len(self._lookups) < 1024
-        if keep and reg is not None and not cached and self._word is not _NO_VERSION:
+        if keep and reg is not None and not cached and self._word is not _NO_VERSION and self._first_resolve(key):
+            keep = False  # the library resolves it this time; the next resolve looks it up again
+        elif keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
             prepared, owner = self._prepared_plan(kid)
             if prepared is not None and not prepared.takes_values:  # value steps: see _resolve
@@ -974,6 +978,22 @@ class Container:
         if keep:
             self._lookups[key] = entry
         return entry
+
+    def _first_resolve(self, key: Key) -> bool:
+        """Whether this is the first resolve of ``key`` from this child with registrations of its
+        own (a child per request, say): that one the library resolves (it replays one plan per
+        child shape), which costs less than having the child's plan described for Python to run
+        once; a second resolve of the key has it described (see ``_prepared_plan``)."""
+        if self._parent is None or self._empty():
+            return False
+        resolved = self._resolved_once
+        if resolved is None:
+            resolved = self._resolved_once = set()
+        if key in resolved:
+            return False
+        if len(resolved) < 1024:
+            resolved.add(key)
+        return True
 
     def _bind(self, prepared: executor.Prepared, stamp: int, owner: Container, kid: int) -> Callable[[], Any] | None:
         """The builder of ``prepared`` (described from ``owner``, this container or the ancestor
