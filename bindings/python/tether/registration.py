@@ -75,6 +75,27 @@ def fail(api: Api, exc: BaseException) -> None:
         pass
 
 
+#: A registration's ``tether_register_ex`` arguments other than its key and functions, by its slots,
+#: scope and drop's id (see ``_arguments``): the library only reads them during the call, so registrations
+#: of the same declaration without callbacks share them
+_static: dict[tuple[Any, ...], tuple[bool, Any, Any, RegistrationOptions]] = {}
+
+
+def _arguments(slots: tuple[Any, ...], scope: Scope, drop: Any, callback_count: int) -> tuple[bool, Any, Any, RegistrationOptions]:
+    """Whether a registration of ``slots`` has a hidden resolver slot, the ctypes type of its factory
+    trampoline, its ``tether_param`` array and its options (see ``Registration.install``)."""
+    # with dependencies, a hidden resolver slot first: to take handles on native ones
+    hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
+    params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
+    params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
+    argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
+    # DEFER_DROP: Container.resolve runs the drops itself (object_table.run_drops), no callback;
+    # the callbacks of both forms in one list, so they run in the order given
+    options = RegistrationOptions(scope=int(scope), flags=DEFER_DROP | OPTIONS_CALLBACKS, drop=drop,
+                                  callback_count=callback_count)
+    return hidden_resolver, CFUNCTYPE(c_void_p, *argtypes), (Param * len(params))(*params), options
+
+
 class Registration:
     """The Python side of one ``tether_register`` in one container."""
 
@@ -153,29 +174,27 @@ class Registration:
         the registration becomes visible, so a resolve on another thread sees it whole or not at all.
         """
         api = self.api
-        slots = self.plan.slots
-        # with dependencies, a hidden resolver slot first: to take handles on native ones
-        hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
-        params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
-        params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
-        argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
-        trampoline = CFUNCTYPE(c_void_p, *argtypes)(self._factory_trampoline(hidden_resolver))
-        entries = [self._completion_entry(fn, index) for index, fn in enumerate(callbacks)]
-        self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
-        declared = [fn for fn in callbacks if isinstance(fn, Completion)]
-        self.completions = tuple(declared) if len(declared) == len(callbacks) else None
-        self.callbacks = tuple(callbacks)
         drop = teardown.DROP if self.has_teardown else object_table.DROP_FAST if self.fresh else object_table.DROP
-        # DEFER_DROP: Container.resolve runs the drops itself (object_table.run_drops), no callback;
-        # the callbacks of both forms in one list, so they run in the order given
-        options = RegistrationOptions(scope=int(self.scope), flags=DEFER_DROP | OPTIONS_CALLBACKS, drop=drop,
-                                      callback_count=len(entries))
-        if entries:
+        declared_as = (tuple(self.plan.slots), self.scope, id(drop))  # (the drops are the module's, for good)
+        static = None if callbacks else _static.get(declared_as)
+        if static is None:
+            static = _arguments(declared_as[0], self.scope, drop, len(callbacks))
+            if not callbacks and len(_static) < 256:
+                _static[declared_as] = static
+        hidden_resolver, function_type, array, options = static
+        trampoline = function_type(self._factory_trampoline(hidden_resolver))
+        if callbacks:
+            entries = [self._completion_entry(fn, index) for index, fn in enumerate(callbacks)]
+            self.callables += [trampoline, *(entry.fn or entry.args_fn for entry in entries)]
             options.callbacks = (CompletionEntry * len(entries))(*entries)
-        array = (Param * len(params))(*params)
+            declared = [fn for fn in callbacks if isinstance(fn, Completion)]
+            self.completions = tuple(declared) if len(declared) == len(callbacks) else None
+            self.callbacks = tuple(callbacks)
+        else:
+            self.callables.append(trampoline)
         out = c_void_p()
         # the C function pointer, as tether_fn (a void * argument takes a ctypes function as its address)
-        status = api.tether_register_ex(handle, self.raw, trampoline, array, len(params), byref(options), byref(out))
+        status = api.tether_register_ex(handle, self.raw, trampoline, array, len(array), byref(options), byref(out))
         if status != OK:
             raise error_for(status, last_message(api))
         self.handle = out.value
