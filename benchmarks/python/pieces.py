@@ -29,19 +29,7 @@ from typing import Any, Callable
 import tether
 from tether import Scope
 
-
-class Config:
-    pass
-
-
-class Child:
-    def __init__(self) -> None:
-        self.parent: Any = None
-
-
-class Parent:
-    def __init__(self, child: Child) -> None:
-        self.child = child
+from bench import Child, Config, Parent  # the matrix's classes
 
 
 def link(child: Child, parent: Any) -> None:
