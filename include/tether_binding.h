@@ -147,7 +147,7 @@ typedef struct tether_drop {
     void *context;
 } tether_drop;
 
-/** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
+/** tether_resolve_key_collect flags: fail instead of waiting for another thread creating a shared instance. */
 #define TETHER_RESOLVE_NO_WAIT 1u
 /** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
 #define TETHER_RESOLVE_HELD 2u
@@ -190,15 +190,18 @@ typedef struct tether_collect {
  * `io->out` is a strong handle you own (tether_ref_release) and `io->instance`
  * lives at least as long.
  *
- * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
- * or weak-scoped instance while another thread holds the creation lock fails
- * with TETHER_E_WOULD_BLOCK instead of waiting (it destroys what it made and
- * caches nothing; factories that ran will run again when you retry). Resolves
+ * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that needs a singleton-,
+ * weak- or container-scoped instance another thread is creating fails with
+ * TETHER_E_WOULD_BLOCK instead of waiting for it. Such instances reached
+ * through constructor dependencies are checked before any factory runs; one
+ * reached later (from a lazy provider, a resolver, a completion callback)
+ * fails the resolve then (it destroys what it made and caches nothing;
+ * factories that ran will run again when you retry). Resolves
  * nested in the call on this thread (from factories, providers, callbacks)
  * fail the same way, unless they are tether_resolve_key_collect calls without
  * the flag; a call that fails because a nested one did reports
- * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creation
- * lock's holder may need (Python's GIL): call with the flag keeping that lock,
+ * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creating
+ * thread may need (Python's GIL): call with the flag keeping that lock,
  * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
  *
  * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance

@@ -57,7 +57,7 @@ extension Container {
             registration.setContext(context, destructor: destructor, defersDrop: defersDrop)
             let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
                                          reference: { _ in fatalError("a value has no dependencies") })
-            registration.publish(instance.takeUnretainedValue())
+            SharedCache.publish(registration, instance.takeUnretainedValue(), in: nil)
             instance.release()  // the cache keeps it
         }
     }
