@@ -597,7 +597,7 @@ public final class Container: @unchecked Sendable {
     func drop(_ dropped: consuming [Dropped]) {
         guard !dropped.isEmpty else { return }
         var dropped = dropped
-        if dropped.contains(where: { $0.slot != nil }) {
+        if dropped.contains(where: { $0.slot?.lendable == true }) {  // a request's values never were
             bridge.unpublishBarrier()  // before reading `isLent`
             let lent = dropped.filter { $0.slot?.isLent == true }.map(\.instance)
             if !lent.isEmpty { bridge.recall(lent) }
