@@ -19,10 +19,13 @@
  *    go of cached singletons (tether_reset, a scope change, re-registering,
  *    tether_container_free) waits until no thread is half-way through reading
  *    the cache; handles handed out stay valid until released. A resolve that
- *    creates singleton- or weak-scoped instances holds the process-wide
- *    creation lock (re-entrant) until it has published them, so each is created
- *    once even when threads race: a factory must not block waiting for
- *    *another thread* that is itself creating such instances.
+ *    creates a singleton-, weak- or container-scoped instance holds that key's
+ *    creation cell (per key and, for the container scope, per container) until
+ *    it has published it, so each is created once even when threads race;
+ *    other keys are created meanwhile. Two threads that would wait for each
+ *    other's cells get TETHER_E_CYCLE naming both paths; a factory must still
+ *    not block on another thread by other means (a lock, a queue) while that
+ *    thread waits for a cell the factory's resolve holds.
  *    fork(): the child may use the library; resolves other threads had under way never finish there.
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a

@@ -100,7 +100,10 @@ static int session_calls;
 static void *make_session(kind *k) {
     int me = __atomic_fetch_add(&session_calls, 1, __ATOMIC_SEQ_CST);
     saw_other[me & 1] = meet(me & 1, !(me & 1));
-    return node_new(k, NULL, NULL);
+    pthread_mutex_lock(&gate);  /* both factories count on one kind at once */
+    node *made = node_new(k, NULL, NULL);
+    pthread_mutex_unlock(&gate);
+    return made;
 }
 
 static void test_one_container_scoped_key_in_two_children_at_once(void) {

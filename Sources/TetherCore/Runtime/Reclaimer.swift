@@ -35,13 +35,24 @@ public final class Reclaimer: @unchecked Sendable {
         @usableFromInline let waitedOn = Atomic<Bool>(true)
         fileprivate let claimed = Atomic<Bool>(true)
         fileprivate let next: UnsafeMutablePointer<Record>?
-        /// What the record's thread retired and has not handed over yet (only that thread touches it).
-        fileprivate var batch: [@Sendable () -> Void] = []
+        /// What the record's thread retired and has not handed over yet (only that thread
+        /// touches it). Out of line: writing it is then no access to the record, which
+        /// other threads read meanwhile.
+        fileprivate let batch: UnsafeMutablePointer<[@Sendable () -> Void]> = {
+            let batch = UnsafeMutablePointer<[@Sendable () -> Void]>.allocate(capacity: 1)
+            batch.initialize(to: [])
+            return batch
+        }()
         @usableFromInline let reclaimer: Unmanaged<Reclaimer>
 
         fileprivate init(next: UnsafeMutablePointer<Record>?, reclaimer: Reclaimer) {
             self.next = next
             self.reclaimer = .passUnretained(reclaimer)
+        }
+
+        deinit {
+            batch.deinitialize(count: 1)
+            batch.deallocate()
         }
     }
 
@@ -152,8 +163,8 @@ public final class Reclaimer: @unchecked Sendable {
     /// the removal: one collection, and none of its barriers, per retirement).
     public func retire(by caller: UnsafeMutablePointer<Record>?, _ action: @escaping @Sendable () -> Void) {
         if batchSize > 1, let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 {
-            caller.pointee.batch.append(action)
-            guard caller.pointee.batch.count >= batchSize else { return }
+            caller.pointee.batch.pointee.append(action)
+            guard caller.pointee.batch.pointee.count >= batchSize else { return }
             _ = handOver(caller)
             return collect(by: caller)
         }
@@ -181,9 +192,10 @@ public final class Reclaimer: @unchecked Sendable {
 
     /// Moves the batch of `record` (its own thread's) to the retirees; whether it had any.
     private func handOver(_ record: UnsafeMutablePointer<Record>) -> Bool {
-        guard !record.pointee.batch.isEmpty else { return false }
-        let actions = record.pointee.batch
-        record.pointee.batch.removeAll(keepingCapacity: true)
+        let batch = record.pointee.batch
+        guard !batch.pointee.isEmpty else { return false }
+        let actions = batch.pointee
+        batch.pointee.removeAll(keepingCapacity: true)
         retirees.withLock { list in
             for action in actions { list.append(Retiree(action: action, waitingFor: nil)) }
         }

@@ -76,6 +76,7 @@ final class SharedCache: @unchecked Sendable {
         }
     }
 
+    /// 2^5: `stripe` takes 5 bits.
     private static let stripeCount = 32
     private let stripes: [Stripe]
     /// Taken to look at or change what threads wait for (`ThreadState.waitingOn`).
@@ -87,11 +88,11 @@ final class SharedCache: @unchecked Sendable {
         pthread_atfork({ SharedCache.shared.lockAll() }, { SharedCache.shared.unlockAll() }, { SharedCache.shared.afterForkInChild() })
     }
 
+    /// The stripe of `key`: its addresses mixed (Fibonacci hashing), high bits taken.
     @inline(__always)
     private func stripe(_ key: CellKey) -> Stripe {
-        var hasher = Hasher()
-        hasher.combine(key)
-        return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(Self.stripeCount))]
+        let bits = UInt(bitPattern: key.registration) &* 31 &+ (key.container.map { UInt(bitPattern: $0) } ?? 0)
+        return stripes[Int((bits &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - 5))]
     }
 
     // MARK: looking up, claiming, publishing
