@@ -163,8 +163,9 @@ public final class Reclaimer: @unchecked Sendable {
     /// the removal: one collection, and none of its barriers, per retirement).
     public func retire(by caller: UnsafeMutablePointer<Record>?, _ action: @escaping @Sendable () -> Void) {
         if batchSize > 1, let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 {
-            caller.pointee.batch.pointee.append(action)
-            guard caller.pointee.batch.pointee.count >= batchSize else { return }
+            let batch = caller.pointee.batch  // read, then written through: no modifying access to the record
+            batch.pointee.append(action)
+            guard batch.pointee.count >= batchSize else { return }
             _ = handOver(caller)
             return collect(by: caller)
         }
