@@ -218,20 +218,23 @@ public final class Reclaimer: @unchecked Sendable {
                 let inside = sectionsUnderWay(caller)
                 for i in list.indices where list[i].waitingFor == nil { list[i].waitingFor = inside }
             }
-            var i = 0
-            while i < list.count {
+            // Compacted in place, in order (a batch frees many at once: no removal from the middle each).
+            var kept = 0
+            for i in list.indices {
                 if !list[i].waitingFor!.isEmpty {
                     // Acquiring, pairing with `leave`'s releasing store: the edge from what a
                     // waited-for section read to the action that frees it (what TSan checks).
                     list[i].waitingFor!.removeAll { $0.0.pointee.sequence.load(ordering: .acquiring) != $0.1 }
                 }
                 if list[i].waitingFor!.isEmpty {
-                    let action = list.remove(at: i).action
+                    let action = list[i].action
                     if ready == nil { ready = action } else { moreReady.append(action) }
                 } else {
-                    i += 1
+                    if kept != i { list[kept] = list[i] }
+                    kept += 1
                 }
             }
+            if kept < list.count { list.removeSubrange(kept...) }
             forEachRecord { record in
                 let flag = list.contains { $0.waitingFor!.contains { $0.0 == record } }
                 if record.pointee.waitedOn.load(ordering: .relaxed) != flag { record.pointee.waitedOn.store(flag, ordering: .relaxed) }
