@@ -46,6 +46,16 @@ final class Graph {
     private var pendingShared: [(Registration, Instance, Container?)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
+    /// The root of the outermost build, whose constructor edges' cells are claimed in
+    /// order at the first claim (`claimInOrder`), and whether that happened.
+    private var claimRoot: (registration: Unmanaged<Registration>, container: Unmanaged<Container>)?
+    private var claimedInOrder = false
+    /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
+    private var userCode = 0
+    /// A wait cycle this resolve breaks by starting over once the cell is released (`SharedCache.Claim.backOff`).
+    private var backOff: (cell: SharedCache.Cell, error: TetherError)?
+    /// How often one resolve starts over before it reports the cycle instead.
+    private static let maxBackOffs = 64
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -137,26 +147,42 @@ final class Graph {
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
                      arguments: UnsafeBufferPointer<Argument>, plan: Unmanaged<Plan>?) -> Result<Unmanaged<Instance>, TetherError> {
-        defer { clear() }
-        do throws(TetherError) {
-            var built: Int?
-            if let plan { built = try replay(plan, from: container, arguments: arguments) }
-            if built == nil {
-                try checkBeforeNotWaiting(registration, from: container)
-                built = try build(registration, from: container, arguments: arguments)
-            }
-            let root = alive.take(built!)
+        defer {
+            claimRoot = nil
+            clear()
+        }
+        var backOffs = 0
+        while true {
             do throws(TetherError) {
-                try runCompletions()
+                var built: Int?
+                if let plan { built = try replay(plan, from: container, arguments: arguments) }
+                if built == nil {
+                    try checkBeforeNotWaiting(registration, from: container)
+                    claimRoot = (.passUnretained(registration), .passUnretained(container))
+                    claimedInOrder = false
+                    built = try build(registration, from: container, arguments: arguments)
+                }
+                let root = alive.take(built!)
+                do throws(TetherError) {
+                    try runCompletions()
+                } catch {
+                    root.release()
+                    throw error
+                }
+                publish()
+                return .success(root)
             } catch {
-                root.release()
-                throw error
+                abort()
+                // A wait cycle this resolve breaks: it let go of its cells and what it made;
+                // it waits for the cell it wanted and runs again.
+                if let (cell, cycle) = backOff.take() {
+                    backOffs += 1
+                    guard backOffs <= Self.maxBackOffs else { return .failure(cycle) }
+                    SharedCache.shared.waitReleased(cell)
+                    continue
+                }
+                return .failure(error)
             }
-            publish()
-            return .success(root)
-        } catch {
-            abort()
-            return .failure(error)
         }
     }
 
@@ -406,12 +432,49 @@ final class Graph {
 
     /// Claims the creation cell of a shared instance this graph must make, or
     /// takes the instance another thread published meanwhile (`SharedCache.claim`).
+    /// The first claim claims, in one order, every cell the root's constructor
+    /// edges reach (`claimInOrder`): graphs needing the same keys in other orders
+    /// then never hold one each while waiting for the other's.
     private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
-        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, path: { path }) {
+        let key = SharedCache.cellKey(registration, scope, in: container)
+        if !claimedInOrder, cells.isEmpty, let root = claimRoot {
+            claimedInOrder = true
+            try claimInOrder(root.registration.takeUnretainedValue(), from: root.container.takeUnretainedValue())
+        }
+        if cells.contains(where: { $0.key == key }) { return nil }
+        return try claimOne(registration, scope, in: container)
+    }
+
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
         case .published(let hit): return hit
         case .create(let cell):
             cells.append(cell)
             return nil
+        case .backOff(let cell, let error):
+            backOff = (cell, error)
+            throw error
+        }
+    }
+
+    /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
+    private var canBackOff: Bool {
+        userCode == 0 && Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.nesting == 1 && $0.graph === self }
+    }
+
+    /// Claims the cells of the uncached shared instances `root`'s constructor
+    /// edges reach, sorted by key, when there are several.
+    private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
+        var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
+        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+            wanted.append((SharedCache.cellKey(registration, registration.spec.scope, in: lookup), registration, lookup))
+            return true
+        }
+        guard wanted.count > 1 else { return }
+        wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
+        for (_, registration, lookup) in wanted {
+            // Published meanwhile: the build finds it in the cache (or claims it again if it is let go of).
+            try claimOne(registration, registration.spec.scope, in: lookup)?.release()
         }
     }
 
@@ -472,10 +535,12 @@ final class Graph {
             (pointer, late) = try constructSpecial(index)
         } else {
             let words = words.address(of: wordBase)
+            userCode += 1
             let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
                 do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
                 catch { return .failure(error) }
             }
+            userCode -= 1
             switch outcome {
             case .success(let p): pointer = p
             case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
@@ -505,11 +570,13 @@ final class Graph {
         }
         let count = registration.params.count
         // A copy: a factory with a resolver may build more and grow `words`.
+        userCode += 1
         let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
             for i in 0..<count { buffer[i] = words[wordBase + i] }
             do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
             catch { return .failure(error) }
         }
+        userCode -= 1
         if let resolver, let i = resolverSlot {
             resolver.close()
             bridge.closeResolver(words[i])
@@ -590,6 +657,8 @@ final class Graph {
             for n in 0..<count {
                 let resolver = completionResolver(pending)
                 defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
+                userCode += 1
+                defer { userCode -= 1 }
                 let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
                     spec._withUnsafeGuaranteedRef { spec in
                         resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
