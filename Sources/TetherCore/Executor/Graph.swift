@@ -432,12 +432,16 @@ final class Graph {
 
     /// Claims the creation cell of a shared instance this graph must make, or
     /// takes the instance another thread published meanwhile (`SharedCache.claim`).
-    /// The first claim claims, in one order, every cell the root's constructor
-    /// edges reach (`claimInOrder`): graphs needing the same keys in other orders
-    /// then never hold one each while waiting for the other's.
+    /// The first claim of a singleton or weak cell claims, in one order, every
+    /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
+    /// the same keys in other orders then never hold one each while waiting for
+    /// the other's (which would make one start over, its factories run twice).
     private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
         let key = SharedCache.cellKey(registration, scope, in: container)
-        if !claimedInOrder, cells.isEmpty, let root = claimRoot {
+        // Not for a first claim of the container scope (a request's child, created once per
+        // request and rarely by two threads at once): the walk would cost it more than a
+        // rare start-over (`SharedCache`) would.
+        if !claimedInOrder, cells.isEmpty, scope != .container, let root = claimRoot {
             claimedInOrder = true
             try claimInOrder(root.registration.takeUnretainedValue(), from: root.container.takeUnretainedValue())
         }
@@ -467,7 +471,7 @@ final class Graph {
     private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
         var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
-            wanted.append((SharedCache.cellKey(registration, registration.spec.scope, in: lookup), registration, lookup))
+            wanted.append((SharedCache.cellKey(registration, registration.specReference._withUnsafeGuaranteedRef { $0.scope }, in: lookup), registration, lookup))
             return true
         }
         guard wanted.count > 1 else { return }
@@ -750,21 +754,33 @@ final class Graph {
     /// Calls `body` with each singleton-, weak- or container-scoped registration
     /// (and the container it is looked up from) that building `root` from
     /// `container` reaches through constructor edges and no cache holds, until
-    /// `body` returns false.
+    /// `body` returns false. Unretained throughout (containers keep their
+    /// registrations, registrations their specs); what was seen kept in a small
+    /// array (graphs are small; a set past 32), as it runs on every graph that creates.
     private static func forEachUncachedShared(_ root: Registration, from container: Container,
                                               _ body: (Registration, Container) -> Bool) {
-        var seen = Set<ObjectIdentifier>()
+        var seenList: [ObjectIdentifier] = []
+        var seenSet: Set<ObjectIdentifier>?
         var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
         while let (next, lookup) = stack.popLast() {
-            let registration = next.takeUnretainedValue()
-            guard seen.insert(ObjectIdentifier(registration)).inserted else { continue }
-            let spec = registration.spec
-            if spec.scope.isShared {
-                if registration.cached(spec.scope, in: lookup.takeUnretainedValue()) != nil { continue }
-                if !body(registration, lookup.takeUnretainedValue()) { return }
+            let id = ObjectIdentifier(next.takeUnretainedValue())
+            if seenSet != nil {
+                guard seenSet!.insert(id).inserted else { continue }
+            } else {
+                guard !seenList.contains(id) else { continue }
+                seenList.append(id)
+                if seenList.count > 32 { seenSet = Set(seenList) }
             }
-            let depLookup = spec.scope == .singleton ? Unmanaged.passUnretained(registration.container) : lookup
-            for param in registration.params {
+            let scope = next._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+            if scope.isShared {
+                if let hit = next._withUnsafeGuaranteedRef({ SharedCache.cached($0, scope, in: lookup.takeUnretainedValue()) }) {
+                    hit.release()
+                    continue
+                }
+                if !body(next.takeUnretainedValue(), lookup.takeUnretainedValue()) { return }
+            }
+            let depLookup = scope == .singleton ? next._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
+            for param in next._withUnsafeGuaranteedRef({ $0.params }) {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
