@@ -23,7 +23,9 @@
  *    creation cell (per key and, for the container scope, per container) until
  *    it has published it, so each is created once even when threads race;
  *    other keys are created meanwhile. Two threads that would wait for each
- *    other's cells get TETHER_E_CYCLE naming both paths; a factory must still
+ *    other's cells from inside factories or callbacks get TETHER_E_CYCLE
+ *    naming both paths (a resolve that can start over instead lets go of what
+ *    it made and runs again, its factories twice); a factory must still
  *    not block on another thread by other means (a lock, a queue) while that
  *    thread waits for a cell the factory's resolve holds.
  *    fork(): the child may use the library; resolves other threads had under way never finish there.
