@@ -167,7 +167,9 @@ $(BUILD)/tests-tsan/conformance: Tests/conformance/runner.c include/tether.h $(T
 	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
 
 test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
-	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done
+	@failed=""; for e in $(C_EXAMPLES); do \
+	  if $(BUILD)/examples/$$e > /dev/null; then echo "ok   example $$e"; else echo "FAIL example $$e"; failed="$$failed $$e"; fi; done; \
+	  if [ -n "$$failed" ]; then exit 1; fi
 
 # The shipped library: self-contained (NEEDED) and exporting tether_* only.
 test-abi: $(LIB)
@@ -201,9 +203,12 @@ test-python: $(LIB) $(CDEF) $(VENV)/ready
 # The whole Python suite again on the oldest and newest other CPython 3.9+ found (PYTHONS=all:
 # on each one), each in its own venv.
 test-pythons: $(LIB) $(CDEF)
-	@set -e; for py in $(OTHER_PYS); do v=$(BUILD)/venv-$$(basename $$py); \
-	  $(MAKE) --no-print-directory $$v/ready; echo "== the Python suite on $$($$v/bin/python --version)"; \
-	  TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $$v/bin/python -m pytest $(PYTEST_OPTS) bindings/python/tests; done
+	@failed=""; for py in $(OTHER_PYS); do v=$(BUILD)/venv-$$(basename $$py); \
+	  $(MAKE) --no-print-directory $$v/ready || { failed="$$failed $$py"; continue; }; \
+	  echo "== the Python suite on $$($$v/bin/python --version)"; \
+	  TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $$v/bin/python -m pytest $(PYTEST_OPTS) bindings/python/tests \
+	    || failed="$$failed $$py"; done; \
+	  if [ -n "$$failed" ]; then echo "the Python suite failed on:$$failed"; exit 1; fi
 
 # The API fuzzer (fuzz/README.md), built with the clang of the Swift toolchain that
 # builds the library: it has libFuzzer, which the system compiler may lack.

@@ -183,7 +183,7 @@ static int node_line_has(const char *dot, const char *key, const char *word) {
 
 static void render_with_graphviz(const char *dot) {
     if (system("command -v dot >/dev/null 2>&1") != 0) {
-        printf("     (graphviz not installed: dot -Tsvg check skipped)\n");
+        printf("SKIP dot -Tsvg check: graphviz is not installed (apt-get install graphviz)\n");
         return;
     }
     char path[] = "/tmp/tether-dot-XXXXXX";

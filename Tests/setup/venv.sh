@@ -6,6 +6,7 @@ set -u
 python=$1 dir=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 requirements=$root/Tests/requirements.txt
+mkdir -p "$(dirname "$dir")"
 rm -f "$dir/ready"
 if ! "$python" -m venv --clear "$dir" > "$dir.log" 2>&1; then
     echo "cannot make a venv with $python ($(tail -n 3 "$dir.log" | tr '\n' ' ')); on Debian: apt-get install python3-venv" >&2

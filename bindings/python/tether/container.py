@@ -1119,6 +1119,12 @@ class Container:
         if failed:
             raise TeardownError(failed)
 
+    async def areset(self, scope: Scope) -> None:
+        """``reset(scope)`` awaiting async teardowns (async generator factories, ``async def``
+        ``close=``) on the running loop, as ``aclose`` does for ``close``."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, aio.serving, loop, self, lambda: self.reset(scope))
+
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
 
