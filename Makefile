@@ -256,8 +256,10 @@ install: $(LIB) $(CDEF)
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfigVersion.cmake
 
+# Every benchmark, then README.md's performance table from this run (benchmarks/readme_table.py).
 bench: $(LIB)
 	sh benchmarks/run.sh
+	$(PYTHON) benchmarks/readme_table.py
 
 clean:
 	rm -rf $(BUILD) $(SWIFT_REL) $(TSAN_SCRATCH) .build
