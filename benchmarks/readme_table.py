@@ -55,7 +55,8 @@ def main() -> int:
         m = C_ROW.match(line)
         if m:
             scenario, name, ns, _, ratio = m.groups()
-            rows.append(f"| {scenario} {name.replace(', by interned key', '').replace(' by interned key', '')} | "
+            name = re.sub(r",? ?by interned key,? ?", " ", name).strip(" =,")
+            rows.append(f"| {scenario} {name} | "
                         f"{ns} ns | {ratio} | {python.pop(scenario, '—')} |")
     if not rows:
         sys.exit(f"readme_table: no `S1..S4 ... by interned key` rows in {out / 'c.md'}: did the C benchmark run?")
