@@ -199,6 +199,7 @@ test-packaging: $(LIB) $(VENV)/ready
 PYTEST_OPTS := -q -rs -p no:cacheprovider
 test-python: $(LIB) $(CDEF) $(VENV)/ready
 	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(VPY) -m pytest $(PYTEST_OPTS) bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
+	$(VPY) -m pytest $(PYTEST_OPTS) Tests/setup  # make test's own set-up and summary
 
 # The whole Python suite again on the oldest and newest other CPython 3.9+ found (PYTHONS=all:
 # on each one), each in its own venv.
