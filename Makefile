@@ -17,12 +17,14 @@ C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
 # The Python tests run in venvs that `make test` makes (Tests/setup/venv.sh) with the pinned
-# Tests/requirements.txt: build/venv with $(PYTHON), build/venv-3.N with the oldest and the newest
-# other CPython 3.9+ found (Tests/setup/pythons.sh; PYTHONS=all: every one found).
+# Tests/requirements.txt: build/venv with $(PYTHON), build/venv-python3.N with the oldest and the
+# newest other CPython 3.9+ found (Tests/setup/pythons.sh; PYTHONS=all: every one found).
 VENV       := $(BUILD)/venv
 VPY        := $(VENV)/bin/python
 PYTHONS    ?= ends
 OTHER_PYS   = $(shell sh Tests/setup/pythons.sh $(PYTHONS) $(PYTHON))
+# -rs: each skip and its reason (in make test's summary); no cache folder in the source tree.
+PYTEST_OPTS := -q -rs -p no:cacheprovider
 # ThreadSanitizer: the library built instrumented (Swift runtime linked dynamically,
 # as a TSan runtime cannot live in a shared library) and the C tests built with the
 # toolchain's own clang, so executable and library share one TSan runtime.
@@ -195,8 +197,6 @@ test-packaging: $(LIB) $(VENV)/ready
 	PYTHON=$(VPY) sh Tests/packaging/check_wheel.sh
 	sh Tests/packaging/check_cmake.sh
 
-# -rs: each skip and its reason (in make test's summary); no cache folder in the source tree.
-PYTEST_OPTS := -q -rs -p no:cacheprovider
 test-python: $(LIB) $(CDEF) $(VENV)/ready
 	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(VPY) -m pytest $(PYTEST_OPTS) bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
 	$(VPY) -m pytest $(PYTEST_OPTS) Tests/setup  # make test's own set-up and summary
@@ -212,8 +212,10 @@ test-pythons: $(LIB) $(CDEF)
 	  if [ -n "$$failed" ]; then echo "the Python suite failed on:$$failed"; exit 1; fi
 
 # The API fuzzer (fuzz/README.md), built with the clang of the Swift toolchain that
-# builds the library: it has libFuzzer, which the system compiler may lack.
-FUZZ_CC      ?= $(dir $(realpath $(shell command -v swift)))clang
+# builds the library: it has libFuzzer, which the system compiler may lack. Without one,
+# Debian's clang and lld (which `make test-setup` then installs).
+SWIFT_CLANG   = $(dir $(realpath $(shell command -v swift)))clang
+FUZZ_CC      ?= $(if $(wildcard $(SWIFT_CLANG)),$(SWIFT_CLANG),clang)
 FUZZ_BIN     := $(BUILD)/fuzz/api_fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
