@@ -20,7 +20,7 @@ PYTHON     ?= python3
 # Tests/requirements.txt: build/venv with $(PYTHON), build/venv-python3.N with the oldest and the
 # newest other CPython 3.9+ found (Tests/setup/pythons.sh; PYTHONS=all: every one found).
 VENV       := $(BUILD)/venv
-VPY        := $(VENV)/bin/python
+VPY        := $(abspath $(VENV))/bin/python
 PYTHONS    ?= ends
 OTHER_PYS   = $(shell sh Tests/setup/pythons.sh $(PYTHONS) $(PYTHON))
 # -rs: each skip and its reason (in make test's summary); no cache folder in the source tree.
