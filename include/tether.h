@@ -63,7 +63,8 @@ typedef enum tether_status {
     TETHER_E_INVALID_HANDLE,    /* NULL, released, stale or foreign handle */
     TETHER_E_NOT_FOUND,         /* no registration for the key (message names key and path) */
     TETHER_E_CYCLE,             /* constructor cycle (message names the path) */
-    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges */
+    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges, from every form
+                                   (resolver, declared target, LAZY slot, a callback returning it) */
     TETHER_E_FACTORY_FAILED,    /* a factory returned NULL or a callback failed */
     TETHER_E_ARGUMENT_MISMATCH, /* runtime arguments: wrong count or type */
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
@@ -148,7 +149,13 @@ typedef void (*tether_fn)(void);
 /** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
  *  owner (the instance it was handed to) alive; once the owner is gone (also during
  *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
- *  (until its address serves a new provider, after 1,024 others were freed). */
+ *  (until its address serves a new provider, after 1,024 others were freed).
+ *  A slot remembers the graph it was filled in: its first call answers that graph's
+ *  instance of the key while it lives (the X that holds this Y, whatever X's scope;
+ *  from a completion callback of that graph too), else it resolves the key anew.
+ *  A LAZY slot whose graph instance holds its owner strongly would close a retain
+ *  cycle: its calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY),
+ *  and tether_validate reports it. */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);

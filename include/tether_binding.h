@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 5
+#define TETHER_BINDING_API_VERSION 6
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -272,6 +272,32 @@ tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref
 
 
 /* ------------------------------------------------------------------------- */
+/* Lazy slots outliving their instance                                       */
+/* ------------------------------------------------------------------------- */
+
+/** Told once what a lazy slot's provider answers from the graph it was filled in. */
+typedef void (*tether_provider_watch_fn)(void *context, tether_status status, void *instance);
+
+/**
+ * For a binding whose own lazy object outlives the slot's instance (Python's
+ * tether.lazy): calls `fn(context, status, instance)` once, when the graph the
+ * slot `p` was filled in has its instance of the slot's key (now, during this
+ * call, if it has it already): TETHER_OK and that instance's pointer, which the
+ * binding maps to its own object then (it is alive during the call); or, for a
+ * LAZY slot whose graph instance holds the slot's owner strongly,
+ * TETHER_E_RETAIN_CYCLE and NULL, with the refusal as this thread's last error
+ * (tether_last_error_parts: TETHER_FIX_WEAK_LAZY) for the binding to raise on
+ * its object's calls. Never called when the graph has no instance of the key
+ * (a call resolves it anew) or the slot goes first. `fn` runs on the resolving
+ * thread, inside the resolve: it must not resolve, and must not block.
+ * A later watch of the same slot replaces the earlier one.
+ * @param p  a lazy slot's provider, during the factory call that received it.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (`fn` NULL);
+ *         TETHER_E_INVALID_HANDLE (`p` is not a live provider). Thread-safe.
+ */
+tether_status tether_provider_watch(tether_provider p, tether_provider_watch_fn fn, void *context);
+
+/* ------------------------------------------------------------------------- */
 /* Errors in the binding's language                                           */
 /* ------------------------------------------------------------------------- */
 
@@ -290,9 +316,12 @@ typedef enum tether_fix {
                                 with a completion callback */
     TETHER_FIX_PROVIDE_VALUE, /* `key` is a declared value (tether_declare_value) that no container
                                 on the way provides (`path` needed it): provide it in a child */
-    TETHER_FIX_UNFINISHED    /* a nested resolve (`path`) asked for `key`, made by a resolve further
+    TETHER_FIX_UNFINISHED,   /* a nested resolve (`path`) asked for `key`, made by a resolve further
                                 out on this thread that has not finished: take it from the
                                 completion callback's resolver or as a dependency */
+    TETHER_FIX_WEAK_LAZY     /* a strong lazy slot of `key` on `target` whose graph instance holds
+                                `key` strongly closes the retain cycle `path` (first key repeated
+                                last): declare the slot weak-lazy */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */
@@ -300,7 +329,7 @@ typedef struct tether_error_parts {
     tether_status status;    /* as tether_last_status() */
     tether_fix fix;
     const char *key;         /* the key the fix is about, or NULL */
-    const char *target;      /* TETHER_FIX_WEAK_EDGE/_TARGET: the edge's target key, else NULL */
+    const char *target;      /* TETHER_FIX_WEAK_EDGE/_TARGET/_LAZY: the edge's target key, else NULL */
     const char *const *path; /* `path_count` keys, root first (who needed `key`, or the cycle) */
     size_t path_count;
     size_t path_omitted;     /* keys of a long path left out between its first 3 and the rest */

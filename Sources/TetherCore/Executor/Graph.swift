@@ -27,6 +27,9 @@ final class Graph {
     /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
+    /// Lazy cells filled in this resolve waiting for the graph's instance of their key
+    /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
+    private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
@@ -222,6 +225,7 @@ final class Graph {
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
+        if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
@@ -296,13 +300,14 @@ final class Graph {
                         attach(found, to: top)
                     } else {
                         guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
+                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path))); \(GraphCheck.argumentsFix)")
                         }
                         push(dep, spec, from: lookup)
                     }
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
+                    rememberGraph(of: cell, lookup: frames[top].lookup)
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
@@ -320,6 +325,31 @@ final class Graph {
         } catch {
             while frames.count > floor { pop() }
             throw error
+        }
+    }
+
+    /// A lazy cell remembers this graph's instance of its key: the one the graph
+    /// has now, else the one it makes later (an instance under construction, like
+    /// the owner of the slot's dependent, or one of a key not transient).
+    private func rememberGraph(of cell: LazyCell, lookup: Unmanaged<Container>) {
+        guard let registration = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: cell.key) }) else { return }
+        let state = table.state(registration)
+        if state == GraphTable.constructing
+            || state == GraphTable.absent && registration._withUnsafeGuaranteedRef({ $0.spec.scope }) != .transient {
+            awaitingCells.append((registration, cell))
+        } else if state != GraphTable.absent {
+            cell.bind(to: alive[GraphTable.index(state)].takeUnretainedValue())
+        }
+    }
+
+    /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
+    @inline(never)
+    private func bindAwaiting(_ registration: Unmanaged<Registration>, _ instance: Unmanaged<Instance>) {
+        var i = 0
+        while i < awaitingCells.count {
+            guard awaitingCells[i].registration.toOpaque() == registration.toOpaque() else { i += 1; continue }
+            let cell = awaitingCells.remove(at: i).cell
+            cell.bind(to: instance.takeUnretainedValue())
         }
     }
 
@@ -381,8 +411,7 @@ final class Graph {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let keys = Array(path[start...]) + [key]
-            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
-                              ErrorParts(.breakCycle, key: key, path: keys))
+            throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -578,6 +607,7 @@ final class Graph {
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
@@ -634,7 +664,9 @@ final class Graph {
         (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
         if let reason = parts.reason { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message, parts)
+        // One status per kind of failure: a callback stopped by a refused strong edge
+        // (it returned TETHER_E_RETAIN_CYCLE) fails the resolve as a retain cycle.
+        return TetherError(failure.code == .retainCycle ? .retainCycle : .factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -720,6 +752,19 @@ final class Graph {
             holdsCreationLock = false
             CreationLock.shared.unlock()
         }
+    }
+}
+
+extension Graph {
+    /// The error of the constructor cycle `keys` (its first key repeated last), with
+    /// the fixes that close it: its last edge set after construction, or weak-lazy
+    /// (a strong lazy edge back would close a retain cycle, which is refused).
+    static func constructorCycle(_ keys: [Key]) -> TetherError {
+        let (from, to) = (keys[keys.count >= 2 ? keys.count - 2 : 0], keys[keys.count - 1])
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break its last edge \(from.quoted) -> \(to.quoted): "
+                           + "take \(to.quoted) in a completion callback of \(from.quoted) (tether_on_complete), "
+                           + "or declare the slot TETHER_WEAK_LAZY(\(to.quoted))",
+                           ErrorParts(.breakCycle, key: to, path: keys))
     }
 }
 

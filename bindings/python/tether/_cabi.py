@@ -33,7 +33,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 5
+BINDING_API_VERSION = 6
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -151,6 +151,7 @@ FIX_CALLBACK = 6
 FIX_RECURSION = 7
 FIX_PROVIDE_VALUE = 8
 FIX_UNFINISHED = 9
+FIX_WEAK_LAZY = 10
 
 
 class ErrorParts(Structure):

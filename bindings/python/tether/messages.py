@@ -25,6 +25,7 @@ from ._cabi import (
     FIX_UNFINISHED,
     FIX_REGISTER,
     FIX_WEAK_EDGE,
+    FIX_WEAK_LAZY,
     FIX_WEAK_TARGET,
     OK,
     Api,
@@ -107,15 +108,18 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text += f": register it first (container.register({_q(key)}, ...)) or check the spelling"
     elif fix == FIX_BREAK_CYCLE:
         before = parts.path[-2] if len(parts.path) > 1 else key
-        text = (f"the constructors of {_path(parts)} need each other: make {_q(before)}'s dependency on {_q(key)} "
-                f"lazy (deps=[tether.lazy({_q(key)})]) or set it after construction in a completion callback "
-                f"(on_complete=)")
+        text = (f"the constructors of {_path(parts)} need each other: set {_q(before)}'s dependency on {_q(key)} "
+                f"after construction in a completion callback of {_q(before)} (on_complete=), or make it weak-lazy "
+                f"(deps=[tether.weak_lazy({_q(key)})])")
     elif fix == FIX_WEAK_EDGE:
         text = (f"r.get({_q(parts.target)}) from {_q(key)} makes a strong reference that closes the retain "
                 f"cycle {_path(parts)}: take it with r.weak({_q(parts.target)}) instead")
     elif fix == FIX_WEAK_TARGET:
         text = (f"the strong target {_q(parts.target)} of {_q(key)} closes the retain cycle {_path(parts)}: "
                 f"declare it weak (tether.complete(fn, deps=[tether.weak({_q(parts.target)})]))")
+    elif fix == FIX_WEAK_LAZY:
+        text = (f"tether.lazy({_q(parts.target)}) in {_q(key)} would close the retain cycle {_path(parts)}: "
+                f"{_q(parts.target)} holds {_q(key)} strongly; make it deps=[tether.weak_lazy({_q(parts.target)})]")
     elif fix == FIX_FACTORY:
         text = _failed(f"the factory for {_q(key)}", parts.reason, cause)
         if len(parts.path) > 1 or parts.omitted:
