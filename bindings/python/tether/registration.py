@@ -43,6 +43,7 @@ from .completion import Completion
 from .errors import FactoryReturnedNone, error_for
 from .messages import last_message
 from .lazy import Lazy, WeakLazy
+from .lazy import watch as watch_lazy
 from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
@@ -530,6 +531,7 @@ class Registration:
                     frames = _state.tls.frames
                     container = frames[-1][0] if frames else self.container()
                     obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
+                    watch_lazy(api, obj, value)  # the library answers from this graph
                 elif kind == PARAM_I64:
                     obj = bool(value) if slot.arg == "bool" else value
                 elif kind == PARAM_STR:
