@@ -116,12 +116,26 @@ def test_resolver_lazy_holds_strongly_and_resolves_once(c, count):
     assert ref() is not None  # the lazy holds it strongly
 
 
-def test_lazy_breaks_a_constructor_cycle(c, count):
-    c.register("Parent", lambda child: {"child": child}, deps=["Child"])
-    c.register("Child", lambda parent: {"parent": parent}, deps=[tether.lazy("Parent")])
-    c.validate()  # a lazy edge is not a constructor edge
+def test_weak_lazy_breaks_a_constructor_cycle_and_strong_lazy_is_refused(c, count):
+    class Node:  # weakly referenceable
+        def __init__(self, **kw: Any) -> None:
+            self.__dict__.update(kw)
+            count(type(self).__name__)
+
+    c.register("Parent", lambda child: Node(child=child), deps=["Child"])
+    c.register("Child", lambda parent: Node(parent=parent), deps=[tether.lazy("Parent")])
+    with pytest.raises(tether.RetainCycleError) as info:
+        c.validate()  # not a constructor cycle: a retain cycle once called
+    assert "TETHER_WEAK_LAZY" in str(info.value)
     p = c.resolve("Parent")
-    assert callable(p["child"]["parent"])
+    with pytest.raises(tether.RetainCycleError) as called:
+        p.child.parent()
+    assert 'make it deps=[tether.weak_lazy("Parent")]' in str(called.value)
+    assert count["Node"] == 2  # never a second Parent
+    c.register("Child", lambda parent: Node(parent=parent), deps=[tether.weak_lazy("Parent")])  # the fix
+    c.validate()
+    p = c.resolve("Parent")
+    assert p.child.parent() is p and count["Node"] == 4
 
 
 # -- Swinject: Parent/Child ----------------------------------------------------------------
@@ -245,7 +259,7 @@ def test_dip_server_first_and_the_weak_note(c, count):
 def test_strong_back_edge_is_a_retain_cycle(c):
     c.register("Parent", lambda child: SwParent(child), deps=["Child"])
     c.register("Child", SwChild, on_complete=lambda r, ch: setattr(ch, "parent", r.get("Parent")))
-    with pytest.raises(tether.FactoryError) as info:
+    with pytest.raises(tether.RetainCycleError) as info:
         c.resolve("Parent")
     cause = info.value.__cause__
     assert isinstance(cause, tether.RetainCycleError)

@@ -32,6 +32,7 @@ from ._cabi import (
     ErrorParts,
 )
 from .errors import FactoryReturnedNone
+from .markers import class_keys
 
 #: Paths longer than this are shown as their first and last ``_PATH_END`` keys (as the library's).
 _PATH_MAX, _PATH_END = 7, 3
@@ -105,7 +106,9 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
             text += f" (needed by {_path(parts)})"
         elif parts.callback_of and not parts.callback:
             text += f" (needed by a completion callback of {_q(parts.callback_of)})"
-        text += f": register it first (container.register({_q(key)}, ...)) or check the spelling"
+        cls = class_keys.get(key or "")
+        how = f"container.register({cls})" if cls else f"container.register({_q(key)}, ...)"
+        text += f": register it first ({how}) or check the spelling"
     elif fix == FIX_BREAK_CYCLE:
         before = parts.path[-2] if len(parts.path) > 1 else key
         text = (f"the constructors of {_path(parts)} need each other: set {_q(before)}'s dependency on {_q(key)} "
