@@ -360,6 +360,23 @@ typedef struct tether_error_parts {
  */
 tether_status tether_last_error_parts(tether_error_parts *out);
 
+/**
+ * The parts of problem `index` (from 0, in the report's order: line `index` + 2
+ * of tether_last_error()) of this thread's last tether_validate, so a binding
+ * renders each problem's fix in its own terms: constructor cycles
+ * (TETHER_FIX_BREAK_CYCLE), strong lazy slots closing a retain cycle
+ * (TETHER_FIX_WEAK_LAZY), strong declared targets (TETHER_FIX_WEAK_TARGET);
+ * other problems have TETHER_FIX_NONE (show their line as it is). `status` is
+ * that problem's own. After a tether_validate that passed there are none.
+ *
+ * @param out    receives the parts; its strings stay valid as tether_last_error_parts's do
+ *               (until the next call of either, or the next failure on this thread).
+ * @param count  if not NULL, receives how many problems the last tether_validate found.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (NULL `out`, or `index` not below the count).
+ * Thread-local, so thread-safe.
+ */
+tether_status tether_validate_problem_parts(size_t index, tether_error_parts *out, size_t *count);
+
 /* ------------------------------------------------------------------------- */
 /* Plans, for bindings that run their own factories                           */
 /* ------------------------------------------------------------------------- */

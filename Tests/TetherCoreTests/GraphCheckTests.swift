@@ -51,7 +51,12 @@ import TetherCore
         #expect(error.code == .cycle)
         #expect(error.message.contains("dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"; break its last edge \"B\" -> \"A\""))
         #expect(error.message.contains("\"Self\" -> \"Self\""))
-        #expect(!error.message.contains("L1"))
+        #expect(!error.message.contains("constructors: \"L"), "lazy edges are not constructor cycles")
+        // ... but a strong lazy edge back to what holds it is a retain cycle, and weak-lazy is the fix
+        #expect(error.message.contains("lazy dependency \"L2\" -> \"L1\" would close a retain cycle \"L2\" -> \"L1\" -> \"L2\""))
+        #expect(!error.message.contains("\"W"))
+        let lazyProblem = try #require(check.allProblems.first { $0.parts.fix == .weakLazy })
+        #expect(lazyProblem.parts.key == Key("L2") && lazyProblem.parts.target == Key("L1"))
     }
 
     @Test func missingTakesPrecedenceOverCycles() throws {

@@ -150,8 +150,10 @@ public struct GraphCheck {
                 guard let target, let back = strongPath(from: target, to: n) else { continue }
                 let cycle = [e.from.key] + back.map { nodes[$0].registration.key }
                 for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                var parts = ErrorParts(.weakTarget, key: e.from.key, target: e.target, path: cycle)
+                (parts.callback, parts.callbackOf) = (e.completion! + 1, e.from.key)
                 report(TetherError(.retainCycle,
-                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK", parts))
             }
             // A LAZY slot whose key's instance holds the dependent strongly: its call answers
             // the graph's instance, and holding that strongly is refused (`LazyCell.bind`).
@@ -218,10 +220,9 @@ public struct GraphCheck {
         }
     }
 
-    /// The report as an error (nil when the graph is sound), one problem per
-    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
-    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
-    public var error: TetherError? {
+    /// Every problem in the order the report lists them, each with the parts its
+    /// message is made of where a binding says the fix its own way (cycles, retain cycles).
+    public var allProblems: [TetherError] {
         var found: [TetherError] = []
         for m in missing {
             found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
@@ -229,7 +230,14 @@ public struct GraphCheck {
         for c in cycles {
             found.append(Graph.constructorCycle(c))
         }
-        found += problems
+        return found + problems
+    }
+
+    /// The report as an error (nil when the graph is sound), one problem per
+    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
+    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
+    public var error: TetherError? {
+        let found = allProblems
         guard !found.isEmpty else { return nil }
         let order: [ErrorCode] = [.notFound, .cycle, .retainCycle, .argumentMismatch, .captiveDependency]
         let code = order.first { code in found.contains { $0.code == code } }!

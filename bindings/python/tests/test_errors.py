@@ -284,3 +284,45 @@ def test_long_keys_and_paths_are_cut_short(c):
     text = _speaks_python(info.value)
     assert '(needed by "K0" -> "K1" -> "K2" -> ... (6 more) -> "K9" -> "K10" -> "K11")' in text
     assert '"' + "x" * 40 + "..." + "x" * 40 + '"' in text and len(text) < 400
+
+
+class Repo:
+    pass
+
+
+class UsesRepo:
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+
+
+def test_a_missing_class_key_suggests_registering_the_class(c):
+    c.register(UsesRepo)
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve(UsesRepo)
+    assert "container.register(Repo)" in str(info.value)
+    assert '"' + Repo.__module__ + '.Repo", ...' not in str(info.value)
+    c.register(Repo)  # the fix, as suggested
+    assert isinstance(c.resolve(UsesRepo).repo, Repo)
+
+
+def test_an_error_is_not_chained_to_an_internal_lookup(c):
+    import traceback
+
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve("Nowhere")
+    text = "".join(traceback.format_exception(info.type, info.value, info.value.__traceback__))
+    assert text.count("Traceback") == 1 and "During handling" not in text
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_validate_speaks_python_for_cycles(c):
+    c.register("A", lambda b: object(), deps=["B"])
+    c.register("B", lambda a: object(), deps=["A"])
+    c.register("X", lambda y: object(), deps=["Y"])
+    c.register("Y", lambda x: object(), deps=[tether.lazy("X")])
+    with pytest.raises(tether.CycleError) as info:
+        c.validate()
+    text = str(info.value)
+    assert 'deps=[tether.weak_lazy("A")]' in text and 'deps=[tether.weak_lazy("X")]' in text
+    assert "TETHER_" not in text and "tether_on_complete" not in text
+    assert len(info.value.problems) == 3  # type: ignore[attr-defined]  (the count, then one line each)

@@ -238,6 +238,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_provider_free": (_status, [_p]),
     "tether_provider_watch": (_status, [_p, PROVIDER_WATCH_FN, _p]),
     "tether_last_error_parts": (_status, [POINTER(ErrorParts)]),
+    "tether_validate_problem_parts": (_status, [c_size_t, POINTER(ErrorParts), POINTER(c_size_t)]),
     "tether_set_trace": (_status, [_p, c_void_p, _p]),
     "tether_plan_describe": (
         _status,

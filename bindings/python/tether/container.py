@@ -1130,7 +1130,7 @@ class Container:
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, last_message(self._api))
+            error = error_for(status, messages.validate_report(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 

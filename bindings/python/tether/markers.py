@@ -108,3 +108,17 @@ def encode_key(key: object) -> bytes:
         _encoded.clear()
     _encoded[key] = raw
     return raw
+
+
+class _RuntimeArgument:
+    """``Annotated[int, tether.arg]``: this parameter is a runtime argument of ``resolve`` (its
+    hint's type, one of the runtime-argument types). Autowiring refuses a bare ``seconds: int``,
+    which would silently make the key take runtime arguments (and never be a dependency)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "tether.arg"
+
+
+arg = _RuntimeArgument()

@@ -12,7 +12,7 @@ starts with.
 from __future__ import annotations
 
 import re
-from ctypes import byref
+from ctypes import byref, c_size_t
 from typing import Sequence
 
 from ._cabi import (
@@ -61,10 +61,28 @@ def last(api: Api) -> Parts:
     raw = ErrorParts()
     if api.tether_last_error_parts(byref(raw)) != OK:
         return Parts(api.tether_last_status(), text=api.last_error())
+    return _parts(raw, api.last_error())
+
+
+def _parts(raw: ErrorParts, text: str) -> Parts:
     path = [_text(raw.path[i]) or "" for i in range(raw.path_count)]
     return Parts(raw.status, raw.fix, _text(raw.key), target=_text(raw.target), path=path, omitted=raw.path_omitted,
-                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback,
-                 text=api.last_error())
+                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback, text=text)
+
+
+def validate_report(api: Api) -> str:
+    """The last failed ``tether_validate``'s report in Python's terms: its first line, then each
+    problem rendered from its parts (``tether_validate_problem_parts``), or its line as it is."""
+    lines = api.last_error().splitlines()
+    raw, count = ErrorParts(), c_size_t()
+    out = [re.sub(r"^tether_\w+: ", "", lines[0])] if lines else []
+    api.tether_validate_problem_parts(0, byref(raw), byref(count))
+    shown = count.value if count.value == len(lines) - 1 else len(lines) - 2  # a long report ends in "... and N more"
+    for i, line in enumerate(lines[1:]):
+        if i < shown and api.tether_validate_problem_parts(i, byref(raw), None) == OK and raw.fix != FIX_NONE:
+            line = render(_parts(raw, line))
+        out.append(line)
+    return "\n".join(out)
 
 
 def last_message(api: Api) -> str:
