@@ -314,6 +314,31 @@ static void test_provider_watch_tells_the_graphs_answer(void) {
     CHECK_STATUS(tether_provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
 }
 
+/* Each of validate's problems has the parts a binding renders its fix from. */
+static void test_validate_problems_have_their_parts(void) {
+    tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_LAZY("X"), 0);
+    reg_node(c, "A", &kw, TETHER_SCOPE_GRAPH, "B", NULL, drop_node);
+    reg_node(c, "B", &kw, TETHER_SCOPE_GRAPH, "A", NULL, drop_node);
+    CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
+    tether_error_parts parts;
+    size_t count = 0;
+    CHECK_OK(tether_validate_problem_parts(0, &parts, &count));
+    CHECK(count == 2);
+    CHECK(parts.status == TETHER_E_CYCLE && parts.fix == TETHER_FIX_BREAK_CYCLE && parts.path_count == 3);
+    CHECK_OK(tether_validate_problem_parts(1, &parts, NULL));
+    CHECK(parts.status == TETHER_E_RETAIN_CYCLE && parts.fix == TETHER_FIX_WEAK_LAZY
+          && parts.key && strcmp(parts.key, "Y") == 0 && parts.target && strcmp(parts.target, "X") == 0);
+    CHECK_STATUS(tether_validate_problem_parts(2, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK(count == 2);
+    CHECK_STATUS(tether_validate_problem_parts(0, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_container_free(c));
+    c = new_container();
+    CHECK_OK(tether_validate(c));
+    CHECK_STATUS(tether_validate_problem_parts(0, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK(count == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_weak_lazy_answers_the_graphs_x_whatever_its_scope);
     RUN(test_weak_lazy_without_an_x_in_its_graph_resolves_anew);
@@ -324,5 +349,6 @@ int main(void) {
     RUN(test_runtime_argument_advice_passes_when_applied);
     RUN(test_retain_cycle_from_a_resolver_form_callback_is_retain_cycle);
     RUN(test_provider_watch_tells_the_graphs_answer);
+    RUN(test_validate_problems_have_their_parts);
     return harness_finish();
 }
