@@ -319,9 +319,12 @@ typedef enum tether_fix {
     TETHER_FIX_UNFINISHED,   /* a nested resolve (`path`) asked for `key`, made by a resolve further
                                 out on this thread that has not finished: take it from the
                                 completion callback's resolver or as a dependency */
-    TETHER_FIX_WEAK_LAZY     /* a strong lazy slot of `key` on `target` whose graph instance holds
+    TETHER_FIX_WEAK_LAZY,    /* a strong lazy slot of `key` on `target` whose graph instance holds
                                 `key` strongly closes the retain cycle `path` (first key repeated
                                 last): declare the slot weak-lazy */
+    TETHER_FIX_RUNTIME_ARGUMENTS /* `key` takes runtime arguments and cannot be a dependency (of
+                                `path`'s last key): resolve it where its arguments are known and
+                                hand the instance over */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */
@@ -365,7 +368,8 @@ tether_status tether_last_error_parts(tether_error_parts *out);
  * of tether_last_error()) of this thread's last tether_validate, so a binding
  * renders each problem's fix in its own terms: constructor cycles
  * (TETHER_FIX_BREAK_CYCLE), strong lazy slots closing a retain cycle
- * (TETHER_FIX_WEAK_LAZY), strong declared targets (TETHER_FIX_WEAK_TARGET);
+ * (TETHER_FIX_WEAK_LAZY), strong declared targets (TETHER_FIX_WEAK_TARGET), dependencies
+ * on keys taking runtime arguments (TETHER_FIX_RUNTIME_ARGUMENTS);
  * other problems have TETHER_FIX_NONE (show their line as it is). `status` is
  * that problem's own. After a tether_validate that passed there are none.
  *

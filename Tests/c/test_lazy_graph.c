@@ -247,6 +247,9 @@ static void test_runtime_argument_advice_passes_when_applied(void) {
     tether_ref *keep = NULL;
     CHECK(tether_get(c, "User", &keep) == NULL && tether_last_status() == TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("(tether_resolve_args)");
+    tether_error_parts parts;
+    CHECK_OK(tether_last_error_parts(&parts));
+    CHECK(parts.fix == TETHER_FIX_RUNTIME_ARGUMENTS && parts.key && strcmp(parts.key, "Arg") == 0 && parts.path_count == 1);
     /* applied: User no longer declares it; the caller resolves it with its arguments */
     reg_node(c, "User", &ky, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
     CHECK_OK(tether_validate(c));

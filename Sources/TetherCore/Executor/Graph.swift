@@ -300,7 +300,9 @@ final class Graph {
                         attach(found, to: top)
                     } else {
                         guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path))); \(GraphCheck.argumentsFix)")
+                            let path = path
+                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path))); \(GraphCheck.argumentsFix)",
+                                              ErrorParts(.runtimeArguments, key: key, path: path))
                         }
                         push(dep, spec, from: lookup)
                     }

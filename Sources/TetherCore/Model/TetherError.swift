@@ -76,6 +76,9 @@ public struct ErrorParts: Sendable {
         /// A strong lazy slot of `key` on `target` whose graph instance holds `key` strongly
         /// closes the retain cycle `path` (first key repeated last): make the slot weak-lazy.
         case weakLazy
+        /// `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
+        /// resolve it where its arguments are known and hand the instance over.
+        case runtimeArguments
     }
 
     public var fix: Fix = .none

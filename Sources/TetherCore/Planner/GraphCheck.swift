@@ -198,13 +198,16 @@ public struct GraphCheck {
             for (e, target) in n.out where e.param.isConstructorEdge {
                 guard let target, nodes[target].registration.hasArguments else { continue }
                 report(TetherError(.argumentMismatch,
-                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); \(GraphCheck.argumentsFix)"))
+                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); \(GraphCheck.argumentsFix)",
+                    ErrorParts(.runtimeArguments, key: e.target, path: e.completion == nil ? [e.from.key] : [])))
             }
         }
     }
 
     /// What the runtime-argument messages (here and `Graph.build`) tell to do: a fix
-    /// that passes at run time (lazy slots and resolvers pass no arguments).
+    /// that passes at run time (lazy slots and resolvers pass no arguments). The one
+    /// place to change once factory slots (TETHER_FACTORY) exist; bindings render
+    /// `ErrorParts.Fix.runtimeArguments` (Python: messages.py).
     static let argumentsFix = "resolve it where its arguments are known (tether_resolve_args) and hand the instance over, instead of declaring it a dependency"
 
     /// Strong edges from a cached instance to a shorter-lived one (`Scope.captures`).

@@ -5,6 +5,7 @@ import re
 import types
 import traceback
 import weakref
+from typing import Annotated
 
 import pytest
 
@@ -326,3 +327,22 @@ def test_validate_speaks_python_for_cycles(c):
     assert 'deps=[tether.weak_lazy("A")]' in text and 'deps=[tether.weak_lazy("X")]' in text
     assert "TETHER_" not in text and "tether_on_complete" not in text
     assert len(info.value.problems) == 3  # type: ignore[attr-defined]  (the count, then one line each)
+
+
+def test_runtime_argument_advice_speaks_python_and_works_when_applied(c):
+    class Clock:
+        def __init__(self, tick: Annotated[int, tether.arg]) -> None:
+            self.tick = tick
+
+    c.register("Clock", Clock)
+    c.register("Report", lambda clock: clock, deps=["Clock"])
+    with pytest.raises(tether.ArgumentMismatchError) as info:
+        c.validate()
+    assert 'resolve it where its arguments are known (container.resolve("Clock", ...))' in str(info.value)
+    with pytest.raises(tether.ArgumentMismatchError) as info:
+        c.resolve("Report")
+    assert "container.resolve(" in str(info.value) and 'needed by "Report"' in str(info.value)
+    c.register("Report", lambda clock: clock, deps=[object])  # applied: the caller hands it over
+    c.validate()
+    clock = c.resolve("Clock", 7)
+    assert c.resolve("Report", clock) is clock

@@ -26,6 +26,7 @@ from ._cabi import (
     FIX_REGISTER,
     FIX_WEAK_EDGE,
     FIX_WEAK_LAZY,
+    FIX_RUNTIME_ARGUMENTS,
     FIX_WEAK_TARGET,
     OK,
     Api,
@@ -141,6 +142,12 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
     elif fix == FIX_WEAK_LAZY:
         text = (f"tether.lazy({_q(parts.target)}) in {_q(key)} would close the retain cycle {_path(parts)}: "
                 f"{_q(parts.target)} holds {_q(key)} strongly; make it deps=[tether.weak_lazy({_q(parts.target)})]")
+    elif fix == FIX_RUNTIME_ARGUMENTS:
+        text = f"{_q(key)} takes runtime arguments and cannot be a dependency"
+        if parts.path:
+            text += f" (needed by {_path(parts)})"
+        text += (f": resolve it where its arguments are known (container.resolve({class_keys.get(key or '') or _q(key)}, "
+                 f"...)) and hand it over")
     elif fix == FIX_FACTORY:
         text = _failed(f"the factory for {_q(key)}", parts.reason, cause)
         if len(parts.path) > 1 or parts.omitted:
