@@ -32,8 +32,9 @@ from threading import get_ident
 from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
-from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER, PLAN_INPUT_RESOLVER,
-                    PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep, plan_argument)
+from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
+                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
+                    plan_argument)
 from ._state import raise_caused
 from .completion import Completion
 from .messages import last as last_parts

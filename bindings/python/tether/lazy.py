@@ -58,7 +58,11 @@ def watch(api: Any, lazy: _Deferred, provider: int | None) -> None:
     if not _api:
         _api.append(api)
     token = next(_tokens)
-    _watching[token] = weakref.ref(lazy, lambda _ref, token=token: _watching.pop(token, None))
+
+    def forget(_ref: Any) -> None:  # the lazy object went before its graph answered
+        _watching.pop(token, None)
+
+    _watching[token] = weakref.ref(lazy, forget)
     if api.tether_provider_watch(provider, _TOLD, token) != OK:
         _watching.pop(token, None)
 
