@@ -587,7 +587,8 @@ tether_status tether_reset(tether_container *c, tether_scope scope);
  * Checks the declared graph of everything resolvable from `c` (slots and declared
  * completion targets), running nothing: missing keys (and who needs them), constructor
  * cycles (lazy slots are not constructor edges), retain cycles closed by declared DEP
- * targets, dependencies on keys taking runtime arguments, captive dependencies
+ * targets or by LAZY slots whose key holds the dependent strongly (declare those
+ * WEAK_LAZY), dependencies on keys taking runtime arguments, captive dependencies
  * (tether_container_set_strict). The report, a line per problem (the first 100), is
  * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
  * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
@@ -599,7 +600,7 @@ tether_status tether_validate(tether_container *c);
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
  * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
- * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red (retain-cycle LAZY edges too),
  * captive ones orange; long keys shortened as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
