@@ -600,8 +600,9 @@ tether_status tether_validate(tether_container *c);
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
  * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
- * completion targets labelled), missing keys as red dashed nodes, cycle edges red (retain-cycle LAZY edges too),
- * captive ones orange; long keys shortened as messages quote them (and their id).
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red
+ * (LAZY edges closing a retain cycle too), captive ones orange; long keys shortened
+ * as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.
