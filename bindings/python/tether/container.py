@@ -1129,14 +1129,15 @@ class Container:
         """Checks the declared graph without running a factory.
 
         Raises, for the first kind found, ``NotFoundError`` (missing keys), ``CycleError``
-        (constructor cycles), ``RetainCycleError`` (a declared strong completion target closing a
-        cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
+        (constructor cycles), ``RetainCycleError`` (a declared strong completion target, or a
+        ``tether.lazy`` dependency on what holds the dependent, closing a cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
         ``CaptiveDependencyError`` (a singleton holding a shorter-lived key); the message is the
-        report, one problem per line (also as the list ``error.problems``).
+        report, one problem per line (also as the list ``error.problems``), each fix in Python's terms
+        where the library gives its parts.
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, last_message(self._api))
+            error = error_for(status, messages.validate_report(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 
