@@ -322,6 +322,7 @@ public final class Container: @unchecked Sendable {
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
             let old = table.replace(key, with: registration)
             if let old { s.retired.append(old) }
             configurationChanged()
@@ -381,11 +382,14 @@ public final class Container: @unchecked Sendable {
         var byKey: [Key: Registration] = [:]
         var container: Container? = self
         while let c = container {
-            for r in c.state.withLock({ _ in c.table.all() }) where byKey[r.key] == nil { byKey[r.key] = r }
+            for r in c.ownRegistrations() where byKey[r.key] == nil { byKey[r.key] = r }
             container = c.parent
         }
         return byKey.values.sorted { $0.key.name < $1.key.name }
     }
+
+    /// This container's own registrations (not its parents'), read under its lock.
+    func ownRegistrations() -> [Registration] { state.withLock { _ in table.all() } }
 
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
