@@ -686,6 +686,15 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
  */
 tether_status tether_container_hit_word(tether_container *c, const volatile size_t **word);
 
+/**
+ * A strong handle of your own to item `index` of the list a tether_resolve_all handle
+ * holds (a binding wraps each item it did not make itself, and may release `list`).
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `list`); TETHER_E_INVALID_ARGUMENT
+ *         (NULL out; `list` not from tether_resolve_all; `index` not below its count).
+ * Thread-safe.
+ */
+tether_status tether_list_ref(tether_ref *list, size_t index, tether_ref **out);
+
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)

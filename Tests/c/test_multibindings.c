@@ -142,8 +142,18 @@ static void resolve_all_gives_the_same_list_kept_by_its_handle(void) {
         CHECK(((node *)list->items[0])->magic == ALIVE);
     }
     CHECK(a.dropped == 0 && b.dropped == 0);
+    /* a handle of its own to an item outlives the list's */
+    tether_ref *item = NULL, *other = NULL;
+    CHECK_OK(tether_list_ref(keep, 1, &item));
+    CHECK(list && tether_ref_get(item) == list->items[1]);
+    CHECK_STATUS(tether_list_ref(keep, 2, &other), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_ref_release(keep));
+    CHECK(a.dropped == 0 && b.dropped == 1);
+    CHECK_OK(tether_ref_release(item));
     CHECK(a.dropped == 1 && b.dropped == 1);
+    CHECK_OK(tether_resolve(c, "Codec#b", &item));
+    CHECK_STATUS(tether_list_ref(item, 0, &other), TETHER_E_INVALID_ARGUMENT);   /* not a list */
+    CHECK_OK(tether_ref_release(item));
     CHECK_STATUS(tether_resolve_all(c, "", &keep, &list), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_resolve_all(c, "Codec", NULL, &list), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_container_free(c));

@@ -38,3 +38,15 @@ public func tether_resolve_all(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?
         out.pointee = Handles.refs.insert(taking: instance)
     }
 }
+
+@_cdecl("tether_list_ref")
+public func tether_list_ref(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_list_ref")
+        let instance = try Handles.refs.get(list, "tether_list_ref")
+        guard let item = instance.listItem(index) else {
+            throw invalid("tether_list_ref", "no item \(index) in that handle's instance: pass a handle from tether_resolve_all and an index below its list's count")
+        }
+        out.pointee = Handles.refs.insert(item)
+    }
+}

@@ -27,6 +27,7 @@ extension Container {
     public func resolveAll(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         let registration = Registration(key: Key("\(key.name)[all]"), params: [.all(key)], factory: ListFactory(), container: self)
+        registration.setUnlistedContext(SlotList.marker)  // what tells `listItem` a list from any other instance
         return try resolveRetained(.passUnretained(registration))
     }
 }
@@ -35,6 +36,8 @@ extension Container {
 /// items right after it in one allocation), owned by the dependent's instance.
 public final class SlotList: @unchecked Sendable {
     public let address: UnsafeMutableRawPointer
+    /// The context of `resolveAll`'s instances: an address nothing else has.
+    nonisolated(unsafe) static let marker = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     init(_ pointers: [UnsafeMutableRawPointer]) {
         let header = 2 * MemoryLayout<UInt>.stride
@@ -52,6 +55,17 @@ public final class SlotList: @unchecked Sendable {
         let count = Int(address.load(as: UInt.self))
         guard let items = address.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafePointer<UnsafeMutableRawPointer>?.self) else { return [] }
         return (0..<count).map { items[$0] }
+    }
+}
+
+extension Instance {
+    /// Item `index` of the list this instance is (one `Container.resolveAll` made), held by
+    /// it; nil when it is not such a list or `index` is out of range.
+    public func listItem(_ index: Int) -> Instance? {
+        guard spec.context == SlotList.marker, index >= 0 else { return nil }
+        var items: [Instance] = []
+        EdgeLock.withLock { _ = forEachStrongEdge { items.append($0); return true } }  // its items, in order
+        return index < items.count ? items[index] : nil
     }
 }
 

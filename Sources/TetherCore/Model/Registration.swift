@@ -384,6 +384,11 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// `setContext` (no destructor) for a registration no container lists: no plan to invalidate.
+    func setUnlistedContext(_ context: UnsafeMutableRawPointer) {
+        lock.withSpinLock { install(spec.with(context: .some(context), destructor: .some(nil))) }
+    }
+
     /// `defersDrop`: see `InstanceSpec.defersDrop`.
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?, defersDrop: Bool = false) {
         installChanged { $0.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
