@@ -107,6 +107,10 @@ class Run:
             return "~" + target.name if target is not None else "~expired"
         if kind in ("lazy", "weak_lazy"):
             return f"{kind}:{value[1]}"
+        if kind == "all":
+            return "[" + ",".join(item.name for item in value) + "]"
+        if kind == "factory":
+            return f"factory:{value[1]}"
         if kind == "arg":
             return json.dumps(value)
         return kind
@@ -155,7 +159,7 @@ class Run:
         def make(*values: Any) -> Any:
             inputs: dict[int, tuple[str, Any]] = {}
             for (kind, extra), value in zip(kinds, values):
-                inputs[len(inputs)] = (kind, (value, extra) if kind in ("lazy", "weak_lazy") else value)
+                inputs[len(inputs)] = (kind, (value, extra) if kind in ("lazy", "weak_lazy", "factory") else value)
             shown = ",".join(self.show(k, v) for k, v in inputs.values())
             ops, error = self.run_ops(spec.get("ops", []), None, inputs)
             tail = "".join(f"; {o}" for o in ops)
@@ -215,7 +219,8 @@ class Run:
                     kinds.append(("arg", None))
                     continue
                 raise Unsupported(f"slot {slot}")
-            maker = {"dep": lambda k: k, "weak": tether.weak, "lazy": tether.lazy, "weak_lazy": tether.weak_lazy}
+            maker = {"dep": lambda k: k, "weak": tether.weak, "lazy": tether.lazy, "weak_lazy": tether.weak_lazy,
+                     "all": tether.all, "factory": tether.factory}
             if kind not in maker:
                 raise Unsupported(f"slot {slot}")
             deps.append(maker[kind](target))
@@ -293,6 +298,26 @@ class Run:
                 if "as" in step:
                     self.vars[step["as"]] = obj
                 del obj
+        elif "factory" in step:
+            var, _, index = step["factory"].partition(".")
+            args = step.get("args", [])
+            head = f"factory {step['factory']}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
+            kind, value = self.vars[var].inputs[int(index)]
+            obj = self.outcome(step, head, lambda: value[0](*args))
+            if obj is not None:
+                self.trace.append(f"{head} = {obj.name}")
+                if "as" in step:
+                    self.vars[step["as"]] = obj
+                del obj
+        elif "resolve_all" in step:
+            c = self.containers[step.get("in", "root")]
+            head = f"resolve_all {step['resolve_all']}"
+            items = self.outcome(step, head, lambda: c.resolve_all(step["resolve_all"]))
+            if items is not None:
+                self.trace.append(f"{head} = {self.show('all', items)}")
+                if "as" in step:
+                    self.vars[step["as"]] = items
+                del items
         elif "release" in step:
             del self.vars[step["release"]]
             self.trace.append(f"release {step['release']}")
