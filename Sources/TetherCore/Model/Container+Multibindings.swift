@@ -6,6 +6,13 @@ extension Container {
     /// parent has takes that one's place, a new key is added after. An empty list is
     /// not an error (a plugin host with no plugins).
     public func allRegistrations(for key: Key) -> [Registration] {
+        // A child with no registrations of its own (one per request, say) lists what its parent does.
+        var owner = self
+        while owner.neverRegistered, let parent = owner.parent { owner = parent }
+        return owner.memoizedList(key) { owner.listRegistrations(for: key) }
+    }
+
+    private func listRegistrations(for key: Key) -> [Registration] {
         var chain: [Container] = []
         var next: Container? = self
         while let c = next { chain.append(c); next = c.parent }

@@ -17,6 +17,8 @@ public final class Container: @unchecked Sendable {
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
+        /// `allRegistrations` by key, with the configuration each was made under.
+        var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
     private struct ScopedEntry {
         let registration: Registration
@@ -391,6 +393,15 @@ public final class Container: @unchecked Sendable {
     /// This container's own registrations (not its parents'), read under its lock.
     func ownRegistrations() -> [Registration] { state.withLock { _ in table.all() } }
 
+    /// `make()`'s list for `key`, kept until the configuration here or up the chain changes.
+    func memoizedList(_ key: Key, _ make: () -> [Registration]) -> [Registration] {
+        let configuration = self.configuration  // read first: a change while `make` runs is seen next time
+        if let kept = state.withLock({ $0.lists[key] }), kept.configuration == configuration { return kept.registrations }
+        let made = make()
+        state.withLock { $0.lists[key] = (configuration, made) }
+        return made
+    }
+
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
         try resolveRetained(key, arguments: arguments).takeRetainedValue()
@@ -587,7 +598,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { s.retired = [] }
+            defer { (s.retired, s.lists) = ([], [:]) }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock
