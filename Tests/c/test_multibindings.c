@@ -111,6 +111,34 @@ static void a_child_replaces_its_parents_variant_in_place_and_adds_its_own(void)
     CHECK(a.made == a.dropped && b.made == b.dropped && b2.made == b2.dropped && c3.made == c3.dropped);
 }
 
+/* The list follows registrations made after a resolve, in the container and in a child
+ * that had none of its own when it first resolved. */
+static void registrations_made_later_are_listed(void) {
+    kind a = {"a", 0, 0}, b = {"b", 0, 0}, c3 = {"c", 0, 0}, h = {"host", 0, 0};
+    tether_container *root = new_container(), *child = NULL;
+    reg_item(root, "Codec#a", &a, TETHER_SCOPE_GRAPH);
+    reg_host(root, "Host", "Codec", &h);
+    CHECK_OK(tether_container_new(root, &child));
+    tether_ref *keep = NULL;
+    host *got = tether_get(child, "Host", &keep);
+    CHECK(got && got->count == 1);
+    CHECK_OK(tether_ref_release(keep));
+    reg_item(root, "Codec#b", &b, TETHER_SCOPE_GRAPH);
+    got = tether_get(child, "Host", &keep);
+    CHECK(got && got->count == 2 && got->items[1]->k == &b);
+    CHECK_OK(tether_ref_release(keep));
+    reg_item(child, "Codec#c", &c3, TETHER_SCOPE_GRAPH);
+    got = tether_get(child, "Host", &keep);
+    CHECK(got && got->count == 3 && got->items[2]->k == &c3);
+    CHECK_OK(tether_ref_release(keep));
+    got = tether_get(root, "Host", &keep);
+    CHECK(got && got->count == 2);
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(root));
+    CHECK(a.made == a.dropped && b.made == b.dropped && c3.made == 1 && c3.dropped == 1 && h.made == 4);
+}
+
 static void no_variant_is_an_empty_list(void) {
     kind h = {"host", 0, 0};
     tether_container *c = new_container();
@@ -275,6 +303,7 @@ static void trace_reports_an_edge_per_item(void) {
 int main(void) {
     RUN(every_variant_in_registration_order_each_held_strongly);
     RUN(a_child_replaces_its_parents_variant_in_place_and_adds_its_own);
+    RUN(registrations_made_later_are_listed);
     RUN(no_variant_is_an_empty_list);
     RUN(resolve_all_gives_the_same_list_kept_by_its_handle);
     RUN(a_failing_item_fails_the_resolve_and_keeps_nothing);
