@@ -473,7 +473,7 @@ final class Graph {
             dependencyStack.append(instance)
             allSlots[allSlots.count - 1].next += 1
             return
-        default:
+        case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
         }
