@@ -46,7 +46,7 @@ from .errors import (
 )
 from .lazy import Factory, Lazy, WeakLazy
 from .markers import Dependency, Key, Pointer, dep, factory, key_name, lazy, weak, weak_lazy
-from .markers import all_of as all  # tether.all(K), as the design names it
+from .markers import all_of as all  # tether.all(K); not in __all__: `import *` must not shadow the builtin
 from .native_refs import NativeRef, NativeWeak
 from .provider import Provider
 from .resolver import Resolver
@@ -115,7 +115,6 @@ __all__ = [
     "WeakLazy",
     "WrongContextError",
     "__version__",
-    "all",
     "complete",
     "dep",
     "factory",
