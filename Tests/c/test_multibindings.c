@@ -4,6 +4,8 @@
  * a strong edge until the dependent goes (dependent destroyed first). The same
  * list from tether_resolve_all; validate, DOT and trace see every item. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "harness.h"
@@ -300,6 +302,66 @@ static void trace_reports_an_edge_per_item(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Threads resolve a host while another registers variants: every list seen is the variants
+ * registered so far, in registration order (never torn, never out of order). */
+enum { VARIANTS = 40, RESOLVERS = 2 };
+static kind variant_kinds[VARIANTS];
+static atomic_int registered, list_errors, resolve_errors;
+static tether_container *shared;
+
+static void *resolve_hosts(void *arg) {
+    (void)arg;
+    int seen = 0;
+    while (seen < VARIANTS) {
+        tether_ref *keep = NULL;
+        host *h = tether_get(shared, "Host", &keep);
+        if (!h) { atomic_fetch_add(&resolve_errors, 1); break; }
+        size_t n = h->list->count;
+        if ((int)n < seen || n > VARIANTS) atomic_fetch_add(&list_errors, 1);
+        for (size_t i = 0; i < n; i++)
+            if (((node *)h->list->items[i])->k != &variant_kinds[i]) atomic_fetch_add(&list_errors, 1);
+        seen = (int)n;
+        tether_ref_release(keep);
+    }
+    return NULL;
+}
+
+/* Counted atomically: hosts are made and dropped on several threads. */
+static atomic_int hosts_made, hosts_dropped;
+static void static_drop(void *instance, void *context) { (void)context; free(instance); }
+static void drop_counted_host(void *instance, void *context) { (void)context; free(instance); atomic_fetch_add(&hosts_dropped, 1); }
+static void *make_variant(kind *k) { node *o = xcalloc(sizeof *o); o->magic = ALIVE; o->k = k; return o; }
+static void *make_counted_host(const tether_list *list) {
+    host *h = xcalloc(sizeof *h);
+    h->magic = ALIVE; h->list = list; h->count = list->count;
+    atomic_fetch_add(&hosts_made, 1);
+    return h;
+}
+
+static void lists_stay_whole_and_ordered_while_variants_are_registered(void) {
+    shared = new_container();
+    tether_options ho = TETHER_OPTIONS_INIT;
+    ho.drop = drop_counted_host;
+    CHECK_OK(TETHER_REGISTER1(shared, "Host", &ho, NULL, make_counted_host, TETHER_ALL("Codec")));
+    pthread_t t[RESOLVERS];
+    for (int i = 0; i < RESOLVERS; i++) CHECK(pthread_create(&t[i], NULL, resolve_hosts, NULL) == 0);
+    for (int i = 0; i < VARIANTS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "Codec#%02d", i);
+        variant_kinds[i] = (kind){"v", 0, 0};
+        tether_param p[] = {TETHER_CONTEXT};
+        tether_registration_options o = {0};
+        o.context = &variant_kinds[i];
+        o.drop = static_drop;
+        CHECK_OK(tether_register_ex(shared, key, (tether_fn)make_variant, p, 1, &o, NULL));
+        atomic_fetch_add(&registered, 1);
+    }
+    for (int i = 0; i < RESOLVERS; i++) pthread_join(t[i], NULL);
+    CHECK(atomic_load(&list_errors) == 0 && atomic_load(&resolve_errors) == 0);
+    CHECK_OK(tether_container_free(shared));
+    CHECK(atomic_load(&hosts_made) == atomic_load(&hosts_dropped) && atomic_load(&hosts_made) > 0);
+}
+
 int main(void) {
     RUN(every_variant_in_registration_order_each_held_strongly);
     RUN(a_child_replaces_its_parents_variant_in_place_and_adds_its_own);
@@ -311,5 +373,6 @@ int main(void) {
     RUN(validate_and_dot_see_every_item);
     RUN(an_item_taking_runtime_arguments_is_refused_naming_the_factory_slot);
     RUN(trace_reports_an_edge_per_item);
+    RUN(lists_stay_whole_and_ordered_while_variants_are_registered);
     return harness_finish();
 }
