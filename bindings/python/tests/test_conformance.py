@@ -282,6 +282,18 @@ class Run:
                 self.trace.append(f"message has {fragment!r}: {message}")
         return None
 
+    def build(self, step: dict[str, Any], op: str, call: Any) -> None:
+        """A `resolve` or `factory` action: `call(args)` with the step's runtime arguments, traced
+        as "op ARG(args) = NAME", the result kept under `as` (else let go of at once)."""
+        args = step.get("args", [])
+        head = f"{op} {step[op]}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
+        obj = self.outcome(step, head, lambda: call(args))
+        if obj is not None:
+            self.trace.append(f"{head} = {obj.name}")
+            if "as" in step:
+                self.vars[step["as"]] = obj
+            del obj
+
     def step(self, step: dict[str, Any]) -> None:
         if "use" in step:
             for inner in self.setups[step["use"]]:
@@ -290,25 +302,11 @@ class Run:
             self.register(step)
         elif "resolve" in step:
             c = self.containers[step.get("in", "root")]
-            args = step.get("args", [])
-            head = f"resolve {step['resolve']}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
-            obj = self.outcome(step, head, lambda: c.resolve(step["resolve"], *args))
-            if obj is not None:
-                self.trace.append(f"{head} = {obj.name}")
-                if "as" in step:
-                    self.vars[step["as"]] = obj
-                del obj
+            self.build(step, "resolve", lambda args: c.resolve(step["resolve"], *args))
         elif "factory" in step:
             var, _, index = step["factory"].partition(".")
-            args = step.get("args", [])
-            head = f"factory {step['factory']}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
-            kind, value = self.vars[var].inputs[int(index)]
-            obj = self.outcome(step, head, lambda: value[0](*args))
-            if obj is not None:
-                self.trace.append(f"{head} = {obj.name}")
-                if "as" in step:
-                    self.vars[step["as"]] = obj
-                del obj
+            _kind, value = self.vars[var].inputs[int(index)]
+            self.build(step, "factory", lambda args: value[0](*args))
         elif "resolve_all" in step:
             c = self.containers[step.get("in", "root")]
             head = f"resolve_all {step['resolve_all']}"
