@@ -30,6 +30,10 @@ final class Graph {
     /// Lazy cells filled in this resolve waiting for the graph's instance of their key
     /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
     private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
+    /// ALL slots (rare): the registrations listed, how many are attached so far, and where
+    /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
+    private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
+    private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
@@ -227,6 +231,8 @@ final class Graph {
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
+        if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
+        if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
@@ -295,18 +301,23 @@ final class Graph {
                         throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
                                           ErrorParts(.register, key: key, path: path))
                     }
-                    let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
-                    if frames[top].refusesCaptives, case .dependency = param { try refuseCaptive(top, spec, key) }
-                    if let found = try existing(dep, spec, key: key, in: lookup) {
-                        attach(found, to: top)
-                    } else {
-                        guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            let path = path
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path))); \(GraphCheck.argumentsFix)",
-                                              ErrorParts(.runtimeArguments, key: key, path: path))
-                        }
-                        push(dep, spec, from: lookup)
+                    try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
+                case .all(let key):
+                    // One element per pass (a frame pushed for it returns here); the word is made in `constructSpecial`.
+                    if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
+                        let listed = frames[top].lookup._withUnsafeGuaranteedRef { $0.allRegistrations(for: key) }
+                        allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
                     }
+                    let entry = allSlots[allSlots.count - 1]
+                    if entry.next == entry.registrations.count {
+                        frames[top].slot += 1
+                    } else {
+                        let element = entry.registrations[entry.next]
+                        try depend(on: .passUnretained(element), key: element.key, top, frames[top].lookup, strong: true)
+                    }
+                case .factory(let key):
+                    factorySlots.append((top, wordIndex, key))
+                    frames[top].slot += 1
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
@@ -356,6 +367,28 @@ final class Graph {
         }
     }
 
+    /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
+    private func depend(on dep: Unmanaged<Registration>, key: Key, _ top: Int, _ lookup: Unmanaged<Container>, strong: Bool) throws(TetherError) {
+        let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
+        if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
+        if let found = try existing(dep, spec, key: key, in: lookup) {
+            attach(found, to: top)
+        } else {
+            guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+                let path = path
+                throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+            }
+            push(dep, spec, from: lookup)
+        }
+    }
+
+    /// A DEP, WEAK or ALL slot reached a key that takes runtime arguments (a resolve's and `tether_validate`'s message).
+    /// Its fix (a binding renders `ErrorParts.Fix.runtimeArguments` in its own terms) is the FACTORY slot.
+    static func argumentDependency(_ key: Key, neededBy: String, path: [Key]) -> TetherError {
+        TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(neededBy)); declare the slot TETHER_FACTORY(\(key.quoted)) to build it with arguments from the factory, or resolve it at the top level with tether_resolve_args",
+                    ErrorParts(.runtimeArguments, key: key, path: path))
+    }
+
     /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
     @inline(never)
     private func refuseCaptive(_ top: Int, _ spec: Unmanaged<InstanceSpec>, _ key: Key) throws(TetherError) {
@@ -399,6 +432,8 @@ final class Graph {
         dependencyStack.truncate(to: frame.dependencyBase)
         if !weakSlots.isEmpty { while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() } }
         if !lazySlots.isEmpty { while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() } }
+        if !allSlots.isEmpty { while let last = allSlots.last, last.frame == frames.count { allSlots.removeLast() } }
+        if !factorySlots.isEmpty { while let last = factorySlots.last, last.frame == frames.count { factorySlots.removeLast() } }
         // Built (the table now has its instance) or abandoned; transients keep nothing.
         table.endConstruction(frame.registration)
         words.truncate(to: frame.wordBase)
@@ -452,7 +487,12 @@ final class Graph {
         switch frames[index].params[frames[index].slot] {
         case .weak:
             weakSlots.append((index, wordIndex, alive[instance]._withUnsafeGuaranteedRef { $0.weakRef }))
-        default:
+        case .all:
+            // An element: a strong edge like a DEP's; the slot is done when the list is (`build`).
+            dependencyStack.append(instance)
+            allSlots[allSlots.count - 1].next += 1
+            return
+        case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
         }
@@ -497,6 +537,8 @@ final class Graph {
         let special = frames[index].resolverSlot != nil
             || (!weakSlots.isEmpty && weakSlots[weakSlots.count - 1].frame == index)
             || (!lazySlots.isEmpty && lazySlots[lazySlots.count - 1].frame == index)
+            || (!allSlots.isEmpty && allSlots[allSlots.count - 1].frame == index)
+            || (!factorySlots.isEmpty && factorySlots[factorySlots.count - 1].frame == index)
         let pointer: UnsafeMutableRawPointer
         var late: LateEdges?
         if special {
@@ -515,7 +557,7 @@ final class Graph {
         return enter(index, pointer, late)
     }
 
-    /// `construct` for a frame with weak, lazy or resolver slots (rare): their
+    /// `construct` for a frame with weak, lazy, resolver, ALL or FACTORY slots (rare): their
     /// words are made only now that the factory will really run, so a failure
     /// earlier leaks nothing.
     private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, LateEdges?) {
@@ -528,6 +570,16 @@ final class Graph {
         let bridge = lookup.bridge
         for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
         for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
+        var lists: [SlotList] = []
+        for entry in allSlots[firstSlot(of: index, in: allSlots) { $0.frame }...] {
+            let list = SlotList((0..<entry.registrations.count).map { alive[dependencyStack[entry.first + $0]]._withUnsafeGuaranteedRef { $0.pointer } })
+            words[entry.index] = UInt64(UInt(bitPattern: list.address))
+            lists.append(list)
+        }
+        // Last: from here the factory owns them, whatever it returns.
+        for (_, i, key) in factorySlots[firstSlot(of: index, in: factorySlots) { $0.frame }...] {
+            words[i] = bridge.factoryWord(FactoryCell(container: lookup, key: key))
+        }
         var resolver: Resolver?
         if let i = resolverSlot {
             let r = Resolver(graph: self, lookup: frames[index].lookup, owner: frames[index].registration)
@@ -551,13 +603,13 @@ final class Graph {
         case .failure(let failure): throw factoryFailure(registration, failure)
         }
         var pendingStrong = resolver?.takePending() ?? []
-        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
+        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty || !lists.isEmpty else { return (pointer, nil) }
         // A lazy dependency the factory resolved already is a strong edge like
         // the others, seen by later retain-cycle checks (nothing reaches the
         // new instance yet, so it closes none now).
         let cells = lazySlots[lazyFrom...].map(\.cell)
         for cell in cells { if let resolved = cell.resolved { pendingStrong.append(resolved) } }
-        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells))
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells, owned: lists))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
@@ -733,7 +785,9 @@ final class Graph {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
-                default: break
+                case .all(let key):
+                    for dep in depLookup._withUnsafeGuaranteedRef({ $0.allRegistrations(for: key) }) { stack.append((.passUnretained(dep), depLookup)) }
+                case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
                 }
             }
         }
