@@ -53,6 +53,16 @@ final class Graph {
     private var pendingShared: [(Registration, Instance, Container?)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
+    /// The root of the outermost build, whose constructor edges' cells are claimed in
+    /// order at the first claim (`claimInOrder`), and whether that happened.
+    private var claimRoot: (registration: Unmanaged<Registration>, container: Unmanaged<Container>)?
+    private var claimedInOrder = false
+    /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
+    private var userCode = 0
+    /// A wait cycle this resolve breaks by starting over once the cell is released (`SharedCache.Claim.backOff`).
+    private var backOff: (cell: SharedCache.Cell, error: TetherError)?
+    /// How often one resolve starts over before it reports the cycle instead.
+    private static let maxBackOffs = 64
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -144,26 +154,42 @@ final class Graph {
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
                      arguments: UnsafeBufferPointer<Argument>, plan: Unmanaged<Plan>?) -> Result<Unmanaged<Instance>, TetherError> {
-        defer { clear() }
-        do throws(TetherError) {
-            var built: Int?
-            if let plan { built = try replay(plan, from: container, arguments: arguments) }
-            if built == nil {
-                try checkBeforeNotWaiting(registration, from: container)
-                built = try build(registration, from: container, arguments: arguments)
-            }
-            let root = alive.take(built!)
+        defer {
+            claimRoot = nil
+            clear()
+        }
+        var backOffs = 0
+        while true {
             do throws(TetherError) {
-                try runCompletions()
+                var built: Int?
+                if let plan { built = try replay(plan, from: container, arguments: arguments) }
+                if built == nil {
+                    try checkBeforeNotWaiting(registration, from: container)
+                    claimRoot = (.passUnretained(registration), .passUnretained(container))
+                    claimedInOrder = false
+                    built = try build(registration, from: container, arguments: arguments)
+                }
+                let root = alive.take(built!)
+                do throws(TetherError) {
+                    try runCompletions()
+                } catch {
+                    root.release()
+                    throw error
+                }
+                publish()
+                return .success(root)
             } catch {
-                root.release()
-                throw error
+                abort()
+                // A wait cycle this resolve breaks: it let go of its cells and what it made;
+                // it waits for the cell it wanted and runs again.
+                if let (cell, cycle) = backOff.take() {
+                    backOffs += 1
+                    guard backOffs <= Self.maxBackOffs else { return .failure(cycle) }
+                    SharedCache.shared.waitReleased(cell)
+                    continue
+                }
+                return .failure(error)
             }
-            publish()
-            return .success(root)
-        } catch {
-            abort()
-            return .failure(error)
         }
     }
 
@@ -472,12 +498,53 @@ final class Graph {
 
     /// Claims the creation cell of a shared instance this graph must make, or
     /// takes the instance another thread published meanwhile (`SharedCache.claim`).
+    /// The first claim of a singleton or weak cell claims, in one order, every
+    /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
+    /// the same keys in other orders then never hold one each while waiting for
+    /// the other's (which would make one start over, its factories run twice).
     private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
-        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, path: { path }) {
+        let key = SharedCache.cellKey(registration, scope, in: container)
+        // Not for a first claim of the container scope (a request's child, created once per
+        // request and rarely by two threads at once): the walk would cost it more than a
+        // rare start-over (`SharedCache`) would.
+        if !claimedInOrder, cells.isEmpty, scope != .container, let root = claimRoot {
+            claimedInOrder = true
+            try claimInOrder(root.registration.takeUnretainedValue(), from: root.container.takeUnretainedValue())
+        }
+        if cells.contains(where: { $0.key == key }) { return nil }
+        return try claimOne(registration, scope, in: container)
+    }
+
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
         case .published(let hit): return hit
         case .create(let cell):
             cells.append(cell)
             return nil
+        case .backOff(let cell, let error):
+            backOff = (cell, error)
+            throw error
+        }
+    }
+
+    /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
+    private var canBackOff: Bool {
+        userCode == 0 && Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.nesting == 1 && $0.graph === self }
+    }
+
+    /// Claims the cells of the uncached shared instances `root`'s constructor
+    /// edges reach, sorted by key, when there are several.
+    private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
+        var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
+        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+            wanted.append((SharedCache.cellKey(registration, registration.specReference._withUnsafeGuaranteedRef { $0.scope }, in: lookup), registration, lookup))
+            return true
+        }
+        guard wanted.count > 1 else { return }
+        wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
+        for (_, registration, lookup) in wanted {
+            // Published meanwhile: the build finds it in the cache (or claims it again if it is let go of).
+            try claimOne(registration, registration.spec.scope, in: lookup)?.release()
         }
     }
 
@@ -545,10 +612,12 @@ final class Graph {
             (pointer, late) = try constructSpecial(index)
         } else {
             let words = words.address(of: wordBase)
+            userCode += 1
             let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
                 do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
                 catch { return .failure(error) }
             }
+            userCode -= 1
             switch outcome {
             case .success(let p): pointer = p
             case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
@@ -588,11 +657,13 @@ final class Graph {
         }
         let count = registration.params.count
         // A copy: a factory with a resolver may build more and grow `words`.
+        userCode += 1
         let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
             for i in 0..<count { buffer[i] = words[wordBase + i] }
             do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
             catch { return .failure(error) }
         }
+        userCode -= 1
         if let resolver, let i = resolverSlot {
             resolver.close()
             bridge.closeResolver(words[i])
@@ -674,6 +745,8 @@ final class Graph {
             for n in 0..<count {
                 let resolver = completionResolver(pending)
                 defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
+                userCode += 1
+                defer { userCode -= 1 }
                 let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
                     spec._withUnsafeGuaranteedRef { spec in
                         resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
@@ -767,21 +840,33 @@ final class Graph {
     /// Calls `body` with each singleton-, weak- or container-scoped registration
     /// (and the container it is looked up from) that building `root` from
     /// `container` reaches through constructor edges and no cache holds, until
-    /// `body` returns false.
+    /// `body` returns false. Unretained throughout (containers keep their
+    /// registrations, registrations their specs); what was seen kept in a small
+    /// array (graphs are small; a set past 32), as it runs on every graph that creates.
     private static func forEachUncachedShared(_ root: Registration, from container: Container,
                                               _ body: (Registration, Container) -> Bool) {
-        var seen = Set<ObjectIdentifier>()
+        var seenList: [ObjectIdentifier] = []
+        var seenSet: Set<ObjectIdentifier>?
         var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
         while let (next, lookup) = stack.popLast() {
-            let registration = next.takeUnretainedValue()
-            guard seen.insert(ObjectIdentifier(registration)).inserted else { continue }
-            let spec = registration.spec
-            if spec.scope.isShared {
-                if registration.cached(spec.scope, in: lookup.takeUnretainedValue()) != nil { continue }
-                if !body(registration, lookup.takeUnretainedValue()) { return }
+            let id = ObjectIdentifier(next.takeUnretainedValue())
+            if seenSet != nil {
+                guard seenSet!.insert(id).inserted else { continue }
+            } else {
+                guard !seenList.contains(id) else { continue }
+                seenList.append(id)
+                if seenList.count > 32 { seenSet = Set(seenList) }
             }
-            let depLookup = spec.scope == .singleton ? Unmanaged.passUnretained(registration.container) : lookup
-            for param in registration.params {
+            let scope = next._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+            if scope.isShared {
+                if let hit = next._withUnsafeGuaranteedRef({ SharedCache.cached($0, scope, in: lookup.takeUnretainedValue()) }) {
+                    hit.release()
+                    continue
+                }
+                if !body(next.takeUnretainedValue(), lookup.takeUnretainedValue()) { return }
+            }
+            let depLookup = scope == .singleton ? next._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
+            for param in next._withUnsafeGuaranteedRef({ $0.params }) {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
