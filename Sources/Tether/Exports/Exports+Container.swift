@@ -86,6 +86,7 @@ public func tether_validate(_ c: OpaquePointer?) -> Int32 {
     abiCall { () throws(TetherError) in
         let core = try containerArgument(c, "tether_validate")
         let report = GraphCheck(core)
+        LastError.current.problems = report.allProblems
         if let error = report.error { throw error }
     }
 }

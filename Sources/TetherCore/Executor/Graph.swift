@@ -27,6 +27,13 @@ final class Graph {
     /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
+    /// Lazy cells filled in this resolve waiting for the graph's instance of their key
+    /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
+    private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
+    /// ALL slots (rare): the registrations listed, how many are attached so far, and where
+    /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
+    private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
+    private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
@@ -249,6 +256,9 @@ final class Graph {
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
+        if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
+        if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
+        if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
@@ -317,19 +327,27 @@ final class Graph {
                         throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
                                           ErrorParts(.register, key: key, path: path))
                     }
-                    let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
-                    if frames[top].refusesCaptives, case .dependency = param { try refuseCaptive(top, spec, key) }
-                    if let found = try existing(dep, spec, key: key, in: lookup) {
-                        attach(found, to: top)
-                    } else {
-                        guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
-                        }
-                        push(dep, spec, from: lookup)
+                    try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
+                case .all(let key):
+                    // One element per pass (a frame pushed for it returns here); the word is made in `constructSpecial`.
+                    if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
+                        let listed = frames[top].lookup._withUnsafeGuaranteedRef { $0.allRegistrations(for: key) }
+                        allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
                     }
+                    let entry = allSlots[allSlots.count - 1]
+                    if entry.next == entry.registrations.count {
+                        frames[top].slot += 1
+                    } else {
+                        let element = entry.registrations[entry.next]
+                        try depend(on: .passUnretained(element), key: element.key, top, frames[top].lookup, strong: true)
+                    }
+                case .factory(let key):
+                    factorySlots.append((top, wordIndex, key))
+                    frames[top].slot += 1
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
+                    rememberGraph(of: cell, lookup: frames[top].lookup)
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
@@ -348,6 +366,53 @@ final class Graph {
             while frames.count > floor { pop() }
             throw error
         }
+    }
+
+    /// A lazy cell remembers this graph's instance of its key: the one the graph
+    /// has now, else the one it makes later (an instance under construction, like
+    /// the owner of the slot's dependent, or one of a key not transient).
+    private func rememberGraph(of cell: LazyCell, lookup: Unmanaged<Container>) {
+        guard let registration = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: cell.key) }) else { return }
+        let state = table.state(registration)
+        if state == GraphTable.constructing
+            || state == GraphTable.absent && registration._withUnsafeGuaranteedRef({ $0.spec.scope }) != .transient {
+            awaitingCells.append((registration, cell))
+        } else if state != GraphTable.absent {
+            cell.bind(to: alive[GraphTable.index(state)].takeUnretainedValue())
+        }
+    }
+
+    /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
+    @inline(never)
+    private func bindAwaiting(_ registration: Unmanaged<Registration>, _ instance: Unmanaged<Instance>) {
+        var i = 0
+        while i < awaitingCells.count {
+            guard awaitingCells[i].registration.toOpaque() == registration.toOpaque() else { i += 1; continue }
+            let cell = awaitingCells.remove(at: i).cell
+            cell.bind(to: instance.takeUnretainedValue())
+        }
+    }
+
+    /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
+    private func depend(on dep: Unmanaged<Registration>, key: Key, _ top: Int, _ lookup: Unmanaged<Container>, strong: Bool) throws(TetherError) {
+        let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
+        if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
+        if let found = try existing(dep, spec, key: key, in: lookup) {
+            attach(found, to: top)
+        } else {
+            guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+                let path = path
+                throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+            }
+            push(dep, spec, from: lookup)
+        }
+    }
+
+    /// A DEP, WEAK or ALL slot reached a key that takes runtime arguments (a resolve's and `tether_validate`'s message).
+    /// Its fix (a binding renders `ErrorParts.Fix.runtimeArguments` in its own terms) is the FACTORY slot.
+    static func argumentDependency(_ key: Key, neededBy: String, path: [Key]) -> TetherError {
+        TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(neededBy)); declare the slot TETHER_FACTORY(\(key.quoted)) to build it with arguments from the factory, or resolve it at the top level with tether_resolve_args",
+                    ErrorParts(.runtimeArguments, key: key, path: path))
     }
 
     /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
@@ -393,6 +458,8 @@ final class Graph {
         dependencyStack.truncate(to: frame.dependencyBase)
         if !weakSlots.isEmpty { while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() } }
         if !lazySlots.isEmpty { while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() } }
+        if !allSlots.isEmpty { while let last = allSlots.last, last.frame == frames.count { allSlots.removeLast() } }
+        if !factorySlots.isEmpty { while let last = factorySlots.last, last.frame == frames.count { factorySlots.removeLast() } }
         // Built (the table now has its instance) or abandoned; transients keep nothing.
         table.endConstruction(frame.registration)
         words.truncate(to: frame.wordBase)
@@ -408,8 +475,7 @@ final class Graph {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let keys = Array(path[start...]) + [key]
-            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
-                              ErrorParts(.breakCycle, key: key, path: keys))
+            throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -488,7 +554,12 @@ final class Graph {
         switch frames[index].params[frames[index].slot] {
         case .weak:
             weakSlots.append((index, wordIndex, alive[instance]._withUnsafeGuaranteedRef { $0.weakRef }))
-        default:
+        case .all:
+            // An element: a strong edge like a DEP's; the slot is done when the list is (`build`).
+            dependencyStack.append(instance)
+            allSlots[allSlots.count - 1].next += 1
+            return
+        case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
         }
@@ -533,6 +604,8 @@ final class Graph {
         let special = frames[index].resolverSlot != nil
             || (!weakSlots.isEmpty && weakSlots[weakSlots.count - 1].frame == index)
             || (!lazySlots.isEmpty && lazySlots[lazySlots.count - 1].frame == index)
+            || (!allSlots.isEmpty && allSlots[allSlots.count - 1].frame == index)
+            || (!factorySlots.isEmpty && factorySlots[factorySlots.count - 1].frame == index)
         let pointer: UnsafeMutableRawPointer
         var late: LateEdges?
         if special {
@@ -553,7 +626,7 @@ final class Graph {
         return enter(index, pointer, late)
     }
 
-    /// `construct` for a frame with weak, lazy or resolver slots (rare): their
+    /// `construct` for a frame with weak, lazy, resolver, ALL or FACTORY slots (rare): their
     /// words are made only now that the factory will really run, so a failure
     /// earlier leaks nothing.
     private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, LateEdges?) {
@@ -566,6 +639,16 @@ final class Graph {
         let bridge = lookup.bridge
         for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
         for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
+        var lists: [SlotList] = []
+        for entry in allSlots[firstSlot(of: index, in: allSlots) { $0.frame }...] {
+            let list = SlotList((0..<entry.registrations.count).map { alive[dependencyStack[entry.first + $0]]._withUnsafeGuaranteedRef { $0.pointer } })
+            words[entry.index] = UInt64(UInt(bitPattern: list.address))
+            lists.append(list)
+        }
+        // Last: from here the factory owns them, whatever it returns.
+        for (_, i, key) in factorySlots[firstSlot(of: index, in: factorySlots) { $0.frame }...] {
+            words[i] = bridge.factoryWord(FactoryCell(container: lookup, key: key))
+        }
         var resolver: Resolver?
         if let i = resolverSlot {
             let r = Resolver(graph: self, lookup: frames[index].lookup, owner: frames[index].registration)
@@ -591,13 +674,13 @@ final class Graph {
         case .failure(let failure): throw factoryFailure(registration, failure)
         }
         var pendingStrong = resolver?.takePending() ?? []
-        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
+        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty || !lists.isEmpty else { return (pointer, nil) }
         // A lazy dependency the factory resolved already is a strong edge like
         // the others, seen by later retain-cycle checks (nothing reaches the
         // new instance yet, so it closes none now).
         let cells = lazySlots[lazyFrom...].map(\.cell)
         for cell in cells { if let resolved = cell.resolved { pendingStrong.append(resolved) } }
-        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells))
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells, owned: lists))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
@@ -636,6 +719,7 @@ final class Graph {
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
@@ -693,7 +777,9 @@ final class Graph {
         (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
         if let reason = parts.reason { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message, parts)
+        // One status per kind of failure: a callback stopped by a refused strong edge
+        // (it returned TETHER_E_RETAIN_CYCLE) fails the resolve as a retain cycle.
+        return TetherError(failure.code == .retainCycle ? .retainCycle : .factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -784,7 +870,9 @@ final class Graph {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
-                default: break
+                case .all(let key):
+                    for dep in depLookup._withUnsafeGuaranteedRef({ $0.allRegistrations(for: key) }) { stack.append((.passUnretained(dep), depLookup)) }
+                case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
                 }
             }
         }
@@ -794,6 +882,19 @@ final class Graph {
         guard !cells.isEmpty else { return }
         for cell in cells { SharedCache.shared.release(cell) }
         cells.removeAll(keepingCapacity: true)
+    }
+}
+
+extension Graph {
+    /// The error of the constructor cycle `keys` (its first key repeated last), with
+    /// the fixes that close it: its last edge set after construction, or weak-lazy
+    /// (a strong lazy edge back would close a retain cycle, which is refused).
+    static func constructorCycle(_ keys: [Key]) -> TetherError {
+        let (from, to) = (keys[keys.count >= 2 ? keys.count - 2 : 0], keys[keys.count - 1])
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break its last edge \(from.quoted) -> \(to.quoted): "
+                           + "take \(to.quoted) in a completion callback of \(from.quoted) (tether_on_complete), "
+                           + "or declare the slot TETHER_WEAK_LAZY(\(to.quoted))",
+                           ErrorParts(.breakCycle, key: to, path: keys))
     }
 }
 
