@@ -330,7 +330,41 @@ static void test_two_singletons_needed_in_opposite_orders(void) {
     CHECK(k_x.made == k_x.dropped && k_y.made == k_y.dropped);
 }
 
+/* Root(A, S), A and S singletons, A's factory resolving S itself: the graph claimed both
+ * cells ahead (they are needed in one order), and the nested resolve on the same thread
+ * makes S under the outer claim; the graph then takes that S. S is made once. */
+static tether_container *nest_c;
+static kind k_nest_a = {"A", 0, 0}, k_nest_s = {"S", 0, 0}, k_nest_root = {"Root", 0, 0};
+static void *nested_s;
+static void *make_a_resolving_s(kind *k) {
+    tether_ref *ref = NULL;
+    if (tether_resolve(nest_c, "S", &ref) != TETHER_OK) return NULL;
+    nested_s = tether_ref_get(ref);
+    tether_ref_release(ref);
+    return node_new(k, NULL, NULL);
+}
+
+static void test_a_nested_resolve_makes_what_the_graph_claimed_ahead(void) {
+    nested_s = NULL;
+    CHECK_OK(tether_container_new(NULL, &nest_c));
+    register_singleton(nest_c, "A", (tether_fn)make_a_resolving_s, &k_nest_a, TETHER_SCOPE_SINGLETON);
+    register_singleton(nest_c, "S", (tether_fn)make0, &k_nest_s, TETHER_SCOPE_SINGLETON);
+    tether_param root[] = {TETHER_CONTEXT, TETHER_DEP("A"), TETHER_DEP("S")};
+    tether_registration_options o = {0};
+    o.context = &k_nest_root;
+    o.drop = drop_node;
+    CHECK_OK(tether_register_ex(nest_c, "Root", (tether_fn)make2, root, 3, &o, NULL));
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(nest_c, "Root", &ref));
+    node *r = tether_ref_get(ref);
+    CHECK(r->b == nested_s && k_nest_s.made == 1 && k_nest_a.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(nest_c));
+    CHECK(k_nest_s.dropped == 1 && k_nest_a.dropped == 1 && k_nest_root.dropped == 1);
+}
+
 int main(void) {
+    RUN(test_a_nested_resolve_makes_what_the_graph_claimed_ahead);
     RUN(test_two_singletons_needed_in_opposite_orders);
     RUN(test_two_singletons_are_created_at_once);
     RUN(test_one_container_scoped_key_in_two_children_at_once);

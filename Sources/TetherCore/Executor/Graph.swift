@@ -521,6 +521,8 @@ final class Graph {
         case .create(let cell):
             cells.append(cell)
             return nil
+        case .createUnderOuter:
+            return nil
         case .backOff(let cell, let error):
             backOff = (cell, error)
             throw error
@@ -725,6 +727,9 @@ final class Graph {
             let registration = registration.takeUnretainedValue()
             let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
             pendingShared.append((registration, instance, cache))
+            // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
+            let key = SharedCache.cellKey(registration, scope, in: cache ?? frames[index].lookup.takeUnretainedValue())
+            for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
             queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))

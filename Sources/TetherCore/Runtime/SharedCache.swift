@@ -63,6 +63,10 @@ final class SharedCache: @unchecked Sendable {
         let released = Atomic<Bool>(false)
         /// Threads waiting for it (under the stripe's lock): the release broadcasts only then.
         var waiters = 0
+        /// Whether the holder's graph made the instance (written and read on the owner's thread
+        /// only). A cell claimed ahead (`Graph.claimInOrder`) and not made yet lets a resolve
+        /// nested on that thread make and publish the instance itself.
+        var made = false
 
         init(key: CellKey, owner: UnsafeMutableRawPointer, name: Key) {
             self.key = key
@@ -119,6 +123,8 @@ final class SharedCache: @unchecked Sendable {
     enum Claim {
         case published(Unmanaged<Instance>)
         case create(Cell)
+        /// Create it under a cell a resolve further out on this thread claimed ahead and has not made.
+        case createUnderOuter
         case backOff(Cell, TetherError)
     }
 
@@ -153,7 +159,10 @@ final class SharedCache: @unchecked Sendable {
             pthread_mutex_unlock(stripe.mutex)
             // Made by a resolve further out on this thread that has not finished:
             // handing it out could outlive that resolve's failure.
-            if held.owner == thread { throw Reentry.unfinished(registration.key, path: path()) }
+            if held.owner == thread {
+                if !held.made { return .createUnderOuter }
+                throw Reentry.unfinished(registration.key, path: path())
+            }
             let state = Unmanaged<ThreadState>.fromOpaque(thread)
             if state._withUnsafeGuaranteedRef({ $0.noWait }) {
                 state._withUnsafeGuaranteedRef { $0.blocked = true }
