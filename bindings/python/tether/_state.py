@@ -40,6 +40,8 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+#: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
+attempting: list[None] = []
 
 
 def busy() -> bool:

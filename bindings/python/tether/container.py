@@ -386,8 +386,16 @@ class Container:
         the library lets go of them. Idempotent. Raises ``InvalidArgumentError`` while child
         containers are open (close them first).
         """
+        gathering = self._close(None, False)
+        if gathering is not None and gathering.errors:
+            raise TeardownError(gathering.errors)
+
+    def _close(self, failure: BaseException | None, can_await: bool) -> teardown.Gathering | None:
+        """``close()`` up to raising its failures: what the teardowns gathered (None if nothing was
+        freed); ``failure`` is thrown into generator teardowns (``with``); ``can_await``: async
+        teardowns that suspend are queued for ``aclose`` (else pending ones make this raise)."""
         if self._closed:
-            return
+            return None
         if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
             self._vals = None
             self._closed = True
@@ -398,12 +406,12 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-            return
+            return None
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
             )
-        if teardown.async_owned[0] and not aio.is_serving():
+        if teardown.async_owned[0] and not can_await:
             waiting = teardown.async_pending(self)
             if waiting:
                 raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
@@ -422,9 +430,9 @@ class Container:
             self._templates = (-1, {})
         if self._weak_seen is not None:  # (set only when used: see the class attributes)
             self._weak_seen = None
-        failed: list[Exception] = []
+        gathering = None
         if self._handle is not None:  # a child that never needed one has no C container
-            failed = teardown.gather()
+            gathering = teardown.gather(failure, can_await)
             try:
                 status = self._api.tether_container_free(self._handle)
             finally:
@@ -443,24 +451,32 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-        if failed:
-            raise TeardownError(failed)
+        return gathering
 
     async def aclose(self) -> None:
         """``close()`` awaiting async teardowns (async generator factories, ``async def`` ``close=``)
-        on the running loop, in the library's order; failures gathered as ``close()`` gathers them."""
-        if self._closed:
-            return
-        if self._handle is None:  # a child that never needed a C container holds nothing to tear down
-            return self.close()
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, aio.serving, loop, self, self.close)
+        on the running loop, in the library's order; failures gathered as ``close()`` gathers them.
+        Returns once every teardown ran. Teardowns that finish without suspending (all synchronous
+        ones) run right in the library's call, on this thread."""
+        await self._aclose(None)
+
+    async def _aclose(self, failure: BaseException | None) -> bool:
+        """``aclose()`` with ``failure`` thrown into generator teardowns; whether one swallowed it."""
+        gathering = self._close(failure, True)
+        if gathering is None:
+            return False
+        if gathering.queue:
+            await teardown.run_queued(gathering)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+        return gathering.suppressed
 
     async def __aenter__(self) -> Container:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    async def __aexit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        # as ExitStack: the block's exception is thrown into generator teardowns; suppressed if one swallowed it
+        return await self._aclose(exc)
 
     def _close_quietly(self) -> None:
         try:
@@ -473,8 +489,14 @@ class Container:
     def __enter__(self) -> Container:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        # as ExitStack: the block's exception is thrown into generator teardowns; suppressed if one swallowed it
+        gathering = self._close(exc, False)
+        if gathering is None:
+            return False
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+        return gathering.suppressed
 
     def __del__(self) -> None:
         if not getattr(self, "_closed", True):
@@ -563,7 +585,7 @@ class Container:
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
         callbacks = [fn if wrapped is None else wrapped for fn, wrapped in zip(callbacks, async_callbacks)]
         if aio.is_async(factory):
-            with_teardown: Any = aio.wrap_factory(name, factory, close, singleton_owner)
+            with_teardown: Any = aio.wrap_factory(name, factory, close, singleton_owner, scope)
         elif close is not None and inspect.iscoroutinefunction(close):
             with_teardown = aio.wrap_close(name, factory, close, singleton_owner)
         else:
@@ -866,16 +888,16 @@ class Container:
 
     async def aresolve(self, key: Key, *args: Any) -> Any:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
-        completion callbacks are awaited on the running loop (see ``tether.aio``); the library
-        still decides the graph, its order and caching (a singleton is made once, also when
-        ``aresolve``s race for it). Without anything async registered up the chain it resolves
-        right here."""
+        completion callbacks are awaited on the running loop, by this task (see ``tether.aio``); the
+        library still decides the graph, its order and caching (a shared instance is made once, also
+        when ``aresolve``s race for it: the others await it). Cancelling it cancels the factory it
+        awaits and tears down what it made. Without anything async registered up the chain it
+        resolves right here."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
-        if not self._async_in_chain() and not aio.may_block():
+        if not self._async_in_chain():
             return self.resolve(key, *args)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, aio.serving, loop, self, functools.partial(self.resolve, key, *args))
+        return await aio.resolve(self, key, args)
 
     def _async_in_chain(self) -> bool:
         container: Container | None = self
@@ -1109,7 +1131,7 @@ class Container:
                 reg.last = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
-        failed = teardown.gather()
+        failed = teardown.gather().errors
         try:
             status = self._api.tether_reset(handle, int(checked))
         finally:
