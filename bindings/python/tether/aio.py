@@ -474,11 +474,14 @@ def _run_callback(awaitable: Any, what: str) -> None:
 
 async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)`` for a chain with async registrations (see the module docstring)."""
-    session = Session(container, len(_state.tls.frames) + 1)
+    frames = _state.tls.frames
+    session = Session(container, 0)
     try:
         while True:
             outer = getattr(_tls, "session", None)
             _tls.session = session
+            # (per attempt: a nested aresolve's later attempts may run outside the resolve it began in)
+            session.depth = len(frames) + 1
             session.attempt()
             attempting.append(None)
             try:
