@@ -21,6 +21,7 @@ import os
 import threading
 from pathlib import Path
 
+from . import _fork
 from ._cabi import BINDING_API_VERSION, Api
 from .errors import LibraryNotFoundError, VersionMismatchError
 
@@ -30,7 +31,7 @@ LIBRARY_ENV = "TETHER_LIBRARY"
 LIBRARY_FILE = "libtether.so"
 
 _HERE = Path(__file__).resolve().parent
-_lock = threading.RLock()
+_lock = _fork.rlock()
 _api: Api | None = None
 
 _HOW_TO_BUILD = (

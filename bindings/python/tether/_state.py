@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
+from . import _fork
 from ._cabi import PointerOut, collect_buffer
 from .errors import AsyncResolveError, NeedsAwait, error_for
 from .messages import Parts, render
@@ -44,6 +45,18 @@ inflight: list[None] = []
 attempting: list[None] = []
 
 
+def _forget_other_threads() -> None:
+    """In a forked child only this thread exists: other threads' resolves never return there."""
+    mine = all_frames.get(threading.get_ident())
+    all_frames.clear()
+    if mine is not None:
+        all_frames[threading.get_ident()] = mine
+    inflight.clear()
+
+
+_fork.in_child(_forget_other_threads)
+
+
 def busy() -> bool:
     """True while a Python-initiated resolve or provider call runs on any thread."""
     if len(all_frames) > 256:  # forget finished threads (an idle thread's list is empty)
@@ -55,7 +68,7 @@ def busy() -> bool:
 #: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
 _generations = itertools.count(1)
-_retire_lock = threading.Lock()
+_retire_lock = _fork.lock()
 
 
 def bump_generation() -> None:

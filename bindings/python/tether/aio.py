@@ -35,7 +35,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from . import _state, object_table, teardown
+from . import _fork, _state, object_table, teardown
 from ._steps import Continuation, step
 from .completion import Completion
 from .errors import NeedsAwait
@@ -309,9 +309,11 @@ def _wake(future: asyncio.Future[None]) -> None:
 
 
 _cells: dict[tuple[Any, int], InFlight] = {}
-_cells_lock = threading.Lock()
+_cells_lock = _fork.lock()
 #: the pointers of shared cells' instances while an attempt holds them in a box (see _stash)
 _cell_ptrs: dict[int, InFlight] = {}
+# a forked child has no other thread's loop to wait for
+_fork.in_child(lambda: (_cells.clear(), _cell_ptrs.clear()))
 
 
 def _claim(cell: tuple[Any, int], args: tuple[int, ...], name: str, session: Session) -> Any:

@@ -13,7 +13,7 @@ import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
+from . import _fork, _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
 from .arguments import to_values
 from .completion import Completion
@@ -34,7 +34,7 @@ _UNSET: Any = object()
 #: The version and cache word of a child with no C container yet (see Container._materialize)
 _ZERO = c_size_t(0)
 #: Held while a child's C container is made (see Container._materialize)
-_MATERIALIZING = threading.Lock()
+_MATERIALIZING = _fork.lock()
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of

@@ -26,7 +26,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from . import object_table
+from . import _fork, object_table
 from ._cabi import DROP_FN
 from ._steps import Continuation, step
 from .errors import NeedsAwait
@@ -37,7 +37,7 @@ from .parameters import code_flags
 #: A teardown is called with the ``Gathering`` it runs under (or None) and returns None, or an
 #: awaitable for an async one
 _pending: dict[int, list[tuple[Callable[[Any], Any], Any]]] = {}
-_lock = threading.Lock()
+_lock = _fork.lock()
 #: How many noted teardowns are async (have an owner): ``close()`` looks for them only then.
 async_owned = [0]
 _tls = threading.local()
