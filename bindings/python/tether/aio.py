@@ -89,14 +89,16 @@ class _Made:
 class Session:
     """One ``aresolve``: its attempts' calls, by call (the factory and its arguments' identities)."""
 
-    __slots__ = ("container", "depth", "made", "available", "by_ptr", "calls", "cells", "taken")
+    __slots__ = ("container", "depth", "made", "available", "by_ptr", "indexed", "stashed", "calls", "cells", "taken")
 
     def __init__(self, container: Any, depth: int) -> None:
         self.container = container
         self.depth = depth  # the frames of this thread while its library call runs (see here())
         self.made: list[_Made] = []
         self.available: dict[tuple[Any, ...], list[_Made]] = {}
-        self.by_ptr: dict[int, _Made] = {}
+        self.by_ptr: dict[int, _Made] = {}  # made[:indexed] by pointer: built when the library first lets go of one
+        self.indexed = 0
+        self.stashed = False  # a teardown waits in a stash: end() runs what no attempt took
         self.calls: dict[tuple[Any, ...], BaseException | None] = {}  # completion calls done (or failed)
         self.cells: list[InFlight] = []  # shared cells it started
         self.taken: list[InFlight] = []  # shared cells whose instance this attempt took
@@ -112,12 +114,22 @@ class Session:
     def add(self, key: tuple[Any, ...], obj: Any, exc: BaseException | None, stash: list[Any]) -> _Made:
         made = _Made(key, obj, exc, stash)
         self.made.append(made)
-        if obj is not None:
-            try:
-                self.by_ptr[object_table.pointer_of(obj)] = made
-            except Exception:
-                pass
+        if stash:
+            self.stashed = True
         return made
+
+    def find(self, ptr: int | None) -> _Made | None:
+        """What an attempt made whose instance pointer is ``ptr``, if any."""
+        made, by_ptr = self.made, self.by_ptr
+        while self.indexed < len(made):
+            entry = made[self.indexed]
+            self.indexed += 1
+            if entry.obj is not None:
+                try:
+                    by_ptr[object_table.pointer_of(entry.obj)] = entry
+                except Exception:
+                    pass
+        return by_ptr.get(ptr)  # type: ignore[arg-type]
 
     async def end(self) -> None:
         """Tears down what the attempts made and no attempt kept, in the order the library let go of
@@ -130,6 +142,8 @@ class Session:
             made.stash = []
         self.made.clear()
         self.by_ptr.clear()
+        self.indexed = 0
+        self.stashed = False
         self.available = {}
         for _, fn, _ in stashed:
             try:
@@ -206,10 +220,11 @@ def _stash(ptr: int | None, fn: Callable[[Any], Any], owner: Any) -> bool:
     session = getattr(_tls, "session", None)
     if session is None:
         return False
-    made = session.by_ptr.get(ptr)  # type: ignore[arg-type]
+    made = session.find(ptr)
     if made is None:
         return False
     made.stash.append((next(_order), fn, owner))
+    session.stashed = True
     return True
 
 
@@ -512,6 +527,6 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             else:
                 session.add(pending.key, *outcome)
     finally:
-        if session.made or session.cells:
+        if session.stashed or session.cells:
             await session.end()
 
