@@ -305,3 +305,54 @@ def test_aclose_with_only_sync_teardown_stays_on_the_loop() -> None:
         assert seen == [threading.get_ident()]
 
     asyncio.run(main())
+
+
+def test_an_aresolve_waiting_for_another_threads_singleton_does_not_block_the_loop() -> None:
+    import threading
+
+    made: list[str] = []
+    inside, release = threading.Event(), threading.Event()
+
+    def pool() -> Pool:
+        made.append("Pool")
+        inside.set()
+        release.wait(10)
+        return Pool()
+
+    c = tether.Container()
+    c.register(Pool, pool, scope=Scope.SINGLETON)
+    c.register(Db, lambda: Db(), scope=Scope.SINGLETON)
+
+    async def ticker() -> int:
+        ticks = 0
+        while not release.is_set():
+            ticks += 1
+            await asyncio.sleep(0.001)
+        return ticks
+
+    async def slow_close() -> None:
+        async def close(_db: Db) -> None:
+            await asyncio.sleep(0)
+
+        c.register(Db, lambda: Db(), scope=Scope.SINGLETON, close=close)  # something async: aresolve attempts
+        await c.aresolve(Db)
+
+    async def main() -> tuple[Pool, int]:
+        await slow_close()
+        threading.Thread(target=c.resolve, args=(Pool,)).start()  # another thread creates Pool
+        inside.wait(10)
+        waiting = asyncio.ensure_future(c.aresolve(Pool))
+        ticks = asyncio.ensure_future(ticker())
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # it awaits the other thread's creation...
+        release.set()
+        got = await waiting
+        return got, await ticks  # ...while the loop ran the ticker
+
+    got, ticks = asyncio.run(main())
+    assert ticks > 1 and made == ["Pool"] and c.resolve(Pool) is got
+
+    async def close() -> None:
+        await c.aclose()
+
+    asyncio.run(close())

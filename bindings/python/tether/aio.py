@@ -64,13 +64,16 @@ def is_async(fn: Any) -> bool:
 class Suspended(BaseException):
     """Raised through the library's frames by an async factory or callback that suspended in an
     attempt (``rest``: the coroutine finishing it, giving ``(object, teardowns)``), or by one that
-    must wait for another's (``waits``: an ``InFlight``). A ``BaseException``: a factory's
+    must wait for another's (``waits``: an ``InFlight``), or by a resolve that would wait for
+    another thread creating a shared instance (``poll``). A ``BaseException``: a factory's
     ``except Exception`` does not swallow it; the library aborts the attempt and ``aresolve`` gets it."""
 
-    def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None) -> None:
+    def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None,
+                 poll: bool = False) -> None:
         super().__init__("an async factory suspended inside the library's resolve")
         self.rest = rest
         self.waits = waits
+        self.poll = poll  # another thread creates a shared instance it needs: try again shortly
         self.key: tuple[Any, ...] | None = None  # the call it stands for (set by ``call``)
         self.callback = False  # a completion callback's call
         self.cell: InFlight | None = None  # the shared cell it started
@@ -493,6 +496,7 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)`` for a chain with async registrations (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
+    pause = 0.0005
     try:
         while True:
             outer = getattr(_tls, "session", None)
@@ -513,6 +517,10 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
                 _tls.session = outer
             if pending.waits is not None:  # another session's factory makes it: resolve again once it did
                 await pending.waits.settled()
+                continue
+            if pending.poll:  # another thread creates what it needs (the library's cell): the loop runs meanwhile
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 0.02)
                 continue
             assert pending.rest is not None and pending.key is not None
             try:

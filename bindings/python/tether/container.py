@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import ctypes
 import functools
 import inspect
 import operator
-import threading
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
@@ -35,6 +33,7 @@ _UNSET: Any = object()
 _ZERO = c_size_t(0)
 #: Held while a child's C container is made (see Container._materialize)
 _MATERIALIZING = _fork.lock()
+_attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
@@ -192,7 +191,6 @@ class Container:
         self._close_when_childless = False
         self._traced = False
         self._trace_hooks: list[Any] = []
-        self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
         if parent is None:
@@ -595,8 +593,6 @@ class Container:
         if with_teardown is not None and scope == Scope.WEAK:
             raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown or "
                             f"async to a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
-        if is_async:
-            self._async = True
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
@@ -809,6 +805,10 @@ class Container:
             if status == E_WOULD_BLOCK:
                 run_drops(words, words[2])
                 words[2] = 0
+                if _attempting and aio.here() is not None:  # an aresolve: await the other thread, not block the loop
+                    for made, noted in reversed(frame[1:]):
+                        made.rollback(noted)
+                    raise aio.Suspended(poll=True)
                 status = self._hot_resolve(handle, kid, instance, out)
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = messages.last(self._api) if status else ""
@@ -890,22 +890,12 @@ class Container:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
         completion callbacks are awaited on the running loop, by this task (see ``tether.aio``); the
         library still decides the graph, its order and caching (a shared instance is made once, also
-        when ``aresolve``s race for it: the others await it). Cancelling it cancels the factory it
-        awaits and tears down what it made. Without anything async registered up the chain it
-        resolves right here."""
+        when ``aresolve``s race for it: the others await it, as they await another thread creating
+        one, without blocking the loop). Cancelling it cancels the factory it awaits and tears down
+        what it made."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
-        if not self._async_in_chain():
-            return self.resolve(key, *args)
         return await aio.resolve(self, key, args)
-
-    def _async_in_chain(self) -> bool:
-        container: Container | None = self
-        while container is not None:
-            if container._async:
-                return True
-            container = container._parent
-        return False
 
     @staticmethod
     def _released(address: int | None) -> Any:
