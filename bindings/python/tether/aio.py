@@ -85,8 +85,16 @@ class _Made:
 
     __slots__ = ("key", "obj", "exc", "stash")
 
-    def __init__(self, key: tuple[Any, ...], obj: Any, exc: BaseException | None, stash: list[Any]) -> None:
+    def __init__(self, key: Any, obj: Any, exc: BaseException | None, stash: list[Any]) -> None:
+        # key: the call's key, or the call itself (factory, args, kwargs) until a retry needs its key
         self.key, self.obj, self.exc, self.stash = key, obj, exc, stash
+
+
+def _key(factory: Callable[..., Any], args: Any, kwargs: dict[str, Any] | None) -> tuple[Any, ...]:
+    """What identifies a call across attempts: the factory and its arguments' identities."""
+    if kwargs:
+        return (factory, *map(id, args), *kwargs.keys(), *map(id, kwargs.values()))
+    return (factory, *map(id, args))
 
 
 class Session:
@@ -111,6 +119,8 @@ class Session:
         self.taken = []
         available: dict[tuple[Any, ...], list[_Made]] = {}
         for made in reversed(self.made):
+            if type(made.key) is list:  # (see _Made)
+                made.key = _key(*made.key)
             available.setdefault(made.key, []).append(made)
         self.available = available
 
@@ -157,6 +167,10 @@ class Session:
                 teardown.unraisable(exc, "tether: tearing down what an unfinished aresolve made failed")
 
 
+def _frames() -> list[Any]:
+    return _state.tls.frames
+
+
 def here() -> Session | None:
     """The session whose library call runs factories on this thread right now, if any: not one
     further out (a nested resolve inside a synchronous factory cannot await)."""
@@ -169,28 +183,28 @@ def here() -> Session | None:
 def call(factory: Callable[..., Any], args: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """``factory(*args, **kwargs)`` for a trampoline while ``attempting``: within an attempt, the
     object an earlier attempt got for the same call, else the call, remembered."""
-    session = here()
-    if session is None:
+    session = getattr(_tls, "session", None)
+    if session is None or len(_frames()) != session.depth:  # (here(), inlined)
         return factory(*args, **kwargs) if kwargs else factory(*args)
-    key = (factory, *map(id, args), *(kwargs.keys() if kwargs else ()), *map(id, kwargs.values() if kwargs else ()))
-    waiting = session.available.get(key)
-    if waiting:
-        made = waiting.pop()
-        if made.exc is not None:
-            raise made.exc
-        for _, fn, owner in made.stash:
-            teardown.note(made.obj, fn, owner)
-        made.stash = []
-        return made.obj
+    if session.available:  # a retry: what an earlier attempt got for this call
+        waiting = session.available.get(_key(factory, args, kwargs))
+        if waiting:
+            made = waiting.pop()
+            if made.exc is not None:
+                raise made.exc
+            for _, fn, owner in made.stash:
+                teardown.note(made.obj, fn, owner)
+            made.stash = []
+            return made.obj
     taken = len(session.taken)
     try:
         obj = factory(*args, **kwargs) if kwargs else factory(*args)
     except Suspended as suspended:
         if suspended.key is None:
-            suspended.key = key
+            suspended.key = _key(factory, args, kwargs)
         raise
     if len(session.taken) == taken:  # (a shared cell's instance stays the cell's: see InFlight)
-        session.add(key, obj, None, [])
+        session.made.append(_Made([factory, args, kwargs], obj, None, []))
     return obj
 
 
