@@ -356,3 +356,36 @@ def test_an_aresolve_waiting_for_another_threads_singleton_does_not_block_the_lo
         await c.aclose()
 
     asyncio.run(close())
+
+
+def test_close_says_aclose_for_a_suspended_factorys_async_teardown() -> None:
+    """The container owning an async teardown is the one resolved from, also when the factory
+    suspended before yielding (its teardown noted after the await)."""
+    log: list[str] = []
+
+    async def conn(db: Db) -> AsyncIterator[Conn]:
+        await asyncio.sleep(0)  # suspends: the rest runs outside the library's call
+        yield Conn(db)
+        await asyncio.sleep(0)
+        log.append("close Conn")
+
+    root = tether.Container()
+    root.register(Db, scope=Scope.SINGLETON)
+    root.register(Conn, conn, deps=[Db], scope=Scope.CONTAINER)
+
+    async def main() -> tether.Container:
+        request = tether.Container(parent=root)
+        await request.aresolve(Conn)
+        return request
+
+    request = asyncio.run(main())
+    with pytest.raises(TypeError, match=r"await container\.aclose\(\)"):
+        request.close()
+    assert log == []
+
+    async def finish() -> None:
+        await request.aclose()
+        await root.aclose()
+
+    asyncio.run(finish())
+    assert log == ["close Conn"]

@@ -395,15 +395,16 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
                 first = agen.__anext__()
             finally:
                 sys.set_asyncgen_hooks(*hooks)
-            return _first(name, agen, first), lambda obj: [(functools.partial(teardown.finish_async, name, agen),
-                                                     owner(singleton_owner))]
+            who = owner(singleton_owner)  # (now, in the library's call: the container resolved from)
+            return _first(name, agen, first), lambda obj: [(functools.partial(teardown.finish_async, name, agen), who)]
     else:
         what = f"{name!r} has an async factory"
         async_close = close is not None and inspect.iscoroutinefunction(close)
 
         def begin(args: Any, kwargs: Any) -> tuple[Any, Callable[[Any], list[Any]]]:
+            who = owner(singleton_owner) if async_close else None  # (now, in the library's call)
             return factory(*args, **kwargs), lambda obj: [] if close is None else [
-                (functools.partial(teardown.call_close, close, obj), owner(singleton_owner) if async_close else None)]
+                (functools.partial(teardown.call_close, close, obj), who)]
 
     shared = scope in (Scope.SINGLETON, Scope.CONTAINER)
 
