@@ -309,7 +309,7 @@ static int lazy_edge_refused(tether_status st, int owner, int key) {
     if (st != TETHER_E_RETAIN_CYCLE || owner < 0 || !objs[owner] || key < 0) return 0;
     tether_error_parts parts;
     if (tether_last_error_parts(&parts) != TETHER_OK) return 0;
-    return parts.fix == TETHER_FIX_WEAK_EDGE && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
+    return (parts.fix == TETHER_FIX_WEAK_EDGE || parts.fix == TETHER_FIX_WEAK_LAZY) && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
         && !strcmp(parts.key, keys[objs[owner]->s->key]) && !strcmp(parts.target, keys[key]);
 }
 

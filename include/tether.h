@@ -19,10 +19,13 @@
  *    go of cached singletons (tether_reset, a scope change, re-registering,
  *    tether_container_free) waits until no thread is half-way through reading
  *    the cache; handles handed out stay valid until released. A resolve that
- *    creates singleton- or weak-scoped instances holds the process-wide
- *    creation lock (re-entrant) until it has published them, so each is created
- *    once even when threads race: a factory must not block waiting for
- *    *another thread* that is itself creating such instances.
+ *    creates a singleton-, weak- or container-scoped instance holds that key's
+ *    creation cell (per key and, for the container scope, per container) until
+ *    it has published it, so each is created once even when threads race;
+ *    other keys are created meanwhile. Two threads that would wait for each
+ *    other's cells get TETHER_E_CYCLE naming both paths; a factory must still
+ *    not block on another thread by other means (a lock, a queue) while that
+ *    thread waits for a cell the factory's resolve holds.
  *    fork(): the child may use the library; resolves other threads had under way never finish there.
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a
@@ -63,13 +66,14 @@ typedef enum tether_status {
     TETHER_E_INVALID_HANDLE,    /* NULL, released, stale or foreign handle */
     TETHER_E_NOT_FOUND,         /* no registration for the key (message names key and path) */
     TETHER_E_CYCLE,             /* constructor cycle (message names the path) */
-    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges */
+    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges, from every form
+                                   (resolver, declared target, LAZY slot, a callback returning it) */
     TETHER_E_FACTORY_FAILED,    /* a factory returned NULL or a callback failed */
     TETHER_E_ARGUMENT_MISMATCH, /* runtime arguments: wrong count or type */
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
-    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
+    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve would wait for another thread's creation */
     TETHER_E_BUFFER_TOO_SMALL,  /* a caller's buffer was too small; the call reports the size it needs */
     TETHER_E_CAPTIVE_DEPENDENCY /* a singleton would hold a shorter-lived instance (tether_container_set_strict) */
 } tether_status;
@@ -148,7 +152,13 @@ typedef void (*tether_fn)(void);
 /** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
  *  owner (the instance it was handed to) alive; once the owner is gone (also during
  *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
- *  (until its address serves a new provider, after 1,024 others were freed). */
+ *  (until its address serves a new provider, after 1,024 others were freed).
+ *  A slot remembers the graph it was filled in: its first call answers that graph's
+ *  instance of the key while it lives (the X that holds this Y, whatever X's scope;
+ *  from a completion callback of that graph too), else it resolves the key anew.
+ *  A LAZY slot whose graph instance holds its owner strongly would close a retain
+ *  cycle: its calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY),
+ *  and tether_validate reports it. */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
@@ -580,7 +590,8 @@ tether_status tether_reset(tether_container *c, tether_scope scope);
  * Checks the declared graph of everything resolvable from `c` (slots and declared
  * completion targets), running nothing: missing keys (and who needs them), constructor
  * cycles (lazy slots are not constructor edges), retain cycles closed by declared DEP
- * targets, dependencies on keys taking runtime arguments, captive dependencies
+ * targets or by LAZY slots whose key holds the dependent strongly (declare those
+ * WEAK_LAZY), dependencies on keys taking runtime arguments, captive dependencies
  * (tether_container_set_strict). The report, a line per problem (the first 100), is
  * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
  * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
@@ -592,8 +603,9 @@ tether_status tether_validate(tether_container *c);
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
  * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
- * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
- * captive ones orange; long keys shortened as messages quote them (and their id).
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red
+ * (LAZY edges closing a retain cycle too), captive ones orange; long keys shortened
+ * as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.

@@ -27,6 +27,9 @@ final class Graph {
     /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
+    /// Lazy cells filled in this resolve waiting for the graph's instance of their key
+    /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
+    private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
@@ -44,7 +47,8 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds (with the
     /// container that caches a container-scoped one).
     private var pendingShared: [(Registration, Instance, Container?)] = []
-    private var holdsCreationLock = false
+    /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
+    private var cells: [SharedCache.Cell] = []
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -141,7 +145,7 @@ final class Graph {
             var built: Int?
             if let plan { built = try replay(plan, from: container, arguments: arguments) }
             if built == nil {
-                try lockFirstWhenNotWaiting(registration, from: container)
+                try checkBeforeNotWaiting(registration, from: container)
                 built = try build(registration, from: container, arguments: arguments)
             }
             let root = alive.take(built!)
@@ -222,6 +226,7 @@ final class Graph {
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
+        if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
@@ -296,13 +301,16 @@ final class Graph {
                         attach(found, to: top)
                     } else {
                         guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
+                            let path = path
+                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path))); \(GraphCheck.argumentsFix)",
+                                              ErrorParts(.runtimeArguments, key: key, path: path))
                         }
                         push(dep, spec, from: lookup)
                     }
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
+                    rememberGraph(of: cell, lookup: frames[top].lookup)
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
@@ -320,6 +328,31 @@ final class Graph {
         } catch {
             while frames.count > floor { pop() }
             throw error
+        }
+    }
+
+    /// A lazy cell remembers this graph's instance of its key: the one the graph
+    /// has now, else the one it makes later (an instance under construction, like
+    /// the owner of the slot's dependent, or one of a key not transient).
+    private func rememberGraph(of cell: LazyCell, lookup: Unmanaged<Container>) {
+        guard let registration = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: cell.key) }) else { return }
+        let state = table.state(registration)
+        if state == GraphTable.constructing
+            || state == GraphTable.absent && registration._withUnsafeGuaranteedRef({ $0.spec.scope }) != .transient {
+            awaitingCells.append((registration, cell))
+        } else if state != GraphTable.absent {
+            cell.bind(to: alive[GraphTable.index(state)].takeUnretainedValue())
+        }
+    }
+
+    /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
+    @inline(never)
+    private func bindAwaiting(_ registration: Unmanaged<Registration>, _ instance: Unmanaged<Instance>) {
+        var i = 0
+        while i < awaitingCells.count {
+            guard awaitingCells[i].registration.toOpaque() == registration.toOpaque() else { i += 1; continue }
+            let cell = awaitingCells.remove(at: i).cell
+            cell.bind(to: instance.takeUnretainedValue())
         }
     }
 
@@ -381,8 +414,7 @@ final class Graph {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let keys = Array(path[start...]) + [key]
-            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
-                              ErrorParts(.breakCycle, key: key, path: keys))
+            throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -392,8 +424,8 @@ final class Graph {
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
         let container = lookup.takeUnretainedValue()
-        var found = cache.cachedRetained(scope, in: container)
-        if found == nil { found = try lockForCreation(cache, scope, in: container) }
+        var found = SharedCache.cached(cache, scope, in: container)
+        if found == nil { found = try claim(cache, scope, in: container) }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
             let index = alive.append(hit)
@@ -403,29 +435,15 @@ final class Graph {
         return nil
     }
 
-    /// Takes the creation lock (once per graph) and looks again: another thread may
-    /// have published meanwhile, or an outer graph of this thread may be building it.
-    /// In no-wait mode (`WaitMode`) a lock held by another thread fails the graph instead.
-    private func lockForCreation(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
-        if !holdsCreationLock {
-            let state = Unmanaged<ThreadState>.fromOpaque(thread)
-            if state._withUnsafeGuaranteedRef({ $0.noWait }) {
-                guard CreationLock.shared.tryLock() else {
-                    state._withUnsafeGuaranteedRef { $0.blocked = true }
-                    throw TetherError(.wouldBlock, "creating \(registration.key.quoted) needs the creation lock, which another thread holds; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
-                }
-            } else {
-                CreationLock.shared.lock()
-            }
-            holdsCreationLock = true
+    /// Claims the creation cell of a shared instance this graph must make, or
+    /// takes the instance another thread published meanwhile (`SharedCache.claim`).
+    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, path: { path }) {
+        case .published(let hit): return hit
+        case .create(let cell):
+            cells.append(cell)
+            return nil
         }
-        if let published = registration.cachedRetained(scope, in: container) { return published }
-        // Made by a resolve further out on this thread (the lock's holder) that has not
-        // finished: handing it out could outlive that resolve's failure.
-        if CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)] != nil {
-            throw Reentry.unfinished(registration.key, path: path)
-        }
-        return nil
     }
 
     /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.
@@ -578,12 +596,12 @@ final class Graph {
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
             let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
             pendingShared.append((registration, instance, cache))
-            CreationLock.shared.pending[.init(registration, cache)] = instance
         }
         if completes {
             queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
@@ -634,7 +652,9 @@ final class Graph {
         (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
         if let reason = parts.reason { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message, parts)
+        // One status per kind of failure: a callback stopped by a refused strong edge
+        // (it returned TETHER_E_RETAIN_CYCLE) fails the resolve as a retain cycle.
+        return TetherError(failure.code == .retainCycle ? .retainCycle : .factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -658,40 +678,46 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance, container) in pendingShared {
-                if let container { container.publishScoped(registration, instance) } else { registration.publish(instance) }
-                CreationLock.shared.pending[.init(registration, container)] = nil
-            }
+            for (registration, instance, container) in pendingShared { SharedCache.publish(registration, instance, in: container) }
             pendingShared.removeAll(keepingCapacity: true)
         }
-        releaseCreationLock()
+        releaseCells()
     }
 
     private func abort() {
-        for (registration, _, container) in pendingShared { CreationLock.shared.pending[.init(registration, container)] = nil }
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
-        releaseCreationLock()
+        releaseCells()
         // Dropping the graph's references destroys what it created, each once;
         // cached instances it merely reused stay cached.
         clear()
     }
 
-    /// A resolve that must not wait for the creation lock (`WaitMode`) and may
-    /// have to create a shared instance takes the lock before any factory runs:
-    /// finding it held only then would fail the resolve after factories ran, and
-    /// the caller's retry would run them again (a factory twice for one resolve).
-    private func lockFirstWhenNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        guard !holdsCreationLock,
-              Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }),
-              Self.mayCreateShared(root, from: container) else { return }
-        _ = try lockForCreation(root, root.spec.scope, in: container)
+    /// A resolve that must not wait for another thread's creation cell
+    /// (`WaitMode`) fails before any factory runs when a shared instance its
+    /// constructor edges reach is being created by another thread: finding that
+    /// only later would fail the resolve after factories ran, and the caller's
+    /// retry would run them again. (What lazy, resolver slots and completion
+    /// callbacks reach is known only as they run.)
+    private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
+        guard Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }) else { return }
+        var blocked: Registration?
+        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+            guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
+            blocked = registration
+            return false
+        }
+        if let blocked {
+            Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.blocked = true }
+            throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
+        }
     }
 
-    /// Whether building `root` from `container` may create a singleton-, weak- or
-    /// container-scoped instance: one reachable through constructor edges is not
-    /// cached, or a step can resolve more while it runs (lazy or resolver slots,
-    /// completion callbacks), which cannot be known before it runs.
-    static func mayCreateShared(_ root: Registration, from container: Container) -> Bool {
+    /// Calls `body` with each singleton-, weak- or container-scoped registration
+    /// (and the container it is looked up from) that building `root` from
+    /// `container` reaches through constructor edges and no cache holds, until
+    /// `body` returns false.
+    private static func forEachUncachedShared(_ root: Registration, from container: Container,
+                                              _ body: (Registration, Container) -> Bool) {
         var seen = Set<ObjectIdentifier>()
         var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
         while let (next, lookup) = stack.popLast() {
@@ -700,26 +726,36 @@ final class Graph {
             let spec = registration.spec
             if spec.scope.isShared {
                 if registration.cached(spec.scope, in: lookup.takeUnretainedValue()) != nil { continue }
-                return true
+                if !body(registration, lookup.takeUnretainedValue()) { return }
             }
-            if !spec.completions.isEmpty { return true }
+            let depLookup = spec.scope == .singleton ? Unmanaged.passUnretained(registration.container) : lookup
             for param in registration.params {
                 switch param {
                 case .dependency(let key), .weak(let key):
-                    if let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, lookup)) }
-                case .lazy, .weakLazy, .resolver: return true
-                case .context, .argument: break
+                    if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
+                default: break
                 }
             }
         }
-        return false
     }
 
-    private func releaseCreationLock() {
-        if holdsCreationLock {
-            holdsCreationLock = false
-            CreationLock.shared.unlock()
-        }
+    private func releaseCells() {
+        guard !cells.isEmpty else { return }
+        for cell in cells { SharedCache.shared.release(cell) }
+        cells.removeAll(keepingCapacity: true)
+    }
+}
+
+extension Graph {
+    /// The error of the constructor cycle `keys` (its first key repeated last), with
+    /// the fixes that close it: its last edge set after construction, or weak-lazy
+    /// (a strong lazy edge back would close a retain cycle, which is refused).
+    static func constructorCycle(_ keys: [Key]) -> TetherError {
+        let (from, to) = (keys[keys.count >= 2 ? keys.count - 2 : 0], keys[keys.count - 1])
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break its last edge \(from.quoted) -> \(to.quoted): "
+                           + "take \(to.quoted) in a completion callback of \(from.quoted) (tether_on_complete), "
+                           + "or declare the slot TETHER_WEAK_LAZY(\(to.quoted))",
+                           ErrorParts(.breakCycle, key: to, path: keys))
     }
 }
 

@@ -17,6 +17,8 @@ public final class Container: @unchecked Sendable {
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
+        /// Freed children kept for the next ones (`keepSpareChild`).
+        var spares: [Container] = []
     }
     private struct ScopedEntry {
         let registration: Registration
@@ -89,37 +91,36 @@ public final class Container: @unchecked Sendable {
         VersionWords.give(version)
     }
 
-    /// A freed child of this container that nothing references any more, kept
-    /// for the next child made here (`takeSpareChild`): a child made and freed
-    /// per request then reuses its lock, table and version words. The retained
-    /// address, or 0; at most one; let go of when this container closes.
-    private let spareChild = Atomic<UInt>(0)
+    /// Freed children of this container that nothing references any more are
+    /// kept (in `State.spares`, at most this many) for the next children made
+    /// here (`takeSpareChild`): a child made and freed per request then reuses
+    /// its lock, table and version words. Several, not one: with other threads
+    /// about, freed children are dismantled in batches (`Reclaimer`), and
+    /// requests on several threads take them at once. Let go of when this container closes.
+    private static var maxSpares: Int { 64 }
 
-    /// Keeps `child` (closed, dismantled, referenced by the caller only) for the
-    /// next child; false: not kept (one is kept already, or this container is closed).
+    /// Keeps `child` (closed, dismantled, referenced by the caller only) for a
+    /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
-        guard child.parent === self, child.isClosed, !isClosed else { return false }
-        let address = UInt(bitPattern: Unmanaged.passRetained(child).toOpaque())
-        guard spareChild.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged else {
-            Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
-            return false
-        }
-        if isClosed { dropSpareChild() }  // a close that raced with this: it may have looked already
-        return true
-    }
-
-    /// The kept child reopened as a new, empty child of this container, or nil
-    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
-    public func takeSpareChild() throws(TetherError) -> Container? {
-        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
-        guard address != 0 else { return nil }
-        let child = Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
-        let ok = state.withLock { s in
-            if s.isClosed { return false }
-            s.children += 1
+        guard child.parent === self, child.isClosed else { return false }
+        return state.withLock { s in
+            guard !s.isClosed, s.spares.count < Self.maxSpares else { return false }
+            s.spares.append(child)
             return true
         }
-        guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+    }
+
+    /// A kept child reopened as a new, empty child of this container, or nil
+    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    public func takeSpareChild() throws(TetherError) -> Container? {
+        let taken: Container?? = state.withLock { s in
+            if s.isClosed { return nil }
+            guard let child = s.spares.popLast() else { return .some(nil) }
+            s.children += 1
+            return .some(child)
+        }
+        guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        guard let child = taken else { return nil }
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
@@ -133,8 +134,11 @@ public final class Container: @unchecked Sendable {
     }
 
     private func dropSpareChild() {
-        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
-        if address != 0 { Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
+        let spares = state.withLock { s in
+            defer { s.spares = [] }
+            return s.spares
+        }
+        _ = consume spares  // released outside the lock
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
@@ -597,7 +601,7 @@ public final class Container: @unchecked Sendable {
     func drop(_ dropped: consuming [Dropped]) {
         guard !dropped.isEmpty else { return }
         var dropped = dropped
-        if dropped.contains(where: { $0.slot != nil }) {
+        if dropped.contains(where: { $0.slot?.lendable == true }) {  // a request's values never were
             bridge.unpublishBarrier()  // before reading `isLent`
             let lent = dropped.filter { $0.slot?.isLent == true }.map(\.instance)
             if !lent.isEmpty { bridge.recall(lent) }

@@ -1,7 +1,7 @@
 /// The declared graph of everything resolvable from a container, checked
 /// without running a factory: what a resolve of some key would reject (missing
 /// keys, constructor cycles, retain cycles closed by declared completion
-/// targets, dependencies on keys that take runtime arguments) and captive
+/// targets or LAZY slots, dependencies on keys that take runtime arguments) and captive
 /// dependencies (`Scope.captures`), plus a Graphviz picture. Edges are the
 /// factories' slots and the declared targets of completion callbacks
 /// (`DeclaredCompletion`); constructor edges are DEP and WEAK slots.
@@ -150,8 +150,19 @@ public struct GraphCheck {
                 guard let target, let back = strongPath(from: target, to: n) else { continue }
                 let cycle = [e.from.key] + back.map { nodes[$0].registration.key }
                 for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                var parts = ErrorParts(.weakTarget, key: e.from.key, target: e.target, path: cycle)
+                (parts.callback, parts.callbackOf) = (e.completion! + 1, e.from.key)
                 report(TetherError(.retainCycle,
-                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK", parts))
+            }
+            // A LAZY slot whose key's instance holds the dependent strongly: its call answers
+            // the graph's instance, and holding that strongly is refused (`LazyCell.bind`).
+            for (e, target) in nodes[n].out where e.completion == nil && e.param == .lazy(e.target) {
+                guard let target, let back = strongPath(from: target, to: n) else { continue }
+                let keys = back.map { nodes[$0].registration.key }
+                let cycle = [e.from.key] + keys
+                for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                report(LazyCell.retainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
             }
         }
     }
@@ -187,10 +198,17 @@ public struct GraphCheck {
             for (e, target) in n.out where e.param.isConstructorEdge {
                 guard let target, nodes[target].registration.hasArguments else { continue }
                 report(TetherError(.argumentMismatch,
-                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); resolve it at the top level with tether_resolve_args, or pass it a LAZY slot's provider"))
+                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); \(GraphCheck.argumentsFix)",
+                    ErrorParts(.runtimeArguments, key: e.target, path: e.completion == nil ? [e.from.key] : [])))
             }
         }
     }
+
+    /// What the runtime-argument messages (here and `Graph.build`) tell to do: a fix
+    /// that passes at run time (lazy slots and resolvers pass no arguments). The one
+    /// place to change once factory slots (TETHER_FACTORY) exist; bindings render
+    /// `ErrorParts.Fix.runtimeArguments` (Python: messages.py).
+    static let argumentsFix = "resolve it where its arguments are known (tether_resolve_args) and hand the instance over, instead of declaring it a dependency"
 
     /// Strong edges from a cached instance to a shorter-lived one (`Scope.captures`).
     private mutating func findCaptives() {
@@ -205,18 +223,24 @@ public struct GraphCheck {
         }
     }
 
-    /// The report as an error (nil when the graph is sound), one problem per
-    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
-    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
-    public var error: TetherError? {
+    /// Every problem in the order the report lists them, each with the parts its
+    /// message is made of where a binding says the fix its own way (cycles, retain cycles).
+    public var allProblems: [TetherError] {
         var found: [TetherError] = []
         for m in missing {
             found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
         }
         for c in cycles {
-            found.append(TetherError(.cycle, "dependency cycle through constructors: \(pathText(c)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)"))
+            found.append(Graph.constructorCycle(c))
         }
-        found += problems
+        return found + problems
+    }
+
+    /// The report as an error (nil when the graph is sound), one problem per
+    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
+    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
+    public var error: TetherError? {
+        let found = allProblems
         guard !found.isEmpty else { return nil }
         let order: [ErrorCode] = [.notFound, .cycle, .retainCycle, .argumentMismatch, .captiveDependency]
         let code = order.first { code in found.contains { $0.code == code } }!
@@ -254,7 +278,7 @@ public struct GraphCheck {
             }
             let pair = [e.from.key, e.target]
             if e.param.isConstructorEdge && e.completion == nil && cycleEdges.contains(pair)
-                || e.isStrong && retainCycleEdges.contains(pair) {
+                || (e.isStrong || e.param == .lazy(e.target)) && retainCycleEdges.contains(pair) {
                 attributes += ["color=red", "penwidth=2"]
             } else if e.isStrong && captiveEdges.contains(pair) {
                 attributes += ["color=orange", "penwidth=2"]

@@ -28,7 +28,11 @@ final class ThreadState {
     }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
-    /// Resolves on this thread fail with `.wouldBlock` instead of waiting for the creation lock (`WaitMode`).
+    /// The creation cell this thread waits for, and what it builds meanwhile
+    /// (`SharedCache`; read and written under its `waitLock` only).
+    var waitingOn: SharedCache.Cell?
+    var waitingPath: [Key] = []
+    /// Resolves on this thread fail with `.wouldBlock` instead of waiting for another thread's creation cell (`WaitMode`).
     var noWait = false
     /// Set when one did.
     var blocked = false

@@ -45,7 +45,7 @@ from .errors import (
     WrongContextError,
 )
 from .lazy import Lazy, WeakLazy
-from .markers import Dependency, Key, Pointer, dep, key_name, lazy, weak, weak_lazy
+from .markers import Dependency, Key, Pointer, arg, dep, key_name, lazy, weak, weak_lazy
 from .native_refs import NativeRef, NativeWeak
 from .provider import Provider
 from .resolver import Resolver
@@ -113,6 +113,7 @@ __all__ = [
     "WeakLazy",
     "WrongContextError",
     "__version__",
+    "arg",
     "complete",
     "dep",
     "key_name",

@@ -1114,6 +1114,12 @@ class Container:
         After ``reset(Scope.WEAK)`` the next resolve makes new weak-scoped instances even while
         Python still holds the old ones.
         """
+        gathering = self._reset(scope, False)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+
+    def _reset(self, scope: Scope, can_await: bool) -> teardown.Gathering:
+        """``reset()`` up to raising its teardowns' failures (see ``_close`` for ``can_await``)."""
         checked = _check_scope(scope)
         handle = self.handle
         for reg in list(self._regs.values()):
@@ -1121,28 +1127,38 @@ class Container:
                 reg.last = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
-        failed = teardown.gather().errors
+        gathering = teardown.gather(None, can_await)
         try:
             status = self._api.tether_reset(handle, int(checked))
         finally:
             teardown.stop_gathering()
         if status != OK:
             raise error_for(status, last_message(self._api))
-        if failed:
-            raise TeardownError(failed)
+        return gathering
+
+    async def areset(self, scope: Scope) -> None:
+        """``reset(scope)`` awaiting async teardowns (async generator factories, ``async def``
+        ``close=``) on the running loop, as ``aclose`` does for ``close``: returns once every
+        teardown ran."""
+        gathering = self._reset(scope, True)
+        if gathering.queue:
+            await teardown.run_queued(gathering)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
 
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
 
         Raises, for the first kind found, ``NotFoundError`` (missing keys), ``CycleError``
-        (constructor cycles), ``RetainCycleError`` (a declared strong completion target closing a
-        cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
+        (constructor cycles), ``RetainCycleError`` (a declared strong completion target, or a
+        ``tether.lazy`` dependency on what holds the dependent, closing a cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
         ``CaptiveDependencyError`` (a singleton holding a shorter-lived key); the message is the
-        report, one problem per line (also as the list ``error.problems``).
+        report, one problem per line (also as the list ``error.problems``), each fix in Python's terms
+        where the library gives its parts.
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, last_message(self._api))
+            error = error_for(status, messages.validate_report(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 

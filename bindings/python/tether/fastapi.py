@@ -22,6 +22,11 @@ raised (an ``HTTPException`` too, which FastAPI answers before the middleware se
 dependency with ``yield`` beside each ``Inject`` notes it) is thrown into the request's generator
 teardowns (``gen.throw``/``agen.athrow``), so "commit after yield" does not commit it.
 
+At shutdown, ``await shutdown(app)`` in the app's lifespan tears down what the root caches and
+keeps the root open: the same app can start again in this process (a second ``TestClient(app)``,
+a reloading server), making its singletons anew. Closing the root there would answer every later
+request with a 500 ("container is closed").
+
 Requires FastAPI (``pip install tether[fastapi]``); ``import tether`` never imports it.
 """
 
@@ -36,10 +41,11 @@ from starlette.requests import HTTPConnection, Request
 from starlette.websockets import WebSocket
 
 from .container import Container
-from .errors import FactoryError
+from .errors import FactoryError, TeardownError
 from .markers import Key, key_name
+from .scope import Scope as Lifetime  # (Scope here is the ASGI scope)
 
-__all__ = ["Inject", "install"]
+__all__ = ["Inject", "install", "shutdown"]
 
 logger = logging.getLogger("tether.fastapi")
 
@@ -120,7 +126,8 @@ def install(app: FastAPI, root: Container) -> None:
     ``Request`` (``WebSocket`` for a websocket) as a value, closed (its teardowns run, async ones
     awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
     ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Call it once per app,
-    before the app starts; ``app.state.tether_root`` is ``root`` (close it yourself at shutdown)."""
+    before the app starts; ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of
+    the app's lifespan)."""
     if not isinstance(app, FastAPI):
         raise TypeError(f"install: app must be a fastapi.FastAPI, not {type(app).__name__}")
     if not isinstance(root, Container):
@@ -131,6 +138,31 @@ def install(app: FastAPI, root: Container) -> None:
     root.register_value(WebSocket)
     app.add_middleware(_ChildPerRequest, root=root)
     app.state.tether_root = root
+
+
+async def shutdown(app: FastAPI) -> None:
+    """The end of an app's lifespan: tears down what the root of ``install(app, root)`` caches, its
+    singletons, then its own CONTAINER-scoped instances (teardowns run, async ones awaited; failures
+    raised together as ``TeardownError`` once both are done), and keeps the root and its registrations,
+    so that the app can start again in this process and make them anew::
+
+        @asynccontextmanager
+        async def lifespan(app: FastAPI):
+            yield
+            await tether.fastapi.shutdown(app)
+
+    ``root.close()`` instead ends the root for good: only when nothing will start the app again."""
+    root = getattr(app.state, "tether_root", None)
+    if not isinstance(root, Container):
+        raise RuntimeError("shutdown: tether is not installed on this app (call install(app, root) first)")
+    failed: list[Exception] = []
+    for lifetime in (Lifetime.SINGLETON, Lifetime.CONTAINER):
+        try:
+            await root.areset(lifetime)
+        except TeardownError as exc:
+            failed += exc.exceptions
+    if failed:
+        raise TeardownError(failed)
 
 
 _NOTE_FAILURE = Depends(_failure)  # (cached: one per request, whatever the number of Injects)

@@ -16,6 +16,10 @@ Key = Union[str, type]
 """A registration key: a string or a class."""
 
 
+#: Keys that are a class's name, with the class's qualified name: messages suggest ``register(Repo)``.
+class_keys: dict[str, str] = {}
+
+
 def key_name(key: object) -> str:
     """The string key for a string or a class; TypeError/ValueError for anything else."""
     if isinstance(key, str):
@@ -28,7 +32,10 @@ def key_name(key: object) -> str:
         own = key.__dict__.get("__tether_key__")
         if own is not None:
             return key_name(own)
-        return f"{key.__module__}.{key.__qualname__}"
+        name = f"{key.__module__}.{key.__qualname__}"
+        if len(class_keys) < 4096:
+            class_keys[name] = key.__qualname__
+        return name
     if isinstance(key, Dependency):
         raise TypeError(f"{key!r} is a dependency marker, not a key: use it in deps=[...] or Annotated[...]")
     raise TypeError(f"a tether key is a non-empty str or a class, not {type(key).__name__}")
@@ -101,3 +108,17 @@ def encode_key(key: object) -> bytes:
         _encoded.clear()
     _encoded[key] = raw
     return raw
+
+
+class _RuntimeArgument:
+    """``Annotated[int, tether.arg]``: this parameter is a runtime argument of ``resolve`` (its
+    hint's type, one of the runtime-argument types). Autowiring refuses a bare ``seconds: int``,
+    which would silently make the key take runtime arguments (and never be a dependency)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "tether.arg"
+
+
+arg = _RuntimeArgument()

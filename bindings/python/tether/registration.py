@@ -23,6 +23,7 @@ from ._cabi import (
     COMPLETE_FN,
     DEFER_DROP,
     E_FACTORY_FAILED,
+    E_RETAIN_CYCLE,
     OK,
     OPTIONS_CALLBACKS,
     PARAM_DEP,
@@ -40,9 +41,10 @@ from ._cabi import (
     RegistrationOptions,
 )
 from .completion import Completion
-from .errors import FactoryReturnedNone, error_for
+from .errors import FactoryReturnedNone, RetainCycleError, error_for
 from .messages import last_message
 from .lazy import Lazy, WeakLazy
+from .lazy import watch as watch_lazy
 from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
@@ -78,6 +80,12 @@ def fail(api: Api, exc: BaseException) -> None:
         api.tether_set_error(reason(exc))
     except Exception:
         pass
+
+
+def failed_status(exc: BaseException) -> int:
+    """What a failed completion callback returns: the status of the library's own refusal it let
+    through (a retain cycle stays a retain cycle: one status per kind), else FACTORY_FAILED."""
+    return E_RETAIN_CYCLE if isinstance(exc, RetainCycleError) else E_FACTORY_FAILED
 
 
 #: A registration's ``tether_register_ex`` arguments other than its key and functions, by its slots,
@@ -536,6 +544,7 @@ class Registration:
                     frames = _state.tls.frames
                     container = frames[-1][0] if frames else self.container()
                     obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
+                    watch_lazy(api, obj, value)  # the library answers from this graph
                 elif kind == PARAM_I64:
                     obj = bool(value) if slot.arg == "bool" else value
                 elif kind == PARAM_STR:
@@ -603,7 +612,7 @@ class Registration:
             except BaseException as exc:
                 release_from(args, converted)
                 fail(api, exc)
-                return E_FACTORY_FAILED
+                return failed_status(exc)
 
         return complete
 
@@ -634,7 +643,7 @@ class Registration:
                     return OK
                 except BaseException as exc:
                     fail(api, exc)
-                    return E_FACTORY_FAILED
+                    return failed_status(exc)
 
             return complete
 
@@ -651,7 +660,7 @@ class Registration:
                 return OK
             except BaseException as exc:
                 fail(api, exc)
-                return E_FACTORY_FAILED
+                return failed_status(exc)
 
         return trampoline
 
