@@ -104,6 +104,9 @@ typedef struct tether_registration tether_registration; /* owned by its containe
 typedef struct tether_ref          tether_ref;          /* strong handle; you own it: tether_ref_release */
 typedef struct tether_weak         tether_weak;         /* weak handle; you own it: tether_weak_release */
 typedef struct tether_resolver     tether_resolver;     /* valid only during the callback that received it */
+typedef struct tether_factory      tether_factory;      /* FACTORY slot's handle; you own it: tether_factory_release */
+/** What an ALL slot receives: `count` instances in `items`, valid as long as the receiver. */
+typedef struct tether_list { size_t count; void *const *items; } tether_list;
 
 /** Lifetimes of the instances a registration makes. */
 typedef enum tether_scope {
@@ -125,10 +128,15 @@ typedef enum tether_param_kind {
     TETHER_PARAM_I64,           /* int64_t           next runtime argument */
     TETHER_PARAM_F64,           /* double            next runtime argument */
     TETHER_PARAM_STR,           /* const char *      next runtime argument (borrowed for the factory call) */
-    TETHER_PARAM_PTR            /* void *            next runtime argument */
+    TETHER_PARAM_PTR,           /* void *            next runtime argument */
+    TETHER_PARAM_ALL,           /* const tether_list * every registration `key` or `key#name` visible from the
+                                   resolving container, registration order (a child's `key#name` replaces its
+                                   parent's, adds otherwise), each a strong dependency */
+    TETHER_PARAM_FACTORY        /* tether_factory *  builds `key` with runtime arguments (tether_factory_call);
+                                   the receiver owns it from the call on, even if it returns NULL */
 } tether_param_kind;
 
-/** One declared factory parameter. `key` is used by DEP/WEAK/LAZY/WEAK_LAZY only. */
+/** One declared factory parameter. `key` is used by DEP/WEAK/LAZY/WEAK_LAZY/ALL/FACTORY only. */
 typedef struct tether_param { tether_param_kind kind; const char *key; } tether_param;
 
 #ifdef __cplusplus
@@ -140,6 +148,8 @@ typedef struct tether_param { tether_param_kind kind; const char *key; } tether_
 #define TETHER_WEAK(k)      TETHER_PARAM_(TETHER_PARAM_WEAK, (k))
 #define TETHER_LAZY(k)      TETHER_PARAM_(TETHER_PARAM_LAZY, (k))
 #define TETHER_WEAK_LAZY(k) TETHER_PARAM_(TETHER_PARAM_WEAK_LAZY, (k))
+#define TETHER_ALL(k)       TETHER_PARAM_(TETHER_PARAM_ALL, (k))
+#define TETHER_FACTORY(k)   TETHER_PARAM_(TETHER_PARAM_FACTORY, (k))
 #define TETHER_CONTEXT      TETHER_PARAM_(TETHER_PARAM_CONTEXT, NULL)
 #define TETHER_RESOLVER     TETHER_PARAM_(TETHER_PARAM_RESOLVER, NULL)
 #define TETHER_I64          TETHER_PARAM_(TETHER_PARAM_I64, NULL)
@@ -332,6 +342,8 @@ tether_status tether_register_with(tether_container *c, const char *key, tether_
 #define TETHER_T_TETHER_WEAK(k) tether_weak *
 #define TETHER_T_TETHER_LAZY(k) tether_provider
 #define TETHER_T_TETHER_WEAK_LAZY(k) tether_provider
+#define TETHER_T_TETHER_ALL(k) const tether_list *
+#define TETHER_T_TETHER_FACTORY(k) tether_factory *
 #define TETHER_T_TETHER_CONTEXT void *
 #define TETHER_T_TETHER_RESOLVER tether_resolver *
 #define TETHER_T_TETHER_I64 int64_t
@@ -474,6 +486,28 @@ tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);
 
 /**
+ * What a TETHER_FACTORY(key) slot's factory calls: a new instance of `key` built with
+ * `args` (as tether_resolve_args), its other dependencies injected as usual, resolved
+ * from the container the receiver was resolved from. `*out`: a strong handle, yours.
+ * @return as tether_resolve_args (TETHER_E_ARGUMENT_MISMATCH: wrong count or kinds);
+ *         TETHER_E_INVALID_HANDLE (NULL, released or stale `f`, or its container was freed).
+ * Thread-safe; may be called from the receiving factory itself.
+ */
+tether_status tether_factory_call(tether_factory *f, const tether_value *args, size_t arg_count, tether_ref **out);
+
+/** Releases a FACTORY slot's handle (once; instances it made live on).
+ *  @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released). Thread-safe. */
+tether_status tether_factory_release(tether_factory *f);
+
+/**
+ * Resolves every registration a TETHER_ALL(key) slot would receive, in one graph.
+ * `*out`: a strong handle (yours) whose instance is the list, which it keeps alive
+ * with its items; `*list` (if not NULL) receives the list. An empty list is no error.
+ * @return as tether_resolve (an item's failure fails the whole). Thread-safe.
+ */
+tether_status tether_resolve_all(tether_container *c, const char *key, tether_ref **out, const tether_list **list);
+
+/**
  * Interns `key` (not registering it) into an id for tether_resolve_key, which
  * skips string hashing. Ids are process-wide and valid for its life. Thread-safe.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL out).
@@ -602,7 +636,8 @@ tether_status tether_validate(tether_container *c);
 /**
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
- * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
+ * solid, ALL one per item labelled "all", weak dashed, lazy dotted, weak-lazy dotted with
+ * a hollow head, FACTORY dotted with a diamond head labelled "factory", declared
  * completion targets labelled), missing keys as red dashed nodes, cycle edges red
  * (LAZY edges closing a retain cycle too), captive ones orange; long keys shortened
  * as messages quote them (and their id).

@@ -326,8 +326,8 @@ typedef enum tether_fix {
                                 `key` strongly closes the retain cycle `path` (first key repeated
                                 last): declare the slot weak-lazy */
     TETHER_FIX_RUNTIME_ARGUMENTS /* `key` takes runtime arguments and cannot be a dependency (of
-                                `path`'s last key): resolve it where its arguments are known and
-                                hand the instance over */
+                                `path`'s last key): declare the slot a factory slot
+                                (TETHER_FACTORY) and build it with arguments from there */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */
@@ -738,6 +738,15 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
  * Thread-safe; lock-free.
  */
 tether_status tether_container_hit_word(tether_container *c, const volatile size_t **word);
+
+/**
+ * A strong handle of your own to item `index` of the list a tether_resolve_all handle
+ * holds (a binding wraps each item it did not make itself, and may release `list`).
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `list`); TETHER_E_INVALID_ARGUMENT
+ *         (NULL out; `list` not from tether_resolve_all; `index` not below its count).
+ * Thread-safe.
+ */
+tether_status tether_list_ref(tether_ref *list, size_t index, tether_ref **out);
 
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */

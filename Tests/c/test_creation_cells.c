@@ -8,6 +8,8 @@
  * would never allow, and the test checks that it saw it. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -266,7 +268,70 @@ static void test_a_cross_thread_cycle_fails_naming_both_paths(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Two roots needing two singletons in opposite orders, on many threads: no cyclic
+ * dependency, so no cycle reported and no hang (a graph claims the cells its edges
+ * reach in one order); each singleton made once. */
+static kind k_x = {"X", 0, 0}, k_y = {"Y", 0, 0}, k_xy = {"XY", 0, 0};
+static void *make_counted(kind *k) {
+    pthread_mutex_lock(&gate);
+    node *n = node_new(k, NULL, NULL);
+    pthread_mutex_unlock(&gate);
+    return n;
+}
+static void *make_pair(kind *k, node *a, node *b) {
+    pthread_mutex_lock(&gate);
+    node *n = node_new(k, a, b);
+    pthread_mutex_unlock(&gate);
+    return n;
+}
+static void drop_counted(void *instance, void *context) {
+    pthread_mutex_lock(&gate);  /* resets on several threads drop at once */
+    drop_node(instance, context);
+    pthread_mutex_unlock(&gate);
+}
+static tether_container *order_c;
+static atomic_int order_failures;
+static void *resolve_in_order(void *arg) {
+    const char *key = (intptr_t)arg % 2 ? "XY" : "YX";
+    for (int i = 0; i < 50; i++) {
+        tether_ref *ref = NULL;
+        if (tether_resolve(order_c, key, &ref) != TETHER_OK) { atomic_fetch_add(&order_failures, 1); continue; }
+        tether_ref_release(ref);
+        if (i % 10 == 9) tether_reset(order_c, TETHER_SCOPE_SINGLETON);
+    }
+    return NULL;
+}
+
+static void test_two_singletons_needed_in_opposite_orders(void) {
+    k_x = (kind){"X", 0, 0};
+    k_y = (kind){"Y", 0, 0};
+    k_xy = (kind){"XY", 0, 0};
+    atomic_store(&order_failures, 0);
+    CHECK_OK(tether_container_new(NULL, &order_c));
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.drop = drop_counted;
+    o.context = &k_x;
+    CHECK_OK(tether_register_ex(order_c, "X", (tether_fn)make_counted, p, 1, &o, NULL));
+    o.context = &k_y;
+    CHECK_OK(tether_register_ex(order_c, "Y", (tether_fn)make_counted, p, 1, &o, NULL));
+    tether_param xy[] = {TETHER_CONTEXT, TETHER_DEP("X"), TETHER_DEP("Y")}, yx[] = {TETHER_CONTEXT, TETHER_DEP("Y"), TETHER_DEP("X")};
+    o.scope = TETHER_SCOPE_GRAPH;
+    o.context = &k_xy;
+    CHECK_OK(tether_register_ex(order_c, "XY", (tether_fn)make_pair, xy, 3, &o, NULL));
+    CHECK_OK(tether_register_ex(order_c, "YX", (tether_fn)make_pair, yx, 3, &o, NULL));
+    pthread_t t[8];
+    for (intptr_t i = 0; i < 8; i++) CHECK(pthread_create(&t[i], NULL, resolve_in_order, (void *)i) == 0);
+    for (int i = 0; i < 8; i++) CHECK(pthread_join(t[i], NULL) == 0);
+    CHECK(atomic_load(&order_failures) == 0);
+    CHECK(k_xy.made == 400 && k_xy.dropped == 400);
+    CHECK_OK(tether_container_free(order_c));
+    CHECK(k_x.made == k_x.dropped && k_y.made == k_y.dropped);
+}
+
 int main(void) {
+    RUN(test_two_singletons_needed_in_opposite_orders);
     RUN(test_two_singletons_are_created_at_once);
     RUN(test_one_container_scoped_key_in_two_children_at_once);
     RUN(test_a_singleton_raced_for_is_created_once);

@@ -19,6 +19,8 @@ public final class Container: @unchecked Sendable {
         var tracer: Tracer?
         /// Freed children kept for the next ones (`keepSpareChild`).
         var spares: [Container] = []
+        /// `allRegistrations` by key, with the configuration each was made under.
+        var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
     private struct ScopedEntry {
         let registration: Registration
@@ -326,6 +328,7 @@ public final class Container: @unchecked Sendable {
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
             let old = table.replace(key, with: registration)
             if let old { s.retired.append(old) }
             configurationChanged()
@@ -385,10 +388,22 @@ public final class Container: @unchecked Sendable {
         var byKey: [Key: Registration] = [:]
         var container: Container? = self
         while let c = container {
-            for r in c.state.withLock({ _ in c.table.all() }) where byKey[r.key] == nil { byKey[r.key] = r }
+            for r in c.ownRegistrations() where byKey[r.key] == nil { byKey[r.key] = r }
             container = c.parent
         }
         return byKey.values.sorted { $0.key.name < $1.key.name }
+    }
+
+    /// This container's own registrations (not its parents'), read under its lock.
+    func ownRegistrations() -> [Registration] { state.withLock { _ in table.all() } }
+
+    /// `make()`'s list for `key`, kept until the configuration here or up the chain changes.
+    func memoizedList(_ key: Key, _ make: () -> [Registration]) -> [Registration] {
+        let configuration = self.configuration  // read first: a change while `make` runs is seen next time
+        if let kept = state.withLock({ $0.lists[key] }), kept.configuration == configuration { return kept.registrations }
+        let made = make()
+        state.withLock { $0.lists[key] = (configuration, made) }
+        return made
     }
 
     /// Resolves `key` with runtime arguments for the top-level registration.
@@ -587,7 +602,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { s.retired = [] }
+            defer { (s.retired, s.lists) = ([], [:]) }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock

@@ -34,6 +34,9 @@ public final class Registration: @unchecked Sendable {
     /// reading it costs no reference count: resolves on every thread read it, and
     /// a safe unowned read is an atomic increment and decrement on the container.
     unowned(unsafe) let container: Container
+    /// Where its key first came in its container's registrations (`Container.allRegistrations`);
+    /// a replacement keeps the place of what it replaced. Written and read under the container's lock.
+    var order: UInt64 = 0
 
     /// The current spec, retained (released by `install` or deinit), read
     /// unretained by lock-free readers.
@@ -384,6 +387,11 @@ public final class Registration: @unchecked Sendable {
         if arguments && scope.isShared {
             throw TetherError(.invalidArgument, "\(key.quoted) takes runtime arguments and cannot have the \(scope.name) scope, which shares one instance whatever the arguments: keep it graph or transient scoped, or register one key per argument value")
         }
+    }
+
+    /// `setContext` (no destructor) for a registration no container lists: no plan to invalidate.
+    func setUnlistedContext(_ context: UnsafeMutableRawPointer) {
+        lock.withSpinLock { install(spec.with(context: .some(context), destructor: .some(nil))) }
     }
 
     /// `defersDrop`: see `InstanceSpec.defersDrop`.

@@ -77,7 +77,7 @@ public struct ErrorParts: Sendable {
         /// closes the retain cycle `path` (first key repeated last): make the slot weak-lazy.
         case weakLazy
         /// `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
-        /// resolve it where its arguments are known and hand the instance over.
+        /// declare the slot a factory slot (TETHER_FACTORY), or resolve it at the top level.
         case runtimeArguments
     }
 

@@ -4,7 +4,8 @@
 /// targets or LAZY slots, dependencies on keys that take runtime arguments) and captive
 /// dependencies (`Scope.captures`), plus a Graphviz picture. Edges are the
 /// factories' slots and the declared targets of completion callbacks
-/// (`DeclaredCompletion`); constructor edges are DEP and WEAK slots.
+/// (`DeclaredCompletion`); constructor edges are DEP, WEAK and ALL slots (an ALL
+/// slot is one strong edge per registration it lists from the lookup container).
 public struct GraphCheck {
     public struct Missing {
         public let key: Key
@@ -19,14 +20,14 @@ public struct GraphCheck {
         let from: Registration
         let param: Param
         let completion: Int?
-
-        var target: Key { param.key! }
+        /// The key named: the slot's, or for an ALL slot, the listed registration's.
+        let target: Key
         /// Its place among its registration's edges (`GraphCheck.edges(of:)`).
         let number: Int
         /// The edge's identity: its registration and place.
         struct ID: Hashable { let from: ObjectIdentifier, number: Int }
         var id: ID { ID(from: ObjectIdentifier(from), number: number) }
-        var isStrong: Bool { if case .dependency = param { true } else { false } }
+        var isStrong: Bool { param.isStrongEdge }
         /// Where it is declared, for messages: "" or " (completion callback #N)".
         var via: String { completion.map { " (completion callback #\($0 + 1))" } ?? "" }
     }
@@ -59,7 +60,7 @@ public struct GraphCheck {
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        edges = registrations.flatMap(GraphCheck.edges)
+        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope == .singleton ? $0.container : container) }
         var index: [[ObjectIdentifier]: Int] = [:]
         func node(_ r: Registration, _ lookup: Container) -> Int {
             let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
@@ -73,7 +74,7 @@ public struct GraphCheck {
         while next < nodes.count {  // nodes found on the way are appended, and visited in turn
             let r = nodes[next].registration
             let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
-            nodes[next].out = GraphCheck.edges(of: r).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
+            nodes[next].out = GraphCheck.edges(of: r, lookup: lookup).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
             next += 1
         }
         var neededBy: [Key: [Edge]] = [:]
@@ -89,13 +90,25 @@ public struct GraphCheck {
         findCaptives()
     }
 
-    /// The factory slots naming a key and the declared completion targets of `r`.
-    private static func edges(of r: Registration) -> [Edge] {
+    /// The factory slots naming a key and the declared completion targets of `r`, an ALL
+    /// slot's registrations as `lookup` lists them (`Container.allRegistrations`).
+    private static func edges(of r: Registration, lookup: Container) -> [Edge] {
         var edges: [Edge] = []
-        for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil, number: edges.count)) }
+        for p in r.params {
+            switch p {
+            case .all(let key):
+                for element in lookup.allRegistrations(for: key) {
+                    edges.append(Edge(from: r, param: p, completion: nil, target: element.key, number: edges.count))
+                }
+            case .dependency(let key), .weak(let key), .lazy(let key), .weakLazy(let key), .factory(let key):
+                edges.append(Edge(from: r, param: p, completion: nil, target: key, number: edges.count))
+            case .context, .resolver, .argument:
+                break
+            }
+        }
         for (n, completion) in r.spec.completions.enumerated() {
             guard let declared = completion as? DeclaredCompletion else { continue }
-            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, number: edges.count)) }
+            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, target: p.key!, number: edges.count)) }
         }
         return edges
     }
@@ -191,24 +204,16 @@ public struct GraphCheck {
         return nil
     }
 
-    /// DEP and WEAK slots and declared targets naming a key that takes runtime
-    /// arguments: only a top-level resolve can pass them.
+    /// DEP, WEAK and ALL slots and declared targets naming a key that takes runtime
+    /// arguments: only a top-level resolve or a FACTORY slot can pass them.
     private mutating func findArgumentDependencies() {
         for n in nodes {
             for (e, target) in n.out where e.param.isConstructorEdge {
                 guard let target, nodes[target].registration.hasArguments else { continue }
-                report(TetherError(.argumentMismatch,
-                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); \(GraphCheck.argumentsFix)",
-                    ErrorParts(.runtimeArguments, key: e.target, path: e.completion == nil ? [e.from.key] : [])))
+                report(Graph.argumentDependency(e.target, neededBy: e.from.key.quoted + e.via, path: e.completion == nil ? [e.from.key] : []))
             }
         }
     }
-
-    /// What the runtime-argument messages (here and `Graph.build`) tell to do: a fix
-    /// that passes at run time (lazy slots and resolvers pass no arguments). The one
-    /// place to change once factory slots (TETHER_FACTORY) exist; bindings render
-    /// `ErrorParts.Fix.runtimeArguments` (Python: messages.py).
-    static let argumentsFix = "resolve it where its arguments are known (tether_resolve_args) and hand the instance over, instead of declaring it a dependency"
 
     /// Strong edges from a cached instance to a shorter-lived one (`Scope.captures`).
     private mutating func findCaptives() {
@@ -270,7 +275,9 @@ public struct GraphCheck {
             case .weak: attributes.append("style=dashed")
             case .lazy: attributes.append("style=dotted")
             case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
-            default: break
+            case .all: attributes.append("label=\"all\"")
+            case .factory: attributes += ["style=dotted", "arrowhead=diamond", "label=\"factory\""]
+            case .dependency, .context, .resolver, .argument: break
             }
             if e.completion != nil {
                 attributes.append("label=\"completion\"")

@@ -21,9 +21,19 @@ import Synchronization
 /// Other keys and other containers go on meanwhile.
 ///
 /// A thread about to wait for a cell whose holder waits, directly or through
-/// other threads, for a cell this thread holds would wait forever: it fails
-/// with `.cycle` naming both threads' paths instead (`waitingOn`, read under
-/// `waitLock`, which only threads about to wait or done waiting take).
+/// other threads, for a cell this thread holds would wait forever (`waitingOn`,
+/// read under `waitLock`, which only threads about to wait or done waiting
+/// take). Graphs make such cycles without any cyclic dependency: one holds X
+/// (made, not yet published) and needs Y, another holds Y and needs X. So a
+/// graph claims the cells its constructor edges reach in one order (by key)
+/// before creating anything (`Graph.claimInOrder`), and a cycle that remains
+/// (a cache reset meanwhile, a key reached from a callback) is broken by a
+/// resolve that can start over (no factory or callback of it under way: its
+/// `canBackOff`): it gives up its cells, destroys what it made, waits, and runs
+/// again (wound-wait: one that cannot start over makes one that can). Only
+/// when none in the cycle can (each waits from inside a factory or callback:
+/// a cycle through providers across threads) does the finder fail with `.cycle`
+/// naming both threads' paths.
 ///
 /// Cells live in striped tables (a mutex and a condition per stripe, held for
 /// a few loads and stores, never across user code), so claiming a
@@ -103,10 +113,17 @@ final class SharedCache: @unchecked Sendable {
         registration.cachedRetained(scope, in: container)
     }
 
-    /// What `claim` found: the published instance (retained), or the cell to create it under.
+    /// What `claim` found: the published instance (retained), the cell to create
+    /// it under, or a wait cycle this resolve must break by starting over once `cell`
+    /// is released (`error` if it cannot any more).
     enum Claim {
         case published(Unmanaged<Instance>)
         case create(Cell)
+        case backOff(Cell, TetherError)
+    }
+
+    static func cellKey(_ registration: Registration, _ scope: Scope, in container: Container) -> CellKey {
+        CellKey(registration: ObjectIdentifier(registration), container: scope == .container ? ObjectIdentifier(container) : nil)
     }
 
     /// The published instance of `registration`, or its cell claimed for the
@@ -115,10 +132,9 @@ final class SharedCache: @unchecked Sendable {
     /// is held by this thread further out, or by a thread that waits for this
     /// one), with `.wouldBlock` when this thread resolves in no-wait mode (`WaitMode`)
     /// and another thread holds it. `path`: what this thread is building, for messages.
-    func claim(_ registration: Registration, _ scope: Scope, in container: Container,
-               thread: UnsafeMutableRawPointer, path: () -> [Key]) throws(TetherError) -> Claim {
-        let key = CellKey(registration: ObjectIdentifier(registration),
-                          container: scope == .container ? ObjectIdentifier(container) : nil)
+    func claim(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer,
+               canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
+        let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         while true {
             if let hit = Self.cached(registration, scope, in: container) { return .published(hit) }
@@ -143,8 +159,18 @@ final class SharedCache: @unchecked Sendable {
                 state._withUnsafeGuaranteedRef { $0.blocked = true }
                 throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
             }
-            try wait(for: held, in: stripe, state)
+            if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
+    }
+
+    /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
+    func waitReleased(_ cell: Cell) {
+        let stripe = stripe(cell.key)
+        pthread_mutex_lock(stripe.mutex)
+        cell.waiters += 1
+        while !cell.released.load(ordering: .sequentiallyConsistent) { pthread_cond_wait(stripe.changed, stripe.mutex) }
+        cell.waiters -= 1
+        pthread_mutex_unlock(stripe.mutex)
     }
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
@@ -176,43 +202,71 @@ final class SharedCache: @unchecked Sendable {
 
     // MARK: waiting
 
-    /// Waits until `cell` is released, unless its holder (through the threads it
-    /// waits for) waits for this thread: then fails with both paths.
-    private func wait(for cell: Cell, in stripe: Stripe, _ state: Unmanaged<ThreadState>) throws(TetherError) {
+    /// Waits until `cell` is released (nil), unless its holder (through the threads
+    /// it waits for) waits for this thread: then this resolve starts over
+    /// (`.backOff`) if it can, else makes one in the cycle that can start over, or
+    /// fails with both paths when none can. Also `.backOff` when wounded while waiting.
+    private func wait(for cell: Cell, in stripe: Stripe, _ state: Unmanaged<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
         let me = state.toOpaque()
         // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
         let myPath = state._withUnsafeGuaranteedRef { Reentry.constructing($0).map { $0._withUnsafeGuaranteedRef { $0.key } } } + [cell.name]
         pthread_mutex_lock(waitLock)
         var chain: [(path: [Key], waitsFor: Key)] = []
+        var holders: [ThreadState] = []
         var next = cell
         while !next.released.load(ordering: .sequentiallyConsistent) {
             if next.owner == me {
-                pthread_mutex_unlock(waitLock)
-                throw Self.crossThreadCycle(myPath, cell.name, chain)
+                let error = Self.crossThreadCycle(myPath, cell.name, chain)
+                if canBackOff {
+                    pthread_mutex_unlock(waitLock)
+                    return .backOff(cell, error)
+                }
+                guard let victim = holders.first(where: { $0.canBackOff }), let victimCell = victim.waitingOn else {
+                    pthread_mutex_unlock(waitLock)
+                    throw error
+                }
+                let victimStripe = self.stripe(victimCell.key)
+                pthread_mutex_lock(victimStripe.mutex)
+                victim.wounded = true
+                pthread_cond_broadcast(victimStripe.changed)
+                pthread_mutex_unlock(victimStripe.mutex)
+                break  // and wait: the victim lets go of its cells
             }
             let holder = Unmanaged<ThreadState>.fromOpaque(next.owner).takeUnretainedValue()
             guard let waited = holder.waitingOn, chain.count < 64 else { break }
             chain.append((holder.waitingPath, waited.name))
+            holders.append(holder)
             next = waited
         }
         state._withUnsafeGuaranteedRef {
             $0.waitingOn = cell
             $0.waitingPath = myPath
+            $0.canBackOff = canBackOff
         }
         pthread_mutex_unlock(waitLock)
 
         pthread_mutex_lock(stripe.mutex)
         cell.waiters += 1
-        while !cell.released.load(ordering: .sequentiallyConsistent) { pthread_cond_wait(stripe.changed, stripe.mutex) }
+        var wounded = false
+        while !cell.released.load(ordering: .sequentiallyConsistent) {
+            if state._withUnsafeGuaranteedRef({ $0.wounded }) { break }
+            pthread_cond_wait(stripe.changed, stripe.mutex)
+        }
         cell.waiters -= 1
+        state._withUnsafeGuaranteedRef {
+            wounded = $0.wounded && !cell.released.load(ordering: .sequentiallyConsistent)
+        }
         pthread_mutex_unlock(stripe.mutex)
 
         pthread_mutex_lock(waitLock)
         state._withUnsafeGuaranteedRef {
             $0.waitingOn = nil
             $0.waitingPath = []
+            $0.canBackOff = false
+            $0.wounded = false  // a late wound (the cell came first) is moot: this resolve goes on
         }
         pthread_mutex_unlock(waitLock)
+        return wounded ? .backOff(cell, Self.crossThreadCycle(myPath, cell.name, [])) : nil
     }
 
     /// This thread (building `myPath`, whose last key another thread creates)

@@ -338,7 +338,8 @@ def test_runtime_argument_advice_speaks_python_and_works_when_applied(c):
     c.register("Report", lambda clock: clock, deps=["Clock"])
     with pytest.raises(tether.ArgumentMismatchError) as info:
         c.validate()
-    assert 'resolve it where its arguments are known (container.resolve("Clock", ...))' in str(info.value)
+    assert 'declare the parameter tether.factory("Clock")' in str(info.value)
+    assert 'or resolve it with container.resolve("Clock", ...)' in str(info.value)
     with pytest.raises(tether.ArgumentMismatchError) as info:
         c.resolve("Report")
     assert "container.resolve(" in str(info.value) and 'needed by "Report"' in str(info.value)

@@ -45,6 +45,8 @@ PARAM_I64 = 6
 PARAM_F64 = 7
 PARAM_STR = 8
 PARAM_PTR = 9
+PARAM_ALL = 10
+PARAM_FACTORY = 11
 
 # tether_status (the Python mirror with names is errors.Status)
 OK = 0
@@ -88,6 +90,18 @@ class Param(Structure):
     """``tether_param``: one declared factory slot."""
 
     _fields_ = [("kind", c_int), ("key", c_char_p)]
+
+
+class TetherList(Structure):
+    """``tether_list``: what an ALL slot receives and ``tether_resolve_all`` gives."""
+
+    _fields_ = [("count", c_size_t), ("items", POINTER(c_void_p))]
+
+
+def list_items(address: int) -> list[int]:
+    """The instance addresses of the ``tether_list`` at ``address``, in order."""
+    found = TetherList.from_address(address)
+    return [found.items[i] or 0 for i in range(found.count)]
 
 
 class Scalar(Union):
@@ -235,6 +249,10 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_resolver_get_weak": (_status, [_p, c_char_p, _pp]),
     "tether_resolver_get_weak_instance": (_status, [_p, c_char_p, _pp, _pp]),  # out nullable: None
     "tether_resolver_ref": (_status, [_p, _p, _pp]),
+    "tether_factory_call": (_status, [_p, POINTER(Value), c_size_t, _pp]),
+    "tether_factory_release": (_status, [_p]),
+    "tether_resolve_all": (_status, [_p, c_char_p, _pp, _pp]),
+    "tether_list_ref": (_status, [_p, c_size_t, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
     "tether_provider_watch": (_status, [_p, PROVIDER_WATCH_FN, _p]),

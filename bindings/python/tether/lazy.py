@@ -1,4 +1,4 @@
-"""The callables a Python factory gets for ``tether.lazy`` and ``tether.weak_lazy`` dependencies.
+"""The callables a Python factory gets for ``tether.lazy``, ``tether.weak_lazy`` and ``tether.factory`` dependencies.
 
 They are Python objects, not the library's C trampolines: a C lazy slot lives only as long as
 the dependent's C box, while a Python dependent lives as long as Python holds it. The C slot is
@@ -154,3 +154,21 @@ class WeakLazy(_Deferred):
 
     def __repr__(self) -> str:
         return f"<tether.weak_lazy {self._key!r}>"
+
+
+class Factory(_Deferred):
+    """``tether.factory(K)``: ``make(*args)`` builds a new K with those runtime arguments (as
+    ``container.resolve(K, *args)``, from the container the dependent was resolved from), its
+    other dependencies injected; wrong arguments raise ``ArgumentMismatchError``, a call after
+    that container closed ``InvalidHandleError``."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any) -> Any:
+        container = self._container() if self._container is not None else None
+        if container is None or container.closed:
+            raise InvalidHandleError(f"tether.factory({self._key!r}): its container was closed")
+        return container.resolve(self._key, *args)
+
+    def __repr__(self) -> str:
+        return f"<tether.factory {self._key!r}>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from typing import Union
 
-from ._cabi import PARAM_DEP, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
+from ._cabi import PARAM_ALL, PARAM_DEP, PARAM_FACTORY, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
 
 Key = Union[str, type]
 """A registration key: a string or a class."""
@@ -42,11 +42,12 @@ def key_name(key: object) -> str:
 
 
 class Dependency:
-    """A dependency on ``key`` of a given kind; made by ``weak``, ``lazy``, ``weak_lazy``."""
+    """A dependency on ``key`` of a given kind; made by ``weak``, ``lazy``, ``weak_lazy``, ``all_of``, ``factory``."""
 
     __slots__ = ("key", "kind")
 
-    _NAMES = {PARAM_DEP: "dep", PARAM_WEAK: "weak", PARAM_LAZY: "lazy", PARAM_WEAK_LAZY: "weak_lazy"}
+    _NAMES = {PARAM_DEP: "dep", PARAM_WEAK: "weak", PARAM_LAZY: "lazy", PARAM_WEAK_LAZY: "weak_lazy",
+              PARAM_ALL: "all", PARAM_FACTORY: "factory"}
 
     def __init__(self, key: Key, kind: int) -> None:
         key_name(key)  # validates early: wrong use raises before reaching C
@@ -86,6 +87,19 @@ def lazy(key: Key) -> Dependency:
 def weak_lazy(key: Key) -> Dependency:
     """Like ``lazy`` but holds the result weakly: the callable returns None once it is gone."""
     return Dependency(key, PARAM_WEAK_LAZY)
+
+
+def all_of(key: Key) -> Dependency:
+    """Every registration of ``key`` and of its named variants (``register(K, f, name="gzip")``)
+    visible from the resolving container, in registration order (a child's variant replaces its
+    parent's, a new one is added): the factory receives a list. Exported as ``tether.all``."""
+    return Dependency(key, PARAM_ALL)
+
+
+def factory(key: Key) -> Dependency:
+    """A factory of ``key``, which takes runtime arguments: the factory receives a callable
+    ``make(*args)`` that builds a new ``key`` with them, its other dependencies injected."""
+    return Dependency(key, PARAM_FACTORY)
 
 
 Pointer = ctypes.c_void_p

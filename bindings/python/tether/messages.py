@@ -146,8 +146,8 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text = f"{_q(key)} takes runtime arguments and cannot be a dependency"
         if parts.path:
             text += f" (needed by {_path(parts)})"
-        text += (f": resolve it where its arguments are known (container.resolve({class_keys.get(key or '') or _q(key)}, "
-                 f"...)) and hand it over")
+        text += (f": declare the parameter tether.factory({class_keys.get(key or '') or _q(key)}) to build it with "
+                 f"arguments from the factory, or resolve it with container.resolve({class_keys.get(key or '') or _q(key)}, ...)")
     elif fix == FIX_FACTORY:
         text = _failed(f"the factory for {_q(key)}", parts.reason, cause)
         if len(parts.path) > 1 or parts.omitted:

@@ -3,7 +3,7 @@
 Rules (also in the README):
 
 - A ``deps`` entry is a key (str or class: a strong dependency), a marker (``weak``/``lazy``/
-  ``weak_lazy``/``dep``), or one of the runtime-argument types below.
+  ``weak_lazy``/``dep``/``all``/``factory``), or one of the runtime-argument types below.
 - Runtime argument types map to C slots: ``int``/``bool`` -> I64, ``float`` -> F64, ``str`` -> STR
   (the factory gets a str; UTF-8), ``bytes`` -> STR (gets bytes), ``tether.Pointer``
   (``ctypes.c_void_p``) -> PTR (gets an int address or None), ``object`` -> PTR carrying any Python
@@ -69,7 +69,7 @@ def slot_for(entry: object, where: str) -> Slot:
             return Slot(kind, arg=arg)
         return Slot(PARAM_DEP, key_name(entry))
     raise TypeError(
-        f"{where}: {entry!r} is not a dependency: use a key (str or class), tether.weak/lazy/weak_lazy(key), "
+        f"{where}: {entry!r} is not a dependency: use a key (str or class), tether.weak/lazy/weak_lazy/all/factory(key), "
         f"or a runtime-argument type (int, float, str, bytes, object, tether.Pointer)"
     )
 
