@@ -19,6 +19,10 @@ The library resolves synchronously and calls factories as C callbacks, which can
   instead of starting it again, and takes its result if its own call is the same one, else
   resolves again once the first publishes it. The library's cache stays the only cache.
 
+* A resolve that would wait for another thread creating a shared instance it needs (the library's
+  ``TETHER_E_WOULD_BLOCK`` in no-wait mode) does not block the loop: ``aresolve`` sleeps a little
+  and tries again.
+
 Where nothing can await (a plain ``resolve``, or a nested one inside a synchronous factory), an
 async factory fails the resolve with ``AsyncResolveError`` (a ``TypeError``) naming ``aresolve``.
 Async teardown: see ``teardown`` (stepped where the library drops the instance; under ``aclose``
@@ -508,7 +512,7 @@ def _run_callback(awaitable: Any, what: str) -> None:
 
 
 async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
-    """``container.aresolve(key, *args)`` for a chain with async registrations (see the module docstring)."""
+    """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
     pause = 0.0005
