@@ -3,7 +3,7 @@
 the run `make bench` just made: build/bench/c.md (benchmarks/c/bench.c) and build/bench/python.md
 (benchmarks/python/bench.py), plus, when the C benchmark has `-t N`, its rows from 2 threads.
 
-Single-thread rows: each C row named `S1`..`S4` `... by interned key` (ns, and the ratio to the
+Single-thread rows: each C row named `S1`..`S4` `... by interned key`, but the trace hook's (ns, and the ratio to the
 hand-written C of the same run), with the Python tether row's figure for that scenario.
 Thread rows: `bench -t 2`'s lines `| shape | threads=2 | ops/s | Nx | machine Mx | K% |`, when its
 usage (`bench -h`) offers `-t N`; otherwise none.
@@ -53,7 +53,7 @@ def main() -> int:
     rows = []
     for line in c_md.splitlines():
         m = C_ROW.match(line)
-        if m:
+        if m and "trace hook" not in line:  # (the trace rows diagnose the hook's cost)
             scenario, name, ns, _, ratio = m.groups()
             name = re.sub(r",? ?by interned key,? ?", " ", name).strip(" =,")
             rows.append(f"| {scenario} {name} | "
