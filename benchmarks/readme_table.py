@@ -10,6 +10,7 @@ usage (`bench -h`) offers `-t N`; otherwise none.
 Usage: python3 benchmarks/readme_table.py [build/bench]   (`make bench` runs it)
 """
 import datetime
+import os
 import platform
 import re
 import subprocess
@@ -69,7 +70,8 @@ def main() -> int:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [BEGIN,
              f"Per resolve, release build: `make bench` on {when}, commit {commit}, {cpu} ({cores} cores, "
-             f"{platform.machine()}), Python {python_version(py_md)}.",
+             f"{platform.machine()}, load average {os.getloadavg()[1]:.1f} over the last 5 minutes: other "
+             f"work on the machine slows every figure), Python {python_version(py_md)}.",
              "",
              "| scenario | C (by interned key) | x hand-written C | Python |",
              "|---|---|---|---|", *rows]
