@@ -54,10 +54,13 @@ extension Container {
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
             try registration.setScope(.singleton)
+            // A request's value (in a child) is resolved as a dependency, rarely by key from many
+            // threads: not lent, its child's free takes no barrier (`Container.drop`).
+            if parent != nil { registration.lendsSingleton = false }
             registration.setContext(context, destructor: destructor, defersDrop: defersDrop)
             let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
                                          reference: { _ in fatalError("a value has no dependencies") })
-            registration.publish(instance.takeUnretainedValue())
+            SharedCache.publish(registration, instance.takeUnretainedValue(), in: nil)
             instance.release()  // the cache keeps it
         }
     }
