@@ -3,13 +3,14 @@
 the run `make bench` just made: build/bench/c.md (benchmarks/c/bench.c) and build/bench/python.md
 (benchmarks/python/bench.py), plus, when the C benchmark has `-t N`, its rows from 2 threads.
 
-Single-thread rows: each C row named `S1`..`S4` `... by interned key` (ns, and the ratio to the
+Single-thread rows: each C row named `S1`..`S4` `... by interned key`, but the trace hook's (ns, and the ratio to the
 hand-written C of the same run), with the Python tether row's figure for that scenario.
 Thread rows: `bench -t 2`'s lines `| shape | threads=2 | ops/s | Nx | machine Mx | K% |`, when its
 usage (`bench -h`) offers `-t N`; otherwise none.
 Usage: python3 benchmarks/readme_table.py [build/bench]   (`make bench` runs it)
 """
 import datetime
+import os
 import platform
 import re
 import subprocess
@@ -53,7 +54,7 @@ def main() -> int:
     rows = []
     for line in c_md.splitlines():
         m = C_ROW.match(line)
-        if m:
+        if m and "trace hook" not in line:  # (the trace rows diagnose the hook's cost)
             scenario, name, ns, _, ratio = m.groups()
             name = re.sub(r",? ?by interned key,? ?", " ", name).strip(" =,")
             rows.append(f"| {scenario} {name} | "
@@ -69,7 +70,8 @@ def main() -> int:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [BEGIN,
              f"Per resolve, release build: `make bench` on {when}, commit {commit}, {cpu} ({cores} cores, "
-             f"{platform.machine()}), Python {python_version(py_md)}.",
+             f"{platform.machine()}, load average {os.getloadavg()[1]:.1f} over the last 5 minutes: other "
+             f"work on the machine slows every figure), Python {python_version(py_md)}.",
              "",
              "| scenario | C (by interned key) | x hand-written C | Python |",
              "|---|---|---|---|", *rows]
