@@ -281,7 +281,7 @@ typedef struct tether_completion {
 typedef struct tether_options {
     unsigned version;                       /* TETHER_OPTIONS_VERSION */
     tether_scope scope;                     /* TETHER_SCOPE_GRAPH by default */
-    uint32_t flags;                         /* 0 (bindings: TETHER_DEFER_DROP) */
+    uint32_t flags;                         /* 0, TETHER_OVERRIDE (bindings: TETHER_DEFER_DROP) */
     void *context;                          /* as tether_set_context */
     tether_drop_fn drop;                    /* nullable destructor, as tether_set_context */
     const tether_completion *callbacks;     /* `callback_count` callbacks, run in this order */
@@ -603,6 +603,31 @@ tether_status tether_export_dot(tether_container *c, char **out);
 
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
+
+/* ---- Overrides (tests) ----------------------------------------------------- */
+
+/**
+ * Overrides `key` in `c` with `instance` until tether_override_clear(c, key): resolves from `c` and
+ * its children get it, parents' registrations and `c`'s own included (overrides of a key stack).
+ * Starting and ending it lets go of what the caches of `c` and its descendants hold that was built
+ * over `key` (shared instances of keys with declared edges to it, directly or not, or holding one of
+ * it strongly): they are rebuilt over the override, then over what it replaced. Handles taken before
+ * keep what they had; singletons of parents are theirs (override where they are registered).
+ * tether_register of `key` in `c` meanwhile goes under the override. `drop(instance, context)`
+ * (nullable) runs once nothing holds the instance after the override ends or `c` is freed; on
+ * failure it does not run. Factory form: tether_register_with with TETHER_OVERRIDE in options.flags
+ * (its handle, if taken, goes stale when the override ends).
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key or instance).
+ * Thread-safe: a resolve meanwhile sees the key overridden or not.
+ */
+tether_status tether_override(tether_container *c, const char *key, void *instance,
+                              tether_drop_fn drop, void *context);
+#define TETHER_OVERRIDE 4u  /* tether_options.flags: tether_register_with overrides `key` instead */
+
+/** Ends the newest override of `key` made in `c`, as described above.
+ *  @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key, or `key` not
+ *  overridden in `c`: the message says so). Thread-safe. */
+tether_status tether_override_clear(tether_container *c, const char *key);
 
 /* ---- Tracing --------------------------------------------------------------- */
 typedef enum tether_trace_kind { TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL,

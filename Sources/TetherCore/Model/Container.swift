@@ -7,10 +7,18 @@ public final class Container: @unchecked Sendable {
     public let bridge: SlotBridge
 
     /// Writers (register, close) serialize here; the registrations live in `table`.
-    private struct State {
+    struct State {
         /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
         var retired: [Registration] = []
         var children = 0
+        /// The open children (unretained: each removes itself when it closes), for what must reach
+        /// the caches below (`override`).
+        var liveChildren: [Unmanaged<Container>] = []
+        /// Per overridden key, what each override displaced from the table, oldest first
+        /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
+        var overrides: [Key: [Registration?]] = [:]
+        /// Override registrations let go of when the container closed, for `forEachRegistration`.
+        var closedOverrides: [Registration] = []
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
         var scoped: [ObjectIdentifier: ScopedEntry] = [:]
@@ -18,12 +26,12 @@ public final class Container: @unchecked Sendable {
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
     }
-    private struct ScopedEntry {
+    struct ScopedEntry {
         let registration: Registration
         let instance: Instance
         let sequence: UInt64
     }
-    private let state = Lock(State())
+    let state = Lock(State())
     @usableFromInline let table: RegistrationTable
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
@@ -51,15 +59,19 @@ public final class Container: @unchecked Sendable {
         }
     }
     private let strict = Atomic<Bool>(false)
+    /// An override was made here once (`override`): closing has more to visit.
+    let everOverridden = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
+            let me = Unmanaged.passUnretained(self)
             let ok = parent.state.withLock { s in
                 if s.isClosed { return false }
                 s.children += 1
+                s.liveChildren.append(me)
                 return true
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
@@ -117,6 +129,7 @@ public final class Container: @unchecked Sendable {
         let ok = state.withLock { s in
             if s.isClosed { return false }
             s.children += 1
+            s.liveChildren.append(.passUnretained(child))
             return true
         }
         guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
@@ -314,7 +327,7 @@ public final class Container: @unchecked Sendable {
         return try register(Registration(key: key, params: params, factory: factory, container: self, holdsObject: true), configure)
     }
 
-    private func register(_ registration: Registration,
+    func register(_ registration: Registration,
                           _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
         try configure(registration)
@@ -322,7 +335,8 @@ public final class Container: @unchecked Sendable {
         registration.markVisible()
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            let old = table.replace(key, with: registration)
+            // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
+            let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
             configurationChanged()
             return .some(old)
@@ -518,7 +532,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Removes the container-scoped instances of the registrations `matching` picks, for `drop`.
-    private func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
+    func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
         state.withLock { s in Self.takeScoped(&s, matching) }
     }
 
@@ -557,11 +571,12 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
+            if !s.overrides.isEmpty { unwindOverrides(&s) }
             return nil
         }
         if let refused { throw refused }
         dropSpareChild()
-        if let parent { parent.state.withLock { $0.children -= 1 } }
+        if let parent { parent.state.withLock { $0.childClosed(self) } }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed
@@ -575,6 +590,7 @@ public final class Container: @unchecked Sendable {
     public func forEachRegistration(_ body: (Registration) -> Void) {
         precondition(isClosed, "Tether: forEachRegistration() of a container that is not closed")
         table.forEach(body)
+        if everOverridden.load(ordering: .acquiring) { state.withLock { $0.closedOverrides }.forEach(body) }
     }
 
     /// Lets go of the registrations of a closed container, once no resolve can
@@ -583,7 +599,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { s.retired = [] }
+            defer { s.retired = []; s.closedOverrides = [] }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock

@@ -90,7 +90,7 @@ public struct GraphCheck {
     }
 
     /// The factory slots naming a key and the declared completion targets of `r`.
-    private static func edges(of r: Registration) -> [Edge] {
+    static func edges(of r: Registration) -> [Edge] {
         var edges: [Edge] = []
         for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil, number: edges.count)) }
         for (n, completion) in r.spec.completions.enumerated() {
