@@ -47,6 +47,7 @@ from .errors import (
 from .lazy import Lazy, WeakLazy
 from .markers import Dependency, Key, Pointer, dep, key_name, lazy, weak, weak_lazy
 from .native_refs import NativeRef, NativeWeak
+from .overrides import Override
 from .provider import Provider
 from .resolver import Resolver
 from .scope import Scope
@@ -98,6 +99,7 @@ __all__ = [
     "NativeWeak",
     "NoMemoryError",
     "NotFoundError",
+    "Override",
     "Pointer",
     "Provider",
     "Recorder",

@@ -20,6 +20,7 @@ from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, NeedsAwait, TeardownError, TetherError, error_for
 from .markers import Key, encode_key, key_name
 from .messages import last_message
+from .overrides import Override
 from .registration import Registration
 from .scope import Scope
 from .parameters import from_deps, infer
@@ -172,6 +173,8 @@ class Container:
     _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
     # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
     _resolved_once: set[object] | None = None
+    # Per overridden key, the Python registrations its overrides displaced (see override)
+    _overrides: dict[bytes, list[Registration | None]] | None = None
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -438,6 +441,11 @@ class Container:
         for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
+        for displaced in (self._overrides or {}).values():
+            for reg in displaced:
+                if reg is not None:
+                    reg.retire()
+        self._overrides = None
         parent = self._parent
         if parent is not None:
             parent._children -= 1
@@ -551,7 +559,7 @@ class Container:
         raise TypeError(f"register: a key is a non-empty str or a class, not {type(key).__name__}")
 
     def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any,
-                  close: Any = None) -> None:
+                  close: Any = None, override: bool = False) -> None:
         name = key_name(key)
         what = f"register({name!r})"
         if not callable(factory):
@@ -578,10 +586,84 @@ class Container:
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
-        reg.install(self.handle, callbacks)
-        old = self._regs.get(reg.raw)
-        self._regs[reg.raw] = reg
+        reg.install(self.handle, callbacks, override)
+        if override:
+            self._push_override(reg.raw, reg)
+            return
+        displaced = self._overrides.get(reg.raw) if self._overrides else None
+        if displaced:  # the library put it under the override: so does Python
+            old, displaced[0] = displaced[0], reg
+        else:
+            old = self._regs.get(reg.raw)
+            self._regs[reg.raw] = reg
         self._registered(old)
+
+    # -- overrides (tests) --------------------------------------------------------------
+
+    @overload
+    def override(self, key: type[T], obj: T, *, factory: None = None) -> Override[T]: ...
+    @overload
+    def override(self, key: Key, obj: Any = ..., *, factory: Callable[..., Any] | None = None,
+                 deps: Sequence[object] = (), scope: Scope = Scope.GRAPH,
+                 close: Callable[[Any], Any] | None = None) -> Override[Any]: ...
+
+    def override(self, key: Key, obj: Any = _UNSET, *, factory: Any = None, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, close: Any = None) -> Override[Any]:
+        """Overrides ``key`` here with ``obj``, or with ``factory`` (registered as ``register`` would,
+        with ``deps``, ``scope`` and ``close``), until the override ends: leaving ``with
+        c.override(...)``, its ``clear()``, or ``c.clear_override(key)``.
+
+        Resolves from this container and its children get the override; instances cached here or in
+        children that were built over ``key`` (directly or not) are let go of when it starts and when
+        it ends, so a singleton is rebuilt over the fake, then over the original. Objects resolved
+        before keep what they had. Overrides of one key stack; registering ``key`` here meanwhile
+        takes effect once they end (see ``tether_override``).
+        """
+        if (obj is _UNSET) == (factory is None):
+            raise TypeError(f"override({key_name(key)!r}): give the object or factory=, exactly one")
+        if factory is not None:
+            self._register(key, factory, deps, _check_scope(scope), None, close, override=True)
+            return Override(self, key)
+        raw = _value_key(key, obj)
+        handle = self._materialize()
+        ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
+        status = self._api.tether_override(handle, raw, ptr, _DROP_ADDRESS, None)
+        if status != OK:
+            object_table.release(ptr)
+            raise error_for(status, last_message(self._api))
+        self._push_override(raw, None)
+        return Override(self, key)
+
+    def clear_override(self, key: Key) -> None:
+        """Ends the newest override of ``key`` made in this container (``override``); what it
+        replaced resolves again. Raises ``InvalidArgumentError`` if ``key`` is not overridden here."""
+        raw = encode_key(key)
+        failed = teardown.gather()
+        try:
+            status = self._api.tether_override_clear(self.handle, raw)
+        finally:
+            teardown.stop_gathering()
+        if status != OK:
+            raise error_for(status, last_message(self._api))
+        stack = self._overrides[raw]
+        ended = self._regs.pop(raw, None)
+        displaced = stack.pop()
+        if not stack:
+            del self._overrides[raw]
+        if displaced is not None:
+            self._regs[raw] = displaced
+        self._registered(ended)
+        if failed:
+            raise TeardownError(failed)
+
+    def _push_override(self, raw: bytes, reg: Registration | None) -> None:
+        """After the library overrode ``raw`` here: its Python registration (if any) is kept aside."""
+        if self._overrides is None:
+            self._overrides = {}
+        self._overrides.setdefault(raw, []).append(self._regs.pop(raw, None))
+        if reg is not None:
+            self._regs[raw] = reg
+        self._registered(None)
 
     def register_value(self, key: Key) -> None:
         """Declares ``key`` a value each child container provides (``Container(parent=self,

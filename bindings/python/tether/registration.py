@@ -25,6 +25,7 @@ from ._cabi import (
     E_FACTORY_FAILED,
     OK,
     OPTIONS_CALLBACKS,
+    OVERRIDE,
     PARAM_DEP,
     PARAM_F64,
     PARAM_I64,
@@ -167,7 +168,8 @@ class Registration:
                       for fn in self.callbacks))
         return declaration
 
-    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion]) -> None:
+    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion],
+                override: bool = False) -> None:
         """Declares the registration to the library in container ``handle``.
 
         One ``tether_register_ex`` call: scope, destructor and completion callbacks are set before
@@ -192,6 +194,9 @@ class Registration:
             self.callbacks = tuple(callbacks)
         else:
             self.callables.append(trampoline)
+        if override:  # an override (Container.override) of the key: the shared options stay as they are
+            options = RegistrationOptions.from_buffer_copy(options)
+            options.flags |= OVERRIDE
         out = c_void_p()
         # the C function pointer, as tether_fn (a void * argument takes a ctypes function as its address)
         status = api.tether_register_ex(handle, self.raw, trampoline, array, len(array), byref(options), byref(out))
