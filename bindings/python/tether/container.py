@@ -442,9 +442,9 @@ class Container:
             reg.retire()
         self._regs.clear()
         for displaced in (self._overrides or {}).values():
-            for reg in displaced:
-                if reg is not None:
-                    reg.retire()
+            for kept in displaced:
+                if kept is not None:
+                    kept.retire()
         self._overrides = None
         parent = self._parent
         if parent is not None:
@@ -645,14 +645,17 @@ class Container:
             teardown.stop_gathering()
         if status != OK:
             raise error_for(status, last_message(self._api))
-        stack = self._overrides[raw]
-        ended = self._regs.pop(raw, None)
-        displaced = stack.pop()
-        if not stack:
-            del self._overrides[raw]
-        if displaced is not None:
-            self._regs[raw] = displaced
-        self._registered(ended)
+        stack = self._overrides.get(raw) if self._overrides else None
+        if stack:  # else made by C code on this container: no Python registration was set aside
+            ended = self._regs.pop(raw, None)
+            displaced = stack.pop()
+            if not stack:
+                del self._overrides[raw]  # type: ignore[union-attr]
+            if displaced is not None:
+                self._regs[raw] = displaced
+            self._registered(ended)
+        else:
+            self._registered(None)
         if failed:
             raise TeardownError(failed)
 
@@ -945,6 +948,11 @@ class Container:
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
         return entry
+
+    @overload
+    async def aresolve(self, key: type[T], *args: Any) -> T: ...
+    @overload
+    async def aresolve(self, key: str, *args: Any) -> Any: ...
 
     async def aresolve(self, key: Key, *args: Any) -> Any:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
