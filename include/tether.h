@@ -281,7 +281,7 @@ typedef struct tether_completion {
 typedef struct tether_options {
     unsigned version;                       /* TETHER_OPTIONS_VERSION */
     tether_scope scope;                     /* TETHER_SCOPE_GRAPH by default */
-    uint32_t flags;                         /* 0, TETHER_OVERRIDE (bindings: TETHER_DEFER_DROP) */
+    uint32_t flags;                         /* 0, TETHER_OVERRIDE, TETHER_DECORATE (bindings: TETHER_DEFER_DROP) */
     void *context;                          /* as tether_set_context */
     tether_drop_fn drop;                    /* nullable destructor, as tether_set_context */
     const tether_completion *callbacks;     /* `callback_count` callbacks, run in this order */
@@ -628,6 +628,25 @@ tether_status tether_override(tether_container *c, const char *key, void *instan
  *  @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key, or `key` not
  *  overridden in `c`: the message says so). Thread-safe. */
 tether_status tether_override_clear(tether_container *c, const char *key);
+
+/* ---- Decorators ------------------------------------------------------------ */
+/*
+ * tether_register_with with TETHER_DECORATE in options.flags decorates `key`'s registration in `c`:
+ * `factory` gets the instance (the one slot TETHER_DEP(key) of `params`, on the key itself) and
+ * the other slots' values, and returns what resolves of `key` and its dependents get instead
+ * (NULL: the resolve fails). Several decorators apply in the order added. The decorated result
+ * takes the key's scope (options.scope is ignored): a SINGLETON caches it, once. It holds the
+ * instance strongly: options.drop runs on the result first, then the original's destructor.
+ * The registration moves to key "K (before decorator n)" (validate, DOT and trace show it, and
+ * its handle still configures it); what `c` cached of `key`, or built over it, is let go of.
+ * tether_register of `key` in `c` replaces it with its decorators. @return what
+ * tether_register_with returns, plus TETHER_E_NOT_FOUND (`key` not registered in `c` itself),
+ * TETHER_E_INVALID_ARGUMENT (not exactly one TETHER_DEP(key) slot; a value; `key` overridden),
+ * TETHER_E_ARGUMENT_MISMATCH (`key` takes runtime arguments). Thread-safe.
+ *   void *audited(void *db, void *log);   TETHER_REGISTER2(c, "Db", &decorate, NULL, audited,
+ *                                                        TETHER_DEP("Db"), TETHER_DEP("Log"));
+ */
+#define TETHER_DECORATE 8u  /* tether_options.flags: tether_register_with decorates `key` */
 
 /* ---- Tracing --------------------------------------------------------------- */
 typedef enum tether_trace_kind { TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL,

@@ -32,7 +32,7 @@ extension Container {
             if s.isClosed { return false }
             let displaced = table.replace(key, with: registration)
             s.overrides[key, default: []].append(displaced)
-            everOverridden.store(true, ordering: .releasing)
+            everDetached.store(true, ordering: .releasing)
             configurationChanged()
             return true
         }
@@ -87,7 +87,7 @@ extension Container {
         for (key, stack) in s.overrides {
             var ended = stack.dropFirst().compactMap { $0 }
             if let current = table.replace(key, with: stack[0]) { ended.append(current) }
-            s.closedOverrides += ended
+            s.detached += ended
             s.retired += ended
         }
         s.overrides = [:]

@@ -17,8 +17,12 @@ public final class Container: @unchecked Sendable {
         /// Per overridden key, what each override displaced from the table, oldest first
         /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
         var overrides: [Key: [Registration?]] = [:]
-        /// Override registrations let go of when the container closed, for `forEachRegistration`.
-        var closedOverrides: [Registration] = []
+        /// Per decorated key, the keys its undecorated registrations moved to, first decorator's first
+        /// (`Container+Decorators.swift`).
+        var decorations: [Key: [Key]] = [:]
+        /// Registrations that left the table with no call of the embedding layer seeing them go
+        /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
+        var detached: [Registration] = []
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
         var scoped: [ObjectIdentifier: ScopedEntry] = [:]
@@ -59,8 +63,8 @@ public final class Container: @unchecked Sendable {
         }
     }
     private let strict = Atomic<Bool>(false)
-    /// An override was made here once (`override`): closing has more to visit.
-    let everOverridden = Atomic<Bool>(false)
+    /// A registration was detached here once (`State.detached`): closing has more to visit.
+    let everDetached = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
@@ -333,11 +337,14 @@ public final class Container: @unchecked Sendable {
         try configure(registration)
         try Registration.check(registration.params, scope: registration.spec.scope, key: key)
         registration.markVisible()
+        var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
+            // A decorated key's undecorated registrations go with its decorators (`Container+Decorators`).
+            if !s.decorations.isEmpty { undecorated = takeDecorations(&s, key) }
             configurationChanged()
             return .some(old)
         }
@@ -347,6 +354,7 @@ public final class Container: @unchecked Sendable {
             dropped += takeScoped { $0 === replaced }
             drop(consume dropped)
         }
+        if !undecorated.isEmpty { retireAll(undecorated) }
         return (registration, replaced)
     }
 
@@ -590,7 +598,7 @@ public final class Container: @unchecked Sendable {
     public func forEachRegistration(_ body: (Registration) -> Void) {
         precondition(isClosed, "Tether: forEachRegistration() of a container that is not closed")
         table.forEach(body)
-        if everOverridden.load(ordering: .acquiring) { state.withLock { $0.closedOverrides }.forEach(body) }
+        if everDetached.load(ordering: .acquiring) { state.withLock { $0.detached }.forEach(body) }
     }
 
     /// Lets go of the registrations of a closed container, once no resolve can
@@ -599,7 +607,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { s.retired = []; s.closedOverrides = [] }
+            defer { s.retired = []; s.detached = [] }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock
