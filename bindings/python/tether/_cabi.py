@@ -78,6 +78,7 @@ DEFER_DROP = 1
 #: ...and: its callbacks / callback_count fields are set
 OPTIONS_CALLBACKS = 2
 OVERRIDE = 4  # tether.h's TETHER_OVERRIDE: the registration overrides its key (tether_override_clear ends it)
+DECORATE = 8  # tether.h's TETHER_DECORATE: the registration decorates its key
 #: tether_resolve_key_collect flags: fail with E_WOULD_BLOCK instead of waiting for a lock
 RESOLVE_NO_WAIT = 1
 #: ...and: the tether_collect's instance is one the caller keeps alive (no handle if it is the result)

@@ -23,7 +23,8 @@ from .messages import last_message
 from .overrides import Override
 from .registration import Registration
 from .scope import Scope
-from .parameters import from_deps, infer
+from ._cabi import DECORATE, OVERRIDE, PARAM_DEP
+from .parameters import Parameters, Slot, from_deps, infer
 from .tracing import TraceEvent
 
 T = TypeVar("T")
@@ -175,6 +176,8 @@ class Container:
     _resolved_once: set[object] | None = None
     # Per overridden key, the Python registrations its overrides displaced (see override)
     _overrides: dict[bytes, list[Registration | None]] | None = None
+    # Per decorated key, its Python registrations the library moved under decorators (see decorate)
+    _decorated: dict[bytes, list[Registration]] | None = None
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -441,11 +444,11 @@ class Container:
         for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
-        for displaced in (self._overrides or {}).values():
+        for displaced in (*(self._overrides or {}).values(), *(self._decorated or {}).values()):
             for kept in displaced:
                 if kept is not None:
                     kept.retire()
-        self._overrides = None
+        self._overrides = self._decorated = None
         parent = self._parent
         if parent is not None:
             parent._children -= 1
@@ -559,13 +562,14 @@ class Container:
         raise TypeError(f"register: a key is a non-empty str or a class, not {type(key).__name__}")
 
     def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any,
-                  close: Any = None, override: bool = False) -> None:
+                  close: Any = None, mode: int = 0, plan: Parameters | None = None) -> None:
         name = key_name(key)
         what = f"register({name!r})"
         if not callable(factory):
             raise TypeError(f"{what}: the factory must be callable, not {type(factory).__name__}")
         callbacks = _check_callbacks(on_complete, what)
-        plan = from_deps(deps, factory, what) if deps else infer(factory, what)
+        if plan is None:
+            plan = from_deps(deps, factory, what) if deps else infer(factory, what)
         singleton_owner = self if scope == Scope.SINGLETON else None
         async_callbacks = [aio.wrap_callback(name, fn) for fn in callbacks]
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
@@ -586,10 +590,21 @@ class Container:
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
-        reg.install(self.handle, callbacks, override)
-        if override:
+        reg.install(self.handle, callbacks, mode)
+        if mode == OVERRIDE:
             self._push_override(reg.raw, reg)
             return
+        if mode == DECORATE:  # the decorated one moved (its handle with it): still run from plans, see decorate
+            decorated = self._regs.get(reg.raw)
+            if decorated is not None:
+                self._decorated = self._decorated or {}
+                self._decorated.setdefault(reg.raw, []).append(decorated)
+            self._regs[reg.raw] = reg
+            self._registered(None)
+            return
+        if self._decorated and reg.raw in self._decorated:  # the library let go of them with their decorators
+            for undecorated in self._decorated.pop(reg.raw):
+                undecorated.retire()
         displaced = self._overrides.get(reg.raw) if self._overrides else None
         if displaced:  # the library put it under the override: so does Python
             old, displaced[0] = displaced[0], reg
@@ -597,6 +612,28 @@ class Container:
             old = self._regs.get(reg.raw)
             self._regs[reg.raw] = reg
         self._registered(old)
+
+    # -- decorators ---------------------------------------------------------------------
+
+    def decorate(self, key: Key, fn: Callable[..., Any], *, deps: Sequence[object] | None = None,
+                 close: Callable[[Any], Any] | None = None) -> None:
+        """Decorates ``key``'s registration in this container: ``fn(instance, *deps)`` returns what
+        resolves of ``key`` and its dependents get instead. ``deps`` (after the instance) are
+        autowired from ``fn``'s parameters after the first, unless given. Several decorators apply in
+        the order added; the result takes the key's scope (a SINGLETON caches it, once); ``fn`` may be
+        a generator (or take ``close=``) for a teardown of its own, which runs before the original's.
+        Registering ``key`` again here replaces it with its decorators. Raises ``NotFoundError`` if
+        ``key`` is not registered in this container itself (see ``TETHER_DECORATE``).
+        """
+        name = key_name(key)
+        what = f"decorate({name!r})"
+        if not callable(fn):
+            raise TypeError(f"{what}: the decorator must be callable, not {type(fn).__name__}")
+        instance = Slot(PARAM_DEP, name)  # the library gives it the instance it decorates
+        plan = from_deps([key, *deps], fn, what) if deps is not None else infer(fn, what, first=instance)
+        decorated = self._regs.get(encode_key(key))
+        scope = decorated.scope if decorated is not None else Scope.GRAPH  # (the library's, whatever this says)
+        self._register(key, fn, (), scope, None, close, mode=DECORATE, plan=plan)
 
     # -- overrides (tests) --------------------------------------------------------------
 
@@ -622,7 +659,7 @@ class Container:
         if (obj is _UNSET) == (factory is None):
             raise TypeError(f"override({key_name(key)!r}): give the object or factory=, exactly one")
         if factory is not None:
-            self._register(key, factory, deps, _check_scope(scope), None, close, override=True)
+            self._register(key, factory, deps, _check_scope(scope), None, close, mode=OVERRIDE)
             return Override(self, key)
         raw = _value_key(key, obj)
         handle = self._materialize()
@@ -1180,6 +1217,8 @@ class Container:
         container: Container | None = self
         while container is not None:
             found.update((reg.handle, reg) for reg in container._regs.values() if reg.handle is not None)
+            for moved in (container._decorated or {}).values():
+                found.update((reg.handle, reg) for reg in moved if reg.handle is not None)
             container = container._parent
         return found
 

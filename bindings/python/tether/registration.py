@@ -25,7 +25,6 @@ from ._cabi import (
     E_FACTORY_FAILED,
     OK,
     OPTIONS_CALLBACKS,
-    OVERRIDE,
     PARAM_DEP,
     PARAM_F64,
     PARAM_I64,
@@ -169,7 +168,7 @@ class Registration:
         return declaration
 
     def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion],
-                override: bool = False) -> None:
+                mode: int = 0) -> None:
         """Declares the registration to the library in container ``handle``.
 
         One ``tether_register_ex`` call: scope, destructor and completion callbacks are set before
@@ -194,9 +193,9 @@ class Registration:
             self.callbacks = tuple(callbacks)
         else:
             self.callables.append(trampoline)
-        if override:  # an override (Container.override) of the key: the shared options stay as they are
+        if mode:  # OVERRIDE or DECORATE (Container.override, decorate): the shared options stay as they are
             options = RegistrationOptions.from_buffer_copy(options)
-            options.flags |= OVERRIDE
+            options.flags |= mode
         out = c_void_p()
         # the C function pointer, as tether_fn (a void * argument takes a ctypes function as its address)
         status = api.tether_register_ex(handle, self.raw, trampoline, array, len(array), byref(options), byref(out))
