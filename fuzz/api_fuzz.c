@@ -674,7 +674,8 @@ static void op_register(void) {
             s->ready = 1;
         }
     }
-    T("register %s in c%d: spec %d, %d slots, scope %d, drop %d, %d callbacks -> %s", keys[s->key], ci, (int)(s - specs),
+    T("%s %s in c%d: spec %d, %d slots, scope %d, drop %d, %d callbacks -> %s",
+      mode == 0 ? "override" : mode == 1 ? "decorate" : "register", keys[s->key], ci, (int)(s - specs),
       s->nslots, s->scope, s->has_drop, s->ncomp, tether_status_name(st));
     for (int k = 0; k < s->nslots; k++) T("  slot %d: kind %d %s", k, (int)s->slots[k].kind, s->slots[k].key ? s->slots[k].key : "");
     for (int k = 0; k < s->ncomp; k++) T("  callback %d: declared %d, %d targets", k, s->comps[k].declared, s->comps[k].ntargets);
