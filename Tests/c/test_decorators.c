@@ -162,7 +162,46 @@ static void a_failing_decorator_fails_the_resolve_and_destroys_the_original(void
     CHECK(Db.dropped == 2 && W.dropped == 1);
 }
 
+/* The trace hook hears the decorator as the step after the original's factory; validate names a
+ * decorator's missing dependency. */
+static char heard[512];
+static void hear(const tether_trace_event *e, void *context) {
+    (void)context;
+    if (e->kind == TETHER_TRACE_FACTORY_CALL || e->kind == TETHER_TRACE_EDGE) {
+        strncat(heard, e->kind == TETHER_TRACE_EDGE ? "edge " : "call ", sizeof heard - strlen(heard) - 1);
+        strncat(heard, e->key, sizeof heard - strlen(heard) - 1);
+        if (e->target_key) {
+            strncat(heard, " -> ", sizeof heard - strlen(heard) - 1);
+            strncat(heard, e->target_key, sizeof heard - strlen(heard) - 1);
+        }
+        strncat(heard, "; ", sizeof heard - strlen(heard) - 1);
+    }
+}
+
+static void trace_and_validate_see_the_decorator(void) {
+    kind Db = {"D", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "Db", &Db, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK_OK(decorate(c, "Db", &W, "Log"));
+    CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("\"Log\"");
+    CHECK_ERROR_HAS("\"Db\"");
+    reg_node(c, "Log", &Db, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK_OK(tether_validate(c));
+    heard[0] = 0;
+    CHECK_OK(tether_set_trace(c, hear, NULL));
+    tether_ref *r;
+    resolve(c, "Db", &r);
+    const char *expected = "call Db (before decorator 1); call Log; call Db; edge Db -> Db (before decorator 1); edge Db -> Log; ";
+    if (strcmp(heard, expected) != 0) fprintf(stderr, "  heard: %s\n", heard);
+    CHECK(strcmp(heard, expected) == 0);
+    release(r);
+    CHECK_OK(tether_set_trace(c, NULL, NULL));
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
+    RUN(trace_and_validate_see_the_decorator);
     RUN(decorators_apply_in_order_and_cache_once);
     RUN(graph_scope_decorates_each_instance_and_plans_agree);
     RUN(decorating_lets_go_of_what_was_cached_and_validate_sees_it);
