@@ -179,7 +179,84 @@ static void override_key_with_no_registration_falls_through_again(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* Threads resolving through children of their own while the main thread overrides and clears:
+ * every resolve sees the fake or the original, and every instance is dropped once at the end. */
+#include <pthread.h>
+typedef struct worker { tether_container *root; node *fake; int bad, done; } worker;
+static void *work(void *arg) {
+    worker *w = arg;
+    for (int i = 0; i < 2000; i++) {
+        tether_container *child = NULL;
+        if (tether_container_new(w->root, &child) != TETHER_OK) { w->bad++; continue; }
+        tether_ref *r = NULL;
+        if (tether_resolve(child, "Service", &r) == TETHER_OK) {
+            node *s = tether_ref_get(r);
+            node *pool = s->a->a;
+            if (!(pool == w->fake || (pool->k && pool->magic == ALIVE))) w->bad++;
+            tether_ref_release(r);
+        } else {
+            w->bad++;
+        }
+        if (tether_container_free(child) != TETHER_OK) w->bad++;
+    }
+    return NULL;
+}
+
+static kind Pool_t = {"Pool", 0, 0}, Repo_t = {"Repo", 0, 0}, Service_t = {"Service", 0, 0};
+static pthread_mutex_t counts = PTHREAD_MUTEX_INITIALIZER;
+static void drop_locked(void *instance, void *context) {
+    pthread_mutex_lock(&counts);
+    drop_node(instance, context);
+    pthread_mutex_unlock(&counts);
+}
+static void *make0_locked(kind *k) {
+    pthread_mutex_lock(&counts);
+    void *o = node_new(k, NULL, NULL);
+    pthread_mutex_unlock(&counts);
+    return o;
+}
+static void drop_fake_locked(void *instance, void *context) {
+    pthread_mutex_lock(&counts);
+    drop_fake(instance, context);
+    pthread_mutex_unlock(&counts);
+}
+static void *make1_locked(kind *k, node *a) {
+    pthread_mutex_lock(&counts);
+    void *o = node_new(k, a, NULL);
+    pthread_mutex_unlock(&counts);
+    return o;
+}
+
+static void overrides_while_other_threads_resolve(void) {
+    tether_container *root = new_container();
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.drop = drop_locked;
+    tether_param ctx[] = {TETHER_CONTEXT}, pool[] = {TETHER_CONTEXT, TETHER_DEP("Pool")}, repo[] = {TETHER_CONTEXT, TETHER_DEP("Repo")};
+    o.context = &Pool_t;
+    CHECK_OK(tether_register_with(root, "Pool", (tether_fn)make0_locked, ctx, 1, &o, NULL));
+    o.context = &Repo_t;
+    CHECK_OK(tether_register_with(root, "Repo", (tether_fn)make1_locked, pool, 2, &o, NULL));
+    o.context = &Service_t;
+    CHECK_OK(tether_register_with(root, "Service", (tether_fn)make1_locked, repo, 2, &o, NULL));
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    worker w[2] = {{root, &fake, 0, 0}, {root, &fake, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, work, &w[i]);
+    for (int i = 0; i < 200; i++) {
+        CHECK_OK(tether_override(root, "Pool", &fake, drop_fake_locked, &fake_drops));
+        CHECK_OK(tether_override_clear(root, "Pool"));
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(w[0].bad == 0 && w[1].bad == 0);
+    CHECK_OK(tether_container_free(root));
+    CHECK(fake_drops == 200);
+    CHECK(Pool_t.made == Pool_t.dropped && Repo_t.made == Repo_t.dropped && Service_t.made == Service_t.dropped);
+}
+
 int main(void) {
+    RUN(overrides_while_other_threads_resolve);
     RUN(override_rebuilds_dependents_then_restores);
     RUN(override_reaches_children_and_their_caches);
     RUN(override_factory_form_stacks_and_goes_under_register);
