@@ -661,7 +661,9 @@ class Container:
         if factory is not None:
             self._register(key, factory, deps, _check_scope(scope), None, close, mode=OVERRIDE)
             return Override(self, key)
-        raw = _value_key(key, obj)
+        if obj is None:
+            raise TypeError(f"override({key_name(key)!r}): the override cannot be None")
+        raw = encode_key(key)
         handle = self._materialize()
         ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
         status = self._api.tether_override(handle, raw, ptr, _DROP_ADDRESS, None)
