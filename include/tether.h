@@ -618,7 +618,8 @@ void tether_string_free(char *s);
  * failure it does not run. Factory form: tether_register_with with TETHER_OVERRIDE in options.flags
  * (its handle, if taken, goes stale when the override ends).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key or instance).
- * Thread-safe: a resolve meanwhile sees the key overridden or not.
+ * Thread-safe: a resolve meanwhile sees the key overridden or not (what one under way when it starts
+ * or ends caches may be built over the other: start and end overrides between requests).
  */
 tether_status tether_override(tether_container *c, const char *key, void *instance,
                               tether_drop_fn drop, void *context);
