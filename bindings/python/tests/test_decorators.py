@@ -123,3 +123,28 @@ def test_errors() -> None:
         with tether.Container(parent=c) as child:
             with pytest.raises(tether.NotFoundError):
                 child.decorate(Db, Cached)
+
+
+def test_reset_lets_go_of_the_decorated_singleton_and_its_original() -> None:
+    log: list[str] = []
+    made: list[str] = []
+
+    def make_db() -> Iterator[Db]:
+        made.append("db")
+        yield Db()
+        log.append("db")
+
+    def wrap(db: Db) -> Iterator[Db]:
+        made.append("wrap")
+        yield Cached(db)
+        log.append("wrap")
+
+    with tether.Container() as c:
+        c.register(Db, make_db, scope=Scope.SINGLETON)
+        c.decorate(Db, wrap)
+        first = c.resolve(Db)
+        c.reset(Scope.SINGLETON)
+        assert log == ["wrap", "db"]
+        second = c.resolve(Db)
+        assert second is not first and isinstance(second, Cached) and made == ["db", "wrap", "db", "wrap"]
+    assert log == ["wrap", "db", "wrap", "db"]

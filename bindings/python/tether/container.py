@@ -413,7 +413,7 @@ class Container:
             waiting = teardown.async_pending(self)
             if waiting:
                 raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
-        for reg in list(self._regs.values()):
+        for reg in self._own_registrations():
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
@@ -1213,6 +1213,13 @@ class Container:
         from here build exactly what the parent's build."""
         return not self._regs and self._word.value == self._created_word
 
+    def _own_registrations(self) -> list[Registration]:
+        """This container's Python registrations, those moved under decorators (see decorate) too."""
+        regs = list(self._regs.values())
+        for moved in (self._decorated or {}).values():
+            regs += moved
+        return regs
+
     def _python_registrations(self) -> dict[int, Registration]:
         """The Python registrations of this container and its parents, by registration handle."""
         found: dict[int, Registration] = {}
@@ -1235,7 +1242,7 @@ class Container:
         """
         checked = _check_scope(scope)
         handle = self.handle
-        for reg in list(self._regs.values()):
+        for reg in self._own_registrations():
             if checked == Scope.WEAK:
                 reg.last = None
             elif checked == Scope.SINGLETON:
