@@ -4,10 +4,7 @@ import TetherCore
 public func tether_override(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
                             _ drop: CDropFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let container = try Handles.containers.get(c, "tether_override")
-        let key = try keyArgument(key, "tether_override")
-        guard let instance else { throw invalid("tether_override", "the instance for \(key.quoted) is NULL") }
-        let destructor: Destructor? = drop.map { drop in { instance, context in drop(instance, context) } }
+        let (container, key, instance, destructor) = try valueArguments(c, key, instance, drop, "tether_override")
         try container.overrideValue(key, instance, context: context, destructor: destructor)
     }
 }
