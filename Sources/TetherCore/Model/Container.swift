@@ -580,6 +580,7 @@ public final class Container: @unchecked Sendable {
             configurationChanged()
             if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
+            if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
             return nil
         }
         if let refused { throw refused }
