@@ -137,7 +137,13 @@ extension Container.State {
     /// A child finished closing: it is no longer counted or reached.
     mutating func childClosed(_ child: Container) {
         children -= 1
-        if let i = liveChildren.lastIndex(where: { $0.toOpaque() == Unmanaged.passUnretained(child).toOpaque() }) {
+        forget(child)
+    }
+
+    /// `child` is no longer reached (closed, or let go of without closing).
+    mutating func forget(_ child: Container) {
+        let address = Unmanaged.passUnretained(child).toOpaque()
+        if let i = liveChildren.lastIndex(where: { $0.toOpaque() == address }) {
             liveChildren.swapAt(i, liveChildren.count - 1)
             liveChildren.removeLast()
         }

@@ -92,6 +92,8 @@ public final class Container: @unchecked Sendable {
     }
 
     deinit {
+        // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
+        if !isClosed, let parent { parent.state.withLock { $0.forget(self) } }
         dropSpareChild()
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
