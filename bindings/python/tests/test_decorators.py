@@ -148,3 +148,29 @@ def test_reset_lets_go_of_the_decorated_singleton_and_its_original() -> None:
         second = c.resolve(Db)
         assert second is not first and isinstance(second, Cached) and made == ["db", "wrap", "db", "wrap"]
     assert log == ["wrap", "db", "wrap", "db"]
+
+
+def test_async_decorator_of_an_async_singleton() -> None:
+    import asyncio
+
+    made: list[str] = []
+
+    async def make_db() -> Db:
+        await asyncio.sleep(0)
+        made.append("db")
+        return Db()
+
+    async def wrap(db: Db) -> Db:
+        await asyncio.sleep(0)
+        made.append("wrap")
+        return Cached(db)
+
+    async def main() -> None:
+        async with tether.Container() as c:
+            c.register(Db, make_db, scope=Scope.SINGLETON)
+            c.decorate(Db, wrap)
+            a, b = await c.aresolve(Db), await c.aresolve(Db)
+            assert isinstance(a, Cached) and type(a.inner) is Db and a is b
+
+    asyncio.run(main())
+    assert made == ["db", "wrap"]
