@@ -174,3 +174,14 @@ def test_async_decorator_of_an_async_singleton() -> None:
 
     asyncio.run(main())
     assert made == ["db", "wrap"]
+
+
+def test_an_override_replaces_the_decorated_key_until_it_ends() -> None:
+    with tether.Container() as c:
+        c.register(Db, scope=Scope.SINGLETON)
+        c.decorate(Db, Cached)
+        decorated = c.resolve(Db)
+        fake = Db()
+        with c.override(Db, fake):
+            assert c.resolve(Db) is fake  # the override is not decorated
+        assert c.resolve(Db) is decorated  # the decorated singleton was not built over the key: kept
