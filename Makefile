@@ -3,6 +3,11 @@ PREFIX     ?= /usr/local
 CC         ?= cc
 BUILD      := build
 LIBDIR     := $(abspath $(BUILD)/lib)
+# The library's file names: the versioned file, its SONAME (MAJOR; what programs record as NEEDED),
+# and the link name -ltether finds; both names are symlinks, in build/lib and in an install.
+VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
+SONAME     := libtether.so.$(firstword $(subst ., ,$(VERSION)))
+REALNAME   := libtether.so.$(VERSION)
 LIB        := $(LIBDIR)/libtether.so
 SWIFT_REL  := .build-release
 CFLAGS_T   := -std=c11 -Wall -Wextra -Werror -g -O1 -Iinclude -ITests/c -pthread
@@ -11,6 +16,15 @@ ASAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 C_TESTS    := $(patsubst Tests/c/%.c,%,$(wildcard Tests/c/test_*.c))
 C_EXAMPLES := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 PYTHON     ?= python3
+# The Python tests run in venvs that `make test` makes (Tests/setup/venv.sh) with the pinned
+# Tests/requirements.txt: build/venv with $(PYTHON), build/venv-python3.N with the oldest and the
+# newest other CPython 3.9+ found (Tests/setup/pythons.sh; PYTHONS=all: every one found).
+VENV       := $(BUILD)/venv
+VPY        := $(abspath $(VENV))/bin/python
+PYTHONS    ?= ends
+OTHER_PYS   = $(shell sh Tests/setup/pythons.sh $(PYTHONS) $(PYTHON))
+# -rs: each skip and its reason (in make test's summary); no cache folder in the source tree.
+PYTEST_OPTS := -q -rs -p no:cacheprovider
 # ThreadSanitizer: the library built instrumented (Swift runtime linked dynamically,
 # as a TSan runtime cannot live in a shared library) and the C tests built with the
 # toolchain's own clang, so executable and library share one TSan runtime.
@@ -20,7 +34,7 @@ TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
 TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
 TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
+.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
         test-tsan test-swift-tsan test-c-tsan
 
 all: build
@@ -30,9 +44,12 @@ all: build
 CDEF       := $(BUILD)/tether_cdef.h
 build: $(LIB) $(CDEF)
 $(LIB): Package.swift $(shell find Sources -type f) include/tether.h include/tether_binding.h
-	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL)
+	TETHER_STATIC=1 swift build -c release --product tether --scratch-path $(SWIFT_REL) -Xlinker -soname=$(SONAME)
 	mkdir -p $(LIBDIR)
-	cp $(SWIFT_REL)/release/libtether.so $(LIB).tmp && mv -f $(LIB).tmp $(LIB)  # never rewrite a loaded .so in place
+	cp $(SWIFT_REL)/release/libtether.so $(LIBDIR)/$(REALNAME).tmp  # never rewrite a loaded .so in place
+	mv -f $(LIBDIR)/$(REALNAME).tmp $(LIBDIR)/$(REALNAME)
+	ln -sfn $(REALNAME) $(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(LIB)
 
 $(CDEF): include/tether.h include/tether_binding.h tools/make_cdef.py
 	mkdir -p $(BUILD)
@@ -60,8 +77,25 @@ $(BUILD)/tests-tsan/%: Tests/c/%.c $(wildcard Tests/c/*.h) include/tether.h incl
 $(TSAN_LIBDIR)/libtether.so: Package.swift $(shell find Sources -type f)
 	swift build -c release --product tether --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
-test: test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz
-	@echo "all test suites passed"
+SUITES := test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail \
+          test-readme test-install test-packaging test-python test-pythons test-fuzz
+
+# Every suite runs (to the end, even after one failed), then a summary counts what passed,
+# failed and was skipped, and why (Tests/tally.py). test-setup first: what the suites need.
+test: test-setup
+	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" bash Tests/run_suites.sh $(SUITES)
+
+# What the suites need on a fresh machine: Debian packages (installed when root, else the
+# apt-get command to run) and the test venvs with Tests/requirements.txt.
+test-setup:
+	@sh Tests/setup/system.sh $(PYTHON)
+	@$(MAKE) --no-print-directory $(VENV)/ready $(foreach v,$(OTHER_PYS),$(BUILD)/venv-$(notdir $(v))/ready)
+
+$(VENV)/ready: Tests/requirements.txt Tests/setup/venv.sh
+	@sh Tests/setup/venv.sh $(PYTHON) $(VENV)
+
+$(BUILD)/venv-%/ready: Tests/requirements.txt Tests/setup/venv.sh
+	@sh Tests/setup/venv.sh $(filter %/$*,$(OTHER_PYS)) $(BUILD)/venv-$*
 
 test-swift:
 	swift test
@@ -92,8 +126,8 @@ test-conformance-c: $(BUILD)/conformance.lines $(BUILD)/tests/conformance $(BUIL
 test-conformance-swift:
 	swift test --filter ConformanceTests
 
-test-conformance-python: $(LIB)
-	TETHER_LIBRARY=$(LIB) $(PYTHON) -m pytest -q bindings/python/tests/test_conformance.py
+test-conformance-python: $(LIB) $(VENV)/ready
+	TETHER_LIBRARY=$(LIB) $(VPY) -m pytest $(PYTEST_OPTS) bindings/python/tests/test_conformance.py
 
 # Every test file runs even when an earlier one fails; the target fails if any did.
 test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
@@ -135,7 +169,9 @@ $(BUILD)/tests-tsan/conformance: Tests/conformance/runner.c include/tether.h $(T
 	$(TSAN_CC) $(CFLAGS_T) $(TSAN) $< -o $@ -L$(TSAN_LIBDIR) -ltether -Wl,-rpath,$(TSAN_LIBDIR) -Wl,-rpath,$(TSAN_RTDIR) -pthread -lm
 
 test-examples: $(addprefix $(BUILD)/examples/,$(C_EXAMPLES))
-	@set -e; for e in $(C_EXAMPLES); do echo "== example $$e"; $(BUILD)/examples/$$e > /dev/null; done
+	@failed=""; for e in $(C_EXAMPLES); do \
+	  if $(BUILD)/examples/$$e > /dev/null; then echo "ok   example $$e"; else echo "FAIL example $$e"; failed="$$failed $$e"; fi; done; \
+	  if [ -n "$$failed" ]; then exit 1; fi
 
 # The shipped library: self-contained (NEEDED) and exporting tether_* only.
 test-abi: $(LIB)
@@ -157,16 +193,29 @@ test-install: $(LIB)
 
 # The wheel (tags, contents, auditwheel, a fresh venv, install-time errors, rebuilds) and the
 # CMake package (find_package against a temporary install).
-test-packaging: $(LIB)
-	sh Tests/packaging/check_wheel.sh
+test-packaging: $(LIB) $(VENV)/ready
+	PYTHON=$(VPY) sh Tests/packaging/check_wheel.sh
 	sh Tests/packaging/check_cmake.sh
 
-test-python: $(LIB) $(CDEF)
-	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(PYTHON) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
+test-python: $(LIB) $(CDEF) $(VENV)/ready
+	TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $(VPY) -m pytest $(PYTEST_OPTS) bindings/python/tests --ignore=bindings/python/tests/test_conformance.py
+	$(VPY) -m pytest $(PYTEST_OPTS) Tests/setup  # make test's own set-up and summary
+
+# The whole Python suite again on the oldest and newest other CPython 3.9+ found (PYTHONS=all:
+# on each one), each in its own venv.
+test-pythons: $(LIB) $(CDEF)
+	@failed=""; for py in $(OTHER_PYS); do v=$(BUILD)/venv-$$(basename $$py); \
+	  $(MAKE) --no-print-directory $$v/ready || { failed="$$failed $$py"; continue; }; \
+	  echo "== the Python suite on $$($$v/bin/python --version)"; \
+	  TETHER_LIBRARY=$(LIB) TETHER_CDEF=$(abspath $(CDEF)) $$v/bin/python -m pytest $(PYTEST_OPTS) bindings/python/tests \
+	    || failed="$$failed $$py"; done; \
+	  if [ -n "$$failed" ]; then echo "the Python suite failed on:$$failed"; exit 1; fi
 
 # The API fuzzer (fuzz/README.md), built with the clang of the Swift toolchain that
-# builds the library: it has libFuzzer, which the system compiler may lack.
-FUZZ_CC      ?= $(dir $(realpath $(shell command -v swift)))clang
+# builds the library: it has libFuzzer, which the system compiler may lack. Without one,
+# Debian's clang and lld (which `make test-setup` then installs).
+SWIFT_CLANG   = $(dir $(realpath $(shell command -v swift)))clang
+FUZZ_CC      ?= $(if $(wildcard $(SWIFT_CLANG)),$(SWIFT_CLANG),clang)
 FUZZ_BIN     := $(BUILD)/fuzz/api_fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
@@ -195,22 +244,25 @@ test-fuzz: $(FUZZ_BIN)
 	$(FUZZ_RUN) -seed=$(FUZZ_SEED) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
-VERSION    := $(shell sed -n 's/^\#define TETHER_VERSION "\(.*\)"/\1/p' include/tether.h)
 # Stripped but for the two Swift runtime symbols share/tether.supp names (valgrind).
 STRIP_CMD  := $(if $(filter 1,$(KEEP_SYMBOLS)),true,strip -s -w -K '_ZN5swift25ConcurrentReadableHashMap*' -K '_ZN5swift22MetadataCacheEntryBase*')
 
 install: $(LIB) $(CDEF)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/Tether $(DESTDIR)$(PREFIX)/share/tether
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
-	$(STRIP_CMD) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/$(REALNAME)
+	$(STRIP_CMD) $(DESTDIR)$(PREFIX)/lib/$(REALNAME)
+	ln -sfn $(REALNAME) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(PREFIX)/lib/libtether.so
 	install -m 0644 share/tether.supp $(DESTDIR)$(PREFIX)/share/tether/tether.supp
 	install -m 0644 include/tether.h include/tether_binding.h $(CDEF) $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+	sed -e 's|@VERSION@|$(VERSION)|g' tether.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfig.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/TetherConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/Tether/TetherConfigVersion.cmake
 
+# Every benchmark, then README.md's performance table from this run (benchmarks/readme_table.py).
 bench: $(LIB)
 	sh benchmarks/run.sh
+	$(PYTHON) benchmarks/readme_table.py
 
 clean:
 	rm -rf $(BUILD) $(SWIFT_REL) $(TSAN_SCRATCH) .build

@@ -12,7 +12,7 @@ never hold a tab or a newline). Setups (`use`) are expanded here. Records, in or
       cop ... (as fop) / tgt kind=dep|weak key=
   endreg
   <action> ...                      resolve/release/clone/downgrade/upgrade/peek/container/free/
-    arg i64=|f64=|str=              reset/validate/flag/live/set_scope, their fields as in the JSON
+    arg i64=|f64=|str=              reset/validate/flag/live/set_scope/resolve_all/factory, their fields as in the JSON
     msg has=|lacks=
   end                               the action's end
   threads count= repeat= writer_repeat= [report=K,K]
@@ -31,7 +31,7 @@ import sys
 from typing import Any
 
 ACTIONS = ("resolve", "release", "clone", "downgrade", "upgrade", "peek", "container", "free", "reset",
-           "validate", "flag", "live", "set_scope", "clear_override")
+           "validate", "flag", "live", "set_scope", "resolve_all", "factory", "clear_override")
 
 
 def text(value: Any) -> str:

@@ -2,16 +2,18 @@
  *
  * The input is a byte stream read by one cursor: the top-level loop takes an operation
  * from it, and so does every factory, destructor and completion callback the library
- * calls, so callbacks re-enter the API as the input says. A few containers, keys K0..K5
- * (Kx is never registered), registrations with generated factories whose prototypes
- * match the declared slots (factories.h), handles kept in pools after release so stale
+ * calls, so callbacks re-enter the API as the input says. A few containers, keys K0..K4 and
+ * K0#5 (a named variant of K0: TETHER_ALL("K0") lists both; Kx is never registered),
+ * registrations with generated factories whose prototypes match the declared slots
+ * (factories.h), handles kept in pools after release so stale
  * handles are used too, and forged handles.
  *
  * Checked after every call (a violation prints what and aborts, which libFuzzer reports):
  *  - every status is one the header documents for that call, and a stale, forged or
  *    foreign handle gets TETHER_E_INVALID_HANDLE;
  *  - a factory receives, per slot, what the slot kind promises: its context, live
- *    instances of the dependency's key, the runtime arguments passed;
+ *    instances of the dependency's key (an ALL slot: of the key or its named variants),
+ *    a factory handle that builds the key, the runtime arguments passed;
  *  - no registration's factory is entered again while it runs (a constructor cycle);
  *  - a destructor runs once per instance (ASan sees a second one), dependents first;
  *  - a failed resolve leaves none of the instances it made alive;
@@ -76,7 +78,13 @@ static void expect(tether_status s, unsigned allowed, const char *what) {
 
 enum { NCONT = 5, NKEYS = 6, NSPEC = 96, NREF = 64, NWEAK = 64, NPROV = 12, NLAZY = 32, NOBJ = 1024,
        MAXSLOT = 10, MAXCOMP = 3, MAXTARGET = 2, MAXDEPTH = 4, MAXCALLS = 400, OBJEDGES = 12 };
-static const char *const keys[NKEYS + 1] = {"K0", "K1", "K2", "K3", "K4", "K5", "Kx"};
+static const char *const keys[NKEYS + 1] = {"K0", "K1", "K2", "K3", "K4", "K0#5", "Kx"};
+
+/* Whether key `item` is key `family` or a named variant of it ("K0#5" of "K0"): what an ALL slot lists. */
+static int in_family(int item, int family) {
+    size_t n = strlen(keys[family]);
+    return item == family || (!strncmp(keys[item], keys[family], n) && keys[item][n] == '#');
+}
 
 typedef struct spec spec;
 typedef struct comp {                /* one completion callback, its context when it has its own */
@@ -246,6 +254,19 @@ static void check_instance(const void *p, int key, const char *what) {
 }
 
 static void obj_add_dep(obj *o, obj *d) { if (o->ndeps < OBJEDGES) o->deps[o->ndeps++] = d; }
+
+/* A list from an ALL slot or tether_resolve_all of `key`: live instances of the key or its named
+ * variants, each handed out to `user`'s resolve (see adopt) and, if `o`, held by it. */
+static void check_list(const tether_list *l, int key, obj *o, int user, const char *what) {
+    if (!l || (l->count && !l->items)) FAIL("%s: no list", what);
+    for (size_t j = 0; j < l->count; j++) {
+        obj *item = l->items[j];
+        check_instance(item, -1, what);
+        if (key >= 0 && !in_family(item->s->key, key)) FAIL("%s of %s listed an instance of %s", what, keys[key], keys[item->s->key]);
+        adopt(item, 1, what, user);
+        if (o) obj_add_dep(o, item);
+    }
+}
 static void obj_add_weak(obj *o, tether_weak *w) {
     if (o->nweaks < OBJEDGES) o->weaks[o->nweaks++] = w;
     else expect(tether_weak_release(w), ST(TETHER_OK), "tether_weak_release (object full)");
@@ -312,7 +333,7 @@ static int lazy_edge_refused(tether_status st, int owner, int key) {
     if (st != TETHER_E_RETAIN_CYCLE || owner < 0 || !objs[owner] || key < 0) return 0;
     tether_error_parts parts;
     if (tether_last_error_parts(&parts) != TETHER_OK) return 0;
-    return parts.fix == TETHER_FIX_WEAK_EDGE && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
+    return (parts.fix == TETHER_FIX_WEAK_EDGE || parts.fix == TETHER_FIX_WEAK_LAZY) && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
         && !strcmp(parts.key, keys[objs[owner]->s->key]) && !strcmp(parts.target, keys[key]);
 }
 
@@ -337,6 +358,31 @@ static void call_lazy(tether_provider p, int owner, int key) {
     if (owner >= 0 && !objs[owner]) return;
     if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", 0); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
+}
+
+static int matching_values(int ci, int key, tether_value *v, size_t *n);
+static void values(tether_value *v, size_t n);
+
+/* Calls a FACTORY slot's handle (of `key`, its receiver registered in container `ci`) with the
+ * arguments the key declares, or others, as the input says: a top-level resolve of its own. */
+static void call_factory(tether_factory *fy, int key, int ci) {
+    tether_value args[MAXSLOT];
+    size_t nargs = 0;
+    if (!((u8() & 3) && matching_values(ci, key, args, &nargs))) { nargs = u8() % 3; values(args, nargs); }
+    int id = frame_push(key, args, nargs);
+    T("factory handle of %s (%zu args, frame %d)", key >= 0 ? keys[key] : "?", nargs, id);
+    calls++;
+    tether_ref *out = NULL;
+    tether_status st = tether_factory_call(fy, args, nargs, &out);
+    T("factory handle of %s -> %s", key >= 0 ? keys[key] : "?", tether_status_name(st));
+    frame_pop(id, st);
+    expect(st, RESOLVE_STATUSES, "tether_factory_call");
+    if ((st == TETHER_OK) != (out != NULL)) FAIL("tether_factory_call returned %s with out %p", tether_status_name(st), (void *)out);
+    if (st != TETHER_OK) return;
+    obj *o = tether_ref_get(out);
+    check_instance(o, key, "tether_factory_call");
+    adopt(o, 1, "tether_factory_call", 0);
+    ref_keep(out, o);
 }
 
 static const char *const strs[] = {"", "a", "value", "\xe2\x82\xac", "longer string argument"};
@@ -366,7 +412,8 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     o->magic = ALIVE; o->s = s; o->counted = s->has_drop; o->frame = f->id;
     tether_resolver *res = NULL;
     tether_provider lz[MAXSLOT];
-    int lzkey[MAXSLOT], nlz = 0, ii = 0, di = 0, nargs = 0;
+    tether_factory *fy[MAXSLOT];
+    int lzkey[MAXSLOT], nlz = 0, fykey[MAXSLOT], nfy = 0, ii = 0, di = 0, nargs = 0;
     tether_value args[MAXSLOT];
     for (int k = 0; k < s->nslots; k++) {
         tether_param_kind kind = s->slots[k].kind;
@@ -398,7 +445,12 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
         case TETHER_PARAM_I64: args[nargs++] = TETHER_VAL_I64((int64_t)v); break;
         case TETHER_PARAM_STR: args[nargs++] = TETHER_VAL_STR((const char *)(uintptr_t)v); break;
         case TETHER_PARAM_PTR: args[nargs++] = TETHER_VAL_PTR((void *)(uintptr_t)v); break;
-        default: FAIL("slot kind %d", (int)kind);
+        case TETHER_PARAM_ALL: check_list((const tether_list *)(uintptr_t)v, key, o, f->id, "an ALL slot"); break;
+        case TETHER_PARAM_FACTORY:
+            if (!v) FAIL("a FACTORY slot received NULL");
+            fy[nfy] = (tether_factory *)(uintptr_t)v; fykey[nfy++] = key;
+            break;
+        case TETHER_PARAM_F64: FAIL("an F64 slot read as an integer"); break;
         }
     }
     if (nargs) {                      /* runtime arguments: only at the top of a resolve_args, as passed */
@@ -419,7 +471,10 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     for (int k = 0; k < (b >> 4) % 3 && depth < MAXDEPTH && calls < MAXCALLS; k++) {
         depth++;
         if (res && (u8() & 1)) use_resolver(res, o);
-        else if (nlz && (u8() & 1)) {
+        else if (nfy && (u8() & 1)) {
+            int j = u8() % nfy;
+            call_factory(fy[j], fykey[j], s->cont);
+        } else if (nlz && (u8() & 1)) {
             int j = u8() % nlz;
             call_lazy(lz[j], -1, lzkey[j]);
         } else reenter();
@@ -427,6 +482,13 @@ void *fuzz_factory(int proto, const uint64_t *iv, int ni, const double *dv, int 
     }
     s->running--;
     factories_running--;
+    /* The factory owns its factory handles, whatever it returns; a released one is stale. */
+    for (int j = 0; j < nfy; j++) expect(tether_factory_release(fy[j]), ST(TETHER_OK), "tether_factory_release");
+    if (nfy && (u8() & 1)) {
+        tether_ref *stale = NULL;
+        expect(tether_factory_call(fy[0], NULL, 0, &stale), ST(TETHER_E_INVALID_HANDLE), "tether_factory_call (released)");
+        expect(tether_factory_release(fy[0]), ST(TETHER_E_INVALID_HANDLE), "tether_factory_release (twice)");
+    }
     if ((b & 7) == 0 || nobjs == NOBJ) {   /* fail, with or without a reason */
         T("factory %s fails", keys[s->key]);
         if (b & 8) tether_set_error("the input says this factory fails");
@@ -545,11 +607,11 @@ static spec *gen_spec(int key, int cont) {
     for (int k = 0; k < n; k++) {
         if (k == ctx) { s->slots[k] = TETHER_CONTEXT; continue; }
         uint8_t c = u8();
-        tether_param_kind kind = (tether_param_kind)(c % 10);
+        tether_param_kind kind = (tether_param_kind)(c % 12);
         if (kind == TETHER_PARAM_CONTEXT) kind = TETHER_PARAM_DEP;
         if (kind == TETHER_PARAM_F64 && !doubles_ok) kind = TETHER_PARAM_I64;
         if (kind == TETHER_PARAM_RESOLVER && AVOIDS(5) && resolvers++) kind = TETHER_PARAM_DEP;
-        const char *k2 = kind <= TETHER_PARAM_WEAK_LAZY ? keys[(c / 10) % (NKEYS + 1)] : NULL;
+        const char *k2 = kind <= TETHER_PARAM_WEAK_LAZY || kind >= TETHER_PARAM_ALL ? keys[(c / 12) % (NKEYS + 1)] : NULL;
         s->slots[k] = (tether_param){kind, k2};
     }
     s->nslots = n;
@@ -707,7 +769,7 @@ static void op_register_bad(void) {
     case 1: key = ""; break;
     case 2: fn = NULL; break;
     case 3: params = NULL; break;
-    case 4: p[1].kind = (tether_param_kind)(10 + u8()); break;
+    case 4: p[1].kind = (tether_param_kind)(TETHER_PARAM_FACTORY + 1 + u8()); break;
     default: p[1].key = NULL; break;
     }
     calls++;
@@ -1016,8 +1078,8 @@ static void op_misc(void) {
     int live;
     tether_container *c = pick_cont(&live);
     calls++;
-    switch (u8() % 7) {
-    case 6: op_clear_override(); break;
+    switch (u8() % 8) {
+    case 7: op_clear_override(); break;
     case 0: {
         int scope = u8() % 6;
         tether_status st = tether_reset(c, (tether_scope)scope);
@@ -1059,6 +1121,29 @@ static void op_misc(void) {
         if (outer >= 0) nframes--;
         if (st == TETHER_OK) return;  /* still open (or its handle value open again for a running callback) */
         expect(st, ST(TETHER_E_WRONG_CONTEXT) | ST(TETHER_E_INVALID_HANDLE) | RESOLVE_STATUSES, "tether_resolver_get (old resolver)");
+        break;
+    }
+    case 5: {                         /* every registration of a key and its named variants, in one graph */
+        int key = u8() % (NKEYS + 1);
+        tether_ref *out = NULL;
+        const tether_list *l = NULL;
+        int id = frame_push(key, NULL, 0);
+        tether_status st = tether_resolve_all(c, keys[key], &out, &l);
+        frame_pop(id, st);
+        expect(st, on_cont(live, RESOLVE_STATUSES), "tether_resolve_all");
+        if ((st == TETHER_OK) != (out != NULL) || (st == TETHER_OK) != (l != NULL)) FAIL("tether_resolve_all: status and outputs disagree");
+        if (st != TETHER_OK) return;
+        if (tether_ref_get(out) != l) FAIL("tether_resolve_all: the handle's instance is not the list");
+        check_list(l, key, NULL, 0, "tether_resolve_all");
+        if (l->count && (u8() & 1)) {
+            size_t j = u8() % l->count;
+            tether_ref *item = NULL;
+            expect(tether_list_ref(out, j, &item), ST(TETHER_OK), "tether_list_ref");
+            if (tether_ref_get(item) != l->items[j]) FAIL("tether_list_ref: not the list's item");
+            ref_keep(item, l->items[j]);
+        }
+        expect(tether_list_ref(out, l->count, &(tether_ref *){NULL}), ST(TETHER_E_INVALID_ARGUMENT), "tether_list_ref (past the end)");
+        expect(tether_ref_release(out), ST(TETHER_OK), "tether_ref_release (a list)");
         break;
     }
     default: {

@@ -19,10 +19,13 @@
  *    go of cached singletons (tether_reset, a scope change, re-registering,
  *    tether_container_free) waits until no thread is half-way through reading
  *    the cache; handles handed out stay valid until released. A resolve that
- *    creates singleton- or weak-scoped instances holds the process-wide
- *    creation lock (re-entrant) until it has published them, so each is created
- *    once even when threads race: a factory must not block waiting for
- *    *another thread* that is itself creating such instances.
+ *    creates a singleton-, weak- or container-scoped instance holds that key's
+ *    creation cell (per key and, for the container scope, per container) until
+ *    it has published it, so each is created once even when threads race;
+ *    other keys are created meanwhile. Two threads that would wait for each
+ *    other's cells get TETHER_E_CYCLE naming both paths; a factory must still
+ *    not block on another thread by other means (a lock, a queue) while that
+ *    thread waits for a cell the factory's resolve holds.
  *    fork(): the child may use the library; resolves other threads had under way never finish there.
  *  - Freeing while in use. tether_container_free may run while other threads
  *    (or callbacks up the same thread) are inside calls using the container: a
@@ -63,13 +66,14 @@ typedef enum tether_status {
     TETHER_E_INVALID_HANDLE,    /* NULL, released, stale or foreign handle */
     TETHER_E_NOT_FOUND,         /* no registration for the key (message names key and path) */
     TETHER_E_CYCLE,             /* constructor cycle (message names the path) */
-    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges */
+    TETHER_E_RETAIN_CYCLE,      /* a strong edge would close a cycle of strong edges, from every form
+                                   (resolver, declared target, LAZY slot, a callback returning it) */
     TETHER_E_FACTORY_FAILED,    /* a factory returned NULL or a callback failed */
     TETHER_E_ARGUMENT_MISMATCH, /* runtime arguments: wrong count or type */
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
-    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve needed the creation lock another thread held */
+    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve would wait for another thread's creation */
     TETHER_E_BUFFER_TOO_SMALL,  /* a caller's buffer was too small; the call reports the size it needs */
     TETHER_E_CAPTIVE_DEPENDENCY /* a singleton would hold a shorter-lived instance (tether_container_set_strict) */
 } tether_status;
@@ -100,6 +104,9 @@ typedef struct tether_registration tether_registration; /* owned by its containe
 typedef struct tether_ref          tether_ref;          /* strong handle; you own it: tether_ref_release */
 typedef struct tether_weak         tether_weak;         /* weak handle; you own it: tether_weak_release */
 typedef struct tether_resolver     tether_resolver;     /* valid only during the callback that received it */
+typedef struct tether_factory      tether_factory;      /* FACTORY slot's handle; you own it: tether_factory_release */
+/** What an ALL slot receives: `count` instances in `items`, valid as long as the receiver. */
+typedef struct tether_list { size_t count; void *const *items; } tether_list;
 
 /** Lifetimes of the instances a registration makes. */
 typedef enum tether_scope {
@@ -121,10 +128,15 @@ typedef enum tether_param_kind {
     TETHER_PARAM_I64,           /* int64_t           next runtime argument */
     TETHER_PARAM_F64,           /* double            next runtime argument */
     TETHER_PARAM_STR,           /* const char *      next runtime argument (borrowed for the factory call) */
-    TETHER_PARAM_PTR            /* void *            next runtime argument */
+    TETHER_PARAM_PTR,           /* void *            next runtime argument */
+    TETHER_PARAM_ALL,           /* const tether_list * every registration `key` or `key#name` visible from the
+                                   resolving container, registration order (a child's `key#name` replaces its
+                                   parent's, adds otherwise), each a strong dependency */
+    TETHER_PARAM_FACTORY        /* tether_factory *  builds `key` with runtime arguments (tether_factory_call);
+                                   the receiver owns it from the call on, even if it returns NULL */
 } tether_param_kind;
 
-/** One declared factory parameter. `key` is used by DEP/WEAK/LAZY/WEAK_LAZY only. */
+/** One declared factory parameter. `key` is used by DEP/WEAK/LAZY/WEAK_LAZY/ALL/FACTORY only. */
 typedef struct tether_param { tether_param_kind kind; const char *key; } tether_param;
 
 #ifdef __cplusplus
@@ -136,6 +148,8 @@ typedef struct tether_param { tether_param_kind kind; const char *key; } tether_
 #define TETHER_WEAK(k)      TETHER_PARAM_(TETHER_PARAM_WEAK, (k))
 #define TETHER_LAZY(k)      TETHER_PARAM_(TETHER_PARAM_LAZY, (k))
 #define TETHER_WEAK_LAZY(k) TETHER_PARAM_(TETHER_PARAM_WEAK_LAZY, (k))
+#define TETHER_ALL(k)       TETHER_PARAM_(TETHER_PARAM_ALL, (k))
+#define TETHER_FACTORY(k)   TETHER_PARAM_(TETHER_PARAM_FACTORY, (k))
 #define TETHER_CONTEXT      TETHER_PARAM_(TETHER_PARAM_CONTEXT, NULL)
 #define TETHER_RESOLVER     TETHER_PARAM_(TETHER_PARAM_RESOLVER, NULL)
 #define TETHER_I64          TETHER_PARAM_(TETHER_PARAM_I64, NULL)
@@ -148,7 +162,13 @@ typedef void (*tether_fn)(void);
 /** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
  *  owner (the instance it was handed to) alive; once the owner is gone (also during
  *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
- *  (until its address serves a new provider, after 1,024 others were freed). */
+ *  (until its address serves a new provider, after 1,024 others were freed).
+ *  A slot remembers the graph it was filled in: its first call answers that graph's
+ *  instance of the key while it lives (the X that holds this Y, whatever X's scope;
+ *  from a completion callback of that graph too), else it resolves the key anew.
+ *  A LAZY slot whose graph instance holds its owner strongly would close a retain
+ *  cycle: its calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY),
+ *  and tether_validate reports it. */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
@@ -322,6 +342,8 @@ tether_status tether_register_with(tether_container *c, const char *key, tether_
 #define TETHER_T_TETHER_WEAK(k) tether_weak *
 #define TETHER_T_TETHER_LAZY(k) tether_provider
 #define TETHER_T_TETHER_WEAK_LAZY(k) tether_provider
+#define TETHER_T_TETHER_ALL(k) const tether_list *
+#define TETHER_T_TETHER_FACTORY(k) tether_factory *
 #define TETHER_T_TETHER_CONTEXT void *
 #define TETHER_T_TETHER_RESOLVER tether_resolver *
 #define TETHER_T_TETHER_I64 int64_t
@@ -464,6 +486,28 @@ tether_status tether_resolve_args(tether_container *c, const char *key,
                                   const tether_value *args, size_t arg_count, tether_ref **out);
 
 /**
+ * What a TETHER_FACTORY(key) slot's factory calls: a new instance of `key` built with
+ * `args` (as tether_resolve_args), its other dependencies injected as usual, resolved
+ * from the container the receiver was resolved from. `*out`: a strong handle, yours.
+ * @return as tether_resolve_args (TETHER_E_ARGUMENT_MISMATCH: wrong count or kinds);
+ *         TETHER_E_INVALID_HANDLE (NULL, released or stale `f`, or its container was freed).
+ * Thread-safe; may be called from the receiving factory itself.
+ */
+tether_status tether_factory_call(tether_factory *f, const tether_value *args, size_t arg_count, tether_ref **out);
+
+/** Releases a FACTORY slot's handle (once; instances it made live on).
+ *  @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released). Thread-safe. */
+tether_status tether_factory_release(tether_factory *f);
+
+/**
+ * Resolves every registration a TETHER_ALL(key) slot would receive, in one graph.
+ * `*out`: a strong handle (yours) whose instance is the list, which it keeps alive
+ * with its items; `*list` (if not NULL) receives the list. An empty list is no error.
+ * @return as tether_resolve (an item's failure fails the whole). Thread-safe.
+ */
+tether_status tether_resolve_all(tether_container *c, const char *key, tether_ref **out, const tether_list **list);
+
+/**
  * Interns `key` (not registering it) into an id for tether_resolve_key, which
  * skips string hashing. Ids are process-wide and valid for its life. Thread-safe.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `c`); TETHER_E_INVALID_ARGUMENT (NULL/empty key, NULL out).
@@ -580,7 +624,8 @@ tether_status tether_reset(tether_container *c, tether_scope scope);
  * Checks the declared graph of everything resolvable from `c` (slots and declared
  * completion targets), running nothing: missing keys (and who needs them), constructor
  * cycles (lazy slots are not constructor edges), retain cycles closed by declared DEP
- * targets, dependencies on keys taking runtime arguments, captive dependencies
+ * targets or by LAZY slots whose key holds the dependent strongly (declare those
+ * WEAK_LAZY), dependencies on keys taking runtime arguments, captive dependencies
  * (tether_container_set_strict). The report, a line per problem (the first 100), is
  * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
  * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
@@ -591,9 +636,11 @@ tether_status tether_validate(tether_container *c);
 /**
  * Writes the declared graph as Graphviz DOT: one node per registration
  * visible from `c` (label: key and scope), edges styled by kind (strong
- * solid, weak dashed, lazy dotted, weak-lazy dotted with a hollow head, declared
- * completion targets labelled), missing keys as red dashed nodes, cycle edges red,
- * captive ones orange; long keys shortened as messages quote them (and their id).
+ * solid, ALL one per item labelled "all", weak dashed, lazy dotted, weak-lazy dotted with
+ * a hollow head, FACTORY dotted with a diamond head labelled "factory", declared
+ * completion targets labelled), missing keys as red dashed nodes, cycle edges red
+ * (LAZY edges closing a retain cycle too), captive ones orange; long keys shortened
+ * as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
  *         TETHER_E_NO_MEMORY.
@@ -604,50 +651,15 @@ tether_status tether_export_dot(tether_container *c, char **out);
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
 
-/* ---- Overrides (tests) ----------------------------------------------------- */
-
-/**
- * Overrides `key` in `c` with `instance` until tether_override_clear(c, key): resolves from `c` and
- * its children get it, parents' registrations and `c`'s own included (overrides of a key stack).
- * Starting and ending it lets go of what the caches of `c` and its descendants hold that was built
- * over `key` (shared instances of keys with declared edges to it, directly or not, or holding one of
- * it strongly): they are rebuilt over the override, then over what it replaced. Handles taken before
- * keep what they had; singletons of parents are theirs (override where they are registered).
- * tether_register of `key` in `c` meanwhile goes under the override. `drop(instance, context)`
- * (nullable) runs once nothing holds the instance after the override ends or `c` is freed; on
- * failure it does not run. Factory form: tether_register_with with TETHER_OVERRIDE in options.flags
- * (its handle, if taken, goes stale when the override ends).
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key or instance).
- * Thread-safe: a resolve meanwhile sees the key overridden or not (what one under way when it starts
- * or ends caches may be built over the other: start and end overrides between requests).
- */
-tether_status tether_override(tether_container *c, const char *key, void *instance,
-                              tether_drop_fn drop, void *context);
-#define TETHER_OVERRIDE 4u  /* tether_options.flags: tether_register_with overrides `key` instead */
-
-/** Ends the newest override of `key` made in `c`, as described above.
- *  @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL/empty key, or `key` not
- *  overridden in `c`: the message says so). Thread-safe. */
+/** Overrides for tests (README): `instance` over `key` in `c` and children until tether_override_clear ends the newest (they
+ *  stack); caches of `c` and below built over `key` are rebuilt over it, then the original; `drop` (nullable) runs once nothing
+ *  holds it after. @return TETHER_OK; _E_INVALID_HANDLE; _E_INVALID_ARGUMENT (NULL/empty key or instance; not overridden). */
+tether_status tether_override(tether_container *c, const char *key, void *instance, tether_drop_fn drop, void *context);
 tether_status tether_override_clear(tether_container *c, const char *key);
-
-/* ---- Decorators ------------------------------------------------------------ */
-/*
- * tether_register_with with TETHER_DECORATE in options.flags decorates `key`'s registration in `c`:
- * `factory` gets the instance (the one slot TETHER_DEP(key) of `params`, on the key itself) and
- * the other slots' values, and returns what resolves of `key` and its dependents get instead
- * (NULL: the resolve fails). Several decorators apply in the order added. The decorated result
- * takes the key's scope (options.scope is ignored): a SINGLETON caches it, once. It holds the
- * instance strongly: options.drop runs on the result first, then the original's destructor.
- * The registration moves to key "K (before decorator n)" (validate, DOT and trace show it, and
- * its handle still configures it); what `c` cached of `key`, or built over it, is let go of.
- * tether_register of `key` in `c` replaces it with its decorators. @return what
- * tether_register_with returns, plus TETHER_E_NOT_FOUND (`key` not registered in `c` itself),
- * TETHER_E_INVALID_ARGUMENT (not exactly one TETHER_DEP(key) slot; a value; `key` overridden),
- * TETHER_E_ARGUMENT_MISMATCH (`key` takes runtime arguments). Thread-safe.
- *   void *audited(void *db, void *log);   TETHER_REGISTER2(c, "Db", &decorate, NULL, audited,
- *                                                        TETHER_DEP("Db"), TETHER_DEP("Log"));
- */
-#define TETHER_DECORATE 8u  /* tether_options.flags: tether_register_with decorates `key` */
+/** options.flags TETHER_OVERRIDE: tether_register_with overrides alike. TETHER_DECORATE (README "Decorators"): it decorates
+ *  `key`'s registration in `c`: its one TETHER_DEP(key) slot gets the instance, its result resolves instead (the key's scope;
+ *  options.drop runs first); the original moves to "K (before decorator n)". Also _E_NOT_FOUND, _E_ARGUMENT_MISMATCH. */
+enum { TETHER_OVERRIDE = 4, TETHER_DECORATE = 8 };
 
 /* ---- Tracing --------------------------------------------------------------- */
 typedef enum tether_trace_kind { TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL,

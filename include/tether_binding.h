@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 5
+#define TETHER_BINDING_API_VERSION 6
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -147,7 +147,7 @@ typedef struct tether_drop {
     void *context;
 } tether_drop;
 
-/** tether_resolve_key_collect flags: fail instead of waiting for the creation lock. */
+/** tether_resolve_key_collect flags: fail instead of waiting for another thread creating a shared instance. */
 #define TETHER_RESOLVE_NO_WAIT 1u
 /** tether_resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
 #define TETHER_RESOLVE_HELD 2u
@@ -190,15 +190,18 @@ typedef struct tether_collect {
  * `io->out` is a strong handle you own (tether_ref_release) and `io->instance`
  * lives at least as long.
  *
- * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that must create a singleton-
- * or weak-scoped instance while another thread holds the creation lock fails
- * with TETHER_E_WOULD_BLOCK instead of waiting (it destroys what it made and
- * caches nothing; factories that ran will run again when you retry). Resolves
+ * Waiting: with TETHER_RESOLVE_NO_WAIT, a resolve that needs a singleton-,
+ * weak- or container-scoped instance another thread is creating fails with
+ * TETHER_E_WOULD_BLOCK instead of waiting for it. Such instances reached
+ * through constructor dependencies are checked before any factory runs; one
+ * reached later (from a lazy provider, a resolver, a completion callback)
+ * fails the resolve then (it destroys what it made and caches nothing;
+ * factories that ran will run again when you retry). Resolves
  * nested in the call on this thread (from factories, providers, callbacks)
  * fail the same way, unless they are tether_resolve_key_collect calls without
  * the flag; a call that fails because a nested one did reports
- * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creation
- * lock's holder may need (Python's GIL): call with the flag keeping that lock,
+ * TETHER_E_WOULD_BLOCK too. For a caller that holds a lock the creating
+ * thread may need (Python's GIL): call with the flag keeping that lock,
  * and on TETHER_E_WOULD_BLOCK release it and retry without the flag.
  *
  * Held: with TETHER_RESOLVE_HELD, `io->instance` is read first: an instance
@@ -272,6 +275,32 @@ tether_status tether_resolver_ref(tether_resolver *r, void *instance, tether_ref
 
 
 /* ------------------------------------------------------------------------- */
+/* Lazy slots outliving their instance                                       */
+/* ------------------------------------------------------------------------- */
+
+/** Told once what a lazy slot's provider answers from the graph it was filled in. */
+typedef void (*tether_provider_watch_fn)(void *context, tether_status status, void *instance);
+
+/**
+ * For a binding whose own lazy object outlives the slot's instance (Python's
+ * tether.lazy): calls `fn(context, status, instance)` once, when the graph the
+ * slot `p` was filled in has its instance of the slot's key (now, during this
+ * call, if it has it already): TETHER_OK and that instance's pointer, which the
+ * binding maps to its own object then (it is alive during the call); or, for a
+ * LAZY slot whose graph instance holds the slot's owner strongly,
+ * TETHER_E_RETAIN_CYCLE and NULL, with the refusal as this thread's last error
+ * (tether_last_error_parts: TETHER_FIX_WEAK_LAZY) for the binding to raise on
+ * its object's calls. Never called when the graph has no instance of the key
+ * (a call resolves it anew) or the slot goes first. `fn` runs on the resolving
+ * thread, inside the resolve: it must not resolve, and must not block.
+ * A later watch of the same slot replaces the earlier one.
+ * @param p  a lazy slot's provider, during the factory call that received it.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (`fn` NULL);
+ *         TETHER_E_INVALID_HANDLE (`p` is not a live provider). Thread-safe.
+ */
+tether_status tether_provider_watch(tether_provider p, tether_provider_watch_fn fn, void *context);
+
+/* ------------------------------------------------------------------------- */
 /* Errors in the binding's language                                           */
 /* ------------------------------------------------------------------------- */
 
@@ -290,9 +319,15 @@ typedef enum tether_fix {
                                 with a completion callback */
     TETHER_FIX_PROVIDE_VALUE, /* `key` is a declared value (tether_declare_value) that no container
                                 on the way provides (`path` needed it): provide it in a child */
-    TETHER_FIX_UNFINISHED    /* a nested resolve (`path`) asked for `key`, made by a resolve further
+    TETHER_FIX_UNFINISHED,   /* a nested resolve (`path`) asked for `key`, made by a resolve further
                                 out on this thread that has not finished: take it from the
                                 completion callback's resolver or as a dependency */
+    TETHER_FIX_WEAK_LAZY,    /* a strong lazy slot of `key` on `target` whose graph instance holds
+                                `key` strongly closes the retain cycle `path` (first key repeated
+                                last): declare the slot weak-lazy */
+    TETHER_FIX_RUNTIME_ARGUMENTS /* `key` takes runtime arguments and cannot be a dependency (of
+                                `path`'s last key): declare the slot a factory slot
+                                (TETHER_FACTORY) and build it with arguments from there */
 } tether_fix;
 
 /** The parts of the last error's message (tether_last_error_parts). */
@@ -300,7 +335,7 @@ typedef struct tether_error_parts {
     tether_status status;    /* as tether_last_status() */
     tether_fix fix;
     const char *key;         /* the key the fix is about, or NULL */
-    const char *target;      /* TETHER_FIX_WEAK_EDGE/_TARGET: the edge's target key, else NULL */
+    const char *target;      /* TETHER_FIX_WEAK_EDGE/_TARGET/_LAZY: the edge's target key, else NULL */
     const char *const *path; /* `path_count` keys, root first (who needed `key`, or the cycle) */
     size_t path_count;
     size_t path_omitted;     /* keys of a long path left out between its first 3 and the rest */
@@ -330,6 +365,24 @@ typedef struct tether_error_parts {
  * Thread-local, so thread-safe.
  */
 tether_status tether_last_error_parts(tether_error_parts *out);
+
+/**
+ * The parts of problem `index` (from 0, in the report's order: line `index` + 2
+ * of tether_last_error()) of this thread's last tether_validate, so a binding
+ * renders each problem's fix in its own terms: constructor cycles
+ * (TETHER_FIX_BREAK_CYCLE), strong lazy slots closing a retain cycle
+ * (TETHER_FIX_WEAK_LAZY), strong declared targets (TETHER_FIX_WEAK_TARGET), dependencies
+ * on keys taking runtime arguments (TETHER_FIX_RUNTIME_ARGUMENTS);
+ * other problems have TETHER_FIX_NONE (show their line as it is). `status` is
+ * that problem's own. After a tether_validate that passed there are none.
+ *
+ * @param out    receives the parts; its strings stay valid as tether_last_error_parts's do
+ *               (until the next call of either, or the next failure on this thread).
+ * @param count  if not NULL, receives how many problems the last tether_validate found.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (NULL `out`, or `index` not below the count).
+ * Thread-local, so thread-safe.
+ */
+tether_status tether_validate_problem_parts(size_t index, tether_error_parts *out, size_t *count);
 
 /* ------------------------------------------------------------------------- */
 /* Plans, for bindings that run their own factories                           */
@@ -685,6 +738,15 @@ tether_status tether_container_cache_versions(tether_container *c, const volatil
  * Thread-safe; lock-free.
  */
 tether_status tether_container_hit_word(tether_container *c, const volatile size_t **word);
+
+/**
+ * A strong handle of your own to item `index` of the list a tether_resolve_all handle
+ * holds (a binding wraps each item it did not make itself, and may release `list`).
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad `list`); TETHER_E_INVALID_ARGUMENT
+ *         (NULL out; `list` not from tether_resolve_all; `index` not below its count).
+ * Thread-safe.
+ */
+tether_status tether_list_ref(tether_ref *list, size_t index, tether_ref **out);
 
 /* The library reads these structs by offset: a compiler that laid them out
    differently would fail here instead of misbehaving at run time. */

@@ -94,7 +94,7 @@ let tetherParamStride = 16
 
 let paramKindNames = ["TETHER_PARAM_DEP", "TETHER_PARAM_WEAK", "TETHER_PARAM_LAZY", "TETHER_PARAM_WEAK_LAZY",
                       "TETHER_PARAM_CONTEXT", "TETHER_PARAM_RESOLVER", "TETHER_PARAM_I64", "TETHER_PARAM_F64",
-                      "TETHER_PARAM_STR", "TETHER_PARAM_PTR"]
+                      "TETHER_PARAM_STR", "TETHER_PARAM_PTR", "TETHER_PARAM_ALL", "TETHER_PARAM_FACTORY"]
 
 func paramKindName(_ kind: Int32) -> String {
     kind >= 0 && Int(kind) < paramKindNames.count ? paramKindNames[Int(kind)] : "\(kind) (not a tether_param_kind)"

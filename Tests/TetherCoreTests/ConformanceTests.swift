@@ -86,6 +86,8 @@ private enum Input {
     case context(Bool)
     case resolver(UInt64)
     case i64(Int64), f64(Double), str(String)
+    case list([UnsafeMutableRawPointer])
+    case factory(FactoryCell, String)
 }
 
 /// What the generic factory makes: a name (key + ordinal) and its inputs.
@@ -171,6 +173,8 @@ private final class Run: @unchecked Sendable {
         case .i64(let v): "\(v)"
         case .f64(let v): "\(v)"
         case .str(let s): "\"\(s)\""
+        case .list(let items): "[" + items.map { Made.at($0).name }.joined(separator: ",") + "]"
+        case .factory(_, let key): "factory:\(key)"
         }
     }
 
@@ -270,6 +274,8 @@ private final class Run: @unchecked Sendable {
                 switch parts[0] {
                 case "weak": return .weak(Key(parts[1]))
                 case "lazy": return .lazy(Key(parts[1]))
+                case "all": return .all(Key(parts[1]))
+                case "factory": return .factory(Key(parts[1]))
                 default: return .weakLazy(Key(parts[1]))
                 }
             }
@@ -291,6 +297,8 @@ private final class Run: @unchecked Sendable {
                 case .argument(.f64): inputs.append(.f64(Double(bitPattern: w)))
                 case .argument(.str): inputs.append(.str(String(cString: UnsafePointer<CChar>(bitPattern: UInt(w))!)))
                 case .argument: inputs.append(.i64(Int64(bitPattern: w)))
+                case .all: inputs.append(.list(SlotList.items(at: UnsafeRawPointer(bitPattern: UInt(w))!)))
+                case .factory(let k): inputs.append(.factory(bridge.factoryCell(w), k.name))
                 }
             }
             let shown = inputs.map(show).joined(separator: ",")
@@ -322,7 +330,15 @@ private final class Run: @unchecked Sendable {
         let holder: String? = locked {
             dropped.append(m.name)
             live[ObjectIdentifier(m)] = nil
-            return live.values.first { $0.inputs.contains { if case .dep(let q) = $0 { q == p } else { false } } }?.name
+            return live.values.first {
+                $0.inputs.contains {
+                    switch $0 {
+                    case .dep(let q): q == p
+                    case .list(let items): items.contains(p)
+                    default: false
+                    }
+                }
+            }?.name
         }
         event("drop", m.key, "drop \(m.name)")
         if let holder { locked { trace.append("dropped \(m.name) while \(holder) holds it") } }
@@ -423,10 +439,12 @@ private final class Run: @unchecked Sendable {
     /// A runtime argument with a fractional part is an f64 (the corpus writes no 2.0).
     func isFloat(_ n: NSNumber) -> Bool { n.doubleValue != n.doubleValue.rounded() }
 
-    func resolve(_ step: JSON) {
-        let key = step["resolve"] as! String
+    /// A resolve (`op` "resolve", of the key `arg`) or a factory input's call (`op` "factory", `arg` "v.N")
+    /// with the step's runtime arguments.
+    func resolve(_ step: JSON, _ op: String) {
+        let arg = step[op] as! String
         let args = step["args"] as? [Any] ?? []
-        let head = "resolve \(key)" + (args.isEmpty ? "" : "(\(args.map(json).joined(separator: ",")))")
+        let head = "\(op) \(arg)" + (args.isEmpty ? "" : "(\(args.map(json).joined(separator: ",")))")
         var strings: [UnsafeMutablePointer<CChar>] = []
         defer { strings.forEach { free($0) } }
         let arguments: [Argument] = args.map { v in
@@ -438,9 +456,21 @@ private final class Run: @unchecked Sendable {
             return isFloat(n) ? Argument(type: .f64, bits: n.doubleValue.bitPattern)
                                           : Argument(type: .i64, bits: UInt64(bitPattern: n.int64Value))
         }
-        let c = container(step["in"] as? String)
+        let make: (UnsafeBufferPointer<Argument>) throws(TetherError) -> Instance
+        if op == "factory" {
+            let parts = arg.split(separator: ".").map(String.init)
+            let m = Made.at((vars[parts[0]] as! Instance).pointer)
+            guard case .factory(let cell, _) = locked({ m.inputs[Int(parts[1])!] }) else {
+                trace.append("\(head): not a factory input")
+                return
+            }
+            make = { (b) throws(TetherError) in try cell.make(b).takeRetainedValue() }
+        } else {
+            let c = container(step["in"] as? String)
+            make = { (b) throws(TetherError) in try c.resolve(Key(arg), arguments: b) }
+        }
         let instance = outcome(step, head) { () throws(TetherError) -> Instance in
-            try arguments.withUnsafeBufferPointer { (b) throws(TetherError) -> Instance in try c.resolve(Key(key), arguments: b) }
+            try arguments.withUnsafeBufferPointer { (b) throws(TetherError) -> Instance in try make(b) }
         }
         guard let instance else { return }
         trace.append("\(head) = \(Made.at(instance.pointer).name)")
@@ -453,7 +483,15 @@ private final class Run: @unchecked Sendable {
         } else if step["register"] != nil {
             try register(step)
         } else if step["resolve"] != nil {
-            resolve(step)
+            resolve(step, "resolve")
+        } else if step["factory"] != nil {
+            resolve(step, "factory")
+        } else if let key = step["resolve_all"] as? String {
+            let c = container(step["in"] as? String)
+            if let instance = outcome(step, "resolve_all \(key)", { () throws(TetherError) -> Instance in try c.resolveAll(Key(key)).takeRetainedValue() }) {
+                trace.append("resolve_all \(key) = \(show(.list(SlotList.items(at: instance.pointer))))")
+                if let name = step["as"] as? String { vars[name] = instance }
+            }
         } else if let name = step["release"] as? String {
             vars[name] = nil
             trace.append("release \(name)")

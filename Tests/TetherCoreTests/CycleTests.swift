@@ -11,7 +11,7 @@ import TetherCore
         try fx.register("Child", [dep("Parent")])
         expectError(.cycle,
                     "dependency cycle through constructors: \"Parent\" -> \"Child\" -> \"Parent\"",
-                    "completion callback (tether_on_complete)", "lazy dependency (TETHER_LAZY)") {
+                    "completion callback of \"Child\" (tether_on_complete)", "TETHER_WEAK_LAZY(\"Parent\")") {
             try fx.resolve("Parent")
         }
         expectError(.cycle, "\"Child\" -> \"Parent\" -> \"Child\"") { try fx.resolve("Child") }

@@ -6,7 +6,7 @@ import TetherCore
 @Suite struct GraphCheckTests {
     @Test func soundGraph() throws {
         let fx = try Fixture()
-        try fx.register("A", [dep("B"), weakDep("C"), lazyDep("A")])
+        try fx.register("A", [dep("B"), weakDep("C"), weakLazyDep("A")])  // a strong lazy self-edge would be a retain cycle
         try fx.register("B", [dep("C")])
         try fx.register("C", [weakLazyDep("A")])
         let check = GraphCheck(fx.container)
@@ -49,9 +49,14 @@ import TetherCore
         #expect(cycles.contains(["Self", "Self"]))
         let error = try #require(check.error)
         #expect(error.code == .cycle)
-        #expect(error.message.contains("dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"; break one edge"))
+        #expect(error.message.contains("dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"; break its last edge \"B\" -> \"A\""))
         #expect(error.message.contains("\"Self\" -> \"Self\""))
-        #expect(!error.message.contains("L1"))
+        #expect(!error.message.contains("constructors: \"L"), "lazy edges are not constructor cycles")
+        // ... but a strong lazy edge back to what holds it is a retain cycle, and weak-lazy is the fix
+        #expect(error.message.contains("lazy dependency \"L2\" -> \"L1\" would close a retain cycle \"L2\" -> \"L1\" -> \"L2\""))
+        #expect(!error.message.contains("\"W"))
+        let lazyProblem = try #require(check.allProblems.first { $0.parts.fix == .weakLazy })
+        #expect(lazyProblem.parts.key == Key("L2") && lazyProblem.parts.target == Key("L1"))
     }
 
     @Test func missingTakesPrecedenceOverCycles() throws {

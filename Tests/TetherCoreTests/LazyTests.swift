@@ -63,6 +63,32 @@ import TetherCore
         #expect(fx.tracker.calls("A") == 1 && fx.tracker.calls("B") == 1)
     }
 
+    @Test func weakLazyAnswersTheInstanceOfTheGraphItWasFilledIn() throws {
+        // X(Y), Y(weak-lazy X), X graph-scoped: the X that holds this Y, not a second one.
+        let fx = try Fixture()
+        try fx.register("X", [dep("Y")])
+        try fx.register("Y", [weakLazyDep("X")])
+        let x = try fx.resolve("X")
+        let c = try #require(fx.bridge.cell(Obj.of(x).dep(0).words[0]))
+        #expect(try c.get() == x.pointer)
+        #expect(fx.tracker.calls("X") == 1 && fx.tracker.calls("Y") == 1)
+    }
+
+    @Test func strongLazyBackEdgeIsRefusedAtBindAndNeverBuildsASecondInstance() throws {
+        let fx = try Fixture()
+        try fx.register("X", [dep("Y")])
+        try fx.register("Y", [lazyDep("X")])
+        let x = try fx.resolve("X")
+        let c = try #require(fx.bridge.cell(Obj.of(x).dep(0).words[0]))
+        let error = expectError(.retainCycle, "lazy dependency \"Y\" -> \"X\" would close a retain cycle \"Y\" -> \"X\" -> \"Y\"",
+                                "TETHER_WEAK_LAZY(\"X\")") { try c.get() }
+        #expect(error?.parts.fix == .weakLazy && error?.parts.target == Key("X"))
+        #expect(fx.tracker.calls("X") == 1, "never a second X")
+        let check = GraphCheck(fx.container)
+        #expect(check.error?.code == .retainCycle)
+        #expect(check.dot().contains("\"Y\" -> \"X\" [style=dotted, color=red, penwidth=2]"))
+    }
+
     @Test func strongLazyClosingARetainCycleIsRefused() throws {
         // A (singleton) -lazy-> B -> A: the lazy edge A -> B would close A <- B.
         let fx = try Fixture()
@@ -70,8 +96,8 @@ import TetherCore
         try fx.register("B", [dep("A")])
         let a = try fx.resolve("A")
         let c = try cell(fx, a)
-        expectError(.retainCycle, "strong edge \"A\" -> \"B\" would close a retain cycle \"B\" -> \"A\" -> \"B\"",
-                    "tether_resolver_get_weak") { try c.get() }
+        expectError(.retainCycle, "lazy dependency \"A\" -> \"B\" would close a retain cycle \"A\" -> \"B\" -> \"A\"",
+                    "TETHER_WEAK_LAZY(\"B\")") { try c.get() }
         #expect(fx.tracker.made("B") == 1 && fx.tracker.dropped("B") == 1, "the refused instance is released")
         expectError(.retainCycle) { try c.get() }
         #expect(fx.tracker.calls("B") == 2, "nothing was kept: the next call tries again")

@@ -34,6 +34,28 @@ import TetherCore
         r.release(b)
     }
 
+    @Test func batchedRetirementsWaitForTheBatchThenShareOneBarrier() {
+        let barriers = Box(0)
+        let r = Reclaimer(batch: 3) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
+        let reader = r.claim(), freer = r.claim()
+        let ran = Box(0)
+        r.retire(by: freer) { ran.value += 1 }
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(ran.value == 0 && barriers.value == 0, "kept in the freer's batch")
+        #expect(r.pendingCount == 0, "not handed over yet")
+        #expect(enter(reader))  // a section that began after the removals: the batch must still wait for it
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(barriers.value == 1, "one barrier for the batch of three")
+        #expect(ran.value == 0 && r.pendingCount == 3)
+        leave(reader)
+        #expect(ran.value == 3)
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(ran.value == 3)
+        r.release(freer)  // an exiting thread hands its batch over
+        #expect(ran.value == 4 && r.pendingCount == 0)
+        r.release(reader)
+    }
+
     @Test func waitsForTheSectionUnderWayAndRunsWhenItLeaves() {
         let r = reclaimer()
         let reader = r.claim(), freer = r.claim()

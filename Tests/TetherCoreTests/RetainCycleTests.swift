@@ -34,7 +34,7 @@ import TetherCore
 
     @Test func refusedEdgeFailsTheResolveAndLeaksNothing() throws {
         let (fx, refusal) = try parentChild(fallBackToWeak: false)
-        expectError(.factoryFailed, "completion callback #1 of \"Child\" failed", "strong edge \"Child\" -> \"Parent\"") {
+        expectError(.retainCycle, "completion callback #1 of \"Child\" failed", "strong edge \"Child\" -> \"Parent\"") {
             try fx.resolve("Parent")
         }
         checkRefusal(refusal.value)

@@ -23,6 +23,7 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         var weaks: [WeakRef] = []
         var cells: [CellBox] = []
         var resolvers: [UInt64: Resolver] = [:]
+        var factories: [FactoryCell] = []
         var nextResolver: UInt64 = 1
         var closedResolvers = 0
         var recalled: [Key] = []
@@ -53,6 +54,16 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
             return word
         }
     }
+
+    /// Factory slot: the word is the cell's index in a table that keeps it.
+    func factoryWord(_ cell: FactoryCell) -> UInt64 {
+        state.withLock { s in
+            s.factories.append(cell)
+            return UInt64(s.factories.count - 1)
+        }
+    }
+
+    func factoryCell(_ word: UInt64) -> FactoryCell { state.withLock { $0.factories[Int(word)] } }
 
     func closeResolver(_ word: UInt64) {
         state.withLock { s in

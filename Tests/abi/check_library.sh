@@ -27,6 +27,19 @@ LIB=$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")
 if readelf -h "$LIB" 2>/dev/null | grep -q 'Type:.*DYN'; then ok "ELF shared object"
 else fail "ELF shared object" "$(readelf -h "$LIB" 2>&1 | head -3)"; fi
 
+# 1b. SONAME libtether.so.MAJOR (what programs record as NEEDED); beside a libtether.so (the link
+#     name), that name is a symlink to the SONAME, itself one to libtether.so.VERSION.
+version=$(sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' "$ROOT/include/tether.h")
+soname=libtether.so.${version%%.*}
+got=$(readelf -d "$LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+if [ "$got" = "$soname" ]; then ok "readelf -d: SONAME $soname"; else fail "readelf -d: SONAME $soname" "got: ${got:-none}"; fi
+if [ "$(basename "$LIB")" = libtether.so ]; then
+    dir=$(dirname "$LIB")
+    if [ "$(readlink "$LIB")" = "$soname" ] && [ "$(readlink "$dir/$soname")" = "libtether.so.$version" ] && [ -f "$dir/libtether.so.$version" ]; then
+        ok "libtether.so -> $soname -> libtether.so.$version"
+    else fail "libtether.so -> $soname -> libtether.so.$version" "$(ls -l "$dir" | grep libtether)"; fi
+fi
+
 # 2. NEEDED: only the C/C++ runtime and the loader.
 readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' > "$tmp/needed"
 bad_needed=$(grep -v -E '^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|ld-linux[-a-z0-9_.]*\.so\.[0-9]+)$' "$tmp/needed")

@@ -238,7 +238,7 @@ static void test_nested_calls(void) {
     CHECK_OK(tether_container_free(nest_c));
 }
 
-/* No-wait: a thread holds the creation lock (its singleton's factory waits for `go`). */
+/* No-wait: a thread holds Slow's creation cell (its singleton's factory waits for `go`). */
 static atomic_int started, go;
 static kind k_slow = {"Slow", 0, 0}, k_other = {"Other", 0, 0}, k_t = {"T", 0, 0}, k_nest = {"Nest", 0, 0};
 
@@ -260,7 +260,7 @@ static tether_container *nowait_c;
 
 static void *make_nest(kind *k) {
     tether_ref *ref = NULL;
-    if (tether_resolve(nowait_c, "Other", &ref) != TETHER_OK) return NULL;
+    if (tether_resolve(nowait_c, "Slow", &ref) != TETHER_OK) return NULL;
     CHECK_OK(tether_ref_release(ref));
     return node_new(k, NULL, NULL);
 }
@@ -281,6 +281,7 @@ static void test_no_wait(void) {
     reg(c, "Other", &k_other, TETHER_SCOPE_SINGLETON, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "T", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "Top", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "T", "Other");
+    reg(c, "TopSlow", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "T", "Slow");
     pthread_t t;
     CHECK(pthread_create(&t, NULL, hold_lock, c) == 0);
     while (!atomic_load(&started)) nanosleep(&(struct timespec){0, 1000000}, NULL);
@@ -289,31 +290,35 @@ static void test_no_wait(void) {
     size_t n = 0;
     void *inst = NULL;
     tether_ref *ref = NULL;
-    CHECK_STATUS(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
+    /* creation is per key: Other is created while the other thread creates Slow */
+    CHECK_OK(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
+    CHECK(ref == NULL && n == 2 && k_other.made == 1 && k_t.made == 2);
+    run_drops(d, n);
+    /* what needs Slow fails before any factory runs (TopSlow's T): a retry runs each once */
+    CHECK_STATUS(collect(c, id(c, "TopSlow"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
                  TETHER_E_WOULD_BLOCK);
-    /* it fails before any factory runs (Top's graph would create Other): a retry runs each once */
-    CHECK_ERROR_HAS("creation lock");
-    CHECK_ERROR_HAS("\"Top\"");
-    CHECK(inst == NULL && ref == NULL && n == 0 && k_t.made == 0 && k_other.made == 0);
-    /* needing no lock, a no-wait resolve goes through */
+    CHECK_ERROR_HAS("another thread that is creating \"Slow\"");
+    CHECK_ERROR_HAS("\"TopSlow\"");
+    CHECK(inst == NULL && ref == NULL && n == 0 && k_t.made == 2 && k_slow.made == 0);
+    /* needing no shared instance, a no-wait resolve goes through */
     CHECK_OK(collect(c, id(c, "T"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
-    CHECK(ref == NULL && n == 1);
+    CHECK(ref == NULL && n == 1 && k_t.made == 3);
     run_drops(d, n);
     /* a nested ordinary resolve fails the same way; the failure it causes is reported as would-block */
     CHECK_STATUS(collect(c, id(c, "Nest"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n),
                  TETHER_E_WOULD_BLOCK);
     CHECK_ERROR_HAS("a resolve nested in this one");
-    CHECK(n == 0 && k_nest.made == 0 && k_other.made == 0);
+    CHECK(n == 0 && k_nest.made == 0 && k_slow.made == 0);
     atomic_store(&go, 1);
     CHECK(pthread_join(t, NULL) == 0);
-    CHECK_OK(collect(c, id(c, "Top"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
-    CHECK(ref == NULL && n == 2 && k_other.made == 1);
+    CHECK_OK(collect(c, id(c, "TopSlow"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
+    CHECK(ref == NULL && n == 2 && k_t.made == 5 && k_slow.made == 1);  /* T and TopSlow; Slow is cached */
     run_drops(d, n);
     CHECK_OK(collect(c, id(c, "Nest"), TETHER_RESOLVE_NO_WAIT, &inst, &ref, d, 4, &n));
     CHECK(ref != NULL && n == 0 && k_nest.made == 1);  /* Nest's drop is not deferred */
     CHECK_OK(tether_ref_release(ref));
     CHECK_OK(tether_container_free(c));
-    CHECK(k_t.made == 3 && k_t.dropped == 3 && k_other.dropped == 1 && k_slow.made == 1 && k_slow.dropped == 1);
+    CHECK(k_t.made == 5 && k_t.dropped == 5 && k_other.dropped == 1 && k_slow.made == 1 && k_slow.dropped == 1);
     CHECK(k_nest.dropped == 1);
 }
 

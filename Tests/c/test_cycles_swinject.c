@@ -127,7 +127,7 @@ static void test_swinject_initializer_initializer_is_a_cycle_error(void) {
     CHECK_ERROR_HAS("dependency cycle through constructors");
     CHECK_ERROR_HAS("\"Parent\" -> \"Child\" -> \"Parent\"");
     CHECK_ERROR_HAS("tether_on_complete");
-    CHECK_ERROR_HAS("TETHER_LAZY");
+    CHECK_ERROR_HAS("TETHER_WEAK_LAZY(\"Parent\")");
 
     CHECK_STATUS(tether_resolve(c, "Child", &ref), TETHER_E_CYCLE);
     CHECK_ERROR_HAS("\"Child\" -> \"Parent\" -> \"Child\"");

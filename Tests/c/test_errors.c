@@ -142,7 +142,7 @@ static void bad_param_kind(void) {
     tether_param p99[] = {TETHER_CONTEXT, {(tether_param_kind)99, NULL}};
     CHECK_STATUS(tether_register(c, "A", (tether_fn)make_plain, p99, 2, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("kind");
-    tether_param past_end[] = {{(tether_param_kind)(TETHER_PARAM_PTR + 1), "K"}};
+    tether_param past_end[] = {{(tether_param_kind)(TETHER_PARAM_FACTORY + 1), "K"}};
     CHECK_STATUS(tether_register(c, "A", (tether_fn)make_plain, past_end, 1, NULL), TETHER_E_INVALID_ARGUMENT);
     tether_param negative[] = {{(tether_param_kind)-1, "K"}};
     CHECK_STATUS(tether_register(c, "A", (tether_fn)make_plain, negative, 1, NULL), TETHER_E_INVALID_ARGUMENT);

@@ -115,7 +115,7 @@ static void fork_while_another_thread_is_in_a_singleton_factory(void) {
 }
 
 /* fork() from inside a singleton factory (the forking thread holds the
- * creation lock): the child finishes that resolve and more. */
+ * creation cell): the child finishes that resolve and more. */
 static tether_container *inner_container;
 static int inner_child_code = -2;
 static void *make_forking(kind *k) {

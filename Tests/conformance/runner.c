@@ -64,7 +64,7 @@ typedef struct regdef {
 } regdef;
 
 /* One input of an object: what its factory received, then what its callbacks took. */
-enum { IN_DEP, IN_WEAK, IN_LAZY, IN_WEAK_LAZY, IN_CTX, IN_RESOLVER, IN_I64, IN_F64, IN_STR, IN_PTR, IN_REF };
+enum { IN_DEP, IN_WEAK, IN_LAZY, IN_WEAK_LAZY, IN_CTX, IN_RESOLVER, IN_I64, IN_F64, IN_STR, IN_PTR, IN_REF, IN_LIST, IN_FACTORY };
 typedef struct input { int kind; const char *key; void *p; int64_t i; double f; char *s; } input;
 typedef struct obj { char name[48]; const regdef *reg; input in[MAX_INPUTS]; int n; } obj;
 
@@ -170,6 +170,14 @@ static void show_input(const input *in, char *buf, size_t size) {
     case IN_WEAK_LAZY: append(buf, size, "weak_lazy:%s", in->key); break;
     case IN_CTX: append(buf, size, "%s", in->p ? "context" : "context?"); break;
     case IN_RESOLVER: append(buf, size, "resolver"); break;
+    case IN_LIST: {
+        const tether_list *list = in->p;
+        append(buf, size, "[");
+        for (size_t i = 0; i < list->count; i++) append(buf, size, "%s%s", i ? "," : "", ((obj *)list->items[i])->name);
+        append(buf, size, "]");
+        break;
+    }
+    case IN_FACTORY: append(buf, size, "factory:%s", in->key); break;
     case IN_I64: append(buf, size, "%lld", (long long)in->i); break;
     case IN_F64: append(buf, size, "%g", in->f); break;
     case IN_STR: append(buf, size, "\"%s\"", in->s); break;
@@ -304,6 +312,7 @@ static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o
 static void release_inputs(obj *o) {
     for (int i = 0; i < o->n; i++) {
         if (o->in[i].kind == IN_WEAK) tether_weak_release(o->in[i].p);
+        else if (o->in[i].kind == IN_FACTORY) tether_factory_release(o->in[i].p);
         else if (o->in[i].kind == IN_REF) tether_ref_release(o->in[i].p);
         else if (o->in[i].kind == IN_STR) free(o->in[i].s);
     }
@@ -320,8 +329,14 @@ static void drop(void *instance, void *context) {
     if (S.ndropped < 4096) S.dropped[S.ndropped++] = xstrdup(o->name);
     for (int i = 0; i < S.nlive; i++) {
         if (S.live[i] == o) { S.live[i--] = S.live[--S.nlive]; continue; }
-        for (int k = 0; k < S.live[i]->n; k++)
-            if (S.live[i]->in[k].kind == IN_DEP && S.live[i]->in[k].p == o) snprintf(holder, sizeof holder, "%s", S.live[i]->name);
+        for (int k = 0; k < S.live[i]->n; k++) {
+            const input *in = &S.live[i]->in[k];
+            if (in->kind == IN_DEP && in->p == o) snprintf(holder, sizeof holder, "%s", S.live[i]->name);
+            if (in->kind != IN_LIST) continue;
+            const tether_list *list = in->p;
+            for (size_t j = 0; j < list->count; j++)
+                if (list->items[j] == o) snprintf(holder, sizeof holder, "%s", S.live[i]->name);
+        }
     }
     pthread_mutex_unlock(&lock);
     event("drop", o->reg->key, text);
@@ -349,7 +364,9 @@ static void *make(const regdef *reg, const uint64_t *words, const double *double
         case TETHER_PARAM_I64: *in = (input){.kind = IN_I64, .i = (int64_t)words[i]}; break;
         case TETHER_PARAM_F64: *in = (input){.kind = IN_F64, .f = doubles[i]}; break;
         case TETHER_PARAM_STR: *in = (input){.kind = IN_STR, .s = xstrdup(p)}; break;
-        default: *in = (input){.kind = IN_PTR, .p = p}; break;
+        case TETHER_PARAM_PTR: *in = (input){.kind = IN_PTR, .p = p}; break;
+        case TETHER_PARAM_ALL: *in = (input){.kind = IN_LIST, .p = p}; break;
+        case TETHER_PARAM_FACTORY: *in = (input){.kind = IN_FACTORY, .p = p, .key = reg->slots[i].key}; break;
         }
         if (i) append(text, sizeof text, ",");
         show_input(in, text, sizeof text);
@@ -468,8 +485,9 @@ static tether_scope scope_of(const char *s) {
          : strcmp(s, "weak") == 0 ? TETHER_SCOPE_WEAK : TETHER_SCOPE_GRAPH;
 }
 static tether_param_kind kind_of(const char *s) {
-    static const char *const names[] = {"dep", "weak", "lazy", "weak_lazy", "context", "resolver", "i64", "f64", "str", "ptr"};
-    for (int i = 0; i < 10; i++) if (strcmp(s, names[i]) == 0) return (tether_param_kind)i;
+    static const char *const names[] = {"dep", "weak", "lazy", "weak_lazy", "context", "resolver", "i64", "f64", "str", "ptr",
+                                        "all", "factory"};
+    for (int i = 0; i < 12; i++) if (strcmp(s, names[i]) == 0) return (tether_param_kind)i;
     fprintf(stderr, "unknown slot kind %s\n", s);
     exit(2);
 }
@@ -564,21 +582,26 @@ static void live(void) {
     trace("%s", n ? text : "live none");
 }
 
+/* "OP ARG(args...)": how resolve and factory actions name themselves in the trace. */
+static void action_head(const action *a, const char *op, const char *arg, char *head, size_t size) {
+    snprintf(head, size, "%s %s", op, arg);
+    for (int i = 0; i < a->nargs; i++) {
+        append(head, size, i ? "," : "(");
+        const tether_value *v = &a->args[i];
+        if (v->kind == TETHER_PARAM_I64) append(head, size, "%lld", (long long)v->u.i64);
+        else if (v->kind == TETHER_PARAM_F64) append(head, size, "%g", v->u.f64);
+        else append(head, size, "\"%s\"", v->u.str);
+    }
+    if (a->nargs) append(head, size, ")");
+}
+
 static void do_action(action *a) {
     const line *l = &a->head;
     const char *op = field(l, "op"), *arg = field(l, "arg0"), *as = field(l, "as");
     tether_container *c = container(field(l, "in"));
     if (strcmp(op, "resolve") == 0) {
         char head[256];
-        snprintf(head, sizeof head, "resolve %s", arg);
-        for (int i = 0; i < a->nargs; i++) {
-            append(head, sizeof head, i ? "," : "(");
-            tether_value *v = &a->args[i];
-            if (v->kind == TETHER_PARAM_I64) append(head, sizeof head, "%lld", (long long)v->u.i64);
-            else if (v->kind == TETHER_PARAM_F64) append(head, sizeof head, "%g", v->u.f64);
-            else append(head, sizeof head, "\"%s\"", v->u.str);
-        }
-        if (a->nargs) append(head, sizeof head, ")");
+        action_head(a, "resolve", arg, head, sizeof head);
         tether_ref *ref = NULL;
         tether_status st;
         if (field(l, "by")) {
@@ -589,6 +612,33 @@ static void do_action(action *a) {
             st = tether_resolve_args(c, arg, a->args, (size_t)a->nargs, &ref);
         }
         if (outcome(a, head, st)) {
+            trace("%s = %s", head, ((obj *)tether_ref_get(ref))->name);
+            if (as) set_var(as, ref, 0);
+            else tether_ref_release(ref);
+        }
+    } else if (strcmp(op, "resolve_all") == 0) {
+        char head[256], shown[512] = "";
+        snprintf(head, sizeof head, "resolve_all %s", arg);
+        tether_ref *ref = NULL;
+        const tether_list *list = NULL;
+        if (outcome(a, head, tether_resolve_all(c, arg, &ref, &list))) {
+            show_input(&(input){.kind = IN_LIST, .p = (void *)list}, shown, sizeof shown);
+            trace("%s = %s", head, shown);
+            if (as) set_var(as, ref, 0);
+            else tether_ref_release(ref);
+        }
+    } else if (strcmp(op, "factory") == 0) {
+        /* "v.N": the factory input N of handle v's object, called with the action's args */
+        char name[32], head[256];
+        size_t len = strcspn(arg, ".");
+        snprintf(name, sizeof name, "%.*s", (int)len, arg);
+        obj *o = tether_ref_get(var(name)->p);
+        const input *in = &o->in[atoi(arg + len + 1)];
+        action_head(a, "factory", arg, head, sizeof head);
+        tether_ref *ref = NULL;
+        if (in->kind != IN_FACTORY) {
+            trace("%s: not a factory input", head);
+        } else if (outcome(a, head, tether_factory_call(in->p, a->args, (size_t)a->nargs, &ref))) {
             trace("%s = %s", head, ((obj *)tether_ref_get(ref))->name);
             if (as) set_var(as, ref, 0);
             else tether_ref_release(ref);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The README's quick start runs as printed: its first ```c block is compiled with
+"""The README's quick start runs as printed: its compile line (`cc app.c ...`), run as printed at
+the checkout's root, gives a program that starts with no LD_LIBRARY_PATH; its first ```c block is compiled with
 -Wall -Wextra -Werror against the library (and again under ASan/LSan/UBSan, so a
 destructor that never ran shows up as a leak) and run; its first ```python block
 runs against the same library. Both must say the cycle closed and report the
@@ -9,6 +10,8 @@ Usage: check_readme.py CC LIBDIR PYTHON   (`make test-readme`)
 """
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +58,24 @@ def main():
             ok &= expect(f"README's first ```c block compiles with -Wall -Wextra -Werror and runs ({name})",
                          subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60),
                          "cycle closed: yes", 'as expected: no registration for "Logger"', "Parent freed\nChild freed\n")
+        line = re.search(r"`(cc app\.c [^`]*)`", readme)
+        if not line:
+            print("FAIL README.md has no `cc app.c ...` compile line")
+            ok = False
+        else:
+            exe = os.path.join(tmp, "a.out")
+            shutil.copy(src, os.path.join(tmp, "app.c"))
+            command = line.group(1).replace("app.c", shlex.quote(os.path.join(tmp, "app.c")), 1) + f" -o {shlex.quote(exe)}"
+            compiled = subprocess.run(["sh", "-c", command], cwd=ROOT, capture_output=True, text=True,
+                                      env=dict(os.environ, CC=cc))
+            env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+            if compiled.returncode != 0:
+                print(f"FAIL the README's compile line `{line.group(1)}`:\n{compiled.stderr}")
+                ok = False
+            else:
+                ok &= expect(f"the README's compile line `{line.group(1)}` gives a program that runs",
+                             subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60),
+                             "cycle closed: yes")
         script = os.path.join(tmp, "quickstart.py")
         open(script, "w").write(first_block(readme, "python"))
         env = dict(os.environ, TETHER_LIBRARY=os.path.join(libdir, "libtether.so"),

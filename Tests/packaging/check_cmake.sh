@@ -69,8 +69,8 @@ if cmake --build "$tmp/app/build" > "$tmp/build.log" 2>&1; then ok "target_link_
 else fail "app builds" "$(tail -15 "$tmp/build.log")"; finish; fi
 if out=$(env LD_LIBRARY_PATH= "$tmp/app/build/app" 2>&1) && [ "$out" = "tether $version, 2 destructors" ]; then ok "app runs against the installed library: $out"
 else fail "app runs" "$out"; fi
-linked=$(LD_LIBRARY_PATH= ldd "$tmp/app/build/app" | sed -n 's/.*libtether\.so => \([^ ]*\).*/\1/p')
-if [ "$linked" = "$prefix/lib/libtether.so" ]; then ok "it links the installed libtether.so"
+linked=$(LD_LIBRARY_PATH= ldd "$tmp/app/build/app" | sed -n 's/.*libtether\.so[.0-9]* => \([^ ]*\).*/\1/p')
+if [ -n "$linked" ] && [ "$(readlink -f "$linked")" = "$(readlink -f "$prefix/lib/libtether.so")" ]; then ok "it links the installed libtether.so ($linked)"
 else fail "it links the installed libtether.so" "ldd: ${linked:-not found}"; fi
 
 # 2. The version file refuses what the install cannot satisfy.

@@ -5,7 +5,9 @@
 #   - installed into a fresh venv and used from another directory, with no TETHER_LIBRARY and no
 #     checkout on the path: it resolves, tether.include_dir() compiles C against the package;
 #   - a build with no library to be had fails at install time, saying what to do;
-#   - a source newer than the built library makes the next `pip wheel` rebuild it.
+#   - a source newer than the built library makes the next `pip wheel` rebuild it;
+#   - `pip wheel` and `pip install ./bindings/python` leave the source tree as it was
+#     (`git status --ignored` of bindings/python unchanged: no build/, no tether.egg-info/).
 # Usage: sh Tests/packaging/check_wheel.sh   (after `make build`)
 # Prints one line per check and "N passed, N failed"; exits non-zero on any failure.
 
@@ -14,6 +16,10 @@ PYTHON=${PYTHON:-python3}
 CC=${CC:-cc}
 . "$ROOT/Tests/abi/checks.sh"
 unset TETHER_LIBRARY
+version=$(sed -n 's/^#define TETHER_VERSION "\(.*\)"/\1/p' "$ROOT/include/tether.h")
+packaged=libtether.so.${version%%.*}  # the package's copy is named by the SONAME
+tree_state() { git -C "$ROOT" status --ignored --porcelain -- bindings/python 2>/dev/null | grep -v '__pycache__/$'; }
+tree_before=$(tree_state)
 
 # 1. pip wheel
 if (cd "$tmp" && "$PYTHON" -m pip wheel -q --no-deps -w "$tmp/dist" "$ROOT/bindings/python") > "$tmp/wheel.log" 2>&1; then
@@ -43,9 +49,9 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     for info in z.infolist():
         print(info.filename, info.file_size)
 EOF
-size=$(sed -n 's|^tether/libtether.so \([0-9]*\)$|\1|p' "$tmp/contents")
-if [ -n "$size" ] && [ "$size" -le 8000000 ]; then ok "tether/libtether.so inside, stripped: $size bytes"
-else fail "tether/libtether.so inside, <= 8 MB" "size: ${size:-absent}"; fi
+size=$(sed -n "s|^tether/$packaged \([0-9]*\)\$|\1|p" "$tmp/contents")
+if [ -n "$size" ] && [ "$size" -le 8000000 ]; then ok "tether/$packaged inside, stripped: $size bytes"
+else fail "tether/$packaged inside, <= 8 MB" "size: ${size:-absent}"; fi
 for h in tether.h tether_binding.h; do
     if grep -q "^tether/include/$h " "$tmp/contents"; then ok "tether/include/$h inside"; else fail "tether/include/$h inside"; fi
 done
@@ -88,9 +94,16 @@ EOF
     else fail "a C part compiles against tether.include_dir()" "$(cat "$tmp/cc.log")"; fi
 else fail "resolve from the installed wheel in another directory" "$out"; fi
 
+# 4b. `pip install ./bindings/python` straight from the source tree, into another fresh venv.
+if "$PYTHON" -m venv "$tmp/venv2" > "$tmp/venv2.log" 2>&1 \
+   && (cd "$tmp" && "$tmp/venv2/bin/python" -m pip install -q --no-deps "$ROOT/bindings/python") >> "$tmp/venv2.log" 2>&1 \
+   && (cd "$tmp/elsewhere" && env -u PYTHONPATH "$tmp/venv2/bin/python" use.py) >> "$tmp/venv2.log" 2>&1; then
+    ok "pip install ./bindings/python into a fresh venv, then used"
+else fail "pip install ./bindings/python into a fresh venv" "$(tail -10 "$tmp/venv2.log")"; fi
+
 # 5. No library to be had: the install fails, saying what to do.
 cp -r "$ROOT/bindings/python" "$tmp/lonely"
-rm -f "$tmp/lonely/tether/libtether.so"
+rm -f "$tmp/lonely/tether/libtether.so"*
 if (cd "$tmp" && "$PYTHON" -m pip wheel --no-deps -w "$tmp/lonely-dist" "$tmp/lonely") > "$tmp/lonely.log" 2>&1; then
     fail "a build with no library fails" "$(tail -5 "$tmp/lonely.log")"
 elif grep -q "TETHER_LIBRARY" "$tmp/lonely.log" && grep -q "make build" "$tmp/lonely.log"; then ok "no library to build or find: pip fails at install time and says what to do"
@@ -108,5 +121,10 @@ touch "$ROOT/include/tether_binding.h"
 if (cd "$tmp" && "$PYTHON" -m pip wheel -q --no-deps -w "$tmp/dist2" "$ROOT/bindings/python") > "$tmp/wheel2.log" 2>&1 \
    && [ "$(stat -c %Y "$lib")" -gt "$before" ]; then ok "a source newer than build/lib/libtether.so: pip wheel rebuilt it"
 else fail "pip wheel rebuilds a stale library" "$(tail -10 "$tmp/wheel2.log")"; fi
+
+# 7. The source tree is as it was: setup.py builds in a temporary folder.
+if ! git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1; then echo "SKIP the source tree stays clean: $ROOT is not a git checkout"
+elif [ "$(tree_state)" = "$tree_before" ]; then ok "pip wheel and pip install leave bindings/python clean (git status --ignored unchanged)"
+else fail "pip wheel and pip install leave bindings/python clean" "$(tree_state)"; fi
 
 finish

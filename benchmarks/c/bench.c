@@ -708,7 +708,7 @@ static void run_s4(void) {
 /*   RA  runtime argument: Greeter(42, Settings)                               */
 /* ------------------------------------------------------------------------- */
 
-typedef struct shape_ctx { tether_container *c; uint32_t svc, handler, greeter; } shape_ctx;
+typedef struct shape_ctx { tether_container *c; uint32_t svc, handler, greeter, handlerv, handlerp; } shape_ctx;
 
 NOINLINE static void *make_greeter(int64_t n, void *settings) {
     node *g = make1(settings);
@@ -736,6 +736,14 @@ static int shapes_setup(shape_ctx *x) {
     tether_param svc2[] = { TETHER_DEP("Settings") };
     tether_param handler[] = { TETHER_DEP("Request"), TETHER_DEP("Svc2") };
     tether_param greeter[] = { TETHER_I64, TETHER_DEP("Settings") };
+    tether_param handlerv[] = { TETHER_DEP("Request"), TETHER_DEP("Svc") };
+    tether_param session[] = { TETHER_DEP("Request"), TETHER_DEP("Db") }, handlerp[] = { TETHER_DEP("Session") };
+    if (shape_reg(c, "HandlerV", (tether_fn)make2, handlerv, 2, TETHER_SCOPE_GRAPH) ||
+        shape_reg(c, "Session", (tether_fn)make2, session, 2, TETHER_SCOPE_CONTAINER) ||
+        shape_reg(c, "HandlerP", (tether_fn)make1, handlerp, 1, TETHER_SCOPE_GRAPH))
+        return 1;
+    TRY("intern HandlerV", tether_intern(c, "HandlerV", &x->handlerv));
+    TRY("intern HandlerP", tether_intern(c, "HandlerP", &x->handlerp));
     if (shape_reg(c, "Db", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
         shape_reg(c, "Cache", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
         shape_reg(c, "Settings", (tether_fn)make0, NULL, 0, TETHER_SCOPE_SINGLETON) ||
@@ -832,6 +840,39 @@ static int rq1_tether(void *ctx, long iters) {
     return 0;
 }
 
+/* RQV: a child per request with the Request provided as a value, Handler(Request, Svc) resolved, freed. */
+static int rqv_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        tether_ref *ref;
+        TRY("RQV child", tether_container_new(x->c, &child));
+        TRY("RQV value", tether_provide_value(child, "Request", make0(), drop_free, NULL));
+        TRY("RQV resolve_key", tether_resolve_key(child, x->handlerv, &ref));
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+        TRY("RQV free", tether_container_free(child));
+    }
+    return 0;
+}
+
+/* RP, the per-request pattern: a child with the Request as a value, a CONTAINER-scoped Session(Request,
+   Db) cached in the child, a graph-scoped Handler(Session) resolved, the child freed. */
+static int rp_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        tether_ref *ref;
+        TRY("RP child", tether_container_new(x->c, &child));
+        TRY("RP value", tether_provide_value(child, "Request", make0(), drop_free, NULL));
+        TRY("RP resolve_key", tether_resolve_key(child, x->handlerp, &ref));
+        g_sink = (uintptr_t)tether_ref_get(ref);
+        tether_ref_release(ref);
+        TRY("RP free", tether_container_free(child));
+    }
+    return 0;
+}
+
 static int ra_tether(void *ctx, long iters) {
     shape_ctx *x = ctx;
     tether_value n = TETHER_VAL_I64(42);
@@ -867,6 +908,10 @@ static void run_shapes(void) {
         add_row(ra, -1, -1, "<= 4x C");
         return;
     }
+    if (g_only_body) {  /* bodies of the -t matrix only, for profile.sh */
+        measure(rqv_tether, &x);
+        measure(rp_tether, &x);
+    }
     double o[3], q[3];
     MEASURE3(o, q, sg_base, NULL, sg_tether, &x, rq0_tether, &x);
     add_measured(sg, o, q, 1, "<= 4x C")->met = q[1] > 0 && q[1] <= 4;
@@ -886,13 +931,14 @@ static void run_shapes(void) {
 /* S5: S1-S4 from 2 threads                                                   */
 /* ------------------------------------------------------------------------- */
 
+#define MT_MAX 64
 typedef struct mt_shared {
     body_fn body;
     void *ctx;
     long iters;
     pthread_barrier_t start;
-    uint64_t t_start[2], t_end[2];
-    int fail[2];
+    uint64_t t_start[MT_MAX], t_end[MT_MAX];
+    int fail[MT_MAX];
 } mt_shared;
 typedef struct mt_arg { mt_shared *s; int idx; } mt_arg;
 
@@ -915,8 +961,8 @@ static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
     s.ctx = ctx;
     s.iters = iters;
     pthread_barrier_init(&s.start, NULL, (unsigned)nthreads);
-    pthread_t th[2];
-    mt_arg args[2];
+    pthread_t th[MT_MAX];
+    mt_arg args[MT_MAX];
     for (int i = 0; i < nthreads; i++) {
         args[i].s = &s;
         args[i].idx = i;
@@ -1035,6 +1081,74 @@ static void run_s5(void) {
         tether_container_free(x4.c);
     } else {
         add_row("S5 = S4 12-node layered graph, 2 threads", -1, -1, NULL);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* -t N: the shape matrix from N threads on one container                     */
+/* ------------------------------------------------------------------------- */
+
+static int g_threads = 0;  /* -t */
+static int wanted(const char *list, const char *name);
+
+/* One row per shape: aggregate throughput of N threads, its scaling over 1
+   thread and the machine's own (spin_body) in the same rounds (1 thread, then
+   N, of the shape and of the loop, in turn), and the share of the machine's
+   scaling the shape kept. */
+static void threads_row(const char *shape, body_fn body, void *ctx) {
+    int n = g_threads;
+    body_fn bodies[2] = { body, spin_body };
+    void *ctxs[2] = { ctx, NULL };
+    long iters[2];
+    double r1[2][64], rn[2][64], q[2][64];
+    int ok = 1;
+    for (int i = 0; i < 2 && ok; i++) {
+        iters[i] = calibrate_mt(bodies[i], ctxs[i]);
+        ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0; /* warm-up every thread */
+    }
+    for (int r = 0; r < g_runs && ok; r++)
+        for (int i = 0; i < 2 && ok; i++) {
+            r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
+            rn[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], n);
+            ok = r1[i][r] > 0 && rn[i][r] > 0;
+            if (ok) q[i][r] = rn[i][r] / r1[i][r];
+        }
+    if (!ok) {
+        printf("| %s | threads=%d | FAIL | - | - | - |\n", shape, n);
+        g_failed = 1;
+        return;
+    }
+    double ops = median(rn[0], g_runs) * 1e9, scaling = median(q[0], g_runs), machine = median(q[1], g_runs);
+    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% |\n", shape, n, ops, scaling, machine,
+           100.0 * scaling / machine);
+    fflush(stdout);
+}
+
+static void run_threads(const char *only) {
+    printf("\n## %d threads on one container\n\n", g_threads);
+    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% |\n");
+    printf("|---|---|---|---|---|---|\n");
+    fflush(stdout);
+    s1_ctx x1 = {0};
+    s2_ctx x2 = {0};
+    s3_ctx x3 = {0};
+    s4_ctx x4 = {0};
+    shape_ctx xs = {0};
+    if (wanted(only, "S1") && s1_setup(&x1) == 0) { threads_row("S1", s1_tether_key, &x1); tether_container_free(x1.c); }
+    if (wanted(only, "S2") && s2_setup(&x2) == 0) {
+        threads_row("S2", s2_tether_key, &x2);
+        tether_container_free(x2.c);
+    }
+    if (wanted(only, "S3") && s3_setup(&x3) == 0) { threads_row("S3", s3_tether_key, &x3); tether_container_free(x3.c); }
+    if (wanted(only, "S4") && s4_setup(&x4) == 0) { threads_row("S4", s4_tether_key, &x4); tether_container_free(x4.c); }
+    if (shapes_setup(&xs) == 0) {
+        if (wanted(only, "SG")) threads_row("SG", sg_tether, &xs);
+        if (wanted(only, "RQ0")) threads_row("RQ0", rq0_tether, &xs);
+        if (wanted(only, "RQ1")) threads_row("RQ1", rq1_tether, &xs);
+        if (wanted(only, "RQV")) threads_row("RQV", rqv_tether, &xs);
+        if (wanted(only, "RA")) threads_row("RA", ra_tether, &xs);
+        if (wanted(only, "RP")) threads_row("RP", rp_tether, &xs);
+        tether_container_free(xs.c);
     }
 }
 
@@ -1601,17 +1715,29 @@ static void run_mem_apart(void) {
 int main(int argc, char **argv) {
     const char *only = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "s:n:r:qb:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:r:qb:t:")) != -1) {
         switch (opt) {
+        case 't': g_threads = atoi(optarg); break;
         case 's': only = optarg; break;
         case 'b': g_only_body = optarg; break;
         case 'n': g_fixed_iters = atol(optarg); break;
         case 'r': g_runs = atoi(optarg); break;
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
-            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n"
+                            "       %s -t N [-s S1,S2,S3,S4,SG,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
             return 2;
         }
+    }
+    if (g_threads) {
+        if (g_threads < 1 || g_threads > MT_MAX) { fprintf(stderr, "bench: -t takes 1..%d\n", MT_MAX); return 2; }
+        if (g_runs > 63) g_runs = 63;
+        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread, "
+               "from %d threads, a pure CPU loop from 1 and from %d (the machine's own scaling), each >= 100 ms; "
+               "medians of %d rounds. kept = the shape's scaling / the machine's.\n",
+               g_threads, tether_version(), g_threads, g_threads, g_runs);
+        run_threads(only);
+        return g_failed ? 1 : 0;
     }
     if (g_runs < 1) g_runs = 1;
     if (g_runs > 63) g_runs = 63;

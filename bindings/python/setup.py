@@ -9,6 +9,11 @@ the metadata). The built package gets a stripped copy of the shared library, tak
    does nothing when it is current. Its output is shown as it happens on the terminal that runs
    pip (and in pip's log with `-v`).
 
+The copy is named by the library's SONAME (libtether.so.MAJOR), which is what a C program linked
+against it records, so such a program finds it beside itself (`-Wl,-rpath`). setuptools' own
+scratch (build/, tether.egg-info/) goes to a temporary folder: building or installing leaves the
+source tree as it was.
+
 No library, no package: when none can be built or found the install fails here with what to do
 (unless TETHER_ALLOW_NO_LIBRARY=1, for a system that has the library installed by `make install`).
 The package also carries include/tether.h and include/tether_binding.h (`tether.include_dir()`).
@@ -27,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -42,6 +48,8 @@ HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parents[1]
 BUILT = CHECKOUT / "build" / "lib" / "libtether.so"
 HEADERS = ("tether.h", "tether_binding.h")
+_MAJOR = re.search(r'^version = "(\d+)\.', (HERE / "pyproject.toml").read_text(), re.M)
+SONAME = f"libtether.so.{_MAJOR.group(1) if _MAJOR else 0}"  # = tether._loader.PACKAGED_FILE
 ALLOWED_NEEDED = re.compile(r"^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libpthread\.so\.0|libdl\.so\.2|ld-linux[-\w.]*\.so\.\d+)$")
 
 _HOW = (
@@ -141,7 +149,7 @@ class BuildWithLibrary(build_py):
             _progress("WARNING: installing without libtether.so (TETHER_ALLOW_NO_LIBRARY=1); "
                       "the package will look for one at run time")
         else:
-            target = package / "libtether.so"
+            target = package / SONAME
             target.parent.mkdir(parents=True, exist_ok=True)
             strip = shutil.which("strip")
             if strip and os.environ.get("TETHER_KEEP_SYMBOLS") != "1":
@@ -177,4 +185,7 @@ class NativeDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=NativeDistribution)
+# Not the source tree: a folder of its own per run (pip builds in the tree it is given).
+_SCRATCH = tempfile.TemporaryDirectory(prefix="tether-build-")
+setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=NativeDistribution,
+      options={"build": {"build_base": f"{_SCRATCH.name}/build"}, "egg_info": {"egg_base": _SCRATCH.name}})

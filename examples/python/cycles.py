@@ -61,8 +61,8 @@ def main() -> int:
         c.register("Leaf", dict, on_complete=lambda r, leaf: leaf.update(holder=r.get("Holder")))
         try:
             c.resolve("Holder")
-        except tether.FactoryError as exc:
-            print(f"FactoryError caused by {type(exc.__cause__).__name__}: {exc.__cause__}")
+        except tether.RetainCycleError as exc:
+            print(f"RetainCycleError caused by {type(exc.__cause__).__name__}: {exc.__cause__}")
 
         print(c.to_dot())
 

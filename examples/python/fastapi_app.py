@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from contextlib import asynccontextmanager
 from typing import Annotated, AsyncIterator, Iterator
 
 from fastapi import FastAPI, HTTPException, Request
@@ -21,7 +22,7 @@ except ImportError:  # running from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bindings" / "python"))
     import tether
 from tether import Scope
-from tether.fastapi import FromTether, Inject, install
+from tether.fastapi import FromTether, Inject, install, shutdown
 
 events: list[str] = []
 
@@ -86,8 +87,14 @@ def make_root() -> tether.Container:
     return root
 
 
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    await shutdown(app)  # the root's singletons torn down; the root stays open for the next startup
+
+
 root = make_root()
-app = FastAPI()
+app = FastAPI(lifespan=lifespan)
 install(app, root)  # also declares Request a value of root: validate() counts it
 root.validate()
 
@@ -105,10 +112,13 @@ def main() -> None:
         for uid in (1, 2, 3):
             response = client.get(f"/users/{uid}")
             print(response.status_code, response.json())
-    root.close()
+    with TestClient(app) as client:  # a second startup of the same app in this process
+        print(client.get("/users/1").status_code)
+    root.close()  # nothing starts the app again
     print("events:", ", ".join(events))
     assert events == ["begin /users/1", "stop clock 1", "commit /users/1", "begin /users/2", "stop clock 2",
-                      "commit /users/2", "begin /users/3", "stop clock 3", "commit /users/3"], events
+                      "commit /users/2", "begin /users/3", "stop clock 3", "commit /users/3",
+                      "begin /users/1", "stop clock 4", "commit /users/1"], events
     print("fastapi app ok")
 
 

@@ -41,8 +41,8 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     }
     count.pointee = collector.count
     guard status != ok, blocked, status != ErrorCode.wouldBlock.rawValue else { return status }
-    // A resolve nested in a factory failed for want of the lock, and the factory then failed.
-    let error = TetherError(.wouldBlock, "a resolve nested in this one would have had to wait for the creation lock (TETHER_RESOLVE_NO_WAIT): \(String(cString: tether_last_error()))")
+    // A resolve nested in a factory failed rather than wait for another thread's creation cell, and the factory then failed.
+    let error = TetherError(.wouldBlock, "a resolve nested in this one would have had to wait for another thread creating a shared instance (TETHER_RESOLVE_NO_WAIT): \(String(cString: tether_last_error()))")
     return abiCall { () throws(TetherError) in throw error }
 }
 

@@ -31,12 +31,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     // lets go of the container at once (`Reclaimer.reclaimAlone`), and a child
     // nothing else references is kept for the parent's next child.
     var retired: Container?
-    defer {
-        if var container = retired.take(), Reclamation.retire(container), let parent = container.parent,
-           isKnownUniquelyReferenced(&container) {
-            _ = parent.keepSpareChild(container)
-        }
-    }
+    defer { Reclamation.retire(&retired) }
     return abiCall { () throws(TetherError) in
         let core = try Handles.containers.get(c, "tether_container_free")
         do throws(TetherError) {
@@ -91,6 +86,7 @@ public func tether_validate(_ c: OpaquePointer?) -> Int32 {
     abiCall { () throws(TetherError) in
         let core = try containerArgument(c, "tether_validate")
         let report = GraphCheck(core)
+        LastError.current.problems = report.allProblems
         if let error = report.error { throw error }
     }
 }

@@ -22,7 +22,7 @@ public func tether_version() -> UnsafePointer<CChar> { cString(versionString) }
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
 @_cdecl("tether_binding_api_version")
-public func tether_binding_api_version() -> Int32 { 5 }
+public func tether_binding_api_version() -> Int32 { 6 }
 
 @_cdecl("tether_status_name")
 public func tether_status_name(_ status: Int32) -> UnsafePointer<CChar> {
@@ -68,15 +68,37 @@ public func tether_last_error_parts(_ out: UnsafeMutableRawPointer?) -> Int32 {
         return ErrorCode.invalidArgument.rawValue
     }
     let state = LastError.current
-    let parts = state.parts
-    let strings = state.partStrings
+    fill(out, status: state.status, parts: state.parts, strings: state.partStrings)
+    return 0
+}
+
+/// Writes `parts` as tether_error_parts into `out`, its strings kept in `strings` until their next use.
+private func fill(_ out: UnsafeMutableRawPointer, status: Int32, parts: ErrorParts, strings: PartStrings) {
     strings.clear()
     let (shown, omitted) = ErrorParts.cappedPath(parts.path)
     for (i, key) in shown.enumerated() { strings.path[i] = strings.keep(capped(key.name, ErrorParts.keyCap)) }
     let name = { (key: Key?) in strings.keep(key.map { capped($0.name, ErrorParts.keyCap) }) }
     out.assumingMemoryBound(to: CErrorParts.self).pointee = CErrorParts(
-        status: state.status, fix: parts.fix.rawValue, key: name(parts.key), target: name(parts.target),
+        status: status, fix: parts.fix.rawValue, key: name(parts.key), target: name(parts.target),
         path: shown.isEmpty ? nil : UnsafePointer(strings.path), pathCount: shown.count, pathOmitted: omitted,
         reason: strings.keep(parts.reason), callbackOf: name(parts.callbackOf), callback: parts.callback)
+}
+
+@_cdecl("tether_validate_problem_parts")
+public func tether_validate_problem_parts(_ index: Int, _ out: UnsafeMutableRawPointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    let function: StaticString = "tether_validate_problem_parts"
+    let state = LastError.current
+    let problems = state.problems
+    count?.pointee = problems.count
+    guard let out else {
+        LastError.set(invalid(function, "out is NULL"))
+        return ErrorCode.invalidArgument.rawValue
+    }
+    guard index >= 0, index < problems.count else {
+        LastError.set(invalid(function, "index \(index) is not below the \(problems.count) problem(s) of this thread's last tether_validate"))
+        return ErrorCode.invalidArgument.rawValue
+    }
+    let problem = problems[index]
+    fill(out, status: problem.code.rawValue, parts: problem.parts, strings: state.partStrings)
     return 0
 }

@@ -27,3 +27,29 @@ public func tether_provider_free(_ provider: UnsafeRawPointer?) -> Int32 {
         _ = consume cell
     }
 }
+
+public typealias CProviderWatchFn = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeMutableRawPointer?) -> Void
+
+/// Binding protocol: tells `fn` what a lazy slot's provider answers from the
+/// graph it was filled in (`LazyCell.watch`), for a binding whose own lazy
+/// object outlives the slot.
+@_cdecl("tether_provider_watch")
+public func tether_provider_watch(_ provider: UnsafeRawPointer?, _ fn: CProviderWatchFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        guard let fn else { throw TetherError(.invalidArgument, "tether_provider_watch: fn is NULL") }
+        guard let cell = providerCell(provider) else {
+            throw TetherError(.invalidHandle, "tether_provider_watch: that is not a live provider (its instance was destroyed, or it was freed)")
+        }
+        let context = UInt(bitPattern: context)
+        cell.watch { answer in
+            switch answer {
+            case .instance(let ref):
+                guard let instance = ref.upgrade() else { return }
+                fn(UnsafeMutableRawPointer(bitPattern: context), 0, instance.pointer)
+            case .refused(let error):
+                LastError.set(error)
+                fn(UnsafeMutableRawPointer(bitPattern: context), error.code.rawValue, nil)
+            }
+        }
+    }
+}

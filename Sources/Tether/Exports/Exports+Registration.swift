@@ -290,6 +290,8 @@ private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) 
         case 4: param = .context
         case 5: param = .resolver
         case 6...9: param = .argument(argumentType(of: kind)!)
+        case 10: param = .all(try depKey())
+        case 11: param = .factory(try depKey())
         default:
             throw invalid("tether_register", "param \(i + 1) of \(key.quoted) has kind \(kind), which is not a tether_param_kind")
         }

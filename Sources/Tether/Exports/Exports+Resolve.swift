@@ -77,7 +77,7 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
     // A traced container's resolves all take the ordinary path, which reports every step.
     guard let registration = container._withUnsafeGuaranteedRef({ $0.isTraced ? nil : $0.registrationToResolve(key) }) else { return nil }
     found = (container, registration)
-    guard let loan = registration._withUnsafeGuaranteedRef({ $0.loanWithoutArguments() }) else { return nil }
+    guard let loan = registration._withUnsafeGuaranteedRef({ $0.lendableLoan() }) else { return nil }
     return lend(loan, refs, section)
 }
 

@@ -1,6 +1,6 @@
 import TetherCore
 
-/// Makes the words factories receive for weak, lazy and resolver slots: handles
+/// Makes the words factories receive for weak, lazy, resolver and factory slots: handles
 /// from the handle tables and libffi closures.
 final class ABIBridge: SlotBridge, @unchecked Sendable {
     static let shared = ABIBridge()
@@ -17,6 +17,10 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
 
     func resolverWord(_ resolver: Resolver) -> UInt64 {
         UInt64(UInt(bitPattern: Handles.resolvers.insert(borrowing: resolver)))
+    }
+
+    func factoryWord(_ cell: FactoryCell) -> UInt64 {
+        UInt64(UInt(bitPattern: Handles.factories.insert(cell)))
     }
 
     func closeResolver(_ word: UInt64) {

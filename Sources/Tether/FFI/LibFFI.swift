@@ -148,6 +148,9 @@ final class ProviderClosure: @unchecked Sendable {
     deinit { ProviderTrampoline.give(trampoline) }
 }
 
+/// The lazy cell a provider (a lazy slot's or tether_make_provider's) serves now, if it is a live one.
+func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoline.cell(at: provider) }
+
 /// A libffi closure, a plain `void *(*)(void)`, made once and never freed: C
 /// may call a provider after its cell is gone, and then lands here and finds
 /// no cell (NULL + TETHER_E_INVALID_HANDLE) instead of jumping into freed code.
@@ -192,6 +195,15 @@ private final class ProviderTrampoline: @unchecked Sendable {
         return trampoline
     }
 
+    /// Every trampoline by code address (they are never freed): which cell a provider serves now.
+    private static let byCode = Lock<[UInt: ProviderTrampoline]>([:])
+
+    /// The cell the provider at `code` serves, if it is a live provider.
+    static func cell(at code: UnsafeRawPointer?) -> LazyCell? {
+        guard let trampoline = byCode.withLock({ $0[UInt(bitPattern: code)] }) else { return nil }
+        return trampoline.served.withLock { $0.cell }
+    }
+
     static func give(_ trampoline: ProviderTrampoline) {
         trampoline.served.withLock { $0.cell = nil }
         pool.withLock { $0.free.append(trampoline) }
@@ -203,6 +215,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
             throw TetherError(.noMemory, "libffi could not allocate a closure for the provider of \(key.quoted) (writable+executable memory refused by the system?)")
         }
         let trampoline = ProviderTrampoline(code: code)
+        byCode.withLock { $0[UInt(bitPattern: code)] = trampoline }
         // Retained for good: the closure is never freed, and neither is what it calls.
         let user = Unmanaged.passRetained(trampoline).toOpaque()
         guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {

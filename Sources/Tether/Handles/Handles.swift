@@ -8,7 +8,7 @@ import TetherCore
 /// Kinds of handle, stored in the top byte so a handle of the wrong kind is
 /// recognised as such instead of being looked up in the wrong table.
 enum HandleKind: UInt64, CaseIterable {
-    case container = 0x71, registration, ref, weak, resolver
+    case container = 0x71, registration, ref, weak, resolver, factory
 
     var index: Int { Int(rawValue - HandleKind.container.rawValue) }
 
@@ -19,6 +19,7 @@ enum HandleKind: UInt64, CaseIterable {
         case .ref: "strong handle (tether_ref)"
         case .weak: "weak handle (tether_weak)"
         case .resolver: "resolver"
+        case .factory: "factory (tether_factory)"
         }
     }
 }
@@ -462,9 +463,11 @@ enum Handles {
     /// Borrowed (`insert(borrowing:)`): a resolver's handle is open only during
     /// the callback that received it, while the graph holds the resolver.
     static let resolvers = HandleTable<Resolver>(.resolver)
+    /// What FACTORY slots hand out; the receiver owns the handle (tether_factory_release).
+    static let factories = HandleTable<FactoryCell>(.factory)
 
     /// The slots of every kind, by `HandleKind.index`.
-    static var all: [HandleSlots] { [containers.slots, registrations.slots, refs.slots, weaks.slots, resolvers.slots] }
+    static var all: [HandleSlots] { [containers.slots, registrations.slots, refs.slots, weaks.slots, resolvers.slots, factories.slots] }
 
     private static func published<Object>(_ table: HandleTable<Object>, in address: borrowing Atomic<UInt>) -> HandleTable<Object> {
         address.store(UInt(bitPattern: table.slots.fast.pages), ordering: .releasing)

@@ -23,6 +23,8 @@ final class LastError {
     let partStrings = PartStrings()
     /// Set by tether_set_error.
     var reason: String?
+    /// The problems of this thread's last tether_validate, in its report's order (tether_validate_problem_parts).
+    var problems: [TetherError] = []
     /// Event counter values of this thread's last failure and last reason.
     var failureMark: UInt = 0
     var reasonMark: UInt = 0

@@ -8,17 +8,30 @@ import TetherCore
 /// record and the light barrier: no atomic read-modify-write, no shared cache
 /// line written. The freeing side pays the heavy barrier (`Reclaimer`).
 enum Reclamation {
-    static let reclaimer = Reclaimer(heavyBarrier: heavyBarrier)
+    /// Batched: with other threads about, 32 frees share one heavy barrier (a
+    /// request's child costs no IPI to every core); a container waits at most
+    /// 31 more frees on its thread, or the thread's exit, to be dismantled
+    /// (its instances' destructors ran at the free: only memory waits).
+    static let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
 
     /// Hands a closed container, whose handle (and its registrations' handles)
-    /// are already gone, to the reclaimer: dismantled once no call can be using it.
-    /// True when it was dismantled now (`Reclaimer.reclaimAlone`).
-    @discardableResult
-    static func retire(_ container: Container) -> Bool {
+    /// are already gone, to the reclaimer: dismantled once no call can be using
+    /// it (now when no other thread is about: `Reclaimer.reclaimAlone`), then
+    /// kept for the parent's next child if nothing else references it.
+    static func retire(_ retired: inout Container?) {
+        guard var container = retired.take() else { return }
         let caller = HandleCache.current.pointee.reclaim
-        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return true }
-        reclaimer.retire(by: caller) { container.dismantle() }
-        return false
+        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return keepAsSpare(&container) }
+        let handed = Unmanaged.passRetained(consume container)
+        reclaimer.retire(by: caller) {
+            var container = handed.takeRetainedValue()
+            container.dismantle()
+            keepAsSpare(&container)
+        }
+    }
+
+    private static func keepAsSpare(_ container: inout Container) {
+        if let parent = container.parent, isKnownUniquelyReferenced(&container) { _ = parent.keepSpareChild(container) }
     }
 }
 

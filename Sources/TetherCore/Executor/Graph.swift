@@ -27,6 +27,13 @@ final class Graph {
     /// word the slot fills, its object. Kept out of `Frame` so frames stay plain data.
     private var weakSlots: [(frame: Int, index: Int, ref: WeakRef)] = []
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
+    /// Lazy cells filled in this resolve waiting for the graph's instance of their key
+    /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
+    private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
+    /// ALL slots (rare): the registrations listed, how many are attached so far, and where
+    /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
+    private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
+    private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
     /// The registrations of the frames, outermost first (`Reentry`).
@@ -44,7 +51,18 @@ final class Graph {
     /// Shared-scope instances to publish when the graph succeeds (with the
     /// container that caches a container-scoped one).
     private var pendingShared: [(Registration, Instance, Container?)] = []
-    private var holdsCreationLock = false
+    /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
+    private var cells: [SharedCache.Cell] = []
+    /// The root of the outermost build, whose constructor edges' cells are claimed in
+    /// order at the first claim (`claimInOrder`), and whether that happened.
+    private var claimRoot: (registration: Unmanaged<Registration>, container: Unmanaged<Container>)?
+    private var claimedInOrder = false
+    /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
+    private var userCode = 0
+    /// A wait cycle this resolve breaks by starting over once the cell is released (`SharedCache.Claim.backOff`).
+    private var backOff: (cell: SharedCache.Cell, error: TetherError)?
+    /// How often one resolve starts over before it reports the cycle instead.
+    private static let maxBackOffs = 64
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -136,26 +154,42 @@ final class Graph {
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
                      arguments: UnsafeBufferPointer<Argument>, plan: Unmanaged<Plan>?) -> Result<Unmanaged<Instance>, TetherError> {
-        defer { clear() }
-        do throws(TetherError) {
-            var built: Int?
-            if let plan { built = try replay(plan, from: container, arguments: arguments) }
-            if built == nil {
-                try lockFirstWhenNotWaiting(registration, from: container)
-                built = try build(registration, from: container, arguments: arguments)
-            }
-            let root = alive.take(built!)
+        defer {
+            claimRoot = nil
+            clear()
+        }
+        var backOffs = 0
+        while true {
             do throws(TetherError) {
-                try runCompletions()
+                var built: Int?
+                if let plan { built = try replay(plan, from: container, arguments: arguments) }
+                if built == nil {
+                    try checkBeforeNotWaiting(registration, from: container)
+                    claimRoot = (.passUnretained(registration), .passUnretained(container))
+                    claimedInOrder = false
+                    built = try build(registration, from: container, arguments: arguments)
+                }
+                let root = alive.take(built!)
+                do throws(TetherError) {
+                    try runCompletions()
+                } catch {
+                    root.release()
+                    throw error
+                }
+                publish()
+                return .success(root)
             } catch {
-                root.release()
-                throw error
+                abort()
+                // A wait cycle this resolve breaks: it let go of its cells and what it made;
+                // it waits for the cell it wanted and runs again.
+                if let (cell, cycle) = backOff.take() {
+                    backOffs += 1
+                    guard backOffs <= Self.maxBackOffs else { return .failure(cycle) }
+                    SharedCache.shared.waitReleased(cell)
+                    continue
+                }
+                return .failure(error)
             }
-            publish()
-            return .success(root)
-        } catch {
-            abort()
-            return .failure(error)
         }
     }
 
@@ -222,6 +256,9 @@ final class Graph {
         dependencyStack.truncate(to: 0)
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
+        if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
+        if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
+        if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
@@ -290,19 +327,27 @@ final class Graph {
                         throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
                                           ErrorParts(.register, key: key, path: path))
                     }
-                    let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
-                    if frames[top].refusesCaptives, case .dependency = param { try refuseCaptive(top, spec, key) }
-                    if let found = try existing(dep, spec, key: key, in: lookup) {
-                        attach(found, to: top)
-                    } else {
-                        guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
-                            throw TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(pathText(path)))")
-                        }
-                        push(dep, spec, from: lookup)
+                    try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
+                case .all(let key):
+                    // One element per pass (a frame pushed for it returns here); the word is made in `constructSpecial`.
+                    if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
+                        let listed = frames[top].lookup._withUnsafeGuaranteedRef { $0.allRegistrations(for: key) }
+                        allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
                     }
+                    let entry = allSlots[allSlots.count - 1]
+                    if entry.next == entry.registrations.count {
+                        frames[top].slot += 1
+                    } else {
+                        let element = entry.registrations[entry.next]
+                        try depend(on: .passUnretained(element), key: element.key, top, frames[top].lookup, strong: true)
+                    }
+                case .factory(let key):
+                    factorySlots.append((top, wordIndex, key))
+                    frames[top].slot += 1
                 case .lazy(let key), .weakLazy(let key):
                     let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
+                    rememberGraph(of: cell, lookup: frames[top].lookup)
                     frames[top].slot += 1
                 case .context:
                     words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
@@ -321,6 +366,53 @@ final class Graph {
             while frames.count > floor { pop() }
             throw error
         }
+    }
+
+    /// A lazy cell remembers this graph's instance of its key: the one the graph
+    /// has now, else the one it makes later (an instance under construction, like
+    /// the owner of the slot's dependent, or one of a key not transient).
+    private func rememberGraph(of cell: LazyCell, lookup: Unmanaged<Container>) {
+        guard let registration = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: cell.key) }) else { return }
+        let state = table.state(registration)
+        if state == GraphTable.constructing
+            || state == GraphTable.absent && registration._withUnsafeGuaranteedRef({ $0.spec.scope }) != .transient {
+            awaitingCells.append((registration, cell))
+        } else if state != GraphTable.absent {
+            cell.bind(to: alive[GraphTable.index(state)].takeUnretainedValue())
+        }
+    }
+
+    /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
+    @inline(never)
+    private func bindAwaiting(_ registration: Unmanaged<Registration>, _ instance: Unmanaged<Instance>) {
+        var i = 0
+        while i < awaitingCells.count {
+            guard awaitingCells[i].registration.toOpaque() == registration.toOpaque() else { i += 1; continue }
+            let cell = awaitingCells.remove(at: i).cell
+            cell.bind(to: instance.takeUnretainedValue())
+        }
+    }
+
+    /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
+    private func depend(on dep: Unmanaged<Registration>, key: Key, _ top: Int, _ lookup: Unmanaged<Container>, strong: Bool) throws(TetherError) {
+        let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
+        if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
+        if let found = try existing(dep, spec, key: key, in: lookup) {
+            attach(found, to: top)
+        } else {
+            guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+                let path = path
+                throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+            }
+            push(dep, spec, from: lookup)
+        }
+    }
+
+    /// A DEP, WEAK or ALL slot reached a key that takes runtime arguments (a resolve's and `tether_validate`'s message).
+    /// Its fix (a binding renders `ErrorParts.Fix.runtimeArguments` in its own terms) is the FACTORY slot.
+    static func argumentDependency(_ key: Key, neededBy: String, path: [Key]) -> TetherError {
+        TetherError(.argumentMismatch, "\(key.quoted) takes runtime arguments and cannot be a dependency (needed by \(neededBy)); declare the slot TETHER_FACTORY(\(key.quoted)) to build it with arguments from the factory, or resolve it at the top level with tether_resolve_args",
+                    ErrorParts(.runtimeArguments, key: key, path: path))
     }
 
     /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
@@ -366,6 +458,8 @@ final class Graph {
         dependencyStack.truncate(to: frame.dependencyBase)
         if !weakSlots.isEmpty { while let last = weakSlots.last, last.frame == frames.count { weakSlots.removeLast() } }
         if !lazySlots.isEmpty { while let last = lazySlots.last, last.frame == frames.count { lazySlots.removeLast() } }
+        if !allSlots.isEmpty { while let last = allSlots.last, last.frame == frames.count { allSlots.removeLast() } }
+        if !factorySlots.isEmpty { while let last = factorySlots.last, last.frame == frames.count { factorySlots.removeLast() } }
         // Built (the table now has its instance) or abandoned; transients keep nothing.
         table.endConstruction(frame.registration)
         words.truncate(to: frame.wordBase)
@@ -381,8 +475,7 @@ final class Graph {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let keys = Array(path[start...]) + [key]
-            throw TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)",
-                              ErrorParts(.breakCycle, key: key, path: keys))
+            throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
@@ -392,8 +485,8 @@ final class Graph {
         guard scope.isShared else { return nil }
         let cache = registration.takeUnretainedValue()
         let container = lookup.takeUnretainedValue()
-        var found = cache.cachedRetained(scope, in: container)
-        if found == nil { found = try lockForCreation(cache, scope, in: container) }
+        var found = SharedCache.cached(cache, scope, in: container)
+        if found == nil { found = try claim(cache, scope, in: container) }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
             let index = alive.append(hit)
@@ -403,29 +496,56 @@ final class Graph {
         return nil
     }
 
-    /// Takes the creation lock (once per graph) and looks again: another thread may
-    /// have published meanwhile, or an outer graph of this thread may be building it.
-    /// In no-wait mode (`WaitMode`) a lock held by another thread fails the graph instead.
-    private func lockForCreation(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
-        if !holdsCreationLock {
-            let state = Unmanaged<ThreadState>.fromOpaque(thread)
-            if state._withUnsafeGuaranteedRef({ $0.noWait }) {
-                guard CreationLock.shared.tryLock() else {
-                    state._withUnsafeGuaranteedRef { $0.blocked = true }
-                    throw TetherError(.wouldBlock, "creating \(registration.key.quoted) needs the creation lock, which another thread holds; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
-                }
-            } else {
-                CreationLock.shared.lock()
-            }
-            holdsCreationLock = true
+    /// Claims the creation cell of a shared instance this graph must make, or
+    /// takes the instance another thread published meanwhile (`SharedCache.claim`).
+    /// The first claim of a singleton or weak cell claims, in one order, every
+    /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
+    /// the same keys in other orders then never hold one each while waiting for
+    /// the other's (which would make one start over, its factories run twice).
+    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+        let key = SharedCache.cellKey(registration, scope, in: container)
+        // Not for a first claim of the container scope (a request's child, created once per
+        // request and rarely by two threads at once): the walk would cost it more than a
+        // rare start-over (`SharedCache`) would.
+        if !claimedInOrder, cells.isEmpty, scope != .container, let root = claimRoot {
+            claimedInOrder = true
+            try claimInOrder(root.registration.takeUnretainedValue(), from: root.container.takeUnretainedValue())
         }
-        if let published = registration.cachedRetained(scope, in: container) { return published }
-        // Made by a resolve further out on this thread (the lock's holder) that has not
-        // finished: handing it out could outlive that resolve's failure.
-        if CreationLock.shared.pending[.init(registration, scope == .container ? container : nil)] != nil {
-            throw Reentry.unfinished(registration.key, path: path)
+        if cells.contains(where: { $0.key == key }) { return nil }
+        return try claimOne(registration, scope, in: container)
+    }
+
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
+        case .published(let hit): return hit
+        case .create(let cell):
+            cells.append(cell)
+            return nil
+        case .backOff(let cell, let error):
+            backOff = (cell, error)
+            throw error
         }
-        return nil
+    }
+
+    /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
+    private var canBackOff: Bool {
+        userCode == 0 && Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.nesting == 1 && $0.graph === self }
+    }
+
+    /// Claims the cells of the uncached shared instances `root`'s constructor
+    /// edges reach, sorted by key, when there are several.
+    private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
+        var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
+        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+            wanted.append((SharedCache.cellKey(registration, registration.specReference._withUnsafeGuaranteedRef { $0.scope }, in: lookup), registration, lookup))
+            return true
+        }
+        guard wanted.count > 1 else { return }
+        wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
+        for (_, registration, lookup) in wanted {
+            // Published meanwhile: the build finds it in the cache (or claims it again if it is let go of).
+            try claimOne(registration, registration.spec.scope, in: lookup)?.release()
+        }
     }
 
     /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.
@@ -434,7 +554,12 @@ final class Graph {
         switch frames[index].params[frames[index].slot] {
         case .weak:
             weakSlots.append((index, wordIndex, alive[instance]._withUnsafeGuaranteedRef { $0.weakRef }))
-        default:
+        case .all:
+            // An element: a strong edge like a DEP's; the slot is done when the list is (`build`).
+            dependencyStack.append(instance)
+            allSlots[allSlots.count - 1].next += 1
+            return
+        case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
             dependencyStack.append(instance)
         }
@@ -479,16 +604,20 @@ final class Graph {
         let special = frames[index].resolverSlot != nil
             || (!weakSlots.isEmpty && weakSlots[weakSlots.count - 1].frame == index)
             || (!lazySlots.isEmpty && lazySlots[lazySlots.count - 1].frame == index)
+            || (!allSlots.isEmpty && allSlots[allSlots.count - 1].frame == index)
+            || (!factorySlots.isEmpty && factorySlots[factorySlots.count - 1].frame == index)
         let pointer: UnsafeMutableRawPointer
         var late: LateEdges?
         if special {
             (pointer, late) = try constructSpecial(index)
         } else {
             let words = words.address(of: wordBase)
+            userCode += 1
             let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
                 do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
                 catch { return .failure(error) }
             }
+            userCode -= 1
             switch outcome {
             case .success(let p): pointer = p
             case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
@@ -497,7 +626,7 @@ final class Graph {
         return enter(index, pointer, late)
     }
 
-    /// `construct` for a frame with weak, lazy or resolver slots (rare): their
+    /// `construct` for a frame with weak, lazy, resolver, ALL or FACTORY slots (rare): their
     /// words are made only now that the factory will really run, so a failure
     /// earlier leaks nothing.
     private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, LateEdges?) {
@@ -510,6 +639,16 @@ final class Graph {
         let bridge = lookup.bridge
         for (_, i, ref) in weakSlots[weakFrom...] { words[i] = bridge.weakWord(ref) }
         for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
+        var lists: [SlotList] = []
+        for entry in allSlots[firstSlot(of: index, in: allSlots) { $0.frame }...] {
+            let list = SlotList((0..<entry.registrations.count).map { alive[dependencyStack[entry.first + $0]]._withUnsafeGuaranteedRef { $0.pointer } })
+            words[entry.index] = UInt64(UInt(bitPattern: list.address))
+            lists.append(list)
+        }
+        // Last: from here the factory owns them, whatever it returns.
+        for (_, i, key) in factorySlots[firstSlot(of: index, in: factorySlots) { $0.frame }...] {
+            words[i] = bridge.factoryWord(FactoryCell(container: lookup, key: key))
+        }
         var resolver: Resolver?
         if let i = resolverSlot {
             let r = Resolver(graph: self, lookup: frames[index].lookup, owner: frames[index].registration)
@@ -518,11 +657,13 @@ final class Graph {
         }
         let count = registration.params.count
         // A copy: a factory with a resolver may build more and grow `words`.
+        userCode += 1
         let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
             for i in 0..<count { buffer[i] = words[wordBase + i] }
             do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
             catch { return .failure(error) }
         }
+        userCode -= 1
         if let resolver, let i = resolverSlot {
             resolver.close()
             bridge.closeResolver(words[i])
@@ -533,13 +674,13 @@ final class Graph {
         case .failure(let failure): throw factoryFailure(registration, failure)
         }
         var pendingStrong = resolver?.takePending() ?? []
-        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty else { return (pointer, nil) }
+        guard lazyFrom < lazySlots.count || !pendingStrong.isEmpty || !lists.isEmpty else { return (pointer, nil) }
         // A lazy dependency the factory resolved already is a strong edge like
         // the others, seen by later retain-cycle checks (nothing reaches the
         // new instance yet, so it closes none now).
         let cells = lazySlots[lazyFrom...].map(\.cell)
         for cell in cells { if let resolved = cell.resolved { pendingStrong.append(resolved) } }
-        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells))
+        return (pointer, LateEdges(strong: pendingStrong, lazyCells: cells, owned: lists))
     }
 
     private func factoryFailure(_ registration: Registration, _ failure: CallbackFailure) -> TetherError {
@@ -578,12 +719,12 @@ final class Graph {
         }
         let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
             let registration = registration.takeUnretainedValue()
             let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
             pendingShared.append((registration, instance, cache))
-            CreationLock.shared.pending[.init(registration, cache)] = instance
         }
         if completes {
             queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
@@ -604,6 +745,8 @@ final class Graph {
             for n in 0..<count {
                 let resolver = completionResolver(pending)
                 defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
+                userCode += 1
+                defer { userCode -= 1 }
                 let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
                     spec._withUnsafeGuaranteedRef { spec in
                         resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
@@ -634,7 +777,9 @@ final class Graph {
         (parts.callback, parts.callbackOf) = (n + 1, key)
         var message = "completion callback #\(n + 1) of \(key.quoted) failed"
         if let reason = parts.reason { message += ": \(reason)" }
-        return TetherError(.factoryFailed, message, parts)
+        // One status per kind of failure: a callback stopped by a refused strong edge
+        // (it returned TETHER_E_RETAIN_CYCLE) fails the resolve as a retain cycle.
+        return TetherError(failure.code == .retainCycle ? .retainCycle : .factoryFailed, message, parts)
     }
 
     /// A resolver for a completion callback of `pending`: the last one again when
@@ -658,68 +803,98 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance, container) in pendingShared {
-                if let container { container.publishScoped(registration, instance) } else { registration.publish(instance) }
-                CreationLock.shared.pending[.init(registration, container)] = nil
-            }
+            for (registration, instance, container) in pendingShared { SharedCache.publish(registration, instance, in: container) }
             pendingShared.removeAll(keepingCapacity: true)
         }
-        releaseCreationLock()
+        releaseCells()
     }
 
     private func abort() {
-        for (registration, _, container) in pendingShared { CreationLock.shared.pending[.init(registration, container)] = nil }
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
-        releaseCreationLock()
+        releaseCells()
         // Dropping the graph's references destroys what it created, each once;
         // cached instances it merely reused stay cached.
         clear()
     }
 
-    /// A resolve that must not wait for the creation lock (`WaitMode`) and may
-    /// have to create a shared instance takes the lock before any factory runs:
-    /// finding it held only then would fail the resolve after factories ran, and
-    /// the caller's retry would run them again (a factory twice for one resolve).
-    private func lockFirstWhenNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        guard !holdsCreationLock,
-              Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }),
-              Self.mayCreateShared(root, from: container) else { return }
-        _ = try lockForCreation(root, root.spec.scope, in: container)
+    /// A resolve that must not wait for another thread's creation cell
+    /// (`WaitMode`) fails before any factory runs when a shared instance its
+    /// constructor edges reach is being created by another thread: finding that
+    /// only later would fail the resolve after factories ran, and the caller's
+    /// retry would run them again. (What lazy, resolver slots and completion
+    /// callbacks reach is known only as they run.)
+    private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
+        guard Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }) else { return }
+        var blocked: Registration?
+        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+            guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
+            blocked = registration
+            return false
+        }
+        if let blocked {
+            Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.blocked = true }
+            throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
+        }
     }
 
-    /// Whether building `root` from `container` may create a singleton-, weak- or
-    /// container-scoped instance: one reachable through constructor edges is not
-    /// cached, or a step can resolve more while it runs (lazy or resolver slots,
-    /// completion callbacks), which cannot be known before it runs.
-    static func mayCreateShared(_ root: Registration, from container: Container) -> Bool {
-        var seen = Set<ObjectIdentifier>()
+    /// Calls `body` with each singleton-, weak- or container-scoped registration
+    /// (and the container it is looked up from) that building `root` from
+    /// `container` reaches through constructor edges and no cache holds, until
+    /// `body` returns false. Unretained throughout (containers keep their
+    /// registrations, registrations their specs); what was seen kept in a small
+    /// array (graphs are small; a set past 32), as it runs on every graph that creates.
+    private static func forEachUncachedShared(_ root: Registration, from container: Container,
+                                              _ body: (Registration, Container) -> Bool) {
+        var seenList: [ObjectIdentifier] = []
+        var seenSet: Set<ObjectIdentifier>?
         var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
         while let (next, lookup) = stack.popLast() {
-            let registration = next.takeUnretainedValue()
-            guard seen.insert(ObjectIdentifier(registration)).inserted else { continue }
-            let spec = registration.spec
-            if spec.scope.isShared {
-                if registration.cached(spec.scope, in: lookup.takeUnretainedValue()) != nil { continue }
-                return true
+            let id = ObjectIdentifier(next.takeUnretainedValue())
+            if seenSet != nil {
+                guard seenSet!.insert(id).inserted else { continue }
+            } else {
+                guard !seenList.contains(id) else { continue }
+                seenList.append(id)
+                if seenList.count > 32 { seenSet = Set(seenList) }
             }
-            if !spec.completions.isEmpty { return true }
-            for param in registration.params {
+            let scope = next._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+            if scope.isShared {
+                if let hit = next._withUnsafeGuaranteedRef({ SharedCache.cached($0, scope, in: lookup.takeUnretainedValue()) }) {
+                    hit.release()
+                    continue
+                }
+                if !body(next.takeUnretainedValue(), lookup.takeUnretainedValue()) { return }
+            }
+            let depLookup = scope == .singleton ? next._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
+            for param in next._withUnsafeGuaranteedRef({ $0.params }) {
                 switch param {
                 case .dependency(let key), .weak(let key):
-                    if let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, lookup)) }
-                case .lazy, .weakLazy, .resolver: return true
-                case .context, .argument: break
+                    if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
+                case .all(let key):
+                    for dep in depLookup._withUnsafeGuaranteedRef({ $0.allRegistrations(for: key) }) { stack.append((.passUnretained(dep), depLookup)) }
+                case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
                 }
             }
         }
-        return false
     }
 
-    private func releaseCreationLock() {
-        if holdsCreationLock {
-            holdsCreationLock = false
-            CreationLock.shared.unlock()
-        }
+    private func releaseCells() {
+        guard !cells.isEmpty else { return }
+        for cell in cells { SharedCache.shared.release(cell) }
+        cells.removeAll(keepingCapacity: true)
+    }
+}
+
+extension Graph {
+    /// The error of the constructor cycle `keys` (its first key repeated last), with
+    /// the fixes that close it: its last edge set after construction, or weak-lazy
+    /// (a strong lazy edge back would close a retain cycle, which is refused).
+    static func constructorCycle(_ keys: [Key]) -> TetherError {
+        let (from, to) = (keys[keys.count >= 2 ? keys.count - 2 : 0], keys[keys.count - 1])
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break its last edge \(from.quoted) -> \(to.quoted): "
+                           + "take \(to.quoted) in a completion callback of \(from.quoted) (tether_on_complete), "
+                           + "or declare the slot TETHER_WEAK_LAZY(\(to.quoted))",
+                           ErrorParts(.breakCycle, key: to, path: keys))
     }
 }
 

@@ -38,6 +38,8 @@ public protocol SlotBridge: AnyObject, Sendable {
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64
     /// A resolver handle, valid until `closeResolver`.
     func resolverWord(_ resolver: Resolver) -> UInt64
+    /// A factory handle (FACTORY slot) the factory will own.
+    func factoryWord(_ cell: FactoryCell) -> UInt64
     /// Invalidates the word `resolverWord` returned once the factory has returned.
     func closeResolver(_ word: UInt64)
     /// Takes over what the loans of these instances (`SingletonLoan`) need: the

@@ -46,6 +46,7 @@ extension Container {
             guard table.get(key)?.takeUnretainedValue() === original, s.overrides[key] == nil else {
                 return TetherError(.invalidArgument, "\(key.quoted) was registered again or overridden while it was being decorated; nothing was decorated")
             }
+            (decorator.order, moved.order) = (original.order, original.order)  // (a list leaves `moved` out)
             if let old = table.replace(inner, with: moved) { s.retired.append(old) }
             _ = table.replace(key, with: decorator)
             s.retired.append(original)
@@ -92,6 +93,11 @@ extension Container {
         s.retired += taken
         s.detached += taken
         return taken
+    }
+
+    /// The keys this container's decorated registrations moved to: no list (ALL slot) has them.
+    func undecoratedKeys() -> Set<Key> {
+        state.withLock { s in s.decorations.isEmpty ? [] : Set(s.decorations.values.joined()) }
     }
 
     /// Retires registrations that left the table and lets go of what they cached.

@@ -30,6 +30,7 @@ extension Container {
         registration.markVisible()
         let done = state.withLock { s in
             if s.isClosed { return false }
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
             let displaced = table.replace(key, with: registration)
             s.overrides[key, default: []].append(displaced)
             everDetached.store(true, ordering: .releasing)
@@ -101,7 +102,7 @@ extension Container {
         defer { for c in containers.dropFirst() { Unmanaged.passUnretained(c).release() } }
         var registrations = visibleRegistrations()
         for c in containers.dropFirst() { registrations += c.state.withLock { _ in c.table.all() } }
-        let dependents = GraphCheck.dependents(of: key, among: registrations)
+        let dependents = GraphCheck.dependents(of: key, among: registrations, lookup: self)
         func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
             r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
         }

@@ -29,6 +29,10 @@ public final class Container: @unchecked Sendable {
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
+        /// Freed children kept for the next ones (`keepSpareChild`).
+        var spares: [Container] = []
+        /// `allRegistrations` by key, with the configuration each was made under.
+        var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
     struct ScopedEntry {
         let registration: Registration
@@ -107,38 +111,37 @@ public final class Container: @unchecked Sendable {
         VersionWords.give(version)
     }
 
-    /// A freed child of this container that nothing references any more, kept
-    /// for the next child made here (`takeSpareChild`): a child made and freed
-    /// per request then reuses its lock, table and version words. The retained
-    /// address, or 0; at most one; let go of when this container closes.
-    private let spareChild = Atomic<UInt>(0)
+    /// Freed children of this container that nothing references any more are
+    /// kept (in `State.spares`, at most this many) for the next children made
+    /// here (`takeSpareChild`): a child made and freed per request then reuses
+    /// its lock, table and version words. Several, not one: with other threads
+    /// about, freed children are dismantled in batches (`Reclaimer`), and
+    /// requests on several threads take them at once. Let go of when this container closes.
+    private static var maxSpares: Int { 64 }
 
-    /// Keeps `child` (closed, dismantled, referenced by the caller only) for the
-    /// next child; false: not kept (one is kept already, or this container is closed).
+    /// Keeps `child` (closed, dismantled, referenced by the caller only) for a
+    /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
-        guard child.parent === self, child.isClosed, !isClosed else { return false }
-        let address = UInt(bitPattern: Unmanaged.passRetained(child).toOpaque())
-        guard spareChild.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged else {
-            Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
-            return false
-        }
-        if isClosed { dropSpareChild() }  // a close that raced with this: it may have looked already
-        return true
-    }
-
-    /// The kept child reopened as a new, empty child of this container, or nil
-    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
-    public func takeSpareChild() throws(TetherError) -> Container? {
-        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
-        guard address != 0 else { return nil }
-        let child = Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeRetainedValue()
-        let ok = state.withLock { s in
-            if s.isClosed { return false }
-            s.children += 1
-            s.liveChildren.append(.passUnretained(child))
+        guard child.parent === self, child.isClosed else { return false }
+        return state.withLock { s in
+            guard !s.isClosed, s.spares.count < Self.maxSpares else { return false }
+            s.spares.append(child)
             return true
         }
-        guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+    }
+
+    /// A kept child reopened as a new, empty child of this container, or nil
+    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    public func takeSpareChild() throws(TetherError) -> Container? {
+        let taken: Container?? = state.withLock { s in
+            if s.isClosed { return nil }
+            guard let child = s.spares.popLast() else { return .some(nil) }
+            s.children += 1
+            s.liveChildren.append(.passUnretained(child))
+            return .some(child)
+        }
+        guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        guard let child = taken else { return nil }
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
@@ -152,8 +155,11 @@ public final class Container: @unchecked Sendable {
     }
 
     private func dropSpareChild() {
-        let address = spareChild.exchange(0, ordering: .acquiringAndReleasing)
-        if address != 0 { Unmanaged<Container>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release() }
+        let spares = state.withLock { s in
+            defer { s.spares = [] }
+            return s.spares
+        }
+        _ = consume spares  // released outside the lock
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
@@ -342,6 +348,7 @@ public final class Container: @unchecked Sendable {
         var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
@@ -405,10 +412,22 @@ public final class Container: @unchecked Sendable {
         var byKey: [Key: Registration] = [:]
         var container: Container? = self
         while let c = container {
-            for r in c.state.withLock({ _ in c.table.all() }) where byKey[r.key] == nil { byKey[r.key] = r }
+            for r in c.ownRegistrations() where byKey[r.key] == nil { byKey[r.key] = r }
             container = c.parent
         }
         return byKey.values.sorted { $0.key.name < $1.key.name }
+    }
+
+    /// This container's own registrations (not its parents'), read under its lock.
+    func ownRegistrations() -> [Registration] { state.withLock { _ in table.all() } }
+
+    /// `make()`'s list for `key`, kept until the configuration here or up the chain changes.
+    func memoizedList(_ key: Key, _ make: () -> [Registration]) -> [Registration] {
+        let configuration = self.configuration  // read first: a change while `make` runs is seen next time
+        if let kept = state.withLock({ $0.lists[key] }), kept.configuration == configuration { return kept.registrations }
+        let made = make()
+        state.withLock { $0.lists[key] = (configuration, made) }
+        return made
     }
 
     /// Resolves `key` with runtime arguments for the top-level registration.
@@ -610,7 +629,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { s.retired = []; s.detached = [] }
+            defer { (s.retired, s.lists, s.detached) = ([], [:], []) }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock
@@ -624,7 +643,7 @@ public final class Container: @unchecked Sendable {
     func drop(_ dropped: consuming [Dropped]) {
         guard !dropped.isEmpty else { return }
         var dropped = dropped
-        if dropped.contains(where: { $0.slot != nil }) {
+        if dropped.contains(where: { $0.slot?.lendable == true }) {  // a request's values never were
             bridge.unpublishBarrier()  // before reading `isLent`
             let lent = dropped.filter { $0.slot?.isLent == true }.map(\.instance)
             if !lent.isEmpty { bridge.recall(lent) }

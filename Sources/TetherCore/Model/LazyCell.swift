@@ -1,6 +1,10 @@
 
-/// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. It
-/// resolves `key` from `container` in a graph of its own, then holds the result:
+/// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. A slot
+/// filled while a graph is built remembers that graph's instance of `key` (the
+/// graph binds it, `bind`): its first call answers that instance while it lives,
+/// and a strong slot whose graph instance holds the slot's owner strongly is
+/// refused (a retain cycle; TETHER_WEAK_LAZY is the fix). Otherwise it resolves
+/// `key` from `container` in a graph of its own. Then it holds the result:
 /// strongly as an edge of its owner (checked for retain cycles), or weakly.
 public final class LazyCell: @unchecked Sendable {
     public let container: Container
@@ -12,9 +16,20 @@ public final class LazyCell: @unchecked Sendable {
     /// Whatever the bridge allocated for this cell (a libffi closure); freed with the cell.
     public var attachment: AnyObject?
 
+    /// What the graph the slot was filled in says about `key`.
+    public enum GraphAnswer: Sendable {
+        /// The graph's instance of `key` (held weakly): the first call's answer while it lives.
+        case instance(WeakRef)
+        /// A strong slot whose graph instance holds the owner strongly: every call fails with this.
+        case refused(TetherError)
+    }
+
     private struct State {
         var strong: Instance?
         var weak: WeakRef?
+        var graph: GraphAnswer?
+        /// Told the graph's answer once it is known (`watch`).
+        var watcher: (@Sendable (GraphAnswer) -> Void)?
     }
     private let state = Lock(State())
 
@@ -24,16 +39,60 @@ public final class LazyCell: @unchecked Sendable {
         self.isWeak = isWeak
     }
 
+    /// The graph that filled the slot has its instance of `key`: `instance`.
+    /// Refused for a strong slot when `instance` reaches the slot's owner through
+    /// strong edges (holding it would close a retain cycle).
+    func bind(to instance: Instance) {
+        var answer = GraphAnswer.instance(instance.weakRef)
+        if !isWeak, let owner = owner?.upgrade() {
+            let path = EdgeLock.withLock { StrongPath.find(from: instance, to: owner) }
+            if let path { answer = .refused(LazyCell.retainCycle(owner: owner.key, key: key, path: path)) }
+        }
+        let watcher: (@Sendable (GraphAnswer) -> Void)? = state.withLock { s in
+            guard s.graph == nil else { return nil }
+            s.graph = answer
+            return s.watcher
+        }
+        watcher?(answer)
+    }
+
+    /// Calls `watcher` with the graph's answer once it is known (now, if it is):
+    /// a binding whose own object outlives this cell keeps the answer there.
+    public func watch(_ watcher: @escaping @Sendable (GraphAnswer) -> Void) {
+        let known: GraphAnswer? = state.withLock { s in
+            s.watcher = watcher
+            return s.graph
+        }
+        if let known { watcher(known) }
+    }
+
+    /// The refusal of a strong lazy slot of `owner` on `key` whose instance reaches
+    /// `owner` through strong edges (`path`: `key` ... `owner`, `key`, as `StrongPath.find` gives it).
+    static func retainCycle(owner: Key, key: Key, path: [Key]) -> TetherError {
+        let cycle = [owner] + path.dropLast()
+        return TetherError(.retainCycle,
+            "lazy dependency \(owner.quoted) -> \(key.quoted) would close a retain cycle \(pathText(cycle)): "
+            + "\(key.quoted) holds \(owner.quoted) strongly; declare the slot TETHER_WEAK_LAZY(\(key.quoted))",
+            ErrorParts(.weakLazy, key: owner, target: key, path: cycle))
+    }
+
     /// The instance's pointer, resolving it on first use.
     public func get() throws(TetherError) -> UnsafeMutableRawPointer {
         guard !container.isClosed else {
             throw TetherError(.invalidHandle, "the container of this lazy provider for \(key.quoted) was freed")
         }
-        let known: (strong: Instance?, weak: WeakRef?) = state.withLock { ($0.strong, $0.weak) }
+        let known: (strong: Instance?, weak: WeakRef?, graph: GraphAnswer?) = state.withLock { ($0.strong, $0.weak, $0.graph) }
         if let strong = known.strong { return strong.pointer }
         if let weak = known.weak { return try alive(weak) }
 
-        let instance = try container.resolve(key)
+        var fromGraph: Instance?
+        switch known.graph {
+        case .refused(let error)?: throw error
+        case .instance(let ref)?: fromGraph = ref.upgrade()  // gone: resolved anew
+        case nil: break
+        }
+        let instance: Instance
+        if let fromGraph { instance = fromGraph } else { instance = try container.resolve(key) }
         if isWeak {
             let ref = state.withLock { s in
                 if s.weak == nil { s.weak = instance.weakRef }
@@ -48,10 +107,13 @@ public final class LazyCell: @unchecked Sendable {
             return s.strong!
         }
         if winner === instance, let owner = owner?.upgrade() {
-            do {
+            do throws(TetherError) {
                 try owner.addLateStrongEdge(to: instance)
             } catch {
                 state.withLock { $0.strong = nil }
+                if error.code == .retainCycle, error.parts.fix == .weakEdge {
+                    throw LazyCell.retainCycle(owner: owner.key, key: key, path: error.parts.path)
+                }
                 throw error
             }
         }

@@ -66,20 +66,33 @@ public enum Param: Sendable, Equatable {
     case context
     case resolver
     case argument(ArgumentType)
+    /// Every registration named the key or `key#name` visible from the resolving
+    /// container (`Container.allRegistrations`), each held by a strong edge.
+    case all(Key)
+    /// A handle that builds the key with runtime arguments, on call, from the resolving container.
+    case factory(Key)
 
     /// The key a dependency slot names.
     public var key: Key? {
         switch self {
-        case .dependency(let k), .weak(let k), .lazy(let k), .weakLazy(let k): k
-        default: nil
+        case .dependency(let k), .weak(let k), .lazy(let k), .weakLazy(let k), .all(let k), .factory(let k): k
+        case .context, .resolver, .argument: nil
         }
     }
 
     /// Dependencies that must exist before the factory runs.
     var isConstructorEdge: Bool {
         switch self {
-        case .dependency, .weak: true
-        default: false
+        case .dependency, .weak, .all: true
+        case .lazy, .weakLazy, .context, .resolver, .argument, .factory: false
+        }
+    }
+
+    /// Dependencies the instance holds strongly from its construction on.
+    var isStrongEdge: Bool {
+        switch self {
+        case .dependency, .all: true
+        case .weak, .lazy, .weakLazy, .context, .resolver, .argument, .factory: false
         }
     }
 }

@@ -34,6 +34,9 @@ public final class Registration: @unchecked Sendable {
     /// reading it costs no reference count: resolves on every thread read it, and
     /// a safe unowned read is an atomic increment and decrement on the container.
     unowned(unsafe) let container: Container
+    /// Where its key first came in its container's registrations (`Container.allRegistrations`);
+    /// a replacement keeps the place of what it replaced. Written and read under the container's lock.
+    var order: UInt64 = 0
 
     /// The current spec, retained (released by `install` or deinit), read
     /// unretained by lock-free readers.
@@ -88,6 +91,10 @@ public final class Registration: @unchecked Sendable {
     /// than in `rare`: a context set right after registering (a registration made
     /// per request) then makes no `Rare`. Written under `lock`; in the object.
     private var firstReplacedSpec: UInt = 0
+    /// Whether its published singleton may be lent (`SingletonLoan`): not a value a
+    /// child container provides (a request's), whose unpublishing at the child's free
+    /// then needs no heavy barrier (`Container.drop`). Written before the registration is visible.
+    @usableFromInline var lendsSingleton = true
 
     /// Parameters kept in `paramArea`: two fit its 16 bytes.
     static var inlineParams: Int { 2 }
@@ -169,6 +176,7 @@ public final class Registration: @unchecked Sendable {
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
+        lendsSingleton = true
         return self
     }
 
@@ -381,6 +389,11 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// `setContext` (no destructor) for a registration no container lists: no plan to invalidate.
+    func setUnlistedContext(_ context: UnsafeMutableRawPointer) {
+        lock.withSpinLock { install(spec.with(context: .some(context), destructor: .some(nil))) }
+    }
+
     /// `defersDrop`: see `InstanceSpec.defersDrop`.
     public func setContext(_ context: UnsafeMutableRawPointer?, destructor: Destructor?, defersDrop: Bool = false) {
         installChanged { $0.with(context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
@@ -442,7 +455,7 @@ public final class Registration: @unchecked Sendable {
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance) : nil  // allocated outside the lock
+        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton) : nil  // allocated outside the lock
         let declined = lock.withSpinLock { () -> Bool in
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
@@ -508,6 +521,10 @@ public final class Registration: @unchecked Sendable {
     @inlinable @inline(__always)
     public func loanWithoutArguments() -> SingletonLoan? { hasArguments ? nil : singletonLoan() }
 
+    /// `loanWithoutArguments()` for a caller that lends it: nil too unless `lendsSingleton`.
+    @inlinable @inline(__always)
+    public func lendableLoan() -> SingletonLoan? { hasArguments || !lendsSingleton ? nil : singletonLoan() }
+
     /// The published singleton, to hand out without a retain (see `SingletonLoan`).
     @inlinable @inline(__always)
     public func singletonLoan() -> SingletonLoan? {
@@ -560,8 +577,11 @@ final class SingletonSlot: @unchecked Sendable {
     @usableFromInline let lent = Atomic<Bool>(false)
     /// When it was published (`CreationSequence`).
     let sequence = CreationSequence.next()
+    /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
+    let lendable: Bool
 
-    init(_ instance: Instance) {
+    init(_ instance: Instance, lendable: Bool = true) {
+        self.lendable = lendable
         weak = instance.weakRef
         strong = instance
         unretained = .passUnretained(instance)

@@ -73,6 +73,12 @@ public struct ErrorParts: Sendable {
         /// A nested resolve (`path`) asked for the shared `key`, made by a resolve further out
         /// on this thread that has not finished: take it from the callback's resolver instead.
         case unfinished
+        /// A strong lazy slot of `key` on `target` whose graph instance holds `key` strongly
+        /// closes the retain cycle `path` (first key repeated last): make the slot weak-lazy.
+        case weakLazy
+        /// `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
+        /// declare the slot a factory slot (TETHER_FACTORY), or resolve it at the top level.
+        case runtimeArguments
     }
 
     public var fix: Fix = .none

@@ -63,10 +63,13 @@ extension Registration {
     func holdValue(_ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?, destructor: Destructor?,
                    defersDrop: Bool) throws(TetherError) {
         try setScope(.singleton)
+        // A request's value (in a child) is resolved as a dependency, rarely by key from many
+        // threads: not lent, its child's free takes no barrier (`Container.drop`).
+        if container.parent != nil { lendsSingleton = false }
         setContext(context, destructor: destructor, defersDrop: defersDrop)
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
-        publish(instance.takeUnretainedValue())
+        SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)
         instance.release()  // the cache keeps it
     }
 

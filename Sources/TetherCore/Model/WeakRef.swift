@@ -56,6 +56,8 @@ public final class WeakRef: @unchecked Sendable {
 struct LateEdges {
     var strong: [Instance] = []
     var lazyCells: [LazyCell] = []
+    /// What the instance's slots received and it must outlive (ALL slots' lists), let go of after its destructor.
+    var owned: [SlotList] = []
 }
 
 /// A weak reference in a value, for caches that swap it under their own lock.

@@ -1,11 +1,11 @@
 extension GraphCheck {
     /// The keys of `registrations` that declare an edge (a factory slot or a declared completion
-    /// target, strong or weak) to `key`, directly or through other keys of `registrations`: what an
-    /// override of `key` must rebuild (`Container.override`).
-    static func dependents(of key: Key, among registrations: [Registration]) -> Set<Key> {
+    /// target, strong or weak; an ALL slot's elements as `lookup` lists them) to `key`, directly or
+    /// through other keys of `registrations`: what an override of `key` must rebuild (`Container.override`).
+    static func dependents(of key: Key, among registrations: [Registration], lookup: Container) -> Set<Key> {
         var byTarget: [Key: [Key]] = [:]
         for r in registrations {
-            for e in edges(of: r) { byTarget[e.target, default: []].append(r.key) }
+            for e in edges(of: r, lookup: lookup) { byTarget[e.target, default: []].append(r.key) }
         }
         var found = Set<Key>()
         var stack = [key]

@@ -1,10 +1,11 @@
 /// The declared graph of everything resolvable from a container, checked
 /// without running a factory: what a resolve of some key would reject (missing
 /// keys, constructor cycles, retain cycles closed by declared completion
-/// targets, dependencies on keys that take runtime arguments) and captive
+/// targets or LAZY slots, dependencies on keys that take runtime arguments) and captive
 /// dependencies (`Scope.captures`), plus a Graphviz picture. Edges are the
 /// factories' slots and the declared targets of completion callbacks
-/// (`DeclaredCompletion`); constructor edges are DEP and WEAK slots.
+/// (`DeclaredCompletion`); constructor edges are DEP, WEAK and ALL slots (an ALL
+/// slot is one strong edge per registration it lists from the lookup container).
 public struct GraphCheck {
     public struct Missing {
         public let key: Key
@@ -19,14 +20,14 @@ public struct GraphCheck {
         let from: Registration
         let param: Param
         let completion: Int?
-
-        var target: Key { param.key! }
+        /// The key named: the slot's, or for an ALL slot, the listed registration's.
+        let target: Key
         /// Its place among its registration's edges (`GraphCheck.edges(of:)`).
         let number: Int
         /// The edge's identity: its registration and place.
         struct ID: Hashable { let from: ObjectIdentifier, number: Int }
         var id: ID { ID(from: ObjectIdentifier(from), number: number) }
-        var isStrong: Bool { if case .dependency = param { true } else { false } }
+        var isStrong: Bool { param.isStrongEdge }
         /// Where it is declared, for messages: "" or " (completion callback #N)".
         var via: String { completion.map { " (completion callback #\($0 + 1))" } ?? "" }
     }
@@ -59,7 +60,7 @@ public struct GraphCheck {
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        edges = registrations.flatMap(GraphCheck.edges)
+        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope == .singleton ? $0.container : container) }
         var index: [[ObjectIdentifier]: Int] = [:]
         func node(_ r: Registration, _ lookup: Container) -> Int {
             let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
@@ -73,7 +74,7 @@ public struct GraphCheck {
         while next < nodes.count {  // nodes found on the way are appended, and visited in turn
             let r = nodes[next].registration
             let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
-            nodes[next].out = GraphCheck.edges(of: r).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
+            nodes[next].out = GraphCheck.edges(of: r, lookup: lookup).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
             next += 1
         }
         var neededBy: [Key: [Edge]] = [:]
@@ -89,13 +90,25 @@ public struct GraphCheck {
         findCaptives()
     }
 
-    /// The factory slots naming a key and the declared completion targets of `r`.
-    static func edges(of r: Registration) -> [Edge] {
+    /// The factory slots naming a key and the declared completion targets of `r`, an ALL
+    /// slot's registrations as `lookup` lists them (`Container.allRegistrations`).
+    static func edges(of r: Registration, lookup: Container) -> [Edge] {
         var edges: [Edge] = []
-        for p in r.params where p.key != nil { edges.append(Edge(from: r, param: p, completion: nil, number: edges.count)) }
+        for p in r.params {
+            switch p {
+            case .all(let key):
+                for element in lookup.allRegistrations(for: key) {
+                    edges.append(Edge(from: r, param: p, completion: nil, target: element.key, number: edges.count))
+                }
+            case .dependency(let key), .weak(let key), .lazy(let key), .weakLazy(let key), .factory(let key):
+                edges.append(Edge(from: r, param: p, completion: nil, target: key, number: edges.count))
+            case .context, .resolver, .argument:
+                break
+            }
+        }
         for (n, completion) in r.spec.completions.enumerated() {
             guard let declared = completion as? DeclaredCompletion else { continue }
-            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, number: edges.count)) }
+            for p in declared.params { edges.append(Edge(from: r, param: p, completion: n, target: p.key!, number: edges.count)) }
         }
         return edges
     }
@@ -150,8 +163,19 @@ public struct GraphCheck {
                 guard let target, let back = strongPath(from: target, to: n) else { continue }
                 let cycle = [e.from.key] + back.map { nodes[$0].registration.key }
                 for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                var parts = ErrorParts(.weakTarget, key: e.from.key, target: e.target, path: cycle)
+                (parts.callback, parts.callbackOf) = (e.completion! + 1, e.from.key)
                 report(TetherError(.retainCycle,
-                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK"))
+                    "retain cycle \(pathText(cycle)): the declared target \(e.target.quoted) of completion callback #\(e.completion! + 1) of \(e.from.key.quoted) is a strong edge that closes it; declare that target TETHER_PARAM_WEAK", parts))
+            }
+            // A LAZY slot whose key's instance holds the dependent strongly: its call answers
+            // the graph's instance, and holding that strongly is refused (`LazyCell.bind`).
+            for (e, target) in nodes[n].out where e.completion == nil && e.param == .lazy(e.target) {
+                guard let target, let back = strongPath(from: target, to: n) else { continue }
+                let keys = back.map { nodes[$0].registration.key }
+                let cycle = [e.from.key] + keys
+                for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
+                report(LazyCell.retainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
             }
         }
     }
@@ -180,14 +204,13 @@ public struct GraphCheck {
         return nil
     }
 
-    /// DEP and WEAK slots and declared targets naming a key that takes runtime
-    /// arguments: only a top-level resolve can pass them.
+    /// DEP, WEAK and ALL slots and declared targets naming a key that takes runtime
+    /// arguments: only a top-level resolve or a FACTORY slot can pass them.
     private mutating func findArgumentDependencies() {
         for n in nodes {
             for (e, target) in n.out where e.param.isConstructorEdge {
                 guard let target, nodes[target].registration.hasArguments else { continue }
-                report(TetherError(.argumentMismatch,
-                    "\(e.target.quoted) takes runtime arguments and cannot be a dependency (needed by \(e.from.key.quoted)\(e.via)); resolve it at the top level with tether_resolve_args, or pass it a LAZY slot's provider"))
+                report(Graph.argumentDependency(e.target, neededBy: e.from.key.quoted + e.via, path: e.completion == nil ? [e.from.key] : []))
             }
         }
     }
@@ -205,18 +228,24 @@ public struct GraphCheck {
         }
     }
 
-    /// The report as an error (nil when the graph is sound), one problem per
-    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
-    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
-    public var error: TetherError? {
+    /// Every problem in the order the report lists them, each with the parts its
+    /// message is made of where a binding says the fix its own way (cycles, retain cycles).
+    public var allProblems: [TetherError] {
         var found: [TetherError] = []
         for m in missing {
             found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
         }
         for c in cycles {
-            found.append(TetherError(.cycle, "dependency cycle through constructors: \(pathText(c)); break one edge with a completion callback (tether_on_complete) or a lazy dependency (TETHER_LAZY)"))
+            found.append(Graph.constructorCycle(c))
         }
-        found += problems
+        return found + problems
+    }
+
+    /// The report as an error (nil when the graph is sound), one problem per
+    /// line. Its status is the first kind found in this order: NOT_FOUND, CYCLE,
+    /// RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY.
+    public var error: TetherError? {
+        let found = allProblems
         guard !found.isEmpty else { return nil }
         let order: [ErrorCode] = [.notFound, .cycle, .retainCycle, .argumentMismatch, .captiveDependency]
         let code = order.first { code in found.contains { $0.code == code } }!
@@ -246,7 +275,9 @@ public struct GraphCheck {
             case .weak: attributes.append("style=dashed")
             case .lazy: attributes.append("style=dotted")
             case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
-            default: break
+            case .all: attributes.append("label=\"all\"")
+            case .factory: attributes += ["style=dotted", "arrowhead=diamond", "label=\"factory\""]
+            case .dependency, .context, .resolver, .argument: break
             }
             if e.completion != nil {
                 attributes.append("label=\"completion\"")
@@ -254,7 +285,7 @@ public struct GraphCheck {
             }
             let pair = [e.from.key, e.target]
             if e.param.isConstructorEdge && e.completion == nil && cycleEdges.contains(pair)
-                || e.isStrong && retainCycleEdges.contains(pair) {
+                || (e.isStrong || e.param == .lazy(e.target)) && retainCycleEdges.contains(pair) {
                 attributes += ["color=red", "penwidth=2"]
             } else if e.isStrong && captiveEdges.contains(pair) {
                 attributes += ["color=orange", "penwidth=2"]

@@ -421,12 +421,15 @@ final class Plan: @unchecked Sendable {
                     slots.append(step)
                 case .context:
                     slots.append(Plan.context)
-                case .resolver where allowsResolvers:
+                case .resolver:
+                    guard allowsResolvers else { return nil }
                     slots.append(Plan.resolver)
-                case .argument where allowsArguments && isRoot:
+                case .argument:
+                    guard allowsArguments && isRoot else { return nil }
                     slots.append(Plan.argument(arguments))
                     arguments += 1
-                default:
+                case .weak, .lazy, .weakLazy, .all, .factory:
+                    // Declined: `Graph` builds these shapes (slot words made per resolve, lists, handles).
                     return nil
                 }
             }

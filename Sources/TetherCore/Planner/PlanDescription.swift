@@ -156,7 +156,7 @@ extension Container {
                           dep._withUnsafeGuaranteedRef({ !$0.hasArguments && buildsAlone($0) }) else { return false }
                 case .context:
                     continue
-                default:
+                case .lazy, .weakLazy, .resolver, .argument, .all, .factory:
                     return false
                 }
             }

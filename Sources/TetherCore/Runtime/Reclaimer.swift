@@ -19,6 +19,12 @@ import Synchronization
 /// last of them to leave. A thread that exits releases its record (an exit in
 /// the middle of a section ends it), so it delays nothing. When no other thread
 /// holds a record, the barrier is skipped (see `claim`).
+///
+/// Batched (`batch` > 1), as RCU batches grace periods: a thread outside any
+/// section keeps what it retires in its own record until it has `batch` of them
+/// (or exits), then hands them over together: one collection, one heavy
+/// barrier, for the lot. Waiting longer is safe (the sections are looked for
+/// after every removal in the batch); it only keeps memory longer.
 public final class Reclaimer: @unchecked Sendable {
     /// One thread's announcement (plain memory, never freed before the reclaimer,
     /// reused by later threads).
@@ -29,15 +35,29 @@ public final class Reclaimer: @unchecked Sendable {
         @usableFromInline let waitedOn = Atomic<Bool>(true)
         fileprivate let claimed = Atomic<Bool>(true)
         fileprivate let next: UnsafeMutablePointer<Record>?
+        /// What the record's thread retired and has not handed over yet (only that thread
+        /// touches it). Out of line: writing it is then no access to the record, which
+        /// other threads read meanwhile.
+        fileprivate let batch: UnsafeMutablePointer<[@Sendable () -> Void]> = {
+            let batch = UnsafeMutablePointer<[@Sendable () -> Void]>.allocate(capacity: 1)
+            batch.initialize(to: [])
+            return batch
+        }()
         @usableFromInline let reclaimer: Unmanaged<Reclaimer>
 
         fileprivate init(next: UnsafeMutablePointer<Record>?, reclaimer: Reclaimer) {
             self.next = next
             self.reclaimer = .passUnretained(reclaimer)
         }
+
+        deinit {
+            batch.deinitialize(count: 1)
+            batch.deallocate()
+        }
     }
 
     private let heavyBarrier: @Sendable () -> Void
+    private let batchSize: Int
     /// Every record made, newest first (linked through `next`).
     private let records = Atomic<UInt>(0)
     private let claimedCount = Atomic<Int>(0)
@@ -50,8 +70,9 @@ public final class Reclaimer: @unchecked Sendable {
     private let retirees = Lock<[Retiree]>([])
 
     /// `heavyBarrier` pairs with the light barrier readers issue in `enter` and `leave`.
-    public init(heavyBarrier: @escaping @Sendable () -> Void) {
+    public init(batch: Int = 1, heavyBarrier: @escaping @Sendable () -> Void) {
         self.heavyBarrier = heavyBarrier
+        batchSize = max(1, batch)
     }
 
     deinit {
@@ -98,9 +119,10 @@ public final class Reclaimer: @unchecked Sendable {
     public func release(_ record: UnsafeMutablePointer<Record>) {
         let sequence = record.pointee.sequence.load(ordering: .relaxed)
         if sequence & 1 == 1 { record.pointee.sequence.store(sequence &+ 1, ordering: .releasing) }
+        let batched = handOver(record)
         record.pointee.claimed.store(false, ordering: .releasing)
         claimedCount.subtract(1, ordering: .sequentiallyConsistent)
-        if record.pointee.waitedOn.load(ordering: .relaxed) { collect(by: nil) }
+        if batched || record.pointee.waitedOn.load(ordering: .relaxed) { collect(by: nil) }
     }
 
     // MARK: sections
@@ -140,6 +162,13 @@ public final class Reclaimer: @unchecked Sendable {
     /// it (the sections it waits for are then looked for, later but still after
     /// the removal: one collection, and none of its barriers, per retirement).
     public func retire(by caller: UnsafeMutablePointer<Record>?, _ action: @escaping @Sendable () -> Void) {
+        if batchSize > 1, let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 {
+            let batch = caller.pointee.batch  // read, then written through: no modifying access to the record
+            batch.pointee.append(action)
+            guard batch.pointee.count >= batchSize else { return }
+            _ = handOver(caller)
+            return collect(by: caller)
+        }
         let inside = retirees.withLock { list in
             list.append(Retiree(action: action, waitingFor: nil))
             guard let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 1 else { return false }
@@ -162,7 +191,19 @@ public final class Reclaimer: @unchecked Sendable {
         return true
     }
 
-    /// Objects retired and not yet reclaimed (for tests).
+    /// Moves the batch of `record` (its own thread's) to the retirees; whether it had any.
+    private func handOver(_ record: UnsafeMutablePointer<Record>) -> Bool {
+        let batch = record.pointee.batch
+        guard !batch.pointee.isEmpty else { return false }
+        let actions = batch.pointee
+        batch.pointee.removeAll(keepingCapacity: true)
+        retirees.withLock { list in
+            for action in actions { list.append(Retiree(action: action, waitingFor: nil)) }
+        }
+        return true
+    }
+
+    /// Objects retired and not yet reclaimed, batches kept by threads not counted (for tests).
     public var pendingCount: Int { retirees.withLock { $0.count } }
 
     /// Snapshots the sections new retirees wait for, drops the sections that
@@ -177,20 +218,23 @@ public final class Reclaimer: @unchecked Sendable {
                 let inside = sectionsUnderWay(caller)
                 for i in list.indices where list[i].waitingFor == nil { list[i].waitingFor = inside }
             }
-            var i = 0
-            while i < list.count {
+            // Compacted in place, in order (a batch frees many at once: no removal from the middle each).
+            var kept = 0
+            for i in list.indices {
                 if !list[i].waitingFor!.isEmpty {
                     // Acquiring, pairing with `leave`'s releasing store: the edge from what a
                     // waited-for section read to the action that frees it (what TSan checks).
                     list[i].waitingFor!.removeAll { $0.0.pointee.sequence.load(ordering: .acquiring) != $0.1 }
                 }
                 if list[i].waitingFor!.isEmpty {
-                    let action = list.remove(at: i).action
+                    let action = list[i].action
                     if ready == nil { ready = action } else { moreReady.append(action) }
                 } else {
-                    i += 1
+                    if kept != i { list[kept] = list[i] }
+                    kept += 1
                 }
             }
+            if kept < list.count { list.removeSubrange(kept...) }
             forEachRecord { record in
                 let flag = list.contains { $0.waitingFor!.contains { $0.0 == record } }
                 if record.pointee.waitedOn.load(ordering: .relaxed) != flag { record.pointee.waitedOn.store(flag, ordering: .relaxed) }

@@ -28,7 +28,16 @@ final class ThreadState {
     }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
-    /// Resolves on this thread fail with `.wouldBlock` instead of waiting for the creation lock (`WaitMode`).
+    /// The creation cell this thread waits for, and what it builds meanwhile
+    /// (`SharedCache`; read and written under its `waitLock` only).
+    var waitingOn: SharedCache.Cell?
+    var waitingPath: [Key] = []
+    /// Whether the resolve that waits can start over (`SharedCache.claim`'s `canBackOff`).
+    var canBackOff = false
+    /// Set by a thread that found this one in a wait cycle and cannot start over
+    /// itself: this one gives up its cells and starts over (under its cell's stripe lock).
+    var wounded = false
+    /// Resolves on this thread fail with `.wouldBlock` instead of waiting for another thread's creation cell (`WaitMode`).
     var noWait = false
     /// Set when one did.
     var blocked = false

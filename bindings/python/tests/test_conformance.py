@@ -107,6 +107,10 @@ class Run:
             return "~" + target.name if target is not None else "~expired"
         if kind in ("lazy", "weak_lazy"):
             return f"{kind}:{value[1]}"
+        if kind == "all":
+            return "[" + ",".join(item.name for item in value) + "]"
+        if kind == "factory":
+            return f"factory:{value[1]}"
         if kind == "arg":
             return json.dumps(value)
         return kind
@@ -155,7 +159,7 @@ class Run:
         def make(*values: Any) -> Any:
             inputs: dict[int, tuple[str, Any]] = {}
             for (kind, extra), value in zip(kinds, values):
-                inputs[len(inputs)] = (kind, (value, extra) if kind in ("lazy", "weak_lazy") else value)
+                inputs[len(inputs)] = (kind, (value, extra) if kind in ("lazy", "weak_lazy", "factory") else value)
             shown = ",".join(self.show(k, v) for k, v in inputs.values())
             ops, error = self.run_ops(spec.get("ops", []), None, inputs)
             tail = "".join(f"; {o}" for o in ops)
@@ -215,7 +219,8 @@ class Run:
                     kinds.append(("arg", None))
                     continue
                 raise Unsupported(f"slot {slot}")
-            maker = {"dep": lambda k: k, "weak": tether.weak, "lazy": tether.lazy, "weak_lazy": tether.weak_lazy}
+            maker = {"dep": lambda k: k, "weak": tether.weak, "lazy": tether.lazy, "weak_lazy": tether.weak_lazy,
+                     "all": tether.all, "factory": tether.factory}
             if kind not in maker:
                 raise Unsupported(f"slot {slot}")
             deps.append(maker[kind](target))
@@ -288,6 +293,18 @@ class Run:
                 self.trace.append(f"message has {fragment!r}: {message}")
         return None
 
+    def build(self, step: dict[str, Any], op: str, call: Any) -> None:
+        """A `resolve` or `factory` action: `call(args)` with the step's runtime arguments, traced
+        as "op ARG(args) = NAME", the result kept under `as` (else let go of at once)."""
+        args = step.get("args", [])
+        head = f"{op} {step[op]}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
+        obj = self.outcome(step, head, lambda: call(args))
+        if obj is not None:
+            self.trace.append(f"{head} = {obj.name}")
+            if "as" in step:
+                self.vars[step["as"]] = obj
+            del obj
+
     def step(self, step: dict[str, Any]) -> None:
         if "use" in step:
             for inner in self.setups[step["use"]]:
@@ -296,14 +313,20 @@ class Run:
             self.register(step)
         elif "resolve" in step:
             c = self.containers[step.get("in", "root")]
-            args = step.get("args", [])
-            head = f"resolve {step['resolve']}" + (f"({','.join(json.dumps(a) for a in args)})" if args else "")
-            obj = self.outcome(step, head, lambda: c.resolve(step["resolve"], *args))
-            if obj is not None:
-                self.trace.append(f"{head} = {obj.name}")
+            self.build(step, "resolve", lambda args: c.resolve(step["resolve"], *args))
+        elif "factory" in step:
+            var, _, index = step["factory"].partition(".")
+            _kind, value = self.vars[var].inputs[int(index)]
+            self.build(step, "factory", lambda args: value[0](*args))
+        elif "resolve_all" in step:
+            c = self.containers[step.get("in", "root")]
+            head = f"resolve_all {step['resolve_all']}"
+            items = self.outcome(step, head, lambda: c.resolve_all(step["resolve_all"]))
+            if items is not None:
+                self.trace.append(f"{head} = {self.show('all', items)}")
                 if "as" in step:
-                    self.vars[step["as"]] = obj
-                del obj
+                    self.vars[step["as"]] = items
+                del items
         elif "release" in step:
             del self.vars[step["release"]]
             self.trace.append(f"release {step['release']}")

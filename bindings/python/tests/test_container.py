@@ -80,7 +80,7 @@ def test_annotated_keys_and_markers(c):
             peer: Annotated[Callable[[], Any], tether.weak("Peer")],
             later: Annotated[Callable[[], Any], tether.lazy("Later")],
             *,
-            label: str,
+            label: Annotated[str, tether.arg],
         ) -> None:
             self.log, self.peer, self.later, self.label = log, peer, later, label
 
@@ -174,16 +174,34 @@ def test_runtime_argument_errors(c):
         c.resolve("User")
 
 
-def test_autowired_runtime_arguments(c):
+def test_builtin_hints_are_refused_at_registration_with_a_fix_that_works(c):
     class Greeter:
         def __init__(self, name: str, times: int, scale: float, log: Logger) -> None:
             self.text = f"{name}x{times}@{scale}"
             self.log = log
 
     c.register(Logger)
-    c.register(Greeter)
+    with pytest.raises(TypeError) as info:
+        c.register(Greeter)  # would silently take runtime arguments, and never be a dependency
+    message = str(info.value)
+    assert "parameter 'name' is hinted str" in message and "name: Annotated[str, tether.arg]" in message
+    c.register(Greeter, deps=[str, int, float, Logger])  # a fix: runtime arguments declared
     g = c.resolve(Greeter, "hi", 3, 1.5)
     assert g.text == "hix3@1.5" and isinstance(g.log, Logger)
+
+    class Said:
+        def __init__(self, name: Annotated[str, tether.arg], times: Annotated[int, tether.arg], log: Logger) -> None:
+            self.text = f"{name}x{times}"
+
+    c.register(Said)  # the fix the message names
+    assert c.resolve(Said, "hi", 2).text == "hix2"
+
+    class Timer:
+        def __init__(self, seconds: int = 30) -> None:  # the other fix: a default
+            self.seconds = seconds
+
+    c.register(Timer)
+    assert c.resolve(Timer).seconds == 30
 
 
 def test_parent_and_child_containers(c):

@@ -116,12 +116,67 @@ def test_resolver_lazy_holds_strongly_and_resolves_once(c, count):
     assert ref() is not None  # the lazy holds it strongly
 
 
-def test_lazy_breaks_a_constructor_cycle(c, count):
-    c.register("Parent", lambda child: {"child": child}, deps=["Child"])
-    c.register("Child", lambda parent: {"parent": parent}, deps=[tether.lazy("Parent")])
-    c.validate()  # a lazy edge is not a constructor edge
+def test_weak_lazy_breaks_a_constructor_cycle_and_strong_lazy_is_refused(c, count):
+    class Node:  # weakly referenceable
+        def __init__(self, **kw: Any) -> None:
+            self.__dict__.update(kw)
+            count(type(self).__name__)
+
+    c.register("Parent", lambda child: Node(child=child), deps=["Child"])
+    c.register("Child", lambda parent: Node(parent=parent), deps=[tether.lazy("Parent")])
+    with pytest.raises(tether.RetainCycleError) as info:
+        c.validate()  # not a constructor cycle: a retain cycle once called
+    assert 'deps=[tether.weak_lazy("Parent")]' in str(info.value) and "TETHER_" not in str(info.value)
     p = c.resolve("Parent")
-    assert callable(p["child"]["parent"])
+    with pytest.raises(tether.RetainCycleError) as called:
+        p.child.parent()
+    assert 'make it deps=[tether.weak_lazy("Parent")]' in str(called.value)
+    assert count["Node"] == 2  # never a second Parent
+    c.register("Child", lambda parent: Node(parent=parent), deps=[tether.weak_lazy("Parent")])  # the fix
+    c.validate()
+    p = c.resolve("Parent")
+    assert p.child.parent() is p and count["Node"] == 4
+
+
+class GraphX:
+    def __init__(self, y: "GraphY") -> None:
+        self.y = y
+
+
+class GraphY:
+    def __init__(self, x: Callable[[], Any]) -> None:
+        self.x = x
+
+
+@pytest.mark.parametrize("scope", [Scope.GRAPH, Scope.TRANSIENT, Scope.SINGLETON, Scope.WEAK])
+def test_weak_lazy_answers_the_x_that_holds_this_y(c, count, scope):
+    c.register(GraphX, lambda y: count("X") or GraphX(y), deps=[GraphY], scope=scope)
+    c.register(GraphY, lambda x: count("Y") or GraphY(x), deps=[tether.weak_lazy(GraphX)],
+               scope=scope if scope != Scope.TRANSIENT else Scope.GRAPH)
+    x = c.resolve(GraphX)
+    assert x.y.x() is x and x.y.x() is x  # the graph's X, whatever its scope: no second one
+    assert count["X"] == 1 and count["Y"] == 1
+
+
+def test_weak_lazy_from_a_completion_callback(c, count):
+    seen = []
+    c.register(GraphX, lambda y: count("X") or GraphX(y), deps=[GraphY])
+    c.register(GraphY, lambda x: count("Y") or GraphY(x), deps=[tether.weak_lazy(GraphX)],
+               on_complete=lambda r, y: seen.append(y.x()))
+    x = c.resolve(GraphX)
+    assert seen == [x]  # answered at once, while X's graph is still completing: no nested graphs
+    assert count["X"] == 1 and count["Y"] == 1
+
+
+def test_strong_lazy_from_a_completion_callback_is_a_retain_cycle(c, count):
+    c.register(GraphX, lambda y: count("X") or GraphX(y), deps=[GraphY])
+    c.register(GraphY, lambda x: count("Y") or GraphY(x), deps=[tether.lazy(GraphX)],
+               on_complete=lambda r, y: y.x())
+    with pytest.raises(tether.RetainCycleError) as info:
+        c.resolve(GraphX)
+    assert isinstance(info.value.__cause__, tether.RetainCycleError)
+    assert "tether.weak_lazy(" in str(info.value.__cause__)
+    assert count["X"] == 1 and count["Y"] == 1  # never a second X
 
 
 # -- Swinject: Parent/Child ----------------------------------------------------------------
@@ -245,7 +300,7 @@ def test_dip_server_first_and_the_weak_note(c, count):
 def test_strong_back_edge_is_a_retain_cycle(c):
     c.register("Parent", lambda child: SwParent(child), deps=["Child"])
     c.register("Child", SwChild, on_complete=lambda r, ch: setattr(ch, "parent", r.get("Parent")))
-    with pytest.raises(tether.FactoryError) as info:
+    with pytest.raises(tether.RetainCycleError) as info:
         c.resolve("Parent")
     cause = info.value.__cause__
     assert isinstance(cause, tether.RetainCycleError)

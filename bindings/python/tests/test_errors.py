@@ -5,6 +5,7 @@ import re
 import types
 import traceback
 import weakref
+from typing import Annotated
 
 import pytest
 
@@ -244,14 +245,14 @@ def test_cycle_says_lazy_or_on_complete(c):
     with pytest.raises(tether.CycleError) as info:
         c.resolve("A")
     assert _speaks_python(info.value) == (
-        'the constructors of "A" -> "B" -> "A" need each other: make "B"\'s dependency on "A" lazy '
-        '(deps=[tether.lazy("A")]) or set it after construction in a completion callback (on_complete=)')
+        'the constructors of "A" -> "B" -> "A" need each other: set "B"\'s dependency on "A" after construction '
+        'in a completion callback of "B" (on_complete=), or make it weak-lazy (deps=[tether.weak_lazy("A")])')
 
 
 def test_retain_cycle_says_r_weak_and_keeps_its_cause(c):
     c.register("Parent", lambda child: types.SimpleNamespace(child=child), deps=["Child"])
     c.register("Child", types.SimpleNamespace, on_complete=lambda r, ch: setattr(ch, "parent", r.get("Parent")))
-    with pytest.raises(tether.FactoryError) as info:
+    with pytest.raises(tether.RetainCycleError) as info:  # one status per kind of failure
         c.resolve("Parent")
     cause = info.value.__cause__
     assert isinstance(cause, tether.RetainCycleError)
@@ -284,3 +285,65 @@ def test_long_keys_and_paths_are_cut_short(c):
     text = _speaks_python(info.value)
     assert '(needed by "K0" -> "K1" -> "K2" -> ... (6 more) -> "K9" -> "K10" -> "K11")' in text
     assert '"' + "x" * 40 + "..." + "x" * 40 + '"' in text and len(text) < 400
+
+
+class Repo:
+    pass
+
+
+class UsesRepo:
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+
+
+def test_a_missing_class_key_suggests_registering_the_class(c):
+    c.register(UsesRepo)
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve(UsesRepo)
+    assert "container.register(Repo)" in str(info.value)
+    assert '"' + Repo.__module__ + '.Repo", ...' not in str(info.value)
+    c.register(Repo)  # the fix, as suggested
+    assert isinstance(c.resolve(UsesRepo).repo, Repo)
+
+
+def test_an_error_is_not_chained_to_an_internal_lookup(c):
+    import traceback
+
+    with pytest.raises(tether.NotFoundError) as info:
+        c.resolve("Nowhere")
+    text = "".join(traceback.format_exception(info.type, info.value, info.value.__traceback__))
+    assert text.count("Traceback") == 1 and "During handling" not in text
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_validate_speaks_python_for_cycles(c):
+    c.register("A", lambda b: object(), deps=["B"])
+    c.register("B", lambda a: object(), deps=["A"])
+    c.register("X", lambda y: object(), deps=["Y"])
+    c.register("Y", lambda x: object(), deps=[tether.lazy("X")])
+    with pytest.raises(tether.CycleError) as info:
+        c.validate()
+    text = str(info.value)
+    assert 'deps=[tether.weak_lazy("A")]' in text and 'deps=[tether.weak_lazy("X")]' in text
+    assert "TETHER_" not in text and "tether_on_complete" not in text
+    assert len(info.value.problems) == 3  # type: ignore[attr-defined]  (the count, then one line each)
+
+
+def test_runtime_argument_advice_speaks_python_and_works_when_applied(c):
+    class Clock:
+        def __init__(self, tick: Annotated[int, tether.arg]) -> None:
+            self.tick = tick
+
+    c.register("Clock", Clock)
+    c.register("Report", lambda clock: clock, deps=["Clock"])
+    with pytest.raises(tether.ArgumentMismatchError) as info:
+        c.validate()
+    assert 'declare the parameter tether.factory("Clock")' in str(info.value)
+    assert 'or resolve it with container.resolve("Clock", ...)' in str(info.value)
+    with pytest.raises(tether.ArgumentMismatchError) as info:
+        c.resolve("Report")
+    assert "container.resolve(" in str(info.value) and 'needed by "Report"' in str(info.value)
+    c.register("Report", lambda clock: clock, deps=[object])  # applied: the caller hands it over
+    c.validate()
+    clock = c.resolve("Clock", 7)
+    assert c.resolve("Report", clock) is clock

@@ -1,4 +1,4 @@
-"""The examples run as tests: examples/python/cycles.py, service.py and the polyglot one (C + Python)."""
+"""The examples run as tests: examples/python/cycles.py, seeds.py, service.py and the polyglot one (C + Python)."""
 
 import importlib.util
 import shutil
@@ -13,6 +13,7 @@ import tether
 CYCLES = REPO_ROOT / "examples" / "python" / "cycles.py"
 POLYGLOT = REPO_ROOT / "examples" / "polyglot" / "polyglot.py"
 SERVICE = REPO_ROOT / "examples" / "python" / "service.py"
+SEEDS = REPO_ROOT / "examples" / "python" / "seeds.py"
 
 
 def run_script(*args):
@@ -26,8 +27,22 @@ def test_cycles_example():
     out = result.stdout
     assert "p.child.parent() is p: True; factory calls: {'Parent': 1, 'Child': 1}" in out
     assert 'CycleError: the constructors of "A" -> "B" -> "A" need each other' in out
-    assert "FactoryError caused by RetainCycleError" in out
+    assert "RetainCycleError caused by RetainCycleError" in out
     assert out.rstrip().endswith("cycles ok")
+
+
+def test_seeds_example():
+    """The seeds' cycles (Resolver, Swinject, Dip): each factory and each teardown once."""
+    result = run_script(SEEDS)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for scenario in ("Resolver A(B) B(C) C{weak a}, resolveProperties",
+                     "Resolver A(B) B(C) C(weak-lazy a), WeakLazyInjected",
+                     "Swinject Parent(Child) Child{weak parent}, initCompleted",
+                     "Swinject Parent{child} Child{weak parent}, property/property",
+                     "Dip Client(Server) Server{weak client}, resolvingProperties"):
+        assert f"{scenario}: ok (each factory once, each teardown once)" in out
+    assert out.rstrip().endswith("seeds ok")
 
 
 def test_service_example():

@@ -7,6 +7,7 @@ import importlib.util
 import logging
 import subprocess
 import sys
+from contextlib import asynccontextmanager
 from typing import Annotated, AsyncIterator, Iterator
 
 import pytest
@@ -21,7 +22,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 import tether  # noqa: E402
 from tether import Scope, object_table  # noqa: E402
-from tether.fastapi import Inject, install  # noqa: E402
+from tether.fastapi import Inject, install, shutdown  # noqa: E402
 
 EXAMPLE = REPO_ROOT / "examples" / "python" / "fastapi_app.py"
 
@@ -252,6 +253,62 @@ def test_root_singletons_are_shared_across_requests(root):
     assert [client.get("/").json() for _ in range(3)] == [{"same": True}] * 3
     assert len(made) == 1
     assert root.resolve(Settings) is made[0]
+
+
+def test_the_documented_lifespan_survives_several_startups(root):
+    """`await shutdown(app)` at the end of the lifespan: each startup (a TestClient) gets its own
+    singletons, torn down (async ones awaited) at its shutdown; the root stays open for the next."""
+    events: list[str] = []
+    made = iter(range(1, 10))
+
+    class Pool:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+    class Clock:
+        pass
+
+    def make_pool() -> Iterator[Pool]:
+        pool = Pool(next(made))
+        events.append(f"open pool {pool.n}")
+        yield pool
+        events.append(f"close pool {pool.n}")
+
+    async def make_clock() -> AsyncIterator[Clock]:
+        yield Clock()
+        events.append("stop clock")
+
+    root.register(Pool, make_pool, scope=Scope.SINGLETON)
+    root.register(Clock, make_clock, scope=Scope.SINGLETON)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        events.append("startup")
+        yield
+        await shutdown(app)
+
+    app = FastAPI(lifespan=lifespan)
+    install(app, root)
+
+    @app.get("/pool")
+    async def pool(p: Pool = Inject(Pool), clock: Clock = Inject(Clock)) -> dict[str, int]:
+        return {"pool": p.n}
+
+    for n in (1, 2, 3):
+        with TestClient(app) as client:
+            assert client.get("/pool").json() == {"pool": n}
+            assert client.get("/pool").json() == {"pool": n}  # one per startup
+    assert events == ["startup", "open pool 1", "stop clock", "close pool 1",
+                      "startup", "open pool 2", "stop clock", "close pool 2",
+                      "startup", "open pool 3", "stop clock", "close pool 3"]
+    assert not root.closed
+
+
+def test_shutdown_without_install_says_so():
+    import asyncio
+
+    with pytest.raises(RuntimeError, match=r"install\(app, root\)"):
+        asyncio.run(shutdown(FastAPI()))
 
 
 def test_a_failing_resolve_is_a_500_with_the_exception_logged(root, caplog):

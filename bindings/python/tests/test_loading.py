@@ -15,6 +15,7 @@ from conftest import PACKAGE_ROOT, REPO_ROOT, subprocess_env
 
 import tether
 from tether._cabi import BINDING_API_VERSION
+from tether._loader import PACKAGED_FILE
 
 PROBE = """
 import sys, tether
@@ -43,9 +44,9 @@ def probe(body="print(tether.library_path())", pythonpath=None, cwd=None, **env_
 
 def copy_package(dest: Path, with_library: bool) -> Path:
     """A copy of the package outside the checkout (so the checkout fallback does not apply)."""
-    shutil.copytree(PACKAGE_ROOT / "tether", dest / "tether", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copytree(PACKAGE_ROOT / "tether", dest / "tether", ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.so.*"))
     if with_library:
-        shutil.copy2(tether.library_path(), dest / "tether" / "libtether.so")
+        shutil.copy2(tether.library_path(), dest / "tether" / PACKAGED_FILE)
     return dest
 
 
@@ -83,7 +84,7 @@ def test_package_copy(tmp_path):
     site = copy_package(tmp_path, with_library=True)
     result = probe(pythonpath=site, cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
-    assert Path(result.stdout.strip()) == site / "tether" / "libtether.so"
+    assert Path(result.stdout.strip()) == site / "tether" / PACKAGED_FILE
 
 
 def test_nothing_found_lists_where_it_looked(tmp_path):
@@ -95,7 +96,7 @@ def test_nothing_found_lists_where_it_looked(tmp_path):
     out = result.stdout
     assert out.startswith("LibraryNotFoundError")
     assert "TETHER_LIBRARY (not set)" in out
-    assert str(site / "tether" / "libtether.so") in out
+    assert str(site / "tether" / PACKAGED_FILE) in out
     assert "build/lib/libtether.so" in out and "make build" in out
 
 
@@ -154,7 +155,7 @@ def test_pip_install_carries_the_library(tmp_path):
     """`pip install ./bindings/python` puts libtether.so inside the installed package."""
     src = tmp_path / "src"
     shutil.copytree(PACKAGE_ROOT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "tests",
-                                                                     ".pytest_cache", "*.so"))
+                                                                     ".pytest_cache", "*.so", "*.so.*"))
     target = tmp_path / "site"
     env = subprocess_env(TETHER_LIBRARY=tether.library_path())
     env.pop("PYTHONPATH", None)
@@ -167,8 +168,8 @@ def test_pip_install_carries_the_library(tmp_path):
         if any(s in text for s in ("No matching distribution", "Could not find a version", "connection", "Network")):
             pytest.skip(f"pip could not fetch the build backend: {text[-300:]}")
         raise AssertionError(text)
-    assert (target / "tether" / "libtether.so").is_file()
+    assert (target / "tether" / PACKAGED_FILE).is_file()
     assert (target / "tether" / "py.typed").is_file()
     check = probe(pythonpath=target, cwd=tmp_path)
     assert check.returncode == 0, check.stderr + check.stdout
-    assert Path(check.stdout.strip()) == target / "tether" / "libtether.so"
+    assert Path(check.stdout.strip()) == target / "tether" / PACKAGED_FILE

@@ -299,3 +299,19 @@ def test_python_singleton_held_by_a_native_object_outlives_its_cache(lib, end):
     assert drops == [1]
     if end == "reset":
         c.close()
+
+
+def test_native_items_of_a_multibinding_come_back_as_owning_native_refs(c, lib):
+    n = Counts(lib)
+    register_native(lib, c, "Part#c")
+    c.register("Part", lambda: "python", name="p")
+    c.register("Host", lambda parts: parts, deps=[tether.all("Part")])
+    listed = c.resolve_all("Part")
+    assert isinstance(listed[0], tether.NativeRef) and listed[1] == "python"
+    assert n.made == 1 and n.dropped == 0  # its own handle keeps the item after the list's
+    got = c.resolve("Host")
+    assert isinstance(got[0], tether.NativeRef) and got[0] is not listed[0] and n.made == 2
+    listed[0].release()
+    assert n.dropped == 1
+    got[0].release()
+    assert n.dropped == 2

@@ -77,7 +77,7 @@ def test_get_and_a_refused_strong_back_edge(monkeypatch):
     first, failed = both(monkeypatch, scenario)
     assert first[0] == ["Child", "Parent"] and first[2:] == (True, True)
     assert '"Child"' in first[1][0] and '"Parent" -> "Child" -> "Parent"' in first[1][0]
-    assert failed[0] is tether.FactoryError and failed[3] is tether.RetainCycleError
+    assert failed[0] is tether.RetainCycleError and failed[3] is tether.RetainCycleError
     assert 'completion callback #1 of "Child"' in failed[2] and '"Child" -> "Child"' in failed[2]
 
 

@@ -2,6 +2,8 @@
 destructions (as the library reports them, also where the binding would otherwise have replayed
 a plan or served a hit itself), and Recorder's DOT picture of one resolve."""
 
+from __future__ import annotations  # `int | None` annotations on Python 3.9
+
 import gc
 
 import pytest

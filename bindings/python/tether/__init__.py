@@ -44,8 +44,9 @@ from .errors import (
     WouldBlockError,
     WrongContextError,
 )
-from .lazy import Lazy, WeakLazy
-from .markers import Dependency, Key, Pointer, dep, key_name, lazy, weak, weak_lazy
+from .lazy import Factory, Lazy, WeakLazy
+from .markers import Dependency, Key, Pointer, arg, dep, factory, key_name, lazy, weak, weak_lazy
+from .markers import all_of as all  # tether.all(K); not in __all__: `import *` must not shadow the builtin
 from .native_refs import NativeRef, NativeWeak
 from .overrides import Override
 from .provider import Provider
@@ -100,6 +101,7 @@ __all__ = [
     "NoMemoryError",
     "NotFoundError",
     "Override",
+    "Factory",
     "Pointer",
     "Provider",
     "Recorder",
@@ -115,8 +117,10 @@ __all__ = [
     "WeakLazy",
     "WrongContextError",
     "__version__",
+    "arg",
     "complete",
     "dep",
+    "factory",
     "key_name",
     "lazy",
     "library_path",

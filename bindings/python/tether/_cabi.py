@@ -33,7 +33,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 5
+BINDING_API_VERSION = 6
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -45,9 +45,12 @@ PARAM_I64 = 6
 PARAM_F64 = 7
 PARAM_STR = 8
 PARAM_PTR = 9
+PARAM_ALL = 10
+PARAM_FACTORY = 11
 
 # tether_status (the Python mirror with names is errors.Status)
 OK = 0
+E_RETAIN_CYCLE = 5
 E_FACTORY_FAILED = 6
 E_EXPIRED = 8
 E_WOULD_BLOCK = 11
@@ -91,6 +94,18 @@ class Param(Structure):
     _fields_ = [("kind", c_int), ("key", c_char_p)]
 
 
+class TetherList(Structure):
+    """``tether_list``: what an ALL slot receives and ``tether_resolve_all`` gives."""
+
+    _fields_ = [("count", c_size_t), ("items", POINTER(c_void_p))]
+
+
+def list_items(address: int) -> list[int]:
+    """The instance addresses of the ``tether_list`` at ``address``, in order."""
+    found = TetherList.from_address(address)
+    return [found.items[i] or 0 for i in range(found.count)]
+
+
 class Scalar(Union):
     """``tether_scalar``: the payload of a ``tether_value``."""
 
@@ -111,6 +126,8 @@ COMPLETE_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 COMPLETE_ARGS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_void_p), c_size_t, c_void_p)
 #: ``void *(*)(void)``: what lazy slots and tether_make_provider hand out
 PROVIDER_FN = CFUNCTYPE(c_void_p)
+#: ``void (*)(void *context, tether_status status, void *instance)``: tether_provider_watch's
+PROVIDER_WATCH_FN = CFUNCTYPE(None, c_void_p, c_int, c_void_p)
 
 
 class CompletionEntry(Structure):
@@ -153,6 +170,8 @@ FIX_CALLBACK = 6
 FIX_RECURSION = 7
 FIX_PROVIDE_VALUE = 8
 FIX_UNFINISHED = 9
+FIX_WEAK_LAZY = 10
+FIX_RUNTIME_ARGUMENTS = 11
 
 
 class ErrorParts(Structure):
@@ -232,9 +251,15 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_resolver_get_weak": (_status, [_p, c_char_p, _pp]),
     "tether_resolver_get_weak_instance": (_status, [_p, c_char_p, _pp, _pp]),  # out nullable: None
     "tether_resolver_ref": (_status, [_p, _p, _pp]),
+    "tether_factory_call": (_status, [_p, POINTER(Value), c_size_t, _pp]),
+    "tether_factory_release": (_status, [_p]),
+    "tether_resolve_all": (_status, [_p, c_char_p, _pp, _pp]),
+    "tether_list_ref": (_status, [_p, c_size_t, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
+    "tether_provider_watch": (_status, [_p, PROVIDER_WATCH_FN, _p]),
     "tether_last_error_parts": (_status, [POINTER(ErrorParts)]),
+    "tether_validate_problem_parts": (_status, [c_size_t, POINTER(ErrorParts), POINTER(c_size_t)]),
     "tether_set_trace": (_status, [_p, c_void_p, _p]),
     "tether_plan_describe": (
         _status,

@@ -4,7 +4,7 @@ Search order (the first that applies wins):
 
 1. ``tether.load(path)`` called before the first use;
 2. the ``TETHER_LIBRARY`` environment variable (authoritative when set: no fallback);
-3. the copy inside the installed package (``tether/libtether.so``, put there by
+3. the copy inside the installed package (``tether/libtether.so.0``, put there by
    ``pip install ./bindings/python``);
 4. the source checkout's ``build/lib/libtether.so`` (this file is
    ``bindings/python/tether/_loader.py`` in the repository);
@@ -28,6 +28,9 @@ from .errors import LibraryNotFoundError, VersionMismatchError
 PACKAGE_VERSION = "0.1.0"
 LIBRARY_ENV = "TETHER_LIBRARY"
 LIBRARY_FILE = "libtether.so"
+#: The package's own copy is named by the library's SONAME (setup.py), so that a C part linked
+#: against ``library_path()`` finds it by that name.
+PACKAGED_FILE = f"{LIBRARY_FILE}.{PACKAGE_VERSION.split('.')[0]}"
 
 _HERE = Path(__file__).resolve().parent
 _lock = threading.RLock()
@@ -47,7 +50,7 @@ def _candidates() -> list[tuple[str, str | None]]:
         return [(f"{LIBRARY_ENV}={env}", env)]
     found: list[tuple[str, str | None]] = [
         (f"{LIBRARY_ENV} (not set)", None),
-        ("the package's own copy", str(_HERE / LIBRARY_FILE)),
+        ("the package's own copy", str(_HERE / PACKAGED_FILE)),
         ("the source checkout's build folder", str(_HERE.parents[2] / "build" / "lib" / LIBRARY_FILE)),
     ]
     system = ctypes.util.find_library("tether")

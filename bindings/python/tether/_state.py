@@ -118,7 +118,7 @@ def raise_caused(status: int, message: str | Parts, cause: BaseException | None)
         message = render(message, cause if isinstance(cause, Exception) else None)
     error = error_for(status, message)
     if cause is None:
-        raise error
+        raise error from None  # not chained to an internal exception being handled (a cache miss)
     if not isinstance(cause, Exception):
         raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
     if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve

@@ -14,7 +14,7 @@ from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
 from . import _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
-from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer
+from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer, list_items
 from .arguments import to_values
 from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, NeedsAwait, TeardownError, TetherError, error_for
@@ -500,18 +500,18 @@ class Container:
     @overload
     def register(self, key_or_class: type[T], factory: None = None, *, deps: Sequence[object] = (),
                  scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
-                 close: Callable[[Any], Any] | None = None) -> type[T]: ...
+                 close: Callable[[Any], Any] | None = None, name: str | None = None) -> type[T]: ...
     @overload
     def register(self, key_or_class: Key, factory: F, *, deps: Sequence[object] = (),
                  scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
-                 close: Callable[[Any], Any] | None = None) -> F: ...
+                 close: Callable[[Any], Any] | None = None, name: str | None = None) -> F: ...
     @overload
     def register(self, key_or_class: str = ..., *, deps: Sequence[object] = (),
                  scope: Scope = Scope.GRAPH, on_complete: Callback | Sequence[Callback] | None = None,
-                 close: Callable[[Any], Any] | None = None) -> Callable[[F], F]: ...
+                 close: Callable[[Any], Any] | None = None, name: str | None = None) -> Callable[[F], F]: ...
 
     def register(self, key_or_class: Any = _UNSET, factory: Any = _UNSET, *, deps: Sequence[object] = (),
-                 scope: Scope = Scope.GRAPH, on_complete: Any = None, close: Any = None) -> Any:
+                 scope: Scope = Scope.GRAPH, on_complete: Any = None, close: Any = None, name: str | None = None) -> Any:
         """Registers a factory (or a class, autowired) under a key; also a decorator.
 
         - ``register("K", factory, deps=[...])``: ``factory(*deps)`` makes K's instances.
@@ -527,10 +527,21 @@ class Container:
         - Teardown: a generator factory yields its instance, and its code after ``yield`` runs when
           the library lets go of that instance; ``close=fn`` runs ``fn(instance)`` then, for any
           factory (see ``close()`` for when and in what order).
+        - ``name="gzip"`` registers a named variant, under K's key + ``"#gzip"``: one of the
+          registrations ``tether.all(K)`` and ``resolve_all(K)`` list.
         Re-registering a key replaces the registration. Wrong use (an explicit ``factory=None`` too)
         raises TypeError/ValueError here.
         """
         checked_scope = _check_scope(scope)
+        if name is not None:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"register: name must be a non-empty str, not {name!r}")
+            if key_or_class is _UNSET:
+                raise TypeError("register: name= needs a key: register(K, factory, name=...) or @register(K, name=...)")
+            named = f"{key_name(key_or_class)}#{name}"
+            if factory is _UNSET and not isinstance(key_or_class, str):
+                factory = key_or_class  # register(Impl, name=...): the class is its own factory
+            key_or_class = named
         if key_or_class is _UNSET or (factory is _UNSET and isinstance(key_or_class, str)):
             key = key_or_class
 
@@ -612,6 +623,41 @@ class Container:
             old = self._regs.get(reg.raw)
             self._regs[reg.raw] = reg
         self._registered(old)
+
+    def resolve_all(self, key: Key) -> list[Any]:
+        """Every registration of ``key`` and of its named variants (``register(K, f, name=...)``)
+        visible from here, resolved in one graph, in registration order: the list a
+        ``tether.all(K)`` dependency receives. No registration: an empty list."""
+        handle = self._materialize()
+        api = self._api
+        frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
+        frames = _tls.frames
+        frames.append(frame)
+        out, found = c_void_p(), c_void_p()
+        try:
+            status = api.tether_resolve_all(handle, encode_key(key), out, found)
+            message = messages.last(api) if status else ""
+        finally:
+            frames.pop()
+            if _retired:
+                _state.free_retired()
+        if status:
+            for made, noted in reversed(frame[1:]):
+                made.rollback(noted)
+            _state.raise_failure(status, message, frame)
+        try:
+            items = []
+            for index, address in enumerate(list_items(found.value or 0)):
+                obj = object_table.lookup(address, object_table.MISSING)
+                if obj is object_table.MISSING:  # a C-made instance: a handle of its own
+                    ref = c_void_p()
+                    if api.tether_list_ref(out, index, ref) != OK:
+                        raise error_for(api.tether_last_status(), last_message(api))
+                    obj = native_refs.NativeRef._adopt(api, ref.value or 0, address)
+                items.append(obj)
+        finally:
+            self._ref_release(out)
+        return items
 
     # -- decorators ---------------------------------------------------------------------
 
@@ -1257,18 +1303,25 @@ class Container:
         if failed:
             raise TeardownError(failed)
 
+    async def areset(self, scope: Scope) -> None:
+        """``reset(scope)`` awaiting async teardowns (async generator factories, ``async def``
+        ``close=``) on the running loop, as ``aclose`` does for ``close``."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, aio.serving, loop, self, lambda: self.reset(scope))
+
     def validate(self) -> None:
         """Checks the declared graph without running a factory.
 
         Raises, for the first kind found, ``NotFoundError`` (missing keys), ``CycleError``
-        (constructor cycles), ``RetainCycleError`` (a declared strong completion target closing a
-        cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
+        (constructor cycles), ``RetainCycleError`` (a declared strong completion target, or a
+        ``tether.lazy`` dependency on what holds the dependent, closing a cycle), ``ArgumentMismatchError`` (a dependency on a key with runtime arguments) or
         ``CaptiveDependencyError`` (a singleton holding a shorter-lived key); the message is the
-        report, one problem per line (also as the list ``error.problems``).
+        report, one problem per line (also as the list ``error.problems``), each fix in Python's terms
+        where the library gives its parts.
         """
         status = self._api.tether_validate(self.handle)
         if status != OK:
-            error = error_for(status, last_message(self._api))
+            error = error_for(status, messages.validate_report(self._api))
             error.problems = [line for line in error.message.splitlines() if line.strip()]  # type: ignore[attr-defined]
             raise error
 

@@ -32,14 +32,15 @@ from threading import get_ident
 from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
-from ._cabi import (E_BUFFER_TOO_SMALL, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER, PLAN_INPUT_RESOLVER,
-                    PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep, plan_argument)
+from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
+                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
+                    plan_argument)
 from ._state import raise_caused
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
 from .plan_resolver import PlanAnswers, fresh
-from .registration import Registration, reason
+from .registration import Registration, failed_status, reason
 from .scope import Scope
 
 #: Generated builders by shape (see ``bind``), so equal graphs compile once.
@@ -306,7 +307,9 @@ def _handlers(api: Api, handle: int, kid: int,
                 python_weak(obj)
         except TypeError as no_weak:
             exc = no_weak
-        raise_caused(report(handle, kid, 0, k, reason(exc)), last_parts(api), exc)
+        status = report(handle, kid, 0, k, reason(exc))
+        # what the callback would return to the library's resolve (a refused edge stays a retain cycle)
+        raise_caused(failed_status(exc) if status == E_FACTORY_FAILED else status, last_parts(api), exc)
 
     return failed, failed_completion, made[-1].replaying  # type: ignore[union-attr]
 

@@ -17,6 +17,11 @@ all of it, exactly once, in every version. The child is made on the first ``Inje
 gets; ``Inject`` is ``Depends(use_cache=False)``: each one resolves, and the registration's scope
 decides what is shared (``CONTAINER``: one per request).
 
+At shutdown, ``await shutdown(app)`` in the app's lifespan tears down what the root caches and
+keeps the root open: the same app can start again in this process (a second ``TestClient(app)``,
+a reloading server), making its singletons anew. Closing the root there would answer every later
+request with a 500 ("container is closed").
+
 Requires FastAPI (``pip install tether[fastapi]``); ``import tether`` never imports it.
 """
 
@@ -32,10 +37,11 @@ from starlette.requests import HTTPConnection, Request
 from starlette.websockets import WebSocket
 
 from .container import Container
-from .errors import FactoryError, NeedsAwait
+from .errors import FactoryError, NeedsAwait, TeardownError
 from .markers import Key, key_name
+from .scope import Scope as Lifetime  # (Scope here is the ASGI scope)
 
-__all__ = ["FromTether", "Inject", "injector", "install"]
+__all__ = ["FromTether", "Inject", "injector", "install", "shutdown"]
 
 T = TypeVar("T")
 
@@ -105,7 +111,8 @@ def install(app: FastAPI, root: Container) -> None:
     ``Request`` (``WebSocket`` for a websocket) as a value, closed (its teardowns run, async ones
     awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
     ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Call it once per app,
-    before the app starts; ``app.state.tether_root`` is ``root`` (close it yourself at shutdown)."""
+    before the app starts; ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of
+    the app's lifespan)."""
     if not isinstance(app, FastAPI):
         raise TypeError(f"install: app must be a fastapi.FastAPI, not {type(app).__name__}")
     if not isinstance(root, Container):
@@ -116,6 +123,31 @@ def install(app: FastAPI, root: Container) -> None:
     root.register_value(WebSocket)
     app.add_middleware(_ChildPerRequest, root=root)
     app.state.tether_root = root
+
+
+async def shutdown(app: FastAPI) -> None:
+    """The end of an app's lifespan: tears down what the root of ``install(app, root)`` caches, its
+    singletons, then its own CONTAINER-scoped instances (teardowns run, async ones awaited; failures
+    raised together as ``TeardownError`` once both are done), and keeps the root and its registrations,
+    so that the app can start again in this process and make them anew::
+
+        @asynccontextmanager
+        async def lifespan(app: FastAPI):
+            yield
+            await tether.fastapi.shutdown(app)
+
+    ``root.close()`` instead ends the root for good: only when nothing will start the app again."""
+    root = getattr(app.state, "tether_root", None)
+    if not isinstance(root, Container):
+        raise RuntimeError("shutdown: tether is not installed on this app (call install(app, root) first)")
+    failed: list[Exception] = []
+    for lifetime in (Lifetime.SINGLETON, Lifetime.CONTAINER):
+        try:
+            await root.areset(lifetime)
+        except TeardownError as exc:
+            failed += exc.exceptions
+    if failed:
+        raise TeardownError(failed)
 
 
 #: ``Inject``'s dependency per key: one callable per key, so ``app.dependency_overrides`` can name it.

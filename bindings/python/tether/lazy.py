@@ -1,29 +1,92 @@
-"""The callables a Python factory gets for ``tether.lazy`` and ``tether.weak_lazy`` dependencies.
+"""The callables a Python factory gets for ``tether.lazy``, ``tether.weak_lazy`` and ``tether.factory`` dependencies.
 
 They are Python objects, not the library's C trampolines: a C lazy slot lives only as long as
 the dependent's C box, while a Python dependent lives as long as Python holds it. The C slot is
-still declared (so ``validate`` and ``to_dot`` see the edge); the binding ignores its pointer.
+still declared (so ``validate`` and ``to_dot`` see the edge), and the library still decides what
+it answers: the binding watches the slot (``tether_provider_watch``) and keeps the answer, the
+graph's own instance of the key (the object that holds this dependent) or the refusal of a strong
+edge that would close a retain cycle, in the Python object. Without an answer from its graph, the
+first call resolves the key anew.
 """
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any, Callable
 
+from ._cabi import OK, PROVIDER_WATCH_FN
 from .errors import InvalidHandleError
 from .native_refs import NativeRef
 
 _UNSET: Any = object()
 
+#: Lazy objects waiting for their graph's answer, by the token their watch passes as its context.
+_watching: dict[int, Callable[[], Any]] = {}
+_tokens = itertools.count(1)
+_api: list[Any] = []
+
+
+def _told(context: int | None, status: int, instance: int | None) -> None:
+    """tether_provider_watch's callback: inside the resolve, on its thread; maps the answer to
+    the binding's object now, while the graph keeps it."""
+    ref = _watching.pop(context or 0, None)
+    lazy = ref() if ref is not None else None
+    if lazy is None:
+        return
+    from . import messages, object_table  # (no import cycle at load time)
+
+    if status != OK:
+        lazy._graph = (status, messages.last(_api[0]))
+        return
+    obj = object_table.lookup(instance or 0, object_table.MISSING)
+    if obj is object_table.MISSING:
+        return  # a native instance: resolved anew on the first call
+    try:
+        lazy._graph = obj.downgrade() if isinstance(obj, NativeRef) else weakref.ref(obj)
+    except TypeError:
+        pass  # not weakly referenceable: resolved anew on the first call
+
+
+_TOLD = PROVIDER_WATCH_FN(_told)
+
+
+def watch(api: Any, lazy: _Deferred, provider: int | None) -> None:
+    """Has the library tell ``lazy`` what the C slot ``provider`` answers from its graph."""
+    if not provider:
+        return
+    if not _api:
+        _api.append(api)
+    token = next(_tokens)
+
+    def forget(_ref: Any) -> None:  # the lazy object went before its graph answered
+        _watching.pop(token, None)
+
+    _watching[token] = weakref.ref(lazy, forget)
+    if api.tether_provider_watch(provider, _TOLD, token) != OK:
+        _watching.pop(token, None)
+
 
 class _Deferred:
-    __slots__ = ("_container", "_key")
+    __slots__ = ("_container", "_key", "_graph", "__weakref__")
 
     def __init__(self, container: Any, key: str) -> None:
         self._container: Callable[[], Any] | None = weakref.ref(container) if container is not None else None
         self._key = key
+        #: What the graph the dependent was made in answers: None (nothing: resolve anew), a weak
+        #: reference to its instance of the key, or ``(status, parts)``: the library's refusal.
+        self._graph: Any = None
 
     def _resolve(self) -> Any:
+        graph = self._graph
+        if graph is not None:
+            if isinstance(graph, tuple):
+                from . import _state
+
+                _state.raise_caused(graph[0], graph[1], None)
+            obj = graph()
+            if obj is not None:
+                return obj
         container = self._container() if self._container is not None else None
         if container is None or container.closed:
             raise InvalidHandleError(f"lazy dependency on {self._key!r}: its container was closed")
@@ -31,8 +94,10 @@ class _Deferred:
 
 
 class Lazy(_Deferred):
-    """``tether.lazy(K)``: resolves K on the first call (from the container the dependent was
-    resolved from), then holds it strongly and returns the same object on every call."""
+    """``tether.lazy(K)``: the first call answers the K of the graph the dependent was made in,
+    while it lives, else resolves K (from the container the dependent was resolved from); then
+    holds it strongly and returns the same object on every call. A K whose graph instance holds
+    the dependent strongly is refused (``RetainCycleError``: use ``tether.weak_lazy``)."""
 
     __slots__ = ("_value",)
 
@@ -47,6 +112,7 @@ class Lazy(_Deferred):
             if self._value is _UNSET:  # two threads may race the first call: the first result wins
                 self._value = value
                 self._container = None
+                self._graph = None
             value = self._value
         return value
 
@@ -55,8 +121,9 @@ class Lazy(_Deferred):
 
 
 class WeakLazy(_Deferred):
-    """``tether.weak_lazy(K)``: resolves K on the first call and holds it weakly; returns None once
-    it is gone. The first call returns the object even when nobody else holds it yet."""
+    """``tether.weak_lazy(K)``: the first call answers the K of the graph the dependent was made
+    in, while it lives, else resolves K; it holds it weakly and returns None once it is gone.
+    The first call returns the object even when nobody else holds it yet."""
 
     __slots__ = ("_ref",)
 
@@ -82,7 +149,26 @@ class WeakLazy(_Deferred):
         if self._ref is None:
             self._ref = ref
             self._container = None
+            self._graph = None
         return value
 
     def __repr__(self) -> str:
         return f"<tether.weak_lazy {self._key!r}>"
+
+
+class Factory(_Deferred):
+    """``tether.factory(K)``: ``make(*args)`` builds a new K with those runtime arguments (as
+    ``container.resolve(K, *args)``, from the container the dependent was resolved from), its
+    other dependencies injected; wrong arguments raise ``ArgumentMismatchError``, a call after
+    that container closed ``InvalidHandleError``."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any) -> Any:
+        container = self._container() if self._container is not None else None
+        if container is None or container.closed:
+            raise InvalidHandleError(f"tether.factory({self._key!r}): its container was closed")
+        return container.resolve(self._key, *args)
+
+    def __repr__(self) -> str:
+        return f"<tether.factory {self._key!r}>"

@@ -10,10 +10,14 @@ from __future__ import annotations
 import ctypes
 from typing import Union
 
-from ._cabi import PARAM_DEP, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
+from ._cabi import PARAM_ALL, PARAM_DEP, PARAM_FACTORY, PARAM_LAZY, PARAM_WEAK, PARAM_WEAK_LAZY
 
 Key = Union[str, type]
 """A registration key: a string or a class."""
+
+
+#: Keys that are a class's name, with the class's qualified name: messages suggest ``register(Repo)``.
+class_keys: dict[str, str] = {}
 
 
 def key_name(key: object) -> str:
@@ -28,18 +32,22 @@ def key_name(key: object) -> str:
         own = key.__dict__.get("__tether_key__")
         if own is not None:
             return key_name(own)
-        return f"{key.__module__}.{key.__qualname__}"
+        name = f"{key.__module__}.{key.__qualname__}"
+        if len(class_keys) < 4096:
+            class_keys[name] = key.__qualname__
+        return name
     if isinstance(key, Dependency):
         raise TypeError(f"{key!r} is a dependency marker, not a key: use it in deps=[...] or Annotated[...]")
     raise TypeError(f"a tether key is a non-empty str or a class, not {type(key).__name__}")
 
 
 class Dependency:
-    """A dependency on ``key`` of a given kind; made by ``weak``, ``lazy``, ``weak_lazy``."""
+    """A dependency on ``key`` of a given kind; made by ``weak``, ``lazy``, ``weak_lazy``, ``all_of``, ``factory``."""
 
     __slots__ = ("key", "kind")
 
-    _NAMES = {PARAM_DEP: "dep", PARAM_WEAK: "weak", PARAM_LAZY: "lazy", PARAM_WEAK_LAZY: "weak_lazy"}
+    _NAMES = {PARAM_DEP: "dep", PARAM_WEAK: "weak", PARAM_LAZY: "lazy", PARAM_WEAK_LAZY: "weak_lazy",
+              PARAM_ALL: "all", PARAM_FACTORY: "factory"}
 
     def __init__(self, key: Key, kind: int) -> None:
         key_name(key)  # validates early: wrong use raises before reaching C
@@ -81,6 +89,19 @@ def weak_lazy(key: Key) -> Dependency:
     return Dependency(key, PARAM_WEAK_LAZY)
 
 
+def all_of(key: Key) -> Dependency:
+    """Every registration of ``key`` and of its named variants (``register(K, f, name="gzip")``)
+    visible from the resolving container, in registration order (a child's variant replaces its
+    parent's, a new one is added): the factory receives a list. Exported as ``tether.all``."""
+    return Dependency(key, PARAM_ALL)
+
+
+def factory(key: Key) -> Dependency:
+    """A factory of ``key``, which takes runtime arguments: the factory receives a callable
+    ``make(*args)`` that builds a new ``key`` with them, its other dependencies injected."""
+    return Dependency(key, PARAM_FACTORY)
+
+
 Pointer = ctypes.c_void_p
 """Declares a raw-pointer runtime argument (``TETHER_PARAM_PTR``): the factory receives an int or None."""
 
@@ -101,3 +122,17 @@ def encode_key(key: object) -> bytes:
         _encoded.clear()
     _encoded[key] = raw
     return raw
+
+
+class _RuntimeArgument:
+    """``Annotated[int, tether.arg]``: this parameter is a runtime argument of ``resolve`` (its
+    hint's type, one of the runtime-argument types). Autowiring refuses a bare ``seconds: int``,
+    which would silently make the key take runtime arguments (and never be a dependency)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "tether.arg"
+
+
+arg = _RuntimeArgument()

@@ -12,7 +12,7 @@ starts with.
 from __future__ import annotations
 
 import re
-from ctypes import byref
+from ctypes import byref, c_size_t
 from typing import Sequence
 
 from ._cabi import (
@@ -25,12 +25,15 @@ from ._cabi import (
     FIX_UNFINISHED,
     FIX_REGISTER,
     FIX_WEAK_EDGE,
+    FIX_WEAK_LAZY,
+    FIX_RUNTIME_ARGUMENTS,
     FIX_WEAK_TARGET,
     OK,
     Api,
     ErrorParts,
 )
 from .errors import FactoryReturnedNone
+from .markers import class_keys
 
 #: Paths longer than this are shown as their first and last ``_PATH_END`` keys (as the library's).
 _PATH_MAX, _PATH_END = 7, 3
@@ -59,10 +62,28 @@ def last(api: Api) -> Parts:
     raw = ErrorParts()
     if api.tether_last_error_parts(byref(raw)) != OK:
         return Parts(api.tether_last_status(), text=api.last_error())
+    return _parts(raw, api.last_error())
+
+
+def _parts(raw: ErrorParts, text: str) -> Parts:
     path = [_text(raw.path[i]) or "" for i in range(raw.path_count)]
     return Parts(raw.status, raw.fix, _text(raw.key), target=_text(raw.target), path=path, omitted=raw.path_omitted,
-                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback,
-                 text=api.last_error())
+                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback, text=text)
+
+
+def validate_report(api: Api) -> str:
+    """The last failed ``tether_validate``'s report in Python's terms: its first line, then each
+    problem rendered from its parts (``tether_validate_problem_parts``), or its line as it is."""
+    lines = api.last_error().splitlines()
+    raw, count = ErrorParts(), c_size_t()
+    out = [re.sub(r"^tether_\w+: ", "", lines[0])] if lines else []
+    api.tether_validate_problem_parts(0, byref(raw), byref(count))
+    shown = count.value if count.value == len(lines) - 1 else len(lines) - 2  # a long report ends in "... and N more"
+    for i, line in enumerate(lines[1:]):
+        if i < shown and api.tether_validate_problem_parts(i, byref(raw), None) == OK and raw.fix != FIX_NONE:
+            line = render(_parts(raw, line))
+        out.append(line)
+    return "\n".join(out)
 
 
 def last_message(api: Api) -> str:
@@ -104,18 +125,29 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
             text += f" (needed by {_path(parts)})"
         elif parts.callback_of and not parts.callback:
             text += f" (needed by a completion callback of {_q(parts.callback_of)})"
-        text += f": register it first (container.register({_q(key)}, ...)) or check the spelling"
+        cls = class_keys.get(key or "")
+        how = f"container.register({cls})" if cls else f"container.register({_q(key)}, ...)"
+        text += f": register it first ({how}) or check the spelling"
     elif fix == FIX_BREAK_CYCLE:
         before = parts.path[-2] if len(parts.path) > 1 else key
-        text = (f"the constructors of {_path(parts)} need each other: make {_q(before)}'s dependency on {_q(key)} "
-                f"lazy (deps=[tether.lazy({_q(key)})]) or set it after construction in a completion callback "
-                f"(on_complete=)")
+        text = (f"the constructors of {_path(parts)} need each other: set {_q(before)}'s dependency on {_q(key)} "
+                f"after construction in a completion callback of {_q(before)} (on_complete=), or make it weak-lazy "
+                f"(deps=[tether.weak_lazy({_q(key)})])")
     elif fix == FIX_WEAK_EDGE:
         text = (f"r.get({_q(parts.target)}) from {_q(key)} makes a strong reference that closes the retain "
                 f"cycle {_path(parts)}: take it with r.weak({_q(parts.target)}) instead")
     elif fix == FIX_WEAK_TARGET:
         text = (f"the strong target {_q(parts.target)} of {_q(key)} closes the retain cycle {_path(parts)}: "
                 f"declare it weak (tether.complete(fn, deps=[tether.weak({_q(parts.target)})]))")
+    elif fix == FIX_WEAK_LAZY:
+        text = (f"tether.lazy({_q(parts.target)}) in {_q(key)} would close the retain cycle {_path(parts)}: "
+                f"{_q(parts.target)} holds {_q(key)} strongly; make it deps=[tether.weak_lazy({_q(parts.target)})]")
+    elif fix == FIX_RUNTIME_ARGUMENTS:
+        text = f"{_q(key)} takes runtime arguments and cannot be a dependency"
+        if parts.path:
+            text += f" (needed by {_path(parts)})"
+        text += (f": declare the parameter tether.factory({class_keys.get(key or '') or _q(key)}) to build it with "
+                 f"arguments from the factory, or resolve it with container.resolve({class_keys.get(key or '') or _q(key)}, ...)")
     elif fix == FIX_FACTORY:
         text = _failed(f"the factory for {_q(key)}", parts.reason, cause)
         if len(parts.path) > 1 or parts.omitted:

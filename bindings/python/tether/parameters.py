@@ -3,15 +3,17 @@
 Rules (also in the README):
 
 - A ``deps`` entry is a key (str or class: a strong dependency), a marker (``weak``/``lazy``/
-  ``weak_lazy``/``dep``), or one of the runtime-argument types below.
+  ``weak_lazy``/``dep``/``all``/``factory``), or one of the runtime-argument types below.
 - Runtime argument types map to C slots: ``int``/``bool`` -> I64, ``float`` -> F64, ``str`` -> STR
   (the factory gets a str; UTF-8), ``bytes`` -> STR (gets bytes), ``tether.Pointer``
   (``ctypes.c_void_p``) -> PTR (gets an int address or None), ``object`` -> PTR carrying any Python
   object (gets the object itself).
 - Autowiring (when ``deps`` is empty) reads the parameters of the class's ``__init__`` or of the
   factory: ``Annotated[T, "key"]`` or ``Annotated[T, tether.weak(K)]`` says exactly what to inject;
-  otherwise a parameter with a default keeps its default; otherwise its annotation decides: a
-  runtime-argument type above, or any other class = a strong dependency on that class's key.
+  ``Annotated[int, tether.arg]`` a runtime argument; otherwise a parameter with a default keeps its
+  default; otherwise its annotation decides: any class = a strong dependency on that class's key,
+  except a runtime-argument type above, which is a TypeError naming the parameter (it would
+  silently become a runtime argument: say so with ``tether.arg``, or declare ``deps=[...]``).
   ``*args``/``**kwargs`` are ignored. Anything else (no annotation, ``Optional[...]``, a forward
   reference that does not resolve) is a TypeError naming the parameter.
 """
@@ -25,7 +27,7 @@ from types import FunctionType
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ._cabi import PARAM_DEP, PARAM_F64, PARAM_I64, PARAM_PTR, PARAM_STR
-from .markers import Dependency, key_name
+from .markers import Dependency, arg, key_name
 
 ARG_TYPES: dict[Any, tuple[int, str]] = {
     int: (PARAM_I64, "int"),
@@ -67,7 +69,7 @@ def slot_for(entry: object, where: str) -> Slot:
             return Slot(kind, arg=arg)
         return Slot(PARAM_DEP, key_name(entry))
     raise TypeError(
-        f"{where}: {entry!r} is not a dependency: use a key (str or class), tether.weak/lazy/weak_lazy(key), "
+        f"{where}: {entry!r} is not a dependency: use a key (str or class), tether.weak/lazy/weak_lazy/all/factory(key), "
         f"or a runtime-argument type (int, float, str, bytes, object, tether.Pointer)"
     )
 
@@ -128,6 +130,12 @@ def _annotation_slot(annotation: Any, param: str, what: str) -> Slot | None:
         for meta in annotation.__metadata__:
             if isinstance(meta, (str, Dependency)):
                 return slot_for(meta, f"{what}: parameter {param!r}")
+            if meta is arg:
+                hinted = typing.get_args(annotation)[0]
+                if hinted not in ARG_TYPES:
+                    raise TypeError(f"{what}: parameter {param!r}: tether.arg needs a runtime-argument type "
+                                    f"(int, bool, float, str, bytes, object, tether.Pointer), not {hinted!r}")
+                return slot_for(hinted, f"{what}: parameter {param!r}")
     return None
 
 
@@ -167,12 +175,22 @@ def infer(factory: Callable[..., Any], what: str, first: Slot | None = None) -> 
             if annotation is p.empty:
                 raise TypeError(
                     f"{what}: cannot autowire parameter {p.name!r}: it has no type hint; annotate it with a "
-                    f"class, Annotated[T, \"key\"], a runtime-argument type, or pass deps=[...]"
+                    f"class, Annotated[T, \"key\"], or pass deps=[...] (which also declares runtime arguments)"
                 )
             if not isinstance(annotation, type):
                 raise TypeError(
                     f"{what}: cannot autowire parameter {p.name!r}: {annotation!r} is not a class; use "
                     f"Annotated[..., \"key\"] or tether.weak/lazy markers, or pass deps=[...]"
+                )
+            if annotation in ARG_TYPES:
+                # A builtin hint would silently make the key take runtime arguments, and such a key
+                # cannot be a dependency: say so now rather than at the first resolve that needs it.
+                name = ARG_TYPES[annotation][1] if annotation is not ctypes.c_void_p else "tether.Pointer"
+                raise TypeError(
+                    f"{what}: parameter {p.name!r} is hinted {name}, which autowiring would make a runtime argument "
+                    f"of resolve (and the key then can never be a dependency): give it a default "
+                    f"({p.name}: {name} = ...), inject a key (Annotated[{name}, \"key\"]), or say it is one "
+                    f"({p.name}: Annotated[{name}, tether.arg])"
                 )
             slot = slot_for(annotation, f"{what}: parameter {p.name!r}")
         if positional and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):

@@ -23,10 +23,13 @@ from ._cabi import (
     COMPLETE_FN,
     DEFER_DROP,
     E_FACTORY_FAILED,
+    E_RETAIN_CYCLE,
     OK,
     OPTIONS_CALLBACKS,
+    PARAM_ALL,
     PARAM_DEP,
     PARAM_F64,
+    PARAM_FACTORY,
     PARAM_I64,
     PARAM_LAZY,
     PARAM_PTR,
@@ -38,11 +41,13 @@ from ._cabi import (
     CompletionEntry,
     Param,
     RegistrationOptions,
+    list_items,
 )
 from .completion import Completion
-from .errors import FactoryReturnedNone, error_for
+from .errors import FactoryReturnedNone, RetainCycleError, error_for
 from .messages import last_message
-from .lazy import Lazy, WeakLazy
+from .lazy import Factory, Lazy, WeakLazy
+from .lazy import watch as watch_lazy
 from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
@@ -57,6 +62,8 @@ _ARGTYPES = {
     PARAM_F64: c_double,
     PARAM_STR: c_char_p,
     PARAM_PTR: c_void_p,
+    PARAM_ALL: c_void_p,
+    PARAM_FACTORY: c_void_p,
 }
 
 
@@ -75,6 +82,12 @@ def fail(api: Api, exc: BaseException) -> None:
         pass
 
 
+def failed_status(exc: BaseException) -> int:
+    """What a failed completion callback returns: the status of the library's own refusal it let
+    through (a retain cycle stays a retain cycle: one status per kind), else FACTORY_FAILED."""
+    return E_RETAIN_CYCLE if isinstance(exc, RetainCycleError) else E_FACTORY_FAILED
+
+
 #: A registration's ``tether_register_ex`` arguments other than its key and functions, by its slots,
 #: scope and drop's id (see ``_arguments``): the library only reads them during the call, so registrations
 #: of the same declaration without callbacks share them
@@ -85,7 +98,7 @@ def _arguments(slots: tuple[Any, ...], scope: Scope, drop: Any, callback_count: 
     """Whether a registration of ``slots`` has a hidden resolver slot, the ctypes type of its factory
     trampoline, its ``tether_param`` array and its options (see ``Registration.install``)."""
     # with dependencies, a hidden resolver slot first: to take handles on native ones
-    hidden_resolver = any(slot.kind == PARAM_DEP for slot in slots)
+    hidden_resolver = any(slot.kind in (PARAM_DEP, PARAM_ALL) for slot in slots)
     params = [Param(PARAM_RESOLVER, None)] if hidden_resolver else []
     params += [Param(slot.kind, slot.key.encode("utf-8") if slot.key else None) for slot in slots]
     argtypes = ([c_void_p] if hidden_resolver else []) + [_ARGTYPES[slot.kind] for slot in slots]
@@ -312,6 +325,14 @@ class Registration:
             obj = native_via_resolver(self.api, resolver, ptr or 0)
         return obj
 
+    def _list_item(self, address: int, resolver: int | None) -> Any:
+        """An item of an ALL slot's list, as a DEP slot's instance is converted."""
+        obj = object_table.lookup(address, object_table.MISSING)
+        if obj is object_table.MISSING:
+            assert resolver is not None
+            obj = native_via_resolver(self.api, resolver, address)
+        return obj
+
     def _simple_trampoline(self, count: int) -> Callable[..., int | None]:
         """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
         graph scope. It does per call only what the general one would: the dependencies from the
@@ -510,10 +531,12 @@ class Registration:
             self.cached = None
 
     def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
-        """Releases the weak handles of slots ``start``... (the factory owns them, even unused)."""
+        """Releases the weak and factory handles of slots ``start``... (the factory owns them, even unused)."""
         for slot, value in zip(self.plan.slots[start:], cargs[start:]):
             if slot.kind == PARAM_WEAK and value:
                 self.api.tether_weak_release(value)
+            elif slot.kind == PARAM_FACTORY and value:
+                self.api.tether_factory_release(value)
 
     def _convert(self, cargs: Sequence[Any], resolver: int | None) -> list[Any]:
         api = self.api
@@ -529,11 +552,19 @@ class Registration:
                         obj = native_via_resolver(api, resolver, value or 0)
                 elif kind == PARAM_WEAK:
                     obj = weak_callable(api, value or 0)
+                elif kind == PARAM_FACTORY:  # a Python callable instead (see lazy.py); the C handle is let go of
+                    assert slot.key is not None
+                    api.tether_factory_release(value)
+                    frames = _state.tls.frames
+                    obj = Factory(frames[-1][0] if frames else self.container(), slot.key)
                 elif kind == PARAM_LAZY or kind == PARAM_WEAK_LAZY:
                     assert slot.key is not None
                     frames = _state.tls.frames
                     container = frames[-1][0] if frames else self.container()
                     obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
+                    watch_lazy(api, obj, value)  # the library answers from this graph
+                elif kind == PARAM_ALL:
+                    obj = [self._list_item(address, resolver) for address in list_items(value)]
                 elif kind == PARAM_I64:
                     obj = bool(value) if slot.arg == "bool" else value
                 elif kind == PARAM_STR:
@@ -598,7 +629,7 @@ class Registration:
             except BaseException as exc:
                 release_from(args, converted)
                 fail(api, exc)
-                return E_FACTORY_FAILED
+                return failed_status(exc)
 
         return complete
 
@@ -625,7 +656,7 @@ class Registration:
                     return OK
                 except BaseException as exc:
                     fail(api, exc)
-                    return E_FACTORY_FAILED
+                    return failed_status(exc)
 
             return complete
 
@@ -639,7 +670,7 @@ class Registration:
                 return OK
             except BaseException as exc:
                 fail(api, exc)
-                return E_FACTORY_FAILED
+                return failed_status(exc)
 
         return trampoline
 

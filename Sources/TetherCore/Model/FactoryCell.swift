@@ -1,0 +1,20 @@
+/// What a FACTORY slot (`Param.factory`) hands the dependent: builds `key` from the
+/// container the dependent was resolved from, with runtime arguments given per call
+/// and its other dependencies injected as usual (an ordinary top-level resolve).
+public final class FactoryCell: @unchecked Sendable {
+    public let container: Container
+    public let key: Key
+
+    public init(container: Container, key: Key) {
+        self.container = container
+        self.key = key
+    }
+
+    /// A new instance of `key` built with `arguments`, with a reference for the caller.
+    public func make(_ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Unmanaged<Instance> {
+        guard !container.isClosed else {
+            throw TetherError(.invalidHandle, "the container of this factory for \(key.quoted) was freed; do not call a factory after its container")
+        }
+        return try container.resolveRetained(key, arguments: arguments)
+    }
+}

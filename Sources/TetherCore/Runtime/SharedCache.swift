@@ -1,0 +1,331 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The one home of shared-instance creation (singleton, weak and container
+/// scope): where a resolve looks for the cached instance, claims the right to
+/// create a missing one, publishes it and lets go.
+///
+/// Creation is serialized per (registration, caching container), not per
+/// process (Dagger's `DoubleCheck`, Guice's `CycleDetectingLock`): a graph that
+/// must create a shared instance claims that key's `Cell` and holds it until
+/// the graph is published (after its completion callbacks) or fails; another
+/// thread wanting the same key waits for the cell and then takes the published
+/// instance (one instance however many threads race), or claims the cell
+/// itself when the creator failed (nothing half-built is ever handed out).
+/// Other keys and other containers go on meanwhile.
+///
+/// A thread about to wait for a cell whose holder waits, directly or through
+/// other threads, for a cell this thread holds would wait forever (`waitingOn`,
+/// read under `waitLock`, which only threads about to wait or done waiting
+/// take). Graphs make such cycles without any cyclic dependency: one holds X
+/// (made, not yet published) and needs Y, another holds Y and needs X. So a
+/// graph claims the cells its constructor edges reach in one order (by key)
+/// before creating anything (`Graph.claimInOrder`), and a cycle that remains
+/// (a cache reset meanwhile, a key reached from a callback) is broken by a
+/// resolve that can start over (no factory or callback of it under way: its
+/// `canBackOff`): it gives up its cells, destroys what it made, waits, and runs
+/// again (wound-wait: one that cannot start over makes one that can). Only
+/// when none in the cycle can (each waits from inside a factory or callback:
+/// a cycle through providers across threads) does the finder fail with `.cycle`
+/// naming both threads' paths.
+///
+/// Cells live in striped tables (a mutex and a condition per stripe, held for
+/// a few loads and stores, never across user code), so claiming a
+/// request's container-scoped instance takes no process-wide lock.
+///
+/// fork(): the child has only the forking thread. Every lock is taken around
+/// the fork (`prepare`), so the tables are consistent in the child, which
+/// forgets the cells other threads held (they never finish there; the child
+/// makes its own instances) and keeps the forking thread's.
+final class SharedCache: @unchecked Sendable {
+    static let shared = SharedCache()
+
+    struct CellKey: Hashable {
+        let registration: ObjectIdentifier
+        let container: ObjectIdentifier?
+    }
+
+    /// One shared instance under creation. `owner` and `key` never change;
+    /// `released` is set once, by the owner, under its stripe's lock.
+    final class Cell {
+        let key: CellKey
+        /// The holder's `ThreadState` (address), and its pthread id (for fork).
+        let owner: UnsafeMutableRawPointer
+        let ownerThread: pthread_t
+        /// The key's name, for messages.
+        let name: Key
+        let released = Atomic<Bool>(false)
+        /// Threads waiting for it (under the stripe's lock): the release broadcasts only then.
+        var waiters = 0
+
+        init(key: CellKey, owner: UnsafeMutableRawPointer, name: Key) {
+            self.key = key
+            self.owner = owner
+            self.ownerThread = pthread_self()
+            self.name = name
+        }
+    }
+
+    /// A slice of the table: its cells, its mutex and the condition waiters wait on.
+    private final class Stripe {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        var cells: [CellKey: Cell] = [:]
+
+        init() { initialize() }
+
+        func initialize() {
+            pthread_mutex_init(mutex, nil)
+            pthread_cond_init(changed, nil)
+        }
+    }
+
+    /// 2^5: `stripe` takes 5 bits.
+    private static let stripeCount = 32
+    private let stripes: [Stripe]
+    /// Taken to look at or change what threads wait for (`ThreadState.waitingOn`).
+    private let waitLock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    private init() {
+        stripes = (0..<Self.stripeCount).map { _ in Stripe() }
+        pthread_mutex_init(waitLock, nil)
+        pthread_atfork({ SharedCache.shared.lockAll() }, { SharedCache.shared.unlockAll() }, { SharedCache.shared.afterForkInChild() })
+    }
+
+    /// The stripe of `key`: its addresses mixed (Fibonacci hashing), high bits taken.
+    @inline(__always)
+    private func stripe(_ key: CellKey) -> Stripe {
+        let bits = UInt(bitPattern: key.registration) &* 31 &+ (key.container.map { UInt(bitPattern: $0) } ?? 0)
+        return stripes[Int((bits &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - 5))]
+    }
+
+    // MARK: looking up, claiming, publishing
+
+    /// The cached instance of `registration` (`container`'s, for the container scope), retained.
+    @inline(__always)
+    static func cached(_ registration: Registration, _ scope: Scope, in container: Container) -> Unmanaged<Instance>? {
+        registration.cachedRetained(scope, in: container)
+    }
+
+    /// What `claim` found: the published instance (retained), the cell to create
+    /// it under, or a wait cycle this resolve must break by starting over once `cell`
+    /// is released (`error` if it cannot any more).
+    enum Claim {
+        case published(Unmanaged<Instance>)
+        case create(Cell)
+        case backOff(Cell, TetherError)
+    }
+
+    static func cellKey(_ registration: Registration, _ scope: Scope, in container: Container) -> CellKey {
+        CellKey(registration: ObjectIdentifier(registration), container: scope == .container ? ObjectIdentifier(container) : nil)
+    }
+
+    /// The published instance of `registration`, or its cell claimed for the
+    /// calling thread (`thread`, its `ThreadState`): waits while another thread
+    /// holds the cell. Fails with `.cycle` when waiting would never end (the cell
+    /// is held by this thread further out, or by a thread that waits for this
+    /// one), with `.wouldBlock` when this thread resolves in no-wait mode (`WaitMode`)
+    /// and another thread holds it. `path`: what this thread is building, for messages.
+    func claim(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer,
+               canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
+        let key = Self.cellKey(registration, scope, in: container)
+        let stripe = stripe(key)
+        while true {
+            if let hit = Self.cached(registration, scope, in: container) { return .published(hit) }
+            pthread_mutex_lock(stripe.mutex)
+            guard let held = stripe.cells[key] else {
+                let cell = Cell(key: key, owner: thread, name: registration.key)
+                stripe.cells[key] = cell
+                pthread_mutex_unlock(stripe.mutex)
+                // Published and let go of between the look above and the claim.
+                if let hit = Self.cached(registration, scope, in: container) {
+                    release(cell)
+                    return .published(hit)
+                }
+                return .create(cell)
+            }
+            pthread_mutex_unlock(stripe.mutex)
+            // Made by a resolve further out on this thread that has not finished:
+            // handing it out could outlive that resolve's failure.
+            if held.owner == thread { throw Reentry.unfinished(registration.key, path: path()) }
+            let state = Unmanaged<ThreadState>.fromOpaque(thread)
+            if state._withUnsafeGuaranteedRef({ $0.noWait }) {
+                state._withUnsafeGuaranteedRef { $0.blocked = true }
+                throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
+            }
+            if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
+        }
+    }
+
+    /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
+    func waitReleased(_ cell: Cell) {
+        let stripe = stripe(cell.key)
+        pthread_mutex_lock(stripe.mutex)
+        cell.waiters += 1
+        while !cell.released.load(ordering: .sequentiallyConsistent) { pthread_cond_wait(stripe.changed, stripe.mutex) }
+        cell.waiters -= 1
+        pthread_mutex_unlock(stripe.mutex)
+    }
+
+    /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
+    func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
+        let key = CellKey(registration: ObjectIdentifier(registration),
+                          container: scope == .container ? ObjectIdentifier(container) : nil)
+        let stripe = stripe(key)
+        pthread_mutex_lock(stripe.mutex)
+        defer { pthread_mutex_unlock(stripe.mutex) }
+        return stripe.cells[key].map { $0.owner != thread } ?? false
+    }
+
+    /// Publishes `instance`, made by a finished graph, into its cache: the
+    /// registration's (singleton, weak) or `container`'s (container scope).
+    /// Publish before releasing the cell: a waiter woken by the release takes it from there.
+    static func publish(_ registration: Registration, _ instance: Instance, in container: Container?) {
+        if let container { container.publishScoped(registration, instance) } else { registration.publish(instance) }
+    }
+
+    /// Lets go of `cell` (after its instance was published, or the creation failed) and wakes its waiters.
+    func release(_ cell: Cell) {
+        let stripe = stripe(cell.key)
+        pthread_mutex_lock(stripe.mutex)
+        if stripe.cells[cell.key] === cell { stripe.cells[cell.key] = nil }
+        cell.released.store(true, ordering: .sequentiallyConsistent)
+        if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
+        pthread_mutex_unlock(stripe.mutex)
+    }
+
+    // MARK: waiting
+
+    /// Waits until `cell` is released (nil), unless its holder (through the threads
+    /// it waits for) waits for this thread: then this resolve starts over
+    /// (`.backOff`) if it can, else makes one in the cycle that can start over, or
+    /// fails with both paths when none can. Also `.backOff` when wounded while waiting.
+    private func wait(for cell: Cell, in stripe: Stripe, _ state: Unmanaged<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
+        let me = state.toOpaque()
+        // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
+        let myPath = state._withUnsafeGuaranteedRef { Reentry.constructing($0).map { $0._withUnsafeGuaranteedRef { $0.key } } } + [cell.name]
+        pthread_mutex_lock(waitLock)
+        var chain: [(path: [Key], waitsFor: Key)] = []
+        var holders: [ThreadState] = []
+        var next = cell
+        while !next.released.load(ordering: .sequentiallyConsistent) {
+            if next.owner == me {
+                let error = Self.crossThreadCycle(myPath, cell.name, chain)
+                if canBackOff {
+                    pthread_mutex_unlock(waitLock)
+                    return .backOff(cell, error)
+                }
+                guard let victim = holders.first(where: { $0.canBackOff }), let victimCell = victim.waitingOn else {
+                    pthread_mutex_unlock(waitLock)
+                    throw error
+                }
+                let victimStripe = self.stripe(victimCell.key)
+                pthread_mutex_lock(victimStripe.mutex)
+                victim.wounded = true
+                pthread_cond_broadcast(victimStripe.changed)
+                pthread_mutex_unlock(victimStripe.mutex)
+                break  // and wait: the victim lets go of its cells
+            }
+            let holder = Unmanaged<ThreadState>.fromOpaque(next.owner).takeUnretainedValue()
+            guard let waited = holder.waitingOn, chain.count < 64 else { break }
+            chain.append((holder.waitingPath, waited.name))
+            holders.append(holder)
+            next = waited
+        }
+        state._withUnsafeGuaranteedRef {
+            $0.waitingOn = cell
+            $0.waitingPath = myPath
+            $0.canBackOff = canBackOff
+        }
+        pthread_mutex_unlock(waitLock)
+
+        pthread_mutex_lock(stripe.mutex)
+        cell.waiters += 1
+        var wounded = false
+        while !cell.released.load(ordering: .sequentiallyConsistent) {
+            if state._withUnsafeGuaranteedRef({ $0.wounded }) { break }
+            pthread_cond_wait(stripe.changed, stripe.mutex)
+        }
+        cell.waiters -= 1
+        state._withUnsafeGuaranteedRef {
+            wounded = $0.wounded && !cell.released.load(ordering: .sequentiallyConsistent)
+        }
+        pthread_mutex_unlock(stripe.mutex)
+
+        pthread_mutex_lock(waitLock)
+        state._withUnsafeGuaranteedRef {
+            $0.waitingOn = nil
+            $0.waitingPath = []
+            $0.canBackOff = false
+            $0.wounded = false  // a late wound (the cell came first) is moot: this resolve goes on
+        }
+        pthread_mutex_unlock(waitLock)
+        return wounded ? .backOff(cell, Self.crossThreadCycle(myPath, cell.name, [])) : nil
+    }
+
+    /// This thread (building `myPath`, whose last key another thread creates)
+    /// would wait for threads that wait, in turn, for it: `chain`, their paths
+    /// and what each waits for, the last one a key this thread holds.
+    static func crossThreadCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)]) -> TetherError {
+        var message = "cross-thread dependency cycle: this thread builds \(pathText(myPath)) and would wait for \(waited.quoted), which another thread is creating"
+        for (n, other) in chain.enumerated() {
+            message += n == 0 ? " while it builds " : "; that thread builds "
+            message += "\(pathText(other.path)) and waits for \(other.waitsFor.quoted)"
+        }
+        message += ", which this thread is creating: each would wait for the other forever; break the cycle (resolve one of them after construction, e.g. in a completion callback (tether_on_complete), or create one of the shared instances first)"
+        let keys = myPath + chain.flatMap(\.path)
+        return TetherError(.cycle, message, ErrorParts(.breakCycle, key: waited, path: keys))
+    }
+
+    // MARK: fork
+
+    private func lockAll() {
+        pthread_mutex_lock(waitLock)
+        for stripe in stripes { pthread_mutex_lock(stripe.mutex) }
+    }
+
+    private func unlockAll() {
+        for stripe in stripes.reversed() { pthread_mutex_unlock(stripe.mutex) }
+        pthread_mutex_unlock(waitLock)
+    }
+
+    /// In the child of fork(), on the forking thread, before anything else runs there.
+    private func afterForkInChild() {
+        pthread_mutex_init(waitLock, nil)
+        let me = pthread_self()
+        for stripe in stripes {
+            stripe.initialize()
+            for (key, cell) in stripe.cells where pthread_equal(cell.ownerThread, me) == 0 {
+                cell.released.store(true, ordering: .relaxed)
+                stripe.cells[key] = nil
+            }
+        }
+    }
+}
+
+/// Whether resolves on the calling thread may wait for another thread's
+/// creation cell (`SharedCache`). A caller that must not block (one holding an
+/// interpreter lock that the cell's holder may need) resolves in no-wait mode and retries the ordinary way on
+/// `.wouldBlock`.
+public enum WaitMode {
+    /// Runs `body` with this thread's resolves (nested ones too) in no-wait mode
+    /// or not; `blocked`: whether one of them failed with `.wouldBlock`.
+    public static func run<R>(noWait: Bool, _ body: () -> R) -> (result: R, blocked: Bool) {
+        ThreadState.currentReference._withUnsafeGuaranteedRef { state in
+            let (outerMode, outerBlocked) = (state.noWait, state.blocked)
+            state.noWait = noWait
+            state.blocked = false
+            let result = body()
+            let blocked = state.blocked
+            state.noWait = outerMode
+            state.blocked = outerBlocked || blocked
+            return (result, blocked)
+        }
+    }
+}

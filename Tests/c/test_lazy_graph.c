@@ -1,0 +1,358 @@
+/* Lazy slots remember the graph they were filled in (DESIGN.md, "Lazy slots inside a graph").
+ *
+ * X(Y) holds its Y; Y gets a provider for X. A TETHER_WEAK_LAZY provider answers the X that
+ * holds this Y (whatever X's scope; also from Y's completion callback, while the graph is still
+ * completing); a TETHER_LAZY one would hold that X strongly, closing a retain cycle: its calls
+ * return NULL + TETHER_E_RETAIN_CYCLE naming TETHER_WEAK_LAZY, validate reports it, DOT draws it
+ * red, and no second X is ever made. Also: the fixes the cycle and runtime-argument messages name
+ * work when applied, and a retain cycle is TETHER_E_RETAIN_CYCLE from a resolver-form callback. */
+#include <stdlib.h>
+#include "harness.h"
+#include "fixtures.h"
+
+typedef struct Y { kind *k; tether_provider x; } Y;
+typedef struct X { kind *k; Y *y; } X;
+
+static kind kx, ky, kw;
+static int provider_answers_in_callback;  /* Y's completion: the provider answered the graph's X */
+static void *x_seen_in_callback;
+static tether_status callback_status;
+
+static void reset_counts(void) {
+    memset(&kx, 0, sizeof kx); kx.tag = "X";
+    memset(&ky, 0, sizeof ky); ky.tag = "Y";
+    memset(&kw, 0, sizeof kw); kw.tag = "W";
+    provider_answers_in_callback = 0;
+    x_seen_in_callback = NULL;
+    callback_status = TETHER_OK;
+}
+
+static void *make_x(kind *k, Y *y) { X *x = xcalloc(sizeof *x); x->k = k; x->y = y; k->made++; return x; }
+static void *make_y(kind *k, tether_provider x) { Y *y = xcalloc(sizeof *y); y->k = k; y->x = x; k->made++; return y; }
+static void drop_counted(void *instance, void *context) { ((kind *)context)->dropped++; free(instance); }
+
+/* Y's completion callback: calls its provider while X's graph is still completing. */
+static tether_status y_calls_provider(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)context;
+    Y *y = instance;
+    x_seen_in_callback = y->x();
+    callback_status = tether_last_status();
+    if (!x_seen_in_callback) return callback_status;
+    provider_answers_in_callback = 1;
+    return TETHER_OK;
+}
+
+/* X(Y) in `xscope`, Y(slot on X) in the same scope (graph-scoped when X is transient: no
+ * captive), optionally completed by y_calls_provider. */
+static tether_container *xy(tether_scope xscope, tether_param slot, int y_completes) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param px[] = {TETHER_CONTEXT, TETHER_DEP("Y")};
+    tether_param py[] = {TETHER_CONTEXT, slot};
+    tether_options ox = TETHER_OPTIONS_INIT, oy = TETHER_OPTIONS_INIT;
+    tether_completion done = {.fn = y_calls_provider};
+    ox.scope = xscope, ox.context = &kx, ox.drop = drop_counted;
+    oy.context = &ky, oy.drop = drop_counted;
+    oy.scope = xscope == TETHER_SCOPE_TRANSIENT ? TETHER_SCOPE_GRAPH : xscope;
+    if (y_completes) oy.callbacks = &done, oy.callback_count = 1;
+    CHECK_OK(tether_register_with(c, "X", (tether_fn)make_x, px, 2, &ox, NULL));
+    CHECK_OK(tether_register_with(c, "Y", (tether_fn)make_y, py, 2, &oy, NULL));
+    return c;
+}
+
+static void weak_lazy_answers_the_x_that_holds_this_y_in(tether_scope scope) {
+    tether_container *c = xy(scope, TETHER_WEAK_LAZY("X"), 0);
+    CHECK_OK(tether_validate(c));
+    tether_ref *keep = NULL;
+    X *x = tether_get(c, "X", &keep);
+    CHECK(x && x->y && x->y->x);
+    if (x) {
+        CHECK(x->y->x() == x);       /* the graph's X, not a second one */
+        CHECK(x->y->x() == x);
+    }
+    CHECK(kx.made == 1 && ky.made == 1);
+    CHECK_OK(tether_ref_release(keep));
+    if (scope != TETHER_SCOPE_SINGLETON && scope != TETHER_SCOPE_CONTAINER) CHECK(kx.dropped == 1 && ky.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == 1 && ky.made == 1 && kx.dropped == 1 && ky.dropped == 1);
+}
+
+static void test_weak_lazy_answers_the_graphs_x_whatever_its_scope(void) {
+    weak_lazy_answers_the_x_that_holds_this_y_in(TETHER_SCOPE_GRAPH);
+    weak_lazy_answers_the_x_that_holds_this_y_in(TETHER_SCOPE_TRANSIENT);
+    weak_lazy_answers_the_x_that_holds_this_y_in(TETHER_SCOPE_SINGLETON);
+    weak_lazy_answers_the_x_that_holds_this_y_in(TETHER_SCOPE_WEAK);
+    weak_lazy_answers_the_x_that_holds_this_y_in(TETHER_SCOPE_CONTAINER);
+}
+
+/* A Y resolved alone has no X in its graph: its provider resolves anew, as before (the new X's
+ * graph has a Y of its own, so nothing holds that X: expired). */
+static void test_weak_lazy_without_an_x_in_its_graph_resolves_anew(void) {
+    tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_WEAK_LAZY("X"), 0);
+    tether_ref *keep = NULL;
+    Y *y = tether_get(c, "Y", &keep);
+    CHECK(y != NULL && kx.made == 0);
+    if (y) {
+        CHECK(y->x() == NULL && tether_last_status() == TETHER_E_EXPIRED);
+        CHECK(kx.made == 1 && ky.made == 2 && kx.dropped == 1 && ky.dropped == 1);
+    }
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == kx.dropped && ky.made == ky.dropped);
+}
+
+static void test_weak_lazy_from_a_completion_callback_answers_at_once(void) {
+    tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_WEAK_LAZY("X"), 1);
+    tether_ref *keep = NULL;
+    X *x = tether_get(c, "X", &keep);
+    CHECK(x != NULL);
+    CHECK(provider_answers_in_callback && x_seen_in_callback == x);
+    CHECK(kx.made == 1 && ky.made == 1);            /* no nested graphs */
+    CHECK_OK(tether_ref_release(keep));
+    CHECK(kx.dropped == 1 && ky.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void test_strong_lazy_back_edge_is_refused_with_the_weak_lazy_fix(void) {
+    tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_LAZY("X"), 0);
+    /* validate reports it, naming the fix */
+    CHECK_STATUS(tether_validate(c), TETHER_E_RETAIN_CYCLE);
+    CHECK_ERROR_HAS("lazy dependency \"Y\" -> \"X\" would close a retain cycle \"Y\" -> \"X\" -> \"Y\"");
+    CHECK_ERROR_HAS("TETHER_WEAK_LAZY(\"X\")");
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot && strstr(dot, "\"Y\" -> \"X\" [style=dotted, color=red, penwidth=2]"));
+    CHECK(dot && strstr(dot, "\"X\" -> \"Y\" [color=red, penwidth=2]"));
+    tether_string_free(dot);
+    /* a call returns NULL + RETAIN_CYCLE with the same fix; never a second X */
+    tether_ref *keep = NULL;
+    X *x = tether_get(c, "X", &keep);
+    CHECK(x != NULL);
+    if (x) {
+        CHECK(x->y->x() == NULL);
+        CHECK(tether_last_status() == TETHER_E_RETAIN_CYCLE);
+        CHECK_ERROR_HAS("declare the slot TETHER_WEAK_LAZY(\"X\")");
+        tether_error_parts parts;
+        CHECK_OK(tether_last_error_parts(&parts));
+        CHECK(parts.fix == TETHER_FIX_WEAK_LAZY && parts.key && strcmp(parts.key, "Y") == 0
+              && parts.target && strcmp(parts.target, "X") == 0);
+        CHECK(x->y->x() == NULL && tether_last_status() == TETHER_E_RETAIN_CYCLE);
+    }
+    CHECK(kx.made == 1 && ky.made == 1);
+    CHECK_OK(tether_ref_release(keep));
+    CHECK(kx.dropped == 1 && ky.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+
+    /* the same from Y's completion callback: the resolve fails as a retain cycle, caching nothing */
+    c = xy(TETHER_SCOPE_SINGLETON, TETHER_LAZY("X"), 1);
+    CHECK(tether_get(c, "X", &keep) == NULL);
+    CHECK(tether_last_status() == TETHER_E_RETAIN_CYCLE);
+    CHECK(callback_status == TETHER_E_RETAIN_CYCLE && !provider_answers_in_callback);
+    CHECK(kx.made == 1 && ky.made == 1 && kx.dropped == 1 && ky.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+
+    /* the fix applied: TETHER_WEAK_LAZY passes validate and the call */
+    c = xy(TETHER_SCOPE_SINGLETON, TETHER_WEAK_LAZY("X"), 1);
+    CHECK_OK(tether_validate(c));
+    x = tether_get(c, "X", &keep);
+    CHECK(x && x_seen_in_callback == x && x->y->x() == x);
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == 1 && ky.made == 1 && kx.dropped == 1 && ky.dropped == 1);
+}
+
+/* W(Y, X): X does not hold Y, so Y's strong provider may hold the graph's X. */
+static void *make_w(kind *k, Y *y, X *x) { (void)x; return node_new(k, (node *)y, NULL); }
+static void test_strong_lazy_answers_the_graphs_x_when_no_cycle(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param pw[] = {TETHER_CONTEXT, TETHER_DEP("Y"), TETHER_DEP("X")};
+    tether_param px[] = {TETHER_CONTEXT};
+    tether_param py[] = {TETHER_CONTEXT, TETHER_LAZY("X")};
+    tether_options ow = TETHER_OPTIONS_INIT, ox = TETHER_OPTIONS_INIT, oy = TETHER_OPTIONS_INIT;
+    ow.context = &kw, ow.drop = drop_node;
+    ox.context = &kx, ox.drop = drop_counted;
+    oy.context = &ky, oy.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "W", (tether_fn)make_w, pw, 3, &ow, NULL));
+    CHECK_OK(tether_register_with(c, "X", (tether_fn)make0, px, 1, &ox, NULL));
+    CHECK_OK(tether_register_with(c, "Y", (tether_fn)make_y, py, 2, &oy, NULL));
+    CHECK_OK(tether_validate(c));
+    tether_ref *keep = NULL;
+    node *w = tether_get(c, "W", &keep);
+    CHECK(w != NULL);
+    void *x_of_w = NULL;
+    if (w) {
+        Y *y = (Y *)w->a;
+        x_of_w = y->x();
+        CHECK(x_of_w != NULL && kx.made == 1);   /* the graph's X: no second one */
+        CHECK(y->x() == x_of_w);
+    }
+    CHECK_OK(tether_ref_release(keep));
+    CHECK(kw.dropped == 1 && ky.dropped == 1 && kx.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* The constructor-cycle message names two fixes; both close the cycle when applied. */
+static tether_status y_takes_x_weakly(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    return tether_resolver_get_weak(r, "X", &((node *)instance)->weak);
+}
+static void test_constructor_cycle_fixes_work_as_named(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    reg_node(c, "X", &kx, TETHER_SCOPE_GRAPH, "Y", NULL, drop_node);
+    reg_node(c, "Y", &ky, TETHER_SCOPE_GRAPH, "X", NULL, drop_node);
+    tether_ref *keep = NULL;
+    CHECK(tether_get(c, "X", &keep) == NULL && tether_last_status() == TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("break its last edge \"Y\" -> \"X\": take \"X\" in a completion callback of \"Y\" (tether_on_complete), or declare the slot TETHER_WEAK_LAZY(\"X\")");
+    CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("TETHER_WEAK_LAZY(\"X\")");
+
+    /* fix 1: the slot weak-lazy */
+    tether_param py[] = {TETHER_CONTEXT, TETHER_WEAK_LAZY("X")};
+    tether_options oy = TETHER_OPTIONS_INIT;
+    oy.context = &ky, oy.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "Y", (tether_fn)make_y, py, 2, &oy, NULL));
+    CHECK_OK(tether_validate(c));
+    node *x = tether_get(c, "X", &keep);
+    CHECK(x && ((Y *)x->a)->x() == x);
+    CHECK_OK(tether_ref_release(keep));
+
+    /* fix 2: Y takes X in a completion callback */
+    tether_registration *ry = reg_node(c, "Y", &ky, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(ry, y_takes_x_weakly, NULL));
+    CHECK_OK(tether_validate(c));
+    x = tether_get(c, "X", &keep);
+    CHECK(x != NULL);
+    tether_ref *back = NULL;
+    CHECK(x && tether_weak_get(x->a->weak, &back) == x);
+    CHECK_OK(tether_ref_release(back));
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == 2 && kx.dropped == 2 && ky.made == 2 && ky.dropped == 2 && bad_release == 0);
+}
+
+/* validate's advice for a dependency on a key taking runtime arguments passes once applied. */
+static void *make_arg(kind *k, int64_t n) { (void)n; return node_new(k, NULL, NULL); }
+static void test_runtime_argument_advice_passes_when_applied(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param pa[] = {TETHER_CONTEXT, TETHER_I64};
+    tether_options oa = TETHER_OPTIONS_INIT;
+    oa.context = &kx, oa.drop = drop_node;
+    CHECK_OK(tether_register_with(c, "Arg", (tether_fn)make_arg, pa, 2, &oa, NULL));
+    reg_node(c, "User", &ky, TETHER_SCOPE_GRAPH, "Arg", NULL, drop_node);
+    CHECK_STATUS(tether_validate(c), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("declare the slot TETHER_FACTORY(\"Arg\")");  /* applied in test_factory_slots.c */
+    CHECK_ERROR_HAS("or resolve it at the top level with tether_resolve_args");
+    tether_ref *keep = NULL;
+    CHECK(tether_get(c, "User", &keep) == NULL && tether_last_status() == TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("with tether_resolve_args");
+    tether_error_parts parts;
+    CHECK_OK(tether_last_error_parts(&parts));
+    CHECK(parts.fix == TETHER_FIX_RUNTIME_ARGUMENTS && parts.key && strcmp(parts.key, "Arg") == 0 && parts.path_count == 1);
+    /* applied: User no longer declares it; the caller resolves it with its arguments */
+    reg_node(c, "User", &ky, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    CHECK_OK(tether_validate(c));
+    tether_value v[] = {TETHER_VAL_I64(7)};
+    CHECK_OK(tether_resolve_args(c, "Arg", v, 1, &keep));
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == 1 && kx.dropped == 1);
+}
+
+/* One status per kind of failure: a resolver-form callback refused a strong back edge. */
+static tether_status y_takes_x_strongly(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    return tether_resolver_get(r, "X", (void **)&((node *)instance)->got);
+}
+static void test_retain_cycle_from_a_resolver_form_callback_is_retain_cycle(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    reg_node(c, "X", &kx, TETHER_SCOPE_GRAPH, "Y", NULL, drop_node);
+    tether_registration *ry = reg_node(c, "Y", &ky, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(ry, y_takes_x_strongly, NULL));
+    tether_ref *keep = NULL;
+    CHECK(tether_get(c, "X", &keep) == NULL);
+    CHECK(tether_last_status() == TETHER_E_RETAIN_CYCLE);
+    CHECK_ERROR_HAS("completion callback #1 of \"Y\" failed");
+    CHECK(kx.made == 1 && kx.dropped == 1 && ky.made == 1 && ky.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* The binding protocol's watch: told the graph's X (or the refusal) once X is made. */
+static struct { int calls; tether_status status; void *instance; tether_fix fix; } watched;
+static void watch_fn(void *context, tether_status status, void *instance) {
+    (void)context;
+    watched.calls++;
+    watched.status = status;
+    watched.instance = instance;
+    tether_error_parts parts;
+    watched.fix = status && tether_last_error_parts(&parts) == TETHER_OK ? parts.fix : TETHER_FIX_NONE;
+}
+static void *make_y_watching(kind *k, tether_provider x) {
+    if (tether_provider_watch(x, watch_fn, NULL) != TETHER_OK) return NULL;
+    return make_y(k, x);
+}
+static void test_provider_watch_tells_the_graphs_answer(void) {
+    for (int strong = 0; strong < 2; strong++) {
+        reset_counts();
+        memset(&watched, 0, sizeof watched);
+        tether_container *c = new_container();
+        tether_param px[] = {TETHER_CONTEXT, TETHER_DEP("Y")};
+        tether_param py[] = {TETHER_CONTEXT, strong ? TETHER_LAZY("X") : TETHER_WEAK_LAZY("X")};
+        tether_options ox = TETHER_OPTIONS_INIT, oy = TETHER_OPTIONS_INIT;
+        ox.context = &kx, ox.drop = drop_counted;
+        oy.context = &ky, oy.drop = drop_counted;
+        CHECK_OK(tether_register_with(c, "X", (tether_fn)make_x, px, 2, &ox, NULL));
+        CHECK_OK(tether_register_with(c, "Y", (tether_fn)make_y_watching, py, 2, &oy, NULL));
+        tether_ref *keep = NULL;
+        X *x = tether_get(c, "X", &keep);
+        CHECK(x != NULL && watched.calls == 1);
+        if (strong) CHECK(watched.status == TETHER_E_RETAIN_CYCLE && !watched.instance && watched.fix == TETHER_FIX_WEAK_LAZY);
+        else CHECK(watched.status == TETHER_OK && watched.instance == x);
+        CHECK_OK(tether_ref_release(keep));
+        CHECK_OK(tether_container_free(c));
+        CHECK(kx.made == 1 && ky.made == 1 && kx.dropped == 1 && ky.dropped == 1);
+    }
+    CHECK_STATUS(tether_provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
+}
+
+/* Each of validate's problems has the parts a binding renders its fix from. */
+static void test_validate_problems_have_their_parts(void) {
+    tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_LAZY("X"), 0);
+    reg_node(c, "A", &kw, TETHER_SCOPE_GRAPH, "B", NULL, drop_node);
+    reg_node(c, "B", &kw, TETHER_SCOPE_GRAPH, "A", NULL, drop_node);
+    CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
+    tether_error_parts parts;
+    size_t count = 0;
+    CHECK_OK(tether_validate_problem_parts(0, &parts, &count));
+    CHECK(count == 2);
+    CHECK(parts.status == TETHER_E_CYCLE && parts.fix == TETHER_FIX_BREAK_CYCLE && parts.path_count == 3);
+    CHECK_OK(tether_validate_problem_parts(1, &parts, NULL));
+    CHECK(parts.status == TETHER_E_RETAIN_CYCLE && parts.fix == TETHER_FIX_WEAK_LAZY
+          && parts.key && strcmp(parts.key, "Y") == 0 && parts.target && strcmp(parts.target, "X") == 0);
+    CHECK_STATUS(tether_validate_problem_parts(2, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK(count == 2);
+    CHECK_STATUS(tether_validate_problem_parts(0, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_container_free(c));
+    c = new_container();
+    CHECK_OK(tether_validate(c));
+    CHECK_STATUS(tether_validate_problem_parts(0, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK(count == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+int main(void) {
+    RUN(test_weak_lazy_answers_the_graphs_x_whatever_its_scope);
+    RUN(test_weak_lazy_without_an_x_in_its_graph_resolves_anew);
+    RUN(test_weak_lazy_from_a_completion_callback_answers_at_once);
+    RUN(test_strong_lazy_back_edge_is_refused_with_the_weak_lazy_fix);
+    RUN(test_strong_lazy_answers_the_graphs_x_when_no_cycle);
+    RUN(test_constructor_cycle_fixes_work_as_named);
+    RUN(test_runtime_argument_advice_passes_when_applied);
+    RUN(test_retain_cycle_from_a_resolver_form_callback_is_retain_cycle);
+    RUN(test_provider_watch_tells_the_graphs_answer);
+    RUN(test_validate_problems_have_their_parts);
+    return harness_finish();
+}
