@@ -185,3 +185,30 @@ def test_an_override_replaces_the_decorated_key_until_it_ends() -> None:
         with c.override(Db, fake):
             assert c.resolve(Db) is fake  # the override is not decorated
         assert c.resolve(Db) is decorated  # the decorated singleton was not built over the key: kept
+
+
+class Codec:
+    pass
+
+
+class Gzip(Codec):
+    pass
+
+
+class Zstd(Codec):
+    pass
+
+
+def test_a_decorated_named_variant_is_listed_once_in_its_place() -> None:
+    with tether.Container() as c:
+        c.register(Codec, Gzip, name="gzip")
+        c.register(Codec, Zstd, name="zstd")
+        c.decorate(f"{tether.key_name(Codec)}#gzip", lambda codec: ("decorated", codec))
+        listed = c.resolve_all(Codec)
+        assert len(listed) == 2
+        assert listed[0][0] == "decorated" and isinstance(listed[0][1], Gzip)
+        assert isinstance(listed[1], Zstd)
+        fake = Zstd()
+        with c.override(f"{tether.key_name(Codec)}#gzip", fake):  # an override keeps the element's place
+            assert c.resolve_all(Codec)[0] is fake
+        assert c.resolve_all(Codec)[0][0] == "decorated"
