@@ -356,7 +356,10 @@ static void call_lazy(tether_provider p, int owner, int key) {
     frame_pop(id, st == TETHER_E_EXPIRED || (st == TETHER_E_INVALID_HANDLE && owner_died) || lazy_edge_refused(st, owner, key)
                   ? TETHER_OK : st);
     if (owner >= 0 && !objs[owner]) return;
-    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", 0); }
+    /* A slot answers its own graph's instance while that graph is built (tether.h, TETHER_PARAM_LAZY):
+     * given to a member of that graph (the owner's, or the factory's calling it), it leaves no resolve. */
+    int graph = owner >= 0 ? objs[owner]->frame : nframes ? frames[nframes - 1].id : 0;
+    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", graph); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
 }
 
