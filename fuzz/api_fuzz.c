@@ -144,14 +144,14 @@ static int factories_running;        /* factories on the stack, of any registrat
 /* The frames of the resolves under way (top-level API calls and provider calls that run
  * factories), innermost last, with the runtime arguments each passed. */
 typedef struct { int id, key, adopted, changes; const tether_value *args; size_t nargs;
-                 const char *handed_by; const obj *handed_out; } frame_t;
+                 const char *handed_by; const obj *handed_out; int handed_key, handed_index; } frame_t;
 static frame_t frames[MAXDEPTH * 4 + 8];
 static int nframes, next_frame;
 static int changes;                  /* successful registrations and scope changes so far */
 
 static int frame_push(int key, const tether_value *args, size_t nargs) {
     if (nframes == (int)(sizeof frames / sizeof *frames)) FAIL("harness: more nested resolves than MAXDEPTH allows");
-    frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs, NULL, NULL};
+    frames[nframes] = (frame_t){++next_frame, key, 0, changes, args, nargs, NULL, NULL, 0, 0};
     return frames[nframes++].id;
 }
 
@@ -171,7 +171,7 @@ static void frame_pop(int id, tether_status st) {
     const frame_t *f = &frames[nframes];
     if (st != TETHER_OK && f->handed_out)
         FAIL("%s handed out %s#%d while the resolve making it (frame %d) was unfinished, and that resolve then failed (%s)",
-             f->handed_by, keys[f->handed_out->s->key], f->handed_out->index, id, tether_status_name(st));
+             f->handed_by, keys[f->handed_key], f->handed_index, id, tether_status_name(st));
     if (st == TETHER_OK || f->adopted) return;
     if (!in_drop && !nframes) check_failed(id);
     else if (ndeferred < 64) deferred[ndeferred++] = id;
@@ -186,7 +186,8 @@ static void frame_pop(int id, tether_status st) {
 static void adopt(const obj *o, int by_resolve, const char *what, int user) {
     for (int i = 0; i < nframes; i++)
         if (frames[i].id == o->frame && o->frame != user) {
-            if (by_resolve) frames[i].handed_by = what, frames[i].handed_out = o;
+            /* (the key and index are copied: a failed resolve frees `o` before frame_pop reports it) */
+            if (by_resolve) frames[i].handed_by = what, frames[i].handed_out = o, frames[i].handed_key = o->s->key, frames[i].handed_index = o->index;
             else frames[i].adopted = 1;
         }
 }
@@ -356,10 +357,10 @@ static void call_lazy(tether_provider p, int owner, int key) {
     frame_pop(id, st == TETHER_E_EXPIRED || (st == TETHER_E_INVALID_HANDLE && owner_died) || lazy_edge_refused(st, owner, key)
                   ? TETHER_OK : st);
     if (owner >= 0 && !objs[owner]) return;
-    /* A slot answers its own graph's instance while that graph is built (tether.h, TETHER_PARAM_LAZY):
-     * given to a member of that graph (the owner's, or the factory's calling it), it leaves no resolve. */
-    int graph = owner >= 0 ? objs[owner]->frame : nframes ? frames[nframes - 1].id : 0;
-    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", graph); }
+    /* A lazy slot answers the instance of the graph it was filled in, also while that graph
+     * completes (a callback of it calling the provider): handed to that graph, as a resolver's
+     * get is (DESIGN Appendix C, "Lazy slots inside a graph"). */
+    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", nframes ? frames[nframes - 1].id : 0); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
 }
 

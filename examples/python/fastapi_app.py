@@ -1,5 +1,6 @@
 """A FastAPI app on Tether: singletons in the root, a database session per request (CONTAINER
-scope, committed when the response is done), the request itself injected, an async factory.
+scope, committed when the response is done, rolled back when the request failed), the request
+itself injected, an async factory.
 
     python examples/python/fastapi_app.py          # two requests through FastAPI's TestClient
     uvicorn fastapi_app:app                        # or serve it (from examples/python)
@@ -64,7 +65,11 @@ class UserService:
 
 def make_session(db: Database, request: Request) -> Iterator[Session]:
     events.append(f"begin {request.url.path}")
-    yield Session(db, request)
+    try:
+        yield Session(db, request)
+    except Exception:  # the request failed (here a 404): its exception is thrown in
+        events.append(f"rollback {request.url.path}")
+        raise
     events.append(f"commit {request.url.path}")  # after the response was sent
 
 
@@ -73,8 +78,10 @@ ticks = [0]
 
 async def make_clock() -> AsyncIterator[Clock]:  # an async factory: awaited on the server's loop
     ticks[0] += 1
-    yield Clock(ticks[0])
-    events.append(f"stop clock {ticks[0]}")
+    try:
+        yield Clock(ticks[0])
+    finally:
+        events.append(f"stop clock {ticks[0]}")
 
 
 def make_root() -> tether.Container:
@@ -117,7 +124,7 @@ def main() -> None:
     root.close()  # nothing starts the app again
     print("events:", ", ".join(events))
     assert events == ["begin /users/1", "stop clock 1", "commit /users/1", "begin /users/2", "stop clock 2",
-                      "commit /users/2", "begin /users/3", "stop clock 3", "commit /users/3",
+                      "commit /users/2", "begin /users/3", "stop clock 3", "rollback /users/3",
                       "begin /users/1", "stop clock 4", "commit /users/1"], events
     print("fastapi app ok")
 

@@ -98,8 +98,13 @@ def test_container_scope_is_one_per_request(root):
 def _teardown_app(root, events):
     def make_session(request: Request) -> Iterator[Session]:
         events.append(f"open {request.url.path}")
-        yield Session(request)
-        events.append(f"close {request.url.path}")
+        try:
+            yield Session(request)
+        except BaseException as exc:  # a failed request's exception is thrown in (as FastAPI's Depends do)
+            events.append(f"failed {type(exc).__name__}")
+            raise
+        finally:
+            events.append(f"close {request.url.path}")
 
     root.register(Session, make_session, scope=Scope.CONTAINER)
     app = app_on(root)
@@ -163,11 +168,11 @@ def test_teardown_runs_once_when_the_handler_raised(root):
     events: list[str] = []
     client = TestClient(_teardown_app(root, events), raise_server_exceptions=False)
     assert client.get("/raises").status_code == 500
-    assert events == ["open /raises", "handler /raises", "close /raises"]
+    assert events == ["open /raises", "handler /raises", "failed RuntimeError", "close /raises"]
     events.clear()
     response = client.get("/http-error")
     assert response.status_code == 409 and response.json() == {"detail": "conflict"}
-    assert events == ["open /http-error", "handler /http-error", "close /http-error"]
+    assert events == ["open /http-error", "handler /http-error", "failed HTTPException", "close /http-error"]
 
 
 def test_the_handlers_exception_is_the_one_raised(root):
@@ -176,7 +181,7 @@ def test_the_handlers_exception_is_the_one_raised(root):
     client = TestClient(_teardown_app(root, events))  # raise_server_exceptions: the app's exception
     with pytest.raises(RuntimeError, match="handler failed"):
         client.get("/raises")
-    assert events == ["open /raises", "handler /raises", "close /raises"]
+    assert events == ["open /raises", "handler /raises", "failed RuntimeError", "close /raises"]
 
 
 def test_a_failing_teardown_is_logged_and_the_response_stands(root, caplog):
@@ -316,8 +321,13 @@ def test_a_failing_resolve_is_a_500_with_the_exception_logged(root, caplog):
 
     def make_session(request: Request) -> Iterator[Session]:
         events.append("open")
-        yield Session(request)
-        events.append("close")
+        try:
+            yield Session(request)
+        except HTTPException as exc:  # the failed request's answer, thrown in
+            events.append(f"failed {exc.status_code}")
+            raise
+        finally:
+            events.append("close")
 
     class Broken:
         def __init__(self, session: Session) -> None:
@@ -343,7 +353,7 @@ def test_a_failing_resolve_is_a_500_with_the_exception_logged(root, caplog):
     error = records[0].exc_info[1]
     assert isinstance(error, tether.FactoryError) and isinstance(error.__cause__, ValueError)
     assert "secret detail 42" in caplog.text and "Traceback" in caplog.text  # the original, with its traceback
-    assert events == ["open", "close"]  # the request's session still torn down, once
+    assert events == ["open", "failed 500", "close"]  # the request's session still torn down, once
 
 
 def test_a_factory_raising_http_exception_answers_with_it(root, caplog):
@@ -437,3 +447,31 @@ def test_the_example_app_in_this_process():
     assert client.get("/users/2").json() == {"text": "hello grace", "one session": True, "tick": 1}
     assert module.events == ["begin /users/2", "stop clock 1", "commit /users/2"]
     module.root.close()
+
+
+def test_a_failed_request_is_thrown_into_async_generator_teardown(root):
+    """An async session committing after yield: a request whose handler raised rolls back instead."""
+    events: list[str] = []
+
+    async def make_session(request: Request) -> AsyncIterator[Session]:
+        try:
+            yield Session(request)
+        except Exception as exc:
+            events.append(f"rollback {request.url.path} {type(exc).__name__}")
+            raise
+        events.append(f"commit {request.url.path}")
+
+    root.register(Session, make_session, scope=Scope.CONTAINER)
+    app = app_on(root)
+
+    @app.get("/{name}")
+    async def handler(name: str, s: Session = Inject(Session)):
+        if name == "conflict":
+            raise HTTPException(status_code=409, detail="conflict")
+        if name == "bug":
+            raise KeyError(name)
+        return {}
+
+    client = TestClient(app, raise_server_exceptions=False)
+    assert [client.get(f"/{name}").status_code for name in ("ok", "conflict", "bug")] == [200, 409, 500]
+    assert events == ["commit /ok", "rollback /conflict HTTPException", "rollback /bug KeyError"]

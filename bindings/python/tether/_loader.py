@@ -21,6 +21,7 @@ import os
 import threading
 from pathlib import Path
 
+from . import _fork
 from ._cabi import BINDING_API_VERSION, Api
 from .errors import LibraryNotFoundError, VersionMismatchError
 
@@ -33,7 +34,7 @@ LIBRARY_FILE = "libtether.so"
 PACKAGED_FILE = f"{LIBRARY_FILE}.{PACKAGE_VERSION.split('.')[0]}"
 
 _HERE = Path(__file__).resolve().parent
-_lock = threading.RLock()
+_lock = _fork.rlock()
 _api: Api | None = None
 
 _HOW_TO_BUILD = (

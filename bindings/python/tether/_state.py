@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
+from . import _fork
 from ._cabi import PointerOut, collect_buffer
 from .errors import AsyncResolveError, NeedsAwait, error_for
 from .messages import Parts, render
@@ -40,6 +41,20 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+#: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
+attempting: list[None] = []
+
+
+def _forget_other_threads() -> None:
+    """In a forked child only this thread exists: other threads' resolves never return there."""
+    mine = all_frames.get(threading.get_ident())
+    all_frames.clear()
+    if mine is not None:
+        all_frames[threading.get_ident()] = mine
+    inflight.clear()
+
+
+_fork.in_child(_forget_other_threads)
 
 
 def busy() -> bool:
@@ -53,7 +68,7 @@ def busy() -> bool:
 #: Changed whenever a Python registration is added, replaced or closed (invalidates lookup caches).
 generation = [0]
 _generations = itertools.count(1)
-_retire_lock = threading.Lock()
+_retire_lock = _fork.lock()
 
 
 def bump_generation() -> None:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import ctypes
 import functools
 import inspect
 import operator
-import threading
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
 
-from . import _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
+from . import _fork, _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer, list_items
 from .arguments import to_values
 from .completion import Completion
@@ -36,7 +34,8 @@ _UNSET: Any = object()
 #: The version and cache word of a child with no C container yet (see Container._materialize)
 _ZERO = c_size_t(0)
 #: Held while a child's C container is made (see Container._materialize)
-_MATERIALIZING = threading.Lock()
+_MATERIALIZING = _fork.lock()
+_attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
@@ -198,7 +197,6 @@ class Container:
         self._close_when_childless = False
         self._traced = False
         self._trace_hooks: list[Any] = []
-        self._async = False  # an async factory or callback was registered here (see aresolve)
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
         if parent is None:
@@ -392,8 +390,16 @@ class Container:
         the library lets go of them. Idempotent. Raises ``InvalidArgumentError`` while child
         containers are open (close them first).
         """
+        gathering = self._close(None, False)
+        if gathering is not None and gathering.errors:
+            raise TeardownError(gathering.errors)
+
+    def _close(self, failure: BaseException | None, can_await: bool) -> teardown.Gathering | None:
+        """``close()`` up to raising its failures: what the teardowns gathered (None if nothing was
+        freed); ``failure`` is thrown into generator teardowns (``with``); ``can_await``: async
+        teardowns that suspend are queued for ``aclose`` (else pending ones make this raise)."""
         if self._closed:
-            return
+            return None
         if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
             self._vals = None
             self._closed = True
@@ -404,12 +410,12 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-            return
+            return None
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
             )
-        if teardown.async_owned[0] and not aio.is_serving():
+        if teardown.async_owned[0] and not can_await:
             waiting = teardown.async_pending(self)
             if waiting:
                 raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
@@ -428,9 +434,9 @@ class Container:
             self._templates = (-1, {})
         if self._weak_seen is not None:  # (set only when used: see the class attributes)
             self._weak_seen = None
-        failed: list[Exception] = []
+        gathering = None
         if self._handle is not None:  # a child that never needed one has no C container
-            failed = teardown.gather()
+            gathering = teardown.gather(failure, can_await)
             try:
                 status = self._api.tether_container_free(self._handle)
             finally:
@@ -454,24 +460,32 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-        if failed:
-            raise TeardownError(failed)
+        return gathering
 
     async def aclose(self) -> None:
         """``close()`` awaiting async teardowns (async generator factories, ``async def`` ``close=``)
-        on the running loop, in the library's order; failures gathered as ``close()`` gathers them."""
-        if self._closed:
-            return
-        if self._handle is None:  # a child that never needed a C container holds nothing to tear down
-            return self.close()
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, aio.serving, loop, self, self.close)
+        on the running loop, in the library's order; failures gathered as ``close()`` gathers them.
+        Returns once every teardown ran. Teardowns that finish without suspending (all synchronous
+        ones) run right in the library's call, on this thread."""
+        await self._aclose(None)
+
+    async def _aclose(self, failure: BaseException | None) -> bool:
+        """``aclose()`` with ``failure`` thrown into generator teardowns; whether one swallowed it."""
+        gathering = self._close(failure, True)
+        if gathering is None:
+            return False
+        if gathering.queue:
+            await teardown.run_queued(gathering)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+        return gathering.suppressed
 
     async def __aenter__(self) -> Container:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    async def __aexit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        # as ExitStack: the block's exception is thrown into generator teardowns; suppressed if one swallowed it
+        return await self._aclose(exc)
 
     def _close_quietly(self) -> None:
         try:
@@ -484,8 +498,14 @@ class Container:
     def __enter__(self) -> Container:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        # as ExitStack: the block's exception is thrown into generator teardowns; suppressed if one swallowed it
+        gathering = self._close(exc, False)
+        if gathering is None:
+            return False
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+        return gathering.suppressed
 
     def __del__(self) -> None:
         if not getattr(self, "_closed", True):
@@ -586,7 +606,7 @@ class Container:
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
         callbacks = [fn if wrapped is None else wrapped for fn, wrapped in zip(callbacks, async_callbacks)]
         if aio.is_async(factory):
-            with_teardown: Any = aio.wrap_factory(name, factory, close, singleton_owner)
+            with_teardown: Any = aio.wrap_factory(name, factory, close, singleton_owner, scope)
         elif close is not None and inspect.iscoroutinefunction(close):
             with_teardown = aio.wrap_close(name, factory, close, singleton_owner)
         else:
@@ -596,8 +616,6 @@ class Container:
         if with_teardown is not None and scope == Scope.WEAK:
             raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown or "
                             f"async to a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
-        if is_async:
-            self._async = True
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
@@ -957,6 +975,10 @@ class Container:
             if status == E_WOULD_BLOCK:
                 run_drops(words, words[2])
                 words[2] = 0
+                if _attempting and aio.here() is not None:  # an aresolve: await the other thread, not block the loop
+                    for made, noted in reversed(frame[1:]):
+                        made.rollback(noted)
+                    raise aio.Suspended(poll=True)
                 status = self._hot_resolve(handle, kid, instance, out)
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = messages.last(self._api) if status else ""
@@ -1041,24 +1063,14 @@ class Container:
 
     async def aresolve(self, key: Key, *args: Any) -> Any:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
-        completion callbacks are awaited on the running loop (see ``tether.aio``); the library
-        still decides the graph, its order and caching (a singleton is made once, also when
-        ``aresolve``s race for it). Without anything async registered up the chain it resolves
-        right here."""
+        completion callbacks are awaited on the running loop, by this task (see ``tether.aio``); the
+        library still decides the graph, its order and caching (a shared instance is made once, also
+        when ``aresolve``s race for it: the others await it, as they await another thread creating
+        one, without blocking the loop). Cancelling it cancels the factory it awaits and tears down
+        what it made."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
-        if not self._async_in_chain() and not aio.may_block():
-            return self.resolve(key, *args)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, aio.serving, loop, self, functools.partial(self.resolve, key, *args))
-
-    def _async_in_chain(self) -> bool:
-        container: Container | None = self
-        while container is not None:
-            if container._async:
-                return True
-            container = container._parent
-        return False
+        return await aio.resolve(self, key, args)
 
     @staticmethod
     def _released(address: int | None) -> Any:
@@ -1286,6 +1298,12 @@ class Container:
         After ``reset(Scope.WEAK)`` the next resolve makes new weak-scoped instances even while
         Python still holds the old ones.
         """
+        gathering = self._reset(scope, False)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
+
+    def _reset(self, scope: Scope, can_await: bool) -> teardown.Gathering:
+        """``reset()`` up to raising its teardowns' failures (see ``_close`` for ``can_await``)."""
         checked = _check_scope(scope)
         handle = self.handle
         for reg in self._own_registrations():
@@ -1293,21 +1311,24 @@ class Container:
                 reg.last = None
             elif checked == Scope.SINGLETON:
                 reg.drop_cached()  # before the library releases them
-        failed = teardown.gather()
+        gathering = teardown.gather(None, can_await)
         try:
             status = self._api.tether_reset(handle, int(checked))
         finally:
             teardown.stop_gathering()
         if status != OK:
             raise error_for(status, last_message(self._api))
-        if failed:
-            raise TeardownError(failed)
+        return gathering
 
     async def areset(self, scope: Scope) -> None:
         """``reset(scope)`` awaiting async teardowns (async generator factories, ``async def``
-        ``close=``) on the running loop, as ``aclose`` does for ``close``."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, aio.serving, loop, self, lambda: self.reset(scope))
+        ``close=``) on the running loop, as ``aclose`` does for ``close``: returns once every
+        teardown ran."""
+        gathering = self._reset(scope, True)
+        if gathering.queue:
+            await teardown.run_queued(gathering)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
 
     def validate(self) -> None:
         """Checks the declared graph without running a factory.

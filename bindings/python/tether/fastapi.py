@@ -17,6 +17,11 @@ all of it, exactly once, in every version. The child is made on the first ``Inje
 gets; ``Inject`` is ``Depends(use_cache=False)``: each one resolves, and the registration's scope
 decides what is shared (``CONTAINER``: one per request).
 
+A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
+raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: a cached
+dependency with ``yield`` beside each ``Inject`` notes it) is thrown into the request's generator
+teardowns (``gen.throw``/``agen.athrow``), so "commit after yield" does not commit it.
+
 At shutdown, ``await shutdown(app)`` in the app's lifespan tears down what the root caches and
 keeps the root open: the same app can start again in this process (a second ``TestClient(app)``,
 a reloading server), making its singletons anew. Closing the root there would answer every later
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, MutableMapping, TypeVar, overload
+from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Awaitable, Callable, MutableMapping, TypeVar, overload
 
 from fastapi import Depends, FastAPI, HTTPException
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -37,7 +42,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.websockets import WebSocket
 
 from .container import Container
-from .errors import FactoryError, NeedsAwait, TeardownError
+from .errors import FactoryError, TeardownError
 from .markers import Key, key_name
 from .scope import Scope as Lifetime  # (Scope here is the ASGI scope)
 
@@ -59,11 +64,12 @@ class _RequestContainer:
     """One request's child container, made on first use and closed once by the middleware.
     Shallow copies of the ASGI scope share this object, so they share the child too."""
 
-    __slots__ = ("root", "container")
+    __slots__ = ("root", "container", "failure")
 
     def __init__(self, root: Container) -> None:
         self.root = root
         self.container: Container | None = None
+        self.failure: BaseException | None = None  # what the handler raised (see _failure)
 
     def get(self, connection: HTTPConnection) -> Container:
         container = self.container
@@ -72,17 +78,15 @@ class _RequestContainer:
             container = self.container = Container(parent=self.root, values={key: connection})
         return container
 
-    async def close(self, where: str) -> None:
-        """Closes the child (teardown; async teardown awaited), logging failures: the response is
-        gone by now, and an exception of the handler must stay the one reported."""
+    async def close(self, where: str, failure: BaseException | None) -> None:
+        """Closes the child (teardown; async teardown awaited), ``failure`` thrown into generator
+        teardowns, logging failures: the response is gone by now, and an exception of the handler
+        must stay the one reported."""
         container, self.container = self.container, None
         if container is None:
             return
         try:
-            try:
-                container.close()  # no thread hop when nothing async waits for it
-            except NeedsAwait:
-                await container.aclose()
+            await container._aclose(failure)  # (teardowns that do not suspend run right in the call)
         except Exception:
             logger.exception("tether.fastapi: tearing down the container of %s failed", where)
 
@@ -102,8 +106,22 @@ class _ChildPerRequest:
         holder = scope[_SCOPE_KEY] = _RequestContainer(self.root)
         try:
             await self.app(scope, receive, send)
-        finally:
-            await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}")
+        except BaseException as exc:
+            await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", exc)
+            raise
+        await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", holder.failure)
+
+
+async def _failure(connection: HTTPConnection) -> AsyncIterator[None]:
+    """Notes the exception FastAPI throws into its dependencies (the handler's, also one it
+    answers itself, such as ``HTTPException``) for the request's teardowns; once per request."""
+    try:
+        yield
+    except BaseException as exc:
+        holder = connection.scope.get(_SCOPE_KEY)
+        if isinstance(holder, _RequestContainer):
+            holder.failure = exc
+        raise
 
 
 def install(app: FastAPI, root: Container) -> None:
@@ -150,6 +168,9 @@ async def shutdown(app: FastAPI) -> None:
         raise TeardownError(failed)
 
 
+_NOTE_FAILURE = Depends(_failure)  # (cached: one per request, whatever the number of Injects)
+
+
 #: ``Inject``'s dependency per key: one callable per key, so ``app.dependency_overrides`` can name it.
 _injectors: dict[Key, Any] = {}
 _injectors_lock = threading.Lock()
@@ -162,7 +183,7 @@ def _injector(key: Key) -> Any:
         return made
     name = key_name(key)
 
-    async def inject(connection: HTTPConnection) -> Any:
+    async def inject(connection: HTTPConnection, _: None = _NOTE_FAILURE) -> Any:
         holder = connection.scope.get(_SCOPE_KEY)
         try:
             if not isinstance(holder, _RequestContainer):

@@ -14,7 +14,7 @@ import weakref
 from ctypes import c_void_p
 from typing import Any, TypeVar
 
-from . import object_table
+from . import _fork, object_table
 from ._cabi import OK, Api
 from ._cabi import E_EXPIRED as _EXPIRED
 from .errors import InvalidHandleError, error_for
@@ -23,7 +23,7 @@ from .messages import last_message
 _C = TypeVar("_C")
 
 _identity: weakref.WeakValueDictionary[int, NativeRef] = weakref.WeakValueDictionary()
-_identity_lock = threading.Lock()
+_identity_lock = _fork.lock()
 
 
 def _raise_last(api: Api, status: int) -> None:

@@ -37,6 +37,7 @@ import threading
 import weakref
 from typing import Any, Callable, cast
 
+from . import _fork
 from ._cabi import DROP_CAPACITY, DROP_FN, FIRST_DROP
 
 #: Returned by ``lookup`` for a pointer that is not a Python object (a native instance).
@@ -48,7 +49,7 @@ _boxes: dict[int, tuple[Any]] = {}  # pointer -> (object,): one other box of a p
 _objects: dict[int, Any] = {}  # pointer -> object, held strongly: the other boxes (see below)
 _owned: dict[int, weakref.ref[Owned]] = {}  # pointer -> cell of a container-owned object, held weakly
 _counts: dict[int, list[int]] = {}  # pointer -> [how many C boxes _objects/_owned count for it]
-_lock = threading.Lock()
+_lock = _fork.lock()
 _C_DATA = (ctypes.Structure, ctypes.Union, ctypes.Array)
 
 # ``_fresh`` holds the box of each new object a ``fresh_class`` factory made: the object is new, so

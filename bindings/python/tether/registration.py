@@ -17,7 +17,7 @@ import weakref
 from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
 from typing import Any, Callable, Sequence
 
-from . import _state, object_table, teardown
+from . import _state, aio, object_table, teardown
 from ._cabi import (
     COMPLETE_ARGS_FN,
     COMPLETE_FN,
@@ -52,6 +52,11 @@ from .native_refs import weak_callable
 from .resolver import native_via_resolver, resolver_for
 from .scope import Scope
 from .parameters import Parameters
+
+#: Non-empty while an ``aresolve`` attempt runs the library's resolve (see ``aio``): factory and
+#: completion calls then go through ``aio.call``/``aio.call_callback``, which remember them
+attempting = aio.attempting
+call = aio.call
 
 _ARGTYPES = {
     PARAM_DEP: c_void_p,
@@ -255,13 +260,14 @@ class Registration:
                     args = [fresh_of(p) for p in cargs]
                     if None in args:
                         args = [self._dep(p, resolver) if a is None else a for p, a in zip(cargs, args)]
-                    obj = factory(*args)
+                    obj = call(factory, args) if attempting else factory(*args)
                 else:
                     args = self._convert(cargs, resolver)
                     if names:
-                        obj = factory(*args[:npos], **dict(zip(names, args[npos:])))
+                        kwargs = dict(zip(names, args[npos:]))
+                        obj = call(factory, args[:npos], kwargs) if attempting else factory(*args[:npos], **kwargs)
                     else:
-                        obj = factory(*args)
+                        obj = call(factory, args) if attempting else factory(*args)
                 if obj is None:
                     raise self._returned_none()
                 if singleton:
@@ -365,7 +371,7 @@ class Registration:
 
             def no_dependencies() -> int | None:
                 try:
-                    obj = factory()
+                    obj = call(factory, ()) if attempting else factory()
                     if type(obj) in plain:
                         cell = (obj,)
                         ptr = id(obj)
@@ -387,7 +393,7 @@ class Registration:
                     d1 = fresh_of(p1)
                     if d1 is None:
                         d1 = dep(p1, resolver)
-                    obj = factory(d1)
+                    obj = call(factory, (d1,)) if attempting else factory(d1)
                     if type(obj) in plain:
                         cell = (obj,)
                         ptr = id(obj)
@@ -407,7 +413,7 @@ class Registration:
                 args = [fresh_of(p) for p in ptrs]
                 if None in args:
                     args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
-                return box(factory(*args))
+                return box(call(factory, args) if attempting else factory(*args))
             except BaseException as exc:
                 fail(api, exc)
                 return None
@@ -428,7 +434,7 @@ class Registration:
 
             def make() -> int | None:
                 try:
-                    obj = cls()
+                    obj = call(cls, ()) if attempting else cls()
                     ptr = id(obj)
                     fresh[ptr] = obj
                     return ptr
@@ -445,7 +451,7 @@ class Registration:
                     d1 = fresh_of(p1)
                     if d1 is None:
                         d1 = dep(p1, resolver)
-                    obj = cls(d1)
+                    obj = call(cls, (d1,)) if attempting else cls(d1)
                     ptr = id(obj)
                     fresh[ptr] = obj
                     return ptr
@@ -465,7 +471,7 @@ class Registration:
                     d2 = fresh_of(p2)
                     if d2 is None:
                         d2 = dep(p2, resolver)
-                    obj = cls(d1, d2)
+                    obj = call(cls, (d1, d2)) if attempting else cls(d1, d2)
                     ptr = id(obj)
                     fresh[ptr] = obj
                     return ptr
@@ -488,7 +494,7 @@ class Registration:
                     d3 = fresh_of(p3)
                     if d3 is None:
                         d3 = dep(p3, resolver)
-                    obj = cls(d1, d2, d3)
+                    obj = call(cls, (d1, d2, d3)) if attempting else cls(d1, d2, d3)
                     ptr = id(obj)
                     fresh[ptr] = obj
                     return ptr
@@ -503,7 +509,7 @@ class Registration:
                 args = [fresh_of(p) for p in ptrs]
                 if None in args:
                     args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
-                obj = cls(*args)
+                obj = call(cls, args) if attempting else cls(*args)
                 ptr = id(obj)
                 fresh[ptr] = obj
                 return ptr
@@ -624,7 +630,10 @@ class Registration:
                                             f"{completion.deps[i].name!r} is a native instance; take it with a "
                                             "resolver-form callback (r.get) or declare it tether.weak")
                         targets.append(target)
-                callback(obj, *targets)
+                if attempting:
+                    aio.call_callback(callback, obj, *targets)
+                else:
+                    callback(obj, *targets)
                 return OK
             except BaseException as exc:
                 release_from(args, converted)
@@ -652,7 +661,11 @@ class Registration:
                     obj = fresh_of(instance)
                     r = make_resolver()
                     r._handle = resolver or 0
-                    callback(r, obj if obj is not None else self._completed_object(instance, index))
+                    obj = obj if obj is not None else self._completed_object(instance, index)
+                    if attempting:
+                        aio.call_callback(callback, None, r, obj)
+                    else:
+                        callback(r, obj)
                     return OK
                 except BaseException as exc:
                     fail(api, exc)
@@ -666,7 +679,10 @@ class Registration:
                     return OK  # a reused WEAK-scope object: completed when it was made
                 r = make_resolver()
                 r._handle = resolver or 0
-                callback(r, self._completed_object(instance, index))
+                if attempting:
+                    aio.call_callback(callback, None, r, self._completed_object(instance, index))
+                else:
+                    callback(r, self._completed_object(instance, index))
                 return OK
             except BaseException as exc:
                 fail(api, exc)
