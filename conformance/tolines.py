@@ -31,7 +31,7 @@ import sys
 from typing import Any
 
 ACTIONS = ("resolve", "release", "clone", "downgrade", "upgrade", "peek", "container", "free", "reset",
-           "validate", "flag", "live", "set_scope", "resolve_all", "factory")
+           "validate", "flag", "live", "set_scope", "resolve_all", "factory", "clear_override")
 
 
 def text(value: Any) -> str:
@@ -58,7 +58,8 @@ def step_lines(step: dict[str, Any], setups: dict[str, list[dict[str, Any]]]) ->
         return [line for inner in setups[step["use"]] for line in step_lines(inner, setups)]
     if "register" in step:
         lines = [record("reg", key=step["register"], **{"in": step.get("in", "root")},
-                        scope=step.get("scope", "graph"), fail=step.get("fail"), fail_when=step.get("fail_when"))]
+                        scope=step.get("scope", "graph"), fail=step.get("fail"), fail_when=step.get("fail_when"),
+                        mode=step.get("mode"))]
         for slot in step.get("deps", []):
             kind, _, key = slot.partition(":") if ":" in slot else ("dep", "", slot)
             if slot in ("i64", "f64", "str", "ptr", "context", "resolver"):

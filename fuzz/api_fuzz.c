@@ -116,13 +116,16 @@ typedef struct obj {
 enum { ALIVE = 0x0b7ec7a1, DEAD = 0xdeadd00d };
 
 typedef struct { tether_container *h; int live, parent, freeing; } cont_t;
-typedef struct { tether_registration *h; spec *s; int live, registered; } reg_t;
+typedef struct { tether_registration *h; spec *s; int live, registered, ovr; } reg_t;   /* ovr: an override */
 typedef struct { tether_ref *h; obj *o; int live; } ref_t;
 typedef struct { tether_weak *h; int live; } weak_t;
 typedef struct { tether_provider p; int live; } prov_t;
 typedef struct { tether_provider p; int owner, key; } lazy_t;   /* a lazy slot's provider; owner: index in objs[] */
 
 static cont_t conts[NCONT];
+/* Per container and key, the specs of its overrides, oldest first (tether_override_clear ends the newest). */
+enum { MAXOVR = 8 };
+static int ovr[NCONT][NKEYS + 1][MAXOVR], novr[NCONT][NKEYS + 1];
 static spec specs[NSPEC];
 static int nspecs;
 static reg_t regs[NSPEC];
@@ -665,6 +668,22 @@ static int superseded(const spec *s) {
     return 0;
 }
 
+/* Makes `s` a decorator of its key in container `ci`: exactly one DEP slot on its own key (the
+ * instance), its scope the decorated registration's (what the library gives it); 0 if it has no
+ * DEP slot to be that one. */
+static int make_decorator(spec *s, int ci) {
+    int instance = -1;
+    for (int k = 0; k < s->nslots; k++) {
+        if (s->slots[k].kind != TETHER_PARAM_DEP) continue;
+        if (instance < 0) instance = k, s->slots[k].key = keys[s->key];
+        else if (s->slots[k].key == keys[s->key]) s->slots[k].key = keys[(s->key + 1) % NKEYS];
+    }
+    if (instance < 0) return 0;
+    for (int i = nspecs - 2; i >= 0; i--)
+        if (regs[i].live && !regs[i].ovr && specs[i].cont == ci && specs[i].key == s->key) { s->scope = specs[i].scope; break; }
+    return 1;
+}
+
 static void op_register(void) {
     int ci = pick_live_cont();
     if (ci < 0) return;
@@ -673,16 +692,22 @@ static void op_register(void) {
     tether_registration *r = NULL;
     tether_container *c = conts[ci].h;
     int want_handle = (u8() & 7) != 0, freeing = conts[ci].freeing;
+    /* With tether_register_ex: an override (TETHER_OVERRIDE) or a decorator (TETHER_DECORATE) now and then. */
+    uint8_t how = u8();
+    int ex = how & 1, mode = ex ? (how >> 1) % 6 : 5;   /* 0: override, 1: decorate, else register */
+    if (mode == 1 && !make_decorator(s, ci)) mode = 5;
     unsigned ok = ST(TETHER_OK) | (questionable(s, s->scope) ? ST(TETHER_E_INVALID_ARGUMENT) : 0);
+    if (mode == 1) ok |= ST(TETHER_E_NOT_FOUND) | ST(TETHER_E_INVALID_ARGUMENT) | ST(TETHER_E_ARGUMENT_MISMATCH);
     if (freeing) ok = ST(TETHER_E_INVALID_HANDLE);
     tether_status st;
     calls++;
     /* The key's old registration in that container is stale from the moment the call replaces it
-     * (destructors of its instances, which the call runs, may try its handle) */
+     * (destructors of its instances, which the call runs, may try its handle); an override or a
+     * decorator replaces nothing, and a registration goes under the overrides */
     int replaced = -1;
-    for (int i = 0; i < nspecs - 1; i++)
-        if (regs[i].live && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0, replaced = i;
-    if (u8() & 1) {                   /* register_ex: everything at once */
+    for (int i = 0; i < nspecs - 1 && mode >= 2; i++)
+        if (regs[i].live && !regs[i].ovr && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0, replaced = i;
+    if (ex) {                         /* register_ex: everything at once */
         tether_completion cbs[MAXCOMP];
         for (int i = 0; i < s->ncomp; i++)
             cbs[i] = (tether_completion){s->comps[i].declared ? NULL : complete_plain,
@@ -690,7 +715,8 @@ static void op_register(void) {
                                          s->comps[i].targets, (size_t)s->comps[i].ntargets,
                                          (u8() & 1) ? &s->comps[i] : NULL};
         tether_registration_options o = {.scope = s->scope, .context = s, .drop = s->has_drop ? drop : NULL,
-                                         .variadic_fixed = s->variadic ? 1 : 0, .flags = TETHER_OPTIONS_CALLBACKS,
+                                         .variadic_fixed = s->variadic ? 1 : 0,
+                                         .flags = TETHER_OPTIONS_CALLBACKS | (mode == 0 ? TETHER_OVERRIDE : mode == 1 ? TETHER_DECORATE : 0),
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
         st = tether_register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
@@ -714,13 +740,16 @@ static void op_register(void) {
             s->ready = 1;
         }
     }
-    T("register %s in c%d: spec %d, %d slots, scope %d, drop %d, %d callbacks -> %s", keys[s->key], ci, (int)(s - specs),
+    T("%s %s in c%d: spec %d, %d slots, scope %d, drop %d, %d callbacks -> %s",
+      mode == 0 ? "override" : mode == 1 ? "decorate" : "register", keys[s->key], ci, (int)(s - specs),
       s->nslots, s->scope, s->has_drop, s->ncomp, tether_status_name(st));
     for (int k = 0; k < s->nslots; k++) T("  slot %d: kind %d %s", k, (int)s->slots[k].kind, s->slots[k].key ? s->slots[k].key : "");
     for (int k = 0; k < s->ncomp; k++) T("  callback %d: declared %d, %d targets", k, s->comps[k].declared, s->comps[k].ntargets);
     if (st == TETHER_OK) {
         changes++;
-        regs[s - specs] = (reg_t){r, s, r != NULL, 1};
+        regs[s - specs] = (reg_t){r, s, r != NULL, 1, mode == 0};
+        if (mode == 0 && novr[ci][s->key] < MAXOVR) ovr[ci][s->key][novr[ci][s->key]++] = (int)(s - specs);
+        else if (mode == 0) regs[s - specs].live = 0;   /* past what the model tracks: its handle is not used */
     } else {
         s->ready = 0;
         /* refused before replacing anything (INVALID_HANDLE: the container went, or another
@@ -834,6 +863,7 @@ static void free_container(int ci) {
     conts[ci].freeing = 0;
     conts[ci].live = 0;
     for (int i = 0; i < nspecs; i++) if (regs[i].live && specs[i].cont == ci) regs[i].live = 0;
+    memset(novr[ci], 0, sizeof novr[ci]);
 }
 
 /* The container a call goes to: live, stale (freed), being freed, or forged (*live = 0:
@@ -1033,11 +1063,27 @@ static void op_call_lazy(void) {
     call_lazy(l->p, l->owner, l->key);
 }
 
+/* tether_override_clear: the newest override of a key ends (its handle goes stale), or
+ * INVALID_ARGUMENT when the container has none of that key. */
+static void op_clear_override(void) {
+    int live;
+    tether_container *c = pick_cont(&live);
+    int key = u8() % (NKEYS + 1), ci = -1;
+    for (int i = 0; i < NCONT; i++) if (live && conts[i].h == c) ci = i;
+    calls++;
+    tether_status st = tether_override_clear(c, keys[key]);
+    T("clear override %s -> %s", keys[key], tether_status_name(st));
+    if (ci < 0) { expect(st, on_cont(live, ST(TETHER_E_INVALID_ARGUMENT)), "tether_override_clear"); return; }
+    expect(st, novr[ci][key] ? ST(TETHER_OK) : ST(TETHER_E_INVALID_ARGUMENT), "tether_override_clear");
+    if (st == TETHER_OK) { regs[ovr[ci][key][--novr[ci][key]]].live = 0; changes++; }
+}
+
 static void op_misc(void) {
     int live;
     tether_container *c = pick_cont(&live);
     calls++;
-    switch (u8() % 7) {
+    switch (u8() % 8) {
+    case 7: op_clear_override(); break;
     case 0: {
         int scope = u8() % 6;
         tether_status st = tether_reset(c, (tether_scope)scope);

@@ -303,7 +303,7 @@ typedef struct tether_completion {
 typedef struct tether_options {
     unsigned version;                       /* TETHER_OPTIONS_VERSION */
     tether_scope scope;                     /* TETHER_SCOPE_GRAPH by default */
-    uint32_t flags;                         /* 0 (bindings: TETHER_DEFER_DROP) */
+    uint32_t flags;                         /* 0, TETHER_OVERRIDE, TETHER_DECORATE (bindings: TETHER_DEFER_DROP) */
     void *context;                          /* as tether_set_context */
     tether_drop_fn drop;                    /* nullable destructor, as tether_set_context */
     const tether_completion *callbacks;     /* `callback_count` callbacks, run in this order */
@@ -652,6 +652,16 @@ tether_status tether_export_dot(tether_container *c, char **out);
 
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
+
+/** Overrides for tests (README): `instance` over `key` in `c` and children until tether_override_clear ends the newest (they
+ *  stack); caches of `c` and below built over `key` are rebuilt over it, then the original; `drop` (nullable) runs once nothing
+ *  holds it after. @return TETHER_OK; _E_INVALID_HANDLE; _E_INVALID_ARGUMENT (NULL/empty key or instance; not overridden). */
+tether_status tether_override(tether_container *c, const char *key, void *instance, tether_drop_fn drop, void *context);
+tether_status tether_override_clear(tether_container *c, const char *key);
+/** options.flags TETHER_OVERRIDE: tether_register_with overrides alike. TETHER_DECORATE (README "Decorators"): it decorates
+ *  `key`'s registration in `c`: its one TETHER_DEP(key) slot gets the instance, its result resolves instead (the key's scope;
+ *  options.drop runs first); the original moves to "K (before decorator n)". Also _E_NOT_FOUND, _E_ARGUMENT_MISMATCH. */
+enum { TETHER_OVERRIDE = 4, TETHER_DECORATE = 8 };
 
 /* ---- Tracing --------------------------------------------------------------- */
 typedef enum tether_trace_kind { TETHER_TRACE_RESOLVE_START, TETHER_TRACE_RESOLVE_END, TETHER_TRACE_FACTORY_CALL,

@@ -81,7 +81,7 @@ int tether_binding_api_version(void);
    Zero it; `callbacks`/`callback_count` are read only with TETHER_OPTIONS_CALLBACKS. */
 typedef struct tether_registration_options {
     tether_scope scope;
-    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS */
+    uint32_t flags;                         /* 0, TETHER_DEFER_DROP, TETHER_OPTIONS_CALLBACKS, TETHER_OVERRIDE, TETHER_DECORATE */
     void *context;
     tether_drop_fn drop;
     const tether_complete_fn *completions;  /* `completion_count` resolver-form callbacks, run first */

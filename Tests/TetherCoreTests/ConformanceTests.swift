@@ -397,10 +397,16 @@ private final class Run: @unchecked Sendable {
         let destroy: Destructor = { p, _ in run.drop(p) }
         let lifetime = scope(spec["scope"] as? String)
         let made = factory(key, def, params)
-        try container(spec["in"] as? String).register(Key(key), params: params, factory: made) { (r: Registration) throws(TetherError) in
+        let configure = { (r: Registration) throws(TetherError) in
             try r.setScope(lifetime)
             r.setContext(def.pointer, destructor: destroy)
             for c in completions { r.addCompletion(c) }
+        }
+        let c = container(spec["in"] as? String)
+        switch spec["mode"] as? String ?? "register" {
+        case "override": try c.override(Key(key), params: params, factory: made, configure: configure)
+        case "decorate": try c.decorate(Key(key), params: params, factory: made, configure: configure)
+        default: try c.register(Key(key), params: params, factory: made, configure: configure)
         }
     }
 
@@ -526,6 +532,14 @@ private final class Run: @unchecked Sendable {
         } else if let key = step["set_scope"] as? String {
             try container(step["in"] as? String).registration(for: Key(key))!.setScope(scope(step["scope"] as? String))
             trace.append("set_scope \(key) \(step["scope"] as! String)")
+        } else if let key = step["clear_override"] as? String {
+            let c = container(step["in"] as? String)
+            if outcome(step, "clear_override \(key)", { () throws(TetherError) -> Bool in
+                try c.clearOverride(Key(key))
+                return true
+            }) != nil {
+                trace.append("clear_override \(key)")
+            }
         } else if let name = step["validate"] as? String {
             let c = container(name)
             if outcome(step, "validate", { () throws(TetherError) -> Bool in

@@ -55,6 +55,7 @@ typedef struct cbdef {
 } cbdef;
 typedef struct regdef {
     char *key, *in, *fail, *fail_when; tether_scope scope;
+    uint32_t flags;   /* "mode": TETHER_OVERRIDE or TETHER_DECORATE */
     slotdef slots[MAX_SLOTS]; int nslots;
     op ops[MAX_OPS]; int nops;
     cbdef cbs[MAX_CBS]; int ncbs;
@@ -521,6 +522,7 @@ static void registration(regdef *g) {
     o.callbacks = cbs;
     o.callback_count = (size_t)g->ncbs;
     o.variadic_fixed = plain ? 0 : 1;
+    o.flags = g->flags;
     tether_status st = tether_register_with(container(g->in), g->key, plain ? typed[g->nslots] : (tether_fn)make_variadic,
                                             params, (size_t)g->nslots + 1, &o, &g->handle);
     if (st != TETHER_OK) trace("register %s: %s", g->key, status_word(st));
@@ -698,6 +700,10 @@ static void do_action(action *a) {
         snprintf(head, sizeof head, "set_scope %s", arg);
         if (g && outcome(a, head, tether_set_scope(g->handle, scope_of(field(l, "scope")))))
             trace("set_scope %s %s", arg, field(l, "scope"));
+    } else if (strcmp(op, "clear_override") == 0) {
+        char head[96];
+        snprintf(head, sizeof head, "clear_override %s", arg);
+        if (outcome(a, head, tether_override_clear(container(field_or(l, "in", "root")), arg))) trace("clear_override %s", arg);
     } else if (strcmp(op, "validate") == 0) {
         if (outcome(a, "validate", tether_validate(container(arg)))) trace("validate = OK");
     } else if (strcmp(op, "flag") == 0) {
@@ -995,6 +1001,8 @@ int main(int argc, char **argv) {
             g->key = xstrdup(field(&l, "key"));
             g->in = xstrdup(field_or(&l, "in", "root"));
             g->scope = scope_of(field_or(&l, "scope", "graph"));
+            const char *mode = field_or(&l, "mode", "register");
+            g->flags = strcmp(mode, "override") == 0 ? TETHER_OVERRIDE : strcmp(mode, "decorate") == 0 ? TETHER_DECORATE : 0;
             g->fail = field(&l, "fail") ? xstrdup(field(&l, "fail")) : NULL;
             g->fail_when = field(&l, "fail_when") ? xstrdup(field(&l, "fail_when")) : NULL;
             g->next = S.regs;

@@ -23,7 +23,7 @@ except ImportError:  # running from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bindings" / "python"))
     import tether
 from tether import Scope
-from tether.fastapi import Inject, install, shutdown
+from tether.fastapi import FromTether, Inject, install, shutdown
 
 events: list[str] = []
 
@@ -108,7 +108,7 @@ root.validate()
 
 @app.get("/users/{uid}")
 async def get_user(uid: int, session: Annotated[Session, Inject(Session)],
-                   users: UserService = Inject(UserService)) -> dict[str, object]:
+                   users: FromTether[UserService]) -> dict[str, object]:  # the typed form of Annotated[...]
     return {"text": users.greet(uid), "one session": users.session is session, "tick": users.clock.tick}
 
 

@@ -41,6 +41,10 @@ private struct Options {
     var defersDrop = false
     var completions: [Completion] = []
     var variadicFixed = 0
+    /// TETHER_OVERRIDE: an override of the key (`Container.override`), not a registration.
+    var overrides = false
+    /// TETHER_DECORATE: a decorator of the key (`Container.decorate`).
+    var decorates = false
 
     init(_ options: RawOptions, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
         switch options {
@@ -50,7 +54,7 @@ private struct Options {
                 throw invalid(function, "options.version is \(version); this library reads version \(optionsVersion) (start from TETHER_OPTIONS_INIT, and compile against the tether.h of the library you load)")
             }
             let flags = raw.load(fromByteOffset: 8, as: UInt32.self)
-            try self.init(scope: raw.load(fromByteOffset: 4, as: Int32.self), flags: flags, allowed: deferDropFlag,
+            try self.init(scope: raw.load(fromByteOffset: 4, as: Int32.self), flags: flags, allowed: deferDropFlag | overrideFlag | decorateFlag,
                           context: raw.load(fromByteOffset: 16, as: UnsafeMutableRawPointer?.self),
                           drop: raw.load(fromByteOffset: 24, as: CDropFn?.self), function)
             variadicFixed = raw.load(fromByteOffset: 48, as: Int.self)
@@ -67,9 +71,13 @@ private struct Options {
         guard let scope = Scope(rawValue: scopeValue) else { throw invalid(function, "options.scope \(scopeValue) is not a tether_scope") }
         self.scope = scope
         guard flags & ~allowed == 0 else {
-            let names = allowed & callbacksFlag != 0 ? "TETHER_DEFER_DROP and TETHER_OPTIONS_CALLBACKS" : "TETHER_DEFER_DROP"
+            let names = allowed & callbacksFlag != 0 ? "TETHER_DEFER_DROP, TETHER_OVERRIDE, TETHER_DECORATE and TETHER_OPTIONS_CALLBACKS"
+                                                     : "TETHER_DEFER_DROP, TETHER_OVERRIDE and TETHER_DECORATE"
             throw invalid(function, "options.flags 0x\(String(flags, radix: 16)) has bits other than \(names)")
         }
+        overrides = flags & overrideFlag != 0
+        decorates = flags & decorateFlag != 0
+        if overrides && decorates { throw invalid(function, "options.flags has both TETHER_OVERRIDE and TETHER_DECORATE: one call does one") }
         self.context = context
         if let drop {
             defersDrop = flags & deferDropFlag != 0
@@ -95,7 +103,7 @@ private struct Options {
 
     private init(legacy raw: UnsafeRawPointer, _ count: Int, _ key: Key, _ function: StaticString) throws(TetherError) {
         let flags = raw.load(fromByteOffset: 4, as: UInt32.self)
-        try self.init(scope: raw.load(as: Int32.self), flags: flags, allowed: deferDropFlag | callbacksFlag,
+        try self.init(scope: raw.load(as: Int32.self), flags: flags, allowed: deferDropFlag | callbacksFlag | overrideFlag | decorateFlag,
                       context: raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer?.self),
                       drop: raw.load(fromByteOffset: 16, as: CDropFn?.self), function)
         let functions = raw.load(fromByteOffset: 24, as: UnsafePointer<CCompleteFn?>?.self)
@@ -118,6 +126,10 @@ private struct Options {
 
 /// The flag of tether_registration_options.flags saying its callbacks fields are set (tether_options always has them).
 private let callbacksFlag: UInt32 = 2
+/// TETHER_OVERRIDE, in either struct's flags.
+private let overrideFlag: UInt32 = 4
+/// TETHER_DECORATE, in either struct's flags.
+private let decorateFlag: UInt32 = 8
 
 /// tether_completion: fn, args_fn, params, param_count, context (layout checked in the header).
 private let completionStride = 40
@@ -173,17 +185,7 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
         let (declared, kinds) = try parseParams(params, count, key)
         let options = try rawOptions.map { raw throws(TetherError) in try Options(raw, count, key, function) }
         let variadic = options?.variadicFixed ?? 0
-        // A registration of this key, function and params that a reused child had (one per request) serves again.
-        let typed = variadic == 0 && FFIFactory.callsTyped(kinds)
-        let (registration, replaced) = try container.register(key, params: declared, reusing: { old in
-            // The exact class, compared (a dynamic cast costs more than the rest of the check).
-            typed && ObjectIdentifier(type(of: old.factory)) == ObjectIdentifier(FFIFactory.self)
-                && unsafeDowncast(old.factory, to: FFIFactory.self).callsTyped(factory)
-        }, factory: { () throws(TetherError) in
-            let ffi = try FFIFactory(function: factory, kinds: kinds)
-            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
-            return ffi
-        }) { (registration: Registration) throws(TetherError) in
+        let configure = { (registration: Registration) throws(TetherError) in
             guard let options else { return }
             try registration.setScope(options.scope)
             if options.defersDrop {
@@ -192,6 +194,36 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
                 registration.setContext(options.context, cDestructor: options.drop)
             }
             for completion in options.completions { registration.addCompletion(completion) }
+        }
+        let registration: Registration, replaced: Registration?
+        if options?.overrides == true {
+            let ffi = try FFIFactory(function: factory, kinds: kinds)
+            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
+            (registration, replaced) = (try container.override(key, params: declared, factory: ffi, configure: configure), nil)
+        } else if options?.decorates == true {
+            let ffi = try FFIFactory(function: factory, kinds: kinds)
+            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
+            let (decorator, decorated, moved) = try container.decorate(key, params: declared, factory: ffi, configure: configure)
+            // The decorated registration's handle names it where it moved: it still configures it.
+            let handle = decorated.attachment.exchange(0, ordering: .acquiringAndReleasing)
+            if handle != 0 {
+                if Handles.registrations.repoint(OpaquePointer(bitPattern: handle), to: moved) {
+                    moved.attachment.store(handle, ordering: .releasing)
+                }
+            }
+            (registration, replaced) = (decorator, nil)
+        } else {
+        // A registration of this key, function and params that a reused child had (one per request) serves again.
+        let typed = variadic == 0 && FFIFactory.callsTyped(kinds)
+        (registration, replaced) = try container.register(key, params: declared, reusing: { old in
+            // The exact class, compared (a dynamic cast costs more than the rest of the check).
+            typed && ObjectIdentifier(type(of: old.factory)) == ObjectIdentifier(FFIFactory.self)
+                && unsafeDowncast(old.factory, to: FFIFactory.self).callsTyped(factory)
+        }, factory: { () throws(TetherError) in
+            let ffi = try FFIFactory(function: factory, kinds: kinds)
+            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
+            return ffi
+        }, configure: configure)
         }
         if let replaced { retireHandle(of: replaced) }
         // A handle only for callers who take one (it is the only way to configure later).

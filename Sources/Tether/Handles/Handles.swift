@@ -68,6 +68,17 @@ struct HandleTable<Object: AnyObject>: Sendable {
         Unmanaged<Object>.fromOpaque(try slots.object(handle, function))
     }
 
+    /// Makes a live `handle` name `object` instead (registrations: a decorated one moved,
+    /// `tether_decorate`); false if the handle is not live. The caller keeps the object the
+    /// handle named alive for readers that may still use it (a container keeps retired registrations).
+    func repoint(_ handle: OpaquePointer?, to object: Object) -> Bool {
+        guard let (s, _) = slots.fast.peekSlot(handle) else { return false }
+        let old = SlotPages.word2(s).pointee.exchange(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()),
+                                                      ordering: .acquiringAndReleasing)
+        Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release()
+        return true
+    }
+
     /// Removes `handle` (its generation moves on, so later uses are stale) and
     /// returns the reference it owned. Not for refs (see `SlotPages.releaseRef`).
     @discardableResult

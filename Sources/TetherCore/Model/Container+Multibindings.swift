@@ -20,7 +20,8 @@ extension Container {
         var result: [Registration] = []
         var place: [Key: Int] = [:]
         for c in chain.reversed() {
-            let own = c.ownRegistrations().filter { $0.key == key || $0.key.name.hasPrefix(prefix) }
+            let moved = c.undecoratedKeys()  // a decorated element is listed once, decorated
+            let own = c.ownRegistrations().filter { ($0.key == key || $0.key.name.hasPrefix(prefix)) && !moved.contains($0.key) }
             for r in own.sorted(by: { $0.order < $1.order }) {
                 if let i = place[r.key] { result[i] = r } else { place[r.key] = result.count; result.append(r) }
             }

@@ -7,10 +7,22 @@ public final class Container: @unchecked Sendable {
     public let bridge: SlotBridge
 
     /// Writers (register, close) serialize here; the registrations live in `table`.
-    private struct State {
+    struct State {
         /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
         var retired: [Registration] = []
         var children = 0
+        /// The open children (unretained: each removes itself when it closes), for what must reach
+        /// the caches below (`override`).
+        var liveChildren: [Unmanaged<Container>] = []
+        /// Per overridden key, what each override displaced from the table, oldest first
+        /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
+        var overrides: [Key: [Registration?]] = [:]
+        /// Per decorated key, the keys its undecorated registrations moved to, first decorator's first
+        /// (`Container+Decorators.swift`).
+        var decorations: [Key: [Key]] = [:]
+        /// Registrations that left the table with no call of the embedding layer seeing them go
+        /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
+        var detached: [Registration] = []
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
         var scoped: [ObjectIdentifier: ScopedEntry] = [:]
@@ -22,12 +34,12 @@ public final class Container: @unchecked Sendable {
         /// `allRegistrations` by key, with the configuration each was made under.
         var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
-    private struct ScopedEntry {
+    struct ScopedEntry {
         let registration: Registration
         let instance: Instance
         let sequence: UInt64
     }
-    private let state = Lock(State())
+    let state = Lock(State())
     @usableFromInline let table: RegistrationTable
     private let closed = Atomic<Bool>(false)
     /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
@@ -55,15 +67,19 @@ public final class Container: @unchecked Sendable {
         }
     }
     private let strict = Atomic<Bool>(false)
+    /// A registration was detached here once (`State.detached`): closing has more to visit.
+    let everDetached = Atomic<Bool>(false)
 
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
+            let me = Unmanaged.passUnretained(self)
             let ok = parent.state.withLock { s in
                 if s.isClosed { return false }
                 s.children += 1
+                s.liveChildren.append(me)
                 return true
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
@@ -80,6 +96,8 @@ public final class Container: @unchecked Sendable {
     }
 
     deinit {
+        // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
+        if !isClosed, let parent { parent.state.withLock { $0.forget(self) } }
         dropSpareChild()
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
@@ -119,6 +137,7 @@ public final class Container: @unchecked Sendable {
             if s.isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
             s.children += 1
+            s.liveChildren.append(.passUnretained(child))
             return .some(child)
         }
         guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
@@ -320,17 +339,21 @@ public final class Container: @unchecked Sendable {
         return try register(Registration(key: key, params: params, factory: factory, container: self, holdsObject: true), configure)
     }
 
-    private func register(_ registration: Registration,
+    func register(_ registration: Registration,
                           _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
         try configure(registration)
         try Registration.check(registration.params, scope: registration.spec.scope, key: key)
         registration.markVisible()
+        var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
             registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
-            let old = table.replace(key, with: registration)
+            // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
+            let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
+            // A decorated key's undecorated registrations go with its decorators (`Container+Decorators`).
+            if !s.decorations.isEmpty { undecorated = takeDecorations(&s, key) }
             configurationChanged()
             return .some(old)
         }
@@ -340,6 +363,7 @@ public final class Container: @unchecked Sendable {
             dropped += takeScoped { $0 === replaced }
             drop(consume dropped)
         }
+        if !undecorated.isEmpty { retireAll(undecorated) }
         return (registration, replaced)
     }
 
@@ -537,7 +561,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Removes the container-scoped instances of the registrations `matching` picks, for `drop`.
-    private func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
+    func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
         state.withLock { s in Self.takeScoped(&s, matching) }
     }
 
@@ -576,11 +600,13 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
+            if !s.overrides.isEmpty { unwindOverrides(&s) }
+            if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
             return nil
         }
         if let refused { throw refused }
         dropSpareChild()
-        if let parent { parent.state.withLock { $0.children -= 1 } }
+        if let parent { parent.state.withLock { $0.childClosed(self) } }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed
@@ -594,6 +620,7 @@ public final class Container: @unchecked Sendable {
     public func forEachRegistration(_ body: (Registration) -> Void) {
         precondition(isClosed, "Tether: forEachRegistration() of a container that is not closed")
         table.forEach(body)
+        if everDetached.load(ordering: .acquiring) { state.withLock { $0.detached }.forEach(body) }
     }
 
     /// Lets go of the registrations of a closed container, once no resolve can
@@ -602,7 +629,7 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         let (entries, retired) = state.withLock { s in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { (s.retired, s.lists) = ([], [:]) }
+            defer { (s.retired, s.lists, s.detached) = ([], [:], []) }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock

@@ -53,20 +53,26 @@ extension Container {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
         guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
         return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
-            try registration.setScope(.singleton)
-            // A request's value (in a child) is resolved as a dependency, rarely by key from many
-            // threads: not lent, its child's free takes no barrier (`Container.drop`).
-            if parent != nil { registration.lendsSingleton = false }
-            registration.setContext(context, destructor: destructor, defersDrop: defersDrop)
-            let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
-                                         reference: { _ in fatalError("a value has no dependencies") })
-            SharedCache.publish(registration, instance.takeUnretainedValue(), in: nil)
-            instance.release()  // the cache keeps it
+            try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         }
     }
 }
 
 extension Registration {
+    /// Makes this new registration (of a `ValueFactory`) hold `pointer` as its cached instance.
+    func holdValue(_ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?, destructor: Destructor?,
+                   defersDrop: Bool) throws(TetherError) {
+        try setScope(.singleton)
+        // A request's value (in a child) is resolved as a dependency, rarely by key from many
+        // threads: not lent, its child's free takes no barrier (`Container.drop`).
+        if container.parent != nil { lendsSingleton = false }
+        setContext(context, destructor: destructor, defersDrop: defersDrop)
+        let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
+                                     reference: { _ in fatalError("a value has no dependencies") })
+        SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)
+        instance.release()  // the cache keeps it
+    }
+
     /// A provided value (`Container.provideValue`): not a cache, so resets keep it.
     var isValue: Bool { factory is ValueFactory }
     /// A declared value key (`Container.declareValue`).

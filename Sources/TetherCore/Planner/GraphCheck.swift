@@ -92,7 +92,7 @@ public struct GraphCheck {
 
     /// The factory slots naming a key and the declared completion targets of `r`, an ALL
     /// slot's registrations as `lookup` lists them (`Container.allRegistrations`).
-    private static func edges(of r: Registration, lookup: Container) -> [Edge] {
+    static func edges(of r: Registration, lookup: Container) -> [Edge] {
         var edges: [Edge] = []
         for p in r.params {
             switch p {

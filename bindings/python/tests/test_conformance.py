@@ -227,6 +227,17 @@ class Run:
             kinds.append((kind, target))
         callbacks = step.get("complete", [])
         c = self.containers[step.get("in", "root")]
+        mode = step.get("mode", "register")
+        if mode != "register" and callbacks:
+            raise Unsupported(f"{mode} with completion callbacks")
+        if mode == "override":
+            c.override(key, factory=self.factory(key, step, kinds), deps=deps, scope=SCOPES[step.get("scope", "graph")])
+            return
+        if mode == "decorate":  # the instance is the first slot (see conformance/README.md)
+            if not deps or deps[0] != key:
+                raise Unsupported("a decorator whose first slot is not its key")
+            self.outcome(step, f"register {key}", lambda: c.decorate(key, self.factory(key, step, kinds), deps=deps[1:]) or True)
+            return
         c.register(key, self.factory(key, step, kinds), deps=deps, scope=SCOPES[step.get("scope", "graph")],
                    on_complete=[self.callback(key, i, len(callbacks), cb) for i, cb in enumerate(callbacks)])
 
@@ -347,6 +358,10 @@ class Run:
         elif "reset" in step:
             self.containers[step.get("in", "root")].reset(SCOPES[step["reset"]])
             self.trace.append(f"reset {step['reset']}")
+        elif "clear_override" in step:
+            key, c = step["clear_override"], self.containers[step.get("in", "root")]
+            if self.outcome(step, f"clear_override {key}", lambda: c.clear_override(key) or True):
+                self.trace.append(f"clear_override {key}")
         elif "validate" in step:
             c = self.containers[step["validate"]]
             if self.outcome(step, "validate", lambda: c.validate() or True):

@@ -48,6 +48,7 @@ from .lazy import Factory, Lazy, WeakLazy
 from .markers import Dependency, Key, Pointer, arg, dep, factory, key_name, lazy, weak, weak_lazy
 from .markers import all_of as all  # tether.all(K); not in __all__: `import *` must not shadow the builtin
 from .native_refs import NativeRef, NativeWeak
+from .overrides import Override
 from .provider import Provider
 from .resolver import Resolver
 from .scope import Scope
@@ -99,6 +100,7 @@ __all__ = [
     "NativeWeak",
     "NoMemoryError",
     "NotFoundError",
+    "Override",
     "Factory",
     "Pointer",
     "Provider",

@@ -80,6 +80,8 @@ PLAN_RESOLVER_WEAK = 1
 DEFER_DROP = 1
 #: ...and: its callbacks / callback_count fields are set
 OPTIONS_CALLBACKS = 2
+OVERRIDE = 4  # tether.h's TETHER_OVERRIDE: the registration overrides its key (tether_override_clear ends it)
+DECORATE = 8  # tether.h's TETHER_DECORATE: the registration decorates its key
 #: tether_resolve_key_collect flags: fail with E_WOULD_BLOCK instead of waiting for a lock
 RESOLVE_NO_WAIT = 1
 #: ...and: the tether_collect's instance is one the caller keeps alive (no handle if it is the result)
@@ -273,6 +275,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_reset": (_status, [_p, c_int]),
     "tether_declare_value": (_status, [_p, c_char_p]),
     "tether_provide_value": (_status, [_p, c_char_p, _p, _p, _p]),
+    "tether_override": (_status, [_p, c_char_p, _p, _p, _p]),
+    "tether_override_clear": (_status, [_p, c_char_p]),
     "tether_validate": (_status, [_p]),
     "tether_export_dot": (_status, [_p, _pp]),
     "tether_string_free": (None, [_p]),

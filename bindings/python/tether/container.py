@@ -18,9 +18,11 @@ from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, NeedsAwait, TeardownError, TetherError, error_for
 from .markers import Key, encode_key, key_name
 from .messages import last_message
+from .overrides import Override
 from .registration import Registration
 from .scope import Scope
-from .parameters import from_deps, infer
+from ._cabi import DECORATE, OVERRIDE, PARAM_DEP
+from .parameters import Parameters, Slot, from_deps, infer
 from .tracing import TraceEvent
 
 T = TypeVar("T")
@@ -171,6 +173,10 @@ class Container:
     _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
     # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
     _resolved_once: set[object] | None = None
+    # Per overridden key, the Python registrations its overrides displaced (see override)
+    _overrides: dict[bytes, list[Registration | None]] | None = None
+    # Per decorated key, its Python registrations the library moved under decorators (see decorate)
+    _decorated: dict[bytes, list[Registration]] | None = None
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
@@ -413,7 +419,7 @@ class Container:
             waiting = teardown.async_pending(self)
             if waiting:
                 raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
-        for reg in list(self._regs.values()):
+        for reg in self._own_registrations():
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
@@ -444,6 +450,11 @@ class Container:
         for reg in list(self._regs.values()):
             reg.retire()
         self._regs.clear()
+        for displaced in (*(self._overrides or {}).values(), *(self._decorated or {}).values()):
+            for kept in displaced:
+                if kept is not None:
+                    kept.retire()
+        self._overrides = self._decorated = None
         parent = self._parent
         if parent is not None:
             parent._children -= 1
@@ -582,13 +593,14 @@ class Container:
         raise TypeError(f"register: a key is a non-empty str or a class, not {type(key).__name__}")
 
     def _register(self, key: Key, factory: Any, deps: Sequence[object], scope: Scope, on_complete: Any,
-                  close: Any = None) -> None:
+                  close: Any = None, mode: int = 0, plan: Parameters | None = None) -> None:
         name = key_name(key)
         what = f"register({name!r})"
         if not callable(factory):
             raise TypeError(f"{what}: the factory must be callable, not {type(factory).__name__}")
         callbacks = _check_callbacks(on_complete, what)
-        plan = from_deps(deps, factory, what) if deps else infer(factory, what)
+        if plan is None:
+            plan = from_deps(deps, factory, what) if deps else infer(factory, what)
         singleton_owner = self if scope == Scope.SINGLETON else None
         async_callbacks = [aio.wrap_callback(name, fn) for fn in callbacks]
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
@@ -607,9 +619,27 @@ class Container:
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
         reg = Registration(self, name, factory if with_teardown is None else with_teardown, plan, scope,
                            has_teardown=with_teardown is not None)
-        reg.install(self.handle, callbacks)
-        old = self._regs.get(reg.raw)
-        self._regs[reg.raw] = reg
+        reg.install(self.handle, callbacks, mode)
+        if mode == OVERRIDE:
+            self._push_override(reg.raw, reg)
+            return
+        if mode == DECORATE:  # the decorated one moved (its handle with it): still run from plans, see decorate
+            decorated = self._regs.get(reg.raw)
+            if decorated is not None:
+                self._decorated = self._decorated or {}
+                self._decorated.setdefault(reg.raw, []).append(decorated)
+            self._regs[reg.raw] = reg
+            self._registered(None)
+            return
+        if self._decorated and reg.raw in self._decorated:  # the library let go of them with their decorators
+            for undecorated in self._decorated.pop(reg.raw):
+                undecorated.retire()
+        displaced = self._overrides.get(reg.raw) if self._overrides else None
+        if displaced:  # the library put it under the override: so does Python
+            old, displaced[0] = displaced[0], reg
+        else:
+            old = self._regs.get(reg.raw)
+            self._regs[reg.raw] = reg
         self._registered(old)
 
     def resolve_all(self, key: Key) -> list[Any]:
@@ -646,6 +676,100 @@ class Container:
         finally:
             self._ref_release(out)
         return items
+
+    # -- decorators ---------------------------------------------------------------------
+
+    def decorate(self, key: Key, fn: Callable[..., Any], *, deps: Sequence[object] | None = None,
+                 close: Callable[[Any], Any] | None = None) -> None:
+        """Decorates ``key``'s registration in this container: ``fn(instance, *deps)`` returns what
+        resolves of ``key`` and its dependents get instead. ``deps`` (after the instance) are
+        autowired from ``fn``'s parameters after the first, unless given. Several decorators apply in
+        the order added; the result takes the key's scope (a SINGLETON caches it, once); ``fn`` may be
+        a generator (or take ``close=``) for a teardown of its own, which runs before the original's.
+        Registering ``key`` again here replaces it with its decorators. Raises ``NotFoundError`` if
+        ``key`` is not registered in this container itself (see ``TETHER_DECORATE``).
+        """
+        name = key_name(key)
+        what = f"decorate({name!r})"
+        if not callable(fn):
+            raise TypeError(f"{what}: the decorator must be callable, not {type(fn).__name__}")
+        instance = Slot(PARAM_DEP, name)  # the library gives it the instance it decorates
+        plan = from_deps([key, *deps], fn, what) if deps is not None else infer(fn, what, first=instance)
+        decorated = self._regs.get(encode_key(key))
+        scope = decorated.scope if decorated is not None else Scope.GRAPH  # (the library's, whatever this says)
+        self._register(key, fn, (), scope, None, close, mode=DECORATE, plan=plan)
+
+    # -- overrides (tests) --------------------------------------------------------------
+
+    @overload
+    def override(self, key: type[T], obj: T, *, factory: None = None) -> Override[T]: ...
+    @overload
+    def override(self, key: Key, obj: Any = ..., *, factory: Callable[..., Any] | None = None,
+                 deps: Sequence[object] = (), scope: Scope = Scope.GRAPH,
+                 close: Callable[[Any], Any] | None = None) -> Override[Any]: ...
+
+    def override(self, key: Key, obj: Any = _UNSET, *, factory: Any = None, deps: Sequence[object] = (),
+                 scope: Scope = Scope.GRAPH, close: Any = None) -> Override[Any]:
+        """Overrides ``key`` here with ``obj``, or with ``factory`` (registered as ``register`` would,
+        with ``deps``, ``scope`` and ``close``), until the override ends: leaving ``with
+        c.override(...)``, its ``clear()``, or ``c.clear_override(key)``.
+
+        Resolves from this container and its children get the override; instances cached here or in
+        children that were built over ``key`` (directly or not) are let go of when it starts and when
+        it ends, so a singleton is rebuilt over the fake, then over the original. Objects resolved
+        before keep what they had. Overrides of one key stack; registering ``key`` here meanwhile
+        takes effect once they end (see ``tether_override``).
+        """
+        if (obj is _UNSET) == (factory is None):
+            raise TypeError(f"override({key_name(key)!r}): give the object or factory=, exactly one")
+        if factory is not None:
+            self._register(key, factory, deps, _check_scope(scope), None, close, mode=OVERRIDE)
+            return Override(self, key)
+        if obj is None:
+            raise TypeError(f"override({key_name(key)!r}): the override cannot be None")
+        raw = encode_key(key)
+        handle = self._materialize()
+        ptr = object_table.retain_counted(obj)  # the library's box; DROP takes it back
+        status = self._api.tether_override(handle, raw, ptr, _DROP_ADDRESS, None)
+        if status != OK:
+            object_table.release(ptr)
+            raise error_for(status, last_message(self._api))
+        self._push_override(raw, None)
+        return Override(self, key)
+
+    def clear_override(self, key: Key) -> None:
+        """Ends the newest override of ``key`` made in this container (``override``); what it
+        replaced resolves again. Raises ``InvalidArgumentError`` if ``key`` is not overridden here."""
+        raw = encode_key(key)
+        failed = teardown.gather()
+        try:
+            status = self._api.tether_override_clear(self.handle, raw)
+        finally:
+            teardown.stop_gathering()
+        if status != OK:
+            raise error_for(status, last_message(self._api))
+        stack = self._overrides.get(raw) if self._overrides else None
+        if stack:  # else made by C code on this container: no Python registration was set aside
+            ended = self._regs.pop(raw, None)
+            displaced = stack.pop()
+            if not stack:
+                del self._overrides[raw]  # type: ignore[union-attr]
+            if displaced is not None:
+                self._regs[raw] = displaced
+            self._registered(ended)
+        else:
+            self._registered(None)
+        if failed:
+            raise TeardownError(failed)
+
+    def _push_override(self, raw: bytes, reg: Registration | None) -> None:
+        """After the library overrode ``raw`` here: its Python registration (if any) is kept aside."""
+        if self._overrides is None:
+            self._overrides = {}
+        self._overrides.setdefault(raw, []).append(self._regs.pop(raw, None))
+        if reg is not None:
+            self._regs[raw] = reg
+        self._registered(None)
 
     def register_value(self, key: Key) -> None:
         """Declares ``key`` a value each child container provides (``Container(parent=self,
@@ -932,6 +1056,11 @@ class Container:
             self._value_builds[key] = entry
         return entry
 
+    @overload
+    async def aresolve(self, key: type[T], *args: Any) -> T: ...
+    @overload
+    async def aresolve(self, key: str, *args: Any) -> Any: ...
+
     async def aresolve(self, key: Key, *args: Any) -> Any:
         """``resolve`` for async code: ``async def`` and async generator factories and ``async def``
         completion callbacks are awaited on the running loop, by this task (see ``tether.aio``); the
@@ -1142,12 +1271,21 @@ class Container:
         from here build exactly what the parent's build."""
         return not self._regs and self._word.value == self._created_word
 
+    def _own_registrations(self) -> list[Registration]:
+        """This container's Python registrations, those moved under decorators (see decorate) too."""
+        regs = list(self._regs.values())
+        for moved in (self._decorated or {}).values():
+            regs += moved
+        return regs
+
     def _python_registrations(self) -> dict[int, Registration]:
         """The Python registrations of this container and its parents, by registration handle."""
         found: dict[int, Registration] = {}
         container: Container | None = self
         while container is not None:
             found.update((reg.handle, reg) for reg in container._regs.values() if reg.handle is not None)
+            for moved in (container._decorated or {}).values():
+                found.update((reg.handle, reg) for reg in moved if reg.handle is not None)
             container = container._parent
         return found
 
@@ -1168,7 +1306,7 @@ class Container:
         """``reset()`` up to raising its teardowns' failures (see ``_close`` for ``can_await``)."""
         checked = _check_scope(scope)
         handle = self.handle
-        for reg in list(self._regs.values()):
+        for reg in self._own_registrations():
             if checked == Scope.WEAK:
                 reg.last = None
             elif checked == Scope.SINGLETON:

@@ -5,8 +5,8 @@
     install(app, root)   # each request gets Container(parent=root, values={Request: request})
 
     @app.get("/u/{uid}")
-    async def get_user(uid: int, svc: UserService = Inject(UserService)): ...
-    # or: svc: Annotated[UserService, Inject(UserService)]
+    async def get_user(uid: int, svc: FromTether[UserService]): ...
+    # the same: svc: Annotated[UserService, Inject(UserService)], or svc: UserService = Inject(UserService)
 
 Why a middleware and not a dependency with ``yield``: when FastAPI runs the code after a
 dependency's ``yield`` (before or after the response is sent, with or without a streaming body)
@@ -33,7 +33,8 @@ Requires FastAPI (``pip install tether[fastapi]``); ``import tether`` never impo
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable, MutableMapping
+import threading
+from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Awaitable, Callable, MutableMapping, TypeVar, overload
 
 from fastapi import Depends, FastAPI, HTTPException
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -45,7 +46,9 @@ from .errors import FactoryError, TeardownError
 from .markers import Key, key_name
 from .scope import Scope as Lifetime  # (Scope here is the ASGI scope)
 
-__all__ = ["Inject", "install", "shutdown"]
+__all__ = ["FromTether", "Inject", "injector", "install", "shutdown"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("tether.fastapi")
 
@@ -168,12 +171,16 @@ async def shutdown(app: FastAPI) -> None:
 _NOTE_FAILURE = Depends(_failure)  # (cached: one per request, whatever the number of Injects)
 
 
-def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it is)
-    """A FastAPI dependency resolving ``key`` from the request's container (``aresolve``: async
-    factories are awaited); a default (``svc: S = Inject(S)``) or in ``Annotated[S, Inject(S)]``.
+#: ``Inject``'s dependency per key: one callable per key, so ``app.dependency_overrides`` can name it.
+_injectors: dict[Key, Any] = {}
+_injectors_lock = threading.Lock()
 
-    A failing resolve is logged (``tether.fastapi`` logger, with the traceback) and answered with a
-    500 naming the key, not the error; a factory raising ``HTTPException`` answers with it."""
+
+def _injector(key: Key) -> Any:
+    """The ``Depends`` of ``key``, made once per key (see ``_injectors``)."""
+    made = _injectors.get(key)
+    if made is not None:
+        return made
     name = key_name(key)
 
     async def inject(connection: HTTPConnection, _: None = _NOTE_FAILURE) -> Any:
@@ -191,4 +198,43 @@ def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it
             raise HTTPException(status_code=500, detail=f"could not resolve {name!r}") from exc
 
     inject.__name__ = inject.__qualname__ = f"inject_{name.rsplit('.', 1)[-1]}"
-    return Depends(inject, use_cache=False)
+    with _injectors_lock:
+        return _injectors.setdefault(key, Depends(inject, use_cache=False))
+
+
+@overload
+def Inject(key: type[T]) -> T: ...
+@overload
+def Inject(key: str) -> Any: ...
+
+
+def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it is)
+    """A FastAPI dependency resolving ``key`` from the request's container (``aresolve``: async
+    factories are awaited); ``FromTether[S]`` is ``Annotated[S, Inject(S)]``, the typed way. As a
+    default (``svc: S = Inject(S)``) it is typed as an ``S`` for type checkers (it is a ``Depends``).
+
+    The same object for the same key every time: ``app.dependency_overrides[injector(S)]`` replaces
+    it (prefer ``root.override(S, fake)`` in tests: that reaches what depends on ``S`` too).
+    A failing resolve is logged (``tether.fastapi`` logger, with the traceback) and answered with a
+    500 naming the key, not the error; a factory raising ``HTTPException`` answers with it."""
+    return _injector(key)
+
+
+def injector(key: Key) -> Callable[..., Any]:
+    """The callable behind ``Inject(key)`` (the same for every ``Inject`` of ``key``): the key of
+    ``app.dependency_overrides``."""
+    return _injector(key).dependency  # type: ignore[no-any-return]
+
+
+if TYPE_CHECKING:
+    #: ``FromTether[S]`` is ``S`` to a type checker and ``Annotated[S, Inject(S)]`` to FastAPI.
+    FromTether = Annotated[T, "tether.fastapi.Inject"]
+else:
+    class FromTether:
+        """``FromTether[S]``: ``Annotated[S, Inject(S)]``, a parameter type FastAPI injects and a type
+        checker reads as ``S``."""
+
+        __slots__ = ()
+
+        def __class_getitem__(cls, key: Any) -> Any:
+            return Annotated[key, Inject(key)]

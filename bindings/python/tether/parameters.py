@@ -139,15 +139,16 @@ def _annotation_slot(annotation: Any, param: str, what: str) -> Slot | None:
     return None
 
 
-def infer(factory: Callable[..., Any], what: str) -> Parameters:
-    """The plan autowired from the factory's (or class's ``__init__``'s) parameters."""
+def infer(factory: Callable[..., Any], what: str, first: Slot | None = None) -> Parameters:
+    """The plan autowired from the factory's (or class's ``__init__``'s) parameters; ``first``: the
+    slot of the first parameter, whatever its hint (a decorator's instance)."""
     flags = code_flags(factory)
-    if (flags is not None and not flags & _VARIADIC and not factory.__code__.co_argcount
+    if (first is None and flags is not None and not flags & _VARIADIC and not factory.__code__.co_argcount
             and not factory.__code__.co_kwonlyargcount and not factory.__annotations__):
         return Parameters([], 0, [])  # no parameters and no hints (a lambda, say): what the walk below gives
     sig = _signature(factory)
     if sig is None:
-        return Parameters([], 0, [])
+        return Parameters([] if first is None else [first], 0 if first is None else 1, [])
     hints = _hints(factory, what)
     slots: list[Slot] = []
     names: list[str] = []
@@ -157,6 +158,13 @@ def infer(factory: Callable[..., Any], what: str) -> Parameters:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         annotation = hints.get(p.name, p.annotation)
+        if first is not None:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise TypeError(f"{what}: the first parameter receives the instance: it must be positional")
+            slots.append(first)
+            npos += 1
+            first = None
+            continue
         slot = _annotation_slot(annotation, p.name, what)
         if slot is None:
             if p.default is not p.empty:
@@ -193,4 +201,6 @@ def infer(factory: Callable[..., Any], what: str) -> Parameters:
             positional = False
             names.append(p.name)
         slots.append(slot)
+    if first is not None:
+        raise TypeError(f"{what}: it takes no parameter; its first one receives the instance")
     return Parameters(slots, npos, names)

@@ -185,7 +185,8 @@ class Registration:
                       for fn in self.callbacks))
         return declaration
 
-    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion]) -> None:
+    def install(self, handle: int, callbacks: Sequence[Callable[[Any, Any], Any] | Completion],
+                mode: int = 0) -> None:
         """Declares the registration to the library in container ``handle``.
 
         One ``tether_register_ex`` call: scope, destructor and completion callbacks are set before
@@ -210,6 +211,9 @@ class Registration:
             self.callbacks = tuple(callbacks)
         else:
             self.callables.append(trampoline)
+        if mode:  # OVERRIDE or DECORATE (Container.override, decorate): the shared options stay as they are
+            options = RegistrationOptions.from_buffer_copy(options)
+            options.flags |= mode
         out = c_void_p()
         # the C function pointer, as tether_fn (a void * argument takes a ctypes function as its address)
         status = api.tether_register_ex(handle, self.raw, trampoline, array, len(array), byref(options), byref(out))

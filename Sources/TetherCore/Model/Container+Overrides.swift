@@ -1,0 +1,152 @@
+/// Overrides for tests: a registration put over a key's in one container until cleared, which
+/// then puts back what was there. Starting and ending one lets go of what the caches of this
+/// container and its descendants hold that was built over the key (declared edges, and strong
+/// edges made at run time), so shared instances are rebuilt over the override, then over the
+/// original. Overrides of one key stack: a clear ends the newest.
+extension Container {
+    /// Overrides `key` here with `pointer` (as `provideValue` holds a value): `destructor` runs
+    /// once nothing holds it after the override ends (or the container closes).
+    @discardableResult
+    public func overrideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
+                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> Registration {
+        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        let registration = Registration(key: key, params: [], factory: ValueFactory(key: key), container: self)
+        try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
+        return try override(registration)
+    }
+
+    /// Overrides `key` here with a registration of `factory`, configured by `configure` before anyone sees it.
+    @discardableResult
+    public func override(_ key: Key, params: [Param], factory: Factory,
+                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> Registration {
+        let registration = Registration(key: key, params: params, factory: factory, container: self)
+        try configure(registration)
+        try Registration.check(registration.params, scope: registration.spec.scope, key: key)
+        return try override(registration)
+    }
+
+    private func override(_ registration: Registration) throws(TetherError) -> Registration {
+        let key = registration.key
+        registration.markVisible()
+        let done = state.withLock { s in
+            if s.isClosed { return false }
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
+            let displaced = table.replace(key, with: registration)
+            s.overrides[key, default: []].append(displaced)
+            everDetached.store(true, ordering: .releasing)
+            configurationChanged()
+            return true
+        }
+        guard done else {
+            if let held = registration.retire() { drop([held]) }  // a value is let go of: the caller's drop runs
+            throw TetherError(.invalidHandle, "the container was freed")
+        }
+        dropBuilt(over: key)
+        return registration
+    }
+
+    /// Ends the newest override of `key` here: what it displaced resolves again. Returns the
+    /// override's registration, retired (its cache let go of).
+    @discardableResult
+    public func clearOverride(_ key: Key) throws(TetherError) -> Registration {
+        let ended: Result<Registration, TetherError> = state.withLock { s in
+            if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was freed")) }
+            guard var stack = s.overrides[key], let restored = stack.popLast() else {
+                return .failure(TetherError(.invalidArgument,
+                    "\(key.quoted) is not overridden in this container; clear an override in the container it was made in, once per override"))
+            }
+            s.overrides[key] = stack.isEmpty ? nil : stack
+            let override = table.replace(key, with: restored)!
+            s.retired.append(override)
+            configurationChanged()
+            return .success(override)
+        }
+        let override = try ended.get()
+        var dropped = override.retire().map { [$0] } ?? []
+        dropped += takeScoped { $0 === override }
+        drop(consume dropped)
+        dropBuilt(over: key)
+        return override
+    }
+
+    /// Whether `key` is overridden here (not in a parent).
+    public func isOverridden(_ key: Key) -> Bool { state.withLock { $0.overrides[key] != nil } }
+
+    /// `register` of an overridden key: the new registration goes under the overrides (it resolves
+    /// once they end) and the one it replaces there is returned. Caller holds the state lock.
+    func replaceUnderOverride(_ s: inout State, _ key: Key, _ registration: Registration) -> Registration? {
+        guard var stack = s.overrides[key] else { return table.replace(key, with: registration) }
+        let old = stack[0]
+        stack[0] = registration
+        s.overrides[key] = stack
+        return old
+    }
+
+    /// Closing: every overridden key gets back what its first override displaced; the overrides
+    /// are retired with the rest (`forEachRegistration` visits them). Caller holds the state lock.
+    func unwindOverrides(_ s: inout State) {
+        for (key, stack) in s.overrides {
+            var ended = stack.dropFirst().compactMap { $0 }
+            if let current = table.replace(key, with: stack[0]) { ended.append(current) }
+            s.detached += ended
+            s.retired += ended
+        }
+        s.overrides = [:]
+    }
+
+    /// Lets go of what the caches of this container and its descendants hold that was built over
+    /// `key`: shared instances of keys that declare a path of edges to it (the planner's
+    /// `GraphCheck.dependents`), or whose instance reaches one of `key` by strong edges.
+    func dropBuilt(over key: Key) {
+        let containers = selfAndDescendants()
+        defer { for c in containers.dropFirst() { Unmanaged.passUnretained(c).release() } }
+        var registrations = visibleRegistrations()
+        for c in containers.dropFirst() { registrations += c.state.withLock { _ in c.table.all() } }
+        let dependents = GraphCheck.dependents(of: key, among: registrations, lookup: self)
+        func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
+            r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
+        }
+        for c in containers {
+            var dropped: [Dropped] = []
+            for r in c.state.withLock({ _ in c.table.all() }) where !r.isValue {
+                let scope = r.spec.scope
+                guard scope == .singleton || scope == .weak, builtOver(r, r.cached(scope)) else { continue }
+                if let d = r.reset(scope) { dropped.append(d) }
+            }
+            let scoped = c.state.withLock { s in s.scoped.values.map { ($0.registration, $0.instance) } }
+            let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
+            if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
+            c.drop(consume dropped)
+        }
+    }
+
+    /// This container, then its open descendants, each of those retained (the caller releases them).
+    private func selfAndDescendants() -> [Container] {
+        var found: [Container] = [self]
+        var next = 0
+        while next < found.count {
+            let c = found[next]
+            // Retained under the lock: a child in the list has not finished closing, so it is alive.
+            found += c.state.withLock { s in s.liveChildren.map { $0.retain().takeUnretainedValue() } }
+            next += 1
+        }
+        return found
+    }
+}
+
+extension Container.State {
+    /// A child finished closing: it is no longer counted or reached.
+    mutating func childClosed(_ child: Container) {
+        children -= 1
+        forget(child)
+    }
+
+    /// `child` is no longer reached (closed, or let go of without closing).
+    mutating func forget(_ child: Container) {
+        let address = Unmanaged.passUnretained(child).toOpaque()
+        if let i = liveChildren.lastIndex(where: { $0.toOpaque() == address }) {
+            liveChildren.swapAt(i, liveChildren.count - 1)
+            liveChildren.removeLast()
+        }
+    }
+}

@@ -1,0 +1,211 @@
+/* Decorators (TETHER_DECORATE): what resolves and dependents get, the order several apply in,
+ * caching of the decorated result, teardown order (decorators' drops before the original's),
+ * the moved registration's handle, validate/DOT, re-registration, and the errors. */
+#include "harness.h"
+#include "fixtures.h"
+
+static void release(tether_ref *r) { CHECK_OK(tether_ref_release(r)); }
+
+/* A decorator's result: a node whose `a` is the instance it decorates and `b` its own dependency. */
+static char order[64];
+static void note(const char *tag) { strncat(order, tag, sizeof order - strlen(order) - 1); }
+static void drop_noting(void *instance, void *context) {
+    kind *k = context;
+    note(k->tag);
+    drop_node(instance, context);
+}
+static void *wrap(node *inner, node *dep, kind *k) { return node_new(k, inner, dep); }
+static void *wrap_only(node *inner, kind *k) { return node_new(k, inner, NULL); }
+
+static tether_status decorate(tether_container *c, const char *key, kind *k, const char *dep) {
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_DECORATE;
+    o.context = k;
+    o.drop = drop_noting;
+    if (dep) {
+        tether_param p[] = {TETHER_DEP(key), TETHER_DEP(dep), TETHER_CONTEXT};
+        return tether_register_with(c, key, (tether_fn)wrap, p, 3, &o, NULL);
+    }
+    tether_param p[] = {TETHER_DEP(key), TETHER_CONTEXT};
+    return tether_register_with(c, key, (tether_fn)wrap_only, p, 2, &o, NULL);
+}
+
+static void decorators_apply_in_order_and_cache_once(void) {
+    kind Db = {"D", 0, 0}, Log = {"L", 0, 0}, First = {"1", 0, 0}, Second = {"2", 0, 0}, Repo = {"R", 0, 0};
+    tether_container *c = new_container();
+    tether_registration *db = reg_node(c, "Db", &Db, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    reg_node(c, "Log", &Log, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    reg_node(c, "Repo", &Repo, TETHER_SCOPE_GRAPH, "Db", NULL, drop_noting);
+    CHECK_OK(decorate(c, "Db", &First, "Log"));
+    CHECK_OK(decorate(c, "Db", &Second, NULL));
+    tether_ref *r1, *r2, *repo;
+    node *d = resolve(c, "Db", &r1);
+    CHECK(d->k == &Second && d->a->k == &First && d->a->a->k == &Db && d->a->b->k == &Log);
+    CHECK(resolve(c, "Db", &r2) == d);           /* a singleton: the decorated result, cached */
+    CHECK(resolve(c, "Repo", &repo)->a == d);    /* dependents get the decorated one */
+    CHECK(Db.made == 1 && First.made == 1 && Second.made == 1);
+    /* The original's handle configures the moved registration. */
+    CHECK_OK(tether_set_context(db, &Db, drop_noting));
+    release(r1);
+    release(r2);
+    release(repo);
+    order[0] = 0;
+    CHECK_OK(tether_container_free(c));
+    CHECK(strcmp(order, "21LD") == 0);          /* last made first: decorators before the original */
+    CHECK(Db.dropped == 1 && First.dropped == 1 && Second.dropped == 1 && Log.dropped == 1);
+}
+
+static void graph_scope_decorates_each_instance_and_plans_agree(void) {
+    kind G = {"G", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "G", &G, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK_OK(decorate(c, "G", &W, NULL));
+    for (int i = 0; i < 3; i++) {  /* the first resolve records a plan; the next ones replay it */
+        tether_ref *r;
+        node *g = resolve(c, "G", &r);
+        CHECK(g->k == &W && g->a->k == &G);
+        order[0] = 0;
+        release(r);
+        CHECK(strcmp(order, "WG") == 0);
+    }
+    CHECK(G.made == 3 && W.made == 3 && G.dropped == 3 && W.dropped == 3);
+    CHECK_OK(tether_container_free(c));
+}
+
+static void decorating_lets_go_of_what_was_cached_and_validate_sees_it(void) {
+    kind Db = {"D", 0, 0}, Repo = {"R", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "Db", &Db, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    reg_node(c, "Repo", &Repo, TETHER_SCOPE_SINGLETON, "Db", NULL, drop_noting);
+    tether_ref *r;
+    node *before = resolve(c, "Repo", &r);
+    release(r);
+    CHECK_OK(decorate(c, "Db", &W, NULL));
+    CHECK(Repo.dropped == 1 && Db.dropped == 1);  /* not decorated: let go of */
+    node *after = resolve(c, "Repo", &r);
+    CHECK(after->a->k == &W && after->a->a->k == &Db);
+    (void)before;
+    release(r);
+    CHECK_OK(tether_validate(c));
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot && strstr(dot, "Db (before decorator 1)"));
+    tether_string_free(dot);
+    /* Registering the key again replaces it with its decorators. */
+    reg_node(c, "Db", &Db, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    CHECK(Repo.dropped == 1);  /* (a registration lets go of its own cache only, as ever) */
+    node *plain = resolve(c, "Db", &r);
+    CHECK(plain->k == &Db && W.made == 1);
+    release(r);
+    CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot && !strstr(dot, "before decorator"));
+    tether_string_free(dot);
+    CHECK_OK(tether_container_free(c));
+    CHECK(Db.made == Db.dropped && W.made == W.dropped && Repo.made == Repo.dropped);
+}
+
+static void decorate_errors(void) {
+    kind Db = {"D", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    CHECK_STATUS(decorate(c, "Db", &W, NULL), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("register \"Db\" here first");
+    reg_node(c, "Db", &Db, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_DECORATE;
+    tether_param none[] = {TETHER_CONTEXT};
+    CHECK_STATUS(tether_register_with(c, "Db", (tether_fn)make0, none, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("exactly one DEP slot on \"Db\"");
+    o.flags = TETHER_DECORATE | TETHER_OVERRIDE;
+    tether_param one[] = {TETHER_DEP("Db")};
+    CHECK_STATUS(tether_register_with(c, "Db", (tether_fn)make0, one, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    /* A child cannot decorate its parent's registration. */
+    tether_container *child = new_container_in(c);
+    CHECK_STATUS(decorate(child, "Db", &W, NULL), TETHER_E_NOT_FOUND);
+    CHECK_OK(tether_container_free(child));
+    /* Runtime arguments: no decorator can receive the instance. */
+    tether_param args[] = {TETHER_I64};
+    CHECK_OK(tether_register(c, "Args", (tether_fn)make0, args, 1, NULL));
+    CHECK_STATUS(decorate(c, "Args", &W, NULL), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK(W.made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
+static int fail_decorator;
+static void *maybe_fail(node *inner, kind *k) {
+    if (fail_decorator) {
+        tether_set_error("the decorator refused");
+        return NULL;
+    }
+    return node_new(k, inner, NULL);
+}
+
+static void a_failing_decorator_fails_the_resolve_and_destroys_the_original(void) {
+    kind Db = {"D", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "Db", &Db, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_DECORATE;
+    o.context = &W;
+    o.drop = drop_noting;
+    tether_param p[] = {TETHER_DEP("Db"), TETHER_CONTEXT};
+    CHECK_OK(tether_register_with(c, "Db", (tether_fn)maybe_fail, p, 2, &o, NULL));
+    fail_decorator = 1;
+    tether_ref *r = NULL;
+    CHECK_STATUS(tether_resolve(c, "Db", &r), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("the decorator refused");
+    CHECK(r == NULL && Db.made == 1 && Db.dropped == 1);  /* nothing half-built cached */
+    fail_decorator = 0;
+    node *d = resolve(c, "Db", &r);
+    CHECK(d->k == &W && Db.made == 2);
+    release(r);
+    CHECK_OK(tether_container_free(c));
+    CHECK(Db.dropped == 2 && W.dropped == 1);
+}
+
+/* The trace hook hears the decorator as the step after the original's factory; validate names a
+ * decorator's missing dependency. */
+static char heard[512];
+static void hear(const tether_trace_event *e, void *context) {
+    (void)context;
+    if (e->kind == TETHER_TRACE_FACTORY_CALL || e->kind == TETHER_TRACE_EDGE) {
+        strncat(heard, e->kind == TETHER_TRACE_EDGE ? "edge " : "call ", sizeof heard - strlen(heard) - 1);
+        strncat(heard, e->key, sizeof heard - strlen(heard) - 1);
+        if (e->target_key) {
+            strncat(heard, " -> ", sizeof heard - strlen(heard) - 1);
+            strncat(heard, e->target_key, sizeof heard - strlen(heard) - 1);
+        }
+        strncat(heard, "; ", sizeof heard - strlen(heard) - 1);
+    }
+}
+
+static void trace_and_validate_see_the_decorator(void) {
+    kind Db = {"D", 0, 0}, W = {"W", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "Db", &Db, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK_OK(decorate(c, "Db", &W, "Log"));
+    CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
+    CHECK_ERROR_HAS("\"Log\"");
+    CHECK_ERROR_HAS("\"Db\"");
+    reg_node(c, "Log", &Db, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK_OK(tether_validate(c));
+    heard[0] = 0;
+    CHECK_OK(tether_set_trace(c, hear, NULL));
+    tether_ref *r;
+    resolve(c, "Db", &r);
+    const char *expected = "call Db (before decorator 1); call Log; call Db; edge Db -> Db (before decorator 1); edge Db -> Log; ";
+    if (strcmp(heard, expected) != 0) fprintf(stderr, "  heard: %s\n", heard);
+    CHECK(strcmp(heard, expected) == 0);
+    release(r);
+    CHECK_OK(tether_set_trace(c, NULL, NULL));
+    CHECK_OK(tether_container_free(c));
+}
+
+int main(void) {
+    RUN(trace_and_validate_see_the_decorator);
+    RUN(decorators_apply_in_order_and_cache_once);
+    RUN(graph_scope_decorates_each_instance_and_plans_agree);
+    RUN(decorating_lets_go_of_what_was_cached_and_validate_sees_it);
+    RUN(decorate_errors);
+    RUN(a_failing_decorator_fails_the_resolve_and_destroys_the_original);
+    return harness_finish();
+}

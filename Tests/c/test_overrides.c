@@ -1,0 +1,266 @@
+/* Overrides (tether_override, TETHER_OVERRIDE, tether_override_clear): what resolves while one
+ * holds, which cached instances are rebuilt when it starts and ends (identities), that handles
+ * taken before keep what they had, that drops run once, and the errors. */
+#include "harness.h"
+#include "fixtures.h"
+
+static void release(tether_ref *r) { CHECK_OK(tether_ref_release(r)); }
+
+static int fake_drops;
+static void drop_fake(void *instance, void *context) {
+    CHECK(context == &fake_drops);
+    node *o = instance;
+    o->magic = DEAD;
+    fake_drops++;
+}
+
+/* Pool <- Repo (singleton) <- Service (singleton); Clock (singleton) is unrelated. */
+static tether_container *app(kind *Pool, kind *Repo, kind *Service, kind *Clock) {
+    tether_container *c = new_container();
+    reg_node(c, "Pool", Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    reg_node(c, "Repo", Repo, TETHER_SCOPE_SINGLETON, "Pool", NULL, drop_node);
+    reg_node(c, "Service", Service, TETHER_SCOPE_SINGLETON, "Repo", NULL, drop_node);
+    reg_node(c, "Clock", Clock, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    return c;
+}
+
+static void override_rebuilds_dependents_then_restores(void) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0}, Clock = {"Clock", 0, 0};
+    tether_container *c = app(&Pool, &Repo, &Service, &Clock);
+    tether_ref *s1, *k1, *p1;
+    node *svc1 = resolve(c, "Service", &s1);
+    node *clock1 = resolve(c, "Clock", &k1);
+    node *pool1 = resolve(c, "Pool", &p1);
+
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(c, "Pool", &fake, drop_fake, &fake_drops));
+    /* Repo and Service were let go of by the cache (the handle keeps Service and its chain). */
+    CHECK(Service.dropped == 0 && Repo.dropped == 0);
+    tether_ref *s2, *k2, *p2;
+    node *svc2 = resolve(c, "Service", &s2);
+    CHECK(svc2 != svc1 && svc2->a != svc1->a);
+    CHECK(svc2->a->a == &fake);                 /* the new Repo was built over the fake */
+    CHECK(resolve(c, "Pool", &p2) == &fake);
+    release(p2);
+    CHECK(resolve(c, "Clock", &k2) == clock1);  /* unrelated: kept */
+    release(k2);
+    CHECK(Pool.made == 1 && Repo.made == 2 && Service.made == 2 && Clock.made == 1);
+    CHECK(svc1->a->a == pool1);                 /* the old handle keeps what it had */
+
+    CHECK_OK(tether_override_clear(c, "Pool"));
+    /* The cache let go of the Service and Repo built over the fake; s2 still holds them. */
+    CHECK(fake_drops == 0);
+    release(s2);
+    CHECK(Service.dropped == 1 && Repo.dropped == 1);
+    CHECK(fake_drops == 1);                     /* nothing holds the fake any more */
+    tether_ref *s3, *p3;
+    node *svc3 = resolve(c, "Service", &s3);
+    CHECK(resolve(c, "Pool", &p3) == pool1);    /* the original's singleton is back */
+    CHECK(svc3 != svc2 && svc3->a->a == pool1);
+    CHECK(Pool.made == 1 && Repo.made == 3 && Service.made == 3);
+    release(p3);
+    release(s3);
+    release(s1);
+    release(k1);
+    release(p1);
+    CHECK_OK(tether_container_free(c));
+    CHECK(Pool.dropped == 1 && Repo.dropped == 3 && Service.dropped == 3 && Clock.dropped == 1);
+    CHECK(fake_drops == 1);
+}
+
+static void override_reaches_children_and_their_caches(void) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0}, Clock = {"Clock", 0, 0};
+    kind Req = {"Req", 0, 0};
+    tether_container *root = app(&Pool, &Repo, &Service, &Clock);
+    tether_container *child = new_container_in(root);
+    reg_node(child, "Req", &Req, TETHER_SCOPE_CONTAINER, "Repo", NULL, drop_node);
+    tether_ref *r1;
+    node *req1 = resolve(child, "Req", &r1);
+    release(r1);
+    CHECK(Req.dropped == 0);                    /* the child caches it */
+
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(root, "Pool", &fake, drop_fake, &fake_drops));
+    CHECK(Req.dropped == 1);                    /* built over Pool (through Repo): let go of */
+    tether_ref *r2;
+    node *req2 = resolve(child, "Req", &r2);
+    CHECK(req2->a->a == &fake);
+    (void)req1;
+    release(r2);
+    CHECK_OK(tether_override_clear(root, "Pool"));
+    CHECK(Req.dropped == 2 && fake_drops == 1);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(root));
+}
+
+static void override_factory_form_stacks_and_goes_under_register(void) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0}, Clock = {"Clock", 0, 0};
+    kind Fake = {"Fake", 0, 0}, Fake2 = {"Fake2", 0, 0}, Pool2 = {"Pool2", 0, 0};
+    tether_container *c = app(&Pool, &Repo, &Service, &Clock);
+    tether_param ctx[] = {TETHER_CONTEXT};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_OVERRIDE;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.context = &Fake;
+    o.drop = drop_node;
+    tether_registration *h = NULL;
+    CHECK_OK(tether_register_with(c, "Pool", (tether_fn)make0, ctx, 1, &o, &h));
+    CHECK(h != NULL);
+    o.context = &Fake2;
+    CHECK_OK(tether_register_with(c, "Pool", (tether_fn)make0, ctx, 1, &o, NULL));  /* stacks */
+    tether_ref *s;
+    CHECK(resolve(c, "Service", &s)->a->a->k == &Fake2);
+    release(s);
+    /* Registering Pool meanwhile goes under the overrides. */
+    reg_node(c, "Pool", &Pool2, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    CHECK(resolve(c, "Service", &s)->a->a->k == &Fake2);
+    release(s);
+    CHECK_OK(tether_override_clear(c, "Pool"));
+    CHECK(Fake2.made == 1 && Fake2.dropped == 1);
+    CHECK(resolve(c, "Service", &s)->a->a->k == &Fake);
+    release(s);
+    CHECK_STATUS(tether_set_scope(h, TETHER_SCOPE_GRAPH), TETHER_OK);  /* the first override's handle is live */
+    CHECK(resolve(c, "Service", &s)->a->a->k == &Fake);
+    release(s);
+    CHECK_OK(tether_override_clear(c, "Pool"));
+    CHECK_STATUS(tether_set_scope(h, TETHER_SCOPE_GRAPH), TETHER_E_INVALID_HANDLE);  /* stale now */
+    CHECK(resolve(c, "Service", &s)->a->a->k == &Pool2);
+    release(s);
+    CHECK(Pool.made == 0 && Pool2.made == 1);
+    CHECK_OK(tether_container_free(c));
+    CHECK(Fake.made == Fake.dropped && Pool2.dropped == 1 && Service.made == Service.dropped);
+}
+
+static void clear_errors_and_bad_arguments(void) {
+    kind Pool = {"Pool", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    CHECK_STATUS(tether_override_clear(c, "Pool"), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("tether_override_clear");
+    CHECK_ERROR_HAS("\"Pool\" is not overridden in this container");
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_STATUS(tether_override(c, "Pool", NULL, drop_fake, &fake_drops), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_override(c, "", &fake, drop_fake, &fake_drops), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(tether_override(NULL, "Pool", &fake, drop_fake, &fake_drops), TETHER_E_INVALID_HANDLE);
+    CHECK(fake_drops == 0);
+    /* A child's clear does not end its parent's override. */
+    tether_container *child = new_container_in(c);
+    CHECK_OK(tether_override(c, "Pool", &fake, drop_fake, &fake_drops));
+    CHECK_STATUS(tether_override_clear(child, "Pool"), TETHER_E_INVALID_ARGUMENT);
+    tether_ref *p;
+    CHECK(resolve(child, "Pool", &p) == &fake);
+    release(p);
+    CHECK_OK(tether_container_free(child));
+    /* Freeing the container ends the override: the fake's drop runs once. */
+    CHECK_OK(tether_container_free(c));
+    CHECK(fake_drops == 1 && Pool.made == 0);
+}
+
+static void override_key_with_no_registration_falls_through_again(void) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0}, Clock = {"Clock", 0, 0};
+    tether_container *root = app(&Pool, &Repo, &Service, &Clock);
+    tether_container *child = new_container_in(root);
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(child, "Pool", &fake, drop_fake, &fake_drops));
+    tether_ref *p;
+    CHECK(resolve(child, "Pool", &p) == &fake);
+    release(p);
+    CHECK(resolve(root, "Pool", &p) != &fake);  /* the parent is not overridden */
+    release(p);
+    CHECK_OK(tether_override_clear(child, "Pool"));
+    CHECK(fake_drops == 1);
+    CHECK(resolve(child, "Pool", &p)->k == &Pool);
+    release(p);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(root));
+}
+
+/* Threads resolving through children of their own while the main thread overrides and clears:
+ * every resolve sees the fake or the original, and every instance is dropped once at the end. */
+#include <pthread.h>
+typedef struct worker { tether_container *root; node *fake; int bad, done; } worker;
+static void *work(void *arg) {
+    worker *w = arg;
+    for (int i = 0; i < 2000; i++) {
+        tether_container *child = NULL;
+        if (tether_container_new(w->root, &child) != TETHER_OK) { w->bad++; continue; }
+        tether_ref *r = NULL;
+        if (tether_resolve(child, "Service", &r) == TETHER_OK) {
+            node *s = tether_ref_get(r);
+            node *pool = s->a->a;
+            if (!(pool == w->fake || (pool->k && pool->magic == ALIVE))) w->bad++;
+            tether_ref_release(r);
+        } else {
+            w->bad++;
+        }
+        if (tether_container_free(child) != TETHER_OK) w->bad++;
+    }
+    return NULL;
+}
+
+static kind Pool_t = {"Pool", 0, 0}, Repo_t = {"Repo", 0, 0}, Service_t = {"Service", 0, 0};
+static pthread_mutex_t counts = PTHREAD_MUTEX_INITIALIZER;
+static void drop_locked(void *instance, void *context) {
+    pthread_mutex_lock(&counts);
+    drop_node(instance, context);
+    pthread_mutex_unlock(&counts);
+}
+static void *make0_locked(kind *k) {
+    pthread_mutex_lock(&counts);
+    void *o = node_new(k, NULL, NULL);
+    pthread_mutex_unlock(&counts);
+    return o;
+}
+static void drop_fake_locked(void *instance, void *context) {
+    pthread_mutex_lock(&counts);
+    drop_fake(instance, context);
+    pthread_mutex_unlock(&counts);
+}
+static void *make1_locked(kind *k, node *a) {
+    pthread_mutex_lock(&counts);
+    void *o = node_new(k, a, NULL);
+    pthread_mutex_unlock(&counts);
+    return o;
+}
+
+static void overrides_while_other_threads_resolve(void) {
+    tether_container *root = new_container();
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.drop = drop_locked;
+    tether_param ctx[] = {TETHER_CONTEXT}, pool[] = {TETHER_CONTEXT, TETHER_DEP("Pool")}, repo[] = {TETHER_CONTEXT, TETHER_DEP("Repo")};
+    o.context = &Pool_t;
+    CHECK_OK(tether_register_with(root, "Pool", (tether_fn)make0_locked, ctx, 1, &o, NULL));
+    o.context = &Repo_t;
+    CHECK_OK(tether_register_with(root, "Repo", (tether_fn)make1_locked, pool, 2, &o, NULL));
+    o.context = &Service_t;
+    CHECK_OK(tether_register_with(root, "Service", (tether_fn)make1_locked, repo, 2, &o, NULL));
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    worker w[2] = {{root, &fake, 0, 0}, {root, &fake, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, work, &w[i]);
+    for (int i = 0; i < 200; i++) {
+        CHECK_OK(tether_override(root, "Pool", &fake, drop_fake_locked, &fake_drops));
+        CHECK_OK(tether_override_clear(root, "Pool"));
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(w[0].bad == 0 && w[1].bad == 0);
+    CHECK_OK(tether_container_free(root));
+    CHECK(fake_drops == 200);
+    CHECK(Pool_t.made == Pool_t.dropped && Repo_t.made == Repo_t.dropped && Service_t.made == Service_t.dropped);
+}
+
+int main(void) {
+    RUN(overrides_while_other_threads_resolve);
+    RUN(override_rebuilds_dependents_then_restores);
+    RUN(override_reaches_children_and_their_caches);
+    RUN(override_factory_form_stacks_and_goes_under_register);
+    RUN(clear_errors_and_bad_arguments);
+    RUN(override_key_with_no_registration_falls_through_again);
+    return harness_finish();
+}
