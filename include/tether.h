@@ -601,14 +601,13 @@ tether_status tether_resolver_get_weak(tether_resolver *r, const char *key, teth
  * TETHER_E_INVALID_HANDLE.
  * @param out  receives the provider; you own it (tether_provider_free).
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL
- *         key/out); TETHER_E_NO_MEMORY (closure pages refused by the system).
- * Thread-safe, and so is calling the provider.
+ *         key/out); TETHER_E_NO_MEMORY (closure pages refused by the system). Thread-safe, and so
+ *         is calling the provider.
  */
 tether_status tether_make_provider(tether_container *c, const char *key, tether_provider *out);
 
-/** Frees a provider made by tether_make_provider and releases what it holds.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE if `p` is not a live provider from
- *         tether_make_provider (lazy slots' providers go with their instance). */
+/** Frees a provider made by tether_make_provider and releases what it holds. @return TETHER_OK;
+ *  TETHER_E_INVALID_HANDLE if `p` is not a live one from tether_make_provider (lazy slots' go with their instance). */
 tether_status tether_provider_free(tether_provider p);
 
 /* ---- Caches, validation, pictures ------------------------------------------ */
@@ -617,8 +616,7 @@ tether_status tether_provider_free(tether_provider p);
  * Empties `c`'s cache of `scope` (not its parents'), last made first: singletons
  * and CONTAINER-scoped instances are released (destroyed unless held), weak-scope
  * instances forgotten; values stay. GRAPH, TRANSIENT: no-op.
- * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope).
- * Thread-safe.
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope). Thread-safe.
  */
 tether_status tether_reset(tether_container *c, tether_scope scope);
 
@@ -630,8 +628,7 @@ tether_status tether_reset(tether_container *c, tether_scope scope);
  * WEAK_LAZY), dependencies on keys taking runtime arguments, captive dependencies
  * (tether_container_set_strict). The report, a line per problem (the first 100), is
  * tether_last_error(). @return TETHER_OK; else the first found of TETHER_E_NOT_FOUND,
- * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE.
- * Thread-safe.
+ * _CYCLE, _RETAIN_CYCLE, _ARGUMENT_MISMATCH, _CAPTIVE_DEPENDENCY; TETHER_E_INVALID_HANDLE. Thread-safe.
  */
 tether_status tether_validate(tether_container *c);
 
@@ -645,18 +642,20 @@ tether_status tether_validate(tether_container *c);
  * as messages quote them (and their id).
  * @param out  receives a NUL-terminated string you own: tether_string_free.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (NULL out);
- *         TETHER_E_NO_MEMORY.
- * Thread-safe.
+ *         TETHER_E_NO_MEMORY. Thread-safe.
  */
 tether_status tether_export_dot(tether_container *c, char **out);
 
 /** Frees a string the library returned (tether_export_dot); NULL is ignored. Thread-safe. */
 void tether_string_free(char *s);
 
-/** Overrides for tests (README): `instance` over `key` in `c` and children until tether_override_clear ends the newest (they
- *  stack); caches of `c` and below built over `key` are rebuilt over it, then the original; `drop` (nullable) runs once nothing
- *  holds it after. @return TETHER_OK; _E_INVALID_HANDLE; _E_INVALID_ARGUMENT (NULL/empty key or instance; not overridden). */
+/** Overrides for tests (README "Overrides"): `instance` over `key` in `c` and its children until tether_override_clear (they
+ *  stack); caches of `c` and below built over `key` are let go of (rebuilt over it, then over the original); handles taken
+ *  before keep what they had; `drop` (nullable) runs once nothing holds `instance` after the clear. @return TETHER_OK;
+ *  _E_INVALID_HANDLE; _E_INVALID_ARGUMENT (NULL/empty key or instance). Thread-safe. */
 tether_status tether_override(tether_container *c, const char *key, void *instance, tether_drop_fn drop, void *context);
+/** Ends the newest override of `key` in `c` (see tether_override): caches built over it are let go of again.
+ *  @return TETHER_OK; _E_INVALID_HANDLE; _E_INVALID_ARGUMENT (NULL key, or `key` not overridden in `c`). Thread-safe. */
 tether_status tether_override_clear(tether_container *c, const char *key);
 /** options.flags TETHER_OVERRIDE: tether_register_with overrides alike. TETHER_DECORATE (README "Decorators"): it decorates
  *  `key`'s registration in `c`: its one TETHER_DEP(key) slot gets the instance, its result resolves instead (the key's scope;
@@ -677,16 +676,15 @@ typedef void (*tether_trace_fn)(const tether_trace_event *event, void *context);
  *  tether_container_free(c) returns. @return TETHER_OK; TETHER_E_INVALID_HANDLE. Thread-safe. */
 tether_status tether_set_trace(tether_container *c, tether_trace_fn fn, void *context);
 
-/* The library reads these structs by offset: a compiler that laid them out
-   differently would fail here instead of misbehaving at run time. */
+/* The library reads these structs by offset: another layout fails here, not at run time. */
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
 #ifdef __cplusplus
 #define TETHER_ASSERT_(cond, msg) static_assert(cond, msg)
 #else
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
-TETHER_ASSERT_(sizeof(void *) == 8, "Tether supports 64-bit platforms");
-TETHER_ASSERT_(sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8 && sizeof(tether_trace_event) == 40, "layouts");
+TETHER_ASSERT_(sizeof(void *) == 8 && sizeof(tether_param) == 16 && offsetof(tether_param, key) == 8 &&
+               sizeof(tether_trace_event) == 40, "Tether supports 64-bit platforms with these layouts");
 TETHER_ASSERT_(sizeof(tether_value) == 16 && offsetof(tether_value, u) == 8, "tether_value layout");
 TETHER_ASSERT_(offsetof(tether_options, flags) == 8 && offsetof(tether_options, context) == 16 &&
                offsetof(tether_options, callbacks) == 32 && sizeof(tether_options) == 56, "tether_options layout");

@@ -5,7 +5,7 @@ the dependent's C box, while a Python dependent lives as long as Python holds it
 still declared (so ``validate`` and ``to_dot`` see the edge), and the library still decides what
 it answers: the binding watches the slot (``tether_provider_watch``) and keeps the answer, the
 graph's own instance of the key (the object that holds this dependent) or the refusal of a strong
-edge that would close a retain cycle, in the Python object. Without an answer from its graph, the
+back edge (a retain cycle), in the Python object. Without an answer from its graph, the
 first call resolves the key anew.
 """
 
