@@ -358,9 +358,10 @@ static void call_lazy(tether_provider p, int owner, int key) {
                   ? TETHER_OK : st);
     if (owner >= 0 && !objs[owner]) return;
     /* A lazy slot answers the instance of the graph it was filled in, also while that graph
-     * completes (a callback of it calling the provider): handed to that graph, as a resolver's
-     * get is (DESIGN Appendix C, "Lazy slots inside a graph"). */
-    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", nframes ? frames[nframes - 1].id : 0); }
+     * completes (tether.h, TETHER_PARAM_LAZY): given to a member of that graph (the owner's, or
+     * the resolve calling it), it leaves no resolve, as a resolver's get does not. */
+    int graph = owner >= 0 ? objs[owner]->frame : nframes ? frames[nframes - 1].id : 0;
+    if (got) { check_instance(got, key, "a lazy slot's provider"); adopt(got, 1, "a lazy slot's provider", graph); }
     else expect(st, (RESOLVE_STATUSES & ~ST(TETHER_OK)) | ST(TETHER_E_EXPIRED), "a lazy slot's provider");
 }
 
