@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-mypy_api = pytest.importorskip("mypy.api", reason="mypy is not installed (pip install mypy: .ci/run does)")
+mypy_api = pytest.importorskip("mypy.api", reason="mypy is not installed (make test installs it from Tests/requirements.txt)")
 pytest.importorskip("fastapi", reason="the app uses tether.fastapi (pip install fastapi)")
 
 import tether  # noqa: E402
