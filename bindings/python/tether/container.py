@@ -741,7 +741,7 @@ class Container:
         """Ends the newest override of ``key`` made in this container (``override``); what it
         replaced resolves again. Raises ``InvalidArgumentError`` if ``key`` is not overridden here."""
         raw = encode_key(key)
-        failed = teardown.gather()
+        gathering = teardown.gather()
         try:
             status = self._api.tether_override_clear(self.handle, raw)
         finally:
@@ -759,8 +759,8 @@ class Container:
             self._registered(ended)
         else:
             self._registered(None)
-        if failed:
-            raise TeardownError(failed)
+        if gathering.errors:
+            raise TeardownError(gathering.errors)
 
     def _push_override(self, raw: bytes, reg: Registration | None) -> None:
         """After the library overrode ``raw`` here: its Python registration (if any) is kept aside."""
