@@ -81,7 +81,7 @@ def test_resolve_that_would_block_is_retried_waiting(c):
     def slow():
         made["Slow"] += 1
         holding.set()
-        release.wait(30)  # the GIL is free here, the creation lock is not
+        release.wait(30)  # the GIL is free here, the key's creation cell is not
         return Leaf()
 
     def leaf():

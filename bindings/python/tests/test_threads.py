@@ -239,7 +239,7 @@ def test_threads_needing_a_childs_c_container_at_once_get_the_same_one():
 
 
 def test_a_resolve_waiting_for_another_threads_singleton_runs_each_factory_once(c):
-    """A resolve that needs to create a singleton while another thread holds the creation lock
+    """A resolve that needs to create a singleton while another thread holds that singleton's creation cell
     (inside a singleton factory) waits before running any factory of its graph: none runs twice."""
     entered, release = threading.Event(), threading.Event()
     calls = {"Slow": 0, "G": 0, "W": 0, "Top": 0}
