@@ -225,7 +225,15 @@ static void container_scope_reset_and_reregistration(void) {
 
 /* Many threads, two children: one session per child, made once each. */
 static tether_container *threads_child[2];
-static void *make_slow(kind *k) { usleep(2000); return node_new(k, NULL, NULL); }
+/* The two children's sessions are made at once (per-key creation cells): the count is shared. */
+static pthread_mutex_t slow_count = PTHREAD_MUTEX_INITIALIZER;
+static void *make_slow(kind *k) {
+    usleep(2000);
+    pthread_mutex_lock(&slow_count);
+    node *n = node_new(k, NULL, NULL);
+    pthread_mutex_unlock(&slow_count);
+    return n;
+}
 static void *hammer(void *arg) {
     tether_container *c = threads_child[(size_t)arg % 2];
     for (int i = 0; i < 50; i++) {
