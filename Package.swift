@@ -24,7 +24,7 @@ let package = Package(
         // No pkgConfig: its `-lffi` would make libtether.so need libffi.so at run time;
         // the static build links libffi_pic.a instead (ffi.h is on the default include path).
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
-        // Declares swift_tryRetain for TetherCore's weak references; nothing to link.
+        // Declares swift_tryRetain (weak references) and the current CPU (split counts) for TetherCore; nothing to link.
         .systemLibrary(name: "SwiftRuntime"),
         .target(name: "TetherCore", dependencies: ["SwiftRuntime"], swiftSettings: librarySettings),
         .target(

@@ -1,5 +1,5 @@
-/* The one Swift runtime entry point TetherCore calls directly (see WeakRef.swift).
- * Exported by the runtime on every platform; declared here because Swift code
+/* What TetherCore calls directly in the Swift runtime (see WeakRef.swift) and libc.
+ * swift_tryRetain is exported by the runtime on every platform; declared here because Swift code
  * may not name runtime symbols itself. */
 
 /* Retains `object` (a Swift heap object) and returns it, unless its strong count
@@ -7,3 +7,17 @@
  * before Swift 5.9 returned a bool; this is the signature of the toolchain the
  * build requires, checked by WeakRefTests.) */
 void *swift_tryRetain(void *object);
+
+/* The CPU the calling thread runs on, for choosing a stripe of a split count
+ * (Runtime/SplitCount.swift); any value is correct there, this one keeps cores
+ * apart. glibc answers from the thread's rseq area without a system call;
+ * elsewhere a per-thread word stands in. Declared here: Swift's Glibc module
+ * leaves out the GNU extension sched_getcpu. */
+#if defined(__linux__)
+int sched_getcpu(void);
+static inline long tether_current_cpu(void) { return sched_getcpu(); }
+#else
+#include <pthread.h>
+#include <stdint.h>
+static inline long tether_current_cpu(void) { return (long)((uintptr_t)pthread_self() >> 12); }
+#endif

@@ -1,0 +1,112 @@
+import SwiftRuntime
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A reference count that costs no shared write while its owner keeps the
+/// object, as Linux's `percpu_ref`: references taken and dropped by many
+/// threads would all write one counter, one cache line, which then moves
+/// between their cores on every count (a singleton every resolve's graph
+/// points at, say). So the count is split into stripes, a cache line each,
+/// and a reference counts on the stripe of the CPU it runs on: threads on
+/// different cores write different lines. A stripe alone means nothing (a
+/// reference taken on one CPU may be dropped on another); only their sum does,
+/// and nobody needs it until the owner lets go.
+///
+/// - Live: `tryAcquire` and `retain` add one to the current stripe, `release`
+///   takes one from it. The object cannot go: the owner still holds it.
+/// - `kill` (the owner lets go, once): each stripe is swapped for a poison
+///   value and its count moved into one atomic `total`; from then on every
+///   count goes to `total` (an operation that finds its stripe poisoned has
+///   its stripe change ignored), `tryAcquire` fails, and whoever brings `total`
+///   to zero (`kill` itself, or the last `release`) frees the object.
+///
+/// No grace period is needed (`percpu_ref` waits one for its mode switch):
+/// each count is one atomic operation on its stripe, and a stripe is swapped
+/// by one atomic exchange, so every count lands either before its stripe's
+/// exchange (in the sum) or after it (seeing the poison). `total` starts at a
+/// bias that the sum replaces, so it cannot reach zero while stripes remain.
+///
+/// Memory: a line of header plus one line per stripe, stripes the CPUs
+/// configured rounded up to a power of two, at most `maxStripes`. A value
+/// type over manually managed memory: its holder frees it (`deallocate`).
+public struct SplitCount: @unchecked Sendable {
+    private let base: UnsafeMutableRawPointer
+
+    private static var line: Int { ThreadPrivate.lineBytes }
+    private static var maxStripes: Int { 32 }
+    /// Where `total` starts; what a stripe is set to when collected. A live
+    /// stripe's value stays far below `poisonFloor` (it is a difference of counts),
+    /// a collected one far above.
+    private static var poison: Int { 1 << 62 }
+    private static var poisonFloor: Int { 1 << 61 }
+
+    /// A live count with no references; the owner's hold is implied (not counted).
+    public init() {
+        let configured = Int(sysconf(Int32(_SC_NPROCESSORS_CONF)))
+        var stripes = 1
+        while stripes < min(max(configured, 1), Self.maxStripes) { stripes <<= 1 }
+        base = .allocate(byteCount: Self.line * (1 + stripes), alignment: Self.line)
+        base.initializeMemory(as: Int.self, repeating: stripes - 1, count: 1)
+        (base + MemoryLayout<Int>.stride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(Self.poison))
+        for i in 0..<stripes { stripe(i).initialize(to: Atomic(0)) }
+    }
+
+    /// Frees the count: once `kill` or `release` reported the last reference gone,
+    /// or if it was never shared.
+    public func deallocate() { base.deallocate() }
+
+    /// The stripe mask (stripes - 1), written before anyone can see the count.
+    private var mask: Int { base.load(as: Int.self) }
+    private var total: UnsafeMutablePointer<Atomic<Int>> {
+        (base + MemoryLayout<Int>.stride).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+    private func stripe(_ i: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+        (base + Self.line * (1 + i)).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+    /// The calling CPU's stripe (any stripe is correct; this one is only a guess that keeps lines apart).
+    private var current: UnsafeMutablePointer<Atomic<Int>> {
+        @inline(__always) get { stripe(Int(tether_current_cpu()) & mask) }
+    }
+
+    /// One reference, if the owner has not let go (`kill`); false: none taken, the
+    /// caller takes its reference another way (the object may be gone already).
+    @inline(__always)
+    public func tryAcquire() -> Bool {
+        current.pointee.wrappingAdd(1, ordering: .relaxed).oldValue < Self.poisonFloor
+    }
+
+    /// One more reference, for a caller that holds one (so the count cannot be at zero).
+    @inline(__always)
+    public func retain() {
+        if current.pointee.wrappingAdd(1, ordering: .relaxed).oldValue < Self.poisonFloor { return }
+        total.pointee.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Drops one reference. True: it was the last and the owner has let go:
+    /// the caller frees the object (and then this count).
+    @inline(__always)
+    public func release() -> Bool {
+        if current.pointee.wrappingSubtract(1, ordering: .releasing).oldValue < Self.poisonFloor { return false }
+        return releaseCollected()
+    }
+
+    @inline(never)
+    private func releaseCollected() -> Bool {
+        total.pointee.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0
+    }
+
+    /// The owner lets go (call once): the stripes are summed into `total`. True:
+    /// no reference is outstanding, the caller frees the object now; false: the
+    /// last `release` will say so. `tryAcquire` fails from here on.
+    public func kill() -> Bool {
+        var sum = 0
+        for i in 0...mask { sum &+= stripe(i).pointee.exchange(Self.poison, ordering: .acquiringAndReleasing) }
+        return total.pointee.wrappingAdd(sum &- Self.poison, ordering: .acquiringAndReleasing).newValue == 0
+    }
+}
