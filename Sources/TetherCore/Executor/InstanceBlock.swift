@@ -10,7 +10,8 @@
 /// the root's record `[k, entry × k]`. `count` is the record's number of edges in
 /// the block (its reference count, as an instance). An entry is an edge: to an
 /// inner record at offset `o` as `o << 1 | 1`, or to a retained external instance
-/// (a shared dependency) as its address (even). A plan computes the offsets and
+/// (a shared dependency) as its address (even), with `splitBit` set when the
+/// reference is a split one (a published singleton's: `SplitEdge`). A plan computes the offsets and
 /// counts once (`Plan.Step.blockOffset`) and writes its blocks' words once, as a
 /// template each block is copied from (then only the nodes' pointers, the shared
 /// instances and local steps' specs go in), so writing and releasing a block need
@@ -72,9 +73,19 @@ struct InstanceBlock {
     static func inner(at offset: Int) -> UInt { UInt(offset) << 1 | 1 }
     /// Takes over the caller's reference.
     static func external(_ instance: Unmanaged<Instance>) -> UInt { UInt(bitPattern: instance.toOpaque()) }
+    /// Takes over the caller's split reference (`SplitEdge`).
+    static func splitExternal(_ instance: Unmanaged<Instance>) -> UInt { UInt(bitPattern: instance.toOpaque()) | splitBit }
+    /// Instances are aligned to 16 bytes: bit 1 of an external entry is free.
+    private static var splitBit: UInt { 2 }
 
     private static func external(_ entry: UInt) -> Unmanaged<Instance> {
-        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry)!)
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry & ~splitBit)!)
+    }
+
+    /// Drops the reference of the external entry `entry`.
+    @inline(__always)
+    private static func releaseExternal(_ entry: UInt) {
+        if entry & splitBit != 0 { SplitEdge.release(external(entry)) } else { external(entry).release() }
     }
 
     private var rootOffset: Int { Int(words[0]) }
@@ -110,7 +121,7 @@ struct InstanceBlock {
             func step(_ first: UInt) {
                 var entry = first
                 while true {
-                    guard entry & 1 != 0 else { return Self.external(entry).release() }
+                    guard entry & 1 != 0 else { return Self.releaseExternal(entry) }
                     let at = Int(entry >> 1)
                     words[at + 2] -= 1
                     guard words[at + 2] == 0 else { return }

@@ -81,6 +81,17 @@ struct ReferenceWords<Element: AnyObject> {
         return self[i]
     }
 
+    /// The element at `i` for a new owner, and whether the words' own reference
+    /// went with it (false: it was moved before, and the caller makes one: `take`
+    /// for references of another kind than a retain).
+    @inline(__always)
+    func move(_ i: Int) -> (element: Unmanaged<Element>, owned: Bool) {
+        let word = base[i]
+        if word & Self.moved != 0 { return (self[i], false) }
+        base[i] = word | Self.moved
+        return (self[i], true)
+    }
+
     /// Releases the element at `i` unless its reference was moved out (or there is none).
     @inline(__always)
     func releaseUnmoved(_ i: Int) {

@@ -443,6 +443,19 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// The published singleton with one split reference for an edge
+    /// (`SingletonSlot.split`; released by `SplitEdge.release`); nil when none is
+    /// published or its slot let go: then `cachedRetained` answers.
+    @inline(__always)
+    func cachedSplitReference() -> Unmanaged<Instance>? {
+        let address = singletonAddress.load(ordering: .acquiring)
+        guard address != 0 else { return nil }
+        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
+            guard let split = slot.split, split.tryAcquire() else { return nil }
+            return slot.unretained
+        }
+    }
+
     /// `cached(_:)`, with the container-scoped instance `container` holds.
     func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.takeRetainedValue() }
 
@@ -580,13 +593,22 @@ final class SingletonSlot: @unchecked Sendable {
     /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
     let lendable: Bool
 
+    /// Counts the references edges take to the instance while this slot holds it
+    /// (`Registration.cachedSplitReference`): on every core's own line, instead of the
+    /// instance's reference count, which every resolve's graph would write.
+    /// Killed when the slot lets go of the instance; nil for an instance published before.
+    let split: SplitCount?
+
     init(_ instance: Instance, lendable: Bool = true) {
         self.lendable = lendable
         weak = instance.weakRef
+        split = weak.makeSplitCount()
         strong = instance
         unretained = .passUnretained(instance)
         pointer = instance.pointer
     }
+
+    deinit { letGoOfSplit() }  // a slot freed holding its instance (`takeStrong` never ran)
 
     /// The instance, retained, unless it is gone.
     var instance: Instance? { weak.upgrade() }
@@ -605,7 +627,15 @@ final class SingletonSlot: @unchecked Sendable {
     /// Hands the cache's strong reference to the caller (under the registration's lock).
     func takeStrong() -> Instance? {
         defer { strong = nil }
+        letGoOfSplit()
         return strong
+    }
+
+    /// The slot lets go: from now on edges take ordinary references. While split
+    /// references remain, they hold one reference between them, kept here and
+    /// released by the last of them (`SplitEdge.release`).
+    private func letGoOfSplit() {
+        if let strong, let split, !split.kill() { _ = Unmanaged.passRetained(strong) }
     }
 }
 

@@ -23,10 +23,25 @@ public final class WeakRef: @unchecked Sendable {
     var dependencies: UInt = 0
     /// Optional, so the common weak reference has no arrays to release.
     var late: LateEdges?
+    /// The split count of the edges to the instance while a singleton slot
+    /// publishes it (`SingletonSlot.split`). Here because both the slot and the
+    /// instance keep this object: the count outlives whichever of them goes last.
+    /// Written once, by the first slot, before the instance is published.
+    private(set) var splitCount: SplitCount?
 
     init(_ instance: Unmanaged<Instance>, key: Key) {
         target = instance
         self.key = key
+    }
+
+    deinit { splitCount?.deallocate() }
+
+    /// A new split count for the slot publishing the instance; nil if it has one
+    /// already (an instance published a second time: that slot takes no split references).
+    func makeSplitCount() -> SplitCount? {
+        guard splitCount == nil else { return nil }
+        splitCount = SplitCount()
+        return splitCount
     }
 
     /// The instance if it is still alive, retained for the caller.

@@ -229,7 +229,8 @@ final class Plan: @unchecked Sendable {
         for step in steps { _ = step.spec?.retain() }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         let made = steps.count { !$0.isShared }
-        blockWords = made > 1 && !completes ? words : 0
+        // One made step over shared ones is a block too: its edges to singletons are then split references.
+        blockWords = (made > 1 || made == 1 && steps.count > 1) && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -594,8 +595,12 @@ final class Plan: @unchecked Sendable {
                              _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-        if hasShared && !takeShared(made, locals, pointers: pointers) {
-            for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+        // The steps (bits) whose instance `made` holds by a split reference (`SplitEdge`).
+        var split: UInt64 = 0
+        if hasShared && !takeShared(made, locals, pointers: pointers, split: &split) {
+            for i in stride(from: count - 1, through: 0, by: -1) {
+                if split & 1 << UInt64(i) != 0 { SplitEdge.release(made[i]) } else { made.releaseUnmoved(i) }
+            }
             return .success(nil)
         }
         progress.pointee.plan = .passUnretained(self)
@@ -607,7 +612,9 @@ final class Plan: @unchecked Sendable {
                 pointers[i] = UInt(bitPattern: pointer)
             case .failure(let error):
                 progress.pointee.plan = nil
-                // Leaves what `replay` would have: an instance for every step made so far.
+                // Leaves what `replay` would have: an instance for every step made so far,
+                // its edges ordinary references.
+                for j in 0..<count where split & 1 << UInt64(j) != 0 { SplitEdge.makeOrdinary(made[j]) }
                 for j in 0..<i where !steps[j].isShared {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
@@ -623,7 +630,15 @@ final class Plan: @unchecked Sendable {
                                            words: blockWords) { block in
             block.copy(template.words)
             for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
-            for patch in template.shared { block.words[patch.word] = InstanceBlock.external(made.take(patch.step)) }
+            for patch in template.shared {
+                if split & 1 << UInt64(patch.step) != 0 {
+                    let (instance, owned) = made.move(patch.step)
+                    if !owned { SplitEdge.retain(instance) }
+                    block.words[patch.word] = InstanceBlock.splitExternal(instance)
+                } else {
+                    block.words[patch.word] = InstanceBlock.external(made.take(patch.step))
+                }
+            }
             // A local step's record holds its child's spec (the plan holds the others).
             if B.bindsLocals {
                 for patch in template.localSpecs { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retain()) }
@@ -727,6 +742,26 @@ final class Plan: @unchecked Sendable {
             guard let hit = registration(shared.step, locals)._withUnsafeGuaranteedRef({ $0.cachedRetained(shared.scope) }) else { return false }
             made.set(shared.step, hit)
             pointers?[shared.step] = UInt(bitPattern: hit._withUnsafeGuaranteedRef { $0.pointer })
+        }
+        return true
+    }
+
+    /// `takeShared` for a block: a published singleton is taken by a split reference
+    /// (`Registration.cachedSplitReference`) when its slot has not let go, its step's bit set in `split`.
+    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>,
+                               split: inout UInt64) -> Bool {
+        for shared in sharedSteps {
+            let registration = registration(shared.step, locals)
+            let hit: Unmanaged<Instance>
+            if shared.scope == .singleton, let reference = registration._withUnsafeGuaranteedRef({ $0.cachedSplitReference() }) {
+                split |= 1 << UInt64(shared.step)
+                hit = reference
+            } else {
+                guard let retained = registration._withUnsafeGuaranteedRef({ $0.cachedRetained(shared.scope) }) else { return false }
+                hit = retained
+            }
+            made.set(shared.step, hit)
+            pointers[shared.step] = UInt(bitPattern: hit._withUnsafeGuaranteedRef { $0.pointer })
         }
         return true
     }
