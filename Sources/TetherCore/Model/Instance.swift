@@ -264,13 +264,12 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     /// The weak reference every weak edge to this instance shares.
     public var weakRef: WeakRef { sideForWriting() }
 
-    /// The split count of a published singleton's edges (`SingletonSlot.split`), for
-    /// a holder of a split reference: the slot made it, with the side object, before publishing.
-    /// Unretained: the instance keeps its side object (a retain would write a shared line).
+    /// The split count of a published singleton's edges (`SingletonSlot.splitReference`),
+    /// for a holder of a split reference (so the side object has one). Unretained: the
+    /// instance keeps its side object (a retain would write a shared line).
     var splitCount: SplitCount {
         let word = edgeWord.pointee.load(ordering: .acquiring)
-        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)
-            ._withUnsafeGuaranteedRef { $0.splitCount.unsafelyUnwrapped }
+        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)._withUnsafeGuaranteedRef { $0.splitCount }
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.

@@ -444,16 +444,13 @@ public final class Registration: @unchecked Sendable {
     }
 
     /// The published singleton with one split reference for an edge
-    /// (`SingletonSlot.split`; released by `SplitEdge.release`); nil when none is
+    /// (`SingletonSlot.splitReference`; released by `SplitEdge.release`); nil when none is
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
     func cachedSplitReference() -> Unmanaged<Instance>? {
         let address = singletonAddress.load(ordering: .acquiring)
         guard address != 0 else { return nil }
-        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
-            guard let split = slot.split, split.tryAcquire() else { return nil }
-            return slot.unretained
-        }
+        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.splitReference() }
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
@@ -593,16 +590,9 @@ final class SingletonSlot: @unchecked Sendable {
     /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
     let lendable: Bool
 
-    /// Counts the references edges take to the instance while this slot holds it
-    /// (`Registration.cachedSplitReference`): on every core's own line, instead of the
-    /// instance's reference count, which every resolve's graph would write.
-    /// Killed when the slot lets go of the instance; nil for an instance published before.
-    let split: SplitCount?
-
     init(_ instance: Instance, lendable: Bool = true) {
         self.lendable = lendable
         weak = instance.weakRef
-        split = weak.makeSplitCount()
         strong = instance
         unretained = .passUnretained(instance)
         pointer = instance.pointer
@@ -631,11 +621,22 @@ final class SingletonSlot: @unchecked Sendable {
         return strong
     }
 
+    /// The instance with one split reference for an edge: counted on the calling
+    /// CPU's line of the instance's split count (`WeakRef.openSplitCount`) instead of
+    /// the instance's reference count, which every resolve's graph would write.
+    /// Nil once the slot let go, or for a request's value (`lendable` false: shared
+    /// by few resolves, not worth a count of its own).
+    @inline(__always)
+    func splitReference() -> Unmanaged<Instance>? {
+        guard lendable, let split = weak.openSplitCount(), split.tryAcquire() else { return nil }
+        return unretained
+    }
+
     /// The slot lets go: from now on edges take ordinary references. While split
     /// references remain, they hold one reference between them, kept here and
     /// released by the last of them (`SplitEdge.release`).
     private func letGoOfSplit() {
-        if let strong, let split, !split.kill() { _ = Unmanaged.passRetained(strong) }
+        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Unmanaged.passRetained(strong) }
     }
 }
 

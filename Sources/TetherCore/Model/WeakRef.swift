@@ -24,24 +24,53 @@ public final class WeakRef: @unchecked Sendable {
     /// Optional, so the common weak reference has no arrays to release.
     var late: LateEdges?
     /// The split count of the edges to the instance while a singleton slot
-    /// publishes it (`SingletonSlot.split`). Here because both the slot and the
-    /// instance keep this object: the count outlives whichever of them goes last.
-    /// Written once, by the first slot, before the instance is published.
-    private(set) var splitCount: SplitCount?
+    /// publishes it (`SingletonSlot.splitReference`), made on first use. Here
+    /// because both the slot and the instance keep this object: the count outlives
+    /// whichever of them goes last. 0: none yet; else its address, with
+    /// `closedBit` once the slot let go (no count is made or used after that).
+    private let splitWord = Atomic<UInt>(0)
+    private static var closedBit: UInt { 1 }
 
     init(_ instance: Unmanaged<Instance>, key: Key) {
         target = instance
         self.key = key
     }
 
-    deinit { splitCount?.deallocate() }
+    deinit {
+        let address = splitWord.load(ordering: .acquiring) & ~Self.closedBit
+        if address != 0 { SplitCount(address: UnsafeMutableRawPointer(bitPattern: address)!).deallocate() }
+    }
 
-    /// A new split count for the slot publishing the instance; nil if it has one
-    /// already (an instance published a second time: that slot takes no split references).
-    func makeSplitCount() -> SplitCount? {
-        guard splitCount == nil else { return nil }
-        splitCount = SplitCount()
-        return splitCount
+    /// The split count, made now if there is none; nil once closed. Of two threads
+    /// making one, the second uses the first's.
+    @inline(__always)
+    func openSplitCount() -> SplitCount? {
+        let word = splitWord.load(ordering: .acquiring)
+        if word & Self.closedBit != 0 { return nil }
+        if word != 0 { return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!) }
+        return makeSplitCount()
+    }
+
+    @inline(never)
+    private func makeSplitCount() -> SplitCount? {
+        let made = SplitCount()
+        let (done, found) = splitWord.compareExchange(expected: 0, desired: UInt(bitPattern: made.address), ordering: .acquiringAndReleasing)
+        if done { return made }
+        made.deallocate()
+        return found & Self.closedBit != 0 ? nil : SplitCount(address: UnsafeMutableRawPointer(bitPattern: found)!)
+    }
+
+    /// No split count is made or used from now on; the one made, for the first caller
+    /// only, to kill (`SplitCount.kill`).
+    func closeSplitCount() -> SplitCount? {
+        let word = splitWord.bitwiseOr(Self.closedBit, ordering: .acquiringAndReleasing).oldValue
+        guard word & Self.closedBit == 0, word != 0 else { return nil }
+        return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!)
+    }
+
+    /// The split count of an instance a split reference holds (so it was made).
+    var splitCount: SplitCount {
+        SplitCount(address: UnsafeMutableRawPointer(bitPattern: splitWord.load(ordering: .relaxed) & ~Self.closedBit).unsafelyUnwrapped)
     }
 
     /// The instance if it is still alive, retained for the caller.

@@ -48,18 +48,33 @@ public struct SplitCount: @unchecked Sendable {
 
     /// A live count with no references; the owner's hold is implied (not counted).
     public init() {
-        let configured = Int(sysconf(Int32(_SC_NPROCESSORS_CONF)))
-        var stripes = 1
-        while stripes < min(max(configured, 1), Self.maxStripes) { stripes <<= 1 }
+        let stripes = Self.stripes
         base = .allocate(byteCount: Self.line * (1 + stripes), alignment: Self.line)
         base.initializeMemory(as: Int.self, repeating: stripes - 1, count: 1)
         (base + MemoryLayout<Int>.stride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(Self.poison))
         for i in 0..<stripes { stripe(i).initialize(to: Atomic(0)) }
     }
 
+    /// The count at `address` (what `address` gave), for holders that keep it in a word.
+    public init(address: UnsafeMutableRawPointer) { base = address }
+    /// Where the count lives: a word to keep it in (aligned to a cache line: the low bits are free).
+    public var address: UnsafeMutableRawPointer { base }
+
     /// Frees the count: once `kill` or `release` reported the last reference gone,
     /// or if it was never shared.
     public func deallocate() { base.deallocate() }
+
+    /// The CPUs configured, rounded up to a power of two, at most `maxStripes`; asked once
+    /// (a statically initialized word: no once-check).
+    private static var stripes: Int {
+        let known = stripeCount.load(ordering: .relaxed)
+        if known != 0 { return known }
+        let configured = Int(sysconf(Int32(_SC_NPROCESSORS_CONF)))
+        var stripes = 1
+        while stripes < min(max(configured, 1), maxStripes) { stripes <<= 1 }
+        stripeCount.store(stripes, ordering: .relaxed)
+        return stripes
+    }
 
     /// The stripe mask (stripes - 1), written before anyone can see the count.
     private var mask: Int { base.load(as: Int.self) }
@@ -110,3 +125,6 @@ public struct SplitCount: @unchecked Sendable {
         return total.pointee.wrappingAdd(sum &- Self.poison, ordering: .acquiringAndReleasing).newValue == 0
     }
 }
+
+/// `SplitCount.stripes` once known, else 0.
+private let stripeCount = Atomic<Int>(0)

@@ -1,5 +1,5 @@
 /// Edges to a published singleton held as split references (`SplitCount`,
-/// `SingletonSlot.split`) instead of retains of the instance: every resolve whose
+/// `SingletonSlot.splitReference`) instead of retains of the instance: every resolve whose
 /// graph points at the singleton would otherwise write the instance's reference
 /// count, one cache line for all cores. A holder keeps the instance's address;
 /// the count is found from the instance (`Instance.splitCount`), alive while any
