@@ -7,6 +7,8 @@
 /// A graph's storage is reused by the next resolve on the same thread, so a
 /// resolve allocates little beyond the instances themselves.
 final class Graph {
+    /// A thread's graph is written all through its resolves: no other allocation on its lines (`LinePad`).
+    private let leadingPad = LinePad()
     /// Everything this graph created or reused: kept alive until the resolve
     /// returns. Other lists of the graph hold them unretained, by index here.
     /// An instance's first new owner (a dependent's edge, the caller) takes the
@@ -67,6 +69,7 @@ final class Graph {
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
     var thread: UnsafeMutableRawPointer
+    private let trailingPad = LinePad()
 
     private var specs: ThreadSpecs { Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.specs } }
 

@@ -13,6 +13,8 @@ private let keyWord = Atomic<UInt>(0)
 /// Per-thread bookkeeping of the core: graphs under way on this thread, the
 /// iterative release queue and the specs of the instances it makes.
 final class ThreadState {
+    /// Keeps what malloc put before this object off the lines of the fields below (`LinePad`).
+    private let leadingPad = LinePad()
     /// References waiting to be released (see ReleaseQueue).
     /// Instances' addresses (and `InstanceBlock` records, only while their block is released).
     var pendingRelease = PlainStack<UInt>()
@@ -44,11 +46,14 @@ final class ThreadState {
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
     var nestedGraphs: [Unmanaged<Graph>] = []
     /// Where a plan notes its progress, at a fixed address (`Reentry`).
+    /// Written at every step of a plan: lines of its own (`ThreadPrivate`).
     let planProgress: UnsafeMutablePointer<PlanProgress> = {
-        let progress = UnsafeMutablePointer<PlanProgress>.allocate(capacity: 1)
+        let progress = ThreadPrivate.allocate(PlanProgress.self, capacity: 1)
         progress.initialize(to: PlanProgress())
         return progress
     }()
+    /// Keeps what malloc puts after this object off the lines of the fields above.
+    private let trailingPad = LinePad()
 
     deinit {
         pendingRelease.free()
