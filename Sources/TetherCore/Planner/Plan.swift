@@ -229,8 +229,11 @@ final class Plan: @unchecked Sendable {
         for step in steps { _ = step.spec?.retain() }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         let made = steps.count { !$0.isShared }
-        // One made step over shared ones is a block too: its edges to singletons are then split references.
-        blockWords = (made > 1 || made == 1 && steps.count > 1) && !completes ? words : 0
+        // One made step over a singleton is a block too: its edges to singletons are then split references.
+        let overSingleton = steps.contains { step in
+            step.isShared && step.registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } } == .singleton
+        }
+        blockWords = (made > 1 || made == 1 && overSingleton) && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
