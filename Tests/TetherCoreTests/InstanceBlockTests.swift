@@ -46,6 +46,30 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
+    @Test func blocksOnManyThreadsKeepSingletonsTheirCacheLetGo() throws {
+        // Blocks hold the cached singleton by split references (`SplitEdge`): threads
+        // make and drop them while the cache lets go of S again and again; each S is
+        // destroyed once, after the last block holding it.
+        let fx = try Fixture()
+        try diamond(fx)
+        nonisolated(unsafe) let shared = fx
+        onThreads(3) { thread in
+            for i in 0..<2_000 {
+                if thread == 0 && i % 100 == 50 { shared.container.reset(.singleton) }
+                var kept: [Instance] = []
+                if let a = try? shared.resolve("A") {
+                    let live = shared.tracker.isLive(Obj.of(a).dep(1).depPointer(1))
+                    #expect(live, "the singleton a block holds is alive")
+                    if i % 3 == 0 { kept.append(a) }
+                }
+                kept.removeAll()
+            }
+        }
+        fx.container.reset(.singleton)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+        #expect(fx.tracker.dropped("S") > 1, "the cache let go of S and made another")
+    }
+
     @Test func weakReferenceToTheRootSeesTheWholeGraphGo() throws {
         let fx = try Fixture()
         try diamond(fx)

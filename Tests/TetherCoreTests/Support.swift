@@ -186,6 +186,8 @@ final class Tracker: Sendable {
     /// Events starting with `prefix` ("make ", "drop ", "complete ").
     func events(_ prefix: String) -> [String] { log.filter { $0.hasPrefix(prefix) } }
     var liveCount: Int { state.withLock { $0.live.count } }
+    /// Whether the object at `p` was made and not destroyed yet.
+    func isLive(_ p: UnsafeMutableRawPointer) -> Bool { state.withLock { $0.live.contains(UInt(bitPattern: p)) } }
     var badDrops: Int { state.withLock { $0.badDrops } }
 }
 
