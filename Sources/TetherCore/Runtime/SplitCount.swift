@@ -43,8 +43,8 @@ public struct SplitCount: @unchecked Sendable {
     /// Where `total` starts; what a stripe is set to when collected. A live
     /// stripe's value stays far below `poisonFloor` (it is a difference of counts),
     /// a collected one far above.
-    private static var poison: Int { 1 << 62 }
-    private static var poisonFloor: Int { 1 << 61 }
+    private static var poison: Int { 1 << (Int.bitWidth - 2) }
+    private static var poisonFloor: Int { 1 << (Int.bitWidth - 3) }
 
     /// A live count with no references; the owner's hold is implied (not counted).
     public init() {
@@ -52,7 +52,7 @@ public struct SplitCount: @unchecked Sendable {
         base = .allocate(byteCount: Self.line * (1 + stripes), alignment: Self.line)
         base.initializeMemory(as: Int.self, repeating: stripes - 1, count: 1)
         (base + MemoryLayout<Int>.stride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(Self.poison))
-        for i in 0..<stripes { stripe(i).initialize(to: Atomic(0)) }
+        for i in 0..<stripes { (base + Self.line * (1 + i)).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(0)) }
     }
 
     /// The count at `address` (what `address` gave), for holders that keep it in a word.
