@@ -40,6 +40,34 @@ import TetherCore
         #expect(fx.tracker.events("complete ") == ["complete B", "complete A"])
     }
 
+    @Test func blockFailingAfterTakingSingletonsLetsThemGoOnce() throws {
+        // A plan's block takes cached singletons by split references; a factory failing
+        // half-way turns them into ordinary references for the instances made so far,
+        // which are destroyed once; the singletons stay cached, and go once, at the end.
+        let fx = try Fixture()
+        let fail = Box(false)
+        try fx.register("A", [dep("B"), dep("S"), dep("C")])
+        try fx.register("B", [dep("S"), dep("T")])
+        try fx.register("C", [dep("T")]) { _ in if fail.value { throw CallbackFailure(reason: "boom") } }
+        try fx.register("S", scope: .singleton)
+        try fx.register("T", scope: .singleton)
+        _ = try fx.resolve("A")  // records the plan; S and T cached
+        _ = try fx.resolve("A")  // from the plan
+        fail.value = true
+        for _ in 0..<3 {
+            expectError(.factoryFailed, "factory for \"C\" returned NULL: boom") { try fx.resolve("A") }
+        }
+        #expect(fx.tracker.made("B") == 5 && fx.tracker.dropped("B") == 5)
+        #expect(fx.tracker.dropped("S") == 0 && fx.tracker.dropped("T") == 0, "the cached singletons stay")
+        fail.value = false
+        var a: Instance? = try fx.resolve("A")
+        fx.container.reset(.singleton)
+        #expect(fx.tracker.dropped("S") == 0, "the block still holds S and T")
+        a = nil
+        #expect(fx.tracker.dropped("S") == 1 && fx.tracker.dropped("T") == 1)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func factoryReturningNilWithoutAReason() throws {
         let fx = try Fixture()
         try fx.container.register(Key("Null"), params: [], factory: ClosureFactory { _ in nil })
