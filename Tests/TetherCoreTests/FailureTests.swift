@@ -60,10 +60,10 @@ import TetherCore
         #expect(fx.tracker.made("B") == 5 && fx.tracker.dropped("B") == 5)
         #expect(fx.tracker.dropped("S") == 0 && fx.tracker.dropped("T") == 0, "the cached singletons stay")
         fail.value = false
-        var a: Instance? = try fx.resolve("A")
-        fx.container.reset(.singleton)
-        #expect(fx.tracker.dropped("S") == 0, "the block still holds S and T")
-        a = nil
+        try withExtendedLifetime(fx.resolve("A")) {
+            fx.container.reset(.singleton)
+            #expect(fx.tracker.dropped("S") == 0, "the block still holds S and T")
+        }
         #expect(fx.tracker.dropped("S") == 1 && fx.tracker.dropped("T") == 1)
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
