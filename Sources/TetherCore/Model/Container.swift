@@ -10,10 +10,6 @@ public final class Container: @unchecked Sendable {
     struct State {
         /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
         var retired: [Registration] = []
-        var children = 0
-        /// The open children (unretained: each removes itself when it closes), for what must reach
-        /// the caches below (`override`).
-        var liveChildren: [Unmanaged<Container>] = []
         /// Per overridden key, what each override displaced from the table, oldest first
         /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
         var overrides: [Key: [Registration?]] = [:]
@@ -29,8 +25,6 @@ public final class Container: @unchecked Sendable {
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
-        /// Freed children kept for the next ones (`keepSpareChild`).
-        var spares: [Container] = []
         /// `allRegistrations` by key, with the configuration each was made under.
         var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
@@ -70,21 +64,54 @@ public final class Container: @unchecked Sendable {
     /// A registration was detached here once (`State.detached`): closing has more to visit.
     let everDetached = Atomic<Bool>(false)
 
+    /// This container's children (`Children`), made with the first, retained; or 0.
+    private let childrenAddress = Atomic<UInt>(0)
+    /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
+    private var stripe = 0
+    /// Counts this container's cache entries (registrations, published and container-scoped
+    /// instances) in the order they came: a container lets go of them last-made first. One
+    /// container's, not the process's: a request's child writes no word other requests share.
+    private let sequence = Atomic<UInt64>(0)
+
+    /// The next number of this container's `sequence`.
+    func nextSequence() -> UInt64 { sequence.add(1, ordering: .relaxed).newValue }
+
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
             let me = Unmanaged.passUnretained(self)
-            let ok = parent.state.withLock { s in
-                if s.isClosed { return false }
-                s.children += 1
-                s.liveChildren.append(me)
+            let stripe = Children.currentStripe
+            self.stripe = stripe
+            let ok = parent.children.withStripe(stripe) { s in
+                // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
+                if parent.isClosed { return false }
+                s.open += 1
+                s.live.append(me)
                 return true
             }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
+    }
+
+    /// This container's `Children`, made now if it had none.
+    var children: Children {
+        if let made = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
+            return Unmanaged<Children>.fromOpaque(made).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(Children())
+        let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: UInt(bitPattern: made.toOpaque()),
+                                                                ordering: .acquiringAndReleasing)
+        if exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<Children>.fromOpaque(UnsafeRawPointer(bitPattern: seen)!).takeUnretainedValue()
+    }
+
+    /// `children` if it was ever made.
+    var childrenIfAny: Children? {
+        UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)).map { Unmanaged<Children>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Strict mode: resolves refuse to let a singleton registered here hold a
@@ -97,8 +124,11 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
-        if !isClosed, let parent { parent.state.withLock { $0.forget(self) } }
+        if !isClosed, let parent { parent.children.withStripe(stripe) { $0.forget(self) } }
         dropSpareChild()
+        if let children = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
+            Unmanaged<Children>.fromOpaque(children).release()
+        }
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
             forEachAncestor { a in
@@ -112,36 +142,36 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Freed children of this container that nothing references any more are
-    /// kept (in `State.spares`, at most this many) for the next children made
-    /// here (`takeSpareChild`): a child made and freed per request then reuses
-    /// its lock, table and version words. Several, not one: with other threads
-    /// about, freed children are dismantled in batches (`Reclaimer`), and
-    /// requests on several threads take them at once. Let go of when this container closes.
-    private static var maxSpares: Int { 64 }
-
+    /// kept (in the freeing thread's stripe of `Children`, at most
+    /// `Children.sparesPerStripe` there) for the next children made on that
+    /// thread (`takeSpareChild`): a child made and freed per request then reuses
+    /// its lock, table and version words, and neither touches what other
+    /// threads' requests write. Let go of when this container closes.
     /// Keeps `child` (closed, dismantled, referenced by the caller only) for a
     /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
         guard child.parent === self, child.isClosed else { return false }
-        return state.withLock { s in
-            guard !s.isClosed, s.spares.count < Self.maxSpares else { return false }
+        return children.withStripe(Children.currentStripe) { s in
+            guard !isClosed, s.spares.count < Children.sparesPerStripe else { return false }
             s.spares.append(child)
             return true
         }
     }
 
     /// A kept child reopened as a new, empty child of this container, or nil
-    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    /// when none is kept on this thread's stripe. Throws, as `init(parent:)`, once this container is closed.
     public func takeSpareChild() throws(TetherError) -> Container? {
-        let taken: Container?? = state.withLock { s in
-            if s.isClosed { return nil }
+        let stripe = Children.currentStripe
+        let taken: Container?? = children.withStripe(stripe) { s in
+            if isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
-            s.children += 1
-            s.liveChildren.append(.passUnretained(child))
+            s.open += 1
+            s.live.append(.passUnretained(child))
             return .some(child)
         }
         guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
         guard let child = taken else { return nil }
+        child.stripe = stripe
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
@@ -155,11 +185,16 @@ public final class Container: @unchecked Sendable {
     }
 
     private func dropSpareChild() {
-        let spares = state.withLock { s in
-            defer { s.spares = [] }
-            return s.spares
+        guard let children = childrenIfAny else { return }
+        _ = children.takeAllSpares()  // released outside the locks
+    }
+
+    /// A child finished closing: it is no longer counted or reached.
+    private func childClosed(_ child: Container) {
+        children.withStripe(child.stripe) { s in
+            s.open -= 1
+            s.forget(child)
         }
-        _ = consume spares  // released outside the lock
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
@@ -348,7 +383,7 @@ public final class Container: @unchecked Sendable {
         var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
@@ -555,7 +590,7 @@ public final class Container: @unchecked Sendable {
         return state.withLock { s in
             guard !s.isClosed else { return false }
             s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: registration, instance: instance,
-                                                                   sequence: CreationSequence.next())
+                                                                   sequence: nextSequence())
             return true
         }
     }
@@ -592,8 +627,16 @@ public final class Container: @unchecked Sendable {
         var dropped: [Dropped] = []
         let refused: TetherError? = state.withLock { s in
             if s.isClosed { return TetherError(.invalidHandle, "the container was already freed") }
-            if s.children > 0 {
-                return TetherError(.invalidArgument, "the container still has \(s.children) child container(s); free them first")
+            if let children = childrenIfAny {
+                // Every stripe held while the flag is set: a child made meanwhile is counted here or refused there.
+                let open = children.withAllLocked { stripes in
+                    let open = stripes.reduce(0) { $0 + $1.pointee.open }
+                    if open == 0 { closed.store(true, ordering: .releasing) }
+                    return open
+                }
+                if open > 0 {
+                    return TetherError(.invalidArgument, "the container still has \(open) child container(s); free them first")
+                }
             }
             s.isClosed = true
             tracer = s.tracer
@@ -606,7 +649,7 @@ public final class Container: @unchecked Sendable {
         }
         if let refused { throw refused }
         dropSpareChild()
-        if let parent { parent.state.withLock { $0.childClosed(self) } }
+        if let parent { parent.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed

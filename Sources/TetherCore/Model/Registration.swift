@@ -455,7 +455,7 @@ public final class Registration: @unchecked Sendable {
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton) : nil  // allocated outside the lock
+        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
         let declined = lock.withSpinLock { () -> Bool in
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
@@ -575,13 +575,14 @@ final class SingletonSlot: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawPointer
     /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
     @usableFromInline let lent = Atomic<Bool>(false)
-    /// When it was published (`CreationSequence`).
-    let sequence = CreationSequence.next()
+    /// When it was published (its container's `nextSequence`).
+    let sequence: UInt64
     /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
     let lendable: Bool
 
-    init(_ instance: Instance, lendable: Bool = true) {
+    init(_ instance: Instance, lendable: Bool = true, sequence: UInt64) {
         self.lendable = lendable
+        self.sequence = sequence
         weak = instance.weakRef
         strong = instance
         unretained = .passUnretained(instance)

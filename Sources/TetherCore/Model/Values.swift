@@ -28,13 +28,6 @@ final class ValueFactory: Factory {
     }
 }
 
-/// The order instances entered a container's cache (singletons, values,
-/// container-scoped instances): a container lets go of them last-made first.
-enum CreationSequence {
-    static let counter = Atomic<UInt64>(0)
-    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
-}
-
 extension Container {
     /// Declares `key` as a value each child container provides: resolving it
     /// where none does fails with `.notFound`; `validate` counts it as present.

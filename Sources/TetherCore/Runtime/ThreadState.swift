@@ -21,6 +21,9 @@ final class ThreadState {
     /// The graph of the outermost resolve on this thread, reused by every one.
     let graph: Graph
     let specs = ThreadSpecs()
+    /// This thread's stripe of every container's `Children` (round robin over threads, once per thread).
+    let stripe = Int(ThreadState.stripes.add(1, ordering: .relaxed).oldValue % UInt(Children.stripeCount))
+    private static let stripes = Atomic<UInt>(0)
 
     init() {
         graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
