@@ -823,6 +823,18 @@ static int rq0_tether(void *ctx, long iters) {
     return 0;
 }
 
+/* RC: the child alone, made and freed (what a request's child costs beyond what it resolves). */
+static int rc_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        TRY("RC child", tether_container_new(x->c, &child));
+        g_sink = (uintptr_t)child;
+        TRY("RC free", tether_container_free(child));
+    }
+    return 0;
+}
+
 static int rq1_tether(void *ctx, long iters) {
     shape_ctx *x = ctx;
     for (long i = 0; i < iters; i++) {
@@ -927,7 +939,10 @@ static void run_shapes(void) {
         add_row(rp, -1, -1, "<= 8x C");
         return;
     }
-    if (g_only_body) measure(rqv_tether, &x);  /* a body of the -t matrix only, for profile.sh */
+    if (g_only_body) {  /* bodies of the -t matrix only, for profile.sh */
+        measure(rqv_tether, &x);
+        measure(rc_tether, &x);
+    }
     double o[3], q[3];
     MEASURE3(o, q, sg_base, NULL, sg_tether, &x, rq0_tether, &x);
     add_measured(sg, o, q, 1, "<= 4x C")->met = q[1] > 0 && q[1] <= 4;
@@ -1163,6 +1178,7 @@ static void run_threads(const char *only) {
     if (wanted(only, "S4") && s4_setup(&x4) == 0) { threads_row("S4", s4_tether_key, &x4); tether_container_free(x4.c); }
     if (shapes_setup(&xs) == 0) {
         if (wanted(only, "SG")) threads_row("SG", sg_tether, &xs);
+        if (wanted(only, "RC")) threads_row("RC", rc_tether, &xs);
         if (wanted(only, "RQ0")) threads_row("RQ0", rq0_tether, &xs);
         if (wanted(only, "RQ1")) threads_row("RQ1", rq1_tether, &xs);
         if (wanted(only, "RQV")) threads_row("RQV", rqv_tether, &xs);
@@ -1755,7 +1771,7 @@ int main(int argc, char **argv) {
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
             fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n"
-                            "       %s -t N [-s S1,S2,S3,S4,SG,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
+                            "       %s -t N [-s S1,S2,S3,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
             return 2;
         }
     }

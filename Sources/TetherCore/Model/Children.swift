@@ -22,8 +22,11 @@ final class Children: @unchecked Sendable {
 
     /// Stripes: threads beyond this many share them (round robin), correct but contended.
     static var stripeCount: Int { 16 }
-    /// Spares a stripe keeps at most (the parent keeps up to 16 x this many).
-    static var sparesPerStripe: Int { 4 }
+    /// Spares a stripe keeps at most: what the reclaimer hands back to a thread at once (its
+    /// batch of frees, up to 32 x 8, `Reclamation`), so that in steady state a request's child is
+    /// always a reused one (a new one takes version words under a process-wide lock and a
+    /// reference on the parent: `VersionWords`, `init(parent:)`). Only what was freed is kept.
+    static var sparesPerStripe: Int { 256 }
 
     private let stripes: UnsafeMutablePointer<Lock<Stripe>>
 
