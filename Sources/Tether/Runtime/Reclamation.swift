@@ -33,7 +33,9 @@ enum Reclamation {
     }
 
     private static func keepAsSpare(_ container: inout Container) {
-        if let parent = container.parent, isKnownUniquelyReferenced(&container) { _ = parent.keepSpareChild(container) }
+        // The parent unretained: its reference count is a word every thread's requests would write.
+        guard let parent = container.unretainedParent, isKnownUniquelyReferenced(&container) else { return }
+        _ = parent._withUnsafeGuaranteedRef { $0.keepSpareChild(container) }
     }
 }
 

@@ -50,7 +50,9 @@ final class Graph {
     private var spareResolver: Resolver?
     /// Shared-scope instances to publish when the graph succeeds (with the
     /// container that caches a container-scoped one).
-    private var pendingShared: [(Registration, Instance, Container?)] = []
+    /// Registrations and containers unretained (they outlive the resolve): a parent's registration
+    /// is shared by every thread's requests, and a count on it would be a word they all write.
+    private var pendingShared: [(Unmanaged<Registration>, Instance, Unmanaged<Container>?)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
@@ -483,10 +485,18 @@ final class Graph {
         }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
-        let cache = registration.takeUnretainedValue()
-        let container = lookup.takeUnretainedValue()
-        var found = SharedCache.cached(cache, scope, in: container)
-        if found == nil { found = try claim(cache, scope, in: container) }
+        // Unretained: a parent's registration is shared by every thread's requests (no count written).
+        var found = registration._withUnsafeGuaranteedRef { cache in
+            lookup._withUnsafeGuaranteedRef { container in SharedCache.cached(cache, scope, in: container) }
+        }
+        if found == nil {
+            let claimed = registration._withUnsafeGuaranteedRef { cache in
+                lookup._withUnsafeGuaranteedRef { container -> Result<Unmanaged<Instance>?, TetherError> in
+                    do throws(TetherError) { return .success(try claim(cache, scope, in: container)) } catch { return .failure(error) }
+                }
+            }
+            found = try claimed.get()
+        }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
             let index = alive.append(hit)
@@ -724,11 +734,10 @@ final class Graph {
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
-            let registration = registration.takeUnretainedValue()
-            let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
-            pendingShared.append((registration, instance, cache))
+            let lookup = frames[index].lookup
+            pendingShared.append((registration, instance, scope == .container ? lookup : nil))
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
-            let key = SharedCache.cellKey(registration, scope, in: cache ?? frames[index].lookup.takeUnretainedValue())
+            let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
@@ -808,7 +817,15 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance, container) in pendingShared { SharedCache.publish(registration, instance, in: container) }
+            for (registration, instance, container) in pendingShared {
+                registration._withUnsafeGuaranteedRef { r in
+                    if let container {
+                        container._withUnsafeGuaranteedRef { SharedCache.publish(r, instance, in: $0) }
+                    } else {
+                        SharedCache.publish(r, instance, in: nil)
+                    }
+                }
+            }
             pendingShared.removeAll(keepingCapacity: true)
         }
         releaseCells()

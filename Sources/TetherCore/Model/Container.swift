@@ -29,7 +29,10 @@ public final class Container: @unchecked Sendable {
         var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
     struct ScopedEntry {
-        let registration: Registration
+        /// Unretained: its container outlives this one (a parent's), or is this one, which keeps
+        /// it until dismantled. A parent's registration is what every request's child caches
+        /// under: a count here would be a word every thread's requests write.
+        let registration: Unmanaged<Registration>
         let instance: Instance
         let sequence: UInt64
     }
@@ -84,30 +87,40 @@ public final class Container: @unchecked Sendable {
             let me = Unmanaged.passUnretained(self)
             let stripe = Children.currentStripe
             self.stripe = stripe
-            let ok = parent.children.withStripe(stripe) { s in
+            let ok = parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
                 // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
                 if parent.isClosed { return false }
                 s.open += 1
                 s.live.append(me)
                 return true
-            }
+            } }
             guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
     }
 
-    /// This container's `Children`, made now if it had none.
-    var children: Children {
+    /// This container's `Children`, made now if it had none; unretained (it lives as long as this
+    /// container): its reference count is a word every thread's requests would write.
+    var children: Unmanaged<Children> {
         if let made = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
-            return Unmanaged<Children>.fromOpaque(made).takeUnretainedValue()
+            return Unmanaged<Children>.fromOpaque(made)
         }
+        return madeChildren()
+    }
+
+    @inline(never)
+    private func madeChildren() -> Unmanaged<Children> {
         let made = Unmanaged.passRetained(Children())
         let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: UInt(bitPattern: made.toOpaque()),
                                                                 ordering: .acquiringAndReleasing)
-        if exchanged { return made.takeUnretainedValue() }
+        if exchanged { return made }
         made.release()
-        return Unmanaged<Children>.fromOpaque(UnsafeRawPointer(bitPattern: seen)!).takeUnretainedValue()
+        return Unmanaged<Children>.fromOpaque(UnsafeRawPointer(bitPattern: seen)!)
     }
+
+    /// The parent, unretained (a child keeps its parent): for what each request's child does with
+    /// it, which must not write the parent's reference count.
+    public var unretainedParent: Unmanaged<Container>? { parent.map { Unmanaged.passUnretained($0) } }
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
@@ -124,7 +137,7 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
-        if !isClosed, let parent { parent.children.withStripe(stripe) { $0.forget(self) } }
+        if !isClosed, let parent { parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { $0.forget(self) } } }
         dropSpareChild()
         if let children = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
             Unmanaged<Children>.fromOpaque(children).release()
@@ -151,24 +164,24 @@ public final class Container: @unchecked Sendable {
     /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
         guard child.parent === self, child.isClosed else { return false }
-        return children.withStripe(Children.currentStripe) { s in
+        return children._withUnsafeGuaranteedRef { $0.withStripe(Children.currentStripe) { s in
             guard !isClosed, s.spares.count < Children.sparesPerStripe else { return false }
             s.spares.append(child)
             return true
-        }
+        } }
     }
 
     /// A kept child reopened as a new, empty child of this container, or nil
     /// when none is kept on this thread's stripe. Throws, as `init(parent:)`, once this container is closed.
     public func takeSpareChild() throws(TetherError) -> Container? {
         let stripe = Children.currentStripe
-        let taken: Container?? = children.withStripe(stripe) { s in
+        let taken: Container?? = children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
             if isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
             s.open += 1
             s.live.append(.passUnretained(child))
             return .some(child)
-        }
+        } }
         guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
         guard let child = taken else { return nil }
         child.stripe = stripe
@@ -191,10 +204,10 @@ public final class Container: @unchecked Sendable {
 
     /// A child finished closing: it is no longer counted or reached.
     private func childClosed(_ child: Container) {
-        children.withStripe(child.stripe) { s in
+        children._withUnsafeGuaranteedRef { $0.withStripe(child.stripe) { s in
             s.open -= 1
             s.forget(child)
-        }
+        } }
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
@@ -378,7 +391,8 @@ public final class Container: @unchecked Sendable {
                           _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
         try configure(registration)
-        try Registration.check(registration.params, scope: registration.spec.scope, key: key)
+        // The scope read unretained: a new registration's spec is its key's default, shared by every request's.
+        try Registration.check(registration.params, scope: registration.specReference._withUnsafeGuaranteedRef { $0.scope }, key: key)
         registration.markVisible()
         var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
@@ -586,10 +600,15 @@ public final class Container: @unchecked Sendable {
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
-        guard registration.isLive, registration.spec.scope == .container else { return false }
+        guard registration.specReference._withUnsafeGuaranteedRef({ $0.scope }) == .container else { return false }
+        // A parent's registration (a request's child caching under the root's) is not asked
+        // whether it was retired: that takes its lock, a word every thread's requests would write.
+        // A retired one's entry is harmless: resolves find the registration that replaced it,
+        // and the entry goes with this container's other caches when it closes.
+        if registration.container === self, !registration.isLive { return false }
         return state.withLock { s in
             guard !s.isClosed else { return false }
-            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: registration, instance: instance,
+            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: .passUnretained(registration), instance: instance,
                                                                    sequence: nextSequence())
             return true
         }
@@ -603,7 +622,7 @@ public final class Container: @unchecked Sendable {
     /// `takeScoped` under the state lock.
     private static func takeScoped(_ s: inout State, _ matching: (Registration) -> Bool) -> [Dropped] {
         var taken: [Dropped] = []
-        for (id, entry) in s.scoped where matching(entry.registration) {
+        for (id, entry) in s.scoped where entry.registration._withUnsafeGuaranteedRef({ matching($0) }) {
             taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
             s.scoped[id] = nil
         }
@@ -649,7 +668,7 @@ public final class Container: @unchecked Sendable {
         }
         if let refused { throw refused }
         dropSpareChild()
-        if let parent { parent.childClosed(self) }
+        unretainedParent?._withUnsafeGuaranteedRef { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed

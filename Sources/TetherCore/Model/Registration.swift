@@ -361,8 +361,10 @@ public final class Registration: @unchecked Sendable {
     public func setScope(_ scope: Scope) throws(TetherError) {
         try Registration.check(params, scope: scope, key: key)
         let dropped = lock.withSpinLock { () -> Dropped? in
-            guard spec.scope != scope else { return nil }
-            install(spec.with(scope: scope))
+            // Unretained: the current spec may be its key's default, which every request's
+            // registration of the key starts with (a count on it: a word all their threads write).
+            guard let changed = specReference._withUnsafeGuaranteedRef({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
+            install(changed)
             container.configurationChanged()
             return clearCaches()
         }
@@ -414,7 +416,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Installs `change(spec)` as the current spec.
     private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
-        lock.withSpinLock { install(change(spec)) }
+        lock.withSpinLock { install(specReference._withUnsafeGuaranteedRef(change)) }  // unretained: see `setScope`
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 

@@ -58,7 +58,7 @@ extension Registration {
         try setScope(.singleton)
         // A request's value (in a child) is resolved as a dependency, rarely by key from many
         // threads: not lent, its child's free takes no barrier (`Container.drop`).
-        if container.parent != nil { lendsSingleton = false }
+        if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
         setContext(context, destructor: destructor, defersDrop: defersDrop)
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
