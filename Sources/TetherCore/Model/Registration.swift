@@ -164,15 +164,21 @@ public final class Registration: @unchecked Sendable {
     /// Whether a container that lets go of this registration may keep it to serve a later
     /// registration of the same key (`Container.register(_:params:reusing:factory:configure:)`):
     /// nothing but its container references it (the caller checked), and it kept nothing a new
-    /// one would not have (no `Rare`, plan or cached instance). Caller holds the container's lock.
+    /// one would not have (no plan or cached instance, and no `Rare` unless it is a provided
+    /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
+    /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        rareAddress.load(ordering: .relaxed) == 0 && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !spec.holdsObject
+        (rareAddress.load(ordering: .relaxed) == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
+            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference._withUnsafeGuaranteedRef { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
-    /// the default spec, no flags, no attachment. Nothing else references it.
+    /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
+    /// container was dismantled: no reader is left).
     func revived() -> Registration {
+        if let rare = UnsafeRawPointer(bitPattern: rareAddress.exchange(0, ordering: .relaxed)) {
+            Unmanaged<Rare>.fromOpaque(rare).release()
+        }
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
