@@ -420,6 +420,9 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).
+    func setSpec(_ change: (InstanceSpec) -> InstanceSpec) { installChanged(change) }
+
     /// Installs `change(spec)` as the current spec.
     private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
         lock.withSpinLock { install(specReference._withUnsafeGuaranteedRef(change)) }  // unretained: see `setScope`

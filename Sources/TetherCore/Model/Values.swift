@@ -57,11 +57,12 @@ extension Registration {
     /// Makes this new registration (of a `ValueFactory`) hold `pointer` as its cached instance.
     func holdValue(_ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?, destructor: Destructor?,
                    defersDrop: Bool) throws(TetherError) {
-        try setScope(.singleton)
+        try Registration.check(params, scope: .singleton, key: key)
         // A request's value (in a child) is resolved as a dependency, rarely by key from many
         // threads: not lent, its child's free takes no barrier (`Container.drop`).
         if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
-        setContext(context, destructor: destructor, defersDrop: defersDrop)
+        // One spec with the scope and the context (not yet visible: nothing cached to clear).
+        setSpec { $0.with(scope: .singleton, context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
         SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)
