@@ -44,7 +44,7 @@ extension Container {
     public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         // A value of the key this container had before it was freed and reopened (a request's child,
         // kept for the next request) serves again: a request's value then makes no registration.
         return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
