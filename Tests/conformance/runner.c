@@ -537,10 +537,11 @@ static void set_var(const char *name, void *p, int weak) {
     v->p = p;
     v->weak = weak;
 }
+/* Keeps the others in binding order: finish() releases what is left newest first. */
 static void drop_var(const char *name) {
     named *v = var(name);
     if (!v) return;
-    *v = S.vars[--S.nvars];
+    memmove(v, v + 1, (size_t)(S.vars + --S.nvars - v) * sizeof *v);
 }
 
 typedef struct action { line head; tether_value args[8]; int nargs; const char *has[8], *lacks[8]; int nhas, nlacks; } action;
@@ -875,26 +876,6 @@ static void finish(void) {
     }
 }
 
-/* Destructors that run one after another (one release, one failed resolve) are compared as a
- * set: the design orders dependents before dependencies (checked in `drop`), not siblings. */
-static void sort_drop_runs(void) {
-    for (int i = 0; i < S.ntrace;) {
-        int j = i;
-        while (j < S.ntrace && strncmp(S.trace[j], "drop ", 5) == 0) j++;
-        if (j - i > 1) {
-            for (int k = i; k < j; k++) memmove(S.trace[k], S.trace[k] + 5, strlen(S.trace[k]) - 4);
-            qsort(S.trace + i, (size_t)(j - i), sizeof *S.trace, by_name);
-            for (int k = i; k < j; k++) {
-                char *d = xcalloc(1, strlen(S.trace[k]) + 6);
-                sprintf(d, "drop %s", S.trace[k]);
-                free(S.trace[k]);
-                S.trace[k] = d;
-            }
-        }
-        i = j > i ? j : i + 1;
-    }
-}
-
 static void clear(void) {
     for (int i = 0; i < S.ntrace; i++) free(S.trace[i]);
     for (int i = 0; i < S.nmade; i++) free(S.made[i]);
@@ -969,7 +950,7 @@ int main(int argc, char **argv) {
             expected[nexpected++] = xstrdup(field(&l, "line"));
         } else if (strcmp(tag, "E") == 0) {
             if (selected) {
-                if (!skip[0]) { finish(); sort_drop_runs(); }
+                if (!skip[0]) finish();
                 int same = S.ntrace == nexpected;
                 for (int i = 0; same && i < nexpected; i++) same = strcmp(S.trace[i], expected[i]) == 0;
                 if (skip[0]) { skipped++; printf("skip %s (%s)\n", name, skip); }
