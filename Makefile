@@ -34,7 +34,7 @@ TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
 TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
 TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
+.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
         test-tsan test-swift-tsan test-c-tsan
 
 all: build
@@ -102,8 +102,12 @@ test-swift:
 
 # The conformance corpus (conformance/scenarios.json) on every path: the Swift core with plans
 # on and off, the C ABI plain, with TETHER_NO_PLANS=1 and under ASan+UBSan, Python with plans
-# on and off. Every path compares its trace with the same data.
-test-conformance: test-conformance-swift test-conformance-c test-conformance-python
+# on and off. Every path compares its trace with the same data, and the data with the reference
+# model (conformance/model.py: the design's semantics in plain Python, no library).
+test-conformance: test-conformance-model test-conformance-swift test-conformance-c test-conformance-python
+
+test-conformance-model:
+	$(PYTHON) conformance/model.py --check
 
 $(BUILD)/conformance.lines: conformance/scenarios.json conformance/tolines.py
 	mkdir -p $(dir $@)
