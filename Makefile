@@ -227,10 +227,11 @@ FUZZ_JOBS    ?= 1
 FUZZ_AVOID   ?=
 FUZZ_RUN     := FUZZ_AVOID=$(FUZZ_AVOID) $(FUZZ_BIN) -timeout=20 -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/
 
-$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h include/tether.h include/tether_binding.h $(LIB)
+# The conformance runner is linked in for the differential mode (FUZZ_DIFF=1).
+$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h Tests/conformance/runner.c include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -fuse-ld=lld -Iinclude $< -o $@ $(LDFLAGS_T)
+	  -fuse-ld=lld -Iinclude -DCONFORMANCE_EMBED $< Tests/conformance/runner.c -o $@ $(LDFLAGS_T)
 
 # Runs for FUZZ_SECONDS in FUZZ_JOBS processes from the checked-in seeds; inputs it
 # adds go to build/fuzz/corpus, a crashing one to build/fuzz/crash-*.

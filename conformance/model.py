@@ -366,8 +366,8 @@ class World:
         keys: set[str] = set()
         providers: list[Provider] = []
         resolver: Optional[Resolver] = None
-        for i, (kind, key) in enumerate(reg.slots):
-            if inner is not None and i == 0:              # a decorator's slot 0: the instance
+        for kind, key in reg.slots:
+            if inner is not None and (kind, key) == ("dep", reg.key):   # a decorator's DEP on its key: the instance
                 inputs.append(["dep", inner]); strong.append(inner); keys |= inner.keys
             elif kind in ("dep", "weak"):
                 d = self.resolve_key(g, key, c, path + [key], None)
@@ -648,16 +648,22 @@ class World:
         if c.freed:
             self.trace.append(f"register {key}: INVALID_HANDLE")
             return
+        # tether.h: two RESOLVER slots, a shared scope with runtime-argument slots (each resolve
+        # would want its own instance), a decorator without exactly one DEP on its key.
         if [k for k, _ in reg.slots].count("resolver") > 1 or (
-                reg.mode == "decorate" and (not reg.slots or reg.slots[0] != ("dep", key))):
+                reg.scope in ("singleton", "weak", "container") and reg.runtime_kinds()) or (
+                reg.mode == "decorate" and reg.slots.count(("dep", key)) != 1):
             self.trace.append(f"register {key}: INVALID_ARGUMENT")
             return
         if reg.mode == "decorate":
-            # DECISION: a decorator decorates the key's registration in its own container, and a
-            # cached instance of it is let go (the next one is decorated).
+            # README "Decorators": it decorates the key's registration in that container itself;
+            # refused for a key not registered there, an overridden key, a key taking runtime
+            # arguments. DECISION: a cached instance of the key is let go (the next is decorated).
             base = c.regs.get(key)
-            if base is None:
-                self.trace.append(f"register {key}: NOT_FOUND")
+            status = ("NOT_FOUND" if base is None else "INVALID_ARGUMENT" if c.overrides.get(key)
+                      else "ARGUMENT_MISMATCH" if base.runtime_kinds() else OK)
+            if status != OK:
+                self.trace.append(f"register {key}: {status}")
                 return
             base.decorators.append(reg)
             self.let_go(self.caches_of(base))
@@ -792,8 +798,22 @@ class World:
             self.trace.append(f"{head}: {f.status}")
             return None
 
+    def handle(self, op: str, name: str, kind: Optional[str]) -> bool:
+        """Whether the variable an action names (`v` of "v.0.1") is bound to a handle of `kind`
+        (None: any); else traced as the runners do (a generated scenario may name a handle
+        whose step failed)."""
+        bound = self.vars.get(name.split(".")[0])
+        if bound is not None and kind in (None, bound[0]):
+            return True
+        self.trace.append(f"{op} {name}: no such handle")
+        return False
+
     def action(self, s: dict[str, Any]) -> None:
         t = self.trace
+        for op, kind in (("factory", "ref"), ("release", None), ("clone", "ref"), ("downgrade", "ref"),
+                         ("upgrade", "weak"), ("peek", "ref")):
+            if op in s and not self.handle(op, s[op], kind):
+                return
         if "resolve" in s:
             key, c = s["resolve"], self.container(s.get("in"))
             head = "resolve " + key + args_text(s.get("args", []))
@@ -1086,23 +1106,75 @@ def fill_text(text: str, traces: dict[str, list[str]]) -> str:
     return text
 
 
-def replay(paths: list[str]) -> int:
-    """Differential fuzzing: each file is a scenario (steps + the trace the library gave)."""
-    failed = 0
-    for p in paths:
-        with open(p) as f:
-            s = json.load(f)
-        try:
-            got = model_trace(s, s.get("setups", {}))
-        except Exception as exc:   # the model cannot follow the log: a finding too
-            print(f"FAIL {p}: the model raised {exc!r}")
-            failed += 1
+def from_lines(text: str) -> list[dict[str, Any]]:
+    """The scenarios of the line form (conformance/tolines.py writes it, the fuzz target's
+    differential mode logs it, the C runner reads it), back as the corpus's steps."""
+    def fields(parts: list[str]) -> dict[str, str]:
+        return dict(p.split("=", 1) for p in parts)
+    scenarios: list[dict[str, Any]] = []
+    reg: dict[str, Any] = {}
+    cb: dict[str, Any] = {}
+    act: dict[str, Any] = {}
+    for raw in text.splitlines():
+        if not raw:
             continue
-        if got != s["trace"]:
-            failed += 1
-            print(f"FAIL {p}: the library's trace (right) is not the model's (left)")
-            print(diff(got, s["trace"]))
-    print(f"model.py: {len(paths) - failed} logs agree with the model, {failed} do not")
+        tag, *parts = raw.split("\t")
+        f = fields(parts)
+        if tag == "S":
+            scenario: dict[str, Any] = {"name": f["name"], "steps": [], "trace": []}
+            scenarios.append(scenario)
+        elif tag == "reg":
+            reg = {"register": f["key"], "in": f["in"], "scope": f["scope"]}
+            reg.update({k: f[k] for k in ("fail", "fail_when", "mode") if k in f})
+        elif tag == "slot":
+            kind, key = f["kind"], f.get("key")
+            reg.setdefault("deps", []).append(key if kind == "dep" else f"{kind}:{key}" if key else kind)
+        elif tag in ("fop", "cop"):
+            op = {k: (True if k in ("else_weak", "propagate") else v) for k, v in f.items()}
+            (reg if tag == "fop" else cb).setdefault("ops", []).append(op)
+        elif tag == "cb":
+            cb = {k: f[k] for k in ("fail", "fail_when") if k in f}
+            if f["form"] == "declared":
+                cb["targets"] = []
+            reg.setdefault("complete", []).append(cb)
+        elif tag == "tgt":
+            cb["targets"].append(f["key"] if f["kind"] == "dep" else f"weak:{f['key']}")
+        elif tag == "endreg":
+            scenario["steps"].append(reg)
+        elif tag == "do":
+            op, arg = f.pop("op"), f.pop("arg0")
+            act = {op: True if op == "live" else arg}
+            act.update({k: (v != "0") if k == "on" else v for k, v in f.items()})
+        elif tag == "arg":
+            kind, v = next(iter(f.items()))
+            act.setdefault("args", []).append(int(v) if kind == "i64" else float(v) if kind == "f64" else v)
+        elif tag == "end":
+            scenario["steps"].append(act)
+        elif tag == "T":
+            scenario["trace"].append(f["line"])
+        elif tag not in ("msg", "E", "known", "flaky", "skip"):
+            raise ValueError(f"the model cannot replay a {tag} record")
+    return scenarios
+
+
+def replay(paths: list[str]) -> int:
+    """Differential fuzzing: each file holds scenarios in the line form with the trace the
+    library gave (T records); every one must be the model's."""
+    failed = total = 0
+    for p in paths:
+        for s in from_lines(Path(p).read_text()):
+            total += 1
+            try:
+                got = model_trace(s, {})
+            except Exception as exc:   # the model cannot follow the log: a finding too
+                print(f"FAIL {p} {s['name']}: the model raised {exc!r}")
+                failed += 1
+                continue
+            if got != s["trace"]:
+                failed += 1
+                print(f"FAIL {p} {s['name']}: the library's trace (left) is not the model's (right)")
+                print(diff(got, s["trace"]))
+    print(f"model.py: {total - failed} logged scenarios agree with the model, {failed} do not")
     return 1 if failed else 0
 
 

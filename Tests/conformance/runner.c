@@ -68,7 +68,7 @@ enum { IN_DEP, IN_WEAK, IN_LAZY, IN_WEAK_LAZY, IN_CTX, IN_RESOLVER, IN_I64, IN_F
 typedef struct input { int kind; const char *key; void *p; int64_t i; double f; char *s; } input;
 typedef struct obj { char name[48]; const regdef *reg; input in[MAX_INPUTS]; int n; } obj;
 
-typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: a weak handle; for a container: freed */
+typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: 1 a weak handle, 2 a list's ref; for a container: freed */
 
 static struct {
     const char *path;
@@ -538,6 +538,18 @@ static void set_var(const char *name, void *p, int weak) {
     v->weak = weak;
 }
 /* Keeps the others in binding order: finish() releases what is left newest first. */
+/* The handle variable an action names, bound to a handle of `kind` (0 an object's ref, 1 a weak
+ * handle, -1 any); else NULL, traced "OP NAME: no such handle" (a generated scenario, fuzz/README.md,
+ * may name a handle whose step failed). */
+static named *handle(const char *op, const char *name, int kind) {
+    char var_name[32];
+    snprintf(var_name, sizeof var_name, "%.*s", (int)strcspn(name, "."), name);
+    named *v = var(var_name);
+    if (v && (kind < 0 || v->weak == kind)) return v;
+    trace("%s %s: no such handle", op, name);
+    return NULL;
+}
+
 static void drop_var(const char *name) {
     named *v = var(name);
     if (!v) return;
@@ -625,10 +637,11 @@ static void do_action(action *a) {
         if (outcome(a, head, tether_resolve_all(c, arg, &ref, &list))) {
             show_input(&(input){.kind = IN_LIST, .p = (void *)list}, shown, sizeof shown);
             trace("%s = %s", head, shown);
-            if (as) set_var(as, ref, 0);
+            if (as) set_var(as, ref, 2);
             else tether_ref_release(ref);
         }
     } else if (strcmp(op, "factory") == 0) {
+        if (!handle(op, arg, 0)) return;
         /* "v.N": the factory input N of handle v's object, called with the action's args */
         char name[32], head[256];
         size_t len = strcspn(arg, ".");
@@ -645,24 +658,28 @@ static void do_action(action *a) {
             else tether_ref_release(ref);
         }
     } else if (strcmp(op, "release") == 0) {
-        named *v = var(arg);
-        if (v->weak) tether_weak_release(v->p);
+        named *v = handle(op, arg, -1);
+        if (!v) return;
+        if (v->weak == 1) tether_weak_release(v->p);
         else tether_ref_release(v->p);
         drop_var(arg);
         trace("release %s", arg);
     } else if (strcmp(op, "clone") == 0) {
+        if (!handle(op, arg, 0)) return;
         tether_ref *ref = NULL;
         if (outcome(a, "clone", tether_ref_clone(var(arg)->p, &ref))) {
             set_var(as, ref, 0);
             trace("clone %s = %s", arg, ((obj *)tether_ref_get(ref))->name);
         }
     } else if (strcmp(op, "downgrade") == 0) {
+        if (!handle(op, arg, 0)) return;
         tether_weak *w = NULL;
         if (outcome(a, "downgrade", tether_ref_downgrade(var(arg)->p, &w))) {
             set_var(as, w, 1);
             trace("downgrade %s", arg);
         }
     } else if (strcmp(op, "upgrade") == 0) {
+        if (!handle(op, arg, 1)) return;
         tether_ref *ref = NULL;
         char head[64];
         snprintf(head, sizeof head, "upgrade %s", arg);
@@ -671,6 +688,7 @@ static void do_action(action *a) {
             trace("upgrade %s = %s", arg, ((obj *)tether_ref_get(ref))->name);
         }
     } else if (strcmp(op, "peek") == 0) {
+        if (!handle(op, arg, 0)) return;
         char name[32], shown[128];
         size_t len = strcspn(arg, ".");
         snprintf(name, sizeof name, "%.*s", (int)len, arg);
@@ -865,7 +883,7 @@ static void new_scenario(void) {
 static void finish(void) {
     while (S.nvars) {
         named *v = &S.vars[S.nvars - 1];
-        if (v->weak) tether_weak_release(v->p);
+        if (v->weak == 1) tether_weak_release(v->p);
         else tether_ref_release(v->p);
         S.nvars--;
     }
@@ -914,17 +932,12 @@ static int parse(char *text, line *l) {
     return 1;
 }
 
-int main(int argc, char **argv) {
-    const char *noplans = getenv("TETHER_NO_PLANS");
-    static char path[32];
-    snprintf(path, sizeof path, "%s%s", PATH_BASE, noplans && strcmp(noplans, "1") == 0 ? "-noplans" : "");
-    S.path = path;
-    int print = 0, first = 1;
-    if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
-    if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
-    FILE *f = fopen(argv[first], "r");
-    if (!f) { perror(argv[first]); return 2; }
+/* What a caller embedding the runner gets for each scenario: its name and actual trace. */
+typedef void (*trace_hook)(const char *name, char *const *trace, int n, void *ctx);
 
+/* Runs the scenarios of `f` (the line form) selected by `names` (all when none); compares each
+ * trace with the expected one, or hands it to `hook`. Returns 1 if any failed, 2 on bad input. */
+static int run_stream(FILE *f, char **names, int nnames, int print, trace_hook hook, void *ctx) {
     static char buf[4096], name[128], known[512], flaky[512], skip[512];
     char *expected[MAX_TRACE];
     int nexpected = 0, selected = 1, passed = 0, failed = 0, xfailed = 0, skipped = 0;
@@ -939,8 +952,8 @@ int main(int argc, char **argv) {
         const char *tag = l.tag;
         if (strcmp(tag, "S") == 0) {
             snprintf(name, sizeof name, "%s", field(&l, "name"));
-            selected = argc <= first + 1;
-            for (int i = first + 1; i < argc; i++) if (strcmp(argv[i], name) == 0) selected = 1;
+            selected = nnames == 0;
+            for (int i = 0; i < nnames; i++) if (strcmp(names[i], name) == 0) selected = 1;
             known[0] = flaky[0] = skip[0] = 0;
             nexpected = 0;
             if (selected) new_scenario();
@@ -949,7 +962,11 @@ int main(int argc, char **argv) {
         } else if (strcmp(tag, "T") == 0) {
             expected[nexpected++] = xstrdup(field(&l, "line"));
         } else if (strcmp(tag, "E") == 0) {
-            if (selected) {
+            if (selected && hook) {
+                finish();
+                hook(name, S.trace, S.ntrace, ctx);
+                clear();
+            } else if (selected) {
                 if (!skip[0]) finish();
                 int same = S.ntrace == nexpected;
                 for (int i = 0; same && i < nexpected; i++) same = strcmp(S.trace[i], expected[i]) == 0;
@@ -1056,10 +1073,36 @@ int main(int argc, char **argv) {
             in_threads = 0;
         } else {
             fprintf(stderr, "unknown record %s\n", tag);
-            return 2;
+            return 2;   /* (the caller closes f) */
         }
     }
-    fclose(f);
-    printf("%s: %d passed, %d known failures, %d skipped, %d failed\n", S.path, passed, xfailed, skipped, failed);
+    if (!hook) printf("%s: %d passed, %d known failures, %d skipped, %d failed\n", S.path, passed, xfailed, skipped, failed);
     return failed ? 1 : 0;
 }
+
+#ifdef CONFORMANCE_EMBED
+/* For the fuzz target's differential mode (fuzz/README.md): runs the scenarios of `text`. */
+void conformance_run_text(const char *text, size_t len, trace_hook hook, void *ctx);
+void conformance_run_text(const char *text, size_t len, trace_hook hook, void *ctx) {
+    S.path = "c-fuzz";
+    FILE *f = fmemopen((void *)text, len, "r");
+    if (!f) abort();
+    run_stream(f, NULL, 0, 0, hook, ctx);
+    fclose(f);
+}
+#else
+int main(int argc, char **argv) {
+    const char *noplans = getenv("TETHER_NO_PLANS");
+    static char path[32];
+    snprintf(path, sizeof path, "%s%s", PATH_BASE, noplans && strcmp(noplans, "1") == 0 ? "-noplans" : "");
+    S.path = path;
+    int print = 0, first = 1;
+    if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
+    if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
+    FILE *f = fopen(argv[first], "r");
+    if (!f) { perror(argv[first]); return 2; }
+    int st = run_stream(f, argv + first + 1, argc - first - 1, print, NULL, NULL);
+    fclose(f);
+    return st;
+}
+#endif
