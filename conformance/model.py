@@ -124,6 +124,7 @@ class Provider:
         self.kind, self.key, self.graph, self.container = kind, key, graph, container
         self.owner: Optional[Obj] = None
         self.filled: Optional[Obj] = None
+        self.early: list[Obj] = []   # a LAZY slot's hold taken while its owner's factory runs
 
 
 class FactoryHandle:
@@ -390,8 +391,10 @@ class World:
             elif kind == "resolver":
                 resolver = Resolver(g, None, c)
                 inputs.append(["resolver", resolver])
-            else:
+            elif args:
                 inputs.append([kind, args.pop(0)])
+            else:   # DECISION: a decorator's runtime slot gets no argument
+                raise Fail("ARGUMENT_MISMATCH")
         shown = ",".join(self.show(k, v) for k, v in inputs)
         try:
             text = self.run_ops(reg.ops, resolver, inputs, None)
@@ -402,8 +405,7 @@ class World:
         if reg.fail and self.flag_on(reg.fail_when):
             self.event("fail", reg.key, f"fail {reg.key}({shown}){text}")
             self.drop_inputs(inputs)
-            if resolver:
-                self.release_all(resolver.edges)
+            self.release_all((resolver.edges if resolver else []) + [o for p in providers for o in p.early])
             raise Fail("FACTORY_FAILED")
         n = self.ordinals[reg.key] = self.ordinals.get(reg.key, 0) + 1
         o = Obj(self, reg, f"{reg.key}{n}", inputs, c)
@@ -413,6 +415,7 @@ class World:
         o.strong = strong + (resolver.edges if resolver else [])
         for p in providers:
             p.owner = o
+            o.strong += p.early
         self.made.append(o)
         self.event("make", reg.key, f"make {o.name}({shown}){text}")
         g.add(o)
@@ -591,7 +594,9 @@ class World:
         """A lazy slot's call (tether.h, tether_provider): its first call answers its graph's
         instance of the key while that lives, else resolves the key anew; then it holds what it
         answered (WEAK_LAZY: weakly, NULL + EXPIRED once it is gone)."""
-        if p.container.freed or p.owner is None or not p.owner.alive:
+        # DECISION: called while its owner's factory runs (no owner yet), it answers as any first
+        # call; what a LAZY slot holds then becomes the owner's edge once the factory returns.
+        if p.container.freed or (p.owner is not None and not p.owner.alive):
             raise Fail("INVALID_HANDLE")
         if p.filled is not None:
             if p.kind == "weak_lazy" and not p.filled.alive:
@@ -600,21 +605,24 @@ class World:
         mine = p.graph.by_key.get(p.key)
         if mine is not None and mine.alive:
             if p.kind == "lazy":
-                if mine is p.owner or self.reaches(mine, p.owner):
+                if p.owner is not None and (mine is p.owner or self.reaches(mine, p.owner)):
                     raise Fail("RETAIN_CYCLE")   # never a second instance; the next call answers the same
                 mine.rc += 1
-                p.owner.strong.append(mine)
+                self.hold(p, mine)
             p.filled = mine
             return mine
         o = self.top_resolve(p.container, p.key)   # a failure leaves it empty: the next call retries
         p.filled = o
         if p.kind == "lazy":
-            p.owner.strong.append(o)              # the handle's reference becomes the cell's
+            self.hold(p, o)                       # the handle's reference becomes the cell's
             return o
         self.release(o)
         if not o.alive:
             raise Fail("EXPIRED")
         return o
+
+    def hold(self, p: Provider, o: Obj) -> None:
+        (p.owner.strong if p.owner is not None else p.early).append(o)
 
     def call_factory(self, f: FactoryHandle, args: list[Any]) -> Obj:
         if f.container.freed:
@@ -651,22 +659,27 @@ class World:
         # tether.h: two RESOLVER slots, a shared scope with runtime-argument slots (each resolve
         # would want its own instance), a decorator without exactly one DEP on its key.
         if [k for k, _ in reg.slots].count("resolver") > 1 or (
-                reg.scope in ("singleton", "weak", "container") and reg.runtime_kinds()) or (
+                reg.mode != "decorate" and reg.scope in ("singleton", "weak", "container") and reg.runtime_kinds()) or (
                 reg.mode == "decorate" and reg.slots.count(("dep", key)) != 1):
             self.trace.append(f"register {key}: INVALID_ARGUMENT")
             return
         if reg.mode == "decorate":
-            # README "Decorators": it decorates the key's registration in that container itself;
-            # refused for a key not registered there, an overridden key, a key taking runtime
-            # arguments. DECISION: a cached instance of the key is let go (the next is decorated).
+            # README "Decorators": it decorates the key's registration in that container itself,
+            # in the key's scope (its own is ignored); refused for an overridden key, a key not
+            # registered there, one taking runtime arguments (DECISION: checked in that order, and
+            # the decorator's own runtime slots count too). DECISION: a cached instance of the key
+            # is let go (the next one is decorated).
             base = c.regs.get(key)
-            status = ("NOT_FOUND" if base is None else "INVALID_ARGUMENT" if c.overrides.get(key)
-                      else "ARGUMENT_MISMATCH" if base.runtime_kinds() else OK)
+            status = ("INVALID_ARGUMENT" if c.overrides.get(key) else "NOT_FOUND" if base is None
+                      else "ARGUMENT_MISMATCH" if base.runtime_kinds()
+                      else "INVALID_ARGUMENT" if base.scope in ("singleton", "weak", "container") and reg.runtime_kinds()
+                      else OK)
             if status != OK:
                 self.trace.append(f"register {key}: {status}")
                 return
             base.decorators.append(reg)
             self.let_go(self.caches_of(base))
+            self.rebuild_dependents(c, key)   # what was built over the undecorated instance
             return
         if key not in c.order:
             c.order.append(key)
