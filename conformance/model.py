@@ -315,15 +315,19 @@ class World:
         if reg is None:
             raise Fail("NOT_FOUND")
         kinds = reg.runtime_kinds()
+        if any(d.runtime_kinds() for d in reg.decorators):
+            raise Fail("ARGUMENT_MISMATCH")   # DECISION: a decorator's runtime slot can get no argument
         if args is None:
             if kinds:
                 raise Fail("ARGUMENT_MISMATCH")   # runtime arguments only at the top (TETHER_FACTORY)
         elif [arg_kind(a) for a in args] != kinds:
             raise Fail("ARGUMENT_MISMATCH")       # DECISION: exact count and kinds; an integer is no f64
         if reg.scope in ("singleton", "weak", "container"):
-            # Singletons (and, DECISION, weak-scoped instances: one cache per registration) live in
-            # the registering container and take their dependencies from it; container scope: one
-            # per resolving container, dependencies from it.
+            # Singletons live in the registering container and take their dependencies from it
+            # (README, Scopes). Weak-scoped instances: one cache per registration, in the
+            # registering container; their dependencies, as any but a singleton's, come from the
+            # resolving container (DECISION, the documents say nothing more). Container scope:
+            # one per resolving container, dependencies from it.
             home = c if reg.scope == "container" else reg.container
             cached = (home.weak if reg.scope == "weak" else home.cache).get(reg)
             if cached is not None and cached.alive:
@@ -333,7 +337,7 @@ class World:
                 return g.cells[reg]
             if any(reg in outer.cells for outer in self.graphs if outer is not g):
                 raise Fail("CYCLE")   # unfinished in an outer resolve of this thread: not published yet
-            o = self.build(g, reg, home, path, args)
+            o = self.build(g, reg, home if reg.scope == "singleton" else c, path, args)
             g.cells[reg] = o
             g.pending.append((home, reg, o))
             return o
@@ -391,10 +395,8 @@ class World:
             elif kind == "resolver":
                 resolver = Resolver(g, None, c)
                 inputs.append(["resolver", resolver])
-            elif args:
+            else:
                 inputs.append([kind, args.pop(0)])
-            else:   # DECISION: a decorator's runtime slot gets no argument
-                raise Fail("ARGUMENT_MISMATCH")
         shown = ",".join(self.show(k, v) for k, v in inputs)
         try:
             text = self.run_ops(reg.ops, resolver, inputs, None)
@@ -467,16 +469,12 @@ class World:
     def resolver_get(self, r: Resolver, key: str, weak: bool) -> Obj:
         """tether_resolver_get / _get_weak: `key` within the current graph; a strong get records an
         edge from the instance being completed (or built), refused if it closes a strong cycle.
-        DECISION: a get that fails destroys at once what it created (nothing half-built stays)."""
+        DECISION: what a get that fails made before failing stays in the graph (every instance
+        it made was fully built) and goes with it: destroyed at its end, or cached if shared."""
         g = r.graph
         if g is None:
             raise Fail("WRONG_CONTEXT")
-        mark = len(g.made)
-        try:
-            d = self.resolve_key(g, key, r.container, [key], None)
-        except Fail:
-            self.rollback(g, mark)
-            raise
+        d = self.resolve_key(g, key, r.container, [key], None)
         if weak:
             return d
         if r.owner is not None:
@@ -672,8 +670,8 @@ class World:
             base = c.regs.get(key)
             status = ("INVALID_ARGUMENT" if c.overrides.get(key) else "NOT_FOUND" if base is None
                       else "ARGUMENT_MISMATCH" if base.runtime_kinds()
-                      else "INVALID_ARGUMENT" if base.scope in ("singleton", "weak", "container") and reg.runtime_kinds()
-                      else OK)
+                      else "INVALID_ARGUMENT" if reg.runtime_kinds() and {base.scope, reg.scope} & {"singleton", "weak", "container"}
+                      else OK)   # (the scope it was given is checked too, though the key's applies)
             if status != OK:
                 self.trace.append(f"register {key}: {status}")
                 return
@@ -1071,10 +1069,12 @@ def main(argv: list[str]) -> int:
     mode.add_argument("--print", action="store_true")
     mode.add_argument("--fill", action="store_true")
     mode.add_argument("--replay", action="store_true")
+    ap.add_argument("--tolerate", action="append", default=[], choices=["sibling-order"],
+                    help="with --replay: accept a trace that differs only in that")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args(argv)
     if a.replay:
-        return replay(a.names)
+        return replay(a.names, tuple(a.tolerate))
     with open(a.corpus) as f:
         corpus = json.load(f)
     setups = corpus.get("setups", {})
@@ -1170,10 +1170,26 @@ def from_lines(text: str) -> list[dict[str, Any]]:
     return scenarios
 
 
-def replay(paths: list[str]) -> int:
+def sorted_drop_runs(trace: list[str]) -> list[str]:
+    """Runs of consecutive destructors sorted by name: a trace with siblings' order ignored."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in trace + [""]:
+        if line.startswith("drop "):
+            run.append(line[5:])
+            continue
+        out += ["drop " + n for n in sorted(run, key=by_name)]
+        run = []
+        out.append(line)
+    return out[:-1]
+
+
+def replay(paths: list[str], tolerate: tuple[str, ...] = ()) -> int:
     """Differential fuzzing: each file holds scenarios in the line form with the trace the
-    library gave (T records); every one must be the model's."""
-    failed = total = 0
+    library gave (T records); every one must be the model's. `tolerate` "sibling-order" accepts
+    a trace that differs only in the order of sibling destructors (the corpus's `known` entries
+    for that order name the open bugs), counting them."""
+    failed = total = tolerated = 0
     for p in paths:
         for s in from_lines(Path(p).read_text()):
             total += 1
@@ -1183,11 +1199,15 @@ def replay(paths: list[str]) -> int:
                 print(f"FAIL {p} {s['name']}: the model raised {exc!r}")
                 failed += 1
                 continue
-            if got != s["trace"]:
+            if got != s["trace"] and "sibling-order" in tolerate and \
+                    sorted_drop_runs(got) == sorted_drop_runs(s["trace"]):
+                tolerated += 1
+            elif got != s["trace"]:
                 failed += 1
                 print(f"FAIL {p} {s['name']}: the library's trace (left) is not the model's (right)")
                 print(diff(got, s["trace"]))
-    print(f"model.py: {total - failed} logged scenarios agree with the model, {failed} do not")
+    print(f"model.py: {total - failed} logged scenarios agree with the model"
+          f"{f' ({tolerated} only with siblings destroyed in another order)' if tolerated else ''}, {failed} do not")
     return 1 if failed else 0
 
 
