@@ -34,7 +34,7 @@ TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
 TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
 TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
+.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz fuzz-diff install clean bench \
         test-tsan test-swift-tsan test-c-tsan
 
 all: build
@@ -247,6 +247,20 @@ test-fuzz: $(FUZZ_BIN)
 	$(FUZZ_RUN) -runs=0 fuzz/corpus
 	rm -rf $(BUILD)/fuzz/short && mkdir -p $(BUILD)/fuzz/short
 	$(FUZZ_RUN) -seed=$(FUZZ_SEED) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
+	$(MAKE) --no-print-directory fuzz-diff FUZZ_SECONDS=20 FUZZ_DIFF_SEED=$(FUZZ_SEED)
+
+# The differential mode (fuzz/README.md): explores FUZZ_SECONDS from fuzz/corpus-diff (new inputs go
+# to build/fuzz/diff-corpus), then logs every input's scenario with the library's trace and has the
+# reference model check each one. DIFF_TOLERATE: divergences the corpus lists as `known` bugs.
+DIFF_TOLERATE  ?= --tolerate sibling-order
+FUZZ_DIFF_SEED ?= 0
+fuzz-diff: $(FUZZ_BIN)
+	mkdir -p $(BUILD)/fuzz/diff-corpus
+	rm -rf $(BUILD)/fuzz/diff-logs && mkdir -p $(BUILD)/fuzz/diff-logs
+	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  $(BUILD)/fuzz/diff-corpus fuzz/corpus-diff
+	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(BUILD)/fuzz/diff-corpus
+	$(PYTHON) conformance/model.py --replay $(DIFF_TOLERATE) $(BUILD)/fuzz/diff-logs/*.lines
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 # Stripped but for the two Swift runtime symbols share/tether.supp names (valgrind).

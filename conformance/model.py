@@ -240,13 +240,12 @@ class World:
     # -- looking keys up ----------------------------------------------------------------------
 
     def lookup(self, c: Container, key: str) -> Optional[Reg]:
-        """DECISION (overrides): an override reaches the container it was made in and its
-        children, in front of any registration of the key they can see; the nearest override
-        wins, then the nearest registration."""
+        """The nearest container that has the key answers (a child overrides its parents);
+        DECISION (overrides): within one container its newest override goes before its
+        registration, so an override reaches the children that do not register the key."""
         for x in c.chain():
             if x.overrides.get(key):
                 return x.overrides[key][-1]
-        for x in c.chain():
             if key in x.regs:
                 return x.regs[key]
         return None
@@ -721,7 +720,8 @@ class World:
 
     def validate(self, c: Container) -> str:
         """What a resolve of some key would refuse, running nothing. tether.h: the first found
-        of NOT_FOUND, CYCLE, RETAIN_CYCLE, ARGUMENT_MISMATCH (DECISION: in that order)."""
+        of NOT_FOUND, CYCLE, RETAIN_CYCLE, ARGUMENT_MISMATCH, CAPTIVE_DEPENDENCY (DECISION: in
+        that order)."""
         keys = []
         for x in c.chain():
             keys += [k for k in x.order if k not in keys]
@@ -734,14 +734,20 @@ class World:
         for k, reg in regs.items():
             ctor[k], strong[k] = [], []
             uses: list[tuple[str, str]] = []
+            listed: set[str] = set()
+
+            def from_list(kind: str, d: str) -> bool:   # DECISION: a list's items are not captive
+                return kind == "dep" and d in listed and not any(
+                    (kd, dd) == ("dep", d) for r in [reg] + reg.decorators for kd, dd in r.slots)
             for r in [reg] + reg.decorators:
                 slots = r.slots[1:] if r is not reg else r.slots
                 for kind, d in slots:
                     if kind == "all":
                         uses += [("dep", v) for v in self.variants(c, d)]
+                        listed |= {v for v in self.variants(c, d)}
                     elif kind in ("dep", "weak", "lazy", "weak_lazy", "factory"):
                         uses.append((kind, d))
-            for cb in reg.callbacks:
+            for cb in [cb for r in [reg] + reg.decorators for cb in r.callbacks]:
                 for t in cb.get("targets", []):
                     uses.append(("weak_target", t[5:]) if t.startswith("weak:") else ("target", t))
             for kind, d in uses:
@@ -756,11 +762,14 @@ class World:
                     strong[k].append(d)
                 if kind in ("target", "lazy"):
                     late.append((k, d))
+                if reg.scope == "singleton" and kind in ("dep", "target") and not from_list(kind, d) and \
+                        regs[d].scope in ("graph", "transient", "weak"):
+                    found.add("CAPTIVE_DEPENDENCY")   # README 8: held for the singleton's life
         if any(self.path_exists(ctor, d, k) for k in ctor for d in ctor[k]):
             found.add("CYCLE")
         if any(self.path_exists(strong, d, k) for k, d in late):
             found.add("RETAIN_CYCLE")
-        for status in ("NOT_FOUND", "CYCLE", "RETAIN_CYCLE", "ARGUMENT_MISMATCH"):
+        for status in ("NOT_FOUND", "CYCLE", "RETAIN_CYCLE", "ARGUMENT_MISMATCH", "CAPTIVE_DEPENDENCY"):
             if status in found:
                 return status
         return OK
@@ -1162,6 +1171,18 @@ def from_lines(text: str) -> list[dict[str, Any]]:
             kind, v = next(iter(f.items()))
             act.setdefault("args", []).append(int(v) if kind == "i64" else float(v) if kind == "f64" else v)
         elif tag == "end":
+            scenario["steps"].append(act)
+        elif tag == "threads":
+            act = {"threads": int(f["count"]), "repeat": int(f["repeat"]), "body": [], "writer": [],
+                   "writer_repeat": int(f.get("writer_repeat", "1"))}
+            if "report" in f:
+                act["report"] = f["report"].split(",")
+        elif tag in ("tstep", "wstep"):
+            op = f.pop("op")
+            # a thread's registration: the reg block just read, then this step
+            step = scenario["steps"].pop() if op == "register" else {op: f.pop("arg0", ""), **f}
+            act["body" if tag == "tstep" else "writer"].append(step)
+        elif tag == "endthreads":
             scenario["steps"].append(act)
         elif tag == "T":
             scenario["trace"].append(f["line"])

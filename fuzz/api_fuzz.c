@@ -1243,6 +1243,7 @@ static const char *const dkeys[] = {"K0", "K1", "K2", "K3", "K0#a", "Kx"};   /* 
 static const char *const dscopes[] = {"graph", "singleton", "weak", "transient"};
 static struct { char name[8]; int parent, freed; } dconts[4];
 static int ndconts, ndvars;
+static int dsimple[5];   /* key i: every registration so far a plain singleton (threads may race for it) */
 
 static const char *dkey(int callback) {   /* a key for a slot, op or target; callbacks avoid K3 */
     int k = u8() % 6;
@@ -1271,6 +1272,7 @@ static void diff_register(void) {
     const char *mode = m == 10 ? "\tmode=override" : m == 11 ? "\tmode=decorate" : "";
     const char *scope = dscopes[u8() % (k == 3 ? 4 : 3)];
     uint8_t f = u8() % 6;
+    if (m >= 10 || strcmp(scope, "singleton") != 0 || f) dsimple[k] = 0;
     dput("reg\tkey=%s\tin=%s\tscope=%s%s%s", key, dcont(), scope,
          f == 1 ? "\tfail=no\tfail_when=f0" : f == 2 ? "\tfail=no\tfail_when=f1" : f == 3 ? "\tfail=never" : "", mode);
     int resolver = 0, nslots = u8() % 4;
@@ -1291,6 +1293,7 @@ static void diff_register(void) {
     }
     diff_ops("fop", resolver, 1);
     int ncb = u8() % 3;
+    if (ncb) dsimple[k] = 0;
     for (int i = 0; i < ncb; i++) {
         uint8_t b = u8();
         const char *fail = (b & 0x10) ? "\tfail=no\tfail_when=f1" : "";
@@ -1366,7 +1369,21 @@ static void diff_action(void) {
     }
     case 13: dput("do\top=clear_override\targ0=%s\tin=%s", dkey(0), dcont()); dput("end"); break;
     case 14: dput("do\top=validate\targ0=%s", dcont()); dput("end"); break;
-    default: dput("do\top=live\targ0=1"); dput("end"); break;
+    default: {
+        /* Threads racing for a key every registration of which is a plain singleton: the model
+         * can say what that gives whatever the timing (made once, or the same error each time). */
+        uint8_t b = u8();
+        int k = b % 5;
+        if ((b & 0x20) && dsimple[k]) {
+            dput("threads\tcount=%d\trepeat=%d\treport=%s", 2 + (b >> 6), 1 + u8() % 8, dkeys[k]);
+            dput("tstep\top=resolve\targ0=%s\tin=root", dkeys[k]);
+            dput("endthreads");
+        } else {
+            dput("do\top=live\targ0=1");
+            dput("end");
+        }
+        break;
+    }
     }
 }
 
@@ -1383,6 +1400,7 @@ static void diff_input(const uint8_t *data, size_t size) {
     ndconts = 1;
     ndvars = 0;
     memset(dconts, 0, sizeof dconts);
+    for (int i = 0; i < 5; i++) dsimple[i] = 1;
     snprintf(dconts[0].name, sizeof dconts[0].name, "root");
     dconts[0].parent = -1;
     uint64_t h = 1469598103934665603ull;   /* the log's name: FNV-1a of the input */
