@@ -396,6 +396,7 @@ class World:
                 inputs.append(["resolver", resolver])
             else:
                 inputs.append([kind, args.pop(0)])
+        keys |= {key for kind, key in reg.slots if key}   # declared, lazy and factory slots too
         shown = ",".join(self.show(k, v) for k, v in inputs)
         try:
             text = self.run_ops(reg.ops, resolver, inputs, None)
@@ -734,17 +735,11 @@ class World:
         for k, reg in regs.items():
             ctor[k], strong[k] = [], []
             uses: list[tuple[str, str]] = []
-            listed: set[str] = set()
-
-            def from_list(kind: str, d: str) -> bool:   # DECISION: a list's items are not captive
-                return kind == "dep" and d in listed and not any(
-                    (kd, dd) == ("dep", d) for r in [reg] + reg.decorators for kd, dd in r.slots)
             for r in [reg] + reg.decorators:
                 slots = r.slots[1:] if r is not reg else r.slots
                 for kind, d in slots:
                     if kind == "all":
                         uses += [("dep", v) for v in self.variants(c, d)]
-                        listed |= {v for v in self.variants(c, d)}
                     elif kind in ("dep", "weak", "lazy", "weak_lazy", "factory"):
                         uses.append((kind, d))
             for cb in [cb for r in [reg] + reg.decorators for cb in r.callbacks]:
@@ -762,9 +757,8 @@ class World:
                     strong[k].append(d)
                 if kind in ("target", "lazy"):
                     late.append((k, d))
-                if reg.scope == "singleton" and kind in ("dep", "target") and not from_list(kind, d) and \
-                        regs[d].scope in ("graph", "transient", "weak"):
-                    found.add("CAPTIVE_DEPENDENCY")   # README 8: held for the singleton's life
+                if reg.scope == "singleton" and kind in ("dep", "target") and regs[d].scope in ("graph", "transient", "weak"):
+                    found.add("CAPTIVE_DEPENDENCY")   # README 8: held for the singleton's life (list items too)
         if any(self.path_exists(ctor, d, k) for k in ctor for d in ctor[k]):
             found.add("CYCLE")
         if any(self.path_exists(strong, d, k) for k, d in late):
@@ -916,7 +910,7 @@ class World:
             else:
                 self.flags.discard(s["flag"])
         elif "live" in s:
-            names = sorted((o.name for o in self.made if o.alive), key=by_name)
+            names = sorted((o.name for o in self.made if o.alive), key=lambda n: (by_name(n), n))
             t.append("live " + " ".join(names) if names else "live none")
         else:
             raise ValueError(f"unknown step {s}")
@@ -1039,7 +1033,8 @@ def args_text(args: list[Any]) -> str:
 
 
 def by_name(name: str) -> tuple[str, int]:
-    """The runners' order of names: the part before the first digit, then its number."""
+    """The C runner's order of names: the part before the first digit, then its number (then
+    the whole name)."""
     i = 0
     while i < len(name) and not name[i].isdigit():
         i += 1
@@ -1199,7 +1194,7 @@ def sorted_drop_runs(trace: list[str]) -> list[str]:
         if line.startswith("drop "):
             run.append(line[5:])
             continue
-        out += ["drop " + n for n in sorted(run, key=by_name)]
+        out += ["drop " + n for n in sorted(run, key=lambda n: (by_name(n), n))]
         run = []
         out.append(line)
     return out[:-1]

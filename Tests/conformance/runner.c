@@ -576,7 +576,8 @@ static int by_name(const void *x, const void *y) {
     size_t la = strcspn(a, "0123456789"), lb = strcspn(b, "0123456789");
     int c = strncmp(a, b, la < lb ? la : lb);
     if (c || la != lb) return c ? c : (la < lb ? -1 : 1);
-    return atoi(a + la) - atoi(b + lb);
+    int d = atoi(a + la) - atoi(b + lb);
+    return d ? d : strcmp(a, b);   /* "K0#a1", "K0#a2": a total order */
 }
 
 static int count_of(char **names, int n, const char *name) {
