@@ -9,9 +9,10 @@ written for reading, not speed: plain objects, reference counts, lists.
     model.py [--corpus FILE] --check [NAME...]   every scenario's recorded trace must be the model's
     model.py [--corpus FILE] --print NAME...     the model's trace of some scenarios
     model.py [--corpus FILE] --fill [NAME...]    write the model's traces into the corpus
-    model.py --replay LOG...                     differential fuzzing: each LOG (a scenario the fuzz
-                                                 target recorded, with the trace the library gave)
-                                                 must be what the model computes
+    model.py --replay [--tolerate sibling-order] LOG...
+                                                 differential fuzzing: each LOG (scenarios the fuzz
+                                                 target wrote in the line form, with the traces the
+                                                 library gave) must be what the model computes
 
 Where the documents are silent the model decides, and says so in a comment marked DECISION.
 The order of destruction is the documented one (README, "Per-request containers and teardown"):
@@ -274,7 +275,7 @@ class World:
                 o = self.resolve_key(g, key, c, [key], args if args is not None else [])
                 self.complete(g)
             except Fail:
-                self.rollback(g, 0)
+                self.rollback(g)
                 raise
             self.publish(g)
             o.rc += 1
@@ -295,14 +296,9 @@ class World:
                 for layer in shared.layers:
                     layer.rc += 1
 
-    def rollback(self, g: Graph, mark: int) -> None:
-        """Destroys what `g` made since `mark`: nothing half-built is cached (rule 4)."""
-        undone, g.made = g.made[mark:], g.made[:mark]
-        gone = set(map(id, undone))
-        g.cells = {r: o for r, o in g.cells.items() if id(o) not in gone}
-        g.pending = [p for p in g.pending if id(p[2]) not in gone]
-        g.by_key = {k: o for k, o in g.by_key.items() if id(o) not in gone}
-        g.queue = deque(o for o in g.queue if id(o) not in gone)
+    def rollback(self, g: Graph) -> None:
+        """Destroys what a failed `g` made, last made first; nothing is cached (rule 4)."""
+        undone, g.made, g.pending = g.made, [], []
         self.release_all(undone)
 
     def resolve_key(self, g: Graph, key: str, c: Container, path: list[str], args: Optional[list[Any]]) -> Obj:
@@ -934,7 +930,7 @@ class World:
                 items = [self.resolve_key(g, k, c, [k], None) for k in self.variants(c, key)]
                 self.complete(g)
             except Fail:
-                self.rollback(g, 0)
+                self.rollback(g)
                 raise
             self.publish(g)
             for o in items:
