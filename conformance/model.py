@@ -411,6 +411,8 @@ class World:
         for d in strong:
             d.rc += 1
         o.strong = strong + (resolver.edges if resolver else [])
+        for d in (resolver.edges if resolver else []):
+            o.keys |= d.keys
         for p in providers:
             p.owner = o
             o.strong += p.early

@@ -578,7 +578,8 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
     if (!decl || (size_t)decl->ntargets != n) FAIL("a declared completion callback of %s got %zu targets it did not declare", keys[s->key], n);
     for (size_t i = 0; i < n; i++) {
         if (decl->targets[i].kind == TETHER_PARAM_DEP) {
-            int key = decl->targets[i].key[1] == 'x' ? 6 : decl->targets[i].key[1] - '0';
+            int key = 0;   /* by name: "K0#5" is not K0 */
+            while (key < NKEYS && strcmp(keys[key], decl->targets[i].key) != 0) key++;
             check_instance(args[i], c ? key : -1, "a declared DEP target");
             adopt(args[i], 1, "a declared DEP target", nframes ? frames[nframes - 1].id : 0);
             obj_add_dep(o, args[i]);
