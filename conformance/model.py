@@ -1063,6 +1063,47 @@ def diff(got: list[str], want: list[str]) -> str:
     return "\n".join(lines)
 
 
+def reduce(path: str, runner: str, tolerate: tuple[str, ...]) -> int:
+    """Shrinks a logged scenario the model and the C runner disagree on: drops steps one at a
+    time while they still disagree, then prints what is left and both traces."""
+    import subprocess
+    import tempfile
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tolines import convert
+
+    def library(steps: list[dict[str, Any]]) -> list[str]:
+        with tempfile.NamedTemporaryFile("w", suffix=".lines") as f:
+            f.write("\n".join(convert({"scenarios": [{"name": "r", "steps": steps, "trace": []}]})) + "\n")
+            f.flush()
+            out = subprocess.run([runner, "-p", f.name], capture_output=True, text=True).stdout.splitlines()
+        return [line for line in out[out.index("## r") + 1:] if line and not line.startswith(("c: ", "c-noplans: "))]
+
+    def differ(steps: list[dict[str, Any]]) -> bool:
+        try:
+            mine = model_trace({"steps": steps}, {})
+        except Exception:   # noqa: BLE001 - a step list the model cannot follow is no reduction
+            return False
+        theirs = library(steps)
+        if "sibling-order" in tolerate:
+            return sorted_drop_runs(mine) != sorted_drop_runs(theirs)
+        return mine != theirs
+
+    steps = from_lines(Path(path).read_text())[0]["steps"]
+    if not differ(steps):
+        print("model.py: the model and the runner agree on it")
+        return 0
+    i = 0
+    while i < len(steps):
+        if differ(steps[:i] + steps[i + 1:]):
+            steps = steps[:i] + steps[i + 1:]
+        else:
+            i += 1
+    for step in steps:
+        print(json.dumps(step))
+    print(f"the library's trace (left), the model's (right):\n{diff(model_trace({'steps': steps}, {}), library(steps))}")
+    return 1
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=str(Path(__file__).with_name("scenarios.json")))
@@ -1071,10 +1112,14 @@ def main(argv: list[str]) -> int:
     mode.add_argument("--print", action="store_true")
     mode.add_argument("--fill", action="store_true")
     mode.add_argument("--replay", action="store_true")
+    mode.add_argument("--reduce", metavar="LOG", help="shrink a logged scenario the runner and the model disagree on")
+    ap.add_argument("--runner", default="build/tests/conformance", help="with --reduce: the C runner")
     ap.add_argument("--tolerate", action="append", default=[], choices=["sibling-order"],
                     help="with --replay: accept a trace that differs only in that")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args(argv)
+    if a.reduce:
+        return reduce(a.reduce, a.runner, tuple(a.tolerate))
     if a.replay:
         return replay(a.names, tuple(a.tolerate))
     with open(a.corpus) as f:
