@@ -105,7 +105,8 @@ class Container:
             parent.children.append(self)
 
     def chain(self) -> list["Container"]:
-        out, c = [], self
+        out: list[Container] = []
+        c: Optional[Container] = self
         while c:
             out.append(c)
             c = c.parent
@@ -139,7 +140,8 @@ class Resolver:
     """A RESOLVER slot or a completion callback's resolver: gets within the current graph."""
 
     def __init__(self, graph: "Graph", owner: Optional[Obj], container: Container):
-        self.graph, self.owner, self.container = graph, owner, container
+        self.graph: Optional[Graph] = graph
+        self.owner, self.container = owner, container
         self.edges: list[Obj] = []       # strong edges a factory took, for the instance it will make
 
 
@@ -524,7 +526,7 @@ class World:
 
     def show(self, kind: str, v: Any) -> str:
         if kind in ("dep", "ref"):
-            return v.name
+            return str(v.name)
         if kind == "weak":
             return "~" + (v.name if v.alive else "expired")
         if kind in ("lazy", "weak_lazy", "factory"):
@@ -670,7 +672,7 @@ class World:
                       else "ARGUMENT_MISMATCH" if base.runtime_kinds()
                       else "INVALID_ARGUMENT" if reg.runtime_kinds() and {base.scope, reg.scope} & {"singleton", "weak", "container"}
                       else OK)   # (the scope it was given is checked too, though the key's applies)
-            if status != OK:
+            if status != OK or base is None:
                 self.trace.append(f"register {key}: {status}")
                 return
             base.decorators.append(reg)
@@ -724,8 +726,11 @@ class World:
         keys = []
         for x in c.chain():
             keys += [k for k in x.order if k not in keys]
-        regs = {k: self.lookup(c, k) for k in keys}
-        regs = {k: r for k, r in regs.items() if r is not None}
+        regs: dict[str, Reg] = {}
+        for k in keys:
+            found_reg = self.lookup(c, k)
+            if found_reg is not None:
+                regs[k] = found_reg
         found: set[str] = set()
         ctor: dict[str, list[str]] = {}      # constructor edges
         strong: dict[str, list[str]] = {}    # strong edges: slots, lists, declared DEP targets, LAZY slots
@@ -734,7 +739,7 @@ class World:
             ctor[k], strong[k] = [], []
             uses: list[tuple[str, str]] = []
             for r in [reg] + reg.decorators:
-                slots = r.slots[1:] if r is not reg else r.slots
+                slots = [x for x in r.slots if x != ("dep", k)] if r is not reg else r.slots   # not the instance
                 for kind, d in slots:
                     if kind == "all":
                         uses += [("dep", v) for v in self.variants(c, d)]
@@ -1190,8 +1195,8 @@ def from_lines(text: str) -> list[dict[str, Any]]:
             kind, key = f["kind"], f.get("key")
             reg.setdefault("deps", []).append(key if kind == "dep" else f"{kind}:{key}" if key else kind)
         elif tag in ("fop", "cop"):
-            op = {k: (True if k in ("else_weak", "propagate") else v) for k, v in f.items()}
-            (reg if tag == "fop" else cb).setdefault("ops", []).append(op)
+            entry = {k: (True if k in ("else_weak", "propagate") else v) for k, v in f.items()}
+            (reg if tag == "fop" else cb).setdefault("ops", []).append(entry)
         elif tag == "cb":
             cb = {k: f[k] for k in ("fail", "fail_when") if k in f}
             if f["form"] == "declared":
