@@ -760,7 +760,8 @@ class World:
                     strong[k].append(d)
                 if kind in ("target", "lazy"):
                     late.append((k, d))
-                if reg.scope == "singleton" and kind in ("dep", "target") and regs[d].scope in ("graph", "transient", "weak"):
+                if reg.scope == "singleton" and kind in ("dep", "target") and \
+                        regs[d].scope in ("graph", "transient", "weak", "container"):
                     found.add("CAPTIVE_DEPENDENCY")   # README 8: held for the singleton's life (list items too)
         if any(self.path_exists(ctor, d, k) for k in ctor for d in ctor[k]):
             found.add("CYCLE")

@@ -1241,7 +1241,7 @@ static void dput(const char *fmt, ...) {
 }
 
 static const char *const dkeys[] = {"K0", "K1", "K2", "K3", "K0#a", "Kx"};   /* Kx: never registered */
-static const char *const dscopes[] = {"graph", "singleton", "weak", "transient"};
+static const char *const dscopes[] = {"graph", "singleton", "weak", "container", "transient"};
 static struct { char name[8]; int parent, freed; } dconts[4];
 static int ndconts, ndvars;
 static int dsimple[5];   /* key i: every registration so far a plain singleton (threads may race for it) */
@@ -1271,7 +1271,7 @@ static void diff_register(void) {
     const char *key = dkeys[k];
     uint8_t m = u8() % 12;
     const char *mode = m == 10 ? "\tmode=override" : m == 11 ? "\tmode=decorate" : "";
-    const char *scope = dscopes[u8() % (k == 3 ? 4 : 3)];
+    const char *scope = dscopes[u8() % (k == 3 ? 5 : 4)];
     uint8_t f = u8() % 6;
     if (m >= 10 || strcmp(scope, "singleton") != 0 || f) dsimple[k] = 0;
     dput("reg\tkey=%s\tin=%s\tscope=%s%s%s", key, dcont(), scope,
@@ -1346,7 +1346,7 @@ static void diff_action(void) {
         break;
     }
     case 10: { uint8_t b = u8(); dput("do\top=flag\targ0=f%d\ton=%d", b & 1, (b >> 1) & 1); dput("end"); break; }
-    case 11: dput("do\top=reset\targ0=%s\tin=%s", dscopes[u8() % 4], dcont()); dput("end"); break;
+    case 11: dput("do\top=reset\targ0=%s\tin=%s", dscopes[u8() % 5], dcont()); dput("end"); break;
     case 12: {   /* a child container, or freeing one (never the root: the runner frees it last) */
         uint8_t b = u8();
         if ((b & 1) && ndconts < 4) {

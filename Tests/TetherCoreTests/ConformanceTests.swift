@@ -50,6 +50,7 @@ private func scope(_ name: String?) -> Scope {
     case "transient": .transient
     case "singleton": .singleton
     case "weak": .weak
+    case "container": .container
     default: .graph
     }
 }

@@ -482,7 +482,7 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
 
 static tether_scope scope_of(const char *s) {
     return strcmp(s, "transient") == 0 ? TETHER_SCOPE_TRANSIENT : strcmp(s, "singleton") == 0 ? TETHER_SCOPE_SINGLETON
-         : strcmp(s, "weak") == 0 ? TETHER_SCOPE_WEAK : TETHER_SCOPE_GRAPH;
+         : strcmp(s, "weak") == 0 ? TETHER_SCOPE_WEAK : strcmp(s, "container") == 0 ? TETHER_SCOPE_CONTAINER : TETHER_SCOPE_GRAPH;
 }
 static tether_param_kind kind_of(const char *s) {
     static const char *const names[] = {"dep", "weak", "lazy", "weak_lazy", "context", "resolver", "i64", "f64", "str", "ptr",

@@ -26,7 +26,8 @@ from tether import Scope
 
 CORPUS = json.loads((REPO_ROOT / "conformance" / "scenarios.json").read_text())
 PATHS = ("python-plans", "python-noplans")
-SCOPES = {"graph": Scope.GRAPH, "transient": Scope.TRANSIENT, "singleton": Scope.SINGLETON, "weak": Scope.WEAK}
+SCOPES = {"graph": Scope.GRAPH, "transient": Scope.TRANSIENT, "singleton": Scope.SINGLETON, "weak": Scope.WEAK,
+          "container": Scope.CONTAINER}
 STATUS = {
     tether.NotFoundError: "NOT_FOUND", tether.CycleError: "CYCLE", tether.RetainCycleError: "RETAIN_CYCLE",
     tether.FactoryError: "FACTORY_FAILED", tether.ArgumentMismatchError: "ARGUMENT_MISMATCH",
