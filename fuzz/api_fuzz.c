@@ -19,7 +19,9 @@
  *  - a failed resolve leaves none of the instances it made alive;
  *  - handles give back the instance they were made for;
  *  - after everything is freed, no instance with a destructor is alive.
- * The library is not instrumented (Swift, statically linked runtime); the harness is. */
+ * The library is not instrumented (Swift, statically linked runtime); the harness is.
+ * With FUZZ_DIFF=1 the input is read as a conformance scenario instead, checked against the
+ * reference model (the differential mode, below and in fuzz/README.md). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdint.h>
