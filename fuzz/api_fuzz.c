@@ -1378,6 +1378,11 @@ static void diff_action(void) {
         uint8_t b = u8();
         int k = b % 5;
         if ((b & 0x20) && dsimple[k]) {
+            if (!(b & 0x10)) {   /* (re)registered here first, so that the race makes something */
+                dput("reg\tkey=%s\tin=root\tscope=singleton", dkeys[k]);
+                for (int i = u8() % 3; i > 0; i--) dput("slot\tkind=dep\tkey=%s", dkey(0));
+                dput("endreg");
+            }
             dput("threads\tcount=%d\trepeat=%d\treport=%s", 2 + (b >> 6), 1 + u8() % 8, dkeys[k]);
             dput("tstep\top=resolve\targ0=%s\tin=root", dkeys[k]);
             dput("endthreads");
