@@ -1214,7 +1214,8 @@ static void teardown(void) {
  * FUZZ_DIFF_LOG=dir each input's scenario and the trace the library gave are written there,
  * and `conformance/model.py --replay` checks every trace against the reference model: the
  * statuses, which instance each step got (ordinals), what was cached and reused, and the
- * order of destruction. Kept out of the generated scenarios, so that every one ends: resolves
+ * order of destruction. A threads step races threads for a plain singleton (made once, or the
+ * same error each time: what the model can say). Kept out, so that every scenario ends: resolves
  * from callbacks (they could open graphs without end), lazy calls from callbacks, callback
  * edges to transient keys (a transient whose callback takes a transient builds one more each
  * time); K3 is the only key that may be transient. */
