@@ -247,19 +247,21 @@ test-fuzz: $(FUZZ_BIN)
 	$(FUZZ_RUN) -runs=0 fuzz/corpus
 	rm -rf $(BUILD)/fuzz/short && mkdir -p $(BUILD)/fuzz/short
 	$(FUZZ_RUN) -seed=$(FUZZ_SEED) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
-	$(MAKE) --no-print-directory fuzz-diff FUZZ_SECONDS=20 FUZZ_DIFF_SEED=$(FUZZ_SEED)
+	rm -rf $(BUILD)/fuzz/diff-short
+	$(MAKE) --no-print-directory fuzz-diff FUZZ_SECONDS=20 FUZZ_DIFF_SEED=$(FUZZ_SEED) DIFF_CORPUS=$(BUILD)/fuzz/diff-short
 
 # The differential mode (fuzz/README.md): explores FUZZ_SECONDS from fuzz/corpus-diff (new inputs go
-# to build/fuzz/diff-corpus), then logs every input's scenario with the library's trace and has the
-# reference model check each one. DIFF_TOLERATE: divergences the corpus lists as `known` bugs.
+# to DIFF_CORPUS), then logs every input's scenario with the library's trace and has the reference
+# model check each one. DIFF_TOLERATE: divergences the corpus lists as `known` bugs.
 DIFF_TOLERATE  ?= --tolerate sibling-order
+DIFF_CORPUS    ?= $(BUILD)/fuzz/diff-corpus
 FUZZ_DIFF_SEED ?= 0
 fuzz-diff: $(FUZZ_BIN)
-	mkdir -p $(BUILD)/fuzz/diff-corpus
+	mkdir -p $(DIFF_CORPUS)
 	rm -rf $(BUILD)/fuzz/diff-logs && mkdir -p $(BUILD)/fuzz/diff-logs
 	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	  $(BUILD)/fuzz/diff-corpus fuzz/corpus-diff
-	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(BUILD)/fuzz/diff-corpus
+	  $(DIFF_CORPUS) fuzz/corpus-diff
+	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(DIFF_CORPUS)
 	$(PYTHON) conformance/model.py --replay $(DIFF_TOLERATE) $(BUILD)/fuzz/diff-logs/*.lines
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
