@@ -214,11 +214,9 @@ class World:
         o.alive = False
         self.dropped.append(o.name)
         self.event("drop", o.key, f"drop {o.name}")
-        for kind, value in o.inputs:
+        for kind, value in o.inputs:   # (an ALL slot's list is the library's: its items are edges)
             if kind == "ref":
                 self.release(value)
-            elif kind == "list":   # an ALL slot's list is the library's: its items are edges
-                pass
         self.release_all(o.strong)
         o.strong = []
 
@@ -274,7 +272,7 @@ class World:
         self.graphs.append(g)
         try:
             try:
-                o = self.resolve_key(g, key, c, [key], args if args is not None else [])
+                o = self.resolve_key(g, key, c, args if args is not None else [])
                 self.complete(g)
             except Fail:
                 self.rollback(g)
@@ -303,7 +301,7 @@ class World:
         undone, g.made, g.pending = g.made, [], []
         self.release_all(undone)
 
-    def resolve_key(self, g: Graph, key: str, c: Container, path: list[str], args: Optional[list[Any]]) -> Obj:
+    def resolve_key(self, g: Graph, key: str, c: Container, args: Optional[list[Any]]) -> Obj:
         """`key`'s instance for graph `g`, looked up from `c`. `args`: the runtime arguments of a
         top-level resolve or factory call; None for a dependency."""
         if c.freed:
@@ -334,35 +332,34 @@ class World:
                 return g.cells[reg]
             if any(reg in outer.cells for outer in self.graphs if outer is not g):
                 raise Fail("CYCLE")   # unfinished in an outer resolve of this thread: not published yet
-            o = self.build(g, reg, home if reg.scope == "singleton" else c, path, args)
+            o = self.build(g, reg, home if reg.scope == "singleton" else c, args)
             g.cells[reg] = o
             g.pending.append((home, reg, o))
             return o
         if reg.scope == "graph" and reg in g.cells:
             return g.cells[reg]
-        o = self.build(g, reg, c, path, args)
+        o = self.build(g, reg, c, args)
         if reg.scope == "graph":
             g.cells[reg] = o
         return o
 
-    def build(self, g: Graph, reg: Reg, c: Container, path: list[str], args: Optional[list[Any]]) -> Obj:
+    def build(self, g: Graph, reg: Reg, c: Container, args: Optional[list[Any]]) -> Obj:
         """Runs `reg`'s factory (depth first along its slots), then its decorators."""
         if reg in self.running:
             raise Fail("CYCLE")       # a constructor cycle, or a factory re-entered from a nested resolve
         self.running.append(reg)
         try:
-            o = self.run_factory(g, reg, c, path, list(args or []), None)
+            o = self.run_factory(g, reg, c, list(args or []), None)
             layers = [o]
             for d in reg.decorators:  # in the order added; each gets the instance so far (slot 0)
-                o = self.run_factory(g, d, c, path, [], o)
+                o = self.run_factory(g, d, c, [], o)
                 layers.append(o)
             o.layers = layers
             return o
         finally:
             self.running.pop()
 
-    def run_factory(self, g: Graph, reg: Reg, c: Container, path: list[str], args: list[Any],
-                    inner: Optional[Obj]) -> Obj:
+    def run_factory(self, g: Graph, reg: Reg, c: Container, args: list[Any], inner: Optional[Obj]) -> Obj:
         inputs: list[list[Any]] = []
         strong: list[Obj] = []
         keys: set[str] = set()
@@ -372,7 +369,7 @@ class World:
             if inner is not None and (kind, key) == ("dep", reg.key):   # a decorator's DEP on its key: the instance
                 inputs.append(["dep", inner]); strong.append(inner); keys |= inner.keys
             elif kind in ("dep", "weak"):
-                d = self.resolve_key(g, key, c, path + [key], None)
+                d = self.resolve_key(g, key, c, None)
                 inputs.append([kind, d]); keys |= d.keys
                 if kind == "dep":
                     strong.append(d)
@@ -381,7 +378,7 @@ class World:
                 providers.append(p)
                 inputs.append([kind, p])
             elif kind == "all":
-                items = [self.resolve_key(g, k, c, path + [k], None) for k in self.variants(c, key)]
+                items = [self.resolve_key(g, k, c, None) for k in self.variants(c, key)]
                 inputs.append(["list", items]); strong += items
                 for d in items:
                     keys |= d.keys
@@ -474,7 +471,7 @@ class World:
         g = r.graph
         if g is None:
             raise Fail("WRONG_CONTEXT")
-        d = self.resolve_key(g, key, r.container, [key], None)
+        d = self.resolve_key(g, key, r.container, None)
         if weak:
             return d
         if r.owner is not None:
@@ -935,7 +932,7 @@ class World:
         self.graphs.append(g)
         try:
             try:
-                items = [self.resolve_key(g, k, c, [k], None) for k in self.variants(c, key)]
+                items = [self.resolve_key(g, k, c, None) for k in self.variants(c, key)]
                 self.complete(g)
             except Fail:
                 self.rollback(g)
