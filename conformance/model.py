@@ -257,8 +257,8 @@ class World:
         out: list[str] = []
         for x in reversed(c.chain()):
             for k in x.order:
-                if (k == key or k.startswith(key + "#")) and k not in out:
-                    out.append(k)
+                if (k == key or k.startswith(key + "#")) and k not in out and self.lookup(c, k) is not None:
+                    out.append(k)   # (a key whose only override ended is not listed)
         return out
 
     # -- resolving ----------------------------------------------------------------------------
@@ -309,6 +309,8 @@ class World:
         reg = self.lookup(c, key)
         if reg is None:
             raise Fail("NOT_FOUND")
+        if reg in self.running:
+            raise Fail("CYCLE")       # before its arguments are looked at (as the library does)
         kinds = reg.runtime_kinds()
         if any(d.runtime_kinds() for d in reg.decorators):
             raise Fail("ARGUMENT_MISMATCH")   # DECISION: a decorator's runtime slot can get no argument
@@ -745,11 +747,13 @@ class World:
             for cb in [cb for r in [reg] + reg.decorators for cb in r.callbacks]:
                 for t in cb.get("targets", []):
                     uses.append(("weak_target", t[5:]) if t.startswith("weak:") else ("target", t))
+            home = reg.container if reg.scope == "singleton" else c   # a singleton's come from its own
             for kind, d in uses:
-                if d not in regs:
+                used = self.lookup(home, d)
+                if used is None:
                     found.add("NOT_FOUND")
                     continue
-                if kind != "factory" and regs[d].runtime_kinds():
+                if kind != "factory" and used.runtime_kinds():
                     found.add("ARGUMENT_MISMATCH")
                 if kind in ("dep", "weak"):
                     ctor[k].append(d)
@@ -758,7 +762,7 @@ class World:
                 if kind in ("target", "lazy"):
                     late.append((k, d))
                 if reg.scope == "singleton" and kind in ("dep", "target") and \
-                        regs[d].scope in ("graph", "transient", "weak", "container"):
+                        used.scope in ("graph", "transient", "weak", "container"):
                     found.add("CAPTIVE_DEPENDENCY")   # README 8: held for the singleton's life (list items too)
         if any(self.path_exists(ctor, d, k) for k in ctor for d in ctor[k]):
             found.add("CYCLE")
