@@ -696,8 +696,31 @@ class World:
         pairs = []
         for x in c.descendants():
             for table in (x.cache, x.weak):
-                pairs += [(table, r) for r, o in table.items() if key in o.keys and r.key != key]
+                pairs += [(table, r) for r, o in table.items()
+                          if r.key != key and (key in o.keys or self.declared_over(r, key, x))]
         self.let_go(pairs)
+
+    def declared_over(self, reg: Reg, key: str, c: Container) -> bool:
+        """Whether `key` is in `reg`'s declared dependencies, any slot kind, callback targets and
+        decorators included, transitively (as the registrations are now, looked up from `c`)."""
+        seen: set[str] = set()
+        todo = [reg]
+        while todo:
+            r = todo.pop()
+            for d in [r] + r.decorators:
+                names = [k for kind, k in d.slots if k]
+                names += [t.split(":", 1)[-1] for cb in d.callbacks for t in cb.get("targets", [])]
+                for kind, k in d.slots:
+                    if kind == "all":
+                        names += self.variants(c, k)
+                for k in names:
+                    if k == key:
+                        return True
+                    found = self.lookup(c, k)
+                    if k not in seen and found is not None:
+                        seen.add(k)
+                        todo.append(found)
+        return False
 
     def free(self, c: Container) -> str:
         if c.freed:
