@@ -248,7 +248,7 @@ test-fuzz: $(FUZZ_BIN)
 	rm -rf $(BUILD)/fuzz/short && mkdir -p $(BUILD)/fuzz/short
 	$(FUZZ_RUN) -seed=$(FUZZ_SEED) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
 	rm -rf $(BUILD)/fuzz/diff-short
-	$(MAKE) --no-print-directory fuzz-diff FUZZ_SECONDS=20 FUZZ_DIFF_SEED=$(FUZZ_SEED) DIFF_CORPUS=$(BUILD)/fuzz/diff-short
+	$(MAKE) --no-print-directory fuzz-diff FUZZ_DIFF_LIMIT=-runs=1500 FUZZ_DIFF_SEED=$(FUZZ_SEED) DIFF_CORPUS=$(BUILD)/fuzz/diff-short
 
 # The differential mode (fuzz/README.md): explores FUZZ_SECONDS from fuzz/corpus-diff (new inputs go
 # to DIFF_CORPUS), then logs every input's scenario with the library's trace and has the reference
@@ -256,10 +256,11 @@ test-fuzz: $(FUZZ_BIN)
 DIFF_TOLERATE  ?= --tolerate sibling-order
 DIFF_CORPUS    ?= $(BUILD)/fuzz/diff-corpus
 FUZZ_DIFF_SEED ?= 0
+FUZZ_DIFF_LIMIT ?= -max_total_time=$(FUZZ_SECONDS)   # test-fuzz: a number of runs, the same on any machine
 fuzz-diff: $(FUZZ_BIN)
 	mkdir -p $(DIFF_CORPUS)
 	rm -rf $(BUILD)/fuzz/diff-logs && mkdir -p $(BUILD)/fuzz/diff-logs
-	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) $(FUZZ_DIFF_LIMIT) -print_final_stats=1 \
 	  $(DIFF_CORPUS) fuzz/corpus-diff
 	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(DIFF_CORPUS)
 	$(PYTHON) conformance/model.py --replay $(DIFF_TOLERATE) $(BUILD)/fuzz/diff-logs/*.lines
