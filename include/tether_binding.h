@@ -625,6 +625,28 @@ tether_status tether_plan_resolver(tether_container *c, uint32_t key, size_t com
                                    unsigned flags, const size_t *late, size_t late_count);
 
 /**
+ * Tells the library that this thread is running, with the binding's own factories, the plan
+ * tether_plan_describe gave for `key` from `c`, and is inside the factory of step `step`: call
+ * it before a call into the library made from that factory (a resolve, a provider call), and
+ * tether_replay_leave after it returns. Until then the library sees the steps from the plan's
+ * root down to `step` under construction, as it sees its own: a resolve of one of their keys
+ * fails with TETHER_E_CYCLE naming the path (no factory runs twice), and nested resolves build
+ * step by step. Steps already entered on this thread are not entered again.
+ *
+ * @return TETHER_OK; TETHER_E_INVALID_HANDLE (bad or freed `c`); TETHER_E_INVALID_ARGUMENT
+ *   (`key` not from tether_intern, no described plan now, `step` out of range: then nothing is
+ *   entered, and no tether_replay_leave is owed); TETHER_E_NOT_FOUND.
+ * Thread-local (this thread's resolves), so thread-safe.
+ */
+tether_status tether_replay_enter(tether_container *c, uint32_t key, size_t step);
+
+/**
+ * Undoes this thread's last successful tether_replay_enter.
+ * @return TETHER_OK; TETHER_E_INVALID_ARGUMENT (none to undo). Thread-local, so thread-safe.
+ */
+tether_status tether_replay_leave(void);
+
+/**
  * The addresses of the version words of `c` and of its parents (`c` first,
  * then its parent, and so on up the chain), for a binding that must check
  * per resolve, without a call, that a plan from tether_plan_describe is still

@@ -350,6 +350,54 @@ static void test_version_words(void) {
     CHECK_OK(tether_container_free(next));
 }
 
+/* A binding replaying the plan of A(B) with its own factories, inside B's factory (step 0): its
+ * nested resolves see A and B under construction, as the library's own resolve would, and no
+ * factory of the library's runs for them. Entered twice (a factory calling in again from
+ * further in), the path names each key once; every enter is left. */
+static int made_a, made_b;
+static void *counted_a(void *b) { made_a++; return b; }
+static void *counted_b(void) { made_b++; static int b; return &b; }
+
+static void test_replay_enter(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_b[] = { TETHER_DEP("B") };
+    CHECK_OK(tether_register(c, "A", (tether_fn)counted_a, dep_b, 1, NULL));
+    CHECK_OK(tether_register(c, "B", (tether_fn)counted_b, NULL, 0, NULL));
+    CHECK_OK(tether_register(c, "Other", (tether_fn)make, NULL, 0, NULL));
+    uint32_t a = key_of(c, "A");
+    tether_ref *out = NULL;
+    CHECK_STATUS(tether_replay_leave(), TETHER_E_INVALID_ARGUMENT);  /* nothing entered */
+    CHECK_STATUS(tether_replay_enter(NULL, a, 0), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(tether_replay_enter(c, 0xfffffff0u, 0), TETHER_E_INVALID_ARGUMENT);
+    if (plans_off()) {  /* no plan is described, so none can be entered */
+        CHECK_STATUS(tether_replay_enter(c, a, 0), TETHER_E_INVALID_ARGUMENT);
+        CHECK_OK(tether_container_free(c));
+        return;
+    }
+    CHECK_STATUS(tether_replay_enter(c, a, 2), TETHER_E_INVALID_ARGUMENT);  /* 2 steps: B, A */
+    CHECK_OK(tether_replay_enter(c, a, 0));
+    made_a = made_b = 0;
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"A\" -> \"B\" -> \"A\"");
+    CHECK_STATUS(tether_resolve(c, "B", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("through constructors: \"B\" -> \"B\";");  /* from the key asked again */
+    CHECK(made_a == 0 && made_b == 0 && out == NULL);
+    CHECK_OK(tether_resolve(c, "Other", &out));  /* a key not under construction resolves */
+    CHECK_OK(tether_ref_release(out));
+    CHECK_OK(tether_replay_enter(c, a, 0));  /* again, from further in: nothing added twice */
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"A\" -> \"B\" -> \"A\";");
+    CHECK_OK(tether_replay_leave());
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);  /* the first enter still holds */
+    CHECK_OK(tether_replay_leave());
+    CHECK_OK(tether_resolve(c, "A", &out));
+    CHECK(made_a == 1 && made_b == 1);
+    CHECK_OK(tether_ref_release(out));
+    CHECK_STATUS(tether_replay_leave(), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_describes_steps_inputs_and_parents);
     RUN(test_parent_is_the_first_asker);
@@ -361,5 +409,6 @@ int main(void) {
     RUN(test_children_of_a_container_without_plans_have_none);
     RUN(test_statuses);
     RUN(test_version_words);
+    RUN(test_replay_enter);
     return harness_finish();
 }

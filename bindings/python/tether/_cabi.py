@@ -269,6 +269,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_plan_failure": (_status, [_p, c_uint32, c_size_t, ctypes.c_ssize_t, ctypes.c_char_p]),
     "tether_plan_keys": (_status, [_p, c_uint32, POINTER(PlanKey), c_size_t, POINTER(c_size_t)]),
     "tether_plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
+    "tether_replay_enter": (_status, [_p, c_uint32, c_size_t]),
+    "tether_replay_leave": (_status, []),
     "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "tether_container_hit_word": (_status, [_p, POINTER(c_void_p)]),

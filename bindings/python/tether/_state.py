@@ -41,6 +41,12 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+#: How many replays of described plans (``executor``) and library resolves started from Python are
+#: under way, on any thread (a plain int, changed without a call: under the GIL no thread switch
+#: falls inside ``+= 1``). While any is, replays decline and resolves go to the library, which
+#: knows what this thread constructs (``executor.replaying``): a factory resolving a key further
+#: out on its thread is a cycle there, before any factory runs twice.
+constructing = [0]
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 

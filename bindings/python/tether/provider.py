@@ -5,7 +5,7 @@ from __future__ import annotations
 from ctypes import byref, c_void_p
 from typing import Any
 
-from . import _state, messages, object_table
+from . import _state, executor, messages, object_table
 from ._cabi import E_FACTORY_FAILED, OK, PROVIDER_FN, Api
 from .errors import error_for
 from .messages import last_message
@@ -47,11 +47,16 @@ class Provider:
         if not _state.tls.frames:
             _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
         _state.inflight.append(None)
+        entered = _state.constructing[0] and executor.enter(self._api)
+        _state.constructing[0] += 1
         try:
             ptr = self._call()
             status = self._api.tether_last_status() if not ptr else OK
             message = messages.last(self._api) if not ptr else ""
         finally:
+            _state.constructing[0] -= 1
+            if entered:
+                self._api.tether_replay_leave()
             _state.resolve_finished()
         if not ptr:
             _state.raise_failure(status or E_FACTORY_FAILED, message)

@@ -135,7 +135,6 @@ class Registration:
         "fresh",
         "completions",
         "callbacks",
-        "replaying",
         "has_teardown",
         "declaration",
         "__weakref__",
@@ -169,9 +168,6 @@ class Registration:
         self.completions: tuple[Completion, ...] | None = ()
         # all its completion callbacks, both forms, in order (a plan replay runs resolver-form ones too)
         self.callbacks: tuple[Callable[[Any, Any], Any] | Completion, ...] = ()
-        # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
-        # the library (a factory resolving its own key again: the library reports the cycle)
-        self.replaying = [False]
         self.declaration: tuple[Any, ...] | None = None  # see declared
 
     def declared(self) -> tuple[Any, ...]:

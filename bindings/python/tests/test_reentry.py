@@ -1,0 +1,194 @@
+"""A Python factory resolving a key its thread is constructing: its own, or one further out.
+
+The library decides (``Executor/Reentry.swift``): a replay running in Python tells it what it
+constructs before any call into it (``tether_replay_enter``), so the nested resolve fails with
+``CycleError`` naming the path, and no factory runs a second time, whichever path the outer
+resolve took (a plan replayed in Python, the library's build, ``aresolve``'s attempts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import tether
+from tether import Scope, _state
+
+from conftest import container
+
+SCOPES = [Scope.GRAPH, Scope.TRANSIENT, Scope.SINGLETON, Scope.CONTAINER]
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    chain = []
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__
+    return chain
+
+
+def _fails_once_as_a_cycle(info: pytest.ExceptionInfo[Any], path: str) -> None:
+    """``CycleError``, or ``FactoryError`` whose cause is one: no FactoryError wrapping another."""
+    chain = _chain(info.value)
+    types = [type(e) for e in chain]
+    assert types in ([tether.CycleError], [tether.FactoryError, tether.CycleError]), types
+    cycle = chain[-1]
+    assert path in str(cycle) and "need each other" in str(cycle)
+    assert str(info.value).count("raised") <= 1
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+def test_a_factory_resolving_its_own_key_runs_once(scope: Scope, plans: bool) -> None:
+    c = container(plans=plans)
+    made: list[str] = []
+
+    def make_a() -> object:
+        made.append("A")
+        c.resolve("A")
+        return object()
+
+    c.register("A", make_a, scope=scope)
+    for _ in range(3):  # the first resolve and the replays after it
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("A")
+        _fails_once_as_a_cycle(info, '"A" -> "A"')
+        assert made == ["A"]
+    assert _state.constructing[0] == 0
+    c.close()
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+def test_a_factory_resolving_a_key_further_out_runs_once(scope: Scope, plans: bool) -> None:
+    c = container(plans=plans)
+    made: list[str] = []
+
+    class A:
+        def __init__(self, b: object) -> None:
+            made.append("A")
+
+    def make_b() -> object:
+        made.append("B")
+        c.resolve("A")
+        return object()
+
+    c.register("A", A, deps=["B"], scope=scope)
+    c.register("B", make_b, scope=scope)
+    for _ in range(3):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("A")
+        _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
+        assert made == ["B"]
+    c.close()
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+def test_aresolve_of_a_key_further_out_runs_each_factory_once(scope: Scope) -> None:
+    c = tether.Container()
+    made: list[str] = []
+
+    class A:
+        def __init__(self, b: object) -> None:
+            made.append("A")
+
+    async def make_b() -> object:
+        made.append("B")
+        await c.aresolve("A")
+        return object()
+
+    def make_b_sync() -> object:
+        made.append("B")
+        c.resolve("A")
+        return object()
+
+    c.register("A", A, deps=["B"], scope=scope)
+    c.register("B", make_b, scope=scope)
+    for _ in range(2):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            asyncio.run(c.aresolve("A"))
+        _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
+        assert made == ["B"]
+    c.register("B", make_b_sync, scope=scope)  # a sync factory under aresolve: the same
+    for _ in range(2):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            asyncio.run(c.aresolve("A"))
+        _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
+        assert made == ["B"]
+    c.close()
+
+
+def test_a_nested_resolve_whose_graph_reaches_a_key_under_construction() -> None:
+    """B's factory resolves X, whose graph needs A (under construction further out): the cycle
+    names the whole path, and neither A's nor X's factory runs."""
+    c = tether.Container()
+    made: list[str] = []
+
+    def make_b() -> object:
+        made.append("B")
+        return ("B", c.resolve("X"))
+
+    c.register("A", lambda b: made.append("A") or ("A", b), deps=["B"])
+    c.register("B", make_b)
+    c.register("X", lambda a: made.append("X") or ("X", a), deps=["A"])
+    for _ in range(3):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("A")
+        _fails_once_as_a_cycle(info, '"A" -> "B" -> "X" -> "A"')
+        assert made == ["B"]
+    c.close()
+
+
+def test_nested_resolves_of_other_keys_still_work_and_replays_resume() -> None:
+    """A factory resolving a key nobody constructs gets it (through the library: nested resolves
+    build step by step); afterwards the plan replays again, and nothing is left entered."""
+    c = tether.Container()
+    made: list[str] = []
+
+    def make_b() -> object:
+        made.append("B")
+        return ("B", c.resolve("C"), c.resolve("C"))
+
+    c.register("A", lambda b: ("A", b), deps=["B"])
+    c.register("B", make_b)
+    c.register("C", lambda: made.append("C") or object())
+    for _ in range(3):
+        made.clear()
+        a = c.resolve("A")
+        assert a[0] == "A" and a[1][0] == "B" and a[1][1] is not a[1][2]  # two top-level resolves of C
+        assert made == ["B", "C", "C"]
+    assert _state.constructing[0] == 0
+    c.register("A", lambda: "plain")  # a resolve after the failures and nested ones: replayed as usual
+    assert c.resolve("A") == "plain" and c.resolve("A") == "plain"
+    c.close()
+
+
+def test_a_child_per_request_running_its_parents_plan() -> None:
+    """A child with nothing registered runs the plan its parent described: a factory resolving
+    its own key from the child is refused the same way."""
+    parent = tether.Container()
+    made: list[str] = []
+    holder: dict[str, tether.Container] = {}
+
+    def make_a() -> object:
+        made.append("A")
+        holder["c"].resolve("A")
+        return object()
+
+    parent.register("A", make_a)
+    for _ in range(3):
+        made.clear()
+        with tether.Container(parent) as child:
+            holder["c"] = child
+            with pytest.raises(tether.TetherError) as info:
+                child.resolve("A")
+        _fails_once_as_a_cycle(info, '"A" -> "A"')
+        assert made == ["A"]
+    parent.close()
