@@ -44,22 +44,7 @@ class Provider:
     def __call__(self) -> Any:
         if self.address is None:
             raise ValueError("the provider was freed")
-        if not _state.tls.frames:
-            _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
-        _state.inflight.append(None)
-        entered = _state.constructing[0] and executor.enter(self._api)
-        _state.constructing[0] += 1
-        try:
-            ptr = self._call()
-            status = self._api.tether_last_status() if not ptr else OK
-            message = messages.last(self._api) if not ptr else ""
-        finally:
-            _state.constructing[0] -= 1
-            if entered:
-                self._api.tether_replay_leave()
-            _state.resolve_finished()
-        if not ptr:
-            _state.raise_failure(status or E_FACTORY_FAILED, message)
+        ptr = call(self._api, self._call)
         return object_table.lookup(ptr, ptr)
 
     @property
@@ -83,3 +68,26 @@ class Provider:
             self.free()
         except Exception:
             pass
+
+
+def call(api: Api, provider: Any) -> int:
+    """Calls ``provider`` (a C ``void *(void)``: a provider, or a lazy slot's kept one) as a resolve:
+    its instance's address, or raises the library's error (chained to the Python exception of a
+    factory it ran)."""
+    if not _state.tls.frames:
+        _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
+    _state.inflight.append(None)
+    entered = _state.constructing[0] and executor.enter(api)
+    _state.constructing[0] += 1
+    try:
+        ptr = provider()
+        status = api.tether_last_status() if not ptr else OK
+        message = messages.last(api) if not ptr else ""
+    finally:
+        _state.constructing[0] -= 1
+        if entered:
+            api.tether_replay_leave()
+        _state.resolve_finished()
+    if not ptr:
+        _state.raise_failure(status or E_FACTORY_FAILED, message)
+    return ptr

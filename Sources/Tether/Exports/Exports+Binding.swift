@@ -1,0 +1,63 @@
+import TetherCore
+
+/// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
+private let bindingVersion: UInt32 = 7
+
+/// The functions of `tether_binding`, in the struct's order after its version word (checked in the header).
+/// Their symbols are not exported (`exports.map`): a binding reaches them through the table only.
+private let bindingTable: [UnsafeRawPointer] = [
+    unsafeBitCast(tether_register_ex as @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafeRawPointer?, Int,
+                                                         UnsafeRawPointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_registration_weak_epoch as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt64>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_resolve_key_instance as @convention(c) (OpaquePointer?, UInt32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                                                  UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_resolve_key_collect as @convention(c) (OpaquePointer?, UInt32, UInt32, UnsafeMutableRawPointer?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_resolver_get_weak_instance as @convention(c) (OpaquePointer?, UnsafePointer<CChar>?,
+                                                                        UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                                                        UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_resolver_ref as @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_list_ref as @convention(c) (OpaquePointer?, Int, UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_provider_watch as @convention(c) (UnsafeRawPointer?, CProviderWatchFn?, UnsafeMutableRawPointer?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_last_error_parts as @convention(c) (UnsafeMutableRawPointer?) -> Int32, to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_validate_problem_parts as @convention(c) (Int, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_plan_describe as @convention(c) (OpaquePointer?, UInt32, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int32>?,
+                                                           Int, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?,
+                                                           UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_plan_failure as @convention(c) (OpaquePointer?, UInt32, Int, Int, UnsafePointer<CChar>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_plan_keys as @convention(c) (OpaquePointer?, UInt32, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_plan_resolver as @convention(c) (OpaquePointer?, UInt32, Int, UInt32, UInt32, UnsafePointer<Int>?, Int) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_replay_enter as @convention(c) (OpaquePointer?, UInt32, Int) -> Int32, to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_replay_leave as @convention(c) () -> Int32, to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_container_versions as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?, Int,
+                                                                UnsafeMutablePointer<Int>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(tether_container_hit_word as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+]
+
+@_cdecl("tether_binding_open")
+public func tether_binding_open(_ b: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_binding_open"
+        guard let b else { throw invalid(function, "b must not be NULL (a tether_binding set with TETHER_BINDING_INIT)") }
+        let asked = b.load(as: UInt32.self)
+        guard asked == bindingVersion else {
+            throw invalid(function, "the binding speaks protocol version \(asked), this library version \(bindingVersion): "
+                + "use a binding and a library of the same release")
+        }
+        for (i, fn) in bindingTable.enumerated() { b.storeBytes(of: fn, toByteOffset: 8 * (i + 1), as: UnsafeRawPointer.self) }
+    }
+}
