@@ -149,11 +149,6 @@ import TetherCore
         }
         #expect(address!.load(as: UInt.self) >= last)
     }
-}
-
-/// A declared completion that does nothing: only its targets matter here.
-private final class Declared: DeclaredCompletion, @unchecked Sendable {
-    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
 
     /// A binding replaying the plan of A(B) runs B's factory (step 0) and resolves from it:
     /// `enterReplay` makes the library see A and B under construction, so the nested resolve
@@ -175,4 +170,10 @@ private final class Declared: DeclaredCompletion, @unchecked Sendable {
         expectError(.invalidArgument, "2 steps") { try fx.container.enterReplay(Key("A"), step: 2) }
         #expect(!Container.leaveReplay())
     }
+}
+
+/// A declared completion that does nothing: only its targets matter here.
+private final class Declared: DeclaredCompletion, @unchecked Sendable {
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
+
 }

@@ -57,7 +57,7 @@ def test_a_factory_resolving_its_own_key_runs_once(scope: Scope, plans: bool) ->
             c.resolve("A")
         _fails_once_as_a_cycle(info, '"A" -> "A"')
         assert made == ["A"]
-    assert _state.constructing[0] == 0
+    assert _state.constructing == [False, 0]
     c.close()
 
 
@@ -164,7 +164,7 @@ def test_nested_resolves_of_other_keys_still_work_and_replays_resume() -> None:
         a = c.resolve("A")
         assert a[0] == "A" and a[1][0] == "B" and a[1][1] is not a[1][2]  # two top-level resolves of C
         assert made == ["B", "C", "C"]
-    assert _state.constructing[0] == 0
+    assert _state.constructing == [False, 0]
     c.register("A", lambda: "plain")  # a resolve after the failures and nested ones: replayed as usual
     assert c.resolve("A") == "plain" and c.resolve("A") == "plain"
     c.close()
