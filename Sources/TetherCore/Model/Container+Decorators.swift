@@ -42,7 +42,7 @@ extension Container {
         moved.markVisible()
         decorator.markVisible()
         let refused: TetherError? = state.withLock { s in
-            if s.isClosed { return TetherError(.invalidHandle, "the container was freed") }
+            if s.isClosed { return TetherError.containerFreed }
             guard table.get(key)?.takeUnretainedValue() === original, s.overrides[key] == nil else {
                 return TetherError(.invalidArgument, "\(key.quoted) was registered again or overridden while it was being decorated; nothing was decorated")
             }
@@ -64,7 +64,7 @@ extension Container {
     /// The registration of `key` a new decorator wraps, and that decorator's number.
     private func decoratable(_ key: Key) throws(TetherError) -> (Registration, Int) {
         let found: Result<(Registration, Int), TetherError> = state.withLock { s in
-            if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was freed")) }
+            if s.isClosed { return .failure(TetherError.containerFreed) }
             if s.overrides[key] != nil {
                 return .failure(TetherError(.invalidArgument, "\(key.quoted) is overridden in this container; decorate it before overriding it, or after the override ends"))
             }
