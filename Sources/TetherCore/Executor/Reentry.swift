@@ -61,19 +61,11 @@ extension Reentry {
     /// from a resolve nested further in).
     static func enterReplay(_ key: Key, step: Int, from container: Container) throws(TetherError) {
         guard let plan = try container.describePlan(key, completions: true) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+            throw TetherError.noDescribedPlan(key)
         }
-        guard plan.steps.indices.contains(step) else {
-            throw TetherError(.invalidArgument, "the plan of \(key.quoted) has \(plan.steps.count) steps, not \(step + 1)")
-        }
-        var chain: [Registration] = []
-        var at = step
-        while at >= 0 {
-            chain.append(plan.steps[at].registration)
-            at = plan.steps[at].parent
-        }
+        let chain = try plan.constructing(step, of: key)
         let thread = ThreadState.currentReference.takeUnretainedValue()
-        let added = chain.reversed().filter { r in !thread.replaying.contains { $0 === r } }
+        let added = chain.filter { r in !thread.replaying.contains { $0 === r } }
         thread.replaying += added
         thread.replayGroups.append(added.count)
     }
