@@ -61,11 +61,8 @@ def test_a_factory_resolving_its_own_key_runs_once(scope: Scope, plans: bool) ->
     c.close()
 
 
-@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
-@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
-def test_a_factory_resolving_a_key_further_out_runs_once(scope: Scope, plans: bool) -> None:
-    c = container(plans=plans)
-    made: list[str] = []
+def _a_needs_b(c: tether.Container, scope: Scope, made: list[str]) -> dict[str, Any]:
+    """Registers A(B) in ``scope``, and B's factories that resolve A (sync, and async with aresolve)."""
 
     class A:
         def __init__(self, b: object) -> None:
@@ -76,14 +73,31 @@ def test_a_factory_resolving_a_key_further_out_runs_once(scope: Scope, plans: bo
         c.resolve("A")
         return object()
 
+    async def make_b_async() -> object:
+        made.append("B")
+        await c.aresolve("A")
+        return object()
+
     c.register("A", A, deps=["B"], scope=scope)
-    c.register("B", make_b, scope=scope)
-    for _ in range(3):
+    return {"sync": make_b, "async": make_b_async}
+
+
+def _fails_each_time(resolve: Any, made: list[str], times: int) -> None:
+    for _ in range(times):
         made.clear()
         with pytest.raises(tether.TetherError) as info:
-            c.resolve("A")
+            resolve()
         _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
         assert made == ["B"]
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+def test_a_factory_resolving_a_key_further_out_runs_once(scope: Scope, plans: bool) -> None:
+    c = container(plans=plans)
+    made: list[str] = []
+    c.register("B", _a_needs_b(c, scope, made)["sync"], scope=scope)
+    _fails_each_time(lambda: c.resolve("A"), made, 3)
     c.close()
 
 
@@ -91,36 +105,10 @@ def test_a_factory_resolving_a_key_further_out_runs_once(scope: Scope, plans: bo
 def test_aresolve_of_a_key_further_out_runs_each_factory_once(scope: Scope) -> None:
     c = tether.Container()
     made: list[str] = []
-
-    class A:
-        def __init__(self, b: object) -> None:
-            made.append("A")
-
-    async def make_b() -> object:
-        made.append("B")
-        await c.aresolve("A")
-        return object()
-
-    def make_b_sync() -> object:
-        made.append("B")
-        c.resolve("A")
-        return object()
-
-    c.register("A", A, deps=["B"], scope=scope)
-    c.register("B", make_b, scope=scope)
-    for _ in range(2):
-        made.clear()
-        with pytest.raises(tether.TetherError) as info:
-            asyncio.run(c.aresolve("A"))
-        _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
-        assert made == ["B"]
-    c.register("B", make_b_sync, scope=scope)  # a sync factory under aresolve: the same
-    for _ in range(2):
-        made.clear()
-        with pytest.raises(tether.TetherError) as info:
-            asyncio.run(c.aresolve("A"))
-        _fails_once_as_a_cycle(info, '"A" -> "B" -> "A"')
-        assert made == ["B"]
+    factories = _a_needs_b(c, scope, made)
+    for form in ("async", "sync"):  # an async factory, and a sync one under aresolve: the same
+        c.register("B", factories[form], scope=scope)
+        _fails_each_time(lambda: asyncio.run(c.aresolve("A")), made, 2)
     c.close()
 
 
