@@ -42,12 +42,12 @@ tls = _ThreadState()
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
 #: What is under construction from Python, on any thread: ``[a replay of a described plan runs
-#: (executor: one at a time, it sets and clears it), how many library calls that may run factories
-#: are under way (+= 1 / -= 1)]``, changed without a call (under the GIL no thread switch falls
-#: inside those). While either is set, replays decline and resolves go to the library, which knows
-#: what this thread constructs (``executor.replaying``): a factory resolving a key further out on
-#: its thread is a cycle there, before any factory runs twice.
-constructing: list[Any] = [False, 0]
+#: (executor: one at a time, it sets and clears it with one store), one entry per library call
+#: that may run factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not
+#: before 3.11)]``. While either is set, replays decline and resolves go to the library, which
+#: knows what this thread constructs (``executor.replaying``): a factory resolving a key further
+#: out on its thread is a cycle there, before any factory runs twice.
+constructing: list[Any] = [False, []]
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 
@@ -64,7 +64,8 @@ def _forget_other_threads() -> None:
     replay = sys._getframe()
     while replay is not None and replay.f_code.co_filename != "<tether plan>":
         replay = replay.f_back
-    constructing[:] = [replay is not None, len(mine) if mine is not None else 0]
+    constructing[0] = replay is not None
+    constructing[1][:] = [None] * (len(mine) if mine is not None else 0)
 
 
 _fork.in_child(_forget_other_threads)

@@ -78,13 +78,13 @@ def call(api: Api, provider: Any) -> int:
         _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
     _state.inflight.append(None)
     entered = (_state.constructing[0] or _state.constructing[1]) and executor.enter(api)
-    _state.constructing[1] += 1
+    _state.constructing[1].append(None)
     try:
         ptr = provider()
         status = api.tether_last_status() if not ptr else OK
         message = messages.last(api) if not ptr else ""
     finally:
-        _state.constructing[1] -= 1
+        _state.constructing[1].pop()
         if entered:
             api.tether_replay_leave()
         _state.resolve_finished()
