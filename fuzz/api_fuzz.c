@@ -29,7 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tether.h"
-#include "tether_binding.h"   /* tether_register_ex, with its options and callbacks of both forms */
+#include "tether_binding.h"   /* register_ex, with its options and callbacks of both forms */
+
+/* The binding protocol's table, opened once (tether_binding_open). */
+static tether_binding TB = TETHER_BINDING_INIT;
+__attribute__((constructor)) static void open_binding(void) {
+    if (tether_binding_open(&TB) != TETHER_OK) abort();
+}
 
 /* ---- known library bugs the harness can steer around (FUZZ_AVOID, fuzz/README.md) ---- */
 
@@ -335,7 +341,7 @@ static void use_resolver(tether_resolver *r, obj *o) {
 static int lazy_edge_refused(tether_status st, int owner, int key) {
     if (st != TETHER_E_RETAIN_CYCLE || owner < 0 || !objs[owner] || key < 0) return 0;
     tether_error_parts parts;
-    if (tether_last_error_parts(&parts) != TETHER_OK) return 0;
+    if (TB.last_error_parts(&parts) != TETHER_OK) return 0;
     return (parts.fix == TETHER_FIX_WEAK_EDGE || parts.fix == TETHER_FIX_WEAK_LAZY) && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
         && !strcmp(parts.key, keys[objs[owner]->s->key]) && !strcmp(parts.target, keys[key]);
 }
@@ -723,7 +729,7 @@ static void op_register(void) {
                                          .flags = TETHER_OPTIONS_CALLBACKS | (mode == 0 ? TETHER_OVERRIDE : mode == 1 ? TETHER_DECORATE : 0),
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
-        st = tether_register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
+        st = TB.register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
         expect(st, freed_meanwhile(ci, c) || (want_handle && superseded(s)) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
     } else {
         st = tether_register(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &r);
@@ -1146,11 +1152,11 @@ static void op_misc(void) {
         if (l->count && (u8() & 1)) {
             size_t j = u8() % l->count;
             tether_ref *item = NULL;
-            expect(tether_list_ref(out, j, &item), ST(TETHER_OK), "tether_list_ref");
+            expect(TB.list_ref(out, j, &item), ST(TETHER_OK), "tether_list_ref");
             if (tether_ref_get(item) != l->items[j]) FAIL("tether_list_ref: not the list's item");
             ref_keep(item, l->items[j]);
         }
-        expect(tether_list_ref(out, l->count, &(tether_ref *){NULL}), ST(TETHER_E_INVALID_ARGUMENT), "tether_list_ref (past the end)");
+        expect(TB.list_ref(out, l->count, &(tether_ref *){NULL}), ST(TETHER_E_INVALID_ARGUMENT), "tether_list_ref (past the end)");
         expect(tether_ref_release(out), ST(TETHER_OK), "tether_ref_release (a list)");
         break;
     }

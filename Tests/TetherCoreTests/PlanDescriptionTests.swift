@@ -149,9 +149,31 @@ import TetherCore
         }
         #expect(address!.load(as: UInt.self) >= last)
     }
+
+    /// A binding replaying the plan of A(B) runs B's factory (step 0) and resolves from it:
+    /// `enterReplay` makes the library see A and B under construction, so the nested resolve
+    /// is a cycle naming the path before any factory runs; `leaveReplay` undoes it.
+    @Test func aReplayTellsTheLibraryWhatItConstructs() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")])
+        try fx.register("B")
+        try fx.register("Other")
+        try fx.container.enterReplay(Key("A"), step: 0)
+        expectError(.cycle, "\"A\" -> \"B\" -> \"A\"") { try fx.resolve("A") }
+        _ = try fx.resolve("Other")  // not under construction
+        try fx.container.enterReplay(Key("A"), step: 0)  // again, from further in: nothing twice
+        expectError(.cycle, "\"A\" -> \"B\" -> \"A\";") { try fx.resolve("A") }
+        #expect(Container.leaveReplay() && Container.leaveReplay() && !Container.leaveReplay())
+        #expect(fx.tracker.made("A") == 0 && fx.tracker.made("B") == 0)
+        _ = try fx.resolve("A")
+        #expect(fx.tracker.made("A") == 1 && fx.tracker.made("B") == 1)
+        expectError(.invalidArgument, "2 steps") { try fx.container.enterReplay(Key("A"), step: 2) }
+        #expect(!Container.leaveReplay())
+    }
 }
 
 /// A declared completion that does nothing: only its targets matter here.
 private final class Declared: DeclaredCompletion, @unchecked Sendable {
     override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
+
 }

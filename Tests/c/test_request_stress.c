@@ -78,7 +78,7 @@ static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, c
     o.scope = scope;
     o.context = k;
     o.drop = drop_obj;
-    CHECK_OK(tether_register_ex(root, key, f, p, n, &o, NULL));
+    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
 }
 
 static void test_per_request_children_on_8_threads(void) {

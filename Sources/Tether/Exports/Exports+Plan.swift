@@ -131,3 +131,19 @@ public func tether_plan_resolver(_ c: OpaquePointer?, _ key: UInt32, _ completio
                                      otherThread: flags & planResolverOtherThread != 0, late: edges)
     }
 }
+
+@_cdecl("tether_replay_enter")
+public func tether_replay_enter(_ c: OpaquePointer?, _ key: UInt32, _ step: Int) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_replay_enter"
+        let container = try containerArgument(c, function)
+        try container.enterReplay(try internedKey(key, function), step: step)
+    }
+}
+
+@_cdecl("tether_replay_leave")
+public func tether_replay_leave() -> Int32 {
+    abiCall { () throws(TetherError) in
+        guard Container.leaveReplay() else { throw invalid("tether_replay_leave", "this thread has no tether_replay_enter to leave") }
+    }
+}

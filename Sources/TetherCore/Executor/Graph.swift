@@ -101,7 +101,7 @@ final class Graph {
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             // (No array for the outermost resolve: an empty one still costs a release.)
-            let outer = thread.nesting > 1 ? Reentry.constructing(thread) : nil
+            let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
                 switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress, arguments) }) {
@@ -114,12 +114,13 @@ final class Graph {
             let graph: Graph
             if thread.nesting == 1 {
                 graph = thread.graph
+                if let outer { graph.outer = outer }  // a binding's replay under way (`Reentry.enterReplay`)
             } else {
                 graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
                 graph.outer = outer ?? []
                 thread.nestedGraphs.append(.passUnretained(graph))
             }
-            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }
+            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } else if outer != nil { graph.outer = [] } }
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
             graph.tracer = tracer
             defer { graph.tracer = nil }
@@ -137,7 +138,7 @@ final class Graph {
         // Too deep: `resolve` reports it.
         if let plan = registration._withUnsafeGuaranteedRef({ r in thread._withUnsafeGuaranteedRef { r.plan(from: container, $0.planProgress.pointee.locals) } }),
            plan._withUnsafeGuaranteedRef({ $0.makesObjects }),
-           thread._withUnsafeGuaranteedRef({ $0.nesting == 0 || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
+           thread._withUnsafeGuaranteedRef({ ($0.nesting == 0 && $0.replaying.isEmpty) || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
             thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
             let outcome = plan._withUnsafeGuaranteedRef { p in thread._withUnsafeGuaranteedRef { p.runObjects($0.planProgress) } }
             thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }

@@ -53,6 +53,20 @@ public struct PlanDescription: Sendable {
 
     /// Post-order, root last.
     public let steps: [Step]
+
+    /// The registrations from the root down to step `step` (of the plan of `key`), as a
+    /// resolve's frames hold them while its factory runs: a failure's path, what a
+    /// binding's replay constructs (`Reentry.enterReplay`).
+    func constructing(_ step: Int, of key: Key) throws(TetherError) -> [Registration] {
+        guard steps.indices.contains(step) else { throw TetherError.noSuchStep(key, step, of: steps.count) }
+        var chain: [Registration] = []
+        var at = step
+        while at >= 0 {
+            chain.append(steps[at].registration)
+            at = steps[at].parent
+        }
+        return chain.reversed()
+    }
     /// In the order `Graph` runs them: by step, then by number.
     public let completions: [Completion]
     /// With a resolver-form completion: every key its resolver finds in the graph (its
@@ -177,7 +191,7 @@ extension Container {
                                late: [(from: Int, to: Int)]) throws(TetherError) {
         guard !otherThread else { throw Resolver.wrongContext }
         guard let plan = try describePlan(key, completions: true) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+            throw TetherError.noDescribedPlan(key)
         }
         guard plan.completions.indices.contains(completion), plan.completions[completion].resolverForm else {
             throw TetherError(.invalidArgument, "completion call \(completion) of the plan of \(key.quoted) is not a resolver-form callback")
@@ -205,7 +219,7 @@ extension Container {
     public func describedFailure(_ key: Key, step: Int, completion: Int?, reason: String?) throws(TetherError) -> TetherError {
         let failure = CallbackFailure(reason: reason)
         guard let plan = try describePlan(key, completions: true) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+            throw TetherError.noDescribedPlan(key)
         }
         if let completion {
             guard plan.completions.indices.contains(completion) else {
@@ -214,16 +228,8 @@ extension Container {
             let call = plan.completions[completion]
             return Graph.completionFailure(plan.steps[call.step].registration.key, call.number, failure)
         }
-        guard plan.steps.indices.contains(step) else {
-            throw TetherError(.invalidArgument, "the plan of \(key.quoted) has \(plan.steps.count) steps, not \(step + 1)")
-        }
-        var path: [Key] = []
-        var at = step
-        while at >= 0 {
-            path.append(plan.steps[at].registration.key)
-            at = plan.steps[at].parent
-        }
-        return Graph.factoryFailure(plan.steps[step].registration, failure, path: path.reversed())
+        let chain = try plan.constructing(step, of: key)
+        return Graph.factoryFailure(plan.steps[step].registration, failure, path: chain.map(\.key))
     }
 
     /// Whether the directed graph `edges` (per node, its successors) has a cycle.

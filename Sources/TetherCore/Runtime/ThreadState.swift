@@ -46,6 +46,10 @@ final class ThreadState {
     var blocked = false
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
     var nestedGraphs: [Unmanaged<Graph>] = []
+    /// What a binding's replay of a described plan constructs on this thread, outermost first
+    /// (`Reentry.enterReplay`), and how many of them each enter added, for its leave.
+    var replaying: [Registration] = []
+    var replayGroups: [Int] = []
     /// Where a plan notes its progress, at a fixed address (`Reentry`).
     let planProgress: UnsafeMutablePointer<PlanProgress> = {
         let progress = UnsafeMutablePointer<PlanProgress>.allocate(capacity: 1)

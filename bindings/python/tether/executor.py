@@ -27,7 +27,7 @@ values by key id (``build(vals)``), so a child made with values runs the plan it
 from __future__ import annotations
 
 import weakref
-from sys import getrefcount
+from sys import _getframe, getrefcount
 from threading import get_ident
 from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
                     PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
                     plan_argument)
-from ._state import raise_caused
+from ._state import constructing, raise_caused
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -110,8 +110,8 @@ def _simple(reg: Registration | None, root: bool) -> bool:
 
 #: What a builder returns when it does not run because the plan may be stale (see ``bind``).
 MISS: Any = object()
-#: What a builder returns while a replay of its plan is under way (on this thread, a factory
-#: resolving the root again, or another thread): resolve through the library this time.
+#: What a builder returns while a replay or a library resolve started from Python is under way (on
+#: this thread: a factory resolving; or on another): resolve through the library this time.
 BUSY: Any = object()
 #: What a builder returns when its runtime arguments are not ones it passes on unchanged: the
 #: library's resolve converts them, or reports what is wrong.
@@ -292,7 +292,8 @@ def _called(made: Sequence[Registration | None], picks: tuple[Any, ...]) -> tupl
 
 def _handlers(api: Api, handle: int, kid: int,
               made: Sequence[Registration | None]) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
-    """A builder's failure handlers for the plan of ``kid`` from container ``handle``, and its root's busy flag."""
+    """A builder's failure handlers for the plan of ``kid`` from container ``handle`` (``failed.where``
+    names the plan: see ``replaying``), and the count of constructions under way it checks."""
     report = api.tether_plan_failure
 
     def failed(i: int, exc: BaseException) -> None:
@@ -311,7 +312,8 @@ def _handlers(api: Api, handle: int, kid: int,
         # what the callback would return to the library's resolve (a refused edge stays a retain cycle)
         raise_caused(failed_status(exc) if status == E_FACTORY_FAILED else status, last_parts(api), exc)
 
-    return failed, failed_completion, made[-1].replaying  # type: ignore[union-attr]
+    failed.where = (handle, kid)  # type: ignore[attr-defined]
+    return failed, failed_completion, constructing
 
 
 def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:
@@ -392,8 +394,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    # while a replay of the plan runs (a factory of it may resolve its root again) the plan
-    # declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    # while anything is under construction (a factory of a replay may resolve a key it constructs)
+    # the plan declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    factory_lines: dict[int, int] = {}  # the line of each step's factory call: its step
     lines = [f"def make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp, "
              f"{', '.join(cells + factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words"]
@@ -411,7 +414,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    lines.append("        if busy[0]:")
+    lines.append("        if busy[0] or busy[1]:")
     lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None and value_of.get(i, -1) >= 0:
@@ -433,6 +436,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         deps = args[i]
         assert deps is not None
         lines.append("            try:")
+        factory_lines[len(lines) + 1] = i  # (line numbers count from 1)
         lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' if d >= 0 else f'a{plan_argument(d)}' for d in deps)})")
         if checks[i]:
             lines.append(f"                if v{i} is None:")
@@ -475,4 +479,35 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
     make: Callable[..., Callable[[], Any]] = namespace["make"]
+    build = next(code for code in make.__code__.co_consts if getattr(code, "co_name", "") == "build")
+    _factory_lines[build] = factory_lines
     return make
+
+
+#: Per compiled builder's code, the line of each step's factory call and its step (see ``replaying``)
+_factory_lines: weakref.WeakKeyDictionary[Any, dict[int, int]] = weakref.WeakKeyDictionary()
+
+
+def replaying() -> tuple[int, int, int] | None:
+    """What a replay running on this thread is constructing, as ``tether_replay_enter`` takes it:
+    (the handle of the container its plan was described from, the root's key id, the step whose
+    factory runs); None when no builder is on this thread's stack, or it runs no factory now (its
+    completion callbacks run after every factory returned). At most one is: a resolve nested in
+    a replay goes to the library (``_state.constructing``). Read from the stack, so a replay pays
+    nothing for it: only a call into the library made while something is under way does."""
+    frame = _getframe(1)
+    while frame is not None:
+        lines = _factory_lines.get(frame.f_code)
+        if lines is not None:
+            step = lines.get(frame.f_lineno)
+            return None if step is None else (*frame.f_locals["failed"].where, step)
+        frame = frame.f_back
+    return None
+
+
+def enter(api: Api) -> bool:
+    """Before a call into the library made while something is under construction (``_state.constructing``):
+    tells the library what this thread's replay constructs, if one runs a factory here
+    (``tether_replay_enter``); whether a ``tether_replay_leave`` is owed after the call."""
+    where = replaying()
+    return where is not None and api.tether_replay_enter(*where) == OK
