@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol. Any change to it, compatible or not, moves it. */
-#define TETHER_BINDING_API_VERSION 6
+#define TETHER_BINDING_API_VERSION 7
 
 /**
  * The TETHER_BINDING_API_VERSION the library was built with. A binding that
@@ -392,6 +392,9 @@ tether_status tether_validate_problem_parts(size_t index, tether_error_parts *ou
 #define TETHER_PLAN_STEP_CACHED 1u
 /** tether_plan_step.flags: the step is the resolving container's value of `key` (a declared value key). */
 #define TETHER_PLAN_STEP_VALUE 2u
+/** tether_plan_step.flags: the step is a container-scoped registration's instance, made at most
+ *  once per resolving container (see tether_plan_describe, tether_plan_adopt). */
+#define TETHER_PLAN_STEP_CONTAINER 4u
 
 /** One step of a described plan: a factory call, or a cached instance (see tether_plan_describe). */
 typedef struct tether_plan_step {
@@ -401,7 +404,8 @@ typedef struct tether_plan_step {
     size_t slot_count;                 /* its declared param count; 0 for a cached step */
     ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
     uint32_t key;                      /* its registration's key (a tether_intern id) */
-    uint32_t flags;                    /* 0, TETHER_PLAN_STEP_CACHED or TETHER_PLAN_STEP_VALUE */
+    uint32_t flags;                    /* 0, TETHER_PLAN_STEP_CACHED, TETHER_PLAN_STEP_VALUE or
+                                          TETHER_PLAN_STEP_CONTAINER */
 } tether_plan_step;
 
 /** An input of tether_plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
@@ -482,8 +486,25 @@ typedef struct tether_plan_completion {
  * tether_resolve_key, which reports the missing value (TETHER_E_NOT_FOUND).
  * Such a plan is valid while the words of `c` are unchanged.
  *
- * Only plain plans are described: every step is made by the resolve (graph or
- * transient scope), cached or a value, every slot is DEP,
+ * Container steps (flags TETHER_PLAN_STEP_CONTAINER): a container-scoped
+ * registration (no completion callback, no runtime arguments) whose slots
+ * take only value steps and other container steps, so whether the container
+ * resolved from holds its instance changes no other step. It is made at most
+ * once per container resolved from: where that container holds the instance
+ * already (made by an earlier run of a plan for it), take that one; else call
+ * its factory with its inputs, like a made step, and keep the instance for
+ * that container once the whole run succeeded (a failing run destroys it with
+ * the rest). The runner keeps such instances only for a container whose own
+ * tether_container it has not made yet (a binding's child that runs its
+ * parent's plans): they are torn down when that container closes, last made
+ * first, after everything made after them. Once the binding makes the
+ * container (something needs the library), it hands them over in creation
+ * order with tether_plan_adopt before anything resolves from it; from then
+ * on the library caches that container's instances and the runner does not
+ * run plans with container steps for it.
+ *
+ * Only plain plans are described: every step is made by the resolve (graph,
+ * transient or, as above, container scope), cached or a value, every slot is DEP,
  * CONTEXT or RESOLVER (no WEAK, LAZY or WEAK_LAZY), runtime arguments only
  * the root's (TETHER_PLAN_INPUT_ARGUMENT: pass the resolve's arguments; with a
  * wrong count or type resolve with tether_resolve_key_args, which reports it), every
@@ -552,6 +573,29 @@ tether_status tether_plan_describe(tether_container *c, uint32_t key, tether_pla
  */
 tether_status tether_plan_failure(tether_container *c, uint32_t key, size_t step, ptrdiff_t completion,
                                   const char *reason);
+
+/**
+ * Hands `c` the instance a binding made for it by running a container step
+ * (TETHER_PLAN_STEP_CONTAINER) of a described plan before `c` existed in the
+ * library: `instance` becomes the container-scoped instance `c` caches for
+ * `key`, as if a resolve from `c` had made it now (its registration's
+ * destructor runs on it once `c` lets go of it: tether_reset of the container
+ * scope or tether_container_free, in creation order with the rest, so hand
+ * several over in the order they were made). Resolves from `c` then take it.
+ *
+ * @param c         the container; borrowed.
+ * @param key       an id from tether_intern: the container step's key.
+ * @param instance  what the registration's factory made; owned by `c` on success, still the
+ *                  caller's on failure (nothing is kept).
+ * @return TETHER_OK;
+ *   TETHER_E_INVALID_HANDLE (bad or freed `c`);
+ *   TETHER_E_INVALID_ARGUMENT (NULL `instance`, an id tether_intern never returned, the
+ *     registration `key` resolves to from `c` is not container-scoped, `c` holds an instance of
+ *     `key` already, or it was re-registered meanwhile);
+ *   TETHER_E_NOT_FOUND (`key` has no registration visible from `c`).
+ * Thread-safe.
+ */
+tether_status tether_plan_adopt(tether_container *c, uint32_t key, void *instance);
 
 /** One key a described plan's resolver-form callbacks find in the graph (see tether_plan_keys). */
 typedef struct tether_plan_key {

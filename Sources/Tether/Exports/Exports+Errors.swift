@@ -22,7 +22,7 @@ public func tether_version() -> UnsafePointer<CChar> { cString(versionString) }
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
 @_cdecl("tether_binding_api_version")
-public func tether_binding_api_version() -> Int32 { 6 }
+public func tether_binding_api_version() -> Int32 { 7 }
 
 @_cdecl("tether_status_name")
 public func tether_status_name(_ status: Int32) -> UnsafePointer<CChar> {

@@ -446,6 +446,8 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             suspended.cell = started
         raise suspended
 
+    # for a plan's runner that awaits it itself (executor.amake_containers): (awaitable, teardowns)
+    from_async.tether_begin = begin  # type: ignore[attr-defined]
     return from_async
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import ctypes
 import functools
@@ -35,6 +36,8 @@ _UNSET: Any = object()
 _ZERO = c_size_t(0)
 #: Held while a child's C container is made (see Container._materialize)
 _MATERIALIZING = _fork.lock()
+#: Held while a request child's container steps are claimed (see Container._claim)
+_CLAIMS = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -173,6 +176,14 @@ class Container:
     _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
     # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
     _resolved_once: set[object] | None = None
+    # A child with values and no C container: the container-scoped instances plans made for it, as
+    # (key id, object) in creation order (also in _vals, by key id, for the builders); its close tears
+    # them down, last made first; its C container adopts them when made (see _publish, _materialize)
+    _scoped: list[tuple[int, Any]] | None = None
+    # ...the key ids whose instance an aresolve of it is making now, and who waits (see _claim)
+    _making: dict[int, Any] | None = None
+    # ...instances its C container refused to adopt (re-registered meanwhile): torn down at its close
+    _unadopted: list[Any] | None = None
     # Per overridden key, the Python registrations its overrides displaced (see override)
     _overrides: dict[bytes, list[Registration | None]] | None = None
     # Per decorated key, its Python registrations the library moved under decorators (see decorate)
@@ -295,9 +306,116 @@ class Container:
                 self._api.tether_container_free(out.value)
                 raise
             self._vals = None
+            scoped, self._scoped = self._scoped, None
+            for kid, obj in scoped or ():  # ...and the container-scoped instances plans made for it, in order
+                self._adopt_scoped(handle, kid, obj)
         self._handle = out.value  # last: other threads take the handle as saying all of this is done
         self._handle_arg = handle
         return handle
+
+    def _adopt_scoped(self, handle: c_void_p, kid: int, obj: Any) -> None:
+        """Hands the C container ``obj``, the container-scoped instance of ``kid`` a plan made for this
+        child (``tether_plan_adopt``); refused (re-registered meanwhile), it is torn down at close."""
+        ptr = object_table.retain_counted(obj)  # the library's box; the registration's drop takes it back
+        if self._api.tether_plan_adopt(handle, kid, ptr) != OK:
+            object_table.release(ptr)
+            if self._unadopted is None:
+                self._unadopted = []
+            self._unadopted.append(obj)
+
+    def _publish(self, new: dict[int, Any]) -> None:
+        """Keeps the container-scoped instances a successful run of a plan made for this child, in
+        creation order; given to its C container if it has one by now, torn down if it is closed."""
+        if not new:
+            return
+        vals = self._vals
+        if vals is not None:
+            scoped = self._scoped
+            if scoped is None:
+                scoped = self._scoped = []
+            for kid, obj in new.items():
+                if kid not in vals:
+                    vals[kid] = obj
+                    scoped.append((kid, obj))
+                    continue
+                executor.discard({kid: obj})  # (another thread's run published one first)
+            return
+        if self._closed:
+            executor.discard(new)
+            return
+        handle = self._materialize()
+        for kid, obj in new.items():
+            self._adopt_scoped(handle, kid, obj)
+
+    def _claim(self, prepared: executor.Prepared) -> tuple[list[int], Any]:
+        """The key ids of ``prepared``'s container steps this child lacks, claimed for this run (no
+        other run makes them until ``_unclaim``); or ``([], waiting)``: another run makes one now,
+        ``waiting`` a future done when it ends."""
+        vals = self._vals
+        assert vals is not None
+        making = self._making
+        if making is None:
+            making = self._making = {}
+        with _CLAIMS:
+            missing = [step.kid for step in prepared.containers if step.kid not in vals]
+            for kid in missing:
+                waiters = making.get(kid)
+                if waiters is not None:
+                    loop = asyncio.get_running_loop()
+                    future = loop.create_future()
+                    waiters.append((loop, future))
+                    return [], future
+            for kid in missing:
+                making[kid] = []
+        return missing, None
+
+    def _unclaim(self, claimed: list[int]) -> None:
+        making = self._making
+        assert making is not None
+        with _CLAIMS:
+            for kid in claimed:
+                for loop, future in making.pop(kid, ()):
+                    loop.call_soon_threadsafe(aio._wake, future)
+
+    async def _arun(self, key: Key) -> Any:
+        """``aresolve`` of a child with values and no C container: the plan its parent described,
+        its container steps made first where this child lacks them (``executor.amake_containers``,
+        async factories awaited here), then its builder; ``_MISS`` when it has none to run here (the
+        library's resolve, through ``aio``, then decides)."""
+        parent = self._parent
+        assert parent is not None
+        entry = parent._value_builds.get(key)
+        if entry is None or (entry[1] is None and entry[2] != parent._configuration()):
+            entry = parent._value_build(key)
+        build = entry[1]
+        vals = self._vals
+        if build is None or vals is None or not entry[2].isdisjoint(vals):
+            return _MISS
+        prepared = entry[4]
+        if prepared is None:
+            result = build(vals)
+        else:
+            while True:
+                claimed, waiting = self._claim(prepared)
+                if waiting is None:
+                    break
+                await waiting  # another run of this child makes one of them: then look again
+            try:
+                new = await executor.amake_containers(prepared, vals, self) if claimed else {}
+                if new is None:
+                    return _MISS
+                try:
+                    result = build({**vals, **new} if new else vals)
+                except BaseException:
+                    await executor.adiscard(new)
+                    raise
+                self._publish(new)  # (also when the builder declined: made for this container, as the library's would be)
+            finally:
+                if claimed:
+                    self._unclaim(claimed)
+        if result is _MISS:
+            parent._value_builds.pop(key, None)
+        return result
 
     def _provide_pending(self, handle: c_void_p | None) -> None:
         """Gives the library the values this container was made with (``tether_provide_value``)."""
@@ -400,8 +518,13 @@ class Container:
         teardowns that suspend are queued for ``aclose`` (else pending ones make this raise)."""
         if self._closed:
             return None
-        if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
-            self._vals = None
+        if self._vals is not None and not self._children:  # values, no C container: only what plans made for it
+            scoped = self._scoped
+            if scoped and teardown.async_owned[0] and not can_await:
+                waiting = teardown.async_pending(self)
+                if waiting:
+                    raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
+            self._vals = self._scoped = None
             self._closed = True
             self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
             self._lookups = {}
@@ -410,7 +533,14 @@ class Container:
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-            return None
+            if not scoped:
+                return None
+            gathering = teardown.gather(failure, can_await)
+            try:  # last made first, as the library tears down what a container caches
+                teardown.drop_objects([obj for _, obj in reversed(scoped)])
+            finally:
+                teardown.stop_gathering()
+            return gathering
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
@@ -439,6 +569,9 @@ class Container:
             gathering = teardown.gather(failure, can_await)
             try:
                 status = self._api.tether_container_free(self._handle)
+                unadopted, self._unadopted = self._unadopted, None
+                if unadopted:  # made before its C container, which refused them: after what it made
+                    teardown.drop_objects(unadopted[::-1])
             finally:
                 teardown.stop_gathering()
             if status != OK:
@@ -883,7 +1016,20 @@ class Container:
                 build = entry[1]
                 # a value for a key of the graph's other steps makes another graph: the library resolves that
                 if build is not None and entry[2].isdisjoint(vals):
-                    result = build(vals)
+                    prepared = entry[4]
+                    if prepared is not None and not self._making:  # container steps this child may lack
+                        new = executor.make_containers(prepared, vals)
+                        if new:
+                            try:
+                                result = build({**vals, **new})
+                            except BaseException:
+                                executor.discard(new)
+                                raise
+                            self._publish(new)
+                        else:
+                            result = _MISS if new is None else build(vals)
+                    else:
+                        result = build(vals)
                     if result is not _MISS and result is not _BUSY:
                         return result
                     if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
@@ -1051,7 +1197,8 @@ class Container:
                     return entry
                 if not prepared.takes_values:  # (a graph without values: the same for every child)
                     build = functools.partial(_ignoring_values, build)
-                entry = (None, build, prepared.step_keys, None, None)
+                # (the last: the plan, when a child must make its container steps first; see _arun)
+                entry = (None, build, prepared.step_keys, None, prepared if prepared.containers else None)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
         return entry
@@ -1070,6 +1217,10 @@ class Container:
         what it made."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
+        if self._vals is not None and not args and not aio.here():  # a request's child: its parent's plan, run here
+            result = await self._arun(key)
+            if result is not _MISS and result is not _BUSY:
+                return result
         return await aio.resolve(self, key, args)
 
     @staticmethod

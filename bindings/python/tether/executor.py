@@ -33,9 +33,10 @@ from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
-                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
-                    plan_argument)
-from ._state import raise_caused
+                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
+                    PlanKey, PlanStep, plan_argument)
+from . import teardown
+from ._state import raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -126,7 +127,7 @@ class Prepared:
     with other registrations of the same declarations (the next child's)."""
 
     __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
-                 "made", "picks")
+                 "made", "picks", "containers")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
@@ -143,6 +144,10 @@ class Prepared:
         #: of them: (factory steps, None-checked steps, completion calls as (step, number), cached
         #: steps); None when ``called`` holds more (resolver-form callbacks' resolvers)
         self.made, self.picks = made, picks
+        #: its container steps (``TETHER_PLAN_STEP_CONTAINER``), in step order: the builder takes
+        #: their instances from the resolving child's values by key id, as value steps; a child
+        #: with no C container makes the missing ones first (``make_containers``)
+        self.containers: tuple[ContainerStep, ...] = ()
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -161,13 +166,24 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     cached: list[Registration] = []
     arguments: list[str] = []  # the root's runtime arguments' types, in order
     values: list[int] = []  # per step: the key id of a value step, else -1
+    containers: list[ContainerStep] = []
     for number, step in enumerate(steps):
-        values.append(step.key if step.flags & PLAN_STEP_VALUE else -1)
+        values.append(step.key if step.flags & (PLAN_STEP_VALUE | PLAN_STEP_CONTAINER) else -1)
         if step.flags & PLAN_STEP_VALUE:  # the resolving container's value: no registration to call
             made.append(None)  # type: ignore[arg-type]
             args.append(None)
             continue
         reg = regs.get(step.registration or 0)
+        if step.flags & PLAN_STEP_CONTAINER:  # taken as a value by the builder; made by make_containers
+            if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
+                return None
+            slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
+            if len(slots) != len(reg.plan.slots) or any(i < 0 or i >= number or values[i] < 0 for i in slots):
+                return None
+            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in slots)))
+            made.append(None)  # type: ignore[arg-type]
+            args.append(None)
+            continue
         if step.flags & PLAN_STEP_CACHED:
             if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
                 return None  # weak-scoped or native: the library resolves it
@@ -225,8 +241,127 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     picks = (tuple(i for i, a in enumerate(args) if a is not None), tuple(i for i, check in enumerate(checks) if check),
              tuple((record.step, record.number) for record in completions),
              tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)), _handlers(api, handle, kid, made),
-                    _called(made, picks) + resolvers, tuple(cached), step_keys, made, None if resolvers else picks)
+    prepared = Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
+                        _handlers(api, handle, kid, made), _called(made, picks) + resolvers, tuple(cached), step_keys,
+                        made, None if resolvers or containers else picks)  # (no template: see again)
+    prepared.containers = tuple(containers)
+    return prepared
+
+
+class ContainerStep:
+    """A container step of a described plan (``TETHER_PLAN_STEP_CONTAINER``): its step number, key
+    id and registration, and the key ids of the value and container steps its slots take."""
+
+    __slots__ = ("step", "kid", "reg", "inputs")
+
+    def __init__(self, step: int, kid: int, reg: Registration, inputs: tuple[int, ...]) -> None:
+        self.step, self.kid, self.reg, self.inputs = step, kid, reg, inputs
+
+
+def _inputs(step: ContainerStep, vals: dict[int, Any], new: dict[int, Any]) -> list[Any] | None:
+    """The instances ``step``'s slots take, or None when the child lacks a value (the library reports it)."""
+    args = []
+    for kid in step.inputs:
+        obj = new.get(kid)
+        if obj is None:
+            obj = vals.get(kid)
+            if obj is None:
+                return None
+        args.append(obj)
+    return args
+
+
+def make_containers(prepared: Prepared, vals: dict[int, Any]) -> dict[int, Any] | None:
+    """The container steps of ``prepared`` that ``vals`` (a child's values and container instances,
+    by key id) lacks, made in step order by synchronous factories: the new instances by key id, for
+    the builder and then the child (``Container._publish``); None when this cannot make them (an
+    async factory: ``aresolve`` does; a value missing: the library reports it), with nothing made.
+    A factory failing fails the resolve as the library's would, what this made torn down."""
+    new: dict[int, Any] = {}
+    for step in prepared.containers:
+        if step.kid in vals:
+            continue
+        args = _inputs(step, vals, new)
+        if args is None or getattr(step.reg.factory, "tether_begin", None) is not None:
+            discard(new)
+            return None
+        try:
+            obj = step.reg.factory(*args)  # (a generator factory notes its own teardown)
+            if obj is None:
+                raise step.reg._returned_none()
+        except BaseException as exc:
+            discard(new)
+            prepared.handlers[0](step.step, exc)
+        new[step.kid] = obj
+    return new
+
+
+async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> dict[int, Any] | None:
+    """``make_containers`` for ``aresolve``: async factories are awaited here, on the caller's task
+    (``owner``: the child, whose close runs their async teardowns). Cancelled, it tears down what it
+    made and is cancelled."""
+    new: dict[int, Any] = {}
+    frames = _tls.frames
+    try:
+        for step in prepared.containers:
+            if step.kid in vals:
+                continue
+            args = _inputs(step, vals, new)
+            if args is None:
+                await adiscard(new)
+                return None
+            reg = step.reg
+            begin = getattr(reg.factory, "tether_begin", None)
+            try:
+                frames.append([owner])  # what an async teardown belongs to (aio.owner)
+                try:
+                    if begin is None:
+                        obj = reg.factory(*args)  # (a generator factory notes its own teardown)
+                    else:
+                        awaitable, teardowns = begin(args, {})
+                finally:
+                    frames.pop()
+                if begin is not None:
+                    obj = await awaitable
+                    if obj is not None:
+                        for fn, who in teardowns(obj):
+                            teardown.note(obj, fn, who)
+                if obj is None:
+                    raise reg._returned_none()
+            except Exception as exc:
+                await adiscard(new)
+                prepared.handlers[0](step.step, exc)
+            new[step.kid] = obj
+    except BaseException:
+        await adiscard(new)
+        raise
+    return new
+
+
+def discard(new: dict[int, Any]) -> None:
+    """Tears down what a run made that no container keeps (a failed resolve), last made first,
+    as the library's abort drops a failed resolve's instances."""
+    if new:
+        objs = list(new.values())
+        new.clear()
+        teardown.drop_objects(objs[::-1])
+
+
+async def adiscard(new: dict[int, Any]) -> None:
+    """``discard``, awaiting async teardowns; their failures go to ``sys.unraisablehook``."""
+    if not new:
+        return
+    objs = list(new.values())
+    new.clear()
+    gathering = teardown.gather(None, True)
+    try:
+        teardown.drop_objects(objs[::-1])
+    finally:
+        teardown.stop_gathering()
+    if gathering.queue:
+        await teardown.run_queued(gathering)
+    for exc in gathering.errors:
+        teardown.unraisable(exc, "tether: tearing down what a failed aresolve made failed")
 
 
 #: A described step's size in 8-byte words (its registration handle is the first)

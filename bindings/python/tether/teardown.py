@@ -223,6 +223,14 @@ def _drop(ptr: int | None, context: int | None) -> None:
             object_table.release(ptr, context)
 
 
+def drop_objects(objs: list[Any]) -> None:
+    """Runs the teardowns noted for ``objs`` in that order, as the library's drops of their boxes
+    would (under the gathering of this thread, if any): for instances no library box holds, a
+    container step's that a child with no C container made (``executor.make_containers``)."""
+    for obj in objs:
+        _drop(object_table.retain_counted(obj), None)
+
+
 def _later(rest: Continuation) -> None:
     """An async teardown suspended where nothing awaits it (the last reference to a graph-scoped
     instance let go outside ``aclose``): finished by a task of the loop running here, if any."""
