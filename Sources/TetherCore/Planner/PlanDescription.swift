@@ -79,7 +79,8 @@ extension Container {
             throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
                               ErrorParts(.register, key: key))
         }
-        guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
+        // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
+        guard usesPlans, root._withUnsafeGuaranteedRef({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
                                      allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }

@@ -177,9 +177,9 @@ class Container:
     # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
     _resolved_once: set[object] | None = None
     # A child with values and no C container: the container-scoped instances plans made for it, as
-    # (key id, object) in creation order (also in _vals, by key id, for the builders); its close tears
-    # them down, last made first; its C container adopts them when made (see _publish, _materialize)
-    _scoped: list[tuple[int, Any]] | None = None
+    # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
+    # close runs the teardowns, last made first; its C container adopts them when made (_publish, _materialize)
+    _scoped: executor.Made | None = None
     # ...the key ids whose instance an aresolve of it is making now, and who waits (see _claim)
     _making: dict[int, Any] | None = None
     # ...instances its C container refused to adopt (re-registered meanwhile): torn down at its close
@@ -307,15 +307,18 @@ class Container:
                 raise
             self._vals = None
             scoped, self._scoped = self._scoped, None
-            for kid, obj in scoped or ():  # ...and the container-scoped instances plans made for it, in order
-                self._adopt_scoped(handle, kid, obj)
+            for kid, obj, teardowns in scoped or ():  # ...and the container-scoped instances plans made for it, in order
+                self._adopt_scoped(handle, kid, obj, teardowns)
         self._handle = out.value  # last: other threads take the handle as saying all of this is done
         self._handle_arg = handle
         return handle
 
-    def _adopt_scoped(self, handle: c_void_p, kid: int, obj: Any) -> None:
+    def _adopt_scoped(self, handle: c_void_p, kid: int, obj: Any, teardowns: list[Any]) -> None:
         """Hands the C container ``obj``, the container-scoped instance of ``kid`` a plan made for this
-        child (``tether_plan_adopt``); refused (re-registered meanwhile), it is torn down at close."""
+        child, and its teardowns (noted: they run when the library drops it), ``tether_plan_adopt``;
+        refused (re-registered meanwhile), they run at this container's close."""
+        for fn, who in teardowns:
+            teardown.note(obj, fn, who)
         ptr = object_table.retain_counted(obj)  # the library's box; the registration's drop takes it back
         if self._api.tether_plan_adopt(handle, kid, ptr) != OK:
             object_table.release(ptr)
@@ -323,29 +326,29 @@ class Container:
                 self._unadopted = []
             self._unadopted.append(obj)
 
-    def _publish(self, new: dict[int, Any]) -> None:
+    def _publish(self, made: executor.Made) -> None:
         """Keeps the container-scoped instances a successful run of a plan made for this child, in
         creation order; given to its C container if it has one by now, torn down if it is closed."""
-        if not new:
+        if not made:
             return
         vals = self._vals
         if vals is not None:
             scoped = self._scoped
             if scoped is None:
                 scoped = self._scoped = []
-            for kid, obj in new.items():
-                if kid not in vals:
-                    vals[kid] = obj
-                    scoped.append((kid, obj))
+            for entry in made:
+                if entry[0] not in vals:
+                    vals[entry[0]] = entry[1]
+                    scoped.append(entry)
                     continue
-                executor.discard({kid: obj})  # (another thread's run published one first)
+                executor.discard([entry])  # (a synchronous resolve on another thread published one first)
             return
         if self._closed:
-            executor.discard(new)
+            executor.discard(made)
             return
         handle = self._materialize()
-        for kid, obj in new.items():
-            self._adopt_scoped(handle, kid, obj)
+        for kid, obj, teardowns in made:
+            self._adopt_scoped(handle, kid, obj, teardowns)
 
     def _claim(self, prepared: executor.Prepared) -> tuple[list[int], Any]:
         """The key ids of ``prepared``'s container steps this child lacks, claimed for this run (no
@@ -401,15 +404,15 @@ class Container:
                     break
                 await waiting  # another run of this child makes one of them: then look again
             try:
-                new = await executor.amake_containers(prepared, vals, self) if claimed else {}
-                if new is None:
+                made = await executor.amake_containers(prepared, vals, self) if claimed else []
+                if made is None:
                     return _MISS
                 try:
-                    result = build({**vals, **new} if new else vals)
+                    result = build(executor.with_made(vals, made))
                 except BaseException:
-                    await executor.adiscard(new)
+                    await executor.adiscard(made)
                     raise
-                self._publish(new)  # (also when the builder declined: made for this container, as the library's would be)
+                self._publish(made)  # (also when the builder declined: made for this container, as the library's would be)
             finally:
                 if claimed:
                     self._unclaim(claimed)
@@ -520,8 +523,8 @@ class Container:
             return None
         if self._vals is not None and not self._children:  # values, no C container: only what plans made for it
             scoped = self._scoped
-            if scoped and teardown.async_owned[0] and not can_await:
-                waiting = teardown.async_pending(self)
+            if scoped and not can_await:
+                waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
                 if waiting:
                     raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
             self._vals = self._scoped = None
@@ -537,7 +540,7 @@ class Container:
                 return None
             gathering = teardown.gather(failure, can_await)
             try:  # last made first, as the library tears down what a container caches
-                teardown.drop_objects([obj for _, obj in reversed(scoped)])
+                teardown.run(executor.in_teardown_order(scoped), gathering)
             finally:
                 teardown.stop_gathering()
             return gathering
@@ -570,8 +573,8 @@ class Container:
             try:
                 status = self._api.tether_container_free(self._handle)
                 unadopted, self._unadopted = self._unadopted, None
-                if unadopted:  # made before its C container, which refused them: after what it made
-                    teardown.drop_objects(unadopted[::-1])
+                for obj in reversed(unadopted or ()):  # made before its C container, which refused them: after what it made
+                    teardown._drop(object_table.retain_counted(obj), None)  # (their noted teardowns)
             finally:
                 teardown.stop_gathering()
             if status != OK:
@@ -1018,16 +1021,16 @@ class Container:
                 if build is not None and entry[2].isdisjoint(vals):
                     prepared = entry[4]
                     if prepared is not None and not self._making:  # container steps this child may lack
-                        new = executor.make_containers(prepared, vals)
-                        if new:
+                        made = executor.make_containers(prepared, vals)
+                        if made:
                             try:
-                                result = build({**vals, **new})
+                                result = build(executor.with_made(vals, made))
                             except BaseException:
-                                executor.discard(new)
+                                executor.discard(made)
                                 raise
-                            self._publish(new)
+                            self._publish(made)
                         else:
-                            result = _MISS if new is None else build(vals)
+                            result = _MISS if made is None else build(vals)
                     else:
                         result = build(vals)
                     if result is not _MISS and result is not _BUSY:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
                     PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
                     PlanKey, PlanStep, plan_argument)
-from . import teardown
+from . import aio, teardown
 from ._state import raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
@@ -227,7 +227,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             return None
         calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
     checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
-    if made[-1] is None:
+    root_reg = made[-1] or (containers[-1].reg if containers and containers[-1].step == len(steps) - 1 else None)
+    if root_reg is None:
         return None  # the root is a value: resolving it needs no plan
     resolvers: tuple[Any, ...] = ()
     if any(targets is None for _, targets in calls):
@@ -242,7 +243,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
              tuple((record.step, record.number) for record in completions),
              tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
     prepared = Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
-                        _handlers(api, handle, kid, made), _called(made, picks) + resolvers, tuple(cached), step_keys,
+                        _handlers(api, handle, kid, root_reg), _called(made, picks) + resolvers, tuple(cached), step_keys,
                         made, None if resolvers or containers else picks)  # (no template: see again)
     prepared.containers = tuple(containers)
     return prepared
@@ -258,104 +259,132 @@ class ContainerStep:
         self.step, self.kid, self.reg, self.inputs = step, kid, reg, inputs
 
 
-def _inputs(step: ContainerStep, vals: dict[int, Any], new: dict[int, Any]) -> list[Any] | None:
+#: What a run of container steps made: (key id, object, its teardowns as ``[(teardown, owner)]``), in order
+Made = list[tuple[int, Any, list[Any]]]
+
+
+def _inputs(step: ContainerStep, vals: dict[int, Any], made: Made) -> list[Any] | None:
     """The instances ``step``'s slots take, or None when the child lacks a value (the library reports it)."""
     args = []
     for kid in step.inputs:
-        obj = new.get(kid)
+        obj = vals.get(kid)
         if obj is None:
-            obj = vals.get(kid)
+            obj = next((o for k, o, _ in made if k == kid), None)
             if obj is None:
                 return None
         args.append(obj)
     return args
 
 
-def make_containers(prepared: Prepared, vals: dict[int, Any]) -> dict[int, Any] | None:
+def with_made(vals: dict[int, Any], made: Made) -> dict[int, Any]:
+    """``vals`` and what a run made, by key id: what the builder takes."""
+    if not made:
+        return vals
+    merged = dict(vals)
+    for kid, obj, _ in made:
+        merged[kid] = obj
+    return merged
+
+
+def make_containers(prepared: Prepared, vals: dict[int, Any]) -> Made | None:
     """The container steps of ``prepared`` that ``vals`` (a child's values and container instances,
-    by key id) lacks, made in step order by synchronous factories: the new instances by key id, for
-    the builder and then the child (``Container._publish``); None when this cannot make them (an
-    async factory: ``aresolve`` does; a value missing: the library reports it), with nothing made.
-    A factory failing fails the resolve as the library's would, what this made torn down."""
-    new: dict[int, Any] = {}
+    by key id) lacks, made in step order by synchronous factories, for the builder and then the
+    child (``Container._publish``), their teardowns kept with them (not noted: no library box
+    holds them); None when this cannot make them (an async factory: ``aresolve`` does; a value
+    missing: the library reports it), with nothing made. A factory failing fails the resolve as
+    the library's would, what this made torn down."""
+    made: Made = []
     for step in prepared.containers:
         if step.kid in vals:
             continue
-        args = _inputs(step, vals, new)
-        if args is None or getattr(step.reg.factory, "tether_begin", None) is not None:
-            discard(new)
+        args = _inputs(step, vals, made)
+        factory = step.reg.factory
+        if args is None or hasattr(factory, aio.BEGIN):
+            discard(made)
             return None
+        making = getattr(factory, teardown.MADE, None)
         try:
-            obj = step.reg.factory(*args)  # (a generator factory notes its own teardown)
+            if making is None:
+                obj, teardowns = factory(*args), []
+            else:
+                obj, teardowns = making(args)
             if obj is None:
                 raise step.reg._returned_none()
         except BaseException as exc:
-            discard(new)
+            discard(made)
             prepared.handlers[0](step.step, exc)
-        new[step.kid] = obj
-    return new
+        made.append((step.kid, obj, teardowns))
+    return made
 
 
-async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> dict[int, Any] | None:
+async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> Made | None:
     """``make_containers`` for ``aresolve``: async factories are awaited here, on the caller's task
     (``owner``: the child, whose close runs their async teardowns). Cancelled, it tears down what it
     made and is cancelled."""
-    new: dict[int, Any] = {}
+    made: Made = []
     frames = _tls.frames
     try:
         for step in prepared.containers:
             if step.kid in vals:
                 continue
-            args = _inputs(step, vals, new)
+            args = _inputs(step, vals, made)
             if args is None:
-                await adiscard(new)
+                await adiscard(made)
                 return None
             reg = step.reg
-            begin = getattr(reg.factory, "tether_begin", None)
+            factory = reg.factory
+            begin = getattr(factory, aio.BEGIN, None)
             try:
-                frames.append([owner])  # what an async teardown belongs to (aio.owner)
+                frames.append([owner])  # the container an async teardown belongs to (aio.owner)
                 try:
-                    if begin is None:
-                        obj = reg.factory(*args)  # (a generator factory notes its own teardown)
+                    if begin is not None:
+                        awaitable, teardowns_of = begin(args, {})
                     else:
-                        awaitable, teardowns = begin(args, {})
+                        making = getattr(factory, teardown.MADE, None)
+                        if making is None:
+                            obj, teardowns = factory(*args), []
+                        else:
+                            obj, teardowns = making(args)
                 finally:
                     frames.pop()
                 if begin is not None:
                     obj = await awaitable
-                    if obj is not None:
-                        for fn, who in teardowns(obj):
-                            teardown.note(obj, fn, who)
+                    teardowns = [] if obj is None else teardowns_of(obj)
                 if obj is None:
                     raise reg._returned_none()
             except Exception as exc:
-                await adiscard(new)
+                await adiscard(made)
                 prepared.handlers[0](step.step, exc)
-            new[step.kid] = obj
+            made.append((step.kid, obj, teardowns))
     except BaseException:
-        await adiscard(new)
+        await adiscard(made)
         raise
-    return new
+    return made
 
 
-def discard(new: dict[int, Any]) -> None:
+def in_teardown_order(made: Made) -> list[Any]:
+    """The teardowns of what a run made, last made first."""
+    return [fn for _, _, teardowns in reversed(made) for fn, _ in reversed(teardowns)]
+
+
+def discard(made: Made) -> None:
     """Tears down what a run made that no container keeps (a failed resolve), last made first,
     as the library's abort drops a failed resolve's instances."""
-    if new:
-        objs = list(new.values())
-        new.clear()
-        teardown.drop_objects(objs[::-1])
+    if made:
+        fns = in_teardown_order(made)
+        made.clear()
+        teardown.run(fns, None)
 
 
-async def adiscard(new: dict[int, Any]) -> None:
+async def adiscard(made: Made) -> None:
     """``discard``, awaiting async teardowns; their failures go to ``sys.unraisablehook``."""
-    if not new:
+    if not made:
         return
-    objs = list(new.values())
-    new.clear()
+    fns = in_teardown_order(made)
+    made.clear()
     gathering = teardown.gather(None, True)
     try:
-        teardown.drop_objects(objs[::-1])
+        teardown.run(fns, gathering)
     finally:
         teardown.stop_gathering()
     if gathering.queue:
@@ -410,7 +439,7 @@ def again(prepared: Prepared, handles: list[int], own: dict[int, Registration], 
     made = [own.get(h) or reg for h, reg in zip(handles, prepared.made)]
     if picks is None or any(reg is not None and (reg.factory is None or reg.handle is None) for reg in made):
         return None
-    redone = Prepared(prepared.shape, _handlers(api, handle, kid, made), _called(made, picks),
+    redone = Prepared(prepared.shape, _handlers(api, handle, kid, made[-1]), _called(made, picks),  # type: ignore[arg-type]
                       tuple(made[i] for i in picks[3]), prepared.step_keys, made, picks)
     redone.makers = prepared.makers  # (the same shape: its compiled makers serve)
     return redone
@@ -426,7 +455,7 @@ def _called(made: Sequence[Registration | None], picks: tuple[Any, ...]) -> tupl
 
 
 def _handlers(api: Api, handle: int, kid: int,
-              made: Sequence[Registration | None]) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
+              root: Registration) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
     """A builder's failure handlers for the plan of ``kid`` from container ``handle``, and its root's busy flag."""
     report = api.tether_plan_failure
 
@@ -446,7 +475,7 @@ def _handlers(api: Api, handle: int, kid: int,
         # what the callback would return to the library's resolve (a refused edge stays a retain cycle)
         raise_caused(failed_status(exc) if status == E_FACTORY_FAILED else status, last_parts(api), exc)
 
-    return failed, failed_completion, made[-1].replaying  # type: ignore[union-attr]
+    return failed, failed_completion, root.replaying
 
 
 def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:
