@@ -36,8 +36,6 @@ _UNSET: Any = object()
 _ZERO = c_size_t(0)
 #: Held while a child's C container is made (see Container._materialize)
 _MATERIALIZING = _fork.lock()
-#: Held while a request child's container steps are claimed (see Container._claim)
-_CLAIMS = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -167,6 +165,14 @@ class Container:
     # new container (CPython shares the keys of at most about 30)
     _vals: dict[int, Any] | None = None
     _pending_values: Sequence[tuple[bytes, Any]] = ()
+    # Until set otherwise: no C container yet (a child's: see _materialize), no children, no trace hook
+    _handle: int | None = None
+    _handle_arg: c_void_p | None = None
+    _lookups_generation = -1
+    _children = 0
+    _close_when_childless = False
+    _traced = False
+    _closed = True  # (until __init__ got far enough for close to make sense)
     # WEAK registrations whose object the library answered from here, with the hit word's value read
     # before that resolve (see _resolve_weak); made when first needed
     _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
@@ -195,22 +201,15 @@ class Container:
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         if values is not None and type(values) is not dict and not isinstance(values, Mapping):
             raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
-        self._handle: int | None = None
-        self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, Entry] = {}
-        # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
-        self._arg_builds: dict[object, Callable[..., Any]] = {}
-        self._lookups_generation = -1
+        # (what is not set here: the class's defaults, and the containers _LAZY makes when first used)
         self._api = _loader.api()
         self._parent = parent
-        self._regs: dict[bytes, Registration] = {}
-        self._children = 0
-        self._close_when_childless = False
-        self._traced = False
-        self._trace_hooks: list[Any] = []
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
         if parent is None:
+            self._lookups: dict[object, Entry] = {}
+            # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
+            self._arg_builds: dict[object, Callable[..., Any]] = {}
             self._materialize()
         else:
             if parent._handle is None:
@@ -225,21 +224,8 @@ class Container:
             # (replay builders checking those words): a child per request looks nothing up again
             self._lookups, self._arg_builds = parent._child_lookups, parent._child_arg_builds
             self._lookups_generation = parent._child_generation[0]
-        # the lookups of this container's children that have no C container yet (see above)
-        self._child_lookups: dict[object, Entry] = {}
-        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
-        self._child_generation = [-1]  # the generation those lookups are valid for
-        # per key: the replay builder its children with values (and no C container) share, taking their
-        # values, and the key ids of its plan's steps other than values (or, with no builder, the
-        # configuration it was looked up for): see _value_build. It is those children's lookups too:
-        # no builder or hit in the places ``resolve`` reads, so it goes on to ``_resolve``
-        self._value_builds: dict[object, Any] = {}
-        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
-        self._hot_resolve = self._api.hot_resolve_key_instance
-        self._gil_collect = self._api.gil_resolve_key_collect
-        self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
         if values:
@@ -260,6 +246,35 @@ class Container:
             except BaseException:
                 self._close_quietly()
                 raise
+
+    # Per-instance state a child per request rarely needs, made on first use (see __getattr__)
+    _LAZY: dict[str, Callable[[Container], Any]] = {
+        "_regs": lambda self: {},  # its Python registrations, by encoded key
+        # the lookups of this container's children that have no C container yet (see __init__), and
+        # the generation they are valid for
+        "_child_lookups": lambda self: {},
+        "_child_arg_builds": lambda self: {},
+        "_child_generation": lambda self: [-1],
+        # per key: the replay builder its children with values (and no C container) share, taking their
+        # values, and the key ids of its plan's steps other than values (or, with no builder, the
+        # configuration it was looked up for), and the plan when it has container steps: see _value_build.
+        # It is those children's lookups too: no builder or hit in the places ``resolve`` reads, so it
+        # goes on to ``_resolve``
+        "_value_builds": lambda self: {},
+        "_prepared": lambda self: {},
+        "_trace_hooks": lambda self: [],
+        "_hot_resolve": lambda self: self._api.hot_resolve_key_instance,
+        "_gil_collect": lambda self: self._api.gil_resolve_key_collect,
+        "_ref_release": lambda self: self._api.tether_ref_release,  # with argtypes: takes the handle as an int
+    }
+
+    def __getattr__(self, name: str) -> Any:
+        make = Container._LAZY.get(name)
+        if make is None or "_api" not in self.__dict__:
+            raise AttributeError(f"'Container' object has no attribute {name!r}")
+        value = make(self)
+        setattr(self, name, value)
+        return value
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -350,75 +365,56 @@ class Container:
         for kid, obj, teardowns in made:
             self._adopt_scoped(handle, kid, obj, teardowns)
 
-    def _claim(self, prepared: executor.Prepared) -> tuple[list[int], Any]:
-        """The key ids of ``prepared``'s container steps this child lacks, claimed for this run (no
-        other run makes them until ``_unclaim``); or ``([], waiting)``: another run makes one now,
-        ``waiting`` a future done when it ends."""
+    def _claim(self, prepared: executor.Prepared) -> tuple[list[int] | None, Any]:
+        """The key ids of ``prepared``'s container steps this child lacks (None: none), claimed for
+        this run: another run of this child needing one waits until ``_unclaim``; or ``(None,
+        waiting)``: another run makes one now, ``waiting`` a future done when it ends. (No lock:
+        ``setdefault`` claims; a waiter checks after adding itself that the claim still stands.)"""
         vals = self._vals
         assert vals is not None
+        missing = None
+        for step in prepared.containers:
+            if step.kid not in vals:
+                missing = [step.kid] if missing is None else [*missing, step.kid]
+        if missing is None:
+            return None, None
         making = self._making
         if making is None:
             making = self._making = {}
-        with _CLAIMS:
-            missing = [step.kid for step in prepared.containers if step.kid not in vals]
-            for kid in missing:
-                waiters = making.get(kid)
-                if waiters is not None:
-                    loop = asyncio.get_running_loop()
-                    future = loop.create_future()
-                    waiters.append((loop, future))
-                    return [], future
-            for kid in missing:
-                making[kid] = []
-        return missing, None
+        waiters: list[Any] = []  # of every claim of this run
+        for n, kid in enumerate(missing):
+            other = making.setdefault(kid, waiters)
+            if other is not waiters:  # another run's: let go of ours, wait for its end
+                self._unclaim(missing[:n], waiters)
+                loop = asyncio.get_running_loop()
+                future = loop.create_future()
+                other.append((loop, future))
+                if making.get(kid) is not other:  # it ended meanwhile, maybe without seeing us
+                    future.set_result(None)
+                return None, future
+        return missing, waiters
 
-    def _unclaim(self, claimed: list[int]) -> None:
+    def _unclaim(self, claimed: list[int], waiters: list[Any]) -> None:
         making = self._making
         assert making is not None
-        with _CLAIMS:
-            for kid in claimed:
-                for loop, future in making.pop(kid, ()):
-                    loop.call_soon_threadsafe(aio._wake, future)
+        for kid in claimed:
+            making.pop(kid, None)
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(aio._wake, future)
 
-    async def _arun(self, key: Key) -> Any:
-        """``aresolve`` of a child with values and no C container: the plan its parent described,
-        its container steps made first where this child lacks them (``executor.amake_containers``,
-        async factories awaited here), then its builder; ``_MISS`` when it has none to run here (the
-        library's resolve, through ``aio``, then decides)."""
+    def _run_entry(self, key: Key) -> tuple[Any, ...] | None:
+        """For ``aresolve`` of a child with values and no C container: the entry of ``key`` in its
+        parent's ``_value_builds`` (see ``_value_build``) if it has a builder this child can run,
+        else None (the library's resolve, through ``aio``, then decides)."""
         parent = self._parent
         assert parent is not None
         entry = parent._value_builds.get(key)
         if entry is None or (entry[1] is None and entry[2] != parent._configuration()):
             entry = parent._value_build(key)
-        build = entry[1]
         vals = self._vals
-        if build is None or vals is None or not entry[2].isdisjoint(vals):
-            return _MISS
-        prepared = entry[4]
-        if prepared is None:
-            result = build(vals)
-        else:
-            while True:
-                claimed, waiting = self._claim(prepared)
-                if waiting is None:
-                    break
-                await waiting  # another run of this child makes one of them: then look again
-            try:
-                made = await executor.amake_containers(prepared, vals, self) if claimed else []
-                if made is None:
-                    return _MISS
-                try:
-                    result = build(executor.with_made(vals, made))
-                except BaseException:
-                    await executor.adiscard(made)
-                    raise
-                self._publish(made)  # (also when the builder declined: made for this container, as the library's would be)
-            finally:
-                if claimed:
-                    self._unclaim(claimed)
-        if result is _MISS:
-            parent._value_builds.pop(key, None)
-        return result
+        if entry[1] is None or vals is None or not entry[2].isdisjoint(vals):
+            return None
+        return entry
 
     def _provide_pending(self, handle: c_void_p | None) -> None:
         """Gives the library the values this container was made with (``tether_provide_value``)."""
@@ -1200,7 +1196,7 @@ class Container:
                     return entry
                 if not prepared.takes_values:  # (a graph without values: the same for every child)
                     build = functools.partial(_ignoring_values, build)
-                # (the last: the plan, when a child must make its container steps first; see _arun)
+                # (the last: the plan, when a child must make its container steps first; see aresolve)
                 entry = (None, build, prepared.step_keys, None, prepared if prepared.containers else None)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
@@ -1220,10 +1216,40 @@ class Container:
         what it made."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
-        if self._vals is not None and not args and not aio.here():  # a request's child: its parent's plan, run here
-            result = await self._arun(key)
-            if result is not _MISS and result is not _BUSY:
-                return result
+        vals = self._vals
+        if vals is not None and not args and not _attempting:
+            # A request's child: the plan its parent described, its container steps made first where
+            # this child lacks them (async factories awaited here, see executor.amake_containers),
+            # then its builder; else the library's resolve (through aio) decides
+            entry = self._run_entry(key)
+            if entry is not None:
+                build, prepared = entry[1], entry[4]
+                claimed = None
+                while prepared is not None:
+                    claimed, waiting = self._claim(prepared)
+                    if claimed is not None or waiting is None:
+                        break
+                    await waiting  # another run of this child makes one of them: then look again
+                if claimed is None:
+                    result = build(vals)
+                else:
+                    try:
+                        made = await executor.amake_containers(prepared, vals, self)
+                        if made is None:
+                            result = _MISS
+                        else:
+                            try:
+                                result = build(executor.with_made(vals, made))
+                            except BaseException:
+                                await executor.adiscard(made)
+                                raise
+                            self._publish(made)  # (also when the builder declined: made for this container, as the library's would be)
+                    finally:
+                        self._unclaim(claimed, waiting)
+                if result is not _MISS and result is not _BUSY:
+                    return result
+                if result is _MISS:
+                    self._parent._value_builds.pop(key, None)  # type: ignore[union-attr]
         return await aio.resolve(self, key, args)
 
     @staticmethod

@@ -96,7 +96,7 @@ class _RequestContainer:
             container = self.container = Container(parent=self.root, values={key: connection})
         return container
 
-    async def close(self, where: str, failure: BaseException | None) -> None:
+    async def close(self, scope: Scope, failure: BaseException | None) -> None:
         """Closes the child (teardown; async teardown awaited), ``failure`` thrown into generator
         teardowns, logging failures: the response is gone by now, and an exception of the handler
         must stay the one reported."""
@@ -106,7 +106,8 @@ class _RequestContainer:
         try:
             await container._aclose(failure)  # (teardowns that do not suspend run right in the call)
         except Exception:
-            logger.exception("tether.fastapi: tearing down the container of %s failed", where)
+            logger.exception("tether.fastapi: tearing down the container of %s %s failed",
+                             scope.get("method", "WEBSOCKET"), scope.get("path", ""))
 
 
 class _ChildPerRequest:
@@ -125,9 +126,9 @@ class _ChildPerRequest:
         try:
             await self.app(scope, receive, send)
         except BaseException as exc:
-            await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", exc)
+            await holder.close(scope, exc)
             raise
-        await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", holder.failure)
+        await holder.close(scope, holder.failure)
 
 
 def install(app: FastAPI, root: Container) -> None:
