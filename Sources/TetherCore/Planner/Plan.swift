@@ -378,8 +378,9 @@ final class Plan: @unchecked Sendable {
         var allowsValues = false
         /// Whether container-scoped registrations are recorded as made steps the runner makes once
         /// per resolving container (`PlanDescription.Step.container`) rather than declined; only
-        /// those whose slots all take declared values or other such steps, with no completion
-        /// callback: then whether the resolving container holds one already changes no other step.
+        /// those whose dependency slots all take declared values or other such steps (and CONTEXT,
+        /// RESOLVER slots), with no completion callback: then whether the resolving container holds
+        /// one already changes no other step.
         var allowsContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
@@ -524,10 +525,19 @@ final class Plan: @unchecked Sendable {
             var slots: [Int] = []
             let firstNew = steps.count
             for param in r.params {
-                guard case .dependency(let key) = param, let dep = lookup.unretainedRegistration(for: key),
-                      !dep._withUnsafeGuaranteedRef({ $0.hasArguments }), let step = visit(dep),
-                      steps[step].isContainer || dep._withUnsafeGuaranteedRef({ $0.isDeclaredValue }) else { return nil }
-                slots.append(step)
+                switch param {
+                case .dependency(let key):
+                    guard let dep = lookup.unretainedRegistration(for: key), !dep._withUnsafeGuaranteedRef({ $0.hasArguments }),
+                          let step = visit(dep), steps[step].isContainer || dep._withUnsafeGuaranteedRef({ $0.isDeclaredValue })
+                    else { return nil }
+                    slots.append(step)
+                case .context:
+                    slots.append(Plan.context)
+                case .resolver where allowsResolvers:
+                    slots.append(Plan.resolver)
+                default:
+                    return nil
+                }
             }
             onPath.remove(id)
             let index = steps.count

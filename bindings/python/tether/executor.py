@@ -178,9 +178,12 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
                 return None
             slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
-            if len(slots) != len(reg.plan.slots) or any(i < 0 or i >= number or values[i] < 0 for i in slots):
+            deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
+            if (len(deps) != len(reg.plan.slots) or len(slots) - len(deps) != (1 if deps else 0)
+                    or any(slot.kind != PARAM_DEP for slot in reg.plan.slots)
+                    or any(i < 0 or i >= number or values[i] < 0 for i in deps)):
                 return None
-            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in slots)))
+            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in deps)))
             made.append(None)  # type: ignore[arg-type]
             args.append(None)
             continue
