@@ -8,6 +8,7 @@ import ctypes
 import functools
 import inspect
 import operator
+import types
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
@@ -38,6 +39,11 @@ _ZERO = c_size_t(0)
 _MATERIALIZING = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
+#: The state a child with values and no C container takes from its parent's template (see Container.__init__)
+_TEMPLATE = ("_api", "_parent", "_closed", "_strict", "_word", "_parent_words", "_hit_word", "_hit_view",
+             "_created_word", "_lookups", "_hot_resolve", "_gil_collect", "_ref_release")
+#: A template's read-only empty mapping (see Container._as_template)
+_NONE_YET = types.MappingProxyType({})
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
 _box_of = object_table.box_of
@@ -57,6 +63,9 @@ _SLOW = executor.SLOW
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 _NO_VIEW = memoryview((c_size_t * 1)(2**64 - 1)).cast("B").cast("N")
+#: What a child with values and no C container becomes when it closes (see Container._close)
+_CLOSED_CHILD = {"_vals": None, "_scoped": None, "_closed": True, "_word": _NO_VERSION, "_parent_words": (),
+                 "_hit_word": _NO_VERSION, "_hit_view": _NO_VIEW}
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
 #: A lookup entry: (cell, word, token, builder, (interned id, WEAK/SINGLETON registration or None)).
 #: With a cell, a singleton the library answered as published (a held resolve): the registration's
@@ -173,6 +182,9 @@ class Container:
     _close_when_childless = False
     _traced = False
     _closed = True  # (until __init__ got far enough for close to make sense)
+    # What its children with values and no C container start as (see __init__); None until the
+    # first one was made the long way, and again once this container closes
+    _child_template: dict[str, Any] | None = None
     # WEAK registrations whose object the library answered from here, with the hit word's value read
     # before that resolve (see _resolve_weak); made when first needed
     _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
@@ -197,15 +209,34 @@ class Container:
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
+        if type(values) is dict and values and type(parent) is Container and strict is None:
+            template = parent._child_template
+            if template is not None:  # a child per request: its parent's template, its values kept here
+                state = self.__dict__
+                state.update(template)
+                vals: dict[int, Any] = {}
+                pending = []
+                for key, obj in values.items():
+                    raw = _value_key(key, obj)
+                    kid = _key_ids.get(raw)
+                    vals[kid if kid is not None else self._key_id(raw)] = obj
+                    pending.append((raw, obj))
+                state["_vals"], state["_pending_values"], state["_arg_builds"] = vals, pending, {}
+                state["_lookups_generation"] = parent._child_generation[0]
+                parent._children += 1
+                return
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         if values is not None and type(values) is not dict and not isinstance(values, Mapping):
             raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
-        # (what is not set here: the class's defaults, and the containers _LAZY makes when first used)
+        # (what is not set here: the class's defaults)
         self._api = _loader.api()
         self._parent = parent
+        self._regs: dict[bytes, Registration] = {}
+        self._trace_hooks: list[Any] = []
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
+        self._own_state()
         if parent is None:
             self._lookups: dict[object, Entry] = {}
             # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
@@ -226,6 +257,9 @@ class Container:
             self._lookups_generation = parent._child_generation[0]
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
+        self._hot_resolve = self._api.hot_resolve_key_instance
+        self._gil_collect = self._api.gil_resolve_key_collect
+        self._ref_release = self._api.tether_ref_release  # with argtypes: takes the handle as an int
         if parent is not None:
             parent._children += 1
         if values:
@@ -241,40 +275,38 @@ class Container:
                     # something needs the library, which then gets them (see _materialize)
                     assert parent is not None
                     self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, {}
+                    if parent._child_template is None and type(parent) is Container:
+                        parent._child_template = self._as_template()
                 else:
                     self._provide_pending(self._handle_arg)
             except BaseException:
                 self._close_quietly()
                 raise
 
-    # Per-instance state a child per request rarely needs, made on first use (see __getattr__)
-    _LAZY: dict[str, Callable[[Container], Any]] = {
-        "_regs": lambda self: {},  # its Python registrations, by encoded key
-        # the lookups of this container's children that have no C container yet (see __init__), and
-        # the generation they are valid for
-        "_child_lookups": lambda self: {},
-        "_child_arg_builds": lambda self: {},
-        "_child_generation": lambda self: [-1],
+    def _own_state(self) -> None:
+        """The state of a container that may have children (or registrations) of its own."""
+        if self.__dict__.get("_regs") is _NONE_YET:
+            self._regs, self._trace_hooks = {}, []
+        # the lookups of this container's children that have no C container yet (see __init__)
+        self._child_lookups: dict[object, Entry] = {}
+        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
+        self._child_generation = [-1]  # the generation those lookups are valid for
         # per key: the replay builder its children with values (and no C container) share, taking their
         # values, and the key ids of its plan's steps other than values (or, with no builder, the
         # configuration it was looked up for), and the plan when it has container steps: see _value_build.
         # It is those children's lookups too: no builder or hit in the places ``resolve`` reads, so it
         # goes on to ``_resolve``
-        "_value_builds": lambda self: {},
-        "_prepared": lambda self: {},
-        "_trace_hooks": lambda self: [],
-        "_hot_resolve": lambda self: self._api.hot_resolve_key_instance,
-        "_gil_collect": lambda self: self._api.gil_resolve_key_collect,
-        "_ref_release": lambda self: self._api.tether_ref_release,  # with argtypes: takes the handle as an int
-    }
+        self._value_builds: dict[object, Any] = {}
+        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        make = Container._LAZY.get(name)
-        if make is None or "_api" not in self.__dict__:
-            raise AttributeError(f"'Container' object has no attribute {name!r}")
-        value = make(self)
-        setattr(self, name, value)
-        return value
+    def _as_template(self) -> dict[str, Any]:
+        """What the next child with values of this one's parent starts as (see __init__'s first
+        lines): this child's state but its values; what it would only change once it has a C
+        container (which gives it its own: ``_materialize``) read-only, so no write goes unnoticed."""
+        template = {name: self.__dict__[name] for name in _TEMPLATE}
+        template.update(_regs=_NONE_YET, _trace_hooks=(), _child_lookups=_NONE_YET, _child_arg_builds=_NONE_YET,
+                        _child_generation=(-1,), _value_builds=_NONE_YET, _prepared=_NONE_YET)
+        return template
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -292,6 +324,8 @@ class Container:
         if handle is not None:
             return handle
         parent = self._parent
+        if self.__dict__.get("_regs") is _NONE_YET:  # made from a template: its own state from now on
+            self._own_state()
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
@@ -523,9 +557,7 @@ class Container:
                 waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
                 if waiting:
                     raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
-            self._vals = self._scoped = None
-            self._closed = True
-            self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
+            self.__dict__.update(_CLOSED_CHILD)  # no replay, and no singleton hit, from a closed container
             self._lookups = {}
             parent = self._parent
             assert parent is not None
@@ -556,6 +588,7 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
+        self._child_template = None
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
