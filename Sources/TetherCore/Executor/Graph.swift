@@ -324,8 +324,7 @@ final class Graph {
                     let lookup = frames[top].lookup
                     guard let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
                         let path = path
-                        throw TetherError(.notFound, "no registration for \(key.quoted) (needed by \(pathText(path))); register it first (tether_register) or check the spelling",
-                                          ErrorParts(.register, key: key, path: path))
+                        throw TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
                     }
                     try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
                 case .all(let key):

@@ -116,7 +116,7 @@ public final class Resolver: @unchecked Sendable {
         let neededBy = path.isEmpty ? "the completion callback of \(owner.quoted)" : pathText(path)
         var parts = ErrorParts(.register, key: key, path: path)
         if path.isEmpty { parts.callbackOf = owner }
-        return TetherError(.notFound, "no registration for \(key.quoted) (needed by \(neededBy)); register it first (tether_register) or check the spelling", parts)
+        return TetherError.notRegistered(key, neededBy: neededBy, parts)
     }
 
     /// The error of a resolver asking for `key`, which takes runtime arguments.

@@ -9,7 +9,7 @@ extension Container {
     @discardableResult
     public func overrideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
                               destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> Registration {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         let registration = Registration(key: key, params: [], factory: ValueFactory(key: key), container: self)
         try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         return try override(registration)
@@ -39,7 +39,7 @@ extension Container {
         }
         guard done else {
             if let held = registration.retire() { drop([held]) }  // a value is let go of: the caller's drop runs
-            throw TetherError(.invalidHandle, "the container was freed")
+            throw TetherError.containerFreed
         }
         dropBuilt(over: key)
         return registration
@@ -50,7 +50,7 @@ extension Container {
     @discardableResult
     public func clearOverride(_ key: Key) throws(TetherError) -> Registration {
         let ended: Result<Registration, TetherError> = state.withLock { s in
-            if s.isClosed { return .failure(TetherError(.invalidHandle, "the container was freed")) }
+            if s.isClosed { return .failure(TetherError.containerFreed) }
             guard var stack = s.overrides[key], let restored = stack.popLast() else {
                 return .failure(TetherError(.invalidArgument,
                     "\(key.quoted) is not overridden in this container; clear an override in the container it was made in, once per override"))

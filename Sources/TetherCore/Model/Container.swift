@@ -82,7 +82,7 @@ public final class Container: @unchecked Sendable {
                 s.liveChildren.append(me)
                 return true
             }
-            guard ok else { throw TetherError(.invalidHandle, "the parent container was freed") }
+            guard ok else { throw TetherError.parentFreed }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
     }
@@ -140,7 +140,7 @@ public final class Container: @unchecked Sendable {
             s.liveChildren.append(.passUnretained(child))
             return .some(child)
         }
-        guard let taken else { throw TetherError(.invalidHandle, "the parent container was freed") }
+        guard let taken else { throw TetherError.parentFreed }
         guard let child = taken else { return nil }
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
@@ -357,7 +357,7 @@ public final class Container: @unchecked Sendable {
             configurationChanged()
             return .some(old)
         }
-        guard let replaced else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard let replaced else { throw TetherError.containerFreed }
         if let replaced {  // a new key (a request's registration, say) has nothing to drop
             var dropped = replaced.retire().map { [$0] } ?? []
             dropped += takeScoped { $0 === replaced }
@@ -438,10 +438,9 @@ public final class Container: @unchecked Sendable {
     /// `resolve`, handing over the caller's reference without a retain and release
     /// on the way (an embedding layer stores it as is).
     public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         guard let registration = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
-                              ErrorParts(.register, key: key))
+            throw TetherError.notRegistered(key)
         }
         return try resolveRetained(registration, arguments: arguments)
     }
@@ -449,7 +448,7 @@ public final class Container: @unchecked Sendable {
     /// `resolveRetained(_:arguments:)` of the registration `registrationToResolve` found.
     public func resolveRetained(_ registration: Unmanaged<Registration>,
                                 arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.takeUnretainedValue()) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
         let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
@@ -522,9 +521,9 @@ public final class Container: @unchecked Sendable {
     /// Why `resolveObject(_:)` refuses `key` (out of line: the resolve path stays short).
     @inline(never)
     private func objectMisuse(_ key: Key) -> TetherError {
-        if isClosed { return TetherError(.invalidHandle, "the container was freed") }
+        if isClosed { return TetherError.containerFreed }
         guard let registration = registration(for: key) else {
-            return TetherError(.notFound, "no registration for \(key.quoted); register it first or check the spelling", ErrorParts(.register, key: key))
+            return TetherError.notRegistered(key)
         }
         if !registration.spec.holdsObject {
             return TetherError(.invalidArgument, "\(key.quoted) is not registered with an ObjectFactory: resolve(_:) gives its instance")

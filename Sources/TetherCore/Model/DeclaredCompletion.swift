@@ -16,7 +16,7 @@ open class DeclaredCompletion: Completion, @unchecked Sendable {
     public static func isTarget(_ param: Param) -> Bool {
         switch param {
         case .dependency, .weak: true
-        default: false
+        case .lazy, .weakLazy, .context, .resolver, .argument, .all, .factory: false
         }
     }
 

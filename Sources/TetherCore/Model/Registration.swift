@@ -378,7 +378,7 @@ public final class Registration: @unchecked Sendable {
             switch p {
             case .resolver: resolvers += 1
             case .argument: arguments = true
-            default: break
+            case .dependency, .weak, .lazy, .weakLazy, .context, .all, .factory: break
             }
         }
         if resolvers > 1 {
@@ -438,7 +438,7 @@ public final class Registration: @unchecked Sendable {
             return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.retained }
         case .weak:
             return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
-        default:
+        case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
             return nil
         }
     }
@@ -466,7 +466,7 @@ public final class Registration: @unchecked Sendable {
                 let rare = rareForWriting
                 rare.weakCache = WeakBox(instance)
                 if rare.weakEpoch.load(ordering: .relaxed) & 1 != 0 { rare.weakEpoch.add(1, ordering: .releasing) }
-            default:
+            case .graph, .transient, .container:  // not published here (container scope: `Container.publishScoped`)
                 break
             }
             return false

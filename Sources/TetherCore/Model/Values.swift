@@ -51,7 +51,7 @@ extension Container {
     public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         }

@@ -233,7 +233,7 @@ public struct GraphCheck {
     public var allProblems: [TetherError] {
         var found: [TetherError] = []
         for m in missing {
-            found.append(TetherError(.notFound, "no registration for \(m.key.quoted) (needed by \(cappedList(m.shown, separator: ", ") { $0 }))"))
+            found.append(TetherError.notRegistered(m.key, neededBy: cappedList(m.shown, separator: ", ") { $0 }, listed: true))
         }
         for c in cycles {
             found.append(Graph.constructorCycle(c))

@@ -74,10 +74,9 @@ extension Container {
     /// `completions`: whether plans with completion callbacks are described (declared ones,
     /// and resolver-form ones where `describedCompletions` can answer their resolvers).
     public func describePlan(_ key: Key, completions describesCompletions: Bool = false) throws(TetherError) -> PlanDescription? {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
+        guard !isClosed else { throw TetherError.containerFreed }
         guard let root = unretainedRegistration(for: key) else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
-                              ErrorParts(.register, key: key))
+            throw TetherError.notRegistered(key)
         }
         // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
         guard usesPlans, root._withUnsafeGuaranteedRef({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
