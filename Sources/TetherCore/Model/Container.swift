@@ -566,11 +566,8 @@ public final class Container: @unchecked Sendable {
     /// creation order with the rest. Throws (and keeps nothing) when the container is closed,
     /// `key`'s visible registration is not container-scoped, or this container holds one already.
     public func adoptScoped(_ key: Key, _ pointer: UnsafeMutableRawPointer) throws(TetherError) {
-        guard !isClosed else { throw TetherError(.invalidHandle, "the container was freed") }
-        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else {
-            throw TetherError(.notFound, "no registration for \(key.quoted); register it first (tether_register) or check the spelling",
-                              ErrorParts(.register, key: key))
-        }
+        guard !isClosed else { throw TetherError.containerFreed }
+        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else { throw TetherError.notRegistered(key) }
         guard registration.spec.scope == .container else {
             throw TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope: only a container-scoped "
                 + "instance a described plan made can be adopted; resolve it instead")
