@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 7
+#define TETHER_BINDING_API_VERSION 8
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -129,6 +129,9 @@ typedef struct tether_error_parts {
 #define TETHER_PLAN_STEP_CACHED 1u
 /** tether_plan_step.flags: the resolving container's value of `key` (a declared value key). */
 #define TETHER_PLAN_STEP_VALUE 2u
+/** tether_plan_step.flags: a container-scoped registration's instance, made at most once per
+    resolving container (plan_describe, plan_adopt). */
+#define TETHER_PLAN_STEP_CONTAINER 4u
 
 /** One step of a described plan (plan_describe). */
 typedef struct tether_plan_step {
@@ -138,7 +141,7 @@ typedef struct tether_plan_step {
     size_t slot_count;                 /* its declared param count; 0 for a cached or value step */
     ptrdiff_t parent;                  /* the step whose factory asked for it first; -1 for the root */
     uint32_t key;                      /* its key (a tether_intern id) */
-    uint32_t flags;                    /* 0, TETHER_PLAN_STEP_CACHED or TETHER_PLAN_STEP_VALUE */
+    uint32_t flags;                    /* 0, TETHER_PLAN_STEP_CACHED, _VALUE or _CONTAINER */
 } tether_plan_step;
 
 /** An input of plan_describe: the slot is a TETHER_PARAM_CONTEXT (the registration's context). */
@@ -263,8 +266,14 @@ typedef struct tether_binding {
         DEP target strong, a WEAK one weak), which follow the steps' inputs in `inputs`. Resolver-form
         ones: see plan_keys. Cached steps: take the instance the library published for `key`; with none,
         resolve the root through the library instead. Value steps: take the resolving child's value of
-        `key`; with none, resolve through the library. Only plain plans are described (graph and
-        transient steps with DEP, CONTEXT and RESOLVER slots, cached or value leaves, the root's runtime
+        `key`; with none, resolve through the library. Container steps: a container-scoped registration
+        (no callback, no runtime argument) whose slots take only value and container steps; made at most
+        once per resolving container: take the instance that container holds (from an earlier run for
+        it), else call the factory and keep the instance for that container once the whole run
+        succeeded. A runner keeps such instances only for a child whose tether_container it has not made
+        yet, tears them down at its close (last made first), and hands them over with plan_adopt, in
+        creation order, if it makes that container. Only plain plans are described (graph, transient
+        and container steps with DEP, CONTEXT and RESOLVER slots, cached or value leaves, the root's runtime
         arguments, at most 64 steps, no cycle): otherwise OK with every count 0, and the binding resolves
         through the library, which also reports what is wrong. A description is valid while the sum of
         container_versions' words read before this call is unchanged. Replay with a resolve's semantics:
@@ -331,10 +340,19 @@ typedef struct tether_binding {
         after the object you hand out; never write it; it lives as long as the process.
         INVALID_ARGUMENT (NULL `word`). Lock-free. */
     tether_status (*container_hit_word)(tether_container *c, const volatile size_t **word);
+
+    /** Hands `c` the instance `instance` a binding made for it by running a container step of a
+        described plan before `c` existed in the library: `c` caches it for `key` as if a resolve from
+        `c` had made it now (its destructor runs when `c` lets go of it, in creation order with the
+        rest: hand several over in the order they were made). `instance` is owned by `c` on success,
+        still the caller's on failure. INVALID_HANDLE; INVALID_ARGUMENT (NULL `instance`, unknown id,
+        `key` not container-scoped from `c`, `c` holds one already, re-registered meanwhile);
+        NOT_FOUND. Thread-safe. */
+    tether_status (*plan_adopt)(tether_container *c, uint32_t key, void *instance);
 } tether_binding;
 
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of

@@ -222,6 +222,51 @@ static void test_value_steps(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A container-scoped registration over a declared value is a container step (made once per
+ * resolving container); tether_plan_adopt hands what a binding made for a child to that child's
+ * cache: resolves take it, and its destructor runs once, at the child's free, after what was made later. */
+static void test_container_steps_and_adopt(void) {
+    static kind k_session = {"Session", 0, 0}, k_late = {"Late", 0, 0}, k_user = {"User", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Request"));
+    reg_node(root, "Session", &k_session, TETHER_SCOPE_CONTAINER, "Request", NULL, drop_node);
+    reg_node(root, "User", &k_user, TETHER_SCOPE_GRAPH, "Session", NULL, drop_node);
+    reg_node(root, "Late", &k_late, TETHER_SCOPE_CONTAINER, "Session", NULL, drop_node);
+    reg_node(root, "OverGraph", &k_user, TETHER_SCOPE_CONTAINER, "User", NULL, drop_node);
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t input_count, step_count = describe(root, "User", steps, inputs, &input_count);
+    if (plans_off()) {
+        CHECK(step_count == 0);
+    } else {
+        CHECK(step_count == 3 && steps[0].flags == TETHER_PLAN_STEP_VALUE);
+        CHECK(steps[1].flags == TETHER_PLAN_STEP_CONTAINER && steps[1].key == key_of(root, "Session"));
+        CHECK(steps[1].slot_count == 2 && inputs[steps[1].first_input + 1] == 0 && steps[1].parent == 2);
+        CHECK(steps[2].flags == 0 && inputs[steps[2].first_input + 1] == 1);
+        CHECK(describe(root, "OverGraph", steps, inputs, &input_count) == 0);  /* over a graph step: not described */
+    }
+    static int request;
+    tether_container *child = new_container_in(root);
+    CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
+    node *made = node_new(&k_session, NULL, NULL);  /* what a binding's run of the plan made */
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "User"), made), TETHER_E_INVALID_ARGUMENT);
+    CHECK(strstr(tether_last_error(), "graph scope") != NULL);
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "Session"), NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(TB.plan_adopt(child, key_of(root, "Session"), made));
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "Session"), made), TETHER_E_INVALID_ARGUMENT);
+    CHECK(strstr(tether_last_error(), "already") != NULL);
+    tether_ref *out;
+    node *user = resolve(child, "User", &out);
+    CHECK(user->a == made && k_session.made == 1);  /* taken, not made (made counts node_new's call) */
+    CHECK_OK(tether_ref_release(out));
+    CHECK(resolve(child, "Late", &out)->a == made);
+    CHECK_OK(tether_ref_release(out));
+    CHECK(k_late.dropped == 0 && k_session.dropped == 0);
+    CHECK_OK(tether_container_free(child));
+    CHECK(k_late.dropped == 1 && k_session.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 static void test_plan_failure(void) {
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
@@ -399,6 +444,7 @@ int main(void) {
     RUN(test_no_plan_for_graphs_that_are_not_plain);
     RUN(test_cached_steps);
     RUN(test_value_steps);
+    RUN(test_container_steps_and_adopt);
     RUN(test_plan_failure);
     RUN(test_argument_inputs);
     RUN(test_children_of_a_container_without_plans_have_none);

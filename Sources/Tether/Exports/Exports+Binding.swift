@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 7
+private let bindingVersion: UInt32 = 8
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -50,6 +50,8 @@ private let bindingTable: [UnsafeRawPointer] = [
                                                                 UnsafeMutablePointer<Int>?) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_container_hit_word($0, $1) } as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_plan_adopt($0, $1, $2) } as @convention(c) (OpaquePointer?, UInt32, UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
 ]
 

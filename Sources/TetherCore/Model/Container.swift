@@ -613,6 +613,31 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    /// Takes `pointer`, made by `key`'s container-scoped registration's factory for this
+    /// container by a binding running a described plan (`PlanDescription.Step.container`), as
+    /// the instance this container caches for it, as if a resolve from here had made it now:
+    /// the registration's destructor runs on it when it is let go of (reset, close), in
+    /// creation order with the rest. Throws (and keeps nothing) when the container is closed,
+    /// `key`'s visible registration is not container-scoped, or this container holds one already.
+    public func adoptScoped(_ key: Key, _ pointer: UnsafeMutableRawPointer) throws(TetherError) {
+        guard !isClosed else { throw TetherError.containerFreed }
+        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else { throw TetherError.notRegistered(key) }
+        guard registration.spec.scope == .container else {
+            throw TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope: only a container-scoped "
+                + "instance a described plan made can be adopted; resolve it instead")
+        }
+        guard scopedInstance(of: registration) == nil else {
+            throw TetherError(.invalidArgument, "the container holds an instance of \(key.quoted) already: adopt one made for it only once, "
+                + "before anything resolves it from the container")
+        }
+        let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
+                                     reference: { _ in fatalError("an adopted instance has no dependencies") })
+        defer { instance.release() }  // the cache keeps it
+        guard publishScoped(registration, instance.takeUnretainedValue()) else {
+            throw TetherError(.invalidArgument, "\(key.quoted) was registered again or the container closed meanwhile: nothing adopted")
+        }
+    }
+
     /// Removes the container-scoped instances of the registrations `matching` picks, for `drop`.
     func takeScoped(_ matching: (Registration) -> Bool) -> [Dropped] {
         state.withLock { s in Self.takeScoped(&s, matching) }

@@ -24,6 +24,13 @@ public struct PlanDescription: Sendable {
         /// parent: the runner takes the instance the resolving container provides for it
         /// (`provideValue`); where none does, it resolves the root instead (which reports it missing).
         public let value: Bool
+        /// A container-scoped registration: made at most once per resolving container. Where
+        /// the container resolved from holds its instance already (made by an earlier run of a
+        /// plan there), the runner takes that one; else it makes it with its inputs and keeps it
+        /// for that container, which lets go of it when it closes, after what was made after it
+        /// (`Container.adoptScoped` hands it to the container's own cache). Its slots take
+        /// declared values and other container steps only.
+        public let container: Bool
     }
 
     /// A completion callback the resolve runs: callback `number` (from 0, in the
@@ -85,8 +92,10 @@ extension Container {
         guard let root = unretainedRegistration(for: key) else {
             throw TetherError.notRegistered(key)
         }
-        guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
-        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true)
+        // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
+        guard usesPlans, root._withUnsafeGuaranteedRef({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
+        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
+                                     allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in
@@ -95,7 +104,7 @@ extension Container {
             return PlanDescription.Step(registration: registration,
                                         inputs: recorder.inputs[step.firstInput ..< step.firstInput + slots],
                                         parent: step.parent, cached: step.isShared && !registration.isDeclaredValue,
-                                        value: registration.isDeclaredValue)
+                                        value: registration.isDeclaredValue, container: step.isContainer)
         }
         guard let (completions, keys) = describedCompletions(recorder) else { return nil }
         return PlanDescription(steps: steps, completions: completions, keys: keys)
@@ -153,7 +162,7 @@ extension Container {
     /// library's resolve would destroy it with the rest); and no step is a declared value (a
     /// child's own, not this container's).
     private func answersResolvers(_ recorder: Plan.Recorder) -> Bool {
-        guard !recorder.steps.contains(where: { $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
+        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
         let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.takeUnretainedValue()) })
         var alone: [ObjectIdentifier: Bool] = [:]
         func buildsAlone(_ r: Registration) -> Bool {

@@ -33,7 +33,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 7
+BINDING_API_VERSION = 8
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -70,6 +70,8 @@ def plan_argument(n: int) -> int:
 PLAN_STEP_CACHED = 1
 #: ...: the resolving container's value of the step's key (a declared value key), no factory call
 PLAN_STEP_VALUE = 2
+#: ...: a container-scoped registration, made at most once per resolving container (see executor.ContainerStep)
+PLAN_STEP_CONTAINER = 4
 
 #: tether_plan_completion.flags: a resolver-form callback (its resolver answered by tether_plan_keys/_resolver)
 PLAN_COMPLETION_RESOLVER = 1
@@ -287,6 +289,7 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "replay_leave": (_status, []),
     "container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "container_hit_word": (_status, [_p, POINTER(c_void_p)]),
+    "plan_adopt": (_status, [_p, c_uint32, _p]),
 }
 
 

@@ -33,9 +33,10 @@ from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
-                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
-                    plan_argument)
-from ._state import constructing, raise_caused
+                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
+                    PlanKey, PlanStep, plan_argument)
+from . import aio, teardown
+from ._state import constructing, raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -126,7 +127,7 @@ class Prepared:
     with other registrations of the same declarations (the next child's)."""
 
     __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
-                 "made", "picks")
+                 "made", "picks", "containers")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
@@ -143,6 +144,10 @@ class Prepared:
         #: of them: (factory steps, None-checked steps, completion calls as (step, number), cached
         #: steps); None when ``called`` holds more (resolver-form callbacks' resolvers)
         self.made, self.picks = made, picks
+        #: its container steps (``TETHER_PLAN_STEP_CONTAINER``), in step order: the builder takes
+        #: their instances from the resolving child's values by key id, as value steps; a child
+        #: with no C container makes the missing ones first (``make_containers``)
+        self.containers: tuple[ContainerStep, ...] = ()
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -161,13 +166,27 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     cached: list[Registration] = []
     arguments: list[str] = []  # the root's runtime arguments' types, in order
     values: list[int] = []  # per step: the key id of a value step, else -1
+    containers: list[ContainerStep] = []
     for number, step in enumerate(steps):
-        values.append(step.key if step.flags & PLAN_STEP_VALUE else -1)
+        values.append(step.key if step.flags & (PLAN_STEP_VALUE | PLAN_STEP_CONTAINER) else -1)
         if step.flags & PLAN_STEP_VALUE:  # the resolving container's value: no registration to call
             made.append(None)  # type: ignore[arg-type]
             args.append(None)
             continue
         reg = regs.get(step.registration or 0)
+        if step.flags & PLAN_STEP_CONTAINER:  # taken as a value by the builder; made by make_containers
+            if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
+                return None
+            slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
+            deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
+            if (len(deps) != len(reg.plan.slots) or len(slots) - len(deps) != (1 if deps else 0)
+                    or any(slot.kind != PARAM_DEP for slot in reg.plan.slots)
+                    or any(i < 0 or i >= number or values[i] < 0 for i in deps)):
+                return None
+            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in deps)))
+            made.append(None)  # type: ignore[arg-type]
+            args.append(None)
+            continue
         if step.flags & PLAN_STEP_CACHED:
             if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
                 return None  # weak-scoped or native: the library resolves it
@@ -211,7 +230,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             return None
         calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
     checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
-    if made[-1] is None:
+    root_reg = made[-1] or (containers[-1].reg if containers and containers[-1].step == len(steps) - 1 else None)
+    if root_reg is None:
         return None  # the root is a value: resolving it needs no plan
     resolvers: tuple[Any, ...] = ()
     if any(targets is None for _, targets in calls):
@@ -225,8 +245,155 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     picks = (tuple(i for i, a in enumerate(args) if a is not None), tuple(i for i, check in enumerate(checks) if check),
              tuple((record.step, record.number) for record in completions),
              tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)), _handlers(api, handle, kid, made),
-                    _called(made, picks) + resolvers, tuple(cached), step_keys, made, None if resolvers else picks)
+    prepared = Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
+                        _handlers(api, handle, kid), _called(made, picks) + resolvers, tuple(cached), step_keys,
+                        made, None if resolvers or containers else picks)  # (no template: see again)
+    prepared.containers = tuple(containers)
+    return prepared
+
+
+class ContainerStep:
+    """A container step of a described plan (``TETHER_PLAN_STEP_CONTAINER``): its step number, key
+    id and registration, and the key ids of the value and container steps its slots take."""
+
+    __slots__ = ("step", "kid", "reg", "inputs")
+
+    def __init__(self, step: int, kid: int, reg: Registration, inputs: tuple[int, ...]) -> None:
+        self.step, self.kid, self.reg, self.inputs = step, kid, reg, inputs
+
+
+#: What a run of container steps made: (key id, object, its teardowns as ``[(teardown, owner)]``), in order
+Made = list[tuple[int, Any, list[Any]]]
+
+
+def _inputs(step: ContainerStep, vals: dict[int, Any], made: Made) -> list[Any] | None:
+    """The instances ``step``'s slots take, or None when the child lacks a value (the library reports it)."""
+    args = []
+    for kid in step.inputs:
+        obj = vals.get(kid)
+        if obj is None:
+            obj = next((o for k, o, _ in made if k == kid), None)
+            if obj is None:
+                return None
+        args.append(obj)
+    return args
+
+
+def with_made(vals: dict[int, Any], made: Made) -> dict[int, Any]:
+    """``vals`` and what a run made, by key id: what the builder takes."""
+    if not made:
+        return vals
+    merged = dict(vals)
+    for kid, obj, _ in made:
+        merged[kid] = obj
+    return merged
+
+
+def make_containers(prepared: Prepared, vals: dict[int, Any]) -> Made | None:
+    """The container steps of ``prepared`` that ``vals`` (a child's values and container instances,
+    by key id) lacks, made in step order by synchronous factories, for the builder and then the
+    child (``Container._publish``), their teardowns kept with them (not noted: no library box
+    holds them); None when this cannot make them (an async factory: ``aresolve`` does; a value
+    missing: the library reports it), with nothing made. A factory failing fails the resolve as
+    the library's would, what this made torn down."""
+    made: Made = []
+    for step in prepared.containers:
+        if step.kid in vals:
+            continue
+        args = _inputs(step, vals, made)
+        factory = step.reg.factory
+        if args is None or hasattr(factory, aio.BEGIN):
+            discard(made)
+            return None
+        making = getattr(factory, teardown.MADE, None)
+        try:
+            if making is None:
+                obj, teardowns = factory(*args), []
+            else:
+                obj, teardowns = making(args)
+            if obj is None:
+                raise step.reg._returned_none()
+        except BaseException as exc:
+            discard(made)
+            prepared.handlers[0](step.step, exc)
+        made.append((step.kid, obj, teardowns))
+    return made
+
+
+async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> Made | None:
+    """``make_containers`` for ``aresolve``: async factories are awaited here, on the caller's task
+    (``owner``: the child, whose close runs their async teardowns). Cancelled, it tears down what it
+    made and is cancelled."""
+    made: Made = []
+    frames = _tls.frames
+    try:
+        for step in prepared.containers:
+            if step.kid in vals:
+                continue
+            args = _inputs(step, vals, made)
+            if args is None:
+                await adiscard(made)
+                return None
+            reg = step.reg
+            factory = reg.factory
+            begin = getattr(factory, aio.BEGIN, None)
+            try:
+                frames.append([owner])  # the container an async teardown belongs to (aio.owner)
+                try:
+                    if begin is not None:
+                        awaitable, teardowns_of = begin(args, {})
+                    else:
+                        making = getattr(factory, teardown.MADE, None)
+                        if making is None:
+                            obj, teardowns = factory(*args), []
+                        else:
+                            obj, teardowns = making(args)
+                finally:
+                    frames.pop()
+                if begin is not None:
+                    obj = await awaitable
+                    teardowns = [] if obj is None else teardowns_of(obj)
+                if obj is None:
+                    raise reg._returned_none()
+            except Exception as exc:
+                await adiscard(made)
+                prepared.handlers[0](step.step, exc)
+            made.append((step.kid, obj, teardowns))
+    except BaseException:
+        await adiscard(made)
+        raise
+    return made
+
+
+def in_teardown_order(made: Made) -> list[Any]:
+    """The teardowns of what a run made, last made first."""
+    return [fn for _, _, teardowns in reversed(made) for fn, _ in reversed(teardowns)]
+
+
+def discard(made: Made) -> None:
+    """Tears down what a run made that no container keeps (a failed resolve), last made first,
+    as the library's abort drops a failed resolve's instances."""
+    if made:
+        fns = in_teardown_order(made)
+        made.clear()
+        teardown.run(fns, None)
+
+
+async def adiscard(made: Made) -> None:
+    """``discard``, awaiting async teardowns; their failures go to ``sys.unraisablehook``."""
+    if not made:
+        return
+    fns = in_teardown_order(made)
+    made.clear()
+    gathering = teardown.gather(None, True)
+    try:
+        teardown.run(fns, gathering)
+    finally:
+        teardown.stop_gathering()
+    if gathering.queue:
+        await teardown.run_queued(gathering)
+    for exc in gathering.errors:
+        teardown.unraisable(exc, "tether: tearing down what a failed aresolve made failed")
 
 
 #: A described step's size in 8-byte words (its registration handle is the first)
@@ -275,7 +442,7 @@ def again(prepared: Prepared, handles: list[int], own: dict[int, Registration], 
     made = [own.get(h) or reg for h, reg in zip(handles, prepared.made)]
     if picks is None or any(reg is not None and (reg.factory is None or reg.handle is None) for reg in made):
         return None
-    redone = Prepared(prepared.shape, _handlers(api, handle, kid, made), _called(made, picks),
+    redone = Prepared(prepared.shape, _handlers(api, handle, kid), _called(made, picks),  # type: ignore[arg-type]
                       tuple(made[i] for i in picks[3]), prepared.step_keys, made, picks)
     redone.makers = prepared.makers  # (the same shape: its compiled makers serve)
     return redone
@@ -290,8 +457,7 @@ def _called(made: Sequence[Registration | None], picks: tuple[Any, ...]) -> tupl
             *(fn.fn if isinstance(fn, Completion) else fn for fn in callbacks))
 
 
-def _handlers(api: Api, handle: int, kid: int,
-              made: Sequence[Registration | None]) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
+def _handlers(api: Api, handle: int, kid: int) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
     """A builder's failure handlers for the plan of ``kid`` from container ``handle`` (``failed.where``
     names the plan: see ``replaying``), and the count of constructions under way it checks."""
     report = api.tether_plan_failure
