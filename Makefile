@@ -34,7 +34,7 @@ TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
 TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
 TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz install clean bench \
+.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz fuzz-diff install clean bench \
         test-tsan test-swift-tsan test-c-tsan
 
 all: build
@@ -102,8 +102,12 @@ test-swift:
 
 # The conformance corpus (conformance/scenarios.json) on every path: the Swift core with plans
 # on and off, the C ABI plain, with TETHER_NO_PLANS=1 and under ASan+UBSan, Python with plans
-# on and off. Every path compares its trace with the same data.
-test-conformance: test-conformance-swift test-conformance-c test-conformance-python
+# on and off. Every path compares its trace with the same data, and the data with the reference
+# model (conformance/model.py: the design's semantics in plain Python, no library).
+test-conformance: test-conformance-model test-conformance-swift test-conformance-c test-conformance-python
+
+test-conformance-model:
+	$(PYTHON) conformance/model.py --check
 
 $(BUILD)/conformance.lines: conformance/scenarios.json conformance/tolines.py
 	mkdir -p $(dir $@)
@@ -223,10 +227,11 @@ FUZZ_JOBS    ?= 1
 FUZZ_AVOID   ?=
 FUZZ_RUN     := FUZZ_AVOID=$(FUZZ_AVOID) $(FUZZ_BIN) -timeout=20 -max_len=4096 -artifact_prefix=$(BUILD)/fuzz/
 
-$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h include/tether.h include/tether_binding.h $(LIB)
+# The conformance runner is linked in for the differential mode (FUZZ_DIFF=1).
+$(FUZZ_BIN): fuzz/api_fuzz.c fuzz/factories.h Tests/conformance/runner.c include/tether.h include/tether_binding.h $(LIB)
 	mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -fuse-ld=lld -Iinclude $< -o $@ $(LDFLAGS_T)
+	  -fuse-ld=lld -Iinclude -DCONFORMANCE_EMBED $< Tests/conformance/runner.c -o $@ $(LDFLAGS_T)
 
 # Runs for FUZZ_SECONDS in FUZZ_JOBS processes from the checked-in seeds; inputs it
 # adds go to build/fuzz/corpus, a crashing one to build/fuzz/crash-*.
@@ -242,6 +247,23 @@ test-fuzz: $(FUZZ_BIN)
 	$(FUZZ_RUN) -runs=0 fuzz/corpus
 	rm -rf $(BUILD)/fuzz/short && mkdir -p $(BUILD)/fuzz/short
 	$(FUZZ_RUN) -seed=$(FUZZ_SEED) -max_total_time=30 -print_final_stats=1 $(BUILD)/fuzz/short fuzz/corpus
+	rm -rf $(BUILD)/fuzz/diff-short
+	$(MAKE) --no-print-directory fuzz-diff FUZZ_DIFF_LIMIT=-runs=1500 FUZZ_DIFF_SEED=$(FUZZ_SEED) DIFF_CORPUS=$(BUILD)/fuzz/diff-short
+
+# The differential mode (fuzz/README.md): explores FUZZ_SECONDS from fuzz/corpus-diff (new inputs go
+# to DIFF_CORPUS), then logs every input's scenario with the library's trace and has the reference
+# model check each one. DIFF_TOLERATE: divergences the corpus lists as `known` bugs.
+DIFF_TOLERATE  ?= --tolerate sibling-order
+DIFF_CORPUS    ?= $(BUILD)/fuzz/diff-corpus
+FUZZ_DIFF_SEED ?= 0
+FUZZ_DIFF_LIMIT ?= -max_total_time=$(FUZZ_SECONDS)   # test-fuzz: a number of runs, the same on any machine
+fuzz-diff: $(FUZZ_BIN)
+	mkdir -p $(DIFF_CORPUS)
+	rm -rf $(BUILD)/fuzz/diff-logs && mkdir -p $(BUILD)/fuzz/diff-logs
+	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) $(FUZZ_DIFF_LIMIT) -print_final_stats=1 \
+	  $(DIFF_CORPUS) fuzz/corpus-diff
+	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(DIFF_CORPUS)
+	$(PYTHON) conformance/model.py --replay $(DIFF_TOLERATE) $(BUILD)/fuzz/diff-logs/*.lines
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 # Stripped but for the two Swift runtime symbols share/tether.supp names (valgrind).

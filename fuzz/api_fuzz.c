@@ -19,7 +19,9 @@
  *  - a failed resolve leaves none of the instances it made alive;
  *  - handles give back the instance they were made for;
  *  - after everything is freed, no instance with a destructor is alive.
- * The library is not instrumented (Swift, statically linked runtime); the harness is. */
+ * The library is not instrumented (Swift, statically linked runtime); the harness is.
+ * With FUZZ_DIFF=1 the input is read as a conformance scenario instead, checked against the
+ * reference model (the differential mode, below and in fuzz/README.md). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,7 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tether.h"
-#include "tether_binding.h"   /* tether_register_ex, with its options and callbacks of both forms */
+#include "tether_binding.h"   /* register_ex, with its options and callbacks of both forms */
+
+/* The binding protocol's table, opened once (tether_binding_open). */
+static tether_binding TB = TETHER_BINDING_INIT;
+__attribute__((constructor)) static void open_binding(void) {
+    if (tether_binding_open(&TB) != TETHER_OK) abort();
+}
 
 /* ---- known library bugs the harness can steer around (FUZZ_AVOID, fuzz/README.md) ---- */
 
@@ -333,7 +341,7 @@ static void use_resolver(tether_resolver *r, obj *o) {
 static int lazy_edge_refused(tether_status st, int owner, int key) {
     if (st != TETHER_E_RETAIN_CYCLE || owner < 0 || !objs[owner] || key < 0) return 0;
     tether_error_parts parts;
-    if (tether_last_error_parts(&parts) != TETHER_OK) return 0;
+    if (TB.last_error_parts(&parts) != TETHER_OK) return 0;
     return (parts.fix == TETHER_FIX_WEAK_EDGE || parts.fix == TETHER_FIX_WEAK_LAZY) && parts.callback == 0 && !parts.callback_of && parts.key && parts.target
         && !strcmp(parts.key, keys[objs[owner]->s->key]) && !strcmp(parts.target, keys[key]);
 }
@@ -578,7 +586,8 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
     if (!decl || (size_t)decl->ntargets != n) FAIL("a declared completion callback of %s got %zu targets it did not declare", keys[s->key], n);
     for (size_t i = 0; i < n; i++) {
         if (decl->targets[i].kind == TETHER_PARAM_DEP) {
-            int key = decl->targets[i].key[1] == 'x' ? 6 : decl->targets[i].key[1] - '0';
+            int key = 0;   /* by name: "K0#5" is not K0 */
+            while (key < NKEYS && strcmp(keys[key], decl->targets[i].key) != 0) key++;
             check_instance(args[i], c ? key : -1, "a declared DEP target");
             adopt(args[i], 1, "a declared DEP target", nframes ? frames[nframes - 1].id : 0);
             obj_add_dep(o, args[i]);
@@ -720,7 +729,7 @@ static void op_register(void) {
                                          .flags = TETHER_OPTIONS_CALLBACKS | (mode == 0 ? TETHER_OVERRIDE : mode == 1 ? TETHER_DECORATE : 0),
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
-        st = tether_register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
+        st = TB.register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
         expect(st, freed_meanwhile(ci, c) || (want_handle && superseded(s)) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
     } else {
         st = tether_register(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &r);
@@ -1143,11 +1152,11 @@ static void op_misc(void) {
         if (l->count && (u8() & 1)) {
             size_t j = u8() % l->count;
             tether_ref *item = NULL;
-            expect(tether_list_ref(out, j, &item), ST(TETHER_OK), "tether_list_ref");
+            expect(TB.list_ref(out, j, &item), ST(TETHER_OK), "tether_list_ref");
             if (tether_ref_get(item) != l->items[j]) FAIL("tether_list_ref: not the list's item");
             ref_keep(item, l->items[j]);
         }
-        expect(tether_list_ref(out, l->count, &(tether_ref *){NULL}), ST(TETHER_E_INVALID_ARGUMENT), "tether_list_ref (past the end)");
+        expect(TB.list_ref(out, l->count, &(tether_ref *){NULL}), ST(TETHER_E_INVALID_ARGUMENT), "tether_list_ref (past the end)");
         expect(tether_ref_release(out), ST(TETHER_OK), "tether_ref_release (a list)");
         break;
     }
@@ -1202,11 +1211,250 @@ static void teardown(void) {
         }
 }
 
+/* ---- differential mode (FUZZ_DIFF=1, fuzz/README.md) ------------------------------------------
+ * The input becomes a scenario in the conformance corpus's vocabulary (conformance/README.md,
+ * the line form of conformance/tolines.py): registrations of every slot kind, scope and mode,
+ * completion callbacks of both forms, resolves, handles, peeks (which call lazy slots), flags
+ * that make factories and callbacks fail, resets, child containers, overrides, validation. The
+ * conformance runner (Tests/conformance/runner.c, linked in) runs it through the C ABI; with
+ * FUZZ_DIFF_LOG=dir each input's scenario and the trace the library gave are written there,
+ * and `conformance/model.py --replay` checks every trace against the reference model: the
+ * statuses, which instance each step got (ordinals), what was cached and reused, and the
+ * order of destruction. A threads step races threads for a plain singleton (made once, or the
+ * same error each time: what the model can say). Kept out, so that every scenario ends: resolves
+ * from callbacks (they could open graphs without end), lazy calls from callbacks, callback
+ * edges to transient keys (a transient whose callback takes a transient builds one more each
+ * time); K3 is the only key that may be transient. */
+
+typedef void (*diff_hook)(const char *name, char *const *trace, int n, void *ctx);
+void conformance_run_text(const char *text, size_t len, diff_hook hook, void *ctx);
+
+static struct { char *p; size_t n, cap; } dtext;
+static void dput(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void dput(const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof line) abort();
+    if (dtext.n + (size_t)k + 2 > dtext.cap) {
+        dtext.cap = (dtext.cap + (size_t)k + 2) * 2;
+        dtext.p = realloc(dtext.p, dtext.cap);
+        if (!dtext.p) abort();
+    }
+    memcpy(dtext.p + dtext.n, line, (size_t)k);
+    dtext.n += (size_t)k;
+    dtext.p[dtext.n++] = '\n';
+    dtext.p[dtext.n] = 0;
+}
+
+static const char *const dkeys[] = {"K0", "K1", "K2", "K3", "K0#a", "Kx"};   /* Kx: never registered */
+static const char *const dscopes[] = {"graph", "singleton", "weak", "container", "transient"};
+static struct { char name[8]; int parent, freed; } dconts[4];
+static int ndconts, ndvars;
+static int dsimple[5];   /* key i: every registration so far a plain singleton (threads may race for it) */
+
+static const char *dkey(int callback) {   /* a key for a slot, op or target; callbacks avoid K3 */
+    int k = u8() % 6;
+    return callback && k == 3 ? "K2" : dkeys[k];
+}
+static const char *dcont(void) { return dconts[u8() % ndconts].name; }
+static void diff_ops(const char *tag, int with_resolver, int factory) {
+    int n = u8() % 3;
+    for (int i = 0; i < n; i++) {
+        uint8_t b = u8();
+        const char *key = dkey(!factory);
+        const char *extra = (b & 0x10) ? "\telse_weak=1" : (b & 0x20) ? "\tpropagate=1" : "";
+        switch (b % 4) {
+        case 0: if (with_resolver || !factory) dput("%s\tget=%s%s", tag, key, extra); break;
+        case 1: if (with_resolver || !factory) dput("%s\tweak=%s%s", tag, key, extra); break;
+        case 2: if (factory) dput("%s\tresolve=%s\tin=%s", tag, key, dcont()); break;
+        default: if (factory) dput("%s\tcall=%d", tag, u8() % 3); break;
+        }
+    }
+}
+
+static void diff_register(void) {
+    int k = u8() % 5;
+    const char *key = dkeys[k];
+    uint8_t m = u8() % 12;
+    const char *mode = m == 10 ? "\tmode=override" : m == 11 ? "\tmode=decorate" : "";
+    const char *scope = dscopes[u8() % (k == 3 ? 5 : 4)];
+    uint8_t f = u8() % 6;
+    if (m >= 10 || strcmp(scope, "singleton") != 0 || f) dsimple[k] = 0;
+    dput("reg\tkey=%s\tin=%s\tscope=%s%s%s", key, dcont(), scope,
+         f == 1 ? "\tfail=no\tfail_when=f0" : f == 2 ? "\tfail=no\tfail_when=f1" : f == 3 ? "\tfail=never" : "", mode);
+    int resolver = 0, nslots = u8() % 4;
+    if (m == 11) dput("slot\tkind=dep\tkey=%s", key);
+    for (int i = 0; i < nslots; i++) {
+        uint8_t b = u8();
+        switch (b % 10) {
+        case 0: case 1: dput("slot\tkind=dep\tkey=%s", dkey(0)); break;
+        case 2: dput("slot\tkind=weak\tkey=%s", dkey(0)); break;
+        case 3: dput("slot\tkind=lazy\tkey=%s", dkey(0)); break;
+        case 4: dput("slot\tkind=weak_lazy\tkey=%s", dkey(0)); break;
+        case 5: dput("slot\tkind=all\tkey=K0"); break;
+        case 6: dput("slot\tkind=factory\tkey=%s", dkey(0)); break;
+        case 7: if (!resolver) { resolver = 1; dput("slot\tkind=resolver"); } break;
+        case 8: dput("slot\tkind=i64"); break;
+        default: dput("slot\tkind=context"); break;
+        }
+    }
+    diff_ops("fop", resolver, 1);
+    int ncb = u8() % 3;
+    if (ncb) dsimple[k] = 0;
+    for (int i = 0; i < ncb; i++) {
+        uint8_t b = u8();
+        const char *fail = (b & 0x10) ? "\tfail=no\tfail_when=f1" : "";
+        if (b & 1) {
+            dput("cb\tform=declared%s", fail);
+            int nt = 1 + u8() % 2;
+            for (int t = 0; t < nt; t++) dput("tgt\tkind=%s\tkey=%s", u8() % 2 ? "weak" : "dep", dkey(1));
+        } else {
+            dput("cb\tform=resolver%s", fail);
+            diff_ops("cop", 1, 0);
+        }
+    }
+    dput("endreg");
+}
+
+static void diff_action(void) {
+    uint8_t a = u8() % 16;
+    int v = ndvars ? u8() % ndvars : 0;
+    switch (a) {
+    case 0: case 1: case 2: case 3: {   /* resolve, kept or let go of at once, maybe with arguments */
+        uint8_t b = u8();
+        char as[16] = "";
+        if (b & 1) snprintf(as, sizeof as, "\tas=v%d", ndvars++);
+        dput("do\top=resolve\targ0=%s\tin=%s%s%s", dkey(0), dcont(), as, (b & 2) ? "\tby=id" : "");
+        if (b & 4) dput("arg\ti64=%d", b >> 4);
+        dput("end");
+        break;
+    }
+    case 4: {
+        char as[16] = "";
+        if (u8() & 1) snprintf(as, sizeof as, "\tas=v%d", ndvars++);
+        dput("do\top=resolve_all\targ0=K0\tin=%s%s", dcont(), as);
+        dput("end");
+        break;
+    }
+    case 5: case 6: dput("do\top=release\targ0=v%d", v); dput("end"); break;
+    case 7: {
+        static const char *const ops[] = {"clone", "downgrade", "upgrade"};
+        dput("do\top=%s\targ0=v%d\tas=v%d", ops[u8() % 3], v, ndvars++);
+        dput("end");
+        break;
+    }
+    case 8: case 9: {
+        uint8_t b = u8();
+        if (b % 3 == 0) dput("do\top=peek\targ0=v%d.%d", v, (b >> 2) % 3);
+        else if (b % 3 == 1) dput("do\top=peek\targ0=v%d.%d.%d", v, (b >> 2) % 3, (b >> 4) % 3);
+        else dput("do\top=peek\targ0=v%d.%d.%d.%d", v, (b >> 2) % 3, (b >> 4) % 3, (b >> 6) % 3);
+        dput("end");
+        break;
+    }
+    case 10: { uint8_t b = u8(); dput("do\top=flag\targ0=f%d\ton=%d", b & 1, (b >> 1) & 1); dput("end"); break; }
+    case 11: dput("do\top=reset\targ0=%s\tin=%s", dscopes[u8() % 5], dcont()); dput("end"); break;
+    case 12: {   /* a child container, or freeing one (never the root: the runner frees it last) */
+        uint8_t b = u8();
+        if ((b & 1) && ndconts < 4) {
+            int parent = b / 2 % ndconts;
+            if (dconts[parent].freed) break;
+            snprintf(dconts[ndconts].name, sizeof dconts[0].name, "c%d", ndconts);
+            dconts[ndconts].parent = parent;
+            dput("do\top=container\targ0=%s\tparent=%s", dconts[ndconts].name, dconts[parent].name);
+            ndconts++;
+        } else if (ndconts > 1) {
+            int c = 1 + b / 2 % (ndconts - 1);
+            dput("do\top=free\targ0=%s", dconts[c].name);
+            int children = 0;
+            for (int i = 0; i < ndconts; i++) children += dconts[i].parent == c && !dconts[i].freed;
+            if (!children) dconts[c].freed = 1;
+        } else {
+            break;
+        }
+        dput("end");
+        break;
+    }
+    case 13: dput("do\top=clear_override\targ0=%s\tin=%s", dkey(0), dcont()); dput("end"); break;
+    case 14: dput("do\top=validate\targ0=%s", dcont()); dput("end"); break;
+    default: {
+        /* Threads racing for a key every registration of which is a plain singleton: the model
+         * can say what that gives whatever the timing (made once, or the same error each time). */
+        uint8_t b = u8();
+        int k = b % 5;
+        if ((b & 0x20) && dsimple[k]) {
+            if (!(b & 0x10)) {   /* (re)registered here first, so that the race makes something */
+                dput("reg\tkey=%s\tin=root\tscope=singleton", dkeys[k]);
+                for (int i = u8() % 3; i > 0; i--) dput("slot\tkind=dep\tkey=%s", dkey(0));
+                dput("endreg");
+            }
+            dput("threads\tcount=%d\trepeat=%d\treport=%s", 2 + (b >> 6), 1 + u8() % 8, dkeys[k]);
+            dput("tstep\top=resolve\targ0=%s\tin=root", dkeys[k]);
+            dput("endthreads");
+        } else {
+            dput("do\top=live\targ0=1");
+            dput("end");
+        }
+        break;
+    }
+    }
+}
+
+static char dlog[4096];   /* FUZZ_DIFF_LOG: the directory the logs go to */
+
+static void diff_got(const char *name, char *const *trace, int n, void *ctx) {
+    (void)name;
+    FILE *f = ctx;
+    for (int i = 0; f && i < n; i++) fprintf(f, "T\tline=%s\n", trace[i]);
+}
+
+static void diff_input(const uint8_t *data, size_t size) {
+    dtext.n = 0;
+    ndconts = 1;
+    ndvars = 0;
+    memset(dconts, 0, sizeof dconts);
+    for (int i = 0; i < 5; i++) dsimple[i] = 1;
+    snprintf(dconts[0].name, sizeof dconts[0].name, "root");
+    dconts[0].parent = -1;
+    uint64_t h = 1469598103934665603ull;   /* the log's name: FNV-1a of the input */
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 1099511628211ull;
+    dput("S\tname=fuzz-%016llx", (unsigned long long)h);
+    for (int steps = 0; in_n && steps < 30; steps++) {
+        if (u8() % 3 == 0) diff_register();
+        else diff_action();
+    }
+    char *lines = strdup(dtext.p);
+    if (!lines) abort();
+    FILE *log = NULL;
+    if (dlog[0]) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/fuzz-%016llx.lines", dlog, (unsigned long long)h);
+        log = fopen(path, "w");
+        if (!log) { perror(path); abort(); }
+        fputs(lines, log);
+    }
+    dput("E");
+    conformance_run_text(dtext.p, dtext.n, diff_got, log);
+    if (log) { fputs("E\n", log); fclose(log); }
+    free(lines);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static int once;
-    if (!once) { once = 1; read_avoid(); }
+    static int once, diff;
+    if (!once) {
+        once = 1;
+        read_avoid();
+        diff = getenv("FUZZ_DIFF") && strcmp(getenv("FUZZ_DIFF"), "0") != 0;
+        if (getenv("FUZZ_DIFF_LOG")) snprintf(dlog, sizeof dlog, "%s", getenv("FUZZ_DIFF_LOG"));
+    }
     in_p = data; in_n = size;
+    if (diff) {
+        diff_input(data, size);
+        return 0;
+    }
     memset(conts, 0, sizeof conts); memset(regs, 0, sizeof regs); memset(refs, 0, sizeof refs);
     memset(weaks, 0, sizeof weaks); memset(provs, 0, sizeof provs); memset(old_resolvers, 0, sizeof old_resolvers);
     nspecs = nlazies = nobjs = live_counted = calls = depth = nframes = changes = in_drop = ndeferred = factories_running = 0;

@@ -50,6 +50,7 @@ private func scope(_ name: String?) -> Scope {
     case "transient": .transient
     case "singleton": .singleton
     case "weak": .weak
+    case "container": .container
     default: .graph
     }
 }
@@ -64,17 +65,21 @@ private func natural(_ a: String, _ b: String) -> Bool {
     return x.0 != y.0 ? x.0 < y.0 : x.1 < y.1
 }
 
-/// Destructors that run one after another are compared as a set: the design
-/// orders dependents before dependencies (checked when they run), not siblings.
-private func sortDropRuns(_ trace: [String]) -> [String] {
-    var out: [String] = [], run: [String] = []
-    for line in trace + [""] {
-        if line.hasPrefix("drop ") { run.append(String(line.dropFirst(5))); continue }
-        out += run.sorted(by: natural).map { "drop \($0)" }
-        run = []
-        out.append(line)
+/// Variables in binding order: finish() lets go of what is left newest first, as every runner does.
+private struct Vars {
+    private var values: [String: Any] = [:]
+    private(set) var names: [String] = []
+    subscript(name: String) -> Any? {
+        get { values[name] }
+        set {
+            if newValue == nil {
+                names.removeAll { $0 == name }
+            } else if values[name] == nil {
+                names.append(name)
+            }
+            values[name] = newValue
+        }
     }
-    return Array(out.dropLast())
 }
 
 /// One input of an object: what its factory received, then what its callbacks took.
@@ -120,7 +125,7 @@ private final class Run: @unchecked Sendable {
     let lock = NSLock()
     var trace: [String] = []
     var containers: [(name: String, container: Container)] = []
-    var vars: [String: Any] = [:]
+    var vars = Vars()
     var flags: Set<String> = []
     var serial: [String: Int] = [:]
     var made: [String] = []
@@ -620,7 +625,7 @@ private final class Run: @unchecked Sendable {
 
     /// Lets go of everything; every object made must be dropped exactly once.
     func finish() {
-        vars.removeAll()
+        for name in vars.names.reversed() { vars[name] = nil }
         for (_, c) in containers.reversed() where !c.isClosed {
             _ = try? c.close()
             c.dismantle()
@@ -641,7 +646,7 @@ private final class Run: @unchecked Sendable {
             let run = try Run(plans: path == "swift-plans")
             for step in s["steps"] as! [JSON] { try run.step(step) }
             run.finish()
-            return sortDropRuns(run.trace)
+            return run.trace
         }()
         let expected = s["trace"] as! [String]
         if let reason = applies(s["known"], path) {

@@ -27,6 +27,54 @@ import TetherCore
         #expect(fx.bridge.openResolvers == 0)
     }
 
+    @Test func describesContainerStepsOverValuesAndAdoptsTheirInstances() throws {
+        let fx = try Fixture()
+        _ = try fx.container.declareValue(Key("Request"))
+        try fx.register("Engine", scope: .container)
+        try fx.register("Session", [.resolver, dep("Request"), dep("Engine"), .context], scope: .container)
+        try fx.register("Repo", [dep("Session")])
+        try fx.register("Service", [dep("Repo"), dep("Session")])
+        try fx.register("G")
+        try fx.register("OverGraph", [dep("G")], scope: .container)
+        try fx.register("NeedsOverGraph", [dep("OverGraph")])
+        let plan = try #require(try fx.container.describePlan(Key("Service")))
+        #expect(shape(plan) == ["Request()^2", "Engine()^2", "Session(res,0,1,ctx)^3", "Repo(2)^4", "Service(3,2)^-1"])
+        #expect(plan.steps.map(\.container) == [false, true, true, false, false])
+        #expect(plan.steps.map(\.value) == [true, false, false, false, false])
+        let root = try #require(try fx.container.describePlan(Key("Session")))  // a container-scoped root: a container step
+        #expect(shape(root) == ["Request()^2", "Engine()^2", "Session(res,0,1,ctx)^-1"] && root.steps.last!.container)
+        // A container step over a graph step: whether the container holds it would change the graph's steps
+        #expect(try fx.container.describePlan(Key("NeedsOverGraph")) == nil)
+        #expect(try fx.container.describePlan(Key("OverGraph")) == nil)
+
+        // What a binding made for a child before the library had it: adopted in creation order, resolved
+        // from the child without a factory call, destroyed at the child's close after what was made later
+        let child = try fx.child()
+        _ = try child.provideValue(Key("Request"), Unmanaged.passRetained(Obj(label: "Request", words: [])).toOpaque(), context: nil,
+                                   destructor: { p, _ in Unmanaged<Obj>.fromOpaque(p).release() })
+        for label in ["Engine", "Session"] {
+            let p = Unmanaged.passRetained(Obj(label: label, words: [])).toOpaque()
+            fx.tracker.made(label, p)
+            try child.adoptScoped(Key(label), p)
+        }
+        let p = Unmanaged.passRetained(Obj(label: "Engine", words: [])).toOpaque()
+        expectError(.invalidArgument, "holds an instance of \"Engine\" already") { try child.adoptScoped(Key("Engine"), p) }
+        expectError(.invalidArgument, "\"Repo\" has the graph scope") { try child.adoptScoped(Key("Repo"), p) }
+        Unmanaged<Obj>.fromOpaque(p).release()
+        let service = try fx.resolve("Service", in: child)
+        #expect(fx.tracker.calls("Session") == 0 && fx.tracker.calls("Engine") == 0 && fx.tracker.calls("Repo") == 1)
+        let session = try fx.resolve("Session", in: child)
+        #expect(Obj.of(service).words.count == 2 && UInt64(UInt(bitPattern: session.pointer)) == Obj.of(service).words[1])
+        _ = consume session
+        _ = consume service
+        try fx.register("Late", [dep("Session")], scope: .container)
+        _ = try fx.resolve("Late", in: child)
+        try child.close()
+        #expect(fx.tracker.events("drop") == ["drop Service", "drop Repo", "drop Late", "drop Session", "drop Engine"])
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        try fx.container.close()
+    }
+
     @Test func declinesWhatIsNotPlain() throws {
         let fx = try Fixture()
         try fx.register("S", scope: .singleton)
@@ -149,9 +197,31 @@ import TetherCore
         }
         #expect(address!.load(as: UInt.self) >= last)
     }
+
+    /// A binding replaying the plan of A(B) runs B's factory (step 0) and resolves from it:
+    /// `enterReplay` makes the library see A and B under construction, so the nested resolve
+    /// is a cycle naming the path before any factory runs; `leaveReplay` undoes it.
+    @Test func aReplayTellsTheLibraryWhatItConstructs() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")])
+        try fx.register("B")
+        try fx.register("Other")
+        try fx.container.enterReplay(Key("A"), step: 0)
+        expectError(.cycle, "\"A\" -> \"B\" -> \"A\"") { try fx.resolve("A") }
+        _ = try fx.resolve("Other")  // not under construction
+        try fx.container.enterReplay(Key("A"), step: 0)  // again, from further in: nothing twice
+        expectError(.cycle, "\"A\" -> \"B\" -> \"A\";") { try fx.resolve("A") }
+        #expect(Container.leaveReplay() && Container.leaveReplay() && !Container.leaveReplay())
+        #expect(fx.tracker.made("A") == 0 && fx.tracker.made("B") == 0)
+        _ = try fx.resolve("A")
+        #expect(fx.tracker.made("A") == 1 && fx.tracker.made("B") == 1)
+        expectError(.invalidArgument, "2 steps") { try fx.container.enterReplay(Key("A"), step: 2) }
+        #expect(!Container.leaveReplay())
+    }
 }
 
 /// A declared completion that does nothing: only its targets matter here.
 private final class Declared: DeclaredCompletion, @unchecked Sendable {
     override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
+
 }

@@ -39,21 +39,41 @@ import TetherCore
         let r = Reclaimer(batch: 3) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
         let reader = r.claim(), freer = r.claim()
         let ran = Box(0)
-        r.retire(by: freer) { ran.value += 1 }
-        r.retire(by: freer) { ran.value += 1 }
+        // Two threads hold records: the batch is 3 x 2 (each core then takes one barrier per 3 of its own frees).
+        for _ in 0..<5 { r.retire(by: freer) { ran.value += 1 } }
         #expect(ran.value == 0 && barriers.value == 0, "kept in the freer's batch")
         #expect(r.pendingCount == 0, "not handed over yet")
         #expect(enter(reader))  // a section that began after the removals: the batch must still wait for it
         r.retire(by: freer) { ran.value += 1 }
-        #expect(barriers.value == 1, "one barrier for the batch of three")
-        #expect(ran.value == 0 && r.pendingCount == 3)
+        #expect(barriers.value == 1, "one barrier for the batch of six")
+        #expect(ran.value == 0 && r.pendingCount == 6)
         leave(reader)
-        #expect(ran.value == 3)
+        #expect(ran.value == 6)
         r.retire(by: freer) { ran.value += 1 }
-        #expect(ran.value == 3)
+        #expect(ran.value == 6)
         r.release(freer)  // an exiting thread hands its batch over
-        #expect(ran.value == 4 && r.pendingCount == 0)
+        #expect(ran.value == 7 && r.pendingCount == 0)
         r.release(reader)
+    }
+
+    @Test func theBatchGrowsWithTheThreadsHoldingRecordsUpToItsBound() {
+        let barriers = Box(0)
+        let r = Reclaimer(batch: 2) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
+        let freer = r.claim()
+        let others = (0..<(Reclaimer.maxBatchFactor + 3)).map { _ in r.claim() }  // more threads than the bound
+        let ran = Box(0)
+        let bound = 2 * Reclaimer.maxBatchFactor
+        for _ in 0..<(bound - 1) { r.retire(by: freer) { ran.value += 1 } }
+        #expect(barriers.value == 0 && ran.value == 0, "kept: the batch is 2 x the bound, not 2 x the threads")
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(barriers.value == 1 && ran.value == bound, "one barrier for the lot; no section was under way")
+        for other in others { r.release(other) }
+        // Alone again: a batch of 2 x 1.
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(barriers.value == 1 && ran.value == bound)
+        r.retire(by: freer) { ran.value += 1 }
+        #expect(ran.value == bound + 2)
+        r.release(freer)
     }
 
     @Test func waitsForTheSectionUnderWayAndRunsWhenItLeaves() {

@@ -21,5 +21,6 @@ int main() {
     tether_ref_release(b);
     tether_ref_release(keep);
     tether_container_free(c);
-    return tether_version()[0] == '0' && tether_binding_api_version() == TETHER_BINDING_API_VERSION ? 0 : 1;
+    tether_binding binding = TETHER_BINDING_INIT;
+    return tether_version()[0] == '0' && tether_binding_open(&binding) == TETHER_OK && binding.plan_describe ? 0 : 1;
 }

@@ -87,7 +87,7 @@ static inline tether_status reg_kind_factory(tether_container *c, const char *ke
     o.scope = scope;
     o.context = k;
     o.drop = drop_node;
-    return tether_register_ex(c, key, factory, p, 1, &o, NULL);
+    return TB.register_ex(c, key, factory, p, 1, &o, NULL);
 }
 
 /* A new container: a child of `parent`, or a root if `parent` is NULL. */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "tether.h"
-#include "tether_binding.h"  /* tests use binding calls (collect, register_ex) too */
+#include "binding.h"  /* tests use binding calls (collect, register_ex) too */
 
 static int harness_passed, harness_failed, harness_current_failed;
 

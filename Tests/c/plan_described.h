@@ -4,7 +4,7 @@
 #define PLAN_DESCRIBED_H
 #include "harness.h"
 #include "fixtures.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 typedef struct described {
     tether_plan_step steps[8];
@@ -18,14 +18,14 @@ typedef struct described {
 /* The plan of `key` from `c` (counts start at 99, so a call that leaves them is seen). */
 static inline tether_status describe(tether_container *c, const char *key, described *d) {
     d->step_count = d->input_count = d->completion_count = d->key_count = 99;
-    return tether_plan_describe(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
+    return TB.plan_describe(c, key_of(c, key), d->steps, 8, d->inputs, 16, d->completions, 8,
                                 &d->step_count, &d->input_count, &d->completion_count);
 }
 
 /* `describe`, then the plan's key table (tether_plan_keys). */
 static inline tether_status describe_with_keys(tether_container *c, const char *key, described *d) {
     tether_status st = describe(c, key, d);
-    return st != TETHER_OK ? st : tether_plan_keys(c, key_of(c, key), d->keys, 8, &d->key_count);
+    return st != TETHER_OK ? st : TB.plan_keys(c, key_of(c, key), d->keys, 8, &d->key_count);
 }
 
 /* A resolver-form completion callback that does nothing. */

@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include "fixtures.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 /* Registers `key` like reg_node, in one tether_register_ex call with `flags`. */
 static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,
@@ -20,7 +20,7 @@ static void reg(tether_container *c, const char *key, kind *k, tether_scope scop
     o.flags = flags;
     o.context = k;
     o.drop = drop_node;
-    CHECK_OK(tether_register_ex(c, key, fn, p, n, &o, NULL));
+    CHECK_OK(TB.register_ex(c, key, fn, p, n, &o, NULL));
 }
 
 static uint32_t id(tether_container *c, const char *key) {
@@ -33,7 +33,7 @@ static uint32_t id(tether_container *c, const char *key) {
 static tether_status collect(tether_container *c, uint32_t key, unsigned flags, void **instance, tether_ref **out,
                              tether_drop *drops, size_t capacity, size_t *count) {
     tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1, 0};
-    tether_status st = tether_resolve_key_collect(c, key, flags, &io);
+    tether_status st = TB.resolve_key_collect(c, key, flags, &io);
     *instance = io.instance;
     *out = io.out;
     *count = io.count;
@@ -155,7 +155,7 @@ static void test_failures_hand_back_what_they_made(void) {
     tether_param p[] = {TETHER_CONTEXT};
     tether_registration_options o = {0};
     o.context = &kx;
-    CHECK_OK(tether_register_ex(c, "X", (tether_fn)make_fails, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "X", (tether_fn)make_fails, p, 1, &o, NULL));
     tether_drop d[4];
     size_t n = 0;
     void *inst = (void *)1;
@@ -176,7 +176,7 @@ static void test_bad_arguments(void) {
     size_t n = 7;
     void *inst = (void *)1;
     tether_ref *ref = (tether_ref *)1;
-    CHECK_STATUS(tether_resolve_key_collect(c, a, 0, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.resolve_key_collect(c, a, 0, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("io is NULL");
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, NULL, 4, &n), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("io->drops is NULL");
@@ -189,7 +189,7 @@ static void test_bad_arguments(void) {
     tether_registration_options o = {0};
     o.flags = 0x10;  /* no such flag */
     tether_param p[] = {TETHER_CONTEXT};
-    CHECK_STATUS(tether_register_ex(c, "Z", (tether_fn)make0, p, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "Z", (tether_fn)make0, p, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("options.flags 0x10");
     CHECK_OK(tether_container_free(c));
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_HANDLE);
@@ -225,7 +225,7 @@ static void test_nested_calls(void) {
     o.flags = TETHER_DEFER_DROP;
     o.context = &ko;
     o.drop = drop_node;
-    CHECK_OK(tether_register_ex(nest_c, "Outer", (tether_fn)make_outer, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(nest_c, "Outer", (tether_fn)make_outer, p, 1, &o, NULL));
     tether_drop d[4];
     size_t n = 0;
     void *inst = NULL;
@@ -274,10 +274,10 @@ static void test_no_wait(void) {
     o.scope = TETHER_SCOPE_SINGLETON;
     o.context = &k_slow;
     o.drop = drop_node;
-    CHECK_OK(tether_register_ex(c, "Slow", (tether_fn)make_slow, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Slow", (tether_fn)make_slow, p, 1, &o, NULL));
     o.scope = TETHER_SCOPE_TRANSIENT;
     o.context = &k_nest;
-    CHECK_OK(tether_register_ex(c, "Nest", (tether_fn)make_nest, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Nest", (tether_fn)make_nest, p, 1, &o, NULL));
     reg(c, "Other", &k_other, TETHER_SCOPE_SINGLETON, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "T", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "Top", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "T", "Other");

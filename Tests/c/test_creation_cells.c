@@ -75,7 +75,7 @@ static void register_singleton(tether_container *c, const char *key, tether_fn f
     o.scope = scope;
     o.context = k;
     o.drop = drop_node;
-    CHECK_OK(tether_register_ex(c, key, f, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, key, f, p, 1, &o, NULL));
 }
 
 static void test_two_singletons_are_created_at_once(void) {
@@ -313,14 +313,14 @@ static void test_two_singletons_needed_in_opposite_orders(void) {
     o.scope = TETHER_SCOPE_SINGLETON;
     o.drop = drop_counted;
     o.context = &k_x;
-    CHECK_OK(tether_register_ex(order_c, "X", (tether_fn)make_counted, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(order_c, "X", (tether_fn)make_counted, p, 1, &o, NULL));
     o.context = &k_y;
-    CHECK_OK(tether_register_ex(order_c, "Y", (tether_fn)make_counted, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(order_c, "Y", (tether_fn)make_counted, p, 1, &o, NULL));
     tether_param xy[] = {TETHER_CONTEXT, TETHER_DEP("X"), TETHER_DEP("Y")}, yx[] = {TETHER_CONTEXT, TETHER_DEP("Y"), TETHER_DEP("X")};
     o.scope = TETHER_SCOPE_GRAPH;
     o.context = &k_xy;
-    CHECK_OK(tether_register_ex(order_c, "XY", (tether_fn)make_pair, xy, 3, &o, NULL));
-    CHECK_OK(tether_register_ex(order_c, "YX", (tether_fn)make_pair, yx, 3, &o, NULL));
+    CHECK_OK(TB.register_ex(order_c, "XY", (tether_fn)make_pair, xy, 3, &o, NULL));
+    CHECK_OK(TB.register_ex(order_c, "YX", (tether_fn)make_pair, yx, 3, &o, NULL));
     pthread_t t[8];
     for (intptr_t i = 0; i < 8; i++) CHECK(pthread_create(&t[i], NULL, resolve_in_order, (void *)i) == 0);
     for (int i = 0; i < 8; i++) CHECK(pthread_join(t[i], NULL) == 0);
@@ -353,7 +353,7 @@ static void test_a_nested_resolve_makes_what_the_graph_claimed_ahead(void) {
     tether_registration_options o = {0};
     o.context = &k_nest_root;
     o.drop = drop_node;
-    CHECK_OK(tether_register_ex(nest_c, "Root", (tether_fn)make2, root, 3, &o, NULL));
+    CHECK_OK(TB.register_ex(nest_c, "Root", (tether_fn)make2, root, 3, &o, NULL));
     tether_ref *ref = NULL;
     CHECK_OK(tether_resolve(nest_c, "Root", &ref));
     node *r = tether_ref_get(ref);

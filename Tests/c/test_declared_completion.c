@@ -111,7 +111,7 @@ static void test_register_ex_callbacks_in_order(void) {
     o.drop = drop_node_weak;
     o.callbacks = list;
     o.callback_count = 3;
-    CHECK_OK(tether_register_ex(c, "Child", (tether_fn)make0, slots, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Child", (tether_fn)make0, slots, 1, &o, NULL));
     check_s3(c, 2);
     CHECK(order_len == 6 && memcmp(order, "rdrrdr", 6) == 0);
     CHECK_OK(tether_container_free(c));
@@ -228,16 +228,16 @@ static void test_bad_input(void) {
         o.flags = TETHER_OPTIONS_CALLBACKS;
         o.callbacks = bad[i];
         o.callback_count = 1;
-        CHECK_STATUS(tether_register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
         CHECK_ERROR_HAS("options.callbacks[0]");
     }
     tether_registration_options o = {0};
     o.flags = TETHER_OPTIONS_CALLBACKS;
     o.callback_count = 1;  /* without a list */
-    CHECK_STATUS(tether_register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("callback_count");
     o.flags = 0;  /* without the flag the fields are not read (an older caller's shorter struct) */
-    CHECK_OK(tether_register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Other", (tether_fn)make0, slots, 1, &o, NULL));
 
     /* A stale handle: its key was registered again. */
     reg_node(c, "Child", &kc, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node_weak);

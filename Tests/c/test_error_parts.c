@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
-#include "tether_binding.h"
+#include "binding.h"
 #include "harness.h"
 #include "fixtures.h"
 
@@ -13,7 +13,7 @@ static kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
 static tether_error_parts parts(void) {
     tether_error_parts p;
     memset(&p, 0xab, sizeof p);
-    CHECK_OK(tether_last_error_parts(&p));
+    CHECK_OK(TB.last_error_parts(&p));
     return p;
 }
 
@@ -177,7 +177,7 @@ static void long_reasons_are_capped(void) {
 }
 
 static void null_out_is_refused(void) {
-    CHECK_STATUS(tether_last_error_parts(NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.last_error_parts(NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("tether_last_error_parts");
 }
 

@@ -87,7 +87,7 @@ static void reg(tether_container *c, kind *k, tether_scope scope, tether_fn fact
     o.drop = drop;
     o.completions = complete ? &complete : NULL;
     o.completion_count = complete ? 1 : 0;
-    CHECK_OK(tether_register_ex(c, k->tag, factory, params, count, &o, NULL));
+    CHECK_OK(TB.register_ex(c, k->tag, factory, params, count, &o, NULL));
 }
 
 static tether_container *make_container(void) {

@@ -5,11 +5,11 @@
  * or an unrelated container. */
 #include "harness.h"
 #include "fixtures.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 static const volatile size_t *hit_word(tether_container *c) {
     const volatile size_t *word = NULL;
-    CHECK_OK(tether_container_hit_word(c, &word));
+    CHECK_OK(TB.container_hit_word(c, &word));
     CHECK(word != NULL && *word != 0);
     return word;
 }
@@ -18,7 +18,7 @@ static const volatile size_t *hit_word(tether_container *c) {
 static size_t token_of(tether_container *c, const char *key, void *held) {
     tether_drop d[2];
     tether_collect io = {d, 2, 9, held, NULL, 77};
-    CHECK_OK(tether_resolve_key_collect(c, key_of(c, key), TETHER_RESOLVE_HELD, &io));
+    CHECK_OK(TB.resolve_key_collect(c, key_of(c, key), TETHER_RESOLVE_HELD, &io));
     if (io.out) CHECK_OK(tether_ref_release(io.out));
     CHECK((io.token != 0) == (io.out == NULL && io.instance == held && io.count == 0));
     return io.token;
@@ -35,7 +35,7 @@ static void test_a_held_answer_gives_the_word_it_holds_under(void) {
     tether_drop d[2];
     int other;
     tether_collect io = {d, 2, 9, &other, NULL, 77};
-    CHECK_OK(tether_resolve_key_collect(c, key_of(c, "S"), TETHER_RESOLVE_HELD, &io));  /* makes S */
+    CHECK_OK(TB.resolve_key_collect(c, key_of(c, "S"), TETHER_RESOLVE_HELD, &io));  /* makes S */
     CHECK(io.token == 0 && io.out != NULL && io.instance != &other);
     node *s = io.instance;
     CHECK_OK(tether_ref_release(io.out));
@@ -47,7 +47,7 @@ static void test_a_held_answer_gives_the_word_it_holds_under(void) {
 
     /* without TETHER_RESOLVE_HELD there is no token either */
     tether_collect plain = {d, 2, 9, NULL, NULL, 77};
-    CHECK_OK(tether_resolve_key_collect(c, key_of(c, "S"), 0, &plain));
+    CHECK_OK(TB.resolve_key_collect(c, key_of(c, "S"), 0, &plain));
     CHECK(plain.token == 0 && plain.instance == s);
     CHECK_OK(tether_ref_release(plain.out));
 
@@ -151,12 +151,12 @@ static void test_resets_from_any_caller_move_the_word_of_the_chain_only(void) {
 
 static void test_statuses(void) {
     const volatile size_t *word = (const volatile size_t *)&word;
-    CHECK(tether_container_hit_word(NULL, &word) == TETHER_E_INVALID_HANDLE && word == NULL);
+    CHECK(TB.container_hit_word(NULL, &word) == TETHER_E_INVALID_HANDLE && word == NULL);
     tether_container *c = new_container();
-    CHECK(tether_container_hit_word(c, NULL) == TETHER_E_INVALID_ARGUMENT);
+    CHECK(TB.container_hit_word(c, NULL) == TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("word must not be NULL");
     CHECK_OK(tether_container_free(c));
-    CHECK(tether_container_hit_word(c, &word) == TETHER_E_INVALID_HANDLE);
+    CHECK(TB.container_hit_word(c, &word) == TETHER_E_INVALID_HANDLE);
 }
 
 int main(void) {

@@ -2,7 +2,7 @@
  * tether_resolve_key_instance and tether_resolver_get_weak_instance. */
 #include <stdlib.h>
 #include "harness.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 typedef struct parent { void *child; } parent;
 typedef struct child { void *parent; tether_weak *weak; } child;
@@ -29,9 +29,9 @@ static void drop_child(void *i, void *c) {
 static tether_status child_complete(tether_resolver *r, void *instance, void *context) {
     (void)context;
     child *ch = instance;
-    weak_status = tether_resolver_get_weak_instance(r, "Parent", &ch->parent, with_handle ? &ch->weak : NULL);
+    weak_status = TB.resolver_get_weak_instance(r, "Parent", &ch->parent, with_handle ? &ch->weak : NULL);
     tether_weak *w = NULL;
-    null_status = tether_resolver_get_weak_instance(r, "Parent", NULL, &w);
+    null_status = TB.resolver_get_weak_instance(r, "Parent", NULL, &w);
     return weak_status;
 }
 
@@ -47,8 +47,8 @@ static tether_container *cycle(void) {
     co.completions = fns;
     co.completion_contexts = contexts;
     co.completion_count = 1;
-    tether_register_ex(c, "Parent", (tether_fn)make_parent, pp, 1, &po, NULL);
-    tether_register_ex(c, "Child", (tether_fn)make_child, NULL, 0, &co, NULL);
+    TB.register_ex(c, "Parent", (tether_fn)make_parent, pp, 1, &po, NULL);
+    TB.register_ex(c, "Child", (tether_fn)make_child, NULL, 0, &co, NULL);
     return c;
 }
 
@@ -82,19 +82,19 @@ static void test_resolve_key_instance_matches_the_handle(void) {
     tether_registration_options o = {0};
     o.drop = drop_plain;
     o.scope = TETHER_SCOPE_TRANSIENT;
-    CHECK_OK(tether_register_ex(c, "T", (tether_fn)make_plain, NULL, 0, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "T", (tether_fn)make_plain, NULL, 0, &o, NULL));
     o.scope = TETHER_SCOPE_SINGLETON;
-    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make_plain, NULL, 0, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make_plain, NULL, 0, &o, NULL));
     uint32_t t, s;
     CHECK_OK(tether_intern(c, "T", &t));
     CHECK_OK(tether_intern(c, "S", &s));
     void *a = NULL, *b = NULL;
     tether_ref *ra, *rb, *rs1, *rs2;
-    CHECK_OK(tether_resolve_key_instance(c, t, &a, &ra));
-    CHECK_OK(tether_resolve_key_instance(c, t, &b, &rb));
+    CHECK_OK(TB.resolve_key_instance(c, t, &a, &ra));
+    CHECK_OK(TB.resolve_key_instance(c, t, &b, &rb));
     CHECK(a != NULL && a == tether_ref_get(ra) && b == tether_ref_get(rb) && a != b);
-    CHECK_OK(tether_resolve_key_instance(c, s, &a, &rs1));   /* built */
-    CHECK_OK(tether_resolve_key_instance(c, s, &b, &rs2));   /* a cache hit */
+    CHECK_OK(TB.resolve_key_instance(c, s, &a, &rs1));   /* built */
+    CHECK_OK(TB.resolve_key_instance(c, s, &b, &rs2));   /* a cache hit */
     CHECK(a == b && a == tether_ref_get(rs1) && b == tether_ref_get(rs2));
     CHECK_OK(tether_ref_release(ra));
     CHECK_OK(tether_ref_release(rb));
@@ -110,16 +110,16 @@ static void test_resolve_key_instance_bad_input(void) {
     CHECK_OK(tether_intern(c, "Nowhere", &id));
     void *p = &id;
     tether_ref *r = (tether_ref *)&id;
-    CHECK_STATUS(tether_resolve_key_instance(c, id, NULL, &r), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.resolve_key_instance(c, id, NULL, &r), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("instance");
     CHECK(r == NULL);
-    CHECK_STATUS(tether_resolve_key_instance(c, id, &p, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.resolve_key_instance(c, id, &p, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK(p == NULL);
     p = &id;
-    CHECK_STATUS(tether_resolve_key_instance(c, id, &p, &r), TETHER_E_NOT_FOUND);
+    CHECK_STATUS(TB.resolve_key_instance(c, id, &p, &r), TETHER_E_NOT_FOUND);
     CHECK(p == NULL && r == NULL);
-    CHECK_STATUS(tether_resolve_key_instance(c, 0xFFFFFFF0u, &p, &r), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_resolve_key_instance(NULL, id, &p, &r), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.resolve_key_instance(c, 0xFFFFFFF0u, &p, &r), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.resolve_key_instance(NULL, id, &p, &r), TETHER_E_INVALID_HANDLE);
     CHECK_OK(tether_container_free(c));
 }
 

@@ -133,7 +133,7 @@ static void test_strong_lazy_back_edge_is_refused_with_the_weak_lazy_fix(void) {
         CHECK(tether_last_status() == TETHER_E_RETAIN_CYCLE);
         CHECK_ERROR_HAS("declare the slot TETHER_WEAK_LAZY(\"X\")");
         tether_error_parts parts;
-        CHECK_OK(tether_last_error_parts(&parts));
+        CHECK_OK(TB.last_error_parts(&parts));
         CHECK(parts.fix == TETHER_FIX_WEAK_LAZY && parts.key && strcmp(parts.key, "Y") == 0
               && parts.target && strcmp(parts.target, "X") == 0);
         CHECK(x->y->x() == NULL && tether_last_status() == TETHER_E_RETAIN_CYCLE);
@@ -249,7 +249,7 @@ static void test_runtime_argument_advice_passes_when_applied(void) {
     CHECK(tether_get(c, "User", &keep) == NULL && tether_last_status() == TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("with tether_resolve_args");
     tether_error_parts parts;
-    CHECK_OK(tether_last_error_parts(&parts));
+    CHECK_OK(TB.last_error_parts(&parts));
     CHECK(parts.fix == TETHER_FIX_RUNTIME_ARGUMENTS && parts.key && strcmp(parts.key, "Arg") == 0 && parts.path_count == 1);
     /* applied: User no longer declares it; the caller resolves it with its arguments */
     reg_node(c, "User", &ky, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
@@ -288,10 +288,10 @@ static void watch_fn(void *context, tether_status status, void *instance) {
     watched.status = status;
     watched.instance = instance;
     tether_error_parts parts;
-    watched.fix = status && tether_last_error_parts(&parts) == TETHER_OK ? parts.fix : TETHER_FIX_NONE;
+    watched.fix = status && TB.last_error_parts(&parts) == TETHER_OK ? parts.fix : TETHER_FIX_NONE;
 }
 static void *make_y_watching(kind *k, tether_provider x) {
-    if (tether_provider_watch(x, watch_fn, NULL) != TETHER_OK) return NULL;
+    if (TB.provider_watch(x, watch_fn, NULL) != TETHER_OK) return NULL;
     return make_y(k, x);
 }
 static void test_provider_watch_tells_the_graphs_answer(void) {
@@ -315,7 +315,7 @@ static void test_provider_watch_tells_the_graphs_answer(void) {
         CHECK_OK(tether_container_free(c));
         CHECK(kx.made == 1 && ky.made == 1 && kx.dropped == 1 && ky.dropped == 1);
     }
-    CHECK_STATUS(tether_provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
 }
 
 /* Each of validate's problems has the parts a binding renders its fix from. */
@@ -326,19 +326,19 @@ static void test_validate_problems_have_their_parts(void) {
     CHECK_STATUS(tether_validate(c), TETHER_E_CYCLE);
     tether_error_parts parts;
     size_t count = 0;
-    CHECK_OK(tether_validate_problem_parts(0, &parts, &count));
+    CHECK_OK(TB.validate_problem_parts(0, &parts, &count));
     CHECK(count == 2);
     CHECK(parts.status == TETHER_E_CYCLE && parts.fix == TETHER_FIX_BREAK_CYCLE && parts.path_count == 3);
-    CHECK_OK(tether_validate_problem_parts(1, &parts, NULL));
+    CHECK_OK(TB.validate_problem_parts(1, &parts, NULL));
     CHECK(parts.status == TETHER_E_RETAIN_CYCLE && parts.fix == TETHER_FIX_WEAK_LAZY
           && parts.key && strcmp(parts.key, "Y") == 0 && parts.target && strcmp(parts.target, "X") == 0);
-    CHECK_STATUS(tether_validate_problem_parts(2, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.validate_problem_parts(2, &parts, &count), TETHER_E_INVALID_ARGUMENT);
     CHECK(count == 2);
-    CHECK_STATUS(tether_validate_problem_parts(0, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.validate_problem_parts(0, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_container_free(c));
     c = new_container();
     CHECK_OK(tether_validate(c));
-    CHECK_STATUS(tether_validate_problem_parts(0, &parts, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.validate_problem_parts(0, &parts, &count), TETHER_E_INVALID_ARGUMENT);
     CHECK(count == 0);
     CHECK_OK(tether_container_free(c));
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "harness.h"
 #include "fixtures.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 /* Destructor order, as "A B C ". */
 static char order[512];
@@ -51,7 +51,7 @@ static void declared_value_is_valid_but_missing_until_provided(void) {
     CHECK_ERROR_HAS("no value for \"Req\"");
     CHECK_ERROR_HAS("(needed by \"Handler\")");
     tether_error_parts parts;                       /* what a binding renders in its own words */
-    CHECK_OK(tether_last_error_parts(&parts));
+    CHECK_OK(TB.last_error_parts(&parts));
     CHECK(parts.fix == TETHER_FIX_PROVIDE_VALUE && parts.status == TETHER_E_NOT_FOUND);
     CHECK(parts.key && strcmp(parts.key, "Req") == 0);
     CHECK(parts.path_count == 1 && strcmp(parts.path[0], "Handler") == 0);

@@ -47,7 +47,7 @@ static void reg_item(tether_container *c, const char *key, kind *k, tether_scope
     o.scope = scope;
     o.context = k;
     o.drop = drop_logged;
-    CHECK_OK(tether_register_ex(c, key, (tether_fn)make0, p, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, key, (tether_fn)make0, p, 1, &o, NULL));
 }
 
 static void reg_host(tether_container *c, const char *key, const char *all, kind *k) {
@@ -174,15 +174,15 @@ static void resolve_all_gives_the_same_list_kept_by_its_handle(void) {
     CHECK(a.dropped == 0 && b.dropped == 0);
     /* a handle of its own to an item outlives the list's */
     tether_ref *item = NULL, *other = NULL;
-    CHECK_OK(tether_list_ref(keep, 1, &item));
+    CHECK_OK(TB.list_ref(keep, 1, &item));
     CHECK(list && tether_ref_get(item) == list->items[1]);
-    CHECK_STATUS(tether_list_ref(keep, 2, &other), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.list_ref(keep, 2, &other), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_ref_release(keep));
     CHECK(a.dropped == 0 && b.dropped == 1);
     CHECK_OK(tether_ref_release(item));
     CHECK(a.dropped == 1 && b.dropped == 1);
     CHECK_OK(tether_resolve(c, "Codec#b", &item));
-    CHECK_STATUS(tether_list_ref(item, 0, &other), TETHER_E_INVALID_ARGUMENT);   /* not a list */
+    CHECK_STATUS(TB.list_ref(item, 0, &other), TETHER_E_INVALID_ARGUMENT);   /* not a list */
     CHECK_OK(tether_ref_release(item));
     CHECK_STATUS(tether_resolve_all(c, "", &keep, &list), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(tether_resolve_all(c, "Codec", NULL, &list), TETHER_E_INVALID_ARGUMENT);
@@ -353,7 +353,7 @@ static void lists_stay_whole_and_ordered_while_variants_are_registered(void) {
         tether_registration_options o = {0};
         o.context = &variant_kinds[i];
         o.drop = static_drop;
-        CHECK_OK(tether_register_ex(shared, key, (tether_fn)make_variant, p, 1, &o, NULL));
+        CHECK_OK(TB.register_ex(shared, key, (tether_fn)make_variant, p, 1, &o, NULL));
         atomic_fetch_add(&registered, 1);
     }
     for (int i = 0; i < RESOLVERS; i++) pthread_join(t[i], NULL);

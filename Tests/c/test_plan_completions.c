@@ -40,7 +40,7 @@ static void test_describes_s3_with_its_completion(void) {
     }
     /* without completion_count (a caller that cannot run callbacks) there is no plan */
     size_t steps = 99, inputs = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "Parent"), d.steps, 8, d.inputs, 16, NULL, 0, &steps, &inputs, NULL));
+    CHECK_OK(TB.plan_describe(c, key_of(c, "Parent"), d.steps, 8, d.inputs, 16, NULL, 0, &steps, &inputs, NULL));
     CHECK(steps == 0 && inputs == 0);
     CHECK_OK(tether_container_free(c));
 }
@@ -121,11 +121,11 @@ static void test_bad_arguments_and_small_buffers(void) {
     tether_container *c = s3(&rp, &rc, TETHER_PARAM_WEAK);
     described d;
     uint32_t key = key_of(c, "Parent");
-    CHECK_STATUS(tether_plan_describe(c, key, d.steps, 8, d.inputs, 16, NULL, 1, &d.step_count, &d.input_count,
+    CHECK_STATUS(TB.plan_describe(c, key, d.steps, 8, d.inputs, 16, NULL, 1, &d.step_count, &d.input_count,
                                          &d.completion_count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(NULL, key, d.steps, 8, d.inputs, 16, d.completions, 8, &d.step_count,
+    CHECK_STATUS(TB.plan_describe(NULL, key, d.steps, 8, d.inputs, 16, d.completions, 8, &d.step_count,
                                          &d.input_count, &d.completion_count), TETHER_E_INVALID_HANDLE);
-    tether_status st = tether_plan_describe(c, key, d.steps, 8, d.inputs, 1, d.completions, 0, &d.step_count,
+    tether_status st = TB.plan_describe(c, key, d.steps, 8, d.inputs, 1, d.completions, 0, &d.step_count,
                                                &d.input_count, &d.completion_count);
     if (plans_off()) {
         CHECK_OK(st);

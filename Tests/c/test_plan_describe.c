@@ -1,12 +1,11 @@
-/* tether_plan_describe and tether_container_versions: the plan handed to bindings that run their
- * own factories, and the words that say when it went stale (and the statuses of
- * tether_container_cache_versions, which has the same signature). Every status, and the plans it
- * declines to hand out. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
+/* plan_describe and container_versions (tether_binding.h): the plan handed to bindings that run
+ * their own factories, and the words that say when it went stale. Every status, and the plans it
+ * declines to hand out; replay_enter/leave, what a replay tells the library it constructs. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
 #define _POSIX_C_SOURCE 200809L  /* setenv, unsetenv */
 #include <stdlib.h>
 #include "harness.h"
 #include "fixtures.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 static void *make(void) { static int instance; return &instance; }
 static void *make_dep(void *a) { return a; }
@@ -19,7 +18,7 @@ static tether_status complete(tether_resolver *r, void *instance, void *context)
 static size_t describe(tether_container *c, const char *key, tether_plan_step *steps, int32_t *inputs, size_t *input_count) {
     size_t step_count = 99;
     *input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, key), steps, 8, inputs, 16, NULL, 0, &step_count, input_count, NULL));
+    CHECK_OK(TB.plan_describe(c, key_of(c, key), steps, 8, inputs, 16, NULL, 0, &step_count, input_count, NULL));
     return step_count;
 }
 
@@ -46,7 +45,7 @@ static void test_describes_steps_inputs_and_parents(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    CHECK_OK(TB.plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
     if (plans_off()) {
         CHECK(step_count == 0 && input_count == 0);
     } else {
@@ -75,7 +74,7 @@ static void test_parent_is_the_first_asker(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t step_count = 0, input_count = 0;
-    CHECK_OK(tether_plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    CHECK_OK(TB.plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
     if (!plans_off()) {
         CHECK(step_count == 3);  /* X, Q, P */
         CHECK(steps[0].parent == 2 && steps[1].parent == 2);
@@ -202,7 +201,7 @@ static void test_value_steps(void) {
         CHECK(steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
         CHECK(steps[0].slot_count == 0 && steps[0].parent == 1);
         CHECK(steps[1].registration == handler && steps[1].flags == 0 && inputs[0] == 0);
-        CHECK_STATUS(tether_plan_failure(root, key_of(root, "Handler"), 1, -1, "boom"), TETHER_E_FACTORY_FAILED);
+        CHECK_STATUS(TB.plan_failure(root, key_of(root, "Handler"), 1, -1, "boom"), TETHER_E_FACTORY_FAILED);
         CHECK(strcmp(tether_last_error(), "factory for \"Handler\" returned NULL: boom") == 0);
     }
     /* the root's own resolve still reports the value missing */
@@ -223,6 +222,51 @@ static void test_value_steps(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A container-scoped registration over a declared value is a container step (made once per
+ * resolving container); tether_plan_adopt hands what a binding made for a child to that child's
+ * cache: resolves take it, and its destructor runs once, at the child's free, after what was made later. */
+static void test_container_steps_and_adopt(void) {
+    static kind k_session = {"Session", 0, 0}, k_late = {"Late", 0, 0}, k_user = {"User", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Request"));
+    reg_node(root, "Session", &k_session, TETHER_SCOPE_CONTAINER, "Request", NULL, drop_node);
+    reg_node(root, "User", &k_user, TETHER_SCOPE_GRAPH, "Session", NULL, drop_node);
+    reg_node(root, "Late", &k_late, TETHER_SCOPE_CONTAINER, "Session", NULL, drop_node);
+    reg_node(root, "OverGraph", &k_user, TETHER_SCOPE_CONTAINER, "User", NULL, drop_node);
+    tether_plan_step steps[8];
+    int32_t inputs[16];
+    size_t input_count, step_count = describe(root, "User", steps, inputs, &input_count);
+    if (plans_off()) {
+        CHECK(step_count == 0);
+    } else {
+        CHECK(step_count == 3 && steps[0].flags == TETHER_PLAN_STEP_VALUE);
+        CHECK(steps[1].flags == TETHER_PLAN_STEP_CONTAINER && steps[1].key == key_of(root, "Session"));
+        CHECK(steps[1].slot_count == 2 && inputs[steps[1].first_input + 1] == 0 && steps[1].parent == 2);
+        CHECK(steps[2].flags == 0 && inputs[steps[2].first_input + 1] == 1);
+        CHECK(describe(root, "OverGraph", steps, inputs, &input_count) == 0);  /* over a graph step: not described */
+    }
+    static int request;
+    tether_container *child = new_container_in(root);
+    CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
+    node *made = node_new(&k_session, NULL, NULL);  /* what a binding's run of the plan made */
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "User"), made), TETHER_E_INVALID_ARGUMENT);
+    CHECK(strstr(tether_last_error(), "graph scope") != NULL);
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "Session"), NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(TB.plan_adopt(child, key_of(root, "Session"), made));
+    CHECK_STATUS(TB.plan_adopt(child, key_of(root, "Session"), made), TETHER_E_INVALID_ARGUMENT);
+    CHECK(strstr(tether_last_error(), "already") != NULL);
+    tether_ref *out;
+    node *user = resolve(child, "User", &out);
+    CHECK(user->a == made && k_session.made == 1);  /* taken, not made (made counts node_new's call) */
+    CHECK_OK(tether_ref_release(out));
+    CHECK(resolve(child, "Late", &out)->a == made);
+    CHECK_OK(tether_ref_release(out));
+    CHECK(k_late.dropped == 0 && k_session.dropped == 0);
+    CHECK_OK(tether_container_free(child));
+    CHECK(k_late.dropped == 1 && k_session.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 static void test_plan_failure(void) {
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
@@ -231,17 +275,17 @@ static void test_plan_failure(void) {
     CHECK_OK(tether_register(c, "B", (tether_fn)make, NULL, 0, NULL));
     uint32_t a = key_of(c, "A");
     if (plans_off()) {
-        CHECK_STATUS(tether_plan_failure(c, a, 0, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
     } else {
-        CHECK_STATUS(tether_plan_failure(c, a, 0, -1, "boom"), TETHER_E_FACTORY_FAILED);
+        CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_FACTORY_FAILED);
         CHECK(strcmp(tether_last_error(), "factory for \"B\" returned NULL: boom (while resolving \"A\" -> \"B\")") == 0);
-        CHECK_STATUS(tether_plan_failure(c, a, 1, -1, NULL), TETHER_E_FACTORY_FAILED);
+        CHECK_STATUS(TB.plan_failure(c, a, 1, -1, NULL), TETHER_E_FACTORY_FAILED);
         CHECK(strcmp(tether_last_error(), "factory for \"A\" returned NULL") == 0);
-        CHECK_STATUS(tether_plan_failure(c, a, 2, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
-        CHECK_STATUS(tether_plan_failure(c, a, 0, 0, "boom"), TETHER_E_INVALID_ARGUMENT);  /* no completion calls */
-        CHECK_STATUS(tether_plan_failure(c, a, 0, -2, "boom"), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.plan_failure(c, a, 2, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.plan_failure(c, a, 0, 0, "boom"), TETHER_E_INVALID_ARGUMENT);  /* no completion calls */
+        CHECK_STATUS(TB.plan_failure(c, a, 0, -2, "boom"), TETHER_E_INVALID_ARGUMENT);
     }
-    CHECK_STATUS(tether_plan_failure(NULL, a, 0, -1, "boom"), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.plan_failure(NULL, a, 0, -1, "boom"), TETHER_E_INVALID_HANDLE);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -259,33 +303,33 @@ static void test_statuses(void) {
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
 
-    CHECK_STATUS(tether_plan_describe(NULL, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.plan_describe(NULL, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
     CHECK(step_count == 0 && input_count == 0);
-    CHECK_STATUS(tether_plan_describe(freed, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
-    CHECK_STATUS(tether_plan_describe((tether_container *)ra, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
+    CHECK_STATUS(TB.plan_describe(freed, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.plan_describe((tether_container *)ra, a, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
                  TETHER_E_INVALID_HANDLE);  /* a registration handle is no container */
-    CHECK_STATUS(tether_plan_describe(c, 0xfffffff0u, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
+    CHECK_STATUS(TB.plan_describe(c, 0xfffffff0u, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL),
                  TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("tether_intern");
-    CHECK_STATUS(tether_plan_describe(c, unregistered, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_NOT_FOUND);
+    CHECK_STATUS(TB.plan_describe(c, unregistered, steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("NotRegisteredAnywhere");
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, NULL, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, &step_count, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, NULL, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_describe(c, a, steps, 8, NULL, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, NULL, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_describe(c, a, steps, 8, inputs, 16, NULL, 0, &step_count, NULL, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_describe(c, a, NULL, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_describe(c, a, steps, 8, NULL, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
 
     if (plans_off()) {
-        CHECK_OK(tether_plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL));
+        CHECK_OK(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL));
         CHECK(step_count == 0 && input_count == 0);
     } else {
         /* too small: the counts needed, nothing else written */
         steps[0].registration = NULL;
-        CHECK_STATUS(tether_plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK_STATUS(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
         CHECK(step_count == 2 && input_count == 1);
         CHECK_ERROR_HAS("2 steps, 1 inputs and 0 completions");
-        CHECK_STATUS(tether_plan_describe(c, a, steps, 2, inputs, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
+        CHECK_STATUS(TB.plan_describe(c, a, steps, 2, inputs, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
         CHECK(steps[0].registration == NULL);
-        CHECK_OK(tether_plan_describe(c, a, steps, 2, inputs, 1, NULL, 0, &step_count, &input_count, NULL));
+        CHECK_OK(TB.plan_describe(c, a, steps, 2, inputs, 1, NULL, 0, &step_count, &input_count, NULL));
         CHECK(step_count == 2 && steps[1].registration == ra && inputs[0] == 0);
     }
     CHECK_OK(tether_container_free(c));
@@ -306,25 +350,21 @@ static void test_version_words(void) {
     const volatile size_t *words[4] = {0};
     size_t count = 99;
 
-    /* the statuses of both kinds of words (test_cache_versions.c checks what moves the cache words) */
-    tether_status (*const kinds[])(tether_container *, const volatile size_t **, size_t, size_t *) = {
-        tether_container_versions, tether_container_cache_versions};
-    for (size_t k = 0; k < 2; k++) {
-        count = 99;
-        CHECK_STATUS(kinds[k](NULL, words, 4, &count), TETHER_E_INVALID_HANDLE);
-        CHECK(count == 0);
-        CHECK_STATUS(kinds[k](freed, words, 4, &count), TETHER_E_INVALID_HANDLE);
-        CHECK_STATUS(kinds[k](child, words, 4, NULL), TETHER_E_INVALID_ARGUMENT);
-        CHECK_STATUS(kinds[k](child, NULL, 4, &count), TETHER_E_INVALID_ARGUMENT);
-        CHECK_STATUS(kinds[k](child, words, 1, &count), TETHER_E_BUFFER_TOO_SMALL);
-        CHECK(count == 2 && words[0] == NULL);
-        CHECK_ERROR_HAS(k ? "2 cache version words" : "2 version words");
-    }
+    /* the statuses */
+    count = 99;
+    CHECK_STATUS(TB.container_versions(NULL, words, 4, &count), TETHER_E_INVALID_HANDLE);
+    CHECK(count == 0);
+    CHECK_STATUS(TB.container_versions(freed, words, 4, &count), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.container_versions(child, words, 4, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.container_versions(child, NULL, 4, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.container_versions(child, words, 1, &count), TETHER_E_BUFFER_TOO_SMALL);
+    CHECK(count == 2 && words[0] == NULL);
+    CHECK_ERROR_HAS("2 version words");
 
-    CHECK_OK(tether_container_versions(child, words, 4, &count));
+    CHECK_OK(TB.container_versions(child, words, 4, &count));
     CHECK(count == 2 && words[0] && words[1] && words[0] != words[1]);
     const volatile size_t *parent_word = NULL;
-    CHECK_OK(tether_container_versions(parent, &parent_word, 1, &count));
+    CHECK_OK(TB.container_versions(parent, &parent_word, 1, &count));
     CHECK(count == 1 && parent_word == words[1]);
 
     /* every configuration change, here or in the parent, changes the sum */
@@ -350,16 +390,66 @@ static void test_version_words(void) {
     CHECK_OK(tether_container_free(next));
 }
 
+/* A binding replaying the plan of A(B) with its own factories, inside B's factory (step 0): its
+ * nested resolves see A and B under construction, as the library's own resolve would, and no
+ * factory of the library's runs for them. Entered twice (a factory calling in again from
+ * further in), the path names each key once; every enter is left. */
+static int made_a, made_b;
+static void *counted_a(void *b) { made_a++; return b; }
+static void *counted_b(void) { made_b++; static int b; return &b; }
+
+static void test_replay_enter(void) {
+    tether_container *c;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_b[] = { TETHER_DEP("B") };
+    CHECK_OK(tether_register(c, "A", (tether_fn)counted_a, dep_b, 1, NULL));
+    CHECK_OK(tether_register(c, "B", (tether_fn)counted_b, NULL, 0, NULL));
+    CHECK_OK(tether_register(c, "Other", (tether_fn)make, NULL, 0, NULL));
+    uint32_t a = key_of(c, "A");
+    tether_ref *out = NULL;
+    CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);  /* nothing entered */
+    CHECK_STATUS(TB.replay_enter(NULL, a, 0), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.replay_enter(c, 0xfffffff0u, 0), TETHER_E_INVALID_ARGUMENT);
+    if (plans_off()) {  /* no plan is described, so none can be entered */
+        CHECK_STATUS(TB.replay_enter(c, a, 0), TETHER_E_INVALID_ARGUMENT);
+        CHECK_OK(tether_container_free(c));
+        return;
+    }
+    CHECK_STATUS(TB.replay_enter(c, a, 2), TETHER_E_INVALID_ARGUMENT);  /* 2 steps: B, A */
+    CHECK_OK(TB.replay_enter(c, a, 0));
+    made_a = made_b = 0;
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"A\" -> \"B\" -> \"A\"");
+    CHECK_STATUS(tether_resolve(c, "B", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("through constructors: \"B\" -> \"B\";");  /* from the key asked again */
+    CHECK(made_a == 0 && made_b == 0 && out == NULL);
+    CHECK_OK(tether_resolve(c, "Other", &out));  /* a key not under construction resolves */
+    CHECK_OK(tether_ref_release(out));
+    CHECK_OK(TB.replay_enter(c, a, 0));  /* again, from further in: nothing added twice */
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"A\" -> \"B\" -> \"A\";");
+    CHECK_OK(TB.replay_leave());
+    CHECK_STATUS(tether_resolve(c, "A", &out), TETHER_E_CYCLE);  /* the first enter still holds */
+    CHECK_OK(TB.replay_leave());
+    CHECK_OK(tether_resolve(c, "A", &out));
+    CHECK(made_a == 1 && made_b == 1);
+    CHECK_OK(tether_ref_release(out));
+    CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_describes_steps_inputs_and_parents);
     RUN(test_parent_is_the_first_asker);
     RUN(test_no_plan_for_graphs_that_are_not_plain);
     RUN(test_cached_steps);
     RUN(test_value_steps);
+    RUN(test_container_steps_and_adopt);
     RUN(test_plan_failure);
     RUN(test_argument_inputs);
     RUN(test_children_of_a_container_without_plans_have_none);
     RUN(test_statuses);
     RUN(test_version_words);
+    RUN(test_replay_enter);
     return harness_finish();
 }

@@ -49,41 +49,41 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     CHECK_OK(describe_with_keys(c, "Parent", &d));
     if (plans_off()) {
         CHECK(d.step_count == 0);
-        CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
         CHECK_OK(tether_container_free(c));
         return;
     }
     CHECK(d.step_count == 2 && d.key_count == 2);
     /* Child -> Parent strongly closes Parent -> Child -> Parent: the resolver's message */
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_RETAIN_CYCLE);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_RETAIN_CYCLE);
     CHECK_ERROR_HAS("strong edge \"Child\" -> \"Parent\" would close a retain cycle \"Parent\" -> \"Child\" -> \"Parent\"");
-    CHECK_OK(tether_plan_resolver(c, parent, 0, parent, TETHER_PLAN_RESOLVER_WEAK, NULL, 0));
+    CHECK_OK(TB.plan_resolver(c, parent, 0, parent, TETHER_PLAN_RESOLVER_WEAK, NULL, 0));
     /* a strong edge to itself is a cycle too */
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, 0, NULL, 0), TETHER_E_RETAIN_CYCLE);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, child, 0, NULL, 0), TETHER_E_RETAIN_CYCLE);
     /* outside the table: resolve it from c; unknown or with arguments: the resolver's refusal */
-    CHECK_OK(tether_plan_resolver(c, parent, 0, key_of(c, "Other"), 0, NULL, 0));
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, key_of(c, "Nope"), 0, NULL, 0), TETHER_E_NOT_FOUND);
+    CHECK_OK(TB.plan_resolver(c, parent, 0, key_of(c, "Other"), 0, NULL, 0));
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, key_of(c, "Nope"), 0, NULL, 0), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("\"Nope\" (needed by the completion callback of \"Child\")");
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, key_of(c, "Args"), TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, key_of(c, "Args"), TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
                  TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("\"Args\" takes runtime arguments");
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_CLOSED | TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_CLOSED | TETHER_PLAN_RESOLVER_WEAK, NULL, 0),
                  TETHER_E_WRONG_CONTEXT);
     CHECK_ERROR_HAS("only valid during the callback that received it");
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_OTHER_THREAD, NULL, 0), TETHER_E_WRONG_CONTEXT);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, child, TETHER_PLAN_RESOLVER_OTHER_THREAD, NULL, 0), TETHER_E_WRONG_CONTEXT);
     CHECK_ERROR_HAS("that received it, on its thread");
     /* bad calls */
     size_t bad[] = { 0, 7 };
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, bad, 1), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_resolver(c, parent, 1, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 8, NULL, 0), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_resolver(c, parent, 0, parent, 0, NULL, 1), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_resolver(NULL, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, bad, 1), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 1, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 8, NULL, 0), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 1), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_resolver(NULL, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_HANDLE);
     size_t count = 9;
-    CHECK_STATUS(tether_plan_keys(c, parent, NULL, 0, &count), TETHER_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(TB.plan_keys(c, parent, NULL, 0, &count), TETHER_E_BUFFER_TOO_SMALL);
     CHECK(count == 2);
-    CHECK_STATUS(tether_plan_keys(c, parent, NULL, 1, &count), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(tether_plan_keys(c, parent, d.keys, 8, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_keys(c, parent, NULL, 1, &count), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_keys(c, parent, d.keys, 8, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -111,11 +111,11 @@ static void test_late_edges_reach_the_library(void) {
         CHECK(d.step_count == 5 && d.completion_count == 2 && d.key_count == 5);
         CHECK(d.keys[1].key == key_of(c, "Root") && (d.keys[1].closes & (1u << 2)) == 0);
         /* A gets Top (no cycle), then B gets Root: B -> Root -> A -> Top -> B */
-        CHECK_OK(tether_plan_resolver(c, key, 0, key_of(c, "Top"), 0, NULL, 0));
+        CHECK_OK(TB.plan_resolver(c, key, 0, key_of(c, "Top"), 0, NULL, 0));
         size_t late[] = { 0, 3 };
-        CHECK_STATUS(tether_plan_resolver(c, key, 1, key_of(c, "Root"), 0, late, 1), TETHER_E_RETAIN_CYCLE);
+        CHECK_STATUS(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, late, 1), TETHER_E_RETAIN_CYCLE);
         CHECK_ERROR_HAS("\"Root\" -> \"A\" -> \"Top\" -> \"B\" -> \"Root\"");
-        CHECK_OK(tether_plan_resolver(c, key, 1, key_of(c, "Root"), 0, NULL, 0));
+        CHECK_OK(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, NULL, 0));
     }
     CHECK_OK(tether_container_free(c));
 }

@@ -31,7 +31,7 @@ static void test_everything_applied(void) {
     o.completion_contexts = contexts;
     o.completion_count = 2;
     tether_registration *reg;
-    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, &reg));
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make, NULL, 0, &o, &reg));
     tether_ref *a, *b;
     CHECK_OK(tether_resolve(c, "S", &a));
     CHECK_OK(tether_resolve(c, "S", &b));
@@ -52,15 +52,15 @@ static void test_registrations_without_handles(void) {
     tether_registration_options o = {0};
     o.scope = TETHER_SCOPE_SINGLETON;
     o.drop = drop;
-    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
     tether_ref *a;
     CHECK_OK(tether_resolve(c, "S", &a));
     tether_ref_release(a);
     CHECK(made == 1 && dropped == 0);                  /* the cache holds it */
     tether_registration *reg;
-    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, &reg));
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make, NULL, 0, &o, &reg));
     CHECK(dropped == 1);                               /* replaced: its singleton dropped */
-    CHECK_OK(tether_register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make, NULL, 0, &o, NULL));
     CHECK_STATUS(tether_set_scope(reg, TETHER_SCOPE_GRAPH), TETHER_E_INVALID_HANDLE);  /* replaced */
     CHECK_OK(tether_resolve(c, "S", &a));
     CHECK(made == 2);
@@ -78,7 +78,7 @@ static void test_variadic_and_bad_options(void) {
     tether_registration_options o = {0};
     o.variadic_fixed = 2;
     o.drop = drop;
-    CHECK_OK(tether_register_ex(c, "V", (tether_fn)make_variadic, p, 3, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "V", (tether_fn)make_variadic, p, 3, &o, NULL));
     tether_value args[] = { TETHER_VAL_I64(1), TETHER_VAL_F64(2.5) };
     tether_ref *ref;
     CHECK_OK(tether_resolve_args(c, "V", args, 2, &ref));
@@ -86,17 +86,17 @@ static void test_variadic_and_bad_options(void) {
     CHECK(made == 1 && dropped == 1);
 
     o.variadic_fixed = 4;
-    CHECK_STATUS(tether_register_ex(c, "V2", (tether_fn)make_variadic, p, 3, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "V2", (tether_fn)make_variadic, p, 3, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("variadic_fixed");
     o.variadic_fixed = 0;
     o.scope = (tether_scope)42;
-    CHECK_STATUS(tether_register_ex(c, "V2", (tether_fn)make, NULL, 0, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "V2", (tether_fn)make, NULL, 0, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("scope");
     o.scope = TETHER_SCOPE_GRAPH;
     tether_complete_fn none[] = { NULL };
     o.completions = none;
     o.completion_count = 1;
-    CHECK_STATUS(tether_register_ex(c, "V2", (tether_fn)make, NULL, 0, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "V2", (tether_fn)make, NULL, 0, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("completions[0]");
     CHECK_STATUS(tether_resolve(c, "V2", &ref), TETHER_E_NOT_FOUND);   /* nothing half registered */
     CHECK_OK(tether_container_free(c));
@@ -120,11 +120,11 @@ static void test_reregistering_under_load(void) {
     CHECK_OK(tether_container_new(NULL, &shared));
     tether_registration_options o = {0};
     o.drop = drop;
-    CHECK_OK(tether_register_ex(shared, "K", (tether_fn)make, NULL, 0, &o, NULL));
+    CHECK_OK(TB.register_ex(shared, "K", (tether_fn)make, NULL, 0, &o, NULL));
     stop = 0;
     pthread_t t;
     pthread_create(&t, NULL, resolver_thread, NULL);
-    for (int i = 0; i < 2000; i++) CHECK_OK(tether_register_ex(shared, "K", (tether_fn)make, NULL, 0, &o, NULL));
+    for (int i = 0; i < 2000; i++) CHECK_OK(TB.register_ex(shared, "K", (tether_fn)make, NULL, 0, &o, NULL));
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
     CHECK_OK(tether_container_free(shared));

@@ -22,7 +22,7 @@ static void two_resolver_slots_are_refused(void) {
     CHECK_ERROR_HAS("declare the slot once");
     CHECK(r == NULL);
     tether_registration_options o = {0};
-    CHECK_STATUS(tether_register_ex(c, "Twice", (tether_fn)make_two_resolvers, p, 2, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.register_ex(c, "Twice", (tether_fn)make_two_resolvers, p, 2, &o, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("TETHER_RESOLVER");
     tether_ref *ref = NULL;
     CHECK_STATUS(tether_resolve(c, "Twice", &ref), TETHER_E_NOT_FOUND);  /* nothing was registered */
@@ -56,7 +56,7 @@ static void arguments_on_a_shared_scope_are_refused(void) {
         tether_registration_options o = {0};
         o.scope = shared[i];
         tether_registration *r2 = (tether_registration *)&r2;
-        CHECK_STATUS(tether_register_ex(c, "Conn2", (tether_fn)make_with_i64, p, 1, &o, &r2), TETHER_E_INVALID_ARGUMENT);
+        CHECK_STATUS(TB.register_ex(c, "Conn2", (tether_fn)make_with_i64, p, 1, &o, &r2), TETHER_E_INVALID_ARGUMENT);
         CHECK_ERROR_HAS("\"Conn2\" takes runtime arguments");
         CHECK(r2 == NULL);
         CHECK_STATUS(tether_resolve_args(c, "Conn2", &one, 1, &a), TETHER_E_NOT_FOUND);

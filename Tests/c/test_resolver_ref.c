@@ -2,7 +2,7 @@
  * taken from inside a factory or completion callback, without building anything. */
 #include <stdlib.h>
 #include "harness.h"
-#include "tether_binding.h"
+#include "binding.h"
 
 static int made_t, dropped_t;
 static tether_ref *kept;            /* the handle a "binding" keeps past the resolve */
@@ -16,11 +16,11 @@ static void drop_free(void *i, void *c) { (void)c; free(i); }
 /* A factory that keeps its transient dependency with a handle of its own. */
 static void *make_holder(void *t, tether_resolver *r) {
     tether_ref *ref = NULL;
-    if (tether_resolver_ref(r, t, &ref) != TETHER_OK) return NULL;
+    if (TB.resolver_ref(r, t, &ref) != TETHER_OK) return NULL;
     kept = ref;
     stale = r;
     int local;
-    seen_status = tether_resolver_ref(r, &local, &ref);   /* not an instance of this resolve */
+    seen_status = TB.resolver_ref(r, &local, &ref);   /* not an instance of this resolve */
     return malloc(8);
 }
 
@@ -58,10 +58,10 @@ static void test_foreign_pointer_and_stale_resolver(void) {
     CHECK_OK(tether_resolve(c, "Holder", &holder));
     CHECK(seen_status == TETHER_E_NOT_FOUND);
     int x;
-    CHECK_STATUS(tether_resolver_ref(stale, &x, &ref), TETHER_E_WRONG_CONTEXT);
+    CHECK_STATUS(TB.resolver_ref(stale, &x, &ref), TETHER_E_WRONG_CONTEXT);
     CHECK_ERROR_HAS("tether_resolver_ref");
     CHECK(ref == NULL);
-    CHECK_STATUS(tether_resolver_ref(NULL, &x, &ref), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.resolver_ref(NULL, &x, &ref), TETHER_E_INVALID_HANDLE);
     tether_ref_release(kept);
     tether_ref_release(holder);
     CHECK_OK(tether_container_free(c));
@@ -70,7 +70,7 @@ static void test_foreign_pointer_and_stale_resolver(void) {
 static tether_status complete_self(tether_resolver *r, void *instance, void *context) {
     (void)context;
     tether_ref *self;
-    tether_status s = tether_resolver_ref(r, instance, &self);
+    tether_status s = TB.resolver_ref(r, instance, &self);
     if (s != TETHER_OK) return s;
     kept = self;
     return TETHER_OK;

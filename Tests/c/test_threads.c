@@ -524,11 +524,11 @@ static tether_status complete_nothing(tether_resolver *r, void *instance, void *
 static void reg_leaf_and_done(tether_container *c, kind *k, kind *done) {
     tether_param leaf_params[] = {TETHER_CONTEXT};
     tether_registration_options leaf = {.scope = TETHER_SCOPE_TRANSIENT, .context = k, .drop = drop};
-    CHECK_OK(tether_register_ex(c, "Leaf", (tether_fn)make0, leaf_params, 1, &leaf, NULL));
+    CHECK_OK(TB.register_ex(c, "Leaf", (tether_fn)make0, leaf_params, 1, &leaf, NULL));
     tether_param done_params[] = {TETHER_CONTEXT, TETHER_DEP("Leaf")};
     tether_complete_fn callbacks[] = {complete_nothing};
     tether_registration_options options = {.context = done, .drop = drop, .completions = callbacks, .completion_count = 1};
-    CHECK_OK(tether_register_ex(c, "Done", (tether_fn)make1, done_params, 2, &options, NULL));
+    CHECK_OK(TB.register_ex(c, "Done", (tether_fn)make1, done_params, 2, &options, NULL));
 }
 
 static void *make_and_keep(void *arg) {

@@ -68,7 +68,7 @@ enum { IN_DEP, IN_WEAK, IN_LAZY, IN_WEAK_LAZY, IN_CTX, IN_RESOLVER, IN_I64, IN_F
 typedef struct input { int kind; const char *key; void *p; int64_t i; double f; char *s; } input;
 typedef struct obj { char name[48]; const regdef *reg; input in[MAX_INPUTS]; int n; } obj;
 
-typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: a weak handle; for a container: freed */
+typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: 1 a weak handle, 2 a list's ref; for a container: freed */
 
 static struct {
     const char *path;
@@ -482,7 +482,7 @@ static tether_status complete_declared(void *instance, void *const *args, size_t
 
 static tether_scope scope_of(const char *s) {
     return strcmp(s, "transient") == 0 ? TETHER_SCOPE_TRANSIENT : strcmp(s, "singleton") == 0 ? TETHER_SCOPE_SINGLETON
-         : strcmp(s, "weak") == 0 ? TETHER_SCOPE_WEAK : TETHER_SCOPE_GRAPH;
+         : strcmp(s, "weak") == 0 ? TETHER_SCOPE_WEAK : strcmp(s, "container") == 0 ? TETHER_SCOPE_CONTAINER : TETHER_SCOPE_GRAPH;
 }
 static tether_param_kind kind_of(const char *s) {
     static const char *const names[] = {"dep", "weak", "lazy", "weak_lazy", "context", "resolver", "i64", "f64", "str", "ptr",
@@ -537,10 +537,23 @@ static void set_var(const char *name, void *p, int weak) {
     v->p = p;
     v->weak = weak;
 }
+/* Keeps the others in binding order: finish() releases what is left newest first. */
+/* The handle variable an action names, bound to a handle of `kind` (0 an object's ref, 1 a weak
+ * handle, -1 any); else NULL, traced "OP NAME: no such handle" (a generated scenario, fuzz/README.md,
+ * may name a handle whose step failed). */
+static named *handle(const char *op, const char *name, int kind) {
+    char var_name[32];
+    snprintf(var_name, sizeof var_name, "%.*s", (int)strcspn(name, "."), name);
+    named *v = var(var_name);
+    if (v && (kind < 0 || v->weak == kind)) return v;
+    trace("%s %s: no such handle", op, name);
+    return NULL;
+}
+
 static void drop_var(const char *name) {
     named *v = var(name);
     if (!v) return;
-    *v = S.vars[--S.nvars];
+    memmove(v, v + 1, (size_t)(S.vars + --S.nvars - v) * sizeof *v);
 }
 
 typedef struct action { line head; tether_value args[8]; int nargs; const char *has[8], *lacks[8]; int nhas, nlacks; } action;
@@ -563,7 +576,8 @@ static int by_name(const void *x, const void *y) {
     size_t la = strcspn(a, "0123456789"), lb = strcspn(b, "0123456789");
     int c = strncmp(a, b, la < lb ? la : lb);
     if (c || la != lb) return c ? c : (la < lb ? -1 : 1);
-    return atoi(a + la) - atoi(b + lb);
+    int d = atoi(a + la) - atoi(b + lb);
+    return d ? d : strcmp(a, b);   /* "K0#a1", "K0#a2": a total order */
 }
 
 static int count_of(char **names, int n, const char *name) {
@@ -624,10 +638,11 @@ static void do_action(action *a) {
         if (outcome(a, head, tether_resolve_all(c, arg, &ref, &list))) {
             show_input(&(input){.kind = IN_LIST, .p = (void *)list}, shown, sizeof shown);
             trace("%s = %s", head, shown);
-            if (as) set_var(as, ref, 0);
+            if (as) set_var(as, ref, 2);
             else tether_ref_release(ref);
         }
     } else if (strcmp(op, "factory") == 0) {
+        if (!handle(op, arg, 0)) return;
         /* "v.N": the factory input N of handle v's object, called with the action's args */
         char name[32], head[256];
         size_t len = strcspn(arg, ".");
@@ -644,24 +659,28 @@ static void do_action(action *a) {
             else tether_ref_release(ref);
         }
     } else if (strcmp(op, "release") == 0) {
-        named *v = var(arg);
-        if (v->weak) tether_weak_release(v->p);
+        named *v = handle(op, arg, -1);
+        if (!v) return;
+        if (v->weak == 1) tether_weak_release(v->p);
         else tether_ref_release(v->p);
         drop_var(arg);
         trace("release %s", arg);
     } else if (strcmp(op, "clone") == 0) {
+        if (!handle(op, arg, 0)) return;
         tether_ref *ref = NULL;
         if (outcome(a, "clone", tether_ref_clone(var(arg)->p, &ref))) {
             set_var(as, ref, 0);
             trace("clone %s = %s", arg, ((obj *)tether_ref_get(ref))->name);
         }
     } else if (strcmp(op, "downgrade") == 0) {
+        if (!handle(op, arg, 0)) return;
         tether_weak *w = NULL;
         if (outcome(a, "downgrade", tether_ref_downgrade(var(arg)->p, &w))) {
             set_var(as, w, 1);
             trace("downgrade %s", arg);
         }
     } else if (strcmp(op, "upgrade") == 0) {
+        if (!handle(op, arg, 1)) return;
         tether_ref *ref = NULL;
         char head[64];
         snprintf(head, sizeof head, "upgrade %s", arg);
@@ -670,6 +689,7 @@ static void do_action(action *a) {
             trace("upgrade %s = %s", arg, ((obj *)tether_ref_get(ref))->name);
         }
     } else if (strcmp(op, "peek") == 0) {
+        if (!handle(op, arg, 0)) return;
         char name[32], shown[128];
         size_t len = strcspn(arg, ".");
         snprintf(name, sizeof name, "%.*s", (int)len, arg);
@@ -864,7 +884,7 @@ static void new_scenario(void) {
 static void finish(void) {
     while (S.nvars) {
         named *v = &S.vars[S.nvars - 1];
-        if (v->weak) tether_weak_release(v->p);
+        if (v->weak == 1) tether_weak_release(v->p);
         else tether_ref_release(v->p);
         S.nvars--;
     }
@@ -872,26 +892,6 @@ static void finish(void) {
     for (int i = 0; i < S.nmade; i++) {
         int k = count_of(S.dropped, S.ndropped, S.made[i]);
         if (k != 1) trace(k ? "dropped twice: %s" : "never dropped: %s", S.made[i]);
-    }
-}
-
-/* Destructors that run one after another (one release, one failed resolve) are compared as a
- * set: the design orders dependents before dependencies (checked in `drop`), not siblings. */
-static void sort_drop_runs(void) {
-    for (int i = 0; i < S.ntrace;) {
-        int j = i;
-        while (j < S.ntrace && strncmp(S.trace[j], "drop ", 5) == 0) j++;
-        if (j - i > 1) {
-            for (int k = i; k < j; k++) memmove(S.trace[k], S.trace[k] + 5, strlen(S.trace[k]) - 4);
-            qsort(S.trace + i, (size_t)(j - i), sizeof *S.trace, by_name);
-            for (int k = i; k < j; k++) {
-                char *d = xcalloc(1, strlen(S.trace[k]) + 6);
-                sprintf(d, "drop %s", S.trace[k]);
-                free(S.trace[k]);
-                S.trace[k] = d;
-            }
-        }
-        i = j > i ? j : i + 1;
     }
 }
 
@@ -933,17 +933,12 @@ static int parse(char *text, line *l) {
     return 1;
 }
 
-int main(int argc, char **argv) {
-    const char *noplans = getenv("TETHER_NO_PLANS");
-    static char path[32];
-    snprintf(path, sizeof path, "%s%s", PATH_BASE, noplans && strcmp(noplans, "1") == 0 ? "-noplans" : "");
-    S.path = path;
-    int print = 0, first = 1;
-    if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
-    if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
-    FILE *f = fopen(argv[first], "r");
-    if (!f) { perror(argv[first]); return 2; }
+/* What a caller embedding the runner gets for each scenario: its name and actual trace. */
+typedef void (*trace_hook)(const char *name, char *const *trace, int n, void *ctx);
 
+/* Runs the scenarios of `f` (the line form) selected by `names` (all when none); compares each
+ * trace with the expected one, or hands it to `hook`. Returns 1 if any failed, 2 on bad input. */
+static int run_stream(FILE *f, char **names, int nnames, int print, trace_hook hook, void *ctx) {
     static char buf[4096], name[128], known[512], flaky[512], skip[512];
     char *expected[MAX_TRACE];
     int nexpected = 0, selected = 1, passed = 0, failed = 0, xfailed = 0, skipped = 0;
@@ -958,8 +953,8 @@ int main(int argc, char **argv) {
         const char *tag = l.tag;
         if (strcmp(tag, "S") == 0) {
             snprintf(name, sizeof name, "%s", field(&l, "name"));
-            selected = argc <= first + 1;
-            for (int i = first + 1; i < argc; i++) if (strcmp(argv[i], name) == 0) selected = 1;
+            selected = nnames == 0;
+            for (int i = 0; i < nnames; i++) if (strcmp(names[i], name) == 0) selected = 1;
             known[0] = flaky[0] = skip[0] = 0;
             nexpected = 0;
             if (selected) new_scenario();
@@ -968,8 +963,12 @@ int main(int argc, char **argv) {
         } else if (strcmp(tag, "T") == 0) {
             expected[nexpected++] = xstrdup(field(&l, "line"));
         } else if (strcmp(tag, "E") == 0) {
-            if (selected) {
-                if (!skip[0]) { finish(); sort_drop_runs(); }
+            if (selected && hook) {
+                finish();
+                hook(name, S.trace, S.ntrace, ctx);
+                clear();
+            } else if (selected) {
+                if (!skip[0]) finish();
                 int same = S.ntrace == nexpected;
                 for (int i = 0; same && i < nexpected; i++) same = strcmp(S.trace[i], expected[i]) == 0;
                 if (skip[0]) { skipped++; printf("skip %s (%s)\n", name, skip); }
@@ -1075,10 +1074,36 @@ int main(int argc, char **argv) {
             in_threads = 0;
         } else {
             fprintf(stderr, "unknown record %s\n", tag);
-            return 2;
+            return 2;   /* (the caller closes f) */
         }
     }
-    fclose(f);
-    printf("%s: %d passed, %d known failures, %d skipped, %d failed\n", S.path, passed, xfailed, skipped, failed);
+    if (!hook) printf("%s: %d passed, %d known failures, %d skipped, %d failed\n", S.path, passed, xfailed, skipped, failed);
     return failed ? 1 : 0;
 }
+
+#ifdef CONFORMANCE_EMBED
+/* For the fuzz target's differential mode (fuzz/README.md): runs the scenarios of `text`. */
+void conformance_run_text(const char *text, size_t len, trace_hook hook, void *ctx);
+void conformance_run_text(const char *text, size_t len, trace_hook hook, void *ctx) {
+    S.path = "c-fuzz";
+    FILE *f = fmemopen((void *)text, len, "r");
+    if (!f) abort();
+    run_stream(f, NULL, 0, 0, hook, ctx);
+    fclose(f);
+}
+#else
+int main(int argc, char **argv) {
+    const char *noplans = getenv("TETHER_NO_PLANS");
+    static char path[32];
+    snprintf(path, sizeof path, "%s%s", PATH_BASE, noplans && strcmp(noplans, "1") == 0 ? "-noplans" : "");
+    S.path = path;
+    int print = 0, first = 1;
+    if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
+    if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
+    FILE *f = fopen(argv[first], "r");
+    if (!f) { perror(argv[first]); return 2; }
+    int st = run_stream(f, argv + first + 1, argc - first - 1, print, NULL, NULL);
+    fclose(f);
+    return st;
+}
+#endif

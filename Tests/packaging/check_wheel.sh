@@ -86,7 +86,8 @@ if out=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$tmp/venv/bin/python" use.py 
 #include <tether.h>
 #include <tether_binding.h>
 int main(void) {
-    return strcmp(tether_version(), TETHER_VERSION) == 0 && tether_binding_api_version() == TETHER_BINDING_API_VERSION ? 0 : 1;
+    tether_binding binding = TETHER_BINDING_INIT;
+    return strcmp(tether_version(), TETHER_VERSION) == 0 && tether_binding_open(&binding) == TETHER_OK ? 0 : 1;
 }
 EOF
     if $CC -std=c11 -Wall -Wextra -Werror -I"$inc" "$tmp/elsewhere/part.c" -o "$tmp/elsewhere/part" "$lib" -Wl,-rpath,"$(dirname "$lib")" > "$tmp/cc.log" 2>&1 \

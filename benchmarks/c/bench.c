@@ -823,6 +823,18 @@ static int rq0_tether(void *ctx, long iters) {
     return 0;
 }
 
+/* RC: the child alone, made and freed (what a request's child costs beyond what it resolves). */
+static int rc_tether(void *ctx, long iters) {
+    shape_ctx *x = ctx;
+    for (long i = 0; i < iters; i++) {
+        tether_container *child;
+        TRY("RC child", tether_container_new(x->c, &child));
+        g_sink = (uintptr_t)child;
+        TRY("RC free", tether_container_free(child));
+    }
+    return 0;
+}
+
 static int rq1_tether(void *ctx, long iters) {
     shape_ctx *x = ctx;
     for (long i = 0; i < iters; i++) {
@@ -873,6 +885,23 @@ static int rp_tether(void *ctx, long iters) {
     return 0;
 }
 
+/* RP by hand: the same objects made and freed (the Request, the Session over it and the root's Db,
+   the Handler over the Session), in the order the child frees them: Handler when its handle goes,
+   then the Session, then the Request. */
+NOINLINE static int rp_base(void *ctx, long iters) {
+    (void)ctx;
+    for (long i = 0; i < iters; i++) {
+        node *request = make0();
+        node *session = make2(request, g_db);
+        node *handler = make1(session);
+        g_sink = (uintptr_t)handler;
+        drop_free(handler, NULL);
+        drop_free(session, NULL);
+        drop_free(request, NULL);
+    }
+    return 0;
+}
+
 static int ra_tether(void *ctx, long iters) {
     shape_ctx *x = ctx;
     tether_value n = TETHER_VAL_I64(42);
@@ -899,18 +928,20 @@ static void run_shapes(void) {
     static const char *sg = "SG Svc(Repo(Db, Cache), Mailer(Settings)) over cached singletons, by interned key",
                       *rq0 = "RQ0 per request: child container, resolve Svc (as SG), free",
                       *rq1 = "RQ1 per request: child, register Request, resolve Handler(Request, Svc(Settings)), free",
-                      *ra = "RA runtime argument: Greeter(42, Settings), by interned key";
+                      *ra = "RA runtime argument: Greeter(42, Settings), by interned key",
+                      *rp = "RP per request: child, value, CONTAINER-scoped Session(Request, Db), Handler(Session), free";
     shape_ctx x = {0};
     if (shapes_setup(&x)) {
         add_row(sg, -1, -1, "<= 4x C");
         add_row(rq0, -1, -1, "<= 4x C");
         add_row(rq1, -1, -1, "<= 4x C, <= 600 ns");
         add_row(ra, -1, -1, "<= 4x C");
+        add_row(rp, -1, -1, "<= 8x C");
         return;
     }
     if (g_only_body) {  /* bodies of the -t matrix only, for profile.sh */
         measure(rqv_tether, &x);
-        measure(rp_tether, &x);
+        measure(rc_tether, &x);
     }
     double o[3], q[3];
     MEASURE3(o, q, sg_base, NULL, sg_tether, &x, rq0_tether, &x);
@@ -924,6 +955,10 @@ static void run_shapes(void) {
     add_measured(rq1, o2, q2, 1, "<= 4x C, <= 600 ns")->met = q2[1] > 0 && q2[1] <= 4 && o2[1] <= 600;
     measure_set(2, n2, f2, c, o2, q2);
     add_measured(ra, o2, q2, 1, "<= 4x C")->met = q2[1] > 0 && q2[1] <= 4;
+    const char *n3[] = { "rp_base", "rp_tether" };
+    body_fn f3[] = { rp_base, rp_tether };
+    measure_set(2, n3, f3, c, o2, q2);
+    add_measured(rp, o2, q2, 1, "<= 8x C")->met = q2[1] > 0 && q2[1] <= 8;
     tether_container_free(x.c);
 }
 
@@ -1143,11 +1178,22 @@ static void run_threads(const char *only) {
     if (wanted(only, "S4") && s4_setup(&x4) == 0) { threads_row("S4", s4_tether_key, &x4); tether_container_free(x4.c); }
     if (shapes_setup(&xs) == 0) {
         if (wanted(only, "SG")) threads_row("SG", sg_tether, &xs);
+        if (wanted(only, "RC")) threads_row("RC", rc_tether, &xs);
         if (wanted(only, "RQ0")) threads_row("RQ0", rq0_tether, &xs);
         if (wanted(only, "RQ1")) threads_row("RQ1", rq1_tether, &xs);
         if (wanted(only, "RQV")) threads_row("RQV", rqv_tether, &xs);
         if (wanted(only, "RA")) threads_row("RA", ra_tether, &xs);
-        if (wanted(only, "RP")) threads_row("RP", rp_tether, &xs);
+        if (wanted(only, "RP")) {
+            threads_row("RP", rp_tether, &xs);
+            /* Issue 27's single-thread target beside it: at most 8x the same objects made by hand. */
+            const char *names[] = { "rp_base", "rp_tether" };
+            body_fn bodies[] = { rp_base, rp_tether };
+            void *ctxs[] = { NULL, &xs };
+            double o[2], q[2];
+            measure_set(2, names, bodies, ctxs, o, q);
+            printf("\nRP single-threaded: %.0f ns/op, by hand %.1f ns/op: %.1fx (target <= 8x)\n", o[1], o[0], q[1]);
+            fflush(stdout);
+        }
         tether_container_free(xs.c);
     }
 }
@@ -1725,7 +1771,7 @@ int main(int argc, char **argv) {
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
             fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n"
-                            "       %s -t N [-s S1,S2,S3,S4,SG,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
+                            "       %s -t N [-s S1,S2,S3,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
             return 2;
         }
     }

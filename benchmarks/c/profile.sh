@@ -4,8 +4,8 @@
 #   sh benchmarks/c/profile.sh s2_tether_key [ITERS] [TOP]
 # C bodies (benchmarks/c/bench.c): s1_tether s1_tether_key s2_tether_name s2_tether_key
 #         s3_tether s3_tether_key s3_declared_key s4_tether s4_tether_key (and the baselines s1_base s2_base
-#         s3_base s4_base); the shape matrix's sg_tether rq0_tether rq1_tether ra_tether (and -t's rqv_tether rp_tether) (baselines
-#         sg_base rq1_base ra_base).
+#         s3_base s4_base); the shape matrix's sg_tether rq0_tether rq1_tether ra_tether rp_tether (and -t's rqv_tether rc_tether) (baselines
+#         sg_base rq1_base ra_base rp_base).
 # Swift bodies (benchmarks/swift, built here as run.sh builds it; no `make build` needed):
 #         swift_sN_CONTENDER, N in 1-4, CONTENDER tether, swinject or hand (hand-written Swift).
 # Prints instructions per operation, inclusive and self, for the TOP most costly functions,
@@ -18,7 +18,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT="$ROOT/build/bench"
 mkdir -p "$OUT"
 case "$BODY" in
-    *s1*) S=S1 ;; *s2*) S=S2 ;; *s3*) S=S3 ;; *s4*) S=S4 ;; sg_* | rq*_* | ra_* | rp_*) S=shapes ;; *) echo "unknown body $BODY" >&2; exit 2 ;;
+    *s1*) S=S1 ;; *s2*) S=S2 ;; *s3*) S=S3 ;; *s4*) S=S4 ;; sg_* | rq*_* | ra_* | rp_* | rc_*) S=shapes ;; *) echo "unknown body $BODY" >&2; exit 2 ;;
 esac
 # Instruction counts: collected inside the loop only (--toggle-collect). Call counts are not
 # subject to toggling, so they come from the whole run (setup adds a handful of calls).

@@ -10,17 +10,33 @@ private var plansOff: Bool { getenv("TETHER_NO_PLANS").map { strcmp($0, "1") == 
 public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_container_new")
-        let parentCore = try parent.map { p throws(TetherError) in try containerArgument(p, "tether_container_new") }
-        // A freed child of the parent that nothing held any more serves again (`Container.keepSpareChild`).
-        var reused: Container?
-        if let parentCore { reused = try parentCore.takeSpareChild() }
-        let core: Container
-        if let reused { core = reused } else { core = try Container(parent: parentCore, bridge: ABIBridge.shared) }
-        // A child of a container without plans has none either: a binding may make a child's C
-        // container only when first needed, after the variable was read for its parent. A child
-        // follows its parent, so the environment is read once per root (not per request's child).
-        if parentCore.map({ !$0.usesPlans }) ?? plansOff { core.usesPlans = false }
-        out.pointee = Handles.containers.insert(core)
+        guard let parent else {
+            let core = try Container(parent: nil, bridge: ABIBridge.shared)
+            if plansOff { core.usesPlans = false }
+            out.pointee = Handles.containers.insert(core)
+            return
+        }
+        // The parent unretained (this call's section keeps it), so a request's child writes no
+        // reference count its siblings on other threads write too.
+        let parentCore = try Handles.containers.unretained(parent, "tether_container_new")
+        let made = parentCore._withUnsafeGuaranteedRef { parentCore -> Result<OpaquePointer, TetherError> in
+            do throws(TetherError) {
+                try checkOpen(parentCore, "tether_container_new")
+                // A freed child the parent kept on this thread serves again (`Container.keepSpareChild`).
+                let core: Container
+                if let spare = try parentCore.takeSpareChild() { core = spare } else {
+                    core = try Container(parent: parentCore, bridge: ABIBridge.shared)
+                }
+                // A child of a container without plans has none either: a binding may make a child's C
+                // container only when first needed, after the variable was read for its parent. A child
+                // follows its parent, so the environment is read once per root (not per request's child).
+                if !parentCore.usesPlans { core.usesPlans = false }
+                return .success(Handles.containers.insert(core))
+            } catch {
+                return .failure(error)
+            }
+        }
+        out.pointee = try made.get()
     }
 }
 

@@ -20,10 +20,6 @@ private func cString(_ s: StaticString) -> UnsafePointer<CChar> {
 @_cdecl("tether_version")
 public func tether_version() -> UnsafePointer<CChar> { cString(versionString) }
 
-/// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-@_cdecl("tether_binding_api_version")
-public func tether_binding_api_version() -> Int32 { 6 }
-
 @_cdecl("tether_status_name")
 public func tether_status_name(_ status: Int32) -> UnsafePointer<CChar> {
     status >= 0 && Int(status) < statusNames.count ? cString(statusNames[Int(status)]) : cString(unknownStatus)

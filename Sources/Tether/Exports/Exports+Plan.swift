@@ -6,6 +6,8 @@ private let planStepStride = 40
 private let planStepCached: UInt32 = 1
 /// tether_plan_step.flags: the step is the resolving container's value of its key (TETHER_PLAN_STEP_VALUE).
 private let planStepValue: UInt32 = 2
+/// tether_plan_step.flags: a container-scoped step, made once per resolving container (TETHER_PLAN_STEP_CONTAINER).
+private let planStepContainer: UInt32 = 4
 
 /// tether_plan_completion: step, number, first target, target count, flags (checked in the header).
 private let planCompletionStride = 40
@@ -55,7 +57,7 @@ public func tether_plan_describe(_ c: OpaquePointer?, _ key: UInt32, _ steps: Un
             base.storeBytes(of: step.inputs.count, toByteOffset: 16, as: Int.self)
             base.storeBytes(of: step.parent, toByteOffset: 24, as: Int.self)
             base.storeBytes(of: step.registration.key.id, toByteOffset: 32, as: UInt32.self)
-            base.storeBytes(of: step.cached ? planStepCached : step.value ? planStepValue : 0, toByteOffset: 36, as: UInt32.self)
+            base.storeBytes(of: step.cached ? planStepCached : step.value ? planStepValue : step.container ? planStepContainer : 0, toByteOffset: 36, as: UInt32.self)
             for input in step.inputs {
                 inputs![next] = Int32(input)
                 next += 1
@@ -129,5 +131,32 @@ public func tether_plan_resolver(_ c: OpaquePointer?, _ key: UInt32, _ completio
         let edges = (0..<lateCount).map { (from: late![2 * $0], to: late![2 * $0 + 1]) }
         try container.resolverAnswer(key, completion: completion, target: target, weak: flags & planResolverWeak != 0,
                                      otherThread: flags & planResolverOtherThread != 0, late: edges)
+    }
+}
+
+@_cdecl("tether_replay_enter")
+public func tether_replay_enter(_ c: OpaquePointer?, _ key: UInt32, _ step: Int) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_replay_enter"
+        let container = try containerArgument(c, function)
+        try container.enterReplay(try internedKey(key, function), step: step)
+    }
+}
+
+@_cdecl("tether_replay_leave")
+public func tether_replay_leave() -> Int32 {
+    abiCall { () throws(TetherError) in
+        guard Container.leaveReplay() else { throw invalid("tether_replay_leave", "this thread has no tether_replay_enter to leave") }
+    }
+}
+
+@_cdecl("tether_plan_adopt")
+public func tether_plan_adopt(_ c: OpaquePointer?, _ key: UInt32, _ instance: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_plan_adopt"
+        let container = try containerArgument(c, function)
+        let key = try internedKey(key, function)
+        guard let instance else { throw invalid(function, "the instance for \(key.quoted) is NULL") }
+        try container.adoptScoped(key, instance)
     }
 }

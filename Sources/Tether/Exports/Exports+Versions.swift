@@ -6,12 +6,6 @@ public func tether_container_versions(_ c: OpaquePointer?, _ words: UnsafeMutabl
     versionWords("tether_container_versions", "version", c, words, cap, count) { $0.versionAddresses }
 }
 
-@_cdecl("tether_container_cache_versions")
-public func tether_container_cache_versions(_ c: OpaquePointer?, _ words: UnsafeMutablePointer<UnsafeRawPointer?>?, _ cap: Int,
-                                            _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    versionWords("tether_container_cache_versions", "cache version", c, words, cap, count) { $0.cacheVersionAddresses }
-}
-
 @_cdecl("tether_container_hit_word")
 public func tether_container_hit_word(_ c: OpaquePointer?, _ word: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32 {
     let function: StaticString = "tether_container_hit_word"

@@ -8,10 +8,12 @@ import TetherCore
 /// record and the light barrier: no atomic read-modify-write, no shared cache
 /// line written. The freeing side pays the heavy barrier (`Reclaimer`).
 enum Reclamation {
-    /// Batched: with other threads about, 32 frees share one heavy barrier (a
-    /// request's child costs no IPI to every core); a container waits at most
-    /// 31 more frees on its thread, or the thread's exit, to be dismantled
-    /// (its instances' destructors ran at the free: only memory waits).
+    /// Batched: with other threads about, a thread's frees share one heavy barrier,
+    /// 32 per thread holding a record, up to 256 (a request's child costs no IPI to
+    /// every core, and a core takes about one per 32 of its own frees however many
+    /// cores there are: `Reclaimer`); a container waits at most that many more frees
+    /// on its thread, or the thread's exit, to be dismantled (its instances'
+    /// destructors ran at the free: only memory waits).
     static let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
 
     /// Hands a closed container, whose handle (and its registrations' handles)
@@ -31,7 +33,9 @@ enum Reclamation {
     }
 
     private static func keepAsSpare(_ container: inout Container) {
-        if let parent = container.parent, isKnownUniquelyReferenced(&container) { _ = parent.keepSpareChild(container) }
+        // The parent unretained: its reference count is a word every thread's requests would write.
+        guard let parent = container.unretainedParent, isKnownUniquelyReferenced(&container) else { return }
+        _ = parent._withUnsafeGuaranteedRef { $0.keepSpareChild(container) }
     }
 }
 

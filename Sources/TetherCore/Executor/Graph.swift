@@ -52,7 +52,9 @@ final class Graph {
     private var spareResolver: Resolver?
     /// Shared-scope instances to publish when the graph succeeds (with the
     /// container that caches a container-scoped one).
-    private var pendingShared: [(Registration, Instance, Container?)] = []
+    /// Registrations and containers unretained (they outlive the resolve): a parent's registration
+    /// is shared by every thread's requests, and a count on it would be a word they all write.
+    private var pendingShared: [(Unmanaged<Registration>, Instance, Unmanaged<Container>?)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
@@ -102,7 +104,7 @@ final class Graph {
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             // (No array for the outermost resolve: an empty one still costs a release.)
-            let outer = thread.nesting > 1 ? Reentry.constructing(thread) : nil
+            let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
                 switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress, arguments) }) {
@@ -115,12 +117,13 @@ final class Graph {
             let graph: Graph
             if thread.nesting == 1 {
                 graph = thread.graph
+                if let outer { graph.outer = outer }  // a binding's replay under way (`Reentry.enterReplay`)
             } else {
                 graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
                 graph.outer = outer ?? []
                 thread.nestedGraphs.append(.passUnretained(graph))
             }
-            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }
+            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } else if outer != nil { graph.outer = [] } }
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
             graph.tracer = tracer
             defer { graph.tracer = nil }
@@ -138,7 +141,7 @@ final class Graph {
         // Too deep: `resolve` reports it.
         if let plan = registration._withUnsafeGuaranteedRef({ r in thread._withUnsafeGuaranteedRef { r.plan(from: container, $0.planProgress.pointee.locals) } }),
            plan._withUnsafeGuaranteedRef({ $0.makesObjects }),
-           thread._withUnsafeGuaranteedRef({ $0.nesting == 0 || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
+           thread._withUnsafeGuaranteedRef({ ($0.nesting == 0 && $0.replaying.isEmpty) || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
             thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
             let outcome = plan._withUnsafeGuaranteedRef { p in thread._withUnsafeGuaranteedRef { p.runObjects($0.planProgress) } }
             thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }
@@ -485,10 +488,18 @@ final class Graph {
         }
         let scope = spec._withUnsafeGuaranteedRef { $0.scope }
         guard scope.isShared else { return nil }
-        let cache = registration.takeUnretainedValue()
-        let container = lookup.takeUnretainedValue()
-        var found = SharedCache.cached(cache, scope, in: container)
-        if found == nil { found = try claim(cache, scope, in: container) }
+        // Unretained: a parent's registration is shared by every thread's requests (no count written).
+        var found = registration._withUnsafeGuaranteedRef { cache in
+            lookup._withUnsafeGuaranteedRef { container in SharedCache.cached(cache, scope, in: container) }
+        }
+        if found == nil {
+            let claimed = registration._withUnsafeGuaranteedRef { cache in
+                lookup._withUnsafeGuaranteedRef { container -> Result<Unmanaged<Instance>?, TetherError> in
+                    do throws(TetherError) { return .success(try claim(cache, scope, in: container)) } catch { return .failure(error) }
+                }
+            }
+            found = try claimed.get()
+        }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
             let index = alive.append(hit)
@@ -726,11 +737,10 @@ final class Graph {
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
             let instance = reference.takeUnretainedValue()
-            let registration = registration.takeUnretainedValue()
-            let cache = scope == .container ? frames[index].lookup.takeUnretainedValue() : nil
-            pendingShared.append((registration, instance, cache))
+            let lookup = frames[index].lookup
+            pendingShared.append((registration, instance, scope == .container ? lookup : nil))
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
-            let key = SharedCache.cellKey(registration, scope, in: cache ?? frames[index].lookup.takeUnretainedValue())
+            let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
@@ -810,7 +820,15 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance, container) in pendingShared { SharedCache.publish(registration, instance, in: container) }
+            for (registration, instance, container) in pendingShared {
+                registration._withUnsafeGuaranteedRef { r in
+                    if let container {
+                        container._withUnsafeGuaranteedRef { SharedCache.publish(r, instance, in: $0) }
+                    } else {
+                        SharedCache.publish(r, instance, in: nil)
+                    }
+                }
+            }
             pendingShared.removeAll(keepingCapacity: true)
         }
         releaseCells()

@@ -9,7 +9,8 @@ enum Reentry {
     /// outermost first: a plan's steps from its root to the one whose factory
     /// runs, then the frames of the thread's graph and of nested graphs.
     static func constructing(_ thread: ThreadState) -> [Unmanaged<Registration>] {
-        var registrations: [Unmanaged<Registration>] = []
+        // A binding's replay calls into the library only from a factory of its own: outermost.
+        var registrations: [Unmanaged<Registration>] = thread.replaying.map { .passUnretained($0) }
         let progress = thread.planProgress.pointee
         if let plan = progress.plan { registrations += plan._withUnsafeGuaranteedRef { $0.constructing(at: progress.step, progress.locals) } }
         registrations += thread.graph.constructing
@@ -23,7 +24,7 @@ enum Reentry {
     /// have begun constructing after this one began (an older callback's resolver used from
     /// a resolve nested further in).
     static func othersConstruct(_ thread: ThreadState, besides graph: Graph) -> Bool {
-        if thread.planProgress.pointee.plan != nil { return true }
+        if thread.planProgress.pointee.plan != nil || !thread.replaying.isEmpty { return true }
         if thread.graph !== graph && thread.graph.isConstructing { return true }
         for nested in thread.nestedGraphs where nested.toOpaque() != Unmanaged.passUnretained(graph).toOpaque() {
             if nested._withUnsafeGuaranteedRef({ $0.isConstructing }) { return true }
@@ -49,6 +50,40 @@ enum Reentry {
         return TetherError(.cycle, "\(key.quoted) was resolved again\(via) before the resolve that is making it on this thread finished: a nested resolve (from a factory, a completion callback or a provider) cannot hand out an instance whose resolve may still fail; reach it through the completion callback's resolver (tether_resolver_get) or as a dependency of what is being built",
                            ErrorParts(.unfinished, key: key, path: keys))
     }
+}
+
+extension Reentry {
+    /// A binding runs the described plan of `key` from `container` itself and calls into the
+    /// library from the factory of step `step` (a resolve nested in it): until `leaveReplay`,
+    /// this thread's resolves see the steps from the plan's root down to `step` under
+    /// construction, as they see a plan's or a graph's own (a key among them is a cycle).
+    /// Registrations already entered are not added again (the same factory calling in again
+    /// from a resolve nested further in).
+    static func enterReplay(_ key: Key, step: Int, from container: Container) throws(TetherError) {
+        guard let plan = try container.describePlan(key, completions: true) else {
+            throw TetherError.noDescribedPlan(key)
+        }
+        let chain = try plan.constructing(step, of: key)
+        let thread = ThreadState.currentReference.takeUnretainedValue()
+        let added = chain.filter { r in !thread.replaying.contains { $0 === r } }
+        thread.replaying += added
+        thread.replayGroups.append(added.count)
+    }
+
+    /// Undoes the last `enterReplay` of this thread; false when there was none.
+    static func leaveReplay() -> Bool {
+        let thread = ThreadState.currentReference.takeUnretainedValue()
+        guard let count = thread.replayGroups.popLast() else { return false }
+        thread.replaying.removeLast(count)
+        return true
+    }
+}
+
+extension Container {
+    /// See `Reentry.enterReplay`.
+    public func enterReplay(_ key: Key, step: Int) throws(TetherError) { try Reentry.enterReplay(key, step: step, from: self) }
+    /// See `Reentry.leaveReplay`.
+    public static func leaveReplay() -> Bool { Reentry.leaveReplay() }
 }
 
 /// The plan whose factories a resolve on this thread is calling (only one at a

@@ -30,7 +30,7 @@ extension Container {
         registration.markVisible()
         let done = state.withLock { s in
             if s.isClosed { return false }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
             let displaced = table.replace(key, with: registration)
             s.overrides[key, default: []].append(displaced)
             everDetached.store(true, ordering: .releasing)
@@ -113,7 +113,7 @@ extension Container {
                 guard scope == .singleton || scope == .weak, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }
             }
-            let scoped = c.state.withLock { s in s.scoped.values.map { ($0.registration, $0.instance) } }
+            let scoped = c.state.withLock { s in s.scoped.values.map { ($0.registration.takeUnretainedValue(), $0.instance) } }
             let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
             if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
             c.drop(consume dropped)
@@ -127,26 +127,9 @@ extension Container {
         while next < found.count {
             let c = found[next]
             // Retained under the lock: a child in the list has not finished closing, so it is alive.
-            found += c.state.withLock { s in s.liveChildren.map { $0.retain().takeUnretainedValue() } }
+            found += c.childrenIfAny?.retainedLive() ?? []
             next += 1
         }
         return found
-    }
-}
-
-extension Container.State {
-    /// A child finished closing: it is no longer counted or reached.
-    mutating func childClosed(_ child: Container) {
-        children -= 1
-        forget(child)
-    }
-
-    /// `child` is no longer reached (closed, or let go of without closing).
-    mutating func forget(_ child: Container) {
-        let address = Unmanaged.passUnretained(child).toOpaque()
-        if let i = liveChildren.lastIndex(where: { $0.toOpaque() == address }) {
-            liveChildren.swapAt(i, liveChildren.count - 1)
-            liveChildren.removeLast()
-        }
     }
 }

@@ -10,10 +10,6 @@ public final class Container: @unchecked Sendable {
     struct State {
         /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
         var retired: [Registration] = []
-        var children = 0
-        /// The open children (unretained: each removes itself when it closes), for what must reach
-        /// the caches below (`override`).
-        var liveChildren: [Unmanaged<Container>] = []
         /// Per overridden key, what each override displaced from the table, oldest first
         /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
         var overrides: [Key: [Registration?]] = [:]
@@ -29,13 +25,14 @@ public final class Container: @unchecked Sendable {
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
-        /// Freed children kept for the next ones (`keepSpareChild`).
-        var spares: [Container] = []
         /// `allRegistrations` by key, with the configuration each was made under.
         var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
     }
     struct ScopedEntry {
-        let registration: Registration
+        /// Unretained: its container outlives this one (a parent's), or is this one, which keeps
+        /// it until dismantled. A parent's registration is what every request's child caches
+        /// under: a count here would be a word every thread's requests write.
+        let registration: Unmanaged<Registration>
         let instance: Instance
         let sequence: UInt64
     }
@@ -70,21 +67,64 @@ public final class Container: @unchecked Sendable {
     /// A registration was detached here once (`State.detached`): closing has more to visit.
     let everDetached = Atomic<Bool>(false)
 
+    /// This container's children (`Children`), made with the first, retained; or 0.
+    private let childrenAddress = Atomic<UInt>(0)
+    /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
+    private var stripe = 0
+    /// Counts this container's cache entries (registrations, published and container-scoped
+    /// instances) in the order they came: a container lets go of them last-made first. One
+    /// container's, not the process's: a request's child writes no word other requests share.
+    private let sequence = Atomic<UInt64>(0)
+
+    /// The next number of this container's `sequence`.
+    func nextSequence() -> UInt64 { sequence.add(1, ordering: .relaxed).newValue }
+
     public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
         self.parent = parent
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
             let me = Unmanaged.passUnretained(self)
-            let ok = parent.state.withLock { s in
-                if s.isClosed { return false }
-                s.children += 1
-                s.liveChildren.append(me)
+            let stripe = Children.currentStripe
+            self.stripe = stripe
+            let ok = parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
+                // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
+                if parent.isClosed { return false }
+                s.open += 1
+                s.live.append(me)
                 return true
-            }
+            } }
             guard ok else { throw TetherError.parentFreed }
             strict.store(parent.refusesCaptives, ordering: .relaxed)
         }
+    }
+
+    /// This container's `Children`, made now if it had none; unretained (it lives as long as this
+    /// container): its reference count is a word every thread's requests would write.
+    var children: Unmanaged<Children> {
+        if let made = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
+            return Unmanaged<Children>.fromOpaque(made)
+        }
+        return madeChildren()
+    }
+
+    @inline(never)
+    private func madeChildren() -> Unmanaged<Children> {
+        let made = Unmanaged.passRetained(Children())
+        let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: UInt(bitPattern: made.toOpaque()),
+                                                                ordering: .acquiringAndReleasing)
+        if exchanged { return made }
+        made.release()
+        return Unmanaged<Children>.fromOpaque(UnsafeRawPointer(bitPattern: seen)!)
+    }
+
+    /// The parent, unretained (a child keeps its parent): for what each request's child does with
+    /// it, which must not write the parent's reference count.
+    public var unretainedParent: Unmanaged<Container>? { parent.map { Unmanaged.passUnretained($0) } }
+
+    /// `children` if it was ever made.
+    var childrenIfAny: Children? {
+        UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)).map { Unmanaged<Children>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Strict mode: resolves refuse to let a singleton registered here hold a
@@ -97,8 +137,11 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
-        if !isClosed, let parent { parent.state.withLock { $0.forget(self) } }
+        if !isClosed, let parent { parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { $0.forget(self) } } }
         dropSpareChild()
+        if let children = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
+            Unmanaged<Children>.fromOpaque(children).release()
+        }
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
             forEachAncestor { a in
@@ -112,36 +155,36 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Freed children of this container that nothing references any more are
-    /// kept (in `State.spares`, at most this many) for the next children made
-    /// here (`takeSpareChild`): a child made and freed per request then reuses
-    /// its lock, table and version words. Several, not one: with other threads
-    /// about, freed children are dismantled in batches (`Reclaimer`), and
-    /// requests on several threads take them at once. Let go of when this container closes.
-    private static var maxSpares: Int { 64 }
-
+    /// kept (in the freeing thread's stripe of `Children`, at most
+    /// `Children.sparesPerStripe` there) for the next children made on that
+    /// thread (`takeSpareChild`): a child made and freed per request then reuses
+    /// its lock, table and version words, and neither touches what other
+    /// threads' requests write. Let go of when this container closes.
     /// Keeps `child` (closed, dismantled, referenced by the caller only) for a
     /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
         guard child.parent === self, child.isClosed else { return false }
-        return state.withLock { s in
-            guard !s.isClosed, s.spares.count < Self.maxSpares else { return false }
+        return children._withUnsafeGuaranteedRef { $0.withStripe(Children.currentStripe) { s in
+            guard !isClosed, s.spares.count < Children.sparesPerStripe else { return false }
             s.spares.append(child)
             return true
-        }
+        } }
     }
 
     /// A kept child reopened as a new, empty child of this container, or nil
-    /// when none is kept. Throws, as `init(parent:)`, once this container is closed.
+    /// when none is kept on this thread's stripe. Throws, as `init(parent:)`, once this container is closed.
     public func takeSpareChild() throws(TetherError) -> Container? {
-        let taken: Container?? = state.withLock { s in
-            if s.isClosed { return nil }
+        let stripe = Children.currentStripe
+        let taken: Container?? = children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
+            if isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
-            s.children += 1
-            s.liveChildren.append(.passUnretained(child))
+            s.open += 1
+            s.live.append(.passUnretained(child))
             return .some(child)
-        }
+        } }
         guard let taken else { throw TetherError.parentFreed }
         guard let child = taken else { return nil }
+        child.stripe = stripe
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
@@ -155,11 +198,16 @@ public final class Container: @unchecked Sendable {
     }
 
     private func dropSpareChild() {
-        let spares = state.withLock { s in
-            defer { s.spares = [] }
-            return s.spares
-        }
-        _ = consume spares  // released outside the lock
+        guard let children = childrenIfAny else { return }
+        _ = children.takeAllSpares()  // released outside the locks
+    }
+
+    /// A child finished closing: it is no longer counted or reached.
+    private func childClosed(_ child: Container) {
+        children._withUnsafeGuaranteedRef { $0.withStripe(child.stripe) { s in
+            s.open -= 1
+            s.forget(child)
+        } }
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
@@ -343,12 +391,13 @@ public final class Container: @unchecked Sendable {
                           _ configure: (Registration) throws(TetherError) -> Void) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         let key = registration.key
         try configure(registration)
-        try Registration.check(registration.params, scope: registration.spec.scope, key: key)
+        // The scope read unretained: a new registration's spec is its key's default, shared by every request's.
+        try Registration.check(registration.params, scope: registration.specReference._withUnsafeGuaranteedRef { $0.scope }, key: key)
         registration.markVisible()
         var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? CreationSequence.next()
+            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
@@ -550,12 +599,42 @@ public final class Container: @unchecked Sendable {
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
-        guard registration.isLive, registration.spec.scope == .container else { return false }
+        guard registration.specReference._withUnsafeGuaranteedRef({ $0.scope }) == .container else { return false }
+        // A parent's registration (a request's child caching under the root's) is not asked
+        // whether it was retired: that takes its lock, a word every thread's requests would write.
+        // A retired one's entry is harmless: resolves find the registration that replaced it,
+        // and the entry goes with this container's other caches when it closes.
+        if registration.container === self, !registration.isLive { return false }
         return state.withLock { s in
             guard !s.isClosed else { return false }
-            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: registration, instance: instance,
-                                                                   sequence: CreationSequence.next())
+            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: .passUnretained(registration), instance: instance,
+                                                                   sequence: nextSequence())
             return true
+        }
+    }
+
+    /// Takes `pointer`, made by `key`'s container-scoped registration's factory for this
+    /// container by a binding running a described plan (`PlanDescription.Step.container`), as
+    /// the instance this container caches for it, as if a resolve from here had made it now:
+    /// the registration's destructor runs on it when it is let go of (reset, close), in
+    /// creation order with the rest. Throws (and keeps nothing) when the container is closed,
+    /// `key`'s visible registration is not container-scoped, or this container holds one already.
+    public func adoptScoped(_ key: Key, _ pointer: UnsafeMutableRawPointer) throws(TetherError) {
+        guard !isClosed else { throw TetherError.containerFreed }
+        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else { throw TetherError.notRegistered(key) }
+        guard registration.spec.scope == .container else {
+            throw TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope: only a container-scoped "
+                + "instance a described plan made can be adopted; resolve it instead")
+        }
+        guard scopedInstance(of: registration) == nil else {
+            throw TetherError(.invalidArgument, "the container holds an instance of \(key.quoted) already: adopt one made for it only once, "
+                + "before anything resolves it from the container")
+        }
+        let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
+                                     reference: { _ in fatalError("an adopted instance has no dependencies") })
+        defer { instance.release() }  // the cache keeps it
+        guard publishScoped(registration, instance.takeUnretainedValue()) else {
+            throw TetherError(.invalidArgument, "\(key.quoted) was registered again or the container closed meanwhile: nothing adopted")
         }
     }
 
@@ -567,7 +646,7 @@ public final class Container: @unchecked Sendable {
     /// `takeScoped` under the state lock.
     private static func takeScoped(_ s: inout State, _ matching: (Registration) -> Bool) -> [Dropped] {
         var taken: [Dropped] = []
-        for (id, entry) in s.scoped where matching(entry.registration) {
+        for (id, entry) in s.scoped where entry.registration._withUnsafeGuaranteedRef({ matching($0) }) {
             taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
             s.scoped[id] = nil
         }
@@ -591,8 +670,16 @@ public final class Container: @unchecked Sendable {
         var dropped: [Dropped] = []
         let refused: TetherError? = state.withLock { s in
             if s.isClosed { return TetherError(.invalidHandle, "the container was already freed") }
-            if s.children > 0 {
-                return TetherError(.invalidArgument, "the container still has \(s.children) child container(s); free them first")
+            if let children = childrenIfAny {
+                // Every stripe held while the flag is set: a child made meanwhile is counted here or refused there.
+                let open = children.withAllLocked { stripes in
+                    let open = stripes.reduce(0) { $0 + $1.pointee.open }
+                    if open == 0 { closed.store(true, ordering: .releasing) }
+                    return open
+                }
+                if open > 0 {
+                    return TetherError(.invalidArgument, "the container still has \(open) child container(s); free them first")
+                }
             }
             s.isClosed = true
             tracer = s.tracer
@@ -605,7 +692,7 @@ public final class Container: @unchecked Sendable {
         }
         if let refused { throw refused }
         dropSpareChild()
-        if let parent { parent.state.withLock { $0.childClosed(self) } }
+        unretainedParent?._withUnsafeGuaranteedRef { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed

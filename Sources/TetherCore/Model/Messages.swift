@@ -20,4 +20,15 @@ extension TetherError {
         return TetherError(.notFound, "no registration for \(key.quoted)\(asker)\(advice)",
                            listed ? nil : parts ?? ErrorParts(.register, key: key))
     }
+
+    /// A binding names the described plan of `key` (its failure, a resolver's answer, a replay's
+    /// progress) while the configuration no longer has one.
+    static func noDescribedPlan(_ key: Key) -> TetherError {
+        TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+    }
+
+    /// A binding names step `step` of the described plan of `key`, which has `count`.
+    static func noSuchStep(_ key: Key, _ step: Int, of count: Int) -> TetherError {
+        TetherError(.invalidArgument, "the plan of \(key.quoted) has \(count) steps, not \(step + 1)")
+    }
 }

@@ -164,15 +164,21 @@ public final class Registration: @unchecked Sendable {
     /// Whether a container that lets go of this registration may keep it to serve a later
     /// registration of the same key (`Container.register(_:params:reusing:factory:configure:)`):
     /// nothing but its container references it (the caller checked), and it kept nothing a new
-    /// one would not have (no `Rare`, plan or cached instance). Caller holds the container's lock.
+    /// one would not have (no plan or cached instance, and no `Rare` unless it is a provided
+    /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
+    /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        rareAddress.load(ordering: .relaxed) == 0 && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !spec.holdsObject
+        (rareAddress.load(ordering: .relaxed) == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
+            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference._withUnsafeGuaranteedRef { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
-    /// the default spec, no flags, no attachment. Nothing else references it.
+    /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
+    /// container was dismantled: no reader is left).
     func revived() -> Registration {
+        if let rare = UnsafeRawPointer(bitPattern: rareAddress.exchange(0, ordering: .relaxed)) {
+            Unmanaged<Rare>.fromOpaque(rare).release()
+        }
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
@@ -361,8 +367,10 @@ public final class Registration: @unchecked Sendable {
     public func setScope(_ scope: Scope) throws(TetherError) {
         try Registration.check(params, scope: scope, key: key)
         let dropped = lock.withSpinLock { () -> Dropped? in
-            guard spec.scope != scope else { return nil }
-            install(spec.with(scope: scope))
+            // Unretained: the current spec may be its key's default, which every request's
+            // registration of the key starts with (a count on it: a word all their threads write).
+            guard let changed = specReference._withUnsafeGuaranteedRef({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
+            install(changed)
             container.configurationChanged()
             return clearCaches()
         }
@@ -412,9 +420,12 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).
+    func setSpec(_ change: (InstanceSpec) -> InstanceSpec) { installChanged(change) }
+
     /// Installs `change(spec)` as the current spec.
     private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
-        lock.withSpinLock { install(change(spec)) }
+        lock.withSpinLock { install(specReference._withUnsafeGuaranteedRef(change)) }  // unretained: see `setScope`
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 
@@ -465,7 +476,7 @@ public final class Registration: @unchecked Sendable {
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton) : nil  // allocated outside the lock
+        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
         let declined = lock.withSpinLock { () -> Bool in
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
@@ -585,13 +596,14 @@ final class SingletonSlot: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawPointer
     /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
     @usableFromInline let lent = Atomic<Bool>(false)
-    /// When it was published (`CreationSequence`).
-    let sequence = CreationSequence.next()
+    /// When it was published (its container's `nextSequence`).
+    let sequence: UInt64
     /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
     let lendable: Bool
 
-    init(_ instance: Instance, lendable: Bool = true) {
+    init(_ instance: Instance, lendable: Bool = true, sequence: UInt64) {
         self.lendable = lendable
+        self.sequence = sequence
         weak = instance.weakRef
         strong = instance
         unretained = .passUnretained(instance)

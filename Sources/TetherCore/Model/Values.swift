@@ -28,13 +28,6 @@ final class ValueFactory: Factory {
     }
 }
 
-/// The order instances entered a container's cache (singletons, values,
-/// container-scoped instances): a container lets go of them last-made first.
-enum CreationSequence {
-    static let counter = Atomic<UInt64>(0)
-    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
-}
-
 extension Container {
     /// Declares `key` as a value each child container provides: resolving it
     /// where none does fails with `.notFound`; `validate` counts it as present.
@@ -52,7 +45,9 @@ extension Container {
                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
         guard !isClosed else { throw TetherError.containerFreed }
-        return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
+        // A value of the key this container had before it was freed and reopened (a request's child,
+        // kept for the next request) serves again: a request's value then makes no registration.
+        return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         }
     }
@@ -62,11 +57,12 @@ extension Registration {
     /// Makes this new registration (of a `ValueFactory`) hold `pointer` as its cached instance.
     func holdValue(_ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?, destructor: Destructor?,
                    defersDrop: Bool) throws(TetherError) {
-        try setScope(.singleton)
+        try Registration.check(params, scope: .singleton, key: key)
         // A request's value (in a child) is resolved as a dependency, rarely by key from many
         // threads: not lent, its child's free takes no barrier (`Container.drop`).
-        if container.parent != nil { lendsSingleton = false }
-        setContext(context, destructor: destructor, defersDrop: defersDrop)
+        if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
+        // One spec with the scope and the context (not yet visible: nothing cached to clear).
+        setSpec { $0.with(scope: .singleton, context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
         SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)

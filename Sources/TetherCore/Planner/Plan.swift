@@ -42,6 +42,9 @@ final class Plan: @unchecked Sendable {
         let isKeyed: Bool
         /// Made here and queued for its completion callbacks.
         let completes: Bool
+        /// A container-scoped registration made by a described plan's runner (`Recorder.allowsContainer`):
+        /// at most once per resolving container, which keeps it (`PlanDescription.Step.container`).
+        var isContainer = false
         /// The step that asked for this one first (its frame was below), -1 for the root: for messages.
         var parent: Int
         /// Where its record starts in a block (`InstanceBlock`), and its count
@@ -377,6 +380,12 @@ final class Plan: @unchecked Sendable {
         /// Whether declared value keys are recorded (as shared leaves named by key, the resolving
         /// container's value: `PlanDescription.Step.value`) rather than declined.
         var allowsValues = false
+        /// Whether container-scoped registrations are recorded as made steps the runner makes once
+        /// per resolving container (`PlanDescription.Step.container`) rather than declined; only
+        /// those whose dependency slots all take declared values or other such steps (and CONTEXT,
+        /// RESOLVER slots), with no completion callback: then whether the resolving container holds
+        /// one already changes no other step.
+        var allowsContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         var locals: [LocalShape] = []
@@ -395,12 +404,16 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard spec.scope != .container, !r.isDeclaredValue || allowsValues else { return nil }
+            guard spec.scope != .container || (allowsContainer && spec.completionCount == 0 && !r.hasArguments),
+                  !r.isDeclaredValue || allowsValues else { return nil }
             let local = recordsLocals && r.container === lookup ? locals.count : -1
             if local >= 0 {
                 guard spec.completionCount == 0 else { return nil }
                 locals.append(LocalShape(key: r.key, scope: spec.scope, paramInfo: r.paramInfo, firstParam: localParams.count))
                 localParams += r.params
+            }
+            if spec.scope == .container {
+                return visitContainer(registration, id)
             }
             if spec.scope.isShared || r.isDeclaredValue {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
@@ -506,6 +519,39 @@ final class Plan: @unchecked Sendable {
                 }
             }
             return objects
+        }
+
+        /// `visit` of a container-scoped registration under `allowsContainer`: a made step whose
+        /// slots take only declared values and other container steps (see `allowsContainer`).
+        private mutating func visitContainer(_ registration: Unmanaged<Registration>, _ id: ObjectIdentifier) -> Int? {
+            let r = registration.takeUnretainedValue()
+            guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted else { return nil }
+            var slots: [Int] = []
+            let firstNew = steps.count
+            for param in r.params {
+                switch param {
+                case .dependency(let key):
+                    guard let dep = lookup.unretainedRegistration(for: key), !dep._withUnsafeGuaranteedRef({ $0.hasArguments }),
+                          let step = visit(dep), steps[step].isContainer || dep._withUnsafeGuaranteedRef({ $0.isDeclaredValue })
+                    else { return nil }
+                    slots.append(step)
+                case .context:
+                    slots.append(Plan.context)
+                case .resolver where allowsResolvers:
+                    slots.append(Plan.resolver)
+                default:
+                    return nil
+                }
+            }
+            onPath.remove(id)
+            let index = steps.count
+            for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
+            let firstInput = inputs.count
+            inputs += slots
+            var step = Step(registration: registration, spec: .passUnretained(r.spec),
+                            firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
+            step.isContainer = true
+            return add(step, id)
         }
 
         private mutating func add(_ step: Step, _ id: ObjectIdentifier?) -> Int? {

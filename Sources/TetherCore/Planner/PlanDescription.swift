@@ -24,6 +24,13 @@ public struct PlanDescription: Sendable {
         /// parent: the runner takes the instance the resolving container provides for it
         /// (`provideValue`); where none does, it resolves the root instead (which reports it missing).
         public let value: Bool
+        /// A container-scoped registration: made at most once per resolving container. Where
+        /// the container resolved from holds its instance already (made by an earlier run of a
+        /// plan there), the runner takes that one; else it makes it with its inputs and keeps it
+        /// for that container, which lets go of it when it closes, after what was made after it
+        /// (`Container.adoptScoped` hands it to the container's own cache). Its slots take
+        /// declared values and other container steps only.
+        public let container: Bool
     }
 
     /// A completion callback the resolve runs: callback `number` (from 0, in the
@@ -53,6 +60,20 @@ public struct PlanDescription: Sendable {
 
     /// Post-order, root last.
     public let steps: [Step]
+
+    /// The registrations from the root down to step `step` (of the plan of `key`), as a
+    /// resolve's frames hold them while its factory runs: a failure's path, what a
+    /// binding's replay constructs (`Reentry.enterReplay`).
+    func constructing(_ step: Int, of key: Key) throws(TetherError) -> [Registration] {
+        guard steps.indices.contains(step) else { throw TetherError.noSuchStep(key, step, of: steps.count) }
+        var chain: [Registration] = []
+        var at = step
+        while at >= 0 {
+            chain.append(steps[at].registration)
+            at = steps[at].parent
+        }
+        return chain.reversed()
+    }
     /// In the order `Graph` runs them: by step, then by number.
     public let completions: [Completion]
     /// With a resolver-form completion: every key its resolver finds in the graph (its
@@ -71,8 +92,10 @@ extension Container {
         guard let root = unretainedRegistration(for: key) else {
             throw TetherError.notRegistered(key)
         }
-        guard usesPlans, !root._withUnsafeGuaranteedRef({ $0.spec.scope.isShared }) else { return nil }
-        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true)
+        // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
+        guard usesPlans, root._withUnsafeGuaranteedRef({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
+        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
+                                     allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in
@@ -81,7 +104,7 @@ extension Container {
             return PlanDescription.Step(registration: registration,
                                         inputs: recorder.inputs[step.firstInput ..< step.firstInput + slots],
                                         parent: step.parent, cached: step.isShared && !registration.isDeclaredValue,
-                                        value: registration.isDeclaredValue)
+                                        value: registration.isDeclaredValue, container: step.isContainer)
         }
         guard let (completions, keys) = describedCompletions(recorder) else { return nil }
         return PlanDescription(steps: steps, completions: completions, keys: keys)
@@ -139,7 +162,7 @@ extension Container {
     /// library's resolve would destroy it with the rest); and no step is a declared value (a
     /// child's own, not this container's).
     private func answersResolvers(_ recorder: Plan.Recorder) -> Bool {
-        guard !recorder.steps.contains(where: { $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
+        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
         let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.takeUnretainedValue()) })
         var alone: [ObjectIdentifier: Bool] = [:]
         func buildsAlone(_ r: Registration) -> Bool {
@@ -177,7 +200,7 @@ extension Container {
                                late: [(from: Int, to: Int)]) throws(TetherError) {
         guard !otherThread else { throw Resolver.wrongContext }
         guard let plan = try describePlan(key, completions: true) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+            throw TetherError.noDescribedPlan(key)
         }
         guard plan.completions.indices.contains(completion), plan.completions[completion].resolverForm else {
             throw TetherError(.invalidArgument, "completion call \(completion) of the plan of \(key.quoted) is not a resolver-form callback")
@@ -205,7 +228,7 @@ extension Container {
     public func describedFailure(_ key: Key, step: Int, completion: Int?, reason: String?) throws(TetherError) -> TetherError {
         let failure = CallbackFailure(reason: reason)
         guard let plan = try describePlan(key, completions: true) else {
-            throw TetherError(.invalidArgument, "\(key.quoted) has no described plan (its configuration changed?): describe it again")
+            throw TetherError.noDescribedPlan(key)
         }
         if let completion {
             guard plan.completions.indices.contains(completion) else {
@@ -214,16 +237,8 @@ extension Container {
             let call = plan.completions[completion]
             return Graph.completionFailure(plan.steps[call.step].registration.key, call.number, failure)
         }
-        guard plan.steps.indices.contains(step) else {
-            throw TetherError(.invalidArgument, "the plan of \(key.quoted) has \(plan.steps.count) steps, not \(step + 1)")
-        }
-        var path: [Key] = []
-        var at = step
-        while at >= 0 {
-            path.append(plan.steps[at].registration.key)
-            at = plan.steps[at].parent
-        }
-        return Graph.factoryFailure(plan.steps[step].registration, failure, path: path.reversed())
+        let chain = try plan.constructing(step, of: key)
+        return Graph.factoryFailure(plan.steps[step].registration, failure, path: chain.map(\.key))
     }
 
     /// Whether the directed graph `edges` (per node, its successors) has a cycle.

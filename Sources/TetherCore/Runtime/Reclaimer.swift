@@ -24,7 +24,12 @@ import Synchronization
 /// section keeps what it retires in its own record until it has `batch` of them
 /// (or exits), then hands them over together: one collection, one heavy
 /// barrier, for the lot. Waiting longer is safe (the sections are looked for
-/// after every removal in the batch); it only keeps memory longer.
+/// after every removal in the batch); it only keeps memory longer. The batch
+/// grows with the threads holding records (`batch` times their number, up to
+/// `maxBatchFactor` times): each heavy barrier interrupts every core running the
+/// process, so with a fixed batch a core would take one interruption per `batch`
+/// frees of each of N threads, N times more as the machine grows. Scaled, each
+/// core takes about one per `batch` of its own thread's frees, on any number of cores.
 public final class Reclaimer: @unchecked Sendable {
     /// One thread's announcement (plain memory, never freed before the reclaimer,
     /// reused by later threads).
@@ -58,6 +63,8 @@ public final class Reclaimer: @unchecked Sendable {
 
     private let heavyBarrier: @Sendable () -> Void
     private let batchSize: Int
+    /// The batch scales with the threads up to this many (memory waiting stays bounded).
+    public static var maxBatchFactor: Int { 8 }
     /// Every record made, newest first (linked through `next`).
     private let records = Atomic<UInt>(0)
     private let claimedCount = Atomic<Int>(0)
@@ -165,7 +172,7 @@ public final class Reclaimer: @unchecked Sendable {
         if batchSize > 1, let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 {
             let batch = caller.pointee.batch  // read, then written through: no modifying access to the record
             batch.pointee.append(action)
-            guard batch.pointee.count >= batchSize else { return }
+            guard batch.pointee.count >= batchSize &* min(max(claimedCount.load(ordering: .relaxed), 1), Self.maxBatchFactor) else { return }
             _ = handOver(caller)
             return collect(by: caller)
         }

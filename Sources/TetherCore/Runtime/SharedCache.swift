@@ -36,8 +36,9 @@ import Synchronization
 /// naming both threads' paths.
 ///
 /// Cells live in striped tables (a mutex and a condition per stripe, held for
-/// a few loads and stores, never across user code), so claiming a
-/// request's container-scoped instance takes no process-wide lock.
+/// a few loads and stores, never across user code; 64 stripes, each on cache
+/// lines of its own), so claiming a request's container-scoped instance takes
+/// no process-wide lock, and two requests meet in one stripe only by chance.
 ///
 /// fork(): the child has only the forking thread. Every lock is taken around
 /// the fork (`prepare`), so the tables are consistent in the child, which
@@ -77,12 +78,25 @@ final class SharedCache: @unchecked Sendable {
     }
 
     /// A slice of the table: its cells, its mutex and the condition waiters wait on.
+    /// Each stripe's words stay off other stripes' cache lines: its mutex and condition in one
+    /// block of two lines of their own, its object padded past a line (a request's container-scoped
+    /// instance is claimed in a stripe picked by address: two requests on two cores share one only
+    /// by chance, and must not share a line by placement).
     private final class Stripe {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        private static let lockBlock = UnsafeMutableRawPointer.allocate(byteCount: 128 * SharedCache.stripeCount, alignment: 128)
+        private static let blocksUsed = Atomic<Int>(0)
+        let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        let changed: UnsafeMutablePointer<pthread_cond_t>
         var cells: [CellKey: Cell] = [:]
+        private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
-        init() { initialize() }
+        init() {
+            precondition(MemoryLayout<pthread_mutex_t>.size <= 64 && MemoryLayout<pthread_cond_t>.size <= 64)
+            let block = Self.lockBlock + 128 * Self.blocksUsed.add(1, ordering: .relaxed).oldValue
+            mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            changed = (block + 64).bindMemory(to: pthread_cond_t.self, capacity: 1)
+            initialize()
+        }
 
         func initialize() {
             pthread_mutex_init(mutex, nil)
@@ -90,8 +104,10 @@ final class SharedCache: @unchecked Sendable {
         }
     }
 
-    /// 2^5: `stripe` takes 5 bits.
-    private static let stripeCount = 32
+    /// 2^6: `stripe` takes 6 bits (more than the 32 before, so requests on many cores rarely
+    /// meet in one; not many more: `fork` holds every one at once, and ThreadSanitizer's
+    /// deadlock detector counts at most 128 locks held by one thread).
+    fileprivate static let stripeCount = 64
     private let stripes: [Stripe]
     /// Taken to look at or change what threads wait for (`ThreadState.waitingOn`).
     private let waitLock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -106,7 +122,7 @@ final class SharedCache: @unchecked Sendable {
     @inline(__always)
     private func stripe(_ key: CellKey) -> Stripe {
         let bits = UInt(bitPattern: key.registration) &* 31 &+ (key.container.map { UInt(bitPattern: $0) } ?? 0)
-        return stripes[Int((bits &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - 5))]
+        return stripes[Int((bits &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - 6))]
     }
 
     // MARK: looking up, claiming, publishing

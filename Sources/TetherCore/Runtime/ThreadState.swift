@@ -23,6 +23,9 @@ final class ThreadState {
     /// The graph of the outermost resolve on this thread, reused by every one.
     let graph: Graph
     let specs = ThreadSpecs()
+    /// This thread's stripe of every container's `Children` (round robin over threads, once per thread).
+    let stripe = Int(ThreadState.stripes.add(1, ordering: .relaxed).oldValue % UInt(Children.stripeCount))
+    private static let stripes = Atomic<UInt>(0)
 
     init() {
         graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
@@ -45,6 +48,10 @@ final class ThreadState {
     var blocked = false
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
     var nestedGraphs: [Unmanaged<Graph>] = []
+    /// What a binding's replay of a described plan constructs on this thread, outermost first
+    /// (`Reentry.enterReplay`), and how many of them each enter added, for its leave.
+    var replaying: [Registration] = []
+    var replayGroups: [Int] = []
     /// Where a plan notes its progress, at a fixed address (`Reentry`).
     /// Written at every step of a plan: lines of its own (`ThreadPrivate`).
     let planProgress: UnsafeMutablePointer<PlanProgress> = {

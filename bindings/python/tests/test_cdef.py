@@ -21,7 +21,10 @@ def bind():
 
 def test_generated_declarations_bind_and_resolve():
     ffi, lib = bind()
-    assert lib.tether_binding_api_version() == lib.TETHER_BINDING_API_VERSION
+    binding = ffi.new("tether_binding *", {"version": lib.TETHER_BINDING_API_VERSION})
+    assert lib.tether_binding_open(binding) == lib.TETHER_OK and binding.plan_describe != ffi.NULL
+    refused = ffi.new("tether_binding *", {"version": lib.TETHER_BINDING_API_VERSION + 1})
+    assert lib.tether_binding_open(refused) == lib.TETHER_E_INVALID_ARGUMENT and refused.plan_describe == ffi.NULL
     assert ffi.string(lib.tether_version()).decode().split(".")[0] == str(lib.TETHER_VERSION_MAJOR)
 
     child_box, parent_box = ffi.new("int *", 1), ffi.new("int *", 2)

@@ -7,7 +7,9 @@ implements them once for Python. `python3 test_conformance.py [NAME...]` prints 
 
 from __future__ import annotations
 
+import functools
 import gc
+import itertools
 import json
 import sys
 import threading
@@ -24,7 +26,8 @@ from tether import Scope
 
 CORPUS = json.loads((REPO_ROOT / "conformance" / "scenarios.json").read_text())
 PATHS = ("python-plans", "python-noplans")
-SCOPES = {"graph": Scope.GRAPH, "transient": Scope.TRANSIENT, "singleton": Scope.SINGLETON, "weak": Scope.WEAK}
+SCOPES = {"graph": Scope.GRAPH, "transient": Scope.TRANSIENT, "singleton": Scope.SINGLETON, "weak": Scope.WEAK,
+          "container": Scope.CONTAINER}
 STATUS = {
     tether.NotFoundError: "NOT_FOUND", tether.CycleError: "CYCLE", tether.RetainCycleError: "RETAIN_CYCLE",
     tether.FactoryError: "FACTORY_FAILED", tether.ArgumentMismatchError: "ARGUMENT_MISMATCH",
@@ -54,12 +57,32 @@ def applies(table: dict[str, str] | None, path: str) -> str | None:
 
 class Obj:
     """What the generic factory makes: a name (key + ordinal) and every input it was given, then
-    what its callbacks took, by index (a dict lets go of them first to last, as the library
-    releases an instance's edges)."""
+    what its callbacks took, by index. A Python object holds its dependencies itself, so this one
+    lets go of them as the design orders an instance's edges: its destructor first, then its
+    dependencies, the last made first (README, "Per-request containers and teardown")."""
 
-    def __init__(self, name: str, inputs: dict[int, tuple[str, Any]]) -> None:
+    made = itertools.count(1)   # creation order, for that
+
+    def __init__(self, name: str, inputs: dict[int, tuple[str, Any]], on_drop: Any) -> None:
         self.name = name
         self.inputs = inputs
+        self.seq = next(Obj.made)
+        self.on_drop = on_drop
+
+    def __del__(self) -> None:
+        self.on_drop()
+        held = sorted(self.inputs.values(), key=lambda kv: made_order(kv[1]))
+        self.inputs = {}
+        while held:
+            held.pop()
+
+
+def made_order(value: Any) -> int:
+    if isinstance(value, Obj):
+        return value.seq
+    if isinstance(value, list):
+        return max((made_order(v) for v in value), default=0)
+    return 0
 
 
 class Run:
@@ -171,8 +194,7 @@ class Run:
                 self.serial[key] += 1
                 name = f"{key}{self.serial[key]}"
                 self.made.add(name)
-            obj = Obj(name, inputs)
-            weakref.finalize(obj, self.dropped_obj, key, name)
+            obj = Obj(name, inputs, functools.partial(self.dropped_obj, key, name))
             self.event("make", key, f"make {name}({shown}){tail}")
             return obj
 
@@ -446,7 +468,8 @@ class Run:
 
     def finish(self) -> None:
         """Lets go of everything; every object made must be dropped exactly once."""
-        self.vars.clear()
+        for name in reversed(list(self.vars)):   # newest binding first, as every runner does
+            del self.vars[name]
         for name in reversed(list(self.containers)):
             if not self.containers[name].closed:
                 self.containers[name].close()
@@ -466,21 +489,6 @@ def natural(name: str) -> tuple[str, int]:
     return stem, int(name[len(stem):] or 0)
 
 
-def sort_drop_runs(trace: list[str]) -> list[str]:
-    """Destructors that run one after another are compared as a set: the design orders dependents
-    before dependencies (Python's reference counting cannot do otherwise), not siblings."""
-    out: list[str] = []
-    run: list[str] = []
-    for line in trace + [""]:
-        if line.startswith("drop "):
-            run.append(line[5:])
-            continue
-        out += [f"drop {name}" for name in sorted(run, key=natural)]
-        run = []
-        out.append(line)
-    return out[:-1]
-
-
 def run(scenario: dict[str, Any], plans: bool) -> list[str]:
     r = Run(scenario, plans)
     try:
@@ -488,7 +496,7 @@ def run(scenario: dict[str, Any], plans: bool) -> list[str]:
             r.step(step)
     finally:
         r.finish()
-    return sort_drop_runs(r.trace)
+    return r.trace
 
 
 def marks(s: dict[str, Any], path: str) -> list[Any]:

@@ -228,8 +228,43 @@ def test_lazy_after_its_container_closed(count):
     c.register("Holder", lambda later: {"later": later}, deps=[tether.lazy("Target")])
     h = c.resolve("Holder")
     c.close()
-    with pytest.raises(tether.InvalidHandleError, match="closed"):
+    with pytest.raises(tether.InvalidHandleError, match="freed"):  # the library's word for it
         h["later"]()
+
+
+def test_a_lazy_that_resolved_fails_once_its_container_closed():
+    """As the library's lazy slot: from the free on, every call fails (conformance:
+    lazy_after_container_freed); until then the same object."""
+    made: list[Node] = []
+    c = tether.Container()
+    c.register("Target", lambda: made.append(Node("t")) or made[-1])
+    c.register("Holder", lambda later, weak: {"later": later, "weak": weak},
+               deps=[tether.lazy("Target"), tether.weak_lazy("Target")])
+    h = c.resolve("Holder")
+    target = h["later"]()
+    assert h["later"]() is target and h["weak"]() is not None and len(made) == 2
+    c.register("Other", Node)  # a configuration change: the library confirms, the answer stays
+    assert h["later"]() is target
+    c.close()
+    for call in (h["later"], h["later"], h["weak"]):
+        with pytest.raises(tether.InvalidHandleError, match="freed"):
+            call()
+    del target
+    made.clear()
+
+
+def test_a_weak_lazy_returns_none_when_nothing_holds_what_it_resolved():
+    """Conformance weak_lazy_first_call_with_nobody_holding_it: held weakly from the first call."""
+    made: list[str] = []
+    c = tether.Container()
+    c.register("Target", lambda: made.append("t") or Node("t"), scope=tether.Scope.WEAK)
+    c.register("Holder", lambda weak: {"weak": weak}, deps=[tether.weak_lazy("Target")])
+    h = c.resolve("Holder")
+    assert h["weak"]() is None and made == ["t"]
+    assert h["weak"]() is None and made == ["t"]  # resolved once: it holds what it got, weakly
+    held = c.resolve("Target")  # a new one; the weak-lazy's answer is the first, gone
+    assert h["weak"]() is None and held is not None
+    c.close()
 
 
 def test_many_resolves_leave_nothing_behind(c):
@@ -296,4 +331,6 @@ def test_failed_resolve_does_not_remember_its_singleton(c):
     with pytest.raises(tether.FactoryError):
         c.resolve("Top")
     gc.collect()
-    assert c._regs[b"S"].cached is None and Node.deaths == [""]
+    cell = c._regs[b"S"].cached  # the library's abort dropped it, which emptied its cell
+    assert (cell is None or cell.obj is None) and Node.deaths == [""]
+    assert isinstance(c.resolve("S"), Node) and c.resolve("S") is c.resolve("S")  # made anew, once

@@ -128,11 +128,12 @@ def test_version_mismatch_is_refused(tmp_path):
 
 def test_binding_protocol_mismatch_is_refused(tmp_path):
     fake = compile_fake(tmp_path, f'const char *tether_version(void) {{ return "{tether.__version__}"; }}\n'
-                                  'int tether_binding_api_version(void) { return 1; }\n')
+                                  'int tether_binding_open(void *b) { (void)b; return 2; }\n'
+                                  'const char *tether_last_error(void) { return "it speaks 1"; }\n')
     result = probe(TETHER_LIBRARY=str(fake))
     assert result.returncode == 3, result.stderr
     assert result.stdout.startswith("VersionMismatchError")
-    assert "binding protocol 1" in result.stdout and f"speaks {BINDING_API_VERSION}" in result.stdout
+    assert f"binding protocol {BINDING_API_VERSION}" in result.stdout and "(it speaks 1)" in result.stdout
 
 
 def test_incomplete_library_is_refused(tmp_path):

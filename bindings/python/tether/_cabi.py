@@ -33,7 +33,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 6
+BINDING_API_VERSION = 8
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -70,6 +70,8 @@ def plan_argument(n: int) -> int:
 PLAN_STEP_CACHED = 1
 #: ...: the resolving container's value of the step's key (a declared value key), no factory call
 PLAN_STEP_VALUE = 2
+#: ...: a container-scoped registration, made at most once per resolving container (see executor.ContainerStep)
+PLAN_STEP_CONTAINER = 4
 
 #: tether_plan_completion.flags: a resolver-form callback (its resolver answered by tether_plan_keys/_resolver)
 PLAN_COMPLETION_RESOLVER = 1
@@ -224,23 +226,16 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_container_free": (_status, [_p]),
     "tether_container_set_strict": (_status, [_p, c_uint32]),
     "tether_register": (_status, [_p, c_char_p, _p, POINTER(Param), c_size_t, _pp]),
-    "tether_register_ex": (
-        _status,
-        [_p, c_char_p, _p, POINTER(Param), c_size_t, POINTER(RegistrationOptions), _pp],
-    ),
     "tether_set_variadic": (_status, [_p, c_size_t]),
     "tether_set_scope": (_status, [_p, c_int]),
     "tether_set_context": (_status, [_p, _p, DROP_FN]),
     "tether_on_complete": (_status, [_p, COMPLETE_FN, _p]),
     "tether_on_complete_params": (_status, [_p, COMPLETE_ARGS_FN, POINTER(Param), c_size_t, _p]),
-    "tether_registration_weak_epoch": (_status, [_p, POINTER(c_uint64)]),
     "tether_resolve": (_status, [_p, c_char_p, _pp]),
     "tether_resolve_args": (_status, [_p, c_char_p, POINTER(Value), c_size_t, _pp]),
     "tether_intern": (_status, [_p, c_char_p, POINTER(c_uint32)]),
     "tether_resolve_key": (_status, [_p, c_uint32, _pp]),
     "tether_resolve_key_args": (_status, [_p, c_uint32, POINTER(Value), c_size_t, _pp]),
-    "tether_resolve_key_instance": (_status, [_p, c_uint32, _pp, _pp]),
-    "tether_resolve_key_collect": (_status, [_p, c_uint32, c_uint32, _p]),
     "tether_ref_get": (c_void_p, [_p]),
     "tether_ref_clone": (_status, [_p, _pp]),
     "tether_ref_release": (_status, [_p]),
@@ -249,29 +244,12 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_weak_release": (_status, [_p]),
     "tether_resolver_get": (_status, [_p, c_char_p, _pp]),
     "tether_resolver_get_weak": (_status, [_p, c_char_p, _pp]),
-    "tether_resolver_get_weak_instance": (_status, [_p, c_char_p, _pp, _pp]),  # out nullable: None
-    "tether_resolver_ref": (_status, [_p, _p, _pp]),
     "tether_factory_call": (_status, [_p, POINTER(Value), c_size_t, _pp]),
     "tether_factory_release": (_status, [_p]),
     "tether_resolve_all": (_status, [_p, c_char_p, _pp, _pp]),
-    "tether_list_ref": (_status, [_p, c_size_t, _pp]),
     "tether_make_provider": (_status, [_p, c_char_p, _pp]),
     "tether_provider_free": (_status, [_p]),
-    "tether_provider_watch": (_status, [_p, PROVIDER_WATCH_FN, _p]),
-    "tether_last_error_parts": (_status, [POINTER(ErrorParts)]),
-    "tether_validate_problem_parts": (_status, [c_size_t, POINTER(ErrorParts), POINTER(c_size_t)]),
     "tether_set_trace": (_status, [_p, c_void_p, _p]),
-    "tether_plan_describe": (
-        _status,
-        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
-         POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
-    ),
-    "tether_plan_failure": (_status, [_p, c_uint32, c_size_t, ctypes.c_ssize_t, ctypes.c_char_p]),
-    "tether_plan_keys": (_status, [_p, c_uint32, POINTER(PlanKey), c_size_t, POINTER(c_size_t)]),
-    "tether_plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
-    "tether_container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
-    "tether_container_cache_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
-    "tether_container_hit_word": (_status, [_p, POINTER(c_void_p)]),
     "tether_reset": (_status, [_p, c_int]),
     "tether_declare_value": (_status, [_p, c_char_p]),
     "tether_provide_value": (_status, [_p, c_char_p, _p, _p, _p]),
@@ -280,6 +258,38 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tether_validate": (_status, [_p]),
     "tether_export_dot": (_status, [_p, _pp]),
     "tether_string_free": (None, [_p]),
+}
+
+
+#: The binding protocol's functions (tether_binding.h's ``tether_binding``), in the struct's order:
+#: name -> (restype, argtypes); ``Api`` has each as ``tether_<name>``, from tether_binding_open's table.
+BINDING: dict[str, tuple[Any, list[Any]]] = {
+    "register_ex": (
+        _status,
+        [_p, c_char_p, _p, POINTER(Param), c_size_t, POINTER(RegistrationOptions), _pp],
+    ),
+    "registration_weak_epoch": (_status, [_p, POINTER(c_uint64)]),
+    "resolve_key_instance": (_status, [_p, c_uint32, _pp, _pp]),
+    "resolve_key_collect": (_status, [_p, c_uint32, c_uint32, _p]),
+    "resolver_get_weak_instance": (_status, [_p, c_char_p, _pp, _pp]),  # out nullable: None
+    "resolver_ref": (_status, [_p, _p, _pp]),
+    "list_ref": (_status, [_p, c_size_t, _pp]),
+    "provider_watch": (_status, [_p, PROVIDER_WATCH_FN, _p]),
+    "last_error_parts": (_status, [POINTER(ErrorParts)]),
+    "validate_problem_parts": (_status, [c_size_t, POINTER(ErrorParts), POINTER(c_size_t)]),
+    "plan_describe": (
+        _status,
+        [_p, c_uint32, POINTER(PlanStep), c_size_t, POINTER(ctypes.c_int32), c_size_t, POINTER(PlanCompletion), c_size_t,
+         POINTER(c_size_t), POINTER(c_size_t), POINTER(c_size_t)],
+    ),
+    "plan_failure": (_status, [_p, c_uint32, c_size_t, ctypes.c_ssize_t, ctypes.c_char_p]),
+    "plan_keys": (_status, [_p, c_uint32, POINTER(PlanKey), c_size_t, POINTER(c_size_t)]),
+    "plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
+    "replay_enter": (_status, [_p, c_uint32, c_size_t]),
+    "replay_leave": (_status, []),
+    "container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
+    "container_hit_word": (_status, [_p, POINTER(c_void_p)]),
+    "plan_adopt": (_status, [_p, c_uint32, _p]),
 }
 
 
@@ -315,10 +325,39 @@ def collect_buffer() -> tuple[Any, memoryview]:
 PointerOut = c_void_p * 1
 
 
-class Api:
-    """The declared functions of one loaded library, as attributes (``api.tether_resolve``)."""
+class BindingTable(Structure):
+    """``tether_binding``: the protocol version asked for, then the functions' addresses (``BINDING``'s order)."""
 
-    def __init__(self, cdll: ctypes.CDLL, path: str) -> None:
+    _fields_ = [("version", ctypes.c_uint), *((name, c_void_p) for name in BINDING)]
+
+
+class _Function(ctypes._CFuncPtr):  # type: ignore[name-defined,misc]
+    """A C function at an address, called as a CDLL's (the GIL released)."""
+
+    _flags_ = ctypes._FUNCFLAG_CDECL  # type: ignore[attr-defined]
+    _restype_ = _status
+
+
+class _GilFunction(ctypes._CFuncPtr):  # type: ignore[name-defined,misc]
+    """A C function at an address, called as a PyDLL's (the GIL kept)."""
+
+    _flags_ = ctypes._FUNCFLAG_CDECL | ctypes._FUNCFLAG_PYTHONAPI  # type: ignore[attr-defined]
+    _restype_ = _status
+
+
+def _function(address: int, restype: Any, argtypes: list[Any] | None, keeps_gil: bool = False) -> Any:
+    fn = (_GilFunction if keeps_gil else _Function)(address)
+    fn.restype = restype
+    if argtypes is not None:
+        fn.argtypes = argtypes
+    return fn
+
+
+class Api:
+    """The declared functions of one loaded library, as attributes (``api.tether_resolve``); the
+    binding protocol's from its table (``table``, filled by ``tether_binding_open``)."""
+
+    def __init__(self, cdll: ctypes.CDLL, path: str, table: BindingTable) -> None:
         self.cdll = cdll
         self.path = path
         for name, (restype, argtypes) in SIGNATURES.items():
@@ -326,24 +365,25 @@ class Api:
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(self, name, fn)
+        for name, (restype, argtypes) in BINDING.items():
+            setattr(self, "tether_" + name, _function(getattr(table, name), restype, argtypes))
         for name, restype in HOT.items():
-            fn = cdll[name]  # a function object of its own (getattr returns the declared one)
+            address = getattr(table, name.removeprefix("tether_"), None) if name.removeprefix("tether_") in BINDING else None
+            # a function object of its own (getattr returns the declared one)
+            fn = cdll[name] if address is None else _function(address, restype, None)
             fn.restype = restype
             setattr(self, "hot_" + name.removeprefix("tether_"), fn)
         #: tether_resolve_key_collect called keeping the GIL (cheaper, and no other thread's
         #: callbacks interleave): only with RESOLVE_NO_WAIT, as a wait would hold the GIL.
-        self.gil_resolve_key_collect = ctypes.PyDLL(path)["tether_resolve_key_collect"]
-        self.gil_resolve_key_collect.restype = _status
+        self.gil_resolve_key_collect = _function(table.resolve_key_collect, _status, None, keeps_gil=True)
         #: tether_registration_weak_epoch keeping the GIL (lock-free, it never waits): a factory
         #: trampoline asks it between reading and writing its registration's state, which no other
         #: thread's Python code may change meanwhile
-        self.gil_registration_weak_epoch = ctypes.PyDLL(path)["tether_registration_weak_epoch"]
-        self.gil_registration_weak_epoch.restype = _status
-        self.gil_registration_weak_epoch.argtypes = SIGNATURES["tether_registration_weak_epoch"][1]
+        self.gil_registration_weak_epoch = _function(table.registration_weak_epoch, _status,
+                                                     BINDING["registration_weak_epoch"][1], keeps_gil=True)
         #: tether_container_versions keeping the GIL, without argtypes (the handle passed as a
         #: c_void_p): a lock-free read, as cheap to call as to convert arguments for
-        self.gil_container_versions = ctypes.PyDLL(path)["tether_container_versions"]
-        self.gil_container_versions.restype = _status
+        self.gil_container_versions = _function(table.container_versions, _status, None, keeps_gil=True)
 
     def last_error(self) -> str:
         """This thread's last error message, decoded."""

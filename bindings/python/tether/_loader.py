@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 from . import _fork
-from ._cabi import BINDING_API_VERSION, Api
+from ._cabi import BINDING_API_VERSION, Api, BindingTable
 from .errors import LibraryNotFoundError, VersionMismatchError
 
 #: The package version; the library's MAJOR.MINOR must match it.
@@ -69,21 +69,29 @@ def _check_version(version: str, path: str) -> None:
         )
 
 
-def _check_binding_api(cdll: ctypes.CDLL, path: str) -> None:
-    """The binding protocol (tether_binding.h) may change between minor versions: this package
-    speaks exactly the one ``_cabi`` declares."""
+def _open_binding(cdll: ctypes.CDLL, path: str) -> BindingTable:
+    """The binding protocol's table (tether_binding.h): the protocol may change between minor
+    versions, and this package speaks exactly the one ``_cabi`` declares."""
     try:
-        spoken = cdll.tether_binding_api_version
+        open_binding = cdll.tether_binding_open
     except AttributeError:
-        return  # an older build: Api() names what is missing
-    spoken.restype, spoken.argtypes = ctypes.c_int, []
-    if spoken() != BINDING_API_VERSION:
+        raise LibraryNotFoundError(
+            f"tether: {path} is not a complete libtether (no tether_binding_open); is it an older build? {_HOW_TO_BUILD}",
+            path=path,
+        ) from None
+    open_binding.restype, open_binding.argtypes = ctypes.c_int, [ctypes.POINTER(BindingTable)]
+    table = BindingTable(version=BINDING_API_VERSION)
+    if open_binding(ctypes.byref(table)) != 0:
+        last = cdll.tether_last_error
+        last.restype, last.argtypes = ctypes.c_char_p, []
+        said = (last() or b"").decode("utf-8", "replace")
         raise VersionMismatchError(
-            f"tether: {path} speaks binding protocol {spoken()} (TETHER_BINDING_API_VERSION), but this "
-            f"Python package speaks {BINDING_API_VERSION}. Rebuild the library (`make build`) or install the "
+            f"tether: {path} does not speak binding protocol {BINDING_API_VERSION} (TETHER_BINDING_API_VERSION), "
+            f"the one this Python package speaks ({said}). Rebuild the library (`make build`) or install the "
             f"matching package (`pip install ./bindings/python`).",
             path=path,
         )
+    return table
 
 
 def _open(path: str) -> Api:
@@ -97,9 +105,9 @@ def _open(path: str) -> Api:
     version.restype, version.argtypes = ctypes.c_char_p, []
     raw = version()
     _check_version(raw.decode("utf-8", "replace") if raw else "?", path)
-    _check_binding_api(cdll, path)
+    table = _open_binding(cdll, path)
     try:
-        api = Api(cdll, path)
+        api = Api(cdll, path, table)
     except AttributeError as exc:
         raise LibraryNotFoundError(
             f"tether: {path} is not a complete libtether ({exc}); is it an older build? {_HOW_TO_BUILD}",

@@ -41,6 +41,13 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
+#: What is under construction from Python, on any thread: ``[a replay of a described plan runs
+#: (executor: one at a time, it sets and clears it with one store), one entry per library call
+#: that may run factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not
+#: before 3.11)]``. While either is set, replays decline and resolves go to the library, which
+#: knows what this thread constructs (``executor.replaying``): a factory resolving a key further
+#: out on its thread is a cycle there, before any factory runs twice.
+constructing: list[Any] = [False, []]
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 
@@ -52,6 +59,13 @@ def _forget_other_threads() -> None:
     if mine is not None:
         all_frames[threading.get_ident()] = mine
     inflight.clear()
+    # what other threads were constructing never finishes here; this thread's does (its resolves
+    # through the library each have a frame, a replay a builder on its stack)
+    replay = sys._getframe()
+    while replay is not None and replay.f_code.co_filename != "<tether plan>":
+        replay = replay.f_back
+    constructing[0] = replay is not None
+    constructing[1][:] = [None] * (len(mine) if mine is not None else 0)
 
 
 _fork.in_child(_forget_other_threads)

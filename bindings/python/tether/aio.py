@@ -446,7 +446,14 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             suspended.cell = started
         raise suspended
 
+    # for a plan's runner that awaits it itself (executor.amake_containers): (awaitable, teardowns)
+    setattr(from_async, BEGIN, begin)
     return from_async
+
+
+#: The attribute of an async factory's wrapper: ``begin(args, kwargs) -> (awaitable, teardowns_of(obj))``
+#: (the teardowns as ``[(teardown, owner)]``), for a plan's runner that awaits it itself
+BEGIN = "tether_begin"
 
 
 async def _first(name: str, agen: Any, first: Any) -> Any:
@@ -463,13 +470,18 @@ async def _first(name: str, agen: Any, first: Any) -> Any:
 def wrap_close(name: str, factory: Callable[..., Any], close: Callable[[Any], Any], singleton_owner: Any) -> Callable[..., Any]:
     """A synchronous factory with an ``async def`` ``close=``: awaited where it is torn down."""
 
+    def made(args: Any, kwargs: Any = None) -> tuple[Any, list[Any]]:
+        obj = factory(*args, **kwargs) if kwargs else factory(*args)
+        return obj, [] if obj is None else [(functools.partial(teardown.call_close, close, obj), owner(singleton_owner))]
+
     @functools.wraps(factory)
     def with_async_close(*args: Any, **kwargs: Any) -> Any:
-        obj = factory(*args, **kwargs)
-        if obj is not None:
-            teardown.note(obj, functools.partial(teardown.call_close, close, obj), owner(singleton_owner))
+        obj, teardowns = made(args, kwargs)
+        for fn, who in teardowns:
+            teardown.note(obj, fn, who)
         return obj
 
+    setattr(with_async_close, teardown.MADE, made)
     return with_async_close
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import ctypes
 import functools
 import inspect
 import operator
+import types
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
@@ -37,6 +39,11 @@ _ZERO = c_size_t(0)
 _MATERIALIZING = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
+#: The state a child with values and no C container takes from its parent's template (see Container.__init__)
+_TEMPLATE = ("_api", "_parent", "_closed", "_strict", "_word", "_parent_words", "_hit_word", "_hit_view",
+             "_created_word", "_lookups", "_hot_resolve", "_gil_collect", "_ref_release")
+#: A template's read-only empty mapping (see Container._as_template)
+_NONE_YET = types.MappingProxyType({})
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
 _fresh_of = object_table.fresh_of
 _box_of = object_table.box_of
@@ -48,6 +55,8 @@ _results = operator.itemgetter(2, 3, 4, 5)  # tether_collect's count, instance, 
 _fresh_pop = object_table._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
+_constructing = _state.constructing
+_enter = executor.enter
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 _MISS = executor.MISS
 _BUSY = executor.BUSY
@@ -56,6 +65,9 @@ _SLOW = executor.SLOW
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 _NO_VIEW = memoryview((c_size_t * 1)(2**64 - 1)).cast("B").cast("N")
+#: What a child with values and no C container becomes when it closes (see Container._close)
+_CLOSED_CHILD = {"_vals": None, "_scoped": None, "_closed": True, "_word": _NO_VERSION, "_parent_words": (),
+                 "_hit_word": _NO_VERSION, "_hit_view": _NO_VIEW}
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
 #: A lookup entry: (cell, word, token, builder, (interned id, WEAK/SINGLETON registration or None)).
 #: With a cell, a singleton the library answered as published (a held resolve): the registration's
@@ -164,6 +176,17 @@ class Container:
     # new container (CPython shares the keys of at most about 30)
     _vals: dict[int, Any] | None = None
     _pending_values: Sequence[tuple[bytes, Any]] = ()
+    # Until set otherwise: no C container yet (a child's: see _materialize), no children, no trace hook
+    _handle: int | None = None
+    _handle_arg: c_void_p | None = None
+    _lookups_generation = -1
+    _children = 0
+    _close_when_childless = False
+    _traced = False
+    _closed = True  # (until __init__ got far enough for close to make sense)
+    # What its children with values and no C container start as (see __init__); None until the
+    # first one was made the long way, and again once this container closes
+    _child_template: dict[str, Any] | None = None
     # WEAK registrations whose object the library answered from here, with the hit word's value read
     # before that resolve (see _resolve_weak); made when first needed
     _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
@@ -173,6 +196,14 @@ class Container:
     _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
     # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
     _resolved_once: set[object] | None = None
+    # A child with values and no C container: the container-scoped instances plans made for it, as
+    # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
+    # close runs the teardowns, last made first; its C container adopts them when made (_publish, _materialize)
+    _scoped: executor.Made | None = None
+    # ...the key ids whose instance an aresolve of it is making now, and who waits (see _claim)
+    _making: dict[int, Any] | None = None
+    # ...instances its C container refused to adopt (re-registered meanwhile): torn down at its close
+    _unadopted: list[Any] | None = None
     # Per overridden key, the Python registrations its overrides displaced (see override)
     _overrides: dict[bytes, list[Registration | None]] | None = None
     # Per decorated key, its Python registrations the library moved under decorators (see decorate)
@@ -180,26 +211,38 @@ class Container:
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
+        if type(values) is dict and values and type(parent) is Container and strict is None:
+            template = parent._child_template
+            if template is not None:  # a child per request: its parent's template, its values kept here
+                state = self.__dict__
+                state.update(template)
+                vals: dict[int, Any] = {}
+                pending = []
+                for key, obj in values.items():
+                    raw = _value_key(key, obj)
+                    kid = _key_ids.get(raw)
+                    vals[kid if kid is not None else self._key_id(raw)] = obj
+                    pending.append((raw, obj))
+                state["_vals"], state["_pending_values"], state["_arg_builds"] = vals, pending, {}
+                state["_lookups_generation"] = parent._child_generation[0]
+                parent._children += 1
+                return
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         if values is not None and type(values) is not dict and not isinstance(values, Mapping):
             raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
-        self._handle: int | None = None
-        self._handle_arg: c_void_p | None = None
-        self._lookups: dict[object, Entry] = {}
-        # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
-        self._arg_builds: dict[object, Callable[..., Any]] = {}
-        self._lookups_generation = -1
+        # (what is not set here: the class's defaults)
         self._api = _loader.api()
         self._parent = parent
         self._regs: dict[bytes, Registration] = {}
-        self._children = 0
-        self._close_when_childless = False
-        self._traced = False
         self._trace_hooks: list[Any] = []
         self._closed = False
         self._strict = strict  # None: as the parent (the library's children start with its setting)
+        self._own_state()
         if parent is None:
+            self._lookups: dict[object, Entry] = {}
+            # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
+            self._arg_builds: dict[object, Callable[..., Any]] = {}
             self._materialize()
         else:
             if parent._handle is None:
@@ -214,16 +257,6 @@ class Container:
             # (replay builders checking those words): a child per request looks nothing up again
             self._lookups, self._arg_builds = parent._child_lookups, parent._child_arg_builds
             self._lookups_generation = parent._child_generation[0]
-        # the lookups of this container's children that have no C container yet (see above)
-        self._child_lookups: dict[object, Entry] = {}
-        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
-        self._child_generation = [-1]  # the generation those lookups are valid for
-        # per key: the replay builder its children with values (and no C container) share, taking their
-        # values, and the key ids of its plan's steps other than values (or, with no builder, the
-        # configuration it was looked up for): see _value_build. It is those children's lookups too:
-        # no builder or hit in the places ``resolve`` reads, so it goes on to ``_resolve``
-        self._value_builds: dict[object, Any] = {}
-        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
         self._hot_resolve = self._api.hot_resolve_key_instance
@@ -244,11 +277,38 @@ class Container:
                     # something needs the library, which then gets them (see _materialize)
                     assert parent is not None
                     self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, {}
+                    if parent._child_template is None and type(parent) is Container:
+                        parent._child_template = self._as_template()
                 else:
                     self._provide_pending(self._handle_arg)
             except BaseException:
                 self._close_quietly()
                 raise
+
+    def _own_state(self) -> None:
+        """The state of a container that may have children (or registrations) of its own."""
+        if self.__dict__.get("_regs") is _NONE_YET:
+            self._regs, self._trace_hooks = {}, []
+        # the lookups of this container's children that have no C container yet (see __init__)
+        self._child_lookups: dict[object, Entry] = {}
+        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
+        self._child_generation = [-1]  # the generation those lookups are valid for
+        # per key: the replay builder its children with values (and no C container) share, taking their
+        # values, and the key ids of its plan's steps other than values (or, with no builder, the
+        # configuration it was looked up for), and the plan when it has container steps: see _value_build.
+        # It is those children's lookups too: no builder or hit in the places ``resolve`` reads, so it
+        # goes on to ``_resolve``
+        self._value_builds: dict[object, Any] = {}
+        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
+
+    def _as_template(self) -> dict[str, Any]:
+        """What the next child with values of this one's parent starts as (see __init__'s first
+        lines): this child's state but its values; what it would only change once it has a C
+        container (which gives it its own: ``_materialize``) read-only, so no write goes unnoticed."""
+        template = {name: self.__dict__[name] for name in _TEMPLATE}
+        template.update(_regs=_NONE_YET, _trace_hooks=(), _child_lookups=_NONE_YET, _child_arg_builds=_NONE_YET,
+                        _child_generation=(-1,), _value_builds=_NONE_YET, _prepared=_NONE_YET)
+        return template
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -266,6 +326,8 @@ class Container:
         if handle is not None:
             return handle
         parent = self._parent
+        if self.__dict__.get("_regs") is _NONE_YET:  # made from a template: its own state from now on
+            self._own_state()
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
         if status != OK:
@@ -295,9 +357,100 @@ class Container:
                 self._api.tether_container_free(out.value)
                 raise
             self._vals = None
+            scoped, self._scoped = self._scoped, None
+            for kid, obj, teardowns in scoped or ():  # ...and the container-scoped instances plans made for it, in order
+                self._adopt_scoped(handle, kid, obj, teardowns)
         self._handle = out.value  # last: other threads take the handle as saying all of this is done
         self._handle_arg = handle
         return handle
+
+    def _adopt_scoped(self, handle: c_void_p, kid: int, obj: Any, teardowns: list[Any]) -> None:
+        """Hands the C container ``obj``, the container-scoped instance of ``kid`` a plan made for this
+        child, and its teardowns (noted: they run when the library drops it), ``tether_plan_adopt``;
+        refused (re-registered meanwhile), they run at this container's close."""
+        for fn, who in teardowns:
+            teardown.note(obj, fn, who)
+        ptr = object_table.retain_counted(obj)  # the library's box; the registration's drop takes it back
+        if self._api.tether_plan_adopt(handle, kid, ptr) != OK:
+            object_table.release(ptr)
+            if self._unadopted is None:
+                self._unadopted = []
+            self._unadopted.append(obj)
+
+    def _publish(self, made: executor.Made) -> None:
+        """Keeps the container-scoped instances a successful run of a plan made for this child, in
+        creation order; given to its C container if it has one by now, torn down if it is closed."""
+        if not made:
+            return
+        vals = self._vals
+        if vals is not None:
+            scoped = self._scoped
+            if scoped is None:
+                scoped = self._scoped = []
+            for entry in made:
+                if entry[0] not in vals:
+                    vals[entry[0]] = entry[1]
+                    scoped.append(entry)
+                    continue
+                executor.discard([entry])  # (a synchronous resolve on another thread published one first)
+            return
+        if self._closed:
+            executor.discard(made)
+            return
+        handle = self._materialize()
+        for kid, obj, teardowns in made:
+            self._adopt_scoped(handle, kid, obj, teardowns)
+
+    def _claim(self, prepared: executor.Prepared) -> tuple[list[int] | None, Any]:
+        """The key ids of ``prepared``'s container steps this child lacks (None: none), claimed for
+        this run: another run of this child needing one waits until ``_unclaim``; or ``(None,
+        waiting)``: another run makes one now, ``waiting`` a future done when it ends. (No lock:
+        ``setdefault`` claims; a waiter checks after adding itself that the claim still stands.)"""
+        vals = self._vals
+        assert vals is not None
+        missing = None
+        for step in prepared.containers:
+            if step.kid not in vals:
+                missing = [step.kid] if missing is None else [*missing, step.kid]
+        if missing is None:
+            return None, None
+        making = self._making
+        if making is None:
+            making = self._making = {}
+        waiters: list[Any] = []  # of every claim of this run
+        for n, kid in enumerate(missing):
+            other = making.setdefault(kid, waiters)
+            if other is not waiters:  # another run's: let go of ours, wait for its end
+                self._unclaim(missing[:n], waiters)
+                loop = asyncio.get_running_loop()
+                future = loop.create_future()
+                other.append((loop, future))
+                if making.get(kid) is not other:  # it ended meanwhile, maybe without seeing us
+                    future.set_result(None)
+                return None, future
+        return missing, waiters
+
+    def _unclaim(self, claimed: list[int], waiters: list[Any]) -> None:
+        making = self._making
+        assert making is not None
+        for kid in claimed:
+            making.pop(kid, None)
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(aio._wake, future)
+
+    def _run_entry(self, key: Key) -> tuple[Any, ...] | None:
+        """For ``aresolve`` of a child with values and no C container: the entry of ``key`` in its
+        parent's ``_value_builds`` (see ``_value_build``) if it has a builder this child can run,
+        else None (the library's resolve, through ``aio``, then decides)."""
+        parent = self._parent
+        assert parent is not None
+        entry = parent._value_builds.get(key)
+        if entry is None or (entry[1] is None and entry[2] != parent._configuration()):
+            entry = parent._value_build(key)
+        vals = self._vals
+        if entry[1] is None or vals is None or not entry[2].isdisjoint(vals):
+            return None
+        return entry
 
     def _provide_pending(self, handle: c_void_p | None) -> None:
         """Gives the library the values this container was made with (``tether_provide_value``)."""
@@ -400,17 +553,27 @@ class Container:
         teardowns that suspend are queued for ``aclose`` (else pending ones make this raise)."""
         if self._closed:
             return None
-        if self._vals is not None and not self._children:  # values, no C container: nothing to tear down
-            self._vals = None
-            self._closed = True
-            self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
+        if self._vals is not None and not self._children:  # values, no C container: only what plans made for it
+            scoped = self._scoped
+            if scoped and not can_await:
+                waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
+                if waiting:
+                    raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
+            self.__dict__.update(_CLOSED_CHILD)  # no replay, and no singleton hit, from a closed container
             self._lookups = {}
             parent = self._parent
             assert parent is not None
             parent._children -= 1
             if parent._close_when_childless and parent._children == 0:
                 parent._close_quietly()
-            return None
+            if not scoped:
+                return None
+            gathering = teardown.gather(failure, can_await)
+            try:  # last made first, as the library tears down what a container caches
+                teardown.run(executor.in_teardown_order(scoped), gathering)
+            finally:
+                teardown.stop_gathering()
+            return gathering
         if self._children:  # the library would refuse: keep the singletons where they are
             raise InvalidArgumentError(
                 f"close: the container still has {self._children} open child container(s); close them first"
@@ -427,6 +590,7 @@ class Container:
         self._child_lookups.clear()
         self._child_arg_builds.clear()
         self._value_builds.clear()
+        self._child_template = None
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
@@ -439,6 +603,9 @@ class Container:
             gathering = teardown.gather(failure, can_await)
             try:
                 status = self._api.tether_container_free(self._handle)
+                unadopted, self._unadopted = self._unadopted, None
+                for obj in reversed(unadopted or ()):  # made before its C container, which refused them: after what it made
+                    teardown._drop(object_table.retain_counted(obj), None)  # (their noted teardowns)
             finally:
                 teardown.stop_gathering()
             if status != OK:
@@ -652,10 +819,15 @@ class Container:
         frames = _tls.frames
         frames.append(frame)
         out, found = c_void_p(), c_void_p()
+        entered = (_constructing[0] or _constructing[1]) and _enter(api)
+        _constructing[1].append(None)
         try:
             status = api.tether_resolve_all(handle, encode_key(key), out, found)
             message = messages.last(api) if status else ""
         finally:
+            _constructing[1].pop()
+            if entered:
+                api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -883,7 +1055,20 @@ class Container:
                 build = entry[1]
                 # a value for a key of the graph's other steps makes another graph: the library resolves that
                 if build is not None and entry[2].isdisjoint(vals):
-                    result = build(vals)
+                    prepared = entry[4]
+                    if prepared is not None and not self._making:  # container steps this child may lack
+                        made = executor.make_containers(prepared, vals)
+                        if made:
+                            try:
+                                result = build(executor.with_made(vals, made))
+                            except BaseException:
+                                executor.discard(made)
+                                raise
+                            self._publish(made)
+                        else:
+                            result = _MISS if made is None else build(vals)
+                    else:
+                        result = build(vals)
                     if result is not _MISS and result is not _BUSY:
                         return result
                     if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
@@ -969,6 +1154,8 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
         frames.append(frame)
+        entered = (_constructing[0] or _constructing[1]) and _enter(self._api)
+        _constructing[1].append(None)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
             status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
@@ -983,6 +1170,9 @@ class Container:
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = messages.last(self._api) if status else ""
         finally:
+            _constructing[1].pop()
+            if entered:
+                self._api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -1051,7 +1241,8 @@ class Container:
                     return entry
                 if not prepared.takes_values:  # (a graph without values: the same for every child)
                     build = functools.partial(_ignoring_values, build)
-                entry = (None, build, prepared.step_keys, None, None)
+                # (the last: the plan, when a child must make its container steps first; see aresolve)
+                entry = (None, build, prepared.step_keys, None, prepared if prepared.containers else None)
         if len(self._value_builds) < 1024:
             self._value_builds[key] = entry
         return entry
@@ -1070,6 +1261,40 @@ class Container:
         what it made."""
         if self._closed:
             raise InvalidHandleError("the container is closed")
+        vals = self._vals
+        if vals is not None and not args and not _attempting:
+            # A request's child: the plan its parent described, its container steps made first where
+            # this child lacks them (async factories awaited here, see executor.amake_containers),
+            # then its builder; else the library's resolve (through aio) decides
+            entry = self._run_entry(key)
+            if entry is not None:
+                build, prepared = entry[1], entry[4]
+                claimed = None
+                while prepared is not None:
+                    claimed, waiting = self._claim(prepared)
+                    if claimed is not None or waiting is None:
+                        break
+                    await waiting  # another run of this child makes one of them: then look again
+                if claimed is None:
+                    result = build(vals)
+                else:
+                    try:
+                        made = await executor.amake_containers(prepared, vals, self)
+                        if made is None:
+                            result = _MISS
+                        else:
+                            try:
+                                result = build(executor.with_made(vals, made))
+                            except BaseException:
+                                await executor.adiscard(made)
+                                raise
+                            self._publish(made)  # (also when the builder declined: made for this container, as the library's would be)
+                    finally:
+                        self._unclaim(claimed, waiting)
+                if result is not _MISS and result is not _BUSY:
+                    return result
+                if result is _MISS:
+                    self._parent._value_builds.pop(key, None)  # type: ignore[union-attr]
         return await aio.resolve(self, key, args)
 
     @staticmethod
@@ -1099,11 +1324,16 @@ class Container:
         frames.append(frame)
         out = c_void_p()
         pinned: Sequence[int] = ()
+        entered = (_constructing[0] or _constructing[1]) and _enter(api)
+        _constructing[1].append(None)
         try:
             values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = messages.last(api) if status else ""
         finally:
+            _constructing[1].pop()
+            if entered:
+                api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()

@@ -27,15 +27,16 @@ values by key id (``build(vals)``), so a child made with values runs the plan it
 from __future__ import annotations
 
 import weakref
-from sys import getrefcount
+from sys import _getframe, getrefcount
 from threading import get_ident
 from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
-                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_VALUE, Api, PlanCompletion, PlanKey, PlanStep,
-                    plan_argument)
-from ._state import raise_caused
+                    PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
+                    PlanKey, PlanStep, plan_argument)
+from . import aio, teardown
+from ._state import constructing, raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -110,8 +111,8 @@ def _simple(reg: Registration | None, root: bool) -> bool:
 
 #: What a builder returns when it does not run because the plan may be stale (see ``bind``).
 MISS: Any = object()
-#: What a builder returns while a replay of its plan is under way (on this thread, a factory
-#: resolving the root again, or another thread): resolve through the library this time.
+#: What a builder returns while a replay or a library resolve started from Python is under way (on
+#: this thread: a factory resolving; or on another): resolve through the library this time.
 BUSY: Any = object()
 #: What a builder returns when its runtime arguments are not ones it passes on unchanged: the
 #: library's resolve converts them, or reports what is wrong.
@@ -126,7 +127,7 @@ class Prepared:
     with other registrations of the same declarations (the next child's)."""
 
     __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
-                 "made", "picks")
+                 "made", "picks", "containers")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
@@ -143,6 +144,10 @@ class Prepared:
         #: of them: (factory steps, None-checked steps, completion calls as (step, number), cached
         #: steps); None when ``called`` holds more (resolver-form callbacks' resolvers)
         self.made, self.picks = made, picks
+        #: its container steps (``TETHER_PLAN_STEP_CONTAINER``), in step order: the builder takes
+        #: their instances from the resolving child's values by key id, as value steps; a child
+        #: with no C container makes the missing ones first (``make_containers``)
+        self.containers: tuple[ContainerStep, ...] = ()
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -161,13 +166,27 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     cached: list[Registration] = []
     arguments: list[str] = []  # the root's runtime arguments' types, in order
     values: list[int] = []  # per step: the key id of a value step, else -1
+    containers: list[ContainerStep] = []
     for number, step in enumerate(steps):
-        values.append(step.key if step.flags & PLAN_STEP_VALUE else -1)
+        values.append(step.key if step.flags & (PLAN_STEP_VALUE | PLAN_STEP_CONTAINER) else -1)
         if step.flags & PLAN_STEP_VALUE:  # the resolving container's value: no registration to call
             made.append(None)  # type: ignore[arg-type]
             args.append(None)
             continue
         reg = regs.get(step.registration or 0)
+        if step.flags & PLAN_STEP_CONTAINER:  # taken as a value by the builder; made by make_containers
+            if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
+                return None
+            slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
+            deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
+            if (len(deps) != len(reg.plan.slots) or len(slots) - len(deps) != (1 if deps else 0)
+                    or any(slot.kind != PARAM_DEP for slot in reg.plan.slots)
+                    or any(i < 0 or i >= number or values[i] < 0 for i in deps)):
+                return None
+            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in deps)))
+            made.append(None)  # type: ignore[arg-type]
+            args.append(None)
+            continue
         if step.flags & PLAN_STEP_CACHED:
             if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
                 return None  # weak-scoped or native: the library resolves it
@@ -211,7 +230,8 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             return None
         calls.append((record.step, tuple((t, dep.kind == PARAM_WEAK) for t, dep in zip(targets, completion.deps))))
     checks = tuple(a is not None and not reg.fresh for a, reg in zip(args, made))  # a fresh_class factory never returns None
-    if made[-1] is None:
+    root_reg = made[-1] or (containers[-1].reg if containers and containers[-1].step == len(steps) - 1 else None)
+    if root_reg is None:
         return None  # the root is a value: resolving it needs no plan
     resolvers: tuple[Any, ...] = ()
     if any(targets is None for _, targets in calls):
@@ -225,8 +245,155 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
     picks = (tuple(i for i, a in enumerate(args) if a is not None), tuple(i for i, check in enumerate(checks) if check),
              tuple((record.step, record.number) for record in completions),
              tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
-    return Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)), _handlers(api, handle, kid, made),
-                    _called(made, picks) + resolvers, tuple(cached), step_keys, made, None if resolvers else picks)
+    prepared = Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
+                        _handlers(api, handle, kid), _called(made, picks) + resolvers, tuple(cached), step_keys,
+                        made, None if resolvers or containers else picks)  # (no template: see again)
+    prepared.containers = tuple(containers)
+    return prepared
+
+
+class ContainerStep:
+    """A container step of a described plan (``TETHER_PLAN_STEP_CONTAINER``): its step number, key
+    id and registration, and the key ids of the value and container steps its slots take."""
+
+    __slots__ = ("step", "kid", "reg", "inputs")
+
+    def __init__(self, step: int, kid: int, reg: Registration, inputs: tuple[int, ...]) -> None:
+        self.step, self.kid, self.reg, self.inputs = step, kid, reg, inputs
+
+
+#: What a run of container steps made: (key id, object, its teardowns as ``[(teardown, owner)]``), in order
+Made = list[tuple[int, Any, list[Any]]]
+
+
+def _inputs(step: ContainerStep, vals: dict[int, Any], made: Made) -> list[Any] | None:
+    """The instances ``step``'s slots take, or None when the child lacks a value (the library reports it)."""
+    args = []
+    for kid in step.inputs:
+        obj = vals.get(kid)
+        if obj is None:
+            obj = next((o for k, o, _ in made if k == kid), None)
+            if obj is None:
+                return None
+        args.append(obj)
+    return args
+
+
+def with_made(vals: dict[int, Any], made: Made) -> dict[int, Any]:
+    """``vals`` and what a run made, by key id: what the builder takes."""
+    if not made:
+        return vals
+    merged = dict(vals)
+    for kid, obj, _ in made:
+        merged[kid] = obj
+    return merged
+
+
+def make_containers(prepared: Prepared, vals: dict[int, Any]) -> Made | None:
+    """The container steps of ``prepared`` that ``vals`` (a child's values and container instances,
+    by key id) lacks, made in step order by synchronous factories, for the builder and then the
+    child (``Container._publish``), their teardowns kept with them (not noted: no library box
+    holds them); None when this cannot make them (an async factory: ``aresolve`` does; a value
+    missing: the library reports it), with nothing made. A factory failing fails the resolve as
+    the library's would, what this made torn down."""
+    made: Made = []
+    for step in prepared.containers:
+        if step.kid in vals:
+            continue
+        args = _inputs(step, vals, made)
+        factory = step.reg.factory
+        if args is None or hasattr(factory, aio.BEGIN):
+            discard(made)
+            return None
+        making = getattr(factory, teardown.MADE, None)
+        try:
+            if making is None:
+                obj, teardowns = factory(*args), []
+            else:
+                obj, teardowns = making(args)
+            if obj is None:
+                raise step.reg._returned_none()
+        except BaseException as exc:
+            discard(made)
+            prepared.handlers[0](step.step, exc)
+        made.append((step.kid, obj, teardowns))
+    return made
+
+
+async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> Made | None:
+    """``make_containers`` for ``aresolve``: async factories are awaited here, on the caller's task
+    (``owner``: the child, whose close runs their async teardowns). Cancelled, it tears down what it
+    made and is cancelled."""
+    made: Made = []
+    frames = _tls.frames
+    try:
+        for step in prepared.containers:
+            if step.kid in vals:
+                continue
+            args = _inputs(step, vals, made)
+            if args is None:
+                await adiscard(made)
+                return None
+            reg = step.reg
+            factory = reg.factory
+            begin = getattr(factory, aio.BEGIN, None)
+            try:
+                frames.append([owner])  # the container an async teardown belongs to (aio.owner)
+                try:
+                    if begin is not None:
+                        awaitable, teardowns_of = begin(args, {})
+                    else:
+                        making = getattr(factory, teardown.MADE, None)
+                        if making is None:
+                            obj, teardowns = factory(*args), []
+                        else:
+                            obj, teardowns = making(args)
+                finally:
+                    frames.pop()
+                if begin is not None:
+                    obj = await awaitable
+                    teardowns = [] if obj is None else teardowns_of(obj)
+                if obj is None:
+                    raise reg._returned_none()
+            except Exception as exc:
+                await adiscard(made)
+                prepared.handlers[0](step.step, exc)
+            made.append((step.kid, obj, teardowns))
+    except BaseException:
+        await adiscard(made)
+        raise
+    return made
+
+
+def in_teardown_order(made: Made) -> list[Any]:
+    """The teardowns of what a run made, last made first."""
+    return [fn for _, _, teardowns in reversed(made) for fn, _ in reversed(teardowns)]
+
+
+def discard(made: Made) -> None:
+    """Tears down what a run made that no container keeps (a failed resolve), last made first,
+    as the library's abort drops a failed resolve's instances."""
+    if made:
+        fns = in_teardown_order(made)
+        made.clear()
+        teardown.run(fns, None)
+
+
+async def adiscard(made: Made) -> None:
+    """``discard``, awaiting async teardowns; their failures go to ``sys.unraisablehook``."""
+    if not made:
+        return
+    fns = in_teardown_order(made)
+    made.clear()
+    gathering = teardown.gather(None, True)
+    try:
+        teardown.run(fns, gathering)
+    finally:
+        teardown.stop_gathering()
+    if gathering.queue:
+        await teardown.run_queued(gathering)
+    for exc in gathering.errors:
+        teardown.unraisable(exc, "tether: tearing down what a failed aresolve made failed")
 
 
 #: A described step's size in 8-byte words (its registration handle is the first)
@@ -275,7 +442,7 @@ def again(prepared: Prepared, handles: list[int], own: dict[int, Registration], 
     made = [own.get(h) or reg for h, reg in zip(handles, prepared.made)]
     if picks is None or any(reg is not None and (reg.factory is None or reg.handle is None) for reg in made):
         return None
-    redone = Prepared(prepared.shape, _handlers(api, handle, kid, made), _called(made, picks),
+    redone = Prepared(prepared.shape, _handlers(api, handle, kid), _called(made, picks),  # type: ignore[arg-type]
                       tuple(made[i] for i in picks[3]), prepared.step_keys, made, picks)
     redone.makers = prepared.makers  # (the same shape: its compiled makers serve)
     return redone
@@ -290,9 +457,9 @@ def _called(made: Sequence[Registration | None], picks: tuple[Any, ...]) -> tupl
             *(fn.fn if isinstance(fn, Completion) else fn for fn in callbacks))
 
 
-def _handlers(api: Api, handle: int, kid: int,
-              made: Sequence[Registration | None]) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
-    """A builder's failure handlers for the plan of ``kid`` from container ``handle``, and its root's busy flag."""
+def _handlers(api: Api, handle: int, kid: int) -> tuple[Callable[..., None], Callable[..., None], list[bool]]:
+    """A builder's failure handlers for the plan of ``kid`` from container ``handle`` (``failed.where``
+    names the plan: see ``replaying``), and the count of constructions under way it checks."""
     report = api.tether_plan_failure
 
     def failed(i: int, exc: BaseException) -> None:
@@ -311,7 +478,8 @@ def _handlers(api: Api, handle: int, kid: int,
         # what the callback would return to the library's resolve (a refused edge stays a retain cycle)
         raise_caused(failed_status(exc) if status == E_FACTORY_FAILED else status, last_parts(api), exc)
 
-    return failed, failed_completion, made[-1].replaying  # type: ignore[union-attr]
+    failed.where = (handle, kid)  # type: ignore[attr-defined]
+    return failed, failed_completion, constructing
 
 
 def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:
@@ -392,8 +560,9 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     names = [f"w{i}" for i in range(nwords)]
     cache_names = [f"x{i}" for i in range(ncache)]
     configuration = " + ".join(f"{w}.value" for w in names)
-    # while a replay of the plan runs (a factory of it may resolve its root again) the plan
-    # declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    # while anything is under construction (a factory of a replay may resolve a key it constructs)
+    # the plan declines: such a resolve goes through the library, which reports a re-entered key as a cycle
+    factory_lines: dict[int, int] = {}  # the line of each step's factory call: its step
     lines = [f"def make(failed, failed_completion, busy, weak, MISS, BUSY, SLOW, words, stamp, cache_words, cache_stamp, "
              f"{', '.join(cells + factories + nones + callbacks)}):",
              f"    {', '.join(names)}, = words"]
@@ -411,7 +580,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    lines.append("        if busy[0]:")
+    lines.append("        if busy[0] or busy[1]:")
     lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None and value_of.get(i, -1) >= 0:
@@ -433,6 +602,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         deps = args[i]
         assert deps is not None
         lines.append("            try:")
+        factory_lines[len(lines) + 1] = i  # (line numbers count from 1)
         lines.append(f"                v{i} = f{i}({', '.join(f'v{d}' if d >= 0 else f'a{plan_argument(d)}' for d in deps)})")
         if checks[i]:
             lines.append(f"                if v{i} is None:")
@@ -475,4 +645,35 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
     make: Callable[..., Callable[[], Any]] = namespace["make"]
+    build = next(code for code in make.__code__.co_consts if getattr(code, "co_name", "") == "build")
+    _factory_lines[build] = factory_lines
     return make
+
+
+#: Per compiled builder's code, the line of each step's factory call and its step (see ``replaying``)
+_factory_lines: weakref.WeakKeyDictionary[Any, dict[int, int]] = weakref.WeakKeyDictionary()
+
+
+def replaying() -> tuple[int, int, int] | None:
+    """What a replay running on this thread is constructing, as ``tether_replay_enter`` takes it:
+    (the handle of the container its plan was described from, the root's key id, the step whose
+    factory runs); None when no builder is on this thread's stack, or it runs no factory now (its
+    completion callbacks run after every factory returned). At most one is: a resolve nested in
+    a replay goes to the library (``_state.constructing``). Read from the stack, so a replay pays
+    nothing for it: only a call into the library made while something is under way does."""
+    frame = _getframe(1)
+    while frame is not None:
+        lines = _factory_lines.get(frame.f_code)
+        if lines is not None:
+            step = lines.get(frame.f_lineno)
+            return None if step is None else (*frame.f_locals["failed"].where, step)
+        frame = frame.f_back
+    return None
+
+
+def enter(api: Api) -> bool:
+    """Before a call into the library made while something is under construction (``_state.constructing``):
+    tells the library what this thread's replay constructs, if one runs a factory here
+    (``tether_replay_enter``); whether a ``tether_replay_leave`` is owed after the call."""
+    where = replaying()
+    return where is not None and api.tether_replay_enter(*where) == OK

@@ -18,9 +18,11 @@ gets; ``Inject`` is ``Depends(use_cache=False)``: each one resolves, and the reg
 decides what is shared (``CONTAINER``: one per request).
 
 A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
-raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: a cached
-dependency with ``yield`` beside each ``Inject`` notes it) is thrown into the request's generator
-teardowns (``gen.throw``/``agen.athrow``), so "commit after yield" does not commit it.
+raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: the first
+``Inject`` of a request pushes an exit callback noting it on the exit stack FastAPI closes around
+the handler, where it throws the exception into its dependencies with ``yield``) is thrown into the
+request's generator teardowns (``gen.throw``/``agen.athrow``), so "commit after yield" does not
+commit it. (A dependency with ``yield`` would do the same at several times the cost per request.)
 
 At shutdown, ``await shutdown(app)`` in the app's lifespan tears down what the root caches and
 keeps the root open: the same app can start again in this process (a second ``TestClient(app)``,
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Awaitable, Callable, MutableMapping, TypeVar, overload
+from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, MutableMapping, TypeVar, overload
 
 from fastapi import Depends, FastAPI, HTTPException
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -64,12 +66,28 @@ class _RequestContainer:
     """One request's child container, made on first use and closed once by the middleware.
     Shallow copies of the ASGI scope share this object, so they share the child too."""
 
-    __slots__ = ("root", "container", "failure")
+    __slots__ = ("root", "container", "failure", "watching")
 
     def __init__(self, root: Container) -> None:
         self.root = root
         self.container: Container | None = None
-        self.failure: BaseException | None = None  # what the handler raised (see _failure)
+        self.failure: BaseException | None = None  # what the handler raised (see __exit__)
+        self.watching = False
+
+    def watch(self, scope: Scope) -> None:
+        """Once per request: notes what the handler raises (``__exit__``) on FastAPI's exit stack
+        around it (``fastapi_inner_astack``; ``fastapi_astack`` before FastAPI 0.106)."""
+        self.watching = True
+        stack = scope.get("fastapi_inner_astack") or scope.get("fastapi_astack")
+        if stack is not None:
+            stack.push(self)
+
+    def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        """The exit callback ``watch`` pushes: notes the exception FastAPI throws into its
+        dependencies (the handler's, also one it answers itself, such as ``HTTPException``)."""
+        if exc is not None:
+            self.failure = exc
+        return False
 
     def get(self, connection: HTTPConnection) -> Container:
         container = self.container
@@ -78,7 +96,7 @@ class _RequestContainer:
             container = self.container = Container(parent=self.root, values={key: connection})
         return container
 
-    async def close(self, where: str, failure: BaseException | None) -> None:
+    async def close(self, scope: Scope, failure: BaseException | None) -> None:
         """Closes the child (teardown; async teardown awaited), ``failure`` thrown into generator
         teardowns, logging failures: the response is gone by now, and an exception of the handler
         must stay the one reported."""
@@ -88,7 +106,8 @@ class _RequestContainer:
         try:
             await container._aclose(failure)  # (teardowns that do not suspend run right in the call)
         except Exception:
-            logger.exception("tether.fastapi: tearing down the container of %s failed", where)
+            logger.exception("tether.fastapi: tearing down the container of %s %s failed",
+                             scope.get("method", "WEBSOCKET"), scope.get("path", ""))
 
 
 class _ChildPerRequest:
@@ -107,21 +126,9 @@ class _ChildPerRequest:
         try:
             await self.app(scope, receive, send)
         except BaseException as exc:
-            await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", exc)
+            await holder.close(scope, exc)
             raise
-        await holder.close(f"{scope.get('method', 'WEBSOCKET')} {scope.get('path', '')}", holder.failure)
-
-
-async def _failure(connection: HTTPConnection) -> AsyncIterator[None]:
-    """Notes the exception FastAPI throws into its dependencies (the handler's, also one it
-    answers itself, such as ``HTTPException``) for the request's teardowns; once per request."""
-    try:
-        yield
-    except BaseException as exc:
-        holder = connection.scope.get(_SCOPE_KEY)
-        if isinstance(holder, _RequestContainer):
-            holder.failure = exc
-        raise
+        await holder.close(scope, holder.failure)
 
 
 def install(app: FastAPI, root: Container) -> None:
@@ -168,9 +175,6 @@ async def shutdown(app: FastAPI) -> None:
         raise TeardownError(failed)
 
 
-_NOTE_FAILURE = Depends(_failure)  # (cached: one per request, whatever the number of Injects)
-
-
 #: ``Inject``'s dependency per key: one callable per key, so ``app.dependency_overrides`` can name it.
 _injectors: dict[Key, Any] = {}
 _injectors_lock = threading.Lock()
@@ -183,11 +187,14 @@ def _injector(key: Key) -> Any:
         return made
     name = key_name(key)
 
-    async def inject(connection: HTTPConnection, _: None = _NOTE_FAILURE) -> Any:
-        holder = connection.scope.get(_SCOPE_KEY)
+    async def inject(connection: HTTPConnection) -> Any:
+        scope = connection.scope
+        holder = scope.get(_SCOPE_KEY)
         try:
             if not isinstance(holder, _RequestContainer):
                 raise RuntimeError(f"Inject({name!r}): no request container; call tether.fastapi.install(app, root) first")
+            if not holder.watching:
+                holder.watch(scope)
             return await holder.get(connection).aresolve(key)
         except Exception as exc:
             cause = exc.__cause__ if isinstance(exc, FactoryError) else None

@@ -1,12 +1,17 @@
 """The callables a Python factory gets for ``tether.lazy``, ``tether.weak_lazy`` and ``tether.factory`` dependencies.
 
 They are Python objects, not the library's C trampolines: a C lazy slot lives only as long as
-the dependent's C box, while a Python dependent lives as long as Python holds it. The C slot is
-still declared (so ``validate`` and ``to_dot`` see the edge), and the library still decides what
-it answers: the binding watches the slot (``tether_provider_watch``) and keeps the answer, the
-graph's own instance of the key (the object that holds this dependent) or the refusal of a strong
-back edge (a retain cycle), in the Python object. Without an answer from its graph, the
-first call resolves the key anew.
+the dependent's C box, while a Python dependent lives as long as Python holds it (and a Python
+object outlives its box). The C slot is still declared (so ``validate`` and ``to_dot`` see the
+edge), and the library decides what it answers: the binding watches the slot
+(``tether_provider_watch``) and keeps the answer, the graph's own instance of the key (the object
+that holds this dependent) or the refusal of a strong back edge (a retain cycle), in the Python
+object; without one, the first call resolves the key through the library. What the slot then
+holds, it gives again without a call while its container's hit word has the value read when it
+was made; once the word moved, the library says whether that container still answers
+(``tether_container_hit_word``: a freed one does not, and every call fails as the library's slot
+does). A weak-lazy one holds its answer weakly from the first call on: it returns None when
+nothing else holds it, as the library's slot answers ``TETHER_E_EXPIRED``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import itertools
 import weakref
 from typing import Any, Callable
+
+from ctypes import byref, c_void_p
 
 from ._cabi import OK, PROVIDER_WATCH_FN
 from .errors import InvalidHandleError
@@ -68,7 +75,7 @@ def watch(api: Any, lazy: _Deferred, provider: int | None) -> None:
 
 
 class _Deferred:
-    __slots__ = ("_container", "_key", "_graph", "__weakref__")
+    __slots__ = ("_container", "_key", "_graph", "_word", "_token", "_handle", "__weakref__")
 
     def __init__(self, container: Any, key: str) -> None:
         self._container: Callable[[], Any] | None = weakref.ref(container) if container is not None else None
@@ -76,8 +83,34 @@ class _Deferred:
         #: What the graph the dependent was made in answers: None (nothing: resolve anew), a weak
         #: reference to its instance of the key, or ``(status, parts)``: the library's refusal.
         self._graph: Any = None
+        #: The container's hit word and the value it had when this was made: while it has it, the
+        #: container still answers (see ``_confirm``)
+        self._word = getattr(container, "_hit_word", None)
+        self._token = self._word.value if self._word is not None else 0
+        self._handle = getattr(container, "_handle", None)
+
+    def _confirm(self) -> None:
+        """The hit word moved: the library says whether the container still answers (a freed one
+        does not: then every call fails with its error, as the library's slot does)."""
+        if self._handle is None:
+            container = self._container() if self._container is not None else None
+            if container is None or container.closed:
+                raise InvalidHandleError(f"lazy dependency on {self._key!r}: its container was closed")
+            return
+        from . import _state, messages  # (no import cycle at load time)
+
+        api = _api[0] if _api else None
+        if api is None:
+            return
+        word = c_void_p()
+        status = api.tether_container_hit_word(self._handle, byref(word))
+        if status != OK:
+            _state.raise_caused(status, messages.last(api), None)
+        self._token = self._word.value
 
     def _resolve(self) -> Any:
+        if self._word is not None and self._word.value != self._token:
+            self._confirm()
         graph = self._graph
         if graph is not None:
             if isinstance(graph, tuple):
@@ -96,7 +129,8 @@ class _Deferred:
 class Lazy(_Deferred):
     """``tether.lazy(K)``: the first call answers the K of the graph the dependent was made in,
     while it lives, else resolves K (from the container the dependent was resolved from); then
-    holds it strongly and returns the same object on every call. A K whose graph instance holds
+    holds it strongly and returns the same object on every call while that container is open
+    (then ``InvalidHandleError``). A K whose graph instance holds
     the dependent strongly is refused (``RetainCycleError``: use ``tether.weak_lazy``)."""
 
     __slots__ = ("_value",)
@@ -111,9 +145,10 @@ class Lazy(_Deferred):
             value = self._resolve()
             if self._value is _UNSET:  # two threads may race the first call: the first result wins
                 self._value = value
-                self._container = None
                 self._graph = None
             value = self._value
+        elif self._word is not None and self._word.value != self._token:
+            self._confirm()
         return value
 
     def __repr__(self) -> str:
@@ -122,8 +157,8 @@ class Lazy(_Deferred):
 
 class WeakLazy(_Deferred):
     """``tether.weak_lazy(K)``: the first call answers the K of the graph the dependent was made
-    in, while it lives, else resolves K; it holds it weakly and returns None once it is gone.
-    The first call returns the object even when nobody else holds it yet."""
+    in, while it lives, else resolves K; it holds it weakly and returns None once it is gone (on
+    the first call too, when nothing else holds what it resolved)."""
 
     __slots__ = ("_ref",)
 
@@ -134,6 +169,8 @@ class WeakLazy(_Deferred):
     def __call__(self) -> Any:
         ref = self._ref
         if ref is not None:
+            if self._word is not None and self._word.value != self._token:
+                self._confirm()
             return ref()
         value = self._resolve()
         if isinstance(value, NativeRef):
@@ -148,9 +185,9 @@ class WeakLazy(_Deferred):
                 ) from None
         if self._ref is None:
             self._ref = ref
-            self._container = None
             self._graph = None
-        return value
+        del value  # held weakly: alive now only if something else holds it
+        return self._ref()
 
     def __repr__(self) -> str:
         return f"<tether.weak_lazy {self._key!r}>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ctypes import byref, c_void_p
 from typing import Any
 
-from . import _state, messages, object_table
+from . import _state, executor, messages, object_table
 from ._cabi import E_FACTORY_FAILED, OK, PROVIDER_FN, Api
 from .errors import error_for
 from .messages import last_message
@@ -44,17 +44,7 @@ class Provider:
     def __call__(self) -> Any:
         if self.address is None:
             raise ValueError("the provider was freed")
-        if not _state.tls.frames:
-            _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
-        _state.inflight.append(None)
-        try:
-            ptr = self._call()
-            status = self._api.tether_last_status() if not ptr else OK
-            message = messages.last(self._api) if not ptr else ""
-        finally:
-            _state.resolve_finished()
-        if not ptr:
-            _state.raise_failure(status or E_FACTORY_FAILED, message)
+        ptr = call(self._api, self._call)
         return object_table.lookup(ptr, ptr)
 
     @property
@@ -78,3 +68,26 @@ class Provider:
             self.free()
         except Exception:
             pass
+
+
+def call(api: Api, provider: Any) -> int:
+    """Calls ``provider`` (a C ``void *(void)``: a provider, or a lazy slot's kept one) as a resolve:
+    its instance's address, or raises the library's error (chained to the Python exception of a
+    factory it ran)."""
+    if not _state.tls.frames:
+        _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
+    _state.inflight.append(None)
+    entered = (_state.constructing[0] or _state.constructing[1]) and executor.enter(api)
+    _state.constructing[1].append(None)
+    try:
+        ptr = provider()
+        status = api.tether_last_status() if not ptr else OK
+        message = messages.last(api) if not ptr else ""
+    finally:
+        _state.constructing[1].pop()
+        if entered:
+            api.tether_replay_leave()
+        _state.resolve_finished()
+    if not ptr:
+        _state.raise_failure(status or E_FACTORY_FAILED, message)
+    return ptr

@@ -135,7 +135,6 @@ class Registration:
         "fresh",
         "completions",
         "callbacks",
-        "replaying",
         "has_teardown",
         "declaration",
         "__weakref__",
@@ -169,9 +168,6 @@ class Registration:
         self.completions: tuple[Completion, ...] | None = ()
         # all its completion callbacks, both forms, in order (a plan replay runs resolver-form ones too)
         self.callbacks: tuple[Callable[[Any, Any], Any] | Completion, ...] = ()
-        # set while a plan replay (plans.bind) rooted here runs: a resolve of it then goes through
-        # the library (a factory resolving its own key again: the library reports the cycle)
-        self.replaying = [False]
         self.declaration: tuple[Any, ...] | None = None  # see declared
 
     def declared(self) -> tuple[Any, ...]:
@@ -275,9 +271,10 @@ class Registration:
                     if cell is not None:
                         # a cell still here is one the library no longer caches (the key was
                         # re-registered or reset meanwhile): the table must hold that object now
+                        # (a resolve that fails destroys it: its drop empties the cell, which then
+                        # reads as nothing cached; no rollback of Python's own)
                         stale, self.cached = self.cached, cell
                         object_table.disown(stale)
-                        self._note_created(cell)
                         if self.handle is None:  # replaced while this resolve ran: not cached in C
                             self.drop_cached()
                     return ptr
@@ -523,18 +520,16 @@ class Registration:
         return FactoryReturnedNone(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
 
     def _note_created(self, noted: Any) -> None:
-        """Remembers what this resolve changed, to publish (success) or undo (failure): for WEAK
-        scope the previous newest object with its epoch, for SINGLETON the new cell."""
+        """Remembers what this resolve changed, to undo on failure: for WEAK scope the previous
+        newest object with its epoch."""
         frames = _state.tls.frames
         if frames:
             frames[-1].append((self, noted))
 
     def rollback(self, noted: Any) -> None:
-        """The resolve failed: the library destroyed what it made, forget it too."""
-        if self.scope == Scope.WEAK:
-            self.last, self.reused_at = noted
-        elif self.cached is noted:  # the library dropped the new singleton: the table forgot it
-            self.cached = None
+        """The resolve failed: the library destroyed what it made; the WEAK scope's newest object
+        is the one before (a new singleton needs nothing: its drop emptied its cell)."""
+        self.last, self.reused_at = noted
 
     def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
         """Releases the weak and factory handles of slots ``start``... (the factory owns them, even unused)."""

@@ -43,6 +43,12 @@ async_owned = [0]
 _tls = threading.local()
 
 
+#: The attribute of a factory wrapper with a teardown: ``made(args) -> (obj, [(teardown, owner)])``, the
+#: call without noting the teardowns, for a plan's runner that keeps them itself (``executor.make_containers``);
+#: an async factory's wrapper has ``aio.BEGIN`` instead
+MADE = "tether_made"
+
+
 def wrap(name: str, factory: Callable[..., Any], close: Callable[[Any], Any] | None) -> Callable[..., Any] | None:
     """The factory to call for a registration of ``name``: ``factory`` itself when it has no
     teardown (None is returned), else a function noting the teardown of each instance it makes."""
@@ -56,24 +62,34 @@ def wrap(name: str, factory: Callable[..., Any], close: Callable[[Any], Any] | N
         if close is not None:
             raise TypeError(f"register({name!r}): a generator factory's teardown is its code after yield; close= is for other factories")
 
-        @functools.wraps(factory)
-        def from_generator(*args: Any, **kwargs: Any) -> Any:
-            gen = factory(*args, **kwargs)
+        def made(args: Any, kwargs: Any = None) -> tuple[Any, list[Any]]:
+            gen = factory(*args, **kwargs) if kwargs else factory(*args)
             try:
                 obj = next(gen)
             except StopIteration:
                 raise TypeError(f"the generator factory for {name!r} returned without yielding an instance") from None
             if obj is None:  # fails the resolve (a factory returning None): nothing to tear down later
                 gen.close()
-                return obj
-            note(obj, functools.partial(_finish, name, gen))
+                return obj, []
+            return obj, [(functools.partial(_finish, name, gen), None)]
+
+        @functools.wraps(factory)
+        def from_generator(*args: Any, **kwargs: Any) -> Any:
+            obj, teardowns = made(args, kwargs)
+            if teardowns:
+                note(obj, teardowns[0][0])
             return obj
 
+        from_generator.tether_made = made  # type: ignore[attr-defined]  # (see MADE)
         return from_generator
     if close is None:
         return None
     if not callable(close):
         raise TypeError(f"register({name!r}): close= must be callable (instance) -> None, not {type(close).__name__}")
+
+    def made(args: Any, kwargs: Any = None) -> tuple[Any, list[Any]]:
+        obj = factory(*args, **kwargs) if kwargs else factory(*args)
+        return obj, [] if obj is None else [(functools.partial(call_close, close, obj), None)]
 
     @functools.wraps(factory)
     def with_close(*args: Any, **kwargs: Any) -> Any:
@@ -82,6 +98,7 @@ def wrap(name: str, factory: Callable[..., Any], close: Callable[[Any], Any] | N
             note(obj, functools.partial(call_close, close, obj))
         return obj
 
+    with_close.tether_made = made  # type: ignore[attr-defined]  # (see MADE)
     return with_close
 
 
@@ -221,6 +238,31 @@ def _drop(ptr: int | None, context: int | None) -> None:
     finally:
         if not queued:
             object_table.release(ptr, context)
+
+
+def run(teardowns: list[Callable[[Any], Any]], gathering: Gathering | None) -> None:
+    """Runs ``teardowns`` in that order as ``_drop`` runs a noted one, under ``gathering`` (whose
+    queue takes what suspends, and everything after it), for instances no library box holds: a
+    container step's that a child with no C container made (``executor.make_containers``)."""
+    for fn in teardowns:
+        if gathering is not None and gathering.queuing:
+            gathering.queue.append((fn, None, None))  # type: ignore[union-attr]
+            continue
+        try:
+            result = fn(gathering)
+            if result is not None:  # an async teardown: as far as it goes without the loop
+                done, rest = step(result)
+                if not done:
+                    if gathering is not None and gathering.queue is not None:
+                        gathering.queuing = True
+                        gathering.queue.append((rest, None, None))
+                    else:
+                        _later(rest)
+        except Exception as exc:
+            if gathering is None:
+                unraisable(exc, "tether: a teardown failed")
+            else:
+                gathering.errors.append(exc)
 
 
 def _later(rest: Continuation) -> None:
