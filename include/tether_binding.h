@@ -381,7 +381,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 18 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 19 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif
