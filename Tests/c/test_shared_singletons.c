@@ -84,7 +84,7 @@ static void reg(tether_container *c, kind *k, tether_scope scope, tether_fn fact
     o.scope = scope;
     o.context = k;
     o.drop = drop;
-    CHECK_OK(tether_register_ex(c, k->tag, factory, params, 1 + n, &o, NULL));
+    CHECK_OK(TB.register_ex(c, k->tag, factory, params, 1 + n, &o, NULL));
 }
 
 static tether_container *make_container(void) {
@@ -290,12 +290,12 @@ static void held_graph_outlives_its_container_in_order(void) {
     o.drop = drop_ordered;
     o.scope = TETHER_SCOPE_SINGLETON;
     o.context = &k_db;
-    CHECK_OK(tether_register_ex(c, "Db", (tether_fn)make0, one, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Db", (tether_fn)make0, one, 1, &o, NULL));
     o.context = &k_cache;
-    CHECK_OK(tether_register_ex(c, "Cache", (tether_fn)make0, one, 1, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Cache", (tether_fn)make0, one, 1, &o, NULL));
     o.scope = TETHER_SCOPE_GRAPH;
     o.context = &k_repo;
-    CHECK_OK(tether_register_ex(c, "Repo", (tether_fn)make2, repo, 3, &o, NULL));
+    CHECK_OK(TB.register_ex(c, "Repo", (tether_fn)make2, repo, 3, &o, NULL));
     tether_ref *a = NULL, *b = NULL, *db = NULL;
     CHECK_OK(tether_resolve(c, "Repo", &a));
     CHECK_OK(tether_resolve(c, "Repo", &b));   /* the second from a recorded plan: split references */
