@@ -10,26 +10,14 @@ void *swift_tryRetain(void *object);
 
 /* The CPU the calling thread runs on, for choosing a stripe of a split count
  * (Runtime/SplitCount.swift); any value is correct there, this one keeps cores
- * apart. With glibc 2.35+ it is read inline from the thread's rseq area (what
- * sched_getcpu reads, without the call), else sched_getcpu; off Linux a
- * per-thread word stands in. sched_getcpu is declared here: Swift's Glibc module
- * leaves out that GNU extension. */
+ * apart. sched_getcpu: glibc 2.35+ reads it from the thread's rseq area, older
+ * ones from the vDSO. (Reading the rseq area inline saves the call but binds the
+ * library to GLIBC_2.35's __rseq_offset, which the wheel's manylinux tag would
+ * have to name.) Off Linux a per-thread word stands in. Declared here: Swift's
+ * Glibc module leaves out that GNU extension. */
 #if defined(__linux__)
-#include <features.h>
-#include <stddef.h>
 int sched_getcpu(void);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && defined(__x86_64__)
-extern const ptrdiff_t __rseq_offset;
-extern const unsigned int __rseq_size;
-static inline long tether_current_cpu(void) {
-    if (__rseq_size == 0) return sched_getcpu();   /* rseq not registered (disabled, or under valgrind) */
-    char *tp;
-    __asm__("mov %%fs:0, %0" : "=r"(tp));
-    return *(volatile const int *)(tp + __rseq_offset + 4);   /* struct rseq's cpu_id */
-}
-#else
 static inline long tether_current_cpu(void) { return sched_getcpu(); }
-#endif
 #else
 #include <pthread.h>
 #include <stdint.h>
