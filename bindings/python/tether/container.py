@@ -287,8 +287,6 @@ class Container:
 
     def _own_state(self) -> None:
         """The state of a container that may have children (or registrations) of its own."""
-        if self.__dict__.get("_regs") is _NONE_YET:
-            self._regs, self._trace_hooks = {}, []
         # the lookups of this container's children that have no C container yet (see __init__)
         self._child_lookups: dict[object, Entry] = {}
         self._child_arg_builds: dict[object, Callable[..., Any]] = {}
@@ -326,7 +324,8 @@ class Container:
         if handle is not None:
             return handle
         parent = self._parent
-        if self.__dict__.get("_regs") is _NONE_YET:  # made from a template: its own state from now on
+        if self._regs is _NONE_YET:  # made from a template: its own state from now on
+            self._regs, self._trace_hooks = {}, []
             self._own_state()
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
