@@ -420,6 +420,18 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor;
+    /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
+    func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
+        installChanged { spec in
+            if spec.isReusable, let old = UnsafeRawPointer(bitPattern: spareSpec) {
+                spareSpec = 0
+                return Unmanaged<InstanceSpec>.fromOpaque(old).takeRetainedValue().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
+            }
+            return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
+        }
+    }
+
     /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).
     func setSpec(_ change: (InstanceSpec) -> InstanceSpec) { installChanged(change) }
 

@@ -219,7 +219,8 @@ final class SharedCache: @unchecked Sendable {
     func release(_ cell: Cell) {
         let stripe = stripe(cell.key)
         pthread_mutex_lock(stripe.mutex)
-        if stripe.cells[cell.key] === cell { stripe.cells[cell.key] = nil }
+        // One hash: found by index, removed there.
+        if let i = stripe.cells.index(forKey: cell.key), stripe.cells.values[i] === cell { stripe.cells.remove(at: i) }
         cell.released.store(true, ordering: .sequentiallyConsistent)
         if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
         pthread_mutex_unlock(stripe.mutex)
