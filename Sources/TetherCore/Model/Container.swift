@@ -646,7 +646,9 @@ public final class Container: @unchecked Sendable {
 
     /// `takeScoped` under the state lock.
     private static func takeScoped(_ s: inout State, _ matching: (Registration) -> Bool) -> [Dropped] {
-        s.scoped.take(matching)
+        var taken: [Dropped] = []
+        s.scoped.take(matching, into: &taken)
+        return taken
     }
 
     /// Frees the container: registrations retired (and returned), caches
@@ -681,7 +683,9 @@ public final class Container: @unchecked Sendable {
             tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
-            if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
+            // One array for the scoped instances and what the registrations let go of (a value each, say).
+            dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+            if !s.scoped.isEmpty { s.scoped.take({ _ in true }, into: &dropped) }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
             if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
             return nil

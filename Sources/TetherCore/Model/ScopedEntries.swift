@@ -38,9 +38,9 @@ struct ScopedEntries {
         return nil
     }
 
-    /// Removes the entries whose registration matches, as `Dropped` (in no particular order).
-    mutating func take(_ matching: (Registration) -> Bool) -> [Dropped] {
-        var taken: [Dropped] = []
+    /// Removes the entries whose registration matches, appended to `taken` as `Dropped`.
+    mutating func take(_ matching: (Registration) -> Bool, into taken: inout [Dropped]) {
+        let before = taken.count
         var kept: [Container.ScopedEntry] = []
         for entry in entries {
             if entry.registration._withUnsafeGuaranteedRef({ matching($0) }) {
@@ -49,9 +49,8 @@ struct ScopedEntries {
                 kept.append(entry)
             }
         }
-        guard !taken.isEmpty else { return [] }
+        guard taken.count > before else { return }
         entries = kept
         reindex()
-        return taken
     }
 }
