@@ -683,9 +683,11 @@ public final class Container: @unchecked Sendable {
             tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
-            // One array for the scoped instances and what the registrations let go of (a value each, say).
-            dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
-            if !s.scoped.isEmpty { s.scoped.take({ _ in true }, into: &dropped) }
+            if !s.scoped.isEmpty {
+                // One array for the scoped instances and what the registrations let go of (a value each, say).
+                dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+                s.scoped.take({ _ in true }, into: &dropped)
+            }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
             if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
             return nil
