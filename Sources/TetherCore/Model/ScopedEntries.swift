@@ -50,7 +50,8 @@ struct ScopedEntries {
             }
         }
         guard taken.count > before else { return }
-        entries = kept
+        // All taken (a close): the storage stays for the child's next request (a reused child).
+        if kept.isEmpty { entries.removeAll(keepingCapacity: true) } else { entries = kept }
         reindex()
     }
 }
