@@ -22,6 +22,10 @@
  * ends with "; budget" (the model does the same). Generated scenarios can chain callbacks whose
  * ops build more callbacks exponentially; the budget keeps them finite, hand-written ones never reach it. */
 enum { OP_BUDGET = 512 };
+/* A threads step past THREADS_OP_BUDGET ops stops running them and traces only
+ * "threads: over budget" (which ops were skipped depends on the interleaving, so the
+ * differential replay sets such a scenario aside; the corpus's steps stay far below it). */
+enum { THREADS_OP_BUDGET = 32768 };
 enum { MAX_FIELDS = 16, MAX_SLOTS = 12, MAX_INPUTS = 32, MAX_OPS = 8, MAX_CBS = 6, MAX_TRACE = 512 };
 
 /* ---- lines and fields ------------------------------------------------------------------ */
@@ -89,6 +93,7 @@ static struct {
     struct { char key[48]; char names[1024][48]; int n; } seen[8]; int nseen;
     struct obj *live[4096]; int nlive;    /* objects made and not dropped yet */
     int ops_run;                           /* factory and callback ops run (OP_BUDGET) */
+    int threads_ops;                       /* and in the threads step running (THREADS_OP_BUDGET) */
 } S;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -265,7 +270,8 @@ static input *add_input(obj *o, input in) {
 static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o, char *text, size_t size) {
     for (int i = 0; i < nops; i++) {
         const op *p = &ops[i];
-        if (!S.counting && ++S.ops_run > OP_BUDGET) {
+        if (S.counting ? __atomic_add_fetch(&S.threads_ops, 1, __ATOMIC_RELAXED) > THREADS_OP_BUDGET
+                       : ++S.ops_run > OP_BUDGET) {
             append(text, size, "; budget");
             return TETHER_OK;
         }
@@ -844,6 +850,7 @@ static void run_threads(threads *t) {
     memset(S.counts, 0, sizeof S.counts);
     memset(S.seen, 0, sizeof S.seen);
     S.counting = 1;
+    S.threads_ops = 0;
     pthread_t ids[64];
     worker_arg body = {t, t->body, t->nbody, t->repeat}, writer = {t, t->writer, t->nwriter, t->writer_repeat};
     int n = t->count + (t->nwriter ? 1 : 0);
@@ -853,6 +860,10 @@ static void run_threads(threads *t) {
     for (int i = 0; i < n; i++) pthread_join(ids[i], NULL);
     pthread_barrier_destroy(&t->gate);
     S.counting = 0;
+    if (S.threads_ops > THREADS_OP_BUDGET) {
+        trace("threads: over budget");
+        return;
+    }
     char *items[160];
     int m = 0;
     for (int i = 0; i < S.ncounts; i++) {
