@@ -175,13 +175,8 @@ final class Graph {
                     claimedInOrder = false
                     built = try build(registration, from: container, arguments: arguments)
                 }
+                try runCompletions()
                 let root = alive.take(built!)
-                do throws(TetherError) {
-                    try runCompletions()
-                } catch {
-                    root.release()
-                    throw error
-                }
                 publish()
                 return .success(root)
             } catch {
@@ -835,10 +830,12 @@ final class Graph {
     }
 
     private func abort() {
+        // The graph holds everything it made again, so dropping its references destroys
+        // each once, last made first (dependents first: the newer), as the model's rollback
+        // does; cached instances it merely reused stay cached. (A second call finds it empty.)
+        alive.reownAll()
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         releaseCells()
-        // Dropping the graph's references destroys what it created, each once;
-        // cached instances it merely reused stay cached.
         clear()
     }
 
