@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+import traceback
 from typing import Any, NoReturn
 
 from . import _fork
@@ -116,6 +117,20 @@ def free_retired() -> None:
     del freed  # outside the lock
 
 
+def let_go(exc: BaseException) -> None:
+    """Before a failed resolve lets go of what it made: ``exc`` (a factory's or callback's, caught
+    in a frame of the package's that still runs) keeps, through its traceback, the frames it went
+    through and their locals, the dependencies a factory was given among them, and those would
+    outlive the resolve and die in whatever order the exception's end or the collector chose. The
+    catching frame is cut off the traceback and the others' locals are cleared, so what the resolve
+    made dies as the library orders it, last made first; the exception keeps its message, cause
+    and the lines it went through."""
+    tb = exc.__traceback__
+    if tb is not None:
+        exc.__traceback__ = tb.tb_next
+        traceback.clear_frames(tb.tb_next)
+
+
 def park(exc: BaseException) -> None:
     """Remembers ``exc`` as the cause of the failure now unwinding (see ``pending``)."""
     frames = tls.frames
@@ -146,10 +161,15 @@ def raise_caused(status: int, message: str | Parts, cause: BaseException | None)
     if isinstance(message, Parts):
         message = render(message, cause if isinstance(cause, Exception) else None)
     error = error_for(status, message)
-    if cause is None:
-        raise error from None  # not chained to an internal exception being handled (a cache miss)
-    if not isinstance(cause, Exception):
-        raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
-    if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve
-        raise AsyncResolveError(message, status) from cause
-    raise error from cause
+    try:
+        if cause is None:
+            raise error from None  # not chained to an internal exception being handled (a cache miss)
+        if not isinstance(cause, Exception):
+            raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
+        if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve
+            raise AsyncResolveError(message, status) from cause
+        raise error from cause
+    finally:
+        # this frame holding what it raises is a cycle with its traceback: the frames under way
+        # (a callback's, holding what a failed resolve made) would wait for the collector
+        error = cause = None

@@ -79,7 +79,10 @@ def reason(exc: BaseException) -> bytes:
 
 
 def fail(api: Api, exc: BaseException) -> None:
-    """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
+    """Parks ``exc`` for the resolve that is unwinding and tells the library why; what the
+    failing call's frames held is let go of first (``_state.let_go``), before the library destroys
+    what the resolve made."""
+    _state.let_go(exc)
     _state.park(exc)
     try:
         api.tether_set_error(reason(exc))
@@ -294,6 +297,7 @@ class Registration:
                     self._note_created(previous)
                 return ptr
             except BaseException as exc:
+                args = kwargs = obj = reused = cell = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
@@ -378,6 +382,7 @@ class Registration:
                         raise returned_none()
                     return counted(obj)
                 except BaseException as exc:
+                    obj = cell = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -400,6 +405,7 @@ class Registration:
                         raise returned_none()
                     return counted(obj)
                 except BaseException as exc:
+                    obj = cell = d1 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -412,6 +418,7 @@ class Registration:
                     args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
                 return box(call(factory, args) if attempting else factory(*args))
             except BaseException as exc:
+                args = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
@@ -436,6 +443,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -453,6 +461,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -473,6 +482,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = d2 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -496,6 +506,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = d2 = d3 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -511,6 +522,7 @@ class Registration:
                 fresh[ptr] = obj
                 return ptr
             except BaseException as exc:
+                args = obj = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
@@ -632,6 +644,7 @@ class Registration:
                 return OK
             except BaseException as exc:
                 release_from(args, converted)
+                obj = targets = target = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return failed_status(exc)
 
@@ -663,6 +676,7 @@ class Registration:
                         callback(r, obj)
                     return OK
                 except BaseException as exc:
+                    obj = r = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return failed_status(exc)
 
@@ -680,6 +694,7 @@ class Registration:
                     callback(r, self._completed_object(instance, index))
                 return OK
             except BaseException as exc:
+                r = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return failed_status(exc)
 
