@@ -501,7 +501,26 @@ final class Graph {
             table.set(registration, GraphTable.state(index))
             return index
         }
+        if scope == .weak, let pointer = registration._withUnsafeGuaranteedRef({ $0.revived() }) {
+            return revive(registration, spec, pointer, in: lookup)
+        }
         return nil
+    }
+
+    /// Enters a weak-scoped instance of `pointer`, an object a binding still held after its box
+    /// died (`Registration.revived`), and publishes it with the graph: a new box without edges (the
+    /// object holds its dependencies itself) and without completion callbacks (they ran when it was
+    /// made), so no factory or callback runs for it again.
+    private func revive(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>,
+                        _ pointer: UnsafeMutableRawPointer, in lookup: Unmanaged<Container>) -> Int {
+        let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
+        let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
+        let index = alive.append(reference)
+        table.set(registration, GraphTable.state(index))
+        pendingShared.append((registration, reference.takeUnretainedValue(), nil))
+        let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, .weak, in: $0) } }
+        for cell in cells where cell.key == key { cell.made = true }
+        return index
     }
 
     /// Claims the creation cell of a shared instance this graph must make, or

@@ -22,6 +22,13 @@ final class CompletionBox: Sendable {
     init(_ completion: any Completion) { self.completion = completion }
 }
 
+/// A binding's answer for a weak-scoped instance whose box died while the binding's object of it
+/// lives on (a Python object outlives its box): that object, as an owned pointer (what the factory
+/// returns), or nil when the binding holds none (`Registration.revived`).
+public protocol Reviver: AnyObject, Sendable {
+    func revive() -> UnsafeMutableRawPointer?
+}
+
 /// The destructor of every instance a registration makes: `(instance, context)`.
 public typealias Destructor = @Sendable (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Void
 

@@ -68,6 +68,8 @@ public final class Registration: @unchecked Sendable {
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var childDeclines = 0
         let observed = ObservedEdgeList()
+        /// Weak scope: the binding's reviver (`revived`); written under the registration's lock.
+        var reviver: (any Reviver)?
     }
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
@@ -506,6 +508,21 @@ public final class Registration: @unchecked Sendable {
     /// only while the epoch is even and the one it read when it last did.
     public var weakEpoch: UInt {
         withRare { $0.weakEpoch.load(ordering: .acquiring) } ?? Self.emptyWeakEpoch
+    }
+
+    /// Sets the binding's reviver of this weak-scoped registration's instances (nil: none).
+    public func setReviver(_ reviver: (any Reviver)?) {
+        lock.withSpinLock { rareForWriting.reviver = reviver }
+    }
+
+    /// A weak-scoped instance for a resolve that found the weak cache without a live one: the
+    /// binding's object of the last one, which died only as a box (the epoch is even: no reset,
+    /// scope change or re-registration forgot it since), as an owned pointer; nil when there is
+    /// no reviver, the cache was emptied otherwise, or the binding holds no such object (a new
+    /// one is built then). The library decides when; the binding only says what it still holds.
+    func revived() -> UnsafeMutableRawPointer? {
+        guard let reviver = lock.withSpinLock({ withRare { $0.reviver } ?? nil }), weakEpoch & 1 == 0 else { return nil }
+        return reviver.revive()
     }
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).

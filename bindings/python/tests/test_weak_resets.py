@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from ctypes import byref, c_uint64, c_void_p
+from ctypes import byref, c_void_p
 from typing import Any
 
 from test_native_refs import lib, register_native  # noqa: F401 (lib: the fixture)
@@ -107,27 +107,33 @@ def test_reregistering_or_a_scope_change_from_c(make, lib):
     native = c.resolve("W")
     assert isinstance(native, tether.NativeRef)
     native.release()
-    out = c_uint64()
-    assert api.tether_registration_weak_epoch(registration, byref(out)) == 2  # TETHER_E_INVALID_HANDLE
+    assert api.tether_registration_revive(registration, tether._cabi.REVIVE_FN(), None) == 2  # TETHER_E_INVALID_HANDLE
 
 
-def test_the_epoch_moves_when_the_library_forgets_not_when_the_box_dies(make):
+def test_the_library_hands_a_held_object_out_again_without_running_a_factory(make):
+    """It decides (``tether_registration_revive``): asked before any factory of the key or its
+    dependencies runs, and only while its instance died as a box (not after a reset)."""
     c = make()
-    c.register("W", make.factory(), scope=Scope.WEAK)
-    registration = c._regs[b"W"].handle
+    made: list[str] = []
 
-    def epoch() -> int:
-        out = c_uint64()
-        assert api.tether_registration_weak_epoch(registration, byref(out)) == 0, api.last_error()
-        return out.value
+    class Dep:
+        def __init__(self) -> None:
+            made.append("Dep")
 
-    assert epoch() % 2 == 1  # nothing published yet
+    class W:
+        def __init__(self, dep: Any) -> None:
+            made.append("W")
+            self.dep = dep
+
+    completed: list[W] = []
+    c.register("Dep", Dep)
+    c.register("W", W, deps=["Dep"], scope=Scope.WEAK, on_complete=[lambda r, w: completed.append(w)])
     w = c.resolve("W")  # published; its box died when the resolve returned
-    published = epoch()
-    assert published % 2 == 0 and c_resolve(c, "W") == id(w) and epoch() == published
+    assert c.resolve("W") is w and c_resolve(c, "W") == id(w)
+    assert made == ["Dep", "W"] and completed == [w]  # no factory, no callback again
     c_reset_weak(c)
-    assert epoch() == published + 1
-    assert c.resolve("W") is not w and epoch() == published + 2
+    w2 = c.resolve("W")
+    assert w2 is not w and made == ["Dep", "W", "Dep", "W"] and completed == [w, w2]
 
 
 def test_resolves_racing_resets_from_c(make):

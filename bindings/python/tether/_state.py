@@ -25,8 +25,7 @@ class _ThreadState(threading.local):
         #: that C swallowed, or by a resolve C started) never needs clearing on the hot path.
         self.pending: tuple[list[Any] | None, BaseException] | None = None
         #: One frame per Python-initiated resolve running on this thread, innermost last:
-        #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
-        #: the registrations it made instances of noted (see ``Registration._note_created``).
+        #: ``[container]``, the container it resolves from.
         self.frames: list[list[Any]] = []
         #: ``(frames, io, words, instance, out)`` for ``Container.resolve``: this thread's frames,
         #: the buffer of tether_resolve_key_collect and the out-parameters of its retry, reused (a

@@ -14,7 +14,7 @@ container retires them (freed at once, or when the resolves running at that mome
 from __future__ import annotations
 
 import weakref
-from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, aio, object_table, teardown
@@ -40,6 +40,7 @@ from ._cabi import (
     Api,
     CompletionEntry,
     Param,
+    REVIVE_FN,
     RegistrationOptions,
     list_items,
 )
@@ -131,9 +132,7 @@ class Registration:
         "handle",
         "callables",
         "last",
-        "reused_at",
         "cached",
-        "skip",
         "arg_kinds",
         "fresh",
         "completions",
@@ -154,14 +153,11 @@ class Registration:
         self.scope = scope
         self.handle: int | None = None
         self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
-        self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
-        # ...and the library's weak epoch when it was last reused (None: made since; see _weak_reusable)
-        self.reused_at: int | None = None
+        self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly (``_revive``)
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
         # so the garbage collector sees container -> singleton (see object_table.Owned; emptied once
         # the library drops the object, even when C code reset it)
         self.cached: object_table.Owned | None = None
-        self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
         self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory) and not has_teardown
@@ -219,6 +215,10 @@ class Registration:
         if status != OK:
             raise error_for(status, last_message(api))
         self.handle = out.value
+        if self.scope == Scope.WEAK:  # the library hands the object out again while Python holds it
+            revive = REVIVE_FN(self._revive)
+            self.callables.append(revive)
+            api.tether_registration_revive(self.handle, revive, None)
 
     # -- the factory ------------------------------------------------------------------
 
@@ -244,17 +244,6 @@ class Registration:
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]
-                if weak_scope:
-                    if self.last is not None:
-                        reused = self.last()
-                        epoch = self._weak_reusable() if reused is not None else None
-                        if epoch is not None:  # Python still holds it, the library forgot only its box
-                            self._release_weak_slots(cargs, 0)
-                            ptr = object_table.retain(reused)
-                            self.skip = ptr
-                            self._note_created((self.last, self.reused_at))
-                            self.reused_at = epoch
-                            return ptr
                 if simple:
                     args = [fresh_of(p) for p in cargs]
                     if None in args:
@@ -286,15 +275,11 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 ptr = retain(obj)
-                if weak_scope:
-                    previous = (self.last, self.reused_at)
+                if weak_scope:  # what the library may ask for again (``_revive``)
                     try:
                         self.last = weakref.ref(obj)
                     except TypeError:  # no weak references: reused only while C holds it
                         self.last = None
-                    self.reused_at = None
-                    self.skip = None
-                    self._note_created(previous)
                 return ptr
             except BaseException as exc:
                 args = kwargs = obj = reused = cell = None  # held no longer (`_state.let_go`)
@@ -303,22 +288,12 @@ class Registration:
 
         return trampoline
 
-    def _weak_reusable(self) -> int | None:
-        """The library asks for a new WEAK-scope instance while Python still holds ``last``: the
-        library's weak epoch if ``last`` may be handed out again, else None (the library forgot it
-        for another reason than its box dying: a reset, a scope change or a re-registration, from
-        Python or C, since it was last reused; see ``tether_registration_weak_epoch``). The one
-        ctypes call a weak-scope resolve makes from here, only on this path."""
-        handle = self.handle
-        if handle is None:
-            return None
-        out = c_uint64()
-        if self.api.gil_registration_weak_epoch(handle, byref(out)) != OK:
-            return None  # replaced or closed meanwhile
-        epoch = out.value
-        if epoch & 1 or (self.reused_at is not None and self.reused_at != epoch):
-            return None
-        return epoch
+    def _revive(self, _context: int | None) -> int | None:
+        """The library's question for this WEAK-scoped registration (``tether_registration_revive``):
+        its last object if Python still holds it (as a factory's result), else None. The library
+        decides when to ask: its instance died as a box only, and no factory has run for it yet."""
+        obj = self.last() if self.last is not None else None
+        return None if obj is None else object_table.retain(obj)
 
     def _dep(self, ptr: int | None, resolver: int | None) -> Any:
         """A strong dependency that is not in ``object_table._fresh``: another Python box (fast, counted
@@ -531,18 +506,6 @@ class Registration:
     def _returned_none(self) -> ValueError:
         return FactoryReturnedNone(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
 
-    def _note_created(self, noted: Any) -> None:
-        """Remembers what this resolve changed, to undo on failure: for WEAK scope the previous
-        newest object with its epoch."""
-        frames = _state.tls.frames
-        if frames:
-            frames[-1].append((self, noted))
-
-    def rollback(self, noted: Any) -> None:
-        """The resolve failed: the library destroyed what it made; the WEAK scope's newest object
-        is the one before (a new singleton needs nothing: its drop emptied its cell)."""
-        self.last, self.reused_at = noted
-
     def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
         """Releases the weak and factory handles of slots ``start``... (the factory owns them, even unused)."""
         for slot, value in zip(self.plan.slots[start:], cargs[start:]):
@@ -619,9 +582,6 @@ class Registration:
         def complete(instance: int | None, args: Any, _count: int, _context: int | None) -> int:
             converted = 0
             try:
-                if self.skip is not None and self.skip == instance:
-                    release_from(args, 0)
-                    return OK  # a reused WEAK-scope object: completed when it was made
                 obj = fresh_of(instance)
                 if obj is None:
                     obj = self._completed_object(instance, index)
@@ -662,43 +622,23 @@ class Registration:
         fresh_of = object_table.fresh_of
         make_resolver = resolver_for(api)
 
-        if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
-
-            def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
-                try:
-                    obj = fresh_of(instance)
-                    r = make_resolver()
-                    r._handle = resolver or 0
-                    obj = obj if obj is not None else self._completed_object(instance, index)
-                    if attempting:
-                        aio.call_callback(callback, None, r, obj)
-                    else:
-                        callback(r, obj)
-                    return OK
-                except BaseException as exc:
-                    obj = r = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return failed_status(exc)
-
-            return complete
-
-        def trampoline(resolver: int | None, instance: int | None, _context: int | None) -> int:
+        def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
             try:
-                if self.skip is not None and self.skip == instance:
-                    return OK  # a reused WEAK-scope object: completed when it was made
+                obj = fresh_of(instance)
                 r = make_resolver()
                 r._handle = resolver or 0
+                obj = obj if obj is not None else self._completed_object(instance, index)
                 if attempting:
-                    aio.call_callback(callback, None, r, self._completed_object(instance, index))
+                    aio.call_callback(callback, None, r, obj)
                 else:
-                    callback(r, self._completed_object(instance, index))
+                    callback(r, obj)
                 return OK
             except BaseException as exc:
-                r = None  # held no longer (`_state.let_go`)
+                obj = r = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return failed_status(exc)
 
-        return trampoline
+        return complete
 
     def drop_cached(self) -> None:
         """The container lets go of its singleton (before the library does: see object_table.disown)."""
