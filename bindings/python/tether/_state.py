@@ -41,13 +41,32 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
-#: What is under construction from Python, on any thread: ``[a replay of a described plan runs
-#: (executor: one at a time, it sets and clears it with one store), one entry per library call
-#: that may run factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not
-#: before 3.11)]``. While either is set, replays decline and resolves go to the library, which
-#: knows what this thread constructs (``executor.replaying``): a factory resolving a key further
-#: out on its thread is a cycle there, before any factory runs twice.
-constructing: list[Any] = [False, []]
+#: One entry per replay of a described plan running and per library call that may run factories
+#: under way, on any thread (append/pop: atomic under the GIL, where ``+= 1`` is not before 3.11):
+#: a hint, read with no thread-local lookup. Only when it is not empty does a replay or a library
+#: call ask ``here()`` whether its own thread constructs something: then replays decline and
+#: resolves go to the library, which knows what this thread constructs (``executor.replaying``):
+#: a factory resolving a key further out on its thread is a cycle there, before any factory runs
+#: twice. Other threads' constructions change nothing.
+constructing: list[None] = []
+#: The code of every function that makes a library call which may run factories (with an entry
+#: in ``constructing`` while it runs): one of them on a thread's stack means that thread constructs.
+constructing_calls: set[Any] = set()
+#: What the compiled replay builders are named (``executor._compile``).
+PLAN_FILE = "<tether plan>"
+
+
+def here(depth: int = 1) -> bool:
+    """Whether this thread constructs something: a replay builder or a library call that may run
+    factories (``constructing_calls``) on its stack, above the caller ``depth`` frames up. Read
+    from the stack, so only the rare call made while ``constructing`` is not empty pays for it."""
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        if code in constructing_calls or code.co_filename == PLAN_FILE:
+            return True
+        frame = frame.f_back
+    return False
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 
@@ -59,13 +78,14 @@ def _forget_other_threads() -> None:
     if mine is not None:
         all_frames[threading.get_ident()] = mine
     inflight.clear()
-    # what other threads were constructing never finishes here; this thread's does (its resolves
-    # through the library each have a frame, a replay a builder on its stack)
-    replay = sys._getframe()
-    while replay is not None and replay.f_code.co_filename != "<tether plan>":
-        replay = replay.f_back
-    constructing[0] = replay is not None
-    constructing[1][:] = [None] * (len(mine) if mine is not None else 0)
+    # what other threads were constructing never finishes here; this thread's does (each of its
+    # replays and library calls on its stack pops its entry)
+    count = 0
+    frame: Any = sys._getframe()
+    while frame is not None:
+        count += frame.f_code in constructing_calls or frame.f_code.co_filename == PLAN_FILE
+        frame = frame.f_back
+    constructing[:] = [None] * count
 
 
 _fork.in_child(_forget_other_threads)

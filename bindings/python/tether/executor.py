@@ -36,7 +36,7 @@ from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_W
                     PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
                     PlanKey, PlanStep, plan_argument)
 from . import aio, teardown
-from ._state import constructing, let_go, raise_caused, tls as _tls
+from ._state import PLAN_FILE, constructing, here, let_go, raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -593,7 +593,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    lines.append("        if busy[0] or busy[1]:")
+    lines.append("        if busy and here():")  # this thread constructs (others' constructions change nothing)
     lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None and value_of.get(i, -1) >= 0:
@@ -609,7 +609,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     if cache_names:
         lines.append(f"        if {' + '.join(f'{x}.value' for x in cache_names)} != cache_stamp:")
         lines.append("            return MISS")
-    lines.append("        busy[0] = True")
+    lines.append("        busy.append(None)")
     lines.append("        try:")
     for i in made:
         deps = args[i]
@@ -660,10 +660,10 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
-    lines.append("            busy[0] = False")
+    lines.append("            busy.pop()")
     lines.append("    return build")
-    namespace: dict[str, Any] = {"let_go": let_go, "weak_refusal": weak_refusal}
-    exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
+    namespace: dict[str, Any] = {"let_go": let_go, "weak_refusal": weak_refusal, "here": here}
+    exec(compile("\n".join(lines), PLAN_FILE, "exec"), namespace)
     make: Callable[..., Callable[[], Any]] = namespace["make"]
     build = next(code for code in make.__code__.co_consts if getattr(code, "co_name", "") == "build")
     _factory_lines[build] = factory_lines
