@@ -57,7 +57,7 @@ def test_a_factory_resolving_its_own_key_runs_once(scope: Scope, plans: bool) ->
             c.resolve("A")
         _fails_once_as_a_cycle(info, '"A" -> "A"')
         assert made == ["A"]
-    assert _state.constructing == []
+    assert _state.constructing == [False, []]
     c.close()
 
 
@@ -152,7 +152,7 @@ def test_nested_resolves_of_other_keys_still_work_and_replays_resume() -> None:
         a = c.resolve("A")
         assert a[0] == "A" and a[1][0] == "B" and a[1][1] is not a[1][2]  # two top-level resolves of C
         assert made == ["B", "C", "C"]
-    assert _state.constructing == []
+    assert _state.constructing == [False, []]
     c.register("A", lambda: "plain")  # a resolve after the failures and nested ones: replayed as usual
     assert c.resolve("A") == "plain" and c.resolve("A") == "plain"
     c.close()
@@ -209,7 +209,7 @@ def test_threads_resolving_through_the_library_leave_nothing_under_construction(
             t.join()
     finally:
         sys.setswitchinterval(interval)
-    assert _state.constructing == []
+    assert _state.constructing == [False, []]
     c.close()
 
 
@@ -252,5 +252,5 @@ def test_another_threads_construction_leaves_this_threads_replays_alone() -> Non
     finally:
         release.set()
         other.join(10)
-    assert _state.constructing == []
+    assert _state.constructing == [False, []]
     c.close()

@@ -41,14 +41,16 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
-#: One entry per replay of a described plan running and per library call that may run factories
-#: under way, on any thread (append/pop: atomic under the GIL, where ``+= 1`` is not before 3.11):
-#: a hint, read with no thread-local lookup. Only when it is not empty does a replay or a library
-#: call ask ``here()`` whether its own thread constructs something: then replays decline and
-#: resolves go to the library, which knows what this thread constructs (``executor.replaying``):
-#: a factory resolving a key further out on its thread is a cycle there, before any factory runs
-#: twice. Other threads' constructions change nothing.
-constructing: list[None] = []
+#: What is under construction from Python, on any thread: ``[a replay of a described plan runs
+#: (executor: it sets and clears it with one store), one entry per library call that may run
+#: factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not before 3.11)]``.
+#: A hint, read with no thread-local lookup: only while it is set does a replay ask ``here()``
+#: whether its own thread constructs something (then it declines, and its resolve goes to the
+#: library), and a library call ask ``executor.enter`` whether a replay runs on its thread (then
+#: it tells the library what that replay constructs: a factory resolving a key further out on its
+#: thread is a cycle there, before any factory runs twice). Other threads' constructions change
+#: nothing but the cost of those questions.
+constructing: list[Any] = [False, []]
 #: The code of every function that makes a library call which may run factories (with an entry
 #: in ``constructing`` while it runs): one of them on a thread's stack means that thread constructs.
 constructing_calls: set[Any] = set()
@@ -67,6 +69,8 @@ def here(depth: int = 1) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 
@@ -79,13 +83,15 @@ def _forget_other_threads() -> None:
         all_frames[threading.get_ident()] = mine
     inflight.clear()
     # what other threads were constructing never finishes here; this thread's does (each of its
-    # replays and library calls on its stack pops its entry)
-    count = 0
+    # library calls on its stack pops its entry, its replay clears the flag)
+    calls = replays = 0
     frame: Any = sys._getframe()
     while frame is not None:
-        count += frame.f_code in constructing_calls or frame.f_code.co_filename == PLAN_FILE
+        calls += frame.f_code in constructing_calls
+        replays += frame.f_code.co_filename == PLAN_FILE
         frame = frame.f_back
-    constructing[:] = [None] * count
+    constructing[0] = replays > 0
+    constructing[1][:] = [None] * calls
 
 
 _fork.in_child(_forget_other_threads)
