@@ -84,8 +84,8 @@ typedef struct tether_collect {
 
 /** Told once what a lazy slot's provider answers from the graph it was filled in (provider_watch). */
 typedef void (*tether_provider_watch_fn)(void *context, tether_status status, void *instance);
-/** registration_revive: the object of a weak-scoped instance the binding still holds, owned; or NULL. */
-typedef void *(*tether_revive_fn)(void *context);
+/** registration_revive: `instance` again, owned, if the binding still holds that object; or NULL. */
+typedef void *(*tether_revive_fn)(void *context, void *instance);
 
 /* ------------------------------------------------------------------------- */
 /* Errors in the binding's language                                           */
@@ -198,10 +198,11 @@ typedef struct tether_binding {
     /** For a binding whose objects outlive the library's instances of them (a Python object its caller
         holds after the instance's last reference went): while `r` is TETHER_SCOPE_WEAK and a resolve
         finds its weak cache without a live instance that no reset, scope change or re-registration
-        emptied, the library calls `revive(context)` (on the resolving thread, inside the resolve,
-        before any factory of that key or its dependencies runs) instead of building one. It returns
-        the object of the last instance if the binding still holds it, owned as a factory's result
-        (the registration's drop runs for it once the new instance goes), or NULL (then it is built).
+        emptied, the library calls `revive(context, instance)` with the last published instance's
+        object (on the resolving thread, inside the resolve, before any factory of that key or its
+        dependencies runs) instead of building one. It returns `instance` if the binding still holds
+        that object, owned as a factory's result (the registration's drop runs for it once the new
+        instance goes), or NULL (then one is built); another answer is a bug the library stops on.
         The new instance has no dependency edges (the object holds its own) and runs no completion
         callback (they ran when it was made). NULL `fn`: no reviver. INVALID_HANDLE (stale `r`). */
     tether_status (*registration_revive)(tether_registration *r, tether_revive_fn fn, void *context);

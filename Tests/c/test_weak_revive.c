@@ -7,12 +7,13 @@
 #include "binding.h"
 
 /* The binding's side: the last object it made, whether it still holds it, how often it was asked. */
-typedef struct side { kind k; node *last; int holds, asked, completed; } side;
+typedef struct side { kind k; node *last, *published; int holds, asked, completed; } side;
 
-static void *revive(void *context) {
+static void *revive(void *context, void *instance) {
     side *s = context;
     s->asked++;
-    return s->holds ? s->last : NULL;
+    CHECK(instance == s->published);  /* the last one published, whatever was made since */
+    return s->holds && instance == s->last ? s->last : NULL;
 }
 
 /* The instance's drop: the binding's object lives on while the binding holds it. */
@@ -39,7 +40,7 @@ static node *get_w(tether_container *c, tether_ref **ref) { return resolve(c, "W
 
 static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void) {
     kind kd = {"D", 0, 0};
-    side s = {{"W", 0, 0}, NULL, 0, 0, 0};
+    side s = {{"W", 0, 0}, NULL, NULL, 0, 0, 0};
     tether_container *c = new_container();
     reg_node(c, "D", &kd, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
     tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
@@ -55,6 +56,7 @@ static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void
     node *w1 = get_w(c, &ref);
     CHECK(s.asked == 0 && s.k.made == 1 && kd.made == 1 && s.completed == 1);  /* nothing was published yet */
     s.holds = 1;
+    s.published = w1;
     CHECK_OK(tether_ref_release(ref));
     CHECK(s.k.dropped == 1 && kd.dropped == 1);  /* the instance went; the binding's object did not */
 
@@ -73,6 +75,7 @@ static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void
     node *w2 = get_w(c, &ref);
     CHECK(w2 != NULL && s.asked == 2 && s.k.made == 2 && kd.made == 2 && s.completed == 2);
     s.holds = 1;
+    s.published = w2;
     CHECK_OK(tether_ref_release(ref));
 
     /* a reset empties the cache: not asked, built anew */

@@ -349,15 +349,15 @@ public func tether_on_complete_params(_ r: OpaquePointer?, _ fn: CCompleteArgsFn
     }
 }
 
-/// `revive(context)` of `tether_registration_revive`.
-public typealias CReviveFn = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+/// `revive(context, instance)` of `tether_registration_revive`.
+public typealias CReviveFn = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
 
 /// A binding's C reviver (`Reviver`).
 private final class CReviver: Reviver, @unchecked Sendable {
     let fn: CReviveFn
     let context: UnsafeMutableRawPointer?
     init(_ fn: CReviveFn, _ context: UnsafeMutableRawPointer?) { (self.fn, self.context) = (fn, context) }
-    func revive() -> UnsafeMutableRawPointer? { fn(context) }
+    func revive(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? { fn(context, pointer) }
 }
 
 @_cdecl("tether_registration_revive")

@@ -15,6 +15,8 @@ from typing import Any
 from test_native_refs import lib, register_native  # noqa: F401 (lib: the fixture)
 from test_singleton_hits import c_resolve, make, served  # noqa: F401 (make: the fixture)
 
+import pytest
+
 import tether
 from tether import Scope
 
@@ -177,3 +179,33 @@ def test_resolves_racing_resets_from_c(make):
     last = c.resolve("W")
     c_reset_weak(c)
     assert c.resolve("W") is not last
+
+
+def test_an_object_a_failed_resolve_made_is_not_handed_out_again(make):
+    """The library asks for the instance it published last, not for what a failed resolve made
+    after it: that object's callbacks never finished, so the next resolve builds a new one."""
+    c = make()
+    made: list[Any] = []
+    fail = [False]
+
+    class W:
+        def __init__(self) -> None:
+            made.append(self)  # every object stays alive: only the library's choice matters
+
+    def check(r: Any, w: W) -> None:
+        if fail[0]:
+            raise RuntimeError("not ready")
+        w.ready = True
+
+    c.register("W", W, scope=Scope.WEAK, on_complete=[check])
+    w1 = c.resolve("W")
+    del w1  # its box is dead; the object lives on in ``made``
+    fail[0] = True
+    assert c.resolve("W") is made[0]  # the published one, held: handed out again, nothing run
+    made.clear()  # now nothing holds it
+    with pytest.raises(tether.FactoryError):
+        c.resolve("W")  # builds a new one, whose callback fails
+    failed = made[-1]
+    fail[0] = False
+    w3 = c.resolve("W")
+    assert w3 is not failed and getattr(w3, "ready", False)

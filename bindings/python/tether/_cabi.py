@@ -129,8 +129,8 @@ COMPLETE_ARGS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_void_p), c_size_t, c_voi
 PROVIDER_FN = CFUNCTYPE(c_void_p)
 #: ``void (*)(void *context, tether_status status, void *instance)``: tether_provider_watch's
 PROVIDER_WATCH_FN = CFUNCTYPE(None, c_void_p, c_int, c_void_p)
-#: tether_revive_fn: the object of a weak-scoped instance the binding still holds (owned), or NULL
-REVIVE_FN = CFUNCTYPE(c_void_p, c_void_p)
+#: tether_revive_fn: the pointer asked for again (owned) if the binding still holds its object, or NULL
+REVIVE_FN = CFUNCTYPE(c_void_p, c_void_p, c_void_p)
 
 
 class CompletionEntry(Structure):

@@ -288,12 +288,14 @@ class Registration:
 
         return trampoline
 
-    def _revive(self, _context: int | None) -> int | None:
+    def _revive(self, _context: int | None, instance: int | None) -> int | None:
         """The library's question for this WEAK-scoped registration (``tether_registration_revive``):
-        its last object if Python still holds it (as a factory's result), else None. The library
-        decides when to ask: its instance died as a box only, and no factory has run for it yet."""
+        ``instance`` again (as a factory's result) if it is the object Python still holds, else None.
+        The library decides when and which: its last published instance, dead as a box only."""
         obj = self.last() if self.last is not None else None
-        return None if obj is None else object_table.retain(obj)
+        if obj is None or object_table.pointer_of(obj) != instance:
+            return None
+        return object_table.retain(obj)
 
     def _dep(self, ptr: int | None, resolver: int | None) -> Any:
         """A strong dependency that is not in ``object_table._fresh``: another Python box (fast, counted
