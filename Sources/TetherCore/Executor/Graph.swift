@@ -504,14 +504,14 @@ final class Graph {
             table.set(registration, GraphTable.state(index))
             return index
         }
-        if scope == .weak, let pointer = registration._withUnsafeGuaranteedRef({ $0.revived() }) {
+        if scope == .weak, let pointer = registration._withUnsafeGuaranteedRef({ $0.revivedObject() }) {
             return revive(registration, spec, pointer, in: lookup)
         }
         return nil
     }
 
     /// Enters a weak-scoped instance of `pointer`, an object a binding still held after its box
-    /// died (`Registration.revived`), and publishes it with the graph: a new box without edges (the
+    /// died (`Registration.revivedObject`), and publishes it with the graph: a new box without edges (the
     /// object holds its dependencies itself) and without completion callbacks (they ran when it was
     /// made), so no factory or callback runs for it again.
     private func revive(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>,

@@ -547,7 +547,7 @@ public final class Registration: @unchecked Sendable {
     /// reviver, the cache was emptied otherwise, or the binding no longer holds that object (a
     /// new one is built then). The library decides when and which; the binding only says whether
     /// it still holds it (an answer other than that pointer is not taken).
-    func revived() -> UnsafeMutableRawPointer? {
+    func revivedObject() -> UnsafeMutableRawPointer? {
         let asked = lock.withSpinLock { () -> (any Reviver, UnsafeMutableRawPointer)? in
             guard let rare = withRare({ $0 }), let reviver = rare.reviver, let pointer = rare.weakPointer,
                   rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return nil }
