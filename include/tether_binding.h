@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 8
+#define TETHER_BINDING_API_VERSION 9
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -84,6 +84,8 @@ typedef struct tether_collect {
 
 /** Told once what a lazy slot's provider answers from the graph it was filled in (provider_watch). */
 typedef void (*tether_provider_watch_fn)(void *context, tether_status status, void *instance);
+/** registration_revive: `instance` again, owned, if the binding still holds that object; or NULL. */
+typedef void *(*tether_revive_fn)(void *context, void *instance);
 
 /* ------------------------------------------------------------------------- */
 /* Errors in the binding's language                                           */
@@ -193,14 +195,17 @@ typedef struct tether_binding {
                                  size_t param_count, const tether_registration_options *options,
                                  tether_registration **out);
 
-    /** The weak-scope epoch of `r` into `*out`, for a binding handing its own object out again after the
-        library's instance of a TETHER_SCOPE_WEAK registration died: it grows by one each time the weak
-        cache lets go of its instance other than by its dying (a reset, a scope change, re-registering,
-        freeing the container) and each time one is published into a cache so emptied; so it is odd
-        while emptied that way. Reuse an object only while the epoch is even and equal to the one read
-        when it was last reused, reading it inside the factory. INVALID_HANDLE (stale `r`: make a new
-        object); INVALID_ARGUMENT (NULL `out`). Lock-free. */
-    tether_status (*registration_weak_epoch)(tether_registration *r, uint64_t *out);
+    /** For a binding whose objects outlive the library's instances of them (a Python object its caller
+        holds after the instance's last reference went): while `r` is TETHER_SCOPE_WEAK and a resolve
+        finds its weak cache without a live instance that no reset, scope change or re-registration
+        emptied, the library calls `revive(context, instance)` with the last published instance's
+        object (on the resolving thread, inside the resolve, before any factory of that key or its
+        dependencies runs) instead of building one. It returns `instance` if the binding still holds
+        that object, owned as a factory's result (the registration's drop runs for it once the new
+        instance goes), or NULL (then one is built); another answer is a bug the library stops on.
+        The new instance has no dependency edges (the object holds its own) and runs no completion
+        callback (they ran when it was made). NULL `fn`: no reviver. INVALID_HANDLE (stale `r`). */
+    tether_status (*registration_revive)(tether_registration *r, tether_revive_fn fn, void *context);
 
     /** tether_resolve_key, also giving the instance `*out` holds in `*instance` (valid while a strong
         reference lives). INVALID_ARGUMENT also for a NULL `instance`. */

@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 8
+private let bindingVersion: UInt32 = 9
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -11,7 +11,7 @@ private let bindingTable: [UnsafeRawPointer] = [
     unsafeBitCast({ tether_register_ex($0, $1, $2, $3, $4, $5, $6) } as @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafeRawPointer?, Int,
                                                          UnsafeRawPointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
                   to: UnsafeRawPointer.self),
-    unsafeBitCast({ tether_registration_weak_epoch($0, $1) } as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt64>?) -> Int32,
+    unsafeBitCast({ tether_registration_revive($0, $1, $2) } as @convention(c) (OpaquePointer?, CReviveFn?, UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_resolve_key_instance($0, $1, $2, $3) } as @convention(c) (OpaquePointer?, UInt32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                                                                   UnsafeMutablePointer<OpaquePointer?>?) -> Int32,

@@ -349,11 +349,21 @@ public func tether_on_complete_params(_ r: OpaquePointer?, _ fn: CCompleteArgsFn
     }
 }
 
-@_cdecl("tether_registration_weak_epoch")
-public func tether_registration_weak_epoch(_ r: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?) -> Int32 {
+/// `revive(context, instance)` of `tether_registration_revive`.
+public typealias CReviveFn = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+
+/// A binding's C reviver (`Reviver`).
+private final class CReviver: Reviver, @unchecked Sendable {
+    let fn: CReviveFn
+    let context: UnsafeMutableRawPointer?
+    init(_ fn: CReviveFn, _ context: UnsafeMutableRawPointer?) { (self.fn, self.context) = (fn, context) }
+    func revive(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? { fn(context, pointer) }
+}
+
+@_cdecl("tether_registration_revive")
+public func tether_registration_revive(_ r: OpaquePointer?, _ fn: CReviveFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let registration = try Handles.registrations.get(r, "tether_registration_weak_epoch")
-        guard let out else { throw invalid("tether_registration_weak_epoch", "the out-parameter is NULL") }
-        out.pointee = UInt64(registration.weakEpoch)
+        let registration = try liveRegistration(r, "tether_registration_revive")
+        registration.setReviver(fn.map { CReviver($0, context) })
     }
 }

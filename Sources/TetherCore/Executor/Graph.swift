@@ -55,6 +55,8 @@ final class Graph {
     /// Registrations and containers unretained (they outlive the resolve): a parent's registration
     /// is shared by every thread's requests, and a count on it would be a word they all write.
     private var pendingShared: [(Unmanaged<Registration>, Instance, Unmanaged<Container>?)] = []
+    /// Weak-scoped instances of objects a binding still held (`revive`), published with the others.
+    private var revivedShared: [(Unmanaged<Registration>, Instance)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
@@ -175,13 +177,8 @@ final class Graph {
                     claimedInOrder = false
                     built = try build(registration, from: container, arguments: arguments)
                 }
+                try runCompletions()
                 let root = alive.take(built!)
-                do throws(TetherError) {
-                    try runCompletions()
-                } catch {
-                    root.release()
-                    throw error
-                }
                 publish()
                 return .success(root)
             } catch {
@@ -268,6 +265,7 @@ final class Graph {
         queue.truncate(to: 0)
         queueHead = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
+        if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         alive.removeAll()
     }
@@ -506,7 +504,26 @@ final class Graph {
             table.set(registration, GraphTable.state(index))
             return index
         }
+        if scope == .weak, let pointer = registration._withUnsafeGuaranteedRef({ $0.revivedObject() }) {
+            return revive(registration, spec, pointer, in: lookup)
+        }
         return nil
+    }
+
+    /// Enters a weak-scoped instance of `pointer`, an object a binding still held after its box
+    /// died (`Registration.revivedObject`), and publishes it with the graph: a new box without edges (the
+    /// object holds its dependencies itself) and without completion callbacks (they ran when it was
+    /// made), so no factory or callback runs for it again.
+    private func revive(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>,
+                        _ pointer: UnsafeMutableRawPointer, in lookup: Unmanaged<Container>) -> Int {
+        let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
+        let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
+        let index = alive.append(reference)
+        table.set(registration, GraphTable.state(index))
+        revivedShared.append((registration, reference.takeUnretainedValue()))
+        let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, .weak, in: $0) } }
+        for cell in cells where cell.key == key { cell.made = true }
+        return index
     }
 
     /// Claims the creation cell of a shared instance this graph must make, or
@@ -831,14 +848,27 @@ final class Graph {
             }
             pendingShared.removeAll(keepingCapacity: true)
         }
+        if !revivedShared.isEmpty {
+            for (registration, instance) in revivedShared { registration._withUnsafeGuaranteedRef { SharedCache.publish($0, instance, in: nil) } }
+            revivedShared.removeAll()
+        }
         releaseCells()
     }
 
     private func abort() {
-        if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
+        // The graph holds everything it made again, so dropping its references destroys
+        // each once, last made first (dependents first: the newer), as the model's rollback
+        // does; cached instances it merely reused stay cached. (A second call finds it empty.)
+        alive.reownAll()
+        if !pendingShared.isEmpty {
+            // A weak-scoped object this resolve made at the address of the one last published
+            // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
+            for (registration, instance, _) in pendingShared where instance.spec.scope == .weak {
+                registration._withUnsafeGuaranteedRef { $0.forgetPublished(at: instance.pointer) }
+            }
+            pendingShared.removeAll(keepingCapacity: true)
+        }
         releaseCells()
-        // Dropping the graph's references destroys what it created, each once;
-        // cached instances it merely reused stay cached.
         clear()
     }
 

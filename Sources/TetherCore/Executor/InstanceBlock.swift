@@ -114,7 +114,8 @@ struct InstanceBlock {
     /// returns: nested in another release, the edges it would have queued are on
     /// top of the thread's queue, so draining them here first is the order the
     /// outer drain would take.
-    func release(_ late: LateEdges?) {
+    func release(_ late: consuming LateEdges?) {
+        var late = late
         let root = entries(at: rootOffset)
         ThreadState.currentReference._withUnsafeGuaranteedRef { state in
             /// Releases one edge: an external instance, or one count of an inner record.
@@ -143,16 +144,16 @@ struct InstanceBlock {
             if state.draining {
                 let base = state.pendingRelease.count
                 for e in root { state.pendingRelease.append(e) }
-                if let late { state.pendingLate.append(late) }
+                if let late = late.take() { ReleaseQueue.queue(late, state) }
                 while state.pendingRelease.count > base { step(state.pendingRelease.removeLast()) }
             } else {
                 state.draining = true
-                if root.count == 1 {  // one edge (a chain): no queue needed
+                if root.count == 1 && late?.strong.isEmpty != false {  // one edge (a chain): no queue needed
                     step(root[0])
-                    _ = consume late
+                    _ = late.take()
                 } else {
                     for e in root { state.pendingRelease.append(e) }
-                    if let late { state.pendingLate.append(late) }
+                    if let late = late.take() { ReleaseQueue.queue(late, state) }
                 }
                 ReleaseQueue.drain(state, step)
                 state.draining = false

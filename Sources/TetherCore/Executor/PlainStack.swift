@@ -92,6 +92,14 @@ struct ReferenceWords<Element: AnyObject> {
         return (self[i], true)
     }
 
+    /// Takes a new reference to the element at `i` if its own was moved out (none: nothing).
+    @inline(__always)
+    func reown(_ i: Int) {
+        guard base[i] & Self.moved != 0, base[i] != Self.none else { return }
+        base[i] &= ~Self.moved
+        _ = self[i].retain()
+    }
+
     /// Releases the element at `i` unless its reference was moved out (or there is none).
     @inline(__always)
     func releaseUnmoved(_ i: Int) {
@@ -138,6 +146,13 @@ struct ReferenceStack<Element: AnyObject> {
     /// A reference to the element at `i` for a new owner.
     @inline(__always)
     func take(_ i: Int) -> Unmanaged<Element> { words.take(i) }
+
+    /// Gives the stack a reference of its own again to every element moved out (a retain
+    /// each), so `removeAll` releases each in its place: a failed resolve lets go of what
+    /// it made last made first, whoever else held it meanwhile.
+    mutating func reownAll() {
+        for i in 0..<count { words.reown(i) }
+    }
 
     /// Releases every element not moved out, last first (a release may run code
     /// that appends to a different stack, never to this one).

@@ -22,6 +22,13 @@ final class CompletionBox: Sendable {
     init(_ completion: any Completion) { self.completion = completion }
 }
 
+/// A binding's answer for the last published weak-scoped instance, whose box died while the
+/// binding's object of it may live on (a Python object outlives its box): `pointer` again, owned
+/// as a factory's result, if the binding still holds that object; else nil (`Registration.revivedObject`).
+public protocol Reviver: AnyObject, Sendable {
+    func revive(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
+}
+
 /// The destructor of every instance a registration makes: `(instance, context)`.
 public typealias Destructor = @Sendable (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Void
 

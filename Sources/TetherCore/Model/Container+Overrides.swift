@@ -96,17 +96,16 @@ extension Container {
 
     /// Lets go of what the caches of this container and its descendants hold that was built over
     /// `key`: shared instances of keys that declare a path of edges to it (the planner's
-    /// `GraphCheck.dependents`), or whose instance reaches one of `key` by strong edges.
+    /// `GraphCheck.dependents`) as the caching container looks keys up (a child's registration
+    /// of a key says nothing of its parent's), or whose instance reaches one of `key` by strong edges.
     func dropBuilt(over key: Key) {
         let containers = selfAndDescendants()
         defer { for c in containers.dropFirst() { Unmanaged.passUnretained(c).release() } }
-        var registrations = visibleRegistrations()
-        for c in containers.dropFirst() { registrations += c.state.withLock { _ in c.table.all() } }
-        let dependents = GraphCheck.dependents(of: key, among: registrations, lookup: self)
-        func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
-            r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
-        }
         for c in containers {
+            let dependents = GraphCheck.dependents(of: key, among: c.visibleRegistrations(), lookup: c)
+            func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
+                r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
+            }
             var dropped: [Dropped] = []
             for r in c.state.withLock({ _ in c.table.all() }) where !r.isValue {
                 let scope = r.spec.scope

@@ -196,8 +196,8 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { $0.destroy(pointer) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
-        if let side {
-            release(side.dependencies, side.late)
+        if side != nil {
+            release(side!.dependencies, side!.late.take())  // moved: see `ReleaseQueue.queue`
         } else if word != 0 {
             release(word, nil)
         }
@@ -205,11 +205,12 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 
     /// Releases what the edge word `word` holds, then `late`.
     @inline(__always)
-    private func release(_ word: UInt, _ late: LateEdges?) {
+    private func release(_ word: UInt, _ late: consuming LateEdges?) {
+        var late = late
         if word & Self.tagMask == Self.blockTag {
-            withBlock { $0.release(late) }
+            withBlock { $0.release(late.take()) }
         } else {
-            withTargets(word) { ReleaseQueue.release($0, late) }
+            withTargets(word) { ReleaseQueue.release($0, late.take()) }
         }
     }
 

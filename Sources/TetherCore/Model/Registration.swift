@@ -68,6 +68,10 @@ public final class Registration: @unchecked Sendable {
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var childDeclines = 0
         let observed = ObservedEdgeList()
+        /// Weak scope: the binding's reviver (`revived`), and the pointer of the last instance
+        /// published (nil once a reset or the like emptied the cache); written under the lock.
+        var reviver: (any Reviver)?
+        var weakPointer: UnsafeMutableRawPointer?
     }
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
@@ -509,6 +513,7 @@ public final class Registration: @unchecked Sendable {
             case .weak:
                 let rare = rareForWriting
                 rare.weakCache = WeakBox(instance)
+                rare.weakPointer = instance.pointer
                 if rare.weakEpoch.load(ordering: .relaxed) & 1 != 0 { rare.weakEpoch.add(1, ordering: .releasing) }
             case .graph, .transient, .container:  // not published here (container scope: `Container.publishScoped`)
                 break
@@ -531,6 +536,34 @@ public final class Registration: @unchecked Sendable {
         withRare { $0.weakEpoch.load(ordering: .acquiring) } ?? Self.emptyWeakEpoch
     }
 
+    /// Sets the binding's reviver of this weak-scoped registration's instances (nil: none).
+    public func setReviver(_ reviver: (any Reviver)?) {
+        lock.withSpinLock { rareForWriting.reviver = reviver }
+    }
+
+    /// A weak-scoped instance for a resolve that found the weak cache without a live one: the
+    /// binding's object of the last one published, which died only as a box (no reset, scope
+    /// change or re-registration forgot it since), as an owned pointer; nil when there is no
+    /// reviver, the cache was emptied otherwise, or the binding no longer holds that object (a
+    /// new one is built then). The library decides when and which; the binding only says whether
+    /// it still holds it (an answer other than that pointer is not taken).
+    func revivedObject() -> UnsafeMutableRawPointer? {
+        let asked = lock.withSpinLock { () -> (any Reviver, UnsafeMutableRawPointer)? in
+            guard let rare = withRare({ $0 }), let reviver = rare.reviver, let pointer = rare.weakPointer,
+                  rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return nil }
+            return (reviver, pointer)
+        }
+        guard let (reviver, pointer) = asked, let answer = reviver.revive(pointer) else { return nil }
+        precondition(answer == pointer, "Tether: a reviver answered another object than the one it was asked for")
+        return answer
+    }
+
+    /// A failed resolve made a weak-scoped object at `pointer`: if that is the address of the
+    /// last one published (which is dead, then), there is no object to revive any more.
+    func forgetPublished(at pointer: UnsafeMutableRawPointer) {
+        lock.withSpinLock { _ = withRare { rare in if rare.weakPointer == pointer { rare.weakPointer = nil } } }
+    }
+
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
         lock.withSpinLock { spec.scope == scope && !isValue ? clearCaches() : nil }
@@ -549,6 +582,7 @@ public final class Registration: @unchecked Sendable {
         let forgot = withRare { rare -> Bool in
             guard rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return false }
             rare.weakCache = WeakBox(nil)
+            rare.weakPointer = nil
             rare.weakEpoch.add(1, ordering: .releasing)
             return true
         }

@@ -7,17 +7,19 @@
 /// held before the next (depth first): the reverse of the order a graph made
 /// them in. The stack depth does not grow with the length of a dependency chain.
 enum ReleaseQueue {
-    /// Releases one reference to each of `targets`, then the edges in `late`.
-    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: LateEdges?) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, late, $0) }
+    /// Releases one reference to each of `targets`, then the edges in `late`: moved in
+    /// (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
+    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?) {
+        var late = late
+        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, late.take(), $0) }
     }
 
     private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
-        if state.draining || targets.count > 1 {
+        if state.draining || targets.count > 1 || late?.strong.isEmpty == false {
             // Popping releases them last edge first.
             for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
-            if let late = consume late { state.pendingLate.append(late) }
+            if let late = consume late { queue(late, state) }
             if state.draining { return }
             state.draining = true
         } else {
@@ -27,6 +29,20 @@ enum ReleaseQueue {
         }
         drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
         state.draining = false
+    }
+
+    /// Queues `late` after an instance's constructor edges (already queued): its strong
+    /// edges, taken by completion callbacks and resolvers after construction, are the newest,
+    /// so they are popped first, last added first, each with what only it held; its lazy
+    /// cells and lists go once nothing else is queued. `late` must be the only copy of its
+    /// arrays (moved here all the way from `WeakRef.detach`): emptying the strong array then
+    /// lets go of the array's references now, before the queue's are popped.
+    static func queue(_ late: consuming LateEdges, _ state: ThreadState) {
+        if !late.strong.isEmpty {
+            for target in late.strong { state.pendingRelease.append(UInt(bitPattern: Unmanaged.passRetained(target).toOpaque())) }
+            late.strong = []
+        }
+        if !late.lazyCells.isEmpty || !late.owned.isEmpty { state.pendingLate.append(late) }
     }
 
     /// Lets go of `late` (out of line: inlined, its destruction was scheduled

@@ -211,3 +211,46 @@ def test_threads_resolving_through_the_library_leave_nothing_under_construction(
         sys.setswitchinterval(interval)
     assert _state.constructing == [False, []]
     c.close()
+
+
+def test_another_threads_construction_leaves_this_threads_replays_alone() -> None:
+    """What is under construction is per thread: while a factory of another thread's resolve runs
+    (a library call under way there), this thread's resolves still replay their plans in Python
+    (no library call), and a factory of its own resolving its own key is still a cycle."""
+    import sys
+    import threading
+
+    c = container(plans=True)
+    inside, release = threading.Event(), threading.Event()
+
+    def slow() -> object:
+        inside.set()
+        release.wait(10)
+        return object()
+
+    c.register("Slow", slow)
+    c.register("B", object)
+    c.register("A", lambda b: ["A", b], deps=["B"])
+    for _ in range(3):
+        c.resolve("A")  # described and prepared: replayed from here on
+    other = threading.Thread(target=c.resolve, args=("Slow",))
+    other.start()
+    try:
+        assert inside.wait(10) and _state.constructing  # the other thread's library call is under way
+        calls: list[str] = []
+
+        def profile(frame: Any, event: str, _arg: Any) -> None:
+            if event == "call" and frame.f_code is tether.Container._through_library.__code__:
+                calls.append(frame.f_code.co_name)
+
+        sys.setprofile(profile)  # this thread only
+        try:
+            a = c.resolve("A")
+        finally:
+            sys.setprofile(None)
+        assert a[0] == "A" and calls == []  # replayed, not declined to the library
+    finally:
+        release.set()
+        other.join(10)
+    assert _state.constructing == [False, []]
+    c.close()

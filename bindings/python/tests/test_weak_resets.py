@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from ctypes import byref, c_uint64, c_void_p
+from ctypes import byref, c_void_p
 from typing import Any
 
 from test_native_refs import lib, register_native  # noqa: F401 (lib: the fixture)
 from test_singleton_hits import c_resolve, make, served  # noqa: F401 (make: the fixture)
+
+import pytest
 
 import tether
 from tether import Scope
@@ -107,27 +109,33 @@ def test_reregistering_or_a_scope_change_from_c(make, lib):
     native = c.resolve("W")
     assert isinstance(native, tether.NativeRef)
     native.release()
-    out = c_uint64()
-    assert api.tether_registration_weak_epoch(registration, byref(out)) == 2  # TETHER_E_INVALID_HANDLE
+    assert api.tether_registration_revive(registration, tether._cabi.REVIVE_FN(), None) == 2  # TETHER_E_INVALID_HANDLE
 
 
-def test_the_epoch_moves_when_the_library_forgets_not_when_the_box_dies(make):
+def test_the_library_hands_a_held_object_out_again_without_running_a_factory(make):
+    """It decides (``tether_registration_revive``): asked before any factory of the key or its
+    dependencies runs, and only while its instance died as a box (not after a reset)."""
     c = make()
-    c.register("W", make.factory(), scope=Scope.WEAK)
-    registration = c._regs[b"W"].handle
+    made: list[str] = []
 
-    def epoch() -> int:
-        out = c_uint64()
-        assert api.tether_registration_weak_epoch(registration, byref(out)) == 0, api.last_error()
-        return out.value
+    class Dep:
+        def __init__(self) -> None:
+            made.append("Dep")
 
-    assert epoch() % 2 == 1  # nothing published yet
+    class W:
+        def __init__(self, dep: Any) -> None:
+            made.append("W")
+            self.dep = dep
+
+    completed: list[W] = []
+    c.register("Dep", Dep)
+    c.register("W", W, deps=["Dep"], scope=Scope.WEAK, on_complete=[lambda r, w: completed.append(w)])
     w = c.resolve("W")  # published; its box died when the resolve returned
-    published = epoch()
-    assert published % 2 == 0 and c_resolve(c, "W") == id(w) and epoch() == published
+    assert c.resolve("W") is w and c_resolve(c, "W") == id(w)
+    assert made == ["Dep", "W"] and completed == [w]  # no factory, no callback again
     c_reset_weak(c)
-    assert epoch() == published + 1
-    assert c.resolve("W") is not w and epoch() == published + 2
+    w2 = c.resolve("W")
+    assert w2 is not w and made == ["Dep", "W", "Dep", "W"] and completed == [w, w2]
 
 
 def test_resolves_racing_resets_from_c(make):
@@ -171,3 +179,33 @@ def test_resolves_racing_resets_from_c(make):
     last = c.resolve("W")
     c_reset_weak(c)
     assert c.resolve("W") is not last
+
+
+def test_an_object_a_failed_resolve_made_is_not_handed_out_again(make):
+    """The library asks for the instance it published last, not for what a failed resolve made
+    after it: that object's callbacks never finished, so the next resolve builds a new one."""
+    c = make()
+    made: list[Any] = []
+    fail = [False]
+
+    class W:
+        def __init__(self) -> None:
+            made.append(self)  # every object stays alive: only the library's choice matters
+
+    def check(r: Any, w: W) -> None:
+        if fail[0]:
+            raise RuntimeError("not ready")
+        w.ready = True
+
+    c.register("W", W, scope=Scope.WEAK, on_complete=[check])
+    w1 = c.resolve("W")
+    del w1  # its box is dead; the object lives on in ``made``
+    fail[0] = True
+    assert c.resolve("W") is made[0]  # the published one, held: handed out again, nothing run
+    made.clear()  # now nothing holds it
+    with pytest.raises(tether.FactoryError):
+        c.resolve("W")  # builds a new one, whose callback fails
+    failed = made[-1]
+    fail[0] = False
+    w3 = c.resolve("W")
+    assert w3 is not failed and getattr(w3, "ready", False)

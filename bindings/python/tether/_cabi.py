@@ -26,14 +26,13 @@ from ctypes import (
     c_int64,
     c_size_t,
     c_uint32,
-    c_uint64,
     c_void_p,
 )
 from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 8
+BINDING_API_VERSION = 9
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -130,6 +129,8 @@ COMPLETE_ARGS_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_void_p), c_size_t, c_voi
 PROVIDER_FN = CFUNCTYPE(c_void_p)
 #: ``void (*)(void *context, tether_status status, void *instance)``: tether_provider_watch's
 PROVIDER_WATCH_FN = CFUNCTYPE(None, c_void_p, c_int, c_void_p)
+#: tether_revive_fn: the pointer asked for again (owned) if the binding still holds its object, or NULL
+REVIVE_FN = CFUNCTYPE(c_void_p, c_void_p, c_void_p)
 
 
 class CompletionEntry(Structure):
@@ -268,7 +269,7 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
         _status,
         [_p, c_char_p, _p, POINTER(Param), c_size_t, POINTER(RegistrationOptions), _pp],
     ),
-    "registration_weak_epoch": (_status, [_p, POINTER(c_uint64)]),
+    "registration_revive": (_status, [_p, REVIVE_FN, _p]),
     "resolve_key_instance": (_status, [_p, c_uint32, _pp, _pp]),
     "resolve_key_collect": (_status, [_p, c_uint32, c_uint32, _p]),
     "resolver_get_weak_instance": (_status, [_p, c_char_p, _pp, _pp]),  # out nullable: None
@@ -376,11 +377,6 @@ class Api:
         #: tether_resolve_key_collect called keeping the GIL (cheaper, and no other thread's
         #: callbacks interleave): only with RESOLVE_NO_WAIT, as a wait would hold the GIL.
         self.gil_resolve_key_collect = _function(table.resolve_key_collect, _status, None, keeps_gil=True)
-        #: tether_registration_weak_epoch keeping the GIL (lock-free, it never waits): a factory
-        #: trampoline asks it between reading and writing its registration's state, which no other
-        #: thread's Python code may change meanwhile
-        self.gil_registration_weak_epoch = _function(table.registration_weak_epoch, _status,
-                                                     BINDING["registration_weak_epoch"][1], keeps_gil=True)
         #: tether_container_versions keeping the GIL, without argtypes (the handle passed as a
         #: c_void_p): a lock-free read, as cheap to call as to convert arguments for
         self.gil_container_versions = _function(table.container_versions, _status, None, keeps_gil=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+import traceback
 from typing import Any, NoReturn
 
 from . import _fork
@@ -24,8 +25,7 @@ class _ThreadState(threading.local):
         #: that C swallowed, or by a resolve C started) never needs clearing on the hot path.
         self.pending: tuple[list[Any] | None, BaseException] | None = None
         #: One frame per Python-initiated resolve running on this thread, innermost last:
-        #: ``[container, (registration, noted), ...]``, the container it resolves from, then what
-        #: the registrations it made instances of noted (see ``Registration._note_created``).
+        #: ``[container]``, the container it resolves from.
         self.frames: list[list[Any]] = []
         #: ``(frames, io, words, instance, out)`` for ``Container.resolve``: this thread's frames,
         #: the buffer of tether_resolve_key_collect and the out-parameters of its retry, reused (a
@@ -42,12 +42,35 @@ tls = _ThreadState()
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
 #: What is under construction from Python, on any thread: ``[a replay of a described plan runs
-#: (executor: one at a time, it sets and clears it with one store), one entry per library call
-#: that may run factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not
-#: before 3.11)]``. While either is set, replays decline and resolves go to the library, which
-#: knows what this thread constructs (``executor.replaying``): a factory resolving a key further
-#: out on its thread is a cycle there, before any factory runs twice.
+#: (executor: it sets and clears it with one store), one entry per library call that may run
+#: factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not before 3.11)]``.
+#: A hint, read with no thread-local lookup: only while it is set does a replay ask ``here()``
+#: whether its own thread constructs something (then it declines, and its resolve goes to the
+#: library), and a library call ask ``executor.enter`` whether a replay runs on its thread (then
+#: it tells the library what that replay constructs: a factory resolving a key further out on its
+#: thread is a cycle there, before any factory runs twice). Other threads' constructions change
+#: nothing but the cost of those questions.
 constructing: list[Any] = [False, []]
+#: The code of every function that makes a library call which may run factories (with an entry
+#: in ``constructing`` while it runs): one of them on a thread's stack means that thread constructs.
+constructing_calls: set[Any] = set()
+#: What the compiled replay builders are named (``executor._compile``).
+PLAN_FILE = "<tether plan>"
+
+
+def here(depth: int = 1) -> bool:
+    """Whether this thread constructs something: a replay builder or a library call that may run
+    factories (``constructing_calls``) on its stack, above the caller ``depth`` frames up. Read
+    from the stack, so only the rare call made while ``constructing`` is not empty pays for it."""
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        if code in constructing_calls or code.co_filename == PLAN_FILE:
+            return True
+        frame = frame.f_back
+    return False
+
+
 #: One entry per ``aresolve`` attempt whose library call runs now, on any thread (see ``aio``).
 attempting: list[None] = []
 
@@ -59,13 +82,16 @@ def _forget_other_threads() -> None:
     if mine is not None:
         all_frames[threading.get_ident()] = mine
     inflight.clear()
-    # what other threads were constructing never finishes here; this thread's does (its resolves
-    # through the library each have a frame, a replay a builder on its stack)
-    replay = sys._getframe()
-    while replay is not None and replay.f_code.co_filename != "<tether plan>":
-        replay = replay.f_back
-    constructing[0] = replay is not None
-    constructing[1][:] = [None] * (len(mine) if mine is not None else 0)
+    # what other threads were constructing never finishes here; this thread's does (each of its
+    # library calls on its stack pops its entry, its replay clears the flag)
+    calls = replays = 0
+    frame: Any = sys._getframe()
+    while frame is not None:
+        calls += frame.f_code in constructing_calls
+        replays += frame.f_code.co_filename == PLAN_FILE
+        frame = frame.f_back
+    constructing[0] = replays > 0
+    constructing[1][:] = [None] * calls
 
 
 _fork.in_child(_forget_other_threads)
@@ -116,6 +142,20 @@ def free_retired() -> None:
     del freed  # outside the lock
 
 
+def let_go(exc: BaseException) -> None:
+    """Before a failed resolve lets go of what it made: ``exc`` (a factory's or callback's, caught
+    in a frame of the package's that still runs) keeps, through its traceback, the frames it went
+    through and their locals, the dependencies a factory was given among them, and those would
+    outlive the resolve and die in whatever order the exception's end or the collector chose. The
+    catching frame is cut off the traceback and the others' locals are cleared, so what the resolve
+    made dies as the library orders it, last made first; the exception keeps its message, cause
+    and the lines it went through."""
+    tb = exc.__traceback__
+    if tb is not None:
+        exc.__traceback__ = tb.tb_next
+        traceback.clear_frames(tb.tb_next)
+
+
 def park(exc: BaseException) -> None:
     """Remembers ``exc`` as the cause of the failure now unwinding (see ``pending``)."""
     frames = tls.frames
@@ -146,10 +186,15 @@ def raise_caused(status: int, message: str | Parts, cause: BaseException | None)
     if isinstance(message, Parts):
         message = render(message, cause if isinstance(cause, Exception) else None)
     error = error_for(status, message)
-    if cause is None:
-        raise error from None  # not chained to an internal exception being handled (a cache miss)
-    if not isinstance(cause, Exception):
-        raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
-    if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve
-        raise AsyncResolveError(message, status) from cause
-    raise error from cause
+    try:
+        if cause is None:
+            raise error from None  # not chained to an internal exception being handled (a cache miss)
+        if not isinstance(cause, Exception):
+            raise cause  # KeyboardInterrupt, SystemExit: not ours to wrap
+        if isinstance(cause, NeedsAwait):  # an async factory or callback: a TypeError naming aresolve
+            raise AsyncResolveError(message, status) from cause
+        raise error from cause
+    finally:
+        # this frame holding what it raises is a cycle with its traceback: the frames under way
+        # (a callback's, holding what a failed resolve made) would wait for the collector
+        error = cause = None

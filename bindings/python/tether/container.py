@@ -828,7 +828,7 @@ class Container:
         ``tether.all(K)`` dependency receives. No registration: an empty list."""
         handle = self._materialize()
         api = self._api
-        frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
+        frame: list[Any] = [self]  # (see _state.tls.frames)
         frames = _tls.frames
         frames.append(frame)
         out, found = c_void_p(), c_void_p()
@@ -845,8 +845,6 @@ class Container:
             if _retired:
                 _state.free_retired()
         if status:
-            for made, noted in reversed(frame[1:]):
-                made.rollback(noted)
             _state.raise_failure(status, message, frame)
         try:
             items = []
@@ -1165,7 +1163,7 @@ class Container:
             io, words = collect_buffer()
         if kept is not None:
             words[3] = kept.ptr
-        frame: list[Any] = [self]  # registrations append what they note (see _state.tls.frames)
+        frame: list[Any] = [self]  # (see _state.tls.frames)
         frames.append(frame)
         entered = (_constructing[0] or _constructing[1]) and _enter(self._api)
         _constructing[1].append(None)
@@ -1176,8 +1174,6 @@ class Container:
                 run_drops(words, words[2])
                 words[2] = 0
                 if _attempting and aio.here() is not None:  # an aresolve: await the other thread, not block the loop
-                    for made, noted in reversed(frame[1:]):
-                        made.rollback(noted)
                     raise aio.Suspended(poll=True)
                 status = self._hot_resolve(handle, kid, instance, out)
                 words[3], words[4] = instance[0] or 0, out[0] or 0
@@ -1192,10 +1188,8 @@ class Container:
         dropped, address, ref, token = _results(words)  # read before anything can reuse them
         if status:
             run_drops(words, dropped)
-            for made, noted in reversed(frame[1:]):
-                made.rollback(noted)
             _state.raise_failure(status, message, frame)
-        if len(frame) == 1 and kept is not None and address == kept.ptr and not ref and not dropped:
+        if kept is not None and address == kept.ptr and not ref and not dropped:
             # the library answered: the published singleton (nothing was made), under ``token``.
             # Served here from now on while the hit word says so (see Entry)
             if token and (key in self._lookups or len(self._lookups) < 1024):
@@ -1353,8 +1347,6 @@ class Container:
             for ptr in pinned:
                 object_table.release(ptr)
         if status:
-            for made, noted in reversed(frame[1:]):
-                made.rollback(noted)
             _state.raise_failure(status, message, frame)
         address = api.hot_ref_get(out)
         obj = _fresh_of(address)
@@ -1605,3 +1597,8 @@ class Container:
         from .provider import Provider
 
         return Provider._make(self, encode_key(key))
+
+
+# library calls that may run factories (``_state.here``: one on a thread's stack means it constructs)
+_state.constructing_calls.update(
+    {Container.resolve_all.__code__, Container._through_library.__code__, Container._resolve_args.__code__})

@@ -36,7 +36,7 @@ from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_W
                     PLAN_INPUT_RESOLVER, PLAN_STEP_CACHED, PLAN_STEP_CONTAINER, PLAN_STEP_VALUE, Api, PlanCompletion,
                     PlanKey, PlanStep, plan_argument)
 from . import aio, teardown
-from ._state import constructing, raise_caused, tls as _tls
+from ._state import PLAN_FILE, constructing, here, let_go, raise_caused, tls as _tls
 from .completion import Completion
 from .messages import last as last_parts
 from .native_refs import python_weak
@@ -469,17 +469,24 @@ def _handlers(api: Api, handle: int, kid: int) -> tuple[Callable[..., None], Cal
     def failed_completion(k: int, exc: BaseException, weak_targets: tuple[Any, ...]) -> None:
         """Raises what the library's resolve raises when completion call ``k`` of the plan fails: a
         weak target without weak references fails it first, with python_weak's error."""
-        try:
-            for obj in weak_targets:
-                python_weak(obj)
-        except TypeError as no_weak:
-            exc = no_weak
+        exc = weak_refusal(exc, weak_targets)
         status = report(handle, kid, 0, k, reason(exc))
         # what the callback would return to the library's resolve (a refused edge stays a retain cycle)
         raise_caused(failed_status(exc) if status == E_FACTORY_FAILED else status, last_parts(api), exc)
 
     failed.where = (handle, kid)  # type: ignore[attr-defined]
     return failed, failed_completion, constructing
+
+
+def weak_refusal(exc: BaseException, weak_targets: tuple[Any, ...]) -> BaseException:
+    """What a failed declared completion call reports: python_weak's error when a weak target has
+    no weak references (``weakref.ref``'s own says less), else ``exc``."""
+    try:
+        for obj in weak_targets:
+            python_weak(obj)
+    except TypeError as no_weak:
+        return no_weak
+    return exc
 
 
 def _unkept_count(refs: Callable[[Any], int] = getrefcount) -> int:
@@ -549,6 +556,12 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     (``values``: per step its key id, or -1), ``build(vals)`` takes the resolving container's values
     by key id and returns ``MISS`` when one is missing (the library's resolve reports it)."""
     value_of = dict(enumerate(values))
+
+    def let_go_steps(n: int) -> str:
+        """A failure lets go of steps ``0..<n`` as a failed resolve does, last made first (an
+        assignment chain assigns left to right; a step not reached yet is unbound, harmlessly)."""
+        return " = ".join([f"v{i}" for i in reversed(range(n))] + ["None"]) if n else "pass"
+
     made = [i for i, a in enumerate(args) if a is not None]
     cells = [f"s{i}" for i, a in enumerate(args) if a is None and value_of.get(i, -1) < 0]
     factories = [f"f{i}" for i in made]
@@ -580,7 +593,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    lines.append("        if busy[0] or busy[1]:")
+    lines.append("        if (busy[0] or busy[1]) and here():")  # this thread constructs (others' change nothing)
     lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None and value_of.get(i, -1) >= 0:
@@ -608,6 +621,8 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append(f"                if v{i} is None:")
             lines.append(f"                    raise n{i}()")
         lines.append("            except BaseException as e:")
+        lines.append("                let_go(e)")
+        lines.append(f"                {let_go_steps(i)}")
         lines.append(f"                failed({i}, e)")
     if resolves:  # what the resolvers answer from: every step's object, then the strong edges they add, what else they made
         lines.append(f"            vs = [{''.join(f'v{i}, ' for i in range(len(args)))}None, None]")
@@ -623,9 +638,10 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
             lines.append("            try:")
             lines.append(f"                c{k}(r, v{step})")
             lines.append("            except BaseException as e:")
+            lines.append("                let_go(e)")
             lines.append("                r._values = None")
             lines.append("                vs.clear()")
-            lines.append(f"                {' = '.join(f'v{i}' for i in range(len(args)))} = None")
+            lines.append(f"                {let_go_steps(len(args))}")
             lines.append(f"                failed_completion({k}, e, ())")
             lines.append("            r._values = None")
             lines.append(f"            if refs(r) == {_UNKEPT}:")  # the callback kept it otherwise
@@ -635,15 +651,19 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"                c{k}({', '.join([f'v{step}'] + [f'weak(v{t})' if is_weak else f'v{t}' for t, is_weak in targets])})")
         weak_targets = "".join(f"v{t}, " for t, is_weak in targets if is_weak)
         lines.append("            except BaseException as e:")
-        lines.append(f"                failed_completion({k}, e, ({weak_targets}))")
+        lines.append("                let_go(e)")
+        if weak_targets:
+            lines.append(f"                e = weak_refusal(e, ({weak_targets}))")
+        lines.append(f"                {let_go_steps(len(args))}")
+        lines.append(f"                failed_completion({k}, e, ())")
     if resolves:  # a frame kept past the callback (by an exception it caught) keeps this one: let go as a graph does
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
     lines.append("            busy[0] = False")
     lines.append("    return build")
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<tether plan>", "exec"), namespace)
+    namespace: dict[str, Any] = {"let_go": let_go, "weak_refusal": weak_refusal, "here": here}
+    exec(compile("\n".join(lines), PLAN_FILE, "exec"), namespace)
     make: Callable[..., Callable[[], Any]] = namespace["make"]
     build = next(code for code in make.__code__.co_consts if getattr(code, "co_name", "") == "build")
     _factory_lines[build] = factory_lines

@@ -91,3 +91,6 @@ def call(api: Api, provider: Any) -> int:
     if not ptr:
         _state.raise_failure(status or E_FACTORY_FAILED, message)
     return ptr
+
+
+_state.constructing_calls.add(call.__code__)  # a library call that may run factories (``_state.here``)

@@ -14,7 +14,7 @@ container retires them (freed at once, or when the resolves running at that mome
 from __future__ import annotations
 
 import weakref
-from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, aio, object_table, teardown
@@ -40,6 +40,7 @@ from ._cabi import (
     Api,
     CompletionEntry,
     Param,
+    REVIVE_FN,
     RegistrationOptions,
     list_items,
 )
@@ -79,7 +80,10 @@ def reason(exc: BaseException) -> bytes:
 
 
 def fail(api: Api, exc: BaseException) -> None:
-    """Parks ``exc`` for the resolve that is unwinding and tells the library why."""
+    """Parks ``exc`` for the resolve that is unwinding and tells the library why; what the
+    failing call's frames held is let go of first (``_state.let_go``), before the library destroys
+    what the resolve made."""
+    _state.let_go(exc)
     _state.park(exc)
     try:
         api.tether_set_error(reason(exc))
@@ -128,9 +132,7 @@ class Registration:
         "handle",
         "callables",
         "last",
-        "reused_at",
         "cached",
-        "skip",
         "arg_kinds",
         "fresh",
         "completions",
@@ -151,14 +153,11 @@ class Registration:
         self.scope = scope
         self.handle: int | None = None
         self.callables: list[Any] = []  # ctypes callbacks C may call: kept exactly while registered
-        self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly
-        # ...and the library's weak epoch when it was last reused (None: made since; see _weak_reusable)
-        self.reused_at: int | None = None
+        self.last: Callable[[], Any] | None = None  # WEAK scope: the newest object, weakly (``_revive``)
         # SINGLETON scope: the cached object's cell, held here rather than by the objects table,
         # so the garbage collector sees container -> singleton (see object_table.Owned; emptied once
         # the library drops the object, even when C code reset it)
         self.cached: object_table.Owned | None = None
-        self.skip: int | None = None  # WEAK scope: a reused object whose callbacks already ran
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
         self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory) and not has_teardown
@@ -216,6 +215,10 @@ class Registration:
         if status != OK:
             raise error_for(status, last_message(api))
         self.handle = out.value
+        if self.scope == Scope.WEAK:  # the library hands the object out again while Python holds it
+            revive = REVIVE_FN(self._revive)
+            self.callables.append(revive)
+            api.tether_registration_revive(self.handle, revive, None)
 
     # -- the factory ------------------------------------------------------------------
 
@@ -241,17 +244,6 @@ class Registration:
                 resolver = cargs[0] if hidden_resolver else None
                 if hidden_resolver:
                     cargs = cargs[1:]
-                if weak_scope:
-                    if self.last is not None:
-                        reused = self.last()
-                        epoch = self._weak_reusable() if reused is not None else None
-                        if epoch is not None:  # Python still holds it, the library forgot only its box
-                            self._release_weak_slots(cargs, 0)
-                            ptr = object_table.retain(reused)
-                            self.skip = ptr
-                            self._note_created((self.last, self.reused_at))
-                            self.reused_at = epoch
-                            return ptr
                 if simple:
                     args = [fresh_of(p) for p in cargs]
                     if None in args:
@@ -283,38 +275,27 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 ptr = retain(obj)
-                if weak_scope:
-                    previous = (self.last, self.reused_at)
+                if weak_scope:  # what the library may ask for again (``_revive``)
                     try:
                         self.last = weakref.ref(obj)
                     except TypeError:  # no weak references: reused only while C holds it
                         self.last = None
-                    self.reused_at = None
-                    self.skip = None
-                    self._note_created(previous)
                 return ptr
             except BaseException as exc:
+                args = kwargs = obj = reused = cell = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
         return trampoline
 
-    def _weak_reusable(self) -> int | None:
-        """The library asks for a new WEAK-scope instance while Python still holds ``last``: the
-        library's weak epoch if ``last`` may be handed out again, else None (the library forgot it
-        for another reason than its box dying: a reset, a scope change or a re-registration, from
-        Python or C, since it was last reused; see ``tether_registration_weak_epoch``). The one
-        ctypes call a weak-scope resolve makes from here, only on this path."""
-        handle = self.handle
-        if handle is None:
+    def _revive(self, _context: int | None, instance: int | None) -> int | None:
+        """The library's question for this WEAK-scoped registration (``tether_registration_revive``):
+        ``instance`` again (as a factory's result) if it is the object Python still holds, else None.
+        The library decides when and which: its last published instance, dead as a box only."""
+        obj = self.last() if self.last is not None else None
+        if obj is None or object_table.pointer_of(obj) != instance:
             return None
-        out = c_uint64()
-        if self.api.gil_registration_weak_epoch(handle, byref(out)) != OK:
-            return None  # replaced or closed meanwhile
-        epoch = out.value
-        if epoch & 1 or (self.reused_at is not None and self.reused_at != epoch):
-            return None
-        return epoch
+        return object_table.retain(obj)
 
     def _dep(self, ptr: int | None, resolver: int | None) -> Any:
         """A strong dependency that is not in ``object_table._fresh``: another Python box (fast, counted
@@ -378,6 +359,7 @@ class Registration:
                         raise returned_none()
                     return counted(obj)
                 except BaseException as exc:
+                    obj = cell = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -400,6 +382,7 @@ class Registration:
                         raise returned_none()
                     return counted(obj)
                 except BaseException as exc:
+                    obj = cell = d1 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -412,6 +395,7 @@ class Registration:
                     args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
                 return box(call(factory, args) if attempting else factory(*args))
             except BaseException as exc:
+                args = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
@@ -436,6 +420,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -453,6 +438,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -473,6 +459,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = d2 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -496,6 +483,7 @@ class Registration:
                     fresh[ptr] = obj
                     return ptr
                 except BaseException as exc:
+                    obj = d1 = d2 = d3 = None  # held no longer (`_state.let_go`)
                     fail(api, exc)
                     return None
 
@@ -511,6 +499,7 @@ class Registration:
                 fresh[ptr] = obj
                 return ptr
             except BaseException as exc:
+                args = obj = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return None
 
@@ -518,18 +507,6 @@ class Registration:
 
     def _returned_none(self) -> ValueError:
         return FactoryReturnedNone(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
-
-    def _note_created(self, noted: Any) -> None:
-        """Remembers what this resolve changed, to undo on failure: for WEAK scope the previous
-        newest object with its epoch."""
-        frames = _state.tls.frames
-        if frames:
-            frames[-1].append((self, noted))
-
-    def rollback(self, noted: Any) -> None:
-        """The resolve failed: the library destroyed what it made; the WEAK scope's newest object
-        is the one before (a new singleton needs nothing: its drop emptied its cell)."""
-        self.last, self.reused_at = noted
 
     def _release_weak_slots(self, cargs: Sequence[Any], start: int) -> None:
         """Releases the weak and factory handles of slots ``start``... (the factory owns them, even unused)."""
@@ -607,9 +584,6 @@ class Registration:
         def complete(instance: int | None, args: Any, _count: int, _context: int | None) -> int:
             converted = 0
             try:
-                if self.skip is not None and self.skip == instance:
-                    release_from(args, 0)
-                    return OK  # a reused WEAK-scope object: completed when it was made
                 obj = fresh_of(instance)
                 if obj is None:
                     obj = self._completed_object(instance, index)
@@ -632,6 +606,7 @@ class Registration:
                 return OK
             except BaseException as exc:
                 release_from(args, converted)
+                obj = targets = target = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return failed_status(exc)
 
@@ -649,41 +624,23 @@ class Registration:
         fresh_of = object_table.fresh_of
         make_resolver = resolver_for(api)
 
-        if self.scope != Scope.WEAK:  # no reused instances to skip: fewer steps per call
-
-            def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
-                try:
-                    obj = fresh_of(instance)
-                    r = make_resolver()
-                    r._handle = resolver or 0
-                    obj = obj if obj is not None else self._completed_object(instance, index)
-                    if attempting:
-                        aio.call_callback(callback, None, r, obj)
-                    else:
-                        callback(r, obj)
-                    return OK
-                except BaseException as exc:
-                    fail(api, exc)
-                    return failed_status(exc)
-
-            return complete
-
-        def trampoline(resolver: int | None, instance: int | None, _context: int | None) -> int:
+        def complete(resolver: int | None, instance: int | None, _context: int | None) -> int:
             try:
-                if self.skip is not None and self.skip == instance:
-                    return OK  # a reused WEAK-scope object: completed when it was made
+                obj = fresh_of(instance)
                 r = make_resolver()
                 r._handle = resolver or 0
+                obj = obj if obj is not None else self._completed_object(instance, index)
                 if attempting:
-                    aio.call_callback(callback, None, r, self._completed_object(instance, index))
+                    aio.call_callback(callback, None, r, obj)
                 else:
-                    callback(r, self._completed_object(instance, index))
+                    callback(r, obj)
                 return OK
             except BaseException as exc:
+                obj = r = None  # held no longer (`_state.let_go`)
                 fail(api, exc)
                 return failed_status(exc)
 
-        return trampoline
+        return complete
 
     def drop_cached(self) -> None:
         """The container lets go of its singleton (before the library does: see object_table.disown)."""

@@ -1,0 +1,103 @@
+/* registration_revive (tether_binding.h): a binding whose objects outlive the library's instances of
+ * them (Python's) gets a weak-scoped object handed out again by the library, which decides when: no
+ * factory of the key or its dependencies runs, no completion callback runs again, and a reset, a scope
+ * change or no object held means a new one is built. (The weak epoch it decides by: CacheWordsTests.swift.) */
+#include "harness.h"
+#include "fixtures.h"
+#include "binding.h"
+
+/* The binding's side: the last object it made, whether it still holds it, how often it was asked. */
+typedef struct side { kind k; node *last, *published; int holds, asked, completed; } side;
+
+static void *revive(void *context, void *instance) {
+    side *s = context;
+    s->asked++;
+    CHECK(instance == s->published);  /* the last one published, whatever was made since */
+    return s->holds && instance == s->last ? s->last : NULL;
+}
+
+/* The instance's drop: the binding's object lives on while the binding holds it. */
+static void drop_box(void *instance, void *context) {
+    side *s = context;
+    s->k.dropped++;
+    if (!(s->holds && instance == s->last)) free(instance);
+}
+
+static void *make_w(side *s, node *d) {
+    node *o = node_new(&s->k, d, NULL);
+    o->a = NULL;  /* the object keeps no pointer to a dependency it does not own */
+    s->last = o;
+    return o;
+}
+
+static tether_status completed(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance;
+    ((side *)context)->completed++;
+    return TETHER_OK;
+}
+
+static node *get_w(tether_container *c, tether_ref **ref) { return resolve(c, "W", ref); }
+
+static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void) {
+    kind kd = {"D", 0, 0};
+    side s = {{"W", 0, 0}, NULL, NULL, 0, 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "D", &kd, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
+    tether_registration *rw = NULL;
+    CHECK_OK(tether_register(c, "W", (tether_fn)make_w, p, 2, &rw));
+    CHECK_OK(tether_set_scope(rw, TETHER_SCOPE_WEAK));
+    CHECK_OK(tether_set_context(rw, &s, drop_box));
+    CHECK_OK(tether_on_complete(rw, completed, &s));
+    CHECK_STATUS(TB.registration_revive(NULL, revive, &s), TETHER_E_INVALID_HANDLE);
+    CHECK_OK(TB.registration_revive(rw, revive, &s));
+
+    tether_ref *ref;
+    node *w1 = get_w(c, &ref);
+    CHECK(s.asked == 0 && s.k.made == 1 && kd.made == 1 && s.completed == 1);  /* nothing was published yet */
+    s.holds = 1;
+    s.published = w1;
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(s.k.dropped == 1 && kd.dropped == 1);  /* the instance went; the binding's object did not */
+
+    /* its box died, the cache was not emptied otherwise: asked first, before any factory */
+    CHECK(get_w(c, &ref) == w1);
+    CHECK(s.asked == 1 && s.k.made == 1 && kd.made == 1 && s.completed == 1);
+    tether_ref *again;
+    CHECK(get_w(c, &again) == w1 && s.asked == 1);  /* published: served from the cache */
+    CHECK_OK(tether_ref_release(again));
+    CHECK_OK(tether_ref_release(ref));
+    CHECK(s.k.dropped == 2);
+
+    /* the binding no longer holds it: built anew */
+    s.holds = 0;
+    free(w1);
+    node *w2 = get_w(c, &ref);
+    CHECK(w2 != NULL && s.asked == 2 && s.k.made == 2 && kd.made == 2 && s.completed == 2);
+    s.holds = 1;
+    s.published = w2;
+    CHECK_OK(tether_ref_release(ref));
+
+    /* a reset empties the cache: not asked, built anew */
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_WEAK));
+    s.holds = 0;
+    free(w2);
+    get_w(c, &ref);
+    CHECK(s.asked == 2 && s.k.made == 3 && s.completed == 3);
+    CHECK_OK(tether_ref_release(ref));
+
+    /* no reviver: built anew */
+    CHECK_OK(TB.registration_revive(rw, NULL, NULL));
+    get_w(c, &ref);
+    CHECK(s.asked == 2 && s.k.made == 4);
+    CHECK_OK(tether_ref_release(ref));
+
+    CHECK_OK(tether_container_free(c));
+    CHECK_STATUS(TB.registration_revive(rw, revive, &s), TETHER_E_INVALID_HANDLE);
+    CHECK(s.k.made + 1 == s.k.dropped && kd.made == kd.dropped);  /* one box was the revived object's */
+}
+
+int main(void) {
+    RUN(test_a_weak_scoped_object_the_binding_holds_is_handed_out_again);
+    return harness_finish();
+}
