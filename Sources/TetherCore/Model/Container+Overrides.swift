@@ -30,7 +30,7 @@ extension Container {
         registration.markVisible()
         let done = state.withLock { s in
             if s.isClosed { return false }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
+            registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             let displaced = table.replace(key, with: registration)
             s.overrides[key, default: []].append(displaced)
             everDetached.store(true, ordering: .releasing)
@@ -99,7 +99,7 @@ extension Container {
     /// `GraphCheck.dependents`), or whose instance reaches one of `key` by strong edges.
     func dropBuilt(over key: Key) {
         let containers = selfAndDescendants()
-        defer { for c in containers.dropFirst() { Unmanaged.passUnretained(c).release() } }
+        defer { for c in containers.dropFirst() { Ref(unretained: c).release() } }
         var registrations = visibleRegistrations()
         for c in containers.dropFirst() { registrations += c.state.withLock { _ in c.table.all() } }
         let dependents = GraphCheck.dependents(of: key, among: registrations, lookup: self)
@@ -113,7 +113,7 @@ extension Container {
                 guard scope == .singleton || scope == .weak, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }
             }
-            let scoped = c.state.withLock { s in s.scoped.values.map { ($0.registration.takeUnretainedValue(), $0.instance) } }
+            let scoped = c.state.withLock { s in s.scoped.values.map { ($0.registration.object, $0.instance) } }
             let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
             if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
             c.drop(consume dropped)

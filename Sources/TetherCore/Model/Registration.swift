@@ -74,14 +74,14 @@ public final class Registration: @unchecked Sendable {
     @inline(__always)
     private func withRare<T>(_ body: (Rare) -> T) -> T? {
         guard let rare = UnsafeRawPointer(bitPattern: rareAddress.load(ordering: .acquiring)) else { return nil }
-        return Unmanaged<Rare>.fromOpaque(rare)._withUnsafeGuaranteedRef(body)
+        return Ref<Rare>(opaque: rare).borrow(body)
     }
 
     /// Caller holds `lock`.
     private var rareForWriting: Rare {
         if let rare = withRare({ $0 }) { return rare }
         let made = Rare()
-        rareAddress.store(UInt(bitPattern: Unmanaged.passRetained(made).toOpaque()), ordering: .releasing)
+        rareAddress.store(Ref(retaining: made).word, ordering: .releasing)
         return made
     }
 
@@ -130,12 +130,12 @@ public final class Registration: @unchecked Sendable {
     /// The spec a new registration starts with: its key's default (`DefaultSpecs`) if it has one.
     private func installFirstSpec(holdsObject: Bool) {
         if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
-            specAddress.store(UInt(bitPattern: shared.toOpaque()), ordering: .releasing)
+            specAddress.store(shared.word, ordering: .releasing)
             flags = Self.sharedSpecBit
         } else {
             let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
                                     completions: [], holdsObject: holdsObject)
-            specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+            specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
             flags = 0
         }
     }
@@ -148,16 +148,16 @@ public final class Registration: @unchecked Sendable {
     /// keeps the current one as `spareSpec` if it may serve again.
     private func releaseSpecs(keepingSpare: Bool = false) {
         if flags & Self.sharedSpecBit == 0 {
-            var spec = specReference.takeRetainedValue()
+            var spec = specReference.take()
             if keepingSpare, spareSpec == 0, isKnownUniquelyReferenced(&spec), spec.isReusable {
-                spareSpec = UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque())
+                spareSpec = Ref(retaining: spec).word
             }
         }
         if let spec = UnsafeRawPointer(bitPattern: spareSpec), !keepingSpare {
-            Unmanaged<InstanceSpec>.fromOpaque(spec).release()
+            Ref<InstanceSpec>(opaque: spec).release()
             spareSpec = 0
         }
-        if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
+        if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Ref<InstanceSpec>(opaque: spec).release() }
         firstReplacedSpec = 0
     }
 
@@ -169,7 +169,7 @@ public final class Registration: @unchecked Sendable {
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
         (rareAddress.load(ordering: .relaxed) == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference._withUnsafeGuaranteedRef { $0.holdsObject }
+            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference.borrow { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
@@ -177,7 +177,7 @@ public final class Registration: @unchecked Sendable {
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
         if let rare = UnsafeRawPointer(bitPattern: rareAddress.exchange(0, ordering: .relaxed)) {
-            Unmanaged<Rare>.fromOpaque(rare).release()
+            Ref<Rare>(opaque: rare).release()
         }
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
@@ -188,7 +188,7 @@ public final class Registration: @unchecked Sendable {
 
     deinit {
         releaseSpecs()
-        withRare { Unmanaged.passUnretained($0).release() }
+        withRare { Ref(unretained: $0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
 
@@ -214,11 +214,11 @@ public final class Registration: @unchecked Sendable {
         params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
     }
 
-    public var spec: InstanceSpec { specReference.takeUnretainedValue() }
+    public var spec: InstanceSpec { specReference.object }
 
     /// The current spec, unretained: every spec lives as long as its registration.
-    var specReference: Unmanaged<InstanceSpec> {
-        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!) }
+    var specReference: Ref<InstanceSpec> {
+        @inline(__always) get { Ref(word: specAddress.load(ordering: .acquiring))! }
     }
 
     public var isLive: Bool { lock.withSpinLock { flags & Self.retiredBit == 0 } }
@@ -229,22 +229,22 @@ public final class Registration: @unchecked Sendable {
     /// Unretained: the registration keeps every plan it had.
     /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
     @inline(__always)
-    func plan(from container: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
+    func plan(from container: Container, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
         guard container.usesPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {  // unretained: the owner is read without a count, as on the way here
-            let owner = Unmanaged.passUnretained(self.container)
+            let owner = Ref(unretained: self.container)
             guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
-            configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
+            configuration = owner.borrow { $0.configuration }
         }
         let address = planAddress.load(ordering: .acquiring)
         if address == Self.noMorePlans { return nil }
         if address != 0 {
-            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
-            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration }) {
-                return plan._withUnsafeGuaranteedRef { $0.declines } ? nil : plan
+            let plan = Ref<Plan>(word: address)!
+            if plan.borrow({ $0.configuration == configuration }) {
+                return plan.borrow { $0.declines } ? nil : plan
             }
         }
         return recordPlan(configuration)
@@ -255,7 +255,7 @@ public final class Registration: @unchecked Sendable {
     public var hasCurrentPlan: Bool {
         let address = planAddress.load(ordering: .acquiring)
         guard address != 0, address != Self.noMorePlans else { return false }
-        let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+        let plan = Ref<Plan>(word: address)!.object
         return !plan.declines && plan.configuration == container.configuration
     }
 
@@ -277,16 +277,16 @@ public final class Registration: @unchecked Sendable {
     /// through an earlier child whose registrations had the same shape serves
     /// it, else one is recorded now. Nil when the graph must resolve it.
     @inline(never)
-    private func childPlan(from child: Container, _ owner: Unmanaged<Container>,
-                           _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
-        guard let parent = child.parent.map({ Unmanaged.passUnretained($0) }),
-              parent._withUnsafeGuaranteedRef({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
-        let configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
+    private func childPlan(from child: Container, _ owner: Ref<Container>,
+                           _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+        guard let parent = child.parent.map({ Ref(unretained: $0) }),
+              parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
+        let configuration = owner.borrow { $0.configuration }
         let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
-            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
-            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
+            let plan = Ref<Plan>(word: address)!
+            if plan.borrow({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
         }
         return otherChildPlan(from: child, configuration, locals)
     }
@@ -295,14 +295,14 @@ public final class Registration: @unchecked Sendable {
     /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
     @inline(never)
     private func otherChildPlan(from child: Container, _ configuration: UInt,
-                                _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
+                                _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
             return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
         }
         if let found {
-            withRare { $0.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(found).toOpaque()), ordering: .releasing) }
-            return .passUnretained(found)
+            withRare { $0.childPlan.store(Ref(unretained: found).word, ordering: .releasing) }
+            return .init(unretained: found)
         }
         // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
         let plan = Plan.record(self, configuration: configuration, child: child)
@@ -318,15 +318,15 @@ public final class Registration: @unchecked Sendable {
             }
             rare.childPlans.append(plan)
             rare.kept.append(plan)
-            rare.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+            rare.childPlan.store(Ref(unretained: plan).word, ordering: .releasing)
             return true
         }
         guard installed, let plan, plan.bind(child, locals) else { return nil }
-        return .passUnretained(plan)
+        return .init(unretained: plan)
     }
 
     @inline(never)
-    private func recordPlan(_ configuration: UInt) -> Unmanaged<Plan>? {
+    private func recordPlan(_ configuration: UInt) -> Ref<Plan>? {
         let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
@@ -336,10 +336,10 @@ public final class Registration: @unchecked Sendable {
             }
             rare.plans += 1
             rare.kept.append(plan)
-            planAddress.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+            planAddress.store(Ref(unretained: plan).word, ordering: .releasing)
             return true
         }
-        return installed && !plan.declines ? .passUnretained(plan) : nil
+        return installed && !plan.declines ? .init(unretained: plan) : nil
     }
 
     /// From now on replaced specs are kept (see `Container.register`).
@@ -350,15 +350,15 @@ public final class Registration: @unchecked Sendable {
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
         let old = specReference
-        specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
         if flags & Self.sharedSpecBit != 0 {
             flags &= ~Self.sharedSpecBit  // immortal: nothing to release or keep
         } else if flags & Self.visibleBit == 0 {
             old.release()
         } else if firstReplacedSpec == 0 {
-            firstReplacedSpec = UInt(bitPattern: old.toOpaque())
+            firstReplacedSpec = old.word
         } else {
-            rareForWriting.kept.append(old.takeRetainedValue())
+            rareForWriting.kept.append(old.take())
         }
     }
 
@@ -369,7 +369,7 @@ public final class Registration: @unchecked Sendable {
         let dropped = lock.withSpinLock { () -> Dropped? in
             // Unretained: the current spec may be its key's default, which every request's
             // registration of the key starts with (a count on it: a word all their threads write).
-            guard let changed = specReference._withUnsafeGuaranteedRef({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
+            guard let changed = specReference.borrow({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
             install(changed)
             container.configurationChanged()
             return clearCaches()
@@ -414,7 +414,7 @@ public final class Registration: @unchecked Sendable {
         installChanged { spec in
             if spec.isReusable, let old = UnsafeRawPointer(bitPattern: spareSpec) {
                 spareSpec = 0
-                return Unmanaged<InstanceSpec>.fromOpaque(old).takeRetainedValue().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
+                return Ref<InstanceSpec>(opaque: old).take().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
             }
             return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -425,7 +425,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Installs `change(spec)` as the current spec.
     private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
-        lock.withSpinLock { install(specReference._withUnsafeGuaranteedRef(change)) }  // unretained: see `setScope`
+        lock.withSpinLock { install(specReference.borrow(change)) }  // unretained: see `setScope`
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 
@@ -436,17 +436,17 @@ public final class Registration: @unchecked Sendable {
 
     /// The cached shared instance, if any.
     @inline(__always)
-    func cached(_ scope: Scope) -> Instance? { cachedRetained(scope)?.takeRetainedValue() }
+    func cached(_ scope: Scope) -> Instance? { cachedRetained(scope)?.take() }
 
     /// `cached(_:)`, the caller's reference handed over as is (a plan or graph
     /// stores it unmanaged: no retain and release on the way).
     @inline(__always)
-    func cachedRetained(_ scope: Scope) -> Unmanaged<Instance>? {
+    func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
         switch scope {
         case .singleton:
             let address = singletonAddress.load(ordering: .acquiring)
             guard address != 0 else { return nil }
-            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.retained }
+            return Ref<SingletonSlot>(word: address)!.borrow { $0.retained }
         case .weak:
             return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
         case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
@@ -458,19 +458,19 @@ public final class Registration: @unchecked Sendable {
     /// (`SingletonSlot.splitReference`; released by `SplitEdge.release`); nil when none is
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
-    func cachedSplitReference() -> Unmanaged<Instance>? {
+    func cachedSplitReference() -> Ref<Instance>? {
         let address = singletonAddress.load(ordering: .acquiring)
         guard address != 0 else { return nil }
-        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.splitReference() }
+        return Ref<SingletonSlot>(word: address)!.borrow { $0.splitReference() }
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
-    func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.takeRetainedValue() }
+    func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.take() }
 
     /// `cachedRetained(_:)`, with the container-scoped instance `container` holds.
     @inline(__always)
-    func cachedRetained(_ scope: Scope, in container: Container) -> Unmanaged<Instance>? {
-        scope == .container ? container.scopedInstance(of: self).map { .passRetained($0) } : cachedRetained(scope)
+    func cachedRetained(_ scope: Scope, in container: Container) -> Ref<Instance>? {
+        scope == .container ? container.scopedInstance(of: self).map { .init(retaining: $0) } : cachedRetained(scope)
     }
 
     /// Publishes a shared instance made by a finished graph (unless the
@@ -482,7 +482,7 @@ public final class Registration: @unchecked Sendable {
             switch instance.spec.scope {
             case .singleton:
                 rareForWriting.kept.append(slot!)
-                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
+                singletonAddress.store(Ref(unretained: slot!).word, ordering: .releasing)
             case .weak:
                 let rare = rareForWriting
                 rare.weakCache = WeakBox(instance)
@@ -534,7 +534,7 @@ public final class Registration: @unchecked Sendable {
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
-        let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+        let slot = Ref<SingletonSlot>(word: address)!.object
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 
@@ -551,7 +551,7 @@ public final class Registration: @unchecked Sendable {
     public func singletonLoan() -> SingletonLoan? {
         let address = singletonAddress.load(ordering: .acquiring)
         guard address != 0 else { return nil }
-        return SingletonLoan(registration: .passUnretained(self), address: address)
+        return SingletonLoan(registration: .init(unretained: self), address: address)
     }
 
     /// Relaxed: the lender's barrier before it orders it after the loan's record.
@@ -591,7 +591,7 @@ final class SingletonSlot: @unchecked Sendable {
     private let weak: WeakRef
     private var strong: Instance?
     /// The instance, unretained, for loans.
-    @usableFromInline let unretained: Unmanaged<Instance>
+    @usableFromInline let unretained: Ref<Instance>
     /// The instance's pointer, for comparisons that must not touch the instance (`SingletonLoan.pointer`).
     @usableFromInline let pointer: UnsafeMutableRawPointer
     /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
@@ -606,7 +606,7 @@ final class SingletonSlot: @unchecked Sendable {
         self.sequence = sequence
         weak = instance.weakRef
         strong = instance
-        unretained = .passUnretained(instance)
+        unretained = .init(unretained: instance)
         pointer = instance.pointer
     }
 
@@ -615,7 +615,7 @@ final class SingletonSlot: @unchecked Sendable {
     /// The instance, retained, unless it is gone.
     var instance: Instance? { weak.upgrade() }
     /// `instance`, the caller's reference as is.
-    var retained: Unmanaged<Instance>? { weak.upgradeRetained() }
+    var retained: Ref<Instance>? { weak.upgradeRetained() }
 
     /// Read after `SlotBridge.unpublishBarrier` (which orders it).
     var isLent: Bool { lent.load(ordering: .relaxed) }
@@ -639,7 +639,7 @@ final class SingletonSlot: @unchecked Sendable {
     /// Nil once the slot let go, or for a request's value (`lendable` false: shared
     /// by few resolves, not worth a count of its own).
     @inline(__always)
-    func splitReference() -> Unmanaged<Instance>? {
+    func splitReference() -> Ref<Instance>? {
         guard lendable, let split = weak.openSplitCount(), split.tryAcquire() else { return nil }
         return unretained
     }
@@ -648,7 +648,7 @@ final class SingletonSlot: @unchecked Sendable {
     /// references remain, they hold one reference between them, kept here and
     /// released by the last of them (`SplitEdge.release`).
     private func letGoOfSplit() {
-        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Unmanaged.passRetained(strong) }
+        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Ref(retaining: strong) }
     }
 }
 
@@ -663,30 +663,30 @@ final class SingletonSlot: @unchecked Sendable {
 /// borrower withdraws the loan and resolves the ordinary way.
 public struct SingletonLoan {
     /// Unretained: the registration outlives every loan of its singletons.
-    @usableFromInline let registration: Unmanaged<Registration>
+    @usableFromInline let registration: Ref<Registration>
     @usableFromInline let address: UInt
 
-    @usableFromInline init(registration: Unmanaged<Registration>, address: UInt) {
+    @usableFromInline init(registration: Ref<Registration>, address: UInt) {
         self.registration = registration
         self.address = address
     }
 
     @inlinable @inline(__always)
-    public func lend() -> Unmanaged<Instance> {
-        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
+    public func lend() -> Ref<Instance> {
+        Ref<SingletonSlot>(word: address)!.borrow { slot in
             slot.markLent()
             return slot.unretained
         }
     }
 
     @inlinable @inline(__always)
-    public func confirm() -> Bool { registration._withUnsafeGuaranteedRef { $0.stillPublished(address) } }
+    public func confirm() -> Bool { registration.borrow { $0.stillPublished(address) } }
 
     /// The singleton's instance pointer, read from its slot without a loan: safe
     /// to compare, never to dereference (the instance may be gone already).
     @inlinable @inline(__always)
     public var pointer: UnsafeMutableRawPointer {
-        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.pointer }
+        Ref<SingletonSlot>(word: address)!.borrow { $0.pointer }
     }
 }
 

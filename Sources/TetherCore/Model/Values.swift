@@ -65,7 +65,7 @@ extension Registration {
         setSpec { $0.with(scope: .singleton, context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
-        SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)
+        SharedCache.publish(self, instance.object, in: nil)
         instance.release()  // the cache keeps it
     }
 

@@ -8,15 +8,15 @@
 /// them in. The stack depth does not grow with the length of a dependency chain.
 enum ReleaseQueue {
     /// Releases one reference to each of `targets`, then the edges in `late`.
-    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: LateEdges?) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, late, $0) }
+    static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: LateEdges?) {
+        ThreadState.currentReference.borrow { release(targets, late, $0) }
     }
 
-    private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
+    private static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
         if state.draining || targets.count > 1 {
             // Popping releases them last edge first.
-            for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
+            for target in targets { state.pendingRelease.append(target.word) }
             if let late = consume late { state.pendingLate.append(late) }
             if state.draining { return }
             state.draining = true
@@ -25,7 +25,7 @@ enum ReleaseQueue {
             if let target = targets.first { target.release() }  // one edge (a chain): no queue needed
             if let late = consume late { drop(late) }
         }
-        drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+        drain(state) { Ref<Instance>(word: $0)!.release() }
         state.draining = false
     }
 
