@@ -424,7 +424,7 @@ public final class Container: @unchecked Sendable {
     /// The published singleton for `key` (of a registration without runtime
     /// arguments) to hand out as a loan; nil means resolve the ordinary way.
     @inlinable @inline(__always)
-    public func singletonLoan(for key: Key) -> SingletonLoan? {
+    package func singletonLoan(for key: Key) -> SingletonLoan? {
         registrationToResolve(key)?.borrow { $0.loanWithoutArguments() }
     }
 

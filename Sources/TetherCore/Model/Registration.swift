@@ -6,7 +6,8 @@ import Synchronization
 /// Reads on the resolve path take no lock: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
 /// a reader never sees one freed; singletons are read through slots that live as
-/// long as the registration. Weak-scope hits and writers (configuration,
+/// long as the registration (`SingletonSlot`, its own file; the ABI's loans of them:
+/// `SingletonLoan`). Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 120-byte allocation (a 128-byte malloc chunk): what only some
 /// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
@@ -538,28 +539,6 @@ public final class Registration: @unchecked Sendable {
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 
-    /// `singletonLoan()`, unless resolves must pass runtime arguments.
-    @inlinable @inline(__always)
-    public func loanWithoutArguments() -> SingletonLoan? { hasArguments ? nil : singletonLoan() }
-
-    /// `loanWithoutArguments()` for a caller that lends it: nil too unless `lendsSingleton`.
-    @inlinable @inline(__always)
-    public func lendableLoan() -> SingletonLoan? { hasArguments || !lendsSingleton ? nil : singletonLoan() }
-
-    /// The published singleton, to hand out without a retain (see `SingletonLoan`).
-    @inlinable @inline(__always)
-    public func singletonLoan() -> SingletonLoan? {
-        let address = singletonAddress.load(ordering: .acquiring)
-        guard address != 0 else { return nil }
-        return SingletonLoan(registration: .init(unretained: self), address: address)
-    }
-
-    /// Relaxed: the lender's barrier before it orders it after the loan's record.
-    @inlinable @inline(__always)
-    func stillPublished(_ address: UInt) -> Bool {
-        singletonAddress.load(ordering: .relaxed) == address
-    }
-
     /// Edges completion callbacks or factories were seen to make from this
     /// registration's instances (for the picture; not part of resolution).
     public struct ObservedEdge: Hashable, Sendable {
@@ -580,120 +559,4 @@ public final class Registration: @unchecked Sendable {
             if !rare.observed.contains(edge) { rare.observed.add(edge) }
         }
     }
-}
-
-/// One published singleton. Graphs load the instance through a weak reference
-/// written only in `init`, so a reset racing with a hit is safe: the hit gets a
-/// strong reference or nil, never an instance already being destroyed. Loans
-/// (`SingletonLoan`) take no reference at all. Slots are freed with their registration.
-@usableFromInline
-final class SingletonSlot: @unchecked Sendable {
-    private let weak: WeakRef
-    private var strong: Instance?
-    /// The instance, unretained, for loans.
-    @usableFromInline let unretained: Ref<Instance>
-    /// The instance's pointer, for comparisons that must not touch the instance (`SingletonLoan.pointer`).
-    @usableFromInline let pointer: UnsafeMutableRawPointer
-    /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
-    @usableFromInline let lent = Atomic<Bool>(false)
-    /// When it was published (its container's `nextSequence`).
-    let sequence: UInt64
-    /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
-    let lendable: Bool
-
-    init(_ instance: Instance, lendable: Bool = true, sequence: UInt64) {
-        self.lendable = lendable
-        self.sequence = sequence
-        weak = instance.weakRef
-        strong = instance
-        unretained = .init(unretained: instance)
-        pointer = instance.pointer
-    }
-
-    deinit { letGoOfSplit() }  // a slot freed holding its instance (`takeStrong` never ran)
-
-    /// The instance, retained, unless it is gone.
-    var instance: Instance? { weak.upgrade() }
-    /// `instance`, the caller's reference as is.
-    var retained: Ref<Instance>? { weak.upgradeRetained() }
-
-    /// Read after `SlotBridge.unpublishBarrier` (which orders it).
-    var isLent: Bool { lent.load(ordering: .relaxed) }
-
-    /// Before the loan is recorded, so the lender's barrier orders it too.
-    @inlinable @inline(__always)
-    func markLent() {
-        if !lent.load(ordering: .relaxed) { lent.store(true, ordering: .relaxed) }
-    }
-
-    /// Hands the cache's strong reference to the caller (under the registration's lock).
-    func takeStrong() -> Instance? {
-        defer { strong = nil }
-        letGoOfSplit()
-        return strong
-    }
-
-    /// The instance with one split reference for an edge: counted on the calling
-    /// CPU's line of the instance's split count (`WeakRef.openSplitCount`) instead of
-    /// the instance's reference count, which every resolve's graph would write.
-    /// Nil once the slot let go, or for a request's value (`lendable` false: shared
-    /// by few resolves, not worth a count of its own).
-    @inline(__always)
-    func splitReference() -> Ref<Instance>? {
-        guard lendable, let split = weak.openSplitCount(), split.tryAcquire() else { return nil }
-        return unretained
-    }
-
-    /// The slot lets go: from now on edges take ordinary references. While split
-    /// references remain, they hold one reference between them, kept here and
-    /// released by the last of them (`SplitEdge.release`).
-    private func letGoOfSplit() {
-        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Ref(retaining: strong) }
-    }
-}
-
-/// A published singleton handed out without a retain, so hits on one singleton
-/// from many threads write no shared cache line. The borrower takes `lend()`,
-/// records the loan where `SlotBridge.recall` can find it (a handle), issues the
-/// barrier that pairs with `SlotBridge.unpublishBarrier` (a full fence, or the
-/// light side of an asymmetric one), then calls `confirm()`. True: the
-/// singleton was still published after the loan was recorded, so whoever
-/// unpublishes it sees the loan (after its barrier) and hands the lent instance
-/// to `SlotBridge.recall` before dropping its own reference. False: the
-/// borrower withdraws the loan and resolves the ordinary way.
-public struct SingletonLoan {
-    /// Unretained: the registration outlives every loan of its singletons.
-    @usableFromInline let registration: Ref<Registration>
-    @usableFromInline let address: UInt
-
-    @usableFromInline init(registration: Ref<Registration>, address: UInt) {
-        self.registration = registration
-        self.address = address
-    }
-
-    @inlinable @inline(__always)
-    public func lend() -> Ref<Instance> {
-        Ref<SingletonSlot>(word: address)!.borrow { slot in
-            slot.markLent()
-            return slot.unretained
-        }
-    }
-
-    @inlinable @inline(__always)
-    public func confirm() -> Bool { registration.borrow { $0.stillPublished(address) } }
-
-    /// The singleton's instance pointer, read from its slot without a loan: safe
-    /// to compare, never to dereference (the instance may be gone already).
-    @inlinable @inline(__always)
-    public var pointer: UnsafeMutableRawPointer {
-        Ref<SingletonSlot>(word: address)!.borrow { $0.pointer }
-    }
-}
-
-/// An instance a cache let go of; `Container.drop` has its loans taken over,
-/// if it was a lent singleton, then releases it (outside locks), last-made first.
-struct Dropped {
-    let instance: Instance
-    let slot: SingletonSlot?
-    let sequence: UInt64
 }
