@@ -102,9 +102,7 @@ public final class Container: @unchecked Sendable {
     /// This container's `Children`, made now if it had none; unretained (it lives as long as this
     /// container): its reference count is a word every thread's requests would write.
     var children: Ref<Children> {
-        if let made = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
-            return Ref<Children>(opaque: made)
-        }
+        if let made = Ref<Children>(word: childrenAddress.load(ordering: .acquiring)) { return made }
         return madeChildren()
     }
 
@@ -124,7 +122,7 @@ public final class Container: @unchecked Sendable {
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
-        UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)).map { Ref<Children>(opaque: $0).object }
+        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.object
     }
 
     /// Strict mode: resolves refuse to let a singleton registered here hold a
@@ -139,9 +137,7 @@ public final class Container: @unchecked Sendable {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
         if !isClosed, let parent { parent.children.borrow { $0.withStripe(stripe) { $0.forget(self) } } }
         dropSpareChild()
-        if let children = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
-            Ref<Children>(opaque: children).release()
-        }
+        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.release()
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
             forEachAncestor { a in

@@ -21,9 +21,7 @@ enum DefaultSpecs {
         let id = Int(key.id)
         guard id >> pageBits < maxPages else { return nil }
         let slot = page(id >> pageBits) + (id & (1 << pageBits - 1))
-        if let existing = UnsafeRawPointer(bitPattern: slot.pointee.load(ordering: .acquiring)) {
-            return .init(opaque: existing)
-        }
+        if let existing = Ref<InstanceSpec>(word: slot.pointee.load(ordering: .acquiring)) { return existing }
         let made = Ref(retaining: InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
         let (exchanged, found) = slot.pointee.compareExchange(expected: 0, desired: made.word,
                                                               ordering: .acquiringAndReleasing)

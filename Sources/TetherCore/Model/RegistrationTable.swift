@@ -154,7 +154,7 @@ final class RegistrationTable: @unchecked Sendable {
         UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
         if let spares {
             for i in 0..<Self.smallKeys {
-                if let address = UnsafeRawPointer(bitPattern: spares[i].load(ordering: .acquiring)) { Ref<Registration>(opaque: address).release() }
+                Ref<Registration>(word: spares[i].load(ordering: .acquiring))?.release()
             }
             spares.deallocate()
         }
