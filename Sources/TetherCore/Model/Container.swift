@@ -118,7 +118,7 @@ public final class Container: @unchecked Sendable {
 
     /// The parent, unretained (a child keeps its parent): for what each request's child does with
     /// it, which must not write the parent's reference count.
-    public var unretainedParent: Ref<Container>? { parent.map { Ref(unretained: $0) } }
+    package var unretainedParent: Ref<Container>? { parent.map { Ref(unretained: $0) } }
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
@@ -427,7 +427,7 @@ public final class Container: @unchecked Sendable {
     /// The registration a resolve of `key` from here uses, unretained (it lives
     /// as long as this container), for `resolveRetained(_:arguments:)`.
     @inlinable @inline(__always)
-    public func registrationToResolve(_ key: Key) -> Ref<Registration>? {
+    package func registrationToResolve(_ key: Key) -> Ref<Registration>? {
         table.get(key) ?? inheritedRegistration(for: key)
     }
 
@@ -482,7 +482,7 @@ public final class Container: @unchecked Sendable {
 
     /// `resolve`, handing over the caller's reference without a retain and release
     /// on the way (an embedding layer stores it as is).
-    public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
+    package func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
         guard let registration = unretainedRegistration(for: key) else {
             throw TetherError.notRegistered(key)
@@ -491,7 +491,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// `resolveRetained(_:arguments:)` of the registration `registrationToResolve` found.
-    public func resolveRetained(_ registration: Ref<Registration>,
+    package func resolveRetained(_ registration: Ref<Registration>,
                                 arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
         if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.object) }
