@@ -392,7 +392,7 @@ final class Graph {
     private func bindAwaiting(_ registration: Ref<Registration>, _ instance: Ref<Instance>) {
         var i = 0
         while i < awaitingCells.count {
-            guard awaitingCells[i].registration.opaque == registration.opaque else { i += 1; continue }
+            guard awaitingCells[i].registration === registration else { i += 1; continue }
             let cell = awaitingCells.remove(at: i).cell
             cell.bind(to: instance.object)
         }
@@ -483,7 +483,7 @@ final class Graph {
             throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
-        if !outer.isEmpty, let i = outer.firstIndex(where: { $0.opaque == registration.opaque }) {
+        if !outer.isEmpty, let i = outer.firstIndex(where: { $0 === registration }) {
             throw Reentry.cycle(key, outer: outer[i...], path: path)
         }
         let scope = spec.borrow { $0.scope }

@@ -26,7 +26,7 @@ enum Reentry {
     static func othersConstruct(_ thread: ThreadState, besides graph: Graph) -> Bool {
         if thread.planProgress.pointee.plan != nil || !thread.replaying.isEmpty { return true }
         if thread.graph !== graph && thread.graph.isConstructing { return true }
-        for nested in thread.nestedGraphs where nested.opaque != Ref(unretained: graph).opaque {
+        for nested in thread.nestedGraphs where !(nested === Ref(unretained: graph)) {
             if nested.borrow({ $0.isConstructing }) { return true }
         }
         return false
