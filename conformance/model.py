@@ -33,6 +33,12 @@ from typing import Any, Optional
 
 RUNTIME = ("i64", "f64", "str", "ptr")
 OK = "OK"
+# Ops a scenario's factories and callbacks may run outside threads steps; past it an op list ends
+# with "; budget" (Tests/conformance/runner.c: OP_BUDGET). Generated scenarios can chain callbacks
+# exponentially; hand-written ones never reach it.
+OP_BUDGET = 512
+# The runners keep a scenario's first MAX_TRACE lines (Tests/conformance/runner.c: MAX_TRACE).
+MAX_TRACE = 512
 
 
 class Fail(Exception):
@@ -187,6 +193,7 @@ class World:
         self.graphs: list[Graph] = []                # open graphs of this thread, outermost first
         self.running: list[Reg] = []                 # factories on this thread's stack
         self.counting: Optional[dict[str, int]] = None   # in a threads step: events counted, not traced
+        self.ops_run = 0                             # factory and callback ops run (OP_BUDGET)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -492,6 +499,10 @@ class World:
                 owner: Optional[Obj]) -> str:
         text = ""
         for op in ops:
+            if self.counting is None:
+                self.ops_run += 1
+                if self.ops_run > OP_BUDGET:
+                    return text + "; budget"
             kind = next(k for k in ("get", "weak", "resolve", "call") if k in op)
             arg = op[kind]
             status = OK
@@ -1079,7 +1090,7 @@ def model_trace(scenario: dict[str, Any], setups: dict[str, list[dict[str, Any]]
     for s in scenario["steps"]:
         w.step(s)
     w.finish()
-    return w.trace
+    return w.trace[:MAX_TRACE]
 
 
 # ---- command line -------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 #   perl -0777 -pi tools/unmanaged_to_ref.pl FILE.swift ...
 # The mechanical step of commit "Runtime/Ref.swift"; rerun it on a merged file whose other side
 # still wrote Unmanaged (take that side, then rerun: the result compiles as the rest does).
-# Not on Runtime/Ref.swift itself (the one file that wraps Unmanaged).
+# Not on Runtime/Ref.swift itself (the one file that wraps Unmanaged), nor on Tests/TetherCoreTests/RefTests.swift
+# (it checks `word` against the raw address on purpose).
 # Balanced parentheses
 our $bal; $bal = qr/(?:[^()]++|\((??{$bal})\))*+/;
 our $gen = qr/<[A-Za-z_.]+>/;

@@ -4,7 +4,9 @@
  * elsewhere; children whose registrations differ in shape (scope, params) get
  * what each declares; a failure in a child's factory destroys what the resolve
  * made, once; a child freed before or after its instances lets go of them once,
- * dependents first; children made and freed on four threads at once. Run plain, with
+ * dependents first; a reused child's value with its own destructor and context; more
+ * container-scoped instances in one child than its cache searches in order; children made and
+ * freed on four threads at once. Run plain, with
  * TETHER_NO_PLANS=1 and under ASan (make test), and under TSan (make test-c-tsan). */
 #include <pthread.h>
 #include <stdint.h>
@@ -399,6 +401,88 @@ static void a_reused_childs_registration_starts_new(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A reused child's value fills the previous request's value spec in place: each request's value
+ * gets its own destructor and context (or none), the previous one's never runs again; a value
+ * provided again in the same child replaces the first, which is destroyed once, with its own. */
+static void a_reused_childs_value_takes_its_own_destructor_and_context(void) {
+    tether_container *root = new_container();
+    kind first = {"first", 0, 0}, second = {"second", 0, 0}, bare = {"bare", 0, 0};
+    for (int i = 0; i < 6; i++) {
+        tether_container *child = new_container_in(root);
+        kind *k = i % 3 == 0 ? &first : i % 3 == 1 ? &bare : &second;
+        node *v = node_new(k, NULL, NULL);
+        CHECK_OK(tether_provide_value(child, "Value", v, k == &bare ? NULL : drop_logged, k == &bare ? NULL : k));
+        tether_ref *r = NULL;
+        CHECK(resolve(child, "Value", &r) == v);
+        if (r) CHECK_OK(tether_ref_release(r));
+        CHECK_OK(tether_container_free(child));
+        if (k == &bare) { CHECK(bare.dropped == 0); free(v); }  /* no destructor: still ours */
+        CHECK(first.dropped == (i + 3) / 3 && second.dropped == (i + 1) / 3);
+    }
+    tether_container *child = new_container_in(root);
+    node *a = node_new(&first, NULL, NULL), *b = node_new(&second, NULL, NULL);
+    CHECK_OK(tether_provide_value(child, "Value", a, drop_logged, &first));
+    CHECK_OK(tether_provide_value(child, "Value", b, drop_logged, &second));
+    CHECK(first.dropped == 3 && second.dropped == 2);  /* the replaced value, with its own context */
+    tether_ref *r = NULL;
+    CHECK(resolve(child, "Value", &r) == b);
+    if (r) CHECK_OK(tether_ref_release(r));
+    CHECK_OK(tether_container_free(child));
+    CHECK(first.dropped == 3 && second.dropped == 3);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* More container-scoped instances in one child than its cache searches in order (16): each is
+ * made once per child, a reset makes them again, and the child lets go of them last made first. */
+#define SCOPED_KEYS 24
+static int scoped_order[2 * SCOPED_KEYS], nscoped_order;
+static kind scoped_kinds[SCOPED_KEYS];
+static void drop_scoped(void *instance, void *context) {
+    kind *k = context;
+    if (nscoped_order < 2 * SCOPED_KEYS) scoped_order[nscoped_order++] = (int)(k - scoped_kinds);
+    k->dropped++;
+    free(instance);
+}
+static void many_container_scoped_instances_in_one_child(void) {
+    tether_container *root = new_container();
+    static char keys[SCOPED_KEYS][16];
+    for (int i = 0; i < SCOPED_KEYS; i++) {
+        snprintf(keys[i], sizeof keys[i], "S%d", i);
+        scoped_kinds[i] = (kind){keys[i], 0, 0};
+        reg_node(root, keys[i], &scoped_kinds[i], TETHER_SCOPE_CONTAINER, NULL, NULL, drop_scoped);
+    }
+    for (int round = 0; round < 2; round++) {
+        tether_container *child = new_container_in(root);
+        nscoped_order = 0;
+        node *made[SCOPED_KEYS];
+        for (int i = 0; i < SCOPED_KEYS; i++) {
+            tether_ref *r = NULL;
+            made[i] = resolve(child, keys[i], &r);
+            if (r) CHECK_OK(tether_ref_release(r));
+        }
+        for (int i = SCOPED_KEYS - 1; i >= 0; i--) {  /* found again, whatever the order */
+            tether_ref *r = NULL;
+            CHECK(resolve(child, keys[i], &r) == made[i]);
+            if (r) CHECK_OK(tether_ref_release(r));
+            CHECK(scoped_kinds[i].made == round + 1);  /* once per child */
+        }
+        if (round == 1) {  /* a reset lets go of them (last made first) and the next resolves make them again */
+            CHECK_OK(tether_reset(child, TETHER_SCOPE_CONTAINER));
+            CHECK(nscoped_order == SCOPED_KEYS);
+            tether_ref *r = NULL;
+            CHECK(resolve(child, keys[SCOPED_KEYS - 1], &r) != NULL && scoped_kinds[SCOPED_KEYS - 1].made == round + 2);
+            if (r) CHECK_OK(tether_ref_release(r));
+        }
+        CHECK_OK(tether_container_free(child));
+        int expected = 0, n = 0;
+        for (int i = SCOPED_KEYS - 1; i >= 0; i--) if (scoped_order[n++] != i) expected = 1;
+        CHECK(expected == 0);
+        CHECK(nscoped_order == SCOPED_KEYS + round);
+    }
+    for (int i = 0; i < SCOPED_KEYS; i++) CHECK(scoped_kinds[i].made == scoped_kinds[i].dropped);
+    CHECK_OK(tether_container_free(root));
+}
+
 /* Four threads make, use and free children of one root, each with its own Request (half of
  * them with a destructor): children and their registrations are kept and reused by whichever
  * thread frees and makes the next one; every Request a destructor was set for is destroyed once,
@@ -461,6 +545,8 @@ int main(void) {
     RUN(a_child_freed_before_or_after_its_instances);
     RUN(a_freed_child_releases_its_singleton);
     RUN(a_reused_childs_registration_starts_new);
+    RUN(a_reused_childs_value_takes_its_own_destructor_and_context);
+    RUN(many_container_scoped_instances_in_one_child);
     RUN(per_request_children_on_four_threads);
     return harness_finish();
 }

@@ -18,6 +18,10 @@
 #define PATH_BASE "c"
 #endif
 
+/* Ops a scenario's factories and callbacks may run, outside threads steps: past it each op list
+ * ends with "; budget" (the model does the same). Generated scenarios can chain callbacks whose
+ * ops build more callbacks exponentially; the budget keeps them finite, hand-written ones never reach it. */
+enum { OP_BUDGET = 512 };
 enum { MAX_FIELDS = 16, MAX_SLOTS = 12, MAX_INPUTS = 32, MAX_OPS = 8, MAX_CBS = 6, MAX_TRACE = 512 };
 
 /* ---- lines and fields ------------------------------------------------------------------ */
@@ -84,6 +88,7 @@ static struct {
     struct { char ev[64]; int n; } counts[64]; int ncounts;
     struct { char key[48]; char names[1024][48]; int n; } seen[8]; int nseen;
     struct obj *live[4096]; int nlive;    /* objects made and not dropped yet */
+    int ops_run;                           /* factory and callback ops run (OP_BUDGET) */
 } S;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -260,6 +265,10 @@ static input *add_input(obj *o, input in) {
 static tether_status run_ops(const op *ops, int nops, tether_resolver *r, obj *o, char *text, size_t size) {
     for (int i = 0; i < nops; i++) {
         const op *p = &ops[i];
+        if (!S.counting && ++S.ops_run > OP_BUDGET) {
+            append(text, size, "; budget");
+            return TETHER_OK;
+        }
         tether_status st = TETHER_OK;
         if (strcmp(p->kind, "get") == 0) {
             void *got = NULL;
@@ -913,7 +922,7 @@ static void clear(void) {
         free(g->key); free(g->in); free(g->fail); free(g->fail_when);
         free(g);
     }
-    S.ntrace = S.nmade = S.ndropped = S.nflags = S.nserial = S.nvars = S.nlive = 0;
+    S.ntrace = S.nmade = S.ndropped = S.nflags = S.nserial = S.nvars = S.nlive = S.ops_run = 0;
     memset(S.serial, 0, sizeof S.serial);
 }
 

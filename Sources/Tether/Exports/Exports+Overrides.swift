@@ -4,7 +4,8 @@ import TetherCore
 public func tether_override(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
                             _ drop: CDropFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let (container, key, instance, destructor) = try valueArguments(c, key, instance, drop, "tether_override")
+        let (container, key, instance) = try valueArguments(c, key, instance, "tether_override")
+        let destructor: Destructor? = drop.map { drop in { instance, context in drop(instance, context) } }
         try container.overrideValue(key, instance, context: context, destructor: destructor)
     }
 }

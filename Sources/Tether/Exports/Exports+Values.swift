@@ -14,18 +14,18 @@ public func tether_declare_value(_ c: OpaquePointer?, _ key: UnsafePointer<CChar
 public func tether_provide_value(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
                                  _ drop: CDropFn?, _ context: UnsafeMutableRawPointer?) -> Int32 {
     abiCall { () throws(TetherError) in
-        let (container, key, instance, destructor) = try valueArguments(c, key, instance, drop, "tether_provide_value")
-        let replaced = try container.provideValue(key, instance, context: context, destructor: destructor).replaced
+        let (container, key, instance) = try valueArguments(c, key, instance, "tether_provide_value")
+        // The C destructor as is (no closure around it): a request's child reuses its old value's spec.
+        let replaced = try container.provideValue(key, instance, context: context, cDestructor: drop).replaced
         if let replaced { retireHandle(of: replaced) }
     }
 }
 
 /// The arguments of a call giving `c` an instance for `key` (tether_provide_value, tether_override), checked.
-func valueArguments(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?, _ drop: CDropFn?,
-                    _ function: StaticString) throws(TetherError) -> (Container, Key, UnsafeMutableRawPointer, Destructor?) {
+func valueArguments(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
+                    _ function: StaticString) throws(TetherError) -> (Container, Key, UnsafeMutableRawPointer) {
     let container = try Handles.containers.get(c, function)
     let key = try keyArgument(key, function)
     guard let instance else { throw invalid(function, "the instance for \(key.quoted) is NULL") }
-    let destructor: Destructor? = drop.map { drop in { instance, context in drop(instance, context) } }
-    return (container, key, instance, destructor)
+    return (container, key, instance)
 }

@@ -21,7 +21,7 @@ public final class Container: @unchecked Sendable {
         var detached: [Registration] = []
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration.
-        var scoped: [ObjectIdentifier: ScopedEntry] = [:]
+        var scoped = ScopedEntries()
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
@@ -588,7 +588,7 @@ public final class Container: @unchecked Sendable {
 
     /// The container-scoped instance of `registration` resolves from here made, if any.
     func scopedInstance(of registration: Registration) -> Instance? {
-        state.withLock { $0.scoped[ObjectIdentifier(registration)]?.instance }
+        state.withLock { $0.scoped.instance(of: registration) }
     }
 
     /// Caches `instance`, made by a graph resolved from here; false (not cached)
@@ -601,12 +601,13 @@ public final class Container: @unchecked Sendable {
         // A retired one's entry is harmless: resolves find the registration that replaced it,
         // and the entry goes with this container's other caches when it closes.
         if registration.container === self, !registration.isLive { return false }
-        return state.withLock { s in
-            guard !s.isClosed else { return false }
-            s.scoped[ObjectIdentifier(registration)] = ScopedEntry(registration: .init(unretained: registration), instance: instance,
-                                                                   sequence: nextSequence())
-            return true
+        // A replaced entry is let go of after the lock is (its instance may be the last reference).
+        let (cached, replaced) = state.withLock { s -> (Bool, ScopedEntry?) in
+            guard !s.isClosed else { return (false, nil) }
+            return (true, s.scoped.set(ScopedEntry(registration: .init(unretained: registration), instance: instance, sequence: nextSequence())))
         }
+        _ = consume replaced
+        return cached
     }
 
     /// Takes `pointer`, made by `key`'s container-scoped registration's factory for this
@@ -642,10 +643,7 @@ public final class Container: @unchecked Sendable {
     /// `takeScoped` under the state lock.
     private static func takeScoped(_ s: inout State, _ matching: (Registration) -> Bool) -> [Dropped] {
         var taken: [Dropped] = []
-        for (id, entry) in s.scoped where entry.registration.borrow({ matching($0) }) {
-            taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
-            s.scoped[id] = nil
-        }
+        s.scoped.take(matching, into: &taken)
         return taken
     }
 
@@ -681,7 +679,11 @@ public final class Container: @unchecked Sendable {
             tracer = s.tracer
             closed.store(true, ordering: .releasing)
             configurationChanged()
-            if !s.scoped.isEmpty { dropped = Self.takeScoped(&s) { _ in true } }
+            if !s.scoped.isEmpty {
+                // One array for the scoped instances and what the registrations let go of (a value each, say).
+                dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+                s.scoped.take({ _ in true }, into: &dropped)
+            }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
             if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
             return nil

@@ -42,8 +42,8 @@ public final class Registration: @unchecked Sendable {
     /// The current spec, retained (released by `install` or deinit), read
     /// unretained by lock-free readers.
     private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `rare.kept` holds every slot as
-    /// long as the registration, so a reader never sees one freed).
+    /// The current singleton slot, or 0 (unretained; `firstSlot` and `rare.kept` hold every
+    /// slot as long as the registration, so a reader never sees one freed).
     @usableFromInline let singletonAddress = Atomic<UInt>(0)
     /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
     /// holds every one), or 0 until the first (Registration+Plans.swift).
@@ -91,6 +91,9 @@ public final class Registration: @unchecked Sendable {
     /// than in `rare`: a context set right after registering (a registration made
     /// per request) then makes no `Rare`. Written under `lock`; in the object.
     private var firstReplacedSpec: UInt = 0
+    /// The first singleton slot published (retained, or 0), kept here rather than in `rare`
+    /// for the same reason: a request's value (published once) then makes no `Rare`. Under `lock`.
+    private var firstSlot: UInt = 0
     /// Whether its published singleton may be lent (`SingletonLoan`): not a value a
     /// child container provides (a request's), whose unpublishing at the child's free
     /// then needs no heavy barrier (`Container.drop`). Written before the registration is visible.
@@ -168,7 +171,7 @@ public final class Registration: @unchecked Sendable {
     /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        (rareAddress.load(ordering: .relaxed) == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
+        (rareAddress.load(ordering: .relaxed) == 0 && firstSlot == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
             && singletonAddress.load(ordering: .relaxed) == 0 && !specReference.borrow { $0.holdsObject }
     }
 
@@ -177,6 +180,7 @@ public final class Registration: @unchecked Sendable {
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
         Ref<Rare>(word: rareAddress.exchange(0, ordering: .relaxed))?.release()
+        releaseFirstSlot()
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
@@ -184,7 +188,14 @@ public final class Registration: @unchecked Sendable {
         return self
     }
 
+    /// Lets go of `firstSlot`, which nothing reads any more (deinit, `revived`).
+    private func releaseFirstSlot() {
+        Ref<SingletonSlot>(word: firstSlot)?.release()
+        firstSlot = 0
+    }
+
     deinit {
+        releaseFirstSlot()
         releaseSpecs()
         withRare { Ref(unretained: $0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
@@ -299,6 +310,18 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
+    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor;
+    /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
+    func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
+        installChanged { spec in
+            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
+                spareSpec = 0
+                return old.take().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
+            }
+            return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
+        }
+    }
+
     /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).
     func setSpec(_ change: (InstanceSpec) -> InstanceSpec) { installChanged(change) }
 
@@ -360,7 +383,7 @@ public final class Registration: @unchecked Sendable {
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
-                rareForWriting.kept.append(slot!)
+                if firstSlot == 0 { firstSlot = Ref(retaining: slot!).word } else { rareForWriting.kept.append(slot!) }
                 singletonAddress.store(Ref(unretained: slot!).word, ordering: .releasing)
             case .weak:
                 let rare = rareForWriting

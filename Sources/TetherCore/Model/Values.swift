@@ -51,18 +51,35 @@ extension Container {
             try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         }
     }
+
+    /// `provideValue` with a C destructor (`CDestructor`: no closure is made around it), so a
+    /// request's child kept for the next request fills its old value's spec in place
+    /// (`Registration.setValueSpec`): a request's value then allocates its instance only.
+    @discardableResult @_disfavoredOverload
+    public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
+                             cDestructor: CDestructor?) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+        guard !isClosed else { throw TetherError.containerFreed }  // as above
+        return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
+            try registration.holdValue(pointer) { $0.setValueSpec(context: context, cDestructor: cDestructor) }
+        }
+    }
 }
 
 extension Registration {
     /// Makes this new registration (of a `ValueFactory`) hold `pointer` as its cached instance.
     func holdValue(_ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?, destructor: Destructor?,
                    defersDrop: Bool) throws(TetherError) {
+        try holdValue(pointer) { $0.setSpec { $0.with(scope: .singleton, context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) } }
+    }
+
+    /// `holdValue`, its spec installed by `installSpec` (a singleton's, with the context and destructor).
+    func holdValue(_ pointer: UnsafeMutableRawPointer, installSpec: (Registration) -> Void) throws(TetherError) {
         try Registration.check(params, scope: .singleton, key: key)
         // A request's value (in a child) is resolved as a dependency, rarely by key from many
         // threads: not lent, its child's free takes no barrier (`Container.drop`).
         if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
         // One spec with the scope and the context (not yet visible: nothing cached to clear).
-        setSpec { $0.with(scope: .singleton, context: .some(context), destructor: .some(destructor), defersDrop: defersDrop) }
+        installSpec(self)
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
         SharedCache.publish(self, instance.object, in: nil)

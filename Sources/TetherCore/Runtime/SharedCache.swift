@@ -77,6 +77,22 @@ final class SharedCache: @unchecked Sendable {
         }
     }
 
+    /// A stripe's cells: the shared instances under creation whose key falls in the stripe, a few
+    /// at a time, so a list searched in order (no hashing; its storage kept between creations).
+    struct CellList {
+        private var cells: [Cell] = []
+        subscript(key: CellKey) -> Cell? { cells.first { $0.key == key } }
+        mutating func insert(_ cell: Cell) { cells.append(cell) }
+        /// Removes `cell` if the list holds it (not another cell of its key).
+        mutating func remove(_ cell: Cell) {
+            guard let i = cells.firstIndex(where: { $0 === cell }) else { return }
+            cells.swapAt(i, cells.count - 1)
+            cells.removeLast()
+        }
+        /// Removes the cells for which `forget` is true.
+        mutating func removeAll(where forget: (Cell) -> Bool) { cells.removeAll(where: forget) }
+    }
+
     /// A slice of the table: its cells, its mutex and the condition waiters wait on.
     /// Each stripe's words stay off other stripes' cache lines: its mutex and condition in one
     /// block of two lines of their own, its object padded past a line (a request's container-scoped
@@ -87,7 +103,7 @@ final class SharedCache: @unchecked Sendable {
         private static let blocksUsed = Atomic<Int>(0)
         let mutex: UnsafeMutablePointer<pthread_mutex_t>
         let changed: UnsafeMutablePointer<pthread_cond_t>
-        var cells: [CellKey: Cell] = [:]
+        var cells = CellList()
         private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
         init() {
@@ -163,7 +179,7 @@ final class SharedCache: @unchecked Sendable {
             pthread_mutex_lock(stripe.mutex)
             guard let held = stripe.cells[key] else {
                 let cell = Cell(key: key, owner: thread, name: registration.key)
-                stripe.cells[key] = cell
+                stripe.cells.insert(cell)
                 pthread_mutex_unlock(stripe.mutex)
                 // Published and let go of between the look above and the claim.
                 if let hit = Self.cached(registration, scope, in: container) {
@@ -219,7 +235,7 @@ final class SharedCache: @unchecked Sendable {
     func release(_ cell: Cell) {
         let stripe = stripe(cell.key)
         pthread_mutex_lock(stripe.mutex)
-        if stripe.cells[cell.key] === cell { stripe.cells[cell.key] = nil }
+        stripe.cells.remove(cell)
         cell.released.store(true, ordering: .sequentiallyConsistent)
         if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
         pthread_mutex_unlock(stripe.mutex)
@@ -326,9 +342,10 @@ final class SharedCache: @unchecked Sendable {
         let me = pthread_self()
         for stripe in stripes {
             stripe.initialize()
-            for (key, cell) in stripe.cells where pthread_equal(cell.ownerThread, me) == 0 {
+            stripe.cells.removeAll { cell in
+                guard pthread_equal(cell.ownerThread, me) == 0 else { return false }
                 cell.released.store(true, ordering: .relaxed)
-                stripe.cells[key] = nil
+                return true
             }
         }
     }
