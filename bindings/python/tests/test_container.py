@@ -262,3 +262,46 @@ def test_resolver_get_from_a_python_callback_returns_the_graph_instance(c):
     c.register(Logger)
     c.register(Repository, on_complete=lambda r, repo: setattr(repo, "same", r.get(Logger) is repo.log))
     assert c.resolve(Repository).same
+
+
+def test_containers_keep_their_state_in_slots_never_an_instance_dict():
+    """Every container's state is in slots: an instance dict (past the ~29 attribute names CPython
+    shares among a class's instances, or once read) would put every attribute read and write of a
+    child per request on CPython's generic paths. Roots, children per request (with values: the
+    second one made from the first's template), and a child that made its C container alike."""
+    import weakref
+
+    class Request:
+        pass
+
+    root = tether.Container()
+    root.register(Logger, scope=Scope.SINGLETON)
+    root.register(Repository)
+    root.register_value(Request)
+    made = [root]
+    for n in range(3):
+        with tether.Container(root) as child:
+            assert child.resolve(Repository).log is root.resolve(Logger)
+            made.append(child)
+        request = Request()
+        with tether.Container(root, values={Request: request}) as child:
+            assert child.resolve(Repository).log is root.resolve(Logger)
+            assert child.resolve(Request) is request
+            made.append(child)
+    with tether.Container(root) as child:
+        child.register(Service, deps=[Repository, Logger])
+        assert child.resolve(Service).repo.log is root.resolve(Logger)
+        made.append(child)
+    for container in made:
+        assert not hasattr(container, "__dict__"), container
+    assert weakref.ref(root)() is root  # (plans hold their container weakly)
+
+    class Subclass(tether.Container):  # a subclass may keep its own attributes (it has a dict)
+        pass
+
+    sub = Subclass()
+    sub.note = "kept"
+    sub.register(Logger)
+    assert isinstance(sub.resolve(Logger), Logger) and sub.note == "kept"
+    sub.close()
+    root.close()

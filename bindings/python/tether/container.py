@@ -39,9 +39,8 @@ _ZERO = c_size_t(0)
 _MATERIALIZING = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
-#: The state a child with values and no C container takes from its parent's template (see Container.__init__)
-_TEMPLATE = ("_api", "_parent", "_closed", "_strict", "_word", "_parent_words", "_hit_word", "_hit_view",
-             "_created_word", "_lookups", "_hot_resolve", "_gil_collect", "_ref_release")
+#: A container's templates before its first child with registrations kept one (see Container._prepared_again)
+_NO_TEMPLATES: tuple[int, dict[Any, Any]] = (-1, {})
 #: A template's read-only empty mapping (see Container._as_template)
 _NONE_YET = types.MappingProxyType({})
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -65,9 +64,6 @@ _SLOW = executor.SLOW
 #: any real configuration, so no described plan is valid against it.
 _NO_VERSION = c_size_t(2**64 - 1)
 _NO_VIEW = memoryview((c_size_t * 1)(2**64 - 1)).cast("B").cast("N")
-#: What a child with values and no C container becomes when it closes (see Container._close)
-_CLOSED_CHILD = {"_vals": None, "_scoped": None, "_closed": True, "_word": _NO_VERSION, "_parent_words": (),
-                 "_hit_word": _NO_VERSION, "_hit_view": _NO_VIEW}
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
 #: A lookup entry: (cell, word, token, builder, (interned id, WEAK/SINGLETON registration or None)).
 #: With a cell, a singleton the library answered as published (a held resolve): the registration's
@@ -170,52 +166,70 @@ class Container:
     for C code that registers into or resolves from the same container.
     """
 
-    # Values provided here that the library has not been given yet (see _resolve): by key id, and
-    # as (key, object) pairs for when this child gets a C container; None once it has one. Class
-    # defaults, set per instance only with values: an instance dict of many more keys costs every
-    # new container (CPython shares the keys of at most about 30)
-    _vals: dict[int, Any] | None = None
-    _pending_values: Sequence[tuple[bytes, Any]] = ()
-    # Until set otherwise: no C container yet (a child's: see _materialize), no children, no trace hook
-    _handle: int | None = None
-    _handle_arg: c_void_p | None = None
-    _lookups_generation = -1
-    _children = 0
-    _close_when_childless = False
-    _traced = False
-    _closed = True  # (until __init__ got far enough for close to make sense)
-    # What its children with values and no C container start as (see __init__); None until the
-    # first one was made the long way, and again once this container closes
-    _child_template: dict[str, Any] | None = None
-    # WEAK registrations whose object the library answered from here, with the hit word's value read
-    # before that resolve (see _resolve_weak); made when first needed
-    _weak_seen: dict[Registration, tuple[Callable[[], Any], int]] | None = None
-    # The prepared plans of this container's children with registrations of their own, as
-    # templates, by key id and plan identity, and the configuration they were described under
-    # (see _prepared_again); set per instance when first kept
-    _templates: tuple[int, dict[tuple[int, Any], executor.Prepared]] = (-1, {})
-    # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
-    _resolved_once: set[object] | None = None
-    # A child with values and no C container: the container-scoped instances plans made for it, as
-    # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
-    # close runs the teardowns, last made first; its C container adopts them when made (_publish, _materialize)
-    _scoped: executor.Made | None = None
-    # ...the key ids whose instance an aresolve of it is making now, and who waits (see _claim)
-    _making: dict[int, Any] | None = None
-    # ...instances its C container refused to adopt (re-registered meanwhile): torn down at its close
-    _unadopted: list[Any] | None = None
-    # Per overridden key, the Python registrations its overrides displaced (see override)
-    _overrides: dict[bytes, list[Registration | None]] | None = None
-    # Per decorated key, its Python registrations the library moved under decorators (see decorate)
-    _decorated: dict[bytes, list[Registration]] | None = None
+    # Every attribute a slot: CPython keeps the names of a class's instances in keys they share only
+    # up to about 30 names, and an instance past them (or whose __dict__ was read) takes the generic
+    # attribute paths for every read and write after (a child per request: 1.5x its cost). Set in
+    # __init__; what each holds:
+    __slots__ = (
+        "__weakref__",  # (plans hold their container weakly: see executor)
+        "_api", "_parent", "_regs", "_trace_hooks", "_closed", "_strict",
+        # Values provided here that the library has not been given yet (see _resolve): by key id, and
+        # as (key, object) pairs for when this child gets a C container; None / () once it has one
+        "_vals", "_pending_values",
+        # The C container (None: a child's, none yet: see _materialize), as an int and a ctypes argument
+        "_handle", "_handle_arg",
+        # Per key, the entry resolve reads (see Entry), the replay builders taking runtime arguments
+        # (see _resolve_args), and the generation they were looked up in
+        "_lookups", "_arg_builds", "_lookups_generation",
+        # Open children; whether the last one to close closes this; a trace hook set
+        "_children", "_close_when_childless", "_traced",
+        # The version words replays check (see _materialize), the hit word, what was created here
+        "_word", "_parent_words", "_hit_word", "_hit_view", "_created_word",
+        # The library's calls resolve makes (bound once)
+        "_hot_resolve", "_gil_collect", "_ref_release",
+        # For its children: see _own_state
+        "_child_lookups", "_child_arg_builds", "_child_generation", "_value_builds", "_prepared",
+        # What its children with values and no C container start as (see __init__); None until the
+        # first one was made the long way, and again once this container closes
+        "_child_template",
+        # WEAK registrations whose object the library answered from here, with the hit word's value read
+        # before that resolve (see _resolve_weak); None until first needed
+        "_weak_seen",
+        # The prepared plans of this container's children with registrations of their own, as
+        # templates, by key id and plan identity, and the configuration they were described under
+        # (see _prepared_again)
+        "_templates",
+        # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
+        "_resolved_once",
+        # A child with values and no C container: the container-scoped instances plans made for it, as
+        # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
+        # close runs the teardowns, last made first; its C container adopts them when made (_publish,
+        # _materialize); the key ids whose instance an aresolve of it is making now, and who waits (see
+        # _claim); instances its C container refused to adopt (re-registered meanwhile): torn down at its close
+        "_scoped", "_making", "_unadopted",
+        # Per overridden key, the Python registrations its overrides displaced (see override); per
+        # decorated key, its Python registrations the library moved under decorators (see decorate)
+        "_overrides", "_decorated",
+    )
 
     def __init__(self, parent: Container | None = None, *, values: Mapping[Key, Any] | None = None,
                  strict: bool | None = None) -> None:
+        # what most containers keep as it starts
+        self._closed = True  # (until __init__ got far enough for close to make sense)
+        self._vals = self._handle = self._handle_arg = self._child_template = self._weak_seen = None
+        self._resolved_once = self._scoped = self._making = self._unadopted = self._overrides = self._decorated = None
+        self._pending_values = ()
+        self._children = 0
+        self._lookups_generation = -1
+        self._close_when_childless = self._traced = False
+        self._templates = _NO_TEMPLATES
         if type(values) is dict and values and type(parent) is Container and strict is None:
             template = parent._child_template
             if template is not None:  # a child per request: its parent's template, its values kept here
-                state = self.__dict__
-                state.update(template)
+                (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
+                 self._hit_view, self._created_word, self._lookups, self._hot_resolve, self._gil_collect,
+                 self._ref_release, self._regs, self._trace_hooks, self._child_lookups, self._child_arg_builds,
+                 self._child_generation, self._value_builds, self._prepared) = template
                 vals: dict[int, Any] = {}
                 pending = []
                 for key, obj in values.items():
@@ -223,15 +237,15 @@ class Container:
                     kid = _key_ids.get(raw)
                     vals[kid if kid is not None else self._key_id(raw)] = obj
                     pending.append((raw, obj))
-                state["_vals"], state["_pending_values"], state["_arg_builds"] = vals, pending, {}
-                state["_lookups_generation"] = parent._child_generation[0]
+                self._vals, self._pending_values, self._arg_builds = vals, pending, {}
+                self._lookups_generation = parent._child_generation[0]
                 parent._children += 1
                 return
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
         if values is not None and type(values) is not dict and not isinstance(values, Mapping):
             raise TypeError(f"values must be a mapping of keys to instances, not {type(values).__name__}")
-        # (what is not set here: the class's defaults)
+        # (what is not set here: as set above)
         self._api = _loader.api()
         self._parent = parent
         self._regs: dict[bytes, Registration] = {}
@@ -287,8 +301,6 @@ class Container:
 
     def _own_state(self) -> None:
         """The state of a container that may have children (or registrations) of its own."""
-        if self.__dict__.get("_regs") is _NONE_YET:
-            self._regs, self._trace_hooks = {}, []
         # the lookups of this container's children that have no C container yet (see __init__)
         self._child_lookups: dict[object, Entry] = {}
         self._child_arg_builds: dict[object, Callable[..., Any]] = {}
@@ -301,14 +313,14 @@ class Container:
         self._value_builds: dict[object, Any] = {}
         self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
 
-    def _as_template(self) -> dict[str, Any]:
+    def _as_template(self) -> tuple[Any, ...]:
         """What the next child with values of this one's parent starts as (see __init__'s first
-        lines): this child's state but its values; what it would only change once it has a C
-        container (which gives it its own: ``_materialize``) read-only, so no write goes unnoticed."""
-        template = {name: self.__dict__[name] for name in _TEMPLATE}
-        template.update(_regs=_NONE_YET, _trace_hooks=(), _child_lookups=_NONE_YET, _child_arg_builds=_NONE_YET,
-                        _child_generation=(-1,), _value_builds=_NONE_YET, _prepared=_NONE_YET)
-        return template
+        lines, which take it in this order): this child's state but its values; what it would only
+        change once it has a C container (which gives it its own: ``_materialize``) read-only, so no
+        write goes unnoticed."""
+        return (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
+                self._hit_view, self._created_word, self._lookups, self._hot_resolve, self._gil_collect, self._ref_release,
+                _NONE_YET, (), _NONE_YET, _NONE_YET, (-1,), _NONE_YET, _NONE_YET)
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -326,7 +338,8 @@ class Container:
         if handle is not None:
             return handle
         parent = self._parent
-        if self.__dict__.get("_regs") is _NONE_YET:  # made from a template: its own state from now on
+        if self._regs is _NONE_YET:  # made from a template: its own state from now on
+            self._regs, self._trace_hooks = {}, []
             self._own_state()
         out = c_void_p()
         status = self._api.tether_container_new(parent.handle if parent is not None else None, byref(out))
@@ -559,7 +572,10 @@ class Container:
                 waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
                 if waiting:
                     raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
-            self.__dict__.update(_CLOSED_CHILD)  # no replay, and no singleton hit, from a closed container
+            # no replay, and no singleton hit, from a closed container
+            self._vals = self._scoped = None
+            self._closed = True
+            self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
             self._lookups = {}
             parent = self._parent
             assert parent is not None
@@ -594,10 +610,7 @@ class Container:
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
         self._prepared.clear()
-        if self._templates[1]:  # (set only when used: see the class attributes)
-            self._templates = (-1, {})
-        if self._weak_seen is not None:  # (set only when used: see the class attributes)
-            self._weak_seen = None
+        self._templates, self._weak_seen = _NO_TEMPLATES, None
         gathering = None
         if self._handle is not None:  # a child that never needed one has no C container
             gathering = teardown.gather(failure, can_await)
