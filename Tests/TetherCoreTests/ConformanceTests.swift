@@ -105,14 +105,14 @@ private final class Made: @unchecked Sendable {
         self.key = key
         self.inputs = inputs
     }
-    static func at(_ p: UnsafeMutableRawPointer) -> Made { Unmanaged<Made>.fromOpaque(p).takeUnretainedValue() }
+    static func at(_ p: UnsafeMutableRawPointer) -> Made { Ref<Made>(opaque: p).object }
 }
 
 /// A registration's description, kept for the context slot's pointer.
 private final class RegDef: @unchecked Sendable {
     let spec: JSON
     init(_ spec: JSON) { self.spec = spec }
-    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var pointer: UnsafeMutableRawPointer { Ref(unretained: self).opaque }
 }
 
 /// Why an input leads to no object, as a peek shows it.
@@ -325,12 +325,12 @@ private final class Run: @unchecked Sendable {
             let m = Made(name: name, key: key, inputs: inputs)
             locked { live[ObjectIdentifier(m)] = m }
             event("make", key, "make \(name)(\(shown))\(tail)")
-            return Unmanaged.passRetained(m).toOpaque()
+            return Ref(retaining: m).opaque
         }
     }
 
     func drop(_ p: UnsafeMutableRawPointer) {
-        let m = Unmanaged<Made>.fromOpaque(p).takeRetainedValue()
+        let m = Ref<Made>(opaque: p).take()
         // Dependents die before their dependencies: no live object may still hold this one.
         let holder: String? = locked {
             dropped.append(m.name)
@@ -350,12 +350,12 @@ private final class Run: @unchecked Sendable {
     }
 
     final class Declared: DeclaredCompletion, @unchecked Sendable {
-        let body: (Instance, UnsafeBufferPointer<Unmanaged<Instance>>) throws -> Void
-        init(params: [Param], body: @escaping (Instance, UnsafeBufferPointer<Unmanaged<Instance>>) throws -> Void) {
+        let body: (Instance, UnsafeBufferPointer<Ref<Instance>>) throws -> Void
+        init(params: [Param], body: @escaping (Instance, UnsafeBufferPointer<Ref<Instance>>) throws -> Void) {
             self.body = body
             super.init(params: params)
         }
-        override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {
+        override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
             do { try body(instance, targets) } catch { throw CallbackFailure.from(error) }
         }
     }
@@ -374,7 +374,7 @@ private final class Run: @unchecked Sendable {
                 let m = Made.at(instance.pointer)
                 var shown: [String] = []
                 for (param, t) in zip(params, got) {
-                    let input: Input = if case .weak = param { .weak(t.takeUnretainedValue().weakRef) } else { .dep(t.takeUnretainedValue().pointer) }
+                    let input: Input = if case .weak = param { .weak(t.object.weakRef) } else { .dep(t.object.pointer) }
                     locked { m.inputs.append(input) }   // `drop` reads live objects' inputs from any thread
                     shown.append(show(input))
                 }
@@ -469,7 +469,7 @@ private final class Run: @unchecked Sendable {
                 trace.append("\(head): not a factory input")
                 return
             }
-            make = { (b) throws(TetherError) in try cell.make(b).takeRetainedValue() }
+            make = { (b) throws(TetherError) in try cell.make(b).take() }
         } else {
             let c = container(step["in"] as? String)
             make = { (b) throws(TetherError) in try c.resolve(Key(arg), arguments: b) }
@@ -493,7 +493,7 @@ private final class Run: @unchecked Sendable {
             resolve(step, "factory")
         } else if let key = step["resolve_all"] as? String {
             let c = container(step["in"] as? String)
-            if let instance = outcome(step, "resolve_all \(key)", { () throws(TetherError) -> Instance in try c.resolveAll(Key(key)).takeRetainedValue() }) {
+            if let instance = outcome(step, "resolve_all \(key)", { () throws(TetherError) -> Instance in try c.resolveAll(Key(key)).take() }) {
                 trace.append("resolve_all \(key) = \(show(.list(SlotList.items(at: instance.pointer))))")
                 if let name = step["as"] as? String { vars[name] = instance }
             }

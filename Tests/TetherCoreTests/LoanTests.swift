@@ -12,7 +12,7 @@ import TetherCore
         #expect(r.singletonLoan() == nil, "nothing is published before the first resolve")
         let s = try fx.resolve("S")
         let loan = try #require(r.singletonLoan())
-        #expect(loan.lend().takeUnretainedValue() === s)
+        #expect(loan.lend().object === s)
         #expect(loan.pointer == s.pointer, "read from the slot, for held comparisons")
         #expect(loan.confirm())
         fx.container.reset(.singleton)

@@ -158,7 +158,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         try add(c, "Log", scope: .transient)
         try add(c, "Parent", ["Child"])
         var parent: Instance? = try c.resolve(Key("Parent"))
-        Unmanaged<Node>.fromOpaque(parent!.pointer)._withUnsafeGuaranteedRef { node in
+        Ref<Node>(opaque: parent!.pointer).borrow { node in
             #expect(node.deps[0].back?.label == "Log", "the instance's strong edge keeps Log")
         }
         #expect(child.observedEdges.contains { $0.target == Key("Log") && !$0.isWeak })
@@ -196,7 +196,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         try add(c, "C", scope: .transient)
         try add(c, "A", ["C"], scope: .transient)
         var instance: Instance? = try c.resolve(Key("A"))
-        var a: Node? = Unmanaged<Node>.fromOpaque(instance!.pointer).takeUnretainedValue()
+        var a: Node? = Ref<Node>(opaque: instance!.pointer).object
         #expect(a!.deps[0].label == "C")
         instance = nil
         #expect(census.freed("A") == 0, "the caller's own reference keeps it")
@@ -209,7 +209,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         let ran = Box(0)
         try add(c, "C", scope: .transient)
         try add(c, "A", ["C"], scope: .transient).setContext(nil) { pointer, _ in
-            #expect(Unmanaged<Node>.fromOpaque(pointer).takeUnretainedValue().label == "A")
+            #expect(Ref<Node>(opaque: pointer).object.label == "A")
             ran.value += 1
         }
         var a: Node? = try c.resolve(Key("A"), as: Node.self)

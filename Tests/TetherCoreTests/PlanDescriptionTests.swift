@@ -50,17 +50,17 @@ import TetherCore
         // What a binding made for a child before the library had it: adopted in creation order, resolved
         // from the child without a factory call, destroyed at the child's close after what was made later
         let child = try fx.child()
-        _ = try child.provideValue(Key("Request"), Unmanaged.passRetained(Obj(label: "Request", words: [])).toOpaque(), context: nil,
-                                   destructor: { p, _ in Unmanaged<Obj>.fromOpaque(p).release() })
+        _ = try child.provideValue(Key("Request"), Ref(retaining: Obj(label: "Request", words: [])).opaque, context: nil,
+                                   destructor: { p, _ in Ref<Obj>(opaque: p).release() })
         for label in ["Engine", "Session"] {
-            let p = Unmanaged.passRetained(Obj(label: label, words: [])).toOpaque()
+            let p = Ref(retaining: Obj(label: label, words: [])).opaque
             fx.tracker.made(label, p)
             try child.adoptScoped(Key(label), p)
         }
-        let p = Unmanaged.passRetained(Obj(label: "Engine", words: [])).toOpaque()
+        let p = Ref(retaining: Obj(label: "Engine", words: [])).opaque
         expectError(.invalidArgument, "holds an instance of \"Engine\" already") { try child.adoptScoped(Key("Engine"), p) }
         expectError(.invalidArgument, "\"Repo\" has the graph scope") { try child.adoptScoped(Key("Repo"), p) }
-        Unmanaged<Obj>.fromOpaque(p).release()
+        Ref<Obj>(opaque: p).release()
         let service = try fx.resolve("Service", in: child)
         #expect(fx.tracker.calls("Session") == 0 && fx.tracker.calls("Engine") == 0 && fx.tracker.calls("Repo") == 1)
         let session = try fx.resolve("Session", in: child)
@@ -222,6 +222,6 @@ import TetherCore
 
 /// A declared completion that does nothing: only its targets matter here.
 private final class Declared: DeclaredCompletion, @unchecked Sendable {
-    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {}
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {}
 
 }

@@ -262,7 +262,7 @@ import TetherCore
         let dropped = Box<[UInt64]>([])
         b.setContext(UnsafeMutableRawPointer(bitPattern: 0x77)) { p, context in
             dropped.value.append(UInt64(UInt(bitPattern: context)))
-            Unmanaged<Obj>.fromOpaque(p).release()
+            Ref<Obj>(opaque: p).release()
         }
         #expect(!a.hasCurrentPlan)
         let instance = try fx.resolve("A")

@@ -187,7 +187,7 @@ import TetherCore
         let r = reclaimer()
         let replacements = 2000
         let nodes = Box<[Node]>([Node()])  // all kept: "dead" is only a flag, so a bug fails instead of crashing
-        let current = Atomic<UInt>(UInt(bitPattern: Unmanaged.passUnretained(nodes.value[0]).toOpaque()))
+        let current = Atomic<UInt>(Ref(unretained: nodes.value[0]).word)
         let done = Atomic<Bool>(false)
         let deadSeen = Atomic<Int>(0), reclaimed = Atomic<Int>(0)
         onThreads(4) { i in
@@ -197,9 +197,9 @@ import TetherCore
                 for _ in 0..<replacements {
                     let node = Node()
                     nodes.value.append(node)
-                    let old = current.exchange(UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque()), ordering: .acquiringAndReleasing)
+                    let old = current.exchange(Ref(unretained: node).word, ordering: .acquiringAndReleasing)
                     r.retire(by: record) {
-                        Unmanaged<Node>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeUnretainedValue().alive.store(false, ordering: .relaxed)
+                        Ref<Node>(word: old)!.object.alive.store(false, ordering: .relaxed)
                         reclaimed.add(1, ordering: .relaxed)
                     }
                 }
@@ -208,8 +208,8 @@ import TetherCore
             }
             while !done.load(ordering: .acquiring) {
                 let outermost = Reclaimer.enter(record, lightBarrier: Self.fence)
-                let node = Unmanaged<Node>.fromOpaque(UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring))!)
-                for _ in 0..<8 where !node._withUnsafeGuaranteedRef({ $0.alive.load(ordering: .relaxed) }) {
+                let node = Ref<Node>(word: current.load(ordering: .acquiring))!
+                for _ in 0..<8 where !node.borrow({ $0.alive.load(ordering: .relaxed) }) {
                     deadSeen.add(1, ordering: .relaxed)
                 }
                 if outermost { Reclaimer.leave(record, lightBarrier: Self.fence) }

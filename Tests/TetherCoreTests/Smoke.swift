@@ -51,11 +51,11 @@ import TetherCore
         let context = UnsafeMutableRawPointer(bitPattern: 0x1234)!
         let seen = Box<UnsafeMutableRawPointer?>(nil)
         let r = try fx.container.register(Key("Ctx"), params: [.context], factory: ClosureFactory { words in
-            Unmanaged.passRetained(Obj(label: "Ctx", words: words)).toOpaque()
+            Ref(retaining: Obj(label: "Ctx", words: words)).opaque
         }).registration
         r.setContext(context) { p, ctx in
             seen.value = ctx
-            Unmanaged<Obj>.fromOpaque(p).release()
+            Ref<Obj>(opaque: p).release()
         }
         var c: Instance? = try fx.resolve("Ctx")
         #expect(Obj.of(c!).words == [UInt64(UInt(bitPattern: context))])

@@ -209,10 +209,10 @@ final class Obj: @unchecked Sendable {
         self.words = words
     }
 
-    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var pointer: UnsafeMutableRawPointer { Ref(unretained: self).opaque }
 
     static func at(_ pointer: UnsafeMutableRawPointer) -> Obj {
-        Unmanaged<Obj>.fromOpaque(pointer).takeUnretainedValue()
+        Ref<Obj>(opaque: pointer).object
     }
     static func of(_ instance: Instance) -> Obj { at(instance.pointer) }
 
@@ -263,7 +263,7 @@ final class Fixture: @unchecked Sendable {
             tracker.called(label)
             let obj = Obj(label: label, words: words)
             try body?(obj)
-            let p = Unmanaged.passRetained(obj).toOpaque()
+            let p = Ref(retaining: obj).opaque
             tracker.made(label, p)
             return p
         }
@@ -271,7 +271,7 @@ final class Fixture: @unchecked Sendable {
             try registration.setScope(scope)
             registration.setContext(context) { p, _ in
                 tracker.dropped(label, p)
-                Unmanaged<Obj>.fromOpaque(p).release()
+                Ref<Obj>(opaque: p).release()
             }
         }.registration
     }

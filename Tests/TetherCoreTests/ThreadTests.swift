@@ -163,9 +163,9 @@ private func joinedThread(_ body: @escaping @Sendable () -> Void) {
     final class Body { let run: @Sendable () -> Void; init(_ run: @escaping @Sendable () -> Void) { self.run = run } }
     var thread = pthread_t()
     let started = pthread_create(&thread, nil, { raw in
-        Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+        Ref<Body>(opaque: raw!).take().run()
         return nil
-    }, Unmanaged.passRetained(Body(body)).toOpaque())
+    }, Ref(retaining: Body(body)).opaque)
     precondition(started == 0, "pthread_create failed")
     pthread_join(thread, nil)
 }

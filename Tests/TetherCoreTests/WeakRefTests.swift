@@ -33,9 +33,9 @@ import TetherCore
             let seen = Box<[ObjectIdentifier]>([])
             // Unretained: the threads' closure may outlive `onThreads` a little, and must
             // not keep A alive past `a = nil` (`a` holds it while they run).
-            nonisolated(unsafe) let instance = Unmanaged.passUnretained(a!)
+            nonisolated(unsafe) let instance = Ref(unretained: a!)
             onThreads(4) { _ in
-                let id = instance._withUnsafeGuaranteedRef { ObjectIdentifier($0.weakRef) }
+                let id = instance.borrow { ObjectIdentifier($0.weakRef) }
                 seen.value.append(id)
             }
             #expect(Set(seen.value).count == 1 && seen.value.count == 4)

@@ -65,15 +65,15 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
         }
         if let (handle, hit) = singletonHit(c, { _ in Key(id: id) }, section) {
             out.pointee = handle
-            instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
+            instance.pointee = hit.borrow { $0.pointer }
             return ok
         }
     }
     return statusOf { () throws(TetherError) in
         let container = try Handles.containers.unretained(c, "tether_resolve_key_collect")
-        try checkOpen(container.takeUnretainedValue(), "tether_resolve_key_collect")
+        try checkOpen(container.object, "tether_resolve_key_collect")
         let key = try internedKey(id, "tether_resolve_key_collect")
-        var result = try container.takeUnretainedValue().resolve(key)
+        var result = try container.object.resolve(key)
         instance.pointee = result.pointer
         let first = collector.pointee.count
         // Even when it is `held`: a handle says it was not the published singleton (it may be
@@ -99,7 +99,7 @@ private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPo
     // It orders atomic loads only, so TSan, which ignores it, misses no edge a race hides behind.
     atomicMemoryFence(ordering: .acquiring)
     guard let core = Handles.containerPages?.peek(c) else { return 0 }
-    return Unmanaged<Container>.fromOpaque(core)._withUnsafeGuaranteedRef { container in
+    return Ref<Container>(opaque: core).borrow { container in
         let token = container.hitToken
         return !container.isTraced && container.singletonLoan(for: key)?.pointer == held ? token : 0
     }

@@ -19,7 +19,7 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         // The parent unretained (this call's section keeps it), so a request's child writes no
         // reference count its siblings on other threads write too.
         let parentCore = try Handles.containers.unretained(parent, "tether_container_new")
-        let made = parentCore._withUnsafeGuaranteedRef { parentCore -> Result<OpaquePointer, TetherError> in
+        let made = parentCore.borrow { parentCore -> Result<OpaquePointer, TetherError> in
             do throws(TetherError) {
                 try checkOpen(parentCore, "tether_container_new")
                 // A freed child the parent kept on this thread serves again (`Container.keepSpareChild`).

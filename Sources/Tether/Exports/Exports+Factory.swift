@@ -34,7 +34,7 @@ public func tether_resolve_all(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?
         list?.pointee = nil
         let core = try containerArgument(c, "tether_resolve_all")
         let instance = try core.resolveAll(try keyArgument(key, "tether_resolve_all"))
-        list?.pointee = UnsafeRawPointer(instance._withUnsafeGuaranteedRef { $0.pointer })
+        list?.pointee = UnsafeRawPointer(instance.borrow { $0.pointer })
         out.pointee = Handles.refs.insert(taking: instance)
     }
 }

@@ -3,7 +3,7 @@ import TetherCore
 @_cdecl("tether_ref_get") @inline(__always)
 public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
     if let refs = Handles.refPages, let object = refs.peek(ref) {
-        return Unmanaged<Instance>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.pointer }
+        return Ref<Instance>(opaque: object).borrow { $0.pointer }
     }
     return refGetFailed(ref)
 }
@@ -32,7 +32,7 @@ public func tether_ref_release(_ ref: OpaquePointer?) -> Int32 {
     if let refs = Handles.refPages {
         switch refs.releaseRef(ref) {
         case .owned(let object):
-            Unmanaged<Instance>.fromOpaque(object).release()  // the destructor may run here
+            Ref<Instance>(opaque: object).release()  // the destructor may run here
             return ok
         case .lent:
             return ok
@@ -93,7 +93,7 @@ public func tether_weak_release(_ weak: OpaquePointer?) -> Int32 {
 public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_resolver_get")
-        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get").takeUnretainedValue()
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get").object
         out.pointee = try resolver.get(try keyArgument(key, "tether_resolver_get")).pointer
     }
 }
@@ -102,7 +102,7 @@ public func tether_resolver_get(_ r: OpaquePointer?, _ key: UnsafePointer<CChar>
 public func tether_resolver_ref(_ r: OpaquePointer?, _ instance: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_resolver_ref")
-        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_ref").takeUnretainedValue()
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_ref").object
         guard let instance else { throw invalid("tether_resolver_ref", "the instance is NULL") }
         do throws(TetherError) {
             out.pointee = Handles.refs.insert(try resolver.instance(at: instance))
@@ -119,7 +119,7 @@ public func tether_resolver_get_weak_instance(_ r: OpaquePointer?, _ key: Unsafe
     abiCall { () throws(TetherError) in
         out?.pointee = nil
         let instanceOut = try outParam(instance, "tether_resolver_get_weak_instance")
-        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak_instance").takeUnretainedValue()
+        let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak_instance").object
         let target = try resolver.getWeakTarget(try keyArgument(key, "tether_resolver_get_weak_instance"))
         out?.pointee = Handles.weaks.insert(target.weakRef)
         instanceOut.pointee = target.pointer
@@ -132,8 +132,8 @@ public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<C
         let out = try outParam(out, "tether_resolver_get_weak")
         let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak")
         let key = try keyArgument(key, "tether_resolver_get_weak")
-        let weak = resolver._withUnsafeGuaranteedRef { resolver -> Result<Unmanaged<WeakRef>, TetherError> in
-            do throws(TetherError) { return .success(.passRetained(try resolver.getWeak(key))) } catch { return .failure(error) }
+        let weak = resolver.borrow { resolver -> Result<Ref<WeakRef>, TetherError> in
+            do throws(TetherError) { return .success(.init(retaining: try resolver.getWeak(key))) } catch { return .failure(error) }
         }
         out.pointee = Handles.weaks.insert(taking: try weak.get())
     }

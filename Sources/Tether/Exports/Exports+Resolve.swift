@@ -28,23 +28,23 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
     statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
         // The pages when they exist: no once-check of the lazy table on the way.
-        let container: Unmanaged<Container>
-        if let object = Handles.containerPages?.peek(c) { container = .fromOpaque(object) }
+        let container: Ref<Container>
+        if let object = Handles.containerPages?.peek(c) { container = .init(opaque: object) }
         else { container = try Handles.containers.unretained(c, function) }
-        try checkOpen(container.takeUnretainedValue(), function)
+        try checkOpen(container.object, function)
         let key = try key()
         if !hitTried, count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {
             out.pointee = handle
-            pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
+            pointer?.pointee = instance.borrow { $0.pointer }
             return
         }
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
-            try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
+            try container.borrow { core -> Result<Ref<Instance>, TetherError> in
                 do throws(TetherError) { return .success(try core.resolveRetained(key, arguments: arguments)) } catch { return .failure(error) }
             }.get()
         }
-        pointer?.pointee = instance._withUnsafeGuaranteedRef { $0.pointer }
-        out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
+        pointer?.pointee = instance.borrow { $0.pointer }
+        out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
             ?? Handles.refs.insert(taking: instance)
     }
 }
@@ -61,8 +61,8 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
-                  _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
-    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+                  _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
+    var found: (Ref<Container>, Ref<Registration>)?
     return singletonHit(c, key, section, found: &found)
 }
 
@@ -70,23 +70,23 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 /// ordinary path, so a miss looks it up once).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key, _ section: CallSection,
-                  found: inout (Unmanaged<Container>, Unmanaged<Registration>)?) -> (OpaquePointer, Unmanaged<Instance>)? {
+                  found: inout (Ref<Container>, Ref<Registration>)?) -> (OpaquePointer, Ref<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages, let core = containers.peek(c) else { return nil }
-    let container = Unmanaged<Container>.fromOpaque(core)
+    let container = Ref<Container>(opaque: core)
     let key = key(section.locals)
     // A traced container's resolves all take the ordinary path, which reports every step.
-    guard let registration = container._withUnsafeGuaranteedRef({ $0.isTraced ? nil : $0.registrationToResolve(key) }) else { return nil }
+    guard let registration = container.borrow({ $0.isTraced ? nil : $0.registrationToResolve(key) }) else { return nil }
     found = (container, registration)
-    guard let loan = registration._withUnsafeGuaranteedRef({ $0.lendableLoan() }) else { return nil }
+    guard let loan = registration.borrow({ $0.lendableLoan() }) else { return nil }
     return lend(loan, refs, section)
 }
 
 /// The hit path's second half: `loan` recorded in a handle and confirmed.
 @inline(__always)
-private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Unmanaged<Instance>)? {
+private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
     let locals = section.locals
     let instance = loan.lend()
-    guard let handle = refs.insert(instance.toOpaque(), lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
+    guard let handle = refs.insert(instance.opaque, lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
     section.barrier()
     if loan.confirm() { return (handle, instance) }
     _ = refs.releaseRef(handle)  // unpublished meanwhile: withdrawn
@@ -110,7 +110,7 @@ private func resolveName(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: Un
                          _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     let section = CallSection(barrier: barrier)
     defer { section.leave() }
-    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+    var found: (Ref<Container>, Ref<Registration>)?
     if let out, let key, key.pointee != 0,
        let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }, section, found: &found) {
         out.pointee = handle
@@ -139,7 +139,7 @@ public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: Unsafe
 private func resolveKey(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     let section = CallSection(barrier: barrier)
     defer { section.leave() }
-    var found: (Unmanaged<Container>, Unmanaged<Registration>)?
+    var found: (Ref<Container>, Ref<Registration>)?
     if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }, section, found: &found) {
         out.pointee = handle
         return ok
@@ -151,7 +151,7 @@ private func resolveKey(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UIn
 /// The ordinary path of a resolve without arguments whose registration the
 /// caller found (and tried the hit path of).
 @inline(never)
-private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil  // as `outParam` does: NULL unless it succeeds
@@ -161,12 +161,12 @@ private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, 
 
 /// `resolve` with runtime arguments (`args`, `count` as the caller gave them).
 @inline(never)
-private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>, _ args: UnsafeRawPointer?, _ count: Int, _ function: StaticString) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil
         // Before the arguments, as on the general path (the test without a retain: `checkOpen` says it).
-        if container._withUnsafeGuaranteedRef({ $0.isClosed }) { try checkOpen(container.takeUnretainedValue(), function) }
+        if container.borrow({ $0.isClosed }) { try checkOpen(container.object, function) }
         try withArguments(args, count, function) { arguments throws(TetherError) in
             try resolve(section, container, registration, out, arguments: arguments)
         }
@@ -175,12 +175,12 @@ private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, 
 
 /// The core's resolve of a found registration, its root in a new strong handle in `out`.
 @inline(__always)
-private func resolve(_ section: CallSection, _ container: Unmanaged<Container>, _ registration: Unmanaged<Registration>,
+private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
-    let instance = try container._withUnsafeGuaranteedRef { core -> Result<Unmanaged<Instance>, TetherError> in
+    let instance = try container.borrow { core -> Result<Ref<Instance>, TetherError> in
         do throws(TetherError) { return .success(try core.resolveRetained(registration, arguments: arguments)) } catch { return .failure(error) }
     }.get()
-    out.pointee = Handles.refPages?.insert(instance.toOpaque(), lent: false, locals: section.locals)
+    out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
         ?? Handles.refs.insert(taking: instance)
 }
 
@@ -190,8 +190,8 @@ public func tether_resolve_key_args(_ c: OpaquePointer?, _ key: UInt32, _ args: 
     inSection { section in
         // The registration found as the hit path finds it; a bad container or key takes the general path, which reports it.
         if let out, KeyTable.isValid(key), let object = Handles.containerPages?.peek(c),
-           let registration = Unmanaged<Container>.fromOpaque(object)._withUnsafeGuaranteedRef({ $0.registrationToResolve(Key(id: key)) }) {
-            return resolve(section, .fromOpaque(object), registration, out, args, count, "tether_resolve_key_args")
+           let registration = Ref<Container>(opaque: object).borrow({ $0.registrationToResolve(Key(id: key)) }) {
+            return resolve(section, .init(opaque: object), registration, out, args, count, "tether_resolve_key_args")
         }
         return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out,
                        "tether_resolve_key_args")
@@ -208,7 +208,7 @@ public func tether_resolve_key_instance(_ c: OpaquePointer?, _ key: UInt32, _ in
     return inSection { section in
         if let out, KeyTable.isValid(key), let (handle, hit) = singletonHit(c, { _ in Key(id: key) }, section) {
             out.pointee = handle
-            instance.pointee = hit._withUnsafeGuaranteedRef { $0.pointer }
+            instance.pointee = hit.borrow { $0.pointer }
             return ok
         }
         instance.pointee = nil

@@ -77,10 +77,10 @@ final class CDeclaredCompletion: DeclaredCompletion, @unchecked Sendable {
         super.init(params: params)
     }
 
-    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Unmanaged<Instance>>) throws(CallbackFailure) {
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
         let status = withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(targets.count, 1)) { args in
             for i in targets.indices {
-                args[i] = targets[i]._withUnsafeGuaranteedRef { target in
+                args[i] = targets[i].borrow { target in
                     if case .weak = params[i] { UnsafeMutableRawPointer(Handles.weaks.insert(target.weakRef)) } else { target.pointer }
                 }
             }

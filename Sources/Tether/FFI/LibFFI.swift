@@ -46,21 +46,21 @@ final class FFIFactory: Factory, @unchecked Sendable {
     private var heldCall: FFICall?
 
     /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
-    private var call: Unmanaged<FFICall>? {
-        word & Self.callTag == 0 ? nil : Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.callTag)!)
+    private var call: Ref<FFICall>? {
+        word & Self.callTag == 0 ? nil : Ref(word: word & ~Self.callTag)!
     }
 
     private func install(_ call: FFICall) {
         let old = heldCall  // released only after the word no longer points to it
-        word = UInt(bitPattern: Unmanaged.passUnretained(call).toOpaque()) | Self.callTag
+        word = Ref(unretained: call).word | Self.callTag
         heldCall = call
         withExtendedLifetime(old) {}
     }
 
     /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
     func makeVariadic(fixed: Int, arity: Int) throws(TetherError) {
-        let kinds = call?._withUnsafeGuaranteedRef { $0.kinds } ?? Array(repeating: .word, count: arity)
-        let function = call?._withUnsafeGuaranteedRef { $0.function } ?? UnsafeRawPointer(bitPattern: word)!
+        let kinds = call?.borrow { $0.kinds } ?? Array(repeating: .word, count: arity)
+        let function = call?.borrow { $0.function } ?? UnsafeRawPointer(bitPattern: word)!
         install(try FFICall(function, kinds, fixed: fixed))
     }
 
@@ -68,7 +68,7 @@ final class FFIFactory: Factory, @unchecked Sendable {
     @inline(__always)
     func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let mark = LastError.mark()
-        let result = if let call { call._withUnsafeGuaranteedRef { $0.invoke(words, count) } }
+        let result = if let call { call.borrow { $0.invoke(words, count) } }
                      else { Self.callTyped(UnsafeRawPointer(bitPattern: word)!, count, words) }
         guard let result else { throw CallbackFailure(reason: LastError.reason(since: mark)) }
         return result
@@ -217,9 +217,9 @@ private final class ProviderTrampoline: @unchecked Sendable {
         let trampoline = ProviderTrampoline(code: code)
         byCode.withLock { $0[UInt(bitPattern: code)] = trampoline }
         // Retained for good: the closure is never freed, and neither is what it calls.
-        let user = Unmanaged.passRetained(trampoline).toOpaque()
+        let user = Ref(retaining: trampoline).opaque
         guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
-            Unmanaged<ProviderTrampoline>.fromOpaque(user).release()
+            Ref<ProviderTrampoline>(opaque: user).release()
             ffi_closure_free(closure)
             throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(key.quoted)")
         }
@@ -245,7 +245,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
 /// call like any other (its container may be freed meanwhile).
 private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
                                            UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?) -> Void = { _, ret, _, user in
-    let trampoline = Unmanaged<ProviderTrampoline>.fromOpaque(user!).takeUnretainedValue()
+    let trampoline = Ref<ProviderTrampoline>(opaque: user!).object
     var result: UInt64 = 0
     _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try trampoline.call())) }
     ret!.storeBytes(of: result, as: UInt64.self)

@@ -37,13 +37,13 @@ struct HandleTable<Object: AnyObject>: Sendable {
     init(_ kind: HandleKind) { slots = HandleSlots(kind) }
 
     func insert(_ object: Object) -> OpaquePointer {
-        slots.insert(Unmanaged.passRetained(object).toOpaque(), lent: false)
+        slots.insert(Ref(retaining: object).opaque, lent: false)
     }
 
     /// `insert` without a reference, for an object the caller keeps alive until
     /// it removes the handle with `removeBorrowed` (resolvers: open for one callback).
     func insert(borrowing object: Object) -> OpaquePointer {
-        slots.insert(Unmanaged.passUnretained(object).toOpaque(), lent: false)
+        slots.insert(Ref(unretained: object).opaque, lent: false)
     }
 
     /// Removes a handle made by `insert(borrowing:)`; it owned no reference.
@@ -52,20 +52,20 @@ struct HandleTable<Object: AnyObject>: Sendable {
     }
 
     /// `insert` taking over the caller's reference.
-    func insert(taking object: Unmanaged<Object>) -> OpaquePointer {
-        slots.insert(object.toOpaque(), lent: false)
+    func insert(taking object: Ref<Object>) -> OpaquePointer {
+        slots.insert(object.opaque, lent: false)
     }
 
     /// The object behind `handle`, or an INVALID_HANDLE error naming `function`.
     @inline(__always)
     func get(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object {
-        Unmanaged<Object>.fromOpaque(try slots.object(handle, function)).takeUnretainedValue()
+        Ref<Object>(opaque: try slots.object(handle, function)).object
     }
 
     /// `get` without a retain, for hot paths that only borrow the object.
     @inline(__always)
-    func unretained(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Unmanaged<Object> {
-        Unmanaged<Object>.fromOpaque(try slots.object(handle, function))
+    func unretained(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Ref<Object> {
+        Ref<Object>(opaque: try slots.object(handle, function))
     }
 
     /// Makes a live `handle` name `object` instead (registrations: a decorated one moved,
@@ -73,9 +73,9 @@ struct HandleTable<Object: AnyObject>: Sendable {
     /// handle named alive for readers that may still use it (a container keeps retired registrations).
     func repoint(_ handle: OpaquePointer?, to object: Object) -> Bool {
         guard let (s, _) = slots.fast.peekSlot(handle) else { return false }
-        let old = SlotPages.word2(s).pointee.exchange(UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()),
+        let old = SlotPages.word2(s).pointee.exchange(Ref(retaining: object).word,
                                                       ordering: .acquiringAndReleasing)
-        Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release()
+        Ref<Object>(word: old)!.release()
         return true
     }
 
@@ -84,7 +84,7 @@ struct HandleTable<Object: AnyObject>: Sendable {
     @discardableResult
     func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object? {
         let object = try slots.remove(handle, function)
-        return Unmanaged<Object>.fromOpaque(object).takeRetainedValue()
+        return Ref<Object>(opaque: object).take()
     }
 }
 

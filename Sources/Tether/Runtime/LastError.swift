@@ -34,7 +34,7 @@ final class LastError {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
-            let state = Unmanaged<LastError>.fromOpaque(raw!).takeRetainedValue()
+            let state = Ref<LastError>(opaque: raw!).take()
             free(state.message)
             state.partStrings.clear()
         }
@@ -43,10 +43,10 @@ final class LastError {
 
     static var current: LastError {
         if let raw = pthread_getspecific(key) {
-            return Unmanaged<LastError>.fromOpaque(raw).takeUnretainedValue()
+            return Ref<LastError>(opaque: raw).object
         }
         let state = LastError()
-        pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
+        pthread_setspecific(key, Ref(retaining: state).opaque)
         return state
     }
 

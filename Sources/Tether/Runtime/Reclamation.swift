@@ -24,9 +24,9 @@ enum Reclamation {
         guard var container = retired.take() else { return }
         let caller = HandleCache.current.pointee.reclaim
         if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return keepAsSpare(&container) }
-        let handed = Unmanaged.passRetained(consume container)
+        let handed = Ref(retaining: consume container)
         reclaimer.retire(by: caller) {
-            var container = handed.takeRetainedValue()
+            var container = handed.take()
             container.dismantle()
             keepAsSpare(&container)
         }
@@ -35,7 +35,7 @@ enum Reclamation {
     private static func keepAsSpare(_ container: inout Container) {
         // The parent unretained: its reference count is a word every thread's requests would write.
         guard let parent = container.unretainedParent, isKnownUniquelyReferenced(&container) else { return }
-        _ = parent._withUnsafeGuaranteedRef { $0.keepSpareChild(container) }
+        _ = parent.borrow { $0.keepSpareChild(container) }
     }
 }
 

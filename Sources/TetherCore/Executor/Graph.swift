@@ -31,20 +31,20 @@ final class Graph {
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
     /// Lazy cells filled in this resolve waiting for the graph's instance of their key
     /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
-    private var awaitingCells: [(registration: Unmanaged<Registration>, cell: LazyCell)] = []
+    private var awaitingCells: [(registration: Ref<Registration>, cell: LazyCell)] = []
     /// ALL slots (rare): the registrations listed, how many are attached so far, and where
     /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
     private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
     private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
     /// Keys of the frames, for messages.
-    var path: [Key] { (0..<frames.count).map { frames[$0].registration.takeUnretainedValue().key } }
+    var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`).
-    var constructing: [Unmanaged<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    var constructing: [Ref<Registration>] { (0..<frames.count).map { frames[$0].registration } }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
     var isConstructing: Bool { frames.count > 0 }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
-    var outer: [Unmanaged<Registration>] = []
+    var outer: [Ref<Registration>] = []
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
     private var queueHead = 0
@@ -54,14 +54,14 @@ final class Graph {
     /// container that caches a container-scoped one).
     /// Registrations and containers unretained (they outlive the resolve): a parent's registration
     /// is shared by every thread's requests, and a count on it would be a word they all write.
-    private var pendingShared: [(Unmanaged<Registration>, Instance, Unmanaged<Container>?)] = []
+    private var pendingShared: [(Ref<Registration>, Instance, Ref<Container>?)] = []
     /// Weak-scoped instances of objects a binding still held (`revive`), published with the others.
-    private var revivedShared: [(Unmanaged<Registration>, Instance)] = []
+    private var revivedShared: [(Ref<Registration>, Instance)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
     /// order at the first claim (`claimInOrder`), and whether that happened.
-    private var claimRoot: (registration: Unmanaged<Registration>, container: Unmanaged<Container>)?
+    private var claimRoot: (registration: Ref<Registration>, container: Ref<Container>)?
     private var claimedInOrder = false
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
     private var userCode = 0
@@ -75,7 +75,7 @@ final class Graph {
     var thread: UnsafeMutableRawPointer
     private let trailingPad = LinePad()
 
-    private var specs: ThreadSpecs { Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.specs } }
+    private var specs: ThreadSpecs { Ref<ThreadState>(opaque: thread).borrow { $0.specs } }
 
     init(thread: UnsafeMutableRawPointer) {
         self.thread = thread
@@ -97,19 +97,19 @@ final class Graph {
 
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Unmanaged<Instance> {
-        let outcome = ThreadState.currentReference._withUnsafeGuaranteedRef { thread in
+                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Ref<Instance> {
+        let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
             guard thread.nesting <= maxNesting else {
-                return Result<Unmanaged<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
+                return Result<Ref<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
             // Nested while something is under construction: built step by step, each step checked against that.
             // (No array for the outermost resolve: an empty one still costs a release.)
             let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
-            if let alone = plan, !alone._withUnsafeGuaranteedRef({ $0.completes }) {
-                switch alone._withUnsafeGuaranteedRef({ $0.run(thread.specs, thread.planProgress, arguments) }) {
+            if let alone = plan, !alone.borrow({ $0.completes }) {
+                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
@@ -121,9 +121,9 @@ final class Graph {
                 graph = thread.graph
                 if let outer { graph.outer = outer }  // a binding's replay under way (`Reentry.enterReplay`)
             } else {
-                graph = Graph(thread: Unmanaged.passUnretained(thread).toOpaque())
+                graph = Graph(thread: Ref(unretained: thread).opaque)
                 graph.outer = outer ?? []
-                thread.nestedGraphs.append(.passUnretained(graph))
+                thread.nestedGraphs.append(.init(unretained: graph))
             }
             defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } else if outer != nil { graph.outer = [] } }
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
@@ -138,30 +138,30 @@ final class Graph {
     /// `holdsObject`), owned: without instances when the plan makes objects.
     /// Unretained throughout: the container keeps the registration, which keeps its plans.
     @inline(__always)
-    static func resolveObject(_ registration: Unmanaged<Registration>, from container: Container) throws(TetherError) -> AnyObject {
+    static func resolveObject(_ registration: Ref<Registration>, from container: Container) throws(TetherError) -> AnyObject {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.
-        if let plan = registration._withUnsafeGuaranteedRef({ r in thread._withUnsafeGuaranteedRef { r.plan(from: container, $0.planProgress.pointee.locals) } }),
-           plan._withUnsafeGuaranteedRef({ $0.makesObjects }),
-           thread._withUnsafeGuaranteedRef({ ($0.nesting == 0 && $0.replaying.isEmpty) || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
-            thread._withUnsafeGuaranteedRef { $0.nesting += 1 }
-            let outcome = plan._withUnsafeGuaranteedRef { p in thread._withUnsafeGuaranteedRef { p.runObjects($0.planProgress) } }
-            thread._withUnsafeGuaranteedRef { $0.nesting -= 1 }
+        if let plan = registration.borrow({ r in thread.borrow { r.plan(from: container, $0.planProgress.pointee.locals) } }),
+           plan.borrow({ $0.makesObjects }),
+           thread.borrow({ ($0.nesting == 0 && $0.replaying.isEmpty) || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
+            thread.borrow { $0.nesting += 1 }
+            let outcome = plan.borrow { p in thread.borrow { p.runObjects($0.planProgress) } }
+            thread.borrow { $0.nesting -= 1 }
             switch consume outcome {
             case .root(let object): return object
             case .failure(let error): throw error
             case .declined: break
             }
         }
-        let instance = try resolve(registration.takeUnretainedValue(), from: container, arguments: .init(start: nil, count: 0))
+        let instance = try resolve(registration.object, from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
-        return Unmanaged<AnyObject>.fromOpaque(instance._withUnsafeGuaranteedRef { $0.pointer }).takeUnretainedValue()
+        return Ref<AnyObject>(opaque: instance.borrow { $0.pointer }).object
     }
 
     /// One resolve on this graph, its build replayed from `plan` unless that
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
-                     arguments: UnsafeBufferPointer<Argument>, plan: Unmanaged<Plan>?) -> Result<Unmanaged<Instance>, TetherError> {
+                     arguments: UnsafeBufferPointer<Argument>, plan: Ref<Plan>?) -> Result<Ref<Instance>, TetherError> {
         defer {
             claimRoot = nil
             clear()
@@ -173,7 +173,7 @@ final class Graph {
                 if let plan { built = try replay(plan, from: container, arguments: arguments) }
                 if built == nil {
                     try checkBeforeNotWaiting(registration, from: container)
-                    claimRoot = (.passUnretained(registration), .passUnretained(container))
+                    claimRoot = (.init(unretained: registration), .init(unretained: container))
                     claimedInOrder = false
                     built = try build(registration, from: container, arguments: arguments)
                 }
@@ -201,12 +201,12 @@ final class Graph {
     /// queue. Returns the root's index; nil, with the graph empty again, when the
     /// plan declined. The plan writes into `alive` in place: nothing else appends
     /// to it meanwhile (a factory resolving from a container gets a graph of its own).
-    private func replay(_ plan: Unmanaged<Plan>, from container: Container,
+    private func replay(_ plan: Ref<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
-        try plan._withUnsafeGuaranteedRef { plan -> Result<Int?, TetherError> in
+        try plan.borrow { plan -> Result<Int?, TetherError> in
             switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
-                               Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.planProgress }, arguments) {
+                               Ref<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
             case .failure(let error): return .failure(error)
             case .success(false):
                 alive.removeAll()  // the shared instances it took
@@ -215,7 +215,7 @@ final class Graph {
                 // A plan's steps are resolved from the root's own container (`Registration.plan`).
                 plan.forEachStep { i, step in
                     if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
-                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .passUnretained(container))) }
+                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .init(unretained: container))) }
                 }
                 return .success(plan.stepCount - 1)
             }
@@ -278,10 +278,10 @@ final class Graph {
     /// and keeps its specs; its container is the caller's or a parent of it, and
     /// so is the lookup container.
     private struct Frame {
-        let registration: Unmanaged<Registration>
-        let spec: Unmanaged<InstanceSpec>
+        let registration: Ref<Registration>
+        let spec: Ref<InstanceSpec>
         /// Where this frame's dependencies are looked up.
-        let lookup: Unmanaged<Container>
+        let lookup: Ref<Container>
         let wordBase: Int
         /// Where this frame's dependencies start on `dependencyStack`.
         let dependencyBase: Int
@@ -292,7 +292,7 @@ final class Graph {
         var argumentIndex = 0
 
         var params: UnsafeBufferPointer<Param> {
-            @inline(__always) get { registration._withUnsafeGuaranteedRef { $0.params } }
+            @inline(__always) get { registration.borrow { $0.params } }
         }
     }
 
@@ -304,11 +304,11 @@ final class Graph {
     /// reference counting here would be most of a resolve's cost.
     func build(_ rootRegistration: Registration, from container: Container,
                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Int {
-        let root = Unmanaged.passUnretained(rootRegistration)
+        let root = Ref(unretained: rootRegistration)
         let rootSpec = rootRegistration.specReference
-        if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .passUnretained(container)) { return found }
+        if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .init(unretained: container)) { return found }
         let floor = frames.count
-        push(root, rootSpec, from: .passUnretained(container))
+        push(root, rootSpec, from: .init(unretained: container))
         do throws(TetherError) {
             while true {
                 let top = frames.count - 1
@@ -326,7 +326,7 @@ final class Graph {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     let lookup = frames[top].lookup
-                    guard let dep = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
+                    guard let dep = lookup.borrow({ $0.unretainedRegistration(for: key) }) else {
                         let path = path
                         throw TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
                     }
@@ -334,7 +334,7 @@ final class Graph {
                 case .all(let key):
                     // One element per pass (a frame pushed for it returns here); the word is made in `constructSpecial`.
                     if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
-                        let listed = frames[top].lookup._withUnsafeGuaranteedRef { $0.allRegistrations(for: key) }
+                        let listed = frames[top].lookup.borrow { $0.allRegistrations(for: key) }
                         allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
                     }
                     let entry = allSlots[allSlots.count - 1]
@@ -342,18 +342,18 @@ final class Graph {
                         frames[top].slot += 1
                     } else {
                         let element = entry.registrations[entry.next]
-                        try depend(on: .passUnretained(element), key: element.key, top, frames[top].lookup, strong: true)
+                        try depend(on: .init(unretained: element), key: element.key, top, frames[top].lookup, strong: true)
                     }
                 case .factory(let key):
                     factorySlots.append((top, wordIndex, key))
                     frames[top].slot += 1
                 case .lazy(let key), .weakLazy(let key):
-                    let cell = LazyCell(container: frames[top].lookup.takeUnretainedValue(), key: key, isWeak: param != .lazy(key))
+                    let cell = LazyCell(container: frames[top].lookup.object, key: key, isWeak: param != .lazy(key))
                     lazySlots.append((top, wordIndex, cell))
                     rememberGraph(of: cell, lookup: frames[top].lookup)
                     frames[top].slot += 1
                 case .context:
-                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec._withUnsafeGuaranteedRef { $0.context }))
+                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.borrow { $0.context }))
                     frames[top].slot += 1
                 case .resolver:
                     frames[top].resolverSlot = wordIndex
@@ -374,36 +374,36 @@ final class Graph {
     /// A lazy cell remembers this graph's instance of its key: the one the graph
     /// has now, else the one it makes later (an instance under construction, like
     /// the owner of the slot's dependent, or one of a key not transient).
-    private func rememberGraph(of cell: LazyCell, lookup: Unmanaged<Container>) {
-        guard let registration = lookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: cell.key) }) else { return }
+    private func rememberGraph(of cell: LazyCell, lookup: Ref<Container>) {
+        guard let registration = lookup.borrow({ $0.unretainedRegistration(for: cell.key) }) else { return }
         let state = table.state(registration)
         if state == GraphTable.constructing
-            || state == GraphTable.absent && registration._withUnsafeGuaranteedRef({ $0.spec.scope }) != .transient {
+            || state == GraphTable.absent && registration.borrow({ $0.spec.scope }) != .transient {
             awaitingCells.append((registration, cell))
         } else if state != GraphTable.absent {
-            cell.bind(to: alive[GraphTable.index(state)].takeUnretainedValue())
+            cell.bind(to: alive[GraphTable.index(state)].object)
         }
     }
 
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
     @inline(never)
-    private func bindAwaiting(_ registration: Unmanaged<Registration>, _ instance: Unmanaged<Instance>) {
+    private func bindAwaiting(_ registration: Ref<Registration>, _ instance: Ref<Instance>) {
         var i = 0
         while i < awaitingCells.count {
-            guard awaitingCells[i].registration.toOpaque() == registration.toOpaque() else { i += 1; continue }
+            guard awaitingCells[i].registration === registration else { i += 1; continue }
             let cell = awaitingCells.remove(at: i).cell
-            cell.bind(to: instance.takeUnretainedValue())
+            cell.bind(to: instance.object)
         }
     }
 
     /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
-    private func depend(on dep: Unmanaged<Registration>, key: Key, _ top: Int, _ lookup: Unmanaged<Container>, strong: Bool) throws(TetherError) {
-        let spec = dep._withUnsafeGuaranteedRef { $0.specReference }
+    private func depend(on dep: Ref<Registration>, key: Key, _ top: Int, _ lookup: Ref<Container>, strong: Bool) throws(TetherError) {
+        let spec = dep.borrow { $0.specReference }
         if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
         if let found = try existing(dep, spec, key: key, in: lookup) {
             attach(found, to: top)
         } else {
-            guard !dep._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+            guard !dep.borrow({ $0.hasArguments }) else {
                 let path = path
                 throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
             }
@@ -420,34 +420,34 @@ final class Graph {
 
     /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
     @inline(never)
-    private func refuseCaptive(_ top: Int, _ spec: Unmanaged<InstanceSpec>, _ key: Key) throws(TetherError) {
-        let holderScope = frames[top].spec._withUnsafeGuaranteedRef { $0.scope }
-        let targetScope = spec._withUnsafeGuaranteedRef { $0.scope }
+    private func refuseCaptive(_ top: Int, _ spec: Ref<InstanceSpec>, _ key: Key) throws(TetherError) {
+        let holderScope = frames[top].spec.borrow { $0.scope }
+        let targetScope = spec.borrow { $0.scope }
         guard holderScope.captures(targetScope) else { return }
-        let holder = frames[top].registration._withUnsafeGuaranteedRef { $0.key }
+        let holder = frames[top].registration.borrow { $0.key }
         let via = frames.count > 1 ? " (while resolving \(pathText(path)))" : ""
         throw captiveError(holder: holder, holderScope, target: key, targetScope, via: via, note: strictNote)
     }
 
     /// The instance at `index` in `alive`, unretained.
-    func instance(_ index: Int) -> Unmanaged<Instance> { alive[index] }
+    func instance(_ index: Int) -> Ref<Instance> { alive[index] }
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
         for i in stride(from: alive.count - 1, through: 0, by: -1) {
-            let instance = alive[i].takeUnretainedValue()
+            let instance = alive[i].object
             if instance.pointer == pointer { return instance }
         }
         return nil
     }
 
-    private func push(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, from lookup: Unmanaged<Container>) {
+    private func push(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>, from lookup: Ref<Container>) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
-        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        let scope = spec.borrow { $0.scope }
         let depLookup = scope == .singleton
-            ? registration._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
-        let strict = scope.lifetime.cached && registration._withUnsafeGuaranteedRef { $0.container.refusesCaptives }
+            ? registration.borrow { Ref(unretained: $0.container) } : lookup
+        let strict = scope.lifetime.cached && registration.borrow { $0.container.refusesCaptives }
         let base = words.count
         let frame = Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
                           dependencyBase: dependencyStack.count, refusesCaptives: strict)
@@ -471,8 +471,8 @@ final class Graph {
     /// The index in `alive` of the instance of `registration` this graph already
     /// has or a cache holds (a container-scoped one: `lookup`'s); nil when it
     /// must be built. A request for one under construction is a cycle.
-    private func existing(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>, key: Key,
-                          in lookup: Unmanaged<Container>) throws(TetherError) -> Int? {
+    private func existing(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>, key: Key,
+                          in lookup: Ref<Container>) throws(TetherError) -> Int? {
         let state = table.state(registration)
         if state == GraphTable.constructing {
             let path = path
@@ -481,30 +481,30 @@ final class Graph {
             throw Graph.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
-        if !outer.isEmpty, let i = outer.firstIndex(where: { $0.toOpaque() == registration.toOpaque() }) {
+        if !outer.isEmpty, let i = outer.firstIndex(where: { $0 === registration }) {
             throw Reentry.cycle(key, outer: outer[i...], path: path)
         }
-        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        let scope = spec.borrow { $0.scope }
         guard scope.isShared else { return nil }
         // Unretained: a parent's registration is shared by every thread's requests (no count written).
-        var found = registration._withUnsafeGuaranteedRef { cache in
-            lookup._withUnsafeGuaranteedRef { container in SharedCache.cached(cache, scope, in: container) }
+        var found = registration.borrow { cache in
+            lookup.borrow { container in SharedCache.cached(cache, scope, in: container) }
         }
         if found == nil {
-            let claimed = registration._withUnsafeGuaranteedRef { cache in
-                lookup._withUnsafeGuaranteedRef { container -> Result<Unmanaged<Instance>?, TetherError> in
+            let claimed = registration.borrow { cache in
+                lookup.borrow { container -> Result<Ref<Instance>?, TetherError> in
                     do throws(TetherError) { return .success(try claim(cache, scope, in: container)) } catch { return .failure(error) }
                 }
             }
             found = try claimed.get()
         }
         if let hit = found {
-            if let tracer { tracer.emit(.cacheHit, key, hit._withUnsafeGuaranteedRef { $0.pointer }) }
+            if let tracer { tracer.emit(.cacheHit, key, hit.borrow { $0.pointer }) }
             let index = alive.append(hit)
             table.set(registration, GraphTable.state(index))
             return index
         }
-        if scope == .weak, let pointer = registration._withUnsafeGuaranteedRef({ $0.revivedObject() }) {
+        if scope == .weak, let pointer = registration.borrow({ $0.revivedObject() }) {
             return revive(registration, spec, pointer, in: lookup)
         }
         return nil
@@ -514,14 +514,14 @@ final class Graph {
     /// died (`Registration.revivedObject`), and publishes it with the graph: a new box without edges (the
     /// object holds its dependencies itself) and without completion callbacks (they ran when it was
     /// made), so no factory or callback runs for it again.
-    private func revive(_ registration: Unmanaged<Registration>, _ spec: Unmanaged<InstanceSpec>,
-                        _ pointer: UnsafeMutableRawPointer, in lookup: Unmanaged<Container>) -> Int {
+    private func revive(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>,
+                        _ pointer: UnsafeMutableRawPointer, in lookup: Ref<Container>) -> Int {
         let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
         let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
         let index = alive.append(reference)
         table.set(registration, GraphTable.state(index))
-        revivedShared.append((registration, reference.takeUnretainedValue()))
-        let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, .weak, in: $0) } }
+        revivedShared.append((registration, reference.object))
+        let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, .weak, in: $0) } }
         for cell in cells where cell.key == key { cell.made = true }
         return index
     }
@@ -532,20 +532,20 @@ final class Graph {
     /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
     /// the same keys in other orders then never hold one each while waiting for
     /// the other's (which would make one start over, its factories run twice).
-    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
         let key = SharedCache.cellKey(registration, scope, in: container)
         // Not for a first claim of the container scope (a request's child, created once per
         // request and rarely by two threads at once): the walk would cost it more than a
         // rare start-over (`SharedCache`) would.
         if !claimedInOrder, cells.isEmpty, scope != .container, let root = claimRoot {
             claimedInOrder = true
-            try claimInOrder(root.registration.takeUnretainedValue(), from: root.container.takeUnretainedValue())
+            try claimInOrder(root.registration.object, from: root.container.object)
         }
         if cells.contains(where: { $0.key == key }) { return nil }
         return try claimOne(registration, scope, in: container)
     }
 
-    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Unmanaged<Instance>? {
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
         switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
         case .published(let hit): return hit
         case .create(let cell):
@@ -561,7 +561,7 @@ final class Graph {
 
     /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
     private var canBackOff: Bool {
-        userCode == 0 && Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.nesting == 1 && $0.graph === self }
+        userCode == 0 && Ref<ThreadState>(opaque: thread).borrow { $0.nesting == 1 && $0.graph === self }
     }
 
     /// Claims the cells of the uncached shared instances `root`'s constructor
@@ -569,7 +569,7 @@ final class Graph {
     private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
         var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
-            wanted.append((SharedCache.cellKey(registration, registration.specReference._withUnsafeGuaranteedRef { $0.scope }, in: lookup), registration, lookup))
+            wanted.append((SharedCache.cellKey(registration, registration.specReference.borrow { $0.scope }, in: lookup), registration, lookup))
             return true
         }
         guard wanted.count > 1 else { return }
@@ -585,14 +585,14 @@ final class Graph {
         let wordIndex = frames[index].wordBase + frames[index].slot
         switch frames[index].params[frames[index].slot] {
         case .weak:
-            weakSlots.append((index, wordIndex, alive[instance]._withUnsafeGuaranteedRef { $0.weakRef }))
+            weakSlots.append((index, wordIndex, alive[instance].borrow { $0.weakRef }))
         case .all:
             // An element: a strong edge like a DEP's; the slot is done when the list is (`build`).
             dependencyStack.append(instance)
             allSlots[allSlots.count - 1].next += 1
             return
         case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
-            words[wordIndex] = UInt64(UInt(bitPattern: alive[instance]._withUnsafeGuaranteedRef { $0.pointer }))
+            words[wordIndex] = UInt64(UInt(bitPattern: alive[instance].borrow { $0.pointer }))
             dependencyStack.append(instance)
         }
         frames[index].slot += 1
@@ -611,14 +611,14 @@ final class Graph {
     /// graph; returns its index in `alive`. Traced: around the call, then the new instance's edges.
     private func construct(_ index: Int) throws(TetherError) -> Int {
         guard let tracer else { return try constructUntraced(index) }
-        let key = frames[index].registration._withUnsafeGuaranteedRef { $0.key }
+        let key = frames[index].registration.borrow { $0.key }
         tracer.emit(.factoryCall, key)
         let made: Int
         do throws(TetherError) { made = try constructUntraced(index) } catch {
             tracer.emit(.factoryReturn, key, status: error.code)
             throw error
         }
-        let instance = alive[made].takeUnretainedValue()
+        let instance = alive[made].object
         tracer.emit(.factoryReturn, key, instance.pointer)
         var strong: [Instance] = []
         EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
@@ -645,14 +645,14 @@ final class Graph {
         } else {
             let words = words.address(of: wordBase)
             userCode += 1
-            let outcome = registration._withUnsafeGuaranteedRef { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+            let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
                 do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
                 catch { return .failure(error) }
             }
             userCode -= 1
             switch outcome {
             case .success(let p): pointer = p
-            case .failure(let failure): throw factoryFailure(registration.takeUnretainedValue(), failure)
+            case .failure(let failure): throw factoryFailure(registration.object, failure)
             }
         }
         return enter(index, pointer, late)
@@ -662,8 +662,8 @@ final class Graph {
     /// words are made only now that the factory will really run, so a failure
     /// earlier leaks nothing.
     private func constructSpecial(_ index: Int) throws(TetherError) -> (UnsafeMutableRawPointer, LateEdges?) {
-        let registration = frames[index].registration.takeUnretainedValue()
-        let lookup = frames[index].lookup.takeUnretainedValue()
+        let registration = frames[index].registration.object
+        let lookup = frames[index].lookup.object
         let wordBase = frames[index].wordBase
         let resolverSlot = frames[index].resolverSlot
         let weakFrom = firstSlot(of: index, in: weakSlots) { $0.frame }
@@ -673,7 +673,7 @@ final class Graph {
         for (_, i, cell) in lazySlots[lazyFrom...] { words[i] = try bridge.lazyWord(cell) }
         var lists: [SlotList] = []
         for entry in allSlots[firstSlot(of: index, in: allSlots) { $0.frame }...] {
-            let list = SlotList((0..<entry.registrations.count).map { alive[dependencyStack[entry.first + $0]]._withUnsafeGuaranteedRef { $0.pointer } })
+            let list = SlotList((0..<entry.registrations.count).map { alive[dependencyStack[entry.first + $0]].borrow { $0.pointer } })
             words[entry.index] = UInt64(UInt(bitPattern: list.address))
             lists.append(list)
         }
@@ -746,18 +746,18 @@ final class Graph {
                                       reference: { alive.take(dependencyStack[first + $0]) }, late: late)
         let aliveIndex = alive.append(reference)  // the allocation's reference is the graph's
         if let late, !late.lazyCells.isEmpty {
-            let owner = reference._withUnsafeGuaranteedRef { $0.weakRef }
+            let owner = reference.borrow { $0.weakRef }
             for cell in late.lazyCells { cell.owner = owner }
         }
-        let (scope, completes) = spec._withUnsafeGuaranteedRef { ($0.scope, $0.completionCount > 0) }
+        let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
         if scope.isShared {
-            let instance = reference.takeUnretainedValue()
+            let instance = reference.object
             let lookup = frames[index].lookup
             pendingShared.append((registration, instance, scope == .container ? lookup : nil))
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
-            let key = registration._withUnsafeGuaranteedRef { r in lookup._withUnsafeGuaranteedRef { SharedCache.cellKey(r, scope, in: $0) } }
+            let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
@@ -774,24 +774,24 @@ final class Graph {
             let pending = queue[queueHead]
             queueHead += 1
             // Borrowed, not retained: the instance holds its spec, the graph the resolver.
-            let spec = pending.instance._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.spec) }
-            let count = spec._withUnsafeGuaranteedRef { $0.completionCount }
+            let spec = pending.instance.borrow { Ref(unretained: $0.spec) }
+            let count = spec.borrow { $0.completionCount }
             for n in 0..<count {
                 let resolver = completionResolver(pending)
-                defer { resolver._withUnsafeGuaranteedRef { $0.close() } }
+                defer { resolver.borrow { $0.close() } }
                 userCode += 1
                 defer { userCode -= 1 }
-                let outcome = pending.instance._withUnsafeGuaranteedRef { instance in
-                    spec._withUnsafeGuaranteedRef { spec in
-                        resolver._withUnsafeGuaranteedRef { resolver -> CallbackFailure? in
+                let outcome = pending.instance.borrow { instance in
+                    spec.borrow { spec in
+                        resolver.borrow { resolver -> CallbackFailure? in
                             do throws(CallbackFailure) { try spec.complete(n, resolver, instance: instance) } catch { return error }
                             return nil
                         }
                     }
                 }
-                let error = outcome.map { Graph.completionFailure(pending.instance.takeUnretainedValue().key, n, $0) }
+                let error = outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
                 if let tracer {
-                    let instance = pending.instance.takeUnretainedValue()
+                    let instance = pending.instance.object
                     tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
                 }
                 if let error { throw error }
@@ -819,28 +819,28 @@ final class Graph {
     /// A resolver for a completion callback of `pending`: the last one again when
     /// nobody else kept it (callbacks run one at a time), else a new one. The
     /// graph holds it (`spareResolver`) until the next.
-    private func completionResolver(_ pending: Pending) -> Unmanaged<Resolver> {
+    private func completionResolver(_ pending: Pending) -> Ref<Resolver> {
         if spareResolver != nil, isKnownUniquelyReferenced(&spareResolver!) {
             spareResolver!.reopen(lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
         } else {
             spareResolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
         }
-        return .passUnretained(spareResolver!)
+        return .init(unretained: spareResolver!)
     }
 
     /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).
     private struct Pending {
-        let instance: Unmanaged<Instance>
-        let registration: Unmanaged<Registration>
-        let lookup: Unmanaged<Container>
+        let instance: Ref<Instance>
+        let registration: Ref<Registration>
+        let lookup: Ref<Container>
     }
 
     private func publish() {
         if !pendingShared.isEmpty {
             for (registration, instance, container) in pendingShared {
-                registration._withUnsafeGuaranteedRef { r in
+                registration.borrow { r in
                     if let container {
-                        container._withUnsafeGuaranteedRef { SharedCache.publish(r, instance, in: $0) }
+                        container.borrow { SharedCache.publish(r, instance, in: $0) }
                     } else {
                         SharedCache.publish(r, instance, in: nil)
                     }
@@ -849,7 +849,7 @@ final class Graph {
             pendingShared.removeAll(keepingCapacity: true)
         }
         if !revivedShared.isEmpty {
-            for (registration, instance) in revivedShared { registration._withUnsafeGuaranteedRef { SharedCache.publish($0, instance, in: nil) } }
+            for (registration, instance) in revivedShared { registration.borrow { SharedCache.publish($0, instance, in: nil) } }
             revivedShared.removeAll()
         }
         releaseCells()
@@ -864,7 +864,7 @@ final class Graph {
             // A weak-scoped object this resolve made at the address of the one last published
             // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
             for (registration, instance, _) in pendingShared where instance.spec.scope == .weak {
-                registration._withUnsafeGuaranteedRef { $0.forgetPublished(at: instance.pointer) }
+                registration.borrow { $0.forgetPublished(at: instance.pointer) }
             }
             pendingShared.removeAll(keepingCapacity: true)
         }
@@ -879,7 +879,7 @@ final class Graph {
     /// retry would run them again. (What lazy, resolver slots and completion
     /// callbacks reach is known only as they run.)
     private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        guard Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef({ $0.noWait }) else { return }
+        guard Ref<ThreadState>(opaque: thread).borrow({ $0.noWait }) else { return }
         var blocked: Registration?
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
             guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
@@ -887,7 +887,7 @@ final class Graph {
             return false
         }
         if let blocked {
-            Unmanaged<ThreadState>.fromOpaque(thread)._withUnsafeGuaranteedRef { $0.blocked = true }
+            Ref<ThreadState>(opaque: thread).borrow { $0.blocked = true }
             throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
         }
     }
@@ -902,9 +902,9 @@ final class Graph {
                                               _ body: (Registration, Container) -> Bool) {
         var seenList: [ObjectIdentifier] = []
         var seenSet: Set<ObjectIdentifier>?
-        var stack = [(Unmanaged.passUnretained(root), Unmanaged.passUnretained(container))]
+        var stack = [(Ref(unretained: root), Ref(unretained: container))]
         while let (next, lookup) = stack.popLast() {
-            let id = ObjectIdentifier(next.takeUnretainedValue())
+            let id = ObjectIdentifier(next.object)
             if seenSet != nil {
                 guard seenSet!.insert(id).inserted else { continue }
             } else {
@@ -912,21 +912,21 @@ final class Graph {
                 seenList.append(id)
                 if seenList.count > 32 { seenSet = Set(seenList) }
             }
-            let scope = next._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } }
+            let scope = next.borrow { $0.specReference.borrow { $0.scope } }
             if scope.isShared {
-                if let hit = next._withUnsafeGuaranteedRef({ SharedCache.cached($0, scope, in: lookup.takeUnretainedValue()) }) {
+                if let hit = next.borrow({ SharedCache.cached($0, scope, in: lookup.object) }) {
                     hit.release()
                     continue
                 }
-                if !body(next.takeUnretainedValue(), lookup.takeUnretainedValue()) { return }
+                if !body(next.object, lookup.object) { return }
             }
-            let depLookup = scope == .singleton ? next._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.container) } : lookup
-            for param in next._withUnsafeGuaranteedRef({ $0.params }) {
+            let depLookup = scope == .singleton ? next.borrow { Ref(unretained: $0.container) } : lookup
+            for param in next.borrow({ $0.params }) {
                 switch param {
                 case .dependency(let key), .weak(let key):
-                    if let dep = depLookup._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
+                    if let dep = depLookup.borrow({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
                 case .all(let key):
-                    for dep in depLookup._withUnsafeGuaranteedRef({ $0.allRegistrations(for: key) }) { stack.append((.passUnretained(dep), depLookup)) }
+                    for dep in depLookup.borrow({ $0.allRegistrations(for: key) }) { stack.append((.init(unretained: dep), depLookup)) }
                 case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
                 }
             }

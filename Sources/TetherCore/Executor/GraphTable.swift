@@ -44,15 +44,15 @@ struct GraphTable {
 
     /// The state of `registration` in this graph.
     @inline(__always)
-    func state(_ registration: Unmanaged<Registration>) -> UInt {
-        let key = UInt(bitPattern: registration.toOpaque())
+    func state(_ registration: Ref<Registration>) -> UInt {
+        let key = registration.word
         let i = slot(of: key)
         return keys[i] == key ? states[i] : Self.absent
     }
 
     @inline(__always)
-    mutating func set(_ registration: Unmanaged<Registration>, _ state: UInt) {
-        let key = UInt(bitPattern: registration.toOpaque())
+    mutating func set(_ registration: Ref<Registration>, _ state: UInt) {
+        let key = registration.word
         var i = slot(of: key)
         if keys[i] == 0 {
             if (used.count + 1) * 2 > mask + 1 {
@@ -68,8 +68,8 @@ struct GraphTable {
     /// Puts `registration` back to nothing if it is still under construction
     /// (a transient just built, or an abandoned frame); an instance stays.
     @inline(__always)
-    mutating func endConstruction(_ registration: Unmanaged<Registration>) {
-        let key = UInt(bitPattern: registration.toOpaque())
+    mutating func endConstruction(_ registration: Ref<Registration>) {
+        let key = registration.word
         let i = slot(of: key)
         if keys[i] == key && states[i] == Self.constructing { states[i] = Self.absent }
     }

@@ -33,17 +33,17 @@ struct InstanceBlock {
 
     static var ownedSpec: UInt { 1 }
     /// The spec word of a record that holds `spec` (retained) itself.
-    static func ownedSpec(_ spec: Unmanaged<InstanceSpec>) -> UInt { UInt(bitPattern: spec.toOpaque()) | ownedSpec }
+    static func ownedSpec(_ spec: Ref<InstanceSpec>) -> UInt { spec.word | ownedSpec }
 
     /// Writes the inner record at `offset` (`spec` unretained: the plan holds it;
     /// `owned`: retained, the record's), or with `spec` nil the root's record
     /// there; `edges` writes its entries.
-    func write(at offset: Int, pointer: UInt, spec: Unmanaged<InstanceSpec>?, owned: Bool = false, count: Int,
+    func write(at offset: Int, pointer: UInt, spec: Ref<InstanceSpec>?, owned: Bool = false, count: Int,
                edges: (_ add: (UInt) -> Void) -> Void) {
         var at = offset
         if let spec {
             words[at] = pointer
-            words[at + 1] = owned ? Self.ownedSpec(spec) : UInt(bitPattern: spec.toOpaque())
+            words[at + 1] = owned ? Self.ownedSpec(spec) : spec.word
             words[at + 2] = UInt(count)
             at += 3
         } else {
@@ -72,14 +72,14 @@ struct InstanceBlock {
 
     static func inner(at offset: Int) -> UInt { UInt(offset) << 1 | 1 }
     /// Takes over the caller's reference.
-    static func external(_ instance: Unmanaged<Instance>) -> UInt { UInt(bitPattern: instance.toOpaque()) }
+    static func external(_ instance: Ref<Instance>) -> UInt { instance.word }
     /// Takes over the caller's split reference (`SplitEdge`).
-    static func splitExternal(_ instance: Unmanaged<Instance>) -> UInt { UInt(bitPattern: instance.toOpaque()) | splitBit }
+    static func splitExternal(_ instance: Ref<Instance>) -> UInt { instance.word | splitBit }
     /// Instances are aligned to 16 bytes: bit 1 of an external entry is free.
     private static var splitBit: UInt { 2 }
 
-    private static func external(_ entry: UInt) -> Unmanaged<Instance> {
-        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry & ~splitBit)!)
+    private static func external(_ entry: UInt) -> Ref<Instance> {
+        Ref(word: entry & ~splitBit)!
     }
 
     /// Drops the reference of the external entry `entry`.
@@ -101,7 +101,7 @@ struct InstanceBlock {
         var at = Self.firstOffset
         while true {
             let edgesAt = at == rootOffset ? at : at + 3
-            let all = entries(at: edgesAt).allSatisfy { $0 & 1 != 0 || Self.external($0)._withUnsafeGuaranteedRef(body) }
+            let all = entries(at: edgesAt).allSatisfy { $0 & 1 != 0 || Self.external($0).borrow(body) }
             if !all || at == rootOffset { return all }
             at = edgesAt + 1 + Int(words[edgesAt])
         }
@@ -117,7 +117,7 @@ struct InstanceBlock {
     func release(_ late: consuming LateEdges?) {
         var late = late
         let root = entries(at: rootOffset)
-        ThreadState.currentReference._withUnsafeGuaranteedRef { state in
+        ThreadState.currentReference.borrow { state in
             /// Releases one edge: an external instance, or one count of an inner record.
             func step(_ first: UInt) {
                 var entry = first
@@ -126,9 +126,9 @@ struct InstanceBlock {
                     let at = Int(entry >> 1)
                     words[at + 2] -= 1
                     guard words[at + 2] == 0 else { return }
-                    let spec = Unmanaged<InstanceSpec>.fromOpaque(UnsafeRawPointer(bitPattern: words[at + 1] & ~Self.ownedSpec)!)
+                    let spec = Ref<InstanceSpec>(word: words[at + 1] & ~Self.ownedSpec)!
                     let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
-                    spec._withUnsafeGuaranteedRef { $0.destroy(pointer) }
+                    spec.borrow { $0.destroy(pointer) }
                     if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
                     // Draining already: its edges are queued, popped last edge first. A single
                     // edge (a chain) is released now: the next pop would take it.

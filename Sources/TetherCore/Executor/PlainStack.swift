@@ -64,17 +64,17 @@ struct ReferenceWords<Element: AnyObject> {
     static var none: UInt { moved }
 
     /// The element at `i`, unretained (the words or whoever took it hold it).
-    subscript(i: Int) -> Unmanaged<Element> {
-        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: base[i] & ~Self.moved)!) }
+    subscript(i: Int) -> Ref<Element> {
+        @inline(__always) get { Ref(word: base[i] & ~Self.moved)! }
     }
 
     /// Stores an element at `i`, taking over the caller's reference.
     @inline(__always)
-    func set(_ i: Int, _ element: Unmanaged<Element>) { base[i] = UInt(bitPattern: element.toOpaque()) }
+    func set(_ i: Int, _ element: Ref<Element>) { base[i] = element.word }
 
     /// A reference to the element at `i` for a new owner: the words' own the first time, then a new one.
     @inline(__always)
-    func take(_ i: Int) -> Unmanaged<Element> {
+    func take(_ i: Int) -> Ref<Element> {
         let word = base[i]
         if word & Self.moved != 0 { return self[i].retain() }
         base[i] = word | Self.moved
@@ -85,7 +85,7 @@ struct ReferenceWords<Element: AnyObject> {
     /// went with it (false: it was moved before, and the caller makes one: `take`
     /// for references of another kind than a retain).
     @inline(__always)
-    func move(_ i: Int) -> (element: Unmanaged<Element>, owned: Bool) {
+    func move(_ i: Int) -> (element: Ref<Element>, owned: Bool) {
         let word = base[i]
         if word & Self.moved != 0 { return (self[i], false) }
         base[i] = word | Self.moved
@@ -120,13 +120,13 @@ struct ReferenceStack<Element: AnyObject> {
     private var words: ReferenceWords<Element> { @inline(__always) get { ReferenceWords(base: base!) } }
 
     /// The element at `i`, unretained (the stack or whoever took it holds it).
-    subscript(i: Int) -> Unmanaged<Element> {
+    subscript(i: Int) -> Ref<Element> {
         @inline(__always) get { words[i] }
     }
 
     /// Appends an element, taking over the caller's reference; returns its index.
     @inline(__always) @discardableResult
-    mutating func append(_ element: Unmanaged<Element>) -> Int {
+    mutating func append(_ element: Ref<Element>) -> Int {
         if count == capacity { grow(count + 1) }
         words.set(count, element)
         count += 1
@@ -145,7 +145,7 @@ struct ReferenceStack<Element: AnyObject> {
 
     /// A reference to the element at `i` for a new owner.
     @inline(__always)
-    func take(_ i: Int) -> Unmanaged<Element> { words.take(i) }
+    func take(_ i: Int) -> Ref<Element> { words.take(i) }
 
     /// Gives the stack a reference of its own again to every element moved out (a retain
     /// each), so `removeAll` releases each in its place: a failed resolve lets go of what

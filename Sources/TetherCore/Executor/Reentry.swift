@@ -8,13 +8,13 @@ enum Reentry {
     /// The registrations resolves under way on this thread are constructing,
     /// outermost first: a plan's steps from its root to the one whose factory
     /// runs, then the frames of the thread's graph and of nested graphs.
-    static func constructing(_ thread: ThreadState) -> [Unmanaged<Registration>] {
+    static func constructing(_ thread: ThreadState) -> [Ref<Registration>] {
         // A binding's replay calls into the library only from a factory of its own: outermost.
-        var registrations: [Unmanaged<Registration>] = thread.replaying.map { .passUnretained($0) }
+        var registrations: [Ref<Registration>] = thread.replaying.map { .init(unretained: $0) }
         let progress = thread.planProgress.pointee
-        if let plan = progress.plan { registrations += plan._withUnsafeGuaranteedRef { $0.constructing(at: progress.step, progress.locals) } }
+        if let plan = progress.plan { registrations += plan.borrow { $0.constructing(at: progress.step, progress.locals) } }
         registrations += thread.graph.constructing
-        for graph in thread.nestedGraphs { registrations += graph._withUnsafeGuaranteedRef { $0.constructing } }
+        for graph in thread.nestedGraphs { registrations += graph.borrow { $0.constructing } }
         return registrations
     }
 
@@ -26,16 +26,16 @@ enum Reentry {
     static func othersConstruct(_ thread: ThreadState, besides graph: Graph) -> Bool {
         if thread.planProgress.pointee.plan != nil || !thread.replaying.isEmpty { return true }
         if thread.graph !== graph && thread.graph.isConstructing { return true }
-        for nested in thread.nestedGraphs where nested.toOpaque() != Unmanaged.passUnretained(graph).toOpaque() {
-            if nested._withUnsafeGuaranteedRef({ $0.isConstructing }) { return true }
+        for nested in thread.nestedGraphs where !(nested === Ref(unretained: graph)) {
+            if nested.borrow({ $0.isConstructing }) { return true }
         }
         return false
     }
 
     /// The cycle error for `key` asked for while `outer[from...]` and then the
     /// frames of `path` were being constructed.
-    static func cycle(_ key: Key, outer: ArraySlice<Unmanaged<Registration>>, path: [Key]) -> TetherError {
-        let keys = outer.map { $0._withUnsafeGuaranteedRef { $0.key } } + path + [key]
+    static func cycle(_ key: Key, outer: ArraySlice<Ref<Registration>>, path: [Key]) -> TetherError {
+        let keys = outer.map { $0.borrow { $0.key } } + path + [key]
         return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)",
                            ErrorParts(.breakCycle, key: key, path: keys))
     }
@@ -64,7 +64,7 @@ extension Reentry {
             throw TetherError.noDescribedPlan(key)
         }
         let chain = try plan.constructing(step, of: key)
-        let thread = ThreadState.currentReference.takeUnretainedValue()
+        let thread = ThreadState.currentReference.object
         let added = chain.filter { r in !thread.replaying.contains { $0 === r } }
         thread.replaying += added
         thread.replayGroups.append(added.count)
@@ -72,7 +72,7 @@ extension Reentry {
 
     /// Undoes the last `enterReplay` of this thread; false when there was none.
     static func leaveReplay() -> Bool {
-        let thread = ThreadState.currentReference.takeUnretainedValue()
+        let thread = ThreadState.currentReference.object
         guard let count = thread.replayGroups.popLast() else { return false }
         thread.replaying.removeLast(count)
         return true
@@ -90,9 +90,9 @@ extension Container {
 /// time: plans run only while nothing else is under construction) and the
 /// step whose factory runs; written by the plan, read by `Reentry`.
 struct PlanProgress {
-    var plan: Unmanaged<Plan>?
+    var plan: Ref<Plan>?
     var step = 0
     /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
     /// `Plan.maxSteps` words, allocated with the thread's state.
-    let locals = UnsafeMutablePointer<Unmanaged<Registration>>.allocate(capacity: Plan.maxSteps)
+    let locals = UnsafeMutablePointer<Ref<Registration>>.allocate(capacity: Plan.maxSteps)
 }

@@ -4,30 +4,30 @@
 public final class Resolver: @unchecked Sendable {
     /// Unretained, like everything here: while the resolver is open (checked
     /// before any use) the graph, its instances and their containers are alive.
-    private let graph: Unmanaged<Graph>
-    private var lookupReference: Unmanaged<Container>
+    private let graph: Ref<Graph>
+    private var lookupReference: Ref<Container>
     /// The instance being completed; nil while its factory is still running.
-    private var ownerReference: Unmanaged<Instance>?
+    private var ownerReference: Ref<Instance>?
     /// Where the owner came from, to note the edges it makes (for the picture).
-    private var ownerRegistration: Unmanaged<Registration>
+    private var ownerRegistration: Ref<Registration>
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
     private var pendingStrong: [Instance] = []
 
-    init(graph: Graph, lookup: Unmanaged<Container>, owner registration: Unmanaged<Registration>, instance owner: Unmanaged<Instance>? = nil) {
-        self.graph = .passUnretained(graph)
+    init(graph: Graph, lookup: Ref<Container>, owner registration: Ref<Registration>, instance owner: Ref<Instance>? = nil) {
+        self.graph = .init(unretained: graph)
         self.lookupReference = lookup
         self.ownerRegistration = registration
         self.ownerReference = owner
     }
 
-    private var ownerKey: Key { ownerRegistration._withUnsafeGuaranteedRef { $0.key } }
+    private var ownerKey: Key { ownerRegistration.borrow { $0.key } }
 
     func close() { isOpen = false }
 
     /// Opens a closed resolver for another callback of the same graph (the graph
     /// reuses one that nobody else holds).
-    func reopen(lookup: Unmanaged<Container>, owner registration: Unmanaged<Registration>, instance owner: Unmanaged<Instance>?) {
+    func reopen(lookup: Ref<Container>, owner registration: Ref<Registration>, instance owner: Ref<Instance>?) {
         lookupReference = lookup
         ownerRegistration = registration
         ownerReference = owner
@@ -46,11 +46,11 @@ public final class Resolver: @unchecked Sendable {
     public func get(_ key: Key, backEdge: String = "use tether_resolver_get_weak for the back edge",
                     fix: ErrorParts.Fix = .weakEdge) throws(TetherError) -> Instance {
         try refuseCaptive(key)
-        let instance = try build(key).takeUnretainedValue()
-        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: false) }
-        if let owner = ownerReference?.takeUnretainedValue() {
+        let instance = try build(key).object
+        ownerRegistration.borrow { $0.noteEdge(to: key, isWeak: false) }
+        if let owner = ownerReference?.object {
             try owner.addLateStrongEdge(to: instance, backEdge: backEdge, fix: fix)
-            if let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) { tracer.emit(.edge, owner.key, owner.pointer, target: instance) }
+            if let tracer = graph.borrow({ $0.tracer }) { tracer.emit(.edge, owner.key, owner.pointer, target: instance) }
         } else {
             pendingStrong.append(instance)
         }
@@ -59,12 +59,12 @@ public final class Resolver: @unchecked Sendable {
 
     /// Strict mode: a cached owner must not hold a shorter-lived `key` strongly (`Scope.captures`).
     private func refuseCaptive(_ key: Key) throws(TetherError) {
-        let owner = ownerRegistration.takeUnretainedValue()
+        let owner = ownerRegistration.object
         guard owner.container.refusesCaptives else { return }
         let ownerScope = owner.spec.scope
         guard ownerScope.lifetime.cached,
-              let target = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else { return }
-        let targetScope = target._withUnsafeGuaranteedRef { $0.spec.scope }
+              let target = lookupReference.borrow({ $0.unretainedRegistration(for: key) }) else { return }
+        let targetScope = target.borrow { $0.spec.scope }
         guard ownerScope.captures(targetScope) else { return }
         throw captiveError(holder: owner.key, ownerScope, target: key, targetScope, note: strictNote)
     }
@@ -72,19 +72,19 @@ public final class Resolver: @unchecked Sendable {
     /// Resolves `key` in this graph as the target of a weak edge (noted on the
     /// owner's registration, for the picture): nothing but the graph holds it for the owner.
     public func getWeakTarget(_ key: Key) throws(TetherError) -> Instance {
-        try buildWeakTarget(key).takeUnretainedValue()
+        try buildWeakTarget(key).object
     }
 
     /// `getWeakTarget` as a weak reference.
     public func getWeak(_ key: Key) throws(TetherError) -> WeakRef {
-        try buildWeakTarget(key)._withUnsafeGuaranteedRef { $0.weakRef }
+        try buildWeakTarget(key).borrow { $0.weakRef }
     }
 
-    private func buildWeakTarget(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
+    private func buildWeakTarget(_ key: Key) throws(TetherError) -> Ref<Instance> {
         let instance = try build(key)
-        ownerRegistration._withUnsafeGuaranteedRef { $0.noteEdge(to: key, isWeak: true) }
-        if let owner = ownerReference?.takeUnretainedValue(), let tracer = graph._withUnsafeGuaranteedRef({ $0.tracer }) {
-            tracer.emit(.weakEdge, owner.key, owner.pointer, target: instance.takeUnretainedValue())
+        ownerRegistration.borrow { $0.noteEdge(to: key, isWeak: true) }
+        if let owner = ownerReference?.object, let tracer = graph.borrow({ $0.tracer }) {
+            tracer.emit(.weakEdge, owner.key, owner.pointer, target: instance.object)
         }
         return instance
     }
@@ -93,14 +93,14 @@ public final class Resolver: @unchecked Sendable {
     /// from this resolver), so a binding can hold it with a handle of its own.
     public func instance(at pointer: UnsafeMutableRawPointer) throws(TetherError) -> Instance {
         try checkContext()
-        guard let instance = graph._withUnsafeGuaranteedRef({ $0.instance(at: pointer) }) else {
+        guard let instance = graph.borrow({ $0.instance(at: pointer) }) else {
             throw TetherError(.notFound, "that pointer is not an instance of the current resolve")
         }
         return instance
     }
 
     private func checkContext() throws(TetherError) {
-        guard isOpen, ThreadState.currentReference.toOpaque() == graph._withUnsafeGuaranteedRef({ $0.thread }) else {
+        guard isOpen, ThreadState.currentReference.opaque == graph.borrow({ $0.thread }) else {
             throw Resolver.wrongContext
         }
     }
@@ -125,23 +125,23 @@ public final class Resolver: @unchecked Sendable {
     }
 
     /// The instance of `key` in this graph, unretained (the graph holds it).
-    private func build(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
+    private func build(_ key: Key) throws(TetherError) -> Ref<Instance> {
         try checkContext()
-        guard let registration = lookupReference._withUnsafeGuaranteedRef({ $0.unretainedRegistration(for: key) }) else {
-            throw Resolver.missing(key, owner: ownerKey, path: graph.takeUnretainedValue().path)
+        guard let registration = lookupReference.borrow({ $0.unretainedRegistration(for: key) }) else {
+            throw Resolver.missing(key, owner: ownerKey, path: graph.object.path)
         }
-        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else { throw Resolver.takesArguments(key, owner: ownerKey) }
-        let built = graph._withUnsafeGuaranteedRef { graph in
+        guard !registration.borrow({ $0.hasArguments }) else { throw Resolver.takesArguments(key, owner: ownerKey) }
+        let built = graph.borrow { graph in
             // Used from a resolve nested in this graph (a callback's resolver handed to a factory
             // that runs further in): what those resolves construct is a cycle here too (`Reentry`).
-            let thread = Unmanaged<ThreadState>.fromOpaque(graph.thread)
+            let thread = Ref<ThreadState>(opaque: graph.thread)
             let saved = graph.outer
-            if thread._withUnsafeGuaranteedRef({ Reentry.othersConstruct($0, besides: graph) }) {
-                graph.outer = thread._withUnsafeGuaranteedRef { Reentry.constructing($0) }
+            if thread.borrow({ Reentry.othersConstruct($0, besides: graph) }) {
+                graph.outer = thread.borrow { Reentry.constructing($0) }
             }
             defer { graph.outer = saved }
-            return registration._withUnsafeGuaranteedRef { registration in
-                lookupReference._withUnsafeGuaranteedRef { lookup -> Result<Unmanaged<Instance>, TetherError> in
+            return registration.borrow { registration in
+                lookupReference.borrow { lookup -> Result<Ref<Instance>, TetherError> in
                     do throws(TetherError) { return .success(graph.instance(try graph.build(registration, from: lookup))) }
                     catch { return .failure(error) }
                 }

@@ -13,7 +13,7 @@ final class Children: @unchecked Sendable {
     struct Stripe {
         var open = 0
         /// The open children registered here (unretained: each removes itself when it closes).
-        var live: [Unmanaged<Container>] = []
+        var live: [Ref<Container>] = []
         /// Freed children kept for the next ones made on this stripe's thread.
         var spares: [Container] = []
         /// Keeps the next stripe's lock and words off this one's cache line.
@@ -42,7 +42,7 @@ final class Children: @unchecked Sendable {
 
     /// The calling thread's stripe index.
     static var currentStripe: Int {
-        @inline(__always) get { ThreadState.currentReference._withUnsafeGuaranteedRef { $0.stripe } }
+        @inline(__always) get { ThreadState.currentReference.borrow { $0.stripe } }
     }
 
     /// `body` with stripe `index` locked.
@@ -71,7 +71,7 @@ final class Children: @unchecked Sendable {
     func retainedLive() -> [Container] {
         var found: [Container] = []
         for i in 0..<Self.stripeCount {
-            found += stripes[i].withLock { s in s.live.map { $0.retain().takeUnretainedValue() } }
+            found += stripes[i].withLock { s in s.live.map { $0.retain().object } }
         }
         return found
     }
@@ -92,8 +92,8 @@ final class Children: @unchecked Sendable {
 extension Children.Stripe {
     /// `child` is no longer reached (closed, or let go of without closing).
     mutating func forget(_ child: Container) {
-        let address = Unmanaged.passUnretained(child).toOpaque()
-        if let i = live.lastIndex(where: { $0.toOpaque() == address }) {
+        let address = Ref(unretained: child).opaque
+        if let i = live.lastIndex(where: { $0.opaque == address }) {
             live.swapAt(i, live.count - 1)
             live.removeLast()
         }

@@ -43,7 +43,7 @@ extension Container {
         decorator.markVisible()
         let refused: TetherError? = state.withLock { s in
             if s.isClosed { return TetherError.containerFreed }
-            guard table.lookup(key)?.takeUnretainedValue() === original, s.overrides[key] == nil else {
+            guard table.lookup(key)?.object === original, s.overrides[key] == nil else {
                 return TetherError(.invalidArgument, "\(key.quoted) was registered again or overridden while it was being decorated; nothing was decorated")
             }
             (decorator.order, moved.order) = (original.order, original.order)  // (a list leaves `moved` out)
@@ -68,7 +68,7 @@ extension Container {
             if s.overrides[key] != nil {
                 return .failure(TetherError(.invalidArgument, "\(key.quoted) is overridden in this container; decorate it before overriding it, or after the override ends"))
             }
-            guard let r = table.lookup(key)?.takeUnretainedValue() else {  // a child's table starts small: lookup reads both forms
+            guard let r = table.lookup(key)?.object else {  // a child's table starts small: lookup reads both forms
                 return .failure(TetherError(.notFound,
                     "no registration of \(key.quoted) in this container to decorate; a decorator wraps a registration of its own container: register \(key.quoted) here first",
                     ErrorParts(.register, key: key)))

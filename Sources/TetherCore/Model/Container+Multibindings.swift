@@ -32,11 +32,11 @@ extension Container {
     /// A resolve of every registration `allRegistrations(for: key)` lists, in one graph
     /// (the one a factory with a single ALL slot would get): an instance whose pointer is
     /// the `SlotList` of their pointers, holding each strongly, with a reference for the caller.
-    public func resolveAll(_ key: Key) throws(TetherError) -> Unmanaged<Instance> {
+    package func resolveAll(_ key: Key) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
         let registration = Registration(key: Key("\(key.name)[all]"), params: [.all(key)], factory: ListFactory(), container: self)
         registration.setUnlistedContext(SlotList.marker)  // what tells `listItem` a list from any other instance
-        return try resolveRetained(.passUnretained(registration))
+        return try resolveRetained(.init(unretained: registration))
     }
 }
 

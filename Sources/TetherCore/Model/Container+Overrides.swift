@@ -30,7 +30,7 @@ extension Container {
         registration.markVisible()
         let done = state.withLock { s in
             if s.isClosed { return false }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
+            registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             let displaced = table.replace(key, with: registration)
             s.overrides[key, default: []].append(displaced)
             everDetached.store(true, ordering: .releasing)
@@ -100,7 +100,7 @@ extension Container {
     /// of a key says nothing of its parent's), or whose instance reaches one of `key` by strong edges.
     func dropBuilt(over key: Key) {
         let containers = selfAndDescendants()
-        defer { for c in containers.dropFirst() { Unmanaged.passUnretained(c).release() } }
+        defer { for c in containers.dropFirst() { Ref(unretained: c).release() } }
         for c in containers {
             let dependents = GraphCheck.dependents(of: key, among: c.visibleRegistrations(), lookup: c)
             func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
@@ -112,7 +112,7 @@ extension Container {
                 guard scope == .singleton || scope == .weak, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }
             }
-            let scoped = c.state.withLock { s in s.scoped.entries.map { ($0.registration.takeUnretainedValue(), $0.instance) } }
+            let scoped = c.state.withLock { s in s.scoped.entries.map { ($0.registration.object, $0.instance) } }
             let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
             if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
             c.drop(consume dropped)

@@ -32,7 +32,7 @@ public final class Container: @unchecked Sendable {
         /// Unretained: its container outlives this one (a parent's), or is this one, which keeps
         /// it until dismantled. A parent's registration is what every request's child caches
         /// under: a count here would be a word every thread's requests write.
-        let registration: Unmanaged<Registration>
+        let registration: Ref<Registration>
         let instance: Instance
         let sequence: UInt64
     }
@@ -84,10 +84,10 @@ public final class Container: @unchecked Sendable {
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
-            let me = Unmanaged.passUnretained(self)
+            let me = Ref(unretained: self)
             let stripe = Children.currentStripe
             self.stripe = stripe
-            let ok = parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
+            let ok = parent.children.borrow { $0.withStripe(stripe) { s in
                 // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
                 if parent.isClosed { return false }
                 s.open += 1
@@ -101,30 +101,28 @@ public final class Container: @unchecked Sendable {
 
     /// This container's `Children`, made now if it had none; unretained (it lives as long as this
     /// container): its reference count is a word every thread's requests would write.
-    var children: Unmanaged<Children> {
-        if let made = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
-            return Unmanaged<Children>.fromOpaque(made)
-        }
+    var children: Ref<Children> {
+        if let made = Ref<Children>(word: childrenAddress.load(ordering: .acquiring)) { return made }
         return madeChildren()
     }
 
     @inline(never)
-    private func madeChildren() -> Unmanaged<Children> {
-        let made = Unmanaged.passRetained(Children())
-        let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: UInt(bitPattern: made.toOpaque()),
+    private func madeChildren() -> Ref<Children> {
+        let made = Ref(retaining: Children())
+        let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: made.word,
                                                                 ordering: .acquiringAndReleasing)
         if exchanged { return made }
         made.release()
-        return Unmanaged<Children>.fromOpaque(UnsafeRawPointer(bitPattern: seen)!)
+        return Ref<Children>(word: seen)!
     }
 
     /// The parent, unretained (a child keeps its parent): for what each request's child does with
     /// it, which must not write the parent's reference count.
-    public var unretainedParent: Unmanaged<Container>? { parent.map { Unmanaged.passUnretained($0) } }
+    package var unretainedParent: Ref<Container>? { parent.map { Ref(unretained: $0) } }
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
-        UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)).map { Unmanaged<Children>.fromOpaque($0).takeUnretainedValue() }
+        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.object
     }
 
     /// Strict mode: resolves refuse to let a singleton registered here hold a
@@ -137,11 +135,9 @@ public final class Container: @unchecked Sendable {
 
     deinit {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
-        if !isClosed, let parent { parent.children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { $0.forget(self) } } }
+        if !isClosed, let parent { parent.children.borrow { $0.withStripe(stripe) { $0.forget(self) } } }
         dropSpareChild()
-        if let children = UnsafeRawPointer(bitPattern: childrenAddress.load(ordering: .acquiring)) {
-            Unmanaged<Children>.fromOpaque(children).release()
-        }
+        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.release()
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
             forEachAncestor { a in
@@ -164,7 +160,7 @@ public final class Container: @unchecked Sendable {
     /// later child; false: not kept (enough are kept, or this container is closed).
     public func keepSpareChild(_ child: Container) -> Bool {
         guard child.parent === self, child.isClosed else { return false }
-        return children._withUnsafeGuaranteedRef { $0.withStripe(Children.currentStripe) { s in
+        return children.borrow { $0.withStripe(Children.currentStripe) { s in
             guard !isClosed, s.spares.count < Children.sparesPerStripe else { return false }
             s.spares.append(child)
             return true
@@ -175,11 +171,11 @@ public final class Container: @unchecked Sendable {
     /// when none is kept on this thread's stripe. Throws, as `init(parent:)`, once this container is closed.
     public func takeSpareChild() throws(TetherError) -> Container? {
         let stripe = Children.currentStripe
-        let taken: Container?? = children._withUnsafeGuaranteedRef { $0.withStripe(stripe) { s in
+        let taken: Container?? = children.borrow { $0.withStripe(stripe) { s in
             if isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
             s.open += 1
-            s.live.append(.passUnretained(child))
+            s.live.append(.init(unretained: child))
             return .some(child)
         } }
         guard let taken else { throw TetherError.parentFreed }
@@ -204,7 +200,7 @@ public final class Container: @unchecked Sendable {
 
     /// A child finished closing: it is no longer counted or reached.
     private func childClosed(_ child: Container) {
-        children._withUnsafeGuaranteedRef { $0.withStripe(child.stripe) { s in
+        children.borrow { $0.withStripe(child.stripe) { s in
             s.open -= 1
             s.forget(child)
         } }
@@ -276,10 +272,10 @@ public final class Container: @unchecked Sendable {
     public var configuration: UInt {
         @inline(__always) get {
             var sum = version.pointee.load(ordering: .acquiring)
-            var next = parent.map { Unmanaged.passUnretained($0) }
+            var next = parent.map { Ref(unretained: $0) }
             while let c = next {
-                sum &+= c._withUnsafeGuaranteedRef { $0.version.pointee.load(ordering: .acquiring) }
-                next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
+                sum &+= c.borrow { $0.version.pointee.load(ordering: .acquiring) }
+                next = c.borrow { $0.parent.map { Ref(unretained: $0) } }
             }
             return sum
         }
@@ -304,12 +300,12 @@ public final class Container: @unchecked Sendable {
     /// exactly what one from `ancestor` builds, so `ancestor`'s plans serve it (a
     /// child made per request, say). A registration made here meanwhile is ordered
     /// after the resolve that checked.
-    func fallsThroughEmpty(to ancestor: Unmanaged<Container>) -> Bool {
-        let goal = ancestor.toOpaque()
-        var container = Unmanaged.passUnretained(self)
-        while container.toOpaque() != goal {  // unretained, as `configuration` walks the chain
-            guard let parent = container._withUnsafeGuaranteedRef({ c in
-                c.neverRegistered ? c.parent.map { Unmanaged.passUnretained($0) } : nil
+    func fallsThroughEmpty(to ancestor: Ref<Container>) -> Bool {
+        let goal = ancestor.opaque
+        var container = Ref(unretained: self)
+        while container.opaque != goal {  // unretained, as `configuration` walks the chain
+            guard let parent = container.borrow({ c in
+                c.neverRegistered ? c.parent.map { Ref(unretained: $0) } : nil
             }) else { return false }
             container = parent
         }
@@ -392,12 +388,12 @@ public final class Container: @unchecked Sendable {
         let key = registration.key
         try configure(registration)
         // The scope read unretained: a new registration's spec is its key's default, shared by every request's.
-        try Registration.check(registration.params, scope: registration.specReference._withUnsafeGuaranteedRef { $0.scope }, key: key)
+        try Registration.check(registration.params, scope: registration.specReference.borrow { $0.scope }, key: key)
         registration.markVisible()
         var undecorated: [Registration] = []
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
-            registration.order = table.lookup(key)?._withUnsafeGuaranteedRef { $0.order } ?? nextSequence()
+            registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
@@ -418,39 +414,39 @@ public final class Container: @unchecked Sendable {
 
     /// The registration for `key` here, or in the nearest parent that has one.
     public func registration(for key: Key) -> Registration? {
-        unretainedRegistration(for: key)?.takeUnretainedValue()
+        unretainedRegistration(for: key)?.object
     }
 
     /// The published singleton for `key` (of a registration without runtime
     /// arguments) to hand out as a loan; nil means resolve the ordinary way.
     @inlinable @inline(__always)
-    public func singletonLoan(for key: Key) -> SingletonLoan? {
-        registrationToResolve(key)?._withUnsafeGuaranteedRef { $0.loanWithoutArguments() }
+    package func singletonLoan(for key: Key) -> SingletonLoan? {
+        registrationToResolve(key)?.borrow { $0.loanWithoutArguments() }
     }
 
     /// The registration a resolve of `key` from here uses, unretained (it lives
     /// as long as this container), for `resolveRetained(_:arguments:)`.
     @inlinable @inline(__always)
-    public func registrationToResolve(_ key: Key) -> Unmanaged<Registration>? {
+    package func registrationToResolve(_ key: Key) -> Ref<Registration>? {
         table.get(key) ?? inheritedRegistration(for: key)
     }
 
     /// `registration(for:)` without retains: registrations live as long as their
     /// container, and parents at least as long as their children.
     @inline(__always)
-    func unretainedRegistration(for key: Key) -> Unmanaged<Registration>? {
+    func unretainedRegistration(for key: Key) -> Ref<Registration>? {
         table.get(key) ?? inheritedRegistration(for: key)
     }
 
     /// The registration for `key` in the nearest parent that has one.
     /// (and, first, in this container's small table: `RegistrationTable.getSmall`).
     @usableFromInline @inline(never)
-    func inheritedRegistration(for key: Key) -> Unmanaged<Registration>? {
+    func inheritedRegistration(for key: Key) -> Ref<Registration>? {
         if let r = table.getSmall(key) { return r }
-        var next = parent.map { Unmanaged.passUnretained($0) }
+        var next = parent.map { Ref(unretained: $0) }
         while let c = next {
-            if let r = c._withUnsafeGuaranteedRef({ $0.table.lookup(key) }) { return r }
-            next = c._withUnsafeGuaranteedRef { $0.parent.map { Unmanaged.passUnretained($0) } }
+            if let r = c.borrow({ $0.table.lookup(key) }) { return r }
+            next = c.borrow { $0.parent.map { Ref(unretained: $0) } }
         }
         return nil
     }
@@ -481,12 +477,12 @@ public final class Container: @unchecked Sendable {
 
     /// Resolves `key` with runtime arguments for the top-level registration.
     public func resolve(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Instance {
-        try resolveRetained(key, arguments: arguments).takeRetainedValue()
+        try resolveRetained(key, arguments: arguments).take()
     }
 
     /// `resolve`, handing over the caller's reference without a retain and release
     /// on the way (an embedding layer stores it as is).
-    public func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
+    package func resolveRetained(_ key: Key, arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
         guard let registration = unretainedRegistration(for: key) else {
             throw TetherError.notRegistered(key)
@@ -495,15 +491,15 @@ public final class Container: @unchecked Sendable {
     }
 
     /// `resolveRetained(_:arguments:)` of the registration `registrationToResolve` found.
-    public func resolveRetained(_ registration: Unmanaged<Registration>,
-                                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Unmanaged<Instance> {
+    package func resolveRetained(_ registration: Ref<Registration>,
+                                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
-        if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.takeUnretainedValue()) }
+        if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.object) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
-        let outcome = registration._withUnsafeGuaranteedRef { registration -> Result<Unmanaged<Instance>, TetherError> in
+        let outcome = registration.borrow { registration -> Result<Ref<Instance>, TetherError> in
             do throws(TetherError) {
                 try Graph.checkArguments(registration, arguments)
-                let scope = registration.specReference._withUnsafeGuaranteedRef { $0.scope }
+                let scope = registration.specReference.borrow { $0.scope }
                 if let hit = registration.cachedRetained(scope, in: self) { return .success(hit) }
                 return .success(try Graph.resolve(registration, from: self, arguments: arguments))
             } catch {
@@ -514,20 +510,20 @@ public final class Container: @unchecked Sendable {
     }
 
     /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.
-    private func tracedResolve(_ registration: Unmanaged<Registration>, arguments: UnsafeBufferPointer<Argument>,
-                               _ tracer: Tracer) throws(TetherError) -> Unmanaged<Instance> {
-        let registration = registration.takeUnretainedValue()
+    private func tracedResolve(_ registration: Ref<Registration>, arguments: UnsafeBufferPointer<Argument>,
+                               _ tracer: Tracer) throws(TetherError) -> Ref<Instance> {
+        let registration = registration.object
         tracer.emit(.resolveStart, registration.key)
         do throws(TetherError) {
             try Graph.checkArguments(registration, arguments)
-            let result: Unmanaged<Instance>
+            let result: Ref<Instance>
             if let hit = registration.cached(registration.spec.scope) {
                 tracer.emit(.cacheHit, registration.key, hit.pointer)
-                result = .passRetained(hit)
+                result = .init(retaining: hit)
             } else {
                 result = try Graph.resolve(registration, from: self, arguments: arguments, tracer: tracer)
             }
-            tracer.emit(.resolveEnd, registration.key, result._withUnsafeGuaranteedRef { $0.pointer })
+            tracer.emit(.resolveEnd, registration.key, result.borrow { $0.pointer })
             return result
         } catch {
             tracer.emit(.resolveEnd, registration.key, status: error.code)
@@ -552,16 +548,16 @@ public final class Container: @unchecked Sendable {
     /// `resolve(_:as:)` without the type check.
     public func resolveObject(_ key: Key) throws(TetherError) -> AnyObject {
         guard !isClosed, let registration = unretainedRegistration(for: key) else { throw objectMisuse(key) }
-        let spec = registration._withUnsafeGuaranteedRef { $0.specReference }
-        guard spec._withUnsafeGuaranteedRef({ $0.holdsObject }), !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else {
+        let spec = registration.borrow { $0.specReference }
+        guard spec.borrow({ $0.holdsObject }), !registration.borrow({ $0.hasArguments }) else {
             throw objectMisuse(key)
         }
-        let scope = spec._withUnsafeGuaranteedRef { $0.scope }
+        let scope = spec.borrow { $0.scope }
         if scope.isShared {
             // The weak scope shares an instance while something holds the instance; a bare object does not.
             guard scope == .singleton else { throw objectMisuse(key) }
-            if let hit = registration._withUnsafeGuaranteedRef({ $0.cached(scope) }) {
-                return Unmanaged<AnyObject>.fromOpaque(hit.pointer).takeUnretainedValue()
+            if let hit = registration.borrow({ $0.cached(scope) }) {
+                return Ref<AnyObject>(opaque: hit.pointer).object
             }
         }
         return try Graph.resolveObject(registration, from: self)
@@ -599,7 +595,7 @@ public final class Container: @unchecked Sendable {
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
-        guard registration.specReference._withUnsafeGuaranteedRef({ $0.scope }) == .container else { return false }
+        guard registration.specReference.borrow({ $0.scope }) == .container else { return false }
         // A parent's registration (a request's child caching under the root's) is not asked
         // whether it was retired: that takes its lock, a word every thread's requests would write.
         // A retired one's entry is harmless: resolves find the registration that replaced it,
@@ -608,7 +604,7 @@ public final class Container: @unchecked Sendable {
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
         let (cached, replaced) = state.withLock { s -> (Bool, ScopedEntry?) in
             guard !s.isClosed else { return (false, nil) }
-            return (true, s.scoped.set(ScopedEntry(registration: .passUnretained(registration), instance: instance, sequence: nextSequence())))
+            return (true, s.scoped.set(ScopedEntry(registration: .init(unretained: registration), instance: instance, sequence: nextSequence())))
         }
         _ = consume replaced
         return cached
@@ -622,7 +618,7 @@ public final class Container: @unchecked Sendable {
     /// `key`'s visible registration is not container-scoped, or this container holds one already.
     public func adoptScoped(_ key: Key, _ pointer: UnsafeMutableRawPointer) throws(TetherError) {
         guard !isClosed else { throw TetherError.containerFreed }
-        guard let registration = unretainedRegistration(for: key)?.takeUnretainedValue() else { throw TetherError.notRegistered(key) }
+        guard let registration = unretainedRegistration(for: key)?.object else { throw TetherError.notRegistered(key) }
         guard registration.spec.scope == .container else {
             throw TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope: only a container-scoped "
                 + "instance a described plan made can be adopted; resolve it instead")
@@ -634,7 +630,7 @@ public final class Container: @unchecked Sendable {
         let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("an adopted instance has no dependencies") })
         defer { instance.release() }  // the cache keeps it
-        guard publishScoped(registration, instance.takeUnretainedValue()) else {
+        guard publishScoped(registration, instance.object) else {
             throw TetherError(.invalidArgument, "\(key.quoted) was registered again or the container closed meanwhile: nothing adopted")
         }
     }
@@ -694,7 +690,7 @@ public final class Container: @unchecked Sendable {
         }
         if let refused { throw refused }
         dropSpareChild()
-        unretainedParent?._withUnsafeGuaranteedRef { $0.childClosed(self) }
+        unretainedParent?.borrow { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed

@@ -17,19 +17,17 @@ enum DefaultSpecs {
     }()
 
     /// `key`'s default spec (made now if it is the first), unretained; nil when `key` has no slot.
-    static func spec(for key: Key) -> Unmanaged<InstanceSpec>? {
+    static func spec(for key: Key) -> Ref<InstanceSpec>? {
         let id = Int(key.id)
         guard id >> pageBits < maxPages else { return nil }
         let slot = page(id >> pageBits) + (id & (1 << pageBits - 1))
-        if let existing = UnsafeRawPointer(bitPattern: slot.pointee.load(ordering: .acquiring)) {
-            return .fromOpaque(existing)
-        }
-        let made = Unmanaged.passRetained(InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
-        let (exchanged, found) = slot.pointee.compareExchange(expected: 0, desired: UInt(bitPattern: made.toOpaque()),
+        if let existing = Ref<InstanceSpec>(word: slot.pointee.load(ordering: .acquiring)) { return existing }
+        let made = Ref(retaining: InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
+        let (exchanged, found) = slot.pointee.compareExchange(expected: 0, desired: made.word,
                                                               ordering: .acquiringAndReleasing)
         if exchanged { return made }
         made.release()
-        return .fromOpaque(UnsafeRawPointer(bitPattern: found)!)
+        return .init(word: found)!
     }
 
     private static func page(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt>> {

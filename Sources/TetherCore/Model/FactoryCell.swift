@@ -11,7 +11,7 @@ public final class FactoryCell: @unchecked Sendable {
     }
 
     /// A new instance of `key` built with `arguments`, with a reference for the caller.
-    public func make(_ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Unmanaged<Instance> {
+    package func make(_ arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Ref<Instance> {
         guard !container.isClosed else {
             throw TetherError(.invalidHandle, "the container of this factory for \(key.quoted) was freed; do not call a factory after its container")
         }

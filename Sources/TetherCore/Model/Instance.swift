@@ -22,7 +22,7 @@ public class InstanceSpec: @unchecked Sendable {
     /// A C destructor, called directly (`destroy`); only ever set while `destructor` is nil.
     nonisolated(unsafe) private(set) final var cDestructor: CDestructor?
     /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
-    private let boxes: [Unmanaged<CompletionBox>]
+    private let boxes: [Ref<CompletionBox>]
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, cDestructor: CDestructor? = nil,
          completions: [Completion], defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
@@ -31,7 +31,7 @@ public class InstanceSpec: @unchecked Sendable {
         self.context = context
         self.destructor = destructor
         self.cDestructor = destructor == nil ? cDestructor : nil
-        boxes = completions.map { .passRetained(CompletionBox($0)) }
+        boxes = completions.map { .init(retaining: CompletionBox($0)) }
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
         self.hasClientDestructor = hasClientDestructor
@@ -59,14 +59,14 @@ public class InstanceSpec: @unchecked Sendable {
         if let cDestructor { cDestructor(pointer, context) } else { destructor?(pointer, context) }
     }
 
-    public final var completions: [Completion] { boxes.map { $0.takeUnretainedValue().completion } }
+    public final var completions: [Completion] { boxes.map { $0.object.completion } }
 
     final var completionCount: Int { boxes.count }
 
     /// Runs completion callback `n` without retaining it (see `CompletionBox`).
     @inline(__always)
     final func complete(_ n: Int, _ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
-        try boxes[n]._withUnsafeGuaranteedRef { box -> Result<Void, CallbackFailure> in
+        try boxes[n].borrow { box -> Result<Void, CallbackFailure> in
             do throws(CallbackFailure) { try box.completion.complete(resolver, instance: instance) } catch { return .failure(error) }
             return .success(())
         }.get()
@@ -132,7 +132,7 @@ public struct InstanceHeader {
 /// (`InstanceBlock`), or (tag `sideTag`) the instance's retained `WeakRef`, made
 /// when something first takes a weak reference or the instance gains late edges
 /// or lazy cells; its `dependencies` word then holds one of the others.
-public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> {
+public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
     private static var tagMask: UInt { 7 }
     private static var sideTag: UInt { 1 }
     private static var singleTag: UInt { 2 }
@@ -142,16 +142,16 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 
     /// A new instance taking over the reference `spec` carries (see `ThreadSpecs.retainedCopy`), one reference
     /// to each of its `count` dependencies and the edges in `late`; the caller owns the reference returned.
-    static func make(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, dependencies count: Int,
-                     reference: (Int) -> Unmanaged<Instance>, late: LateEdges? = nil) -> Unmanaged<Instance> {
+    static func make(pointer: UnsafeMutableRawPointer, spec: Ref<InstanceSpec>, dependencies count: Int,
+                     reference: (Int) -> Ref<Instance>, late: LateEdges? = nil) -> Ref<Instance> {
         let edges: UInt
         switch count {
         case 0: edges = 0
-        case 1: edges = UInt(bitPattern: reference(0).toOpaque()) | singleTag
+        case 1: edges = UInt(bitPattern: reference(0).opaque) | singleTag
         default: edges = UInt(count) << countShift | tailTag
         }
         let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
-            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: edges)
+            InstanceHeader(pointer: pointer, spec: spec.take(), edges: edges)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
         if count > 1 {
@@ -160,23 +160,23 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
             }
         }
         if let late { instance.sideForWriting().late = late }
-        return .passRetained(consume instance)  // consumed: the reference `create` made, with no retain and release
+        return .init(retaining: consume instance)  // consumed: the reference `create` made, with no retain and release
     }
 
     /// The root of a block (`InstanceBlock`) of `words` words, which `fill`
     /// writes; `spec` as in `make`, a copy that keeps the block's plan alive.
-    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: Unmanaged<InstanceSpec>, words: Int,
-                          fill: (InstanceBlock) -> Void) -> Unmanaged<Instance> {
+    static func makeBlock(pointer: UnsafeMutableRawPointer, spec: Ref<InstanceSpec>, words: Int,
+                          fill: (InstanceBlock) -> Void) -> Ref<Instance> {
         let instance = unsafeDowncast(create(minimumCapacity: words) { _ in
-            InstanceHeader(pointer: pointer, spec: spec.takeRetainedValue(), edges: UInt(words) << countShift | blockTag)
+            InstanceHeader(pointer: pointer, spec: spec.take(), edges: UInt(words) << countShift | blockTag)
         }, to: Instance.self)
         instance.withBlock(fill)
-        return .passRetained(consume instance)  // as in `make`
+        return .init(retaining: consume instance)  // as in `make`
     }
 
     private func withBlock<R>(_ body: (InstanceBlock) -> R) -> R {
         withUnsafeMutablePointerToElements { tail in
-            // Unmanaged<Instance> is a word: the block's words are stored in place of the tail's references.
+            // Ref<Instance> is a word: the block's words are stored in place of the tail's references.
             UnsafeMutableRawPointer(tail).withMemoryRebound(to: UInt.self, capacity: 1) { body(InstanceBlock(words: $0)) }
         }
     }
@@ -190,10 +190,10 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         var side: (dependencies: UInt, late: LateEdges?)?
         let word = header.edges
         if word & Self.tagMask == Self.sideTag {
-            side = Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!).takeRetainedValue().detach()
+            side = Ref<WeakRef>(word: word & ~Self.tagMask)!.take().detach()
         }
         let pointer = header.pointer
-        Unmanaged.passUnretained(header.spec)._withUnsafeGuaranteedRef { $0.destroy(pointer) }
+        Ref(unretained: header.spec).borrow { $0.destroy(pointer) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
         if side != nil {
@@ -216,10 +216,10 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 
     /// The references of the edge word `word` (this instance's), without consuming them.
     @inline(__always)
-    private func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Unmanaged<Instance>>) -> R) -> R {
+    private func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Ref<Instance>>) -> R) -> R {
         switch word & Self.tagMask {
         case Self.singleTag:
-            var single = Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)
+            var single = Ref<Instance>(word: word & ~Self.tagMask)!
             return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
         case Self.tailTag:
             return withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: Int(word >> Self.countShift))) }
@@ -238,7 +238,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
 
     private static func side(_ word: UInt) -> WeakRef? {
         guard word & tagMask == sideTag else { return nil }
-        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~tagMask)!).takeUnretainedValue()
+        return Ref<WeakRef>(word: word & ~tagMask)!.object
     }
 
     /// The side object, if the instance has one.
@@ -251,11 +251,11 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         var word = edgeWord.pointee.load(ordering: .acquiring)
         while true {
             if let side = Self.side(word) { return side }
-            let side = WeakRef(.passUnretained(self), key: header.spec.key)
+            let side = WeakRef(.init(unretained: self), key: header.spec.key)
             side.dependencies = word
-            let installed = Unmanaged.passRetained(side)
+            let installed = Ref(retaining: side)
             let (exchanged, found) = edgeWord.pointee.compareExchange(
-                expected: word, desired: UInt(bitPattern: installed.toOpaque()) | Self.sideTag, ordering: .acquiringAndReleasing)
+                expected: word, desired: installed.word | Self.sideTag, ordering: .acquiringAndReleasing)
             if exchanged { return side }
             installed.release()
             word = found
@@ -270,7 +270,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
     /// instance keeps its side object (a retain would write a shared line).
     var splitCount: SplitCount {
         let word = edgeWord.pointee.load(ordering: .acquiring)
-        return Unmanaged<WeakRef>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.tagMask)!)._withUnsafeGuaranteedRef { $0.splitCount }
+        return Ref<WeakRef>(word: word & ~Self.tagMask)!.borrow { $0.splitCount }
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.
@@ -279,7 +279,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Unmanaged<Instance>> 
         let word = side?.dependencies ?? header.edges
         let constructorEdges = word & Self.tagMask == Self.blockTag
             ? withBlock { $0.forEachExternal(body) }
-            : withTargets(word) { targets in targets.allSatisfy { $0._withUnsafeGuaranteedRef(body) } }
+            : withTargets(word) { targets in targets.allSatisfy { $0.borrow(body) } }
         guard constructorEdges, let side else { return constructorEdges }
         return side.late?.strong.allSatisfy(body) ?? true
     }

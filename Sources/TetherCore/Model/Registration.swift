@@ -6,7 +6,8 @@ import Synchronization
 /// Reads on the resolve path take no lock: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
 /// a reader never sees one freed; singletons are read through slots that live as
-/// long as the registration. Weak-scope hits and writers (configuration,
+/// long as the registration (`SingletonSlot`, its own file; the ABI's loans of them:
+/// `SingletonLoan`). Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 120-byte allocation (a 128-byte malloc chunk): what only some
 /// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
@@ -22,7 +23,7 @@ public final class Registration: @unchecked Sendable {
     /// `argumentsBit` when one of them is a runtime argument (the hit path asks).
     @usableFromInline let paramInfo: UInt16
     /// Guards the `var`s below.
-    private let lock = Atomic<Bool>(false)
+    let lock = Atomic<Bool>(false)
     /// `retiredBit` and `visibleBit`: the registration was retired; replaced
     /// specs are kept once it is visible (readers may hold them). `sharedSpecBit`:
     /// the current spec is its key's default (`DefaultSpecs`), which it does not own.
@@ -45,13 +46,13 @@ public final class Registration: @unchecked Sendable {
     /// slot as long as the registration, so a reader never sees one freed).
     @usableFromInline let singletonAddress = Atomic<UInt>(0)
     /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
-    /// holds every one), or 0 until the first.
-    private let planAddress = Atomic<UInt>(0)
+    /// holds every one), or 0 until the first (Registration+Plans.swift).
+    let planAddress = Atomic<UInt>(0)
     /// The retained `Rare`, or 0: made on first use, under `lock`, and never
     /// replaced until deinit, so lock-free readers (`noteEdge`) may load it.
     private let rareAddress = Atomic<UInt>(0)
 
-    private final class Rare {
+    final class Rare {
         /// Weak scope: the cached instance, if still alive.
         var weakCache = WeakBox(nil)
         /// `Registration.weakEpoch`; written under the registration's lock.
@@ -76,16 +77,15 @@ public final class Registration: @unchecked Sendable {
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
     @inline(__always)
-    private func withRare<T>(_ body: (Rare) -> T) -> T? {
-        guard let rare = UnsafeRawPointer(bitPattern: rareAddress.load(ordering: .acquiring)) else { return nil }
-        return Unmanaged<Rare>.fromOpaque(rare)._withUnsafeGuaranteedRef(body)
+    func withRare<T>(_ body: (Rare) -> T) -> T? {
+        Ref<Rare>(word: rareAddress.load(ordering: .acquiring))?.borrow(body)
     }
 
     /// Caller holds `lock`.
-    private var rareForWriting: Rare {
+    var rareForWriting: Rare {
         if let rare = withRare({ $0 }) { return rare }
         let made = Rare()
-        rareAddress.store(UInt(bitPattern: Unmanaged.passRetained(made).toOpaque()), ordering: .releasing)
+        rareAddress.store(Ref(retaining: made).word, ordering: .releasing)
         return made
     }
 
@@ -137,12 +137,12 @@ public final class Registration: @unchecked Sendable {
     /// The spec a new registration starts with: its key's default (`DefaultSpecs`) if it has one.
     private func installFirstSpec(holdsObject: Bool) {
         if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
-            specAddress.store(UInt(bitPattern: shared.toOpaque()), ordering: .releasing)
+            specAddress.store(shared.word, ordering: .releasing)
             flags = Self.sharedSpecBit
         } else {
             let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
                                     completions: [], holdsObject: holdsObject)
-            specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+            specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
             flags = 0
         }
     }
@@ -155,16 +155,16 @@ public final class Registration: @unchecked Sendable {
     /// keeps the current one as `spareSpec` if it may serve again.
     private func releaseSpecs(keepingSpare: Bool = false) {
         if flags & Self.sharedSpecBit == 0 {
-            var spec = specReference.takeRetainedValue()
+            var spec = specReference.take()
             if keepingSpare, spareSpec == 0, isKnownUniquelyReferenced(&spec), spec.isReusable {
-                spareSpec = UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque())
+                spareSpec = Ref(retaining: spec).word
             }
         }
-        if let spec = UnsafeRawPointer(bitPattern: spareSpec), !keepingSpare {
-            Unmanaged<InstanceSpec>.fromOpaque(spec).release()
+        if let spec = Ref<InstanceSpec>(word: spareSpec), !keepingSpare {
+            spec.release()
             spareSpec = 0
         }
-        if let spec = UnsafeRawPointer(bitPattern: firstReplacedSpec) { Unmanaged<InstanceSpec>.fromOpaque(spec).release() }
+        Ref<InstanceSpec>(word: firstReplacedSpec)?.release()
         firstReplacedSpec = 0
     }
 
@@ -176,16 +176,14 @@ public final class Registration: @unchecked Sendable {
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
         (rareAddress.load(ordering: .relaxed) == 0 && firstSlot == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference._withUnsafeGuaranteedRef { $0.holdsObject }
+            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference.borrow { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
     /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
-        if let rare = UnsafeRawPointer(bitPattern: rareAddress.exchange(0, ordering: .relaxed)) {
-            Unmanaged<Rare>.fromOpaque(rare).release()
-        }
+        Ref<Rare>(word: rareAddress.exchange(0, ordering: .relaxed))?.release()
         releaseFirstSlot()
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
@@ -196,14 +194,14 @@ public final class Registration: @unchecked Sendable {
 
     /// Lets go of `firstSlot`, which nothing reads any more (deinit, `revived`).
     private func releaseFirstSlot() {
-        if let slot = UnsafeRawPointer(bitPattern: firstSlot) { Unmanaged<SingletonSlot>.fromOpaque(slot).release() }
+        Ref<SingletonSlot>(word: firstSlot)?.release()
         firstSlot = 0
     }
 
     deinit {
         releaseFirstSlot()
         releaseSpecs()
-        withRare { Unmanaged.passUnretained($0).release() }
+        withRare { Ref(unretained: $0).release() }
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
 
@@ -229,133 +227,14 @@ public final class Registration: @unchecked Sendable {
         params.compactMap { if case .argument(let t) = $0 { t } else { nil } }
     }
 
-    public var spec: InstanceSpec { specReference.takeUnretainedValue() }
+    public var spec: InstanceSpec { specReference.object }
 
     /// The current spec, unretained: every spec lives as long as its registration.
-    var specReference: Unmanaged<InstanceSpec> {
-        @inline(__always) get { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: specAddress.load(ordering: .acquiring))!) }
+    var specReference: Ref<InstanceSpec> {
+        @inline(__always) get { Ref(word: specAddress.load(ordering: .acquiring))! }
     }
 
     public var isLive: Bool { lock.withSpinLock { flags & Self.retiredBit == 0 } }
-
-    /// The plan for a resolve of this registration from `container`, recorded
-    /// now if the configuration changed since the last; nil when the graph must
-    /// resolve it (another container, plans off, or its graph is not plain).
-    /// Unretained: the registration keeps every plan it had.
-    /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
-    @inline(__always)
-    func plan(from container: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
-        guard container.usesPlans else { return nil }
-        let configuration: UInt
-        if container === self.container {
-            configuration = container.configuration
-        } else {  // unretained: the owner is read without a count, as on the way here
-            let owner = Unmanaged.passUnretained(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
-            configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
-        }
-        let address = planAddress.load(ordering: .acquiring)
-        if address == Self.noMorePlans { return nil }
-        if address != 0 {
-            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
-            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration }) {
-                return plan._withUnsafeGuaranteedRef { $0.declines } ? nil : plan
-            }
-        }
-        return recordPlan(configuration)
-    }
-
-    /// Whether the last resolve from this registration's container found a plan
-    /// that is still current (a diagnostic: tests check which path ran).
-    public var hasCurrentPlan: Bool {
-        let address = planAddress.load(ordering: .acquiring)
-        guard address != 0, address != Self.noMorePlans else { return false }
-        let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
-        return !plan.declines && plan.configuration == container.configuration
-    }
-
-    /// Plans recorded for resolves from children with registrations of their
-    /// own (`childPlan`), and child graphs that could not be (a diagnostic).
-    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.childPlans.count + $0.childDeclines } ?? 0 } }
-
-    /// Plans a registration records at most: a reader may still be replaying a
-    /// replaced plan, so every plan is kept as long as the registration. A key
-    /// whose graph keeps changing between resolves resolves the ordinary way
-    /// after this many, so its memory stays bounded.
-    static var maxPlans: Int { 16 }
-    /// `planAddress` once `maxPlans` were recorded.
-    private static var noMorePlans: UInt { 1 }
-
-    /// The plan of a resolve from `child`, a descendant of `owner` (this
-    /// registration's container) with registrations of its own and nothing
-    /// registered between them, bound to `child` (`Plan.bind`): one recorded
-    /// through an earlier child whose registrations had the same shape serves
-    /// it, else one is recorded now. Nil when the graph must resolve it.
-    @inline(never)
-    private func childPlan(from child: Container, _ owner: Unmanaged<Container>,
-                           _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
-        guard let parent = child.parent.map({ Unmanaged.passUnretained($0) }),
-              parent._withUnsafeGuaranteedRef({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
-        let configuration = owner._withUnsafeGuaranteedRef { $0.configuration }
-        let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
-        if address == Self.noMorePlans { return nil }
-        if address != 0 {
-            let plan = Unmanaged<Plan>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
-            if plan._withUnsafeGuaranteedRef({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
-        }
-        return otherChildPlan(from: child, configuration, locals)
-    }
-
-    /// `childPlan` when the last one served does not fit `child`: another kept
-    /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
-    @inline(never)
-    private func otherChildPlan(from child: Container, _ configuration: UInt,
-                                _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Unmanaged<Plan>? {
-        let found = lock.withSpinLock { () -> Plan? in
-            guard let rare = withRare({ $0 }) else { return nil }
-            return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
-        }
-        if let found {
-            withRare { $0.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(found).toOpaque()), ordering: .releasing) }
-            return .passUnretained(found)
-        }
-        // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
-        let plan = Plan.record(self, configuration: configuration, child: child)
-        let installed = lock.withSpinLock { () -> Bool in
-            let rare = rareForWriting
-            guard rare.childPlans.count + rare.childDeclines < Self.maxPlans else {
-                rare.childPlan.store(Self.noMorePlans, ordering: .releasing)
-                return false
-            }
-            guard let plan else {
-                rare.childDeclines += 1
-                return false
-            }
-            rare.childPlans.append(plan)
-            rare.kept.append(plan)
-            rare.childPlan.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
-            return true
-        }
-        guard installed, let plan, plan.bind(child, locals) else { return nil }
-        return .passUnretained(plan)
-    }
-
-    @inline(never)
-    private func recordPlan(_ configuration: UInt) -> Unmanaged<Plan>? {
-        let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
-        let installed = lock.withSpinLock { () -> Bool in
-            let rare = rareForWriting
-            guard rare.plans < Self.maxPlans else {
-                planAddress.store(Self.noMorePlans, ordering: .releasing)
-                return false
-            }
-            rare.plans += 1
-            rare.kept.append(plan)
-            planAddress.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
-            return true
-        }
-        return installed && !plan.declines ? .passUnretained(plan) : nil
-    }
 
     /// From now on replaced specs are kept (see `Container.register`).
     func markVisible() {
@@ -365,15 +244,15 @@ public final class Registration: @unchecked Sendable {
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
         let old = specReference
-        specAddress.store(UInt(bitPattern: Unmanaged.passRetained(spec).toOpaque()), ordering: .releasing)
+        specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
         if flags & Self.sharedSpecBit != 0 {
             flags &= ~Self.sharedSpecBit  // immortal: nothing to release or keep
         } else if flags & Self.visibleBit == 0 {
             old.release()
         } else if firstReplacedSpec == 0 {
-            firstReplacedSpec = UInt(bitPattern: old.toOpaque())
+            firstReplacedSpec = old.word
         } else {
-            rareForWriting.kept.append(old.takeRetainedValue())
+            rareForWriting.kept.append(old.take())
         }
     }
 
@@ -384,7 +263,7 @@ public final class Registration: @unchecked Sendable {
         let dropped = lock.withSpinLock { () -> Dropped? in
             // Unretained: the current spec may be its key's default, which every request's
             // registration of the key starts with (a count on it: a word all their threads write).
-            guard let changed = specReference._withUnsafeGuaranteedRef({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
+            guard let changed = specReference.borrow({ $0.scope == scope ? nil : $0.with(scope: scope) }) else { return nil }
             install(changed)
             container.configurationChanged()
             return clearCaches()
@@ -427,9 +306,9 @@ public final class Registration: @unchecked Sendable {
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = UnsafeRawPointer(bitPattern: spareSpec) {
+            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
                 spareSpec = 0
-                return Unmanaged<InstanceSpec>.fromOpaque(old).takeRetainedValue().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
+                return old.take().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
             }
             return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -439,9 +318,9 @@ public final class Registration: @unchecked Sendable {
     /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
     func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = UnsafeRawPointer(bitPattern: spareSpec) {
+            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
                 spareSpec = 0
-                return Unmanaged<InstanceSpec>.fromOpaque(old).takeRetainedValue().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
+                return old.take().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
             }
             return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -452,7 +331,7 @@ public final class Registration: @unchecked Sendable {
 
     /// Installs `change(spec)` as the current spec.
     private func installChanged(_ change: (InstanceSpec) -> InstanceSpec) {
-        lock.withSpinLock { install(specReference._withUnsafeGuaranteedRef(change)) }  // unretained: see `setScope`
+        lock.withSpinLock { install(specReference.borrow(change)) }  // unretained: see `setScope`
         container.configurationChanged()  // plans hold the specs they were recorded with
     }
 
@@ -463,17 +342,17 @@ public final class Registration: @unchecked Sendable {
 
     /// The cached shared instance, if any.
     @inline(__always)
-    func cached(_ scope: Scope) -> Instance? { cachedRetained(scope)?.takeRetainedValue() }
+    func cached(_ scope: Scope) -> Instance? { cachedRetained(scope)?.take() }
 
     /// `cached(_:)`, the caller's reference handed over as is (a plan or graph
     /// stores it unmanaged: no retain and release on the way).
     @inline(__always)
-    func cachedRetained(_ scope: Scope) -> Unmanaged<Instance>? {
+    func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
         switch scope {
         case .singleton:
             let address = singletonAddress.load(ordering: .acquiring)
             guard address != 0 else { return nil }
-            return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.retained }
+            return Ref<SingletonSlot>(word: address)!.borrow { $0.retained }
         case .weak:
             return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
         case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
@@ -485,19 +364,19 @@ public final class Registration: @unchecked Sendable {
     /// (`SingletonSlot.splitReference`; released by `SplitEdge.release`); nil when none is
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
-    func cachedSplitReference() -> Unmanaged<Instance>? {
+    func cachedSplitReference() -> Ref<Instance>? {
         let address = singletonAddress.load(ordering: .acquiring)
         guard address != 0 else { return nil }
-        return Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.splitReference() }
+        return Ref<SingletonSlot>(word: address)!.borrow { $0.splitReference() }
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
-    func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.takeRetainedValue() }
+    func cached(_ scope: Scope, in container: Container) -> Instance? { cachedRetained(scope, in: container)?.take() }
 
     /// `cachedRetained(_:)`, with the container-scoped instance `container` holds.
     @inline(__always)
-    func cachedRetained(_ scope: Scope, in container: Container) -> Unmanaged<Instance>? {
-        scope == .container ? container.scopedInstance(of: self).map { .passRetained($0) } : cachedRetained(scope)
+    func cachedRetained(_ scope: Scope, in container: Container) -> Ref<Instance>? {
+        scope == .container ? container.scopedInstance(of: self).map { .init(retaining: $0) } : cachedRetained(scope)
     }
 
     /// Publishes a shared instance made by a finished graph (unless the
@@ -508,8 +387,8 @@ public final class Registration: @unchecked Sendable {
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
-                if firstSlot == 0 { firstSlot = UInt(bitPattern: Unmanaged.passRetained(slot!).toOpaque()) } else { rareForWriting.kept.append(slot!) }
-                singletonAddress.store(UInt(bitPattern: Unmanaged.passUnretained(slot!).toOpaque()), ordering: .releasing)
+                if firstSlot == 0 { firstSlot = Ref(retaining: slot!).word } else { rareForWriting.kept.append(slot!) }
+                singletonAddress.store(Ref(unretained: slot!).word, ordering: .releasing)
             case .weak:
                 let rare = rareForWriting
                 rare.weakCache = WeakBox(instance)
@@ -591,30 +470,8 @@ public final class Registration: @unchecked Sendable {
         let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
         guard address != 0 else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
-        let slot = Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+        let slot = Ref<SingletonSlot>(word: address)!.object
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
-    }
-
-    /// `singletonLoan()`, unless resolves must pass runtime arguments.
-    @inlinable @inline(__always)
-    public func loanWithoutArguments() -> SingletonLoan? { hasArguments ? nil : singletonLoan() }
-
-    /// `loanWithoutArguments()` for a caller that lends it: nil too unless `lendsSingleton`.
-    @inlinable @inline(__always)
-    public func lendableLoan() -> SingletonLoan? { hasArguments || !lendsSingleton ? nil : singletonLoan() }
-
-    /// The published singleton, to hand out without a retain (see `SingletonLoan`).
-    @inlinable @inline(__always)
-    public func singletonLoan() -> SingletonLoan? {
-        let address = singletonAddress.load(ordering: .acquiring)
-        guard address != 0 else { return nil }
-        return SingletonLoan(registration: .passUnretained(self), address: address)
-    }
-
-    /// Relaxed: the lender's barrier before it orders it after the loan's record.
-    @inlinable @inline(__always)
-    func stillPublished(_ address: UInt) -> Bool {
-        singletonAddress.load(ordering: .relaxed) == address
     }
 
     /// Edges completion callbacks or factories were seen to make from this
@@ -637,120 +494,4 @@ public final class Registration: @unchecked Sendable {
             if !rare.observed.contains(edge) { rare.observed.add(edge) }
         }
     }
-}
-
-/// One published singleton. Graphs load the instance through a weak reference
-/// written only in `init`, so a reset racing with a hit is safe: the hit gets a
-/// strong reference or nil, never an instance already being destroyed. Loans
-/// (`SingletonLoan`) take no reference at all. Slots are freed with their registration.
-@usableFromInline
-final class SingletonSlot: @unchecked Sendable {
-    private let weak: WeakRef
-    private var strong: Instance?
-    /// The instance, unretained, for loans.
-    @usableFromInline let unretained: Unmanaged<Instance>
-    /// The instance's pointer, for comparisons that must not touch the instance (`SingletonLoan.pointer`).
-    @usableFromInline let pointer: UnsafeMutableRawPointer
-    /// Set once the first loan is made: only then must unpublishing hand the instance to `SlotBridge.recall`.
-    @usableFromInline let lent = Atomic<Bool>(false)
-    /// When it was published (its container's `nextSequence`).
-    let sequence: UInt64
-    /// Whether it may be lent at all (`Registration.lendsSingleton`): else unpublishing needs no barrier.
-    let lendable: Bool
-
-    init(_ instance: Instance, lendable: Bool = true, sequence: UInt64) {
-        self.lendable = lendable
-        self.sequence = sequence
-        weak = instance.weakRef
-        strong = instance
-        unretained = .passUnretained(instance)
-        pointer = instance.pointer
-    }
-
-    deinit { letGoOfSplit() }  // a slot freed holding its instance (`takeStrong` never ran)
-
-    /// The instance, retained, unless it is gone.
-    var instance: Instance? { weak.upgrade() }
-    /// `instance`, the caller's reference as is.
-    var retained: Unmanaged<Instance>? { weak.upgradeRetained() }
-
-    /// Read after `SlotBridge.unpublishBarrier` (which orders it).
-    var isLent: Bool { lent.load(ordering: .relaxed) }
-
-    /// Before the loan is recorded, so the lender's barrier orders it too.
-    @inlinable @inline(__always)
-    func markLent() {
-        if !lent.load(ordering: .relaxed) { lent.store(true, ordering: .relaxed) }
-    }
-
-    /// Hands the cache's strong reference to the caller (under the registration's lock).
-    func takeStrong() -> Instance? {
-        defer { strong = nil }
-        letGoOfSplit()
-        return strong
-    }
-
-    /// The instance with one split reference for an edge: counted on the calling
-    /// CPU's line of the instance's split count (`WeakRef.openSplitCount`) instead of
-    /// the instance's reference count, which every resolve's graph would write.
-    /// Nil once the slot let go, or for a request's value (`lendable` false: shared
-    /// by few resolves, not worth a count of its own).
-    @inline(__always)
-    func splitReference() -> Unmanaged<Instance>? {
-        guard lendable, let split = weak.openSplitCount(), split.tryAcquire() else { return nil }
-        return unretained
-    }
-
-    /// The slot lets go: from now on edges take ordinary references. While split
-    /// references remain, they hold one reference between them, kept here and
-    /// released by the last of them (`SplitEdge.release`).
-    private func letGoOfSplit() {
-        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Unmanaged.passRetained(strong) }
-    }
-}
-
-/// A published singleton handed out without a retain, so hits on one singleton
-/// from many threads write no shared cache line. The borrower takes `lend()`,
-/// records the loan where `SlotBridge.recall` can find it (a handle), issues the
-/// barrier that pairs with `SlotBridge.unpublishBarrier` (a full fence, or the
-/// light side of an asymmetric one), then calls `confirm()`. True: the
-/// singleton was still published after the loan was recorded, so whoever
-/// unpublishes it sees the loan (after its barrier) and hands the lent instance
-/// to `SlotBridge.recall` before dropping its own reference. False: the
-/// borrower withdraws the loan and resolves the ordinary way.
-public struct SingletonLoan {
-    /// Unretained: the registration outlives every loan of its singletons.
-    @usableFromInline let registration: Unmanaged<Registration>
-    @usableFromInline let address: UInt
-
-    @usableFromInline init(registration: Unmanaged<Registration>, address: UInt) {
-        self.registration = registration
-        self.address = address
-    }
-
-    @inlinable @inline(__always)
-    public func lend() -> Unmanaged<Instance> {
-        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { slot in
-            slot.markLent()
-            return slot.unretained
-        }
-    }
-
-    @inlinable @inline(__always)
-    public func confirm() -> Bool { registration._withUnsafeGuaranteedRef { $0.stillPublished(address) } }
-
-    /// The singleton's instance pointer, read from its slot without a loan: safe
-    /// to compare, never to dereference (the instance may be gone already).
-    @inlinable @inline(__always)
-    public var pointer: UnsafeMutableRawPointer {
-        Unmanaged<SingletonSlot>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)._withUnsafeGuaranteedRef { $0.pointer }
-    }
-}
-
-/// An instance a cache let go of; `Container.drop` has its loans taken over,
-/// if it was a lent singleton, then releases it (outside locks), last-made first.
-struct Dropped {
-    let instance: Instance
-    let slot: SingletonSlot?
-    let sequence: UInt64
 }

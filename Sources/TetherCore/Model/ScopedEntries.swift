@@ -12,22 +12,22 @@ struct ScopedEntries {
     /// Where the entry of the registration at `id` (its address) is.
     private func position(_ id: UnsafeMutableRawPointer) -> Int? {
         if let index { return index[id] }
-        return entries.firstIndex { $0.registration.toOpaque() == id }
+        return entries.firstIndex { $0.registration.opaque == id }
     }
 
     func instance(of registration: Registration) -> Instance? {
-        position(Unmanaged.passUnretained(registration).toOpaque()).map { entries[$0].instance }
+        position(Ref(unretained: registration).opaque).map { entries[$0].instance }
     }
 
     private mutating func reindex() {
         index = entries.count > Self.indexedPast
-            ? Dictionary(uniqueKeysWithValues: entries.indices.map { (entries[$0].registration.toOpaque(), $0) }) : nil
+            ? Dictionary(uniqueKeysWithValues: entries.indices.map { (entries[$0].registration.opaque, $0) }) : nil
     }
 
     /// Caches `entry`, replacing the one of the same registration (returned, so the caller
     /// lets go of it outside its lock).
     mutating func set(_ entry: Container.ScopedEntry) -> Container.ScopedEntry? {
-        let id = entry.registration.toOpaque()
+        let id = entry.registration.opaque
         if let i = position(id) {
             let old = entries[i]
             entries[i] = entry
@@ -43,7 +43,7 @@ struct ScopedEntries {
         let before = taken.count
         var kept: [Container.ScopedEntry] = []
         for entry in entries {
-            if entry.registration._withUnsafeGuaranteedRef({ matching($0) }) {
+            if entry.registration.borrow({ matching($0) }) {
                 taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
             } else {
                 kept.append(entry)

@@ -82,7 +82,7 @@ extension Registration {
         installSpec(self)
         let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
-        SharedCache.publish(self, instance.takeUnretainedValue(), in: nil)
+        SharedCache.publish(self, instance.object, in: nil)
         instance.release()  // the cache keeps it
     }
 

@@ -17,7 +17,7 @@ public final class WeakRef: @unchecked Sendable {
     /// the target only while holding it, so it never touches freed memory.
     private let lock = Atomic<Bool>(false)
     /// Unretained; nil once the instance is being destroyed.
-    private var target: Unmanaged<Instance>?
+    private var target: Ref<Instance>?
     /// The instance's constructor edge word while this object holds its edges
     /// (the instance's deinit takes it).
     var dependencies: UInt = 0
@@ -31,7 +31,7 @@ public final class WeakRef: @unchecked Sendable {
     private let splitWord = Atomic<UInt>(0)
     private static var closedBit: UInt { 1 }
 
-    init(_ instance: Unmanaged<Instance>, key: Key) {
+    init(_ instance: Ref<Instance>, key: Key) {
         target = instance
         self.key = key
     }
@@ -74,15 +74,15 @@ public final class WeakRef: @unchecked Sendable {
     }
 
     /// The instance if it is still alive, retained for the caller.
-    public func upgrade() -> Instance? { upgradeRetained()?.takeRetainedValue() }
+    public func upgrade() -> Instance? { upgradeRetained()?.take() }
 
     /// `upgrade`, the caller's reference handed over as is (no retain and
     /// release on the way, for callers that store it unmanaged).
     @inline(__always)
-    func upgradeRetained() -> Unmanaged<Instance>? {
-        lock.withSpinLock { () -> Unmanaged<Instance>? in
+    func upgradeRetained() -> Ref<Instance>? {
+        lock.withSpinLock { () -> Ref<Instance>? in
             // A count that already reached zero is not revived: the instance is being destroyed.
-            guard let target, swift_tryRetain(target.toOpaque()) != nil else { return nil }
+            guard let target, swift_tryRetain(target.opaque) != nil else { return nil }
             return target
         }
     }
@@ -109,5 +109,5 @@ struct WeakBox: @unchecked Sendable {
     private let ref: WeakRef?
     init(_ value: Instance?) { ref = value?.weakRef }
     var value: Instance? { ref?.upgrade() }
-    var retained: Unmanaged<Instance>? { ref?.upgradeRetained() }
+    var retained: Ref<Instance>? { ref?.upgradeRetained() }
 }

@@ -30,10 +30,10 @@ enum ChildSteps: StepBinding { static var bindsLocals: Bool { true } }
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
-        let registration: Unmanaged<Registration>
+        let registration: Ref<Registration>
         /// The registration's spec when recorded (made steps; the plan holds it):
         /// any spec change retires the plan, so it is the current one while the plan is.
-        let spec: Unmanaged<InstanceSpec>?
+        let spec: Ref<InstanceSpec>?
         /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
         let firstInput: Int
         let isShared: Bool
@@ -84,7 +84,7 @@ final class Plan: @unchecked Sendable {
     /// A made step of an object resolve: its factory (the registration keeps it),
     /// its index, and its slots `Objects.inputs[firstInput ..< firstInput + slots]`.
     struct ObjectStep {
-        let factory: Unmanaged<ObjectFactory>
+        let factory: Ref<ObjectFactory>
         let index: Int
         let firstInput: Int
         let slots: Int
@@ -96,7 +96,7 @@ final class Plan: @unchecked Sendable {
     struct CompletionCall {
         let step: Int
         let number: Int
-        let completion: Unmanaged<ObjectCompletion>
+        let completion: Ref<ObjectCompletion>
         let firstTarget: Int
         let targets: Int
     }
@@ -223,7 +223,7 @@ final class Plan: @unchecked Sendable {
         var words = InstanceBlock.firstOffset
         for i in steps.indices where !steps[i].isShared {
             let first = steps[i].firstInput
-            let slots = inputs[first ..< first + steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }]
+            let slots = inputs[first ..< first + steps[i].registration.borrow { $0.params.count }]
             for input in slots where Plan.isStep(input) { steps[input].blockCount += 1 }
             let edges = slots.count { Plan.isStep($0) }
             steps[i].blockOffset = words
@@ -234,14 +234,14 @@ final class Plan: @unchecked Sendable {
         let made = steps.count { !$0.isShared }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
-            step.isShared && step.registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } } == .singleton
+            step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope } } == .singleton
         }
         blockWords = (made > 1 || made == 1 && overSingleton) && !completes ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         sharedSteps = Plan.copy(steps.indices.filter { steps[$0].isShared }.map { i in
-            SharedStep(step: i, scope: steps[i].registration._withUnsafeGuaranteedRef { $0.specReference._withUnsafeGuaranteedRef { $0.scope } })
+            SharedStep(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } })
         })
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
@@ -273,9 +273,9 @@ final class Plan: @unchecked Sendable {
                 var entry = InstanceBlock.firstEntry(at: offset, isRoot: i == root)
                 let first = steps[i].firstInput
                 // A local step's bound registration has the recorded params (`bind`).
-                let slots = steps[i].registration._withUnsafeGuaranteedRef { $0.params.count }
+                let slots = steps[i].registration.borrow { $0.params.count }
                 // A local step's record gets its spec per run (0 here; `write` takes the recording registration's).
-                let spec = i == root ? nil : steps[i].spec ?? steps[i].registration._withUnsafeGuaranteedRef { $0.specReference }
+                let spec = i == root ? nil : steps[i].spec ?? steps[i].registration.borrow { $0.specReference }
                 block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in
                     for input in inputs[first ..< first + slots] where Plan.isStep(input) {
                         if steps[input].isShared {
@@ -299,7 +299,7 @@ final class Plan: @unchecked Sendable {
     static func record(_ root: Registration, configuration: UInt) -> Plan? {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: root.container, allowsArguments: true)
-        guard recorder.visit(Unmanaged.passUnretained(root)) != nil else { return nil }
+        guard recorder.visit(Ref(unretained: root)) != nil else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
@@ -316,7 +316,7 @@ final class Plan: @unchecked Sendable {
         recorder.recordsLocals = true
         // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
         // own registrations: a local step's is the recording child's, so such graphs are built.
-        guard recorder.visit(Unmanaged.passUnretained(root)) != nil, !recorder.locals.isEmpty,
+        guard recorder.visit(Ref(unretained: root)) != nil, !recorder.locals.isEmpty,
               !recorder.steps.contains(where: { $0.completes }) else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     locals: recorder.locals, localParams: recorder.localParams)
@@ -327,21 +327,21 @@ final class Plan: @unchecked Sendable {
     /// is every step's key is registered in `child` exactly when the step is
     /// local, with the recorded scope and params and no completion callbacks.
     /// The owner's configuration is checked by the caller.
-    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> Bool {
+    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Bool {
         // A small table of as many keys as the plan has local steps, each found below, holds no
         // other key: the other steps' keys need no lookup (a child made per request, say).
         let onlyLocals = child.table.smallKeyCount == self.locals.count
         for i in 0..<steps.count {
             let local = steps[i].local
             guard local >= 0 else {
-                if !onlyLocals, child.table.lookup(steps[i].registration._withUnsafeGuaranteedRef { $0.key }) != nil { return false }
+                if !onlyLocals, child.table.lookup(steps[i].registration.borrow { $0.key }) != nil { return false }
                 continue
             }
             let shape = self.locals[local]
             guard let registration = child.table.lookup(shape.key),
-                  registration._withUnsafeGuaranteedRef({ r in
+                  registration.borrow({ r in
                       r.paramInfo == shape.paramInfo
-                          && r.specReference._withUnsafeGuaranteedRef { $0.scope == shape.scope && $0.completionCount == 0 }
+                          && r.specReference.borrow { $0.scope == shape.scope && $0.completionCount == 0 }
                           && r.params.elementsEqual(localParams[shape.firstParam ..< shape.firstParam + r.params.count])
                   }) else { return false }
             locals[local] = registration
@@ -351,23 +351,23 @@ final class Plan: @unchecked Sendable {
 
     /// Step `i`'s registration: a local step's is the one its resolve bound.
     @inline(__always)
-    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<Registration> {
+    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Registration> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].registration }
         return locals.base[steps[i].local]
     }
 
     /// A made step's spec: a local step's is its bound registration's current one.
     @inline(__always)
-    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Unmanaged<InstanceSpec> {
+    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Ref<InstanceSpec> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].spec! }
-        return locals.base[steps[i].local]._withUnsafeGuaranteedRef { $0.specReference }
+        return locals.base[steps[i].local].borrow { $0.specReference }
     }
 
     /// A replay's view of the registrations bound to local steps (`PlanProgress.locals`):
     /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
     /// Also the resolve's runtime arguments (the root's `argument(n)` inputs), checked against the root's params.
     struct Locals<B: StepBinding> {
-        let base: UnsafeMutablePointer<Unmanaged<Registration>>
+        let base: UnsafeMutablePointer<Ref<Registration>>
         var arguments: UnsafePointer<Argument>? = nil
     }
 
@@ -397,8 +397,8 @@ final class Plan: @unchecked Sendable {
         var onPath: Set<ObjectIdentifier> = []
 
         /// The step of `registration`'s instance; nil when the graph is not plain.
-        mutating func visit(_ registration: Unmanaged<Registration>) -> Int? {
-            let r = registration.takeUnretainedValue()
+        mutating func visit(_ registration: Ref<Registration>) -> Int? {
+            let r = registration.object
             let id = ObjectIdentifier(r)
             if let step = stepOf[id] { return step }
             let spec = r.spec
@@ -433,7 +433,7 @@ final class Plan: @unchecked Sendable {
                 switch param {
                 case .dependency(let key):
                     guard let dep = lookup.unretainedRegistration(for: key),
-                          !dep._withUnsafeGuaranteedRef({ $0.hasArguments }),
+                          !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep) else { return nil }
                     slots.append(step)
                 case .context:
@@ -458,7 +458,7 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            var step = Step(registration: registration, spec: local >= 0 ? nil : .passUnretained(spec), firstInput: firstInput,
+            var step = Step(registration: registration, spec: local >= 0 ? nil : .init(unretained: spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope == .graph, completes: spec.completionCount > 0, parent: -1)
             step.local = local
             return add(step, spec.scope == .graph ? id : nil)
@@ -472,7 +472,7 @@ final class Plan: @unchecked Sendable {
         func declaredCompletions(resolvers: Bool = false) -> [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])]? {
             var calls: [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])] = []
             for i in steps.indices where steps[i].completes {
-                for (number, completion) in steps[i].spec!.takeUnretainedValue().completions.enumerated() {
+                for (number, completion) in steps[i].spec!.object.completions.enumerated() {
                     guard let declared = completion as? DeclaredCompletion else {
                         guard resolvers else { return nil }
                         calls.append((i, number, nil, []))
@@ -481,7 +481,7 @@ final class Plan: @unchecked Sendable {
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),
-                              let step = stepOf[ObjectIdentifier(target.takeUnretainedValue())] else { return nil }
+                              let step = stepOf[ObjectIdentifier(target.object)] else { return nil }
                         targets.append(step)
                     }
                     calls.append((i, number, declared, targets))
@@ -498,22 +498,22 @@ final class Plan: @unchecked Sendable {
             for call in declared {
                 guard let completion = call.completion as? ObjectCompletion,
                       completion.params.allSatisfy({ if case .weak = $0 { true } else { false } }) else { return nil }
-                objects.calls.append(CompletionCall(step: call.step, number: call.number, completion: .passUnretained(completion),
+                objects.calls.append(CompletionCall(step: call.step, number: call.number, completion: .init(unretained: completion),
                                                     firstTarget: objects.inputs.count, targets: call.targets.count))
                 objects.inputs += call.targets
                 for target in call.targets { keeps[target] = true }
                 keeps[call.step] = true
             }
             for i in steps.indices {
-                let r = steps[i].registration.takeUnretainedValue()
+                let r = steps[i].registration.object
                 guard !steps[i].isShared else {
                     guard r.spec.holdsObject else { return nil }
                     continue
                 }
                 // Object registrations declare .dependency params only (`Container.register`).
-                guard steps[i].spec!.takeUnretainedValue().plainObject, let factory = r.factory as? ObjectFactory else { return nil }
+                guard steps[i].spec!.object.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
                 let slots = r.params.count
-                objects.steps.append(ObjectStep(factory: .passUnretained(factory), index: i, firstInput: objects.inputs.count, slots: slots))
+                objects.steps.append(ObjectStep(factory: .init(unretained: factory), index: i, firstInput: objects.inputs.count, slots: slots))
                 for input in inputs[steps[i].firstInput ..< steps[i].firstInput + slots] {
                     objects.inputs.append(input << 1 | (keeps[input] ? Objects.keepBit : 0))
                 }
@@ -523,16 +523,16 @@ final class Plan: @unchecked Sendable {
 
         /// `visit` of a container-scoped registration under `allowsContainer`: a made step whose
         /// slots take only declared values and other container steps (see `allowsContainer`).
-        private mutating func visitContainer(_ registration: Unmanaged<Registration>, _ id: ObjectIdentifier) -> Int? {
-            let r = registration.takeUnretainedValue()
+        private mutating func visitContainer(_ registration: Ref<Registration>, _ id: ObjectIdentifier) -> Int? {
+            let r = registration.object
             guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted else { return nil }
             var slots: [Int] = []
             let firstNew = steps.count
             for param in r.params {
                 switch param {
                 case .dependency(let key):
-                    guard let dep = lookup.unretainedRegistration(for: key), !dep._withUnsafeGuaranteedRef({ $0.hasArguments }),
-                          let step = visit(dep), steps[step].isContainer || dep._withUnsafeGuaranteedRef({ $0.isDeclaredValue })
+                    guard let dep = lookup.unretainedRegistration(for: key), !dep.borrow({ $0.hasArguments }),
+                          let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                     else { return nil }
                     slots.append(step)
                 case .context:
@@ -548,7 +548,7 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            var step = Step(registration: registration, spec: .passUnretained(r.spec),
+            var step = Step(registration: registration, spec: .init(unretained: r.spec),
                             firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
             step.isContainer = true
             return add(step, id)
@@ -567,14 +567,14 @@ final class Plan: @unchecked Sendable {
     /// not cached), before any factory ran. `specs`: the calling thread's;
     /// `arguments`: the resolve's runtime arguments, checked against the root's params.
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-             _ arguments: UnsafeBufferPointer<Argument>) -> Result<Unmanaged<Instance>?, TetherError> {
+             _ arguments: UnsafeBufferPointer<Argument>) -> Result<Ref<Instance>?, TetherError> {
         if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                        _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
+                        _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
         if blockWords > 0 { return runBlock(specs, progress, locals) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
@@ -610,7 +610,7 @@ final class Plan: @unchecked Sendable {
     private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
         if hasShared && !takeShared(made, locals) { return .success(false) }
-        progress.pointee.plan = .passUnretained(self)
+        progress.pointee.plan = .init(unretained: self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in madeSteps {
@@ -627,7 +627,7 @@ final class Plan: @unchecked Sendable {
     /// others become records in its allocation (see `InstanceBlock`). Nothing
     /// else can reach them: without callbacks or resolvers, the only references
     /// they ever have are the edges inside the graph.
-    private func runBlock<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
+    private func runBlock<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
         // Two buffers of at most 1 KiB: each is small enough to live on the stack.
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
@@ -641,7 +641,7 @@ final class Plan: @unchecked Sendable {
     @inline(__always)
     private func runBlock<B>(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
                              _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
-                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Unmanaged<Instance>?, TetherError> {
+                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
         // The steps (bits) whose instance `made` holds by a split reference (`SplitEdge`).
@@ -652,7 +652,7 @@ final class Plan: @unchecked Sendable {
             }
             return .success(nil)
         }
-        progress.pointee.plan = .passUnretained(self)
+        progress.pointee.plan = .init(unretained: self)
         for i in madeSteps {
             progress.pointee.step = i
             let outcome = callFactory(i, words, locals) { UnsafeMutableRawPointer(bitPattern: pointers[$0]).unsafelyUnwrapped }
@@ -675,7 +675,7 @@ final class Plan: @unchecked Sendable {
         let root = count - 1
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
-                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .passUnretained(self)),
+                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .init(unretained: self)),
                                            words: blockWords) { block in
             block.copy(template.words)
             for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
@@ -715,23 +715,23 @@ final class Plan: @unchecked Sendable {
         let count = steps.count
         made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
         for shared in sharedSteps {  // an object plan has no local steps (`Recorder.objects`)
-            guard let hit = steps[shared.step].registration._withUnsafeGuaranteedRef({ $0.cached(shared.scope) }) else {
+            guard let hit = steps[shared.step].registration.borrow({ $0.cached(shared.scope) }) else {
                 release(made)
                 return .declined
             }
-            made.set(shared.step, Unmanaged<AnyObject>.fromOpaque(hit.pointer).retain())
+            made.set(shared.step, Ref<AnyObject>(opaque: hit.pointer).retain())
         }
-        progress.pointee.plan = .passUnretained(self)
+        progress.pointee.plan = .init(unretained: self)
         for step in objectSteps {
             progress.pointee.step = step.index
             for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
                 let input = objectInputs[step.firstInput &+ s]
                 let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
-                words.storeBytes(of: UInt(bitPattern: reference.toOpaque()), toByteOffset: s &* 8, as: UInt.self)
+                words.storeBytes(of: reference.word, toByteOffset: s &* 8, as: UInt.self)
             }
             let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
-            let failure = step.factory._withUnsafeGuaranteedRef { factory -> CallbackFailure? in
-                do throws(CallbackFailure) { made.set(step.index, .passRetained(try factory.make(arguments))) } catch { return error }
+            let failure = step.factory.borrow { factory -> CallbackFailure? in
+                do throws(CallbackFailure) { made.set(step.index, .init(retaining: try factory.make(arguments))) } catch { return error }
                 return nil
             }
             arguments.releaseUntaken()
@@ -743,10 +743,10 @@ final class Plan: @unchecked Sendable {
         progress.pointee.plan = nil
         for call in completionCalls {
             for t in 0..<call.targets {
-                words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].toOpaque()), toByteOffset: t * 8, as: UInt.self)
+                words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].opaque), toByteOffset: t * 8, as: UInt.self)
             }
-            let failure = made[call.step]._withUnsafeGuaranteedRef { object in
-                call.completion._withUnsafeGuaranteedRef { completion -> CallbackFailure? in
+            let failure = made[call.step].borrow { object in
+                call.completion.borrow { completion -> CallbackFailure? in
                     do throws(CallbackFailure) {
                         try completion.complete(object, with: ObjectArguments(words: words, count: call.targets, owns: false))
                     } catch { return error }
@@ -758,7 +758,7 @@ final class Plan: @unchecked Sendable {
         let root = made.take(count - 1)
         // Without callbacks every other object went to its first dependent (each step is some step's input).
         if !completionCalls.isEmpty { release(made) }
-        return .root(root.takeRetainedValue())
+        return .root(root.take())
     }
 
     /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
@@ -771,7 +771,7 @@ final class Plan: @unchecked Sendable {
     @inline(never)
     private func abandon(_ made: ReferenceWords<AnyObject>, step: Int, _ failure: CallbackFailure, completion: Int?) -> TetherError {
         release(made)
-        return steps[step].registration._withUnsafeGuaranteedRef { registration in
+        return steps[step].registration.borrow { registration in
             if let completion { return Graph.completionFailure(registration.key, completion, failure) }
             return Graph.factoryFailure(registration, failure, path: path(to: step, Locals<OwnSteps>?.none))
         }
@@ -788,9 +788,9 @@ final class Plan: @unchecked Sendable {
     /// `pointers`, when given); false when one is missing.
     private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
         for shared in sharedSteps {
-            guard let hit = registration(shared.step, locals)._withUnsafeGuaranteedRef({ $0.cachedRetained(shared.scope) }) else { return false }
+            guard let hit = registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             made.set(shared.step, hit)
-            pointers?[shared.step] = UInt(bitPattern: hit._withUnsafeGuaranteedRef { $0.pointer })
+            pointers?[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
         return true
     }
@@ -801,16 +801,16 @@ final class Plan: @unchecked Sendable {
                                split: inout UInt64) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
-            let hit: Unmanaged<Instance>
-            if shared.scope == .singleton, let reference = registration._withUnsafeGuaranteedRef({ $0.cachedSplitReference() }) {
+            let hit: Ref<Instance>
+            if shared.scope == .singleton, let reference = registration.borrow({ $0.cachedSplitReference() }) {
                 split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = registration._withUnsafeGuaranteedRef({ $0.cachedRetained(shared.scope) }) else { return false }
+                guard let retained = registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
             made.set(shared.step, hit)
-            pointers[shared.step] = UInt(bitPattern: hit._withUnsafeGuaranteedRef { $0.pointer })
+            pointers[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
         return true
     }
@@ -818,8 +818,8 @@ final class Plan: @unchecked Sendable {
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
     @inline(__always)
     private func make<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
-                         _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Unmanaged<Instance> {
-        let pointer = try callFactory(i, words, locals) { made[$0]._withUnsafeGuaranteedRef { $0.pointer } }.get()
+                         _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Ref<Instance> {
+        let pointer = try callFactory(i, words, locals) { made[$0].borrow { $0.pointer } }.get()
         return makeInstance(i, pointer, made, specs, locals)
     }
 
@@ -829,12 +829,12 @@ final class Plan: @unchecked Sendable {
                              _ pointer: (Int) -> UnsafeMutableRawPointer) -> Result<UnsafeMutableRawPointer, TetherError> {
         let step = steps[i]
         let spec = spec(i, locals)
-        return registration(i, locals)._withUnsafeGuaranteedRef { registration in
+        return registration(i, locals).borrow { registration in
             let slots = registration.params.count
             for s in 0..<slots {
                 let input = inputs[step.firstInput + s]
                 words[s] = Plan.isStep(input) ? UInt64(UInt(bitPattern: pointer(input)))
-                    : input == Plan.context ? UInt64(UInt(bitPattern: spec._withUnsafeGuaranteedRef { $0.context }))
+                    : input == Plan.context ? UInt64(UInt(bitPattern: spec.borrow { $0.context }))
                     : locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
             }
             do throws(CallbackFailure) {
@@ -848,9 +848,9 @@ final class Plan: @unchecked Sendable {
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
     @inline(__always)
     private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
-                              _ specs: ThreadSpecs, _ locals: Locals<B>) -> Unmanaged<Instance> {
+                              _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
         var edges = 0
-        forEachEdge(of: i, slots: registration(i, locals)._withUnsafeGuaranteedRef { $0.params.count }) { _ in edges += 1 }
+        forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
@@ -863,9 +863,9 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
-    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Unmanaged<Registration>>) -> [Unmanaged<Registration>] {
+    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> [Ref<Registration>] {
         let locals = Locals<ChildSteps>(base: locals)
-        var registrations: [Unmanaged<Registration>] = []
+        var registrations: [Ref<Registration>] = []
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
@@ -880,7 +880,7 @@ final class Plan: @unchecked Sendable {
         var keys: [Key] = []
         var step = i
         while step >= 0 {
-            keys.append((locals.map { registration(step, $0) } ?? steps[step].registration)._withUnsafeGuaranteedRef { $0.key })
+            keys.append((locals.map { registration(step, $0) } ?? steps[step].registration).borrow { $0.key })
             step = steps[step].parent
         }
         return keys.reversed()

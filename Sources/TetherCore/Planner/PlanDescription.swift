@@ -93,13 +93,13 @@ extension Container {
             throw TetherError.notRegistered(key)
         }
         // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
-        guard usesPlans, root._withUnsafeGuaranteedRef({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
+        guard usesPlans, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
                                      allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
         let steps = recorder.steps.map { step in
-            let registration = step.registration.takeUnretainedValue()
+            let registration = step.registration.object
             let slots = step.isShared ? 0 : registration.params.count
             return PlanDescription.Step(registration: registration,
                                         inputs: recorder.inputs[step.firstInput ..< step.firstInput + slots],
@@ -139,7 +139,7 @@ extension Container {
                 closes |= 1 << UInt64(at)
                 stack += factoryEdges[at]
             }
-            return PlanDescription.KeyStep(key: recorder.steps[step].registration._withUnsafeGuaranteedRef { $0.key }, step: step, closes: closes)
+            return PlanDescription.KeyStep(key: recorder.steps[step].registration.borrow { $0.key }, step: step, closes: closes)
         }
         return (described, keys)
     }
@@ -147,7 +147,7 @@ extension Container {
     /// Per step of a recorded plan, the steps its factory's inputs name: its strong edges.
     private static func factoryEdges(_ recorder: Plan.Recorder) -> [[Int]] {
         recorder.steps.map { step in
-            let count = step.isShared ? 0 : step.registration._withUnsafeGuaranteedRef { $0.params.count }
+            let count = step.isShared ? 0 : step.registration.borrow { $0.params.count }
             return recorder.inputs[step.firstInput ..< step.firstInput + count].filter { $0 >= 0 }
         }
     }
@@ -162,8 +162,8 @@ extension Container {
     /// library's resolve would destroy it with the rest); and no step is a declared value (a
     /// child's own, not this container's).
     private func answersResolvers(_ recorder: Plan.Recorder) -> Bool {
-        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration._withUnsafeGuaranteedRef { $0.isDeclaredValue } }) else { return false }
-        let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.takeUnretainedValue()) })
+        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+        let keyed = Set(recorder.steps.filter(\.isKeyed).map { ObjectIdentifier($0.registration.object) })
         var alone: [ObjectIdentifier: Bool] = [:]
         func buildsAlone(_ r: Registration) -> Bool {
             let id = ObjectIdentifier(r)
@@ -175,7 +175,7 @@ extension Container {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     guard let dep = unretainedRegistration(for: key),
-                          dep._withUnsafeGuaranteedRef({ !$0.hasArguments && buildsAlone($0) }) else { return false }
+                          dep.borrow({ !$0.hasArguments && buildsAlone($0) }) else { return false }
                 case .context:
                     continue
                 case .lazy, .weakLazy, .resolver, .argument, .all, .factory:
@@ -208,7 +208,7 @@ extension Container {
         let owner = plan.completions[completion].step
         let ownerKey = plan.steps[owner].registration.key
         guard let registration = unretainedRegistration(for: target) else { throw Resolver.missing(target, owner: ownerKey, path: []) }
-        guard !registration._withUnsafeGuaranteedRef({ $0.hasArguments }) else { throw Resolver.takesArguments(target, owner: ownerKey) }
+        guard !registration.borrow({ $0.hasArguments }) else { throw Resolver.takesArguments(target, owner: ownerKey) }
         guard !weak, let step = plan.keys.first(where: { $0.key == target })?.step else { return }
         var edges = plan.steps.map { step in step.inputs.filter { $0 >= 0 } }
         for edge in late {

@@ -48,11 +48,11 @@ public final class Reclaimer: @unchecked Sendable {
             batch.initialize(to: [])
             return batch
         }()
-        @usableFromInline let reclaimer: Unmanaged<Reclaimer>
+        @usableFromInline let reclaimer: Ref<Reclaimer>
 
         fileprivate init(next: UnsafeMutablePointer<Record>?, reclaimer: Reclaimer) {
             self.next = next
-            self.reclaimer = .passUnretained(reclaimer)
+            self.reclaimer = .init(unretained: reclaimer)
         }
 
         deinit {
@@ -157,7 +157,7 @@ public final class Reclaimer: @unchecked Sendable {
 
     @usableFromInline @inline(never)
     static func collectOnLeave(_ record: UnsafeMutablePointer<Record>) {
-        record.pointee.reclaimer._withUnsafeGuaranteedRef { $0.collect(by: record) }
+        record.pointee.reclaimer.borrow { $0.collect(by: record) }
     }
 
     // MARK: retiring

@@ -9,16 +9,16 @@
 enum ReleaseQueue {
     /// Releases one reference to each of `targets`, then the edges in `late`: moved in
     /// (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
-    static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?) {
+    static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?) {
         var late = late
-        ThreadState.currentReference._withUnsafeGuaranteedRef { release(targets, late.take(), $0) }
+        ThreadState.currentReference.borrow { release(targets, late.take(), $0) }
     }
 
-    private static func release(_ targets: UnsafeBufferPointer<Unmanaged<Instance>>, _ late: consuming LateEdges?,
+    private static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?,
                                 _ state: ThreadState) {
         if state.draining || targets.count > 1 || late?.strong.isEmpty == false {
             // Popping releases them last edge first.
-            for target in targets { state.pendingRelease.append(UInt(bitPattern: target.toOpaque())) }
+            for target in targets { state.pendingRelease.append(target.word) }
             if let late = consume late { queue(late, state) }
             if state.draining { return }
             state.draining = true
@@ -27,7 +27,7 @@ enum ReleaseQueue {
             if let target = targets.first { target.release() }  // one edge (a chain): no queue needed
             if let late = consume late { drop(late) }
         }
-        drain(state) { Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: $0)!).release() }
+        drain(state) { Ref<Instance>(word: $0)!.release() }
         state.draining = false
     }
 
@@ -39,7 +39,7 @@ enum ReleaseQueue {
     /// lets go of the array's references now, before the queue's are popped.
     static func queue(_ late: consuming LateEdges, _ state: ThreadState) {
         if !late.strong.isEmpty {
-            for target in late.strong { state.pendingRelease.append(UInt(bitPattern: Unmanaged.passRetained(target).toOpaque())) }
+            for target in late.strong { state.pendingRelease.append(Ref(retaining: target).word) }
             late.strong = []
         }
         if !late.lazyCells.isEmpty || !late.owned.isEmpty { state.pendingLate.append(late) }

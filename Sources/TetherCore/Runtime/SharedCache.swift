@@ -145,7 +145,7 @@ final class SharedCache: @unchecked Sendable {
 
     /// The cached instance of `registration` (`container`'s, for the container scope), retained.
     @inline(__always)
-    static func cached(_ registration: Registration, _ scope: Scope, in container: Container) -> Unmanaged<Instance>? {
+    static func cached(_ registration: Registration, _ scope: Scope, in container: Container) -> Ref<Instance>? {
         registration.cachedRetained(scope, in: container)
     }
 
@@ -153,7 +153,7 @@ final class SharedCache: @unchecked Sendable {
     /// it under, or a wait cycle this resolve must break by starting over once `cell`
     /// is released (`error` if it cannot any more).
     enum Claim {
-        case published(Unmanaged<Instance>)
+        case published(Ref<Instance>)
         case create(Cell)
         /// Create it under a cell a resolve further out on this thread claimed ahead and has not made.
         case createUnderOuter
@@ -195,9 +195,9 @@ final class SharedCache: @unchecked Sendable {
                 if !held.made { return .createUnderOuter }
                 throw Reentry.unfinished(registration.key, path: path())
             }
-            let state = Unmanaged<ThreadState>.fromOpaque(thread)
-            if state._withUnsafeGuaranteedRef({ $0.noWait }) {
-                state._withUnsafeGuaranteedRef { $0.blocked = true }
+            let state = Ref<ThreadState>(opaque: thread)
+            if state.borrow({ $0.noWait }) {
+                state.borrow { $0.blocked = true }
                 throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
             }
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
@@ -247,10 +247,10 @@ final class SharedCache: @unchecked Sendable {
     /// it waits for) waits for this thread: then this resolve starts over
     /// (`.backOff`) if it can, else makes one in the cycle that can start over, or
     /// fails with both paths when none can. Also `.backOff` when wounded while waiting.
-    private func wait(for cell: Cell, in stripe: Stripe, _ state: Unmanaged<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
-        let me = state.toOpaque()
+    private func wait(for cell: Cell, in stripe: Stripe, _ state: Ref<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
+        let me = state.opaque
         // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
-        let myPath = state._withUnsafeGuaranteedRef { Reentry.constructing($0).map { $0._withUnsafeGuaranteedRef { $0.key } } } + [cell.name]
+        let myPath = state.borrow { Reentry.constructing($0).map { $0.borrow { $0.key } } } + [cell.name]
         pthread_mutex_lock(waitLock)
         var chain: [(path: [Key], waitsFor: Key)] = []
         var holders: [ThreadState] = []
@@ -273,13 +273,13 @@ final class SharedCache: @unchecked Sendable {
                 pthread_mutex_unlock(victimStripe.mutex)
                 break  // and wait: the victim lets go of its cells
             }
-            let holder = Unmanaged<ThreadState>.fromOpaque(next.owner).takeUnretainedValue()
+            let holder = Ref<ThreadState>(opaque: next.owner).object
             guard let waited = holder.waitingOn, chain.count < 64 else { break }
             chain.append((holder.waitingPath, waited.name))
             holders.append(holder)
             next = waited
         }
-        state._withUnsafeGuaranteedRef {
+        state.borrow {
             $0.waitingOn = cell
             $0.waitingPath = myPath
             $0.canBackOff = canBackOff
@@ -290,17 +290,17 @@ final class SharedCache: @unchecked Sendable {
         cell.waiters += 1
         var wounded = false
         while !cell.released.load(ordering: .sequentiallyConsistent) {
-            if state._withUnsafeGuaranteedRef({ $0.wounded }) { break }
+            if state.borrow({ $0.wounded }) { break }
             pthread_cond_wait(stripe.changed, stripe.mutex)
         }
         cell.waiters -= 1
-        state._withUnsafeGuaranteedRef {
+        state.borrow {
             wounded = $0.wounded && !cell.released.load(ordering: .sequentiallyConsistent)
         }
         pthread_mutex_unlock(stripe.mutex)
 
         pthread_mutex_lock(waitLock)
-        state._withUnsafeGuaranteedRef {
+        state.borrow {
             $0.waitingOn = nil
             $0.waitingPath = []
             $0.canBackOff = false
@@ -359,7 +359,7 @@ public enum WaitMode {
     /// Runs `body` with this thread's resolves (nested ones too) in no-wait mode
     /// or not; `blocked`: whether one of them failed with `.wouldBlock`.
     public static func run<R>(noWait: Bool, _ body: () -> R) -> (result: R, blocked: Bool) {
-        ThreadState.currentReference._withUnsafeGuaranteedRef { state in
+        ThreadState.currentReference.borrow { state in
             let (outerMode, outerBlocked) = (state.noWait, state.blocked)
             state.noWait = noWait
             state.blocked = false

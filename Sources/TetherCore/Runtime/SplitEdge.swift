@@ -12,19 +12,19 @@ enum SplitEdge {
     /// Drops a split reference to `instance`; the last one after its slot let go
     /// releases the strong reference they held.
     @inline(__always)
-    static func release(_ instance: Unmanaged<Instance>) {
-        if instance._withUnsafeGuaranteedRef({ $0.splitCount.release() }) { instance.release() }
+    static func release(_ instance: Ref<Instance>) {
+        if instance.borrow({ $0.splitCount.release() }) { instance.release() }
     }
 
     /// Another split reference, for a holder of one.
     @inline(__always)
-    static func retain(_ instance: Unmanaged<Instance>) {
-        instance._withUnsafeGuaranteedRef { $0.splitCount.retain() }
+    static func retain(_ instance: Ref<Instance>) {
+        instance.borrow { $0.splitCount.retain() }
     }
 
     /// Turns a split reference into an ordinary one (a rare path that needs
     /// one: a graph failing half-way makes separate instances).
-    static func makeOrdinary(_ instance: Unmanaged<Instance>) {
+    static func makeOrdinary(_ instance: Ref<Instance>) {
         _ = instance.retain()
         release(instance)
     }

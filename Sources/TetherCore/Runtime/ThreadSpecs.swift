@@ -19,7 +19,7 @@
 struct ThreadSpecs {
     private struct Entry {
         var owner: UInt = 0
-        var copy: Unmanaged<InstanceSpec>? = nil
+        var copy: Ref<InstanceSpec>? = nil
     }
 
     private static var size: Int { 64 }
@@ -39,18 +39,18 @@ struct ThreadSpecs {
 
     /// The thread's copy of `spec`, retained for a new instance.
     @inline(__always)
-    func retainedCopy(of spec: Unmanaged<InstanceSpec>) -> Unmanaged<InstanceSpec> {
-        retainedCopy(of: spec, owner: spec.toOpaque())
+    func retainedCopy(of spec: Ref<InstanceSpec>) -> Ref<InstanceSpec> {
+        retainedCopy(of: spec, owner: spec.opaque)
     }
 
     /// The thread's copy of `spec` (the root's) keeping `plan` alive, retained for a new block.
     @inline(__always)
-    func retainedCopy(of spec: Unmanaged<InstanceSpec>, in plan: Unmanaged<Plan>) -> Unmanaged<InstanceSpec> {
-        retainedCopy(of: spec, owner: plan.toOpaque())
+    func retainedCopy(of spec: Ref<InstanceSpec>, in plan: Ref<Plan>) -> Ref<InstanceSpec> {
+        retainedCopy(of: spec, owner: plan.opaque)
     }
 
     @inline(__always)
-    private func retainedCopy(of spec: Unmanaged<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
+    private func retainedCopy(of spec: Ref<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Ref<InstanceSpec> {
         let address = UInt(bitPattern: owner)
         // A set: two adjacent entries, chosen by a multiplicative hash of the address.
         let set = entries + Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> 59) * 2
@@ -62,10 +62,10 @@ struct ThreadSpecs {
     /// Makes the copy and puts it first in `set`, the first entry moving to the
     /// second and what was there evicted.
     @inline(never)
-    private func miss(_ set: UnsafeMutablePointer<Entry>, _ spec: Unmanaged<InstanceSpec>,
-                      _ owner: UnsafeMutableRawPointer) -> Unmanaged<InstanceSpec> {
-        let copy = Unmanaged<InstanceSpec>.passRetained(
-            InstanceSpecCopy(copying: spec.takeUnretainedValue(), owner: Unmanaged<AnyObject>.fromOpaque(owner).takeUnretainedValue()))
+    private func miss(_ set: UnsafeMutablePointer<Entry>, _ spec: Ref<InstanceSpec>,
+                      _ owner: UnsafeMutableRawPointer) -> Ref<InstanceSpec> {
+        let copy = Ref<InstanceSpec>(retaining: 
+            InstanceSpecCopy(copying: spec.object, owner: Ref<AnyObject>(opaque: owner).object))
         let evicted = (set + 1).pointee.copy
         (set + 1).pointee = set.pointee
         set.pointee = Entry(owner: UInt(bitPattern: owner), copy: copy)

@@ -9,9 +9,9 @@ import TetherCore
 /// The core asks a bridge for the words of weak/lazy/resolver slots of C-style
 /// factories; object factories have none, so this one is never asked.
 final class PlainBridge: SlotBridge, @unchecked Sendable {
-    func weakWord(_ ref: WeakRef) -> UInt64 { UInt64(UInt(bitPattern: Unmanaged.passRetained(ref).toOpaque())) }
+    func weakWord(_ ref: WeakRef) -> UInt64 { UInt64(Ref(retaining: ref).word) }
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64 { throw TetherError(.invalidArgument, "no lazy slots here") }
-    func resolverWord(_ resolver: Resolver) -> UInt64 { UInt64(UInt(bitPattern: Unmanaged.passUnretained(resolver).toOpaque())) }
+    func resolverWord(_ resolver: Resolver) -> UInt64 { UInt64(Ref(unretained: resolver).word) }
     func closeResolver(_ word: UInt64) {}
     func recall(_ instances: [Instance]) {}
 }

@@ -1,0 +1,127 @@
+import Synchronization
+
+/// The plan cache of a registration, apart from the registration itself: which
+/// recorded `Plan` serves a resolve from its container (`planAddress`) or from a
+/// child with registrations of its own (`Rare.childPlan`), recording one when the
+/// configuration changed. Plans are kept as long as the registration (`Rare.kept`):
+/// a reader may still be replaying a replaced one.
+extension Registration {
+    /// The plan for a resolve of this registration from `container`, recorded
+    /// now if the configuration changed since the last; nil when the graph must
+    /// resolve it (another container, plans off, or its graph is not plain).
+    /// Unretained: the registration keeps every plan it had.
+    /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
+    @inline(__always)
+    func plan(from container: Container, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+        guard container.usesPlans else { return nil }
+        let configuration: UInt
+        if container === self.container {
+            configuration = container.configuration
+        } else {  // unretained: the owner is read without a count, as on the way here
+            let owner = Ref(unretained: self.container)
+            guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
+            configuration = owner.borrow { $0.configuration }
+        }
+        let address = planAddress.load(ordering: .acquiring)
+        if address == Self.noMorePlans { return nil }
+        if address != 0 {
+            let plan = Ref<Plan>(word: address)!
+            if plan.borrow({ $0.configuration == configuration }) {
+                return plan.borrow { $0.declines } ? nil : plan
+            }
+        }
+        return recordPlan(configuration)
+    }
+
+    /// Whether the last resolve from this registration's container found a plan
+    /// that is still current (a diagnostic: tests check which path ran).
+    public var hasCurrentPlan: Bool {
+        let address = planAddress.load(ordering: .acquiring)
+        guard address != 0, address != Self.noMorePlans else { return false }
+        let plan = Ref<Plan>(word: address)!.object
+        return !plan.declines && plan.configuration == container.configuration
+    }
+
+    /// Plans recorded for resolves from children with registrations of their
+    /// own (`childPlan`), and child graphs that could not be (a diagnostic).
+    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.childPlans.count + $0.childDeclines } ?? 0 } }
+
+    /// Plans a registration records at most: a reader may still be replaying a
+    /// replaced plan, so every plan is kept as long as the registration. A key
+    /// whose graph keeps changing between resolves resolves the ordinary way
+    /// after this many, so its memory stays bounded.
+    static var maxPlans: Int { 16 }
+    /// `planAddress` once `maxPlans` were recorded.
+    static var noMorePlans: UInt { 1 }
+
+    /// The plan of a resolve from `child`, a descendant of `owner` (this
+    /// registration's container) with registrations of its own and nothing
+    /// registered between them, bound to `child` (`Plan.bind`): one recorded
+    /// through an earlier child whose registrations had the same shape serves
+    /// it, else one is recorded now. Nil when the graph must resolve it.
+    @inline(never)
+    private func childPlan(from child: Container, _ owner: Ref<Container>,
+                           _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+        guard let parent = child.parent.map({ Ref(unretained: $0) }),
+              parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
+        let configuration = owner.borrow { $0.configuration }
+        let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
+        if address == Self.noMorePlans { return nil }
+        if address != 0 {
+            let plan = Ref<Plan>(word: address)!
+            if plan.borrow({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
+        }
+        return otherChildPlan(from: child, configuration, locals)
+    }
+
+    /// `childPlan` when the last one served does not fit `child`: another kept
+    /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
+    @inline(never)
+    private func otherChildPlan(from child: Container, _ configuration: UInt,
+                                _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+        let found = lock.withSpinLock { () -> Plan? in
+            guard let rare = withRare({ $0 }) else { return nil }
+            return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
+        }
+        if let found {
+            withRare { $0.childPlan.store(Ref(unretained: found).word, ordering: .releasing) }
+            return .init(unretained: found)
+        }
+        // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
+        let plan = Plan.record(self, configuration: configuration, child: child)
+        let installed = lock.withSpinLock { () -> Bool in
+            let rare = rareForWriting
+            guard rare.childPlans.count + rare.childDeclines < Self.maxPlans else {
+                rare.childPlan.store(Self.noMorePlans, ordering: .releasing)
+                return false
+            }
+            guard let plan else {
+                rare.childDeclines += 1
+                return false
+            }
+            rare.childPlans.append(plan)
+            rare.kept.append(plan)
+            rare.childPlan.store(Ref(unretained: plan).word, ordering: .releasing)
+            return true
+        }
+        guard installed, let plan, plan.bind(child, locals) else { return nil }
+        return .init(unretained: plan)
+    }
+
+    @inline(never)
+    private func recordPlan(_ configuration: UInt) -> Ref<Plan>? {
+        let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
+        let installed = lock.withSpinLock { () -> Bool in
+            let rare = rareForWriting
+            guard rare.plans < Self.maxPlans else {
+                planAddress.store(Self.noMorePlans, ordering: .releasing)
+                return false
+            }
+            rare.plans += 1
+            rare.kept.append(plan)
+            planAddress.store(Ref(unretained: plan).word, ordering: .releasing)
+            return true
+        }
+        return installed && !plan.declines ? .init(unretained: plan) : nil
+    }
+}
