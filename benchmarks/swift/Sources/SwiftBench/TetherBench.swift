@@ -12,6 +12,7 @@ final class PlainBridge: SlotBridge, @unchecked Sendable {
     func weakWord(_ ref: WeakRef) -> UInt64 { UInt64(Ref(retaining: ref).word) }
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64 { throw TetherError(.invalidArgument, "no lazy slots here") }
     func resolverWord(_ resolver: Resolver) -> UInt64 { UInt64(Ref(unretained: resolver).word) }
+    func factoryWord(_ cell: FactoryCell) -> UInt64 { UInt64(Ref(retaining: cell).word) }
     func closeResolver(_ word: UInt64) {}
     func recall(_ instances: [Instance]) {}
 }
@@ -51,7 +52,7 @@ extension Container {
     @discardableResult
     func add(_ key: String, _ deps: [String], scope: Scope = .graph, _ factory: ObjectFactory) throws -> Registration {
         let (r, _) = try register(Key(key), params: deps.map { .dependency(Key($0)) }, factory: factory)
-        r.setScope(scope)
+        try r.setScope(scope)
         return r
     }
 }
