@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "thread_check.h"
 
 /* Freed memory is overwritten under ASan, so a resolve reading a freed container
  * or registration crashes instead of reading stale bytes that still look right. */
@@ -40,10 +41,6 @@ static kind k_single = KIND("Single"), k_head = KIND("Head"), k_mid = KIND("Mid"
             k_parent = KIND("Parent"), k_child = KIND("Child"), k_lazy = KIND("Lazy");
 static kind *const kinds[] = {&k_single, &k_head, &k_mid, &k_tail, &k_parent, &k_child, &k_lazy};
 
-static atomic_int thread_failures;
-#define T_CHECK(cond) do { if (!(cond)) { atomic_fetch_add(&thread_failures, 1); \
-    fprintf(stderr, "  %s:%d: T_CHECK(%s) failed (last error: %s)\n", __FILE__, __LINE__, #cond, \
-            tether_last_error()); } } while (0)
 
 static obj *obj_new(kind *k, obj *dep) {
     obj *o = calloc(1, sizeof *o);

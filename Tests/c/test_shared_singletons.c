@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "thread_check.h"
 
 enum { WORKERS = 3, HELD = 6, POOL = 64 };
 #ifndef SHARED_ROUNDS
@@ -40,10 +41,6 @@ static kind k_db = KIND("Db"), k_cache = KIND("Cache"), k_settings = KIND("Setti
             k_mailer = KIND("Mailer"), k_svc = KIND("Svc"), k_greeter = KIND("Greeter");
 static kind *const kinds[] = {&k_db, &k_cache, &k_settings, &k_repo, &k_mailer, &k_svc, &k_greeter};
 
-static atomic_int thread_failures;
-#define T_CHECK(cond) do { if (!(cond)) { atomic_fetch_add(&thread_failures, 1); \
-    fprintf(stderr, "  %s:%d: T_CHECK(%s) failed (last error: %s)\n", __FILE__, __LINE__, #cond, \
-            tether_last_error()); } } while (0)
 
 static _Atomic(obj *) all_objects;
 

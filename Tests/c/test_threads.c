@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "harness.h"
+#include "thread_check.h"
 
 enum { THREADS = 8 };
 /* Resolves per thread in the stress tests: sized so the ASan run stays well under a minute. */
@@ -77,11 +78,6 @@ static tether_container *new_container(tether_container *parent) {
     return c;
 }
 
-/* Failures inside worker threads are counted here and checked by the main thread. */
-static atomic_int thread_failures;
-#define T_CHECK(cond) do { if (!(cond)) { atomic_fetch_add(&thread_failures, 1); \
-    fprintf(stderr, "  %s:%d: T_CHECK(%s) failed (last error: %s)\n", __FILE__, __LINE__, #cond, \
-            tether_last_error()); } } while (0)
 
 static void start_threads(pthread_t *t, void *(*fn)(void *), void *args, size_t arg_size) {
     for (int i = 0; i < THREADS; i++)
