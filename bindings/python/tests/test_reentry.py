@@ -57,7 +57,7 @@ def test_a_factory_resolving_its_own_key_runs_once(scope: Scope, plans: bool) ->
             c.resolve("A")
         _fails_once_as_a_cycle(info, '"A" -> "A"')
         assert made == ["A"]
-    assert _state.constructing == [False, []]
+    assert _state.constructing == []
     c.close()
 
 
@@ -152,7 +152,7 @@ def test_nested_resolves_of_other_keys_still_work_and_replays_resume() -> None:
         a = c.resolve("A")
         assert a[0] == "A" and a[1][0] == "B" and a[1][1] is not a[1][2]  # two top-level resolves of C
         assert made == ["B", "C", "C"]
-    assert _state.constructing == [False, []]
+    assert _state.constructing == []
     c.register("A", lambda: "plain")  # a resolve after the failures and nested ones: replayed as usual
     assert c.resolve("A") == "plain" and c.resolve("A") == "plain"
     c.close()
@@ -209,7 +209,7 @@ def test_threads_resolving_through_the_library_leave_nothing_under_construction(
             t.join()
     finally:
         sys.setswitchinterval(interval)
-    assert _state.constructing == [False, []]
+    assert _state.constructing == []
     c.close()
 
 
@@ -252,5 +252,103 @@ def test_another_threads_construction_leaves_this_threads_replays_alone() -> Non
     finally:
         release.set()
         other.join(10)
-    assert _state.constructing == [False, []]
+    assert _state.constructing == []
+    c.close()
+
+
+def test_another_threads_replay_ending_leaves_this_threads_replay_under_way() -> None:
+    """Two replays running at once on two threads: the one that ends first does not take the
+    other's mark of construction with it, so the other's factory resolving its own key is still
+    a cycle found before that factory runs twice (one shared flag used to be cleared by either)."""
+    import threading
+
+    c = container(plans=True)
+    made: list[str] = []
+    recurse = [False]
+    started, other_done = threading.Event(), threading.Event()
+
+    def make_a() -> object:
+        made.append("A")
+        if recurse[0]:
+            if len(made) == 1:
+                started.set()
+                assert other_done.wait(10)
+            c.resolve("A")
+        return object()
+
+    c.register("A", make_a)
+    c.register("B", object)
+    for _ in range(3):  # described and prepared: replayed from here on
+        c.resolve("A")
+        c.resolve("B")
+    made.clear()
+    recurse[0] = True
+
+    def other() -> None:
+        assert started.wait(10)
+        c.resolve("B")  # a replay of its own, begun and ended while A's factory runs
+        other_done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("A")
+    finally:
+        other_done.set()
+        thread.join(10)
+    _fails_once_as_a_cycle(info, '"A" -> "A"')
+    assert made == ["A"]
+    assert _state.constructing == []
+    c.close()
+
+
+def test_replays_of_one_plan_hammered_from_threads_run_each_factory_once() -> None:
+    """8 threads replay one plan at once, some of whose factory calls resolve their own key: each
+    such call is a cycle after one factory run, every other resolve makes its graph once."""
+    import threading
+
+    c = container(plans=True)
+    lock = threading.Lock()
+    counts: dict[int, int] = {}
+    local = threading.local()
+
+    def make_a(b: object) -> object:
+        with lock:
+            counts[threading.get_ident()] = counts.get(threading.get_ident(), 0) + 1
+        if getattr(local, "recurse", False):
+            c.resolve("A")
+        return ["A", b]
+
+    c.register("B", object)
+    c.register("A", make_a, deps=["B"])
+    for _ in range(3):
+        c.resolve("A")
+    counts.clear()
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+    rounds = 200
+
+    def hammer(i: int) -> None:
+        try:
+            barrier.wait(10)
+            for n in range(rounds):
+                local.recurse = (i + n) % 3 == 0
+                if local.recurse:
+                    with pytest.raises(tether.TetherError) as info:
+                        c.resolve("A")
+                    _fails_once_as_a_cycle(info, '"A" -> "A"')
+                else:
+                    assert c.resolve("A")[0] == "A"
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[0]
+    assert sorted(counts.values()) == [rounds] * 8  # each resolve ran A's factory once
+    assert _state.constructing == []
     c.close()

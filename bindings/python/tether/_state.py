@@ -41,16 +41,16 @@ tls = _ThreadState()
 #: One entry per other Python-initiated C call that may run trampolines (providers) on any thread
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
-#: What is under construction from Python, on any thread: ``[a replay of a described plan runs
-#: (executor: it sets and clears it with one store), one entry per library call that may run
-#: factories under way (append/pop: atomic under the GIL, where ``+= 1`` is not before 3.11)]``.
-#: A hint, read with no thread-local lookup: only while it is set does a replay ask ``here()``
-#: whether its own thread constructs something (then it declines, and its resolve goes to the
-#: library), and a library call ask ``executor.enter`` whether a replay runs on its thread (then
-#: it tells the library what that replay constructs: a factory resolving a key further out on its
-#: thread is a cycle there, before any factory runs twice). Other threads' constructions change
-#: nothing but the cost of those questions.
-constructing: list[Any] = [False, []]
+#: What is under construction from Python, on any thread: one entry per replay of a described plan
+#: (executor) and per library call that may run factories under way (append/pop: atomic under the
+#: GIL, where ``+= 1`` is not before 3.11; a count, so one thread's replay ending never clears
+#: another's mark). A hint, read with no thread-local lookup: only while it is not empty does a
+#: replay ask ``here()`` whether its own thread constructs something (then it declines, and its
+#: resolve goes to the library), and a library call ask ``executor.enter`` whether a replay runs on
+#: its thread (then it tells the library what that replay constructs: a factory resolving a key
+#: further out on its thread is a cycle there, before any factory runs twice). Other threads'
+#: constructions change nothing but the cost of those questions.
+constructing: list[None] = []
 #: The code of every function that makes a library call which may run factories (with an entry
 #: in ``constructing`` while it runs): one of them on a thread's stack means that thread constructs.
 constructing_calls: set[Any] = set()
@@ -84,14 +84,12 @@ def _forget_other_threads() -> None:
     inflight.clear()
     # what other threads were constructing never finishes here; this thread's does (each of its
     # library calls on its stack pops its entry, its replay clears the flag)
-    calls = replays = 0
+    entries = 0
     frame: Any = sys._getframe()
     while frame is not None:
-        calls += frame.f_code in constructing_calls
-        replays += frame.f_code.co_filename == PLAN_FILE
+        entries += frame.f_code in constructing_calls or frame.f_code.co_filename == PLAN_FILE
         frame = frame.f_back
-    constructing[0] = replays > 0
-    constructing[1][:] = [None] * calls
+    constructing[:] = [None] * entries
 
 
 _fork.in_child(_forget_other_threads)

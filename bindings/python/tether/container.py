@@ -832,13 +832,13 @@ class Container:
         frames = _tls.frames
         frames.append(frame)
         out, found = c_void_p(), c_void_p()
-        entered = (_constructing[0] or _constructing[1]) and _enter(api)
-        _constructing[1].append(None)
+        entered = _constructing and _enter(api)
+        _constructing.append(None)
         try:
             status = api.tether_resolve_all(handle, encode_key(key), out, found)
             message = messages.last(api) if status else ""
         finally:
-            _constructing[1].pop()
+            _constructing.pop()
             if entered:
                 api.tether_replay_leave()
             frames.pop()
@@ -1165,8 +1165,8 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # (see _state.tls.frames)
         frames.append(frame)
-        entered = (_constructing[0] or _constructing[1]) and _enter(self._api)
-        _constructing[1].append(None)
+        entered = _constructing and _enter(self._api)
+        _constructing.append(None)
         try:
             # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
             status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
@@ -1179,7 +1179,7 @@ class Container:
                 words[3], words[4] = instance[0] or 0, out[0] or 0
             message = messages.last(self._api) if status else ""
         finally:
-            _constructing[1].pop()
+            _constructing.pop()
             if entered:
                 self._api.tether_replay_leave()
             frames.pop()
@@ -1331,14 +1331,14 @@ class Container:
         frames.append(frame)
         out = c_void_p()
         pinned: Sequence[int] = ()
-        entered = (_constructing[0] or _constructing[1]) and _enter(api)
-        _constructing[1].append(None)
+        entered = _constructing and _enter(api)
+        _constructing.append(None)
         try:
             values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
             status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
             message = messages.last(api) if status else ""
         finally:
-            _constructing[1].pop()
+            _constructing.pop()
             if entered:
                 api.tether_replay_leave()
             frames.pop()

@@ -593,7 +593,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append(f"        {', '.join(names_a)}, = a")
         lines.append(f"        if not ({' and '.join(_ARGUMENT_TESTS[kind].format(n) for n, kind in zip(names_a, arguments))}):")
         lines.append("            return SLOW")
-    lines.append("        if (busy[0] or busy[1]) and here():")  # this thread constructs (others' change nothing)
+    lines.append("        if busy and here():")  # this thread constructs (others' change nothing)
     lines.append("            return BUSY")
     for i, a in enumerate(args):
         if a is None and value_of.get(i, -1) >= 0:
@@ -609,7 +609,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
     if cache_names:
         lines.append(f"        if {' + '.join(f'{x}.value' for x in cache_names)} != cache_stamp:")
         lines.append("            return MISS")
-    lines.append("        busy[0] = True")
+    lines.append("        busy.append(None)")  # a count: another thread's replay ending leaves this one's
     lines.append("        try:")
     for i in made:
         deps = args[i]
@@ -660,7 +660,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
-    lines.append("            busy[0] = False")
+    lines.append("            busy.pop()")
     lines.append("    return build")
     namespace: dict[str, Any] = {"let_go": let_go, "weak_refusal": weak_refusal, "here": here}
     exec(compile("\n".join(lines), PLAN_FILE, "exec"), namespace)
