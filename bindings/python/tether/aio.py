@@ -384,6 +384,7 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
                  singleton_owner: Any, scope: Scope = Scope.GRAPH) -> Callable[..., Any]:
     """A synchronous factory for the library standing for an async one (see the module docstring);
     ``singleton_owner``: the registering container of a SINGLETON, else None."""
+    agen_of = None  # (name, factory) of an async generator factory a plan's runner may iterate inline
     if inspect.isasyncgenfunction(factory) or inspect.isasyncgenfunction(getattr(factory, "__call__", None)):
         if close is not None:
             raise TypeError(f"register({name!r}): an async generator factory's teardown is its code after yield; close= is for other factories")
@@ -401,6 +402,9 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
                 sys.set_asyncgen_hooks(*hooks)
             who = owner(singleton_owner)  # (now, in the library's call: the container resolved from)
             return _first(name, agen, first), lambda obj: [(functools.partial(teardown.finish_async, name, agen), who)]
+
+        if singleton_owner is None:  # (a plan's runner owning its instance: the child; see executor.runner)
+            agen_of = (name, factory)
     else:
         what = f"{name!r} has an async factory"
         async_close = close is not None and inspect.iscoroutinefunction(close)
@@ -448,12 +452,17 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
 
     # for a plan's runner that awaits it itself (executor.amake_containers): (awaitable, teardowns)
     setattr(from_async, BEGIN, begin)
+    if agen_of is not None:  # ...or, an async generator factory, iterates it inline (executor.runner)
+        setattr(from_async, AGEN, agen_of)
     return from_async
 
 
 #: The attribute of an async factory's wrapper: ``begin(args, kwargs) -> (awaitable, teardowns_of(obj))``
 #: (the teardowns as ``[(teardown, owner)]``), for a plan's runner that awaits it itself
 BEGIN = "tether_begin"
+#: The attribute of an async generator factory's wrapper (not a singleton's): ``(name, factory)``,
+#: for a plan's runner that makes its first ``__anext__`` and finishes it itself (``executor.runner``)
+AGEN = "tether_agen"
 
 
 async def _first(name: str, agen: Any, first: Any) -> Any:

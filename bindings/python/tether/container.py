@@ -205,7 +205,7 @@ class Container:
         # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
         # close runs the teardowns, last made first; its C container adopts them when made (_publish,
         # _materialize); the key ids whose instance an aresolve of it is making now, and who waits (see
-        # _claim); instances its C container refused to adopt (re-registered meanwhile): torn down at its close
+        # executor.runner); instances its C container refused to adopt (re-registered meanwhile): torn down at its close
         "_scoped", "_making", "_unadopted",
         # Per overridden key, the Python registrations its overrides displaced (see override); per
         # decorated key, its Python registrations the library moved under decorators (see decorate)
@@ -414,56 +414,15 @@ class Container:
         for kid, obj, teardowns in made:
             self._adopt_scoped(handle, kid, obj, teardowns)
 
-    def _claim(self, prepared: executor.Prepared) -> tuple[list[int] | None, Any]:
-        """The key ids of ``prepared``'s container steps this child lacks (None: none), claimed for
-        this run: another run of this child needing one waits until ``_unclaim``; or ``(None,
-        waiting)``: another run makes one now, ``waiting`` a future done when it ends. (No lock:
-        ``setdefault`` claims; a waiter checks after adding itself that the claim still stands.)"""
-        vals = self._vals
-        assert vals is not None
-        missing = None
-        for step in prepared.containers:
-            if step.kid not in vals:
-                missing = [step.kid] if missing is None else [*missing, step.kid]
-        if missing is None:
-            return None, None
+    async def _wait_for(self, contended: executor.Contended) -> None:
+        """Waits until the run of this child that made ``contended.kid`` when a runner found it
+        claimed has ended (no lock: a waiter checks after adding itself that the claim still stands)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        contended.waiters.append((loop, future))
         making = self._making
-        if making is None:
-            making = self._making = {}
-        waiters: list[Any] = []  # of every claim of this run
-        for n, kid in enumerate(missing):
-            other = making.setdefault(kid, waiters)
-            if other is not waiters:  # another run's: let go of ours, wait for its end
-                self._unclaim(missing[:n], waiters)
-                loop = asyncio.get_running_loop()
-                future = loop.create_future()
-                other.append((loop, future))
-                if making.get(kid) is not other:  # it ended meanwhile, maybe without seeing us
-                    future.set_result(None)
-                return None, future
-        return missing, waiters
-
-    def _unclaim(self, claimed: list[int], waiters: list[Any]) -> None:
-        making = self._making
-        assert making is not None
-        for kid in claimed:
-            making.pop(kid, None)
-        for loop, future in waiters:
-            loop.call_soon_threadsafe(aio._wake, future)
-
-    def _run_entry(self, key: Key) -> tuple[Any, ...] | None:
-        """For ``aresolve`` of a child with values and no C container: the entry of ``key`` in its
-        parent's ``_value_builds`` (see ``_value_build``) if it has a builder this child can run,
-        else None (the library's resolve, through ``aio``, then decides)."""
-        parent = self._parent
-        assert parent is not None
-        entry = parent._value_builds.get(key)
-        if entry is None or (entry[1] is None and entry[2] != parent._configuration()):
-            entry = parent._value_build(key)
-        vals = self._vals
-        if entry[1] is None or vals is None or not entry[2].isdisjoint(vals):
-            return None
-        return entry
+        if making is not None and making.get(contended.kid) is contended.waiters:
+            await future  # (else it ended meanwhile, maybe without seeing us)
 
     def _provide_pending(self, handle: c_void_p | None) -> None:
         """Gives the library the values this container was made with (``tether_provide_value``)."""
@@ -567,21 +526,7 @@ class Container:
         if self._closed:
             return None
         if self._vals is not None and not self._children:  # values, no C container: only what plans made for it
-            scoped = self._scoped
-            if scoped and not can_await:
-                waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
-                if waiting:
-                    raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
-            # no replay, and no singleton hit, from a closed container
-            self._vals = self._scoped = None
-            self._closed = True
-            self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
-            self._lookups = {}
-            parent = self._parent
-            assert parent is not None
-            parent._children -= 1
-            if parent._close_when_childless and parent._children == 0:
-                parent._close_quietly()
+            scoped = self._end_values_child(can_await)
             if not scoped:
                 return None
             gathering = teardown.gather(failure, can_await)
@@ -642,6 +587,26 @@ class Container:
                 parent._close_quietly()
         return gathering
 
+    def _end_values_child(self, can_await: bool) -> executor.Made | None:
+        """Closes a child with values and no C container (and no open children), but for the
+        teardowns of the container-scoped instances plans made for it: those, in creation order."""
+        scoped = self._scoped
+        if scoped and not can_await:
+            waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
+            if waiting:
+                raise NeedsAwait(f"the container has {waiting} async teardown(s) pending: close it with `await container.aclose()`")
+        # no replay, and no singleton hit, from a closed container
+        self._vals = self._scoped = None
+        self._closed = True
+        self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
+        self._lookups = {}
+        parent = self._parent
+        assert parent is not None
+        parent._children -= 1
+        if parent._close_when_childless and parent._children == 0:
+            parent._close_quietly()
+        return scoped
+
     async def aclose(self) -> None:
         """``close()`` awaiting async teardowns (async generator factories, ``async def`` ``close=``)
         on the running loop, in the library's order; failures gathered as ``close()`` gathers them.
@@ -651,6 +616,24 @@ class Container:
 
     async def _aclose(self, failure: BaseException | None) -> bool:
         """``aclose()`` with ``failure`` thrown into generator teardowns; whether one swallowed it."""
+        if self._vals is not None and not self._children and not self._closed:
+            # a request's child: the teardowns of what its plans made, last made first (as the
+            # library's drop orders them), each awaited right here on this task (nothing queued)
+            scoped = self._end_values_child(True)
+            if not scoped:
+                return False
+            gathering = teardown.Gathering(failure, True)
+            for _, _, teardowns in reversed(scoped):
+                for fn, _ in reversed(teardowns):
+                    try:
+                        result = fn(gathering)
+                        if result is not None:
+                            await result
+                    except Exception as exc:
+                        gathering.errors.append(exc)
+            if gathering.errors:
+                raise TeardownError(gathering.errors)
+            return gathering.suppressed
         gathering = self._close(failure, True)
         if gathering is None:
             return False
@@ -1271,37 +1254,31 @@ class Container:
         vals = self._vals
         if vals is not None and not args and not _attempting:
             # A request's child: the plan its parent described, its container steps made first where
-            # this child lacks them (async factories awaited here, see executor.amake_containers),
-            # then its builder; else the library's resolve (through aio) decides
-            entry = self._run_entry(key)
-            if entry is not None:
-                build, prepared = entry[1], entry[4]
-                claimed = None
-                while prepared is not None:
-                    claimed, waiting = self._claim(prepared)
-                    if claimed is not None or waiting is None:
-                        break
-                    await waiting  # another run of this child makes one of them: then look again
-                if claimed is None:
+            # this child lacks them by the plan's runner (async factories awaited here), then its
+            # builder; else the library's resolve (through aio) decides
+            parent = self._parent
+            entry = parent._value_builds.get(key)  # type: ignore[union-attr]
+            if entry is None or (entry[1] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
+                entry = parent._value_build(key)  # type: ignore[union-attr]
+            build = entry[1]
+            # a value for a key of the graph's other steps makes another graph: the library resolves that
+            if build is not None and entry[2].isdisjoint(vals):
+                prepared = entry[4]
+                if prepared is None:
                     result = build(vals)
                 else:
-                    try:
-                        made = await executor.amake_containers(prepared, vals, self)
-                        if made is None:
+                    run = prepared.runner or executor.runner(prepared)
+                    result = await run(self, vals, build)
+                    while type(result) is executor.Contended:  # another run of this child makes one of them
+                        await self._wait_for(result)
+                        if self._vals is not vals:  # it gained a C container meanwhile: the library decides
                             result = _MISS
-                        else:
-                            try:
-                                result = build(executor.with_made(vals, made))
-                            except BaseException:
-                                await executor.adiscard(made)
-                                raise
-                            self._publish(made)  # (also when the builder declined: made for this container, as the library's would be)
-                    finally:
-                        self._unclaim(claimed, waiting)
+                            break
+                        result = await run(self, vals, build)
                 if result is not _MISS and result is not _BUSY:
                     return result
                 if result is _MISS:
-                    self._parent._value_builds.pop(key, None)  # type: ignore[union-attr]
+                    parent._value_builds.pop(key, None)  # type: ignore[union-attr]
         return await aio.resolve(self, key, args)
 
     @staticmethod

@@ -26,6 +26,8 @@ values by key id (``build(vals)``), so a child made with values runs the plan it
 
 from __future__ import annotations
 
+import functools
+import sys
 import weakref
 from sys import _getframe, getrefcount
 from threading import get_ident
@@ -127,7 +129,7 @@ class Prepared:
     with other registrations of the same declarations (the next child's)."""
 
     __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
-                 "made", "picks", "containers")
+                 "made", "picks", "containers", "runner")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
@@ -148,6 +150,8 @@ class Prepared:
         #: their instances from the resolving child's values by key id, as value steps; a child
         #: with no C container makes the missing ones first (``make_containers``)
         self.containers: tuple[ContainerStep, ...] = ()
+        #: its runner for ``aresolve`` (``runner``), compiled when first needed
+        self.runner: Callable[..., Any] | None = None
 
 
 def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Sequence[int],
@@ -320,49 +324,146 @@ def make_containers(prepared: Prepared, vals: dict[int, Any]) -> Made | None:
     return made
 
 
-async def amake_containers(prepared: Prepared, vals: dict[int, Any], owner: Any) -> Made | None:
-    """``make_containers`` for ``aresolve``: async factories are awaited here, on the caller's task
-    (``owner``: the child, whose close runs their async teardowns). Cancelled, it tears down what it
-    made and is cancelled."""
-    made: Made = []
-    frames = _tls.frames
-    try:
-        for step in prepared.containers:
-            if step.kid in vals:
+class Contended:
+    """What a runner returns when another run of the same child makes one of its container steps
+    now: ``waiters``, that run's list of ``(loop, future)`` it wakes when it ends (``aresolve``
+    waits on it, then runs again)."""
+
+    __slots__ = ("kid", "waiters")
+
+    def __init__(self, kid: int, waiters: list[Any]) -> None:
+        self.kid, self.waiters = kid, waiters
+
+
+def wake(waiters: list[Any]) -> None:
+    """Wakes the runs that waited for a run's claims (see ``Contended``)."""
+    for loop, future in waiters:
+        loop.call_soon_threadsafe(aio._wake, future)
+
+
+def runner(prepared: Prepared) -> Callable[..., Any]:
+    """``prepared``'s runner for ``aresolve`` of a child with values and no C container, compiled
+    once per plan: ``await run(child, vals, build)`` makes the container steps the child lacks, in
+    step order, on the caller's task (async factories awaited there, an async generator's first
+    ``__anext__`` made inline), then calls ``build`` (the plan's builder) with them, and keeps them
+    in the child (``Container._publish``); what the builder returns (MISS, BUSY included), MISS when
+    a value is missing (the library reports it), or ``Contended`` when another run of the child
+    makes one of them now. Each step it makes is claimed in the child's ``_making`` (``setdefault``:
+    no lock) until the run ends. A factory failing fails the resolve as the library's would, what
+    the run made torn down (last made first); cancelled, it tears them down and is cancelled."""
+    run = prepared.runner
+    if run is None:
+        run = prepared.runner = _compile_runner(prepared)
+    return run
+
+
+def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
+    steps = prepared.containers
+    own = {step.kid: n for n, step in enumerate(steps)}
+    namespace: dict[str, Any] = {"MISS": MISS, "Contended": Contended, "wake": wake, "adiscard": adiscard,
+                                 "failed": prepared.handlers[0], "frames": _tls.frames, "partial": functools.partial,
+                                 "finish_async": teardown.finish_async, "get_hooks": sys.get_asyncgen_hooks,
+                                 "set_hooks": sys.set_asyncgen_hooks}
+    lines = ["async def run(child, vals, build):"]
+    lines += [f"    o{n} = vals.get({step.kid})" for n, step in enumerate(steps)]
+    lines.append(f"    if {' and '.join(f'o{n} is not None' for n in range(len(steps)))}:")
+    lines.append("        return build(vals)")  # (another run made them all)
+    lines.append("    making = child._making")
+    lines.append("    if making is None:")
+    lines.append("        making = child._making = {}")
+    lines.append("    waiters = []")  # of every claim of this run
+    for n, step in enumerate(steps):
+        lines.append(f"    c{n} = o{n} is None")
+        lines.append(f"    if c{n}:")
+        lines.append(f"        other = making.setdefault({step.kid}, waiters)")
+        lines.append("        if other is not waiters:")  # another run's: let go of ours, wait for its end
+        lines += [f"            if c{m}:\n                making.pop({steps[m].kid}, None)" for m in range(n)]
+        lines.append("            if waiters:\n                wake(waiters)")
+        lines.append(f"            return Contended({step.kid}, other)")
+    lines.append("    made = []")
+    lines.append("    try:")
+    for n, step in enumerate(steps):
+        reg = step.reg
+        factory = reg.factory
+        namespace[f"F{n}"], namespace[f"N{n}"] = factory, reg._returned_none
+        lines.append(f"        if c{n}:")
+        args = []
+        for i, kid in enumerate(step.inputs):
+            if kid in own:
+                args.append(f"o{own[kid]}")  # an earlier container step: made or kept by now
                 continue
-            args = _inputs(step, vals, made)
-            if args is None:
-                await adiscard(made)
-                return None
-            reg = step.reg
-            factory = reg.factory
-            begin = getattr(factory, aio.BEGIN, None)
-            try:
-                frames.append([owner])  # the container an async teardown belongs to (aio.owner)
-                try:
-                    if begin is not None:
-                        awaitable, teardowns_of = begin(args, {})
-                    else:
-                        making = getattr(factory, teardown.MADE, None)
-                        if making is None:
-                            obj, teardowns = factory(*args), []
-                        else:
-                            obj, teardowns = making(args)
-                finally:
-                    frames.pop()
-                if begin is not None:
-                    obj = await awaitable
-                    teardowns = [] if obj is None else teardowns_of(obj)
-                if obj is None:
-                    raise reg._returned_none()
-            except Exception as exc:
-                await adiscard(made)
-                prepared.handlers[0](step.step, exc)
-            made.append((step.kid, obj, teardowns))
-    except BaseException:
-        await adiscard(made)
-        raise
-    return made
+            lines.append(f"            a{i} = vals.get({kid})")
+            lines.append(f"            if a{i} is None:")
+            lines.append("                await adiscard(made)")
+            lines.append("                return MISS")
+            args.append(f"a{i}")
+        call = ", ".join(args)
+        agen = getattr(factory, aio.AGEN, None)
+        begin = getattr(factory, aio.BEGIN, None)
+        making = getattr(factory, teardown.MADE, None)
+        lines.append("            try:")
+        if agen is not None:  # aio.wrap_factory's begin and _first, inline; the child owns its teardown
+            namespace[f"F{n}"] = agen[1]
+            namespace[f"E{n}"] = (f"the async generator factory for {agen[0]!r} returned without yielding an "
+                                  "instance")
+            lines += [f"                g = F{n}({call})",
+                      # the container finalizes it (its teardown), not the loop: no asyncgen hooks (see aio)
+                      "                hooks = get_hooks()",
+                      "                set_hooks(None, None)",
+                      "                try:",
+                      "                    first = g.__anext__()",
+                      "                finally:",
+                      "                    set_hooks(*hooks)",
+                      "                try:",
+                      f"                    o{n} = await first",
+                      "                except StopAsyncIteration:",
+                      f"                    raise TypeError(E{n}) from None",
+                      f"                if o{n} is None:",
+                      "                    await g.aclose()",
+                      f"                    raise N{n}()",
+                      f"                t = [(partial(finish_async, {agen[0]!r}, g), child)]"]
+        elif begin is not None:
+            namespace[f"B{n}"] = begin
+            lines += ["                frames.append([child])",  # the container its async teardown belongs to (aio.owner)
+                      "                try:",
+                      f"                    w, teardowns_of = B{n}(({call}{',' if args else ''}), {{}})",
+                      "                finally:",
+                      "                    frames.pop()",
+                      f"                o{n} = await w",
+                      f"                if o{n} is None:",
+                      f"                    raise N{n}()",
+                      f"                t = teardowns_of(o{n})"]
+        elif making is not None:
+            namespace[f"M{n}"] = making
+            lines += [f"                o{n}, t = M{n}([{call}])",
+                      f"                if o{n} is None:",
+                      f"                    raise N{n}()"]
+        else:
+            lines += [f"                o{n} = F{n}({call})",
+                      f"                if o{n} is None:",
+                      f"                    raise N{n}()",
+                      "                t = []"]
+        lines += ["            except Exception as e:",
+                  "                await adiscard(made)",
+                  f"                failed({step.step}, e)",
+                  f"            made.append(({step.kid}, o{n}, t))"]
+    lines += ["        merged = dict(vals)"]
+    lines += [f"        merged[{step.kid}] = o{n}" for n, step in enumerate(steps)]
+    lines += ["        try:",
+              "            result = build(merged)",
+              "        except BaseException:",
+              "            await adiscard(made)",
+              "            raise",
+              "        child._publish(made)",  # (also when the builder declined: made for this child, as the library's would be)
+              "    except BaseException:",
+              "        await adiscard(made)",
+              "        raise",
+              "    finally:"]
+    lines += [f"        if c{n}:\n            making.pop({step.kid}, None)" for n, step in enumerate(steps)]
+    lines += ["        if waiters:\n            wake(waiters)",
+              "    return result"]
+    exec(compile("\n".join(lines), "<tether runner>", "exec"), namespace)
+    return namespace["run"]  # type: ignore[no-any-return]
 
 
 def in_teardown_order(made: Made) -> list[Any]:
