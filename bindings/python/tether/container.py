@@ -44,6 +44,8 @@ _NO_TEMPLATES: tuple[int, dict[Any, Any]] = (-1, {})
 #: A template's read-only empty mapping (see Container._as_template)
 _NONE_YET = types.MappingProxyType({})
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
+#: Per key a child per request was given a value for: its encoding and interned id (see __init__)
+_value_ids: dict[Any, tuple[bytes, int]] = {}
 _fresh_of = object_table.fresh_of
 _box_of = object_table.box_of
 _owned_get = object_table._owned.get
@@ -233,10 +235,14 @@ class Container:
                 vals: dict[int, Any] = {}
                 pending = []
                 for key, obj in values.items():
-                    raw = _value_key(key, obj)
-                    kid = _key_ids.get(raw)
-                    vals[kid if kid is not None else self._key_id(raw)] = obj
-                    pending.append((raw, obj))
+                    known = _value_ids.get(key)
+                    if known is None or obj is None:
+                        raw = _value_key(key, obj)
+                        known = (raw, self._key_id(raw))
+                        if len(_value_ids) < 1024:
+                            _value_ids[key] = known
+                    vals[known[1]] = obj
+                    pending.append((known[0], obj))
                 self._vals, self._pending_values, self._arg_builds = vals, pending, {}
                 self._lookups_generation = parent._child_generation[0]
                 parent._children += 1

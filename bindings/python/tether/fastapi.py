@@ -74,40 +74,26 @@ class _RequestContainer:
         self.failure: BaseException | None = None  # what the handler raised (see __exit__)
         self.watching = False
 
-    def watch(self, scope: Scope) -> None:
-        """Once per request: notes what the handler raises (``__exit__``) on FastAPI's exit stack
-        around it (``fastapi_inner_astack``; ``fastapi_astack`` before FastAPI 0.106)."""
-        self.watching = True
-        stack = scope.get("fastapi_inner_astack") or scope.get("fastapi_astack")
-        if stack is not None:
-            stack.push(self)
-
     def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
-        """The exit callback ``watch`` pushes: notes the exception FastAPI throws into its
+        """The exit callback ``start`` pushes: notes the exception FastAPI throws into its
         dependencies (the handler's, also one it answers itself, such as ``HTTPException``)."""
         if exc is not None:
             self.failure = exc
         return False
 
-    def get(self, connection: HTTPConnection) -> Container:
-        container = self.container
-        if container is None:
-            key = Request if isinstance(connection, Request) else WebSocket
-            container = self.container = Container(parent=self.root, values={key: connection})
+    def start(self, connection: HTTPConnection) -> Container:
+        """The request's first ``Inject``: makes its child, and once per request notes what the
+        handler raises (``__exit__``) on FastAPI's exit stack around it (``fastapi_inner_astack``;
+        ``fastapi_astack`` before FastAPI 0.106)."""
+        if not self.watching:
+            self.watching = True
+            scope = connection.scope
+            stack = scope.get("fastapi_inner_astack") or scope.get("fastapi_astack")
+            if stack is not None:
+                stack.push(self.__exit__)  # (a callback: one call less for the stack than a context manager)
+        key = Request if isinstance(connection, Request) else WebSocket
+        container = self.container = Container(parent=self.root, values={key: connection})
         return container
-
-    async def close(self, scope: Scope, failure: BaseException | None) -> None:
-        """Closes the child (teardown; async teardown awaited), ``failure`` thrown into generator
-        teardowns, logging failures: the response is gone by now, and an exception of the handler
-        must stay the one reported."""
-        container, self.container = self.container, None
-        if container is None:
-            return
-        try:
-            await container._aclose(failure)  # (teardowns that do not suspend run right in the call)
-        except Exception:
-            logger.exception("tether.fastapi: tearing down the container of %s %s failed",
-                             scope.get("method", "WEBSOCKET"), scope.get("path", ""))
 
 
 class _ChildPerRequest:
@@ -123,12 +109,25 @@ class _ChildPerRequest:
             await self.app(scope, receive, send)
             return
         holder = scope[_SCOPE_KEY] = _RequestContainer(self.root)
+        failure = None
         try:
             await self.app(scope, receive, send)
         except BaseException as exc:
-            await holder.close(scope, exc)
+            failure = exc
             raise
-        await holder.close(scope, holder.failure)
+        finally:
+            # closes the child (teardown; async teardown awaited), the failure thrown into generator
+            # teardowns, logging failures: the response is gone by now, and an exception of the
+            # handler must stay the one reported
+            container = holder.container
+            if container is not None:
+                holder.container = None
+                try:
+                    await container._aclose(failure if failure is not None else holder.failure)
+                except Exception:
+                    logger.exception("tether.fastapi: tearing down the container of %s %s failed",
+                                     scope.get("method", "WEBSOCKET"), scope.get("path", ""))
+            failure = None  # (the frame holding its own exception would be a cycle with its traceback)
 
 
 def install(app: FastAPI, root: Container) -> None:
@@ -193,9 +192,10 @@ def _injector(key: Key) -> Any:
         try:
             if not isinstance(holder, _RequestContainer):
                 raise RuntimeError(f"Inject({name!r}): no request container; call tether.fastapi.install(app, root) first")
-            if not holder.watching:
-                holder.watch(scope)
-            return await holder.get(connection).aresolve(key)
+            container = holder.container
+            if container is None:
+                container = holder.start(connection)
+            return await container.aresolve(key)
         except Exception as exc:
             cause = exc.__cause__ if isinstance(exc, FactoryError) else None
             if isinstance(cause, StarletteHTTPException):

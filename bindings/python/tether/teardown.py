@@ -159,7 +159,7 @@ def _finish(name: str, gen: Any, gathering: Any) -> None:
 
 async def finish_async(name: str, agen: Any, gathering: Any) -> None:
     """``_finish`` for an async generator factory."""
-    exc = _thrown(gathering)
+    exc = gathering.failure if gathering is not None else None  # (_thrown, inline: once per request's session)
     try:
         if exc is None:
             await agen.__anext__()
