@@ -475,3 +475,62 @@ def test_a_failed_request_is_thrown_into_async_generator_teardown(root):
     client = TestClient(app, raise_server_exceptions=False)
     assert [client.get(f"/{name}").status_code for name in ("ok", "conflict", "bug")] == [200, 409, 500]
     assert events == ["commit /ok", "rollback /conflict HTTPException", "rollback /bug KeyError"]
+
+
+def test_32_concurrent_requests_commit_and_close_each_session_once(root):
+    """The app of issue 27 (an async session committing after yield, a repository, a service),
+    32 requests at once in-process, commit and close each awaiting the loop: every request's
+    session is made, committed and closed exactly once, and a failed one rolled back instead."""
+    import asyncio
+
+    httpx = pytest.importorskip("httpx")
+    sessions: list[dict[str, int]] = []
+
+    class Db:
+        def __init__(self) -> None:
+            self.counts = {"commit": 0, "rollback": 0, "close": 0}
+            sessions.append(self.counts)
+
+    async def make_db() -> AsyncIterator[Db]:
+        db = Db()
+        try:
+            yield db
+        except Exception:
+            db.counts["rollback"] += 1
+            raise
+        else:
+            await asyncio.sleep(0)
+            db.counts["commit"] += 1
+        finally:
+            await asyncio.sleep(0)
+            db.counts["close"] += 1
+
+    class Repo:
+        def __init__(self, db: Db) -> None:
+            self.db = db
+
+    class Svc:
+        def __init__(self, repo: Repo) -> None:
+            self.repo = repo
+
+    root.register(Db, make_db, scope=Scope.CONTAINER)
+    root.register(Repo)
+    root.register(Svc)
+    app = app_on(root)
+
+    @app.get("/items/{i}")
+    async def item(i: int, svc: Svc = Inject(Svc)):
+        await asyncio.sleep(0)
+        if i % 8 == 7:
+            raise HTTPException(status_code=409, detail="conflict")
+        return {"id": i}
+
+    async def run() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            responses = await asyncio.gather(*(client.get(f"/items/{i}") for i in range(64)))
+        return [r.status_code for r in responses]
+
+    assert asyncio.run(run()) == [409 if i % 8 == 7 else 200 for i in range(64)]
+    assert len(sessions) == 64
+    assert sorted((c["commit"], c["rollback"], c["close"]) for c in sessions) == [(0, 1, 1)] * 8 + [(1, 0, 1)] * 56

@@ -274,3 +274,32 @@ def test_cancelling_a_request_keeps_nothing_it_made() -> None:
     asyncio.run(run())
     assert events == ["enter", "cancelled"]
     root.close()
+
+
+def test_aclose_awaits_the_teardowns_on_its_own_task_with_no_task_made() -> None:
+    """A request's close awaits what its plans made on the closing task itself: an async generator
+    session suspending in its commit, a sync generator before it; no task, no thread, no queue."""
+    events: list[str] = []
+    root = _root(events, suspend=True)
+    tasks: list[object] = []
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(lambda loop, coro, **kw: tasks.append(coro) or asyncio.Task(coro, loop=loop, **kw))
+        me = asyncio.current_task()
+        seen: list[object] = []
+        child = tether.Container(parent=root, values={Request: Request("/t")})
+        service = await child.aresolve(Service)
+        assert service.repo.session is service.uow.session
+        original = service.uow.session  # (the session's commit runs on the closing task)
+        events.append("handled")
+        seen.append(asyncio.current_task())
+        await child.aclose()
+        seen.append(asyncio.current_task())
+        assert seen == [me, me] and original is not None
+        await child.aclose()  # idempotent: nothing runs twice
+        assert tasks == []  # (asyncio.run's own shutdown makes some after this)
+
+    asyncio.run(run())
+    assert events == ["open /t", "begin uow", "handled", "end uow", "commit /t"]
+    root.close()
