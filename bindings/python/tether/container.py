@@ -56,8 +56,7 @@ _results = operator.itemgetter(2, 3, 4, 5)  # tether_collect's count, instance, 
 _fresh_pop = object_table._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
-_constructing = _state.constructing
-_enter = executor.enter
+_Constructing = executor.Constructing
 _NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
 _MISS = executor.MISS
 _BUSY = executor.BUSY
@@ -628,7 +627,9 @@ class Container:
             scoped = self._end_values_child(True)
             if not scoped:
                 return False
-            gathering = teardown.Gathering(failure, True)
+            # (no failure: nothing for the generator teardowns to share; they take None as no Gathering)
+            gathering = teardown.Gathering(failure, True) if failure is not None else None
+            errors: list[Exception] = []
             for _, _, teardowns in reversed(scoped):
                 for fn, _ in reversed(teardowns):
                     try:
@@ -636,10 +637,10 @@ class Container:
                         if result is not None:
                             await result
                     except Exception as exc:
-                        gathering.errors.append(exc)
-            if gathering.errors:
-                raise TeardownError(gathering.errors)
-            return gathering.suppressed
+                        errors.append(exc)
+            if errors:
+                raise TeardownError(errors)
+            return gathering is not None and gathering.suppressed
         gathering = self._close(failure, True)
         if gathering is None:
             return False
@@ -821,15 +822,11 @@ class Container:
         frames = _tls.frames
         frames.append(frame)
         out, found = c_void_p(), c_void_p()
-        entered = _constructing and _enter(api)
-        _constructing.append(None)
         try:
-            status = api.tether_resolve_all(handle, encode_key(key), out, found)
-            message = messages.last(api) if status else ""
+            with _Constructing(api):
+                status = api.tether_resolve_all(handle, encode_key(key), out, found)
+                message = messages.last(api) if status else ""
         finally:
-            _constructing.pop()
-            if entered:
-                api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -1154,23 +1151,19 @@ class Container:
             words[3] = kept.ptr
         frame: list[Any] = [self]  # (see _state.tls.frames)
         frames.append(frame)
-        entered = _constructing and _enter(self._api)
-        _constructing.append(None)
         try:
-            # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
-            status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
-            if status == E_WOULD_BLOCK:
-                run_drops(words, words[2])
-                words[2] = 0
-                if _attempting and aio.here() is not None:  # an aresolve: await the other thread, not block the loop
-                    raise aio.Suspended(poll=True)
-                status = self._hot_resolve(handle, kid, instance, out)
-                words[3], words[4] = instance[0] or 0, out[0] or 0
-            message = messages.last(self._api) if status else ""
+            with _Constructing(self._api):
+                # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
+                status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
+                if status == E_WOULD_BLOCK:
+                    run_drops(words, words[2])
+                    words[2] = 0
+                    if _attempting and aio.here() is not None:  # an aresolve: await the other thread, not block the loop
+                        raise aio.Suspended(poll=True)
+                    status = self._hot_resolve(handle, kid, instance, out)
+                    words[3], words[4] = instance[0] or 0, out[0] or 0
+                message = messages.last(self._api) if status else ""
         finally:
-            _constructing.pop()
-            if entered:
-                self._api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()
@@ -1314,16 +1307,12 @@ class Container:
         frames.append(frame)
         out = c_void_p()
         pinned: Sequence[int] = ()
-        entered = _constructing and _enter(api)
-        _constructing.append(None)
         try:
-            values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
-            status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
-            message = messages.last(api) if status else ""
+            with _Constructing(api):
+                values, pinned = to_values(key_name(key), args, reg.arg_kinds if reg is not None else None)
+                status = api.tether_resolve_key_args(handle, kid, values, len(args), out)
+                message = messages.last(api) if status else ""
         finally:
-            _constructing.pop()
-            if entered:
-                api.tether_replay_leave()
             frames.pop()
             if _retired:
                 _state.free_retired()

@@ -798,3 +798,26 @@ def enter(api: Api) -> bool:
     (``tether_replay_enter``); whether a ``tether_replay_leave`` is owed after the call."""
     where = replaying()
     return where is not None and api.tether_replay_enter(*where) == OK
+
+
+class Constructing:
+    """``with Constructing(api):`` around a library call made from Python that may run factories:
+    marks it under construction (``_state.constructing``), first telling the library what this
+    thread's replay constructs if one runs a factory here (``enter``; left again after the call).
+    Read the call's message inside the block: leaving the replay resets the thread's last error.
+    The function holding the block goes in ``_state.constructing_calls`` (``_state.here``)."""
+
+    __slots__ = ("api", "entered")
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.entered = False
+
+    def __enter__(self) -> None:
+        self.entered = bool(constructing) and enter(self.api)
+        constructing.append(None)
+
+    def __exit__(self, *_exc: object) -> None:
+        constructing.pop()
+        if self.entered:
+            self.api.tether_replay_leave()

@@ -77,16 +77,12 @@ def call(api: Api, provider: Any) -> int:
     if not _state.tls.frames:
         _state.tls.pending = None  # no frame of its own: a stale cause would look like ours
     _state.inflight.append(None)
-    entered = _state.constructing and executor.enter(api)
-    _state.constructing.append(None)
     try:
-        ptr = provider()
-        status = api.tether_last_status() if not ptr else OK
-        message = messages.last(api) if not ptr else ""
+        with executor.Constructing(api):
+            ptr = provider()
+            status = api.tether_last_status() if not ptr else OK
+            message = messages.last(api) if not ptr else ""
     finally:
-        _state.constructing.pop()
-        if entered:
-            api.tether_replay_leave()
         _state.resolve_finished()
     if not ptr:
         _state.raise_failure(status or E_FACTORY_FAILED, message)
