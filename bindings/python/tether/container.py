@@ -242,7 +242,8 @@ class Container:
                             _value_ids[key] = known
                     vals[known[1]] = obj
                     pending.append((known[0], obj))
-                self._vals, self._pending_values, self._arg_builds = vals, pending, {}
+                # (no builder taking arguments runs before it has a C container, which gives it its own)
+                self._vals, self._pending_values, self._arg_builds = vals, pending, _NONE_YET
                 self._lookups_generation = parent._child_generation[0]
                 parent._children += 1
                 return
@@ -295,7 +296,7 @@ class Container:
                     # kept here: plans described from the parent take them by key (value steps) until
                     # something needs the library, which then gets them (see _materialize)
                     assert parent is not None
-                    self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, {}
+                    self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, _NONE_YET
                     if parent._child_template is None and type(parent) is Container:
                         parent._child_template = self._as_template()
                 else:
@@ -678,7 +679,11 @@ class Container:
         return gathering.suppressed
 
     def __del__(self) -> None:
-        if not getattr(self, "_closed", True):
+        try:
+            closed = self._closed
+        except AttributeError:  # (a subclass's __init__ that never called ours)
+            return
+        if not closed:
             self._close_quietly()
 
     def __repr__(self) -> str:
