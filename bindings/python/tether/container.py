@@ -605,7 +605,7 @@ class Container:
         self._vals = self._scoped = None
         self._closed = True
         self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
-        self._lookups = {}
+        self._lookups = _NONE_YET  # (read-only: nothing looks up from a closed container)
         parent = self._parent
         assert parent is not None
         parent._children -= 1
