@@ -450,7 +450,7 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             suspended.cell = started
         raise suspended
 
-    # for a plan's runner that awaits it itself (executor.amake_containers): (awaitable, teardowns)
+    # for a plan's runner that awaits it itself (executor.runner): (awaitable, teardowns)
     setattr(from_async, BEGIN, begin)
     if agen_of is not None:  # ...or, an async generator factory, iterates it inline (executor.runner)
         setattr(from_async, AGEN, agen_of)
