@@ -303,3 +303,25 @@ def test_aclose_awaits_the_teardowns_on_its_own_task_with_no_task_made() -> None
     asyncio.run(run())
     assert events == ["open /t", "begin uow", "handled", "end uow", "commit /t"]
     root.close()
+
+
+def test_a_request_waiting_for_its_session_while_the_child_gets_a_c_container_asks_the_library() -> None:
+    """One resolve of a request makes its session (suspended), a second waits for it; meanwhile the
+    child gets its C container: the waiting one asks the library, which has the session adopted."""
+    events: list[str] = []
+    root = _root(events, suspend=True)
+
+    async def run() -> None:
+        async with tether.Container(parent=root, values={Request: Request("/c")}) as child:
+            first = asyncio.ensure_future(child.aresolve(Service))
+            second = asyncio.ensure_future(child.aresolve(Other))
+            await asyncio.sleep(0)  # both started: the first makes the session, the second waits
+            assert child._making
+            assert child.handle  # (its C container, made now)
+            service, other = await asyncio.gather(first, second)
+            assert other.session is service.repo.session
+            assert events.count("open /c") == 1
+
+    asyncio.run(run())
+    assert events == ["open /c", "begin uow", "end uow", "commit /c"]
+    root.close()

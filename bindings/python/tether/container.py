@@ -1276,8 +1276,7 @@ class Container:
                     while type(result) is executor.Contended:  # another run of this child makes one of them
                         await self._wait_for(result)
                         if self._vals is not vals:  # it gained a C container meanwhile: the library decides
-                            result = _MISS
-                            break
+                            return await aio.resolve(self, key, args)
                         result = await run(self, vals, build)
                 if result is not _MISS and result is not _BUSY:
                     return result
