@@ -42,7 +42,7 @@ tls = _ThreadState()
 #: (list append/pop are atomic); resolves are counted by their frames (``all_frames``).
 inflight: list[None] = []
 #: What is under construction from Python, on any thread: one entry per replay of a described plan
-#: (executor) and per library call that may run factories under way (append/pop: atomic under the
+#: (executor) and per library call that may run factories under way (append, `del [-1]`: atomic under the
 #: GIL, where ``+= 1`` is not before 3.11; a count, so one thread's replay ending never clears
 #: another's mark). A hint, read with no thread-local lookup: only while it is not empty does a
 #: replay ask ``here()`` whether its own thread constructs something (then it declines, and its

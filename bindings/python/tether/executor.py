@@ -761,7 +761,7 @@ def _compile(args: list[tuple[int, ...] | None], checks: tuple[bool, ...],
         lines.append("            vs.clear()")
     lines.append(f"            return v{len(args) - 1}")
     lines.append("        finally:")
-    lines.append("            busy.pop()")
+    lines.append("            del busy[-1]")  # (atomic as pop(), and cheaper: no method call)
     lines.append("    return build")
     namespace: dict[str, Any] = {"let_go": let_go, "weak_refusal": weak_refusal, "here": here}
     exec(compile("\n".join(lines), PLAN_FILE, "exec"), namespace)
@@ -818,6 +818,6 @@ class Constructing:
         constructing.append(None)
 
     def __exit__(self, *_exc: object) -> None:
-        constructing.pop()
+        del constructing[-1]
         if self.entered:
             self.api.tether_replay_leave()
