@@ -109,7 +109,7 @@ final class Graph {
             let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone.borrow({ $0.completes }) {
-                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments) }) {
+                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Ref(unretained: thread).opaque) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
