@@ -391,8 +391,10 @@ public final class Container: @unchecked Sendable {
         try Registration.check(registration.params, scope: registration.specReference.borrow { $0.scope }, key: key)
         registration.markVisible()
         var undecorated: [Registration] = []
+        var cachesHere = false
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
+            cachesHere = !s.scoped.isEmpty
             registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
@@ -409,6 +411,9 @@ public final class Container: @unchecked Sendable {
             drop(consume dropped)
         }
         if !undecorated.isEmpty { retireAll(undecorated) }
+        // A value provided here for a parent's declared key (a slot, `provideValue`) goes with the
+        // registration that now hides it, as a value registration replaced would.
+        if cachesHere { drop(takeScoped { $0.isDeclaredValue && $0.key == key && $0.container !== self }) }
         return (registration, replaced)
     }
 
@@ -581,7 +586,7 @@ public final class Container: @unchecked Sendable {
 
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
-        if scope == .container { return drop(takeScoped { _ in true }) }
+        if scope == .container { return drop(takeScoped { !$0.isDeclaredValue }) }  // values stay (`provideValue`)
         let registrations = state.withLock { _ in table.all() }
         drop(registrations.compactMap { $0.reset(scope) })
     }

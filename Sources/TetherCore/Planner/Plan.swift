@@ -144,6 +144,9 @@ final class Plan: @unchecked Sendable {
     struct SharedStep {
         let step: Int
         let scope: Scope
+        /// A declared value key's step: the value the resolving container provides
+        /// (`Container.providedValue(of:)`), not a cache of the registration's.
+        let isValue: Bool
     }
 
     /// What `runBlock` copies into every block it makes (`BlockTemplate`).
@@ -253,7 +256,7 @@ final class Plan: @unchecked Sendable {
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
         sharedSteps = Plan.copy(steps.indices.filter { steps[$0].isShared }.map { i in
-            SharedStep(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } })
+            steps[i].registration.borrow { r in SharedStep(step: i, scope: r.specReference.borrow { $0.scope }, isValue: r.isDeclaredValue) }
         })
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
         containerSteps = Plan.copy(steps.indices.filter { steps[$0].isContainer })
@@ -318,7 +321,7 @@ final class Plan: @unchecked Sendable {
     /// Records the plan for `root` resolved from its own container, or nil when
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
     static func record(_ root: Registration, configuration: UInt) -> Plan? {
-        guard !root.spec.scope.isShared else { return nil }
+        guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
         var recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         guard recorder.visit(Ref(unretained: root)) != nil, !recorder.containerWithCompletions else { return nil }
@@ -427,6 +430,7 @@ final class Plan: @unchecked Sendable {
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
         /// most `maxContainerSteps`, in plans without completion callbacks (`containerWithCompletions`).
+        /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
@@ -447,7 +451,7 @@ final class Plan: @unchecked Sendable {
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
             guard spec.scope != .container || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
-                  !r.isDeclaredValue || allowsValues else { return nil }
+                  !r.isDeclaredValue || allowsValues || makesContainer else { return nil }
             let local = recordsLocals && r.container === lookup ? locals.count : -1
             // A child's own container-scoped registration: `Graph` builds it (a local step is bound per child).
             if local >= 0 && spec.scope == .container { return nil }
@@ -534,15 +538,16 @@ final class Plan: @unchecked Sendable {
             return calls
         }
 
-        /// After `visit`: whether the graph has container steps and completion callbacks: the
-        /// core's run of container steps has no graph to complete in (`Graph` builds it).
+        /// After `visit`: whether the graph has container or value steps and completion callbacks:
+        /// the core's run of those reads the resolving container, which a replay into a graph
+        /// does not pass (`Graph.replay`), so `Graph` builds it.
         var containerWithCompletions: Bool {
-            steps.contains { $0.isContainer } && steps.contains { $0.completes }
+            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } } && steps.contains { $0.completes }
         }
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard locals.isEmpty, !steps.contains(where: { $0.isContainer }), let declared = declaredCompletions() else { return nil }
+            guard locals.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {
@@ -895,7 +900,8 @@ final class Plan: @unchecked Sendable {
     /// `pointers`, when given); false when one is missing.
     private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
         for shared in sharedSteps {
-            guard let hit = registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            guard let hit = shared.isValue ? takeValue(shared.step, locals)
+                    : registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             made.set(shared.step, hit)
             pointers?[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
@@ -914,13 +920,21 @@ final class Plan: @unchecked Sendable {
                 split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+                guard let retained = shared.isValue ? takeValue(shared.step, locals)
+                        : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
             made.set(shared.step, hit)
             pointers[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
         return true
+    }
+
+    /// The value the resolving container provides for value step `i` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing).
+    @inline(__always)
+    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[i].registration.borrow { r in locals.resolving.unsafelyUnwrapped.borrow { $0.providedValue(of: r) } }
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
