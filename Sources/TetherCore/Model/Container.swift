@@ -20,8 +20,12 @@ public final class Container: @unchecked Sendable {
         /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
         var detached: [Registration] = []
         var isClosed = false
-        /// Container-scoped instances made by resolves from here, by registration.
+        /// Container-scoped instances made by resolves from here, by registration, and the
+        /// values provided here for keys a parent declared (`provideValue`).
         var scoped = ScopedEntries()
+        /// The spec of the last value provided here with a C destructor, kept across a close:
+        /// a reused child's next value of the key fills it in place once nothing else holds it.
+        var spareValueSpec: InstanceSpec?
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?

@@ -51,7 +51,7 @@ extension Container {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
         guard !isClosed else { throw TetherError.containerFreed }
         if let declared = declaredElsewhere(key) {
-            try holdProvidedValue(pointer, of: declared) {
+            try holdProvidedValue(pointer, of: declared) { _ in
                 InstanceSpec(key: key, scope: .container, context: context, destructor: destructor, completions: [], defersDrop: defersDrop)
             }
             return (declared.object, nil)
@@ -71,8 +71,14 @@ extension Container {
                              cDestructor: CDestructor?) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         guard !isClosed else { throw TetherError.containerFreed }  // as above
         if let declared = declaredElsewhere(key) {
-            try holdProvidedValue(pointer, of: declared) {
-                InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
+            try holdProvidedValue(pointer, of: declared) { s in
+                // The previous request's spec of the key (a reused child), if only this container holds it.
+                if s.spareValueSpec?.key == key, isKnownUniquelyReferenced(&s.spareValueSpec!) {
+                    return s.spareValueSpec!.reuse(scope: .container, context: context, cDestructor: cDestructor)
+                }
+                let spec = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
+                s.spareValueSpec = spec
+                return spec
             }
             return (declared.object, nil)
         }
@@ -91,15 +97,15 @@ extension Container {
         return registration
     }
 
-    /// Keeps the value `pointer` (its spec `makeSpec()`) in this container's cache under
+    /// Keeps the value `pointer` (its spec `makeSpec(state)`, under the lock) in this container's cache under
     /// `declared`, as a container-scoped instance of it, dropped with the others (last made
     /// first) when the container closes; a value provided before is let go of. Nothing is
     /// made when the container was closed meanwhile (the destructor does not run).
     private func holdProvidedValue(_ pointer: UnsafeMutableRawPointer, of declared: Ref<Registration>,
-                                   _ makeSpec: () -> InstanceSpec) throws(TetherError) {
+                                   _ makeSpec: (inout State) -> InstanceSpec) throws(TetherError) {
         let replaced = state.withLock { s -> ScopedEntry?? in
             guard !s.isClosed else { return nil }
-            let instance = Instance.make(pointer: pointer, spec: .init(retaining: makeSpec()), dependencies: 0,
+            let instance = Instance.make(pointer: pointer, spec: .init(retaining: makeSpec(&s)), dependencies: 0,
                                          reference: { _ in fatalError("a value has no dependencies") })
             return .some(s.scoped.set(ScopedEntry(registration: declared, instance: instance.take(), sequence: nextSequence())))
         }
