@@ -20,12 +20,20 @@
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
-/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`).
-protocol StepBinding { static var bindsLocals: Bool { get } }
+/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`), and whether it
+/// reads the request (`Plan.RequestRun`): specialized per type, so a plan without either reads neither.
+protocol StepBinding {
+    static var bindsLocals: Bool { get }
+    static var readsRequest: Bool { get }
+}
 /// A plan's own steps only.
-enum OwnSteps: StepBinding { static var bindsLocals: Bool { false } }
+enum OwnSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { false } }
 /// A child's plan: local steps take the registrations `Plan.bind` bound.
-enum ChildSteps: StepBinding { static var bindsLocals: Bool { true } }
+enum ChildSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { false } }
+/// `OwnSteps` of a plan with value or container steps.
+enum OwnRequestSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { true } }
+/// `ChildSteps` of a plan with value or container steps.
+enum ChildRequestSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { true } }
 
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
@@ -135,6 +143,8 @@ final class Plan: @unchecked Sendable {
     /// resolving container's cache, or made by the run and published there when the run succeeds.
     private let containerSteps: UnsafeBufferPointer<Int>
     private var hasContainer: Bool { !containerSteps.isEmpty }
+    /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
+    private let readsRequest: Bool
     /// The steps (bits) some container step takes: held by ordinary references, not split
     /// ones (`runBlock`), since the container step's instance keeps its own edges.
     private let containerInputs: UInt64
@@ -147,6 +157,8 @@ final class Plan: @unchecked Sendable {
         /// A declared value key's step: the value the resolving container provides
         /// (`Container.providedValue(of:)`), not a cache of the registration's.
         let isValue: Bool
+        /// A singleton a block takes by a split reference (`runBlock`): no container step takes it.
+        var splits = false
     }
 
     /// What `runBlock` copies into every block it makes (`BlockTemplate`).
@@ -255,9 +267,6 @@ final class Plan: @unchecked Sendable {
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
-        sharedSteps = Plan.copy(steps.indices.filter { steps[$0].isShared }.map { i in
-            steps[i].registration.borrow { r in SharedStep(step: i, scope: r.specReference.borrow { $0.scope }, isValue: r.isDeclaredValue) }
-        })
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
         containerSteps = Plan.copy(steps.indices.filter { steps[$0].isContainer })
         var containerInputs: UInt64 = 0
@@ -268,6 +277,12 @@ final class Plan: @unchecked Sendable {
             }
         }
         self.containerInputs = containerInputs
+        var shared = steps.indices.filter { steps[$0].isShared }.map { i in
+            steps[i].registration.borrow { r in SharedStep(step: i, scope: r.specReference.borrow { $0.scope }, isValue: r.isDeclaredValue) }
+        }
+        for n in shared.indices { shared[n].splits = shared[n].scope == .singleton && containerInputs & 1 << UInt64(shared[n].step) == 0 }
+        sharedSteps = Plan.copy(shared)
+        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
@@ -395,11 +410,17 @@ final class Plan: @unchecked Sendable {
     struct Locals<B: StepBinding> {
         let base: UnsafeMutablePointer<Ref<Registration>>
         var arguments: UnsafePointer<Argument>? = nil
-        /// For a plan with container steps: the resolving container (whose cache they go to),
-        /// the calling thread's `ThreadState` (cells' owner) and the run's `ContainerClaims` words.
-        var resolving: Ref<Container>? = nil
-        var thread: UnsafeMutableRawPointer? = nil
-        var claims: UnsafeMutablePointer<UInt>? = nil
+        /// For a plan that `readsRequest`: what its run reads of the request (else nil).
+        var request: UnsafeMutablePointer<RequestRun>? = nil
+    }
+
+    /// What a run of a plan that `readsRequest` reads: the resolving container (its values,
+    /// the cache its container steps go to), the calling thread's `ThreadState` (the cells'
+    /// owner) and the run's `ContainerClaims` words.
+    struct RequestRun {
+        let resolving: Ref<Container>
+        let thread: UnsafeMutableRawPointer
+        let claims: UnsafeMutablePointer<UInt>
     }
 
     /// A run's container steps, in `1 + maxContainerSteps` words: word 0 has the bit of each
@@ -628,31 +649,26 @@ final class Plan: @unchecked Sendable {
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
              _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
              thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        if !locals.isEmpty {
-            return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress,
-                                                           resolving: .init(unretained: container), thread: thread))
-        }
-        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress,
-                                                     resolving: .init(unretained: container), thread: thread))
+        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
+        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
-    @inline(__always)
-    private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                        _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
-        guard !hasContainer else { return runClaiming(specs, progress, locals) }
-        return runUnclaimed(specs, progress, locals)
-    }
-
-    /// `run` of a plan with container steps: their claims' words on the stack; the cells
-    /// claimed are let go of once the run published what it made (or failed, or declined).
+    /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
+    /// cells claimed are let go of once the run published what it made (or failed, or declined).
     @inline(never)
-    private func runClaiming<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
+    private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                            _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                            thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 1 + Plan.maxContainerSteps) { buffer in
             buffer.initialize(repeating: 0)
-            var claiming = locals
-            claiming.claims = buffer.baseAddress!
-            let outcome = runUnclaimed(specs, progress, claiming)
+            var request = RequestRun(resolving: .init(unretained: container), thread: thread, claims: buffer.baseAddress!)
+            let outcome = withUnsafeMutablePointer(to: &request) { request in
+                if !locals.isEmpty {
+                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                }
+                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+            }
             let claims = ContainerClaims(words: buffer.baseAddress!)
             for n in 0..<containerSteps.count {
                 guard let cell = claims.cell(n) else { continue }
@@ -664,8 +680,8 @@ final class Plan: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func runUnclaimed<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                 _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
+    private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                        _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
         if blockWords > 0 { return runBlock(specs, progress, locals) }
         let count = steps.count
         return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
@@ -701,18 +717,20 @@ final class Plan: @unchecked Sendable {
     private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
         if hasShared && !takeShared(made, locals) { return .success(false) }
-        if hasContainer && !takeContainer(made, locals, pointers: nil) { return .success(false) }
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        if claims != nil && !takeContainer(made, locals, pointers: nil) { return .success(false) }
         progress.pointee.plan = .init(unretained: self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in madeSteps {
-                if hasContainer && steps[i].isContainer && ContainerClaims(words: locals.claims.unsafelyUnwrapped).isCached(i) { continue }
+                let isContainer = claims != nil && steps[i].isContainer
+                if isContainer && claims!.isCached(i) { continue }
                 progress.pointee.step = i
                 do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
                 catch { return .failure(error) }
-                if hasContainer && steps[i].isContainer { madeContainer(i, locals) }
+                if isContainer { madeContainer(i, locals) }
             }
-            if hasContainer { publishContainer(made, locals) }
+            if claims != nil { publishContainer(made, locals) }
             return .success(true)
         }
     }
@@ -742,16 +760,18 @@ final class Plan: @unchecked Sendable {
         // The steps (bits) whose instance `made` holds by a split reference (`SplitEdge`).
         var split: UInt64 = 0
         if hasShared && !takeShared(made, locals, pointers: pointers, split: &split)
-            || hasContainer && !takeContainer(made, locals, pointers: pointers) {
+            || B.readsRequest && hasContainer && !takeContainer(made, locals, pointers: pointers) {
             for i in stride(from: count - 1, through: 0, by: -1) {
                 if split & 1 << UInt64(i) != 0 { SplitEdge.release(made[i]) } else { made.releaseUnmoved(i) }
             }
             return .success(nil)
         }
         progress.pointee.plan = .init(unretained: self)
+        // Read once: a plan without container steps checks no step for one.
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         for i in madeSteps {
-            let isContainer = hasContainer && steps[i].isContainer
-            if isContainer && ContainerClaims(words: locals.claims.unsafelyUnwrapped).isCached(i) { continue }
+            let isContainer = claims != nil && steps[i].isContainer
+            if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
             let outcome: Result<UnsafeMutableRawPointer, TetherError>
             if isContainer {
@@ -784,7 +804,7 @@ final class Plan: @unchecked Sendable {
         }
         progress.pointee.plan = nil
         let root = count - 1
-        defer { if hasContainer { publishContainer(made, locals) } }  // the block holds them meanwhile
+        defer { if claims != nil { publishContainer(made, locals) } }  // the block holds them meanwhile
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .init(unretained: self)),
@@ -900,7 +920,7 @@ final class Plan: @unchecked Sendable {
     /// `pointers`, when given); false when one is missing.
     private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
         for shared in sharedSteps {
-            guard let hit = shared.isValue ? takeValue(shared.step, locals)
+            guard let hit = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
                     : registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             made.set(shared.step, hit)
             pointers?[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
@@ -915,12 +935,11 @@ final class Plan: @unchecked Sendable {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             let hit: Ref<Instance>
-            if shared.scope == .singleton, containerInputs & 1 << UInt64(shared.step) == 0,
-               let reference = registration.borrow({ $0.cachedSplitReference() }) {
+            if shared.splits, let reference = registration.borrow({ $0.cachedSplitReference() }) {
                 split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = shared.isValue ? takeValue(shared.step, locals)
+                guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -934,7 +953,7 @@ final class Plan: @unchecked Sendable {
     /// (the plan declines, and `Graph` reports it missing).
     @inline(__always)
     private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[i].registration.borrow { r in locals.resolving.unsafelyUnwrapped.borrow { $0.providedValue(of: r) } }
+        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
@@ -943,14 +962,15 @@ final class Plan: @unchecked Sendable {
     /// another thread's), or some are cached and others not (`Graph` makes only what the
     /// cached ones do not already hold).
     private func takeContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>?) -> Bool {
-        let claims = locals.claims.unsafelyUnwrapped
-        let container = locals.resolving.unsafelyUnwrapped
+        let request = locals.request.unsafelyUnwrapped.pointee
+        let claims = request.claims
+        let container = request.resolving
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
             var hit = steps[i].registration.borrow { r in container.borrow { r.cachedRetained(.container, in: $0) } }
             if hit == nil {
-                switch steps[i].registration.borrow({ r in container.borrow { SharedCache.shared.tryClaim(r, in: $0, thread: locals.thread.unsafelyUnwrapped) } }) {
+                switch steps[i].registration.borrow({ r in container.borrow { SharedCache.shared.tryClaim(r, in: $0, thread: request.thread) } }) {
                 case .published(let published): hit = published
                 case .create(let cell): claims[1 + n] = Ref(retaining: cell).word
                 case .busy: return false
@@ -968,14 +988,14 @@ final class Plan: @unchecked Sendable {
     /// Container step `i` made: its cell now holds a made instance (a resolve nested on this
     /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
     private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
-        let claims = ContainerClaims(words: locals.claims.unsafelyUnwrapped)
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
         for n in 0..<containerSteps.count where containerSteps[n] == i { claims.cell(n)?.borrow { $0.made = true } }
     }
 
     /// After a successful run: the container steps made go to the resolving container's cache
     /// (their cells are let go of after, `runClaiming`). `made` still names each (the graph holds them).
     private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) {
-        let claims = ContainerClaims(words: locals.claims.unsafelyUnwrapped)
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
             for i in stride(from: steps.count - 2, through: 0, by: -1) { made.releaseUnmoved(i) }
@@ -983,7 +1003,7 @@ final class Plan: @unchecked Sendable {
         }
         for i in containerSteps where !claims.isCached(i) {
             steps[i].registration.borrow { r in
-                made[i].borrow { instance in locals.resolving.unsafelyUnwrapped.borrow { SharedCache.publish(r, instance, in: $0) } }
+                made[i].borrow { instance in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.publish(r, instance, in: $0) } }
             }
         }
     }
