@@ -466,6 +466,30 @@ static void a_declared_value_lives_with_its_child(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A test's override of a declared key in the root reaches the children that provide it (their
+ * values are slots under the declaration, which the override covers); cleared, they see their own. */
+static void an_override_of_a_declared_key_reaches_childrens_values(void) {
+    kind H = {"H", 0, 0}, V = {"V", 0, 0}, F = {"F", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Req"));
+    reg(root, &H, TETHER_SCOPE_GRAPH, "Req", NULL);
+    tether_container *child = new_container_in(root);
+    node *value = value_of(&V), *fake = value_of(&F);
+    CHECK_OK(tether_provide_value(child, "Req", value, drop_logged, &V));
+    tether_ref *r;
+    CHECK(resolve(child, "H", &r)->a == value);
+    release(r);
+    CHECK_OK(tether_override(root, "Req", fake, drop_logged, &F));
+    CHECK(resolve(child, "H", &r)->a == fake);
+    release(r);
+    CHECK_OK(tether_override_clear(root, "Req"));
+    CHECK(resolve(child, "H", &r)->a == value && F.dropped == 1);
+    release(r);
+    CHECK_OK(tether_container_free(child));
+    CHECK(V.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 static void reregistering_drops_the_cached_singleton_once(void) {
     kind Old = {"Old", 0, 0}, New = {"New", 0, 0};
     tether_container *c = new_container();
@@ -499,5 +523,6 @@ int main(void) {
     RUN(a_container_step_is_made_once_per_child_by_the_plan);
     RUN(a_failed_plan_destroys_its_container_step_and_caches_nothing);
     RUN(a_declared_value_lives_with_its_child);
+    RUN(an_override_of_a_declared_key_reaches_childrens_values);
     return harness_finish();
 }
