@@ -46,13 +46,13 @@ final class FFIFactory: Factory, @unchecked Sendable {
     private var heldCall: FFICall?
 
     /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
-    private var call: Ref<FFICall>? {
-        word & Self.callTag == 0 ? nil : Ref(word: word & ~Self.callTag)!
+    private var call: Borrowed<FFICall>? {
+        word & Self.callTag == 0 ? nil : Borrowed(word: word & ~Self.callTag)!
     }
 
     private func install(_ call: FFICall) {
         let old = heldCall  // released only after the word no longer points to it
-        word = Ref(unretained: call).word | Self.callTag
+        word = Borrowed(call).word | Self.callTag
         heldCall = call
         withExtendedLifetime(old) {}
     }

@@ -193,7 +193,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
             side = Ref<WeakRef>(word: word & ~Self.tagMask)!.take().detach()
         }
         let pointer = header.pointer
-        Ref(unretained: header.spec).borrow { $0.destroy(pointer) }
+        Borrowed(header.spec).borrow { $0.destroy(pointer) }
         // Released without recursing once per level, so a 10,000-deep chain
         // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
         if side != nil {

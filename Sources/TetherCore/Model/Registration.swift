@@ -39,18 +39,18 @@ public final class Registration: @unchecked Sendable {
     /// a replacement keeps the place of what it replaced. Written and read under the container's lock.
     var order: UInt64 = 0
 
-    /// The current spec, retained (released by `install` or deinit), read
-    /// unretained by lock-free readers.
-    private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `firstSlot` and `rare.kept` hold every
+    /// The current spec, owned (+1: given up by `install` or deinit) unless `sharedSpecBit`
+    /// says it is its key's default (+0), read borrowed by lock-free readers.
+    private let specSlot = AtomicRef<InstanceSpec>()
+    /// The current singleton slot, or empty (+0: `firstSlot` and `rare.kept` hold every
     /// slot as long as the registration, so a reader never sees one freed).
-    @usableFromInline let singletonAddress = Atomic<UInt>(0)
-    /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
+    @usableFromInline let singletonSlot = AtomicRef<SingletonSlot>()
+    /// The plan of resolves from `container` (`Plan`), +0 (`rare.kept`
     /// holds every one), or 0 until the first (Registration+Plans.swift).
     let planAddress = Atomic<UInt>(0)
-    /// The retained `Rare`, or 0: made on first use, under `lock`, and never
+    /// The `Rare`, owned (+1), or empty: made on first use, under `lock`, and never
     /// replaced until deinit, so lock-free readers (`noteEdge`) may load it.
-    private let rareAddress = Atomic<UInt>(0)
+    private let rareSlot = AtomicRef<Rare>()
 
     final class Rare {
         /// Weak scope: the cached instance, if still alive.
@@ -78,26 +78,26 @@ public final class Registration: @unchecked Sendable {
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
     @inline(__always)
     func withRare<T>(_ body: (Rare) -> T) -> T? {
-        Ref<Rare>(word: rareAddress.load(ordering: .acquiring))?.borrow(body)
+        rareSlot.load()?.borrow(body)
     }
 
     /// Caller holds `lock`.
     var rareForWriting: Rare {
         if let rare = withRare({ $0 }) { return rare }
         let made = Rare()
-        rareAddress.store(Ref(retaining: made).word, ordering: .releasing)
+        rareSlot.publish(retaining: made)
         return made
     }
 
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
-    /// The first spec replaced once visible (retained, or 0), kept here rather
-    /// than in `rare`: a context set right after registering (a registration made
-    /// per request) then makes no `Rare`. Written under `lock`; in the object.
-    private var firstReplacedSpec: UInt = 0
-    /// The first singleton slot published (retained, or 0), kept here rather than in `rare`
-    /// for the same reason: a request's value (published once) then makes no `Rare`. Under `lock`.
-    private var firstSlot: UInt = 0
+    /// The first spec replaced once visible, kept here rather than in `rare`: a context
+    /// set right after registering (a registration made per request) then makes no `Rare`.
+    /// Written under `lock`; in the object.
+    private var firstReplacedSpec: InstanceSpec?
+    /// The first singleton slot published, kept here rather than in `rare` for the same
+    /// reason: a request's value (published once) then makes no `Rare`. Under `lock`.
+    private var firstSlot: SingletonSlot?
     /// Whether its published singleton may be lent (`SingletonLoan`): not a value a
     /// child container provides (a request's), whose unpublishing at the child's free
     /// then needs no heavy barrier (`Container.drop`). Written before the registration is visible.
@@ -137,35 +137,28 @@ public final class Registration: @unchecked Sendable {
     /// The spec a new registration starts with: its key's default (`DefaultSpecs`) if it has one.
     private func installFirstSpec(holdsObject: Bool) {
         if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
-            specAddress.store(shared.word, ordering: .releasing)
+            specSlot.publish(shared)
             flags = Self.sharedSpecBit
         } else {
             let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
                                     completions: [], holdsObject: holdsObject)
-            specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
+            specSlot.publish(retaining: spec)
             flags = 0
         }
     }
 
     /// A spec of this registration's own that nothing else references, kept when it was revived
-    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), retained, or 0. Written under `lock`.
-    private var spareSpec: UInt = 0
+    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), or nil. Written under `lock`.
+    private var spareSpec: InstanceSpec?
 
     /// Lets go of the specs this registration owns (not its key's default); with `keepingSpare`,
     /// keeps the current one as `spareSpec` if it may serve again.
     private func releaseSpecs(keepingSpare: Bool = false) {
-        if flags & Self.sharedSpecBit == 0 {
-            var spec = specReference.take()
-            if keepingSpare, spareSpec == 0, isKnownUniquelyReferenced(&spec), spec.isReusable {
-                spareSpec = Ref(retaining: spec).word
-            }
+        if flags & Self.sharedSpecBit == 0, var spec = specSlot.take()?.take() {
+            if keepingSpare, spareSpec == nil, isKnownUniquelyReferenced(&spec), spec.isReusable { spareSpec = spec }
         }
-        if let spec = Ref<InstanceSpec>(word: spareSpec), !keepingSpare {
-            spec.release()
-            spareSpec = 0
-        }
-        Ref<InstanceSpec>(word: firstReplacedSpec)?.release()
-        firstReplacedSpec = 0
+        if !keepingSpare { spareSpec = nil }
+        firstReplacedSpec = nil
     }
 
     /// Whether a container that lets go of this registration may keep it to serve a later
@@ -175,16 +168,16 @@ public final class Registration: @unchecked Sendable {
     /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        (rareAddress.load(ordering: .relaxed) == 0 && firstSlot == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference.borrow { $0.holdsObject }
+        (rareSlot.isEmpty && firstSlot == nil || isValue) && planAddress.load(ordering: .relaxed) == 0
+            && singletonSlot.isEmpty && !specReference.borrow { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
     /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
-        Ref<Rare>(word: rareAddress.exchange(0, ordering: .relaxed))?.release()
-        releaseFirstSlot()
+        rareSlot.releaseOwned()
+        firstSlot = nil
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
@@ -192,16 +185,10 @@ public final class Registration: @unchecked Sendable {
         return self
     }
 
-    /// Lets go of `firstSlot`, which nothing reads any more (deinit, `revived`).
-    private func releaseFirstSlot() {
-        Ref<SingletonSlot>(word: firstSlot)?.release()
-        firstSlot = 0
-    }
-
     deinit {
-        releaseFirstSlot()
+        firstSlot = nil  // first, as before the slots `rare` kept
         releaseSpecs()
-        withRare { Ref(unretained: $0).release() }
+        rareSlot.releaseOwned()
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
 
@@ -230,8 +217,8 @@ public final class Registration: @unchecked Sendable {
     public var spec: InstanceSpec { specReference.object }
 
     /// The current spec, unretained: every spec lives as long as its registration.
-    var specReference: Ref<InstanceSpec> {
-        @inline(__always) get { Ref(word: specAddress.load(ordering: .acquiring))! }
+    var specReference: Borrowed<InstanceSpec> {
+        @inline(__always) get { specSlot.load()! }
     }
 
     public var isLive: Bool { lock.withSpinLock { flags & Self.retiredBit == 0 } }
@@ -243,14 +230,13 @@ public final class Registration: @unchecked Sendable {
 
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
-        let old = specReference
-        specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
+        let old = specSlot.exchange(retaining: spec)!  // one store: readers always find a spec
         if flags & Self.sharedSpecBit != 0 {
-            flags &= ~Self.sharedSpecBit  // immortal: nothing to release or keep
+            flags &= ~Self.sharedSpecBit  // immortal (+0 here): nothing to release or keep
         } else if flags & Self.visibleBit == 0 {
             old.release()
-        } else if firstReplacedSpec == 0 {
-            firstReplacedSpec = old.word
+        } else if firstReplacedSpec == nil {
+            firstReplacedSpec = old.take()
         } else {
             rareForWriting.kept.append(old.take())
         }
@@ -306,9 +292,9 @@ public final class Registration: @unchecked Sendable {
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
-                spareSpec = 0
-                return old.take().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
+            if spec.isReusable, let old = spareSpec {
+                spareSpec = nil
+                return old.reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
             }
             return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -318,9 +304,9 @@ public final class Registration: @unchecked Sendable {
     /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
     func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
-                spareSpec = 0
-                return old.take().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
+            if spec.isReusable, let old = spareSpec {
+                spareSpec = nil
+                return old.reuse(scope: .singleton, context: context, cDestructor: cDestructor)
             }
             return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -350,9 +336,7 @@ public final class Registration: @unchecked Sendable {
     func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
         switch scope {
         case .singleton:
-            let address = singletonAddress.load(ordering: .acquiring)
-            guard address != 0 else { return nil }
-            return Ref<SingletonSlot>(word: address)!.borrow { $0.retained }
+            return singletonSlot.load()?.borrow { $0.retained }
         case .weak:
             return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
         case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
@@ -365,9 +349,7 @@ public final class Registration: @unchecked Sendable {
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
     func cachedSplitReference() -> Ref<Instance>? {
-        let address = singletonAddress.load(ordering: .acquiring)
-        guard address != 0 else { return nil }
-        return Ref<SingletonSlot>(word: address)!.borrow { $0.splitReference() }
+        singletonSlot.load()?.borrow { $0.splitReference() }
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
@@ -387,8 +369,8 @@ public final class Registration: @unchecked Sendable {
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
-                if firstSlot == 0 { firstSlot = Ref(retaining: slot!).word } else { rareForWriting.kept.append(slot!) }
-                singletonAddress.store(Ref(unretained: slot!).word, ordering: .releasing)
+                if firstSlot == nil { firstSlot = slot } else { rareForWriting.kept.append(slot!) }
+                singletonSlot.publish(Borrowed(slot!))
             case .weak:
                 let rare = rareForWriting
                 rare.weakCache = WeakBox(instance)
@@ -467,10 +449,9 @@ public final class Registration: @unchecked Sendable {
         }
         if forgot == true { container.cachesChanged() }  // after the forgetting, as for singletons below
         // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
-        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
-        guard address != 0 else { return nil }
+        guard let unpublished = singletonSlot.unpublish() else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
-        let slot = Ref<SingletonSlot>(word: address)!.object
+        let slot = unpublished.object
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 
