@@ -3,7 +3,7 @@ import TetherCore
 @_cdecl("tether_ref_get") @inline(__always)
 public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
     if let refs = Handles.refPages, let object = refs.peek(ref) {
-        return Ref<Instance>(opaque: object).borrow { $0.pointer }
+        return Borrowed<Instance>(opaque: object).borrow { $0.pointer }
     }
     return refGetFailed(ref)
 }

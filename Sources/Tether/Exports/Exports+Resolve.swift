@@ -61,7 +61,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
-                  _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
+                  _ section: CallSection) -> (OpaquePointer, Borrowed<Instance>)? {
     var found: (Borrowed<Container>, Borrowed<Registration>)?
     return singletonHit(c, key, section, found: &found)
 }
@@ -70,7 +70,7 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 /// ordinary path, so a miss looks it up once).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key, _ section: CallSection,
-                  found: inout (Borrowed<Container>, Borrowed<Registration>)?) -> (OpaquePointer, Ref<Instance>)? {
+                  found: inout (Borrowed<Container>, Borrowed<Registration>)?) -> (OpaquePointer, Borrowed<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages, let core = containers.peek(c) else { return nil }
     let container = Borrowed<Container>(opaque: core)
     let key = key(section.locals)
@@ -83,7 +83,7 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 
 /// The hit path's second half: `loan` recorded in a handle and confirmed.
 @inline(__always)
-private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
+private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Borrowed<Instance>)? {
     let locals = section.locals
     let instance = loan.lend()
     guard let handle = refs.insert(instance.opaque, lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills

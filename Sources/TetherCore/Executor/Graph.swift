@@ -155,7 +155,7 @@ final class Graph {
         }
         let instance = try resolve(registration.object, from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
-        return Ref<AnyObject>(opaque: instance.borrow { $0.pointer }).object
+        return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
     }
 
     /// One resolve on this graph, its build replayed from `plan` unless that
@@ -387,7 +387,7 @@ final class Graph {
 
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
     @inline(never)
-    private func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Ref<Instance>) {
+    private func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Borrowed<Instance>) {
         var i = 0
         while i < awaitingCells.count {
             guard awaitingCells[i].registration === registration else { i += 1; continue }
@@ -430,7 +430,7 @@ final class Graph {
     }
 
     /// The instance at `index` in `alive`, unretained.
-    func instance(_ index: Int) -> Ref<Instance> { alive[index] }
+    func instance(_ index: Int) -> Borrowed<Instance> { alive[index] }
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
@@ -751,7 +751,7 @@ final class Graph {
         }
         let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
-        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference.borrowed) }
         if scope.isShared {
             let instance = reference.object
             let lookup = frames[index].lookup
@@ -761,7 +761,7 @@ final class Graph {
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
-            queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
+            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup))
         }
         return aliveIndex
     }
@@ -830,7 +830,7 @@ final class Graph {
 
     /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).
     private struct Pending {
-        let instance: Ref<Instance>
+        let instance: Borrowed<Instance>
         let registration: Borrowed<Registration>
         let lookup: Borrowed<Container>
     }

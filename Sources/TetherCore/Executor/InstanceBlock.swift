@@ -85,7 +85,7 @@ struct InstanceBlock {
     /// Drops the reference of the external entry `entry`.
     @inline(__always)
     private static func releaseExternal(_ entry: UInt) {
-        if entry & splitBit != 0 { SplitEdge.release(external(entry)) } else { external(entry).release() }
+        if entry & splitBit != 0 { SplitEdge.release(external(entry).borrowed) } else { external(entry).release() }
     }
 
     private var rootOffset: Int { Int(words[0]) }

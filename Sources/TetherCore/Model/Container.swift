@@ -550,7 +550,7 @@ public final class Container: @unchecked Sendable {
             // The weak scope shares an instance while something holds the instance; a bare object does not.
             guard scope == .singleton else { throw objectMisuse(key) }
             if let hit = registration.borrow({ $0.cached(scope) }) {
-                return Ref<AnyObject>(opaque: hit.pointer).object
+                return Borrowed<AnyObject>(opaque: hit.pointer).object
             }
         }
         return try Graph.resolveObject(registration, from: self)

@@ -21,10 +21,10 @@ package struct SingletonLoan {
     }
 
     @inlinable @inline(__always)
-    package func lend() -> Ref<Instance> {
+    package func lend() -> Borrowed<Instance> {
         Borrowed<SingletonSlot>(word: address)!.borrow { slot in
             slot.markLent()
-            return slot.unretained
+            return slot.unretained.borrowed
         }
     }
 

@@ -684,7 +684,7 @@ final class Plan: @unchecked Sendable {
             for patch in template.shared {
                 if split & 1 << UInt64(patch.step) != 0 {
                     let (instance, owned) = made.move(patch.step)
-                    if !owned { SplitEdge.retain(instance) }
+                    if !owned { SplitEdge.retain(instance.borrowed) }
                     block.words[patch.word] = InstanceBlock.splitExternal(instance)
                 } else {
                     block.words[patch.word] = InstanceBlock.external(made.take(patch.step))
@@ -721,14 +721,14 @@ final class Plan: @unchecked Sendable {
                 release(made)
                 return .declined
             }
-            made.set(shared.step, Ref<AnyObject>(opaque: hit.pointer).retain())
+            made.set(shared.step, Borrowed<AnyObject>(opaque: hit.pointer).retained())
         }
         progress.pointee.plan = .init(self)
         for step in objectSteps {
             progress.pointee.step = step.index
             for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
                 let input = objectInputs[step.firstInput &+ s]
-                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
+                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retained() : made.take(input &>> 1)
                 words.storeBytes(of: reference.word, toByteOffset: s &* 8, as: UInt.self)
             }
             let arguments = ObjectArguments(words: words, count: step.slots, owns: true)

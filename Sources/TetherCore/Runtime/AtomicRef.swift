@@ -82,17 +82,18 @@ public struct AtomicRef<T: AnyObject>: ~Copyable {
 /// A word that owns a +1 reference, kept in memory laid out by its owner (the
 /// registration table's entries, which sit among key words in blocks of atomic
 /// words): what `AtomicRef` does for a word of its own. 0 owns nothing.
+@usableFromInline
 enum OwnedWord<T: AnyObject> {
     /// A word owning a new +1 of `object` (0 for nil).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func make(_ object: T?) -> UInt { object.map { Ref(retaining: $0).word } ?? 0 }
 
     /// The object `word` owned, its +1 now the caller's (nil for 0).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func take(_ word: UInt) -> T? { word == 0 ? nil : Ref<T>(word: word)!.take() }
 
     /// Gives up the +1 `word` owned (nothing for 0).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func release(_ word: UInt) { if word != 0 { Ref<T>(word: word)!.release() } }
 
     /// Whether the +1 `word` owns is the only strong reference to its object (the word keeps it).
