@@ -32,7 +32,7 @@ public func tether_ref_release(_ ref: OpaquePointer?) -> Int32 {
     if let refs = Handles.refPages {
         switch refs.releaseRef(ref) {
         case .owned(let object):
-            Ref<Instance>(opaque: object).release()  // the destructor may run here
+            Handoff<Instance>.release(object)  // the destructor may run here
             return ok
         case .lent:
             return ok
@@ -132,9 +132,6 @@ public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<C
         let out = try outParam(out, "tether_resolver_get_weak")
         let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak")
         let key = try keyArgument(key, "tether_resolver_get_weak")
-        let weak = resolver.borrow { resolver -> Result<Ref<WeakRef>, TetherError> in
-            do throws(TetherError) { return .success(.init(retaining: try resolver.getWeak(key))) } catch { return .failure(error) }
-        }
-        out.pointee = Handles.weaks.insert(taking: try weak.get())
+        out.pointee = Handles.weaks.insert(try resolver.borrow { resolver throws(TetherError) in try resolver.getWeak(key) })
     }
 }

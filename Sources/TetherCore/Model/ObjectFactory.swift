@@ -75,7 +75,7 @@ open class ObjectFactory: Factory, @unchecked Sendable {
 
     /// The object as an instance's pointer (which owns it), for resolves that make instances.
     public final func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
-        Ref(retaining: try make(ObjectArguments(words: UnsafeMutableRawPointer(words), count: count, owns: false))).opaque
+        Handoff.give(try make(ObjectArguments(words: UnsafeMutableRawPointer(words), count: count, owns: false)))
     }
 }
 
@@ -121,4 +121,4 @@ enum ObjectOutcome {
 }
 
 /// The destructor of an `ObjectFactory` registration's instances: the release of its object.
-let releaseObject: Destructor = { pointer, _ in Ref<AnyObject>(opaque: pointer).release() }
+let releaseObject: Destructor = { pointer, _ in Handoff<AnyObject>.release(pointer) }

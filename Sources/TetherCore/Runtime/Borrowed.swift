@@ -1,3 +1,5 @@
+import SwiftRuntime
+
 /// A +0 reference: a class reference kept as one word that owns nothing.
 ///
 /// What the resolve path passes around most (registrations, containers, specs,
@@ -44,6 +46,11 @@ public struct Borrowed<T: AnyObject> {
     /// A new strong reference (+1), which the caller owns and gives up once (`Ref.release`, `Ref.take`).
     @inlinable @inline(__always)
     public func retained() -> Ref<T> { Ref(unmanaged.retain()) }
+
+    /// A new strong reference (+1) unless the object's count already reached zero (it is being
+    /// destroyed): how a weak reference upgrades (`WeakRef`), under the lock its deinit takes.
+    @inline(__always)
+    func tryRetained() -> Ref<T>? { swift_tryRetain(opaque) == nil ? nil : Ref(unmanaged) }
 
     /// The object's address as a word, for atomics and tagged words.
     @inlinable @inline(__always)
