@@ -1,13 +1,15 @@
 import Synchronization
 
 /// A key's factory, declared parameters, scope, destructor and completion
-/// callbacks, plus the scope's cache. Owned by one container.
+/// callbacks. Owned by one container. Its caches live in types of their own: the
+/// published singleton (`PublishedSingleton`; its slots: `SingletonSlot`; the ABI's
+/// loans: `SingletonLoan`), the weak scope's instance (`WeakCache`, in `rare`), the
+/// plans (Registration+Plans.swift); this type decides when they may change.
 ///
 /// Reads on the resolve path take no lock: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
 /// a reader never sees one freed; singletons are read through slots that live as
-/// long as the registration (`SingletonSlot`, its own file; the ABI's loans of them:
-/// `SingletonLoan`). Weak-scope hits and writers (configuration,
+/// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 120-byte allocation (a 128-byte malloc chunk): what only some
 /// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
@@ -42,9 +44,8 @@ public final class Registration: @unchecked Sendable {
     /// The current spec, owned (+1: given up by `install` or deinit) unless `sharedSpecBit`
     /// says it is its key's default (+0), read borrowed by lock-free readers.
     private let specSlot = AtomicRef<InstanceSpec>()
-    /// The current singleton slot, or empty (+0: `firstSlot` and `rare.kept` hold every
-    /// slot as long as the registration, so a reader never sees one freed).
-    @usableFromInline let singletonSlot = AtomicRef<SingletonSlot>()
+    /// The published singleton (writers hold `lock`).
+    @usableFromInline let singleton = PublishedSingleton()
     /// The plan of resolves from `container` (`Plan`), +0 (`rare.kept`
     /// holds every one), or 0 until the first (Registration+Plans.swift).
     let planAddress = Atomic<UInt>(0)
@@ -53,10 +54,8 @@ public final class Registration: @unchecked Sendable {
     private let rareSlot = AtomicRef<Rare>()
 
     final class Rare {
-        /// Weak scope: the cached instance, if still alive.
-        var weakCache = WeakBox(nil)
-        /// `Registration.weakEpoch`; written under the registration's lock.
-        let weakEpoch = Atomic<UInt>(Registration.emptyWeakEpoch)
+        /// Weak scope: the cached instance; written under the registration's lock.
+        var weak = WeakCache()
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
@@ -69,10 +68,6 @@ public final class Registration: @unchecked Sendable {
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var childDeclines = 0
         let observed = ObservedEdgeList()
-        /// Weak scope: the binding's reviver (`revived`), and the pointer of the last instance
-        /// published (nil once a reset or the like emptied the cache); written under the lock.
-        var reviver: (any Reviver)?
-        var weakPointer: UnsafeMutableRawPointer?
     }
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
@@ -95,9 +90,6 @@ public final class Registration: @unchecked Sendable {
     /// set right after registering (a registration made per request) then makes no `Rare`.
     /// Written under `lock`; in the object.
     private var firstReplacedSpec: InstanceSpec?
-    /// The first singleton slot published, kept here rather than in `rare` for the same
-    /// reason: a request's value (published once) then makes no `Rare`. Under `lock`.
-    private var firstSlot: SingletonSlot?
     /// Whether its published singleton may be lent (`SingletonLoan`): not a value a
     /// child container provides (a request's), whose unpublishing at the child's free
     /// then needs no heavy barrier (`Container.drop`). Written before the registration is visible.
@@ -109,8 +101,6 @@ public final class Registration: @unchecked Sendable {
     private static var retiredBit: UInt8 { 1 }
     private static var visibleBit: UInt8 { 2 }
     private static var sharedSpecBit: UInt8 { 4 }
-    /// `weakEpoch` before anything was published.
-    fileprivate static var emptyWeakEpoch: UInt { 1 }
 
     init(key: Key, params: [Param], factory: Factory, container: Container, holdsObject: Bool = false) {
         precondition(params.count < Int(Self.argumentsBit), "Tether: more than 32,767 params")
@@ -168,8 +158,8 @@ public final class Registration: @unchecked Sendable {
     /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        (rareSlot.isEmpty && firstSlot == nil || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singletonSlot.isEmpty && !specReference.borrow { $0.holdsObject }
+        (rareSlot.isEmpty && singleton.isEmpty || isValue) && planAddress.load(ordering: .relaxed) == 0
+            && singleton.current.isEmpty && !specReference.borrow { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
@@ -177,7 +167,7 @@ public final class Registration: @unchecked Sendable {
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
         rareSlot.releaseOwned()
-        firstSlot = nil
+        singleton.forgetFirst()
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
@@ -186,7 +176,7 @@ public final class Registration: @unchecked Sendable {
     }
 
     deinit {
-        firstSlot = nil  // first, as before the slots `rare` kept
+        singleton.forgetFirst()  // first, as before the slots `rare` kept
         releaseSpecs()
         rareSlot.releaseOwned()
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
@@ -336,9 +326,9 @@ public final class Registration: @unchecked Sendable {
     func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
         switch scope {
         case .singleton:
-            return singletonSlot.load()?.borrow { $0.retained }
+            return singleton.retained()
         case .weak:
-            return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
+            return lock.withSpinLock { withRare { $0.weak.retained } ?? nil }
         case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
             return nil
         }
@@ -349,7 +339,7 @@ public final class Registration: @unchecked Sendable {
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
     func cachedSplitReference() -> Ref<Instance>? {
-        singletonSlot.load()?.borrow { $0.splitReference() }
+        singleton.splitReference()
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
@@ -369,13 +359,9 @@ public final class Registration: @unchecked Sendable {
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
-                if firstSlot == nil { firstSlot = slot } else { rareForWriting.kept.append(slot!) }
-                singletonSlot.publish(Borrowed(slot!))
+                singleton.publish(slot!) { rareForWriting.kept.append($0) }
             case .weak:
-                let rare = rareForWriting
-                rare.weakCache = WeakBox(instance)
-                rare.weakPointer = instance.pointer
-                if rare.weakEpoch.load(ordering: .relaxed) & 1 != 0 { rare.weakEpoch.add(1, ordering: .releasing) }
+                rareForWriting.weak.publish(instance)
             case .graph, .transient, .container:  // not published here (container scope: `Container.publishScoped`)
                 break
             }
@@ -394,12 +380,12 @@ public final class Registration: @unchecked Sendable {
     /// again after the library's instance died (Python's weak scope) reuses it
     /// only while the epoch is even and the one it read when it last did.
     public var weakEpoch: UInt {
-        withRare { $0.weakEpoch.load(ordering: .acquiring) } ?? Self.emptyWeakEpoch
+        withRare { $0.weak.epoch.load(ordering: .acquiring) } ?? WeakCache.emptyEpoch
     }
 
     /// Sets the binding's reviver of this weak-scoped registration's instances (nil: none).
     public func setReviver(_ reviver: (any Reviver)?) {
-        lock.withSpinLock { rareForWriting.reviver = reviver }
+        lock.withSpinLock { rareForWriting.weak.reviver = reviver }
     }
 
     /// A weak-scoped instance for a resolve that found the weak cache without a live one: the
@@ -410,9 +396,7 @@ public final class Registration: @unchecked Sendable {
     /// it still holds it (an answer other than that pointer is not taken).
     func revivedObject() -> UnsafeMutableRawPointer? {
         let asked = lock.withSpinLock { () -> (any Reviver, UnsafeMutableRawPointer)? in
-            guard let rare = withRare({ $0 }), let reviver = rare.reviver, let pointer = rare.weakPointer,
-                  rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return nil }
-            return (reviver, pointer)
+            withRare { $0.weak.revivable } ?? nil
         }
         guard let (reviver, pointer) = asked, let answer = reviver.revive(pointer) else { return nil }
         precondition(answer == pointer, "Tether: a reviver answered another object than the one it was asked for")
@@ -422,7 +406,7 @@ public final class Registration: @unchecked Sendable {
     /// A failed resolve made a weak-scoped object at `pointer`: if that is the address of the
     /// last one published (which is dead, then), there is no object to revive any more.
     func forgetPublished(at pointer: UnsafeMutableRawPointer) {
-        lock.withSpinLock { _ = withRare { rare in if rare.weakPointer == pointer { rare.weakPointer = nil } } }
+        lock.withSpinLock { _ = withRare { $0.weak.forgetPublished(at: pointer) } }
     }
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
@@ -440,18 +424,9 @@ public final class Registration: @unchecked Sendable {
 
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
-        let forgot = withRare { rare -> Bool in
-            guard rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return false }
-            rare.weakCache = WeakBox(nil)
-            rare.weakPointer = nil
-            rare.weakEpoch.add(1, ordering: .releasing)
-            return true
-        }
-        if forgot == true { container.cachesChanged() }  // after the forgetting, as for singletons below
-        // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
-        guard let unpublished = singletonSlot.unpublish() else { return nil }
+        if withRare({ $0.weak.forget() }) == true { container.cachesChanged() }  // after the forgetting, as for singletons below
+        guard let slot = singleton.unpublish() else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
-        let slot = unpublished.object
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 

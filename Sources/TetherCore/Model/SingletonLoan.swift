@@ -52,7 +52,7 @@ extension Registration {
     /// The published singleton, to hand out without a retain (see `SingletonLoan`).
     @inlinable @inline(__always)
     package func singletonLoan() -> SingletonLoan? {
-        let address = singletonSlot.loadWord()
+        let address = singleton.current.loadWord()
         guard address != 0 else { return nil }
         return SingletonLoan(registration: .init(self), address: address)
     }
@@ -60,6 +60,6 @@ extension Registration {
     /// Relaxed: the lender's barrier before it orders it after the loan's record.
     @inlinable @inline(__always)
     func stillPublished(_ address: UInt) -> Bool {
-        singletonSlot.loadWordRelaxed() == address
+        singleton.current.loadWordRelaxed() == address
     }
 }
