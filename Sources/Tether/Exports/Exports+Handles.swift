@@ -132,6 +132,8 @@ public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<C
         let out = try outParam(out, "tether_resolver_get_weak")
         let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak")
         let key = try keyArgument(key, "tether_resolver_get_weak")
-        out.pointee = Handles.weaks.insert(try resolver.borrow { resolver throws(TetherError) in try resolver.getWeak(key) })
+        // Retained inside the borrow: the new weak reference's +1 goes to the handle with no pair around it.
+        let weak = try resolver.borrow { resolver throws(TetherError) in Ref(retaining: try resolver.getWeak(key)) }
+        out.pointee = Handles.weaks.insert(taking: weak)
     }
 }

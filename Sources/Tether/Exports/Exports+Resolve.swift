@@ -39,9 +39,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
             return
         }
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
-            try container.borrow { core -> Result<Ref<Instance>, TetherError> in
-                do throws(TetherError) { return .success(try core.resolveRetained(key, arguments: arguments)) } catch { return .failure(error) }
-            }.get()
+            try container.borrow { core throws(TetherError) in try core.resolveRetained(key, arguments: arguments) }
         }
         pointer?.pointee = instance.borrow { $0.pointer }
         out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
@@ -177,9 +175,7 @@ private func resolve(_ section: CallSection, _ container: Borrowed<Container>, _
 @inline(__always)
 private func resolve(_ section: CallSection, _ container: Borrowed<Container>, _ registration: Borrowed<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
-    let instance = try container.borrow { core -> Result<Ref<Instance>, TetherError> in
-        do throws(TetherError) { return .success(try core.resolveRetained(registration, arguments: arguments)) } catch { return .failure(error) }
-    }.get()
+    let instance = try container.borrow { core throws(TetherError) in try core.resolveRetained(registration, arguments: arguments) }
     out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
         ?? Handles.refs.insert(taking: instance)
 }

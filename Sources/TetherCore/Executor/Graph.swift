@@ -491,12 +491,9 @@ final class Graph {
             lookup.borrow { container in SharedCache.cached(cache, scope, in: container) }
         }
         if found == nil {
-            let claimed = registration.borrow { cache in
-                lookup.borrow { container -> Result<Ref<Instance>?, TetherError> in
-                    do throws(TetherError) { return .success(try claim(cache, scope, in: container)) } catch { return .failure(error) }
-                }
+            found = try registration.borrow { cache throws(TetherError) in
+                try lookup.borrow { container throws(TetherError) in try claim(cache, scope, in: container) }
             }
-            found = try claimed.get()
         }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit.borrow { $0.pointer }) }

@@ -489,17 +489,12 @@ public final class Container: @unchecked Sendable {
         guard !isClosed else { throw TetherError.containerFreed }
         if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.object) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
-        let outcome = registration.borrow { registration -> Result<Ref<Instance>, TetherError> in
-            do throws(TetherError) {
-                try Graph.checkArguments(registration, arguments)
-                let scope = registration.specReference.borrow { $0.scope }
-                if let hit = registration.cachedRetained(scope, in: self) { return .success(hit) }
-                return .success(try Graph.resolve(registration, from: self, arguments: arguments))
-            } catch {
-                return .failure(error)
-            }
+        return try registration.borrow { registration throws(TetherError) in
+            try Graph.checkArguments(registration, arguments)
+            let scope = registration.specReference.borrow { $0.scope }
+            if let hit = registration.cachedRetained(scope, in: self) { return hit }
+            return try Graph.resolve(registration, from: self, arguments: arguments)
         }
-        return try outcome.get()
     }
 
     /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.

@@ -80,10 +80,8 @@ public final class WeakRef: @unchecked Sendable {
     /// release on the way, for callers that store it unmanaged).
     @inline(__always)
     func upgradeRetained() -> Ref<Instance>? {
-        lock.withSpinLock { () -> Ref<Instance>? in
-            // A count that already reached zero is not revived: the instance is being destroyed.
-            target?.tryRetained()
-        }
+        // A count that already reached zero is not revived: the instance is being destroyed.
+        lock.withSpinLock { target?.tryRetained() }
     }
 
     /// For the instance's deinit: no upgrade succeeds from now on; hands over

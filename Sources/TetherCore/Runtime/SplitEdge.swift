@@ -22,6 +22,10 @@ enum SplitEdge {
         instance.borrow { $0.splitCount.retain() }
     }
 
+    /// The strong reference the split references left hold between them once the slot let go
+    /// (`SingletonSlot`): the last `release` gives it up.
+    static func holdForRemaining(_ instance: Instance) { _ = Ref(retaining: instance) }
+
     /// Turns a split reference into an ordinary one (a rare path that needs
     /// one: a graph failing half-way makes separate instances).
     static func makeOrdinary(_ instance: Borrowed<Instance>) {
