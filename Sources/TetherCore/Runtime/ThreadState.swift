@@ -72,7 +72,7 @@ final class ThreadState {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
-            Ref<ThreadState>(opaque: raw!).release()  // the thread's reference (`makeCurrent`)
+            Handoff<ThreadState>.release(raw!)  // the thread's reference (`makeCurrent`)
         }
         keyWord.store(UInt(k) + 1, ordering: .releasing)
         return k
@@ -92,8 +92,8 @@ final class ThreadState {
     @inline(never)
     private static func makeCurrent() -> Borrowed<ThreadState> {
         if let raw = pthread_getspecific(key) { return Borrowed(opaque: raw) }
-        let state = Ref(retaining: ThreadState())
-        pthread_setspecific(key, state.opaque)
-        return state.borrowed
+        let state = Handoff.give(ThreadState())
+        pthread_setspecific(key, state)
+        return Borrowed(opaque: state)
     }
 }
