@@ -91,7 +91,7 @@ extension Container {
 extension Container {
     /// The declared value key `key` resolves to from here, when a parent declared it (a value
     /// provided here then takes a slot, `holdProvidedValue`); nil for any other key.
-    private func declaredElsewhere(_ key: Key) -> Ref<Registration>? {
+    private func declaredElsewhere(_ key: Key) -> Borrowed<Registration>? {
         guard let registration = unretainedRegistration(for: key),
               registration.borrow({ $0.isDeclaredValue && $0.container !== self }) else { return nil }
         return registration
@@ -101,7 +101,7 @@ extension Container {
     /// `declared`, as a container-scoped instance of it, dropped with the others (last made
     /// first) when the container closes; a value provided before is let go of. Nothing is
     /// made when the container was closed meanwhile (the destructor does not run).
-    private func holdProvidedValue(_ pointer: UnsafeMutableRawPointer, of declared: Ref<Registration>,
+    private func holdProvidedValue(_ pointer: UnsafeMutableRawPointer, of declared: Borrowed<Registration>,
                                    _ makeSpec: (inout State) -> InstanceSpec) throws(TetherError) {
         let replaced = state.withLock { s -> ScopedEntry?? in
             guard !s.isClosed else { return nil }
@@ -119,11 +119,11 @@ extension Container {
     /// The value a container between here (included) and `declared`'s own (excluded) provides
     /// for the declared value key `declared`, the nearest; retained.
     func providedValue(of declared: Registration) -> Ref<Instance>? {
-        let goal = Ref(unretained: declared.container).opaque
-        var container = Ref(unretained: self)
+        let goal = Borrowed(declared.container).opaque
+        var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
             if let hit = container.borrow({ c in c.state.withLock { $0.scoped.instance(of: declared) } }) { return .init(retaining: hit) }
-            guard let parent = container.borrow({ $0.parent.map { Ref(unretained: $0) } }) else { return nil }
+            guard let parent = container.borrow({ $0.parent.map { Borrowed($0) } }) else { return nil }
             container = parent
         }
         return nil
@@ -145,7 +145,7 @@ extension Registration {
         if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
         // One spec with the scope and the context (not yet visible: nothing cached to clear).
         installSpec(self)
-        let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
+        let instance = Instance.make(pointer: pointer, spec: specReference.retained(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
         SharedCache.publish(self, instance.object, in: nil)
         instance.release()  // the cache keeps it

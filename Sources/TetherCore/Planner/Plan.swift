@@ -38,10 +38,10 @@ enum ChildRequestSteps: StepBinding { static var bindsLocals: Bool { true }; sta
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
-        let registration: Ref<Registration>
-        /// The registration's spec when recorded (made steps; the plan holds it):
+        let registration: Borrowed<Registration>
+        /// The registration's spec when recorded (made steps; the plan holds it: `specsHeld`):
         /// any spec change retires the plan, so it is the current one while the plan is.
-        let spec: Ref<InstanceSpec>?
+        let spec: Borrowed<InstanceSpec>?
         /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
         let firstInput: Int
         let isShared: Bool
@@ -92,7 +92,7 @@ final class Plan: @unchecked Sendable {
     /// A made step of an object resolve: its factory (the registration keeps it),
     /// its index, and its slots `Objects.inputs[firstInput ..< firstInput + slots]`.
     struct ObjectStep {
-        let factory: Ref<ObjectFactory>
+        let factory: Borrowed<ObjectFactory>
         let index: Int
         let firstInput: Int
         let slots: Int
@@ -104,7 +104,7 @@ final class Plan: @unchecked Sendable {
     struct CompletionCall {
         let step: Int
         let number: Int
-        let completion: Ref<ObjectCompletion>
+        let completion: Borrowed<ObjectCompletion>
         let firstTarget: Int
         let targets: Int
     }
@@ -211,8 +211,10 @@ final class Plan: @unchecked Sendable {
     /// Whether the plan has steps a child binds (`bind`).
     var isChildPlan: Bool { !locals.isEmpty }
 
+    /// The specs of its steps (`Step.spec` refers to them unretained).
+    private let specsHeld: [InstanceSpec]
+
     deinit {
-        for step in steps { step.spec?.release() }
         steps.deallocate()
         inputs.deallocate()
         objectSteps.deallocate()
@@ -256,7 +258,7 @@ final class Plan: @unchecked Sendable {
             steps[i].blockOffset = words
             words += i == steps.count - 1 ? InstanceBlock.rootWords(edges: edges) : InstanceBlock.innerWords(edges: edges)
         }
-        for step in steps { _ = step.spec?.retain() }  // registrations keep their visible specs meanwhile
+        specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
@@ -339,7 +341,7 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
         var recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
-        guard recorder.visit(Ref(unretained: root)) != nil, !recorder.containerWithCompletions else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
@@ -357,7 +359,7 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
         // own registrations: a local step's is the recording child's, so such graphs are built.
-        guard recorder.visit(Ref(unretained: root)) != nil, !recorder.locals.isEmpty,
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.locals.isEmpty,
               !recorder.steps.contains(where: { $0.completes }) else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     locals: recorder.locals, localParams: recorder.localParams)
@@ -368,7 +370,7 @@ final class Plan: @unchecked Sendable {
     /// is every step's key is registered in `child` exactly when the step is
     /// local, with the recorded scope and params and no completion callbacks.
     /// The owner's configuration is checked by the caller.
-    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Bool {
+    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         // A small table of as many keys as the plan has local steps, each found below, holds no
         // other key: the other steps' keys need no lookup (a child made per request, say).
         let onlyLocals = child.table.smallKeyCount == self.locals.count
@@ -392,14 +394,14 @@ final class Plan: @unchecked Sendable {
 
     /// Step `i`'s registration: a local step's is the one its resolve bound.
     @inline(__always)
-    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Registration> {
+    private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Borrowed<Registration> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].registration }
         return locals.base[steps[i].local]
     }
 
     /// A made step's spec: a local step's is its bound registration's current one.
     @inline(__always)
-    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Ref<InstanceSpec> {
+    private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Borrowed<InstanceSpec> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].spec! }
         return locals.base[steps[i].local].borrow { $0.specReference }
     }
@@ -408,7 +410,7 @@ final class Plan: @unchecked Sendable {
     /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
     /// Also the resolve's runtime arguments (the root's `argument(n)` inputs), checked against the root's params.
     struct Locals<B: StepBinding> {
-        let base: UnsafeMutablePointer<Ref<Registration>>
+        let base: UnsafeMutablePointer<Borrowed<Registration>>
         var arguments: UnsafePointer<Argument>? = nil
         /// For a plan that `readsRequest`: what its run reads of the request (else nil).
         var request: UnsafeMutablePointer<RequestRun>? = nil
@@ -418,7 +420,7 @@ final class Plan: @unchecked Sendable {
     /// the cache its container steps go to), the calling thread's `ThreadState` (the cells'
     /// owner) and the run's `ContainerClaims` words.
     struct RequestRun {
-        let resolving: Ref<Container>
+        let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
         let claims: UnsafeMutablePointer<UInt>
     }
@@ -464,7 +466,7 @@ final class Plan: @unchecked Sendable {
         var onPath: Set<ObjectIdentifier> = []
 
         /// The step of `registration`'s instance; nil when the graph is not plain.
-        mutating func visit(_ registration: Ref<Registration>) -> Int? {
+        mutating func visit(_ registration: Borrowed<Registration>) -> Int? {
             let r = registration.object
             let id = ObjectIdentifier(r)
             if let step = stepOf[id] { return step }
@@ -527,7 +529,7 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            var step = Step(registration: registration, spec: local >= 0 ? nil : .init(unretained: spec), firstInput: firstInput,
+            var step = Step(registration: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope == .graph, completes: spec.completionCount > 0, parent: -1)
             step.local = local
             return add(step, spec.scope == .graph ? id : nil)
@@ -574,7 +576,7 @@ final class Plan: @unchecked Sendable {
             for call in declared {
                 guard let completion = call.completion as? ObjectCompletion,
                       completion.params.allSatisfy({ if case .weak = $0 { true } else { false } }) else { return nil }
-                objects.calls.append(CompletionCall(step: call.step, number: call.number, completion: .init(unretained: completion),
+                objects.calls.append(CompletionCall(step: call.step, number: call.number, completion: .init(completion),
                                                     firstTarget: objects.inputs.count, targets: call.targets.count))
                 objects.inputs += call.targets
                 for target in call.targets { keeps[target] = true }
@@ -589,7 +591,7 @@ final class Plan: @unchecked Sendable {
                 // Object registrations declare .dependency params only (`Container.register`).
                 guard steps[i].spec!.object.plainObject, let factory = r.factory as? ObjectFactory else { return nil }
                 let slots = r.params.count
-                objects.steps.append(ObjectStep(factory: .init(unretained: factory), index: i, firstInput: objects.inputs.count, slots: slots))
+                objects.steps.append(ObjectStep(factory: .init(factory), index: i, firstInput: objects.inputs.count, slots: slots))
                 for input in inputs[steps[i].firstInput ..< steps[i].firstInput + slots] {
                     objects.inputs.append(input << 1 | (keeps[input] ? Objects.keepBit : 0))
                 }
@@ -599,7 +601,7 @@ final class Plan: @unchecked Sendable {
 
         /// `visit` of a container-scoped registration under `allowsContainer`: a made step whose
         /// slots take only declared values and other container steps (see `allowsContainer`).
-        private mutating func visitContainer(_ registration: Ref<Registration>, _ id: ObjectIdentifier) -> Int? {
+        private mutating func visitContainer(_ registration: Borrowed<Registration>, _ id: ObjectIdentifier) -> Int? {
             let r = registration.object
             guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted,
                   !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { return nil }
@@ -626,7 +628,7 @@ final class Plan: @unchecked Sendable {
             for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
             let firstInput = inputs.count
             inputs += slots
-            var step = Step(registration: registration, spec: .init(unretained: r.spec),
+            var step = Step(registration: registration, spec: Borrowed(r.spec),
                             firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
             step.isContainer = true
             return add(step, id)
@@ -662,7 +664,7 @@ final class Plan: @unchecked Sendable {
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 1 + Plan.maxContainerSteps) { buffer in
             buffer.initialize(repeating: 0)
-            var request = RequestRun(resolving: .init(unretained: container), thread: thread, claims: buffer.baseAddress!)
+            var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
                 if !locals.isEmpty {
                     return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
@@ -719,7 +721,7 @@ final class Plan: @unchecked Sendable {
         if hasShared && !takeShared(made, locals) { return .success(false) }
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         if claims != nil && !takeContainer(made, locals, pointers: nil) { return .success(false) }
-        progress.pointee.plan = .init(unretained: self)
+        progress.pointee.plan = .init(self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in madeSteps {
@@ -766,7 +768,7 @@ final class Plan: @unchecked Sendable {
             }
             return .success(nil)
         }
-        progress.pointee.plan = .init(unretained: self)
+        progress.pointee.plan = .init(self)
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         for i in madeSteps {
@@ -807,14 +809,14 @@ final class Plan: @unchecked Sendable {
         defer { if claims != nil { publishContainer(made, locals) } }  // the block holds them meanwhile
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
-                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .init(unretained: self)),
+                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .init(self)),
                                            words: blockWords) { block in
             block.copy(template.words)
             for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
             for patch in template.shared {
                 if split & 1 << UInt64(patch.step) != 0 {
                     let (instance, owned) = made.move(patch.step)
-                    if !owned { SplitEdge.retain(instance) }
+                    if !owned { SplitEdge.retain(instance.borrowed) }
                     block.words[patch.word] = InstanceBlock.splitExternal(instance)
                 } else {
                     block.words[patch.word] = InstanceBlock.external(made.take(patch.step))
@@ -822,7 +824,7 @@ final class Plan: @unchecked Sendable {
             }
             // A local step's record holds its child's spec (the plan holds the others).
             if B.bindsLocals {
-                for patch in template.localSpecs { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retain()) }
+                for patch in template.localSpecs { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retained()) }
             }
         })
     }
@@ -851,14 +853,14 @@ final class Plan: @unchecked Sendable {
                 release(made)
                 return .declined
             }
-            made.set(shared.step, Ref<AnyObject>(opaque: hit.pointer).retain())
+            made.set(shared.step, Borrowed<AnyObject>(opaque: hit.pointer).retained())
         }
-        progress.pointee.plan = .init(unretained: self)
+        progress.pointee.plan = .init(self)
         for step in objectSteps {
             progress.pointee.step = step.index
             for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
                 let input = objectInputs[step.firstInput &+ s]
-                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retain() : made.take(input &>> 1)
+                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retained() : made.take(input &>> 1)
                 words.storeBytes(of: reference.word, toByteOffset: s &* 8, as: UInt.self)
             }
             let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
@@ -1047,7 +1049,7 @@ final class Plan: @unchecked Sendable {
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
-        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retain()
+        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, reference: { _ in
             while !Plan.isStep(inputs[next]) { next += 1 }
             next += 1
@@ -1056,9 +1058,9 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
-    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> [Ref<Registration>] {
+    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
         let locals = Locals<ChildSteps>(base: locals)
-        var registrations: [Ref<Registration>] = []
+        var registrations: [Borrowed<Registration>] = []
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
