@@ -195,13 +195,42 @@ final class SharedCache: @unchecked Sendable {
                 if !held.made { return .createUnderOuter }
                 throw Reentry.unfinished(registration.key, path: path())
             }
-            let state = Ref<ThreadState>(opaque: thread)
+            let state = Borrowed<ThreadState>(opaque: thread)
             if state.borrow({ $0.noWait }) {
                 state.borrow { $0.blocked = true }
                 throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
             }
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
+    }
+
+    /// What `tryClaim` found: the published instance (retained), the cell to create it under,
+    /// or another claim under way (this thread's further out, or another thread's).
+    enum TryClaim {
+        case published(Ref<Instance>)
+        case create(Cell)
+        case busy
+    }
+
+    /// `claim` for a plan's container step (`Plan.containerSteps`), which never waits: a held
+    /// cell is `.busy` (the plan declines before any factory ran, and `Graph` waits or reports).
+    func tryClaim(_ registration: Registration, in container: Container, thread: UnsafeMutableRawPointer) -> TryClaim {
+        let key = Self.cellKey(registration, .container, in: container)
+        let stripe = stripe(key)
+        pthread_mutex_lock(stripe.mutex)
+        guard stripe.cells[key] == nil else {
+            pthread_mutex_unlock(stripe.mutex)
+            return .busy
+        }
+        let cell = Cell(key: key, owner: thread, name: registration.key)
+        stripe.cells.insert(cell)
+        pthread_mutex_unlock(stripe.mutex)
+        // Published and let go of between the caller's look and the claim.
+        if let hit = Self.cached(registration, .container, in: container) {
+            release(cell)
+            return .published(hit)
+        }
+        return .create(cell)
     }
 
     /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
@@ -247,7 +276,7 @@ final class SharedCache: @unchecked Sendable {
     /// it waits for) waits for this thread: then this resolve starts over
     /// (`.backOff`) if it can, else makes one in the cycle that can start over, or
     /// fails with both paths when none can. Also `.backOff` when wounded while waiting.
-    private func wait(for cell: Cell, in stripe: Stripe, _ state: Ref<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
+    private func wait(for cell: Cell, in stripe: Stripe, _ state: Borrowed<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
         let me = state.opaque
         // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
         let myPath = state.borrow { Reentry.constructing($0).map { $0.borrow { $0.key } } } + [cell.name]
@@ -273,7 +302,7 @@ final class SharedCache: @unchecked Sendable {
                 pthread_mutex_unlock(victimStripe.mutex)
                 break  // and wait: the victim lets go of its cells
             }
-            let holder = Ref<ThreadState>(opaque: next.owner).object
+            let holder = Borrowed<ThreadState>(opaque: next.owner).object
             guard let waited = holder.waitingOn, chain.count < 64 else { break }
             chain.append((holder.waitingPath, waited.name))
             holders.append(holder)
