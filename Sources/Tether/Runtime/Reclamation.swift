@@ -11,9 +11,12 @@ enum Reclamation {
     /// Batched: with other threads about, a thread's frees share one heavy barrier,
     /// 32 per thread holding a record, up to 256 (a request's child costs no IPI to
     /// every core, and a core takes about one per 32 of its own frees however many
-    /// cores there are: `Reclaimer`); a container waits at most that many more frees
-    /// on its thread, or the thread's exit, to be dismantled (its instances'
-    /// destructors ran at the free: only memory waits).
+    /// cores there are: `Reclaimer`). The freeing thread dismantles its own batch
+    /// once the calls under way at its seal have ended, so a request's child goes
+    /// back to that thread's spares and allocator, and no other thread's record,
+    /// lock or list is written. A container waits for its batch to fill and one
+    /// more look (`Reclaimer.pollInterval` frees later), or the thread's exit, to be
+    /// dismantled (its instances' destructors ran at the free: only memory waits).
     static let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
 
     /// Hands a closed container, whose handle (and its registrations' handles)
