@@ -95,6 +95,31 @@ import TetherCore
         r.release(freer)
     }
 
+    /// After fork() the child has only the forking thread: a section another thread was in at
+    /// the fork delays nothing there, and that thread's record serves the child's next thread.
+    @Test func afterForkTheOtherThreadsDelayNothing() {
+        let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
+        let other = r.claim(), forking = r.claim(), exiting = r.claim()
+        #expect(enter(other))  // inside a call at the fork
+        let ran = Box(0)
+        for _ in 0..<6 { r.retire(by: forking) { ran.value += 1 } }  // sealed, waiting for `other`
+        #expect(ran.value == 0 && r.keptCount(by: forking) == (0, 6))
+        r.retire(by: nil) { ran.value += 100 }  // on the shared list, waiting for `other` too
+        r.prepareFork()
+        r.childAfterFork(keeping: forking)
+        #expect(enter(forking))
+        leave(forking)  // flagged: collects the shared list
+        #expect(ran.value == 100)
+        for _ in 0..<6 { r.retire(by: forking) { ran.value += 1 } }  // alone now: a batch of 2 x 1, run at its seal
+        #expect(ran.value == 100 + 12 && r.keptCount(by: forking) == (0, 0))
+        let reused = r.claim()
+        #expect(reused == other || reused == exiting, "the other threads' records are free again")
+        #expect(enter(reused), "and start outside any section")
+        leave(reused)
+        r.release(reused)
+        r.release(forking)
+    }
+
     /// A destructor run by a batch may free more: the thread's batch takes it, consistently.
     @Test func anActionMayRetireMore() {
         let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)

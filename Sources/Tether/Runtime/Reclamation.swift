@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherCore
 
 /// Every exported call that may reach a container is a read-side section of
@@ -17,7 +20,14 @@ enum Reclamation {
     /// lock or list is written. A container waits for its batch to fill and one
     /// more look (`Reclaimer.pollInterval` frees later), or the thread's exit, to be
     /// dismantled (its instances' destructors ran at the free: only memory waits).
-    static let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
+    static let reclaimer: Reclaimer = {
+        let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
+        // fork(): the child has only the forking thread; the others' records are let go of there.
+        pthread_atfork({ Reclamation.reclaimer.prepareFork() }, { Reclamation.reclaimer.parentAfterFork() }, {
+            Reclamation.reclaimer.childAfterFork(keeping: HandleCache.currentIfAny?.pointee.reclaim)
+        })
+        return reclaimer
+    }()
 
     /// Hands a closed container, whose handle (and its registrations' handles)
     /// are already gone, to the reclaimer: dismantled once no call can be using

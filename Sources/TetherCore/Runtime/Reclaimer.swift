@@ -366,6 +366,35 @@ public final class Reclaimer: @unchecked Sendable {
         return inside
     }
 
+    // MARK: fork
+
+    /// Before fork() (a `pthread_atfork` prepare handler): the shared list's lock is held
+    /// across it, so the child's list is whole.
+    public func prepareFork() { retirees.lockForFork() }
+
+    /// After fork(), in the parent.
+    public func parentAfterFork() { retirees.unlockAfterFork() }
+
+    /// After fork(), in the child, on the forking thread (`mine`: its record, if it has one).
+    /// The other threads do not exist there: their sections have ended (what waits for them
+    /// waits no more) and their records are free for the child's later threads. What they
+    /// kept and had not run is forgotten (memory only: one of them may have been changing it).
+    public func childAfterFork(keeping mine: UnsafeMutablePointer<Record>?) {
+        retirees.unlockAfterFork()
+        var claimed = 0
+        forEachRecord { record in
+            guard record.pointee.claimed.load(ordering: .relaxed) else { return }
+            if record == mine { return claimed += 1 }
+            let sequence = record.pointee.sequence.load(ordering: .relaxed)
+            if sequence & 1 == 1 { record.pointee.sequence.store(sequence &+ 1, ordering: .relaxed) }
+            record.pointee.local.initialize(to: Local())  // over the old one, unread
+            record.pointee.claimed.store(false, ordering: .relaxed)
+        }
+        claimedCount.store(claimed, ordering: .relaxed)
+        // What the shared list held for them is collected at the forking thread's next leave.
+        mine?.pointee.waitedOn.store(true, ordering: .relaxed)
+    }
+
     private func forEachRecord(_ body: (UnsafeMutablePointer<Record>) -> Void) {
         var next = UnsafeMutablePointer<Record>(bitPattern: records.load(ordering: .acquiring))
         while let record = next {
