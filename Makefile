@@ -252,8 +252,7 @@ test-fuzz: $(FUZZ_BIN)
 
 # The differential mode (fuzz/README.md): explores FUZZ_SECONDS from fuzz/corpus-diff (new inputs go
 # to DIFF_CORPUS), then logs every input's scenario with the library's trace and has the reference
-# model check each one. DIFF_TOLERATE: divergences the corpus lists as `known` bugs.
-DIFF_TOLERATE  ?= --tolerate sibling-order
+# model check each one.
 DIFF_CORPUS    ?= $(BUILD)/fuzz/diff-corpus
 FUZZ_DIFF_SEED ?= 0
 FUZZ_DIFF_LIMIT ?= -max_total_time=$(FUZZ_SECONDS)   # test-fuzz: a number of runs, the same on any machine
@@ -263,7 +262,7 @@ fuzz-diff: $(FUZZ_BIN)
 	FUZZ_DIFF=1 $(FUZZ_RUN) -seed=$(FUZZ_DIFF_SEED) $(FUZZ_DIFF_LIMIT) -print_final_stats=1 \
 	  $(DIFF_CORPUS) fuzz/corpus-diff
 	FUZZ_DIFF=1 FUZZ_DIFF_LOG=$(BUILD)/fuzz/diff-logs $(FUZZ_RUN) -runs=0 fuzz/corpus-diff $(DIFF_CORPUS)
-	$(PYTHON) conformance/model.py --replay $(DIFF_TOLERATE) $(BUILD)/fuzz/diff-logs/*.lines
+	$(PYTHON) conformance/model.py --replay $(BUILD)/fuzz/diff-logs/*.lines
 
 # KEEP_SYMBOLS=1 installs the library unstripped (symbols and debug info, for debuggers and profilers).
 # Stripped but for the two Swift runtime symbols share/tether.supp names (valgrind).

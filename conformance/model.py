@@ -9,7 +9,7 @@ written for reading, not speed: plain objects, reference counts, lists.
     model.py [--corpus FILE] --check [NAME...]   every scenario's recorded trace must be the model's
     model.py [--corpus FILE] --print NAME...     the model's trace of some scenarios
     model.py [--corpus FILE] --fill [NAME...]    write the model's traces into the corpus
-    model.py --replay [--tolerate sibling-order] LOG...
+    model.py --replay LOG...
                                                  differential fuzzing: each LOG (scenarios the fuzz
                                                  target wrote in the line form, with the traces the
                                                  library gave) must be what the model computes
@@ -17,9 +17,9 @@ written for reading, not speed: plain objects, reference counts, lists.
 Where the documents are silent the model decides, and says so in a comment marked DECISION.
 The order of destruction is the documented one (README, "Per-request containers and teardown"):
 releasing an instance destroys it (its destructor runs first), then lets go of its
-dependencies in the reverse of the order they were made, depth first; freeing or resetting a
-container lets go of what it caches, last made first; a failed resolve destroys what it made
-the same way. "Made" is creation order: every instance has a sequence number.
+edges last edge first, depth first (`destroy`); freeing or resetting a container lets go of
+what it caches, last cached first (`publish`); a failed resolve destroys what it made, last
+made first. "Made" is creation order: every instance has a sequence number.
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ class Obj:
     def __init__(self, world: "World", reg: Reg, name: str, inputs: list[list[Any]], container: "Container"):
         world.seq += 1
         self.seq = world.seq             # creation order
+        self.cached = 0                  # publication order, once a container caches it (`publish`)
         self.reg = reg
         self.key = reg.key
         self.name = name
@@ -183,6 +184,7 @@ class World:
     def __init__(self, setups: Optional[dict[str, list[dict[str, Any]]]] = None):
         self.setups = setups or {}
         self.seq = 0
+        self.cached_count = 0
         self.trace: list[str] = []
         self.containers: dict[str, Container] = {"root": Container("root", None)}
         self.vars: dict[str, tuple[str, Any]] = {}   # name -> ("ref", Obj) | ("weak", Obj) | ("list", ListHandle)
@@ -217,15 +219,22 @@ class World:
 
     def destroy(self, o: Obj) -> None:
         """The destructor first (it traces and lets go of the handles the object owns, in input
-        order), then the library lets go of the object's edges: last made first."""
+        order), then the library lets go of the object's edges, last edge first.
+        DECISION (sibling order): an instance's edges go in the reverse of the order it took them
+        (`o.strong`: its slots' in slot order, an ALL slot's items in list order, then what its
+        resolver and lazy slots took during the factory, then its completion callbacks' edges), as
+        C++ destroys members in the reverse of their declaration, not of their construction. Each
+        goes with what only it held before the next (depth first). Ordering by when the targets
+        were made would need a creation order comparable across threads on every instance."""
         o.alive = False
         self.dropped.append(o.name)
         self.event("drop", o.key, f"drop {o.name}")
         for kind, value in o.inputs:   # (an ALL slot's list is the library's: its items are edges)
             if kind == "ref":
                 self.release(value)
-        self.release_all(o.strong)
-        o.strong = []
+        edges, o.strong = o.strong, []
+        for d in reversed(edges):
+            self.release(d)
 
     def release_all(self, objs: list[Obj]) -> None:
         """Lets go of several references: last made first (the documented sibling order)."""
@@ -294,7 +303,11 @@ class World:
     def publish(self, g: Graph) -> None:
         """Shared instances made by `g` become visible only now (design rule 5). DECISION: a
         decorated one's cache holds every layer (the original and each decorator's result), so
-        freeing or resetting lets go of them last made first like any other cached instance."""
+        freeing or resetting lets go of them like any other cached instance. DECISION (cache
+        order): a container lets go of what it caches last cached first, the reverse of the order
+        the resolves that made them published them (each resolve's in the order it made them), so
+        what a factory resolved inside another's resolve, published first, goes last."""
+        published: list[Obj] = []
         for home, reg, shared in g.pending:
             if reg.scope == "weak":
                 home.weak[reg] = shared
@@ -302,6 +315,10 @@ class World:
                 home.cache[reg] = shared
                 for layer in shared.layers:
                     layer.rc += 1
+                published += shared.layers
+        for layer in sorted(published, key=lambda x: x.seq):   # one resolve's: in the order it made them
+            self.cached_count += 1
+            layer.cached = self.cached_count
 
     def rollback(self, g: Graph) -> None:
         """Destroys what a failed `g` made, last made first; nothing is cached (rule 4)."""
@@ -643,13 +660,14 @@ class World:
         return self.containers[name or "root"]
 
     def let_go(self, pairs: list[tuple[dict[Reg, Obj], Reg]]) -> None:
-        """Drops cache entries: held ones are released last made first, weak ones forgotten."""
+        """Drops cache entries: held ones are released last cached first (`publish`), weak ones forgotten."""
         held: list[Obj] = []
         for table, reg in pairs:
             o = table.pop(reg)
             if not any(table is c.weak for c in self.all_containers()):
                 held += o.layers
-        self.release_all(held)
+        for o in sorted(held, key=lambda x: x.cached, reverse=True):
+            self.release(o)
 
     def all_containers(self) -> list[Container]:
         return list(self.containers.values())
@@ -1104,7 +1122,7 @@ def diff(got: list[str], want: list[str]) -> str:
     return "\n".join(lines)
 
 
-def reduce(path: str, runner: str, tolerate: tuple[str, ...]) -> int:
+def reduce(path: str, runner: str) -> int:
     """Shrinks a logged scenario the model and the C runner disagree on: drops steps one at a
     time while they still disagree, then prints what is left and both traces."""
     import subprocess
@@ -1124,10 +1142,7 @@ def reduce(path: str, runner: str, tolerate: tuple[str, ...]) -> int:
             mine = model_trace({"steps": steps}, {})
         except Exception:   # noqa: BLE001 - a step list the model cannot follow is no reduction
             return False
-        theirs = library(steps)
-        if "sibling-order" in tolerate:
-            return sorted_drop_runs(mine) != sorted_drop_runs(theirs)
-        return mine != theirs
+        return mine != library(steps)
 
     steps = from_lines(Path(path).read_text())[0]["steps"]
     if not differ(steps):
@@ -1139,10 +1154,36 @@ def reduce(path: str, runner: str, tolerate: tuple[str, ...]) -> int:
             steps = steps[:i] + steps[i + 1:]
         else:
             i += 1
+    # Then the parts of what is left: a list item (an op, a callback, a slot) or an optional field at a
+    # time, anywhere in a step, as long as they still disagree (a variant the model cannot follow is no reduction).
+    smaller = True
+    while smaller:
+        smaller = False
+        for variant in _one_part_less(steps):
+            if differ(variant):
+                steps, smaller = variant, True
+                break
     for step in steps:
         print(json.dumps(step))
     print(f"the library's trace (left), the model's (right):\n{diff(model_trace({'steps': steps}, {}), library(steps))}")
     return 1
+
+
+def _one_part_less(value: Any, top: bool = True) -> Any:
+    """Every copy of `value` with one list item or one dict field (not a step's first: what it is) left out."""
+    if isinstance(value, list):
+        for i in range(len(value)):
+            if not top:
+                yield value[:i] + value[i + 1:]
+            for inner in _one_part_less(value[i], False):
+                yield value[:i] + [inner] + value[i + 1:]
+    elif isinstance(value, dict):
+        keys = list(value)
+        for k in keys[1:]:
+            yield {x: v for x, v in value.items() if x != k}
+        for k in keys:
+            for inner in _one_part_less(value[k], False):
+                yield {**value, k: inner}
 
 
 def main(argv: list[str]) -> int:
@@ -1155,14 +1196,12 @@ def main(argv: list[str]) -> int:
     mode.add_argument("--replay", action="store_true")
     mode.add_argument("--reduce", metavar="LOG", help="shrink a logged scenario the runner and the model disagree on")
     ap.add_argument("--runner", default="build/tests/conformance", help="with --reduce: the C runner")
-    ap.add_argument("--tolerate", action="append", default=[], choices=["sibling-order"],
-                    help="with --replay: accept a trace that differs only in that")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args(argv)
     if a.reduce:
-        return reduce(a.reduce, a.runner, tuple(a.tolerate))
+        return reduce(a.reduce, a.runner)
     if a.replay:
-        return replay(a.names, tuple(a.tolerate))
+        return replay(a.names)
     with open(a.corpus) as f:
         corpus = json.load(f)
     setups = corpus.get("setups", {})
@@ -1270,26 +1309,10 @@ def from_lines(text: str) -> list[dict[str, Any]]:
     return scenarios
 
 
-def sorted_drop_runs(trace: list[str]) -> list[str]:
-    """Runs of consecutive destructors sorted by name: a trace with siblings' order ignored."""
-    out: list[str] = []
-    run: list[str] = []
-    for line in trace + [""]:
-        if line.startswith("drop "):
-            run.append(line[5:])
-            continue
-        out += ["drop " + n for n in sorted(run, key=lambda n: (by_name(n), n))]
-        run = []
-        out.append(line)
-    return out[:-1]
-
-
-def replay(paths: list[str], tolerate: tuple[str, ...] = ()) -> int:
+def replay(paths: list[str]) -> int:
     """Differential fuzzing: each file holds scenarios in the line form with the trace the
-    library gave (T records); every one must be the model's. `tolerate` "sibling-order" accepts
-    a trace that differs only in the order of sibling destructors (the corpus's `known` entries
-    for that order name the open bugs), counting them."""
-    failed = total = tolerated = skipped = 0
+    library gave (T records); every one must be the model's, destructors' order included."""
+    failed = total = skipped = 0
     for p in paths:
         for s in from_lines(Path(p).read_text()):
             total += 1
@@ -1302,15 +1325,12 @@ def replay(paths: list[str], tolerate: tuple[str, ...] = ()) -> int:
                 print(f"FAIL {p} {s['name']}: the model raised {exc!r}")
                 failed += 1
                 continue
-            if got != s["trace"] and "sibling-order" in tolerate and \
-                    sorted_drop_runs(got) == sorted_drop_runs(s["trace"]):
-                tolerated += 1
-            elif got != s["trace"]:
+            if got != s["trace"]:
                 failed += 1
                 print(f"FAIL {p} {s['name']}: the library's trace (left) is not the model's (right)")
                 print(diff(got, s["trace"]))
     print(f"model.py: {total - failed - skipped} logged scenarios agree with the model"
-          f"{f' ({tolerated} only with siblings destroyed in another order)' if tolerated else ''}, {failed} do not"
+          f", {failed} do not"
           f"{f', {skipped} set aside (a threads step over the runner budget)' if skipped else ''}")
     return 1 if failed else 0
 

@@ -538,8 +538,8 @@ tether_status tether_ref_clone(tether_ref *ref, tether_ref **out);
 
 /**
  * Releases a strong handle. The last strong reference runs the destructor now,
- * once, then releases the instance's edges: dependents die first, dependencies
- * in the reverse of the order they were made.
+ * once, then releases the instance's edges last edge first (slots in reverse
+ * order, after edges taken later): dependents die first.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE (NULL, already released, not a strong handle).
  * Thread-safe.
  */
@@ -613,7 +613,7 @@ tether_status tether_provider_free(tether_provider p);
 /* ---- Caches, validation, pictures ------------------------------------------ */
 
 /**
- * Empties `c`'s cache of `scope` (not its parents'), last made first: singletons
+ * Empties `c`'s cache of `scope` (not its parents'), last cached first: singletons
  * and CONTAINER-scoped instances are released (destroyed unless held), weak-scope
  * instances forgotten; values stay. GRAPH, TRANSIENT: no-op.
  * @return TETHER_OK; TETHER_E_INVALID_HANDLE; TETHER_E_INVALID_ARGUMENT (bad scope). Thread-safe.

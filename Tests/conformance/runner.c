@@ -25,7 +25,7 @@ enum { OP_BUDGET = 512 };
 /* A threads step past THREADS_OP_BUDGET ops stops running them and traces only
  * "threads: over budget" (which ops were skipped depends on the interleaving, so the
  * differential replay sets such a scenario aside; the corpus's steps stay far below it). */
-enum { THREADS_OP_BUDGET = 32768 };
+enum { THREADS_OP_BUDGET = 4096 };
 enum { MAX_FIELDS = 16, MAX_SLOTS = 12, MAX_INPUTS = 32, MAX_OPS = 8, MAX_CBS = 6, MAX_TRACE = 512 };
 
 /* ---- lines and fields ------------------------------------------------------------------ */

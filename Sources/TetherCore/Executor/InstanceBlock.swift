@@ -114,10 +114,10 @@ struct InstanceBlock {
     /// returns: nested in another release, the edges it would have queued are on
     /// top of the thread's queue, so draining them here first is the order the
     /// outer drain would take.
-    func release(_ late: consuming LateEdges?) {
+    func release(_ late: consuming LateEdges?, _ state: ThreadState) {
         var late = late
         let root = entries(at: rootOffset)
-        ThreadState.currentReference.borrow { state in
+        do {
             /// Releases one edge: an external instance, or one count of an inner record.
             func step(_ first: UInt) {
                 var entry = first
@@ -128,7 +128,7 @@ struct InstanceBlock {
                     guard words[at + 2] == 0 else { return }
                     let spec = Ref<InstanceSpec>(word: words[at + 1] & ~Self.ownedSpec)!
                     let pointer = UnsafeMutableRawPointer(bitPattern: words[at])!
-                    spec.borrow { $0.destroy(pointer) }
+                    ReleaseQueue.destroy(state) { spec.borrow { $0.destroy(pointer) } }
                     if words[at + 1] & Self.ownedSpec != 0 { spec.release() }
                     // Draining already: its edges are queued, popped last edge first. A single
                     // edge (a chain) is released now: the next pop would take it.

@@ -193,24 +193,27 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
             side = Ref<WeakRef>(word: word & ~Self.tagMask)!.take().detach()
         }
         let pointer = header.pointer
-        Ref(unretained: header.spec).borrow { $0.destroy(pointer) }
-        // Released without recursing once per level, so a 10,000-deep chain
-        // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
-        if side != nil {
-            release(side!.dependencies, side!.late.take())  // moved: see `ReleaseQueue.queue`
-        } else if word != 0 {
-            release(word, nil)
+        let spec = Ref(unretained: header.spec)
+        ThreadState.currentReference.borrow { state in
+            ReleaseQueue.destroy(state) { spec.borrow { $0.destroy(pointer) } }
+            // Released without recursing once per level, so a 10,000-deep chain
+            // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
+            if side != nil {
+                release(side!.dependencies, side!.late.take(), state)  // moved: see `ReleaseQueue.queue`
+            } else if word != 0 {
+                release(word, nil, state)
+            }
         }
     }
 
     /// Releases what the edge word `word` holds, then `late`.
     @inline(__always)
-    private func release(_ word: UInt, _ late: consuming LateEdges?) {
+    private func release(_ word: UInt, _ late: consuming LateEdges?, _ state: ThreadState) {
         var late = late
         if word & Self.tagMask == Self.blockTag {
-            withBlock { $0.release(late.take()) }
+            withBlock { $0.release(late.take(), state) }
         } else {
-            withTargets(word) { ReleaseQueue.release($0, late.take()) }
+            withTargets(word) { ReleaseQueue.release($0, late.take(), state) }
         }
     }
 

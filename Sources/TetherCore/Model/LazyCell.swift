@@ -134,6 +134,17 @@ public final class LazyCell: @unchecked Sendable {
     /// What the cell holds strongly, if it resolved already.
     var resolved: Instance? { state.withLock { $0.strong } }
 
+    /// Its owner is being destroyed: lets go of the answer, which the owner's edge to it also
+    /// holds (`get`, `Graph`'s late edges), so that edge alone decides when it goes: the
+    /// owner's edges go last edge first (`ReleaseQueue.queue`), not this cell's whenever it goes.
+    func ownerDestroyed() {
+        let held = state.withLock { s -> Instance? in
+            defer { s.strong = nil }
+            return s.strong
+        }
+        _ = consume held  // outside the lock: a last reference's release runs a destructor
+    }
+
     private func alive(_ ref: WeakRef) throws(TetherError) -> UnsafeMutableRawPointer {
         guard let instance = ref.upgrade() else {
             throw TetherError(.expired, "the instance is gone: the weak-lazy dependency on \(key.quoted) is held weakly and nothing else holds it")

@@ -7,15 +7,22 @@
 /// held before the next (depth first): the reverse of the order a graph made
 /// them in. The stack depth does not grow with the length of a dependency chain.
 enum ReleaseQueue {
-    /// Releases one reference to each of `targets`, then the edges in `late`: moved in
-    /// (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
-    static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?) {
-        var late = late
-        ThreadState.currentReference.borrow { release(targets, late.take(), $0) }
+    /// Runs `destructor`, an instance's (or a block record's). What it releases while a drain is under
+    /// way is queued, not destroyed in place; it goes now, each with what only it held, before the
+    /// instance's own edges are queued on top: depth first, as a release outside a drain would go.
+    @inline(__always)
+    static func destroy(_ state: ThreadState, _ destructor: () -> Void) {
+        let base = state.pendingRelease.count
+        destructor()
+        if state.draining && state.pendingRelease.count > base {
+            while state.pendingRelease.count > base { Ref<Instance>(word: state.pendingRelease.removeLast())!.release() }
+        }
     }
 
-    private static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?,
-                                _ state: ThreadState) {
+    /// Releases one reference to each of `targets`, then the edges in `late`: moved in
+    /// (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
+    static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?,
+                        _ state: ThreadState) {
         if state.draining || targets.count > 1 || late?.strong.isEmpty == false {
             // Popping releases them last edge first.
             for target in targets { state.pendingRelease.append(target.word) }
@@ -33,11 +40,13 @@ enum ReleaseQueue {
 
     /// Queues `late` after an instance's constructor edges (already queued): its strong
     /// edges, taken by completion callbacks and resolvers after construction, are the newest,
-    /// so they are popped first, last added first, each with what only it held; its lazy
-    /// cells and lists go once nothing else is queued. `late` must be the only copy of its
+    /// so they are popped first, last added first, each with what only it held (a strong lazy
+    /// cell's answer among them: the cell lets go of its own reference first); the cells and
+    /// lists themselves go once nothing else is queued. `late` must be the only copy of its
     /// arrays (moved here all the way from `WeakRef.detach`): emptying the strong array then
     /// lets go of the array's references now, before the queue's are popped.
     static func queue(_ late: consuming LateEdges, _ state: ThreadState) {
+        for cell in late.lazyCells { cell.ownerDestroyed() }
         if !late.strong.isEmpty {
             for target in late.strong { state.pendingRelease.append(Ref(retaining: target).word) }
             late.strong = []

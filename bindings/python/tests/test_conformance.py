@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import itertools
 import json
 import sys
 import threading
@@ -59,30 +58,20 @@ class Obj:
     """What the generic factory makes: a name (key + ordinal) and every input it was given, then
     what its callbacks took, by index. A Python object holds its dependencies itself, so this one
     lets go of them as the design orders an instance's edges: its destructor first, then its
-    dependencies, the last made first (README, "Per-request containers and teardown")."""
-
-    made = itertools.count(1)   # creation order, for that
+    dependencies, last edge first (README, "Per-request containers and teardown"): what its callbacks
+    took, newest first, then its inputs in the reverse of slot order (a list's items last first)."""
 
     def __init__(self, name: str, inputs: dict[int, tuple[str, Any]], on_drop: Any) -> None:
         self.name = name
         self.inputs = inputs
-        self.seq = next(Obj.made)
         self.on_drop = on_drop
 
     def __del__(self) -> None:
         self.on_drop()
-        held = sorted(self.inputs.values(), key=lambda kv: made_order(kv[1]))
+        held = [value for _, value in sorted(self.inputs.items())]
         self.inputs = {}
         while held:
-            held.pop()
-
-
-def made_order(value: Any) -> int:
-    if isinstance(value, Obj):
-        return value.seq
-    if isinstance(value, list):
-        return max((made_order(v) for v in value), default=0)
-    return 0
+            held.pop()  # a list goes with its items, last first (CPython's list dealloc)
 
 
 class Run:
