@@ -78,12 +78,26 @@ static void *child_requests(void *arg) {
     }
     return NULL;
 }
+#if defined(__SANITIZE_THREAD__)
+#define STARTS_THREADS_AFTER_FORK 0 /* ThreadSanitizer refuses threads started after a multi-threaded fork */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STARTS_THREADS_AFTER_FORK 0
+#endif
+#endif
+#ifndef STARTS_THREADS_AFTER_FORK
+#define STARTS_THREADS_AFTER_FORK 1
+#endif
 static int child_frees_requests_children(tether_container *c) {
-    pthread_t t;
-    void *result = (void *)4;
-    if (pthread_create(&t, NULL, child_requests, c) != 0 || pthread_join(t, &result) != 0 || result) return 20;
+    int runs = 1;
+    if (STARTS_THREADS_AFTER_FORK) {
+        pthread_t t;
+        void *result = (void *)4;
+        if (pthread_create(&t, NULL, child_requests, c) != 0 || pthread_join(t, &result) != 0 || result) return 20;
+        runs++;
+    }
     if (child_requests(c)) return 21;
-    if (request_kind.made != 2 * CHILD_REQUESTS || request_kind.dropped != 2 * CHILD_REQUESTS) return 22;
+    if (request_kind.made != runs * CHILD_REQUESTS || request_kind.dropped != runs * CHILD_REQUESTS) return 22;
     return 0;
 }
 
