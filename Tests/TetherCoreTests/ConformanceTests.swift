@@ -350,12 +350,12 @@ private final class Run: @unchecked Sendable {
     }
 
     final class Declared: DeclaredCompletion, @unchecked Sendable {
-        let body: (Instance, UnsafeBufferPointer<Ref<Instance>>) throws -> Void
-        init(params: [Param], body: @escaping (Instance, UnsafeBufferPointer<Ref<Instance>>) throws -> Void) {
+        let body: (Instance, UnsafeBufferPointer<Borrowed<Instance>>) throws -> Void
+        init(params: [Param], body: @escaping (Instance, UnsafeBufferPointer<Borrowed<Instance>>) throws -> Void) {
             self.body = body
             super.init(params: params)
         }
-        override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
+        override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Borrowed<Instance>>) throws(CallbackFailure) {
             do { try body(instance, targets) } catch { throw CallbackFailure.from(error) }
         }
     }

@@ -222,6 +222,6 @@ import TetherCore
 
 /// A declared completion that does nothing: only its targets matter here.
 private final class Declared: DeclaredCompletion, @unchecked Sendable {
-    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {}
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Borrowed<Instance>>) throws(CallbackFailure) {}
 
 }

@@ -99,7 +99,7 @@ private func heldHit(_ c: OpaquePointer?, _ key: Key, _ held: UnsafeMutableRawPo
     // It orders atomic loads only, so TSan, which ignores it, misses no edge a race hides behind.
     atomicMemoryFence(ordering: .acquiring)
     guard let core = Handles.containerPages?.peek(c) else { return 0 }
-    return Ref<Container>(opaque: core).borrow { container in
+    return Borrowed<Container>(opaque: core).borrow { container in
         let token = container.hitToken
         return !container.isTraced && container.singletonLoan(for: key)?.pointer == held ? token : 0
     }

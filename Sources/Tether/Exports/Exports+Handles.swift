@@ -3,7 +3,7 @@ import TetherCore
 @_cdecl("tether_ref_get") @inline(__always)
 public func tether_ref_get(_ ref: OpaquePointer?) -> UnsafeMutableRawPointer? {
     if let refs = Handles.refPages, let object = refs.peek(ref) {
-        return Ref<Instance>(opaque: object).borrow { $0.pointer }
+        return Borrowed<Instance>(opaque: object).borrow { $0.pointer }
     }
     return refGetFailed(ref)
 }
@@ -32,7 +32,7 @@ public func tether_ref_release(_ ref: OpaquePointer?) -> Int32 {
     if let refs = Handles.refPages {
         switch refs.releaseRef(ref) {
         case .owned(let object):
-            Ref<Instance>(opaque: object).release()  // the destructor may run here
+            Handoff<Instance>.release(object)  // the destructor may run here
             return ok
         case .lent:
             return ok
@@ -132,9 +132,8 @@ public func tether_resolver_get_weak(_ r: OpaquePointer?, _ key: UnsafePointer<C
         let out = try outParam(out, "tether_resolver_get_weak")
         let resolver = try Handles.resolvers.unretained(r, "tether_resolver_get_weak")
         let key = try keyArgument(key, "tether_resolver_get_weak")
-        let weak = resolver.borrow { resolver -> Result<Ref<WeakRef>, TetherError> in
-            do throws(TetherError) { return .success(.init(retaining: try resolver.getWeak(key))) } catch { return .failure(error) }
-        }
-        out.pointee = Handles.weaks.insert(taking: try weak.get())
+        // Retained inside the borrow: the new weak reference's +1 goes to the handle with no pair around it.
+        let weak = try resolver.borrow { resolver throws(TetherError) in Ref(retaining: try resolver.getWeak(key)) }
+        out.pointee = Handles.weaks.insert(taking: weak)
     }
 }

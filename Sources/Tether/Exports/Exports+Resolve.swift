@@ -28,7 +28,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
     statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
         // The pages when they exist: no once-check of the lazy table on the way.
-        let container: Ref<Container>
+        let container: Borrowed<Container>
         if let object = Handles.containerPages?.peek(c) { container = .init(opaque: object) }
         else { container = try Handles.containers.unretained(c, function) }
         try checkOpen(container.object, function)
@@ -39,9 +39,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
             return
         }
         let instance = try withArguments(args, count, function) { arguments throws(TetherError) in
-            try container.borrow { core -> Result<Ref<Instance>, TetherError> in
-                do throws(TetherError) { return .success(try core.resolveRetained(key, arguments: arguments)) } catch { return .failure(error) }
-            }.get()
+            try container.borrow { core throws(TetherError) in try core.resolveRetained(key, arguments: arguments) }
         }
         pointer?.pointee = instance.borrow { $0.pointer }
         out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
@@ -61,8 +59,8 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
 /// ordinary path, a call with a bad container interns nothing).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key,
-                  _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
-    var found: (Ref<Container>, Ref<Registration>)?
+                  _ section: CallSection) -> (OpaquePointer, Borrowed<Instance>)? {
+    var found: (Borrowed<Container>, Borrowed<Registration>)?
     return singletonHit(c, key, section, found: &found)
 }
 
@@ -70,9 +68,9 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 /// ordinary path, so a miss looks it up once).
 @inline(__always)
 func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.Local>) -> Key, _ section: CallSection,
-                  found: inout (Ref<Container>, Ref<Registration>)?) -> (OpaquePointer, Ref<Instance>)? {
+                  found: inout (Borrowed<Container>, Borrowed<Registration>)?) -> (OpaquePointer, Borrowed<Instance>)? {
     guard let containers = Handles.containerPages, let refs = Handles.refPages, let core = containers.peek(c) else { return nil }
-    let container = Ref<Container>(opaque: core)
+    let container = Borrowed<Container>(opaque: core)
     let key = key(section.locals)
     // A traced container's resolves all take the ordinary path, which reports every step.
     guard let registration = container.borrow({ $0.isTraced ? nil : $0.registrationToResolve(key) }) else { return nil }
@@ -83,7 +81,7 @@ func singletonHit(_ c: OpaquePointer?, _ key: (UnsafeMutablePointer<HandleCache.
 
 /// The hit path's second half: `loan` recorded in a handle and confirmed.
 @inline(__always)
-private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Ref<Instance>)? {
+private func lend(_ loan: SingletonLoan, _ refs: SlotPages, _ section: CallSection) -> (OpaquePointer, Borrowed<Instance>)? {
     let locals = section.locals
     let instance = loan.lend()
     guard let handle = refs.insert(instance.opaque, lent: true, locals: locals) else { return nil }  // no slot at hand: the ordinary path refills
@@ -110,7 +108,7 @@ private func resolveName(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: Un
                          _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     let section = CallSection(barrier: barrier)
     defer { section.leave() }
-    var found: (Ref<Container>, Ref<Registration>)?
+    var found: (Borrowed<Container>, Borrowed<Registration>)?
     if let out, let key, key.pointee != 0,
        let (handle, _) = singletonHit(c, { KeyCache.key(key, locals: $0) }, section, found: &found) {
         out.pointee = handle
@@ -139,7 +137,7 @@ public func tether_resolve_key(_ c: OpaquePointer?, _ key: UInt32, _ out: Unsafe
 private func resolveKey(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     let section = CallSection(barrier: barrier)
     defer { section.leave() }
-    var found: (Ref<Container>, Ref<Registration>)?
+    var found: (Borrowed<Container>, Borrowed<Registration>)?
     if let out, KeyTable.isValid(key), let (handle, _) = singletonHit(c, { _ in Key(id: key) }, section, found: &found) {
         out.pointee = handle
         return ok
@@ -151,7 +149,7 @@ private func resolveKey(_ barrier: LightBarrier, _ c: OpaquePointer?, _ key: UIn
 /// The ordinary path of a resolve without arguments whose registration the
 /// caller found (and tried the hit path of).
 @inline(never)
-private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
+private func resolve(_ section: CallSection, _ container: Borrowed<Container>, _ registration: Borrowed<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil  // as `outParam` does: NULL unless it succeeds
@@ -161,7 +159,7 @@ private func resolve(_ section: CallSection, _ container: Ref<Container>, _ regi
 
 /// `resolve` with runtime arguments (`args`, `count` as the caller gave them).
 @inline(never)
-private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
+private func resolve(_ section: CallSection, _ container: Borrowed<Container>, _ registration: Borrowed<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>, _ args: UnsafeRawPointer?, _ count: Int, _ function: StaticString) -> Int32 {
     statusOf { () throws(TetherError) in
         out.pointee = nil
@@ -175,11 +173,9 @@ private func resolve(_ section: CallSection, _ container: Ref<Container>, _ regi
 
 /// The core's resolve of a found registration, its root in a new strong handle in `out`.
 @inline(__always)
-private func resolve(_ section: CallSection, _ container: Ref<Container>, _ registration: Ref<Registration>,
+private func resolve(_ section: CallSection, _ container: Borrowed<Container>, _ registration: Borrowed<Registration>,
                      _ out: UnsafeMutablePointer<OpaquePointer?>, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
-    let instance = try container.borrow { core -> Result<Ref<Instance>, TetherError> in
-        do throws(TetherError) { return .success(try core.resolveRetained(registration, arguments: arguments)) } catch { return .failure(error) }
-    }.get()
+    let instance = try container.borrow { core throws(TetherError) in try core.resolveRetained(registration, arguments: arguments) }
     out.pointee = Handles.refPages?.insert(instance.opaque, lent: false, locals: section.locals)
         ?? Handles.refs.insert(taking: instance)
 }
@@ -190,7 +186,7 @@ public func tether_resolve_key_args(_ c: OpaquePointer?, _ key: UInt32, _ args: 
     inSection { section in
         // The registration found as the hit path finds it; a bad container or key takes the general path, which reports it.
         if let out, KeyTable.isValid(key), let object = Handles.containerPages?.peek(c),
-           let registration = Ref<Container>(opaque: object).borrow({ $0.registrationToResolve(Key(id: key)) }) {
+           let registration = Borrowed<Container>(opaque: object).borrow({ $0.registrationToResolve(Key(id: key)) }) {
             return resolve(section, .init(opaque: object), registration, out, args, count, "tether_resolve_key_args")
         }
         return resolve(section, c, { () throws(TetherError) in try internedKey(key, "tether_resolve_key_args") }, args, count, out,

@@ -77,7 +77,7 @@ final class CDeclaredCompletion: DeclaredCompletion, @unchecked Sendable {
         super.init(params: params)
     }
 
-    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
+    override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Borrowed<Instance>>) throws(CallbackFailure) {
         let status = withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(targets.count, 1)) { args in
             for i in targets.indices {
                 args[i] = targets[i].borrow { target in

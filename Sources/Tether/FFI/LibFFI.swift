@@ -46,13 +46,13 @@ final class FFIFactory: Factory, @unchecked Sendable {
     private var heldCall: FFICall?
 
     /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
-    private var call: Ref<FFICall>? {
-        word & Self.callTag == 0 ? nil : Ref(word: word & ~Self.callTag)!
+    private var call: Borrowed<FFICall>? {
+        word & Self.callTag == 0 ? nil : Borrowed(word: word & ~Self.callTag)!
     }
 
     private func install(_ call: FFICall) {
         let old = heldCall  // released only after the word no longer points to it
-        word = Ref(unretained: call).word | Self.callTag
+        word = Borrowed(call).word | Self.callTag
         heldCall = call
         withExtendedLifetime(old) {}
     }
@@ -217,9 +217,9 @@ private final class ProviderTrampoline: @unchecked Sendable {
         let trampoline = ProviderTrampoline(code: code)
         byCode.withLock { $0[UInt(bitPattern: code)] = trampoline }
         // Retained for good: the closure is never freed, and neither is what it calls.
-        let user = Ref(retaining: trampoline).opaque
+        let user = Handoff.give(trampoline)
         guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
-            Ref<ProviderTrampoline>(opaque: user).release()
+            Handoff<ProviderTrampoline>.release(user)
             ffi_closure_free(closure)
             throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(key.quoted)")
         }
@@ -245,7 +245,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
 /// call like any other (its container may be freed meanwhile).
 private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
                                            UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?) -> Void = { _, ret, _, user in
-    let trampoline = Ref<ProviderTrampoline>(opaque: user!).object
+    let trampoline = Borrowed<ProviderTrampoline>(opaque: user!).object
     var result: UInt64 = 0
     _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try trampoline.call())) }
     ret!.storeBytes(of: result, as: UInt64.self)

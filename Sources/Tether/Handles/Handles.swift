@@ -43,7 +43,7 @@ struct HandleTable<Object: AnyObject>: Sendable {
     /// `insert` without a reference, for an object the caller keeps alive until
     /// it removes the handle with `removeBorrowed` (resolvers: open for one callback).
     func insert(borrowing object: Object) -> OpaquePointer {
-        slots.insert(Ref(unretained: object).opaque, lent: false)
+        slots.insert(Borrowed(object).opaque, lent: false)
     }
 
     /// Removes a handle made by `insert(borrowing:)`; it owned no reference.
@@ -64,8 +64,8 @@ struct HandleTable<Object: AnyObject>: Sendable {
 
     /// `get` without a retain, for hot paths that only borrow the object.
     @inline(__always)
-    func unretained(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Ref<Object> {
-        Ref<Object>(opaque: try slots.object(handle, function))
+    func unretained(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Borrowed<Object> {
+        Borrowed<Object>(opaque: try slots.object(handle, function))
     }
 
     /// Makes a live `handle` name `object` instead (registrations: a decorated one moved,

@@ -55,7 +55,7 @@ final class RetiredLoans: @unchecked Sendable {
     /// Keeps these unpublished, lent singletons alive until their loans are
     /// released; called by the cache that let go of them, before it drops its references.
     func retire(_ instances: [Instance]) {
-        let keys = instances.map { Ref(unretained: $0).word }
+        let keys = instances.map { Borrowed($0).word }
         state.withLock { entries in
             for (instance, key) in zip(instances, keys) where entries[key] == nil {
                 var index: Int? = nil

@@ -34,7 +34,7 @@ final class LastError {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
-            let state = Ref<LastError>(opaque: raw!).take()
+            let state = Handoff<LastError>.take(raw!)
             free(state.message)
             state.partStrings.clear()
         }
@@ -43,10 +43,10 @@ final class LastError {
 
     static var current: LastError {
         if let raw = pthread_getspecific(key) {
-            return Ref<LastError>(opaque: raw).object
+            return Borrowed<LastError>(opaque: raw).object
         }
         let state = LastError()
-        pthread_setspecific(key, Ref(retaining: state).opaque)
+        pthread_setspecific(key, Handoff.give(state))
         return state
     }
 

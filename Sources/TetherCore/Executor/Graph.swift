@@ -31,7 +31,7 @@ final class Graph {
     private var lazySlots: [(frame: Int, index: Int, cell: LazyCell)] = []
     /// Lazy cells filled in this resolve waiting for the graph's instance of their key
     /// (`LazyCell.bind`): bound when an instance of that registration enters the graph.
-    private var awaitingCells: [(registration: Ref<Registration>, cell: LazyCell)] = []
+    private var awaitingCells: [(registration: Borrowed<Registration>, cell: LazyCell)] = []
     /// ALL slots (rare): the registrations listed, how many are attached so far, and where
     /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
     private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
@@ -39,12 +39,12 @@ final class Graph {
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`).
-    var constructing: [Ref<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    var constructing: [Borrowed<Registration>] { (0..<frames.count).map { frames[$0].registration } }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
     var isConstructing: Bool { frames.count > 0 }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
-    var outer: [Ref<Registration>] = []
+    var outer: [Borrowed<Registration>] = []
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
     private var queueHead = 0
@@ -54,14 +54,14 @@ final class Graph {
     /// container that caches a container-scoped one).
     /// Registrations and containers unretained (they outlive the resolve): a parent's registration
     /// is shared by every thread's requests, and a count on it would be a word they all write.
-    private var pendingShared: [(Ref<Registration>, Instance, Ref<Container>?)] = []
+    private var pendingShared: [(Borrowed<Registration>, Instance, Borrowed<Container>?)] = []
     /// Weak-scoped instances of objects a binding still held (`revive`), published with the others.
-    private var revivedShared: [(Ref<Registration>, Instance)] = []
+    private var revivedShared: [(Borrowed<Registration>, Instance)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
     /// order at the first claim (`claimInOrder`), and whether that happened.
-    private var claimRoot: (registration: Ref<Registration>, container: Ref<Container>)?
+    private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
     private var claimedInOrder = false
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
     private var userCode = 0
@@ -75,7 +75,7 @@ final class Graph {
     var thread: UnsafeMutableRawPointer
     private let trailingPad = LinePad()
 
-    private var specs: ThreadSpecs { Ref<ThreadState>(opaque: thread).borrow { $0.specs } }
+    private var specs: ThreadSpecs { Borrowed<ThreadState>(opaque: thread).borrow { $0.specs } }
 
     init(thread: UnsafeMutableRawPointer) {
         self.thread = thread
@@ -121,9 +121,9 @@ final class Graph {
                 graph = thread.graph
                 if let outer { graph.outer = outer }  // a binding's replay under way (`Reentry.enterReplay`)
             } else {
-                graph = Graph(thread: Ref(unretained: thread).opaque)
+                graph = Graph(thread: Borrowed(thread).opaque)
                 graph.outer = outer ?? []
-                thread.nestedGraphs.append(.init(unretained: graph))
+                thread.nestedGraphs.append(.init(graph))
             }
             defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } else if outer != nil { graph.outer = [] } }
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
@@ -138,7 +138,7 @@ final class Graph {
     /// `holdsObject`), owned: without instances when the plan makes objects.
     /// Unretained throughout: the container keeps the registration, which keeps its plans.
     @inline(__always)
-    static func resolveObject(_ registration: Ref<Registration>, from container: Container) throws(TetherError) -> AnyObject {
+    static func resolveObject(_ registration: Borrowed<Registration>, from container: Container) throws(TetherError) -> AnyObject {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.
         if let plan = registration.borrow({ r in thread.borrow { r.plan(from: container, $0.planProgress.pointee.locals) } }),
@@ -155,13 +155,13 @@ final class Graph {
         }
         let instance = try resolve(registration.object, from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
-        return Ref<AnyObject>(opaque: instance.borrow { $0.pointer }).object
+        return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
     }
 
     /// One resolve on this graph, its build replayed from `plan` unless that
     /// declines; the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
-                     arguments: UnsafeBufferPointer<Argument>, plan: Ref<Plan>?) -> Result<Ref<Instance>, TetherError> {
+                     arguments: UnsafeBufferPointer<Argument>, plan: Borrowed<Plan>?) -> Result<Ref<Instance>, TetherError> {
         defer {
             claimRoot = nil
             clear()
@@ -173,7 +173,7 @@ final class Graph {
                 if let plan { built = try replay(plan, from: container, arguments: arguments) }
                 if built == nil {
                     try checkBeforeNotWaiting(registration, from: container)
-                    claimRoot = (.init(unretained: registration), .init(unretained: container))
+                    claimRoot = (.init(registration), .init(container))
                     claimedInOrder = false
                     built = try build(registration, from: container, arguments: arguments)
                 }
@@ -201,12 +201,12 @@ final class Graph {
     /// queue. Returns the root's index; nil, with the graph empty again, when the
     /// plan declined. The plan writes into `alive` in place: nothing else appends
     /// to it meanwhile (a factory resolving from a container gets a graph of its own).
-    private func replay(_ plan: Ref<Plan>, from container: Container,
+    private func replay(_ plan: Borrowed<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
         try plan.borrow { plan -> Result<Int?, TetherError> in
             switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
-                               Ref<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
+                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
             case .failure(let error): return .failure(error)
             case .success(false):
                 alive.removeAll()  // the shared instances it took
@@ -215,7 +215,7 @@ final class Graph {
                 // A plan's steps are resolved from the root's own container (`Registration.plan`).
                 plan.forEachStep { i, step in
                     if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
-                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .init(unretained: container))) }
+                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .init(container))) }
                 }
                 return .success(plan.stepCount - 1)
             }
@@ -278,10 +278,10 @@ final class Graph {
     /// and keeps its specs; its container is the caller's or a parent of it, and
     /// so is the lookup container.
     private struct Frame {
-        let registration: Ref<Registration>
-        let spec: Ref<InstanceSpec>
+        let registration: Borrowed<Registration>
+        let spec: Borrowed<InstanceSpec>
         /// Where this frame's dependencies are looked up.
-        let lookup: Ref<Container>
+        let lookup: Borrowed<Container>
         let wordBase: Int
         /// Where this frame's dependencies start on `dependencyStack`.
         let dependencyBase: Int
@@ -304,11 +304,11 @@ final class Graph {
     /// reference counting here would be most of a resolve's cost.
     func build(_ rootRegistration: Registration, from container: Container,
                arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Int {
-        let root = Ref(unretained: rootRegistration)
+        let root = Borrowed(rootRegistration)
         let rootSpec = rootRegistration.specReference
-        if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .init(unretained: container)) { return found }
+        if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .init(container)) { return found }
         let floor = frames.count
-        push(root, rootSpec, from: .init(unretained: container))
+        push(root, rootSpec, from: .init(container))
         do throws(TetherError) {
             while true {
                 let top = frames.count - 1
@@ -342,7 +342,7 @@ final class Graph {
                         frames[top].slot += 1
                     } else {
                         let element = entry.registrations[entry.next]
-                        try depend(on: .init(unretained: element), key: element.key, top, frames[top].lookup, strong: true)
+                        try depend(on: .init(element), key: element.key, top, frames[top].lookup, strong: true)
                     }
                 case .factory(let key):
                     factorySlots.append((top, wordIndex, key))
@@ -374,7 +374,7 @@ final class Graph {
     /// A lazy cell remembers this graph's instance of its key: the one the graph
     /// has now, else the one it makes later (an instance under construction, like
     /// the owner of the slot's dependent, or one of a key not transient).
-    private func rememberGraph(of cell: LazyCell, lookup: Ref<Container>) {
+    private func rememberGraph(of cell: LazyCell, lookup: Borrowed<Container>) {
         guard let registration = lookup.borrow({ $0.unretainedRegistration(for: cell.key) }) else { return }
         let state = table.state(registration)
         if state == GraphTable.constructing
@@ -387,7 +387,7 @@ final class Graph {
 
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
     @inline(never)
-    private func bindAwaiting(_ registration: Ref<Registration>, _ instance: Ref<Instance>) {
+    private func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Borrowed<Instance>) {
         var i = 0
         while i < awaitingCells.count {
             guard awaitingCells[i].registration === registration else { i += 1; continue }
@@ -397,7 +397,7 @@ final class Graph {
     }
 
     /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
-    private func depend(on dep: Ref<Registration>, key: Key, _ top: Int, _ lookup: Ref<Container>, strong: Bool) throws(TetherError) {
+    private func depend(on dep: Borrowed<Registration>, key: Key, _ top: Int, _ lookup: Borrowed<Container>, strong: Bool) throws(TetherError) {
         let spec = dep.borrow { $0.specReference }
         if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
         if let found = try existing(dep, spec, key: key, in: lookup) {
@@ -420,7 +420,7 @@ final class Graph {
 
     /// Strict mode: frame `top`'s instance would hold `key`'s (of `spec`) strongly; refused when that captures it.
     @inline(never)
-    private func refuseCaptive(_ top: Int, _ spec: Ref<InstanceSpec>, _ key: Key) throws(TetherError) {
+    private func refuseCaptive(_ top: Int, _ spec: Borrowed<InstanceSpec>, _ key: Key) throws(TetherError) {
         let holderScope = frames[top].spec.borrow { $0.scope }
         let targetScope = spec.borrow { $0.scope }
         guard holderScope.captures(targetScope) else { return }
@@ -430,7 +430,7 @@ final class Graph {
     }
 
     /// The instance at `index` in `alive`, unretained.
-    func instance(_ index: Int) -> Ref<Instance> { alive[index] }
+    func instance(_ index: Int) -> Borrowed<Instance> { alive[index] }
 
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
@@ -441,12 +441,12 @@ final class Graph {
         return nil
     }
 
-    private func push(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>, from lookup: Ref<Container>) {
+    private func push(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>, from lookup: Borrowed<Container>) {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
         let scope = spec.borrow { $0.scope }
         let depLookup = scope == .singleton
-            ? registration.borrow { Ref(unretained: $0.container) } : lookup
+            ? registration.borrow { Borrowed($0.container) } : lookup
         let strict = scope.lifetime.cached && registration.borrow { $0.container.refusesCaptives }
         let base = words.count
         let frame = Frame(registration: registration, spec: spec, lookup: depLookup, wordBase: base,
@@ -471,8 +471,8 @@ final class Graph {
     /// The index in `alive` of the instance of `registration` this graph already
     /// has or a cache holds (a container-scoped one: `lookup`'s); nil when it
     /// must be built. A request for one under construction is a cycle.
-    private func existing(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>, key: Key,
-                          in lookup: Ref<Container>) throws(TetherError) -> Int? {
+    private func existing(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>, key: Key,
+                          in lookup: Borrowed<Container>) throws(TetherError) -> Int? {
         let state = table.state(registration)
         if state == GraphTable.constructing {
             let path = path
@@ -491,12 +491,9 @@ final class Graph {
             lookup.borrow { container in SharedCache.cached(cache, scope, in: container) }
         }
         if found == nil {
-            let claimed = registration.borrow { cache in
-                lookup.borrow { container -> Result<Ref<Instance>?, TetherError> in
-                    do throws(TetherError) { return .success(try claim(cache, scope, in: container)) } catch { return .failure(error) }
-                }
+            found = try registration.borrow { cache throws(TetherError) in
+                try lookup.borrow { container throws(TetherError) in try claim(cache, scope, in: container) }
             }
-            found = try claimed.get()
         }
         if let hit = found {
             if let tracer { tracer.emit(.cacheHit, key, hit.borrow { $0.pointer }) }
@@ -514,8 +511,8 @@ final class Graph {
     /// died (`Registration.revivedObject`), and publishes it with the graph: a new box without edges (the
     /// object holds its dependencies itself) and without completion callbacks (they ran when it was
     /// made), so no factory or callback runs for it again.
-    private func revive(_ registration: Ref<Registration>, _ spec: Ref<InstanceSpec>,
-                        _ pointer: UnsafeMutableRawPointer, in lookup: Ref<Container>) -> Int {
+    private func revive(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>,
+                        _ pointer: UnsafeMutableRawPointer, in lookup: Borrowed<Container>) -> Int {
         let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
         let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
         let index = alive.append(reference)
@@ -561,7 +558,7 @@ final class Graph {
 
     /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
     private var canBackOff: Bool {
-        userCode == 0 && Ref<ThreadState>(opaque: thread).borrow { $0.nesting == 1 && $0.graph === self }
+        userCode == 0 && Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting == 1 && $0.graph === self }
     }
 
     /// Claims the cells of the uncached shared instances `root`'s constructor
@@ -751,7 +748,7 @@ final class Graph {
         }
         let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
         if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
-        if !awaitingCells.isEmpty { bindAwaiting(registration, reference) }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, reference.borrowed) }
         if scope.isShared {
             let instance = reference.object
             let lookup = frames[index].lookup
@@ -761,7 +758,7 @@ final class Graph {
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
-            queue.append(Pending(instance: reference, registration: registration, lookup: frames[index].lookup))
+            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup))
         }
         return aliveIndex
     }
@@ -774,7 +771,7 @@ final class Graph {
             let pending = queue[queueHead]
             queueHead += 1
             // Borrowed, not retained: the instance holds its spec, the graph the resolver.
-            let spec = pending.instance.borrow { Ref(unretained: $0.spec) }
+            let spec = pending.instance.borrow { Borrowed($0.spec) }
             let count = spec.borrow { $0.completionCount }
             for n in 0..<count {
                 let resolver = completionResolver(pending)
@@ -819,20 +816,20 @@ final class Graph {
     /// A resolver for a completion callback of `pending`: the last one again when
     /// nobody else kept it (callbacks run one at a time), else a new one. The
     /// graph holds it (`spareResolver`) until the next.
-    private func completionResolver(_ pending: Pending) -> Ref<Resolver> {
+    private func completionResolver(_ pending: Pending) -> Borrowed<Resolver> {
         if spareResolver != nil, isKnownUniquelyReferenced(&spareResolver!) {
             spareResolver!.reopen(lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
         } else {
             spareResolver = Resolver(graph: self, lookup: pending.lookup, owner: pending.registration, instance: pending.instance)
         }
-        return .init(unretained: spareResolver!)
+        return .init(spareResolver!)
     }
 
     /// An instance waiting for its completion callbacks (all kept alive by the graph or containers).
     private struct Pending {
-        let instance: Ref<Instance>
-        let registration: Ref<Registration>
-        let lookup: Ref<Container>
+        let instance: Borrowed<Instance>
+        let registration: Borrowed<Registration>
+        let lookup: Borrowed<Container>
     }
 
     private func publish() {
@@ -879,7 +876,7 @@ final class Graph {
     /// retry would run them again. (What lazy, resolver slots and completion
     /// callbacks reach is known only as they run.)
     private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        guard Ref<ThreadState>(opaque: thread).borrow({ $0.noWait }) else { return }
+        guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait }) else { return }
         var blocked: Registration?
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
             guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
@@ -887,7 +884,7 @@ final class Graph {
             return false
         }
         if let blocked {
-            Ref<ThreadState>(opaque: thread).borrow { $0.blocked = true }
+            Borrowed<ThreadState>(opaque: thread).borrow { $0.blocked = true }
             throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
         }
     }
@@ -902,7 +899,7 @@ final class Graph {
                                               _ body: (Registration, Container) -> Bool) {
         var seenList: [ObjectIdentifier] = []
         var seenSet: Set<ObjectIdentifier>?
-        var stack = [(Ref(unretained: root), Ref(unretained: container))]
+        var stack = [(Borrowed(root), Borrowed(container))]
         while let (next, lookup) = stack.popLast() {
             let id = ObjectIdentifier(next.object)
             if seenSet != nil {
@@ -920,13 +917,13 @@ final class Graph {
                 }
                 if !body(next.object, lookup.object) { return }
             }
-            let depLookup = scope == .singleton ? next.borrow { Ref(unretained: $0.container) } : lookup
+            let depLookup = scope == .singleton ? next.borrow { Borrowed($0.container) } : lookup
             for param in next.borrow({ $0.params }) {
                 switch param {
                 case .dependency(let key), .weak(let key):
                     if let dep = depLookup.borrow({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
                 case .all(let key):
-                    for dep in depLookup.borrow({ $0.allRegistrations(for: key) }) { stack.append((.init(unretained: dep), depLookup)) }
+                    for dep in depLookup.borrow({ $0.allRegistrations(for: key) }) { stack.append((.init(dep), depLookup)) }
                 case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
                 }
             }

@@ -44,14 +44,14 @@ struct GraphTable {
 
     /// The state of `registration` in this graph.
     @inline(__always)
-    func state(_ registration: Ref<Registration>) -> UInt {
+    func state(_ registration: Borrowed<Registration>) -> UInt {
         let key = registration.word
         let i = slot(of: key)
         return keys[i] == key ? states[i] : Self.absent
     }
 
     @inline(__always)
-    mutating func set(_ registration: Ref<Registration>, _ state: UInt) {
+    mutating func set(_ registration: Borrowed<Registration>, _ state: UInt) {
         let key = registration.word
         var i = slot(of: key)
         if keys[i] == 0 {
@@ -68,7 +68,7 @@ struct GraphTable {
     /// Puts `registration` back to nothing if it is still under construction
     /// (a transient just built, or an abandoned frame); an instance stays.
     @inline(__always)
-    mutating func endConstruction(_ registration: Ref<Registration>) {
+    mutating func endConstruction(_ registration: Borrowed<Registration>) {
         let key = registration.word
         let i = slot(of: key)
         if keys[i] == key && states[i] == Self.constructing { states[i] = Self.absent }

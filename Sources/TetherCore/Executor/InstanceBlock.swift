@@ -36,14 +36,14 @@ struct InstanceBlock {
     static func ownedSpec(_ spec: Ref<InstanceSpec>) -> UInt { spec.word | ownedSpec }
 
     /// Writes the inner record at `offset` (`spec` unretained: the plan holds it;
-    /// `owned`: retained, the record's), or with `spec` nil the root's record
-    /// there; `edges` writes its entries.
-    func write(at offset: Int, pointer: UInt, spec: Ref<InstanceSpec>?, owned: Bool = false, count: Int,
+    /// a record that owns its spec gets `ownedSpec` written over it), or with `spec`
+    /// nil the root's record there; `edges` writes its entries.
+    func write(at offset: Int, pointer: UInt, spec: Borrowed<InstanceSpec>?, count: Int,
                edges: (_ add: (UInt) -> Void) -> Void) {
         var at = offset
         if let spec {
             words[at] = pointer
-            words[at + 1] = owned ? Self.ownedSpec(spec) : spec.word
+            words[at + 1] = spec.word
             words[at + 2] = UInt(count)
             at += 3
         } else {
@@ -85,7 +85,7 @@ struct InstanceBlock {
     /// Drops the reference of the external entry `entry`.
     @inline(__always)
     private static func releaseExternal(_ entry: UInt) {
-        if entry & splitBit != 0 { SplitEdge.release(external(entry)) } else { external(entry).release() }
+        if entry & splitBit != 0 { SplitEdge.release(external(entry).borrowed) } else { external(entry).release() }
     }
 
     private var rootOffset: Int { Int(words[0]) }

@@ -8,9 +8,9 @@ enum Reentry {
     /// The registrations resolves under way on this thread are constructing,
     /// outermost first: a plan's steps from its root to the one whose factory
     /// runs, then the frames of the thread's graph and of nested graphs.
-    static func constructing(_ thread: ThreadState) -> [Ref<Registration>] {
+    static func constructing(_ thread: ThreadState) -> [Borrowed<Registration>] {
         // A binding's replay calls into the library only from a factory of its own: outermost.
-        var registrations: [Ref<Registration>] = thread.replaying.map { .init(unretained: $0) }
+        var registrations: [Borrowed<Registration>] = thread.replaying.map { .init($0) }
         let progress = thread.planProgress.pointee
         if let plan = progress.plan { registrations += plan.borrow { $0.constructing(at: progress.step, progress.locals) } }
         registrations += thread.graph.constructing
@@ -26,7 +26,7 @@ enum Reentry {
     static func othersConstruct(_ thread: ThreadState, besides graph: Graph) -> Bool {
         if thread.planProgress.pointee.plan != nil || !thread.replaying.isEmpty { return true }
         if thread.graph !== graph && thread.graph.isConstructing { return true }
-        for nested in thread.nestedGraphs where !(nested === Ref(unretained: graph)) {
+        for nested in thread.nestedGraphs where !(nested === Borrowed(graph)) {
             if nested.borrow({ $0.isConstructing }) { return true }
         }
         return false
@@ -34,7 +34,7 @@ enum Reentry {
 
     /// The cycle error for `key` asked for while `outer[from...]` and then the
     /// frames of `path` were being constructed.
-    static func cycle(_ key: Key, outer: ArraySlice<Ref<Registration>>, path: [Key]) -> TetherError {
+    static func cycle(_ key: Key, outer: ArraySlice<Borrowed<Registration>>, path: [Key]) -> TetherError {
         let keys = outer.map { $0.borrow { $0.key } } + path + [key]
         return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)",
                            ErrorParts(.breakCycle, key: key, path: keys))
@@ -90,9 +90,9 @@ extension Container {
 /// time: plans run only while nothing else is under construction) and the
 /// step whose factory runs; written by the plan, read by `Reentry`.
 struct PlanProgress {
-    var plan: Ref<Plan>?
+    var plan: Borrowed<Plan>?
     var step = 0
     /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
     /// `Plan.maxSteps` words, allocated with the thread's state.
-    let locals = UnsafeMutablePointer<Ref<Registration>>.allocate(capacity: Plan.maxSteps)
+    let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
 }

@@ -4,18 +4,18 @@
 public final class Resolver: @unchecked Sendable {
     /// Unretained, like everything here: while the resolver is open (checked
     /// before any use) the graph, its instances and their containers are alive.
-    private let graph: Ref<Graph>
-    private var lookupReference: Ref<Container>
+    private let graph: Borrowed<Graph>
+    private var lookupReference: Borrowed<Container>
     /// The instance being completed; nil while its factory is still running.
-    private var ownerReference: Ref<Instance>?
+    private var ownerReference: Borrowed<Instance>?
     /// Where the owner came from, to note the edges it makes (for the picture).
-    private var ownerRegistration: Ref<Registration>
+    private var ownerRegistration: Borrowed<Registration>
     private var isOpen = true
     /// Edges asked for by a factory, attached to its instance once it exists.
     private var pendingStrong: [Instance] = []
 
-    init(graph: Graph, lookup: Ref<Container>, owner registration: Ref<Registration>, instance owner: Ref<Instance>? = nil) {
-        self.graph = .init(unretained: graph)
+    init(graph: Graph, lookup: Borrowed<Container>, owner registration: Borrowed<Registration>, instance owner: Borrowed<Instance>? = nil) {
+        self.graph = .init(graph)
         self.lookupReference = lookup
         self.ownerRegistration = registration
         self.ownerReference = owner
@@ -27,7 +27,7 @@ public final class Resolver: @unchecked Sendable {
 
     /// Opens a closed resolver for another callback of the same graph (the graph
     /// reuses one that nobody else holds).
-    func reopen(lookup: Ref<Container>, owner registration: Ref<Registration>, instance owner: Ref<Instance>?) {
+    func reopen(lookup: Borrowed<Container>, owner registration: Borrowed<Registration>, instance owner: Borrowed<Instance>?) {
         lookupReference = lookup
         ownerRegistration = registration
         ownerReference = owner
@@ -80,7 +80,7 @@ public final class Resolver: @unchecked Sendable {
         try buildWeakTarget(key).borrow { $0.weakRef }
     }
 
-    private func buildWeakTarget(_ key: Key) throws(TetherError) -> Ref<Instance> {
+    private func buildWeakTarget(_ key: Key) throws(TetherError) -> Borrowed<Instance> {
         let instance = try build(key)
         ownerRegistration.borrow { $0.noteEdge(to: key, isWeak: true) }
         if let owner = ownerReference?.object, let tracer = graph.borrow({ $0.tracer }) {
@@ -125,7 +125,7 @@ public final class Resolver: @unchecked Sendable {
     }
 
     /// The instance of `key` in this graph, unretained (the graph holds it).
-    private func build(_ key: Key) throws(TetherError) -> Ref<Instance> {
+    private func build(_ key: Key) throws(TetherError) -> Borrowed<Instance> {
         try checkContext()
         guard let registration = lookupReference.borrow({ $0.unretainedRegistration(for: key) }) else {
             throw Resolver.missing(key, owner: ownerKey, path: graph.object.path)
@@ -134,14 +134,14 @@ public final class Resolver: @unchecked Sendable {
         let built = graph.borrow { graph in
             // Used from a resolve nested in this graph (a callback's resolver handed to a factory
             // that runs further in): what those resolves construct is a cycle here too (`Reentry`).
-            let thread = Ref<ThreadState>(opaque: graph.thread)
+            let thread = Borrowed<ThreadState>(opaque: graph.thread)
             let saved = graph.outer
             if thread.borrow({ Reentry.othersConstruct($0, besides: graph) }) {
                 graph.outer = thread.borrow { Reentry.constructing($0) }
             }
             defer { graph.outer = saved }
             return registration.borrow { registration in
-                lookupReference.borrow { lookup -> Result<Ref<Instance>, TetherError> in
+                lookupReference.borrow { lookup -> Result<Borrowed<Instance>, TetherError> in
                     do throws(TetherError) { return .success(graph.instance(try graph.build(registration, from: lookup))) }
                     catch { return .failure(error) }
                 }

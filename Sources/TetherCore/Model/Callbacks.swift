@@ -16,7 +16,7 @@ public protocol Completion: AnyObject, Sendable {
 /// without retaining it: a callback taken from an array (or any protocol value
 /// in memory) is retained for the call, a write to the shared callback's
 /// reference count from every thread on every call, while a `let` of an
-/// object borrowed through `Ref` is not (`InstanceSpec.complete`).
+/// object borrowed (`Borrowed.borrow`) is not (`InstanceSpec.complete`).
 final class CompletionBox: Sendable {
     let completion: any Completion
     init(_ completion: any Completion) { self.completion = completion }

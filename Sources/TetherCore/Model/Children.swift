@@ -13,7 +13,7 @@ final class Children: @unchecked Sendable {
     struct Stripe {
         var open = 0
         /// The open children registered here (unretained: each removes itself when it closes).
-        var live: [Ref<Container>] = []
+        var live: [Borrowed<Container>] = []
         /// Freed children kept for the next ones made on this stripe's thread.
         var spares: [Container] = []
         /// Keeps the next stripe's lock and words off this one's cache line.
@@ -69,11 +69,11 @@ final class Children: @unchecked Sendable {
         return lock(from: 0)
     }
 
-    /// Every open child, retained (the caller releases them).
+    /// Every open child (retained under the stripe's lock: a child in the list is alive).
     func retainedLive() -> [Container] {
         var found: [Container] = []
         for i in 0..<Self.stripeCount {
-            found += stripes[i].withLock { s in s.live.map { $0.retain().object } }
+            found += stripes[i].withLock { s in s.live.map { $0.object } }
         }
         return found
     }
@@ -94,7 +94,7 @@ final class Children: @unchecked Sendable {
 extension Children.Stripe {
     /// `child` is no longer reached (closed, or let go of without closing).
     mutating func forget(_ child: Container) {
-        let address = Ref(unretained: child).opaque
+        let address = Borrowed(child).opaque
         if let i = live.lastIndex(where: { $0.opaque == address }) {
             live.swapAt(i, live.count - 1)
             live.removeLast()

@@ -36,7 +36,7 @@ extension Container {
         guard !isClosed else { throw TetherError.containerFreed }
         let registration = Registration(key: Key("\(key.name)[all]"), params: [.all(key)], factory: ListFactory(), container: self)
         registration.setUnlistedContext(SlotList.marker)  // what tells `listItem` a list from any other instance
-        return try resolveRetained(.init(unretained: registration))
+        return try resolveRetained(.init(registration))
     }
 }
 

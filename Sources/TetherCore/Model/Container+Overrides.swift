@@ -100,7 +100,6 @@ extension Container {
     /// of a key says nothing of its parent's), or whose instance reaches one of `key` by strong edges.
     func dropBuilt(over key: Key) {
         let containers = selfAndDescendants()
-        defer { for c in containers.dropFirst() { Ref(unretained: c).release() } }
         for c in containers {
             let dependents = GraphCheck.dependents(of: key, among: c.visibleRegistrations(), lookup: c)
             func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
@@ -119,7 +118,7 @@ extension Container {
         }
     }
 
-    /// This container, then its open descendants, each of those retained (the caller releases them).
+    /// This container, then its open descendants.
     private func selfAndDescendants() -> [Container] {
         var found: [Container] = [self]
         var next = 0

@@ -32,7 +32,7 @@ public final class Container: @unchecked Sendable {
         /// Unretained: its container outlives this one (a parent's), or is this one, which keeps
         /// it until dismantled. A parent's registration is what every request's child caches
         /// under: a count here would be a word every thread's requests write.
-        let registration: Ref<Registration>
+        let registration: Borrowed<Registration>
         let instance: Instance
         let sequence: UInt64
     }
@@ -67,8 +67,8 @@ public final class Container: @unchecked Sendable {
     /// A registration was detached here once (`State.detached`): closing has more to visit.
     let everDetached = Atomic<Bool>(false)
 
-    /// This container's children (`Children`), made with the first, retained; or 0.
-    private let childrenAddress = Atomic<UInt>(0)
+    /// This container's children (`Children`), made with the first, owned (+1); or empty.
+    private let childrenSlot = AtomicRef<Children>()
     /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
     private var stripe = 0
     /// Counts this container's cache entries (registrations, published and container-scoped
@@ -84,7 +84,7 @@ public final class Container: @unchecked Sendable {
         self.bridge = bridge
         table = RegistrationTable(small: parent != nil)
         if let parent {
-            let me = Ref(unretained: self)
+            let me = Borrowed(self)
             let stripe = Children.currentStripe
             self.stripe = stripe
             let ok = parent.children.borrow { $0.withStripe(stripe) { s in
@@ -101,28 +101,21 @@ public final class Container: @unchecked Sendable {
 
     /// This container's `Children`, made now if it had none; unretained (it lives as long as this
     /// container): its reference count is a word every thread's requests would write.
-    var children: Ref<Children> {
-        if let made = Ref<Children>(word: childrenAddress.load(ordering: .acquiring)) { return made }
+    var children: Borrowed<Children> {
+        if let made = childrenSlot.load() { return made }
         return madeChildren()
     }
 
     @inline(never)
-    private func madeChildren() -> Ref<Children> {
-        let made = Ref(retaining: Children())
-        let (exchanged, seen) = childrenAddress.compareExchange(expected: 0, desired: made.word,
-                                                                ordering: .acquiringAndReleasing)
-        if exchanged { return made }
-        made.release()
-        return Ref<Children>(word: seen)!
-    }
+    private func madeChildren() -> Borrowed<Children> { childrenSlot.publishOnce(retaining: Children.init) }
 
     /// The parent, unretained (a child keeps its parent): for what each request's child does with
     /// it, which must not write the parent's reference count.
-    package var unretainedParent: Ref<Container>? { parent.map { Ref(unretained: $0) } }
+    package var unretainedParent: Borrowed<Container>? { parent.map { Borrowed($0) } }
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
-        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.object
+        childrenSlot.load()?.object
     }
 
     /// Strict mode: resolves refuse to let a singleton registered here hold a
@@ -137,7 +130,7 @@ public final class Container: @unchecked Sendable {
         // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
         if !isClosed, let parent { parent.children.borrow { $0.withStripe(stripe) { $0.forget(self) } } }
         dropSpareChild()
-        Ref<Children>(word: childrenAddress.load(ordering: .acquiring))?.release()
+        childrenSlot.releaseOwned()
         if hitWordWatched.load(ordering: .acquiring) {
             let word = hitWord
             forEachAncestor { a in
@@ -175,7 +168,7 @@ public final class Container: @unchecked Sendable {
             if isClosed { return nil }
             guard let child = s.spares.popLast() else { return .some(nil) }
             s.open += 1
-            s.live.append(.init(unretained: child))
+            s.live.append(Borrowed(child))
             return .some(child)
         } }
         guard let taken else { throw TetherError.parentFreed }
@@ -272,10 +265,10 @@ public final class Container: @unchecked Sendable {
     public var configuration: UInt {
         @inline(__always) get {
             var sum = version.pointee.load(ordering: .acquiring)
-            var next = parent.map { Ref(unretained: $0) }
+            var next = parent.map { Borrowed($0) }
             while let c = next {
                 sum &+= c.borrow { $0.version.pointee.load(ordering: .acquiring) }
-                next = c.borrow { $0.parent.map { Ref(unretained: $0) } }
+                next = c.borrow { $0.parent.map { Borrowed($0) } }
             }
             return sum
         }
@@ -300,12 +293,12 @@ public final class Container: @unchecked Sendable {
     /// exactly what one from `ancestor` builds, so `ancestor`'s plans serve it (a
     /// child made per request, say). A registration made here meanwhile is ordered
     /// after the resolve that checked.
-    func fallsThroughEmpty(to ancestor: Ref<Container>) -> Bool {
+    func fallsThroughEmpty(to ancestor: Borrowed<Container>) -> Bool {
         let goal = ancestor.opaque
-        var container = Ref(unretained: self)
+        var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
             guard let parent = container.borrow({ c in
-                c.neverRegistered ? c.parent.map { Ref(unretained: $0) } : nil
+                c.neverRegistered ? c.parent.map { Borrowed($0) } : nil
             }) else { return false }
             container = parent
         }
@@ -427,26 +420,26 @@ public final class Container: @unchecked Sendable {
     /// The registration a resolve of `key` from here uses, unretained (it lives
     /// as long as this container), for `resolveRetained(_:arguments:)`.
     @inlinable @inline(__always)
-    package func registrationToResolve(_ key: Key) -> Ref<Registration>? {
+    package func registrationToResolve(_ key: Key) -> Borrowed<Registration>? {
         table.get(key) ?? inheritedRegistration(for: key)
     }
 
     /// `registration(for:)` without retains: registrations live as long as their
     /// container, and parents at least as long as their children.
     @inline(__always)
-    func unretainedRegistration(for key: Key) -> Ref<Registration>? {
+    func unretainedRegistration(for key: Key) -> Borrowed<Registration>? {
         table.get(key) ?? inheritedRegistration(for: key)
     }
 
     /// The registration for `key` in the nearest parent that has one.
     /// (and, first, in this container's small table: `RegistrationTable.getSmall`).
     @usableFromInline @inline(never)
-    func inheritedRegistration(for key: Key) -> Ref<Registration>? {
+    func inheritedRegistration(for key: Key) -> Borrowed<Registration>? {
         if let r = table.getSmall(key) { return r }
-        var next = parent.map { Ref(unretained: $0) }
+        var next = parent.map { Borrowed($0) }
         while let c = next {
             if let r = c.borrow({ $0.table.lookup(key) }) { return r }
-            next = c.borrow { $0.parent.map { Ref(unretained: $0) } }
+            next = c.borrow { $0.parent.map { Borrowed($0) } }
         }
         return nil
     }
@@ -491,26 +484,21 @@ public final class Container: @unchecked Sendable {
     }
 
     /// `resolveRetained(_:arguments:)` of the registration `registrationToResolve` found.
-    package func resolveRetained(_ registration: Ref<Registration>,
+    package func resolveRetained(_ registration: Borrowed<Registration>,
                                 arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Ref<Instance> {
         guard !isClosed else { throw TetherError.containerFreed }
         if let tracer { return try tracedResolve(registration, arguments: arguments, tracer.object) }
         // Unretained: the container keeps its registrations (retired ones too) until it is dismantled.
-        let outcome = registration.borrow { registration -> Result<Ref<Instance>, TetherError> in
-            do throws(TetherError) {
-                try Graph.checkArguments(registration, arguments)
-                let scope = registration.specReference.borrow { $0.scope }
-                if let hit = registration.cachedRetained(scope, in: self) { return .success(hit) }
-                return .success(try Graph.resolve(registration, from: self, arguments: arguments))
-            } catch {
-                return .failure(error)
-            }
+        return try registration.borrow { registration throws(TetherError) in
+            try Graph.checkArguments(registration, arguments)
+            let scope = registration.specReference.borrow { $0.scope }
+            if let hit = registration.cachedRetained(scope, in: self) { return hit }
+            return try Graph.resolve(registration, from: self, arguments: arguments)
         }
-        return try outcome.get()
     }
 
     /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.
-    private func tracedResolve(_ registration: Ref<Registration>, arguments: UnsafeBufferPointer<Argument>,
+    private func tracedResolve(_ registration: Borrowed<Registration>, arguments: UnsafeBufferPointer<Argument>,
                                _ tracer: Tracer) throws(TetherError) -> Ref<Instance> {
         let registration = registration.object
         tracer.emit(.resolveStart, registration.key)
@@ -557,7 +545,7 @@ public final class Container: @unchecked Sendable {
             // The weak scope shares an instance while something holds the instance; a bare object does not.
             guard scope == .singleton else { throw objectMisuse(key) }
             if let hit = registration.borrow({ $0.cached(scope) }) {
-                return Ref<AnyObject>(opaque: hit.pointer).object
+                return Borrowed<AnyObject>(opaque: hit.pointer).object
             }
         }
         return try Graph.resolveObject(registration, from: self)
@@ -604,7 +592,7 @@ public final class Container: @unchecked Sendable {
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
         let (cached, replaced) = state.withLock { s -> (Bool, ScopedEntry?) in
             guard !s.isClosed else { return (false, nil) }
-            return (true, s.scoped.set(ScopedEntry(registration: .init(unretained: registration), instance: instance, sequence: nextSequence())))
+            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())))
         }
         _ = consume replaced
         return cached
@@ -627,7 +615,7 @@ public final class Container: @unchecked Sendable {
             throw TetherError(.invalidArgument, "the container holds an instance of \(key.quoted) already: adopt one made for it only once, "
                 + "before anything resolves it from the container")
         }
-        let instance = Instance.make(pointer: pointer, spec: registration.specReference.retain(), dependencies: 0,
+        let instance = Instance.make(pointer: pointer, spec: registration.specReference.retained(), dependencies: 0,
                                      reference: { _ in fatalError("an adopted instance has no dependencies") })
         defer { instance.release() }  // the cache keeps it
         guard publishScoped(registration, instance.object) else {

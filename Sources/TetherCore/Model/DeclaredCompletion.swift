@@ -22,7 +22,7 @@ open class DeclaredCompletion: Completion, @unchecked Sendable {
 
     /// Completes `instance`; `targets[i]` is the graph's instance for param `i`,
     /// unretained: the graph keeps every one alive until the resolve returns.
-    open func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
+    open func complete(_ instance: Instance, targets: UnsafeBufferPointer<Borrowed<Instance>>) throws(CallbackFailure) {
         fatalError("Tether: \(Self.self) must override complete(_:targets:)")
     }
 
@@ -30,12 +30,12 @@ open class DeclaredCompletion: Completion, @unchecked Sendable {
     /// target it cannot hand over fails the resolve with that error (`CallbackFailure.target`).
     /// (The targets go in a stack buffer: a resolve allocates nothing for them.)
     public final func complete(_ resolver: Resolver, instance: Instance) throws(CallbackFailure) {
-        let failure = withUnsafeTemporaryAllocation(of: Ref<Instance>.self, capacity: max(params.count, 1)) { buffer -> CallbackFailure? in
+        let failure = withUnsafeTemporaryAllocation(of: Borrowed<Instance>.self, capacity: max(params.count, 1)) { buffer -> CallbackFailure? in
             do throws(TetherError) {
                 for (i, param) in params.enumerated() {
                     let target = if case .weak(let key) = param { try resolver.getWeakTarget(key) }
                                  else { try resolver.get(param.key!, backEdge: "declare that target weak", fix: .weakTarget) }
-                    buffer[i] = .init(unretained: target)
+                    buffer[i] = Borrowed(target)
                 }
             } catch {
                 return CallbackFailure(target: error)

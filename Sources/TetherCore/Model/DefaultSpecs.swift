@@ -17,27 +17,25 @@ enum DefaultSpecs {
     }()
 
     /// `key`'s default spec (made now if it is the first), unretained; nil when `key` has no slot.
-    static func spec(for key: Key) -> Ref<InstanceSpec>? {
+    static func spec(for key: Key) -> Borrowed<InstanceSpec>? {
         let id = Int(key.id)
         guard id >> pageBits < maxPages else { return nil }
         let slot = page(id >> pageBits) + (id & (1 << pageBits - 1))
-        if let existing = Ref<InstanceSpec>(word: slot.pointee.load(ordering: .acquiring)) { return existing }
-        let made = Ref(retaining: InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: []))
-        let (exchanged, found) = slot.pointee.compareExchange(expected: 0, desired: made.word,
-                                                              ordering: .acquiringAndReleasing)
-        if exchanged { return made }
-        made.release()
-        return .init(word: found)!
+        return slot.pointee.publishOnce(retaining: {
+            InstanceSpec(key: key, scope: .graph, context: nil, destructor: nil, completions: [])
+        })
     }
 
-    private static func page(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
-        if let page = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: pages[index].load(ordering: .acquiring)) { return page }
+    /// The slots of the keys of page `index` (owned specs, never released).
+    private static func page(_ index: Int) -> UnsafeMutablePointer<AtomicRef<InstanceSpec>> {
+        typealias Slots = UnsafeMutablePointer<AtomicRef<InstanceSpec>>
+        if let page = Slots(bitPattern: pages[index].load(ordering: .acquiring)) { return page }
         let size = 1 << pageBits
-        let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: size)
-        for i in 0..<size { (fresh + i).initialize(to: Atomic(0)) }
+        let fresh = Slots.allocate(capacity: size)
+        for i in 0..<size { (fresh + i).initialize(to: AtomicRef()) }
         let (exchanged, found) = pages[index].compareExchange(expected: 0, desired: UInt(bitPattern: fresh), ordering: .acquiringAndReleasing)
         if exchanged { return fresh }
         fresh.deallocate()
-        return UnsafeMutablePointer<Atomic<UInt>>(bitPattern: found)!
+        return Slots(bitPattern: found)!
     }
 }

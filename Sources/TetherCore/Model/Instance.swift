@@ -21,8 +21,9 @@ public class InstanceSpec: @unchecked Sendable {
     public let destructor: Destructor?
     /// A C destructor, called directly (`destroy`); only ever set while `destructor` is nil.
     nonisolated(unsafe) private(set) final var cDestructor: CDestructor?
-    /// `completions`, each in a box of this spec's (`CompletionBox`), retained until deinit.
-    private let boxes: [Ref<CompletionBox>]
+    /// `completions`, each in a box of this spec's (`CompletionBox`), kept by `boxesHeld`.
+    private let boxes: [Borrowed<CompletionBox>]
+    private let boxesHeld: [CompletionBox]
 
     init(key: Key, scope: Scope, context: UnsafeMutableRawPointer?, destructor: Destructor?, cDestructor: CDestructor? = nil,
          completions: [Completion], defersDrop: Bool = false, holdsObject: Bool = false, hasClientDestructor: Bool = false) {
@@ -31,13 +32,12 @@ public class InstanceSpec: @unchecked Sendable {
         self.context = context
         self.destructor = destructor
         self.cDestructor = destructor == nil ? cDestructor : nil
-        boxes = completions.map { .init(retaining: CompletionBox($0)) }
+        boxesHeld = completions.map(CompletionBox.init)
+        boxes = boxesHeld.map(Borrowed.init)
         self.defersDrop = defersDrop
         self.holdsObject = holdsObject
         self.hasClientDestructor = hasClientDestructor
     }
-
-    deinit { for box in boxes { box.release() } }
 
     /// Whether `reuse` may serve for a spec `with(context:cDestructor:)` would make: nothing
     /// but a C destructor, a context and a scope (no callbacks, no Swift destructor, no object).
@@ -190,10 +190,10 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
         var side: (dependencies: UInt, late: LateEdges?)?
         let word = header.edges
         if word & Self.tagMask == Self.sideTag {
-            side = Ref<WeakRef>(word: word & ~Self.tagMask)!.take().detach()
+            side = OwnedWord<WeakRef>.take(word & ~Self.tagMask)!.detach()
         }
         let pointer = header.pointer
-        let spec = Ref(unretained: header.spec)
+        let spec = Borrowed(header.spec)
         ThreadState.currentReference.borrow { state in
             ReleaseQueue.destroy(state) { spec.borrow { $0.destroy(pointer) } }
             // Released without recursing once per level, so a 10,000-deep chain
@@ -241,7 +241,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
 
     private static func side(_ word: UInt) -> WeakRef? {
         guard word & tagMask == sideTag else { return nil }
-        return Ref<WeakRef>(word: word & ~tagMask)!.object
+        return Borrowed<WeakRef>(word: word & ~tagMask)!.object
     }
 
     /// The side object, if the instance has one.
@@ -254,13 +254,13 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
         var word = edgeWord.pointee.load(ordering: .acquiring)
         while true {
             if let side = Self.side(word) { return side }
-            let side = WeakRef(.init(unretained: self), key: header.spec.key)
+            let side = WeakRef(Borrowed(self), key: header.spec.key)
             side.dependencies = word
-            let installed = Ref(retaining: side)
+            let installed = OwnedWord.make(side)  // the edge word's reference to its side object
             let (exchanged, found) = edgeWord.pointee.compareExchange(
-                expected: word, desired: installed.word | Self.sideTag, ordering: .acquiringAndReleasing)
+                expected: word, desired: installed | Self.sideTag, ordering: .acquiringAndReleasing)
             if exchanged { return side }
-            installed.release()
+            OwnedWord<WeakRef>.release(installed)
             word = found
         }
     }
@@ -273,7 +273,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
     /// instance keeps its side object (a retain would write a shared line).
     var splitCount: SplitCount {
         let word = edgeWord.pointee.load(ordering: .acquiring)
-        return Ref<WeakRef>(word: word & ~Self.tagMask)!.borrow { $0.splitCount }
+        return Borrowed<WeakRef>(word: word & ~Self.tagMask)!.borrow { $0.splitCount }
     }
 
     /// Visits every strong edge target. Caller holds `EdgeLock`.

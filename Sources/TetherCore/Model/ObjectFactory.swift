@@ -33,12 +33,11 @@ public struct ObjectArguments {
     public func object<T: AnyObject>(_ i: Int, as type: T.Type = T.self) -> T {
         precondition(i >= 0 && i < count, "Tether: no param \(i)")
         let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
-        let reference = Ref<AnyObject>(word: word & ~Self.taken)!
         if owns && word & Self.taken == 0 {
             words.storeBytes(of: word | Self.taken, toByteOffset: i &* 8, as: UInt.self)
-            return unsafeDowncast(reference.take(), to: T.self)
+            return unsafeDowncast(OwnedWord<AnyObject>.take(word)!, to: T.self)
         }
-        return unsafeDowncast(reference.object, to: T.self)
+        return unsafeDowncast(Borrowed<AnyObject>(word: word & ~Self.taken)!.object, to: T.self)
     }
 
     /// Param `i`'s object, borrowed for `body` (no reference counting): to use it,
@@ -47,14 +46,14 @@ public struct ObjectArguments {
     public func withObject<T: AnyObject, R>(_ i: Int, as type: T.Type = T.self, _ body: (T) throws -> R) rethrows -> R {
         precondition(i >= 0 && i < count, "Tether: no param \(i)")
         let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
-        return try Ref<T>(word: word & ~Self.taken)!.borrow(body)
+        return try Borrowed<T>(word: word & ~Self.taken)!.borrow(body)
     }
 
     /// After the call (`owns`): releases what the callee did not take.
     func releaseUntaken() {
         for i in 0..<count {
             let word = words.load(fromByteOffset: i &* 8, as: UInt.self)
-            if word & Self.taken == 0 { Ref<AnyObject>(word: word)!.release() }
+            if word & Self.taken == 0 { OwnedWord<AnyObject>.release(word) }
         }
     }
 }
@@ -76,7 +75,7 @@ open class ObjectFactory: Factory, @unchecked Sendable {
 
     /// The object as an instance's pointer (which owns it), for resolves that make instances.
     public final func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
-        Ref(retaining: try make(ObjectArguments(words: UnsafeMutableRawPointer(words), count: count, owns: false))).opaque
+        Handoff.give(try make(ObjectArguments(words: UnsafeMutableRawPointer(words), count: count, owns: false)))
     }
 }
 
@@ -95,12 +94,12 @@ open class ObjectCompletion: DeclaredCompletion, @unchecked Sendable {
     }
 
     /// For resolves that make instances: the targets' objects.
-    public final override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Ref<Instance>>) throws(CallbackFailure) {
+    public final override func complete(_ instance: Instance, targets: UnsafeBufferPointer<Borrowed<Instance>>) throws(CallbackFailure) {
         guard instance.spec.holdsObject, targets.allSatisfy({ $0.borrow(\.spec.holdsObject) }) else {
             throw CallbackFailure(reason: "an ObjectCompletion completes and targets ObjectFactory registrations only", code: .invalidArgument)
         }
         var words = targets.map { UInt64(UInt(bitPattern: $0.borrow(\.pointer))) }
-        let object = Ref<AnyObject>(opaque: instance.pointer).object
+        let object = Borrowed<AnyObject>(opaque: instance.pointer).object
         let failure = words.withUnsafeMutableBytes { buffer -> CallbackFailure? in
             do throws(CallbackFailure) {
                 try complete(object, with: ObjectArguments(words: buffer.baseAddress ?? UnsafeMutableRawPointer(bitPattern: 8)!,
@@ -122,4 +121,4 @@ enum ObjectOutcome {
 }
 
 /// The destructor of an `ObjectFactory` registration's instances: the release of its object.
-let releaseObject: Destructor = { pointer, _ in Ref<AnyObject>(opaque: pointer).release() }
+let releaseObject: Destructor = { pointer, _ in Handoff<AnyObject>.release(pointer) }

@@ -12,20 +12,20 @@ extension Registration {
     /// Unretained: the registration keeps every plan it had.
     /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
     @inline(__always)
-    func plan(from container: Container, _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+    func plan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard container.usesPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {  // unretained: the owner is read without a count, as on the way here
-            let owner = Ref(unretained: self.container)
+            let owner = Borrowed(self.container)
             guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
             configuration = owner.borrow { $0.configuration }
         }
         let address = planAddress.load(ordering: .acquiring)
         if address == Self.noMorePlans { return nil }
         if address != 0 {
-            let plan = Ref<Plan>(word: address)!
+            let plan = Borrowed<Plan>(word: address)!
             if plan.borrow({ $0.configuration == configuration }) {
                 return plan.borrow { $0.declines } ? nil : plan
             }
@@ -38,7 +38,7 @@ extension Registration {
     public var hasCurrentPlan: Bool {
         let address = planAddress.load(ordering: .acquiring)
         guard address != 0, address != Self.noMorePlans else { return false }
-        let plan = Ref<Plan>(word: address)!.object
+        let plan = Borrowed<Plan>(word: address)!.object
         return !plan.declines && plan.configuration == container.configuration
     }
 
@@ -60,15 +60,15 @@ extension Registration {
     /// through an earlier child whose registrations had the same shape serves
     /// it, else one is recorded now. Nil when the graph must resolve it.
     @inline(never)
-    private func childPlan(from child: Container, _ owner: Ref<Container>,
-                           _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
-        guard let parent = child.parent.map({ Ref(unretained: $0) }),
+    private func childPlan(from child: Container, _ owner: Borrowed<Container>,
+                           _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        guard let parent = child.parent.map({ Borrowed($0) }),
               parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
         let configuration = owner.borrow { $0.configuration }
         let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
-            let plan = Ref<Plan>(word: address)!
+            let plan = Borrowed<Plan>(word: address)!
             if plan.borrow({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
         }
         return otherChildPlan(from: child, configuration, locals)
@@ -78,14 +78,14 @@ extension Registration {
     /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
     @inline(never)
     private func otherChildPlan(from child: Container, _ configuration: UInt,
-                                _ locals: UnsafeMutablePointer<Ref<Registration>>) -> Ref<Plan>? {
+                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
             return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
         }
         if let found {
-            withRare { $0.childPlan.store(Ref(unretained: found).word, ordering: .releasing) }
-            return .init(unretained: found)
+            withRare { $0.childPlan.store(Borrowed(found).word, ordering: .releasing) }
+            return .init(found)
         }
         // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
         let plan = Plan.record(self, configuration: configuration, child: child)
@@ -101,15 +101,15 @@ extension Registration {
             }
             rare.childPlans.append(plan)
             rare.kept.append(plan)
-            rare.childPlan.store(Ref(unretained: plan).word, ordering: .releasing)
+            rare.childPlan.store(Borrowed(plan).word, ordering: .releasing)
             return true
         }
         guard installed, let plan, plan.bind(child, locals) else { return nil }
-        return .init(unretained: plan)
+        return .init(plan)
     }
 
     @inline(never)
-    private func recordPlan(_ configuration: UInt) -> Ref<Plan>? {
+    private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
         let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
@@ -119,9 +119,9 @@ extension Registration {
             }
             rare.plans += 1
             rare.kept.append(plan)
-            planAddress.store(Ref(unretained: plan).word, ordering: .releasing)
+            planAddress.store(Borrowed(plan).word, ordering: .releasing)
             return true
         }
-        return installed && !plan.declines ? .init(unretained: plan) : nil
+        return installed && !plan.declines ? .init(plan) : nil
     }
 }

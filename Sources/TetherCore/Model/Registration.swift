@@ -1,13 +1,15 @@
 import Synchronization
 
 /// A key's factory, declared parameters, scope, destructor and completion
-/// callbacks, plus the scope's cache. Owned by one container.
+/// callbacks. Owned by one container. Its caches live in types of their own: the
+/// published singleton (`PublishedSingleton`; its slots: `SingletonSlot`; the ABI's
+/// loans: `SingletonLoan`), the weak scope's instance (`WeakCache`, in `rare`), the
+/// plans (Registration+Plans.swift); this type decides when they may change.
 ///
 /// Reads on the resolve path take no lock: the current spec is published
 /// through an atomic and every spec stays alive as long as the registration, so
 /// a reader never sees one freed; singletons are read through slots that live as
-/// long as the registration (`SingletonSlot`, its own file; the ABI's loans of them:
-/// `SingletonLoan`). Weak-scope hits and writers (configuration,
+/// long as the registration. Weak-scope hits and writers (configuration,
 /// publication, reset) take `lock`, a spin lock held for a few instructions.
 /// Fields are ordered so the object fits a 120-byte allocation (a 128-byte malloc chunk): what only some
 /// registrations need (the weak scope's cache, kept objects, observed edges) lives in `rare`,
@@ -39,24 +41,21 @@ public final class Registration: @unchecked Sendable {
     /// a replacement keeps the place of what it replaced. Written and read under the container's lock.
     var order: UInt64 = 0
 
-    /// The current spec, retained (released by `install` or deinit), read
-    /// unretained by lock-free readers.
-    private let specAddress = Atomic<UInt>(0)
-    /// The current singleton slot, or 0 (unretained; `firstSlot` and `rare.kept` hold every
-    /// slot as long as the registration, so a reader never sees one freed).
-    @usableFromInline let singletonAddress = Atomic<UInt>(0)
-    /// The plan of resolves from `container` (`Plan`), unretained (`rare.kept`
+    /// The current spec, owned (+1: given up by `install` or deinit) unless `sharedSpecBit`
+    /// says it is its key's default (+0), read borrowed by lock-free readers.
+    private let specSlot = AtomicRef<InstanceSpec>()
+    /// The published singleton (writers hold `lock`).
+    @usableFromInline let singleton = PublishedSingleton()
+    /// The plan of resolves from `container` (`Plan`), +0 (`rare.kept`
     /// holds every one), or 0 until the first (Registration+Plans.swift).
     let planAddress = Atomic<UInt>(0)
-    /// The retained `Rare`, or 0: made on first use, under `lock`, and never
+    /// The `Rare`, owned (+1), or empty: made on first use, under `lock`, and never
     /// replaced until deinit, so lock-free readers (`noteEdge`) may load it.
-    private let rareAddress = Atomic<UInt>(0)
+    private let rareSlot = AtomicRef<Rare>()
 
     final class Rare {
-        /// Weak scope: the cached instance, if still alive.
-        var weakCache = WeakBox(nil)
-        /// `Registration.weakEpoch`; written under the registration's lock.
-        let weakEpoch = Atomic<UInt>(Registration.emptyWeakEpoch)
+        /// Weak scope: the cached instance; written under the registration's lock.
+        var weak = WeakCache()
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
@@ -69,35 +68,28 @@ public final class Registration: @unchecked Sendable {
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var childDeclines = 0
         let observed = ObservedEdgeList()
-        /// Weak scope: the binding's reviver (`revived`), and the pointer of the last instance
-        /// published (nil once a reset or the like emptied the cache); written under the lock.
-        var reviver: (any Reviver)?
-        var weakPointer: UnsafeMutableRawPointer?
     }
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
     @inline(__always)
     func withRare<T>(_ body: (Rare) -> T) -> T? {
-        Ref<Rare>(word: rareAddress.load(ordering: .acquiring))?.borrow(body)
+        rareSlot.load()?.borrow(body)
     }
 
     /// Caller holds `lock`.
     var rareForWriting: Rare {
         if let rare = withRare({ $0 }) { return rare }
         let made = Rare()
-        rareAddress.store(Ref(retaining: made).word, ordering: .releasing)
+        rareSlot.publish(retaining: made)
         return made
     }
 
     /// A word the embedding layer keeps with the registration (the ABI: its handle).
     public let attachment = Atomic<UInt>(0)
-    /// The first spec replaced once visible (retained, or 0), kept here rather
-    /// than in `rare`: a context set right after registering (a registration made
-    /// per request) then makes no `Rare`. Written under `lock`; in the object.
-    private var firstReplacedSpec: UInt = 0
-    /// The first singleton slot published (retained, or 0), kept here rather than in `rare`
-    /// for the same reason: a request's value (published once) then makes no `Rare`. Under `lock`.
-    private var firstSlot: UInt = 0
+    /// The first spec replaced once visible, kept here rather than in `rare`: a context
+    /// set right after registering (a registration made per request) then makes no `Rare`.
+    /// Written under `lock`; in the object.
+    private var firstReplacedSpec: InstanceSpec?
     /// Whether its published singleton may be lent (`SingletonLoan`): not a value a
     /// child container provides (a request's), whose unpublishing at the child's free
     /// then needs no heavy barrier (`Container.drop`). Written before the registration is visible.
@@ -109,8 +101,6 @@ public final class Registration: @unchecked Sendable {
     private static var retiredBit: UInt8 { 1 }
     private static var visibleBit: UInt8 { 2 }
     private static var sharedSpecBit: UInt8 { 4 }
-    /// `weakEpoch` before anything was published.
-    fileprivate static var emptyWeakEpoch: UInt { 1 }
 
     init(key: Key, params: [Param], factory: Factory, container: Container, holdsObject: Bool = false) {
         precondition(params.count < Int(Self.argumentsBit), "Tether: more than 32,767 params")
@@ -137,35 +127,28 @@ public final class Registration: @unchecked Sendable {
     /// The spec a new registration starts with: its key's default (`DefaultSpecs`) if it has one.
     private func installFirstSpec(holdsObject: Bool) {
         if !holdsObject, let shared = DefaultSpecs.spec(for: key) {
-            specAddress.store(shared.word, ordering: .releasing)
+            specSlot.publish(shared)
             flags = Self.sharedSpecBit
         } else {
             let spec = InstanceSpec(key: key, scope: .graph, context: nil, destructor: holdsObject ? releaseObject : nil,
                                     completions: [], holdsObject: holdsObject)
-            specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
+            specSlot.publish(retaining: spec)
             flags = 0
         }
     }
 
     /// A spec of this registration's own that nothing else references, kept when it was revived
-    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), retained, or 0. Written under `lock`.
-    private var spareSpec: UInt = 0
+    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), or nil. Written under `lock`.
+    private var spareSpec: InstanceSpec?
 
     /// Lets go of the specs this registration owns (not its key's default); with `keepingSpare`,
     /// keeps the current one as `spareSpec` if it may serve again.
     private func releaseSpecs(keepingSpare: Bool = false) {
-        if flags & Self.sharedSpecBit == 0 {
-            var spec = specReference.take()
-            if keepingSpare, spareSpec == 0, isKnownUniquelyReferenced(&spec), spec.isReusable {
-                spareSpec = Ref(retaining: spec).word
-            }
+        if flags & Self.sharedSpecBit == 0, var spec = specSlot.take()?.take() {
+            if keepingSpare, spareSpec == nil, isKnownUniquelyReferenced(&spec), spec.isReusable { spareSpec = spec }
         }
-        if let spec = Ref<InstanceSpec>(word: spareSpec), !keepingSpare {
-            spec.release()
-            spareSpec = 0
-        }
-        Ref<InstanceSpec>(word: firstReplacedSpec)?.release()
-        firstReplacedSpec = 0
+        if !keepingSpare { spareSpec = nil }
+        firstReplacedSpec = nil
     }
 
     /// Whether a container that lets go of this registration may keep it to serve a later
@@ -175,16 +158,16 @@ public final class Registration: @unchecked Sendable {
     /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
     /// more). Caller holds the container's lock.
     var isRevivable: Bool {
-        (rareAddress.load(ordering: .relaxed) == 0 && firstSlot == 0 || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singletonAddress.load(ordering: .relaxed) == 0 && !specReference.borrow { $0.holdsObject }
+        (rareSlot.isEmpty && singleton.isEmpty || isValue) && planAddress.load(ordering: .relaxed) == 0
+            && singleton.current.isEmpty && !specReference.borrow { $0.holdsObject }
     }
 
     /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
     /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
     /// container was dismantled: no reader is left).
     func revived() -> Registration {
-        Ref<Rare>(word: rareAddress.exchange(0, ordering: .relaxed))?.release()
-        releaseFirstSlot()
+        rareSlot.releaseOwned()
+        singleton.forgetFirst()
         releaseSpecs(keepingSpare: true)
         installFirstSpec(holdsObject: false)
         attachment.store(0, ordering: .relaxed)
@@ -192,16 +175,10 @@ public final class Registration: @unchecked Sendable {
         return self
     }
 
-    /// Lets go of `firstSlot`, which nothing reads any more (deinit, `revived`).
-    private func releaseFirstSlot() {
-        Ref<SingletonSlot>(word: firstSlot)?.release()
-        firstSlot = 0
-    }
-
     deinit {
-        releaseFirstSlot()
+        singleton.forgetFirst()  // first, as before the slots `rare` kept
         releaseSpecs()
-        withRare { Ref(unretained: $0).release() }
+        rareSlot.releaseOwned()
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
 
@@ -230,8 +207,8 @@ public final class Registration: @unchecked Sendable {
     public var spec: InstanceSpec { specReference.object }
 
     /// The current spec, unretained: every spec lives as long as its registration.
-    var specReference: Ref<InstanceSpec> {
-        @inline(__always) get { Ref(word: specAddress.load(ordering: .acquiring))! }
+    var specReference: Borrowed<InstanceSpec> {
+        @inline(__always) get { specSlot.load()! }
     }
 
     public var isLive: Bool { lock.withSpinLock { flags & Self.retiredBit == 0 } }
@@ -243,14 +220,13 @@ public final class Registration: @unchecked Sendable {
 
     /// Makes `spec` current. Caller holds `lock`.
     private func install(_ spec: InstanceSpec) {
-        let old = specReference
-        specAddress.store(Ref(retaining: spec).word, ordering: .releasing)
+        let old = specSlot.exchange(retaining: spec)!  // one store: readers always find a spec
         if flags & Self.sharedSpecBit != 0 {
-            flags &= ~Self.sharedSpecBit  // immortal: nothing to release or keep
+            flags &= ~Self.sharedSpecBit  // immortal (+0 here): nothing to release or keep
         } else if flags & Self.visibleBit == 0 {
             old.release()
-        } else if firstReplacedSpec == 0 {
-            firstReplacedSpec = old.word
+        } else if firstReplacedSpec == nil {
+            firstReplacedSpec = old.take()
         } else {
             rareForWriting.kept.append(old.take())
         }
@@ -306,9 +282,9 @@ public final class Registration: @unchecked Sendable {
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
-                spareSpec = 0
-                return old.take().reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
+            if spec.isReusable, let old = spareSpec {
+                spareSpec = nil
+                return old.reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
             }
             return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -318,9 +294,9 @@ public final class Registration: @unchecked Sendable {
     /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
     func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
         installChanged { spec in
-            if spec.isReusable, let old = Ref<InstanceSpec>(word: spareSpec) {
-                spareSpec = 0
-                return old.take().reuse(scope: .singleton, context: context, cDestructor: cDestructor)
+            if spec.isReusable, let old = spareSpec {
+                spareSpec = nil
+                return old.reuse(scope: .singleton, context: context, cDestructor: cDestructor)
             }
             return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
         }
@@ -350,11 +326,9 @@ public final class Registration: @unchecked Sendable {
     func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
         switch scope {
         case .singleton:
-            let address = singletonAddress.load(ordering: .acquiring)
-            guard address != 0 else { return nil }
-            return Ref<SingletonSlot>(word: address)!.borrow { $0.retained }
+            return singleton.retained()
         case .weak:
-            return lock.withSpinLock { withRare { $0.weakCache.retained } ?? nil }
+            return lock.withSpinLock { withRare { $0.weak.retained } ?? nil }
         case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
             return nil
         }
@@ -365,9 +339,7 @@ public final class Registration: @unchecked Sendable {
     /// published or its slot let go: then `cachedRetained` answers.
     @inline(__always)
     func cachedSplitReference() -> Ref<Instance>? {
-        let address = singletonAddress.load(ordering: .acquiring)
-        guard address != 0 else { return nil }
-        return Ref<SingletonSlot>(word: address)!.borrow { $0.splitReference() }
+        singleton.splitReference()
     }
 
     /// `cached(_:)`, with the container-scoped instance `container` holds.
@@ -387,13 +359,9 @@ public final class Registration: @unchecked Sendable {
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
             switch instance.spec.scope {
             case .singleton:
-                if firstSlot == 0 { firstSlot = Ref(retaining: slot!).word } else { rareForWriting.kept.append(slot!) }
-                singletonAddress.store(Ref(unretained: slot!).word, ordering: .releasing)
+                singleton.publish(slot!) { rareForWriting.kept.append($0) }
             case .weak:
-                let rare = rareForWriting
-                rare.weakCache = WeakBox(instance)
-                rare.weakPointer = instance.pointer
-                if rare.weakEpoch.load(ordering: .relaxed) & 1 != 0 { rare.weakEpoch.add(1, ordering: .releasing) }
+                rareForWriting.weak.publish(instance)
             case .graph, .transient, .container:  // not published here (container scope: `Container.publishScoped`)
                 break
             }
@@ -412,12 +380,12 @@ public final class Registration: @unchecked Sendable {
     /// again after the library's instance died (Python's weak scope) reuses it
     /// only while the epoch is even and the one it read when it last did.
     public var weakEpoch: UInt {
-        withRare { $0.weakEpoch.load(ordering: .acquiring) } ?? Self.emptyWeakEpoch
+        withRare { $0.weak.epoch.load(ordering: .acquiring) } ?? WeakCache.emptyEpoch
     }
 
     /// Sets the binding's reviver of this weak-scoped registration's instances (nil: none).
     public func setReviver(_ reviver: (any Reviver)?) {
-        lock.withSpinLock { rareForWriting.reviver = reviver }
+        lock.withSpinLock { rareForWriting.weak.reviver = reviver }
     }
 
     /// A weak-scoped instance for a resolve that found the weak cache without a live one: the
@@ -428,9 +396,7 @@ public final class Registration: @unchecked Sendable {
     /// it still holds it (an answer other than that pointer is not taken).
     func revivedObject() -> UnsafeMutableRawPointer? {
         let asked = lock.withSpinLock { () -> (any Reviver, UnsafeMutableRawPointer)? in
-            guard let rare = withRare({ $0 }), let reviver = rare.reviver, let pointer = rare.weakPointer,
-                  rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return nil }
-            return (reviver, pointer)
+            withRare { $0.weak.revivable } ?? nil
         }
         guard let (reviver, pointer) = asked, let answer = reviver.revive(pointer) else { return nil }
         precondition(answer == pointer, "Tether: a reviver answered another object than the one it was asked for")
@@ -440,7 +406,7 @@ public final class Registration: @unchecked Sendable {
     /// A failed resolve made a weak-scoped object at `pointer`: if that is the address of the
     /// last one published (which is dead, then), there is no object to revive any more.
     func forgetPublished(at pointer: UnsafeMutableRawPointer) {
-        lock.withSpinLock { _ = withRare { rare in if rare.weakPointer == pointer { rare.weakPointer = nil } } }
+        lock.withSpinLock { _ = withRare { $0.weak.forgetPublished(at: pointer) } }
     }
 
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
@@ -458,19 +424,9 @@ public final class Registration: @unchecked Sendable {
 
     /// Caller holds `lock`.
     private func clearCaches() -> Dropped? {
-        let forgot = withRare { rare -> Bool in
-            guard rare.weakEpoch.load(ordering: .relaxed) & 1 == 0 else { return false }
-            rare.weakCache = WeakBox(nil)
-            rare.weakPointer = nil
-            rare.weakEpoch.add(1, ordering: .releasing)
-            return true
-        }
-        if forgot == true { container.cachesChanged() }  // after the forgetting, as for singletons below
-        // Lenders' recheck pairs with this store through `SlotBridge.unpublishBarrier` (SingletonLoan).
-        let address = singletonAddress.exchange(0, ordering: .acquiringAndReleasing)
-        guard address != 0 else { return nil }
+        if withRare({ $0.weak.forget() }) == true { container.cachesChanged() }  // after the forgetting, as for singletons below
+        guard let slot = singleton.unpublish() else { return nil }
         container.cachesChanged()  // after the exchange: see Container.cacheVersionAddresses
-        let slot = Ref<SingletonSlot>(word: address)!.object
         return slot.takeStrong().map { Dropped(instance: $0, slot: slot, sequence: slot.sequence) }
     }
 

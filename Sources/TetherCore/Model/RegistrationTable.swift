@@ -84,7 +84,7 @@ final class RegistrationTable: @unchecked Sendable {
         func release() {
             if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small) {
                 if releasesEntries {
-                    RegistrationTable.forEachSmallEntry(block) { Ref<Registration>(word: $0)!.release() }
+                    RegistrationTable.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) }
                 }
                 if keepsBlock {
                     for i in 0..<1 + 2 * RegistrationTable.smallKeys { block[i].store(0, ordering: .relaxed) }
@@ -106,9 +106,9 @@ final class RegistrationTable: @unchecked Sendable {
         for i in 0..<Int(entries[0].load(ordering: .relaxed)) {
             let address = entries[2 + 2 * i].load(ordering: .relaxed)
             guard address != 0 else { continue }
-            var registration = Ref<Registration>(word: address)!.take()
-            let kept = isKnownUniquelyReferenced(&registration) && registration.isRevivable && keepSpare(address)
-            _ = Ref(retaining: registration)  // the entry's reference: kept in `spares`, or still the entry's
+            // The entry's reference: kept in `spares`, or still the entry's.
+            let kept = OwnedWord<Registration>.isOnlyReference(address)
+                && Borrowed<Registration>(word: address)!.borrow { $0.isRevivable } && keepSpare(address)
             if kept { entries[2 + 2 * i].store(0, ordering: .relaxed) }
         }
     }
@@ -135,10 +135,10 @@ final class RegistrationTable: @unchecked Sendable {
         for i in 0..<Self.smallKeys {
             let address = slots[i].load(ordering: .acquiring)
             guard address != 0 else { continue }
-            let registration = Ref<Registration>(word: address)!
+            let registration = Borrowed<Registration>(word: address)!
             guard registration.borrow({ $0.key == key && fits($0) }),
                   slots[i].compareExchange(expected: address, desired: 0, ordering: .acquiringAndReleasing).exchanged else { continue }
-            return registration.take()
+            return OwnedWord<Registration>.take(address)
         }
         return nil
     }
@@ -148,13 +148,13 @@ final class RegistrationTable: @unchecked Sendable {
 
     deinit {
         if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
-            if smallOwns { Self.forEachSmallEntry(block) { Ref<Registration>(word: $0)!.release() } }
+            if smallOwns { Self.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) } }
             block.deallocate()
         }
         UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
         if let spares {
             for i in 0..<Self.smallKeys {
-                Ref<Registration>(word: spares[i].load(ordering: .acquiring))?.release()
+                OwnedWord<Registration>.release(spares[i].load(ordering: .acquiring))
             }
             spares.deallocate()
         }
@@ -164,7 +164,7 @@ final class RegistrationTable: @unchecked Sendable {
     /// Releases the entries of the levels whose top block is at `levels` and frees their blocks, and `retiredTops`.
     private static func release(levels: UInt, _ retiredTops: [UnsafeMutableRawPointer]) {
         if let block = UnsafeMutableRawPointer(bitPattern: levels) {
-            forEachEntry(in: block) { Ref<Registration>(word: $0)!.release() }
+            forEachEntry(in: block) { OwnedWord<Registration>.release($0) }
             forEachGroup(in: block) { group in
                 for j in 0..<groupSize { UnsafeMutablePointer<Atomic<UInt>>(bitPattern: group[j].load(ordering: .relaxed))?.deallocate() }
                 group.deallocate()
@@ -186,7 +186,7 @@ final class RegistrationTable: @unchecked Sendable {
     /// `getSmall` (`lookup` asks both), kept off this path so that a root's
     /// lookups, inlined into the hit paths, cost what they did.
     @inlinable @inline(__always)
-    func get(_ key: Key) -> Ref<Registration>? {
+    func get(_ key: Key) -> Borrowed<Registration>? {
         let id = Int(key.id)
         let groupIndex = id >> (Self.chunkBits + Self.groupBits)
         guard let block = UnsafeMutableRawPointer(bitPattern: top.load(ordering: .acquiring)),
@@ -198,16 +198,16 @@ final class RegistrationTable: @unchecked Sendable {
         guard chunk != 0 else { return nil }
         let entry = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: chunk)![id & (Self.chunkSize - 1)].load(ordering: .acquiring)
         guard entry != 0 else { return nil }
-        return Ref<Registration>(word: entry)!
+        return Borrowed<Registration>(word: entry)!
     }
 
     /// The entry for `key`, wherever it is.
     @inline(__always)
-    func lookup(_ key: Key) -> Ref<Registration>? { get(key) ?? getSmall(key) }
+    func lookup(_ key: Key) -> Borrowed<Registration>? { get(key) ?? getSmall(key) }
 
     /// The entry for `key` in the small block, if the table is small (or was:
     /// a reader that still sees `top` 0 finds the moved entries there).
-    func getSmall(_ key: Key) -> Ref<Registration>? {
+    func getSmall(_ key: Key) -> Borrowed<Registration>? {
         let id = key.id
         guard top.load(ordering: .acquiring) == 0,
               let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) else { return nil }
@@ -216,7 +216,7 @@ final class RegistrationTable: @unchecked Sendable {
         while i < 1 + 2 * count {
             if block[i].load(ordering: .relaxed) == UInt(id) {
                 let address = block[i + 1].load(ordering: .acquiring)
-                return address == 0 ? nil : Ref<Registration>(word: address)!
+                return address == 0 ? nil : Borrowed<Registration>(word: address)!
             }
             i += 2
         }
@@ -254,9 +254,9 @@ final class RegistrationTable: @unchecked Sendable {
         var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .relaxed))
         let count = block.map { Int($0[0].load(ordering: .relaxed)) } ?? 0
         for i in 0..<count where block![1 + 2 * i].load(ordering: .relaxed) == UInt(key.id) {
-            let address = registration.map { Ref(retaining: $0).word } ?? 0
+            let address = OwnedWord.make(registration)
             let old = block![2 + 2 * i].exchange(address, ordering: .acquiringAndReleasing)
-            return (old == 0 ? nil : Ref<Registration>(word: old)!.take(), ())
+            return (OwnedWord<Registration>.take(old), ())
         }
         guard let registration else { return (nil, ()) }
         if count < Self.smallKeys {
@@ -271,7 +271,7 @@ final class RegistrationTable: @unchecked Sendable {
                 }
             }
             block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
-            block![2 + 2 * count].store(Ref(retaining: registration).word, ordering: .relaxed)
+            block![2 + 2 * count].store(OwnedWord.make(registration), ordering: .relaxed)
             block![0].store(UInt(count + 1), ordering: .releasing)
             if count == 0 { small.store(UInt(bitPattern: block!), ordering: .releasing) }
             return (nil, ())
@@ -281,7 +281,7 @@ final class RegistrationTable: @unchecked Sendable {
         migrating = true  // the levels are built aside, then published at once
         var moved: [(Key, Registration)] = []
         Self.forEachSmallEntry(full) { address in
-            let r = Ref<Registration>(word: address)!.take()
+            let r = OwnedWord<Registration>.take(address)!
             moved.append((r.key, r))
         }
         for (key, r) in moved { _ = replaceInLevels(key, with: r) }
@@ -309,12 +309,12 @@ final class RegistrationTable: @unchecked Sendable {
         guard let group = Self.made(Self.groups(of: block!) + groupIndex, size: Self.groupSize, if: registration != nil),
               let chunk = Self.made(group + ((id >> Self.chunkBits) & (Self.groupSize - 1)), size: Self.chunkSize + 1,
                                     if: registration != nil) else { return nil }
-        let address = registration.map { Ref(retaining: $0).word } ?? 0
+        let address = OwnedWord.make(registration)
         let bit: UInt = 1 << UInt(id & (Self.chunkSize - 1))
         let mask = chunk[Self.chunkSize].load(ordering: .relaxed)
         chunk[Self.chunkSize].store(registration == nil ? mask & ~bit : mask | bit, ordering: .relaxed)
         let old = chunk[id & (Self.chunkSize - 1)].exchange(address, ordering: .acquiringAndReleasing)
-        return old == 0 ? nil : Ref<Registration>(word: old)!.take()
+        return OwnedWord<Registration>.take(old)
     }
 
     /// The zeroed array of `size` atomic words at `slot`, made and published now
@@ -380,10 +380,10 @@ final class RegistrationTable: @unchecked Sendable {
     func forEach(_ body: (Registration) -> Void) {
         let word = top.load(ordering: .acquiring)
         if word == 0, let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
-            Self.forEachSmallEntry(block) { Ref<Registration>(word: $0)!.borrow(body) }
+            Self.forEachSmallEntry(block) { Borrowed<Registration>(word: $0)!.borrow(body) }
             return
         }
         guard let block = UnsafeMutableRawPointer(bitPattern: word) else { return }
-        Self.forEachEntry(in: block) { Ref<Registration>(word: $0)!.borrow(body) }
+        Self.forEachEntry(in: block) { Borrowed<Registration>(word: $0)!.borrow(body) }
     }
 }

@@ -16,7 +16,7 @@ struct ScopedEntries {
     }
 
     func instance(of registration: Registration) -> Instance? {
-        position(Ref(unretained: registration).opaque).map { entries[$0].instance }
+        position(Borrowed(registration).opaque).map { entries[$0].instance }
     }
 
     private mutating func reindex() {

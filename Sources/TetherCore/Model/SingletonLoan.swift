@@ -12,19 +12,19 @@ import Synchronization
 @usableFromInline
 package struct SingletonLoan {
     /// Unretained: the registration outlives every loan of its singletons.
-    @usableFromInline let registration: Ref<Registration>
+    @usableFromInline let registration: Borrowed<Registration>
     @usableFromInline let address: UInt
 
-    @usableFromInline init(registration: Ref<Registration>, address: UInt) {
+    @usableFromInline init(registration: Borrowed<Registration>, address: UInt) {
         self.registration = registration
         self.address = address
     }
 
     @inlinable @inline(__always)
-    package func lend() -> Ref<Instance> {
-        Ref<SingletonSlot>(word: address)!.borrow { slot in
+    package func lend() -> Borrowed<Instance> {
+        Borrowed<SingletonSlot>(word: address)!.borrow { slot in
             slot.markLent()
-            return slot.unretained
+            return slot.unretained.borrowed
         }
     }
 
@@ -35,7 +35,7 @@ package struct SingletonLoan {
     /// to compare, never to dereference (the instance may be gone already).
     @inlinable @inline(__always)
     package var pointer: UnsafeMutableRawPointer {
-        Ref<SingletonSlot>(word: address)!.borrow { $0.pointer }
+        Borrowed<SingletonSlot>(word: address)!.borrow { $0.pointer }
     }
 }
 
@@ -52,14 +52,14 @@ extension Registration {
     /// The published singleton, to hand out without a retain (see `SingletonLoan`).
     @inlinable @inline(__always)
     package func singletonLoan() -> SingletonLoan? {
-        let address = singletonAddress.load(ordering: .acquiring)
+        let address = singleton.current.loadWord()
         guard address != 0 else { return nil }
-        return SingletonLoan(registration: .init(unretained: self), address: address)
+        return SingletonLoan(registration: .init(self), address: address)
     }
 
     /// Relaxed: the lender's barrier before it orders it after the loan's record.
     @inlinable @inline(__always)
     func stillPublished(_ address: UInt) -> Bool {
-        singletonAddress.load(ordering: .relaxed) == address
+        singleton.current.loadWordRelaxed() == address
     }
 }

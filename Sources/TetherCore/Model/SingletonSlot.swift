@@ -66,7 +66,7 @@ final class SingletonSlot: @unchecked Sendable {
     /// references remain, they hold one reference between them, kept here and
     /// released by the last of them (`SplitEdge.release`).
     private func letGoOfSplit() {
-        if let strong, let split = weak.closeSplitCount(), !split.kill() { _ = Ref(retaining: strong) }
+        if let strong, let split = weak.closeSplitCount(), !split.kill() { SplitEdge.holdForRemaining(strong) }
     }
 }
 

@@ -60,7 +60,7 @@ final class Tracer: @unchecked Sendable {
     }
 
     /// A spec for one instance made while tracing: `spec` whose destructor first reports the destruction.
-    func spec(for spec: Ref<InstanceSpec>) -> Ref<InstanceSpec> {
+    func spec(for spec: Borrowed<InstanceSpec>) -> Ref<InstanceSpec> {
         let original = spec.object
         let key = original.key
         let traced = InstanceSpecCopy(copying: original, owner: original, destructor: { [self] pointer, _ in
@@ -81,15 +81,15 @@ extension Container {
     public func setTrace(_ hook: TraceHook?) {
         let tracer = madeTracer()
         tracer.set(hook)
-        traceWord.store(hook == nil ? 0 : Ref(unretained: tracer).word, ordering: .releasing)
+        traceWord.store(hook == nil ? 0 : Borrowed(tracer).word, ordering: .releasing)
         configurationChanged()
     }
 
     /// The tracer while a hook is set; nil (one load) otherwise.
     @inline(__always)
-    var tracer: Ref<Tracer>? {
+    var tracer: Borrowed<Tracer>? {
         let word = traceWord.load(ordering: .acquiring)
-        return word == 0 ? nil : Ref<Tracer>(word: word)!
+        return word == 0 ? nil : Borrowed<Tracer>(word: word)!
     }
 
     /// Whether a trace hook is set (the hit paths give way to the traced one).

@@ -80,7 +80,7 @@ extension Registration {
         if container.unretainedParent != nil { lendsSingleton = false }  // (no count on the parent)
         // One spec with the scope and the context (not yet visible: nothing cached to clear).
         installSpec(self)
-        let instance = Instance.make(pointer: pointer, spec: specReference.retain(), dependencies: 0,
+        let instance = Instance.make(pointer: pointer, spec: specReference.retained(), dependencies: 0,
                                      reference: { _ in fatalError("a value has no dependencies") })
         SharedCache.publish(self, instance.object, in: nil)
         instance.release()  // the cache keeps it

@@ -17,7 +17,7 @@ public final class WeakRef: @unchecked Sendable {
     /// the target only while holding it, so it never touches freed memory.
     private let lock = Atomic<Bool>(false)
     /// Unretained; nil once the instance is being destroyed.
-    private var target: Ref<Instance>?
+    private var target: Borrowed<Instance>?
     /// The instance's constructor edge word while this object holds its edges
     /// (the instance's deinit takes it).
     var dependencies: UInt = 0
@@ -31,7 +31,7 @@ public final class WeakRef: @unchecked Sendable {
     private let splitWord = Atomic<UInt>(0)
     private static var closedBit: UInt { 1 }
 
-    init(_ instance: Ref<Instance>, key: Key) {
+    init(_ instance: Borrowed<Instance>, key: Key) {
         target = instance
         self.key = key
     }
@@ -80,11 +80,8 @@ public final class WeakRef: @unchecked Sendable {
     /// release on the way, for callers that store it unmanaged).
     @inline(__always)
     func upgradeRetained() -> Ref<Instance>? {
-        lock.withSpinLock { () -> Ref<Instance>? in
-            // A count that already reached zero is not revived: the instance is being destroyed.
-            guard let target, swift_tryRetain(target.opaque) != nil else { return nil }
-            return target
-        }
+        // A count that already reached zero is not revived: the instance is being destroyed.
+        lock.withSpinLock { target?.tryRetained() }
     }
 
     /// For the instance's deinit: no upgrade succeeds from now on; hands over

@@ -10,11 +10,16 @@
 /// - **+0, borrowed** (`Ref(unretained:)`, `object`, `borrow`): the caller knows
 ///   something else keeps the object alive for as long as it is used; `borrow`
 ///   lends it to a closure without a retain/release pair (the stdlib's guaranteed
-///   reference).
+///   reference). A value that is only ever borrowed is a `Borrowed` instead
+///   (Borrowed.swift), which cannot release what it refers to.
 /// - **+1, owned** (`Ref(retaining:)`, `retain`, `release`, `take`): the holder of
 ///   the word owns one strong reference and gives it up exactly once.
 /// - **as a word** (`word`, `Ref(word:)`, `opaque`, `Ref(opaque:)`): for atomics,
 ///   tagged words and C, which hold the address and not the type.
+///
+/// Published words, words in a table's blocks and a +1 handed through C have
+/// helpers of their own (AtomicRef.swift, Handoff.swift): outside Runtime/, a
+/// `Ref` is a +1 handed over.
 ///
 /// Everything is `@inlinable @inline(__always)`: a `Ref` compiles to the same
 /// instructions as the `Unmanaged` it wraps (profiled: benchmarks/c/profile.sh).

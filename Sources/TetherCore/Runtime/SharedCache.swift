@@ -195,7 +195,7 @@ final class SharedCache: @unchecked Sendable {
                 if !held.made { return .createUnderOuter }
                 throw Reentry.unfinished(registration.key, path: path())
             }
-            let state = Ref<ThreadState>(opaque: thread)
+            let state = Borrowed<ThreadState>(opaque: thread)
             if state.borrow({ $0.noWait }) {
                 state.borrow { $0.blocked = true }
                 throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
@@ -247,7 +247,7 @@ final class SharedCache: @unchecked Sendable {
     /// it waits for) waits for this thread: then this resolve starts over
     /// (`.backOff`) if it can, else makes one in the cycle that can start over, or
     /// fails with both paths when none can. Also `.backOff` when wounded while waiting.
-    private func wait(for cell: Cell, in stripe: Stripe, _ state: Ref<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
+    private func wait(for cell: Cell, in stripe: Stripe, _ state: Borrowed<ThreadState>, canBackOff: Bool) throws(TetherError) -> Claim? {
         let me = state.opaque
         // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
         let myPath = state.borrow { Reentry.constructing($0).map { $0.borrow { $0.key } } } + [cell.name]
@@ -273,7 +273,7 @@ final class SharedCache: @unchecked Sendable {
                 pthread_mutex_unlock(victimStripe.mutex)
                 break  // and wait: the victim lets go of its cells
             }
-            let holder = Ref<ThreadState>(opaque: next.owner).object
+            let holder = Borrowed<ThreadState>(opaque: next.owner).object
             guard let waited = holder.waitingOn, chain.count < 64 else { break }
             chain.append((holder.waitingPath, waited.name))
             holders.append(holder)

@@ -12,20 +12,24 @@ enum SplitEdge {
     /// Drops a split reference to `instance`; the last one after its slot let go
     /// releases the strong reference they held.
     @inline(__always)
-    static func release(_ instance: Ref<Instance>) {
-        if instance.borrow({ $0.splitCount.release() }) { instance.release() }
+    static func release(_ instance: Borrowed<Instance>) {
+        if instance.borrow({ $0.splitCount.release() }) { Ref<Instance>(word: instance.word)!.release() }
     }
 
     /// Another split reference, for a holder of one.
     @inline(__always)
-    static func retain(_ instance: Ref<Instance>) {
+    static func retain(_ instance: Borrowed<Instance>) {
         instance.borrow { $0.splitCount.retain() }
     }
 
+    /// The strong reference the split references left hold between them once the slot let go
+    /// (`SingletonSlot`): the last `release` gives it up.
+    static func holdForRemaining(_ instance: Instance) { _ = Ref(retaining: instance) }
+
     /// Turns a split reference into an ordinary one (a rare path that needs
     /// one: a graph failing half-way makes separate instances).
-    static func makeOrdinary(_ instance: Ref<Instance>) {
-        _ = instance.retain()
+    static func makeOrdinary(_ instance: Borrowed<Instance>) {
+        _ = instance.retained()
         release(instance)
     }
 }

@@ -39,18 +39,18 @@ struct ThreadSpecs {
 
     /// The thread's copy of `spec`, retained for a new instance.
     @inline(__always)
-    func retainedCopy(of spec: Ref<InstanceSpec>) -> Ref<InstanceSpec> {
+    func retainedCopy(of spec: Borrowed<InstanceSpec>) -> Ref<InstanceSpec> {
         retainedCopy(of: spec, owner: spec.opaque)
     }
 
     /// The thread's copy of `spec` (the root's) keeping `plan` alive, retained for a new block.
     @inline(__always)
-    func retainedCopy(of spec: Ref<InstanceSpec>, in plan: Ref<Plan>) -> Ref<InstanceSpec> {
+    func retainedCopy(of spec: Borrowed<InstanceSpec>, in plan: Borrowed<Plan>) -> Ref<InstanceSpec> {
         retainedCopy(of: spec, owner: plan.opaque)
     }
 
     @inline(__always)
-    private func retainedCopy(of spec: Ref<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Ref<InstanceSpec> {
+    private func retainedCopy(of spec: Borrowed<InstanceSpec>, owner: UnsafeMutableRawPointer) -> Ref<InstanceSpec> {
         let address = UInt(bitPattern: owner)
         // A set: two adjacent entries, chosen by a multiplicative hash of the address.
         let set = entries + Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> 59) * 2
@@ -62,7 +62,7 @@ struct ThreadSpecs {
     /// Makes the copy and puts it first in `set`, the first entry moving to the
     /// second and what was there evicted.
     @inline(never)
-    private func miss(_ set: UnsafeMutablePointer<Entry>, _ spec: Ref<InstanceSpec>,
+    private func miss(_ set: UnsafeMutablePointer<Entry>, _ spec: Borrowed<InstanceSpec>,
                       _ owner: UnsafeMutableRawPointer) -> Ref<InstanceSpec> {
         let copy = Ref<InstanceSpec>(retaining: 
             InstanceSpecCopy(copying: spec.object, owner: Ref<AnyObject>(opaque: owner).object))

@@ -29,7 +29,7 @@ final class ThreadState {
 
     init() {
         graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
-        graph.thread = Ref(unretained: self).opaque
+        graph.thread = Borrowed(self).opaque
     }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
@@ -47,7 +47,7 @@ final class ThreadState {
     /// Set when one did.
     var blocked = false
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
-    var nestedGraphs: [Ref<Graph>] = []
+    var nestedGraphs: [Borrowed<Graph>] = []
     /// What a binding's replay of a described plan constructs on this thread, outermost first
     /// (`Reentry.enterReplay`), and how many of them each enter added, for its leave.
     var replaying: [Registration] = []
@@ -72,7 +72,7 @@ final class ThreadState {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
-            Ref<ThreadState>(opaque: raw!).release()
+            Handoff<ThreadState>.release(raw!)  // the thread's reference (`makeCurrent`)
         }
         keyWord.store(UInt(k) + 1, ordering: .releasing)
         return k
@@ -81,19 +81,19 @@ final class ThreadState {
     /// The calling thread's state, unretained (the thread keeps it until it exits).
     /// The key is read from a statically initialized word, not the lazy `key`
     /// (whose every read is a once-check).
-    static var currentReference: Ref<ThreadState> {
+    static var currentReference: Borrowed<ThreadState> {
         @inline(__always) get {
             let word = keyWord.load(ordering: .acquiring)
-            if word != 0, let raw = pthread_getspecific(pthread_key_t(word - 1)) { return Ref(opaque: raw) }
+            if word != 0, let raw = pthread_getspecific(pthread_key_t(word - 1)) { return Borrowed(opaque: raw) }
             return makeCurrent()
         }
     }
 
     @inline(never)
-    private static func makeCurrent() -> Ref<ThreadState> {
-        if let raw = pthread_getspecific(key) { return Ref(opaque: raw) }
-        let state = Ref(retaining: ThreadState())
-        pthread_setspecific(key, state.opaque)
-        return state
+    private static func makeCurrent() -> Borrowed<ThreadState> {
+        if let raw = pthread_getspecific(key) { return Borrowed(opaque: raw) }
+        let state = Handoff.give(ThreadState())
+        pthread_setspecific(key, state)
+        return Borrowed(opaque: state)
     }
 }

@@ -64,9 +64,13 @@ struct ReferenceWords<Element: AnyObject> {
     static var none: UInt { moved }
 
     /// The element at `i`, unretained (the words or whoever took it hold it).
-    subscript(i: Int) -> Ref<Element> {
-        @inline(__always) get { Ref(word: base[i] & ~Self.moved)! }
+    subscript(i: Int) -> Borrowed<Element> {
+        @inline(__always) get { Borrowed(word: base[i] & ~Self.moved)! }
     }
+
+    /// The word at `i` as the reference it holds (owned or not: the callers below say).
+    @inline(__always)
+    private func reference(_ i: Int) -> Ref<Element> { Ref(word: base[i] & ~Self.moved)! }
 
     /// Stores an element at `i`, taking over the caller's reference.
     @inline(__always)
@@ -76,9 +80,9 @@ struct ReferenceWords<Element: AnyObject> {
     @inline(__always)
     func take(_ i: Int) -> Ref<Element> {
         let word = base[i]
-        if word & Self.moved != 0 { return self[i].retain() }
+        if word & Self.moved != 0 { return self[i].retained() }
         base[i] = word | Self.moved
-        return self[i]
+        return reference(i)
     }
 
     /// The element at `i` for a new owner, and whether the words' own reference
@@ -87,9 +91,9 @@ struct ReferenceWords<Element: AnyObject> {
     @inline(__always)
     func move(_ i: Int) -> (element: Ref<Element>, owned: Bool) {
         let word = base[i]
-        if word & Self.moved != 0 { return (self[i], false) }
+        if word & Self.moved != 0 { return (reference(i), false) }
         base[i] = word | Self.moved
-        return (self[i], true)
+        return (reference(i), true)
     }
 
     /// Takes a new reference to the element at `i` if its own was moved out (none: nothing).
@@ -97,13 +101,13 @@ struct ReferenceWords<Element: AnyObject> {
     func reown(_ i: Int) {
         guard base[i] & Self.moved != 0, base[i] != Self.none else { return }
         base[i] &= ~Self.moved
-        _ = self[i].retain()
+        _ = self[i].retained()
     }
 
     /// Releases the element at `i` unless its reference was moved out (or there is none).
     @inline(__always)
     func releaseUnmoved(_ i: Int) {
-        if base[i] & Self.moved == 0 { self[i].release() }
+        if base[i] & Self.moved == 0 { reference(i).release() }
     }
 }
 
@@ -120,7 +124,7 @@ struct ReferenceStack<Element: AnyObject> {
     private var words: ReferenceWords<Element> { @inline(__always) get { ReferenceWords(base: base!) } }
 
     /// The element at `i`, unretained (the stack or whoever took it holds it).
-    subscript(i: Int) -> Ref<Element> {
+    subscript(i: Int) -> Borrowed<Element> {
         @inline(__always) get { words[i] }
     }
 
