@@ -369,6 +369,127 @@ static void a_failed_resolve_destroys_what_it_made_once_and_caches_nothing(void)
     CHECK(Single.dropped == 2);
 }
 
+/* A request's child resolving through a plan (the second resolve of a key from any child records
+ * it): the CONTAINER-scoped step is made once per child, over the child's value and the root's
+ * cached singleton, kept by the child and let go of at its free, after what was made later. */
+static void a_container_step_is_made_once_per_child_by_the_plan(void) {
+    kind Single = {"Single", 0, 0}, S = {"S", 0, 0}, H = {"H", 0, 0}, V1 = {"V1", 0, 0}, V2 = {"V2", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Req"));
+    reg(root, &Single, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(root, &S, TETHER_SCOPE_CONTAINER, "Req", "Single");
+    reg(root, &H, TETHER_SCOPE_GRAPH, "S", NULL);
+    tether_ref *r;
+    release((resolve(root, "Single", &r), r));      /* cached, so plans take it */
+    for (int round = 0; round < 3; round++) {       /* the first records, the others replay */
+        kind *v = round % 2 ? &V2 : &V1;
+        tether_container *child = new_container_in(root);
+        node *value = value_of(v);
+        CHECK_OK(tether_provide_value(child, "Req", value, drop_logged, v));
+        tether_ref *h1, *h2;
+        node *a = resolve(child, "H", &h1), *b = resolve(child, "H", &h2);
+        CHECK(a != b && a->a == b->a);              /* one S per child, in both graphs */
+        CHECK(a->a->a == value && a->a->b->k == &Single);
+        CHECK(S.made == round + 1);
+        release(h1);
+        release(h2);
+        CHECK(S.dropped == round);                  /* the child keeps it */
+        order[0] = 0;
+        CHECK_OK(tether_container_free(child));
+        CHECK(strcmp(order, round % 2 ? "S V2 " : "S V1 ") == 0);
+    }
+    CHECK(S.dropped == 3 && H.made == 6 && H.dropped == 6 && Single.made == 1 && Single.dropped == 0);
+    CHECK_OK(tether_container_free(root));
+    CHECK(Single.dropped == 1);
+}
+
+/* A resolve whose plan made a CONTAINER-scoped step and then failed destroys it, caches nothing
+ * (the next resolve makes it again) and leaves the cached singleton it took alone. */
+static void a_failed_plan_destroys_its_container_step_and_caches_nothing(void) {
+    kind Single = {"Single", 0, 0}, S = {"S", 0, 0}, Top = {"Top", 0, 0}, V = {"V", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Req"));
+    reg(root, &Single, TETHER_SCOPE_SINGLETON, NULL, NULL);
+    reg(root, &S, TETHER_SCOPE_CONTAINER, "Req", "Single");
+    tether_param fp[] = {TETHER_CONTEXT};
+    CHECK_OK(tether_register(root, "F", (tether_fn)make_failing, fp, 1, NULL));
+    reg(root, &Top, TETHER_SCOPE_GRAPH, "S", "F");
+    tether_ref *r;
+    release((resolve(root, "Single", &r), r));
+    for (int round = 0; round < 2; round++) {       /* built, then replayed by the plan */
+        tether_container *child = new_container_in(root);
+        CHECK_OK(tether_provide_value(child, "Req", value_of(&V), drop_logged, &V));
+        order[0] = 0;
+        CHECK_STATUS(tether_resolve(child, "Top", &r), TETHER_E_FACTORY_FAILED);
+        CHECK_ERROR_HAS("no connection");
+        CHECK(strcmp(order, "S ") == 0);            /* made, then destroyed once */
+        CHECK(S.made == 2 * round + 1 && S.dropped == 2 * round + 1);
+        node *s = resolve(child, "S", &r);          /* nothing was cached */
+        CHECK(S.made == 2 * round + 2 && s->a->k == &V);
+        release(r);
+        CHECK_OK(tether_container_free(child));
+        CHECK(S.dropped == 2 * round + 2 && V.dropped == round + 1);
+    }
+    CHECK(Top.made == 0 && Single.made == 1 && Single.dropped == 0);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* A value for a key a parent declared is the child's (a slot, no registration): a reset keeps it,
+ * the child's descendants see it, registering the key in the child hides it and lets go of it. */
+static void a_declared_value_lives_with_its_child(void) {
+    kind H = {"H", 0, 0}, V = {"V", 0, 0}, R = {"R", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Req"));
+    reg(root, &H, TETHER_SCOPE_GRAPH, "Req", NULL);
+    tether_container *mid = new_container_in(root), *leaf = new_container_in(mid);
+    node *value = value_of(&V);
+    CHECK_OK(tether_provide_value(mid, "Req", value, drop_logged, &V));
+    CHECK_OK(tether_reset(mid, TETHER_SCOPE_CONTAINER)); /* a value is not a cache */
+    tether_ref *a, *b;
+    for (int i = 0; i < 3; i++) {                   /* built, recorded, replayed */
+        CHECK(resolve(leaf, "H", &a)->a == value);
+        release(a);
+    }
+    CHECK(resolve(leaf, "Req", &a) == value);
+    CHECK_STATUS(tether_resolve(root, "H", &b), TETHER_E_NOT_FOUND); /* the root has none */
+    reg(mid, &R, TETHER_SCOPE_GRAPH, NULL, NULL);   /* an unrelated key changes nothing */
+    CHECK(V.dropped == 0);
+    reg_node(mid, "Req", &R, TETHER_SCOPE_GRAPH, NULL, NULL, drop_logged);
+    CHECK(V.dropped == 0);                          /* hidden; the handle still holds it */
+    CHECK(resolve(leaf, "H", &b)->a->k == &R);
+    release(b);
+    release(a);
+    CHECK(V.dropped == 1);                          /* let go of with the registration that hid it */
+    CHECK_OK(tether_container_free(leaf));
+    CHECK_OK(tether_container_free(mid));
+    CHECK(V.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* A test's override of a declared key in the root reaches the children that provide it (their
+ * values are slots under the declaration, which the override covers); cleared, they see their own. */
+static void an_override_of_a_declared_key_reaches_childrens_values(void) {
+    kind H = {"H", 0, 0}, V = {"V", 0, 0}, F = {"F", 0, 0};
+    tether_container *root = new_container();
+    CHECK_OK(tether_declare_value(root, "Req"));
+    reg(root, &H, TETHER_SCOPE_GRAPH, "Req", NULL);
+    tether_container *child = new_container_in(root);
+    node *value = value_of(&V), *fake = value_of(&F);
+    CHECK_OK(tether_provide_value(child, "Req", value, drop_logged, &V));
+    tether_ref *r;
+    CHECK(resolve(child, "H", &r)->a == value);
+    release(r);
+    CHECK_OK(tether_override(root, "Req", fake, drop_logged, &F));
+    CHECK(resolve(child, "H", &r)->a == fake);
+    release(r);
+    CHECK_OK(tether_override_clear(root, "Req"));
+    CHECK(resolve(child, "H", &r)->a == value && F.dropped == 1);
+    release(r);
+    CHECK_OK(tether_container_free(child));
+    CHECK(V.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 static void reregistering_drops_the_cached_singleton_once(void) {
     kind Old = {"Old", 0, 0}, New = {"New", 0, 0};
     tether_container *c = new_container();
@@ -399,5 +520,9 @@ int main(void) {
     RUN(a_cycle_goes_in_reverse_completion_order);
     RUN(a_failed_resolve_destroys_what_it_made_once_and_caches_nothing);
     RUN(reregistering_drops_the_cached_singleton_once);
+    RUN(a_container_step_is_made_once_per_child_by_the_plan);
+    RUN(a_failed_plan_destroys_its_container_step_and_caches_nothing);
+    RUN(a_declared_value_lives_with_its_child);
+    RUN(an_override_of_a_declared_key_reaches_childrens_values);
     return harness_finish();
 }

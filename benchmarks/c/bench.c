@@ -738,6 +738,8 @@ static int shapes_setup(shape_ctx *x) {
     tether_param greeter[] = { TETHER_I64, TETHER_DEP("Settings") };
     tether_param handlerv[] = { TETHER_DEP("Request"), TETHER_DEP("Svc") };
     tether_param session[] = { TETHER_DEP("Request"), TETHER_DEP("Db") }, handlerp[] = { TETHER_DEP("Session") };
+    /* The request's value declared, as the README's per-request pattern does (RQV, RP provide it; RQ1 registers it). */
+    TRY("declare Request", tether_declare_value(c, "Request"));
     if (shape_reg(c, "HandlerV", (tether_fn)make2, handlerv, 2, TETHER_SCOPE_GRAPH) ||
         shape_reg(c, "Session", (tether_fn)make2, session, 2, TETHER_SCOPE_CONTAINER) ||
         shape_reg(c, "HandlerP", (tether_fn)make1, handlerp, 1, TETHER_SCOPE_GRAPH))

@@ -109,7 +109,7 @@ final class Graph {
             let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
             if let alone = plan, !alone.borrow({ $0.completes }) {
-                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments) }) {
+                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined: the graph builds it
                 case .failure(let error): return .failure(error)
@@ -485,7 +485,15 @@ final class Graph {
             throw Reentry.cycle(key, outer: outer[i...], path: path)
         }
         let scope = spec.borrow { $0.scope }
-        guard scope.isShared else { return nil }
+        guard scope.isShared else {
+            // A declared value key: the value a container on the way provides, else its factory reports it missing.
+            guard registration.borrow({ $0.isDeclaredValue }),
+                  let hit = registration.borrow({ r in lookup.borrow { $0.providedValue(of: r) } }) else { return nil }
+            if let tracer { tracer.emit(.cacheHit, key, hit.borrow { $0.pointer }) }
+            let index = alive.append(hit)
+            table.set(registration, GraphTable.state(index))
+            return index
+        }
         // Unretained: a parent's registration is shared by every thread's requests (no count written).
         var found = registration.borrow { cache in
             lookup.borrow { container in SharedCache.cached(cache, scope, in: container) }

@@ -20,8 +20,12 @@ public final class Container: @unchecked Sendable {
         /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
         var detached: [Registration] = []
         var isClosed = false
-        /// Container-scoped instances made by resolves from here, by registration.
+        /// Container-scoped instances made by resolves from here, by registration, and the
+        /// values provided here for keys a parent declared (`provideValue`).
         var scoped = ScopedEntries()
+        /// The spec of the last value provided here with a C destructor, kept across a close:
+        /// a reused child's next value of the key fills it in place once nothing else holds it.
+        var spareValueSpec: InstanceSpec?
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
         var tracer: Tracer?
@@ -384,8 +388,10 @@ public final class Container: @unchecked Sendable {
         try Registration.check(registration.params, scope: registration.specReference.borrow { $0.scope }, key: key)
         registration.markVisible()
         var undecorated: [Registration] = []
+        var cachesHere = false
         let replaced: Registration?? = state.withLock { s in
             if s.isClosed { return nil }
+            cachesHere = !s.scoped.isEmpty
             registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
             let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
@@ -402,6 +408,9 @@ public final class Container: @unchecked Sendable {
             drop(consume dropped)
         }
         if !undecorated.isEmpty { retireAll(undecorated) }
+        // A value provided here for a parent's declared key (a slot, `provideValue`) goes with the
+        // registration that now hides it, as a value registration replaced would.
+        if cachesHere { drop(takeScoped { $0.isDeclaredValue && $0.key == key && $0.container !== self }) }
         return (registration, replaced)
     }
 
@@ -569,7 +578,7 @@ public final class Container: @unchecked Sendable {
 
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
-        if scope == .container { return drop(takeScoped { _ in true }) }
+        if scope == .container { return drop(takeScoped { !$0.isDeclaredValue }) }  // values stay (`provideValue`)
         let registrations = state.withLock { _ in table.all() }
         drop(registrations.compactMap { $0.reset(scope) })
     }

@@ -24,6 +24,9 @@ public final class Registration: @unchecked Sendable {
     /// The number of declared parameters (below `argumentsBit`), and
     /// `argumentsBit` when one of them is a runtime argument (the hit path asks).
     @usableFromInline let paramInfo: UInt16
+    /// A declared value key (`Container.declareValue`): its instances are the values
+    /// descendants provide, kept in their caches (`Container.providedValue(of:)`).
+    public let isDeclaredValue: Bool
     /// Guards the `var`s below.
     let lock = Atomic<Bool>(false)
     /// `retiredBit` and `visibleBit`: the registration was retired; replaced
@@ -109,6 +112,7 @@ public final class Registration: @unchecked Sendable {
         let hasArguments = params.contains { if case .argument = $0 { true } else { false } }
         paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
         self.factory = factory
+        isDeclaredValue = factory is DeclaredValueFactory
         self.container = container
         installFirstSpec(holdsObject: holdsObject)
         let area = _getUnsafePointerToStoredProperties(self)

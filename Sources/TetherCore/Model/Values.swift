@@ -40,11 +40,22 @@ extension Container {
     /// factory call: cached like a singleton (a reset leaves it) until the
     /// container closes or `key` is registered again here, then `destructor`
     /// runs once, when the last holder lets go of it.
+    ///
+    /// A key a parent declared (`declareValue`, a request's value) takes a slot: an entry of
+    /// this container's cache under the declaring registration (`providedValue(of:)`), no
+    /// registration of its own; the declaring registration is returned. Any other key
+    /// becomes a registration of this container's, as `register`.
     @discardableResult
     public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
                              destructor: Destructor?, defersDrop: Bool = false) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         // Checked first, so a refused value is not destroyed (only a free racing with this call gets past it).
         guard !isClosed else { throw TetherError.containerFreed }
+        if let declared = declaredElsewhere(key) {
+            try holdProvidedValue(pointer, of: declared) { _ in
+                InstanceSpec(key: key, scope: .container, context: context, destructor: destructor, completions: [], defersDrop: defersDrop)
+            }
+            return (declared.object, nil)
+        }
         // A value of the key this container had before it was freed and reopened (a request's child,
         // kept for the next request) serves again: a request's value then makes no registration.
         return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
@@ -59,9 +70,63 @@ extension Container {
     public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
                              cDestructor: CDestructor?) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
         guard !isClosed else { throw TetherError.containerFreed }  // as above
+        if let declared = declaredElsewhere(key) {
+            try holdProvidedValue(pointer, of: declared) { s in
+                // The previous request's spec of the key (a reused child), if only this container holds it.
+                if s.spareValueSpec?.key == key, isKnownUniquelyReferenced(&s.spareValueSpec!) {
+                    return s.spareValueSpec!.reuse(scope: .container, context: context, cDestructor: cDestructor)
+                }
+                let spec = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
+                s.spareValueSpec = spec
+                return spec
+            }
+            return (declared.object, nil)
+        }
         return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer) { $0.setValueSpec(context: context, cDestructor: cDestructor) }
         }
+    }
+}
+
+extension Container {
+    /// The declared value key `key` resolves to from here, when a parent declared it (a value
+    /// provided here then takes a slot, `holdProvidedValue`); nil for any other key.
+    private func declaredElsewhere(_ key: Key) -> Borrowed<Registration>? {
+        guard let registration = unretainedRegistration(for: key),
+              registration.borrow({ $0.isDeclaredValue && $0.container !== self }) else { return nil }
+        return registration
+    }
+
+    /// Keeps the value `pointer` (its spec `makeSpec(state)`, under the lock) in this container's cache under
+    /// `declared`, as a container-scoped instance of it, dropped with the others (last made
+    /// first) when the container closes; a value provided before is let go of. Nothing is
+    /// made when the container was closed meanwhile (the destructor does not run).
+    private func holdProvidedValue(_ pointer: UnsafeMutableRawPointer, of declared: Borrowed<Registration>,
+                                   _ makeSpec: (inout State) -> InstanceSpec) throws(TetherError) {
+        let replaced = state.withLock { s -> ScopedEntry?? in
+            guard !s.isClosed else { return nil }
+            let instance = Instance.make(pointer: pointer, spec: .init(retaining: makeSpec(&s)), dependencies: 0,
+                                         reference: { _ in fatalError("a value has no dependencies") })
+            return .some(s.scoped.set(ScopedEntry(registration: declared, instance: instance.take(), sequence: nextSequence())))
+        }
+        guard let replaced else { throw TetherError.containerFreed }
+        _ = consume replaced  // outside the lock: it may be the old value's last reference
+        // What a resolve from here builds changed, as a registration would change it (layers that
+        // cache answers by these words, and plans recorded for a child with values, see it).
+        configurationChanged()
+    }
+
+    /// The value a container between here (included) and `declared`'s own (excluded) provides
+    /// for the declared value key `declared`, the nearest; retained.
+    func providedValue(of declared: Registration) -> Ref<Instance>? {
+        let goal = Borrowed(declared.container).opaque
+        var container = Borrowed(self)
+        while container.opaque != goal {  // unretained, as `configuration` walks the chain
+            if let hit = container.borrow({ c in c.state.withLock { $0.scoped.instance(of: declared) } }) { return .init(retaining: hit) }
+            guard let parent = container.borrow({ $0.parent.map { Borrowed($0) } }) else { return nil }
+            container = parent
+        }
+        return nil
     }
 }
 
@@ -88,6 +153,4 @@ extension Registration {
 
     /// A provided value (`Container.provideValue`): not a cache, so resets keep it.
     var isValue: Bool { factory is ValueFactory }
-    /// A declared value key (`Container.declareValue`).
-    public var isDeclaredValue: Bool { factory is DeclaredValueFactory }
 }

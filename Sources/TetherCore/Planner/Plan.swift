@@ -20,12 +20,20 @@
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
-/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`).
-protocol StepBinding { static var bindsLocals: Bool { get } }
+/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`), and whether it
+/// reads the request (`Plan.RequestRun`): specialized per type, so a plan without either reads neither.
+protocol StepBinding {
+    static var bindsLocals: Bool { get }
+    static var readsRequest: Bool { get }
+}
 /// A plan's own steps only.
-enum OwnSteps: StepBinding { static var bindsLocals: Bool { false } }
+enum OwnSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { false } }
 /// A child's plan: local steps take the registrations `Plan.bind` bound.
-enum ChildSteps: StepBinding { static var bindsLocals: Bool { true } }
+enum ChildSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { false } }
+/// `OwnSteps` of a plan with value or container steps.
+enum OwnRequestSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { true } }
+/// `ChildSteps` of a plan with value or container steps.
+enum ChildRequestSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { true } }
 
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
@@ -131,10 +139,26 @@ final class Plan: @unchecked Sendable {
     private var hasShared: Bool { !sharedSteps.isEmpty }
     /// The made steps, in creation order.
     private let madeSteps: UnsafeBufferPointer<Int>
+    /// The container-scoped steps (`Step.isContainer`), in creation order: each taken from the
+    /// resolving container's cache, or made by the run and published there when the run succeeds.
+    private let containerSteps: UnsafeBufferPointer<Int>
+    private var hasContainer: Bool { !containerSteps.isEmpty }
+    /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
+    private let readsRequest: Bool
+    /// The steps (bits) some container step takes: held by ordinary references, not split
+    /// ones (`runBlock`), since the container step's instance keeps its own edges.
+    private let containerInputs: UInt64
+    /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
+    static var maxContainerSteps: Int { 4 }
 
     struct SharedStep {
         let step: Int
         let scope: Scope
+        /// A declared value key's step: the value the resolving container provides
+        /// (`Container.providedValue(of:)`), not a cache of the registration's.
+        let isValue: Bool
+        /// A singleton a block takes by a split reference (`runBlock`): no container step takes it.
+        var splits = false
     }
 
     /// What `runBlock` copies into every block it makes (`BlockTemplate`).
@@ -200,6 +224,7 @@ final class Plan: @unchecked Sendable {
         localParams.deallocate()
         sharedSteps.deallocate()
         madeSteps.deallocate()
+        containerSteps.deallocate()
         template.deallocate()
     }
 
@@ -223,7 +248,9 @@ final class Plan: @unchecked Sendable {
                  locals: [LocalShape] = [], localParams: [Param] = []) {
         var steps = steps
         var words = InstanceBlock.firstOffset
-        for i in steps.indices where !steps[i].isShared {
+        // A container step's instance is its container's (cached there), so it is an
+        // external edge of the block, as a shared step's, never a record in it.
+        for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
             let first = steps[i].firstInput
             let slots = inputs[first ..< first + steps[i].registration.borrow { $0.params.count }]
             for input in slots where Plan.isStep(input) { steps[input].blockCount += 1 }
@@ -233,7 +260,7 @@ final class Plan: @unchecked Sendable {
         }
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
-        let made = steps.count { !$0.isShared }
+        let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
             step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope } } == .singleton
@@ -242,10 +269,22 @@ final class Plan: @unchecked Sendable {
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
-        sharedSteps = Plan.copy(steps.indices.filter { steps[$0].isShared }.map { i in
-            SharedStep(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } })
-        })
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
+        containerSteps = Plan.copy(steps.indices.filter { steps[$0].isContainer })
+        var containerInputs: UInt64 = 0
+        for i in steps.indices where steps[i].isContainer {
+            let first = steps[i].firstInput
+            for input in inputs[first ..< first + steps[i].registration.borrow({ $0.params.count })] where Plan.isStep(input) {
+                containerInputs |= 1 << UInt64(input)
+            }
+        }
+        self.containerInputs = containerInputs
+        var shared = steps.indices.filter { steps[$0].isShared }.map { i in
+            steps[i].registration.borrow { r in SharedStep(step: i, scope: r.specReference.borrow { $0.scope }, isValue: r.isDeclaredValue) }
+        }
+        for n in shared.indices { shared[n].splits = shared[n].scope == .singleton && containerInputs & 1 << UInt64(shared[n].step) == 0 }
+        sharedSteps = Plan.copy(shared)
+        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
@@ -266,7 +305,7 @@ final class Plan: @unchecked Sendable {
         if words > 0 {
             let block = InstanceBlock(words: template.baseAddress!)
             let root = steps.count - 1
-            for i in 0...root where !steps[i].isShared {
+            for i in 0...root where !steps[i].isShared && !steps[i].isContainer {
                 let offset = steps[i].blockOffset
                 if i < root {
                     pointers.append(Patch(word: InstanceBlock.pointerWord(at: offset), step: i))
@@ -280,7 +319,7 @@ final class Plan: @unchecked Sendable {
                 let spec = i == root ? nil : steps[i].spec ?? steps[i].registration.borrow { $0.specReference }
                 block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in
                     for input in inputs[first ..< first + slots] where Plan.isStep(input) {
-                        if steps[input].isShared {
+                        if steps[input].isShared || steps[input].isContainer {
                             shared.append(Patch(word: entry, step: input))
                             add(0)
                         } else {
@@ -299,9 +338,10 @@ final class Plan: @unchecked Sendable {
     /// Records the plan for `root` resolved from its own container, or nil when
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
     static func record(_ root: Registration, configuration: UInt) -> Plan? {
-        guard !root.spec.scope.isShared else { return nil }
+        guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
         var recorder = Recorder(lookup: root.container, allowsArguments: true)
-        guard recorder.visit(Borrowed(root)) != nil else { return nil }
+        recorder.makesContainer = true
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
     }
 
@@ -316,6 +356,7 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared else { return nil }
         var recorder = Recorder(lookup: child)
         recorder.recordsLocals = true
+        recorder.makesContainer = true
         // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
         // own registrations: a local step's is the recording child's, so such graphs are built.
         guard recorder.visit(Borrowed(root)) != nil, !recorder.locals.isEmpty,
@@ -371,6 +412,26 @@ final class Plan: @unchecked Sendable {
     struct Locals<B: StepBinding> {
         let base: UnsafeMutablePointer<Borrowed<Registration>>
         var arguments: UnsafePointer<Argument>? = nil
+        /// For a plan that `readsRequest`: what its run reads of the request (else nil).
+        var request: UnsafeMutablePointer<RequestRun>? = nil
+    }
+
+    /// What a run of a plan that `readsRequest` reads: the resolving container (its values,
+    /// the cache its container steps go to), the calling thread's `ThreadState` (the cells'
+    /// owner) and the run's `ContainerClaims` words.
+    struct RequestRun {
+        let resolving: Borrowed<Container>
+        let thread: UnsafeMutableRawPointer
+        let claims: UnsafeMutablePointer<UInt>
+    }
+
+    /// A run's container steps, in `1 + maxContainerSteps` words: word 0 has the bit of each
+    /// step taken from the resolving container's cache; word `1 + n` the retained creation cell
+    /// (`SharedCache.Cell`) claimed for `containerSteps[n]`, or 0.
+    private struct ContainerClaims {
+        let words: UnsafeMutablePointer<UInt>
+        @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
+        @inline(__always) func cell(_ n: Int) -> Ref<SharedCache.Cell>? { Ref(word: words[1 + n]) }
     }
 
     struct Recorder {
@@ -388,6 +449,12 @@ final class Plan: @unchecked Sendable {
         /// RESOLVER slots), with no completion callback: then whether the resolving container holds
         /// one already changes no other step.
         var allowsContainer = false
+        /// Whether container-scoped registrations become steps the core's run makes
+        /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
+        /// slots may also take singletons (values provided in a child are singleton-scoped), at
+        /// most `maxContainerSteps`, in plans without completion callbacks (`containerWithCompletions`).
+        /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
+        var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         var locals: [LocalShape] = []
@@ -406,9 +473,11 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard spec.scope != .container || (allowsContainer && spec.completionCount == 0 && !r.hasArguments),
-                  !r.isDeclaredValue || allowsValues else { return nil }
+            guard spec.scope != .container || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
+                  !r.isDeclaredValue || allowsValues || makesContainer else { return nil }
             let local = recordsLocals && r.container === lookup ? locals.count : -1
+            // A child's own container-scoped registration: `Graph` builds it (a local step is bound per child).
+            if local >= 0 && spec.scope == .container { return nil }
             if local >= 0 {
                 guard spec.completionCount == 0 else { return nil }
                 locals.append(LocalShape(key: r.key, scope: spec.scope, paramInfo: r.paramInfo, firstParam: localParams.count))
@@ -492,9 +561,16 @@ final class Plan: @unchecked Sendable {
             return calls
         }
 
+        /// After `visit`: whether the graph has container or value steps and completion callbacks:
+        /// the core's run of those reads the resolving container, which a replay into a graph
+        /// does not pass (`Graph.replay`), so `Graph` builds it.
+        var containerWithCompletions: Bool {
+            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } } && steps.contains { $0.completes }
+        }
+
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard locals.isEmpty, let declared = declaredCompletions() else { return nil }
+            guard locals.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {
@@ -527,7 +603,8 @@ final class Plan: @unchecked Sendable {
         /// slots take only declared values and other container steps (see `allowsContainer`).
         private mutating func visitContainer(_ registration: Borrowed<Registration>, _ id: ObjectIdentifier) -> Int? {
             let r = registration.object
-            guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted else { return nil }
+            guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted,
+                  !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { return nil }
             var slots: [Int] = []
             let firstNew = steps.count
             for param in r.params {
@@ -535,6 +612,7 @@ final class Plan: @unchecked Sendable {
                 case .dependency(let key):
                     guard let dep = lookup.unretainedRegistration(for: key), !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
+                              || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope == .singleton })
                     else { return nil }
                     slots.append(step)
                 case .context:
@@ -568,10 +646,39 @@ final class Plan: @unchecked Sendable {
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran. `specs`: the calling thread's;
     /// `arguments`: the resolve's runtime arguments, checked against the root's params.
+    /// `container`: the resolving one (its cache has the container steps' instances);
+    /// `thread`: the calling thread's `ThreadState`.
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-             _ arguments: UnsafeBufferPointer<Argument>) -> Result<Ref<Instance>?, TetherError> {
+             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
         if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
+    }
+
+    /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
+    /// cells claimed are let go of once the run published what it made (or failed, or declined).
+    @inline(never)
+    private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                            _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                            thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 1 + Plan.maxContainerSteps) { buffer in
+            buffer.initialize(repeating: 0)
+            var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
+            let outcome = withUnsafeMutablePointer(to: &request) { request in
+                if !locals.isEmpty {
+                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                }
+                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+            }
+            let claims = ContainerClaims(words: buffer.baseAddress!)
+            for n in 0..<containerSteps.count {
+                guard let cell = claims.cell(n) else { continue }
+                SharedCache.shared.release(cell.object)
+                cell.release()
+            }
+            return outcome
+        }
     }
 
     @inline(__always)
@@ -612,14 +719,20 @@ final class Plan: @unchecked Sendable {
     private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
         if hasShared && !takeShared(made, locals) { return .success(false) }
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        if claims != nil && !takeContainer(made, locals, pointers: nil) { return .success(false) }
         progress.pointee.plan = .init(self)
         defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             for i in madeSteps {
+                let isContainer = claims != nil && steps[i].isContainer
+                if isContainer && claims!.isCached(i) { continue }
                 progress.pointee.step = i
                 do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
                 catch { return .failure(error) }
+                if isContainer { madeContainer(i, locals) }
             }
+            if claims != nil { publishContainer(made, locals) }
             return .success(true)
         }
     }
@@ -648,16 +761,34 @@ final class Plan: @unchecked Sendable {
         made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
         // The steps (bits) whose instance `made` holds by a split reference (`SplitEdge`).
         var split: UInt64 = 0
-        if hasShared && !takeShared(made, locals, pointers: pointers, split: &split) {
+        if hasShared && !takeShared(made, locals, pointers: pointers, split: &split)
+            || B.readsRequest && hasContainer && !takeContainer(made, locals, pointers: pointers) {
             for i in stride(from: count - 1, through: 0, by: -1) {
                 if split & 1 << UInt64(i) != 0 { SplitEdge.release(made[i]) } else { made.releaseUnmoved(i) }
             }
             return .success(nil)
         }
         progress.pointee.plan = .init(self)
+        // Read once: a plan without container steps checks no step for one.
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         for i in madeSteps {
+            let isContainer = claims != nil && steps[i].isContainer
+            if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
-            let outcome = callFactory(i, words, locals) { UnsafeMutableRawPointer(bitPattern: pointers[$0]).unsafelyUnwrapped }
+            let outcome: Result<UnsafeMutableRawPointer, TetherError>
+            if isContainer {
+                // Its own instance (the container caches it), over shared and container steps only.
+                do throws(TetherError) {
+                    let instance = try make(i, words, made, specs, locals)
+                    made.set(i, instance)
+                    madeContainer(i, locals)
+                    outcome = .success(instance.borrow { $0.pointer })
+                } catch {
+                    outcome = .failure(error)
+                }
+            } else {
+                outcome = callFactory(i, words, locals) { UnsafeMutableRawPointer(bitPattern: pointers[$0]).unsafelyUnwrapped }
+            }
             switch outcome {
             case .success(let pointer):
                 pointers[i] = UInt(bitPattern: pointer)
@@ -666,7 +797,7 @@ final class Plan: @unchecked Sendable {
                 // Leaves what `replay` would have: an instance for every step made so far,
                 // its edges ordinary references.
                 for j in 0..<count where split & 1 << UInt64(j) != 0 { SplitEdge.makeOrdinary(made[j]) }
-                for j in 0..<i where !steps[j].isShared {
+                for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
                 for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
@@ -675,6 +806,7 @@ final class Plan: @unchecked Sendable {
         }
         progress.pointee.plan = nil
         let root = count - 1
+        defer { if claims != nil { publishContainer(made, locals) } }  // the block holds them meanwhile
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .init(self)),
@@ -790,7 +922,8 @@ final class Plan: @unchecked Sendable {
     /// `pointers`, when given); false when one is missing.
     private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
         for shared in sharedSteps {
-            guard let hit = registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            guard let hit = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
+                    : registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             made.set(shared.step, hit)
             pointers?[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
@@ -804,17 +937,77 @@ final class Plan: @unchecked Sendable {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             let hit: Ref<Instance>
-            if shared.scope == .singleton, let reference = registration.borrow({ $0.cachedSplitReference() }) {
+            if shared.splits, let reference = registration.borrow({ $0.cachedSplitReference() }) {
                 split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+                guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
+                        : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
             made.set(shared.step, hit)
             pointers[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
         }
         return true
+    }
+
+    /// The value the resolving container provides for value step `i` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing).
+    @inline(__always)
+    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    }
+
+    /// Takes every container step's instance from the resolving container's cache, or claims its
+    /// creation cell (`SharedCache.tryClaim`; noted in `pointers`, when given, as `takeShared`).
+    /// False, before any factory ran: a cell is held (this thread's resolve further out, or
+    /// another thread's), or some are cached and others not (`Graph` makes only what the
+    /// cached ones do not already hold).
+    private func takeContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>?) -> Bool {
+        let request = locals.request.unsafelyUnwrapped.pointee
+        let claims = request.claims
+        let container = request.resolving
+        var cached = 0
+        for n in 0..<containerSteps.count {
+            let i = containerSteps[n]
+            var hit = steps[i].registration.borrow { r in container.borrow { r.cachedRetained(.container, in: $0) } }
+            if hit == nil {
+                switch steps[i].registration.borrow({ r in container.borrow { SharedCache.shared.tryClaim(r, in: $0, thread: request.thread) } }) {
+                case .published(let published): hit = published
+                case .create(let cell): claims[1 + n] = Ref(retaining: cell).word
+                case .busy: return false
+                }
+            }
+            guard let hit else { continue }
+            made.set(i, hit)
+            pointers?[i] = UInt(bitPattern: hit.borrow { $0.pointer })
+            claims[0] |= 1 << UInt(i)
+            cached += 1
+        }
+        return cached == 0 || cached == containerSteps.count
+    }
+
+    /// Container step `i` made: its cell now holds a made instance (a resolve nested on this
+    /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
+    private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        for n in 0..<containerSteps.count where containerSteps[n] == i { claims.cell(n)?.borrow { $0.made = true } }
+    }
+
+    /// After a successful run: the container steps made go to the resolving container's cache
+    /// (their cells are let go of after, `runClaiming`). `made` still names each (the graph holds them).
+    private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) {
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
+        if claims.words[0] != 0 {
+            for i in stride(from: steps.count - 2, through: 0, by: -1) { made.releaseUnmoved(i) }
+            return
+        }
+        for i in containerSteps where !claims.isCached(i) {
+            steps[i].registration.borrow { r in
+                made[i].borrow { instance in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.publish(r, instance, in: $0) } }
+            }
+        }
     }
 
     /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.

@@ -204,6 +204,35 @@ final class SharedCache: @unchecked Sendable {
         }
     }
 
+    /// What `tryClaim` found: the published instance (retained), the cell to create it under,
+    /// or another claim under way (this thread's further out, or another thread's).
+    enum TryClaim {
+        case published(Ref<Instance>)
+        case create(Cell)
+        case busy
+    }
+
+    /// `claim` for a plan's container step (`Plan.containerSteps`), which never waits: a held
+    /// cell is `.busy` (the plan declines before any factory ran, and `Graph` waits or reports).
+    func tryClaim(_ registration: Registration, in container: Container, thread: UnsafeMutableRawPointer) -> TryClaim {
+        let key = Self.cellKey(registration, .container, in: container)
+        let stripe = stripe(key)
+        pthread_mutex_lock(stripe.mutex)
+        guard stripe.cells[key] == nil else {
+            pthread_mutex_unlock(stripe.mutex)
+            return .busy
+        }
+        let cell = Cell(key: key, owner: thread, name: registration.key)
+        stripe.cells.insert(cell)
+        pthread_mutex_unlock(stripe.mutex)
+        // Published and let go of between the caller's look and the claim.
+        if let hit = Self.cached(registration, .container, in: container) {
+            release(cell)
+            return .published(hit)
+        }
+        return .create(cell)
+    }
+
     /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
     func waitReleased(_ cell: Cell) {
         let stripe = stripe(cell.key)
