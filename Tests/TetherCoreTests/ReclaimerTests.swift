@@ -36,24 +36,106 @@ import TetherCore
 
     @Test func batchedRetirementsWaitForTheBatchThenShareOneBarrier() {
         let barriers = Box(0)
-        let r = Reclaimer(batch: 3) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
+        let r = Reclaimer(batch: 8) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
         let reader = r.claim(), freer = r.claim()
         let ran = Box(0)
-        // Two threads hold records: the batch is 3 x 2 (each core then takes one barrier per 3 of its own frees).
-        for _ in 0..<5 { r.retire(by: freer) { ran.value += 1 } }
+        // Two threads hold records: the batch is 8 x 2 (each core then takes one barrier per 8 of its own frees).
+        for _ in 0..<15 { r.retire(by: freer) { ran.value += 1 } }
         #expect(ran.value == 0 && barriers.value == 0, "kept in the freer's batch")
-        #expect(r.pendingCount == 0, "not handed over yet")
+        #expect(r.keptCount(by: freer) == (15, 0))
         #expect(enter(reader))  // a section that began after the removals: the batch must still wait for it
         r.retire(by: freer) { ran.value += 1 }
-        #expect(barriers.value == 1, "one barrier for the batch of six")
-        #expect(ran.value == 0 && r.pendingCount == 6)
+        #expect(barriers.value == 1, "one barrier for the batch of 16")
+        #expect(ran.value == 0 && r.keptCount(by: freer) == (0, 16), "sealed, waiting for the reader")
+        #expect(r.pendingCount == 0, "kept by the freer's thread, not on the shared list")
         leave(reader)
-        #expect(ran.value == 6)
+        #expect(ran.value == 0, "the reader writes nothing of the freer's and runs none of its frees")
+        for _ in 0..<(Reclaimer.pollInterval - 1) { r.retire(by: freer) { ran.value += 1 } }
+        #expect(ran.value == 0, "looked at every \(Reclaimer.pollInterval) retirements")
         r.retire(by: freer) { ran.value += 1 }
-        #expect(ran.value == 6)
-        r.release(freer)  // an exiting thread hands its batch over
-        #expect(ran.value == 7 && r.pendingCount == 0)
+        #expect(ran.value == 16, "the freer runs its sealed batch once the reader's section moved on")
+        #expect(barriers.value == 1 && r.keptCount(by: freer) == (Reclaimer.pollInterval, 0))
+        r.release(freer)  // an exiting thread hands what it kept over
+        #expect(ran.value == 16 + Reclaimer.pollInterval && r.pendingCount == 0)
         r.release(reader)
+    }
+
+    @Test func aSealedBatchRunsAtOnceWhenNoSectionIsUnderWay() {
+        let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
+        let reader = r.claim(), freer = r.claim()
+        #expect(enter(reader))
+        leave(reader)  // a section that ended before the batch was sealed
+        let ran = Box(0)
+        for _ in 0..<4 { r.retire(by: freer) { ran.value += 1 } }
+        #expect(ran.value == 4 && r.keptCount(by: freer) == (0, 0))
+        r.release(reader)
+        r.release(freer)
+    }
+
+    /// A section that lasts (a slow factory, a thread descheduled in one) leaves batches sealed on
+    /// the freer's thread, merged beyond `maxSealed`: none goes to another thread, and they run
+    /// in retirement order once it ends.
+    @Test func batchesWaitingForALastingSectionStayWithTheFreer() {
+        let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
+        let reader = r.claim(), freer = r.claim()
+        #expect(enter(reader))
+        let ran = Box<[Int]>([])
+        let count = 4 * (Reclaimer.maxSealed + 2)
+        for i in 0..<count { r.retire(by: freer) { ran.value.append(i) } }
+        #expect(ran.value.isEmpty)
+        #expect(r.keptCount(by: freer) == (0, count))
+        #expect(r.pendingCount == 0, "nothing on the shared list")
+        leave(reader)
+        #expect(ran.value.isEmpty, "the reader runs none of them")
+        r.retire(by: freer) { ran.value.append(count) }
+        #expect(ran.value.isEmpty, "looked at every \(Reclaimer.pollInterval) retirements")
+        for i in 1..<4 { r.retire(by: freer) { ran.value.append(count + i) } }
+        #expect(ran.value == Array(0..<(count + 4)), "sealed with the fourth: every batch ran, in order")
+        r.release(reader)
+        r.release(freer)
+    }
+
+    /// After fork() the child has only the forking thread: a section another thread was in at
+    /// the fork delays nothing there, and that thread's record serves the child's next thread.
+    @Test func afterForkTheOtherThreadsDelayNothing() {
+        let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
+        let other = r.claim(), forking = r.claim(), exiting = r.claim()
+        #expect(enter(other))  // inside a call at the fork
+        let ran = Box(0)
+        for _ in 0..<6 { r.retire(by: forking) { ran.value += 1 } }  // sealed, waiting for `other`
+        #expect(ran.value == 0 && r.keptCount(by: forking) == (0, 6))
+        r.retire(by: nil) { ran.value += 100 }  // on the shared list, waiting for `other` too
+        r.prepareFork()
+        r.childAfterFork(keeping: forking)
+        #expect(enter(forking))
+        leave(forking)  // flagged: collects the shared list
+        #expect(ran.value == 100)
+        for _ in 0..<6 { r.retire(by: forking) { ran.value += 1 } }  // alone now: a batch of 2 x 1, run at its seal
+        #expect(ran.value == 100 + 12 && r.keptCount(by: forking) == (0, 0))
+        let reused = r.claim()
+        #expect(reused == other || reused == exiting, "the other threads' records are free again")
+        #expect(enter(reused), "and start outside any section")
+        leave(reused)
+        r.release(reused)
+        r.release(forking)
+    }
+
+    /// A destructor run by a batch may free more: the thread's batch takes it, consistently.
+    @Test func anActionMayRetireMore() {
+        let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
+        let other = r.claim(), freer = r.claim()
+        let ran = Box(0)
+        let freerWord = UInt(bitPattern: freer)  // (a pointer is not Sendable)
+        for _ in 0..<4 {
+            r.retire(by: freer) {
+                ran.value += 1
+                r.retire(by: UnsafeMutablePointer(bitPattern: freerWord)) { ran.value += 100 }
+            }
+        }
+        #expect(ran.value == 4 + 100 * 4, "the nested retirements filled and sealed a batch of their own")
+        #expect(r.keptCount(by: freer) == (0, 0))
+        r.release(other)
+        r.release(freer)
     }
 
     @Test func theBatchGrowsWithTheThreadsHoldingRecordsUpToItsBound() {
@@ -180,11 +262,12 @@ import TetherCore
     /// Readers on several threads follow a shared pointer inside sections while
     /// a writer keeps replacing its target and retiring the old one, whose action
     /// marks it dead: no reader may ever see a dead one, and every action runs.
-    @Test func readersNeverSeeAReclaimedObject() {
+    /// Batched too: the writer seals and runs its own batches.
+    @Test(arguments: [1, 4]) func readersNeverSeeAReclaimedObject(batch: Int) {
         final class Node: @unchecked Sendable {
             let alive = Atomic<Bool>(true)
         }
-        let r = reclaimer()
+        let r = Reclaimer(batch: batch, heavyBarrier: Self.fence)
         let replacements = 2000
         let nodes = Box<[Node]>([Node()])  // all kept: "dead" is only a flag, so a bug fails instead of crashing
         let current = Atomic<UInt>(Ref(unretained: nodes.value[0]).word)

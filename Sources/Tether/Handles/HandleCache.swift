@@ -48,6 +48,11 @@ enum HandleCache {
         }
     }
 
+    /// The calling thread's locals if it made them (for a fork handler: makes none).
+    static var currentIfAny: UnsafeMutablePointer<Local>? {
+        pthread_getspecific(key).map { $0.assumingMemoryBound(to: Local.self) }
+    }
+
     private static var threadTableSize: Int { 512 }
 
     @inline(__always)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherCore
 
 /// Every exported call that may reach a container is a read-side section of
@@ -11,10 +14,20 @@ enum Reclamation {
     /// Batched: with other threads about, a thread's frees share one heavy barrier,
     /// 32 per thread holding a record, up to 256 (a request's child costs no IPI to
     /// every core, and a core takes about one per 32 of its own frees however many
-    /// cores there are: `Reclaimer`); a container waits at most that many more frees
-    /// on its thread, or the thread's exit, to be dismantled (its instances'
-    /// destructors ran at the free: only memory waits).
-    static let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
+    /// cores there are: `Reclaimer`). The freeing thread dismantles its own batch
+    /// once the calls under way at its seal have ended, so a request's child goes
+    /// back to that thread's spares and allocator, and no other thread's record,
+    /// lock or list is written. A container waits for its batch to fill and one
+    /// more look (`Reclaimer.pollInterval` frees later), or the thread's exit, to be
+    /// dismantled (its instances' destructors ran at the free: only memory waits).
+    static let reclaimer: Reclaimer = {
+        let reclaimer = Reclaimer(batch: 32, heavyBarrier: heavyBarrier)
+        // fork(): the child has only the forking thread; the others' records are let go of there.
+        pthread_atfork({ Reclamation.reclaimer.prepareFork() }, { Reclamation.reclaimer.parentAfterFork() }, {
+            Reclamation.reclaimer.childAfterFork(keeping: HandleCache.currentIfAny?.pointee.reclaim)
+        })
+        return reclaimer
+    }()
 
     /// Hands a closed container, whose handle (and its registrations' handles)
     /// are already gone, to the reclaimer: dismantled once no call can be using

@@ -22,11 +22,13 @@ final class Children: @unchecked Sendable {
 
     /// Stripes: threads beyond this many share them (round robin), correct but contended.
     static var stripeCount: Int { 16 }
-    /// Spares a stripe keeps at most: what the reclaimer hands back to a thread at once (its
-    /// batch of frees, up to 32 x 8, `Reclamation`), so that in steady state a request's child is
-    /// always a reused one (a new one takes version words under a process-wide lock and a
-    /// reference on the parent: `VersionWords`, `init(parent:)`). Only what was freed is kept.
-    static var sparesPerStripe: Int { 256 }
+    /// Spares a stripe keeps at most: what a thread's frees can have in the reclaimer at once
+    /// (a batch filling, up to 32 x 8 (`Reclamation`), and the sealed one before it, run a few
+    /// frees later: `Reclaimer`), so that in steady state a request's child is always a reused
+    /// one on any number of threads (a new one takes version words under a process-wide lock and
+    /// references on the parent and the bridge: `VersionWords`, `init(parent:)`). Only what was
+    /// freed is kept (on a thread's stripe, about what its requests had under way at once).
+    static var sparesPerStripe: Int { 2 * 256 + 64 }
 
     private let stripes: UnsafeMutablePointer<Lock<Stripe>>
 

@@ -38,6 +38,11 @@ package struct Lock<State>: ~Copyable {
             .assumingMemoryBound(to: pthread_mutex_t.self)
     }
 
+    /// Held across fork() by a `pthread_atfork` prepare handler, so the child's state is whole;
+    /// `unlockAfterFork` in the parent and in the child (on the forking thread, which holds it there).
+    package borrowing func lockForFork() { pthread_mutex_lock(mutex) }
+    package borrowing func unlockAfterFork() { pthread_mutex_unlock(mutex) }
+
     /// Runs `body` with the state while holding the lock (not re-entrant).
     @inline(__always)
     package borrowing func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {

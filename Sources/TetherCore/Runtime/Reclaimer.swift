@@ -21,15 +21,27 @@ import Synchronization
 /// holds a record, the barrier is skipped (see `claim`).
 ///
 /// Batched (`batch` > 1), as RCU batches grace periods: a thread outside any
-/// section keeps what it retires in its own record until it has `batch` of them
-/// (or exits), then hands them over together: one collection, one heavy
-/// barrier, for the lot. Waiting longer is safe (the sections are looked for
-/// after every removal in the batch); it only keeps memory longer. The batch
-/// grows with the threads holding records (`batch` times their number, up to
-/// `maxBatchFactor` times): each heavy barrier interrupts every core running the
-/// process, so with a fixed batch a core would take one interruption per `batch`
-/// frees of each of N threads, N times more as the machine grows. Scaled, each
-/// core takes about one per `batch` of its own thread's frees, on any number of cores.
+/// section keeps what it retires in its own record until it has `batch` of them,
+/// then seals them: one heavy barrier and one look at the records for the lot
+/// (the sections under way then are what the batch waits for). Waiting longer is
+/// safe (the sections are looked for after every removal in the batch); it only
+/// keeps memory longer. The batch grows with the threads holding records
+/// (`batch` times their number, up to `maxBatchFactor` times): each heavy barrier
+/// interrupts every core running the process, so with a fixed batch a core would
+/// take one interruption per `batch` frees of each of N threads, N times more as
+/// the machine grows. Scaled, each core takes about one per `batch` of its own
+/// thread's frees, on any number of cores.
+///
+/// A sealed batch stays with its thread, which runs it itself once the sections
+/// it waits for have moved on (it looks at their sequence numbers every
+/// `pollInterval` retirements, reading those records, writing nothing of
+/// theirs): a request's child is dismantled on the thread that freed it (its
+/// memory goes back to that thread's allocator arena, a spare to that thread's
+/// stripe, `Children`), and no thread takes a lock, flags another's record or
+/// runs another's frees. Only at the thread's exit do they go to the shared
+/// list, where the waited-for threads collect as they leave (above). A thread
+/// that stops freeing keeps its last batches (memory only) until it frees again
+/// or exits.
 public final class Reclaimer: @unchecked Sendable {
     /// One thread's announcement (plain memory, never freed before the reclaimer,
     /// reused by later threads).
@@ -43,10 +55,10 @@ public final class Reclaimer: @unchecked Sendable {
         /// What the record's thread retired and has not handed over yet (only that thread
         /// touches it). Out of line: writing it is then no access to the record, which
         /// other threads read meanwhile.
-        fileprivate let batch: UnsafeMutablePointer<[@Sendable () -> Void]> = {
-            let batch = UnsafeMutablePointer<[@Sendable () -> Void]>.allocate(capacity: 1)
-            batch.initialize(to: [])
-            return batch
+        fileprivate let local: UnsafeMutablePointer<Local> = {
+            let local = UnsafeMutablePointer<Local>.allocate(capacity: 1)
+            local.initialize(to: Local())
+            return local
         }()
         @usableFromInline let reclaimer: Ref<Reclaimer>
 
@@ -56,15 +68,38 @@ public final class Reclaimer: @unchecked Sendable {
         }
 
         deinit {
-            batch.deinitialize(count: 1)
-            batch.deallocate()
+            local.deinitialize(count: 1)
+            local.deallocate()
         }
+    }
+
+    /// A record's own retirements (its thread's only).
+    fileprivate struct Local {
+        /// Retired since the last seal.
+        var pending: [@Sendable () -> Void] = []
+        /// Sealed batches, oldest first.
+        var sealed: [Sealed] = []
+        /// An emptied batch's storage, for the next `pending` (no allocation per batch).
+        var recycled: [@Sendable () -> Void] = []
+        /// Retirements since the sealed batches were last looked at.
+        var sincePoll = 0
+    }
+
+    /// A sealed batch and the sections under way when it was sealed (record, sequence seen).
+    fileprivate struct Sealed {
+        var actions: [@Sendable () -> Void]
+        var waitingFor: [(UnsafeMutablePointer<Record>, UInt)]
     }
 
     private let heavyBarrier: @Sendable () -> Void
     private let batchSize: Int
     /// The batch scales with the threads up to this many (memory waiting stays bounded).
     public static var maxBatchFactor: Int { 8 }
+    /// A thread looks at its sealed batches every this many retirements (each look reads the
+    /// records they wait for: lines their threads write on every call).
+    public static var pollInterval: Int { 8 }
+    /// Sealed batches a thread keeps apart at most; older ones are merged (`seal`).
+    public static var maxSealed: Int { 4 }
     /// Every record made, newest first (linked through `next`).
     private let records = Atomic<UInt>(0)
     private let claimedCount = Atomic<Int>(0)
@@ -168,13 +203,19 @@ public final class Reclaimer: @unchecked Sendable {
     /// record, if it has one. A caller inside a section collects when it leaves
     /// it (the sections it waits for are then looked for, later but still after
     /// the removal: one collection, and none of its barriers, per retirement).
+    /// Batched, a caller outside any section keeps it (see the type): it runs on
+    /// the caller's thread, at a later retirement once its batch's sections moved
+    /// on, or at the thread's exit.
     public func retire(by caller: UnsafeMutablePointer<Record>?, _ action: @escaping @Sendable () -> Void) {
         if batchSize > 1, let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 {
-            let batch = caller.pointee.batch  // read, then written through: no modifying access to the record
-            batch.pointee.append(action)
-            guard batch.pointee.count >= batchSize &* min(max(claimedCount.load(ordering: .relaxed), 1), Self.maxBatchFactor) else { return }
-            _ = handOver(caller)
-            return collect(by: caller)
+            let local = caller.pointee.local  // read, then written through: no modifying access to the record
+            local.pointee.pending.append(action)
+            local.pointee.sincePoll &+= 1
+            if local.pointee.pending.count >= batchSize &* min(max(claimedCount.load(ordering: .relaxed), 1), Self.maxBatchFactor) {
+                return seal(caller)
+            }
+            if local.pointee.sincePoll >= Self.pollInterval, !local.pointee.sealed.isEmpty { runEnded(local) }
+            return
         }
         let inside = retirees.withLock { list in
             list.append(Retiree(action: action, waitingFor: nil))
@@ -198,20 +239,74 @@ public final class Reclaimer: @unchecked Sendable {
         return true
     }
 
-    /// Moves the batch of `record` (its own thread's) to the retirees; whether it had any.
+    /// Seals the pending batch of `caller` (the calling thread's record, outside any section):
+    /// the sections under way now are what it waits for; run at once if none is.
+    private func seal(_ caller: UnsafeMutablePointer<Record>) {
+        let local = caller.pointee.local
+        if !local.pointee.sealed.isEmpty { runEnded(local) }
+        local.pointee.sincePoll = 0
+        let actions = local.pointee.pending
+        local.pointee.pending = local.pointee.recycled
+        local.pointee.recycled = []
+        let inside = sectionsUnderWay(caller, flagging: false)
+        if inside.isEmpty { return run(actions, local) }
+        local.pointee.sealed.append(Sealed(actions: actions, waitingFor: inside))
+        guard local.pointee.sealed.count > Self.maxSealed else { return }
+        // A section that lasts (or a thread descheduled in one): the two oldest wait as one, for
+        // both's sections, so a look stays one batch's. Still this thread's: no other runs its frees.
+        let oldest = local.pointee.sealed.removeFirst()
+        local.pointee.sealed[0].actions.insert(contentsOf: oldest.actions, at: 0)
+        for section in oldest.waitingFor where !local.pointee.sealed[0].waitingFor.contains(where: { $0 == section }) {
+            local.pointee.sealed[0].waitingFor.append(section)  // each section once: the list stays short
+        }
+    }
+
+    /// Runs the sealed batches of `local` (the calling thread's) whose sections have all moved
+    /// on, oldest first, stopping at the first still waited for.
+    private func runEnded(_ local: UnsafeMutablePointer<Local>) {
+        local.pointee.sincePoll = 0
+        while !local.pointee.sealed.isEmpty {
+            // Acquiring, pairing with `leave`'s releasing store: the edge from what a
+            // waited-for section read to the action that frees it (what TSan checks).
+            local.pointee.sealed[0].waitingFor.removeAll { $0.0.pointee.sequence.load(ordering: .acquiring) != $0.1 }
+            guard local.pointee.sealed[0].waitingFor.isEmpty else { return }
+            // Taken out before running: an action may retire more (a destructor freeing a container).
+            run(local.pointee.sealed.removeFirst().actions, local)
+        }
+    }
+
+    /// Runs `actions`, then keeps their emptied storage for a later batch.
+    private func run(_ actions: consuming [@Sendable () -> Void], _ local: UnsafeMutablePointer<Local>) {
+        var actions = actions
+        for action in actions { action() }
+        actions.removeAll(keepingCapacity: true)
+        if local.pointee.recycled.capacity < actions.capacity { local.pointee.recycled = actions }
+    }
+
+    /// Moves what `record` (its own thread's) retired and did not run yet to the retirees;
+    /// whether it had any. Each batch becomes one retiree, waiting for the sections under way at
+    /// the next collection (later than its seal: still after every removal in it).
     private func handOver(_ record: UnsafeMutablePointer<Record>) -> Bool {
-        let batch = record.pointee.batch
-        guard !batch.pointee.isEmpty else { return false }
-        let actions = batch.pointee
-        batch.pointee.removeAll(keepingCapacity: true)
+        let local = record.pointee.local
+        var batches = local.pointee.sealed.map(\.actions)
+        if !local.pointee.pending.isEmpty { batches.append(local.pointee.pending) }
+        guard !batches.isEmpty else { return false }
+        local.pointee.sealed = []
+        local.pointee.pending = []
         retirees.withLock { list in
-            for action in actions { list.append(Retiree(action: action, waitingFor: nil)) }
+            for batch in batches { list.append(Retiree(action: { for action in batch { action() } }, waitingFor: nil)) }
         }
         return true
     }
 
-    /// Objects retired and not yet reclaimed, batches kept by threads not counted (for tests).
+    /// Objects retired and not yet reclaimed on the shared list, batches kept by threads not counted (for tests).
     public var pendingCount: Int { retirees.withLock { $0.count } }
+
+    /// What `record`'s thread (the caller) retired and keeps: pending and sealed (for tests).
+    public func keptCount(by record: UnsafeMutablePointer<Record>) -> (pending: Int, sealed: Int) {
+        let local = record.pointee.local
+        return (local.pointee.pending.count, local.pointee.sealed.reduce(0) { $0 + $1.actions.count })
+    }
 
     /// Snapshots the sections new retirees wait for, drops the sections that
     /// ended, runs the actions nothing waits for any more (outside the lock), and
@@ -255,11 +350,12 @@ public final class Reclaimer: @unchecked Sendable {
     /// record is flagged before the barrier, so a section that ends after it
     /// sees its flag and collects (the flags of records not waited for are
     /// cleared again by the caller, under the lock).
-    private func sectionsUnderWay(_ caller: UnsafeMutablePointer<Record>?) -> [(UnsafeMutablePointer<Record>, UInt)] {
+    /// Without `flagging` (a sealed batch its own thread looks after) no record is written.
+    private func sectionsUnderWay(_ caller: UnsafeMutablePointer<Record>?, flagging: Bool = true) -> [(UnsafeMutablePointer<Record>, UInt)] {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         let alone = claimedCount.load(ordering: .relaxed) <= (caller == nil ? 0 : 1)
         if !alone {
-            forEachRecord { $0.pointee.waitedOn.store(true, ordering: .relaxed) }
+            if flagging { forEachRecord { $0.pointee.waitedOn.store(true, ordering: .relaxed) } }
             heavyBarrier()
         }
         var inside: [(UnsafeMutablePointer<Record>, UInt)] = []
@@ -268,6 +364,35 @@ public final class Reclaimer: @unchecked Sendable {
             if sequence & 1 == 1 { inside.append((record, sequence)) }
         }
         return inside
+    }
+
+    // MARK: fork
+
+    /// Before fork() (a `pthread_atfork` prepare handler): the shared list's lock is held
+    /// across it, so the child's list is whole.
+    public func prepareFork() { retirees.lockForFork() }
+
+    /// After fork(), in the parent.
+    public func parentAfterFork() { retirees.unlockAfterFork() }
+
+    /// After fork(), in the child, on the forking thread (`mine`: its record, if it has one).
+    /// The other threads do not exist there: their sections have ended (what waits for them
+    /// waits no more) and their records are free for the child's later threads. What they
+    /// kept and had not run is forgotten (memory only: one of them may have been changing it).
+    public func childAfterFork(keeping mine: UnsafeMutablePointer<Record>?) {
+        retirees.unlockAfterFork()
+        var claimed = 0
+        forEachRecord { record in
+            guard record.pointee.claimed.load(ordering: .relaxed) else { return }
+            if record == mine { return claimed += 1 }
+            let sequence = record.pointee.sequence.load(ordering: .relaxed)
+            if sequence & 1 == 1 { record.pointee.sequence.store(sequence &+ 1, ordering: .relaxed) }
+            record.pointee.local.initialize(to: Local())  // over the old one, unread
+            record.pointee.claimed.store(false, ordering: .relaxed)
+        }
+        claimedCount.store(claimed, ordering: .relaxed)
+        // What the shared list held for them is collected at the forking thread's next leave.
+        mine?.pointee.waitedOn.store(true, ordering: .relaxed)
     }
 
     private func forEachRecord(_ body: (UnsafeMutablePointer<Record>) -> Void) {
