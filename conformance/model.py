@@ -954,6 +954,10 @@ class World:
                 t.append(f"clear_override {key}: INVALID_ARGUMENT")
             else:
                 reg = c.overrides[key].pop()
+                if not c.overrides[key] and key not in c.regs:
+                    # DECISION: a key left with neither registration nor override leaves the
+                    # container's order; registered again, it lists last (ALL lists), as a new key.
+                    c.order.remove(key)
                 self.let_go(self.caches_of(reg))
                 self.rebuild_dependents(c, key)
                 t.append(f"clear_override {key}")

@@ -399,14 +399,15 @@ final class Graph {
     /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
     private func depend(on dep: Borrowed<Registration>, key: Key, _ top: Int, _ lookup: Borrowed<Container>, strong: Bool) throws(TetherError) {
         let spec = dep.borrow { $0.specReference }
+        // Before the graph's own instances: one the graph made with arguments does not make the key a dependency.
+        guard !dep.borrow({ $0.hasArguments }) else {
+            let path = path
+            throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+        }
         if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
         if let found = try existing(dep, spec, key: key, in: lookup) {
             attach(found, to: top)
         } else {
-            guard !dep.borrow({ $0.hasArguments }) else {
-                let path = path
-                throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
-            }
             push(dep, spec, from: lookup)
         }
     }
