@@ -37,6 +37,9 @@ OK = "OK"
 # with "; budget" (Tests/conformance/runner.c: OP_BUDGET). Generated scenarios can chain callbacks
 # exponentially; hand-written ones never reach it.
 OP_BUDGET = 512
+# In a threads step the runner stops running ops past THREADS_OP_BUDGET and traces only "threads: over
+# budget"; the model does the same, so a step past it whose line fell beyond MAX_TRACE still ends.
+THREADS_OP_BUDGET = 4096
 # The runners keep a scenario's first MAX_TRACE lines (Tests/conformance/runner.c: MAX_TRACE).
 MAX_TRACE = 512
 
@@ -196,6 +199,7 @@ class World:
         self.running: list[Reg] = []                 # factories on this thread's stack
         self.counting: Optional[dict[str, int]] = None   # in a threads step: events counted, not traced
         self.ops_run = 0                             # factory and callback ops run (OP_BUDGET)
+        self.threads_ops = 0                         # and in the threads step running (THREADS_OP_BUDGET)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -519,6 +523,10 @@ class World:
             if self.counting is None:
                 self.ops_run += 1
                 if self.ops_run > OP_BUDGET:
+                    return text + "; budget"
+            else:
+                self.threads_ops += 1
+                if self.threads_ops > THREADS_OP_BUDGET:
                     return text + "; budget"
             kind = next(k for k in ("get", "weak", "resolve", "call") if k in op)
             arg = op[kind]
@@ -1011,6 +1019,7 @@ class World:
         """Only what does not depend on timing is reported (the corpus's `report`), so running the
         workers one after another, then the writer, gives the counts any interleaving gives."""
         self.counting = {}
+        self.threads_ops = 0
         seen: dict[str, set[str]] = {}
         errors: dict[str, int] = {}
         runs = [s["body"]] * s["threads"]
@@ -1035,6 +1044,9 @@ class World:
         items += [f"distinct {k}={len(v)}" for k, v in seen.items() if report is None or k in report]
         items += [f"error {st}={n}" for st, n in errors.items()]
         self.counting = None
+        if self.threads_ops > THREADS_OP_BUDGET:
+            self.trace.append("threads: over budget")
+            return
         self.trace.append(("threads: " + ", ".join(sorted(items))) if items else "threads:")
 
     def thread_step(self, st: dict[str, Any], mine: dict[str, tuple[str, Any]], seen: dict[str, set[str]]) -> None:
