@@ -169,6 +169,7 @@ class Graph:
         self.cells: dict[Reg, Obj] = {}              # graph-scoped instances; shared ones not yet published
         self.pending: list[tuple[Container, Reg, Obj]] = []   # shared instances to publish at the end
         self.by_key: dict[str, Obj] = {}             # "the graph's instance of k" (lazy slots)
+        self.undecorated: dict[Reg, Obj] = {}        # a decorated key's own instance (`build`)
         self.queue: deque[Obj] = deque()             # instances whose callbacks have not run
 
     def add(self, o: Obj) -> None:
@@ -360,8 +361,9 @@ class World:
                 return cached
             if reg in g.cells:
                 return g.cells[reg]
-            if any(reg in outer.cells for outer in self.graphs if outer is not g):
+            if any((h, r) == (home, reg) for outer in self.graphs if outer is not g for h, r, _ in outer.pending):
                 raise Fail("CYCLE")   # unfinished in an outer resolve of this thread: not published yet
+                                      # (container scope: the same resolving container's)
             o = self.build(g, reg, home if reg.scope == "singleton" else c, args)
             g.cells[reg] = o
             g.pending.append((home, reg, o))
@@ -379,7 +381,15 @@ class World:
             raise Fail("CYCLE")       # a constructor cycle, or a factory re-entered from a nested resolve
         self.running.append(reg)
         try:
-            o = self.run_factory(g, reg, c, list(args or []), None)
+            # DECISION: a decorated key's own instance is the graph's like any other (one per key
+            # per graph unless transient): a decorator that failed leaves it there, and a second
+            # attempt in the same resolve decorates it again; its factory does not run twice.
+            if reg.decorators and reg.scope != "transient" and reg in g.undecorated:
+                o = g.undecorated[reg]
+            else:
+                o = self.run_factory(g, reg, c, list(args or []), None)
+                if reg.decorators and reg.scope != "transient":
+                    g.undecorated[reg] = o
             layers = [o]
             for d in reg.decorators:  # in the order added; each gets the instance so far (slot 0)
                 o = self.run_factory(g, d, c, [], o)
