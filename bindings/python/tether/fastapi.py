@@ -34,11 +34,15 @@ Requires FastAPI (``pip install tether[fastapi]``); ``import tether`` never impo
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
-from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, MutableMapping, TypeVar, overload
+from contextlib import asynccontextmanager, contextmanager
+from typing import (TYPE_CHECKING, Annotated, Any, Awaitable, Callable, MutableMapping, TypeVar, get_type_hints,
+                    overload)
 
 from fastapi import Depends, FastAPI, HTTPException
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.websockets import WebSocket
@@ -48,7 +52,7 @@ from .errors import FactoryError, TeardownError
 from .markers import Key, key_name
 from .scope import Scope as Lifetime  # (Scope here is the ASGI scope)
 
-__all__ = ["FromTether", "Inject", "injector", "install", "shutdown"]
+__all__ = ["FromTether", "Inject", "TetherRoute", "injector", "install", "shutdown"]
 
 T = TypeVar("T")
 
@@ -91,6 +95,10 @@ class _RequestContainer:
             stack = scope.get("fastapi_inner_astack") or scope.get("fastapi_astack")
             if stack is not None:
                 stack.push(self.__exit__)  # (a callback: one call less for the stack than a context manager)
+        return self.open(connection)
+
+    def open(self, connection: HTTPConnection) -> Container:
+        """Makes the request's child, with ``connection`` as its ``Request`` (``WebSocket``) value."""
         key = Request if isinstance(connection, Request) else WebSocket
         container = self.container = Container(parent=self.root, values={key: connection})
         return container
@@ -127,7 +135,7 @@ class _ChildPerRequest:
                 except Exception:
                     logger.exception("tether.fastapi: tearing down the container of %s %s failed",
                                      scope.get("method", "WEBSOCKET"), scope.get("path", ""))
-            failure = None  # (the frame holding its own exception would be a cycle with its traceback)
+            failure = holder.failure = None  # (a frame holding its own exception: a cycle with its traceback)
 
 
 def install(app: FastAPI, root: Container) -> None:
@@ -146,6 +154,7 @@ def install(app: FastAPI, root: Container) -> None:
     root.register_value(Request)
     root.register_value(WebSocket)
     app.add_middleware(_ChildPerRequest, root=root)
+    app.router.route_class = _route_class(app.router.route_class)
     app.state.tether_root = root
 
 
@@ -176,7 +185,29 @@ async def shutdown(app: FastAPI) -> None:
 
 #: ``Inject``'s dependency per key: one callable per key, so ``app.dependency_overrides`` can name it.
 _injectors: dict[Key, Any] = {}
+#: The key of each of those ``Depends`` objects, by identity (what ``TetherRoute`` looks for).
+_injected_keys: dict[int, Key] = {}
 _injectors_lock = threading.Lock()
+
+
+def _failed(exc: Exception, name: str, connection: HTTPConnection) -> Exception:
+    """What a request answers when resolving ``name`` raised ``exc``: a factory's own
+    ``HTTPException`` as it is, anything else logged (with the traceback) and a 500 naming the key."""
+    cause = exc.__cause__ if isinstance(exc, FactoryError) else None
+    if isinstance(cause, StarletteHTTPException):
+        return cause  # a factory's deliberate answer (401, 404...)
+    logger.error("tether.fastapi: resolving %r for %s %s failed", name,
+                 connection.scope.get("method", "WEBSOCKET"), connection.url.path, exc_info=exc)
+    answer = HTTPException(status_code=500, detail=f"could not resolve {name!r}")
+    answer.__cause__ = exc
+    return answer
+
+
+def _holder(connection: HTTPConnection, name: str) -> _RequestContainer:
+    holder = connection.scope.get(_SCOPE_KEY)
+    if not isinstance(holder, _RequestContainer):
+        raise RuntimeError(f"Inject({name!r}): no request container; call tether.fastapi.install(app, root) first")
+    return holder
 
 
 def _injector(key: Key) -> Any:
@@ -187,26 +218,185 @@ def _injector(key: Key) -> Any:
     name = key_name(key)
 
     async def inject(connection: HTTPConnection) -> Any:
-        scope = connection.scope
-        holder = scope.get(_SCOPE_KEY)
         try:
-            if not isinstance(holder, _RequestContainer):
-                raise RuntimeError(f"Inject({name!r}): no request container; call tether.fastapi.install(app, root) first")
+            holder = _holder(connection, name)
             container = holder.container
             if container is None:
                 container = holder.start(connection)
             return await container.aresolve(key)
         except Exception as exc:
-            cause = exc.__cause__ if isinstance(exc, FactoryError) else None
-            if isinstance(cause, StarletteHTTPException):
-                raise cause from None  # a factory's deliberate answer (401, 404...)
-            logger.error("tether.fastapi: resolving %r for %s %s failed", name,
-                         connection.scope.get("method", "WEBSOCKET"), connection.url.path, exc_info=exc)
-            raise HTTPException(status_code=500, detail=f"could not resolve {name!r}") from exc
+            answer = _failed(exc, name, connection)
+            if answer is exc.__cause__:
+                raise answer from None
+            raise answer from exc
 
     inject.__name__ = inject.__qualname__ = f"inject_{name.rsplit('.', 1)[-1]}"
     with _injectors_lock:
-        return _injectors.setdefault(key, Depends(inject, use_cache=False))
+        made = _injectors.setdefault(key, Depends(inject, use_cache=False))
+        _injected_keys[id(made)] = key
+        return made
+
+
+# ---- TetherRoute: an endpoint's Injects in one step, without FastAPI's dependency solving ------
+
+#: The parameter ``TetherRoute`` adds to an endpoint it rewrites (FastAPI fills it with the request).
+_CONNECTION = "tether_connection__"
+
+
+def _inject_key(default: Any, annotation: Any) -> Key | None:
+    """The key of a parameter if it is an ``Inject`` (its default, or in its ``Annotated`` metadata)."""
+    for candidate in (default, *getattr(annotation, "__metadata__", ())):
+        key = _injected_keys.get(id(candidate))
+        if key is not None and candidate is _injectors.get(key):
+            return key
+    return None
+
+
+def _with_injects(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """``endpoint`` with its ``Inject`` parameters resolved by the endpoint itself: an ``async def``
+    taking the request's connection instead of them, resolving them from the request's child before
+    calling ``endpoint`` (its signature is ``endpoint``'s without them, annotations evaluated). The
+    endpoint as it is if it has none, or is not an ``async def`` (FastAPI runs others in threads or
+    streams them), or has ``*args``, ``**kwargs`` or positional-only parameters: there each
+    ``Inject`` is a ``Depends``."""
+    if not inspect.iscoroutinefunction(endpoint) or hasattr(endpoint, "__tether_injects__"):
+        return endpoint
+    try:
+        signature = inspect.signature(endpoint)
+    except (TypeError, ValueError):
+        return endpoint
+    try:
+        hints = get_type_hints(endpoint, include_extras=True)
+    except Exception:  # a hint naming something undefined: FastAPI copes, or says so; evaluated one by one
+        hints = {}
+    namespace = getattr(endpoint, "__globals__", {})
+
+    def evaluated(annotation: Any) -> Any:
+        if isinstance(annotation, str):
+            try:
+                return eval(annotation, namespace)  # noqa: S307 (as get_type_hints evaluates it)
+            except Exception:
+                return annotation  # FastAPI evaluates it in the endpoint's globals (__wrapped__), or says why
+        return annotation
+
+    injects: list[tuple[str, tuple[Key, str]]] = []
+    kept: list[inspect.Parameter] = []
+    connection = _CONNECTION
+    for param in signature.parameters.values():
+        if param.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            return endpoint
+        annotation = hints[param.name] if param.name in hints else evaluated(param.annotation)
+        key = _inject_key(param.default, annotation)
+        if key is not None:
+            injects.append((param.name, (key, key_name(key))))
+            continue
+        kept.append(param.replace(annotation=annotation))
+        if annotation is HTTPConnection:
+            connection = param.name  # FastAPI fills one HTTPConnection parameter: share it
+    if not injects:
+        return endpoint
+    pop = connection == _CONNECTION
+    if pop:
+        kept.append(inspect.Parameter(_CONNECTION, inspect.Parameter.KEYWORD_ONLY, annotation=HTTPConnection))
+    run = _runner(endpoint, tuple(injects), connection, pop)
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(run, attribute, getattr(endpoint, attribute, None))
+    returns = hints["return"] if "return" in hints else evaluated(signature.return_annotation)
+    run.__signature__ = signature.replace(parameters=kept, return_annotation=returns)  # type: ignore[attr-defined]
+    run.__wrapped__ = endpoint  # type: ignore[attr-defined]  # (FastAPI reads its globals, and its kind)
+    run.__tether_injects__ = tuple(key for _, (key, _) in injects)  # type: ignore[attr-defined]
+    return run
+
+
+def _runner(endpoint: Callable[..., Awaitable[Any]], injects: tuple[tuple[str, tuple[Key, str]], ...],
+            connection_name: str, pop: bool) -> Callable[..., Awaitable[Any]]:
+    """The rewritten endpoint of ``_with_injects``."""
+
+    async def run(**values: Any) -> Any:
+        connection = values.pop(connection_name) if pop else values[connection_name]
+        name = injects[0][1][1]
+        try:
+            holder = _holder(connection, name)
+            container = holder.container
+            if container is None:
+                container = holder.open(connection)
+            overrides = getattr(connection.scope.get("app"), "dependency_overrides", None)
+            for param, (key, name) in injects:
+                override = overrides.get(_injectors[key].dependency) if overrides else None
+                if override is None:
+                    values[param] = await container.aresolve(key)
+                else:
+                    values[param] = await _overridden(override, key, connection)
+        except Exception as exc:
+            answer = _failed(exc, name, connection)
+            holder = connection.scope.get(_SCOPE_KEY)
+            if isinstance(holder, _RequestContainer):
+                holder.failure = answer  # thrown into what the request made, as FastAPI's Depends would
+            if answer is exc.__cause__:
+                raise answer from None
+            raise answer from exc
+        try:
+            return await endpoint(**values)
+        except BaseException as exc:
+            holder.failure = exc  # thrown into the request's generator teardowns (the middleware)
+            raise
+
+    return run
+
+
+async def _overridden(override: Callable[..., Any], key: Key, connection: HTTPConnection) -> Any:
+    """``app.dependency_overrides[injector(key)]`` for an endpoint of ``TetherRoute``: called without
+    arguments (awaited if it returns an awaitable; a generator function entered on FastAPI's exit
+    stack of the request, as FastAPI enters dependencies with ``yield``)."""
+    try:
+        parameters = inspect.signature(override).parameters
+    except (TypeError, ValueError):
+        parameters = {}  # type: ignore[assignment]
+    if parameters:
+        raise TypeError(
+            f"app.dependency_overrides[injector({key_name(key)!r})] = {override!r} takes parameters "
+            f"({', '.join(parameters)}); an override of an Inject is called without arguments: "
+            f"override {key_name(key)!r} in the root instead (root.override(key, fake)), or give it "
+            f"no parameters")
+    if inspect.isasyncgenfunction(override) or inspect.isgeneratorfunction(override):
+        stack = connection.scope.get("fastapi_inner_astack") or connection.scope.get("fastapi_astack")
+        if stack is None:
+            raise RuntimeError(f"app.dependency_overrides[injector({key_name(key)!r})]: no FastAPI exit stack "
+                               f"in this request to run the generator's teardown on")
+        if inspect.isasyncgenfunction(override):
+            return await stack.enter_async_context(asynccontextmanager(override)())
+        return stack.enter_context(contextmanager(override)())
+    result = override()
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class TetherRoute(APIRoute):
+    """An ``APIRoute`` resolving the ``Inject`` parameters of an ``async def`` endpoint in one step
+    per request, in the endpoint itself, not each as a FastAPI dependency (whose solving costs
+    about as much as tether's whole request): ``install`` makes it the route class of the app's
+    own routes; for an ``APIRouter``, ``APIRouter(route_class=TetherRoute)``. Elsewhere (other
+    routes, sync endpoints, ``Inject`` inside a dependency) each ``Inject`` is a ``Depends``,
+    which behaves the same. The endpoint's ``Inject`` parameters resolve after FastAPI solved its
+    other parameters, in their order; ``app.dependency_overrides[injector(K)]`` is called without
+    arguments."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, _with_injects(endpoint), **kwargs)
+
+
+_route_classes: dict[type, type] = {APIRoute: TetherRoute}
+
+
+def _route_class(base: type) -> type:
+    """``TetherRoute``'s behaviour over an app's route class ``base``."""
+    if issubclass(base, TetherRoute):
+        return base
+    made = _route_classes.get(base)
+    if made is None:
+        made = _route_classes[base] = type(f"Tether{base.__name__}", (TetherRoute, base), {})
+    return made
 
 
 @overload
