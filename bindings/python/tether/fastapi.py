@@ -14,15 +14,23 @@ has changed between its versions. A pure ASGI middleware wraps the whole respons
 background tasks, an exception out of the handler), so the request's container is closed after
 all of it, exactly once, in every version. The child is made on the first ``Inject`` of a request
 (a request injecting nothing costs no container), with the very ``Request`` object the handler
-gets; ``Inject`` is ``Depends(use_cache=False)``: each one resolves, and the registration's scope
-decides what is shared (``CONTAINER``: one per request).
+gets; each ``Inject`` resolves, and the registration's scope decides what is shared
+(``CONTAINER``: one per request).
+
+Two ways to an ``Inject``, the same behaviour: an ``async def`` endpoint of a ``TetherRoute`` (the
+app's route class after ``install``) resolves its ``Inject`` parameters itself, in one step, after
+FastAPI solved its other parameters: FastAPI sees an endpoint taking the request's connection
+instead of them (dishka's ``@inject`` rewrites a signature so, by hand), because solving one
+dependency costs FastAPI about as much as tether's whole request. Elsewhere (sync endpoints,
+another route class, an ``Inject`` inside a dependency) ``Inject`` is ``Depends(use_cache=False)``.
 
 A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
-raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: the first
-``Inject`` of a request pushes an exit callback noting it on the exit stack FastAPI closes around
-the handler, where it throws the exception into its dependencies with ``yield``) is thrown into the
-request's generator teardowns (``gen.throw``/``agen.athrow``), so "commit after yield" does not
-commit it. (A dependency with ``yield`` would do the same at several times the cost per request.)
+raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: the
+rewritten endpoint notes what the handler raised; a ``Depends`` pushes an exit callback noting it
+on the exit stack FastAPI closes around the handler, where it throws the exception into its
+dependencies with ``yield``) is thrown into the request's generator teardowns
+(``gen.throw``/``agen.athrow``), so "commit after yield" does not commit it. (A dependency with
+``yield`` would do the same at several times the cost per request.)
 
 At shutdown, ``await shutdown(app)`` in the app's lifespan tears down what the root caches and
 keeps the root open: the same app can start again in this process (a second ``TestClient(app)``,
@@ -142,9 +150,11 @@ def install(app: FastAPI, root: Container) -> None:
     """Gives every request of ``app`` a child container of ``root`` providing the starlette
     ``Request`` (``WebSocket`` for a websocket) as a value, closed (its teardowns run, async ones
     awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
-    ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Call it once per app,
-    before the app starts; ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of
-    the app's lifespan)."""
+    ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Makes the app's route class
+    a ``TetherRoute`` (over the class it has): an ``async def`` endpoint declared on the app after
+    this resolves its ``Inject`` parameters in one step (an ``APIRouter``'s routes:
+    ``APIRouter(route_class=TetherRoute)``). Call it once per app, before declaring routes;
+    ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of the app's lifespan)."""
     if not isinstance(app, FastAPI):
         raise TypeError(f"install: app must be a fastapi.FastAPI, not {type(app).__name__}")
     if not isinstance(root, Container):
@@ -312,24 +322,27 @@ def _runner(endpoint: Callable[..., Awaitable[Any]], injects: tuple[tuple[str, t
             connection_name: str, pop: bool) -> Callable[..., Awaitable[Any]]:
     """The rewritten endpoint of ``_with_injects``."""
 
+    steps = tuple((param, key, name, _injectors[key].dependency) for param, (key, name) in injects)
+    first = steps[0][2]
+
     async def run(**values: Any) -> Any:
         connection = values.pop(connection_name) if pop else values[connection_name]
-        name = injects[0][1][1]
+        holder = connection.scope.get(_SCOPE_KEY)
+        name = first
         try:
-            holder = _holder(connection, name)
+            if holder.__class__ is not _RequestContainer:
+                holder = _holder(connection, name)  # (says to call install)
             container = holder.container
             if container is None:
                 container = holder.open(connection)
             overrides = getattr(connection.scope.get("app"), "dependency_overrides", None)
-            for param, (key, name) in injects:
-                override = overrides.get(_injectors[key].dependency) if overrides else None
-                if override is None:
-                    values[param] = await container.aresolve(key)
+            for param, key, name, dependency in steps:
+                if overrides and dependency in overrides:
+                    values[param] = await _overridden(overrides[dependency], key, connection)
                 else:
-                    values[param] = await _overridden(override, key, connection)
+                    values[param] = await container.aresolve(key)
         except Exception as exc:
             answer = _failed(exc, name, connection)
-            holder = connection.scope.get(_SCOPE_KEY)
             if isinstance(holder, _RequestContainer):
                 holder.failure = answer  # thrown into what the request made, as FastAPI's Depends would
             if answer is exc.__cause__:
@@ -410,8 +423,11 @@ def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it
     factories are awaited); ``FromTether[S]`` is ``Annotated[S, Inject(S)]``, the typed way. As a
     default (``svc: S = Inject(S)``) it is typed as an ``S`` for type checkers (it is a ``Depends``).
 
+    In an ``async def`` endpoint of a ``TetherRoute`` the endpoint resolves it itself (see the module).
     The same object for the same key every time: ``app.dependency_overrides[injector(S)]`` replaces
-    it (prefer ``root.override(S, fake)`` in tests: that reaches what depends on ``S`` too).
+    it (prefer ``root.override(S, fake)`` in tests: that reaches what depends on ``S`` too); a
+    ``TetherRoute`` endpoint calls such an override without arguments (one taking some is a logged
+    500 saying so).
     A failing resolve is logged (``tether.fastapi`` logger, with the traceback) and answered with a
     500 naming the key, not the error; a factory raising ``HTTPException`` answers with it."""
     return _injector(key)
