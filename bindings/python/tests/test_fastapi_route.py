@@ -17,7 +17,7 @@ import pytest
 fastapi = pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")  # the TestClient's transport
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request  # noqa: E402
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.routing import APIRoute  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.requests import HTTPConnection  # noqa: E402
@@ -113,6 +113,25 @@ def test_one_child_per_request_shared_by_its_injects(root, app_with):
         assert s is session and session.request is request  # the handler's Request is the child's value
         assert a is not b and a.repo is b.repo is repo and repo.session is s
     assert seen[0][2] is not seen[1][2] and seen[0][3] is not seen[1][3]  # a new child per request
+
+
+def test_an_inject_inside_a_dependency_shares_the_requests_child(root, app_with):
+    root.register(Session, scope=Scope.CONTAINER)
+    sessions: list[Session] = []
+
+    async def current(s: Session = Inject(Session)) -> Session:  # a dependency: always a Depends
+        return s
+
+    def declare(router):
+        @router.get("/")
+        async def handler(d: Session = Depends(current), s: Session = Inject(Session)):
+            sessions.append(s)
+            return {"same": d is s}
+
+    client = TestClient(app_with(declare))
+    assert client.get("/").json() == {"same": True}
+    assert client.get("/").json() == {"same": True}
+    assert sessions[0] is not sessions[1]
 
 
 def test_a_request_injecting_nothing_makes_no_child(root, app_with):
