@@ -21,7 +21,7 @@ Two ways to an ``Inject``, the same behaviour: an ``async def`` endpoint of a ``
 app's route class after ``install``) resolves its ``Inject`` parameters itself, in one step, after
 FastAPI solved its other parameters: FastAPI sees an endpoint taking the request's connection
 instead of them (dishka's ``@inject`` rewrites a signature so, by hand), because solving one
-dependency costs FastAPI about as much as tether's whole request. Elsewhere (sync endpoints,
+dependency costs FastAPI about what the request's container costs. Elsewhere (sync endpoints,
 another route class, an ``Inject`` inside a dependency) ``Inject`` is ``Depends(use_cache=False)``.
 
 A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
@@ -388,7 +388,7 @@ async def _overridden(override: Callable[..., Any], key: Key, connection: HTTPCo
 class TetherRoute(APIRoute):
     """An ``APIRoute`` resolving the ``Inject`` parameters of an ``async def`` endpoint in one step
     per request, in the endpoint itself, not each as a FastAPI dependency (whose solving costs
-    about as much as tether's whole request): ``install`` makes it the route class of the app's
+    about what the request's container costs): ``install`` makes it the route class of the app's
     own routes; for an ``APIRouter``, ``APIRouter(route_class=TetherRoute)``. Elsewhere (other
     routes, sync endpoints, ``Inject`` inside a dependency) each ``Inject`` is a ``Depends``,
     which behaves the same. The endpoint's ``Inject`` parameters resolve after FastAPI solved its
