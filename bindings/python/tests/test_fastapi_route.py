@@ -257,6 +257,11 @@ def test_32_concurrent_requests_each_session_committed_and_closed_once(root, app
     assert sorted((c["commit"], c["rollback"], c["close"]) for c in sessions) == [(0, 1, 1)] * 8 + [(1, 0, 1)] * 56
 
 
+class Broken:
+    def __init__(self, session: Session) -> None:
+        raise ValueError("secret detail 42")
+
+
 def test_a_failing_resolve_is_a_logged_500_thrown_into_what_was_made(root, app_with, caplog):
     events: list[str] = []
 
@@ -269,10 +274,6 @@ def test_a_failing_resolve_is_a_logged_500_thrown_into_what_was_made(root, app_w
             raise
         finally:
             events.append("close")
-
-    class Broken:
-        def __init__(self, session: Session) -> None:
-            raise ValueError("secret detail 42")
 
     root.register(Session, make_session, scope=Scope.CONTAINER)
     root.register(Broken)
