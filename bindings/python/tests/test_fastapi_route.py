@@ -52,19 +52,21 @@ def app_with(request, root):
             routes = [r for r in app.routes if isinstance(r, APIRoute)]
             assert routes and all(isinstance(r, TetherRoute) for r in routes)
             # the point of it: FastAPI solves no dependency for an Inject of these endpoints
-            assert all(injector_of(d.call) is None for r in routes for d in r.dependant.dependencies)
+            assert not [d for r in routes for d in r.dependant.dependencies if is_injector(d.call)]
         else:
             router = APIRouter()
             declare(router)
             assert all(type(r) is APIRoute for r in router.routes)
+            assert [d for r in router.routes for d in r.dependant.dependencies if is_injector(d.call)]
             app.include_router(router)
         return app
 
     return make
 
 
-def injector_of(call):
-    return getattr(call, "__name__", "").startswith("inject_") or None
+def is_injector(call) -> bool:
+    """Whether ``call`` is the callable of an ``Inject`` (``injector(K)`` for some K)."""
+    return getattr(call, "__module__", None) == "tether.fastapi"
 
 
 class Session:
