@@ -259,6 +259,27 @@ def test_32_concurrent_requests_each_session_committed_and_closed_once(root, app
     assert sorted((c["commit"], c["rollback"], c["close"]) for c in sessions) == [(0, 1, 1)] * 8 + [(1, 0, 1)] * 56
 
 
+def test_teardown_is_awaited_on_the_requests_task(root, app_with):
+    tasks: dict[str, object] = {}
+
+    async def make_session(request: Request) -> AsyncIterator[Session]:
+        tasks["open"] = asyncio.current_task()
+        yield Session(request)
+        await asyncio.sleep(0)
+        tasks["close"] = asyncio.current_task()
+
+    root.register(Session, make_session, scope=Scope.CONTAINER)
+
+    def declare(router):
+        @router.get("/")
+        async def handler(s: Session = Inject(Session)):
+            tasks["handler"] = asyncio.current_task()
+            return {}
+
+    assert TestClient(app_with(declare)).get("/").status_code == 200
+    assert tasks["open"] is not None and tasks["open"] is tasks["handler"] is tasks["close"]
+
+
 class Broken:
     def __init__(self, session: Session) -> None:
         raise ValueError("secret detail 42")
