@@ -95,14 +95,14 @@ public struct GraphCheck {
     static func edges(of r: Registration, lookup: Container) -> [Edge] {
         var edges: [Edge] = []
         for p in r.params {
-            switch p {
-            case .all(let key):
-                for element in lookup.allRegistrations(for: key) {
+            switch p.targets(from: lookup) {
+            case .list(let items):
+                for element in items {
                     edges.append(Edge(from: r, param: p, completion: nil, target: element.key, number: edges.count))
                 }
-            case .dependency(let key), .weak(let key), .lazy(let key), .weakLazy(let key), .factory(let key):
+            case .key(let key):
                 edges.append(Edge(from: r, param: p, completion: nil, target: key, number: edges.count))
-            case .context, .resolver, .argument:
+            case .none:
                 break
             }
         }
@@ -175,7 +175,7 @@ public struct GraphCheck {
                 let keys = back.map { nodes[$0].registration.key }
                 let cycle = [e.from.key] + keys
                 for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
-                report(LazyCell.retainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
+                report(TetherError.lazyRetainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
             }
         }
     }
@@ -236,7 +236,7 @@ public struct GraphCheck {
             found.append(TetherError.notRegistered(m.key, neededBy: cappedList(m.shown, separator: ", ") { $0 }, listed: true))
         }
         for c in cycles {
-            found.append(Graph.constructorCycle(c))
+            found.append(TetherError.constructorCycle(c))
         }
         return found + problems
     }
@@ -270,15 +270,7 @@ public struct GraphCheck {
         // Declared completion targets (from, target, weak): the edges seen made by them are not drawn again.
         var declared = Set<[UInt32]>()
         for e in edges {
-            var attributes: [String] = []
-            switch e.param {
-            case .weak: attributes.append("style=dashed")
-            case .lazy: attributes.append("style=dotted")
-            case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
-            case .all: attributes.append("label=\"all\"")
-            case .factory: attributes += ["style=dotted", "arrowhead=diamond", "label=\"factory\""]
-            case .dependency, .context, .resolver, .argument: break
-            }
+            var attributes = e.param.kind.dotAttributes
             if e.completion != nil {
                 attributes.append("label=\"completion\"")
                 declared.insert([e.from.key.id, e.target.id, e.isStrong ? 0 : 1])

@@ -501,9 +501,9 @@ final class Plan: @unchecked Sendable {
             var arguments = 0
             let firstNew = steps.count
             for param in r.params {
-                switch param {
-                case .dependency(let key):
-                    guard let dep = lookup.unretainedRegistration(for: key),
+                switch param.kind.planned {
+                case .instance:
+                    guard let dep = lookup.unretainedRegistration(for: param.key!),
                           !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep) else { return nil }
                     slots.append(step)
@@ -516,8 +516,7 @@ final class Plan: @unchecked Sendable {
                     guard allowsArguments && isRoot else { return nil }
                     slots.append(Plan.argument(arguments))
                     arguments += 1
-                case .weak, .lazy, .weakLazy, .all, .factory:
-                    // Declined: `Graph` builds these shapes (slot words made per resolve, lists, handles).
+                case .declined:
                     return nil
                 }
             }
@@ -608,18 +607,20 @@ final class Plan: @unchecked Sendable {
             var slots: [Int] = []
             let firstNew = steps.count
             for param in r.params {
-                switch param {
-                case .dependency(let key):
-                    guard let dep = lookup.unretainedRegistration(for: key), !dep.borrow({ $0.hasArguments }),
+                switch param.kind.planned {
+                case .instance:
+                    guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                               || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope == .singleton })
                     else { return nil }
                     slots.append(step)
                 case .context:
                     slots.append(Plan.context)
-                case .resolver where allowsResolvers:
+                case .resolver:
+                    guard allowsResolvers else { return nil }
                     slots.append(Plan.resolver)
-                default:
+                case .argument, .declined:
+                    // A request's steps take no runtime arguments (only a root does, and it is not one).
                     return nil
                 }
             }

@@ -193,7 +193,7 @@ final class SharedCache: @unchecked Sendable {
             // handing it out could outlive that resolve's failure.
             if held.owner == thread {
                 if !held.made { return .createUnderOuter }
-                throw Reentry.unfinished(registration.key, path: path())
+                throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
             if state.borrow({ $0.noWait }) {
