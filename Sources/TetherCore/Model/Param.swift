@@ -226,6 +226,15 @@ extension Param {
             }
         }
 
+        /// Whether a slot naming a key nothing registers is a problem (validate's NOT_FOUND, a
+        /// resolve's `notRegistered`): every kind that names a key needs it today.
+        var needsRegistration: Bool {
+            switch self {
+            case .dependency, .weak, .lazy, .weakLazy, .all, .factory: true
+            case .context, .resolver, .i64, .f64, .str, .ptr: false
+            }
+        }
+
         /// How many declared edges the slot has: none, one to its key, or one per item an ALL slot lists.
         enum Edges { case none, one, perItem }
         var edges: Edges {

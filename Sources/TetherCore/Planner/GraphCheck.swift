@@ -80,7 +80,9 @@ public struct GraphCheck {
         var neededBy: [Key: [Edge]] = [:]
         var seen = Set<Edge.ID>()  // an edge reached through several lookup containers counts once
         for n in nodes {
-            for (e, target) in n.out where target == nil && seen.insert(e.id).inserted { neededBy[e.target, default: []].append(e) }
+            for (e, target) in n.out where target == nil && e.param.kind.needsRegistration && seen.insert(e.id).inserted {
+                neededBy[e.target, default: []].append(e)
+            }
         }
         missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value.map(\.from.key), shown: $0.value.map { $0.from.key.quoted + $0.via }) }
             .sorted { $0.key.name < $1.key.name }

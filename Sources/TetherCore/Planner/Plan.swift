@@ -696,8 +696,7 @@ final class Plan: @unchecked Sendable {
                 // that step's edges: nothing is left to release.
                 return .success(made.take(count - 1))
             }
-            // Last first: dependents before dependencies, as a graph's `alive`.
-            for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+            made.releaseUnmoved(lastFirst: count)
             return outcome.map { _ in nil }
         }
     }
@@ -801,7 +800,7 @@ final class Plan: @unchecked Sendable {
                 for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
-                for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
+                made.releaseUnmoved(lastFirst: count)
                 return .failure(error)
             }
         }
@@ -898,7 +897,7 @@ final class Plan: @unchecked Sendable {
 
     /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
     private func release(_ made: ReferenceWords<AnyObject>) {
-        for i in stride(from: steps.count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+        made.releaseUnmoved(lastFirst: steps.count)
     }
 
     /// An object resolve that failed in step `step`'s factory, or its completion
@@ -1001,7 +1000,7 @@ final class Plan: @unchecked Sendable {
         let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
-            for i in stride(from: steps.count - 2, through: 0, by: -1) { made.releaseUnmoved(i) }
+            made.releaseUnmoved(lastFirst: steps.count - 1)
             return
         }
         for i in containerSteps where !claims.isCached(i) {
