@@ -117,7 +117,7 @@ public final class LazyCell: @unchecked Sendable {
     public func call() throws(TetherError) -> UnsafeMutableRawPointer {
         guard let ownerRef = owner else { return try get() }
         guard let owner = ownerRef.upgrade() else {
-            throw TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed; do not call it after that")
+            throw TetherError.staleProvider(mayBeFreed: false)
         }
         return try withExtendedLifetime(owner) { () throws(TetherError) in try get() }
     }

@@ -22,6 +22,13 @@ extension TetherError {
                            listed ? nil : parts ?? ErrorParts(.register, key: key))
     }
 
+    /// A provider (a LAZY slot's, `tether_make_provider`'s) called after the instance it was
+    /// handed to was destroyed (the core's `LazyCell`) or, for the ABI's, after `tether_provider_free`.
+    package static func staleProvider(mayBeFreed: Bool) -> TetherError {
+        TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed"
+                    + (mayBeFreed ? ", or it was freed (tether_provider_free)" : "") + "; do not call it after that")
+    }
+
     /// A binding names the described plan of `key` (its failure, a resolver's answer, a replay's
     /// progress) while the configuration no longer has one.
     static func noDescribedPlan(_ key: Key) -> TetherError {
