@@ -446,7 +446,7 @@ final class Graph {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
         let scope = spec.borrow { $0.scope }
-        let depLookup = scope == .singleton
+        let depLookup = scope.resolvesFromOwnContainer
             ? registration.borrow { Borrowed($0.container) } : lookup
         let strict = scope.lifetime.cached && registration.borrow { $0.container.refusesCaptives }
         let base = words.count
@@ -761,7 +761,7 @@ final class Graph {
         if scope.isShared {
             let instance = reference.object
             let lookup = frames[index].lookup
-            pendingShared.append((registration, instance, scope == .container ? lookup : nil))
+            pendingShared.append((registration, instance, scope.isPerResolvingContainer ? lookup : nil))
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
             let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
@@ -926,7 +926,7 @@ final class Graph {
                 }
                 if !body(next.object, lookup.object) { return }
             }
-            let depLookup = scope == .singleton ? next.borrow { Borrowed($0.container) } : lookup
+            let depLookup = scope.resolvesFromOwnContainer ? next.borrow { Borrowed($0.container) } : lookup
             for param in next.borrow({ $0.params }) where param.isConstructorEdge {
                 switch depLookup.borrow({ param.targets(from: $0) }) {
                 case .key(let key):

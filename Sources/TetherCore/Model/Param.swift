@@ -31,6 +31,30 @@ public enum Scope: Int32, Sendable, CaseIterable {
             }
         }
     }
+
+    /// Whether the scope's dependencies are looked up from the registering container rather than
+    /// the resolving one: a singleton's, so the shared instance does not depend on which child asked
+    /// first. Read by the build (`Graph.push`), its claims walk and validate/DOT (`GraphCheck`).
+    var resolvesFromOwnContainer: Bool {
+        @inline(__always) get {
+            switch self {
+            case .singleton: true
+            case .graph, .transient, .weak, .container: false
+            }
+        }
+    }
+
+    /// Whether a shared instance is one per resolving container (its creation cell and cache
+    /// keyed by that container: `SharedCache.cellKey`, `Graph`'s pending publications) rather
+    /// than one per registration.
+    var isPerResolvingContainer: Bool {
+        @inline(__always) get {
+            switch self {
+            case .container: true
+            case .graph, .transient, .singleton, .weak: false
+            }
+        }
+    }
 }
 
 /// The C type of a runtime argument.

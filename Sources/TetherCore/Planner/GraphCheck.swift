@@ -60,7 +60,7 @@ public struct GraphCheck {
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope == .singleton ? $0.container : container) }
+        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope.resolvesFromOwnContainer ? $0.container : container) }
         var index: [[ObjectIdentifier]: Int] = [:]
         func node(_ r: Registration, _ lookup: Container) -> Int {
             let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
@@ -73,7 +73,7 @@ public struct GraphCheck {
         var next = 0
         while next < nodes.count {  // nodes found on the way are appended, and visited in turn
             let r = nodes[next].registration
-            let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
+            let lookup = r.spec.scope.resolvesFromOwnContainer ? r.container : nodes[next].lookup
             nodes[next].out = GraphCheck.edges(of: r, lookup: lookup).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
             next += 1
         }
