@@ -104,10 +104,26 @@ struct ReferenceWords<Element: AnyObject> {
         _ = self[i].retained()
     }
 
+    /// Whether the words still own the reference at `i` (not moved out, not empty).
+    @inline(__always)
+    func owns(_ i: Int) -> Bool { base[i] & Self.moved == 0 }
+
     /// Releases the element at `i` unless its reference was moved out (or there is none).
     @inline(__always)
     func releaseUnmoved(_ i: Int) {
         if base[i] & Self.moved == 0 { reference(i).release() }
+    }
+
+    /// Releases the elements at `0..<count` not moved out, last first: the rollback order of
+    /// a plan's steps (and a graph's `alive`: `ReferenceStack.removeAll`), dependents before their
+    /// dependencies, as they were made.
+    @inline(__always)
+    func releaseUnmoved(lastFirst count: Int) {
+        var i = count
+        while i > 0 {
+            i -= 1
+            releaseUnmoved(i)
+        }
     }
 }
 
@@ -161,6 +177,7 @@ struct ReferenceStack<Element: AnyObject> {
     /// Releases every element not moved out, last first (a release may run code
     /// that appends to a different stack, never to this one).
     mutating func removeAll() {
+        // `releaseUnmoved(lastFirst:)`'s order, the count kept current while each release runs.
         while count > 0 {
             count -= 1
             words.releaseUnmoved(count)
