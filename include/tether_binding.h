@@ -276,8 +276,9 @@ typedef struct tether_binding {
         once per resolving container: take the instance that container holds (from an earlier run for
         it), else call the factory and keep the instance for that container once the whole run
         succeeded. A runner keeps such instances only for a child whose tether_container it has not made
-        yet, tears them down at its close (last made first), and hands them over with plan_adopt, in
-        creation order, if it makes that container. Only plain plans are described (graph, transient
+        yet, tears them down at its close last kept first (as the library lets go of its cache: each
+        run's in creation order, kept when the run succeeded), and hands them over with plan_adopt, in
+        the order it kept them, if it makes that container. Only plain plans are described (graph, transient
         and container steps with DEP, CONTEXT and RESOLVER slots, cached or value leaves, the root's runtime
         arguments, at most 64 steps, no cycle): otherwise OK with every count 0, and the binding resolves
         through the library, which also reports what is wrong. A description is valid while the sum of

@@ -467,7 +467,7 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
 
 
 def in_teardown_order(made: Made) -> list[Any]:
-    """The teardowns of what a run made, last made first."""
+    """The teardowns of ``made`` (a run's, or what a child kept), newest entry first."""
     return [fn for _, _, teardowns in reversed(made) for fn, _ in reversed(teardowns)]
 
 
