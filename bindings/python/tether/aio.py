@@ -32,6 +32,7 @@ what suspends is awaited on the loop in the library's order).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import itertools
@@ -40,6 +41,7 @@ import threading
 from typing import Any, Callable
 
 from . import _fork, _state, object_table, teardown
+from ._cabi import FIX_FACTORY, OK
 from ._steps import Continuation, step
 from .completion import Completion
 from .errors import NeedsAwait
@@ -72,6 +74,9 @@ class Suspended(BaseException):
     another thread creating a shared instance (``poll``). A ``BaseException``: a factory's
     ``except Exception`` does not swallow it; the library aborts the attempt and ``aresolve`` gets it."""
 
+    #: the failure's parts are kept (``_state.raise_caused``): a factory's path, for ``constructing``
+    takes_parts = True
+
     def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None,
                  poll: bool = False) -> None:
         super().__init__("an async factory suspended inside the library's resolve")
@@ -81,6 +86,7 @@ class Suspended(BaseException):
         self.key: tuple[Any, ...] | None = None  # the call it stands for (set by ``call``)
         self.callback = False  # a completion callback's call
         self.cell: InFlight | None = None  # the shared cell it started
+        self.parts: Any = None  # the library's parts of the aborted attempt (a factory's: its path)
 
 
 class _Made:
@@ -262,11 +268,10 @@ class InFlight:
     that started it, whose attempt comes first): the others make their own, as after any failed
     creation. A session ending with its cell's instance untaken tears it down."""
 
-    __slots__ = ("cell", "args", "owner", "task", "outcome", "waiters")
+    __slots__ = ("cell", "args", "owner", "outcome", "waiters")
 
     def __init__(self, cell: tuple[Any, int], args: tuple[int, ...], owner: Session) -> None:
         self.cell, self.args, self.owner = cell, args, owner
-        self.task = asyncio.current_task()
         self.outcome: tuple[Any, BaseException | None, list[Any]] | None = None
         self.waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
@@ -352,7 +357,7 @@ _cell_ptrs: dict[int, InFlight] = {}
 _fork.in_child(lambda: (_cells.clear(), _cell_ptrs.clear()))
 
 
-def _claim(cell: tuple[Any, int], args: tuple[int, ...], name: str, session: Session) -> Any:
+def _claim(cell: tuple[Any, int], args: tuple[int, ...]) -> Any:
     """The cell's found entry, if a factory call for these arguments finished there, None if nobody
     makes it now; raises ``Suspended`` to wait for one under way."""
     with _cells_lock:
@@ -361,9 +366,8 @@ def _claim(cell: tuple[Any, int], args: tuple[int, ...], name: str, session: Ses
         return None
     if found.outcome is not None and found.args == args:
         return found
-    if found.task is not None and found.task is asyncio.current_task():
-        raise RuntimeError(f"the async factory for {name!r} awaits a resolve that needs {name!r} again: "
-                           "a cycle; break it with a completion callback or a lazy dependency")
+    # (the task making it, resolving it again while it awaits, never gets here: the library was told
+    # what that task constructs, ``constructing``, and reports the cycle)
     raise Suspended(waits=found)
 
 
@@ -426,7 +430,7 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             container = singleton_owner if scope == Scope.SINGLETON else _state.tls.frames[-1][0]
             cell = (from_async, id(container))
             ids = (*map(id, args), *map(id, kwargs.values()))
-            found = _claim(cell, ids, name, session)
+            found = _claim(cell, ids)
             if found is not None:
                 return found.take(session)
         awaitable, teardowns = begin(args, kwargs)
@@ -532,6 +536,46 @@ def _run_callback(awaitable: Any, what: str) -> None:
     raise Suspended(rest)
 
 
+#: What the task awaiting a suspended factory constructs: ``((container, key ids root first), ...)``,
+#: outermost first: the path the library's failure parts gave when the attempt was aborted, or a
+#: request's plan runner's path to the step it awaits (``executor.runner``). Task-local (a context
+#: variable): other tasks on the loop's thread construct nothing of it.
+constructing: contextvars.ContextVar[tuple[tuple[Any, Any], ...]] = contextvars.ContextVar("tether_constructing", default=())
+
+
+def _path(container: Any, pending: Suspended) -> tuple[Any, Any] | None:
+    """The path of a suspended factory's key (the library's failure parts of the aborted attempt:
+    root first, that key last) as ``tether_construct_enter`` takes it, or None."""
+    parts = pending.parts
+    if pending.callback or parts is None or parts.fix != FIX_FACTORY or not parts.path:
+        return None
+    from ctypes import c_uint32  # (rare: only an async factory that suspended)
+
+    ids = [container._key_id(name.encode("utf-8")) for name in parts.path]
+    return container, (c_uint32 * len(ids))(*ids)
+
+
+def _marked(container: Any, key: Any, args: tuple[Any, ...], marks: tuple[tuple[Any, Any], ...]) -> Any:
+    """``container.resolve(key, *args)`` from a task awaiting a suspended factory: the library is told
+    what that task constructs (``tether_construct_enter``), so it reports a key of it as a cycle, as
+    for a factory that did not suspend; no replay runs meanwhile (``_state.here`` sees this call)."""
+    api = container._api
+    entered = 0
+    _state.constructing.append(None)
+    try:
+        for constructing_in, ids in marks:  # (a request's child gets its C container here, if it had none)
+            if not constructing_in.closed and api.tether_construct_enter(constructing_in.handle, ids, len(ids)) == OK:
+                entered += 1
+        return container.resolve(key, *args)
+    finally:
+        for _ in range(entered):
+            api.tether_replay_leave()
+        del _state.constructing[-1]
+
+
+_state.constructing_calls.add(_marked.__code__)
+
+
 async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
@@ -546,7 +590,8 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             session.attempt()
             attempting.append(None)
             try:
-                result = container.resolve(key, *args)
+                marks = constructing.get()
+                result = _marked(container, key, args, marks) if marks else container.resolve(key, *args)
                 for cell in session.taken:  # published by this resolve
                     cell.remove()
                 return result
@@ -563,11 +608,16 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
                 pause = min(pause * 2, 0.02)
                 continue
             assert pending.rest is not None and pending.key is not None
+            path = _path(container, pending)
+            mark = None if path is None else constructing.set((*constructing.get(), path))
             try:
                 obj, stash = await pending.rest()
                 outcome: tuple[Any, BaseException | None, list[Any]] = (obj, None, stash)
             except Exception as exc:
                 outcome = (None, exc, [])
+            finally:
+                if mark is not None:
+                    constructing.reset(mark)
             if pending.callback:
                 session.calls[pending.key] = outcome[1]
             elif pending.cell is not None:

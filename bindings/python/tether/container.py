@@ -1257,7 +1257,7 @@ class Container:
         if self._closed:
             raise InvalidHandleError("the container is closed")
         vals = self._vals
-        if vals is not None and not args and not _attempting:
+        if vals is not None and not args and not _attempting and not aio.constructing.get():
             # A request's child: the plan its parent described, its container steps made first where
             # this child lacks them by the plan's runner (async factories awaited here), then its
             # builder; else the library's resolve (through aio) decides
