@@ -32,7 +32,6 @@ what suspends is awaited on the loop in the library's order).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import inspect
 import itertools
@@ -74,7 +73,7 @@ class Suspended(BaseException):
     another thread creating a shared instance (``poll``). A ``BaseException``: a factory's
     ``except Exception`` does not swallow it; the library aborts the attempt and ``aresolve`` gets it."""
 
-    #: the failure's parts are kept (``_state.raise_caused``): a factory's path, for ``constructing``
+    #: the failure's parts are kept (``_state.raise_caused``): a factory's path, for ``marks``
     takes_parts = True
 
     def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None,
@@ -367,7 +366,7 @@ def _claim(cell: tuple[Any, int], args: tuple[int, ...]) -> Any:
     if found.outcome is not None and found.args == args:
         return found
     # (the task making it, resolving it again while it awaits, never gets here: the library was told
-    # what that task constructs, ``constructing``, and reports the cycle)
+    # what that task constructs, ``marks``, and reports the cycle)
     raise Suspended(waits=found)
 
 
@@ -536,11 +535,47 @@ def _run_callback(awaitable: Any, what: str) -> None:
     raise Suspended(rest)
 
 
-#: What the task awaiting a suspended factory constructs: ``((container, key ids root first), ...)``,
-#: outermost first: the path the library's failure parts gave when the attempt was aborted, or a
-#: request's plan runner's path to the step it awaits (``executor.runner``). Task-local (a context
-#: variable): other tasks on the loop's thread construct nothing of it.
-constructing: contextvars.ContextVar[tuple[tuple[Any, Any], ...]] = contextvars.ContextVar("tether_constructing", default=())
+#: One entry per factory awaited outside the library's resolve, on any thread: a suspended one's rest
+#: awaited by ``resolve`` (its ``path`` local set), or a request's container step awaited by its plan's
+#: runner (``executor.runner``: its ``at`` local set). A hint: only while it is not empty does a library
+#: call from ``aresolve`` look for them on its own stack (``marks``): each is up the stack of exactly the
+#: task that awaits it, so other tasks construct nothing of it.
+awaiting: list[None] = []
+_fork.in_child(awaiting.clear)
+#: What ``executor.runner`` compiles its runners as (their frames are found by it).
+RUNNER_FILE = "<tether runner>"
+
+
+def marks(depth: int = 1) -> tuple[tuple[Any, Any], ...]:
+    """What this task constructs outside the library's resolve, outermost first, as
+    ``tether_construct_enter`` takes it: ``(container, key ids root first)`` for each factory awaited
+    further up this stack (see ``awaiting``). Read from the frames: only asked while one awaits."""
+    found = []
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        if code is _RESOLVE_CODE:
+            path = frame.f_locals.get("path")
+            if path is not None:
+                found.append(path)
+        elif code.co_filename == RUNNER_FILE:
+            local = frame.f_locals
+            if local.get("at") is not None:
+                found.append((local["child"], local["at"]))
+        frame = frame.f_back
+    return tuple(reversed(found))
+
+
+def own_run(waiters: list[Any]) -> bool:
+    """Whether the run of a request's plan whose claims are ``waiters`` (``executor.Contended``) is
+    up this stack, awaiting a factory that asks again for what it makes (then the library decides:
+    a cycle), rather than another task's (then this one waits for it)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == RUNNER_FILE and frame.f_locals.get("waiters") is waiters:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _path(container: Any, pending: Suspended) -> tuple[Any, Any] | None:
@@ -581,6 +616,7 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     frames = _state.tls.frames
     session = Session(container, 0)
     pause = 0.0005
+    path = None  # what this task constructs while it awaits a suspended factory (see ``marks``)
     try:
         while True:
             outer = getattr(_tls, "session", None)
@@ -590,8 +626,8 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             session.attempt()
             attempting.append(None)
             try:
-                marks = constructing.get()
-                result = _marked(container, key, args, marks) if marks else container.resolve(key, *args)
+                marked = marks() if awaiting else None
+                result = _marked(container, key, args, marked) if marked else container.resolve(key, *args)
                 for cell in session.taken:  # published by this resolve
                     cell.remove()
                 return result
@@ -608,16 +644,18 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
                 pause = min(pause * 2, 0.02)
                 continue
             assert pending.rest is not None and pending.key is not None
-            path = _path(container, pending)
-            mark = None if path is None else constructing.set((*constructing.get(), path))
+            path = _path(container, pending)  # (read from this frame by ``marks`` while set)
+            if path is not None:
+                awaiting.append(None)
             try:
                 obj, stash = await pending.rest()
                 outcome: tuple[Any, BaseException | None, list[Any]] = (obj, None, stash)
             except Exception as exc:
                 outcome = (None, exc, [])
             finally:
-                if mark is not None:
-                    constructing.reset(mark)
+                if path is not None:
+                    path = None
+                    del awaiting[-1]
             if pending.callback:
                 session.calls[pending.key] = outcome[1]
             elif pending.cell is not None:
@@ -628,3 +666,5 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
         if session.stashed or session.cells:
             await session.end()
 
+
+_RESOLVE_CODE = resolve.__code__

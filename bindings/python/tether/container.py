@@ -1257,7 +1257,7 @@ class Container:
         if self._closed:
             raise InvalidHandleError("the container is closed")
         vals = self._vals
-        if vals is not None and not args and not _attempting and not aio.constructing.get():
+        if vals is not None and not args and not _attempting:
             # A request's child: the plan its parent described, its container steps made first where
             # this child lacks them by the plan's runner (async factories awaited here), then its
             # builder; else the library's resolve (through aio) decides
@@ -1275,6 +1275,8 @@ class Container:
                     run = prepared.runner or executor.runner(prepared)
                     result = await run(self, vals, build)
                     while type(result) is executor.Contended:  # another run of this child makes one of them
+                        if aio.own_run(result.waiters):  # ...up this stack, awaiting what asks for it again
+                            return await aio.resolve(self, key, args)  # (the library reports the cycle)
                         await self._wait_for(result)
                         if self._vals is not vals:  # it gained a C container meanwhile: the library decides
                             return await aio.resolve(self, key, args)

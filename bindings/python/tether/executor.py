@@ -369,7 +369,7 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"MISS": MISS, "Contended": Contended, "wake": wake, "adiscard": adiscard,
                                  "failed": prepared.handlers[0], "frames": _tls.frames, "partial": functools.partial,
                                  "finish_async": teardown.finish_async, "get_hooks": sys.get_asyncgen_hooks,
-                                 "set_hooks": sys.set_asyncgen_hooks, "constructing": aio.constructing}
+                                 "set_hooks": sys.set_asyncgen_hooks, "awaiting": aio.awaiting}
     lines = ["async def run(child, vals, build):"]
     lines += [f"    o{n} = vals.get({step.kid})" for n, step in enumerate(steps)]
     lines.append(f"    if {' and '.join(f'o{n} is not None' for n in range(len(steps)))}:")
@@ -421,14 +421,16 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
                       "                    first = g.__anext__()",
                       "                finally:",
                       "                    set_hooks(*hooks)",
-                      # awaited: this task constructs the path to it (a resolve of one of it is a cycle)
-                      f"                mark = constructing.set((*constructing.get(), (child, P{n})))",
+                      # awaited: this task constructs the path to it, read from this frame (aio.marks)
+                      f"                at = P{n}",
+                      "                awaiting.append(None)",
                       "                try:",
                       f"                    o{n} = await first",
                       "                except StopAsyncIteration:",
                       f"                    raise TypeError(E{n}) from None",
                       "                finally:",
-                      "                    constructing.reset(mark)",
+                      "                    at = None",
+                      "                    del awaiting[-1]",
                       f"                if o{n} is None:",
                       "                    await g.aclose()",
                       f"                    raise N{n}()",
@@ -440,11 +442,14 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
                       f"                    w, teardowns_of = B{n}(({call}{',' if args else ''}), {{}})",
                       "                finally:",
                       "                    frames.pop()",
-                      f"                mark = constructing.set((*constructing.get(), (child, P{n})))",
+                      # awaited: this task constructs the path to it, read from this frame (aio.marks)
+                      f"                at = P{n}",
+                      "                awaiting.append(None)",
                       "                try:",
                       f"                    o{n} = await w",
                       "                finally:",
-                      "                    constructing.reset(mark)",
+                      "                    at = None",
+                      "                    del awaiting[-1]",
                       f"                if o{n} is None:",
                       f"                    raise N{n}()",
                       f"                t = teardowns_of(o{n})"]
@@ -477,7 +482,7 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
     lines += [f"        if c{n}:\n            making.pop({step.kid}, None)" for n, step in enumerate(steps)]
     lines += ["        if waiters:\n            wake(waiters)",
               "    return result"]
-    exec(compile("\n".join(lines), "<tether runner>", "exec"), namespace)
+    exec(compile("\n".join(lines), aio.RUNNER_FILE, "exec"), namespace)
     return namespace["run"]  # type: ignore[no-any-return]
 
 
