@@ -19,6 +19,11 @@ The library resolves synchronously and calls factories as C callbacks, which can
   instead of starting it again, and takes its result if its own call is the same one, else
   resolves again once the first publishes it. The library's cache stays the only cache.
 
+* A factory awaited outside the library's resolve that resolves its own key, or one further out on
+  the path to it, is the library's constructor cycle, as when nothing suspends: each library call an
+  ``aresolve`` makes meanwhile first tells the library what its task constructs
+  (``tether_construct_enter``, read from the task's own stack: ``marks``), so no factory runs twice.
+
 * A resolve that would wait for another thread creating a shared instance it needs (the library's
   ``TETHER_E_WOULD_BLOCK`` in no-wait mode) does not block the loop: ``aresolve`` sleeps a little
   and tries again.
