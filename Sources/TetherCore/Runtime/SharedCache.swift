@@ -161,7 +161,7 @@ final class SharedCache: @unchecked Sendable {
     }
 
     static func cellKey(_ registration: Registration, _ scope: Scope, in container: Container) -> CellKey {
-        CellKey(registration: ObjectIdentifier(registration), container: scope == .container ? ObjectIdentifier(container) : nil)
+        CellKey(registration: ObjectIdentifier(registration), container: scope.isPerResolvingContainer ? ObjectIdentifier(container) : nil)
     }
 
     /// The published instance of `registration`, or its cell claimed for the
@@ -193,7 +193,7 @@ final class SharedCache: @unchecked Sendable {
             // handing it out could outlive that resolve's failure.
             if held.owner == thread {
                 if !held.made { return .createUnderOuter }
-                throw Reentry.unfinished(registration.key, path: path())
+                throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
             if state.borrow({ $0.noWait }) {
@@ -245,8 +245,7 @@ final class SharedCache: @unchecked Sendable {
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
     func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
-        let key = CellKey(registration: ObjectIdentifier(registration),
-                          container: scope == .container ? ObjectIdentifier(container) : nil)
+        let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         pthread_mutex_lock(stripe.mutex)
         defer { pthread_mutex_unlock(stripe.mutex) }
