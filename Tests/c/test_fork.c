@@ -115,6 +115,24 @@ static int wait_with_timeout(pid_t pid, int seconds) {
     return -1;
 }
 
+/* Forks; the child process runs `body(arg)` and exits with what it returns. The parent waits
+ * (20 s at most, see wait_with_timeout), says what went wrong, and returns the exit code. */
+static int in_forked_child(int (*body)(void *), void *arg) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(body(arg));
+    CHECK(pid > 0);
+    int code = wait_with_timeout(pid, 20);
+    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
+    return code;
+}
+
+static int child_uses_the_library_and_children(void *c) {
+    int code = child_uses_the_library(c);
+    return code ? code : child_frees_requests_children(c);
+}
+
 static void fork_while_another_thread_is_in_a_singleton_factory(void) {
     parent_pid = getpid();
     tether_container *c = shared_container = new_container();
@@ -127,17 +145,7 @@ static void fork_while_another_thread_is_in_a_singleton_factory(void) {
     while (!inside) pthread_cond_wait(&changed, &gate);
     pthread_mutex_unlock(&gate);
 
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int code = child_uses_the_library(c);
-        _exit(code ? code : child_frees_requests_children(c));
-    }
-    CHECK(pid > 0);
-    int code = wait_with_timeout(pid, 20);
-    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
-    CHECK(code == 0);
+    CHECK(in_forked_child(child_uses_the_library_and_children, c) == 0);
 
     /* The parent is unaffected: the slow singleton is made once and cached. */
     pthread_mutex_lock(&gate);
@@ -203,7 +211,8 @@ typedef struct before_fork {
     node *db_node, *weakling_node, *session_node;
 } before_fork;
 
-static int lets_go_of_what_was_made_before_the_fork(before_fork *b) {
+static int lets_go_of_what_was_made_before_the_fork(void *arg) {
+    before_fork *b = arg;
     tether_ref *again = NULL;
     if (tether_resolve(b->root, "Db", &again) != TETHER_OK || tether_ref_get(again) != b->db_node) return 30;
     tether_ref_release(again);
@@ -238,14 +247,7 @@ static void fork_keeps_handles_weak_handles_and_caches(void) {
     b.session_node = resolve(b.request, "Session", &b.session);
     CHECK_OK(tether_ref_downgrade(b.weakling, &b.weak));
 
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) _exit(lets_go_of_what_was_made_before_the_fork(&b));
-    CHECK(pid > 0);
-    int code = wait_with_timeout(pid, 20);
-    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
-    CHECK(code == 0);
+    CHECK(in_forked_child(lets_go_of_what_was_made_before_the_fork, &b) == 0);
     CHECK(lets_go_of_what_was_made_before_the_fork(&b) == 0);
 }
 
@@ -266,8 +268,12 @@ static void drop_slowly(void *instance, void *context) {
 }
 static void *free_victim(void *arg) { return (void *)(intptr_t)tether_container_free(arg); }
 
-static int child_after_a_fork_during_a_free(tether_container *victim, tether_container *other, tether_ref *kept,
-                                             node *kept_node) {
+typedef struct during_free { tether_container *victim, *other; tether_ref *kept; node *kept_node; } during_free;
+static int child_after_a_fork_during_a_free(void *arg) {
+    during_free *d = arg;
+    tether_container *victim = d->victim, *other = d->other;
+    tether_ref *kept = d->kept;
+    node *kept_node = d->kept_node;
     tether_ref *ref = NULL;
     if (tether_resolve(victim, "Victim", &ref) != TETHER_E_INVALID_HANDLE || ref) return 50;
     if (tether_ref_get(kept) != kept_node) return 51;
@@ -297,14 +303,8 @@ static void fork_while_another_thread_frees_a_container(void) {
     while (!drop_entered) pthread_cond_wait(&changed, &gate);
     pthread_mutex_unlock(&gate);
 
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) _exit(child_after_a_fork_during_a_free(victim, other, kept, kept_node));
-    CHECK(pid > 0);
-    int code = wait_with_timeout(pid, 20);
-    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
-    CHECK(code == 0);
+    during_free d = {victim, other, kept, kept_node};
+    CHECK(in_forked_child(child_after_a_fork_during_a_free, &d) == 0);
 
     pthread_mutex_lock(&gate);
     drop_may_return = 1;
