@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Owns registrations and their caches; may fall through to a parent.
@@ -592,19 +599,102 @@ public final class Container: @unchecked Sendable {
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
-        guard registration.specReference.borrow({ $0.scope }) == .container else { return false }
+        publishScoped(registration, instance, endingClaimOf: nil)
+    }
+
+    /// `publishScoped`, ending the claim `thread` (its `ThreadState`) holds for it
+    /// (`claimScoped`) under the same lock; its waiters are woken.
+    @discardableResult
+    func publishScoped(_ registration: Registration, _ instance: Instance, endingClaimOf thread: UnsafeMutableRawPointer?) -> Bool {
+        var publishes = registration.specReference.borrow({ $0.scope }) == .container
         // A parent's registration (a request's child caching under the root's) is not asked
         // whether it was retired: that takes its lock, a word every thread's requests would write.
         // A retired one's entry is harmless: resolves find the registration that replaced it,
         // and the entry goes with this container's other caches when it closes.
-        if registration.container === self, !registration.isLive { return false }
+        if publishes, registration.container === self, !registration.isLive { publishes = false }
+        guard publishes || thread != nil else { return false }
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
-        let (cached, replaced) = state.withLock { s -> (Bool, ScopedEntry?) in
-            guard !s.isClosed else { return (false, nil) }
-            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())))
+        let (cached, replaced, cell) = state.withLock { s -> (Bool, ScopedEntry?, SharedCache.Cell?) in
+            let cell = thread.flatMap { Self.endClaim(&s, Borrowed(registration).opaque, $0) }
+            guard publishes, !s.isClosed else { return (false, nil, cell) }
+            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())), cell)
         }
         _ = consume replaced
+        if let cell { SharedCache.shared.wake(cell) }
         return cached
+    }
+
+    /// What `claimScoped` found.
+    enum ScopedClaim {
+        /// The cached instance, retained.
+        case published(Ref<Instance>)
+        /// Claimed for the caller, with the cell it asked for: it makes the instance, then
+        /// publishes it (`publishScoped(_:_:endingClaimOf:)`) or gives up (`endScopedClaim`).
+        case claimed(SharedCache.Cell?)
+        /// Claimed by a resolve further out on the calling thread; whether that one made it.
+        case heldHere(made: Bool)
+        /// Claimed by another thread: the cell to wait for (`SharedCache.wait`).
+        case heldElsewhere(SharedCache.Cell)
+    }
+
+    /// The container-scoped instance of `registration` cached here, or the right to create it
+    /// claimed for `thread` (its `ThreadState`): this container's creation cell of the key,
+    /// taken under the lock its cache lookup takes (`ScopedEntries.pending`). `madeWord` and
+    /// `madeBit`: where a plan's run notes that it made the instance; `makeCell`: a cell for the
+    /// claim (a `Graph` keeps its cells), else one is made only if another thread waits.
+    func claimScoped(_ registration: Registration, thread: UnsafeMutableRawPointer, madeWord: UnsafeMutablePointer<UInt>? = nil,
+                     madeBit: UInt = 0, makeCell: (() -> SharedCache.Cell)? = nil) -> ScopedClaim {
+        let id = Borrowed(registration).opaque
+        var stale: SharedCache.Cell?
+        let found = state.withLock { s -> ScopedClaim in
+            if let hit = s.scoped.instance(of: registration) { return .published(.init(retaining: hit)) }
+            if let at = s.scoped.pendingPosition(id) {
+                let claim = s.scoped.pending[at]
+                if claim.owner == thread { return .heldHere(made: claim.made) }
+                if claim.forkEpoch == SharedCache.forkEpoch {
+                    if let cell = claim.cell { return .heldElsewhere(cell) }
+                    let cell = SharedCache.Cell(key: SharedCache.cellKey(registration, .container, in: self), owner: claim.owner,
+                                                ownerThread: claim.ownerThread, name: registration.key)
+                    s.scoped.pending[at].cell = cell
+                    return .heldElsewhere(cell)
+                }
+                // Claimed by a thread fork() left behind (this is the child process): it never finishes here.
+                stale = s.scoped.removePending(at: at)
+            }
+            let cell = makeCell?()
+            s.scoped.pending.append(PendingClaim(registration: id, owner: thread, ownerThread: pthread_self(), forkEpoch: SharedCache.forkEpoch,
+                                                 madeWord: madeWord, madeBit: madeBit, cell: cell))
+            return .claimed(cell)
+        }
+        stale?.released.store(true, ordering: .relaxed)
+        return found
+    }
+
+    /// Ends the claim `thread` holds for `registration` (made nothing, or published it already)
+    /// and wakes its waiters.
+    func endScopedClaim(_ registration: Registration, thread: UnsafeMutableRawPointer) {
+        if let cell = state.withLock({ Self.endClaim(&$0, Borrowed(registration).opaque, thread) }) { SharedCache.shared.wake(cell) }
+    }
+
+    /// Ends the claim of `cell` (a `Graph`'s), if this container still holds it; the caller wakes its waiters.
+    func endScopedClaim(_ cell: SharedCache.Cell) {
+        state.withLock { s in
+            if let at = s.scoped.pending.firstIndex(where: { $0.cell === cell }) { _ = s.scoped.removePending(at: at) }
+        }
+    }
+
+    /// Whether another thread than `thread` claimed `registration`'s instance here (`claimScoped`).
+    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer) -> Bool {
+        let id = Borrowed(registration).opaque
+        return state.withLock { s in
+            s.scoped.pendingPosition(id).map { s.scoped.pending[$0].owner != thread && s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch } ?? false
+        }
+    }
+
+    /// `endScopedClaim` under the lock: the claim's cell, if it had one.
+    private static func endClaim(_ s: inout State, _ id: UnsafeMutableRawPointer, _ thread: UnsafeMutableRawPointer) -> SharedCache.Cell? {
+        guard let at = s.scoped.pending.firstIndex(where: { $0.registration == id && $0.owner == thread }) else { return nil }
+        return s.scoped.removePending(at: at)
     }
 
     /// Takes `pointer`, made by `key`'s container-scoped registration's factory for this
