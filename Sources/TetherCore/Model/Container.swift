@@ -747,8 +747,21 @@ public final class Container: @unchecked Sendable {
     /// `close()` without the list: `forEachRegistration` visits them (the ABI retires their
     /// handles), so a container made and freed per request makes no array.
     public func closeRetiring() throws(TetherError) {
+        // A request's child: its few cached instances go through the stack, not an array made to drop them.
+        let refused = withUnsafeTemporaryAllocation(of: ScopedEntry.self, capacity: Self.closesOnStack) { buffer -> TetherError? in
+            do throws(TetherError) { try closeRetiring(buffer.baseAddress!) } catch { return error }
+            return nil
+        }
+        if let refused { throw refused }
+    }
+
+    /// How many container-scoped entries a close lets go of from the stack (more: an array).
+    private static var closesOnStack: Int { 8 }
+
+    private func closeRetiring(_ onStack: UnsafeMutablePointer<ScopedEntry>) throws(TetherError) {
         var tracer: Tracer?
         var dropped: [Dropped] = []
+        var stacked = 0
         let refused: TetherError? = state.withLock { s in
             if s.isClosed { return TetherError(.invalidHandle, "the container was already freed") }
             if let children = childrenIfAny {
@@ -767,9 +780,13 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty {
-                // One array for the scoped instances and what the registrations let go of (a value each, say).
-                dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
-                s.scoped.take({ _ in true }, into: &dropped)
+                if s.scoped.entries.count <= Self.closesOnStack && table.neverStored && !everDetached.load(ordering: .relaxed) {
+                    stacked = s.scoped.moveAll(to: onStack)
+                } else {
+                    // One array for the scoped instances and what the registrations let go of (a value each, say).
+                    dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+                    s.scoped.take({ _ in true }, into: &dropped)
+                }
             }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
             if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
@@ -779,6 +796,15 @@ public final class Container: @unchecked Sendable {
         dropSpareChild()
         unretainedParent?.borrow { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
+        if stacked > 0 {
+            if dropped.isEmpty {
+                // Last cached first, as `drop` (a value is never lent: no barrier to take).
+                for i in stride(from: stacked - 1, through: 0, by: -1) { (onStack + i).deinitialize(count: 1) }
+            } else {  // registered meanwhile (a race with this close): one order for all
+                for i in 0..<stacked { dropped.append(Dropped(instance: onStack[i].instance, slot: nil, sequence: onStack[i].sequence)) }
+                onStack.deinitialize(count: stacked)
+            }
+        }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
@@ -798,12 +824,14 @@ public final class Container: @unchecked Sendable {
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).
     public func dismantle() {
-        let (entries, retired) = state.withLock { s in
+        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached?, [Registration]) in
             precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
+            // Nothing ever registered or listed (a request's child): nothing to let go of.
+            if table.neverStored && s.retired.isEmpty && s.lists.isEmpty && s.detached.isEmpty { return (nil, []) }
             defer { (s.retired, s.lists, s.detached) = ([], [:], []) }
             return (table.detachAll(), s.retired)
         }
-        entries.release()  // outside the lock
+        entries?.release()  // outside the lock
         _ = consume retired
     }
 

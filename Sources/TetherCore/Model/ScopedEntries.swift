@@ -62,10 +62,26 @@ struct ScopedEntries {
 
     /// Removes the claim at `position`, handing back its cell (to wake its waiters outside the lock).
     mutating func removePending(at position: Int) -> SharedCache.Cell? {
-        let cell = pending[position].cell
-        pending.swapAt(position, pending.count - 1)
-        pending.removeLast()
-        return cell
+        if position != pending.count - 1 { pending.swapAt(position, pending.count - 1) }
+        return pending.removeLast().cell
+    }
+
+    /// Moves every entry to `buffer` (room for `entries.count`), sorted by sequence (last cached last),
+    /// keeping the storage for the container's next entries; how many were moved.
+    mutating func moveAll(to buffer: UnsafeMutablePointer<Container.ScopedEntry>) -> Int {
+        let count = entries.count
+        entries.withUnsafeBufferPointer { for i in 0..<count { (buffer + i).initialize(to: $0[i]) } }
+        entries.removeAll(keepingCapacity: true)
+        if index != nil { index = nil }
+        // Appended in sequence order, but one replaced in place has a newer one: insertion sort, usually no move.
+        for i in 1..<max(count, 1) {
+            var j = i
+            while j > 0 && buffer[j - 1].sequence > buffer[j].sequence {
+                swap(&buffer[j - 1], &buffer[j])
+                j -= 1
+            }
+        }
+        return count
     }
 
     /// Removes the entries whose registration matches, appended to `taken` as `Dropped`.
