@@ -209,10 +209,7 @@ final class SharedCache: @unchecked Sendable {
                 throw Reentry.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
-            if state.borrow({ $0.noWait }) {
-                state.borrow { $0.blocked = true }
-                throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
-            }
+            try Self.refuseWaitingIfAsked(registration.key, state)
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
     }
@@ -234,13 +231,18 @@ final class SharedCache: @unchecked Sendable {
                 throw Reentry.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
-                if state.borrow({ $0.noWait }) {
-                    state.borrow { $0.blocked = true }
-                    throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
-                }
+                try Self.refuseWaitingIfAsked(registration.key, state)
                 if let backOff = try wait(for: held, in: stripe(held.key), state, canBackOff: canBackOff) { return backOff }
             }
         }
+    }
+
+    /// Fails with `.wouldBlock` when the calling thread (`state`) resolves in no-wait mode (`WaitMode`)
+    /// and would wait for another thread's creation of `key`.
+    private static func refuseWaitingIfAsked(_ key: Key, _ state: Borrowed<ThreadState>) throws(TetherError) {
+        guard state.borrow({ $0.noWait }) else { return }
+        state.borrow { $0.blocked = true }
+        throw TetherError(.wouldBlock, "creating \(key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
     }
 
     /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
