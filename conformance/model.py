@@ -136,6 +136,7 @@ class Provider:
         self.kind, self.key, self.graph, self.container = kind, key, graph, container
         self.owner: Optional[Obj] = None
         self.filled: Optional[Obj] = None
+        self.anchor: Optional[Obj] = None   # the transient under construction around it, once made
         self.early: list[Obj] = []   # a LAZY slot's hold taken while its owner's factory runs
 
 
@@ -169,13 +170,18 @@ class Graph:
         self.cells: dict[Reg, Obj] = {}              # graph-scoped instances; shared ones not yet published
         self.pending: list[tuple[Container, Reg, Obj]] = []   # shared instances to publish at the end
         self.by_key: dict[str, Obj] = {}             # "the graph's instance of k" (lazy slots)
+        # DECISION: a transient key has no instance of the graph's but the one under construction
+        # around a lazy slot on it (the X that holds this Y, tether.h); its slots wait for it here.
+        self.building: list[Reg] = []
+        self.awaiting: dict[Reg, list["Provider"]] = {}
         self.undecorated: dict[Reg, Obj] = {}        # a decorated key's own instance (`build`)
         self.queue: deque[Obj] = deque()             # instances whose callbacks have not run
 
-    def add(self, o: Obj) -> None:
+    def add(self, o: Obj, transient: bool) -> None:
         self.made.append(o)
         o.rc += 1
-        self.by_key.setdefault(o.key, o)
+        if not transient:
+            self.by_key.setdefault(o.key, o)
         if o.reg.callbacks:
             self.queue.append(o)
 
@@ -338,8 +344,6 @@ class World:
         reg = self.lookup(c, key)
         if reg is None:
             raise Fail("NOT_FOUND")
-        if reg in self.running:
-            raise Fail("CYCLE")       # before its arguments are looked at (as the library does)
         kinds = reg.runtime_kinds()
         if any(d.runtime_kinds() for d in reg.decorators):
             raise Fail("ARGUMENT_MISMATCH")   # DECISION: a decorator's runtime slot can get no argument
@@ -348,6 +352,12 @@ class World:
                 raise Fail("ARGUMENT_MISMATCH")   # runtime arguments only at the top (TETHER_FACTORY)
         elif [arg_kind(a) for a in args] != kinds:
             raise Fail("ARGUMENT_MISMATCH")       # DECISION: exact count and kinds; an integer is no f64
+        if reg in self.running:
+            # DECISION: after the arguments are looked at. A request in the wrong form for its key
+            # (a dependency on a key that takes arguments) fails the same way wherever it is made,
+            # and its fix (a FACTORY slot, tether_resolve_args) is the one that works; a cycle's
+            # (a lazy or weak slot) would not.
+            raise Fail("CYCLE")
         if reg.scope in ("singleton", "weak", "container"):
             # Singletons live in the registering container and take their dependencies from it
             # (README, Scopes). Weak-scoped instances: one cache per registration, in the
@@ -380,6 +390,7 @@ class World:
         if reg in self.running:
             raise Fail("CYCLE")       # a constructor cycle, or a factory re-entered from a nested resolve
         self.running.append(reg)
+        g.building.append(reg)
         try:
             # DECISION: a decorated key's own instance is the graph's like any other (one per key
             # per graph unless transient): a decorator that failed leaves it there, and a second
@@ -387,19 +398,22 @@ class World:
             if reg.decorators and reg.scope != "transient" and reg in g.undecorated:
                 o = g.undecorated[reg]
             else:
-                o = self.run_factory(g, reg, c, list(args or []), None)
+                o = self.run_factory(g, reg, c, list(args or []), None, reg)
                 if reg.decorators and reg.scope != "transient":
                     g.undecorated[reg] = o
             layers = [o]
             for d in reg.decorators:  # in the order added; each gets the instance so far (slot 0)
-                o = self.run_factory(g, d, c, [], o)
+                o = self.run_factory(g, d, c, [], o, reg)
                 layers.append(o)
             o.layers = layers
+            for p in g.awaiting.pop(reg, []):
+                p.anchor = o
             return o
         finally:
             self.running.pop()
+            g.building.pop()
 
-    def run_factory(self, g: Graph, reg: Reg, c: Container, args: list[Any], inner: Optional[Obj]) -> Obj:
+    def run_factory(self, g: Graph, reg: Reg, c: Container, args: list[Any], inner: Optional[Obj], base: Reg) -> Obj:
         inputs: list[list[Any]] = []
         strong: list[Obj] = []
         keys: set[str] = set()
@@ -416,6 +430,9 @@ class World:
             elif kind in ("lazy", "weak_lazy"):
                 p = Provider(kind, key, g, c)
                 providers.append(p)
+                target = self.lookup(c, key)
+                if target is not None and target.scope == "transient" and target in g.building:
+                    g.awaiting.setdefault(target, []).append(p)
                 inputs.append([kind, p])
             elif kind == "all":
                 items = [self.resolve_key(g, k, c, None) for k in self.variants(c, key)]
@@ -457,7 +474,7 @@ class World:
             o.strong += p.early
         self.made.append(o)
         self.event("make", reg.key, f"make {o.name}({shown}){text}")
-        g.add(o)
+        g.add(o, base.scope == "transient")
         return o
 
     def drop_inputs(self, inputs: list[list[Any]]) -> None:
@@ -645,7 +662,7 @@ class World:
             if p.kind == "weak_lazy" and not p.filled.alive:
                 raise Fail("EXPIRED")
             return p.filled
-        mine = p.graph.by_key.get(p.key)
+        mine = p.anchor or p.graph.by_key.get(p.key)
         if mine is not None and mine.alive:
             if p.kind == "lazy":
                 if p.owner is not None and (mine is p.owner or self.reaches(mine, p.owner)):

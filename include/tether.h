@@ -166,8 +166,8 @@ typedef void (*tether_fn)(void);
  *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
  *  (until its address serves a new provider, after 1,024 others were freed).
  *  A slot remembers the graph it was filled in: its first call answers that graph's
- *  instance of the key while it lives (the X that holds this Y, whatever X's scope;
- *  from a completion callback of that graph too), else it resolves the key anew.
+ *  instance of the key while it lives (the X that holds this Y, whatever X's scope; a
+ *  transient key's is only that one), from a completion callback too; else it resolves anew.
  *  A LAZY slot whose graph instance holds its owner strongly would close a retain
  *  cycle: its calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY),
  *  and tether_validate reports it. */

@@ -192,8 +192,137 @@ static void fork_inside_a_singleton_factory(void) {
     CHECK(forking.dropped == 1);
 }
 
+/* Handles, weak handles and caches made before the fork: in the child process each answers
+ * what it answered before (no second instance), and each destructor runs once there when the
+ * child lets go; the parent, untouched, does the same. 0 when everything worked. */
+static kind db_kind = {"Db", 0, 0}, weakling_kind = {"Weakling", 0, 0}, session_kind = {"Session", 0, 0};
+typedef struct before_fork {
+    tether_container *root, *request;
+    tether_ref *db, *weakling, *session;
+    tether_weak *weak;
+    node *db_node, *weakling_node, *session_node;
+} before_fork;
+
+static int lets_go_of_what_was_made_before_the_fork(before_fork *b) {
+    tether_ref *again = NULL;
+    if (tether_resolve(b->root, "Db", &again) != TETHER_OK || tether_ref_get(again) != b->db_node) return 30;
+    tether_ref_release(again);
+    if (tether_resolve(b->request, "Session", &again) != TETHER_OK || tether_ref_get(again) != b->session_node) return 31;
+    tether_ref_release(again);
+    if (tether_resolve(b->root, "Weakling", &again) != TETHER_OK || tether_ref_get(again) != b->weakling_node) return 32;
+    tether_ref_release(again);
+    tether_ref *upgraded = NULL;
+    if (tether_weak_upgrade(b->weak, &upgraded) != TETHER_OK || tether_ref_get(upgraded) != b->weakling_node) return 33;
+    if (db_kind.made != 1 || weakling_kind.made != 1 || session_kind.made != 1) return 34;
+    /* The weak-scoped instance goes with its last strong handle; the weak handle then says so. */
+    if (tether_ref_release(upgraded) != TETHER_OK || tether_ref_release(b->weakling) != TETHER_OK) return 35;
+    if (weakling_kind.dropped != 1 || tether_weak_upgrade(b->weak, &upgraded) != TETHER_E_EXPIRED) return 36;
+    if (tether_weak_release(b->weak) != TETHER_OK) return 37;
+    /* The request's child, then the root: dependents first, each destructor once. */
+    if (tether_ref_release(b->session) != TETHER_OK || tether_container_free(b->request) != TETHER_OK) return 38;
+    if (session_kind.dropped != 1 || db_kind.dropped != 0) return 39;
+    if (tether_ref_release(b->db) != TETHER_OK || tether_container_free(b->root) != TETHER_OK) return 40;
+    if (db_kind.dropped != 1 || weakling_kind.dropped != 1 || session_kind.dropped != 1) return 41;
+    return 0;
+}
+
+static void fork_keeps_handles_weak_handles_and_caches(void) {
+    before_fork b = {0};
+    b.root = new_container();
+    reg_node(b.root, "Db", &db_kind, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    reg_node(b.root, "Weakling", &weakling_kind, TETHER_SCOPE_WEAK, "Db", NULL, drop_node);
+    reg_node(b.root, "Session", &session_kind, TETHER_SCOPE_CONTAINER, "Db", NULL, drop_node);
+    b.request = new_container_in(b.root);
+    b.db_node = resolve(b.root, "Db", &b.db);
+    b.weakling_node = resolve(b.root, "Weakling", &b.weakling);
+    b.session_node = resolve(b.request, "Session", &b.session);
+    CHECK_OK(tether_ref_downgrade(b.weakling, &b.weak));
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(lets_go_of_what_was_made_before_the_fork(&b));
+    CHECK(pid > 0);
+    int code = wait_with_timeout(pid, 20);
+    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
+    CHECK(code == 0);
+    CHECK(lets_go_of_what_was_made_before_the_fork(&b) == 0);
+}
+
+/* fork() while another thread is inside tether_container_free (in a destructor it runs): in the
+ * child process that container is gone (its calls fail, none hangs), and the rest of the library
+ * works: another container's handles and caches, requests' children made and freed. */
+static int drop_entered, drop_may_return;
+static kind victim_kind = {"Victim", 0, 0};
+static void drop_slowly(void *instance, void *context) {
+    if (getpid() == parent_pid) {
+        pthread_mutex_lock(&gate);
+        drop_entered = 1;
+        pthread_cond_broadcast(&changed);
+        while (!drop_may_return) pthread_cond_wait(&changed, &gate);
+        pthread_mutex_unlock(&gate);
+    }
+    drop_node(instance, context);
+}
+static void *free_victim(void *arg) { return (void *)(intptr_t)tether_container_free(arg); }
+
+static int child_after_a_fork_during_a_free(tether_container *victim, tether_container *other, tether_ref *kept,
+                                             node *kept_node) {
+    tether_ref *ref = NULL;
+    if (tether_resolve(victim, "Victim", &ref) != TETHER_E_INVALID_HANDLE || ref) return 50;
+    if (tether_ref_get(kept) != kept_node) return 51;
+    if (tether_resolve(other, "Other", &ref) != TETHER_OK || tether_ref_get(ref) != kept_node) return 52;
+    tether_ref_release(ref);
+    int code = child_frees_requests_children(other);
+    if (code) return code;
+    if (tether_ref_release(kept) != TETHER_OK || tether_container_free(other) != TETHER_OK) return 53;
+    return other_kind.dropped == 1 ? 0 : 54;
+}
+
+static void fork_while_another_thread_frees_a_container(void) {
+    parent_pid = getpid();
+    other_kind.made = other_kind.dropped = 0;
+    request_kind.made = request_kind.dropped = 0;
+    tether_container *victim = new_container(), *other = new_container();
+    reg_node(victim, "Victim", &victim_kind, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_slowly);
+    reg_node(other, "Other", &other_kind, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_ref *ref = NULL, *kept = NULL;
+    resolve(victim, "Victim", &ref);
+    CHECK_OK(tether_ref_release(ref));
+    node *kept_node = resolve(other, "Other", &kept);
+
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, free_victim, victim) == 0);
+    pthread_mutex_lock(&gate);
+    while (!drop_entered) pthread_cond_wait(&changed, &gate);
+    pthread_mutex_unlock(&gate);
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) _exit(child_after_a_fork_during_a_free(victim, other, kept, kept_node));
+    CHECK(pid > 0);
+    int code = wait_with_timeout(pid, 20);
+    if (code != 0) fprintf(stderr, "  child exit code %d (-1: hung, killed after 20 s)\n", code);
+    CHECK(code == 0);
+
+    pthread_mutex_lock(&gate);
+    drop_may_return = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&gate);
+    void *result = NULL;
+    pthread_join(t, &result);
+    CHECK((tether_status)(intptr_t)result == TETHER_OK);
+    CHECK(victim_kind.made == 1 && victim_kind.dropped == 1);
+    CHECK_OK(tether_ref_release(kept));
+    CHECK_OK(tether_container_free(other));
+    CHECK(other_kind.made == 1 && other_kind.dropped == 1);
+}
+
 int main(void) {
     RUN(fork_while_another_thread_is_in_a_singleton_factory);
     RUN(fork_inside_a_singleton_factory);
+    RUN(fork_keeps_handles_weak_handles_and_caches);
+    RUN(fork_while_another_thread_frees_a_container);
     return harness_finish();
 }
