@@ -185,7 +185,8 @@ public final class Container: @unchecked Sendable {
         guard let taken else { throw TetherError.parentFreed }
         guard let child = taken else { return nil }
         child.stripe = stripe
-        child.state.withLock { s in
+        // Kept only while referenced by the parent alone (`Reclamation`), taken under the stripe's lock: no lock to take.
+        child.state.withExclusiveAccess { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
             s.tracer = nil
