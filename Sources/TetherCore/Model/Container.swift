@@ -77,6 +77,8 @@ public final class Container: @unchecked Sendable {
     private let strict = Atomic<Bool>(false)
     /// A registration was detached here once (`State.detached`): closing has more to visit.
     let everDetached = Atomic<Bool>(false)
+    /// `State.lists` holds something (`memoizedList`): `dismantle` has it to let go of.
+    private let everListed = Atomic<Bool>(false)
 
     /// This container's children (`Children`), made with the first, owned (+1); or empty.
     private let childrenSlot = AtomicRef<Children>()
@@ -481,7 +483,10 @@ public final class Container: @unchecked Sendable {
         let configuration = self.configuration  // read first: a change while `make` runs is seen next time
         if let kept = state.withLock({ $0.lists[key] }), kept.configuration == configuration { return kept.registrations }
         let made = make()
-        state.withLock { $0.lists[key] = (configuration, made) }
+        state.withLock { s in
+            s.lists[key] = (configuration, made)
+            everListed.store(true, ordering: .releasing)
+        }
         return made
     }
 
@@ -825,14 +830,18 @@ public final class Container: @unchecked Sendable {
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).
     public func dismantle() {
-        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached?, [Registration]) in
-            precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            // Nothing ever registered or listed (a request's child): nothing to let go of.
-            if table.neverStored && s.retired.isEmpty && s.lists.isEmpty && s.detached.isEmpty { return (nil, []) }
-            defer { (s.retired, s.lists, s.detached) = ([], [:], []) }
+        precondition(isClosed, "Tether: dismantle() of a container that is not closed")
+        // Nothing registered (what is retired or detached was in the table first, which keeps its
+        // blocks until `detachAll`) and nothing listed (a request's child): nothing to let go of, no lock.
+        if table.neverStored && !everListed.load(ordering: .acquiring) { return }
+        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached, [Registration]) in
+            defer {
+                (s.retired, s.lists, s.detached) = ([], [:], [])
+                everListed.store(false, ordering: .relaxed)
+            }
             return (table.detachAll(), s.retired)
         }
-        entries?.release()  // outside the lock
+        entries.release()  // outside the lock
         _ = consume retired
     }
 
