@@ -92,20 +92,9 @@ let maxParams = 1024
 let tetherValueStride = 16
 let tetherParamStride = 16
 
-let paramKindNames = ["TETHER_PARAM_DEP", "TETHER_PARAM_WEAK", "TETHER_PARAM_LAZY", "TETHER_PARAM_WEAK_LAZY",
-                      "TETHER_PARAM_CONTEXT", "TETHER_PARAM_RESOLVER", "TETHER_PARAM_I64", "TETHER_PARAM_F64",
-                      "TETHER_PARAM_STR", "TETHER_PARAM_PTR", "TETHER_PARAM_ALL", "TETHER_PARAM_FACTORY"]
-
+/// A `tether_param_kind` number as messages name it (`Param.Kind.cName`).
 func paramKindName(_ kind: Int32) -> String {
-    kind >= 0 && Int(kind) < paramKindNames.count ? paramKindNames[Int(kind)] : "\(kind) (not a tether_param_kind)"
+    Param.Kind(rawValue: kind)?.cName ?? "\(kind) (not a tether_param_kind)"
 }
 
-func argumentType(of kind: Int32) -> ArgumentType? {
-    switch kind {
-    case 6: .i64
-    case 7: .f64
-    case 8: .str
-    case 9: .ptr
-    default: nil
-    }
-}
+func argumentType(of kind: Int32) -> ArgumentType? { Param.Kind(rawValue: kind)?.argumentType }

@@ -266,24 +266,12 @@ private final class Run: @unchecked Sendable {
 
     func params(_ spec: JSON) -> [Param] {
         ((spec["deps"] as? [String]) ?? []).map { slot in
-            switch slot {
-            case "context": return .context
-            case "resolver": return .resolver
-            case "i64": return .argument(.i64)
-            case "f64": return .argument(.f64)
-            case "str": return .argument(.str)
-            case "ptr": return .argument(.ptr)
-            default:
-                let parts = slot.split(separator: ":", maxSplits: 1).map(String.init)
-                guard parts.count == 2 else { return .dependency(Key(slot)) }
-                switch parts[0] {
-                case "weak": return .weak(Key(parts[1]))
-                case "lazy": return .lazy(Key(parts[1]))
-                case "all": return .all(Key(parts[1]))
-                case "factory": return .factory(Key(parts[1]))
-                default: return .weakLazy(Key(parts[1]))
-                }
-            }
+            // "kind:key", a kind without a key ("context"), or a bare key (a DEP): `Param.Kind.spelling`.
+            let parts = slot.split(separator: ":", maxSplits: 1).map(String.init)
+            if parts.count == 2, let kind = Param.Kind(spelling: parts[0]), let param = Param(kind: kind, key: Key(parts[1])) { return param }
+            if let kind = Param.Kind(spelling: slot), !kind.takesKey { return Param(kind: kind, key: nil)! }
+            precondition(parts.count == 1, "conformance: \(slot) is not a slot spelling")
+            return .dependency(Key(slot))
         }
     }
 

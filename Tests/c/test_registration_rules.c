@@ -84,9 +84,51 @@ static void far_more_arguments_than_slots(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+static void *make_one(void *a) { (void)a; made++; return malloc(8); }
+static tether_status complete_args(void *instance, void *const *args, size_t n, void *context) {
+    (void)instance; (void)args; (void)n; (void)context;
+    return TETHER_OK;
+}
+
+/* The slot kinds the C numbers name are read from the library's one description of them
+ * (Param.Kind): an unknown number, a keyed kind without a key and a completion target of a
+ * kind a completion cannot declare are refused by name, and nothing is registered. */
+static void slot_kinds_are_refused_by_name(void) {
+    made = 0;
+    tether_container *c = new_container();
+    tether_registration *r = (tether_registration *)&r;
+    tether_param unknown[] = { { (tether_param_kind)99, "X" } };
+    CHECK_STATUS(tether_register(c, "Odd", (tether_fn)make_one, unknown, 1, &r), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("param 1 of \"Odd\" has kind 99, which is not a tether_param_kind");
+    CHECK(r == NULL);
+    tether_param keyless[] = { { TETHER_PARAM_WEAK_LAZY, NULL } };
+    CHECK_STATUS(tether_register(c, "Odd", (tether_fn)make_one, keyless, 1, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("param 1 of \"Odd\" is TETHER_PARAM_WEAK_LAZY but its key is NULL or empty");
+    /* A key on a kind that takes none is ignored: CONTEXT gets the context. */
+    tether_param context[] = { { TETHER_PARAM_CONTEXT, "ignored" } };
+    CHECK_OK(tether_register(c, "Ctx", (tether_fn)make_one, context, 1, NULL));
+
+    tether_param target[] = { TETHER_LAZY("Ctx") };
+    tether_completion done = { NULL, complete_args, target, 1, NULL };
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.callbacks = &done;
+    o.callback_count = 1;
+    CHECK_STATUS(tether_register_with(c, "Done", (tether_fn)make_one, NULL, 0, &o, NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("param 1 has kind TETHER_PARAM_LAZY; a completion callback declares TETHER_PARAM_DEP or TETHER_PARAM_WEAK targets only");
+    tether_param weak_target[] = { TETHER_WEAK("Ctx") };
+    done.params = weak_target;
+    CHECK_OK(tether_register_with(c, "Done", (tether_fn)make_one, NULL, 0, &o, NULL));
+
+    tether_ref *ref = NULL;
+    CHECK_STATUS(tether_resolve(c, "Odd", &ref), TETHER_E_NOT_FOUND);  /* nothing was registered */
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(two_resolver_slots_are_refused);
     RUN(arguments_on_a_shared_scope_are_refused);
     RUN(far_more_arguments_than_slots);
+    RUN(slot_kinds_are_refused_by_name);
     return harness_finish();
 }

@@ -152,7 +152,7 @@ private func completion(_ raw: UnsafeRawPointer, _ what: String, _ key: Key, _ f
     }
 }
 
-/// The declared targets of a completion callback: TETHER_PARAM_DEP and TETHER_PARAM_WEAK with keys.
+/// The declared targets of a completion callback: kinds `Param.Kind.isCompletionTarget` allows, with keys.
 private func completionParams(_ params: UnsafeRawPointer?, _ count: Int, _ what: String, _ key: Key,
                               _ function: StaticString) throws(TetherError) -> [Param] {
     guard count >= 0, count <= maxParams else { throw invalid(function, "\(what): param_count \(count) is out of range (0...\(maxParams))") }
@@ -161,14 +161,14 @@ private func completionParams(_ params: UnsafeRawPointer?, _ count: Int, _ what:
     for i in 0..<count {
         let base = params! + i * tetherParamStride
         let kind = base.load(as: Int32.self)
-        guard kind == 0 || kind == 1 else {
-            throw invalid(function, "\(what) of \(key.quoted): param \(i + 1) has kind \(paramKindName(kind)); a completion callback declares TETHER_PARAM_DEP or TETHER_PARAM_WEAK targets only")
+        guard let target = Param.Kind(rawValue: kind), target.isCompletionTarget else {
+            let allowed = Param.Kind.allCases.filter(\.isCompletionTarget).map(\.cName).joined(separator: " or ")
+            throw invalid(function, "\(what) of \(key.quoted): param \(i + 1) has kind \(paramKindName(kind)); a completion callback declares \(allowed) targets only")
         }
         guard let keyPointer = base.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self), keyPointer.pointee != 0 else {
             throw invalid(function, "\(what) of \(key.quoted): param \(i + 1) is \(paramKindName(kind)) but its key is NULL or empty")
         }
-        let target = KeyCache.key(keyPointer)
-        declared.append(kind == 0 ? .dependency(target) : .weak(target))
+        declared.append(Param(kind: target, key: KeyCache.key(keyPointer))!)
     }
     return declared
 }
@@ -273,30 +273,20 @@ private func parseParams(_ params: UnsafeRawPointer?, _ count: Int, _ key: Key) 
     var kinds: [WordKind] = []
     for i in 0..<count {
         let base = params! + i * tetherParamStride
-        let kind = base.load(as: Int32.self)
+        let number = base.load(as: Int32.self)
         let keyPointer = base.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self)
-        func depKey() throws(TetherError) -> Key {
+        guard let kind = Param.Kind(rawValue: number) else {
+            throw invalid("tether_register", "param \(i + 1) of \(key.quoted) has kind \(number), which is not a tether_param_kind")
+        }
+        var slotKey: Key?
+        if kind.takesKey {
             guard let keyPointer, keyPointer.pointee != 0 else {
-                throw invalid("tether_register", "param \(i + 1) of \(key.quoted) is \(paramKindName(kind)) but its key is NULL or empty")
+                throw invalid("tether_register", "param \(i + 1) of \(key.quoted) is \(kind.cName) but its key is NULL or empty")
             }
-            return KeyCache.key(keyPointer)
+            slotKey = KeyCache.key(keyPointer)
         }
-        let param: Param
-        switch kind {
-        case 0: param = .dependency(try depKey())
-        case 1: param = .weak(try depKey())
-        case 2: param = .lazy(try depKey())
-        case 3: param = .weakLazy(try depKey())
-        case 4: param = .context
-        case 5: param = .resolver
-        case 6...9: param = .argument(argumentType(of: kind)!)
-        case 10: param = .all(try depKey())
-        case 11: param = .factory(try depKey())
-        default:
-            throw invalid("tether_register", "param \(i + 1) of \(key.quoted) has kind \(kind), which is not a tether_param_kind")
-        }
-        declared.append(param)
-        kinds.append(kind == 7 ? .double : .word)
+        declared.append(Param(kind: kind, key: slotKey)!)
+        kinds.append(kind.argumentType == .f64 ? .double : .word)
     }
     return (declared, kinds)
 }

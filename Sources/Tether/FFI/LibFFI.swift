@@ -229,7 +229,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
     /// One call of the provider: the cell's instance pointer.
     func call() throws(TetherError) -> UnsafeMutableRawPointer {
         guard var cell = served.withLock({ $0.cell }) else {
-            throw TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed, or it was freed (tether_provider_free); do not call it after that")
+            throw TetherError.staleProvider(mayBeFreed: true)
         }
         let pointer = try cell.call()
         // Whoever held the cell (its owner, the provider table) let go of it

@@ -236,7 +236,7 @@ final class HandleSlots: @unchecked Sendable {
         case .container: TetherError(.invalidHandle, "\(function): the container was already freed")
         case .registration: TetherError(.invalidHandle, "\(function): the registration is stale: its key was registered again or its container was freed")
         case .resolver: closedResolver(function)
-        default: TetherError(.invalidHandle, "\(function): the \(kind.noun) was already released (stale handle)")
+        case .ref, .weak, .factory: TetherError(.invalidHandle, "\(function): the \(kind.noun) was already released (stale handle)")
         }
     }
 }

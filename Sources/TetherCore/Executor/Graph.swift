@@ -446,7 +446,7 @@ final class Graph {
         // A singleton's dependencies come from its own container, so the shared
         // instance does not depend on which child asked first.
         let scope = spec.borrow { $0.scope }
-        let depLookup = scope == .singleton
+        let depLookup = scope.resolvesFromOwnContainer
             ? registration.borrow { Borrowed($0.container) } : lookup
         let strict = scope.lifetime.cached && registration.borrow { $0.container.refusesCaptives }
         let base = words.count
@@ -479,11 +479,11 @@ final class Graph {
             let path = path
             let start = path.firstIndex(of: key) ?? 0
             let keys = Array(path[start...]) + [key]
-            throw Graph.constructorCycle(keys)
+            throw TetherError.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty, let i = outer.firstIndex(where: { $0 === registration }) {
-            throw Reentry.cycle(key, outer: outer[i...], path: path)
+            throw TetherError.reentered(key, outer: outer[i...], path: path)
         }
         let scope = spec.borrow { $0.scope }
         guard scope.isShared else {
@@ -761,7 +761,7 @@ final class Graph {
         if scope.isShared {
             let instance = reference.object
             let lookup = frames[index].lookup
-            pendingShared.append((registration, instance, scope == .container ? lookup : nil))
+            pendingShared.append((registration, instance, scope.isPerResolvingContainer ? lookup : nil))
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
             let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
@@ -926,14 +926,14 @@ final class Graph {
                 }
                 if !body(next.object, lookup.object) { return }
             }
-            let depLookup = scope == .singleton ? next.borrow { Borrowed($0.container) } : lookup
-            for param in next.borrow({ $0.params }) {
-                switch param {
-                case .dependency(let key), .weak(let key):
+            let depLookup = scope.resolvesFromOwnContainer ? next.borrow { Borrowed($0.container) } : lookup
+            for param in next.borrow({ $0.params }) where param.isConstructorEdge {
+                switch depLookup.borrow({ param.targets(from: $0) }) {
+                case .key(let key):
                     if let dep = depLookup.borrow({ $0.unretainedRegistration(for: key) }) { stack.append((dep, depLookup)) }
-                case .all(let key):
-                    for dep in depLookup.borrow({ $0.allRegistrations(for: key) }) { stack.append((.init(dep), depLookup)) }
-                case .lazy, .weakLazy, .resolver, .factory, .context, .argument: break
+                case .list(let items):
+                    for dep in items { stack.append((.init(dep), depLookup)) }
+                case .none: break
                 }
             }
         }
@@ -946,18 +946,6 @@ final class Graph {
     }
 }
 
-extension Graph {
-    /// The error of the constructor cycle `keys` (its first key repeated last), with
-    /// the fixes that close it: its last edge set after construction, or weak-lazy
-    /// (a strong lazy edge back would close a retain cycle, which is refused).
-    static func constructorCycle(_ keys: [Key]) -> TetherError {
-        let (from, to) = (keys[keys.count >= 2 ? keys.count - 2 : 0], keys[keys.count - 1])
-        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); break its last edge \(from.quoted) -> \(to.quoted): "
-                           + "take \(to.quoted) in a completion callback of \(from.quoted) (tether_on_complete), "
-                           + "or declare the slot TETHER_WEAK_LAZY(\(to.quoted))",
-                           ErrorParts(.breakCycle, key: to, path: keys))
-    }
-}
 
 /// `keys` as a message quotes them, a long path cut in the middle (`ErrorParts.cappedPath`).
 func pathText(_ keys: [Key]) -> String {

@@ -31,25 +31,6 @@ enum Reentry {
         }
         return false
     }
-
-    /// The cycle error for `key` asked for while `outer[from...]` and then the
-    /// frames of `path` were being constructed.
-    static func cycle(_ key: Key, outer: ArraySlice<Borrowed<Registration>>, path: [Key]) -> TetherError {
-        let keys = outer.map { $0.borrow { $0.key } } + path + [key]
-        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)",
-                           ErrorParts(.breakCycle, key: key, path: keys))
-    }
-
-    /// The error for a shared instance of `key` asked for by a nested resolve
-    /// (`path` leading to it) while the resolve that made it, further out on this
-    /// thread, is unfinished: its completion callbacks or later factories may
-    /// still fail it, and then nothing it made may outlive it.
-    static func unfinished(_ key: Key, path: [Key]) -> TetherError {
-        let keys = path + [key]
-        let via = path.isEmpty ? "" : " (\(pathText(keys)))"
-        return TetherError(.cycle, "\(key.quoted) was resolved again\(via) before the resolve that is making it on this thread finished: a nested resolve (from a factory, a completion callback or a provider) cannot hand out an instance whose resolve may still fail; reach it through the completion callback's resolver (tether_resolver_get) or as a dependency of what is being built",
-                           ErrorParts(.unfinished, key: key, path: keys))
-    }
 }
 
 extension Reentry {

@@ -13,12 +13,7 @@ open class DeclaredCompletion: Completion, @unchecked Sendable {
         self.params = params
     }
 
-    public static func isTarget(_ param: Param) -> Bool {
-        switch param {
-        case .dependency, .weak: true
-        case .lazy, .weakLazy, .context, .resolver, .argument, .all, .factory: false
-        }
-    }
+    public static func isTarget(_ param: Param) -> Bool { param.kind.isCompletionTarget }
 
     /// Completes `instance`; `targets[i]` is the graph's instance for param `i`,
     /// unretained: the graph keeps every one alive until the resolve returns.

@@ -298,16 +298,9 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
             side.late!.strong.append(target)
             return nil
         }
-        if let path { throw Instance.retainCycle(from: key, to: target.key, path: path, backEdge: backEdge, fix: fix) }
+        if let path { throw TetherError.retainCycle(from: key, to: target.key, path: path, backEdge: backEdge, fix: fix) }
     }
 
-    /// The error of a strong edge `from` -> `to` refused because it would close the cycle `path`
-    /// (a resolve's, and a described plan's: `Container.resolverAnswer`).
-    static func retainCycle(from: Key, to: Key, path: [Key], backEdge: String = "use tether_resolver_get_weak for the back edge",
-                            fix: ErrorParts.Fix = .weakEdge) -> TetherError {
-        TetherError(.retainCycle, "strong edge \(from.quoted) -> \(to.quoted) would close a retain cycle \(pathText(path)); \(backEdge)",
-                    ErrorParts(fix, key: from, target: to, path: path))
-    }
 }
 
 /// Guards late edges (they can be added after an instance is published) and

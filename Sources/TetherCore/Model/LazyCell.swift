@@ -46,7 +46,7 @@ public final class LazyCell: @unchecked Sendable {
         var answer = GraphAnswer.instance(instance.weakRef)
         if !isWeak, let owner = owner?.upgrade() {
             let path = EdgeLock.withLock { StrongPath.find(from: instance, to: owner) }
-            if let path { answer = .refused(LazyCell.retainCycle(owner: owner.key, key: key, path: path)) }
+            if let path { answer = .refused(TetherError.lazyRetainCycle(owner: owner.key, key: key, path: path)) }
         }
         let watcher: (@Sendable (GraphAnswer) -> Void)? = state.withLock { s in
             guard s.graph == nil else { return nil }
@@ -66,15 +66,6 @@ public final class LazyCell: @unchecked Sendable {
         if let known { watcher(known) }
     }
 
-    /// The refusal of a strong lazy slot of `owner` on `key` whose instance reaches
-    /// `owner` through strong edges (`path`: `key` ... `owner`, `key`, as `StrongPath.find` gives it).
-    static func retainCycle(owner: Key, key: Key, path: [Key]) -> TetherError {
-        let cycle = [owner] + path.dropLast()
-        return TetherError(.retainCycle,
-            "lazy dependency \(owner.quoted) -> \(key.quoted) would close a retain cycle \(pathText(cycle)): "
-            + "\(key.quoted) holds \(owner.quoted) strongly; declare the slot TETHER_WEAK_LAZY(\(key.quoted))",
-            ErrorParts(.weakLazy, key: owner, target: key, path: cycle))
-    }
 
     /// The instance's pointer, resolving it on first use.
     public func get() throws(TetherError) -> UnsafeMutableRawPointer {
@@ -112,7 +103,7 @@ public final class LazyCell: @unchecked Sendable {
             } catch {
                 state.withLock { $0.strong = nil }
                 if error.code == .retainCycle, error.parts.fix == .weakEdge {
-                    throw LazyCell.retainCycle(owner: owner.key, key: key, path: error.parts.path)
+                    throw TetherError.lazyRetainCycle(owner: owner.key, key: key, path: error.parts.path)
                 }
                 throw error
             }
@@ -126,7 +117,7 @@ public final class LazyCell: @unchecked Sendable {
     public func call() throws(TetherError) -> UnsafeMutableRawPointer {
         guard let ownerRef = owner else { return try get() }
         guard let owner = ownerRef.upgrade() else {
-            throw TetherError(.invalidHandle, "stale provider: the instance it was handed to was destroyed; do not call it after that")
+            throw TetherError.staleProvider(mayBeFreed: false)
         }
         return try withExtendedLifetime(owner) { () throws(TetherError) in try get() }
     }

@@ -254,15 +254,8 @@ public final class Registration: @unchecked Sendable {
     /// The combinations of declared params and scope no resolve could honour,
     /// refused when registered and when the scope changes (one rule for every entry point).
     static func check(_ params: UnsafeBufferPointer<Param>, scope: Scope, key: Key) throws(TetherError) {
-        var resolvers = 0
-        var arguments = false
-        for p in params {
-            switch p {
-            case .resolver: resolvers += 1
-            case .argument: arguments = true
-            case .dependency, .weak, .lazy, .weakLazy, .context, .all, .factory: break
-            }
-        }
+        let resolvers = params.count(where: { $0 == .resolver })
+        let arguments = params.contains { $0.kind.argumentType != nil }
         if resolvers > 1 {
             throw TetherError(.invalidArgument, "\(key.quoted) declares \(resolvers) TETHER_RESOLVER slots; a factory gets one resolver: declare the slot once")
         }

@@ -60,7 +60,7 @@ public struct GraphCheck {
 
     public init(_ container: Container) {
         registrations = container.visibleRegistrations()
-        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope == .singleton ? $0.container : container) }
+        edges = registrations.flatMap { GraphCheck.edges(of: $0, lookup: $0.spec.scope.resolvesFromOwnContainer ? $0.container : container) }
         var index: [[ObjectIdentifier]: Int] = [:]
         func node(_ r: Registration, _ lookup: Container) -> Int {
             let id = [ObjectIdentifier(r), ObjectIdentifier(lookup)]
@@ -73,14 +73,16 @@ public struct GraphCheck {
         var next = 0
         while next < nodes.count {  // nodes found on the way are appended, and visited in turn
             let r = nodes[next].registration
-            let lookup = r.spec.scope == .singleton ? r.container : nodes[next].lookup
+            let lookup = r.spec.scope.resolvesFromOwnContainer ? r.container : nodes[next].lookup
             nodes[next].out = GraphCheck.edges(of: r, lookup: lookup).map { e in (e, lookup.registration(for: e.target).map { node($0, lookup) }) }
             next += 1
         }
         var neededBy: [Key: [Edge]] = [:]
         var seen = Set<Edge.ID>()  // an edge reached through several lookup containers counts once
         for n in nodes {
-            for (e, target) in n.out where target == nil && seen.insert(e.id).inserted { neededBy[e.target, default: []].append(e) }
+            for (e, target) in n.out where target == nil && e.param.kind.needsRegistration && seen.insert(e.id).inserted {
+                neededBy[e.target, default: []].append(e)
+            }
         }
         missing = neededBy.map { Missing(key: $0.key, neededBy: $0.value.map(\.from.key), shown: $0.value.map { $0.from.key.quoted + $0.via }) }
             .sorted { $0.key.name < $1.key.name }
@@ -95,14 +97,14 @@ public struct GraphCheck {
     static func edges(of r: Registration, lookup: Container) -> [Edge] {
         var edges: [Edge] = []
         for p in r.params {
-            switch p {
-            case .all(let key):
-                for element in lookup.allRegistrations(for: key) {
+            switch p.targets(from: lookup) {
+            case .list(let items):
+                for element in items {
                     edges.append(Edge(from: r, param: p, completion: nil, target: element.key, number: edges.count))
                 }
-            case .dependency(let key), .weak(let key), .lazy(let key), .weakLazy(let key), .factory(let key):
+            case .key(let key):
                 edges.append(Edge(from: r, param: p, completion: nil, target: key, number: edges.count))
-            case .context, .resolver, .argument:
+            case .none:
                 break
             }
         }
@@ -175,7 +177,7 @@ public struct GraphCheck {
                 let keys = back.map { nodes[$0].registration.key }
                 let cycle = [e.from.key] + keys
                 for i in 0..<(cycle.count - 1) { retainCycleEdges.insert([cycle[i], cycle[i + 1]]) }
-                report(LazyCell.retainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
+                report(TetherError.lazyRetainCycle(owner: e.from.key, key: e.target, path: keys + [e.target]))
             }
         }
     }
@@ -236,7 +238,7 @@ public struct GraphCheck {
             found.append(TetherError.notRegistered(m.key, neededBy: cappedList(m.shown, separator: ", ") { $0 }, listed: true))
         }
         for c in cycles {
-            found.append(Graph.constructorCycle(c))
+            found.append(TetherError.constructorCycle(c))
         }
         return found + problems
     }
@@ -270,15 +272,7 @@ public struct GraphCheck {
         // Declared completion targets (from, target, weak): the edges seen made by them are not drawn again.
         var declared = Set<[UInt32]>()
         for e in edges {
-            var attributes: [String] = []
-            switch e.param {
-            case .weak: attributes.append("style=dashed")
-            case .lazy: attributes.append("style=dotted")
-            case .weakLazy: attributes += ["style=dotted", "arrowhead=odot"]
-            case .all: attributes.append("label=\"all\"")
-            case .factory: attributes += ["style=dotted", "arrowhead=diamond", "label=\"factory\""]
-            case .dependency, .context, .resolver, .argument: break
-            }
+            var attributes = e.param.kind.dotAttributes
             if e.completion != nil {
                 attributes.append("label=\"completion\"")
                 declared.insert([e.from.key.id, e.target.id, e.isStrong ? 0 : 1])

@@ -502,9 +502,9 @@ final class Plan: @unchecked Sendable {
             var arguments = 0
             let firstNew = steps.count
             for param in r.params {
-                switch param {
-                case .dependency(let key):
-                    guard let dep = lookup.unretainedRegistration(for: key),
+                switch param.kind.planned {
+                case .instance:
+                    guard let dep = lookup.unretainedRegistration(for: param.key!),
                           !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep) else { return nil }
                     slots.append(step)
@@ -517,8 +517,7 @@ final class Plan: @unchecked Sendable {
                     guard allowsArguments && isRoot else { return nil }
                     slots.append(Plan.argument(arguments))
                     arguments += 1
-                case .weak, .lazy, .weakLazy, .all, .factory:
-                    // Declined: `Graph` builds these shapes (slot words made per resolve, lists, handles).
+                case .declined:
                     return nil
                 }
             }
@@ -609,18 +608,20 @@ final class Plan: @unchecked Sendable {
             var slots: [Int] = []
             let firstNew = steps.count
             for param in r.params {
-                switch param {
-                case .dependency(let key):
-                    guard let dep = lookup.unretainedRegistration(for: key), !dep.borrow({ $0.hasArguments }),
+                switch param.kind.planned {
+                case .instance:
+                    guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                               || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope == .singleton })
                     else { return nil }
                     slots.append(step)
                 case .context:
                     slots.append(Plan.context)
-                case .resolver where allowsResolvers:
+                case .resolver:
+                    guard allowsResolvers else { return nil }
                     slots.append(Plan.resolver)
-                default:
+                case .argument, .declined:
+                    // A request's steps take no runtime arguments (only a root does, and it is not one).
                     return nil
                 }
             }
@@ -697,8 +698,7 @@ final class Plan: @unchecked Sendable {
                 // that step's edges: nothing is left to release.
                 return .success(made.take(count - 1))
             }
-            // Last first: dependents before dependencies, as a graph's `alive`.
-            for i in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+            made.releaseUnmoved(lastFirst: count)
             return outcome.map { _ in nil }
         }
     }
@@ -802,7 +802,7 @@ final class Plan: @unchecked Sendable {
                 for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
-                for j in stride(from: count - 1, through: 0, by: -1) { made.releaseUnmoved(j) }
+                made.releaseUnmoved(lastFirst: count)
                 return .failure(error)
             }
         }
@@ -899,7 +899,7 @@ final class Plan: @unchecked Sendable {
 
     /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
     private func release(_ made: ReferenceWords<AnyObject>) {
-        for i in stride(from: steps.count - 1, through: 0, by: -1) { made.releaseUnmoved(i) }
+        made.releaseUnmoved(lastFirst: steps.count)
     }
 
     /// An object resolve that failed in step `step`'s factory, or its completion
@@ -1004,7 +1004,7 @@ final class Plan: @unchecked Sendable {
         let claims = ContainerClaims(words: request.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
-            for i in stride(from: steps.count - 2, through: 0, by: -1) { made.releaseUnmoved(i) }
+            made.releaseUnmoved(lastFirst: steps.count - 1)
             return
         }
         for n in 0..<containerSteps.count where claims.holds(n) {

@@ -171,16 +171,10 @@ extension Container {
             alone[id] = false  // on the way: a constructor cycle is not alone
             let spec = r.spec
             guard spec.scope == .transient, spec.completionCount == 0, !r.isDeclaredValue else { return false }
-            for param in r.params {
-                switch param {
-                case .dependency(let key), .weak(let key):
-                    guard let dep = unretainedRegistration(for: key),
-                          dep.borrow({ !$0.hasArguments && buildsAlone($0) }) else { return false }
-                case .context:
-                    continue
-                case .lazy, .weakLazy, .resolver, .argument, .all, .factory:
-                    return false
-                }
+            for param in r.params where param != .context {
+                // A constructor edge to one key that builds alone; nothing a resolve makes per slot.
+                guard param.isConstructorEdge, param.kind.edges == .one, let dep = unretainedRegistration(for: param.key!),
+                      dep.borrow({ !$0.hasArguments && buildsAlone($0) }) else { return false }
             }
             alone[id] = true
             return true
@@ -218,7 +212,7 @@ extension Container {
             edges[edge.from].append(edge.to)
         }
         let path = StrongPath.find(from: step, to: owner, id: { $0 }, key: { plan.steps[$0].registration.key }) { edges[$0] }
-        if let path { throw Instance.retainCycle(from: ownerKey, to: target, path: path) }
+        if let path { throw TetherError.retainCycle(from: ownerKey, to: target, path: path) }
     }
 
     /// The error a resolve of `key` from here reports when the factory of step

@@ -109,6 +109,18 @@ struct ReferenceWords<Element: AnyObject> {
     func releaseUnmoved(_ i: Int) {
         if base[i] & Self.moved == 0 { reference(i).release() }
     }
+
+    /// Releases the elements at `0..<count` not moved out, last first: the rollback order of
+    /// a plan's steps (and a graph's `alive`: `ReferenceStack.removeAll`), dependents before their
+    /// dependencies, as they were made.
+    @inline(__always)
+    func releaseUnmoved(lastFirst count: Int) {
+        var i = count
+        while i > 0 {
+            i -= 1
+            releaseUnmoved(i)
+        }
+    }
 }
 
 /// A growable stack of strong references in manually managed memory: `append`
@@ -161,6 +173,7 @@ struct ReferenceStack<Element: AnyObject> {
     /// Releases every element not moved out, last first (a release may run code
     /// that appends to a different stack, never to this one).
     mutating func removeAll() {
+        // `releaseUnmoved(lastFirst:)`'s order, the count kept current while each release runs.
         while count > 0 {
             count -= 1
             words.releaseUnmoved(count)

@@ -171,7 +171,7 @@ final class SharedCache: @unchecked Sendable {
     }
 
     static func cellKey(_ registration: Registration, _ scope: Scope, in container: Container) -> CellKey {
-        CellKey(registration: ObjectIdentifier(registration), container: scope == .container ? ObjectIdentifier(container) : nil)
+        CellKey(registration: ObjectIdentifier(registration), container: scope.isPerResolvingContainer ? ObjectIdentifier(container) : nil)
     }
 
     /// The published instance of `registration`, or its cell claimed for the
@@ -182,7 +182,7 @@ final class SharedCache: @unchecked Sendable {
     /// and another thread holds it. `path`: what this thread is building, for messages.
     func claim(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer,
                canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
-        if scope == .container {
+        if scope.isPerResolvingContainer {
             return try claimScoped(registration, in: container, thread: thread, canBackOff: canBackOff, path: path)
         }
         let key = Self.cellKey(registration, scope, in: container)
@@ -206,7 +206,7 @@ final class SharedCache: @unchecked Sendable {
             // handing it out could outlive that resolve's failure.
             if held.owner == thread {
                 if !held.made { return .createUnderOuter }
-                throw Reentry.unfinished(registration.key, path: path())
+                throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
             try Self.refuseWaitingIfAsked(registration.key, state)
@@ -228,7 +228,7 @@ final class SharedCache: @unchecked Sendable {
             case .heldHere(let made):
                 // As in `claim`: made by a resolve further out on this thread that has not finished.
                 if !made { return .createUnderOuter }
-                throw Reentry.unfinished(registration.key, path: path())
+                throw TetherError.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
                 try Self.refuseWaitingIfAsked(registration.key, state)
@@ -257,9 +257,8 @@ final class SharedCache: @unchecked Sendable {
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
     func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
-        if scope == .container { return container.scopedClaimHeldElsewhere(registration, thread: thread) }
-        let key = CellKey(registration: ObjectIdentifier(registration),
-                          container: scope == .container ? ObjectIdentifier(container) : nil)
+        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread) }
+        let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         pthread_mutex_lock(stripe.mutex)
         defer { pthread_mutex_unlock(stripe.mutex) }
