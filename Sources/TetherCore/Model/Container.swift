@@ -187,8 +187,8 @@ public final class Container: @unchecked Sendable {
         guard let taken else { throw TetherError.parentFreed }
         guard let child = taken else { return nil }
         child.stripe = stripe
-        // Kept only while referenced by the parent alone (`Reclamation`), taken under the stripe's lock: no lock to take.
-        child.state.withExclusiveAccess { s in
+        // Under its lock: it is in the stripe's live list already, where an override of the parent reads it.
+        child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
             s.tracer = nil

@@ -43,14 +43,6 @@ package struct Lock<State>: ~Copyable {
     package borrowing func lockForFork() { pthread_mutex_lock(mutex) }
     package borrowing func unlockAfterFork() { pthread_mutex_unlock(mutex) }
 
-    /// Runs `body` with the state without taking the lock, for a caller holding the only
-    /// reference to what the lock guards (no other thread can reach it, and what threads did
-    /// before it got that reference is ordered before by how it got it: a spare child reopened).
-    @inline(__always)
-    package borrowing func withExclusiveAccess<R>(_ body: (inout State) -> R) -> R {
-        body(&storage.pointee.state)
-    }
-
     /// Runs `body` with the state while holding the lock (not re-entrant).
     @inline(__always)
     package borrowing func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
