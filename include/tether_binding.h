@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 9
+#define TETHER_BINDING_API_VERSION 10
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -276,8 +276,9 @@ typedef struct tether_binding {
         once per resolving container: take the instance that container holds (from an earlier run for
         it), else call the factory and keep the instance for that container once the whole run
         succeeded. A runner keeps such instances only for a child whose tether_container it has not made
-        yet, tears them down at its close (last made first), and hands them over with plan_adopt, in
-        creation order, if it makes that container. Only plain plans are described (graph, transient
+        yet, tears them down at its close last kept first (as the library lets go of its cache: each
+        run's in creation order, kept when the run succeeded), and hands them over with plan_adopt, in
+        the order it kept them, if it makes that container. Only plain plans are described (graph, transient
         and container steps with DEP, CONTEXT and RESOLVER slots, cached or value leaves, the root's runtime
         arguments, at most 64 steps, no cycle): otherwise OK with every count 0, and the binding resolves
         through the library, which also reports what is wrong. A description is valid while the sum of
@@ -325,8 +326,20 @@ typedef struct tether_binding {
         plan now, `step` out of range: nothing entered); NOT_FOUND. Thread-local. */
     tether_status (*replay_enter)(tether_container *c, uint32_t key, size_t step);
 
-    /** Undoes this thread's last successful replay_enter. INVALID_ARGUMENT (none). Thread-local. */
+    /** Undoes this thread's last successful replay_enter or construct_enter. INVALID_ARGUMENT (none).
+        Thread-local. */
     tether_status (*replay_leave)(void);
+
+    /** For a binding whose factory suspends (Python's `await`): the factory of `keys[count - 1]` failed
+        out of a resolve from `c` to go on outside the library, and `keys` is the path of that failure
+        (last_error_parts' `path`, root first). Call it before each call into the library the suspended
+        factory makes meanwhile and replay_leave after: until then this thread's resolves see the path's
+        registrations under construction, as replay_enter's steps (one of them asked for is
+        TETHER_E_CYCLE naming the path; no factory runs twice). Each key is looked up as a resolve walks
+        the path (from `c`; below a singleton, from its own container); a key nothing registers there
+        now is left out. INVALID_HANDLE; INVALID_ARGUMENT (NULL `keys` or `count` 0, an unknown id:
+        nothing entered). Thread-local. */
+    tether_status (*construct_enter)(tether_container *c, const uint32_t *keys, size_t count);
 
     /** The addresses of the version words of `c` and its parents (`c` first), `*count` of them: a
         described plan is valid while their sum is the one read before describing it. Each word only grows
@@ -357,7 +370,7 @@ typedef struct tether_binding {
 } tether_binding;
 
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of
@@ -386,7 +399,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 19 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 20 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif

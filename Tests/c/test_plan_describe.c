@@ -439,6 +439,53 @@ static void test_replay_enter(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* construct_enter: a binding whose factory of B (reached from A) suspended out of a resolve says
+ * the path A -> B it constructs while it goes on; nested resolves see both under construction, with
+ * plans on or off (no plan needed), and no factory runs for them. Below a singleton, its own
+ * container answers; a key nothing registers is left out; leave undoes it. */
+static void test_construct_enter(void) {
+    tether_container *c, *child;
+    CHECK_OK(tether_container_new(NULL, &c));
+    tether_param dep_b[] = { TETHER_DEP("B") };
+    tether_options singleton = TETHER_OPTIONS_INIT;
+    singleton.scope = TETHER_SCOPE_SINGLETON;
+    CHECK_OK(tether_register_with(c, "A", (tether_fn)counted_a, dep_b, 1, &singleton, NULL));
+    CHECK_OK(tether_register(c, "B", (tether_fn)counted_b, NULL, 0, NULL));
+    CHECK_OK(tether_register(c, "Other", (tether_fn)make, NULL, 0, NULL));
+    CHECK_OK(tether_container_new(c, &child));
+    CHECK_OK(tether_register(child, "B", (tether_fn)make, NULL, 0, NULL));  /* not the singleton's B */
+    uint32_t path[] = { key_of(c, "A"), key_of(c, "B") }, unknown[] = { 0xfffffff0u };
+    tether_ref *out = NULL;
+    CHECK_STATUS(TB.construct_enter(NULL, path, 2), TETHER_E_INVALID_HANDLE);
+    CHECK_STATUS(TB.construct_enter(c, NULL, 2), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.construct_enter(c, path, 0), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.construct_enter(c, unknown, 1), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);  /* none of those entered anything */
+    made_a = made_b = 0;
+    CHECK_OK(TB.construct_enter(child, path, 2));  /* from the child: A, then B from A's container */
+    CHECK_STATUS(tether_resolve(child, "A", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"A\" -> \"B\" -> \"A\"");
+    CHECK_STATUS(tether_resolve(c, "B", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("through constructors: \"B\" -> \"B\";");  /* from the key asked again */
+    CHECK_OK(tether_resolve(child, "B", &out));  /* the child's own B is not under construction */
+    CHECK_OK(tether_ref_release(out));
+    CHECK_OK(tether_resolve(c, "Other", &out));
+    CHECK_OK(tether_ref_release(out));
+    CHECK(made_a == 0 && made_b == 0);
+    CHECK_OK(TB.replay_leave());
+    CHECK_OK(tether_resolve(child, "A", &out));
+    CHECK(made_a == 1 && made_b == 1);
+    CHECK_OK(tether_ref_release(out));
+    uint32_t gone[] = { key_of(c, "Nothing"), key_of(c, "Other") };  /* the unregistered key is left out */
+    CHECK_OK(TB.construct_enter(c, gone, 2));
+    CHECK_STATUS(tether_resolve(c, "Other", &out), TETHER_E_CYCLE);
+    CHECK_ERROR_HAS("\"Other\" -> \"Other\"");
+    CHECK_OK(TB.replay_leave());
+    CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(tether_container_free(child));
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_describes_steps_inputs_and_parents);
     RUN(test_parent_is_the_first_asker);
@@ -452,5 +499,6 @@ int main(void) {
     RUN(test_statuses);
     RUN(test_version_words);
     RUN(test_replay_enter);
+    RUN(test_construct_enter);
     return harness_finish();
 }

@@ -5,7 +5,10 @@ back on an exception) and closes, a repository over it, a service over that; the
 service. Requests go in-process through httpx's ``ASGITransport`` (no sockets): ``C`` workers on one
 ``httpx.AsyncClient`` each send their share of ``N`` requests back to back. Wiring:
 
-  tether  ``tether.fastapi.install`` + ``Inject(Service)``; Session CONTAINER-scoped (async generator)
+  tether  ``tether.fastapi.install`` + ``Inject(Service)``; Session CONTAINER-scoped (async generator);
+          the app's route: a ``TetherRoute``, its endpoint resolves the ``Inject`` itself
+  tether-depends  the same handler on a plain ``APIRouter``: the ``Inject`` a FastAPI ``Depends``
+          (not run unless named in ``--only``)
   dishka  ``dishka.integrations.fastapi``: ``setup_dishka`` + ``@inject`` + ``FromDishka[Service]``,
           REQUEST scope for all three (``make_async_container``)
   hand    FastAPI's own ``Depends`` chain: ``get_session`` (async generator) -> ``get_repo`` -> ``get_service``
@@ -92,8 +95,9 @@ async def session_generator() -> AsyncIterator[Session]:
         await session.close()
 
 
-def tether_app() -> tuple[FastAPI, Callable[[], None]]:
+def tether_app(depends: bool = False) -> tuple[FastAPI, Callable[[], None]]:
     import tether
+    from fastapi import APIRouter
     from tether.fastapi import Inject, install
 
     root = tether.Container()
@@ -102,11 +106,14 @@ def tether_app() -> tuple[FastAPI, Callable[[], None]]:
     root.register(Service)
     app = FastAPI()
     install(app, root)
+    router = APIRouter() if depends else app
 
-    @app.get("/items/{i}")
+    @router.get("/items/{i}")
     async def item(i: int, service: Service = Inject(Service)) -> dict[str, int]:
         return await service.item(i)
 
+    if depends:
+        app.include_router(router)
     return app, root.close
 
 
@@ -152,7 +159,7 @@ def hand_app() -> tuple[FastAPI, Callable[[], None]]:
 
 
 WIRINGS: dict[str, Callable[[], tuple[FastAPI, Callable[[], None]]]] = {
-    "tether": tether_app, "dishka": dishka_app, "hand": hand_app}
+    "tether": tether_app, "dishka": dishka_app, "hand": hand_app, "tether-depends": lambda: tether_app(True)}
 
 
 async def serve(app: FastAPI, requests: int, concurrency: int) -> float:
@@ -184,7 +191,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2048)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--io", action="store_true", help="commit and close await the loop once each")
-    parser.add_argument("--only", default=",".join(WIRINGS))
+    parser.add_argument("--only", default="tether,dishka,hand")
     options = parser.parse_args()
     IO[0] = options.io
     names = options.only.split(",")

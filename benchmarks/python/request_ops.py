@@ -6,6 +6,7 @@ minus a run of 0 is the operation's instructions (repeatable on a loaded machine
                    ``await aresolve(Service)``, ``await service.item(1)``, ``await aclose()``
   core-dishka      the same through dishka's request scope (``async with container(context=...)``, ``get``)
   app-<wiring>     fastapi_bench.py's app (tether, dishka, hand): N requests from 32 workers
+  app1-<wiring>    the same, 1 request at a time
 
     benchmarks/python/count_ops.sh NAME [N]
 """
@@ -66,13 +67,14 @@ def core_dishka() -> Callable[[], Awaitable[Any]]:
 
 def main() -> None:
     name, n = sys.argv[1], int(sys.argv[2])
-    if name.startswith("app-"):
-        app, close = fb.WIRINGS[name[4:]]()
+    if name.startswith(("app-", "app1-")):
+        wiring, workers = (name[4:], 32) if name.startswith("app-") else (name[5:], 1)
+        app, close = fb.WIRINGS[wiring]()
 
         async def serve() -> None:
-            await fb.serve(app, 256, 32)
+            await fb.serve(app, 256, workers)
             if n:
-                await fb.serve(app, n, 32)
+                await fb.serve(app, n, workers)
 
         asyncio.run(serve())
         close()

@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 9
+private let bindingVersion: UInt32 = 10
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -45,6 +45,8 @@ private let bindingTable: [UnsafeRawPointer] = [
     unsafeBitCast({ tether_replay_enter($0, $1, $2) } as @convention(c) (OpaquePointer?, UInt32, Int) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_replay_leave() } as @convention(c) () -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_construct_enter($0, $1, $2) } as @convention(c) (OpaquePointer?, UnsafePointer<UInt32>?, Int) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_container_versions($0, $1, $2, $3) } as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?, Int,
                                                                 UnsafeMutablePointer<Int>?) -> Int32,

@@ -143,6 +143,19 @@ public func tether_replay_enter(_ c: OpaquePointer?, _ key: UInt32, _ step: Int)
     }
 }
 
+@_cdecl("tether_construct_enter")
+public func tether_construct_enter(_ c: OpaquePointer?, _ keys: UnsafePointer<UInt32>?, _ count: Int) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let function: StaticString = "tether_construct_enter"
+        let container = try containerArgument(c, function)
+        guard count > 0, let keys else { throw invalid(function, "keys must name at least one key (count \(count))") }
+        var path: [Key] = []
+        path.reserveCapacity(count)
+        for i in 0..<count { path.append(try internedKey(keys[i], function)) }
+        container.enterConstructing(path)
+    }
+}
+
 @_cdecl("tether_replay_leave")
 public func tether_replay_leave() -> Int32 {
     abiCall { () throws(TetherError) in

@@ -16,7 +16,7 @@ public func tether_provide_value(_ c: OpaquePointer?, _ key: UnsafePointer<CChar
     abiCall { () throws(TetherError) in
         let (container, key, instance) = try valueArguments(c, key, instance, "tether_provide_value")
         // The C destructor as is (no closure around it): a request's child reuses its old value's spec.
-        let replaced = try container.provideValue(key, instance, context: context, cDestructor: drop).replaced
+        let replaced = try container.provideValue(key, instance, context: context, cDestructor: drop)
         if let replaced { retireHandle(of: replaced) }
     }
 }

@@ -10,8 +10,8 @@
 /// the root's record `[k, entry × k]`. `count` is the record's number of edges in
 /// the block (its reference count, as an instance). An entry is an edge: to an
 /// inner record at offset `o` as `o << 1 | 1`, or to a retained external instance
-/// (a shared dependency) as its address (even), with `splitBit` set when the
-/// reference is a split one (a published singleton's: `SplitEdge`). A plan computes the offsets and
+/// (a shared dependency) as its edge word (even: `SplitEdge.word` when the
+/// reference is a split one, a published singleton's). A plan computes the offsets and
 /// counts once (`Plan.Step.blockOffset`) and writes its blocks' words once, as a
 /// template each block is copied from (then only the nodes' pointers, the shared
 /// instances and local steps' specs go in), so writing and releasing a block need
@@ -73,20 +73,8 @@ struct InstanceBlock {
     static func inner(at offset: Int) -> UInt { UInt(offset) << 1 | 1 }
     /// Takes over the caller's reference.
     static func external(_ instance: Ref<Instance>) -> UInt { instance.word }
-    /// Takes over the caller's split reference (`SplitEdge`).
-    static func splitExternal(_ instance: Ref<Instance>) -> UInt { instance.word | splitBit }
-    /// Instances are aligned to 16 bytes: bit 1 of an external entry is free.
-    private static var splitBit: UInt { 2 }
 
-    private static func external(_ entry: UInt) -> Ref<Instance> {
-        Ref(word: entry & ~splitBit)!
-    }
-
-    /// Drops the reference of the external entry `entry`.
-    @inline(__always)
-    private static func releaseExternal(_ entry: UInt) {
-        if entry & splitBit != 0 { SplitEdge.release(external(entry).borrowed) } else { external(entry).release() }
-    }
+    private static func external(_ entry: UInt) -> Borrowed<Instance> { SplitEdge.target(entry) }
 
     private var rootOffset: Int { Int(words[0]) }
 
@@ -122,7 +110,7 @@ struct InstanceBlock {
             func step(_ first: UInt) {
                 var entry = first
                 while true {
-                    guard entry & 1 != 0 else { return Self.releaseExternal(entry) }
+                    guard entry & 1 != 0 else { return SplitEdge.releaseEdge(entry) }
                     let at = Int(entry >> 1)
                     words[at + 2] -= 1
                     guard words[at + 2] == 0 else { return }

@@ -51,7 +51,29 @@ extension Reentry {
         thread.replayGroups.append(added.count)
     }
 
-    /// Undoes the last `enterReplay` of this thread; false when there was none.
+    /// A binding's factory for the last of `keys` (the path a resolve from `container` took to
+    /// it, root first, as a failure's parts name it) suspended and goes on outside the library
+    /// (Python's `await`): until `leaveReplay`, this thread's resolves see the registrations of
+    /// that path under construction, as `enterReplay` does a described plan's steps, so a resolve
+    /// the factory makes meanwhile that needs one of them is a cycle before any factory runs
+    /// twice. Each key is looked up as a resolve walks the path: from `container`, and below a
+    /// singleton from the singleton's own container; a key with no registration there any more
+    /// (re-registered meanwhile) is left out.
+    static func enterConstructing(_ keys: [Key], from container: Container) {
+        var lookup = container
+        var chain: [Registration] = []
+        for key in keys {
+            guard let registration = lookup.registration(for: key) else { continue }
+            chain.append(registration)
+            if registration.spec.scope == .singleton { lookup = registration.container }
+        }
+        let thread = ThreadState.currentReference.object
+        let added = chain.filter { r in !thread.replaying.contains { $0 === r } }
+        thread.replaying += added
+        thread.replayGroups.append(added.count)
+    }
+
+    /// Undoes the last `enterReplay` or `enterConstructing` of this thread; false when there was none.
     static func leaveReplay() -> Bool {
         let thread = ThreadState.currentReference.object
         guard let count = thread.replayGroups.popLast() else { return false }
@@ -63,6 +85,8 @@ extension Reentry {
 extension Container {
     /// See `Reentry.enterReplay`.
     public func enterReplay(_ key: Key, step: Int) throws(TetherError) { try Reentry.enterReplay(key, step: step, from: self) }
+    /// See `Reentry.enterConstructing`.
+    public func enterConstructing(_ keys: [Key]) { Reentry.enterConstructing(keys, from: self) }
     /// See `Reentry.leaveReplay`.
     public static func leaveReplay() -> Bool { Reentry.leaveReplay() }
 }

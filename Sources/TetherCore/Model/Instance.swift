@@ -125,9 +125,10 @@ public struct InstanceHeader {
 /// are released, so dependents die before their dependencies.
 ///
 /// One allocation: a leaf costs 40 bytes, and constructor edges are plain
-/// retained references (no array machinery on the resolve and release paths).
-/// `header.edges` is 0 (no edges), one reference tagged `singleTag`, a count
-/// tagged `tailTag` whose references follow the header in the allocation, a
+/// edge words (`SplitEdge`: retained references, or split ones to a published
+/// singleton; no array machinery on the resolve and release paths).
+/// `header.edges` is 0 (no edges), one ordinary reference tagged `singleTag`, a count
+/// tagged `tailTag` whose edge words follow the header in the allocation, a
 /// count of words tagged `blockTag` that hold a whole graph's other nodes
 /// (`InstanceBlock`), or (tag `sideTag`) the instance's retained `WeakRef`, made
 /// when something first takes a weak reference or the instance gains late edges
@@ -140,27 +141,37 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
     private static var blockTag: UInt { 4 }
     private static var countShift: UInt { 3 }
 
-    /// A new instance taking over the reference `spec` carries (see `ThreadSpecs.retainedCopy`), one reference
-    /// to each of its `count` dependencies and the edges in `late`; the caller owns the reference returned.
+    /// A new instance taking over the reference `spec` carries (see `ThreadSpecs.retainedCopy`), the
+    /// reference of each of its `count` dependencies' edge words (`edge(n)`, asked once each, in
+    /// order: `SplitEdge`) and the edges in `late`; the caller owns the reference returned.
     static func make(pointer: UnsafeMutableRawPointer, spec: Ref<InstanceSpec>, dependencies count: Int,
-                     reference: (Int) -> Ref<Instance>, late: LateEdges? = nil) -> Ref<Instance> {
-        let edges: UInt
-        switch count {
-        case 0: edges = 0
-        case 1: edges = UInt(bitPattern: reference(0).opaque) | singleTag
-        default: edges = UInt(count) << countShift | tailTag
+                     edge: (Int) -> UInt, late: LateEdges? = nil) -> Ref<Instance> {
+        var edges: UInt = 0
+        var first: UInt = 0
+        if count == 1 {
+            first = edge(0)
+            // A split edge keeps its tag: it goes in the tail (a single word's low bits are the tag).
+            edges = first & SplitEdge.bit == 0 ? first | singleTag : 1 << countShift | tailTag
+        } else if count > 1 {
+            edges = UInt(count) << countShift | tailTag
         }
-        let buffer = create(minimumCapacity: count > 1 ? count : 0) { _ in
+        let buffer = create(minimumCapacity: edges & tagMask == tailTag ? count : 0) { _ in
             InstanceHeader(pointer: pointer, spec: spec.take(), edges: edges)
         }
         let instance = unsafeDowncast(buffer, to: Instance.self)
-        if count > 1 {
-            instance.withUnsafeMutablePointerToElements { tail in
-                for i in 0..<count { (tail + i).initialize(to: reference(i)) }
+        if edges & tagMask == tailTag {
+            instance.withTail { tail in
+                for i in 0..<count { tail[i] = count == 1 ? first : edge(i) }
             }
         }
         if let late { instance.sideForWriting().late = late }
         return .init(retaining: consume instance)  // consumed: the reference `create` made, with no retain and release
+    }
+
+    /// `make` with ordinary references only (`reference(n)`, each handed over).
+    static func make(pointer: UnsafeMutableRawPointer, spec: Ref<InstanceSpec>, dependencies count: Int,
+                     reference: (Int) -> Ref<Instance>, late: LateEdges? = nil) -> Ref<Instance> {
+        make(pointer: pointer, spec: spec, dependencies: count, edge: { reference($0).word }, late: late)
     }
 
     /// The root of a block (`InstanceBlock`) of `words` words, which `fill`
@@ -175,9 +186,13 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
     }
 
     private func withBlock<R>(_ body: (InstanceBlock) -> R) -> R {
+        withTail { body(InstanceBlock(words: $0)) }
+    }
+
+    /// The tail as words: a block's, or edge words (`SplitEdge`) in place of the tail's references.
+    private func withTail<R>(_ body: (UnsafeMutablePointer<UInt>) -> R) -> R {
         withUnsafeMutablePointerToElements { tail in
-            // Ref<Instance> is a word: the block's words are stored in place of the tail's references.
-            UnsafeMutableRawPointer(tail).withMemoryRebound(to: UInt.self, capacity: 1) { body(InstanceBlock(words: $0)) }
+            UnsafeMutableRawPointer(tail).withMemoryRebound(to: UInt.self, capacity: 1, body)
         }
     }
 
@@ -217,15 +232,15 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
         }
     }
 
-    /// The references of the edge word `word` (this instance's), without consuming them.
+    /// The edge words (`SplitEdge`) of the constructor edge word `word` (this instance's), without consuming them.
     @inline(__always)
-    private func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<Ref<Instance>>) -> R) -> R {
+    private func withTargets<R>(_ word: UInt, _ body: (UnsafeBufferPointer<UInt>) -> R) -> R {
         switch word & Self.tagMask {
         case Self.singleTag:
-            var single = Ref<Instance>(word: word & ~Self.tagMask)!
+            var single = word & ~Self.tagMask
             return withUnsafePointer(to: &single) { body(UnsafeBufferPointer(start: $0, count: 1)) }
         case Self.tailTag:
-            return withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: Int(word >> Self.countShift))) }
+            return withTail { body(UnsafeBufferPointer(start: $0, count: Int(word >> Self.countShift))) }
         default:
             return body(UnsafeBufferPointer(start: nil, count: 0))
         }
@@ -282,7 +297,7 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
         let word = side?.dependencies ?? header.edges
         let constructorEdges = word & Self.tagMask == Self.blockTag
             ? withBlock { $0.forEachExternal(body) }
-            : withTargets(word) { targets in targets.allSatisfy { $0.borrow(body) } }
+            : withTargets(word) { targets in targets.allSatisfy { SplitEdge.target($0).borrow(body) } }
         guard constructorEdges, let side else { return constructorEdges }
         return side.late?.strong.allSatisfy(body) ?? true
     }

@@ -66,9 +66,12 @@ extension Container {
     /// `provideValue` with a C destructor (`CDestructor`: no closure is made around it), so a
     /// request's child kept for the next request fills its old value's spec in place
     /// (`Registration.setValueSpec`): a request's value then allocates its instance only.
+    /// Returns only the registration replaced here, if any: the declaring registration of a
+    /// declared key is a parent's, which every request's child would otherwise retain and release
+    /// (its count a line each resolve reads, written by every thread's requests).
     @discardableResult @_disfavoredOverload
     public func provideValue(_ key: Key, _ pointer: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer?,
-                             cDestructor: CDestructor?) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
+                             cDestructor: CDestructor?) throws(TetherError) -> Registration? {
         guard !isClosed else { throw TetherError.containerFreed }  // as above
         if let declared = declaredElsewhere(key) {
             try holdProvidedValue(pointer, of: declared) { s in
@@ -80,11 +83,11 @@ extension Container {
                 s.spareValueSpec = spec
                 return spec
             }
-            return (declared.object, nil)
+            return nil
         }
         return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer) { $0.setValueSpec(context: context, cDestructor: cDestructor) }
-        }
+        }.replaced
     }
 }
 

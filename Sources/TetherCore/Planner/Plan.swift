@@ -145,9 +145,6 @@ final class Plan: @unchecked Sendable {
     private var hasContainer: Bool { !containerSteps.isEmpty }
     /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
     private let readsRequest: Bool
-    /// The steps (bits) some container step takes: held by ordinary references, not split
-    /// ones (`runBlock`), since the container step's instance keeps its own edges.
-    private let containerInputs: UInt64
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -157,8 +154,10 @@ final class Plan: @unchecked Sendable {
         /// A declared value key's step: the value the resolving container provides
         /// (`Container.providedValue(of:)`), not a cache of the registration's.
         let isValue: Bool
-        /// A singleton a block takes by a split reference (`runBlock`): no container step takes it.
-        var splits = false
+        /// A singleton a block takes by a split reference (`runBlock`); a container step's
+        /// instance keeps it as a split edge too (`makeInstance`): a request child's
+        /// CONTAINER-scoped instance over the root's singletons writes no shared count.
+        let splits: Bool
     }
 
     /// What `runBlock` copies into every block it makes (`BlockTemplate`).
@@ -271,18 +270,12 @@ final class Plan: @unchecked Sendable {
         self.configuration = configuration
         madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
         containerSteps = Plan.copy(steps.indices.filter { steps[$0].isContainer })
-        var containerInputs: UInt64 = 0
-        for i in steps.indices where steps[i].isContainer {
-            let first = steps[i].firstInput
-            for input in inputs[first ..< first + steps[i].registration.borrow({ $0.params.count })] where Plan.isStep(input) {
-                containerInputs |= 1 << UInt64(input)
+        let shared = steps.indices.filter { steps[$0].isShared }.map { i in
+            steps[i].registration.borrow { r in
+                let scope = r.specReference.borrow { $0.scope }
+                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope == .singleton)
             }
         }
-        self.containerInputs = containerInputs
-        var shared = steps.indices.filter { steps[$0].isShared }.map { i in
-            steps[i].registration.borrow { r in SharedStep(step: i, scope: r.specReference.borrow { $0.scope }, isValue: r.isDeclaredValue) }
-        }
-        for n in shared.indices { shared[n].splits = shared[n].scope == .singleton && containerInputs & 1 << UInt64(shared[n].step) == 0 }
         sharedSteps = Plan.copy(shared)
         readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
@@ -781,7 +774,7 @@ final class Plan: @unchecked Sendable {
             if isContainer {
                 // Its own instance (the container caches it), over shared and container steps only.
                 do throws(TetherError) {
-                    let instance = try make(i, words, made, specs, locals)
+                    let instance = try make(i, words, made, specs, locals, split: split)
                     made.set(i, instance)
                     madeContainer(i, locals)
                     outcome = .success(instance.borrow { $0.pointer })
@@ -797,8 +790,8 @@ final class Plan: @unchecked Sendable {
             case .failure(let error):
                 progress.pointee.plan = nil
                 // Leaves what `replay` would have: an instance for every step made so far,
-                // its edges ordinary references.
-                for j in 0..<count where split & 1 << UInt64(j) != 0 { SplitEdge.makeOrdinary(made[j]) }
+                // its edges ordinary references (a container step's made already keeps its split ones).
+                for j in 0..<count where split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
                 for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
@@ -808,7 +801,7 @@ final class Plan: @unchecked Sendable {
         }
         progress.pointee.plan = nil
         let root = count - 1
-        defer { if claims != nil { publishContainer(made, locals) } }  // the block holds them meanwhile
+        defer { if claims != nil { publishContainer(made, locals, split: split) } }  // the block holds them meanwhile
         // The root's spec keeps this plan alive, which holds the specs of the records.
         return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
                                            spec: specs.retainedCopy(of: steps[root].spec!, in: .init(self)),
@@ -817,9 +810,7 @@ final class Plan: @unchecked Sendable {
             for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
             for patch in template.shared {
                 if split & 1 << UInt64(patch.step) != 0 {
-                    let (instance, owned) = made.move(patch.step)
-                    if !owned { SplitEdge.retain(instance.borrowed) }
-                    block.words[patch.word] = InstanceBlock.splitExternal(instance)
+                    block.words[patch.word] = SplitEdge.take(made, patch.step)
                 } else {
                     block.words[patch.word] = InstanceBlock.external(made.take(patch.step))
                 }
@@ -999,12 +990,16 @@ final class Plan: @unchecked Sendable {
 
     /// After a successful run: the container steps made go to the resolving container's cache,
     /// each ending its claim under the same lock. `made` still names each (the graph holds them).
-    private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>) {
+    /// `split`: the steps `made` holds by split references (`runBlock`).
+    private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, split: UInt64 = 0) {
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = ContainerClaims(words: request.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
-            made.releaseUnmoved(lastFirst: steps.count - 1)
+            // Last first, as `releaseUnmoved(lastFirst:)`; a split reference still held is dropped as one.
+            for i in stride(from: steps.count - 2, through: 0, by: -1) {
+                if split & 1 << UInt64(i) != 0 { if made.owns(i) { SplitEdge.release(made[i]) } } else { made.releaseUnmoved(i) }
+            }
             return
         }
         for n in 0..<containerSteps.count where claims.holds(n) {
@@ -1016,12 +1011,13 @@ final class Plan: @unchecked Sendable {
         }
     }
 
-    /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references.
+    /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references
+    /// (`split`: the steps `made` holds by split references, which its edges keep as such).
     @inline(__always)
     private func make<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
-                         _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Ref<Instance> {
+                         _ specs: ThreadSpecs, _ locals: Locals<B>, split: UInt64 = 0) throws(TetherError) -> Ref<Instance> {
         let pointer = try callFactory(i, words, locals) { made[$0].borrow { $0.pointer } }.get()
-        return makeInstance(i, pointer, made, specs, locals)
+        return makeInstance(i, pointer, made, specs, locals, split: split)
     }
 
     /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`), contexts and runtime arguments.
@@ -1046,20 +1042,22 @@ final class Plan: @unchecked Sendable {
         }
     }
 
-    /// Step `i`'s instance for the factory's result, its edges taking the inputs' references.
+    /// Step `i`'s instance for the factory's result, its edges taking the inputs' references
+    /// (split ones for the steps in `split`: `SplitEdge`).
     @inline(__always)
     private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
-                              _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
+                              _ specs: ThreadSpecs, _ locals: Locals<B>, split: UInt64 = 0) -> Ref<Instance> {
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
         let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
-        return Instance.make(pointer: pointer, spec: spec, dependencies: edges, reference: { _ in
+        return Instance.make(pointer: pointer, spec: spec, dependencies: edges, edge: { _ in
             while !Plan.isStep(inputs[next]) { next += 1 }
             next += 1
-            return made.take(inputs[next - 1])
+            let input = inputs[next - 1]
+            return split & 1 << UInt64(input) != 0 ? SplitEdge.take(made, input) : made.take(input).word
         })
     }
 

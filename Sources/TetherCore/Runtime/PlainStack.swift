@@ -104,6 +104,10 @@ struct ReferenceWords<Element: AnyObject> {
         _ = self[i].retained()
     }
 
+    /// Whether the words still own the reference at `i` (not moved out, not empty).
+    @inline(__always)
+    func owns(_ i: Int) -> Bool { base[i] & Self.moved == 0 }
+
     /// Releases the element at `i` unless its reference was moved out (or there is none).
     @inline(__always)
     func releaseUnmoved(_ i: Int) {

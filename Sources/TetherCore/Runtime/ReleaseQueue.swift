@@ -15,26 +15,26 @@ enum ReleaseQueue {
         let base = state.pendingRelease.count
         destructor()
         if state.draining && state.pendingRelease.count > base {
-            while state.pendingRelease.count > base { Ref<Instance>(word: state.pendingRelease.removeLast())!.release() }
+            while state.pendingRelease.count > base { SplitEdge.releaseEdge(state.pendingRelease.removeLast()) }
         }
     }
 
-    /// Releases one reference to each of `targets`, then the edges in `late`: moved in
-    /// (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
-    static func release(_ targets: UnsafeBufferPointer<Ref<Instance>>, _ late: consuming LateEdges?,
+    /// Releases the reference of each of the edge words `targets` (`SplitEdge`), then the edges
+    /// in `late`: moved in (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
+    static func release(_ targets: UnsafeBufferPointer<UInt>, _ late: consuming LateEdges?,
                         _ state: ThreadState) {
         if state.draining || targets.count > 1 || late?.strong.isEmpty == false {
             // Popping releases them last edge first.
-            for target in targets { state.pendingRelease.append(target.word) }
+            for target in targets { state.pendingRelease.append(target) }
             if let late = consume late { queue(late, state) }
             if state.draining { return }
             state.draining = true
         } else {
             state.draining = true
-            if let target = targets.first { target.release() }  // one edge (a chain): no queue needed
+            if let target = targets.first { SplitEdge.releaseEdge(target) }  // one edge (a chain): no queue needed
             if let late = consume late { drop(late) }
         }
-        drain(state) { Ref<Instance>(word: $0)!.release() }
+        drain(state, SplitEdge.releaseEdge)
         state.draining = false
     }
 
@@ -61,7 +61,7 @@ enum ReleaseQueue {
 
     /// The outermost release's loop: releases what nested ones queued, last
     /// queued first, and late edges once nothing else is queued. `step` releases
-    /// one queued word (an instance; `InstanceBlock` also queues its own records).
+    /// one queued word (an edge word, `SplitEdge`; `InstanceBlock` also queues its own records).
     @inline(__always)
     static func drain(_ state: ThreadState, _ step: (UInt) -> Void) {
         while true {

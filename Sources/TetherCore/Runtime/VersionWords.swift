@@ -9,6 +9,7 @@ import Synchronization
 /// and its hit word (`Container.hitWordAddress`, which starts at 1: a hit token
 /// is never 0). They pass from container to container under `unused`'s lock,
 /// and the words are only ever accessed as atomics, so a late reader races with nothing.
+/// Each container's three share a cache line with nothing else (`ThreadPrivate.allocate`).
 enum VersionWords {
     /// The words of deinitialized containers, as addresses.
     private static let unused = Lock<[UInt]>([])
@@ -17,7 +18,9 @@ enum VersionWords {
         if let address = unused.withLock({ $0.popLast() }) {
             return UnsafeMutablePointer(bitPattern: address)!
         }
-        let words = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 3)
+        // A cache line of their own: a request's child writes them on every new and free, and two
+        // threads' children's words side by side would make their requests write one line.
+        let words = ThreadPrivate.allocate(Atomic<UInt>.self, capacity: 3)
         words.initialize(to: Atomic(0))
         (words + 1).initialize(to: Atomic(0))
         (words + 2).initialize(to: Atomic(1))

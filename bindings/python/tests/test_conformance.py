@@ -154,9 +154,13 @@ class Run:
                 exc.__traceback__ = None  # frames of the failed call would keep objects for the collector
                 shown.append(f"{next(iter(op))} {next(iter(op.values()))}!{status_of(exc)}")
                 if op.get("else_weak") and "get" in op:
-                    ref = resolver.weak(op["get"])
-                    inputs[len(inputs)] = ("weak", ref)
-                    shown.append(f"weak {op['get']}={self.show('weak', ref)}")
+                    try:  # a fallback that fails too is not traced (the C runner and the model)
+                        ref = resolver.weak(op["get"])
+                    except tether.TetherError as again:
+                        again.__traceback__ = None
+                    else:
+                        inputs[len(inputs)] = ("weak", ref)
+                        shown.append(f"weak {op['get']}={self.show('weak', ref)}")
                 if op.get("propagate"):
                     return shown, exc
         return shown, None

@@ -1,7 +1,7 @@
 """A request's child (made with values, no C container) runs the whole request from the plan its
 parent described, CONTAINER-scoped steps included (TETHER_PLAN_STEP_CONTAINER): made once per
 child (``aresolve`` awaits async factories itself), kept by the child, torn down at its close last
-made first (the failure thrown in); handed to the child's C container (``tether_plan_adopt``) if
+kept first, as the library's cache (the failure thrown in); handed to the child's C container (``tether_plan_adopt``) if
 something ever needs one."""
 
 from __future__ import annotations
@@ -324,4 +324,67 @@ def test_a_request_waiting_for_its_session_while_the_child_gets_a_c_container_as
 
     asyncio.run(run())
     assert events == ["open /c", "begin uow", "end uow", "commit /c"]
+    root.close()
+
+
+@pytest.mark.parametrize("with_c_container", [False, True])
+def test_a_request_lets_go_last_cached_first_as_the_library_does(with_c_container: bool) -> None:
+    """A request's close lets go of what its plans made last *cached* first (the library's rule,
+    tether_container_free): one resolve makes First, then suspends in Slow's async factory; a second
+    makes Tag and caches it meanwhile; the first caches First and Slow when it completes. So Tag,
+    made after First, goes last. The same child with a C container from the start (the library's
+    own resolves and cache) tears them down in the same order."""
+    events: list[str] = []
+    root = tether.Container()
+    root.register_value(Request)
+
+    class First:
+        def __init__(self, request: Request) -> None:
+            self.request = request
+
+    class Slow:
+        def __init__(self, first: First) -> None:
+            self.first = first
+
+    class Tag:
+        def __init__(self, request: Request) -> None:
+            self.request = request
+
+    def first(request: Request) -> Iterator[First]:
+        events.append("make first")
+        yield First(request)
+        events.append("end first")
+
+    async def slow(first: First) -> AsyncIterator[Slow]:
+        events.append("start slow")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        events.append("make slow")
+        yield Slow(first)
+        events.append("end slow")
+
+    def tag(request: Request) -> Iterator[Tag]:
+        events.append("make tag")
+        yield Tag(request)
+        events.append("end tag")
+
+    root.register(First, first, deps=[Request], scope=Scope.CONTAINER)
+    root.register(Slow, slow, deps=[First], scope=Scope.CONTAINER)
+    root.register(Tag, tag, deps=[Request], scope=Scope.CONTAINER)
+
+    async def run() -> None:
+        child = tether.Container(parent=root, values={Request: Request("/o")})
+        if with_c_container:
+            assert child.handle
+        one = asyncio.ensure_future(child.aresolve(Slow))
+        while "start slow" not in events:
+            await asyncio.sleep(0)
+        assert (await child.aresolve(Tag)).request.path == "/o"
+        assert (await one).first.request.path == "/o"
+        assert (child._handle is not None) is with_c_container
+        events.append("close")
+        await child.aclose()
+
+    asyncio.run(run())
+    assert events == ["make first", "start slow", "make tag", "make slow", "close", "end slow", "end first", "end tag"]
     root.close()

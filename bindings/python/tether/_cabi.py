@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 9
+BINDING_API_VERSION = 10
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -288,6 +288,7 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "plan_resolver": (_status, [_p, c_uint32, c_size_t, c_uint32, ctypes.c_uint, POINTER(c_size_t), c_size_t]),
     "replay_enter": (_status, [_p, c_uint32, c_size_t]),
     "replay_leave": (_status, []),
+    "construct_enter": (_status, [_p, POINTER(c_uint32), c_size_t]),
     "container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "container_hit_word": (_status, [_p, POINTER(c_void_p)]),
     "plan_adopt": (_status, [_p, c_uint32, _p]),

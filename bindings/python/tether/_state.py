@@ -182,6 +182,8 @@ def raise_caused(status: int, message: str | Parts, cause: BaseException | None)
     """Raises the error for ``status``, chained to the Python exception that caused it, if any
     (``message``: as text, or the failure's parts, rendered knowing the cause)."""
     if isinstance(message, Parts):
+        if cause is not None and getattr(type(cause), "takes_parts", False):  # (aio.Suspended: where it suspended)
+            cause.parts = message  # type: ignore[union-attr]
         message = render(message, cause if isinstance(cause, Exception) else None)
     error = error_for(status, message)
     try:

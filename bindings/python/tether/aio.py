@@ -19,6 +19,11 @@ The library resolves synchronously and calls factories as C callbacks, which can
   instead of starting it again, and takes its result if its own call is the same one, else
   resolves again once the first publishes it. The library's cache stays the only cache.
 
+* A factory awaited outside the library's resolve that resolves its own key, or one further out on
+  the path to it, is the library's constructor cycle, as when nothing suspends: each library call an
+  ``aresolve`` makes meanwhile first tells the library what its task constructs
+  (``tether_construct_enter``, read from the task's own stack: ``marks``), so no factory runs twice.
+
 * A resolve that would wait for another thread creating a shared instance it needs (the library's
   ``TETHER_E_WOULD_BLOCK`` in no-wait mode) does not block the loop: ``aresolve`` sleeps a little
   and tries again.
@@ -40,6 +45,7 @@ import threading
 from typing import Any, Callable
 
 from . import _fork, _state, object_table, teardown
+from ._cabi import FIX_FACTORY, OK
 from ._steps import Continuation, step
 from .completion import Completion
 from .errors import NeedsAwait
@@ -72,6 +78,9 @@ class Suspended(BaseException):
     another thread creating a shared instance (``poll``). A ``BaseException``: a factory's
     ``except Exception`` does not swallow it; the library aborts the attempt and ``aresolve`` gets it."""
 
+    #: the failure's parts are kept (``_state.raise_caused``): a factory's path, for ``marks``
+    takes_parts = True
+
     def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None,
                  poll: bool = False) -> None:
         super().__init__("an async factory suspended inside the library's resolve")
@@ -81,6 +90,7 @@ class Suspended(BaseException):
         self.key: tuple[Any, ...] | None = None  # the call it stands for (set by ``call``)
         self.callback = False  # a completion callback's call
         self.cell: InFlight | None = None  # the shared cell it started
+        self.parts: Any = None  # the library's parts of the aborted attempt (a factory's: its path)
 
 
 class _Made:
@@ -262,11 +272,10 @@ class InFlight:
     that started it, whose attempt comes first): the others make their own, as after any failed
     creation. A session ending with its cell's instance untaken tears it down."""
 
-    __slots__ = ("cell", "args", "owner", "task", "outcome", "waiters")
+    __slots__ = ("cell", "args", "owner", "outcome", "waiters")
 
     def __init__(self, cell: tuple[Any, int], args: tuple[int, ...], owner: Session) -> None:
         self.cell, self.args, self.owner = cell, args, owner
-        self.task = asyncio.current_task()
         self.outcome: tuple[Any, BaseException | None, list[Any]] | None = None
         self.waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
@@ -352,7 +361,7 @@ _cell_ptrs: dict[int, InFlight] = {}
 _fork.in_child(lambda: (_cells.clear(), _cell_ptrs.clear()))
 
 
-def _claim(cell: tuple[Any, int], args: tuple[int, ...], name: str, session: Session) -> Any:
+def _claim(cell: tuple[Any, int], args: tuple[int, ...]) -> Any:
     """The cell's found entry, if a factory call for these arguments finished there, None if nobody
     makes it now; raises ``Suspended`` to wait for one under way."""
     with _cells_lock:
@@ -361,9 +370,8 @@ def _claim(cell: tuple[Any, int], args: tuple[int, ...], name: str, session: Ses
         return None
     if found.outcome is not None and found.args == args:
         return found
-    if found.task is not None and found.task is asyncio.current_task():
-        raise RuntimeError(f"the async factory for {name!r} awaits a resolve that needs {name!r} again: "
-                           "a cycle; break it with a completion callback or a lazy dependency")
+    # (the task making it, resolving it again while it awaits, never gets here: the library was told
+    # what that task constructs, ``marks``, and reports the cycle)
     raise Suspended(waits=found)
 
 
@@ -426,7 +434,7 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             container = singleton_owner if scope == Scope.SINGLETON else _state.tls.frames[-1][0]
             cell = (from_async, id(container))
             ids = (*map(id, args), *map(id, kwargs.values()))
-            found = _claim(cell, ids, name, session)
+            found = _claim(cell, ids)
             if found is not None:
                 return found.take(session)
         awaitable, teardowns = begin(args, kwargs)
@@ -532,11 +540,88 @@ def _run_callback(awaitable: Any, what: str) -> None:
     raise Suspended(rest)
 
 
+#: One entry per factory awaited outside the library's resolve, on any thread: a suspended one's rest
+#: awaited by ``resolve`` (its ``path`` local set), or a request's container step awaited by its plan's
+#: runner (``executor.runner``: its ``at`` local set). A hint: only while it is not empty does a library
+#: call from ``aresolve`` look for them on its own stack (``marks``): each is up the stack of exactly the
+#: task that awaits it, so other tasks construct nothing of it.
+awaiting: list[None] = []
+_fork.in_child(awaiting.clear)
+#: What ``executor.runner`` compiles its runners as (their frames are found by it).
+RUNNER_FILE = "<tether runner>"
+
+
+def marks(depth: int = 1) -> tuple[tuple[Any, Any], ...]:
+    """What this task constructs outside the library's resolve, outermost first, as
+    ``tether_construct_enter`` takes it: ``(container, key ids root first)`` for each factory awaited
+    further up this stack (see ``awaiting``). Read from the frames: only asked while one awaits."""
+    found = []
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        if code is _RESOLVE_CODE:
+            path = frame.f_locals.get("path")
+            if path is not None:
+                found.append(path)
+        elif code.co_filename == RUNNER_FILE:
+            local = frame.f_locals
+            if local.get("at") is not None:
+                found.append((local["child"], local["at"]))
+        frame = frame.f_back
+    return tuple(reversed(found))
+
+
+def own_run(waiters: list[Any]) -> bool:
+    """Whether the run of a request's plan whose claims are ``waiters`` (``executor.Contended``) is
+    up this stack, awaiting a factory that asks again for what it makes (then the library decides:
+    a cycle), rather than another task's (then this one waits for it)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == RUNNER_FILE and frame.f_locals.get("waiters") is waiters:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _path(container: Any, pending: Suspended) -> tuple[Any, Any] | None:
+    """The path of a suspended factory's key (the library's failure parts of the aborted attempt:
+    root first, that key last) as ``tether_construct_enter`` takes it, or None."""
+    parts = pending.parts
+    if pending.callback or parts is None or parts.fix != FIX_FACTORY or not parts.path:
+        return None
+    from ctypes import c_uint32  # (rare: only an async factory that suspended)
+
+    ids = [container._key_id(name.encode("utf-8")) for name in parts.path]
+    return container, (c_uint32 * len(ids))(*ids)
+
+
+def _marked(container: Any, key: Any, args: tuple[Any, ...], marks: tuple[tuple[Any, Any], ...]) -> Any:
+    """``container.resolve(key, *args)`` from a task awaiting a suspended factory: the library is told
+    what that task constructs (``tether_construct_enter``), so it reports a key of it as a cycle, as
+    for a factory that did not suspend; no replay runs meanwhile (``_state.here`` sees this call)."""
+    api = container._api
+    entered = 0
+    _state.constructing.append(None)
+    try:
+        for constructing_in, ids in marks:  # (a request's child gets its C container here, if it had none)
+            if not constructing_in.closed and api.tether_construct_enter(constructing_in.handle, ids, len(ids)) == OK:
+                entered += 1
+        return container.resolve(key, *args)
+    finally:
+        for _ in range(entered):
+            api.tether_replay_leave()
+        del _state.constructing[-1]
+
+
+_state.constructing_calls.add(_marked.__code__)
+
+
 async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
     pause = 0.0005
+    path = None  # what this task constructs while it awaits a suspended factory (see ``marks``)
     try:
         while True:
             outer = getattr(_tls, "session", None)
@@ -546,7 +631,8 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             session.attempt()
             attempting.append(None)
             try:
-                result = container.resolve(key, *args)
+                marked = marks() if awaiting else None
+                result = _marked(container, key, args, marked) if marked else container.resolve(key, *args)
                 for cell in session.taken:  # published by this resolve
                     cell.remove()
                 return result
@@ -563,11 +649,18 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
                 pause = min(pause * 2, 0.02)
                 continue
             assert pending.rest is not None and pending.key is not None
+            path = _path(container, pending)  # (read from this frame by ``marks`` while set)
+            if path is not None:
+                awaiting.append(None)
             try:
                 obj, stash = await pending.rest()
                 outcome: tuple[Any, BaseException | None, list[Any]] = (obj, None, stash)
             except Exception as exc:
                 outcome = (None, exc, [])
+            finally:
+                if path is not None:
+                    path = None
+                    del awaiting[-1]
             if pending.callback:
                 session.calls[pending.key] = outcome[1]
             elif pending.cell is not None:
@@ -578,3 +671,5 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
         if session.stashed or session.cells:
             await session.end()
 
+
+_RESOLVE_CODE = resolve.__code__

@@ -203,8 +203,9 @@ class Container:
         # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
         "_resolved_once",
         # A child with values and no C container: the container-scoped instances plans made for it, as
-        # (key id, object, teardowns) in creation order (also in _vals, by key id, for the builders); its
-        # close runs the teardowns, last made first; its C container adopts them when made (_publish,
+        # (key id, object, teardowns) in the order runs kept them (each run's in creation order, when it
+        # succeeded; also in _vals, by key id, for the builders); its close runs the teardowns, last kept
+        # first (the library's order for what a container caches); its C container adopts them when made (_publish,
         # _materialize); the key ids whose instance an aresolve of it is making now, and who waits (see
         # executor.runner); instances its C container refused to adopt (re-registered meanwhile): torn down at its close
         "_scoped", "_making", "_unadopted",
@@ -536,7 +537,7 @@ class Container:
             if not scoped:
                 return None
             gathering = teardown.gather(failure, can_await)
-            try:  # last made first, as the library tears down what a container caches
+            try:  # last kept first, as the library tears down what a container caches (last cached first)
                 teardown.run(executor.in_teardown_order(scoped), gathering)
             finally:
                 teardown.stop_gathering()
@@ -595,7 +596,7 @@ class Container:
 
     def _end_values_child(self, can_await: bool) -> executor.Made | None:
         """Closes a child with values and no C container (and no open children), but for the
-        teardowns of the container-scoped instances plans made for it: those, in creation order."""
+        teardowns of the container-scoped instances plans made for it: those, in the order it kept them."""
         scoped = self._scoped
         if scoped and not can_await:
             waiting = sum(who is not None for _, _, teardowns in scoped for _, who in teardowns)
@@ -623,8 +624,8 @@ class Container:
     async def _aclose(self, failure: BaseException | None) -> bool:
         """``aclose()`` with ``failure`` thrown into generator teardowns; whether one swallowed it."""
         if self._vals is not None and not self._children and not self._closed:
-            # a request's child: the teardowns of what its plans made, last made first (as the
-            # library's drop orders them), each awaited right here on this task (nothing queued)
+            # a request's child: the teardowns of what its plans made, last kept first (as the
+            # library lets go of its cache), each awaited right here on this task (nothing queued)
             scoped = self._end_values_child(True)
             if not scoped:
                 return False
@@ -1274,6 +1275,8 @@ class Container:
                     run = prepared.runner or executor.runner(prepared)
                     result = await run(self, vals, build)
                     while type(result) is executor.Contended:  # another run of this child makes one of them
+                        if aio.own_run(result.waiters):  # ...up this stack, awaiting what asks for it again
+                            return await aio.resolve(self, key, args)  # (the library reports the cycle)
                         await self._wait_for(result)
                         if self._vals is not vals:  # it gained a C container meanwhile: the library decides
                             return await aio.resolve(self, key, args)

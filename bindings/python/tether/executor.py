@@ -31,7 +31,7 @@ import sys
 import weakref
 from sys import _getframe, getrefcount
 from threading import get_ident
-from ctypes import addressof, byref, c_int32, c_size_t, sizeof, string_at
+from ctypes import addressof, byref, c_int32, c_size_t, c_uint32, sizeof, string_at
 from typing import Any, Callable, Sequence
 
 from ._cabi import (E_BUFFER_TOO_SMALL, E_FACTORY_FAILED, OK, PARAM_DEP, PARAM_WEAK, PLAN_COMPLETION_RESOLVER,
@@ -187,7 +187,11 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
                     or any(slot.kind != PARAM_DEP for slot in reg.plan.slots)
                     or any(i < 0 or i >= number or values[i] < 0 for i in deps)):
                 return None
-            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in deps)))
+            path, at = [], number  # root first: what a run constructs while this step's factory awaits
+            while at >= 0:
+                path.append(steps[at].key)
+                at = steps[at].parent
+            containers.append(ContainerStep(number, step.key, reg, tuple(values[i] for i in deps), path[::-1]))
             made.append(None)  # type: ignore[arg-type]
             args.append(None)
             continue
@@ -258,12 +262,14 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
 
 class ContainerStep:
     """A container step of a described plan (``TETHER_PLAN_STEP_CONTAINER``): its step number, key
-    id and registration, and the key ids of the value and container steps its slots take."""
+    id and registration, the key ids of the value and container steps its slots take, and the
+    key ids from the plan's root down to it (``tether_construct_enter``'s, while it is awaited)."""
 
-    __slots__ = ("step", "kid", "reg", "inputs")
+    __slots__ = ("step", "kid", "reg", "inputs", "path")
 
-    def __init__(self, step: int, kid: int, reg: Registration, inputs: tuple[int, ...]) -> None:
+    def __init__(self, step: int, kid: int, reg: Registration, inputs: tuple[int, ...], path: Sequence[int]) -> None:
         self.step, self.kid, self.reg, self.inputs = step, kid, reg, inputs
+        self.path = (c_uint32 * len(path))(*path)
 
 
 #: What a run of container steps made: (key id, object, its teardowns as ``[(teardown, owner)]``), in order
@@ -363,7 +369,7 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"MISS": MISS, "Contended": Contended, "wake": wake, "adiscard": adiscard,
                                  "failed": prepared.handlers[0], "frames": _tls.frames, "partial": functools.partial,
                                  "finish_async": teardown.finish_async, "get_hooks": sys.get_asyncgen_hooks,
-                                 "set_hooks": sys.set_asyncgen_hooks}
+                                 "set_hooks": sys.set_asyncgen_hooks, "awaiting": aio.awaiting}
     lines = ["async def run(child, vals, build):"]
     lines += [f"    o{n} = vals.get({step.kid})" for n, step in enumerate(steps)]
     lines.append(f"    if {' and '.join(f'o{n} is not None' for n in range(len(steps)))}:")
@@ -400,6 +406,7 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
         call = ", ".join(args)
         agen = getattr(factory, aio.AGEN, None)
         begin = getattr(factory, aio.BEGIN, None)
+        namespace[f"P{n}"] = step.path
         making = getattr(factory, teardown.MADE, None)
         lines.append("            try:")
         if agen is not None:  # aio.wrap_factory's begin and _first, inline; the child owns its teardown
@@ -414,10 +421,16 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
                       "                    first = g.__anext__()",
                       "                finally:",
                       "                    set_hooks(*hooks)",
+                      # awaited: this task constructs the path to it, read from this frame (aio.marks)
+                      f"                at = P{n}",
+                      "                awaiting.append(None)",
                       "                try:",
                       f"                    o{n} = await first",
                       "                except StopAsyncIteration:",
                       f"                    raise TypeError(E{n}) from None",
+                      "                finally:",
+                      "                    at = None",
+                      "                    del awaiting[-1]",
                       f"                if o{n} is None:",
                       "                    await g.aclose()",
                       f"                    raise N{n}()",
@@ -429,7 +442,14 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
                       f"                    w, teardowns_of = B{n}(({call}{',' if args else ''}), {{}})",
                       "                finally:",
                       "                    frames.pop()",
-                      f"                o{n} = await w",
+                      # awaited: this task constructs the path to it, read from this frame (aio.marks)
+                      f"                at = P{n}",
+                      "                awaiting.append(None)",
+                      "                try:",
+                      f"                    o{n} = await w",
+                      "                finally:",
+                      "                    at = None",
+                      "                    del awaiting[-1]",
                       f"                if o{n} is None:",
                       f"                    raise N{n}()",
                       f"                t = teardowns_of(o{n})"]
@@ -462,12 +482,12 @@ def _compile_runner(prepared: Prepared) -> Callable[..., Any]:
     lines += [f"        if c{n}:\n            making.pop({step.kid}, None)" for n, step in enumerate(steps)]
     lines += ["        if waiters:\n            wake(waiters)",
               "    return result"]
-    exec(compile("\n".join(lines), "<tether runner>", "exec"), namespace)
+    exec(compile("\n".join(lines), aio.RUNNER_FILE, "exec"), namespace)
     return namespace["run"]  # type: ignore[no-any-return]
 
 
 def in_teardown_order(made: Made) -> list[Any]:
-    """The teardowns of what a run made, last made first."""
+    """The teardowns of ``made`` (a run's, or what a child kept), newest entry first."""
     return [fn for _, _, teardowns in reversed(made) for fn, _ in reversed(teardowns)]
 
 
