@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "harness.h"
 #include "fixtures.h"
 
@@ -363,6 +365,181 @@ static void test_a_nested_resolve_makes_what_the_graph_claimed_ahead(void) {
     CHECK(k_nest_s.dropped == 1 && k_nest_a.dropped == 1 && k_nest_root.dropped == 1);
 }
 
+/* A request's child: its container-scoped instance's cell is the child's own (claimed under the
+ * lock of its cache lookup by the root's plan). Threads racing for one child's Session through a
+ * graph-scoped Handler: one Session, made once; a creator's failure leaves it to the next. */
+static kind k_h = {"Handler", 0, 0}, k_sess = {"Session", 0, 0};
+static int session_fails;  /* the next this many Session factory calls fail */
+static void *make_child_session(kind *k) {
+    for (int i = 0; i < 1000 && __atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < RACERS; i++)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    if (__atomic_load_n(&session_fails, __ATOMIC_SEQ_CST) > 0) {
+        __atomic_fetch_sub(&session_fails, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    return node_new(k, NULL, NULL);
+}
+static void *make_handler(kind *k, node *session) {
+    pthread_mutex_lock(&gate);  /* racers' handlers count on one kind */
+    node *made = node_new(k, session, NULL);
+    pthread_mutex_unlock(&gate);
+    return made;
+}
+
+static tether_container *request_root(void) {
+    tether_container *root = NULL;
+    CHECK_OK(tether_container_new(NULL, &root));
+    register_singleton(root, "Session", (tether_fn)make_child_session, &k_sess, TETHER_SCOPE_CONTAINER);
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_GRAPH;
+    o.context = &k_h;
+    o.drop = drop_node;
+    CHECK_OK(TB.register_ex(root, "Handler", (tether_fn)make_handler, p, 2, &o, NULL));
+    /* A first request records the root's plan (with the Session as its container step). */
+    tether_container *first = NULL;
+    tether_ref *ref = NULL;
+    arrived = RACERS;
+    CHECK_OK(tether_container_new(root, &first));
+    CHECK_OK(tether_resolve(first, "Handler", &ref));
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(first));
+    return root;
+}
+
+/* `race`, keeping the handler's Session (`instance`) rather than the handler, which its release frees. */
+static void *race_for_session(void *arg) {
+    job *j = arg;
+    pthread_barrier_wait(&line_up);
+    __atomic_fetch_add(&arrived, 1, __ATOMIC_SEQ_CST);
+    tether_ref *ref = NULL;
+    j->status = tether_resolve(j->c, j->key, &ref);
+    if (j->status != TETHER_OK) return NULL;
+    j->instance = ((node *)tether_ref_get(ref))->a;
+    tether_ref_release(ref);
+    return NULL;
+}
+
+static void race_for_handlers(tether_container *child, job *j) {
+    arrived = 0;
+    pthread_barrier_init(&line_up, NULL, RACERS);
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        j[i] = (job){child, "Handler", -1, NULL, ""};
+        CHECK(pthread_create(&t[i], NULL, race_for_session, &j[i]) == 0);
+    }
+    for (int i = 0; i < RACERS; i++) CHECK(pthread_join(t[i], NULL) == 0);
+    pthread_barrier_destroy(&line_up);
+}
+
+static void test_a_childs_container_scoped_key_raced_for_is_created_once(void) {
+    k_h = (kind){"Handler", 0, 0};
+    k_sess = (kind){"Session", 0, 0};
+    session_fails = 0;
+    tether_container *root = request_root(), *child = NULL;
+    CHECK(k_sess.made == 1 && k_sess.dropped == 1);
+    CHECK_OK(tether_container_new(root, &child));
+    job j[RACERS];
+    race_for_handlers(child, j);
+    for (int i = 0; i < RACERS; i++) {
+        CHECK_OK(j[i].status);
+        CHECK(j[i].instance != NULL && j[i].instance == j[0].instance);
+    }
+    CHECK(k_sess.made == 2 && k_h.made == 1 + RACERS);
+    CHECK(k_h.dropped == 1 + RACERS && k_sess.dropped == 1);
+    CHECK_OK(tether_container_free(child));
+    CHECK(k_sess.dropped == 2);
+    CHECK_OK(tether_container_free(root));
+}
+
+static void test_a_childs_failed_creation_leaves_the_key_to_the_next_thread(void) {
+    k_h = (kind){"Handler", 0, 0};
+    k_sess = (kind){"Session", 0, 0};
+    tether_container *root = request_root(), *child = NULL;
+    CHECK_OK(tether_container_new(root, &child));
+    session_fails = 1;
+    job j[RACERS];
+    race_for_handlers(child, j);
+    int failed = 0;
+    void *session = NULL;
+    for (int i = 0; i < RACERS; i++) {
+        if (j[i].status == TETHER_OK) {
+            if (!session) session = j[i].instance;
+            CHECK(j[i].instance == session);
+        } else {
+            CHECK_STATUS(j[i].status, TETHER_E_FACTORY_FAILED);
+            failed++;
+        }
+    }
+    CHECK(failed == 1 && session != NULL);
+    CHECK(k_sess.made == 2 && k_h.made == 1 + RACERS - 1);
+    CHECK_OK(tether_container_free(child));
+    CHECK(k_sess.dropped == 2 && k_h.dropped == k_h.made);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* fork() while another thread creates a child's container-scoped instance: the forked process
+ * (only the forking thread in it) creates its own instance in that child, not waiting forever
+ * for a thread it does not have. */
+static int fork_gate_open;
+static void *make_blocking_session(kind *k) {
+    pthread_mutex_lock(&gate);
+    started[0] = 1;
+    pthread_cond_broadcast(&changed);
+    while (!fork_gate_open) pthread_cond_wait(&changed, &gate);
+    pthread_mutex_unlock(&gate);
+    return node_new(k, NULL, NULL);
+}
+static int forked_child_resolves(tether_container *child) {
+    fork_gate_open = 1;  /* this process's factory calls do not block (no thread would open the gate) */
+    tether_ref *ref = NULL;
+    if (tether_resolve(child, "Session", &ref) != TETHER_OK) return 10;
+    if (k_sess.made != 1) return 11;
+    tether_ref *again = NULL;
+    if (tether_resolve(child, "Session", &again) != TETHER_OK || tether_ref_get(again) != tether_ref_get(ref)) return 12;
+    tether_ref_release(again);
+    tether_ref_release(ref);
+    if (tether_container_free(child) != TETHER_OK || k_sess.dropped != 1) return 13;
+    return 0;
+}
+
+static void test_fork_while_a_child_creates_its_container_scoped_key(void) {
+    reset_meeting();
+    fork_gate_open = 0;
+    k_sess = (kind){"Session", 0, 0};
+    tether_container *root = NULL, *child = NULL;
+    CHECK_OK(tether_container_new(NULL, &root));
+    register_singleton(root, "Session", (tether_fn)make_blocking_session, &k_sess, TETHER_SCOPE_CONTAINER);
+    CHECK_OK(tether_container_new(root, &child));
+    job a = {child, "Session", -1, NULL, ""};
+    pthread_t ta;
+    CHECK(pthread_create(&ta, NULL, resolve_job, &a) == 0);
+    pthread_mutex_lock(&gate);
+    while (!started[0]) pthread_cond_wait(&changed, &gate);
+    pthread_mutex_unlock(&gate);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(30);  /* a wait for the thread fork() left behind would never end: fail instead */
+        _exit(forked_child_resolves(child));
+    }
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    pthread_mutex_lock(&gate);
+    fork_gate_open = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&gate);
+    CHECK(pthread_join(ta, NULL) == 0);
+    CHECK_OK(a.status);
+    CHECK(k_sess.made == 1);
+    CHECK_OK(tether_container_free(child));
+    CHECK(k_sess.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 int main(void) {
     RUN(test_a_nested_resolve_makes_what_the_graph_claimed_ahead);
     RUN(test_two_singletons_needed_in_opposite_orders);
@@ -371,5 +548,8 @@ int main(void) {
     RUN(test_a_singleton_raced_for_is_created_once);
     RUN(test_a_failed_creation_leaves_the_key_to_the_next_thread);
     RUN(test_a_cross_thread_cycle_fails_naming_both_paths);
+    RUN(test_a_childs_container_scoped_key_raced_for_is_created_once);
+    RUN(test_a_childs_failed_creation_leaves_the_key_to_the_next_thread);
+    RUN(test_fork_while_a_child_creates_its_container_scoped_key);
     return harness_finish();
 }

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Owns registrations and their caches; may fall through to a parent.
@@ -70,6 +77,8 @@ public final class Container: @unchecked Sendable {
     private let strict = Atomic<Bool>(false)
     /// A registration was detached here once (`State.detached`): closing has more to visit.
     let everDetached = Atomic<Bool>(false)
+    /// `State.lists` holds something (`memoizedList`): `dismantle` has it to let go of.
+    private let everListed = Atomic<Bool>(false)
 
     /// This container's children (`Children`), made with the first, owned (+1); or empty.
     private let childrenSlot = AtomicRef<Children>()
@@ -178,6 +187,7 @@ public final class Container: @unchecked Sendable {
         guard let taken else { throw TetherError.parentFreed }
         guard let child = taken else { return nil }
         child.stripe = stripe
+        // Under its lock: it is in the stripe's live list already, where an override of the parent reads it.
         child.state.withLock { s in
             // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
             s.isClosed = false
@@ -473,7 +483,10 @@ public final class Container: @unchecked Sendable {
         let configuration = self.configuration  // read first: a change while `make` runs is seen next time
         if let kept = state.withLock({ $0.lists[key] }), kept.configuration == configuration { return kept.registrations }
         let made = make()
-        state.withLock { $0.lists[key] = (configuration, made) }
+        state.withLock { s in
+            s.lists[key] = (configuration, made)
+            everListed.store(true, ordering: .releasing)
+        }
         return made
     }
 
@@ -592,19 +605,102 @@ public final class Container: @unchecked Sendable {
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance) -> Bool {
-        guard registration.specReference.borrow({ $0.scope }) == .container else { return false }
+        publishScoped(registration, instance, endingClaimOf: nil)
+    }
+
+    /// `publishScoped`, ending the claim `thread` (its `ThreadState`) holds for it
+    /// (`claimScoped`) under the same lock; its waiters are woken.
+    @discardableResult
+    func publishScoped(_ registration: Registration, _ instance: Instance, endingClaimOf thread: UnsafeMutableRawPointer?) -> Bool {
+        var publishes = registration.specReference.borrow({ $0.scope }) == .container
         // A parent's registration (a request's child caching under the root's) is not asked
         // whether it was retired: that takes its lock, a word every thread's requests would write.
         // A retired one's entry is harmless: resolves find the registration that replaced it,
         // and the entry goes with this container's other caches when it closes.
-        if registration.container === self, !registration.isLive { return false }
+        if publishes, registration.container === self, !registration.isLive { publishes = false }
+        guard publishes || thread != nil else { return false }
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
-        let (cached, replaced) = state.withLock { s -> (Bool, ScopedEntry?) in
-            guard !s.isClosed else { return (false, nil) }
-            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())))
+        let (cached, replaced, cell) = state.withLock { s -> (Bool, ScopedEntry?, SharedCache.Cell?) in
+            let cell = thread.flatMap { Self.endClaim(&s, Borrowed(registration).opaque, $0) }
+            guard publishes, !s.isClosed else { return (false, nil, cell) }
+            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())), cell)
         }
         _ = consume replaced
+        if let cell { SharedCache.shared.wake(cell) }
         return cached
+    }
+
+    /// What `claimScoped` found.
+    enum ScopedClaim {
+        /// The cached instance, retained.
+        case published(Ref<Instance>)
+        /// Claimed for the caller, with the cell it asked for: it makes the instance, then
+        /// publishes it (`publishScoped(_:_:endingClaimOf:)`) or gives up (`endScopedClaim`).
+        case claimed(SharedCache.Cell?)
+        /// Claimed by a resolve further out on the calling thread; whether that one made it.
+        case heldHere(made: Bool)
+        /// Claimed by another thread: the cell to wait for (`SharedCache.wait`).
+        case heldElsewhere(SharedCache.Cell)
+    }
+
+    /// The container-scoped instance of `registration` cached here, or the right to create it
+    /// claimed for `thread` (its `ThreadState`): this container's creation cell of the key,
+    /// taken under the lock its cache lookup takes (`ScopedEntries.pending`). `madeWord` and
+    /// `madeBit`: where a plan's run notes that it made the instance; `makeCell`: a cell for the
+    /// claim (a `Graph` keeps its cells), else one is made only if another thread waits.
+    func claimScoped(_ registration: Registration, thread: UnsafeMutableRawPointer, madeWord: UnsafeMutablePointer<UInt>? = nil,
+                     madeBit: UInt = 0, makeCell: (() -> SharedCache.Cell)? = nil) -> ScopedClaim {
+        let id = Borrowed(registration).opaque
+        var stale: SharedCache.Cell?
+        let found = state.withLock { s -> ScopedClaim in
+            if let hit = s.scoped.instance(of: registration) { return .published(.init(retaining: hit)) }
+            if let at = s.scoped.pendingPosition(id) {
+                let claim = s.scoped.pending[at]
+                if claim.owner == thread { return .heldHere(made: claim.made) }
+                if claim.forkEpoch == SharedCache.forkEpoch {
+                    if let cell = claim.cell { return .heldElsewhere(cell) }
+                    let cell = SharedCache.Cell(key: SharedCache.cellKey(registration, .container, in: self), owner: claim.owner,
+                                                ownerThread: claim.ownerThread, name: registration.key)
+                    s.scoped.pending[at].cell = cell
+                    return .heldElsewhere(cell)
+                }
+                // Claimed by a thread fork() left behind (this is the child process): it never finishes here.
+                stale = s.scoped.removePending(at: at)
+            }
+            let cell = makeCell?()
+            s.scoped.pending.append(PendingClaim(registration: id, owner: thread, ownerThread: pthread_self(), forkEpoch: SharedCache.forkEpoch,
+                                                 madeWord: madeWord, madeBit: madeBit, cell: cell))
+            return .claimed(cell)
+        }
+        stale?.released.store(true, ordering: .relaxed)
+        return found
+    }
+
+    /// Ends the claim `thread` holds for `registration` (made nothing, or published it already)
+    /// and wakes its waiters.
+    func endScopedClaim(_ registration: Registration, thread: UnsafeMutableRawPointer) {
+        if let cell = state.withLock({ Self.endClaim(&$0, Borrowed(registration).opaque, thread) }) { SharedCache.shared.wake(cell) }
+    }
+
+    /// Ends the claim of `cell` (a `Graph`'s), if this container still holds it; the caller wakes its waiters.
+    func endScopedClaim(_ cell: SharedCache.Cell) {
+        state.withLock { s in
+            if let at = s.scoped.pending.firstIndex(where: { $0.cell === cell }) { _ = s.scoped.removePending(at: at) }
+        }
+    }
+
+    /// Whether another thread than `thread` claimed `registration`'s instance here (`claimScoped`).
+    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer) -> Bool {
+        let id = Borrowed(registration).opaque
+        return state.withLock { s in
+            s.scoped.pendingPosition(id).map { s.scoped.pending[$0].owner != thread && s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch } ?? false
+        }
+    }
+
+    /// `endScopedClaim` under the lock: the claim's cell, if it had one.
+    private static func endClaim(_ s: inout State, _ id: UnsafeMutableRawPointer, _ thread: UnsafeMutableRawPointer) -> SharedCache.Cell? {
+        guard let at = s.scoped.pending.firstIndex(where: { $0.registration == id && $0.owner == thread }) else { return nil }
+        return s.scoped.removePending(at: at)
     }
 
     /// Takes `pointer`, made by `key`'s container-scoped registration's factory for this
@@ -657,8 +753,21 @@ public final class Container: @unchecked Sendable {
     /// `close()` without the list: `forEachRegistration` visits them (the ABI retires their
     /// handles), so a container made and freed per request makes no array.
     public func closeRetiring() throws(TetherError) {
+        // A request's child: its few cached instances go through the stack, not an array made to drop them.
+        let refused = withUnsafeTemporaryAllocation(of: ScopedEntry.self, capacity: Self.closesOnStack) { buffer -> TetherError? in
+            do throws(TetherError) { try closeRetiring(buffer.baseAddress!) } catch { return error }
+            return nil
+        }
+        if let refused { throw refused }
+    }
+
+    /// How many container-scoped entries a close lets go of from the stack (more: an array).
+    private static var closesOnStack: Int { 8 }
+
+    private func closeRetiring(_ onStack: UnsafeMutablePointer<ScopedEntry>) throws(TetherError) {
         var tracer: Tracer?
         var dropped: [Dropped] = []
+        var stacked = 0
         let refused: TetherError? = state.withLock { s in
             if s.isClosed { return TetherError(.invalidHandle, "the container was already freed") }
             if let children = childrenIfAny {
@@ -677,9 +786,13 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty {
-                // One array for the scoped instances and what the registrations let go of (a value each, say).
-                dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
-                s.scoped.take({ _ in true }, into: &dropped)
+                if s.scoped.entries.count <= Self.closesOnStack && table.neverStored && !everDetached.load(ordering: .relaxed) {
+                    stacked = s.scoped.moveAll(to: onStack)
+                } else {
+                    // One array for the scoped instances and what the registrations let go of (a value each, say).
+                    dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+                    s.scoped.take({ _ in true }, into: &dropped)
+                }
             }
             if !s.overrides.isEmpty { unwindOverrides(&s) }
             if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
@@ -689,6 +802,15 @@ public final class Container: @unchecked Sendable {
         dropSpareChild()
         unretainedParent?.borrow { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
+        if stacked > 0 {
+            if dropped.isEmpty {
+                // Last cached first, as `drop` (a value is never lent: no barrier to take).
+                for i in stride(from: stacked - 1, through: 0, by: -1) { (onStack + i).deinitialize(count: 1) }
+            } else {  // registered meanwhile (a race with this close): one order for all
+                for i in 0..<stacked { dropped.append(Dropped(instance: onStack[i].instance, slot: nil, sequence: onStack[i].sequence)) }
+                onStack.deinitialize(count: stacked)
+            }
+        }
         drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
         if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
@@ -708,9 +830,15 @@ public final class Container: @unchecked Sendable {
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).
     public func dismantle() {
-        let (entries, retired) = state.withLock { s in
-            precondition(s.isClosed, "Tether: dismantle() of a container that is not closed")
-            defer { (s.retired, s.lists, s.detached) = ([], [:], []) }
+        precondition(isClosed, "Tether: dismantle() of a container that is not closed")
+        // Nothing registered (what is retired or detached was in the table first, which keeps its
+        // blocks until `detachAll`) and nothing listed (a request's child): nothing to let go of, no lock.
+        if table.neverStored && !everListed.load(ordering: .acquiring) { return }
+        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached, [Registration]) in
+            defer {
+                (s.retired, s.lists, s.detached) = ([], [:], [])
+                everListed.store(false, ordering: .relaxed)
+            }
             return (table.detachAll(), s.retired)
         }
         entries.release()  // outside the lock

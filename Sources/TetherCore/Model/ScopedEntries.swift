@@ -1,9 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A container's container-scoped instances, by registration (`Container.State.scoped`).
 /// A request's child holds a few: a list searched in order costs no hashing and one
 /// allocation, where a dictionary hashed every lookup and was copied on close. Past
 /// `indexedPast` entries (a root caching many) an index by registration keeps lookups flat.
+///
+/// Also the container's creation cells (`pending`): a container-scoped instance under
+/// creation for this container is claimed here, under the lock its cache lookup takes
+/// (`Container.claimScoped`), so a request's child claims and publishes its instances with
+/// no allocation and no lock but its own. A `SharedCache.Cell` is made only for a claim
+/// someone waits for (or a `Graph`'s, which keeps its cells): the waiting, cross-thread cycle
+/// detection and fork rules stay `SharedCache`'s.
 struct ScopedEntries {
     private(set) var entries: [Container.ScopedEntry] = []
+    /// Claims under way, a few at a time (usually none).
+    var pending: [PendingClaim] = []
     private var index: [UnsafeMutableRawPointer: Int]?
     static var indexedPast: Int { 16 }
 
@@ -38,6 +55,35 @@ struct ScopedEntries {
         return nil
     }
 
+    /// The claim of the registration at `id`, if one is under way.
+    func pendingPosition(_ id: UnsafeMutableRawPointer) -> Int? {
+        pending.isEmpty ? nil : pending.firstIndex { $0.registration == id }
+    }
+
+    /// Removes the claim at `position`, handing back its cell (to wake its waiters outside the lock).
+    mutating func removePending(at position: Int) -> SharedCache.Cell? {
+        if position != pending.count - 1 { pending.swapAt(position, pending.count - 1) }
+        return pending.removeLast().cell
+    }
+
+    /// Moves every entry to `buffer` (room for `entries.count`), sorted by sequence (last cached last),
+    /// keeping the storage for the container's next entries; how many were moved.
+    mutating func moveAll(to buffer: UnsafeMutablePointer<Container.ScopedEntry>) -> Int {
+        let count = entries.count
+        entries.withUnsafeBufferPointer { for i in 0..<count { (buffer + i).initialize(to: $0[i]) } }
+        entries.removeAll(keepingCapacity: true)
+        if index != nil { index = nil }
+        // Appended in sequence order, but one replaced in place has a newer one: insertion sort, usually no move.
+        for i in 1..<max(count, 1) {
+            var j = i
+            while j > 0 && buffer[j - 1].sequence > buffer[j].sequence {
+                swap(&buffer[j - 1], &buffer[j])
+                j -= 1
+            }
+        }
+        return count
+    }
+
     /// Removes the entries whose registration matches, appended to `taken` as `Dropped`.
     mutating func take(_ matching: (Registration) -> Bool, into taken: inout [Dropped]) {
         let before = taken.count
@@ -53,5 +99,29 @@ struct ScopedEntries {
         // All taken (a close): the storage stays for the child's next request (a reused child).
         if kept.isEmpty { entries.removeAll(keepingCapacity: true) } else { entries = kept }
         reindex()
+    }
+}
+
+/// One container-scoped instance under creation in its container (`ScopedEntries.pending`).
+struct PendingClaim {
+    /// The registration's address (unretained: its container outlives the claim).
+    let registration: UnsafeMutableRawPointer
+    /// The claiming thread's `ThreadState` (address), its pthread id and the fork epoch it
+    /// claimed in (`SharedCache.forkEpoch`): a claim of a thread that fork() left behind is
+    /// forgotten by the next claim in the child process.
+    let owner: UnsafeMutableRawPointer
+    let ownerThread: pthread_t
+    let forkEpoch: UInt
+    /// A plan's claim: the word (in the plan's run, on the owner's stack) whose `madeBit` says
+    /// the instance was made; read on the owner's thread only (a nested resolve there).
+    let madeWord: UnsafeMutablePointer<UInt>?
+    let madeBit: UInt
+    /// The cell waiters wait on: a `Graph`'s own, or made by the first thread to wait.
+    var cell: SharedCache.Cell?
+
+    /// Whether the owner made the instance (asked on the owner's thread only).
+    var made: Bool {
+        if let cell { return cell.made || madeWord.map { $0.pointee & madeBit != 0 } ?? false }
+        return madeWord.map { $0.pointee & madeBit != 0 } ?? false
     }
 }

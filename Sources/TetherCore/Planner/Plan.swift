@@ -418,13 +418,14 @@ final class Plan: @unchecked Sendable {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in `1 + maxContainerSteps` words: word 0 has the bit of each
-    /// step taken from the resolving container's cache; word `1 + n` the retained creation cell
-    /// (`SharedCache.Cell`) claimed for `containerSteps[n]`, or 0.
+    /// A run's container steps, in 3 words: word 0 has the bit of each step taken from the
+    /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
+    /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
+    /// made (read by a resolve nested on this thread, through the claim).
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
-        @inline(__always) func cell(_ n: Int) -> Ref<SharedCache.Cell>? { Ref(word: words[1 + n]) }
+        @inline(__always) func holds(_ n: Int) -> Bool { words[1] & 1 << UInt(n) != 0 }
     }
 
     struct Recorder {
@@ -656,7 +657,7 @@ final class Plan: @unchecked Sendable {
     private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 1 + Plan.maxContainerSteps) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 3) { buffer in
             buffer.initialize(repeating: 0)
             var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
@@ -665,11 +666,12 @@ final class Plan: @unchecked Sendable {
                 }
                 return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
             }
+            // Claims a failed or declined run still holds (a run that succeeded published them).
             let claims = ContainerClaims(words: buffer.baseAddress!)
-            for n in 0..<containerSteps.count {
-                guard let cell = claims.cell(n) else { continue }
-                SharedCache.shared.release(cell.object)
-                cell.release()
+            if claims.words[1] != 0 {
+                for n in 0..<containerSteps.count where claims.holds(n) {
+                    steps[containerSteps[n]].registration.borrow { container.endScopedClaim($0, thread: thread) }
+                }
             }
             return outcome
         }
@@ -950,10 +952,10 @@ final class Plan: @unchecked Sendable {
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
-    /// creation cell (`SharedCache.tryClaim`; noted in `pointers`, when given, as `takeShared`).
-    /// False, before any factory ran: a cell is held (this thread's resolve further out, or
-    /// another thread's), or some are cached and others not (`Graph` makes only what the
-    /// cached ones do not already hold).
+    /// creation cell there, under the one lock of the lookup (`Container.claimScoped`; noted in
+    /// `pointers`, when given, as `takeShared`). False, before any factory ran: a cell is held
+    /// (this thread's resolve further out, or another thread's), or some are cached and others
+    /// not (`Graph` makes only what the cached ones do not already hold).
     private func takeContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>?) -> Bool {
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = request.claims
@@ -961,35 +963,37 @@ final class Plan: @unchecked Sendable {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            var hit = steps[i].registration.borrow { r in container.borrow { r.cachedRetained(.container, in: $0) } }
-            if hit == nil {
-                switch steps[i].registration.borrow({ r in container.borrow { SharedCache.shared.tryClaim(r, in: $0, thread: request.thread) } }) {
-                case .published(let published): hit = published
-                case .create(let cell): claims[1 + n] = Ref(retaining: cell).word
-                case .busy: return false
-                }
+            let found = steps[i].registration.borrow { r in
+                container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
             }
-            guard let hit else { continue }
-            made.set(i, hit)
-            pointers?[i] = UInt(bitPattern: hit.borrow { $0.pointer })
-            claims[0] |= 1 << UInt(i)
-            cached += 1
+            switch found {
+            case .published(let hit):
+                made.set(i, hit)
+                pointers?[i] = UInt(bitPattern: hit.borrow { $0.pointer })
+                claims[0] |= 1 << UInt(i)
+                cached += 1
+            case .claimed:
+                claims[1] |= 1 << UInt(n)
+            case .heldHere, .heldElsewhere:
+                return false
+            }
         }
         return cached == 0 || cached == containerSteps.count
     }
 
-    /// Container step `i` made: its cell now holds a made instance (a resolve nested on this
+    /// Container step `i` made: its claim now holds a made instance (a resolve nested on this
     /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
+    @inline(__always)
     private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
-        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
-        for n in 0..<containerSteps.count where containerSteps[n] == i { claims.cell(n)?.borrow { $0.made = true } }
+        locals.request.unsafelyUnwrapped.pointee.claims[2] |= 1 << UInt(i)
     }
 
-    /// After a successful run: the container steps made go to the resolving container's cache
-    /// (their cells are let go of after, `runClaiming`). `made` still names each (the graph holds them).
+    /// After a successful run: the container steps made go to the resolving container's cache,
+    /// each ending its claim under the same lock. `made` still names each (the graph holds them).
     /// `split`: the steps `made` holds by split references (`runBlock`).
     private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, split: UInt64 = 0) {
-        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        let request = locals.request.unsafelyUnwrapped.pointee
+        let claims = ContainerClaims(words: request.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
             // Last first, as `releaseUnmoved(lastFirst:)`; a split reference still held is dropped as one.
@@ -998,10 +1002,12 @@ final class Plan: @unchecked Sendable {
             }
             return
         }
-        for i in containerSteps where !claims.isCached(i) {
+        for n in 0..<containerSteps.count where claims.holds(n) {
+            let i = containerSteps[n]
             steps[i].registration.borrow { r in
-                made[i].borrow { instance in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.publish(r, instance, in: $0) } }
+                made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
             }
+            claims.words[1] &= ~(1 << UInt(n))
         }
     }
 

@@ -35,15 +35,20 @@ import Synchronization
 /// a cycle through providers across threads) does the finder fail with `.cycle`
 /// naming both threads' paths.
 ///
-/// Cells live in striped tables (a mutex and a condition per stripe, held for
-/// a few loads and stores, never across user code; 64 stripes, each on cache
-/// lines of its own), so claiming a request's container-scoped instance takes
-/// no process-wide lock, and two requests meet in one stripe only by chance.
+/// Singleton and weak cells live in striped tables (a mutex and a condition per
+/// stripe, held for a few loads and stores, never across user code; 64 stripes,
+/// each on cache lines of its own): claiming takes no process-wide lock, and two
+/// claims meet in one stripe only by chance. Waiters of any cell wait on its stripe's condition.
+///
+/// A container-scoped instance's cell is its container's (`Container.claimScoped`: a request's
+/// child claims under its own lock, with no allocation), made a `Cell` only when someone waits
+/// for it; waiting and cycle detection are the same for both.
 ///
 /// fork(): the child has only the forking thread. Every lock is taken around
 /// the fork (`prepare`), so the tables are consistent in the child, which
 /// forgets the cells other threads held (they never finish there; the child
-/// makes its own instances) and keeps the forking thread's.
+/// makes its own instances) and keeps the forking thread's; a container's cells of
+/// other threads are forgotten when next looked at (`forkEpoch`).
 final class SharedCache: @unchecked Sendable {
     static let shared = SharedCache()
 
@@ -69,11 +74,16 @@ final class SharedCache: @unchecked Sendable {
         /// nested on that thread make and publish the instance itself.
         var made = false
 
-        init(key: CellKey, owner: UnsafeMutableRawPointer, name: Key) {
+        init(key: CellKey, owner: UnsafeMutableRawPointer, ownerThread: pthread_t = pthread_self(), name: Key) {
             self.key = key
             self.owner = owner
-            self.ownerThread = pthread_self()
+            self.ownerThread = ownerThread
             self.name = name
+        }
+
+        /// The container whose creation cell this is (container scope: `Container.claimScoped`), else nil.
+        var container: Borrowed<Container>? {
+            key.container.map { Borrowed(opaque: UnsafeRawPointer(bitPattern: UInt(bitPattern: $0))!) }
         }
     }
 
@@ -172,6 +182,9 @@ final class SharedCache: @unchecked Sendable {
     /// and another thread holds it. `path`: what this thread is building, for messages.
     func claim(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer,
                canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
+        if scope.isPerResolvingContainer {
+            return try claimScoped(registration, in: container, thread: thread, canBackOff: canBackOff, path: path)
+        }
         let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         while true {
@@ -196,41 +209,40 @@ final class SharedCache: @unchecked Sendable {
                 throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
-            if state.borrow({ $0.noWait }) {
-                state.borrow { $0.blocked = true }
-                throw TetherError(.wouldBlock, "creating \(registration.key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
-            }
+            try Self.refuseWaitingIfAsked(registration.key, state)
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
     }
 
-    /// What `tryClaim` found: the published instance (retained), the cell to create it under,
-    /// or another claim under way (this thread's further out, or another thread's).
-    enum TryClaim {
-        case published(Ref<Instance>)
-        case create(Cell)
-        case busy
+    /// `claim` of a container-scoped instance: the container's own creation cell of the key
+    /// (`Container.claimScoped`), waited for here as any other cell.
+    private func claimScoped(_ registration: Registration, in container: Container, thread: UnsafeMutableRawPointer,
+                             canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
+        while true {
+            let found = container.claimScoped(registration, thread: thread) {
+                Cell(key: Self.cellKey(registration, .container, in: container), owner: thread, name: registration.key)
+            }
+            switch found {
+            case .published(let hit): return .published(hit)
+            case .claimed(let cell): return .create(cell!)
+            case .heldHere(let made):
+                // As in `claim`: made by a resolve further out on this thread that has not finished.
+                if !made { return .createUnderOuter }
+                throw TetherError.unfinished(registration.key, path: path())
+            case .heldElsewhere(let held):
+                let state = Borrowed<ThreadState>(opaque: thread)
+                try Self.refuseWaitingIfAsked(registration.key, state)
+                if let backOff = try wait(for: held, in: stripe(held.key), state, canBackOff: canBackOff) { return backOff }
+            }
+        }
     }
 
-    /// `claim` for a plan's container step (`Plan.containerSteps`), which never waits: a held
-    /// cell is `.busy` (the plan declines before any factory ran, and `Graph` waits or reports).
-    func tryClaim(_ registration: Registration, in container: Container, thread: UnsafeMutableRawPointer) -> TryClaim {
-        let key = Self.cellKey(registration, .container, in: container)
-        let stripe = stripe(key)
-        pthread_mutex_lock(stripe.mutex)
-        guard stripe.cells[key] == nil else {
-            pthread_mutex_unlock(stripe.mutex)
-            return .busy
-        }
-        let cell = Cell(key: key, owner: thread, name: registration.key)
-        stripe.cells.insert(cell)
-        pthread_mutex_unlock(stripe.mutex)
-        // Published and let go of between the caller's look and the claim.
-        if let hit = Self.cached(registration, .container, in: container) {
-            release(cell)
-            return .published(hit)
-        }
-        return .create(cell)
+    /// Fails with `.wouldBlock` when the calling thread (`state`) resolves in no-wait mode (`WaitMode`)
+    /// and would wait for another thread's creation of `key`.
+    private static func refuseWaitingIfAsked(_ key: Key, _ state: Borrowed<ThreadState>) throws(TetherError) {
+        guard state.borrow({ $0.noWait }) else { return }
+        state.borrow { $0.blocked = true }
+        throw TetherError(.wouldBlock, "creating \(key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
     }
 
     /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
@@ -245,6 +257,7 @@ final class SharedCache: @unchecked Sendable {
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
     func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
+        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread) }
         let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         pthread_mutex_lock(stripe.mutex)
@@ -261,6 +274,10 @@ final class SharedCache: @unchecked Sendable {
 
     /// Lets go of `cell` (after its instance was published, or the creation failed) and wakes its waiters.
     func release(_ cell: Cell) {
+        if let container = cell.container {
+            container.borrow { $0.endScopedClaim(cell) }
+            return wake(cell)
+        }
         let stripe = stripe(cell.key)
         pthread_mutex_lock(stripe.mutex)
         stripe.cells.remove(cell)
@@ -268,6 +285,21 @@ final class SharedCache: @unchecked Sendable {
         if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
         pthread_mutex_unlock(stripe.mutex)
     }
+
+    /// Marks `cell`, a container's creation cell no longer held there (`Container.claimScoped`),
+    /// released, and wakes its waiters (who wait under its stripe's lock, as for any cell).
+    func wake(_ cell: Cell) {
+        let stripe = stripe(cell.key)
+        pthread_mutex_lock(stripe.mutex)
+        cell.released.store(true, ordering: .sequentiallyConsistent)
+        if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
+        pthread_mutex_unlock(stripe.mutex)
+    }
+
+    /// Grows by one in the child of every fork(): a container's creation cell claimed in an
+    /// earlier epoch by another thread than the forking one never finishes (`Container.claimScoped`
+    /// forgets it). Written on the forking thread before anything else runs in the child.
+    nonisolated(unsafe) static var forkEpoch: UInt = 0
 
     // MARK: waiting
 
@@ -366,6 +398,7 @@ final class SharedCache: @unchecked Sendable {
 
     /// In the child of fork(), on the forking thread, before anything else runs there.
     private func afterForkInChild() {
+        Self.forkEpoch &+= 1
         pthread_mutex_init(waitLock, nil)
         let me = pthread_self()
         for stripe in stripes {
