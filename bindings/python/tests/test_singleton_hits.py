@@ -367,7 +367,9 @@ def test_hits_while_other_threads_reset_from_python_and_c(make):
     assert not errors, errors[0]
     assert len(make.made) == 301 and min(resolves) > 0  # the first, then one after each reset: no more
     s = confirmed(c, "S")
-    assert served(child, "S") is s and c_resolve(child, "S") == id(s)
+    # The child's last resolve may be the resetter's first after the last reset (its resolver thread
+    # stopped before another): confirmed, as the root's, before a hit is served without a call.
+    assert confirmed(child, "S") is s and c_resolve(child, "S") == id(s)
     c.reset(Scope.SINGLETON)
     del s
     assert make.alive() == 0  # every one let go of
