@@ -1,0 +1,50 @@
+// A scope is described once (`Scope`): the description must agree with the C header that
+// numbers the scopes, and its properties with one another (where an instance is kept decides
+// whether it is shared, by whom, and how).
+import Foundation
+import Testing
+@testable import TetherCore
+
+@Suite struct ScopeDescriptionTests {
+    /// The enumerators of `tether_scope` in include/tether.h, in declaration order (their numbers).
+    private func headerScopes() throws -> [String] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let header = try String(contentsOf: root.appendingPathComponent("include/tether.h"), encoding: .utf8)
+        let start = try #require(header.range(of: "typedef enum tether_scope {"))
+        let end = try #require(header.range(of: "} tether_scope;", range: start.upperBound..<header.endIndex))
+        return header[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
+            let text = line.drop { $0 == " " || $0 == "," }
+            guard text.hasPrefix("TETHER_SCOPE_") else { return nil }
+            return String(text.dropFirst("TETHER_SCOPE_".count).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+        }
+    }
+
+    @Test func theDescriptionNumbersAndNamesEveryScopeAsTheHeaderDoes() throws {
+        let names = try headerScopes()
+        #expect(names.count == Scope.allCases.count)
+        for (number, name) in names.enumerated() {
+            let scope = try #require(Scope(rawValue: Int32(number)))
+            #expect(scope.name == name.lowercased())
+        }
+        #expect(Scope(rawValue: Int32(names.count)) == nil)
+    }
+
+    @Test func whereAScopeKeepsItsInstanceDecidesWhoSharesIt() {
+        for scope in Scope.allCases {
+            let cache = scope.cache
+            // Kept somewhere between resolves exactly when shared, by one keeper.
+            #expect(scope.isShared == (cache != .none))
+            #expect([scope.isKeptByRegistration, scope.isPerResolvingContainer, !scope.isShared].count { $0 } == 1)
+            #expect(scope.isKeptByRegistration == (scope.isKeptStronglyByRegistration || scope.isKeptWeakly))
+            #expect(!(scope.isKeptStronglyByRegistration && scope.isKeptWeakly))
+            // A shared instance is one per graph too (the graph table hands it to every slot).
+            if scope.isShared { #expect(scope.isKeyedInGraph) }
+            // Only a cache that keeps its instance past the resolve, strongly, can capture one (`captures`).
+            if scope.lifetime.cached { #expect(scope.isKeptStronglyByRegistration) }
+        }
+        // The five scopes as the header documents them.
+        #expect(Scope.allCases.map(\.cache) == [.none, .none, .registration, .registrationWeakly, .resolvingContainer])
+        #expect(Scope.allCases.filter(\.isKeyedInGraph) == [.graph, .singleton, .weak, .container])
+        #expect(Scope.allCases.filter(\.resolvesFromOwnContainer) == [.singleton])
+    }
+}
