@@ -10,9 +10,10 @@ import Testing
     @Test func depthFirstTakesTheLastSuccessorFirstAndShortestTheFewestEdges() {
         let deep = GraphWalk.path(from: 0, id: { $0 }, successors: { chain[$0] }, isGoal: { $0 == 4 })
         #expect(deep == [0, 3, 4])  // 3 pushed last, explored first
-        let reversed: [[Int]] = [[3, 1], [2], [3], [4], []]
-        #expect(GraphWalk.path(from: 0, id: { $0 }, successors: { reversed[$0] }, isGoal: { $0 == 4 }) == [0, 1, 2, 3, 4])
-        #expect(GraphWalk.path(from: 0, id: { $0 }, shortest: true, successors: { reversed[$0] }, isGoal: { $0 == 4 }) == [0, 3, 4])
+        // 0 -> 1 -> 4, 0 -> 2 -> 3 -> 4: depth first goes down 2 (pushed last), breadth first finds 1's edge first.
+        let fork: [[Int]] = [[1, 2], [4], [3], [4], []]
+        #expect(GraphWalk.path(from: 0, id: { $0 }, successors: { fork[$0] }, isGoal: { $0 == 4 }) == [0, 2, 3, 4])
+        #expect(GraphWalk.path(from: 0, id: { $0 }, shortest: true, successors: { fork[$0] }, isGoal: { $0 == 4 }) == [0, 1, 4])
         #expect(GraphWalk.path(from: 4, id: { $0 }, successors: { chain[$0] }, isGoal: { $0 == 0 }) == nil)
         #expect(GraphWalk.path(from: 2, id: { $0 }, successors: { chain[$0] }, isGoal: { $0 == 2 }) == [2], "the start is a goal too")
     }

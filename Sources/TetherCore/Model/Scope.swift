@@ -133,4 +133,11 @@ public enum Scope: Int32, Sendable, CaseIterable {
             }
         }
     }
+
+    /// The description as tether_binding.h's TETHER_SCOPE_TRAIT_* bits (`scope_traits`), so a binding
+    /// acts on what the library decides for a scope without naming it.
+    package var bindingTraits: UInt32 {
+        (isShared ? 0x1 : 0) | (isKeptStronglyByRegistration ? 0x2 : 0) | (isKeptWeakly ? 0x4 : 0)
+            | (isPerResolvingContainer ? 0x8 : 0) | (isKeyedInGraph ? 0x10 : 0) | (resolvesFromOwnContainer ? 0x20 : 0)
+    }
 }

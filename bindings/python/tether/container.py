@@ -777,7 +777,7 @@ class Container:
         callbacks = _check_callbacks(on_complete, what)
         if plan is None:
             plan = from_deps(deps, factory, what) if deps else infer(factory, what)
-        singleton_owner = self if scope == Scope.SINGLETON else None
+        singleton_owner = self if scope.kept_strongly else None
         async_callbacks = [aio.wrap_callback(name, fn) for fn in callbacks]
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
         callbacks = [fn if wrapped is None else wrapped for fn, wrapped in zip(callbacks, async_callbacks)]
@@ -789,7 +789,7 @@ class Container:
             with_teardown = teardown.wrap(name, factory, close)
         if is_async and with_teardown is None:
             with_teardown = factory  # its callbacks are async: the library resolves it (no replay)
-        if with_teardown is not None and scope == Scope.WEAK:
+        if with_teardown is not None and scope.kept_weakly:
             raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown or "
                             f"async to a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
@@ -1105,7 +1105,7 @@ class Container:
             return self._resolve_args(key, kid, args)
         kept = kept_obj = None
         if cached_reg is not None:
-            if cached_reg.scope == Scope.WEAK:
+            if cached_reg.scope.kept_weakly:
                 return self._resolve_weak(key, kid, cached_reg, handle)
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
@@ -1226,7 +1226,7 @@ class Container:
         entry: tuple[Any, ...] = (None, None, stamp, None, None)
         raw = encode_key(key)
         reg = self._registration(raw)
-        if (reg is not None and reg.scope not in (Scope.WEAK, Scope.SINGLETON) and not self._traced
+        if (reg is not None and not reg.scope.kept_by_registration and not self._traced
                 and self._word is not _NO_VERSION):
             kid = self._key_id(raw)
             prepared, owner = self._prepared_plan(kid)
@@ -1361,7 +1361,7 @@ class Container:
         kid = self._key_id(raw)
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
         # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
-        cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
+        cached = reg is not None and reg.scope.kept_by_registration
         build = None
         keep = len(self._lookups) < 1024
         if keep and reg is not None and not cached and self._word is not _NO_VERSION and self._first_resolve(key):
@@ -1521,9 +1521,9 @@ class Container:
         checked = _check_scope(scope)
         handle = self.handle
         for reg in self._own_registrations():
-            if checked == Scope.WEAK:
+            if checked.kept_weakly:
                 reg.last = None
-            elif checked == Scope.SINGLETON:
+            elif checked.kept_strongly:
                 reg.drop_cached()  # before the library releases them
         gathering = teardown.gather(None, can_await)
         try:

@@ -44,7 +44,6 @@ from .messages import last as last_parts
 from .native_refs import python_weak
 from .plan_resolver import PlanAnswers, fresh
 from .registration import Registration, failed_status, reason
-from .scope import Scope
 
 #: Generated builders by shape (see ``bind``), so equal graphs compile once.
 _makers: dict[tuple[Any, ...], Callable[..., Callable[[], Any]]] = {}
@@ -104,7 +103,7 @@ def _simple(reg: Registration | None, root: bool) -> bool:
         reg is not None
         and reg.handle is not None
         and reg.factory is not None
-        and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
+        and not reg.scope.shared
         and not reg.has_teardown  # its teardown runs when the library drops it: the library makes it
         and not reg.plan.names
         and all(slot.kind == PARAM_DEP or (root and slot.arg in _ARGUMENT_TESTS) for slot in reg.plan.slots)
@@ -179,7 +178,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             continue
         reg = regs.get(step.registration or 0)
         if step.flags & PLAN_STEP_CONTAINER:  # taken as a value by the builder; made by make_containers
-            if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
+            if reg is None or reg.handle is None or reg.factory is None or not reg.scope.per_container or reg.plan.names:
                 return None
             slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
             deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
@@ -196,7 +195,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             args.append(None)
             continue
         if step.flags & PLAN_STEP_CACHED:
-            if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
+            if reg is None or reg.handle is None or not reg.scope.kept_strongly:
                 return None  # weak-scoped or native: the library resolves it
             made.append(reg)
             args.append(None)
