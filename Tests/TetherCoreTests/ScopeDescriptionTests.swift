@@ -42,9 +42,20 @@ import Testing
             // Only a cache that keeps its instance past the resolve, strongly, can capture one (`captures`).
             if scope.lifetime.cached { #expect(scope.isKeptStronglyByRegistration) }
         }
-        // The five scopes as the header documents them.
-        #expect(Scope.allCases.map(\.cache) == [.none, .none, .registration, .registrationWeakly, .resolvingContainer])
-        #expect(Scope.allCases.filter(\.isKeyedInGraph) == [.graph, .singleton, .weak, .container])
-        #expect(Scope.allCases.filter(\.resolvesFromOwnContainer) == [.singleton])
+    }
+
+    @Test func theFiveScopesAreDescribedAsTheHeaderDocumentsThem() {
+        let expected: [(Scope, Scope.Cache, keyed: Bool, ownContainer: Bool)] = [
+            (.graph, .none, true, false), (.transient, .none, false, false), (.singleton, .registration, true, true),
+            (.weak, .registrationWeakly, true, false), (.container, .resolvingContainer, true, false),
+        ]
+        for (scope, cache, keyed, own) in expected {
+            #expect(scope.cache == cache && scope.isKeyedInGraph == keyed && scope.resolvesFromOwnContainer == own, "\(scope.name)")
+        }
+        // What a binding reads (`scope_traits`): the same description as bits.
+        #expect(Scope.singleton.bindingTraits == 0x1 | 0x2 | 0x10 | 0x20)
+        #expect(Scope.weak.bindingTraits == 0x1 | 0x4 | 0x10)
+        #expect(Scope.container.bindingTraits == 0x1 | 0x8 | 0x10)
+        #expect(Scope.graph.bindingTraits == 0x10 && Scope.transient.bindingTraits == 0)
     }
 }
