@@ -1,26 +1,12 @@
 // A scope is described once (`Scope`): the description must agree with the C header that
 // numbers the scopes, and its properties with one another (where an instance is kept decides
 // whether it is shared, by whom, and how).
-import Foundation
 import Testing
 @testable import TetherCore
 
 @Suite struct ScopeDescriptionTests {
-    /// The enumerators of `tether_scope` in include/tether.h, in declaration order (their numbers).
-    private func headerScopes() throws -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let header = try String(contentsOf: root.appendingPathComponent("include/tether.h"), encoding: .utf8)
-        let start = try #require(header.range(of: "typedef enum tether_scope {"))
-        let end = try #require(header.range(of: "} tether_scope;", range: start.upperBound..<header.endIndex))
-        return header[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
-            let text = line.drop { $0 == " " || $0 == "," }
-            guard text.hasPrefix("TETHER_SCOPE_") else { return nil }
-            return String(text.dropFirst("TETHER_SCOPE_".count).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
-        }
-    }
-
     @Test func theDescriptionNumbersAndNamesEveryScopeAsTheHeaderDoes() throws {
-        let names = try headerScopes()
+        let names = try headerEnumerators("tether_scope", prefix: "TETHER_SCOPE_")
         #expect(names.count == Scope.allCases.count)
         for (number, name) in names.enumerated() {
             let scope = try #require(Scope(rawValue: Int32(number)))
