@@ -726,15 +726,15 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    /// Whether another thread than `thread` (or another token than the thread's, `token`) claimed
+    /// Whether another thread than `thread` (or a token `own` does not call the thread's) claimed
     /// `registration`'s instance here (`claimScoped`).
-    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer, token: UnsafeMutableRawPointer? = nil) -> Bool {
+    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer, own: (UnsafeMutableRawPointer) -> Bool) -> Bool {
         let id = Borrowed(registration).opaque
-        return state.withLock { s in
-            s.scoped.pendingPosition(id).map {
-                s.scoped.pending[$0].owner != thread && s.scoped.pending[$0].owner != token && s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch
-            } ?? false
+        let owner = state.withLock { s in
+            s.scoped.pendingPosition(id).flatMap { s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch ? s.scoped.pending[$0].owner : nil }
         }
+        guard let owner, owner != thread else { return false }
+        return !own(owner)
     }
 
     /// `endScopedClaim` under the lock: the claim's cell, if it had one.

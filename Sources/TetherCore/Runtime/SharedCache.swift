@@ -331,15 +331,24 @@ final class SharedCache: @unchecked Sendable {
     }
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
-    /// A cell of the thread's token (`tether_token_enter`) is not another's.
+    /// A cell of the thread's token (`tether_token_enter`) or of one further out on its task is not
+    /// another's (the build takes it back, or reports a key of its task's as re-entered).
     func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
-        let token = Self.token(of: thread).map { Borrowed($0).opaque }
-        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread, token: token) }
+        let token = Self.token(of: thread)
+        let own: (UnsafeMutableRawPointer) -> Bool = { owner in
+            guard let token else { return false }
+            pthread_mutex_lock(self.waitLock)
+            defer { pthread_mutex_unlock(self.waitLock) }
+            return token.isSelfOrOuter(owner)
+        }
+        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread, own: own) }
         let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         pthread_mutex_lock(stripe.mutex)
-        defer { pthread_mutex_unlock(stripe.mutex) }
-        return stripe.cells[key].map { $0.owner != thread && $0.owner != token } ?? false
+        let owner = stripe.cells[key]?.owner
+        pthread_mutex_unlock(stripe.mutex)
+        guard let owner, owner != thread else { return false }
+        return !own(owner)
     }
 
     /// Publishes `instance`, made by a finished graph, into its cache: the
