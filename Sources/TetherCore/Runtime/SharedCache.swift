@@ -305,7 +305,7 @@ final class SharedCache: @unchecked Sendable {
         var next = cell
         while !next.released.load(ordering: .sequentiallyConsistent) {
             let owner = next.owner
-            if isMine(owner) { return (chain, holders, throughToken) }
+            if isMine(owner) { return (chain, holders, throughToken || Borrowed<CellOwner>(opaque: owner).borrow { $0.isToken }) }
             var waiter = Borrowed<CellOwner>(opaque: owner).object
             if let token = waiter as? CellToken {
                 throughToken = true
