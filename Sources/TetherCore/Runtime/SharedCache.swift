@@ -641,8 +641,13 @@ public final class CellToken: CellOwner {
     /// The cells handed to it (`handOver`), with the container of a container-scoped one (kept alive
     /// while it holds the claim); some may have been taken back or released since. Its thread only.
     var cells: [(cell: SharedCache.Cell, container: Container?)] = []
-    /// The thread it last acted on (`ThreadState`): a thread that would wait for it there waits for itself.
-    var thread: UnsafeMutableRawPointer?
+    /// The thread it last acted on (`ThreadState`): a thread that would wait for it there waits for
+    /// itself. Read by other threads' wait walks.
+    private let threadWord = Atomic<UInt>(0)
+    var thread: UnsafeMutableRawPointer? {
+        get { UnsafeMutableRawPointer(bitPattern: threadWord.load(ordering: .relaxed)) }
+        set { threadWord.store(UInt(bitPattern: newValue), ordering: .relaxed) }
+    }
     /// How many times a thread entered it now.
     public internal(set) var entered = 0
 
