@@ -311,8 +311,7 @@ _wakeups: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
 _wake_ids = itertools.count(1)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _WAKE(context: int | None) -> None:
+def _woken(context: int | None) -> None:
     """The library's wake-up (``tether_token_wait``), on the thread that released the cell."""
     entry = _wakeups.pop(context or 0, None)
     if entry is not None:
@@ -322,11 +321,15 @@ def _WAKE(context: int | None) -> None:
             pass
 
 
+_WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_woken)  # (lives as long as the module: the library may call it)
+
+
 #: the session each task awaits a suspended factory for (``resolve``): a session begun meanwhile on
 #: that task is nested in it (its token's parent, ``Session.token``)
 _awaiting_rest: dict[Any, Session] = {}
 # a forked child has no other thread's loop to wake (the library forgets every token's cells there)
-_fork.in_child(lambda: (_wakeups.clear(), _awaiting_rest.clear()))
+_fork.in_child(_wakeups.clear)
+_fork.in_child(_awaiting_rest.clear)
 
 
 def _hold(session: Session, container: Any, name: str) -> None:
