@@ -392,7 +392,9 @@ typedef struct tether_binding {
         resolve that needs it (the instance is created under it as if claimed now); a cell another
         thread or token holds is not waited for: the resolve fails with TETHER_E_WOULD_BLOCK and `t`
         waits for that cell (token_wait), or with TETHER_E_CYCLE when that wait would never end.
-        Enters nest (the last entered acts). INVALID_ARGUMENT (NULL). Thread-local. */
+        A resolve nested in a factory of such a resolve takes `t`'s cells back too, but waits for another
+        thread as any resolve does (refused only when it would wait for a token last acting on this
+        thread). Enters nest (the last entered acts). INVALID_ARGUMENT (NULL). Thread-local. */
     tether_status (*token_enter)(tether_token *t);
     /** Undoes this thread's last token_enter. INVALID_ARGUMENT (none). Thread-local. */
     tether_status (*token_leave)(void);

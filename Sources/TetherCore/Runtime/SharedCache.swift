@@ -232,7 +232,7 @@ final class SharedCache: @unchecked Sendable {
                 throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
-            if let token = Self.token(of: thread) { throw refuse(held, for: token, state) }
+            if let token = Self.refusing(thread) { throw refuse(held, for: token, state) }
             try Self.refuseWaitingIfAsked(registration.key, state)
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
@@ -256,7 +256,7 @@ final class SharedCache: @unchecked Sendable {
                 throw TetherError.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
-                if let token { throw refuse(held, for: token, state) }
+                if let token = Self.refusing(thread) { throw refuse(held, for: token, state) }
                 try Self.refuseWaitingIfAsked(registration.key, state)
                 if let backOff = try wait(for: held, in: stripe(held.key), state, canBackOff: canBackOff) { return backOff }
             }
@@ -274,6 +274,14 @@ final class SharedCache: @unchecked Sendable {
     /// The token the thread at `thread` (its `ThreadState`) resolves for now, if any (`tether_token_enter`).
     static func token(of thread: UnsafeMutableRawPointer) -> CellToken? {
         Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last }
+    }
+
+    /// The token a resolve on `thread` acting for one is refused for instead of waiting: the
+    /// binding's own call (not a resolve nested in one of its factories, which waits for a thread
+    /// as any resolve does, so the factory runs once; one waiting for a task of its own thread is
+    /// refused all the same, `wait`).
+    static func refusing(_ thread: UnsafeMutableRawPointer) -> CellToken? {
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting <= 1 ? $0.tokens.last : nil }
     }
 
     /// A resolve acting for `token` never blocks its thread: the error it fails with when it would
@@ -298,14 +306,17 @@ final class SharedCache: @unchecked Sendable {
     /// `isMine`: their paths and what each waits for, the threads among them, and whether a
     /// token is; nil when the chain ends first (someone in it runs).
     private func cycle(from cell: Cell, isMine: (UnsafeMutableRawPointer) -> Bool)
-        -> (chain: [(path: [Key], waitsFor: Key)], holders: [ThreadState], throughToken: Bool)? {
+        -> (chain: [(path: [Key], waitsFor: Key)], holders: [ThreadState], throughToken: Bool, endsAtToken: Bool)? {
         var chain: [(path: [Key], waitsFor: Key)] = []
         var holders: [ThreadState] = []
         var throughToken = false
         var next = cell
         while !next.released.load(ordering: .sequentiallyConsistent) {
             let owner = next.owner
-            if isMine(owner) { return (chain, holders, throughToken || Borrowed<CellOwner>(opaque: owner).borrow { $0.isToken }) }
+            if isMine(owner) {
+                let isToken = Borrowed<CellOwner>(opaque: owner).borrow { $0.isToken }
+                return (chain, holders, throughToken || isToken, isToken)
+            }
             var waiter = Borrowed<CellOwner>(opaque: owner).object
             if let token = waiter as? CellToken {
                 throughToken = true
@@ -517,6 +528,17 @@ final class SharedCache: @unchecked Sendable {
         if let found = cycle(from: cell, isMine: { owner in
             owner == me || Borrowed<CellOwner>(opaque: owner).borrow { ($0 as? CellToken)?.thread == me }
         }) {
+            if found.endsAtToken {
+                // A task of this thread's loop, which cannot run while this thread waits: refused, as a
+                // no-wait resolve is (the binding's async resolve waits for it without blocking).
+                pthread_mutex_unlock(waitLock)
+                // Nested in a resolve acting for a token: that token waits for the cell (and is woken).
+                if let token = Self.token(of: me) { throw refuse(cell, for: token, state) }
+                state.borrow { $0.blocked = true }
+                throw TetherError(.wouldBlock, "creating \(cell.name.quoted) must wait for a task that runs on this thread "
+                    + "(a binding's awaiting call holds it, tether_token_hold): waiting here would block that task forever; "
+                    + "resolve it from the binding's async resolve (which awaits it) or from another thread")
+            }
             let error = Self.crossThreadCycle(myPath, cell.name, found.chain, task: found.throughToken)
             // A token never starts over for a thread (its factory goes on outside the library).
             if canBackOff && !found.throughToken {

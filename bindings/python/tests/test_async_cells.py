@@ -241,3 +241,43 @@ def test_a_cycle_through_a_task_and_a_thread_is_reported_not_a_hang() -> None:
     outcomes = [result, *thread_result, *errors]
     cycles = [_cycle(r) for r in outcomes if isinstance(r, BaseException)]
     assert any(cycle is not None and '"X"' in str(cycle) and '"Y"' in str(cycle) for cycle in cycles), outcomes
+
+
+class Handler:
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+
+
+def test_a_sync_resolve_of_what_a_task_of_the_loop_makes_is_refused_or_awaited() -> None:
+    """On the loop's thread a synchronous resolve would wait for a task that cannot run meanwhile:
+    a plain ``resolve`` is refused (``WouldBlockError``); one inside an ``aresolve``'s synchronous
+    factory is awaited by that ``aresolve``, which then gets the task's instance."""
+    calls: list[str] = []
+
+    async def main() -> None:
+        c = tether.Container()
+        gate = asyncio.Event()
+
+        async def pool() -> Pool:
+            calls.append("Pool")
+            await gate.wait()
+            return Pool()
+
+        c.register(Pool, pool, scope=Scope.SINGLETON)
+        c.register(Handler, lambda: Handler(c.resolve(Pool)), deps=[])  # a synchronous factory's nested resolve
+        maker = asyncio.ensure_future(c.aresolve(Pool))
+        while not calls:
+            await asyncio.sleep(0)
+        with pytest.raises(tether.WouldBlockError):
+            c.resolve(Pool)
+        handler = asyncio.ensure_future(c.aresolve(Handler))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not handler.done()  # it awaits the maker, the loop running
+        gate.set()
+        made = await asyncio.wait_for(maker, GUARD)
+        got = await asyncio.wait_for(handler, GUARD)
+        assert got.pool is made and calls == ["Pool"]
+        await c.aclose()
+
+    asyncio.run(main())

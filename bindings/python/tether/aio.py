@@ -593,7 +593,7 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             except Suspended as suspended:
                 pending = suspended
             except Exception as exc:
-                if not (acting and _refused(exc)):
+                if not _refused(exc):
                     raise
                 pending = Suspended(poll=True)  # refused inside a nested call (a synchronous factory's resolve)
             finally:
