@@ -31,7 +31,9 @@ The library resolves synchronously and calls factories as C callbacks, which can
 
 * A resolve that would wait for another thread creating a shared instance it needs does not block
   the loop either: it is refused the same way (``TETHER_E_WOULD_BLOCK``), and ``aresolve`` awaits
-  the wake-up the thread's release sends.
+  the wake-up the thread's release sends. A resolve nested in a synchronous factory waits for a
+  thread as any resolve does (the factory runs once); one that would wait for a task of this loop
+  is refused (it could never end), and ``aresolve`` awaits that task and calls the factory again.
 
 Where nothing can await (a plain ``resolve``, or a nested one inside a synchronous factory), an
 async factory fails the resolve with ``AsyncResolveError`` (a ``TypeError``) naming ``aresolve``.
