@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 11
+BINDING_API_VERSION = 12
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
@@ -300,6 +300,12 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "container_hit_word": (_status, [_p, POINTER(c_void_p)]),
     "plan_adopt": (_status, [_p, c_uint32, _p]),
+    "token_new": (_status, [_p, POINTER(c_void_p)]),
+    "token_free": (_status, [_p]),
+    "token_enter": (_status, [_p]),
+    "token_leave": (_status, []),
+    "token_hold": (_status, [_p, _p, c_uint32]),
+    "token_wait": (_status, [_p, _p, _p]),
     "scope_traits": (_status, [ctypes.c_int, POINTER(ctypes.c_uint)]),
 }
 
