@@ -223,9 +223,9 @@ class Container:
         # The library's calls resolve makes (bound once)
         "_hot_resolve", "_gil_collect", "_ref_release",
         # For its children with no C container: see _own_state
-        "_child_lookups", "_child_generation", "_child_stamp", "_value_slots",
+        "_child_map", "_child_generation",
         # A child with no C container: the configuration its map (its parent's children's map) and
-        # its values' slots were answered under (see _children_at)
+        # its values' slots were answered under (see _own_state)
         "_vals_stamp",
         # What its children with values and no C container start as (see __init__); None until the
         # first one was made the long way, and again once this container closes
@@ -257,8 +257,7 @@ class Container:
             if template is not None:  # a child per request: its parent's template, its values kept here
                 (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
                  self._hit_view, self._created_word, self._hot_resolve, self._gil_collect, self._ref_release,
-                 self._regs, self._trace_hooks, self._child_lookups, self._child_generation, self._child_stamp,
-                 self._value_slots) = template
+                 self._regs, self._trace_hooks, self._child_map, self._child_generation) = template
                 vals: dict[int, Any] = {}
                 pending = []
                 for key, obj in values.items():
@@ -273,8 +272,9 @@ class Container:
                 self._vals, self._pending_values = vals, pending
                 self._lookups_generation = parent._child_generation[0]
                 parent._children += 1
-                if parent._slots_for(vals):  # the library's answer: its parent's plans serve it
-                    self._lookups, self._vals_stamp = parent._child_lookups, parent._child_stamp
+                state = parent._slots_for(vals)
+                if state is not None:  # the library's answer: its parent's plans serve it
+                    self._vals_stamp, self._lookups = state[0], state[1]
                     return
                 self._lookups = _NONE_YET
                 try:  # a value the library makes this child's own registration: the library decides for it
@@ -309,7 +309,7 @@ class Container:
             self._created_word = 0
             # ...the same words for all such children of a parent, so they share their map (replay
             # builders checking those words): a child per request looks nothing up again
-            self._lookups, self._vals_stamp = parent._child_lookups, parent._child_stamp
+            self._vals_stamp, self._lookups, _ = parent._child_map
             self._lookups_generation = parent._child_generation[0]
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
@@ -332,8 +332,9 @@ class Container:
                     # the library says a value is this child's own registration (see _slots_for)
                     assert parent is not None
                     self._vals = vals
-                    if parent._slots_for(vals):
-                        self._lookups, self._vals_stamp = parent._child_lookups, parent._child_stamp
+                    state = parent._slots_for(vals)
+                    if state is not None:
+                        self._vals_stamp, self._lookups = state[0], state[1]
                         if parent._child_template is None and type(parent) is Container:
                             parent._child_template = self._as_template()
                     else:
@@ -346,44 +347,41 @@ class Container:
 
     def _own_state(self) -> None:
         """The state of a container that may have children (or registrations) of its own."""
-        # the one map of this container's children that have no C container yet (see __init__), the
-        # generation it was looked up in, and the configuration its builders are bound to
-        self._child_lookups: dict[object, Entry] = {}
+        # The one map of this container's children that have no C container yet (see __init__), as
+        # (the configuration its builders are bound to, the map, per key id whether a value of it
+        # provided in such a child takes a slot there, as the library answered: see _slots_for),
+        # read and replaced as one unit; and the generation the map was looked up in
+        self._child_map: tuple[int, dict[object, Entry], dict[int, bool]] = (-1, {}, {})
         self._child_generation = [-1]
-        self._child_stamp = -1
-        # under that configuration, per key id: whether a value of it provided in such a child takes a
-        # slot there, as the library answers (see _slots_for)
-        self._value_slots: dict[int, bool] = {}
 
-    def _children_at(self, stamp: int) -> None:
-        """This container's children with no C container look up anew under configuration ``stamp``:
-        a new map (children made before keep theirs: its builders, bound to the configuration it
-        was made under, decline now, and they come here for this one: see _lookup)."""
-        self._child_lookups, self._value_slots, self._child_stamp = {}, {}, stamp
-
-    def _slots_for(self, vals: dict[int, Any]) -> bool:
-        """Whether a value of each key id of ``vals`` provided in a child of this container takes a
-        slot there (the child keeps falling through to this container: its plans serve the child,
-        their value steps reading the slot) rather than being the child's own registration (which
-        hides this container's key: the child then needs its C container, and the library decides
-        everything for it), under the configuration of this container's children's map. The
-        library decides which: a value of a key it declared (``register_value``) nearest on the way
-        is a slot; Python asks (``_value_slot``) and keeps the answer with that map."""
-        answers = self._value_slots
+    def _slots_for(self, vals: Iterable[int]) -> tuple[int, dict[object, Entry], dict[int, bool]] | None:
+        """This container's children's map (see _own_state) under which a value of each key id of
+        ``vals`` provided in a child of this container takes a slot there (the child keeps falling
+        through to this container: its plans serve the child, their value steps reading the slot),
+        or None when one is the child's own registration (which hides this container's key: the
+        child then needs its C container, and the library decides everything for it). The library
+        decides which: a value of a key it declared (``register_value``) nearest on the way is a
+        slot; Python asks (``_value_slot``) and keeps the answer with the map."""
+        state = self._child_map
+        answers = state[2]
         for kid in vals:
             slot = answers.get(kid)
             if slot is None:
                 return self._ask_slots(vals)
             if not slot:
-                return False
-        return True
+                return None
+        return state
 
-    def _ask_slots(self, vals: Iterable[int]) -> bool:
-        """``_slots_for`` asking the library, under the configuration now."""
+    def _ask_slots(self, vals: Iterable[int]) -> tuple[int, dict[object, Entry], dict[int, bool]] | None:
+        """``_slots_for`` asking the library, under the configuration now: a new map for the
+        children if the configuration is another's (children made before keep theirs: its
+        builders, bound to the configuration it was made under, decline now, and they come here
+        for this one: see ``_at``)."""
         stamp = self._configuration()  # before asking: a change meanwhile makes the answers stale
-        if stamp != self._child_stamp:
-            self._children_at(stamp)
-        answers = self._value_slots
+        state = self._child_map
+        if state[0] != stamp:
+            state = self._child_map = (stamp, {}, {})
+        answers = state[2]
         for kid in vals:
             slot = answers.get(kid)
             if slot is None:
@@ -391,8 +389,8 @@ class Container:
                 if len(answers) < 1024:
                     answers[kid] = slot
             if not slot:
-                return False
-        return True
+                return None
+        return state
 
     def _value_slot(self, kid: int) -> bool:
         """The library's answer: the plan of ``kid`` from here is the resolving child's value (one
@@ -409,7 +407,7 @@ class Container:
         write goes unnoticed."""
         return (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
                 self._hit_view, self._created_word, self._hot_resolve, self._gil_collect, self._ref_release,
-                _NONE_YET, (), _NONE_YET, (-1,), -1, _NONE_YET)
+                _NONE_YET, (), (-1, _NONE_YET, _NONE_YET), (-1,))
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -585,7 +583,7 @@ class Container:
             self._trace_hooks.append(fn)
         self._traced = fn is not None
         self._lookups.clear()
-        self._child_lookups.clear()
+        self._child_map[1].clear()
 
     @property
     def closed(self) -> bool:
@@ -636,8 +634,8 @@ class Container:
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
         self._lookups = {}  # (a child's may be shared with its siblings)
-        self._child_lookups.clear()
-        self._value_slots.clear()
+        self._child_map[1].clear()
+        self._child_map[2].clear()
         self._child_template = None
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
@@ -1056,8 +1054,8 @@ class Container:
         if self._children:
             _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
-        self._child_lookups.clear()
-        self._value_slots.clear()
+        self._child_map[1].clear()
+        self._child_map[2].clear()
         if old is not None:
             old.retire()
 
@@ -1453,11 +1451,14 @@ class Container:
         would now be its own registration (the library's answer: see ``_slots_for``)."""
         parent = self._parent
         assert parent is not None
-        if parent._child_stamp != stamp:
-            parent._children_at(stamp)
-        if self._vals is not None and not parent._slots_for([_key_ids[raw] for raw, _ in self._pending_values]):
-            return False
-        self._lookups, self._vals_stamp = parent._child_lookups, stamp
+        state = parent._child_map
+        if state[0] != stamp:
+            state = parent._child_map = (stamp, {}, {})
+        if self._vals is not None:
+            state = parent._slots_for([_key_ids[raw] for raw, _ in self._pending_values])
+            if state is None or state[0] != stamp:
+                return False
+        self._vals_stamp, self._lookups = stamp, state[1]
         return True
 
     def _first_resolve(self, prior: Entry | None) -> bool:
