@@ -81,7 +81,7 @@ class More:
         self.args = args
         #: a child with values and no C container: the builder of a plan with value (or container)
         #: steps, taking its values by key id (``build(vals)``), and the plan when it has container
-        #: steps (made first where the child lacks them: see _resolve_values, aresolve)
+        #: steps (made first where the child lacks them: see _resolve, aresolve)
         self.vals, self.containers = vals, containers
         #: the plan the library described for the key from here (None: none, or not one Python runs)
         #: and the configuration (sum of the version words) it was described under: the entry's
@@ -1120,11 +1120,29 @@ class Container:
 
     def _resolve(self, key: Key, args: tuple[Any, ...]) -> Any:
         """``resolve`` beyond its common cases: looks up again, then asks the library."""
-        if self._vals is not None:  # a child with values and no C container: its parent's plan, else the library
+        vals = self._vals
+        if vals is not None:  # a child with values and no C container: its parent's plan, else the library
             if not args:
-                result = self._resolve_values(key)
+                # the builder its parent's children share (see _lookup): a plan without values as it
+                # is, one with value steps taking this child's values (container steps made first)
+                try:
+                    _, _, _, build, more = self._lookups[key]
+                    if build is None and more.vals is None and self._lookups_generation != _generation[0]:
+                        raise KeyError(key)
+                except (KeyError, TypeError):
+                    _, _, _, build, more = self._lookup(key)
+                if build is not None:
+                    result = build()
+                elif more.vals is None:
+                    result = _MISS
+                elif more.containers is None:
+                    result = more.vals(vals)
+                else:
+                    result = self._with_containers(more, vals)
                 if result is not _MISS and result is not _BUSY:
                     return result
+                if result is _MISS:  # stale, a singleton gone, a value it lacks: looked up again next time
+                    self._lookups.pop(key, None)
             self._materialize()
         try:
             _, _, _, build, more = self._lookups[key]
@@ -1252,43 +1270,23 @@ class Container:
                 return obj
         return self._adopt(ref, address)
 
-    def _resolve_values(self, key: Key) -> Any:
-        """A child with values and no C container: the plan its parent described, run by the
-        builder its parent's children share (see ``_lookup``): a plan without values as it is, one
-        with value steps taking this child's values, its container steps made first where this
-        child lacks them; MISS when the library must resolve it (no such plan, stale, a singleton
-        gone, a value this child lacks: it then gets its C container, see _resolve)."""
-        for _ in range(2):  # a stale builder (reconfigured, reset): looked up again once
-            try:
-                _, _, _, build, more = self._lookups[key]
-                if build is None and more.vals is None and self._lookups_generation != _generation[0]:
-                    raise KeyError(key)
-            except (KeyError, TypeError):
-                _, _, _, build, more = self._lookup(key)
-            if build is not None:  # a plan without values: what every child of the parent builds
-                result = build()
-            else:
-                build, vals = more.vals, self._vals
-                if build is None or vals is None:
-                    return _MISS
-                prepared = more.containers
-                if prepared is not None and not self._making:  # container steps this child may lack
-                    made = executor.make_containers(prepared, vals)
-                    if made:
-                        try:
-                            result = build(executor.with_made(vals, made))
-                        except BaseException:
-                            executor.discard(made)
-                            raise
-                        self._publish(made)
-                    else:
-                        result = _MISS if made is None else build(vals)
-                else:
-                    result = build(vals)
-            if result is not _MISS:
-                return result
-            self._lookups.pop(key, None)
-        return _MISS
+    def _with_containers(self, more: More, vals: dict[int, Any]) -> Any:
+        """A child with values and no C container: its parent's plan with container steps (see
+        ``_resolve``), those this child lacks made first; MISS when they cannot be made here."""
+        prepared, build = more.containers, more.vals
+        assert prepared is not None and build is not None
+        if self._making:  # an aresolve of this child makes some now: the builder's own check
+            return build(vals)
+        made = executor.make_containers(prepared, vals)
+        if not made:
+            return _MISS if made is None else build(vals)
+        try:
+            result = build(executor.with_made(vals, made))
+        except BaseException:
+            executor.discard(made)
+            raise
+        self._publish(made)
+        return result
 
     @overload
     async def aresolve(self, key: type[T], *args: Any) -> T: ...
@@ -1480,7 +1478,7 @@ class Container:
         hit word has the value read first: every unpublish up the chain after that read moves it."""
         cached = prepared.cached
         if not cached:
-            return executor.bind(prepared, (self._word, *self._parent_words), stamp)
+            return executor.bind(prepared, self._words(), stamp)
         cache_stamp = self._hit_word.value  # first: whatever is unpublished after this moves it
         for reg in cached:
             kept = reg.cached
@@ -1494,7 +1492,12 @@ class Container:
                         return None
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
-        return executor.bind(prepared, (self._word, *self._parent_words), stamp, (self._hit_word,), cache_stamp)
+        return executor.bind(prepared, self._words(), stamp, (self._hit_word,), cache_stamp)
+
+    def _words(self) -> tuple[c_size_t, ...]:
+        """The version words a builder bound here checks: this container's and its parents' (a
+        child with no C container's own is a constant zero: its parents' only)."""
+        return self._parent_words if self._word is _ZERO else (self._word, *self._parent_words)
 
     def _hits(self, key: Key, kept: object_table.Owned) -> bool:
         """Whether ``key``'s entry here is a hit on the singleton in ``kept`` that the hit word still allows."""

@@ -21,7 +21,7 @@ container with nothing registered in it builds what its parent builds: it binds 
 ancestor prepared to its own version words (``Container._prepared_plan``). A plan's value steps
 (``TETHER_PLAN_STEP_VALUE``, a declared value key) make a builder that takes the resolving child's
 values by key id (``build(vals)``), so a child made with values runs the plan its parent described
-(``Container._resolve_values``: the library said each of its values takes a slot there, see
+(``Container._resolve``: the library said each of its values takes a slot there, see
 ``Container._slots_for``); a value it lacks makes the builder decline (the library reports it).
 """
 
