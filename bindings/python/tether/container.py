@@ -260,6 +260,8 @@ class Container:
                  self._regs, self._trace_hooks, self._child_map, self._child_generation) = template
                 vals: dict[int, Any] = {}
                 pending = []
+                state = parent._child_map
+                answers, slots = state[2], True
                 for key, obj in values.items():
                     known = _value_ids.get(key)
                     if known is None or obj is None:
@@ -269,10 +271,13 @@ class Container:
                             _value_ids[key] = known
                     vals[known[1]] = obj
                     pending.append((known[0], obj))
+                    if answers.get(known[1]) is not True:  # (the library's answer kept: see _slots_for)
+                        slots = False
                 self._vals, self._pending_values = vals, pending
                 self._lookups_generation = parent._child_generation[0]
                 parent._children += 1
-                state = parent._slots_for(vals)
+                if not slots:
+                    state = parent._slots_for(vals)
                 if state is not None:  # the library's answer: its parent's plans serve it
                     self._vals_stamp, self._lookups = state[0], state[1]
                     return
