@@ -204,3 +204,45 @@ def test_runtime_arguments_and_plain_builders_share_the_entry() -> None:
     assert after[0] == 9 and after[1] is not got[0][1]
     assert calls == [0, 1, 2, 3, 9]
     root.close()
+
+
+def test_a_value_provided_in_a_child_after_resolves_hides_the_parents_registration() -> None:
+    made: list[str] = []
+    root = root_of(made, Scope.GRAPH)
+    child = tether.Container(root)
+    before = [child.resolve(Repo) for _ in range(3)]
+    assert len({id(r.db) for r in before}) == 3  # graph scope: the root's factory each time
+    mine = Db()
+    child.provide_value(Db, mine)
+    assert all(child.resolve(Repo).db is mine for _ in range(3))
+    assert root.resolve(Repo).db is not mine
+    request = Request()
+    with tether.Container(root, values={Request: request}) as asked:  # a value first, then another
+        assert asked.resolve(Handler).request is request
+        asked.provide_value(Db, mine)
+        handler = asked.resolve(Handler)
+        assert handler.repo.db is mine and handler.request is request
+    assert made == ["Db", "Repo"] * 3 + ["Repo"] * 3 + ["Db", "Repo"] + ["Db", "Repo"] + ["Repo"]
+    child.close()
+    root.close()
+
+
+def test_a_factory_override_in_a_child_set_and_cleared() -> None:
+    made: list[str] = []
+    root = root_of(made)
+    child = tether.Container(root)
+    real = child.resolve(Repo).db
+    fakes: list[Db] = []
+
+    def fake() -> Db:
+        fakes.append(Db())
+        return fakes[-1]
+
+    with child.override(Db, factory=fake, deps=[], scope=Scope.SINGLETON):
+        got = [child.resolve(Repo).db for _ in range(3)]
+        assert got == [fakes[0]] * 3
+        assert root.resolve(Repo).db is real  # the parent's own is untouched
+    assert all(child.resolve(Repo).db is real for _ in range(3))
+    assert len(fakes) == 1 and made.count("Db") == 1
+    child.close()
+    root.close()
