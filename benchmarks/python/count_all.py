@@ -11,16 +11,35 @@ from __future__ import annotations
 
 import collections
 import sys
+from typing import Any, Callable
 
 import bench
 
-SHAPES = ("loop", "S1", "S2", "S3", "S3r", "S4", "SG", "RA", "RQ0", "RQV", "RQ1")
+SHAPES = ("loop", "S1", "S2", "S3", "S3r", "S4", "SG", "RA", "RQ0", "RQV", "RQ1", "RQVC")
+
+
+def rqvc(ops: dict[str, Any]) -> Callable[[], Any]:
+    """RQV with the child's C container made before it resolves (``handle``): what a request would
+    cost if the binding gave every child its C container instead of asking the library about
+    its values (issue 28 item 2)."""
+    import tether
+    from bench import Handler, Request
+
+    root = ops["_keep"][-1]  # the matrix's root (cg)
+
+    def op() -> Any:
+        with tether.Container(root, values={Request: Request()}) as child:
+            child.handle
+            return child.resolve(Handler)
+
+    return op
 
 
 def main() -> None:
     n = int(sys.argv[1])
     ops = bench.contender_tether()
     ops["loop"] = (lambda: None, "")
+    ops["RQVC"] = (rqvc(ops), "")
     for name in SHAPES:
         op = ops[name][0]
         for _ in range(200):  # warm-up: plans described, hits confirmed (not collected)
