@@ -205,7 +205,8 @@ final class Plan: @unchecked Sendable {
     /// (`Step.local` names a slot), and the slots' params.
     private let component: UnsafeBufferPointer<ComponentSlot>
     private let componentParams: UnsafeBufferPointer<Param>
-    /// Whether some step is local (a child's plan).
+    /// Whether the plan is a child's (recorded through its component): its local steps, if
+    /// any, take the child's registrations by slot.
     private var hasLocals: Bool { !component.isEmpty }
 
     /// A plan that always declines: the graph of its root is not plain (recorded
@@ -343,7 +344,7 @@ final class Plan: @unchecked Sendable {
     /// Records the plan for `root` resolved from `child`, a descendant of its
     /// container with registrations of its own (one per request, say), nothing
     /// registered between them: `child`'s registrations are its per-request component
-    /// over the owner's configuration, and the steps of those the graph reaches are
+    /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
     /// with its contexts. Nil when the child's table is not small, or the graph is not
@@ -359,8 +360,9 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
         // own registrations: a local step's is the recording child's, so such graphs are built.
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.local >= 0 }),
-              !recorder.steps.contains(where: { $0.completes }) else { return nil }
+        // A graph that reaches none of the child's registrations gets a plan too (no local
+        // steps): the next child of that component runs it, not the ordinary build.
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.steps.contains(where: { $0.completes }) else { return nil }
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for registration in recorder.component {
