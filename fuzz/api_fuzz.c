@@ -759,7 +759,8 @@ static void op_register(void) {
         changes++;
         regs[s - specs] = (reg_t){r, s, r != NULL, 1, mode == 0};
         if (mode == 0 && novr[ci][s->key] < MAXOVR) ovr[ci][s->key][novr[ci][s->key]++] = (int)(s - specs);
-        else if (mode == 0) regs[s - specs].live = 0;   /* past what the model tracks: its handle is not used */
+        else if (mode == 0) regs[s - specs].live = 0, regs[s - specs].h = NULL;   /* past what the model tracks: its
+                                                   * handle (live in the library) forgotten, never tried as a stale one */
     } else {
         s->ready = 0;
         /* refused before replacing anything (INVALID_HANDLE: the container went, or another
