@@ -364,21 +364,6 @@ public final class Container: @unchecked Sendable {
         try register(Registration(key: key, params: params, factory: factory, container: self), configure)
     }
 
-    /// `register`, with a registration of `key` this container had before it was freed and reopened
-    /// (a child kept for the next request: `keepSpareChild`) made new again, if `reuses` accepts
-    /// one of the same params, instead of a new registration of `makeFactory()`'s factory: a
-    /// request's registration then allocates nothing. A reused registration is a new one in all but
-    /// its address: default spec, no scope, context or callbacks, and a handle of its own.
-    @discardableResult
-    public func register(_ key: Key, params: [Param], reusing reuses: (Registration) -> Bool,
-                         factory makeFactory: () throws(TetherError) -> Factory,
-                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
-        if let spare = table.takeSpare(key, { $0.params.elementsEqual(params) && reuses($0) }) {
-            return try register(spare.revived(), configure)
-        }
-        return try register(Registration(key: key, params: params, factory: try makeFactory(), container: self), configure)
-    }
-
     /// `register` of a factory of Swift objects: its instances are the objects,
     /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
     @discardableResult
