@@ -74,14 +74,8 @@ extension Container {
                              cDestructor: CDestructor?) throws(TetherError) -> Registration? {
         guard !isClosed else { throw TetherError.containerFreed }  // as above
         if let declared = declaredElsewhere(key) {
-            try holdProvidedValue(pointer, of: declared) { s in
-                // The previous request's spec of the key (a reused child), if only this container holds it.
-                if s.spareValueSpec?.key == key, isKnownUniquelyReferenced(&s.spareValueSpec!) {
-                    return s.spareValueSpec!.reuse(scope: .container, context: context, cDestructor: cDestructor)
-                }
-                let spec = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
-                s.spareValueSpec = spec
-                return spec
+            try holdProvidedValue(pointer, of: declared) { _ in
+                InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
             }
             return nil
         }
@@ -126,7 +120,7 @@ extension Container {
         var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
             if let hit = container.borrow({ c in c.state.withLock { $0.scoped.instance(of: declared) } }) { return .init(retaining: hit) }
-            guard let parent = container.borrow({ $0.parent.map { Borrowed($0) } }) else { return nil }
+            guard let parent = container.borrow({ $0.unretainedParent }) else { return nil }
             container = parent
         }
         return nil
