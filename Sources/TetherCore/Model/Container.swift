@@ -914,16 +914,17 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         precondition(isClosed, "Tether: dismantle() of a container that is not closed")
         // Nothing registered (what is retired or detached was in the table first, which keeps its
-        // blocks until `detachAll`) and nothing listed (a request's child): nothing to let go of, no lock.
+        // blocks until it goes) and nothing listed (a request's child): nothing to let go of, no lock.
         if neverRegistered && !everListed.load(ordering: .acquiring) { return }
-        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached, [Registration]) in
+        // The whole table goes (no later child reuses it): its deinit lets go of its entries and blocks.
+        let (table, retired) = state.withLock { s -> (Ref<RegistrationTable>?, [Registration]) in
             defer {
-                (s.retired, s.lists, s.detached) = ([], [:], [])
+                if s.hasRare { (s.retired, s.lists, s.detached) = ([], [:], []) }
                 everListed.store(false, ordering: .relaxed)
             }
-            return (table.detachAll(), s.retired)
+            return (tableSlot.take(), s.hasRare ? s.retired : [])
         }
-        entries.release()  // outside the lock
+        table?.release()  // outside the lock
         _ = consume retired
     }
 
