@@ -124,7 +124,7 @@ typedef struct obj {
 enum { ALIVE = 0x0b7ec7a1, DEAD = 0xdeadd00d };
 
 typedef struct { tether_container *h; int live, parent, freeing; } cont_t;
-typedef struct { tether_registration *h; spec *s; int live, registered, ovr; } reg_t;   /* ovr: an override */
+typedef struct { tether_registration *h; spec *s; int live, registered, ovr, plain; } reg_t;   /* ovr: an override; plain: neither it nor a decorator */
 typedef struct { tether_ref *h; obj *o; int live; } ref_t;
 typedef struct { tether_weak *h; int live; } weak_t;
 typedef struct { tether_provider p; int live; } prov_t;
@@ -671,10 +671,10 @@ static int freed_meanwhile(int ci, const tether_container *c) {
 
 /* Whether a registration of `s`'s key in its container succeeded while registering `s` ran
  * (a destructor of what the replaced registration made registering the key again): that one
- * replaced `s`'s before it had a handle to give. */
+ * replaced `s`'s before it had a handle to give. An override or a decorator replaces nothing. */
 static int superseded(const spec *s) {
     for (int i = (int)(s - specs) + 1; i < nspecs; i++)
-        if (regs[i].registered && specs[i].cont == s->cont && specs[i].key == s->key) return 1;
+        if (regs[i].registered && regs[i].plain && specs[i].cont == s->cont && specs[i].key == s->key) return 1;
     return 0;
 }
 
@@ -757,9 +757,10 @@ static void op_register(void) {
     for (int k = 0; k < s->ncomp; k++) T("  callback %d: declared %d, %d targets", k, s->comps[k].declared, s->comps[k].ntargets);
     if (st == TETHER_OK) {
         changes++;
-        regs[s - specs] = (reg_t){r, s, r != NULL, 1, mode == 0};
+        regs[s - specs] = (reg_t){r, s, r != NULL, 1, mode == 0, mode >= 2};
         if (mode == 0 && novr[ci][s->key] < MAXOVR) ovr[ci][s->key][novr[ci][s->key]++] = (int)(s - specs);
-        else if (mode == 0) regs[s - specs].live = 0;   /* past what the model tracks: its handle is not used */
+        else if (mode == 0) regs[s - specs].live = 0, regs[s - specs].h = NULL;   /* past what the model tracks: its
+                                                   * handle (live in the library) forgotten, never tried as a stale one */
     } else {
         s->ready = 0;
         /* refused before replacing anything (INVALID_HANDLE: the container went, or another

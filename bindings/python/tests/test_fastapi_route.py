@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import threading
 from typing import Annotated, AsyncIterator, Iterator
 
 import pytest
@@ -117,6 +118,41 @@ def test_one_child_per_request_shared_by_its_injects(root, app_with):
     assert seen[0][2] is not seen[1][2] and seen[0][3] is not seen[1][3]  # a new child per request
 
 
+def test_a_def_handler_gets_async_made_injects_and_runs_in_the_thread_pool(root, app_with):
+    """A plain ``def`` endpoint: its ``Inject``s resolve on the loop (an async factory is awaited
+    there), in the request's one child (shared with an ``Inject`` inside a dependency), and the
+    handler runs on a thread of the pool, not the loop's."""
+    threads: dict[str, int] = {}
+
+    async def make_session(request: Request) -> Session:
+        await asyncio.sleep(0)
+        threads["factory"] = threading.get_ident()
+        return Session(request)
+
+    root.register(Session, make_session, scope=Scope.CONTAINER)
+    root.register(Repo)
+    seen: list[tuple[object, ...]] = []
+
+    async def current(s: Session = Inject(Session)) -> Session:
+        return s
+
+    def declare(router):
+        @router.get("/{i}")
+        def handler(i: int, request: Request, s: FromTether[Session], d: Session = Depends(current),
+                    repo: Repo = Inject(Repo)):
+            threads["handler"] = threading.get_ident()
+            seen.append((d, repo, s, request))
+            return {"i": i}
+
+    client = TestClient(app_with(declare))
+    assert client.get("/1").json() == {"i": 1}
+    assert client.get("/2").json() == {"i": 2}
+    assert threads["handler"] != threads["factory"]
+    (d1, repo1, s1, request1), (d2, _, s2, _) = seen
+    assert d1 is s1 and repo1.session is s1 and s1.request is request1
+    assert d2 is s2 and s2 is not s1
+
+
 def test_an_inject_inside_a_dependency_shares_the_requests_child(root, app_with):
     root.register(Session, scope=Scope.CONTAINER)
     sessions: list[Session] = []
@@ -148,7 +184,14 @@ def test_a_request_injecting_nothing_makes_no_child(root, app_with):
     assert TestClient(app_with(declare)).get("/").json() == {"child": False}
 
 
-def _session_app(root, app_with, events):
+@pytest.fixture(params=["async def", "def"])
+def handler_kind(request):
+    """The handler an app of ``_session_app`` declares: ``async def`` or a plain ``def`` (which
+    FastAPI, or ``TetherRoute`` after resolving its ``Inject``s on the loop, runs in its thread pool)."""
+    return request.param
+
+
+def _session_app(root, app_with, events, handler_kind="async def"):
     async def make_session(request: Request) -> AsyncIterator[Session]:
         events.append(f"open {request.url.path}")
         try:
@@ -165,23 +208,31 @@ def _session_app(root, app_with, events):
     root.register(Repo)
     root.register(Service)
 
+    def body(name: str, svc: Service, s: Session) -> dict[str, str]:
+        assert svc.repo.session is s
+        events.append(f"handler {name}")
+        if name == "conflict":
+            raise HTTPException(status_code=409, detail="conflict")
+        if name == "bug":
+            raise KeyError(name)
+        return {"name": name}
+
     def declare(router):
-        @router.get("/{name}")
-        async def handler(name: str, svc: Service = Inject(Service), s: Session = Inject(Session)):
-            assert svc.repo.session is s
-            events.append(f"handler {name}")
-            if name == "conflict":
-                raise HTTPException(status_code=409, detail="conflict")
-            if name == "bug":
-                raise KeyError(name)
-            return {"name": name}
+        if handler_kind == "def":
+            @router.get("/{name}")
+            def handler(name: str, svc: Service = Inject(Service), s: Session = Inject(Session)):
+                return body(name, svc, s)
+        else:
+            @router.get("/{name}")
+            async def handler(name: str, svc: Service = Inject(Service), s: Session = Inject(Session)):
+                return body(name, svc, s)
 
     return app_with(declare)
 
 
-def test_teardown_once_after_the_response_and_a_failure_thrown_in(root, app_with):
+def test_teardown_once_after_the_response_and_a_failure_thrown_in(root, app_with, handler_kind):
     events: list[str] = []
-    client = TestClient(_session_app(root, app_with, events), raise_server_exceptions=False)
+    client = TestClient(_session_app(root, app_with, events, handler_kind), raise_server_exceptions=False)
     assert client.get("/ok").json() == {"name": "ok"}
     assert events == ["open /ok", "handler ok", "commit", "close"]
     events.clear()
@@ -192,9 +243,9 @@ def test_teardown_once_after_the_response_and_a_failure_thrown_in(root, app_with
     assert events == ["open /bug", "handler bug", "rollback KeyError", "close"]
 
 
-def test_the_handlers_exception_stays_the_one_raised(root, app_with):
+def test_the_handlers_exception_stays_the_one_raised(root, app_with, handler_kind):
     events: list[str] = []
-    client = TestClient(_session_app(root, app_with, events))
+    client = TestClient(_session_app(root, app_with, events, handler_kind))
     with pytest.raises(KeyError, match="bug"):
         client.get("/bug")
     assert events == ["open /bug", "handler bug", "rollback KeyError", "close"]
@@ -417,7 +468,8 @@ def test_what_fastapi_reads_of_a_rewritten_endpoint(root):
 
 def test_routes_of_other_classes(root):
     """A router's own ``TetherRoute``; an app's own route class kept under ``install``; routes
-    declared before ``install`` and sync handlers keep each ``Inject`` a ``Depends`` and work."""
+    declared before ``install`` keep each ``Inject`` a ``Depends`` and work; a sync handler of the
+    app's route class is rewritten as an async one."""
     root.register(Session)
 
     class Mine(APIRoute):
@@ -450,6 +502,7 @@ def test_routes_of_other_classes(root):
     assert isinstance(by_path["/mine"], Mine) and isinstance(by_path["/mine"], TetherRoute)
     assert not by_path["/mine"].dependant.dependencies  # its Inject is not a FastAPI dependency
     assert not isinstance(by_path["/early"], TetherRoute)
+    assert not by_path["/sync"].dependant.dependencies and by_path["/sync"].endpoint.__wrapped__ is sync
     client = TestClient(app)
     for path in ("/early", "/routed", "/mine", "/sync"):
         assert client.get(path).json() == {"path": path}

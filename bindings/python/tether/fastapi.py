@@ -17,12 +17,13 @@ all of it, exactly once, in every version. The child is made on the first ``Inje
 gets; each ``Inject`` resolves, and the registration's scope decides what is shared
 (``CONTAINER``: one per request).
 
-Two ways to an ``Inject``, the same behaviour: an ``async def`` endpoint of a ``TetherRoute`` (the
-app's route class after ``install``) resolves its ``Inject`` parameters itself, in one step, after
-FastAPI solved its other parameters: FastAPI sees an endpoint taking the request's connection
-instead of them (dishka's ``@inject`` rewrites a signature so, by hand), because solving one
-dependency costs FastAPI about what the request's container costs. Elsewhere (sync endpoints,
-another route class, an ``Inject`` inside a dependency) ``Inject`` is ``Depends(use_cache=False)``.
+Two ways to an ``Inject``, the same behaviour: an endpoint of a ``TetherRoute`` (the app's route
+class after ``install``) resolves its ``Inject`` parameters itself, in one step, after FastAPI
+solved its other parameters: FastAPI sees an ``async def`` taking the request's connection instead
+of them (dishka's ``@inject`` rewrites a signature so, by hand), because solving one dependency
+costs FastAPI about what the request's container costs; a plain ``def`` endpoint then runs in
+FastAPI's thread pool, as FastAPI runs it. Elsewhere (another route class, an ``Inject`` inside a
+dependency, a generator or callable-object endpoint) ``Inject`` is ``Depends(use_cache=False)``.
 
 A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
 raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: the
@@ -52,6 +53,7 @@ from typing import (TYPE_CHECKING, Annotated, Any, Awaitable, Callable, MutableM
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import HTTPConnection, Request
 from starlette.websockets import WebSocket
 
@@ -152,7 +154,7 @@ def install(app: FastAPI, root: Container) -> None:
     awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
     ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Makes the app's route class
     a ``TetherRoute`` (over the class it has): an ``async def`` endpoint declared on the app after
-    this resolves its ``Inject`` parameters in one step (an ``APIRouter``'s routes:
+    this (``async def`` or plain ``def``) resolves its ``Inject`` parameters in one step (an ``APIRouter``'s routes:
     ``APIRouter(route_class=TetherRoute)``). Call it once per app, before declaring routes;
     ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of the app's lifespan)."""
     if not isinstance(app, FastAPI):
@@ -262,14 +264,21 @@ def _inject_key(default: Any, annotation: Any) -> Key | None:
     return None
 
 
+def _plain_endpoint(endpoint: Callable[..., Any]) -> bool:
+    """Whether ``_with_injects`` may rewrite ``endpoint``: a function or method, ``async def`` or
+    plain ``def`` (not a generator, which FastAPI would not call so, nor a callable object)."""
+    return ((inspect.isfunction(endpoint) or inspect.ismethod(endpoint))
+            and not inspect.isgeneratorfunction(endpoint) and not inspect.isasyncgenfunction(endpoint))
+
+
 def _with_injects(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     """``endpoint`` with its ``Inject`` parameters resolved by the endpoint itself: an ``async def``
-    taking the request's connection instead of them, resolving them from the request's child before
-    calling ``endpoint`` (its signature is ``endpoint``'s without them, annotations evaluated). The
-    endpoint as it is if it has none, or is not an ``async def`` (FastAPI runs others in threads or
-    streams them), or has ``*args``, ``**kwargs`` or positional-only parameters: there each
-    ``Inject`` is a ``Depends``."""
-    if not inspect.iscoroutinefunction(endpoint) or hasattr(endpoint, "__tether_injects__"):
+    taking the request's connection instead of them, resolving them from the request's child on the
+    loop, then calling ``endpoint`` (a plain ``def`` in FastAPI's thread pool, as FastAPI would run it;
+    its signature is ``endpoint``'s without them, annotations evaluated). The endpoint as it is if it
+    has none, is not a plain function (a generator, a callable object), or has ``*args``,
+    ``**kwargs`` or positional-only parameters: there each ``Inject`` is a ``Depends``."""
+    if hasattr(endpoint, "__tether_injects__") or not _plain_endpoint(endpoint):
         return endpoint
     try:
         signature = inspect.signature(endpoint)
@@ -318,12 +327,17 @@ def _with_injects(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _runner(endpoint: Callable[..., Awaitable[Any]], injects: tuple[tuple[str, tuple[Key, str]], ...],
+def _runner(endpoint: Callable[..., Any], injects: tuple[tuple[str, tuple[Key, str]], ...],
             connection_name: str, pop: bool) -> Callable[..., Awaitable[Any]]:
     """The rewritten endpoint of ``_with_injects``."""
 
     steps = tuple((param, key, name, _injectors[key].dependency) for param, (key, name) in injects)
     first = steps[0][2]
+    if not inspect.iscoroutinefunction(endpoint):  # a plain def: in the thread pool, as FastAPI runs it
+        sync = endpoint
+
+        async def endpoint(**values: Any) -> Any:
+            return await run_in_threadpool(sync, **values)
 
     async def run(**values: Any) -> Any:
         connection = values.pop(connection_name) if pop else values[connection_name]
@@ -386,11 +400,12 @@ async def _overridden(override: Callable[..., Any], key: Key, connection: HTTPCo
 
 
 class TetherRoute(APIRoute):
-    """An ``APIRoute`` resolving the ``Inject`` parameters of an ``async def`` endpoint in one step
-    per request, in the endpoint itself, not each as a FastAPI dependency (whose solving costs
-    about what the request's container costs): ``install`` makes it the route class of the app's
-    own routes; for an ``APIRouter``, ``APIRouter(route_class=TetherRoute)``. Elsewhere (other
-    routes, sync endpoints, ``Inject`` inside a dependency) each ``Inject`` is a ``Depends``,
+    """An ``APIRoute`` resolving the ``Inject`` parameters of an endpoint (``async def``, or a plain
+    ``def`` then run in the thread pool) in one step per request, in the endpoint itself, not each as
+    a FastAPI dependency (whose solving costs about what the request's container costs): ``install``
+    makes it the route class of the app's own routes; for an ``APIRouter``,
+    ``APIRouter(route_class=TetherRoute)``. Elsewhere (other routes, ``Inject`` inside a
+    dependency) each ``Inject`` is a ``Depends``,
     which behaves the same. The endpoint's ``Inject`` parameters resolve after FastAPI solved its
     other parameters, in their order; ``app.dependency_overrides[injector(K)]`` is called without
     arguments."""
@@ -423,7 +438,7 @@ def Inject(key: Key) -> Any:  # noqa: N802 (named like fastapi.Depends, which it
     factories are awaited); ``FromTether[S]`` is ``Annotated[S, Inject(S)]``, the typed way. As a
     default (``svc: S = Inject(S)``) it is typed as an ``S`` for type checkers (it is a ``Depends``).
 
-    In an ``async def`` endpoint of a ``TetherRoute`` the endpoint resolves it itself (see the module).
+    In an endpoint of a ``TetherRoute`` the endpoint resolves it itself (see the module).
     The same object for the same key every time: ``app.dependency_overrides[injector(S)]`` replaces
     it (prefer ``root.override(S, fake)`` in tests: that reaches what depends on ``S`` too); a
     ``TetherRoute`` endpoint calls such an override without arguments (one taking some is a logged
