@@ -75,7 +75,7 @@ typedef enum tether_status {
     TETHER_E_EXPIRED,           /* weak handle whose target is gone */
     TETHER_E_WRONG_CONTEXT,     /* resolver used outside its callback */
     TETHER_E_NO_MEMORY,
-    TETHER_E_WOULD_BLOCK,       /* a TETHER_RESOLVE_NO_WAIT resolve would wait for another thread's creation */
+    TETHER_E_WOULD_BLOCK,       /* a no-wait resolve (or one acting for a binding's token) would wait for another's creation */
     TETHER_E_BUFFER_TOO_SMALL,  /* a caller's buffer was too small; the call reports the size it needs */
     TETHER_E_CAPTIVE_DEPENDENCY /* a singleton would hold a shorter-lived instance (tether_container_set_strict) */
 } tether_status;

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 10
+#define TETHER_BINDING_API_VERSION 11
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -46,6 +46,9 @@ extern "C" {
 #define TETHER_DEFER_DROP 1u
 /** tether_registration_options.flags: `callbacks`/`callback_count` are read. */
 #define TETHER_OPTIONS_CALLBACKS 2u
+
+/** A holder of creation cells for a binding's awaiting call (see "Tokens" in tether_binding). */
+typedef struct tether_token tether_token;
 
 /** The options of register_ex (tether_options plus resolver-form callbacks given as arrays). Zero it. */
 typedef struct tether_registration_options {
@@ -367,10 +370,52 @@ typedef struct tether_binding {
         `key` not container-scoped from `c`, `c` holds one already, re-registered meanwhile);
         NOT_FOUND. Thread-safe. */
     tether_status (*plan_adopt)(tether_container *c, uint32_t key, void *instance);
+
+    /* Tokens. A shared instance (SINGLETON, CONTAINER) is created under a creation cell per
+       (registration, caching container), held by the creating thread; a binding whose factory
+       suspends (Python's `await`) fails the resolve to await it outside the library and resolves
+       again. A token holds the cell meanwhile, so nobody else starts that factory, and stands for
+       the awaiting call in the library's wait graph: a wait that would close a cycle through tokens
+       and threads (task A's factory awaits what task B's makes, and B's awaits A's) fails with
+       TETHER_E_CYCLE naming both paths, and a resolve acting for a token never blocks its thread. */
+
+    /** Makes a token in `*out`, owned by the caller until token_free. `parent`: the token of the
+        call further out on the same task whose suspended factory awaits this call (it waits for
+        this one: a cycle through it is found), or NULL. INVALID_ARGUMENT (NULL `out`). Thread-safe. */
+    tether_status (*token_new)(tether_token *parent, tether_token **out);
+    /** Frees `t` (free nested tokens first): the cells it still holds are released, and their waiters
+        go on (one of them creates the instance; a thread blocked in a resolve wakes; token_wait callbacks
+        are called, on this thread). INVALID_ARGUMENT (NULL, or entered on a thread). Call it on one
+        thread at a time with its other calls. */
+    tether_status (*token_free)(tether_token *t);
+    /** Until token_leave, this thread's resolves act for `t`: a cell `t` holds is taken back by the
+        resolve that needs it (the instance is created under it as if claimed now); a cell another
+        thread or token holds is not waited for: the resolve fails with TETHER_E_WOULD_BLOCK and `t`
+        waits for that cell (token_wait), or with TETHER_E_CYCLE when that wait would never end.
+        A resolve nested in a factory of such a resolve takes `t`'s cells back too, but waits for another
+        thread as any resolve does (refused only when it would wait for a token last acting on this
+        thread). Enters nest (the last entered acts). INVALID_ARGUMENT (NULL). Thread-local. */
+    tether_status (*token_enter)(tether_token *t);
+    /** Undoes this thread's last token_enter. INVALID_ARGUMENT (none). Thread-local. */
+    tether_status (*token_leave)(void);
+    /** Called from the factory of `key` (as a resolve from `c` finds it; for a SINGLETON, `c` may be
+        its registering container) when it suspends: the creation cell this thread holds for that
+        instance goes to `t` when the resolve fails, instead of being released. It stays held until a
+        resolve acting for `t` takes it back (and publishes the instance or fails again) or token_free.
+        NOT_FOUND (this thread holds no such cell: a GRAPH or TRANSIENT key, or not called from that
+        factory; nothing changes); INVALID_HANDLE; INVALID_ARGUMENT (NULL `t`, unknown id). Thread-local. */
+    tether_status (*token_hold)(tether_token *t, tether_container *c, uint32_t key);
+    /** Calls `fn(context)` once, when the cell a resolve acting for `t` was last refused
+        (TETHER_E_WOULD_BLOCK) is released: on the thread that releases it, with no lock of the
+        library held, or at once on this thread when it was released already or `t` waits for none.
+        `fn` must not block (wake a waiter: Python's `call_soon_threadsafe`). A cell a token freed
+        releases calls it too; after fork() the child never calls a callback registered before it.
+        INVALID_ARGUMENT (NULL `t` or `fn`). Thread-safe. */
+    tether_status (*token_wait)(tether_token *t, void (*fn)(void *context), void *context);
 } tether_binding;
 
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of
@@ -399,7 +444,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 20 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 26 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif

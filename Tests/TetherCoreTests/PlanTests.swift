@@ -359,6 +359,26 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 
+    @Test func childrenWhoseRegistrationsTheGraphDoesNotReachShareOnePlan() throws {
+        // A child per request registering a key A's graph never asks for: one plan of that
+        // component serves every such child (no ordinary build after the first), with the
+        // parent's registrations; a child that also registers B gets its own B, never the parent's.
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        try fx.register("B", scope: .transient, label: "parent B")
+        let a = try fx.container.registration(for: Key("A"))!
+        for round in 0..<20 {
+            let child = try fx.child()
+            try fx.register("Unrelated", scope: .transient, in: child, label: "unrelated \(round)")
+            if round % 4 == 3 { try fx.register("B", scope: .transient, in: child, label: "child B\(round)") }
+            #expect(try firstDepLabel(fx, in: child) == (round % 4 == 3 ? "child B\(round)" : "parent B"))
+        }
+        #expect(a.childPlanCount == 2, "one plan per component")
+        #expect(fx.tracker.made("parent B") == 15 && fx.tracker.made("A") == 20)
+        #expect(fx.tracker.made("unrelated 0") == 0)
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     @Test func aKeyWhoseGraphKeepsChangingStopsRecordingPlans() throws {
         // Replaced plans are kept for readers that may still replay them, so their
         // number is bounded: after 16, that key resolves the ordinary way, correctly.

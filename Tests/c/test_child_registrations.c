@@ -6,7 +6,8 @@
  * made, once; a child freed before or after its instances lets go of them once,
  * dependents first; a reused child's value with its own destructor and context; more
  * container-scoped instances in one child than its cache searches in order; children made and
- * freed on four threads at once. Run plain, with
+ * freed on four threads at once; children in turn with components of their own (one thread, two).
+ * Run plain, with
  * TETHER_NO_PLANS=1 and under ASan (make test), and under TSan (make test-c-tsan). */
 #include <pthread.h>
 #include <stdint.h>
@@ -534,6 +535,110 @@ static void per_request_children_on_four_threads(void) {
     CHECK_OK(tether_container_free(threads_root));
 }
 
+/* Children in turn, each with its own registrations of one of five components (its keys in
+ * order, their scopes and params): Request alone (registered again after a first resolve);
+ * Request then an override of Svc; Svc then Request; Request over Settings; Request beside a key
+ * no graph reaches. Every resolve gets this child's own registrations (their kinds: no
+ * earlier child's registration serves it, whichever plan ran) and the parent's elsewhere, the
+ * root's singleton once; every instance is destroyed once, each by its own registration. */
+#define TURNS 60
+static void children_in_turn_take_their_own_registrations(void) {
+    settings.made = settings.dropped = svc.made = svc.dropped = handler.made = handler.dropped = 0;
+    tether_container *root = request_root();
+    static kind requests[TURNS], again[TURNS], svcs[TURNS], extras[TURNS];
+    node *first_settings = NULL;
+    int handlers = 0, parent_svcs = 0;
+    for (int i = 0; i < TURNS; i++) {
+        requests[i] = (kind){"Request", 0, 0};
+        again[i] = (kind){"again", 0, 0};
+        svcs[i] = (kind){"svc", 0, 0};
+        extras[i] = (kind){"extra", 0, 0};
+        int shape = i % 5;
+        tether_container *child = new_container_in(root);
+        if (shape == 2) reg(child, "Svc", &svcs[i], TETHER_SCOPE_GRAPH, NULL, NULL);
+        reg(child, "Request", &requests[i], shape == 4 ? TETHER_SCOPE_TRANSIENT : TETHER_SCOPE_GRAPH,
+            shape == 3 ? "Settings" : NULL, NULL);
+        if (shape == 1) reg(child, "Svc", &svcs[i], TETHER_SCOPE_GRAPH, NULL, NULL);
+        if (shape == 4) reg(child, "Extra", &extras[i], TETHER_SCOPE_GRAPH, NULL, NULL);
+        kind *own_svc = shape == 1 || shape == 2 ? &svcs[i] : &svc;
+        for (int round = 0; round < 2; round++) {
+            if (shape == 0 && round == 1) reg(child, "Request", &again[i], TETHER_SCOPE_GRAPH, NULL, NULL);
+            kind *request = shape == 0 && round == 1 ? &again[i] : &requests[i];
+            tether_ref *ref;
+            node *h = resolve(child, "Handler", &ref);
+            if (!h) continue;
+            handlers++;
+            if (own_svc == &svc) parent_svcs++;
+            CHECK(h->k == &handler && h->a->k == request && h->b->k == own_svc);
+            node *s = own_svc == &svc ? h->b->a : h->a->a;
+            if (shape == 3 || own_svc == &svc) {
+                CHECK(s && s->k == &settings);
+                if (!first_settings) first_settings = s;
+                CHECK(s == first_settings);
+            }
+            if (shape == 3) CHECK(h->a->a == first_settings);
+            CHECK_OK(tether_ref_release(ref));
+        }
+        CHECK(requests[i].made == (shape == 0 ? 1 : 2) && requests[i].dropped == requests[i].made);
+        CHECK(again[i].made == (shape == 0 ? 1 : 0) && again[i].dropped == again[i].made);
+        CHECK(svcs[i].made == (own_svc == &svcs[i] ? 2 : 0) && svcs[i].dropped == svcs[i].made);
+        CHECK(extras[i].made == 0);
+        CHECK_OK(tether_container_free(child));
+    }
+    CHECK(handler.made == handlers && handler.dropped == handlers && handlers == 2 * TURNS);
+    CHECK(svc.made == parent_svcs && svc.dropped == parent_svcs);
+    CHECK(settings.made == 1 && settings.dropped == 0);
+    CHECK_OK(tether_container_free(root));
+    CHECK(settings.dropped == 1);
+}
+
+/* Two threads take turns as above, each child registering Request alone or Request and an
+ * override of Svc (its own kinds, on its thread's stack): every Handler gets its child's
+ * registrations, every instance is destroyed once. Run under TSan by make test-c-tsan. */
+static _Thread_local kind turn_handler = {"Handler", 0, 0};
+static kind turn_svc = {"Svc", 0, 0};
+static void *make_turn_handler(node *request, node *svc_node) { return node_new(&turn_handler, request, svc_node); }
+static void drop_turn_handler(void *instance, void *context) {
+    (void)context;
+    turn_handler.dropped++;  /* released on the thread that made it */
+    free(instance);
+}
+static tether_container *turns_root;
+
+static void *turn_worker(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 400; i++) {
+        kind request = {"Request", 0, 0}, own_svc = {"svc", 0, 0};
+        tether_container *child = new_container_in(turns_root);
+        reg_node(child, "Request", &request, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+        if (i % 2) reg_node(child, "Svc", &own_svc, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+        tether_ref *ref;
+        node *h = resolve(child, "Handler", &ref);
+        CHECK(h && h->a->k == &request && h->b->k == (i % 2 ? &own_svc : &turn_svc));
+        if (h) CHECK_OK(tether_ref_release(ref));
+        CHECK(request.made == 1 && request.dropped == 1);
+        CHECK(own_svc.made == i % 2 && own_svc.dropped == own_svc.made);
+        CHECK_OK(tether_container_free(child));
+    }
+    CHECK(turn_handler.made == 400 && turn_handler.dropped == 400);
+    return NULL;
+}
+
+static void children_in_turn_on_two_threads(void) {
+    turns_root = new_container();
+    reg_node(turns_root, "Svc", &turn_svc, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_param deps[] = {TETHER_DEP("Request"), TETHER_DEP("Svc")};
+    tether_registration *h = NULL;
+    CHECK_OK(tether_register(turns_root, "Handler", (tether_fn)make_turn_handler, deps, 2, &h));
+    CHECK_OK(tether_set_context(h, NULL, drop_turn_handler));
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, turn_worker, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(turn_svc.made == 1 && turn_svc.dropped == 0);
+    CHECK_OK(tether_container_free(turns_root));
+    CHECK(turn_svc.dropped == 1);
+}
+
 int main(void) {
     RUN(the_next_child_starts_empty);
     RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
@@ -548,5 +653,7 @@ int main(void) {
     RUN(a_reused_childs_value_takes_its_own_destructor_and_context);
     RUN(many_container_scoped_instances_in_one_child);
     RUN(per_request_children_on_four_threads);
+    RUN(children_in_turn_take_their_own_registrations);
+    RUN(children_in_turn_on_two_threads);
     return harness_finish();
 }

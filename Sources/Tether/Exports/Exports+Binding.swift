@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 10
+private let bindingVersion: UInt32 = 11
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -54,6 +54,19 @@ private let bindingTable: [UnsafeRawPointer] = [
     unsafeBitCast({ tether_container_hit_word($0, $1) } as @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_plan_adopt($0, $1, $2) } as @convention(c) (OpaquePointer?, UInt32, UnsafeMutableRawPointer?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_new($0, $1) } as @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_free($0) } as @convention(c) (UnsafeMutableRawPointer?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_enter($0) } as @convention(c) (UnsafeMutableRawPointer?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_leave() } as @convention(c) () -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_hold($0, $1, $2) } as @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UInt32) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_token_wait($0, $1, $2) } as @convention(c) (UnsafeMutableRawPointer?, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                                        UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
 ]
 

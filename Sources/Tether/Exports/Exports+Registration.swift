@@ -196,13 +196,11 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             for completion in options.completions { registration.addCompletion(completion) }
         }
         let registration: Registration, replaced: Registration?
+        let ffi = try FFIFactory(function: factory, kinds: kinds)
+        if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
         if options?.overrides == true {
-            let ffi = try FFIFactory(function: factory, kinds: kinds)
-            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
             (registration, replaced) = (try container.override(key, params: declared, factory: ffi, configure: configure), nil)
         } else if options?.decorates == true {
-            let ffi = try FFIFactory(function: factory, kinds: kinds)
-            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
             let (decorator, decorated, moved) = try container.decorate(key, params: declared, factory: ffi, configure: configure)
             // The decorated registration's handle names it where it moved: it still configures it.
             let handle = decorated.attachment.exchange(0, ordering: .acquiringAndReleasing)
@@ -213,17 +211,7 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             }
             (registration, replaced) = (decorator, nil)
         } else {
-        // A registration of this key, function and params that a reused child had (one per request) serves again.
-        let typed = variadic == 0 && FFIFactory.callsTyped(kinds)
-        (registration, replaced) = try container.register(key, params: declared, reusing: { old in
-            // The exact class, compared (a dynamic cast costs more than the rest of the check).
-            typed && ObjectIdentifier(type(of: old.factory)) == ObjectIdentifier(FFIFactory.self)
-                && unsafeDowncast(old.factory, to: FFIFactory.self).callsTyped(factory)
-        }, factory: { () throws(TetherError) in
-            let ffi = try FFIFactory(function: factory, kinds: kinds)
-            if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
-            return ffi
-        }, configure: configure)
+            (registration, replaced) = try container.register(key, params: declared, factory: ffi, configure: configure)
         }
         if let replaced { retireHandle(of: replaced) }
         // A handle only for callers who take one (it is the only way to configure later).

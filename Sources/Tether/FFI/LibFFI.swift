@@ -36,9 +36,6 @@ final class FFIFactory: Factory, @unchecked Sendable {
         }
     }
 
-    /// Whether this factory calls `function` through the typed path (no libffi call installed).
-    func callsTyped(_ function: UnsafeRawPointer) -> Bool { word == UInt(bitPattern: function) }
-
     /// Whether a factory of parameters `kinds` calls through the typed path (no doubles, at most 8, not forced).
     static func callsTyped(_ kinds: [WordKind]) -> Bool { !forceFFI && kinds.count <= 8 && !kinds.contains(.double) }
 

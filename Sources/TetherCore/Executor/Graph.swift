@@ -874,7 +874,7 @@ final class Graph {
             }
             pendingShared.removeAll(keepingCapacity: true)
         }
-        releaseCells()
+        releaseCells(failed: true)
         clear()
     }
 
@@ -885,14 +885,21 @@ final class Graph {
     /// retry would run them again. (What lazy, resolver slots and completion
     /// callbacks reach is known only as they run.)
     private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait }) else { return }
-        var blocked: Registration?
+        let (noWait, acting) = Borrowed<ThreadState>(opaque: thread).borrow { ($0.noWait, $0.nesting <= 1 && !$0.tokens.isEmpty) }
+        guard noWait || acting else { return }
+        var blocked: (Registration, Container)?
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
             guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
-            blocked = registration
+            blocked = (registration, lookup)
             return false
         }
-        if let blocked {
+        // Acting for a token: its claim refuses the wait (the token then waits for that cell),
+        // or finds the cell let go of meanwhile and holds it for this build.
+        if acting, let (registration, lookup) = blocked {
+            try claimOne(registration, registration.spec.scope, in: lookup)?.release()
+            return
+        }
+        if let (blocked, _) = blocked {
             Borrowed<ThreadState>(opaque: thread).borrow { $0.blocked = true }
             throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
         }
@@ -939,9 +946,10 @@ final class Graph {
         }
     }
 
-    private func releaseCells() {
+    /// `failed`: a cell whose factory suspended goes to its token (`SharedCache.release`).
+    private func releaseCells(failed: Bool = false) {
         guard !cells.isEmpty else { return }
-        for cell in cells { SharedCache.shared.release(cell) }
+        for cell in cells { SharedCache.shared.release(cell, failed: failed) }
         cells.removeAll(keepingCapacity: true)
     }
 }

@@ -444,21 +444,6 @@ public final class Container: @unchecked Sendable {
         try register(Registration(key: key, params: params, factory: factory, container: self), configure)
     }
 
-    /// `register`, with a registration of `key` this container had before it was freed and reopened
-    /// made new again, if `reuses` accepts
-    /// one of the same params, instead of a new registration of `makeFactory()`'s factory: a
-    /// request's registration then allocates nothing. A reused registration is a new one in all but
-    /// its address: default spec, no scope, context or callbacks, and a handle of its own.
-    @discardableResult
-    public func register(_ key: Key, params: [Param], reusing reuses: (Registration) -> Bool,
-                         factory makeFactory: () throws(TetherError) -> Factory,
-                         configure: (Registration) throws(TetherError) -> Void = { _ in }) throws(TetherError) -> (registration: Registration, replaced: Registration?) {
-        if let spare = table.takeSpare(key, { $0.params.elementsEqual(params) && reuses($0) }) {
-            return try register(spare.revived(), configure)
-        }
-        return try register(Registration(key: key, params: params, factory: try makeFactory(), container: self), configure)
-    }
-
     /// `register` of a factory of Swift objects: its instances are the objects,
     /// released when the instance goes (see `ObjectFactory`). Its params are `.dependency` ones.
     @discardableResult
@@ -702,6 +687,7 @@ public final class Container: @unchecked Sendable {
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
         let (cached, replaced, cell) = state.withLock { s -> (Bool, ScopedEntry?, SharedCache.Cell?) in
             let cell = thread.flatMap { Self.endClaim(&s, Borrowed(registration).opaque, $0) }
+            cell?.holder = nil  // published: nothing goes on under a token
             guard publishes, !s.isClosed else { return (false, nil, cell) }
             return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())), cell)
         }
@@ -728,7 +714,8 @@ public final class Container: @unchecked Sendable {
     /// taken under the lock its cache lookup takes (`ScopedEntries.pending`). `madeWord` and
     /// `madeBit`: where a plan's run notes that it made the instance; `makeCell`: a cell for the
     /// claim (a `Graph` keeps its cells), else one is made only if another thread waits.
-    func claimScoped(_ registration: Registration, thread: UnsafeMutableRawPointer, madeWord: UnsafeMutablePointer<UInt>? = nil,
+    /// `token`: the token the thread resolves for (`tether_token_enter`), whose claim it takes back.
+    func claimScoped(_ registration: Registration, thread: UnsafeMutableRawPointer, token: CellToken? = nil, madeWord: UnsafeMutablePointer<UInt>? = nil,
                      madeBit: UInt = 0, makeCell: (() -> SharedCache.Cell)? = nil) -> ScopedClaim {
         let id = Borrowed(registration).opaque
         var stale: SharedCache.Cell?
@@ -738,6 +725,14 @@ public final class Container: @unchecked Sendable {
                 let claim = s.scoped.pending[at]
                 if claim.owner == thread { return .heldHere(made: claim.made) }
                 if claim.forkEpoch == SharedCache.forkEpoch {
+                    if let token, claim.owner == Borrowed(token).opaque {
+                        // Its token's (a factory of this call suspended making it): taken back.
+                        s.scoped.pending[at].owner = thread
+                        s.scoped.pending[at].ownerThread = pthread_self()
+                        (s.scoped.pending[at].madeWord, s.scoped.pending[at].madeBit) = (madeWord, madeBit)
+                        claim.cell?.give(to: thread)
+                        return .claimed(claim.cell)
+                    }
                     if let cell = claim.cell { return .heldElsewhere(cell) }
                     let cell = SharedCache.Cell(key: SharedCache.cellKey(registration, .container, in: self), owner: claim.owner,
                                                 ownerThread: claim.ownerThread, name: registration.key)
@@ -756,10 +751,14 @@ public final class Container: @unchecked Sendable {
         return found
     }
 
-    /// Ends the claim `thread` holds for `registration` (made nothing, or published it already)
-    /// and wakes its waiters.
+    /// Ends the claim `thread` holds for `registration`, whose run failed or declined (it made
+    /// nothing, or destroyed what it made), and wakes its waiters; or, when its factory suspended
+    /// (the cell's `holder`), gives the claim to that token (`SharedCache.release`).
     func endScopedClaim(_ registration: Registration, thread: UnsafeMutableRawPointer) {
-        if let cell = state.withLock({ Self.endClaim(&$0, Borrowed(registration).opaque, thread) }) { SharedCache.shared.wake(cell) }
+        let id = Borrowed(registration).opaque
+        let cell = state.withLock { s in s.scoped.pending.first(where: { $0.registration == id && $0.owner == thread })?.cell }
+        if let cell, cell.holder != nil { return SharedCache.shared.release(cell, failed: true) }
+        if let cell = state.withLock({ Self.endClaim(&$0, id, thread) }) { SharedCache.shared.wake(cell) }
     }
 
     /// Ends the claim of `cell` (a `Graph`'s), if this container still holds it; the caller wakes its waiters.
@@ -769,12 +768,38 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    /// Whether another thread than `thread` claimed `registration`'s instance here (`claimScoped`).
-    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer) -> Bool {
+    /// `tether_token_hold` of a container-scoped instance: the cell of the claim `thread` holds for
+    /// `registration` (made now if it had none), nil when it holds none.
+    func holdScopedClaim(_ registration: Registration, thread: UnsafeMutableRawPointer, makeCell: () -> SharedCache.Cell) -> SharedCache.Cell? {
         let id = Borrowed(registration).opaque
         return state.withLock { s in
-            s.scoped.pendingPosition(id).map { s.scoped.pending[$0].owner != thread && s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch } ?? false
+            guard let at = s.scoped.pending.firstIndex(where: { $0.registration == id && $0.owner == thread }) else { return nil }
+            if s.scoped.pending[at].cell == nil { s.scoped.pending[at].cell = makeCell() }
+            return s.scoped.pending[at].cell
         }
+    }
+
+    /// The claim of `cell` now held by `owner`, a token (`SharedCache.handOver`), as if claimed now.
+    func handOverScopedClaim(_ cell: SharedCache.Cell, to owner: UnsafeMutableRawPointer) {
+        state.withLock { s in
+            guard let at = s.scoped.pending.firstIndex(where: { $0.cell === cell }) else { return }
+            s.scoped.pending[at].owner = owner
+            s.scoped.pending[at].ownerThread = pthread_self()
+            s.scoped.pending[at].forkEpoch = SharedCache.forkEpoch
+            (s.scoped.pending[at].madeWord, s.scoped.pending[at].madeBit) = (nil, 0)
+            cell.give(to: owner)
+        }
+    }
+
+    /// Whether another thread than `thread` (or a token `own` does not call the thread's) claimed
+    /// `registration`'s instance here (`claimScoped`).
+    func scopedClaimHeldElsewhere(_ registration: Registration, thread: UnsafeMutableRawPointer, own: (UnsafeMutableRawPointer) -> Bool) -> Bool {
+        let id = Borrowed(registration).opaque
+        let owner = state.withLock { s in
+            s.scoped.pendingPosition(id).flatMap { s.scoped.pending[$0].forkEpoch == SharedCache.forkEpoch ? s.scoped.pending[$0].owner : nil }
+        }
+        guard let owner, owner != thread else { return false }
+        return !own(owner)
     }
 
     /// `endScopedClaim` under the lock: the claim's cell, if it had one.

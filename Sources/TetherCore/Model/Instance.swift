@@ -39,13 +39,10 @@ public class InstanceSpec: @unchecked Sendable {
         self.hasClientDestructor = hasClientDestructor
     }
 
-    /// Whether `reuse` may serve for a spec `with(context:cDestructor:)` would make: nothing
-    /// but a C destructor, a context and a scope (no callbacks, no Swift destructor, no object).
-    final var isReusable: Bool { boxes.isEmpty && destructor == nil && !holdsObject && !defersDrop }
-
-    /// This spec, which nothing but its registration references and no one else can reach (a
-    /// revived registration's old one: `Registration.revived`), made what `with(scope:context:cDestructor:)`
-    /// of an `isReusable` spec would make, in place of a new one.
+    /// This spec, which nothing but its holder references and no one else can reach (the previous
+    /// request's value spec of a reused child: `Container.provideValue`), made what
+    /// `with(scope:context:cDestructor:)` would make of a spec with nothing but a C destructor, a
+    /// context and a scope (no callbacks, no Swift destructor, no object), in place of a new one.
     final func reuse(scope: Scope, context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) -> InstanceSpec {
         self.scope = scope
         self.context = context

@@ -40,6 +40,6 @@ struct PublishedSingleton: ~Copyable {
     /// through `SlotBridge.unpublishBarrier`, see `SingletonLoan`). Caller holds the lock.
     func unpublish() -> SingletonSlot? { current.unpublish()?.object }
 
-    /// Lets go of the first slot, which nothing reads any more (deinit, `Registration.revived`).
+    /// Lets go of the first slot, which nothing reads any more (the registration's deinit).
     func forgetFirst() { first.releaseOwned() }
 }

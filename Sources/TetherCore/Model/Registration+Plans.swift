@@ -2,7 +2,7 @@ import Synchronization
 
 /// The plan cache of a registration, apart from the registration itself: which
 /// recorded `Plan` serves a resolve from its container (`planAddress`) or from a
-/// child with registrations of its own (`Rare.childPlan`), recording one when the
+/// child with registrations of its own (`componentPlan`: one per per-request component), recording one when the
 /// configuration changed. Plans are kept as long as the registration (`Rare.kept`):
 /// a reader may still be replaying a replaced one.
 extension Registration {
@@ -10,7 +10,7 @@ extension Registration {
     /// now if the configuration changed since the last; nil when the graph must
     /// resolve it (another container, plans off, or its graph is not plain).
     /// Unretained: the registration keeps every plan it had.
-    /// `locals`: where a plan of a child with registrations of its own binds them (`Plan.bind`).
+    /// `locals`: where a plan of a child with registrations of its own takes them by slot (`Plan.fits`).
     @inline(__always)
     func plan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard container.usesPlans else { return nil }
@@ -19,7 +19,7 @@ extension Registration {
             configuration = container.configuration
         } else {  // unretained: the owner is read without a count, as on the way here
             let owner = Borrowed(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return childPlan(from: container, owner, locals) }
+            guard container.fallsThroughEmpty(to: owner) else { return componentPlan(from: container, owner, locals) }
             configuration = owner.borrow { $0.configuration }
         }
         let address = planAddress.load(ordering: .acquiring)
@@ -43,8 +43,8 @@ extension Registration {
     }
 
     /// Plans recorded for resolves from children with registrations of their
-    /// own (`childPlan`), and child graphs that could not be (a diagnostic).
-    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.childPlans.count + $0.childDeclines } ?? 0 } }
+    /// own (`componentPlan`), and child graphs that could not be (a diagnostic).
+    public var childPlanCount: Int { lock.withSpinLock { withRare { $0.componentPlans.count + $0.componentDeclines } ?? 0 } }
 
     /// Plans a registration records at most: a reader may still be replaying a
     /// replaced plan, so every plan is kept as long as the registration. A key
@@ -56,55 +56,56 @@ extension Registration {
 
     /// The plan of a resolve from `child`, a descendant of `owner` (this
     /// registration's container) with registrations of its own and nothing
-    /// registered between them, bound to `child` (`Plan.bind`): one recorded
-    /// through an earlier child whose registrations had the same shape serves
-    /// it, else one is recorded now. Nil when the graph must resolve it.
+    /// registered between them: the plan of `child`'s per-request component (its
+    /// registrations by slot, `Plan.fits`), which wrote them to `locals`: one recorded
+    /// through an earlier child with the same component serves it, else one is
+    /// recorded now. Nil when the graph must resolve it.
     @inline(never)
-    private func childPlan(from child: Container, _ owner: Borrowed<Container>,
-                           _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+    private func componentPlan(from child: Container, _ owner: Borrowed<Container>,
+                               _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard let parent = child.parent.map({ Borrowed($0) }),
               parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
         let configuration = owner.borrow { $0.configuration }
-        let address = withRare { $0.childPlan.load(ordering: .acquiring) } ?? 0
+        let address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
-            if plan.borrow({ $0.configuration == configuration && $0.bind(child, locals) }) { return plan }
+            if plan.borrow({ $0.configuration == configuration && $0.fits(child, locals) }) { return plan }
         }
-        return otherChildPlan(from: child, configuration, locals)
+        return otherComponentPlan(from: child, configuration, locals)
     }
 
-    /// `childPlan` when the last one served does not fit `child`: another kept
+    /// `componentPlan` when the last one served does not fit `child`: another kept
     /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
     @inline(never)
-    private func otherChildPlan(from child: Container, _ configuration: UInt,
-                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+    private func otherComponentPlan(from child: Container, _ configuration: UInt,
+                                    _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
-            return rare.childPlans.last { $0.configuration == configuration && $0.bind(child, locals) }
+            return rare.componentPlans.last { $0.configuration == configuration && $0.fits(child, locals) }
         }
         if let found {
-            withRare { $0.childPlan.store(Borrowed(found).word, ordering: .releasing) }
+            withRare { $0.lastComponentPlan.store(Borrowed(found).word, ordering: .releasing) }
             return .init(found)
         }
         // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
         let plan = Plan.record(self, configuration: configuration, child: child)
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
-            guard rare.childPlans.count + rare.childDeclines < Self.maxPlans else {
-                rare.childPlan.store(Self.noMorePlans, ordering: .releasing)
+            guard rare.componentPlans.count + rare.componentDeclines < Self.maxPlans else {
+                rare.lastComponentPlan.store(Self.noMorePlans, ordering: .releasing)
                 return false
             }
             guard let plan else {
-                rare.childDeclines += 1
+                rare.componentDeclines += 1
                 return false
             }
-            rare.childPlans.append(plan)
+            rare.componentPlans.append(plan)
             rare.kept.append(plan)
-            rare.childPlan.store(Borrowed(plan).word, ordering: .releasing)
+            rare.lastComponentPlan.store(Borrowed(plan).word, ordering: .releasing)
             return true
         }
-        guard installed, let plan, plan.bind(child, locals) else { return nil }
+        guard installed, let plan, plan.fits(child, locals) else { return nil }
         return .init(plan)
     }
 

@@ -64,12 +64,12 @@ public final class Registration: @unchecked Sendable {
         var kept: [AnyObject] = []
         /// Plans recorded so far (`maxPlans`).
         var plans = 0
-        /// Plans of resolves from children with registrations of their own
-        /// (`childPlan`), the last one served first; all kept in `kept` too.
-        let childPlan = Atomic<UInt>(0)
-        var childPlans: [Plan] = []
+        /// Plans of resolves from children with registrations of their own, one per
+        /// per-request component (`componentPlan`), the last one served first; all kept in `kept` too.
+        let lastComponentPlan = Atomic<UInt>(0)
+        var componentPlans: [Plan] = []
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
-        var childDeclines = 0
+        var componentDeclines = 0
         let observed = ObservedEdgeList()
     }
 
@@ -141,42 +141,10 @@ public final class Registration: @unchecked Sendable {
         }
     }
 
-    /// A spec of this registration's own that nothing else references, kept when it was revived
-    /// for its next `setContext(_:cDestructor:)` (`InstanceSpec.reuse`), or nil. Written under `lock`.
-    private var spareSpec: InstanceSpec?
-
-    /// Lets go of the specs this registration owns (not its key's default); with `keepingSpare`,
-    /// keeps the current one as `spareSpec` if it may serve again.
-    private func releaseSpecs(keepingSpare: Bool = false) {
-        if flags & Self.sharedSpecBit == 0, var spec = specSlot.take()?.take() {
-            if keepingSpare, spareSpec == nil, isKnownUniquelyReferenced(&spec), spec.isReusable { spareSpec = spec }
-        }
-        if !keepingSpare { spareSpec = nil }
+    /// Lets go of the specs this registration owns (not its key's default).
+    private func releaseSpecs() {
+        if flags & Self.sharedSpecBit == 0 { _ = specSlot.take()?.take() }
         firstReplacedSpec = nil
-    }
-
-    /// Whether a container that lets go of this registration may keep it to serve a later
-    /// registration of the same key (`Container.register(_:params:reusing:factory:configure:)`):
-    /// nothing but its container references it (the caller checked), and it kept nothing a new
-    /// one would not have (no plan or cached instance, and no `Rare` unless it is a provided
-    /// value's: the singleton slots it kept, let go of when revived, as nothing reads them any
-    /// more). Caller holds the container's lock.
-    var isRevivable: Bool {
-        (rareSlot.isEmpty && singleton.isEmpty || isValue) && planAddress.load(ordering: .relaxed) == 0
-            && singleton.current.isEmpty && !specReference.borrow { $0.holdsObject }
-    }
-
-    /// This registration, which `isRevivable` let its container keep, as `init` leaves a new one:
-    /// the default spec, no flags, no attachment, no `Rare`. Nothing else references it (its
-    /// container was dismantled: no reader is left).
-    func revived() -> Registration {
-        rareSlot.releaseOwned()
-        singleton.forgetFirst()
-        releaseSpecs(keepingSpare: true)
-        installFirstSpec(holdsObject: false)
-        attachment.store(0, ordering: .relaxed)
-        lendsSingleton = true
-        return self
     }
 
     deinit {
@@ -275,28 +243,15 @@ public final class Registration: @unchecked Sendable {
     }
 
     /// `setContext` with a C destructor (`CDestructor`: no closure is made around it). Disfavored:
-    /// a trailing closure is a Swift destructor. A revived registration's old spec serves, if it kept one.
+    /// a trailing closure is a Swift destructor.
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
-        installChanged { spec in
-            if spec.isReusable, let old = spareSpec {
-                spareSpec = nil
-                return old.reuse(scope: spec.scope, context: context, cDestructor: cDestructor)
-            }
-            return spec.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
-        }
+        installChanged { $0.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
     }
 
-    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor;
-    /// a revived value registration's old spec filled in place, as `setContext(_:cDestructor:)` does.
+    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor.
     func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
-        installChanged { spec in
-            if spec.isReusable, let old = spareSpec {
-                spareSpec = nil
-                return old.reuse(scope: .singleton, context: context, cDestructor: cDestructor)
-            }
-            return spec.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false)
-        }
+        installChanged { $0.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
     }
 
     /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).

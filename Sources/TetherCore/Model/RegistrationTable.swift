@@ -61,7 +61,6 @@ final class RegistrationTable: @unchecked Sendable {
     /// Callers serialize with writes; no reader may still be in this table.
     func detachAll() -> Detached {
         let block = small.exchange(0, ordering: .acquiringAndReleasing)
-        if smallOwns, let entries = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: block) { keepSpares(entries) }
         let keepsBlock = block != 0 && spareSmall == 0
         if keepsBlock { spareSmall = block }
         let detached = Detached(small: block, releasesEntries: smallOwns, keepsBlock: keepsBlock,
@@ -96,53 +95,6 @@ final class RegistrationTable: @unchecked Sendable {
         }
     }
 
-    /// Registrations a small table let go of, kept to serve later registrations of their keys
-    /// (`takeSpare`): `smallKeys` retained addresses (0: none), allocated with the first.
-    private var spares: UnsafeMutablePointer<Atomic<UInt>>?
-
-    /// Moves the registrations of the small block `entries` that nothing else references and
-    /// that `Registration.isRevivable` to `spares` (their references with them), while it has room.
-    private func keepSpares(_ entries: UnsafeMutablePointer<Atomic<UInt>>) {
-        for i in 0..<Int(entries[0].load(ordering: .relaxed)) {
-            let address = entries[2 + 2 * i].load(ordering: .relaxed)
-            guard address != 0 else { continue }
-            // The entry's reference: kept in `spares`, or still the entry's.
-            let kept = OwnedWord<Registration>.isOnlyReference(address)
-                && Borrowed<Registration>(word: address)!.borrow { $0.isRevivable } && keepSpare(address)
-            if kept { entries[2 + 2 * i].store(0, ordering: .relaxed) }
-        }
-    }
-
-    /// Puts `address` (a reference) in a free spare slot; false when there is none.
-    private func keepSpare(_ address: UInt) -> Bool {
-        let slots: UnsafeMutablePointer<Atomic<UInt>>
-        if let made = spares { slots = made } else {
-            slots = .allocate(capacity: Self.smallKeys)
-            for i in 0..<Self.smallKeys { (slots + i).initialize(to: Atomic(0)) }
-            spares = slots
-        }
-        for i in 0..<Self.smallKeys where slots[i].load(ordering: .relaxed) == 0 {
-            slots[i].store(address, ordering: .relaxed)
-            return true
-        }
-        return false
-    }
-
-    /// A kept registration of `key` that `fits`, taken out of `spares` (the caller owns the
-    /// reference), or nil. Racing callers each take a different one (a compare-exchange).
-    func takeSpare(_ key: Key, _ fits: (Registration) -> Bool) -> Registration? {
-        guard let slots = spares else { return nil }
-        for i in 0..<Self.smallKeys {
-            let address = slots[i].load(ordering: .acquiring)
-            guard address != 0 else { continue }
-            let registration = Borrowed<Registration>(word: address)!
-            guard registration.borrow({ $0.key == key && fits($0) }),
-                  slots[i].compareExchange(expected: address, desired: 0, ordering: .acquiringAndReleasing).exchanged else { continue }
-            return OwnedWord<Registration>.take(address)
-        }
-        return nil
-    }
-
     /// A small block kept for the next registration once the table was emptied (`detachAll`). Writers only.
     private var spareSmall: UInt = 0
 
@@ -152,12 +104,6 @@ final class RegistrationTable: @unchecked Sendable {
             block.deallocate()
         }
         UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
-        if let spares {
-            for i in 0..<Self.smallKeys {
-                OwnedWord<Registration>.release(spares[i].load(ordering: .acquiring))
-            }
-            spares.deallocate()
-        }
         Self.release(levels: top.load(ordering: .acquiring), retiredTops)
     }
 
@@ -229,6 +175,25 @@ final class RegistrationTable: @unchecked Sendable {
         guard top.load(ordering: .acquiring) == 0 else { return nil }
         guard let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) else { return 0 }
         return Int(block[0].load(ordering: .acquiring))
+    }
+
+    /// The small block while the table is small (nil before its first key and once the levels
+    /// hold them): its slots are its keys in the order first registered, a key registered
+    /// again keeping its slot. A child's own registrations, so read, are its per-request
+    /// component, which a plan recorded through a child's names by slot (`Plan.fits`).
+    var smallSlots: UnsafeMutablePointer<Atomic<UInt>>? {
+        guard top.load(ordering: .acquiring) == 0 else { return nil }
+        return UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring))
+    }
+
+    /// The number of slots of a small block (`smallSlots`).
+    @inline(__always)
+    static func slotCount(_ block: UnsafeMutablePointer<Atomic<UInt>>) -> Int { Int(block[0].load(ordering: .acquiring)) }
+
+    /// The registration in slot `slot` of a small block (`smallSlots`), nil if its key was cleared.
+    @inline(__always)
+    static func registration(atSlot slot: Int, in block: UnsafeMutablePointer<Atomic<UInt>>) -> Borrowed<Registration>? {
+        Borrowed<Registration>(word: block[2 + 2 * slot].load(ordering: .acquiring))
     }
 
     /// Calls `body` with every stored address of the small block.

@@ -108,16 +108,16 @@ struct ScopedEntries {
 struct PendingClaim {
     /// The registration's address (unretained: its container outlives the claim).
     let registration: UnsafeMutableRawPointer
-    /// The claiming thread's `ThreadState` (address), its pthread id and the fork epoch it
+    /// The claiming thread's `ThreadState` (address) or a token (`SharedCache.handOver`), its pthread id and the fork epoch it
     /// claimed in (`SharedCache.forkEpoch`): a claim of a thread that fork() left behind is
     /// forgotten by the next claim in the child process.
-    let owner: UnsafeMutableRawPointer
-    let ownerThread: pthread_t
-    let forkEpoch: UInt
+    var owner: UnsafeMutableRawPointer
+    var ownerThread: pthread_t
+    var forkEpoch: UInt
     /// A plan's claim: the word (in the plan's run, on the owner's stack) whose `madeBit` says
     /// the instance was made; read on the owner's thread only (a nested resolve there).
-    let madeWord: UnsafeMutablePointer<UInt>?
-    let madeBit: UInt
+    var madeWord: UnsafeMutablePointer<UInt>?
+    var madeBit: UInt
     /// The cell waiters wait on: a `Graph`'s own, or made by the first thread to wait.
     var cell: SharedCache.Cell?
 

@@ -56,16 +56,13 @@ extension Container {
             }
             return (declared.object, nil)
         }
-        // A value of the key this container had before it was freed and reopened (a request's child,
-        // kept for the next request) serves again: a request's value then makes no registration.
-        return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
+        return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer, context: context, destructor: destructor, defersDrop: defersDrop)
         }
     }
 
-    /// `provideValue` with a C destructor (`CDestructor`: no closure is made around it), so a
-    /// request's child kept for the next request fills its old value's spec in place
-    /// (`Registration.setValueSpec`): a request's value then allocates its instance only.
+    /// `provideValue` with a C destructor (`CDestructor`: no closure is made around it); a
+    /// request's child kept for the next request fills its old declared value's spec in place.
     /// Returns only the registration replaced here, if any: the declaring registration of a
     /// declared key is a parent's, which every request's child would otherwise retain and release
     /// (its count a line each resolve reads, written by every thread's requests).
@@ -77,7 +74,7 @@ extension Container {
             try holdProvidedValue(pointer, of: declared) { _ in Self.valueSpec(key, context: context, cDestructor: cDestructor) }
             return nil
         }
-        return try register(key, params: [], reusing: { $0.isValue }, factory: { ValueFactory(key: key) }) { (registration: Registration) throws(TetherError) in
+        return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
             try registration.holdValue(pointer) { $0.setValueSpec(context: context, cDestructor: cDestructor) }
         }.replaced
     }

@@ -20,7 +20,7 @@
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
-/// Whether a replay binds a child's registrations to local steps (`Plan.Locals`), and whether it
+/// Whether a replay takes a child's own registrations for local steps (`Plan.Locals`), and whether it
 /// reads the request (`Plan.RequestRun`): specialized per type, so a plan without either reads neither.
 protocol StepBinding {
     static var bindsLocals: Bool { get }
@@ -28,7 +28,7 @@ protocol StepBinding {
 }
 /// A plan's own steps only.
 enum OwnSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { false } }
-/// A child's plan: local steps take the registrations `Plan.bind` bound.
+/// A child's plan: local steps take the child's registrations by slot (`Plan.fits`).
 enum ChildSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { false } }
 /// `OwnSteps` of a plan with value or container steps.
 enum OwnRequestSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { true } }
@@ -60,19 +60,21 @@ final class Plan: @unchecked Sendable {
         var blockOffset = 0
         var blockCount = 0
         /// For a plan of a child's resolves (`record(_:configuration:child:)`), the
-        /// step of a registration the child holds itself: its index among the
-        /// plan's `locals`, whose registration each resolve binds (`bind`); else -1.
+        /// step of a registration the child holds itself: its slot in the child's
+        /// per-request component (`component`), whose registration each resolve takes there; else -1.
         var local = -1
     }
 
-    /// What a child's own registration must be like for a plan recorded through
-    /// another child's to serve it (`bind`): its key, scope and params, and no
-    /// completion callbacks (a local step never completes).
-    struct LocalShape {
+    /// One slot of a child's per-request component (its own registrations, in the order their
+    /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
+    /// through a child with that component needs it (`fits`): its key, scope, params, and whether
+    /// it has completion callbacks (a local step never completes).
+    struct ComponentSlot {
         let key: Key
         let scope: Scope
         let paramInfo: UInt16
-        /// Its params: `localParams[firstParam...]`, as many as `paramInfo` says.
+        let completes: Bool
+        /// Its params: `componentParams[firstParam...]`, as many as `paramInfo` says.
         let firstParam: Int
     }
 
@@ -134,7 +136,7 @@ final class Plan: @unchecked Sendable {
     private let inputs: UnsafeBufferPointer<Int>
     /// The shared steps, in step order, with the scope each was recorded under
     /// (a scope change changes the configuration, which retires the plan; a
-    /// child's local step is bound to a registration of that scope, `bind`).
+    /// child's local step takes a registration of that scope, `fits`).
     private let sharedSteps: UnsafeBufferPointer<SharedStep>
     private var hasShared: Bool { !sharedSteps.isEmpty }
     /// The made steps, in creation order.
@@ -167,7 +169,7 @@ final class Plan: @unchecked Sendable {
     /// pointers, the shared instances' entries and local steps' specs left 0, and where
     /// those go: per word, the step whose factory's pointer (`pointers`), shared
     /// instance (`shared`, an external edge, in the order edges are recorded) or
-    /// bound spec (`localSpecs`, a child's plan) fills it.
+    /// local step's spec (`localSpecs`, a child's plan) fills it.
     struct BlockTemplate {
         struct Patch {
             let word: Int
@@ -199,16 +201,17 @@ final class Plan: @unchecked Sendable {
     private let objectSteps: UnsafeBufferPointer<ObjectStep>
     private let objectInputs: UnsafeBufferPointer<Int>
     private let completionCalls: UnsafeBufferPointer<CompletionCall>
-    /// A child's plan: the shapes of its local steps, by `Step.local`, and their params.
-    private let locals: UnsafeBufferPointer<LocalShape>
-    private let localParams: UnsafeBufferPointer<Param>
+    /// A child's plan: the per-request component it was recorded through, slot by slot
+    /// (`Step.local` names a slot), and the slots' params.
+    private let component: UnsafeBufferPointer<ComponentSlot>
+    private let componentParams: UnsafeBufferPointer<Param>
+    /// Whether the plan is a child's (recorded through its component): its local steps, if
+    /// any, take the child's registrations by slot.
+    private var hasLocals: Bool { !component.isEmpty }
 
     /// A plan that always declines: the graph of its root is not plain (recorded
     /// so, until the configuration changes, resolves do not try again).
     static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, objects: nil) }
-
-    /// Whether the plan has steps a child binds (`bind`).
-    var isChildPlan: Bool { !locals.isEmpty }
 
     /// The specs of its steps (`Step.spec` refers to them unretained).
     private let specsHeld: [InstanceSpec]
@@ -219,8 +222,8 @@ final class Plan: @unchecked Sendable {
         objectSteps.deallocate()
         objectInputs.deallocate()
         completionCalls.deallocate()
-        locals.deallocate()
-        localParams.deallocate()
+        component.deallocate()
+        componentParams.deallocate()
         sharedSteps.deallocate()
         madeSteps.deallocate()
         containerSteps.deallocate()
@@ -244,7 +247,7 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 locals: [LocalShape] = [], localParams: [Param] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = []) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -283,8 +286,8 @@ final class Plan: @unchecked Sendable {
         objectSteps = Plan.copy(objects?.steps ?? [])
         objectInputs = Plan.copy(objects?.inputs ?? [])
         completionCalls = Plan.copy(objects?.calls ?? [])
-        self.locals = Plan.copy(locals)
-        self.localParams = Plan.copy(localParams)
+        self.component = Plan.copy(component)
+        self.componentParams = Plan.copy(componentParams)
     }
 
     /// The words of every block of a plan and where a run fills them in.
@@ -306,7 +309,7 @@ final class Plan: @unchecked Sendable {
                 }
                 var entry = InstanceBlock.firstEntry(at: offset, isRoot: i == root)
                 let first = steps[i].firstInput
-                // A local step's bound registration has the recorded params (`bind`).
+                // A local step's registration has the recorded params (`fits`).
                 let slots = steps[i].registration.borrow { $0.params.count }
                 // A local step's record gets its spec per run (0 here; `write` takes the recording registration's).
                 let spec = i == root ? nil : steps[i].spec ?? steps[i].registration.borrow { $0.specReference }
@@ -340,66 +343,76 @@ final class Plan: @unchecked Sendable {
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
     /// container with registrations of its own (one per request, say), nothing
-    /// registered between them: the steps of `child`'s registrations are local,
-    /// so the plan serves every child whose registrations the graph reaches
-    /// have the same keys, scopes and params (`bind`), each resolve running
-    /// that child's factories with its contexts. Nil when the graph is not
+    /// registered between them: `child`'s registrations are its per-request component
+    /// over the owner's configuration, and the steps of those the graph reaches (if any) are
+    /// local, each naming its slot in the component. The plan serves every child whose
+    /// component has the same slots (`fits`), each resolve running that child's factories
+    /// with its contexts. Nil when the child's table is not small, or the graph is not
     /// plain or has completion callbacks (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
-        guard !root.spec.scope.isShared else { return nil }
+        guard !root.spec.scope.isShared, let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { return nil }
         var recorder = Recorder(lookup: child)
+        for slot in 0..<RegistrationTable.slotCount(block) {
+            guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
+            recorder.component.append(r)
+        }
         recorder.recordsLocals = true
         recorder.makesContainer = true
         // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
         // own registrations: a local step's is the recording child's, so such graphs are built.
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.locals.isEmpty,
-              !recorder.steps.contains(where: { $0.completes }) else { return nil }
+        // A graph that reaches none of the child's registrations gets a plan too (no local
+        // steps): the next child of that component runs it, not the ordinary build.
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.steps.contains(where: { $0.completes }) else { return nil }
+        var slots: [ComponentSlot] = []
+        var params: [Param] = []
+        for registration in recorder.component {
+            registration.borrow { r in
+                let spec = r.spec
+                slots.append(ComponentSlot(key: r.key, scope: spec.scope, paramInfo: r.paramInfo,
+                                           completes: spec.completionCount > 0, firstParam: params.count))
+                params += r.params
+            }
+        }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    locals: recorder.locals, localParams: recorder.localParams)
+                    component: slots, componentParams: params)
     }
 
-    /// Binds `child`'s own registrations to this child's plan's local steps
-    /// (into `locals`, by `Step.local`): true when the plan is `child`'s, that
-    /// is every step's key is registered in `child` exactly when the step is
-    /// local, with the recorded scope and params and no completion callbacks.
-    /// The owner's configuration is checked by the caller.
-    func bind(_ child: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        // A small table of as many keys as the plan has local steps, each found below, holds no
-        // other key: the other steps' keys need no lookup (a child made per request, say).
-        let onlyLocals = child.table.smallKeyCount == self.locals.count
-        for i in 0..<steps.count {
-            let local = steps[i].local
-            guard local >= 0 else {
-                if !onlyLocals, child.table.lookup(steps[i].registration.borrow { $0.key }) != nil { return false }
-                continue
-            }
-            let shape = self.locals[local]
-            guard let registration = child.table.lookup(shape.key),
+    /// Whether `child`'s per-request component (its own registrations, slot by slot:
+    /// `RegistrationTable.smallSlots`) is the one this child's plan was recorded through:
+    /// as many slots, each of the recorded key, scope, params and completion callbacks or
+    /// none. Then the graph from `child` is the recorded one, and each slot's registration
+    /// goes to `locals` for the run (read once: one replaced meanwhile stays alive, kept
+    /// by its container). The owner's configuration is checked by the caller.
+    func fits(_ child: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }), RegistrationTable.slotCount(block) == component.count else { return false }
+        for slot in 0..<component.count {
+            let shape = component[slot]
+            guard let registration = RegistrationTable.registration(atSlot: slot, in: block),
                   registration.borrow({ r in
-                      r.paramInfo == shape.paramInfo
-                          && r.specReference.borrow { $0.scope == shape.scope && $0.completionCount == 0 }
-                          && r.params.elementsEqual(localParams[shape.firstParam ..< shape.firstParam + r.params.count])
+                      r.key == shape.key && r.paramInfo == shape.paramInfo
+                          && r.specReference.borrow { $0.scope == shape.scope && ($0.completionCount > 0) == shape.completes }
+                          && r.params.elementsEqual(componentParams[shape.firstParam ..< shape.firstParam + r.params.count])
                   }) else { return false }
-            locals[local] = registration
+            locals[slot] = registration
         }
         return true
     }
 
-    /// Step `i`'s registration: a local step's is the one its resolve bound.
+    /// Step `i`'s registration: a local step's is the resolving child's in its slot.
     @inline(__always)
     private func registration<B>(_ i: Int, _ locals: Locals<B>) -> Borrowed<Registration> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].registration }
         return locals.base[steps[i].local]
     }
 
-    /// A made step's spec: a local step's is its bound registration's current one.
+    /// A made step's spec: a local step's is its child's registration's current one.
     @inline(__always)
     private func spec<B>(_ i: Int, _ locals: Locals<B>) -> Borrowed<InstanceSpec> {
         guard B.bindsLocals, steps[i].local >= 0 else { return steps[i].spec! }
         return locals.base[steps[i].local].borrow { $0.specReference }
     }
 
-    /// A replay's view of the registrations bound to local steps (`PlanProgress.locals`):
+    /// A replay's view of the child's registrations by slot (`PlanProgress.locals`, written by `fits`):
     /// specialized per `B`, so the replay of a plan without local steps reads its own steps only.
     /// Also the resolve's runtime arguments (the root's `argument(n)` inputs), checked against the root's params.
     struct Locals<B: StepBinding> {
@@ -451,8 +464,8 @@ final class Plan: @unchecked Sendable {
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
-        var locals: [LocalShape] = []
-        var localParams: [Param] = []
+        /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
+        var component: [Borrowed<Registration>] = []
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -469,13 +482,13 @@ final class Plan: @unchecked Sendable {
             // a described plan names a declared value by key, its runner takes the resolving container's
             guard spec.scope != .container || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
                   !r.isDeclaredValue || allowsValues || makesContainer else { return nil }
-            let local = recordsLocals && r.container === lookup ? locals.count : -1
-            // A child's own container-scoped registration: `Graph` builds it (a local step is bound per child).
-            if local >= 0 && spec.scope == .container { return nil }
-            if local >= 0 {
-                guard spec.completionCount == 0 else { return nil }
-                locals.append(LocalShape(key: r.key, scope: spec.scope, paramInfo: r.paramInfo, firstParam: localParams.count))
-                localParams += r.params
+            var local = -1
+            if recordsLocals && r.container === lookup {
+                // Its slot; a child's own container-scoped registration, or one with completion
+                // callbacks: `Graph` builds it (a local step takes each child's registration).
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
+                      spec.scope != .container, spec.completionCount == 0 else { return nil }
+                local = slot
             }
             if spec.scope == .container {
                 return visitContainer(registration, id)
@@ -563,7 +576,7 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard locals.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
+            guard !recordsLocals, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {
@@ -647,7 +660,7 @@ final class Plan: @unchecked Sendable {
              _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
              thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
         if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
-        if !locals.isEmpty { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
+        if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
@@ -661,7 +674,7 @@ final class Plan: @unchecked Sendable {
             buffer.initialize(repeating: 0)
             var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
-                if !locals.isEmpty {
+                if hasLocals {
                     return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
                 }
                 return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
@@ -704,7 +717,7 @@ final class Plan: @unchecked Sendable {
     @inline(__always)
     func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                 _ arguments: UnsafeBufferPointer<Argument>) -> Result<Bool, TetherError> {
-        if !locals.isEmpty {
+        if hasLocals {
             return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
         }
         return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))

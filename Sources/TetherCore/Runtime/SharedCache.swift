@@ -57,28 +57,44 @@ final class SharedCache: @unchecked Sendable {
         let container: ObjectIdentifier?
     }
 
-    /// One shared instance under creation. `owner` and `key` never change;
-    /// `released` is set once, by the owner, under its stripe's lock.
+    /// One shared instance under creation. `key` never changes; `owner` changes only between a
+    /// thread and a token (`CellToken`: `handOver`, a token's resolve taking it back);
+    /// `released` is set once, under its stripe's lock.
     final class Cell {
         let key: CellKey
-        /// The holder's `ThreadState` (address), and its pthread id (for fork).
-        let owner: UnsafeMutableRawPointer
-        let ownerThread: pthread_t
+        /// The holder: a thread's `ThreadState` or a `CellToken` (address, a `CellOwner`).
+        private let ownerWord: Atomic<UInt>
+        /// The holding thread's pthread id (for fork; a token's: the thread that handed it over).
+        var ownerThread: pthread_t
         /// The key's name, for messages.
         let name: Key
         let released = Atomic<Bool>(false)
         /// Threads waiting for it (under the stripe's lock): the release broadcasts only then.
         var waiters = 0
+        /// Tokens waiting for it (`tether_token_wait`, under the stripe's lock): called once it is released.
+        var wakeups: [(fn: @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?)] = []
         /// Whether the holder's graph made the instance (written and read on the owner's thread
         /// only). A cell claimed ahead (`Graph.claimInOrder`) and not made yet lets a resolve
         /// nested on that thread make and publish the instance itself.
         var made = false
+        /// The token its creation goes on under when the holding thread's resolve fails
+        /// (`tether_token_hold`: a factory that suspended); owner's thread only.
+        var holder: CellToken?
 
         init(key: CellKey, owner: UnsafeMutableRawPointer, ownerThread: pthread_t = pthread_self(), name: Key) {
             self.key = key
-            self.owner = owner
+            self.ownerWord = Atomic(UInt(bitPattern: owner))
             self.ownerThread = ownerThread
             self.name = name
+        }
+
+        var owner: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: ownerWord.load(ordering: .sequentiallyConsistent))! }
+
+        /// Gives the cell to `owner` (a thread taking back its token's, or a token taking a thread's).
+        func give(to owner: UnsafeMutableRawPointer) {
+            ownerWord.store(UInt(bitPattern: owner), ordering: .sequentiallyConsistent)
+            ownerThread = pthread_self()
+            made = false
         }
 
         /// The container whose creation cell this is (container scope: `Container.claimScoped`), else nil.
@@ -201,14 +217,22 @@ final class SharedCache: @unchecked Sendable {
                 }
                 return .create(cell)
             }
+            let owner = held.owner
+            if owner != thread, let token = Self.token(of: thread), owner == Borrowed(token).opaque {
+                // Its token's (a factory of this call suspended making it, `hold`): this resolve takes it back.
+                held.give(to: thread)
+                pthread_mutex_unlock(stripe.mutex)
+                return .create(held)
+            }
             pthread_mutex_unlock(stripe.mutex)
             // Made by a resolve further out on this thread that has not finished:
             // handing it out could outlive that resolve's failure.
-            if held.owner == thread {
+            if owner == thread {
                 if !held.made { return .createUnderOuter }
                 throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
+            if let token = Self.refusing(thread) { throw refuse(held, for: token, state) }
             try Self.refuseWaitingIfAsked(registration.key, state)
             if let backOff = try wait(for: held, in: stripe, state, canBackOff: canBackOff) { return backOff }
         }
@@ -219,7 +243,8 @@ final class SharedCache: @unchecked Sendable {
     private func claimScoped(_ registration: Registration, in container: Container, thread: UnsafeMutableRawPointer,
                              canBackOff: Bool, path: () -> [Key]) throws(TetherError) -> Claim {
         while true {
-            let found = container.claimScoped(registration, thread: thread) {
+            let token = Self.token(of: thread)
+            let found = container.claimScoped(registration, thread: thread, token: token) {
                 Cell(key: Self.cellKey(registration, .container, in: container), owner: thread, name: registration.key)
             }
             switch found {
@@ -231,6 +256,7 @@ final class SharedCache: @unchecked Sendable {
                 throw TetherError.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
+                if let token = Self.refusing(thread) { throw refuse(held, for: token, state) }
                 try Self.refuseWaitingIfAsked(registration.key, state)
                 if let backOff = try wait(for: held, in: stripe(held.key), state, canBackOff: canBackOff) { return backOff }
             }
@@ -245,6 +271,66 @@ final class SharedCache: @unchecked Sendable {
         throw TetherError(.wouldBlock, "creating \(key.quoted) must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
     }
 
+    /// The token the thread at `thread` (its `ThreadState`) resolves for now, if any (`tether_token_enter`).
+    static func token(of thread: UnsafeMutableRawPointer) -> CellToken? {
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last }
+    }
+
+    /// The token a resolve on `thread` acting for one is refused for instead of waiting: the
+    /// binding's own call (not a resolve nested in one of its factories, which waits for a thread
+    /// as any resolve does, so the factory runs once; one waiting for a task of its own thread is
+    /// refused all the same, `wait`).
+    static func refusing(_ thread: UnsafeMutableRawPointer) -> CellToken? {
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting <= 1 ? $0.tokens.last : nil }
+    }
+
+    /// A resolve acting for `token` never blocks its thread: the error it fails with when it would
+    /// wait for `cell`, `.wouldBlock` with `token` now waiting for it (`wakeWhenReleased`), or
+    /// `.cycle` when that wait would never end (the holder waits, through other tokens and
+    /// threads, for this token or one further out on its task).
+    private func refuse(_ cell: Cell, for token: CellToken, _ state: Borrowed<ThreadState>) -> TetherError {
+        let myPath = state.borrow { Reentry.constructing($0).map { $0.borrow { $0.key } } } + [cell.name]
+        pthread_mutex_lock(waitLock)
+        let found = cycle(from: cell) { token.isSelfOrOuter($0) }
+        token.waitingOn = found == nil ? cell : nil
+        token.waitingPath = found == nil ? myPath : []
+        pthread_mutex_unlock(waitLock)
+        if let found { return Self.crossThreadCycle(myPath, cell.name, found.chain, task: true) }
+        state.borrow { $0.blocked = true }
+        return TetherError(.wouldBlock, "creating \(cell.name.quoted) must wait for another task or thread that is creating it; "
+            + "a resolve acting for a token (tether_token_enter) does not block its thread: wait with tether_token_wait, then resolve again")
+    }
+
+    /// Under `waitLock`: follows the holders `cell` waits on (each holds the cell the one before
+    /// waits for; a token through the calls nested in it, which it awaits) until one that
+    /// `isMine`: their paths and what each waits for, the threads among them, and whether a
+    /// token is; nil when the chain ends first (someone in it runs).
+    private func cycle(from cell: Cell, isMine: (UnsafeMutableRawPointer) -> Bool)
+        -> (chain: [(path: [Key], waitsFor: Key)], holders: [ThreadState], throughToken: Bool, endsAtToken: Bool)? {
+        var chain: [(path: [Key], waitsFor: Key)] = []
+        var holders: [ThreadState] = []
+        var throughToken = false
+        var next = cell
+        while !next.released.load(ordering: .sequentiallyConsistent) {
+            let owner = next.owner
+            if isMine(owner) {
+                let isToken = Borrowed<CellOwner>(opaque: owner).borrow { $0.isToken }
+                return (chain, holders, throughToken || isToken, isToken)
+            }
+            var waiter = Borrowed<CellOwner>(opaque: owner).object
+            if let token = waiter as? CellToken {
+                throughToken = true
+                guard let inner = token.waitingDescendant else { return nil }
+                waiter = inner
+            }
+            guard let waited = waiter.waitingOn, chain.count < 64 else { return nil }
+            chain.append((waiter.waitingPath, waited.name))
+            if let thread = waiter as? ThreadState { holders.append(thread) }
+            next = waited
+        }
+        return nil
+    }
+
     /// Waits until `cell` is released, for a thread that holds no cell (one starting over).
     func waitReleased(_ cell: Cell) {
         let stripe = stripe(cell.key)
@@ -256,13 +342,24 @@ final class SharedCache: @unchecked Sendable {
     }
 
     /// Whether another thread than `thread` holds the cell of `registration` now (`Graph.checkBeforeNotWaiting`).
+    /// A cell of the thread's token (`tether_token_enter`) or of one further out on its task is not
+    /// another's (the build takes it back, or reports a key of its task's as re-entered).
     func heldElsewhere(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer) -> Bool {
-        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread) }
+        let token = Self.token(of: thread)
+        let own: (UnsafeMutableRawPointer) -> Bool = { owner in
+            guard let token else { return false }
+            pthread_mutex_lock(self.waitLock)
+            defer { pthread_mutex_unlock(self.waitLock) }
+            return token.isSelfOrOuter(owner)
+        }
+        if scope.isPerResolvingContainer { return container.scopedClaimHeldElsewhere(registration, thread: thread, own: own) }
         let key = Self.cellKey(registration, scope, in: container)
         let stripe = stripe(key)
         pthread_mutex_lock(stripe.mutex)
-        defer { pthread_mutex_unlock(stripe.mutex) }
-        return stripe.cells[key].map { $0.owner != thread } ?? false
+        let owner = stripe.cells[key]?.owner
+        pthread_mutex_unlock(stripe.mutex)
+        guard let owner, owner != thread else { return false }
+        return !own(owner)
     }
 
     /// Publishes `instance`, made by a finished graph, into its cache: the
@@ -272,8 +369,14 @@ final class SharedCache: @unchecked Sendable {
         if let container { container.publishScoped(registration, instance) } else { registration.publish(instance) }
     }
 
-    /// Lets go of `cell` (after its instance was published, or the creation failed) and wakes its waiters.
-    func release(_ cell: Cell) {
+    /// Lets go of `cell` (after its instance was published, or the creation failed) and wakes its
+    /// waiters; when the creation `failed` and the cell has a `holder` (its factory suspended), the
+    /// cell goes to that token instead (`handOver`).
+    func release(_ cell: Cell, failed: Bool = false) {
+        if let holder = cell.holder {
+            cell.holder = nil
+            if failed { return handOver(cell, to: holder) }
+        }
         if let container = cell.container {
             container.borrow { $0.endScopedClaim(cell) }
             return wake(cell)
@@ -281,9 +384,9 @@ final class SharedCache: @unchecked Sendable {
         let stripe = stripe(cell.key)
         pthread_mutex_lock(stripe.mutex)
         stripe.cells.remove(cell)
-        cell.released.store(true, ordering: .sequentiallyConsistent)
-        if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
+        let wakeups = releaseLocked(cell, stripe)
         pthread_mutex_unlock(stripe.mutex)
+        for (fn, context) in wakeups { fn(context) }
     }
 
     /// Marks `cell`, a container's creation cell no longer held there (`Container.claimScoped`),
@@ -291,9 +394,118 @@ final class SharedCache: @unchecked Sendable {
     func wake(_ cell: Cell) {
         let stripe = stripe(cell.key)
         pthread_mutex_lock(stripe.mutex)
+        let wakeups = releaseLocked(cell, stripe)
+        pthread_mutex_unlock(stripe.mutex)
+        for (fn, context) in wakeups { fn(context) }  // (no lock held: a binding's callback may take its own)
+    }
+
+    private func releaseLocked(_ cell: Cell, _ stripe: Stripe) -> [(fn: @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?)] {
         cell.released.store(true, ordering: .sequentiallyConsistent)
         if cell.waiters > 0 { pthread_cond_broadcast(stripe.changed) }
-        pthread_mutex_unlock(stripe.mutex)
+        defer { cell.wakeups = [] }
+        return cell.wakeups
+    }
+
+    // MARK: tokens
+
+    /// `tether_token_hold`: the cell of `registration` (`container`'s, for the container scope)
+    /// the calling thread (`thread`) holds goes to `token` if its resolve fails (its factory goes
+    /// on outside it). False when this thread holds no such cell.
+    func hold(_ registration: Registration, _ scope: Scope, in container: Container, thread: UnsafeMutableRawPointer, for token: CellToken) -> Bool {
+        guard scope.isShared else { return false }
+        if scope.isPerResolvingContainer {
+            token.thread = thread
+            return container.holdScopedClaim(registration, thread: thread) {
+                Cell(key: Self.cellKey(registration, .container, in: container), owner: thread, name: registration.key)
+            }.map { $0.holder = token } != nil
+        }
+        let key = Self.cellKey(registration, scope, in: container)
+        let stripe = stripe(key)
+        pthread_mutex_lock(stripe.mutex)
+        defer { pthread_mutex_unlock(stripe.mutex) }
+        guard let cell = stripe.cells[key], cell.owner == thread else { return false }
+        cell.holder = token
+        token.thread = thread
+        return true
+    }
+
+    /// Gives `cell`, held by the calling thread's failed resolve, to `token`: still held (nobody
+    /// else creates its instance), until a resolve acting for `token` takes it back or `token` is freed.
+    private func handOver(_ cell: Cell, to token: CellToken) {
+        let owner = Borrowed(token).opaque
+        var container: Container?
+        if let scoped = cell.container {
+            container = scoped.object
+            scoped.borrow { $0.handOverScopedClaim(cell, to: owner) }
+        } else {
+            let stripe = stripe(cell.key)
+            pthread_mutex_lock(stripe.mutex)
+            cell.give(to: owner)
+            pthread_mutex_unlock(stripe.mutex)
+        }
+        token.took(cell, container)
+    }
+
+    /// Links `token` into its task's chain (`CellToken.parent`).
+    func link(_ token: CellToken, to parent: CellToken?) {
+        guard let parent else { return }
+        pthread_mutex_lock(waitLock)
+        token.parent = parent
+        parent.children.append(token)
+        pthread_mutex_unlock(waitLock)
+    }
+
+    /// Before a resolve acting for `token` runs (again): it waits for nothing now.
+    func clearWait(_ token: CellToken) {
+        pthread_mutex_lock(waitLock)
+        token.waitingOn = nil
+        token.waitingPath = []
+        pthread_mutex_unlock(waitLock)
+    }
+
+    /// Calls `fn(context)` once the cell `token` was last refused (`refuse`) is released: at once
+    /// when it is, or when `token` waits for none.
+    func wakeWhenReleased(_ token: CellToken, _ fn: @convention(c) (UnsafeMutableRawPointer?) -> Void, _ context: UnsafeMutableRawPointer?) {
+        pthread_mutex_lock(waitLock)
+        let cell = token.waitingOn
+        pthread_mutex_unlock(waitLock)
+        if let cell {
+            let stripe = stripe(cell.key)
+            pthread_mutex_lock(stripe.mutex)
+            if !cell.released.load(ordering: .sequentiallyConsistent) {
+                cell.wakeups.append((fn, context))
+                pthread_mutex_unlock(stripe.mutex)
+                return
+            }
+            pthread_mutex_unlock(stripe.mutex)
+        }
+        fn(context)
+    }
+
+    /// Frees `token`: the cells it still holds are released (their waiters go on: one of them
+    /// creates the instance), and it leaves its task's chain.
+    func free(_ token: CellToken) {
+        let me = Borrowed(token).opaque
+        pthread_mutex_lock(waitLock)  // (a chain walked meanwhile never reads a freed token)
+        token.waitingOn = nil
+        token.waitingPath = []
+        let held = token.cells.filter { !$0.cell.released.load(ordering: .sequentiallyConsistent) && $0.cell.owner == me }
+        token.cells = []
+        if let parent = token.parent { parent.children.removeAll { $0 === token } }
+        for child in token.children { child.parent = nil }
+        token.children = []
+        token.parent = nil
+        var wakeups: [(fn: @convention(c) (UnsafeMutableRawPointer?) -> Void, context: UnsafeMutableRawPointer?)] = []
+        for (cell, container) in held {
+            container?.endScopedClaim(cell)
+            let stripe = stripe(cell.key)
+            pthread_mutex_lock(stripe.mutex)
+            if container == nil { stripe.cells.remove(cell) }
+            wakeups += releaseLocked(cell, stripe)
+            pthread_mutex_unlock(stripe.mutex)
+        }
+        pthread_mutex_unlock(waitLock)
+        for (fn, context) in wakeups { fn(context) }
     }
 
     /// Grows by one in the child of every fork(): a container's creation cell claimed in an
@@ -312,32 +524,37 @@ final class SharedCache: @unchecked Sendable {
         // Every graph of this thread (the one asking is among them): read before the wait, on this thread.
         let myPath = state.borrow { Reentry.constructing($0).map { $0.borrow { $0.key } } } + [cell.name]
         pthread_mutex_lock(waitLock)
-        var chain: [(path: [Key], waitsFor: Key)] = []
-        var holders: [ThreadState] = []
-        var next = cell
-        while !next.released.load(ordering: .sequentiallyConsistent) {
-            if next.owner == me {
-                let error = Self.crossThreadCycle(myPath, cell.name, chain)
-                if canBackOff {
-                    pthread_mutex_unlock(waitLock)
-                    return .backOff(cell, error)
-                }
-                guard let victim = holders.first(where: { $0.canBackOff }), let victimCell = victim.waitingOn else {
-                    pthread_mutex_unlock(waitLock)
-                    throw error
-                }
-                let victimStripe = self.stripe(victimCell.key)
-                pthread_mutex_lock(victimStripe.mutex)
-                victim.wounded = true
-                pthread_cond_broadcast(victimStripe.changed)
-                pthread_mutex_unlock(victimStripe.mutex)
-                break  // and wait: the victim lets go of its cells
+        // Mine: this thread, or a token last acting on it (a task of this thread's loop, which cannot run while it waits).
+        if let found = cycle(from: cell, isMine: { owner in
+            owner == me || Borrowed<CellOwner>(opaque: owner).borrow { ($0 as? CellToken)?.thread == me }
+        }) {
+            if found.endsAtToken {
+                // A task of this thread's loop, which cannot run while this thread waits: refused, as a
+                // no-wait resolve is (the binding's async resolve waits for it without blocking).
+                pthread_mutex_unlock(waitLock)
+                // Nested in a resolve acting for a token: that token waits for the cell (and is woken).
+                if let token = Self.token(of: me) { throw refuse(cell, for: token, state) }
+                state.borrow { $0.blocked = true }
+                throw TetherError(.wouldBlock, "creating \(cell.name.quoted) must wait for a task that runs on this thread "
+                    + "(a binding's awaiting call holds it, tether_token_hold): waiting here would block that task forever; "
+                    + "resolve it from the binding's async resolve (which awaits it) or from another thread")
             }
-            let holder = Borrowed<ThreadState>(opaque: next.owner).object
-            guard let waited = holder.waitingOn, chain.count < 64 else { break }
-            chain.append((holder.waitingPath, waited.name))
-            holders.append(holder)
-            next = waited
+            let error = Self.crossThreadCycle(myPath, cell.name, found.chain, task: found.throughToken)
+            // A token never starts over for a thread (its factory goes on outside the library).
+            if canBackOff && !found.throughToken {
+                pthread_mutex_unlock(waitLock)
+                return .backOff(cell, error)
+            }
+            guard !found.throughToken, let victim = found.holders.first(where: { $0.canBackOff }), let victimCell = victim.waitingOn else {
+                pthread_mutex_unlock(waitLock)
+                throw error
+            }
+            let victimStripe = self.stripe(victimCell.key)
+            pthread_mutex_lock(victimStripe.mutex)
+            victim.wounded = true
+            pthread_cond_broadcast(victimStripe.changed)
+            pthread_mutex_unlock(victimStripe.mutex)
+            // and wait: the victim lets go of its cells
         }
         state.borrow {
             $0.waitingOn = cell
@@ -373,13 +590,15 @@ final class SharedCache: @unchecked Sendable {
     /// This thread (building `myPath`, whose last key another thread creates)
     /// would wait for threads that wait, in turn, for it: `chain`, their paths
     /// and what each waits for, the last one a key this thread holds.
-    static func crossThreadCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)]) -> TetherError {
-        var message = "cross-thread dependency cycle: this thread builds \(pathText(myPath)) and would wait for \(waited.quoted), which another thread is creating"
-        for (n, other) in chain.enumerated() {
-            message += n == 0 ? " while it builds " : "; that thread builds "
-            message += "\(pathText(other.path)) and waits for \(other.waitsFor.quoted)"
+    /// `task`: a token is among them (an awaiting call of a binding: a task, for the message).
+    static func crossThreadCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)], task: Bool = false) -> TetherError {
+        let (this, other) = task ? ("this task or thread", "another task or thread") : ("this thread", "another thread")
+        var message = "cross-\(task ? "task" : "thread") dependency cycle: \(this) builds \(pathText(myPath)) and would wait for \(waited.quoted), which \(other) is creating"
+        for (n, step) in chain.enumerated() {
+            message += n == 0 ? " while it builds " : "; that one builds "
+            message += "\(pathText(step.path)) and waits for \(step.waitsFor.quoted)"
         }
-        message += ", which this thread is creating: each would wait for the other forever; break the cycle (resolve one of them after construction, e.g. in a completion callback (tether_on_complete), or create one of the shared instances first)"
+        message += ", which \(this) is creating: each would wait for the other forever; break the cycle (resolve one of them after construction, e.g. in a completion callback (tether_on_complete), or create one of the shared instances first)"
         let keys = myPath + chain.flatMap(\.path)
         return TetherError(.cycle, message, ErrorParts(.breakCycle, key: waited, path: keys))
     }
@@ -404,12 +623,120 @@ final class SharedCache: @unchecked Sendable {
         for stripe in stripes {
             stripe.initialize()
             stripe.cells.removeAll { cell in
-                guard pthread_equal(cell.ownerThread, me) == 0 else { return false }
+                // (a token's too: the task awaiting it goes on in the parent only)
+                guard pthread_equal(cell.ownerThread, me) == 0 || Borrowed<CellOwner>(opaque: cell.owner).borrow({ $0.isToken }) else { return false }
                 cell.released.store(true, ordering: .relaxed)
+                cell.wakeups = []
                 return true
             }
         }
     }
+}
+
+/// What holds creation cells and waits for them (`SharedCache`): a thread (`ThreadState`) or a
+/// binding's token (`CellToken`). The wait fields are read and written under `waitLock` only.
+public class CellOwner {
+    /// The creation cell it waits for, and what it builds meanwhile.
+    var waitingOn: SharedCache.Cell?
+    var waitingPath: [Key] = []
+    /// Whether the resolve that waits can start over (`SharedCache.claim`'s `canBackOff`; never a token).
+    var canBackOff = false
+    /// Set by a thread that found this one in a wait cycle and cannot start over
+    /// itself: this one gives up its cells and starts over (under its cell's stripe lock).
+    var wounded = false
+    let isToken: Bool
+
+    init(isToken: Bool) { self.isToken = isToken }
+}
+
+/// A holder of creation cells that is not a thread: a binding's call that awaits (an asyncio
+/// task's `aresolve`), so a shared instance whose factory suspended stays claimed while it is
+/// awaited outside the library, and a resolve acting for it never blocks its thread
+/// (`tether_token_*` in tether_binding.h). Waits between tokens and threads are one graph: a
+/// token waits for the cell it was refused (`waitingOn`), and for its nested calls (`children`:
+/// the calls its suspended factory awaits, on the same task).
+public final class CellToken: CellOwner {
+    /// The token of the call further out on the same task, which waits for this one (unretained:
+    /// a binding frees a nested token first; `free` detaches what is left). Under `waitLock`.
+    fileprivate(set) var parent: CellToken?
+    fileprivate var children: [CellToken] = []
+    /// The cells handed to it (`handOver`), with the container of a container-scoped one (kept alive
+    /// while it holds the claim); some may have been taken back or released since. Its thread only.
+    var cells: [(cell: SharedCache.Cell, container: Container?)] = []
+    /// The thread it last acted on (`ThreadState`): a thread that would wait for it there waits for
+    /// itself. Read by other threads' wait walks.
+    private let threadWord = Atomic<UInt>(0)
+    var thread: UnsafeMutableRawPointer? {
+        get { UnsafeMutableRawPointer(bitPattern: threadWord.load(ordering: .relaxed)) }
+        set { threadWord.store(UInt(bitPattern: newValue), ordering: .relaxed) }
+    }
+    /// How many times a thread entered it now.
+    public internal(set) var entered = 0
+
+    public init(parent: CellToken?) {
+        super.init(isToken: true)
+        SharedCache.shared.link(self, to: parent)
+    }
+
+    func took(_ cell: SharedCache.Cell, _ container: Container?) {
+        if !cells.contains(where: { $0.cell === cell }) { cells.append((cell, container)) }
+    }
+
+    /// This token and the ones further out on its task (each waits for the next inner one).
+    fileprivate func isSelfOrOuter(_ owner: UnsafeMutableRawPointer) -> Bool {
+        var next: CellToken? = self
+        while let token = next {
+            if Borrowed(token).opaque == owner { return true }
+            next = token.parent
+        }
+        return false
+    }
+
+    /// The innermost token nested in this one that waits for a cell, if any (a task's calls are sequential).
+    fileprivate var waitingDescendant: CellToken? {
+        if waitingOn != nil { return self }
+        for child in children { if let found = child.waitingDescendant { return found } }
+        return nil
+    }
+}
+
+/// The binding's calls on tokens (`tether_token_*`).
+extension CellToken {
+    /// Until `leave`, the calling thread's resolves act for this token.
+    public func enter() {
+        SharedCache.shared.clearWait(self)
+        ThreadState.currentReference.borrow { state in
+            state.tokens.append(self)
+            thread = Borrowed(state).opaque
+        }
+        entered += 1
+    }
+
+    /// Ends the calling thread's last `enter`; false when it has none.
+    public static func leave() -> Bool {
+        ThreadState.currentReference.borrow { state in
+            guard let token = state.tokens.popLast() else { return false }
+            token.entered -= 1
+            return true
+        }
+    }
+
+    /// The creation cell of `key` (as `container` resolves it) the calling thread holds goes to
+    /// this token if its resolve fails; false when it holds none.
+    public func hold(_ key: Key, in container: Container) -> Bool {
+        guard let registration = container.unretainedRegistration(for: key) else { return false }
+        return ThreadState.currentReference.borrow { state in
+            registration.borrow { r in SharedCache.shared.hold(r, r.spec.scope, in: container, thread: Borrowed(state).opaque, for: self) }
+        }
+    }
+
+    /// Calls `fn(context)` once the cell a resolve acting for this token was refused is released.
+    public func wake(_ fn: @convention(c) (UnsafeMutableRawPointer?) -> Void, _ context: UnsafeMutableRawPointer?) {
+        SharedCache.shared.wakeWhenReleased(self, fn, context)
+    }
+
+    /// Releases the cells this token holds and unlinks it (before its last reference goes).
+    public func free() { SharedCache.shared.free(self) }
 }
 
 /// Whether resolves on the calling thread may wait for another thread's

@@ -12,7 +12,7 @@ private let keyWord = Atomic<UInt>(0)
 
 /// Per-thread bookkeeping of the core: graphs under way on this thread, the
 /// iterative release queue and the specs of the instances it makes.
-final class ThreadState {
+final class ThreadState: CellOwner {
     /// Keeps what malloc put before this object off the lines of the fields below (`LinePad`).
     private let leadingPad = LinePad()
     /// References waiting to be released (see ReleaseQueue).
@@ -29,19 +29,13 @@ final class ThreadState {
 
     init() {
         graph = Graph(thread: UnsafeMutableRawPointer(bitPattern: 1)!)
+        super.init(isToken: false)
         graph.thread = Borrowed(self).opaque
     }
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
-    /// The creation cell this thread waits for, and what it builds meanwhile
-    /// (`SharedCache`; read and written under its `waitLock` only).
-    var waitingOn: SharedCache.Cell?
-    var waitingPath: [Key] = []
-    /// Whether the resolve that waits can start over (`SharedCache.claim`'s `canBackOff`).
-    var canBackOff = false
-    /// Set by a thread that found this one in a wait cycle and cannot start over
-    /// itself: this one gives up its cells and starts over (under its cell's stripe lock).
-    var wounded = false
+    /// The tokens this thread's resolves act for (`tether_token_enter`), the current one last.
+    var tokens: [CellToken] = []
     /// Resolves on this thread fail with `.wouldBlock` instead of waiting for another thread's creation cell (`WaitMode`).
     var noWait = false
     /// Set when one did.

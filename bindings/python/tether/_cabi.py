@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 10
+BINDING_API_VERSION = 11
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -292,6 +292,12 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "container_versions": (_status, [_p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
     "container_hit_word": (_status, [_p, POINTER(c_void_p)]),
     "plan_adopt": (_status, [_p, c_uint32, _p]),
+    "token_new": (_status, [_p, POINTER(c_void_p)]),
+    "token_free": (_status, [_p]),
+    "token_enter": (_status, [_p]),
+    "token_leave": (_status, []),
+    "token_hold": (_status, [_p, _p, c_uint32]),
+    "token_wait": (_status, [_p, _p, _p]),
 }
 
 

@@ -14,19 +14,26 @@ The library resolves synchronously and calls factories as C callbacks, which can
   or callback runs twice; the teardowns the abort would have run are kept for those objects
   (``stash``), and those of objects no later attempt took run when ``aresolve`` ends (also when it
   fails or is cancelled: what a resolve made is torn down).
-* A SINGLETON or CONTAINER-scoped async factory under way is known by its cell (the registration,
-  and the container caching it): another ``aresolve`` needing it awaits that (``InFlight``)
-  instead of starting it again, and takes its result if its own call is the same one, else
-  resolves again once the first publishes it. The library's cache stays the only cache.
+* A SINGLETON or CONTAINER-scoped async factory that suspends keeps the library's creation cell
+  of its instance: the ``aresolve`` gives it to its *token* (``tether_token_hold``; a token stands
+  for an awaiting call in the library, ``Session.token``), and its next attempt, acting for the
+  token (``tether_token_enter``), takes it back and publishes the instance. Another ``aresolve``
+  needing that instance meanwhile is refused by the library (``TETHER_E_WOULD_BLOCK``: a resolve
+  acting for a token never blocks the loop) and awaits the library's wake-up
+  (``tether_token_wait``) before resolving again; one whose wait would never end (task A's
+  factory awaits what task B's makes, and B's awaits A's) gets the library's ``CycleError``.
+  The library decides all of it: Python keeps no cell, names no scope's sharing unit.
 
 * A factory awaited outside the library's resolve that resolves its own key, or one further out on
   the path to it, is the library's constructor cycle, as when nothing suspends: each library call an
   ``aresolve`` makes meanwhile first tells the library what its task constructs
   (``tether_construct_enter``, read from the task's own stack: ``marks``), so no factory runs twice.
 
-* A resolve that would wait for another thread creating a shared instance it needs (the library's
-  ``TETHER_E_WOULD_BLOCK`` in no-wait mode) does not block the loop: ``aresolve`` sleeps a little
-  and tries again.
+* A resolve that would wait for another thread creating a shared instance it needs does not block
+  the loop either: it is refused the same way (``TETHER_E_WOULD_BLOCK``), and ``aresolve`` awaits
+  the wake-up the thread's release sends. A resolve nested in a synchronous factory waits for a
+  thread as any resolve does (the factory runs once); one that would wait for a task of this loop
+  is refused (it could never end), and ``aresolve`` awaits that task and calls the factory again.
 
 Where nothing can await (a plain ``resolve``, or a nested one inside a synchronous factory), an
 async factory fails the resolve with ``AsyncResolveError`` (a ``TypeError``) naming ``aresolve``.
@@ -37,6 +44,7 @@ what suspends is awaited on the loop in the library's order).
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import functools
 import inspect
 import itertools
@@ -48,7 +56,8 @@ from . import _fork, _state, object_table, teardown
 from ._cabi import FIX_FACTORY, OK
 from ._steps import Continuation, step
 from .completion import Completion
-from .errors import NeedsAwait
+from .errors import NeedsAwait, WouldBlockError, error_for
+from .messages import last_message
 from .parameters import code_flags
 from .scope import Scope
 
@@ -73,24 +82,21 @@ def is_async(fn: Any) -> bool:
 
 class Suspended(BaseException):
     """Raised through the library's frames by an async factory or callback that suspended in an
-    attempt (``rest``: the coroutine finishing it, giving ``(object, teardowns)``), or by one that
-    must wait for another's (``waits``: an ``InFlight``), or by a resolve that would wait for
-    another thread creating a shared instance (``poll``). A ``BaseException``: a factory's
-    ``except Exception`` does not swallow it; the library aborts the attempt and ``aresolve`` gets it."""
+    attempt (``rest``: the coroutine finishing it, giving ``(object, teardowns)``), or by a resolve
+    the library refused because another task or thread creates a shared instance it needs (``poll``).
+    A ``BaseException``: a factory's ``except Exception`` does not swallow it; the library aborts
+    the attempt and ``aresolve`` gets it."""
 
     #: the failure's parts are kept (``_state.raise_caused``): a factory's path, for ``marks``
     takes_parts = True
 
-    def __init__(self, rest: Callable[[], Any] | None = None, waits: InFlight | None = None,
-                 poll: bool = False) -> None:
+    def __init__(self, rest: Callable[[], Any] | None = None, poll: bool = False) -> None:
         super().__init__("an async factory suspended inside the library's resolve")
         self.rest = rest
-        self.waits = waits
-        self.poll = poll  # another thread creates a shared instance it needs: try again shortly
+        self.poll = poll  # refused by the library: await its wake-up (``Session.woken``), then try again
         self.key: tuple[Any, ...] | None = None  # the call it stands for (set by ``call``)
         self.callback = False  # a completion callback's call
-        self.cell: InFlight | None = None  # the shared cell it started
-        self.parts: Any = None  # the library's parts of the aborted attempt (a factory's: its path)
+        self.parts: Any = None  # the library's parts of the aborted attempt (a factory's path: its path)
 
 
 class _Made:
@@ -114,7 +120,7 @@ def _key(factory: Callable[..., Any], args: Any, kwargs: dict[str, Any] | None) 
 class Session:
     """One ``aresolve``: its attempts' calls, by call (the factory and its arguments' identities)."""
 
-    __slots__ = ("container", "depth", "made", "available", "by_ptr", "indexed", "stashed", "calls", "cells", "taken")
+    __slots__ = ("container", "depth", "made", "available", "by_ptr", "indexed", "stashed", "calls", "enclosing", "_token", "ended")
 
     def __init__(self, container: Any, depth: int) -> None:
         self.container = container
@@ -125,12 +131,56 @@ class Session:
         self.indexed = 0
         self.stashed = False  # a teardown waits in a stash: end() runs what no attempt took
         self.calls: dict[tuple[Any, ...], BaseException | None] = {}  # completion calls done (or failed)
-        self.cells: list[InFlight] = []  # shared cells it started
-        self.taken: list[InFlight] = []  # shared cells whose instance this attempt took
+        #: the session further out on the same task whose attempt this one runs in, if any (see ``token``)
+        self.enclosing: Session | None = None
+        self._token: int | None = None
+        self.ended = False
+
+    @property
+    def has_token(self) -> bool:
+        return self._token is not None
+
+    def token(self) -> int:
+        """This session's token in the library (made when first needed: a factory suspended making a
+        shared instance, or the library refused a wait), linked to the token of the session further out
+        on the same task whose factory awaits this one (``tether_token_new``'s ``parent``): the library
+        then sees a wait through this task's calls."""
+        if self._token is None:
+            enclosing = self.enclosing
+            if enclosing is None:
+                task = asyncio.current_task()
+                enclosing = _awaiting_rest.get(task) if task is not None else None
+            parent = enclosing.token() if enclosing is not None and not enclosing.ended else None
+            api = self.container._api
+            out = ctypes.c_void_p()
+            status = api.tether_token_new(parent, ctypes.byref(out))
+            if status != OK:
+                raise error_for(status, last_message(api))
+            self._token = out.value
+        return self._token  # type: ignore[return-value]
+
+    async def woken(self) -> None:
+        """Returns once the shared instance the library refused this session's last attempt is
+        released (published, or given up) by whoever creates it (``tether_token_wait``)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        n = next(_wake_ids)
+        _wakeups[n] = (loop, future)
+        try:
+            self.container._api.tether_token_wait(self._token, _WAKE, n)
+            await future
+        finally:
+            _wakeups.pop(n, None)
+
+    def free_token(self) -> None:
+        """Its cells released (their waiters go on), its token gone: the session ended."""
+        self.ended = True
+        token, self._token = self._token, None
+        if token is not None:
+            self.container._api.tether_token_free(token)
 
     def attempt(self) -> None:
         """Before each attempt: every call made so far may be taken once, in the order made."""
-        self.taken = []
         available: dict[tuple[Any, ...], list[_Made]] = {}
         for made in reversed(self.made):
             if type(made.key) is list:  # (see _Made)
@@ -160,10 +210,7 @@ class Session:
 
     async def end(self) -> None:
         """Tears down what the attempts made and no attempt kept, in the order the library let go of
-        it (dependents first), and lets go of the shared cells it started and nobody took."""
-        for cell in self.cells:
-            cell.abandon(self)
-        self.cells.clear()
+        it (dependents first)."""
         stashed = sorted((entry for made in self.made for entry in made.stash), key=lambda e: e[0])
         for made in self.made:
             made.stash = []
@@ -210,15 +257,13 @@ def call(factory: Callable[..., Any], args: Any, kwargs: dict[str, Any] | None =
                 teardown.note(made.obj, fn, owner)
             made.stash = []
             return made.obj
-    taken = len(session.taken)
     try:
         obj = factory(*args, **kwargs) if kwargs else factory(*args)
     except Suspended as suspended:
         if suspended.key is None:
             suspended.key = _key(factory, args, kwargs)
         raise
-    if len(session.taken) == taken:  # (a shared cell's instance stays the cell's: see InFlight)
-        session.made.append(_Made([factory, args, kwargs], obj, None, []))
+    session.made.append(_Made([factory, args, kwargs], obj, None, []))
     return obj
 
 
@@ -244,10 +289,6 @@ def call_callback(callback: Callable[..., Any], obj: Any, *args: Any) -> None:
 
 
 def _stash(ptr: int | None, fn: Callable[[Any], Any], owner: Any) -> bool:
-    cell = _cell_ptrs.get(ptr)  # type: ignore[arg-type]
-    if cell is not None and cell.outcome is not None:  # back to its cell, for the next attempt to take
-        cell.outcome[2].append((next(_order), fn, owner))
-        return True
     session = getattr(_tls, "session", None)
     if session is None:
         return False
@@ -262,117 +303,43 @@ def _stash(ptr: int | None, fn: Callable[[Any], Any], owner: Any) -> bool:
 teardown.stash[0] = _stash
 
 
-class InFlight:
-    """A shared async factory under way (its cell: the registration's wrapper and the container
-    caching the instance), started by one session; what it gives, once it did, and who waits.
-
-    Its instance is the cell's until an attempt that took it succeeds (the library published it
-    then): an attempt that aborts gives it back (its teardowns, see ``_stash``), and the next
-    attempt needing it, of any session, takes it again. A failure is taken once (by the session
-    that started it, whose attempt comes first): the others make their own, as after any failed
-    creation. A session ending with its cell's instance untaken tears it down."""
-
-    __slots__ = ("cell", "args", "owner", "outcome", "waiters")
-
-    def __init__(self, cell: tuple[Any, int], args: tuple[int, ...], owner: Session) -> None:
-        self.cell, self.args, self.owner = cell, args, owner
-        self.outcome: tuple[Any, BaseException | None, list[Any]] | None = None
-        self.waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-
-    def settled(self) -> asyncio.Future[None]:
-        """A future of the running loop done once this has an outcome or is gone."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        with _cells_lock:
-            if self.outcome is None and _cells.get(self.cell) is self:
-                self.waiters.append((loop, future))
-                return future
-        future.set_result(None)
-        return future
-
-    def _notify(self) -> None:
-        waiters, self.waiters = self.waiters, []
-        for loop, future in waiters:
-            loop.call_soon_threadsafe(_wake, future)
-
-    def finish(self, outcome: tuple[Any, BaseException | None, list[Any]]) -> None:
-        with _cells_lock:
-            self.outcome = outcome
-            self._notify()
-
-    def take(self, session: Session) -> Any:
-        """The instance for an attempt of ``session`` (its teardowns noted for the library's box),
-        or the failure raised."""
-        outcome = self.outcome
-        assert outcome is not None
-        obj, exc, stash = outcome
-        if exc is not None:
-            self.remove()
-            raise exc
-        for _, fn, owner in stash:
-            teardown.note(obj, fn, owner)
-        stash.clear()
-        try:
-            _cell_ptrs[object_table.pointer_of(obj)] = self
-        except Exception:
-            pass
-        session.taken.append(self)
-        return obj
-
-    def remove(self) -> None:
-        """Published (or its failure taken): later resolves find it in the library's cache."""
-        with _cells_lock:
-            if _cells.get(self.cell) is self:
-                del _cells[self.cell]
-            self._notify()
-        if self.outcome is not None and self.outcome[0] is not None:
-            try:
-                _cell_ptrs.pop(object_table.pointer_of(self.outcome[0]), None)
-            except Exception:
-                pass
-
-    def abandon(self, session: Session) -> None:
-        """Its session ends: an outcome nobody took is torn down (a later resolve makes its own)."""
-        with _cells_lock:
-            if _cells.get(self.cell) is not self:
-                return
-            del _cells[self.cell]
-            outcome, self.outcome = self.outcome, None
-            self._notify()
-        if outcome is not None and outcome[0] is not None:
-            try:
-                _cell_ptrs.pop(object_table.pointer_of(outcome[0]), None)
-            except Exception:
-                pass
-            if outcome[2]:
-                session.add((), outcome[0], None, outcome[2])  # its teardowns run with the session's
-
-
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
 
 
-_cells: dict[tuple[Any, int], InFlight] = {}
-_cells_lock = _fork.lock()
-#: the pointers of shared cells' instances while an attempt holds them in a box (see _stash)
-_cell_ptrs: dict[int, InFlight] = {}
-# a forked child has no other thread's loop to wait for
-_fork.in_child(lambda: (_cells.clear(), _cell_ptrs.clear()))
+#: the futures ``Session.woken`` awaits, by the context number the library calls ``_WAKE`` with
+_wakeups: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
+_wake_ids = itertools.count(1)
 
 
-def _claim(cell: tuple[Any, int], args: tuple[int, ...]) -> Any:
-    """The cell's found entry, if a factory call for these arguments finished there, None if nobody
-    makes it now; raises ``Suspended`` to wait for one under way."""
-    with _cells_lock:
-        found = _cells.get(cell)
-    if found is None:
-        return None
-    if found.outcome is not None and found.args == args:
-        return found
-    # (the task making it, resolving it again while it awaits, never gets here: the library was told
-    # what that task constructs, ``marks``, and reports the cycle)
-    raise Suspended(waits=found)
+def _woken(context: int | None) -> None:
+    """The library's wake-up (``tether_token_wait``), on the thread that released the cell."""
+    entry = _wakeups.pop(context or 0, None)
+    if entry is not None:
+        try:
+            entry[0].call_soon_threadsafe(_wake, entry[1])
+        except RuntimeError:  # its loop is closed: nobody awaits it
+            pass
+
+
+_WAKE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_woken)  # (lives as long as the module: the library may call it)
+
+
+#: the session each task awaits a suspended factory for (``resolve``): a session begun meanwhile on
+#: that task is nested in it (its token's parent, ``Session.token``)
+_awaiting_rest: dict[Any, Session] = {}
+# a forked child has no other thread's loop to wake (the library forgets every token's cells there)
+_fork.in_child(_wakeups.clear)
+_fork.in_child(_awaiting_rest.clear)
+
+
+def _hold(session: Session, container: Any, name: str) -> None:
+    """The library's creation cell of ``name``'s shared instance, which this thread's resolve from
+    ``container`` holds, goes to ``session``'s token when the attempt aborts (``tether_token_hold``)."""
+    api = container._api
+    # NOT_FOUND: no cell to keep (the library made the instance under a resolve further out)
+    api.tether_token_hold(session.token(), container.handle, container._key_id(name.encode("utf-8")))
 
 
 def owner(singleton_owner: Any) -> Any:
@@ -429,14 +396,6 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
         session = here()
         if session is None:
             raise _needs_await(what)
-        cell = None
-        if shared:
-            container = singleton_owner if scope == Scope.SINGLETON else _state.tls.frames[-1][0]
-            cell = (from_async, id(container))
-            ids = (*map(id, args), *map(id, kwargs.values()))
-            found = _claim(cell, ids)
-            if found is not None:
-                return found.take(session)
         awaitable, teardowns = begin(args, kwargs)
         done, value = step(awaitable)
         if done:
@@ -449,14 +408,9 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             obj = await value
             return obj, [] if obj is None else [(next(_order), fn, who) for fn, who in teardowns(obj)]
 
-        suspended = Suspended(rest)
-        if cell is not None:
-            started = InFlight(cell, ids, session)
-            with _cells_lock:
-                _cells.setdefault(cell, started)
-            session.cells.append(started)
-            suspended.cell = started
-        raise suspended
+        if shared:  # its instance stays this session's to make: the library's cell goes to its token
+            _hold(session, singleton_owner if scope == Scope.SINGLETON else _state.tls.frames[-1][0], name)
+        raise Suspended(rest)
 
     # for a plan's runner that awaits it itself (executor.runner): (awaitable, teardowns)
     setattr(from_async, BEGIN, begin)
@@ -620,7 +574,9 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
-    pause = 0.0005
+    # begun inside an attempt of this thread (an async factory stepped there): nested in that session
+    session.enclosing = getattr(_tls, "session", None)
+    api = container._api
     path = None  # what this task constructs while it awaits a suspended factory (see ``marks``)
     try:
         while True:
@@ -630,46 +586,68 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
             session.depth = len(frames) + 1
             session.attempt()
             attempting.append(None)
+            acting = session.has_token  # the library: take back this token's cells, never block the loop
+            if acting:
+                api.tether_token_enter(session.token())
             try:
                 marked = marks() if awaiting else None
-                result = _marked(container, key, args, marked) if marked else container.resolve(key, *args)
-                for cell in session.taken:  # published by this resolve
-                    cell.remove()
-                return result
+                return _marked(container, key, args, marked) if marked else container.resolve(key, *args)
             except Suspended as suspended:
                 pending = suspended
+            except Exception as exc:
+                if not _refused(exc):
+                    raise
+                pending = Suspended(poll=True)  # refused inside a nested call (a synchronous factory's resolve)
             finally:
+                if acting:
+                    api.tether_token_leave()
                 attempting.pop()
                 _tls.session = outer
-            if pending.waits is not None:  # another session's factory makes it: resolve again once it did
-                await pending.waits.settled()
-                continue
-            if pending.poll:  # another thread creates what it needs (the library's cell): the loop runs meanwhile
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 0.02)
+            if pending.poll:  # another task or thread creates what it needs: the loop runs meanwhile
+                if acting:
+                    await session.woken()
+                else:
+                    session.token()  # again at once, acting for it: the library notes what it waits for
                 continue
             assert pending.rest is not None and pending.key is not None
             path = _path(container, pending)  # (read from this frame by ``marks`` while set)
             if path is not None:
                 awaiting.append(None)
+            task = asyncio.current_task()
+            further = _awaiting_rest.get(task)
+            _awaiting_rest[task] = session  # (a session begun meanwhile on this task is nested in this one)
             try:
                 obj, stash = await pending.rest()
                 outcome: tuple[Any, BaseException | None, list[Any]] = (obj, None, stash)
             except Exception as exc:
                 outcome = (None, exc, [])
             finally:
+                if further is None:
+                    del _awaiting_rest[task]
+                else:
+                    _awaiting_rest[task] = further
                 if path is not None:
                     path = None
                     del awaiting[-1]
             if pending.callback:
                 session.calls[pending.key] = outcome[1]
-            elif pending.cell is not None:
-                pending.cell.finish(outcome)  # taken by the next attempt (this one's, or another's)
-            else:
+            else:  # taken by the next attempt (a shared instance's: under the cell its token holds)
                 session.add(pending.key, *outcome)
     finally:
-        if session.stashed or session.cells:
+        session.free_token()  # (first: its cells' waiters go on while this one tears down)
+        if session.stashed:
             await session.end()
+
+
+def _refused(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or was caused by, the library's refusal to wait (``WouldBlockError``)."""
+    for _ in range(16):  # (a chain is short; a cyclic one ends here)
+        if exc is None:
+            return False
+        if isinstance(exc, WouldBlockError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 _RESOLVE_CODE = resolve.__code__
