@@ -714,9 +714,9 @@ static void op_register(void) {
     /* The key's old registration in that container is stale from the moment the call replaces it
      * (destructors of its instances, which the call runs, may try its handle); an override or a
      * decorator replaces nothing, and a registration goes under the overrides */
-    int replaced = -1;
+    int replaced[NSPEC], nreplaced = 0;   /* the key's registration and its decorators */
     for (int i = 0; i < nspecs - 1 && mode >= 2; i++)
-        if (regs[i].live && !regs[i].ovr && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0, replaced = i;
+        if (regs[i].live && !regs[i].ovr && regs[i].s->cont == ci && regs[i].s->key == s->key) regs[i].live = 0, replaced[nreplaced++] = i;
     if (ex) {                         /* register_ex: everything at once */
         tether_completion cbs[MAXCOMP];
         for (int i = 0; i < s->ncomp; i++)
@@ -765,7 +765,7 @@ static void op_register(void) {
         s->ready = 0;
         /* refused before replacing anything (INVALID_HANDLE: the container went, or another
          * registration of the key replaced both meanwhile) */
-        if (replaced >= 0 && st != TETHER_E_INVALID_HANDLE && conts[ci].live) regs[replaced].live = 1;
+        if (st != TETHER_E_INVALID_HANDLE && conts[ci].live) for (int k = 0; k < nreplaced; k++) regs[replaced[k]].live = 1;
     }
 }
 

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 11
+#define TETHER_BINDING_API_VERSION 12
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -412,10 +412,30 @@ typedef struct tether_binding {
         releases calls it too; after fork() the child never calls a callback registered before it.
         INVALID_ARGUMENT (NULL `t` or `fn`). Thread-safe. */
     tether_status (*token_wait)(tether_token *t, void (*fn)(void *context), void *context);
+
+    /** What the library decides for `scope`, as TETHER_SCOPE_TRAIT_* bits in `*out`, for a binding that
+        must act on it without naming scopes (a new scope then needs no decision in the binding).
+        INVALID_ARGUMENT (not a tether_scope, NULL `out`). Lock-free. */
+    tether_status (*scope_traits)(tether_scope scope, unsigned *out);
 } tether_binding;
 
+/** scope_traits: a resolve may share an instance of the scope it did not make. */
+#define TETHER_SCOPE_TRAIT_SHARED 0x1u
+/** scope_traits: the registration keeps the instance strongly until reset (SINGLETON): a hit may hand it
+    out, a reset lets go of it, its creation cell is the registering container's. */
+#define TETHER_SCOPE_TRAIT_KEPT_STRONGLY 0x2u
+/** scope_traits: the registration keeps the instance weakly, shared while anything holds it (WEAK): a
+    binding's object may be revived (registration_revive). */
+#define TETHER_SCOPE_TRAIT_KEPT_WEAKLY 0x4u
+/** scope_traits: one instance per resolving container, which keeps it until it closes (CONTAINER). */
+#define TETHER_SCOPE_TRAIT_PER_CONTAINER 0x8u
+/** scope_traits: a graph has at most one instance of it (every scope but TRANSIENT). */
+#define TETHER_SCOPE_TRAIT_KEYED_IN_GRAPH 0x10u
+/** scope_traits: its dependencies come from its registering container, not the resolving one (SINGLETON). */
+#define TETHER_SCOPE_TRAIT_OWN_CONTAINER 0x20u
+
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of
@@ -444,7 +464,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 26 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 27 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif

@@ -45,14 +45,9 @@ private func word(_ code: ErrorCode) -> String {
     }
 }
 
+/// The scope the corpus names (`Scope.name`: a new scope needs nothing here).
 private func scope(_ name: String?) -> Scope {
-    switch name {
-    case "transient": .transient
-    case "singleton": .singleton
-    case "weak": .weak
-    case "container": .container
-    default: .graph
-    }
+    Scope.allCases.first { $0.name == (name ?? "graph") }!
 }
 
 /// "Key12" sorts as ("Key", 12).

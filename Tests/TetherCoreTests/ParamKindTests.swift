@@ -5,23 +5,8 @@ import Testing
 @testable import TetherCore
 
 @Suite struct ParamKindTests {
-    /// The enumerators of `tether_param_kind` in include/tether.h, in declaration order (their numbers).
-    private func headerKinds() throws -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let header = try String(contentsOf: root.appendingPathComponent("include/tether.h"), encoding: .utf8)
-        let start = try #require(header.range(of: "typedef enum tether_param_kind {"))
-        let end = try #require(header.range(of: "} tether_param_kind;", range: start.upperBound..<header.endIndex))
-        let body = header[start.upperBound..<end.lowerBound]
-        // Each enumerator starts a line (after a separating comma, if any); comments follow it.
-        return body.split(separator: "\n").compactMap { line in
-            let text = line.drop { $0 == " " || $0 == "," }
-            guard text.hasPrefix("TETHER_PARAM_") else { return nil }
-            return String(text.prefix { $0.isLetter || $0.isNumber || $0 == "_" })
-        }
-    }
-
     @Test func theDescriptionNumbersAndNamesEveryKindAsTheHeaderDoes() throws {
-        let names = try headerKinds()
+        let names = try headerEnumerators("tether_param_kind", prefix: "TETHER_PARAM_").map { "TETHER_PARAM_" + $0 }
         #expect(names.count == Param.Kind.allCases.count)
         for (number, name) in names.enumerated() {
             let kind = try #require(Param.Kind(rawValue: Int32(number)))

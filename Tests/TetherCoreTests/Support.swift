@@ -346,3 +346,20 @@ final class Gate: Sendable {
         while arrived.load(ordering: .sequentiallyConsistent) < parties { sched_yield() }
     }
 }
+
+// MARK: - The C header
+
+/// The enumerators of the enum `name` in include/tether.h, in declaration order (their numbers),
+/// without `prefix`: what a description in the core (`Param.Kind`, `Scope`) must number and name alike.
+func headerEnumerators(_ name: String, prefix: String) throws -> [String] {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let header = try String(contentsOf: root.appendingPathComponent("include/tether.h"), encoding: .utf8)
+    let start = try #require(header.range(of: "typedef enum \(name) {"))
+    let end = try #require(header.range(of: "} \(name);", range: start.upperBound..<header.endIndex))
+    // Each enumerator starts a line (after a separating comma, if any); comments follow it.
+    return header[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
+        let text = line.drop { $0 == " " || $0 == "," }
+        guard text.hasPrefix(prefix) else { return nil }
+        return String(text.dropFirst(prefix.count).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+    }
+}

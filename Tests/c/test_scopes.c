@@ -371,7 +371,31 @@ static void reset_singleton_leaves_weak_alone_and_back(void) {
     CHECK(S.dropped == 2);
 }
 
+/* ---- what the library tells a binding about each scope (scope_traits) ---- */
+
+static void scope_traits_describe_each_scope_as_the_header_does(void) {
+    enum { SH = TETHER_SCOPE_TRAIT_SHARED, STRONG = TETHER_SCOPE_TRAIT_KEPT_STRONGLY, WEAK = TETHER_SCOPE_TRAIT_KEPT_WEAKLY,
+           PER = TETHER_SCOPE_TRAIT_PER_CONTAINER, KEYED = TETHER_SCOPE_TRAIT_KEYED_IN_GRAPH, OWN = TETHER_SCOPE_TRAIT_OWN_CONTAINER };
+    const unsigned expected[] = {
+        [TETHER_SCOPE_GRAPH] = KEYED,
+        [TETHER_SCOPE_TRANSIENT] = 0,
+        [TETHER_SCOPE_SINGLETON] = SH | STRONG | KEYED | OWN,
+        [TETHER_SCOPE_WEAK] = SH | WEAK | KEYED,
+        [TETHER_SCOPE_CONTAINER] = SH | PER | KEYED,
+    };
+    for (int s = TETHER_SCOPE_GRAPH; s <= TETHER_SCOPE_CONTAINER; s++) {
+        unsigned traits = 0xdead;
+        CHECK_OK(TB.scope_traits((tether_scope)s, &traits));
+        CHECK(traits == expected[s]);
+    }
+    unsigned untouched = 7;
+    CHECK(TB.scope_traits((tether_scope)(TETHER_SCOPE_CONTAINER + 1), &untouched) == TETHER_E_INVALID_ARGUMENT);
+    CHECK(untouched == 7 && strstr(tether_last_error(), "is not a tether_scope") != NULL);
+    CHECK(TB.scope_traits(TETHER_SCOPE_GRAPH, NULL) == TETHER_E_INVALID_ARGUMENT);
+}
+
 int main(void) {
+    RUN(scope_traits_describe_each_scope_as_the_header_does);
     RUN(graph_scope_shared_within_one_resolve);
     RUN(graph_scope_top_level_is_not_cached);
     RUN(transient_differs_even_within_one_graph);

@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 11
+private let bindingVersion: UInt32 = 12
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -68,7 +68,19 @@ private let bindingTable: [UnsafeRawPointer] = [
     unsafeBitCast({ tether_token_wait($0, $1, $2) } as @convention(c) (UnsafeMutableRawPointer?, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
                                                         UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_scope_traits($0, $1) } as @convention(c) (Int32, UnsafeMutablePointer<UInt32>?) -> Int32,
+                  to: UnsafeRawPointer.self),
 ]
+
+/// The binding's `scope_traits`: `Scope.bindingTraits`, the scope's description as the header's bits.
+@_cdecl("tether_scope_traits")
+public func tether_scope_traits(_ scope: Int32, _ out: UnsafeMutablePointer<UInt32>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        guard let out else { throw invalid("tether_scope_traits", "out must not be NULL") }
+        guard let scope = Scope(rawValue: scope) else { throw invalid("tether_scope_traits", "\(scope) is not a tether_scope") }
+        out.pointee = scope.bindingTraits
+    }
+}
 
 @_cdecl("tether_binding_open")
 public func tether_binding_open(_ b: UnsafeMutableRawPointer?) -> Int32 {

@@ -378,7 +378,7 @@ final class Graph {
         guard let registration = lookup.borrow({ $0.unretainedRegistration(for: cell.key) }) else { return }
         let state = table.state(registration)
         if state == GraphTable.constructing
-            || state == GraphTable.absent && registration.borrow({ $0.spec.scope }) != .transient {
+            || state == GraphTable.absent && registration.borrow({ $0.spec.scope.isKeyedInGraph }) {
             awaitingCells.append((registration, cell))
         } else if state != GraphTable.absent {
             cell.bind(to: alive[GraphTable.index(state)].object)
@@ -510,7 +510,7 @@ final class Graph {
             table.set(registration, GraphTable.state(index))
             return index
         }
-        if scope == .weak, let pointer = registration.borrow({ $0.revivedObject() }) {
+        if scope.isKeptWeakly, let pointer = registration.borrow({ $0.revivedObject() }) {
             return revive(registration, spec, pointer, in: lookup)
         }
         return nil
@@ -543,7 +543,7 @@ final class Graph {
         // Not for a first claim of the container scope (a request's child, created once per
         // request and rarely by two threads at once): the walk would cost it more than a
         // rare start-over (`SharedCache`) would.
-        if !claimedInOrder, cells.isEmpty, scope != .container, let root = claimRoot {
+        if !claimedInOrder, cells.isEmpty, !scope.isPerResolvingContainer, let root = claimRoot {
             claimedInOrder = true
             try claimInOrder(root.registration.object, from: root.container.object)
         }
@@ -756,7 +756,7 @@ final class Graph {
             for cell in late.lazyCells { cell.owner = owner }
         }
         let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
-        if scope != .transient { table.set(registration, GraphTable.state(aliveIndex)) }
+        if scope.isKeyedInGraph { table.set(registration, GraphTable.state(aliveIndex)) }
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference.borrowed) }
         if scope.isShared {
             let instance = reference.object
@@ -774,34 +774,53 @@ final class Graph {
 
     // MARK: completion, publication, failure
 
-    /// Runs queued completion callbacks; callbacks that create instances append theirs.
+    /// The order of completion callbacks, their rule's one home: once no factory of the graph
+    /// runs, each instance that has callbacks in the order it entered the graph (its creation
+    /// order; instances the callbacks' own resolves make come behind, the queue growing), its
+    /// callbacks in the order added. `next()` gives the next such instance (nil: none left) and
+    /// its callback count; `call(n)` runs callback `n` of that one. `runCompletions` runs a
+    /// graph's queue through it; the plan recorder records a plan's calls through it
+    /// (`Plan.Recorder.declaredCompletions`), which an object plan (`Plan.runObjects`) and a
+    /// binding's runner then run as recorded.
+    @inline(__always)
+    static func inCompletionOrder<E: Error>(next: () -> Int?, call: (Int) throws(E) -> Void) throws(E) {
+        while let count = next() {
+            for n in 0..<count { try call(n) }
+        }
+    }
+
+    /// Runs queued completion callbacks (`inCompletionOrder`); callbacks that create instances append theirs.
     private func runCompletions() throws(TetherError) {
-        while queueHead < queue.count {
-            let pending = queue[queueHead]
+        var pending = Pending?.none
+        var spec = Borrowed<InstanceSpec>?.none
+        try Graph.inCompletionOrder(next: {
+            guard queueHead < queue.count else { return nil }
+            pending = queue[queueHead]
             queueHead += 1
             // Borrowed, not retained: the instance holds its spec, the graph the resolver.
-            let spec = pending.instance.borrow { Borrowed($0.spec) }
-            let count = spec.borrow { $0.completionCount }
-            for n in 0..<count {
-                let resolver = completionResolver(pending)
-                defer { resolver.borrow { $0.close() } }
-                userCode += 1
-                defer { userCode -= 1 }
-                let outcome = pending.instance.borrow { instance in
-                    spec.borrow { spec in
-                        resolver.borrow { resolver -> CallbackFailure? in
-                            do throws(CallbackFailure) { try spec.complete(n, resolver, instance: instance) } catch { return error }
-                            return nil
-                        }
+            spec = pending.unsafelyUnwrapped.instance.borrow { Borrowed($0.spec) }
+            return spec.unsafelyUnwrapped.borrow { $0.completionCount }
+        }) { (n: Int) throws(TetherError) in
+            let pending = pending.unsafelyUnwrapped
+            let spec = spec.unsafelyUnwrapped
+            let resolver = completionResolver(pending)
+            defer { resolver.borrow { $0.close() } }
+            userCode += 1
+            defer { userCode -= 1 }
+            let outcome = pending.instance.borrow { instance in
+                spec.borrow { spec in
+                    resolver.borrow { resolver -> CallbackFailure? in
+                        do throws(CallbackFailure) { try spec.complete(n, resolver, instance: instance) } catch { return error }
+                        return nil
                     }
                 }
-                let error = outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
-                if let tracer {
-                    let instance = pending.instance.object
-                    tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
-                }
-                if let error { throw error }
             }
+            let error = outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            if let tracer {
+                let instance = pending.instance.object
+                tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
+            }
+            if let error { throw error }
         }
     }
 
@@ -869,7 +888,7 @@ final class Graph {
         if !pendingShared.isEmpty {
             // A weak-scoped object this resolve made at the address of the one last published
             // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
-            for (registration, instance, _) in pendingShared where instance.spec.scope == .weak {
+            for (registration, instance, _) in pendingShared where instance.spec.scope.isKeptWeakly {
                 registration.borrow { $0.forgetPublished(at: instance.pointer) }
             }
             pendingShared.removeAll(keepingCapacity: true)

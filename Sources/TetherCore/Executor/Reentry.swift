@@ -65,7 +65,7 @@ extension Reentry {
         for key in keys {
             guard let registration = lookup.registration(for: key) else { continue }
             chain.append(registration)
-            if registration.spec.scope == .singleton { lookup = registration.container }
+            if registration.spec.scope.resolvesFromOwnContainer { lookup = registration.container }
         }
         let thread = ThreadState.currentReference.object
         let added = chain.filter { r in !thread.replaying.contains { $0 === r } }

@@ -108,7 +108,7 @@ extension Container {
             var dropped: [Dropped] = []
             for r in c.state.withLock({ _ in c.tableIfAny?.borrow { $0.all() } ?? [] }) where !r.isValue {
                 let scope = r.spec.scope
-                guard scope == .singleton || scope == .weak, builtOver(r, r.cached(scope)) else { continue }
+                guard scope.isKeptByRegistration, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }
             }
             let scoped = c.state.withLock { s in s.scoped.entries.map { ($0.registration.object, $0.instance) } }

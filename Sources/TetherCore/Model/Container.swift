@@ -630,7 +630,7 @@ public final class Container: @unchecked Sendable {
         let scope = spec.borrow { $0.scope }
         if scope.isShared {
             // The weak scope shares an instance while something holds the instance; a bare object does not.
-            guard scope == .singleton else { throw objectMisuse(key) }
+            guard scope.isKeptStronglyByRegistration else { throw objectMisuse(key) }
             if let hit = registration.borrow({ $0.cached(scope) }) {
                 return Borrowed<AnyObject>(opaque: hit.pointer).object
             }
@@ -656,7 +656,7 @@ public final class Container: @unchecked Sendable {
 
     /// Empties this container's cache of `scope` (not its parents').
     public func reset(_ scope: Scope) {
-        if scope == .container { return drop(takeScoped { !$0.isDeclaredValue }) }  // values stay (`provideValue`)
+        if scope.isPerResolvingContainer { return drop(takeScoped { !$0.isDeclaredValue }) }  // values stay (`provideValue`)
         let registrations = state.withLock { _ in table.all() }
         drop(registrations.compactMap { $0.reset(scope) })
     }
@@ -677,7 +677,7 @@ public final class Container: @unchecked Sendable {
     /// (`claimScoped`) under the same lock; its waiters are woken.
     @discardableResult
     func publishScoped(_ registration: Registration, _ instance: Instance, endingClaimOf thread: UnsafeMutableRawPointer?) -> Bool {
-        var publishes = registration.specReference.borrow({ $0.scope }) == .container
+        var publishes = registration.specReference.borrow({ $0.scope.isPerResolvingContainer })
         // A parent's registration (a request's child caching under the root's) is not asked
         // whether it was retired: that takes its lock, a word every thread's requests would write.
         // A retired one's entry is harmless: resolves find the registration that replaced it,
@@ -817,7 +817,7 @@ public final class Container: @unchecked Sendable {
     public func adoptScoped(_ key: Key, _ pointer: UnsafeMutableRawPointer) throws(TetherError) {
         guard !isClosed else { throw TetherError.containerFreed }
         guard let registration = unretainedRegistration(for: key)?.object else { throw TetherError.notRegistered(key) }
-        guard registration.spec.scope == .container else {
+        guard registration.spec.scope.isPerResolvingContainer else {
             throw TetherError(.invalidArgument, "\(key.quoted) has the \(registration.spec.scope.name) scope: only a container-scoped "
                 + "instance a described plan made can be adopted; resolve it instead")
         }

@@ -276,12 +276,12 @@ public final class Registration: @unchecked Sendable {
     /// stores it unmanaged: no retain and release on the way).
     @inline(__always)
     func cachedRetained(_ scope: Scope) -> Ref<Instance>? {
-        switch scope {
-        case .singleton:
+        switch scope.cache {
+        case .registration:
             return singleton.retained()
-        case .weak:
+        case .registrationWeakly:
             return lock.withSpinLock { withRare { $0.weak.retained } ?? nil }
-        case .graph, .transient, .container:  // per graph, never cached; per container: `cachedRetained(_:in:)`
+        case .none, .resolvingContainer:  // never cached; per container: `cachedRetained(_:in:)`
             return nil
         }
     }
@@ -300,27 +300,27 @@ public final class Registration: @unchecked Sendable {
     /// `cachedRetained(_:)`, with the container-scoped instance `container` holds.
     @inline(__always)
     func cachedRetained(_ scope: Scope, in container: Container) -> Ref<Instance>? {
-        scope == .container ? container.scopedInstance(of: self).map { .init(retaining: $0) } : cachedRetained(scope)
+        scope.isPerResolvingContainer ? container.scopedInstance(of: self).map { .init(retaining: $0) } : cachedRetained(scope)
     }
 
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile).
     func publish(_ instance: Instance) {
-        let slot = instance.spec.scope == .singleton ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
+        let slot = instance.spec.scope.isKeptStronglyByRegistration ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
         let declined = lock.withSpinLock { () -> Bool in
             guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
-            switch instance.spec.scope {
-            case .singleton:
+            switch instance.spec.scope.cache {
+            case .registration:
                 singleton.publish(slot!) { rareForWriting.kept.append($0) }
-            case .weak:
+            case .registrationWeakly:
                 rareForWriting.weak.publish(instance)
-            case .graph, .transient, .container:  // not published here (container scope: `Container.publishScoped`)
+            case .none, .resolvingContainer:  // not published here (per container: `Container.publishScoped`)
                 break
             }
             return false
         }
         // A layer that saw this resolve make the weak instance must not take it for the cached one.
-        if declined && instance.spec.scope == .weak { container.cachesChanged() }
+        if declined && instance.spec.scope.isKeptWeakly { container.cachesChanged() }
     }
 
     /// The weak scope's epoch, read without the lock: grows by one each time the

@@ -7,12 +7,7 @@ extension GraphCheck {
         for r in registrations {
             for e in edges(of: r, lookup: lookup) { byTarget[e.target, default: []].append(r.key) }
         }
-        var found = Set<Key>()
-        var stack = [key]
-        while let k = stack.popLast() {
-            for d in byTarget[k] ?? [] where found.insert(d).inserted { stack.append(d) }
-        }
-        return found
+        return Set(GraphWalk.reachable(from: key, id: { $0 }) { byTarget[$0] ?? [] })
     }
 }
 
@@ -21,17 +16,11 @@ extension Instance {
     /// resolver or a lazy slot included, which no declaration shows).
     func stronglyReaches(_ key: Key) -> Bool {
         EdgeLock.withLock {
-            var seen: Set<ObjectIdentifier> = [ObjectIdentifier(self)]
-            var stack = [self]
-            var found = false
-            while !found, let node = stack.popLast() {
-                _ = node.forEachStrongEdge { target in
-                    if target.key == key { found = true; return false }
-                    if seen.insert(ObjectIdentifier(target)).inserted { stack.append(target) }
-                    return true
-                }
-            }
-            return found
+            GraphWalk.path(from: self, id: ObjectIdentifier.init, successors: { node in
+                var targets: [Instance] = []
+                _ = node.forEachStrongEdge { targets.append($0); return true }
+                return targets
+            }, isGoal: { $0 !== self && $0.key == key }) != nil
         }
     }
 }

@@ -120,39 +120,19 @@ public struct GraphCheck {
         if reported.insert(error.message).inserted { problems.append(error) }
     }
 
-    /// Iterative depth-first search over constructor edges (factory DEP and WEAK
-    /// slots); every back edge closes one reported cycle.
+    /// Constructor cycles over the declared edges (factory DEP, WEAK and ALL slots): every back
+    /// edge of `GraphWalk.cycles` closes one reported cycle.
     private mutating func findCycles() {
-        enum Color { case gray, black }
-        var color = [Color?](repeating: nil, count: nodes.count)
+        let nodes = self.nodes
         var found = Set<[Key]>()
-        for start in nodes.indices where color[start] == nil {
-            var stack: [(node: Int, next: Int)] = [(start, 0)]
-            color[start] = .gray
-            while let top = stack.last {
-                let (n, next) = top
-                guard next < nodes[n].out.count else {
-                    color[n] = .black
-                    stack.removeLast()
-                    continue
-                }
-                stack[stack.count - 1].next += 1
-                let (edge, target) = nodes[n].out[next]
-                guard edge.completion == nil, edge.param.isConstructorEdge, let target else { continue }
-                switch color[target] {
-                case nil:
-                    color[target] = .gray
-                    stack.append((target, 0))
-                case .gray:
-                    let from = stack.firstIndex { $0.node == target }!
-                    let cycle = stack[from...].map { nodes[$0.node].registration.key } + [nodes[target].registration.key]
-                    guard found.insert(cycle).inserted else { continue }
-                    cycles.append(cycle)
-                    for i in 0..<(cycle.count - 1) { cycleEdges.insert([cycle[i], cycle[i + 1]]) }
-                case .black:
-                    break
-                }
-            }
+        let constructorEdges = GraphWalk.cycles(count: nodes.count) { n in
+            nodes[n].out.compactMap { edge, target in edge.completion == nil && edge.param.isConstructorEdge ? target : nil }
+        }
+        for path in constructorEdges {
+            let cycle = path.map { nodes[$0].registration.key }
+            guard found.insert(cycle).inserted else { continue }
+            cycles.append(cycle)
+            for i in 0..<(cycle.count - 1) { cycleEdges.insert([cycle[i], cycle[i + 1]]) }
         }
     }
 
@@ -182,28 +162,11 @@ public struct GraphCheck {
         }
     }
 
-    /// The nodes of a shortest strong path `start` ... `goal`, if any (breadth first).
+    /// The nodes of a shortest strong path `start` ... `goal`, if any (`GraphWalk.path`, breadth first).
     private func strongPath(from start: Int, to goal: Int) -> [Int]? {
-        var parent = [Int?](repeating: nil, count: nodes.count)
-        parent[start] = start
-        var queue = [start]
-        var head = 0
-        while head < queue.count {
-            let n = queue[head]
-            head += 1
-            if n == goal {
-                var path = [n]
-                var cur = n
-                while cur != start { cur = parent[cur]!; path.append(cur) }
-                return path.reversed()
-            }
-            for (e, target) in nodes[n].out where e.isStrong {
-                guard let target, parent[target] == nil else { continue }
-                parent[target] = n
-                queue.append(target)
-            }
-        }
-        return nil
+        GraphWalk.path(from: start, id: { $0 }, shortest: true, successors: { n in
+            nodes[n].out.compactMap { edge, target in edge.isStrong ? target : nil }
+        }, isGoal: { $0 == goal })
     }
 
     /// DEP, WEAK and ALL slots and declared targets naming a key that takes runtime

@@ -265,7 +265,7 @@ final class Plan: @unchecked Sendable {
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
-            step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope } } == .singleton
+            step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
         }
         blockWords = (made > 1 || made == 1 && overSingleton) && !completes ? words : 0
         self.steps = Plan.copy(steps)
@@ -276,7 +276,7 @@ final class Plan: @unchecked Sendable {
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
             steps[i].registration.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
-                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope == .singleton)
+                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
             }
         }
         sharedSteps = Plan.copy(shared)
@@ -480,17 +480,17 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard spec.scope != .container || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
+            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
                   !r.isDeclaredValue || allowsValues || makesContainer else { return nil }
             var local = -1
             if recordsLocals && r.container === lookup {
                 // Its slot; a child's own container-scoped registration, or one with completion
                 // callbacks: `Graph` builds it (a local step takes each child's registration).
                 guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      spec.scope != .container, spec.completionCount == 0 else { return nil }
+                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { return nil }
                 local = slot
             }
-            if spec.scope == .container {
+            if spec.scope.isPerResolvingContainer {
                 return visitContainer(registration, id)
             }
             if spec.scope.isShared || r.isDeclaredValue {
@@ -536,33 +536,44 @@ final class Plan: @unchecked Sendable {
             let firstInput = inputs.count
             inputs += slots
             var step = Step(registration: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
-                            isShared: false, isKeyed: spec.scope == .graph, completes: spec.completionCount > 0, parent: -1)
+                            isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = local
-            return add(step, spec.scope == .graph ? id : nil)
+            return add(step, spec.scope.isKeyedInGraph ? id : nil)
         }
 
         /// After `visit`: every completion callback of the made steps, in the order
-        /// `Graph` runs them (by step, then as added), with the steps of its
+        /// `Graph` runs them (`Graph.inCompletionOrder`: by step, then as added), with the steps of its
         /// declared targets; nil when one is not a `DeclaredCompletion` (unless
         /// `resolvers`: then its `completion` is nil, a resolver-form callback) or a
         /// target is not a step of this graph (the callback would build it: `Graph` does that).
         func declaredCompletions(resolvers: Bool = false) -> [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])]? {
+            struct Declines: Error {}
             var calls: [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])] = []
-            for i in steps.indices where steps[i].completes {
-                for (number, completion) in steps[i].spec!.object.completions.enumerated() {
+            // Made steps are in creation order: the order their instances enter the graph.
+            var completing = steps.indices.lazy.filter { steps[$0].completes }.makeIterator()
+            var i = 0
+            do throws(Declines) {
+                try Graph.inCompletionOrder(next: {
+                    guard let next = completing.next() else { return nil }
+                    i = next
+                    return steps[i].spec!.object.completions.count
+                }) { (number: Int) throws(Declines) in
+                    let completion = steps[i].spec!.object.completions[number]
                     guard let declared = completion as? DeclaredCompletion else {
-                        guard resolvers else { return nil }
+                        guard resolvers else { throw Declines() }
                         calls.append((i, number, nil, []))
-                        continue
+                        return
                     }
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),
-                              let step = stepOf[ObjectIdentifier(target.object)] else { return nil }
+                              let step = stepOf[ObjectIdentifier(target.object)] else { throw Declines() }
                         targets.append(step)
                     }
                     calls.append((i, number, declared, targets))
                 }
+            } catch {
+                return nil
             }
             return calls
         }
@@ -618,7 +629,7 @@ final class Plan: @unchecked Sendable {
                 case .instance:
                     guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }),
                           let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
-                              || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope == .singleton })
+                              || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
                     else { return nil }
                     slots.append(step)
                 case .context:
@@ -704,7 +715,7 @@ final class Plan: @unchecked Sendable {
                 // that step's edges: nothing is left to release.
                 return .success(made.take(count - 1))
             }
-            made.releaseUnmoved(lastFirst: count)
+            Plan.letGo(made, count: count)
             return outcome.map { _ in nil }
         }
     }
@@ -771,9 +782,7 @@ final class Plan: @unchecked Sendable {
         var split: UInt64 = 0
         if hasShared && !takeShared(made, locals, pointers: pointers, split: &split)
             || B.readsRequest && hasContainer && !takeContainer(made, locals, pointers: pointers) {
-            for i in stride(from: count - 1, through: 0, by: -1) {
-                if split & 1 << UInt64(i) != 0 { SplitEdge.release(made[i]) } else { made.releaseUnmoved(i) }
-            }
+            Plan.letGo(made, count: count, split: split)
             return .success(nil)
         }
         progress.pointee.plan = .init(self)
@@ -808,7 +817,7 @@ final class Plan: @unchecked Sendable {
                 for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
                     made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
                 }
-                made.releaseUnmoved(lastFirst: count)
+                Plan.letGo(made, count: count)
                 return .failure(error)
             }
         }
@@ -901,9 +910,25 @@ final class Plan: @unchecked Sendable {
         return .root(root.take())
     }
 
-    /// Releases what `made` still holds, last first: dependents before dependencies, as a graph's `alive`.
+    /// Releases what `made` still holds (`letGo`).
     private func release(_ made: ReferenceWords<AnyObject>) {
-        made.releaseUnmoved(lastFirst: steps.count)
+        Plan.letGo(made, count: steps.count)
+    }
+
+    /// What a run holds of steps `0..<count` and did not hand on, let go of last first (dependents
+    /// before their dependencies, as a graph's `alive`: `ReferenceWords.releaseUnmoved(lastFirst:)`),
+    /// a split reference still held (a step in `split`: `SplitEdge`) as one. Every run of a plan
+    /// (`run`, `runBlock`, `runObjects`) lets go of what it made or took through this one function:
+    /// on a failure, a decline, and what cached container steps left unused.
+    private static func letGo<Element>(_ made: ReferenceWords<Element>, count: Int, split: UInt64 = 0) {
+        guard split != 0 else { return made.releaseUnmoved(lastFirst: count) }
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            if split & 1 << UInt64(i) == 0 {
+                made.releaseUnmoved(i)
+            } else if made.owns(i) {
+                SplitEdge.release(Borrowed<Instance>(opaque: made[i].opaque))
+            }
+        }
     }
 
     /// An object resolve that failed in step `step`'s factory, or its completion
@@ -1009,10 +1034,7 @@ final class Plan: @unchecked Sendable {
         let claims = ContainerClaims(words: request.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
-            // Last first, as `releaseUnmoved(lastFirst:)`; a split reference still held is dropped as one.
-            for i in stride(from: steps.count - 2, through: 0, by: -1) {
-                if split & 1 << UInt64(i) != 0 { if made.owns(i) { SplitEdge.release(made[i]) } } else { made.releaseUnmoved(i) }
-            }
+            Plan.letGo(made, count: steps.count - 1, split: split)
             return
         }
         for n in 0..<containerSteps.count where claims.holds(n) {

@@ -93,7 +93,7 @@ extension Container {
             throw TetherError.notRegistered(key)
         }
         // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
-        guard usesPlans, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope == .container }) else { return nil }
+        guard usesPlans, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope.isPerResolvingContainer }) else { return nil }
         var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
                                      allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }
@@ -124,7 +124,7 @@ extension Container {
                 if case .dependency = param { strong[call.step].append(target) }
             }
         }
-        guard !Self.hasCycle(strong) else { return nil }
+        guard GraphWalk.cycles(count: strong.count, first: true, successors: { strong[$0] }).isEmpty else { return nil }
         let resolverForm = calls.contains { $0.completion == nil }
         // A resolver's strong edge is checked against the factories' edges (`KeyStep.closes`):
         // declared strong targets would add edges that depend on when they run.
@@ -170,7 +170,7 @@ extension Container {
             if let known = alone[id] { return known }
             alone[id] = false  // on the way: a constructor cycle is not alone
             let spec = r.spec
-            guard spec.scope == .transient, spec.completionCount == 0, !r.isDeclaredValue else { return false }
+            guard !spec.scope.isShared, !spec.scope.isKeyedInGraph, spec.completionCount == 0, !r.isDeclaredValue else { return false }
             for param in r.params where param != .context {
                 // A constructor edge to one key that builds alone; nothing a resolve makes per slot.
                 guard param.isConstructorEdge, param.kind.edges == .one, let dep = unretainedRegistration(for: param.key!),
@@ -233,19 +233,5 @@ extension Container {
         }
         let chain = try plan.constructing(step, of: key)
         return Graph.factoryFailure(plan.steps[step].registration, failure, path: chain.map(\.key))
-    }
-
-    /// Whether the directed graph `edges` (per node, its successors) has a cycle.
-    private static func hasCycle(_ edges: [[Int]]) -> Bool {
-        var state = [UInt8](repeating: 0, count: edges.count)  // 0 unseen, 1 on the path, 2 done
-        func visit(_ node: Int) -> Bool {
-            state[node] = 1
-            for next in edges[node] {
-                if state[next] == 1 || (state[next] == 0 && visit(next)) { return true }
-            }
-            state[node] = 2
-            return false
-        }
-        return edges.indices.contains { state[$0] == 0 && visit($0) }
     }
 }

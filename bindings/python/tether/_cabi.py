@@ -32,7 +32,15 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 11
+BINDING_API_VERSION = 12
+
+# scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
+SCOPE_TRAIT_SHARED = 0x1
+SCOPE_TRAIT_KEPT_STRONGLY = 0x2
+SCOPE_TRAIT_KEPT_WEAKLY = 0x4
+SCOPE_TRAIT_PER_CONTAINER = 0x8
+SCOPE_TRAIT_KEYED_IN_GRAPH = 0x10
+SCOPE_TRAIT_OWN_CONTAINER = 0x20
 
 PARAM_DEP = 0
 PARAM_WEAK = 1
@@ -298,6 +306,7 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "token_leave": (_status, []),
     "token_hold": (_status, [_p, _p, c_uint32]),
     "token_wait": (_status, [_p, _p, _p]),
+    "scope_traits": (_status, [ctypes.c_int, POINTER(ctypes.c_uint)]),
 }
 
 

@@ -389,7 +389,8 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             return factory(*args, **kwargs), lambda obj: [] if close is None else [
                 (functools.partial(teardown.call_close, close, obj), who)]
 
-    shared = scope in (Scope.SINGLETON, Scope.CONTAINER)
+    # a creation cell its token can hold (the library's scope traits; WEAK takes no async factory)
+    shared = scope.kept_strongly or scope.per_container
 
     @functools.wraps(factory)
     def from_async(*args: Any, **kwargs: Any) -> Any:
@@ -409,7 +410,7 @@ def wrap_factory(name: str, factory: Callable[..., Any], close: Callable[[Any], 
             return obj, [] if obj is None else [(next(_order), fn, who) for fn, who in teardowns(obj)]
 
         if shared:  # its instance stays this session's to make: the library's cell goes to its token
-            _hold(session, singleton_owner if scope == Scope.SINGLETON else _state.tls.frames[-1][0], name)
+            _hold(session, singleton_owner if scope.kept_strongly else _state.tls.frames[-1][0], name)
         raise Suspended(rest)
 
     # for a plan's runner that awaits it itself (executor.runner): (awaitable, teardowns)

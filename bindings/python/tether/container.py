@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import ctypes
-import functools
 import inspect
 import operator
 import types
 import typing
 from ctypes import byref, c_size_t, c_uint32, c_void_p
-from typing import Any, Callable, Mapping, Sequence, TypeVar, Union, overload
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, overload
 
 from . import _fork, _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
 from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer, list_items
@@ -23,7 +22,7 @@ from .messages import last_message
 from .overrides import Override
 from .registration import Registration
 from .scope import Scope
-from ._cabi import DECORATE, OVERRIDE, PARAM_DEP
+from ._cabi import DECORATE, OVERRIDE, PARAM_DEP, PLAN_STEP_VALUE
 from .parameters import Parameters, Slot, from_deps, infer
 from .tracing import TraceEvent
 
@@ -39,8 +38,6 @@ _ZERO = c_size_t(0)
 _MATERIALIZING = _fork.lock()
 _attempting = aio.attempting  # (see _through_library)
 _WORDS = c_void_p * 8  # the buffer of a tether_container_versions call
-#: A container's templates before its first child with registrations kept one (see Container._prepared_again)
-_NO_TEMPLATES: tuple[int, dict[Any, Any]] = (-1, {})
 #: A template's read-only empty mapping (see Container._as_template)
 _NONE_YET = types.MappingProxyType({})
 _key_ids: dict[bytes, int] = {}  # interned ids are process-wide
@@ -66,15 +63,57 @@ _SLOW = executor.SLOW
 _NO_VERSION = c_size_t(2**64 - 1)
 _NO_VIEW = memoryview((c_size_t * 1)(2**64 - 1)).cast("B").cast("N")
 _DROP_ADDRESS = ctypes.cast(object_table.DROP, c_void_p)
-#: A lookup entry: (cell, word, token, builder, (interned id, WEAK/SINGLETON registration or None)).
-#: With a cell, a singleton the library answered as published (a held resolve): the registration's
-#: cell, the container's hit word and the token the library gave (``tether_container_hit_word``), as
-#: views compared without making ints; ``resolve`` returns the cell's object while the word equals
-#: the token. The library decides what moves the word (resets, reconfiguration, here or up the
-#: chain, from Python or C); the binding only compares, and otherwise asks the library again.
-#: Else a replay builder (or a WEAK object's: see ``_resolve_weak``), or None.
-Entry = tuple[Any, "memoryview | None", "memoryview | None", "Callable[[], Any] | None",
-              tuple["int | c_uint32", "Registration | None"]]
+
+
+class More:
+    """The rest of a container's entry for a key (see ``Entry``): what ``resolve`` reads past a
+    singleton hit or a plain builder, and the prepared plan the entry's builders run."""
+
+    __slots__ = ("kid", "reg", "args", "vals", "containers", "prepared", "stamp", "again", "templates")
+
+    def __init__(self, kid: "int | c_uint32", reg: Registration | None, args: Callable[..., Any] | None = None,
+                 vals: Callable[[dict[int, Any]], Any] | None = None, containers: executor.Prepared | None = None,
+                 prepared: executor.Prepared | None = None, stamp: int = -1, again: bool = False,
+                 templates: tuple[int, dict[Any, executor.Prepared]] | None = None) -> None:
+        #: the key's interned id (a c_uint32 above 2**31: see _lookup); its WEAK/SINGLETON registration or None
+        self.kid, self.reg = kid, reg
+        #: the builder of a plan taking the resolve's runtime arguments (``resolve(key, *args)``)
+        self.args = args
+        #: a child with values and no C container: the builder of a plan with value (or container)
+        #: steps, taking its values by key id (``build(vals)``), and the plan when it has container
+        #: steps (made first where the child lacks them: see _resolve, aresolve)
+        self.vals, self.containers = vals, containers
+        #: the plan the library described for the key from here (None: none, or not one Python runs)
+        #: and the configuration (sum of the version words) it was described under: the entry's
+        #: builders are valid while it is unchanged, and children with nothing registered run it too
+        self.prepared, self.stamp = prepared, stamp
+        #: look the key up again on the next resolve (its first resolve from a child with
+        #: registrations of its own went through the library; or only the plan is kept here, for
+        #: children: see _prepared_plan)
+        self.again = again
+        #: this container's children with registrations of their own: the configuration and the plans
+        #: prepared for one of them under it, as templates, by key id and plan identity (see
+        #: _prepared_again)
+        self.templates = templates
+
+    def but(self, **changes: Any) -> More:
+        """A copy with ``changes`` (an entry is replaced as one unit, never changed in place)."""
+        more = More(self.kid, self.reg, self.args, self.vals, self.containers, self.prepared, self.stamp, self.again,
+                    self.templates)
+        for name, value in changes.items():
+            setattr(more, name, value)
+        return more
+
+
+#: A container's one map from key to entry: (cell, word, token, builder, More), read and replaced
+#: as one unit. With a cell, a singleton the library answered as published (a held resolve): the
+#: registration's cell, the container's hit word and the token the library gave
+#: (``tether_container_hit_word``), as views compared without making ints; ``resolve`` returns the
+#: cell's object while the word equals the token. The library decides what moves the word (resets,
+#: reconfiguration, here or up the chain, from Python or C); the binding only compares, and
+#: otherwise asks the library again. Else a replay builder of a plan without runtime arguments or
+#: values (or a WEAK object's: see ``_resolve_weak``), or None; the rest in ``More``.
+Entry = tuple[Any, "memoryview | None", "memoryview | None", "Callable[[], Any] | None", More]
 
 
 def _check_scope(scope: object) -> Scope:
@@ -143,11 +182,6 @@ def _weak_hit(last: Callable[[], Any], word: memoryview, token: memoryview) -> C
     return weak
 
 
-def _ignoring_values(build: Callable[[], Any], _vals: dict[int, Any]) -> Any:
-    """Runs a builder that takes no values for a child with values (see ``Container._value_build``)."""
-    return build()
-
-
 def _value_key(key: Key, obj: Any) -> bytes:
     """``key`` encoded for ``provide_value``; a TypeError for a None value."""
     if obj is None:
@@ -179,29 +213,23 @@ class Container:
         "_vals", "_pending_values",
         # The C container (None: a child's, none yet: see _materialize), as an int and a ctypes argument
         "_handle", "_handle_arg",
-        # Per key, the entry resolve reads (see Entry), the replay builders taking runtime arguments
-        # (see _resolve_args), and the generation they were looked up in
-        "_lookups", "_arg_builds", "_lookups_generation",
+        # The one map from key to entry that resolve reads (see Entry; a child with no C container
+        # reads its parent's children's map), and the generation it was looked up in
+        "_lookups", "_lookups_generation",
         # Open children; whether the last one to close closes this; a trace hook set
         "_children", "_close_when_childless", "_traced",
         # The version words replays check (see _materialize), the hit word, what was created here
         "_word", "_parent_words", "_hit_word", "_hit_view", "_created_word",
         # The library's calls resolve makes (bound once)
         "_hot_resolve", "_gil_collect", "_ref_release",
-        # For its children: see _own_state
-        "_child_lookups", "_child_arg_builds", "_child_generation", "_value_builds", "_prepared",
+        # For its children with no C container: see _own_state
+        "_child_map", "_child_generation",
+        # A child with no C container: the configuration its map (its parent's children's map) and
+        # its values' slots were answered under (see _own_state)
+        "_vals_stamp",
         # What its children with values and no C container start as (see __init__); None until the
         # first one was made the long way, and again once this container closes
         "_child_template",
-        # WEAK registrations whose object the library answered from here, with the hit word's value read
-        # before that resolve (see _resolve_weak); None until first needed
-        "_weak_seen",
-        # The prepared plans of this container's children with registrations of their own, as
-        # templates, by key id and plan identity, and the configuration they were described under
-        # (see _prepared_again)
-        "_templates",
-        # The keys resolved from this child, with registrations of its own, once (see _first_resolve)
-        "_resolved_once",
         # A child with values and no C container: the container-scoped instances plans made for it, as
         # (key id, object, teardowns) in the order runs kept them (each run's in creation order, when it
         # succeeded; also in _vals, by key id, for the builders); its close runs the teardowns, last kept
@@ -218,22 +246,22 @@ class Container:
                  strict: bool | None = None) -> None:
         # what most containers keep as it starts
         self._closed = True  # (until __init__ got far enough for close to make sense)
-        self._vals = self._handle = self._handle_arg = self._child_template = self._weak_seen = None
-        self._resolved_once = self._scoped = self._making = self._unadopted = self._overrides = self._decorated = None
+        self._vals = self._handle = self._handle_arg = self._child_template = None
+        self._scoped = self._making = self._unadopted = self._overrides = self._decorated = None
         self._pending_values = ()
         self._children = 0
-        self._lookups_generation = -1
+        self._lookups_generation = self._vals_stamp = -1
         self._close_when_childless = self._traced = False
-        self._templates = _NO_TEMPLATES
         if type(values) is dict and values and type(parent) is Container and strict is None:
             template = parent._child_template
             if template is not None:  # a child per request: its parent's template, its values kept here
                 (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
-                 self._hit_view, self._created_word, self._lookups, self._hot_resolve, self._gil_collect,
-                 self._ref_release, self._regs, self._trace_hooks, self._child_lookups, self._child_arg_builds,
-                 self._child_generation, self._value_builds, self._prepared) = template
+                 self._hit_view, self._created_word, self._hot_resolve, self._gil_collect, self._ref_release,
+                 self._regs, self._trace_hooks, self._child_map, self._child_generation) = template
                 vals: dict[int, Any] = {}
                 pending = []
+                state = parent._child_map
+                answers, slots = state[2], True
                 for key, obj in values.items():
                     known = _value_ids.get(key)
                     if known is None or obj is None:
@@ -243,10 +271,22 @@ class Container:
                             _value_ids[key] = known
                     vals[known[1]] = obj
                     pending.append((known[0], obj))
-                # (no builder taking arguments runs before it has a C container, which gives it its own)
-                self._vals, self._pending_values, self._arg_builds = vals, pending, _NONE_YET
+                    if answers.get(known[1]) is not True:  # (the library's answer kept: see _slots_for)
+                        slots = False
+                self._vals, self._pending_values = vals, pending
                 self._lookups_generation = parent._child_generation[0]
                 parent._children += 1
+                if not slots:
+                    state = parent._slots_for(vals)
+                if state is not None:  # the library's answer: its parent's plans serve it
+                    self._vals_stamp, self._lookups = state[0], state[1]
+                    return
+                self._lookups = _NONE_YET
+                try:  # a value the library makes this child's own registration: the library decides for it
+                    self._materialize()
+                except BaseException:
+                    self._close_quietly()
+                    raise
                 return
         if parent is not None and not isinstance(parent, Container):
             raise TypeError(f"parent must be a tether.Container, not {type(parent).__name__}")
@@ -262,8 +302,6 @@ class Container:
         self._own_state()
         if parent is None:
             self._lookups: dict[object, Entry] = {}
-            # replay builders of keys whose plan takes the resolve's runtime arguments (see _resolve_args)
-            self._arg_builds: dict[object, Callable[..., Any]] = {}
             self._materialize()
         else:
             if parent._handle is None:
@@ -274,9 +312,9 @@ class Container:
             self._word, self._parent_words = _ZERO, (parent._word, *parent._parent_words)
             self._hit_word, self._hit_view = parent._hit_word, parent._hit_view  # what it answers is its parent's
             self._created_word = 0
-            # ...the same words for all such children of a parent, so they share their lookups
-            # (replay builders checking those words): a child per request looks nothing up again
-            self._lookups, self._arg_builds = parent._child_lookups, parent._child_arg_builds
+            # ...the same words for all such children of a parent, so they share their map (replay
+            # builders checking those words): a child per request looks nothing up again
+            self._vals_stamp, self._lookups, _ = parent._child_map
             self._lookups_generation = parent._child_generation[0]
         if strict is not None:
             self._materialize()  # its own setting: every resolve through it goes through its C container
@@ -295,11 +333,17 @@ class Container:
                     pending.append((raw, obj))
                 if self._handle is None:
                     # kept here: plans described from the parent take them by key (value steps) until
-                    # something needs the library, which then gets them (see _materialize)
+                    # something needs the library, which then gets them (see _materialize); unless
+                    # the library says a value is this child's own registration (see _slots_for)
                     assert parent is not None
-                    self._vals, self._lookups, self._arg_builds = vals, parent._value_builds, _NONE_YET
-                    if parent._child_template is None and type(parent) is Container:
-                        parent._child_template = self._as_template()
+                    self._vals = vals
+                    state = parent._slots_for(vals)
+                    if state is not None:
+                        self._vals_stamp, self._lookups = state[0], state[1]
+                        if parent._child_template is None and type(parent) is Container:
+                            parent._child_template = self._as_template()
+                    else:
+                        self._materialize()
                 else:
                     self._provide_pending(self._handle_arg)
             except BaseException:
@@ -308,17 +352,58 @@ class Container:
 
     def _own_state(self) -> None:
         """The state of a container that may have children (or registrations) of its own."""
-        # the lookups of this container's children that have no C container yet (see __init__)
-        self._child_lookups: dict[object, Entry] = {}
-        self._child_arg_builds: dict[object, Callable[..., Any]] = {}
-        self._child_generation = [-1]  # the generation those lookups are valid for
-        # per key: the replay builder its children with values (and no C container) share, taking their
-        # values, and the key ids of its plan's steps other than values (or, with no builder, the
-        # configuration it was looked up for), and the plan when it has container steps: see _value_build.
-        # It is those children's lookups too: no builder or hit in the places ``resolve`` reads, so it
-        # goes on to ``_resolve``
-        self._value_builds: dict[object, Any] = {}
-        self._prepared: dict[int, tuple[int, executor.Prepared | None]] = {}
+        # The one map of this container's children that have no C container yet (see __init__), as
+        # (the configuration its builders are bound to, the map, per key id whether a value of it
+        # provided in such a child takes a slot there, as the library answered: see _slots_for),
+        # read and replaced as one unit; and the generation the map was looked up in
+        self._child_map: tuple[int, dict[object, Entry], dict[int, bool]] = (-1, {}, {})
+        self._child_generation = [-1]
+
+    def _slots_for(self, vals: Iterable[int]) -> tuple[int, dict[object, Entry], dict[int, bool]] | None:
+        """This container's children's map (see _own_state) under which a value of each key id of
+        ``vals`` provided in a child of this container takes a slot there (the child keeps falling
+        through to this container: its plans serve the child, their value steps reading the slot),
+        or None when one is the child's own registration (which hides this container's key: the
+        child then needs its C container, and the library decides everything for it). The library
+        decides which: a value of a key it declared (``register_value``) nearest on the way is a
+        slot; Python asks (``_value_slot``) and keeps the answer with the map."""
+        state = self._child_map
+        answers = state[2]
+        for kid in vals:
+            slot = answers.get(kid)
+            if slot is None:
+                return self._ask_slots(vals)
+            if not slot:
+                return None
+        return state
+
+    def _ask_slots(self, vals: Iterable[int]) -> tuple[int, dict[object, Entry], dict[int, bool]] | None:
+        """``_slots_for`` asking the library, under the configuration now: a new map for the
+        children if the configuration is another's (children made before keep theirs: its
+        builders, bound to the configuration it was made under, decline now, and they come here
+        for this one: see ``_at``)."""
+        stamp = self._configuration()  # before asking: a change meanwhile makes the answers stale
+        state = self._child_map
+        if state[0] != stamp:
+            state = self._child_map = (stamp, {}, {})
+        answers = state[2]
+        for kid in vals:
+            slot = answers.get(kid)
+            if slot is None:
+                slot = self._value_slot(kid)
+                if len(answers) < 1024:
+                    answers[kid] = slot
+            if not slot:
+                return None
+        return state
+
+    def _value_slot(self, kid: int) -> bool:
+        """The library's answer: the plan of ``kid`` from here is the resolving child's value (one
+        value step, ``TETHER_PLAN_STEP_VALUE``: the key is a declared value nearest on the way),
+        which is what a value of it provided in a child takes. Anything else (registered here, not
+        registered, no plan to describe: plans off, a trace hook) says the child's own registration."""
+        described = executor.describe(self._api, self._materialize(), kid)
+        return described is not None and len(described[0]) == 1 and bool(described[0][0].flags & PLAN_STEP_VALUE)
 
     def _as_template(self) -> tuple[Any, ...]:
         """What the next child with values of this one's parent starts as (see __init__'s first
@@ -326,8 +411,8 @@ class Container:
         change once it has a C container (which gives it its own: ``_materialize``) read-only, so no
         write goes unnoticed."""
         return (self._api, self._parent, self._closed, self._strict, self._word, self._parent_words, self._hit_word,
-                self._hit_view, self._created_word, self._lookups, self._hot_resolve, self._gil_collect, self._ref_release,
-                _NONE_YET, (), _NONE_YET, _NONE_YET, (-1,), _NONE_YET, _NONE_YET)
+                self._hit_view, self._created_word, self._hot_resolve, self._gil_collect, self._ref_release,
+                _NONE_YET, (), (-1, _NONE_YET, _NONE_YET), (-1,))
 
     def _materialize(self) -> c_void_p:
         """This container's ``tether_container *`` (as a ctypes argument), making the C container
@@ -366,9 +451,9 @@ class Container:
         # With nothing registered here, resolves build what the parent's build (the library replays
         # the parent's plans for them): the parent's prepared plans serve (see _prepared_plan)
         self._created_word = words[0].value
-        # its own lookups from now on: the shared ones' builders watch the zero word, and C code may
+        # its own map from now on: the shared one's builders watch the zero word, and C code may
         # register here now
-        self._lookups, self._arg_builds = {}, {}
+        self._lookups = {}
         self._word, self._parent_words, self._hit_word, self._hit_view = words[0], words[1:], hit_word, _view(hit_word)
         if self._vals is not None:  # the values this child kept, given to the library now
             try:
@@ -503,8 +588,7 @@ class Container:
             self._trace_hooks.append(fn)
         self._traced = fn is not None
         self._lookups.clear()
-        self._child_lookups.clear()
-        self._value_builds.clear()
+        self._child_map[1].clear()
 
     @property
     def closed(self) -> bool:
@@ -554,15 +638,12 @@ class Container:
             reg.drop_cached()  # before the library releases them (and this may run inside the GC)
         # no replay, and no singleton hit kept, from a closed container
         self._word, self._parent_words, self._hit_word, self._hit_view = _NO_VERSION, (), _NO_VERSION, _NO_VIEW
-        self._lookups, self._arg_builds = {}, {}  # (a child's may be shared with its siblings)
-        self._child_lookups.clear()
-        self._child_arg_builds.clear()
-        self._value_builds.clear()
+        self._lookups = {}  # (a child's may be shared with its siblings)
+        self._child_map[1].clear()
+        self._child_map[2].clear()
         self._child_template = None
         if self._vals is not None:
             self._vals, self._pending_values = None, ()
-        self._prepared.clear()
-        self._templates, self._weak_seen = _NO_TEMPLATES, None
         gathering = None
         if self._handle is not None:  # a child that never needed one has no C container
             gathering = teardown.gather(failure, can_await)
@@ -777,7 +858,7 @@ class Container:
         callbacks = _check_callbacks(on_complete, what)
         if plan is None:
             plan = from_deps(deps, factory, what) if deps else infer(factory, what)
-        singleton_owner = self if scope == Scope.SINGLETON else None
+        singleton_owner = self if scope.kept_strongly else None
         async_callbacks = [aio.wrap_callback(name, fn) for fn in callbacks]
         is_async = aio.is_async(factory) or any(fn is not None for fn in async_callbacks)
         callbacks = [fn if wrapped is None else wrapped for fn, wrapped in zip(callbacks, async_callbacks)]
@@ -789,7 +870,7 @@ class Container:
             with_teardown = teardown.wrap(name, factory, close)
         if is_async and with_teardown is None:
             with_teardown = factory  # its callbacks are async: the library resolves it (no replay)
-        if with_teardown is not None and scope == Scope.WEAK:
+        if with_teardown is not None and scope.kept_weakly:
             raise TypeError(f"{what}: a WEAK-scoped instance is shared by boxes that come and go; give teardown or "
                             f"async to a SINGLETON, CONTAINER, GRAPH or TRANSIENT registration")
         # has_teardown: its drop runs what its factory noted, and only the library makes it (see plans)
@@ -978,10 +1059,8 @@ class Container:
         if self._children:
             _state.bump_generation()
         self._lookups.clear()  # replay builders hold factories: let the replaced one go now
-        self._arg_builds.clear()
-        self._child_lookups.clear()
-        self._child_arg_builds.clear()
-        self._value_builds.clear()
+        self._child_map[1].clear()
+        self._child_map[2].clear()
         if old is not None:
             old.retire()
 
@@ -1024,7 +1103,7 @@ class Container:
         # The common cases in a function of few locals (a call's cost grows with them): a singleton
         # hit, a replayed plan; anything else, and what they decline, in _resolve
         try:
-            cell, word, token, build, _ = self._lookups[key]
+            cell, word, token, build, more = self._lookups[key]
         except (KeyError, TypeError):
             return self._resolve(key, args)
         if cell is not None:  # a published singleton (see Entry)
@@ -1037,7 +1116,7 @@ class Container:
                 if result is not _MISS and result is not _BUSY:
                     return result
         else:  # runtime arguments: the key's replay builder taking them, if it has one (see _resolve_args)
-            build = self._arg_builds.get(key)
+            build = more.args
             if build is not None:
                 result = build(*args)
                 if result is not _MISS and result is not _SLOW and result is not _BUSY:
@@ -1049,55 +1128,49 @@ class Container:
         vals = self._vals
         if vals is not None:  # a child with values and no C container: its parent's plan, else the library
             if not args:
-                # the builder its parent shares among such children, bound to the parent's words: the
-                # plan the library described from the parent, its value steps taking this child's values
-                parent = self._parent
-                entry = parent._value_builds.get(key)  # type: ignore[union-attr]
-                if entry is None or (entry[1] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
-                    entry = parent._value_build(key)  # type: ignore[union-attr]
-                build = entry[1]
-                # a value for a key of the graph's other steps makes another graph: the library resolves that
-                if build is not None and entry[2].isdisjoint(vals):
-                    prepared = entry[4]
-                    if prepared is not None and not self._making:  # container steps this child may lack
-                        made = executor.make_containers(prepared, vals)
-                        if made:
-                            try:
-                                result = build(executor.with_made(vals, made))
-                            except BaseException:
-                                executor.discard(made)
-                                raise
-                            self._publish(made)
-                        else:
-                            result = _MISS if made is None else build(vals)
-                    else:
-                        result = build(vals)
-                    if result is not _MISS and result is not _BUSY:
-                        return result
-                    if result is _MISS:  # stale, a singleton gone, or a value this child lacks: look again next time
-                        parent._value_builds.pop(key, None)  # type: ignore[union-attr]
+                # the builder its parent's children share (see _lookup): a plan without values as it
+                # is, one with value steps taking this child's values (container steps made first)
+                try:
+                    _, _, _, build, more = self._lookups[key]
+                    if build is None and more.vals is None and self._lookups_generation != _generation[0]:
+                        raise KeyError(key)
+                except (KeyError, TypeError):
+                    _, _, _, build, more = self._lookup(key)
+                if build is not None:
+                    result = build()
+                elif more.vals is None:
+                    result = _MISS
+                elif more.containers is None:
+                    result = more.vals(vals)
+                else:
+                    result = self._with_containers(more, vals)
+                if result is not _MISS and result is not _BUSY:
+                    return result
+                if result is _MISS:  # stale, a singleton gone, a value it lacks: looked up again next time
+                    self._lookups.pop(key, None)
             self._materialize()
         try:
-            _, _, _, build, (kid, cached_reg) = self._lookups[key]
+            _, _, _, build, more = self._lookups[key]
             # a builder is valid while its stamp is the configuration, which every registration
             # change in the chain moves: it needs no generation check (see executor)
-            if build is None and self._lookups_generation != _generation[0]:
+            if build is None and (self._lookups_generation != _generation[0] or more.again):
                 raise KeyError(key)
         except (KeyError, TypeError):
             if self._closed:
                 raise InvalidHandleError("the container is closed") from None
-            _, _, _, build, (kid, cached_reg) = self._lookup(key)
+            _, _, _, build, more = self._lookup(key)
         if build is not None and not args:  # a replayed plain graph: no call
             result = build()
             if result is not _MISS:
                 if result is not _BUSY:
                     return result
             else:
-                _, _, _, build, (kid, cached_reg) = self._lookup(key)  # reconfigured or reset: look again
+                _, _, _, build, more = self._lookup(key)  # reconfigured or reset: look again
                 if build is not None:
                     result = build()
                     if result is not _MISS and result is not _BUSY:
                         return result
+        kid, cached_reg = more.kid, more.reg
         handle = self._handle_arg
         if handle is None:
             handle = self._materialize()
@@ -1105,7 +1178,7 @@ class Container:
             return self._resolve_args(key, kid, args)
         kept = kept_obj = None
         if cached_reg is not None:
-            if cached_reg.scope == Scope.WEAK:
+            if cached_reg.scope.kept_weakly:
                 return self._resolve_weak(key, kid, cached_reg, handle)
             # SINGLETON scope: the cached object, held by this local through the call, is passed as
             # RESOLVE_HELD, so a hit on it needs no handle (another thread may reset it meanwhile);
@@ -1123,27 +1196,13 @@ class Container:
         is served here from now on, with no call, while this container's hit word is the value read
         before the call: any change up the chain that could change the answer (a forget, a key
         registered here by C code, a trace hook) moves it, and the library decides which do."""
-        seen = self._weak_seen
-        if seen is None:
-            seen = self._weak_seen = {}
-        answered = seen.get(reg)  # from here, under another key (a class or its name), say
-        if answered is not None:
-            last, before = answered
-            obj = last()
-            if obj is None or self._hit_word.value != before:
-                last = None
-        else:
-            last = None
-        if last is None:
-            before = self._hit_word.value
-            obj = self._through_library(key, kid, reg, handle, None, None)
-            last = reg.last
-            if last is None or last() is not obj or self._traced:
-                return obj
-            if len(seen) < 1024:
-                seen[reg] = (last, before)
+        before = self._hit_word.value
+        obj = self._through_library(key, kid, reg, handle, None, None)
+        last = reg.last
+        if last is None or last() is not obj or self._traced:
+            return obj
         if key in self._lookups or len(self._lookups) < 1024:
-            self._lookups[key] = (None, None, None, _weak_hit(last, self._hit_view, _token(before)), (kid, reg))
+            self._lookups[key] = (None, None, None, _weak_hit(last, self._hit_view, _token(before)), More(kid, reg))
         return obj
 
     def _through_library(self, key: Key, kid: int | c_uint32, cached_reg: Registration | None, handle: c_void_p,
@@ -1181,7 +1240,7 @@ class Container:
             # the library answered: the published singleton (nothing was made), under ``token``.
             # Served here from now on while the hit word says so (see Entry)
             if token and (key in self._lookups or len(self._lookups) < 1024):
-                self._lookups[key] = (kept, self._hit_view, _token(token), None, (kid, cached_reg))
+                self._lookups[key] = (kept, self._hit_view, _token(token), None, More(kid, cached_reg))
             return kept_obj
         # native_refs.adopt, inlined: a Python object comes back as itself, its handle (if the call did
         # not release it) released only after the lookup, which it protects from a concurrent reset
@@ -1216,31 +1275,23 @@ class Container:
                 return obj
         return self._adopt(ref, address)
 
-    def _value_build(self, key: Key) -> tuple[Any, ...]:
-        """The entry of ``key`` in ``_value_builds``, made and kept: a builder taking the values of a
-        child with values and no C container (see ``_resolve``), running the plan the library described
-        from here, bound to this container's words, and the key ids of the plan's other steps; or, when
-        there is none, None and the configuration it was looked up for (the library resolves then)."""
-        stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-        # (None, builder, the key ids / configuration, None, None): no hit or builder where resolve looks
-        entry: tuple[Any, ...] = (None, None, stamp, None, None)
-        raw = encode_key(key)
-        reg = self._registration(raw)
-        if (reg is not None and reg.scope not in (Scope.WEAK, Scope.SINGLETON) and not self._traced
-                and self._word is not _NO_VERSION):
-            kid = self._key_id(raw)
-            prepared, owner = self._prepared_plan(kid)
-            if prepared is not None and not prepared.takes_arguments:
-                build = self._bind(prepared, stamp, owner, kid)
-                if build is None:  # a cached step has no instance yet: the library makes it; look again next time
-                    return entry
-                if not prepared.takes_values:  # (a graph without values: the same for every child)
-                    build = functools.partial(_ignoring_values, build)
-                # (the last: the plan, when a child must make its container steps first; see aresolve)
-                entry = (None, build, prepared.step_keys, None, prepared if prepared.containers else None)
-        if len(self._value_builds) < 1024:
-            self._value_builds[key] = entry
-        return entry
+    def _with_containers(self, more: More, vals: dict[int, Any]) -> Any:
+        """A child with values and no C container: its parent's plan with container steps (see
+        ``_resolve``), those this child lacks made first; MISS when they cannot be made here."""
+        prepared, build = more.containers, more.vals
+        assert prepared is not None and build is not None
+        if self._making:  # an aresolve of this child makes some now: the builder's own check
+            return build(vals)
+        made = executor.make_containers(prepared, vals)
+        if not made:
+            return _MISS if made is None else build(vals)
+        try:
+            result = build(executor.with_made(vals, made))
+        except BaseException:
+            executor.discard(made)
+            raise
+        self._publish(made)
+        return result
 
     @overload
     async def aresolve(self, key: type[T], *args: Any) -> T: ...
@@ -1261,14 +1312,17 @@ class Container:
             # A request's child: the plan its parent described, its container steps made first where
             # this child lacks them by the plan's runner (async factories awaited here), then its
             # builder; else the library's resolve (through aio) decides
-            parent = self._parent
-            entry = parent._value_builds.get(key)  # type: ignore[union-attr]
-            if entry is None or (entry[1] is None and entry[2] != parent._configuration()):  # type: ignore[union-attr]
-                entry = parent._value_build(key)  # type: ignore[union-attr]
-            build = entry[1]
-            # a value for a key of the graph's other steps makes another graph: the library resolves that
-            if build is not None and entry[2].isdisjoint(vals):
-                prepared = entry[4]
+            try:
+                _, _, _, plain, more = self._lookups[key]
+                if plain is None and more.vals is None and self._lookups_generation != _generation[0]:
+                    raise KeyError(key)
+            except (KeyError, TypeError):
+                _, _, _, plain, more = self._lookup(key)
+            build, result = more.vals, None
+            if plain is not None:  # a plan without values: what every child of the parent builds
+                result = plain()
+            elif build is not None:
+                prepared = more.containers
                 if prepared is None:
                     result = build(vals)
                 else:
@@ -1281,10 +1335,10 @@ class Container:
                         if self._vals is not vals:  # it gained a C container meanwhile: the library decides
                             return await aio.resolve(self, key, args)
                         result = await run(self, vals, build)
-                if result is not _MISS and result is not _BUSY:
-                    return result
-                if result is _MISS:
-                    parent._value_builds.pop(key, None)  # type: ignore[union-attr]
+            if result is not None and result is not _MISS and result is not _BUSY:
+                return result
+            if result is _MISS:  # stale, a singleton gone, or a value it lacks: looked up again next time
+                self._lookups.pop(key, None)
         return await aio.resolve(self, key, args)
 
     @staticmethod
@@ -1298,13 +1352,13 @@ class Container:
     def _resolve_args(self, key: Key, kid: int | c_uint32, args: tuple[Any, ...]) -> Any:
         """``resolve`` with runtime arguments: the replay builder of the key's plan, if it has one
         and passes these arguments on as they are; otherwise ``tether_resolve_key_args``."""
-        build = self._arg_builds.get(key)
+        entry = self._lookups.get(key)
+        build = entry[4].args if entry is not None else None
         if build is not None:
             result = build(*args)
             if result is not _MISS and result is not executor.SLOW and result is not _BUSY:
                 return result
             if result is _MISS:  # reconfigured or reset: look again next time
-                self._arg_builds.pop(key, None)
                 self._lookups.pop(key, None)
         handle = self._materialize()
         reg = self._registration(encode_key(key))
@@ -1348,12 +1402,12 @@ class Container:
         return obj
 
     def _lookup(self, key: Key) -> Entry:
-        """The lookup entry of ``key`` (see ``Entry``), cached until any Python registration changes;
-        its builder, if any, is valid while the configuration is its stamp."""
+        """The entry of ``key`` (see ``Entry``), made and kept in this container's map, replacing the
+        one there as one unit; kept until any Python registration changes, its builders valid while
+        the configuration is their stamp."""
         raw = encode_key(key)
         if self._lookups_generation != _state.generation[0]:
             self._lookups.clear()
-            self._arg_builds.clear()
             self._lookups_generation = _state.generation[0]
             if self._handle is None and self._parent is not None:  # shared with its siblings
                 self._parent._child_generation[0] = self._lookups_generation
@@ -1361,39 +1415,63 @@ class Container:
         kid = self._key_id(raw)
         # for the hot call (no argtypes): an int is passed as a C int, the same register as a
         # uint32_t and cheaper to convert than a c_uint32; ids are small, but stay exact above 2**31
-        cached = reg is not None and reg.scope in (Scope.WEAK, Scope.SINGLETON)
+        cached = reg is not None and reg.scope.kept_by_registration
+        more = More(kid if kid < 2**31 else c_uint32(kid), reg if cached else None)
         build = None
         keep = len(self._lookups) < 1024
-        if keep and reg is not None and not cached and self._word is not _NO_VERSION and self._first_resolve(key):
-            keep = False  # the library resolves it this time; the next resolve looks it up again
-        elif keep and reg is not None and not cached and self._word is not _NO_VERSION:
+        if keep and reg is not None and not cached and self._word is not _NO_VERSION:
             stamp = self._configuration()  # before describing: a change meanwhile makes it stale
-            prepared, owner = self._prepared_plan(kid)
-            if prepared is not None and not prepared.takes_values:  # value steps: see _resolve
-                build = self._bind(prepared, stamp, owner, kid)
-                keep = build is not None  # else a cached step has no instance yet: look again next time
-                if build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
-                    self._arg_builds[key] = build
-                    build = None
-        entry = (None, None, None, build, (kid if kid < 2**31 else c_uint32(kid), reg if cached else None))
+            if self._handle is None and stamp != self._vals_stamp and not self._at(stamp):
+                return (None, None, None, None, more)  # the library now makes a value its own registration
+            prior = self._lookups.get(key)
+            if prior is not None:
+                more.templates = prior[4].templates
+            if self._first_resolve(prior):
+                more.again = True  # the library resolves it this time; the next resolve looks it up again
+            else:
+                prepared, owner = self._prepared_plan(key, kid)
+                if owner is self:
+                    more.prepared, more.stamp = prepared, stamp
+                # a plan with values (or container steps) runs for a child with values and no C
+                # container (build(vals)), not with runtime arguments too
+                if prepared is not None and (not prepared.takes_values
+                                             or (self._handle is None and not prepared.takes_arguments)):
+                    build = self._bind(prepared, stamp, owner, kid)
+                    keep = build is not None  # else a cached step has no instance yet: look again next time
+                    if build is not None and prepared.takes_values:
+                        more.vals, more.containers = build, prepared if prepared.containers else None
+                        build = None
+                    elif build is not None and prepared.takes_arguments:  # resolve(key, *args) runs it
+                        more.args, build = build, None
+        entry = (None, None, None, build, more)
         if keep:
             self._lookups[key] = entry
         return entry
 
-    def _first_resolve(self, key: Key) -> bool:
-        """Whether this is the first resolve of ``key`` from this child with registrations of its
-        own (a child per request, say): that one the library resolves (it replays one plan per
-        child shape), which costs less than having the child's plan described for Python to run
-        once; a second resolve of the key has it described (see ``_prepared_plan``)."""
-        if self._parent is None or self._empty():
+    def _at(self, stamp: int) -> bool:
+        """A child with no C container moves to its parent's children's map for configuration
+        ``stamp`` (made now if the parent's is another's); False, and it stays, when a value of it
+        would now be its own registration (the library's answer: see ``_slots_for``)."""
+        parent = self._parent
+        assert parent is not None
+        state = parent._child_map
+        if state[0] != stamp:
+            state = parent._child_map = (stamp, {}, {})
+        if self._vals is not None:
+            state = parent._slots_for([_key_ids[raw] for raw, _ in self._pending_values])
+            if state is None or state[0] != stamp:
+                return False
+        self._vals_stamp, self._lookups = stamp, state[1]
+        return True
+
+    def _first_resolve(self, prior: Entry | None) -> bool:
+        """Whether this is the first resolve of a key from this child with registrations of its
+        own (a child per request, say), whose entry here was ``prior``: that one the library
+        resolves (it replays one plan per child shape), which costs less than having the child's
+        plan described for Python to run once; a second resolve of the key has it described (see
+        ``_prepared_plan``). A cost policy, not a resolution rule: both give the same graph."""
+        if self._parent is None or (prior is not None and prior[4].again) or self._empty():
             return False
-        resolved = self._resolved_once
-        if resolved is None:
-            resolved = self._resolved_once = set()
-        if key in resolved:
-            return False
-        if len(resolved) < 1024:
-            resolved.add(key)
         return True
 
     def _bind(self, prepared: executor.Prepared, stamp: int, owner: Container, kid: int) -> Callable[[], Any] | None:
@@ -1405,7 +1483,7 @@ class Container:
         hit word has the value read first: every unpublish up the chain after that read moves it."""
         cached = prepared.cached
         if not cached:
-            return executor.bind(prepared, (self._word, *self._parent_words), stamp)
+            return executor.bind(prepared, self._words(), stamp)
         cache_stamp = self._hit_word.value  # first: whatever is unpublished after this moves it
         for reg in cached:
             kept = reg.cached
@@ -1419,26 +1497,31 @@ class Container:
                         return None
                 except TetherError:  # closed or replaced meanwhile: the library's resolve says what
                     return None
-        return executor.bind(prepared, (self._word, *self._parent_words), stamp, (self._hit_word,), cache_stamp)
+        return executor.bind(prepared, self._words(), stamp, (self._hit_word,), cache_stamp)
+
+    def _words(self) -> tuple[c_size_t, ...]:
+        """The version words a builder bound here checks: this container's and its parents' (a
+        child with no C container's own is a constant zero: its parents' only)."""
+        return self._parent_words if self._word is _ZERO else (self._word, *self._parent_words)
 
     def _hits(self, key: Key, kept: object_table.Owned) -> bool:
         """Whether ``key``'s entry here is a hit on the singleton in ``kept`` that the hit word still allows."""
         entry = self._lookups.get(key)
         return entry is not None and entry[0] is kept and entry[1] == entry[2]
 
-    def _prepared_plan(self, kid: int) -> tuple[executor.Prepared | None, Container]:
-        """The plan of ``kid`` from here, prepared (``executor.prepare``): described by the library
-        from the nearest container up the chain with anything registered in it, and kept there,
-        while its configuration is unchanged, for its children with nothing registered (one per
-        request, say: they build the same graph, and the library replays the same plan for them);
-        and that container."""
+    def _prepared_plan(self, key: Key, kid: int) -> tuple[executor.Prepared | None, Container]:
+        """The plan of ``kid`` (``key``) from here, prepared (``executor.prepare``): described by the
+        library from the nearest container up the chain with anything registered in it, and kept in
+        that container's entry for the key, while its configuration is unchanged, for its children
+        with nothing registered (one per request, say: they build the same graph, and the library
+        replays the same plan for them); and that container."""
         owner = self
         while owner._parent is not None and owner._empty():
             owner = owner._parent
         stamp = owner._configuration()  # before describing: a change meanwhile makes it stale
-        kept = owner._prepared.get(kid)
-        if kept is not None and kept[0] == stamp:
-            return kept[1], owner
+        kept = owner._lookups.get(key)
+        if kept is not None and kept[4].stamp == stamp:
+            return kept[4].prepared, owner
         parent = owner._parent
         shared = parent is not None and owner._regs
         if shared:
@@ -1447,37 +1530,53 @@ class Container:
         if described is None:
             prepared = None
         elif shared:
-            prepared = owner._prepared_again(described, kid, parent_stamp)
+            prepared = owner._prepared_again(key, described, kid, parent_stamp)
         else:
             prepared = executor.prepare(owner._python_registrations(), *described, self._api, owner.handle, kid, owner)
-        if owner is not self and len(owner._prepared) < 1024:
-            owner._prepared[kid] = (stamp, prepared)
+        if owner is not self:
+            owner._keep(key, kid, prepared=prepared, stamp=stamp)
         return prepared, owner
 
-    def _prepared_again(self, described: executor.Described, kid: int, parent_stamp: int) -> executor.Prepared | None:
+    def _keep(self, key: Key, kid: int, **changes: Any) -> None:
+        """Puts what a child prepared from here (a plan, templates) in this container's entry for
+        ``key``, replaced as one unit; with no entry, in a new one that this container's own
+        resolve looks up again."""
+        kept = self._lookups.get(key)
+        if kept is not None:
+            self._lookups[key] = (kept[0], kept[1], kept[2], kept[3], kept[4].but(**changes))
+        elif len(self._lookups) < 1024:
+            self._lookups[key] = (None, None, None, None, More(kid, None, again=True).but(**changes))
+
+    def _prepared_again(self, key: Key, described: executor.Described, kid: int,
+                        parent_stamp: int) -> executor.Prepared | None:
         """``described`` (the plan of ``kid`` from this child, with registrations of its own) made
         ready: from the template of an earlier child of the same parent that the library described
         the same plan for (``executor.identity``: a child per request registering its request
-        object, say), else prepared and kept as that template while the parent's configuration
-        is ``parent_stamp``."""
+        object, say), else prepared and kept as that template in the parent's entry for ``key``
+        while the parent's configuration is ``parent_stamp``."""
         parent = self._parent
         assert parent is not None
         own = {reg.handle: reg for reg in self._regs.values()}
         found = executor.identity(described, own)  # type: ignore[arg-type]
+        templates = None
         if found is not None:
             shape, handles = found
-            kept_stamp, templates = parent._templates
-            if kept_stamp != parent_stamp:
-                templates = {}
-                parent._templates = (parent_stamp, templates)
-            earlier = templates.get((kid, shape))
-            if earlier is not None:
-                prepared = executor.again(earlier, handles, own, self._api, self.handle, kid)  # type: ignore[arg-type]
-                if prepared is not None:
-                    return prepared
+            kept = parent._lookups.get(key)
+            kept_templates = kept[4].templates if kept is not None else None
+            if kept_templates is not None and kept_templates[0] == parent_stamp:
+                templates = kept_templates[1]
+                earlier = templates.get((kid, shape))
+                if earlier is not None:
+                    prepared = executor.again(earlier, handles, own, self._api, self.handle, kid)  # type: ignore[arg-type]
+                    if prepared is not None:
+                        return prepared
         prepared = executor.prepare(self._python_registrations(), *described, self._api, self.handle, kid, self)
-        if found is not None and prepared is not None and prepared.picks is not None and len(templates) < 256:
-            templates[kid, shape] = executor.template(prepared, [i for i, h in enumerate(handles) if h in own])
+        if found is not None and prepared is not None and prepared.picks is not None:
+            if templates is None:
+                templates = {}
+                parent._keep(key, kid, templates=(parent_stamp, templates))
+            if len(templates) < 256:
+                templates[kid, shape] = executor.template(prepared, [i for i, h in enumerate(handles) if h in own])
         return prepared
 
     def _empty(self) -> bool:
@@ -1521,9 +1620,9 @@ class Container:
         checked = _check_scope(scope)
         handle = self.handle
         for reg in self._own_registrations():
-            if checked == Scope.WEAK:
+            if checked.kept_weakly:
                 reg.last = None
-            elif checked == Scope.SINGLETON:
+            elif checked.kept_strongly:
                 reg.drop_cached()  # before the library releases them
         gathering = teardown.gather(None, can_await)
         try:

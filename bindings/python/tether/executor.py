@@ -21,7 +21,8 @@ container with nothing registered in it builds what its parent builds: it binds 
 ancestor prepared to its own version words (``Container._prepared_plan``). A plan's value steps
 (``TETHER_PLAN_STEP_VALUE``, a declared value key) make a builder that takes the resolving child's
 values by key id (``build(vals)``), so a child made with values runs the plan its parent described
-(``Container._value_build``); a value it lacks makes the builder decline (the library reports it).
+(``Container._resolve``: the library said each of its values takes a slot there, see
+``Container._slots_for``); a value it lacks makes the builder decline (the library reports it).
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from .messages import last as last_parts
 from .native_refs import python_weak
 from .plan_resolver import PlanAnswers, fresh
 from .registration import Registration, failed_status, reason
-from .scope import Scope
 
 #: Generated builders by shape (see ``bind``), so equal graphs compile once.
 _makers: dict[tuple[Any, ...], Callable[..., Callable[[], Any]]] = {}
@@ -104,7 +104,7 @@ def _simple(reg: Registration | None, root: bool) -> bool:
         reg is not None
         and reg.handle is not None
         and reg.factory is not None
-        and reg.scope in (Scope.GRAPH, Scope.TRANSIENT)
+        and not reg.scope.shared
         and not reg.has_teardown  # its teardown runs when the library drops it: the library makes it
         and not reg.plan.names
         and all(slot.kind == PARAM_DEP or (root and slot.arg in _ARGUMENT_TESTS) for slot in reg.plan.slots)
@@ -128,19 +128,17 @@ class Prepared:
     ``made`` and ``picks`` say where ``called`` comes from, so ``again`` makes the same plan ready
     with other registrations of the same declarations (the next child's)."""
 
-    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "step_keys", "makers",
+    __slots__ = ("shape", "handlers", "called", "cached", "takes_arguments", "takes_values", "makers",
                  "made", "picks", "containers", "runner")
 
     def __init__(self, shape: tuple[Any, ...], handlers: tuple[Callable[..., None], Callable[..., None], list[bool]],
                  called: tuple[Callable[..., Any], ...], cached: tuple[Registration, ...],
-                 step_keys: frozenset[int] = frozenset(), made: Sequence[Registration | None] = (),
+                 made: Sequence[Registration | None] = (),
                  picks: tuple[Any, ...] | None = None) -> None:
         self.shape, self.handlers, self.called, self.cached = shape, handlers, called, cached
         self.takes_arguments = bool(shape[3])
         #: value steps: its builder takes the resolving container's values (``build(values)``, by key id)
         self.takes_values = any(k >= 0 for k in shape[4])
-        #: the key ids of its other steps: a child providing one of them builds another graph
-        self.step_keys = step_keys
         self.makers: dict[tuple[int, int], Callable[..., Callable[..., Any]]] = {}
         #: per step its registration (None for a value step), and what ``called`` and ``cached`` take
         #: of them: (factory steps, None-checked steps, completion calls as (step, number), cached
@@ -179,7 +177,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             continue
         reg = regs.get(step.registration or 0)
         if step.flags & PLAN_STEP_CONTAINER:  # taken as a value by the builder; made by make_containers
-            if reg is None or reg.handle is None or reg.factory is None or reg.scope != Scope.CONTAINER or reg.plan.names:
+            if reg is None or reg.handle is None or reg.factory is None or not reg.scope.per_container or reg.plan.names:
                 return None
             slots = tuple(inputs[step.first_input : step.first_input + step.slot_count])
             deps = slots[1:] if slots and slots[0] == PLAN_INPUT_RESOLVER else slots  # install()'s hidden resolver
@@ -196,7 +194,7 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
             args.append(None)
             continue
         if step.flags & PLAN_STEP_CACHED:
-            if reg is None or reg.handle is None or reg.scope != Scope.SINGLETON:
+            if reg is None or reg.handle is None or not reg.scope.kept_strongly:
                 return None  # weak-scoped or native: the library resolves it
             made.append(reg)
             args.append(None)
@@ -249,12 +247,11 @@ def prepare(regs: dict[int, Registration], steps: Sequence[PlanStep], inputs: Se
         # what a replay makes its resolvers with (see _compile): per resolver-form call, its _call
         resolvers = (fresh, getrefcount, get_ident,
                      *((answers, k, step) for k, (step, targets) in enumerate(calls) if targets is None))
-    step_keys = frozenset(step.key for step, k in zip(steps, values) if k < 0)
     picks = (tuple(i for i, a in enumerate(args) if a is not None), tuple(i for i, check in enumerate(checks) if check),
              tuple((record.step, record.number) for record in completions),
              tuple(i for i, (a, k) in enumerate(zip(args, values)) if a is None and k < 0))
     prepared = Prepared((tuple(args), checks, tuple(calls), tuple(arguments), tuple(values)),
-                        _handlers(api, handle, kid), _called(made, picks) + resolvers, tuple(cached), step_keys,
+                        _handlers(api, handle, kid), _called(made, picks) + resolvers, tuple(cached),
                         made, None if resolvers or containers else picks)  # (no template: see again)
     prepared.containers = tuple(containers)
     return prepared
@@ -548,7 +545,7 @@ def template(prepared: Prepared, own: Sequence[int]) -> Prepared:
     """``prepared`` holding none of the registrations of steps ``own`` (a child's, that ``again``
     puts in), nor what they call: kept for the next child whose plan has the same ``identity``."""
     made = [None if i in own else reg for i, reg in enumerate(prepared.made)]
-    kept = Prepared(prepared.shape, prepared.handlers, (), (), prepared.step_keys, made, prepared.picks)
+    kept = Prepared(prepared.shape, prepared.handlers, (), (), made, prepared.picks)
     kept.handlers = None  # type: ignore[assignment]  # (they name the child's container)
     kept.makers = prepared.makers
     return kept
@@ -564,7 +561,7 @@ def again(prepared: Prepared, handles: list[int], own: dict[int, Registration], 
     if picks is None or any(reg is not None and (reg.factory is None or reg.handle is None) for reg in made):
         return None
     redone = Prepared(prepared.shape, _handlers(api, handle, kid), _called(made, picks),  # type: ignore[arg-type]
-                      tuple(made[i] for i in picks[3]), prepared.step_keys, made, picks)
+                      tuple(made[i] for i in picks[3]), made, picks)
     redone.makers = prepared.makers  # (the same shape: its compiled makers serve)
     return redone
 

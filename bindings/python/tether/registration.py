@@ -160,7 +160,7 @@ class Registration:
         self.cached: object_table.Owned | None = None
         self.arg_kinds = [slot.arg for slot in plan.slots if slot.arg is not None]
         # every instance a new plain object, in its own box: the fast destructor, no retain checks
-        self.fresh = scope in (Scope.TRANSIENT, Scope.GRAPH) and object_table.fresh_class(factory) and not has_teardown
+        self.fresh = not scope.shared and object_table.fresh_class(factory) and not has_teardown
         # the factory notes a teardown per instance (see teardown): its drop runs it
         self.has_teardown = has_teardown
         # its completion callbacks when all are declared (a plan replay runs them), else None
@@ -215,7 +215,7 @@ class Registration:
         if status != OK:
             raise error_for(status, last_message(api))
         self.handle = out.value
-        if self.scope == Scope.WEAK:  # the library hands the object out again while Python holds it
+        if self.scope.kept_weakly:  # the library hands the object out again while Python holds it
             revive = REVIVE_FN(self._revive)
             self.callables.append(revive)
             api.tether_registration_revive(self.handle, revive, None)
@@ -229,8 +229,8 @@ class Registration:
         names = self.plan.names
         factory = self.factory
         assert factory is not None
-        weak_scope = self.scope == Scope.WEAK
-        singleton = self.scope == Scope.SINGLETON
+        weak_scope = self.scope.kept_weakly
+        singleton = self.scope.kept_strongly
         simple = all(slot.kind == PARAM_DEP for slot in slots) and not names
         retain = object_table.retain
         fresh_of = object_table.fresh_of
