@@ -101,4 +101,24 @@ import TetherCore
         fx.container.reset(.singleton)
         #expect(word(fx.container) > seen[0] && word(child) > seen[1] + 1)
     }
+
+    /// A child's version and hit words are made when first read (a request's child that nobody
+    /// asks makes none): a change before that is seen by the first read, every change after moves them.
+    @Test func aChildsWordsMadeWhenFirstReadMoveWithEveryLaterChange() throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        let child = try fx.child()
+        try fx.register("A", in: child)  // nobody has read the child's words yet
+        _ = try fx.resolve("A", in: child)
+        let configuration = child.configuration
+        let token = child.hitToken
+        try fx.register("B", in: child)
+        #expect(child.configuration != configuration)
+        #expect(child.hitToken != token)
+        let afterB = child.hitToken
+        _ = try fx.resolve("S", in: child)
+        fx.container.reset(.singleton)
+        #expect(child.hitToken != afterB, "the parent's change reaches a hit word made late")
+        try child.close()
+    }
 }

@@ -175,4 +175,28 @@ import TetherCore
         #expect(visible[1] === override)
         #expect(fx.container.visibleRegistrations().map(\.key.name) == ["A", "B"])
     }
+
+    /// `init(childOf:)` (the ABI's request child) holds its parent by the open-children count only:
+    /// the parent refuses to close while it is open, and once closed the child outlives its parent
+    /// without reading it (what a closed child is asked answers from the child alone).
+    @Test func aChildHeldByTheOpenCountOutlivesItsParentOnceClosed() throws {
+        let fx = try Fixture()
+        var parent: Container? = try Container(bridge: fx.bridge)
+        try fx.register("S", scope: .singleton, in: parent!)
+        let child = try Container(childOf: Borrowed(parent!))
+        try fx.register("C", [dep("S")], scope: .container, in: child)
+        _ = try fx.resolve("C", in: child)
+        _ = child.hitToken  // the child's hit word in the parent's list, taken out at the child's close
+        expectError(.invalidArgument, "child") { try parent!.close() }
+        try child.closeRetiring()
+        #expect(fx.tracker.dropped("C") == 1 && fx.tracker.dropped("S") == 0)
+        try parent!.close()
+        parent!.dismantle()
+        parent = nil
+        #expect(fx.tracker.dropped("S") == 1)
+        expectError(.invalidHandle, "freed") { _ = try child.resolve(Key("C")) }
+        expectError(.invalidHandle, "freed") { try child.close() }
+        child.dismantle()
+        #expect(fx.tracker.badDrops == 0)
+    }
 }

@@ -22,11 +22,9 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         let made = parentCore.borrow { parentCore -> Result<OpaquePointer, TetherError> in
             do throws(TetherError) {
                 try checkOpen(parentCore, "tether_container_new")
-                // A freed child the parent kept on this thread serves again (`Container.keepSpareChild`).
-                let core: Container
-                if let spare = try parentCore.takeSpareChild() { core = spare } else {
-                    core = try Container(parent: parentCore, bridge: ABIBridge.shared)
-                }
+                // Held by the parent's count of open children, not a reference (the parent's
+                // handle keeps it: a parent with open children is not freed).
+                let core = try Container(childOf: Borrowed(parentCore))
                 // A child of a container without plans has none either: a binding may make a child's C
                 // container only when first needed, after the variable was read for its parent. A child
                 // follows its parent, so the environment is read once per root (not per request's child).
@@ -44,8 +42,7 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
 public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     // Retired after the call's section is left: a free that is no other call's
     // part (not from a factory or destructor) with no other thread about then
-    // lets go of the container at once (`Reclaimer.reclaimAlone`), and a child
-    // nothing else references is kept for the parent's next child.
+    // lets go of the container at once (`Reclaimer.reclaimAlone`).
     var retired: Container?
     defer { Reclamation.retire(&retired) }
     return abiCall { () throws(TetherError) in

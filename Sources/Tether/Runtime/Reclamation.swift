@@ -16,7 +16,7 @@ enum Reclamation {
     /// every core, and a core takes about one per 32 of its own frees however many
     /// cores there are: `Reclaimer`). The freeing thread dismantles its own batch
     /// once the calls under way at its seal have ended, so a request's child goes
-    /// back to that thread's spares and allocator, and no other thread's record,
+    /// back to that thread's allocator, and no other thread's record,
     /// lock or list is written. A container waits for its batch to fill and one
     /// more look (`Reclaimer.pollInterval` frees later), or the thread's exit, to be
     /// dismantled (its instances' destructors ran at the free: only memory waits).
@@ -30,25 +30,14 @@ enum Reclamation {
     }()
 
     /// Hands a closed container, whose handle (and its registrations' handles)
-    /// are already gone, to the reclaimer: dismantled once no call can be using
-    /// it (now when no other thread is about: `Reclaimer.reclaimAlone`), then
-    /// kept for the parent's next child if nothing else references it.
+    /// are already gone, to the reclaimer: dismantled and let go of once no call can be using
+    /// it (now when no other thread is about: `Reclaimer.reclaimAlone`).
     static func retire(_ retired: inout Container?) {
-        guard var container = retired.take() else { return }
+        guard let container = retired.take() else { return }
         let caller = HandleCache.current.pointee.reclaim
-        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return keepAsSpare(&container) }
+        if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return }
         let handed = Ref(retaining: consume container)
-        reclaimer.retire(by: caller) {
-            var container = handed.take()
-            container.dismantle()
-            keepAsSpare(&container)
-        }
-    }
-
-    private static func keepAsSpare(_ container: inout Container) {
-        // The parent unretained: its reference count is a word every thread's requests would write.
-        guard let parent = container.unretainedParent, isKnownUniquelyReferenced(&container) else { return }
-        _ = parent.borrow { $0.keepSpareChild(container) }
+        reclaimer.retire(by: caller) { handed.take().dismantle() }
     }
 }
 

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A container's record of its children: how many are open (a container with open children
-/// refuses to close), which (what an override must reach: `Container+Overrides`), and freed ones
-/// kept for the next (`Container.keepSpareChild`). Split in stripes, one per thread (a thread's
+/// refuses to close, and a child holds its parent by this count: `Container.init(childOf:)`) and
+/// which (what an override must reach: `Container+Overrides`). Split in stripes, one per thread (a thread's
 /// stripe is `ThreadState.stripe`, assigned when the thread first uses the core): making and
 /// freeing a child, one per request, locks and writes only the calling thread's stripe, so
 /// requests on different threads share no lock, count or list of their parent's. Each stripe
@@ -14,22 +14,12 @@ final class Children: @unchecked Sendable {
         var open = 0
         /// The open children registered here (unretained: each removes itself when it closes).
         var live: [Borrowed<Container>] = []
-        /// Freed children kept for the next ones made on this stripe's thread.
-        var spares: [Container] = []
         /// Keeps the next stripe's lock and words off this one's cache line.
         private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     }
 
     /// Stripes: threads beyond this many share them (round robin), correct but contended.
     static var stripeCount: Int { 16 }
-    /// Spares a stripe keeps at most: what a thread's frees can have in the reclaimer at once
-    /// (a batch filling, up to 32 x 8 (`Reclamation`), and the sealed one before it, run a few
-    /// frees later: `Reclaimer`), so that in steady state a request's child is always a reused
-    /// one on any number of threads (a new one takes version words under a process-wide lock and
-    /// references on the parent and the bridge: `VersionWords`, `init(parent:)`). Only what was
-    /// freed is kept (on a thread's stripe, about what its requests had under way at once).
-    static var sparesPerStripe: Int { 2 * 256 + 64 }
-
     private let stripes: UnsafeMutablePointer<Lock<Stripe>>
 
     init() {
@@ -76,18 +66,6 @@ final class Children: @unchecked Sendable {
             found += stripes[i].withLock { s in s.live.map { $0.object } }
         }
         return found
-    }
-
-    /// Every kept spare, taken out (released by the caller, outside the locks).
-    func takeAllSpares() -> [Container] {
-        var taken: [Container] = []
-        for i in 0..<Self.stripeCount {
-            taken += stripes[i].withLock { s in
-                defer { s.spares = [] }
-                return s.spares
-            }
-        }
-        return taken
     }
 }
 

@@ -106,7 +106,7 @@ extension Container {
                 r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
             }
             var dropped: [Dropped] = []
-            for r in c.state.withLock({ _ in c.table.all() }) where !r.isValue {
+            for r in c.state.withLock({ _ in c.tableIfAny?.borrow { $0.all() } ?? [] }) where !r.isValue {
                 let scope = r.spec.scope
                 guard scope.isKeptByRegistration, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }

@@ -9,35 +9,82 @@ import Synchronization
 
 /// Owns registrations and their caches; may fall through to a parent.
 public final class Container: @unchecked Sendable {
-    public let parent: Container?
+    /// The parent, unretained: a parent with open children is not freed (`Children` counts them),
+    /// so a request's child writes no count of its parent's (a word every thread's requests would write).
+    private let parentReference: Borrowed<Container>?
+    /// The parent retained, for a child made through `init(parent:bridge:)` (a Swift program's
+    /// child may be the last reference to its parent); nil for `init(childOf:)`'s.
+    private let parentKeep: Container?
+    public var parent: Container? { parentReference?.object }
     /// How slot words (weak handles, lazy providers, resolvers) are made for factories.
-    public let bridge: SlotBridge
+    /// Unretained when it is the parent's (the root's keeps it: `bridgeKeep`).
+    public unowned(unsafe) let bridge: SlotBridge
+    /// The bridge retained, unless it is the parent's.
+    private let bridgeKeep: SlotBridge?
 
     /// Writers (register, close) serialize here; the registrations live in `table`.
+    /// What a request's child uses is stored inline; the rest (`Rare`) is made by the first
+    /// writer that needs it, so a child's state is made and let go of with no field to release.
     struct State {
-        /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
-        var retired: [Registration] = []
-        /// Per overridden key, what each override displaced from the table, oldest first
-        /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
-        var overrides: [Key: [Registration?]] = [:]
-        /// Per decorated key, the keys its undecorated registrations moved to, first decorator's first
-        /// (`Container+Decorators.swift`).
-        var decorations: [Key: [Key]] = [:]
-        /// Registrations that left the table with no call of the embedding layer seeing them go
-        /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
-        var detached: [Registration] = []
         var isClosed = false
         /// Container-scoped instances made by resolves from here, by registration, and the
         /// values provided here for keys a parent declared (`provideValue`).
         var scoped = ScopedEntries()
-        /// The spec of the last value provided here with a C destructor, kept across a close:
-        /// a reused child's next value of the key fills it in place once nothing else holds it.
-        var spareValueSpec: InstanceSpec?
+        private var rare: Rare?
+
+        /// What few containers hold: made by the first write.
+        final class Rare {
+            var retired: [Registration] = []
+            var overrides: [Key: [Registration?]] = [:]
+            var decorations: [Key: [Key]] = [:]
+            var detached: [Registration] = []
+            var tracer: Tracer?
+            var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
+        }
+
+        private mutating func madeRare() -> Rare {
+            if let rare { return rare }
+            let made = Rare()
+            rare = made
+            return made
+        }
+
+        /// Replaced registrations, kept alive for lock-free readers until `dismantle()`.
+        var retired: [Registration] {
+            get { rare?.retired ?? [] }
+            _modify { yield &madeRare().retired }
+        }
+        /// Per overridden key, what each override displaced from the table, oldest first
+        /// (nil: the key fell through to a parent); `Container+Overrides.swift`.
+        var overrides: [Key: [Registration?]] {
+            get { rare?.overrides ?? [:] }
+            _modify { yield &madeRare().overrides }
+        }
+        /// Per decorated key, the keys its undecorated registrations moved to, first decorator's first
+        /// (`Container+Decorators.swift`).
+        var decorations: [Key: [Key]] {
+            get { rare?.decorations ?? [:] }
+            _modify { yield &madeRare().decorations }
+        }
+        /// Registrations that left the table with no call of the embedding layer seeing them go
+        /// (overrides ended by a close, undecorated ones replaced with their key): `forEachRegistration` visits them.
+        var detached: [Registration] {
+            get { rare?.detached ?? [] }
+            _modify { yield &madeRare().detached }
+        }
         /// The tracer, once a trace hook was set (`setTrace`): under this lock, not one of
         /// its own, so a container (one per request, say) makes one lock, not two.
-        var tracer: Tracer?
+        var tracer: Tracer? {
+            get { rare?.tracer }
+            _modify { yield &madeRare().tracer }
+        }
         /// `allRegistrations` by key, with the configuration each was made under.
-        var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
+        var lists: [Key: (configuration: UInt, registrations: [Registration])] {
+            get { rare?.lists ?? [:] }
+            _modify { yield &madeRare().lists }
+        }
+        /// Whether any of the above was ever written.
+        var hasRare: Bool { rare != nil }
     }
     struct ScopedEntry {
         /// Unretained: its container outlives this one (a parent's), or is this one, which keeps
@@ -48,14 +95,33 @@ public final class Container: @unchecked Sendable {
         let sequence: UInt64
     }
     let state = Lock(State())
-    @usableFromInline let table: RegistrationTable
+    /// The registrations, made (owned, +1) by a root at once and by a child with its first
+    /// registration or look at them (`table`): a request's child that registers nothing makes none.
+    @usableFromInline let tableSlot = AtomicRef<RegistrationTable>()
+    /// The registration table if made (what resolves read: nil, nothing registered here).
+    @inlinable var tableIfAny: Borrowed<RegistrationTable>? {
+        @inline(__always) get { tableSlot.load() }
+    }
+    /// The registration table, made now if it was not (writers, and readers off the resolve path).
+    var table: RegistrationTable {
+        if let made = tableSlot.load() { return made.object }
+        return madeTable().object
+    }
+
+    @inline(never)
+    private func madeTable() -> Borrowed<RegistrationTable> {
+        tableSlot.publishOnce(retaining: { RegistrationTable(small: parentReference != nil) })
+    }
     private let closed = Atomic<Bool>(false)
-    /// Counts changes to what resolves here could build (`Plan`), and right after it the cache
-    /// word (`cacheVersionAddresses`); never freed (`VersionWords`).
-    private let version = VersionWords.take()
+    /// The address of this container's version words, or 0 until someone reads them: counts
+    /// changes to what resolves here could build (`Plan`), and right after it the cache word
+    /// (`cacheVersionAddresses`) and the hit word; never freed (`VersionWords`). A root makes
+    /// them at once; a child (one per request) when its configuration, its words' addresses or
+    /// a hit token is first asked for (`version`): a change before that had no reader to tell.
+    private let versionWord = Atomic<UInt>(0)
     /// The hit words of the containers made from this one, at any depth, that a binding asked
-    /// for: `cachesChanged` moves them with its own (see `hitWordAddress`).
-    private let descendantHitWords = Lock<[UnsafeMutablePointer<Atomic<UInt>>]>([])
+    /// for: `cachesChanged` moves them with its own (see `hitWordAddress`). Made with the first.
+    private let descendantHitWords = AtomicRef<HitWordList>()
     /// How many words `descendantHitWords` holds, stored under its lock: while 0 (no binding asked
     /// about a descendant), `cachesChanged` takes no lock (`watchHitWord` says why that is safe).
     private let descendantHitWordCount = Atomic<Int>(0)
@@ -92,23 +158,40 @@ public final class Container: @unchecked Sendable {
     /// The next number of this container's `sequence`.
     func nextSequence() -> UInt64 { sequence.add(1, ordering: .relaxed).newValue }
 
-    public init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
-        self.parent = parent
+    /// A root (`parent` nil) or a child that keeps its parent (and `bridge`) retained.
+    public convenience init(parent: Container? = nil, bridge: SlotBridge) throws(TetherError) {
+        try self.init(parent: parent.map { Borrowed($0) }, keeping: parent, bridge: bridge)
+    }
+
+    /// A child of `parent` that holds it by its count of open children only (the caller keeps
+    /// `parent` until this child is closed: the ABI's handle does), with its bridge: a request's
+    /// child retains nothing its siblings on other threads would write.
+    package convenience init(childOf parent: Borrowed<Container>) throws(TetherError) {
+        try self.init(parent: parent, keeping: nil, bridge: parent.borrow { $0.bridge })
+    }
+
+    private init(parent: Borrowed<Container>?, keeping: Container?, bridge: SlotBridge) throws(TetherError) {
+        parentReference = parent
+        parentKeep = keeping
         self.bridge = bridge
-        table = RegistrationTable(small: parent != nil)
+        bridgeKeep = parent.map { $0.borrow { $0.bridge } === bridge } == true ? nil : bridge
+        if parent == nil {
+            versionWord.store(UInt(bitPattern: VersionWords.take()), ordering: .relaxed)
+            tableSlot.publish(retaining: RegistrationTable(small: false))
+        }
         if let parent {
             let me = Borrowed(self)
             let stripe = Children.currentStripe
             self.stripe = stripe
-            let ok = parent.children.borrow { $0.withStripe(stripe) { s in
+            let ok = parent.borrow { parent in parent.children.borrow { $0.withStripe(stripe) { s in
                 // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
                 if parent.isClosed { return false }
                 s.open += 1
                 s.live.append(me)
                 return true
-            } }
+            } } }
             guard ok else { throw TetherError.parentFreed }
-            strict.store(parent.refusesCaptives, ordering: .relaxed)
+            strict.store(parent.borrow { $0.refusesCaptives }, ordering: .relaxed)
         }
     }
 
@@ -122,9 +205,10 @@ public final class Container: @unchecked Sendable {
     @inline(never)
     private func madeChildren() -> Borrowed<Children> { childrenSlot.publishOnce(retaining: Children.init) }
 
-    /// The parent, unretained (a child keeps its parent): for what each request's child does with
-    /// it, which must not write the parent's reference count.
-    package var unretainedParent: Borrowed<Container>? { parent.map { Borrowed($0) } }
+    /// The parent, unretained (a parent with open children stays): for what each request's child
+    /// does with it, which must not write the parent's reference count.
+    @inline(__always)
+    package var unretainedParent: Borrowed<Container>? { parentReference }
 
     /// `children` if it was ever made.
     var childrenIfAny: Children? {
@@ -140,69 +224,28 @@ public final class Container: @unchecked Sendable {
     }
 
     deinit {
-        // A child let go of without being closed (the Swift API allows it) leaves the parent's list.
-        if !isClosed, let parent { parent.children.borrow { $0.withStripe(stripe) { $0.forget(self) } } }
-        dropSpareChild()
+        // A child let go of without being closed (the Swift API allows it, its parent retained)
+        // leaves the parent's list and its ancestors' hit-word lists (a closed one left them at its close).
+        if !isClosed, let parent = parentReference {
+            parent.borrow { $0.children.borrow { $0.withStripe(stripe) { $0.forget(self) } } }
+            unwatchHitWord()
+        }
         childrenSlot.releaseOwned()
-        if hitWordWatched.load(ordering: .acquiring) {
-            let word = hitWord
-            forEachAncestor { a in
-                a.descendantHitWords.withLock { words in
-                    if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
-                    a.descendantHitWordCount.store(words.count, ordering: .relaxed)
-                }
-            }
+        descendantHitWords.releaseOwned()
+        tableSlot.releaseOwned()
+        if let version = versionIfAny { VersionWords.give(version) }
+    }
+
+    /// Takes this container's hit word out of its ancestors' lists (`watchHitWord`), while they are alive.
+    private func unwatchHitWord() {
+        guard hitWordWatched.load(ordering: .acquiring) else { return }
+        let word = hitWord
+        forEachAncestor { a in
+            a.hitWordList.borrow { $0.words.withLock { words in
+                if let i = words.lastIndex(of: word) { words.swapAt(i, words.count - 1); words.removeLast() }
+                a.descendantHitWordCount.store(words.count, ordering: .relaxed)
+            } }
         }
-        VersionWords.give(version)
-    }
-
-    /// Freed children of this container that nothing references any more are
-    /// kept (in the freeing thread's stripe of `Children`, at most
-    /// `Children.sparesPerStripe` there) for the next children made on that
-    /// thread (`takeSpareChild`): a child made and freed per request then reuses
-    /// its lock, table and version words, and neither touches what other
-    /// threads' requests write. Let go of when this container closes.
-    /// Keeps `child` (closed, dismantled, referenced by the caller only) for a
-    /// later child; false: not kept (enough are kept, or this container is closed).
-    public func keepSpareChild(_ child: Container) -> Bool {
-        guard child.parent === self, child.isClosed else { return false }
-        return children.borrow { $0.withStripe(Children.currentStripe) { s in
-            guard !isClosed, s.spares.count < Children.sparesPerStripe else { return false }
-            s.spares.append(child)
-            return true
-        } }
-    }
-
-    /// A kept child reopened as a new, empty child of this container, or nil
-    /// when none is kept on this thread's stripe. Throws, as `init(parent:)`, once this container is closed.
-    public func takeSpareChild() throws(TetherError) -> Container? {
-        let stripe = Children.currentStripe
-        let taken: Container?? = children.borrow { $0.withStripe(stripe) { s in
-            if isClosed { return nil }
-            guard let child = s.spares.popLast() else { return .some(nil) }
-            s.open += 1
-            s.live.append(Borrowed(child))
-            return .some(child)
-        } }
-        guard let taken else { throw TetherError.parentFreed }
-        guard let child = taken else { return nil }
-        child.stripe = stripe
-        // Under its lock: it is in the stripe's live list already, where an override of the parent reads it.
-        child.state.withLock { s in
-            // What `close` and `dismantle` left: only the flag and a tracer stay to reset.
-            s.isClosed = false
-            s.tracer = nil
-        }
-        child.strict.store(refusesCaptives, ordering: .relaxed)
-        child.plansOff.store(false, ordering: .relaxed)
-        child.closed.store(false, ordering: .releasing)
-        child.configurationChanged()  // its words only grow: what was learned of the old child is stale
-        return child
-    }
-
-    private func dropSpareChild() {
-        guard let children = childrenIfAny else { return }
-        _ = children.takeAllSpares()  // released outside the locks
     }
 
     /// A child finished closing: it is no longer counted or reached.
@@ -214,14 +257,48 @@ public final class Container: @unchecked Sendable {
     }
 
     private func forEachAncestor(_ body: (Container) -> Void) {
-        var next = parent
+        var next = parentReference
         while let c = next {
-            body(c)
-            next = c.parent
+            c.borrow(body)
+            next = c.borrow { $0.parentReference }
         }
     }
 
+    /// This container's version words, made now if nobody read them before.
+    @inline(__always)
+    private var version: UnsafeMutablePointer<Atomic<UInt>> { versionIfAny ?? madeVersion() }
+
+    /// This container's version words, if made.
+    @inline(__always)
+    private var versionIfAny: UnsafeMutablePointer<Atomic<UInt>>? {
+        UnsafeMutablePointer(bitPattern: versionWord.load(ordering: .acquiring))
+    }
+
+    /// Makes the version words on first read. Fenced after, pairing with the fence in
+    /// `versionAfterChange`: either a change made meanwhile moves the words, or the reader's later
+    /// reads (what the configuration dates) see the change.
+    @inline(never)
+    private func madeVersion() -> UnsafeMutablePointer<Atomic<UInt>> {
+        let made = VersionWords.take()
+        let (won, seen) = versionWord.compareExchange(expected: 0, desired: UInt(bitPattern: made), ordering: .sequentiallyConsistent)
+        if !won { VersionWords.give(made) }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        return won ? made : UnsafeMutablePointer(bitPattern: seen)!
+    }
+
+    /// The version words for a change (made visible before this call) to move; nil when nobody
+    /// read them yet: a reader that makes them later sees the change (`madeVersion`).
+    @inline(__always)
+    private var versionAfterChange: UnsafeMutablePointer<Atomic<UInt>>? {
+        if let version = versionIfAny { return version }
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        return versionIfAny
+    }
+
     private var hitWord: UnsafeMutablePointer<Atomic<UInt>> { version + 2 }
+
+    /// `descendantHitWords`, made now if none was.
+    private var hitWordList: Borrowed<HitWordList> { descendantHitWords.publishOnce(retaining: HitWordList.init) }
 
     /// The address of this container's hit word: one word that moves (release
     /// ordering, only ever growing, never 0) after every change that may make a
@@ -248,14 +325,15 @@ public final class Container: @unchecked Sendable {
     /// nobody asks about (a C program's one per request, say) cost nothing. Complete before the
     /// caller reads the word: an ancestor's change that missed it was visible before that read.
     private func watchHitWord() {
-        guard parent != nil, !hitWordWatched.load(ordering: .acquiring) else { return }
-        state.withLock { _ in
-            guard !hitWordWatched.load(ordering: .relaxed) else { return }
+        guard parentReference != nil, !hitWordWatched.load(ordering: .acquiring) else { return }
+        state.withLock { s in
+            // A closed container's ancestors may go: it left their lists at its close (`unwatchHitWord`).
+            guard !hitWordWatched.load(ordering: .relaxed), !s.isClosed else { return }
             forEachAncestor { a in
-                a.descendantHitWords.withLock { words in
+                a.hitWordList.borrow { $0.words.withLock { words in
                     words.append(self.hitWord)
                     a.descendantHitWordCount.store(words.count, ordering: .relaxed)
-                }
+                } }
             }
             // Pairs with the fence in `cachesChanged`: an ancestor's change whose count check
             // missed this word was visible (every write before its fence) before the caller reads.
@@ -279,10 +357,10 @@ public final class Container: @unchecked Sendable {
     public var configuration: UInt {
         @inline(__always) get {
             var sum = version.pointee.load(ordering: .acquiring)
-            var next = parent.map { Borrowed($0) }
+            var next = parentReference
             while let c = next {
                 sum &+= c.borrow { $0.version.pointee.load(ordering: .acquiring) }
-                next = c.borrow { $0.parent.map { Borrowed($0) } }
+                next = c.borrow { $0.parentReference }
             }
             return sum
         }
@@ -312,7 +390,7 @@ public final class Container: @unchecked Sendable {
         var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
             guard let parent = container.borrow({ c in
-                c.neverRegistered ? c.parent.map { Borrowed($0) } : nil
+                c.neverRegistered ? c.parentReference : nil
             }) else { return false }
             container = parent
         }
@@ -320,7 +398,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Nothing was ever registered here (the registration table was never made).
-    var neverRegistered: Bool { table.neverStored }
+    var neverRegistered: Bool { tableIfAny?.borrow { $0.neverStored } ?? true }
 
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
@@ -337,7 +415,7 @@ public final class Container: @unchecked Sendable {
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
     func configurationChanged() {
-        version.pointee.add(1, ordering: .releasing)
+        versionAfterChange?.pointee.add(1, ordering: .releasing)
         cachesChanged()
     }
 
@@ -345,14 +423,16 @@ public final class Container: @unchecked Sendable {
     /// (release, as above); a reader that still sees the old sum read it before the change.
     /// The hit words move with it, this container's and its descendants' (`hitWordAddress`).
     func cachesChanged() {
-        (version + 1).pointee.add(1, ordering: .releasing)
-        hitWord.pointee.add(1, ordering: .releasing)
+        if let version = versionAfterChange {
+            (version + 1).pointee.add(1, ordering: .releasing)
+            (version + 2).pointee.add(1, ordering: .releasing)  // the hit word
+        }
         // After the adds: a watcher counted after this fence sees them (`watchHitWord`).
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         guard descendantHitWordCount.load(ordering: .relaxed) != 0 else { return }
-        descendantHitWords.withLock { words in
+        hitWordList.borrow { $0.words.withLock { words in
             for word in words { word.pointee.add(1, ordering: .releasing) }
-        }
+        } }
     }
 
     /// Registers `factory` under `key`; a previous registration of the key here is
@@ -389,10 +469,10 @@ public final class Container: @unchecked Sendable {
             cachesHere = !s.scoped.isEmpty
             registration.order = table.lookup(key)?.borrow { $0.order } ?? nextSequence()
             // An overridden key keeps its override: the registration goes under it (`Container+Overrides`).
-            let old = s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
+            let old = !s.hasRare || s.overrides.isEmpty ? table.replace(key, with: registration) : replaceUnderOverride(&s, key, registration)
             if let old { s.retired.append(old) }
             // A decorated key's undecorated registrations go with its decorators (`Container+Decorators`).
-            if !s.decorations.isEmpty { undecorated = takeDecorations(&s, key) }
+            if s.hasRare, !s.decorations.isEmpty { undecorated = takeDecorations(&s, key) }
             configurationChanged()
             return .some(old)
         }
@@ -425,25 +505,25 @@ public final class Container: @unchecked Sendable {
     /// as long as this container), for `resolveRetained(_:arguments:)`.
     @inlinable @inline(__always)
     package func registrationToResolve(_ key: Key) -> Borrowed<Registration>? {
-        table.get(key) ?? inheritedRegistration(for: key)
+        tableIfAny?.borrow { $0.get(key) } ?? inheritedRegistration(for: key)
     }
 
     /// `registration(for:)` without retains: registrations live as long as their
     /// container, and parents at least as long as their children.
     @inline(__always)
     func unretainedRegistration(for key: Key) -> Borrowed<Registration>? {
-        table.get(key) ?? inheritedRegistration(for: key)
+        tableIfAny?.borrow { $0.get(key) } ?? inheritedRegistration(for: key)
     }
 
     /// The registration for `key` in the nearest parent that has one.
     /// (and, first, in this container's small table: `RegistrationTable.getSmall`).
     @usableFromInline @inline(never)
     func inheritedRegistration(for key: Key) -> Borrowed<Registration>? {
-        if let r = table.getSmall(key) { return r }
-        var next = parent.map { Borrowed($0) }
+        if let r = tableIfAny?.borrow({ $0.getSmall(key) }) { return r }
+        var next = parentReference
         while let c = next {
-            if let r = c.borrow({ $0.table.lookup(key) }) { return r }
-            next = c.borrow { $0.parent.map { Borrowed($0) } }
+            if let r = c.borrow({ $0.tableIfAny?.borrow { $0.lookup(key) } }) { return r }
+            next = c.borrow { $0.parentReference }
         }
         return nil
     }
@@ -807,24 +887,26 @@ public final class Container: @unchecked Sendable {
                 }
             }
             s.isClosed = true
-            tracer = s.tracer
+            if s.hasRare { tracer = s.tracer }
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty {
-                if s.scoped.entries.count <= Self.closesOnStack && table.neverStored && !everDetached.load(ordering: .relaxed) {
+                if s.scoped.entries.count <= Self.closesOnStack && neverRegistered && !everDetached.load(ordering: .relaxed) {
                     stacked = s.scoped.moveAll(to: onStack)
                 } else {
                     // One array for the scoped instances and what the registrations let go of (a value each, say).
-                    dropped.reserveCapacity(s.scoped.entries.count + (table.smallKeyCount ?? 0))
+                    dropped.reserveCapacity(s.scoped.entries.count + (tableIfAny?.borrow { $0.smallKeyCount } ?? 0))
                     s.scoped.take({ _ in true }, into: &dropped)
                 }
             }
-            if !s.overrides.isEmpty { unwindOverrides(&s) }
-            if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
+            if s.hasRare {
+                if !s.overrides.isEmpty { unwindOverrides(&s) }
+                if !s.decorations.isEmpty { s.decorations = [:] }  // (their registrations are in the table, retired with it)
+            }
             return nil
         }
         if let refused { throw refused }
-        dropSpareChild()
+        unwatchHitWord()  // before the parent may go (a binding asks a closed container for no hit)
         unretainedParent?.borrow { $0.childClosed(self) }
         forEachRegistration { if let d = $0.retire() { dropped.append(d) } }
         if stacked > 0 {
@@ -847,7 +929,7 @@ public final class Container: @unchecked Sendable {
     /// the table no longer changes until `dismantle()`.
     public func forEachRegistration(_ body: (Registration) -> Void) {
         precondition(isClosed, "Tether: forEachRegistration() of a container that is not closed")
-        table.forEach(body)
+        tableIfAny?.borrow { $0.forEach(body) }
         if everDetached.load(ordering: .acquiring) { state.withLock { $0.detached }.forEach(body) }
     }
 
@@ -857,16 +939,17 @@ public final class Container: @unchecked Sendable {
     public func dismantle() {
         precondition(isClosed, "Tether: dismantle() of a container that is not closed")
         // Nothing registered (what is retired or detached was in the table first, which keeps its
-        // blocks until `detachAll`) and nothing listed (a request's child): nothing to let go of, no lock.
-        if table.neverStored && !everListed.load(ordering: .acquiring) { return }
-        let (entries, retired) = state.withLock { s -> (RegistrationTable.Detached, [Registration]) in
+        // blocks until it goes) and nothing listed (a request's child): nothing to let go of, no lock.
+        if neverRegistered && !everListed.load(ordering: .acquiring) { return }
+        // The whole table goes (no later child reuses it): its deinit lets go of its entries and blocks.
+        let (table, retired) = state.withLock { s -> (Ref<RegistrationTable>?, [Registration]) in
             defer {
-                (s.retired, s.lists, s.detached) = ([], [:], [])
+                if s.hasRare { (s.retired, s.lists, s.detached) = ([], [:], []) }
                 everListed.store(false, ordering: .relaxed)
             }
-            return (table.detachAll(), s.retired)
+            return (tableSlot.take(), s.hasRare ? s.retired : [])
         }
-        entries.release()  // outside the lock
+        table?.release()  // outside the lock
         _ = consume retired
     }
 
@@ -885,4 +968,10 @@ public final class Container: @unchecked Sendable {
         if dropped.count > 1 { dropped.sort { $0.sequence < $1.sequence } }
         while let last = dropped.popLast() { _ = consume last }
     }
+}
+
+/// The hit words of a container's descendants that a binding watches (`Container.hitWordAddress`):
+/// made with the first, so a container nobody watches through (a request's child) makes no lock for it.
+final class HitWordList: @unchecked Sendable {
+    let words = Lock<[UnsafeMutablePointer<Atomic<UInt>>]>([])
 }

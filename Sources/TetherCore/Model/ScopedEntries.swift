@@ -19,8 +19,8 @@ import Darwin
 /// detection and fork rules stay `SharedCache`'s.
 struct ScopedEntries {
     private(set) var entries: [Container.ScopedEntry] = []
-    /// Claims under way, a few at a time (usually none).
-    var pending: [PendingClaim] = []
+    /// Claims under way, a few at a time (usually none; a request's one at a time, kept inline).
+    var pending = PendingClaims()
     private var index: [UnsafeMutableRawPointer: Int]?
     static var indexedPast: Int { 16 }
 
@@ -50,6 +50,8 @@ struct ScopedEntries {
             entries[i] = entry
             return old
         }
+        // A request's child caches a value and an instance or two: room for them in one allocation.
+        if entries.capacity == 0 { entries.reserveCapacity(4) }
         entries.append(entry)
         if index != nil { index![id] = entries.count - 1 } else if entries.count > Self.indexedPast { reindex() }
         return nil
@@ -123,5 +125,32 @@ struct PendingClaim {
     var made: Bool {
         if let cell { return cell.made || madeWord.map { $0.pointee & madeBit != 0 } ?? false }
         return madeWord.map { $0.pointee & madeBit != 0 } ?? false
+    }
+}
+
+/// A container's claims under way (`ScopedEntries.pending`): the first inline, the rest in an
+/// array, so a request's child, claiming one container-scoped instance at a time, allocates nothing
+/// for them. The inline one is always the first: removing it moves the last in.
+struct PendingClaims: RandomAccessCollection, MutableCollection {
+    private var head: PendingClaim?
+    private var tail: [PendingClaim] = []
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { head == nil ? 0 : 1 + tail.count }
+    var isEmpty: Bool { head == nil }
+
+    subscript(position: Int) -> PendingClaim {
+        get { position == 0 ? head! : tail[position - 1] }
+        set { if position == 0 { head = newValue } else { tail[position - 1] = newValue } }
+    }
+
+    mutating func append(_ claim: PendingClaim) {
+        if head == nil { head = claim } else { tail.append(claim) }
+    }
+
+    mutating func removeLast() -> PendingClaim {
+        if let last = tail.popLast() { return last }
+        defer { head = nil }
+        return head!
     }
 }

@@ -71,15 +71,7 @@ extension Container {
                              cDestructor: CDestructor?) throws(TetherError) -> Registration? {
         guard !isClosed else { throw TetherError.containerFreed }  // as above
         if let declared = declaredElsewhere(key) {
-            try holdProvidedValue(pointer, of: declared) { s in
-                // The previous request's spec of the key (a reused child), if only this container holds it.
-                if s.spareValueSpec?.key == key, isKnownUniquelyReferenced(&s.spareValueSpec!) {
-                    return s.spareValueSpec!.reuse(scope: .container, context: context, cDestructor: cDestructor)
-                }
-                let spec = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
-                s.spareValueSpec = spec
-                return spec
-            }
+            try holdProvidedValue(pointer, of: declared) { _ in Self.valueSpec(key, context: context, cDestructor: cDestructor) }
             return nil
         }
         return try register(key, params: [], factory: ValueFactory(key: key)) { (registration: Registration) throws(TetherError) in
@@ -89,6 +81,20 @@ extension Container {
 }
 
 extension Container {
+    /// The spec of a value of the declared key `key` with `context` and `cDestructor`: the calling
+    /// thread's last one if it matches (specs of provided values are never changed in place).
+    private static func valueSpec(_ key: Key, context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) -> InstanceSpec {
+        ThreadState.currentReference.borrow { thread in
+            if let last = thread.valueSpec, last.key == key, last.context == context,
+               last.cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }) == cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }) {
+                return last
+            }
+            let made = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
+            thread.valueSpec = made
+            return made
+        }
+    }
+
     /// The declared value key `key` resolves to from here, when a parent declared it (a value
     /// provided here then takes a slot, `holdProvidedValue`); nil for any other key.
     private func declaredElsewhere(_ key: Key) -> Borrowed<Registration>? {
@@ -123,7 +129,7 @@ extension Container {
         var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
             if let hit = container.borrow({ c in c.state.withLock { $0.scoped.instance(of: declared) } }) { return .init(retaining: hit) }
-            guard let parent = container.borrow({ $0.parent.map { Borrowed($0) } }) else { return nil }
+            guard let parent = container.borrow({ $0.unretainedParent }) else { return nil }
             container = parent
         }
         return nil

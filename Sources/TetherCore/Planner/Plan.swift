@@ -350,7 +350,7 @@ final class Plan: @unchecked Sendable {
     /// with its contexts. Nil when the child's table is not small, or the graph is not
     /// plain or has completion callbacks (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
-        guard !root.spec.scope.isShared, let block = child.table.smallSlots else { return nil }
+        guard !root.spec.scope.isShared, let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { return nil }
         var recorder = Recorder(lookup: child)
         for slot in 0..<RegistrationTable.slotCount(block) {
             guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
@@ -384,7 +384,7 @@ final class Plan: @unchecked Sendable {
     /// goes to `locals` for the run (read once: one replaced meanwhile stays alive, kept
     /// by its container). The owner's configuration is checked by the caller.
     func fits(_ child: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        guard let block = child.table.smallSlots, RegistrationTable.slotCount(block) == component.count else { return false }
+        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }), RegistrationTable.slotCount(block) == component.count else { return false }
         for slot in 0..<component.count {
             let shape = component[slot]
             guard let registration = RegistrationTable.registration(atSlot: slot, in: block),

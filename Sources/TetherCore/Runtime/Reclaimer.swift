@@ -36,9 +36,10 @@ import Synchronization
 /// it waits for have moved on (it looks at their sequence numbers every
 /// `pollInterval` retirements, reading those records, writing nothing of
 /// theirs): a request's child is dismantled on the thread that freed it (its
-/// memory goes back to that thread's allocator arena, a spare to that thread's
-/// stripe, `Children`), and no thread takes a lock, flags another's record or
-/// runs another's frees. Only at the thread's exit do they go to the shared
+/// memory goes back to that thread's allocator arena), and no thread takes a
+/// lock, flags another's record, runs another's frees or waits for another: a
+/// thread descheduled inside a section only keeps the others' sealed batches (memory)
+/// longer. Only at the thread's exit do they go to the shared
 /// list, where the waited-for threads collect as they leave (above). A thread
 /// that stops freeing keeps its last batches (memory only) until it frees again
 /// or exits.

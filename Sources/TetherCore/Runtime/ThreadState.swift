@@ -53,6 +53,10 @@ final class ThreadState: CellOwner {
         progress.initialize(to: PlanProgress())
         return progress
     }()
+    /// The spec of the last value this thread provided for a declared key (`Container.provideValue`),
+    /// shared by the next one of the same key, context and destructor: a request's value then makes
+    /// no spec, and its count is written by this thread's requests only.
+    var valueSpec: InstanceSpec?
     /// Keeps what malloc puts after this object off the lines of the fields above.
     private let trailingPad = LinePad()
 
