@@ -53,57 +53,11 @@ final class RegistrationTable: @unchecked Sendable {
 
     init(small: Bool = false) { startsSmall = small }
 
-    /// Takes every entry (and every block) out, leaving the table empty: what a
-    /// closed container lets go of when it is dismantled, released when the
-    /// caller releases the result (outside its lock), with no list or table made.
-    /// The small block itself stays, emptied, for the table's next registration
-    /// (a child container kept for the next request: `Container.keepSpareChild`).
-    /// Callers serialize with writes; no reader may still be in this table.
-    func detachAll() -> Detached {
-        let block = small.exchange(0, ordering: .acquiringAndReleasing)
-        let keepsBlock = block != 0 && spareSmall == 0
-        if keepsBlock { spareSmall = block }
-        let detached = Detached(small: block, releasesEntries: smallOwns, keepsBlock: keepsBlock,
-                                top: top.exchange(0, ordering: .acquiringAndReleasing), retiredTops: retiredTops)
-        smallOwns = true
-        levels = 0
-        retiredTops = []
-        return detached
-    }
-
-    /// What `detachAll` took, for the caller to `release()` once (outside its lock): the small
-    /// block's entries (if still the table's), the block (zeroed instead, if the table keeps it), the levels.
-    struct Detached {
-        let small: UInt
-        let releasesEntries: Bool
-        let keepsBlock: Bool
-        let top: UInt
-        let retiredTops: [UnsafeMutableRawPointer]
-
-        func release() {
-            if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small) {
-                if releasesEntries {
-                    RegistrationTable.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) }
-                }
-                if keepsBlock {
-                    for i in 0..<1 + 2 * RegistrationTable.smallKeys { block[i].store(0, ordering: .relaxed) }
-                } else {
-                    block.deallocate()
-                }
-            }
-            RegistrationTable.release(levels: top, retiredTops)
-        }
-    }
-
-    /// A small block kept for the next registration once the table was emptied (`detachAll`). Writers only.
-    private var spareSmall: UInt = 0
-
     deinit {
         if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
             if smallOwns { Self.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) } }
             block.deallocate()
         }
-        UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall)?.deallocate()
         Self.release(levels: top.load(ordering: .acquiring), retiredTops)
     }
 
@@ -226,14 +180,9 @@ final class RegistrationTable: @unchecked Sendable {
         guard let registration else { return (nil, ()) }
         if count < Self.smallKeys {
             if block == nil {
-                if let spare = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: spareSmall) {
-                    spareSmall = 0  // its words were zeroed when it was emptied (`detachAll`)
-                    block = spare
-                } else {
-                    let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
-                    for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
-                    block = fresh
-                }
+                let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
+                for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
+                block = fresh
             }
             block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
             block![2 + 2 * count].store(OwnedWord.make(registration), ordering: .relaxed)
