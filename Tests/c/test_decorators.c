@@ -200,7 +200,43 @@ static void trace_and_validate_see_the_decorator(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A factory that decorates its own key while it runs, then resolves the key: the decorator's
+ * DEP on the moved original is the factory under way, a cycle (found by the fuzzer: the moved
+ * registration, a new one, was not seen as the one being constructed, and the factory ran again). */
+static tether_container *self_decorating_in;
+static kind SelfMade = {"S", 0, 0}, SelfWrap = {"w", 0, 0};
+static tether_status nested_status;
+static void *make_decorating_itself(kind *k) {
+    if (k->made == 0) {
+        CHECK_OK(decorate(self_decorating_in, "Svc", &SelfWrap, NULL));
+        tether_ref *r = NULL;
+        nested_status = tether_resolve(self_decorating_in, "Svc", &r);
+        CHECK(r == NULL);
+    }
+    return make0(k);
+}
+
+static void a_factory_resolving_its_key_decorated_meanwhile_is_a_cycle(void) {
+    tether_container *c = self_decorating_in = new_container();
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, "Svc", (tether_fn)make_decorating_itself, p, 1, &r));
+    CHECK_OK(tether_set_context(r, &SelfMade, drop_noting));
+    tether_ref *outer = NULL;
+    node *made = resolve(c, "Svc", &outer);     /* the original's instance: the resolve began before */
+    CHECK(nested_status == TETHER_E_CYCLE);
+    CHECK(made->k == &SelfMade && SelfMade.made == 1 && SelfWrap.made == 0);
+    release(outer);
+    tether_ref *again = NULL;
+    node *d = resolve(c, "Svc", &again);        /* from now on the decorated one */
+    CHECK(d->k == &SelfWrap && d->a->k == &SelfMade && SelfMade.made == 2 && SelfWrap.made == 1);
+    release(again);
+    CHECK_OK(tether_container_free(c));
+    CHECK(SelfMade.dropped == 2 && SelfWrap.dropped == 1);
+}
+
 int main(void) {
+    RUN(a_factory_resolving_its_key_decorated_meanwhile_is_a_cycle);
     RUN(trace_and_validate_see_the_decorator);
     RUN(decorators_apply_in_order_and_cache_once);
     RUN(graph_scope_decorates_each_instance_and_plans_agree);

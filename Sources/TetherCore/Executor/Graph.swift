@@ -482,8 +482,11 @@ final class Graph {
             throw TetherError.constructorCycle(keys)
         }
         if state != GraphTable.absent { return GraphTable.index(state) }
-        if !outer.isEmpty, let i = outer.firstIndex(where: { $0 === registration }) {
-            throw TetherError.reentered(key, outer: outer[i...], path: path)
+        if !outer.isEmpty {  // (a decorated registration's move is the registration it moved from)
+            let identity = registration.borrow { $0.constructionIdentity }
+            if let i = outer.firstIndex(where: { $0 === registration || $0.borrow { $0.constructionIdentity } == identity }) {
+                throw TetherError.reentered(key, outer: outer[i...], path: path)
+            }
         }
         let scope = spec.borrow { $0.scope }
         guard scope.isShared else {

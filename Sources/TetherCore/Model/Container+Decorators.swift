@@ -26,6 +26,7 @@ extension Container {
         let (original, n) = try decoratable(key)
         let inner = Self.undecoratedKey(key, before: n)
         let moved = Registration(key: inner, params: Array(original.params), factory: original.factory, container: self)
+        moved.movedFrom = original.constructionIdentity
         let spec = original.spec
         try moved.setScope(spec.scope)
         if let cDestructor = spec.cDestructor {

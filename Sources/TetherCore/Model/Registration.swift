@@ -44,6 +44,16 @@ public final class Registration: @unchecked Sendable {
     /// a replacement keeps the place of what it replaced. Written and read under the container's lock.
     var order: UInt64 = 0
 
+    /// The registration a decorator moved this one from (its factory and context, now under
+    /// `K (before decorator n)`), or nil: a resolve constructing one is constructing the
+    /// other, so a factory that resolves its key once decorated is a cycle (`Graph.existing`),
+    /// never a second call of itself. Set before the registration is visible.
+    var movedFrom: ObjectIdentifier?
+
+    /// What a resolve under way compares to find a registration it is constructing further out:
+    /// the first registration of a chain of decorators' moves.
+    var constructionIdentity: ObjectIdentifier { movedFrom ?? ObjectIdentifier(self) }
+
     /// The current spec, owned (+1: given up by `install` or deinit) unless `sharedSpecBit`
     /// says it is its key's default (+0), read borrowed by lock-free readers.
     private let specSlot = AtomicRef<InstanceSpec>()
