@@ -98,6 +98,10 @@ def test_a_cross_task_cycle_is_reported_at_once() -> None:
             if len(started) == 2:
                 both.set()
             await asyncio.wait_for(both.wait(), GUARD)  # each factory is under way before either resolves
+            # and each suspended before its nested aresolve (from 3.12 on, wait_for of a set event does
+            # not suspend). A nested aresolve made before its factory first suspends, in a cycle across
+            # tasks, is not detected yet (docs/ARCHITECTURE.md, Python async).
+            await asyncio.sleep(0)
 
         async def x() -> Pool:
             calls.append("X")
