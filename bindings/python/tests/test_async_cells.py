@@ -166,20 +166,27 @@ def test_a_cancelled_creator_lets_one_waiter_make_it() -> None:
     asyncio.run(main())
 
 
+def gated_pool(c: tether.Container, calls: list[str]) -> asyncio.Event:
+    """Registers an async SINGLETON ``Pool`` in ``c`` whose factory notes "Pool" in ``calls`` and
+    waits for the returned event before making it."""
+    gate = asyncio.Event()
+
+    async def pool() -> Pool:
+        calls.append("Pool")
+        await gate.wait()
+        return Pool()
+
+    c.register(Pool, pool, scope=Scope.SINGLETON)
+    return gate
+
+
 def test_a_thread_waits_for_a_tasks_async_singleton() -> None:
     calls: list[str] = []
     got: list[Any] = []
 
     async def main() -> None:
         c = tether.Container()
-        gate = asyncio.Event()
-
-        async def pool() -> Pool:
-            calls.append("Pool")
-            await gate.wait()
-            return Pool()
-
-        c.register(Pool, pool, scope=Scope.SINGLETON)
+        gate = gated_pool(c, calls)
         task = asyncio.ensure_future(c.aresolve(Pool))
         while not calls:
             await asyncio.sleep(0)
@@ -260,14 +267,7 @@ def test_a_sync_resolve_of_what_a_task_of_the_loop_makes_is_refused_or_awaited()
 
     async def main() -> None:
         c = tether.Container()
-        gate = asyncio.Event()
-
-        async def pool() -> Pool:
-            calls.append("Pool")
-            await gate.wait()
-            return Pool()
-
-        c.register(Pool, pool, scope=Scope.SINGLETON)
+        gate = gated_pool(c, calls)
         c.register(Handler, lambda: Handler(c.resolve(Pool)), deps=[])  # a synchronous factory's nested resolve
         maker = asyncio.ensure_future(c.aresolve(Pool))
         while not calls:
