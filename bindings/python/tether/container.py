@@ -1130,12 +1130,7 @@ class Container:
             if not args:
                 # the builder its parent's children share (see _lookup): a plan without values as it
                 # is, one with value steps taking this child's values (container steps made first)
-                try:
-                    _, _, _, build, more = self._lookups[key]
-                    if build is None and more.vals is None and self._lookups_generation != _generation[0]:
-                        raise KeyError(key)
-                except (KeyError, TypeError):
-                    _, _, _, build, more = self._lookup(key)
+                _, _, _, build, more = self._child_entry(key)
                 if build is not None:
                     result = build()
                 elif more.vals is None:
@@ -1312,12 +1307,7 @@ class Container:
             # A request's child: the plan its parent described, its container steps made first where
             # this child lacks them by the plan's runner (async factories awaited here), then its
             # builder; else the library's resolve (through aio) decides
-            try:
-                _, _, _, plain, more = self._lookups[key]
-                if plain is None and more.vals is None and self._lookups_generation != _generation[0]:
-                    raise KeyError(key)
-            except (KeyError, TypeError):
-                _, _, _, plain, more = self._lookup(key)
+            _, _, _, plain, more = self._child_entry(key)
             build, result = more.vals, None
             if plain is not None:  # a plan without values: what every child of the parent builds
                 result = plain()
@@ -1400,6 +1390,18 @@ class Container:
             return native_refs.NativeRef._adopt(self._api, ref or 0, address or 0)
         self._ref_release(ref)
         return obj
+
+    def _child_entry(self, key: Key) -> Entry:
+        """A child with values and no C container: its entry of ``key`` in the one map its parent's
+        children share, else looked up (``_lookup``); one without a plan or value builder kept under
+        an older configuration is looked up again."""
+        try:
+            entry = self._lookups[key]
+            if entry[3] is None and entry[4].vals is None and self._lookups_generation != _generation[0]:
+                raise KeyError(key)
+            return entry
+        except (KeyError, TypeError):
+            return self._lookup(key)
 
     def _lookup(self, key: Key) -> Entry:
         """The entry of ``key`` (see ``Entry``), made and kept in this container's map, replacing the
