@@ -253,15 +253,28 @@ public final class Registration: @unchecked Sendable {
     }
 
     /// `setContext` with a C destructor (`CDestructor`: no closure is made around it). Disfavored:
-    /// a trailing closure is a Swift destructor.
+    /// a trailing closure is a Swift destructor. A bare spec (a new registration's) becomes the
+    /// calling thread's plain one (`InstanceSpec.plain`): a registration made per request and
+    /// given its context makes no spec.
     @_disfavoredOverload
     public func setContext(_ context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
-        installChanged { $0.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+        installChanged { current in
+            guard current.isBare else { return current.with(context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+            return ThreadState.currentReference.borrow { thread in
+                InstanceSpec.plain(key, scope: current.scope, context: context, cDestructor: cDestructor, reusing: &thread.contextSpec)
+            }
+        }
     }
 
-    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor.
+    /// Installs a provided value's spec (`holdValue`): singleton scope, `context`, a C destructor;
+    /// the thread's plain one as `setContext` (a request's value makes no spec).
     func setValueSpec(context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) {
-        installChanged { $0.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+        installChanged { current in
+            guard current.isBare else { return current.with(scope: .singleton, context: .some(context), cDestructor: .some(cDestructor), defersDrop: false) }
+            return ThreadState.currentReference.borrow { thread in
+                InstanceSpec.plain(key, scope: .singleton, context: context, cDestructor: cDestructor, reusing: &thread.valueSpec)
+            }
+        }
     }
 
     /// Installs `change(spec)` as the current spec (a provided value's, made in one step: `holdValue`).

@@ -85,13 +85,7 @@ extension Container {
     /// thread's last one if it matches (specs of provided values are never changed in place).
     private static func valueSpec(_ key: Key, context: UnsafeMutableRawPointer?, cDestructor: CDestructor?) -> InstanceSpec {
         ThreadState.currentReference.borrow { thread in
-            if let last = thread.valueSpec, last.key == key, last.context == context,
-               last.cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }) == cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }) {
-                return last
-            }
-            let made = InstanceSpec(key: key, scope: .container, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
-            thread.valueSpec = made
-            return made
+            InstanceSpec.plain(key, scope: .container, context: context, cDestructor: cDestructor, reusing: &thread.valueSpec)
         }
     }
 

@@ -57,6 +57,9 @@ final class ThreadState: CellOwner {
     /// shared by the next one of the same key, context and destructor: a request's value then makes
     /// no spec, and its count is written by this thread's requests only.
     var valueSpec: InstanceSpec?
+    /// The spec this thread last gave a registration still on its key's default spec with a
+    /// context and C destructor (`Registration.setContext`), shared the same way (`InstanceSpec.plain`).
+    var contextSpec: InstanceSpec?
     /// Keeps what malloc puts after this object off the lines of the fields above.
     private let trailingPad = LinePad()
 
