@@ -21,9 +21,16 @@ import Synchronization
 /// address) × smallKeys]`, searched in order, at `small` (read only while `top`
 /// is 0, so a root's lookups cost what they did). Its pairs are appended (a
 /// key's address replaced in place) and never removed; the next key moves them
-/// all to the levels above, the block kept for readers still in it.
+/// all to the levels above, the block kept for readers still in it. The block is
+/// the table's own first words (`smallArea`): a child's registrations make no
+/// allocation for it, and it lives exactly as long as the table, as readers need.
 @usableFromInline
 final class RegistrationTable: @unchecked Sendable {
+    /// The small block's words (`1 + 2 * smallKeys`), zero until the first key. First, so
+    /// `_getUnsafePointerToStoredProperties` finds it; only ever accessed through that raw
+    /// address, as atomics (`inlineSmall`).
+    private var smallArea: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+
     /// 64 entries (512 bytes): a container's first registration in a chunk
     /// allocates and zeroes all of it, which with 8 KB chunks made registering 10
     /// keys a container cost ~1.5x what registering 1,000 does.
@@ -51,12 +58,22 @@ final class RegistrationTable: @unchecked Sendable {
     /// a root's starts with the levels, which its lookups read inline.
     private let startsSmall: Bool
 
-    init(small: Bool = false) { startsSmall = small }
+    init(small: Bool = false) {
+        startsSmall = small
+        // Swift lays out a final class's stored properties in order; checked, not assumed.
+        precondition(MemoryLayout.size(ofValue: smallArea) == (1 + 2 * Self.smallKeys) * MemoryLayout<UInt>.size
+                         && withUnsafeMutablePointer(to: &smallArea) { UnsafeMutableRawPointer($0) } == _getUnsafePointerToStoredProperties(self),
+                     "Tether: smallArea is not the first stored property, or not 1 + 2 * smallKeys words")
+    }
+
+    /// The small block in the table's own words (`smallArea`).
+    private var inlineSmall: UnsafeMutablePointer<Atomic<UInt>> {
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Atomic<UInt>.self)
+    }
 
     deinit {
-        if let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
-            if smallOwns { Self.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) } }
-            block.deallocate()
+        if smallOwns, let block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring)) {
+            Self.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) }
         }
         Self.release(levels: top.load(ordering: .acquiring), retiredTops)
     }
@@ -179,11 +196,7 @@ final class RegistrationTable: @unchecked Sendable {
         }
         guard let registration else { return (nil, ()) }
         if count < Self.smallKeys {
-            if block == nil {
-                let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * Self.smallKeys)
-                for i in 0..<1 + 2 * Self.smallKeys { (fresh + i).initialize(to: Atomic(0)) }
-                block = fresh
-            }
+            if block == nil { block = inlineSmall }  // zero since init
             block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
             block![2 + 2 * count].store(OwnedWord.make(registration), ordering: .relaxed)
             block![0].store(UInt(count + 1), ordering: .releasing)
