@@ -6,7 +6,8 @@
  * made, once; a child freed before or after its instances lets go of them once,
  * dependents first; a reused child's value with its own destructor and context; more
  * container-scoped instances in one child than its cache searches in order; children made and
- * freed on four threads at once; children in turn with components of their own (one thread, two).
+ * freed on four threads at once; children in turn with components of their own (one thread, two);
+ * children registering a key with the same context keep their own later configuration.
  * Run plain, with
  * TETHER_NO_PLANS=1 and under ASan (make test), and under TSan (make test-c-tsan). */
 #include <pthread.h>
@@ -639,6 +640,59 @@ static void children_in_turn_on_two_threads(void) {
     CHECK(turn_svc.dropped == 1);
 }
 
+/* Children registering a key with the same context and destructor (a request's registration
+ * shares the thread's spec of them): what one child configures later (a completion callback, a
+ * scope, another context) changes that child's registration only, and each destructor gets its
+ * own child's context, once. */
+static int request_completion_calls;
+static tether_status count_request_completion(tether_resolver *r, void *instance, void *context) {
+    (void)r; (void)instance; (void)context;
+    request_completion_calls++;
+    return TETHER_OK;
+}
+
+static void children_with_the_same_context_keep_their_own_later_configuration(void) {
+    tether_container *root = request_root();
+    kind shared = {"shared", 0, 0}, other = {"other", 0, 0};
+    tether_container *a = new_container_in(root), *b = new_container_in(root), *c = new_container_in(root);
+    tether_registration *ra = reg(a, "Request", &shared, TETHER_SCOPE_GRAPH, NULL, NULL);
+    reg(b, "Request", &shared, TETHER_SCOPE_GRAPH, NULL, NULL);
+    tether_registration *rc = reg(c, "Request", &shared, TETHER_SCOPE_GRAPH, NULL, NULL);
+    CHECK_OK(tether_on_complete(ra, count_request_completion, NULL));
+    CHECK_OK(tether_set_scope(rc, TETHER_SCOPE_CONTAINER));
+    request_completion_calls = 0;
+    tether_ref *ref, *again;
+    node *h = resolve(b, "Handler", &ref);
+    CHECK(h && h->a->k == &shared && request_completion_calls == 0);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    h = resolve(a, "Handler", &ref);
+    CHECK(h && h->a->k == &shared && request_completion_calls == 1);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    /* c's Request is container-scoped now: two resolves share it; b's graph-scoped ones do not. */
+    node *h1 = resolve(c, "Handler", &ref), *h2 = resolve(c, "Handler", &again);
+    CHECK(h1 && h2 && h1->a == h2->a && request_completion_calls == 1);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    if (again) CHECK_OK(tether_ref_release(again));
+    h1 = resolve(b, "Handler", &ref);
+    h2 = resolve(b, "Handler", &again);
+    CHECK(h1 && h2 && h1->a != h2->a);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    if (again) CHECK_OK(tether_ref_release(again));
+    CHECK_OK(tether_set_context(ra, &other, drop_logged));
+    h = resolve(a, "Handler", &ref);
+    CHECK(h && h->a->k == &other && request_completion_calls == 2);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    h = resolve(b, "Handler", &ref);
+    CHECK(h && h->a->k == &shared && request_completion_calls == 2);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(a));
+    CHECK_OK(tether_container_free(b));
+    CHECK_OK(tether_container_free(c));
+    /* b: 4, a: 1 with shared, c: 1 (container-scoped, dropped with c); a: 1 with other. */
+    CHECK(shared.made == 6 && shared.dropped == 6 && other.made == 1 && other.dropped == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
 int main(void) {
     RUN(the_next_child_starts_empty);
     RUN(a_parent_graph_with_a_completion_callback_takes_each_childs_registration);
@@ -655,5 +709,6 @@ int main(void) {
     RUN(per_request_children_on_four_threads);
     RUN(children_in_turn_take_their_own_registrations);
     RUN(children_in_turn_on_two_threads);
+    RUN(children_with_the_same_context_keep_their_own_later_configuration);
     return harness_finish();
 }
