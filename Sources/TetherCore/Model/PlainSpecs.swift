@@ -13,13 +13,14 @@ extension InstanceSpec {
     }
 
     /// The plain spec of `key` with `scope`, `context` and `cDestructor`: `last` if it is that
-    /// one, else one made now, left in `last` (a thread's slot: `ThreadState`).
+    /// one, else one made now, left in `last` (a thread's slot: `ThreadState`, which holds only
+    /// specs made here, all plain, so the four are all there is to compare).
+    @inline(__always)
     static func plain(_ key: Key, scope: Scope, context: UnsafeMutableRawPointer?, cDestructor: CDestructor?,
                       reusing last: inout InstanceSpec?) -> InstanceSpec {
-        if let spec = last, spec.key == key, spec.scope == scope, spec.context == context, spec.destructor == nil,
+        if let spec = last, spec.key == key, spec.scope == scope, spec.context == context,
            spec.cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) })
-               == cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }),
-           spec.completionCount == 0, !spec.holdsObject, !spec.defersDrop {
+               == cDestructor.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) }) {
             return spec
         }
         let made = InstanceSpec(key: key, scope: scope, context: context, destructor: nil, cDestructor: cDestructor, completions: [])
