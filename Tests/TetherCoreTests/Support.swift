@@ -124,7 +124,7 @@ final class ClosureFactory: Factory, @unchecked Sendable {
 
     init(_ body: @escaping ([UInt64]) throws -> UnsafeMutableRawPointer?) { self.body = body }
 
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let array = Array(UnsafeBufferPointer(start: words, count: count))
         let result: UnsafeMutableRawPointer?
         do { result = try body(array) } catch { throw CallbackFailure.from(error) }

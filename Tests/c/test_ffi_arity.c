@@ -590,6 +590,39 @@ static void variadic_fixed_count_is_checked(void) {
     finish(c);
 }
 
+/* One function registered with two slot lists (all words: one typed factory serves both, the
+ * thread's), then one registration made variadic: that one calls through its own variadic cif,
+ * the other still passes all its words (a factory shared and re-prepared in place would pass
+ * the variadic one's two only). A first resolve before tether_set_variadic reads no variadic
+ * argument (n = 0), so the change is taken by a registration already resolved (and planned). */
+static void a_function_shared_by_registrations_made_variadic_for_one(void) {
+    reset_counts();
+    static const tether_param_kind ints[] = {TETHER_PARAM_I64, TETHER_PARAM_I64};
+    tether_container *c = new_container();
+    tether_param p3[] = {TETHER_CONTEXT, TETHER_I64, TETHER_I64};
+    tether_param p4[] = {TETHER_CONTEXT, TETHER_I64, TETHER_I64, TETHER_I64};
+    tether_registration *one = reg_rec(c, "One", (tether_fn)f_variadic, p3, 3, (void *)ints);
+    reg_rec(c, "Two", (tether_fn)f_variadic, p4, 4, (void *)ints);
+    tether_ref *ref;
+    tether_value first[] = {TETHER_VAL_I64(0), TETHER_VAL_I64(7)};
+    rec *r = resolve_rec(c, "One", first, 2, &ref);
+    CHECK(r && r->count == 2 && r->v[1].i64 == 0);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_set_variadic(one, 2));
+    for (int round = 0; round < 2; round++) {
+        tether_value a1[] = {TETHER_VAL_I64(1), TETHER_VAL_I64(11 + round)};
+        r = resolve_rec(c, "One", a1, 2, &ref);
+        CHECK(r && r->count == 3 && r->v[0].ptr == ints && r->v[1].i64 == 1 && r->v[2].i64 == 11 + round);
+        if (ref) CHECK_OK(tether_ref_release(ref));
+        tether_value a2[] = {TETHER_VAL_I64(2), TETHER_VAL_I64(21 + round), TETHER_VAL_I64(0x5eed0000 + round)};
+        r = resolve_rec(c, "Two", a2, 3, &ref);
+        CHECK(r && r->count == 4 && r->v[0].ptr == ints && r->v[1].i64 == 2 && r->v[2].i64 == 21 + round
+              && r->v[3].i64 == 0x5eed0000 + round);
+        if (ref) CHECK_OK(tether_ref_release(ref));
+    }
+    finish(c);
+}
+
 /* The same factory registered twice with different slot lists: one cif per registration. */
 static void one_call_interface_per_registration(void) {
     reset_counts();
@@ -637,6 +670,7 @@ int main(void) {
     RUN(resolver_slot_reaches_the_graph);
     RUN(variadic_factory);
     RUN(variadic_fixed_count_is_checked);
+    RUN(a_function_shared_by_registrations_made_variadic_for_one);
     RUN(one_call_interface_per_registration);
     return harness_finish();
 }

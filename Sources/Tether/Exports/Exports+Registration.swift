@@ -196,8 +196,8 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             for completion in options.completions { registration.addCompletion(completion) }
         }
         let registration: Registration, replaced: Registration?
-        let ffi = try FFIFactory(function: factory, kinds: kinds)
-        if variadic > 0 { try ffi.makeVariadic(fixed: variadic, arity: count) }
+        var ffi = try FFIFactory.shared(function: factory, kinds: kinds)
+        if variadic > 0 { ffi = try ffi.variadic(fixed: variadic, arity: count) }
         if options?.overrides == true {
             (registration, replaced) = (try container.override(key, params: declared, factory: ffi, configure: configure), nil)
         } else if options?.decorates == true {
@@ -286,7 +286,8 @@ public func tether_set_variadic(_ r: OpaquePointer?, _ fixed: Int) -> Int32 {
         guard fixed > 0, fixed <= registration.params.count else {
             throw invalid("tether_set_variadic", "fixed_count \(fixed) must be between 1 and the \(registration.params.count) declared params of \(registration.key.quoted)")
         }
-        try (registration.factory as! FFIFactory).makeVariadic(fixed: fixed, arity: registration.params.count)
+        // A new factory for this registration alone: its old one may serve others (`FFIFactory.shared`).
+        registration.replaceFactory(try (registration.factory as! FFIFactory).variadic(fixed: fixed, arity: registration.params.count))
     }
 }
 

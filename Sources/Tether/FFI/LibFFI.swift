@@ -14,56 +14,75 @@ enum WordKind {
 
 /// A C factory: called through a typed function pointer when every parameter is
 /// a word and there are at most 8, else through a libffi call interface
-/// prepared once per registration (so most registrations carry no cif).
+/// prepared once per factory (so most factories carry no cif).
 ///
-/// One stored word, so the object takes a 32-byte allocation (one per
-/// registration): the function, or a retained `FFICall` (which holds the
-/// function) tagged with the top bit, which no user-space address has on
-/// x86-64 or AArch64 Linux. The typed path's arity is the call's word count
-/// (the core passes one word per declared param).
+/// Immutable, so one serves every registration of its function and parameter kinds: a
+/// typed one is the calling thread's for its function (`shared`), so a registration made
+/// per request (a request's child's) makes none. Re-preparing a registration's call as
+/// variadic (`tether_set_variadic`) makes a new factory for that registration alone
+/// (`variadic`, `Registration.replaceFactory`).
+///
+/// One stored word: the function, or a retained `FFICall` (which holds the function)
+/// tagged with the top bit, which no user-space address has on x86-64 or AArch64 Linux.
+/// The typed path's arity is the call's word count (the core passes one word per
+/// declared param).
 final class FFIFactory: Factory, @unchecked Sendable {
-    private var word: UInt
+    private let word: UInt
+    /// Owns the call `word` points to (tagged, so a leak checker could not see it there).
+    private let heldCall: FFICall?
     private static var callTag: UInt { 1 << 63 }
 
     /// Forces every call through ffi_call (tests compare both paths).
     static let forceFFI = getenv("TETHER_FORCE_FFI").map { String(cString: $0) == "1" } ?? false
 
-    init(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) {
+    /// A factory calling `function` with parameters `kinds`; variadic with `fixed` fixed ones when given.
+    init(function: UnsafeRawPointer, kinds: [WordKind], fixed: Int? = nil) throws(TetherError) {
         precondition(UInt(bitPattern: function) & Self.callTag == 0, "Tether: a factory address with the top bit set")
-        word = UInt(bitPattern: function)
-        if !Self.callsTyped(kinds) {
-            install(try FFICall(function, kinds, fixed: nil))
+        if fixed == nil && Self.callsTyped(kinds) {
+            heldCall = nil
+            word = UInt(bitPattern: function)
+        } else {
+            let call = try FFICall(function, kinds, fixed: fixed)
+            heldCall = call
+            word = Borrowed(call).word | Self.callTag
         }
+        super.init()
+    }
+
+    /// A typed factory of `function` (no call interface to prepare).
+    private init(typed function: UnsafeRawPointer) {
+        precondition(UInt(bitPattern: function) & Self.callTag == 0, "Tether: a factory address with the top bit set")
+        heldCall = nil
+        word = UInt(bitPattern: function)
+        super.init()
     }
 
     /// Whether a factory of parameters `kinds` calls through the typed path (no doubles, at most 8, not forced).
     static func callsTyped(_ kinds: [WordKind]) -> Bool { !forceFFI && kinds.count <= 8 && !kinds.contains(.double) }
 
-    /// Owns the call `word` points to (tagged, so a leak checker could not see it there).
-    private var heldCall: FFICall?
+    /// The factory of `function` with parameters `kinds` for a new registration: for the typed
+    /// path, the calling thread's for `function` (`ThreadFactories`), made now if it has none.
+    static func shared(function: UnsafeRawPointer, kinds: [WordKind]) throws(TetherError) -> FFIFactory {
+        guard callsTyped(kinds) else { return try FFIFactory(function: function, kinds: kinds) }
+        return ThreadFactories.typed(function)
+    }
+
+    /// This factory's call re-prepared for a C variadic function with `fixed` fixed
+    /// parameters of `arity` (a typed one's kinds are all words), as a new factory.
+    func variadic(fixed: Int, arity: Int) throws(TetherError) -> FFIFactory {
+        let kinds = heldCall?.kinds ?? Array(repeating: .word, count: arity)
+        let function = heldCall?.function ?? UnsafeRawPointer(bitPattern: word)!
+        return try FFIFactory(function: function, kinds: kinds, fixed: fixed)
+    }
 
     /// Set for signatures the typed path cannot take (doubles, more than 8, variadic).
     private var call: Borrowed<FFICall>? {
         word & Self.callTag == 0 ? nil : Borrowed(word: word & ~Self.callTag)!
     }
 
-    private func install(_ call: FFICall) {
-        let old = heldCall  // released only after the word no longer points to it
-        word = Borrowed(call).word | Self.callTag
-        heldCall = call
-        withExtendedLifetime(old) {}
-    }
-
-    /// Re-prepares the call for a C variadic function with `fixed` fixed parameters.
-    func makeVariadic(fixed: Int, arity: Int) throws(TetherError) {
-        let kinds = call?.borrow { $0.kinds } ?? Array(repeating: .word, count: arity)
-        let function = call?.borrow { $0.function } ?? UnsafeRawPointer(bitPattern: word)!
-        install(try FFICall(function, kinds, fixed: fixed))
-    }
-
-    // Inlined into the protocol witness the core calls, with the typed call: one frame per factory call.
+    // Inlined into the override the core calls, with the typed call: one frame per factory call.
     @inline(__always)
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         let mark = LastError.mark()
         let result = if let call { call.borrow { $0.invoke(words, count) } }
                      else { Self.callTyped(UnsafeRawPointer(bitPattern: word)!, count, words) }
@@ -89,6 +108,50 @@ final class FFIFactory: Factory, @unchecked Sendable {
         default: return unsafeBitCast(f, to: (@convention(c) (P, P, P, P, P, P, P, P) -> P).self)(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7))
         }
     }
+}
+
+/// Each thread's typed factories (`FFIFactory.shared`), direct-mapped by function address: a
+/// few functions registered per request each find theirs. A factory's count is then written by
+/// its thread's registrations (and by a thread freeing one of them); up to `size` factories
+/// per thread outlive their registrations until evicted or the thread exits.
+private enum ThreadFactories {
+    private static var size: Int { 8 }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k) { raw in
+            let entries = raw!.assumingMemoryBound(to: FFIFactory?.self)
+            entries.deinitialize(count: size)
+            entries.deallocate()
+        }
+        return k
+    }()
+
+    /// The calling thread's typed factory of `function`.
+    static func typed(_ function: UnsafeRawPointer) -> FFIFactory {
+        let entries: UnsafeMutablePointer<FFIFactory?>
+        if let raw = pthread_getspecific(key) {
+            entries = raw.assumingMemoryBound(to: FFIFactory?.self)
+        } else {
+            entries = .allocate(capacity: size)
+            entries.initialize(repeating: nil, count: size)
+            pthread_setspecific(key, entries)
+        }
+        let address = UInt(bitPattern: function)
+        let entry = entries + Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> 61)
+        if let found = entry.pointee, found.typedFunction == address { return found }
+        let made = FFIFactory.typed(function)
+        entry.pointee = made
+        return made
+    }
+}
+
+extension FFIFactory {
+    /// A typed factory's function address (0 for one with a call interface).
+    fileprivate var typedFunction: UInt { heldCall == nil ? word : 0 }
+
+    /// A new typed factory of `function`.
+    fileprivate static func typed(_ function: UnsafeRawPointer) -> FFIFactory { FFIFactory(typed: function) }
 }
 
 /// A prepared libffi call interface: `void *f(kinds...)`, optionally variadic.

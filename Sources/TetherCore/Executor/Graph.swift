@@ -655,7 +655,7 @@ final class Graph {
             let words = words.address(of: wordBase)
             userCode += 1
             let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
-                do throws(CallbackFailure) { return .success(try r.factory.make(words, count: count)) }
+                do throws(CallbackFailure) { return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: count) }) }
                 catch { return .failure(error) }
             }
             userCode -= 1
@@ -701,7 +701,9 @@ final class Graph {
         userCode += 1
         let outcome: Result<UnsafeMutableRawPointer, CallbackFailure> = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(count, 1)) { buffer in
             for i in 0..<count { buffer[i] = words[wordBase + i] }
-            do throws(CallbackFailure) { return .success(try registration.factory.make(buffer.baseAddress!, count: count)) }
+            do throws(CallbackFailure) {
+                return .success(try registration.factoryReference.borrow { f throws(CallbackFailure) in try f.make(buffer.baseAddress!, count: count) })
+            }
             catch { return .failure(error) }
         }
         userCode -= 1

@@ -3,8 +3,17 @@ import Synchronization
 /// Builds an instance. The core hands it one 64-bit word per declared param, in
 /// order (pointer bits, integer bits, or a double's bit pattern); the word for a
 /// weak, lazy or resolver slot comes from the container's `SlotBridge`.
-public protocol Factory: AnyObject, Sendable {
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer
+///
+/// A class, not a protocol: a registration publishes its factory in one atomic word
+/// (`Registration.factoryReference`), which a protocol value (two words) cannot be, so a
+/// registration's factory can be replaced (`Registration.replaceFactory`) and an immutable
+/// factory shared by many registrations (the ABI's per-thread FFI factories).
+open class Factory: @unchecked Sendable {
+    public init() {}
+
+    open func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+        fatalError("Tether: \(Self.self) must override make(_:count:)")
+    }
 }
 
 /// Runs after an instance exists and every factory of the resolve has returned.

@@ -79,7 +79,7 @@ extension Instance {
 
 /// `resolveAll`'s root: its instance is its list (owned by the instance, `LateEdges.owned`).
 private final class ListFactory: Factory {
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         UnsafeMutableRawPointer(bitPattern: UInt(words[0]))!
     }
 }

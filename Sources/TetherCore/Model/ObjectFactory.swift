@@ -66,7 +66,7 @@ public struct ObjectArguments {
 /// holding objects do not: `resolve(_:as:)` refuses a weak-scoped key, and a
 /// weak-scoped dependency is shared only while its instance is held elsewhere.
 open class ObjectFactory: Factory, @unchecked Sendable {
-    public init() {}
+    public override init() {}
 
     /// The new object; `arguments.object(i)` is the dependency of param `i`.
     open func make(_ arguments: ObjectArguments) throws(CallbackFailure) -> AnyObject {
@@ -74,7 +74,7 @@ open class ObjectFactory: Factory, @unchecked Sendable {
     }
 
     /// The object as an instance's pointer (which owns it), for resolves that make instances.
-    public final func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    public final override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         Handoff.give(try make(ObjectArguments(words: UnsafeMutableRawPointer(words), count: count, owns: false)))
     }
 }

@@ -33,7 +33,11 @@ public final class Registration: @unchecked Sendable {
     /// specs are kept once it is visible (readers may hold them). `sharedSpecBit`:
     /// the current spec is its key's default (`DefaultSpecs`), which it does not own.
     private var flags: UInt8 = 0
-    public let factory: Factory
+    /// The factory, owned (+1), read borrowed by lock-free readers (`factoryReference`):
+    /// replaced only by `replaceFactory`, which keeps the one it replaces as long as the
+    /// registration (a resolve may still be calling it). One factory may serve many
+    /// registrations (an immutable one: the ABI's per-thread FFI factories).
+    private let factorySlot = AtomicRef<Factory>()
     /// Unowned: the container keeps its registrations until it is dismantled or
     /// deinitialized, and nothing uses a registration after that (the ABI drops
     /// registration handles before a freed container is retired). Unsafe, so
@@ -121,7 +125,7 @@ public final class Registration: @unchecked Sendable {
         self.key = key
         let hasArguments = params.contains { if case .argument = $0 { true } else { false } }
         paramInfo = UInt16(params.count) | (hasArguments ? Self.argumentsBit : 0)
-        self.factory = factory
+        factorySlot.publish(retaining: factory)
         isDeclaredValue = factory is DeclaredValueFactory
         self.container = container
         installFirstSpec(holdsObject: holdsObject)
@@ -160,6 +164,7 @@ public final class Registration: @unchecked Sendable {
     deinit {
         singleton.forgetFirst()  // first, as before the slots `rare` kept
         releaseSpecs()
+        factorySlot.releaseOwned()
         rareSlot.releaseOwned()
         if params.count > Self.inlineParams { UnsafeMutableBufferPointer(mutating: params).deallocate() }
     }
@@ -187,6 +192,24 @@ public final class Registration: @unchecked Sendable {
     }
 
     public var spec: InstanceSpec { specReference.object }
+
+    /// The current factory (retained: for callers off the resolve path).
+    public var factory: Factory { factoryReference.object }
+
+    /// The current factory, unretained: every factory lives as long as its registration.
+    @usableFromInline var factoryReference: Borrowed<Factory> {
+        @inline(__always) get { factorySlot.load()! }
+    }
+
+    /// Makes `factory` current (the ABI's `tether_set_variadic`: a call re-prepared, in a new
+    /// factory, as a factory may be shared). The one replaced is kept as long as the registration.
+    public func replaceFactory(_ factory: Factory) {
+        lock.withSpinLock {
+            let old = factorySlot.exchange(retaining: factory)!
+            rareForWriting.kept.append(old.take())
+        }
+        container.configurationChanged()  // plans hold what they were recorded with
+    }
 
     /// The current spec, unretained: every spec lives as long as its registration.
     var specReference: Borrowed<InstanceSpec> {

@@ -7,7 +7,7 @@ final class DeclaredValueFactory: Factory {
     let key: Key
     init(key: Key) { self.key = key }
 
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         throw CallbackFailure(target: TetherError(.notFound,
             "no value for \(key.quoted): it is a declared value key, which no container on the way provides; provide it in a child container and resolve from that child",
             ErrorParts(.provideValue, key: key)))
@@ -22,7 +22,7 @@ final class ValueFactory: Factory {
     let key: Key
     init(key: Key) { self.key = key }
 
-    func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
+    override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
         throw CallbackFailure(target: TetherError(.invalidHandle,
             "the value of \(key.quoted) was let go of (its container was freed or the key re-registered)"))
     }
@@ -152,5 +152,5 @@ extension Registration {
     }
 
     /// A provided value (`Container.provideValue`): not a cache, so resets keep it.
-    var isValue: Bool { factory is ValueFactory }
+    var isValue: Bool { factoryReference.borrow { $0 is ValueFactory } }
 }

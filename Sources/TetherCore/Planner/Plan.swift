@@ -1078,7 +1078,7 @@ final class Plan: @unchecked Sendable {
                     : locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
             }
             do throws(CallbackFailure) {
-                return .success(try registration.factory.make(words, count: slots))
+                return .success(try registration.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: slots) })
             } catch {
                 return .failure(Graph.factoryFailure(registration, error, path: path(to: i, locals)))
             }
