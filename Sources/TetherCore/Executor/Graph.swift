@@ -940,7 +940,6 @@ extension Graph: CreationWalk {
     @inline(__always) func make() throws(TetherError) -> Int { try construct(frames.count - 1) }
     @inline(__always) func take(_ made: Int, _ param: Param, at slot: Int) { attach(made, param, at: slot, to: frames.count - 1) }
 
-    @inline(__always)
     func fill(_ param: Param, at slot: Int) throws(TetherError) -> CreationOrder.Fill<Int, Entry> {
         let top = frames.count - 1
         let wordIndex = frames[top].wordBase + slot

@@ -59,12 +59,14 @@ enum CreationOrder {
                     let made = try walker.make()
                     walker.close()
                     if walker.depth == floor { return made }
-                    try hand(made, to: walker)
+                    let dependent = walker.topSlot
+                    try hand(made, walker.topParams[dependent], at: dependent, to: walker)
                     continue
                 }
-                switch try walker.fill(params[slot], at: slot) {
+                let param = params[slot]
+                switch try walker.fill(param, at: slot) {
                 case .filled: walker.advance()
-                case .found(let made): try hand(made, to: walker)
+                case .found(let made): try hand(made, param, at: slot, to: walker)
                 case .enter(let entry): walker.open(entry)
                 }
             }
@@ -74,12 +76,10 @@ enum CreationOrder {
         }
     }
 
-    /// The top frame's slot gets `made`; a slot of one edge is then filled, an ALL slot takes
-    /// its items one per pass (each made, or found, before the next is looked at).
+    /// The top frame's slot `slot`, a `param`, gets `made`; a slot of one edge is then filled,
+    /// an ALL slot takes its items one per pass (each made, or found, before the next is looked at).
     @inline(__always)
-    private static func hand<W: CreationWalk>(_ made: W.Made, to walker: W) throws(W.Failure) {
-        let slot = walker.topSlot
-        let param = walker.topParams[slot]
+    private static func hand<W: CreationWalk>(_ made: W.Made, _ param: Param, at slot: Int, to walker: W) throws(W.Failure) {
         try walker.take(made, param, at: slot)
         switch param.kind.edges {
         case .one, .none: walker.advance()
