@@ -273,15 +273,19 @@ final class SharedCache: @unchecked Sendable {
 
     /// The token the thread at `thread` (its `ThreadState`) resolves for now, if any (`tether_token_enter`).
     static func token(of thread: UnsafeMutableRawPointer) -> CellToken? {
-        Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last }
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last?.token }
     }
 
     /// The token a resolve on `thread` acting for one is refused for instead of waiting: the
-    /// binding's own call (not a resolve nested in one of its factories, which waits for a thread
-    /// as any resolve does, so the factory runs once; one waiting for a task of its own thread is
-    /// refused all the same, `wait`).
+    /// binding's own call, made right inside its `tether_token_enter` (also when that enter is
+    /// itself nested in a factory of an outer resolve: an async factory that calls its nested
+    /// resolve before it first suspends); not a resolve nested in one of that call's factories,
+    /// which waits for a thread as any resolve does, so the factory runs once (one waiting for a
+    /// task of its own thread is refused all the same, `wait`).
     static func refusing(_ thread: UnsafeMutableRawPointer) -> CellToken? {
-        Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting <= 1 ? $0.tokens.last : nil }
+        Borrowed<ThreadState>(opaque: thread).borrow { state in
+            state.tokens.last.flatMap { state.nesting <= $0.nesting + 1 ? $0.token : nil }
+        }
     }
 
     /// A resolve acting for `token` never blocks its thread: the error it fails with when it would
@@ -703,10 +707,14 @@ public final class CellToken: CellOwner {
 /// The binding's calls on tokens (`tether_token_*`).
 extension CellToken {
     /// Until `leave`, the calling thread's resolves act for this token.
+    /// A refusal inside (`.wouldBlock`, its wait this token's) is not a resolve further out on the
+    /// thread failing rather than wait (`ThreadState.blocked`, `WaitMode`): the binding awaits it, and
+    /// an outer factory that suspends for it fails the outer resolve as a suspension, to be awaited too.
     public func enter() {
         SharedCache.shared.clearWait(self)
         ThreadState.currentReference.borrow { state in
-            state.tokens.append(self)
+            state.tokens.append(.init(token: self, nesting: state.nesting, blocked: state.blocked))
+            state.blocked = false
             thread = Borrowed(state).opaque
         }
         entered += 1
@@ -715,8 +723,9 @@ extension CellToken {
     /// Ends the calling thread's last `enter`; false when it has none.
     public static func leave() -> Bool {
         ThreadState.currentReference.borrow { state in
-            guard let token = state.tokens.popLast() else { return false }
-            token.entered -= 1
+            guard let last = state.tokens.popLast() else { return false }
+            last.token.entered -= 1
+            state.blocked = last.blocked
             return true
         }
     }

@@ -575,8 +575,12 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
-    # begun inside an attempt of this thread (an async factory stepped there): nested in that session
+    # begun inside an attempt of this thread (an async factory stepped there, before it first
+    # suspends): nested in that session, and its token linked to that one's before its first library
+    # call, which the library then refuses rather than fail the outer resolve (its wait this task's)
     session.enclosing = getattr(_tls, "session", None)
+    if session.enclosing is not None:
+        session.token()
     api = container._api
     path = None  # what this task constructs while it awaits a suspended factory (see ``marks``)
     try:
