@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 12
+#define TETHER_BINDING_API_VERSION 13
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -108,8 +108,12 @@ typedef enum tether_fix {
     TETHER_FIX_UNFINISHED,   /* a nested resolve (`path`) asked for `key`, which an unfinished resolve further out on
                                 this thread makes: take it from a completion callback's resolver or as a dependency */
     TETHER_FIX_WEAK_LAZY,    /* a strong lazy slot of `key` on `target` closes the retain cycle `path`: make it weak-lazy */
-    TETHER_FIX_RUNTIME_ARGUMENTS /* `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
+    TETHER_FIX_RUNTIME_ARGUMENTS, /* `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
                                 use a factory slot (TETHER_FACTORY) */
+    TETHER_FIX_WAIT_CYCLE    /* threads or tasks would wait for each other's shared instances forever: `path` is the
+                                cycle (first key repeated last), this caller's edge `path[n-2]` -> `key` last; take
+                                `key` weak-lazy in `path[n-2]` and call it once that is made (a completion callback
+                                does not break it: an instance is published after its callbacks ran) */
 } tether_fix;
 
 /** The parts of the last error's message (last_error_parts). */

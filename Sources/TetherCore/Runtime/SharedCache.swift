@@ -595,16 +595,48 @@ final class SharedCache: @unchecked Sendable {
     /// would wait for threads that wait, in turn, for it: `chain`, their paths
     /// and what each waits for, the last one a key this thread holds.
     /// `task`: a token is among them (an awaiting call of a binding: a task, for the message).
+    /// An empty `chain` with `task`: the holder is a call further out on this task (it awaits this
+    /// one). The parts' path is the cycle itself (its first key repeated last), each key once,
+    /// ending in this caller's own edge.
     static func crossThreadCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)], task: Bool = false) -> TetherError {
+        let keys = chain.isEmpty && !task ? myPath : waitCycle(myPath, waited, chain)
         let (this, other) = task ? ("this task or thread", "another task or thread") : ("this thread", "another thread")
-        var message = "cross-\(task ? "task" : "thread") dependency cycle: \(this) builds \(pathText(myPath)) and would wait for \(waited.quoted), which \(other) is creating"
-        for (n, step) in chain.enumerated() {
-            message += n == 0 ? " while it builds " : "; that one builds "
-            message += "\(pathText(step.path)) and waits for \(step.waitsFor.quoted)"
+        var message: String
+        if chain.isEmpty && task {
+            message = "dependency cycle through a task's nested calls: this task builds \(pathText(myPath)) and would wait for \(waited.quoted), "
+                + "which a call further out on this task is creating while it awaits this one: neither can finish"
+        } else {
+            message = "cross-\(task ? "task" : "thread") dependency cycle: \(this) builds \(pathText(myPath)) and would wait for \(waited.quoted), which \(other) is creating"
+            for (n, step) in chain.enumerated() {
+                message += n == 0 ? " while it builds " : "; that one builds "
+                message += "\(pathText(step.path)) and waits for \(step.waitsFor.quoted)"
+            }
+            message += ", which \(this) is creating: each would wait for the other forever"
         }
-        message += ", which \(this) is creating: each would wait for the other forever; break the cycle (resolve one of them after construction, e.g. in a completion callback (tether_on_complete), or create one of the shared instances first)"
-        let keys = myPath + chain.flatMap(\.path)
-        return TetherError(.cycle, message, ErrorParts(.breakCycle, key: waited, path: keys))
+        let from = keys.count >= 2 ? keys[keys.count - 2] : waited
+        message += "; break the cycle's edge \(from.quoted) -> \(waited.quoted): "
+            + "declare the slot TETHER_WEAK_LAZY(\(waited.quoted)) in \(from.quoted) and call it once \(from.quoted) is made, instead of resolving "
+            + "\(waited.quoted) while \(from.quoted) is being made (a completion callback of \(from.quoted) does not break it: "
+            + "\(from.quoted) is published only after its callbacks ran, and the other waits for that)"
+        return TetherError(.cycle, message, ErrorParts(.waitCycle, key: waited, path: keys))
+    }
+
+    /// The wait cycle `crossThreadCycle` reports, as one path: `waited`, then each holder's keys
+    /// after the one the caller before it waits for (a holder's path may begin further out, and
+    /// ends in what it waits for), then this caller's keys after the one the last holder waits for
+    /// (which this caller holds): `waited` again.
+    private static func waitCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)]) -> [Key] {
+        func after(_ key: Key, in path: [Key]) -> ArraySlice<Key> {
+            guard let at = path.dropLast().lastIndex(of: key) else { return path[...] }
+            return path[(at + 1)...]
+        }
+        var keys = [waited]
+        var from = waited
+        for step in chain {
+            keys += after(from, in: step.path)
+            from = step.waitsFor
+        }
+        return keys + after(from, in: myPath)
     }
 
     // MARK: fork
