@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -246,6 +247,7 @@ static void test_a_call_entered_inside_a_factory_acts_for_its_token(void) {
     CHECK_OK(TB.last_error_parts(&p));
     CHECK(p.status == TETHER_E_CYCLE && p.fix == TETHER_FIX_WAIT_CYCLE && p.key && strcmp(p.key, "Y") == 0);
     CHECK(p.path_count == 3 && strcmp(p.path[0], "Y") == 0 && strcmp(p.path[1], "X") == 0 && strcmp(p.path[2], "Y") == 0);
+    if (getenv("SHOW")) fprintf(stderr, "  message: %s\n", tether_last_error());
     CHECK_ERROR_HAS("cross-task dependency cycle");
     CHECK_ERROR_HAS("builds \"Y\" -> \"X\" and waits for \"X\"");
     CHECK_ERROR_HAS("edge \"X\" -> \"Y\": declare the slot TETHER_WEAK_LAZY(\"Y\") in \"X\"");
