@@ -730,7 +730,8 @@ static void op_register(void) {
                                          .callbacks = cbs, .callback_count = (size_t)s->ncomp};
         s->ready = 1;
         st = TB.register_ex(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &o, want_handle ? &r : NULL);
-        expect(st, freed_meanwhile(ci, c) || (want_handle && superseded(s)) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
+        /* an override being made is not superseded by a registration of its key meanwhile: it stays on top */
+        expect(st, freed_meanwhile(ci, c) || (want_handle && mode != 0 && superseded(s)) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register_ex");
     } else {
         st = tether_register(c, keys[s->key], fn_of(s), s->slots, (size_t)s->nslots, &r);
         expect(st, freed_meanwhile(ci, c) || superseded(s) ? ST(TETHER_E_INVALID_HANDLE) : ok, "tether_register");
@@ -1085,6 +1086,9 @@ static void op_clear_override(void) {
     tether_status st = tether_override_clear(c, keys[key]);
     T("clear override %s -> %s", keys[key], tether_status_name(st));
     if (ci < 0) { expect(st, on_cont(live, ST(TETHER_E_INVALID_ARGUMENT)), "tether_override_clear"); return; }
+    /* A destructor of what the ended override made freed the container: the clear took effect
+     * first (OK), and the free forgot the container's overrides in the model. */
+    if (freed_meanwhile(ci, c)) { expect(st, ST(TETHER_OK), "tether_override_clear (container freed by a destructor it ran)"); return; }
     expect(st, novr[ci][key] ? ST(TETHER_OK) : ST(TETHER_E_INVALID_ARGUMENT), "tether_override_clear");
     if (st == TETHER_OK) { regs[ovr[ci][key][--novr[ci][key]]].live = 0; changes++; }
 }
