@@ -184,8 +184,9 @@ static void nested_construction_names_its_path_and_advice_works(void) {
     CHECK(X2.made == X2.dropped && Y2.made == Y2.dropped);
 }
 
-/* X takes Y as a dependency; Y's factory resolves X itself: X -> Y -> X, and the advice is to
- * take X from Y's completion callback; applied, each factory runs once. */
+/* X takes Y as a dependency; Y's factory resolves X itself: X -> Y -> X, and the advice is a
+ * weak-lazy slot, or (Y a dependency of X, as here) X from Y's completion callback; the latter
+ * applied, each factory runs once. */
 static void direct_nested_resolve_names_its_path_and_advice_works(void) {
     kind X = {"X", 0, 0}, Y = {"Y", 0, 0};
     tether_container *c = container = new_container();
@@ -194,7 +195,7 @@ static void direct_nested_resolve_names_its_path_and_advice_works(void) {
     reset();
     tether_ref *ref;
     resolve(c, "X", &ref);
-    check_message("\"X\" -> \"Y\" -> \"X\"", "take it from the resolver of a completion callback of \"Y\" instead (tether_on_complete), once that factory returned, weakly (tether_resolver_get_weak)", "Y", "X",
+    check_message("\"X\" -> \"Y\" -> \"X\"", "declare the slot of \"Y\" on it TETHER_WEAK_LAZY(\"X\") and call it once that factory returned, or, \"Y\" being a dependency of \"X\", take it from the resolver of a completion callback of \"Y\" instead (tether_on_complete), weakly (tether_resolver_get_weak)", "Y", "X",
                   "(null)");
     CHECK(X.made == 1 && Y.made == 1);
     CHECK_OK(tether_ref_release(ref));

@@ -81,9 +81,12 @@ extension TetherError {
                 + "take \(target.quoted) from the resolver of a completion callback of \(factory.quoted) instead (tether_on_complete), once \(key.quoted) is made, "
                 + "weakly (tether_resolver_get_weak) or with the slot on \(key.quoted) declared TETHER_WEAK"
         } else {
+            // A completion callback of `factory` helps only when `factory` is made in `key`'s resolve
+            // (a dependency), not in a resolve nested in it: the weak-lazy slot works for both.
             cause = "the factory of \(factory.quoted) (or a lazy provider it called) resolves \(key.quoted), which is still being constructed; "
-                + "take it from the resolver of a completion callback of \(factory.quoted) instead (tether_on_complete), once that factory returned, "
-                + "weakly (tether_resolver_get_weak)"
+                + "declare the slot of \(factory.quoted) on it TETHER_WEAK_LAZY(\(key.quoted)) and call it once that factory returned, "
+                + "or, \(factory.quoted) being a dependency of \(key.quoted), take it from the resolver of a completion callback of \(factory.quoted) "
+                + "instead (tether_on_complete), weakly (tether_resolver_get_weak)"
         }
         var parts = ErrorParts(.nestedResolve, key: factory, target: target, path: keys)
         parts.callbackOf = completing

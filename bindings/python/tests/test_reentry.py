@@ -452,3 +452,30 @@ def test_a_factorys_nested_resolve_needing_its_key_names_the_path_and_the_fix() 
     x = c.resolve("X")
     assert made == ["X", "Y"] and ys[0].held is x
     c.close()
+
+
+def test_a_factory_resolving_a_key_its_resolve_constructs_is_told_weak_lazy_and_that_works() -> None:
+    """X takes Y; Y's factory resolves X: X -> Y -> X, fixed by Y taking X weak-lazy and calling it
+    once made (applied: each factory once, and the provider gives this X)."""
+    c = tether.Container()
+    made: list[str] = []
+
+    def make_y() -> object:
+        made.append("Y")
+        c.resolve("X")
+        return _Node()
+
+    c.register("X", lambda y: made.append("X") or _Node(y), deps=["Y"])
+    c.register("Y", make_y)
+    with pytest.raises(tether.TetherError) as info:
+        c.resolve("X")
+    text = str(_chain(info.value)[-1])
+    assert '"X" -> "Y" -> "X"' in text and '"X" -> "X"' not in text
+    assert 'make "Y"\'s dependency on "X" weak-lazy (deps=[tether.weak_lazy("X")]) and call it once' in text
+    assert made == ["Y"]
+
+    made.clear()
+    c.register("Y", lambda x: made.append("Y") or _Node(x), deps=[tether.weak_lazy("X")])
+    x = c.resolve("X")
+    assert made == ["Y", "X"] and x.held.held() is x
+    c.close()

@@ -135,8 +135,9 @@ def _nested_resolve(parts: Parts) -> str:
                        f"returned; get {nested} with r.weak({nested}) in a completion callback of {factory} (on_complete=) "
                        f"instead, once {again} is made (or with r.get({nested}) and {nested}'s dependency on {again} weak)")
     return text + (f"the factory of {factory} (or a lazy provider it called) resolves {again}, which is still being "
-                   f"constructed; get it with r.weak({again}) in a completion callback of {factory} (on_complete=) "
-                   f"instead, once that factory returned")
+                   f"constructed; make {factory}'s dependency on {again} weak-lazy (deps=[tether.weak_lazy({again})]) "
+                   f"and call it once that factory returned, or, {factory} being a dependency of {again}, get it with "
+                   f"r.weak({again}) in a completion callback of {factory} (on_complete=) instead")
 
 
 def render(parts: Parts, cause: BaseException | None = None) -> str:
