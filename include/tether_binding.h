@@ -232,7 +232,8 @@ typedef struct tether_binding {
         NULL, its drop the first the release stored; `io->instance` valid until that drop runs).
         TETHER_RESOLVE_NO_WAIT: a shared instance another thread is creating fails the resolve (and any
         resolve nested in it) with TETHER_E_WOULD_BLOCK instead of waiting (for a caller holding a lock
-        the creator may need, e.g. Python's GIL: retry without the flag after releasing it).
+        the creator may need, e.g. Python's GIL: retry without the flag after releasing it); those its
+        constructor edges reach are claimed before any factory runs, so such a failure made nothing.
         TETHER_RESOLVE_HELD: `io->instance` is read first, a pointer you keep valid; if it is the
         published singleton of `key` from `c` (compared only: no handle, nothing written), the answer is
         `io->out` NULL, that pointer, no drop, and `io->token` the hit word's value it holds under

@@ -322,6 +322,121 @@ static void test_no_wait(void) {
     CHECK(k_nest.dropped == 1);
 }
 
+/* No-wait claims ahead: a no-wait resolve of Top2(Early, Late) takes, before its first factory, the
+ * cells of the shared instances its constructor edges reach and holds the weak ones it finds cached, so
+ * no other thread claims Late between that look and the build: met only then, the resolve would fail
+ * after Early ran, and the caller's retry would run Early again. Early's factory starts a thread
+ * resolving Late no-wait (making it holds Late's cell until the first resolve returned). */
+static atomic_int late_entered, other_returned, first_done;
+static tether_status other_first, other_retry;
+static int other_named;  /* a refusal named what it would wait for */
+static void *other_inst;
+static tether_container *ahead_c;
+static tether_ref *release_in_early;  /* a handle Early lets go of first (the weak Late's last holder) */
+static kind k_early, k_late, k_top2;
+static pthread_t other;
+static _Thread_local int on_other;
+
+static void *make_late(kind *k) {
+    atomic_store(&late_entered, 1);
+    while (on_other && !atomic_load(&first_done)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return node_new(k, NULL, NULL);
+}
+
+/* Resolves Late no-wait, then (refused) the ordinary way, as a binding holding a lock retries. */
+static void *resolve_late(void *unused) {
+    (void)unused;
+    on_other = 1;
+    tether_drop d[2];
+    tether_ref *ref = NULL;
+    size_t n = 0;
+    other_first = collect(ahead_c, id(ahead_c, "Late"), TETHER_RESOLVE_NO_WAIT, &other_inst, &ref, d, 2, &n);
+    other_named = strstr(tether_last_error(), "another thread that is creating \"Late\"") != NULL;
+    atomic_store(&other_returned, 1);
+    if (other_first == TETHER_E_WOULD_BLOCK) other_retry = collect(ahead_c, id(ahead_c, "Late"), 0, &other_inst, &ref, d, 2, &n);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    return NULL;
+}
+
+static void *make_early(kind *k) {
+    if (release_in_early) CHECK_OK(tether_ref_release(release_in_early));
+    CHECK(pthread_create(&other, NULL, resolve_late, NULL) == 0);
+    /* until the other thread is making Late (holding its cell) or has its answer */
+    while (!atomic_load(&late_entered) && !atomic_load(&other_returned)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return node_new(k, NULL, NULL);
+}
+
+/* A container with Late in `scope`, Early and Top2(Early, Late); the gates reset. */
+static tether_container *ahead_container(tether_scope scope) {
+    k_early = (kind){"Early", 0, 0}, k_late = (kind){"Late", 0, 0}, k_top2 = (kind){"Top2", 0, 0};
+    atomic_store(&late_entered, 0), atomic_store(&other_returned, 0), atomic_store(&first_done, 0);
+    other_first = other_retry = TETHER_E_INVALID_ARGUMENT, other_named = 0, other_inst = NULL, release_in_early = NULL;
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    ahead_c = c;
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.context = &k_late;
+    o.drop = drop_node;
+    CHECK_OK(TB.register_ex(c, "Late", (tether_fn)make_late, p, 1, &o, NULL));
+    o.scope = TETHER_SCOPE_TRANSIENT;
+    o.context = &k_early;
+    CHECK_OK(TB.register_ex(c, "Early", (tether_fn)make_early, p, 1, &o, NULL));
+    reg(c, "Top2", &k_top2, TETHER_SCOPE_TRANSIENT, 0, "Early", "Late");  /* Early is built first */
+    return c;
+}
+
+/* The no-wait resolve of Top2 while the other thread resolves Late; its status, its Top2 in `*top`. */
+static tether_status resolve_top2(tether_container *c, node **top, tether_ref **ref) {
+    tether_drop d[2];
+    size_t n = 0;
+    void *inst = NULL;
+    tether_status st = collect(c, id(c, "Top2"), TETHER_RESOLVE_NO_WAIT, &inst, ref, d, 2, &n);
+    atomic_store(&first_done, 1);
+    CHECK(pthread_join(other, NULL) == 0);
+    CHECK(n == 0);  /* no drop is deferred */
+    *top = inst;
+    return st;
+}
+
+static void test_no_wait_claims_ahead(void) {
+    tether_container *c = ahead_container(TETHER_SCOPE_SINGLETON);
+    node *top = NULL;
+    tether_ref *ref = NULL;
+    CHECK_OK(resolve_top2(c, &top, &ref));
+    CHECK(k_early.made == 1 && k_late.made == 1 && k_top2.made == 1);
+    /* the other thread was refused before making anything, and its ordinary retry took this one's Late */
+    CHECK_STATUS(other_first, TETHER_E_WOULD_BLOCK);
+    CHECK(other_named);
+    CHECK_OK(other_retry);
+    CHECK(top && other_inst == top->b);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_early.dropped == 1 && k_late.dropped == 1 && k_top2.dropped == 1);
+}
+
+/* The weak Late is cached when the resolve looks; Early lets go of its last other holder: held by the
+ * resolve since that look, it stays the published one, which the other thread takes without waiting. */
+static void test_no_wait_holds_weak_instances_ahead(void) {
+    tether_container *c = ahead_container(TETHER_SCOPE_WEAK);
+    tether_ref *held = NULL;
+    CHECK_OK(tether_resolve(c, "Late", &held));
+    void *late = tether_ref_get(held);
+    atomic_store(&late_entered, 0);
+    release_in_early = held;
+    node *top = NULL;
+    tether_ref *ref = NULL;
+    CHECK_OK(resolve_top2(c, &top, &ref));
+    CHECK(k_early.made == 1 && k_late.made == 1 && k_late.dropped == 0 && k_top2.made == 1);
+    CHECK_OK(other_first);
+    CHECK(top && top->b == late && other_inst == late);
+    if (ref) CHECK_OK(tether_ref_release(ref));
+    CHECK(k_late.dropped == 1);  /* Top2 was its last holder */
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_early.dropped == 1 && k_top2.dropped == 1);
+}
+
 int main(void) {
     RUN(test_result_released_and_drops_handed_back);
     RUN(test_undeferred_drops_run_in_place);
@@ -331,5 +446,7 @@ int main(void) {
     RUN(test_bad_arguments);
     RUN(test_nested_calls);
     RUN(test_no_wait);
+    RUN(test_no_wait_claims_ahead);
+    RUN(test_no_wait_holds_weak_instances_ahead);
     return harness_finish();
 }

@@ -7,8 +7,9 @@ service. Requests go in-process through httpx's ``ASGITransport`` (no sockets): 
 
   tether  ``tether.fastapi.install`` + ``Inject(Service)``; Session CONTAINER-scoped (async generator);
           the app's route: a ``TetherRoute``, its endpoint resolves the ``Inject`` itself
-  tether-depends  the same handler on a plain ``APIRouter``: the ``Inject`` a FastAPI ``Depends``
-          (not run unless named in ``--only``)
+  tether-router   the same handler on a plain ``APIRouter`` the app includes: its routes get the
+          ``TetherRoute`` endpoint (not run unless named in ``--only``, as the next)
+  tether-depends  the same handler declared before ``install``: the ``Inject`` a FastAPI ``Depends``
   dishka  ``dishka.integrations.fastapi``: ``setup_dishka`` + ``@inject`` + ``FromDishka[Service]``,
           REQUEST scope for all three (``make_async_container``)
   hand    FastAPI's own ``Depends`` chain: ``get_session`` (async generator) -> ``get_repo`` -> ``get_service``
@@ -95,7 +96,9 @@ async def session_generator() -> AsyncIterator[Session]:
         await session.close()
 
 
-def tether_app(depends: bool = False) -> tuple[FastAPI, Callable[[], None]]:
+def tether_app(route: str = "app") -> tuple[FastAPI, Callable[[], None]]:
+    """``route``: where the handler is declared: "app" (after ``install``), "router" (a plain
+    ``APIRouter`` included after ``install``), "before" (on the app before ``install``)."""
     import tether
     from fastapi import APIRouter
     from tether.fastapi import Inject, install
@@ -105,15 +108,18 @@ def tether_app(depends: bool = False) -> tuple[FastAPI, Callable[[], None]]:
     root.register(Repo)
     root.register(Service)
     app = FastAPI()
-    install(app, root)
-    router = APIRouter() if depends else app
+    if route != "before":
+        install(app, root)
+    router = APIRouter() if route == "router" else app
 
     @router.get("/items/{i}")
     async def item(i: int, service: Service = Inject(Service)) -> dict[str, int]:
         return await service.item(i)
 
-    if depends:
+    if route == "router":
         app.include_router(router)
+    if route == "before":
+        install(app, root)
     return app, root.close
 
 
@@ -159,7 +165,8 @@ def hand_app() -> tuple[FastAPI, Callable[[], None]]:
 
 
 WIRINGS: dict[str, Callable[[], tuple[FastAPI, Callable[[], None]]]] = {
-    "tether": tether_app, "dishka": dishka_app, "hand": hand_app, "tether-depends": lambda: tether_app(True)}
+    "tether": tether_app, "dishka": dishka_app, "hand": hand_app, "tether-router": lambda: tether_app("router"),
+    "tether-depends": lambda: tether_app("before")}
 
 
 async def serve(app: FastAPI, requests: int, concurrency: int) -> float:

@@ -67,6 +67,8 @@ final class Graph {
     /// order at the first claim (`claimInOrder`), and whether that happened.
     private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
     private var claimedInOrder = false
+    /// Instances `claimInOrder` found published: held so the build finds them cached.
+    private var heldAhead: [Instance] = []
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -180,9 +182,9 @@ final class Graph {
                 var built: Int?
                 if let plan { built = try replay(plan, from: container, arguments: arguments) }
                 if built == nil {
+                    claimedInOrder = false
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))
-                    claimedInOrder = false
                     built = try build(registration, from: container, arguments: arguments)
                 }
                 try runCompletions()
@@ -275,6 +277,7 @@ final class Graph {
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
+        if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
         alive.removeAll()
     }
 
@@ -533,18 +536,27 @@ final class Graph {
     }
 
     /// Claims the cells of the uncached shared instances `root`'s constructor
-    /// edges reach, sorted by key, when there are several.
-    private func claimInOrder(_ root: Registration, from container: Container) throws(TetherError) {
+    /// edges reach, sorted by key, when there are several (`evenOne`, claiming
+    /// ahead for a no-wait resolve: also a single one, and the cached weak ones
+    /// held). A claim refused (`.wouldBlock`, no-wait mode) is reported as `root`'s.
+    private func claimInOrder(_ root: Registration, from container: Container, evenOne: Bool = false) throws(TetherError) {
         var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
-        Self.forEachUncachedShared(root, from: container) { registration, lookup in
+        // Claiming ahead, the weak instances found cached are held too: let go of by their other
+        // holders before the build reaches them, they would be claimed then, after factories ran.
+        Self.forEachUncachedShared(root, from: container, keepingWeak: evenOne ? { self.heldAhead.append($0.take()) } : nil) { registration, lookup in
             wanted.append((SharedCache.cellKey(registration, registration.specReference.borrow { $0.scope }, in: lookup), registration, lookup))
             return true
         }
-        guard wanted.count > 1 else { return }
+        guard wanted.count > 1 || (evenOne && !wanted.isEmpty) else { return }
         wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
         for (_, registration, lookup) in wanted {
-            // Published meanwhile: the build finds it in the cache (or claims it again if it is let go of).
-            try claimOne(registration, registration.spec.scope, in: lookup)?.release()
+            // Published meanwhile: held until the graph ends, so the build finds it in the cache (a weak
+            // instance let go of would be claimed again, and, held by another thread by then, refused).
+            do throws(TetherError) {
+                if let hit = try claimOne(registration, registration.spec.scope, in: lookup) { heldAhead.append(hit.take()) }
+            } catch where error.code == .wouldBlock {
+                throw Self.wouldBlock(root, blocked: registration)
+            }
         }
     }
 
@@ -864,11 +876,20 @@ final class Graph {
     /// (`WaitMode`) fails before any factory runs when a shared instance its
     /// constructor edges reach is being created by another thread: finding that
     /// only later would fail the resolve after factories ran, and the caller's
-    /// retry would run them again. (What lazy, resolver slots and completion
+    /// retry would run them again. So the thread's outermost resolve claims
+    /// those cells ahead (a check alone would let another thread claim one
+    /// between the check and the build); a nested one, whose thread may hold
+    /// cells further out, checks. (What lazy, resolver slots and completion
     /// callbacks reach is known only as they run.)
     private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
         let (noWait, acting) = (Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait }, SharedCache.refusing(thread) != nil)
         guard noWait || acting else { return }
+        // The outermost resolve of a thread acting for no token holds no cell yet.
+        let outermost = Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting == 1 && $0.replaying.isEmpty && $0.tokens.isEmpty }
+        if !acting && outermost && outer.isEmpty {
+            claimedInOrder = true
+            return try claimInOrder(root, from: container, evenOne: true)
+        }
         var blocked: (Registration, Container)?
         Self.forEachUncachedShared(root, from: container) { registration, lookup in
             guard SharedCache.shared.heldElsewhere(registration, registration.spec.scope, in: lookup, thread: thread) else { return true }
@@ -883,8 +904,13 @@ final class Graph {
         }
         if let (blocked, _) = blocked {
             Borrowed<ThreadState>(opaque: thread).borrow { $0.blocked = true }
-            throw TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
+            throw Self.wouldBlock(root, blocked: blocked)
         }
+    }
+
+    /// The refusal of a no-wait resolve of `root` that would wait for another thread creating `blocked`.
+    private static func wouldBlock(_ root: Registration, blocked: Registration) -> TetherError {
+        TetherError(.wouldBlock, "resolving \(root.key.quoted) must wait for another thread that is creating \(blocked.key.quoted); this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it")
     }
 
     /// Calls `body` with each singleton-, weak- or container-scoped registration
@@ -893,7 +919,9 @@ final class Graph {
     /// `body` returns false. Unretained throughout (containers keep their
     /// registrations, registrations their specs); what was seen kept in a small
     /// array (graphs are small; a set past 32), as it runs on every graph that creates.
+    /// `keep` takes the weak instances found cached (else let go of at once).
     private static func forEachUncachedShared(_ root: Registration, from container: Container,
+                                              keepingWeak keep: ((Ref<Instance>) -> Void)? = nil,
                                               _ body: (Registration, Container) -> Bool) {
         var seenList: [ObjectIdentifier] = []
         var seenSet: Set<ObjectIdentifier>?
@@ -910,7 +938,7 @@ final class Graph {
             let scope = next.borrow { $0.specReference.borrow { $0.scope } }
             if scope.isShared {
                 if let hit = next.borrow({ SharedCache.cached($0, scope, in: lookup.object) }) {
-                    hit.release()
+                    if let keep, scope.isKeptWeakly { keep(hit) } else { hit.release() }
                     continue
                 }
                 if !body(next.object, lookup.object) { return }

@@ -1,6 +1,7 @@
 """tether.fastapi's two ways of injecting into an ``async def`` handler, held to the same behaviour:
-``TetherRoute`` (the app's own routes after ``install``: the endpoint resolves its ``Inject``s
-itself, in one step) and each ``Inject`` a FastAPI ``Depends`` (a plain ``APIRouter``'s routes).
+``TetherRoute``'s endpoint (the app's own routes after ``install``, and those of a plain
+``APIRouter`` it includes: the endpoint resolves its ``Inject``s itself, in one step) and each
+``Inject`` a FastAPI ``Depends`` (routes declared before ``install``).
 One child per request, shared across the request's ``Inject``s and new for each request; each
 session committed and closed exactly once; a failed request's exception thrown into its teardown;
 resolve errors; overrides; what FastAPI reads of a rewritten endpoint (OpenAPI, annotations)."""
@@ -40,13 +41,21 @@ def root():
     assert object_table.live_count() == before, "C boxes still hold Python objects after the requests"
 
 
-@pytest.fixture(params=["TetherRoute", "Depends"])
+@pytest.fixture(params=["TetherRoute", "APIRouter", "Depends"])
 def app_with(request, root):
-    """``app_with(declare)``: an app of ``root`` whose handlers ``declare(router)`` declares, on the
-    app itself (``TetherRoute``) or on a plain ``APIRouter`` included in it (each ``Inject`` a ``Depends``)."""
+    """``app_with(declare)``: an app of ``root`` whose handlers ``declare(router)`` declares on the app
+    itself (``TetherRoute``), on a plain ``APIRouter`` the app includes (given the same endpoints) or
+    on the app before ``install`` (each ``Inject`` a ``Depends``)."""
 
     def make(declare) -> FastAPI:
         app = FastAPI()
+        if request.param == "Depends":
+            declare(app)
+            install(app, root)
+            routes = [r for r in app.routes if isinstance(r, APIRoute)]
+            assert routes and all(type(r) is APIRoute for r in routes)
+            assert not [r for r in routes if hasattr(r.endpoint, "__tether_injects__")]  # not rewritten
+            return app
         install(app, root)
         if request.param == "TetherRoute":
             declare(app)
@@ -55,14 +64,33 @@ def app_with(request, root):
             # the point of it: FastAPI solves no dependency for an Inject of these endpoints
             assert not [d for r in routes for d in r.dependant.dependencies if is_injector(d.call)]
         else:
-            router = APIRouter()
+            outer, router = APIRouter(), APIRouter()
             declare(router)
             assert all(type(r) is APIRoute for r in router.routes)
-            assert not [r for r in router.routes if hasattr(r.endpoint, "__tether_injects__")]  # not rewritten
-            app.include_router(router)
+            outer.include_router(router)  # a router within a router: FastAPI copies its routes or keeps it
+            app.include_router(outer)
+            served = served_routes(app)  # as TetherRoute's: FastAPI solves no dependency for an Inject
+            assert served and not [d for r in served for d in r.dependant.dependencies if is_injector(d.call)]
         return app
 
     return make
+
+
+def served_routes(app: FastAPI) -> list:
+    """What serves the app's ``APIRoute``s: each route (FastAPI before 0.16x copies an included
+    router's routes into the app) or, for a router included by reference (0.16x), the context FastAPI
+    made over the route for that inclusion (its endpoint and dependant)."""
+    found, todo = [], list(app.router.routes)
+    while todo:
+        route = todo.pop()
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif hasattr(route, "effective_candidates"):
+            candidates = route.effective_candidates
+            todo += candidates() if callable(candidates) else candidates
+        elif hasattr(route, "original_route"):
+            found.append(route)
+    return found
 
 
 def is_injector(call) -> bool:

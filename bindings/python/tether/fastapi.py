@@ -22,8 +22,9 @@ class after ``install``) resolves its ``Inject`` parameters itself, in one step,
 solved its other parameters: FastAPI sees an ``async def`` taking the request's connection instead
 of them (dishka's ``@inject`` rewrites a signature so, by hand), because solving one dependency
 costs FastAPI about what the request's container costs; a plain ``def`` endpoint then runs in
-FastAPI's thread pool, as FastAPI runs it. Elsewhere (another route class, an ``Inject`` inside a
-dependency, a generator or callable-object endpoint) ``Inject`` is ``Depends(use_cache=False)``.
+FastAPI's thread pool, as FastAPI runs it. An ``APIRouter``'s routes the app includes after
+``install`` get the same endpoint. Elsewhere (routes declared before ``install``, an ``Inject``
+inside a dependency, a generator or callable-object endpoint) ``Inject`` is ``Depends(use_cache=False)``.
 
 A failed request reaches its teardown as with FastAPI's own dependencies: the exception the handler
 raised (an ``HTTPException`` too, which FastAPI answers before the middleware sees it: the
@@ -153,9 +154,10 @@ def install(app: FastAPI, root: Container) -> None:
     ``Request`` (``WebSocket`` for a websocket) as a value, closed (its teardowns run, async ones
     awaited) once the response is sent, also when the handler raised. Declares ``Request`` and
     ``WebSocket`` values of ``root`` (so ``root.validate()`` counts them). Makes the app's route class
-    a ``TetherRoute`` (over the class it has): an ``async def`` endpoint declared on the app after
-    this (``async def`` or plain ``def``) resolves its ``Inject`` parameters in one step (an ``APIRouter``'s routes:
-    ``APIRouter(route_class=TetherRoute)``). Call it once per app, before declaring routes;
+    a ``TetherRoute`` (over the class it has): an endpoint declared on the app after this
+    (``async def`` or plain ``def``) resolves its ``Inject`` parameters in one step, and so does one
+    of a plain ``APIRouter`` the app includes after this (``app.include_router``). Call it once per
+    app, before declaring routes and including routers;
     ``app.state.tether_root`` is ``root`` (``await shutdown(app)`` at the end of the app's lifespan)."""
     if not isinstance(app, FastAPI):
         raise TypeError(f"install: app must be a fastapi.FastAPI, not {type(app).__name__}")
@@ -167,7 +169,27 @@ def install(app: FastAPI, root: Container) -> None:
     root.register_value(WebSocket)
     app.add_middleware(_ChildPerRequest, root=root)
     app.router.route_class = _route_class(app.router.route_class)
+    include = app.router.include_router
+
+    def include_router(router: Any, *args: Any, **kwargs: Any) -> None:
+        _with_injects_in(router)
+        return include(router, *args, **kwargs)
+
+    app.router.include_router = include_router  # type: ignore[method-assign]  # (FastAPI.include_router calls it)
     app.state.tether_root = root
+
+
+def _with_injects_in(router: Any) -> None:
+    """Gives each ``APIRoute`` of ``router`` (an ``APIRouter`` an app of ``install`` is including), and
+    of the routers it includes, the endpoint a ``TetherRoute`` has (``_with_injects``): FastAPI builds
+    what serves an included route from the route's endpoint, a copy of the route (before 0.16x) or
+    a context of its own over the route itself (by reference, 0.16x), never from the route's class.
+    (Routes declared on the router after it was included keep each ``Inject`` a ``Depends``.)"""
+    for route in getattr(router, "routes", ()):
+        if isinstance(route, APIRoute):
+            route.endpoint = _with_injects(route.endpoint)
+        elif getattr(route, "original_router", None) is not None:  # a router included by reference
+            _with_injects_in(route.original_router)
 
 
 async def shutdown(app: FastAPI) -> None:
@@ -403,9 +425,9 @@ class TetherRoute(APIRoute):
     """An ``APIRoute`` resolving the ``Inject`` parameters of an endpoint (``async def``, or a plain
     ``def`` then run in the thread pool) in one step per request, in the endpoint itself, not each as
     a FastAPI dependency (whose solving costs about what the request's container costs): ``install``
-    makes it the route class of the app's own routes; for an ``APIRouter``,
-    ``APIRouter(route_class=TetherRoute)``. Elsewhere (other routes, ``Inject`` inside a
-    dependency) each ``Inject`` is a ``Depends``,
+    makes it the route class of the app's own routes, and gives the routes of the ``APIRouter``s the
+    app includes its endpoint (``APIRouter(route_class=TetherRoute)`` does it on the router itself).
+    Elsewhere (other routes, ``Inject`` inside a dependency) each ``Inject`` is a ``Depends``,
     which behaves the same. The endpoint's ``Inject`` parameters resolve after FastAPI solved its
     other parameters, in their order; ``app.dependency_overrides[injector(K)]`` is called without
     arguments."""
