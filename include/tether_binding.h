@@ -110,10 +110,16 @@ typedef enum tether_fix {
     TETHER_FIX_WEAK_LAZY,    /* a strong lazy slot of `key` on `target` closes the retain cycle `path`: make it weak-lazy */
     TETHER_FIX_RUNTIME_ARGUMENTS, /* `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
                                 use a factory slot (TETHER_FACTORY) */
-    TETHER_FIX_WAIT_CYCLE    /* threads or tasks would wait for each other's shared instances forever: `path` is the
+    TETHER_FIX_WAIT_CYCLE,   /* threads or tasks would wait for each other's shared instances forever: `path` is the
                                 cycle (first key repeated last), this caller's edge `path[n-2]` -> `key` last; take
                                 `key` weak-lazy in `path[n-2]` and call it once that is made (a completion callback
                                 does not break it: an instance is published after its callbacks ran) */
+    TETHER_FIX_NESTED_RESOLVE /* the factory of `key` (or a lazy provider it called) resolved `target`, which asked for
+                                the last key of `path` (the cycle) while that was still being constructed: from a
+                                completion callback of `callback_of` it ran (then take `target` as a slot of `key`, or
+                                resolve it from `key`'s completion callback), from its own construction (resolve it
+                                from `key`'s completion callback), or directly (`target` is `path`'s last key: resolve
+                                it from `key`'s completion callback) */
 } tether_fix;
 
 /** The parts of the last error's message (last_error_parts). */

@@ -45,6 +45,10 @@ final class Graph {
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Borrowed<Registration>] = []
+    /// With `outer`: the registration this nested resolve was asked for, and the one whose
+    /// completion callback runs (if any), for the path of a re-entry (`TetherError.reentered`).
+    private var nestedRoot: Borrowed<Registration>?
+    private var completing: Borrowed<Registration>?
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
     private var queueHead = 0
@@ -170,6 +174,8 @@ final class Graph {
             claimRoot = nil
             clear()
         }
+        if !outer.isEmpty { nestedRoot = .init(registration) }
+        defer { nestedRoot = nil }
         var backOffs = 0
         while true {
             do throws(TetherError) {
@@ -440,7 +446,8 @@ final class Graph {
         if !outer.isEmpty {  // (a decorated registration's move is the registration it moved from)
             let identity = registration.borrow { $0.constructionIdentity }
             if let i = outer.firstIndex(where: { $0 === registration || $0.borrow { $0.constructionIdentity } == identity }) {
-                throw TetherError.reentered(key, outer: outer[i...], path: path)
+                throw TetherError.reentered(key, outer: outer[i...], root: nestedRoot?.object.key,
+                                            completing: completing?.object.key, path: path)
             }
         }
         let scope = spec.borrow { $0.scope }
@@ -773,6 +780,8 @@ final class Graph {
             let spec = spec.unsafelyUnwrapped
             let resolver = completionResolver(pending)
             defer { resolver.borrow { $0.close() } }
+            if !outer.isEmpty { completing = pending.registration }
+            defer { completing = nil }
             userCode += 1
             defer { userCode -= 1 }
             let outcome = pending.instance.borrow { instance in

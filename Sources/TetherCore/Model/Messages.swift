@@ -53,12 +53,44 @@ extension TetherError {
                            ErrorParts(.breakCycle, key: to, path: keys))
     }
 
-    /// The cycle error for `key` asked for while `outer[from...]` and then the
-    /// frames of `path` were being constructed.
-    static func reentered(_ key: Key, outer: ArraySlice<Borrowed<Registration>>, path: [Key]) -> TetherError {
-        let keys = outer.map { $0.borrow { $0.key } } + path + [key]
-        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(key.quoted) was resolved again while it was being constructed on this thread (from a factory, or a lazy provider it called); resolve it after the factory returns, e.g. in a completion callback (tether_on_complete)",
-                           ErrorParts(.breakCycle, key: key, path: keys))
+    /// The cycle error for `key` asked for by a nested resolve while `outer` (from `key`'s
+    /// construction to that of the factory that made the nested resolve) was being constructed.
+    /// `root`: what that factory (or a lazy provider it called) resolved; `completing`: the
+    /// instance whose completion callback asked (nil: a construction did); `path`: the frames
+    /// of the nested resolve. The advice is for where the request came from: a completion
+    /// callback inside the factory (take `root` as a slot, or resolve it after the factory
+    /// returned), `root`'s own construction, or the nested resolve itself (both: after it returned).
+    static func reentered(_ key: Key, outer: ArraySlice<Borrowed<Registration>>, root: Key?, completing: Key?, path: [Key]) -> TetherError {
+        let constructing = outer.map { $0.borrow { $0.key } }
+        let factory = constructing.last ?? key
+        var nested = path
+        if let completing, nested.first != completing { nested.insert(completing, at: 0) }
+        if let root, !nested.isEmpty, nested.first != root { nested.insert(root, at: 0) }
+        let keys = constructing + nested + [key]
+        let target = nested.first ?? key
+        // Each fix leaves one edge between the two strong, so the other is taken weakly (else a retain cycle).
+        let cause: String
+        if let completing {
+            cause = "the factory of \(factory.quoted) resolves \(target.quoted), and a completion callback of \(completing.quoted) that this runs "
+                + "asks for \(key.quoted) before that factory returned; take \(target.quoted) as a slot of \(factory.quoted) "
+                + "(a dependency, or TETHER_LAZY / TETHER_WEAK_LAZY called after its factory returns) instead of resolving it in the factory, "
+                + "or take it from the resolver of a completion callback of \(factory.quoted) (tether_on_complete, tether_resolver_get); "
+                + "the callback of \(completing.quoted) then takes \(key.quoted) weakly (tether_resolver_get_weak)"
+        } else if target != key {
+            cause = "the factory of \(factory.quoted) resolves \(target.quoted), whose construction needs \(key.quoted) before that factory returned; "
+                + "take \(target.quoted) from the resolver of a completion callback of \(factory.quoted) instead (tether_on_complete), once \(key.quoted) is made, "
+                + "weakly (tether_resolver_get_weak) or with the slot on \(key.quoted) declared TETHER_WEAK"
+        } else {
+            // A completion callback of `factory` helps only when `factory` is made in `key`'s resolve
+            // (a dependency), not in a resolve nested in it: the weak-lazy slot works for both.
+            cause = "the factory of \(factory.quoted) (or a lazy provider it called) resolves \(key.quoted), which is still being constructed; "
+                + "declare the slot of \(factory.quoted) on it TETHER_WEAK_LAZY(\(key.quoted)) and call it once that factory returned, "
+                + "or, \(factory.quoted) being a dependency of \(key.quoted), take it from the resolver of a completion callback of \(factory.quoted) "
+                + "instead (tether_on_complete), weakly (tether_resolver_get_weak)"
+        }
+        var parts = ErrorParts(.nestedResolve, key: factory, target: target, path: keys)
+        parts.callbackOf = completing
+        return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(cause)", parts)
     }
 
     /// The error for a shared instance of `key` asked for by a nested resolve

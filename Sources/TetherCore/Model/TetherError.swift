@@ -85,6 +85,11 @@ public struct ErrorParts: Sendable {
         /// callback does not break it (an instance is published after its callbacks): `key` must not be
         /// resolved while `path[-2]` is made (a weak-lazy slot called later).
         case waitCycle
+        /// A resolve nested in the factory of `key` (or in a lazy provider it called) asked, through
+        /// `target` (the key it resolved), for the last key of `path` (the cycle, first key repeated
+        /// last) while that was still being constructed: from `target`'s own construction, from a
+        /// completion callback of `callbackOf` it ran, or (`target` is the last key) directly.
+        case nestedResolve
     }
 
     public var fix: Fix = .none

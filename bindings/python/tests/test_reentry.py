@@ -352,3 +352,130 @@ def test_replays_of_one_plan_hammered_from_threads_run_each_factory_once() -> No
     assert sorted(counts.values()) == [rounds] * 8  # each resolve ran A's factory once
     assert _state.constructing == []
     c.close()
+
+
+class _Node:
+    """An instance Python can reference weakly (``r.weak``), holding what it was made from."""
+
+    def __init__(self, held: object = None) -> None:
+        self.held = held
+
+
+def _x_resolving_y_whose_callback_gets_x(c: tether.Container, made: list[str], seen: list[BaseException]) -> None:
+    """X's factory resolves Y inside itself; Y's completion callback asks its resolver for X."""
+
+    def make_x() -> object:
+        made.append("X")
+        c.resolve("Y")
+        return object()
+
+    def y_done(r: Any, y: object) -> None:
+        try:
+            r.get("X")
+        except tether.TetherError as e:
+            seen.append(e)
+
+    c.register("X", make_x)
+    c.register("Y", lambda: made.append("Y") or object(), on_complete=y_done)
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_a_callback_inside_a_factorys_nested_resolve_names_the_real_path(plans: bool) -> None:
+    """The cycle is X -> Y -> X (not X -> X), and the fix names Y as a dependency of X or a
+    completion callback of X, not the callback the request already came from."""
+    c = container(plans=plans)
+    made: list[str] = []
+    seen: list[BaseException] = []
+    _x_resolving_y_whose_callback_gets_x(c, made, seen)
+    c.resolve("X")
+    assert made == ["X", "Y"]
+    assert len(seen) == 1 and isinstance(seen[0], tether.CycleError)
+    text = str(seen[0])
+    assert '"X" -> "Y" -> "X"' in text and '"X" -> "X"' not in text
+    assert 'a completion callback of "Y" that this runs asks for "X"' in text
+    assert 'take "Y" as a dependency of "X" (deps=["Y"]' in text
+    assert 'r.get("Y") in a completion callback of "X" (on_complete=)' in text
+    assert 'the callback of "Y" then takes "X" weakly (r.weak("X"))' in text
+    assert "tether_" not in text  # Python's terms
+    c.close()
+
+
+@pytest.mark.parametrize("way", ["dependency", "own-callback"])
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_the_nested_resolve_advice_works(plans: bool, way: str) -> None:
+    """Applied, the advice above resolves X with Y's callback getting this X, each factory once."""
+    c = container(plans=plans)
+    made: list[str] = []
+    got: list[object] = []
+    xs: list[object] = []
+
+    def make_x(*deps: object) -> object:
+        made.append("X")
+        xs.append(_Node())
+        return xs[-1]
+
+    if way == "dependency":
+        c.register("X", make_x, deps=["Y"])
+    else:
+        c.register("X", make_x, on_complete=lambda r, x: r.get("Y"))
+    c.register("Y", lambda: made.append("Y") or _Node(), on_complete=lambda r, y: got.append(r.weak("X")()))
+    for _ in range(2):
+        made.clear()
+        x = c.resolve("X")
+        assert sorted(made) == ["X", "Y"] and got[-1] is x
+    c.close()
+
+
+def test_a_factorys_nested_resolve_needing_its_key_names_the_path_and_the_fix() -> None:
+    """X's factory resolves Y, which takes X as a dependency: X -> Y -> X, fixed by getting Y in
+    X's completion callback (applied: each factory once)."""
+    c = tether.Container()
+    made: list[str] = []
+
+    def make_x() -> object:
+        made.append("X")
+        c.resolve("Y")
+        return object()
+
+    c.register("X", make_x)
+    c.register("Y", lambda x: made.append("Y") or _Node(x), deps=["X"])
+    with pytest.raises(tether.TetherError) as info:
+        c.resolve("X")
+    text = str(_chain(info.value)[-1])
+    assert '"X" -> "Y" -> "X"' in text
+    assert 'whose construction needs "X"' in text and 'get "Y" with r.weak("Y") in a completion callback of "X"' in text
+    assert made == ["X"]
+
+    made.clear()
+    ys: list[Any] = []
+    c.register("X", lambda: made.append("X") or _Node(), on_complete=lambda r, x: ys.append(r.weak("Y")()))
+    x = c.resolve("X")
+    assert made == ["X", "Y"] and ys[0].held is x
+    c.close()
+
+
+def test_a_factory_resolving_a_key_its_resolve_constructs_is_told_weak_lazy_and_that_works() -> None:
+    """X takes Y; Y's factory resolves X: X -> Y -> X, fixed by Y taking X weak-lazy and calling it
+    once made (applied: each factory once, and the provider gives this X)."""
+    c = tether.Container()
+    made: list[str] = []
+
+    def make_y() -> object:
+        made.append("Y")
+        c.resolve("X")
+        return _Node()
+
+    c.register("X", lambda y: made.append("X") or _Node(y), deps=["Y"])
+    c.register("Y", make_y)
+    with pytest.raises(tether.TetherError) as info:
+        c.resolve("X")
+    text = str(_chain(info.value)[-1])
+    assert '"X" -> "Y" -> "X"' in text and '"X" -> "X"' not in text
+    assert 'make "Y"\'s dependency on "X" weak-lazy (deps=[tether.weak_lazy("X")]) and call it once' in text
+    assert made == ["Y"]
+
+    made.clear()
+    c.register("Y", lambda x: made.append("Y") or _Node(x), deps=[tether.weak_lazy("X")])
+    x = c.resolve("X")
+    assert made == ["Y", "X"] and x.held.held() is x
+    c.close()

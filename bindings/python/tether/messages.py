@@ -19,6 +19,7 @@ from ._cabi import (
     FIX_BREAK_CYCLE,
     FIX_CALLBACK,
     FIX_FACTORY,
+    FIX_NESTED_RESOLVE,
     FIX_NONE,
     FIX_PROVIDE_VALUE,
     FIX_RECURSION,
@@ -116,6 +117,29 @@ def _failed(what: str, reason: str | None, cause: BaseException | None) -> str:
     return f"{what} failed: {reason}" if reason else f"{what} failed"
 
 
+def _nested_resolve(parts: Parts) -> str:
+    """A key asked for again, by a resolve nested in the factory of ``parts.key``, before that
+    factory returned; the fix depends on where the request came from (the parts say which), and
+    leaves one edge between the two strong, so the other is taken weakly."""
+    factory, nested, again = _q(parts.key), _q(parts.target), _q(parts.path[-1] if parts.path else parts.target)
+    text = f"the constructors of {_path(parts)} need each other: "
+    if parts.callback_of:
+        return text + (f"the factory of {factory} resolves {nested}, and a completion callback of {_q(parts.callback_of)} "
+                       f"that this runs asks for {again} before that factory returned; take {nested} as a dependency of "
+                       f"{factory} (deps=[{nested}], or tether.lazy / tether.weak_lazy called after the factory returns) "
+                       f"instead of resolving it in the factory, or get it with r.get({nested}) in a completion callback "
+                       f"of {factory} (on_complete=); the callback of {_q(parts.callback_of)} then takes {again} weakly "
+                       f"(r.weak({again}))")
+    if nested != again:
+        return text + (f"the factory of {factory} resolves {nested}, whose construction needs {again} before that factory "
+                       f"returned; get {nested} with r.weak({nested}) in a completion callback of {factory} (on_complete=) "
+                       f"instead, once {again} is made (or with r.get({nested}) and {nested}'s dependency on {again} weak)")
+    return text + (f"the factory of {factory} (or a lazy provider it called) resolves {again}, which is still being "
+                   f"constructed; make {factory}'s dependency on {again} weak-lazy (deps=[tether.weak_lazy({again})]) "
+                   f"and call it once that factory returned, or, {factory} being a dependency of {again}, get it with "
+                   f"r.weak({again}) in a completion callback of {factory} (on_complete=) instead")
+
+
 def render(parts: Parts, cause: BaseException | None = None) -> str:
     """The message for ``parts`` (``cause``: the Python exception the failing factory or callback
     raised, if there was one)."""
@@ -134,6 +158,8 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text = (f"the constructors of {_path(parts)} need each other: set {_q(before)}'s dependency on {_q(key)} "
                 f"after construction in a completion callback of {_q(before)} (on_complete=), or make it weak-lazy "
                 f"(deps=[tether.weak_lazy({_q(key)})])")
+    elif fix == FIX_NESTED_RESOLVE:
+        text = _nested_resolve(parts)
     elif fix == FIX_WAIT_CYCLE:
         before = parts.path[-2] if len(parts.path) > 1 else key
         text = (f"the creations of the shared instances {_path(parts)} would wait for each other forever (each under way, "
