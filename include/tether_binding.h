@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 13
+#define TETHER_BINDING_API_VERSION 14
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */

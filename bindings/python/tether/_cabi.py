@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 13
+BINDING_API_VERSION = 14
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
