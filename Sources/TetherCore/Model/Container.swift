@@ -94,7 +94,23 @@ public final class Container: @unchecked Sendable {
         let instance: Instance
         let sequence: UInt64
     }
-    let state = Lock(State())
+    /// `State` and its lock in the container's own allocation (a `Lock` is a second one, and a
+    /// mutex initialized and destroyed, per request's child): a spin lock (`withSpinLock`'s),
+    /// each hold a few instructions, never across a factory, a destructor or a wait.
+    private let stateHeld = Atomic<Bool>(false)
+    private var stateValue = State()
+    /// `withLock(_:)` runs its body with the state under the lock (not re-entrant), as `Lock`'s.
+    var state: StateLock { StateLock(container: self) }
+    struct StateLock {
+        fileprivate unowned(unsafe) let container: Container
+        @inline(__always)
+        func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+            let c = container
+            c.stateHeld.spinLock()
+            defer { c.stateHeld.spinUnlock() }
+            return try body(&c.stateValue)
+        }
+    }
     /// The registrations, made (owned, +1) by a root at once and by a child with its first
     /// registration or look at them (`table`): a request's child that registers nothing makes none.
     @usableFromInline let tableSlot = AtomicRef<RegistrationTable>()
@@ -891,11 +907,11 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty {
-                if s.scoped.entries.count <= Self.closesOnStack && neverRegistered && !everDetached.load(ordering: .relaxed) {
+                if s.scoped.count <= Self.closesOnStack && neverRegistered && !everDetached.load(ordering: .relaxed) {
                     stacked = s.scoped.moveAll(to: onStack)
                 } else {
                     // One array for the scoped instances and what the registrations let go of (a value each, say).
-                    dropped.reserveCapacity(s.scoped.entries.count + (tableIfAny?.borrow { $0.smallKeyCount } ?? 0))
+                    dropped.reserveCapacity(s.scoped.count + (tableIfAny?.borrow { $0.smallKeyCount } ?? 0))
                     s.scoped.take({ _ in true }, into: &dropped)
                 }
             }
