@@ -736,7 +736,7 @@ public final class Container: @unchecked Sendable {
         let id = Borrowed(registration).opaque
         var stale: SharedCache.Cell?
         let found = state.withLock { s -> ScopedClaim in
-            if let hit = s.scoped.instance(of: registration) { return .published(.init(retaining: hit)) }
+            if let hit = s.scoped.retainedInstance(of: registration) { return .published(hit) }
             if let at = s.scoped.pendingPosition(id) {
                 let claim = s.scoped.pending[at]
                 if claim.owner == thread { return .heldHere(made: claim.made) }

@@ -32,41 +32,40 @@ struct ScopedEntries {
 
     var isEmpty: Bool { count == 0 }
 
-    /// The registration (its address) of entry `i`, read in place (no copy of the entry: no retain).
+    /// `body` with the inline entries as a buffer of `inlineCapacity` (a homogeneous tuple is laid
+    /// out as an array), read and written in place: no copy of the tuple, no retain of an entry.
     @inline(__always)
-    private func id(_ i: Int) -> UnsafeMutableRawPointer {
-        switch i {
-        case 0: return first.0.unsafelyUnwrapped.registration.opaque
-        case 1: return first.1.unsafelyUnwrapped.registration.opaque
-        case 2: return first.2.unsafelyUnwrapped.registration.opaque
-        case 3: return first.3.unsafelyUnwrapped.registration.opaque
-        default: return more[i - Self.inlineCapacity].registration.opaque
-        }
+    private mutating func withFirst<R>(_ body: (UnsafeMutablePointer<Container.ScopedEntry?>) -> R) -> R {
+        withUnsafeMutablePointer(to: &first) { body(UnsafeMutableRawPointer($0).assumingMemoryBound(to: Container.ScopedEntry?.self)) }
     }
 
-    /// Entry `i`'s instance.
+    /// The registration (its address) of entry `i`.
     @inline(__always)
-    private func instance(at i: Int) -> Instance {
-        switch i {
-        case 0: return first.0.unsafelyUnwrapped.instance
-        case 1: return first.1.unsafelyUnwrapped.instance
-        case 2: return first.2.unsafelyUnwrapped.instance
-        case 3: return first.3.unsafelyUnwrapped.instance
-        default: return more[i - Self.inlineCapacity].instance
-        }
+    private mutating func id(_ i: Int) -> UnsafeMutableRawPointer {
+        if i >= Self.inlineCapacity { return more[i - Self.inlineCapacity].registration.opaque }
+        return withFirst { $0[i].unsafelyUnwrapped.registration.opaque }
+    }
+
+    /// Entry `i`'s instance, unretained (valid while the caller holds the container's lock).
+    @inline(__always)
+    private mutating func instance(at i: Int) -> Borrowed<Instance> {
+        if i >= Self.inlineCapacity { return Borrowed(more[i - Self.inlineCapacity].instance) }
+        return withFirst { Borrowed($0[i].unsafelyUnwrapped.instance) }
     }
 
     /// Replaces entry `i` (`i < count`), handing back the one it held.
     private mutating func exchange(_ i: Int, _ entry: consuming Container.ScopedEntry) -> Container.ScopedEntry {
-        var entry = entry
-        switch i {
-        case 0: swap(&entry, &first.0!)
-        case 1: swap(&entry, &first.1!)
-        case 2: swap(&entry, &first.2!)
-        case 3: swap(&entry, &first.3!)
-        default: swap(&entry, &more[i - Self.inlineCapacity])
+        if i >= Self.inlineCapacity {
+            var entry = entry
+            swap(&entry, &more[i - Self.inlineCapacity])
+            return entry
         }
-        return entry
+        let new = Optional(consume entry)
+        return withFirst { first in
+            let old = first[i].take().unsafelyUnwrapped
+            first[i] = new
+            return old
+        }
     }
 
     /// Takes every entry out, in order, leaving none.
@@ -86,19 +85,30 @@ struct ScopedEntries {
     }
 
     /// Every entry (registration, instance), in order (an override's look at what was built).
-    var all: [(registration: Borrowed<Registration>, instance: Instance)] {
-        (0..<count).map { (Borrowed<Registration>(opaque: id($0)), instance(at: $0)) }
+    mutating func all() -> [(registration: Borrowed<Registration>, instance: Instance)] {
+        (0..<count).map { (Borrowed<Registration>(opaque: id($0)), instance(at: $0).object) }
     }
 
     /// Where the entry of the registration at `id` (its address) is.
-    private func position(_ id: UnsafeMutableRawPointer) -> Int? {
+    private mutating func position(_ id: UnsafeMutableRawPointer) -> Int? {
         if let index { return index[id] }
-        for i in 0..<count where self.id(i) == id { return i }
+        let inline = min(count, Self.inlineCapacity)
+        let found = withFirst { first -> Int? in
+            for i in 0..<inline where first[i].unsafelyUnwrapped.registration.opaque == id { return i }
+            return nil
+        }
+        if found != nil || count <= Self.inlineCapacity { return found }
+        for i in Self.inlineCapacity..<count where self.id(i) == id { return i }
         return nil
     }
 
-    func instance(of registration: Registration) -> Instance? {
-        position(Borrowed(registration).opaque).map { instance(at: $0) }
+    mutating func instance(of registration: Registration) -> Instance? {
+        position(Borrowed(registration).opaque).map { instance(at: $0).object }
+    }
+
+    /// The instance cached for `registration`, retained (one retain: read in place under the lock).
+    mutating func retainedInstance(of registration: Registration) -> Ref<Instance>? {
+        position(Borrowed(registration).opaque).map { instance(at: $0).retained() }
     }
 
     private mutating func reindex() {
@@ -110,13 +120,13 @@ struct ScopedEntries {
     /// lets go of it outside its lock).
     mutating func set(_ entry: consuming Container.ScopedEntry) -> Container.ScopedEntry? {
         let id = entry.registration.opaque
-        if let i = position(id) { return exchange(i, entry) }
-        switch count {
-        case 0: first.0 = consume entry
-        case 1: first.1 = consume entry
-        case 2: first.2 = consume entry
-        case 3: first.3 = consume entry
-        default: more.append(consume entry)
+        if let i = position(id) { return exchange(i, consume entry) }
+        if count < Self.inlineCapacity {
+            let new = Optional(consume entry)
+            let at = count
+            withFirst { ($0 + at).pointee = new }
+        } else {
+            more.append(consume entry)
         }
         count += 1
         if index != nil { index![id] = count - 1 } else if count > Self.indexedPast { reindex() }
