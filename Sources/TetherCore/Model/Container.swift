@@ -100,15 +100,17 @@ public final class Container: @unchecked Sendable {
     private let stateHeld = Atomic<Bool>(false)
     private var stateValue = State()
     /// `withLock(_:)` runs its body with the state under the lock (not re-entrant), as `Lock`'s.
-    var state: StateLock { StateLock(container: self) }
+    var state: StateLock { StateLock(container: Borrowed(self)) }
     struct StateLock {
-        fileprivate unowned(unsafe) let container: Container
+        /// Borrowed: a strong local would be a retain and a release each time.
+        fileprivate let container: Borrowed<Container>
         @inline(__always)
-        func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
-            let c = container
-            c.stateHeld.spinLock()
-            defer { c.stateHeld.spinUnlock() }
-            return try body(&c.stateValue)
+        func withLock<R>(_ body: (inout State) -> R) -> R {
+            container.borrow { c in
+                c.stateHeld.spinLock()
+                defer { c.stateHeld.spinUnlock() }
+                return body(&c.stateValue)
+            }
         }
     }
     /// The registrations, made (owned, +1) by a root at once and by a child with its first
