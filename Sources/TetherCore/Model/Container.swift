@@ -433,7 +433,13 @@ public final class Container: @unchecked Sendable {
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
     func configurationChanged() {
-        versionAfterChange?.pointee.add(1, ordering: .releasing)
+        guard let version = versionAfterChange else {
+            // No words to move (nobody read them): `versionAfterChange`'s fence is the one
+            // `cachesChanged` would take, between the change and the hit-word count's read (a
+            // request's child takes one fence, not three).
+            return hitWordsChanged()
+        }
+        version.pointee.add(1, ordering: .releasing)
         cachesChanged()
     }
 
@@ -441,12 +447,18 @@ public final class Container: @unchecked Sendable {
     /// (release, as above); a reader that still sees the old sum read it before the change.
     /// The hit words move with it, this container's and its descendants' (`hitWordAddress`).
     func cachesChanged() {
-        if let version = versionAfterChange {
-            (version + 1).pointee.add(1, ordering: .releasing)
-            (version + 2).pointee.add(1, ordering: .releasing)  // the hit word
-        }
+        guard let version = versionAfterChange else { return hitWordsChanged() }  // (its fence, as above)
+        (version + 1).pointee.add(1, ordering: .releasing)
+        (version + 2).pointee.add(1, ordering: .releasing)  // the hit word
         // After the adds: a watcher counted after this fence sees them (`watchHitWord`).
         atomicMemoryFence(ordering: .sequentiallyConsistent)
+        hitWordsChanged()
+    }
+
+    /// Moves the watched descendants' hit words, after a sequentially consistent fence that
+    /// follows the change (`cachesChanged`).
+    @inline(__always)
+    private func hitWordsChanged() {
         guard descendantHitWordCount.load(ordering: .relaxed) != 0 else { return }
         hitWordList.borrow { $0.words.withLock { words in
             for word in words { word.pointee.add(1, ordering: .releasing) }
