@@ -1085,6 +1085,9 @@ static void op_clear_override(void) {
     tether_status st = tether_override_clear(c, keys[key]);
     T("clear override %s -> %s", keys[key], tether_status_name(st));
     if (ci < 0) { expect(st, on_cont(live, ST(TETHER_E_INVALID_ARGUMENT)), "tether_override_clear"); return; }
+    /* A destructor of what the ended override made freed the container: the clear took effect
+     * first (OK), and the free forgot the container's overrides in the model. */
+    if (freed_meanwhile(ci, c)) { expect(st, ST(TETHER_OK), "tether_override_clear (container freed by a destructor it ran)"); return; }
     expect(st, novr[ci][key] ? ST(TETHER_OK) : ST(TETHER_E_INVALID_ARGUMENT), "tether_override_clear");
     if (st == TETHER_OK) { regs[ovr[ci][key][--novr[ci][key]]].live = 0; changes++; }
 }
