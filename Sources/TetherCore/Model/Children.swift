@@ -12,8 +12,26 @@ import Synchronization
 final class Children: @unchecked Sendable {
     struct Stripe {
         var open = 0
-        /// The open children registered here (unretained: each removes itself when it closes).
-        var live: [Borrowed<Container>] = []
+        /// The first of the open children registered here, the rest linked through their
+        /// `liveLinks` (unretained: each unlinks itself when it closes): a request's child links
+        /// and unlinks itself with no array to grow or search.
+        fileprivate var first: Borrowed<Container>?
+
+        /// Links `child` (not linked yet) in.
+        mutating func add(_ child: Borrowed<Container>) {
+            child.borrow { $0.liveLinks = (nil, first) }
+            first?.borrow { $0.liveLinks.previous = child }
+            first = child
+        }
+
+        /// The open children, each visited under the stripe's lock.
+        func forEach(_ body: (Container) -> Void) {
+            var next = first
+            while let c = next {
+                c.borrow(body)
+                next = c.borrow { $0.liveLinks.next }
+            }
+        }
     }
 
     /// Stripes: threads beyond this many share them (round robin), correct but contended.
@@ -76,19 +94,24 @@ final class Children: @unchecked Sendable {
     func retainedLive() -> [Container] {
         var found: [Container] = []
         for i in 0..<Self.stripeCount {
-            found += withStripe(i) { s in s.live.map { $0.object } }
+            withStripe(i) { s in s.forEach { found.append($0) } }
         }
         return found
     }
 }
 
 extension Children.Stripe {
-    /// `child` is no longer reached (closed, or let go of without closing).
+    /// `child` is no longer reached (closed, or let go of without closing): unlinked, if linked here.
     mutating func forget(_ child: Container) {
-        let address = Borrowed(child).opaque
-        if let i = live.lastIndex(where: { $0.opaque == address }) {
-            live.swapAt(i, live.count - 1)
-            live.removeLast()
+        let (previous, next) = child.liveLinks
+        if let previous {
+            previous.borrow { $0.liveLinks.next = next }
+        } else if first?.opaque == Borrowed(child).opaque {
+            first = next
+        } else {
+            return  // not linked (forgotten already)
         }
+        next?.borrow { $0.liveLinks.previous = previous }
+        child.liveLinks = (nil, nil)
     }
 }

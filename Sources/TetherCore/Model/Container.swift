@@ -168,6 +168,9 @@ public final class Container: @unchecked Sendable {
     private let childrenSlot = AtomicRef<Children>()
     /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
     private var stripe = 0
+    /// This open child's neighbours in its stripe's list of open children (`Children.Stripe`),
+    /// written under that stripe's lock only.
+    var liveLinks: (previous: Borrowed<Container>?, next: Borrowed<Container>?) = (nil, nil)
     /// Counts this container's cache entries (registrations, published and container-scoped
     /// instances) in the order they came: a container lets go of them last-made first. One
     /// container's, not the process's: a request's child writes no word other requests share.
@@ -205,7 +208,7 @@ public final class Container: @unchecked Sendable {
                 // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
                 if parent.isClosed { return false }
                 s.open += 1
-                s.live.append(me)
+                s.add(me)
                 return true
             } } }
             guard ok else { throw TetherError.parentFreed }
