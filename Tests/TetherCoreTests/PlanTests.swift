@@ -73,6 +73,33 @@ import TetherCore
         }
     }
 
+    /// Seeded random plain graphs (graph-scoped nodes over later ones, transient leaves, CONTEXT
+    /// slots anywhere): the replay calls the factories in the build's order with the same slots,
+    /// the recorder's walk and `Graph.build`'s being the one `CreationOrder.walk`.
+    @Test func randomPlainGraphsAreReplayedInTheBuildsOrder() throws {
+        var seed: UInt64 = 0x2545F4914F6CDD1D
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        let context = UnsafeMutableRawPointer(bitPattern: 0x7)!
+        for _ in 0..<24 {
+            let count = 2 + next(9)
+            var shapes: [(params: [Param], scope: Scope)] = []
+            for i in 0..<count {
+                // Edges to later nodes only (no cycle), repeats allowed.
+                var params: [Param] = i + 1 < count ? (0..<next(4)).map { _ in dep("N\(i + 1 + next(count - i - 1))") } : []
+                if next(3) == 0 { params.insert(.context, at: next(params.count + 1)) }
+                shapes.append((params, params.contains { $0 != .context } || next(2) == 0 ? .graph : .transient))
+            }
+            try expectSamePaths(root: "N0", expectPlan: true) { fx in
+                for (i, shape) in shapes.enumerated() {
+                    try fx.register("N\(i)", shape.params, scope: shape.scope, context: context)
+                }
+            }
+        }
+    }
+
     @Test func diamondWithGraphScopeSharesOneInstance() throws {
         try expectSamePaths(root: "A", expectPlan: true) { fx in
             try fx.register("A", [dep("B"), dep("C"), dep("D")])

@@ -63,6 +63,8 @@ final class Graph {
     /// order at the first claim (`claimInOrder`), and whether that happened.
     private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
     private var claimedInOrder = false
+    /// The runtime arguments of the build under way (its root's argument slots).
+    private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
     private var userCode = 0
     /// A wait cycle this resolve breaks by starting over once the cell is released (`SharedCache.Claim.backOff`).
@@ -297,9 +299,10 @@ final class Graph {
     }
 
     /// Builds (or finds in this graph or a cache) the instance of `root`; returns
-    /// its index in `alive` (the graph holds it until the resolve returns).
+    /// its index in `alive` (the graph holds it until the resolve returns). The order is
+    /// `CreationOrder.walk`'s; this graph fills the slots and calls the factories.
     ///
-    /// The loop works on unretained references (frames, registrations, specs,
+    /// The walk works on unretained references (frames, registrations, specs,
     /// instances): every one is kept alive by its container or by `alive`, and
     /// reference counting here would be most of a resolve's cost.
     func build(_ rootRegistration: Registration, from container: Container,
@@ -307,68 +310,11 @@ final class Graph {
         let root = Borrowed(rootRegistration)
         let rootSpec = rootRegistration.specReference
         if let found = try existing(root, rootSpec, key: rootRegistration.key, in: .init(container)) { return found }
-        let floor = frames.count
-        push(root, rootSpec, from: .init(container))
-        do throws(TetherError) {
-            while true {
-                let top = frames.count - 1
-                let params = frames[top].params
-                let slot = frames[top].slot
-                guard slot < params.count else {
-                    let instance = try construct(top)
-                    pop()
-                    if frames.count == floor { return instance }
-                    attach(instance, to: frames.count - 1)
-                    continue
-                }
-                let param = params[slot]
-                let wordIndex = frames[top].wordBase + slot
-                switch param {
-                case .dependency(let key), .weak(let key):
-                    let lookup = frames[top].lookup
-                    guard let dep = lookup.borrow({ $0.unretainedRegistration(for: key) }) else {
-                        let path = path
-                        throw TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
-                    }
-                    try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
-                case .all(let key):
-                    // One element per pass (a frame pushed for it returns here); the word is made in `constructSpecial`.
-                    if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
-                        let listed = frames[top].lookup.borrow { $0.allRegistrations(for: key) }
-                        allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
-                    }
-                    let entry = allSlots[allSlots.count - 1]
-                    if entry.next == entry.registrations.count {
-                        frames[top].slot += 1
-                    } else {
-                        let element = entry.registrations[entry.next]
-                        try depend(on: .init(element), key: element.key, top, frames[top].lookup, strong: true)
-                    }
-                case .factory(let key):
-                    factorySlots.append((top, wordIndex, key))
-                    frames[top].slot += 1
-                case .lazy(let key), .weakLazy(let key):
-                    let cell = LazyCell(container: frames[top].lookup.object, key: key, isWeak: param != .lazy(key))
-                    lazySlots.append((top, wordIndex, cell))
-                    rememberGraph(of: cell, lookup: frames[top].lookup)
-                    frames[top].slot += 1
-                case .context:
-                    words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.borrow { $0.context }))
-                    frames[top].slot += 1
-                case .resolver:
-                    frames[top].resolverSlot = wordIndex
-                    frames[top].slot += 1
-                case .argument:
-                    // Only a top-level frame has arguments: checked before the build.
-                    words[wordIndex] = arguments[frames[top].argumentIndex].bits
-                    frames[top].argumentIndex += 1
-                    frames[top].slot += 1
-                }
-            }
-        } catch {
-            while frames.count > floor { pop() }
-            throw error
-        }
+        // Only the root's frame has arguments; a build nested in a factory of this one has its own.
+        let outerArguments = buildArguments
+        buildArguments = arguments
+        defer { buildArguments = outerArguments }
+        return try CreationOrder.walk(self, entering: Entry(registration: root, spec: rootSpec, lookup: .init(container)))
     }
 
     /// A lazy cell remembers this graph's instance of its key: the one the graph
@@ -396,8 +342,10 @@ final class Graph {
         }
     }
 
-    /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is pushed to build it.
-    private func depend(on dep: Borrowed<Registration>, key: Key, _ top: Int, _ lookup: Borrowed<Container>, strong: Bool) throws(TetherError) {
+    /// Frame `top`'s next slot gets `dep`'s instance: from this graph or a cache, else a frame is entered to build it.
+    @inline(__always)
+    private func depend(on dep: Borrowed<Registration>, key: Key, _ top: Int, _ lookup: Borrowed<Container>,
+                        strong: Bool) throws(TetherError) -> CreationOrder.Fill<Int, Entry> {
         let spec = dep.borrow { $0.specReference }
         // Before the graph's own instances: one the graph made with arguments does not make the key a dependency.
         guard !dep.borrow({ $0.hasArguments }) else {
@@ -405,11 +353,8 @@ final class Graph {
             throw Graph.argumentDependency(key, neededBy: pathText(path), path: path)
         }
         if strong && frames[top].refusesCaptives { try refuseCaptive(top, spec, key) }
-        if let found = try existing(dep, spec, key: key, in: lookup) {
-            attach(found, to: top)
-        } else {
-            push(dep, spec, from: lookup)
-        }
+        if let found = try existing(dep, spec, key: key, in: lookup) { return .found(found) }
+        return .enter(Entry(registration: dep, spec: spec, lookup: lookup))
     }
 
     /// A DEP, WEAK or ALL slot reached a key that takes runtime arguments (a resolve's and `tether_validate`'s message).
@@ -440,6 +385,13 @@ final class Graph {
             if instance.pointer == pointer { return instance }
         }
         return nil
+    }
+
+    /// A frame to open (`CreationWalk.Entry`): the registration to make, its spec, where it is looked up from.
+    struct Entry {
+        let registration: Borrowed<Registration>
+        let spec: Borrowed<InstanceSpec>
+        let lookup: Borrowed<Container>
     }
 
     private func push(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>, from lookup: Borrowed<Container>) {
@@ -589,22 +541,21 @@ final class Graph {
         }
     }
 
-    /// Hands the instance at `instance` (in `alive`) to the next slot of frame `index`.
-    private func attach(_ instance: Int, to index: Int) {
-        let wordIndex = frames[index].wordBase + frames[index].slot
-        switch frames[index].params[frames[index].slot] {
+    /// Hands the instance at `instance` (in `alive`) to slot `slot`, a `param`, of frame `index`.
+    @inline(__always)
+    private func attach(_ instance: Int, _ param: Param, at slot: Int, to index: Int) {
+        let wordIndex = frames[index].wordBase + slot
+        switch param {
         case .weak:
             weakSlots.append((index, wordIndex, alive[instance].borrow { $0.weakRef }))
         case .all:
-            // An element: a strong edge like a DEP's; the slot is done when the list is (`build`).
+            // An item: a strong edge like a DEP's; the slot is filled when the list is (`fill`).
             dependencyStack.append(instance)
             allSlots[allSlots.count - 1].next += 1
-            return
         case .dependency, .lazy, .weakLazy, .context, .resolver, .argument, .factory:  // only DEP slots take an instance here
             words[wordIndex] = UInt64(UInt(bitPattern: alive[instance].borrow { $0.pointer }))
             dependencyStack.append(instance)
         }
-        frames[index].slot += 1
     }
 
     /// Where the slots of frame `index` start in `slots` (they are the last ones:
@@ -973,6 +924,59 @@ final class Graph {
         guard !cells.isEmpty else { return }
         for cell in cells { SharedCache.shared.release(cell, failed: failed) }
         cells.removeAll(keepingCapacity: true)
+    }
+}
+
+
+/// The graph's side of `CreationOrder.walk`: how each slot is filled, and making an instance.
+extension Graph: CreationWalk {
+    typealias Failure = TetherError
+    var depth: Int { @inline(__always) get { frames.count } }
+    var topParams: UnsafeBufferPointer<Param> { @inline(__always) get { frames[frames.count - 1].params } }
+    var topSlot: Int { @inline(__always) get { frames[frames.count - 1].slot } }
+    @inline(__always) func advance() { frames[frames.count - 1].slot += 1 }
+    @inline(__always) func open(_ entry: Entry) { push(entry.registration, entry.spec, from: entry.lookup) }
+    @inline(__always) func close() { pop() }
+    @inline(__always) func make() throws(TetherError) -> Int { try construct(frames.count - 1) }
+    @inline(__always) func take(_ made: Int, _ param: Param, at slot: Int) { attach(made, param, at: slot, to: frames.count - 1) }
+
+    func fill(_ param: Param, at slot: Int) throws(TetherError) -> CreationOrder.Fill<Int, Entry> {
+        let top = frames.count - 1
+        let wordIndex = frames[top].wordBase + slot
+        switch param {
+        case .dependency(let key), .weak(let key):
+            let lookup = frames[top].lookup
+            guard let dep = lookup.borrow({ $0.unretainedRegistration(for: key) }) else {
+                let path = path
+                throw TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
+            }
+            return try depend(on: dep, key: key, top, lookup, strong: param == .dependency(key))
+        case .all(let key):
+            // One item per pass; the word is made in `constructSpecial`.
+            if allSlots.last.map({ $0.frame != top || $0.index != wordIndex }) ?? true {
+                let listed = frames[top].lookup.borrow { $0.allRegistrations(for: key) }
+                allSlots.append((top, wordIndex, listed, 0, dependencyStack.count))
+            }
+            let entry = allSlots[allSlots.count - 1]
+            guard entry.next < entry.registrations.count else { return .filled }
+            let item = entry.registrations[entry.next]
+            return try depend(on: .init(item), key: item.key, top, frames[top].lookup, strong: true)
+        case .factory(let key):
+            factorySlots.append((top, wordIndex, key))
+        case .lazy(let key), .weakLazy(let key):
+            let cell = LazyCell(container: frames[top].lookup.object, key: key, isWeak: param != .lazy(key))
+            lazySlots.append((top, wordIndex, cell))
+            rememberGraph(of: cell, lookup: frames[top].lookup)
+        case .context:
+            words[wordIndex] = UInt64(UInt(bitPattern: frames[top].spec.borrow { $0.context }))
+        case .resolver:
+            frames[top].resolverSlot = wordIndex
+        case .argument:
+            // Only a root's frame has arguments: checked before the build.
+            words[wordIndex] = buildArguments[frames[top].argumentIndex].bits
+            frames[top].argumentIndex += 1
+        }
+        return .filled
     }
 }
 

@@ -335,7 +335,7 @@ final class Plan: @unchecked Sendable {
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
     static func record(_ root: Registration, configuration: UInt) -> Plan? {
         guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
-        var recorder = Recorder(lookup: root.container, allowsArguments: true)
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
@@ -351,7 +351,7 @@ final class Plan: @unchecked Sendable {
     /// plain or has completion callbacks (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
         guard !root.spec.scope.isShared, let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { return nil }
-        var recorder = Recorder(lookup: child)
+        let recorder = Recorder(lookup: child)
         for slot in 0..<RegistrationTable.slotCount(block) {
             guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
             recorder.component.append(r)
@@ -441,7 +441,10 @@ final class Plan: @unchecked Sendable {
         @inline(__always) func holds(_ n: Int) -> Bool { words[1] & 1 << UInt(n) != 0 }
     }
 
-    struct Recorder {
+    /// Records a plan's steps in creation order: `CreationOrder.walk` decides the order (as it
+    /// does for `Graph.build`), this fills the slots with steps and declines what a plan does not
+    /// cover (`Declines`).
+    final class Recorder: CreationWalk {
         let lookup: Container
         /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
         var allowsResolvers = false
@@ -470,75 +473,162 @@ final class Plan: @unchecked Sendable {
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
         var stepOf: [ObjectIdentifier: Int] = [:]
+        /// Registrations with a frame open: one asked for again is a constructor cycle, which
+        /// the recorder declines (`Graph` reports it).
         var onPath: Set<ObjectIdentifier> = []
+        /// The frames of the walk, outermost first.
+        private var frames: [Frame] = []
 
-        /// The step of `registration`'s instance; nil when the graph is not plain.
-        mutating func visit(_ registration: Borrowed<Registration>) -> Int? {
+        init(lookup: Container, allowsResolvers: Bool = false, allowsArguments: Bool = false,
+             allowsValues: Bool = false, allowsContainer: Bool = false) {
+            self.lookup = lookup
+            self.allowsResolvers = allowsResolvers
+            self.allowsArguments = allowsArguments
+            self.allowsValues = allowsValues
+            self.allowsContainer = allowsContainer
+        }
+
+        /// A step being recorded: its registration, and its slots' inputs so far.
+        struct Frame {
+            let registration: Borrowed<Registration>
+            let id: ObjectIdentifier
+            /// Its slot in `component`, or -1.
+            let local: Int
+            /// A container-scoped registration (`allowsContainer`, `makesContainer`): a made step
+            /// whose slots take only declared values, other container steps and (`makesContainer`) singletons.
+            let isContainer: Bool
+            /// Whether its runtime-argument slots are recorded (the root's, under `allowsArguments`).
+            let takesArguments: Bool
+            /// `steps.count` when it opened: steps made since were first asked for by it or above.
+            let firstNew: Int
+            var slot = 0
+            var inputs: [Int] = []
+            var arguments = 0
+        }
+
+        /// The graph is not plain: the recording stops.
+        struct Declines: Error {}
+
+        /// The step of `registration`'s instance, its dependencies recorded first in creation
+        /// order (`CreationOrder.walk`); nil when the graph is not plain.
+        func visit(_ registration: Borrowed<Registration>) -> Int? {
+            do throws(Declines) {
+                switch try reach(registration) {
+                case .found(let step): return step
+                case .enter(let frame): return try CreationOrder.walk(self, entering: frame)
+                case .filled: return nil  // (a registration's instance is never a word)
+                }
+            } catch {
+                return nil
+            }
+        }
+
+        /// `registration`'s step when it has one (or is a cached or value leaf, recorded now), else
+        /// the frame that records it; declines what the plan does not cover.
+        private func reach(_ registration: Borrowed<Registration>) throws(Declines) -> CreationOrder.Fill<Int, Frame> {
             let r = registration.object
             let id = ObjectIdentifier(r)
-            if let step = stepOf[id] { return step }
+            if let step = stepOf[id] { return .found(step) }
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
             guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
-                  !r.isDeclaredValue || allowsValues || makesContainer else { return nil }
+                  !r.isDeclaredValue || allowsValues || makesContainer else { throw Declines() }
             var local = -1
             if recordsLocals && r.container === lookup {
                 // Its slot; a child's own container-scoped registration, or one with completion
                 // callbacks: `Graph` builds it (a local step takes each child's registration).
                 guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { return nil }
+                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw Declines() }
                 local = slot
             }
-            if spec.scope.isPerResolvingContainer {
-                return visitContainer(registration, id)
-            }
-            if spec.scope.isShared || r.isDeclaredValue {
+            let isContainer = spec.scope.isPerResolvingContainer
+            if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
-                return add(step, id)
+                return .found(try add(step, id))
             }
-            // Bounded depth as well: the recording recurses.
-            guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps else { return nil }
-            let isRoot = onPath.isEmpty && steps.isEmpty
-            guard !r.hasArguments || (allowsArguments && isRoot), r.params.count <= Plan.maxSlots,
-                  onPath.insert(id).inserted else { return nil }
-            var slots: [Int] = []
-            var arguments = 0
-            let firstNew = steps.count
-            for param in r.params {
-                switch param.kind.planned {
-                case .instance:
-                    guard let dep = lookup.unretainedRegistration(for: param.key!),
-                          !dep.borrow({ $0.hasArguments }),
-                          let step = visit(dep) else { return nil }
-                    slots.append(step)
-                case .context:
-                    slots.append(Plan.context)
-                case .resolver:
-                    guard allowsResolvers else { return nil }
-                    slots.append(Plan.resolver)
-                case .argument:
-                    guard allowsArguments && isRoot else { return nil }
-                    slots.append(Plan.argument(arguments))
-                    arguments += 1
-                case .declined:
-                    return nil
-                }
+            // A cycle (its frame is open) declines; the depth is bounded as the steps are.
+            guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
+                  !onPath.contains(id) else { throw Declines() }
+            let isRoot = frames.isEmpty && steps.isEmpty
+            if isContainer {
+                guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw Declines() }
+            } else {
+                guard !r.hasArguments || (allowsArguments && isRoot) else { throw Declines() }
             }
-            onPath.remove(id)
-            guard steps.count < Plan.maxSteps else { return nil }
+            // A request's container steps take no runtime arguments (only a root does, and it is not one).
+            return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
+                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count))
+        }
+
+        var depth: Int { frames.count }
+        var topParams: UnsafeBufferPointer<Param> { frames[frames.count - 1].registration.borrow { $0.params } }
+        var topSlot: Int { frames[frames.count - 1].slot }
+        func advance() { frames[frames.count - 1].slot += 1 }
+
+        func open(_ frame: Frame) {
+            onPath.insert(frame.id)
+            frames.append(frame)
+        }
+
+        func close() {
+            onPath.remove(frames.removeLast().id)
+        }
+
+        func fill(_ param: Param, at slot: Int) throws(Declines) -> CreationOrder.Fill<Int, Frame> {
+            let top = frames.count - 1
+            switch param.kind.planned {
+            case .instance:
+                guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }) else { throw Declines() }
+                return try reach(dep)
+            case .context:
+                frames[top].inputs.append(Plan.context)
+            case .resolver:
+                guard allowsResolvers else { throw Declines() }
+                frames[top].inputs.append(Plan.resolver)
+            case .argument:
+                guard frames[top].takesArguments else { throw Declines() }
+                frames[top].inputs.append(Plan.argument(frames[top].arguments))
+                frames[top].arguments += 1
+            case .declined:
+                throw Declines()
+            }
+            return .filled
+        }
+
+        func take(_ step: Int, _ param: Param, at slot: Int) throws(Declines) {
+            let top = frames.count - 1
+            if frames[top].isContainer {
+                let dep = steps[step].registration
+                guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
+                      || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
+                else { throw Declines() }
+            }
+            frames[top].inputs.append(step)
+        }
+
+        /// The top frame's step, after the steps of its inputs.
+        func make() throws(Declines) -> Int {
+            let frame = frames[frames.count - 1]
             let index = steps.count
-            // A step made during this visit and named by a slot here was first asked for by
+            // A step made since the frame opened and named by a slot here was first asked for by
             // this one (a sibling that asked first set it already): the frame below it in `Graph`.
-            for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
+            for input in frame.inputs where input >= frame.firstNew && steps[input].parent == -1 { steps[input].parent = index }
             let firstInput = inputs.count
-            inputs += slots
-            var step = Step(registration: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
+            inputs += frame.inputs
+            let spec = frame.registration.borrow { $0.spec }
+            if frame.isContainer {
+                var step = Step(registration: frame.registration, spec: Borrowed(spec),
+                                firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
+                step.isContainer = true
+                return try add(step, frame.id)
+            }
+            var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
-            step.local = local
-            return add(step, spec.scope.isKeyedInGraph ? id : nil)
+            step.local = frame.local
+            return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 
         /// After `visit`: every completion callback of the made steps, in the order
@@ -547,7 +637,7 @@ final class Plan: @unchecked Sendable {
         /// `resolvers`: then its `completion` is nil, a resolver-form callback) or a
         /// target is not a step of this graph (the callback would build it: `Graph` does that).
         func declaredCompletions(resolvers: Bool = false) -> [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])]? {
-            struct Declines: Error {}
+            let (steps, stepOf, lookup) = (self.steps, self.stepOf, self.lookup)
             var calls: [(step: Int, number: Int, completion: DeclaredCompletion?, targets: [Int])] = []
             // Made steps are in creation order: the order their instances enter the graph.
             var completing = steps.indices.lazy.filter { steps[$0].completes }.makeIterator()
@@ -616,45 +706,8 @@ final class Plan: @unchecked Sendable {
             return objects
         }
 
-        /// `visit` of a container-scoped registration under `allowsContainer`: a made step whose
-        /// slots take only declared values and other container steps (see `allowsContainer`).
-        private mutating func visitContainer(_ registration: Borrowed<Registration>, _ id: ObjectIdentifier) -> Int? {
-            let r = registration.object
-            guard steps.count < Plan.maxSteps, r.params.count <= Plan.maxSlots, onPath.insert(id).inserted,
-                  !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { return nil }
-            var slots: [Int] = []
-            let firstNew = steps.count
-            for param in r.params {
-                switch param.kind.planned {
-                case .instance:
-                    guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }),
-                          let step = visit(dep), steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
-                              || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
-                    else { return nil }
-                    slots.append(step)
-                case .context:
-                    slots.append(Plan.context)
-                case .resolver:
-                    guard allowsResolvers else { return nil }
-                    slots.append(Plan.resolver)
-                case .argument, .declined:
-                    // A request's steps take no runtime arguments (only a root does, and it is not one).
-                    return nil
-                }
-            }
-            onPath.remove(id)
-            let index = steps.count
-            for slot in slots where slot >= firstNew && steps[slot].parent == -1 { steps[slot].parent = index }
-            let firstInput = inputs.count
-            inputs += slots
-            var step = Step(registration: registration, spec: Borrowed(r.spec),
-                            firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
-            step.isContainer = true
-            return add(step, id)
-        }
-
-        private mutating func add(_ step: Step, _ id: ObjectIdentifier?) -> Int? {
-            guard steps.count < Plan.maxSteps else { return nil }
+        private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Declines) -> Int {
+            guard steps.count < Plan.maxSteps else { throw Declines() }
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1

@@ -94,7 +94,7 @@ extension Container {
         }
         // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
         guard usesPlans, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope.isPerResolvingContainer }) else { return nil }
-        var recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
+        let recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
                                      allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }
         guard !recorder.steps.contains(where: { $0.completes && !describesCompletions }) else { return nil }
