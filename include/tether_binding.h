@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 12
+#define TETHER_BINDING_API_VERSION 13
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -108,8 +108,12 @@ typedef enum tether_fix {
     TETHER_FIX_UNFINISHED,   /* a nested resolve (`path`) asked for `key`, which an unfinished resolve further out on
                                 this thread makes: take it from a completion callback's resolver or as a dependency */
     TETHER_FIX_WEAK_LAZY,    /* a strong lazy slot of `key` on `target` closes the retain cycle `path`: make it weak-lazy */
-    TETHER_FIX_RUNTIME_ARGUMENTS /* `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
+    TETHER_FIX_RUNTIME_ARGUMENTS, /* `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
                                 use a factory slot (TETHER_FACTORY) */
+    TETHER_FIX_WAIT_CYCLE    /* threads or tasks would wait for each other's shared instances forever: `path` is the
+                                cycle (first key repeated last), this caller's edge `path[n-2]` -> `key` last; take
+                                `key` weak-lazy in `path[n-2]` and call it once that is made (a completion callback
+                                does not break it: an instance is published after its callbacks ran) */
 } tether_fix;
 
 /** The parts of the last error's message (last_error_parts). */
@@ -377,7 +381,8 @@ typedef struct tether_binding {
        again. A token holds the cell meanwhile, so nobody else starts that factory, and stands for
        the awaiting call in the library's wait graph: a wait that would close a cycle through tokens
        and threads (task A's factory awaits what task B's makes, and B's awaits A's) fails with
-       TETHER_E_CYCLE naming both paths, and a resolve acting for a token never blocks its thread. */
+       TETHER_E_CYCLE naming both paths (parts: TETHER_FIX_WAIT_CYCLE, the cycle as one path), and a
+       resolve acting for a token never blocks its thread. */
 
     /** Makes a token in `*out`, owned by the caller until token_free. `parent`: the token of the
         call further out on the same task whose suspended factory awaits this call (it waits for
@@ -394,7 +399,11 @@ typedef struct tether_binding {
         waits for that cell (token_wait), or with TETHER_E_CYCLE when that wait would never end.
         A resolve nested in a factory of such a resolve takes `t`'s cells back too, but waits for another
         thread as any resolve does (refused only when it would wait for a token last acting on this
-        thread). Enters nest (the last entered acts). INVALID_ARGUMENT (NULL). Thread-local. */
+        thread). Enters nest (the last entered acts): `t` entered inside a factory of an outer resolve (a
+        binding's nested call made before that factory suspends) acts for the resolve right inside the
+        enter as at the top, and its refusal does not fail the outer resolve as one that would have
+        waited (TETHER_RESOLVE_NO_WAIT's WOULD_BLOCK): the outer factory suspends for it (token_hold).
+        INVALID_ARGUMENT (NULL). Thread-local. */
     tether_status (*token_enter)(tether_token *t);
     /** Undoes this thread's last token_enter. INVALID_ARGUMENT (none). Thread-local. */
     tether_status (*token_leave)(void);

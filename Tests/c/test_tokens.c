@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,12 +27,16 @@ typedef struct shared_kind {
     tether_status held;      /* what token_hold returned */
     const char *inner;       /* set: the factory resolves this key from `c` first (a nested resolve) */
     tether_status inner_status;
+    tether_token *inner_as;  /* set: the next nested resolve acts for it (a binding's nested call, entered here) */
 } shared_kind;
 
 static void *make_shared(shared_kind *s) {
     if (s->inner) {
         tether_ref *ref = NULL;
+        if (s->inner_as) CHECK_OK(TB.token_enter(s->inner_as));
         s->inner_status = tether_resolve(s->c, s->inner, &ref);
+        if (s->inner_as) CHECK_OK(TB.token_leave());
+        s->inner_as = NULL;
         if (ref) tether_ref_release(ref);
     }
     if (s->holder) {
@@ -80,7 +85,7 @@ static void held_then_taken_back(tether_scope scope) {
     CHECK_OK(tether_container_new(NULL, &root));
     CHECK_OK(tether_container_new(root, &c));
     CHECK_OK(tether_container_new(root, &other));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
     register_shared(root, &x, scope);
     tether_token *a = NULL, *b = NULL;
     CHECK_OK(TB.token_new(NULL, &a));
@@ -126,7 +131,7 @@ static void test_a_freed_token_releases_its_cells_to_the_waiters(void) {
     woken = 0;
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     tether_token *a = NULL, *b = NULL;
     CHECK_OK(TB.token_new(NULL, &a));
@@ -157,7 +162,7 @@ static void test_a_freed_token_releases_its_cells_to_the_waiters(void) {
 static void test_hold_outside_the_factory_finds_no_cell(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     tether_token *a = NULL;
     CHECK_OK(TB.token_new(NULL, &a));
@@ -174,7 +179,7 @@ static void test_a_wait_cycle_across_tokens_is_reported_at_once(void) {
     woken = 0;
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, NULL, -1, NULL};
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     register_shared(c, &y, TETHER_SCOPE_SINGLETON);
     tether_token *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
@@ -206,6 +211,63 @@ static void test_a_wait_cycle_across_tokens_is_reported_at_once(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* Y's factory makes its nested call before it suspends (Python: an async factory awaiting a nested
+ * aresolve at once): that call's token B2 (nested in B, Y's call) is entered inside the resolve that
+ * holds Y on this thread. It acts for B2 all the same: refused, B2 now waiting for X (held by A), and
+ * the outer resolve, though asked not to wait, fails as the suspension it is (its cell goes to B), not
+ * as blocked. A's nested call A2 asking for Y then closes the cycle at once: the cycle's path, each
+ * key once, A2's own edge X -> Y last. */
+static void test_a_call_entered_inside_a_factory_acts_for_its_token(void) {
+    woken = 0;
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, "X", -1, NULL};
+    register_shared(c, &x, TETHER_SCOPE_SINGLETON);
+    register_shared(c, &y, TETHER_SCOPE_SINGLETON);
+    tether_token *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+    CHECK_OK(TB.token_new(NULL, &a));
+    x.holder = a;
+    CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_FACTORY_FAILED);
+    CHECK_OK(TB.token_new(NULL, &b));
+    CHECK_OK(TB.token_new(b, &b2));
+    y.inner_as = b2;
+    y.holder = b;
+    uint32_t key_y = 0;
+    CHECK_OK(tether_intern(c, "Y", &key_y));
+    tether_collect io = {NULL, 0, 0, NULL, NULL, 0};
+    CHECK_STATUS(TB.resolve_key_collect(c, key_y, TETHER_RESOLVE_NO_WAIT, &io), TETHER_E_FACTORY_FAILED);
+    CHECK_STATUS(y.inner_status, TETHER_E_WOULD_BLOCK);
+    CHECK_OK(y.held);
+    CHECK_OK(TB.token_wait(b2, wake, (void *)1));
+    CHECK(woken == 0);  /* B2 waits for X */
+
+    CHECK_OK(TB.token_new(a, &a2));
+    CHECK_STATUS(resolve_as(a2, c, "Y", NULL), TETHER_E_CYCLE);
+    tether_error_parts p;
+    CHECK_OK(TB.last_error_parts(&p));
+    CHECK(p.status == TETHER_E_CYCLE && p.fix == TETHER_FIX_WAIT_CYCLE && p.key && strcmp(p.key, "Y") == 0);
+    CHECK(p.path_count == 3 && strcmp(p.path[0], "Y") == 0 && strcmp(p.path[1], "X") == 0 && strcmp(p.path[2], "Y") == 0);
+    if (getenv("SHOW")) fprintf(stderr, "  message: %s\n", tether_last_error());
+    CHECK_ERROR_HAS("cross-task dependency cycle");
+    CHECK_ERROR_HAS("builds \"Y\" -> \"X\" and waits for \"X\"");
+    CHECK_ERROR_HAS("edge \"X\" -> \"Y\": declare the slot TETHER_WEAK_LAZY(\"Y\") in \"X\"");
+
+    /* B's task gives up; A2 gets Y, whose factory's nested resolve of X
+     * (held by A, further out on A2's task) is a cycle of one task's calls */
+    CHECK_OK(TB.token_free(b2));
+    CHECK_OK(TB.token_free(b));
+    CHECK(woken == 0);
+    CHECK_OK(resolve_as(a2, c, "Y", NULL));
+    CHECK_STATUS(y.inner_status, TETHER_E_CYCLE);
+    CHECK_OK(resolve_as(a, c, "X", NULL));
+    CHECK(woken == 1);  /* X published: the wake-up B2 asked for is called, once */
+    CHECK(x.k.made == 1 && y.k.made == 1);
+    CHECK_OK(TB.token_free(a2));
+    CHECK_OK(TB.token_free(a));
+    CHECK_OK(tether_container_free(c));
+    CHECK(x.k.dropped == 1 && y.k.dropped == 1);
+}
+
 /* A thread blocked in a resolve for X (held by token A) while it holds Y; A's nested call
  * asking for Y closes the cycle: TETHER_E_CYCLE for the token, no hang. */
 typedef struct blocked_job { tether_container *c; tether_status status; int started; } blocked_job;
@@ -219,7 +281,7 @@ static void *resolve_y(void *arg) {
 static void test_a_cycle_through_a_blocked_thread_is_reported_to_the_token(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, "X", -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, "X", -1, NULL};
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     register_shared(c, &y, TETHER_SCOPE_SINGLETON);
     tether_token *a = NULL, *a2 = NULL;
@@ -259,7 +321,7 @@ static void test_a_cycle_through_a_blocked_thread_is_reported_to_the_token(void)
 static void test_a_thread_never_waits_for_a_token_of_its_own(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     tether_token *a = NULL;
     CHECK_OK(TB.token_new(NULL, &a));
@@ -280,8 +342,8 @@ static void test_a_forked_child_forgets_the_tokens_cells(void) {
     tether_container *root = NULL, *c = NULL;
     CHECK_OK(tether_container_new(NULL, &root));
     CHECK_OK(tether_container_new(root, &c));
-    shared_kind x = {{"X", 0, 0}, "X", root, NULL, -1, NULL, -1};
-    shared_kind s = {{"S", 0, 0}, "S", c, NULL, -1, NULL, -1};
+    shared_kind x = {{"X", 0, 0}, "X", root, NULL, -1, NULL, -1, NULL};
+    shared_kind s = {{"S", 0, 0}, "S", c, NULL, -1, NULL, -1, NULL};
     register_shared(root, &x, TETHER_SCOPE_SINGLETON);
     register_shared(root, &s, TETHER_SCOPE_CONTAINER);
     tether_token *a = NULL, *b = NULL;
@@ -322,6 +384,7 @@ int main(void) {
     RUN(test_a_freed_token_releases_its_cells_to_the_waiters);
     RUN(test_hold_outside_the_factory_finds_no_cell);
     RUN(test_a_wait_cycle_across_tokens_is_reported_at_once);
+    RUN(test_a_call_entered_inside_a_factory_acts_for_its_token);
     RUN(test_a_cycle_through_a_blocked_thread_is_reported_to_the_token);
     RUN(test_a_thread_never_waits_for_a_token_of_its_own);
     RUN(test_a_forked_child_forgets_the_tokens_cells);

@@ -5,6 +5,8 @@ minus a run of 0 is the operation's instructions (repeatable on a loaded machine
   core-tether      fastapi_bench.py's app without FastAPI: a child with values={Request: r},
                    ``await aresolve(Service)``, ``await service.item(1)``, ``await aclose()``
   core-dishka      the same through dishka's request scope (``async with container(context=...)``, ``get``)
+  core-nested      ``await aresolve(Outer)``, Outer's async factory awaiting a nested ``aresolve(Inner)``
+                   before it first suspends (it never does)
   app-<wiring>     fastapi_bench.py's app (tether, dishka, hand): N requests from 32 workers
   app1-<wiring>    the same, 1 request at a time
 
@@ -65,6 +67,32 @@ def core_dishka() -> Callable[[], Awaitable[Any]]:
     return one
 
 
+class Inner:
+    pass
+
+
+class Outer:
+    def __init__(self, inner: Inner) -> None:
+        self.inner = inner
+
+
+def core_nested() -> Callable[[], Awaitable[Any]]:
+    import tether
+
+    c = tether.Container()
+    c.register(Inner)
+
+    async def outer() -> Outer:
+        return Outer(await c.aresolve(Inner))
+
+    c.register(Outer, outer)
+
+    async def one() -> None:
+        await c.aresolve(Outer)
+
+    return one
+
+
 def main() -> None:
     name, n = sys.argv[1], int(sys.argv[2])
     if name.startswith(("app-", "app1-")):
@@ -80,7 +108,7 @@ def main() -> None:
         close()
         return
     if name.startswith("core-"):
-        one = {"core-tether": core_tether, "core-dishka": core_dishka}[name]()
+        one = {"core-tether": core_tether, "core-dishka": core_dishka, "core-nested": core_nested}[name]()
 
         async def loop() -> None:
             for _ in range(200 + n):

@@ -858,7 +858,7 @@ final class Graph {
     /// retry would run them again. (What lazy, resolver slots and completion
     /// callbacks reach is known only as they run.)
     private func checkBeforeNotWaiting(_ root: Registration, from container: Container) throws(TetherError) {
-        let (noWait, acting) = Borrowed<ThreadState>(opaque: thread).borrow { ($0.noWait, $0.nesting <= 1 && !$0.tokens.isEmpty) }
+        let (noWait, acting) = (Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait }, SharedCache.refusing(thread) != nil)
         guard noWait || acting else { return }
         var blocked: (Registration, Container)?
         Self.forEachUncachedShared(root, from: container) { registration, lookup in

@@ -79,6 +79,12 @@ public struct ErrorParts: Sendable {
         /// `key` takes runtime arguments and cannot be a dependency (of `path`'s last key):
         /// declare the slot a factory slot (TETHER_FACTORY), or resolve it at the top level.
         case runtimeArguments
+        /// Threads or tasks (a binding's awaiting calls) would wait for each other's creation of shared
+        /// instances forever: `path` is the cycle (its first key repeated last), each key needed while
+        /// the one before it is made, the failing caller's edge last (`path[-2]` -> `key`). A completion
+        /// callback does not break it (an instance is published after its callbacks): `key` must not be
+        /// resolved while `path[-2]` is made (a weak-lazy slot called later).
+        case waitCycle
     }
 
     public var fix: Fix = .none

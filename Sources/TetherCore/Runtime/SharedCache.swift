@@ -273,15 +273,19 @@ final class SharedCache: @unchecked Sendable {
 
     /// The token the thread at `thread` (its `ThreadState`) resolves for now, if any (`tether_token_enter`).
     static func token(of thread: UnsafeMutableRawPointer) -> CellToken? {
-        Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last }
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.tokens.last?.token }
     }
 
     /// The token a resolve on `thread` acting for one is refused for instead of waiting: the
-    /// binding's own call (not a resolve nested in one of its factories, which waits for a thread
-    /// as any resolve does, so the factory runs once; one waiting for a task of its own thread is
-    /// refused all the same, `wait`).
+    /// binding's own call, made right inside its `tether_token_enter` (also when that enter is
+    /// itself nested in a factory of an outer resolve: an async factory that calls its nested
+    /// resolve before it first suspends); not a resolve nested in one of that call's factories,
+    /// which waits for a thread as any resolve does, so the factory runs once (one waiting for a
+    /// task of its own thread is refused all the same, `wait`).
     static func refusing(_ thread: UnsafeMutableRawPointer) -> CellToken? {
-        Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting <= 1 ? $0.tokens.last : nil }
+        Borrowed<ThreadState>(opaque: thread).borrow { state in
+            state.tokens.last.flatMap { state.nesting <= $0.nesting + 1 ? $0.token : nil }
+        }
     }
 
     /// A resolve acting for `token` never blocks its thread: the error it fails with when it would
@@ -591,16 +595,48 @@ final class SharedCache: @unchecked Sendable {
     /// would wait for threads that wait, in turn, for it: `chain`, their paths
     /// and what each waits for, the last one a key this thread holds.
     /// `task`: a token is among them (an awaiting call of a binding: a task, for the message).
+    /// An empty `chain` with `task`: the holder is a call further out on this task (it awaits this
+    /// one). The parts' path is the cycle itself (its first key repeated last), each key once,
+    /// ending in this caller's own edge.
     static func crossThreadCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)], task: Bool = false) -> TetherError {
+        let keys = chain.isEmpty && !task ? myPath : waitCycle(myPath, waited, chain)
         let (this, other) = task ? ("this task or thread", "another task or thread") : ("this thread", "another thread")
-        var message = "cross-\(task ? "task" : "thread") dependency cycle: \(this) builds \(pathText(myPath)) and would wait for \(waited.quoted), which \(other) is creating"
-        for (n, step) in chain.enumerated() {
-            message += n == 0 ? " while it builds " : "; that one builds "
-            message += "\(pathText(step.path)) and waits for \(step.waitsFor.quoted)"
+        var message: String
+        if chain.isEmpty && task {
+            message = "dependency cycle through a task's nested calls: this task builds \(pathText(myPath)) and would wait for \(waited.quoted), "
+                + "which a call further out on this task is creating while it awaits this one: neither can finish"
+        } else {
+            message = "cross-\(task ? "task" : "thread") dependency cycle: \(this) builds \(pathText(myPath)) and would wait for \(waited.quoted), which \(other) is creating"
+            for (n, step) in chain.enumerated() {
+                message += n == 0 ? " while it builds " : "; that one builds "
+                message += "\(pathText(step.path)) and waits for \(step.waitsFor.quoted)"
+            }
+            message += ", which \(this) is creating: each would wait for the other forever"
         }
-        message += ", which \(this) is creating: each would wait for the other forever; break the cycle (resolve one of them after construction, e.g. in a completion callback (tether_on_complete), or create one of the shared instances first)"
-        let keys = myPath + chain.flatMap(\.path)
-        return TetherError(.cycle, message, ErrorParts(.breakCycle, key: waited, path: keys))
+        let from = keys.count >= 2 ? keys[keys.count - 2] : waited
+        message += "; break the cycle's edge \(from.quoted) -> \(waited.quoted): "
+            + "declare the slot TETHER_WEAK_LAZY(\(waited.quoted)) in \(from.quoted) and call it once \(from.quoted) is made, instead of resolving "
+            + "\(waited.quoted) while \(from.quoted) is being made (a completion callback of \(from.quoted) does not break it: "
+            + "\(from.quoted) is published only after its callbacks ran, and the other waits for that)"
+        return TetherError(.cycle, message, ErrorParts(.waitCycle, key: waited, path: keys))
+    }
+
+    /// The wait cycle `crossThreadCycle` reports, as one path: `waited`, then each holder's keys
+    /// after the one the caller before it waits for (a holder's path may begin further out, and
+    /// ends in what it waits for), then this caller's keys after the one the last holder waits for
+    /// (which this caller holds): `waited` again.
+    private static func waitCycle(_ myPath: [Key], _ waited: Key, _ chain: [(path: [Key], waitsFor: Key)]) -> [Key] {
+        func after(_ key: Key, in path: [Key]) -> ArraySlice<Key> {
+            guard let at = path.dropLast().lastIndex(of: key) else { return path[...] }
+            return path[(at + 1)...]
+        }
+        var keys = [waited]
+        var from = waited
+        for step in chain {
+            keys += after(from, in: step.path)
+            from = step.waitsFor
+        }
+        return keys + after(from, in: myPath)
     }
 
     // MARK: fork
@@ -703,10 +739,14 @@ public final class CellToken: CellOwner {
 /// The binding's calls on tokens (`tether_token_*`).
 extension CellToken {
     /// Until `leave`, the calling thread's resolves act for this token.
+    /// A refusal inside (`.wouldBlock`, its wait this token's) is not a resolve further out on the
+    /// thread failing rather than wait (`ThreadState.blocked`, `WaitMode`): the binding awaits it, and
+    /// an outer factory that suspends for it fails the outer resolve as a suspension, to be awaited too.
     public func enter() {
         SharedCache.shared.clearWait(self)
         ThreadState.currentReference.borrow { state in
-            state.tokens.append(self)
+            state.tokens.append(.init(token: self, nesting: state.nesting, blocked: state.blocked))
+            state.blocked = false
             thread = Borrowed(state).opaque
         }
         entered += 1
@@ -715,8 +755,9 @@ extension CellToken {
     /// Ends the calling thread's last `enter`; false when it has none.
     public static func leave() -> Bool {
         ThreadState.currentReference.borrow { state in
-            guard let token = state.tokens.popLast() else { return false }
-            token.entered -= 1
+            guard let last = state.tokens.popLast() else { return false }
+            last.token.entered -= 1
+            state.blocked = last.blocked
             return true
         }
     }

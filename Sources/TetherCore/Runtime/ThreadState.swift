@@ -35,7 +35,7 @@ final class ThreadState: CellOwner {
     /// Depth of nested top-level resolves on this thread (a guard against unbounded recursion).
     var nesting = 0
     /// The tokens this thread's resolves act for (`tether_token_enter`), the current one last.
-    var tokens: [CellToken] = []
+    var tokens: [EnteredToken] = []
     /// Resolves on this thread fail with `.wouldBlock` instead of waiting for another thread's creation cell (`WaitMode`).
     var noWait = false
     /// Set when one did.
@@ -59,6 +59,14 @@ final class ThreadState: CellOwner {
     var valueSpec: InstanceSpec?
     /// Keeps what malloc puts after this object off the lines of the fields above.
     private let trailingPad = LinePad()
+
+    /// A `tether_token_enter` of this thread: the token, the resolve nesting it was entered at (a
+    /// binding's call nested in a factory of an outer resolve enters deeper), and `blocked` then.
+    struct EnteredToken {
+        let token: CellToken
+        let nesting: Int
+        let blocked: Bool
+    }
 
     deinit {
         pendingRelease.free()

@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 12
+BINDING_API_VERSION = 13
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
@@ -183,6 +183,7 @@ FIX_PROVIDE_VALUE = 8
 FIX_UNFINISHED = 9
 FIX_WEAK_LAZY = 10
 FIX_RUNTIME_ARGUMENTS = 11
+FIX_WAIT_CYCLE = 12
 
 
 class ErrorParts(Structure):

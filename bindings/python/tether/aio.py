@@ -57,6 +57,7 @@ from ._cabi import FIX_FACTORY, OK
 from ._steps import Continuation, step
 from .completion import Completion
 from .errors import NeedsAwait, WouldBlockError, error_for
+from .lazy import _Deferred
 from .messages import last_message
 from .parameters import code_flags
 from .scope import Scope
@@ -113,8 +114,16 @@ class _Made:
 def _key(factory: Callable[..., Any], args: Any, kwargs: dict[str, Any] | None) -> tuple[Any, ...]:
     """What identifies a call across attempts: the factory and its arguments' identities."""
     if kwargs:
-        return (factory, *map(id, args), *kwargs.keys(), *map(id, kwargs.values()))
-    return (factory, *map(id, args))
+        return (factory, *map(_identity, args), *kwargs.keys(), *map(_identity, kwargs.values()))
+    return (factory, *map(_identity, args))
+
+
+def _identity(arg: Any) -> Any:
+    """An argument's identity across attempts: a lazy or factory dependency (``tether.lazy``,
+    ``weak_lazy``, ``factory``) is a new object in each attempt, the same call by what it defers to."""
+    if isinstance(arg, _Deferred):
+        return (type(arg), arg._key, arg._container)
+    return id(arg)
 
 
 class Session:
@@ -575,8 +584,12 @@ async def resolve(container: Any, key: Any, args: tuple[Any, ...]) -> Any:
     """``container.aresolve(key, *args)``: attempts until one completes (see the module docstring)."""
     frames = _state.tls.frames
     session = Session(container, 0)
-    # begun inside an attempt of this thread (an async factory stepped there): nested in that session
+    # begun inside an attempt of this thread (an async factory stepped there, before it first
+    # suspends): nested in that session, and its token linked to that one's before its first library
+    # call, which the library then refuses rather than fail the outer resolve (its wait this task's)
     session.enclosing = getattr(_tls, "session", None)
+    if session.enclosing is not None:
+        session.token()
     api = container._api
     path = None  # what this task constructs while it awaits a suspended factory (see ``marks``)
     try:

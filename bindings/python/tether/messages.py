@@ -24,6 +24,7 @@ from ._cabi import (
     FIX_RECURSION,
     FIX_UNFINISHED,
     FIX_REGISTER,
+    FIX_WAIT_CYCLE,
     FIX_WEAK_EDGE,
     FIX_WEAK_LAZY,
     FIX_RUNTIME_ARGUMENTS,
@@ -133,6 +134,13 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text = (f"the constructors of {_path(parts)} need each other: set {_q(before)}'s dependency on {_q(key)} "
                 f"after construction in a completion callback of {_q(before)} (on_complete=), or make it weak-lazy "
                 f"(deps=[tether.weak_lazy({_q(key)})])")
+    elif fix == FIX_WAIT_CYCLE:
+        before = parts.path[-2] if len(parts.path) > 1 else key
+        text = (f"the creations of the shared instances {_path(parts)} would wait for each other forever (each under way, "
+                f"in this or another task or thread, and needing the next); break its edge {_q(before)} -> {_q(key)}: make {_q(before)}'s dependency "
+                f"on {_q(key)} weak-lazy (deps=[tether.weak_lazy({_q(key)})]) and call it once {_q(before)} is made, instead "
+                f"of resolving {_q(key)} while {_q(before)} is being made (a completion callback of {_q(before)} does not "
+                f"break it: {_q(before)} is published only after its callbacks ran)")
     elif fix == FIX_WEAK_EDGE:
         text = (f"r.get({_q(parts.target)}) from {_q(key)} makes a strong reference that closes the retain "
                 f"cycle {_path(parts)}: take it with r.weak({_q(parts.target)}) instead")
