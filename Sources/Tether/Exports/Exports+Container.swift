@@ -29,7 +29,8 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
                 // container only when first needed, after the variable was read for its parent. A child
                 // follows its parent, so the environment is read once per root (not per request's child).
                 if !parentCore.usesPlans { core.usesPlans = false }
-                return .success(Handles.containers.insert(core))
+                // Consumed: the handle takes over the reference the initializer made (no retain and release).
+                return .success(Handles.containers.insert(taking: Ref(retaining: consume core)))
             } catch {
                 return .failure(error)
             }
@@ -46,18 +47,18 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     var retired: Container?
     defer { Reclamation.retire(&retired) }
     return abiCall { () throws(TetherError) in
-        let core = try Handles.containers.get(c, "tether_container_free")
+        // Unretained until its handle's reference is taken over (this call's section keeps it).
+        let core = try Handles.containers.unretained(c, "tether_container_free")
         do throws(TetherError) {
-            try core.closeRetiring()
+            try core.borrow { c throws(TetherError) in try c.closeRetiring() }
         } catch {
             throw error.prefixed("tether_container_free")
         }
         // Unreachable first (the container's handle, then its registrations'), so a
         // call starting after the retirement cannot find it; calls already under
         // way may still use it: the reclaimer waits for them.
-        let owned = try? Handles.containers.remove(c, "tether_container_free")
-        core.forEachRegistration(retireHandle(of:))
-        retired = owned
+        retired = try? Handles.containers.remove(c, "tether_container_free")
+        core.borrow { $0.forEachRegistration(retireHandle(of:)) }
     }
 }
 

@@ -6,7 +6,7 @@ public func tether_override(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _
     abiCall { () throws(TetherError) in
         let (container, key, instance) = try valueArguments(c, key, instance, "tether_override")
         let destructor: Destructor? = drop.map { drop in { instance, context in drop(instance, context) } }
-        try container.overrideValue(key, instance, context: context, destructor: destructor)
+        _ = try container.borrow { c throws(TetherError) in try c.overrideValue(key, instance, context: context, destructor: destructor) }
     }
 }
 

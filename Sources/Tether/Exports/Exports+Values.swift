@@ -16,15 +16,16 @@ public func tether_provide_value(_ c: OpaquePointer?, _ key: UnsafePointer<CChar
     abiCall { () throws(TetherError) in
         let (container, key, instance) = try valueArguments(c, key, instance, "tether_provide_value")
         // The C destructor as is (no closure around it): a request's child reuses its old value's spec.
-        let replaced = try container.provideValue(key, instance, context: context, cDestructor: drop)
+        let replaced = try container.borrow { c throws(TetherError) in try c.provideValue(key, instance, context: context, cDestructor: drop) }
         if let replaced { retireHandle(of: replaced) }
     }
 }
 
-/// The arguments of a call giving `c` an instance for `key` (tether_provide_value, tether_override), checked.
+/// The arguments of a call giving `c` an instance for `key` (tether_provide_value, tether_override), checked;
+/// the container unretained (the call's section keeps it: a request's value writes no count of its child's).
 func valueArguments(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
-                    _ function: StaticString) throws(TetherError) -> (Container, Key, UnsafeMutableRawPointer) {
-    let container = try Handles.containers.get(c, function)
+                    _ function: StaticString) throws(TetherError) -> (Borrowed<Container>, Key, UnsafeMutableRawPointer) {
+    let container = try Handles.containers.unretained(c, function)
     let key = try keyArgument(key, function)
     guard let instance else { throw invalid(function, "the instance for \(key.quoted) is NULL") }
     return (container, key, instance)

@@ -111,7 +111,7 @@ extension Container {
                 guard scope.isKeptByRegistration, builtOver(r, r.cached(scope)) else { continue }
                 if let d = r.reset(scope) { dropped.append(d) }
             }
-            let scoped = c.state.withLock { s in s.scoped.entries.map { ($0.registration.object, $0.instance) } }
+            let scoped = c.state.withLock { s in s.scoped.all().map { ($0.registration.object, $0.instance) } }
             let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
             if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
             c.drop(consume dropped)

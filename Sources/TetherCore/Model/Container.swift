@@ -94,7 +94,25 @@ public final class Container: @unchecked Sendable {
         let instance: Instance
         let sequence: UInt64
     }
-    let state = Lock(State())
+    /// `State` and its lock in the container's own allocation (a `Lock` is a second one, and a
+    /// mutex initialized and destroyed, per request's child): a spin lock (`withSpinLock`'s),
+    /// each hold a few instructions, never across a factory, a destructor or a wait.
+    private let stateHeld = Atomic<Bool>(false)
+    private var stateValue = State()
+    /// `withLock(_:)` runs its body with the state under the lock (not re-entrant), as `Lock`'s.
+    var state: StateLock { StateLock(container: Borrowed(self)) }
+    struct StateLock {
+        /// Borrowed: a strong local would be a retain and a release each time.
+        fileprivate let container: Borrowed<Container>
+        @inline(__always)
+        func withLock<R>(_ body: (inout State) -> R) -> R {
+            container.borrow { c in
+                c.stateHeld.spinLock()
+                defer { c.stateHeld.spinUnlock() }
+                return body(&c.stateValue)
+            }
+        }
+    }
     /// The registrations, made (owned, +1) by a root at once and by a child with its first
     /// registration or look at them (`table`): a request's child that registers nothing makes none.
     @usableFromInline let tableSlot = AtomicRef<RegistrationTable>()
@@ -150,6 +168,9 @@ public final class Container: @unchecked Sendable {
     private let childrenSlot = AtomicRef<Children>()
     /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
     private var stripe = 0
+    /// This open child's neighbours in its stripe's list of open children (`Children.Stripe`),
+    /// written under that stripe's lock only.
+    var liveLinks: (previous: Borrowed<Container>?, next: Borrowed<Container>?) = (nil, nil)
     /// Counts this container's cache entries (registrations, published and container-scoped
     /// instances) in the order they came: a container lets go of them last-made first. One
     /// container's, not the process's: a request's child writes no word other requests share.
@@ -187,7 +208,7 @@ public final class Container: @unchecked Sendable {
                 // The parent's close sets the flag holding every stripe: either it counts this child or this sees it.
                 if parent.isClosed { return false }
                 s.open += 1
-                s.live.append(me)
+                s.add(me)
                 return true
             } } }
             guard ok else { throw TetherError.parentFreed }
@@ -415,7 +436,13 @@ public final class Container: @unchecked Sendable {
     /// After the change is visible to lock-free readers (release: a reader that
     /// sees the new configuration sees the change).
     func configurationChanged() {
-        versionAfterChange?.pointee.add(1, ordering: .releasing)
+        guard let version = versionAfterChange else {
+            // No words to move (nobody read them): `versionAfterChange`'s fence is the one
+            // `cachesChanged` would take, between the change and the hit-word count's read (a
+            // request's child takes one fence, not three).
+            return hitWordsChanged()
+        }
+        version.pointee.add(1, ordering: .releasing)
         cachesChanged()
     }
 
@@ -423,12 +450,18 @@ public final class Container: @unchecked Sendable {
     /// (release, as above); a reader that still sees the old sum read it before the change.
     /// The hit words move with it, this container's and its descendants' (`hitWordAddress`).
     func cachesChanged() {
-        if let version = versionAfterChange {
-            (version + 1).pointee.add(1, ordering: .releasing)
-            (version + 2).pointee.add(1, ordering: .releasing)  // the hit word
-        }
+        guard let version = versionAfterChange else { return hitWordsChanged() }  // (its fence, as above)
+        (version + 1).pointee.add(1, ordering: .releasing)
+        (version + 2).pointee.add(1, ordering: .releasing)  // the hit word
         // After the adds: a watcher counted after this fence sees them (`watchHitWord`).
         atomicMemoryFence(ordering: .sequentiallyConsistent)
+        hitWordsChanged()
+    }
+
+    /// Moves the watched descendants' hit words, after a sequentially consistent fence that
+    /// follows the change (`cachesChanged`).
+    @inline(__always)
+    private func hitWordsChanged() {
         guard descendantHitWordCount.load(ordering: .relaxed) != 0 else { return }
         hitWordList.borrow { $0.words.withLock { words in
             for word in words { word.pointee.add(1, ordering: .releasing) }
@@ -720,7 +753,7 @@ public final class Container: @unchecked Sendable {
         let id = Borrowed(registration).opaque
         var stale: SharedCache.Cell?
         let found = state.withLock { s -> ScopedClaim in
-            if let hit = s.scoped.instance(of: registration) { return .published(.init(retaining: hit)) }
+            if let hit = s.scoped.retainedInstance(of: registration) { return .published(hit) }
             if let at = s.scoped.pendingPosition(id) {
                 let claim = s.scoped.pending[at]
                 if claim.owner == thread { return .heldHere(made: claim.made) }
@@ -891,11 +924,11 @@ public final class Container: @unchecked Sendable {
             closed.store(true, ordering: .releasing)
             configurationChanged()
             if !s.scoped.isEmpty {
-                if s.scoped.entries.count <= Self.closesOnStack && neverRegistered && !everDetached.load(ordering: .relaxed) {
+                if s.scoped.count <= Self.closesOnStack && neverRegistered && !everDetached.load(ordering: .relaxed) {
                     stacked = s.scoped.moveAll(to: onStack)
                 } else {
                     // One array for the scoped instances and what the registrations let go of (a value each, say).
-                    dropped.reserveCapacity(s.scoped.entries.count + (tableIfAny?.borrow { $0.smallKeyCount } ?? 0))
+                    dropped.reserveCapacity(s.scoped.count + (tableIfAny?.borrow { $0.smallKeyCount } ?? 0))
                     s.scoped.take({ _ in true }, into: &dropped)
                 }
             }

@@ -18,42 +18,118 @@ import Darwin
 /// someone waits for (or a `Graph`'s, which keeps its cells): the waiting, cross-thread cycle
 /// detection and fork rules stay `SharedCache`'s.
 struct ScopedEntries {
-    private(set) var entries: [Container.ScopedEntry] = []
+    /// The first `inlineCapacity` entries, in place: a request's child caches a value and an
+    /// instance or two with no allocation (no array made, grown and freed per request); the
+    /// rest in `more`. Entries `0..<count`, in the order they came.
+    private var first: (Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?) = (nil, nil, nil, nil)
+    private var more: [Container.ScopedEntry] = []
+    private(set) var count = 0
     /// Claims under way, a few at a time (usually none; a request's one at a time, kept inline).
     var pending = PendingClaims()
     private var index: [UnsafeMutableRawPointer: Int]?
     static var indexedPast: Int { 16 }
+    private static var inlineCapacity: Int { 4 }
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
-    /// Where the entry of the registration at `id` (its address) is.
-    private func position(_ id: UnsafeMutableRawPointer) -> Int? {
-        if let index { return index[id] }
-        return entries.firstIndex { $0.registration.opaque == id }
+    /// `body` with the inline entries as a buffer of `inlineCapacity` (a homogeneous tuple is laid
+    /// out as an array), read and written in place: no copy of the tuple, no retain of an entry.
+    @inline(__always)
+    private mutating func withFirst<R>(_ body: (UnsafeMutablePointer<Container.ScopedEntry?>) -> R) -> R {
+        withUnsafeMutablePointer(to: &first) { body(UnsafeMutableRawPointer($0).assumingMemoryBound(to: Container.ScopedEntry?.self)) }
     }
 
-    func instance(of registration: Registration) -> Instance? {
-        position(Borrowed(registration).opaque).map { entries[$0].instance }
+    /// The registration (its address) of entry `i`.
+    @inline(__always)
+    private mutating func id(_ i: Int) -> UnsafeMutableRawPointer {
+        if i >= Self.inlineCapacity { return more[i - Self.inlineCapacity].registration.opaque }
+        return withFirst { $0[i].unsafelyUnwrapped.registration.opaque }
+    }
+
+    /// Entry `i`'s instance, unretained (valid while the caller holds the container's lock).
+    @inline(__always)
+    private mutating func instance(at i: Int) -> Borrowed<Instance> {
+        if i >= Self.inlineCapacity { return Borrowed(more[i - Self.inlineCapacity].instance) }
+        return withFirst { Borrowed($0[i].unsafelyUnwrapped.instance) }
+    }
+
+    /// Replaces entry `i` (`i < count`), handing back the one it held.
+    private mutating func exchange(_ i: Int, _ entry: consuming Container.ScopedEntry) -> Container.ScopedEntry {
+        if i >= Self.inlineCapacity {
+            var entry = entry
+            swap(&entry, &more[i - Self.inlineCapacity])
+            return entry
+        }
+        let new = Optional(consume entry)
+        return withFirst { first in
+            let old = first[i].take().unsafelyUnwrapped
+            first[i] = new
+            return old
+        }
+    }
+
+    /// Takes every entry out, in order, leaving none.
+    private mutating func takeAll(_ body: (consuming Container.ScopedEntry) -> Void) {
+        let n = count
+        count = 0
+        if index != nil { index = nil }
+        if n > 0 { body(first.0.take().unsafelyUnwrapped) }
+        if n > 1 { body(first.1.take().unsafelyUnwrapped) }
+        if n > 2 { body(first.2.take().unsafelyUnwrapped) }
+        if n > 3 { body(first.3.take().unsafelyUnwrapped) }
+        if n > Self.inlineCapacity {
+            var rest: [Container.ScopedEntry] = []
+            swap(&rest, &more)
+            for entry in rest { body(entry) }
+        }
+    }
+
+    /// Every entry (registration, instance), in order (an override's look at what was built).
+    mutating func all() -> [(registration: Borrowed<Registration>, instance: Instance)] {
+        (0..<count).map { (Borrowed<Registration>(opaque: id($0)), instance(at: $0).object) }
+    }
+
+    /// Where the entry of the registration at `id` (its address) is.
+    private mutating func position(_ id: UnsafeMutableRawPointer) -> Int? {
+        if let index { return index[id] }
+        let inline = min(count, Self.inlineCapacity)
+        let found = withFirst { first -> Int? in
+            for i in 0..<inline where first[i].unsafelyUnwrapped.registration.opaque == id { return i }
+            return nil
+        }
+        if found != nil || count <= Self.inlineCapacity { return found }
+        for i in Self.inlineCapacity..<count where self.id(i) == id { return i }
+        return nil
+    }
+
+    mutating func instance(of registration: Registration) -> Instance? {
+        position(Borrowed(registration).opaque).map { instance(at: $0).object }
+    }
+
+    /// The instance cached for `registration`, retained (one retain: read in place under the lock).
+    mutating func retainedInstance(of registration: Registration) -> Ref<Instance>? {
+        position(Borrowed(registration).opaque).map { instance(at: $0).retained() }
     }
 
     private mutating func reindex() {
-        index = entries.count > Self.indexedPast
-            ? Dictionary(uniqueKeysWithValues: entries.indices.map { (entries[$0].registration.opaque, $0) }) : nil
+        index = count > Self.indexedPast
+            ? Dictionary(uniqueKeysWithValues: (0..<count).map { (id($0), $0) }) : nil
     }
 
     /// Caches `entry`, replacing the one of the same registration (returned, so the caller
     /// lets go of it outside its lock).
-    mutating func set(_ entry: Container.ScopedEntry) -> Container.ScopedEntry? {
+    mutating func set(_ entry: consuming Container.ScopedEntry) -> Container.ScopedEntry? {
         let id = entry.registration.opaque
-        if let i = position(id) {
-            let old = entries[i]
-            entries[i] = entry
-            return old
+        if let i = position(id) { return exchange(i, consume entry) }
+        if count < Self.inlineCapacity {
+            let new = Optional(consume entry)
+            let at = count
+            withFirst { ($0 + at).pointee = new }
+        } else {
+            more.append(consume entry)
         }
-        // A request's child caches a value and an instance or two: room for them in one allocation.
-        if entries.capacity == 0 { entries.reserveCapacity(4) }
-        entries.append(entry)
-        if index != nil { index![id] = entries.count - 1 } else if entries.count > Self.indexedPast { reindex() }
+        count += 1
+        if index != nil { index![id] = count - 1 } else if count > Self.indexedPast { reindex() }
         return nil
     }
 
@@ -68,39 +144,37 @@ struct ScopedEntries {
         return pending.removeLast().cell
     }
 
-    /// Moves every entry to `buffer` (room for `entries.count`), sorted by sequence (last cached last),
-    /// keeping the storage for the container's next entries; how many were moved.
+    /// Moves every entry to `buffer` (room for `count`), sorted by sequence (last cached last),
+    /// leaving none; how many were moved.
     mutating func moveAll(to buffer: UnsafeMutablePointer<Container.ScopedEntry>) -> Int {
-        let count = entries.count
-        entries.withUnsafeBufferPointer { for i in 0..<count { (buffer + i).initialize(to: $0[i]) } }
-        entries.removeAll(keepingCapacity: true)
-        if index != nil { index = nil }
+        var moved = 0
+        takeAll { entry in
+            (buffer + moved).initialize(to: entry)
+            moved += 1
+        }
         // Appended in sequence order, but one replaced in place has a newer one: insertion sort, usually no move.
-        for i in 1..<max(count, 1) {
+        for i in 1..<max(moved, 1) {
             var j = i
             while j > 0 && buffer[j - 1].sequence > buffer[j].sequence {
                 swap(&buffer[j - 1], &buffer[j])
                 j -= 1
             }
         }
-        return count
+        return moved
     }
 
     /// Removes the entries whose registration matches, appended to `taken` as `Dropped`.
     mutating func take(_ matching: (Registration) -> Bool, into taken: inout [Dropped]) {
-        let before = taken.count
+        guard count > 0 else { return }
         var kept: [Container.ScopedEntry] = []
-        for entry in entries {
+        takeAll { entry in
             if entry.registration.borrow({ matching($0) }) {
                 taken.append(Dropped(instance: entry.instance, slot: nil, sequence: entry.sequence))
             } else {
                 kept.append(entry)
             }
         }
-        guard taken.count > before else { return }
-        // All taken (a close): the storage stays for the child's next request (a reused child).
-        if kept.isEmpty { entries.removeAll(keepingCapacity: true) } else { entries = kept }
-        reindex()
+        for entry in kept { _ = set(entry) }
     }
 }
 
@@ -149,8 +223,7 @@ struct PendingClaims: RandomAccessCollection, MutableCollection {
     }
 
     mutating func removeLast() -> PendingClaim {
-        if let last = tail.popLast() { return last }
-        defer { head = nil }
-        return head!
+        if !tail.isEmpty { return tail.removeLast() }
+        return head.take().unsafelyUnwrapped
     }
 }

@@ -122,7 +122,7 @@ extension Container {
         let goal = Borrowed(declared.container).opaque
         var container = Borrowed(self)
         while container.opaque != goal {  // unretained, as `configuration` walks the chain
-            if let hit = container.borrow({ c in c.state.withLock { $0.scoped.instance(of: declared) } }) { return .init(retaining: hit) }
+            if let hit = container.borrow({ c in c.state.withLock { $0.scoped.retainedInstance(of: declared) } }) { return hit }
             guard let parent = container.borrow({ $0.unretainedParent }) else { return nil }
             container = parent
         }

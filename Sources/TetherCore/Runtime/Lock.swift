@@ -6,9 +6,11 @@ import Musl
 import Darwin
 #endif
 
-/// The mutex every part of the library (and its tests) uses: state that only
+/// The mutex the library (and its tests) uses: state that only
 /// the holder may touch, as with `Synchronization.Mutex`, but on a
-/// `pthread_mutex_t`. ThreadSanitizer intercepts pthread mutexes, so it sees
+/// `pthread_mutex_t`. (What a request's child locks, its `Container.state` and its
+/// parent's `Children` stripe, held a few instructions at a time, is a spin lock in
+/// place instead, `withSpinLock`'s: no storage of its own to allocate and free, no mutex call.) ThreadSanitizer intercepts pthread mutexes, so it sees
 /// each critical section ordered after the previous one; `Mutex` on Linux is a
 /// futex word operated on inside the (uninstrumented) standard library, so
 /// every access it guards was reported as a race. Uncontended it costs the

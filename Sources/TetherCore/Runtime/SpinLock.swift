@@ -24,6 +24,13 @@ extension Atomic where Value == Bool {
         return body()
     }
 
+    /// The lock without a body (`withSpinLock`), for a lock whose body is generic in what it throws.
+    @inline(__always)
+    func spinLock() { if exchange(true, ordering: .acquiring) { spinUntilAcquired() } }
+
+    @inline(__always)
+    func spinUnlock() { store(false, ordering: .releasing) }
+
     private func spinUntilAcquired() {
         var spins = 0
         while true {
