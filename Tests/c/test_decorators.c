@@ -235,7 +235,44 @@ static void a_factory_resolving_its_key_decorated_meanwhile_is_a_cycle(void) {
     CHECK(SelfMade.dropped == 2 && SelfWrap.dropped == 1);
 }
 
+/* A destructor the re-registration ran decorated the key: the registration being made moved, it was
+ * not replaced, so its call gives a handle, and that handle configures it where it moved
+ * (fuzz: corpus/regress-registration-decorated-by-a-destructor-it-ran). */
+static tether_container *decorating_c;
+static kind *decorating_kind;
+static void drop_decorating(void *instance, void *context) {
+    drop_node(instance, context);
+    CHECK_OK(decorate(decorating_c, "Db", decorating_kind, NULL));
+}
+
+static void a_registration_decorated_by_a_destructor_it_ran_keeps_its_handle(void) {
+    kind Old = {"O", 0, 0}, New = {"N", 0, 0}, Wrap = {"W", 0, 0};
+    tether_container *c = new_container();
+    decorating_c = c;
+    decorating_kind = &Wrap;
+    reg_node(c, "Db", &Old, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_decorating);
+    tether_ref *r;
+    resolve(c, "Db", &r);
+    release(r);                                  /* cached: registering Db again drops it */
+    tether_registration *h = NULL;
+    tether_param p[] = {TETHER_CONTEXT};
+    CHECK_OK(tether_register(c, "Db", (tether_fn)make0, p, 1, &h));
+    CHECK(h != NULL && Old.dropped == 1);
+    /* The handle configures the registration where the decorator moved it. */
+    CHECK_OK(tether_set_scope(h, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(tether_set_context(h, &New, drop_noting));
+    node *d = resolve(c, "Db", &r);
+    CHECK(d->k == &Wrap && d->a && d->a->k == &New);
+    CHECK(New.made == 1 && Wrap.made == 1);
+    order[0] = 0;
+    release(r);                                  /* the decorator took the key's scope when it came: graph */
+    CHECK_OK(tether_container_free(c));
+    CHECK(strcmp(order, "WN") == 0);             /* the decorator's drop, then the original's */
+    CHECK(New.dropped == 1 && Wrap.dropped == 1 && Old.dropped == 1);
+}
+
 int main(void) {
+    RUN(a_registration_decorated_by_a_destructor_it_ran_keeps_its_handle);
     RUN(a_factory_resolving_its_key_decorated_meanwhile_is_a_cycle);
     RUN(trace_and_validate_see_the_decorator);
     RUN(decorators_apply_in_order_and_cache_once);

@@ -229,7 +229,18 @@ private func register(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ facto
             throw TetherError(.invalidHandle, "\(function): the container was freed while this call ran (by a destructor of an instance the replaced registration made); nothing was registered")
         }
         if let out, !registration.isLive {
-            retireHandle(of: registration)
+            // Decorated meanwhile (not replaced): the handle names the registration where it moved,
+            // as a decorated registration's handle does (the decorating call found no handle to move).
+            if let moved = registration.liveMove {
+                let handle = registration.attachment.exchange(0, ordering: .acquiringAndReleasing)
+                if handle != 0, Handles.registrations.repoint(OpaquePointer(bitPattern: handle), to: moved) {
+                    moved.attachment.store(handle, ordering: .releasing)
+                }
+                if moved.isLive { return }
+                retireHandle(of: moved)
+            } else {
+                retireHandle(of: registration)
+            }
             out.pointee = nil
             throw TetherError(.invalidHandle, "\(function): \(registration.key.quoted) was registered again while this call ran (by a destructor of an instance the replaced registration made), which replaced this registration: there is no handle to give")
         }

@@ -50,6 +50,7 @@ extension Container {
             (decorator.order, moved.order) = (original.order, original.order)  // (a list leaves `moved` out)
             if let old = table.replace(inner, with: moved) { s.retired.append(old) }
             _ = table.replace(key, with: decorator)
+            original.moved(to: moved)
             s.retired.append(original)
             s.decorations[key, default: []].append(inner)
             everDetached.store(true, ordering: .releasing)

@@ -54,6 +54,22 @@ public final class Registration: @unchecked Sendable {
     /// never a second call of itself. Set before the registration is visible.
     var movedFrom: ObjectIdentifier?
 
+    /// Where a decorator moved this registration (`Container.decorate`), under `lock`: a handle
+    /// given out after the move (a destructor the registering call ran decorated the key) names that one.
+    private var movedTo: Registration?
+
+    /// Records where a decorator moved this registration, before it is retired.
+    func moved(to registration: Registration) {
+        lock.withSpinLock { movedTo = registration }
+    }
+
+    /// This registration if live, else where a decorator moved it if that one is live: what a handle
+    /// to it configures.
+    public var liveMove: Registration? {
+        let moved: Registration? = lock.withSpinLock { flags & Self.retiredBit == 0 ? self : movedTo }
+        return moved.flatMap { $0 === self || $0.isLive ? $0 : nil }
+    }
+
     /// What a resolve under way compares to find a registration it is constructing further out:
     /// the first registration of a chain of decorators' moves.
     var constructionIdentity: ObjectIdentifier { movedFrom ?? ObjectIdentifier(self) }
