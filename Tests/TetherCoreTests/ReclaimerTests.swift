@@ -60,6 +60,28 @@ import TetherCore
         r.release(reader)
     }
 
+    /// An object its remover vouches no other thread reached (the ABI's child container looked
+    /// up by its maker only) runs now, whatever other sections are under way, with no barrier and
+    /// nothing kept; but not while the caller's own section, which may still be using it, goes on.
+    @Test func anObjectNoOtherThreadReachedRunsAtOnceOutsideTheCallersSection() {
+        let barriers = Box(0)
+        let r = Reclaimer(batch: 8) { barriers.value += 1; atomicMemoryFence(ordering: .sequentiallyConsistent) }
+        let reader = r.claim(), freer = r.claim()
+        #expect(enter(reader))  // another thread's call under way meanwhile: it never reached the object
+        let ran = Box(0)
+        #expect(r.reclaimUnreached(by: freer) { ran.value += 1 })
+        #expect(ran.value == 1 && barriers.value == 0)
+        #expect(r.keptCount(by: freer) == (0, 0) && r.pendingCount == 0)
+        #expect(enter(freer))
+        #expect(!r.reclaimUnreached(by: freer) { ran.value += 1 }, "the caller's own section may still use it")
+        #expect(!r.reclaimUnreached(by: nil) { ran.value += 1 }, "a caller without a record")
+        #expect(ran.value == 1)
+        leave(freer)
+        leave(reader)
+        r.release(reader)
+        r.release(freer)
+    }
+
     @Test func aSealedBatchRunsAtOnceWhenNoSectionIsUnderWay() {
         let r = Reclaimer(batch: 2, heavyBarrier: Self.fence)
         let reader = r.claim(), freer = r.claim()

@@ -13,7 +13,9 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         guard let parent else {
             let core = try Container(parent: nil, bridge: ABIBridge.shared)
             if plansOff { core.usesPlans = false }
-            out.pointee = Handles.containers.insert(core)
+            // Marked shared from the start: a root is any thread's to use, and its lookups then
+            // skip the owner check (`SlotPages.peek`; a root never takes the unshared free's shortcut).
+            out.pointee = Handles.containers.insert(shared: core)
             return
         }
         // The parent unretained (this call's section keeps it), so a request's child writes no
@@ -42,10 +44,11 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
 @_cdecl("tether_container_free")
 public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     // Retired after the call's section is left: a free that is no other call's
-    // part (not from a factory or destructor) with no other thread about then
-    // lets go of the container at once (`Reclaimer.reclaimAlone`).
+    // part (not from a factory or destructor) of a container no other thread reached,
+    // or with no other thread about, then lets go of it at once (`Reclamation.retire`).
     var retired: Container?
-    defer { Reclamation.retire(&retired) }
+    var unshared = false
+    defer { Reclamation.retire(&retired, unshared: unshared) }
     return abiCall { () throws(TetherError) in
         // Unretained until its handle's reference is taken over (this call's section keeps it).
         let core = try Handles.containers.unretained(c, "tether_container_free")
@@ -57,7 +60,9 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // Unreachable first (the container's handle, then its registrations'), so a
         // call starting after the retirement cannot find it; calls already under
         // way may still use it: the reclaimer waits for them.
-        retired = try? Handles.containers.remove(c, "tether_container_free")
+        if let (container, alone) = try? Handles.containers.removeContainer(c, "tether_container_free") {
+            (retired, unshared) = (container, alone)
+        }
         core.borrow { $0.forEachRegistration(retireHandle(of:)) }
     }
 }

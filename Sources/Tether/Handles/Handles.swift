@@ -40,6 +40,12 @@ struct HandleTable<Object: AnyObject>: Sendable {
         slots.insert(Ref(retaining: object).opaque, lent: false)
     }
 
+    /// `insert` of a container whose handle starts marked as reached by other threads
+    /// (`SlotPages.sharedBit`): its free never takes the unshared shortcut.
+    func insert(shared object: Object) -> OpaquePointer {
+        slots.insert(Ref(retaining: object).opaque, lent: slots.kind == .container)
+    }
+
     /// `insert` without a reference, for an object the caller keeps alive until
     /// it removes the handle with `removeBorrowed` (resolvers: open for one callback).
     func insert(borrowing object: Object) -> OpaquePointer {
@@ -83,14 +89,23 @@ struct HandleTable<Object: AnyObject>: Sendable {
     /// returns the reference it owned. Not for refs (see `SlotPages.releaseRef`).
     @discardableResult
     func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Object? {
-        let object = try slots.remove(handle, function)
+        let object = try slots.remove(handle, function).object
         return Ref<Object>(opaque: object).take()
+    }
+
+    /// `remove` for a container: also whether no thread but the caller can have reached it
+    /// through the handle (`SlotPages.sharedBit`).
+    func removeContainer(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (Object, unshared: Bool) {
+        let (object, unshared) = try slots.remove(handle, function)
+        return (Ref<Object>(opaque: object).take(), unshared)
     }
 }
 
 /// The slots behind a `HandleTable`: pages of 16-byte slots (an atomic state
 /// word `generation << 2 | lent << 1 | occupied`, and the object, or the next
-/// free slot while free) that never move or get freed.
+/// free slot while free) that never move or get freed. A container's slot keeps
+/// in the `lent` bit whether a thread other than its page's owner looked it up
+/// (`SlotPages.sharedBit`).
 ///
 /// Each thread takes slots from pages it owns and frees them there, so
 /// uncontended inserts and removes touch no shared cache line: a slot freed by
@@ -138,17 +153,28 @@ final class HandleSlots: @unchecked Sendable {
         throw invalidHandle(handle, function)
     }
 
-    /// Removes a handle of a kind that never lends (refs use `releaseRef`).
-    func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> UnsafeMutableRawPointer {
+    /// Removes a handle of a kind that never lends (refs use `releaseRef`); with the object,
+    /// whether the handle was reached only by the calling thread (`SlotPages.sharedBit`).
+    func remove(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (object: UnsafeMutableRawPointer, unshared: Bool) {
         precondition(kind != .ref, "Tether: strong handles are released with SlotPages.releaseRef (loans own nothing)")
-        guard let (s, word) = fast.peekSlot(handle) else { throw invalidHandle(handle, function) }
+        guard let (base, s, first) = fast.peekSlotOnPage(handle) else { throw invalidHandle(handle, function) }
         let object = SlotPages.word2(s).pointee.load(ordering: .relaxed)
-        // A CAS (these kinds are off the hot path): of two racing removals one fails cleanly.
-        guard SlotPages.state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2,
-                                                          ordering: .acquiringAndReleasing).exchanged
-        else { throw stale(function) }
-        fast.release(SlotPages.index(of: handle), after: word)
-        return UnsafeMutableRawPointer(bitPattern: object)!
+        // A CAS (these kinds are off the hot path): of two racing removals one fails cleanly. Its
+        // old word is the one every other thread's mark (`SlotPages.markShared`) was made on or failed on.
+        var word = first
+        while true {
+            let (done, seen) = SlotPages.state(s).pointee.compareExchange(expected: word, desired: (word >> 2 &+ 1) << 2,
+                                                                          ordering: .acquiringAndReleasing)
+            if done { break }
+            // Marked meanwhile (another thread looked the container up): the same handle still.
+            guard seen | SlotPages.sharedBit == word | SlotPages.sharedBit else { throw stale(function) }
+            word = seen
+        }
+        let owned = SlotPages.ownsPage(base)
+        if (word >> 2) & SlotPages.maxGeneration != SlotPages.maxGeneration {
+            fast.release(SlotPages.index(of: handle), onPage: base, owned: owned)
+        }
+        return (UnsafeMutableRawPointer(bitPattern: object)!, owned && word & SlotPages.sharedBit == 0)
     }
 
     func countLoans(of object: UInt) -> Int { fast.countLoans(of: object) }
@@ -349,6 +375,13 @@ struct SlotPages {
     /// The slot and state word of a live handle of this kind, or nil.
     @inline(__always)
     func peekSlot(_ handle: OpaquePointer?) -> (UnsafeMutableRawPointer, UInt64)? {
+        guard let (_, s, word) = peekSlotOnPage(handle) else { return nil }
+        return (s, word)
+    }
+
+    /// `peekSlot`, with the base of the slot's page.
+    @inline(__always)
+    func peekSlotOnPage(_ handle: OpaquePointer?) -> (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UInt64)? {
         let raw = UInt64(UInt(bitPattern: handle))  // NULL: 0, a wrong tag
         guard raw >> 56 == tag else { return nil }
         let index = Self.index(of: handle)
@@ -356,14 +389,52 @@ struct SlotPages {
         let s = base + Self.headerBytes + (index & (Self.pageSize - 1)) * Self.slotStride
         let word = Self.state(s).pointee.load(ordering: .acquiring)
         guard word & 1 == 1, (word >> 2) & Self.maxGeneration == (raw >> Self.indexBits) & Self.maxGeneration else { return nil }
-        return (s, word)
+        return (base, s, word)
     }
 
     /// The object behind a live handle of this kind, or nil. No error, no retain.
+    /// A container looked up by a thread other than its slot's owner is marked first (`markShared`).
     @inline(__always)
     func peek(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
-        guard let (s, _) = peekSlot(handle) else { return nil }
+        guard let (base, s, word) = peekSlotOnPage(handle) else { return nil }
+        if tag == HandleKind.container.rawValue, word & Self.sharedBit == 0, !Self.ownsPage(base) {
+            guard Self.markShared(s, word) else { return nil }
+        }
         return UnsafeMutableRawPointer(bitPattern: Self.word2(s).pointee.load(ordering: .relaxed))
+    }
+
+    // MARK: containers reached by one thread
+
+    /// A container slot's state bit (where refs keep `lent`): another thread than the owner of the
+    /// slot's page (the thread that made the container) looked the handle up. Set once, never
+    /// cleared while the handle lives, and always before that thread reads the container; a
+    /// container freed by the page's owner, outside any call, with the bit clear was reached by no
+    /// other thread's call through its handle (`HandleSlots.remove`; `Reclamation.retire`).
+    static var sharedBit: UInt64 { 2 }
+
+    /// Whether the calling thread owns the page at `base` (its header's owner thread; a page changes
+    /// hands only after its owner exited, under the orphans' lock: `HandleSlots.abandon`, `adopt`).
+    @inline(__always)
+    static func ownsPage(_ base: UnsafeMutableRawPointer) -> Bool {
+        base.assumingMemoryBound(to: Atomic<UInt>.self)[2].load(ordering: .relaxed) == UInt(tether_thread_id())
+    }
+
+    /// Marks the container slot `s` (state `word` seen live) as reached by another thread, before
+    /// the caller reads the container. A read-modify-write of the state word, so it is ordered with
+    /// the removal's (`HandleSlots.remove`): the mark comes first and the removal sees it, or the
+    /// removal comes first and the mark fails (false: the handle is stale, nothing was read).
+    @inline(never)
+    static func markShared(_ s: UnsafeMutableRawPointer, _ word: UInt64) -> Bool {
+        var expected = word
+        while true {
+            let (done, seen) = state(s).pointee.compareExchange(expected: expected, desired: expected | sharedBit,
+                                                                ordering: .sequentiallyConsistent)
+            if done { return true }
+            // Another generation (removed, maybe reused): stale. Else only the mark differs.
+            guard seen & 1 == 1, seen >> 2 == expected >> 2 else { return false }
+            if seen & sharedBit != 0 { return true }
+            expected = seen
+        }
     }
 
     /// What `releaseRef` found.
@@ -429,10 +500,17 @@ struct SlotPages {
     /// (the thread pointer) instead of the thread-specific locals.
     @inline(__always)
     func release(_ index: Int) {
-        let header = page(index >> Self.pageBits).assumingMemoryBound(to: Atomic<UInt>.self)
-        if header[2].load(ordering: .relaxed) == UInt(tether_thread_id()) {
+        let base = page(index >> Self.pageBits)
+        release(index, onPage: base, owned: Self.ownsPage(base))
+    }
+
+    /// `release(_:)` of a slot on the page at `base`, `owned` by the calling thread or not.
+    @inline(__always)
+    func release(_ index: Int, onPage base: UnsafeMutableRawPointer, owned: Bool) {
+        if owned {
             // Only the owner wrote both words, so the token is its own locals.
-            let local = UnsafeMutablePointer<HandleCache.Local>(bitPattern: header[0].load(ordering: .relaxed)).unsafelyUnwrapped + kindIndex
+            let token = base.assumingMemoryBound(to: Atomic<UInt>.self).pointee.load(ordering: .relaxed)
+            let local = UnsafeMutablePointer<HandleCache.Local>(bitPattern: token).unsafelyUnwrapped + kindIndex
             setNext(index, local.pointee.head)
             local.pointee.head = index &+ 1
             return

@@ -9,9 +9,10 @@ import TetherCore
 /// key table) is let go of only once no call that found it through its handle
 /// is still under way. Entering and leaving are plain stores to the thread's
 /// record and the light barrier: no atomic read-modify-write, no shared cache
-/// line written. The freeing side pays the heavy barrier (`Reclaimer`).
+/// line written. The freeing side pays the heavy barrier (`Reclaimer`), unless
+/// the container was reached by its maker's calls only (`retire`): a request's child.
 enum Reclamation {
-    /// Batched: with other threads about, a thread's frees share one heavy barrier,
+    /// Batched (what another thread may have reached): with other threads about, a thread's frees share one heavy barrier,
     /// 32 per thread holding a record, up to 256 (a request's child costs no IPI to
     /// every core, and a core takes about one per 32 of its own frees however many
     /// cores there are: `Reclaimer`). The freeing thread dismantles its own batch
@@ -31,10 +32,14 @@ enum Reclamation {
 
     /// Hands a closed container, whose handle (and its registrations' handles)
     /// are already gone, to the reclaimer: dismantled and let go of once no call can be using
-    /// it (now when no other thread is about: `Reclaimer.reclaimAlone`).
-    static func retire(_ retired: inout Container?) {
+    /// it. Now, with no barrier, when no other thread is about (`Reclaimer.reclaimAlone`), or
+    /// when no other thread can have reached it (`Reclaimer.reclaimUnreached`): `unshared`, the
+    /// handle's removal saw it looked up by the calling thread only (`SlotPages.markShared`), and
+    /// the container is reached through nothing else (`Container.reachedOnlyThroughHandle`).
+    static func retire(_ retired: inout Container?, unshared: Bool = false) {
         guard let container = retired.take() else { return }
         let caller = HandleCache.current.pointee.reclaim
+        if unshared, container.reachedOnlyThroughHandle, reclaimer.reclaimUnreached(by: caller, { container.dismantle() }) { return }
         if reclaimer.reclaimAlone(by: caller, { container.dismantle() }) { return }
         let handed = Ref(retaining: consume container)
         reclaimer.retire(by: caller) { handed.take().dismantle() }

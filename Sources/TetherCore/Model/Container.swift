@@ -966,6 +966,16 @@ public final class Container: @unchecked Sendable {
         if everDetached.load(ordering: .acquiring) { state.withLock { $0.detached }.forEach(body) }
     }
 
+    /// Whether a closed container is reached only through its handle (and strong references):
+    /// nothing registered or listed (`dismantle()` lets go of nothing: what waits is the container
+    /// itself), no child ever made (a child's calls reach their parent unretained) and no hit
+    /// word in its ancestors' lists. Freed by the only thread that looked its handle up, it needs
+    /// no grace period beyond that thread's calls (`Reclamation.retire`).
+    package var reachedOnlyThroughHandle: Bool {
+        neverRegistered && !everListed.load(ordering: .acquiring) && childrenSlot.isEmpty
+            && !hitWordWatched.load(ordering: .acquiring)
+    }
+
     /// Lets go of the registrations of a closed container, once no resolve can
     /// still be reading them (the ABI: when its reclaimer says so), rather than
     /// when the last reference to the container goes (a lazy provider may hold it long after).

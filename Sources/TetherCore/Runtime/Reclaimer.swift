@@ -20,6 +20,17 @@ import Synchronization
 /// the middle of a section ends it), so it delays nothing. When no other thread
 /// holds a record, the barrier is skipped (see `claim`).
 ///
+/// Nor does an object need one that no other thread's section can have reached:
+/// its remover knows (`reclaimUnreached`), and if it is outside any section of its
+/// own, the object is let go of at once: no barrier, no batch, nothing kept. The
+/// ABI's request child is the common case: the handle slot of a container is
+/// marked, by a read-modify-write, by the first thread other than its maker that
+/// looks it up, before that thread reads it, and the removal's own
+/// read-modify-write sees the mark or makes the lookup fail (`SlotPages.markShared`),
+/// so a child only its maker used is freed with no interruption of other cores,
+/// on any number of them. Everything else (a container another thread reached,
+/// or one with registrations, children or watchers) takes the batched path below.
+///
 /// Batched (`batch` > 1), as RCU batches grace periods: a thread outside any
 /// section keeps what it retires in its own record until it has `batch` of them,
 /// then seals them: one heavy barrier and one look at the records for the lot
@@ -236,6 +247,17 @@ public final class Reclaimer: @unchecked Sendable {
         guard let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 else { return false }
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         guard claimedCount.load(ordering: .relaxed) <= 1 else { return false }
+        action()
+        return true
+    }
+
+    /// `retire` for an object no other thread's section can have reached (its remover
+    /// vouches for that: the ABI's container looked up by one thread only, `Reclamation.retire`)
+    /// by a caller outside any section (`caller`'s sequence even): the caller's own sections
+    /// are over, so `action` runs now, with no barrier and no bookkeeping. False, nothing run
+    /// (a caller inside a section, which may still be using it): the caller retires as usual.
+    public func reclaimUnreached(by caller: UnsafeMutablePointer<Record>?, _ action: () -> Void) -> Bool {
+        guard let caller, caller.pointee.sequence.load(ordering: .relaxed) & 1 == 0 else { return false }
         action()
         return true
     }

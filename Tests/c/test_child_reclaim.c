@@ -1,0 +1,305 @@
+/* A request's child freed with no grace period (no heavy barrier) when only the
+ * thread that made it ever looked its handle up, and with one in every other case.
+ *
+ * Which way a free went is seen through the child's version words: they go back
+ * to the library's pool (last in, first out) when the child's memory is let go
+ * of, so the next child that asks for its words gets the same ones if and only
+ * if the first child was let go of at its free. Another thread holds a
+ * reclamation record throughout (it made a call and waits), so the free cannot
+ * take the "no other thread about" shortcut either.
+ *
+ * Then the race the shortcut must survive: per round, a child made (and used) by
+ * the main thread while worker threads call into it (cached singleton hits
+ * through it, a transient chain, its CONTAINER-scoped Session, interning, its
+ * version words) and the main thread or a worker frees it at varying points,
+ * some before any worker looked it up. Every call returns OK or
+ * TETHER_E_INVALID_HANDLE saying the container was freed; every instance is
+ * destroyed exactly once; nothing is reported by ASan (freed memory is
+ * overwritten) or ThreadSanitizer (make test-c-asan, test-c-tsan). */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "harness.h"
+#include "binding.h"
+#include "thread_check.h"
+
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "max_free_fill_size=4096:free_fill_byte=165"; }
+
+typedef struct kind { const char *tag; atomic_int made, dropped; } kind;
+typedef struct obj { kind *k; struct obj *dep; } obj;
+static kind k_single = {"Single", 0, 0}, k_head = {"Head", 0, 0}, k_tail = {"Tail", 0, 0},
+            k_session = {"Session", 0, 0};
+static kind *const kinds[] = {&k_single, &k_head, &k_tail, &k_session};
+
+static obj *obj_new(kind *k, obj *dep) {
+    obj *o = calloc(1, sizeof *o);
+    if (!o) abort();
+    o->k = k;
+    o->dep = dep;
+    atomic_fetch_add(&k->made, 1);
+    return o;
+}
+static void *make0(kind *k) { return obj_new(k, NULL); }
+static void *make1(kind *k, obj *dep) { return obj_new(k, dep); }
+static void drop(void *instance, void *context) {
+    obj *o = instance;
+    if (o->k == context) atomic_fetch_add(&o->k->dropped, 1);
+    free(o);
+}
+
+static tether_container *root;
+static uint32_t single_id;
+
+static void reg(const char *key, tether_scope scope, tether_fn f, const tether_param *p, size_t n, kind *k) {
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.context = k;
+    o.drop = drop;
+    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
+}
+
+static void make_root(void) {
+    CHECK_OK(tether_container_new(NULL, &root));
+    tether_param ctx[] = {TETHER_CONTEXT}, on_single[] = {TETHER_CONTEXT, TETHER_DEP("Single")},
+                 on_tail[] = {TETHER_CONTEXT, TETHER_DEP("Tail")};
+    reg("Single", TETHER_SCOPE_SINGLETON, (tether_fn)make0, ctx, 1, &k_single);
+    reg("Tail", TETHER_SCOPE_TRANSIENT, (tether_fn)make1, on_single, 2, &k_tail);
+    reg("Head", TETHER_SCOPE_TRANSIENT, (tether_fn)make1, on_tail, 2, &k_head);
+    reg("Session", TETHER_SCOPE_CONTAINER, (tether_fn)make1, on_single, 2, &k_session);
+    CHECK_OK(tether_intern(root, "Single", &single_id));
+}
+
+/* The address of `c`'s own version words (they are made when first asked for). */
+static const volatile size_t *words_of(tether_container *c) {
+    const volatile size_t *words[4] = {0};
+    size_t count = 0;
+    if (TB.container_versions(c, words, 4, &count) != TETHER_OK || count != 2) return NULL;
+    return words[0];
+}
+
+/* ---- which way a free went ----------------------------------------------- */
+
+/* The other thread: holds a record (it made a call) and does what it is asked, one job at a time. */
+typedef enum { JOB_NONE, JOB_LOOK_UP, JOB_MAKE, JOB_EXIT } job_kind;
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_changed = PTHREAD_COND_INITIALIZER;
+static job_kind job;
+static tether_container *job_child;
+static const volatile size_t *job_words;
+
+static void *other_thread(void *arg) {
+    (void)arg;
+    uint32_t id;
+    T_CHECK(tether_intern(root, "Single", &id) == TETHER_OK);
+    pthread_mutex_lock(&job_lock);
+    for (;;) {
+        while (job == JOB_NONE) pthread_cond_wait(&job_changed, &job_lock);
+        if (job == JOB_EXIT) break;
+        if (job == JOB_LOOK_UP) {
+            T_CHECK(tether_intern(job_child, "Single", &id) == TETHER_OK);
+        } else {
+            T_CHECK(tether_container_new(root, &job_child) == TETHER_OK);
+            job_words = words_of(job_child);
+        }
+        job = JOB_NONE;
+        pthread_cond_broadcast(&job_changed);
+    }
+    pthread_mutex_unlock(&job_lock);
+    return NULL;
+}
+
+static void ask(job_kind what) {
+    pthread_mutex_lock(&job_lock);
+    job = what;
+    pthread_cond_broadcast(&job_changed);
+    while (job != JOB_NONE && what != JOB_EXIT) pthread_cond_wait(&job_changed, &job_lock);
+    pthread_mutex_unlock(&job_lock);
+}
+
+/* Frees `first` (whose words are `words`), then says whether a new child gets the same words. */
+static int freed_at_once(tether_container *first, const volatile size_t *words) {
+    CHECK_OK(tether_container_free(first));
+    tether_container *next = NULL;
+    CHECK_OK(tether_container_new(root, &next));
+    const volatile size_t *again = words_of(next);
+    CHECK(again != NULL);
+    CHECK_OK(tether_container_free(next));
+    return again == words;
+}
+
+static void a_child_only_its_maker_reached_is_let_go_of_at_its_free(void) {
+    tether_container *child = NULL;
+    CHECK_OK(tether_container_new(root, &child));
+    const volatile size_t *words = words_of(child);
+    CHECK(words != NULL);
+    tether_ref *r = NULL;
+    CHECK_OK(tether_resolve(child, "Head", &r));                 /* used by its maker: still its own */
+    CHECK_OK(tether_ref_release(r));
+    CHECK_OK(tether_resolve(child, "Session", &r));
+    CHECK_OK(tether_ref_release(r));
+    CHECK(freed_at_once(child, words));
+    CHECK(atomic_load(&k_session.made) == atomic_load(&k_session.dropped));
+}
+
+static void a_child_another_thread_looked_up_waits(void) {
+    tether_container *child = NULL;
+    CHECK_OK(tether_container_new(root, &child));
+    const volatile size_t *words = words_of(child);
+    CHECK(words != NULL);
+    job_child = child;
+    ask(JOB_LOOK_UP);                                              /* a call of the other thread's, ended */
+    CHECK(!freed_at_once(child, words));
+}
+
+static void a_child_freed_by_another_thread_than_its_maker_waits(void) {
+    ask(JOB_MAKE);
+    CHECK(job_words != NULL);
+    CHECK(!freed_at_once(job_child, job_words));
+}
+
+static void a_child_that_had_a_child_waits(void) {
+    tether_container *child = NULL, *grandchild = NULL;
+    CHECK_OK(tether_container_new(root, &child));
+    const volatile size_t *words = words_of(child);
+    CHECK(words != NULL);
+    CHECK_OK(tether_container_new(child, &grandchild));          /* a child's calls reach their parent */
+    CHECK_OK(tether_container_free(grandchild));
+    CHECK(!freed_at_once(child, words));
+}
+
+static void a_child_with_registrations_waits(void) {
+    tether_container *child = NULL;
+    CHECK_OK(tether_container_new(root, &child));
+    const volatile size_t *words = words_of(child);
+    CHECK(words != NULL);
+    CHECK_OK(tether_register(child, "Own", (tether_fn)make0, (tether_param[]){TETHER_CONTEXT}, 1, NULL));
+    CHECK(!freed_at_once(child, words));
+}
+
+/* ---- the race --------------------------------------------------------------- */
+
+enum { WORKERS = 3, OPS = 6 };
+#ifndef CHILD_RACE_ROUNDS
+#define CHILD_RACE_ROUNDS 400
+#endif
+
+static _Atomic(tether_container *) current;
+static atomic_int iterations, stop, freer;      /* freer: -1 the main thread, else that worker */
+static pthread_barrier_t round_start, round_end;
+
+static int freed_status(tether_status st) {
+    return st == TETHER_E_INVALID_HANDLE && strstr(tether_last_error(), "freed") != NULL;
+}
+
+/* One call into `c`; 1 if it said the container was freed. */
+static int call_once(tether_container *c, int op) {
+    tether_ref *r = NULL;
+    tether_status st;
+    uint32_t id;
+    switch (op % OPS) {
+    case 0: st = tether_resolve_key(c, single_id, &r); break;
+    case 1: st = tether_resolve(c, "Head", &r); break;
+    case 2: st = tether_resolve(c, "Session", &r); break;
+    case 3: st = tether_intern(c, "Single", &id); break;
+    case 4: {
+        const volatile size_t *words[4];
+        size_t count = 0;
+        st = TB.container_versions(c, words, 4, &count);
+        break;
+    }
+    default: st = tether_resolve(c, "Single", &r); break;
+    }
+    if (st != TETHER_OK) {
+        T_CHECK(freed_status(st));
+        return 1;
+    }
+    if (r) {
+        obj *o = tether_ref_get(r);
+        T_CHECK(o != NULL);
+        if (o && op % OPS == 1) T_CHECK(o->k == &k_head && o->dep->k == &k_tail && o->dep->dep->k == &k_single);
+        if (o && op % OPS == 2) T_CHECK(o->k == &k_session && o->dep->k == &k_single);
+        T_CHECK(tether_ref_release(r) == TETHER_OK);
+    }
+    return 0;
+}
+
+static void *race_worker(void *arg) {
+    int index = (int)(intptr_t)arg;
+    for (int round = 0;; round++) {
+        pthread_barrier_wait(&round_start);
+        if (atomic_load(&stop)) return NULL;
+        tether_container *c = atomic_load(&current);
+        int frees = atomic_load(&freer) == index, wait_for = round % 40;
+        for (int i = index + round;; i++) {
+            if (frees && atomic_load(&iterations) >= wait_for) {
+                T_CHECK(tether_container_free(c) == TETHER_OK);
+                break;
+            }
+            int gone = call_once(c, i);
+            atomic_fetch_add(&iterations, 1);
+            if (gone) break;
+        }
+        pthread_barrier_wait(&round_end);
+    }
+}
+
+static void a_child_freed_while_other_threads_call_into_it(void) {
+    pthread_t threads[WORKERS];
+    atomic_store(&thread_failures, 0);
+    pthread_barrier_init(&round_start, NULL, WORKERS + 1);
+    pthread_barrier_init(&round_end, NULL, WORKERS + 1);
+    for (int i = 0; i < WORKERS; i++) CHECK(pthread_create(&threads[i], NULL, race_worker, (void *)(intptr_t)i) == 0);
+    for (int round = 0; round < CHILD_RACE_ROUNDS; round++) {
+        tether_container *c = NULL;
+        CHECK_OK(tether_container_new(root, &c));
+        if (round % 2) call_once(c, round);                     /* its maker's own calls first, sometimes */
+        atomic_store(&current, c);
+        atomic_store(&iterations, 0);
+        /* Mostly the maker frees it (the shortcut's case); every fourth round a worker does. */
+        atomic_store(&freer, round % 4 == 3 ? round % WORKERS : -1);
+        pthread_barrier_wait(&round_start);
+        if (atomic_load(&freer) < 0) {
+            int wait_for = round % 40;                          /* 0: before any worker looked it up */
+            while (atomic_load(&iterations) < wait_for) sched_yield();
+            CHECK_OK(tether_container_free(c));
+        }
+        pthread_barrier_wait(&round_end);
+        CHECK_STATUS(tether_intern(c, "Single", &(uint32_t){0}), TETHER_E_INVALID_HANDLE);
+        CHECK_ERROR_HAS("freed");
+        CHECK(atomic_load(&k_session.made) == atomic_load(&k_session.dropped));
+        if (atomic_load(&thread_failures)) break;
+    }
+    atomic_store(&stop, 1);
+    pthread_barrier_wait(&round_start);
+    for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&round_start);
+    pthread_barrier_destroy(&round_end);
+    CHECK(atomic_load(&thread_failures) == 0);
+    CHECK(atomic_load(&k_session.made) >= CHILD_RACE_ROUNDS / 4);   /* the rounds did call into their child */
+}
+
+int main(void) {
+    alarm(600);   /* a call spinning on a freed container's lock (a free that did not wait) fails, not hangs */
+    make_root();
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, other_thread, NULL) == 0);
+    RUN(a_child_only_its_maker_reached_is_let_go_of_at_its_free);
+    RUN(a_child_another_thread_looked_up_waits);
+    RUN(a_child_freed_by_another_thread_than_its_maker_waits);
+    RUN(a_child_that_had_a_child_waits);
+    RUN(a_child_with_registrations_waits);
+    RUN(a_child_only_its_maker_reached_is_let_go_of_at_its_free);   /* again, after the others */
+    ask(JOB_EXIT);
+    pthread_join(other, NULL);
+    RUN(a_child_freed_while_other_threads_call_into_it);
+    CHECK_OK(tether_container_free(root));
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        CHECK(atomic_load(&kinds[k]->made) == atomic_load(&kinds[k]->dropped));
+    CHECK(atomic_load(&thread_failures) == 0);
+    return harness_finish();
+}
