@@ -339,7 +339,7 @@ struct SlotPages {
     func next(_ index: Int) -> Int { Int(bitPattern: Self.word2(slot(index)).pointee.load(ordering: .relaxed)) }
 
     @inline(__always)
-    func setNext(_ index: Int, _ next: Int) { Self.word2(slot(index)).pointee.store(UInt(bitPattern: next), ordering: .relaxed) }
+    func setNext(_ index: Int, _ next: Int) { Self.word2(slot(index)).pointee.store(UInt(bitPattern: next), ordering: .releasing) }
 
     // MARK: handles
 
@@ -361,7 +361,7 @@ struct SlotPages {
             return nil
         }
         let s = slot(index)
-        Self.word2(s).pointee.store(UInt(bitPattern: object), ordering: .relaxed)
+        Self.word2(s).pointee.store(UInt(bitPattern: object), ordering: .releasing)
         let generation = Self.state(s).pointee.load(ordering: .relaxed) >> 2
         // Releasing: a scan (`countLoans`) that sees the state sees the object.
         Self.state(s).pointee.store(generation << 2 | (lent ? 3 : 1), ordering: .releasing)
@@ -397,10 +397,25 @@ struct SlotPages {
     @inline(__always)
     func peek(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
         guard let (base, s, word) = peekSlotOnPage(handle) else { return nil }
-        if tag == HandleKind.container.rawValue, word & Self.sharedBit == 0, !Self.ownsPage(base) {
-            guard Self.markShared(s, word) else { return nil }
+        // Acquiring: a removal writes the free-list link over it, and an insert the next object
+        // (releasing, `setNext`, `insert`), after moving the generation on.
+        let object = Self.word2(s).pointee.load(ordering: .acquiring)
+        // A container's free may race this call (the reclaimer waits for it), so the object must
+        // be the one of the generation checked: the state is read again after it (or the mark's
+        // read-modify-write succeeds on it). Marked and unchanged (a root, a shared child): one compare.
+        if tag == HandleKind.container.rawValue {
+            let again = Self.state(s).pointee.load(ordering: .relaxed)
+            if again != word | Self.sharedBit, !Self.unmarkedStill(base, s, word, again) { return nil }
         }
-        return UnsafeMutableRawPointer(bitPattern: Self.word2(s).pointee.load(ordering: .relaxed))
+        return UnsafeMutableRawPointer(bitPattern: object)
+    }
+
+    /// `peek`'s container whose state was `word`, then `again`, not both marked: whether the
+    /// lookup may go on (the caller's own if it owns the page, else marked now), false if stale.
+    @inline(__always)
+    static func unmarkedStill(_ base: UnsafeMutableRawPointer, _ s: UnsafeMutableRawPointer, _ word: UInt64, _ again: UInt64) -> Bool {
+        guard word & sharedBit == 0 else { return false }  // marked before and changed since: removed
+        return ownsPage(base) ? again == word : markShared(s, word)
     }
 
     // MARK: containers reached by one thread
@@ -423,6 +438,8 @@ struct SlotPages {
     /// the caller reads the container. A read-modify-write of the state word, so it is ordered with
     /// the removal's (`HandleSlots.remove`): the mark comes first and the removal sees it, or the
     /// removal comes first and the mark fails (false: the handle is stale, nothing was read).
+    /// Succeeding on `word` itself, it also says the object read before it was the slot's then:
+    /// a removal in between would have moved the generation.
     @inline(never)
     static func markShared(_ s: UnsafeMutableRawPointer, _ word: UInt64) -> Bool {
         var expected = word
