@@ -61,7 +61,6 @@ extension Plan {
         @inline(__always) func holds(_ n: Int) -> Bool { words[1] & 1 << UInt(n) != 0 }
     }
 
-    /// Records a plan's steps in creation order: `CreationOrder.walk` decides the order (as it
     /// Replays a plan that does not complete, on its own; the root carries a
     /// reference for the caller. Nil: the plan declined (a shared dependency is
     /// not cached), before any factory ran. `specs`: the calling thread's;

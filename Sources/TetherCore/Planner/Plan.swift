@@ -394,6 +394,7 @@ final class Plan: @unchecked Sendable {
         return true
     }
 
+    /// Records a plan's steps in creation order: `CreationOrder.walk` decides the order (as it
     /// does for `Graph.build`), this fills the slots with steps and declines what a plan does not
     /// cover (`Declines`).
     final class Recorder: CreationWalk {
