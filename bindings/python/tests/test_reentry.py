@@ -479,3 +479,114 @@ def test_a_factory_resolving_a_key_its_resolve_constructs_is_told_weak_lazy_and_
     x = c.resolve("X")
     assert made == ["Y", "X"] and x.held.held() is x
     c.close()
+
+
+def _deep_shape(c: tether.Container, shape: str, made: list[str], seen: list[BaseException]) -> None:
+    """Registers a cycle through several nested resolves (each factory records itself, and a failed
+    nested resolve's error in ``seen``, then makes its instance anyway):
+    three: X's factory resolves Y, Y's resolves Z, Z's resolves X; callback: Y's completion callback
+    gets Z in between; lazy: Y's factory calls its lazy slot on Z; in_callback: Y's completion
+    callback resolves X itself (not through its resolver)."""
+
+    def resolving(key: str, nested: str | None) -> Any:
+        def make(*slots: Any) -> object:
+            made.append(key)
+            try:
+                if nested:
+                    c.resolve(nested)
+                for slot in slots:
+                    slot()
+            except tether.TetherError as e:
+                seen.append(e)
+            return _Node()
+        return make
+
+    def resolving_x(r: Any, y: object) -> None:
+        try:
+            c.resolve("X")
+        except tether.TetherError as e:
+            seen.append(e)
+
+    c.register("X", resolving("X", "Y"))
+    if shape == "three":
+        c.register("Y", resolving("Y", "Z"))
+    elif shape == "lazy":
+        c.register("Y", resolving("Y", None), deps=[tether.lazy("Z")])
+    else:
+        c.register("Y", resolving("Y", None), on_complete=(lambda r, y: r.get("Z")) if shape == "callback" else resolving_x)
+    if shape != "in_callback":
+        c.register("Z", resolving("Z", "X"))
+
+
+_WEAK_LAZY_Z = ('make "Z"\'s dependency on "X" weak-lazy (deps=[tether.weak_lazy("X")]) and call it once the factory '
+                'of "X" returned')
+_DEEP = {
+    "three": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z, 'but first take "Y" as a dependency of "X" (deps=["Y"]), '
+              '"Z" as a dependency of "Y" (deps=["Z"]) (each instead of its nested resolve)', ["X", "Y", "Z"]),
+    "callback": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z,
+                 'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)', ["X", "Y", "Z"]),
+    "lazy": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z, 'but first take "Y" as a dependency of "X" (deps=["Y"]), '
+             '"Z" as a dependency of "Y" (deps=["Z"]) (each instead of its nested resolve)', ["X", "Y", "Z"]),
+    "in_callback": ('"X" -> "Y" -> "X"', 'a completion callback of "Y" resolves "X" in a resolve of its own, and that is '
+                    'still being constructed; get "X" with r.weak("X") in that callback instead',
+                    'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)', ["X", "Y"]),
+}
+
+
+@pytest.mark.parametrize("shape", list(_DEEP))
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_a_cycle_through_several_nested_resolves_names_the_whole_path(plans: bool, shape: str) -> None:
+    """The path is the whole chain, each key once but X; the fix makes every nested resolve but the
+    innermost a dependency first (each builds a graph of its own), then breaks the innermost; every
+    factory runs once, on the first resolve and on the replays of its described plan after it."""
+    path, fix, first, factories = _DEEP[shape]
+    c = container(plans=plans)
+    made: list[str] = []
+    seen: list[BaseException] = []
+    _deep_shape(c, shape, made, seen)
+    for _ in range(3):  # the first resolve and the replays after it
+        made.clear()
+        seen.clear()
+        c.resolve("X")
+        assert sorted(made) == factories
+        assert len(seen) == 1 and isinstance(seen[0], tether.CycleError)
+        text = str(seen[0])
+        assert text.startswith(f"the constructors of {path} need each other: ")
+        assert fix in text and first in text and "tether_" not in text
+    assert _state.constructing == []
+    c.close()
+
+
+@pytest.mark.parametrize("shape", list(_DEEP))
+@pytest.mark.parametrize("scope", [Scope.GRAPH, Scope.SINGLETON, Scope.CONTAINER], ids=lambda s: s.name)
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_the_advice_for_several_nested_resolves_works(plans: bool, scope: Scope, shape: str) -> None:
+    """Applied (Y a dependency of X, Z of Y unless a callback gets it, the innermost request as the
+    advice says), X resolves with each factory once, and what asked for X gets this X."""
+    c = container(plans=plans)
+    made: list[str] = []
+    back: list[Any] = []
+
+    def make(key: str) -> Any:
+        def build(*slots: Any) -> _Node:
+            made.append(key)
+            if key == "Z":
+                back.append(slots[0])
+            return _Node(slots[0] if slots else None)
+        return build
+
+    c.register("X", make("X"), deps=["Y"], scope=scope)
+    if shape == "in_callback":
+        c.register("Y", make("Y"), on_complete=lambda r, y: back.append(r.weak("X")))
+    elif shape == "callback":
+        c.register("Y", make("Y"), on_complete=lambda r, y: r.get("Z"))
+    else:
+        c.register("Y", make("Y"), deps=["Z"], scope=scope)
+    if shape != "in_callback":
+        c.register("Z", make("Z"), deps=[tether.weak_lazy("X")], scope=scope)
+    for n in range(1, 4):
+        made.clear()
+        x = c.resolve("X")
+        assert sorted(made) == ([] if scope != Scope.GRAPH and n > 1 else sorted(_DEEP[shape][3]))
+        assert back[-1]() is x and x.held is not None
+    c.close()
