@@ -137,6 +137,22 @@ static void callback_inside_a_nested_resolve_names_its_path(void) {
     CHECK(X.made == X.dropped && Y.made == Y.dropped);
 }
 
+/* Resolves "X" from `c`, its advice applied: X and Y are made once each and, with `callback_saw_x`,
+ * the callback that took X got the X the resolve returns; then frees `c`, which drops each. */
+static void resolves_once(tether_container *c, kind *X, kind *Y, int callback_saw_x) {
+    reset();
+    tether_ref *ref;
+    node *x = resolve(c, "X", &ref);
+    if (callback_saw_x) {
+        CHECK_OK(seen_status);
+        CHECK(x != NULL && seen_instance == x);
+    }
+    CHECK(X->made == 1 && Y->made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(X->made == X->dropped && Y->made == Y->dropped);
+}
+
 /* Its advice applied: X takes Y as a dependency slot (then Y's callback finds X), or X takes
  * Y from its own completion callback's resolver; Y's callback takes X weakly (X holds Y).
  * Each factory runs once, and Y's callback gets the X the resolve returns. */
@@ -150,15 +166,7 @@ static void callback_advice_works(void) {
             if (way == 1) CHECK_OK(tether_on_complete(rx, complete_by_getting_y, NULL));
             tether_registration *ry = reg_node(c, "Y", &Y, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
             CHECK_OK(tether_on_complete(ry, complete_by_getting_x_weakly, NULL));
-            reset();
-            tether_ref *ref;
-            node *x = resolve(c, "X", &ref);
-            CHECK_OK(seen_status);
-            CHECK(x != NULL && seen_instance == x);
-            CHECK(X.made == 1 && Y.made == 1);
-            CHECK_OK(tether_ref_release(ref));
-            CHECK_OK(tether_container_free(c));
-            CHECK(X.made == X.dropped && Y.made == Y.dropped);
+            resolves_once(c, &X, &Y, 1);
         }
     }
 }
@@ -186,12 +194,7 @@ static void nested_construction_names_its_path_and_advice_works(void) {
     tether_registration *rx = reg_node(c, "X", &X2, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
     CHECK_OK(tether_on_complete(rx, complete_by_getting_y, (void *)1));  /* weakly: Y holds X */
     reg_node(c, "Y", &Y2, TETHER_SCOPE_GRAPH, "X", NULL, drop_node);
-    node *x = resolve(c, "X", &ref);
-    CHECK(X2.made == 1 && Y2.made == 1);
-    CHECK(x != NULL);
-    CHECK_OK(tether_ref_release(ref));
-    CHECK_OK(tether_container_free(c));
-    CHECK(X2.made == X2.dropped && Y2.made == Y2.dropped);
+    resolves_once(c, &X2, &Y2, 0);
 }
 
 /* X takes Y as a dependency; Y's factory resolves X itself: X -> Y -> X, and the advice is a
@@ -218,14 +221,7 @@ static void direct_nested_resolve_names_its_path_and_advice_works(void) {
     reg_node(c, "X", &X2, TETHER_SCOPE_GRAPH, "Y", NULL, drop_node);
     tether_registration *ry = reg_node(c, "Y", &Y2, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
     CHECK_OK(tether_on_complete(ry, complete_by_getting_x_weakly, NULL));
-    reset();
-    node *x = resolve(c, "X", &ref);
-    CHECK_OK(seen_status);
-    CHECK(x != NULL && seen_instance == x);
-    CHECK(X2.made == 1 && Y2.made == 1);
-    CHECK_OK(tether_ref_release(ref));
-    CHECK_OK(tether_container_free(c));
-    CHECK(X2.made == X2.dropped && Y2.made == Y2.dropped);
+    resolves_once(c, &X2, &Y2, 1);
 }
 
 /* ---- Re-entry across several nested resolves ---------------------------------------------- */
