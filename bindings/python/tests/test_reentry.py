@@ -16,17 +16,9 @@ import pytest
 import tether
 from tether import Scope, _state
 
-from conftest import container
+from conftest import causes as _chain, container
 
 SCOPES = [Scope.GRAPH, Scope.TRANSIENT, Scope.SINGLETON, Scope.CONTAINER]
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    chain = []
-    while exc is not None:
-        chain.append(exc)
-        exc = exc.__cause__
-    return chain
 
 
 def _fails_once_as_a_cycle(info: pytest.ExceptionInfo[Any], path: str) -> None:
