@@ -66,9 +66,12 @@ extension Reentry {
         let identity = registration.borrow { $0.constructionIdentity }  // (a decorated registration's move is the one it moved from)
         let start = steps.dropLast().firstIndex {
             $0.underConstruction && ($0.registration === registration || $0.registration.borrow { $0.constructionIdentity } == identity)
-        } ?? 0
-        let path = steps[start...]
-        return TetherError.reentered(path.map { $0.registration.borrow { $0.key } }, links: path.dropFirst().map(\.link))
+        }
+        // (Not found on the chain cannot happen: the graph found it among what was constructing further out.)
+        let path = steps[(start ?? max(steps.count - 2, 0))...]
+        let keys = path.map { $0.registration.borrow { $0.key } }
+        guard keys.count >= 2 else { return TetherError.reentered(keys + keys, links: [.nested]) }
+        return TetherError.reentered(keys, links: path.dropFirst().map(\.link))
     }
 
     /// What this thread is resolving, outermost first, ending in `asking` asked for by `graph` (the
