@@ -582,3 +582,33 @@ def test_the_advice_for_several_nested_resolves_works(plans: bool, scope: Scope,
         assert sorted(made) == ([] if scope != Scope.GRAPH and n > 1 else sorted(_DEEP[shape][3]))
         assert back[-1]() is x and x.held is not None
     c.close()
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_factories_raising_through_several_nested_resolves_run_once_and_cache_nothing(plans: bool, scope: Scope) -> None:
+    """X's factory resolves Y, Y's resolves Z, Z's resolves X, each letting the error through: the
+    resolve of X fails with the cycle at the end of its causes (each factory that raised wraps
+    the one inside), every factory ran once, and nothing is cached: the next resolve runs each again."""
+    c = container(plans=plans)
+    made: list[str] = []
+
+    def resolving(key: str, nested: str) -> Any:
+        def make() -> object:
+            made.append(key)
+            c.resolve(nested)
+            return object()
+        return make
+
+    for key, nested in (("X", "Y"), ("Y", "Z"), ("Z", "X")):
+        c.register(key, resolving(key, nested), scope=scope)
+    for _ in range(3):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("X")
+        chain = _chain(info.value)
+        assert [type(e) for e in chain] == [tether.FactoryError] * 3 + [tether.CycleError]
+        assert str(chain[-1]).startswith('the constructors of "X" -> "Y" -> "Z" -> "X" need each other: ')
+        assert made == ["X", "Y", "Z"]
+    assert _state.constructing == []
+    c.close()
