@@ -73,6 +73,7 @@ extension TetherError {
             cause = "a completion callback of \(factory.quoted) resolves \(target.quoted) in a resolve of its own, and "
                 + (target == key ? "that is" : "its construction needs \(key.quoted),") + " still being constructed; "
                 + "take \(target.quoted) from that callback's resolver instead, weakly (tether_resolver_get_weak)"
+                + (target == key ? "" : " or with the slot of \(target.quoted) on \(key.quoted) declared TETHER_WEAK")
         } else if let completing {
             cause = "the factory of \(factory.quoted) resolves \(target.quoted), and a completion callback of \(completing.quoted) that this runs "
                 + "asks for \(key.quoted) before that factory returned; take \(target.quoted) as a slot of \(factory.quoted) "

@@ -612,3 +612,43 @@ def test_factories_raising_through_several_nested_resolves_run_once_and_cache_no
         assert made == ["X", "Y", "Z"]
     assert _state.constructing == []
     c.close()
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_a_callbacks_own_resolve_of_what_needs_the_key_names_the_path_and_the_fix_works(plans: bool) -> None:
+    """X's factory resolves Y; Y's completion callback resolves T itself, and T needs X: X -> Y -> T
+    -> X, fixed by Y a dependency of X and T taken from the callback's resolver, its dependency on
+    X weak (applied: each factory once, and T's X is this X)."""
+    c = container(plans=plans)
+    made: list[str] = []
+    seen: list[BaseException] = []
+
+    def y_done(r: Any, y: object) -> None:
+        try:
+            c.resolve("T")
+        except tether.TetherError as e:
+            seen.append(e)
+
+    c.register("X", lambda: made.append("X") or c.resolve("Y") and _Node())
+    c.register("Y", lambda: made.append("Y") or _Node(), on_complete=y_done)
+    c.register("T", lambda x: made.append("T") or _Node(x), deps=["X"])
+    for _ in range(3):
+        made.clear()
+        seen.clear()
+        c.resolve("X")
+        assert made == ["X", "Y"] and len(seen) == 1
+        text = str(seen[0])
+        assert text.startswith('the constructors of "X" -> "Y" -> "T" -> "X" need each other: a completion callback of "Y" '
+                               'resolves "T" in a resolve of its own, and its construction needs "X", still being constructed; ')
+        assert ('get "T" with r.weak("T") in that callback instead (or with r.get("T") and "T"\'s dependency on "X" weak); '
+                'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)') in text
+
+    got: list[Any] = []
+    c.register("X", lambda y: made.append("X") or _Node(y), deps=["Y"])
+    c.register("Y", lambda: made.append("Y") or _Node(), on_complete=lambda r, y: got.append(r.get("T")))
+    c.register("T", lambda x: made.append("T") or _Node(x), deps=[tether.weak("X")])
+    for _ in range(3):
+        made.clear()
+        x = c.resolve("X")
+        assert sorted(made) == ["T", "X", "Y"] and got[-1].held() is x
+    c.close()

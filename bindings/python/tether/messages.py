@@ -138,7 +138,8 @@ def _nested_resolve(parts: Parts) -> str:
     if parts.nested and parts.nested[-1][2]:
         text += (f"a completion callback of {factory} resolves {nested} in a resolve of its own, and "
                  + ("that is" if nested == again else f"its construction needs {again},") + " still being constructed; "
-                 f"get {nested} with r.weak({nested}) in that callback instead")
+                 f"get {nested} with r.weak({nested}) in that callback instead"
+                 + ("" if nested == again else f" (or with r.get({nested}) and {nested}'s dependency on {again} weak)"))
     elif parts.callback_of:
         text += (f"the factory of {factory} resolves {nested}, and a completion callback of {_q(parts.callback_of)} "
                  f"that this runs asks for {again} before that factory returned; take {nested} as a dependency of "
