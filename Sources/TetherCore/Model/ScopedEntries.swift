@@ -22,11 +22,32 @@ struct ScopedEntries {
     /// instance or two with no allocation (no array made, grown and freed per request); the
     /// rest in `more`. Entries `0..<count`, in the order they came.
     private var first: (Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?) = (nil, nil, nil, nil)
-    private var more: [Container.ScopedEntry] = []
     private(set) var count = 0
     /// Claims under way, a few at a time (usually none; a request's one at a time, kept inline).
     var pending = PendingClaims()
-    private var index: [UnsafeMutableRawPointer: Int]?
+    /// The entries past the inline ones and their index, in a box made by the first: a request's
+    /// child lets go of one empty reference with its state, not an empty array and an index.
+    private final class Spill {
+        var more: [Container.ScopedEntry] = []
+        var index: [UnsafeMutableRawPointer: Int]?
+    }
+    private var spill: Spill?
+    /// The entries past the inline ones (only asked for when there are some).
+    private var more: [Container.ScopedEntry] {
+        get { spill.unsafelyUnwrapped.more }
+        _modify { yield &spill.unsafelyUnwrapped.more }
+    }
+    private var index: [UnsafeMutableRawPointer: Int]? {
+        get { spill?.index }
+        set { if newValue != nil || spill != nil { madeSpill().index = newValue } }
+    }
+
+    private mutating func madeSpill() -> Spill {
+        if let spill { return spill }
+        let made = Spill()
+        spill = made
+        return made
+    }
     static var indexedPast: Int { 16 }
     private static var inlineCapacity: Int { 4 }
 
@@ -126,7 +147,7 @@ struct ScopedEntries {
             let at = count
             withFirst { ($0 + at).pointee = new }
         } else {
-            more.append(consume entry)
+            madeSpill().more.append(consume entry)
         }
         count += 1
         if index != nil { index![id] = count - 1 } else if count > Self.indexedPast { reindex() }
