@@ -67,6 +67,20 @@ final class Graph {
     private var completing: Borrowed<Registration>?
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
+    /// Completion callbacks' requests, each with what caused the instance asking (`Pending.cause`):
+    /// the chain `buildAsked` checks for a lap that repeats forever. Cleared with the graph.
+    private var requests: [CallbackRequest] = []
+    /// The keys of the frames when an instance with callbacks was made for such a request (`Pending.via`), for the lap's path.
+    private var viaPaths: [[Key]] = []
+    /// The request whose build runs (-1: none), the cause of every instance it makes.
+    private var currentCause = -1
+    /// The instance whose completion callback runs: its cause and via (nil: none runs).
+    private var runningCallback: (cause: Int, via: Int)?
+    /// The lap `buildAsked` refused in the callback that runs: the resolve's error.
+    private var lapRefused: TetherError?
+    /// Instances made that the graph or a cache keeps (not transient): a lap that made none left
+    /// everything as it found it, so the next lap makes the same again.
+    private var keptMade = 0
     private var queueHead = 0
     /// The resolver of the last completion callback, for the next one.
     private var spareResolver: Resolver?
@@ -290,6 +304,8 @@ final class Graph {
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
+        if !requests.isEmpty { requests.removeAll(keepingCapacity: true); viaPaths.removeAll(keepingCapacity: true) }
+        keptMade = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
@@ -747,6 +763,7 @@ final class Graph {
         }
         let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
         if scope.isKeyedInGraph { table.set(registration, GraphTable.state(aliveIndex)) }
+        if scope.isKeyedInGraph || scope.isShared { keptMade &+= 1 }
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference.borrowed) }
         if scope.isShared {
             let instance = reference.object
@@ -757,7 +774,10 @@ final class Graph {
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
-            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup))
+            var via = -1
+            if currentCause >= 0 { via = viaPaths.count; viaPaths.append(path) }
+            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup,
+                                 cause: currentCause, via: via))
         }
         return aliveIndex
     }
@@ -797,6 +817,8 @@ final class Graph {
             defer { resolver.borrow { $0.close() } }
             if !outer.isEmpty { completing = pending.registration }
             defer { completing = nil }
+            runningCallback = (pending.cause, pending.via)
+            defer { runningCallback = nil }
             userCode += 1
             defer { userCode -= 1 }
             let outcome = pending.instance.borrow { instance in
@@ -807,7 +829,8 @@ final class Graph {
                     }
                 }
             }
-            let error = outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            // A lap refused in the callback fails the resolve as that cycle, whatever the callback made of it.
+            let error = lapRefused.take() ?? outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
             if let tracer {
                 let instance = pending.instance.object
                 tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
@@ -850,6 +873,63 @@ final class Graph {
         let instance: Borrowed<Instance>
         let registration: Borrowed<Registration>
         let lookup: Borrowed<Container>
+        /// The completion callback's request it was made for (in `requests`; -1: none) and
+        /// the frames' keys then (in `viaPaths`; -1: none).
+        var cause = -1
+        var via = -1
+    }
+
+    /// A completion callback of an instance of `owner` asked for `asked`; that instance was
+    /// made for request `parent` (-1: none) with the keys `viaPaths[via]` on the way.
+    private struct CallbackRequest {
+        let owner: Borrowed<Registration>
+        let asked: Borrowed<Registration>
+        let parent: Int
+        let via: Int
+        /// `keptMade` when it was asked.
+        let keptBefore: Int
+    }
+
+    /// Builds `registration` for a resolver of `owner` (`Resolver.get`, `getWeak`). The request of a
+    /// completion callback is refused when it repeats a lap forever: its instance of `owner` was made,
+    /// through the chain of such requests, because an instance of `owner` asked for `registration`,
+    /// and nothing made since is kept (all transient), so this request would make another instance
+    /// of `owner` asking the same, without end. (Each callback is taken to ask the same for every
+    /// instance of its registration.) One check for every executor: plans and objects reach callbacks' requests here.
+    func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
+                    from lookup: Container) throws(TetherError) -> Int {
+        guard let running = runningCallback, frames.count == 0 else { return try build(registration, from: lookup) }
+        let asked = Borrowed(registration)
+        var c = running.cause
+        while c >= 0 {
+            let request = requests[c]
+            if request.owner === owner && request.asked === asked {
+                if request.keptBefore == keptMade {
+                    let error = callbackLap(from: c, running)
+                    lapRefused = error
+                    throw error
+                }
+                break
+            }
+            c = request.parent
+        }
+        requests.append(CallbackRequest(owner: owner, asked: asked, parent: running.cause, via: running.via, keptBefore: keptMade))
+        let saved = currentCause
+        currentCause = requests.count - 1
+        defer { currentCause = saved }
+        return try build(registration, from: lookup)
+    }
+
+    /// The error of the lap from request `first` to the running callback's (`buildAsked`):
+    /// its path, each instance whose callback asks marked, its first key repeated last.
+    private func callbackLap(from first: Int, _ running: (cause: Int, via: Int)) -> TetherError {
+        var chain: [Int] = []
+        var c = running.cause
+        while c != first { chain.append(c); c = requests[c].parent }
+        var segments = [[requests[first].owner.borrow { $0.key }]]
+        for c in chain.reversed() { segments.append(viaPaths[requests[c].via]) }
+        segments.append(viaPaths[running.via])
+        return TetherError.callbackLap(segments)
     }
 
     private func publish() {
