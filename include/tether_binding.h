@@ -132,7 +132,7 @@ typedef struct tether_error_parts {
     tether_status status;    /* as tether_last_status() */
     tether_fix fix;
     const char *key;         /* the key the fix is about, or NULL */
-    const char *target;      /* FIX_WEAK_EDGE/_TARGET/_LAZY: the edge's target key, else NULL */
+    const char *target;      /* FIX_WEAK_EDGE/_TARGET/_LAZY/_CALLBACK_LAP: the edge's target key, else NULL */
     const char *const *path; /* `path_count` keys, root first (who needed `key`, or the cycle) */
     size_t path_count;
     size_t path_omitted;     /* keys of a long path left out between its first 3 and the rest */
