@@ -72,11 +72,17 @@ final class Graph {
     private var requests: [CallbackRequest] = []
     /// The keys of the frames when an instance with callbacks was made for such a request (`Pending.via`), for the lap's path.
     private var viaPaths: [[Key]] = []
-    /// The request whose build runs (-1: none), the cause of every instance it makes.
+    /// The request whose build runs (-1: none; `unrecordedCause`: not in `requests` yet), the cause of
+    /// every instance it makes. Most requests make no instance with callbacks, so they record nothing:
+    /// the first such instance records it (`recordCause`: the key asked is its build's first frame).
     private var currentCause = -1
-    /// The instance whose completion callback runs: its cause and via (nil: none runs).
-    private var runningCallback: (cause: Int, via: Int)?
-    /// The lap `buildAsked` refused in the callback that runs: the resolve's error.
+    private static let unrecordedCause = -2
+    /// `keptMade` when that request was asked.
+    private var requestKeptBefore = 0
+    /// The instance whose completion callback runs: its registration, cause and via (nil: none runs).
+    private var runningCallback: (owner: Borrowed<Registration>, cause: Int, via: Int)?
+    /// Whether `buildAsked` refused a lap in the callback that runs, and that cycle: the resolve's error.
+    private var lapWasRefused = false
     private var lapRefused: TetherError?
     /// Instances made that the graph or a cache keeps (not transient): a lap that made none left
     /// everything as it found it, so the next lap makes the same again.
@@ -774,10 +780,10 @@ final class Graph {
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
-            var via = -1
-            if currentCause >= 0 { via = viaPaths.count; viaPaths.append(path) }
+            var (cause, via) = (-1, -1)
+            if currentCause != -1 { (cause, via) = recordCause() }
             queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup,
-                                 cause: currentCause, via: via))
+                                 cause: cause, via: via))
         }
         return aliveIndex
     }
@@ -817,7 +823,7 @@ final class Graph {
             defer { resolver.borrow { $0.close() } }
             if !outer.isEmpty { completing = pending.registration }
             defer { completing = nil }
-            runningCallback = (pending.cause, pending.via)
+            runningCallback = (pending.registration, pending.cause, pending.via)
             defer { runningCallback = nil }
             userCode += 1
             defer { userCode -= 1 }
@@ -830,7 +836,8 @@ final class Graph {
                 }
             }
             // A lap refused in the callback fails the resolve as that cycle, whatever the callback made of it.
-            let error = lapRefused.take() ?? outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            let error = lapWasRefused ? lapRefused.take() : outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            lapWasRefused = false
             if let tracer {
                 let instance = pending.instance.object
                 tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
@@ -905,30 +912,44 @@ final class Graph {
             let request = requests[c]
             if request.owner === owner && request.asked === asked {
                 if request.keptBefore == keptMade {
-                    let error = callbackLap(from: c, running)
-                    lapRefused = error
+                    let error = callbackLap(from: c, running.cause, running.via)
+                    (lapRefused, lapWasRefused) = (error, true)
                     throw error
                 }
                 break
             }
             c = request.parent
         }
-        requests.append(CallbackRequest(owner: owner, asked: asked, parent: running.cause, via: running.via, keptBefore: keptMade))
-        let saved = currentCause
-        currentCause = requests.count - 1
-        defer { currentCause = saved }
+        // (Nested only when a resolve nested in this graph uses this callback's resolver.)
+        let saved = (currentCause, requestKeptBefore)
+        (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
+        defer { (currentCause, requestKeptBefore) = saved }
         return try build(registration, from: lookup)
+    }
+
+    /// For an instance with callbacks made for the request whose build runs: that request (recorded now,
+    /// if it was not) and the frames' keys, as its `Pending.cause` and `via`.
+    @inline(never)
+    private func recordCause() -> (cause: Int, via: Int) {
+        if currentCause == Graph.unrecordedCause {
+            let running = runningCallback.unsafelyUnwrapped
+            requests.append(CallbackRequest(owner: running.owner, asked: frames[0].registration, parent: running.cause,
+                                            via: running.via, keptBefore: requestKeptBefore))
+            currentCause = requests.count - 1
+        }
+        viaPaths.append(path)
+        return (currentCause, viaPaths.count - 1)
     }
 
     /// The error of the lap from request `first` to the running callback's (`buildAsked`):
     /// its path, each instance whose callback asks marked, its first key repeated last.
-    private func callbackLap(from first: Int, _ running: (cause: Int, via: Int)) -> TetherError {
+    private func callbackLap(from first: Int, _ cause: Int, _ via: Int) -> TetherError {
         var chain: [Int] = []
-        var c = running.cause
+        var c = cause
         while c != first { chain.append(c); c = requests[c].parent }
         var segments = [[requests[first].owner.borrow { $0.key }]]
         for c in chain.reversed() { segments.append(viaPaths[requests[c].via]) }
-        segments.append(viaPaths[running.via])
+        segments.append(viaPaths[via])
         return TetherError.callbackLap(segments)
     }
 
