@@ -219,7 +219,7 @@ final class Graph {
                                Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
             case .failure(let error): return .failure(error)
             case .success(false):
-                alive.removeAll()  // the shared instances it took
+                alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
                 return .success(nil)
             case .success(true):
                 // A plan's steps are resolved from the root's own container (`Registration.plan`).
