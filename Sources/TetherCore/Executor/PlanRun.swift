@@ -120,21 +120,29 @@ extension Plan {
         }
     }
 
-    /// Makes every step's instance into `made` (a graph's `alive`, a word per step holding
-    /// nothing yet), in the order `Graph` would append them to it. False: the plan declined
-    /// (a shared dependency is not cached) before any factory ran. Unless true, `made` holds
-    /// nothing: the run let go of what it took or made (`letGo`).
+    /// Makes every step's instance into `made` (`graph`'s `alive`, a word per step holding
+    /// nothing yet), in the order `Graph` would append them to it, then enters each step in
+    /// `graph` as its build would have (`Graph.enterReplayed`: its table, its completion queue).
+    /// False: the plan declined (a shared dependency is not cached) before any factory ran.
+    /// Unless true, `made` holds nothing: the run let go of what it took or made (`letGo`).
     /// `progress`: the thread's, where the step whose factory runs is noted (`Reentry`).
     @inline(__always)
-    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                _ arguments: UnsafeBufferPointer<Argument>) -> Result<Bool, TetherError> {
+    func replay(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
             return execute(IntoGraph.self, &run, specs, progress, locals)
         }
+        if case .success(true) = outcome {
+            for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+                graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
+            }
+        }
+        return outcome
     }
 
     /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,

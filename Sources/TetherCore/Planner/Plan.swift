@@ -227,11 +227,6 @@ final class Plan: @unchecked Sendable {
     var declines: Bool { steps.isEmpty }
     var stepCount: Int { steps.count }
 
-    /// Calls `body` with every step, in creation order.
-    @inline(__always)
-    func forEachStep(_ body: (Int, Step) -> Void) {
-        for i in 0..<steps.count { body(i, steps[i]) }
-    }
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
