@@ -106,15 +106,18 @@ extension Plan {
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                         _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
-        withRunState { run in
-            let outcome: Result<Ref<Instance>?, TetherError>
-            if blockWords > 0 {
-                outcome = execute(OneBlock.self, &run, specs, progress, locals).map { $0 ? makeBlock(run, specs, locals) : nil }
-            } else {
-                // Every other step is some step's input, so its instance went to that step's edges.
-                outcome = execute(SeparateInstances.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+        if blockWords > 0 {
+            return withRunState(OneBlock.self) { run in
+                let outcome = execute(OneBlock.self, &run, specs, progress, locals).map { $0 ? makeBlock(run, specs, locals) : nil }
+                // The block holds them meanwhile.
+                if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
+                return outcome
             }
-            // The block or the root holds them meanwhile.
+        }
+        return withRunState(SeparateInstances.self) { run in
+            // Every other step is some step's input, so its instance went to that step's edges.
+            let outcome = execute(SeparateInstances.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+            // The root holds them meanwhile.
             if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
             return outcome
         }
@@ -155,7 +158,7 @@ extension Plan {
     func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
         // An object plan has no local steps and no arguments (`Recorder.objects`).
         let locals = Locals<OwnSteps>(base: progress.pointee.locals)
-        return withRunState { run in
+        return withRunState(SwiftObjects.self) { run in
             switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals) {
             case .failure(let error): return .failure(error)
             case .success(false): return .declined
@@ -198,13 +201,25 @@ extension Plan {
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
     }
 
-    /// `body` with a run's state (a graph's run has its words: `replay(into:)`).
-    /// Two buffers of at most 1 KiB: each is small enough to live on the stack.
+    /// `body` with a run's state for mode `M` (a graph's run has its words: `replay(into:)`), on
+    /// the stack: buffers of at most 1 KiB each (larger ones `withUnsafeTemporaryAllocation` takes
+    /// from the heap): the steps' words (and a block's pointers), the slots' words. Object mode
+    /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
     @inline(__always)
-    private func withRunState<R>(_ body: (inout RunState) -> R) -> R {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
+    private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
+        if M.destination == .objects {
+            return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
+                let made = buffer.baseAddress!
+                // Never read as typed `UInt64`s: object mode's arguments are raw words.
+                var run = RunState(made: made, pointers: made,
+                                   words: UnsafeMutableRawPointer(made + Plan.maxSteps).assumingMemoryBound(to: UInt64.self))
+                return body(&run)
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: (M.destination == .block ? 2 : 1) * Plan.maxSteps) { steps in
             withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                var run = RunState(made: steps.baseAddress!, pointers: steps.baseAddress! + Plan.maxSteps, words: words.baseAddress!)
+                var run = RunState(made: steps.baseAddress!, pointers: steps.baseAddress! + (M.destination == .block ? Plan.maxSteps : 0),
+                                   words: words.baseAddress!)
                 return body(&run)
             }
         }
@@ -263,8 +278,8 @@ extension Plan {
     }
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
-    /// words then hold nothing, so its own abort finds them empty.
-    @inline(__always)
+    /// words then hold nothing, so its own abort finds them empty. Out of line: the cold path.
+    @inline(never)
     private func letGo<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) {
         if M.destination == .objects {
             Plan.letGo(run.objects, count: count)
@@ -316,7 +331,7 @@ extension Plan {
 
     /// Object mode: the plan's completion calls, in the order `Graph` would run them (recorded,
     /// `Recorder.declaredCompletions`), each given its declared targets' objects; the failure.
-    @inline(never)
+    @inline(__always)
     private func runCompletionCalls(_ run: RunState) -> TetherError? {
         let (made, words) = (run.objects, UnsafeMutableRawPointer(run.words))
         for call in completionCalls {
