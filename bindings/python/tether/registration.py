@@ -118,6 +118,53 @@ def _arguments(slots: tuple[Any, ...], scope: Scope, drop: Any, callback_count: 
     return hidden_resolver, CFUNCTYPE(c_void_p, *argtypes), (Param * len(params))(*params), options
 
 
+
+#: ``_simple_trampoline``'s code by (dependency count, fresh), generated once per shape.
+_trampoline_makers: dict[tuple[int, bool], Callable[..., Callable[..., int | None]]] = {}
+TRAMPOLINE_FILE = "<tether simple trampoline>"
+
+
+def _trampoline_maker(count: int, fresh: bool) -> Callable[..., Callable[..., int | None]]:
+    """A function taking ``_simple_trampoline``'s names that returns the trampoline for ``count``
+    dependencies: each dependency from ``fresh_of`` (else ``dep``), the factory called with them
+    (through ``call`` while ``attempting``), its result boxed (``fresh``: kept in ``object_table._fresh``).
+    Generated rather than written out per count: one text, no per-call loop or argument list."""
+    maker = _trampoline_makers.get((count, fresh))
+    if maker is not None:
+        return maker
+    ds = [f"d{i}" for i in range(1, count + 1)]
+    params = ", ".join(["resolver"] + [f"p{i}" for i in range(1, count + 1)]) if count else ""
+    arguments = ", ".join(ds)
+    lines = ["def make(api, factory, fresh_of, dep, fail, call, attempting, plain, setdefault, counted,",
+             "         returned_none, fresh):",
+             f"    def trampoline({params}):",
+             "        try:"]
+    for i, d in enumerate(ds, 1):
+        lines += [f"            {d} = fresh_of(p{i})", f"            if {d} is None:", f"                {d} = dep(p{i}, resolver)"]
+    lines.append(f"            obj = call(factory, ({arguments}{',' if count == 1 else ''})) if attempting else factory({arguments})")
+    if fresh:
+        lines += ["            ptr = id(obj)", "            fresh[ptr] = obj", "            return ptr"]
+    else:
+        lines += ["            if type(obj) in plain:",
+                  "                cell = (obj,)",
+                  "                ptr = id(obj)",
+                  "                if setdefault(ptr, cell) is cell:",
+                  "                    return ptr",
+                  "            elif obj is None:",
+                  "                raise returned_none()",
+                  "            return counted(obj)"]
+    held = " = ".join(["obj"] + ([] if fresh else ["cell"]) + ds)
+    lines += ["        except BaseException as exc:",
+              f"            {held} = None  # held no longer (`_state.let_go`)",
+              "            fail(api, exc)",
+              "            return None",
+              "    return trampoline"]
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), TRAMPOLINE_FILE, "exec"), namespace)
+    maker = _trampoline_makers[(count, fresh)] = namespace["make"]
+    return maker
+
+
 class Registration:
     """The Python side of one ``tether_register`` in one container."""
 
@@ -321,189 +368,17 @@ class Registration:
         """The factory trampoline of the common shape: ``count`` strong dependencies, transient or
         graph scope. It does per call only what the general one would: the dependencies from the
         lock-free tables (else ``_dep``), the factory, then ``object_table.retain`` inlined (a plain
-        object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``)."""
-        api = self.api
+        object's first box: a new cell that ``setdefault`` takes; else ``retain_counted``); for a
+        ``fresh_class`` factory (``self.fresh``: its result a new plain object, never None) stored in
+        ``object_table._fresh`` without checks (``DROP_FAST`` takes it back). Written out per count
+        by ``_trampoline_maker``."""
         factory = self.factory
         assert factory is not None
-        if self.fresh:
-            return self._fresh_trampoline(count)
-        fresh_of = object_table.fresh_of
-        plain = object_table.plain
-        setdefault = object_table._boxes.setdefault
-        counted = object_table.retain_counted
-        returned_none = self._returned_none
-        dep = self._dep
-
-        def box(obj: Any) -> int:
-            """``object_table.retain`` (the one the general trampoline calls), for the rarer shapes."""
-            if type(obj) in plain:
-                cell = (obj,)
-                ptr = id(obj)
-                if setdefault(ptr, cell) is cell:
-                    return ptr
-            elif obj is None:
-                raise returned_none()
-            return counted(obj)
-
-        if count == 0:
-
-            def no_dependencies() -> int | None:
-                try:
-                    obj = call(factory, ()) if attempting else factory()
-                    if type(obj) in plain:
-                        cell = (obj,)
-                        ptr = id(obj)
-                        if setdefault(ptr, cell) is cell:
-                            return ptr
-                    elif obj is None:
-                        raise returned_none()
-                    return counted(obj)
-                except BaseException as exc:
-                    obj = cell = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return no_dependencies
-
-        if count == 1:
-
-            def one_dependency(resolver: int | None, p1: int | None) -> int | None:
-                try:
-                    d1 = fresh_of(p1)
-                    if d1 is None:
-                        d1 = dep(p1, resolver)
-                    obj = call(factory, (d1,)) if attempting else factory(d1)
-                    if type(obj) in plain:
-                        cell = (obj,)
-                        ptr = id(obj)
-                        if setdefault(ptr, cell) is cell:
-                            return ptr
-                    elif obj is None:
-                        raise returned_none()
-                    return counted(obj)
-                except BaseException as exc:
-                    obj = cell = d1 = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return one_dependency
-
-        def dependencies(resolver: int | None, *ptrs: int | None) -> int | None:
-            try:
-                args = [fresh_of(p) for p in ptrs]
-                if None in args:
-                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
-                return box(call(factory, args) if attempting else factory(*args))
-            except BaseException as exc:
-                args = None  # held no longer (`_state.let_go`)
-                fail(api, exc)
-                return None
-
-        return dependencies
-
-    def _fresh_trampoline(self, count: int) -> Callable[..., int | None]:
-        """``_simple_trampoline`` for a ``fresh_class`` factory: its result is a new plain object,
-        never None, stored in ``object_table._fresh`` without checks (``DROP_FAST`` takes it back)."""
-        api = self.api
-        cls = self.factory
-        assert cls is not None
-        fresh = object_table._fresh
-        fresh_of = object_table.fresh_of
-        dep = self._dep
-
-        if count == 0:
-
-            def make() -> int | None:
-                try:
-                    obj = call(cls, ()) if attempting else cls()
-                    ptr = id(obj)
-                    fresh[ptr] = obj
-                    return ptr
-                except BaseException as exc:
-                    obj = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return make
-
-        if count == 1:
-
-            def make_1(resolver: int | None, p1: int | None) -> int | None:
-                try:
-                    d1 = fresh_of(p1)
-                    if d1 is None:
-                        d1 = dep(p1, resolver)
-                    obj = call(cls, (d1,)) if attempting else cls(d1)
-                    ptr = id(obj)
-                    fresh[ptr] = obj
-                    return ptr
-                except BaseException as exc:
-                    obj = d1 = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return make_1
-
-        if count == 2:
-
-            def make_2(resolver: int | None, p1: int | None, p2: int | None) -> int | None:
-                try:
-                    d1 = fresh_of(p1)
-                    if d1 is None:
-                        d1 = dep(p1, resolver)
-                    d2 = fresh_of(p2)
-                    if d2 is None:
-                        d2 = dep(p2, resolver)
-                    obj = call(cls, (d1, d2)) if attempting else cls(d1, d2)
-                    ptr = id(obj)
-                    fresh[ptr] = obj
-                    return ptr
-                except BaseException as exc:
-                    obj = d1 = d2 = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return make_2
-
-        if count == 3:
-
-            def make_3(resolver: int | None, p1: int | None, p2: int | None, p3: int | None) -> int | None:
-                try:
-                    d1 = fresh_of(p1)
-                    if d1 is None:
-                        d1 = dep(p1, resolver)
-                    d2 = fresh_of(p2)
-                    if d2 is None:
-                        d2 = dep(p2, resolver)
-                    d3 = fresh_of(p3)
-                    if d3 is None:
-                        d3 = dep(p3, resolver)
-                    obj = call(cls, (d1, d2, d3)) if attempting else cls(d1, d2, d3)
-                    ptr = id(obj)
-                    fresh[ptr] = obj
-                    return ptr
-                except BaseException as exc:
-                    obj = d1 = d2 = d3 = None  # held no longer (`_state.let_go`)
-                    fail(api, exc)
-                    return None
-
-            return make_3
-
-        def make_n(resolver: int | None, *ptrs: int | None) -> int | None:
-            try:
-                args = [fresh_of(p) for p in ptrs]
-                if None in args:
-                    args = [dep(p, resolver) if a is None else a for p, a in zip(ptrs, args)]
-                obj = call(cls, args) if attempting else cls(*args)
-                ptr = id(obj)
-                fresh[ptr] = obj
-                return ptr
-            except BaseException as exc:
-                args = obj = None  # held no longer (`_state.let_go`)
-                fail(api, exc)
-                return None
-
-        return make_n
+        return _trampoline_maker(count, self.fresh)(
+            api=self.api, factory=factory, fresh_of=object_table.fresh_of, dep=self._dep, fail=fail,
+            call=call, attempting=attempting, plain=object_table.plain,
+            setdefault=object_table._boxes.setdefault, counted=object_table.retain_counted,
+            returned_none=self._returned_none, fresh=object_table._fresh)
 
     def _returned_none(self) -> ValueError:
         return FactoryReturnedNone(f"the factory for {self.name!r} returned None; return the instance (raise to fail)")
