@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 14
+#define TETHER_BINDING_API_VERSION 15
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -114,12 +114,13 @@ typedef enum tether_fix {
                                 cycle (first key repeated last), this caller's edge `path[n-2]` -> `key` last; take
                                 `key` weak-lazy in `path[n-2]` and call it once that is made (a completion callback
                                 does not break it: an instance is published after its callbacks ran) */
-    TETHER_FIX_NESTED_RESOLVE /* the factory of `key` (or a lazy provider it called) resolved `target`, which asked for
-                                the last key of `path` (the cycle) while that was still being constructed: from a
-                                completion callback of `callback_of` it ran (then take `target` as a slot of `key`, or
-                                resolve it from `key`'s completion callback), from its own construction (resolve it
-                                from `key`'s completion callback), or directly (`target` is `path`'s last key: resolve
-                                it from `key`'s completion callback) */
+    TETHER_FIX_NESTED_RESOLVE /* the factory of `key` (or a lazy provider it called; or a completion callback of `key`:
+                                see `nested`) resolved `target`, which asked for the last key of `path` (the cycle)
+                                while that was still being constructed: from a completion callback of `callback_of`
+                                it ran (then take `target` as a slot of `key`, or resolve it from `key`'s completion
+                                callback), from its own construction (resolve it from `key`'s completion callback),
+                                or directly (`target` is `path`'s last key: a weak-lazy slot of `key` on it); any
+                                other nested resolve on the cycle (`nested`) becomes a slot first */
 } tether_fix;
 
 /** The parts of the last error's message (last_error_parts). */
@@ -134,6 +135,15 @@ typedef struct tether_error_parts {
     const char *reason;      /* what the failing factory/callback said (tether_set_error), or NULL */
     const char *callback_of; /* key whose callback failed, or whose declared target/callback needed `key`; else NULL */
     size_t callback;         /* that callback's number, from 1; 0 if none */
+    const char *const *nested; /* FIX_NESTED_RESOLVE: `nested_count` pairs (nested[2i], nested[2i+1]): the resolves
+                                  the cycle runs through that were nested, each building a graph of its own, outermost
+                                  first: made in the factory of nested[2i] (or a lazy provider it called), or (bit i of
+                                  `nested_in_callback`) in a completion callback of it, asking for nested[2i+1]. The
+                                  last is `key` -> `target`, which the fix is about; each before it is to become a slot
+                                  of nested[2i] (or that callback's resolver's get) first, so that one resolve builds
+                                  the whole cycle. NULL and 0 for other fixes; at most 64 pairs */
+    size_t nested_count;
+    uint64_t nested_in_callback;
 } tether_error_parts;
 
 /* ------------------------------------------------------------------------- */
@@ -472,8 +482,9 @@ tether_status tether_binding_open(tether_binding *b);
 #else
 #define TETHER_ASSERT_(cond, msg) _Static_assert(cond, msg)
 #endif
-TETHER_ASSERT_(sizeof(tether_error_parts) == 72 && offsetof(tether_error_parts, path) == 24 &&
-               offsetof(tether_error_parts, reason) == 48, "tether_error_parts layout");
+TETHER_ASSERT_(sizeof(tether_error_parts) == 96 && offsetof(tether_error_parts, path) == 24 &&
+               offsetof(tether_error_parts, reason) == 48 && offsetof(tether_error_parts, nested) == 72,
+               "tether_error_parts layout");
 TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_collect, token) == 40, "tether_collect layout");
 TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, parent) == 24 &&
                offsetof(tether_plan_step, flags) == 36, "tether_plan_step layout");

@@ -130,4 +130,41 @@ import TetherCore
         #expect(fx.tracker.dropped("Db") == fx.tracker.made("Db") && fx.tracker.made("Db") > 1)
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
+
+    @Test func aKeptSessionLetsGoOfItsEdgesLastFirstEachWithWhatOnlyItHeld() throws {
+        // Session(A(A1), B(B1)), each container-scoped, kept past its child's close: the Session
+        // is then the last holder of the four. Letting go of it destroys B and what only B held
+        // before A (last edge first, depth first), released one edge at a time, not queued.
+        let fx = try Fixture()
+        try fx.register("A1", scope: .container)
+        try fx.register("B1", scope: .container)
+        try fx.register("A", [dep("A1")], scope: .container)
+        try fx.register("B", [dep("B1")], scope: .container)
+        try fx.register("Session", [dep("A"), dep("B")], scope: .container)
+        for round in 0..<2 {  // the first builds the graph step by step and records the plan; the second runs it
+            let child = try fx.child()
+            var session: Instance? = try fx.resolve("Session", in: child)
+            _ = try child.close()
+            #expect(fx.tracker.events("drop ").count == 5 * round, "the kept Session holds all four")
+            session = nil
+            #expect(Array(fx.tracker.events("drop ").suffix(5)) == ["drop Session", "drop B", "drop B1", "drop A", "drop A1"])
+        }
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
+    @Test(arguments: [3, 6, 20])
+    func aChildCachesEachContainerScopedInstanceOnceAndLetsGoOfThemLastFirst(count: Int) throws {
+        // A few entries inline, more in the overflow, past 16 indexed; past 8 the close sorts an array.
+        let fx = try Fixture()
+        let keys = (0..<count).map { "C\($0)" }
+        for key in keys { try fx.register(key, scope: .container) }
+        let child = try fx.child()
+        let first = try keys.map { try fx.resolve($0, in: child).pointer }
+        let again = try keys.reversed().map { try fx.resolve($0, in: child).pointer }
+        #expect(first == again.reversed(), "one instance of each per child")
+        #expect(keys.allSatisfy { fx.tracker.made($0) == 1 } && fx.tracker.events("drop ").isEmpty)
+        _ = try child.close()
+        #expect(fx.tracker.events("drop ") == keys.reversed().map { "drop \($0)" }, "last made first")
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
 }

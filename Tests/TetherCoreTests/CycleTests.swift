@@ -214,6 +214,26 @@ import TetherCore
         #expect(inner.value?.message.contains("dependency cycle through constructors: \"A\" -> \"A\"") == true)
     }
 
+    @Test func reentryThroughSeveralNestedResolvesNamesTheWholePathAndListsThem() throws {
+        // X's factory resolves Y, Y's resolves Z, Z's resolves X (each going on after a failure).
+        let fx = try Fixture()
+        let inner = Box<TetherError?>(nil)
+        for (key, next) in [("X", "Y"), ("Y", "Z"), ("Z", "X")] {
+            _ = try fx.register(key) { _ in
+                do { _ = try fx.resolve(next) } catch let e as TetherError { if inner.value == nil { inner.value = e } }
+            }
+        }
+        _ = try fx.resolve("X")
+        let error = try #require(inner.value)
+        #expect(error.code == .cycle)
+        #expect(error.message.hasPrefix("dependency cycle through constructors: \"X\" -> \"Y\" -> \"Z\" -> \"X\"; "))
+        #expect(error.message.contains("declare the slot of \"Z\" on it TETHER_WEAK_LAZY(\"X\")"))
+        #expect(error.message.contains("; but first take \"Y\" as a slot of \"X\", \"Z\" as a slot of \"Y\" (each instead of its nested resolve)"))
+        #expect(error.parts.fix == .nestedResolve && error.parts.key == Key("Z") && error.parts.target == Key("X"))
+        #expect(error.parts.nested.map { "\($0.from.name)>\($0.to.name)\($0.inCallback ? "!" : "")" } == ["X>Y", "Y>Z", "Z>X"])
+        #expect(fx.tracker.events("make ").count == 3, "each factory once")
+    }
+
     @Test func factoryMayRecoverFromAFailedResolverCall() throws {
         let fx = try Fixture()
         try fx.register("A", [.resolver]) { obj in

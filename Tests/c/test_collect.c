@@ -269,15 +269,8 @@ static void test_no_wait(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
     nowait_c = c;
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.context = &k_slow;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(c, "Slow", (tether_fn)make_slow, p, 1, &o, NULL));
-    o.scope = TETHER_SCOPE_TRANSIENT;
-    o.context = &k_nest;
-    CHECK_OK(TB.register_ex(c, "Nest", (tether_fn)make_nest, p, 1, &o, NULL));
+    CHECK_OK(reg_kind_factory(c, "Slow", (tether_fn)make_slow, &k_slow, TETHER_SCOPE_SINGLETON));
+    CHECK_OK(reg_kind_factory(c, "Nest", (tether_fn)make_nest, &k_nest, TETHER_SCOPE_TRANSIENT));
     reg(c, "Other", &k_other, TETHER_SCOPE_SINGLETON, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "T", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, NULL, NULL);
     reg(c, "Top", &k_t, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "T", "Other");
@@ -374,15 +367,8 @@ static tether_container *ahead_container(tether_scope scope) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
     ahead_c = c;
-    tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = &k_late;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(c, "Late", (tether_fn)make_late, p, 1, &o, NULL));
-    o.scope = TETHER_SCOPE_TRANSIENT;
-    o.context = &k_early;
-    CHECK_OK(TB.register_ex(c, "Early", (tether_fn)make_early, p, 1, &o, NULL));
+    CHECK_OK(reg_kind_factory(c, "Late", (tether_fn)make_late, &k_late, scope));
+    CHECK_OK(reg_kind_factory(c, "Early", (tether_fn)make_early, &k_early, TETHER_SCOPE_TRANSIENT));
     reg(c, "Top2", &k_top2, TETHER_SCOPE_TRANSIENT, 0, "Early", "Late");  /* Early is built first */
     return c;
 }

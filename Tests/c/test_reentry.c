@@ -60,8 +60,15 @@ static node *resolve_reentering(tether_container *c, const char *key, enum entry
     return resolve(c, key, ref);
 }
 
+/* Whether `message` names the cycle `path` whole: "constructors: PATH; ..." (not a fragment of a longer one). */
+static int names_path(const char *message, const char *path) {
+    char whole[256];
+    snprintf(whole, sizeof whole, "dependency cycle through constructors: %s; ", path);
+    return strstr(message, whole) != NULL;
+}
+
 static int check_inner_cycle(const char *path, enum entry e, tether_scope scope) {
-    int ok = inner_status == TETHER_E_CYCLE && strstr(inner_message, path) && !inner_got_instance;
+    int ok = inner_status == TETHER_E_CYCLE && names_path(inner_message, path) && !inner_got_instance;
     if (!ok) fprintf(stderr, "  %s, %s scope: %s \"%s\" (expected TETHER_E_CYCLE naming %s)\n", entry_names[e],
                      scope_names[scope], tether_status_name(inner_status), inner_message, path);
     return ok;
@@ -172,7 +179,7 @@ static void failed_reentry_fails_the_resolve_naming_the_cycle(void) {
     target = "A";
     tether_ref *ref = NULL;
     CHECK_STATUS(tether_resolve(c, "A", &ref), TETHER_E_FACTORY_FAILED);
-    CHECK_ERROR_HAS("\"A\" -> \"A\"");
+    CHECK(names_path(tether_last_error(), "\"A\" -> \"A\""));
     CHECK(strlen(tether_last_error()) < 600);
     CHECK(ref == NULL);
     CHECK_OK(tether_container_free(c));
@@ -297,7 +304,7 @@ static void older_resolver_reentering_a_factory_further_in_is_a_cycle(void) {
     resolve(c, "A", &ref);
     CHECK_STATUS(callback_status, TETHER_OK);
     CHECK_STATUS(inner_status, TETHER_E_CYCLE);
-    CHECK(strstr(inner_message, "\"F\" -> \"F\"") != NULL && !inner_got_instance);
+    CHECK(names_path(inner_message, "\"F\" -> \"F\"") && !inner_got_instance);
     CHECK(f_calls == 1 && F.made == 1 && F.dropped == 1);
     CHECK_OK(tether_ref_release(ref));
     CHECK_OK(tether_container_free(c));
@@ -352,7 +359,7 @@ static void inner_resolver_reentering_a_factory_an_older_resolver_runs_is_a_cycl
     resolve(c, "A", &ref);
     CHECK_STATUS(callback_status, TETHER_OK);
     CHECK_STATUS(inner_status, TETHER_E_CYCLE);
-    CHECK(strstr(inner_message, "\"F\" -> \"F\"") != NULL && !inner_got_instance);
+    CHECK(names_path(inner_message, "\"F\" -> \"F\"") && !inner_got_instance);
     CHECK(f_calls == 1 && F.made == 1);
     CHECK_OK(tether_ref_release(ref));
     CHECK_OK(tether_container_free(c));

@@ -18,7 +18,7 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         }
         // The parent unretained (this call's section keeps it), so a request's child writes no
         // reference count its siblings on other threads write too.
-        let parentCore = try Handles.containers.unretained(parent, "tether_container_new")
+        let parentCore = try Handles.unretainedContainer(parent, "tether_container_new")
         let made = parentCore.borrow { parentCore -> Result<OpaquePointer, TetherError> in
             do throws(TetherError) {
                 try checkOpen(parentCore, "tether_container_new")
@@ -30,7 +30,7 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
                 // follows its parent, so the environment is read once per root (not per request's child).
                 if !parentCore.usesPlans { core.usesPlans = false }
                 // Consumed: the handle takes over the reference the initializer made (no retain and release).
-                return .success(Handles.containers.insert(taking: Ref(retaining: consume core)))
+                return .success(Handles.insertContainer(taking: Ref(retaining: consume core)))
             } catch {
                 return .failure(error)
             }
@@ -48,7 +48,7 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
     defer { Reclamation.retire(&retired) }
     return abiCall { () throws(TetherError) in
         // Unretained until its handle's reference is taken over (this call's section keeps it).
-        let core = try Handles.containers.unretained(c, "tether_container_free")
+        let core = try Handles.unretainedContainer(c, "tether_container_free")
         do throws(TetherError) {
             try core.borrow { c throws(TetherError) in try c.closeRetiring() }
         } catch {

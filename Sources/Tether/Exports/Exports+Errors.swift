@@ -55,6 +55,9 @@ struct CErrorParts {
     var reason: UnsafePointer<CChar>?
     var callbackOf: UnsafePointer<CChar>?
     var callback: Int
+    var nested: UnsafePointer<UnsafePointer<CChar>?>?
+    var nestedCount: Int
+    var nestedInCallback: UInt64
 }
 
 @_cdecl("tether_last_error_parts")
@@ -74,10 +77,18 @@ private func fill(_ out: UnsafeMutableRawPointer, status: Int32, parts: ErrorPar
     let (shown, omitted) = ErrorParts.cappedPath(parts.path)
     for (i, key) in shown.enumerated() { strings.path[i] = strings.keep(capped(key.name, ErrorParts.keyCap)) }
     let name = { (key: Key?) in strings.keep(key.map { capped($0.name, ErrorParts.keyCap) }) }
+    var inCallback: UInt64 = 0
+    for (i, resolve) in parts.nested.enumerated() {
+        strings.nested[2 * i] = name(resolve.from)
+        strings.nested[2 * i + 1] = name(resolve.to)
+        if resolve.inCallback { inCallback |= 1 << UInt64(i) }
+    }
     out.assumingMemoryBound(to: CErrorParts.self).pointee = CErrorParts(
         status: status, fix: parts.fix.rawValue, key: name(parts.key), target: name(parts.target),
         path: shown.isEmpty ? nil : UnsafePointer(strings.path), pathCount: shown.count, pathOmitted: omitted,
-        reason: strings.keep(parts.reason), callbackOf: name(parts.callbackOf), callback: parts.callback)
+        reason: strings.keep(parts.reason), callbackOf: name(parts.callbackOf), callback: parts.callback,
+        nested: parts.nested.isEmpty ? nil : UnsafePointer(strings.nested), nestedCount: parts.nested.count,
+        nestedInCallback: inCallback)
 }
 
 @_cdecl("tether_validate_problem_parts")

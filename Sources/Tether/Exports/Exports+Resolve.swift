@@ -28,9 +28,7 @@ private func resolve(_ section: CallSection, _ c: OpaquePointer?, _ key: () thro
     statusOf { () throws(TetherError) in
         let out = try outParam(out, function)
         // The pages when they exist: no once-check of the lazy table on the way.
-        let container: Borrowed<Container>
-        if let object = Handles.containerPages?.peek(c) { container = .init(opaque: object) }
-        else { container = try Handles.containers.unretained(c, function) }
+        let container = try Handles.unretainedContainer(c, function)
         try checkOpen(container.object, function)
         let key = try key()
         if !hitTried, count == 0, let (handle, instance) = singletonHit(c, { _ in key }, section) {

@@ -25,7 +25,7 @@ public func tether_provide_value(_ c: OpaquePointer?, _ key: UnsafePointer<CChar
 /// the container unretained (the call's section keeps it: a request's value writes no count of its child's).
 func valueArguments(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ instance: UnsafeMutableRawPointer?,
                     _ function: StaticString) throws(TetherError) -> (Borrowed<Container>, Key, UnsafeMutableRawPointer) {
-    let container = try Handles.containers.unretained(c, function)
+    let container = try Handles.unretainedContainer(c, function)
     let key = try keyArgument(key, function)
     guard let instance else { throw invalid(function, "the instance for \(key.quoted) is NULL") }
     return (container, key, instance)

@@ -482,6 +482,20 @@ enum Handles {
     @inline(__always)
     static var containerPages: SlotPages? { pages(at: containerSlotsAddress, .container) }
 
+    /// `containers.unretained`, through `containerPages` when they exist (a request's child's
+    /// new, value and free: no once-check of the lazy table).
+    @inline(__always)
+    static func unretainedContainer(_ c: OpaquePointer?, _ function: StaticString) throws(TetherError) -> Borrowed<Container> {
+        if let object = containerPages?.peek(c) { return Borrowed(opaque: object) }
+        return try containers.unretained(c, function)
+    }
+
+    /// `containers.insert(taking:)`, through `containerPages` as above.
+    @inline(__always)
+    static func insertContainer(taking container: Ref<Container>) -> OpaquePointer {
+        containerPages?.insert(container.opaque, lent: false) ?? containers.insert(taking: container)
+    }
+
     @inline(__always)
     private static func pages(at address: borrowing Atomic<UInt>, _ kind: HandleKind) -> SlotPages? {
         UnsafeMutablePointer(bitPattern: address.load(ordering: .acquiring))

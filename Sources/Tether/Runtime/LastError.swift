@@ -92,8 +92,13 @@ final class PartStrings {
     private var strings: [UnsafeMutablePointer<CChar>] = []
     /// The path's keys (at most `ErrorParts.cappedPath`'s count), allocated once per thread.
     let path = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: ErrorParts.pathHead + ErrorParts.pathTail + 1)
+    /// The keys of the nested resolves' pairs (`ErrorParts.nested`, at most `nestedCap`), likewise.
+    let nested = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: 2 * ErrorParts.nestedCap)
 
-    deinit { path.deallocate() }
+    deinit {
+        path.deallocate()
+        nested.deallocate()
+    }
 
     func keep(_ text: String?) -> UnsafePointer<CChar>? {
         guard let text, let copy = strdup(text) else { return nil }

@@ -40,13 +40,29 @@ final class Graph {
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`).
     var constructing: [Borrowed<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    /// This graph's part of a re-entry's path (`Reentry.reentered`): while a completion callback of a
+    /// nested resolve runs, its root and the instance completed (both made), then the frames, and
+    /// `asking` (what this graph asks for, when it is the innermost) as one more; whether a resolve
+    /// nested now comes from that callback.
+    func chainPart(asking: Borrowed<Registration>?) -> (steps: [Reentry.Step], inCallback: Bool) {
+        var steps: [Reentry.Step] = []
+        if let completing {
+            if let nestedRoot, !(nestedRoot === completing) { steps.append(.init(registration: nestedRoot, link: .slot, underConstruction: false)) }
+            steps.append(.init(registration: completing, link: .slot, underConstruction: false))
+        }
+        for (i, registration) in (constructing + (asking.map { [$0] } ?? [])).enumerated() {
+            steps.append(.init(registration: registration, link: i == 0 && completing != nil ? .callback : .slot,
+                               underConstruction: i < frames.count))
+        }
+        return (steps, completing != nil && frames.count == 0)
+    }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
     var isConstructing: Bool { frames.count > 0 }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Borrowed<Registration>] = []
     /// With `outer`: the registration this nested resolve was asked for, and the one whose
-    /// completion callback runs (if any), for the path of a re-entry (`TetherError.reentered`).
+    /// completion callback runs (if any), for the path of a re-entry (`chainPart`).
     private var nestedRoot: Borrowed<Registration>?
     private var completing: Borrowed<Registration>?
     /// Instances waiting for their completion callbacks.
@@ -448,9 +464,8 @@ final class Graph {
         if state != GraphTable.absent { return GraphTable.index(state) }
         if !outer.isEmpty {  // (a decorated registration's move is the registration it moved from)
             let identity = registration.borrow { $0.constructionIdentity }
-            if let i = outer.firstIndex(where: { $0 === registration || $0.borrow { $0.constructionIdentity } == identity }) {
-                throw TetherError.reentered(key, outer: outer[i...], root: nestedRoot?.object.key,
-                                            completing: completing?.object.key, path: path)
+            if outer.contains(where: { $0 === registration || $0.borrow { $0.constructionIdentity } == identity }) {
+                throw Reentry.reentered(registration, by: self)
             }
         }
         let scope = spec.borrow { $0.scope }

@@ -34,6 +34,80 @@ enum Reentry {
 }
 
 extension Reentry {
+    /// How a registration on a re-entry's path was asked for by the one before it.
+    enum Link: Equatable {
+        /// As a dependency of it (a slot, a plan's or a replay's step).
+        case slot
+        /// By a completion callback of it, through that callback's resolver.
+        case callback
+        /// By a resolve nested in its factory (a resolve call, or a lazy provider it called): a graph of its own.
+        case nested
+        /// By a resolve nested in a completion callback of it (not through the resolver): a graph of its own.
+        case nestedInCallback
+
+        var isNested: Bool { self == .nested || self == .nestedInCallback }
+    }
+
+    /// A registration on the chain of what this thread is resolving, how the one before it asked
+    /// for it, and whether it is under construction (else made: a nested resolve's root, or the
+    /// instance, whose completion callback runs).
+    struct Step {
+        let registration: Borrowed<Registration>
+        var link: Link
+        let underConstruction: Bool
+    }
+
+    /// The cycle error of `registration` asked for by `graph`, a resolve nested while this
+    /// thread constructs it further out: the path from where it is under construction, through
+    /// every resolve nested since and how each key asked for the next (`TetherError.reentered`).
+    /// Built only to report one (the chain is not kept while resolving).
+    static func reentered(_ registration: Borrowed<Registration>, by graph: Graph) -> TetherError {
+        let steps = chain(ThreadState.currentReference.object, asking: registration, in: graph)
+        let identity = registration.borrow { $0.constructionIdentity }  // (a decorated registration's move is the one it moved from)
+        let start = steps.dropLast().firstIndex {
+            $0.underConstruction && ($0.registration === registration || $0.registration.borrow { $0.constructionIdentity } == identity)
+        }
+        // (Not found on the chain cannot happen: the graph found it among what was constructing further out.)
+        let path = steps[(start ?? max(steps.count - 2, 0))...]
+        let keys = path.map { $0.registration.borrow { $0.key } }
+        guard keys.count >= 2 else { return TetherError.reentered(keys + keys, links: [.nested]) }
+        return TetherError.reentered(keys, links: path.dropFirst().map(\.link))
+    }
+
+    /// What this thread is resolving, outermost first, ending in `asking` asked for by `graph` (the
+    /// innermost, or an older one whose resolver the innermost used): a binding's replay, a plan's
+    /// steps, then each graph's part (`Graph.chainPart`), the first of a part asked for by a resolve
+    /// nested in the last of the part before.
+    private static func chain(_ thread: ThreadState, asking: Borrowed<Registration>, in graph: Graph) -> [Step] {
+        var steps: [Step] = []
+        var inCallback = false
+        func add(_ part: [Step], endsInCallback: Bool) {
+            guard !part.isEmpty else { return }
+            var part = part
+            part[0].link = inCallback ? .nestedInCallback : .nested
+            steps += part
+            inCallback = endsInCallback
+        }
+        add(thread.replaying.map { Step(registration: .init($0), link: .slot, underConstruction: true) }, endsInCallback: false)
+        let progress = thread.planProgress.pointee
+        if let plan = progress.plan {
+            add(plan.borrow { $0.constructing(at: progress.step, progress.locals) }.map { Step(registration: $0, link: .slot, underConstruction: true) },
+                endsInCallback: false)
+        }
+        let graphs = [Borrowed(thread.graph)] + thread.nestedGraphs
+        for (i, part) in graphs.enumerated() {
+            let (own, endsInCallback) = part.borrow { $0.chainPart(asking: i == graphs.count - 1 && $0 === graph ? asking : nil) }
+            add(own, endsInCallback: endsInCallback)
+        }
+        // An older graph asked (a completion callback's resolver used further in): for the innermost.
+        if !(graphs[graphs.count - 1].object === graph) {
+            add([Step(registration: asking, link: .slot, underConstruction: false)], endsInCallback: false)
+        }
+        return steps
+    }
+}
+
+extension Reentry {
     /// A binding runs the described plan of `key` from `container` itself and calls into the
     /// library from the factory of step `step` (a resolve nested in it): until `leaveReplay`,
     /// this thread's resolves see the steps from the plan's root down to `step` under

@@ -188,14 +188,20 @@ public final class Container: @unchecked Sendable {
     /// `parent` until this child is closed: the ABI's handle does), with its bridge: a request's
     /// child retains nothing its siblings on other threads would write.
     package convenience init(childOf parent: Borrowed<Container>) throws(TetherError) {
-        try self.init(parent: parent, keeping: nil, bridge: parent.borrow { $0.bridge })
+        try self.init(parent: parent, keeping: nil, bridge: nil)
     }
 
-    private init(parent: Borrowed<Container>?, keeping: Container?, bridge: SlotBridge) throws(TetherError) {
+    /// `bridge` nil: the parent's, unretained (read in place: a strong copy was a retain and a release per request's child).
+    private init(parent: Borrowed<Container>?, keeping: Container?, bridge: SlotBridge?) throws(TetherError) {
         parentReference = parent
         parentKeep = keeping
-        self.bridge = bridge
-        bridgeKeep = parent.map { $0.borrow { $0.bridge } === bridge } == true ? nil : bridge
+        if let bridge {
+            self.bridge = bridge
+            bridgeKeep = parent.map { $0.borrow { $0.bridge } === bridge } == true ? nil : bridge
+        } else {
+            self.bridge = parent.unsafelyUnwrapped.unmanaged._withUnsafeGuaranteedRef { $0.bridge }
+            bridgeKeep = nil
+        }
         if parent == nil {
             versionWord.store(UInt(bitPattern: VersionWords.take()), ordering: .relaxed)
             tableSlot.publish(retaining: RegistrationTable(small: false))
@@ -951,7 +957,9 @@ public final class Container: @unchecked Sendable {
                 onStack.deinitialize(count: stacked)
             }
         }
-        drop(consume dropped)  // consumed: a copy kept here would release them after the tracer goes, unordered
+        // Consumed: a copy kept here would release them after the tracer goes, unordered. (A request's
+        // child has none: its entries went from the stack, and its empty array goes here, no call.)
+        if !dropped.isEmpty { drop(consume dropped) }
         if let tracer {  // the hook is not called once the container is freed
             traceWord.store(0, ordering: .releasing)
             tracer.set(nil)

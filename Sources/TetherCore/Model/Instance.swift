@@ -198,23 +198,30 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
     public var key: Key { header.spec.key }
 
     deinit {
-        // Detached first: from here on no weak reference upgrades to this instance.
-        var side: (dependencies: UInt, late: LateEdges?)?
         let word = header.edges
-        if word & Self.tagMask == Self.sideTag {
-            side = OwnedWord<WeakRef>.take(word & ~Self.tagMask)!.detach()
-        }
+        // The rare instance with a side object (weak references, late edges) out of line: the
+        // common one reads no optional tuple.
+        if word & Self.tagMask == Self.sideTag { return deinitWithSide(word) }
         let pointer = header.pointer
         let spec = Borrowed(header.spec)
         ThreadState.currentReference.borrow { state in
             ReleaseQueue.destroy(state) { spec.borrow { $0.destroy(pointer) } }
             // Released without recursing once per level, so a 10,000-deep chain
             // cannot overflow the stack (see ReleaseQueue). The header (the spec) goes after this.
-            if side != nil {
-                release(side!.dependencies, side!.late.take(), state)  // moved: see `ReleaseQueue.queue`
-            } else if word != 0 {
-                release(word, nil, state)
-            }
+            if word != 0 { release(word, nil, state) }
+        }
+    }
+
+    /// `deinit` of an instance with a side object: detached first, so from here on no weak
+    /// reference upgrades to this instance.
+    @inline(never)
+    private func deinitWithSide(_ word: UInt) {
+        var side = OwnedWord<WeakRef>.take(word & ~Self.tagMask)!.detach()
+        let pointer = header.pointer
+        let spec = Borrowed(header.spec)
+        ThreadState.currentReference.borrow { state in
+            ReleaseQueue.destroy(state) { spec.borrow { $0.destroy(pointer) } }
+            release(side.dependencies, side.late.take(), state)  // moved: see `ReleaseQueue.queue`
         }
     }
 

@@ -53,24 +53,28 @@ extension TetherError {
                            ErrorParts(.breakCycle, key: to, path: keys))
     }
 
-    /// The cycle error for `key` asked for by a nested resolve while `outer` (from `key`'s
-    /// construction to that of the factory that made the nested resolve) was being constructed.
-    /// `root`: what that factory (or a lazy provider it called) resolved; `completing`: the
-    /// instance whose completion callback asked (nil: a construction did); `path`: the frames
-    /// of the nested resolve. The advice is for where the request came from: a completion
-    /// callback inside the factory (take `root` as a slot, or resolve it after the factory
-    /// returned), `root`'s own construction, or the nested resolve itself (both: after it returned).
-    static func reentered(_ key: Key, outer: ArraySlice<Borrowed<Registration>>, root: Key?, completing: Key?, path: [Key]) -> TetherError {
-        let constructing = outer.map { $0.borrow { $0.key } }
-        let factory = constructing.last ?? key
-        var nested = path
-        if let completing, nested.first != completing { nested.insert(completing, at: 0) }
-        if let root, !nested.isEmpty, nested.first != root { nested.insert(root, at: 0) }
-        let keys = constructing + nested + [key]
-        let target = nested.first ?? key
+    /// The cycle error of a key asked for by a nested resolve while it was still being constructed further
+    /// out on this thread: `keys` is the cycle (that key first and last), `links[i]` how `keys[i]` asked for
+    /// `keys[i + 1]` (`Reentry.reentered`). The advice is for the innermost nested resolve (`factory` ->
+    /// `target`) and where the request came from after it: a completion callback inside it (take `target`
+    /// as a slot, or resolve it after the factory returned), `target`'s own construction, or the nested
+    /// resolve itself (both: after it returned). A nested resolve builds a graph of its own, whose instances
+    /// are not the ones further out: any further out on the cycle must first become slots (or a callback's
+    /// resolver's gets) so that one resolve builds the whole cycle, else no fix of the last one works.
+    static func reentered(_ keys: [Key], links: [Reentry.Link]) -> TetherError {
+        let key = keys[keys.count - 1]
+        let nested = links.indices.filter { links[$0].isNested }
+        let last = nested.last ?? links.count - 1
+        let (factory, target) = (keys[last], keys[last + 1])
+        let completing = links.indices.last(where: { $0 > last && links[$0] == .callback }).map { keys[$0] }
         // Each fix leaves one edge between the two strong, so the other is taken weakly (else a retain cycle).
-        let cause: String
-        if let completing {
+        var cause: String
+        if links[last] == .nestedInCallback {
+            cause = "a completion callback of \(factory.quoted) resolves \(target.quoted) in a resolve of its own, and "
+                + (target == key ? "that is" : "its construction needs \(key.quoted),") + " still being constructed; "
+                + "take \(target.quoted) from that callback's resolver instead, weakly (tether_resolver_get_weak)"
+                + (target == key ? "" : " or with the slot of \(target.quoted) on \(key.quoted) declared TETHER_WEAK")
+        } else if let completing {
             cause = "the factory of \(factory.quoted) resolves \(target.quoted), and a completion callback of \(completing.quoted) that this runs "
                 + "asks for \(key.quoted) before that factory returned; take \(target.quoted) as a slot of \(factory.quoted) "
                 + "(a dependency, or TETHER_LAZY / TETHER_WEAK_LAZY called after its factory returns) instead of resolving it in the factory, "
@@ -84,12 +88,24 @@ extension TetherError {
             // A completion callback of `factory` helps only when `factory` is made in `key`'s resolve
             // (a dependency), not in a resolve nested in it: the weak-lazy slot works for both.
             cause = "the factory of \(factory.quoted) (or a lazy provider it called) resolves \(key.quoted), which is still being constructed; "
-                + "declare the slot of \(factory.quoted) on it TETHER_WEAK_LAZY(\(key.quoted)) and call it once that factory returned, "
+                + "declare the slot of \(factory.quoted) on it TETHER_WEAK_LAZY(\(key.quoted)) and call it once the factory of \(key.quoted) returned, "
                 + "or, \(factory.quoted) being a dependency of \(key.quoted), take it from the resolver of a completion callback of \(factory.quoted) "
                 + "instead (tether_on_complete), weakly (tether_resolver_get_weak)"
         }
+        if nested.count > 1 {
+            let slots = cappedList(Array(nested.dropLast()), separator: ", ") { i in
+                links[i] == .nestedInCallback
+                    ? "\(keys[i + 1].quoted) from the resolver of the completion callback of \(keys[i].quoted) (tether_resolver_get)"
+                    : "\(keys[i + 1].quoted) as a slot of \(keys[i].quoted)"
+            }
+            cause += "; but first take \(slots) (\(nested.count > 2 ? "each " : "")instead of its nested resolve): a nested resolve builds a graph of its own, "
+                + "so this fix works only once one resolve builds the whole cycle"
+        }
         var parts = ErrorParts(.nestedResolve, key: factory, target: target, path: keys)
         parts.callbackOf = completing
+        var resolves = nested.map { ErrorParts.NestedResolve(from: keys[$0], to: keys[$0 + 1], inCallback: links[$0] == .nestedInCallback) }
+        if resolves.count > ErrorParts.nestedCap { resolves.removeSubrange((ErrorParts.nestedCap - 1)..<(resolves.count - 1)) }
+        parts.nested = resolves
         return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(cause)", parts)
     }
 

@@ -22,11 +22,34 @@ struct ScopedEntries {
     /// instance or two with no allocation (no array made, grown and freed per request); the
     /// rest in `more`. Entries `0..<count`, in the order they came.
     private var first: (Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?, Container.ScopedEntry?) = (nil, nil, nil, nil)
-    private var more: [Container.ScopedEntry] = []
     private(set) var count = 0
     /// Claims under way, a few at a time (usually none; a request's one at a time, kept inline).
     var pending = PendingClaims()
-    private var index: [UnsafeMutableRawPointer: Int]?
+    /// The entries past the inline ones and their index, in a box made by the first: a request's
+    /// child lets go of one empty reference with its state, not an empty array and an index.
+    private final class Spill {
+        var more: [Container.ScopedEntry] = []
+        var index: [UnsafeMutableRawPointer: Int] = [:]
+    }
+    private var spill: Spill?
+    /// `spill.index` is in use (read inline: a lookup reads no box while there is none).
+    private var indexed = false
+    /// The entries past the inline ones (only asked for when there are some).
+    private var more: [Container.ScopedEntry] {
+        get { spill.unsafelyUnwrapped.more }
+        _modify { yield &spill.unsafelyUnwrapped.more }
+    }
+    private var index: [UnsafeMutableRawPointer: Int] {
+        get { spill.unsafelyUnwrapped.index }
+        _modify { yield &spill.unsafelyUnwrapped.index }
+    }
+
+    private mutating func madeSpill() -> Spill {
+        if let spill { return spill }
+        let made = Spill()
+        spill = made
+        return made
+    }
     static var indexedPast: Int { 16 }
     private static var inlineCapacity: Int { 4 }
 
@@ -72,7 +95,7 @@ struct ScopedEntries {
     private mutating func takeAll(_ body: (consuming Container.ScopedEntry) -> Void) {
         let n = count
         count = 0
-        if index != nil { index = nil }
+        if indexed { (indexed, index) = (false, [:]) }
         if n > 0 { body(first.0.take().unsafelyUnwrapped) }
         if n > 1 { body(first.1.take().unsafelyUnwrapped) }
         if n > 2 { body(first.2.take().unsafelyUnwrapped) }
@@ -91,7 +114,7 @@ struct ScopedEntries {
 
     /// Where the entry of the registration at `id` (its address) is.
     private mutating func position(_ id: UnsafeMutableRawPointer) -> Int? {
-        if let index { return index[id] }
+        if indexed { return index[id] }
         let inline = min(count, Self.inlineCapacity)
         let found = withFirst { first -> Int? in
             for i in 0..<inline where first[i].unsafelyUnwrapped.registration.opaque == id { return i }
@@ -111,9 +134,11 @@ struct ScopedEntries {
         position(Borrowed(registration).opaque).map { instance(at: $0).retained() }
     }
 
+    /// Indexes the entries (past `indexedPast` of them: the spill exists).
     private mutating func reindex() {
-        index = count > Self.indexedPast
-            ? Dictionary(uniqueKeysWithValues: (0..<count).map { (id($0), $0) }) : nil
+        let built = Dictionary(uniqueKeysWithValues: (0..<count).map { (id($0), $0) })
+        index = built
+        indexed = true
     }
 
     /// Caches `entry`, replacing the one of the same registration (returned, so the caller
@@ -126,10 +151,10 @@ struct ScopedEntries {
             let at = count
             withFirst { ($0 + at).pointee = new }
         } else {
-            more.append(consume entry)
+            madeSpill().more.append(consume entry)
         }
         count += 1
-        if index != nil { index![id] = count - 1 } else if count > Self.indexedPast { reindex() }
+        if indexed { index[id] = count - 1 } else if count > Self.indexedPast { reindex() }
         return nil
     }
 

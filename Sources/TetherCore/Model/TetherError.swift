@@ -89,6 +89,8 @@ public struct ErrorParts: Sendable {
         /// `target` (the key it resolved), for the last key of `path` (the cycle, first key repeated
         /// last) while that was still being constructed: from `target`'s own construction, from a
         /// completion callback of `callbackOf` it ran, or (`target` is the last key) directly.
+        /// `nested`: every resolve the cycle runs through that was nested, this one last; each but
+        /// the last is to become a slot (or a resolver's get) so that one resolve builds the cycle.
         case nestedResolve
     }
 
@@ -100,6 +102,19 @@ public struct ErrorParts: Sendable {
     /// A completion callback the failure happened in (number from 1, and its instance's key).
     public var callback = 0
     public var callbackOf: Key?
+    /// `.nestedResolve`: the resolves the cycle runs through that were nested, each building a graph of
+    /// its own, outermost first (at most `nestedCap`); the last is `key` -> `target`.
+    public var nested: [NestedResolve] = []
+
+    /// A resolve nested in the factory of `from` (or a lazy provider it called), or in a completion
+    /// callback of `from` (`inCallback`), that asked for `to`.
+    public struct NestedResolve: Sendable, Equatable {
+        public let from: Key
+        public let to: Key
+        public let inCallback: Bool
+    }
+    /// Nested resolves a part lists at most (a bit each in tether_error_parts.nested_in_callback).
+    public static let nestedCap = 64
 
     public init(_ fix: Fix = .none, key: Key? = nil, target: Key? = nil, path: [Key] = [], reason: String? = nil) {
         self.fix = fix

@@ -23,7 +23,7 @@ enum ReleaseQueue {
     /// in `late`: moved in (`take()`), so its strong edges' array is the only copy and `queue` can empty it.
     static func release(_ targets: UnsafeBufferPointer<UInt>, _ late: consuming LateEdges?,
                         _ state: ThreadState) {
-        if state.draining || targets.count > 1 || late?.strong.isEmpty == false {
+        if state.draining || (targets.count > 1 && late != nil) || late?.strong.isEmpty == false {
             // Popping releases them last edge first.
             for target in targets { state.pendingRelease.append(target) }
             if let late = consume late { queue(late, state) }
@@ -31,7 +31,17 @@ enum ReleaseQueue {
             state.draining = true
         } else {
             state.draining = true
-            if let target = targets.first { SplitEdge.releaseEdge(target) }  // one edge (a chain): no queue needed
+            // Last edge first, each with what only it held (queued by the deinits it ran) before
+            // the next: the order popping them would give, with no push and pop of the edges
+            // themselves (a request's Session over its value and a singleton: two edges).
+            var i = targets.count
+            while i > 1 {
+                i -= 1
+                SplitEdge.releaseEdge(targets[i])
+                // (late edges wait for the end, as they would behind the queued edges)
+                while state.pendingRelease.count > 0 { SplitEdge.releaseEdge(state.pendingRelease.removeLast()) }
+            }
+            if i == 1 { SplitEdge.releaseEdge(targets[0]) }  // one edge (a chain): no queue needed
             if let late = consume late { drop(late) }
         }
         drain(state, SplitEdge.releaseEdge)

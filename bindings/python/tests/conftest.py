@@ -6,6 +6,7 @@ checkout's build/lib/libtether.so, through the package's normal search order.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import sys
@@ -52,6 +53,33 @@ def c():
     container.close()
     gc.collect()
     assert object_table.live_count() == before, "C boxes still hold Python objects after close"
+
+
+def causes(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and what caused it (``__cause__``), outermost first."""
+    chain = []
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__
+    return chain
+
+
+class Pool:
+    """A shared instance the async tests make once (``gated_pool``)."""
+
+
+def gated_pool(c: tether.Container, calls: list[str]) -> asyncio.Event:
+    """Registers an async SINGLETON ``Pool`` in ``c`` whose factory notes "Pool" in ``calls`` and
+    waits for the returned event before making it."""
+    gate = asyncio.Event()
+
+    async def pool() -> Pool:
+        calls.append("Pool")
+        await gate.wait()
+        return Pool()
+
+    c.register(Pool, pool, scope=tether.Scope.SINGLETON)
+    return gate
 
 
 class Counter:

@@ -15,12 +15,10 @@ import pytest
 import tether
 from tether import Scope
 
+from conftest import Pool, causes, gated_pool
+
 N = 32
 GUARD = 20  # seconds: a hang fails the test instead of blocking the run
-
-
-class Pool:
-    pass
 
 
 class Conn:
@@ -29,11 +27,7 @@ class Conn:
 
 def _cycle(exc: BaseException | None) -> tether.CycleError | None:
     """The CycleError ``exc`` is or was caused by (through FactoryErrors), if any."""
-    for _ in range(8):
-        if exc is None or isinstance(exc, tether.CycleError):
-            return exc
-        exc = exc.__cause__
-    return None
+    return next((e for e in causes(exc) if isinstance(e, tether.CycleError)), None)
 
 
 def test_32_aresolves_of_an_async_singleton_call_its_factory_once() -> None:
@@ -228,20 +222,6 @@ def test_a_cancelled_creator_lets_one_waiter_make_it() -> None:
         await c.aclose()
 
     asyncio.run(main())
-
-
-def gated_pool(c: tether.Container, calls: list[str]) -> asyncio.Event:
-    """Registers an async SINGLETON ``Pool`` in ``c`` whose factory notes "Pool" in ``calls`` and
-    waits for the returned event before making it."""
-    gate = asyncio.Event()
-
-    async def pool() -> Pool:
-        calls.append("Pool")
-        await gate.wait()
-        return Pool()
-
-    c.register(Pool, pool, scope=Scope.SINGLETON)
-    return gate
 
 
 def test_a_thread_waits_for_a_tasks_async_singleton() -> None:

@@ -16,6 +16,8 @@ import pytest
 import tether
 from tether import Scope, teardown
 
+from conftest import Pool, gated_pool
+
 N = 32
 
 
@@ -96,10 +98,6 @@ class Outer:
         self.inner = inner
 
 
-class Pool:
-    pass
-
-
 def test_nested_aresolves_complete_concurrently() -> None:
     async def main() -> None:
         barrier = Barrier(N)
@@ -125,15 +123,8 @@ def test_a_shared_instance_is_made_once_while_the_others_await_it() -> None:
     made: list[str] = []
 
     async def main() -> None:
-        gate = asyncio.Event()
         c = tether.Container()
-
-        async def pool() -> Pool:
-            made.append("Pool")
-            await gate.wait()
-            return Pool()
-
-        c.register(Pool, pool, scope=Scope.SINGLETON)
+        gate = gated_pool(c, made)
         tasks = [asyncio.ensure_future(c.aresolve(Pool)) for _ in range(N)]
         await asyncio.sleep(0.01)
         assert made == ["Pool"] and not any(t.done() for t in tasks)  # one factory under way, the rest await it

@@ -9,6 +9,8 @@ import pytest
 import tether
 from tether import Scope
 
+from conftest import causes as _chain
+
 
 # -- Resolver: CyclicA(B), CyclicB(C), CyclicC{weak a} --------------------------------------
 
@@ -392,12 +394,6 @@ def test_completion_order_is_dependencies_first(c):
 # -- a factory resolving a key under construction again: the library's cycle error ----------
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    chain = []
-    while exc is not None:
-        chain.append(exc)
-        exc = exc.__cause__
-    return chain
 
 
 @pytest.mark.parametrize("scope", list(Scope)[:4])

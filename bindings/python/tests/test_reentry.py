@@ -16,17 +16,9 @@ import pytest
 import tether
 from tether import Scope, _state
 
-from conftest import container
+from conftest import causes as _chain, container
 
 SCOPES = [Scope.GRAPH, Scope.TRANSIENT, Scope.SINGLETON, Scope.CONTAINER]
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    chain = []
-    while exc is not None:
-        chain.append(exc)
-        exc = exc.__cause__
-    return chain
 
 
 def _fails_once_as_a_cycle(info: pytest.ExceptionInfo[Any], path: str) -> None:
@@ -35,7 +27,7 @@ def _fails_once_as_a_cycle(info: pytest.ExceptionInfo[Any], path: str) -> None:
     types = [type(e) for e in chain]
     assert types in ([tether.CycleError], [tether.FactoryError, tether.CycleError]), types
     cycle = chain[-1]
-    assert path in str(cycle) and "need each other" in str(cycle)
+    assert str(cycle).startswith(f"the constructors of {path} need each other: "), str(cycle)  # the whole path
     assert str(info.value).count("raised") <= 1
 
 
@@ -478,4 +470,185 @@ def test_a_factory_resolving_a_key_its_resolve_constructs_is_told_weak_lazy_and_
     c.register("Y", lambda x: made.append("Y") or _Node(x), deps=[tether.weak_lazy("X")])
     x = c.resolve("X")
     assert made == ["Y", "X"] and x.held.held() is x
+    c.close()
+
+
+def _deep_shape(c: tether.Container, shape: str, made: list[str], seen: list[BaseException]) -> None:
+    """Registers a cycle through several nested resolves (each factory records itself, and a failed
+    nested resolve's error in ``seen``, then makes its instance anyway):
+    three: X's factory resolves Y, Y's resolves Z, Z's resolves X; callback: Y's completion callback
+    gets Z in between; lazy: Y's factory calls its lazy slot on Z; in_callback: Y's completion
+    callback resolves X itself (not through its resolver)."""
+
+    def resolving(key: str, nested: str | None) -> Any:
+        def make(*slots: Any) -> object:
+            made.append(key)
+            try:
+                if nested:
+                    c.resolve(nested)
+                for slot in slots:
+                    slot()
+            except tether.TetherError as e:
+                seen.append(e)
+            return _Node()
+        return make
+
+    def resolving_x(r: Any, y: object) -> None:
+        try:
+            c.resolve("X")
+        except tether.TetherError as e:
+            seen.append(e)
+
+    c.register("X", resolving("X", "Y"))
+    if shape == "three":
+        c.register("Y", resolving("Y", "Z"))
+    elif shape == "lazy":
+        c.register("Y", resolving("Y", None), deps=[tether.lazy("Z")])
+    else:
+        c.register("Y", resolving("Y", None), on_complete=(lambda r, y: r.get("Z")) if shape == "callback" else resolving_x)
+    if shape != "in_callback":
+        c.register("Z", resolving("Z", "X"))
+
+
+_WEAK_LAZY_Z = ('make "Z"\'s dependency on "X" weak-lazy (deps=[tether.weak_lazy("X")]) and call it once the factory '
+                'of "X" returned')
+_DEEP = {
+    "three": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z, 'but first take "Y" as a dependency of "X" (deps=["Y"]), '
+              '"Z" as a dependency of "Y" (deps=["Z"]) (each instead of its nested resolve)', ["X", "Y", "Z"]),
+    "callback": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z,
+                 'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)', ["X", "Y", "Z"]),
+    "lazy": ('"X" -> "Y" -> "Z" -> "X"', _WEAK_LAZY_Z, 'but first take "Y" as a dependency of "X" (deps=["Y"]), '
+             '"Z" as a dependency of "Y" (deps=["Z"]) (each instead of its nested resolve)', ["X", "Y", "Z"]),
+    "in_callback": ('"X" -> "Y" -> "X"', 'a completion callback of "Y" resolves "X" in a resolve of its own, and that is '
+                    'still being constructed; get "X" with r.weak("X") in that callback instead',
+                    'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)', ["X", "Y"]),
+}
+
+
+@pytest.mark.parametrize("shape", list(_DEEP))
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_a_cycle_through_several_nested_resolves_names_the_whole_path(plans: bool, shape: str) -> None:
+    """The path is the whole chain, each key once but X; the fix makes every nested resolve but the
+    innermost a dependency first (each builds a graph of its own), then breaks the innermost; every
+    factory runs once, on the first resolve and on the replays of its described plan after it."""
+    path, fix, first, factories = _DEEP[shape]
+    c = container(plans=plans)
+    made: list[str] = []
+    seen: list[BaseException] = []
+    _deep_shape(c, shape, made, seen)
+    for _ in range(3):  # the first resolve and the replays after it
+        made.clear()
+        seen.clear()
+        c.resolve("X")
+        assert sorted(made) == factories
+        assert len(seen) == 1 and isinstance(seen[0], tether.CycleError)
+        text = str(seen[0])
+        assert text.startswith(f"the constructors of {path} need each other: ")
+        assert fix in text and first in text and "tether_" not in text
+    assert _state.constructing == []
+    c.close()
+
+
+@pytest.mark.parametrize("shape", list(_DEEP))
+@pytest.mark.parametrize("scope", [Scope.GRAPH, Scope.SINGLETON, Scope.CONTAINER], ids=lambda s: s.name)
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_the_advice_for_several_nested_resolves_works(plans: bool, scope: Scope, shape: str) -> None:
+    """Applied (Y a dependency of X, Z of Y unless a callback gets it, the innermost request as the
+    advice says), X resolves with each factory once, and what asked for X gets this X."""
+    c = container(plans=plans)
+    made: list[str] = []
+    back: list[Any] = []
+
+    def make(key: str) -> Any:
+        def build(*slots: Any) -> _Node:
+            made.append(key)
+            if key == "Z":
+                back.append(slots[0])
+            return _Node(slots[0] if slots else None)
+        return build
+
+    c.register("X", make("X"), deps=["Y"], scope=scope)
+    if shape == "in_callback":
+        c.register("Y", make("Y"), on_complete=lambda r, y: back.append(r.weak("X")))
+    elif shape == "callback":
+        c.register("Y", make("Y"), on_complete=lambda r, y: r.get("Z"))
+    else:
+        c.register("Y", make("Y"), deps=["Z"], scope=scope)
+    if shape != "in_callback":
+        c.register("Z", make("Z"), deps=[tether.weak_lazy("X")], scope=scope)
+    for n in range(1, 4):
+        made.clear()
+        x = c.resolve("X")
+        assert sorted(made) == ([] if scope != Scope.GRAPH and n > 1 else sorted(_DEEP[shape][3]))
+        assert back[-1]() is x and x.held is not None
+    c.close()
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.name)
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_factories_raising_through_several_nested_resolves_run_once_and_cache_nothing(plans: bool, scope: Scope) -> None:
+    """X's factory resolves Y, Y's resolves Z, Z's resolves X, each letting the error through: the
+    resolve of X fails with the cycle at the end of its causes (each factory that raised wraps
+    the one inside), every factory ran once, and nothing is cached: the next resolve runs each again."""
+    c = container(plans=plans)
+    made: list[str] = []
+
+    def resolving(key: str, nested: str) -> Any:
+        def make() -> object:
+            made.append(key)
+            c.resolve(nested)
+            return object()
+        return make
+
+    for key, nested in (("X", "Y"), ("Y", "Z"), ("Z", "X")):
+        c.register(key, resolving(key, nested), scope=scope)
+    for _ in range(3):
+        made.clear()
+        with pytest.raises(tether.TetherError) as info:
+            c.resolve("X")
+        chain = _chain(info.value)
+        assert [type(e) for e in chain] == [tether.FactoryError] * 3 + [tether.CycleError]
+        assert str(chain[-1]).startswith('the constructors of "X" -> "Y" -> "Z" -> "X" need each other: ')
+        assert made == ["X", "Y", "Z"]
+    assert _state.constructing == []
+    c.close()
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "no-plans"])
+def test_a_callbacks_own_resolve_of_what_needs_the_key_names_the_path_and_the_fix_works(plans: bool) -> None:
+    """X's factory resolves Y; Y's completion callback resolves T itself, and T needs X: X -> Y -> T
+    -> X, fixed by Y a dependency of X and T taken from the callback's resolver, its dependency on
+    X weak (applied: each factory once, and T's X is this X)."""
+    c = container(plans=plans)
+    made: list[str] = []
+    seen: list[BaseException] = []
+
+    def y_done(r: Any, y: object) -> None:
+        try:
+            c.resolve("T")
+        except tether.TetherError as e:
+            seen.append(e)
+
+    c.register("X", lambda: made.append("X") or c.resolve("Y") and _Node())
+    c.register("Y", lambda: made.append("Y") or _Node(), on_complete=y_done)
+    c.register("T", lambda x: made.append("T") or _Node(x), deps=["X"])
+    for _ in range(3):
+        made.clear()
+        seen.clear()
+        c.resolve("X")
+        assert made == ["X", "Y"] and len(seen) == 1
+        text = str(seen[0])
+        assert text.startswith('the constructors of "X" -> "Y" -> "T" -> "X" need each other: a completion callback of "Y" '
+                               'resolves "T" in a resolve of its own, and its construction needs "X", still being constructed; ')
+        assert ('get "T" with r.weak("T") in that callback instead (or with r.get("T") and "T"\'s dependency on "X" weak); '
+                'but first take "Y" as a dependency of "X" (deps=["Y"]) (instead of its nested resolve)') in text
+
+    got: list[Any] = []
+    c.register("X", lambda y: made.append("X") or _Node(y), deps=["Y"])
+    c.register("Y", lambda: made.append("Y") or _Node(), on_complete=lambda r, y: got.append(r.get("T")))
+    c.register("T", lambda x: made.append("T") or _Node(x), deps=[tether.weak("X")])
+    for _ in range(3):
+        made.clear()
+        x = c.resolve("X")
+        assert sorted(made) == ["T", "X", "Y"] and got[-1].held() is x
     c.close()

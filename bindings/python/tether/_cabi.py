@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 14
+BINDING_API_VERSION = 15
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
@@ -192,7 +192,8 @@ class ErrorParts(Structure):
 
     _fields_ = [("status", c_int), ("fix", c_int), ("key", c_char_p), ("target", c_char_p),
                 ("path", POINTER(c_char_p)), ("path_count", c_size_t), ("path_omitted", c_size_t),
-                ("reason", c_char_p), ("callback_of", c_char_p), ("callback", c_size_t)]
+                ("reason", c_char_p), ("callback_of", c_char_p), ("callback", c_size_t),
+                ("nested", POINTER(c_char_p)), ("nested_count", c_size_t), ("nested_in_callback", ctypes.c_uint64)]
 
 
 class TraceEventC(Structure):

@@ -45,14 +45,19 @@ class Parts:
     """One failure's parts: ``tether_error_parts`` read at once (its strings live until the next
     failure), or made by the binding for a failure it found itself (a replayed plan's)."""
 
-    __slots__ = ("status", "fix", "key", "target", "path", "omitted", "reason", "callback_of", "callback", "text")
+    __slots__ = ("status", "fix", "key", "target", "path", "omitted", "reason", "callback_of", "callback", "text",
+                 "nested")
 
     def __init__(self, status: int, fix: int = FIX_NONE, key: str | None = None, *, target: str | None = None,
                  path: Sequence[str] = (), omitted: int = 0, reason: str | None = None,
-                 callback_of: str | None = None, callback: int = 0, text: str = "") -> None:
+                 callback_of: str | None = None, callback: int = 0, text: str = "",
+                 nested: Sequence[tuple[str, str, bool]] = ()) -> None:
         self.status, self.fix, self.key, self.target = status, fix, key, target
         self.path, self.omitted, self.reason = list(path), omitted, reason
         self.callback_of, self.callback, self.text = callback_of, callback, text
+        #: FIX_NESTED_RESOLVE: the nested resolves the cycle runs through, outermost first, as
+        #: (from, to, made in a completion callback of ``from``); the last is key -> target.
+        self.nested = list(nested)
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -69,8 +74,11 @@ def last(api: Api) -> Parts:
 
 def _parts(raw: ErrorParts, text: str) -> Parts:
     path = [_text(raw.path[i]) or "" for i in range(raw.path_count)]
+    nested = [(_text(raw.nested[2 * i]) or "", _text(raw.nested[2 * i + 1]) or "", bool(raw.nested_in_callback >> i & 1))
+              for i in range(raw.nested_count)]
     return Parts(raw.status, raw.fix, _text(raw.key), target=_text(raw.target), path=path, omitted=raw.path_omitted,
-                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback, text=text)
+                 reason=_text(raw.reason), callback_of=_text(raw.callback_of), callback=raw.callback, text=text,
+                 nested=nested)
 
 
 def validate_report(api: Api) -> str:
@@ -98,13 +106,16 @@ def _q(key: str | None) -> str:
 
 
 def _path(parts: Parts) -> str:
-    keys, omitted = parts.path, parts.omitted
-    if not omitted and len(keys) > _PATH_MAX:
-        keys, omitted = keys[:_PATH_END] + keys[-_PATH_END:], len(keys) - 2 * _PATH_END
-    shown = [_q(k) for k in keys]
+    return _capped([_q(k) for k in parts.path], " -> ", parts.omitted)
+
+
+def _capped(shown: list[str], separator: str, omitted: int = 0) -> str:
+    """``shown`` joined, a long list cut in the middle as the library cuts a path (``omitted``: it did)."""
+    if not omitted and len(shown) > _PATH_MAX:
+        shown, omitted = shown[:_PATH_END] + shown[-_PATH_END:], len(shown) - 2 * _PATH_END
     if omitted:
         shown[_PATH_END:_PATH_END] = [f"... ({omitted} more)"]
-    return " -> ".join(shown)
+    return separator.join(shown)
 
 
 def _failed(what: str, reason: str | None, cause: BaseException | None) -> str:
@@ -120,24 +131,38 @@ def _failed(what: str, reason: str | None, cause: BaseException | None) -> str:
 def _nested_resolve(parts: Parts) -> str:
     """A key asked for again, by a resolve nested in the factory of ``parts.key``, before that
     factory returned; the fix depends on where the request came from (the parts say which), and
-    leaves one edge between the two strong, so the other is taken weakly."""
+    leaves one edge between the two strong, so the other is taken weakly. Any other nested resolve
+    on the cycle (``parts.nested`` but the last) becomes a dependency first."""
     factory, nested, again = _q(parts.key), _q(parts.target), _q(parts.path[-1] if parts.path else parts.target)
     text = f"the constructors of {_path(parts)} need each other: "
-    if parts.callback_of:
-        return text + (f"the factory of {factory} resolves {nested}, and a completion callback of {_q(parts.callback_of)} "
-                       f"that this runs asks for {again} before that factory returned; take {nested} as a dependency of "
-                       f"{factory} (deps=[{nested}], or tether.lazy / tether.weak_lazy called after the factory returns) "
-                       f"instead of resolving it in the factory, or get it with r.get({nested}) in a completion callback "
-                       f"of {factory} (on_complete=); the callback of {_q(parts.callback_of)} then takes {again} weakly "
-                       f"(r.weak({again}))")
-    if nested != again:
-        return text + (f"the factory of {factory} resolves {nested}, whose construction needs {again} before that factory "
-                       f"returned; get {nested} with r.weak({nested}) in a completion callback of {factory} (on_complete=) "
-                       f"instead, once {again} is made (or with r.get({nested}) and {nested}'s dependency on {again} weak)")
-    return text + (f"the factory of {factory} (or a lazy provider it called) resolves {again}, which is still being "
-                   f"constructed; make {factory}'s dependency on {again} weak-lazy (deps=[tether.weak_lazy({again})]) "
-                   f"and call it once that factory returned, or, {factory} being a dependency of {again}, get it with "
-                   f"r.weak({again}) in a completion callback of {factory} (on_complete=) instead")
+    if parts.nested and parts.nested[-1][2]:
+        text += (f"a completion callback of {factory} resolves {nested} in a resolve of its own, and "
+                 + ("that is" if nested == again else f"its construction needs {again},") + " still being constructed; "
+                 f"get {nested} with r.weak({nested}) in that callback instead"
+                 + ("" if nested == again else f" (or with r.get({nested}) and {nested}'s dependency on {again} weak)"))
+    elif parts.callback_of:
+        text += (f"the factory of {factory} resolves {nested}, and a completion callback of {_q(parts.callback_of)} "
+                 f"that this runs asks for {again} before that factory returned; take {nested} as a dependency of "
+                 f"{factory} (deps=[{nested}], or tether.lazy / tether.weak_lazy called after the factory returns) "
+                 f"instead of resolving it in the factory, or get it with r.get({nested}) in a completion callback "
+                 f"of {factory} (on_complete=); the callback of {_q(parts.callback_of)} then takes {again} weakly "
+                 f"(r.weak({again}))")
+    elif nested != again:
+        text += (f"the factory of {factory} resolves {nested}, whose construction needs {again} before that factory "
+                 f"returned; get {nested} with r.weak({nested}) in a completion callback of {factory} (on_complete=) "
+                 f"instead, once {again} is made (or with r.get({nested}) and {nested}'s dependency on {again} weak)")
+    else:
+        text += (f"the factory of {factory} (or a lazy provider it called) resolves {again}, which is still being "
+                 f"constructed; make {factory}'s dependency on {again} weak-lazy (deps=[tether.weak_lazy({again})]) "
+                 f"and call it once the factory of {again} returned, or, {factory} being a dependency of {again}, get "
+                 f"it with r.weak({again}) in a completion callback of {factory} (on_complete=) instead")
+    if len(parts.nested) > 1:
+        first = [f"{_q(to)} with r.get({_q(to)}) in that completion callback of {_q(of)}" if in_callback
+                 else f"{_q(to)} as a dependency of {_q(of)} (deps=[{_q(to)}])"
+                 for of, to, in_callback in parts.nested[:-1]]
+        text += (f"; but first take {_capped(first, ', ')} ({'each ' if len(first) > 1 else ''}instead of its nested resolve): a nested resolve "
+                 f"builds a graph of its own, so this fix works only once one resolve builds the whole cycle")
+    return text
 
 
 def render(parts: Parts, cause: BaseException | None = None) -> str:
