@@ -242,30 +242,33 @@ final class Graph {
         }
     }
 
-    /// Replays `plan`'s build into this (empty) graph and leaves what the frames
-    /// would have: the instances in `alive`, the table's entries, the completion
-    /// queue. Returns the root's index; nil, with the graph empty again, when the
-    /// plan declined. The plan writes into `alive` in place: nothing else appends
-    /// to it meanwhile (a factory resolving from a container gets a graph of its own).
+    /// Replays `plan`'s build into this (empty) graph: the plan's run (`Plan.replay(into:)`,
+    /// the one step loop) leaves what the frames would have: the instances in `alive`, the
+    /// table's entries, the completion queue (`enterReplayed`). Returns the root's index; nil,
+    /// with the graph empty again, when the plan declined. The plan writes into `alive` in
+    /// place: nothing else appends to it meanwhile (a factory resolving from a container gets
+    /// a graph of its own).
     private func replay(_ plan: Borrowed<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
-        try plan.borrow { plan -> Result<Int?, TetherError> in
-            switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
-                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
-            case .failure(let error): return .failure(error)
-            case .success(false):
-                alive.removeAll()  // the shared instances it took
-                return .success(nil)
-            case .success(true):
-                // A plan's steps are resolved from the root's own container (`Registration.plan`).
-                plan.forEachStep { i, step in
-                    if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
-                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .init(container))) }
-                }
-                return .success(plan.stepCount - 1)
-            }
+        let ran = try plan.borrow { plan in
+            plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
+                        Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
         }.get()
+        guard ran else {
+            alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            return nil
+        }
+        return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
+    /// table (`keyed`: its scope keeps it in a graph) and queued for its completion callbacks.
+    /// A plan's steps are resolved from the root's own container (`Registration.plan`), `lookup`.
+    @inline(__always)
+    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Container) {
+        if keyed { table.set(registration, GraphTable.state(i)) }
+        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: .init(lookup))) }
     }
 
     /// Refuses `arguments` unless they match the runtime-argument params of `registration`.
