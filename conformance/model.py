@@ -176,6 +176,8 @@ class Graph:
         self.awaiting: dict[Reg, list["Provider"]] = {}
         self.undecorated: dict[Reg, Obj] = {}        # a decorated key's own instance (`build`)
         self.queue: deque[Obj] = deque()             # instances whose callbacks have not run
+        self.root: Optional[str] = None              # the key resolved (`claim_in_order`)
+        self.claimed = False                         # a shared instance's creation begun in it
 
     def add(self, o: Obj, transient: bool) -> None:
         self.made.append(o)
@@ -296,6 +298,7 @@ class World:
         if c.freed:
             raise Fail("INVALID_HANDLE")
         g = Graph(c)
+        g.root = key
         self.graphs.append(g)
         try:
             try:
@@ -374,6 +377,10 @@ class World:
             if any((h, r) == (home, reg) for outer in self.graphs if outer is not g for h, r, _ in outer.pending):
                 raise Fail("CYCLE")   # unfinished in an outer resolve of this thread: not published yet
                                       # (container scope: the same resolving container's)
+            if not g.claimed:
+                g.claimed = True
+                if reg.scope != "container":
+                    self.claim_in_order(g)
             o = self.build(g, reg, home if reg.scope == "singleton" else c, args)
             g.cells[reg] = o
             g.pending.append((home, reg, o))
@@ -384,6 +391,45 @@ class World:
         if reg.scope == "graph":
             g.cells[reg] = o
         return o
+
+    def claim_in_order(self, g: Graph) -> None:
+        """DECISION (claims in order, the library's `Graph.claimInOrder`): the first singleton or
+        weak-scoped instance a graph creates, when it is the graph's first shared one, claims the
+        creation cells of every uncached singleton, weak or container-scoped instance the root's
+        constructor edges reach (DEP, WEAK and ALL slots, decorators' too) when there are two or more,
+        in one order, before any factory on the way runs: two threads then never hold one each while
+        waiting for the other's. So one of them unfinished in an outer resolve of this thread is a
+        cycle before this graph makes anything more."""
+        if g.root is None:
+            return
+        wanted: list[tuple[Container, Reg]] = []
+        seen: set[int] = set()
+        stack = [(self.lookup(g.container, g.root), g.container)]
+        while stack:
+            reg, c = stack.pop()
+            if reg is None or id(reg) in seen:
+                continue
+            seen.add(id(reg))
+            if reg.scope in ("singleton", "weak", "container"):
+                home = c if reg.scope == "container" else reg.container
+                cached = (home.weak if reg.scope == "weak" else home.cache).get(reg)
+                if cached is not None and cached.alive:
+                    continue
+                wanted.append((home, reg))
+            deps = reg.container if reg.scope == "singleton" else c
+            for d in [reg] + reg.decorators:
+                for kind, k in d.slots:
+                    if d is not reg and (kind, k) == ("dep", reg.key):
+                        continue   # a decorator's DEP on its key: the instance so far
+                    if kind in ("dep", "weak"):
+                        stack.append((self.lookup(deps, k), deps))
+                    elif kind == "all":
+                        stack += [(self.lookup(deps, v), deps) for v in self.variants(deps, k)]
+        if len(wanted) < 2:
+            return
+        for outer in self.graphs:
+            if outer is not g and any((h, r) in wanted for h, r, _ in outer.pending):
+                raise Fail("CYCLE")
 
     def build(self, g: Graph, reg: Reg, c: Container, args: Optional[list[Any]]) -> Obj:
         """Runs `reg`'s factory (depth first along its slots), then its decorators."""

@@ -578,8 +578,8 @@ tether_status tether_weak_release(tether_weak *w);
  *   another thread uses the resolver); TETHER_E_INVALID_HANDLE;
  *   TETHER_E_INVALID_ARGUMENT (NULL key/out); TETHER_E_RETAIN_CYCLE (the edge
  *   would close a cycle of strong edges: take tether_resolver_get_weak);
- *   TETHER_E_CYCLE (in a factory: `key` is being constructed); any status of
- *   tether_resolve. A failure fails the resolve only if the callback returns it.
+ *   TETHER_E_CYCLE (in a factory: `key` is being constructed; in a completion callback: a transient
+ *   cycle it would build anew forever, failing the resolve); any status of tether_resolve. Others fail it only if returned.
  */
 tether_status tether_resolver_get(tether_resolver *r, const char *key, void **out);
 

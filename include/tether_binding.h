@@ -114,13 +114,17 @@ typedef enum tether_fix {
                                 cycle (first key repeated last), this caller's edge `path[n-2]` -> `key` last; take
                                 `key` weak-lazy in `path[n-2]` and call it once that is made (a completion callback
                                 does not break it: an instance is published after its callbacks ran) */
-    TETHER_FIX_NESTED_RESOLVE /* the factory of `key` (or a lazy provider it called; or a completion callback of `key`:
+    TETHER_FIX_NESTED_RESOLVE, /* the factory of `key` (or a lazy provider it called; or a completion callback of `key`:
                                 see `nested`) resolved `target`, which asked for the last key of `path` (the cycle)
                                 while that was still being constructed: from a completion callback of `callback_of`
                                 it ran (then take `target` as a slot of `key`, or resolve it from `key`'s completion
                                 callback), from its own construction (resolve it from `key`'s completion callback),
                                 or directly (`target` is `path`'s last key: a weak-lazy slot of `key` on it); any
                                 other nested resolve on the cycle (`nested`) becomes a slot first */
+    TETHER_FIX_CALLBACK_LAP  /* completion callbacks would build the cycle `path` (first key repeated last) anew
+                                forever: a callback of `callback_of` asks for `path[1]`, whose making (transient all the
+                                way) makes another `callback_of`; make `path[n-2]` graph-scoped, or (when `key` is set)
+                                declare the slot of `key` on `target` weak-lazy */
 } tether_fix;
 
 /** The parts of the last error's message (last_error_parts). */
@@ -128,7 +132,7 @@ typedef struct tether_error_parts {
     tether_status status;    /* as tether_last_status() */
     tether_fix fix;
     const char *key;         /* the key the fix is about, or NULL */
-    const char *target;      /* FIX_WEAK_EDGE/_TARGET/_LAZY: the edge's target key, else NULL */
+    const char *target;      /* FIX_WEAK_EDGE/_TARGET/_LAZY/_CALLBACK_LAP: the edge's target key, else NULL */
     const char *const *path; /* `path_count` keys, root first (who needed `key`, or the cycle) */
     size_t path_count;
     size_t path_omitted;     /* keys of a long path left out between its first 3 and the rest */

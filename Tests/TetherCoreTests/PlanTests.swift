@@ -219,6 +219,28 @@ import TetherCore
         #expect(fx.tracker.liveCount == 0)
     }
 
+    /// Every mode of the one step loop (`Plan.execute`) fails through one path: a factory
+    /// failing mid-plan over a cached singleton lets go of what the run made, dependents first,
+    /// as the build does: from a block (the singleton held by split references, the records
+    /// made instances first) and from a replay into the graph (a step with completion callbacks).
+    @Test(arguments: [false, true]) func failureMidPlanOverASingletonIsTheBuildsInEveryMode(completes: Bool) throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("A", [dep("B"), dep("C")])
+            let b = try fx.register("B", [dep("D"), dep("S")])
+            try fx.register("C", [dep("D"), dep("S")]) { _ in throw CallbackFailure(reason: "no C") }
+            try fx.register("D", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            if completes { fx.onComplete(b) { _, _, _ in } }
+            _ = try fx.resolve("S")  // cached, so the plan runs (else it declines)
+        }
+        try expectSamePaths(root: "A", expectPlan: true, setUp)
+        let (trace, fx) = try trace(plans: true, root: "A", setUp)
+        #expect(trace.error?.contains("factory for \"C\" returned NULL: no C (while resolving \"A\" -> \"C\")") == true)
+        #expect(trace.log.filter { $0.hasPrefix("drop") } == Array(repeating: ["drop B", "drop D"], count: 3).flatMap { $0 })
+        #expect(fx.tracker.made("S") == 1 && fx.tracker.dropped("S") == 0, "the singleton stays cached")
+        #expect(fx.tracker.made("D") == 3 && fx.tracker.dropped("D") == 3 && fx.tracker.liveCount == 1)
+    }
+
     /// A shared step's path is through its first asker, as `Graph`'s frames are,
     /// not through a sibling that names it later and finishes first.
     @Test func failurePathGoesThroughTheFirstAsker() throws {

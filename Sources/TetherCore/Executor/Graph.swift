@@ -67,6 +67,26 @@ final class Graph {
     private var completing: Borrowed<Registration>?
     /// Instances waiting for their completion callbacks.
     private var queue = PlainStack<Pending>()
+    /// Completion callbacks' requests, each with what caused the instance asking (`Pending.cause`):
+    /// the chain `buildAsked` checks for a lap that repeats forever. Cleared with the graph.
+    private var requests: [CallbackRequest] = []
+    /// The keys of the frames when an instance with callbacks was made for such a request (`Pending.via`), for the lap's path.
+    private var viaPaths: [[Key]] = []
+    /// The request whose build runs (-1: none; `unrecordedCause`: not in `requests` yet), the cause of
+    /// every instance it makes. Most requests make no instance with callbacks, so they record nothing:
+    /// the first such instance records it (`recordCause`: the key asked is its build's first frame).
+    private var currentCause = -1
+    private static let unrecordedCause = -2
+    /// `keptMade` when that request was asked.
+    private var requestKeptBefore = 0
+    /// The instance whose completion callback runs: its registration, cause and via (nil: none runs).
+    private var runningCallback: (owner: Borrowed<Registration>, cause: Int, via: Int)?
+    /// Whether `buildAsked` refused a lap in the callback that runs, and that cycle: the resolve's error.
+    private var lapWasRefused = false
+    private var lapRefused: TetherError?
+    /// Instances made that the graph or a cache keeps (not transient): a lap that made none left
+    /// everything as it found it, so the next lap makes the same again.
+    private var keptMade = 0
     private var queueHead = 0
     /// The resolver of the last completion callback, for the next one.
     private var spareResolver: Resolver?
@@ -222,30 +242,33 @@ final class Graph {
         }
     }
 
-    /// Replays `plan`'s build into this (empty) graph and leaves what the frames
-    /// would have: the instances in `alive`, the table's entries, the completion
-    /// queue. Returns the root's index; nil, with the graph empty again, when the
-    /// plan declined. The plan writes into `alive` in place: nothing else appends
-    /// to it meanwhile (a factory resolving from a container gets a graph of its own).
+    /// Replays `plan`'s build into this (empty) graph: the plan's run (`Plan.replay(into:)`,
+    /// the one step loop) leaves what the frames would have: the instances in `alive`, the
+    /// table's entries, the completion queue (`enterReplayed`). Returns the root's index; nil,
+    /// with the graph empty again, when the plan declined. The plan writes into `alive` in
+    /// place: nothing else appends to it meanwhile (a factory resolving from a container gets
+    /// a graph of its own).
     private func replay(_ plan: Borrowed<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         // Borrowed: the registration keeps its plans.
-        try plan.borrow { plan -> Result<Int?, TetherError> in
-            switch plan.replay(into: alive.appendNone(count: plan.stepCount), specs,
-                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments) {
-            case .failure(let error): return .failure(error)
-            case .success(false):
-                alive.removeAll()  // the shared instances it took
-                return .success(nil)
-            case .success(true):
-                // A plan's steps are resolved from the root's own container (`Registration.plan`).
-                plan.forEachStep { i, step in
-                    if step.isKeyed { table.set(step.registration, GraphTable.state(i)) }
-                    if step.completes { queue.append(Pending(instance: alive[i], registration: step.registration, lookup: .init(container))) }
-                }
-                return .success(plan.stepCount - 1)
-            }
+        let ran = try plan.borrow { plan in
+            plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
+                        Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
         }.get()
+        guard ran else {
+            alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            return nil
+        }
+        return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
+    /// table (`keyed`: its scope keeps it in a graph) and queued for its completion callbacks.
+    /// A plan's steps are resolved from the root's own container (`Registration.plan`), `lookup`.
+    @inline(__always)
+    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Container) {
+        if keyed { table.set(registration, GraphTable.state(i)) }
+        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: .init(lookup))) }
     }
 
     /// Refuses `arguments` unless they match the runtime-argument params of `registration`.
@@ -290,6 +313,8 @@ final class Graph {
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
         queueHead = 0
+        if !requests.isEmpty { requests.removeAll(keepingCapacity: true); viaPaths.removeAll(keepingCapacity: true) }
+        keptMade = 0
         if !pendingShared.isEmpty { pendingShared.removeAll(keepingCapacity: true) }
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
@@ -747,6 +772,7 @@ final class Graph {
         }
         let (scope, completes) = spec.borrow { ($0.scope, $0.completionCount > 0) }
         if scope.isKeyedInGraph { table.set(registration, GraphTable.state(aliveIndex)) }
+        if scope.isKeyedInGraph || scope.isShared { keptMade &+= 1 }
         if !awaitingCells.isEmpty { bindAwaiting(registration, reference.borrowed) }
         if scope.isShared {
             let instance = reference.object
@@ -757,7 +783,10 @@ final class Graph {
             for cell in cells where cell.key == key { cell.made = true }
         }
         if completes {
-            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup))
+            var (cause, via) = (-1, -1)
+            if currentCause != -1 { (cause, via) = recordCause() }
+            queue.append(Pending(instance: reference.borrowed, registration: registration, lookup: frames[index].lookup,
+                                 cause: cause, via: via))
         }
         return aliveIndex
     }
@@ -797,6 +826,8 @@ final class Graph {
             defer { resolver.borrow { $0.close() } }
             if !outer.isEmpty { completing = pending.registration }
             defer { completing = nil }
+            runningCallback = (pending.registration, pending.cause, pending.via)
+            defer { runningCallback = nil }
             userCode += 1
             defer { userCode -= 1 }
             let outcome = pending.instance.borrow { instance in
@@ -807,7 +838,9 @@ final class Graph {
                     }
                 }
             }
-            let error = outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            // A lap refused in the callback fails the resolve as that cycle, whatever the callback made of it.
+            let error = lapWasRefused ? lapRefused.take() : outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+            lapWasRefused = false
             if let tracer {
                 let instance = pending.instance.object
                 tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
@@ -850,6 +883,77 @@ final class Graph {
         let instance: Borrowed<Instance>
         let registration: Borrowed<Registration>
         let lookup: Borrowed<Container>
+        /// The completion callback's request it was made for (in `requests`; -1: none) and
+        /// the frames' keys then (in `viaPaths`; -1: none).
+        var cause = -1
+        var via = -1
+    }
+
+    /// A completion callback of an instance of `owner` asked for `asked`; that instance was
+    /// made for request `parent` (-1: none) with the keys `viaPaths[via]` on the way.
+    private struct CallbackRequest {
+        let owner: Borrowed<Registration>
+        let asked: Borrowed<Registration>
+        let parent: Int
+        let via: Int
+        /// `keptMade` when it was asked.
+        let keptBefore: Int
+    }
+
+    /// Builds `registration` for a resolver of `owner` (`Resolver.get`, `getWeak`). The request of a
+    /// completion callback is refused when it repeats a lap forever: its instance of `owner` was made,
+    /// through the chain of such requests, because an instance of `owner` asked for `registration`,
+    /// and nothing made since is kept (all transient), so this request would make another instance
+    /// of `owner` asking the same, without end. (Each callback is taken to ask the same for every
+    /// instance of its registration.) One check for every executor: plans and objects reach callbacks' requests here.
+    func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
+                    from lookup: Container) throws(TetherError) -> Int {
+        guard let running = runningCallback, frames.count == 0 else { return try build(registration, from: lookup) }
+        let asked = Borrowed(registration)
+        var c = running.cause
+        while c >= 0 {
+            let request = requests[c]
+            if request.owner === owner && request.asked === asked {
+                if request.keptBefore == keptMade {
+                    let error = callbackLap(from: c, running.cause, running.via)
+                    (lapRefused, lapWasRefused) = (error, true)
+                    throw error
+                }
+                break
+            }
+            c = request.parent
+        }
+        // (Nested only when a resolve nested in this graph uses this callback's resolver.)
+        let saved = (currentCause, requestKeptBefore)
+        (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
+        defer { (currentCause, requestKeptBefore) = saved }
+        return try build(registration, from: lookup)
+    }
+
+    /// For an instance with callbacks made for the request whose build runs: that request (recorded now,
+    /// if it was not) and the frames' keys, as its `Pending.cause` and `via`.
+    @inline(never)
+    private func recordCause() -> (cause: Int, via: Int) {
+        if currentCause == Graph.unrecordedCause {
+            let running = runningCallback.unsafelyUnwrapped
+            requests.append(CallbackRequest(owner: running.owner, asked: frames[0].registration, parent: running.cause,
+                                            via: running.via, keptBefore: requestKeptBefore))
+            currentCause = requests.count - 1
+        }
+        viaPaths.append(path)
+        return (currentCause, viaPaths.count - 1)
+    }
+
+    /// The error of the lap from request `first` to the running callback's (`buildAsked`):
+    /// its path, each instance whose callback asks marked, its first key repeated last.
+    private func callbackLap(from first: Int, _ cause: Int, _ via: Int) -> TetherError {
+        var chain: [Int] = []
+        var c = cause
+        while c != first { chain.append(c); c = requests[c].parent }
+        var segments = [[requests[first].owner.borrow { $0.key }]]
+        for c in chain.reversed() { segments.append(viaPaths[requests[c].via]) }
+        segments.append(viaPaths[via])
+        return TetherError.callbackLap(segments)
     }
 
     private func publish() {

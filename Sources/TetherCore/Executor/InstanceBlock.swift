@@ -1,4 +1,4 @@
-/// A graph that a plan built without callbacks (`Plan.runBlock`), stored in its
+/// A graph that a plan built without callbacks (`Plan.execute` in block mode, `Plan.makeBlock`), stored in its
 /// root's allocation: one `Instance` (the root) instead of one per node. Nothing
 /// but the graph's own edges can ever reach the other nodes (factories get bare
 /// pointers; there is no resolver or callback to hand out another reference), so

@@ -101,133 +101,218 @@ extension Plan {
         }
     }
 
+    /// A run without a graph: the steps as separate instances, or (`blockWords`) as one block,
+    /// then the container steps made published into the resolving container.
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                         _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
-        if blockWords > 0 { return runBlock(specs, progress, locals) }
-        let count = steps.count
-        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps) { buffer in
-            let made = ReferenceWords<Instance>(base: buffer.baseAddress!)
-            made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-            let outcome = replay(into: made, specs, progress, locals)
-            if case .success(true) = outcome {
-                // Every other step is some step's input, so its instance went to
-                // that step's edges: nothing is left to release.
-                return .success(made.take(count - 1))
+        if blockWords > 0 {
+            return withRunState(OneBlock.self) { run in
+                let outcome = execute(OneBlock.self, &run, specs, progress, locals).map { $0 ? makeBlock(run, specs, locals) : nil }
+                // The block holds them meanwhile.
+                if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
+                return outcome
             }
-            Plan.letGo(made, count: count)
-            return outcome.map { _ in nil }
+        }
+        return withRunState(SeparateInstances.self) { run in
+            // Every other step is some step's input, so its instance went to that step's edges.
+            let outcome = execute(SeparateInstances.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+            // The root holds them meanwhile.
+            if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
+            return outcome
         }
     }
 
-    /// Makes every step's instance into `made` (a word per step, holding nothing
-    /// yet), in the order `Graph` would append them to its `alive`. False: the
-    /// plan declined (a shared dependency is not cached) before any factory ran.
-    /// Unless true, `made` holds what was taken or made, for the caller to release.
+    /// Makes every step's instance into `made` (`graph`'s `alive`, a word per step holding
+    /// nothing yet), in the order `Graph` would append them to it, then enters each step in
+    /// `graph` as its build would have (`Graph.enterReplayed`: its table, its completion queue).
+    /// False: the plan declined (a shared dependency is not cached) before any factory ran.
+    /// Unless true, `made` holds nothing: the run let go of what it took or made (`letGo`).
     /// `progress`: the thread's, where the step whose factory runs is noted (`Reentry`).
     @inline(__always)
-    func replay(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                _ arguments: UnsafeBufferPointer<Argument>) -> Result<Bool, TetherError> {
-        if hasLocals {
-            return replay(into: made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
+    func replay(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                lookup: Container) -> Result<Bool, TetherError> {
+        // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
+        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+            // A graph's run makes no block: no pointers of its own.
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            return execute(IntoGraph.self, &run, specs, progress, locals)
         }
-        return replay(into: made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
-    }
-
-    @inline(__always)
-    private func replay<B>(into made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                           _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
-        if hasShared && !takeShared(made, locals) { return .success(false) }
-        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
-        if claims != nil && !takeContainer(made, locals, pointers: nil) { return .success(false) }
-        progress.pointee.plan = .init(self)
-        defer { progress.pointee.plan = nil }  // before the caller releases anything (destructors may resolve)
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-            for i in madeSteps {
-                let isContainer = claims != nil && steps[i].isContainer
-                if isContainer && claims!.isCached(i) { continue }
-                progress.pointee.step = i
-                do throws(TetherError) { made.set(i, try make(i, words.baseAddress!, made, specs, locals)) }
-                catch { return .failure(error) }
-                if isContainer { madeContainer(i, locals) }
+        if case .success(true) = outcome {
+            for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+                graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
             }
-            if claims != nil { publishContainer(made, locals) }
-            return .success(true)
         }
+        return outcome
     }
 
-    /// `run` for a graph of several instances, made as one block: the factories
-    /// are called as in `replay`, but only the root becomes an `Instance`; the
-    /// others become records in its allocation (see `InstanceBlock`). Nothing
-    /// else can reach them: without callbacks or resolvers, the only references
-    /// they ever have are the edges inside the graph.
-    private func runBlock<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
-        // Two buffers of at most 1 KiB: each is small enough to live on the stack.
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 2 * Plan.maxSteps) { steps in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                runBlock(ReferenceWords(base: steps.baseAddress!), steps.baseAddress! + Plan.maxSteps, words.baseAddress!, specs, progress, locals)
+    /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
+    /// owned by the caller. A dependency goes to its first dependent's factory
+    /// with the reference made for it (later ones get new references), except
+    /// the objects completion callbacks complete or target: the plan keeps its
+    /// own reference to those until the callbacks ran (a factory may drop its
+    /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
+    @inline(__always)
+    func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
+        // An object plan has no local steps and no arguments (`Recorder.objects`).
+        let locals = Locals<OwnSteps>(base: progress.pointee.locals)
+        return withRunState(SwiftObjects.self) { run in
+            switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals) {
+            case .failure(let error): return .failure(error)
+            case .success(false): return .declined
+            case .success(true):
+                let root = run.objects.take(steps.count - 1)
+                // Without callbacks every other object went to its first dependent (each step is some step's input).
+                if !completionCalls.isEmpty { Plan.letGo(run.objects, count: steps.count) }
+                return .root(root.take())
             }
         }
     }
 
-    /// `runBlock` with its buffers: per step, the shared instances taken (`made`)
-    /// and the factories' results.
-    @inline(__always)
-    private func runBlock<B>(_ made: ReferenceWords<Instance>, _ pointers: UnsafeMutablePointer<UInt>,
-                             _ words: UnsafeMutablePointer<UInt64>, _ specs: ThreadSpecs,
-                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
-        let count = steps.count
-        made.base.initialize(repeating: ReferenceWords<Instance>.none, count: count)
-        // The steps (bits) whose instance `made` holds by a split reference (`SplitEdge`).
+    // MARK: the step loop
+
+    /// Where a run's instances go: the mode of the one step loop (`execute`), a type so the loop
+    /// is specialized per mode (as per `StepBinding`), each mode's tests folded away.
+    enum Destination { case instances, block, objects, graph }
+    protocol RunMode { static var destination: Destination { get } }
+    /// Each made step an `Instance`, the root's handed to the caller.
+    enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
+    /// The made steps records of one block (`InstanceBlock`), made after the loop from their
+    /// factories' pointers (`RunState.pointers`); shared singletons taken by split references.
+    enum OneBlock: RunMode { static var destination: Destination { .block } }
+    /// Swift objects (`makesObjects`): each made step's object, made by its `ObjectFactory`, the
+    /// plan's completion calls run after the steps.
+    enum SwiftObjects: RunMode { static var destination: Destination { .objects } }
+    /// Instances into a graph's `alive` (`Graph.replay`), which then completes, publishes or aborts.
+    enum IntoGraph: RunMode { static var destination: Destination { .graph } }
+
+    /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
+    /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
+    /// factory being called, and the steps held by split references (`SplitEdge`: a block's).
+    struct RunState {
+        let made: UnsafeMutablePointer<UInt>
+        let pointers: UnsafeMutablePointer<UInt>
+        let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
-        if hasShared && !takeShared(made, locals, pointers: pointers, split: &split)
-            || B.readsRequest && hasContainer && !takeContainer(made, locals, pointers: pointers) {
-            Plan.letGo(made, count: count, split: split)
-            return .success(nil)
+        var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
+        /// `made` in object mode.
+        var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
+    }
+
+    /// `body` with a run's state for mode `M` (a graph's run has its words: `replay(into:)`), on
+    /// the stack: buffers of at most 1 KiB each (larger ones `withUnsafeTemporaryAllocation` takes
+    /// from the heap): the steps' words (and a block's pointers), the slots' words. Object mode
+    /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
+    @inline(__always)
+    private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
+        if M.destination == .objects {
+            return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
+                let made = buffer.baseAddress!
+                // Never read as typed `UInt64`s: object mode's arguments are raw words.
+                var run = RunState(made: made, pointers: made,
+                                   words: UnsafeMutableRawPointer(made + Plan.maxSteps).assumingMemoryBound(to: UInt64.self))
+                return body(&run)
+            }
         }
-        progress.pointee.plan = .init(self)
+        return withUnsafeTemporaryAllocation(of: UInt.self, capacity: (M.destination == .block ? 2 : 1) * Plan.maxSteps) { steps in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+                var run = RunState(made: steps.baseAddress!, pointers: steps.baseAddress! + (M.destination == .block ? Plan.maxSteps : 0),
+                                   words: words.baseAddress!)
+                return body(&run)
+            }
+        }
+    }
+
+    /// The one step loop: every run of a plan. Takes the shared steps from their caches and the
+    /// container steps from the resolving container (or claims them there), then calls each made
+    /// step's factory in creation order (`callFactory`), noting the step in `progress` (`Reentry`),
+    /// then, in object mode, the completion calls. False: the plan declined (a shared or container
+    /// step not there, before any factory ran). On a decline or a failure `made` holds nothing
+    /// (`letGo`); on success what the mode's caller makes of it (a root, a block, the graph's).
+    @inline(__always)
+    private func execute<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
+                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+        let count = steps.count
+        if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
+        if hasShared && !takeShared(M.self, &run, locals) || B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+            letGo(M.self, &run, count: count)
+            return .success(false)
+        }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
-        for i in madeSteps {
+        progress.pointee.plan = .init(self)
+        for n in 0..<madeSteps.count {
+            let i = madeSteps[n]
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
-            let outcome: Result<UnsafeMutableRawPointer, TetherError>
-            if isContainer {
-                // Its own instance (the container caches it), over shared and container steps only.
-                do throws(TetherError) {
-                    let instance = try make(i, words, made, specs, locals, split: split)
-                    made.set(i, instance)
-                    madeContainer(i, locals)
-                    outcome = .success(instance.borrow { $0.pointer })
-                } catch {
-                    outcome = .failure(error)
+            do throws(TetherError) {
+                if isContainer || M.destination == .instances || M.destination == .graph {
+                    // A container step's is its own instance in every mode (its container caches it).
+                    let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
+                    run.instances.set(i, instance)
+                    if isContainer {
+                        madeContainer(i, locals)
+                        if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
+                    }
+                } else if M.destination == .block {
+                    run.pointers[i] = UInt(bitPattern: try callFactory(M.self, i, n, run, locals))
+                } else {
+                    run.objects.set(i, Ref(opaque: try callFactory(M.self, i, n, run, locals)))
                 }
-            } else {
-                outcome = callFactory(i, words, locals) { UnsafeMutableRawPointer(bitPattern: pointers[$0]).unsafelyUnwrapped }
-            }
-            switch outcome {
-            case .success(let pointer):
-                pointers[i] = UInt(bitPattern: pointer)
-            case .failure(let error):
-                progress.pointee.plan = nil
-                // Leaves what `replay` would have: an instance for every step made so far,
-                // its edges ordinary references (a container step's made already keeps its split ones).
-                for j in 0..<count where split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
-                for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
-                    made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: pointers[j])!, made, specs, locals))
-                }
-                Plan.letGo(made, count: count)
+            } catch {
+                progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
+                if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
+                letGo(M.self, &run, count: count)
                 return .failure(error)
             }
         }
         progress.pointee.plan = nil
-        let root = count - 1
-        defer { if claims != nil { publishContainer(made, locals, split: split) } }  // the block holds them meanwhile
+        if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
+            letGo(M.self, &run, count: count)
+            return .failure(error)
+        }
+        return .success(true)
+    }
+
+    /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
+    /// words then hold nothing, so its own abort finds them empty. Out of line: the cold path.
+    @inline(never)
+    private func letGo<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) {
+        if M.destination == .objects {
+            Plan.letGo(run.objects, count: count)
+        } else {
+            Plan.letGo(run.instances, count: count, split: run.split)
+            run.split = 0
+        }
+        if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// A block run that failed in step `i`: leaves what a run of separate instances would have,
+    /// an instance for every step made before it, its edges ordinary references (a container
+    /// step's made already keeps its split ones), for `letGo`.
+    @inline(never)
+    private func recordsAsInstances<B>(before i: Int, _ run: inout RunState, _ specs: ThreadSpecs, _ locals: Locals<B>) {
+        let made = run.instances
+        for j in 0..<steps.count where run.split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
+        run.split = 0
+        for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
+            made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
+        }
+    }
+
+    /// After a block run: the root's `Instance`, its allocation holding the other steps'
+    /// records (see `InstanceBlock`). Nothing else can reach them: without callbacks or
+    /// resolvers, the only references they ever have are the edges inside the graph.
+    @inline(__always)
+    private func makeBlock<B>(_ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
+        let (made, pointers, split) = (run.instances, run.pointers, run.split)
         // The root's spec keeps this plan alive, which holds the specs of the records.
-        return .success(Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[root])!,
-                                           spec: specs.retainedCopy(of: steps[root].spec!, in: .init(self)),
-                                           words: blockWords) { block in
+        return Instance.makeBlock(pointer: UnsafeMutableRawPointer(bitPattern: pointers[steps.count - 1])!,
+                                  spec: specs.retainedCopy(of: steps[steps.count - 1].spec!, in: .init(self)),
+                                  words: blockWords) { block in
             block.copy(template.words)
             for patch in template.pointers { block.words[patch.word] = pointers[patch.step] }
             for patch in template.shared {
@@ -241,55 +326,14 @@ extension Plan {
             if B.bindsLocals {
                 for patch in template.localSpecs { block.words[patch.word] = InstanceBlock.ownedSpec(spec(patch.step, locals).retained()) }
             }
-        })
-    }
-
-    /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
-    /// owned by the caller. A dependency goes to its first dependent's factory
-    /// with the reference made for it (later ones get new references), except
-    /// the objects completion callbacks complete or target: the plan keeps its
-    /// own reference to those until the callbacks ran (a factory may drop its
-    /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
-    @inline(__always)
-    func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
-        // One buffer (less than 1 KiB, on the stack): a word per step, then a word per slot.
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
-            runObjects(ReferenceWords(base: buffer.baseAddress!), UnsafeMutableRawPointer(buffer.baseAddress! + Plan.maxSteps), progress)
         }
     }
 
+    /// Object mode: the plan's completion calls, in the order `Graph` would run them (recorded,
+    /// `Recorder.declaredCompletions`), each given its declared targets' objects; the failure.
     @inline(__always)
-    private func runObjects(_ made: ReferenceWords<AnyObject>, _ words: UnsafeMutableRawPointer,
-                            _ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
-        let count = steps.count
-        made.base.initialize(repeating: ReferenceWords<AnyObject>.none, count: count)
-        for shared in sharedSteps {  // an object plan has no local steps (`Recorder.objects`)
-            guard let hit = steps[shared.step].registration.borrow({ $0.cached(shared.scope) }) else {
-                release(made)
-                return .declined
-            }
-            made.set(shared.step, Borrowed<AnyObject>(opaque: hit.pointer).retained())
-        }
-        progress.pointee.plan = .init(self)
-        for step in objectSteps {
-            progress.pointee.step = step.index
-            for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
-                let input = objectInputs[step.firstInput &+ s]
-                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retained() : made.take(input &>> 1)
-                words.storeBytes(of: reference.word, toByteOffset: s &* 8, as: UInt.self)
-            }
-            let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
-            let failure = step.factory.borrow { factory -> CallbackFailure? in
-                do throws(CallbackFailure) { made.set(step.index, .init(retaining: try factory.make(arguments))) } catch { return error }
-                return nil
-            }
-            arguments.releaseUntaken()
-            if let failure {
-                progress.pointee.plan = nil
-                return .failure(abandon(made, step: step.index, failure, completion: nil))
-            }
-        }
-        progress.pointee.plan = nil
+    private func runCompletionCalls(_ run: RunState) -> TetherError? {
+        let (made, words) = (run.objects, UnsafeMutableRawPointer(run.words))
         for call in completionCalls {
             for t in 0..<call.targets {
                 words.storeBytes(of: UInt(bitPattern: made[objectInputs[call.firstTarget + t]].opaque), toByteOffset: t * 8, as: UInt.self)
@@ -302,23 +346,15 @@ extension Plan {
                     return nil
                 }
             }
-            if let failure { return .failure(abandon(made, step: call.step, failure, completion: call.number)) }
+            if let failure { return steps[call.step].registration.borrow { Graph.completionFailure($0.key, call.number, failure) } }
         }
-        let root = made.take(count - 1)
-        // Without callbacks every other object went to its first dependent (each step is some step's input).
-        if !completionCalls.isEmpty { release(made) }
-        return .root(root.take())
-    }
-
-    /// Releases what `made` still holds (`letGo`).
-    private func release(_ made: ReferenceWords<AnyObject>) {
-        Plan.letGo(made, count: steps.count)
+        return nil
     }
 
     /// What a run holds of steps `0..<count` and did not hand on, let go of last first (dependents
     /// before their dependencies, as a graph's `alive`: `ReferenceWords.releaseUnmoved(lastFirst:)`),
     /// a split reference still held (a step in `split`: `SplitEdge`) as one. Every run of a plan
-    /// (`run`, `runBlock`, `runObjects`) lets go of what it made or took through this one function:
+    /// (`execute`, whatever its mode) lets go of what it made or took through this one function:
     /// on a failure, a decline, and what cached container steps left unused.
     private static func letGo<Element>(_ made: ReferenceWords<Element>, count: Int, split: UInt64 = 0) {
         guard split != 0 else { return made.releaseUnmoved(lastFirst: count) }
@@ -331,17 +367,6 @@ extension Plan {
         }
     }
 
-    /// An object resolve that failed in step `step`'s factory, or its completion
-    /// callback `completion`: releases what it made; the error. Out of line, so the resolve path stays short.
-    @inline(never)
-    private func abandon(_ made: ReferenceWords<AnyObject>, step: Int, _ failure: CallbackFailure, completion: Int?) -> TetherError {
-        release(made)
-        return steps[step].registration.borrow { registration in
-            if let completion { return Graph.completionFailure(registration.key, completion, failure) }
-            return Graph.factoryFailure(registration, failure, path: path(to: step, Locals<OwnSteps>?.none))
-        }
-    }
-
     /// Calls `body` with the step of every non-context input of step `i`, in slot order.
     @inline(__always)
     private func forEachEdge(of i: Int, slots: Int, _ body: (Int) -> Void) {
@@ -349,35 +374,31 @@ extension Plan {
         for s in 0..<slots where Plan.isStep(inputs[first + s]) { body(inputs[first + s]) }
     }
 
-    /// Takes every shared dependency from its cache (and notes its pointer in
-    /// `pointers`, when given); false when one is missing.
-    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>? = nil) -> Bool {
-        for shared in sharedSteps {
-            guard let hit = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
-                    : registration(shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
-            made.set(shared.step, hit)
-            pointers?[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
-        }
-        return true
-    }
-
-    /// `takeShared` for a block: a published singleton is taken by a split reference
-    /// (`Registration.cachedSplitReference`) when its slot has not let go, its step's bit set in `split`.
-    private func takeShared<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>,
-                               split: inout UInt64) -> Bool {
+    /// Takes every shared dependency from its cache (a declared value from the resolving
+    /// container, `takeValue`); false when one is missing. A block notes each one's pointer and
+    /// takes a published singleton by a split reference (`Registration.cachedSplitReference`)
+    /// when its slot has not let go, its step's bit set in `split`; object mode takes the object.
+    @inline(__always)
+    private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
+            if M.destination == .objects {
+                // An object plan's shared steps hold objects (`Recorder.objects`): the word is the object.
+                guard let hit = registration.borrow({ $0.cached(shared.scope) }) else { return false }
+                run.objects.set(shared.step, Borrowed<AnyObject>(opaque: hit.pointer).retained())
+                continue
+            }
             let hit: Ref<Instance>
-            if shared.splits, let reference = registration.borrow({ $0.cachedSplitReference() }) {
-                split |= 1 << UInt64(shared.step)
+            if M.destination == .block && shared.splits, let reference = registration.borrow({ $0.cachedSplitReference() }) {
+                run.split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
                 guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
-            made.set(shared.step, hit)
-            pointers[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer })
+            run.instances.set(shared.step, hit)
+            if M.destination == .block { run.pointers[shared.step] = UInt(bitPattern: hit.borrow { $0.pointer }) }
         }
         return true
     }
@@ -390,11 +411,11 @@ extension Plan {
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
-    /// creation cell there, under the one lock of the lookup (`Container.claimScoped`; noted in
-    /// `pointers`, when given, as `takeShared`). False, before any factory ran: a cell is held
+    /// creation cell there, under the one lock of the lookup (`Container.claimScoped`; a block notes
+    /// its pointer, as `takeShared`). False, before any factory ran: a cell is held
     /// (this thread's resolve further out, or another thread's), or some are cached and others
     /// not (`Graph` makes only what the cached ones do not already hold).
-    private func takeContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, pointers: UnsafeMutablePointer<UInt>?) -> Bool {
+    private func takeContainer<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>) -> Bool {
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = request.claims
         let container = request.resolving
@@ -406,8 +427,8 @@ extension Plan {
             }
             switch found {
             case .published(let hit):
-                made.set(i, hit)
-                pointers?[i] = UInt(bitPattern: hit.borrow { $0.pointer })
+                run.instances.set(i, hit)
+                if M.destination == .block { run.pointers[i] = UInt(bitPattern: hit.borrow { $0.pointer }) }
                 claims[0] |= 1 << UInt(i)
                 cached += 1
             case .claimed:
@@ -427,14 +448,15 @@ extension Plan {
     }
 
     /// After a successful run: the container steps made go to the resolving container's cache,
-    /// each ending its claim under the same lock. `made` still names each (the graph holds them).
-    /// `split`: the steps `made` holds by split references (`runBlock`).
-    private func publishContainer<B>(_ made: ReferenceWords<Instance>, _ locals: Locals<B>, split: UInt64 = 0) {
+    /// each ending its claim under the same lock. `made` still names each (the root or the block
+    /// holds them).
+    private func publishContainer<B>(_ run: RunState, _ locals: Locals<B>) {
+        let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = ContainerClaims(words: request.claims)
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
         if claims.words[0] != 0 {
-            Plan.letGo(made, count: steps.count - 1, split: split)
+            Plan.letGo(made, count: steps.count - 1, split: run.split)
             return
         }
         for n in 0..<containerSteps.count where claims.holds(n) {
@@ -446,42 +468,72 @@ extension Plan {
         }
     }
 
-    /// Calls step `i`'s factory and makes its instance, its edges taking the inputs' references
-    /// (`split`: the steps `made` holds by split references, which its edges keep as such).
+    /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
+    /// factory gets its inputs' pointers (a block's from `RunState.pointers`, which has every
+    /// step's a block's factories may take; else their instances'), contexts and runtime arguments; in
+    /// object mode an `ObjectFactory` gets its inputs' objects, each with the reference the run
+    /// holds for it (taken over unless kept for a completion call, `Objects.keepBit`), and the
+    /// result is the object, retained. A failure names the path to the step.
     @inline(__always)
-    private func make<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ made: ReferenceWords<Instance>,
-                         _ specs: ThreadSpecs, _ locals: Locals<B>, split: UInt64 = 0) throws(TetherError) -> Ref<Instance> {
-        let pointer = try callFactory(i, words, locals) { made[$0].borrow { $0.pointer } }.get()
-        return makeInstance(i, pointer, made, specs, locals, split: split)
-    }
-
-    /// Calls step `i`'s factory with its inputs' pointers (`pointer(step)`), contexts and runtime arguments.
-    @inline(__always)
-    private func callFactory<B>(_ i: Int, _ words: UnsafeMutablePointer<UInt64>, _ locals: Locals<B>,
-                             _ pointer: (Int) -> UnsafeMutableRawPointer) -> Result<UnsafeMutableRawPointer, TetherError> {
-        let step = steps[i]
-        let spec = spec(i, locals)
-        return registration(i, locals).borrow { registration in
-            let slots = registration.params.count
-            for s in 0..<slots {
-                let input = inputs[step.firstInput + s]
-                words[s] = Plan.isStep(input) ? UInt64(UInt(bitPattern: pointer(input)))
-                    : input == Plan.context ? UInt64(UInt(bitPattern: spec.borrow { $0.context }))
-                    : locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
+    private func callFactory<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState,
+                                            _ locals: Locals<B>) throws(TetherError) -> UnsafeMutableRawPointer {
+        let failure: CallbackFailure
+        if M.destination == .objects {
+            let step = objectSteps[n]
+            let (made, words) = (run.objects, UnsafeMutableRawPointer(run.words))
+            for s in 0..<step.slots {  // wrapping arithmetic: the plan's indices are small
+                let input = objectInputs[step.firstInput &+ s]
+                let reference = input & Objects.keepBit != 0 ? made[input &>> 1].retained() : made.take(input &>> 1)
+                words.storeBytes(of: reference.word, toByteOffset: s &* 8, as: UInt.self)
             }
-            do throws(CallbackFailure) {
-                return .success(try registration.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: slots) })
-            } catch {
-                return .failure(Graph.factoryFailure(registration, error, path: path(to: i, locals)))
+            let arguments = ObjectArguments(words: words, count: step.slots, owns: true)
+            let result = step.factory.borrow { factory -> Result<AnyObject, CallbackFailure> in
+                do throws(CallbackFailure) { return .success(try factory.make(arguments)) } catch { return .failure(error) }
+            }
+            arguments.releaseUntaken()
+            switch result {
+            case .success(let object): return Ref(retaining: object).opaque
+            case .failure(let error): failure = error
+            }
+        } else {
+            let step = steps[i]
+            let spec = spec(i, locals)
+            let (words, made, pointers) = (run.words, run.instances, run.pointers)
+            let outcome = registration(i, locals).borrow { registration -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+                let slots = registration.params.count
+                for s in 0..<slots {
+                    let input = inputs[step.firstInput + s]
+                    words[s] = !Plan.isStep(input)
+                        ? input == Plan.context ? UInt64(UInt(bitPattern: spec.borrow { $0.context }))
+                            : locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
+                        : M.destination == .block ? UInt64(pointers[input]) : UInt64(UInt(bitPattern: made[input].borrow { $0.pointer }))
+                }
+                do throws(CallbackFailure) {
+                    return .success(try registration.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: slots) })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch outcome {
+            case .success(let pointer): return pointer
+            case .failure(let error): failure = error
             }
         }
+        throw factoryFailure(i, failure, locals)
+    }
+
+    /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.
+    @inline(never)
+    private func factoryFailure<B>(_ i: Int, _ failure: CallbackFailure, _ locals: Locals<B>) -> TetherError {
+        registration(i, locals).borrow { Graph.factoryFailure($0, failure, path: path(to: i, locals)) }
     }
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references
-    /// (split ones for the steps in `split`: `SplitEdge`).
+    /// (split ones for the steps in `run.split`: `SplitEdge`).
     @inline(__always)
-    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ made: ReferenceWords<Instance>,
-                              _ specs: ThreadSpecs, _ locals: Locals<B>, split: UInt64 = 0) -> Ref<Instance> {
+    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
+                                 _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
+        let (made, split) = (run.instances, run.split)
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.

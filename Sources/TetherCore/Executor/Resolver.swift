@@ -142,7 +142,7 @@ public final class Resolver: @unchecked Sendable {
             defer { graph.outer = saved }
             return registration.borrow { registration in
                 lookupReference.borrow { lookup -> Result<Borrowed<Instance>, TetherError> in
-                    do throws(TetherError) { return .success(graph.instance(try graph.build(registration, from: lookup))) }
+                    do throws(TetherError) { return .success(graph.instance(try graph.buildAsked(registration, by: ownerRegistration, from: lookup))) }
                     catch { return .failure(error) }
                 }
             }

@@ -647,7 +647,7 @@ public final class Container: @unchecked Sendable {
 
     /// Resolves `key`, a registration of an `ObjectFactory`, to its object, owned
     /// by the caller: no instance is kept for it (ARC keeps the object and what it
-    /// holds), so a graph of plain objects is made with no `Instance` at all (`Plan.runObjects`).
+    /// holds), so a graph of plain objects is made with no `Instance` at all (`Plan.runObjects`: the plan's step loop in object mode).
     @inlinable
     public func resolve<T: AnyObject>(_ key: Key, as type: T.Type = T.self) throws(TetherError) -> T {
         let object = try resolveObject(key)

@@ -109,6 +109,30 @@ extension TetherError {
         return TetherError(.cycle, "dependency cycle through constructors: \(pathText(keys)); \(cause)", parts)
     }
 
+    /// The error of completion callbacks that would build a cycle anew forever (`Graph.buildAsked`):
+    /// `segments[0]` is the key whose callback asks first, each next one the keys made for a callback's
+    /// request (the one asked first, the one made last, whose callback asks next). The fixes: a key
+    /// before the last made graph-scoped (the graph's instance then closes the cycle), or the first
+    /// constructor edge on the way declared weak-lazy (the lap then makes no instance of the last key).
+    static func callbackLap(_ segments: [[Key]]) -> TetherError {
+        let keys = segments.flatMap { $0 }
+        let text = segments.enumerated().map { i, segment in
+            segment.enumerated().map { j, key in
+                key.quoted + (j == segment.count - 1 && i < segments.count - 1 ? " (completion)" : "")
+            }.joined(separator: " -> ")
+        }.joined(separator: " -> ")
+        let owner = keys[0], kept = keys[keys.count - 2]
+        var parts = ErrorParts(.callbackLap, path: keys)
+        parts.callbackOf = owner
+        var fixes = "make \(kept.quoted) graph-scoped (TETHER_SCOPE_GRAPH) so that the graph's instance closes the cycle"
+        if let edge = segments.dropFirst().first(where: { $0.count > 1 }) {
+            (parts.key, parts.target) = (edge[0], edge[1])
+            fixes += ", or declare the slot of \(edge[0].quoted) on \(edge[1].quoted) TETHER_WEAK_LAZY(\(edge[1].quoted))"
+        }
+        return TetherError(.cycle, "dependency cycle through completion callbacks: \(text); each lap makes a new \(owner.quoted) "
+                           + "(nothing on the way is kept in the graph) whose callback asks again, without end; \(fixes)", parts)
+    }
+
     /// The error for a shared instance of `key` asked for by a nested resolve
     /// (`path` leading to it) while the resolve that made it, further out on this
     /// thread, is unfinished: its completion callbacks or later factories may

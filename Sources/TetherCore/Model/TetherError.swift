@@ -92,6 +92,10 @@ public struct ErrorParts: Sendable {
         /// `nested`: every resolve the cycle runs through that was nested, this one last; each but
         /// the last is to become a slot (or a resolver's get) so that one resolve builds the cycle.
         case nestedResolve
+        /// Completion callbacks would build the cycle `path` anew forever (its first key repeated last,
+        /// `callbackOf` the key whose callback asks for `path[1]`; every instance on it transient):
+        /// make `path[n-2]` graph-scoped, or, when `key` is set, `key`'s slot on `target` weak-lazy.
+        case callbackLap
     }
 
     public var fix: Fix = .none

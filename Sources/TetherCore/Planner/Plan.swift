@@ -66,7 +66,7 @@ final class Plan: @unchecked Sendable {
         let firstParam: Int
     }
 
-    /// What an object resolve (`runObjects`) reads, dense: its made steps in
+    /// What an object resolve (`runObjects`: the step loop in object mode) reads, dense: its made steps in
     /// creation order, their slots, and its completion calls.
     struct Objects {
         var steps: [ObjectStep] = []
@@ -144,13 +144,13 @@ final class Plan: @unchecked Sendable {
         /// A declared value key's step: the value the resolving container provides
         /// (`Container.providedValue(of:)`), not a cache of the registration's.
         let isValue: Bool
-        /// A singleton a block takes by a split reference (`runBlock`); a container step's
+        /// A singleton a block takes by a split reference (`takeShared` in block mode); a container step's
         /// instance keeps it as a split edge too (`makeInstance`): a request child's
         /// CONTAINER-scoped instance over the root's singletons writes no shared count.
         let splits: Bool
     }
 
-    /// What `runBlock` copies into every block it makes (`BlockTemplate`).
+    /// What a block run copies into every block it makes (`BlockTemplate`, `makeBlock`).
     let template: BlockTemplate
 
     /// A block's words as every run writes them (`blockWords` of them), the nodes'
@@ -227,11 +227,6 @@ final class Plan: @unchecked Sendable {
     var declines: Bool { steps.isEmpty }
     var stepCount: Int { steps.count }
 
-    /// Calls `body` with every step, in creation order.
-    @inline(__always)
-    func forEachStep(_ body: (Int, Step) -> Void) {
-        for i in 0..<steps.count { body(i, steps[i]) }
-    }
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,

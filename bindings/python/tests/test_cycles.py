@@ -426,3 +426,40 @@ def test_factory_resolving_a_key_further_down_its_path_names_the_path(c):
     cycles = [e for e in _chain(info.value) if isinstance(e, tether.CycleError)]
     assert cycles and '"A" -> "B" -> "A"' in str(cycles[0])
     assert len(str(info.value)) < 1000
+
+
+# -- a completion callback whose request makes a new instance of its own key, transient all the way --
+
+
+class Lapped:
+    """What the callback-lap factories make: weakly referable."""
+
+
+def register_callback_lap(c, count, x_scope=Scope.TRANSIENT, z_dep="X"):
+    """X(Y), Y's callback takes "Z" weakly, Z(X): with X and Z transient, each new Y's callback makes a new Z, X, Y."""
+    c.register("X", lambda y: count("X") or Lapped(), deps=["Y"], scope=x_scope)
+    c.register("Y", lambda: count("Y") or Lapped(), scope=Scope.TRANSIENT, on_complete=lambda r, y: r.weak("Z"))
+    c.register("Z", lambda x: count("Z") or Lapped(), deps=[z_dep], scope=Scope.TRANSIENT)
+
+
+def test_a_transient_lap_through_a_completion_callback_is_a_cycle_error(c, count):
+    register_callback_lap(c, count)
+    for lap in (1, 2):  # nothing cached: the second resolve fails the same
+        with pytest.raises(tether.CycleError) as info:
+            c.resolve("X")
+        text = str(info.value)
+        assert '"Y" -> "Z" -> "X" -> "Y"' in text and 'a completion callback of "Y" asks for "Z"' in text
+        assert 'make "X" graph-scoped (scope=Scope.GRAPH)' in text
+        assert 'deps=[tether.weak_lazy("X")]' in text and "TETHER_" not in text
+        # the first lap ran (X, Y; Y's callback: Z, X, Y), the second's Z did not
+        assert (count["X"], count["Y"], count["Z"]) == (2 * lap, 2 * lap, lap)
+
+
+@pytest.mark.parametrize("fix", ["x graph-scoped", "z weak-lazy on x"])
+def test_each_fix_of_a_callback_lap_makes_each_once(c, count, fix):
+    if fix == "x graph-scoped":
+        register_callback_lap(c, count, x_scope=Scope.GRAPH)
+    else:
+        register_callback_lap(c, count, z_dep=tether.weak_lazy("X"))
+    c.resolve("X")
+    assert (count["X"], count["Y"], count["Z"]) == (1, 1, 1)

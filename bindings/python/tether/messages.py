@@ -18,6 +18,7 @@ from typing import Sequence
 from ._cabi import (
     FIX_BREAK_CYCLE,
     FIX_CALLBACK,
+    FIX_CALLBACK_LAP,
     FIX_FACTORY,
     FIX_NESTED_RESOLVE,
     FIX_NONE,
@@ -185,6 +186,14 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
                 f"(deps=[tether.weak_lazy({_q(key)})])")
     elif fix == FIX_NESTED_RESOLVE:
         text = _nested_resolve(parts)
+    elif fix == FIX_CALLBACK_LAP:
+        owner, kept = _q(parts.callback_of), _q(parts.path[-2])
+        text = (f"completion callbacks would build the cycle {_path(parts)} anew forever: a completion callback of {owner} "
+                f"asks for {_q(parts.path[1])}, whose making (nothing on the way kept in the graph) makes another {owner}; "
+                f"make {kept} graph-scoped (scope=Scope.GRAPH) so that the graph's instance closes the cycle")
+        if key:
+            text += (f", or make {_q(key)}'s dependency on {_q(parts.target)} weak-lazy "
+                     f"(deps=[tether.weak_lazy({_q(parts.target)})])")
     elif fix == FIX_WAIT_CYCLE:
         before = parts.path[-2] if len(parts.path) > 1 else key
         text = (f"the creations of the shared instances {_path(parts)} would wait for each other forever (each under way, "
