@@ -88,6 +88,7 @@ class Obj:
         world.seq += 1
         self.seq = world.seq             # creation order
         self.cached = 0                  # publication order, once a container caches it (`publish`)
+        self.cause = -1                  # the callback's request it was made for (`Graph.requests`)
         self.reg = reg
         self.key = reg.key
         self.name = name
@@ -178,13 +179,27 @@ class Graph:
         self.queue: deque[Obj] = deque()             # instances whose callbacks have not run
         self.root: Optional[str] = None              # the key resolved (`claim_in_order`)
         self.claimed = False                         # a shared instance's creation begun in it
+        # Callback laps (`lap_check`): completion callbacks' requests (owner's reg, the reg asked, the
+        # request that caused the owner, kept_made then), what the running callback's request is.
+        self.requests: list[tuple[Reg, Reg, int, int]] = []
+        self.kept_made = 0                           # instances made that the graph or a cache keeps
+        self.cause = -1                              # the request whose build runs (-2: not recorded yet)
+        self.asking: Optional[tuple[Reg, Reg, int, int]] = None   # its record, until recorded
+        self.running_cb: Optional[Obj] = None        # the instance whose callback runs
+        self.lap_refused = False
 
     def add(self, o: Obj, transient: bool) -> None:
         self.made.append(o)
         o.rc += 1
         if not transient:
             self.by_key.setdefault(o.key, o)
+            self.kept_made += 1
         if o.reg.callbacks:
+            if self.cause == -2:
+                assert self.asking is not None
+                self.requests.append(self.asking)
+                self.cause = len(self.requests) - 1
+            o.cause = self.cause
             self.queue.append(o)
 
 
@@ -536,6 +551,7 @@ class World:
         while g.queue:
             o = g.queue.popleft()
             count = len(o.reg.callbacks)
+            g.running_cb = o
             for i, cb in enumerate(o.reg.callbacks):
                 head = f"complete {o.name}/{i + 1}" if count > 1 else f"complete {o.name}"
                 if "targets" in cb:
@@ -558,6 +574,8 @@ class World:
                         text, status = f.text, f.status
                 failing = cb.get("fail") and self.flag_on(cb.get("fail_when"))
                 self.event("complete", o.key, head + text + ("; fail" if failing else ""))
+                if g.lap_refused:
+                    raise Fail("CYCLE")   # a refused lap fails the resolve, whatever the callback made of it
                 if failing:
                     raise Fail("FACTORY_FAILED")
                 if status != OK:
@@ -565,6 +583,32 @@ class World:
                     # tether_resolve lists RETAIN_CYCLE for "a callback's strong edge would close a
                     # cycle of strong edges", so that status passes through.
                     raise Fail("RETAIN_CYCLE" if status == "RETAIN_CYCLE" else "FACTORY_FAILED")
+
+    def lap_check(self, g: Graph, r: Resolver, key: str) -> Obj:
+        """A completion callback's request (the library's `Graph.buildAsked`). DECISION (callback laps):
+        refused (CYCLE, and the resolve fails so whatever the callback does) when the owner was made,
+        through the chain of such requests, because an instance of the owner's registration asked for
+        the same registration, and nothing kept (not transient) was made since: each lap would make
+        the same again, without end (each callback is taken to ask the same for every instance)."""
+        o = r.owner
+        assert o is not None
+        asked = self.lookup(r.container, key)
+        if asked is not None:
+            c = o.cause
+            while c >= 0:
+                owner, was_asked, parent, kept_before = g.requests[c]
+                if owner is o.reg and was_asked is asked:
+                    if kept_before == g.kept_made:
+                        g.lap_refused = True
+                        raise Fail("CYCLE")
+                    break
+                c = parent
+        saved = (g.cause, g.asking)
+        g.cause, g.asking = -2, (o.reg, asked, o.cause, g.kept_made)
+        try:
+            return self.resolve_key(g, key, r.container, None)
+        finally:
+            g.cause, g.asking = saved
 
     def resolver_get(self, r: Resolver, key: str, weak: bool) -> Obj:
         """tether_resolver_get / _get_weak: `key` within the current graph; a strong get records an
@@ -574,7 +618,10 @@ class World:
         g = r.graph
         if g is None:
             raise Fail("WRONG_CONTEXT")
-        d = self.resolve_key(g, key, r.container, None)
+        if r.owner is not None and r.owner is g.running_cb and not g.building:
+            d = self.lap_check(g, r, key)
+        else:
+            d = self.resolve_key(g, key, r.container, None)
         if weak:
             return d
         if r.owner is not None:
