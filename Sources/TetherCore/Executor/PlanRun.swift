@@ -137,7 +137,7 @@ extension Plan {
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!, graph: .init(graph), lookup: .init(lookup))
             return execute(IntoGraph.self, &run, specs, progress, locals)
         }
         if case .success(true) = outcome {
@@ -196,6 +196,10 @@ extension Plan {
         let pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
+        /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and
+        /// the resolving container, whose cells and handles the slots made per resolve are (`makeWithSlots`).
+        var graph: Borrowed<Graph>? = nil
+        var lookup: Borrowed<Container>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
@@ -249,7 +253,9 @@ extension Plan {
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
             do throws(TetherError) {
-                if isContainer || M.destination == .instances || M.destination == .graph {
+                if M.destination == .graph && steps[i].hasSlots {
+                    run.instances.set(i, try makeWithSlots(i, run, specs.unsafelyUnwrapped, locals))
+                } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
@@ -261,6 +267,10 @@ extension Plan {
                     run.pointers[i] = UInt(bitPattern: try callFactory(M.self, i, n, run, locals))
                 } else {
                     run.objects.set(i, Ref(opaque: try callFactory(M.self, i, n, run, locals)))
+                }
+                if M.destination == .graph && steps[i].bindsCells {
+                    let instance = run.instances[i]
+                    run.graph.unsafelyUnwrapped.borrow { $0.bindAwaiting(steps[i].registration, instance) }
                 }
             } catch {
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
@@ -520,6 +530,86 @@ extension Plan {
             }
         }
         throw factoryFailure(i, failure, locals)
+    }
+
+    /// Step `i` of a replay into a graph, some of its slots made per resolve (`Step.hasSlots`), as
+    /// `Graph.constructSpecial` and `enter` make it: weak handles, then lazy cells (each bound to
+    /// the graph's instance made before, else waiting for it in the graph: `SlotInput`), ALL lists,
+    /// and factory handles last (the factory owns them from here); then the instance, its strong
+    /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
+    /// the factory as late edges, the cells' owner. Such a plan has no local steps (`recordsSlots`).
+    @inline(never)
+    private func makeWithSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Ref<Instance> {
+        let (made, words) = (run.instances, run.words)
+        let (graph, lookup) = (run.graph.unsafelyUnwrapped, run.lookup.unsafelyUnwrapped)
+        let registration = steps[i].registration
+        let spec = steps[i].spec!
+        let count = registration.borrow { $0.params.count }
+        let first = steps[i].firstInput
+        let bridge = lookup.borrow { $0.bridge }
+        var edges: [Int] = []
+        for s in 0..<count {
+            let input = inputs[first + s]
+            if Plan.isStep(input) {
+                words[s] = UInt64(UInt(bitPattern: made[input].borrow { $0.pointer }))
+                edges.append(input)
+            } else if input == Plan.context {
+                words[s] = UInt64(UInt(bitPattern: spec.borrow { $0.context }))
+            } else if !Plan.isSlot(input) {
+                words[s] = locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
+            } else {
+                let slot = slots[Plan.slotNumber(input)]
+                if slot.kind == .weak { words[s] = bridge.weakWord(made[slot.step].borrow { $0.weakRef }) }
+                if slot.kind == .all { edges += slot.items }
+            }
+        }
+        var cells: [LazyCell] = []
+        var lists: [SlotList] = []
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .lazy || slot.kind == .weakLazy else { continue }
+            let cell = LazyCell(container: lookup.object, key: slot.key!, isWeak: slot.kind == .weakLazy)
+            if slot.step >= 0 {
+                cell.bind(to: made[slot.step].object)
+            } else if let awaited = slot.awaits {
+                graph.borrow { $0.awaitCell(awaited, cell) }
+            }
+            cells.append(cell)
+            words[s] = try bridge.lazyWord(cell)
+        }
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .all else { continue }
+            let list = SlotList(slot.items.map { item in made[item].borrow { $0.pointer } })
+            words[s] = UInt64(UInt(bitPattern: list.address))
+            lists.append(list)
+        }
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .factory else { continue }
+            words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slot.key!))
+        }
+        let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+            do throws(CallbackFailure) {
+                return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: count) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        let pointer: UnsafeMutableRawPointer
+        switch outcome {
+        case .success(let p): pointer = p
+        case .failure(let failure): throw factoryFailure(i, failure, locals)
+        }
+        // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
+        let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
+        let instance = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edges.count,
+                                     edge: { made.take(edges[$0]).word }, late: late)
+        if !cells.isEmpty {
+            let owner = instance.borrow { $0.weakRef }
+            for cell in cells { cell.owner = owner }
+        }
+        return instance
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.
