@@ -137,8 +137,8 @@ extension Plan {
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!, graph: .init(graph), lookup: .init(lookup))
-            return execute(IntoGraph.self, &run, specs, progress, locals)
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
         if case .success(true) = outcome {
             for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
@@ -196,10 +196,6 @@ extension Plan {
         let pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
-        /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and
-        /// the resolving container, whose cells and handles the slots made per resolve are (`makeWithSlots`).
-        var graph: Borrowed<Graph>? = nil
-        var lookup: Borrowed<Container>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
@@ -229,6 +225,10 @@ extension Plan {
         }
     }
 
+    /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
+    /// resolving container, whose cells and handles the slots made per resolve are (`makeWithSlots`).
+    typealias GraphRun = (graph: Borrowed<Graph>, lookup: Borrowed<Container>)
+
     /// The one step loop: every run of a plan. Takes the shared steps from their caches and the
     /// container steps from the resolving container (or claims them there), then calls each made
     /// step's factory in creation order (`callFactory`), noting the step in `progress` (`Reentry`),
@@ -237,7 +237,8 @@ extension Plan {
     /// (`letGo`); on success what the mode's caller makes of it (a root, a block, the graph's).
     @inline(__always)
     private func execute<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
-                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                        into graph: GraphRun? = nil) -> Result<Bool, TetherError> {
         let count = steps.count
         if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
         if hasShared && !takeShared(M.self, &run, locals) || B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
@@ -246,6 +247,8 @@ extension Plan {
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        // Read once: a replay into a graph without slots made per resolve checks no step for them.
+        let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
@@ -253,8 +256,8 @@ extension Plan {
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
             do throws(TetherError) {
-                if M.destination == .graph && steps[i].hasSlots {
-                    run.instances.set(i, try makeWithSlots(i, run, specs.unsafelyUnwrapped, locals))
+                if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
+                    run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
@@ -267,10 +270,6 @@ extension Plan {
                     run.pointers[i] = UInt(bitPattern: try callFactory(M.self, i, n, run, locals))
                 } else {
                     run.objects.set(i, Ref(opaque: try callFactory(M.self, i, n, run, locals)))
-                }
-                if M.destination == .graph && steps[i].bindsCells {
-                    let instance = run.instances[i]
-                    run.graph.unsafelyUnwrapped.borrow { $0.bindAwaiting(steps[i].registration, instance) }
                 }
             } catch {
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
@@ -532,16 +531,28 @@ extension Plan {
         throw factoryFailure(i, failure, locals)
     }
 
-    /// Step `i` of a replay into a graph, some of its slots made per resolve (`Step.hasSlots`), as
+    /// Step `i` of a replay into a graph, some of its slots made per resolve (`Step.hasSlots`) or lazy
+    /// cells waiting for it (`Step.bindsCells`), as
     /// `Graph.constructSpecial` and `enter` make it: weak handles, then lazy cells (each bound to
     /// the graph's instance made before, else waiting for it in the graph: `SlotInput`), ALL lists,
     /// and factory handles last (the factory owns them from here); then the instance, its strong
     /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
     /// the factory as late edges, the cells' owner. Such a plan has no local steps (`recordsSlots`).
     @inline(never)
-    private func makeWithSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>) throws(TetherError) -> Ref<Instance> {
+    private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                  _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
+            : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+        // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
+        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(steps[i].registration, instance.borrowed) } }
+        return instance
+    }
+
+    /// `makeWithSlots` of a step with slots made per resolve.
+    private func makeSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let (made, words) = (run.instances, run.words)
-        let (graph, lookup) = (run.graph.unsafelyUnwrapped, run.lookup.unsafelyUnwrapped)
+        let (graph, lookup) = into
         let registration = steps[i].registration
         let spec = steps[i].spec!
         let count = registration.borrow { $0.params.count }
