@@ -6,7 +6,7 @@
 // same instances in the same slots and edges, the same destruction, the same
 // errors; and a plan must never outlive the configuration it was recorded under.
 import Testing
-import TetherCore
+@testable import TetherCore
 
 @Suite struct PlanTests {
     /// What one resolve of `root` did, to compare the two paths.
@@ -139,10 +139,16 @@ import TetherCore
 
     // MARK: slots made per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY): the plan replays into the graph
 
-    /// `observe` after each of three resolves of `root` (set up by `setUp`), with plans on and then
-    /// off: the same observations and the same factory and destructor log (then only `cached`
-    /// instances live: singletons); with plans the root's
-    /// plan is current (it ran: the graph builds only a plan that declined).
+    /// A root's factory body that notes whether it runs in a plan's step loop (`Plan.execute` notes
+    /// its plan in the thread's progress) or in a build: "plan? yes" or "plan? no".
+    private static func probe(_ fx: Fixture) -> (Obj) -> Void {
+        { _ in fx.tracker.note("plan? \(ThreadState.currentReference.borrow { $0.planProgress.pointee.plan != nil } ? "yes" : "no")") }
+    }
+
+    /// `observe` after each of three resolves of `root` (set up by `setUp`, the root's body
+    /// `probe`), with plans on and then off: the same observations and the same factory and
+    /// destructor log (then only `cached` instances live: singletons); with plans the root's plan
+    /// is current and its factory ran in the plan's step loop, every time.
     private func expectSameObservations(root: String, cached: Int = 0, _ setUp: (Fixture) throws -> Void,
                                         observe: (Fixture, Instance) throws -> [String],
                                         sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -158,7 +164,8 @@ import TetherCore
                 if plans { #expect(fx.container.registration(for: Key(root))!.hasCurrentPlan, sourceLocation: sourceLocation) }
             }
             #expect(fx.tracker.liveCount == cached && fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
-            runs.append(seen + fx.tracker.log)
+            #expect(fx.tracker.events("plan? ") == Array(repeating: plans ? "plan? yes" : "plan? no", count: 3), sourceLocation: sourceLocation)
+            runs.append(seen + fx.tracker.log.filter { !$0.hasPrefix("plan? ") })
         }
         #expect(runs[0] == runs[1], sourceLocation: sourceLocation)
     }
@@ -167,7 +174,7 @@ import TetherCore
     /// get its one instance; a transient made only for a weak slot goes when the resolve returns.
     @Test func weakSlotsRunOnThePlan() throws {
         try expectSameObservations(root: "A", { fx in
-            try fx.register("A", [dep("B"), weakDep("C"), dep("C")])
+            try fx.register("A", [dep("B"), weakDep("C"), dep("C")], body: Self.probe(fx))
             try fx.register("B", [weakDep("C"), weakDep("T")])
             try fx.register("C")
             try fx.register("T", scope: .transient)
@@ -186,7 +193,7 @@ import TetherCore
     /// resolve, never a second; a strong lazy back edge is refused at the bind as the build refuses it.
     @Test func weakLazyBackReferenceBuildsOnceOnThePlan() throws {
         try expectSameObservations(root: "Parent", { fx in
-            try fx.register("Parent", [dep("Child")])
+            try fx.register("Parent", [dep("Child")], body: Self.probe(fx))
             try fx.register("Child", [weakLazyDep("Parent")])
         }) { fx, parent in
             let cell = try #require(fx.bridge.cell(Obj.of(parent).dep(0).words[0]))
@@ -210,7 +217,7 @@ import TetherCore
     /// graph does not reach (resolved from its cache).
     @Test func lazySlotsAreBoundAsTheBuildBindsThem() throws {
         try expectSameObservations(root: "A", cached: 1, { fx in
-            try fx.register("A", [lazyDep("B"), dep("B"), lazyDep("B"), lazyDep("T"), weakLazyDep("A"), lazyDep("S")])
+            try fx.register("A", [lazyDep("B"), dep("B"), lazyDep("B"), lazyDep("T"), weakLazyDep("A"), lazyDep("S")], body: Self.probe(fx))
             try fx.register("B")
             try fx.register("T", scope: .transient)
             try fx.register("S", scope: .singleton)
@@ -229,7 +236,7 @@ import TetherCore
     /// callback that builds it there binds the cell to it, on the plan as in the build.
     @Test func lazyCellWaitsForAnInstanceACompletionCallbackMakes() throws {
         try expectSameObservations(root: "A", { fx in
-            let a = try fx.register("A", [lazyDep("K")])
+            let a = try fx.register("A", [lazyDep("K")], body: Self.probe(fx))
             try fx.register("K")
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.getWeakTarget(Key("K")).pointer) }
         }) { fx, a in
@@ -246,7 +253,7 @@ import TetherCore
             try fx.register("Plugin")
             try fx.register("Plugin#gzip", [dep("Z")], scope: .transient)
             try fx.register("Z", scope: .transient)
-            try fx.register("Host", [.all(Key("Plugin")), dep("Plugin"), .factory(Key("Z")), .context])
+            try fx.register("Host", [.all(Key("Plugin")), dep("Plugin"), .factory(Key("Z")), .context], body: Self.probe(fx))
         }) { fx, host in
             let obj = Obj.of(host)
             let items = SlotList.items(at: UnsafeRawPointer(bitPattern: UInt(obj.words[0]))!)
