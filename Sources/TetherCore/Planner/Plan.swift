@@ -1,6 +1,6 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations with DEP and CONTEXT slots
-/// only, and the root's runtime-argument slots; singleton- and weak-scoped
+/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
 /// registrations. A plan records that once and replays it with no frames, no
@@ -13,12 +13,14 @@
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. Without callbacks the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
+/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
+/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`). Anything it
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
-/// a cycle, a slot kind it does not know) makes it decline, before any factory
+/// a cycle, a shape the recorder declines) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
 ///
 /// This file holds the plan's format and its recorder; its runs are `Executor/PlanRun.swift`.
