@@ -4,6 +4,7 @@ import CFFI
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import TetherCore
 
 /// How one argument travels in a C call.
@@ -218,9 +219,15 @@ func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoli
 /// are free, so a stale provider stays recognised while many others come and go.
 private final class ProviderTrampoline: @unchecked Sendable {
     let code: UnsafeMutableRawPointer
-    /// The cell served now; weak, so a cell being destroyed is never handed to a call.
-    private struct Served { weak var cell: LazyCell? }
-    private let served = Lock(Served())
+    /// The cell served now; weak, so a cell being destroyed is never handed to a call. Behind a
+    /// spin lock in the trampoline (`withSpinLock`'s): each hold one weak load or store, and
+    /// it is taken twice per lazy slot per resolve (`take`, `give`).
+    private let servedHeld = Atomic<Bool>(false)
+    private weak var servedCell: LazyCell?
+    private var served: LazyCell? {
+        get { servedHeld.withSpinLock { servedCell } }
+        set { servedHeld.withSpinLock { servedCell = newValue } }
+    }
 
     /// The call interface every provider shares: `void *(void)`.
     nonisolated(unsafe) private static let cif: UnsafeMutablePointer<ffi_cif>? = {
@@ -251,7 +258,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
         }
         let trampoline: ProviderTrampoline
         if let reused { trampoline = reused } else { trampoline = try make(for: cell.key) }
-        trampoline.served.withLock { $0.cell = cell }
+        trampoline.served = cell
         return trampoline
     }
 
@@ -261,11 +268,11 @@ private final class ProviderTrampoline: @unchecked Sendable {
     /// The cell the provider at `code` serves, if it is a live provider.
     static func cell(at code: UnsafeRawPointer?) -> LazyCell? {
         guard let trampoline = byCode.withLock({ $0[UInt(bitPattern: code)] }) else { return nil }
-        return trampoline.served.withLock { $0.cell }
+        return trampoline.served
     }
 
     static func give(_ trampoline: ProviderTrampoline) {
-        trampoline.served.withLock { $0.cell = nil }
+        trampoline.served = nil
         pool.withLock { $0.free.append(trampoline) }
     }
 
@@ -288,7 +295,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
 
     /// One call of the provider: the cell's instance pointer.
     func call() throws(TetherError) -> UnsafeMutableRawPointer {
-        guard var cell = served.withLock({ $0.cell }) else {
+        guard var cell = served else {
             throw TetherError.staleProvider(mayBeFreed: true)
         }
         let pointer = try cell.call()
