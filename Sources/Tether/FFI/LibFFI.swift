@@ -195,18 +195,13 @@ private final class FFICall {
     }
 }
 
-/// A provider's code address, lent to one cell (a lazy slot's or
-/// tether_make_provider's) for the cell's life: the cell keeps it as its
-/// `attachment`, and when the cell goes the trampoline goes back to the pool.
-final class ProviderClosure: @unchecked Sendable {
-    private let trampoline: ProviderTrampoline
-    var code: UnsafeMutableRawPointer { trampoline.code }
-
-    init(_ cell: LazyCell) throws(TetherError) {
-        trampoline = try ProviderTrampoline.take(for: cell)
-    }
-
-    deinit { ProviderTrampoline.give(trampoline) }
+/// A provider's code address for `cell` (a lazy slot's or tether_make_provider's), lent
+/// for the cell's life: the cell keeps its trampoline as its `attachment`, which goes
+/// back to the pool as the cell goes (`cellGone`), without an object of its own.
+func lendProvider(to cell: LazyCell) throws(TetherError) -> UnsafeMutableRawPointer {
+    let trampoline = try ProviderTrampoline.take(for: cell)
+    cell.attachment = trampoline
+    return trampoline.code
 }
 
 /// The lazy cell a provider (a lazy slot's or tether_make_provider's) serves now, if it is a live one.
@@ -217,7 +212,7 @@ func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoli
 /// no cell (NULL + TETHER_E_INVALID_HANDLE) instead of jumping into freed code.
 /// Freed trampolines are reused oldest first, and only once `quarantine` others
 /// are free, so a stale provider stays recognised while many others come and go.
-private final class ProviderTrampoline: @unchecked Sendable {
+private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     let code: UnsafeMutableRawPointer
     /// The cell served now; weak, so a cell being destroyed is never handed to a call. Behind a
     /// spin lock in the trampoline (`withSpinLock`'s): each hold one weak load or store, and
@@ -271,9 +266,10 @@ private final class ProviderTrampoline: @unchecked Sendable {
         return trampoline.served
     }
 
-    static func give(_ trampoline: ProviderTrampoline) {
-        trampoline.served = nil
-        pool.withLock { $0.free.append(trampoline) }
+    /// Its cell is going: back to the pool.
+    func cellGone() {
+        served = nil
+        Self.pool.withLock { $0.free.append(self) }
     }
 
     private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {

@@ -1,5 +1,10 @@
 import Synchronization
 
+/// What a bridge lends a lazy cell for the cell's life (`LazyCell.attachment`): given back as the cell goes.
+public protocol CellAttachment: AnyObject {
+    func cellGone()
+}
+
 /// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. A slot
 /// filled while a graph is built remembers that graph's instance of `key` (the
 /// graph binds it, `bind`): its first call answers that instance while it lives,
@@ -14,8 +19,8 @@ public final class LazyCell: @unchecked Sendable {
     /// The dependent instance this cell belongs to (nil for a provider). Its
     /// weak reference, which holds this cell until the instance goes.
     var owner: WeakRef?
-    /// Whatever the bridge allocated for this cell (a libffi closure); freed with the cell.
-    public var attachment: AnyObject?
+    /// What the bridge lent this cell for its life (a provider's trampoline): told when the cell goes.
+    public var attachment: (any CellAttachment)?
 
     /// What the graph the slot was filled in says about `key`.
     public enum GraphAnswer: Sendable {
@@ -49,6 +54,8 @@ public final class LazyCell: @unchecked Sendable {
         self.key = key
         self.isWeak = isWeak
     }
+
+    deinit { attachment?.cellGone() }
 
     /// The graph that filled the slot has its instance of `key`: `instance`.
     /// Refused for a strong slot when `instance` reaches the slot's owner through
