@@ -220,8 +220,16 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     private let servedHeld = Atomic<Bool>(false)
     private weak var servedCell: LazyCell?
     private var served: LazyCell? {
-        get { servedHeld.withSpinLock { servedCell } }
-        set { servedHeld.withSpinLock { servedCell = newValue } }
+        get {
+            servedHeld.spinLock()
+            defer { servedHeld.spinUnlock() }
+            return servedCell
+        }
+        set {
+            servedHeld.spinLock()
+            defer { servedHeld.spinUnlock() }
+            servedCell = newValue
+        }
     }
 
     /// The call interface every provider shares: `void *(void)`.
@@ -231,28 +239,42 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
         return cif
     }()
 
-    private struct Pool {
-        var free: [ProviderTrampoline] = []
-        var head = 0
+    /// The free trampolines, oldest first from `head`. Taken and given back once per lazy slot
+    /// per resolve, so behind a spin lock in place (`withSpinLock`'s), not a mutex: each hold an
+    /// index or an append (and once per `quarantine` takes, a move of that many words).
+    private final class Pool: @unchecked Sendable {
+        private let held = Atomic<Bool>(false)
+        private var free: [ProviderTrampoline] = []
+        private var head = 0
+
+        /// The oldest free trampoline, if more than `quarantine` are free.
+        func takeOldest() -> ProviderTrampoline? {
+            held.spinLock()
+            defer { held.spinUnlock() }
+            guard free.count - head > quarantine else { return nil }
+            let trampoline = free[head]
+            head += 1
+            if head >= quarantine, head * 2 >= free.count {
+                free.removeFirst(head)
+                head = 0
+            }
+            return trampoline
+        }
+
+        func give(_ trampoline: ProviderTrampoline) {
+            held.spinLock()
+            defer { held.spinUnlock() }
+            free.append(trampoline)
+        }
     }
-    private static let pool = Lock(Pool())
+    private static let pool = Pool()
     private static var quarantine: Int { 1024 }
 
     private init(code: UnsafeMutableRawPointer) { self.code = code }
 
     static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
-        let reused = pool.withLock { pool -> ProviderTrampoline? in
-            guard pool.free.count - pool.head > quarantine else { return nil }
-            let trampoline = pool.free[pool.head]
-            pool.head += 1
-            if pool.head >= quarantine, pool.head * 2 >= pool.free.count {
-                pool.free.removeFirst(pool.head)
-                pool.head = 0
-            }
-            return trampoline
-        }
         let trampoline: ProviderTrampoline
-        if let reused { trampoline = reused } else { trampoline = try make(for: cell.key) }
+        if let reused = pool.takeOldest() { trampoline = reused } else { trampoline = try make(for: cell.key) }
         trampoline.served = cell
         return trampoline
     }
@@ -269,7 +291,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     /// Its cell is going: back to the pool.
     func cellGone() {
         served = nil
-        Self.pool.withLock { $0.free.append(self) }
+        Self.pool.give(self)
     }
 
     private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {
