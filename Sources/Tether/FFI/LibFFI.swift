@@ -214,22 +214,23 @@ func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoli
 /// are free, so a stale provider stays recognised while many others come and go.
 private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     let code: UnsafeMutableRawPointer
-    /// The cell served now; weak, so a cell being destroyed is never handed to a call. Behind a
-    /// spin lock in the trampoline (`withSpinLock`'s): each hold one weak load or store, and
-    /// it is taken twice per lazy slot per resolve (`take`, `give`).
+    /// The cell served now, unretained: the cell's deinit clears it (`cellGone`) under the
+    /// lock, and a call retains it under the lock only if its count has not reached zero
+    /// (`tryRetained`, as `WeakRef.upgrade`), so a cell being destroyed is never handed to a
+    /// call. Not a Swift weak reference: that made the cell a side table (a malloc and a
+    /// slower release) per lazy slot per resolve. A spin lock in the trampoline
+    /// (`withSpinLock`'s): each hold a load or a store, twice per lazy slot per resolve.
     private let servedHeld = Atomic<Bool>(false)
-    private weak var servedCell: LazyCell?
+    private var servedCell: Borrowed<LazyCell>?
     private var served: LazyCell? {
-        get {
-            servedHeld.spinLock()
-            defer { servedHeld.spinUnlock() }
-            return servedCell
-        }
-        set {
-            servedHeld.spinLock()
-            defer { servedHeld.spinUnlock() }
-            servedCell = newValue
-        }
+        servedHeld.spinLock()
+        defer { servedHeld.spinUnlock() }
+        return servedCell?.tryRetained()?.take()
+    }
+    private func serve(_ cell: Borrowed<LazyCell>?) {
+        servedHeld.spinLock()
+        defer { servedHeld.spinUnlock() }
+        servedCell = cell
     }
 
     /// The call interface every provider shares: `void *(void)`.
@@ -275,7 +276,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
         let trampoline: ProviderTrampoline
         if let reused = pool.takeOldest() { trampoline = reused } else { trampoline = try make(for: cell.key) }
-        trampoline.served = cell
+        trampoline.serve(Borrowed(cell))
         return trampoline
     }
 
@@ -290,7 +291,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
 
     /// Its cell is going: back to the pool.
     func cellGone() {
-        served = nil
+        serve(nil)
         Self.pool.give(self)
     }
 
