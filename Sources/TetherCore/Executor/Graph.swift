@@ -145,6 +145,7 @@ final class Graph {
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
+            if let counts = thread.planCounts { counts.countResolve() }
             guard thread.nesting <= maxNesting else {
                 return Result<Ref<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
@@ -192,8 +193,12 @@ final class Graph {
             let outcome = plan.borrow { p in thread.borrow { p.runObjects($0.planProgress) } }
             thread.borrow { $0.nesting -= 1 }
             switch consume outcome {
-            case .root(let object): return object
-            case .failure(let error): throw error
+            case .root(let object):
+                if let counts = thread.borrow({ $0.planCounts }) { counts.countResolve() }
+                return object
+            case .failure(let error):
+                if let counts = thread.borrow({ $0.planCounts }) { counts.countResolve() }
+                throw error
             case .declined: break
             }
         }
@@ -218,6 +223,10 @@ final class Graph {
                 var built: Int?
                 if let plan { built = try replay(plan, from: container, arguments: arguments) }
                 if built == nil {
+                    if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
+                        PlanStats.countBuild(counts, registration, from: container, nested: !outer.isEmpty,
+                                             progress: Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress })
+                    }
                     claimedInOrder = false
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))

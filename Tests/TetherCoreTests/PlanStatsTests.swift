@@ -1,0 +1,62 @@
+// PlanStats: every resolve counted once, and each one that goes to Graph.build under the
+// reason its plan declined (the recorder's, a run's, or why none was looked for).
+import Testing
+import TetherCore
+
+@Suite struct PlanStatsTests {
+    /// The calling thread's counts after `body` less those before (a test body runs on one thread).
+    private func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
+        PlanStats.countOnThisThread()
+        let before = PlanStats.thisThread()
+        try body()
+        var delta = PlanStats.thisThread()
+        for (name, n) in before { delta[name, default: 0] -= n }
+        return delta.filter { $0.value != 0 }
+    }
+
+    @Test func aPlainGraphIsServedByItsPlan() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("B")], scope: .transient)
+        try fx.register("B", scope: .transient)
+        let counts = try counted {
+            for _ in 0..<3 { _ = try fx.resolve("A") }
+        }
+        #expect(counts == ["resolves": 3])
+    }
+
+    @Test func eachRecorderReasonIsCountedPerResolve() throws {
+        let fx = try Fixture()
+        try fx.register("W", [weakDep("B")])
+        try fx.register("L", [lazyDep("B")])
+        try fx.register("C1", [dep("C2")])
+        try fx.register("C2", [dep("C1")])
+        try fx.register("B")
+        let counts = try counted {
+            for _ in 0..<2 { _ = try fx.resolve("W") }
+            _ = try fx.resolve("L")
+            #expect(throws: TetherError.self) { try fx.resolve("C1") }
+        }
+        #expect(counts == ["resolves": 4, "weakSlot": 2, "lazySlot": 1, "cycle": 1])
+    }
+
+    @Test func aSingletonNotCachedYetDeclinesTheRunOnce() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("S")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        let counts = try counted {
+            for _ in 0..<3 { _ = try fx.resolve("A") }
+        }
+        // The first run finds S not cached and the graph builds it; the next two replay.
+        #expect(counts == ["resolves": 3, "notCached": 1])
+    }
+
+    @Test func plansOffIsItsOwnReason() throws {
+        let fx = try Fixture()
+        fx.container.usesPlans = false
+        try fx.register("A", scope: .transient)
+        let counts = try counted {
+            for _ in 0..<2 { _ = try fx.resolve("A") }
+        }
+        #expect(counts == ["resolves": 2, "plansOff": 2])
+    }
+}
