@@ -26,17 +26,30 @@ import TetherCore
 
     @Test func eachRecorderReasonIsCountedPerResolve() throws {
         let fx = try Fixture()
-        try fx.register("W", [weakDep("B")])
-        try fx.register("L", [lazyDep("B")])
+        try fx.register("M", [dep("Nowhere")])
         try fx.register("C1", [dep("C2")])
         try fx.register("C2", [dep("C1")])
-        try fx.register("B")
+        try fx.register("A", [dep("X")])
+        try fx.register("X", [.argument(.i64)])
         let counts = try counted {
-            for _ in 0..<2 { _ = try fx.resolve("W") }
-            _ = try fx.resolve("L")
+            // Each resolve counts once, the second under the reason the declined plan kept.
+            for _ in 0..<2 { #expect(throws: TetherError.self) { try fx.resolve("M") } }
             #expect(throws: TetherError.self) { try fx.resolve("C1") }
+            #expect(throws: TetherError.self) { try fx.resolve("A") }
         }
-        #expect(counts == ["resolves": 4, "weakSlot": 2, "lazySlot": 1, "cycle": 1])
+        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1, "arguments": 1])
+    }
+
+    /// A child with registrations of its own records no slots made per resolve: its WEAK slot declines.
+    @Test func aSlotKindAChildsPlanDoesNotRecordIsItsReason() throws {
+        let fx = try Fixture()
+        try fx.register("B")
+        let child = try fx.child()
+        try fx.register("W", [weakDep("B")], in: child)
+        let counts = try counted {
+            for _ in 0..<2 { _ = try fx.resolve("W", in: child) }
+        }
+        #expect(counts == ["resolves": 2, "weakSlot": 2])
     }
 
     @Test func aSingletonNotCachedYetDeclinesTheRunOnce() throws {
