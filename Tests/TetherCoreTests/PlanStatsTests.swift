@@ -40,12 +40,14 @@ import TetherCore
         #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1, "arguments": 1])
     }
 
-    /// A child with registrations of its own records no slots made per resolve: its WEAK slot declines.
+    /// A plan recorded through a child with registrations of its own makes no slots per resolve: a
+    /// WEAK slot declines it (the same graph from the root's own container is planned).
     @Test func aSlotKindAChildsPlanDoesNotRecordIsItsReason() throws {
         let fx = try Fixture()
         try fx.register("B")
+        try fx.register("W", [weakDep("B")])
         let child = try fx.child()
-        try fx.register("W", [weakDep("B")], in: child)
+        try fx.register("Own", in: child)
         let counts = try counted {
             for _ in 0..<2 { _ = try fx.resolve("W", in: child) }
         }
