@@ -26,7 +26,10 @@ let package = Package(
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
         // Declares swift_tryRetain (weak references) and the current CPU (split counts) for TetherCore; nothing to link.
         .systemLibrary(name: "SwiftRuntime"),
-        .target(name: "TetherCore", dependencies: ["SwiftRuntime"], swiftSettings: librarySettings),
+        // The calling thread's `ThreadState` in a word of static TLS (ThreadState.currentReference).
+        // DWARF 4: clang's default 5 is more than valgrind 3.19 (benchmarks/c/profile.sh) reads.
+        .target(name: "ThreadWord", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        .target(name: "TetherCore", dependencies: ["SwiftRuntime", "ThreadWord"], swiftSettings: librarySettings),
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CFFI"],
