@@ -32,12 +32,12 @@ let package = Package(
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
         // Declares swift_tryRetain (weak references) and the current CPU (split counts) for TetherCore; nothing to link.
         .systemLibrary(name: "SwiftRuntime"),
-        // The calling thread's `ThreadState` in a word of static TLS (ThreadState.currentReference).
+        // The calling thread's `ThreadState` and the ABI's locals in words of static TLS.
         .target(name: "ThreadWord", cSettings: cDebugSettings),
         .target(name: "TetherCore", dependencies: ["SwiftRuntime", "ThreadWord"], swiftSettings: librarySettings),
         .target(
             name: "Tether",
-            dependencies: ["TetherCore", "CFFI"],
+            dependencies: ["TetherCore", "CFFI", "ThreadWord"],
             exclude: ["exports.map"],
             swiftSettings: librarySettings,
             linkerSettings: staticBuild

@@ -1,4 +1,4 @@
-/* The calling thread's `ThreadState` (TetherCore/Runtime/ThreadState.swift), unretained: one word
+/* The calling thread's `ThreadState` (TetherCore/Runtime/ThreadState.swift), unretained: a word
  * of static thread-local storage, read in two instructions where pthread_getspecific is a call
  * (a request looks its thread's state up six times: the child's stripe, the value's spec, the
  * resolve, three instances' deinits). The pthread key still owns the state (its destructor
@@ -19,5 +19,12 @@ extern _Thread_local void *tether_thread_word TETHER_THREAD_WORD_ATTRIBUTES;
 
 static inline void *tether_thread_word_get(void) { return tether_thread_word; }
 static inline void tether_thread_word_set(void *state) { tether_thread_word = state; }
+
+/* The same for the ABI's per-thread locals (Tether/Handles/HandleCache.swift: free handle slots,
+ * the key cache, the reclamation record), owned by its own pthread key. */
+extern _Thread_local void *tether_handles_word TETHER_THREAD_WORD_ATTRIBUTES;
+
+static inline void *tether_handles_word_get(void) { return tether_handles_word; }
+static inline void tether_handles_word_set(void *locals) { tether_handles_word = locals; }
 
 #endif
