@@ -1,6 +1,6 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations with DEP and CONTEXT slots
-/// only, and the root's runtime-argument slots; singleton- and weak-scoped
+/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
 /// registrations. A plan records that once and replays it with no frames, no
@@ -13,12 +13,14 @@
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. Without callbacks the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
+/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
+/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`). Anything it
 /// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
-/// a cycle, a slot kind it does not know) makes it decline, before any factory
+/// a cycle, a shape the recorder declines) makes it decline, before any factory
 /// ran, and the graph resolves the ordinary way.
 ///
 /// This file holds the plan's format and its recorder; its runs are `Executor/PlanRun.swift`.
@@ -51,6 +53,32 @@ final class Plan: @unchecked Sendable {
         /// step of a registration the child holds itself: its slot in the child's
         /// per-request component (`component`), whose registration each resolve takes there; else -1.
         var local = -1
+        /// Some of its slots are made per resolve (`Plan.slot(n)`: `Plan.slots`): its run makes their words
+        /// (`makeWithSlots`), in a plan that `needsGraph`.
+        var hasSlots = false
+        /// Lazy cells wait for its instance (`SlotInput.awaits`): bound once it is made, as the graph binds them.
+        var bindsCells = false
+    }
+
+    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
+    /// of `slots[n]`: what `Graph.constructSpecial` makes of it, from what the recorder knew of the graph.
+    struct SlotInput {
+        let kind: Param.Kind
+        /// The key of a LAZY, WEAK_LAZY or FACTORY slot.
+        var key: Key?
+        /// WEAK: the step held weakly. LAZY: the step whose instance the cell is bound to as it is
+        /// made (in the graph when the slot was filled, or made before its owner); else -1.
+        var step = -1
+        /// LAZY: the registration whose instance the cell waits for in the graph (`Graph.awaitCell`):
+        /// made at or after its owner (that step `bindsCells`), by a completion callback, or never.
+        var awaits: Borrowed<Registration>?
+        /// ALL: the items' steps, in the list's order: strong edges in the slot's place.
+        var items: [Int] = []
+        /// While recording: the step of the slot's owner, and for a LAZY slot filled before its
+        /// key's instance was in the graph, that registration and the steps there were then.
+        var owner = -1
+        var later: Borrowed<Registration>?
+        var after = 0
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
@@ -114,8 +142,12 @@ final class Plan: @unchecked Sendable {
     static func argument(_ n: Int) -> Int { -3 - n }
     /// `n` of an input `argument(n)`.
     @inline(__always) static func argumentNumber(_ input: Int) -> Int { -3 - input }
-    /// Whether an input is a step's instance (an edge), not a context, resolver or argument.
+    /// Whether an input is a step's instance (an edge), not a context, resolver, argument or slot.
     @inline(__always) static func isStep(_ input: Int) -> Bool { input >= 0 }
+    /// The input of a slot made per resolve, `slots[n]` (below every argument: a factory has at most `maxSlots`).
+    static func slot(_ n: Int) -> Int { -64 - n }
+    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -64 }
+    @inline(__always) static func slotNumber(_ input: Int) -> Int { -64 - input }
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
@@ -177,6 +209,10 @@ final class Plan: @unchecked Sendable {
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
+    let slots: [SlotInput]
+    /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, or makes slots.
+    let needsGraph: Bool
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
     let blockWords: Int
@@ -230,7 +266,7 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = []) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -245,12 +281,14 @@ final class Plan: @unchecked Sendable {
         }
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
+        self.slots = slots
+        needsGraph = completes || !slots.isEmpty
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
             step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
         }
-        blockWords = (made > 1 || made == 1 && overSingleton) && !completes ? words : 0
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -320,8 +358,10 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
+        recorder.recordsSlots = true
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions, recorder.finishSlots() else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects(),
+                    slots: recorder.slots)
     }
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
@@ -415,6 +455,10 @@ final class Plan: @unchecked Sendable {
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
+        /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
+        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        var recordsSlots = false
+        var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
         var component: [Borrowed<Registration>] = []
         var steps: [Step] = []
@@ -452,6 +496,10 @@ final class Plan: @unchecked Sendable {
             var slot = 0
             var inputs: [Int] = []
             var arguments = 0
+            /// The ALL slot whose items are being recorded (-1: none), its registrations and their steps so far.
+            var listSlot = -1
+            var listItems: [Registration] = []
+            var listSteps: [Int] = []
         }
 
         /// The graph is not plain: the recording stops.
@@ -540,10 +588,82 @@ final class Plan: @unchecked Sendable {
                 guard frames[top].takesArguments else { throw Declines() }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
-            case .declined:
-                throw Declines()
+            // Slots made per resolve: not in a container step (its run reads the request, not a graph).
+            case .weak:
+                guard recordsSlots, !frames[top].isContainer, let dep = lookup.unretainedRegistration(for: param.key!),
+                      !dep.borrow({ $0.hasArguments }) else { throw Declines() }
+                return try reach(dep)
+            case .all:
+                // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                if frames[top].listSlot != slot {
+                    (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
+                }
+                let next = frames[top].listSteps.count
+                if next < frames[top].listItems.count {
+                    let item = Borrowed(frames[top].listItems[next])
+                    guard !item.borrow({ $0.hasArguments }) else { throw Declines() }
+                    return try reach(item)
+                }
+                addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
+                (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
+            case .lazy(let isWeak):
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
+                // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
+                // one it may make later (bound as it enters), or none (the cell resolves on its first call).
+                if let r = lookup.unretainedRegistration(for: param.key!) {
+                    let id = ObjectIdentifier(r.object)
+                    let scope = r.borrow { $0.specReference.borrow { $0.scope } }
+                    if let step = stepOf[id] {
+                        input.step = step
+                    } else if onPath.contains(id) || scope.isKeyedInGraph {
+                        // Cached or made per resolving container: which one the graph binds is the run's.
+                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw Declines() }
+                        (input.later, input.after) = (r, steps.count)
+                    }
+                }
+                addSlot(input)
+            case .factory:
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
+        }
+
+        /// The top frame's next input is `slot`, a slot made per resolve.
+        private func addSlot(_ slot: SlotInput) {
+            frames[frames.count - 1].inputs.append(Plan.slot(slots.count))
+            slots.append(slot)
+        }
+
+        /// The steps an input names: its step, a WEAK slot's, an ALL slot's items.
+        private func stepsNamed(by input: Int) -> [Int] {
+            if Plan.isStep(input) { return [input] }
+            guard Plan.isSlot(input) else { return [] }
+            let slot = slots[Plan.slotNumber(input)]
+            return slot.kind == .weak ? [slot.step] : slot.items
+        }
+
+        /// After `visit`: each LAZY slot filled before its key's instance was in the graph gets what
+        /// `Graph.bindAwaiting` would do: bound as its owner is made when that instance was made
+        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. False
+        /// (declined) when the graph has container or value steps: its run is not a replay into a graph.
+        func finishSlots() -> Bool {
+            guard !slots.isEmpty else { return true }
+            guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+            for n in slots.indices {
+                guard let r = slots[n].later else { continue }
+                // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
+                let made = steps.indices.first { $0 >= slots[n].after && !steps[$0].isShared && steps[$0].registration === r }
+                if let s = made, s < slots[n].owner {
+                    slots[n].step = s
+                } else {
+                    slots[n].awaits = r
+                    if let s = made { steps[s].bindsCells = true }
+                }
+            }
+            return true
         }
 
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Declines) {
@@ -554,7 +674,11 @@ final class Plan: @unchecked Sendable {
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
                 else { throw Declines() }
             }
-            frames[top].inputs.append(step)
+            switch param.kind.planned {
+            case .weak: addSlot(SlotInput(kind: .weak, step: step))
+            case .all: frames[top].listSteps.append(step)  // an item: the slot is filled when the list is (`fill`)
+            case .instance, .context, .resolver, .argument, .lazy, .factory: frames[top].inputs.append(step)  // only DEP slots take a step here
+            }
         }
 
         /// The top frame's step, after the steps of its inputs.
@@ -563,7 +687,10 @@ final class Plan: @unchecked Sendable {
             let index = steps.count
             // A step made since the frame opened and named by a slot here was first asked for by
             // this one (a sibling that asked first set it already): the frame below it in `Graph`.
-            for input in frame.inputs where input >= frame.firstNew && steps[input].parent == -1 { steps[input].parent = index }
+            for input in frame.inputs {
+                for named in stepsNamed(by: input) where named >= frame.firstNew && steps[named].parent == -1 { steps[named].parent = index }
+                if Plan.isSlot(input) { slots[Plan.slotNumber(input)].owner = index }
+            }
             let firstInput = inputs.count
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
@@ -576,6 +703,7 @@ final class Plan: @unchecked Sendable {
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
+            step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 
@@ -625,7 +753,8 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard !recordsLocals, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
+            guard !recordsLocals, slots.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+                  let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {
