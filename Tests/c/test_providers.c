@@ -4,9 +4,6 @@
  * destroyed, provider freed, container freed) returns NULL with
  * TETHER_E_INVALID_HANDLE. A lazy edge resolved while its owner is being made
  * counts for retain-cycle checks like any other. */
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <unistd.h>
 #include "fixtures.h"
 
@@ -106,83 +103,6 @@ static void slot_provider_called_after_its_owner_died_is_stale(void) {
     stale_slot_provider(lazy_params, 0);
     stale_slot_provider(weak_lazy_params, 1);
     stale_slot_provider(weak_lazy_params, 0);
-}
-
-/* ---- 1c: called on another thread while its owner's last handle goes ------- */
-/* Counters another thread writes too (the caller's calls make B, and destroy A when
- * its last handle went during the call). */
-typedef struct counted { atomic_int made, dropped; } counted;
-typedef struct racer { tether_provider lazy; } racer;
-static void *make_racer(counted *k, tether_provider p) {
-    racer *o = xcalloc(sizeof *o);
-    o->lazy = p;
-    atomic_fetch_add(&k->made, 1);
-    return o;
-}
-static void *make_counted(counted *k) { atomic_fetch_add(&k->made, 1); return xcalloc(16); }
-static void drop_counted(void *instance, void *context) {
-    atomic_fetch_add(&((counted *)context)->dropped, 1);
-    free(instance);
-}
-
-static _Atomic(tether_provider) race_provider;
-static atomic_int race_stop, race_calls, race_answers, race_bad_status;
-
-/* Calls the provider published last, over and over: the instance, or NULL +
- * TETHER_E_INVALID_HANDLE once its owner is gone (or goes during the call). */
-static void *race_caller(void *unused) {
-    (void)unused;
-    while (!atomic_load(&race_stop)) {
-        tether_provider p = atomic_load(&race_provider);
-        if (!p) { sched_yield(); continue; }
-        void *got = p();
-        atomic_fetch_add(&race_calls, 1);
-        if (got) atomic_fetch_add(&race_answers, 1);
-        else if (tether_last_status() != TETHER_E_INVALID_HANDLE) atomic_fetch_add(&race_bad_status, 1);
-    }
-    return NULL;
-}
-
-static void provider_racing_its_owners_release(tether_param *a_params, tether_scope b_scope) {
-    enum { ROUNDS = 1500 };                     /* past the 1,024 quarantined: addresses are reused meanwhile */
-    counted A = {0, 0}, B = {0, 0};
-    tether_container *c = new_container();
-    tether_registration *r = NULL;
-    CHECK_OK(tether_register(c, "A", (tether_fn)make_racer, a_params, 2, &r));
-    CHECK_OK(tether_set_context(r, &A, drop_counted));
-    tether_param b_params[] = {TETHER_CONTEXT};
-    CHECK_OK(tether_register(c, "B", (tether_fn)make_counted, b_params, 1, &r));
-    CHECK_OK(tether_set_scope(r, b_scope));
-    CHECK_OK(tether_set_context(r, &B, drop_counted));
-    atomic_store(&race_provider, NULL);
-    atomic_store(&race_stop, 0);
-    atomic_store(&race_calls, 0);
-    atomic_store(&race_answers, 0);
-    atomic_store(&race_bad_status, 0);
-    pthread_t caller;
-    CHECK(pthread_create(&caller, NULL, race_caller, NULL) == 0);
-    for (int i = 0; i < ROUNDS; i++) {
-        tether_ref *ref;
-        racer *a = (racer *)resolve(c, "A", &ref);
-        atomic_store(&race_provider, a ? a->lazy : NULL);
-        /* Every other round, the release waits for a call (bounded): both orders, and the race between. */
-        int before = atomic_load(&race_calls);
-        for (int spin = 0; i % 2 && spin < 1000 && atomic_load(&race_calls) == before; spin++) sched_yield();
-        CHECK_OK(tether_ref_release(ref));      /* the caller keeps calling it: stale from here on */
-    }
-    atomic_store(&race_stop, 1);
-    CHECK(pthread_join(caller, NULL) == 0);
-    CHECK(atomic_load(&race_bad_status) == 0);
-    CHECK(atomic_load(&race_calls) > 0);
-    CHECK(atomic_load(&A.made) == ROUNDS && atomic_load(&A.dropped) == ROUNDS);
-    if (b_scope == TETHER_SCOPE_GRAPH) CHECK(atomic_load(&B.made) == atomic_load(&B.dropped));
-    CHECK_OK(tether_container_free(c));
-    CHECK(atomic_load(&B.made) == atomic_load(&B.dropped));
-}
-
-static void slot_provider_called_while_its_owner_is_released_elsewhere(void) {
-    provider_racing_its_owners_release(lazy_params, TETHER_SCOPE_GRAPH);
-    provider_racing_its_owners_release(weak_lazy_params, TETHER_SCOPE_SINGLETON);
 }
 
 /* A freed provider's address is not handed out again at once: it stays stale
@@ -331,7 +251,6 @@ int main(void) {
     RUN(lazy_provider_whose_owner_dies_during_the_call_returns_null);
     RUN(weak_lazy_provider_whose_owner_dies_during_the_call_returns_null);
     RUN(slot_provider_called_after_its_owner_died_is_stale);
-    RUN(slot_provider_called_while_its_owner_is_released_elsewhere);
     RUN(stale_provider_survives_later_providers);
     RUN(made_provider_after_free_is_stale);
     RUN(made_provider_freed_during_its_call_returns_null);

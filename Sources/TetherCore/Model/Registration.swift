@@ -100,6 +100,8 @@ public final class Registration: @unchecked Sendable {
         var componentPlans: [Plan] = []
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var componentDeclines = 0
+        /// Why the last of them was not (`PlanStats`).
+        var componentDecline: Plan.Decline?
         let observed = ObservedEdgeList()
     }
 
