@@ -1221,6 +1221,9 @@ static void run_threads(const char *only) {
         tether_container_free(x2.c);
     }
     if (wanted(only, "S3") && s3_setup(&x3) == 0) { threads_row("S3", s3_tether_key, &x3); tether_container_free(x3.c); }
+    /* S3 with the back-edge a TETHER_WEAK_LAZY slot: a provider trampoline taken and given back per resolve. */
+    s3_ctx x3l = {0};
+    if (wanted(only, "S3L") && s3_setup_weaklazy(&x3l) == 0) { threads_row("S3L", s3_weaklazy_key, &x3l); tether_container_free(x3l.c); }
     if (wanted(only, "S4") && s4_setup(&x4) == 0) { threads_row("S4", s4_tether_key, &x4); tether_container_free(x4.c); }
     if (shapes_setup(&xs) == 0) {
         if (wanted(only, "SG")) threads_row("SG", sg_tether, &xs);
@@ -1817,7 +1820,7 @@ int main(int argc, char **argv) {
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
             fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n"
-                            "       %s -t N [-s S1,S2,S3,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
+                            "       %s -t N [-s S1,S2,S3,S3L,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
             return 2;
         }
     }

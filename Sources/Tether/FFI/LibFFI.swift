@@ -210,8 +210,9 @@ func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoli
 /// A libffi closure, a plain `void *(*)(void)`, made once and never freed: C
 /// may call a provider after its cell is gone, and then lands here and finds
 /// no cell (NULL + TETHER_E_INVALID_HANDLE) instead of jumping into freed code.
-/// Freed trampolines are reused oldest first, and only once `quarantine` others
-/// are free, so a stale provider stays recognised while many others come and go.
+/// Freed trampolines are reused oldest first, and only once `TrampolineCache.quarantine`
+/// others were freed after them, so a stale provider stays recognised while many others
+/// come and go (`TrampolineCache`: per thread, no process-wide lock on a resolve).
 private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     let code: UnsafeMutableRawPointer
     /// The cell served now, unretained: the cell's deinit clears it (`cellGone`) under the
@@ -240,42 +241,15 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
         return cif
     }()
 
-    /// The free trampolines, oldest first from `head`. Taken and given back once per lazy slot
-    /// per resolve, so behind a spin lock in place (`withSpinLock`'s), not a mutex: each hold an
-    /// index or an append (and once per `quarantine` takes, a move of that many words).
-    private final class Pool: @unchecked Sendable {
-        private let held = Atomic<Bool>(false)
-        private var free: [ProviderTrampoline] = []
-        private var head = 0
-
-        /// The oldest free trampoline, if more than `quarantine` are free.
-        func takeOldest() -> ProviderTrampoline? {
-            held.spinLock()
-            defer { held.spinUnlock() }
-            guard free.count - head > quarantine else { return nil }
-            let trampoline = free[head]
-            head += 1
-            if head >= quarantine, head * 2 >= free.count {
-                free.removeFirst(head)
-                head = 0
-            }
-            return trampoline
-        }
-
-        func give(_ trampoline: ProviderTrampoline) {
-            held.spinLock()
-            defer { held.spinUnlock() }
-            free.append(trampoline)
-        }
-    }
-    private static let pool = Pool()
-    private static var quarantine: Int { 1024 }
-
     private init(code: UnsafeMutableRawPointer) { self.code = code }
 
     static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
         let trampoline: ProviderTrampoline
-        if let reused = pool.takeOldest() { trampoline = reused } else { trampoline = try make(for: cell.key) }
+        if let reused = TrampolineCache.take() {
+            trampoline = Unmanaged<ProviderTrampoline>.fromOpaque(reused).takeUnretainedValue()
+        } else {
+            trampoline = try make(for: cell.key)
+        }
         trampoline.serve(Borrowed(cell))
         return trampoline
     }
@@ -292,7 +266,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     /// Its cell is going: back to the pool.
     func cellGone() {
         serve(nil)
-        Self.pool.give(self)
+        TrampolineCache.give(Unmanaged.passUnretained(self).toOpaque())
     }
 
     private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {
@@ -335,4 +309,163 @@ private let providerEntry: @convention(c) (UnsafeMutablePointer<ffi_cif>?, Unsaf
     var result: UInt64 = 0
     _ = abiCall { () throws(TetherError) in result = UInt64(UInt(bitPattern: try trampoline.call())) }
     ret!.storeBytes(of: result, as: UInt64.self)
+}
+
+/// The free provider trampolines, per thread (in the thread's `HandleCache` locals): a lazy
+/// slot takes one and gives it back per resolve with no lock and no shared write.
+///
+/// Quarantine: a thread's freed trampolines wait in its FIFO (`ring`), and its oldest is
+/// reused only once `quarantine` others were freed on the thread after it; so in one thread,
+/// as before, a stale provider is recognised until `quarantine` others were freed. A thread
+/// that frees more than it takes hands its oldest beyond `quarantine` to the shared list in
+/// batches of `batch` (already quarantined: any thread may reuse them); one that takes more
+/// than it frees takes such a batch (`ready`). At thread exit its ready ones go back as a batch
+/// and its FIFO to the shared `orphans`, reused oldest first once `quarantine` other orphans
+/// came after them. Trampolines are never freed, so nothing is lost; what waits is bounded
+/// (per live thread `quarantine + batch`, orphans `quarantine + batch`).
+/// The shared list's lock is taken once per `batch` trampolines moved, never per resolve.
+struct TrampolineCache {
+    static var quarantine: Int { 1024 }
+    static var batch: Int { 64 }
+    private static var ringCapacity: Int { quarantine + batch + 1 }
+
+    /// The FIFO: `count` entries from `head`, wrapping at `ringCapacity`.
+    private let ring: UnsafeMutablePointer<UnsafeMutableRawPointer>
+    private var head = 0
+    private var count = 0
+    /// Trampolines from the shared list, reusable now (at most `batch`).
+    private let ready: UnsafeMutablePointer<UnsafeMutableRawPointer>
+    private var readyCount = 0
+
+    private init() {
+        ring = .allocate(capacity: Self.ringCapacity)
+        ready = .allocate(capacity: Self.batch)
+    }
+
+    /// The calling thread's cache (made on its first use).
+    private static var current: UnsafeMutablePointer<TrampolineCache> {
+        @inline(__always) get {
+            let locals = HandleCache.current
+            if let cache = locals.pointee.trampolines { return cache }
+            return make(locals)
+        }
+    }
+
+    @inline(never)
+    private static func make(_ locals: UnsafeMutablePointer<HandleCache.Local>) -> UnsafeMutablePointer<TrampolineCache> {
+        let cache = ThreadPrivate.allocate(TrampolineCache.self, capacity: 1)
+        cache.initialize(to: TrampolineCache())
+        locals.pointee.trampolines = cache
+        return cache
+    }
+
+    /// A free trampoline (unretained; they live for good) past its quarantine, if there is one.
+    static func take() -> UnsafeMutableRawPointer? {
+        let cache = current
+        if cache.pointee.readyCount > 0 {
+            cache.pointee.readyCount -= 1
+            return cache.pointee.ready[cache.pointee.readyCount]
+        }
+        if cache.pointee.count > quarantine { return cache.pointee.popOldest() }
+        guard shared.hasReady.load(ordering: .relaxed) else { return nil }
+        let moved = shared.takeBatch(into: cache.pointee.ready)
+        guard moved > 0 else { return nil }
+        cache.pointee.readyCount = moved - 1
+        return cache.pointee.ready[moved - 1]
+    }
+
+    /// A trampoline whose cell went: into the thread's FIFO; its oldest beyond the
+    /// quarantine to the shared list once a batch of them is there.
+    static func give(_ trampoline: UnsafeMutableRawPointer) {
+        let cache = current
+        cache.pointee.push(trampoline)
+        if cache.pointee.count >= quarantine + batch {
+            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer.self, capacity: batch) { moving in
+                for i in 0..<batch { moving[i] = cache.pointee.popOldest() }
+                shared.giveBatch(UnsafeMutableBufferPointer(rebasing: moving[...]))
+            }
+        }
+    }
+
+    /// The thread is exiting (`HandleCache`'s key destructor): what it holds to the shared list.
+    static func release(_ cache: UnsafeMutablePointer<TrampolineCache>?) {
+        guard let cache else { return }
+        shared.giveBatch(UnsafeMutableBufferPointer(start: cache.pointee.ready, count: cache.pointee.readyCount))
+        var fifo: [UnsafeMutableRawPointer] = []
+        fifo.reserveCapacity(cache.pointee.count)
+        while cache.pointee.count > 0 { fifo.append(cache.pointee.popOldest()) }
+        shared.giveOrphans(fifo)
+        cache.pointee.ring.deallocate()
+        cache.pointee.ready.deallocate()
+        cache.deinitialize(count: 1)
+        cache.deallocate()
+    }
+
+    private mutating func push(_ trampoline: UnsafeMutableRawPointer) {
+        var tail = head + count
+        if tail >= Self.ringCapacity { tail -= Self.ringCapacity }
+        ring[tail] = trampoline
+        count += 1
+    }
+
+    private mutating func popOldest() -> UnsafeMutableRawPointer {
+        let trampoline = ring[head]
+        head += 1
+        if head == Self.ringCapacity { head = 0 }
+        count -= 1
+        return trampoline
+    }
+
+    /// Batches past their quarantine, and exited threads' FIFOs (`orphans`, oldest first
+    /// from `orphanHead`). Behind a mutex: a thread comes here once per `batch` trampolines.
+    private final class Shared: @unchecked Sendable {
+        private struct State {
+            var batches: [UnsafeMutableRawPointer] = []
+            var orphans: [UnsafeMutableRawPointer] = []
+            var orphanHead = 0
+            var hasReady: Bool { !batches.isEmpty || orphans.count - orphanHead > TrampolineCache.quarantine }
+        }
+        private let state = Lock(State())
+        /// Whether a take could get any (read without the lock: a thread with none checks it per take).
+        let hasReady = Atomic<Bool>(false)
+
+        func giveBatch(_ trampolines: UnsafeMutableBufferPointer<UnsafeMutableRawPointer>) {
+            guard !trampolines.isEmpty else { return }
+            state.withLock { state in
+                state.batches.append(contentsOf: trampolines)
+                hasReady.store(true, ordering: .relaxed)
+            }
+        }
+
+        func giveOrphans(_ fifo: [UnsafeMutableRawPointer]) {
+            guard !fifo.isEmpty else { return }
+            state.withLock { state in
+                state.orphans.append(contentsOf: fifo)
+                hasReady.store(state.hasReady, ordering: .relaxed)
+            }
+        }
+
+        /// Up to `batch` reusable trampolines into `into`: how many.
+        func takeBatch(into: UnsafeMutablePointer<UnsafeMutableRawPointer>) -> Int {
+            state.withLock { state in
+                var moved = 0
+                while moved < TrampolineCache.batch, let trampoline = state.batches.popLast() {
+                    into[moved] = trampoline
+                    moved += 1
+                }
+                while moved < TrampolineCache.batch, state.orphans.count - state.orphanHead > TrampolineCache.quarantine {
+                    into[moved] = state.orphans[state.orphanHead]
+                    state.orphanHead += 1
+                    moved += 1
+                }
+                if state.orphanHead >= TrampolineCache.quarantine, state.orphanHead * 2 >= state.orphans.count {
+                    state.orphans.removeFirst(state.orphanHead)
+                    state.orphanHead = 0
+                }
+                hasReady.store(state.hasReady, ordering: .relaxed)
+                return moved
+            }
+        }
+    }
+    private static let shared = Shared()
 }

@@ -23,6 +23,8 @@ enum HandleCache {
         var reclaim: UnsafeMutablePointer<Reclaimer.Record>? = nil
         /// The innermost collecting resolve running on the thread (in the first Local only).
         var drops: UnsafeMutablePointer<DropCollector>? = nil
+        /// The thread's free provider trampolines (`TrampolineCache`, in the first Local only).
+        var trampolines: UnsafeMutablePointer<TrampolineCache>? = nil
     }
 
     /// The calling thread's locals, one per `HandleKind.index`; their address
@@ -59,6 +61,8 @@ enum HandleCache {
             Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
             locals.pointee.keys = nil
+            TrampolineCache.release(locals.pointee.trampolines)
+            locals.pointee.trampolines = nil
             for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
             locals.deinitialize(count: HandleKind.allCases.count)
             locals.deallocate()
