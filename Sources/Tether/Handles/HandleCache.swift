@@ -61,9 +61,9 @@ enum HandleCache {
             Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
             locals.pointee.keys = nil
+            for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
             TrampolineCache.release(locals.pointee.trampolines)
             locals.pointee.trampolines = nil
-            for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
             locals.deinitialize(count: HandleKind.allCases.count)
             locals.deallocate()
         }
