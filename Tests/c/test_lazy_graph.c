@@ -318,6 +318,30 @@ static void test_provider_watch_tells_the_graphs_answer(void) {
     CHECK_STATUS(TB.provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
 }
 
+/* The watch knows a provider by its code address (a table read without a lock, grown as
+ * providers are made): every live one, no other pointer, not one that was freed. */
+static void test_provider_watch_knows_live_providers_only(void) {
+    enum { N = 600 };                       /* past the table's first sizes (256, 512) */
+    static tether_provider made[N];
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param px[] = {TETHER_CONTEXT, TETHER_DEP("Y")};
+    tether_param py[] = {TETHER_CONTEXT, TETHER_WEAK_LAZY("X")};
+    tether_options ox = TETHER_OPTIONS_INIT, oy = TETHER_OPTIONS_INIT;
+    ox.context = &kx, ox.drop = drop_counted;
+    oy.context = &ky, oy.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "X", (tether_fn)make_x, px, 2, &ox, NULL));
+    CHECK_OK(tether_register_with(c, "Y", (tether_fn)make_y, py, 2, &oy, NULL));
+    for (int i = 0; i < N; i++) CHECK_OK(tether_make_provider(c, "X", &made[i]));
+    for (int i = 0; i < N; i++) CHECK_OK(TB.provider_watch(made[i], watch_fn, NULL));
+    CHECK_STATUS(TB.provider_watch((tether_provider)(void (*)(void))make_x, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_ERROR_HAS("not a live provider");
+    for (int i = 0; i < N; i++) CHECK_OK(tether_provider_free(made[i]));
+    for (int i = 0; i < N; i++) CHECK_STATUS(TB.provider_watch(made[i], watch_fn, NULL), TETHER_E_INVALID_HANDLE);
+    CHECK_OK(tether_container_free(c));
+    CHECK(kx.made == 0 && ky.made == 0);    /* no provider was called */
+}
+
 /* Each of validate's problems has the parts a binding renders its fix from. */
 static void test_validate_problems_have_their_parts(void) {
     tether_container *c = xy(TETHER_SCOPE_GRAPH, TETHER_LAZY("X"), 0);
@@ -353,6 +377,7 @@ int main(void) {
     RUN(test_runtime_argument_advice_passes_when_applied);
     RUN(test_retain_cycle_from_a_resolver_form_callback_is_retain_cycle);
     RUN(test_provider_watch_tells_the_graphs_answer);
+    RUN(test_provider_watch_knows_live_providers_only);
     RUN(test_validate_problems_have_their_parts);
     return harness_finish();
 }

@@ -254,13 +254,15 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
         return trampoline
     }
 
-    /// Every trampoline by code address (they are never freed): which cell a provider serves now.
-    private static let byCode = Lock<[UInt: ProviderTrampoline]>([:])
+    /// Every trampoline's address by its code address (they are never freed): which cell a
+    /// provider serves now, read without a lock (a binding asks per lazy slot per resolve).
+    private static let byCode = InsertOnlyWordMap()
 
     /// The cell the provider at `code` serves, if it is a live provider.
     static func cell(at code: UnsafeRawPointer?) -> LazyCell? {
-        guard let trampoline = byCode.withLock({ $0[UInt(bitPattern: code)] }) else { return nil }
-        return trampoline.served
+        let word = byCode.value(of: UInt(bitPattern: code))
+        guard let trampoline = Borrowed<ProviderTrampoline>(word: word) else { return nil }
+        return trampoline.object.served
     }
 
     /// Its cell is going: back to the pool.
@@ -275,7 +277,6 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
             throw TetherError(.noMemory, "libffi could not allocate a closure for the provider of \(key.quoted) (writable+executable memory refused by the system?)")
         }
         let trampoline = ProviderTrampoline(code: code)
-        byCode.withLock { $0[UInt(bitPattern: code)] = trampoline }
         // Retained for good: the closure is never freed, and neither is what it calls.
         let user = Handoff.give(trampoline)
         guard ffi_prep_closure_loc(closure.assumingMemoryBound(to: ffi_closure.self), cif, providerEntry, user, code) == FFI_OK else {
@@ -283,6 +284,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
             ffi_closure_free(closure)
             throw TetherError(.noMemory, "libffi could not prepare the closure for the provider of \(key.quoted)")
         }
+        byCode.insert(UInt(bitPattern: code), UInt(bitPattern: user))
         return trampoline
     }
 
