@@ -246,7 +246,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
         let trampoline: ProviderTrampoline
         if let reused = TrampolineCache.take() {
-            trampoline = Unmanaged<ProviderTrampoline>.fromOpaque(reused).takeUnretainedValue()
+            trampoline = Borrowed<ProviderTrampoline>(opaque: reused).object
         } else {
             trampoline = try make(for: cell.key)
         }
@@ -268,7 +268,7 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     /// Its cell is going: back to the pool.
     func cellGone() {
         serve(nil)
-        TrampolineCache.give(Unmanaged.passUnretained(self).toOpaque())
+        TrampolineCache.give(Borrowed(self).opaque)
     }
 
     private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {

@@ -2,44 +2,30 @@ import Synchronization
 
 /// A map of nonzero words to nonzero words that only grows, read without a lock: for what is
 /// made once and never freed (the ABI's provider trampolines by code address), looked up on a
-/// request's path. Open addressing in a table whose slots are atomics: a writer (under `writer`)
-/// stores the value, then the key releasing; a reader loads the key acquiring, so it sees the
-/// value. Grown by a doubled copy published through `AtomicRef`; an old table stays (never
-/// freed: a reader may still probe it, and it still answers every key it had), so what it holds
-/// is at most twice the last table.
+/// request's path. Open addressing in a table of atomic words (no object: a reader retains
+/// nothing): a writer (under `writer`) stores the value, then the key releasing; a reader loads
+/// the key acquiring, so it sees the value. Grown by a doubled copy published releasing; an old
+/// table is never freed (a reader may still probe it, and it answers every key it had), so what
+/// the map holds is at most twice its last table.
 package final class InsertOnlyWordMap: @unchecked Sendable {
-    private final class Table {
-        let mask: Int
-        /// Key, value, key, value, ...; 0 is an empty slot.
-        let words: UnsafeMutablePointer<Atomic<UInt>>
-
-        init(capacity: Int) {
-            mask = capacity - 1
-            words = .allocate(capacity: capacity * 2)
-            for i in 0..<capacity * 2 { (words + i).initialize(to: Atomic(0)) }
-        }
-
-        func slot(of key: UInt) -> Int {
-            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
-        }
-    }
-
-    private let current = AtomicRef<Table>()
+    /// A table's address: its first word is its mask (slots - 1), then key, value, key, value, ...
+    private let current: Atomic<UInt>
+    /// The writers' lock, with how many keys there are.
     private let writer = Lock<Int>(0)
 
-    package init() {
-        current.publish(Borrowed(Unmanaged.passRetained(Table(capacity: 256)).takeUnretainedValue()))
-    }
+    package init() { current = Atomic(UInt(bitPattern: Self.table(slots: 256))) }
 
     /// The value stored for `key`, or 0.
     package func value(of key: UInt) -> UInt {
-        guard key != 0, let table = current.load()?.object else { return 0 }
-        var i = table.slot(of: key)
+        guard key != 0 else { return 0 }
+        let table = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: current.load(ordering: .acquiring)).unsafelyUnwrapped
+        let mask = table[0].load(ordering: .relaxed)
+        var i = Self.slot(of: key, mask)
         while true {
-            let found = table.words[2 * i].load(ordering: .acquiring)
-            if found == key { return table.words[2 * i + 1].load(ordering: .relaxed) }
+            let found = table[1 + 2 * Int(i)].load(ordering: .acquiring)
+            if found == key { return table[2 + 2 * Int(i)].load(ordering: .relaxed) }
             if found == 0 { return 0 }
-            i = (i + 1) & table.mask
+            i = (i + 1) & mask
         }
     }
 
@@ -47,25 +33,36 @@ package final class InsertOnlyWordMap: @unchecked Sendable {
     package func insert(_ key: UInt, _ value: UInt) {
         precondition(key != 0 && value != 0)
         writer.withLock { count in
-            var table = current.load()!.object
+            var table = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: current.load(ordering: .relaxed)).unsafelyUnwrapped
             count += 1
-            if count * 2 > table.mask + 1 {
-                let grown = Unmanaged.passRetained(Table(capacity: (table.mask + 1) * 2)).takeUnretainedValue()
-                for i in 0...table.mask {
-                    let old = table.words[2 * i].load(ordering: .relaxed)
-                    if old != 0 { Self.put(old, table.words[2 * i + 1].load(ordering: .relaxed), in: grown) }
+            let slots = Int(table[0].load(ordering: .relaxed)) + 1
+            if count * 2 > slots {
+                let grown = Self.table(slots: slots * 2)
+                for i in 0..<slots {
+                    let old = table[1 + 2 * i].load(ordering: .relaxed)
+                    if old != 0 { Self.put(old, table[2 + 2 * i].load(ordering: .relaxed), in: grown) }
                 }
-                current.publish(Borrowed(grown))
+                current.store(UInt(bitPattern: grown), ordering: .releasing)  // the old table stays (above)
                 table = grown
             }
             Self.put(key, value, in: table)
         }
     }
 
-    private static func put(_ key: UInt, _ value: UInt, in table: Table) {
-        var i = table.slot(of: key)
-        while table.words[2 * i].load(ordering: .relaxed) != 0 { i = (i + 1) & table.mask }
-        table.words[2 * i + 1].store(value, ordering: .relaxed)
-        table.words[2 * i].store(key, ordering: .releasing)
+    private static func table(slots: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
+        let table = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * slots)
+        table.initialize(to: Atomic(UInt(slots - 1)))
+        for i in 1...2 * slots { (table + i).initialize(to: Atomic(0)) }
+        return table
+    }
+
+    private static func slot(of key: UInt, _ mask: UInt) -> UInt { ((key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask }
+
+    private static func put(_ key: UInt, _ value: UInt, in table: UnsafeMutablePointer<Atomic<UInt>>) {
+        let mask = table[0].load(ordering: .relaxed)
+        var i = slot(of: key, mask)
+        while table[1 + 2 * Int(i)].load(ordering: .relaxed) != 0 { i = (i + 1) & mask }
+        table[2 + 2 * Int(i)].store(value, ordering: .relaxed)
+        table[1 + 2 * Int(i)].store(key, ordering: .releasing)
     }
 }
