@@ -61,9 +61,10 @@ enum HandleCache {
             Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
             locals.pointee.keys = nil
-            for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
-            TrampolineCache.release(locals.pointee.trampolines)
+            let trampolines = locals.pointee.trampolines  // (`abandon` resets the locals)
             locals.pointee.trampolines = nil
+            for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }
+            TrampolineCache.release(trampolines)  // after the handles: what they free may give one back
             locals.deinitialize(count: HandleKind.allCases.count)
             locals.deallocate()
         }
