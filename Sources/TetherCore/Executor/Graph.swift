@@ -155,7 +155,8 @@ final class Graph {
             if let alone = plan, !alone.borrow({ $0.completes }) {
                 switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
-                case .success(nil): plan = nil  // declined: the graph builds it
+                // Declined (a shared leaf not cached): the plan compiled for the caches' state, if any, else the graph builds it.
+                case .success(nil): plan = creationPlan(registration, from: container, thread)
                 case .failure(let error): return .failure(error)
                 }
             }
@@ -202,10 +203,24 @@ final class Graph {
         return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
     }
 
+    /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
+    /// its warm plan declined; nil when the graph builds it: also for a thread that must not wait
+    /// (`WaitMode`) or acts for a token, whose claims `checkBeforeNotWaiting` makes.
+    private static func creationPlan(_ registration: Registration, from container: Container, _ thread: ThreadState) -> Borrowed<Plan>? {
+        guard !thread.noWait, thread.tokens.isEmpty else { return nil }
+        return registration.creationPlan(from: container)
+    }
+
+    /// How often a resolve picks a creation plan again after the one it picked found the caches
+    /// changed (another thread published one, a weak one died) before it builds instead.
+    private static let maxCreationPicks = 4
+
     /// One resolve on this graph, its build replayed from `plan` unless that
-    /// declines; the result carries a reference for the caller.
+    /// declines (a warm plan's decline, or a creation plan's, picks the plan for the
+    /// caches' state it found); the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
                      arguments: UnsafeBufferPointer<Argument>, plan: Borrowed<Plan>?) -> Result<Ref<Instance>, TetherError> {
+        var plan = plan
         defer {
             claimRoot = nil
             clear()
@@ -216,8 +231,16 @@ final class Graph {
         while true {
             do throws(TetherError) {
                 var built: Int?
-                if let plan { built = try replay(plan, from: container, arguments: arguments) }
+                var picks = 0
+                while built == nil, let replayed = plan {
+                    built = try replay(replayed, from: container, arguments: arguments)
+                    if built != nil { break }
+                    picks += 1
+                    plan = picks <= Self.maxCreationPicks
+                        ? Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) } : nil
+                }
                 if built == nil {
+                    Borrowed<ThreadState>(opaque: thread).borrow { $0.builds &+= 1 }
                     claimedInOrder = false
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))
@@ -250,6 +273,8 @@ final class Graph {
     /// a graph of its own).
     private func replay(_ plan: Borrowed<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        let creates = plan.borrow { $0.createsShared }
+        if creates, try !claimCreations(plan, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
@@ -257,9 +282,42 @@ final class Graph {
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            if creates { releaseCells() }  // a leaf gone meanwhile: nothing was made under them
             return nil
         }
+        if creates {
+            // Published with the graph, as a build's (`enter`): in creation order.
+            plan.borrow { plan in
+                for i in 0..<plan.stepCount where plan.steps[i].creates {
+                    pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+                    keptMade &+= 1
+                }
+            }
+        }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
+    /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
+    /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
+    /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
+    /// instance would be revived): the resolve picks the plan for the state it finds.
+    private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
+        let count = plan.borrow { $0.creations.count }
+        for n in 0..<count {
+            let (registration, scope) = plan.borrow { ($0.steps[$0.creations[n].step].registration, $0.creations[n].scope) }
+            let held = cells.count
+            let hit = try claimOne(registration.object, scope, in: container)
+            // A resolve nested in one of the plan's factories asking for it: refused as unfinished (`SharedCache.claim`),
+            // never made under this claim (the plan makes it, whatever it did meanwhile).
+            if hit == nil && cells.count > held { cells[held].made = true }
+            if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
+                hit?.release()
+                releaseCells()
+                return false
+            }
+        }
+        return true
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the

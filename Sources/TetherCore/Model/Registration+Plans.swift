@@ -109,6 +109,49 @@ extension Registration {
         return .init(plan)
     }
 
+    /// The plan for a resolve from `container` whose warm plan (every shared leaf cached) found one
+    /// not cached: the one compiled for the caches' state now (`Plan.recordCreating`, checked with
+    /// `Plan.matchesCaches`, like a schema cookie), recorded now if none was. Nil when the graph must
+    /// build it: not the warm plan's container, no such plan (not plain), or `maxPlans` tried.
+    /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
+    @inline(never)
+    func creationPlan(from container: Container) -> Borrowed<Plan>? {
+        guard container.usesPlans else { return nil }
+        let configuration: UInt
+        if container === self.container {
+            configuration = container.configuration
+        } else {
+            let owner = Borrowed(self.container)
+            guard container.fallsThroughEmpty(to: owner) else { return nil }
+            configuration = owner.borrow { $0.configuration }
+        }
+        // The warm plan, when the caches hold every leaf again (another thread published them): replayed
+        // into the graph too, unless it reads the resolving container (which such a replay does not pass).
+        let address = planAddress.load(ordering: .acquiring)
+        if address != 0 && address != Self.noMorePlans {
+            let warm = Borrowed<Plan>(word: address)!
+            if warm.borrow({ $0.configuration == configuration && !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
+        }
+        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration } } ?? [] }
+        // Read outside this lock: a weak leaf's cache takes its registration's.
+        if let found = known.last(where: { $0.matchesCaches() }) { return .init(found) }
+        let recordable = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
+        guard recordable else { return nil }
+        let plan = Plan.recordCreating(self, configuration: configuration)
+        return lock.withSpinLock { () -> Borrowed<Plan>? in
+            let rare = rareForWriting
+            guard rare.creationsRecorded < Self.maxPlans else { return nil }
+            rare.creationsRecorded += 1
+            guard let plan else { return nil }
+            rare.creationPlans.append(plan)
+            rare.kept.append(plan)
+            return .init(plan)
+        }
+    }
+
+    /// Creation plans recorded so far (`creationPlan`; a diagnostic: tests check their bound).
+    public var creationPlanCount: Int { lock.withSpinLock { withRare { $0.creationPlans.count } ?? 0 } }
+
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
         let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)

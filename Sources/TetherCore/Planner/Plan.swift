@@ -51,6 +51,16 @@ final class Plan: @unchecked Sendable {
         /// step of a registration the child holds itself: its slot in the child's
         /// per-request component (`component`), whose registration each resolve takes there; else -1.
         var local = -1
+        /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
+        /// its cell claimed before any factory (`creations`), published by the graph it replays into.
+        var creates = false
+    }
+
+    /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
+    /// by key, as `Graph.claimInOrder` claims), with its scope.
+    struct Creation {
+        let step: Int
+        let scope: Scope
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
@@ -177,6 +187,11 @@ final class Plan: @unchecked Sendable {
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// The creation steps, in claim order: a plan compiled against the caches' state (`recordCreating`),
+    /// which holds while its shared leaves are cached and these are not. It replays into a graph,
+    /// which publishes what they made or rolls it back (`Graph.publish`, `Graph.abort`).
+    let creations: UnsafeBufferPointer<Creation>
+    var createsShared: Bool { !creations.isEmpty }
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
     let blockWords: Int
@@ -210,6 +225,7 @@ final class Plan: @unchecked Sendable {
         objectSteps.deallocate()
         objectInputs.deallocate()
         completionCalls.deallocate()
+        creations.deallocate()
         component.deallocate()
         componentParams.deallocate()
         sharedSteps.deallocate()
@@ -250,7 +266,11 @@ final class Plan: @unchecked Sendable {
         let overSingleton = steps.contains { step in
             step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
         }
-        blockWords = (made > 1 || made == 1 && overSingleton) && !completes ? words : 0
+        let creating = steps.indices.filter { steps[$0].creates }.sorted {
+            ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
+        }
+        creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
+        blockWords = (made > 1 || made == 1 && overSingleton) && !completes && creating.isEmpty ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -322,6 +342,35 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
+    }
+
+    /// Records the plan for `root` resolved from its own container against the caches' state now:
+    /// each singleton or weak dependency no cache holds (registered in that container, not strict)
+    /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
+    /// gives, the order `Graph.build` makes them with these caches. Nil when the graph is not plain,
+    /// has container or value steps, or creates nothing (the warm plan serves it).
+    static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
+        guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        recorder.createsUncached = true
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil)
+    }
+
+    /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
+    /// cached, every creation step's registration not (read without claiming: the claims decide).
+    func matchesCaches() -> Bool {
+        for shared in sharedSteps {
+            guard let hit = steps[shared.step].registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            hit.release()
+        }
+        for creation in creations {
+            if let hit = steps[creation.step].registration.borrow({ $0.cachedRetained(creation.scope) }) {
+                hit.release()
+                return false
+            }
+        }
+        return true
     }
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
@@ -417,6 +466,9 @@ final class Plan: @unchecked Sendable {
         var recordsLocals = false
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
         var component: [Borrowed<Registration>] = []
+        /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
+        /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
+        var createsUncached = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -452,6 +504,14 @@ final class Plan: @unchecked Sendable {
             var slot = 0
             var inputs: [Int] = []
             var arguments = 0
+            /// A creation step (`createsUncached`): a shared registration no cache held.
+            var creates = false
+
+            init(registration: Borrowed<Registration>, id: ObjectIdentifier, local: Int, isContainer: Bool,
+                 takesArguments: Bool, firstNew: Int, creates: Bool = false) {
+                (self.registration, self.id, self.local, self.isContainer) = (registration, id, local, isContainer)
+                (self.takesArguments, self.firstNew, self.creates) = (takesArguments, firstNew, creates)
+            }
         }
 
         /// The graph is not plain: the recording stops.
@@ -491,7 +551,12 @@ final class Plan: @unchecked Sendable {
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
-            if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
+            let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
+            if creates {
+                // Its dependencies are looked up where the plan's are (a singleton's from its own
+                // container), and no captive rule applies (a strict container's instances check it: `Graph`).
+                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else { throw Declines() }
+            } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
@@ -508,7 +573,20 @@ final class Plan: @unchecked Sendable {
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
             return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
-                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count))
+                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates))
+        }
+
+        /// Whether `r`'s cache of `scope` holds an instance now.
+        private static func isCached(_ r: Registration, _ scope: Scope) -> Bool {
+            guard let hit = r.cachedRetained(scope) else { return false }
+            hit.release()
+            return true
+        }
+
+        /// Whether a build would revive `r`'s dead weak instance (a binding still holds its object:
+        /// `Graph.revive`) rather than call its factory: a plan does not.
+        static func revives(_ r: Registration, _ scope: Scope) -> Bool {
+            scope.isKeptWeakly && r.hasRevivable
         }
 
         var depth: Int { frames.count }
@@ -576,6 +654,7 @@ final class Plan: @unchecked Sendable {
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
+            step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 
