@@ -286,15 +286,26 @@ final class Graph {
             return nil
         }
         if creates {
-            // Published with the graph, as a build's (`enter`): in creation order.
+            // Published with the graph, as a build's (`enter`), in creation order: those it made (a
+            // nested resolve may have published one under its claim: the run took that).
             plan.borrow { plan in
                 for i in 0..<plan.stepCount where plan.steps[i].creates {
+                    let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+                    guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
                     pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
                     keptMade &+= 1
                 }
             }
         }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// A creation step of the plan replaying into this graph made `registration`'s instance: its
+    /// cell now holds it (as `enter` notes for a build's), so a nested resolve asking for it is
+    /// refused as unfinished rather than making another.
+    func madeCreation(_ registration: Borrowed<Registration>) {
+        let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
+        for cell in cells where cell.key == key { cell.made = true }
     }
 
     /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
@@ -305,12 +316,10 @@ final class Graph {
     private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
-            let (registration, scope) = plan.borrow { ($0.steps[$0.creations[n].step].registration, $0.creations[n].scope) }
+            let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
+            let registration = plan.borrow { $0.steps[step].registration }
             let held = cells.count
-            let hit = try claimOne(registration.object, scope, in: container)
-            // A resolve nested in one of the plan's factories asking for it: refused as unfinished (`SharedCache.claim`),
-            // never made under this claim (the plan makes it, whatever it did meanwhile).
-            if hit == nil && cells.count > held { cells[held].made = true }
+            let hit = try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
             if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
                 hit?.release()
                 releaseCells()
@@ -614,8 +623,10 @@ final class Graph {
         return try claimOne(registration, scope, in: container)
     }
 
-    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
-        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
+    /// `askingPath`: the keys of the frames asking (a plan's claims: its path to the step); else this graph's frames.
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container,
+                          askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: askingPath ?? { self.path }) {
         case .published(let hit): return hit
         case .create(let cell):
             cells.append(cell)

@@ -135,6 +135,8 @@ extension Plan {
                 lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        if createsShared { progress.pointee.graph = .init(graph) }
+        defer { if createsShared { progress.pointee.graph = nil } }
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
@@ -243,8 +245,18 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         progress.pointee.plan = .init(self)
+        // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
+        // creation step published meanwhile spares the run.
+        var check = 0, skipTo = -1
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
+            if M.destination == .graph && !creationChecks.isEmpty {
+                if n <= skipTo { continue }
+                if check < creationChecks.count && creationChecks[check].at == n {
+                    skipTo = takePublished(&check, n, run)
+                    if n <= skipTo { continue }
+                }
+            }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
@@ -253,6 +265,10 @@ extension Plan {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
+                    if M.destination == .graph && !creationChecks.isEmpty && steps[i].creates {
+                        // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
+                        progress.pointee.graph.unsafelyUnwrapped.borrow { $0.madeCreation(steps[i].registration) }
+                    }
                     if isContainer {
                         madeContainer(i, locals)
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
@@ -275,6 +291,24 @@ extension Plan {
             return .failure(error)
         }
         return .success(true)
+    }
+
+    /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
+    /// instance a resolve nested in an earlier factory published under this run's claim takes that
+    /// one, its own dependencies not made. Returns the last made step spared (-1: none); `check`
+    /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
+    @inline(never)
+    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState) -> Int {
+        var skipTo = -1
+        while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
+            let found = creationChecks[check]
+            check += 1
+            guard found.made > skipTo,
+                  let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
+            run.instances.set(found.step, hit)
+            skipTo = found.made
+        }
+        return skipTo
     }
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
@@ -558,6 +592,12 @@ extension Plan {
             step = steps[step].parent
         }
         return registrations.reversed()
+    }
+
+    /// The keys of the frames a build has open when it asks for step `i` (a plan without local
+    /// steps): from the root down to its first asker, for the messages of its claim.
+    func askingPath(to i: Int) -> [Key] {
+        steps[i].parent < 0 ? [] : path(to: steps[i].parent, Locals<OwnSteps>?.none)
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.

@@ -63,6 +63,18 @@ final class Plan: @unchecked Sendable {
         let scope: Scope
     }
 
+    /// Where a run looks again whether creation step `step` (the `made`th made step) was published
+    /// meanwhile, by a resolve nested in one of the plan's factories under the plan's claim
+    /// (`SharedCache.Claim.createUnderOuter`): at the `at`th made step, the first of its own
+    /// dependencies' steps when no later step takes one of those (the run then skips them all, as a
+    /// build that finds it cached makes none), else at the step itself. In run order, outer ones first.
+    struct CreationCheck {
+        let at: Int
+        let made: Int
+        let step: Int
+        let scope: Scope
+    }
+
     /// One slot of a child's per-request component (its own registrations, in the order their
     /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
@@ -192,6 +204,7 @@ final class Plan: @unchecked Sendable {
     /// which publishes what they made or rolls it back (`Graph.publish`, `Graph.abort`).
     let creations: UnsafeBufferPointer<Creation>
     var createsShared: Bool { !creations.isEmpty }
+    let creationChecks: UnsafeBufferPointer<CreationCheck>
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
     let blockWords: Int
@@ -226,6 +239,7 @@ final class Plan: @unchecked Sendable {
         objectInputs.deallocate()
         completionCalls.deallocate()
         creations.deallocate()
+        creationChecks.deallocate()
         component.deallocate()
         componentParams.deallocate()
         sharedSteps.deallocate()
@@ -270,6 +284,7 @@ final class Plan: @unchecked Sendable {
             ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
+        creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         blockWords = (made > 1 || made == 1 && overSingleton) && !completes && creating.isEmpty ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
@@ -291,6 +306,34 @@ final class Plan: @unchecked Sendable {
         completionCalls = Plan.copy(objects?.calls ?? [])
         self.component = Plan.copy(component)
         self.componentParams = Plan.copy(componentParams)
+    }
+
+    /// The `CreationCheck`s of creation steps `creating` (in step order).
+    private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int]) -> [CreationCheck] {
+        guard !creating.isEmpty else { return [] }
+        var madeIndex = [Int](repeating: -1, count: steps.count)
+        var made = 0
+        for i in steps.indices where !steps[i].isShared { madeIndex[i] = made; made += 1 }
+        func descends(_ j: Int, from c: Int) -> Bool {
+            var k = steps[j].parent
+            while k >= 0 && k != c { k = steps[k].parent }
+            return k == c
+        }
+        var checks: [CreationCheck] = []
+        for c in creating {
+            // Its own dependencies' steps: those right before it that it (or one of them) asked for first.
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            let taken = steps.indices.dropFirst(c + 1).contains { k in
+                let slots = steps[k].registration.borrow { $0.params.count }
+                return inputs[steps[k].firstInput ..< steps[k].firstInput + slots].contains { $0 >= first && $0 < c }
+            }
+            let at = taken ? c : (first...c).first { !steps[$0].isShared }!
+            checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
+                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
+        }
+        // Outer first where two start at one step (the outer's range holds the inner's).
+        return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
     }
 
     /// The words of every block of a plan and where a run fills them in.
