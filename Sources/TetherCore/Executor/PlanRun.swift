@@ -135,19 +135,31 @@ extension Plan {
                 lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
-        if createsShared { progress.pointee.graph = .init(graph) }
-        defer { if createsShared { progress.pointee.graph = nil } }
-        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-            // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-            return execute(IntoGraph.self, &run, specs, progress, locals)
-        }
+        let outcome = createsShared ? runCreating(into: graph, made, specs, progress, locals)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+                // A graph's run makes no block: no pointers of its own.
+                var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+                return execute(IntoGraph.self, &run, specs, progress, locals)
+            }
         if case .success(true) = outcome {
             for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
                 graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
             }
         }
         return outcome
+    }
+
+    /// `replay(into:)`'s run of a plan with creation steps (`CreatingIntoGraph`): the graph, which
+    /// holds their cells, noted in `progress` meanwhile. Out of line: the warm replays stay as they were.
+    @inline(never)
+    private func runCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<OwnSteps>) -> Result<Bool, TetherError> {
+        progress.pointee.graph = .init(graph)
+        defer { progress.pointee.graph = nil }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            return execute(CreatingIntoGraph.self, &run, specs, progress, locals)
+        }
     }
 
     /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
@@ -178,7 +190,11 @@ extension Plan {
     /// Where a run's instances go: the mode of the one step loop (`execute`), a type so the loop
     /// is specialized per mode (as per `StepBinding`), each mode's tests folded away.
     enum Destination { case instances, block, objects, graph }
-    protocol RunMode { static var destination: Destination { get } }
+    protocol RunMode {
+        static var destination: Destination { get }
+        /// Whether the plan has creation steps (`creationChecks`): graph mode only.
+        static var creates: Bool { get }
+    }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
     /// The made steps records of one block (`InstanceBlock`), made after the loop from their
@@ -189,6 +205,9 @@ extension Plan {
     enum SwiftObjects: RunMode { static var destination: Destination { .objects } }
     /// Instances into a graph's `alive` (`Graph.replay`), which then completes, publishes or aborts.
     enum IntoGraph: RunMode { static var destination: Destination { .graph } }
+    /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
+    /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
+    enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -250,7 +269,7 @@ extension Plan {
         var check = 0, skipTo = -1
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
-            if M.destination == .graph && !creationChecks.isEmpty {
+            if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
                     skipTo = takePublished(&check, n, run)
@@ -265,7 +284,7 @@ extension Plan {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
-                    if M.destination == .graph && !creationChecks.isEmpty && steps[i].creates {
+                    if M.creates && steps[i].creates {
                         // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
                         progress.pointee.graph.unsafelyUnwrapped.borrow { $0.madeCreation(steps[i].registration) }
                     }
@@ -611,4 +630,8 @@ extension Plan {
         }
         return keys.reversed()
     }
+}
+
+extension Plan.RunMode {
+    static var creates: Bool { false }
 }
