@@ -144,6 +144,30 @@ import TetherCore
         }
     }
 
+    @Test func aSingletonOrWeakRootNotCachedIsCreatedByAPlan() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("S", [dep("G"), dep("T"), dep("G")], scope: .singleton)
+            try fx.register("W", [dep("S"), dep("T")], scope: .weak)
+            try fx.register("G")
+            try fx.register("T", scope: .transient)
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            var seen: [String] = []
+            do {
+                let w = try fx.resolve("W")
+                let s = try fx.resolve("S")
+                #expect(Obj.of(w).depPointer(0) == s.pointer && Obj.of(s).depPointer(0) == Obj.of(s).depPointer(2), "one S, one G")
+                seen.append(Self.describe(Obj.of(w)))
+                #expect(try fx.resolve("W").pointer == w.pointer)
+            }
+            seen.append(attempt(fx, "W"))  // dead: made again over the cached S
+            return seen
+        }
+        #expect(builds == 0)
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("W") == 2 && fx.tracker.calls("G") == 1 && fx.tracker.calls("T") == 3)
+        #expect(fx.container.registration(for: Key("W"))!.creationPlanCount == 2, "W over S, then W alone")
+    }
+
     @Test func statesBeyondTheBoundAreBuilt() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)

@@ -159,6 +159,9 @@ final class Graph {
                 case .success(nil): plan = creationPlan(registration, from: container, thread)
                 case .failure(let error): return .failure(error)
                 }
+            } else if plan == nil && outer?.isEmpty ?? true && registration.specReference.borrow({ $0.scope.isKeptByRegistration }) {
+                // A singleton or weak root not cached (its hits never come here): created by a plan too.
+                plan = creationPlan(registration, from: container, thread)
             }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph

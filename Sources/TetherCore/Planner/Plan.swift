@@ -390,10 +390,11 @@ final class Plan: @unchecked Sendable {
     /// Records the plan for `root` resolved from its own container against the caches' state now:
     /// each singleton or weak dependency no cache holds (registered in that container, not strict)
     /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
-    /// gives, the order `Graph.build` makes them with these caches. Nil when the graph is not plain,
-    /// has container or value steps, or creates nothing (the warm plan serves it).
+    /// gives, the order `Graph.build` makes them with these caches; a singleton or weak root is one
+    /// too. Nil when the graph is not plain, has container or value steps, or creates nothing (the
+    /// warm plan, or the root's cache, serves it).
     static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
-        guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
+        guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
