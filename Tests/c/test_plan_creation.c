@@ -179,12 +179,12 @@ static void threads_racing_the_first_resolve_create_it_once(void) {
         tether_registration_options o = {0};
         o.scope = TETHER_SCOPE_SINGLETON;
         o.context = &k_slow;
+        o.drop = drop_racer;
         CHECK_OK(TB.register_ex(race_c, "S", (tether_fn)make_slow, sp, 2, &o, NULL));
         o.context = &k_q;
         CHECK_OK(TB.register_ex(race_c, "Q", (tether_fn)make0, qp, 1, &o, NULL));
         o.scope = TETHER_SCOPE_GRAPH;
         o.context = NULL;
-        o.drop = drop_racer;
         CHECK_OK(TB.register_ex(race_c, "B", (tether_fn)make_racer0, qp, 1, &o, NULL));
         CHECK_OK(TB.register_ex(race_c, "Root", (tether_fn)make_racer, rp, 3, &o, NULL));
         pthread_t t[RACERS];
@@ -193,9 +193,10 @@ static void threads_racing_the_first_resolve_create_it_once(void) {
         for (int i = 0; i < RACERS; i++) CHECK(pthread_join(t[i], NULL) == 0);
         pthread_barrier_destroy(&race_start);
         CHECK(atomic_load(&slow_made) == 1);
+        for (int i = 0; i < RACERS; i++) CHECK(raced[i] != NULL && raced[i]->a == raced[0]->a && raced[i]->a->a == raced[0]->a->a);
         for (int i = 0; i < RACERS; i++) {
-            CHECK(raced[i] != NULL && raced[i]->a == raced[0]->a && raced[i]->a->a == raced[0]->a->a);
             if (raced_refs[i]) CHECK_OK(tether_ref_release(raced_refs[i]));
+            raced_refs[i] = NULL;
         }
         CHECK_OK(tether_container_free(race_c));
     }
