@@ -315,8 +315,11 @@ final class Graph {
     /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
     /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
     /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
-    /// instance would be revived): the resolve picks the plan for the state it finds.
+    /// instance would be revived): the resolve picks the plan for the state it finds. False before
+    /// any claim for a resolve in `WaitMode` or acting for a token (`Graph.creationPlan`: it builds).
     private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
+        // A thread that must not wait, or acts for a token: the build claims (`checkBeforeNotWaiting`).
+        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else { return false }
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
             let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }

@@ -34,12 +34,14 @@ extension Registration {
     }
 
     /// Whether the last resolve from this registration's container found a plan
-    /// that is still current (a diagnostic: tests check which path ran).
+    /// that is still current, warm or compiled for a state of the caches (a diagnostic: tests check which path ran).
     public var hasCurrentPlan: Bool {
+        let configuration = container.configuration
+        if lock.withSpinLock({ withRare { $0.creationPlans.contains { $0.configuration == configuration } } ?? false }) { return true }
         let address = planAddress.load(ordering: .acquiring)
         guard address != 0, address != Self.noMorePlans else { return false }
         let plan = Borrowed<Plan>(word: address)!.object
-        return !plan.declines && plan.configuration == container.configuration
+        return !plan.declines && plan.configuration == configuration
     }
 
     /// Plans recorded for resolves from children with registrations of their
@@ -127,18 +129,31 @@ extension Registration {
         }
         // The warm plan, when the caches hold every leaf again (another thread published them): replayed
         // into the graph too, unless it reads the resolving container (which such a replay does not pass).
+        // None recorded for this configuration yet: the plan for the state now, warm or creating.
         let address = planAddress.load(ordering: .acquiring)
-        if address != 0 && address != Self.noMorePlans {
-            let warm = Borrowed<Plan>(word: address)!
-            if warm.borrow({ $0.configuration == configuration && !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
+        if address != Self.noMorePlans {
+            let warm = address == 0 ? nil : Borrowed<Plan>(word: address)!
+            guard let warm, warm.borrow({ $0.configuration == configuration }) else {
+                guard !spec.scope.isShared, let plan = recordPlan(configuration) else { return nil }
+                return plan.borrow { $0.readsRequest || !$0.matchesCaches() } ? nil : plan
+            }
+            if warm.borrow({ !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
         }
+        if let known = knownCreationPlan(configuration) { return known }
+        guard lock.withSpinLock({ (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }) else { return nil }
+        return installCreationPlan(Plan.recordCreating(self, configuration: configuration))
+    }
+
+    /// A creation plan recorded for `configuration` whose state the caches are in (`matchesCaches`).
+    private func knownCreationPlan(_ configuration: UInt) -> Borrowed<Plan>? {
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration } } ?? [] }
         // Read outside this lock: a weak leaf's cache takes its registration's.
-        if let found = known.last(where: { $0.matchesCaches() }) { return .init(found) }
-        let recordable = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
-        guard recordable else { return nil }
-        let plan = Plan.recordCreating(self, configuration: configuration)
-        return lock.withSpinLock { () -> Borrowed<Plan>? in
+        return known.last(where: { $0.matchesCaches() }).map { .init($0) }
+    }
+
+    /// Keeps `plan`, a creation plan just recorded (nil: none could be), unless `maxPlans` were.
+    private func installCreationPlan(_ plan: Plan?) -> Borrowed<Plan>? {
+        lock.withSpinLock { () -> Borrowed<Plan>? in
             let rare = rareForWriting
             guard rare.creationsRecorded < Self.maxPlans else { return nil }
             rare.creationsRecorded += 1
@@ -152,9 +167,16 @@ extension Registration {
     /// Creation plans recorded so far (`creationPlan`; a diagnostic: tests check their bound).
     public var creationPlanCount: Int { lock.withSpinLock { withRare { $0.creationPlans.count } ?? 0 } }
 
+    /// Records the plan of a new configuration against the caches' state (`Plan.record(creating:)`):
+    /// a first resolve finding singleton or weak keys uncached runs the creation plan for that state
+    /// (one walk, the warm plan not recorded yet: the first resolve that finds them cached records it).
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
-        let plan = Plan.record(self, configuration: configuration) ?? Plan.declined(configuration)
+        if let known = knownCreationPlan(configuration) { return known }
+        let creating = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
+        let recorded = Plan.record(self, configuration: configuration, creating: creating)
+        if let recorded, recorded.createsShared { return installCreationPlan(recorded) }
+        let plan = recorded ?? Plan.declined(configuration)
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
             guard rare.plans < Self.maxPlans else {

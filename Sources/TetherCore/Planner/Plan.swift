@@ -197,7 +197,8 @@ final class Plan: @unchecked Sendable {
             localSpecs.deallocate()
         }
     }
-    /// Whether the replay needs a graph to run completion callbacks afterwards.
+    /// Whether the replay needs a graph: to run completion callbacks afterwards, or to publish
+    /// what creation steps made (`Graph.replay`).
     let completes: Bool
     /// The creation steps, in claim order: a plan compiled against the caches' state (`recordCreating`),
     /// which holds while its shared leaves are cached and these are not. It replays into a graph,
@@ -274,7 +275,7 @@ final class Plan: @unchecked Sendable {
             words += i == steps.count - 1 ? InstanceBlock.rootWords(edges: edges) : InstanceBlock.innerWords(edges: edges)
         }
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
-        completes = steps.contains { $0.completes }
+        completes = steps.contains { $0.completes || $0.creates }
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
@@ -379,12 +380,25 @@ final class Plan: @unchecked Sendable {
 
     /// Records the plan for `root` resolved from its own container, or nil when
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
-    static func record(_ root: Registration, configuration: UInt) -> Plan? {
+    /// `creating`: against the caches' state, in one walk: the warm plan when every shared key
+    /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
+    /// state, else (walked again) the warm plan.
+    static func record(_ root: Registration, configuration: UInt, creating: Bool = false) -> Plan? {
         guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else { return nil }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
+        recorder.createsUncached = creating
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else {
+            return recorder.declinedCreating ? record(root, configuration: configuration) : nil
+        }
+        guard recorder.steps.contains(where: { $0.creates }) else {
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
+        }
+        // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
+        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else {
+            return record(root, configuration: configuration)
+        }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -513,6 +527,8 @@ final class Plan: @unchecked Sendable {
         /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
         /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
         var createsUncached = false
+        /// Set when the walk declined a creation step (not one a plan covers: `reach`).
+        private(set) var declinedCreating = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -599,7 +615,10 @@ final class Plan: @unchecked Sendable {
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
                 // container), and no captive rule applies (a strict container's instances check it: `Graph`).
-                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else { throw Declines() }
+                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else {
+                    declinedCreating = true
+                    throw Declines()
+                }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
