@@ -168,6 +168,27 @@ import TetherCore
         #expect(fx.container.registration(for: Key("W"))!.creationPlanCount == 2, "W over S, then W alone")
     }
 
+    /// A's factory resolves S, which the plan claimed ahead: the nested resolve makes S under the
+    /// plan's claim (as under a build's, `SharedCache.Claim.createUnderOuter`), and the plan takes
+    /// that S, its own dependency D not made again (`Plan.takePublished`).
+    @Test func aSharedInstanceANestedResolveMadeUnderThePlansClaimIsTaken() throws {
+        let nested = Box<UnsafeMutableRawPointer?>(nil)
+        let setUp: (Fixture) throws -> Void = { fx in
+            nested.value = nil
+            try fx.register("Root", [dep("A"), dep("S")], scope: .transient)
+            try fx.register("A", scope: .singleton) { _ in nested.value = try fx.resolve("S").pointer }
+            try fx.register("S", [dep("D")], scope: .singleton)
+            try fx.register("D")
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            let root = try fx.resolve("Root")
+            #expect(Obj.of(root).depPointer(1) == nested.value)
+            return [Self.describe(Obj.of(root))]
+        }
+        #expect(builds == 1, "the nested resolve builds (something is under construction); the outer ran the plan")
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("D") == 1 && fx.tracker.calls("A") == 1)
+    }
+
     @Test func statesBeyondTheBoundAreBuilt() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)
