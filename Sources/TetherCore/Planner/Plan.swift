@@ -16,10 +16,14 @@
 /// after any build. Without callbacks the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
-/// container's parents is unchanged (`Container.configuration`). Anything it
-/// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
+/// container's parents is unchanged (`Container.configuration`), and compiled
+/// against a state of the caches: the warm plan takes every singleton and weak
+/// dependency from its cache; a creation plan (`recordCreating`) makes those no
+/// cache held as steps of its own, their cells claimed first (`Graph.claimCreations`).
+/// Anything it cannot replay exactly as `Graph` would (caches in another state,
 /// a cycle, a slot kind it does not know) makes it decline, before any factory
-/// ran, and the graph resolves the ordinary way.
+/// ran, and the resolve picks the plan for the state found or the graph resolves
+/// the ordinary way.
 ///
 /// This file holds the plan's format and its recorder; its runs are `Executor/PlanRun.swift`.
 
