@@ -13,6 +13,12 @@ let staticBuild = ProcessInfo.processInfo.environment["TETHER_STATIC"] == "1"
 let librarySettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
     + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"])] : [])
 
+// DWARF 4 for the C target: clang's default 5 is more than valgrind 3.19 (benchmarks/c/profile.sh)
+// reads. Only for the builds profiled (`make build`; TETHER_DWARF4=1 for benchmarks/swift): unsafe
+// flags would keep a package that depends on this one by URL from building it.
+let cDebugSettings: [CSetting] = staticBuild || ProcessInfo.processInfo.environment["TETHER_DWARF4"] == "1"
+    ? [.unsafeFlags(["-gdwarf-4"])] : []
+
 let package = Package(
     name: "Tether",
     products: [
@@ -26,10 +32,12 @@ let package = Package(
         .systemLibrary(name: "CFFI", providers: [.apt(["libffi-dev"])]),
         // Declares swift_tryRetain (weak references) and the current CPU (split counts) for TetherCore; nothing to link.
         .systemLibrary(name: "SwiftRuntime"),
-        .target(name: "TetherCore", dependencies: ["SwiftRuntime"], swiftSettings: librarySettings),
+        // The calling thread's `ThreadState` and the ABI's locals in words of static TLS.
+        .target(name: "ThreadWord", cSettings: cDebugSettings),
+        .target(name: "TetherCore", dependencies: ["SwiftRuntime", "ThreadWord"], swiftSettings: librarySettings),
         .target(
             name: "Tether",
-            dependencies: ["TetherCore", "CFFI"],
+            dependencies: ["TetherCore", "CFFI", "ThreadWord"],
             exclude: ["exports.map"],
             swiftSettings: librarySettings,
             linkerSettings: staticBuild

@@ -6,7 +6,7 @@
 // same instances in the same slots and edges, the same destruction, the same
 // errors; and a plan must never outlive the configuration it was recorded under.
 import Testing
-import TetherCore
+@testable import TetherCore
 
 @Suite struct PlanTests {
     /// What one resolve of `root` did, to compare the two paths.
@@ -121,18 +121,198 @@ import TetherCore
     }
 
     @Test func graphsPlansCannotReplayAreBuilt() throws {
-        // A weak slot, a lazy slot, a constructor cycle.
-        try expectSamePaths(root: "A", expectPlan: false) { fx in
-            try fx.register("A", [weakDep("B")])
-            try fx.register("B")
-        }
-        try expectSamePaths(root: "A", expectPlan: false) { fx in
-            try fx.register("A", [lazyDep("B")])
-            try fx.register("B")
-        }
+        // A constructor cycle, through a DEP and through a WEAK slot (a constructor edge too).
         try expectSamePaths(root: "A", expectPlan: false) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [dep("A")])
+        }
+        try expectSamePaths(root: "A", expectPlan: false) { fx in
+            try fx.register("A", [dep("B")])
+            try fx.register("B", [weakDep("A")])
+        }
+        // A lazy slot whose key is container-scoped: which instance the graph binds is the run's cache.
+        try expectSamePaths(root: "A", expectPlan: false) { fx in
+            try fx.register("A", [lazyDep("R")])
+            try fx.register("R", scope: .container)
+        }
+    }
+
+    // MARK: slots made per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY): the plan replays into the graph
+
+    /// A root's factory body that notes whether it runs in a plan's step loop (`Plan.execute` notes
+    /// its plan in the thread's progress) or in a build: "plan? yes" or "plan? no".
+    private static func probe(_ fx: Fixture) -> (Obj) -> Void {
+        { _ in fx.tracker.note("plan? \(ThreadState.currentReference.borrow { $0.planProgress.pointee.plan != nil } ? "yes" : "no")") }
+    }
+
+    /// `observe` after each of three resolves of `root` (set up by `setUp`, the root's body
+    /// `probe`), with plans on and then off: the same observations and the same factory and
+    /// destructor log (then only `cached` instances live: singletons); with plans the root's plan
+    /// is current and its factory ran in the plan's step loop, every time.
+    private func expectSameObservations(root: String, cached: Int = 0, _ setUp: (Fixture) throws -> Void,
+                                        observe: (Fixture, Instance) throws -> [String],
+                                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var runs: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try setUp(fx)
+            var seen: [String] = []
+            for _ in 0..<3 {
+                let instance = try fx.resolve(root)
+                seen += try observe(fx, instance)
+                if plans { #expect(fx.container.registration(for: Key(root))!.hasCurrentPlan, sourceLocation: sourceLocation) }
+            }
+            #expect(fx.tracker.liveCount == cached && fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
+            #expect(fx.tracker.events("plan? ") == Array(repeating: plans ? "plan? yes" : "plan? no", count: 3), sourceLocation: sourceLocation)
+            runs.append(seen + fx.tracker.log.filter { !$0.hasPrefix("plan? ") })
+        }
+        #expect(runs[0] == runs[1], sourceLocation: sourceLocation)
+    }
+
+    /// A weak slot holds the graph's instance weakly (no edge): two slots of one graph-scoped key
+    /// get its one instance; a transient made only for a weak slot goes when the resolve returns.
+    @Test func weakSlotsRunOnThePlan() throws {
+        try expectSameObservations(root: "A", { fx in
+            try fx.register("A", [dep("B"), weakDep("C"), dep("C")], body: Self.probe(fx))
+            try fx.register("B", [weakDep("C"), weakDep("T")])
+            try fx.register("C")
+            try fx.register("T", scope: .transient)
+        }) { fx, a in
+            let (objA, objB) = (Obj.of(a), Obj.of(a).dep(0))
+            let c = fx.bridge.weak(objA.words[1]).upgrade()
+            return ["C held weakly by A is A's C: \(c?.pointer == objA.depPointer(2))",
+                    "by B too: \(fx.bridge.weak(objB.words[0]).upgrade()?.pointer == objA.depPointer(2))",
+                    "T gone: \(fx.bridge.weak(objB.words[1]).upgrade() == nil)",
+                    "C made \(fx.tracker.made("C")), T made \(fx.tracker.made("T")) dropped \(fx.tracker.dropped("T"))"]
+        }
+    }
+
+    /// The README's cycle: a Parent built from its Child, the Child pointing back with a weak-lazy
+    /// slot. On the plan the cell is bound to the graph's Parent as it is made: one Parent per
+    /// resolve, never a second; a strong lazy back edge is refused at the bind as the build refuses it.
+    @Test func weakLazyBackReferenceBuildsOnceOnThePlan() throws {
+        try expectSameObservations(root: "Parent", { fx in
+            try fx.register("Parent", [dep("Child")], body: Self.probe(fx))
+            try fx.register("Child", [weakLazyDep("Parent")])
+        }) { fx, parent in
+            let cell = try #require(fx.bridge.cell(Obj.of(parent).dep(0).words[0]))
+            return ["back edge is this Parent: \(try cell.get() == parent.pointer)",
+                    "Parent calls \(fx.tracker.calls("Parent")), Child calls \(fx.tracker.calls("Child"))"]
+        }
+        let fx = try Fixture()
+        try fx.register("X", [dep("Y")])
+        try fx.register("Y", [lazyDep("X")])
+        let x = try fx.resolve("X")
+        #expect(fx.container.registration(for: Key("X"))!.hasCurrentPlan)
+        let cell = try #require(fx.bridge.cell(Obj.of(x).dep(0).words[0]))
+        expectError(.retainCycle, "lazy dependency \"Y\" -> \"X\" would close a retain cycle \"Y\" -> \"X\" -> \"Y\"") { try cell.get() }
+        #expect(fx.tracker.calls("X") == 1, "never a second X")
+    }
+
+    /// Each lazy cell is bound as `Graph.rememberGraph` and `bindAwaiting` bind it: to the instance
+    /// in the graph when the slot is filled (B, the second slot), to one made after the slot but
+    /// before its owner (B, the first), to its owner itself once made (weak-lazy A), to none for
+    /// a transient not under construction (each call of T's cell resolves one) or a singleton the
+    /// graph does not reach (resolved from its cache).
+    @Test func lazySlotsAreBoundAsTheBuildBindsThem() throws {
+        try expectSameObservations(root: "A", cached: 1, { fx in
+            try fx.register("A", [lazyDep("B"), dep("B"), lazyDep("B"), lazyDep("T"), weakLazyDep("A"), lazyDep("S")], body: Self.probe(fx))
+            try fx.register("B")
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+        }) { fx, a in
+            let obj = Obj.of(a)
+            let cells = try [0, 2, 3, 4, 5].map { try #require(fx.bridge.cell(obj.words[$0])) }
+            let t = try cells[2].get()
+            return ["B before: \(try cells[0].get() == obj.depPointer(1)), B after: \(try cells[1].get() == obj.depPointer(1))",
+                    "B calls \(fx.tracker.calls("B")), T calls \(fx.tracker.calls("T")), T made now: \(fx.tracker.isLive(t))",
+                    "A itself: \(try cells[3].get() == a.pointer)",
+                    "S cached: \(try cells[4].get() == fx.resolve("S").pointer), S calls \(fx.tracker.calls("S"))"]
+        }
+    }
+
+    /// A lazy cell whose key's instance the build does not make waits in the graph: a completion
+    /// callback that builds it there binds the cell to it, on the plan as in the build.
+    @Test func lazyCellWaitsForAnInstanceACompletionCallbackMakes() throws {
+        try expectSameObservations(root: "A", { fx in
+            let a = try fx.register("A", [lazyDep("K")], body: Self.probe(fx))
+            try fx.register("K")
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.getWeakTarget(Key("K")).pointer) }
+        }) { fx, a in
+            let cell = try #require(fx.bridge.cell(Obj.of(a).words[0]))
+            let k = Obj.of(a).got[0]
+            return ["bound to the callback's K: \(fx.tracker.isLive(k) ? try cell.get() == k : false)", "K calls \(fx.tracker.calls("K"))"]
+        }
+    }
+
+    /// An ALL slot's items are steps, strong edges in the slot's place (before the next slot's),
+    /// the list made per resolve; a FACTORY slot's handle is made per resolve for the resolving container.
+    @Test func allAndFactorySlotsRunOnThePlan() throws {
+        try expectSameObservations(root: "Host", { fx in
+            try fx.register("Plugin")
+            try fx.register("Plugin#gzip", [dep("Z")], scope: .transient)
+            try fx.register("Z", scope: .transient)
+            try fx.register("Host", [.all(Key("Plugin")), dep("Plugin"), .factory(Key("Z")), .context], body: Self.probe(fx))
+        }) { fx, host in
+            let obj = Obj.of(host)
+            let items = SlotList.items(at: UnsafeRawPointer(bitPattern: UInt(obj.words[0]))!)
+            let factory = fx.bridge.factoryCell(obj.words[2])
+            // Its edges: the log's destructor order (an instance lets go of its edges last first).
+            return ["items \(items.map { Obj.at($0).label }), the first is the DEP's: \(items[0] == obj.depPointer(1))",
+                    "items live: \(items.allSatisfy(fx.tracker.isLive))", "factory for \(factory.key.name) from the container: \(factory.container === fx.container)"]
+        }
+    }
+
+    /// From an empty child (the parent's plan serves it), cells and handles are the child's, as the build makes them.
+    @Test func slotsMadeFromAChildAreTheChilds() throws {
+        let fx = try Fixture()
+        try fx.register("A", [lazyDep("B"), .factory(Key("B"))])
+        try fx.register("B")
+        let child = try fx.child()
+        let a = try fx.resolve("A", in: child)
+        #expect(fx.container.registration(for: Key("A"))!.hasCurrentPlan)
+        let cell = try #require(fx.bridge.cell(Obj.of(a).words[0]))
+        #expect(cell.container === child && fx.bridge.factoryCell(Obj.of(a).words[1]).container === child)
+    }
+
+    /// Seeded random graphs with every slot kind but ALL (whose list word `describe` cannot read):
+    /// weak slots to later nodes (constructor edges), lazy, weak-lazy and factory slots to any node,
+    /// failing factories: the replay is the build, step by step and destructor by destructor.
+    @Test func randomGraphsWithSlotsMadePerResolveAreReplayedAsBuilt() throws {
+        var seed: UInt64 = 0x9E3779B97F4A7C15
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        for round in 0..<24 {
+            let count = 2 + next(7)
+            var shapes: [(params: [Param], scope: Scope, fails: Bool)] = []
+            for i in 0..<count {
+                var params: [Param] = []
+                for _ in 0..<next(5) {
+                    let later = i + 1 < count ? "N\(i + 1 + next(count - i - 1))" : nil
+                    let any = "N\(next(count))"
+                    switch next(5) {
+                    case 0: if let later { params.append(dep(later)) }
+                    case 1: if let later { params.append(weakDep(later)) }
+                    case 2: params.append(weakLazyDep(any))
+                    case 3: params.append(lazyDep(later ?? any))
+                    default: params.append(.factory(Key(any)))
+                    }
+                }
+                shapes.append((params, next(3) == 0 ? .transient : .graph, round % 4 == 3 && i == count - 1 && count > 2))
+            }
+            let setUp = { (fx: Fixture) in
+                for (i, shape) in shapes.enumerated() {
+                    if shape.fails {
+                        try fx.register("N\(i)", shape.params, scope: shape.scope) { _ in throw CallbackFailure(reason: "no N\(i)") }
+                    } else {
+                        try fx.register("N\(i)", shape.params, scope: shape.scope)
+                    }
+                }
+            }
+            try expectSamePaths(root: "N0", expectPlan: true, setUp)
         }
     }
 

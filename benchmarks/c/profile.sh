@@ -24,7 +24,7 @@ esac
 # subject to toggling, so they come from the whole run (setup adds a handful of calls).
 case "$BODY" in
 swift_*)
-    (cd "$ROOT/benchmarks/swift" && swift build -c release --scratch-path .build -Xswiftc -enforce-exclusivity=unchecked \
+    (cd "$ROOT/benchmarks/swift" && TETHER_DWARF4=1 swift build -c release --scratch-path .build -Xswiftc -enforce-exclusivity=unchecked \
         >"$OUT/swift-prof-build.log" 2>&1) || { tail -20 "$OUT/swift-prof-build.log" >&2; exit 1; }
     # --only S --iters ITERS: that scenario's loop of ITERS resolves, once, in profiledLoop.
     valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$BODY" --toggle-collect='*profiledLoop*' \

@@ -4,6 +4,7 @@ import Glibc
 import CFFI
 import Synchronization
 import TetherCore
+import ThreadWord
 
 /// One thread's free handle slots, per kind of handle: a list linked through
 /// the free slots, never-used slots of its newest page, and the pages it owns.
@@ -26,24 +27,11 @@ enum HandleCache {
 
     /// The calling thread's locals, one per `HandleKind.index`; their address
     /// marks the pages the thread owns (unique while the thread lives).
-    ///
-    /// Found without a call: `threadTable` maps the thread id (`tether_thread_id`,
-    /// the thread pointer) to the locals, direct-mapped. An entry is claimed by
-    /// one thread (a CAS of its id word from 0), read only by that thread (only
-    /// it matches the id) and cleared by it at exit. A thread whose entry is
-    /// taken uses pthread_getspecific. The words are read as atomics (relaxed: a
-    /// plain load on x86-64 and arm64): other threads claim and clear entries
-    /// while a thread whose id maps to the same entry reads it.
+    /// Read from the thread's word of static TLS (`tether_handles_word`, no call), which
+    /// `currentSlow` fills; the key's destructor clears it before letting go of the locals.
     static var current: UnsafeMutablePointer<Local> {
         @inline(__always) get {
-            let table = threadTableAddress.load(ordering: .relaxed)
-            if table != 0 {
-                let id = UInt(tether_thread_id())
-                let word = idWord(table, id)
-                if word.pointee.load(ordering: .relaxed) == id {
-                    return UnsafeMutablePointer(bitPattern: (word + 1).pointee.load(ordering: .relaxed))!
-                }
-            }
+            if let raw = tether_handles_word_get() { return raw.assumingMemoryBound(to: Local.self) }
             return currentSlow()
         }
     }
@@ -53,49 +41,12 @@ enum HandleCache {
         pthread_getspecific(key).map { $0.assumingMemoryBound(to: Local.self) }
     }
 
-    private static var threadTableSize: Int { 512 }
-
-    @inline(__always)
-    private static func threadTableIndex(_ id: UInt) -> Int {
-        Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> 55)  // 9 bits
-    }
-
-    /// The table entry's id word; the locals' address follows it.
-    @inline(__always)
-    private static func idWord(_ table: UInt, _ id: UInt) -> UnsafeMutablePointer<Atomic<UInt>> {
-        UnsafeMutablePointer<Atomic<UInt>>(bitPattern: table)! + threadTableIndex(id) * 2
-    }
-
     @inline(never)
     private static func currentSlow() -> UnsafeMutablePointer<Local> {
         let locals = pthread_getspecific(key).map { $0.assumingMemoryBound(to: Local.self) } ?? make()
-        let table = threadTable
-        let id = UInt(tether_thread_id())
-        let word = idWord(table, id)
-        if word.pointee.compareExchange(expected: 0, desired: id, ordering: .relaxed).exchanged {
-            (word + 1).pointee.store(UInt(bitPattern: locals), ordering: .relaxed)
-        }
+        tether_handles_word_set(locals)
         return locals
     }
-
-    /// At thread exit: gives up the thread's table entry, if it holds one.
-    private static func leaveThreadTable() {
-        let table = threadTableAddress.load(ordering: .relaxed)
-        guard table != 0 else { return }
-        let id = UInt(tether_thread_id())
-        let word = idWord(table, id)
-        if word.pointee.load(ordering: .relaxed) == id {
-            (word + 1).pointee.store(0, ordering: .relaxed)
-            word.pointee.store(0, ordering: .relaxed)
-        }
-    }
-
-    private static let threadTable: UInt = {
-        let table = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: threadTableSize * 2)
-        for i in 0..<threadTableSize * 2 { (table + i).initialize(to: Atomic(0)) }
-        threadTableAddress.store(UInt(bitPattern: table), ordering: .releasing)
-        return UInt(bitPattern: table)
-    }()
 
     @inline(__always)
     static func token(_ locals: UnsafeMutablePointer<Local>) -> UInt { UInt(bitPattern: locals) }
@@ -103,7 +54,7 @@ enum HandleCache {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
-            HandleCache.leaveThreadTable()
+            tether_handles_word_set(nil)  // (a later destructor's call into the library makes new locals)
             let locals = raw!.assumingMemoryBound(to: Local.self)
             Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
@@ -125,6 +76,3 @@ enum HandleCache {
     }
 }
 
-/// `HandleCache.threadTable` once made (0 before): a global atomic, so the hot
-/// path reads it without the `swift_once` of a lazy static.
-private let threadTableAddress = Atomic<UInt>(0)

@@ -152,7 +152,7 @@ final class Graph {
             // (No array for the outermost resolve: an empty one still costs a release.)
             let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
             var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
-            if let alone = plan, !alone.borrow({ $0.completes }) {
+            if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
                 // Declined (a shared leaf not cached): the plan compiled for the caches' state, if any, else the graph builds it.
@@ -454,9 +454,15 @@ final class Graph {
         }
     }
 
+    /// `cell`, a lazy slot's of a plan replayed into this graph (`Plan.makeWithSlots`), waits for
+    /// `registration`'s instance, as `rememberGraph` leaves one.
+    func awaitCell(_ registration: Borrowed<Registration>, _ cell: LazyCell) {
+        awaitingCells.append((registration, cell))
+    }
+
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
     @inline(never)
-    private func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Borrowed<Instance>) {
+    func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Borrowed<Instance>) {
         var i = 0
         while i < awaitingCells.count {
             guard awaitingCells[i].registration === registration else { i += 1; continue }

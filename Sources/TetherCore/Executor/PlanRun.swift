@@ -135,11 +135,11 @@ extension Plan {
                 lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
-        let outcome = createsShared ? runCreating(into: graph, made, specs, progress, locals)
+        let outcome = createsShared ? runCreating(into: (.init(graph), .init(lookup)), made, specs, progress, locals)
             : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
                 // A graph's run makes no block: no pointers of its own.
                 var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-                return execute(IntoGraph.self, &run, specs, progress, locals)
+                return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
             }
         if case .success(true) = outcome {
             for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
@@ -149,16 +149,14 @@ extension Plan {
         return outcome
     }
 
-    /// `replay(into:)`'s run of a plan with creation steps (`CreatingIntoGraph`): the graph, which
-    /// holds their cells, noted in `progress` meanwhile. Out of line: the warm replays stay as they were.
+    /// `replay(into:)`'s run of a plan with creation steps (`CreatingIntoGraph`; the graph holds
+    /// their cells). Out of line: the warm replays stay as they were.
     @inline(never)
-    private func runCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+    private func runCreating(into graph: GraphRun, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                              _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<OwnSteps>) -> Result<Bool, TetherError> {
-        progress.pointee.graph = .init(graph)
-        defer { progress.pointee.graph = nil }
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-            return execute(CreatingIntoGraph.self, &run, specs, progress, locals)
+            return execute(CreatingIntoGraph.self, &run, specs, progress, locals, into: graph)
         }
     }
 
@@ -246,6 +244,10 @@ extension Plan {
         }
     }
 
+    /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
+    /// resolving container, whose cells and handles the slots made per resolve are (`makeWithSlots`).
+    typealias GraphRun = (graph: Borrowed<Graph>, lookup: Borrowed<Container>)
+
     /// The one step loop: every run of a plan. Takes the shared steps from their caches and the
     /// container steps from the resolving container (or claims them there), then calls each made
     /// step's factory in creation order (`callFactory`), noting the step in `progress` (`Reentry`),
@@ -254,7 +256,8 @@ extension Plan {
     /// (`letGo`); on success what the mode's caller makes of it (a root, a block, the graph's).
     @inline(__always)
     private func execute<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
-                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                        into graph: GraphRun? = nil) -> Result<Bool, TetherError> {
         let count = steps.count
         if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
         if hasShared && !takeShared(M.self, &run, locals) || B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
@@ -263,6 +266,8 @@ extension Plan {
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        // Read once: a replay into a graph without slots made per resolve checks no step for them.
+        let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
@@ -280,14 +285,12 @@ extension Plan {
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
             do throws(TetherError) {
-                if isContainer || M.destination == .instances || M.destination == .graph {
+                if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
+                    run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
+                } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
-                    if M.creates && steps[i].creates {
-                        // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
-                        progress.pointee.graph.unsafelyUnwrapped.borrow { $0.madeCreation(steps[i].registration) }
-                    }
                     if isContainer {
                         madeContainer(i, locals)
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
@@ -296,6 +299,10 @@ extension Plan {
                     run.pointers[i] = UInt(bitPattern: try callFactory(M.self, i, n, run, locals))
                 } else {
                     run.objects.set(i, Ref(opaque: try callFactory(M.self, i, n, run, locals)))
+                }
+                if M.creates && steps[i].creates {
+                    // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
+                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
                 }
             } catch {
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
@@ -573,6 +580,98 @@ extension Plan {
             }
         }
         throw factoryFailure(i, failure, locals)
+    }
+
+    /// Step `i` of a replay into a graph, some of its slots made per resolve (`Step.hasSlots`) or lazy
+    /// cells waiting for it (`Step.bindsCells`), as
+    /// `Graph.constructSpecial` and `enter` make it: weak handles, then lazy cells (each bound to
+    /// the graph's instance made before, else waiting for it in the graph: `SlotInput`), ALL lists,
+    /// and factory handles last (the factory owns them from here); then the instance, its strong
+    /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
+    /// the factory as late edges, the cells' owner. Such a plan has no local steps (`recordsSlots`).
+    @inline(never)
+    private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                  _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
+            : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+        // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
+        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(steps[i].registration, instance.borrowed) } }
+        return instance
+    }
+
+    /// `makeWithSlots` of a step with slots made per resolve.
+    private func makeSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        let (made, words) = (run.instances, run.words)
+        let (graph, lookup) = into
+        let registration = steps[i].registration
+        let spec = steps[i].spec!
+        let count = registration.borrow { $0.params.count }
+        let first = steps[i].firstInput
+        let bridge = lookup.borrow { $0.bridge }
+        var edges: [Int] = []
+        for s in 0..<count {
+            let input = inputs[first + s]
+            if Plan.isStep(input) {
+                words[s] = UInt64(UInt(bitPattern: made[input].borrow { $0.pointer }))
+                edges.append(input)
+            } else if input == Plan.context {
+                words[s] = UInt64(UInt(bitPattern: spec.borrow { $0.context }))
+            } else if !Plan.isSlot(input) {
+                words[s] = locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
+            } else {
+                let slot = slots[Plan.slotNumber(input)]
+                if slot.kind == .weak { words[s] = bridge.weakWord(made[slot.step].borrow { $0.weakRef }) }
+                if slot.kind == .all { edges += slot.items }
+            }
+        }
+        var cells: [LazyCell] = []
+        var lists: [SlotList] = []
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .lazy || slot.kind == .weakLazy else { continue }
+            let cell = LazyCell(container: lookup.object, key: slot.key!, isWeak: slot.kind == .weakLazy)
+            if slot.step >= 0 {
+                cell.bind(to: made[slot.step].object)
+            } else if let awaited = slot.awaits {
+                graph.borrow { $0.awaitCell(awaited, cell) }
+            }
+            cells.append(cell)
+            words[s] = try bridge.lazyWord(cell)
+        }
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .all else { continue }
+            let list = SlotList(slot.items.map { item in made[item].borrow { $0.pointer } })
+            words[s] = UInt64(UInt(bitPattern: list.address))
+            lists.append(list)
+        }
+        for s in 0..<count where Plan.isSlot(inputs[first + s]) {
+            let slot = slots[Plan.slotNumber(inputs[first + s])]
+            guard slot.kind == .factory else { continue }
+            words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slot.key!))
+        }
+        let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+            do throws(CallbackFailure) {
+                return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: count) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        let pointer: UnsafeMutableRawPointer
+        switch outcome {
+        case .success(let p): pointer = p
+        case .failure(let failure): throw factoryFailure(i, failure, locals)
+        }
+        // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
+        let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
+        let instance = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edges.count,
+                                     edge: { made.take(edges[$0]).word }, late: late)
+        if !cells.isEmpty {
+            let owner = instance.borrow { $0.weakRef }
+            for cell in cells { cell.owner = owner }
+        }
+        return instance
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

@@ -171,8 +171,6 @@ extension Container {
 struct PlanProgress {
     var plan: Borrowed<Plan>?
     var step = 0
-    /// The graph a plan with creation steps replays into (`Graph.replay`), which holds their cells.
-    var graph: Borrowed<Graph>?
     /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
     /// `Plan.maxSteps` words, allocated with the thread's state.
     let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)

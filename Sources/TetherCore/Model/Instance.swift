@@ -152,10 +152,11 @@ public final class Instance: ManagedBuffer<InstanceHeader, Ref<Instance>> {
         } else if count > 1 {
             edges = UInt(count) << countShift | tailTag
         }
-        let buffer = create(minimumCapacity: edges & tagMask == tailTag ? count : 0) { _ in
+        // Made and cast in one expression, as `makeBlock`: a `buffer` bound apart was released at the
+        // end and `instance` retained for it (a pair per instance with a tail).
+        let instance = unsafeDowncast(create(minimumCapacity: edges & tagMask == tailTag ? count : 0) { _ in
             InstanceHeader(pointer: pointer, spec: spec.take(), edges: edges)
-        }
-        let instance = unsafeDowncast(buffer, to: Instance.self)
+        }, to: Instance.self)
         if edges & tagMask == tailTag {
             instance.withTail { tail in
                 for i in 0..<count { tail[i] = count == 1 ? first : edge(i) }

@@ -230,8 +230,9 @@ extension Param {
             }
         }
 
-        /// What a recorded plan makes of the slot (`Plan`, `PlanDescription`).
-        enum Planned {
+        /// What a recorded plan makes of the slot (`Plan`, `PlanDescription`). No default: a new kind
+        /// is decided here, and each recorder's `switch` over it then must handle it.
+        enum Planned: Equatable {
             /// A step's instance (the key's step).
             case instance
             /// The registration's context word.
@@ -240,8 +241,15 @@ extension Param {
             case resolver
             /// The root's next runtime argument (only at the root).
             case argument
-            /// Not recorded: `Graph` builds the shape (slot words made per resolve, lists, handles).
-            case declined
+            /// A handle to a step's instance, held weakly (no edge).
+            case weak
+            /// A cell made per resolve, bound to the graph's instance of the key (`LazyCell`); `isWeak`
+            /// for WEAK_LAZY.
+            case lazy(isWeak: Bool)
+            /// The list of the key's registrations' instances, each a step and a strong edge.
+            case all
+            /// A handle that builds the key with runtime arguments, made per resolve (`FactoryCell`).
+            case factory
         }
         var planned: Planned {
             switch self {
@@ -249,7 +257,11 @@ extension Param {
             case .context: .context
             case .resolver: .resolver
             case .i64, .f64, .str, .ptr: .argument
-            case .weak, .lazy, .weakLazy, .all, .factory: .declined
+            case .weak: .weak
+            case .lazy: .lazy(isWeak: false)
+            case .weakLazy: .lazy(isWeak: true)
+            case .all: .all
+            case .factory: .factory
             }
         }
     }

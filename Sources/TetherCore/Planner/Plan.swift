@@ -1,6 +1,6 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations with DEP and CONTEXT slots
-/// only, and the root's runtime-argument slots; singleton- and weak-scoped
+/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
 /// registrations. A plan records that once and replays it with no frames, no
@@ -13,7 +13,9 @@
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. Without callbacks the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
+/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
+/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`), and compiled
@@ -21,7 +23,7 @@
 /// dependency from its cache; a creation plan (`recordCreating`) makes those no
 /// cache held as steps of its own, their cells claimed first (`Graph.claimCreations`).
 /// Anything it cannot replay exactly as `Graph` would (caches in another state,
-/// a cycle, a slot kind it does not know) makes it decline, before any factory
+/// a cycle, a shape the recorder declines) makes it decline, before any factory
 /// ran, and the resolve picks the plan for the state found or the graph resolves
 /// the ordinary way.
 ///
@@ -55,6 +57,11 @@ final class Plan: @unchecked Sendable {
         /// step of a registration the child holds itself: its slot in the child's
         /// per-request component (`component`), whose registration each resolve takes there; else -1.
         var local = -1
+        /// Some of its slots are made per resolve (`Plan.slot(n)`: `Plan.slots`): its run makes their words
+        /// (`makeWithSlots`), in a plan that `needsGraph`.
+        var hasSlots = false
+        /// Lazy cells wait for its instance (`SlotInput.awaits`): bound once it is made, as the graph binds them.
+        var bindsCells = false
         /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
         /// its cell claimed before any factory (`creations`), published by the graph it replays into.
         var creates = false
@@ -77,6 +84,27 @@ final class Plan: @unchecked Sendable {
         let made: Int
         let step: Int
         let scope: Scope
+    }
+
+    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
+    /// of `slots[n]`: what `Graph.constructSpecial` makes of it, from what the recorder knew of the graph.
+    struct SlotInput {
+        let kind: Param.Kind
+        /// The key of a LAZY, WEAK_LAZY or FACTORY slot.
+        var key: Key?
+        /// WEAK: the step held weakly. LAZY: the step whose instance the cell is bound to as it is
+        /// made (in the graph when the slot was filled, or made before its owner); else -1.
+        var step = -1
+        /// LAZY: the registration whose instance the cell waits for in the graph (`Graph.awaitCell`):
+        /// made at or after its owner (that step `bindsCells`), by a completion callback, or never.
+        var awaits: Borrowed<Registration>?
+        /// ALL: the items' steps, in the list's order: strong edges in the slot's place.
+        var items: [Int] = []
+        /// While recording: the step of the slot's owner, and for a LAZY slot filled before its
+        /// key's instance was in the graph, that registration and the steps there were then.
+        var owner = -1
+        var later: Borrowed<Registration>?
+        var after = 0
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
@@ -140,8 +168,12 @@ final class Plan: @unchecked Sendable {
     static func argument(_ n: Int) -> Int { -3 - n }
     /// `n` of an input `argument(n)`.
     @inline(__always) static func argumentNumber(_ input: Int) -> Int { -3 - input }
-    /// Whether an input is a step's instance (an edge), not a context, resolver or argument.
+    /// Whether an input is a step's instance (an edge), not a context, resolver, argument or slot.
     @inline(__always) static func isStep(_ input: Int) -> Bool { input >= 0 }
+    /// The input of a slot made per resolve, `slots[n]` (below every argument: a factory has at most `maxSlots`).
+    static func slot(_ n: Int) -> Int { -64 - n }
+    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -64 }
+    @inline(__always) static func slotNumber(_ input: Int) -> Int { -64 - input }
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
@@ -201,9 +233,13 @@ final class Plan: @unchecked Sendable {
             localSpecs.deallocate()
         }
     }
-    /// Whether the replay needs a graph: to run completion callbacks afterwards, or to publish
-    /// what creation steps made (`Graph.replay`).
+    /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
+    let slots: [SlotInput]
+    /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, makes slots, or
+    /// creates shared instances (the graph publishes them or rolls them back).
+    let needsGraph: Bool
     /// The creation steps, in claim order: a plan compiled against the caches' state (`recordCreating`),
     /// which holds while its shared leaves are cached and these are not. It replays into a graph,
     /// which publishes what they made or rolls it back (`Graph.publish`, `Graph.abort`).
@@ -265,7 +301,7 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = []) {
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -279,7 +315,9 @@ final class Plan: @unchecked Sendable {
             words += i == steps.count - 1 ? InstanceBlock.rootWords(edges: edges) : InstanceBlock.innerWords(edges: edges)
         }
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
-        completes = steps.contains { $0.completes || $0.creates }
+        completes = steps.contains { $0.completes }
+        self.slots = slots
+        needsGraph = completes || !slots.isEmpty || steps.contains { $0.creates }
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
@@ -290,7 +328,7 @@ final class Plan: @unchecked Sendable {
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
-        blockWords = (made > 1 || made == 1 && overSingleton) && !completes && creating.isEmpty ? words : 0
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -392,17 +430,19 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions else {
+        recorder.recordsSlots = true
+        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions, recorder.finishSlots() else {
             return recorder.declinedCreating ? record(root, configuration: configuration) : nil
         }
         guard recorder.steps.contains(where: { $0.creates }) else {
-            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects())
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects(),
+                        slots: recorder.slots)
         }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
         guard !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else {
             return record(root, configuration: configuration)
         }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil)
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -415,8 +455,9 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil)
+        recorder.recordsSlots = true
+        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
     /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
@@ -526,6 +567,10 @@ final class Plan: @unchecked Sendable {
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
+        /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
+        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        var recordsSlots = false
+        var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
         var component: [Borrowed<Registration>] = []
         /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
@@ -570,6 +615,10 @@ final class Plan: @unchecked Sendable {
             var arguments = 0
             /// A creation step (`createsUncached`): a shared registration no cache held.
             var creates = false
+            /// The ALL slot whose items are being recorded (-1: none), its registrations and their steps so far.
+            var listSlot = -1
+            var listItems: [Registration] = []
+            var listSteps: [Int] = []
 
             init(registration: Borrowed<Registration>, id: ObjectIdentifier, local: Int, isContainer: Bool,
                  takesArguments: Bool, firstNew: Int, creates: Bool = false) {
@@ -685,10 +734,82 @@ final class Plan: @unchecked Sendable {
                 guard frames[top].takesArguments else { throw Declines() }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
-            case .declined:
-                throw Declines()
+            // Slots made per resolve: not in a container step (its run reads the request, not a graph).
+            case .weak:
+                guard recordsSlots, !frames[top].isContainer, let dep = lookup.unretainedRegistration(for: param.key!),
+                      !dep.borrow({ $0.hasArguments }) else { throw Declines() }
+                return try reach(dep)
+            case .all:
+                // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                if frames[top].listSlot != slot {
+                    (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
+                }
+                let next = frames[top].listSteps.count
+                if next < frames[top].listItems.count {
+                    let item = Borrowed(frames[top].listItems[next])
+                    guard !item.borrow({ $0.hasArguments }) else { throw Declines() }
+                    return try reach(item)
+                }
+                addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
+                (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
+            case .lazy(let isWeak):
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
+                // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
+                // one it may make later (bound as it enters), or none (the cell resolves on its first call).
+                if let r = lookup.unretainedRegistration(for: param.key!) {
+                    let id = ObjectIdentifier(r.object)
+                    let scope = r.borrow { $0.specReference.borrow { $0.scope } }
+                    if let step = stepOf[id] {
+                        input.step = step
+                    } else if onPath.contains(id) || scope.isKeyedInGraph {
+                        // Cached or made per resolving container: which one the graph binds is the run's.
+                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw Declines() }
+                        (input.later, input.after) = (r, steps.count)
+                    }
+                }
+                addSlot(input)
+            case .factory:
+                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
+        }
+
+        /// The top frame's next input is `slot`, a slot made per resolve.
+        private func addSlot(_ slot: SlotInput) {
+            frames[frames.count - 1].inputs.append(Plan.slot(slots.count))
+            slots.append(slot)
+        }
+
+        /// The steps an input names: its step, a WEAK slot's, an ALL slot's items.
+        private func stepsNamed(by input: Int) -> [Int] {
+            if Plan.isStep(input) { return [input] }
+            guard Plan.isSlot(input) else { return [] }
+            let slot = slots[Plan.slotNumber(input)]
+            return slot.kind == .weak ? [slot.step] : slot.items
+        }
+
+        /// After `visit`: each LAZY slot filled before its key's instance was in the graph gets what
+        /// `Graph.bindAwaiting` would do: bound as its owner is made when that instance was made
+        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. False
+        /// (declined) when the graph has container or value steps: its run is not a replay into a graph.
+        func finishSlots() -> Bool {
+            guard !slots.isEmpty else { return true }
+            guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+            for n in slots.indices {
+                guard let r = slots[n].later else { continue }
+                // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
+                let made = steps.indices.first { $0 >= slots[n].after && !steps[$0].isShared && steps[$0].registration === r }
+                if let s = made, s < slots[n].owner {
+                    slots[n].step = s
+                } else {
+                    slots[n].awaits = r
+                    if let s = made { steps[s].bindsCells = true }
+                }
+            }
+            return true
         }
 
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Declines) {
@@ -699,7 +820,11 @@ final class Plan: @unchecked Sendable {
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
                 else { throw Declines() }
             }
-            frames[top].inputs.append(step)
+            switch param.kind.planned {
+            case .weak: addSlot(SlotInput(kind: .weak, step: step))
+            case .all: frames[top].listSteps.append(step)  // an item: the slot is filled when the list is (`fill`)
+            case .instance, .context, .resolver, .argument, .lazy, .factory: frames[top].inputs.append(step)  // only DEP slots take a step here
+            }
         }
 
         /// The top frame's step, after the steps of its inputs.
@@ -708,7 +833,10 @@ final class Plan: @unchecked Sendable {
             let index = steps.count
             // A step made since the frame opened and named by a slot here was first asked for by
             // this one (a sibling that asked first set it already): the frame below it in `Graph`.
-            for input in frame.inputs where input >= frame.firstNew && steps[input].parent == -1 { steps[input].parent = index }
+            for input in frame.inputs {
+                for named in stepsNamed(by: input) where named >= frame.firstNew && steps[named].parent == -1 { steps[named].parent = index }
+                if Plan.isSlot(input) { slots[Plan.slotNumber(input)].owner = index }
+            }
             let firstInput = inputs.count
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
@@ -721,6 +849,7 @@ final class Plan: @unchecked Sendable {
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
+            step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
@@ -771,7 +900,8 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard !recordsLocals, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }), let declared = declaredCompletions() else { return nil }
+            guard !recordsLocals, slots.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+                  let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)
             for call in declared {

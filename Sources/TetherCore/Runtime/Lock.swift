@@ -16,29 +16,36 @@ import Darwin
 /// every access it guards was reported as a race. Uncontended it costs the
 /// same as `Mutex`.
 package struct Lock<State>: ~Copyable {
-    private struct Storage {
-        var mutex = pthread_mutex_t()
-        var state: State
-    }
-    /// Heap-allocated: a pthread mutex must not move while in use.
-    private let storage: UnsafeMutablePointer<Storage>
+    /// Heap-allocated: a pthread mutex must not move while in use. The mutex first, the state
+    /// after it (`stateOffset`): plain arithmetic on `State`'s layout, no generic `Storage` type,
+    /// whose metadata an unspecialized caller (the ABI's provider trampolines, a lazy cell's lock)
+    /// looked up in the runtime's cache on every call.
+    private let storage: UnsafeMutableRawPointer
 
     package init(_ initial: consuming State) {
-        storage = .allocate(capacity: 1)
-        storage.initialize(to: Storage(state: initial))
+        storage = .allocate(byteCount: Self.stateOffset + MemoryLayout<State>.size,
+                            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<State>.alignment))
+        (storage + Self.stateOffset).initializeMemory(as: State.self, to: initial)
         pthread_mutex_init(mutex, nil)
     }
 
     deinit {
         pthread_mutex_destroy(mutex)
-        storage.deinitialize(count: 1)
+        state.deinitialize(count: 1)
         storage.deallocate()
     }
 
-    private var mutex: UnsafeMutablePointer<pthread_mutex_t> {
-        (UnsafeMutableRawPointer(storage) + MemoryLayout<Storage>.offset(of: \.mutex)!)
-            .assumingMemoryBound(to: pthread_mutex_t.self)
+    @inline(__always)
+    private static var stateOffset: Int {
+        let align = MemoryLayout<State>.alignment
+        return (MemoryLayout<pthread_mutex_t>.size + align - 1) & ~(align - 1)
     }
+
+    @inline(__always)
+    private var mutex: UnsafeMutablePointer<pthread_mutex_t> { storage.assumingMemoryBound(to: pthread_mutex_t.self) }
+
+    @inline(__always)
+    private var state: UnsafeMutablePointer<State> { (storage + Self.stateOffset).assumingMemoryBound(to: State.self) }
 
     /// Held across fork() by a `pthread_atfork` prepare handler, so the child's state is whole;
     /// `unlockAfterFork` in the parent and in the child (on the forking thread, which holds it there).
@@ -50,7 +57,7 @@ package struct Lock<State>: ~Copyable {
     package borrowing func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&storage.pointee.state)
+        return try body(&state.pointee)
     }
 }
 

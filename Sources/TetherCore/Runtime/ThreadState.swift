@@ -1,4 +1,5 @@
 import Synchronization
+import ThreadWord
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -6,9 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// `ThreadState.key` + 1 once created, else 0.
-private let keyWord = Atomic<UInt>(0)
 
 /// Per-thread bookkeeping of the core: graphs under way on this thread, the
 /// iterative release queue and the specs of the instances it makes.
@@ -83,28 +81,32 @@ final class ThreadState: CellOwner {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
         pthread_key_create(&k) { raw in
+            tether_thread_word_set(nil)  // (a later destructor's call into the library makes a new state)
             Handoff<ThreadState>.release(raw!)  // the thread's reference (`makeCurrent`)
         }
-        keyWord.store(UInt(k) + 1, ordering: .releasing)
         return k
     }()
 
-    /// The calling thread's state, unretained (the thread keeps it until it exits).
-    /// The key is read from a statically initialized word, not the lazy `key`
-    /// (whose every read is a once-check).
+    /// The calling thread's state, unretained (the thread keeps it until it exits): read from
+    /// the thread's word of static TLS (`tether_thread_word`, no call), which `makeCurrent` fills.
     static var currentReference: Borrowed<ThreadState> {
         @inline(__always) get {
-            let word = keyWord.load(ordering: .acquiring)
-            if word != 0, let raw = pthread_getspecific(pthread_key_t(word - 1)) { return Borrowed(opaque: raw) }
+            if let raw = tether_thread_word_get() { return Borrowed(opaque: raw) }
             return makeCurrent()
         }
     }
 
+    /// The thread's first lookup (or its first after the key's destructor ran): the state the
+    /// key holds, else a new one given to the key, noted in the thread's word.
     @inline(never)
     private static func makeCurrent() -> Borrowed<ThreadState> {
-        if let raw = pthread_getspecific(key) { return Borrowed(opaque: raw) }
+        if let raw = pthread_getspecific(key) {
+            tether_thread_word_set(raw)
+            return Borrowed(opaque: raw)
+        }
         let state = Handoff.give(ThreadState())
         pthread_setspecific(key, state)
+        tether_thread_word_set(state)
         return Borrowed(opaque: state)
     }
 }
