@@ -26,31 +26,13 @@
 #include "harness.h"
 #include "binding.h"
 #include "thread_check.h"
+#include "threaded_fixtures.h"
 
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "max_free_fill_size=4096:free_fill_byte=165"; }
 
-typedef struct kind { const char *tag; atomic_int made, dropped; } kind;
-typedef struct obj { kind *k; struct obj *dep; } obj;
-static kind k_single = {"Single", 0, 0}, k_head = {"Head", 0, 0}, k_tail = {"Tail", 0, 0},
-            k_session = {"Session", 0, 0};
+static kind k_single = KIND("Single"), k_head = KIND("Head"), k_tail = KIND("Tail"), k_session = KIND("Session");
 static kind *const kinds[] = {&k_single, &k_head, &k_tail, &k_session};
-
-static obj *obj_new(kind *k, obj *dep) {
-    obj *o = calloc(1, sizeof *o);
-    if (!o) abort();
-    o->k = k;
-    o->dep = dep;
-    atomic_fetch_add(&k->made, 1);
-    return o;
-}
-static void *make0(kind *k) { return obj_new(k, NULL); }
-static void *make1(kind *k, obj *dep) { return obj_new(k, dep); }
-static void drop(void *instance, void *context) {
-    obj *o = instance;
-    if (o->k == context) atomic_fetch_add(&o->k->dropped, 1);
-    free(o);
-}
 
 static tether_container *root;
 static uint32_t single_id;
@@ -59,7 +41,7 @@ static void reg(const char *key, tether_scope scope, tether_fn f, const tether_p
     tether_registration_options o = {0};
     o.scope = scope;
     o.context = k;
-    o.drop = drop;
+    o.drop = drop_obj;
     CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "thread_check.h"
+#include "threaded_fixtures.h"
 
 /* Freed memory is overwritten under ASan, so a resolve reading a freed container
  * or registration crashes instead of reading stale bytes that still look right. */
@@ -28,46 +29,19 @@ enum { WORKERS = 3 };
 
 /* ---- counted instances --------------------------------------------------- */
 
-typedef struct kind { const char *tag; atomic_int made, dropped; } kind;
-typedef struct obj {
-    kind *k;
-    struct obj *dep;
-    tether_weak *parent;       /* Child: weak back edge, taken by its completion callback */
-    tether_provider lazy;      /* Lazy: its TETHER_LAZY slot */
-} obj;
-
-#define KIND(tag) {tag, 0, 0}
+/* Child's `parent`: its weak back edge, taken by its completion callback; Lazy's `lazy`: its TETHER_LAZY slot. */
 static kind k_single = KIND("Single"), k_head = KIND("Head"), k_mid = KIND("Mid"), k_tail = KIND("Tail"),
             k_parent = KIND("Parent"), k_child = KIND("Child"), k_lazy = KIND("Lazy");
 static kind *const kinds[] = {&k_single, &k_head, &k_mid, &k_tail, &k_parent, &k_child, &k_lazy};
 
 
-static obj *obj_new(kind *k, obj *dep) {
-    obj *o = calloc(1, sizeof *o);
-    if (!o) abort();
-    o->k = k;
-    o->dep = dep;
-    atomic_fetch_add(&k->made, 1);
-    return o;
-}
-static void *make0(kind *k) { return obj_new(k, NULL); }
-static void *make1(kind *k, obj *dep) { return obj_new(k, dep); }
-
 /* Calls its lazy provider at once: a provider call nested in a resolve. */
 static void *make_lazy(kind *k, tether_provider single) {
     obj *s = single();
     if (!s) return NULL;   /* the container was freed meanwhile: the resolve fails */
-    obj *o = obj_new(k, s);
+    obj *o = obj_new(k, s, NULL);
     o->lazy = single;
     return o;
-}
-
-static void drop(void *instance, void *context) {
-    obj *o = instance;
-    (void)context;
-    if (o->parent) T_CHECK(tether_weak_release(o->parent) == TETHER_OK);
-    atomic_fetch_add(&o->k->dropped, 1);
-    free(o);
 }
 
 static tether_status child_completed(tether_resolver *r, void *instance, void *context) {
@@ -81,7 +55,7 @@ static void reg(tether_container *c, kind *k, tether_scope scope, tether_fn fact
     tether_registration_options o = {0};
     o.scope = scope;
     o.context = k;
-    o.drop = drop;
+    o.drop = drop_obj;
     o.completions = complete ? &complete : NULL;
     o.completion_count = complete ? 1 : 0;
     CHECK_OK(TB.register_ex(c, k->tag, factory, params, count, &o, NULL));
@@ -213,13 +187,7 @@ static void container_free_races_resolves(void) {
         CHECK_STATUS(tether_resolve(c, "Single", &(tether_ref *){NULL}), TETHER_E_INVALID_HANDLE);
         CHECK_ERROR_HAS("freed");
         CHECK_OK(tether_provider_free(p));
-        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-            int made = atomic_load(&kinds[k]->made), dropped = atomic_load(&kinds[k]->dropped);
-            if (made != dropped) {
-                fprintf(stderr, "  round %d: %s made %d, destroyed %d\n", round, kinds[k]->tag, made, dropped);
-                CHECK(made == dropped);
-            }
-        }
+        check_balanced(kinds, sizeof kinds / sizeof *kinds, round);
         if (atomic_load(&thread_failures)) break;
     }
     atomic_store(&stop, 1);

@@ -17,30 +17,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "threaded_fixtures.h"
 
 enum { THREADS = 8, REQUESTS = 1000 };
 
-typedef struct counted { const char *tag; atomic_int made, dropped; } counted;
-static counted k_db = {"Db", 0, 0}, k_session = {"Session", 0, 0}, k_handler = {"Handler", 0, 0},
-               k_request = {"Request", 0, 0};
+/* A Session's `a` is its request, `b` its Db; a Handler's `a` its Session; a request's `n` its number. */
+static kind k_db = KIND("Db"), k_session = KIND("Session"), k_handler = KIND("Handler"), k_request = KIND("Request");
 
-typedef struct obj { counted *k; struct obj *a, *b; int request; } obj;
 
-static obj *obj_new(counted *k, obj *a, obj *b) {
-    obj *o = calloc(1, sizeof *o);
-    if (!o) abort();
-    o->k = k; o->a = a; o->b = b;
-    atomic_fetch_add(&k->made, 1);
-    return o;
-}
-static void drop_obj(void *instance, void *context) {
-    obj *o = instance;
-    if (o->k == context) atomic_fetch_add(&o->k->dropped, 1);
-    free(o);
-}
-static void *make_db(counted *k) { return obj_new(k, NULL, NULL); }
-static void *make_session(counted *k, obj *request, obj *db) { return obj_new(k, request, db); }
-static void *make_handler(counted *k, obj *session) { return obj_new(k, session, NULL); }
 
 static tether_container *root;
 static atomic_int wrong;        /* a request that saw something it should not have */
@@ -52,7 +36,7 @@ static void *serve(void *arg) {
         tether_container *child = NULL;
         if (tether_container_new(root, &child) != TETHER_OK) { atomic_fetch_add(&failures, 1); continue; }
         obj *request = obj_new(&k_request, NULL, NULL);
-        request->request = base + i;
+        request->n = base + i;
         if (tether_provide_value(child, "Request", request, drop_obj, &k_request) != TETHER_OK) atomic_fetch_add(&failures, 1);
         tether_ref *h1 = NULL, *h2 = NULL, *db = NULL;
         if (tether_resolve(child, "Handler", &h1) != TETHER_OK || tether_resolve(child, "Handler", &h2) != TETHER_OK ||
@@ -62,7 +46,7 @@ static void *serve(void *arg) {
             obj *a = tether_ref_get(h1), *b = tether_ref_get(h2);
             /* two Handlers over the request's one Session, over this request's value and the one Db */
             if (a == b || a->a != b->a || a->a->a != request || a->a->b != tether_ref_get(db) ||
-                a->a->a->request != base + i)
+                a->a->a->n != base + i)
                 atomic_fetch_add(&wrong, 1);
         }
         if (h1) tether_ref_release(h1);
@@ -73,7 +57,7 @@ static void *serve(void *arg) {
     return NULL;
 }
 
-static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, counted *k, tether_scope scope) {
+static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, kind *k, tether_scope scope) {
     tether_registration_options o = {0};
     o.scope = scope;
     o.context = k;
@@ -86,9 +70,9 @@ static void test_per_request_children_on_8_threads(void) {
     tether_param db[] = {TETHER_CONTEXT}, session[] = {TETHER_CONTEXT, TETHER_DEP("Request"), TETHER_DEP("Db")},
                  handler[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
     CHECK_OK(tether_declare_value(root, "Request"));
-    reg("Db", (tether_fn)make_db, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
-    reg("Session", (tether_fn)make_session, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
-    reg("Handler", (tether_fn)make_handler, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
+    reg("Db", (tether_fn)make0, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
+    reg("Session", (tether_fn)make2, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
+    reg("Handler", (tether_fn)make1, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) CHECK(pthread_create(&t[i], NULL, serve, (void *)(intptr_t)i) == 0);
     for (int i = 0; i < THREADS; i++) CHECK(pthread_join(t[i], NULL) == 0);
@@ -107,7 +91,7 @@ static void test_per_request_children_on_8_threads(void) {
 /* ---- children made on every thread, seen by their parent ---- */
 
 static pthread_barrier_t opened, decided, resolved, closed_all;
-static counted k_db2 = {"Db2", 0, 0}, k_session2 = {"Session2", 0, 0}, k_replacement = {"Db override", 0, 0};
+static kind k_db2 = KIND("Db2"), k_session2 = KIND("Session2"), k_replacement = KIND("Db override");
 
 /* Each thread: a child with Session cached, held open while the main thread checks; after the
  * override, Session again (made anew over the override), then the child freed. */
@@ -138,9 +122,9 @@ static void test_the_parent_sees_children_of_every_thread(void) {
     atomic_store(&wrong, 0);
     CHECK_OK(tether_container_new(NULL, &root));
     tether_param db[] = {TETHER_CONTEXT}, session_db[] = {TETHER_CONTEXT, TETHER_DEP("Db")};
-    reg("Db", (tether_fn)make_db, db, 1, &k_db2, TETHER_SCOPE_SINGLETON);
-    /* Session(Db), one per child: make_handler keeps its one dependency in `a` */
-    reg("Session", (tether_fn)make_handler, session_db, 2, &k_session2, TETHER_SCOPE_CONTAINER);
+    reg("Db", (tether_fn)make0, db, 1, &k_db2, TETHER_SCOPE_SINGLETON);
+    /* Session(Db), one per child: its one dependency in `a` */
+    reg("Session", (tether_fn)make1, session_db, 2, &k_session2, TETHER_SCOPE_CONTAINER);
     CHECK(pthread_barrier_init(&opened, NULL, THREADS + 1) == 0);
     CHECK(pthread_barrier_init(&decided, NULL, THREADS + 1) == 0);
     CHECK(pthread_barrier_init(&resolved, NULL, THREADS + 1) == 0);
@@ -195,10 +179,10 @@ static void *churn(void *arg) {
 
 static void test_freeing_the_parent_while_threads_make_children(void) {
     atomic_store(&failures, 0);
-    static counted k_db3 = {"Db3", 0, 0};
+    static kind k_db3 = KIND("Db3");
     CHECK_OK(tether_container_new(NULL, &root));
     tether_param db[] = {TETHER_CONTEXT};
-    reg("Db", (tether_fn)make_db, db, 1, &k_db3, TETHER_SCOPE_SINGLETON);
+    reg("Db", (tether_fn)make0, db, 1, &k_db3, TETHER_SCOPE_SINGLETON);
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) CHECK(pthread_create(&t[i], NULL, churn, NULL) == 0);
     while (atomic_load(&made_children) < 2000) sched_yield();

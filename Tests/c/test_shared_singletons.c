@@ -21,44 +21,20 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "thread_check.h"
+#include "threaded_fixtures.h"
 
 enum { WORKERS = 3, HELD = 6, POOL = 64 };
 #ifndef SHARED_ROUNDS
 #define SHARED_ROUNDS 60
 #endif
 
-typedef struct kind { const char *tag; atomic_int made, dropped; } kind;
-typedef struct obj {
-    kind *k;
-    atomic_int alive;
-    struct obj *d[2];
-    int64_t n;
-    struct obj *all_next;   /* the round's list of every object, freed at its end */
-} obj;
-
-#define KIND(tag) {tag, 0, 0}
 static kind k_db = KIND("Db"), k_cache = KIND("Cache"), k_settings = KIND("Settings"), k_repo = KIND("Repo"),
             k_mailer = KIND("Mailer"), k_svc = KIND("Svc"), k_greeter = KIND("Greeter");
 static kind *const kinds[] = {&k_db, &k_cache, &k_settings, &k_repo, &k_mailer, &k_svc, &k_greeter};
 
 
+/* The round's list of every object (`obj_list`), freed at its end: destructors only mark them. */
 static _Atomic(obj *) all_objects;
-
-static obj *obj_new(kind *k, obj *a, obj *b) {
-    obj *o = calloc(1, sizeof *o);
-    if (!o) abort();
-    o->k = k;
-    atomic_init(&o->alive, 1);
-    o->d[0] = a;
-    o->d[1] = b;
-    obj *head = atomic_load(&all_objects);
-    do o->all_next = head; while (!atomic_compare_exchange_weak(&all_objects, &head, o));
-    atomic_fetch_add(&k->made, 1);
-    return o;
-}
-static void *make0(kind *k) { return obj_new(k, NULL, NULL); }
-static void *make1(kind *k, obj *a) { return obj_new(k, a, NULL); }
-static void *make2(kind *k, obj *a, obj *b) { return obj_new(k, a, b); }
 static void *make_greeter(kind *k, int64_t n, obj *settings) {
     obj *o = obj_new(k, settings, NULL);
     o->n = n;
@@ -244,13 +220,7 @@ static void singletons_shared_by_threads_outlive_their_caches(void) {
         CHECK_OK(tether_container_free(c));
         pthread_barrier_wait(&round_end);
         for (tether_ref *r; (r = pool_take());) release_checked(r);
-        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-            int made = atomic_load(&kinds[k]->made), dropped = atomic_load(&kinds[k]->dropped);
-            if (made != dropped) {
-                fprintf(stderr, "  round %d: %s made %d, destroyed %d\n", round, kinds[k]->tag, made, dropped);
-                CHECK(made == dropped);
-            }
-        }
+        check_balanced(kinds, sizeof kinds / sizeof *kinds, round);
         for (obj *o = atomic_exchange(&all_objects, NULL), *next; o; o = next) {
             next = o->all_next;
             free(o);
@@ -315,6 +285,7 @@ static void held_graph_outlives_its_container_in_order(void) {
 }
 
 int main(void) {
+    obj_list = &all_objects;
     RUN(held_graph_outlives_its_container_in_order);
     RUN(singletons_shared_by_threads_outlive_their_caches);
     return harness_finish();

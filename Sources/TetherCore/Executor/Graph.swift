@@ -79,8 +79,9 @@ final class Graph {
     private static let unrecordedCause = -2
     /// `keptMade` when that request was asked.
     private var requestKeptBefore = 0
-    /// The instance whose completion callback runs: its registration, cause and via (nil: none runs).
-    private var runningCallback: (owner: Borrowed<Registration>, cause: Int, via: Int)?
+    /// The instance whose completion callbacks run: its index in `queue` (its `Pending` has its
+    /// registration, cause and via), -1 when none runs.
+    private var runningCallback = -1
     /// Whether `buildAsked` refused a lap in the callback that runs, and that cycle: the resolve's error.
     private var lapWasRefused = false
     private var lapRefused: TetherError?
@@ -145,6 +146,7 @@ final class Graph {
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
+            if let counts = thread.planCounts { counts.countResolve() }
             guard thread.nesting <= maxNesting else {
                 return Result<Ref<Instance>, TetherError>.failure(TetherError(.cycle, "resolves nested \(maxNesting) deep on one thread while resolving \(registration.key.quoted): a factory or provider keeps resolving itself; break the loop with a completion callback (tether_on_complete)", ErrorParts(.recursion, key: registration.key)))
             }
@@ -196,8 +198,12 @@ final class Graph {
             let outcome = plan.borrow { p in thread.borrow { p.runObjects($0.planProgress) } }
             thread.borrow { $0.nesting -= 1 }
             switch consume outcome {
-            case .root(let object): return object
-            case .failure(let error): throw error
+            case .root(let object):
+                if let counts = thread.borrow({ $0.planCounts }) { counts.countResolve() }
+                return object
+            case .failure(let error):
+                if let counts = thread.borrow({ $0.planCounts }) { counts.countResolve() }
+                throw error
             case .declined: break
             }
         }
@@ -244,6 +250,10 @@ final class Graph {
                 }
                 if built == nil {
                     Borrowed<ThreadState>(opaque: thread).borrow { $0.builds &+= 1 }
+                    if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
+                        PlanStats.countBuild(counts, registration, from: container, nested: !outer.isEmpty,
+                                             progress: Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress })
+                    }
                     claimedInOrder = false
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))
@@ -890,7 +900,18 @@ final class Graph {
     }
 
     /// Runs queued completion callbacks (`inCompletionOrder`); callbacks that create instances append theirs.
+    /// What a callback's requests read (`userCode`, `runningCallback`, `completing`) is let go of once
+    /// after the loop, not after each callback: only callbacks run in the loop. Both closures stay
+    /// small enough to be inlined (a callback's rare outcomes out of line, `callbackEnded`): each one
+    /// not inlined cost s3 some 20-80 instructions a resolve (benchmarks/README, branch `smalls`).
     private func runCompletions() throws(TetherError) {
+        guard queueHead < queue.count else { return }
+        userCode += 1
+        defer {
+            userCode -= 1
+            runningCallback = -1
+            completing = nil
+        }
         var pending = Pending?.none
         var spec = Borrowed<InstanceSpec>?.none
         try Graph.inCompletionOrder(next: {
@@ -902,32 +923,33 @@ final class Graph {
             return spec.unsafelyUnwrapped.borrow { $0.completionCount }
         }) { (n: Int) throws(TetherError) in
             let pending = pending.unsafelyUnwrapped
-            let spec = spec.unsafelyUnwrapped
+            runningCallback = queueHead - 1
+            if !outer.isEmpty { completing = pending.registration }
             let resolver = completionResolver(pending)
             defer { resolver.borrow { $0.close() } }
-            if !outer.isEmpty { completing = pending.registration }
-            defer { completing = nil }
-            runningCallback = (pending.registration, pending.cause, pending.via)
-            defer { runningCallback = nil }
-            userCode += 1
-            defer { userCode -= 1 }
             let outcome = pending.instance.borrow { instance in
-                spec.borrow { spec in
+                spec.unsafelyUnwrapped.borrow { spec in
                     resolver.borrow { resolver -> CallbackFailure? in
                         do throws(CallbackFailure) { try spec.complete(n, resolver, instance: instance) } catch { return error }
                         return nil
                     }
                 }
             }
-            // A lap refused in the callback fails the resolve as that cycle, whatever the callback made of it.
-            let error = lapWasRefused ? lapRefused.take() : outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
-            lapWasRefused = false
-            if let tracer {
-                let instance = pending.instance.object
-                tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
-            }
-            if let error { throw error }
+            if outcome != nil || lapWasRefused || tracer != nil { try callbackEnded(pending, n, outcome) }
         }
+    }
+
+    /// After callback `n` of `pending`: its failure, or the lap `buildAsked` refused in it (which fails
+    /// the resolve as that cycle, whatever the callback made of it), and the trace's event.
+    @inline(never)
+    private func callbackEnded(_ pending: Pending, _ n: Int, _ outcome: CallbackFailure?) throws(TetherError) {
+        let error = lapWasRefused ? lapRefused.take() : outcome.map { Graph.completionFailure(pending.instance.object.key, n, $0) }
+        lapWasRefused = false
+        if let tracer {
+            let instance = pending.instance.object
+            tracer.emit(.complete, instance.key, instance.pointer, status: error?.code)
+        }
+        if let error { throw error }
     }
 
     /// The error of completion callback `n` (from 0) of an instance of `key`:
@@ -987,10 +1009,26 @@ final class Graph {
     /// and nothing made since is kept (all transient), so this request would make another instance
     /// of `owner` asking the same, without end. (Each callback is taken to ask the same for every
     /// instance of its registration.) One check for every executor: plans and objects reach callbacks' requests here.
+    /// Inlined into `Resolver`'s request: the walk runs out of line, only when the completing instance
+    /// was made for a callback's request (`checkLap`); the common callback's instance, made by the
+    /// resolve itself, pays the guard and the cause saved around its request's build.
+    @inline(__always)
     func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
                     from lookup: Container) throws(TetherError) -> Int {
-        guard let running = runningCallback, frames.count == 0 else { return try build(registration, from: lookup) }
-        let asked = Borrowed(registration)
+        guard runningCallback >= 0, frames.count == 0 else { return try build(registration, from: lookup) }
+        if queue[runningCallback].cause >= 0 { try checkLap(Borrowed(registration), by: owner) }
+        // (Nested only when a resolve nested in this graph uses this callback's resolver.)
+        let saved = (currentCause, requestKeptBefore)
+        (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
+        defer { (currentCause, requestKeptBefore) = saved }
+        return try build(registration, from: lookup)
+    }
+
+    /// `buildAsked`'s refusal: the running callback's request for `asked` repeats one of the chain of
+    /// requests that caused its instance with nothing kept made since.
+    @inline(never)
+    private func checkLap(_ asked: Borrowed<Registration>, by owner: Borrowed<Registration>) throws(TetherError) {
+        let running = queue[runningCallback]
         var c = running.cause
         while c >= 0 {
             let request = requests[c]
@@ -1000,15 +1038,10 @@ final class Graph {
                     (lapRefused, lapWasRefused) = (error, true)
                     throw error
                 }
-                break
+                return
             }
             c = request.parent
         }
-        // (Nested only when a resolve nested in this graph uses this callback's resolver.)
-        let saved = (currentCause, requestKeptBefore)
-        (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
-        defer { (currentCause, requestKeptBefore) = saved }
-        return try build(registration, from: lookup)
     }
 
     /// For an instance with callbacks made for the request whose build runs: that request (recorded now,
@@ -1016,8 +1049,8 @@ final class Graph {
     @inline(never)
     private func recordCause() -> (cause: Int, via: Int) {
         if currentCause == Graph.unrecordedCause {
-            let running = runningCallback.unsafelyUnwrapped
-            requests.append(CallbackRequest(owner: running.owner, asked: frames[0].registration, parent: running.cause,
+            let running = queue[runningCallback]
+            requests.append(CallbackRequest(owner: running.registration, asked: frames[0].registration, parent: running.cause,
                                             via: running.via, keptBefore: requestKeptBefore))
             currentCause = requests.count - 1
         }

@@ -260,8 +260,15 @@ extension Plan {
                                         into graph: GraphRun? = nil) -> Result<Bool, TetherError> {
         let count = steps.count
         if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
-        if hasShared && !takeShared(M.self, &run, locals) || B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+        // A decline notes why, for `PlanStats` (the build that follows counts it).
+        if hasShared && !takeShared(M.self, &run, locals) {
             letGo(M.self, &run, count: count)
+            progress.pointee.decline = .notCached
+            return .success(false)
+        }
+        if B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .containerHeld
             return .success(false)
         }
         // Read once: a plan without container steps checks no step for one.

@@ -174,4 +174,6 @@ struct PlanProgress {
     /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
     /// `Plan.maxSteps` words, allocated with the thread's state.
     let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
+    /// Why the last run declined (`Plan.execute`), for `PlanStats` (read only while counting).
+    var decline: Plan.Decline?
 }

@@ -91,7 +91,9 @@ extension Registration {
             return .init(found)
         }
         // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
-        let plan = Plan.record(self, configuration: configuration, child: child)
+        var decline = Plan.Decline.other
+        let plan: Plan?
+        do { plan = try Plan.record(self, configuration: configuration, child: child) } catch { (plan, decline) = (nil, error) }
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
             guard rare.componentPlans.count + rare.componentDeclines < Self.maxPlans else {
@@ -100,6 +102,7 @@ extension Registration {
             }
             guard let plan else {
                 rare.componentDeclines += 1
+                rare.componentDecline = decline
                 return false
             }
             rare.componentPlans.append(plan)
@@ -167,6 +170,25 @@ extension Registration {
     /// Creation plans recorded so far (`creationPlan`; a diagnostic: tests check their bound).
     public var creationPlanCount: Int { lock.withSpinLock { withRare { $0.creationPlans.count } ?? 0 } }
 
+    /// Why `plan(from:)` finds no plan for a resolve from `container`, read again for
+    /// `PlanStats` once the resolve goes to `Graph.build` (each test as `plan(from:)` makes it).
+    func planDecline(from container: Container) -> Plan.Decline {
+        guard container.usesPlans else { return .plansOff }
+        var address = planAddress.load(ordering: .acquiring)
+        if container !== self.container {
+            let owner = Borrowed(self.container)
+            if !container.fallsThroughEmpty(to: owner) {
+                guard let parent = container.parent, parent.fallsThroughEmpty(to: owner) else { return .childDepth }
+                address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
+                if address == Self.noMorePlans { return .planLimit }
+                return lock.withSpinLock { withRare { $0.componentDecline } ?? nil } ?? .other
+            }
+        }
+        if address == Self.noMorePlans { return .planLimit }
+        guard address != 0 else { return .other }
+        return Borrowed<Plan>(word: address)!.borrow { $0.declines ? $0.decline : .other }
+    }
+
     /// Records the plan of a new configuration against the caches' state (`Plan.record(creating:)`):
     /// a first resolve finding singleton or weak keys uncached runs the creation plan for that state
     /// (one walk, the warm plan not recorded yet: the first resolve that finds them cached records it).
@@ -174,9 +196,9 @@ extension Registration {
     private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
         if let known = knownCreationPlan(configuration) { return known }
         let creating = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
-        let recorded = Plan.record(self, configuration: configuration, creating: creating)
-        if let recorded, recorded.createsShared { return installCreationPlan(recorded) }
-        let plan = recorded ?? Plan.declined(configuration)
+        let plan: Plan
+        do { plan = try Plan.record(self, configuration: configuration, creating: creating) } catch { plan = Plan.declined(configuration, error) }
+        if plan.createsShared { return installCreationPlan(plan) }
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
             guard rare.plans < Self.maxPlans else {

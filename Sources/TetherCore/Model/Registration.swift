@@ -100,6 +100,8 @@ public final class Registration: @unchecked Sendable {
         var componentPlans: [Plan] = []
         /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
         var componentDeclines = 0
+        /// Why the last of them was not (`PlanStats`).
+        var componentDecline: Plan.Decline?
         /// Plans compiled against the caches' state (`creationPlan`: one per state met, while the
         /// configuration holds), and how many were recorded or tried (at most `maxPlans`).
         var creationPlans: [Plan] = []

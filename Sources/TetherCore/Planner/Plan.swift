@@ -267,8 +267,14 @@ final class Plan: @unchecked Sendable {
     var hasLocals: Bool { !component.isEmpty }
 
     /// A plan that always declines: the graph of its root is not plain (recorded
-    /// so, until the configuration changes, resolves do not try again).
-    static func declined(_ configuration: UInt) -> Plan { Plan(steps: [], inputs: [], configuration: configuration, objects: nil) }
+    /// so, until the configuration changes, resolves do not try again), and why.
+    static func declined(_ configuration: UInt, _ reason: Decline) -> Plan {
+        let plan = Plan(steps: [], inputs: [], configuration: configuration, objects: nil)
+        plan.decline = reason
+        return plan
+    }
+    /// Why a declined plan declines (`PlanStats`); set before the plan is published.
+    private(set) var decline = Decline.other
 
     /// The specs of its steps (`Step.spec` refers to them unretained).
     private let specsHeld: [InstanceSpec]
@@ -420,29 +426,30 @@ final class Plan: @unchecked Sendable {
                              localSpecs: Plan.copy(localSpecs))
     }
 
-    /// Records the plan for `root` resolved from its own container, or nil when
+    /// Records the plan for `root` resolved from its own container; throws why
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
     /// `creating`: against the caches' state, in one walk: the warm plan when every shared key
     /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
     /// state, else (walked again) the warm plan.
-    static func record(_ root: Registration, configuration: UInt, creating: Bool = false) -> Plan? {
-        guard !root.spec.scope.isShared, !root.isDeclaredValue else { return nil }
+    static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
+        guard !root.spec.scope.isShared, !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.containerWithCompletions, recorder.finishSlots() else {
-            return recorder.declinedCreating ? record(root, configuration: configuration) : nil
+        guard recorder.visit(Borrowed(root)) != nil else {
+            if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            throw recorder.decline
         }
-        guard recorder.steps.contains(where: { $0.creates }) else {
-            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects(),
-                        slots: recorder.slots)
-        }
+        let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
-        guard !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else {
-            return record(root, configuration: configuration)
+        if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
+            return try record(root, configuration: configuration)
         }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
+        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
+        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
+                    slots: recorder.slots)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -482,13 +489,14 @@ final class Plan: @unchecked Sendable {
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
-    /// with its contexts. Nil when the child's table is not small, or the graph is not
+    /// with its contexts. Throws when the child's table is not small, or the graph is not
     /// plain or has completion callbacks (`Graph` resolves it).
-    static func record(_ root: Registration, configuration: UInt, child: Container) -> Plan? {
-        guard !root.spec.scope.isShared, let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { return nil }
+    static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
+        guard !root.spec.scope.isShared else { throw .sharedRoot }
+        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
         let recorder = Recorder(lookup: child)
         for slot in 0..<RegistrationTable.slotCount(block) {
-            guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
+            guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { throw .childTable }
             recorder.component.append(r)
         }
         recorder.recordsLocals = true
@@ -497,7 +505,8 @@ final class Plan: @unchecked Sendable {
         // own registrations: a local step's is the recording child's, so such graphs are built.
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        guard recorder.visit(Borrowed(root)) != nil, !recorder.steps.contains(where: { $0.completes }) else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
+        guard !recorder.steps.contains(where: { $0.completes }) else { throw .childCompletions }
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for registration in recorder.component {
@@ -543,7 +552,7 @@ final class Plan: @unchecked Sendable {
 
     /// Records a plan's steps in creation order: `CreationOrder.walk` decides the order (as it
     /// does for `Graph.build`), this fills the slots with steps and declines what a plan does not
-    /// cover (`Declines`).
+    /// cover (`Decline`, thrown where it declines).
     final class Recorder: CreationWalk {
         let lookup: Container
         /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
@@ -627,40 +636,42 @@ final class Plan: @unchecked Sendable {
             }
         }
 
-        /// The graph is not plain: the recording stops.
-        struct Declines: Error {}
+        /// Why `visit` found the graph not plain (the recording stopped there).
+        private(set) var decline = Decline.other
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
-        /// order (`CreationOrder.walk`); nil when the graph is not plain.
+        /// order (`CreationOrder.walk`); nil when the graph is not plain (`decline` says why).
         func visit(_ registration: Borrowed<Registration>) -> Int? {
-            do throws(Declines) {
+            do throws(Decline) {
                 switch try reach(registration) {
                 case .found(let step): return step
                 case .enter(let frame): return try CreationOrder.walk(self, entering: frame)
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
             } catch {
+                decline = error
                 return nil
             }
         }
 
         /// `registration`'s step when it has one (or is a cached or value leaf, recorded now), else
         /// the frame that records it; declines what the plan does not cover.
-        private func reach(_ registration: Borrowed<Registration>) throws(Declines) -> CreationOrder.Fill<Int, Frame> {
+        private func reach(_ registration: Borrowed<Registration>) throws(Decline) -> CreationOrder.Fill<Int, Frame> {
             let r = registration.object
             let id = ObjectIdentifier(r)
             if let step = stepOf[id] { return .found(step) }
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments),
-                  !r.isDeclaredValue || allowsValues || makesContainer else { throw Declines() }
+            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments)
+            else { throw .containerScoped }
+            guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
             if recordsLocals && r.container === lookup {
                 // Its slot; a child's own container-scoped registration, or one with completion
                 // callbacks: `Graph` builds it (a local step takes each child's registration).
                 guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw Declines() }
+                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
@@ -670,7 +681,7 @@ final class Plan: @unchecked Sendable {
                 // container), and no captive rule applies (a strict container's instances check it: `Graph`).
                 guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else {
                     declinedCreating = true
-                    throw Declines()
+                    throw .other
                 }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
@@ -680,12 +691,12 @@ final class Plan: @unchecked Sendable {
             }
             // A cycle (its frame is open) declines; the depth is bounded as the steps are.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
-                  !onPath.contains(id) else { throw Declines() }
+                  !onPath.contains(id) else { throw onPath.contains(id) ? .cycle : .tooLarge }
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
-                guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw Declines() }
+                guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
             } else {
-                guard !r.hasArguments || (allowsArguments && isRoot) else { throw Declines() }
+                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
             return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
@@ -719,42 +730,44 @@ final class Plan: @unchecked Sendable {
             onPath.remove(frames.removeLast().id)
         }
 
-        func fill(_ param: Param, at slot: Int) throws(Declines) -> CreationOrder.Fill<Int, Frame> {
+        func fill(_ param: Param, at slot: Int) throws(Decline) -> CreationOrder.Fill<Int, Frame> {
             let top = frames.count - 1
             switch param.kind.planned {
             case .instance:
-                guard let dep = lookup.unretainedRegistration(for: param.key!), !dep.borrow({ $0.hasArguments }) else { throw Declines() }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
             case .resolver:
-                guard allowsResolvers else { throw Declines() }
+                guard allowsResolvers else { throw .resolverSlot }
                 frames[top].inputs.append(Plan.resolver)
             case .argument:
-                guard frames[top].takesArguments else { throw Declines() }
+                guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
             // Slots made per resolve: not in a container step (its run reads the request, not a graph).
             case .weak:
-                guard recordsSlots, !frames[top].isContainer, let dep = lookup.unretainedRegistration(for: param.key!),
-                      !dep.borrow({ $0.hasArguments }) else { throw Declines() }
+                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
-                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 if frames[top].listSlot != slot {
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
                 }
                 let next = frames[top].listSteps.count
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
-                    guard !item.borrow({ $0.hasArguments }) else { throw Declines() }
+                    guard !item.borrow({ $0.hasArguments }) else { throw .arguments }
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
                 (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
             case .lazy(let isWeak):
-                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
@@ -765,13 +778,13 @@ final class Plan: @unchecked Sendable {
                         input.step = step
                     } else if onPath.contains(id) || scope.isKeyedInGraph {
                         // Cached or made per resolving container: which one the graph binds is the run's.
-                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw Declines() }
+                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw .slot(param.kind) }
                         (input.later, input.after) = (r, steps.count)
                     }
                 }
                 addSlot(input)
             case .factory:
-                guard recordsSlots, !frames[top].isContainer else { throw Declines() }
+                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
@@ -812,13 +825,13 @@ final class Plan: @unchecked Sendable {
             return true
         }
 
-        func take(_ step: Int, _ param: Param, at slot: Int) throws(Declines) {
+        func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
                 let dep = steps[step].registration
                 guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
-                else { throw Declines() }
+                else { throw .containerInput }
             }
             switch param.kind.planned {
             case .weak: addSlot(SlotInput(kind: .weak, step: step))
@@ -828,7 +841,7 @@ final class Plan: @unchecked Sendable {
         }
 
         /// The top frame's step, after the steps of its inputs.
-        func make() throws(Declines) -> Int {
+        func make() throws(Decline) -> Int {
             let frame = frames[frames.count - 1]
             let index = steps.count
             // A step made since the frame opened and named by a slot here was first asked for by
@@ -865,22 +878,22 @@ final class Plan: @unchecked Sendable {
             // Made steps are in creation order: the order their instances enter the graph.
             var completing = steps.indices.lazy.filter { steps[$0].completes }.makeIterator()
             var i = 0
-            do throws(Declines) {
+            do throws(Decline) {
                 try Graph.inCompletionOrder(next: {
                     guard let next = completing.next() else { return nil }
                     i = next
                     return steps[i].spec!.object.completions.count
-                }) { (number: Int) throws(Declines) in
+                }) { (number: Int) throws(Decline) in
                     let completion = steps[i].spec!.object.completions[number]
                     guard let declared = completion as? DeclaredCompletion else {
-                        guard resolvers else { throw Declines() }
+                        guard resolvers else { throw .callbackNotDeclared }
                         calls.append((i, number, nil, []))
                         return
                     }
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),
-                              let step = stepOf[ObjectIdentifier(target.object)] else { throw Declines() }
+                              let step = stepOf[ObjectIdentifier(target.object)] else { throw .callbackTarget }
                         targets.append(step)
                     }
                     calls.append((i, number, declared, targets))
@@ -930,8 +943,8 @@ final class Plan: @unchecked Sendable {
             return objects
         }
 
-        private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Declines) -> Int {
-            guard steps.count < Plan.maxSteps else { throw Declines() }
+        private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Decline) -> Int {
+            guard steps.count < Plan.maxSteps else { throw .tooLarge }
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1

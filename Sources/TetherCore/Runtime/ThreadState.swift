@@ -60,6 +60,8 @@ final class ThreadState: CellOwner {
     /// The spec this thread last gave a registration still on its key's default spec with a
     /// context and C destructor (`Registration.setContext`), shared the same way (`InstanceSpec.plain`).
     var contextSpec: InstanceSpec?
+    /// This thread's resolves by path (`PlanStats`), nil unless counting: what a resolve tests.
+    var planCounts = PlanStats.forNewThread()
     /// Keeps what malloc puts after this object off the lines of the fields above.
     private let trailingPad = LinePad()
 

@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Plan {
+    /// Why a resolve went to `Graph.build` instead of a plan: why no plan was looked for or
+    /// found (`Registration.planDecline`), what the recorder declined (thrown at its site in
+    /// `Plan.Recorder` and `Plan.record`, kept by a declined plan), or what a run found before
+    /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
+    enum Decline: Int, Error, CaseIterable {
+        // No plan looked for or found.
+        case plansOff, nested, planLimit, childDepth
+        // The recorder: the graph is not one a plan replays.
+        case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
+        case declaredValue, containerWithCompletions, resolverSlot
+        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a child's
+        /// plan, a description; a container step's slot; a LAZY slot of a container-scoped or value key).
+        case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
+        case slotsWithRequestSteps
+        case childTable, childLocal, childCompletions
+        /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
+        case callbackNotDeclared, callbackTarget
+        // A run, before any factory ran.
+        case notCached, containerHeld
+        /// None of the above (a plan recorded but not installed, say).
+        case other
+
+        /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
+        static func slot(_ kind: Param.Kind) -> Decline {
+            switch kind {
+            case .weak: .weakSlot
+            case .lazy: .lazySlot
+            case .weakLazy: .weakLazySlot
+            case .all: .allSlot
+            case .factory: .factorySlot
+            case .dependency, .context, .resolver, .i64, .f64, .str, .ptr: .other
+            }
+        }
+
+        /// One line for the table (`PlanStats.report`).
+        var text: String {
+            switch self {
+            case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
+            case .nested: "a resolve nested in a factory or callback while an instance is under construction"
+            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already"
+            case .childDepth: "from a child with registrations of its own under another such child"
+            case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
+            case .cycle: "a constructor cycle (Graph reports it)"
+            case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
+            case .missing: "a dependency not registered (Graph reports it)"
+            case .arguments: "runtime arguments below the root"
+            case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
+            case .containerSteps: "more than maxContainerSteps container-scoped steps"
+            case .containerInput: "a container-scoped step's slot takes a graph- or transient-scoped instance"
+            case .declaredValue: "a declared value key where the recording takes none"
+            case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
+            case .resolverSlot: "a RESOLVER slot"
+            case .weakSlot: "a WEAK slot where the plan makes no slots (a child's plan, a container step's)"
+            case .lazySlot: "a LAZY slot where the plan makes no slots, or of a container-scoped or value key"
+            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots, or of a container-scoped or value key"
+            case .allSlot: "an ALL slot where the plan makes no slots (a child's plan, a container step's)"
+            case .factorySlot: "a FACTORY slot where the plan makes no slots (a child's plan, a container step's)"
+            case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
+            case .childTable: "from a child whose own registrations are not a small table"
+            case .childLocal: "a child's own registration that is container-scoped or has completion callbacks"
+            case .childCompletions: "from a child with registrations of its own, a graph with completion callbacks"
+            case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
+            case .callbackTarget: "a declared callback target outside the graph (object plans)"
+            case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
+            case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
+            case .other: "other"
+            }
+        }
+    }
+}
+
+/// A diagnostic: how many resolves took each path, per thread, off unless `TETHER_PLAN_STATS=1`
+/// was set when the thread first resolved (or a test called `countOnThisThread`). Off, a
+/// resolve pays one test of `ThreadState.planCounts`; on, `Graph.resolve` counts every resolve
+/// (nested ones too, not the requests of resolvers and completion callbacks inside one) and
+/// `Graph.run` each one it builds, by `Plan.Decline`. The process prints the sums to stderr at
+/// exit, a line `tether-plan-stats: NAME COUNT TEXT` per reason (`benchmarks/plan_coverage.sh`).
+package enum PlanStats {
+    /// A thread's counts: `resolves`, then one per `Plan.Decline`.
+    struct Counts {
+        let words: UnsafeMutablePointer<Int>
+        static var count: Int { Plan.Decline.allCases.count + 1 }
+
+        @inline(never)
+        func countResolve() { words[0] += 1 }
+        @inline(never)
+        func count(_ reason: Plan.Decline) { words[1 + reason.rawValue] += 1 }
+    }
+
+    /// Read once per thread, when its state is made.
+    static let fromEnvironment: Bool = {
+        guard let value = getenv("TETHER_PLAN_STATS"), strcmp(value, "1") == 0 else { return false }
+        atexit { PlanStats.report() }
+        return true
+    }()
+
+    /// Every thread's counts made so far (a thread's stay after it exits, for the report).
+    private static let all = Lock<[UnsafeMutablePointer<Int>]>([])
+
+    /// Counts for a new thread's state, nil when off.
+    static func forNewThread() -> Counts? { fromEnvironment ? made() : nil }
+
+    private static func made() -> Counts {
+        let words = UnsafeMutablePointer<Int>.allocate(capacity: Counts.count)
+        words.initialize(repeating: 0, count: Counts.count)
+        all.withLock { $0.append(words) }
+        return Counts(words: words)
+    }
+
+    /// Counts this thread's resolves from now on (tests; a no-op when counting already).
+    package static func countOnThisThread() {
+        ThreadState.currentReference.borrow { thread in
+            if thread.planCounts == nil { thread.planCounts = made() }
+            thread.planProgress.pointee.decline = nil
+        }
+    }
+
+    /// This thread's counts so far, by name (`resolves` and the names of `Plan.Decline`'s cases
+    /// counted at least once); empty when not counting.
+    package static func thisThread() -> [String: Int] {
+        ThreadState.currentReference.borrow { thread in
+            guard let counts = thread.planCounts else { return [:] }
+            return named(counts.words)
+        }
+    }
+
+    private static func named(_ words: UnsafePointer<Int>) -> [String: Int] {
+        var named = ["resolves": words[0]]
+        for reason in Plan.Decline.allCases where words[1 + reason.rawValue] > 0 {
+            named["\(reason)"] = words[1 + reason.rawValue]
+        }
+        return named
+    }
+
+    /// Why the resolve of `registration` from `container` that `graph` is about to build took no
+    /// plan: what a run noted when it declined (`PlanProgress.decline`), else what the lookup found.
+    @inline(never)
+    static func countBuild(_ counts: Counts, _ registration: Registration, from container: Container,
+                           nested: Bool, progress: UnsafeMutablePointer<PlanProgress>) {
+        if let noted = progress.pointee.decline {
+            progress.pointee.decline = nil
+            counts.count(noted)
+        } else {
+            counts.count(nested ? .nested : registration.planDecline(from: container))
+        }
+    }
+
+    /// The sums over every thread, to stderr (at exit).
+    private static func report() {
+        let sums = all.withLock { all in
+            var sums = [Int](repeating: 0, count: Counts.count)
+            for words in all { for i in sums.indices { sums[i] += words[i] } }
+            return sums
+        }
+        let built = sums.dropFirst().reduce(0, +)
+        var lines = "tether-plan-stats: resolves \(sums[0]) every resolve\n"
+        lines += "tether-plan-stats: plan \(sums[0] - built) served by a plan\n"
+        for reason in Plan.Decline.allCases where sums[1 + reason.rawValue] > 0 {
+            lines += "tether-plan-stats: \(reason) \(sums[1 + reason.rawValue]) \(reason.text)\n"
+        }
+        fputs(lines, stderr)
+    }
+}
