@@ -290,8 +290,12 @@ final class Graph {
         if creates, try !claimCreations(plan, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
-            plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
-                        Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+            if creates {
+                return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs,
+                                           Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+            }
+            return plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
+                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)

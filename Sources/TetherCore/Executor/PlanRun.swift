@@ -135,28 +135,35 @@ extension Plan {
                 lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
-        let outcome = createsShared ? runCreating(into: (.init(graph), .init(lookup)), made, specs, progress, locals)
-            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-                // A graph's run makes no block: no pointers of its own.
-                var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-                return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
-            }
-        if case .success(true) = outcome {
-            for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
-                graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
-            }
+        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+            // A graph's run makes no block: no pointers of its own.
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
+        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
         return outcome
     }
 
-    /// `replay(into:)`'s run of a plan with creation steps (`CreatingIntoGraph`; the graph holds
-    /// their cells). Out of line: the warm replays stay as they were.
+    /// `replay(into:)` of a plan with creation steps (`CreatingIntoGraph`; the graph holds their
+    /// cells, `Graph.claimCreations`). Apart and out of line: the warm replays keep their code.
     @inline(never)
-    private func runCreating(into graph: GraphRun, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<OwnSteps>) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+    func replayCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                        _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                        lookup: Container) -> Result<Bool, TetherError> {
+        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-            return execute(CreatingIntoGraph.self, &run, specs, progress, locals, into: graph)
+            return execute(CreatingIntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+        }
+        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
+        return outcome
+    }
+
+    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`).
+    @inline(__always)
+    private func enterSteps(into graph: Graph, lookup: Container) {
+        for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+            graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
 
