@@ -157,14 +157,13 @@ final class Graph {
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
-                // Declined (a shared leaf not cached): the plan compiled for the caches' state, if any, else the graph builds it.
-                case .success(nil): plan = creationPlan(registration, from: container, thread)
+                case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
                 case .failure(let error): return .failure(error)
                 }
-            } else if plan == nil && outer?.isEmpty ?? true && registration.specReference.borrow({ $0.scope.isKeptByRegistration }) {
-                // A singleton or weak root not cached (its hits never come here): created by a plan too.
-                plan = creationPlan(registration, from: container, thread)
             }
+            // The plan compiled for the caches' state (a warm plan declined, or a singleton or weak root
+            // not cached: its hits never come here), if any, else the graph builds it.
+            if plan == nil && outer?.isEmpty ?? true { plan = creationPlan(registration, from: container, thread) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
             if thread.nesting == 1 {
@@ -215,6 +214,7 @@ final class Graph {
     /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
     /// its warm plan declined; nil when the graph builds it: also for a thread that must not wait
     /// (`WaitMode`) or acts for a token, whose claims `checkBeforeNotWaiting` makes.
+    @inline(never)
     private static func creationPlan(_ registration: Registration, from container: Container, _ thread: ThreadState) -> Borrowed<Plan>? {
         guard !thread.noWait, thread.tokens.isEmpty else { return nil }
         return registration.creationPlan(from: container)

@@ -140,6 +140,8 @@ extension Registration {
                 guard !spec.scope.isShared, let plan = recordPlan(configuration) else { return nil }
                 return plan.borrow { $0.readsRequest || !$0.matchesCaches() } ? nil : plan
             }
+            // A graph no plan covers (its root not shared): built, with no more looking.
+            if warm.borrow({ $0.declines }) && !spec.scope.isKeptByRegistration { return nil }
             if warm.borrow({ !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
         }
         if let known = knownCreationPlan(configuration) { return known }
