@@ -12,7 +12,7 @@ import TetherCore
 /// Makes slot words with plain Swift tables instead of handles and libffi closures.
 /// - weak slot: the WeakRef is kept in a table; the word is its index + 1 (never 0).
 /// - lazy slot: the word is the LazyCell's index in a table. The table holds cells
-///   *weakly*: in the ABI the provider closure lives in `cell.attachment`, i.e. the
+///   *weakly*: in the ABI the provider trampoline is lent to the cell (`cell.attachment`), i.e. the
 ///   cell's lifetime is the dependent instance's, and a strong table here would keep
 ///   every lazily resolved instance alive and hide exactly what the lazy tests check.
 /// - resolver slot: the word is a key in a table of open resolvers; `closeResolver`

@@ -10,10 +10,9 @@ public func tether_make_provider(_ c: OpaquePointer?, _ key: UnsafePointer<CChar
         let out = try outParam(out, "tether_make_provider")
         let core = try containerArgument(c, "tether_make_provider")
         let cell = LazyCell(container: core, key: try keyArgument(key, "tether_make_provider"), isWeak: false)
-        let closure = try ProviderClosure(cell)
-        cell.attachment = closure
-        providers.withLock { $0[UInt(bitPattern: closure.code)] = cell }
-        out.pointee = UnsafeRawPointer(closure.code)
+        let code = try lendProvider(to: cell)
+        providers.withLock { $0[UInt(bitPattern: code)] = cell }
+        out.pointee = UnsafeRawPointer(code)
     }
 }
 

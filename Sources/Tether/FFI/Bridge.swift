@@ -10,9 +10,7 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
     }
 
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64 {
-        let closure = try ProviderClosure(cell)
-        cell.attachment = closure
-        return UInt64(UInt(bitPattern: closure.code))
+        UInt64(UInt(bitPattern: try lendProvider(to: cell)))
     }
 
     func resolverWord(_ resolver: Resolver) -> UInt64 {

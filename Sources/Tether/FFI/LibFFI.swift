@@ -4,6 +4,7 @@ import CFFI
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import TetherCore
 
 /// How one argument travels in a C call.
@@ -194,18 +195,13 @@ private final class FFICall {
     }
 }
 
-/// A provider's code address, lent to one cell (a lazy slot's or
-/// tether_make_provider's) for the cell's life: the cell keeps it as its
-/// `attachment`, and when the cell goes the trampoline goes back to the pool.
-final class ProviderClosure: @unchecked Sendable {
-    private let trampoline: ProviderTrampoline
-    var code: UnsafeMutableRawPointer { trampoline.code }
-
-    init(_ cell: LazyCell) throws(TetherError) {
-        trampoline = try ProviderTrampoline.take(for: cell)
-    }
-
-    deinit { ProviderTrampoline.give(trampoline) }
+/// A provider's code address for `cell` (a lazy slot's or tether_make_provider's), lent
+/// for the cell's life: the cell keeps its trampoline as its `attachment`, which goes
+/// back to the pool as the cell goes (`cellGone`), without an object of its own.
+func lendProvider(to cell: LazyCell) throws(TetherError) -> UnsafeMutableRawPointer {
+    let trampoline = try ProviderTrampoline.take(for: cell)
+    cell.attachment = trampoline
+    return trampoline.code
 }
 
 /// The lazy cell a provider (a lazy slot's or tether_make_provider's) serves now, if it is a live one.
@@ -216,11 +212,26 @@ func providerCell(_ provider: UnsafeRawPointer?) -> LazyCell? { ProviderTrampoli
 /// no cell (NULL + TETHER_E_INVALID_HANDLE) instead of jumping into freed code.
 /// Freed trampolines are reused oldest first, and only once `quarantine` others
 /// are free, so a stale provider stays recognised while many others come and go.
-private final class ProviderTrampoline: @unchecked Sendable {
+private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
     let code: UnsafeMutableRawPointer
-    /// The cell served now; weak, so a cell being destroyed is never handed to a call.
-    private struct Served { weak var cell: LazyCell? }
-    private let served = Lock(Served())
+    /// The cell served now, unretained: the cell's deinit clears it (`cellGone`) under the
+    /// lock, and a call retains it under the lock only if its count has not reached zero
+    /// (`tryRetained`, as `WeakRef.upgrade`), so a cell being destroyed is never handed to a
+    /// call. Not a Swift weak reference: that made the cell a side table (a malloc and a
+    /// slower release) per lazy slot per resolve. A spin lock in the trampoline
+    /// (`withSpinLock`'s): each hold a load or a store, twice per lazy slot per resolve.
+    private let servedHeld = Atomic<Bool>(false)
+    private var servedCell: Borrowed<LazyCell>?
+    private var served: LazyCell? {
+        servedHeld.spinLock()
+        defer { servedHeld.spinUnlock() }
+        return servedCell?.tryRetained()?.take()
+    }
+    private func serve(_ cell: Borrowed<LazyCell>?) {
+        servedHeld.spinLock()
+        defer { servedHeld.spinUnlock() }
+        servedCell = cell
+    }
 
     /// The call interface every provider shares: `void *(void)`.
     nonisolated(unsafe) private static let cif: UnsafeMutablePointer<ffi_cif>? = {
@@ -229,29 +240,43 @@ private final class ProviderTrampoline: @unchecked Sendable {
         return cif
     }()
 
-    private struct Pool {
-        var free: [ProviderTrampoline] = []
-        var head = 0
+    /// The free trampolines, oldest first from `head`. Taken and given back once per lazy slot
+    /// per resolve, so behind a spin lock in place (`withSpinLock`'s), not a mutex: each hold an
+    /// index or an append (and once per `quarantine` takes, a move of that many words).
+    private final class Pool: @unchecked Sendable {
+        private let held = Atomic<Bool>(false)
+        private var free: [ProviderTrampoline] = []
+        private var head = 0
+
+        /// The oldest free trampoline, if more than `quarantine` are free.
+        func takeOldest() -> ProviderTrampoline? {
+            held.spinLock()
+            defer { held.spinUnlock() }
+            guard free.count - head > quarantine else { return nil }
+            let trampoline = free[head]
+            head += 1
+            if head >= quarantine, head * 2 >= free.count {
+                free.removeFirst(head)
+                head = 0
+            }
+            return trampoline
+        }
+
+        func give(_ trampoline: ProviderTrampoline) {
+            held.spinLock()
+            defer { held.spinUnlock() }
+            free.append(trampoline)
+        }
     }
-    private static let pool = Lock(Pool())
+    private static let pool = Pool()
     private static var quarantine: Int { 1024 }
 
     private init(code: UnsafeMutableRawPointer) { self.code = code }
 
     static func take(for cell: LazyCell) throws(TetherError) -> ProviderTrampoline {
-        let reused = pool.withLock { pool -> ProviderTrampoline? in
-            guard pool.free.count - pool.head > quarantine else { return nil }
-            let trampoline = pool.free[pool.head]
-            pool.head += 1
-            if pool.head >= quarantine, pool.head * 2 >= pool.free.count {
-                pool.free.removeFirst(pool.head)
-                pool.head = 0
-            }
-            return trampoline
-        }
         let trampoline: ProviderTrampoline
-        if let reused { trampoline = reused } else { trampoline = try make(for: cell.key) }
-        trampoline.served.withLock { $0.cell = cell }
+        if let reused = pool.takeOldest() { trampoline = reused } else { trampoline = try make(for: cell.key) }
+        trampoline.serve(Borrowed(cell))
         return trampoline
     }
 
@@ -261,12 +286,13 @@ private final class ProviderTrampoline: @unchecked Sendable {
     /// The cell the provider at `code` serves, if it is a live provider.
     static func cell(at code: UnsafeRawPointer?) -> LazyCell? {
         guard let trampoline = byCode.withLock({ $0[UInt(bitPattern: code)] }) else { return nil }
-        return trampoline.served.withLock { $0.cell }
+        return trampoline.served
     }
 
-    static func give(_ trampoline: ProviderTrampoline) {
-        trampoline.served.withLock { $0.cell = nil }
-        pool.withLock { $0.free.append(trampoline) }
+    /// Its cell is going: back to the pool.
+    func cellGone() {
+        serve(nil)
+        Self.pool.give(self)
     }
 
     private static func make(for key: Key) throws(TetherError) -> ProviderTrampoline {
@@ -288,7 +314,7 @@ private final class ProviderTrampoline: @unchecked Sendable {
 
     /// One call of the provider: the cell's instance pointer.
     func call() throws(TetherError) -> UnsafeMutableRawPointer {
-        guard var cell = served.withLock({ $0.cell }) else {
+        guard var cell = served else {
             throw TetherError.staleProvider(mayBeFreed: true)
         }
         let pointer = try cell.call()

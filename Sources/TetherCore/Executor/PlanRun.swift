@@ -634,36 +634,41 @@ extension Plan {
             } else if !Plan.isSlot(input) {
                 words[s] = locals.arguments.unsafelyUnwrapped[Plan.argumentNumber(input)].bits
             } else {
-                let slot = slots[Plan.slotNumber(input)]
-                if slot.kind == .weak { words[s] = bridge.weakWord(made[slot.step].borrow { $0.weakRef }) }
-                if slot.kind == .all { edges += slot.items }
+                // The slot's fields read in place (`slots[n].kind`): a copy of the whole
+                // `SlotInput` retains and releases its key and items per slot per resolve.
+                let n = Plan.slotNumber(input)
+                let kind = slots[n].kind
+                if kind == .weak { words[s] = bridge.weakWord(made[slots[n].step].borrow { $0.weakRef }) }
+                if kind == .all { edges += slots[n].items }
             }
         }
         var cells: [LazyCell] = []
         var lists: [SlotList] = []
         for s in 0..<count where Plan.isSlot(inputs[first + s]) {
-            let slot = slots[Plan.slotNumber(inputs[first + s])]
-            guard slot.kind == .lazy || slot.kind == .weakLazy else { continue }
-            let cell = LazyCell(container: lookup.object, key: slot.key!, isWeak: slot.kind == .weakLazy)
-            if slot.step >= 0 {
-                cell.bind(to: made[slot.step].object)
-            } else if let awaited = slot.awaits {
+            let n = Plan.slotNumber(inputs[first + s])
+            let kind = slots[n].kind
+            guard kind == .lazy || kind == .weakLazy else { continue }
+            let cell = LazyCell(container: lookup.object, key: slots[n].key!, isWeak: kind == .weakLazy)
+            let step = slots[n].step
+            if step >= 0 {
+                cell.bind(to: made[step].object)
+            } else if let awaited = slots[n].awaits {
                 graph.borrow { $0.awaitCell(awaited, cell) }
             }
             cells.append(cell)
             words[s] = try bridge.lazyWord(cell)
         }
         for s in 0..<count where Plan.isSlot(inputs[first + s]) {
-            let slot = slots[Plan.slotNumber(inputs[first + s])]
-            guard slot.kind == .all else { continue }
-            let list = SlotList(slot.items.map { item in made[item].borrow { $0.pointer } })
+            let n = Plan.slotNumber(inputs[first + s])
+            guard slots[n].kind == .all else { continue }
+            let list = SlotList(slots[n].items.map { item in made[item].borrow { $0.pointer } })
             words[s] = UInt64(UInt(bitPattern: list.address))
             lists.append(list)
         }
         for s in 0..<count where Plan.isSlot(inputs[first + s]) {
-            let slot = slots[Plan.slotNumber(inputs[first + s])]
-            guard slot.kind == .factory else { continue }
-            words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slot.key!))
+            let n = Plan.slotNumber(inputs[first + s])
+            guard slots[n].kind == .factory else { continue }
+            words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slots[n].key!))
         }
         let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
             do throws(CallbackFailure) {

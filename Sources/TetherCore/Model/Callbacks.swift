@@ -50,7 +50,7 @@ public typealias CDestructor = @convention(c) (UnsafeMutableRawPointer?, UnsafeM
 public protocol SlotBridge: AnyObject, Sendable {
     /// A weak handle the factory will own.
     func weakWord(_ ref: WeakRef) -> UInt64
-    /// A provider for the lazy cell; the bridge may keep what it allocates in `cell.attachment`.
+    /// A provider for the lazy cell; the bridge may lend it what the word needs in `cell.attachment`.
     func lazyWord(_ cell: LazyCell) throws(TetherError) -> UInt64
     /// A resolver handle, valid until `closeResolver`.
     func resolverWord(_ resolver: Resolver) -> UInt64

@@ -1,3 +1,9 @@
+import Synchronization
+
+/// What a bridge lends a lazy cell for the cell's life (`LazyCell.attachment`): given back as the cell goes.
+public protocol CellAttachment: AnyObject {
+    func cellGone()
+}
 
 /// What a LAZY / WEAK_LAZY slot (or a provider) resolves on first use. A slot
 /// filled while a graph is built remembers that graph's instance of `key` (the
@@ -13,8 +19,8 @@ public final class LazyCell: @unchecked Sendable {
     /// The dependent instance this cell belongs to (nil for a provider). Its
     /// weak reference, which holds this cell until the instance goes.
     var owner: WeakRef?
-    /// Whatever the bridge allocated for this cell (a libffi closure); freed with the cell.
-    public var attachment: AnyObject?
+    /// What the bridge lent this cell for its life (a provider's trampoline): told when the cell goes.
+    public var attachment: (any CellAttachment)?
 
     /// What the graph the slot was filled in says about `key`.
     public enum GraphAnswer: Sendable {
@@ -31,13 +37,25 @@ public final class LazyCell: @unchecked Sendable {
         /// Told the graph's answer once it is known (`watch`).
         var watcher: (@Sendable (GraphAnswer) -> Void)?
     }
-    private let state = Lock(State())
+    /// `State` and its lock in the cell's own allocation (a `Lock` is a second one, and a mutex
+    /// initialized and destroyed, per lazy slot per resolve): a spin lock (`withSpinLock`'s), each
+    /// hold a few loads and stores, never across a resolve, a destructor or a watcher.
+    private let stateHeld = Atomic<Bool>(false)
+    private var stateValue = State()
+    @inline(__always)
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        stateHeld.spinLock()
+        defer { stateHeld.spinUnlock() }
+        return body(&stateValue)
+    }
 
     public init(container: Container, key: Key, isWeak: Bool) {
         self.container = container
         self.key = key
         self.isWeak = isWeak
     }
+
+    deinit { attachment?.cellGone() }
 
     /// The graph that filled the slot has its instance of `key`: `instance`.
     /// Refused for a strong slot when `instance` reaches the slot's owner through
@@ -48,7 +66,7 @@ public final class LazyCell: @unchecked Sendable {
             let path = EdgeLock.withLock { StrongPath.find(from: instance, to: owner) }
             if let path { answer = .refused(TetherError.lazyRetainCycle(owner: owner.key, key: key, path: path)) }
         }
-        let watcher: (@Sendable (GraphAnswer) -> Void)? = state.withLock { s in
+        let watcher: (@Sendable (GraphAnswer) -> Void)? = withState { s in
             guard s.graph == nil else { return nil }
             s.graph = answer
             return s.watcher
@@ -59,7 +77,7 @@ public final class LazyCell: @unchecked Sendable {
     /// Calls `watcher` with the graph's answer once it is known (now, if it is):
     /// a binding whose own object outlives this cell keeps the answer there.
     public func watch(_ watcher: @escaping @Sendable (GraphAnswer) -> Void) {
-        let known: GraphAnswer? = state.withLock { s in
+        let known: GraphAnswer? = withState { s in
             s.watcher = watcher
             return s.graph
         }
@@ -72,7 +90,7 @@ public final class LazyCell: @unchecked Sendable {
         guard !container.isClosed else {
             throw TetherError(.invalidHandle, "the container of this lazy provider for \(key.quoted) was freed")
         }
-        let known: (strong: Instance?, weak: WeakRef?, graph: GraphAnswer?) = state.withLock { ($0.strong, $0.weak, $0.graph) }
+        let known: (strong: Instance?, weak: WeakRef?, graph: GraphAnswer?) = withState { ($0.strong, $0.weak, $0.graph) }
         if let strong = known.strong { return strong.pointer }
         if let weak = known.weak { return try alive(weak) }
 
@@ -85,7 +103,7 @@ public final class LazyCell: @unchecked Sendable {
         let instance: Instance
         if let fromGraph { instance = fromGraph } else { instance = try container.resolve(key) }
         if isWeak {
-            let ref = state.withLock { s in
+            let ref = withState { s in
                 if s.weak == nil { s.weak = instance.weakRef }
                 return s.weak!
             }
@@ -93,7 +111,7 @@ public final class LazyCell: @unchecked Sendable {
             // Held weakly: it is alive now only if something else holds it.
             return try alive(ref)
         }
-        let winner = state.withLock { s in
+        let winner = withState { s in
             if s.strong == nil { s.strong = instance }
             return s.strong!
         }
@@ -101,7 +119,11 @@ public final class LazyCell: @unchecked Sendable {
             do throws(TetherError) {
                 try owner.addLateStrongEdge(to: instance)
             } catch {
-                state.withLock { $0.strong = nil }
+                let undone = withState { s -> Instance? in
+                    defer { s.strong = nil }
+                    return s.strong
+                }
+                _ = consume undone  // outside the lock, as `ownerDestroyed`
                 if error.code == .retainCycle, error.parts.fix == .weakEdge {
                     throw TetherError.lazyRetainCycle(owner: owner.key, key: key, path: error.parts.path)
                 }
@@ -123,13 +145,13 @@ public final class LazyCell: @unchecked Sendable {
     }
 
     /// What the cell holds strongly, if it resolved already.
-    var resolved: Instance? { state.withLock { $0.strong } }
+    var resolved: Instance? { withState { $0.strong } }
 
     /// Its owner is being destroyed: lets go of the answer, which the owner's edge to it also
     /// holds (`get`, `Graph`'s late edges), so that edge alone decides when it goes: the
     /// owner's edges go last edge first (`ReleaseQueue.queue`), not this cell's whenever it goes.
     func ownerDestroyed() {
-        let held = state.withLock { s -> Instance? in
+        let held = withState { s -> Instance? in
             defer { s.strong = nil }
             return s.strong
         }

@@ -48,9 +48,10 @@ public struct Borrowed<T: AnyObject> {
     public func retained() -> Ref<T> { Ref(unmanaged.retain()) }
 
     /// A new strong reference (+1) unless the object's count already reached zero (it is being
-    /// destroyed): how a weak reference upgrades (`WeakRef`), under the lock its deinit takes.
+    /// destroyed): how a weak reference upgrades (`WeakRef`, a provider trampoline's cell), under the
+    /// lock its deinit takes.
     @inline(__always)
-    func tryRetained() -> Ref<T>? { swift_tryRetain(opaque) == nil ? nil : Ref(unmanaged) }
+    package func tryRetained() -> Ref<T>? { swift_tryRetain(opaque) == nil ? nil : Ref(unmanaged) }
 
     /// The object's address as a word, for atomics and tagged words.
     @inlinable @inline(__always)

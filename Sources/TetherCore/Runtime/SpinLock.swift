@@ -18,7 +18,7 @@ import Synchronization
 /// use-after-free under the re-registration stress test).
 extension Atomic where Value == Bool {
     @inline(__always)
-    func withSpinLock<R>(_ body: () -> R) -> R {
+    package func withSpinLock<R>(_ body: () -> R) -> R {
         if exchange(true, ordering: .acquiring) { spinUntilAcquired() }
         defer { store(false, ordering: .releasing) }
         return body()
@@ -26,10 +26,10 @@ extension Atomic where Value == Bool {
 
     /// The lock without a body (`withSpinLock`), for a lock whose body is generic in what it throws.
     @inline(__always)
-    func spinLock() { if exchange(true, ordering: .acquiring) { spinUntilAcquired() } }
+    package func spinLock() { if exchange(true, ordering: .acquiring) { spinUntilAcquired() } }
 
     @inline(__always)
-    func spinUnlock() { store(false, ordering: .releasing) }
+    package func spinUnlock() { store(false, ordering: .releasing) }
 
     private func spinUntilAcquired() {
         var spins = 0
