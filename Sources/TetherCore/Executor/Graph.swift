@@ -157,10 +157,13 @@ final class Graph {
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
-                case .success(nil): plan = nil  // declined: the graph builds it
+                case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
                 case .failure(let error): return .failure(error)
                 }
             }
+            // The plan compiled for the caches' state (a warm plan declined, or a singleton or weak root
+            // not cached: its hits never come here), if any, else the graph builds it.
+            if plan == nil && outer?.isEmpty ?? true { plan = creationPlan(registration, from: container, thread) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
             if thread.nesting == 1 {
@@ -208,10 +211,25 @@ final class Graph {
         return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
     }
 
+    /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
+    /// its warm plan declined; nil when the graph builds it: also for a thread that must not wait
+    /// (`WaitMode`) or acts for a token, whose claims `checkBeforeNotWaiting` makes.
+    @inline(never)
+    private static func creationPlan(_ registration: Registration, from container: Container, _ thread: ThreadState) -> Borrowed<Plan>? {
+        guard !thread.noWait, thread.tokens.isEmpty else { return nil }
+        return registration.creationPlan(from: container)
+    }
+
+    /// How often a resolve picks a creation plan again after the one it picked found the caches
+    /// changed (another thread published one, a weak one died) before it builds instead.
+    private static let maxCreationPicks = 4
+
     /// One resolve on this graph, its build replayed from `plan` unless that
-    /// declines; the result carries a reference for the caller.
+    /// declines (a warm plan's decline, or a creation plan's, picks the plan for the
+    /// caches' state it found); the result carries a reference for the caller.
     private func run(_ registration: Registration, from container: Container,
                      arguments: UnsafeBufferPointer<Argument>, plan: Borrowed<Plan>?) -> Result<Ref<Instance>, TetherError> {
+        var plan = plan
         defer {
             claimRoot = nil
             clear()
@@ -222,8 +240,16 @@ final class Graph {
         while true {
             do throws(TetherError) {
                 var built: Int?
-                if let plan { built = try replay(plan, from: container, arguments: arguments) }
+                var picks = 0
+                while built == nil, let replayed = plan {
+                    built = try replay(replayed, from: container, arguments: arguments)
+                    if built != nil { break }
+                    picks += 1
+                    plan = picks <= Self.maxCreationPicks
+                        ? Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) } : nil
+                }
                 if built == nil {
+                    Borrowed<ThreadState>(opaque: thread).borrow { $0.builds &+= 1 }
                     if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
                         PlanStats.countBuild(counts, registration, from: container, nested: !outer.isEmpty,
                                              progress: Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress })
@@ -260,16 +286,67 @@ final class Graph {
     /// a graph of its own).
     private func replay(_ plan: Borrowed<Plan>, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        let creates = plan.borrow { $0.createsShared }
+        if creates, try !claimCreations(plan, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
-            plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
-                        Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+            if creates {
+                return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs,
+                                           Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+            }
+            return plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
+                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            if creates { releaseCells() }  // a leaf gone meanwhile: nothing was made under them
             return nil
         }
+        if creates {
+            // Published with the graph, as a build's (`enter`), in creation order: those it made (a
+            // nested resolve may have published one under its claim: the run took that).
+            plan.borrow { plan in
+                for i in 0..<plan.stepCount where plan.steps[i].creates {
+                    let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+                    guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
+                    pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+                    keptMade &+= 1
+                }
+            }
+        }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// A creation step of the plan replaying into this graph made `registration`'s instance: its
+    /// cell now holds it (as `enter` notes for a build's), so a nested resolve asking for it is
+    /// refused as unfinished rather than making another.
+    func madeCreation(_ registration: Borrowed<Registration>) {
+        let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
+        for cell in cells where cell.key == key { cell.made = true }
+    }
+
+    /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
+    /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
+    /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
+    /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
+    /// instance would be revived): the resolve picks the plan for the state it finds. False before
+    /// any claim for a resolve in `WaitMode` or acting for a token (`Graph.creationPlan`: it builds).
+    private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
+        // A thread that must not wait, or acts for a token: the build claims (`checkBeforeNotWaiting`).
+        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else { return false }
+        let count = plan.borrow { $0.creations.count }
+        for n in 0..<count {
+            let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
+            let registration = plan.borrow { $0.steps[step].registration }
+            let held = cells.count
+            let hit = try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
+            if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
+                hit?.release()
+                releaseCells()
+                return false
+            }
+        }
+        return true
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
@@ -572,8 +649,10 @@ final class Graph {
         return try claimOne(registration, scope, in: container)
     }
 
-    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
-        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: { path }) {
+    /// `askingPath`: the keys of the frames asking (a plan's claims: its path to the step); else this graph's frames.
+    private func claimOne(_ registration: Registration, _ scope: Scope, in container: Container,
+                          askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: askingPath ?? { self.path }) {
         case .published(let hit): return hit
         case .create(let cell):
             cells.append(cell)

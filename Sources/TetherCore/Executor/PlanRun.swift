@@ -140,12 +140,31 @@ extension Plan {
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
             return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
-        if case .success(true) = outcome {
-            for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
-                graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
-            }
-        }
+        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
         return outcome
+    }
+
+    /// `replay(into:)` of a plan with creation steps (`CreatingIntoGraph`; the graph holds their
+    /// cells, `Graph.claimCreations`). Apart and out of line: the warm replays keep their code.
+    @inline(never)
+    func replayCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                        _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                        lookup: Container) -> Result<Bool, TetherError> {
+        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            return execute(CreatingIntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+        }
+        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
+        return outcome
+    }
+
+    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`).
+    @inline(__always)
+    private func enterSteps(into graph: Graph, lookup: Container) {
+        for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+            graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
+        }
     }
 
     /// Resolves a plan that `makesObjects` with no `Instance`: the root's object,
@@ -176,7 +195,11 @@ extension Plan {
     /// Where a run's instances go: the mode of the one step loop (`execute`), a type so the loop
     /// is specialized per mode (as per `StepBinding`), each mode's tests folded away.
     enum Destination { case instances, block, objects, graph }
-    protocol RunMode { static var destination: Destination { get } }
+    protocol RunMode {
+        static var destination: Destination { get }
+        /// Whether the plan has creation steps (`creationChecks`): graph mode only.
+        static var creates: Bool { get }
+    }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
     /// The made steps records of one block (`InstanceBlock`), made after the loop from their
@@ -187,6 +210,9 @@ extension Plan {
     enum SwiftObjects: RunMode { static var destination: Destination { .objects } }
     /// Instances into a graph's `alive` (`Graph.replay`), which then completes, publishes or aborts.
     enum IntoGraph: RunMode { static var destination: Destination { .graph } }
+    /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
+    /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
+    enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -257,8 +283,18 @@ extension Plan {
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
+        // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
+        // creation step published meanwhile spares the run.
+        var check = 0, skipTo = -1
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
+            if M.creates {
+                if n <= skipTo { continue }
+                if check < creationChecks.count && creationChecks[check].at == n {
+                    skipTo = takePublished(&check, n, run)
+                    if n <= skipTo { continue }
+                }
+            }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             progress.pointee.step = i
@@ -278,6 +314,10 @@ extension Plan {
                 } else {
                     run.objects.set(i, Ref(opaque: try callFactory(M.self, i, n, run, locals)))
                 }
+                if M.creates && steps[i].creates {
+                    // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
+                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
+                }
             } catch {
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
@@ -291,6 +331,24 @@ extension Plan {
             return .failure(error)
         }
         return .success(true)
+    }
+
+    /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
+    /// instance a resolve nested in an earlier factory published under this run's claim takes that
+    /// one, its own dependencies not made. Returns the last made step spared (-1: none); `check`
+    /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
+    @inline(never)
+    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState) -> Int {
+        var skipTo = -1
+        while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
+            let found = creationChecks[check]
+            check += 1
+            guard found.made > skipTo,
+                  let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
+            run.instances.set(found.step, hit)
+            skipTo = found.made
+        }
+        return skipTo
     }
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
@@ -673,6 +731,12 @@ extension Plan {
         return registrations.reversed()
     }
 
+    /// The keys of the frames a build has open when it asks for step `i` (a plan without local
+    /// steps): from the root down to its first asker, for the messages of its claim.
+    func askingPath(to i: Int) -> [Key] {
+        steps[i].parent < 0 ? [] : path(to: steps[i].parent, Locals<OwnSteps>?.none)
+    }
+
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
     /// `locals`: nil for a plan with no local steps.
     private func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
@@ -684,4 +748,8 @@ extension Plan {
         }
         return keys.reversed()
     }
+}
+
+extension Plan.RunMode {
+    static var creates: Bool { false }
 }

@@ -378,6 +378,10 @@ public final class Container: @unchecked Sendable {
         set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
     }
 
+    /// How many resolves on the calling thread reached `Graph.build` (no plan, warm or creating,
+    /// served them): a diagnostic, so tests tell which executor ran.
+    public static var buildsOnThisThread: Int { ThreadState.currentReference.borrow { $0.builds } }
+
     /// Changes with every registration, scope change, completion callback added
     /// or close here or in a parent (the sum of the versions up the chain, each
     /// only growing): a plan recorded under another value may be wrong.

@@ -34,12 +34,14 @@ extension Registration {
     }
 
     /// Whether the last resolve from this registration's container found a plan
-    /// that is still current (a diagnostic: tests check which path ran).
+    /// that is still current, warm or compiled for a state of the caches (a diagnostic: tests check which path ran).
     public var hasCurrentPlan: Bool {
+        let configuration = container.configuration
+        if lock.withSpinLock({ withRare { $0.creationPlans.contains { $0.configuration == configuration } } ?? false }) { return true }
         let address = planAddress.load(ordering: .acquiring)
         guard address != 0, address != Self.noMorePlans else { return false }
         let plan = Borrowed<Plan>(word: address)!.object
-        return !plan.declines && plan.configuration == container.configuration
+        return !plan.declines && plan.configuration == configuration
     }
 
     /// Plans recorded for resolves from children with registrations of their
@@ -112,6 +114,64 @@ extension Registration {
         return .init(plan)
     }
 
+    /// The plan for a resolve from `container` whose warm plan (every shared leaf cached) found one
+    /// not cached: the one compiled for the caches' state now (`Plan.recordCreating`, checked with
+    /// `Plan.matchesCaches`, like a schema cookie), recorded now if none was. Nil when the graph must
+    /// build it: not the warm plan's container, no such plan (not plain), or `maxPlans` tried.
+    /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
+    @inline(never)
+    func creationPlan(from container: Container) -> Borrowed<Plan>? {
+        guard container.usesPlans else { return nil }
+        let configuration: UInt
+        if container === self.container {
+            configuration = container.configuration
+        } else {
+            let owner = Borrowed(self.container)
+            guard container.fallsThroughEmpty(to: owner) else { return nil }
+            configuration = owner.borrow { $0.configuration }
+        }
+        // The warm plan, when the caches hold every leaf again (another thread published them): replayed
+        // into the graph too, unless it reads the resolving container (which such a replay does not pass).
+        // None recorded for this configuration yet: the plan for the state now, warm or creating.
+        let address = planAddress.load(ordering: .acquiring)
+        if address != Self.noMorePlans {
+            let warm = address == 0 ? nil : Borrowed<Plan>(word: address)!
+            guard let warm, warm.borrow({ $0.configuration == configuration }) else {
+                guard !spec.scope.isShared, let plan = recordPlan(configuration) else { return nil }
+                return plan.borrow { $0.readsRequest || !$0.matchesCaches() } ? nil : plan
+            }
+            // A graph no plan covers (its root not shared): built, with no more looking.
+            if warm.borrow({ $0.declines }) && !spec.scope.isKeptByRegistration { return nil }
+            if warm.borrow({ !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
+        }
+        if let known = knownCreationPlan(configuration) { return known }
+        guard lock.withSpinLock({ (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }) else { return nil }
+        return installCreationPlan(Plan.recordCreating(self, configuration: configuration))
+    }
+
+    /// A creation plan recorded for `configuration` whose state the caches are in (`matchesCaches`).
+    private func knownCreationPlan(_ configuration: UInt) -> Borrowed<Plan>? {
+        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration } } ?? [] }
+        // Read outside this lock: a weak leaf's cache takes its registration's.
+        return known.last(where: { $0.matchesCaches() }).map { .init($0) }
+    }
+
+    /// Keeps `plan`, a creation plan just recorded (nil: none could be), unless `maxPlans` were.
+    private func installCreationPlan(_ plan: Plan?) -> Borrowed<Plan>? {
+        lock.withSpinLock { () -> Borrowed<Plan>? in
+            let rare = rareForWriting
+            guard rare.creationsRecorded < Self.maxPlans else { return nil }
+            rare.creationsRecorded += 1
+            guard let plan else { return nil }
+            rare.creationPlans.append(plan)
+            rare.kept.append(plan)
+            return .init(plan)
+        }
+    }
+
+    /// Creation plans recorded so far (`creationPlan`; a diagnostic: tests check their bound).
+    public var creationPlanCount: Int { lock.withSpinLock { withRare { $0.creationPlans.count } ?? 0 } }
+
     /// Why `plan(from:)` finds no plan for a resolve from `container`, read again for
     /// `PlanStats` once the resolve goes to `Graph.build` (each test as `plan(from:)` makes it).
     func planDecline(from container: Container) -> Plan.Decline {
@@ -131,10 +191,16 @@ extension Registration {
         return Borrowed<Plan>(word: address)!.borrow { $0.declines ? $0.decline : .other }
     }
 
+    /// Records the plan of a new configuration against the caches' state (`Plan.record(creating:)`):
+    /// a first resolve finding singleton or weak keys uncached runs the creation plan for that state
+    /// (one walk, the warm plan not recorded yet: the first resolve that finds them cached records it).
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
+        if let known = knownCreationPlan(configuration) { return known }
+        let creating = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
         let plan: Plan
-        do { plan = try Plan.record(self, configuration: configuration) } catch { plan = Plan.declined(configuration, error) }
+        do { plan = try Plan.record(self, configuration: configuration, creating: creating) } catch { plan = Plan.declined(configuration, error) }
+        if plan.createsShared { return installCreationPlan(plan) }
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
             guard rare.plans < Self.maxPlans else {

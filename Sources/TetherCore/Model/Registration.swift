@@ -102,6 +102,10 @@ public final class Registration: @unchecked Sendable {
         var componentDeclines = 0
         /// Why the last of them was not (`PlanStats`).
         var componentDecline: Plan.Decline?
+        /// Plans compiled against the caches' state (`creationPlan`: one per state met, while the
+        /// configuration holds), and how many were recorded or tried (at most `maxPlans`).
+        var creationPlans: [Plan] = []
+        var creationsRecorded = 0
         let observed = ObservedEdgeList()
     }
 
@@ -417,6 +421,11 @@ public final class Registration: @unchecked Sendable {
         guard let (reviver, pointer) = asked, let answer = reviver.revive(pointer) else { return nil }
         precondition(answer == pointer, "Tether: a reviver answered another object than the one it was asked for")
         return answer
+    }
+
+    /// Whether a build would ask the binding to revive its dead weak instance (`revivedObject`), without asking.
+    var hasRevivable: Bool {
+        lock.withSpinLock { withRare { $0.weak.revivable != nil } ?? false }
     }
 
     /// A failed resolve made a weak-scoped object at `pointer`: if that is the address of the

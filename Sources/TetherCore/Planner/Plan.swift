@@ -18,10 +18,14 @@
 /// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
-/// container's parents is unchanged (`Container.configuration`). Anything it
-/// cannot replay exactly as `Graph` would (a shared dependency not cached yet,
+/// container's parents is unchanged (`Container.configuration`), and compiled
+/// against a state of the caches: the warm plan takes every singleton and weak
+/// dependency from its cache; a creation plan (`recordCreating`) makes those no
+/// cache held as steps of its own, their cells claimed first (`Graph.claimCreations`).
+/// Anything it cannot replay exactly as `Graph` would (caches in another state,
 /// a cycle, a shape the recorder declines) makes it decline, before any factory
-/// ran, and the graph resolves the ordinary way.
+/// ran, and the resolve picks the plan for the state found or the graph resolves
+/// the ordinary way.
 ///
 /// This file holds the plan's format and its recorder; its runs are `Executor/PlanRun.swift`.
 
@@ -58,6 +62,28 @@ final class Plan: @unchecked Sendable {
         var hasSlots = false
         /// Lazy cells wait for its instance (`SlotInput.awaits`): bound once it is made, as the graph binds them.
         var bindsCells = false
+        /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
+        /// its cell claimed before any factory (`creations`), published by the graph it replays into.
+        var creates = false
+    }
+
+    /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
+    /// by key, as `Graph.claimInOrder` claims), with its scope.
+    struct Creation {
+        let step: Int
+        let scope: Scope
+    }
+
+    /// Where a run looks again whether creation step `step` (the `made`th made step) was published
+    /// meanwhile, by a resolve nested in one of the plan's factories under the plan's claim
+    /// (`SharedCache.Claim.createUnderOuter`): at the `at`th made step, the first of its own
+    /// dependencies' steps when no later step takes one of those (the run then skips them all, as a
+    /// build that finds it cached makes none), else at the step itself. In run order, outer ones first.
+    struct CreationCheck {
+        let at: Int
+        let made: Int
+        let step: Int
+        let scope: Scope
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
@@ -211,8 +237,15 @@ final class Plan: @unchecked Sendable {
     let completes: Bool
     /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
     let slots: [SlotInput]
-    /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, or makes slots.
+    /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, makes slots, or
+    /// creates shared instances (the graph publishes them or rolls them back).
     let needsGraph: Bool
+    /// The creation steps, in claim order: a plan compiled against the caches' state (`recordCreating`),
+    /// which holds while its shared leaves are cached and these are not. It replays into a graph,
+    /// which publishes what they made or rolls it back (`Graph.publish`, `Graph.abort`).
+    let creations: UnsafeBufferPointer<Creation>
+    var createsShared: Bool { !creations.isEmpty }
+    let creationChecks: UnsafeBufferPointer<CreationCheck>
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
     let blockWords: Int
@@ -252,6 +285,8 @@ final class Plan: @unchecked Sendable {
         objectSteps.deallocate()
         objectInputs.deallocate()
         completionCalls.deallocate()
+        creations.deallocate()
+        creationChecks.deallocate()
         component.deallocate()
         componentParams.deallocate()
         sharedSteps.deallocate()
@@ -288,12 +323,17 @@ final class Plan: @unchecked Sendable {
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         self.slots = slots
-        needsGraph = completes || !slots.isEmpty
+        needsGraph = completes || !slots.isEmpty || steps.contains { $0.creates }
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
             step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
         }
+        let creating = steps.indices.filter { steps[$0].creates }.sorted {
+            ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
+        }
+        creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
+        creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
@@ -315,6 +355,34 @@ final class Plan: @unchecked Sendable {
         completionCalls = Plan.copy(objects?.calls ?? [])
         self.component = Plan.copy(component)
         self.componentParams = Plan.copy(componentParams)
+    }
+
+    /// The `CreationCheck`s of creation steps `creating` (in step order).
+    private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int]) -> [CreationCheck] {
+        guard !creating.isEmpty else { return [] }
+        var madeIndex = [Int](repeating: -1, count: steps.count)
+        var made = 0
+        for i in steps.indices where !steps[i].isShared { madeIndex[i] = made; made += 1 }
+        func descends(_ j: Int, from c: Int) -> Bool {
+            var k = steps[j].parent
+            while k >= 0 && k != c { k = steps[k].parent }
+            return k == c
+        }
+        var checks: [CreationCheck] = []
+        for c in creating {
+            // Its own dependencies' steps: those right before it that it (or one of them) asked for first.
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            let taken = steps.indices.dropFirst(c + 1).contains { k in
+                let slots = steps[k].registration.borrow { $0.params.count }
+                return inputs[steps[k].firstInput ..< steps[k].firstInput + slots].contains { $0 >= first && $0 < c }
+            }
+            let at = taken ? c : (first...c).first { !steps[$0].isShared }!
+            checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
+                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
+        }
+        // Outer first where two start at one step (the outer's range holds the inner's).
+        return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
     }
 
     /// The words of every block of a plan and where a run fills them in.
@@ -360,16 +428,59 @@ final class Plan: @unchecked Sendable {
 
     /// Records the plan for `root` resolved from its own container; throws why
     /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
-    static func record(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+    /// `creating`: against the caches' state, in one walk: the warm plan when every shared key
+    /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
+    /// state, else (walked again) the warm plan.
+    static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared, !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
+        recorder.createsUncached = creating
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
+        guard recorder.visit(Borrowed(root)) != nil else {
+            if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            throw recorder.decline
+        }
+        let creates = recorder.steps.contains { $0.creates }
+        // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
+        if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
+            return try record(root, configuration: configuration)
+        }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: recorder.objects(),
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
+    }
+
+    /// Records the plan for `root` resolved from its own container against the caches' state now:
+    /// each singleton or weak dependency no cache holds (registered in that container, not strict)
+    /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
+    /// gives, the order `Graph.build` makes them with these caches; a singleton or weak root is one
+    /// too. Nil when the graph is not plain, has container or value steps, or creates nothing (the
+    /// warm plan, or the root's cache, serves it).
+    static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
+        guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        recorder.createsUncached = true
+        recorder.recordsSlots = true
+        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
+    }
+
+    /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
+    /// cached, every creation step's registration not (read without claiming: the claims decide).
+    func matchesCaches() -> Bool {
+        for shared in sharedSteps {
+            guard let hit = steps[shared.step].registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            hit.release()
+        }
+        for creation in creations {
+            if let hit = steps[creation.step].registration.borrow({ $0.cachedRetained(creation.scope) }) {
+                hit.release()
+                return false
+            }
+        }
+        return true
     }
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
@@ -471,6 +582,11 @@ final class Plan: @unchecked Sendable {
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
         var component: [Borrowed<Registration>] = []
+        /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
+        /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
+        var createsUncached = false
+        /// Set when the walk declined a creation step (not one a plan covers: `reach`).
+        private(set) var declinedCreating = false
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -506,10 +622,18 @@ final class Plan: @unchecked Sendable {
             var slot = 0
             var inputs: [Int] = []
             var arguments = 0
+            /// A creation step (`createsUncached`): a shared registration no cache held.
+            var creates = false
             /// The ALL slot whose items are being recorded (-1: none), its registrations and their steps so far.
             var listSlot = -1
             var listItems: [Registration] = []
             var listSteps: [Int] = []
+
+            init(registration: Borrowed<Registration>, id: ObjectIdentifier, local: Int, isContainer: Bool,
+                 takesArguments: Bool, firstNew: Int, creates: Bool = false) {
+                (self.registration, self.id, self.local, self.isContainer) = (registration, id, local, isContainer)
+                (self.takesArguments, self.firstNew, self.creates) = (takesArguments, firstNew, creates)
+            }
         }
 
         /// Why `visit` found the graph not plain (the recording stopped there).
@@ -551,7 +675,15 @@ final class Plan: @unchecked Sendable {
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
-            if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
+            let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
+            if creates {
+                // Its dependencies are looked up where the plan's are (a singleton's from its own
+                // container), and no captive rule applies (a strict container's instances check it: `Graph`).
+                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else {
+                    declinedCreating = true
+                    throw .other
+                }
+            } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
@@ -568,7 +700,20 @@ final class Plan: @unchecked Sendable {
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
             return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
-                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count))
+                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates))
+        }
+
+        /// Whether `r`'s cache of `scope` holds an instance now.
+        private static func isCached(_ r: Registration, _ scope: Scope) -> Bool {
+            guard let hit = r.cachedRetained(scope) else { return false }
+            hit.release()
+            return true
+        }
+
+        /// Whether a build would revive `r`'s dead weak instance (a binding still holds its object:
+        /// `Graph.revive`) rather than call its factory: a plan does not.
+        static func revives(_ r: Registration, _ scope: Scope) -> Bool {
+            scope.isKeptWeakly && r.hasRevivable
         }
 
         var depth: Int { frames.count }
@@ -718,6 +863,7 @@ final class Plan: @unchecked Sendable {
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
+            step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 

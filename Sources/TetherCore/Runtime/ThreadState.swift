@@ -38,6 +38,8 @@ final class ThreadState: CellOwner {
     var noWait = false
     /// Set when one did.
     var blocked = false
+    /// Resolves on this thread that reached `Graph.build` (no plan served them): a diagnostic.
+    var builds = 0
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
     var nestedGraphs: [Borrowed<Graph>] = []
     /// What a binding's replay of a described plan constructs on this thread, outermost first

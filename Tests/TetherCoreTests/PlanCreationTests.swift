@@ -1,0 +1,213 @@
+// Creation plans: a resolve whose warm plan finds a singleton or weak dependency not cached
+// runs the plan compiled for that state of the caches (its shared dependencies made as steps,
+// their cells claimed before any factory), not `Graph.build`. It must be indistinguishable from
+// the build: the same factory calls in the same order, the same instances, one shared instance
+// however many threads race, and after a failure nothing cached and every destructor run once.
+import Foundation
+import Testing
+import TetherCore
+
+@Suite struct PlanCreationTests {
+    /// The object tree below `obj` by labels (strong slots as subtrees).
+    private static func describe(_ obj: Obj) -> String {
+        let parts = obj.words.compactMap { word -> String? in
+            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
+            return describe(Obj.at(p))
+        }
+        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
+    }
+
+    /// Runs `steps` (each resolves or changes the caches and returns what it saw) with plans on
+    /// and off: the logs and what each step saw must be equal. Returns the fixture with plans on
+    /// and the builds the plan side's steps reached (`Container.buildsOnThisThread`).
+    private func expectSameAsBuilt(_ setUp: (Fixture) throws -> Void, _ steps: (Fixture) throws -> [String],
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> (Fixture, builds: Int) {
+        var outcomes: [(log: [String], seen: [String])] = []
+        var result: (Fixture, Int)?
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try setUp(fx)
+            let before = Container.buildsOnThisThread
+            let seen = try steps(fx)
+            let builds = Container.buildsOnThisThread - before
+            #expect(fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
+            outcomes.append((fx.tracker.log, seen))
+            if plans { result = (fx, builds) }
+        }
+        #expect(outcomes[0].log == outcomes[1].log, sourceLocation: sourceLocation)
+        #expect(outcomes[0].seen == outcomes[1].seen, sourceLocation: sourceLocation)
+        return result!
+    }
+
+    private func attempt(_ fx: Fixture, _ key: String) -> String {
+        do {
+            let instance = try fx.resolve(key)
+            return withExtendedLifetime(instance) { Self.describe(Obj.of(instance)) }
+        } catch let e as TetherError { return "\(e.code): \(e.message)" } catch { return "\(error)" }
+    }
+
+    @Test func firstResolveOverAnUncachedSingletonRunsACreationPlan() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("A", [dep("S"), dep("B"), dep("T")], scope: .transient)
+            try fx.register("S", [dep("G"), dep("U")], scope: .singleton)
+            try fx.register("U", [dep("G")], scope: .singleton)
+            try fx.register("G")
+            try fx.register("B", [dep("G"), dep("S")])
+            try fx.register("T", scope: .singleton)
+            _ = try fx.resolve("T")  // cached: a leaf of the creation plan
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            let first = try fx.resolve("A")
+            let second = try fx.resolve("A")
+            #expect(Obj.of(first).depPointer(0) == Obj.of(second).depPointer(0), "one S")
+            #expect(Obj.of(first).dep(0).depPointer(1) == Obj.of(first).dep(1).dep(1).depPointer(1), "one U")
+            return [Self.describe(Obj.of(first)), Self.describe(Obj.of(second))]
+        }
+        #expect(builds == 0, "the first resolve ran the creation plan, the second the warm one")
+        let a = fx.container.registration(for: Key("A"))!
+        #expect(a.creationPlanCount == 1 && a.hasCurrentPlan)
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("U") == 1 && fx.tracker.calls("T") == 1)
+        #expect(fx.tracker.events("make ") == ["make T", "make G", "make U", "make S", "make B", "make A", "make G", "make B", "make A"])
+    }
+
+    @Test func aDeadWeakInstanceIsMadeAgainByACreationPlan() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("A", [dep("W"), dep("B")], scope: .transient)
+            try fx.register("W", [dep("B")], scope: .weak)
+            try fx.register("B", scope: .transient)
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            var seen: [String] = []
+            do {
+                let held = try fx.resolve("A")
+                let again = try fx.resolve("A")  // the weak instance alive: shared
+                #expect(Obj.of(held).depPointer(0) == Obj.of(again).depPointer(0))
+                seen.append(Self.describe(Obj.of(again)))
+            }
+            #expect(fx.tracker.dropped("W") == 1, "died with its holders")
+            seen.append(attempt(fx, "A"))  // made again
+            return seen
+        }
+        #expect(builds == 0)
+        #expect(fx.tracker.calls("W") == 2 && fx.tracker.dropped("W") == 2 && fx.tracker.liveCount == 0)
+        #expect(fx.container.registration(for: Key("A"))!.creationPlanCount == 1, "one state met twice: one plan")
+    }
+
+    @Test func aFactoryFailingMidCreationCachesNothingAndTheNextResolveRetries() throws {
+        let fail = Box(true)
+        let setUp: (Fixture) throws -> Void = { fx in
+            fail.value = true
+            try fx.register("A", [dep("D"), dep("S")], scope: .transient)
+            try fx.register("S", [dep("D"), dep("E"), dep("F")], scope: .singleton)
+            try fx.register("E", scope: .singleton)
+            try fx.register("D")
+            try fx.register("F") { _ in if fail.value { throw CallbackFailure(reason: "no F") } }
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            var seen = [attempt(fx, "A")]
+            fail.value = false
+            seen.append(attempt(fx, "A"))
+            return seen
+        }
+        #expect(builds == 0, "both resolves ran the creation plan")
+        // The failed one: D, then E (a singleton made under the failed graph), destroyed last first, none cached.
+        #expect(fx.tracker.log.prefix(4) == ["make D", "make E", "drop E", "drop D"])
+        #expect(fx.tracker.calls("E") == 2 && fx.tracker.calls("S") == 1 && fx.tracker.dropped("E") == 1)
+        #expect(fx.tracker.dropped("S") == 0 && fx.tracker.dropped("F") == 0 && fx.tracker.made("F") == 1)
+        let e = expectError(.factoryFailed, "factory for \"F\" returned NULL") { () throws -> Void in
+            fail.value = true
+            fx.container.reset(.singleton)
+            _ = try fx.resolve("A")
+        }
+        #expect(e?.message.contains("(while resolving \"A\" -> \"S\" -> \"F\")") == true, "\(e?.message ?? "")")
+    }
+
+    @Test func threadsRacingTheFirstResolveCreateTheSingletonOnce() throws {
+        for round in 0..<5 {
+            let fx = try Fixture()
+            try fx.register("A", [dep("S"), dep("B")], scope: .transient)
+            try fx.register("S", [dep("B"), dep("S2")], scope: .singleton) { _ in usleep(500) }
+            try fx.register("S2", scope: .singleton) { _ in sched_yield() }
+            try fx.register("B")
+            let singletons = Box<Set<UInt>>([])
+            let builds = Box(0)
+            onThreads(4) { _ in
+                let before = Container.buildsOnThisThread
+                if let a = try? fx.resolve("A") { singletons.value.insert(UInt(bitPattern: Obj.of(a).depPointer(0))) }
+                builds.value += Container.buildsOnThisThread - before
+            }
+            #expect(singletons.value.count == 1, "round \(round)")
+            #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("S2") == 1 && fx.tracker.calls("A") == 4)
+            #expect(builds.value == 0, "every thread ran a plan (the creation plan, or the warm one once published)")
+            #expect(fx.tracker.badDrops == 0)
+        }
+    }
+
+    @Test func aSingletonOrWeakRootNotCachedIsCreatedByAPlan() throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("S", [dep("G"), dep("T"), dep("G")], scope: .singleton)
+            try fx.register("W", [dep("S"), dep("T")], scope: .weak)
+            try fx.register("G")
+            try fx.register("T", scope: .transient)
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            var seen: [String] = []
+            do {
+                let w = try fx.resolve("W")
+                let s = try fx.resolve("S")
+                #expect(Obj.of(w).depPointer(0) == s.pointer && Obj.of(s).depPointer(0) == Obj.of(s).depPointer(2), "one S, one G")
+                seen.append(Self.describe(Obj.of(w)))
+                #expect(try fx.resolve("W").pointer == w.pointer)
+            }
+            seen.append(attempt(fx, "W"))  // dead: made again over the cached S
+            return seen
+        }
+        #expect(builds == 0)
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("W") == 2 && fx.tracker.calls("G") == 1 && fx.tracker.calls("T") == 3)
+        #expect(fx.container.registration(for: Key("W"))!.creationPlanCount == 2, "W over S, then W alone")
+    }
+
+    /// A's factory resolves S, which the plan claimed ahead: the nested resolve makes S under the
+    /// plan's claim (as under a build's, `SharedCache.Claim.createUnderOuter`), and the plan takes
+    /// that S, its own dependency D not made again (`Plan.takePublished`).
+    @Test func aSharedInstanceANestedResolveMadeUnderThePlansClaimIsTaken() throws {
+        let nested = Box<UnsafeMutableRawPointer?>(nil)
+        let setUp: (Fixture) throws -> Void = { fx in
+            nested.value = nil
+            try fx.register("Root", [dep("A"), dep("S")], scope: .transient)
+            try fx.register("A", scope: .singleton) { _ in nested.value = try fx.resolve("S").pointer }
+            try fx.register("S", [dep("D")], scope: .singleton)
+            try fx.register("D")
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            let root = try fx.resolve("Root")
+            #expect(Obj.of(root).depPointer(1) == nested.value)
+            return [Self.describe(Obj.of(root))]
+        }
+        #expect(builds == 1, "the nested resolve builds (something is under construction); the outer ran the plan")
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("D") == 1 && fx.tracker.calls("A") == 1)
+    }
+
+    @Test func statesBeyondTheBoundAreBuilt() throws {
+        let fx = try Fixture()
+        try fx.register("A", [dep("S")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        let a = fx.container.registration(for: Key("A"))!
+        _ = try fx.resolve("A")
+        #expect(a.creationPlanCount == 1)
+        // Each registration of a new key changes the configuration: a new creation plan per reset.
+        for n in 0..<20 {
+            try fx.register("X\(n)")
+            fx.container.reset(.singleton)
+            _ = try fx.resolve("A")
+        }
+        #expect(a.creationPlanCount == 16)
+        let before = Container.buildsOnThisThread
+        try fx.register("Y")
+        fx.container.reset(.singleton)
+        _ = try fx.resolve("A")
+        #expect(Container.buildsOnThisThread - before == 1, "past the bound the graph builds it")
+        #expect(fx.tracker.calls("S") == 22)
+    }
+}

@@ -1,0 +1,210 @@
+/* A first resolve over a singleton or weak key not cached yet: with plans, the plan compiled
+ * for that state of the caches creates it (its cell claimed before any factory), else the graph
+ * builds it (make test-c-noplans). Each scenario runs twice, plans on and off (TETHER_NO_PLANS is
+ * read when a root container is made), and both runs must log the same factory and destructor
+ * calls in the same order, share the same instances and cache nothing after a failure. Threads
+ * racing the first resolve create the singleton once. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "fixtures.h"
+
+static char run_log[2048];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fail_f;
+
+static void note(char sign, const char *tag) {
+    pthread_mutex_lock(&log_lock);
+    size_t n = strlen(run_log);
+    if (n + strlen(tag) + 3 < sizeof run_log) { run_log[n] = sign; strcpy(run_log + n + 1, tag); strcat(run_log, " "); }
+    pthread_mutex_unlock(&log_lock);
+}
+static void *logged0(kind *k) { note('+', k->tag); return node_new(k, NULL, NULL); }
+static void *logged1(kind *k, node *a) { note('+', k->tag); return node_new(k, a, NULL); }
+static void *logged2(kind *k, node *a, node *b) { note('+', k->tag); return node_new(k, a, b); }
+static void *failing1(kind *k, node *a) {
+    if (fail_f) { tether_set_error("no F"); return NULL; }
+    return logged1(k, a);
+}
+static void drop_logged(void *instance, void *context) {
+    node *o = instance;
+    CHECK(o->k == context && o->magic == ALIVE);
+    for (int i = 0; i < 2; i++) if (o->dep[i]) CHECK(o->dep[i]->magic == ALIVE);   /* dependents first */
+    note('-', o->k->tag);
+    o->magic = DEAD;
+    o->k->dropped++;
+    free(o);
+}
+
+static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, tether_fn f, const char *a, const char *b) {
+    tether_param p[3] = {TETHER_CONTEXT};
+    size_t n = 1;
+    if (a) p[n++] = TETHER_DEP(a);
+    if (b) p[n++] = TETHER_DEP(b);
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.context = k;
+    o.drop = drop_logged;
+    CHECK_OK(TB.register_ex(c, key, f ? f : n == 1 ? (tether_fn)logged0 : n == 2 ? (tether_fn)logged1 : (tether_fn)logged2, p, n, &o, NULL));
+}
+
+static tether_container *container_with_plans(int plans) {
+    if (plans) unsetenv("TETHER_NO_PLANS"); else setenv("TETHER_NO_PLANS", "1", 1);
+    return new_container();
+}
+
+/* Root(transient) -> S(singleton) -> {G(graph), W(weak) -> G}, Root -> B(graph) -> {S, W}. */
+static kind k_root = {"Root", 0, 0}, k_s = {"S", 0, 0}, k_w = {"W", 0, 0}, k_g = {"G", 0, 0}, k_b = {"B", 0, 0};
+
+static void graph_over_uncached_shared(int plans, char *out, size_t size) {
+    k_root.made = k_s.made = k_w.made = k_g.made = k_b.made = 0;
+    k_root.dropped = k_s.dropped = k_w.dropped = k_g.dropped = k_b.dropped = 0;
+    run_log[0] = 0;
+    tether_container *c = container_with_plans(plans);
+    reg(c, "Root", &k_root, TETHER_SCOPE_TRANSIENT, NULL, "S", "B");
+    reg(c, "S", &k_s, TETHER_SCOPE_SINGLETON, NULL, "G", "W");
+    reg(c, "W", &k_w, TETHER_SCOPE_WEAK, NULL, "G", NULL);
+    reg(c, "G", &k_g, TETHER_SCOPE_GRAPH, NULL, NULL, NULL);
+    reg(c, "B", &k_b, TETHER_SCOPE_GRAPH, NULL, "S", "W");
+    tether_ref *first = NULL, *second = NULL;
+    node *r1 = resolve(c, "Root", &first);
+    node *r2 = resolve(c, "Root", &second);
+    CHECK(r1 && r2 && r1->a == r2->a && r1->b->b == r1->a->b && r2->b->b == r1->a->b);   /* one S, one W */
+    CHECK(k_s.made == 1 && k_w.made == 1 && k_g.made == 1 && k_b.made == 2 && k_root.made == 2);
+    CHECK_OK(tether_ref_release(first));
+    CHECK_OK(tether_ref_release(second));
+    CHECK(k_w.dropped == 0);   /* S holds it */
+    CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
+    CHECK(k_s.dropped == 1 && k_w.dropped == 1);   /* both uncached again: the next resolve creates both */
+    tether_ref *third = NULL;
+    node *r3 = resolve(c, "Root", &third);
+    CHECK(r3 && k_s.made == 2 && k_w.made == 2);
+    CHECK_OK(tether_ref_release(third));
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_s.made == k_s.dropped && k_w.made == k_w.dropped && k_g.made == k_g.dropped && k_root.made == k_root.dropped);
+    snprintf(out, size, "%s", run_log);
+}
+
+/* Runs `scenario` with plans off, then on: both must log alike, and the log must start with `start`. */
+static void expect_same_as_built(void (*scenario)(int, char *, size_t), const char *start) {
+    char built[2048], planned[2048];
+    scenario(0, built, sizeof built);
+    scenario(1, planned, sizeof planned);
+    CHECK(strcmp(built, planned) == 0);
+    if (strcmp(built, planned) != 0) fprintf(stderr, "  built:   %s\n  planned: %s\n", built, planned);
+    CHECK(strncmp(planned, start, strlen(start)) == 0);
+}
+
+static void a_first_resolve_creates_as_the_build_does(void) {
+    expect_same_as_built(graph_over_uncached_shared, "+G +W +S +B +Root ");
+}
+
+/* Root -> {D(graph), S(singleton) -> {D, E(singleton), F(fails while fail_f)}}: the failed
+ * resolve destroys what it made (E, a new singleton, too), last first, and caches nothing. */
+static kind k_d = {"D", 0, 0}, k_e = {"E", 0, 0}, k_f = {"F", 0, 0};
+
+static void failure_mid_creation(int plans, char *out, size_t size) {
+    k_root.made = k_s.made = k_d.made = k_e.made = k_f.made = 0;
+    k_root.dropped = k_s.dropped = k_d.dropped = k_e.dropped = k_f.dropped = 0;
+    run_log[0] = 0;
+    tether_container *c = container_with_plans(plans);
+    tether_param sp[] = {TETHER_CONTEXT, TETHER_DEP("D"), TETHER_DEP("E"), TETHER_DEP("F")};
+    tether_registration_options o = {0};
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.context = &k_s;
+    o.drop = drop_logged;
+    reg(c, "Root", &k_root, TETHER_SCOPE_TRANSIENT, NULL, "D", "S");
+    CHECK_OK(TB.register_ex(c, "S", (tether_fn)logged2, sp, 4, &o, NULL));   /* its third slot unread */
+    reg(c, "D", &k_d, TETHER_SCOPE_GRAPH, NULL, NULL, NULL);
+    reg(c, "E", &k_e, TETHER_SCOPE_SINGLETON, NULL, NULL, NULL);
+    reg(c, "F", &k_f, TETHER_SCOPE_GRAPH, (tether_fn)failing1, "D", NULL);
+    fail_f = 1;
+    tether_ref *ref = NULL;
+    CHECK_STATUS(tether_resolve(c, "Root", &ref), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("no F (while resolving \"Root\" -> \"S\" -> \"F\")");
+    CHECK(ref == NULL && k_d.made == 1 && k_d.dropped == 1 && k_e.made == 1 && k_e.dropped == 1 && k_s.made == 0);
+    fail_f = 0;
+    node *root = resolve(c, "Root", &ref);
+    CHECK(root && k_s.made == 1 && k_e.made == 2 && root->b->a == root->a);   /* the cells were let go of: made now */
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_s.made == k_s.dropped && k_e.made == k_e.dropped && k_d.made == k_d.dropped);
+    snprintf(out, size, "%s", run_log);
+}
+
+static void a_failure_mid_creation_caches_nothing(void) {
+    expect_same_as_built(failure_mid_creation, "+D +E -E -D +D +E +F +S +Root ");
+}
+
+/* Threads racing the first resolve of Root -> {S(singleton, slow) -> Q(singleton), B}. */
+enum { RACERS = 4 };
+static tether_container *race_c;
+static pthread_barrier_t race_start;
+static kind k_q = {"Q", 0, 0}, k_slow = {"S", 0, 0};
+static atomic_int slow_made;
+static node *raced[RACERS];
+static tether_ref *raced_refs[RACERS];
+
+static void *make_slow(kind *k, node *q) {
+    atomic_fetch_add(&slow_made, 1);
+    for (volatile int i = 0; i < 200000; i++) {}
+    return node_new(k, q, NULL);
+}
+/* B and Root: made on every thread, so counted by no shared kind. */
+static void *make_racer(void *context, node *a, node *b) {
+    (void)context;
+    node *o = xcalloc(sizeof *o);
+    o->magic = ALIVE; o->a = a; o->b = b;
+    return o;
+}
+static void *make_racer0(void *context) { return make_racer(context, NULL, NULL); }
+static void drop_racer(void *instance, void *context) { (void)context; free(instance); }
+static void *race(void *arg) {
+    intptr_t i = (intptr_t)arg;
+    pthread_barrier_wait(&race_start);
+    raced[i] = NULL;
+    if (tether_resolve(race_c, "Root", &raced_refs[i]) == TETHER_OK) raced[i] = tether_ref_get(raced_refs[i]);
+    return NULL;
+}
+
+static void threads_racing_the_first_resolve_create_it_once(void) {
+    for (int round = 0; round < 20; round++) {
+        atomic_store(&slow_made, 0);
+        race_c = new_container();
+        tether_param sp[] = {TETHER_CONTEXT, TETHER_DEP("Q")}, rp[] = {TETHER_CONTEXT, TETHER_DEP("S"), TETHER_DEP("B")};
+        tether_param qp[] = {TETHER_CONTEXT};
+        tether_registration_options o = {0};
+        o.scope = TETHER_SCOPE_SINGLETON;
+        o.context = &k_slow;
+        o.drop = drop_racer;
+        CHECK_OK(TB.register_ex(race_c, "S", (tether_fn)make_slow, sp, 2, &o, NULL));
+        o.context = &k_q;
+        CHECK_OK(TB.register_ex(race_c, "Q", (tether_fn)make0, qp, 1, &o, NULL));
+        o.scope = TETHER_SCOPE_GRAPH;
+        o.context = NULL;
+        CHECK_OK(TB.register_ex(race_c, "B", (tether_fn)make_racer0, qp, 1, &o, NULL));
+        CHECK_OK(TB.register_ex(race_c, "Root", (tether_fn)make_racer, rp, 3, &o, NULL));
+        pthread_t t[RACERS];
+        CHECK(pthread_barrier_init(&race_start, NULL, RACERS) == 0);
+        for (intptr_t i = 0; i < RACERS; i++) CHECK(pthread_create(&t[i], NULL, race, (void *)i) == 0);
+        for (int i = 0; i < RACERS; i++) CHECK(pthread_join(t[i], NULL) == 0);
+        pthread_barrier_destroy(&race_start);
+        CHECK(atomic_load(&slow_made) == 1);
+        for (int i = 0; i < RACERS; i++) CHECK(raced[i] != NULL && raced[i]->a == raced[0]->a && raced[i]->a->a == raced[0]->a->a);
+        for (int i = 0; i < RACERS; i++) {
+            if (raced_refs[i]) CHECK_OK(tether_ref_release(raced_refs[i]));
+            raced_refs[i] = NULL;
+        }
+        CHECK_OK(tether_container_free(race_c));
+    }
+}
+
+int main(void) {
+    RUN(a_first_resolve_creates_as_the_build_does);
+    RUN(a_failure_mid_creation_caches_nothing);
+    RUN(threads_racing_the_first_resolve_create_it_once);
+    return harness_finish();
+}
