@@ -133,27 +133,28 @@ extension Plan {
     func replay(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                 _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                 lookup: Container) -> Result<Bool, TetherError> {
+        replay(IntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
+    /// `replay(into:)` of a plan with creation steps (`CreatingIntoGraph`; the graph holds their
+    /// cells, `Graph.claimCreations`). Out of line: the warm replays keep their code.
+    @inline(never)
+    func replayCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                        _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                        lookup: Container) -> Result<Bool, TetherError> {
+        replay(CreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
+    @inline(__always)
+    private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                    _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                    lookup: Container) -> Result<Bool, TetherError> {
         // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
         let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-            return execute(IntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
-        }
-        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
-        return outcome
-    }
-
-    /// `replay(into:)` of a plan with creation steps (`CreatingIntoGraph`; the graph holds their
-    /// cells, `Graph.claimCreations`). Apart and out of line: the warm replays keep their code.
-    @inline(never)
-    func replayCreating(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                        _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
-                        lookup: Container) -> Result<Bool, TetherError> {
-        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
-        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
-            return execute(CreatingIntoGraph.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+            return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
         if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
         return outcome
