@@ -163,10 +163,8 @@ typedef struct tether_param { tether_param_kind kind; const char *key; } tether_
 typedef void (*tether_fn)(void);
 /** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
  *  owner (the instance it was handed to) alive; once the owner is gone (also during
- *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE
- *  (until its address serves a new provider: only after 1,024 others were freed
- *  after it on the thread that freed it, or, once that thread exited, 1,024 more
- *  that exiting threads left free).
+ *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE (until its
+ *  address serves a new provider, after 1,024 others were freed on the thread that freed it).
  *  A slot remembers the graph it was filled in: its first call answers that graph's
  *  instance of the key while it lives (the X that holds this Y, whatever X's scope; a
  *  transient key's is only that one), from a completion callback too; else it resolves anew.
