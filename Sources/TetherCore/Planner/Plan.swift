@@ -373,7 +373,9 @@ final class Plan: @unchecked Sendable {
             // Its own dependencies' steps: those right before it that it (or one of them) asked for first.
             var first = c
             while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            // (A shared step after it is a leaf: it has no inputs.)
             let taken = steps.indices.dropFirst(c + 1).contains { k in
+                guard !steps[k].isShared else { return false }
                 let slots = steps[k].registration.borrow { $0.params.count }
                 return inputs[steps[k].firstInput ..< steps[k].firstInput + slots].contains { $0 >= first && $0 < c }
             }
