@@ -264,6 +264,12 @@ class World:
         for d in reversed(edges):
             self.release(d)
 
+    def release_list(self, items: list[Obj]) -> None:
+        """A tether_resolve_all handle: its instance is the list, which holds its items as an ALL
+        slot's (`destroy`: edges in the reverse of list order, each with what only it held)."""
+        for o in reversed(items):
+            self.release(o)
+
     def release_all(self, objs: list[Obj]) -> None:
         """Lets go of several references: last made first (the documented sibling order)."""
         for o in sorted(objs, key=lambda x: x.seq, reverse=True):
@@ -988,7 +994,7 @@ class World:
         if kind == "ref":
             self.release(value)
         elif kind == "list":
-            self.release_all(value.items)
+            self.release_list(value.items)
 
     def outcome(self, head: str, fn: Any) -> Any:
         try:
@@ -1110,7 +1116,7 @@ class World:
         elif kind == "ref":
             self.release(value)
         else:
-            self.release_all(value.items)
+            self.release_list(value.items)
 
     def resolve_all(self, c: Container, key: str) -> list[Obj]:
         """tether_resolve_all: one graph building every variant, the list holding each."""
