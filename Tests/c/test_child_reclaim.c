@@ -232,10 +232,7 @@ static void *race_worker(void *arg) {
 
 static void a_child_freed_while_other_threads_call_into_it(void) {
     pthread_t threads[WORKERS];
-    atomic_store(&thread_failures, 0);
-    pthread_barrier_init(&round_start, NULL, WORKERS + 1);
-    pthread_barrier_init(&round_end, NULL, WORKERS + 1);
-    for (int i = 0; i < WORKERS; i++) CHECK(pthread_create(&threads[i], NULL, race_worker, (void *)(intptr_t)i) == 0);
+    rounds_begin(threads, WORKERS, &round_start, &round_end, race_worker);
     for (int round = 0; round < CHILD_RACE_ROUNDS; round++) {
         tether_container *c = NULL;
         CHECK_OK(tether_container_new(root, &c));
@@ -256,11 +253,7 @@ static void a_child_freed_while_other_threads_call_into_it(void) {
         CHECK(atomic_load(&k_session.made) == atomic_load(&k_session.dropped));
         if (atomic_load(&thread_failures)) break;
     }
-    atomic_store(&stop, 1);
-    pthread_barrier_wait(&round_start);
-    for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
-    pthread_barrier_destroy(&round_start);
-    pthread_barrier_destroy(&round_end);
+    rounds_finish(threads, WORKERS, &round_start, &round_end, &stop);
     CHECK(atomic_load(&thread_failures) == 0);
     CHECK(atomic_load(&k_session.made) >= CHILD_RACE_ROUNDS / 4);   /* the rounds did call into their child */
 }

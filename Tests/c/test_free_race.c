@@ -163,10 +163,7 @@ static void *short_lived(void *arg) {
 
 static void container_free_races_resolves(void) {
     pthread_t threads[WORKERS];
-    atomic_store(&thread_failures, 0);
-    pthread_barrier_init(&round_start, NULL, WORKERS + 1);
-    pthread_barrier_init(&round_end, NULL, WORKERS + 1);
-    for (int i = 0; i < WORKERS; i++) CHECK(pthread_create(&threads[i], NULL, worker, (void *)(intptr_t)i) == 0);
+    rounds_begin(threads, WORKERS, &round_start, &round_end, worker);
 
     for (int round = 0; round < FREE_RACE_ROUNDS; round++) {
         tether_container *c = make_container();
@@ -190,11 +187,7 @@ static void container_free_races_resolves(void) {
         check_balanced(kinds, sizeof kinds / sizeof *kinds, round);
         if (atomic_load(&thread_failures)) break;
     }
-    atomic_store(&stop, 1);
-    pthread_barrier_wait(&round_start);
-    for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
-    pthread_barrier_destroy(&round_start);
-    pthread_barrier_destroy(&round_end);
+    rounds_finish(threads, WORKERS, &round_start, &round_end, &stop);
     CHECK(atomic_load(&thread_failures) == 0);
     CHECK(atomic_load(&k_single.made) >= FREE_RACE_ROUNDS / 2);   /* the rounds did resolve */
 }

@@ -190,10 +190,7 @@ static void wait_for(int count) {
 
 static void singletons_shared_by_threads_outlive_their_caches(void) {
     pthread_t threads[WORKERS];
-    atomic_store(&thread_failures, 0);
-    pthread_barrier_init(&round_start, NULL, WORKERS + 1);
-    pthread_barrier_init(&round_end, NULL, WORKERS + 1);
-    for (int i = 0; i < WORKERS; i++) CHECK(pthread_create(&threads[i], NULL, worker, (void *)(intptr_t)i) == 0);
+    rounds_begin(threads, WORKERS, &round_start, &round_end, worker);
     int settings_replaced = 0;
     for (int round = 0; round < SHARED_ROUNDS; round++) {
         tether_container *c = make_container();
@@ -227,11 +224,7 @@ static void singletons_shared_by_threads_outlive_their_caches(void) {
         }
         if (atomic_load(&thread_failures) || harness_current_failed) break;
     }
-    atomic_store(&stop, 1);
-    pthread_barrier_wait(&round_start);
-    for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
-    pthread_barrier_destroy(&round_start);
-    pthread_barrier_destroy(&round_end);
+    rounds_finish(threads, WORKERS, &round_start, &round_end, &stop);
     CHECK(atomic_load(&thread_failures) == 0);
     /* The rounds did resolve, and each reset made new singletons. */
     CHECK(atomic_load(&k_svc.made) >= SHARED_ROUNDS * 3 * 20 / 4);

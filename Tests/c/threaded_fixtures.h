@@ -71,4 +71,24 @@ static inline void check_balanced(kind *const *kinds, size_t count, int round) {
     }
 }
 
+/* Workers that run in rounds with the main thread: each round both sides meet at `start` and at
+ * `end`. `rounds_begin` starts `n` workers (thread_failures cleared); `rounds_finish` sets `*stop`,
+ * lets them see it at one more `start`, joins them and destroys the barriers. */
+#include <pthread.h>
+static inline void rounds_begin(pthread_t *threads, int n, pthread_barrier_t *start, pthread_barrier_t *end,
+                                void *(*worker)(void *)) {
+    atomic_store(&thread_failures, 0);
+    pthread_barrier_init(start, NULL, (unsigned)n + 1);
+    pthread_barrier_init(end, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++) CHECK(pthread_create(&threads[i], NULL, worker, (void *)(intptr_t)i) == 0);
+}
+static inline void rounds_finish(pthread_t *threads, int n, pthread_barrier_t *start, pthread_barrier_t *end,
+                                 atomic_int *stop) {
+    atomic_store(stop, 1);
+    pthread_barrier_wait(start);
+    for (int i = 0; i < n; i++) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(start);
+    pthread_barrier_destroy(end);
+}
+
 #endif
