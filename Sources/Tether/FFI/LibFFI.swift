@@ -256,7 +256,27 @@ private final class ProviderTrampoline: CellAttachment, @unchecked Sendable {
 
     /// Every trampoline's address by its code address (they are never freed): which cell a
     /// provider serves now, read without a lock (a binding asks per lazy slot per resolve).
-    private static let byCode = InsertOnlyWordMap()
+    private static let byCode: InsertOnlyWordMap = {
+        _ = forkHandlers
+        return InsertOnlyWordMap()
+    }()
+
+    /// fork(): the two locks a thread may hold here (a new trampoline's insert, a batch moved
+    /// to or from the shared list) are held across it, so the child finds them free, as the
+    /// reclaimer's and the creation cells' are (`Reclamation.reclaimer`, `SharedCache`).
+    private static let forkHandlers: Void = {
+        pthread_atfork({ ProviderTrampoline.lockForFork() }, { ProviderTrampoline.unlockAfterFork() },
+                       { ProviderTrampoline.unlockAfterFork() })
+    }()
+    private static func lockForFork() {
+        byCode.lockForFork()
+        TrampolineCache.sharedLockForFork()
+    }
+    private static func unlockAfterFork() {
+        TrampolineCache.sharedUnlockAfterFork()
+        byCode.unlockAfterFork()
+    }
+    static func registerForkHandlers() { _ = forkHandlers }
 
     /// The cell the provider at `code` serves, if it is a live provider.
     static func cell(at code: UnsafeRawPointer?) -> LazyCell? {
@@ -428,6 +448,8 @@ struct TrampolineCache {
             var hasReady: Bool { !batches.isEmpty || orphans.count - orphanHead > TrampolineCache.quarantine }
         }
         private let state = Lock(State())
+        func lockForFork() { state.lockForFork() }
+        func unlockAfterFork() { state.unlockAfterFork() }
         /// Whether a take could get any (read without the lock: a thread with none checks it per take).
         let hasReady = Atomic<Bool>(false)
 
@@ -469,5 +491,10 @@ struct TrampolineCache {
             }
         }
     }
-    private static let shared = Shared()
+    private static let shared: Shared = {
+        ProviderTrampoline.registerForkHandlers()
+        return Shared()
+    }()
+    fileprivate static func sharedLockForFork() { shared.lockForFork() }
+    fileprivate static func sharedUnlockAfterFork() { shared.unlockAfterFork() }
 }

@@ -16,6 +16,11 @@ package final class InsertOnlyWordMap: @unchecked Sendable {
 
     package init() { current = Atomic(UInt(bitPattern: Self.table(slots: 256, after: nil))) }
 
+    /// Around fork() (a `pthread_atfork` handler of the owner's): the writers' lock held, so a
+    /// child forked while another thread inserted finds it free (`unlockAfterFork` in both).
+    package func lockForFork() { writer.lockForFork() }
+    package func unlockAfterFork() { writer.unlockAfterFork() }
+
     /// The value stored for `key`, or 0.
     package func value(of key: UInt) -> UInt {
         guard key != 0 else { return 0 }
