@@ -281,6 +281,8 @@ extension Plan {
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
+        let skipsUnder = claims != nil && skipsUnderContainer && claims!.words[0] != 0
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -298,6 +300,7 @@ extension Plan {
             }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
+            if skipsUnder && steps[i].underContainer { continue }
             progress.pointee.step = i
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {

@@ -65,6 +65,9 @@ final class Plan: @unchecked Sendable {
         /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
         /// its cell claimed before any factory (`creations`), published by the graph it replays into.
         var creates = false
+        /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
+        /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
+        var underContainer = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -193,6 +196,8 @@ final class Plan: @unchecked Sendable {
     var hasContainer: Bool { !containerSteps.isEmpty }
     /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
     let readsRequest: Bool
+    /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
+    let skipsUnderContainer: Bool
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -334,7 +339,9 @@ final class Plan: @unchecked Sendable {
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
+        // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
+        skipsUnderContainer = steps.contains { $0.underContainer }
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -647,7 +654,10 @@ final class Plan: @unchecked Sendable {
             do throws(Decline) {
                 switch try reach(registration) {
                 case .found(let step): return step
-                case .enter(let frame): return try CreationOrder.walk(self, entering: frame)
+                case .enter(let frame):
+                    let root = try CreationOrder.walk(self, entering: frame)
+                    if makesContainer { try markUnderContainer() }
+                    return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
             } catch {
@@ -830,9 +840,18 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
+                // A creation step: a container step's plan reads the request, which no replay into a graph
+                // (the creating one) passes: the warm plan instead (`record`), or the build (`recordCreating`).
+                if steps[step].creates {
+                    declinedCreating = true
+                    throw .other
+                }
                 let dep = steps[step].registration
+                // A made (graph- or transient-scoped) step: the core's run makes it before the container
+                // step, or none of those under it when the container steps are cached (`markUnderContainer`).
                 guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
+                      || makesContainer && !steps[step].isShared
                 else { throw .containerInput }
             }
             switch param.kind.planned {
@@ -867,6 +886,27 @@ final class Plan: @unchecked Sendable {
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
+        }
+
+        /// After the walk: marks the made steps first asked for under a container step
+        /// (`Step.underContainer`), which a run finding the container steps cached skips, as a build
+        /// that takes them from the cache never asks for them. Declines (`containerInput`) when a step
+        /// outside takes one of those (a graph-scoped instance both share): that build makes it
+        /// later, where the step outside asks for it, an order a skip does not give.
+        private func markUnderContainer() throws(Decline) {
+            guard steps.contains(where: { $0.isContainer }) else { return }
+            for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
+                var k = steps[i].parent
+                while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+                steps[i].underContainer = k >= 0
+            }
+            guard steps.contains(where: { $0.underContainer }) else { return }
+            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+                let slots = steps[k].registration.borrow { $0.params.count }
+                for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
+                    if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }
+                }
+            }
         }
 
         /// After `visit`: every completion callback of the made steps, in the order

@@ -55,7 +55,7 @@ extension Plan {
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
-            case .containerInput: "a container-scoped step's slot takes a graph- or transient-scoped instance"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
             case .resolverSlot: "a RESOLVER slot"

@@ -1,0 +1,129 @@
+// Plans with container steps over made steps (issue 28 item 1, `containerInput`): a request
+// child's CONTAINER-scoped Session over graph- and transient-scoped instances is a step of the
+// root's plan, its inputs made before it in the build's order; a resolve finding the Session
+// cached makes none of what only the Session asked for, as the build does. Each test runs the
+// same requests with plans on and off: the same factory calls, slots, drops and their order,
+// and the plan's path asserted by `PlanStats` (no decline counted).
+import Testing
+@testable import TetherCore
+
+@Suite struct ContainerStepPlanTests {
+    /// The calling thread's counts after `body` less those before.
+    private func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
+        PlanStats.countOnThisThread()
+        let before = PlanStats.thisThread()
+        try body()
+        var delta = PlanStats.thisThread()
+        for (name, n) in before { delta[name, default: 0] -= n }
+        return delta.filter { $0.value != 0 }
+    }
+
+    /// The object tree below `obj`, by labels.
+    private static func describe(_ obj: Obj) -> String {
+        let parts = obj.words.compactMap { word -> String? in
+            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
+            return describe(Obj.at(p))
+        }
+        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
+    }
+
+    /// `requests` children, each resolving `root` `times` times (each instance dropped before the
+    /// next, the Session kept by the child), then closed: the log, the trees, the counts.
+    private func serve(plans: Bool, root: String = "Handler", requests: Int = 3, times: Int = 3,
+                       _ setUp: (Fixture) throws -> Void) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        try setUp(fx)
+        var trees: [String] = []
+        let counts = try counted {
+            for _ in 0..<requests {
+                let child = try fx.child()
+                for _ in 0..<times { trees.append(Self.describe(Obj.of(try fx.resolve(root, in: child)))) }
+                _ = try child.close()
+            }
+        }
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        return (fx.tracker.log, trees, counts, fx)
+    }
+
+    @Test func aContainerStepOverGraphAndTransientStepsIsPlanned() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Log", scope: .transient)
+            try fx.register("Conn", [dep("Log")])
+            try fx.register("Session", [dep("Conn"), dep("Log")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Clock"), dep("Session"), dep("Log")])
+        }
+        let planned = try serve(plans: true, setUp)
+        let built = try serve(plans: false, setUp)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        // The first resolve of a request makes the Session's own steps; the next ones take it cached and make none of them.
+        #expect(planned.trees == Array(repeating: "Handler(Clock,Session(Conn(Log),Log),Log)", count: 9))
+        #expect(Array(planned.log.prefix(10)) == ["make Clock", "make Log", "make Conn", "make Log", "make Session", "make Log", "make Handler",
+                                                  "drop Handler", "drop Log", "drop Clock"])
+        #expect(planned.log[10 ..< 15] == ["make Clock", "make Log", "make Handler", "drop Handler", "drop Log"])
+        #expect(planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Conn") == 3 && planned.fx.tracker.made("Log") == 3 * 2 + 9)
+        // Only the first request's first resolve is built (it records the plan); every other one is the plan's.
+        #expect(planned.counts == ["resolves": 9, "other": 1])
+        #expect(planned.fx.container.registration(for: Key("Handler"))!.hasCurrentPlan)
+    }
+
+    /// A graph-scoped instance the Session asks for first that a step outside it takes too: a build
+    /// that finds the Session cached makes it where that step asks, an order no skip gives: declined.
+    @Test func aGraphInstanceSharedOutsideTheContainerStepDeclines() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Conn")
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
+        }
+        let planned = try serve(plans: true, setUp)
+        let built = try serve(plans: false, setUp)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        #expect(planned.log[6 ..< 9] == ["make Clock", "make Conn", "make Handler"], "the cached Session's Conn is not the Handler's")
+        #expect(planned.counts == ["resolves": 9, "containerInput": 9])
+    }
+
+    /// A container step over a value and a singleton not cached when the plan was first recorded (the
+    /// creating walk meets a creation step under a container step): the warm plan serves the rest.
+    @Test func aContainerStepOverASingletonNotCachedYetTakesTheWarmPlan() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db")], scope: .container)
+            try fx.register("Handler", [dep("Session")])
+        }
+        let planned = try serve(plans: true, times: 2, setUp)
+        let built = try serve(plans: false, times: 2, setUp)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Handler") == 6)
+        // The first resolve creates Db (built: a creation plan takes no container step); the rest are the warm plan's.
+        #expect(planned.counts == ["resolves": 6, "notCached": 1])
+    }
+
+    /// A factory under the Session failing: the error names the path through the Session, nothing
+    /// made is cached or kept, each destructor runs once; the next resolve makes the Session again.
+    @Test func aFailureUnderTheContainerStepCachesNothing() throws {
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let failing = Box(false)
+            try fx.register("Log", scope: .transient)
+            try fx.register("Conn", [dep("Log")], body: { _ in if failing.value { throw CallbackFailure(reason: "conn down") } })
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Handler", [dep("Session")])
+            let child = try fx.child()
+            _ = try fx.resolve("Handler", in: child)  // records the plan
+            _ = try child.close()
+            let next = try fx.child()
+            failing.value = true
+            expectError(.factoryFailed, "conn down", "Handler", "Session", "Conn") { try fx.resolve("Handler", in: next) }
+            #expect(fx.tracker.made("Session") == 1 && fx.tracker.dropped("Log") == 2, "the failed resolve's Log dropped once")
+            failing.value = false
+            let handler = try fx.resolve("Handler", in: next)
+            #expect(Self.describe(Obj.of(handler)) == "Handler(Session(Conn(Log)))" && fx.tracker.made("Session") == 2)
+            _ = consume handler
+            _ = try next.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        }
+    }
+}
