@@ -38,11 +38,15 @@ import Testing
         let counts = try counted {
             for _ in 0..<requests {
                 let child = try fx.child()
-                for _ in 0..<times { trees.append(Self.describe(Obj.of(try fx.resolve(root, in: child)))) }
+                for _ in 0..<times {
+                    let instance = try fx.resolve(root, in: child)
+                    trees.append(withExtendedLifetime(instance) { Self.describe(Obj.of(instance)) })
+                }
                 _ = try child.close()
             }
         }
-        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        // Every request's instances dropped with its child (the root's singletons live on).
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == fx.tracker.made("Db"))
         return (fx.tracker.log, trees, counts, fx)
     }
 
@@ -64,7 +68,7 @@ import Testing
         #expect(planned.log[10 ..< 15] == ["make Clock", "make Log", "make Handler", "drop Handler", "drop Log"])
         #expect(planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Conn") == 3 && planned.fx.tracker.made("Log") == 3 * 2 + 9)
         // Only the first request's first resolve is built (it records the plan); every other one is the plan's.
-        #expect(planned.counts == ["resolves": 9, "other": 1])
+        #expect(planned.counts == ["resolves": 9])
         #expect(planned.fx.container.registration(for: Key("Handler"))!.hasCurrentPlan)
     }
 
@@ -98,6 +102,38 @@ import Testing
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Handler") == 6)
         // The first resolve creates Db (built: a creation plan takes no container step); the rest are the warm plan's.
         #expect(planned.counts == ["resolves": 6, "notCached": 1])
+    }
+
+    /// A container-scoped root not cached in the resolving child (`sharedRoot` before): its plan's root
+    /// is a container step, claimed, made and published into the child; the child's next resolves and
+    /// the graphs over it take that one.
+    @Test func aContainerScopedRootIsPlanned() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Conn", [dep("Db")])
+            try fx.register("Session", [dep("Conn"), dep("Db")], scope: .container)
+            try fx.register("Handler", [dep("Session")])
+            _ = try fx.resolve("Db")
+        }
+        for root in ["Session", "Handler"] {
+            let planned = try serve(plans: true, root: root, setUp)
+            let built = try serve(plans: false, root: root, setUp)
+            #expect(planned.log == built.log && planned.trees == built.trees)
+            #expect(planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Conn") == 3)
+            // Only the first resolve of each child reaches a graph or a plan (the next ones are cache hits): the plan's.
+            #expect(planned.counts == ["resolves": root == "Session" ? 3 : 9])
+        }
+        let fx = try Fixture()
+        try setUp(fx)
+        let child = try fx.child()
+        let session = try fx.resolve("Session", in: child)
+        let handler = try fx.resolve("Handler", in: child)
+        #expect(Obj.of(handler).depPointer(0) == session.pointer, "the plan published the Session into the child")
+        #expect(fx.container.registration(for: Key("Session"))!.hasCurrentPlan)
+        _ = consume handler
+        _ = consume session
+        _ = try child.close()
+        #expect(fx.tracker.dropped("Session") == 1 && fx.tracker.dropped("Conn") == 1)
     }
 
     /// A factory under the Session failing: the error names the path through the Session, nothing

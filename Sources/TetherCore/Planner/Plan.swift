@@ -341,7 +341,8 @@ final class Plan: @unchecked Sendable {
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer ? words : 0
+        // (A container-scoped root is its container's instance, not a block's.)
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -441,7 +442,9 @@ final class Plan: @unchecked Sendable {
     /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
     /// state, else (walked again) the warm plan.
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
-        guard !root.spec.scope.isShared, !root.isDeclaredValue else { throw .sharedRoot }
+        // A container-scoped root not cached in the resolving container is a container step: its run claims,
+        // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
