@@ -163,3 +163,70 @@ import Testing
         }
     }
 }
+
+// A dependency on a key taking runtime arguments (`arguments` before): the build fails where it
+// meets it, after making what came before; the plan does the same (`Plan.failure`): the same
+// factory calls and drops, the same status and message, and no decline counted.
+@Suite struct ArgumentDependencyPlanTests {
+    @Test func aPlanFailsWhereTheBuildMeetsADependencyTakingArguments() throws {
+        var logs: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("Y")
+            try fx.register("X", scope: .transient)
+            try fx.register("A", [.argument(.i64)])
+            try fx.register("B", [dep("X"), dep("A")])
+            try fx.register("R", [dep("Y"), dep("B")])
+            try fx.register("W", [weakDep("A")])
+            PlanStats.countOnThisThread()
+            let before = PlanStats.thisThread()
+            for _ in 0..<3 {
+                expectError(.argumentMismatch, "\"A\" takes runtime arguments and cannot be a dependency (needed by \"R\" -> \"B\")") {
+                    try fx.resolve("R")
+                }
+                expectError(.argumentMismatch, "\"A\" takes runtime arguments and cannot be a dependency (needed by \"W\")") {
+                    try fx.resolve("W")
+                }
+            }
+            let after = PlanStats.thisThread()
+            #expect(after["resolves", default: 0] - before["resolves", default: 0] == 6)
+            if plans {
+                #expect(after["arguments", default: 0] == before["arguments", default: 0], "the plan's path: no decline")
+                #expect(fx.container.registration(for: Key("R"))!.hasCurrentPlan)
+            }
+            #expect(fx.tracker.made("Y") == 3 && fx.tracker.made("X") == 3 && fx.tracker.calls("A") == 0 && fx.tracker.calls("B") == 0)
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+            logs.append(fx.tracker.log)
+        }
+        #expect(logs[0] == logs[1] && Array(logs[0].prefix(4)) == ["make Y", "make X", "drop X", "drop Y"])
+    }
+
+    /// A root taking runtime arguments resolved from a child with registrations of its own: the
+    /// child's plan passes them to the root (`arguments` before), each resolve its own.
+    @Test func aChildsPlanPassesTheRootsArguments() throws {
+        var trees: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("G", [dep("Own"), .argument(.i64)])
+            let counts = try (0..<3).map { n -> [String: Int] in
+                let child = try fx.child()
+                try fx.register("Own", in: child)
+                PlanStats.countOnThisThread()
+                let before = PlanStats.thisThread()
+                let g = try fx.resolve("G", in: child, [Argument(type: .i64, bits: UInt64(40 + n))])
+                let after = PlanStats.thisThread()
+                trees.append(["\(Obj.of(g).dep(0).label) \(Obj.of(g).words[1])"])
+                _ = consume g
+                _ = try child.close()
+                var delta = after
+                for (name, n) in before { delta[name, default: 0] -= n }
+                return delta.filter { $0.value != 0 }
+            }
+            if plans { #expect(counts.dropFirst().allSatisfy { $0 == ["resolves": 1] }, "\(counts)") }
+            #expect(fx.tracker.made("Own") == 3 && fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        }
+        #expect(trees[0 ..< 3] == trees[3 ..< 6] && trees[0 ..< 3].map(\.[0]) == ["Own 40", "Own 41", "Own 42"])
+    }
+}

@@ -37,7 +37,8 @@ import TetherCore
             #expect(throws: TetherError.self) { try fx.resolve("C1") }
             #expect(throws: TetherError.self) { try fx.resolve("A") }
         }
-        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1, "arguments": 1])
+        // (A's dependency taking runtime arguments is a plan that fails as the build does: no decline.)
+        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1])
     }
 
     /// A plan recorded through a child with registrations of its own makes no slots per resolve: a

@@ -330,11 +330,19 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
             return .failure(error)
         }
         return .success(true)
+    }
+
+    /// A plan that `fails`, after its steps: what they made let go of, as the build's abort does, and the build's error.
+    @inline(never)
+    private func fail<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) -> Result<Bool, TetherError> {
+        letGo(M.self, &run, count: count)
+        return .failure(failure.unsafelyUnwrapped)
     }
 
     /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose

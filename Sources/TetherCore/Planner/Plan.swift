@@ -240,6 +240,11 @@ final class Plan: @unchecked Sendable {
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// A plan of a graph the build fails in, before its root: its run makes the steps the build makes
+    /// before it meets the failure, lets go of them as the build's abort does, and reports the build's
+    /// error (a dependency on a key taking runtime arguments: `Recorder.argumentDependency`).
+    let failure: TetherError?
+    let fails: Bool
     /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
     let slots: [SlotInput]
     /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, makes slots, or
@@ -306,13 +311,15 @@ final class Plan: @unchecked Sendable {
         return UnsafeBufferPointer(storage)
     }
 
-    var declines: Bool { steps.isEmpty }
+    var declines: Bool { steps.isEmpty && !fails }
     var stepCount: Int { steps.count }
 
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failure: TetherError? = nil) {
+        self.failure = failure
+        fails = failure != nil
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -342,7 +349,7 @@ final class Plan: @unchecked Sendable {
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
         // (A container-scoped root is its container's instance, not a block's.)
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true ? words : 0
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -451,7 +458,11 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            throw recorder.decline
+            guard let failure = recorder.failure else { throw recorder.decline }
+            // The steps before the failure create nothing, complete nothing, make no slots: else `Graph` builds it.
+            if recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
+            guard recorder.slots.isEmpty, !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failure: failure)
         }
         let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
@@ -506,7 +517,8 @@ final class Plan: @unchecked Sendable {
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
         guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
-        let recorder = Recorder(lookup: child)
+        // The root's runtime arguments, as from its own container (the run passes the resolve's).
+        let recorder = Recorder(lookup: child, allowsArguments: true)
         for slot in 0..<RegistrationTable.slotCount(block) {
             guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { throw .childTable }
             recorder.component.append(r)
@@ -599,6 +611,8 @@ final class Plan: @unchecked Sendable {
         var createsUncached = false
         /// Set when the walk declined a creation step (not one a plan covers: `reach`).
         private(set) var declinedCreating = false
+        /// The error the build reports where the walk stopped (`argumentDependency`), if it is one a plan reports too.
+        private(set) var failure: TetherError?
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -750,7 +764,7 @@ final class Plan: @unchecked Sendable {
             switch param.kind.planned {
             case .instance:
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
@@ -765,7 +779,7 @@ final class Plan: @unchecked Sendable {
             case .weak:
                 guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
@@ -776,7 +790,7 @@ final class Plan: @unchecked Sendable {
                 let next = frames[top].listSteps.count
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
-                    guard !item.borrow({ $0.hasArguments }) else { throw .arguments }
+                    guard !item.borrow({ $0.hasArguments }) else { throw argumentDependency(item.borrow { $0.key }) }
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
@@ -803,6 +817,14 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
+        }
+
+        /// A DEP, WEAK or ALL slot reaching `key`, which takes runtime arguments: the build's error
+        /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
+        private func argumentDependency(_ key: Key) -> Decline {
+            let path = frames.map { $0.registration.borrow { $0.key } }
+            failure = Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+            return .arguments
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.
