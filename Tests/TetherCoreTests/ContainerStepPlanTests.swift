@@ -4,6 +4,7 @@
 // cached makes none of what only the Session asked for, as the build does. Each test runs the
 // same requests with plans on and off: the same factory calls, slots, drops and their order,
 // and the plan's path asserted by `PlanStats` (no decline counted).
+import Foundation
 import Testing
 @testable import TetherCore
 
@@ -134,6 +135,46 @@ import Testing
         _ = consume session
         _ = try child.close()
         #expect(fx.tracker.dropped("Session") == 1 && fx.tracker.dropped("Conn") == 1)
+    }
+
+    /// Two threads resolving one child's container-scoped root: the one that finds the other's claim
+    /// waits for it (`containerHeld` before, then the build waited) and takes its instance; one made.
+    @Test func aRunFindingAnotherThreadsClaimWaitsAndTakesItsInstance() throws {
+        let fx = try Fixture()
+        let started = Box(0)
+        let open = Box(false)
+        try fx.register("Conn")
+        try fx.register("Slow", [dep("Conn")], scope: .container, body: { _ in
+            started.value += 1
+            while !open.value { usleep(1_000) }
+        })
+        open.value = true
+        let warm = try fx.child()
+        _ = try fx.resolve("Slow", in: warm)  // records the plan
+        open.value = false
+        let child = try fx.child()
+        let pointers = Box<[UInt]>([])
+        let declines = Box<[String: Int]>([:])
+        onThreads(3) { i in
+            // Thread 0 claims and makes it (its factory waits for `open`); thread 1 asks meanwhile; thread 2 opens.
+            if i > 0 { while started.value < 2 { usleep(1_000) } }
+            if i == 2 {
+                usleep(50_000)
+                open.value = true
+                return
+            }
+            PlanStats.countOnThisThread()
+            let before = PlanStats.thisThread()
+            guard let slow = try? fx.resolve("Slow", in: child) else { return }
+            pointers.value.append(UInt(bitPattern: slow.pointer))
+            for (name, n) in PlanStats.thisThread() where name != "resolves" && n != before[name, default: 0] { declines.value[name] = n }
+        }
+        #expect(pointers.value.count == 2 && Set(pointers.value).count == 1, "one instance for both")
+        #expect(fx.tracker.made("Slow") == 2 && fx.tracker.made("Conn") == 2, "one in the warm-up child, one here")
+        #expect(declines.value.isEmpty, "\(declines.value)")
+        _ = try child.close()
+        _ = try warm.close()
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
     }
 
     /// A factory under the Session failing: the error names the path through the Session, nothing

@@ -51,10 +51,11 @@ extension Plan {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in 3 words: word 0 has the bit of each step taken from the
+    /// A run's container steps, in 4 words: word 0 has the bit of each step taken from the
     /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
     /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
-    /// made (read by a resolve nested on this thread, through the claim).
+    /// made (read by a resolve nested on this thread, through the claim), word 3 the cell another
+    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again.
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
@@ -81,25 +82,47 @@ extension Plan {
     private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 3) { buffer in
-            buffer.initialize(repeating: 0)
-            var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
-            let outcome = withUnsafeMutablePointer(to: &request) { request in
-                if hasLocals {
-                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+            var waits = 0
+            while true {
+                buffer.initialize(repeating: 0)
+                var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
+                let outcome = withUnsafeMutablePointer(to: &request) { request in
+                    if hasLocals {
+                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                    }
+                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
                 }
-                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
-            }
-            // Claims a failed or declined run still holds (a run that succeeded published them).
-            let claims = ContainerClaims(words: buffer.baseAddress!)
-            if claims.words[1] != 0 {
-                for n in 0..<containerSteps.count where claims.holds(n) {
-                    steps[containerSteps[n]].registration.borrow { container.endScopedClaim($0, thread: thread) }
+                // Claims a failed or declined run still holds (a run that succeeded published them).
+                let claims = ContainerClaims(words: buffer.baseAddress!)
+                if claims.words[1] != 0 {
+                    for n in 0..<containerSteps.count where claims.holds(n) {
+                        steps[containerSteps[n]].registration.borrow { container.endScopedClaim($0, thread: thread) }
+                    }
                 }
+                guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
             }
-            return outcome
         }
     }
+
+    /// A run that declined, a container step's cell held by another thread (`held`, retained): waits until
+    /// it is released, as a build would (`SharedCache.waitReleasedForPlan`), holding no cell (the run let go
+    /// of its claims), for the thread's outermost resolve acting for no token; true: run again (the
+    /// instance published meanwhile, or the cell free to claim). Out of line: contention.
+    @inline(never)
+    private func waitedForHeld(_ held: UInt, _ waits: inout Int, _ progress: UnsafeMutablePointer<PlanProgress>,
+                               thread: UnsafeMutableRawPointer) -> Bool {
+        let cell = Ref<SharedCache.Cell>(word: held)!.take()
+        guard waits < Plan.maxWaits,
+              Borrowed<ThreadState>(opaque: thread).borrow({ $0.nesting == 1 && $0.replaying.isEmpty && $0.tokens.isEmpty }),
+              SharedCache.shared.waitReleasedForPlan(cell, thread: thread) else { return false }
+        waits += 1
+        progress.pointee.decline = nil  // not declined after all
+        return true
+    }
+
+    /// How often a run waits for another thread's container step and runs again before the build takes over.
+    static var maxWaits: Int { 8 }
 
     /// A run without a graph: the steps as separate instances, or (`blockWords`) as one block,
     /// then the container steps made published into the resolving container.
@@ -519,7 +542,10 @@ extension Plan {
                 cached += 1
             case .claimed:
                 claims[1] |= 1 << UInt(n)
-            case .heldHere, .heldElsewhere:
+            case .heldElsewhere(let cell):
+                claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
+                return false
+            case .heldHere:
                 return false
             }
         }
