@@ -151,14 +151,20 @@ extension Plan {
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
-        // A child's plan (completion callbacks or slots made per resolve): its local steps take the
-        // resolving child's registrations (`fits` wrote them), and enter the graph under them.
-        if hasLocals {
-            return replay(M.self, into: graph, made, specs, progress,
-                          Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
-        }
+        if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(M.self, into: graph, made, specs, progress,
                       Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
+    }
+
+    /// `replay(into:)` of a child's plan (completion callbacks or slots made per resolve): its local
+    /// steps take the resolving child's registrations (`fits` wrote them), and enter the graph under
+    /// them. Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayChild<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                         _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                         lookup: Container) -> Result<Bool, TetherError> {
+        replay(M.self, into: graph, made, specs, progress,
+               Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
     }
 
     @inline(__always)
