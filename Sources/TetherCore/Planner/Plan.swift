@@ -494,8 +494,10 @@ final class Plan: @unchecked Sendable {
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
-    /// with its contexts. Throws when the child's table is not small, or the graph is not
-    /// plain or has completion callbacks (`Graph` resolves it).
+    /// with its contexts: its container-scoped ones as container steps (made once per child,
+    /// published into it), those with completion callbacks, and slots made per resolve, in a plan
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
+    /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
         guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
@@ -584,7 +586,7 @@ final class Plan: @unchecked Sendable {
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
-        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
