@@ -105,18 +105,18 @@ import Testing
     }
 
     /// A lazy cell waiting for one of the child's own registrations that the graph does not make:
-    /// the completion callback that makes it binds the cell, the child's registration each request.
+    /// the completion callback that makes it (and keeps it, a strong edge) binds the cell, the
+    /// child's registration each request: the cell answers that K, never a second one.
     @Test func aLazyCellAwaitsTheChildsOwnRegistration() throws {
         try expectRequestsOnThePlan(root: "A", { fx in
             let a = try fx.register("A", [lazyDep("K")], scope: .transient)
-            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.getWeakTarget(Key("K")).pointer) }
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("K")).pointer) }
         }, register: { fx, child, round in
             try fx.register("K", in: child, label: "K\(round)")
         }) { fx, _, a, round in
             let cell = try #require(fx.bridge.cell(Obj.of(a).words[0]))
             let k = Obj.of(a).got[0]
-            return ["K\(round) made \(fx.tracker.made("K\(round)"))",
-                    "bound to the callback's K: \(fx.tracker.isLive(k) ? try cell.get() == k : false)"]
+            return ["bound to the callback's K: \(try cell.get() == k)", "K\(round) made \(fx.tracker.made("K\(round)"))"]
         }
     }
 
