@@ -96,8 +96,10 @@ extension Plan {
                 // Claims a failed or declined run still holds (a run that succeeded published them).
                 let claims = ContainerClaims(words: buffer.baseAddress!)
                 if claims.words[1] != 0 {
+                    // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
+                    let locals = Locals<ChildSteps>(base: progress.pointee.locals)
                     for n in 0..<containerSteps.count where claims.holds(n) {
-                        steps[containerSteps[n]].registration.borrow { container.endScopedClaim($0, thread: thread) }
+                        registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
                     }
                 }
                 guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
@@ -172,22 +174,41 @@ extension Plan {
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
-        // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
-        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(M.self, into: graph, made, specs, progress,
+                      Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
+    }
+
+    /// `replay(into:)` of a child's plan (completion callbacks or slots made per resolve): its local
+    /// steps take the resolving child's registrations (`fits` wrote them), and enter the graph under
+    /// them. Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayChild<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                         _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                         lookup: Container) -> Result<Bool, TetherError> {
+        replay(M.self, into: graph, made, specs, progress,
+               Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
+    }
+
+    @inline(__always)
+    private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                       _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                       lookup: Container) -> Result<Bool, TetherError> {
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
-        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
+        if case .success(true) = outcome { enterSteps(into: graph, locals, lookup: lookup) }
         return outcome
     }
 
-    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`).
+    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
+    /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
-    private func enterSteps(into graph: Graph, lookup: Container) {
+    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container) {
         for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
-            graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
 
@@ -531,7 +552,7 @@ extension Plan {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            let found = steps[i].registration.borrow { r in
+            let found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
             }
             switch found {
@@ -573,7 +594,7 @@ extension Plan {
         }
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
-            steps[i].registration.borrow { r in
+            registration(i, locals).borrow { r in
                 made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
             }
             claims.words[1] &= ~(1 << UInt(n))
@@ -640,14 +661,14 @@ extension Plan {
     /// the graph's instance made before, else waiting for it in the graph: `SlotInput`), ALL lists,
     /// and factory handles last (the factory owns them from here); then the instance, its strong
     /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
-    /// the factory as late edges, the cells' owner. Such a plan has no local steps (`recordsSlots`).
+    /// the factory as late edges, the cells' owner. A local step's are its child's registration's (`fits`).
     @inline(never)
     private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                   _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
             : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
-        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(steps[i].registration, instance.borrowed) } }
+        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
         return instance
     }
 
@@ -656,8 +677,8 @@ extension Plan {
                               _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let (made, words) = (run.instances, run.words)
         let (graph, lookup) = into
-        let registration = steps[i].registration
-        let spec = steps[i].spec!
+        let registration = registration(i, locals)
+        let spec = spec(i, locals)
         let count = registration.borrow { $0.params.count }
         let first = steps[i].firstInput
         let bridge = lookup.borrow { $0.bridge }
@@ -691,7 +712,9 @@ extension Plan {
             if step >= 0 {
                 cell.bind(to: made[step].object)
             } else if let awaited = slots[n].awaits {
-                graph.borrow { $0.awaitCell(awaited, cell) }
+                // One of a child's own registrations: the resolving child's in its slot.
+                let local = B.bindsLocals ? slots[n].awaitsLocal : -1
+                graph.borrow { $0.awaitCell(local >= 0 ? locals.base[local] : awaited, cell) }
             }
             cells.append(cell)
             words[s] = try bridge.lazyWord(cell)
@@ -722,7 +745,9 @@ extension Plan {
         }
         // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
         let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
-        let instance = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edges.count,
+        // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
+        let instance = Instance.make(pointer: pointer, spec: !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained(),
+                                     dependencies: edges.count,
                                      edge: { made.take(edges[$0]).word }, late: late)
         if !cells.isEmpty {
             let owner = instance.borrow { $0.weakRef }

@@ -108,12 +108,15 @@ final class Plan: @unchecked Sendable {
         var owner = -1
         var later: Borrowed<Registration>?
         var after = 0
+        /// LAZY in a child's plan: `awaits`' slot in the component when it is one of the child's own
+        /// registrations (-1: not), whose registration each run awaits in the resolving child's place.
+        var awaitsLocal = -1
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
     /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
-    /// it has completion callbacks (a local step never completes).
+    /// it has completion callbacks.
     struct ComponentSlot {
         let key: Key
         let scope: Scope
@@ -512,8 +515,10 @@ final class Plan: @unchecked Sendable {
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
-    /// with its contexts. Throws when the child's table is not small, or the graph is not
-    /// plain or has completion callbacks (`Graph` resolves it).
+    /// with its contexts: its container-scoped ones as container steps (made once per child,
+    /// published into it), those with completion callbacks, and slots made per resolve, in a plan
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
+    /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
         guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
@@ -525,12 +530,14 @@ final class Plan: @unchecked Sendable {
         }
         recorder.recordsLocals = true
         recorder.makesContainer = true
-        // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
-        // own registrations: a local step's is the recording child's, so such graphs are built.
+        recorder.recordsSlots = true
+        // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
+        // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.steps.contains(where: { $0.completes }) else { throw .childCompletions }
+        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
+        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for registration in recorder.component {
@@ -542,7 +549,7 @@ final class Plan: @unchecked Sendable {
             }
         }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params)
+                    component: slots, componentParams: params, slots: recorder.slots)
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
@@ -601,7 +608,7 @@ final class Plan: @unchecked Sendable {
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
-        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
@@ -697,10 +704,9 @@ final class Plan: @unchecked Sendable {
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
             if recordsLocals && r.container === lookup {
-                // Its slot; a child's own container-scoped registration, or one with completion
-                // callbacks: `Graph` builds it (a local step takes each child's registration).
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw .childLocal }
+                // Its slot: a local step takes each child's registration there (a container step too:
+                // made once per child, published into it, `Plan.takeContainer`).
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
@@ -856,6 +862,7 @@ final class Plan: @unchecked Sendable {
                     slots[n].step = s
                 } else {
                     slots[n].awaits = r
+                    if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                 }
             }
@@ -900,9 +907,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
-                var step = Step(registration: frame.registration, spec: Borrowed(spec),
+                var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
                                 firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
                 step.isContainer = true
+                step.local = frame.local
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
