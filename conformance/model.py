@@ -192,7 +192,10 @@ class Graph:
         self.made.append(o)
         o.rc += 1
         if not transient:
-            self.by_key.setdefault(o.key, o)
+            # A decorated key's instance is the last layer's (`build` enters it): its own instance
+            # and the layers before are never what the key answers (README, Decorators).
+            if not o.reg.decorators and o.reg.mode != "decorate":
+                self.by_key.setdefault(o.key, o)
             self.kept_made += 1
         if o.reg.callbacks:
             if self.cause == -2:
@@ -376,6 +379,14 @@ class World:
                 raise Fail("ARGUMENT_MISMATCH")   # runtime arguments only at the top (TETHER_FACTORY)
         elif [arg_kind(a) for a in args] != kinds:
             raise Fail("ARGUMENT_MISMATCH")       # DECISION: exact count and kinds; an integer is no f64
+        if reg in self.running and reg.scope == "container":
+            # DECISION (the library's, found by make fuzz-diff): a container-scoped key made for one
+            # container while another container's instance of it is cached answers that one from
+            # its cache: nothing is constructed twice (README: no factory runs twice).
+            cached = c.cache.get(reg)
+            if cached is not None and cached.alive:
+                g.by_key.setdefault(key, cached)
+                return cached
         if reg in self.running:
             # DECISION: after the arguments are looked at. A request in the wrong form for its key
             # (a dependency on a key that takes arguments) fails the same way wherever it is made,
@@ -473,6 +484,8 @@ class World:
                 o = self.run_factory(g, d, c, [], o, reg)
                 layers.append(o)
             o.layers = layers
+            if reg.decorators and reg.scope != "transient":
+                g.by_key.setdefault(reg.key, o)
             for p in g.awaiting.pop(reg, []):
                 p.anchor = o
             return o
@@ -939,7 +952,11 @@ class World:
                 if used is None:
                     found.add("NOT_FOUND")
                     continue
-                if kind != "factory" and used.runtime_kinds():
+                # DECISION (the library's, GraphCheck.findArgumentDependencies; found by make fuzz-diff):
+                # only what a resolve itself needs (DEP, WEAK, ALL slots, declared targets) cannot be
+                # a key taking runtime arguments (README: "cannot be a plain dependency"); a LAZY or
+                # WEAK_LAZY slot resolves nothing until called, and its call says ARGUMENT_MISMATCH.
+                if kind not in ("factory", "lazy", "weak_lazy") and used.runtime_kinds():
                     found.add("ARGUMENT_MISMATCH")
                 if kind in ("dep", "weak"):
                     ctor[k].append(d)

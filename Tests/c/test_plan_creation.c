@@ -139,6 +139,86 @@ static void a_failure_mid_creation_caches_nothing(void) {
     expect_same_as_built(failure_mid_creation, "+D +E -E -D +D +E +F +S +Root ");
 }
 
+/* Svc(graph) resolves Svc#a(singleton) from its factory and holds it; Svc#a's completion callback
+ * asks its resolver for Svc, under construction then (CYCLE). resolve_all(Svc) lists both: its
+ * plan creates Svc#a after Svc, so the run takes the instance Svc's nested resolve published
+ * under the plan's claim. That one completed in the nested resolve: its callback must not run
+ * again (it would take Svc1 strongly, a cycle through the handle Svc1 holds: neither ever dropped). */
+static kind k_svc = {"Svc", 0, 0}, k_svc_a = {"Svc#a", 0, 0};
+static tether_container *nested_c;
+static int svc_a_completions;
+static tether_status svc_a_first_status;
+typedef struct { node n; tether_ref *held; } holder;
+
+static void *make_holder(kind *k) {
+    holder *h = xcalloc(sizeof *h);
+    h->n.magic = ALIVE; h->n.k = k;
+    k->made++;
+    note('+', k->tag);
+    CHECK_OK(tether_resolve(nested_c, "Svc#a", &h->held));
+    h->n.a = h->held ? tether_ref_get(h->held) : NULL;
+    return h;
+}
+static void drop_holder(void *instance, void *context) {
+    holder *h = instance;
+    CHECK(h->n.k == context);
+    note('-', h->n.k->tag);
+    if (h->held) CHECK_OK(tether_ref_release(h->held));
+    h->n.k->dropped++;
+    free(h);
+}
+static tether_status complete_svc_a(tether_resolver *r, void *instance, void *context) {
+    (void)context;
+    node *o = instance;
+    void *svc = NULL;
+    tether_status status = tether_resolver_get(r, "Svc", &svc);
+    if (svc_a_completions++ == 0) svc_a_first_status = status;
+    note('*', o->k->tag);
+    if (status == TETHER_OK) o->got = svc;
+    return TETHER_OK;
+}
+
+static void singleton_nested_under_the_claim(int plans, char *out, size_t size) {
+    k_svc.made = k_svc.dropped = k_svc_a.made = k_svc_a.dropped = 0;
+    svc_a_completions = 0;
+    svc_a_first_status = TETHER_OK;
+    run_log[0] = 0;
+    tether_container *c = nested_c = container_with_plans(plans);
+    tether_param hp[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.context = &k_svc;
+    o.drop = drop_holder;
+    CHECK_OK(TB.register_ex(c, "Svc", (tether_fn)make_holder, hp, 1, &o, NULL));
+    tether_registration *a = NULL;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.context = &k_svc_a;
+    o.drop = drop_logged;
+    CHECK_OK(TB.register_ex(c, "Svc#a", (tether_fn)logged0, hp, 1, &o, &a));
+    CHECK_OK(tether_on_complete(a, complete_svc_a, NULL));
+    node *shared = NULL;
+    for (int round = 0; round < 2; round++) {
+        tether_ref *ref = NULL;
+        const tether_list *list = NULL;
+        CHECK_OK(tether_resolve_all(c, "Svc", &ref, &list));
+        CHECK(list && list->count == 2);
+        if (list && list->count == 2) {
+            holder *svc = list->items[0];
+            if (!shared) shared = list->items[1];
+            CHECK(svc->n.k == &k_svc && svc->n.a == shared && list->items[1] == shared);
+        }
+        CHECK_OK(tether_ref_release(ref));
+        CHECK(k_svc.dropped == round + 1);   /* graph-scoped: nothing holds it after the list */
+    }
+    CHECK(svc_a_completions == 1 && svc_a_first_status == TETHER_E_CYCLE);
+    CHECK_OK(tether_container_free(c));
+    CHECK(k_svc.made == 2 && k_svc.dropped == 2 && k_svc_a.made == 1 && k_svc_a.dropped == 1);
+    snprintf(out, size, "%s", run_log);
+}
+
+static void a_singleton_published_under_the_plans_claim_completes_once(void) {
+    expect_same_as_built(singleton_nested_under_the_claim, "+Svc +Svc#a *Svc#a -Svc +Svc -Svc -Svc#a");
+}
+
 /* Threads racing the first resolve of Root -> {S(singleton, slow) -> Q(singleton), B}. */
 enum { RACERS = 4 };
 static tether_container *race_c;
@@ -205,6 +285,7 @@ static void threads_racing_the_first_resolve_create_it_once(void) {
 int main(void) {
     RUN(a_first_resolve_creates_as_the_build_does);
     RUN(a_failure_mid_creation_caches_nothing);
+    RUN(a_singleton_published_under_the_plans_claim_completes_once);
     RUN(threads_racing_the_first_resolve_create_it_once);
     return harness_finish();
 }

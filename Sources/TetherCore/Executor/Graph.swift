@@ -331,6 +331,13 @@ final class Graph {
         for cell in cells where cell.key == key { cell.made = true }
     }
 
+    /// Whether a creation step of the plan replaying into this graph made `registration`'s instance
+    /// (`madeCreation`); false: the run took the one a nested resolve published (`Plan.takePublished`).
+    func madeHere(_ registration: Borrowed<Registration>) -> Bool {
+        let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
+        return cells.contains { $0.key == key && $0.made }
+    }
+
     /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
     /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
     /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was

@@ -199,8 +199,22 @@ extension Plan {
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
-        if case .success(true) = outcome { enterSteps(into: graph, locals, lookup: lookup) }
+        if case .success(true) = outcome {
+            if M.creates { enterCreated(into: graph, made, locals, lookup: lookup) } else { enterSteps(into: graph, locals, lookup: lookup) }
+        }
         return outcome
+    }
+
+    /// `enterSteps` after a run with creation steps, as a build that finds a creation step's
+    /// instance published by a resolve nested in an earlier factory (`takePublished`) leaves its
+    /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
+    /// made it: never twice), the dependencies the run spared not entered (it never reached them).
+    @inline(never)
+    private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+            let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
+        }
     }
 
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),

@@ -104,6 +104,10 @@ struct ReferenceWords<Element: AnyObject> {
         _ = self[i].retained()
     }
 
+    /// Whether the word at `i` holds nothing (`none`).
+    @inline(__always)
+    func isNone(_ i: Int) -> Bool { base[i] == Self.none }
+
     /// Whether the words still own the reference at `i` (not moved out, not empty).
     @inline(__always)
     func owns(_ i: Int) -> Bool { base[i] & Self.moved == 0 }
