@@ -509,9 +509,16 @@ final class Plan: @unchecked Sendable {
         // steps): the next child of that component runs it, not the ordinary build.
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
         guard !recorder.steps.contains(where: { $0.completes }) else { throw .childCompletions }
+        let (slots, params) = componentShape(recorder.component)
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                    component: slots, componentParams: params)
+    }
+
+    /// The slots `fits` compares, and their params, of a per-request component (`component`, by slot).
+    private static func componentShape(_ component: [Borrowed<Registration>]) -> ([ComponentSlot], [Param]) {
         var slots: [ComponentSlot] = []
         var params: [Param] = []
-        for registration in recorder.component {
+        for registration in component {
             registration.borrow { r in
                 let spec = r.spec
                 slots.append(ComponentSlot(key: r.key, scope: spec.scope, paramInfo: r.paramInfo,
@@ -519,8 +526,23 @@ final class Plan: @unchecked Sendable {
                 params += r.params
             }
         }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params)
+        return (slots, params)
+    }
+
+    /// A declined plan of resolves from `child` (`record(_:configuration:child:)` threw `reason`),
+    /// keyed by `child`'s component (`fits`): a later child of that component builds at once, with no
+    /// recording again (`Registration.otherComponentPlan`). Nil when `child`'s table is not small.
+    static func declined(_ configuration: UInt, _ reason: Decline, child: Container) -> Plan? {
+        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { return nil }
+        var component: [Borrowed<Registration>] = []
+        for slot in 0..<RegistrationTable.slotCount(block) {
+            guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
+            component.append(r)
+        }
+        let (slots, params) = componentShape(component)
+        let plan = Plan(steps: [], inputs: [], configuration: configuration, objects: nil, component: slots, componentParams: params)
+        plan.decline = reason
+        return plan
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
