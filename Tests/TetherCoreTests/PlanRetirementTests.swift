@@ -115,4 +115,57 @@ import TetherCore
         #expect(fx.tracker.made("child B") == 30 && fx.tracker.made("A") == 60)
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
+
+    @Test func aChildUnderAChildStacksBothComponents() throws {
+        // A request's child under a request's child: one plan per stacked component (the registrations of
+        // every container between the resolving one and the owner, each container's its own level), each
+        // resolve taking every level's registrations from its own chain. The same keys split otherwise
+        // between the levels, or in another order, is another component.
+        let fx = try Fixture(retiring: true)
+        try fx.register("A", [dep("B"), dep("C")], scope: .transient)
+        try fx.register("B", scope: .transient, label: "root B")
+        try fx.register("C", scope: .transient, label: "root C")
+        let a = fx.container.registration(for: Key("A"))!
+        func labels(_ from: Container) throws -> String {
+            let instance = try fx.resolve("A", in: from)
+            return withExtendedLifetime(instance) { "\(Obj.of(instance).dep(0).label) \(Obj.of(instance).dep(1).label)" }
+        }
+        var seen: [String] = []
+        let counts = try counted {
+            for round in 0..<10 {
+                // B in the child, C in its child.
+                let child = try fx.child()
+                try fx.register("B", scope: .transient, in: child, label: "B\(round)")
+                let grandchild = try fx.child(of: child)
+                try fx.register("C", scope: .transient, in: grandchild, label: "C\(round)")
+                seen.append(try labels(grandchild))
+                seen.append(try labels(child))
+                // B and C both in the child, the grandchild's own key unrelated.
+                let both = try fx.child()
+                try fx.register("B", scope: .transient, in: both, label: "both B\(round)")
+                try fx.register("C", scope: .transient, in: both, label: "both C\(round)")
+                let under = try fx.child(of: both)
+                try fx.register("D", scope: .transient, in: under)
+                seen.append(try labels(under))
+                // C in the child, B in its child (the levels' keys swapped).
+                let swapped = try fx.child()
+                try fx.register("C", scope: .transient, in: swapped, label: "swapped C\(round)")
+                let below = try fx.child(of: swapped)
+                try fx.register("B", scope: .transient, in: below, label: "swapped B\(round)")
+                seen.append(try labels(below))
+                // An empty child between: it falls through.
+                let empty = try fx.child(of: child)
+                let deepest = try fx.child(of: empty)
+                try fx.register("C", scope: .transient, in: deepest, label: "deep C\(round)")
+                seen.append(try labels(deepest))
+            }
+        }
+        #expect(counts == ["resolves": 50], "every resolve served by a plan: no childDepth")
+        #expect(seen == (0..<10).flatMap { r in
+            ["B\(r) C\(r)", "B\(r) root C", "both B\(r) both C\(r)", "swapped B\(r) swapped C\(r)", "B\(r) deep C\(r)"]
+        })
+        // [B | C] (twice: the empty child between changes nothing), [B], [B, C | D], [C | B].
+        #expect(a.childPlanCount == 4)
+        #expect(fx.tracker.made("A") == 50 && fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
 }

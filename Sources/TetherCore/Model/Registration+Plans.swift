@@ -100,36 +100,34 @@ extension Registration {
     static var noMorePlans: UInt { 1 }
 
     /// The plan of a resolve from `child`, a descendant of `owner` (this
-    /// registration's container) with registrations of its own and nothing
-    /// registered between them: the plan of `child`'s per-request component (its
-    /// registrations by slot, `Plan.fits`), which wrote them to `locals`: one recorded
+    /// registration's container) with registrations of its own: the plan of its
+    /// per-request component (its registrations by slot, then those of each container
+    /// between it and `owner` that registered, `Plan.fits`), which wrote them to `locals`: one recorded
     /// through an earlier child with the same component serves it, else one is
     /// recorded now. Nil when the graph must resolve it.
     @inline(never)
     private func componentPlan(from child: Container, _ owner: Borrowed<Container>,
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        guard let parent = child.parent.map({ Borrowed($0) }),
-              parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
         let configuration = owner.borrow { $0.configuration }
         let address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
             // A declined one (retiring: a child graph that is not plain, kept by its component) builds.
-            if plan.borrow({ $0.configuration == configuration && $0.fits(child, locals) }) { return plan.borrow { $0.declines } ? nil : plan }
+            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, locals) }) { return plan.borrow { $0.declines } ? nil : plan }
         }
-        return otherComponentPlan(from: child, configuration, locals)
+        return otherComponentPlan(from: child, owner, configuration, locals)
     }
 
     /// `componentPlan` when the last one served does not fit `child`: another held
     /// one that does, or one recorded now (not retiring: at most `maxPlans`, as `recordPlan`).
     @inline(never)
-    private func otherComponentPlan(from child: Container, _ configuration: UInt,
+    private func otherComponentPlan(from child: Container, _ owner: Borrowed<Container>, _ configuration: UInt,
                                     _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         let retiring = retiresPlans
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
-            guard let i = rare.componentPlans.lastIndex(where: { $0.configuration == configuration && $0.fits(child, locals) }) else { return nil }
+            guard let i = rare.componentPlans.lastIndex(where: { $0.configuration == configuration && $0.fits(child, owner, locals) }) else { return nil }
             let found = rare.componentPlans[i]
             // Retiring: least recently served first out, so the served one goes last.
             if retiring && i != rare.componentPlans.count - 1 { rare.componentPlans.append(rare.componentPlans.remove(at: i)) }
@@ -143,7 +141,7 @@ extension Registration {
         var decline = Plan.Decline.other
         var plan: Plan?
         do { plan = try Plan.record(self, configuration: configuration, child: child) } catch { (plan, decline) = (nil, error) }
-        if retiring && plan == nil { plan = Plan.declined(configuration, decline, child: child) }
+        if retiring && plan == nil { plan = Plan.declined(configuration, decline, child: child, below: owner) }
         var retired: [Plan] = []
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
@@ -165,7 +163,7 @@ extension Registration {
             return true
         }
         retire(retired)
-        guard installed, let plan, !plan.declines, plan.fits(child, locals) else { return nil }
+        guard installed, let plan, !plan.declines, plan.fits(child, owner, locals) else { return nil }
         return .init(plan)
     }
 
@@ -251,7 +249,6 @@ extension Registration {
         if container !== self.container {
             let owner = Borrowed(self.container)
             if !container.fallsThroughEmpty(to: owner) {
-                guard let parent = container.parent, parent.fallsThroughEmpty(to: owner) else { return .childDepth }
                 address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
                 if address == Self.noMorePlans { return .planLimit }
                 // The declined plan the resolve found (retiring), else the last decline recorded.
