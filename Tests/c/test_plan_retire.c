@@ -155,12 +155,37 @@ static void *resolver_loop(void *arg) {
     return NULL;
 }
 
+/* Counts kept atomically: two threads make and drop A and B (`kind`'s counts are plain ints). */
+typedef struct atomic_kind { kind k; atomic_int made, dropped; } atomic_kind;
+static void *make_counted2(atomic_kind *k, node *a, node *b) {
+    atomic_fetch_add(&k->made, 1);
+    node *o = xcalloc(sizeof *o);
+    o->magic = ALIVE; o->k = &k->k; o->a = a; o->b = b;
+    return o;
+}
+static void *make_counted0(atomic_kind *k) { return make_counted2(k, NULL, NULL); }
+static void drop_counted(void *instance, void *context) {
+    node *o = instance;
+    atomic_kind *k = context;
+    if (o->k != &k->k) atomic_fetch_add(&wrong_seen, 1);
+    o->magic = DEAD;
+    atomic_fetch_add(&k->dropped, 1);
+    free(o);
+}
+static void reg_counted(tether_container *c, const char *key, atomic_kind *k, tether_scope scope, const char *a, const char *b) {
+    tether_param p[3] = {TETHER_CONTEXT, TETHER_DEP(a), TETHER_DEP(b)};
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(c, key, a ? (tether_fn)make_counted2 : (tether_fn)make_counted0, p, a ? 3 : 1, &r));
+    CHECK_OK(tether_set_scope(r, scope));
+    CHECK_OK(tether_set_context(r, k, drop_counted));
+}
+
 static void configuration_changes_while_another_thread_resolves(void) {
-    static kind A = {"A", 0, 0}, B = {"B", 0, 0}, S = {"S", 0, 0};
+    static atomic_kind A = {{"A", 0, 0}, 0, 0}, B = {{"B", 0, 0}, 0, 0}, S = {{"S", 0, 0}, 0, 0};
     shared = new_container();
-    reg_node(shared, "A", &A, TETHER_SCOPE_TRANSIENT, "B", "S", drop_node);
-    reg_node(shared, "B", &B, TETHER_SCOPE_TRANSIENT, NULL, NULL, drop_node);
-    reg_node(shared, "S", &S, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    reg_counted(shared, "A", &A, TETHER_SCOPE_TRANSIENT, "B", "S");
+    reg_counted(shared, "B", &B, TETHER_SCOPE_TRANSIENT, NULL, NULL);
+    reg_counted(shared, "S", &S, TETHER_SCOPE_SINGLETON, NULL, NULL);
     tether_ref *sr;
     shared_s = resolve(shared, "S", &sr);
     pthread_t t;
@@ -176,10 +201,11 @@ static void configuration_changes_while_another_thread_resolves(void) {
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
     CHECK(wrong == 0 && atomic_load(&wrong_seen) == 0);
-    CHECK(A.made == 2000 + atomic_load(&resolved) && A.dropped == A.made && B.dropped == B.made);
+    CHECK(atomic_load(&A.made) == 2000 + atomic_load(&resolved) && atomic_load(&B.made) == atomic_load(&A.made));
+    CHECK(atomic_load(&A.dropped) == atomic_load(&A.made) && atomic_load(&B.dropped) == atomic_load(&B.made));
     CHECK_OK(tether_ref_release(sr));
     CHECK_OK(tether_container_free(shared));
-    CHECK(S.made == 1 && S.dropped == 1);
+    CHECK(atomic_load(&S.made) == 1 && atomic_load(&S.dropped) == 1);
 }
 
 /* A(B, C) registered in the root; a child registers B, a child of that child C (a child with
