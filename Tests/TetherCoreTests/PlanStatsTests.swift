@@ -75,4 +75,43 @@ import TetherCore
         }
         #expect(counts == ["resolves": 2, "plansOff": 2])
     }
+
+    /// A resolve nested in a factory runs its plan (on a progress of its own: the outer plan is
+    /// under way on the thread's), none goes to the build; the nested graph's instances are its own.
+    @Test func aResolveNestedInAFactoryRunsItsPlan() throws {
+        let fx = try Fixture()
+        try fx.register("A", scope: .transient) { _ in _ = try fx.resolve("B") }
+        try fx.register("B", [dep("C")], scope: .transient)
+        try fx.register("C", scope: .graph)
+        try fx.register("D", [dep("C"), dep("A")], scope: .transient)
+        let counts = try counted {
+            for _ in 0..<3 { _ = try fx.resolve("A") }
+            _ = try fx.resolve("D")
+        }
+        #expect(counts == ["resolves": 8])
+        // D's graph has its C; the resolve nested in A's factory made another.
+        #expect(fx.tracker.calls("A") == 4 && fx.tracker.calls("B") == 4 && fx.tracker.calls("C") == 5)
+        #expect(fx.tracker.dropped("B") == 4 && fx.tracker.dropped("C") == 5, "the nested roots let go of when their resolves returned")
+    }
+
+    /// A resolve nested in the factory of a nested plan's step that asks for a key under construction
+    /// further out (the outer plan's root): the cycle, with the nested parts through the nested plan's
+    /// steps, its factory run once; the nested resolve that meets it is counted under `cycle`.
+    @Test func aNestedPlansStepSeesWhatIsUnderConstructionFurtherOut() throws {
+        let fx = try Fixture()
+        let inner = Box<TetherError?>(nil)
+        try fx.register("A", scope: .transient) { _ in _ = try fx.resolve("B") }
+        try fx.register("B", [dep("C")], scope: .transient)
+        try fx.register("C", scope: .transient) { _ in
+            do { _ = try fx.resolve("A") } catch let e as TetherError { inner.value = e }
+        }
+        _ = try fx.resolve("A")  // records the plans (the cycle is met once more below)
+        let counts = try counted { _ = try fx.resolve("A") }
+        #expect(counts == ["resolves": 3, "cycle": 1])
+        let error = try #require(inner.value)
+        #expect(error.code == .cycle)
+        #expect(error.message.hasPrefix("dependency cycle through constructors: \"A\" -> \"B\" -> \"C\" -> \"A\""))
+        #expect(error.parts.nested.map { "\($0.from.name)>\($0.to.name)" } == ["A>B", "C>A"])
+        #expect(fx.tracker.calls("A") == 2 && fx.tracker.calls("C") == 2, "each factory once per resolve")
+    }
 }

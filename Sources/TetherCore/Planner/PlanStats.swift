@@ -145,12 +145,12 @@ package enum PlanStats {
     /// plan: what a run noted when it declined (`PlanProgress.decline`), else what the lookup found.
     @inline(never)
     static func countBuild(_ counts: Counts, _ registration: Registration, from container: Container,
-                           nested: Bool, progress: UnsafeMutablePointer<PlanProgress>) {
+                           progress: UnsafeMutablePointer<PlanProgress>) {
         if let noted = progress.pointee.decline {
             progress.pointee.decline = nil
             counts.count(noted)
         } else {
-            counts.count(nested ? .nested : registration.planDecline(from: container))
+            counts.count(registration.planDecline(from: container))
         }
     }
 
