@@ -33,11 +33,13 @@ import TetherCore
         try fx.register("X", [.argument(.i64)])
         let counts = try counted {
             // Each resolve counts once, the second under the reason the declined plan kept.
+            // (The missing dependency and the cycle are their plans' errors: no build.)
             for _ in 0..<2 { #expect(throws: TetherError.self) { try fx.resolve("M") } }
             #expect(throws: TetherError.self) { try fx.resolve("C1") }
             #expect(throws: TetherError.self) { try fx.resolve("A") }
         }
-        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1, "arguments": 1])
+        // A dependency not registered and a cycle are known when the plan is recorded: the plan fails.
+        #expect(counts == ["resolves": 4, "arguments": 1])
     }
 
     /// A plan recorded through a child with registrations of its own makes no slots per resolve: a
@@ -113,5 +115,36 @@ import TetherCore
         #expect(error.message.hasPrefix("dependency cycle through constructors: \"A\" -> \"B\" -> \"C\" -> \"A\""))
         #expect(error.parts.nested.map { "\($0.from.name)>\($0.to.name)" } == ["A>B", "C>A"])
         #expect(fx.tracker.calls("A") == 2 && fx.tracker.calls("C") == 2, "each factory once per resolve")
+    }
+
+    /// A cycle or a missing dependency found before any factory: the plan's outcome is the build's
+    /// error (status, message, parts), nothing made or cached; an earlier sibling made first still
+    /// goes to the build, which makes it and then reports.
+    @Test func aCycleOrAMissingDependencyIsThePlansError() throws {
+        let fx = try Fixture()
+        try fx.register("M", [dep("S"), dep("Nowhere")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        try fx.register("C1", [dep("C2")])
+        try fx.register("C2", [dep("C1")])
+        try fx.register("Late", [dep("B"), dep("Nowhere")])
+        try fx.register("B", scope: .transient)
+        _ = try fx.resolve("S")
+        var errors: [TetherError] = []
+        let counts = try counted {
+            for key in ["M", "M", "C1", "C1", "Late"] {
+                do { _ = try fx.resolve(key) } catch let e as TetherError { errors.append(e) }
+            }
+        }
+        #expect(counts == ["resolves": 5, "missing": 1])
+        #expect(errors.count == 5)
+        #expect(errors[0].code == .notFound && errors[0].message == errors[1].message)
+        #expect(errors[0].message.hasPrefix("no registration for \"Nowhere\" (needed by \"M\")"))
+        #expect(errors[0].parts.fix == .register && errors[0].parts.key == Key("Nowhere") && errors[0].parts.path == [Key("M")])
+        #expect(errors[2].code == .cycle && errors[2].message == errors[3].message)
+        #expect(errors[2].message.hasPrefix("dependency cycle through constructors: \"C1\" -> \"C2\" -> \"C1\""))
+        #expect(errors[2].parts.path == [Key("C1"), Key("C2"), Key("C1")])
+        #expect(fx.tracker.calls("M") == 0 && fx.tracker.calls("C1") == 0 && fx.tracker.calls("C2") == 0)
+        #expect(fx.tracker.calls("B") == 1 && fx.tracker.dropped("B") == 1, "the build made B before it found the error")
+        #expect(fx.tracker.calls("S") == 1 && fx.tracker.dropped("S") == 0)
     }
 }

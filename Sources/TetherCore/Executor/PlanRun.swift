@@ -327,6 +327,11 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        // A failing plan (`Plan.failure`): its shared leaves taken, as the build's, then its error.
+        if let failure {
+            letGo(M.self, &run, count: count)
+            return .failure(failure)
+        }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
             return .failure(error)

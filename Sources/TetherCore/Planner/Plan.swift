@@ -262,6 +262,11 @@ final class Plan: @unchecked Sendable {
     /// (`Step.local` names a slot), and the slots' params.
     let component: UnsafeBufferPointer<ComponentSlot>
     let componentParams: UnsafeBufferPointer<Param>
+    /// A plan whose run fails with this error before any factory (`Recorder.failingPlan`): a
+    /// constructor cycle or a dependency not registered, known when the plan was recorded, with
+    /// the build's status, message and parts. Its steps, if any, are shared leaves the build
+    /// takes from their caches before it finds the error.
+    let failure: TetherError?
     /// Whether the plan is a child's (recorded through its component): its local steps, if
     /// any, take the child's registrations by slot.
     var hasLocals: Bool { !component.isEmpty }
@@ -301,14 +306,16 @@ final class Plan: @unchecked Sendable {
         return UnsafeBufferPointer(storage)
     }
 
-    var declines: Bool { steps.isEmpty }
+    var declines: Bool { steps.isEmpty && failure == nil }
     var stepCount: Int { steps.count }
 
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [],
+                 failure: TetherError? = nil) {
         var steps = steps
+        self.failure = failure
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
         // external edge of the block, as a shared step's, never a record in it.
@@ -441,6 +448,9 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            if let failure = recorder.failure, !recorder.steps.contains(where: { !$0.isShared || $0.creates }) {
+                return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failure: failure)
+            }
             throw recorder.decline
         }
         let creates = recorder.steps.contains { $0.creates }
@@ -640,6 +650,26 @@ final class Plan: @unchecked Sendable {
 
         /// Why `visit` found the graph not plain (the recording stopped there).
         private(set) var decline = Decline.other
+        /// With `decline` `.cycle` or `.missing`: the error `Graph.build` reports there (`Plan.failure`),
+        /// unless the lookup refuses captives (the build checks that first, and may report that instead).
+        private(set) var failure: TetherError?
+
+        /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
+        private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
+
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`).
+        private func cycle(_ key: Key) -> Decline {
+            let path = path
+            if !lookup.refusesCaptives { failure = TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]) }
+            return .cycle
+        }
+
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`).
+        private func missing(_ key: Key) -> Decline {
+            let path = path
+            if !lookup.refusesCaptives { failure = TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)) }
+            return .missing
+        }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
         /// order (`CreationOrder.walk`); nil when the graph is not plain (`decline` says why).
@@ -693,7 +723,7 @@ final class Plan: @unchecked Sendable {
             }
             // A cycle (its frame is open) declines; the depth is bounded as the steps are.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
-                  !onPath.contains(id) else { throw onPath.contains(id) ? .cycle : .tooLarge }
+                  !onPath.contains(id) else { throw onPath.contains(id) ? cycle(r.key) : .tooLarge }
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
@@ -736,7 +766,7 @@ final class Plan: @unchecked Sendable {
             let top = frames.count - 1
             switch param.kind.planned {
             case .instance:
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
                 return try reach(dep)
             case .context:
@@ -751,7 +781,7 @@ final class Plan: @unchecked Sendable {
             // Slots made per resolve: not in a container step (its run reads the request, not a graph).
             case .weak:
                 guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
                 return try reach(dep)
             case .all:
