@@ -117,9 +117,9 @@ import TetherCore
         #expect(fx.tracker.calls("A") == 2 && fx.tracker.calls("C") == 2, "each factory once per resolve")
     }
 
-    /// A cycle or a missing dependency found before any factory: the plan's outcome is the build's
-    /// error (status, message, parts), nothing made or cached; an earlier sibling made first still
-    /// goes to the build, which makes it and then reports.
+    /// A cycle or a missing dependency is known when the plan is recorded: the plan's outcome is the
+    /// build's error (status, message, parts), after what the build makes first (an earlier sibling,
+    /// let go of), nothing cached.
     @Test func aCycleOrAMissingDependencyIsThePlansError() throws {
         let fx = try Fixture()
         try fx.register("M", [dep("S"), dep("Nowhere")], scope: .transient)
@@ -135,7 +135,7 @@ import TetherCore
                 do { _ = try fx.resolve(key) } catch let e as TetherError { errors.append(e) }
             }
         }
-        #expect(counts == ["resolves": 5, "missing": 1])
+        #expect(counts == ["resolves": 5])
         #expect(errors.count == 5)
         #expect(errors[0].code == .notFound && errors[0].message == errors[1].message)
         #expect(errors[0].message.hasPrefix("no registration for \"Nowhere\" (needed by \"M\")"))
@@ -144,7 +144,38 @@ import TetherCore
         #expect(errors[2].message.hasPrefix("dependency cycle through constructors: \"C1\" -> \"C2\" -> \"C1\""))
         #expect(errors[2].parts.path == [Key("C1"), Key("C2"), Key("C1")])
         #expect(fx.tracker.calls("M") == 0 && fx.tracker.calls("C1") == 0 && fx.tracker.calls("C2") == 0)
-        #expect(fx.tracker.calls("B") == 1 && fx.tracker.dropped("B") == 1, "the build made B before it found the error")
+        #expect(fx.tracker.calls("B") == 1 && fx.tracker.dropped("B") == 1, "made before the error, as the build makes it")
+        #expect(errors[4].message.hasPrefix("no registration for \"Nowhere\" (needed by \"Late\")"))
         #expect(fx.tracker.calls("S") == 1 && fx.tracker.dropped("S") == 0)
+    }
+
+    /// A failing plan's step was asked for by a frame still open when the walk met the error: a
+    /// resolve nested in its factory sees that frame under construction (a cycle, the factory once),
+    /// and its own factory's failure names the path from the root, as the build's frames give them.
+    @Test func aFailingPlansStepsSeeTheFramesOpenAboveThem() throws {
+        let fx = try Fixture()
+        let inner = Box<TetherError?>(nil)
+        let failR = Box(false)
+        try fx.register("Open", [dep("Mid")], scope: .transient)
+        try fx.register("Mid", [dep("R"), dep("Nowhere")], scope: .transient)
+        try fx.register("R", scope: .transient) { _ in
+            do { _ = try fx.resolve("Open") } catch let e as TetherError { inner.value = e }
+            if failR.value { throw TetherError(.factoryFailed, "R failed") }
+        }
+        var errors: [TetherError] = []
+        let counts = try counted {
+            for _ in 0..<2 {
+                do { _ = try fx.resolve("Open") } catch let e as TetherError { errors.append(e) }
+            }
+        }
+        #expect(counts == ["resolves": 4, "cycle": 2], "each nested resolve of Open meets it under construction")
+        #expect(errors.count == 2 && errors.allSatisfy { $0.code == .notFound && $0.parts.path == [Key("Open"), Key("Mid")] })
+        let cycle = try #require(inner.value)
+        #expect(cycle.code == .cycle)
+        #expect(cycle.message.hasPrefix("dependency cycle through constructors: \"Open\" -> \"Mid\" -> \"R\" -> \"Open\""))
+        #expect(fx.tracker.calls("R") == 2 && fx.tracker.dropped("R") == 2 && fx.tracker.calls("Open") == 0)
+        failR.value = true
+        let failed = expectError(.factoryFailed, "\"Open\" -> \"Mid\" -> \"R\"") { try fx.resolve("Open") }
+        #expect(failed?.parts.path == [Key("Open"), Key("Mid"), Key("R")])
     }
 }

@@ -327,10 +327,10 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
-        // A failing plan (`Plan.failure`): its shared leaves taken, as the build's, then its error.
-        if let failure {
+        // A failing plan (`Plan.failing`): what the build makes before it meets the error, let go of, then the error.
+        if failing != nil {
             letGo(M.self, &run, count: count)
-            return .failure(failure)
+            return .failure(failing.unsafelyUnwrapped.error)
         }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
@@ -732,6 +732,7 @@ extension Plan {
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
+            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step) + registrations.reversed() }
             step = steps[step].parent
         }
         return registrations.reversed()
@@ -750,6 +751,9 @@ extension Plan {
         var step = i
         while step >= 0 {
             keys.append((locals.map { registration(step, $0) } ?? steps[step].registration).borrow { $0.key })
+            if steps[step].parent < 0, let failing = failing {
+                return failing.opened(by: step).map { $0.borrow { $0.key } } + keys.reversed()
+            }
             step = steps[step].parent
         }
         return keys.reversed()

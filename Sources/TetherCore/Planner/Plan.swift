@@ -262,11 +262,25 @@ final class Plan: @unchecked Sendable {
     /// (`Step.local` names a slot), and the slots' params.
     let component: UnsafeBufferPointer<ComponentSlot>
     let componentParams: UnsafeBufferPointer<Param>
-    /// A plan whose run fails with this error before any factory (`Recorder.failingPlan`): a
-    /// constructor cycle or a dependency not registered, known when the plan was recorded, with
-    /// the build's status, message and parts. Its steps, if any, are shared leaves the build
-    /// takes from their caches before it finds the error.
-    let failure: TetherError?
+    /// A plan whose run fails with this error after its steps (`Failing`): a constructor cycle
+    /// or a dependency not registered, known when the plan was recorded, with the build's status,
+    /// message and parts. Its steps are those the build makes (or takes from a cache) before it
+    /// finds the error, each asked for by a frame still open then (`failing`).
+    var failure: TetherError? { failing?.error }
+    let failing: Failing?
+
+    /// What a failing plan knows of where the walk met its error: the frames open then (outermost
+    /// first: the root, down to the one asking), and for each step whose asker was one of them
+    /// (`Step.parent` -1) how many of those frames were open above it, for the paths the build's
+    /// frames would give (`constructing(at:)`, a factory failure's message).
+    struct Failing {
+        let error: TetherError
+        let open: [Borrowed<Registration>]
+        /// Per step: the number of `open` frames above it (its asker the last of them); 0 for a step with a parent.
+        let depth: [Int]
+
+        func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
+    }
     /// Whether the plan is a child's (recorded through its component): its local steps, if
     /// any, take the child's registrations by slot.
     var hasLocals: Bool { !component.isEmpty }
@@ -306,16 +320,16 @@ final class Plan: @unchecked Sendable {
         return UnsafeBufferPointer(storage)
     }
 
-    var declines: Bool { steps.isEmpty && failure == nil }
+    var declines: Bool { steps.isEmpty && failing == nil }
     var stepCount: Int { steps.count }
 
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
                  component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [],
-                 failure: TetherError? = nil) {
+                 failing: Failing? = nil) {
         var steps = steps
-        self.failure = failure
+        self.failing = failing
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
         // external edge of the block, as a shared step's, never a record in it.
@@ -341,7 +355,7 @@ final class Plan: @unchecked Sendable {
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && failing == nil ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -448,8 +462,8 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            if let failure = recorder.failure, !recorder.steps.contains(where: { !$0.isShared || $0.creates }) {
-                return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failure: failure)
+            if let failing = recorder.failing() {
+                return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
             }
             throw recorder.decline
         }
@@ -653,14 +667,29 @@ final class Plan: @unchecked Sendable {
         /// With `decline` `.cycle` or `.missing`: the error `Graph.build` reports there (`Plan.failure`),
         /// unless the lookup refuses captives (the build checks that first, and may report that instead).
         private(set) var failure: TetherError?
+        /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
+        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int)] = []
 
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
+
+        /// After `visit` met a cycle or a missing dependency (`failure`): what a failing plan of the
+        /// steps made so far needs (`Plan.Failing`); nil when those steps are not a plain run's (slots
+        /// made per resolve, creation, container or value steps: the build reports it).
+        func failing() -> Plan.Failing? {
+            guard let failure, slots.isEmpty,
+                  !steps.contains(where: { $0.creates || $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
+            // A step without a parent was asked for by an open frame: the deepest one open when it was made.
+            let open = failureFrames
+            let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
+            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth)
+        }
 
         /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`).
         private func cycle(_ key: Key) -> Decline {
             let path = path
             if !lookup.refusesCaptives { failure = TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]) }
+            failureFrames = frames.map { ($0.registration, $0.firstNew) }
             return .cycle
         }
 
@@ -668,6 +697,7 @@ final class Plan: @unchecked Sendable {
         private func missing(_ key: Key) -> Decline {
             let path = path
             if !lookup.refusesCaptives { failure = TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)) }
+            failureFrames = frames.map { ($0.registration, $0.firstNew) }
             return .missing
         }
 
