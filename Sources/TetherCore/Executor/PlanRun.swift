@@ -741,7 +741,9 @@ extension Plan {
     /// The keys of the frames a build has open when it asks for step `i` (a plan without local
     /// steps): from the root down to its first asker, for the messages of its claim.
     func askingPath(to i: Int) -> [Key] {
-        steps[i].parent < 0 ? [] : path(to: steps[i].parent, Locals<OwnSteps>?.none)
+        // A failing plan's step asked for by a frame open when the walk met the error: those frames.
+        if steps[i].parent < 0 { return failing.map { $0.opened(by: i).map { $0.borrow { $0.key } } } ?? [] }
+        return path(to: steps[i].parent, Locals<OwnSteps>?.none)
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.

@@ -674,11 +674,11 @@ final class Plan: @unchecked Sendable {
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
 
         /// After `visit` met a cycle or a missing dependency (`failure`): what a failing plan of the
-        /// steps made so far needs (`Plan.Failing`); nil when those steps are not a plain run's (slots
-        /// made per resolve, creation, container or value steps: the build reports it).
+        /// steps made so far needs (`Plan.Failing`); nil when those steps are not a plain run's or a
+        /// creating one's (slots made per resolve, container or value steps: the build reports it).
         func failing() -> Plan.Failing? {
             guard let failure, slots.isEmpty,
-                  !steps.contains(where: { $0.creates || $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
+                  !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
             // A step without a parent was asked for by an open frame: the deepest one open when it was made.
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
