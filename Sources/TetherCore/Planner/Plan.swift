@@ -65,6 +65,9 @@ final class Plan: @unchecked Sendable {
         /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
         /// its cell claimed before any factory (`creations`), published by the graph it replays into.
         var creates = false
+        /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
+        /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
+        var underContainer = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -105,12 +108,15 @@ final class Plan: @unchecked Sendable {
         var owner = -1
         var later: Borrowed<Registration>?
         var after = 0
+        /// LAZY in a child's plan: `awaits`' slot in the component when it is one of the child's own
+        /// registrations (-1: not), whose registration each run awaits in the resolving child's place.
+        var awaitsLocal = -1
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
     /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
-    /// it has completion callbacks (a local step never completes).
+    /// it has completion callbacks.
     struct ComponentSlot {
         let key: Key
         let scope: Scope
@@ -193,6 +199,8 @@ final class Plan: @unchecked Sendable {
     var hasContainer: Bool { !containerSteps.isEmpty }
     /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
     let readsRequest: Bool
+    /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
+    let skipsUnderContainer: Bool
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -235,6 +243,13 @@ final class Plan: @unchecked Sendable {
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// A plan of a graph the build fails in, before its root: its run makes the steps the build makes
+    /// before it meets the failure, lets go of them as the build's abort does, and reports the build's
+    /// error (a dependency on a key taking runtime arguments: `Recorder.argumentDependency`; a
+    /// constructor cycle, `Recorder.cycle`; a dependency not registered, `Recorder.missing`). Each
+    /// of those steps was asked for by a frame still open then (`failing`).
+    let failure: TetherError?
+    let fails: Bool
     /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
     let slots: [SlotInput]
     /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, makes slots, or
@@ -262,11 +277,7 @@ final class Plan: @unchecked Sendable {
     /// (`Step.local` names a slot), and the slots' params.
     let component: UnsafeBufferPointer<ComponentSlot>
     let componentParams: UnsafeBufferPointer<Param>
-    /// A plan whose run fails with this error after its steps (`Failing`): a constructor cycle
-    /// or a dependency not registered, known when the plan was recorded, with the build's status,
-    /// message and parts. Its steps are those the build makes (or takes from a cache) before it
-    /// finds the error, each asked for by a frame still open then (`failing`).
-    var failure: TetherError? { failing?.error }
+    /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
     let failing: Failing?
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
@@ -320,16 +331,17 @@ final class Plan: @unchecked Sendable {
         return UnsafeBufferPointer(storage)
     }
 
-    var declines: Bool { steps.isEmpty && failing == nil }
+    var declines: Bool { steps.isEmpty && !fails }
     var stepCount: Int { steps.count }
 
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [],
-                 failing: Failing? = nil) {
-        var steps = steps
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil) {
+        self.failure = failing?.error
+        fails = failing != nil
         self.failing = failing
+        var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
         // external edge of the block, as a shared step's, never a record in it.
@@ -355,7 +367,10 @@ final class Plan: @unchecked Sendable {
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && failing == nil ? words : 0
+        // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
+        skipsUnderContainer = steps.contains { $0.underContainer }
+        // (A container-scoped root is its container's instance, not a block's.)
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -455,17 +470,22 @@ final class Plan: @unchecked Sendable {
     /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
     /// state, else (walked again) the warm plan.
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
-        guard !root.spec.scope.isShared, !root.isDeclaredValue else { throw .sharedRoot }
+        // A container-scoped root not cached in the resolving container is a container step: its run claims,
+        // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            if let failing = recorder.failing() {
-                return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
-            }
-            throw recorder.decline
+            guard let failing = recorder.failing() else { throw recorder.decline }
+            // A graph's replay (creation steps, completion callbacks) passes no request: over container
+            // or value steps, creation records the warm plan, callbacks are built.
+            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
+            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
@@ -515,24 +535,29 @@ final class Plan: @unchecked Sendable {
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
-    /// with its contexts. Throws when the child's table is not small, or the graph is not
-    /// plain or has completion callbacks (`Graph` resolves it).
+    /// with its contexts: its container-scoped ones as container steps (made once per child,
+    /// published into it), those with completion callbacks, and slots made per resolve, in a plan
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
+    /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
         guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
-        let recorder = Recorder(lookup: child)
+        // The root's runtime arguments, as from its own container (the run passes the resolve's).
+        let recorder = Recorder(lookup: child, allowsArguments: true)
         for slot in 0..<RegistrationTable.slotCount(block) {
             guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { throw .childTable }
             recorder.component.append(r)
         }
         recorder.recordsLocals = true
         recorder.makesContainer = true
-        // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
-        // own registrations: a local step's is the recording child's, so such graphs are built.
+        recorder.recordsSlots = true
+        // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
+        // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.steps.contains(where: { $0.completes }) else { throw .childCompletions }
+        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
+        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for registration in recorder.component {
@@ -544,7 +569,7 @@ final class Plan: @unchecked Sendable {
             }
         }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params)
+                    component: slots, componentParams: params, slots: recorder.slots)
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
@@ -603,7 +628,7 @@ final class Plan: @unchecked Sendable {
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
-        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
@@ -664,8 +689,8 @@ final class Plan: @unchecked Sendable {
 
         /// Why `visit` found the graph not plain (the recording stopped there).
         private(set) var decline = Decline.other
-        /// With `decline` `.cycle` or `.missing`: the error `Graph.build` reports there (`Plan.failure`),
-        /// unless the lookup refuses captives (the build checks that first, and may report that instead).
+        /// The error the build reports where the walk stopped, if it is one a plan reports too
+        /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`).
         private(set) var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
         private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int)] = []
@@ -673,32 +698,34 @@ final class Plan: @unchecked Sendable {
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
 
-        /// After `visit` met a cycle or a missing dependency (`failure`): what a failing plan of the
-        /// steps made so far needs (`Plan.Failing`); nil when those steps are not a plain run's or a
-        /// creating one's (slots made per resolve, container or value steps: the build reports it).
+        /// After `visit` met a `failure`: what a failing plan of the steps made so far needs
+        /// (`Plan.Failing`); nil when there is none, or slots made per resolve came first (the build reports it).
         func failing() -> Plan.Failing? {
-            guard let failure, slots.isEmpty,
-                  !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
+            guard let failure, slots.isEmpty else { return nil }
             // A step without a parent was asked for by an open frame: the deepest one open when it was made.
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
             return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth)
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`).
-        private func cycle(_ key: Key) -> Decline {
-            let path = path
-            if !lookup.refusesCaptives { failure = TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]) }
+        /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
+        private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
+            failure = error
             failureFrames = frames.map { ($0.registration, $0.firstNew) }
-            return .cycle
+            return reason
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`).
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless the
+        /// lookup refuses captives (the build checks that first, and may report that instead).
+        private func cycle(_ key: Key) -> Decline {
+            let path = path
+            return met(lookup.refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+        }
+
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`), as `cycle`.
         private func missing(_ key: Key) -> Decline {
             let path = path
-            if !lookup.refusesCaptives { failure = TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)) }
-            failureFrames = frames.map { ($0.registration, $0.firstNew) }
-            return .missing
+            return met(lookup.refusesCaptives ? nil : TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
@@ -707,7 +734,10 @@ final class Plan: @unchecked Sendable {
             do throws(Decline) {
                 switch try reach(registration) {
                 case .found(let step): return step
-                case .enter(let frame): return try CreationOrder.walk(self, entering: frame)
+                case .enter(let frame):
+                    let root = try CreationOrder.walk(self, entering: frame)
+                    if makesContainer { try markUnderContainer() }
+                    return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
             } catch {
@@ -730,10 +760,9 @@ final class Plan: @unchecked Sendable {
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
             if recordsLocals && r.container === lookup {
-                // Its slot; a child's own container-scoped registration, or one with completion
-                // callbacks: `Graph` builds it (a local step takes each child's registration).
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw .childLocal }
+                // Its slot: a local step takes each child's registration there (a container step too:
+                // made once per child, published into it, `Plan.takeContainer`).
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
@@ -797,7 +826,7 @@ final class Plan: @unchecked Sendable {
             switch param.kind.planned {
             case .instance:
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
@@ -812,7 +841,7 @@ final class Plan: @unchecked Sendable {
             case .weak:
                 guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
@@ -823,7 +852,7 @@ final class Plan: @unchecked Sendable {
                 let next = frames[top].listSteps.count
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
-                    guard !item.borrow({ $0.hasArguments }) else { throw .arguments }
+                    guard !item.borrow({ $0.hasArguments }) else { throw argumentDependency(item.borrow { $0.key }) }
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
@@ -850,6 +879,13 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
+        }
+
+        /// A DEP, WEAK or ALL slot reaching `key`, which takes runtime arguments: the build's error
+        /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
+        private func argumentDependency(_ key: Key) -> Decline {
+            let path = path
+            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.
@@ -881,6 +917,7 @@ final class Plan: @unchecked Sendable {
                     slots[n].step = s
                 } else {
                     slots[n].awaits = r
+                    if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                 }
             }
@@ -890,9 +927,18 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
+                // A creation step: a container step's plan reads the request, which no replay into a graph
+                // (the creating one) passes: the warm plan instead (`record`), or the build (`recordCreating`).
+                if steps[step].creates {
+                    declinedCreating = true
+                    throw .other
+                }
                 let dep = steps[step].registration
+                // A made (graph- or transient-scoped) step: the core's run makes it before the container
+                // step, or none of those under it when the container steps are cached (`markUnderContainer`).
                 guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
+                      || makesContainer && !steps[step].isShared
                 else { throw .containerInput }
             }
             switch param.kind.planned {
@@ -916,9 +962,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
-                var step = Step(registration: frame.registration, spec: Borrowed(spec),
+                var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
                                 firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
                 step.isContainer = true
+                step.local = frame.local
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
@@ -927,6 +974,27 @@ final class Plan: @unchecked Sendable {
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
+        }
+
+        /// After the walk: marks the made steps first asked for under a container step
+        /// (`Step.underContainer`), which a run finding the container steps cached skips, as a build
+        /// that takes them from the cache never asks for them. Declines (`containerInput`) when a step
+        /// outside takes one of those (a graph-scoped instance both share): that build makes it
+        /// later, where the step outside asks for it, an order a skip does not give.
+        private func markUnderContainer() throws(Decline) {
+            guard steps.contains(where: { $0.isContainer }) else { return }
+            for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
+                var k = steps[i].parent
+                while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+                steps[i].underContainer = k >= 0
+            }
+            guard steps.contains(where: { $0.underContainer }) else { return }
+            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+                let slots = steps[k].registration.borrow { $0.params.count }
+                for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
+                    if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }
+                }
+            }
         }
 
         /// After `visit`: every completion callback of the made steps, in the order
