@@ -13,7 +13,7 @@ extension Plan {
     /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
     enum Decline: Int, Error, CaseIterable {
         // No plan looked for or found.
-        case plansOff, planLimit, childDepth
+        case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, containerWithCompletions, resolverSlot
@@ -45,8 +45,7 @@ extension Plan {
         var text: String {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
-            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already"
-            case .childDepth: "from a child with registrations of its own under another such child"
+            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
             case .cycle: "a constructor cycle through a nested resolve, or past a slot made per resolve, a container or value step, in a strict container or a child's plan (Graph reports it)"
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
