@@ -27,6 +27,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1042,6 +1043,9 @@ typedef struct mt_shared {
         long nivcsw;
     } slot[MT_MAX];
 } mt_shared;
+/* Each thread's results start a 128-byte line pair of their own (no false sharing between threads). */
+_Static_assert(_Alignof(struct mt_slot) == 128 && sizeof(struct mt_slot) == 128, "mt_slot: one line pair");
+_Static_assert(offsetof(mt_shared, slot) % 128 == 0 && offsetof(mt_shared, stop) % 128 == 0, "mt_shared: lines apart");
 typedef struct mt_arg { mt_shared *s; int idx; } mt_arg;
 static int g_detail = -1;                /* TETHER_BENCH_ROUNDS set: every run and round on stderr */
 static int g_slowest = -1;               /* TETHER_BENCH_SLOWEST set: the old method, for comparison */
