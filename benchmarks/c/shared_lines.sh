@@ -4,7 +4,9 @@
 # Usage (repository root, after `make build`): sh benchmarks/c/shared_lines.sh SHAPE [OPS] [WARM]
 # (shapes: S1 S2 S3 S3L S4 SG RC RQ0 RQ1 RQV RA RP). Under valgrind, whose allocator has no per-thread
 # arenas: a heap line it shows may be false sharing of valgrind's placement; a refcount (written by
-# swift_retain/swift_release's caller, shown) or a global is the library's.
+# swift_retain/swift_release's caller, shown) or a global is the library's. A `SplitCount` stripe (a
+# `lock xadd` at a 128-byte multiple: edges to published singletons) shows too, and is not shared
+# natively: valgrind runs every thread on one CPU, so both threads take the same CPU's stripe.
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SHAPE=${1:-S2}; OPS=${2:-50}; WARM=${3:-1500}
