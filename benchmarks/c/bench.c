@@ -1143,7 +1143,7 @@ static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
 }
 
 /* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
-   (wall time / total ops). */
+   (1 / the aggregate throughput). */
 static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
     long iters = calibrate_mt(body, ctx);
     if (iters < 0) return -1;
@@ -1941,7 +1941,7 @@ int main(int argc, char **argv) {
     printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
            "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
     printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
-           "(ideal 2.0 on 2 idle cores); the ns figure is wall time / total ops; runs 5x as long as the others; "
+           "(ideal 2.0 on 2 idle cores; each thread's own rate over one window, summed); the ns figure is 1 / that throughput; runs 5x as long as the others; "
            "Tether, its baseline and the machine check take turns within each round.\n");
     if (wanted(only, "mem"))
         printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "
