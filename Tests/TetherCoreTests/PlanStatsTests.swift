@@ -37,21 +37,26 @@ import TetherCore
             #expect(throws: TetherError.self) { try fx.resolve("C1") }
             #expect(throws: TetherError.self) { try fx.resolve("A") }
         }
-        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1, "arguments": 1])
+        // (A's dependency taking runtime arguments is a plan that fails as the build does: no decline.)
+        #expect(counts == ["resolves": 4, "missing": 2, "cycle": 1])
     }
 
-    /// A plan recorded through a child with registrations of its own makes no slots per resolve: a
-    /// WEAK slot declines it (the same graph from the root's own container is planned).
-    @Test func aSlotKindAChildsPlanDoesNotRecordIsItsReason() throws {
+    /// A plan recorded through a child with registrations of its own makes slots per resolve as the
+    /// owner's plans do (a WEAK slot here), and a container step's WEAK slot is its reason.
+    @Test func aChildsPlanMakesSlotsAContainerStepsSlotIsItsReason() throws {
         let fx = try Fixture()
         try fx.register("B")
         try fx.register("W", [weakDep("B")])
+        try fx.register("R", [weakDep("V")], scope: .container)
+        try fx.register("V", scope: .singleton)
+        try fx.register("H", [dep("R")])
         let child = try fx.child()
         try fx.register("Own", in: child)
         let counts = try counted {
             for _ in 0..<2 { _ = try fx.resolve("W", in: child) }
+            for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
         }
-        #expect(counts == ["resolves": 2, "weakSlot": 2])
+        #expect(counts == ["resolves": 4, "weakSlot": 2])
     }
 
     @Test func aSingletonNotCachedYetIsCreatedByAPlan() throws {

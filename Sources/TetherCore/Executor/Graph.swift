@@ -271,6 +271,12 @@ final class Graph {
                     backOffs += 1
                     guard backOffs <= Self.maxBackOffs else { return .failure(cycle) }
                     SharedCache.shared.waitReleased(cell)
+                    // A child's plan takes the child's registrations from the thread's `locals`, which a
+                    // resolve nested in a completion callback may have rebound meanwhile: bound again.
+                    if let p = plan, p.borrow({ $0.hasLocals }),
+                       !Borrowed<ThreadState>(opaque: thread).borrow({ t in p.borrow { $0.fits(container, t.planProgress.pointee.locals) } }) {
+                        plan = nil
+                    }
                     continue
                 }
                 return .failure(error)

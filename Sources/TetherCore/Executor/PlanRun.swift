@@ -51,10 +51,11 @@ extension Plan {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in 3 words: word 0 has the bit of each step taken from the
+    /// A run's container steps, in 4 words: word 0 has the bit of each step taken from the
     /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
     /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
-    /// made (read by a resolve nested on this thread, through the claim).
+    /// made (read by a resolve nested on this thread, through the claim), word 3 the cell another
+    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again.
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
@@ -81,25 +82,49 @@ extension Plan {
     private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 3) { buffer in
-            buffer.initialize(repeating: 0)
-            var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
-            let outcome = withUnsafeMutablePointer(to: &request) { request in
-                if hasLocals {
-                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+            var waits = 0
+            while true {
+                buffer.initialize(repeating: 0)
+                var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
+                let outcome = withUnsafeMutablePointer(to: &request) { request in
+                    if hasLocals {
+                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                    }
+                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
                 }
-                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
-            }
-            // Claims a failed or declined run still holds (a run that succeeded published them).
-            let claims = ContainerClaims(words: buffer.baseAddress!)
-            if claims.words[1] != 0 {
-                for n in 0..<containerSteps.count where claims.holds(n) {
-                    steps[containerSteps[n]].registration.borrow { container.endScopedClaim($0, thread: thread) }
+                // Claims a failed or declined run still holds (a run that succeeded published them).
+                let claims = ContainerClaims(words: buffer.baseAddress!)
+                if claims.words[1] != 0 {
+                    // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
+                    let locals = Locals<ChildSteps>(base: progress.pointee.locals)
+                    for n in 0..<containerSteps.count where claims.holds(n) {
+                        registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
+                    }
                 }
+                guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
             }
-            return outcome
         }
     }
+
+    /// A run that declined, a container step's cell held by another thread (`held`, retained): waits until
+    /// it is released, as a build would (`SharedCache.waitReleasedForPlan`), holding no cell (the run let go
+    /// of its claims), for the thread's outermost resolve acting for no token; true: run again (the
+    /// instance published meanwhile, or the cell free to claim). Out of line: contention.
+    @inline(never)
+    private func waitedForHeld(_ held: UInt, _ waits: inout Int, _ progress: UnsafeMutablePointer<PlanProgress>,
+                               thread: UnsafeMutableRawPointer) -> Bool {
+        let cell = Ref<SharedCache.Cell>(word: held)!.take()
+        guard waits < Plan.maxWaits,
+              Borrowed<ThreadState>(opaque: thread).borrow({ $0.nesting == 1 && $0.replaying.isEmpty && $0.tokens.isEmpty }),
+              SharedCache.shared.waitReleasedForPlan(cell, thread: thread) else { return false }
+        waits += 1
+        progress.pointee.decline = nil  // not declined after all
+        return true
+    }
+
+    /// How often a run waits for another thread's container step and runs again before the build takes over.
+    static var maxWaits: Int { 8 }
 
     /// A run without a graph: the steps as separate instances, or (`blockWords`) as one block,
     /// then the container steps made published into the resolving container.
@@ -149,22 +174,41 @@ extension Plan {
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
-        // (A child's plan never completes, `record(_:configuration:child:)`: graphs replay own steps only.)
-        let locals = Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)
+        if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(M.self, into: graph, made, specs, progress,
+                      Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
+    }
+
+    /// `replay(into:)` of a child's plan (completion callbacks or slots made per resolve): its local
+    /// steps take the resolving child's registrations (`fits` wrote them), and enter the graph under
+    /// them. Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayChild<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                         _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                         lookup: Container) -> Result<Bool, TetherError> {
+        replay(M.self, into: graph, made, specs, progress,
+               Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
+    }
+
+    @inline(__always)
+    private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                       _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                       lookup: Container) -> Result<Bool, TetherError> {
         let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
             // A graph's run makes no block: no pointers of its own.
             var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
-        if case .success(true) = outcome { enterSteps(into: graph, lookup: lookup) }
+        if case .success(true) = outcome { enterSteps(into: graph, locals, lookup: lookup) }
         return outcome
     }
 
-    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`).
+    /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
+    /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
-    private func enterSteps(into graph: Graph, lookup: Container) {
+    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container) {
         for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
-            graph.enterReplayed(steps[i].registration, at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
 
@@ -281,6 +325,8 @@ extension Plan {
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
+        let skipsUnder = claims != nil && skipsUnderContainer && claims!.words[0] != 0
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -298,6 +344,7 @@ extension Plan {
             }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
+            if skipsUnder && steps[i].underContainer { continue }
             progress.pointee.step = i
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
@@ -327,11 +374,19 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
             return .failure(error)
         }
         return .success(true)
+    }
+
+    /// A plan that `fails`, after its steps: what they made let go of, as the build's abort does, and the build's error.
+    @inline(never)
+    private func fail<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) -> Result<Bool, TetherError> {
+        letGo(M.self, &run, count: count)
+        return .failure(failure.unsafelyUnwrapped)
     }
 
     /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
@@ -497,7 +552,7 @@ extension Plan {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            let found = steps[i].registration.borrow { r in
+            let found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
             }
             switch found {
@@ -508,7 +563,10 @@ extension Plan {
                 cached += 1
             case .claimed:
                 claims[1] |= 1 << UInt(n)
-            case .heldHere, .heldElsewhere:
+            case .heldElsewhere(let cell):
+                claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
+                return false
+            case .heldHere:
                 return false
             }
         }
@@ -536,7 +594,7 @@ extension Plan {
         }
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
-            steps[i].registration.borrow { r in
+            registration(i, locals).borrow { r in
                 made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
             }
             claims.words[1] &= ~(1 << UInt(n))
@@ -603,14 +661,14 @@ extension Plan {
     /// the graph's instance made before, else waiting for it in the graph: `SlotInput`), ALL lists,
     /// and factory handles last (the factory owns them from here); then the instance, its strong
     /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
-    /// the factory as late edges, the cells' owner. Such a plan has no local steps (`recordsSlots`).
+    /// the factory as late edges, the cells' owner. A local step's are its child's registration's (`fits`).
     @inline(never)
     private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                   _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
             : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
-        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(steps[i].registration, instance.borrowed) } }
+        if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
         return instance
     }
 
@@ -619,8 +677,8 @@ extension Plan {
                               _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let (made, words) = (run.instances, run.words)
         let (graph, lookup) = into
-        let registration = steps[i].registration
-        let spec = steps[i].spec!
+        let registration = registration(i, locals)
+        let spec = spec(i, locals)
         let count = registration.borrow { $0.params.count }
         let first = steps[i].firstInput
         let bridge = lookup.borrow { $0.bridge }
@@ -654,7 +712,9 @@ extension Plan {
             if step >= 0 {
                 cell.bind(to: made[step].object)
             } else if let awaited = slots[n].awaits {
-                graph.borrow { $0.awaitCell(awaited, cell) }
+                // One of a child's own registrations: the resolving child's in its slot.
+                let local = B.bindsLocals ? slots[n].awaitsLocal : -1
+                graph.borrow { $0.awaitCell(local >= 0 ? locals.base[local] : awaited, cell) }
             }
             cells.append(cell)
             words[s] = try bridge.lazyWord(cell)
@@ -685,7 +745,9 @@ extension Plan {
         }
         // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
         let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
-        let instance = Instance.make(pointer: pointer, spec: specs.retainedCopy(of: spec), dependencies: edges.count,
+        // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
+        let instance = Instance.make(pointer: pointer, spec: !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained(),
+                                     dependencies: edges.count,
                                      edge: { made.take(edges[$0]).word }, late: late)
         if !cells.isEmpty {
             let owner = instance.borrow { $0.weakRef }

@@ -65,6 +65,9 @@ final class Plan: @unchecked Sendable {
         /// A singleton or weak registration no cache held when recorded (`recordCreating`): made here,
         /// its cell claimed before any factory (`creations`), published by the graph it replays into.
         var creates = false
+        /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
+        /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
+        var underContainer = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -105,12 +108,15 @@ final class Plan: @unchecked Sendable {
         var owner = -1
         var later: Borrowed<Registration>?
         var after = 0
+        /// LAZY in a child's plan: `awaits`' slot in the component when it is one of the child's own
+        /// registrations (-1: not), whose registration each run awaits in the resolving child's place.
+        var awaitsLocal = -1
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
     /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
-    /// it has completion callbacks (a local step never completes).
+    /// it has completion callbacks.
     struct ComponentSlot {
         let key: Key
         let scope: Scope
@@ -193,6 +199,8 @@ final class Plan: @unchecked Sendable {
     var hasContainer: Bool { !containerSteps.isEmpty }
     /// Whether a run reads the resolving container: container or value steps (`RequestRun`).
     let readsRequest: Bool
+    /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
+    let skipsUnderContainer: Bool
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -235,6 +243,11 @@ final class Plan: @unchecked Sendable {
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
+    /// A plan of a graph the build fails in, before its root: its run makes the steps the build makes
+    /// before it meets the failure, lets go of them as the build's abort does, and reports the build's
+    /// error (a dependency on a key taking runtime arguments: `Recorder.argumentDependency`).
+    let failure: TetherError?
+    let fails: Bool
     /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
     let slots: [SlotInput]
     /// Whether a run replays into the thread's graph (`replay(into:)`): it completes, makes slots, or
@@ -301,13 +314,15 @@ final class Plan: @unchecked Sendable {
         return UnsafeBufferPointer(storage)
     }
 
-    var declines: Bool { steps.isEmpty }
+    var declines: Bool { steps.isEmpty && !fails }
     var stepCount: Int { steps.count }
 
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = []) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failure: TetherError? = nil) {
+        self.failure = failure
+        fails = failure != nil
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -334,7 +349,10 @@ final class Plan: @unchecked Sendable {
         }
         creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph ? words : 0
+        // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
+        skipsUnderContainer = steps.contains { $0.underContainer }
+        // (A container-scoped root is its container's instance, not a block's.)
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -434,14 +452,20 @@ final class Plan: @unchecked Sendable {
     /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
     /// state, else (walked again) the warm plan.
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
-        guard !root.spec.scope.isShared, !root.isDeclaredValue else { throw .sharedRoot }
+        // A container-scoped root not cached in the resolving container is a container step: its run claims,
+        // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            throw recorder.decline
+            guard let failure = recorder.failure else { throw recorder.decline }
+            // The steps before the failure create nothing, complete nothing, make no slots: else `Graph` builds it.
+            if recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
+            guard recorder.slots.isEmpty, !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failure: failure)
         }
         let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
@@ -491,24 +515,29 @@ final class Plan: @unchecked Sendable {
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
-    /// with its contexts. Throws when the child's table is not small, or the graph is not
-    /// plain or has completion callbacks (`Graph` resolves it).
+    /// with its contexts: its container-scoped ones as container steps (made once per child,
+    /// published into it), those with completion callbacks, and slots made per resolve, in a plan
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
+    /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
         guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
-        let recorder = Recorder(lookup: child)
+        // The root's runtime arguments, as from its own container (the run passes the resolve's).
+        let recorder = Recorder(lookup: child, allowsArguments: true)
         for slot in 0..<RegistrationTable.slotCount(block) {
             guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { throw .childTable }
             recorder.component.append(r)
         }
         recorder.recordsLocals = true
         recorder.makesContainer = true
-        // With completion callbacks the graph replays it (`Graph.replay`), keyed by the steps'
-        // own registrations: a local step's is the recording child's, so such graphs are built.
+        recorder.recordsSlots = true
+        // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
+        // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.steps.contains(where: { $0.completes }) else { throw .childCompletions }
+        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
+        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for registration in recorder.component {
@@ -520,7 +549,7 @@ final class Plan: @unchecked Sendable {
             }
         }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params)
+                    component: slots, componentParams: params, slots: recorder.slots)
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
@@ -579,7 +608,7 @@ final class Plan: @unchecked Sendable {
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
-        /// the core's plans of a root's own container, replayed into the graph (`needsGraph`).
+        /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
@@ -589,6 +618,8 @@ final class Plan: @unchecked Sendable {
         var createsUncached = false
         /// Set when the walk declined a creation step (not one a plan covers: `reach`).
         private(set) var declinedCreating = false
+        /// The error the build reports where the walk stopped (`argumentDependency`), if it is one a plan reports too.
+        private(set) var failure: TetherError?
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -647,7 +678,10 @@ final class Plan: @unchecked Sendable {
             do throws(Decline) {
                 switch try reach(registration) {
                 case .found(let step): return step
-                case .enter(let frame): return try CreationOrder.walk(self, entering: frame)
+                case .enter(let frame):
+                    let root = try CreationOrder.walk(self, entering: frame)
+                    if makesContainer { try markUnderContainer() }
+                    return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
             } catch {
@@ -670,10 +704,9 @@ final class Plan: @unchecked Sendable {
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
             if recordsLocals && r.container === lookup {
-                // Its slot; a child's own container-scoped registration, or one with completion
-                // callbacks: `Graph` builds it (a local step takes each child's registration).
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      !spec.scope.isPerResolvingContainer, spec.completionCount == 0 else { throw .childLocal }
+                // Its slot: a local step takes each child's registration there (a container step too:
+                // made once per child, published into it, `Plan.takeContainer`).
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer
@@ -737,7 +770,7 @@ final class Plan: @unchecked Sendable {
             switch param.kind.planned {
             case .instance:
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
@@ -752,7 +785,7 @@ final class Plan: @unchecked Sendable {
             case .weak:
                 guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
-                guard !dep.borrow({ $0.hasArguments }) else { throw .arguments }
+                guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
@@ -763,7 +796,7 @@ final class Plan: @unchecked Sendable {
                 let next = frames[top].listSteps.count
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
-                    guard !item.borrow({ $0.hasArguments }) else { throw .arguments }
+                    guard !item.borrow({ $0.hasArguments }) else { throw argumentDependency(item.borrow { $0.key }) }
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
@@ -790,6 +823,14 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
+        }
+
+        /// A DEP, WEAK or ALL slot reaching `key`, which takes runtime arguments: the build's error
+        /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
+        private func argumentDependency(_ key: Key) -> Decline {
+            let path = frames.map { $0.registration.borrow { $0.key } }
+            failure = Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+            return .arguments
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.
@@ -821,6 +862,7 @@ final class Plan: @unchecked Sendable {
                     slots[n].step = s
                 } else {
                     slots[n].awaits = r
+                    if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                 }
             }
@@ -830,9 +872,18 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
+                // A creation step: a container step's plan reads the request, which no replay into a graph
+                // (the creating one) passes: the warm plan instead (`record`), or the build (`recordCreating`).
+                if steps[step].creates {
+                    declinedCreating = true
+                    throw .other
+                }
                 let dep = steps[step].registration
+                // A made (graph- or transient-scoped) step: the core's run makes it before the container
+                // step, or none of those under it when the container steps are cached (`markUnderContainer`).
                 guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
                       || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
+                      || makesContainer && !steps[step].isShared
                 else { throw .containerInput }
             }
             switch param.kind.planned {
@@ -856,9 +907,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
-                var step = Step(registration: frame.registration, spec: Borrowed(spec),
+                var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
                                 firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
                 step.isContainer = true
+                step.local = frame.local
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
@@ -867,6 +919,27 @@ final class Plan: @unchecked Sendable {
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
+        }
+
+        /// After the walk: marks the made steps first asked for under a container step
+        /// (`Step.underContainer`), which a run finding the container steps cached skips, as a build
+        /// that takes them from the cache never asks for them. Declines (`containerInput`) when a step
+        /// outside takes one of those (a graph-scoped instance both share): that build makes it
+        /// later, where the step outside asks for it, an order a skip does not give.
+        private func markUnderContainer() throws(Decline) {
+            guard steps.contains(where: { $0.isContainer }) else { return }
+            for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
+                var k = steps[i].parent
+                while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+                steps[i].underContainer = k >= 0
+            }
+            guard steps.contains(where: { $0.underContainer }) else { return }
+            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+                let slots = steps[k].registration.borrow { $0.params.count }
+                for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
+                    if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }
+                }
+            }
         }
 
         /// After `visit`: every completion callback of the made steps, in the order

@@ -17,11 +17,11 @@ extension Plan {
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, containerWithCompletions, resolverSlot
-        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a child's
-        /// plan, a description; a container step's slot; a LAZY slot of a container-scoped or value key).
+        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
+        /// description; a container step's slot; a LAZY slot of a container-scoped or value key).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
         case slotsWithRequestSteps
-        case childTable, childLocal, childCompletions
+        case childTable, childLocal
         /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
@@ -55,19 +55,18 @@ extension Plan {
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
-            case .containerInput: "a container-scoped step's slot takes a graph- or transient-scoped instance"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
             case .resolverSlot: "a RESOLVER slot"
-            case .weakSlot: "a WEAK slot where the plan makes no slots (a child's plan, a container step's)"
+            case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
             case .lazySlot: "a LAZY slot where the plan makes no slots, or of a container-scoped or value key"
             case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots, or of a container-scoped or value key"
-            case .allSlot: "an ALL slot where the plan makes no slots (a child's plan, a container step's)"
-            case .factorySlot: "a FACTORY slot where the plan makes no slots (a child's plan, a container step's)"
+            case .allSlot: "an ALL slot where the plan makes no slots (a description, a container step's)"
+            case .factorySlot: "a FACTORY slot where the plan makes no slots (a description, a container step's)"
             case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
             case .childTable: "from a child whose own registrations are not a small table"
-            case .childLocal: "a child's own registration that is container-scoped or has completion callbacks"
-            case .childCompletions: "from a child with registrations of its own, a graph with completion callbacks"
+            case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached yet, or no value provided"

@@ -263,6 +263,22 @@ final class SharedCache: @unchecked Sendable {
         }
     }
 
+    /// Waits until `held`, a container-scoped instance's cell another thread claimed (`Container.claimScoped`),
+    /// is released, as `claimScoped` waits, for a plan's run that let go of every cell it held
+    /// (`Plan.runRequest`: the thread's outermost resolve, acting for no token). False, without waiting, when
+    /// the thread must not wait (no-wait mode) or the wait would be refused or fail: the build then claims,
+    /// waits or reports as it does.
+    func waitReleasedForPlan(_ held: Cell, thread: UnsafeMutableRawPointer) -> Bool {
+        let state = Borrowed<ThreadState>(opaque: thread)
+        guard Self.refusing(thread) == nil, !state.borrow({ $0.noWait }) else { return false }
+        do throws(TetherError) {
+            _ = try wait(for: held, in: stripe(held.key), state, canBackOff: true)  // backing off: it holds nothing
+        } catch {
+            return false
+        }
+        return true
+    }
+
     /// Fails with `.wouldBlock` when the calling thread (`state`) resolves in no-wait mode (`WaitMode`)
     /// and would wait for another thread's creation of `key`.
     private static func refuseWaitingIfAsked(_ key: Key, _ state: Borrowed<ThreadState>) throws(TetherError) {
