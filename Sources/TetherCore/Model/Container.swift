@@ -277,6 +277,7 @@ public final class Container: @unchecked Sendable {
     /// taken from now on, and those outstanding keep one ordinary reference between them, which
     /// the last of them releases (as `SplitEdge.holdForRemaining`).
     public func closeCellHolds() {
+        guard splitsCellHolds else { return }  // (a request's child: no atomic operation at its free)
         if let split = cellHolds.close(), !split.kill() { _ = Ref(retaining: self) }
     }
 
