@@ -29,8 +29,35 @@ final class TestBridge: SlotBridge, @unchecked Sendable {
         var recalled: [Key] = []
         var barriers = 0
         var barriersBeforeRecall: [Int] = []
+        var retired: [AnyObject] = []
+        var retiredEver = 0
     }
     private let state = Lock(State())
+    /// Whether replaced plans are retired (kept in `retired` until the test says no resolve is under
+    /// way: `releaseRetired`), as the ABI's bridge retires them to its reclaimer; off, the core keeps them.
+    let retiring: Bool
+
+    init(retiring: Bool = false) { self.retiring = retiring }
+
+    var retiresReplaced: Bool { retiring }
+
+    func retire(_ replaced: AnyObject) {
+        state.withLock { s in
+            s.retired.append(replaced)
+            s.retiredEver += 1
+        }
+    }
+
+    /// Lets go of what was retired (the caller: no resolve is under way), returning how many.
+    @discardableResult
+    func releaseRetired() -> Int {
+        let retired = state.withLock { s in
+            defer { s.retired = [] }
+            return s.retired
+        }
+        return retired.count
+    }
+    var retiredEver: Int { state.withLock { $0.retiredEver } }
 
     func weakWord(_ ref: WeakRef) -> UInt64 {
         state.withLock { s in
@@ -239,10 +266,12 @@ final class Box<T>: @unchecked Sendable {
 /// One container (and its bridge and tracker) per test.
 final class Fixture: @unchecked Sendable {
     let tracker = Tracker()
-    let bridge = TestBridge()
+    let bridge: TestBridge
     let container: Container
 
-    init() throws {
+    /// `retiring`: the bridge retires replaced plans (`TestBridge.retiring`).
+    init(retiring: Bool = false) throws {
+        bridge = TestBridge(retiring: retiring)
         container = try Container(bridge: bridge)
     }
 

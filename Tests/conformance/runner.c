@@ -81,7 +81,7 @@ typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: 1 a
 static struct {
     const char *path;
     regdef *regs;
-    named containers[16]; int ncontainers;
+    named containers[32]; int ncontainers;
     named vars[64]; int nvars;
     char *flags[16]; int nflags;
     char *trace[MAX_TRACE]; int ntrace;

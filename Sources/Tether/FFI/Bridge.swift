@@ -32,6 +32,15 @@ final class ABIBridge: SlotBridge, @unchecked Sendable {
     func unpublishBarrier() {
         heavyBarrier()
     }
+
+    /// A replaced plan is retired by the reclaimer of the calls' sections: the resolve that replaced
+    /// it is one such call (or nested in one), as is every resolve that may still be replaying it.
+    var retiresReplaced: Bool { true }
+
+    func retire(_ replaced: AnyObject) {
+        let handed = Ref(retaining: replaced)
+        Reclamation.reclaimer.retire(by: HandleCache.current.pointee.reclaim) { handed.release() }
+    }
 }
 
 public typealias CCompleteFn = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32

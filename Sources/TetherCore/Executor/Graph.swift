@@ -274,7 +274,7 @@ final class Graph {
                     // A child's plan takes the child's registrations from the thread's `locals`, which a
                     // resolve nested in a completion callback may have rebound meanwhile: bound again.
                     if let p = plan, p.borrow({ $0.hasLocals }),
-                       !Borrowed<ThreadState>(opaque: thread).borrow({ t in p.borrow { $0.fits(container, t.planProgress.pointee.locals) } }) {
+                       !Borrowed<ThreadState>(opaque: thread).borrow({ t in p.borrow { $0.fits(container, Borrowed(registration.container), t.planProgress.pointee.locals) } }) {
                         plan = nil
                     }
                     continue

@@ -66,8 +66,18 @@ public protocol SlotBridge: AnyObject, Sendable {
     /// issue the matching barrier between recording a loan and `confirm()`.
     /// Default: a sequentially consistent fence (lenders then fence too).
     func unpublishBarrier()
+    /// Whether `retire` lets go of what the core replaces while lock-free readers may
+    /// still use it (a registration's replaced plans). Default false: the core keeps
+    /// each as long as its registration, so it keeps at most `Registration.maxPlans`.
+    var retiresReplaced: Bool { get }
+    /// Lets go of `replaced`, already unreachable for new resolves, once no resolve
+    /// under way can still be using it (the ABI: its reclaimer, whose read-side sections
+    /// are the exported calls, every resolve inside one). Called only if `retiresReplaced`.
+    func retire(_ replaced: AnyObject)
 }
 
 extension SlotBridge {
     public func unpublishBarrier() { atomicMemoryFence(ordering: .sequentiallyConsistent) }
+    public var retiresReplaced: Bool { false }
+    public func retire(_ replaced: AnyObject) { preconditionFailure("Tether: retire on a bridge that keeps what is replaced") }
 }

@@ -463,6 +463,9 @@ public final class Container: @unchecked Sendable {
     /// Nothing was ever registered here (the registration table was never made).
     var neverRegistered: Bool { tableIfAny?.borrow { $0.neverStored } ?? true }
 
+    /// The parent, unretained (a child's plan walks the chain to its owner: `Plan.componentLevels`).
+    var parentBorrowed: Borrowed<Container>? { parentReference }
+
     /// The addresses of the cache words of this container and its parents, in
     /// the order of `versionAddresses`. A cache word grows with every
     /// configuration change of its container and every time the container lets

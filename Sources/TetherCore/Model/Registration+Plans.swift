@@ -3,8 +3,11 @@ import Synchronization
 /// The plan cache of a registration, apart from the registration itself: which
 /// recorded `Plan` serves a resolve from its container (`planAddress`) or from a
 /// child with registrations of its own (`componentPlan`: one per per-request component), recording one when the
-/// configuration changed. Plans are kept as long as the registration (`Rare.kept`):
-/// a reader may still be replaying a replaced one.
+/// configuration changed. A reader may still be replaying a replaced plan: the container's bridge retires
+/// it (`SlotBridge.retire`: the ABI's reclaimer lets go of it once every call under way then has ended), so
+/// a registration holds a few plans at once (`heldPlans` of each kind) and records any number over its life.
+/// A bridge that does not retire (the core on its own) leaves them to the registration (`Rare.kept`): then at
+/// most `maxPlans` are recorded, and past them the key resolves the ordinary way.
 extension Registration {
     /// The plan for a resolve of this registration from `container`, recorded
     /// now if the configuration changed since the last; nil when the graph must
@@ -44,73 +47,123 @@ extension Registration {
         return !plan.declines && plan.configuration == configuration
     }
 
+    /// Plans the registration holds now (warm, creating, of children; replaced ones the bridge
+    /// did not retire): a diagnostic, tests check their bound.
+    public var heldPlanCount: Int { lock.withSpinLock { withRare { $0.kept.count { $0 is Plan } } ?? 0 } }
+
     /// Plans recorded for resolves from children with registrations of their
     /// own (`componentPlan`), and child graphs that could not be (a diagnostic).
     public var childPlanCount: Int { lock.withSpinLock { withRare { $0.componentPlans.count + $0.componentDeclines } ?? 0 } }
 
-    /// Plans a registration records at most: a reader may still be replaying a
-    /// replaced plan, so every plan is kept as long as the registration. A key
-    /// whose graph keeps changing between resolves resolves the ordinary way
-    /// after this many, so its memory stays bounded.
+    /// Plans a registration records at most when its bridge does not retire replaced
+    /// ones (`SlotBridge.retiresReplaced`): a reader may still be replaying a replaced
+    /// plan, so every plan is then kept as long as the registration. A key whose graph
+    /// keeps changing between resolves resolves the ordinary way after this many, so
+    /// its memory stays bounded. Retiring, it bounds the creation plans recorded (and
+    /// the child graphs declined) per configuration instead.
     static var maxPlans: Int { 16 }
+    /// Retiring: component plans (declined ones included) a registration holds at once, the least
+    /// recently served retired first, and creation plans (one per caches' state met) of one configuration.
+    static var heldPlans: Int { 8 }
+
+    /// Whether replaced plans are retired rather than kept (the bridge says).
+    private var retiresPlans: Bool { container.bridge.retiresReplaced }
+
+    /// Hands `plans`, already unreachable for new resolves and out of `Rare.kept`, to the bridge
+    /// (outside `lock`: the ABI's reclaimer takes a lock of its own).
+    private func retire(_ plans: [Plan]) {
+        for plan in plans { container.bridge.retire(plan) }
+    }
+
+    /// Retiring, caller holds `lock`: takes `plan` out of `rare.kept`, for `retire`.
+    private static func unkeep(_ plan: Plan, _ rare: Rare) -> Plan {
+        if let i = rare.kept.lastIndex(where: { $0 === plan }) { rare.kept.remove(at: i) }
+        return plan
+    }
+
+    /// Retiring, caller holds `lock`: a configuration newer than the one counted so far starts the
+    /// count of creation plans recorded again (`creationsRecorded`), and takes out the creation and component
+    /// plans of older ones, which no resolve finds again (configurations only grow), for `retire`.
+    private static func newConfiguration(_ configuration: UInt, _ rare: Rare) -> [Plan] {
+        guard configuration > rare.countedConfiguration else { return [] }
+        rare.countedConfiguration = configuration
+        rare.creationsRecorded = 0
+        var stale: [Plan] = []
+        rare.creationPlans.removeAll { plan in plan.configuration < configuration && { stale.append(unkeep(plan, rare)); return true }() }
+        rare.componentPlans.removeAll { plan in plan.configuration < configuration && { stale.append(unkeep(plan, rare)); return true }() }
+        if let last = Borrowed<Plan>(word: rare.lastComponentPlan.load(ordering: .relaxed)), stale.contains(where: { Borrowed($0).word == last.word }) {
+            rare.lastComponentPlan.store(0, ordering: .releasing)
+        }
+        return stale
+    }
     /// `planAddress` once `maxPlans` were recorded.
     static var noMorePlans: UInt { 1 }
 
     /// The plan of a resolve from `child`, a descendant of `owner` (this
-    /// registration's container) with registrations of its own and nothing
-    /// registered between them: the plan of `child`'s per-request component (its
-    /// registrations by slot, `Plan.fits`), which wrote them to `locals`: one recorded
+    /// registration's container) with registrations of its own: the plan of its
+    /// per-request component (its registrations by slot, then those of each container
+    /// between it and `owner` that registered, `Plan.fits`), which wrote them to `locals`: one recorded
     /// through an earlier child with the same component serves it, else one is
     /// recorded now. Nil when the graph must resolve it.
     @inline(never)
     private func componentPlan(from child: Container, _ owner: Borrowed<Container>,
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        guard let parent = child.parent.map({ Borrowed($0) }),
-              parent.borrow({ $0.fallsThroughEmpty(to: owner) }) else { return nil }
         let configuration = owner.borrow { $0.configuration }
         let address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
-            if plan.borrow({ $0.configuration == configuration && $0.fits(child, locals) }) { return plan }
+            // A declined one (retiring: a child graph that is not plain, kept by its component) builds.
+            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, locals) }) { return plan.borrow { $0.declines } ? nil : plan }
         }
-        return otherComponentPlan(from: child, configuration, locals)
+        return otherComponentPlan(from: child, owner, configuration, locals)
     }
 
-    /// `componentPlan` when the last one served does not fit `child`: another kept
-    /// one that does, or one recorded now (at most `maxPlans`, as `recordPlan`).
+    /// `componentPlan` when the last one served does not fit `child`: another held
+    /// one that does, or one recorded now (not retiring: at most `maxPlans`, as `recordPlan`).
     @inline(never)
-    private func otherComponentPlan(from child: Container, _ configuration: UInt,
+    private func otherComponentPlan(from child: Container, _ owner: Borrowed<Container>, _ configuration: UInt,
                                     _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        let retiring = retiresPlans
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
-            return rare.componentPlans.last { $0.configuration == configuration && $0.fits(child, locals) }
+            guard let i = rare.componentPlans.lastIndex(where: { $0.configuration == configuration && $0.fits(child, owner, locals) }) else { return nil }
+            let found = rare.componentPlans[i]
+            // Retiring: least recently served first out, so the served one goes last.
+            if retiring && i != rare.componentPlans.count - 1 { rare.componentPlans.append(rare.componentPlans.remove(at: i)) }
+            rare.lastComponentPlan.store(Borrowed(found).word, ordering: .releasing)
+            return found
         }
-        if let found {
-            withRare { $0.lastComponentPlan.store(Borrowed(found).word, ordering: .releasing) }
-            return .init(found)
-        }
+        if let found { return found.declines ? nil : .init(found) }
         // Not recorded (a graph that is not plain) counts too: the child's resolves then build it.
+        // Retiring, such a graph's component keys a declined plan (`Plan.declined(_:_:child:)`), held
+        // as the others; a child whose table is not small has none (its record declines at once).
         var decline = Plan.Decline.other
-        let plan: Plan?
+        var plan: Plan?
         do { plan = try Plan.record(self, configuration: configuration, child: child) } catch { (plan, decline) = (nil, error) }
+        if retiring && plan == nil { plan = Plan.declined(configuration, decline, child: child, below: owner) }
+        var retired: [Plan] = []
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
-            guard rare.componentPlans.count + rare.componentDeclines < Self.maxPlans else {
+            if retiring {
+                retired = Self.newConfiguration(configuration, rare)
+            } else if rare.componentPlans.count + rare.componentDeclines >= Self.maxPlans {
                 rare.lastComponentPlan.store(Self.noMorePlans, ordering: .releasing)
                 return false
             }
+            if plan?.declines ?? true { rare.componentDecline = decline }
             guard let plan else {
-                rare.componentDeclines += 1
-                rare.componentDecline = decline
+                if !retiring { rare.componentDeclines += 1 }
                 return false
             }
+            if retiring && rare.componentPlans.count >= Self.heldPlans { retired.append(Self.unkeep(rare.componentPlans.removeFirst(), rare)) }
             rare.componentPlans.append(plan)
             rare.kept.append(plan)
             rare.lastComponentPlan.store(Borrowed(plan).word, ordering: .releasing)
             return true
         }
-        guard installed, let plan, plan.fits(child, locals) else { return nil }
+        retire(retired)
+        guard installed, let plan, !plan.declines, plan.fits(child, owner, locals) else { return nil }
         return .init(plan)
     }
 
@@ -145,8 +198,18 @@ extension Registration {
             if warm.borrow({ !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
         }
         if let known = knownCreationPlan(configuration) { return known }
-        guard lock.withSpinLock({ (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }) else { return nil }
-        return installCreationPlan(Plan.recordCreating(self, configuration: configuration))
+        guard mayRecordCreation(configuration) else { return nil }
+        return installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration)
+    }
+
+    /// Whether a creation plan may be recorded for `configuration`: fewer than `maxPlans` were (retiring:
+    /// for this configuration; a newer one starts again), so a graph whose states keep changing builds.
+    private func mayRecordCreation(_ configuration: UInt) -> Bool {
+        let retiring = retiresPlans
+        return lock.withSpinLock {
+            guard let rare = withRare({ $0 }) else { return true }
+            return (retiring && configuration > rare.countedConfiguration) || rare.creationsRecorded < Self.maxPlans
+        }
     }
 
     /// A creation plan recorded for `configuration` whose state the caches are in (`matchesCaches`).
@@ -156,13 +219,19 @@ extension Registration {
         return known.last(where: { $0.matchesCaches() }).map { .init($0) }
     }
 
-    /// Keeps `plan`, a creation plan just recorded (nil: none could be), unless `maxPlans` were.
-    private func installCreationPlan(_ plan: Plan?) -> Borrowed<Plan>? {
-        lock.withSpinLock { () -> Borrowed<Plan>? in
+    /// Keeps `plan`, a creation plan just recorded for `configuration` (nil: none could be), unless
+    /// `maxPlans` were (retiring: for this configuration, and holding at most `heldPlans`, oldest out).
+    private func installCreationPlan(_ plan: Plan?, _ configuration: UInt) -> Borrowed<Plan>? {
+        let retiring = retiresPlans
+        var retired: [Plan] = []
+        defer { retire(retired) }
+        return lock.withSpinLock { () -> Borrowed<Plan>? in
             let rare = rareForWriting
+            if retiring { retired = Self.newConfiguration(configuration, rare) }
             guard rare.creationsRecorded < Self.maxPlans else { return nil }
             rare.creationsRecorded += 1
             guard let plan else { return nil }
+            if retiring && rare.creationPlans.count >= Self.heldPlans { retired.append(Self.unkeep(rare.creationPlans.removeFirst(), rare)) }
             rare.creationPlans.append(plan)
             rare.kept.append(plan)
             return .init(plan)
@@ -180,9 +249,10 @@ extension Registration {
         if container !== self.container {
             let owner = Borrowed(self.container)
             if !container.fallsThroughEmpty(to: owner) {
-                guard let parent = container.parent, parent.fallsThroughEmpty(to: owner) else { return .childDepth }
                 address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
                 if address == Self.noMorePlans { return .planLimit }
+                // The declined plan the resolve found (retiring), else the last decline recorded.
+                if address != 0, let declined = Borrowed<Plan>(word: address)!.borrow({ $0.declines ? $0.decline : nil }) { return declined }
                 return lock.withSpinLock { withRare { $0.componentDecline } ?? nil } ?? .other
             }
         }
@@ -197,21 +267,32 @@ extension Registration {
     @inline(never)
     private func recordPlan(_ configuration: UInt) -> Borrowed<Plan>? {
         if let known = knownCreationPlan(configuration) { return known }
-        let creating = lock.withSpinLock { (withRare { $0.creationsRecorded } ?? 0) < Self.maxPlans }
+        let creating = mayRecordCreation(configuration)
         let plan: Plan
         do { plan = try Plan.record(self, configuration: configuration, creating: creating) } catch { plan = Plan.declined(configuration, error) }
-        if plan.createsShared { return installCreationPlan(plan) }
+        if plan.createsShared { return installCreationPlan(plan, configuration) }
+        // Retiring, the plan it replaces (and the other kinds' of older configurations) go to the
+        // bridge once installed: a resolve under way may still be replaying them.
+        let retiring = retiresPlans
+        var retired: [Plan] = []
         let installed = lock.withSpinLock { () -> Bool in
             let rare = rareForWriting
-            guard rare.plans < Self.maxPlans else {
-                planAddress.store(Self.noMorePlans, ordering: .releasing)
-                return false
+            if retiring {
+                retired = Self.newConfiguration(configuration, rare)
+                let replaced = planAddress.load(ordering: .relaxed)
+                if replaced != 0 && replaced != Self.noMorePlans { retired.append(Self.unkeep(Borrowed<Plan>(word: replaced)!.object, rare)) }
+            } else {
+                guard rare.plans < Self.maxPlans else {
+                    planAddress.store(Self.noMorePlans, ordering: .releasing)
+                    return false
+                }
             }
             rare.plans += 1
             rare.kept.append(plan)
             planAddress.store(Borrowed(plan).word, ordering: .releasing)
             return true
         }
+        retire(retired)
         return installed && !plan.declines ? .init(plan) : nil
     }
 }

@@ -80,7 +80,7 @@ public final class Registration: @unchecked Sendable {
     /// The published singleton (writers hold `lock`).
     @usableFromInline let singleton = PublishedSingleton()
     /// The plan of resolves from `container` (`Plan`), +0 (`rare.kept`
-    /// holds every one), or 0 until the first (Registration+Plans.swift).
+    /// holds it, and every replaced one unless the bridge retires them), or 0 until the first (Registration+Plans.swift).
     let planAddress = Atomic<UInt>(0)
     /// The `Rare`, owned (+1), or empty: made on first use, under `lock`, and never
     /// replaced until deinit, so lock-free readers (`noteEdge`) may load it.
@@ -92,13 +92,14 @@ public final class Registration: @unchecked Sendable {
         /// What lock-free readers may still hold, kept until the registration goes:
         /// specs replaced once it was visible, every singleton slot, every plan.
         var kept: [AnyObject] = []
-        /// Plans recorded so far (`maxPlans`).
+        /// Plans recorded so far (`maxPlans`, unless the bridge retires replaced plans: then only a diagnostic).
         var plans = 0
         /// Plans of resolves from children with registrations of their own, one per
         /// per-request component (`componentPlan`), the last one served first; all kept in `kept` too.
         let lastComponentPlan = Atomic<UInt>(0)
         var componentPlans: [Plan] = []
-        /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too.
+        /// Child graphs that were not plain (nothing recorded): they count against `maxPlans` too
+        /// (retiring: those with no component to key a declined plan by, per configuration).
         var componentDeclines = 0
         /// Why the last of them was not (`PlanStats`).
         var componentDecline: Plan.Decline?
@@ -106,6 +107,9 @@ public final class Registration: @unchecked Sendable {
         /// configuration holds), and how many were recorded or tried (at most `maxPlans`).
         var creationPlans: [Plan] = []
         var creationsRecorded = 0
+        /// Retiring (the bridge's `retiresReplaced`): the configuration `creationsRecorded` and
+        /// `componentDeclines` count for; a new one retires the plans of the last.
+        var countedConfiguration: UInt = 0
         let observed = ObservedEdgeList()
     }
 

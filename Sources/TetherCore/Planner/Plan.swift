@@ -124,6 +124,9 @@ final class Plan: @unchecked Sendable {
         let completes: Bool
         /// Its params: `componentParams[firstParam...]`, as many as `paramInfo` says.
         let firstParam: Int
+        /// The first slot of a container's registrations: a component stacks those of every container
+        /// between the resolving child and the owner that registered, nearest first (`componentLevels`).
+        var startsLevel = false
     }
 
     /// What an object resolve (`runObjects`: the step loop in object mode) reads, dense: its made steps in
@@ -510,8 +513,8 @@ final class Plan: @unchecked Sendable {
     }
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
-    /// container with registrations of its own (one per request, say), nothing
-    /// registered between them: `child`'s registrations are its per-request component
+    /// container with registrations of its own (one per request, say; and of any container
+    /// between them that registered, stacked: `componentLevels`): those registrations are its per-request component
     /// over the owner's configuration, and the steps of those the graph reaches (if any) are
     /// local, each naming its slot in the component. The plan serves every child whose
     /// component has the same slots (`fits`), each resolve running that child's factories
@@ -521,13 +524,11 @@ final class Plan: @unchecked Sendable {
     /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
         guard !root.spec.scope.isShared else { throw .sharedRoot }
-        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }) else { throw .childTable }
         // The root's runtime arguments, as from its own container (the run passes the resolve's).
         let recorder = Recorder(lookup: child, allowsArguments: true)
-        for slot in 0..<RegistrationTable.slotCount(block) {
-            guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { throw .childTable }
-            recorder.component.append(r)
-        }
+        guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
+                                           starts: &recorder.componentStarts) else { throw .childTable }
+        recorder.componentContainers = levels
         recorder.recordsLocals = true
         recorder.makesContainer = true
         recorder.recordsSlots = true
@@ -538,18 +539,66 @@ final class Plan: @unchecked Sendable {
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                    component: slots, componentParams: params, slots: recorder.slots)
+    }
+
+    /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
+    /// slot (`RegistrationTable.smallSlots`), of `child` and of every container between it and `owner` that
+    /// registered, nearest first (a request's child under a request's child stacks both), appended to
+    /// `component`, the first slot of each container's noted in `starts`; returns those containers (their
+    /// addresses). Nil when one's table is not small, has a cleared slot, or the chain stacks more than
+    /// `maxSteps` slots (`locals` holds that many).
+    static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>],
+                                starts: inout Set<Int>) -> [UnsafeMutableRawPointer]? {
+        var levels: [UnsafeMutableRawPointer] = []
+        var level = Borrowed(child)
+        while level.opaque != owner.opaque {
+            if !level.borrow({ $0.neverRegistered }) {
+                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.smallSlots } }) else { return nil }
+                let count = RegistrationTable.slotCount(block)
+                guard count > 0, component.count + count <= maxSteps else { return nil }
+                starts.insert(component.count)
+                for slot in 0..<count {
+                    guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
+                    component.append(r)
+                }
+                levels.append(level.opaque)
+            }
+            guard let parent = level.borrow({ $0.parentBorrowed }) else { return nil }
+            level = parent
+        }
+        return levels
+    }
+
+    /// The slots `fits` compares, and their params, of a per-request component (`component`, by slot).
+    private static func componentShape(_ component: [Borrowed<Registration>], _ starts: Set<Int>) -> ([ComponentSlot], [Param]) {
         var slots: [ComponentSlot] = []
         var params: [Param] = []
-        for registration in recorder.component {
+        for (slot, registration) in component.enumerated() {
             registration.borrow { r in
                 let spec = r.spec
                 slots.append(ComponentSlot(key: r.key, scope: spec.scope, paramInfo: r.paramInfo,
-                                           completes: spec.completionCount > 0, firstParam: params.count))
+                                           completes: spec.completionCount > 0, firstParam: params.count,
+                                           startsLevel: starts.contains(slot)))
                 params += r.params
             }
         }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params, slots: recorder.slots)
+        return (slots, params)
+    }
+
+    /// A declined plan of resolves from `child` (`record(_:configuration:child:)` threw `reason`),
+    /// keyed by `child`'s component (`fits`): a later child of that component builds at once, with no
+    /// recording again (`Registration.otherComponentPlan`). Nil when `child`'s table is not small.
+    static func declined(_ configuration: UInt, _ reason: Decline, child: Container, below owner: Borrowed<Container>) -> Plan? {
+        var component: [Borrowed<Registration>] = []
+        var starts: Set<Int> = []
+        guard componentLevels(child, below: owner, into: &component, starts: &starts) != nil else { return nil }
+        let (slots, params) = componentShape(component, starts)
+        let plan = Plan(steps: [], inputs: [], configuration: configuration, objects: nil, component: slots, componentParams: params)
+        plan.decline = reason
+        return plan
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
@@ -558,19 +607,32 @@ final class Plan: @unchecked Sendable {
     /// none. Then the graph from `child` is the recorded one, and each slot's registration
     /// goes to `locals` for the run (read once: one replaced meanwhile stays alive, kept
     /// by its container). The owner's configuration is checked by the caller.
-    func fits(_ child: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        guard let block = child.tableIfAny?.borrow({ $0.smallSlots }), RegistrationTable.slotCount(block) == component.count else { return false }
-        for slot in 0..<component.count {
-            let shape = component[slot]
-            guard let registration = RegistrationTable.registration(atSlot: slot, in: block),
-                  registration.borrow({ r in
-                      r.key == shape.key && r.paramInfo == shape.paramInfo
-                          && r.specReference.borrow { $0.scope == shape.scope && ($0.completionCount > 0) == shape.completes }
-                          && Self.sameParams(r.params, componentParams.baseAddress.map { $0 + shape.firstParam })
-                  }) else { return false }
-            locals[slot] = registration
+    func fits(_ child: Container, _ owner: Borrowed<Container>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        // Each container from `child` up to `owner` that registered is a level (`componentLevels`).
+        var first = 0
+        var level = Borrowed(child)
+        while level.opaque != owner.opaque {
+            if !level.borrow({ $0.neverRegistered }) {
+                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.smallSlots } }) else { return false }
+                let count = RegistrationTable.slotCount(block)
+                guard count > 0, first + count <= component.count, component[first].startsLevel else { return false }
+                for slot in 0..<count {
+                    let shape = component[first + slot]
+                    guard slot == 0 || !shape.startsLevel,
+                          let registration = RegistrationTable.registration(atSlot: slot, in: block),
+                          registration.borrow({ r in
+                              r.key == shape.key && r.paramInfo == shape.paramInfo
+                                  && r.specReference.borrow { $0.scope == shape.scope && ($0.completionCount > 0) == shape.completes }
+                                  && Self.sameParams(r.params, componentParams.baseAddress.map { $0 + shape.firstParam })
+                          }) else { return false }
+                    locals[first + slot] = registration
+                }
+                first += count
+            }
+            guard let parent = level.borrow({ $0.parentBorrowed }) else { return false }
+            level = parent
         }
-        return true
+        return first == component.count
     }
 
     /// Whether `params` are the `params.count` recorded at `recorded` (a plain loop: a child's
@@ -611,8 +673,12 @@ final class Plan: @unchecked Sendable {
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
-        /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component).
+        /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component), then
+        /// those of each container between it and the owner that registered (`componentLevels`).
         var component: [Borrowed<Registration>] = []
+        /// The first slot of each of those containers' registrations, and the containers (addresses).
+        var componentStarts: Set<Int> = []
+        var componentContainers: [UnsafeMutableRawPointer] = []
         /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
         /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
         var createsUncached = false
@@ -703,10 +769,14 @@ final class Plan: @unchecked Sendable {
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
-            if recordsLocals && r.container === lookup {
+            if recordsLocals && componentContainers.contains(Borrowed(r.container).opaque) {
                 // Its slot: a local step takes each child's registration there (a container step too:
-                // made once per child, published into it, `Plan.takeContainer`).
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
+                // made once per child, published into it, `Plan.takeContainer`). A container further out
+                // than the resolving child (a stacked level) lends plain steps only: `Graph` builds a
+                // graph reaching one of its container-scoped registrations or one with completion callbacks.
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
+                      r.container === lookup || (!spec.scope.isPerResolvingContainer && spec.completionCount == 0)
+                else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer

@@ -13,7 +13,7 @@ extension Plan {
     /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
     enum Decline: Int, Error, CaseIterable {
         // No plan looked for or found.
-        case plansOff, nested, planLimit, childDepth
+        case plansOff, nested, planLimit
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, containerWithCompletions, resolverSlot
@@ -46,8 +46,7 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
             case .nested: "a resolve nested in a factory or callback while an instance is under construction"
-            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already"
-            case .childDepth: "from a child with registrations of its own under another such child"
+            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
             case .cycle: "a constructor cycle (Graph reports it)"
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
