@@ -1306,7 +1306,7 @@ extension Graph: CreationWalk {
         case .factory(let key):
             factorySlots.append((top, wordIndex, key))
         case .lazy(let key), .weakLazy(let key):
-            let cell = LazyCell(container: frames[top].lookup.object, key: key, isWeak: param != .lazy(key))
+            let cell = LazyCell(holding: frames[top].lookup, key: key, isWeak: param != .lazy(key))
             lazySlots.append((top, wordIndex, cell))
             rememberGraph(of: cell, lookup: frames[top].lookup)
         case .context:

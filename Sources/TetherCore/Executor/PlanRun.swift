@@ -707,7 +707,7 @@ extension Plan {
             let n = Plan.slotNumber(inputs[first + s])
             let kind = slots[n].kind
             guard kind == .lazy || kind == .weakLazy else { continue }
-            let cell = LazyCell(container: lookup.object, key: slots[n].key!, isWeak: kind == .weakLazy)
+            let cell = LazyCell(holding: lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
             if step >= 0 {
                 cell.bind(to: made[step].object)
