@@ -181,9 +181,39 @@ static void null_out_is_refused(void) {
     CHECK_ERROR_HAS("tether_last_error_parts");
 }
 
+/* Root -> Sib, Mid; Mid -> Single (a singleton), Logger (not registered) or Root (a cycle): every
+ * resolve (the first records the plan, later ones run it, TETHER_NO_PLANS=1 builds) makes Sib and
+ * Single, lets go of them and reports the same status, message and parts; Single is never cached. */
+static void an_error_after_made_steps_is_the_same_every_resolve(void) {
+    for (int cyclic = 0; cyclic < 2; cyclic++) {
+        kind root = {"Root", 0, 0}, sib = {"Sib", 0, 0}, mid = {"Mid", 0, 0}, single = {"Single", 0, 0};
+        tether_container *c = new_container();
+        reg_node(c, "Root", &root, TETHER_SCOPE_TRANSIENT, "Sib", "Mid", drop_node);
+        reg_node(c, "Sib", &sib, TETHER_SCOPE_TRANSIENT, NULL, NULL, drop_node);
+        reg_node(c, "Mid", &mid, TETHER_SCOPE_GRAPH, "Single", cyclic ? "Root" : "Logger", drop_node);
+        reg_node(c, "Single", &single, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+        for (int round = 1; round <= 3; round++) {
+            tether_ref *r = NULL;
+            CHECK_STATUS(tether_resolve(c, "Root", &r), cyclic ? TETHER_E_CYCLE : TETHER_E_NOT_FOUND);
+            CHECK(r == NULL);
+            CHECK_ERROR_HAS(cyclic ? "dependency cycle through constructors: \"Root\" -> \"Mid\" -> \"Root\"; "
+                                   : "no registration for \"Logger\" (needed by \"Root\" -> \"Mid\")");
+            tether_error_parts p = parts();
+            CHECK(p.fix == (cyclic ? TETHER_FIX_BREAK_CYCLE : TETHER_FIX_REGISTER));
+            CHECK_STR(p.key, cyclic ? "Root" : "Logger");
+            if (cyclic) check_path(p, (const char *[]){"Root", "Mid", "Root"}, 3);
+            else check_path(p, (const char *[]){"Root", "Mid"}, 2);
+            CHECK(sib.made == round && sib.dropped == round && single.made == round && single.dropped == round);
+            CHECK(root.made == 0 && mid.made == 0);
+        }
+        CHECK_OK(tether_container_free(c));
+    }
+}
+
 int main(void) {
     RUN(not_found_names_key_and_path);
     RUN(cycle_names_the_cycle);
+    RUN(an_error_after_made_steps_is_the_same_every_resolve);
     RUN(retain_cycle_names_the_edge);
     RUN(factory_failure_has_reason_and_path);
     RUN(long_paths_keys_and_reasons_are_capped);

@@ -130,6 +130,35 @@ static void stale_provider_survives_later_providers(void) {
     CHECK(A.made == A.dropped && B.made == B.dropped);
 }
 
+/* A root's lazy cells hold it by split references (no count every core writes per lazy slot),
+ * given up at tether_container_free: the owners kept past the free keep the closed root alive
+ * (their providers answer NULL + "freed", not a freed container), and the last of them lets it go.
+ * Under ASan a root let go of early, or kept, fails (make test-c-asan). */
+static void slot_providers_kept_past_their_roots_free(tether_param *a_params) {
+    kind A = {"A", 0, 0}, B = {"B", 0, 0};
+    enum { KEPT = 5 };
+    tether_ref *refs[KEPT];
+    tether_container *c = resolve_lazy_owner(&A, &B, a_params, &refs[0]);
+    for (int i = 1; i < KEPT; i++) CHECK(resolve(c, "A", &refs[i]) != NULL);
+    CHECK(provider_of(refs[0]) && provider_of(refs[0])() != NULL);  /* B made through a cell */
+    CHECK_OK(tether_container_free(c));
+    CHECK(A.made == KEPT && A.dropped == 0 && B.made == 1);
+    for (int i = 0; i < KEPT; i++) {
+        tether_provider p = provider_of(refs[i]);
+        CHECK(p && p() == NULL);
+        CHECK(tether_last_status() == TETHER_E_INVALID_HANDLE);
+        CHECK_ERROR_HAS("freed");
+        CHECK_OK(tether_ref_release(refs[i]));
+        CHECK(A.dropped == i + 1);
+    }
+    CHECK(B.made == B.dropped);
+}
+
+static void lazy_and_weak_lazy_providers_kept_past_their_roots_free(void) {
+    slot_providers_kept_past_their_roots_free(lazy_params);
+    slot_providers_kept_past_their_roots_free(weak_lazy_params);
+}
+
 /* ---- tether_make_provider -------------------------------------------------- */
 static void made_provider_after_free_is_stale(void) {
     kind S = {"S", 0, 0};
@@ -252,6 +281,7 @@ int main(void) {
     RUN(weak_lazy_provider_whose_owner_dies_during_the_call_returns_null);
     RUN(slot_provider_called_after_its_owner_died_is_stale);
     RUN(stale_provider_survives_later_providers);
+    RUN(lazy_and_weak_lazy_providers_kept_past_their_roots_free);
     RUN(made_provider_after_free_is_stale);
     RUN(made_provider_freed_during_its_call_returns_null);
     RUN(lazy_edge_made_in_a_factory_counts_for_retain_cycles_all_scopes);

@@ -366,6 +366,48 @@ static void inner_resolver_reentering_a_factory_an_older_resolver_runs_is_a_cycl
     CHECK(A.made == A.dropped && B.made == B.dropped && F.made == F.dropped);
 }
 
+/* A's factory resolves X, a resolve nested in it (served by X's plan: X -> Y), and Y's factory
+ * re-enters `target`: A, under construction in the outer resolve, or X, in the nested one (a
+ * cycle through both resolves, each factory once), or nothing (NULL). */
+static void *make_resolving_x(kind *k) {
+    tether_ref *ref = NULL;
+    CHECK_OK(tether_resolve(container, "X", &ref));
+    CHECK(ref && ((node *)tether_ref_get(ref))->a != NULL);
+    CHECK_OK(tether_ref_release(ref));
+    return node_new(k, NULL, NULL);
+}
+
+static void *make_y_reentering(kind *k) {
+    if (target) {
+        entry = BY_RESOLVE;
+        reenter(NULL, NULL);
+    }
+    return node_new(k, NULL, NULL);
+}
+
+static void nested_resolve_sees_what_every_resolve_further_out_constructs(void) {
+    kind A = {"A", 0, 0}, X = {"X", 0, 0}, Y = {"Y", 0, 0};
+    tether_container *c = container = new_container();
+    CHECK_OK(reg_kind_factory(c, "A", (tether_fn)make_resolving_x, &A, TETHER_SCOPE_TRANSIENT));
+    reg_node(c, "X", &X, TETHER_SCOPE_GRAPH, "Y", NULL, drop_node);
+    CHECK_OK(reg_kind_factory(c, "Y", (tether_fn)make_y_reentering, &Y, TETHER_SCOPE_GRAPH));
+    for (int round = 0; round < 3; round++) {  /* the first resolve records the plans, later ones replay them */
+        for (int t = 0; t < 3; t++) {
+            target = t == 0 ? "A" : t == 1 ? "X" : NULL;
+            inner_status = TETHER_OK;
+            tether_ref *ref;
+            resolve(c, "A", &ref);
+            if (t == 0) CHECK(check_inner_cycle("\"A\" -> \"X\" -> \"Y\" -> \"A\"", BY_RESOLVE, TETHER_SCOPE_GRAPH));
+            if (t == 1) CHECK(check_inner_cycle("\"X\" -> \"Y\" -> \"X\"", BY_RESOLVE, TETHER_SCOPE_GRAPH));
+            if (t == 2) CHECK_STATUS(inner_status, TETHER_OK);
+            CHECK_OK(tether_ref_release(ref));
+        }
+    }
+    CHECK(A.made == 9 && X.made == 9 && Y.made == 9);
+    CHECK(A.dropped == 9 && X.dropped == 9 && Y.dropped == 9);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     alarm(60);
     RUN(factory_reentering_its_own_key_is_a_cycle);
@@ -376,5 +418,6 @@ int main(void) {
     RUN(a_completion_callbacks_resolver_reaches_its_own_unfinished_instance);
     RUN(older_resolver_reentering_a_factory_further_in_is_a_cycle);
     RUN(inner_resolver_reentering_a_factory_an_older_resolver_runs_is_a_cycle);
+    RUN(nested_resolve_sees_what_every_resolve_further_out_constructs);
     return harness_finish();
 }

@@ -27,10 +27,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1013,35 +1016,94 @@ static void run_shapes(void) {
 /* ------------------------------------------------------------------------- */
 
 #define MT_MAX 64
+/* N threads run the body together for one window (g_mt_window_ns), in chunks, until
+ * the main thread raises `stop`; each thread's rate is its operations over its own
+ * time from the common start to its last chunk's end, and the aggregate is the sum
+ * of the rates. Contention (a shared line, a lock, a barrier) slows every thread
+ * while they overlap, so it shows in full.
+ *
+ * The runs used to take the wall time from the first thread's start to the last
+ * one's end, with the same fixed iterations per thread: the aggregate was then the
+ * slowest thread's. On this VM one vCPU is, for seconds at a time, up to 1.9x
+ * slower on library code than the other (a single thread's S2 costs 13 or 25 ns of
+ * CPU time per op, with nothing else of the process running; a pure CPU loop loses
+ * 2%): one slow vCPU made a whole 2-thread run as slow as 1 thread, and the ratio
+ * read ~1.05x whenever the 1-thread run had landed on the quiet one (benchmarks/README,
+ * "scaling"). Per-thread rates count the slow vCPU at its own speed. */
 typedef struct mt_shared {
     body_fn body;
     void *ctx;
-    long iters;
+    long chunk;
     pthread_barrier_t start;
-    uint64_t t_start[MT_MAX], t_end[MT_MAX];
-    int fail[MT_MAX];
+    _Alignas(128) atomic_int stop;  /* written once per run by the main thread */
+    struct mt_slot {  /* one thread's results, on lines of their own */
+        _Alignas(128) uint64_t t_start;
+        uint64_t t_end, ops, cpu_ns;
+        int fail, cpu0, cpu1;
+        long nivcsw;
+    } slot[MT_MAX];
 } mt_shared;
+/* Each thread's results start a 128-byte line pair of their own (no false sharing between threads). */
+_Static_assert(_Alignof(struct mt_slot) == 128 && sizeof(struct mt_slot) == 128, "mt_slot: one line pair");
+_Static_assert(offsetof(mt_shared, slot) % 128 == 0 && offsetof(mt_shared, stop) % 128 == 0, "mt_shared: lines apart");
 typedef struct mt_arg { mt_shared *s; int idx; } mt_arg;
+static int g_detail = -1;                /* TETHER_BENCH_ROUNDS set: every run and round on stderr */
+static int g_slowest = -1;               /* TETHER_BENCH_SLOWEST set: the old method, for comparison */
+static int g_pin = 0;                    /* -p: thread i runs on CPU i (mod the CPUs there are) */
+static double g_last_cpu_per_op;         /* the last run's CPU time per op, averaged over its threads */
+static const char *g_detail_label = "";
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void *mt_thread(void *p) {
     mt_arg *a = p;
     mt_shared *s = a->s;
+    struct mt_slot *o = &s->slot[a->idx];
+    struct rusage u0, u1;
+    if (g_pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(a->idx % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
     pthread_barrier_wait(&s->start);
-    s->t_start[a->idx] = now_ns();
-    s->fail[a->idx] = s->body(s->ctx, s->iters);
-    s->t_end[a->idx] = now_ns();
+    if (g_detail > 0) { o->cpu0 = sched_getcpu(); getrusage(RUSAGE_THREAD, &u0); }
+    uint64_t c0 = thread_cpu_ns();
+    uint64_t t0 = now_ns(), ops = 0;
+    int fail = 0;
+    do {
+        fail = s->body(s->ctx, s->chunk);
+        ops += (uint64_t)s->chunk;
+    } while (!fail && !g_slowest && !atomic_load_explicit(&s->stop, memory_order_relaxed));
+    o->t_end = now_ns();
+    o->t_start = t0;
+    o->ops = ops;
+    o->fail = fail;
+    o->cpu_ns = thread_cpu_ns() - c0;
+    if (g_detail > 0) {
+        getrusage(RUSAGE_THREAD, &u1);
+        o->cpu1 = sched_getcpu();
+        o->nivcsw = u1.ru_nivcsw - u0.ru_nivcsw;
+    }
     return NULL;
 }
 
-/* Throughput in ops/ns with `nthreads` threads each doing `iters` ops; wall time
-   from the first thread's start to the last thread's end. */
+/* Aggregate throughput in ops/ns of `nthreads` threads running the body together for
+ * one window, in chunks of iters/32 (iters: calibrate_mt's count for one window). */
 static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
-    mt_shared s;
+    static mt_shared s;  /* static: 128-byte alignment, and no 8 KB on the stack */
     memset(&s, 0, sizeof s);
     s.body = body;
     s.ctx = ctx;
-    s.iters = iters;
-    pthread_barrier_init(&s.start, NULL, (unsigned)nthreads);
+    if (g_detail < 0) g_detail = getenv("TETHER_BENCH_ROUNDS") != NULL;
+    if (g_slowest < 0) g_slowest = getenv("TETHER_BENCH_SLOWEST") != NULL;
+    s.chunk = g_slowest ? iters : iters / 32 > 0 ? iters / 32 : 1;
+    atomic_init(&s.stop, 0);
+    pthread_barrier_init(&s.start, NULL, (unsigned)nthreads + 1);
     pthread_t th[MT_MAX];
     mt_arg args[MT_MAX];
     for (int i = 0; i < nthreads; i++) {
@@ -1049,20 +1111,39 @@ static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
         args[i].idx = i;
         pthread_create(&th[i], NULL, mt_thread, &args[i]);
     }
+    pthread_barrier_wait(&s.start);
+    double window_ns = 5 * g_min_run_ns; /* as calibrate_mt: 100 ms */
+    struct timespec window = { (time_t)(window_ns / 1e9), (long)fmod(window_ns, 1e9) };
+    if (!g_slowest) nanosleep(&window, NULL);
+    atomic_store_explicit(&s.stop, 1, memory_order_relaxed);
     for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
     pthread_barrier_destroy(&s.start);
-    uint64_t t0 = s.t_start[0], t1 = s.t_end[0];
-    for (int i = 1; i < nthreads; i++) {
-        if (s.t_start[i] < t0) t0 = s.t_start[i];
-        if (s.t_end[i] > t1) t1 = s.t_end[i];
-        if (s.fail[i]) return -1;
+    double rate = 0, cpu = 0;
+    uint64_t first = s.slot[0].t_start, last = s.slot[0].t_end;
+    for (int i = 0; i < nthreads; i++) {
+        if (s.slot[i].fail) return -1;
+        rate += (double)s.slot[i].ops / (double)(s.slot[i].t_end - s.slot[i].t_start);
+        cpu += (double)s.slot[i].cpu_ns / (double)s.slot[i].ops / nthreads;
+        if (s.slot[i].t_start < first) first = s.slot[i].t_start;
+        if (s.slot[i].t_end > last) last = s.slot[i].t_end;
     }
-    if (s.fail[0]) return -1;
-    return (double)iters * nthreads / (double)(t1 - t0);
+    /* The old method: every thread's `iters` over the first start to the last end. */
+    if (g_slowest) rate = (double)iters * nthreads / (double)(last - first);
+    g_last_cpu_per_op = cpu;
+    if (g_detail > 0) {
+        fprintf(stderr, "  run %s %dT: %.2f ns/op aggregate", g_detail_label, nthreads, 1.0 / rate);
+        for (int i = 0; i < nthreads; i++)
+            fprintf(stderr, " | t%d cpu %d->%d, %.2f ns/op (%.2f of CPU time), %.0f ms, %ld preempted", i, s.slot[i].cpu0,
+                    s.slot[i].cpu1, (double)(s.slot[i].t_end - s.slot[i].t_start) / (double)s.slot[i].ops,
+                    (double)s.slot[i].cpu_ns / (double)s.slot[i].ops, (double)(s.slot[i].t_end - s.slot[i].t_start) / 1e6,
+                    s.slot[i].nivcsw);
+        fprintf(stderr, "\n");
+    }
+    return rate;
 }
 
 /* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
-   (wall time / total ops). */
+   (1 / the aggregate throughput). */
 static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
     long iters = calibrate_mt(body, ctx);
     if (iters < 0) return -1;
@@ -1180,35 +1261,43 @@ static void threads_row(const char *shape, body_fn body, void *ctx) {
     int n = g_threads;
     body_fn bodies[2] = { body, spin_body };
     void *ctxs[2] = { ctx, NULL };
+    const char *labels[2] = { shape, "loop" };
     long iters[2];
-    double r1[2][64], rn[2][64], q[2][64];
+    double r1[2][64], rn[2][64], q[2][64], cq[64];
     int ok = 1;
     for (int i = 0; i < 2 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
         ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0; /* warm-up every thread */
     }
-    for (int r = 0; r < g_runs && ok; r++)
+    for (int r = 0; r < g_runs && ok; r++) {
         for (int i = 0; i < 2 && ok; i++) {
+            g_detail_label = labels[i];
             r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
+            double cpu1 = g_last_cpu_per_op;
             rn[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], n);
             ok = r1[i][r] > 0 && rn[i][r] > 0;
             if (ok) q[i][r] = rn[i][r] / r1[i][r];
+            if (ok && i == 0) cq[r] = g_last_cpu_per_op / cpu1;
         }
+        if (ok && g_detail > 0)
+            fprintf(stderr, "round %s %d: shape %.2fx (1T %.1f ns/op), loop %.2fx: kept %.0f%%; CPU time per op %dT/1T %.2f\n",
+                    shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], 100.0 * q[0][r] / q[1][r], n, cq[r]);
+    }
     if (!ok) {
-        printf("| %s | threads=%d | FAIL | - | - | - |\n", shape, n);
+        printf("| %s | threads=%d | FAIL | - | - | - | - |\n", shape, n);
         g_failed = 1;
         return;
     }
     double ops = median(rn[0], g_runs) * 1e9, scaling = median(q[0], g_runs), machine = median(q[1], g_runs);
-    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% |\n", shape, n, ops, scaling, machine,
-           100.0 * scaling / machine);
+    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% | %.2f |\n", shape, n, ops, scaling, machine,
+           100.0 * scaling / machine, median(cq, g_runs));
     fflush(stdout);
 }
 
 static void run_threads(const char *only) {
     printf("\n## %d threads on one container\n\n", g_threads);
-    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% |\n");
-    printf("|---|---|---|---|---|---|\n");
+    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% | CPU time per op, %d threads / 1 |\n", g_threads);
+    printf("|---|---|---|---|---|---|---|\n");
     fflush(stdout);
     s1_ctx x1 = {0};
     s2_ctx x2 = {0};
@@ -1810,8 +1899,9 @@ static void run_mem_apart(void) {
 int main(int argc, char **argv) {
     const char *only = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "s:n:r:qb:t:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:r:qb:t:p")) != -1) {
         switch (opt) {
+        case 'p': g_pin = 1; break;
         case 't': g_threads = atoi(optarg); break;
         case 's': only = optarg; break;
         case 'b': g_only_body = optarg; break;
@@ -1820,7 +1910,7 @@ int main(int argc, char **argv) {
         case 'q': g_runs = 3; g_min_run_ns = 5e6; break;
         default:
             fprintf(stderr, "usage: %s [-s S1,S2,S3,S4,shapes,S5,trace,scale,mem] [-n iters] [-r runs] [-q] [-b body]\n"
-                            "       %s -t N [-s S1,S2,S3,S3L,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q]\n", argv[0], argv[0]);
+                            "       %s -t N [-s S1,S2,S3,S3L,S4,SG,RC,RQ0,RQ1,RQV,RA,RP] [-r runs] [-q] [-p]\n", argv[0], argv[0]);
             return 2;
         }
     }
@@ -1828,9 +1918,14 @@ int main(int argc, char **argv) {
         if (g_threads < 1 || g_threads > MT_MAX) { fprintf(stderr, "bench: -t takes 1..%d\n", MT_MAX); return 2; }
         if (g_runs > 63) g_runs = 63;
         printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread, "
-               "from %d threads, a pure CPU loop from 1 and from %d (the machine's own scaling), each >= 100 ms; "
-               "medians of %d rounds. kept = the shape's scaling / the machine's.\n",
-               g_threads, tether_version(), g_threads, g_threads, g_runs);
+               "from %d threads, a pure CPU loop from 1 and from %d (the machine's own scaling), each a 100 ms window "
+               "(throughput: the sum of the threads' own rates)%s; medians of %d rounds. kept = the shape's scaling / "
+               "the machine's. CPU time per op: each thread's CPU time over its ops, N threads' mean over 1 thread's "
+               "(contention: a shared line or lock raises it; preemption does not).\n",
+               g_threads, tether_version(), g_threads, g_threads,
+               getenv("TETHER_BENCH_SLOWEST") ? " [TETHER_BENCH_SLOWEST: the old method, fixed iterations, first start to last end]"
+                                              : g_pin ? "; thread i pinned to CPU i" : "",
+               g_runs);
         run_threads(only);
         return g_failed ? 1 : 0;
     }
@@ -1846,7 +1941,7 @@ int main(int argc, char **argv) {
     printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
            "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
     printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
-           "(ideal 2.0 on 2 idle cores); the ns figure is wall time / total ops; runs 5x as long as the others; "
+           "(ideal 2.0 on 2 idle cores; each thread's own rate over one window, summed); the ns figure is 1 / that throughput; runs 5x as long as the others; "
            "Tether, its baseline and the machine check take turns within each round.\n");
     if (wanted(only, "mem"))
         printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "

@@ -13,6 +13,9 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
         guard let parent else {
             let core = try Container(parent: nil, bridge: ABIBridge.shared)
             if plansOff { core.usesPlans = false }
+            // Its lazy cells hold it by split references (no count every core writes per lazy slot):
+            // `tether_container_free` lets them go before the handle's reference goes.
+            core.splitsCellHolds = true
             // Marked shared from the start: a root is any thread's to use, and its lookups then
             // skip the owner check (`SlotPages.peek`; a root never takes the unshared free's shortcut).
             out.pointee = Handles.containers.insert(shared: core)
@@ -53,7 +56,10 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // Unretained until its handle's reference is taken over (this call's section keeps it).
         let core = try Handles.unretainedContainer(c, "tether_container_free")
         do throws(TetherError) {
-            try core.borrow { c throws(TetherError) in try c.closeRetiring() }
+            try core.borrow { c throws(TetherError) in
+                try c.closeRetiring()
+                c.closeCellHolds()  // (before the handle's reference goes: `Container.splitsCellHolds`)
+            }
         } catch {
             throw error.prefixed("tether_container_free")
         }

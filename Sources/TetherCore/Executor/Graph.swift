@@ -38,8 +38,14 @@ final class Graph {
     private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
     /// Keys of the frames, for messages.
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
-    /// The registrations of the frames, outermost first (`Reentry`).
-    var constructing: [Borrowed<Registration>] { (0..<frames.count).map { frames[$0].registration } }
+    /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
+    /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
+    var constructing: [Borrowed<Registration>] { planConstructing + (0..<frames.count).map { frames[$0].registration } }
+    /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
+    private var planConstructing: [Borrowed<Registration>] {
+        guard let own = ownProgress, let plan = own.pointee.plan else { return [] }
+        return plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
+    }
     /// This graph's part of a re-entry's path (`Reentry.reentered`): while a completion callback of a
     /// nested resolve runs, its root and the instance completed (both made), then the frames, and
     /// `asking` (what this graph asks for, when it is the innermost) as one more; whether a resolve
@@ -50,14 +56,15 @@ final class Graph {
             if let nestedRoot, !(nestedRoot === completing) { steps.append(.init(registration: nestedRoot, link: .slot, underConstruction: false)) }
             steps.append(.init(registration: completing, link: .slot, underConstruction: false))
         }
+        let constructing = constructing
         for (i, registration) in (constructing + (asking.map { [$0] } ?? [])).enumerated() {
             steps.append(.init(registration: registration, link: i == 0 && completing != nil ? .callback : .slot,
-                               underConstruction: i < frames.count))
+                               underConstruction: i < constructing.count))
         }
         return (steps, completing != nil && frames.count == 0)
     }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
-    var isConstructing: Bool { frames.count > 0 }
+    var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Borrowed<Registration>] = []
@@ -118,13 +125,25 @@ final class Graph {
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
     var thread: UnsafeMutableRawPointer
+    /// A nested resolve's graph (made while the thread constructs further out, `resolveNested`): where
+    /// its plan notes its progress and binds a child's registrations, apart from the thread's
+    /// (`ThreadState.planProgress`), which a plan further out may be running on.
+    private var ownProgress: UnsafeMutablePointer<PlanProgress>?
+    /// Where this graph's plans note their progress: its own, else the thread's.
+    var progress: UnsafeMutablePointer<PlanProgress> {
+        ownProgress ?? Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }
+    }
     private let trailingPad = LinePad()
 
     private var specs: ThreadSpecs { Borrowed<ThreadState>(opaque: thread).borrow { $0.specs } }
 
-    init(thread: UnsafeMutableRawPointer) {
+    init(thread: UnsafeMutableRawPointer, ownsProgress: Bool = false) {
         self.thread = thread
         words.reserve(16)  // a factory without parameters still gets a valid words pointer
+        if ownsProgress {
+            ownProgress = .allocate(capacity: 1)
+            ownProgress!.initialize(to: PlanProgress())
+        }
     }
 
     deinit {
@@ -135,6 +154,11 @@ final class Graph {
         frames.free()
         words.free()
         dependencyStack.free()
+        if let own = ownProgress {
+            own.pointee.locals.deallocate()
+            own.deinitialize(count: 1)
+            own.deallocate()
+        }
     }
 
     /// Nested top-level resolves on one thread beyond this depth are a runaway recursion.
@@ -153,7 +177,10 @@ final class Graph {
             // Nested while something is under construction: built step by step, each step checked against that.
             // (No array for the outermost resolve: an empty one still costs a release.)
             let outer = thread.nesting > 1 || !thread.replaying.isEmpty ? Reentry.constructing(thread) : nil
-            var plan = outer?.isEmpty ?? true ? registration.plan(from: container, thread.planProgress.pointee.locals) : nil
+            if let outer, !outer.isEmpty {
+                return resolveNested(registration, from: container, arguments: arguments, tracer: tracer, outer: outer, thread)
+            }
+            var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
                 case .success(let root?): return .success(root)
@@ -163,24 +190,55 @@ final class Graph {
             }
             // The plan compiled for the caches' state (a warm plan declined, or a singleton or weak root
             // not cached: its hits never come here), if any, else the graph builds it.
-            if plan == nil && outer?.isEmpty ?? true { plan = creationPlan(registration, from: container, thread) }
+            if plan == nil { plan = creationPlan(registration, from: container, thread) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
             if thread.nesting == 1 {
                 graph = thread.graph
-                if let outer { graph.outer = outer }  // a binding's replay under way (`Reentry.enterReplay`)
             } else {
                 graph = Graph(thread: Borrowed(thread).opaque)
-                graph.outer = outer ?? []
                 thread.nestedGraphs.append(.init(graph))
             }
-            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } else if outer != nil { graph.outer = [] } }
+            defer { if thread.nesting > 1 { thread.nestedGraphs.removeLast() } }
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
             graph.tracer = tracer
             defer { graph.tracer = nil }
             return graph.run(registration, from: container, arguments: arguments, plan: nil)
         }
         return try outcome.get()
+    }
+
+    /// A resolve nested while this thread constructs `outer` (`Reentry.constructing`: in a factory
+    /// of a resolve further out, or in a binding's replay). Its plan runs as an outermost one's,
+    /// on a progress of its own (`Graph.ownProgress`: a plan further out may be under way on the
+    /// thread's), so resolves nested in its factories see its steps under construction; unless a
+    /// step of the plan is among `outer` (`Plan.meets`): that is a cycle, which the build reports
+    /// with its path after the factories it reaches first, as without plans.
+    @inline(never)
+    private static func resolveNested(_ registration: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>,
+                                      tracer: Tracer?, outer: [Borrowed<Registration>], _ thread: ThreadState) -> Result<Ref<Instance>, TetherError> {
+        // The thread's own graph for a binding's replay (`Reentry.enterReplay`: no resolve further out).
+        let nested = thread.nesting > 1
+        let graph = nested ? Graph(thread: Borrowed(thread).opaque, ownsProgress: true) : thread.graph
+        graph.outer = outer
+        if nested { thread.nestedGraphs.append(.init(graph)) }
+        defer { if nested { thread.nestedGraphs.removeLast() } else { graph.outer = [] } }
+        if let tracer {
+            graph.tracer = tracer
+            defer { graph.tracer = nil }
+            return graph.run(registration, from: container, arguments: arguments, plan: nil)
+        }
+        let progress = graph.progress
+        var plan = registration.plan(from: container, progress.pointee.locals)
+        if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+            switch alone.borrow({ $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
+            case .success(let root?): return .success(root)
+            case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
+            case .failure(let error): return .failure(error)
+            }
+        }
+        if plan == nil { plan = creationPlan(registration, from: container, thread) }
+        return graph.run(registration, from: container, arguments: arguments, plan: plan)
     }
 
     /// `resolve` for a caller that wants the root's object (its registration
@@ -242,6 +300,11 @@ final class Graph {
                 var built: Int?
                 var picks = 0
                 while built == nil, let replayed = plan {
+                    // A step under construction further out on this thread: the build reports the cycle.
+                    if !outer.isEmpty && replayed.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+                        progress.pointee.decline = .cycle
+                        break
+                    }
                     built = try replay(replayed, from: container, arguments: arguments)
                     if built != nil { break }
                     picks += 1
@@ -251,8 +314,7 @@ final class Graph {
                 if built == nil {
                     Borrowed<ThreadState>(opaque: thread).borrow { $0.builds &+= 1 }
                     if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
-                        PlanStats.countBuild(counts, registration, from: container, nested: !outer.isEmpty,
-                                             progress: Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress })
+                        PlanStats.countBuild(counts, registration, from: container, progress: progress)
                     }
                     claimedInOrder = false
                     try checkBeforeNotWaiting(registration, from: container)
@@ -297,11 +359,9 @@ final class Graph {
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             if creates {
-                return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs,
-                                           Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+                return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container)
             }
-            return plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs,
-                               Borrowed<ThreadState>(opaque: thread).borrow { $0.planProgress }, arguments, lookup: container)
+            return plan.replay(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container)
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
@@ -1253,7 +1313,7 @@ extension Graph: CreationWalk {
         case .factory(let key):
             factorySlots.append((top, wordIndex, key))
         case .lazy(let key), .weakLazy(let key):
-            let cell = LazyCell(container: frames[top].lookup.object, key: key, isWeak: param != .lazy(key))
+            let cell = LazyCell(holding: frames[top].lookup, key: key, isWeak: param != .lazy(key))
             lazySlots.append((top, wordIndex, cell))
             rememberGraph(of: cell, lookup: frames[top].lookup)
         case .context:

@@ -721,7 +721,7 @@ extension Plan {
             let n = Plan.slotNumber(inputs[first + s])
             let kind = slots[n].kind
             guard kind == .lazy || kind == .weakLazy else { continue }
-            let cell = LazyCell(container: lookup.object, key: slots[n].key!, isWeak: kind == .weakLazy)
+            let cell = LazyCell(holding: lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
             if step >= 0 {
                 cell.bind(to: made[step].object)
@@ -803,6 +803,7 @@ extension Plan {
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
+            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step) + registrations.reversed() }
             step = steps[step].parent
         }
         return registrations.reversed()
@@ -811,7 +812,9 @@ extension Plan {
     /// The keys of the frames a build has open when it asks for step `i` (a plan without local
     /// steps): from the root down to its first asker, for the messages of its claim.
     func askingPath(to i: Int) -> [Key] {
-        steps[i].parent < 0 ? [] : path(to: steps[i].parent, Locals<OwnSteps>?.none)
+        // A failing plan's step asked for by a frame open when the walk met the error: those frames.
+        if steps[i].parent < 0 { return failing.map { $0.opened(by: i).map { $0.borrow { $0.key } } } ?? [] }
+        return path(to: steps[i].parent, Locals<OwnSteps>?.none)
     }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
@@ -821,6 +824,9 @@ extension Plan {
         var step = i
         while step >= 0 {
             keys.append((locals.map { registration(step, $0) } ?? steps[step].registration).borrow { $0.key })
+            if steps[step].parent < 0, let failing = failing {
+                return failing.opened(by: step).map { $0.borrow { $0.key } } + keys.reversed()
+            }
             step = steps[step].parent
         }
         return keys.reversed()

@@ -1,13 +1,14 @@
 /// A resolve nested in a factory (through a resolve call, a lazy provider, a
 /// binding's resolve) that asks for an instance the thread is constructing
 /// further out: a constructor cycle, reported with its whole path, never a
-/// second instance or a recursion down to the nesting limit. Nested resolves
-/// build step by step (no plans) while anything is under construction, so
-/// every step is checked against what the outer resolves are constructing.
+/// second instance or a recursion down to the nesting limit. A nested resolve
+/// runs its plan when no step of it is under construction further out
+/// (`Plan.meets`), else builds step by step, each step checked against that.
 enum Reentry {
     /// The registrations resolves under way on this thread are constructing,
     /// outermost first: a plan's steps from its root to the one whose factory
-    /// runs, then the frames of the thread's graph and of nested graphs.
+    /// runs, then the frames of the thread's graph and, for each nested graph, the steps of the
+    /// plan it runs (`Graph.constructing`) and its frames.
     static func constructing(_ thread: ThreadState) -> [Borrowed<Registration>] {
         // A binding's replay calls into the library only from a factory of its own: outermost.
         var registrations: [Borrowed<Registration>] = thread.replaying.map { .init($0) }
@@ -165,9 +166,9 @@ extension Container {
     public static func leaveReplay() -> Bool { Reentry.leaveReplay() }
 }
 
-/// The plan whose factories a resolve on this thread is calling (only one at a
-/// time: plans run only while nothing else is under construction) and the
-/// step whose factory runs; written by the plan, read by `Reentry`.
+/// The plan whose factories a resolve on this thread is calling and the step whose
+/// factory runs; written by the plan, read by `Reentry`. The thread's, for a resolve
+/// while nothing else is under construction; a nested resolve's graph has its own.
 struct PlanProgress {
     var plan: Borrowed<Plan>?
     var step = 0
@@ -176,4 +177,21 @@ struct PlanProgress {
     let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
     /// Why the last run declined (`Plan.execute`), for `PlanStats` (read only while counting).
     var decline: Plan.Decline?
+}
+
+extension Plan {
+    /// Whether a step of this plan is among `outer`, what this thread constructs further out
+    /// (`Reentry.constructing`), as `Graph.existing` compares (a decorated registration's move is
+    /// the registration it moved from): a nested resolve running it would reach a cycle, which
+    /// the build reports. `locals`: a child's registrations bound by the plan's lookup.
+    func meets(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        let identities = outer.map { $0.borrow { $0.constructionIdentity } }
+        // A failing plan's open frames: the build checks them first (its root's, then each it enters).
+        for registration in failing?.open ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
+        for i in 0..<steps.count {
+            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
+            if identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
+        }
+        return false
+    }
 }

@@ -164,6 +164,16 @@ public final class Container: @unchecked Sendable {
     /// `State.lists` holds something (`memoizedList`): `dismantle` has it to let go of.
     private let everListed = Atomic<Bool>(false)
 
+    /// Lazy cells' holds on this container as split references (`LazyCell`), when its owner says
+    /// when it lets go (`splitsCellHolds`, `closeCellHolds`): a root that every thread's resolves
+    /// make LAZY slots over would otherwise have its reference count written by every core per
+    /// slot per resolve (retained by the cell, released when it goes).
+    let cellHolds = SplitCountWord()
+    /// Set by an owner that calls `closeCellHolds` before it drops its reference (the ABI, for a
+    /// root: `tether_container_free`), before any other thread can see the container. Otherwise
+    /// (pure Swift, where nothing says when the last reference goes) cells retain the container.
+    public var splitsCellHolds = false
+
     /// This container's children (`Children`), made with the first, owned (+1); or empty.
     private let childrenSlot = AtomicRef<Children>()
     /// The stripe of the parent's `Children` this container is counted in (the thread that made it).
@@ -250,7 +260,29 @@ public final class Container: @unchecked Sendable {
         set { strict.store(newValue, ordering: .relaxed) }
     }
 
+    /// A split reference for a lazy cell (`LazyCell`), if this container takes them and its
+    /// owner has not let go; false: the cell retains the container instead.
+    @inline(__always)
+    func acquireCellHold() -> Bool {
+        guard splitsCellHolds, let split = cellHolds.open() else { return false }
+        return split.tryAcquire()
+    }
+
+    /// Drops a cell's split reference. True: it was the last after the owner let go; the caller
+    /// then releases the reference `closeCellHolds` kept for them.
+    @inline(__always)
+    func releaseCellHold() -> Bool { cellHolds.count.release() }
+
+    /// The owner lets go (after closing, before dropping its reference): no split reference is
+    /// taken from now on, and those outstanding keep one ordinary reference between them, which
+    /// the last of them releases (as `SplitEdge.holdForRemaining`).
+    public func closeCellHolds() {
+        guard splitsCellHolds else { return }  // (a request's child: no atomic operation at its free)
+        if let split = cellHolds.close(), !split.kill() { _ = Ref(retaining: self) }
+    }
+
     deinit {
+        cellHolds.deallocate()
         // A child let go of without being closed (the Swift API allows it, its parent retained)
         // leaves the parent's list and its ancestors' hit-word lists (a closed one left them at its close).
         if !isClosed, let parent = parentReference {

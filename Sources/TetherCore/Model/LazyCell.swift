@@ -13,7 +13,11 @@ public protocol CellAttachment: AnyObject {
 /// `key` from `container` in a graph of its own. Then it holds the result:
 /// strongly as an edge of its owner (checked for retain cycles), or weakly.
 public final class LazyCell: @unchecked Sendable {
-    public let container: Container
+    /// The container, held by a split reference when it takes them (`Container.acquireCellHold`:
+    /// a root every thread's resolves make cells over), else by an ordinary one.
+    private let containerWord: UInt
+    private let splitHold: Bool
+    public var container: Container { Borrowed<Container>(word: containerWord)!.object }
     public let key: Key
     public let isWeak: Bool
     /// The dependent instance this cell belongs to (nil for a provider). Its
@@ -49,13 +53,27 @@ public final class LazyCell: @unchecked Sendable {
         return body(&stateValue)
     }
 
-    public init(container: Container, key: Key, isWeak: Bool) {
-        self.container = container
+    public convenience init(container: Container, key: Key, isWeak: Bool) {
+        self.init(holding: Borrowed(container), key: key, isWeak: isWeak)
+    }
+
+    /// A cell over `container`, which the caller keeps alive meanwhile (a resolve's lookup): no
+    /// reference to it is made unless the cell keeps an ordinary one.
+    init(holding container: Borrowed<Container>, key: Key, isWeak: Bool) {
+        splitHold = container.borrow { $0.acquireCellHold() }
+        containerWord = splitHold ? container.word : container.retained().word
         self.key = key
         self.isWeak = isWeak
     }
 
-    deinit { attachment?.cellGone() }
+    deinit {
+        attachment?.cellGone()
+        if !splitHold {
+            Ref<Container>(word: containerWord)!.release()
+        } else if Borrowed<Container>(word: containerWord)!.borrow({ $0.releaseCellHold() }) {
+            Ref<Container>(word: containerWord)!.release()  // the one `closeCellHolds` kept
+        }
+    }
 
     /// The graph that filled the slot has its instance of `key`: `instance`.
     /// Refused for a strong slot when `instance` reaches the slot's owner through

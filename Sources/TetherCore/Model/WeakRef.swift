@@ -26,52 +26,26 @@ public final class WeakRef: @unchecked Sendable {
     /// The split count of the edges to the instance while a singleton slot
     /// publishes it (`SingletonSlot.splitReference`), made on first use. Here
     /// because both the slot and the instance keep this object: the count outlives
-    /// whichever of them goes last. 0: none yet; else its address, with
-    /// `closedBit` once the slot let go (no count is made or used after that).
-    private let splitWord = Atomic<UInt>(0)
-    private static var closedBit: UInt { 1 }
+    /// whichever of them goes last. Closed once the slot let go.
+    private let splitWord = SplitCountWord()
 
     init(_ instance: Borrowed<Instance>, key: Key) {
         target = instance
         self.key = key
     }
 
-    deinit {
-        let address = splitWord.load(ordering: .acquiring) & ~Self.closedBit
-        if address != 0 { SplitCount(address: UnsafeMutableRawPointer(bitPattern: address)!).deallocate() }
-    }
+    deinit { splitWord.deallocate() }
 
-    /// The split count, made now if there is none; nil once closed. Of two threads
-    /// making one, the second uses the first's.
+    /// The split count, made now if there is none; nil once closed.
     @inline(__always)
-    func openSplitCount() -> SplitCount? {
-        let word = splitWord.load(ordering: .acquiring)
-        if word & Self.closedBit != 0 { return nil }
-        if word != 0 { return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!) }
-        return makeSplitCount()
-    }
-
-    @inline(never)
-    private func makeSplitCount() -> SplitCount? {
-        let made = SplitCount()
-        let (done, found) = splitWord.compareExchange(expected: 0, desired: UInt(bitPattern: made.address), ordering: .acquiringAndReleasing)
-        if done { return made }
-        made.deallocate()
-        return found & Self.closedBit != 0 ? nil : SplitCount(address: UnsafeMutableRawPointer(bitPattern: found)!)
-    }
+    func openSplitCount() -> SplitCount? { splitWord.open() }
 
     /// No split count is made or used from now on; the one made, for the first caller
     /// only, to kill (`SplitCount.kill`).
-    func closeSplitCount() -> SplitCount? {
-        let word = splitWord.bitwiseOr(Self.closedBit, ordering: .acquiringAndReleasing).oldValue
-        guard word & Self.closedBit == 0, word != 0 else { return nil }
-        return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!)
-    }
+    func closeSplitCount() -> SplitCount? { splitWord.close() }
 
     /// The split count of an instance a split reference holds (so it was made).
-    var splitCount: SplitCount {
-        SplitCount(address: UnsafeMutableRawPointer(bitPattern: splitWord.load(ordering: .relaxed) & ~Self.closedBit).unsafelyUnwrapped)
-    }
+    var splitCount: SplitCount { splitWord.count }
 
     /// The instance if it is still alive, retained for the caller.
     public func upgrade() -> Instance? { upgradeRetained()?.take() }

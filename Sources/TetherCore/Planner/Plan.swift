@@ -248,7 +248,9 @@ final class Plan: @unchecked Sendable {
     let completes: Bool
     /// A plan of a graph the build fails in, before its root: its run makes the steps the build makes
     /// before it meets the failure, lets go of them as the build's abort does, and reports the build's
-    /// error (a dependency on a key taking runtime arguments: `Recorder.argumentDependency`).
+    /// error (a dependency on a key taking runtime arguments: `Recorder.argumentDependency`; a
+    /// constructor cycle, `Recorder.cycle`; a dependency not registered, `Recorder.missing`). Each
+    /// of those steps was asked for by a frame still open then (`failing`).
     let failure: TetherError?
     let fails: Bool
     /// The slots made per resolve (`slot(n)`): their cells join the graph's (`Graph.awaitCell`).
@@ -278,6 +280,21 @@ final class Plan: @unchecked Sendable {
     /// (`Step.local` names a slot), and the slots' params.
     let component: UnsafeBufferPointer<ComponentSlot>
     let componentParams: UnsafeBufferPointer<Param>
+    /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
+    let failing: Failing?
+
+    /// What a failing plan knows of where the walk met its error: the frames open then (outermost
+    /// first: the root, down to the one asking), and for each step whose asker was one of them
+    /// (`Step.parent` -1) how many of those frames were open above it, for the paths the build's
+    /// frames would give (`constructing(at:)`, a factory failure's message).
+    struct Failing {
+        let error: TetherError
+        let open: [Borrowed<Registration>]
+        /// Per step: the number of `open` frames above it (its asker the last of them); 0 for a step with a parent.
+        let depth: [Int]
+
+        func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
+    }
     /// Whether the plan is a child's (recorded through its component): its local steps, if
     /// any, take the child's registrations by slot.
     var hasLocals: Bool { !component.isEmpty }
@@ -323,9 +340,10 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failure: TetherError? = nil) {
-        self.failure = failure
-        fails = failure != nil
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil) {
+        self.failure = failing?.error
+        fails = failing != nil
+        self.failing = failing
         var steps = steps
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
@@ -464,11 +482,13 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            guard let failure = recorder.failure else { throw recorder.decline }
-            // The steps before the failure create nothing, complete nothing, make no slots: else `Graph` builds it.
-            if recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
-            guard recorder.slots.isEmpty, !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
-            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failure: failure)
+            guard let failing = recorder.failing() else { throw recorder.decline }
+            // A graph's replay (creation steps, completion callbacks) passes no request: over container
+            // or value steps, creation records the warm plan, callbacks are built.
+            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
+            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
@@ -684,8 +704,6 @@ final class Plan: @unchecked Sendable {
         var createsUncached = false
         /// Set when the walk declined a creation step (not one a plan covers: `reach`).
         private(set) var declinedCreating = false
-        /// The error the build reports where the walk stopped (`argumentDependency`), if it is one a plan reports too.
-        private(set) var failure: TetherError?
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -737,6 +755,44 @@ final class Plan: @unchecked Sendable {
 
         /// Why `visit` found the graph not plain (the recording stopped there).
         private(set) var decline = Decline.other
+        /// The error the build reports where the walk stopped, if it is one a plan reports too
+        /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`).
+        private(set) var failure: TetherError?
+        /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
+        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int)] = []
+
+        /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
+        private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
+
+        /// After `visit` met a `failure`: what a failing plan of the steps made so far needs
+        /// (`Plan.Failing`); nil when there is none, or slots made per resolve came first (the build reports it).
+        func failing() -> Plan.Failing? {
+            guard let failure, slots.isEmpty else { return nil }
+            // A step without a parent was asked for by an open frame: the deepest one open when it was made.
+            let open = failureFrames
+            let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
+            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth)
+        }
+
+        /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
+        private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
+            failure = error
+            failureFrames = frames.map { ($0.registration, $0.firstNew) }
+            return reason
+        }
+
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless the
+        /// lookup refuses captives (the build checks that first, and may report that instead).
+        private func cycle(_ key: Key) -> Decline {
+            let path = path
+            return met(lookup.refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+        }
+
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`), as `cycle`.
+        private func missing(_ key: Key) -> Decline {
+            let path = path
+            return met(lookup.refusesCaptives ? nil : TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+        }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
         /// order (`CreationOrder.walk`); nil when the graph is not plain (`decline` says why).
@@ -796,7 +852,7 @@ final class Plan: @unchecked Sendable {
             }
             // A cycle (its frame is open) declines; the depth is bounded as the steps are.
             guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
-                  !onPath.contains(id) else { throw onPath.contains(id) ? .cycle : .tooLarge }
+                  !onPath.contains(id) else { throw onPath.contains(id) ? cycle(r.key) : .tooLarge }
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
@@ -839,7 +895,7 @@ final class Plan: @unchecked Sendable {
             let top = frames.count - 1
             switch param.kind.planned {
             case .instance:
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .context:
@@ -854,7 +910,7 @@ final class Plan: @unchecked Sendable {
             // Slots made per resolve: not in a container step (its run reads the request, not a graph).
             case .weak:
                 guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw .missing }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
@@ -898,9 +954,8 @@ final class Plan: @unchecked Sendable {
         /// A DEP, WEAK or ALL slot reaching `key`, which takes runtime arguments: the build's error
         /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
         private func argumentDependency(_ key: Key) -> Decline {
-            let path = frames.map { $0.registration.borrow { $0.key } }
-            failure = Graph.argumentDependency(key, neededBy: pathText(path), path: path)
-            return .arguments
+            let path = path
+            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.

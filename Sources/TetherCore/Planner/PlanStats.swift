@@ -13,7 +13,7 @@ extension Plan {
     /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
     enum Decline: Int, Error, CaseIterable {
         // No plan looked for or found.
-        case plansOff, nested, planLimit
+        case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, containerWithCompletions, resolverSlot
@@ -45,12 +45,11 @@ extension Plan {
         var text: String {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
-            case .nested: "a resolve nested in a factory or callback while an instance is under construction"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
-            case .cycle: "a constructor cycle (Graph reports it)"
+            case .cycle: "a constructor cycle through a nested resolve, or past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
-            case .missing: "a dependency not registered (Graph reports it)"
+            case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
@@ -143,12 +142,12 @@ package enum PlanStats {
     /// plan: what a run noted when it declined (`PlanProgress.decline`), else what the lookup found.
     @inline(never)
     static func countBuild(_ counts: Counts, _ registration: Registration, from container: Container,
-                           nested: Bool, progress: UnsafeMutablePointer<PlanProgress>) {
+                           progress: UnsafeMutablePointer<PlanProgress>) {
         if let noted = progress.pointee.decline {
             progress.pointee.decline = nil
             counts.count(noted)
         } else {
-            counts.count(nested ? .nested : registration.planDecline(from: container))
+            counts.count(registration.planDecline(from: container))
         }
     }
 

@@ -128,3 +128,50 @@ public struct SplitCount: @unchecked Sendable {
 
 /// `SplitCount.stripes` once known, else 0.
 private let stripeCount = Atomic<Int>(0)
+
+/// Where an object keeps the `SplitCount` of the split references to it, made on first use:
+/// 0 none yet, else its address, with `closedBit` once the owner let go (no count is made or
+/// used after that). Of two threads making one, the second uses the first's.
+struct SplitCountWord: ~Copyable {
+    private let word = Atomic<UInt>(0)
+    private static var closedBit: UInt { 1 }
+
+    init() {}
+
+    /// The count, made now if there is none; nil once closed.
+    @inline(__always)
+    func open() -> SplitCount? {
+        let word = word.load(ordering: .acquiring)
+        if word & Self.closedBit != 0 { return nil }
+        if word != 0 { return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!) }
+        return make()
+    }
+
+    @inline(never)
+    private func make() -> SplitCount? {
+        let made = SplitCount()
+        let (done, found) = word.compareExchange(expected: 0, desired: UInt(bitPattern: made.address), ordering: .acquiringAndReleasing)
+        if done { return made }
+        made.deallocate()
+        return found & Self.closedBit != 0 ? nil : SplitCount(address: UnsafeMutableRawPointer(bitPattern: found)!)
+    }
+
+    /// No count is made or used from now on; the one made, for the first caller only, to kill
+    /// (`SplitCount.kill`).
+    func close() -> SplitCount? {
+        let word = word.bitwiseOr(Self.closedBit, ordering: .acquiringAndReleasing).oldValue
+        guard word & Self.closedBit == 0, word != 0 else { return nil }
+        return SplitCount(address: UnsafeMutableRawPointer(bitPattern: word)!)
+    }
+
+    /// The count a split reference holds (so it was made).
+    var count: SplitCount {
+        SplitCount(address: UnsafeMutableRawPointer(bitPattern: word.load(ordering: .relaxed) & ~Self.closedBit).unsafelyUnwrapped)
+    }
+
+    /// Frees the count, if one was made (the holder's deinit).
+    func deallocate() {
+        let address = word.load(ordering: .acquiring) & ~Self.closedBit
+        if address != 0 { SplitCount(address: UnsafeMutableRawPointer(bitPattern: address)!).deallocate() }
+    }
+}
