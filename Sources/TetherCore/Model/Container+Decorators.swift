@@ -102,6 +102,26 @@ extension Container {
         state.withLock { s in s.decorations.isEmpty ? [] : Set(s.decorations.values.joined()) }
     }
 
+    /// The keys the undecorated registrations of `keys` moved to, as this container looks them up
+    /// (its own decorations of a key, else the nearest ancestor's).
+    func undecoratedKeys(of keys: Set<Key>) -> Set<Key> {
+        guard !keys.isEmpty else { return [] }
+        var found: Set<Key> = []
+        var pending = keys
+        var container: Container? = self
+        while let c = container, !pending.isEmpty {
+            let (decorations, registered) = c.state.withLock { s in
+                (s.decorations, pending.filter { key in c.tableIfAny?.borrow { $0.lookup(key) } != nil })
+            }
+            for key in pending where decorations[key] != nil || registered.contains(key) {
+                found.formUnion(decorations[key] ?? [])   // registered here undecorated: hides a parent's
+                pending.remove(key)
+            }
+            container = c.parent
+        }
+        return found
+    }
+
     /// Retires registrations that left the table and lets go of what they cached.
     func retireAll(_ registrations: [Registration]) {
         var dropped: [Dropped] = []

@@ -98,6 +98,8 @@ extension Container {
     /// `key`: shared instances of keys that declare a path of edges to it (the planner's
     /// `GraphCheck.dependents`) as the caching container looks keys up (a child's registration
     /// of a key says nothing of its parent's), or whose instance reaches one of `key` by strong edges.
+    /// A decorated key built over it takes its undecorated originals along (README "Decorators": the
+    /// key caches the decorated result, decorated once; the original goes after the decorator's drop).
     func dropBuilt(over key: Key) {
         let containers = selfAndDescendants()
         for c in containers {
@@ -105,14 +107,18 @@ extension Container {
             func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
                 r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
             }
-            var dropped: [Dropped] = []
-            for r in c.state.withLock({ _ in c.tableIfAny?.borrow { $0.all() } ?? [] }) where !r.isValue {
-                let scope = r.spec.scope
-                guard scope.isKeptByRegistration, builtOver(r, r.cached(scope)) else { continue }
-                if let d = r.reset(scope) { dropped.append(d) }
+            let table = c.state.withLock { _ in c.tableIfAny?.borrow { $0.all() } ?? [] }.filter {
+                !$0.isValue && $0.spec.scope.isKeptByRegistration
             }
             let scoped = c.state.withLock { s in s.scoped.all().map { ($0.registration.object, $0.instance) } }
-            let stale = Set(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
+            var staleKeys = Set(table.filter { builtOver($0, $0.cached($0.spec.scope)) }.map(\.key))
+            staleKeys.formUnion(scoped.filter { builtOver($0.0, $0.1) }.map { $0.0.key })
+            staleKeys.formUnion(c.undecoratedKeys(of: staleKeys))
+            var dropped: [Dropped] = []
+            for r in table where staleKeys.contains(r.key) {
+                if let d = r.reset(r.spec.scope) { dropped.append(d) }
+            }
+            let stale = Set(scoped.filter { staleKeys.contains($0.0.key) }.map { ObjectIdentifier($0.0) })
             if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
             c.drop(consume dropped)
         }
