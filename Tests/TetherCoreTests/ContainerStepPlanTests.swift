@@ -9,16 +9,6 @@ import Testing
 @testable import TetherCore
 
 @Suite struct ContainerStepPlanTests {
-    /// The calling thread's counts after `body` less those before.
-    private func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
-        PlanStats.countOnThisThread()
-        let before = PlanStats.thisThread()
-        try body()
-        var delta = PlanStats.thisThread()
-        for (name, n) in before { delta[name, default: 0] -= n }
-        return delta.filter { $0.value != 0 }
-    }
-
     /// The object tree below `obj`, by labels.
     private static func describe(_ obj: Obj) -> String {
         let parts = obj.words.compactMap { word -> String? in

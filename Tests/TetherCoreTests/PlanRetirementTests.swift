@@ -5,16 +5,6 @@ import Testing
 import TetherCore
 
 @Suite struct PlanRetirementTests {
-    /// The calling thread's counts after `body` less those before (a test body runs on one thread).
-    private func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
-        PlanStats.countOnThisThread()
-        let before = PlanStats.thisThread()
-        try body()
-        var delta = PlanStats.thisThread()
-        for (name, n) in before { delta[name, default: 0] -= n }
-        return delta.filter { $0.value != 0 }
-    }
-
     @Test func tenThousandConfigurationsEachGetAPlan() throws {
         let fx = try Fixture(retiring: true)
         try fx.register("A", [dep("B")], scope: .transient)

@@ -392,3 +392,14 @@ func headerEnumerators(_ name: String, prefix: String) throws -> [String] {
         return String(text.dropFirst(prefix.count).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
     }
 }
+
+/// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
+/// thread): which resolves a plan served and why the others went to `Graph.build`.
+func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
+    PlanStats.countOnThisThread()
+    let before = PlanStats.thisThread()
+    try body()
+    var delta = PlanStats.thisThread()
+    for (name, n) in before { delta[name, default: 0] -= n }
+    return delta.filter { $0.value != 0 }
+}
