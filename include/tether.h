@@ -164,13 +164,13 @@ typedef void (*tether_fn)(void);
 /** What a LAZY/WEAK_LAZY slot and tether_make_provider hand out. A call keeps its
  *  owner (the instance it was handed to) alive; once the owner is gone (also during
  *  the call) or the provider freed, a call returns NULL + TETHER_E_INVALID_HANDLE (until its
- *  address serves a new provider, after 1,024 others were freed on the thread that freed it).
+ *  address serves a new provider: after 1,024 others freed on its thread, or once that
+ *  thread exited, 1,024 more that exiting threads left free).
  *  A slot remembers the graph it was filled in: its first call answers that graph's
  *  instance of the key while it lives (the X that holds this Y, whatever X's scope; a
  *  transient key's is only that one), from a completion callback too; else it resolves anew.
- *  A LAZY slot whose graph instance holds its owner strongly would close a retain
- *  cycle: its calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY),
- *  and tether_validate reports it. */
+ *  A LAZY slot whose graph instance holds its owner strongly would close a retain cycle: its
+ *  calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY); tether_validate reports it. */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
