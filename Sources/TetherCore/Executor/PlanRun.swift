@@ -329,7 +329,8 @@ extension Plan {
         // A decline notes why, for `PlanStats` (the build that follows counts it).
         if hasShared && !takeShared(M.self, &run, locals) {
             letGo(M.self, &run, count: count)
-            progress.pointee.decline = .notCached
+            // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it.)
+            progress.pointee.decline = steps[count - 1].isShared ? .sharedRoot : .notCached
             return .success(false)
         }
         if B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {

@@ -475,7 +475,10 @@ final class Plan: @unchecked Sendable {
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root not cached in the resolving container is a container step: its run claims,
         // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
-        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { throw .sharedRoot }
+        // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
+        // step taken from its cache: a resolve that missed it and found it published meanwhile (another
+        // thread's, or a resolve nested under this one's claim) takes it there, as the build would.
+        guard !root.isDeclaredValue else { throw .sharedRoot }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
@@ -497,8 +500,9 @@ final class Plan: @unchecked Sendable {
         }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
-                    slots: recorder.slots)
+        // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
+        let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:

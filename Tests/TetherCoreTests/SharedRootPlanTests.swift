@@ -1,0 +1,82 @@
+// Shared roots and wait modes in plans (issue 28 item 1, `sharedRoot` and `notCached`): a singleton
+// root another thread published while this resolve waited for its cell is taken by the warm plan
+// (the root a shared step), a root whose graph has a constructor cycle runs the failing plan, and a
+// resolve asked not to wait runs the creation plan after the build's claims ahead. Each as the build:
+// the same factory calls, instances and errors.
+import Foundation
+import Testing
+import TetherCore
+
+@Suite struct SharedRootPlanTests {
+    /// Threads racing the first resolve of a singleton root: one creates it (the creation plan), the
+    /// others wait for its cell and take the published one through the warm plan, not the build.
+    @Test func threadsWaitingForASingletonRootTakeItThroughTheWarmPlan() throws {
+        for round in 0..<5 {
+            let fx = try Fixture()
+            try fx.register("S", [dep("B")], scope: .singleton) { _ in usleep(2000) }
+            try fx.register("B")
+            let roots = Box<Set<UInt>>([])
+            let builds = Box(0)
+            let declines = Box<[String: Int]>([:])
+            onThreads(4) { _ in
+                let before = Container.buildsOnThisThread
+                let counts = counted { if let s = try? fx.resolve("S") { roots.value.insert(UInt(bitPattern: s.pointer)) } }
+                builds.value += Container.buildsOnThisThread - before
+                for (name, n) in counts where name != "resolves" { declines.value[name, default: 0] += n }
+            }
+            #expect(roots.value.count == 1, "round \(round)")
+            #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("B") == 1)
+            #expect(builds.value == 0 && declines.value.isEmpty, "round \(round): \(declines.value)")
+            #expect(fx.tracker.badDrops == 0)
+        }
+    }
+
+    /// A singleton root over a constructor cycle: the plan's outcome (`Plan.failure`), with the build's
+    /// error, the factories it reaches first run and let go of, nothing cached.
+    @Test func aSingletonRootOverACycleFailsAsTheBuild() throws {
+        var outcomes: [(log: [String], error: String, counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("S", [dep("G"), dep("A")], scope: .singleton)
+            try fx.register("G")
+            try fx.register("A", [dep("S")])
+            var error = ""
+            let counts = counted {
+                for _ in 0..<2 {
+                    do { _ = try fx.resolve("S") } catch let e as TetherError { error = "\(e.code): \(e.message)" } catch {}
+                }
+            }
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.calls("S") == 0)
+            outcomes.append((fx.tracker.log, error, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].error == outcomes[1].error)
+        #expect(outcomes[1].error.contains("cycle"))
+        #expect(outcomes[1].counts == ["resolves": 2], "the failing plan serves both (sharedRoot before)")
+    }
+
+    /// A resolve asked not to wait (`WaitMode`) over an uncached singleton root and singleton dependency:
+    /// its claims ahead are the build's (`checkBeforeNotWaiting`), then the creation plan runs.
+    @Test func aNoWaitResolveRunsTheCreationPlan() throws {
+        var logs: [[String]] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("S", [dep("D"), dep("G")], scope: .singleton)
+            try fx.register("D", [dep("G")], scope: .singleton)
+            try fx.register("G")
+            let before = Container.buildsOnThisThread
+            let counts = counted {
+                let (s, blocked) = WaitMode.run(noWait: true) { try? fx.resolve("S") }
+                #expect(s != nil && !blocked)
+                #expect(try! fx.resolve("S").pointer == s!.pointer)
+            }
+            if plans {
+                #expect(Container.buildsOnThisThread == before && counts == ["resolves": 1], "\(counts)")
+            }
+            #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("D") == 1 && fx.tracker.calls("G") == 1, "one G in the graph")
+            logs.append(fx.tracker.log)
+        }
+        #expect(logs[0] == logs[1])
+    }
+}
