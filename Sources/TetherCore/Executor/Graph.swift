@@ -167,6 +167,11 @@ final class Graph {
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Ref<Instance> {
+        // A singleton's graph is its own container's, whichever container asks (`push`): so is its plan.
+        var container = container
+        if container !== registration.container && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) {
+            container = registration.container
+        }
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }

@@ -478,7 +478,7 @@ final class Plan: @unchecked Sendable {
         // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
         // step taken from its cache: a resolve that missed it and found it published meanwhile (another
         // thread's, or a resolve nested under this one's claim) takes it there, as the build would.
-        guard !root.isDeclaredValue else { throw .sharedRoot }
+        // A declared value root is a value step (the resolving container's value; none: the build's error).
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
