@@ -79,4 +79,37 @@ import TetherCore
         }
         #expect(logs[0] == logs[1])
     }
+
+    /// A declared value no container on the way provides: as a root (`sharedRoot` before) and as a leaf
+    /// after a made step (`notCached` before), the plan fails where the build's walk reaches it, with the
+    /// build's error, the steps made before it let go of. Provided, the same plans serve it.
+    @Test func aValueNoContainerProvidesFailsThePlanAsTheBuild() throws {
+        var outcomes: [(log: [String], seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            _ = try fx.container.declareValue(Key("Request"))
+            try fx.register("A")
+            try fx.register("H", [dep("A"), dep("Request"), dep("A")])
+            var seen: [String] = []
+            let counts = try counted {
+                for key in ["Request", "H"] {
+                    do { _ = try fx.resolve(key) } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
+                }
+                let child = try fx.child()
+                _ = try child.provideValue(Key("Request"), Ref(retaining: Obj(label: "Request", words: [])).opaque, context: nil,
+                                           destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+                let h = try fx.resolve("H", in: child)
+                seen.append(withExtendedLifetime(h) { "\(Obj.of(h).words.count) slots" })
+            }
+            #expect(fx.tracker.badDrops == 0)
+            seen.append("A \(fx.tracker.calls("A")), H \(fx.tracker.calls("H"))")
+            outcomes.append((fx.tracker.log, seen, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen)
+        #expect(outcomes[1].seen.count == 4 && outcomes[1].seen[1].contains("(needed by \"H\")"), "\(outcomes[1].seen)")
+        #expect(outcomes[1].seen[0].hasPrefix("notFound: no value for \"Request\"") && !outcomes[1].seen[0].contains("needed by"))
+        #expect(outcomes[1].seen[3] == "A 2, H 1", "A made before the missing value and let go of, then A and H from the child")
+        #expect(outcomes[1].counts == ["resolves": 3], "every resolve a plan's: \(outcomes[1].counts)")
+    }
 }
