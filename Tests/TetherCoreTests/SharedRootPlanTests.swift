@@ -112,4 +112,32 @@ import TetherCore
         #expect(outcomes[1].seen[3] == "A 2, H 1", "A made before the missing value and let go of, then A and H from the child")
         #expect(outcomes[1].counts == ["resolves": 3], "every resolve a plan's: \(outcomes[1].counts)")
     }
+
+    /// A singleton root in a strict container (`sharedRoot` before): its creation plan checks its strong
+    /// slots for captives where the build does, so a captive fails as the plan's outcome before any factory,
+    /// with the build's error; turning strict off changes the configuration, and the plan made then serves.
+    @Test func aStrictContainersCreationPlanRefusesCaptivesAsTheBuild() throws {
+        var outcomes: [(seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            fx.container.refusesCaptives = true
+            try fx.register("Holder", [dep("Long"), dep("Short")], scope: .singleton)
+            try fx.register("Long", scope: .singleton)
+            try fx.register("Short")
+            var seen: [String] = []
+            let counts = counted {
+                do { _ = try fx.resolve("Holder") } catch let e as TetherError { seen.append("\(e.code): \(e.message)") } catch {}
+                seen.append("made \(fx.tracker.calls("Long")) \(fx.tracker.calls("Short")) \(fx.tracker.calls("Holder"))")
+                fx.container.refusesCaptives = false
+                if let h = try? fx.resolve("Holder") { seen.append(withExtendedLifetime(h) { "\(Obj.of(h).words.count) slots" }) }
+            }
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((seen, counts))
+        }
+        #expect(outcomes[0].seen == outcomes[1].seen)
+        #expect(outcomes[1].seen.first?.hasPrefix("captiveDependency: captive dependency \"Holder\" -> \"Short\"") == true, "\(outcomes[1].seen)")
+        #expect(outcomes[1].seen.dropFirst() == ["made 0 0 0", "2 slots"], "refused before any factory, as the build")
+        #expect(outcomes[1].counts == ["resolves": 2], "both plans': \(outcomes[1].counts)")
+    }
 }

@@ -423,6 +423,9 @@ final class Graph {
             let held = cells.count
             let hit = try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
             if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
+                // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
+                // or a dead weak instance to revive, which the build handles if no plan picked next does.
+                if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }
                 hit?.release()
                 releaseCells()
                 return false

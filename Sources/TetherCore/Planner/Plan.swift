@@ -843,8 +843,8 @@ final class Plan: @unchecked Sendable {
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
-                // container), and no captive rule applies (a strict container's instances check it: `Graph`).
-                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else {
+                // container); in a strict container its strong slots are checked for captives (`refuseCaptive`).
+                guard local < 0, r.container === lookup, !Self.revives(r, spec.scope) else {
                     declinedCreating = true
                     throw .other
                 }
@@ -901,6 +901,7 @@ final class Plan: @unchecked Sendable {
             case .instance:
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
+                try refuseCaptive(dep, key: param.key!)
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
@@ -927,6 +928,7 @@ final class Plan: @unchecked Sendable {
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
                     guard !item.borrow({ $0.hasArguments }) else { throw argumentDependency(item.borrow { $0.key }) }
+                    try refuseCaptive(item, key: item.borrow { $0.key })
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
@@ -960,6 +962,20 @@ final class Plan: @unchecked Sendable {
         private func argumentDependency(_ key: Key) -> Decline {
             let path = path
             return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
+        }
+
+        /// A creation step's frame in a strict container refuses a shorter-lived strong dependency `dep`
+        /// (`key`) as the build's does (`Graph.refuseCaptive`, before it looks `dep` up): the plan fails there.
+        private func refuseCaptive(_ dep: Borrowed<Registration>, key: Key) throws(Decline) {
+            let top = frames.count - 1
+            guard frames[top].creates, lookup.refusesCaptives else { return }
+            let holderScope = frames[top].registration.borrow { $0.spec.scope }
+            let targetScope = dep.borrow { $0.spec.scope }
+            guard holderScope.captures(targetScope) else { return }
+            let path = path
+            let via = frames.count > 1 ? " (while resolving \(pathText(path)))" : ""
+            throw met(captiveError(holder: frames[top].registration.borrow { $0.key }, holderScope, target: key, targetScope,
+                                   via: via, note: strictNote), .other)
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.

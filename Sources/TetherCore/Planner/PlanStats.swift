@@ -46,7 +46,7 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
-            case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
+            case .sharedRoot: "a singleton or weak root not cached that no plan makes: a dead weak instance to revive, claimed further out on the thread, or from a child with registrations (weak), or caches changing past the picks"
             case .cycle: "a constructor cycle through a nested resolve, or past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
             case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
@@ -67,7 +67,7 @@ extension Plan {
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
-            case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (a child's plan, a revive, claimed further out, or over container steps: no value provided)"
             case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
             case .other: "other"
             }
