@@ -114,8 +114,8 @@ import TetherCore
     }
 
     /// A singleton root in a strict container (`sharedRoot` before): its creation plan checks its strong
-    /// slots for captives where the build does, so a captive fails as the plan's outcome before any factory,
-    /// with the build's error; turning strict off changes the configuration, and the plan made then serves.
+    /// slots for captives where the build does, so a captive fails as the plan's outcome where the build meets it,
+    /// after the steps before it, with the build's error; turning strict off changes the configuration, and the plan made then serves.
     @Test func aStrictContainersCreationPlanRefusesCaptivesAsTheBuild() throws {
         var outcomes: [(seen: [String], counts: [String: Int])] = []
         for plans in [false, true] {
@@ -137,7 +137,7 @@ import TetherCore
         }
         #expect(outcomes[0].seen == outcomes[1].seen)
         #expect(outcomes[1].seen.first?.hasPrefix("captiveDependency: captive dependency \"Holder\" -> \"Short\"") == true, "\(outcomes[1].seen)")
-        #expect(outcomes[1].seen.dropFirst() == ["made 0 0 0", "2 slots"], "refused before any factory, as the build")
+        #expect(outcomes[1].seen.dropFirst() == ["made 1 0 0", "2 slots"], "Long, before the captive slot, made and let go of, as the build")
         #expect(outcomes[1].counts == ["resolves": 2], "both plans': \(outcomes[1].counts)")
     }
 }
