@@ -1,5 +1,9 @@
 /* A request's child freed with no grace period (no heavy barrier) when only the
- * thread that made it ever looked its handle up, and with one in every other case.
+ * thread that made it ever looked its handle up (and its registrations' handles,
+ * if it registered), and with one in every other case: another thread looked up
+ * the child or one of its registrations, a provider, lazy or FACTORY slot was made
+ * over it, an override walked to it, its registrations have rare state (replaced,
+ * overridden, decorated, listed, traced), it had a child.
  *
  * Which way a free went is seen through the child's version words: they go back
  * to the library's pool (last in, first out) when the child's memory is let go
@@ -31,8 +35,9 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "max_free_fill_size=4096:free_fill_byte=165"; }
 
-static kind k_single = KIND("Single"), k_head = KIND("Head"), k_tail = KIND("Tail"), k_session = KIND("Session");
-static kind *const kinds[] = {&k_single, &k_head, &k_tail, &k_session};
+static kind k_single = KIND("Single"), k_head = KIND("Head"), k_tail = KIND("Tail"), k_session = KIND("Session"),
+            k_own = KIND("Own"), k_holder = KIND("Holder"), k_deco = KIND("Decorated");
+static kind *const kinds[] = {&k_single, &k_head, &k_tail, &k_session, &k_own, &k_holder, &k_deco};
 
 static tether_container *root;
 static uint32_t single_id;
@@ -67,11 +72,12 @@ static const volatile size_t *words_of(tether_container *c) {
 /* ---- which way a free went ----------------------------------------------- */
 
 /* The other thread: holds a record (it made a call) and does what it is asked, one job at a time. */
-typedef enum { JOB_NONE, JOB_LOOK_UP, JOB_MAKE, JOB_EXIT } job_kind;
+typedef enum { JOB_NONE, JOB_LOOK_UP, JOB_MAKE, JOB_SET_CONTEXT, JOB_EXIT } job_kind;
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_changed = PTHREAD_COND_INITIALIZER;
 static job_kind job;
 static tether_container *job_child;
+static tether_registration *job_registration;
 static const volatile size_t *job_words;
 
 static void *other_thread(void *arg) {
@@ -84,6 +90,8 @@ static void *other_thread(void *arg) {
         if (job == JOB_EXIT) break;
         if (job == JOB_LOOK_UP) {
             T_CHECK(tether_intern(job_child, "Single", &id) == TETHER_OK);
+        } else if (job == JOB_SET_CONTEXT) {
+            T_CHECK(tether_set_context(job_registration, &k_own, drop_obj) == TETHER_OK);
         } else {
             T_CHECK(tether_container_new(root, &job_child) == TETHER_OK);
             job_words = words_of(job_child);
@@ -154,12 +162,156 @@ static void a_child_that_had_a_child_waits(void) {
     CHECK(!freed_at_once(child, words));
 }
 
-static void a_child_with_registrations_waits(void) {
+/* ---- a child with registrations of its own (a request's, RQ1) ---------------- */
+
+static void *make_holder(kind *k, tether_provider lazy) {
+    obj *o = obj_new(k, NULL, NULL);
+    o->lazy = lazy;
+    return o;
+}
+static void *make_with_factory(kind *k, tether_factory *f) {
+    T_CHECK(tether_factory_release(f) == TETHER_OK);
+    return obj_new(k, NULL, NULL);
+}
+static void *decorate_own(obj *inner, kind *k) { return obj_new(k, inner, NULL); }
+static void trace_nothing(const tether_trace_event *event, void *context) { (void)event; (void)context; }
+
+/* A child with "Own" (CONTAINER scope, over the root's Single) registered, its handle used by
+ * this thread (its context set through it), and "Uses" (over Own) registered with no handle. */
+static tether_container *child_with_own(const volatile size_t **words, tether_registration **own) {
     tether_container *child = NULL;
     CHECK_OK(tether_container_new(root, &child));
-    const volatile size_t *words = words_of(child);
-    CHECK(words != NULL);
-    CHECK_OK(tether_register(child, "Own", (tether_fn)make0, (tether_param[]){TETHER_CONTEXT}, 1, NULL));
+    *words = words_of(child);
+    CHECK(*words != NULL);
+    tether_registration *r = NULL;
+    CHECK_OK(tether_register(child, "Own", (tether_fn)make1, (tether_param[]){TETHER_CONTEXT, TETHER_DEP("Single")}, 2, &r));
+    CHECK_OK(tether_set_context(r, &k_own, drop_obj));
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &k_head;
+    o.drop = drop_obj;
+    CHECK_OK(tether_register_with(child, "Uses", (tether_fn)make1, (tether_param[]){TETHER_CONTEXT, TETHER_DEP("Own")}, 2, &o, NULL));
+    if (own) *own = r;
+    return child;
+}
+
+static void resolve_and_release(tether_container *c, const char *key) {
+    tether_ref *r = NULL;
+    CHECK_OK(tether_resolve(c, key, &r));
+    CHECK_OK(tether_ref_release(r));
+}
+
+static void a_child_with_registrations_only_its_maker_used_is_let_go_of_at_its_free(void) {
+    const volatile size_t *words;
+    tether_registration *own;
+    int dropped = atomic_load(&k_own.dropped);
+    tether_container *child = child_with_own(&words, &own);
+    resolve_and_release(child, "Uses");
+    resolve_and_release(child, "Head");                         /* the root's keys through it */
+    CHECK(freed_at_once(child, words));
+    CHECK(atomic_load(&k_own.dropped) == dropped + 1);           /* its CONTAINER-scoped Own, at the free */
+    CHECK_STATUS(tether_set_context(own, &k_own, drop_obj), TETHER_E_INVALID_HANDLE);
+    CHECK_ERROR_HAS("freed");
+}
+
+static void a_child_whose_registration_another_thread_looked_up_waits(void) {
+    const volatile size_t *words;
+    tether_container *child = child_with_own(&words, &job_registration);
+    ask(JOB_SET_CONTEXT);                                          /* the registration's handle, not the child's */
+    resolve_and_release(child, "Uses");
+    CHECK(!freed_at_once(child, words));
+}
+
+static void a_child_a_provider_was_made_over_waits(void) {
+    const volatile size_t *words;
+    tether_container *child = child_with_own(&words, NULL);
+    tether_provider p = NULL;
+    CHECK_OK(tether_make_provider(child, "Own", &p));
+    obj *got = p();
+    CHECK(got != NULL && got->k == &k_own);
+    CHECK(!freed_at_once(child, words));
+    CHECK(p() == NULL);                                            /* kept past the free: "freed", no read of its table */
+    CHECK_OK(tether_provider_free(p));
+}
+
+static void a_child_a_lazy_slot_was_made_over_waits(void) {
+    const volatile size_t *words;
+    tether_container *child = child_with_own(&words, NULL);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &k_holder;
+    o.drop = drop_obj;
+    CHECK_OK(tether_register_with(child, "Holder", (tether_fn)make_holder, (tether_param[]){TETHER_CONTEXT, TETHER_LAZY("Own")}, 2, &o, NULL));
+    tether_ref *r = NULL;
+    CHECK_OK(tether_resolve(child, "Holder", &r));
+    obj *holder = tether_ref_get(r);
+    CHECK(holder != NULL && holder->lazy != NULL);
+    CHECK(!freed_at_once(child, words));
+    CHECK(holder->lazy() == NULL);                                 /* the slot kept past the free */
+    CHECK_OK(tether_ref_release(r));
+}
+
+static void a_child_a_factory_slot_was_made_over_waits(void) {
+    const volatile size_t *words;
+    tether_container *child = child_with_own(&words, NULL);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &k_holder;
+    o.drop = drop_obj;
+    CHECK_OK(tether_register_with(child, "Maker", (tether_fn)make_with_factory, (tether_param[]){TETHER_CONTEXT, TETHER_FACTORY("Own")}, 2, &o, NULL));
+    resolve_and_release(child, "Maker");
+    CHECK(!freed_at_once(child, words));
+}
+
+/* Rare state of its registrations: each reaches them otherwise than through their handles. */
+static void a_child_with_rare_state_waits(void) {
+    for (int variant = 0; variant < 5; variant++) {
+        const volatile size_t *words;
+        tether_registration *own = NULL;
+        tether_container *child = child_with_own(&words, NULL);
+        switch (variant) {
+        case 0:                                                    /* replaced: the old one retired */
+            CHECK_OK(tether_register(child, "Own", (tether_fn)make1, (tether_param[]){TETHER_CONTEXT, TETHER_DEP("Single")}, 2, &own));
+            CHECK_OK(tether_set_context(own, &k_own, drop_obj));
+            break;
+        case 1: {                                                  /* overridden, then cleared */
+            static obj instead;
+            CHECK_OK(tether_override(child, "Own", &instead, NULL, NULL));
+            CHECK_OK(tether_override_clear(child, "Own"));
+            break;
+        }
+        case 2: {                                                  /* decorated */
+            tether_options o = TETHER_OPTIONS_INIT;
+            o.flags = TETHER_DECORATE;
+            o.context = &k_deco;
+            o.drop = drop_obj;
+            CHECK_OK(tether_register_with(child, "Own", (tether_fn)decorate_own, (tether_param[]){TETHER_DEP("Own"), TETHER_CONTEXT}, 2, &o, NULL));
+            break;
+        }
+        case 3: {                                                  /* listed */
+            tether_ref *r = NULL;
+            const tether_list *list = NULL;
+            CHECK_OK(tether_resolve_all(child, "Own", &r, &list));
+            CHECK_OK(tether_ref_release(r));
+            break;
+        }
+        default:                                                   /* traced */
+            CHECK_OK(tether_set_trace(child, trace_nothing, NULL));
+            CHECK_OK(tether_set_trace(child, NULL, NULL));
+            break;
+        }
+        resolve_and_release(child, "Uses");
+        if (!freed_at_once(child, words)) continue;
+        fprintf(stderr, "  rare state %d: let go of at its free\n", variant);
+        CHECK(0);
+    }
+}
+
+/* An override in the root walks its open children (and reads their tables) with no handle. */
+static void a_child_an_override_walked_to_waits(void) {
+    const volatile size_t *words;
+    tether_container *child = child_with_own(&words, NULL);
+    resolve_and_release(child, "Uses");
+    static obj instead;
+    CHECK_OK(tether_override(root, "Tail", &instead, NULL, NULL));
+    CHECK_OK(tether_override_clear(root, "Tail"));
     CHECK(!freed_at_once(child, words));
 }
 
@@ -267,7 +419,14 @@ int main(void) {
     RUN(a_child_another_thread_looked_up_waits);
     RUN(a_child_freed_by_another_thread_than_its_maker_waits);
     RUN(a_child_that_had_a_child_waits);
-    RUN(a_child_with_registrations_waits);
+    RUN(a_child_with_registrations_only_its_maker_used_is_let_go_of_at_its_free);
+    RUN(a_child_whose_registration_another_thread_looked_up_waits);
+    RUN(a_child_a_provider_was_made_over_waits);
+    RUN(a_child_a_lazy_slot_was_made_over_waits);
+    RUN(a_child_a_factory_slot_was_made_over_waits);
+    RUN(a_child_with_rare_state_waits);
+    RUN(a_child_an_override_walked_to_waits);
+    RUN(a_child_with_registrations_only_its_maker_used_is_let_go_of_at_its_free);   /* again, after the others */
     RUN(a_child_only_its_maker_reached_is_let_go_of_at_its_free);   /* again, after the others */
     ask(JOB_EXIT);
     pthread_join(other, NULL);
