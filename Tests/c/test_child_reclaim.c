@@ -15,8 +15,9 @@
  * Then the race the shortcut must survive: per round, a child made (and used) by
  * the main thread while worker threads call into it (cached singleton hits
  * through it, a transient chain, its CONTAINER-scoped Session, interning, its
- * version words) and the main thread or a worker frees it at varying points,
- * some before any worker looked it up. Every call returns OK or
+ * version words; in odd rounds the child has registrations of its own, which
+ * the workers resolve through it or whose handle they use) and the main thread or
+ * a worker frees it at varying points, some before any worker looked it up. Every call returns OK or
  * TETHER_E_INVALID_HANDLE saying the container was freed; every instance is
  * destroyed exactly once; nothing is reported by ASan (freed memory is
  * overwritten) or ThreadSanitizer (make test-c-asan, test-c-tsan). */
@@ -317,12 +318,17 @@ static void a_child_an_override_walked_to_waits(void) {
 
 /* ---- the race --------------------------------------------------------------- */
 
-enum { WORKERS = 3, OPS = 6 };
+enum { WORKERS = 3, OPS = 6, OWN_OPS = 8 };
 #ifndef CHILD_RACE_ROUNDS
 #define CHILD_RACE_ROUNDS 400
 #endif
 
 static _Atomic(tether_container *) current;
+/* Rounds with a registration of the child's own (odd rounds): its handle, else NULL. Workers
+ * resolve it through the child (every third round) or use its handle (the others, then no
+ * resolve of it races the context's change). */
+static _Atomic(tether_registration *) current_own;
+static atomic_int own_by_handle;
 static atomic_int iterations, stop, freer;      /* freer: -1 the main thread, else that worker */
 static pthread_barrier_t round_start, round_end;
 
@@ -335,6 +341,24 @@ static int call_once(tether_container *c, int op) {
     tether_ref *r = NULL;
     tether_status st;
     uint32_t id;
+    tether_registration *own = atomic_load(&current_own);
+    if (own && op % OWN_OPS >= OPS) {
+        if (atomic_load(&own_by_handle)) {
+            st = tether_set_context(own, &k_own, drop_obj);  /* the same context: only the lookup matters */
+        } else {
+            st = tether_resolve(c, "Uses", &r);
+        }
+        if (st != TETHER_OK) {
+            T_CHECK(freed_status(st));
+            return 1;
+        }
+        if (r) {
+            obj *o = tether_ref_get(r);
+            T_CHECK(o != NULL && o->k == &k_head && o->dep->k == &k_own && o->dep->dep->k == &k_single);
+            T_CHECK(tether_ref_release(r) == TETHER_OK);
+        }
+        return 0;
+    }
     switch (op % OPS) {
     case 0: st = tether_resolve_key(c, single_id, &r); break;
     case 1: st = tether_resolve(c, "Head", &r); break;
@@ -387,8 +411,18 @@ static void a_child_freed_while_other_threads_call_into_it(void) {
     rounds_begin(threads, WORKERS, &round_start, &round_end, race_worker);
     for (int round = 0; round < CHILD_RACE_ROUNDS; round++) {
         tether_container *c = NULL;
-        CHECK_OK(tether_container_new(root, &c));
-        if (round % 2) call_once(c, round);                     /* its maker's own calls first, sometimes */
+        tether_registration *own = NULL;
+        const volatile size_t *words;
+        if (round % 2) {
+            c = child_with_own(&words, &own);
+            if (round % 4 == 1) resolve_and_release(c, "Uses");   /* its maker's own calls first, sometimes */
+        } else {
+            atomic_store(&current_own, NULL);
+            CHECK_OK(tether_container_new(root, &c));
+            if (round % 4 == 2) call_once(c, round);
+        }
+        atomic_store(&current_own, own);
+        atomic_store(&own_by_handle, round % 3 != 0);
         atomic_store(&current, c);
         atomic_store(&iterations, 0);
         /* Mostly the maker frees it (the shortcut's case); every fourth round a worker does. */
@@ -403,6 +437,11 @@ static void a_child_freed_while_other_threads_call_into_it(void) {
         CHECK_STATUS(tether_intern(c, "Single", &(uint32_t){0}), TETHER_E_INVALID_HANDLE);
         CHECK_ERROR_HAS("freed");
         CHECK(atomic_load(&k_session.made) == atomic_load(&k_session.dropped));
+        CHECK(atomic_load(&k_own.made) == atomic_load(&k_own.dropped));
+        if (own) {
+            CHECK_STATUS(tether_set_context(own, &k_own, drop_obj), TETHER_E_INVALID_HANDLE);
+            CHECK_ERROR_HAS("freed");
+        }
         if (atomic_load(&thread_failures)) break;
     }
     rounds_finish(threads, WORKERS, &round_start, &round_end, &stop);
