@@ -165,7 +165,8 @@ public final class Container: @unchecked Sendable {
     private let everListed = Atomic<Bool>(false)
     /// Something besides its handle reached this container, which may read its registrations from
     /// any thread: a lazy cell, provider or factory cell made over it (`LazyCell`, `FactoryCell`),
-    /// an override's walk of its ancestors' open children (`Children.retainedLive`). Never cleared.
+    /// an override's walk of its ancestors' open children (`Children.retainedLive`), a binding's
+    /// token holding a creation cell in it (`CellToken.hold`). Never cleared.
     private let reachedBesidesHandle = Atomic<Bool>(false)
 
     /// Notes that something besides the handle holds this container (`reachedBesidesHandle`):
