@@ -140,4 +140,35 @@ import TetherCore
         #expect(outcomes[1].seen.dropFirst() == ["made 1 0 0", "2 slots"], "Long, before the captive slot, made and let go of, as the build")
         #expect(outcomes[1].counts == ["resolves": 2], "both plans': \(outcomes[1].counts)")
     }
+
+    /// A container-scoped root resolved from a child with a registration of its own (`sharedRoot` before:
+    /// the child's component plan declined every shared root): a container step of that plan, made once
+    /// per child and kept there, as the build.
+    @Test func aContainerRootFromAChildWithRegistrationsIsAContainerStep() throws {
+        var outcomes: [(log: [String], seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db"), dep("G")], scope: .container)
+            try fx.register("G")
+            _ = try fx.resolve("Db")
+            var seen: [String] = []
+            let counts = try counted {
+                for _ in 0..<2 {
+                    let child = try fx.child()
+                    try fx.register("Req", in: child)
+                    let first = try fx.resolve("Session", in: child)
+                    let again = try fx.resolve("Session", in: child)
+                    seen.append(first.pointer == again.pointer ? "one per child" : "two")
+                }
+            }
+            seen.append("Session \(fx.tracker.calls("Session")), G \(fx.tracker.calls("G")), Db \(fx.tracker.calls("Db"))")
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((fx.tracker.log, seen, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen)
+        #expect(outcomes[1].seen == ["one per child", "one per child", "Session 2, G 2, Db 1"])
+        #expect(outcomes[1].counts == ["resolves": 2], "each child's first resolve runs the plan: \(outcomes[1].counts)")
+    }
 }

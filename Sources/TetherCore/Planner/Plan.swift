@@ -547,7 +547,9 @@ final class Plan: @unchecked Sendable {
     /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
     /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
-        guard !root.spec.scope.isShared else { throw .sharedRoot }
+        // A container-scoped root is a container step, as from its own container (`record`). A singleton's
+        // resolve is its own container's (`Graph.resolve`); a weak root's creation needs a creation step.
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer else { throw .sharedRoot }
         // The root's runtime arguments, as from its own container (the run passes the resolve's).
         let recorder = Recorder(lookup: child, allowsArguments: true)
         guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
