@@ -365,7 +365,7 @@ final class Graph {
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
-            if creates { releaseCells() }  // a leaf gone meanwhile: nothing was made under them
+            releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return nil
         }
         if creates {
@@ -389,6 +389,37 @@ final class Graph {
     func madeCreation(_ registration: Borrowed<Registration>) {
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
         for cell in cells where cell.key == key { cell.made = true }
+    }
+
+    /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
+    /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
+    /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. Not `claimed`
+    /// (every cell let go of): a claim the build refuses, or backs off from, where it reaches the step.
+    func claimContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
+                            askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?) {
+        do throws(TetherError) {
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            return (true, try registration.borrow { r throws(TetherError) in
+                try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: askingPath) }
+            })
+        } catch {
+            backOff = nil
+            releaseCells()
+            return (false, nil)
+        }
+    }
+
+    /// Container step `registration` of the plan replaying into this graph was made: its cell in
+    /// `container` now holds a made instance (as `enter` notes), so a nested resolve is refused it as unfinished.
+    func madeContainerCell(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) {
+        let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, .container, in: $0) } }
+        for cell in cells where cell.key == key { cell.made = true }
+    }
+
+    /// After a replay: container step `i`, made, is published into `container` with the graph (`publish`), as `enter` queues it.
+    func madeContainerStep(_ registration: Borrowed<Registration>, at i: Int, in container: Container) {
+        pendingShared.append((registration, alive[i].object, .init(container)))
+        keptMade &+= 1
     }
 
     /// Whether a creation step of the plan replaying into this graph made `registration`'s instance

@@ -174,6 +174,7 @@ extension Plan {
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
+        if readsRequest { return replayRequest(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(M.self, into: graph, made, specs, progress,
                       Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
@@ -190,6 +191,28 @@ extension Plan {
                Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
     }
 
+    /// `replay(into:)` of a plan that `readsRequest` (container or value steps, with completion callbacks):
+    /// its `RequestRun` reads the resolving container (`lookup`); the graph claims the container steps'
+    /// cells as its build does (`claimContainerSteps`) and publishes those made with the graph, after the
+    /// callbacks (`enterRequest`). Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                           _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                           lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+            buffer.initialize(repeating: 0)
+            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
+            return withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return replay(M.self, into: graph, made, specs, progress,
+                                  Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+                }
+                return replay(M.self, into: graph, made, specs, progress,
+                              Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+            }
+        }
+    }
+
     @inline(__always)
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
@@ -200,9 +223,28 @@ extension Plan {
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
         if case .success(true) = outcome {
-            if M.creates { enterCreated(into: graph, made, locals, lookup: lookup) } else { enterSteps(into: graph, locals, lookup: lookup) }
+            if B.readsRequest {
+                enterRequest(into: graph, made, locals, lookup: lookup)
+            } else if M.creates {
+                enterCreated(into: graph, made, locals, lookup: lookup)
+            } else {
+                enterSteps(into: graph, locals, lookup: lookup)
+            }
         }
         return outcome
+    }
+
+    /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
+    /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
+    /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
+    @inline(never)
+    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+            let cached = steps[i].isContainer && claims.isCached(i)
+            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
+        }
     }
 
     /// `enterSteps` after a run with creation steps, as a build that finds a creation step's
@@ -332,7 +374,8 @@ extension Plan {
             progress.pointee.decline = .notCached
             return .success(false)
         }
-        if B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+        if B.readsRequest && hasContainer
+            && !(M.destination == .graph ? claimContainerSteps(run, locals, graph.unsafelyUnwrapped) : takeContainer(M.self, run, locals)) {
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerHeld
             return .success(false)
@@ -369,6 +412,7 @@ extension Plan {
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
+                        if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) } }
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
                     }
                 } else if M.destination == .block {
@@ -584,6 +628,30 @@ extension Plan {
                 return false
             }
         }
+        return cached == 0 || cached == containerSteps.count
+    }
+
+    /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
+    /// resolving container as its build claims one it reaches (`Graph.claimContainerStep`: waiting for
+    /// another thread's, taking back a token's), before any factory; the one published there is taken.
+    /// False (the graph let go of what it claimed): a claim the build would refuse or back off from,
+    /// which it reports where it reaches the step.
+    @inline(never)
+    private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
+        let claims = locals.request.unsafelyUnwrapped.pointee.claims
+        for n in 0..<containerSteps.count {
+            let i = containerSteps[n]
+            let (claimed, hit) = into.graph.borrow { graph in
+                graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
+            }
+            guard claimed else { return false }
+            if let hit {
+                run.instances.set(i, hit)
+                claims[0] |= 1 << UInt(i)
+            }
+        }
+        // Some cached, others not: the build makes only what the cached ones do not already hold.
+        let cached = claims[0].nonzeroBitCount
         return cached == 0 || cached == containerSteps.count
     }
 

@@ -491,11 +491,10 @@ final class Plan: @unchecked Sendable {
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
-        // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
+        // A creating replay into the graph passes no request (`Graph.replay`): the warm plan reads it.
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
@@ -557,7 +556,6 @@ final class Plan: @unchecked Sendable {
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
@@ -684,7 +682,8 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations become steps the core's run makes
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
-        /// most `maxContainerSteps`, in plans without completion callbacks (`containerWithCompletions`).
+        /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
+        /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`), a root's with runtime arguments.
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
@@ -821,7 +820,9 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments)
+            // The core's container steps may complete (the plan replays into the graph, which publishes them
+            // after the callbacks) and a root may take runtime arguments; a described plan's may not.
+            guard !spec.scope.isPerResolvingContainer || makesContainer || (allowsContainer && spec.completionCount == 0 && !r.hasArguments)
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
@@ -856,12 +857,11 @@ final class Plan: @unchecked Sendable {
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
-            } else {
-                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
-            // A request's container steps take no runtime arguments (only a root does, and it is not one).
+            guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
+            // Only a root takes runtime arguments: a container-scoped one too (made with the first resolve's, as a build does).
             return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
-                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates))
+                                takesArguments: allowsArguments && isRoot, firstNew: steps.count, creates: creates))
         }
 
         /// Whether `r`'s cache of `scope` holds an instance now.
@@ -1032,8 +1032,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
+                // Keyed and queued as a build enters it (`Graph.enter`): a replay into the graph (completion
+                // callbacks) enters it so when made, keyed only when taken from the resolving container's cache.
                 var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
-                                firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
+                                firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
                 return try add(step, frame.id)
@@ -1102,13 +1104,6 @@ final class Plan: @unchecked Sendable {
                 return nil
             }
             return calls
-        }
-
-        /// After `visit`: whether the graph has container or value steps and completion callbacks:
-        /// the core's run of those reads the resolving container, which a replay into a graph
-        /// does not pass (`Graph.replay`), so `Graph` builds it.
-        var containerWithCompletions: Bool {
-            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } } && steps.contains { $0.completes }
         }
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).

@@ -16,7 +16,7 @@ extension Plan {
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
-        case declaredValue, containerWithCompletions, resolverSlot
+        case declaredValue, resolverSlot
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
         /// description; a container step's slot; a LAZY slot of a container-scoped or value key).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
@@ -51,11 +51,10 @@ extension Plan {
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
             case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
-            case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
+            case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments (a described plan)"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
-            case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
             case .resolverSlot: "a RESOLVER slot"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
             case .lazySlot: "a LAZY slot where the plan makes no slots, or of a container-scoped or value key"
