@@ -393,20 +393,38 @@ final class Graph {
 
     /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
     /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
-    /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. Not `claimed`
-    /// (every cell let go of): a claim the build refuses, or backs off from, where it reaches the step.
+    /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. `failure`: the
+    /// claim's error (a cell this thread's resolve further out made, a wait cycle to back off from), which
+    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it.
+    /// Not `claimed` (every cell let go of): a thread that must not wait or acts for a token (the build
+    /// claims those ahead, `checkBeforeNotWaiting`), or `drop` the claims after an error.
     func claimContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
-                            askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?) {
+                            askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?, failure: TetherError?) {
         do throws(TetherError) {
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
             return (true, try registration.borrow { r throws(TetherError) in
                 try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: askingPath) }
-            })
+            }, nil)
         } catch {
-            backOff = nil
-            releaseCells()
-            return (false, nil)
+            guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else {
+                return (true, nil, error)  // `backOff`, if set, is the build's too
+            }
+            dropContainerClaims()
+            return (false, nil, nil)
         }
+    }
+
+    /// A container step's claim failed (`claimContainerStep`): the error the replay reports where the build would.
+    var deferredFailure: TetherError?
+    func takeDeferredFailure() -> TetherError {
+        defer { deferredFailure = nil }
+        return deferredFailure!
+    }
+
+    /// Lets go of the container steps' claims of a plan replaying into this graph that declines.
+    func dropContainerClaims() {
+        backOff = nil
+        releaseCells()
     }
 
     /// Container step `registration` of the plan replaying into this graph was made: its cell in

@@ -399,6 +399,12 @@ extension Plan {
                     if n <= skipTo { continue }
                 }
             }
+            // A container step's claim failed: the build reports it where it asks for that step.
+            if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
+                progress.pointee.plan = nil
+                letGo(M.self, &run, count: count)
+                return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
+            }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             if skipsUnder && steps[i].underContainer { continue }
@@ -610,8 +616,14 @@ extension Plan {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            let found = registration(i, locals).borrow { r in
+            var found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+            }
+            if case .heldElsewhere = found, let token = SharedCache.token(of: request.thread) {
+                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
+                found = registration(i, locals).borrow { r in
+                    container.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+                }
             }
             switch found {
             case .published(let hit):
@@ -636,15 +648,28 @@ extension Plan {
     /// another thread's, taking back a token's), before any factory; the one published there is taken.
     /// False (the graph let go of what it claimed): a claim the build would refuse or back off from,
     /// which it reports where it reaches the step.
+    /// A claim that fails (`Graph.claimContainerStep`'s `failure`) is the error the run throws at the
+    /// first step the build makes once it asked for that container step (`claims[3]`: that step + 1); the
+    /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
     @inline(never)
     private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
         let claims = locals.request.unsafelyUnwrapped.pointee.claims
-        for n in 0..<containerSteps.count {
-            let i = containerSteps[n]
-            let (claimed, hit) = into.graph.borrow { graph in
+        // Where the build asks for each container step: the first of the steps it asked for first (its range).
+        let asked = containerSteps.map { c in
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            return (at: first, step: c)
+        }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        for (at, i) in asked {
+            let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
             }
             guard claimed else { return false }
+            if let failure {
+                into.graph.borrow { $0.deferredFailure = failure }
+                claims[3] = UInt(at) + 1
+                break
+            }
             if let hit {
                 run.instances.set(i, hit)
                 claims[0] |= 1 << UInt(i)
@@ -652,7 +677,18 @@ extension Plan {
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold.
         let cached = claims[0].nonzeroBitCount
-        return cached == 0 || cached == containerSteps.count
+        guard cached == 0 || cached == containerSteps.count && claims[3] == 0 else {
+            into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
+            return false
+        }
+        return true
+    }
+
+    /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
+    private func descends(_ j: Int, from c: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && k != c { k = steps[k].parent }
+        return k == c
     }
 
     /// Container step `i` made: its claim now holds a made instance (a resolve nested on this

@@ -683,7 +683,7 @@ final class Plan: @unchecked Sendable {
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
         /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
-        /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`), a root's with runtime arguments.
+        /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`).
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
@@ -821,8 +821,8 @@ final class Plan: @unchecked Sendable {
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
             // The core's container steps may complete (the plan replays into the graph, which publishes them
-            // after the callbacks) and a root may take runtime arguments; a described plan's may not.
-            guard !spec.scope.isPerResolvingContainer || makesContainer || (allowsContainer && spec.completionCount == 0 && !r.hasArguments)
+            // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
+            guard !spec.scope.isPerResolvingContainer || makesContainer || (allowsContainer && spec.completionCount == 0)
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
@@ -857,11 +857,12 @@ final class Plan: @unchecked Sendable {
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
+            } else {
+                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
-            guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
-            // Only a root takes runtime arguments: a container-scoped one too (made with the first resolve's, as a build does).
+            // A request's container steps take no runtime arguments (only a root does, and it is not one).
             return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
-                                takesArguments: allowsArguments && isRoot, firstNew: steps.count, creates: creates))
+                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates))
         }
 
         /// Whether `r`'s cache of `scope` holds an instance now.

@@ -51,7 +51,7 @@ extension Plan {
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
             case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
-            case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments (a described plan)"
+            case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
