@@ -102,6 +102,9 @@ extension Plan {
                         registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
                     }
                 }
+                if cachedVariant != nil, case .success(nil) = outcome, claims.words[0].nonzeroBitCount == containerSteps.count {
+                    return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
+                }
                 guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
             }
         }
@@ -121,6 +124,16 @@ extension Plan {
         waits += 1
         progress.pointee.decline = nil  // not declined after all
         return true
+    }
+
+    /// A run that found every container step cached, of a plan with a `cachedVariant`: that plan's run
+    /// (the build's order then), which takes them from the resolving container's cache.
+    @inline(never)
+    private func runCachedVariant(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                  _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                                  thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+        progress.pointee.decline = nil  // not declined after all
+        return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
     }
 
     /// How often a run waits for another thread's container step and runs again before the build takes over.
@@ -587,7 +600,7 @@ extension Plan {
                 run.split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
+                guard let retained = B.readsRequest && (shared.isValue || shared.inResolving) ? takeValue(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -597,11 +610,16 @@ extension Plan {
         return true
     }
 
-    /// The value the resolving container provides for value step `i` (retained); nil: none does
-    /// (the plan declines, and `Graph` reports it missing).
+    /// The value the resolving container provides for value step `shared` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing). A container-scoped leaf (`inResolving`): the
+    /// resolving container's cached instance; nil: not cached (the plan declines).
     @inline(__always)
-    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    private func takeValue<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[shared.step].registration.borrow { r in
+            locals.request.unsafelyUnwrapped.pointee.resolving.borrow {
+                shared.inResolving ? SharedCache.cached(r, shared.scope, in: $0) : $0.providedValue(of: r)
+            }
+        }
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
@@ -640,7 +658,8 @@ extension Plan {
                 return false
             }
         }
-        return cached == 0 || cached == containerSteps.count
+        // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
+        return cached == 0 || cached == containerSteps.count && cachedVariant == nil
     }
 
     /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the

@@ -217,6 +217,8 @@ final class Plan: @unchecked Sendable {
         /// instance keeps it as a split edge too (`makeInstance`): a request child's
         /// CONTAINER-scoped instance over the root's singletons writes no shared count.
         let splits: Bool
+        /// A container-scoped leaf of a `cachedVariant`: the resolving container's cached instance.
+        var inResolving = false
     }
 
     /// What a block run copies into every block it makes (`BlockTemplate`, `makeBlock`).
@@ -282,6 +284,11 @@ final class Plan: @unchecked Sendable {
     let componentParams: UnsafeBufferPointer<Param>
     /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
     let failing: Failing?
+    /// A plan whose container steps' inputs include a made step that a step outside them takes too
+    /// (`Recorder.marksUnderContainer` off): what runs instead when its run finds every container step
+    /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
+    /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
+    let cachedVariant: Plan?
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -340,7 +347,9 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil,
+                 cachedVariant: Plan? = nil) {
+        self.cachedVariant = cachedVariant
         self.failure = failing?.error
         fails = failing != nil
         self.failing = failing
@@ -372,8 +381,10 @@ final class Plan: @unchecked Sendable {
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
-        // (A container-scoped root is its container's instance, not a block's.)
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
+        // (A container-scoped root is its container's instance, not a block's; a container step over made
+        // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
+            && steps.last?.isContainer != true && failure == nil ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -382,11 +393,13 @@ final class Plan: @unchecked Sendable {
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
             steps[i].registration.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
-                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                var step = SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                step.inResolving = scope.isPerResolvingContainer
+                return step
             }
         }
         sharedSteps = Plan.copy(shared)
-        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
+        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue || $0.inResolving }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
@@ -482,6 +495,7 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
             guard let failing = recorder.failing() else { throw recorder.decline }
             // A graph's replay (creation steps, completion callbacks) passes no request: over container
             // or value steps, creation records the warm plan, callbacks are built.
@@ -498,6 +512,26 @@ final class Plan: @unchecked Sendable {
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
+    }
+
+    /// `record` of a graph whose container steps' inputs include a made step that a step outside them
+    /// takes too (`containerInput`): a build finding the container steps cached makes that step where the
+    /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
+    /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
+    /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
+    /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+        guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
+        let made = Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        guard made.visit(Borrowed(root)) != nil else { throw made.decline }
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots) = (true, true)
+        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        guard made.finishSlots(), cached.finishSlots(), made.slots.isEmpty, cached.slots.isEmpty,
+              !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -688,6 +722,12 @@ final class Plan: @unchecked Sendable {
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
+        /// With `makesContainer`: whether the made steps only container steps asked for are marked
+        /// (`markUnderContainer`); off for a plan with a `cachedVariant`, which never skips them.
+        var marksUnderContainer = true
+        /// Whether container-scoped registrations are leaves taken from the resolving container's cache
+        /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
+        var containerLeaves = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
@@ -801,7 +841,7 @@ final class Plan: @unchecked Sendable {
                 case .found(let step): return step
                 case .enter(let frame):
                     let root = try CreationOrder.walk(self, entering: frame)
-                    if makesContainer { try markUnderContainer() }
+                    if makesContainer && marksUnderContainer { try markUnderContainer() }
                     return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
@@ -822,7 +862,7 @@ final class Plan: @unchecked Sendable {
             // a described plan names a declared value by key, its runner takes the resolving container's
             // The core's container steps may complete (the plan replays into the graph, which publishes them
             // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
-            guard !spec.scope.isPerResolvingContainer || makesContainer || (allowsContainer && spec.completionCount == 0)
+            guard !spec.scope.isPerResolvingContainer || makesContainer || containerLeaves || (allowsContainer && spec.completionCount == 0)
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
@@ -836,7 +876,7 @@ final class Plan: @unchecked Sendable {
                 else { throw .childLocal }
                 local = slot
             }
-            let isContainer = spec.scope.isPerResolvingContainer
+            let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
