@@ -115,4 +115,41 @@ import Testing
         #expect(planned.counts == ["resolves": 6])
         #expect(planned.fx.container.registration(for: Key("Handler"))!.hasCurrentPlan)
     }
+
+    /// Some container steps cached in the child, others not (`containerHeld` before): the run takes the
+    /// cached Session, skips what only it asked for (its Req), and makes the Late over it with its own Conn.
+    @Test func aMixOfCachedAndMissingContainerStepsIsPlanned() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Req")
+            try fx.register("Conn")
+            try fx.register("Session", [dep("Req")], scope: .container)
+            try fx.register("Late", [dep("Session"), dep("Conn")], scope: .container)
+            try fx.register("Handler", [dep("Late"), dep("Session")])
+        }
+        let run = { (plans: Bool) throws -> (log: [String], counts: [String: Int]) in
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try setUp(fx)
+            var counts: [String: Int] = [:]
+            for _ in 0..<3 {
+                let child = try fx.child()
+                _ = try fx.resolve("Session", in: child)  // cached in the child before its Handlers
+                let delta = try counted {
+                    for _ in 0..<2 { _ = try fx.resolve("Handler", in: child) }
+                }
+                for (k, v) in delta { counts[k, default: 0] += v }
+                _ = try child.close()
+                fx.tracker.note("closed")
+            }
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+            return (fx.tracker.log, counts)
+        }
+        let planned = try run(true)
+        let built = try run(false)
+        #expect(planned.log == built.log)
+        #expect(Array(planned.log.prefix(6)) == ["make Req", "make Session", "make Conn", "make Late", "make Handler", "drop Handler"])
+        #expect(planned.log.count { $0 == "make Req" } == 3 && planned.log.count { $0 == "make Late" } == 3)
+        // Each child's first Handler resolve is the mix; the second finds both cached.
+        #expect(planned.counts == ["resolves": 6])
+    }
 }

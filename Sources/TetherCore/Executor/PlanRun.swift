@@ -51,11 +51,13 @@ extension Plan {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in 4 words: word 0 has the bit of each step taken from the
+    /// A run's container steps, in 5 words: word 0 has the bit of each step taken from the
     /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
     /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
     /// made (read by a resolve nested on this thread, through the claim), word 3 the cell another
-    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again.
+    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again
+    /// (a graph's replay: the step + 1 where a failed claim is reported), word 4 the steps a run finding
+    /// some container steps cached and others not skips (`skipUnderCached`).
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
@@ -82,7 +84,7 @@ extension Plan {
     private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
             var waits = 0
             while true {
                 buffer.initialize(repeating: 0)
@@ -212,7 +214,7 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
             buffer.initialize(repeating: 0)
             var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
             return withUnsafeMutablePointer(to: &request) { request in
@@ -396,7 +398,10 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
-        let skipsUnder = claims != nil && skipsUnderContainer && claims!.words[0] != 0
+        let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
+        let skipsUnder = skipsUnderContainer && cachedAll
+        // Some cached, others not: the steps under the cached ones (`skipUnderCached`).
+        let skipMask = claims != nil && !cachedAll ? claims!.words[4] : 0
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -421,6 +426,7 @@ extension Plan {
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             if skipsUnder && steps[i].underContainer { continue }
+            if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
@@ -659,7 +665,8 @@ extension Plan {
             }
         }
         // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
-        return cached == 0 || cached == containerSteps.count && cachedVariant == nil
+        if cached == containerSteps.count { return cachedVariant == nil }
+        return cached == 0 || skipUnderCached(claims, locals, endClaims: true)
     }
 
     /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
@@ -696,7 +703,7 @@ extension Plan {
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold.
         let cached = claims[0].nonzeroBitCount
-        guard cached == 0 || cached == containerSteps.count && claims[3] == 0 else {
+        guard cached == 0 || cached == containerSteps.count || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
@@ -724,11 +731,6 @@ extension Plan {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = ContainerClaims(words: request.claims)
-        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
-        if claims.words[0] != 0 {
-            Plan.letGo(made, count: steps.count - 1, split: run.split)
-            return
-        }
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
@@ -736,6 +738,41 @@ extension Plan {
             }
             claims.words[1] &= ~(1 << UInt(n))
         }
+        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
+        if claims.words[0] != 0 { Plan.letGo(made, count: steps.count - 1, split: run.split) }
+    }
+
+    /// Some container steps taken cached, others claimed (`takeContainer`, `claimContainerSteps`): the
+    /// steps asked for first under a cached one are skipped (`claims[4]`), as a build taking it cached
+    /// never asks for them; a claimed container step among them has its claim ended (`endClaims`: a run
+    /// without a graph; a graph lets go of its cells when it ends). False (declined): a step still made
+    /// takes a made one skipped (the build makes that one where it asks), a block would miss a record,
+    /// or the plan has a `cachedVariant` (its made steps are not marked).
+    @inline(never)
+    private func skipUnderCached<B>(_ claims: UnsafeMutablePointer<UInt>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
+        guard cachedVariant == nil else { return false }
+        var skip: UInt = 0
+        for j in 0..<steps.count {
+            var k = steps[j].parent
+            while k >= 0 && !(steps[k].isContainer && claims[0] & 1 << UInt(k) != 0) { k = steps[k].parent }
+            if k >= 0 { skip |= 1 << UInt(j) }
+        }
+        for j in madeSteps where skip & 1 << UInt(j) == 0 {
+            let slots = registration(j, locals).borrow { $0.params.count }
+            for s in 0..<slots {
+                let input = inputs[steps[j].firstInput + s]
+                if Plan.isStep(input) && !steps[input].isShared && skip & 1 << UInt(input) != 0 { return false }
+            }
+        }
+        if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
+        claims[4] = skip
+        guard endClaims else { return true }
+        for n in 0..<containerSteps.count where claims[1] & 1 << UInt(n) != 0 && skip & 1 << UInt(containerSteps[n]) != 0 {
+            let container = locals.request.unsafelyUnwrapped.pointee.resolving
+            registration(containerSteps[n], locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: locals.request.unsafelyUnwrapped.pointee.thread) } }
+            claims[1] &= ~(1 << UInt(n))
+        }
+        return true
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
