@@ -757,7 +757,8 @@ extension Plan {
             while k >= 0 && !(steps[k].isContainer && claims[0] & 1 << UInt(k) != 0) { k = steps[k].parent }
             if k >= 0 { skip |= 1 << UInt(j) }
         }
-        for j in madeSteps where skip & 1 << UInt(j) == 0 {
+        // (A cached container step is taken, not made: its inputs are among those skipped.)
+        for j in madeSteps where skip & 1 << UInt(j) == 0 && claims[0] & 1 << UInt(j) == 0 {
             let slots = registration(j, locals).borrow { $0.params.count }
             for s in 0..<slots {
                 let input = inputs[steps[j].firstInput + s]
