@@ -53,7 +53,7 @@ extension Plan {
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
-            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .resolverSlot: "a RESOLVER slot"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
@@ -67,7 +67,7 @@ extension Plan {
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
-            case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
+            case .containerHeld: "at run time: a container step's cell held where the build checks before any factory (a token's or no-wait resolve) or further out on this thread, or some cached with a step they asked for taken by one made"
             case .other: "other"
             }
         }
