@@ -831,7 +831,7 @@ extension Plan {
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
-            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step) + registrations.reversed() }
+            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step, locals.base) + registrations.reversed() }
             step = steps[step].parent
         }
         return registrations.reversed()

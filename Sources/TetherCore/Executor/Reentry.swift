@@ -189,7 +189,7 @@ extension Plan {
     func meets(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         // A failing plan's open frames: the build checks them first (its root's, then each it enters).
-        for registration in failing?.open ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
+        for registration in failing?.allOpen(locals) ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
         for i in 0..<steps.count {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
             if identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
