@@ -202,11 +202,11 @@ extension Plan {
     /// dependencies): that step, its registration, and `cut`, the first of its dependencies' steps
     /// (every step before it the build made by then, none from it on: `replayCut`). A step's
     /// dependencies' steps run from `cut` to itself (post-order), so the pre-order is by `cut`, an
-    /// asker before what it asked. Nil for a plan this does not cover (one that fails, creates or
-    /// reads the request: the build reports it).
+    /// asker before what it asked. Nil for a plan this does not cover (one that fails or reads the
+    /// request, or creates a shared instance before that step: its claims are the build's; the build reports it).
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
         -> (step: Int, registration: Borrowed<Registration>, cut: Int)? {
-        guard !fails, !createsShared, !readsRequest else { return nil }
+        guard !fails, !readsRequest else { return nil }
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
@@ -216,6 +216,8 @@ extension Plan {
             guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
             if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i]) }
         }
+        // A creation step asked for before it: the build claims (`Graph.claimInOrder`), which a run up to a cut does not.
+        if let met, creations.contains(where: { first[$0.step] < met.cut || first[$0.step] == met.cut && $0.step > met.step }) { return nil }
         return met
     }
 }

@@ -801,17 +801,22 @@ final class Plan: @unchecked Sendable {
             return reason
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless the
-        /// lookup refuses captives (the build checks that first, and may report that instead).
+        /// Whether the build may refuse a captive where the walk is: a strict container's singleton frame
+        /// checks each strong dependency first (`Graph.refuseCaptive`); the walk's other frames (graph,
+        /// transient, container-scoped) never do, so its error is the build's there, strict or not.
+        private var refusesCaptives: Bool { lookup.refusesCaptives && frames.contains { $0.creates } }
+
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless
+        /// the build may refuse a captive first (`refusesCaptives`: it may report that instead).
         private func cycle(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+            return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`), as `cycle`.
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`, before any captive check).
         private func missing(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
