@@ -393,13 +393,19 @@ final class Graph {
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
     /// (`Plan.meeting`): the steps before it, let go of, then the build's error (`Reentry.reentered`,
     /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
-    private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int),
+    private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+        // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
+        if met.claims, try !claimCreations(plan, from: container) { return }
         _ = try plan.borrow { plan in
-            plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container, cut: met.cut)
+            plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
+                           cut: met.cut, creates: met.claims)
         }.get()
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
-        guard progress.pointee.cut == -1 else { return }
+        guard progress.pointee.cut == -1 else {
+            if met.claims { releaseCells() }
+            return
+        }
         let parent = plan.borrow { $0.steps[met.step].parent }
         if parent >= 0 { cutOpen = plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } }
         defer { cutOpen = [] }
@@ -429,7 +435,10 @@ final class Graph {
     /// any claim for a resolve in `WaitMode` or acting for a token (`Graph.creationPlan`: it builds).
     private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
         // A thread that must not wait, or acts for a token: the build claims (`checkBeforeNotWaiting`).
-        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else { return false }
+        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else {
+            progress.pointee.decline = .noWaitCreation
+            return false
+        }
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
             let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }

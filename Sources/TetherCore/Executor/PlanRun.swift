@@ -177,8 +177,9 @@ extension Plan {
     @inline(never)
     func replayCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                    _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
-                   lookup: Container, cut: Int) -> Result<Bool, TetherError> {
+                   lookup: Container, cut: Int, creates: Bool) -> Result<Bool, TetherError> {
         progress.pointee.cut = cut
+        if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
@@ -288,6 +289,8 @@ extension Plan {
     enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
     /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
+    /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
+    enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the

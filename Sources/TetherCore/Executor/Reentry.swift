@@ -203,21 +203,22 @@ extension Plan {
     /// (every step before it the build made by then, none from it on: `replayCut`). A step's
     /// dependencies' steps run from `cut` to itself (post-order), so the pre-order is by `cut`, an
     /// asker before what it asked. Nil for a plan this does not cover (one that fails or reads the
-    /// request, or creates a shared instance before that step: its claims are the build's; the build reports it).
+    /// request: the build reports it). A creation plan's run claims its cells first (`Graph.claimCreations`),
+    /// as the build does at its first claim (`Graph.claimInOrder`), when it asks for a creation step before that one.
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
-        -> (step: Int, registration: Borrowed<Registration>, cut: Int)? {
+        -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
         guard !fails, !readsRequest else { return nil }
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
-        var met: (step: Int, registration: Borrowed<Registration>, cut: Int)?
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         for i in 0..<steps.count {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
             guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
-            if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i]) }
+            if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i], false) }
         }
-        // A creation step asked for before it: the build claims (`Graph.claimInOrder`), which a run up to a cut does not.
-        if let met, creations.contains(where: { first[$0.step] < met.cut || first[$0.step] == met.cut && $0.step > met.step }) { return nil }
+        // A creation step asked for before it: the build claimed every creation cell by then.
+        if let m = met { met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step } }
         return met
     }
 }

@@ -26,6 +26,8 @@ extension Plan {
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
         case notCached, containerHeld
+        /// A creation plan not run by a thread that must not wait or acts for a token (`Graph.claimCreations`).
+        case noWaitCreation
         /// None of the above (a plan recorded but not installed, say).
         case other
 
@@ -69,6 +71,7 @@ extension Plan {
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
             case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
+            case .noWaitCreation: "a creation plan, for a thread that must not wait (TETHER_RESOLVE_NO_WAIT) or acts for a token: its build claims or checks the cells first (checkBeforeNotWaiting)"
             case .other: "other"
             }
         }
