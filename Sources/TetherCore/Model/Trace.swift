@@ -59,6 +59,16 @@ final class Tracer: @unchecked Sendable {
         emit(TraceEvent(kind, key, instance, status: status, target: target))
     }
 
+    /// After a factory made `instance` of `key` (a build's frame or a plan's step): its return, then
+    /// its strong edges (constructor edges in slot order, then late ones), then what its WEAK slots hold.
+    func constructed(_ key: Key, _ instance: Instance, weak: [Instance]) {
+        emit(.factoryReturn, key, instance.pointer)
+        var strong: [Instance] = []
+        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
+        for target in strong { emit(.edge, key, instance.pointer, target: target) }
+        for target in weak { emit(.weakEdge, key, instance.pointer, target: target) }
+    }
+
     /// A spec for one instance made while tracing: `spec` whose destructor first reports the destruction.
     func spec(for spec: Borrowed<InstanceSpec>) -> Ref<InstanceSpec> {
         let original = spec.object
