@@ -9,7 +9,8 @@ import Testing
 @Suite struct TracePlanTests {
     private struct Failed: Error {}
 
-    /// The hook's events as lines, each instance named `KEY#n` by the order it first appeared.
+    /// The hook's events as lines, each instance named `KEY#n` by the order it first appeared
+    /// (an address used again after a destruction is a new instance).
     private final class Log: @unchecked Sendable {
         private let state = Lock<(lines: [String], seen: [UInt])>(([], []))
         var lines: [String] { state.withLock { $0.lines } }
@@ -27,6 +28,7 @@ import Testing
                 if let t = event.target { line += " -> \(event.targetKey!.name)#\(name(t))" }
                 if let status = event.status { line += " \(status)" }
                 s.lines.append(line)
+                if event.kind == .destroy, let p = event.instance, let n = s.seen.firstIndex(of: UInt(bitPattern: p)) { s.seen[n] = 0 }
             }
         }
 
@@ -64,6 +66,17 @@ import Testing
         #expect(!planned.log.isEmpty, sourceLocation: sourceLocation)
         #expect(planned.counts.keys.sorted() == ["resolves"], "\(planned.counts)", sourceLocation: sourceLocation)
         #expect(built.counts["plansOff"] != nil, sourceLocation: sourceLocation)
+    }
+
+    /// The trace with plans is the build's; `reasons`: what `Graph.build` counted for the traced plans.
+    private func expectSameTrace(declining reasons: [String], _ setUp: @escaping (Fixture) throws -> Void,
+                                 tracing: @escaping (Fixture) throws -> Container,
+                                 sourceLocation: SourceLocation = #_sourceLocation,
+                                 _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
+        let planned = try traced(plans: true, setUp, tracing: tracing, resolving)
+        let built = try traced(plans: false, setUp, tracing: tracing, resolving)
+        #expect(planned.log == built.log, sourceLocation: sourceLocation)
+        #expect(planned.counts.keys.sorted() == (reasons + ["resolves"]).sorted(), "\(planned.counts)", sourceLocation: sourceLocation)
     }
 
     /// Resolves `key` from `container` and releases it at once, noting a failure's status.
@@ -118,6 +131,7 @@ import Testing
             try fx.register("B", scope: .transient) { _ in if failing.value { throw Failed() } }
             try fx.register("D")
         }) { fx, c, log in
+            failing.value = true
             Self.once(c, "A", log)
             Self.once(c, "A", log)
             failing.value = false
@@ -152,6 +166,7 @@ import Testing
             try fx.register("S", scope: .singleton)
             fx.onComplete(b) { _, _, _ in if failing.value { throw Failed() } }
         }) { fx, c, log in
+            failing.value = false
             Self.once(c, "A", log)
             failing.value = true
             Self.once(c, "A", log)
@@ -173,15 +188,36 @@ import Testing
     }
 
     /// Container steps: a request's child makes its container-scoped instances once, then hits them.
+    /// What only they asked for (G, S, the container step Q) the build does not ask for once they are cached.
     @Test func containerStepsFromARequestsChild() throws {
         try expectSameTrace({ fx in
-            try fx.register("H", [dep("R"), dep("G")], scope: .transient)
-            try fx.register("R", [dep("S"), dep("G")], scope: .container)
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", [dep("S"), dep("G"), dep("Q")], scope: .container)
+            try fx.register("Q", scope: .container)
             try fx.register("G")
+            try fx.register("T", [dep("U")])
+            try fx.register("U", scope: .singleton)
             try fx.register("S", scope: .singleton)
+            // Cached first: a creation plan over container steps is not recorded (`notCached`).
+            for key in ["S", "U"] { _ = try fx.container.resolve(Key(key)) }
         }, tracing: { try $0.child() }) { fx, child, log in
             for _ in 0..<3 { Self.once(child, "H", log) }
             Self.once(child, "R", log)
+        }
+    }
+
+    /// A singleton first asked for under a container step and taken outside too: once the container
+    /// step is cached the build finds it where the step outside asks, out of the plan's order, so a
+    /// traced run declines then (`containerInput`), and the trace is still the build's.
+    @Test func aSharedStepAskedUnderACachedContainerStepAndOutside() throws {
+        try expectSameTrace(declining: ["containerInput"], { fx in
+            try fx.register("H", [dep("R"), dep("T"), dep("S")], scope: .transient)
+            try fx.register("R", [dep("S")], scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            _ = try fx.container.resolve(Key("S"))
+        }, tracing: { try $0.child() }) { fx, child, log in
+            for _ in 0..<3 { Self.once(child, "H", log) }
         }
     }
 

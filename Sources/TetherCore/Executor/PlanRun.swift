@@ -391,8 +391,15 @@ extension Plan {
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
-        // Traced: the steps before this one have told their events (`tellHits`).
+        // Traced: the steps before this one have told their events (`tellHits`); the container
+        // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
+        let containersCached = M.traced && claims != nil && claims!.words[0] != 0
+        if containersCached && !tracesSkips() {
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .containerInput
+            return .success(false)
+        }
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
             if M.creates {
@@ -407,7 +414,7 @@ extension Plan {
             if skipsUnder && steps[i].underContainer { continue }
             progress.pointee.step = i
             if M.traced {
-                tellHits(&told, to: i, run, locals)
+                tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
                 run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
             }
             do throws(TetherError) {
@@ -441,7 +448,7 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
-        if M.traced { tellHits(&told, to: count, run, locals) }
+        if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
         if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
@@ -485,6 +492,27 @@ extension Plan {
         return skipTo
     }
 
+    /// Traced, the container steps taken cached: whether the build asks for nothing first asked
+    /// for under them except where the plan's steps have it (a shared step one outside takes too
+    /// the build finds where that one asks, out of the plan's order: the run declines).
+    @inline(never)
+    private func tracesSkips() -> Bool {
+        for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+            let slots = steps[k].registration.borrow { $0.params.count }
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where Plan.isStep(input) {
+                if steps[input].askedUnderContainer { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether a container step asked for step `j` (its factory or one of its dependencies').
+    private func descendsFromContainer(_ j: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+        return k >= 0
+    }
+
     /// Whether step `j` is one step `c`'s factory (or one of its dependencies') asked for first.
     private func descends(_ j: Int, from c: Int) -> Bool {
         var k = steps[j].parent
@@ -495,12 +523,15 @@ extension Plan {
     /// Traced: a cache hit for each step from `told` up to `end` the run took and did not make (a
     /// shared, value or cached container step), in step order: where the build finds each in a
     /// cache (`Graph.existing`), between the factories of the steps around it.
-    private func tellHits<B>(_ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?) {
+    /// `skipsUnder`: the container steps were taken cached, so what was first asked for under
+    /// them was not (`Step.askedUnderContainer`, a container step under another).
+    private func tellHits<B>(_ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
         let made = run.instances
         while told < end {
             let j = told
             told += 1
             guard !made.isNone(j) else { continue }  // spared: not asked for
+            if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
             run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
         }

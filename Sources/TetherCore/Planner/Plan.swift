@@ -68,6 +68,10 @@ final class Plan: @unchecked Sendable {
         /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
         /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
         var underContainer = false
+        /// A shared or value step first asked for under a container step: a build finding that one
+        /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
+        /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
+        var askedUnderContainer = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -848,6 +852,7 @@ final class Plan: @unchecked Sendable {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
+                step.askedUnderContainer = frames.contains { $0.isContainer }
                 return .found(try add(step, id))
             }
             // A cycle (its frame is open) declines; the depth is bounded as the steps are.
