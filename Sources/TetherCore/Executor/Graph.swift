@@ -391,9 +391,11 @@ final class Graph {
             // Published with the graph, as a build's (`enter`), in creation order: those it made (a
             // nested resolve may have published one under its claim: the run took that).
             plan.borrow { plan in
+                // A set past a few: a plan may create thousands (a deep singleton chain).
+                let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
                 for i in 0..<plan.stepCount where plan.steps[i].creates {
                     let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-                    guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
+                    guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
                     pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
                     keptMade &+= 1
                 }

@@ -226,12 +226,14 @@ extension Plan {
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                        lookup: Container) -> Result<Bool, TetherError> {
-        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+        func replaying(_ words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
             // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            var run = RunState(made: made.base, pointers: made.base, words: words)
             if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
+        let outcome = isLarge ? withLargeSlotWords(replaying)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
         if case .success(true) = outcome {
             if M.creates { enterCreated(into: graph, made, locals, lookup: lookup) } else { enterSteps(into: graph, locals, lookup: lookup) }
         }
@@ -336,6 +338,7 @@ extension Plan {
     /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
     @inline(__always)
     private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
+        if isLarge { return withLargeRunState(body) }
         if M.destination == .objects {
             return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
                 let made = buffer.baseAddress!
@@ -352,6 +355,24 @@ extension Plan {
                 return body(&run)
             }
         }
+    }
+
+    /// `withRunState` of a plan that `isLarge` (never a block): a word per step, then the slots'
+    /// words of its largest factory, in one buffer sized for it (on the heap past 1 KiB).
+    @inline(never)
+    private func withLargeRunState<R>(_ body: (inout RunState) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: steps.count + max(mostSlots, 1)) { buffer in
+            let made = buffer.baseAddress!
+            var run = RunState(made: made, pointers: made,
+                               words: UnsafeMutableRawPointer(made + steps.count).assumingMemoryBound(to: UInt64.self))
+            return body(&run)
+        }
+    }
+
+    /// The slots' words of a replay into a graph of a plan that `isLarge`: sized for its largest factory.
+    @inline(never)
+    private func withLargeSlotWords(_ body: (UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError>) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) { body($0.baseAddress!) }
     }
 
     /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the

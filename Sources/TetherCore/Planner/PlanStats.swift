@@ -44,11 +44,11 @@ extension Plan {
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
-            case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
+            case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
             case .cycle: "a constructor cycle through a nested resolve, or past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
-            case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
+            case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
