@@ -83,8 +83,9 @@ final class Tracer: @unchecked Sendable {
 
 extension Container {
     /// Sets (nil: removes) the hook told what resolves from here do. While one
-    /// is set, resolves from here take the step-by-step path (no plans, no
-    /// lock-free singleton hits) so that every step is seen, and the
+    /// is set, resolves from here take the traced path (no lock-free singleton
+    /// hits; their plans in traced modes, `Plan.RunMode.traced`, telling what the
+    /// build would, in its order) so that every step is seen, and the
     /// configuration word moves both ways, so what an embedding layer learned
     /// (plans, hits) is stale. Instances made meanwhile report their
     /// destruction to the hook set at that time, if any.
