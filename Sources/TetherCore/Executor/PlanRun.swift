@@ -71,7 +71,7 @@ extension Plan {
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
              _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
              thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
+        if readsRequest { return runRequest(SeparateInstances.self, specs, progress, arguments, from: container, thread: thread) }
         if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
@@ -84,15 +84,16 @@ extension Plan {
                    _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                    thread: UnsafeMutableRawPointer, _ tracer: Tracer) -> Result<Ref<Instance>?, TetherError> {
         let traced = Borrowed(tracer)
-        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread, tracer: traced) }
+        if readsRequest { return runRequest(TracedInstances.self, specs, progress, arguments, from: container, thread: thread, tracer: traced) }
         if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced)
     }
 
     /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
     /// cells claimed are let go of once the run published what it made (or failed, or declined).
+    /// `M`: `TracedInstances` for `runTraced` (its own copy: the untraced one passes no tracer on).
     @inline(never)
-    private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+    private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
@@ -102,9 +103,11 @@ extension Plan {
                 var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
                 let outcome = withUnsafeMutablePointer(to: &request) { request in
                     if hasLocals {
-                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), tracer: tracer)
+                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                                   tracer: M.traced ? tracer : nil)
                     }
-                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), tracer: tracer)
+                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                               tracer: M.traced ? tracer : nil)
                 }
                 // Claims a failed or declined run still holds (a run that succeeded published them).
                 let claims = ContainerClaims(words: buffer.baseAddress!)
