@@ -446,8 +446,7 @@ extension Plan {
                     run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
-                    let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals,
-                                                tracer: M.traced ? run.tracer : nil)
+                    let instance = makeInstance(M.self, i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
@@ -598,7 +597,7 @@ extension Plan {
         for j in 0..<steps.count where run.split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
         run.split = 0
         for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
-            made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
+            made.set(j, makeInstance(OneBlock.self, j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
         }
     }
 
@@ -835,7 +834,8 @@ extension Plan {
     private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                   _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
-            : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals, tracer: run.tracer)
+            : run.tracer != nil ? makeInstance(TracedIntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+                : makeInstance(IntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
         if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
         return instance
@@ -934,17 +934,17 @@ extension Plan {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references
     /// (split ones for the steps in `run.split`: `SplitEdge`).
-    /// `tracer`: a traced mode's (the spec tells it of the destruction, as a build's, `Tracer.spec(for:)`).
+    /// A traced mode's (`M.traced`) spec tells `run.tracer` of the destruction, as a build's (`Tracer.spec(for:)`).
     @inline(__always)
-    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
-                                 _ specs: ThreadSpecs, _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Ref<Instance> {
+    private func makeInstance<B, M: RunMode>(_: M.Type, _ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
+                                             _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
         let (made, split) = (run.instances, run.split)
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
-        let spec = tracer != nil ? tracer.unsafelyUnwrapped.borrow { $0.spec(for: self.spec(i, locals)) }
+        let spec = M.traced ? run.tracer.unsafelyUnwrapped.borrow { $0.spec(for: self.spec(i, locals)) }
             : !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, edge: { _ in
             while !Plan.isStep(inputs[next]) { next += 1 }
