@@ -159,8 +159,10 @@ struct ReferenceStack<Element: AnyObject> {
 
     /// Appends `n` words holding nothing (`none`), for a writer that fills them
     /// in place (valid until the next append); unfilled ones release nothing.
+    /// `n` may be 0 (a failing plan met its error before any step): a stack
+    /// never grown has no storage to point into yet, so it grows then too.
     mutating func appendNone(count n: Int) -> ReferenceWords<Element> {
-        if count + n > capacity { grow(count + n) }
+        if count + n > capacity || capacity == 0 { grow(count + n) }
         let fresh = base! + count
         fresh.initialize(repeating: ReferenceWords<Element>.none, count: n)
         count += n
