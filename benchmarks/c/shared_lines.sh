@@ -20,4 +20,4 @@ LIB=$(readlink -f "$ROOT/build/lib/libtether.so")
 BASE=$(grep " $LIB\$" "$OUT/shared_lines.out" | head -1 | sed 's/^map \([0-9a-f]*\)-.*/\1/')
 nm -n "$LIB" >"$OUT/shared_lines.nm"
 valgrind --tool=lackey --trace-mem=yes --log-fd=9 "$OUT/shared_lines" "$SHAPE" "$OPS" "$WARM" 9>&1 1>/dev/null 2>/dev/null \
-    | python3 "$ROOT/benchmarks/c/shared_lines.py" "$MARKER" "$BASE" "$OUT/shared_lines.nm"
+    | python3 "$ROOT/benchmarks/c/shared_lines.py" "$MARKER" "$BASE" "$OUT/shared_lines.nm" "$OUT/shared_lines.out"
