@@ -51,11 +51,13 @@ extension Plan {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in 4 words: word 0 has the bit of each step taken from the
+    /// A run's container steps, in 5 words: word 0 has the bit of each step taken from the
     /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
     /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
     /// made (read by a resolve nested on this thread, through the claim), word 3 the cell another
-    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again.
+    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again
+    /// (a graph's replay: the step + 1 where a failed claim is reported), word 4 the steps a run finding
+    /// some container steps cached and others not skips (`skipUnderCached`).
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
@@ -82,7 +84,7 @@ extension Plan {
     private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
             var waits = 0
             while true {
                 buffer.initialize(repeating: 0)
@@ -101,6 +103,9 @@ extension Plan {
                     for n in 0..<containerSteps.count where claims.holds(n) {
                         registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
                     }
+                }
+                if cachedVariant != nil, case .success(nil) = outcome, claims.words[0].nonzeroBitCount == containerSteps.count {
+                    return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
                 }
                 guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
             }
@@ -121,6 +126,16 @@ extension Plan {
         waits += 1
         progress.pointee.decline = nil  // not declined after all
         return true
+    }
+
+    /// A run that found every container step cached, of a plan with a `cachedVariant`: that plan's run
+    /// (the build's order then), which takes them from the resolving container's cache.
+    @inline(never)
+    private func runCachedVariant(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                  _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                                  thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+        progress.pointee.decline = nil  // not declined after all
+        return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
     }
 
     /// How often a run waits for another thread's container step and runs again before the build takes over.
@@ -170,10 +185,24 @@ extension Plan {
         replay(CreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
+    /// `replay(into:)` of a resolve nested while this thread constructs step `meeting(_:_:)`'s registration
+    /// further out: the made steps before `cut` only (those a build makes before it asks for that
+    /// one), then what they made let go of. False, with `PlanProgress.cut` -1: the cut was reached (the
+    /// caller reports the cycle); else as `replay(into:)` (a decline, a factory's failure). Out of line: rare.
+    @inline(never)
+    func replayCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                   _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                   lookup: Container, cut: Int, creates: Bool) -> Result<Bool, TetherError> {
+        progress.pointee.cut = cut
+        if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
     @inline(__always)
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
+        if readsRequest { return replayRequest(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(M.self, into: graph, made, specs, progress,
                       Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
@@ -190,6 +219,28 @@ extension Plan {
                Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
     }
 
+    /// `replay(into:)` of a plan that `readsRequest` (container or value steps, with completion callbacks):
+    /// its `RequestRun` reads the resolving container (`lookup`); the graph claims the container steps'
+    /// cells as its build does (`claimContainerSteps`) and publishes those made with the graph, after the
+    /// callbacks (`enterRequest`). Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                           _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                           lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
+            buffer.initialize(repeating: 0)
+            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
+            return withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return replay(M.self, into: graph, made, specs, progress,
+                                  Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+                }
+                return replay(M.self, into: graph, made, specs, progress,
+                              Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+            }
+        }
+    }
+
     @inline(__always)
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
@@ -200,9 +251,28 @@ extension Plan {
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
         if case .success(true) = outcome {
-            if M.creates { enterCreated(into: graph, made, locals, lookup: lookup) } else { enterSteps(into: graph, locals, lookup: lookup) }
+            if B.readsRequest {
+                enterRequest(into: graph, made, locals, lookup: lookup)
+            } else if M.creates {
+                enterCreated(into: graph, made, locals, lookup: lookup)
+            } else {
+                enterSteps(into: graph, locals, lookup: lookup)
+            }
         }
         return outcome
+    }
+
+    /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
+    /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
+    /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
+    @inline(never)
+    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+            let cached = steps[i].isContainer && claims.isCached(i)
+            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
+        }
     }
 
     /// `enterSteps` after a run with creation steps, as a build that finds a creation step's
@@ -258,6 +328,8 @@ extension Plan {
         static var destination: Destination { get }
         /// Whether the plan has creation steps (`creationChecks`): graph mode only.
         static var creates: Bool { get }
+        /// Whether the run stops at a cut (`CutIntoGraph`).
+        static var cuts: Bool { get }
     }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
@@ -272,6 +344,10 @@ extension Plan {
     /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
     /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
     enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
+    /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
+    enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
+    /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
+    enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -332,7 +408,8 @@ extension Plan {
             progress.pointee.decline = .notCached
             return .success(false)
         }
-        if B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+        if B.readsRequest && hasContainer
+            && !(M.destination == .graph ? claimContainerSteps(run, locals, graph.unsafelyUnwrapped) : takeContainer(M.self, run, locals)) {
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerHeld
             return .success(false)
@@ -340,7 +417,10 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
-        let skipsUnder = claims != nil && skipsUnderContainer && claims!.words[0] != 0
+        let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
+        let skipsUnder = skipsUnderContainer && cachedAll
+        // Some cached, others not: the steps under the cached ones (`skipUnderCached`).
+        let skipMask = claims != nil && !cachedAll ? claims!.words[4] : 0
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -349,6 +429,7 @@ extension Plan {
         var check = 0, skipTo = -1
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
+            if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
@@ -356,9 +437,16 @@ extension Plan {
                     if n <= skipTo { continue }
                 }
             }
+            // A container step's claim failed: the build reports it where it asks for that step.
+            if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
+                progress.pointee.plan = nil
+                letGo(M.self, &run, count: count)
+                return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
+            }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             if skipsUnder && steps[i].underContainer { continue }
+            if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
@@ -369,6 +457,7 @@ extension Plan {
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
+                        if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) } }
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
                     }
                 } else if M.destination == .block {
@@ -388,6 +477,7 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if M.cuts { return cutReached(M.self, &run, progress, count: count) }
         if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
@@ -401,6 +491,16 @@ extension Plan {
     private func fail<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) -> Result<Bool, TetherError> {
         letGo(M.self, &run, count: count)
         return .failure(failure.unsafelyUnwrapped)
+    }
+
+    /// A run up to its cut (`CutIntoGraph`), after the steps before it: what they made let go of, as the
+    /// build's abort does; `PlanProgress.cut` -1 says the cut was reached (the caller reports the build's error).
+    @inline(never)
+    private func cutReached<M: RunMode>(_: M.Type, _ run: inout RunState, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                        count: Int) -> Result<Bool, TetherError> {
+        letGo(M.self, &run, count: count)
+        progress.pointee.cut = -1
+        return .success(false)
     }
 
     /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
@@ -537,7 +637,7 @@ extension Plan {
                 run.split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
+                guard let retained = B.readsRequest && (shared.isValue || shared.inResolving) ? takeValue(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -547,11 +647,16 @@ extension Plan {
         return true
     }
 
-    /// The value the resolving container provides for value step `i` (retained); nil: none does
-    /// (the plan declines, and `Graph` reports it missing).
+    /// The value the resolving container provides for value step `shared` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing). A container-scoped leaf (`inResolving`): the
+    /// resolving container's cached instance; nil: not cached (the plan declines).
     @inline(__always)
-    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    private func takeValue<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[shared.step].registration.borrow { r in
+            locals.request.unsafelyUnwrapped.pointee.resolving.borrow {
+                shared.inResolving ? SharedCache.cached(r, shared.scope, in: $0) : $0.providedValue(of: r)
+            }
+        }
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
@@ -566,8 +671,14 @@ extension Plan {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            let found = registration(i, locals).borrow { r in
+            var found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+            }
+            if case .heldElsewhere = found, let token = SharedCache.token(of: request.thread) {
+                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
+                found = registration(i, locals).borrow { r in
+                    container.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+                }
             }
             switch found {
             case .published(let hit):
@@ -584,7 +695,57 @@ extension Plan {
                 return false
             }
         }
-        return cached == 0 || cached == containerSteps.count
+        // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
+        if cached == containerSteps.count { return cachedVariant == nil }
+        return cached == 0 || skipUnderCached(claims, locals, endClaims: true)
+    }
+
+    /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
+    /// resolving container as its build claims one it reaches (`Graph.claimContainerStep`: waiting for
+    /// another thread's, taking back a token's), before any factory; the one published there is taken.
+    /// False (the graph let go of what it claimed): a claim the build would refuse or back off from,
+    /// which it reports where it reaches the step.
+    /// A claim that fails (`Graph.claimContainerStep`'s `failure`) is the error the run throws at the
+    /// first step the build makes once it asked for that container step (`claims[3]`: that step + 1); the
+    /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
+    @inline(never)
+    private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
+        let claims = locals.request.unsafelyUnwrapped.pointee.claims
+        // Where the build asks for each container step: the first of the steps it asked for first (its range).
+        let asked = containerSteps.map { c in
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            return (at: first, step: c)
+        }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        for (at, i) in asked {
+            let (claimed, hit, failure) = into.graph.borrow { graph in
+                graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
+            }
+            guard claimed else { return false }
+            if let failure {
+                into.graph.borrow { $0.deferredFailure = failure }
+                claims[3] = UInt(at) + 1
+                break
+            }
+            if let hit {
+                run.instances.set(i, hit)
+                claims[0] |= 1 << UInt(i)
+            }
+        }
+        // Some cached, others not: the build makes only what the cached ones do not already hold.
+        let cached = claims[0].nonzeroBitCount
+        guard cached == 0 || cached == containerSteps.count || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
+            into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
+            return false
+        }
+        return true
+    }
+
+    /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
+    private func descends(_ j: Int, from c: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && k != c { k = steps[k].parent }
+        return k == c
     }
 
     /// Container step `i` made: its claim now holds a made instance (a resolve nested on this
@@ -601,11 +762,6 @@ extension Plan {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = ContainerClaims(words: request.claims)
-        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
-        if claims.words[0] != 0 {
-            Plan.letGo(made, count: steps.count - 1, split: run.split)
-            return
-        }
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
@@ -613,6 +769,42 @@ extension Plan {
             }
             claims.words[1] &= ~(1 << UInt(n))
         }
+        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
+        if claims.words[0] != 0 { Plan.letGo(made, count: steps.count - 1, split: run.split) }
+    }
+
+    /// Some container steps taken cached, others claimed (`takeContainer`, `claimContainerSteps`): the
+    /// steps asked for first under a cached one are skipped (`claims[4]`), as a build taking it cached
+    /// never asks for them; a claimed container step among them has its claim ended (`endClaims`: a run
+    /// without a graph; a graph lets go of its cells when it ends). False (declined): a step still made
+    /// takes a made one skipped (the build makes that one where it asks), a block would miss a record,
+    /// or the plan has a `cachedVariant` (its made steps are not marked).
+    @inline(never)
+    private func skipUnderCached<B>(_ claims: UnsafeMutablePointer<UInt>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
+        guard cachedVariant == nil else { return false }
+        var skip: UInt = 0
+        for j in 0..<steps.count {
+            var k = steps[j].parent
+            while k >= 0 && !(steps[k].isContainer && claims[0] & 1 << UInt(k) != 0) { k = steps[k].parent }
+            if k >= 0 { skip |= 1 << UInt(j) }
+        }
+        // (A cached container step is taken, not made: its inputs are among those skipped.)
+        for j in madeSteps where skip & 1 << UInt(j) == 0 && claims[0] & 1 << UInt(j) == 0 {
+            let slots = registration(j, locals).borrow { $0.params.count }
+            for s in 0..<slots {
+                let input = inputs[steps[j].firstInput + s]
+                if Plan.isStep(input) && !steps[input].isShared && skip & 1 << UInt(input) != 0 { return false }
+            }
+        }
+        if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
+        claims[4] = skip
+        guard endClaims else { return true }
+        for n in 0..<containerSteps.count where claims[1] & 1 << UInt(n) != 0 && skip & 1 << UInt(containerSteps[n]) != 0 {
+            let container = locals.request.unsafelyUnwrapped.pointee.resolving
+            registration(containerSteps[n], locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: locals.request.unsafelyUnwrapped.pointee.thread) } }
+            claims[1] &= ~(1 << UInt(n))
+        }
+        return true
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
@@ -803,7 +995,7 @@ extension Plan {
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
-            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step) + registrations.reversed() }
+            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step, locals.base) + registrations.reversed() }
             step = steps[step].parent
         }
         return registrations.reversed()
@@ -835,4 +1027,5 @@ extension Plan {
 
 extension Plan.RunMode {
     static var creates: Bool { false }
+    static var cuts: Bool { false }
 }

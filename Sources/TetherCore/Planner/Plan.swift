@@ -220,6 +220,8 @@ final class Plan: @unchecked Sendable {
         /// instance keeps it as a split edge too (`makeInstance`): a request child's
         /// CONTAINER-scoped instance over the root's singletons writes no shared count.
         let splits: Bool
+        /// A container-scoped leaf of a `cachedVariant`: the resolving container's cached instance.
+        var inResolving = false
     }
 
     /// What a block run copies into every block it makes (`BlockTemplate`, `makeBlock`).
@@ -279,6 +281,11 @@ final class Plan: @unchecked Sendable {
     let componentParams: UnsafeBufferPointer<Param>
     /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
     let failing: Failing?
+    /// A plan whose container steps' inputs include a made step that a step outside them takes too
+    /// (`Recorder.marksUnderContainer` off): what runs instead when its run finds every container step
+    /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
+    /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
+    let cachedVariant: Plan?
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -289,8 +296,19 @@ final class Plan: @unchecked Sendable {
         let open: [Borrowed<Registration>]
         /// Per step: the number of `open` frames above it (its asker the last of them); 0 for a step with a parent.
         let depth: [Int]
+        /// Per `open` frame, a child's plan: its slot in the component when it is one of the child's own
+        /// registrations (-1: not), whose registration each run has in the resolving child's place.
+        var openLocals: [Int] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
+        /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
+        func opened(by step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+            (0..<depth[step]).map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
+        }
+        /// Every `open` frame's registration in a run (as `opened(by:_:)`).
+        func allOpen(_ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+            open.indices.map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
+        }
     }
     /// Whether the plan is a child's (recorded through its component): its local steps, if
     /// any, take the child's registrations by slot.
@@ -324,7 +342,9 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil,
+                 cachedVariant: Plan? = nil) {
+        self.cachedVariant = cachedVariant
         self.failure = failing?.error
         fails = failing != nil
         self.failing = failing
@@ -357,8 +377,10 @@ final class Plan: @unchecked Sendable {
         creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
-        // (A container-scoped root is its container's instance, not a block's.)
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
+        // (A container-scoped root is its container's instance, not a block's; a container step over made
+        // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
+            && steps.last?.isContainer != true && failure == nil ? words : 0
         self.steps = arena.copy(steps)
         self.inputs = arena.copy(inputs)
         self.configuration = configuration
@@ -367,11 +389,13 @@ final class Plan: @unchecked Sendable {
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
             steps[i].registration.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
-                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                var step = SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                step.inResolving = scope.isPerResolvingContainer
+                return step
             }
         }
         sharedSteps = arena.copy(shared)
-        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
+        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue || $0.inResolving }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords, &arena)
         makesObjects = objects != nil
         objectSteps = arena.copy(objects?.steps ?? [])
@@ -469,23 +493,46 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
             guard let failing = recorder.failing() else { throw recorder.decline }
             // A graph's replay (creation steps, completion callbacks) passes no request: over container
             // or value steps, creation records the warm plan, callbacks are built.
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
-            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
+            // Slots made per resolve before the failure: made as the build's (`finishSlots`), over no container or value step.
+            guard recorder.finishSlots() else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
-        // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
+        // A creating replay into the graph passes no request (`Graph.replay`): the warm plan reads it.
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
+    }
+
+    /// `record` of a graph whose container steps' inputs include a made step that a step outside them
+    /// takes too (`containerInput`): a build finding the container steps cached makes that step where the
+    /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
+    /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
+    /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
+    /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+        guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
+        let made = Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        guard made.visit(Borrowed(root)) != nil else { throw made.decline }
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots) = (true, true)
+        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        guard made.finishSlots(), cached.finishSlots(), made.slots.isEmpty, cached.slots.isEmpty,
+              !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -543,12 +590,19 @@ final class Plan: @unchecked Sendable {
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
-        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`):
+        // not over container or value steps with completion callbacks (as the owner's).
+        var failing: Failing?
+        if recorder.visit(Borrowed(root)) == nil {
+            guard let met = recorder.failing() else { throw recorder.decline }
+            failing = met
+            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+        }
+        guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params, slots: recorder.slots)
+                    component: slots, componentParams: params, slots: recorder.slots, failing: failing)
     }
 
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
@@ -671,11 +725,18 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations become steps the core's run makes
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
-        /// most `maxContainerSteps`, in plans without completion callbacks (`containerWithCompletions`).
+        /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
+        /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`).
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
+        /// With `makesContainer`: whether the made steps only container steps asked for are marked
+        /// (`markUnderContainer`); off for a plan with a `cachedVariant`, which never skips them.
+        var marksUnderContainer = true
+        /// Whether container-scoped registrations are leaves taken from the resolving container's cache
+        /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
+        var containerLeaves = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
@@ -746,39 +807,45 @@ final class Plan: @unchecked Sendable {
         /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`).
         private(set) var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
-        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int)] = []
+        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int, local: Int)] = []
 
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
 
         /// After `visit` met a `failure`: what a failing plan of the steps made so far needs
-        /// (`Plan.Failing`); nil when there is none, or slots made per resolve came first (the build reports it).
+        /// (`Plan.Failing`); nil when there is none.
         func failing() -> Plan.Failing? {
-            guard let failure, slots.isEmpty else { return nil }
+            guard let failure else { return nil }
             // A step without a parent was asked for by an open frame: the deepest one open when it was made.
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
-            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth)
+            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth,
+                                openLocals: recordsLocals ? open.map(\.local) : [])
         }
 
         /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
         private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
             failure = error
-            failureFrames = frames.map { ($0.registration, $0.firstNew) }
+            failureFrames = frames.map { ($0.registration, $0.firstNew, $0.local) }
             return reason
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless the
-        /// lookup refuses captives (the build checks that first, and may report that instead).
+        /// Whether the build may refuse a captive where the walk is: a strict container's singleton frame
+        /// checks each strong dependency first (`Graph.refuseCaptive`); the walk's other frames (graph,
+        /// transient, container-scoped) never do, so its error is the build's there, strict or not.
+        private var refusesCaptives: Bool { lookup.refusesCaptives && frames.contains { $0.creates } }
+
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless
+        /// the build may refuse a captive first (`refusesCaptives`: it may report that instead).
         private func cycle(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+            return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`), as `cycle`.
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`, before any captive check).
         private func missing(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
@@ -789,7 +856,7 @@ final class Plan: @unchecked Sendable {
                 case .found(let step): return step
                 case .enter(let frame):
                     let root = try CreationOrder.walk(self, entering: frame)
-                    if makesContainer { try markUnderContainer() }
+                    if makesContainer && marksUnderContainer { try markUnderContainer() }
                     return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
@@ -808,7 +875,9 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments)
+            // The core's container steps may complete (the plan replays into the graph, which publishes them
+            // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
+            guard !spec.scope.isPerResolvingContainer || makesContainer || containerLeaves || (allowsContainer && spec.completionCount == 0)
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
@@ -822,7 +891,7 @@ final class Plan: @unchecked Sendable {
                 else { throw .childLocal }
                 local = slot
             }
-            let isContainer = spec.scope.isPerResolvingContainer
+            let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
@@ -1019,8 +1088,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
+                // Keyed and queued as a build enters it (`Graph.enter`): a replay into the graph (completion
+                // callbacks) enters it so when made, keyed only when taken from the resolving container's cache.
                 var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
-                                firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
+                                firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
                 return try add(step, frame.id)
@@ -1089,13 +1160,6 @@ final class Plan: @unchecked Sendable {
                 return nil
             }
             return calls
-        }
-
-        /// After `visit`: whether the graph has container or value steps and completion callbacks:
-        /// the core's run of those reads the resolving container, which a replay into a graph
-        /// does not pass (`Graph.replay`), so `Graph` builds it.
-        var containerWithCompletions: Bool {
-            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } } && steps.contains { $0.completes }
         }
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
