@@ -2,7 +2,7 @@
 # The cache lines behind a shape's 2-thread contention (benchmarks/c/shared_lines.c): lines one thread
 # writes and the other touches during OPS operations each, after WARM each, with the code writing them.
 # Usage (repository root, after `make build`): sh benchmarks/c/shared_lines.sh SHAPE [OPS] [WARM]
-# (shapes: S1 S2 S3 S3L S4 SG RC RQ0 RQ1 RQV RA RP). Under valgrind, whose allocator has no per-thread
+# (shapes: S1 S2 S3 S3L S4 SG RC RQ0 RQ1 RQV RA RP, and S2W: S2 with the singleton made by a worker). Under valgrind, whose allocator has no per-thread
 # arenas: a heap line it shows may be false sharing of valgrind's placement; a refcount (written by
 # swift_retain/swift_release's caller, shown) or a global is the library's. A `SplitCount` stripe (a
 # `lock xadd` at a 128-byte multiple: edges to published singletons) shows too, and is not shared
