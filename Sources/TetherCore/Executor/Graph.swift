@@ -168,7 +168,22 @@ final class Graph {
 
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Ref<Instance> {
+                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Ref<Instance> {
+        try resolve(registration, from: container, arguments: arguments, tracing: nil)
+    }
+
+    /// `resolve` while a trace hook is set (`Container.tracedResolve`): the same plans, run in their
+    /// traced modes (`Plan.RunMode.traced`: the build's events in the build's order), or the build.
+    /// Its own copy of the body: the untraced one tests nothing for it.
+    @inline(never)
+    static func resolve(_ registration: Registration, from container: Container,
+                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer) throws(TetherError) -> Ref<Instance> {
+        try resolve(registration, from: container, arguments: arguments, tracing: tracer)
+    }
+
+    @inline(__always)
+    private static func resolve(_ registration: Registration, from container: Container,
+                                arguments: UnsafeBufferPointer<Argument>, tracing tracer: Tracer?) throws(TetherError) -> Ref<Instance> {
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
@@ -184,7 +199,8 @@ final class Graph {
             }
             var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
-                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
+                switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
+                                        : $0.runTraced(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
                 case .failure(let error): return .failure(error)
@@ -205,7 +221,7 @@ final class Graph {
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
             graph.tracer = tracer
             defer { graph.tracer = nil }
-            return graph.run(registration, from: container, arguments: arguments, plan: nil)
+            return graph.run(registration, from: container, arguments: arguments, plan: plan)
         }
         return try outcome.get()
     }
@@ -225,15 +241,14 @@ final class Graph {
         graph.outer = outer
         if nested { thread.nestedGraphs.append(.init(graph)) }
         defer { if nested { thread.nestedGraphs.removeLast() } else { graph.outer = [] } }
-        if let tracer {
-            graph.tracer = tracer
-            defer { graph.tracer = nil }
-            return graph.run(registration, from: container, arguments: arguments, plan: nil)
-        }
+        // Traced: the same plans, in their traced modes (the graph's replay reads its `tracer`).
+        graph.tracer = tracer
+        defer { graph.tracer = nil }
         let progress = graph.progress
         var plan = registration.plan(from: container, progress.pointee.locals)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-            switch alone.borrow({ $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
+            switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
+                                    : $0.runTraced(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
             case .success(let root?): return .success(root)
             case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
             case .failure(let error): return .failure(error)
@@ -365,6 +380,10 @@ final class Graph {
         if creates, try !claimCreations(plan, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
+            if tracer != nil {
+                return plan.replayTraced(into: self, creating: creates, alive.appendNone(count: plan.stepCount), specs, progress, arguments,
+                                         lookup: container)
+            }
             if creates {
                 return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container)
             }
@@ -379,9 +398,11 @@ final class Graph {
             // Published with the graph, as a build's (`enter`), in creation order: those it made (a
             // nested resolve may have published one under its claim: the run took that).
             plan.borrow { plan in
+                // A set past a few: a plan may create thousands (a deep singleton chain).
+                let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
                 for i in 0..<plan.stepCount where plan.steps[i].creates {
                     let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-                    guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
+                    guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
                     pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
                     keptMade &+= 1
                 }
@@ -886,14 +907,8 @@ final class Graph {
             tracer.emit(.factoryReturn, key, status: error.code)
             throw error
         }
-        let instance = alive[made].object
-        tracer.emit(.factoryReturn, key, instance.pointer)
-        var strong: [Instance] = []
-        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
-        for target in strong { tracer.emit(.edge, key, instance.pointer, target: target) }
-        for (_, _, ref) in weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...] {
-            if let target = ref.upgrade() { tracer.emit(.weakEdge, key, instance.pointer, target: target) }
-        }
+        let weak = weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...].compactMap { $0.2.upgrade() }
+        tracer.constructed(key, alive[made].object, weak: weak)
         return made
     }
 

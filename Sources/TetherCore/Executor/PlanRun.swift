@@ -73,17 +73,31 @@ extension Plan {
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
              _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
              thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
+        if readsRequest { return runRequest(SeparateInstances.self, specs, progress, arguments, from: container, thread: thread) }
         if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
+    /// `run` while a trace hook is set (`Graph.resolve(_:from:arguments:tracer:)`): separate instances
+    /// (`TracedInstances`, never a block: each instance's spec tells `tracer` of its destruction),
+    /// telling `tracer` what the build would, in its order (`execute`).
+    @inline(never)
+    func runTraced(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                   _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                   thread: UnsafeMutableRawPointer, _ tracer: Tracer) -> Result<Ref<Instance>?, TetherError> {
+        let traced = Borrowed(tracer)
+        if readsRequest { return runRequest(TracedInstances.self, specs, progress, arguments, from: container, thread: thread, tracer: traced) }
+        if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced)
+    }
+
     /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
     /// cells claimed are let go of once the run published what it made (or failed, or declined).
+    /// `M`: `TracedInstances` for `runTraced` (its own copy: the untraced one passes no tracer on).
     @inline(never)
-    private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+    private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                            thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+                            thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
             var waits = 0
             while true {
@@ -91,9 +105,11 @@ extension Plan {
                 var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
                 let outcome = withUnsafeMutablePointer(to: &request) { request in
                     if hasLocals {
-                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                                   tracer: M.traced ? tracer : nil)
                     }
-                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                               tracer: M.traced ? tracer : nil)
                 }
                 // Claims a failed or declined run still holds (a run that succeeded published them).
                 let claims = ContainerClaims(words: buffer.baseAddress!)
@@ -145,7 +161,8 @@ extension Plan {
     /// then the container steps made published into the resolving container.
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                        _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
+                        _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer) }
         if blockWords > 0 {
             return withRunState(OneBlock.self) { run in
                 let outcome = execute(OneBlock.self, &run, specs, progress, locals).map { $0 ? makeBlock(run, specs, locals) : nil }
@@ -154,9 +171,17 @@ extension Plan {
                 return outcome
             }
         }
-        return withRunState(SeparateInstances.self) { run in
+        return separately(SeparateInstances.self, specs, progress, locals)
+    }
+
+    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`).
+    @inline(__always)
+    private func separately<B, M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        withRunState(M.self) { run in
+            if M.traced { run.tracer = tracer }
             // Every other step is some step's input, so its instance went to that step's edges.
-            let outcome = execute(SeparateInstances.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+            let outcome = execute(M.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
             // The root holds them meanwhile.
             if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
             return outcome
@@ -183,6 +208,16 @@ extension Plan {
                         _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                         lookup: Container) -> Result<Bool, TetherError> {
         replay(CreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
+    /// `replay(into:)` while `graph` tells a trace hook (`Graph.tracer`): modes `TracedIntoGraph` and
+    /// `TracedCreatingIntoGraph`. Out of line: the untraced replays keep their code.
+    @inline(never)
+    func replayTraced(into graph: Graph, creating: Bool, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                      _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                      lookup: Container) -> Result<Bool, TetherError> {
+        if creating { return replay(TracedCreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(TracedIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
     /// `replay(into:)` of a resolve nested while this thread constructs step `meeting(_:_:)`'s registration
@@ -245,11 +280,14 @@ extension Plan {
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                        lookup: Container) -> Result<Bool, TetherError> {
-        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+        func replaying(_ words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
             // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            var run = RunState(made: made.base, pointers: made.base, words: words)
+            if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
+        let outcome = isLarge ? withLargeSlotWords(replaying)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
         if case .success(true) = outcome {
             if B.readsRequest {
                 enterRequest(into: graph, made, locals, lookup: lookup)
@@ -328,6 +366,9 @@ extension Plan {
         static var destination: Destination { get }
         /// Whether the plan has creation steps (`creationChecks`): graph mode only.
         static var creates: Bool { get }
+        /// Whether the run tells a trace hook (`RunState.tracer`) what the build would: separate
+        /// instances or a graph's only.
+        static var traced: Bool { get }
         /// Whether the run stops at a cut (`CutIntoGraph`).
         static var cuts: Bool { get }
     }
@@ -344,6 +385,12 @@ extension Plan {
     /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
     /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
     enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
+    /// The traced modes (`traced`): `SeparateInstances`, `IntoGraph`, `CreatingIntoGraph` telling the hook.
+    enum TracedInstances: RunMode { static var destination: Destination { .instances }; static var traced: Bool { true } }
+    enum TracedIntoGraph: RunMode { static var destination: Destination { .graph }; static var traced: Bool { true } }
+    enum TracedCreatingIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var traced: Bool { true }
+    }
     /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
@@ -357,6 +404,8 @@ extension Plan {
         let pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
+        /// A traced mode's hook (`RunMode.traced`); nil otherwise.
+        var tracer: Borrowed<Tracer>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
@@ -368,6 +417,7 @@ extension Plan {
     /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
     @inline(__always)
     private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
+        if isLarge { return withLargeRunState(body) }
         if M.destination == .objects {
             return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
                 let made = buffer.baseAddress!
@@ -384,6 +434,24 @@ extension Plan {
                 return body(&run)
             }
         }
+    }
+
+    /// `withRunState` of a plan that `isLarge` (never a block): a word per step, then the slots'
+    /// words of its largest factory, in one buffer sized for it (on the heap past 1 KiB).
+    @inline(never)
+    private func withLargeRunState<R>(_ body: (inout RunState) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: steps.count + max(mostSlots, 1)) { buffer in
+            let made = buffer.baseAddress!
+            var run = RunState(made: made, pointers: made,
+                               words: UnsafeMutableRawPointer(made + steps.count).assumingMemoryBound(to: UInt64.self))
+            return body(&run)
+        }
+    }
+
+    /// The slots' words of a replay into a graph of a plan that `isLarge`: sized for its largest factory.
+    @inline(never)
+    private func withLargeSlotWords(_ body: (UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError>) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) { body($0.baseAddress!) }
     }
 
     /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
@@ -427,13 +495,22 @@ extension Plan {
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
+        // Traced: the steps before this one have told their events (`tellHits`); the container
+        // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
+        var told = 0
+        let containersCached = M.traced && cachedAll
+        if containersCached && !tracesSkips() {
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .containerInput
+            return .success(false)
+        }
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run)
+                    skipTo = takePublished(&check, n, run, told: &told)
                     if n <= skipTo { continue }
                 }
             }
@@ -448,12 +525,16 @@ extension Plan {
             if skipsUnder && steps[i].underContainer { continue }
             if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
+            if M.traced {
+                tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
+                run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
+            }
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
                     run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
-                    let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
+                    let instance = makeInstance(M.self, i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
@@ -469,7 +550,9 @@ extension Plan {
                     // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
                     graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
                 }
+                if M.traced { tellMade(i, &told, run, locals) }
             } catch {
+                if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
                 letGo(M.self, &run, count: count)
@@ -477,6 +560,7 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
         if M.cuts { return cutReached(M.self, &run, progress, count: count) }
         if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
@@ -507,8 +591,10 @@ extension Plan {
     /// instance a resolve nested in an earlier factory published under this run's claim takes that
     /// one, its own dependencies not made. Returns the last made step spared (-1: none); `check`
     /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
+    /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
+    /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     @inline(never)
-    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState) -> Int {
+    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
@@ -517,8 +603,69 @@ extension Plan {
                   let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
+            if let tracer = run.tracer {
+                // Its dependencies' steps: those right before it that descend from it (post-order).
+                var first = found.step
+                while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
+                tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                told = found.step + 1
+                tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+            }
         }
         return skipTo
+    }
+
+    /// Traced, the container steps taken cached: whether the build asks for nothing first asked
+    /// for under them except where the plan's steps have it (a shared step one outside takes too
+    /// the build finds where that one asks, out of the plan's order: the run declines).
+    @inline(never)
+    private func tracesSkips() -> Bool {
+        for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+            let slots = steps[k].registration.borrow { $0.params.count }
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where Plan.isStep(input) {
+                if steps[input].askedUnderContainer { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether a container step asked for step `j` (its factory or one of its dependencies').
+    private func descendsFromContainer(_ j: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+        return k >= 0
+    }
+
+    /// Traced: a cache hit for each step from `told` up to `end` the run took and did not make (a
+    /// shared, value or cached container step), in step order: where the build finds each in a
+    /// cache (`Graph.existing`), between the factories of the steps around it.
+    /// `skipsUnder`: the container steps were taken cached, so what was first asked for under
+    /// them was not (`Step.askedUnderContainer`, a container step under another).
+    private func tellHits<B>(_ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
+        let made = run.instances
+        while told < end {
+            let j = told
+            told += 1
+            guard !made.isNone(j) else { continue }  // spared: not asked for
+            if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
+            let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
+            run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
+        }
+    }
+
+    /// Traced: step `i` made (`Tracer.constructed`: its return, its edges, what its WEAK slots hold).
+    private func tellMade<B>(_ i: Int, _ told: inout Int, _ run: RunState, _ locals: Locals<B>) {
+        var weak: [Instance] = []
+        if steps[i].hasSlots {
+            let first = steps[i].firstInput
+            for s in 0..<registration(i, locals).borrow({ $0.params.count }) where Plan.isSlot(inputs[first + s]) {
+                let n = Plan.slotNumber(inputs[first + s])
+                if slots[n].kind == .weak { weak.append(run.instances[slots[n].step].object) }
+            }
+        }
+        let key = registration(i, locals).borrow { $0.key }
+        run.tracer.unsafelyUnwrapped.borrow { $0.constructed(key, run.instances[i].object, weak: weak) }
+        told = i + 1
     }
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
@@ -543,7 +690,7 @@ extension Plan {
         for j in 0..<steps.count where run.split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
         run.split = 0
         for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
-            made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
+            made.set(j, makeInstance(OneBlock.self, j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
         }
     }
 
@@ -872,7 +1019,8 @@ extension Plan {
     private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                   _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
-            : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+            : run.tracer != nil ? makeInstance(TracedIntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+                : makeInstance(IntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
         if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
         return instance
@@ -952,7 +1100,8 @@ extension Plan {
         // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
         let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
         // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
-        let instance = Instance.make(pointer: pointer, spec: !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained(),
+        let instance = Instance.make(pointer: pointer, spec: run.tracer.map { t in t.borrow { $0.spec(for: spec) } }
+                                        ?? (!B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained()),
                                      dependencies: edges.count,
                                      edge: { made.take(edges[$0]).word }, late: late)
         if !cells.isEmpty {
@@ -970,16 +1119,18 @@ extension Plan {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references
     /// (split ones for the steps in `run.split`: `SplitEdge`).
+    /// A traced mode's (`M.traced`) spec tells `run.tracer` of the destruction, as a build's (`Tracer.spec(for:)`).
     @inline(__always)
-    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
-                                 _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
+    private func makeInstance<B, M: RunMode>(_: M.Type, _ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
+                                             _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
         let (made, split) = (run.instances, run.split)
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
-        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
+        let spec = M.traced ? run.tracer.unsafelyUnwrapped.borrow { $0.spec(for: self.spec(i, locals)) }
+            : !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, edge: { _ in
             while !Plan.isStep(inputs[next]) { next += 1 }
             next += 1
@@ -1027,5 +1178,6 @@ extension Plan {
 
 extension Plan.RunMode {
     static var creates: Bool { false }
+    static var traced: Bool { false }
     static var cuts: Bool { false }
 }

@@ -68,6 +68,10 @@ final class Plan: @unchecked Sendable {
         /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
         /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
         var underContainer = false
+        /// A shared or value step first asked for under a container step: a build finding that one
+        /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
+        /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
+        var askedUnderContainer = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -162,9 +166,9 @@ final class Plan: @unchecked Sendable {
         let targets: Int
     }
 
-    /// Past this many instances, or this many slots in one factory, a graph
-    /// resolves the ordinary way (its frames cost little next to that many calls).
-    /// Constants, so a replay's buffers are plain stack memory.
+    /// A run's buffers (a word per step, a word per slot of the factory called) hold this many
+    /// steps and slots: constants, so they are plain stack memory. A plan past either `isLarge`:
+    /// its run's buffers are allocated for its sizes (`withLargeRunState`), and it makes no block.
     static var maxSteps: Int { 64 }
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
@@ -180,9 +184,9 @@ final class Plan: @unchecked Sendable {
     /// Whether an input is a step's instance (an edge), not a context, resolver, argument or slot.
     @inline(__always) static func isStep(_ input: Int) -> Bool { input >= 0 }
     /// The input of a slot made per resolve, `slots[n]` (below every argument: a factory has at most `maxSlots`).
-    static func slot(_ n: Int) -> Int { -64 - n }
-    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -64 }
-    @inline(__always) static func slotNumber(_ input: Int) -> Int { -64 - input }
+    static func slot(_ n: Int) -> Int { -(1 << 40) - n }
+    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -(1 << 40) }
+    @inline(__always) static func slotNumber(_ input: Int) -> Int { -(1 << 40) - input }
 
     /// Every thread reads the plan per resolve: its fields and buffers (`arena`) on lines no
     /// other allocation shares (`LinePad`, `LineArena`).
@@ -281,6 +285,11 @@ final class Plan: @unchecked Sendable {
     let componentParams: UnsafeBufferPointer<Param>
     /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
     let failing: Failing?
+    /// More than `maxSteps` steps, or a made step with more than `maxSlots` slots: a run's buffers
+    /// are allocated for it (`withLargeRunState`; the common sizes keep theirs on the stack).
+    let isLarge: Bool
+    /// The most slots of one made step's factory (a large run's words per factory call).
+    let mostSlots: Int
     /// A plan whose container steps' inputs include a made step that a step outside them takes too
     /// (`Recorder.marksUnderContainer` off): what runs instead when its run finds every container step
     /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
@@ -379,8 +388,11 @@ final class Plan: @unchecked Sendable {
         skipsUnderContainer = steps.contains { $0.underContainer }
         // (A container-scoped root is its container's instance, not a block's; a container step over made
         // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
+        mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
+        isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
+        // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
         blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
-            && steps.last?.isContainer != true && failure == nil ? words : 0
+            && steps.last?.isContainer != true && failure == nil && steps.count <= Plan.maxSteps ? words : 0
         self.steps = arena.copy(steps)
         self.inputs = arena.copy(inputs)
         self.configuration = configuration
@@ -412,22 +424,37 @@ final class Plan: @unchecked Sendable {
         var madeIndex = [Int](repeating: -1, count: steps.count)
         var made = 0
         for i in steps.indices where !steps[i].isShared { madeIndex[i] = made; made += 1 }
+        // (An asker comes after what it asked for: past `c`, the chain cannot reach it.)
         func descends(_ j: Int, from c: Int) -> Bool {
             var k = steps[j].parent
-            while k >= 0 && k != c { k = steps[k].parent }
+            while k >= 0 && k < c { k = steps[k].parent }
             return k == c
+        }
+        // The last made step taking each step as an input.
+        var lastTaker = [Int](repeating: -1, count: steps.count)
+        for k in steps.indices where !steps[k].isShared {
+            let slots = steps[k].registration.borrow { $0.params.count }
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where input >= 0 { lastTaker[input] = k }
+        }
+        // Per step, its own dependencies' steps: those right before it that it (or one of them) asked
+        // for first, from `runStart`; `latestTaker`: the last step taking one of them. In one pass,
+        // jumping over each such step's own run (linear in a chain, where step by step was cubic).
+        var runStart = [Int](repeating: 0, count: steps.count)
+        var latestTaker = [Int](repeating: -1, count: steps.count)
+        for c in steps.indices {
+            var first = c, latest = -1
+            while first > 0 && descends(first - 1, from: c) {
+                let k = first - 1
+                latest = max(latest, lastTaker[k], latestTaker[k])
+                first = runStart[k]
+            }
+            (runStart[c], latestTaker[c]) = (first, latest)
         }
         var checks: [CreationCheck] = []
         for c in creating {
-            // Its own dependencies' steps: those right before it that it (or one of them) asked for first.
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
-            // (A shared step after it is a leaf: it has no inputs.)
-            let taken = steps.indices.dropFirst(c + 1).contains { k in
-                guard !steps[k].isShared else { return false }
-                let slots = steps[k].registration.borrow { $0.params.count }
-                return inputs[steps[k].firstInput ..< steps[k].firstInput + slots].contains { $0 >= first && $0 < c }
-            }
+            let first = runStart[c]
+            // Taken by a step after it (a shared step after it is a leaf: it has no inputs).
+            let taken = latestTaker[c] > c
             let at = taken ? c : (first...c).first { !steps[$0].isShared }!
             checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
                                         scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
@@ -904,11 +931,11 @@ final class Plan: @unchecked Sendable {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
+                step.askedUnderContainer = frames.contains { $0.isContainer }
                 return .found(try add(step, id))
             }
-            // A cycle (its frame is open) declines; the depth is bounded as the steps are.
-            guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
-                  !onPath.contains(id) else { throw onPath.contains(id) ? cycle(r.key) : .tooLarge }
+            // A cycle (its frame is open) declines.
+            guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
@@ -1195,7 +1222,8 @@ final class Plan: @unchecked Sendable {
         }
 
         private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Decline) -> Int {
-            guard steps.count < Plan.maxSteps else { throw .tooLarge }
+            // A run notes its container steps by step in one word's bits (`ContainerClaims`).
+            guard !step.isContainer || steps.count < UInt.bitWidth else { throw .tooLarge }
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1

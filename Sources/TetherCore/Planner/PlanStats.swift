@@ -46,11 +46,11 @@ extension Plan {
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
-            case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
+            case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request, or whose creation cells it cannot claim; over container or value steps with callbacks or slots made per resolve; a strict container's singleton frame open (Graph reports it)"
-            case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
+            case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered over container or value steps with callbacks or slots made per resolve (Graph reports it)"
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
