@@ -826,6 +826,9 @@ final class Plan: @unchecked Sendable {
             var listSlot = -1
             var listItems: [Registration] = []
             var listSteps: [Int] = []
+            /// Where its dependencies are looked up when not `lookup`: a creation step of a singleton registered
+            /// further up (the build looks a singleton's up in its own container, `Graph.push`), and every frame under it.
+            var foreign: Container?
 
             init(registration: Borrowed<Registration>, id: ObjectIdentifier, local: Int, isContainer: Bool,
                  takesArguments: Bool, firstNew: Int, creates: Bool = false) {
@@ -926,13 +929,19 @@ final class Plan: @unchecked Sendable {
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
+            // Under a creation step of a singleton registered further up (`foreign`), or one itself: made
+            // plain (no callbacks, slots made per resolve, container or value steps, strict containers), so
+            // that no run reads the container the build looked it up from (`enterReplayed` queues callbacks
+            // with the plan's), only the registrations recorded from there.
+            let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup ? nil : r.container)
+                : frames.last?.foreign
+            if let foreign, isContainer || r.isDeclaredValue || spec.completionCount > 0
+                || lookup.refusesCaptives || foreign.refusesCaptives { throw declineCreating() }
             if creates {
-                // Its dependencies are looked up where the plan's are (a singleton's from its own
-                // container); in a strict container its strong slots are checked for captives (`refuseCaptive`).
-                guard local < 0, r.container === lookup, !Self.revives(r, spec.scope) else {
-                    declinedCreating = true
-                    throw .other
-                }
+                // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
+                // `foreign`; a weak one's where the plan's are, from a container further up too, as its cache is
+                // its registration's); in a strict container its strong slots are checked for captives (`refuseCaptive`).
+                guard local < 0, !Self.revives(r, spec.scope) else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
@@ -949,8 +958,16 @@ final class Plan: @unchecked Sendable {
                 guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
-            return .enter(Frame(registration: registration, id: id, local: local, isContainer: isContainer,
-                                takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates))
+            var frame = Frame(registration: registration, id: id, local: local, isContainer: isContainer,
+                              takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates)
+            frame.foreign = foreign
+            return .enter(frame)
+        }
+
+        /// A creation step (or one under it) no plan covers: the warm plan instead (`record`), or the build (`recordCreating`).
+        private func declineCreating() -> Decline {
+            declinedCreating = true
+            return .other
         }
 
         /// Whether `r`'s cache of `scope` holds an instance now.
@@ -982,9 +999,11 @@ final class Plan: @unchecked Sendable {
 
         func fill(_ param: Param, at slot: Int) throws(Decline) -> CreationOrder.Fill<Int, Frame> {
             let top = frames.count - 1
+            // Nor slots made per resolve under a singleton from further up (`Frame.foreign`: the build's cell or list is that container's).
+            if frames[top].foreign != nil, param.kind.planned != .instance, param.kind.planned != .context { throw declineCreating() }
             switch param.kind.planned {
             case .instance:
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
+                guard let dep = (frames[top].foreign ?? lookup).unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 try refuseCaptive(dep, key: param.key!)
                 return try reach(dep)
