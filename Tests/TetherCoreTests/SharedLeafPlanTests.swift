@@ -1,0 +1,72 @@
+// Shared keys not cached that a plan now makes (issue 28 item 1, `sharedRoot` and `notCached` left after
+// sharedplans): a singleton registered further up than the container the plan is recorded from is a
+// creation step, its dependencies looked up in its own container as the build's (`Graph.push`). Each as
+// the build: the same factory calls, instances, destructor order and errors.
+import Foundation
+import Testing
+import TetherCore
+
+@Suite struct SharedLeafPlanTests {
+    /// A child's singleton over its parent's uncached singleton (`sharedRoot` before: no creation step for
+    /// a registration of another container): one creation plan makes both, the parent's from the parent's
+    /// registrations (its G, not the child's), published where the build publishes them.
+    @Test func aChildsSingletonOverAParentsSingletonIsOneCreationPlan() throws {
+        var outcomes: [(log: [String], seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("Db", [dep("G")], scope: .singleton)
+            try fx.register("G", label: "G@root")
+            let child = try fx.child()
+            child.usesPlans = plans
+            try fx.register("G", in: child, label: "G@child")
+            try fx.register("Repo", [dep("G"), dep("Db")], scope: .singleton, in: child)
+            var seen: [String] = []
+            let before = Container.buildsOnThisThread
+            let counts = try counted {
+                let repo = try fx.resolve("Repo", in: child)
+                let again = try fx.resolve("Repo", in: child)
+                let o = Obj.of(repo)
+                seen.append("\(o.dep(0).label) \(o.dep(1).label) \(o.dep(1).dep(0).label) \(repo.pointer == again.pointer)")
+                let db = try fx.resolve("Db")
+                seen.append(db.pointer == o.depPointer(1) ? "Db shared" : "two Db")
+            }
+            if plans { seen.append("builds \(Container.buildsOnThisThread - before)") }
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((fx.tracker.log, seen, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen.dropLast())
+        #expect(outcomes[1].log == ["make G@child", "make G@root", "make Db", "make Repo"])
+        #expect(outcomes[1].seen == ["G@child Db G@root true", "Db shared", "builds 0"])
+        #expect(outcomes[1].counts == ["resolves": 1], "the creation plan (the others: cache hits, before any plan): \(outcomes[1].counts)")
+    }
+
+    /// The same graph failing after the parent's singleton was made: the plan lets go of it, last made
+    /// first, and caches nothing, as the build's abort; the next resolve makes it again.
+    @Test func aFailureAfterAParentsSingletonLetsGoOfItAsTheBuild() throws {
+        var outcomes: [(log: [String], error: String, counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let fail = Box(true)
+            try fx.register("Db", [dep("G")], scope: .singleton)
+            try fx.register("G")
+            let child = try fx.child()
+            child.usesPlans = plans
+            try fx.register("F", in: child) { _ in if fail.value { throw CallbackFailure(reason: "no F") } }
+            try fx.register("Repo", [dep("Db"), dep("F")], scope: .singleton, in: child)
+            var error = ""
+            let counts = try counted {
+                do { _ = try fx.resolve("Repo", in: child) } catch let e as TetherError { error = "\(e.code): \(e.message)" }
+                fail.value = false
+                _ = try fx.resolve("Repo", in: child)
+            }
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((fx.tracker.log, error, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].error == outcomes[1].error)
+        #expect(outcomes[1].log == ["make G", "make Db", "drop Db", "drop G", "make G", "make Db", "make F", "make Repo"])
+        #expect(outcomes[1].error.contains("no F"))
+        #expect(outcomes[1].counts == ["resolves": 2], "both creation plans: \(outcomes[1].counts)")
+    }
+}
