@@ -69,4 +69,39 @@ import TetherCore
         #expect(outcomes[1].error.contains("no F"))
         #expect(outcomes[1].counts == ["resolves": 2], "both creation plans: \(outcomes[1].counts)")
     }
+
+    /// A child's component plan finding its owner's singleton not cached (`notCached` before: a child's plan
+    /// had no creation steps): the component's creation plan makes it (one per component and caches' state,
+    /// `Registration.componentCreationPlan`), for each child of that component, in the build's order.
+    @Test func aChildsPlanMakesItsOwnersUncachedSingleton() throws {
+        var outcomes: [(log: [String], seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("S", [dep("G")], scope: .singleton)
+            try fx.register("G")
+            try fx.register("Svc", [dep("S")])
+            try fx.register("Handler", [dep("Req"), dep("Svc")])
+            var seen: [String] = []
+            let before = Container.buildsOnThisThread
+            let counts = try counted {
+                for round in 0..<3 {
+                    let child = try fx.child()
+                    child.usesPlans = plans
+                    try fx.register("Req", in: child)
+                    let h = Obj.of(try fx.resolve("Handler", in: child))
+                    let again = Obj.of(try fx.resolve("Handler", in: child))
+                    seen.append("\(round): \(h.dep(0).label) \(h.dep(1).dep(0).label) one S \(h.dep(1).depPointer(0) == again.dep(1).depPointer(0))")
+                    if round < 2 { fx.container.reset(.singleton) }
+                }
+            }
+            if plans { seen.append("builds \(Container.buildsOnThisThread - before)") }
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((fx.tracker.log, seen, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen.dropLast())
+        #expect(outcomes[1].seen.last == "builds 0")
+        #expect(outcomes[1].log.filter { $0.hasPrefix("make S") || $0.hasPrefix("make G") }.count == 6, "S and its G once per round")
+        #expect(outcomes[1].counts == ["resolves": 6], "creation plans, then warm plans: \(outcomes[1].counts)")
+    }
 }

@@ -215,7 +215,7 @@ final class Graph {
             }
             // The plan compiled for the caches' state (a warm plan declined, or a singleton or weak root
             // not cached: its hits never come here), if any, else the graph builds it.
-            if plan == nil { plan = creationPlan(registration, from: container, thread) }
+            if plan == nil { plan = creationPlan(registration, from: container, thread.planProgress.pointee.locals) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
             if thread.nesting == 1 {
@@ -261,7 +261,7 @@ final class Graph {
             case .failure(let error): return .failure(error)
             }
         }
-        if plan == nil { plan = creationPlan(registration, from: container, thread) }
+        if plan == nil { plan = creationPlan(registration, from: container, progress.pointee.locals) }
         return graph.run(registration, from: container, arguments: arguments, plan: plan)
     }
 
@@ -297,8 +297,9 @@ final class Graph {
     /// its warm plan declined; nil when the graph builds it. (A thread that must not wait, `WaitMode`,
     /// or acts for a token runs it too: its claims check first as the build's do, `claimCreations`.)
     @inline(never)
-    private static func creationPlan(_ registration: Registration, from container: Container, _ thread: ThreadState) -> Borrowed<Plan>? {
-        registration.creationPlan(from: container)
+    private static func creationPlan(_ registration: Registration, from container: Container,
+                                     _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        registration.creationPlan(from: container, locals)
     }
 
     /// How often a resolve picks a creation plan again after the one it picked found the caches
@@ -337,7 +338,7 @@ final class Graph {
                     if built != nil { break }
                     picks += 1
                     plan = picks <= Self.maxCreationPicks
-                        ? Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) } : nil
+                        ? Self.creationPlan(registration, from: container, progress.pointee.locals) : nil
                 }
                 if built != nil {
                     progress.pointee.decline = nil  // a warm plan's decline, served by the plan picked after it

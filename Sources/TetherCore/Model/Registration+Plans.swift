@@ -170,17 +170,18 @@ extension Registration {
     /// The plan for a resolve from `container` whose warm plan (every shared leaf cached) found one
     /// not cached: the one compiled for the caches' state now (`Plan.recordCreating`, checked with
     /// `Plan.matchesCaches`, like a schema cookie), recorded now if none was. Nil when the graph must
-    /// build it: not the warm plan's container, no such plan (not plain), or `maxPlans` tried.
+    /// build it: no such plan (not plain), or `maxPlans` tried. From a child with registrations of its own,
+    /// its component's (`componentCreationPlan`, which writes the child's registrations to `locals`).
     /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
     @inline(never)
-    func creationPlan(from container: Container) -> Borrowed<Plan>? {
+    func creationPlan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {
             let owner = Borrowed(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return nil }
+            guard container.fallsThroughEmpty(to: owner) else { return componentCreationPlan(from: container, owner, locals) }
             configuration = owner.borrow { $0.configuration }
         }
         // The warm plan, when the caches hold every leaf again (another thread published them): replayed
@@ -202,6 +203,23 @@ extension Registration {
         return installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration)
     }
 
+    /// `creationPlan` from `child`, a descendant of `owner` with registrations of its own, whose component
+    /// plan found a shared leaf not cached: a creation plan of that component (`Plan.fits`, which wrote the
+    /// child's registrations to `locals`) for the caches' state now, recorded now if none was
+    /// (`Plan.record(_:configuration:child:creating:)`: singletons of the owner's made as creation steps).
+    @inline(never)
+    private func componentCreationPlan(from child: Container, _ owner: Borrowed<Container>,
+                                       _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        let configuration = owner.borrow { $0.configuration }
+        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
+        // The last `fits` wrote `locals` for the plan found.
+        if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches() }) { return .init(found) }
+        guard mayRecordCreation(configuration) else { return nil }
+        let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
+        guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, locals) }) else { return nil }
+        return installed
+    }
+
     /// Whether a creation plan may be recorded for `configuration`: fewer than `maxPlans` were (retiring:
     /// for this configuration; a newer one starts again), so a graph whose states keep changing builds.
     private func mayRecordCreation(_ configuration: UInt) -> Bool {
@@ -214,7 +232,7 @@ extension Registration {
 
     /// A creation plan recorded for `configuration` whose state the caches are in (`matchesCaches`).
     private func knownCreationPlan(_ configuration: UInt) -> Borrowed<Plan>? {
-        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration } } ?? [] }
+        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && !$0.hasLocals } } ?? [] }
         // Read outside this lock: a weak leaf's cache takes its registration's.
         return known.last(where: { $0.matchesCaches() }).map { .init($0) }
     }

@@ -607,7 +607,11 @@ final class Plan: @unchecked Sendable {
     /// published into it), those with completion callbacks, and slots made per resolve, in a plan
     /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
     /// is not small, or the graph is not plain (`Graph` resolves it).
-    static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
+    /// `creating`: the plan for the caches' state now, the owner's singletons (and those further up) no cache
+    /// holds as creation steps (`Frame.foreign`), as `recordCreating`; throws unless it makes one, or when a
+    /// creation step is not one of those, or the plan reads the request (which a creating replay passes none of)
+    /// or takes a shared registration of the child's (its cache, `matchesCaches`, is per child).
+    static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root's creation needs a creation step.
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer else { throw .sharedRoot }
@@ -619,6 +623,7 @@ final class Plan: @unchecked Sendable {
         recorder.recordsLocals = true
         recorder.makesContainer = true
         recorder.recordsSlots = true
+        recorder.createsUncached = creating
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
@@ -627,12 +632,17 @@ final class Plan: @unchecked Sendable {
         // not over container or value steps with completion callbacks (as the owner's).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
-            guard let met = recorder.failing() else { throw recorder.decline }
+            guard !creating, let met = recorder.failing() else { throw recorder.decline }
             failing = met
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
         }
         guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
+        if creating {
+            guard recorder.steps.contains(where: { $0.creates }),
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } || ($0.isShared && $0.local >= 0) })
+            else { throw .notCached }
+        }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
@@ -941,7 +951,8 @@ final class Plan: @unchecked Sendable {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
                 // `foreign`; a weak one's where the plan's are, from a container further up too, as its cache is
                 // its registration's); in a strict container its strong slots are checked for captives (`refuseCaptive`).
-                guard local < 0, !Self.revives(r, spec.scope) else { throw declineCreating() }
+                // A child's plan (`recordsLocals`): only a singleton from further up, all its steps the owner's.
+                guard local < 0, !Self.revives(r, spec.scope), !recordsLocals || foreign != nil else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
