@@ -104,4 +104,35 @@ import TetherCore
         #expect(outcomes[1].log.filter { $0 == "make S" || $0 == "make G" }.count == 6, "S and its G once per round")
         #expect(outcomes[1].counts == ["resolves": 6], "creation plans, then warm plans: \(outcomes[1].counts)")
     }
+
+    /// A weak root resolved from a child with registrations of its own (`sharedRoot` before): a creation
+    /// step of the child's component plan, its dependencies the child's (as the build: only a singleton's
+    /// come from its own container), cached in its registration for every container while it lives.
+    @Test func aWeakRootFromAChildWithRegistrationsIsACreationStep() throws {
+        var outcomes: [(log: [String], seen: [String], counts: [String: Int])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try fx.register("W", [dep("D")], scope: .weak)
+            try fx.register("D", label: "D@root")
+            var seen: [String] = []
+            let before = Container.buildsOnThisThread
+            let counts = try counted {
+                for round in 0..<2 {
+                    let child = try fx.child()
+                    child.usesPlans = plans
+                    try fx.register("D", in: child, label: "D@child\(round)")
+                    let w = try fx.resolve("W", in: child)
+                    let again = try fx.resolve("W")
+                    seen.append("\(Obj.of(w).dep(0).label) one W \(w.pointer == again.pointer)")
+                }
+            }
+            if plans { seen.append("builds \(Container.buildsOnThisThread - before)") }
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append((fx.tracker.log, seen, counts))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen.dropLast())
+        #expect(outcomes[1].seen == ["D@child0 one W true", "D@child1 one W true", "builds 0"])
+        #expect(outcomes[1].counts == ["resolves": 2], "each round's first resolve, the creation plan: \(outcomes[1].counts)")
+    }
 }

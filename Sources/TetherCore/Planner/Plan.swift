@@ -613,8 +613,9 @@ final class Plan: @unchecked Sendable {
     /// or takes a shared registration of the child's (its cache, `matchesCaches`, is per child).
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
-        // resolve is its own container's (`Graph.resolve`); a weak root's creation needs a creation step.
-        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer else { throw .sharedRoot }
+        // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
+        else { throw .sharedRoot }
         // The root's runtime arguments, as from its own container (the run passes the resolve's).
         let recorder = Recorder(lookup: child, allowsArguments: true)
         guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
@@ -951,8 +952,10 @@ final class Plan: @unchecked Sendable {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
                 // `foreign`; a weak one's where the plan's are, from a container further up too, as its cache is
                 // its registration's); in a strict container its strong slots are checked for captives (`refuseCaptive`).
-                // A child's plan (`recordsLocals`): only a singleton from further up, all its steps the owner's.
-                guard local < 0, !Self.revives(r, spec.scope), !recordsLocals || foreign != nil else { throw declineCreating() }
+                // A child's plan (`recordsLocals`): a singleton from further up (all its steps the owner's), or
+                // a weak one (its cache its registration's; its dependencies the child's, as the build's).
+                guard local < 0, !Self.revives(r, spec.scope), !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
+                else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
