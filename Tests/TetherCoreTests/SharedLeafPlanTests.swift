@@ -26,10 +26,12 @@ import TetherCore
             let counts = try counted {
                 let repo = try fx.resolve("Repo", in: child)
                 let again = try fx.resolve("Repo", in: child)
-                let o = Obj.of(repo)
-                seen.append("\(o.dep(0).label) \(o.dep(1).label) \(o.dep(1).dep(0).label) \(repo.pointer == again.pointer)")
                 let db = try fx.resolve("Db")
-                seen.append(db.pointer == o.depPointer(1) ? "Db shared" : "two Db")
+                withExtendedLifetime((repo, again, db)) {
+                    let o = Obj.of(repo)
+                    seen.append("\(o.dep(0).label) \(o.dep(1).label) \(o.dep(1).dep(0).label) \(repo.pointer == again.pointer)")
+                    seen.append(db.pointer == o.depPointer(1) ? "Db shared" : "two Db")
+                }
             }
             if plans { seen.append("builds \(Container.buildsOnThisThread - before)") }
             #expect(fx.tracker.badDrops == 0)
@@ -89,9 +91,12 @@ import TetherCore
                     let child = try fx.child()
                     child.usesPlans = plans
                     try fx.register("Req", in: child)
-                    let h = Obj.of(try fx.resolve("Handler", in: child))
-                    let again = Obj.of(try fx.resolve("Handler", in: child))
-                    seen.append("\(round): \(h.dep(0).label) \(h.dep(1).dep(0).label) one S \(h.dep(1).depPointer(0) == again.dep(1).depPointer(0))")
+                    // Both held while their dependencies are read.
+                    let first = try fx.resolve("Handler", in: child), second = try fx.resolve("Handler", in: child)
+                    withExtendedLifetime((first, second)) {
+                        let (h, again) = (Obj.of(first), Obj.of(second))
+                        seen.append("\(round): \(h.dep(0).label) \(h.dep(1).dep(0).label) one S \(h.dep(1).depPointer(0) == again.dep(1).depPointer(0))")
+                    }
                     if round < 2 { fx.container.reset(.singleton) }
                 }
             }
@@ -124,7 +129,7 @@ import TetherCore
                     try fx.register("D", in: child, label: "D@child\(round)")
                     let w = try fx.resolve("W", in: child)
                     let again = try fx.resolve("W")
-                    seen.append("\(Obj.of(w).dep(0).label) one W \(w.pointer == again.pointer)")
+                    withExtendedLifetime((w, again)) { seen.append("\(Obj.of(w).dep(0).label) one W \(w.pointer == again.pointer)") }
                 }
             }
             if plans { seen.append("builds \(Container.buildsOnThisThread - before)") }
