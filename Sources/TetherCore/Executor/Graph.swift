@@ -371,7 +371,7 @@ final class Graph {
                     supersededValue = nil
                     backOffs += 1
                     guard backOffs <= Self.maxBackOffs, !(value === Borrowed(registration)) else { return .failure(error) }
-                    plan = Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) }
+                    plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
                     continue
                 }
                 // A wait cycle this resolve breaks: it let go of its cells and what it made;
