@@ -609,10 +609,11 @@ final class Plan: @unchecked Sendable {
     /// published into it), those with completion callbacks, and slots made per resolve, in a plan
     /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
     /// is not small, or the graph is not plain (`Graph` resolves it).
-    /// `creating`: the plan for the caches' state now, the owner's singletons (and those further up) no cache
-    /// holds as creation steps (`Frame.foreign`), as `recordCreating`; throws unless it makes one, or when a
-    /// creation step is not one of those, or the plan reads the request (which a creating replay passes none of)
-    /// or takes a shared registration of the child's (its cache, `matchesCaches`, is per child).
+    /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
+    /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps; throws unless it
+    /// makes one, or when a creation step is the child's own (its cell and cache are each child's), or the plan
+    /// reads the request (`enterRequest` enters no creation step) or takes a shared registration of the child's
+    /// (`matchesCaches` reads the recorded one).
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
