@@ -469,6 +469,8 @@ final class Graph {
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
+        replayEntered = 0
+        if !replayBuilt.isEmpty { replayBuilt.removeAll() }
         if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
@@ -545,6 +547,40 @@ final class Graph {
     /// `registration`'s instance, as `rememberGraph` leaves one.
     func awaitCell(_ registration: Borrowed<Registration>, _ cell: LazyCell) {
         awaitingCells.append((registration, cell))
+    }
+
+    /// The steps of the plan replaying into this graph entered (`enterReplayed`) before the run ended:
+    /// those made before a step with a RESOLVER slot (`Plan.makeSlots`), as the build enters them as made.
+    var replayEntered = 0
+    /// Per step with a RESOLVER slot whose factory ran: the instances its gets built (`alive[from ..< to]`,
+    /// after the plan's words), made before the step's: a failed run lets go of them in that place (`Plan.letGoBuilt`).
+    private(set) var replayBuilt: [(step: Int, from: Int, to: Int)] = []
+
+    /// The words of a plan replayed into this graph (from index 0, `replay`): read again after a
+    /// resolver's build may have appended (and moved them).
+    var replayedWords: ReferenceWords<Instance> { alive.wordsFromStart }
+
+    /// A plan replayed into this graph calls the factory of a step with a RESOLVER slot (`Plan.makeSlots`):
+    /// the frames of `path` (the root down to that step, the build's frames then) are opened, so what the
+    /// resolver builds meets the graph as in the build (those under construction: a cycle, with the path;
+    /// messages; `constructing` for re-entries), and the factory is user code (no start-over meanwhile).
+    /// Returns the lookup of the step's frame (the resolver's) and where its gets' instances start in `alive`.
+    func openReplayedFrames(_ path: [Borrowed<Registration>], from lookup: Container) -> (lookup: Borrowed<Container>, built: Int) {
+        var lookup = Borrowed(lookup)
+        for registration in path {
+            push(registration, registration.borrow { $0.specReference }, from: lookup)
+            lookup = frames[frames.count - 1].lookup
+        }
+        userCode += 1
+        return (lookup, alive.count)
+    }
+
+    /// After `openReplayedFrames`' factory returned: its `count` frames closed, and what its gets built
+    /// noted for step `step` (`replayBuilt`), from `from` in `alive`.
+    func closeReplayedFrames(_ count: Int, step: Int, builtFrom from: Int) {
+        userCode -= 1
+        for _ in 0..<count { pop() }
+        if alive.count > from { replayBuilt.append((step, from, alive.count)) }
     }
 
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.

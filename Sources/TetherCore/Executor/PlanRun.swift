@@ -200,7 +200,13 @@ extension Plan {
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
         if case .success(true) = outcome {
-            if M.creates { enterCreated(into: graph, made, locals, lookup: lookup) } else { enterSteps(into: graph, locals, lookup: lookup) }
+            // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
+            let from = slots.isEmpty ? 0 : graph.replayEntered
+            if M.creates {
+                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
+            } else {
+                enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
+            }
         }
         return outcome
     }
@@ -210,8 +216,9 @@ extension Plan {
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
     @inline(never)
-    private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
-        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+    private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
+                                 from: Int, to: Int) {
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
@@ -220,8 +227,8 @@ extension Plan {
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
     /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
-    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container) {
-        for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container, from: Int, to: Int) {
+        for i in from..<to where steps[i].isKeyed || steps[i].completes {
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
@@ -277,8 +284,9 @@ extension Plan {
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
     /// factory being called, and the steps held by split references (`SplitEdge`: a block's).
     struct RunState {
-        let made: UnsafeMutablePointer<UInt>
-        let pointers: UnsafeMutablePointer<UInt>
+        /// (A graph's words: read again after a resolver's build appended to it, `Graph.replayedWords`.)
+        var made: UnsafeMutablePointer<UInt>
+        var pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
@@ -362,7 +370,9 @@ extension Plan {
             progress.pointee.step = i
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
-                    run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
+                    let instance = try makeWithSlots(M.self, i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped)
+                    if steps[i].opensFrames { run.made = graph.unsafelyUnwrapped.graph.borrow { $0.replayedWords.base }; run.pointers = run.made }
+                    run.instances.set(i, instance)
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
@@ -383,7 +393,11 @@ extension Plan {
             } catch {
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
-                letGo(M.self, &run, count: count)
+                if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                } else {
+                    letGo(M.self, &run, count: count)
+                }
                 return .failure(error)
             }
         }
@@ -432,6 +446,31 @@ extension Plan {
             run.split = 0
         }
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
+    /// abort does, every instance released in its own place, last made first, those a step's resolver built
+    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). Out of line: rare.
+    @inline(never)
+    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>) {
+        let (words, built) = graph.borrow { ($0.replayedWords, $0.replayBuilt) }
+        run.made = words.base
+        run.pointers = words.base
+        // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
+        for k in 0..<count { words.reown(k) }
+        for range in built { for j in range.from ..< range.to { words.reown(j) } }
+        func release(_ i: Int) {
+            words.releaseUnmoved(i)
+            words.base[i] = ReferenceWords<Instance>.none
+        }
+        var b = built.count - 1
+        for k in stride(from: count - 1, through: 0, by: -1) {
+            release(k)
+            while b >= 0 && built[b].step == k {
+                for j in stride(from: built[b].to - 1, through: built[b].from, by: -1) { release(j) }
+                b -= 1
+            }
+        }
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,
@@ -677,9 +716,9 @@ extension Plan {
     /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
     /// the factory as late edges, the cells' owner. A local step's are its child's registration's (`fits`).
     @inline(never)
-    private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
-                                  _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
-        let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
+    private func makeWithSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        let instance = steps[i].hasSlots ? try makeSlots(M.self, i, run, specs, locals, into)
             : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
         if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
@@ -687,9 +726,9 @@ extension Plan {
     }
 
     /// `makeWithSlots` of a step with slots made per resolve.
-    private func makeSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
-                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
-        let (made, words) = (run.instances, run.words)
+    private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                          _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        var (made, words) = (run.instances, run.words)
         let (graph, lookup) = into
         let registration = registration(i, locals)
         let spec = spec(i, locals)
@@ -745,6 +784,12 @@ extension Plan {
             guard slots[n].kind == .factory else { continue }
             words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slots[n].key!))
         }
+        // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
+        var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?
+        if steps[i].opensFrames {
+            resolver = openFrames(M.self, i, count, made, locals, into)
+            words[resolver!.word] = bridge.resolverWord(resolver!.resolver)
+        }
         let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
             do throws(CallbackFailure) {
                 return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: count) })
@@ -752,13 +797,25 @@ extension Plan {
                 return .failure(error)
             }
         }
+        var pendingStrong: [Instance] = []
+        if let (resolver, s, frames, built) = resolver {
+            resolver.close()
+            bridge.closeResolver(words[s])
+            graph.borrow { $0.closeReplayedFrames(frames, step: i, builtFrom: built) }
+            graph.borrow { $0.progress }.pointee.plan = .init(self)
+            // What its gets appended may have moved the graph's words.
+            made = graph.borrow { $0.replayedWords }
+            pendingStrong = resolver.takePending()
+        }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
         case .success(let p): pointer = p
         case .failure(let failure): throw factoryFailure(i, failure, locals)
         }
-        // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
-        let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
+        // A lazy dependency the factory resolved already is a strong edge like the others, after those its
+        // resolver's gets asked for (`Graph.constructSpecial`).
+        let late = cells.isEmpty && lists.isEmpty && pendingStrong.isEmpty ? nil
+            : LateEdges(strong: pendingStrong + cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
         // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
         let instance = Instance.make(pointer: pointer, spec: !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained(),
                                      dependencies: edges.count,
@@ -768,6 +825,31 @@ extension Plan {
             for cell in cells { cell.owner = owner }
         }
         return instance
+    }
+
+    /// Before the factory of step `i` (`count` slots), which has a RESOLVER slot: the graph as the build's is
+    /// then (`Graph.openReplayedFrames`): the steps made so far entered (its table, its completion queue, in
+    /// the order the build enters them: before what the resolver builds), the frames from the root down to
+    /// the step open; the thread's progress names no plan meanwhile (those frames are what it constructs).
+    /// The resolver's word is in its slot; returns it, the slot, the frames opened and where its gets' instances start.
+    @inline(never)
+    private func openFrames<B, M: RunMode>(_: M.Type, _ i: Int, _ count: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>,
+                                           _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
+        let (graph, lookup) = into
+        let from = graph.borrow { $0.replayEntered }
+        if M.creates {
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+        } else {
+            enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
+        }
+        graph.borrow { $0.replayEntered = i }
+        let path = constructing(at: i, locals.base)
+        let (frameLookup, built) = graph.borrow { $0.openReplayedFrames(path, from: lookup.object) }
+        graph.borrow { $0.progress }.pointee.plan = nil
+        let resolver = Resolver(graph: graph.object, lookup: frameLookup, owner: registration(i, locals))
+        let first = steps[i].firstInput
+        let s = (0..<count).first { Plan.isSlot(inputs[first + $0]) && slots[Plan.slotNumber(inputs[first + $0])].kind == .resolver }!
+        return (resolver, s, path.count, built)
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

@@ -68,6 +68,9 @@ final class Plan: @unchecked Sendable {
         /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
         /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
         var underContainer = false
+        /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
+        /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
+        var opensFrames = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -169,8 +172,8 @@ final class Plan: @unchecked Sendable {
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
     static let context = -1
-    /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
-    /// whose runner makes every instance itself; a replay here declines them.
+    /// An input that is a resolver slot in descriptions (`PlanDescription`), whose runner makes
+    /// every instance itself; the core's plans make a resolver per resolve (`SlotInput`, kind `.resolver`).
     static let resolver = -2
     /// The input of the root's `n`th runtime argument (from 0): the resolve's
     /// arguments, checked against the root's params before the plan runs.
@@ -497,6 +500,7 @@ final class Plan: @unchecked Sendable {
         }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        guard recorder.resolversFit() else { throw .resolverSlot }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
     }
@@ -512,7 +516,7 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.resolversFit(), recorder.steps.contains(where: { $0.creates }) else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -559,6 +563,7 @@ final class Plan: @unchecked Sendable {
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        guard recorder.resolversFit() else { throw .resolverSlot }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots)
@@ -901,8 +906,14 @@ final class Plan: @unchecked Sendable {
             case .context:
                 frames[top].inputs.append(Plan.context)
             case .resolver:
-                guard allowsResolvers else { throw .resolverSlot }
-                frames[top].inputs.append(Plan.resolver)
+                if allowsResolvers {  // a description: its runner makes every instance itself
+                    frames[top].inputs.append(Plan.resolver)
+                } else {
+                    // A resolver for the factory's call, made per resolve: its gets build into the graph the
+                    // plan replays into (`Plan.makeSlots`), as the build's do. Not in a container step.
+                    guard recordsSlots, !frames[top].isContainer else { throw .resolverSlot }
+                    addSlot(SlotInput(kind: .resolver))
+                }
             case .argument:
                 guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
@@ -938,8 +949,9 @@ final class Plan: @unchecked Sendable {
                     if let step = stepOf[id] {
                         input.step = step
                     } else if onPath.contains(id) || scope.isKeyedInGraph {
-                        // Cached or made per resolving container: which one the graph binds is the run's.
-                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw .slot(param.kind) }
+                        // (A container-scoped or value key: no step of it here, the plan has no request steps,
+                        // `finishSlots`; the graph never makes it, so the cell resolves from the resolving
+                        // container on its first call, as the build's.)
                         (input.later, input.after) = (r, steps.count)
                     }
                 }
@@ -979,6 +991,7 @@ final class Plan: @unchecked Sendable {
         func finishSlots() -> Bool {
             guard !slots.isEmpty else { return true }
             guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+            for n in slots.indices where slots[n].kind == .resolver { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
                 // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
@@ -990,6 +1003,21 @@ final class Plan: @unchecked Sendable {
                     if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                 }
+            }
+            return true
+        }
+
+        /// After `finishSlots`: whether nothing a RESOLVER slot's gets build can be a step the plan makes
+        /// later: every keyed step made after its owner (graph-scoped, or a creation step) is one of the
+        /// frames open while the owner's factory runs (asking for it is the build's cycle). Another one a
+        /// get built first the build would take from its graph where the plan makes a second (`resolverSlot`).
+        func resolversFit() -> Bool {
+            for n in slots.indices where slots[n].kind == .resolver {
+                let owner = slots[n].owner
+                var open: Set<Int> = []
+                var k = steps[owner].parent
+                while k >= 0 { open.insert(k); k = steps[k].parent }
+                for k in steps.indices.dropFirst(owner + 1) where steps[k].isKeyed && !steps[k].isShared && !open.contains(k) { return false }
             }
             return true
         }
