@@ -369,18 +369,22 @@ final class Graph {
             return nil
         }
         if creates {
-            // Published with the graph, as a build's (`enter`), in creation order: those it made (a
-            // nested resolve may have published one under its claim: the run took that).
-            plan.borrow { plan in
-                for i in 0..<plan.stepCount where plan.steps[i].creates {
-                    let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-                    guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
-                    pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
-                    keptMade &+= 1
-                }
-            }
+            // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`.)
+            plan.borrow { pendCreated($0, from: replayEntered, to: $0.stepCount, container: container) }
         }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
+    /// build's (`enter`), in creation order: those it made (a nested resolve may have published one under
+    /// its claim: the run took that).
+    func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container) {
+        for i in from..<to where plan.steps[i].creates {
+            let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+            guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
+            pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+            keptMade &+= 1
+        }
     }
 
     /// A creation step of the plan replaying into this graph made `registration`'s instance: its
@@ -633,6 +637,8 @@ final class Graph {
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
         for i in stride(from: alive.count - 1, through: 0, by: -1) {
+            // (A plan replaying into this graph holds steps not made yet: a RESOLVER slot's factory runs meanwhile.)
+            guard !alive.wordsFromStart.isNone(i) else { continue }
             let instance = alive[i].object
             if instance.pointer == pointer { return instance }
         }

@@ -828,8 +828,8 @@ extension Plan {
     }
 
     /// Before the factory of step `i` (`count` slots), which has a RESOLVER slot: the graph as the build's is
-    /// then (`Graph.openReplayedFrames`): the steps made so far entered (its table, its completion queue, in
-    /// the order the build enters them: before what the resolver builds), the frames from the root down to
+    /// then (`Graph.openReplayedFrames`): the steps made so far entered (its table, its completion queue, its
+    /// publications: in the order the build enters them, before what the resolver builds), the frames from the root down to
     /// the step open; the thread's progress names no plan meanwhile (those frames are what it constructs).
     /// The resolver's word is in its slot; returns it, the slot, the frames opened and where its gets' instances start.
     @inline(never)
@@ -839,6 +839,7 @@ extension Plan {
         let from = graph.borrow { $0.replayEntered }
         if M.creates {
             enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+            graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {
             enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
         }

@@ -1,5 +1,5 @@
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// plain (graph- and transient-scoped registrations, with any slot kind,
 /// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
@@ -13,9 +13,10 @@
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
-/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
-/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL, FACTORY or RESOLVER slots
+/// (`slots`): their words are made per resolve, a lazy cell joins the graph's cells
+/// waiting for an instance, a resolver's gets build into the graph while the build's frames
+/// down to its step are open (`Step.opensFrames`) (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`), and compiled
@@ -92,7 +93,7 @@ final class Plan: @unchecked Sendable {
         let scope: Scope
     }
 
-    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
+    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
     /// of `slots[n]`: what `Graph.constructSpecial` makes of it, from what the recorder knew of the graph.
     struct SlotInput {
         let kind: Param.Kind
@@ -673,7 +674,7 @@ final class Plan: @unchecked Sendable {
     /// cover (`Decline`, thrown where it declines).
     final class Recorder: CreationWalk {
         let lookup: Container
-        /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
+        /// Whether resolver slots are recorded as `Plan.resolver` (a description) rather than as slots (`recordsSlots`) or declined.
         var allowsResolvers = false
         /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
         var allowsArguments = false
@@ -694,7 +695,7 @@ final class Plan: @unchecked Sendable {
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
-        /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
+        /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []

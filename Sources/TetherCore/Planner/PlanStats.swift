@@ -18,7 +18,7 @@ extension Plan {
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, containerWithCompletions, resolverSlot
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
-        /// description; a container step's slot; a LAZY slot of a container-scoped or value key).
+        /// description; a container step's slot).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
         case slotsWithRequestSteps
         case childTable, childLocal
@@ -56,10 +56,10 @@ extension Plan {
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
-            case .resolverSlot: "a RESOLVER slot"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a container step's), or before a graph-scoped or creation step the plan makes later that is not among its frames (a get may build it first)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
-            case .lazySlot: "a LAZY slot where the plan makes no slots, or of a container-scoped or value key"
-            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots, or of a container-scoped or value key"
+            case .lazySlot: "a LAZY slot where the plan makes no slots (a description, a container step's)"
+            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description, a container step's)"
             case .allSlot: "an ALL slot where the plan makes no slots (a description, a container step's)"
             case .factorySlot: "a FACTORY slot where the plan makes no slots (a description, a container step's)"
             case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
