@@ -377,9 +377,9 @@ final class Graph {
 
     /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
     /// build's (`enter`), in creation order: those it made (a nested resolve may have published one under
-    /// its claim: the run took that).
+    /// its claim: the run took that). Not one a resolver's get built (`replaySkips`: pended as it was made).
     func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container) {
-        for i in from..<to where plan.steps[i].creates {
+        for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
             let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
             guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
             pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
@@ -474,6 +474,7 @@ final class Graph {
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         replayEntered = 0
+        replaySkips = 0
         if !replayBuilt.isEmpty { replayBuilt.removeAll() }
         if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
@@ -559,6 +560,15 @@ final class Graph {
     /// Per step with a RESOLVER slot whose factory ran: the instances its gets built (`alive[from ..< to]`,
     /// after the plan's words), made before the step's: a failed run lets go of them in that place (`Plan.letGoBuilt`).
     private(set) var replayBuilt: [(step: Int, from: Int, to: Int)] = []
+    /// Steps of that plan its run does not make (a bit per step, `Plan.takeBuilt`): taken from what a
+    /// resolver's gets built first, or asked for only under those (the build never reaches them).
+    var replaySkips: UInt64 = 0
+
+    /// `registration`'s instance made in this graph (its index in `alive`), nil when none is (absent, under construction).
+    func builtIndex(_ registration: Borrowed<Registration>) -> Int? {
+        let state = table.state(registration)
+        return state == GraphTable.absent || state == GraphTable.constructing ? nil : GraphTable.index(state)
+    }
 
     /// The words of a plan replayed into this graph (from index 0, `replay`): read again after a
     /// resolver's build may have appended (and moved them).

@@ -218,7 +218,8 @@ extension Plan {
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
                                  from: Int, to: Int) {
-        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+        let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
@@ -228,7 +229,8 @@ extension Plan {
     /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
     private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container, from: Int, to: Int) {
-        for i in from..<to where steps[i].isKeyed || steps[i].completes {
+        let skips = slots.isEmpty ? 0 : graph.replaySkips  // taken from what a resolver built (entered then), or not made
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
@@ -364,6 +366,8 @@ extension Plan {
                     if n <= skipTo { continue }
                 }
             }
+            // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             if skipsUnder && steps[i].underContainer { continue }
@@ -806,6 +810,7 @@ extension Plan {
             // What its gets appended may have moved the graph's words.
             made = graph.borrow { $0.replayedWords }
             pendingStrong = resolver.takePending()
+            takeBuilt(after: i, made, locals, graph)
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
@@ -851,6 +856,24 @@ extension Plan {
         let first = steps[i].firstInput
         let s = (0..<count).first { Plan.isSlot(inputs[first + $0]) && slots[Plan.slotNumber(inputs[first + $0])].kind == .resolver }!
         return (resolver, s, path.count, built)
+    }
+
+    /// After the factory of step `i`, whose resolver's gets may have built keys the plan makes later (graph-scoped
+    /// or creation steps, not among the frames open then): as the build then takes each from its graph, the run
+    /// takes it (`made`, a reference of its own) and makes none of the steps only it asked for (each step's
+    /// first asker is after it: `Step.parent`), all noted in `Graph.replaySkips`: not made, not entered again.
+    @inline(never)
+    private func takeBuilt<B>(after i: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, _ graph: Borrowed<Graph>) {
+        var skips = graph.borrow { $0.replaySkips }
+        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
+            guard let index = graph.borrow({ $0.builtIndex(registration(j, locals)) }) else { continue }
+            made.set(j, graph.borrow { $0.instance(index) }.retained())
+            skips |= 1 << UInt64(j)
+        }
+        for j in stride(from: steps.count - 2, to: i, by: -1) where !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        graph.borrow { $0.replaySkips = skips }
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

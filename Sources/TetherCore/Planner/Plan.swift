@@ -501,7 +501,6 @@ final class Plan: @unchecked Sendable {
         }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
-        guard recorder.resolversFit() else { throw .resolverSlot }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
     }
@@ -517,7 +516,7 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.resolversFit(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -564,7 +563,6 @@ final class Plan: @unchecked Sendable {
         guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
         guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
-        guard recorder.resolversFit() else { throw .resolverSlot }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots)
@@ -1004,21 +1002,6 @@ final class Plan: @unchecked Sendable {
                     if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                 }
-            }
-            return true
-        }
-
-        /// After `finishSlots`: whether nothing a RESOLVER slot's gets build can be a step the plan makes
-        /// later: every keyed step made after its owner (graph-scoped, or a creation step) is one of the
-        /// frames open while the owner's factory runs (asking for it is the build's cycle). Another one a
-        /// get built first the build would take from its graph where the plan makes a second (`resolverSlot`).
-        func resolversFit() -> Bool {
-            for n in slots.indices where slots[n].kind == .resolver {
-                let owner = slots[n].owner
-                var open: Set<Int> = []
-                var k = steps[owner].parent
-                while k >= 0 { open.insert(k); k = steps[k].parent }
-                for k in steps.indices.dropFirst(owner + 1) where steps[k].isKeyed && !steps[k].isShared && !open.contains(k) { return false }
             }
             return true
         }

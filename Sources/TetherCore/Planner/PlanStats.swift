@@ -56,7 +56,7 @@ extension Plan {
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a container step's), or before a graph-scoped or creation step the plan makes later that is not among its frames (a get may build it first)"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
             case .lazySlot: "a LAZY slot where the plan makes no slots (a description, a container step's)"
             case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description, a container step's)"
