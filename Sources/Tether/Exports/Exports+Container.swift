@@ -66,10 +66,11 @@ public func tether_container_free(_ c: OpaquePointer?) -> Int32 {
         // Unreachable first (the container's handle, then its registrations'), so a
         // call starting after the retirement cannot find it; calls already under
         // way may still use it: the reclaimer waits for them.
-        if let (container, alone) = try? Handles.containers.removeContainer(c, "tether_container_free") {
+        if let (container, alone) = try? Handles.containers.removeMarked(c, "tether_container_free") {
             (retired, unshared) = (container, alone)
         }
-        core.borrow { $0.forEachRegistration(retireHandle(of:)) }
+        // Each registration's handle looked up by the calling thread only, too (a request's own registration).
+        core.borrow { $0.forEachRegistration { if !retireHandle(of: $0) { unshared = false } } }
     }
 }
 

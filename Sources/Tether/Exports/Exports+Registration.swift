@@ -258,10 +258,15 @@ func liveRegistration(_ r: OpaquePointer?, _ function: StaticString) throws(Teth
     return registration
 }
 
-/// Invalidates the handle of a registration its container let go of (replaced or freed).
-func retireHandle(of registration: Registration) {
+/// Invalidates the handle of a registration its container let go of (replaced or freed); whether
+/// no thread but the caller can have reached the registration through it (no handle: true;
+/// `SlotPages.sharedBit`), which a container's free asks of each (`tether_container_free`).
+@discardableResult
+func retireHandle(of registration: Registration) -> Bool {
     let handle = registration.attachment.exchange(0, ordering: .acquiringAndReleasing)
-    if handle != 0 { _ = try? Handles.registrations.remove(OpaquePointer(bitPattern: handle), "tether_register") }
+    guard handle != 0 else { return true }
+    guard let (_, unshared) = try? Handles.registrations.removeMarked(OpaquePointer(bitPattern: handle), "tether_register") else { return false }
+    return unshared
 }
 
 /// Reads the C param array (kind at offset 0, key pointer at offset 8).

@@ -93,9 +93,9 @@ struct HandleTable<Object: AnyObject>: Sendable {
         return Ref<Object>(opaque: object).take()
     }
 
-    /// `remove` for a container: also whether no thread but the caller can have reached it
-    /// through the handle (`SlotPages.sharedBit`).
-    func removeContainer(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (Object, unshared: Bool) {
+    /// `remove` for a container or a registration: also whether no thread but the caller can have
+    /// reached it through the handle (`SlotPages.sharedBit`).
+    func removeMarked(_ handle: OpaquePointer?, _ function: StaticString) throws(TetherError) -> (Object, unshared: Bool) {
         let (object, unshared) = try slots.remove(handle, function)
         return (Ref<Object>(opaque: object).take(), unshared)
     }
@@ -103,8 +103,8 @@ struct HandleTable<Object: AnyObject>: Sendable {
 
 /// The slots behind a `HandleTable`: pages of 16-byte slots (an atomic state
 /// word `generation << 2 | lent << 1 | occupied`, and the object, or the next
-/// free slot while free) that never move or get freed. A container's slot keeps
-/// in the `lent` bit whether a thread other than its page's owner looked it up
+/// free slot while free) that never move or get freed. A container's or a registration's
+/// slot keeps in the `lent` bit whether a thread other than its page's owner looked it up
 /// (`SlotPages.sharedBit`).
 ///
 /// Each thread takes slots from pages it owns and frees them there, so
@@ -393,7 +393,7 @@ struct SlotPages {
     }
 
     /// The object behind a live handle of this kind, or nil. No error, no retain.
-    /// A container looked up by a thread other than its slot's owner is marked first (`markShared`).
+    /// A container or registration looked up by a thread other than its slot's owner is marked first (`markShared`).
     @inline(__always)
     func peek(_ handle: OpaquePointer?) -> UnsafeMutableRawPointer? {
         guard let (base, s, word) = peekSlotOnPage(handle) else { return nil }
@@ -403,7 +403,8 @@ struct SlotPages {
         // A container's free may race this call (the reclaimer waits for it), so the object must
         // be the one of the generation checked: the state is read again after it (or the mark's
         // read-modify-write succeeds on it). Marked and unchanged (a root, a shared child): one compare.
-        if tag == HandleKind.container.rawValue {
+        // Its registrations' handles go in the same free: the same.
+        if Self.marksLookups(tag) {
             let again = Self.state(s).pointee.load(ordering: .relaxed)
             if again != word | Self.sharedBit, !Self.unmarkedStill(base, s, word, again) { return nil }
         }
@@ -420,12 +421,19 @@ struct SlotPages {
 
     // MARK: containers reached by one thread
 
-    /// A container slot's state bit (where refs keep `lent`): another thread than the owner of the
-    /// slot's page (the thread that made the container) looked the handle up. Set once, never
-    /// cleared while the handle lives, and always before that thread reads the container; a
-    /// container freed by the page's owner, outside any call, with the bit clear was reached by no
-    /// other thread's call through its handle (`HandleSlots.remove`; `Reclamation.retire`).
+    /// A container or registration slot's state bit (where refs keep `lent`): another thread than
+    /// the owner of the slot's page (the thread that made the container, or the registration's
+    /// handle) looked the handle up. Set once, never cleared while the handle lives, and always
+    /// before that thread reads the object; a container freed by the page's owner, outside any
+    /// call, with the bit clear on its slot and on its registrations' was reached by no other
+    /// thread's call through those handles (`HandleSlots.remove`; `Reclamation.retire`).
     static var sharedBit: UInt64 { 2 }
+
+    /// Whether lookups of handles tagged `tag` are marked (`sharedBit`): containers and registrations.
+    @inline(__always)
+    static func marksLookups(_ tag: UInt64) -> Bool {
+        tag &- HandleKind.container.rawValue <= HandleKind.registration.rawValue &- HandleKind.container.rawValue
+    }
 
     /// Whether the calling thread owns the page at `base` (its header's owner thread; a page changes
     /// hands only after its owner exited, under the orphans' lock: `HandleSlots.abandon`, `adopt`).
@@ -434,8 +442,8 @@ struct SlotPages {
         base.assumingMemoryBound(to: Atomic<UInt>.self)[2].load(ordering: .relaxed) == UInt(tether_thread_id())
     }
 
-    /// Marks the container slot `s` (state `word` seen live) as reached by another thread, before
-    /// the caller reads the container. A read-modify-write of the state word, so it is ordered with
+    /// Marks the container or registration slot `s` (state `word` seen live) as reached by another
+    /// thread, before the caller reads the object. A read-modify-write of the state word, so it is ordered with
     /// the removal's (`HandleSlots.remove`): the mark comes first and the removal sees it, or the
     /// removal comes first and the mark fails (false: the handle is stale, nothing was read).
     /// Succeeding on `word` itself, it also says the object read before it was the slot's then:

@@ -34,7 +34,8 @@ enum Reclamation {
     /// are already gone, to the reclaimer: dismantled and let go of once no call can be using
     /// it. Now, with no barrier, when no other thread is about (`Reclaimer.reclaimAlone`), or
     /// when no other thread can have reached it (`Reclaimer.reclaimUnreached`): `unshared`, the
-    /// handle's removal saw it looked up by the calling thread only (`SlotPages.markShared`), and
+    /// removals of its handle and its registrations' saw them looked up by the calling thread only
+    /// (`SlotPages.markShared`), and
     /// the container is reached through nothing else (`Container.reachedOnlyThroughHandle`).
     static func retire(_ retired: inout Container?, unshared: Bool = false) {
         guard let container = retired.take() else { return }

@@ -94,7 +94,8 @@ final class Children: @unchecked Sendable {
     func retainedLive() -> [Container] {
         var found: [Container] = []
         for i in 0..<Self.stripeCount {
-            withStripe(i) { s in s.forEach { found.append($0) } }
+            // Noted under the lock its child's close takes: that free then sees the walk (and waits for it).
+            withStripe(i) { s in s.forEach { $0.noteReachedBesidesHandle(); found.append($0) } }
         }
         return found
     }

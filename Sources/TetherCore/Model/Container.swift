@@ -163,6 +163,18 @@ public final class Container: @unchecked Sendable {
     let everDetached = Atomic<Bool>(false)
     /// `State.lists` holds something (`memoizedList`): `dismantle` has it to let go of.
     private let everListed = Atomic<Bool>(false)
+    /// Something besides its handle reached this container, which may read its registrations from
+    /// any thread: a lazy cell, provider or factory cell made over it (`LazyCell`, `FactoryCell`),
+    /// an override's walk of its ancestors' open children (`Children.retainedLive`), a binding's
+    /// token holding a creation cell in it (`CellToken.hold`). Never cleared.
+    private let reachedBesidesHandle = Atomic<Bool>(false)
+
+    /// Notes that something besides the handle holds this container (`reachedBesidesHandle`):
+    /// stored once (a root every resolve makes cells over reads it, and writes it only the first time).
+    @inline(__always)
+    func noteReachedBesidesHandle() {
+        if !reachedBesidesHandle.load(ordering: .relaxed) { reachedBesidesHandle.store(true, ordering: .releasing) }
+    }
 
     /// Lazy cells' holds on this container as split references (`LazyCell`), when its owner says
     /// when it lets go (`splitsCellHolds`, `closeCellHolds`): a root that every thread's resolves
@@ -1013,14 +1025,19 @@ public final class Container: @unchecked Sendable {
         if everDetached.load(ordering: .acquiring) { state.withLock { $0.detached }.forEach(body) }
     }
 
-    /// Whether a closed container is reached only through its handle (and strong references):
-    /// nothing registered or listed (`dismantle()` lets go of nothing: what waits is the container
-    /// itself), no child ever made (a child's calls reach their parent unretained) and no hit
-    /// word in its ancestors' lists. Freed by the only thread that looked its handle up, it needs
-    /// no grace period beyond that thread's calls (`Reclamation.retire`).
+    /// Whether a closed container is reached only through its handle and its registrations'
+    /// handles (and strong references): nothing listed, no child ever made (a child's calls reach
+    /// their parent unretained), no hit word in its ancestors' lists; and if it registered (then
+    /// `dismantle()` lets go of its table, which a call holding the container may be reading), no
+    /// cell, provider or override's walk ever reached it (`reachedBesidesHandle`) and no rare state
+    /// (a replaced, retired, decorated, overridden or detached registration, a tracer). Freed by the
+    /// only thread that looked those handles up (the caller checks them), it needs no grace period
+    /// beyond that thread's calls (`Reclamation.retire`).
     package var reachedOnlyThroughHandle: Bool {
-        neverRegistered && !everListed.load(ordering: .acquiring) && childrenSlot.isEmpty
-            && !hitWordWatched.load(ordering: .acquiring)
+        guard !everListed.load(ordering: .acquiring) && childrenSlot.isEmpty && !hitWordWatched.load(ordering: .acquiring) else { return false }
+        if neverRegistered { return true }
+        return !reachedBesidesHandle.load(ordering: .acquiring) && !everDetached.load(ordering: .acquiring)
+            && !state.withLock { $0.hasRare }
     }
 
     /// Lets go of the registrations of a closed container, once no resolve can

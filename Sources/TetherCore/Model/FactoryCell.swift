@@ -6,6 +6,7 @@ public final class FactoryCell: @unchecked Sendable {
     public let key: Key
 
     public init(container: Container, key: Key) {
+        container.noteReachedBesidesHandle()  // a call through the cell may read its table from any thread
         self.container = container
         self.key = key
     }

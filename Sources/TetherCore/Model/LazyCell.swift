@@ -60,7 +60,8 @@ public final class LazyCell: @unchecked Sendable {
     /// A cell over `container`, which the caller keeps alive meanwhile (a resolve's lookup): no
     /// reference to it is made unless the cell keeps an ordinary one.
     init(holding container: Borrowed<Container>, key: Key, isWeak: Bool) {
-        splitHold = container.borrow { $0.acquireCellHold() }
+        // A call through the cell may read the container's table from any thread: its free waits for calls.
+        splitHold = container.borrow { c in c.noteReachedBesidesHandle(); return c.acquireCellHold() }
         containerWord = splitHold ? container.word : container.retained().word
         self.key = key
         self.isWeak = isWeak

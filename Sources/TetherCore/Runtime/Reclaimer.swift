@@ -28,8 +28,11 @@ import Synchronization
 /// looks it up, before that thread reads it, and the removal's own
 /// read-modify-write sees the mark or makes the lookup fail (`SlotPages.markShared`),
 /// so a child only its maker used is freed with no interruption of other cores,
-/// on any number of them. Everything else (a container another thread reached,
-/// or one with registrations, children or watchers) takes the batched path below.
+/// on any number of them; its registrations' handles are marked the same way, so
+/// a request's child with a registration of its own goes too. Everything else (a
+/// container another thread reached, or one with children, watchers, or
+/// registrations a cell or rare state reaches: `Container.reachedOnlyThroughHandle`)
+/// takes the batched path below.
 ///
 /// Batched (`batch` > 1), as RCU batches grace periods: a thread outside any
 /// section keeps what it retires in its own record until it has `batch` of them,

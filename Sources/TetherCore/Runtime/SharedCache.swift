@@ -782,6 +782,8 @@ extension CellToken {
     /// this token if its resolve fails; false when it holds none.
     public func hold(_ key: Key, in container: Container) -> Bool {
         guard let registration = container.unretainedRegistration(for: key) else { return false }
+        // The token's later calls (any thread's, no container handle) reach the cell of its registration.
+        container.noteReachedBesidesHandle()
         return ThreadState.currentReference.borrow { state in
             registration.borrow { r in SharedCache.shared.hold(r, r.spec.scope, in: container, thread: Borrowed(state).opaque, for: self) }
         }
