@@ -84,10 +84,9 @@ import TetherCore
     }
 
     @Test func aDeclinedChildGraphIsKeyedByItsComponent() throws {
-        // A child's own registration over a key registered nowhere: its graph is not one a plan
-        // covers (`missing`: `Graph` reports it). Retiring, every child of that component builds for
-        // that reason, with no recording again, however many children (the keeping bridge says
-        // `planLimit` past 16).
+        // A child's own registration over a key registered nowhere: its graph fails (`missing`), a
+        // failing plan (`Plan.Failing`) keyed by its component. Retiring, every child of that component
+        // runs it, with no recording again, however many children.
         let fx = try Fixture(retiring: true)
         try fx.register("A", [dep("B")], scope: .transient)
         let a = fx.container.registration(for: Key("A"))!
@@ -101,9 +100,9 @@ import TetherCore
                 }
             }
         }
-        #expect(counts == ["resolves": 60, "missing": 60])
+        #expect(counts == ["resolves": 60], "no decline: the plan's path")
         #expect(failures == 60)
-        #expect(a.childPlanCount == 1, "one declined plan, found by its component")
+        #expect(a.childPlanCount == 1, "one failing plan, found by its component")
         #expect(fx.tracker.made("child B") == 0 && fx.tracker.made("A") == 0)
     }
 

@@ -40,7 +40,9 @@ final class Graph {
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
     /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
-    var constructing: [Borrowed<Registration>] { planConstructing + (0..<frames.count).map { frames[$0].registration } }
+    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } }
+    /// The frames a build has open where a plan's run up to a cut stopped (`replayMeeting`), while its error is made.
+    private var cutOpen: [Borrowed<Registration>] = []
     /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
     private var planConstructing: [Borrowed<Registration>] {
         guard let own = ownProgress, let plan = own.pointee.plan else { return [] }
@@ -300,12 +302,17 @@ final class Graph {
                 var built: Int?
                 var picks = 0
                 while built == nil, let replayed = plan {
-                    // A step under construction further out on this thread: the build reports the cycle.
+                    // A step under construction further out on this thread: the plan runs up to where the
+                    // build asks for it, and reports the cycle (`replayMeeting`), unless it is one that does not.
                     if !outer.isEmpty && replayed.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-                        progress.pointee.decline = .cycle
-                        break
+                        guard let met = replayed.borrow({ $0.meeting(outer, progress.pointee.locals) }) else {
+                            progress.pointee.decline = .cycle
+                            break
+                        }
+                        try replayMeeting(replayed, met, from: container, arguments: arguments)
+                    } else {
+                        built = try replay(replayed, from: container, arguments: arguments)
                     }
-                    built = try replay(replayed, from: container, arguments: arguments)
                     if built != nil { break }
                     picks += 1
                     plan = picks <= Self.maxCreationPicks
@@ -387,6 +394,28 @@ final class Graph {
         }
     }
 
+    /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
+    /// (`Plan.meeting`): the steps before it, let go of, then the build's error (`Reentry.reentered`,
+    /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
+    private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
+                               from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+        // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
+        if met.claims, try !claimCreations(plan, from: container) { return }
+        _ = try plan.borrow { plan in
+            plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
+                           cut: met.cut, creates: met.claims)
+        }.get()
+        alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
+        guard progress.pointee.cut == -1 else {
+            if met.claims { releaseCells() }
+            return
+        }
+        let parent = plan.borrow { $0.steps[met.step].parent }
+        if parent >= 0 { cutOpen = plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } }
+        defer { cutOpen = [] }
+        throw Reentry.reentered(met.registration, by: self)
+    }
+
     /// A creation step of the plan replaying into this graph made `registration`'s instance: its
     /// cell now holds it (as `enter` notes for a build's), so a nested resolve asking for it is
     /// refused as unfinished rather than making another.
@@ -410,7 +439,10 @@ final class Graph {
     /// any claim for a resolve in `WaitMode` or acting for a token (`Graph.creationPlan`: it builds).
     private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
         // A thread that must not wait, or acts for a token: the build claims (`checkBeforeNotWaiting`).
-        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else { return false }
+        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else {
+            progress.pointee.decline = .noWaitCreation
+            return false
+        }
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
             let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }

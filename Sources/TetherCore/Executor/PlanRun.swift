@@ -170,6 +170,19 @@ extension Plan {
         replay(CreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
+    /// `replay(into:)` of a resolve nested while this thread constructs step `meeting(_:_:)`'s registration
+    /// further out: the made steps before `cut` only (those a build makes before it asks for that
+    /// one), then what they made let go of. False, with `PlanProgress.cut` -1: the cut was reached (the
+    /// caller reports the cycle); else as `replay(into:)` (a decline, a factory's failure). Out of line: rare.
+    @inline(never)
+    func replayCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                   _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                   lookup: Container, cut: Int, creates: Bool) -> Result<Bool, TetherError> {
+        progress.pointee.cut = cut
+        if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
     @inline(__always)
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
@@ -267,6 +280,8 @@ extension Plan {
         static var destination: Destination { get }
         /// Whether the plan has creation steps (`creationChecks`): graph mode only.
         static var creates: Bool { get }
+        /// Whether the run stops at a cut (`CutIntoGraph`).
+        static var cuts: Bool { get }
     }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
@@ -281,6 +296,10 @@ extension Plan {
     /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
     /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
     enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
+    /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
+    enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
+    /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
+    enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -359,6 +378,7 @@ extension Plan {
         var check = 0, skipTo = -1
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
+            if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
@@ -406,6 +426,11 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if M.cuts {
+            // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
+            return cutReached(M.self, &run, progress, count: count)
+        }
         if fails { return fail(M.self, &run, count: count) }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
@@ -419,6 +444,16 @@ extension Plan {
     private func fail<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) -> Result<Bool, TetherError> {
         letGo(M.self, &run, count: count)
         return .failure(failure.unsafelyUnwrapped)
+    }
+
+    /// A run up to its cut (`CutIntoGraph`), after the steps before it: what they made let go of, as the
+    /// build's abort does; `PlanProgress.cut` -1 says the cut was reached (the caller reports the build's error).
+    @inline(never)
+    private func cutReached<M: RunMode>(_: M.Type, _ run: inout RunState, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                        count: Int) -> Result<Bool, TetherError> {
+        letGo(M.self, &run, count: count)
+        progress.pointee.cut = -1
+        return .success(false)
     }
 
     /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
@@ -909,7 +944,7 @@ extension Plan {
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
-            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step) + registrations.reversed() }
+            if steps[step].parent < 0, let failing = failing { return failing.opened(by: step, locals.base) + registrations.reversed() }
             step = steps[step].parent
         }
         return registrations.reversed()
@@ -941,4 +976,5 @@ extension Plan {
 
 extension Plan.RunMode {
     static var creates: Bool { false }
+    static var cuts: Bool { false }
 }

@@ -177,6 +177,8 @@ struct PlanProgress {
     let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
     /// Why the last run declined (`Plan.execute`), for `PlanStats` (read only while counting).
     var decline: Plan.Decline?
+    /// A run up to a cut (`Plan.replayCut`): the first step it does not make; -1 once it reached it.
+    var cut = 0
 }
 
 extension Plan {
@@ -187,11 +189,36 @@ extension Plan {
     func meets(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         // A failing plan's open frames: the build checks them first (its root's, then each it enters).
-        for registration in failing?.open ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
+        for registration in failing?.allOpen(locals) ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
         for i in 0..<steps.count {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
             if identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
         }
         return false
+    }
+
+    /// With `meets`: where a build of this graph stops, the first step it asks for (in its walk's
+    /// pre-order) whose registration is among `outer` (`Graph.existing` refuses it before its
+    /// dependencies): that step, its registration, and `cut`, the first of its dependencies' steps
+    /// (every step before it the build made by then, none from it on: `replayCut`). A step's
+    /// dependencies' steps run from `cut` to itself (post-order), so the pre-order is by `cut`, an
+    /// asker before what it asked. Nil for a plan this does not cover (one that fails or reads the
+    /// request: the build reports it). A creation plan's run claims its cells first (`Graph.claimCreations`),
+    /// as the build does at its first claim (`Graph.claimInOrder`), when it asks for a creation step before that one.
+    func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
+        -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
+        guard !fails, !readsRequest else { return nil }
+        let identities = outer.map { $0.borrow { $0.constructionIdentity } }
+        var first = Array(0..<steps.count)
+        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
+        for i in 0..<steps.count {
+            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
+            guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
+            if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i], false) }
+        }
+        // A creation step asked for before it: the build claimed every creation cell by then.
+        if let m = met { met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step } }
+        return met
     }
 }

@@ -296,8 +296,19 @@ final class Plan: @unchecked Sendable {
         let open: [Borrowed<Registration>]
         /// Per step: the number of `open` frames above it (its asker the last of them); 0 for a step with a parent.
         let depth: [Int]
+        /// Per `open` frame, a child's plan: its slot in the component when it is one of the child's own
+        /// registrations (-1: not), whose registration each run has in the resolving child's place.
+        var openLocals: [Int] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
+        /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
+        func opened(by step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+            (0..<depth[step]).map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
+        }
+        /// Every `open` frame's registration in a run (as `opened(by:_:)`).
+        func allOpen(_ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+            open.indices.map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
+        }
     }
     /// Whether the plan is a child's (recorded through its component): its local steps, if
     /// any, take the child's registrations by slot.
@@ -492,7 +503,10 @@ final class Plan: @unchecked Sendable {
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
-            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, failing: failing)
+            // Slots made per resolve before the failure: made as the build's (`finishSlots`), over no container or value step.
+            guard recorder.finishSlots() else { throw recorder.decline }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
         // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
@@ -560,12 +574,17 @@ final class Plan: @unchecked Sendable {
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        guard recorder.visit(Borrowed(root)) != nil else { throw recorder.decline }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
-        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
+        var failing: Failing?
+        if recorder.visit(Borrowed(root)) == nil {
+            guard let met = recorder.failing() else { throw recorder.decline }
+            failing = met
+        }
+        guard !recorder.containerWithCompletions else { throw failing == nil ? .containerWithCompletions : recorder.decline }
+        guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: slots, componentParams: params, slots: recorder.slots)
+                    component: slots, componentParams: params, slots: recorder.slots, failing: failing)
     }
 
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
@@ -763,39 +782,45 @@ final class Plan: @unchecked Sendable {
         /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`).
         private(set) var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
-        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int)] = []
+        private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int, local: Int)] = []
 
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
 
         /// After `visit` met a `failure`: what a failing plan of the steps made so far needs
-        /// (`Plan.Failing`); nil when there is none, or slots made per resolve came first (the build reports it).
+        /// (`Plan.Failing`); nil when there is none.
         func failing() -> Plan.Failing? {
-            guard let failure, slots.isEmpty else { return nil }
+            guard let failure else { return nil }
             // A step without a parent was asked for by an open frame: the deepest one open when it was made.
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
-            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth)
+            return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth,
+                                openLocals: recordsLocals ? open.map(\.local) : [])
         }
 
         /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
         private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
             failure = error
-            failureFrames = frames.map { ($0.registration, $0.firstNew) }
+            failureFrames = frames.map { ($0.registration, $0.firstNew, $0.local) }
             return reason
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless the
-        /// lookup refuses captives (the build checks that first, and may report that instead).
+        /// Whether the build may refuse a captive where the walk is: a strict container's singleton frame
+        /// checks each strong dependency first (`Graph.refuseCaptive`); the walk's other frames (graph,
+        /// transient, container-scoped) never do, so its error is the build's there, strict or not.
+        private var refusesCaptives: Bool { lookup.refusesCaptives && frames.contains { $0.creates } }
+
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless
+        /// the build may refuse a captive first (`refusesCaptives`: it may report that instead).
         private func cycle(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+            return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`), as `cycle`.
+        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`, before any captive check).
         private func missing(_ key: Key) -> Decline {
             let path = path
-            return met(lookup.refusesCaptives ? nil : TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation

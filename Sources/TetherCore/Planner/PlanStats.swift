@@ -26,6 +26,8 @@ extension Plan {
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
         case notCached, containerHeld
+        /// A creation plan not run by a thread that must not wait or acts for a token (`Graph.claimCreations`).
+        case noWaitCreation
         /// None of the above (a plan recorded but not installed, say).
         case other
 
@@ -47,9 +49,9 @@ extension Plan {
             case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
-            case .cycle: "a constructor cycle through a nested resolve, or past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
+            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request, or whose creation cells it cannot claim; over container or value steps with callbacks or slots made per resolve; a strict container's singleton frame open (Graph reports it)"
             case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
-            case .missing: "a dependency not registered past a slot made per resolve, callbacks or creation over container or value steps, in a strict container or a child's plan (Graph reports it)"
+            case .missing: "a dependency not registered over container or value steps with callbacks or slots made per resolve (Graph reports it)"
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
@@ -69,6 +71,7 @@ extension Plan {
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
             case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
+            case .noWaitCreation: "a creation plan, for a thread that must not wait (TETHER_RESOLVE_NO_WAIT) or acts for a token: its build claims or checks the cells first (checkBeforeNotWaiting)"
             case .other: "other"
             }
         }
