@@ -431,7 +431,10 @@ extension Plan {
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return cutReached(M.self, &run, progress, count: count)
         }
-        if fails { return fail(M.self, &run, count: count) }
+        if fails {
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
+            return fail(M.self, &run, count: count)
+        }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
             return .failure(error)
