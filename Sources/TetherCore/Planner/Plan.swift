@@ -1015,7 +1015,8 @@ final class Plan: @unchecked Sendable {
         func finishSlots() -> Bool {
             guard !slots.isEmpty else { return true }
             guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
-            for n in slots.indices where slots[n].kind == .resolver { steps[slots[n].owner].opensFrames = true }
+            // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
+            for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
                 // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
