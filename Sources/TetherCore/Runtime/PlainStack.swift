@@ -160,7 +160,8 @@ struct ReferenceStack<Element: AnyObject> {
     /// Appends `n` words holding nothing (`none`), for a writer that fills them
     /// in place (valid until the next append); unfilled ones release nothing.
     mutating func appendNone(count n: Int) -> ReferenceWords<Element> {
-        if count + n > capacity { grow(count + n) }
+        // (Storage even for none: a failing plan whose error comes before any step has 0 words.)
+        if count + n > capacity || base == nil { grow(count + n) }
         let fresh = base! + count
         fresh.initialize(repeating: ReferenceWords<Element>.none, count: n)
         count += n
