@@ -64,8 +64,10 @@ import Testing
     }
 
     /// A graph-scoped instance the Session asks for first that a step outside it takes too: a build
-    /// that finds the Session cached makes it where that step asks, an order no skip gives: declined.
-    @Test func aGraphInstanceSharedOutsideTheContainerStepDeclines() throws {
+    /// that finds the Session cached makes it where that step asks, an order no skip gives (`containerInput`
+    /// before): the plan makes every step, and a run finding the Session cached runs its `cachedVariant`,
+    /// recorded with the Session a leaf of the child's cache.
+    @Test func aGraphInstanceSharedOutsideTheContainerStepRunsTheCachedVariant() throws {
         let setUp = { (fx: Fixture) throws in
             try fx.register("Conn")
             try fx.register("Session", [dep("Conn")], scope: .container)
@@ -76,7 +78,11 @@ import Testing
         let built = try serve(plans: false, setUp)
         #expect(planned.log == built.log && planned.trees == built.trees)
         #expect(planned.log[6 ..< 9] == ["make Clock", "make Conn", "make Handler"], "the cached Session's Conn is not the Handler's")
-        #expect(planned.counts == ["resolves": 9, "containerInput": 9])
+        #expect(planned.counts == ["resolves": 9])
+        let plan = try Plan.record(try #require(planned.fx.container.registration(for: Key("Handler"))), configuration: 0)
+        #expect(plan.containerSteps.count == 1 && !plan.skipsUnderContainer && plan.blockWords == 0)
+        let variant = try #require(plan.cachedVariant)
+        #expect(variant.containerSteps.isEmpty && variant.readsRequest && variant.sharedSteps.contains { $0.inResolving })
     }
 
     /// A container step over a value and a singleton not cached when the plan was first recorded (the

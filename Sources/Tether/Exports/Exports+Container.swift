@@ -33,7 +33,7 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
                 // A child of a container without plans has none either: a binding may make a child's C
                 // container only when first needed, after the variable was read for its parent. A child
                 // follows its parent, so the environment is read once per root (not per request's child).
-                if !parentCore.usesPlans { core.usesPlans = false }
+                if !parentCore.runsPlans { core.usesPlans = false }
                 // Consumed: the handle takes over the reference the initializer made (no retain and release).
                 return .success(Handles.insertContainer(taking: Ref(retaining: consume core)))
             } catch {

@@ -168,7 +168,22 @@ final class Graph {
 
     /// The root instance, with a reference for the caller.
     static func resolve(_ registration: Registration, from container: Container,
-                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer? = nil) throws(TetherError) -> Ref<Instance> {
+                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Ref<Instance> {
+        try resolve(registration, from: container, arguments: arguments, tracing: nil)
+    }
+
+    /// `resolve` while a trace hook is set (`Container.tracedResolve`): the same plans, run in their
+    /// traced modes (`Plan.RunMode.traced`: the build's events in the build's order), or the build.
+    /// Its own copy of the body: the untraced one tests nothing for it.
+    @inline(never)
+    static func resolve(_ registration: Registration, from container: Container,
+                        arguments: UnsafeBufferPointer<Argument>, tracer: Tracer) throws(TetherError) -> Ref<Instance> {
+        try resolve(registration, from: container, arguments: arguments, tracing: tracer)
+    }
+
+    @inline(__always)
+    private static func resolve(_ registration: Registration, from container: Container,
+                                arguments: UnsafeBufferPointer<Argument>, tracing tracer: Tracer?) throws(TetherError) -> Ref<Instance> {
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
@@ -184,7 +199,8 @@ final class Graph {
             }
             var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
-                switch alone.borrow({ $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
+                switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
+                                        : $0.runTraced(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
                 case .success(let root?): return .success(root)
                 case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
                 case .failure(let error): return .failure(error)
@@ -205,7 +221,7 @@ final class Graph {
             guard let tracer else { return graph.run(registration, from: container, arguments: arguments, plan: plan) }
             graph.tracer = tracer
             defer { graph.tracer = nil }
-            return graph.run(registration, from: container, arguments: arguments, plan: nil)
+            return graph.run(registration, from: container, arguments: arguments, plan: plan)
         }
         return try outcome.get()
     }
@@ -225,15 +241,14 @@ final class Graph {
         graph.outer = outer
         if nested { thread.nestedGraphs.append(.init(graph)) }
         defer { if nested { thread.nestedGraphs.removeLast() } else { graph.outer = [] } }
-        if let tracer {
-            graph.tracer = tracer
-            defer { graph.tracer = nil }
-            return graph.run(registration, from: container, arguments: arguments, plan: nil)
-        }
+        // Traced: the same plans, in their traced modes (the graph's replay reads its `tracer`).
+        graph.tracer = tracer
+        defer { graph.tracer = nil }
         let progress = graph.progress
         var plan = registration.plan(from: container, progress.pointee.locals)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-            switch alone.borrow({ $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque) }) {
+            switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
+                                    : $0.runTraced(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
             case .success(let root?): return .success(root)
             case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
             case .failure(let error): return .failure(error)
@@ -365,6 +380,10 @@ final class Graph {
         if creates, try !claimCreations(plan, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
+            if tracer != nil {
+                return plan.replayTraced(into: self, creating: creates, alive.appendNone(count: plan.stepCount), specs, progress, arguments,
+                                         lookup: container)
+            }
             if creates {
                 return plan.replayCreating(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container)
             }
@@ -372,7 +391,7 @@ final class Graph {
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
-            if creates { releaseCells() }  // a leaf gone meanwhile: nothing was made under them
+            releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return nil
         }
         if creates {
@@ -386,9 +405,11 @@ final class Graph {
     /// build's (`enter`), in creation order: those it made (a nested resolve may have published one under
     /// its claim: the run took that). Not one a resolver's get built (`replaySkips`: pended as it was made).
     func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container) {
+        // A set past a few: a plan may create thousands (a deep singleton chain).
+        let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
         for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
             let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-            guard cells.contains(where: { $0.key == key && $0.made }) else { continue }
+            guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
             pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
             keptMade &+= 1
         }
@@ -422,6 +443,55 @@ final class Graph {
     func madeCreation(_ registration: Borrowed<Registration>) {
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
         for cell in cells where cell.key == key { cell.made = true }
+    }
+
+    /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
+    /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
+    /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. `failure`: the
+    /// claim's error (a cell this thread's resolve further out made, a wait cycle to back off from), which
+    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it.
+    /// Not `claimed` (every cell let go of): a thread that must not wait or acts for a token (the build
+    /// claims those ahead, `checkBeforeNotWaiting`), or `drop` the claims after an error.
+    func claimContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
+                            askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?, failure: TetherError?) {
+        do throws(TetherError) {
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            return (true, try registration.borrow { r throws(TetherError) in
+                try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: askingPath) }
+            }, nil)
+        } catch {
+            guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else {
+                return (true, nil, error)  // `backOff`, if set, is the build's too
+            }
+            dropContainerClaims()
+            return (false, nil, nil)
+        }
+    }
+
+    /// A container step's claim failed (`claimContainerStep`): the error the replay reports where the build would.
+    var deferredFailure: TetherError?
+    func takeDeferredFailure() -> TetherError {
+        defer { deferredFailure = nil }
+        return deferredFailure!
+    }
+
+    /// Lets go of the container steps' claims of a plan replaying into this graph that declines.
+    func dropContainerClaims() {
+        backOff = nil
+        releaseCells()
+    }
+
+    /// Container step `registration` of the plan replaying into this graph was made: its cell in
+    /// `container` now holds a made instance (as `enter` notes), so a nested resolve is refused it as unfinished.
+    func madeContainerCell(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) {
+        let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, .container, in: $0) } }
+        for cell in cells where cell.key == key { cell.made = true }
+    }
+
+    /// After a replay: container step `i`, made, is published into `container` with the graph (`publish`), as `enter` queues it.
+    func madeContainerStep(_ registration: Borrowed<Registration>, at i: Int, in container: Container) {
+        pendingShared.append((registration, alive[i].object, .init(container)))
+        keptMade &+= 1
     }
 
     /// Whether a creation step of the plan replaying into this graph made `registration`'s instance
@@ -889,14 +959,8 @@ final class Graph {
             tracer.emit(.factoryReturn, key, status: error.code)
             throw error
         }
-        let instance = alive[made].object
-        tracer.emit(.factoryReturn, key, instance.pointer)
-        var strong: [Instance] = []
-        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
-        for target in strong { tracer.emit(.edge, key, instance.pointer, target: target) }
-        for (_, _, ref) in weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...] {
-            if let target = ref.upgrade() { tracer.emit(.weakEdge, key, instance.pointer, target: target) }
-        }
+        let weak = weakSlots[firstSlot(of: index, in: weakSlots) { $0.frame }...].compactMap { $0.2.upgrade() }
+        tracer.constructed(key, alive[made].object, weak: weak)
         return made
     }
 

@@ -51,11 +51,13 @@ extension Plan {
         let claims: UnsafeMutablePointer<UInt>
     }
 
-    /// A run's container steps, in 4 words: word 0 has the bit of each step taken from the
+    /// A run's container steps, in 5 words: word 0 has the bit of each step taken from the
     /// resolving container's cache, word 1 the bit of each `containerSteps[n]` whose creation cell
     /// the run holds (`Container.claimScoped`) and has not published, word 2 the bit of each step
     /// made (read by a resolve nested on this thread, through the claim), word 3 the cell another
-    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again.
+    /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again
+    /// (a graph's replay: the step + 1 where a failed claim is reported), word 4 the steps a run finding
+    /// some container steps cached and others not skips (`skipUnderCached`).
     private struct ContainerClaims {
         let words: UnsafeMutablePointer<UInt>
         @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
@@ -71,27 +73,43 @@ extension Plan {
     func run(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
              _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
              thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        if readsRequest { return runRequest(specs, progress, arguments, from: container, thread: thread) }
+        if readsRequest { return runRequest(SeparateInstances.self, specs, progress, arguments, from: container, thread: thread) }
         if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress)) }
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress))
     }
 
+    /// `run` while a trace hook is set (`Graph.resolve(_:from:arguments:tracer:)`): separate instances
+    /// (`TracedInstances`, never a block: each instance's spec tells `tracer` of its destruction),
+    /// telling `tracer` what the build would, in its order (`execute`).
+    @inline(never)
+    func runTraced(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                   _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                   thread: UnsafeMutableRawPointer, _ tracer: Tracer) -> Result<Ref<Instance>?, TetherError> {
+        let traced = Borrowed(tracer)
+        if readsRequest { return runRequest(TracedInstances.self, specs, progress, arguments, from: container, thread: thread, tracer: traced) }
+        if hasLocals { return run(specs, progress, Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced) }
+        return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced)
+    }
+
     /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
     /// cells claimed are let go of once the run published what it made (or failed, or declined).
+    /// `M`: `TracedInstances` for `runTraced` (its own copy: the untraced one passes no tracer on).
     @inline(never)
-    private func runRequest(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+    private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                            thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 4) { buffer in
+                            thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
             var waits = 0
             while true {
                 buffer.initialize(repeating: 0)
                 var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
                 let outcome = withUnsafeMutablePointer(to: &request) { request in
                     if hasLocals {
-                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                                   tracer: M.traced ? tracer : nil)
                     }
-                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request))
+                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                               tracer: M.traced ? tracer : nil)
                 }
                 // Claims a failed or declined run still holds (a run that succeeded published them).
                 let claims = ContainerClaims(words: buffer.baseAddress!)
@@ -101,6 +119,9 @@ extension Plan {
                     for n in 0..<containerSteps.count where claims.holds(n) {
                         registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
                     }
+                }
+                if cachedVariant != nil, case .success(nil) = outcome, claims.words[0].nonzeroBitCount == containerSteps.count {
+                    return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
                 }
                 guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
             }
@@ -123,6 +144,16 @@ extension Plan {
         return true
     }
 
+    /// A run that found every container step cached, of a plan with a `cachedVariant`: that plan's run
+    /// (the build's order then), which takes them from the resolving container's cache.
+    @inline(never)
+    private func runCachedVariant(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                  _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                                  thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
+        progress.pointee.decline = nil  // not declined after all
+        return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
+    }
+
     /// How often a run waits for another thread's container step and runs again before the build takes over.
     static var maxWaits: Int { 8 }
 
@@ -130,7 +161,8 @@ extension Plan {
     /// then the container steps made published into the resolving container.
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                        _ locals: Locals<B>) -> Result<Ref<Instance>?, TetherError> {
+                        _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer) }
         if blockWords > 0 {
             return withRunState(OneBlock.self) { run in
                 let outcome = execute(OneBlock.self, &run, specs, progress, locals).map { $0 ? makeBlock(run, specs, locals) : nil }
@@ -139,9 +171,17 @@ extension Plan {
                 return outcome
             }
         }
-        return withRunState(SeparateInstances.self) { run in
+        return separately(SeparateInstances.self, specs, progress, locals)
+    }
+
+    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`).
+    @inline(__always)
+    private func separately<B, M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        withRunState(M.self) { run in
+            if M.traced { run.tracer = tracer }
             // Every other step is some step's input, so its instance went to that step's edges.
-            let outcome = execute(SeparateInstances.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+            let outcome = execute(M.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
             // The root holds them meanwhile.
             if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
             return outcome
@@ -170,6 +210,16 @@ extension Plan {
         replay(CreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
+    /// `replay(into:)` while `graph` tells a trace hook (`Graph.tracer`): modes `TracedIntoGraph` and
+    /// `TracedCreatingIntoGraph`. Out of line: the untraced replays keep their code.
+    @inline(never)
+    func replayTraced(into graph: Graph, creating: Bool, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                      _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                      lookup: Container) -> Result<Bool, TetherError> {
+        if creating { return replay(TracedCreatingIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        return replay(TracedIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+    }
+
     /// `replay(into:)` of a resolve nested while this thread constructs step `meeting(_:_:)`'s registration
     /// further out: the made steps before `cut` only (those a build makes before it asks for that
     /// one), then what they made let go of. False, with `PlanProgress.cut` -1: the cut was reached (the
@@ -187,6 +237,7 @@ extension Plan {
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                     lookup: Container) -> Result<Bool, TetherError> {
+        if readsRequest { return replayRequest(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         if hasLocals { return replayChild(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(M.self, into: graph, made, specs, progress,
                       Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
@@ -203,25 +254,65 @@ extension Plan {
                Locals<ChildSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), lookup: lookup)
     }
 
+    /// `replay(into:)` of a plan that `readsRequest` (container or value steps, with completion callbacks):
+    /// its `RequestRun` reads the resolving container (`lookup`); the graph claims the container steps'
+    /// cells as its build does (`claimContainerSteps`) and publishes those made with the graph, after the
+    /// callbacks (`enterRequest`). Out of line: the owner's replays keep their code.
+    @inline(never)
+    private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                           _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                           lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
+            buffer.initialize(repeating: 0)
+            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
+            return withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return replay(M.self, into: graph, made, specs, progress,
+                                  Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+                }
+                return replay(M.self, into: graph, made, specs, progress,
+                              Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+            }
+        }
+    }
+
     @inline(__always)
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                        lookup: Container) -> Result<Bool, TetherError> {
-        let outcome = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { words in
+        func replaying(_ words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
             // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words.baseAddress!)
+            var run = RunState(made: made.base, pointers: made.base, words: words)
+            if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
             return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
         }
+        let outcome = isLarge ? withLargeSlotWords(replaying)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
         if case .success(true) = outcome {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
-            if M.creates {
+            if B.readsRequest {
+                enterRequest(into: graph, made, locals, lookup: lookup)  // (no slots over request steps: `finishSlots`)
+            } else if M.creates {
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
             } else {
                 enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
         }
         return outcome
+    }
+
+    /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
+    /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
+    /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
+    @inline(never)
+    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+            let cached = steps[i].isContainer && claims.isCached(i)
+            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
+        }
     }
 
     /// `enterSteps` after a run with creation steps, as a build that finds a creation step's
@@ -280,6 +371,9 @@ extension Plan {
         static var destination: Destination { get }
         /// Whether the plan has creation steps (`creationChecks`): graph mode only.
         static var creates: Bool { get }
+        /// Whether the run tells a trace hook (`RunState.tracer`) what the build would: separate
+        /// instances or a graph's only.
+        static var traced: Bool { get }
         /// Whether the run stops at a cut (`CutIntoGraph`).
         static var cuts: Bool { get }
     }
@@ -296,6 +390,12 @@ extension Plan {
     /// `IntoGraph` for a plan with creation steps: it notes each one made in the graph holding its
     /// cell, and takes one a nested resolve published meanwhile (`takePublished`).
     enum CreatingIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true } }
+    /// The traced modes (`traced`): `SeparateInstances`, `IntoGraph`, `CreatingIntoGraph` telling the hook.
+    enum TracedInstances: RunMode { static var destination: Destination { .instances }; static var traced: Bool { true } }
+    enum TracedIntoGraph: RunMode { static var destination: Destination { .graph }; static var traced: Bool { true } }
+    enum TracedCreatingIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var traced: Bool { true }
+    }
     /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
@@ -310,6 +410,8 @@ extension Plan {
         var pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
+        /// A traced mode's hook (`RunMode.traced`); nil otherwise.
+        var tracer: Borrowed<Tracer>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
@@ -321,6 +423,7 @@ extension Plan {
     /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
     @inline(__always)
     private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
+        if isLarge { return withLargeRunState(body) }
         if M.destination == .objects {
             return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
                 let made = buffer.baseAddress!
@@ -337,6 +440,24 @@ extension Plan {
                 return body(&run)
             }
         }
+    }
+
+    /// `withRunState` of a plan that `isLarge` (never a block): a word per step, then the slots'
+    /// words of its largest factory, in one buffer sized for it (on the heap past 1 KiB).
+    @inline(never)
+    private func withLargeRunState<R>(_ body: (inout RunState) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: steps.count + max(mostSlots, 1)) { buffer in
+            let made = buffer.baseAddress!
+            var run = RunState(made: made, pointers: made,
+                               words: UnsafeMutableRawPointer(made + steps.count).assumingMemoryBound(to: UInt64.self))
+            return body(&run)
+        }
+    }
+
+    /// The slots' words of a replay into a graph of a plan that `isLarge`: sized for its largest factory.
+    @inline(never)
+    private func withLargeSlotWords(_ body: (UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError>) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) { body($0.baseAddress!) }
     }
 
     /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
@@ -361,7 +482,8 @@ extension Plan {
             progress.pointee.decline = .notCached
             return .success(false)
         }
-        if B.readsRequest && hasContainer && !takeContainer(M.self, run, locals) {
+        if B.readsRequest && hasContainer
+            && !(M.destination == .graph ? claimContainerSteps(run, locals, graph.unsafelyUnwrapped) : takeContainer(M.self, run, locals)) {
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerHeld
             return .success(false)
@@ -369,29 +491,52 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
-        let skipsUnder = claims != nil && skipsUnderContainer && claims!.words[0] != 0
+        let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
+        let skipsUnder = skipsUnderContainer && cachedAll
+        // Some cached, others not: the steps under the cached ones (`skipUnderCached`).
+        let skipMask = claims != nil && !cachedAll ? claims!.words[4] : 0
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
+        // Traced: the steps before this one have told their events (`tellHits`); the container
+        // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
+        var told = 0
+        let containersCached = M.traced && cachedAll
+        if containersCached && !tracesSkips() {
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .containerInput
+            return .success(false)
+        }
         for n in 0..<madeSteps.count {
             let i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run)
+                    skipTo = takePublished(&check, n, run, told: &told)
                     if n <= skipTo { continue }
                 }
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            // A container step's claim failed: the build reports it where it asks for that step.
+            if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
+                progress.pointee.plan = nil
+                letGo(M.self, &run, count: count)
+                return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
+            }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
             if skipsUnder && steps[i].underContainer { continue }
+            if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
+            if M.traced {
+                tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
+                run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
+            }
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
                     let instance = try makeWithSlots(M.self, i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped)
@@ -399,10 +544,11 @@ extension Plan {
                     run.instances.set(i, instance)
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
-                    let instance = makeInstance(i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
+                    let instance = makeInstance(M.self, i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
+                        if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) } }
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
                     }
                 } else if M.destination == .block {
@@ -414,7 +560,9 @@ extension Plan {
                     // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
                     graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
                 }
+                if M.traced { tellMade(i, &told, run, locals) }
             } catch {
+                if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
@@ -426,6 +574,7 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
         if M.cuts {
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
@@ -463,8 +612,10 @@ extension Plan {
     /// instance a resolve nested in an earlier factory published under this run's claim takes that
     /// one, its own dependencies not made. Returns the last made step spared (-1: none); `check`
     /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
+    /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
+    /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     @inline(never)
-    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState) -> Int {
+    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
@@ -473,8 +624,69 @@ extension Plan {
                   let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
+            if let tracer = run.tracer {
+                // Its dependencies' steps: those right before it that descend from it (post-order).
+                var first = found.step
+                while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
+                tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                told = found.step + 1
+                tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+            }
         }
         return skipTo
+    }
+
+    /// Traced, the container steps taken cached: whether the build asks for nothing first asked
+    /// for under them except where the plan's steps have it (a shared step one outside takes too
+    /// the build finds where that one asks, out of the plan's order: the run declines).
+    @inline(never)
+    private func tracesSkips() -> Bool {
+        for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+            let slots = steps[k].registration.borrow { $0.params.count }
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where Plan.isStep(input) {
+                if steps[input].askedUnderContainer { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether a container step asked for step `j` (its factory or one of its dependencies').
+    private func descendsFromContainer(_ j: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+        return k >= 0
+    }
+
+    /// Traced: a cache hit for each step from `told` up to `end` the run took and did not make (a
+    /// shared, value or cached container step), in step order: where the build finds each in a
+    /// cache (`Graph.existing`), between the factories of the steps around it.
+    /// `skipsUnder`: the container steps were taken cached, so what was first asked for under
+    /// them was not (`Step.askedUnderContainer`, a container step under another).
+    private func tellHits<B>(_ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
+        let made = run.instances
+        while told < end {
+            let j = told
+            told += 1
+            guard !made.isNone(j) else { continue }  // spared: not asked for
+            if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
+            let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
+            run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
+        }
+    }
+
+    /// Traced: step `i` made (`Tracer.constructed`: its return, its edges, what its WEAK slots hold).
+    private func tellMade<B>(_ i: Int, _ told: inout Int, _ run: RunState, _ locals: Locals<B>) {
+        var weak: [Instance] = []
+        if steps[i].hasSlots {
+            let first = steps[i].firstInput
+            for s in 0..<registration(i, locals).borrow({ $0.params.count }) where Plan.isSlot(inputs[first + s]) {
+                let n = Plan.slotNumber(inputs[first + s])
+                if slots[n].kind == .weak { weak.append(run.instances[slots[n].step].object) }
+            }
+        }
+        let key = registration(i, locals).borrow { $0.key }
+        run.tracer.unsafelyUnwrapped.borrow { $0.constructed(key, run.instances[i].object, weak: weak) }
+        told = i + 1
     }
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
@@ -524,7 +736,7 @@ extension Plan {
         for j in 0..<steps.count where run.split & 1 << UInt64(j) != 0 && made.owns(j) { SplitEdge.makeOrdinary(made[j]) }
         run.split = 0
         for j in 0..<i where !steps[j].isShared && !steps[j].isContainer {
-            made.set(j, makeInstance(j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
+            made.set(j, makeInstance(OneBlock.self, j, UnsafeMutableRawPointer(bitPattern: run.pointers[j])!, run, specs, locals))
         }
     }
 
@@ -618,7 +830,7 @@ extension Plan {
                 run.split |= 1 << UInt64(shared.step)
                 hit = reference
             } else {
-                guard let retained = B.readsRequest && shared.isValue ? takeValue(shared.step, locals)
+                guard let retained = B.readsRequest && (shared.isValue || shared.inResolving) ? takeValue(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -628,11 +840,16 @@ extension Plan {
         return true
     }
 
-    /// The value the resolving container provides for value step `i` (retained); nil: none does
-    /// (the plan declines, and `Graph` reports it missing).
+    /// The value the resolving container provides for value step `shared` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing). A container-scoped leaf (`inResolving`): the
+    /// resolving container's cached instance; nil: not cached (the plan declines).
     @inline(__always)
-    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    private func takeValue<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[shared.step].registration.borrow { r in
+            locals.request.unsafelyUnwrapped.pointee.resolving.borrow {
+                shared.inResolving ? SharedCache.cached(r, shared.scope, in: $0) : $0.providedValue(of: r)
+            }
+        }
     }
 
     /// Takes every container step's instance from the resolving container's cache, or claims its
@@ -647,8 +864,14 @@ extension Plan {
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            let found = registration(i, locals).borrow { r in
+            var found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+            }
+            if case .heldElsewhere = found, let token = SharedCache.token(of: request.thread) {
+                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
+                found = registration(i, locals).borrow { r in
+                    container.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+                }
             }
             switch found {
             case .published(let hit):
@@ -665,7 +888,57 @@ extension Plan {
                 return false
             }
         }
-        return cached == 0 || cached == containerSteps.count
+        // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
+        if cached == containerSteps.count { return cachedVariant == nil }
+        return cached == 0 || skipUnderCached(claims, locals, endClaims: true)
+    }
+
+    /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
+    /// resolving container as its build claims one it reaches (`Graph.claimContainerStep`: waiting for
+    /// another thread's, taking back a token's), before any factory; the one published there is taken.
+    /// False (the graph let go of what it claimed): a claim the build would refuse or back off from,
+    /// which it reports where it reaches the step.
+    /// A claim that fails (`Graph.claimContainerStep`'s `failure`) is the error the run throws at the
+    /// first step the build makes once it asked for that container step (`claims[3]`: that step + 1); the
+    /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
+    @inline(never)
+    private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
+        let claims = locals.request.unsafelyUnwrapped.pointee.claims
+        // Where the build asks for each container step: the first of the steps it asked for first (its range).
+        let asked = containerSteps.map { c in
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            return (at: first, step: c)
+        }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        for (at, i) in asked {
+            let (claimed, hit, failure) = into.graph.borrow { graph in
+                graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
+            }
+            guard claimed else { return false }
+            if let failure {
+                into.graph.borrow { $0.deferredFailure = failure }
+                claims[3] = UInt(at) + 1
+                break
+            }
+            if let hit {
+                run.instances.set(i, hit)
+                claims[0] |= 1 << UInt(i)
+            }
+        }
+        // Some cached, others not: the build makes only what the cached ones do not already hold.
+        let cached = claims[0].nonzeroBitCount
+        guard cached == 0 || cached == containerSteps.count || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
+            into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
+            return false
+        }
+        return true
+    }
+
+    /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
+    private func descends(_ j: Int, from c: Int) -> Bool {
+        var k = steps[j].parent
+        while k >= 0 && k != c { k = steps[k].parent }
+        return k == c
     }
 
     /// Container step `i` made: its claim now holds a made instance (a resolve nested on this
@@ -682,11 +955,6 @@ extension Plan {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
         let claims = ContainerClaims(words: request.claims)
-        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
-        if claims.words[0] != 0 {
-            Plan.letGo(made, count: steps.count - 1, split: run.split)
-            return
-        }
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
@@ -694,6 +962,42 @@ extension Plan {
             }
             claims.words[1] &= ~(1 << UInt(n))
         }
+        // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
+        if claims.words[0] != 0 { Plan.letGo(made, count: steps.count - 1, split: run.split) }
+    }
+
+    /// Some container steps taken cached, others claimed (`takeContainer`, `claimContainerSteps`): the
+    /// steps asked for first under a cached one are skipped (`claims[4]`), as a build taking it cached
+    /// never asks for them; a claimed container step among them has its claim ended (`endClaims`: a run
+    /// without a graph; a graph lets go of its cells when it ends). False (declined): a step still made
+    /// takes a made one skipped (the build makes that one where it asks), a block would miss a record,
+    /// or the plan has a `cachedVariant` (its made steps are not marked).
+    @inline(never)
+    private func skipUnderCached<B>(_ claims: UnsafeMutablePointer<UInt>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
+        guard cachedVariant == nil else { return false }
+        var skip: UInt = 0
+        for j in 0..<steps.count {
+            var k = steps[j].parent
+            while k >= 0 && !(steps[k].isContainer && claims[0] & 1 << UInt(k) != 0) { k = steps[k].parent }
+            if k >= 0 { skip |= 1 << UInt(j) }
+        }
+        // (A cached container step is taken, not made: its inputs are among those skipped.)
+        for j in madeSteps where skip & 1 << UInt(j) == 0 && claims[0] & 1 << UInt(j) == 0 {
+            let slots = registration(j, locals).borrow { $0.params.count }
+            for s in 0..<slots {
+                let input = inputs[steps[j].firstInput + s]
+                if Plan.isStep(input) && !steps[input].isShared && skip & 1 << UInt(input) != 0 { return false }
+            }
+        }
+        if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
+        claims[4] = skip
+        guard endClaims else { return true }
+        for n in 0..<containerSteps.count where claims[1] & 1 << UInt(n) != 0 && skip & 1 << UInt(containerSteps[n]) != 0 {
+            let container = locals.request.unsafelyUnwrapped.pointee.resolving
+            registration(containerSteps[n], locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: locals.request.unsafelyUnwrapped.pointee.thread) } }
+            claims[1] &= ~(1 << UInt(n))
+        }
+        return true
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
@@ -761,7 +1065,8 @@ extension Plan {
     private func makeWithSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                               _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         let instance = steps[i].hasSlots ? try makeSlots(M.self, i, run, specs, locals, into)
-            : makeInstance(i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+            : run.tracer != nil ? makeInstance(TracedIntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
+                : makeInstance(IntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
         if steps[i].bindsCells { into.graph.borrow { $0.bindAwaiting(registration(i, locals), instance.borrowed) } }
         return instance
@@ -860,7 +1165,8 @@ extension Plan {
         let late = cells.isEmpty && lists.isEmpty && pendingStrong.isEmpty ? nil
             : LateEdges(strong: pendingStrong + cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
         // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
-        let instance = Instance.make(pointer: pointer, spec: !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained(),
+        let instance = Instance.make(pointer: pointer, spec: run.tracer.map { t in t.borrow { $0.spec(for: spec) } }
+                                        ?? (!B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained()),
                                      dependencies: edges.count,
                                      edge: { made.take(edges[$0]).word }, late: late)
         if !cells.isEmpty {
@@ -922,16 +1228,18 @@ extension Plan {
 
     /// Step `i`'s instance for the factory's result, its edges taking the inputs' references
     /// (split ones for the steps in `run.split`: `SplitEdge`).
+    /// A traced mode's (`M.traced`) spec tells `run.tracer` of the destruction, as a build's (`Tracer.spec(for:)`).
     @inline(__always)
-    private func makeInstance<B>(_ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
-                                 _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
+    private func makeInstance<B, M: RunMode>(_: M.Type, _ i: Int, _ pointer: UnsafeMutableRawPointer, _ run: RunState,
+                                             _ specs: ThreadSpecs, _ locals: Locals<B>) -> Ref<Instance> {
         let (made, split) = (run.instances, run.split)
         var edges = 0
         forEachEdge(of: i, slots: registration(i, locals).borrow { $0.params.count }) { _ in edges += 1 }
         // `make` asks for edges 0, 1, ... in order: the non-context inputs in slot order.
         var next = steps[i].firstInput
         // A local step's spec is its child's, made for this request: no thread copy (`ThreadSpecs`) to share.
-        let spec = !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
+        let spec = M.traced ? run.tracer.unsafelyUnwrapped.borrow { $0.spec(for: self.spec(i, locals)) }
+            : !B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: steps[i].spec!) : self.spec(i, locals).retained()
         return Instance.make(pointer: pointer, spec: spec, dependencies: edges, edge: { _ in
             while !Plan.isStep(inputs[next]) { next += 1 }
             next += 1
@@ -979,5 +1287,6 @@ extension Plan {
 
 extension Plan.RunMode {
     static var creates: Bool { false }
+    static var traced: Bool { false }
     static var cuts: Bool { false }
 }

@@ -416,11 +416,17 @@ public final class Container: @unchecked Sendable {
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
-    /// every resolve builds its graph step by step (tests compare the two).
+    /// every resolve builds its graph step by step (tests compare the two). Read as
+    /// false while a trace hook is set: plans are not handed out (`describePlan`), so an
+    /// embedding layer resolves through here, where the plans run traced (`runsPlans`).
     public var usesPlans: Bool {
         get { !plansOff.load(ordering: .relaxed) && traceWord.load(ordering: .relaxed) == 0 }
         set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
     }
+
+    /// Whether resolves from here run recorded plans: unless `usesPlans` was set false (a trace
+    /// hook changes nothing: its plans run in their traced modes, `Plan.RunMode.traced`).
+    package var runsPlans: Bool { !plansOff.load(ordering: .relaxed) }
 
     /// How many resolves on the calling thread reached `Graph.build` (no plan, warm or creating,
     /// served them): a diagnostic, so tests tell which executor ran.

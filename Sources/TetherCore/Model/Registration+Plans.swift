@@ -16,7 +16,7 @@ extension Registration {
     /// `locals`: where a plan of a child with registrations of its own takes them by slot (`Plan.fits`).
     @inline(__always)
     func plan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        guard container.usesPlans else { return nil }
+        guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
@@ -174,7 +174,7 @@ extension Registration {
     /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
     @inline(never)
     func creationPlan(from container: Container) -> Borrowed<Plan>? {
-        guard container.usesPlans else { return nil }
+        guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
@@ -244,7 +244,7 @@ extension Registration {
     /// Why `plan(from:)` finds no plan for a resolve from `container`, read again for
     /// `PlanStats` once the resolve goes to `Graph.build` (each test as `plan(from:)` makes it).
     func planDecline(from container: Container) -> Plan.Decline {
-        guard container.usesPlans else { return .plansOff }
+        guard container.runsPlans else { return .plansOff }
         var address = planAddress.load(ordering: .acquiring)
         if container !== self.container {
             let owner = Borrowed(self.container)

@@ -59,6 +59,16 @@ final class Tracer: @unchecked Sendable {
         emit(TraceEvent(kind, key, instance, status: status, target: target))
     }
 
+    /// After a factory made `instance` of `key` (a build's frame or a plan's step): its return, then
+    /// its strong edges (constructor edges in slot order, then late ones), then what its WEAK slots hold.
+    func constructed(_ key: Key, _ instance: Instance, weak: [Instance]) {
+        emit(.factoryReturn, key, instance.pointer)
+        var strong: [Instance] = []
+        EdgeLock.withLock { _ = instance.forEachStrongEdge { strong.append($0); return true } }
+        for target in strong { emit(.edge, key, instance.pointer, target: target) }
+        for target in weak { emit(.weakEdge, key, instance.pointer, target: target) }
+    }
+
     /// A spec for one instance made while tracing: `spec` whose destructor first reports the destruction.
     func spec(for spec: Borrowed<InstanceSpec>) -> Ref<InstanceSpec> {
         let original = spec.object
@@ -73,8 +83,9 @@ final class Tracer: @unchecked Sendable {
 
 extension Container {
     /// Sets (nil: removes) the hook told what resolves from here do. While one
-    /// is set, resolves from here take the step-by-step path (no plans, no
-    /// lock-free singleton hits) so that every step is seen, and the
+    /// is set, resolves from here take the traced path (no lock-free singleton
+    /// hits; their plans in traced modes, `Plan.RunMode.traced`, telling what the
+    /// build would, in its order) so that every step is seen, and the
     /// configuration word moves both ways, so what an embedding layer learned
     /// (plans, hits) is stale. Instances made meanwhile report their
     /// destruction to the hook set at that time, if any.

@@ -69,6 +69,10 @@ final class Plan: @unchecked Sendable {
         /// A graph- or transient-scoped step first asked for under a container step (`Recorder.markUnderContainer`):
         /// a run that finds the container steps cached makes none of these, as a build that takes them cached does not.
         var underContainer = false
+        /// A shared or value step first asked for under a container step: a build finding that one
+        /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
+        /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
+        var askedUnderContainer = false
         /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
         /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
         var opensFrames = false
@@ -166,9 +170,9 @@ final class Plan: @unchecked Sendable {
         let targets: Int
     }
 
-    /// Past this many instances, or this many slots in one factory, a graph
-    /// resolves the ordinary way (its frames cost little next to that many calls).
-    /// Constants, so a replay's buffers are plain stack memory.
+    /// A run's buffers (a word per step, a word per slot of the factory called) hold this many
+    /// steps and slots: constants, so they are plain stack memory. A plan past either `isLarge`:
+    /// its run's buffers are allocated for its sizes (`withLargeRunState`), and it makes no block.
     static var maxSteps: Int { 64 }
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
@@ -184,9 +188,9 @@ final class Plan: @unchecked Sendable {
     /// Whether an input is a step's instance (an edge), not a context, resolver, argument or slot.
     @inline(__always) static func isStep(_ input: Int) -> Bool { input >= 0 }
     /// The input of a slot made per resolve, `slots[n]` (below every argument: a factory has at most `maxSlots`).
-    static func slot(_ n: Int) -> Int { -64 - n }
-    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -64 }
-    @inline(__always) static func slotNumber(_ input: Int) -> Int { -64 - input }
+    static func slot(_ n: Int) -> Int { -(1 << 40) - n }
+    @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -(1 << 40) }
+    @inline(__always) static func slotNumber(_ input: Int) -> Int { -(1 << 40) - input }
 
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
@@ -221,6 +225,8 @@ final class Plan: @unchecked Sendable {
         /// instance keeps it as a split edge too (`makeInstance`): a request child's
         /// CONTAINER-scoped instance over the root's singletons writes no shared count.
         let splits: Bool
+        /// A container-scoped leaf of a `cachedVariant`: the resolving container's cached instance.
+        var inResolving = false
     }
 
     /// What a block run copies into every block it makes (`BlockTemplate`, `makeBlock`).
@@ -286,6 +292,16 @@ final class Plan: @unchecked Sendable {
     let componentParams: UnsafeBufferPointer<Param>
     /// With `failure`: where the walk met it (`Failing`), for the paths of the steps before it.
     let failing: Failing?
+    /// More than `maxSteps` steps, or a made step with more than `maxSlots` slots: a run's buffers
+    /// are allocated for it (`withLargeRunState`; the common sizes keep theirs on the stack).
+    let isLarge: Bool
+    /// The most slots of one made step's factory (a large run's words per factory call).
+    let mostSlots: Int
+    /// A plan whose container steps' inputs include a made step that a step outside them takes too
+    /// (`Recorder.marksUnderContainer` off): what runs instead when its run finds every container step
+    /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
+    /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
+    let cachedVariant: Plan?
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -355,7 +371,9 @@ final class Plan: @unchecked Sendable {
 
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
-                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil) {
+                 component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil,
+                 cachedVariant: Plan? = nil) {
+        self.cachedVariant = cachedVariant
         self.failure = failing?.error
         fails = failing != nil
         self.failing = failing
@@ -387,8 +405,13 @@ final class Plan: @unchecked Sendable {
         creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
-        // (A container-scoped root is its container's instance, not a block's.)
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && steps.last?.isContainer != true && failure == nil ? words : 0
+        // (A container-scoped root is its container's instance, not a block's; a container step over made
+        // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
+        mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
+        isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
+        // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
+            && steps.last?.isContainer != true && failure == nil && steps.count <= Plan.maxSteps ? words : 0
         self.steps = Plan.copy(steps)
         self.inputs = Plan.copy(inputs)
         self.configuration = configuration
@@ -397,11 +420,13 @@ final class Plan: @unchecked Sendable {
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
             steps[i].registration.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
-                return SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                var step = SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
+                step.inResolving = scope.isPerResolvingContainer
+                return step
             }
         }
         sharedSteps = Plan.copy(shared)
-        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue }
+        readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue || $0.inResolving }
         template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
         makesObjects = objects != nil
         objectSteps = Plan.copy(objects?.steps ?? [])
@@ -417,22 +442,37 @@ final class Plan: @unchecked Sendable {
         var madeIndex = [Int](repeating: -1, count: steps.count)
         var made = 0
         for i in steps.indices where !steps[i].isShared { madeIndex[i] = made; made += 1 }
+        // (An asker comes after what it asked for: past `c`, the chain cannot reach it.)
         func descends(_ j: Int, from c: Int) -> Bool {
             var k = steps[j].parent
-            while k >= 0 && k != c { k = steps[k].parent }
+            while k >= 0 && k < c { k = steps[k].parent }
             return k == c
+        }
+        // The last made step taking each step as an input.
+        var lastTaker = [Int](repeating: -1, count: steps.count)
+        for k in steps.indices where !steps[k].isShared {
+            let slots = steps[k].registration.borrow { $0.params.count }
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where input >= 0 { lastTaker[input] = k }
+        }
+        // Per step, its own dependencies' steps: those right before it that it (or one of them) asked
+        // for first, from `runStart`; `latestTaker`: the last step taking one of them. In one pass,
+        // jumping over each such step's own run (linear in a chain, where step by step was cubic).
+        var runStart = [Int](repeating: 0, count: steps.count)
+        var latestTaker = [Int](repeating: -1, count: steps.count)
+        for c in steps.indices {
+            var first = c, latest = -1
+            while first > 0 && descends(first - 1, from: c) {
+                let k = first - 1
+                latest = max(latest, lastTaker[k], latestTaker[k])
+                first = runStart[k]
+            }
+            (runStart[c], latestTaker[c]) = (first, latest)
         }
         var checks: [CreationCheck] = []
         for c in creating {
-            // Its own dependencies' steps: those right before it that it (or one of them) asked for first.
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
-            // (A shared step after it is a leaf: it has no inputs.)
-            let taken = steps.indices.dropFirst(c + 1).contains { k in
-                guard !steps[k].isShared else { return false }
-                let slots = steps[k].registration.borrow { $0.params.count }
-                return inputs[steps[k].firstInput ..< steps[k].firstInput + slots].contains { $0 >= first && $0 < c }
-            }
+            let first = runStart[c]
+            // Taken by a step after it (a shared step after it is a leaf: it has no inputs).
+            let taken = latestTaker[c] > c
             let at = taken ? c : (first...c).first { !steps[$0].isShared }!
             checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
                                         scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
@@ -497,6 +537,7 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
             guard let failing = recorder.failing() else { throw recorder.decline }
             // A graph's replay (creation steps, completion callbacks) passes no request: over container
             // or value steps, creation records the warm plan, callbacks are built.
@@ -509,14 +550,33 @@ final class Plan: @unchecked Sendable {
                         slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
-        // The request's steps are read by runs without a graph only (`Graph.replay` passes no request).
+        // A creating replay into the graph passes no request (`Graph.replay`): the warm plan reads it.
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        guard !recorder.containerWithCompletions else { throw .containerWithCompletions }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
                     slots: recorder.slots)
+    }
+
+    /// `record` of a graph whose container steps' inputs include a made step that a step outside them
+    /// takes too (`containerInput`): a build finding the container steps cached makes that step where the
+    /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
+    /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
+    /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
+    /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+        guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
+        let made = Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        guard made.visit(Borrowed(root)) != nil else { throw made.decline }
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots) = (true, true)
+        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        guard made.finishSlots(), cached.finishSlots(), made.slots.isEmpty, cached.slots.isEmpty,
+              !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -574,13 +634,15 @@ final class Plan: @unchecked Sendable {
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
+        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`):
+        // not over container or value steps with completion callbacks (as the owner's).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
             guard let met = recorder.failing() else { throw recorder.decline }
             failing = met
+            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
         }
-        guard !recorder.containerWithCompletions else { throw failing == nil ? .containerWithCompletions : recorder.decline }
         guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
@@ -707,11 +769,18 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations become steps the core's run makes
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
-        /// most `maxContainerSteps`, in plans without completion callbacks (`containerWithCompletions`).
+        /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
+        /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`).
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
         /// Whether registrations of `lookup` itself become local steps (`Plan.record(_:configuration:child:)`).
         var recordsLocals = false
+        /// With `makesContainer`: whether the made steps only container steps asked for are marked
+        /// (`markUnderContainer`); off for a plan with a `cachedVariant`, which never skips them.
+        var marksUnderContainer = true
+        /// Whether container-scoped registrations are leaves taken from the resolving container's cache
+        /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
+        var containerLeaves = false
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
@@ -831,7 +900,7 @@ final class Plan: @unchecked Sendable {
                 case .found(let step): return step
                 case .enter(let frame):
                     let root = try CreationOrder.walk(self, entering: frame)
-                    if makesContainer { try markUnderContainer() }
+                    if makesContainer && marksUnderContainer { try markUnderContainer() }
                     return root
                 case .filled: return nil  // (a registration's instance is never a word)
                 }
@@ -850,7 +919,9 @@ final class Plan: @unchecked Sendable {
             let spec = r.spec
             // Per-container caches and declared values: `Graph` resolves them (and reports a missing value);
             // a described plan names a declared value by key, its runner takes the resolving container's
-            guard !spec.scope.isPerResolvingContainer || ((allowsContainer || makesContainer) && spec.completionCount == 0 && !r.hasArguments)
+            // The core's container steps may complete (the plan replays into the graph, which publishes them
+            // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
+            guard !spec.scope.isPerResolvingContainer || makesContainer || containerLeaves || (allowsContainer && spec.completionCount == 0)
             else { throw .containerScoped }
             guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
             var local = -1
@@ -864,7 +935,7 @@ final class Plan: @unchecked Sendable {
                 else { throw .childLocal }
                 local = slot
             }
-            let isContainer = spec.scope.isPerResolvingContainer
+            let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
@@ -877,11 +948,11 @@ final class Plan: @unchecked Sendable {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
+                step.askedUnderContainer = frames.contains { $0.isContainer }
                 return .found(try add(step, id))
             }
-            // A cycle (its frame is open) declines; the depth is bounded as the steps are.
-            guard steps.count < Plan.maxSteps, onPath.count < Plan.maxSteps, r.params.count <= Plan.maxSlots,
-                  !onPath.contains(id) else { throw onPath.contains(id) ? cycle(r.key) : .tooLarge }
+            // A cycle (its frame is open) declines.
+            guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
             if isContainer {
                 guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
@@ -1070,8 +1141,10 @@ final class Plan: @unchecked Sendable {
             inputs += frame.inputs
             let spec = frame.registration.borrow { $0.spec }
             if frame.isContainer {
+                // Keyed and queued as a build enters it (`Graph.enter`): a replay into the graph (completion
+                // callbacks) enters it so when made, keyed only when taken from the resolving container's cache.
                 var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
-                                firstInput: firstInput, isShared: false, isKeyed: false, completes: false, parent: -1)
+                                firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
                 return try add(step, frame.id)
@@ -1142,13 +1215,6 @@ final class Plan: @unchecked Sendable {
             return calls
         }
 
-        /// After `visit`: whether the graph has container or value steps and completion callbacks:
-        /// the core's run of those reads the resolving container, which a replay into a graph
-        /// does not pass (`Graph.replay`), so `Graph` builds it.
-        var containerWithCompletions: Bool {
-            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } } && steps.contains { $0.completes }
-        }
-
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
             guard !recordsLocals, slots.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
@@ -1182,7 +1248,8 @@ final class Plan: @unchecked Sendable {
         }
 
         private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Decline) -> Int {
-            guard steps.count < Plan.maxSteps else { throw .tooLarge }
+            // A run notes its container steps by step in one word's bits (`ContainerClaims`).
+            guard !step.isContainer || steps.count < UInt.bitWidth else { throw .tooLarge }
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1

@@ -131,6 +131,8 @@ extension Container {
         guard !resolverForm || strong == factoryEdges && answersResolvers(recorder) else { return nil }
         let described = calls.map { PlanDescription.Completion(step: $0.step, number: $0.number, targets: $0.targets, resolverForm: $0.completion == nil) }
         guard resolverForm else { return (described, []) }
+        // `KeyStep.closes` has a bit per step: a larger graph's resolvers are the library's to answer.
+        guard recorder.steps.count <= UInt64.bitWidth else { return nil }
         let keys = recorder.steps.indices.filter { recorder.steps[$0].isKeyed }.map { step in
             var closes: UInt64 = 0
             var stack = [step]

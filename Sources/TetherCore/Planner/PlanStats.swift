@@ -16,7 +16,7 @@ extension Plan {
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
-        case declaredValue, containerWithCompletions, resolverSlot
+        case declaredValue, resolverSlot
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
         /// description; a container step's slot).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
@@ -46,18 +46,17 @@ extension Plan {
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
-            case .plansOff: "plans off (TETHER_NO_PLANS=1, usesPlans false, or a trace hook set)"
+            case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request, or whose creation cells it cannot claim; over container or value steps with callbacks or slots made per resolve; a strict container's singleton frame open (Graph reports it)"
-            case .tooLarge: "more than maxSteps instances, or a factory with more than maxSlots slots"
+            case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered over container or value steps with callbacks or slots made per resolve (Graph reports it)"
             case .arguments: "runtime arguments below the root"
-            case .containerScoped: "a container-scoped registration with completion callbacks or runtime arguments"
+            case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
-            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too (a described plan: any made one)"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
-            case .containerWithCompletions: "container or value steps in a graph with completion callbacks"
             case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
             case .lazySlot: "a LAZY slot where the plan makes no slots (a description, a container step's)"
@@ -70,7 +69,7 @@ extension Plan {
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
-            case .containerHeld: "at run time: a container step's cell held, or only some of them cached"
+            case .containerHeld: "at run time: a container step's cell held where the build checks before any factory (a token's or no-wait resolve) or further out on this thread, or some cached with a step they asked for taken by one made"
             case .noWaitCreation: "a creation plan, for a thread that must not wait (TETHER_RESOLVE_NO_WAIT) or acts for a token: its build claims or checks the cells first (checkBeforeNotWaiting)"
             case .other: "other"
             }

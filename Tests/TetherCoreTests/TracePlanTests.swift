@@ -1,0 +1,247 @@
+// A trace hook changes nothing of how a resolve runs: the plans run (in their traced modes)
+// and tell the hook what the build tells it, in the build's order, with the same instances,
+// statuses and edges. Each shape is traced once with plans and once without (the build, the
+// oracle), instances named by order of first appearance, and the logs must be equal; the
+// plan path is asserted by `PlanStats` (no resolve went to `Graph.build`).
+import Testing
+@testable import TetherCore
+
+@Suite struct TracePlanTests {
+    private struct Failed: Error {}
+
+    /// The hook's events as lines, each instance named `KEY#n` by the order it first appeared
+    /// (an address used again after a destruction is a new instance).
+    private final class Log: @unchecked Sendable {
+        private let state = Lock<(lines: [String], seen: [UInt])>(([], []))
+        var lines: [String] { state.withLock { $0.lines } }
+
+        func hook(_ event: TraceEvent) {
+            state.withLock { s in
+                func name(_ p: UnsafeMutableRawPointer) -> Int {
+                    let word = UInt(bitPattern: p)
+                    if let n = s.seen.firstIndex(of: word) { return n + 1 }
+                    s.seen.append(word)
+                    return s.seen.count
+                }
+                var line = "\(event.kind) \(event.key.name)"
+                if let p = event.instance { line += "#\(name(p))" }
+                if let t = event.target { line += " -> \(event.targetKey!.name)#\(name(t))" }
+                if let status = event.status { line += " \(status)" }
+                s.lines.append(line)
+                if event.kind == .destroy, let p = event.instance, let n = s.seen.firstIndex(of: UInt(bitPattern: p)) { s.seen[n] = 0 }
+            }
+        }
+
+        func note(_ line: String) { state.withLock { $0.lines.append(line) } }
+    }
+
+    /// Registers with `setUp`, traces `resolving` (its resolves and releases, `tracing` the
+    /// container the hook is set on: the fixture's by default), then closes the containers.
+    /// Returns the log and the `PlanStats` counts of `resolving`'s resolves.
+    private func traced(plans: Bool, _ setUp: (Fixture) throws -> Void,
+                        tracing: (Fixture) throws -> Container = { $0.container },
+                        _ resolving: (Fixture, Container, Log) throws -> Void) throws -> (log: [String], counts: [String: Int]) {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        try setUp(fx)
+        let traced = try tracing(fx)
+        if !plans { traced.usesPlans = false }
+        let log = Log()
+        traced.setTrace { log.hook($0) }
+        let counts = try counted { try resolving(fx, traced, log) }
+        if traced !== fx.container { _ = try traced.close() }
+        _ = try fx.container.close()
+        #expect(fx.tracker.badDrops == 0)
+        return (log.lines, counts)
+    }
+
+    /// The trace with plans is the build's, and no resolve of `resolving` went to `Graph.build`.
+    private func expectSameTrace(_ setUp: @escaping (Fixture) throws -> Void,
+                                 tracing: @escaping (Fixture) throws -> Container = { $0.container },
+                                 sourceLocation: SourceLocation = #_sourceLocation,
+                                 _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
+        let planned = try traced(plans: true, setUp, tracing: tracing, resolving)
+        let built = try traced(plans: false, setUp, tracing: tracing, resolving)
+        #expect(planned.log == built.log, sourceLocation: sourceLocation)
+        #expect(!planned.log.isEmpty, sourceLocation: sourceLocation)
+        #expect(planned.counts.keys.sorted() == ["resolves"], "\(planned.counts)", sourceLocation: sourceLocation)
+        #expect(built.counts["plansOff"] != nil, sourceLocation: sourceLocation)
+    }
+
+    /// The trace with plans is the build's; `reasons`: what `Graph.build` counted for the traced plans.
+    private func expectSameTrace(declining reasons: [String], _ setUp: @escaping (Fixture) throws -> Void,
+                                 tracing: @escaping (Fixture) throws -> Container,
+                                 sourceLocation: SourceLocation = #_sourceLocation,
+                                 _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
+        let planned = try traced(plans: true, setUp, tracing: tracing, resolving)
+        let built = try traced(plans: false, setUp, tracing: tracing, resolving)
+        #expect(planned.log == built.log, sourceLocation: sourceLocation)
+        #expect(planned.counts.keys.sorted() == (reasons + ["resolves"]).sorted(), "\(planned.counts)", sourceLocation: sourceLocation)
+    }
+
+    /// Resolves `key` from `container` and releases it at once, noting a failure's status.
+    private static func once(_ container: Container, _ key: String, _ log: Log) {
+        do {
+            _ = try container.resolve(Key(key))
+        } catch {
+            log.note("failed \(error.code)")
+        }
+    }
+
+    @Test func creationThenCachedHitsInsideAGraph() throws {
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B"), dep("S"), dep("T"), dep("T")])
+            try fx.register("B", [dep("S"), dep("W")])
+            try fx.register("S", scope: .singleton)
+            try fx.register("W", scope: .weak)
+            try fx.register("T", scope: .transient)
+        }) { fx, c, log in
+            var held: [Instance] = []
+            for _ in 0..<3 { held.append(try c.resolve(Key("A"))) }  // a creation plan, then the warm one (W held)
+            held.removeAll()
+            Self.once(c, "S", log)  // the root's hit
+            Self.once(c, "A", log)  // W died with the last A: made again
+        }
+    }
+
+    @Test func aFactoryFailureRollsBackInTheBuildsOrder() throws {
+        let failing = Box(false)
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B"), dep("S"), dep("C")])
+            try fx.register("B", [dep("D")])
+            try fx.register("C", [dep("D")], scope: .transient) { _ in if failing.value { throw Failed() } }
+            try fx.register("D", scope: .transient)
+            try fx.register("S", scope: .singleton)
+        }) { fx, c, log in
+            failing.value = false
+            Self.once(c, "A", log)
+            failing.value = true
+            Self.once(c, "A", log)  // the warm plan fails at C: B, D, S let go of, last first
+            Self.once(c, "A", log)
+            failing.value = false
+            Self.once(c, "A", log)
+        }
+    }
+
+    @Test func aCreationPlanThatFailsPublishesNothing() throws {
+        let failing = Box(true)
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("S"), dep("B")])
+            try fx.register("S", [dep("D")], scope: .singleton)
+            try fx.register("B", scope: .transient) { _ in if failing.value { throw Failed() } }
+            try fx.register("D")
+        }) { fx, c, log in
+            failing.value = true
+            Self.once(c, "A", log)
+            Self.once(c, "A", log)
+            failing.value = false
+            Self.once(c, "A", log)
+            Self.once(c, "A", log)
+        }
+    }
+
+    /// Completion callbacks: the plan replays into the graph, which runs them (and their edges) as a build's.
+    @Test func completionsAndTheirEdges() throws {
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B"), dep("S")])
+            let b = try fx.register("B", [dep("C")])
+            try fx.register("C", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(b) { resolver, _, obj in
+                obj.weaks.append(try resolver.getWeak(Key("A")))
+                obj.got.append(try resolver.get(Key("S")).pointer)
+            }
+            let a = fx.container.registration(for: Key("A"))!
+            fx.onComplete(a)
+        }) { fx, c, log in
+            for _ in 0..<3 { Self.once(c, "A", log) }
+        }
+    }
+
+    @Test func aFailingCompletionRollsBack() throws {
+        let failing = Box(false)
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B")])
+            let b = try fx.register("B", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(b) { _, _, _ in if failing.value { throw Failed() } }
+        }) { fx, c, log in
+            failing.value = false
+            Self.once(c, "A", log)
+            failing.value = true
+            Self.once(c, "A", log)
+        }
+    }
+
+    /// WEAK, LAZY, ALL and FACTORY slots: made per resolve in the graph, weak edges told after the strong ones.
+    @Test func slotsMadePerResolve() throws {
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B"), dep("C")])
+            try fx.register("B", [dep("C"), weakDep("C"), lazyDep("D"), .all(Key("Plugin")), .factory(Key("D"))])
+            try fx.register("C")
+            try fx.register("D", scope: .transient)
+            try fx.register("Plugin", scope: .transient)
+            try fx.register("Plugin#gzip", scope: .singleton)
+        }) { fx, c, log in
+            for _ in 0..<3 { Self.once(c, "A", log) }
+        }
+    }
+
+    /// Container steps: a request's child makes its container-scoped instances once, then hits them.
+    /// What only they asked for (G, S, the container step Q) the build does not ask for once they are cached.
+    @Test func containerStepsFromARequestsChild() throws {
+        try expectSameTrace({ fx in
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", [dep("S"), dep("G"), dep("Q")], scope: .container)
+            try fx.register("Q", scope: .container)
+            try fx.register("G")
+            try fx.register("T", [dep("U")])
+            try fx.register("U", scope: .singleton)
+            try fx.register("S", scope: .singleton)
+            // Cached first: a creation plan over container steps is not recorded (`notCached`).
+            for key in ["S", "U"] { _ = try fx.container.resolve(Key(key)) }
+        }, tracing: { try $0.child() }) { fx, child, log in
+            for _ in 0..<3 { Self.once(child, "H", log) }
+            Self.once(child, "R", log)
+        }
+    }
+
+    /// A singleton first asked for under a container step and taken outside too: once the container
+    /// step is cached the build finds it where the step outside asks, out of the plan's order, so a
+    /// traced run declines then (`containerInput`), and the trace is still the build's.
+    @Test func aSharedStepAskedUnderACachedContainerStepAndOutside() throws {
+        try expectSameTrace(declining: ["containerInput"], { fx in
+            try fx.register("H", [dep("R"), dep("T"), dep("S")], scope: .transient)
+            try fx.register("R", [dep("S")], scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            _ = try fx.container.resolve(Key("S"))
+        }, tracing: { try $0.child() }) { fx, child, log in
+            for _ in 0..<3 { Self.once(child, "H", log) }
+        }
+    }
+
+    /// A factory resolving from its container: the nested resolve is traced between the outer factory's call and return.
+    @Test func aNestedResolveInAFactory() throws {
+        try expectSameTrace({ fx in
+            let container = fx.container
+            try fx.register("A", [dep("B")])
+            try fx.register("B") { _ in _ = try container.resolve(Key("C")) }
+            try fx.register("C", [dep("S")], scope: .transient)
+            try fx.register("S", scope: .singleton)
+        }) { fx, c, log in
+            for _ in 0..<3 { Self.once(c, "A", log) }
+        }
+    }
+
+    /// A dependency not registered: the failing plan makes what the build makes first, then reports it.
+    @Test func aFailingPlanMakesWhatTheBuildMakes() throws {
+        try expectSameTrace({ fx in
+            try fx.register("A", [dep("B"), dep("M")])
+            try fx.register("B", [dep("S")])
+            try fx.register("S", scope: .singleton)
+        }) { fx, c, log in
+            for _ in 0..<2 { Self.once(c, "A", log) }
+        }
+    }
+}
