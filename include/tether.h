@@ -672,7 +672,7 @@ typedef struct tether_trace_event { tether_trace_kind kind; tether_status status
 typedef void (*tether_trace_fn)(const tether_trace_event *event, void *context);
 /** Sets (NULL: removes) the hook told, in order and on their thread, what resolves from `c` do: start, end, factory
  *  call and return (then the instance's edges), cache hits, completion callbacks, edges taken in callbacks, the
- *  destruction of instances made meanwhile. Off it costs nothing; on, `c` resolves step by step. Never called after
+ *  destruction of instances made meanwhile. Off it costs nothing; on, resolves run traced plans (slower). Never called after
  *  tether_container_free(c) returns. @return TETHER_OK; TETHER_E_INVALID_HANDLE. Thread-safe. */
 tether_status tether_set_trace(tether_container *c, tether_trace_fn fn, void *context);
 

@@ -184,6 +184,11 @@ final class Graph {
     @inline(__always)
     private static func resolve(_ registration: Registration, from container: Container,
                                 arguments: UnsafeBufferPointer<Argument>, tracing tracer: Tracer?) throws(TetherError) -> Ref<Instance> {
+        // A singleton's graph is its own container's, whichever container asks (`push`): so is its plan.
+        var container = container
+        if container !== registration.container && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) {
+            container = registration.container
+        }
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
             defer { thread.nesting -= 1 }
@@ -287,12 +292,11 @@ final class Graph {
     }
 
     /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
-    /// its warm plan declined; nil when the graph builds it: also for a thread that must not wait
-    /// (`WaitMode`) or acts for a token, whose claims `checkBeforeNotWaiting` makes.
+    /// its warm plan declined; nil when the graph builds it. (A thread that must not wait, `WaitMode`,
+    /// or acts for a token runs it too: its claims check first as the build's do, `claimCreations`.)
     @inline(never)
     private static func creationPlan(_ registration: Registration, from container: Container, _ thread: ThreadState) -> Borrowed<Plan>? {
-        guard !thread.noWait, thread.tokens.isEmpty else { return nil }
-        return registration.creationPlan(from: container)
+        registration.creationPlan(from: container)
     }
 
     /// How often a resolve picks a creation plan again after the one it picked found the caches
@@ -324,16 +328,18 @@ final class Graph {
                             progress.pointee.decline = .cycle
                             break
                         }
-                        try replayMeeting(replayed, met, from: container, arguments: arguments)
+                        try replayMeeting(replayed, met, registration, from: container, arguments: arguments)
                     } else {
-                        built = try replay(replayed, from: container, arguments: arguments)
+                        built = try replay(replayed, registration, from: container, arguments: arguments)
                     }
                     if built != nil { break }
                     picks += 1
                     plan = picks <= Self.maxCreationPicks
                         ? Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) } : nil
                 }
-                if built == nil {
+                if built != nil {
+                    progress.pointee.decline = nil  // a warm plan's decline, served by the plan picked after it
+                } else {
                     Borrowed<ThreadState>(opaque: thread).borrow { $0.builds &+= 1 }
                     if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
                         PlanStats.countBuild(counts, registration, from: container, progress: progress)
@@ -374,10 +380,10 @@ final class Graph {
     /// with the graph empty again, when the plan declined. The plan writes into `alive` in
     /// place: nothing else appends to it meanwhile (a factory resolving from a container gets
     /// a graph of its own).
-    private func replay(_ plan: Borrowed<Plan>, from container: Container,
+    private func replay(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
-        if creates, try !claimCreations(plan, from: container) { return nil }
+        if creates, try !claimCreations(plan, root: registration, from: container) { return nil }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             if tracer != nil {
@@ -419,9 +425,9 @@ final class Graph {
     /// (`Plan.meeting`): the steps before it, let go of, then the build's error (`Reentry.reentered`,
     /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
-                               from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+                               _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
-        if met.claims, try !claimCreations(plan, from: container) { return }
+        if met.claims, try !claimCreations(plan, root: root, from: container) { return }
         _ = try plan.borrow { plan in
             plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
                            cut: met.cut, creates: met.claims)
@@ -505,21 +511,24 @@ final class Graph {
     /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
     /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
     /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
-    /// instance would be revived): the resolve picks the plan for the state it finds. False before
-    /// any claim for a resolve in `WaitMode` or acting for a token (`Graph.creationPlan`: it builds).
-    private func claimCreations(_ plan: Borrowed<Plan>, from container: Container) throws(TetherError) -> Bool {
-        // A thread that must not wait, or acts for a token: the build claims (`checkBeforeNotWaiting`).
-        guard Borrowed<ThreadState>(opaque: thread).borrow({ !$0.noWait && $0.tokens.isEmpty }) else {
-            progress.pointee.decline = .noWaitCreation
-            return false
-        }
+    /// instance would be revived): the resolve picks the plan for the state it finds. A resolve in
+    /// `WaitMode` or acting for a token (of `root`) first claims or checks as the build does before
+    /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
+    /// there are this plan's.
+    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+        try checkBeforeNotWaiting(root, from: container)
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
             let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
             let registration = plan.borrow { $0.steps[step].registration }
+            let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
+            if cells.contains(where: { $0.key == key }) { continue }
             let held = cells.count
             let hit = try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
             if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
+                // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
+                // or a dead weak instance to revive, which the build handles if no plan picked next does.
+                if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }
                 hit?.release()
                 releaseCells()
                 return false

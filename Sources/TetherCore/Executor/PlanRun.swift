@@ -476,10 +476,13 @@ extension Plan {
                                         into graph: GraphRun? = nil) -> Result<Bool, TetherError> {
         let count = steps.count
         if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
-        // A decline notes why, for `PlanStats` (the build that follows counts it).
-        if hasShared && !takeShared(M.self, &run, locals) {
+        // A decline notes why, for `PlanStats` (the build that follows counts it). A value no container
+        // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
+        var missing = Int.max
+        if hasShared && !takeShared(M.self, &run, locals, &missing) {
             letGo(M.self, &run, count: count)
-            progress.pointee.decline = .notCached
+            // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it.)
+            progress.pointee.decline = steps[count - 1].isShared ? .sharedRoot : .notCached
             return .success(false)
         }
         if B.readsRequest && hasContainer
@@ -530,6 +533,9 @@ extension Plan {
             }
             let isContainer = claims != nil && steps[i].isContainer
             if isContainer && claims!.isCached(i) { continue }
+            if B.readsRequest && i > missing {
+                return failMissing(M.self, &run, missing, before: i, specs, progress, locals)
+            }
             if skipsUnder && steps[i].underContainer { continue }
             if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
@@ -575,6 +581,10 @@ extension Plan {
         }
         progress.pointee.plan = nil
         if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
+        // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
+        if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
+            return failMissing(M.self, &run, missing, before: count, specs, progress, locals)
+        }
         if M.cuts {
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
@@ -589,6 +599,26 @@ extension Plan {
             return .failure(error)
         }
         return .success(true)
+    }
+
+    /// Value step `missing` no container on the way provides, reached after the made steps before `before`:
+    /// what they made let go of, and the build's error: its registration's factory (`DeclaredValueFactory`)
+    /// fails where the build's walk reaches it, as a made step's (`factoryFailure`).
+    @inline(never)
+    private func failMissing<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ missing: Int, before: Int, _ specs: ThreadSpecs?,
+                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
+        progress.pointee.plan = nil
+        if M.destination == .block { recordsAsInstances(before: before, &run, specs.unsafelyUnwrapped, locals) }
+        letGo(M.self, &run, count: steps.count)
+        let words = run.words
+        let made = registration(missing, locals).borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
+            do throws(CallbackFailure) { return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: 0) }) }
+            catch { return .failure(error) }
+        }
+        switch made {
+        case .failure(let failure): return .failure(factoryFailure(missing, failure, locals))
+        case .success: preconditionFailure("a declared value's factory makes nothing")
+        }
     }
 
     /// A plan that `fails`, after its steps: what they made let go of, as the build's abort does, and the build's error.
@@ -816,7 +846,7 @@ extension Plan {
     /// takes a published singleton by a split reference (`Registration.cachedSplitReference`)
     /// when its slot has not let go, its step's bit set in `split`; object mode takes the object.
     @inline(__always)
-    private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>) -> Bool {
+    private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -829,8 +859,17 @@ extension Plan {
             if M.destination == .block && shared.splits, let reference = registration.borrow({ $0.cachedSplitReference() }) {
                 run.split |= 1 << UInt64(shared.step)
                 hit = reference
+            } else if B.readsRequest && shared.isValue {
+                // None provided: the run fails where the build reaches it (the first such step: `execute`);
+                // with container steps the build may take one cached and never ask for it: it decides.
+                guard let retained = takeValue(shared, locals) else {
+                    guard !hasContainer && !M.traced else { return false }  // (traced: the build's events)
+                    missing = min(missing, shared.step)
+                    continue
+                }
+                hit = retained
             } else {
-                guard let retained = B.readsRequest && (shared.isValue || shared.inResolving) ? takeValue(shared, locals)
+                guard let retained = B.readsRequest && shared.inResolving ? takeValue(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }

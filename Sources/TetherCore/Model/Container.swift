@@ -269,7 +269,10 @@ public final class Container: @unchecked Sendable {
     /// Containers created from this one later start with the same setting.
     public var refusesCaptives: Bool {
         get { strict.load(ordering: .relaxed) }
-        set { strict.store(newValue, ordering: .relaxed) }
+        set {
+            guard strict.exchange(newValue, ordering: .relaxed) != newValue else { return }
+            configurationChanged()  // creation plans check captives (`Plan.Recorder.refuseCaptive`): recorded again
+        }
     }
 
     /// A split reference for a lazy cell (`LazyCell`), if this container takes them and its

@@ -190,7 +190,7 @@ extension Registration {
         if address != Self.noMorePlans {
             let warm = address == 0 ? nil : Borrowed<Plan>(word: address)!
             guard let warm, warm.borrow({ $0.configuration == configuration }) else {
-                guard !spec.scope.isShared, let plan = recordPlan(configuration) else { return nil }
+                guard let plan = recordPlan(configuration) else { return nil }
                 return plan.borrow { $0.readsRequest || !$0.matchesCaches() } ? nil : plan
             }
             // A graph no plan covers (its root not shared): built, with no more looking.

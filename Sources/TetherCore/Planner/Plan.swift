@@ -530,7 +530,10 @@ final class Plan: @unchecked Sendable {
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root not cached in the resolving container is a container step: its run claims,
         // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
-        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { throw .sharedRoot }
+        // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
+        // step taken from its cache: a resolve that missed it and found it published meanwhile (another
+        // thread's, or a resolve nested under this one's claim) takes it there, as the build would.
+        // A declared value root is a value step (the resolving container's value; none: the build's error).
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.makesContainer = true
         recorder.createsUncached = creating
@@ -555,8 +558,9 @@ final class Plan: @unchecked Sendable {
             return try record(root, configuration: configuration)
         }
         guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: creates ? nil : recorder.objects(),
-                    slots: recorder.slots)
+        // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
+        let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
     }
 
     /// `record` of a graph whose container steps' inputs include a made step that a step outside them
@@ -621,7 +625,9 @@ final class Plan: @unchecked Sendable {
     /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
     /// is not small, or the graph is not plain (`Graph` resolves it).
     static func record(_ root: Registration, configuration: UInt, child: Container) throws(Decline) -> Plan {
-        guard !root.spec.scope.isShared else { throw .sharedRoot }
+        // A container-scoped root is a container step, as from its own container (`record`). A singleton's
+        // resolve is its own container's (`Graph.resolve`); a weak root's creation needs a creation step.
+        guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer else { throw .sharedRoot }
         // The root's runtime arguments, as from its own container (the run passes the resolve's).
         let recorder = Recorder(lookup: child, allowsArguments: true)
         guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
@@ -939,8 +945,8 @@ final class Plan: @unchecked Sendable {
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own
-                // container), and no captive rule applies (a strict container's instances check it: `Graph`).
-                guard local < 0, r.container === lookup, !lookup.refusesCaptives, !Self.revives(r, spec.scope) else {
+                // container); in a strict container its strong slots are checked for captives (`refuseCaptive`).
+                guard local < 0, r.container === lookup, !Self.revives(r, spec.scope) else {
                     declinedCreating = true
                     throw .other
                 }
@@ -997,6 +1003,7 @@ final class Plan: @unchecked Sendable {
             case .instance:
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
+                try refuseCaptive(dep, key: param.key!)
                 return try reach(dep)
             case .context:
                 frames[top].inputs.append(Plan.context)
@@ -1029,6 +1036,7 @@ final class Plan: @unchecked Sendable {
                 if next < frames[top].listItems.count {
                     let item = Borrowed(frames[top].listItems[next])
                     guard !item.borrow({ $0.hasArguments }) else { throw argumentDependency(item.borrow { $0.key }) }
+                    try refuseCaptive(item, key: item.borrow { $0.key })
                     return try reach(item)
                 }
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
@@ -1063,6 +1071,20 @@ final class Plan: @unchecked Sendable {
         private func argumentDependency(_ key: Key) -> Decline {
             let path = path
             return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
+        }
+
+        /// A creation step's frame in a strict container refuses a shorter-lived strong dependency `dep`
+        /// (`key`) as the build's does (`Graph.refuseCaptive`, before it looks `dep` up): the plan fails there.
+        private func refuseCaptive(_ dep: Borrowed<Registration>, key: Key) throws(Decline) {
+            let top = frames.count - 1
+            guard frames[top].creates, lookup.refusesCaptives else { return }
+            let holderScope = frames[top].registration.borrow { $0.spec.scope }
+            let targetScope = dep.borrow { $0.spec.scope }
+            guard holderScope.captures(targetScope) else { return }
+            let path = path
+            let via = frames.count > 1 ? " (while resolving \(pathText(path)))" : ""
+            throw met(captiveError(holder: frames[top].registration.borrow { $0.key }, holderScope, target: key, targetScope,
+                                   via: via, note: strictNote), .other)
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve.

@@ -26,8 +26,6 @@ extension Plan {
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
         case notCached, containerHeld
-        /// A creation plan not run by a thread that must not wait or acts for a token (`Graph.claimCreations`).
-        case noWaitCreation
         /// None of the above (a plan recorded but not installed, say).
         case other
 
@@ -48,7 +46,7 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
-            case .sharedRoot: "the root is shared-scoped or a declared value, not cached yet"
+            case .sharedRoot: "a singleton or weak root not cached that no plan makes: a dead weak instance to revive, claimed further out on the thread, or from a child with registrations (weak), or caches changing past the picks"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request, or whose creation cells it cannot claim; over container or value steps with callbacks or slots made per resolve; a strict container's singleton frame open (Graph reports it)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered over container or value steps with callbacks or slots made per resolve (Graph reports it)"
@@ -68,9 +66,8 @@ extension Plan {
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
-            case .notCached: "at run time: a shared dependency not cached yet, or no value provided"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (a child's plan, a revive, claimed further out, or over container steps: no value provided)"
             case .containerHeld: "at run time: a container step's cell held where the build checks before any factory (a token's or no-wait resolve) or further out on this thread, or some cached with a step they asked for taken by one made"
-            case .noWaitCreation: "a creation plan, for a thread that must not wait (TETHER_RESOLVE_NO_WAIT) or acts for a token: its build claims or checks the cells first (checkBeforeNotWaiting)"
             case .other: "other"
             }
         }
