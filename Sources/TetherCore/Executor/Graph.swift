@@ -185,9 +185,11 @@ final class Graph {
     private static func resolve(_ registration: Registration, from container: Container,
                                 arguments: UnsafeBufferPointer<Argument>, tracing tracer: Tracer?) throws(TetherError) -> Ref<Instance> {
         // A singleton's graph is its own container's, whichever container asks (`push`): so is its plan.
-        var container = container
+        // (A call again, not a `var`: a mutable copy costs every resolve a retain and a release.)
         if container !== registration.container && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) {
-            container = registration.container
+            let own = registration.container
+            return if let tracer { try resolve(registration, from: own, arguments: arguments, tracer: tracer) }
+                else { try resolve(registration, from: own, arguments: arguments) }
         }
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1

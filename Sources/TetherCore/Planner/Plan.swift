@@ -192,6 +192,9 @@ final class Plan: @unchecked Sendable {
     @inline(__always) static func isSlot(_ input: Int) -> Bool { input <= -(1 << 40) }
     @inline(__always) static func slotNumber(_ input: Int) -> Int { -(1 << 40) - input }
 
+    /// Every thread reads the plan per resolve: its fields and buffers (`arena`) on lines no
+    /// other allocation shares (`LinePad`, `LineArena`).
+    private let leadingPad = LinePad()
     /// Post-order, as `Graph` builds: the root is last. Immutable plain memory
     /// (like `Registration.params`), so a replay reads it without reference counting.
     let steps: UnsafeBufferPointer<Step>
@@ -247,12 +250,6 @@ final class Plan: @unchecked Sendable {
         let shared: UnsafeBufferPointer<Patch>
         let localSpecs: UnsafeBufferPointer<Patch>
 
-        func deallocate() {
-            words.deallocate()
-            pointers.deallocate()
-            shared.deallocate()
-            localSpecs.deallocate()
-        }
     }
     /// Whether the replay needs a graph to run completion callbacks afterwards.
     let completes: Bool
@@ -343,26 +340,13 @@ final class Plan: @unchecked Sendable {
     /// The specs of its steps (`Step.spec` refers to them unretained).
     private let specsHeld: [InstanceSpec]
 
-    deinit {
-        steps.deallocate()
-        inputs.deallocate()
-        objectSteps.deallocate()
-        objectInputs.deallocate()
-        completionCalls.deallocate()
-        creations.deallocate()
-        creationChecks.deallocate()
-        component.deallocate()
-        componentParams.deallocate()
-        sharedSteps.deallocate()
-        madeSteps.deallocate()
-        containerSteps.deallocate()
-        template.deallocate()
-    }
+    /// Where the buffers above live: lines of their own (every thread reads them per resolve;
+    /// the thread that planned allocates next to them per request).
+    private let arena: LineArena
+    private let trailingPad = LinePad()
 
-    private static func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
-        let storage = UnsafeMutableBufferPointer<T>.allocate(capacity: array.count)
-        _ = storage.initialize(from: array)
-        return UnsafeBufferPointer(storage)
+    deinit {
+        arena.deallocate()
     }
 
     var declines: Bool { steps.isEmpty && !fails }
@@ -378,6 +362,7 @@ final class Plan: @unchecked Sendable {
         fails = failing != nil
         self.failing = failing
         var steps = steps
+        var arena = LineArena()
         var words = InstanceBlock.firstOffset
         // A container step's instance is its container's (cached there), so it is an
         // external edge of the block, as a shared step's, never a record in it.
@@ -401,8 +386,8 @@ final class Plan: @unchecked Sendable {
         let creating = steps.indices.filter { steps[$0].creates }.sorted {
             ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
         }
-        creations = Plan.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
-        creationChecks = Plan.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
+        creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
+        creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
         // (A container-scoped root is its container's instance, not a block's; a container step over made
@@ -412,11 +397,11 @@ final class Plan: @unchecked Sendable {
         // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
         blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
             && steps.last?.isContainer != true && failure == nil && steps.count <= Plan.maxSteps ? words : 0
-        self.steps = Plan.copy(steps)
-        self.inputs = Plan.copy(inputs)
+        self.steps = arena.copy(steps)
+        self.inputs = arena.copy(inputs)
         self.configuration = configuration
-        madeSteps = Plan.copy(steps.indices.filter { !steps[$0].isShared })
-        containerSteps = Plan.copy(steps.indices.filter { steps[$0].isContainer })
+        madeSteps = arena.copy(steps.indices.filter { !steps[$0].isShared })
+        containerSteps = arena.copy(steps.indices.filter { steps[$0].isContainer })
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
             steps[i].registration.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
@@ -425,15 +410,16 @@ final class Plan: @unchecked Sendable {
                 return step
             }
         }
-        sharedSteps = Plan.copy(shared)
+        sharedSteps = arena.copy(shared)
         readsRequest = !containerSteps.isEmpty || shared.contains { $0.isValue || $0.inResolving }
-        template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords)
+        template = Plan.blockTemplate(self.steps, self.inputs, words: blockWords, &arena)
         makesObjects = objects != nil
-        objectSteps = Plan.copy(objects?.steps ?? [])
-        objectInputs = Plan.copy(objects?.inputs ?? [])
-        completionCalls = Plan.copy(objects?.calls ?? [])
-        self.component = Plan.copy(component)
-        self.componentParams = Plan.copy(componentParams)
+        objectSteps = arena.copy(objects?.steps ?? [])
+        objectInputs = arena.copy(objects?.inputs ?? [])
+        completionCalls = arena.copy(objects?.calls ?? [])
+        self.component = arena.copy(component)
+        self.componentParams = arena.copy(componentParams)
+        self.arena = arena
     }
 
     /// The `CreationCheck`s of creation steps `creating` (in step order).
@@ -482,9 +468,10 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The words of every block of a plan and where a run fills them in.
-    private static func blockTemplate(_ steps: UnsafeBufferPointer<Step>, _ inputs: UnsafeBufferPointer<Int>, words: Int) -> BlockTemplate {
+    private static func blockTemplate(_ steps: UnsafeBufferPointer<Step>, _ inputs: UnsafeBufferPointer<Int>, words: Int,
+                                      _ arena: inout LineArena) -> BlockTemplate {
         typealias Patch = BlockTemplate.Patch
-        let template = UnsafeMutableBufferPointer<UInt>.allocate(capacity: words)
+        let template = UnsafeMutableBufferPointer(start: arena.allocate(UInt.self, capacity: words), count: words)
         template.initialize(repeating: 0)
         var pointers: [Patch] = []
         var shared: [Patch] = []
@@ -518,8 +505,8 @@ final class Plan: @unchecked Sendable {
                 if i < root && steps[i].local >= 0 { template[InstanceBlock.specWord(at: offset)] = 0 }
             }
         }
-        return BlockTemplate(words: UnsafeBufferPointer(template), pointers: Plan.copy(pointers), shared: Plan.copy(shared),
-                             localSpecs: Plan.copy(localSpecs))
+        return BlockTemplate(words: UnsafeBufferPointer(template), pointers: arena.copy(pointers), shared: arena.copy(shared),
+                             localSpecs: arena.copy(localSpecs))
     }
 
     /// Records the plan for `root` resolved from its own container; throws why

@@ -23,3 +23,49 @@ struct LinePad {
                         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 }
+
+/// Memory every thread reads on every call and nobody writes once made (a plan's
+/// steps, inputs and block template), from blocks of whole line pairs of its own
+/// (`ThreadPrivate.lineBytes`-aligned and padded). What a worker makes lazily sits
+/// in its malloc arena, next to the chunks its next requests take: one line shared
+/// with a request's 32-byte object made every other core miss on the plan per
+/// request (benchmarks/README, "Lines shared per resolve, shape by shape").
+/// Bump-allocated; its owner frees every block at once (`deallocate`).
+struct LineArena {
+    private var blocks: [UnsafeMutableRawPointer] = []
+    private var next = 0
+    private var end = 0
+    private static var blockBytes: Int { 4 * ThreadPrivate.lineBytes }
+
+    /// Room for `count` values (nil for none), uninitialized.
+    mutating func allocate<T>(_: T.Type, capacity count: Int) -> UnsafeMutablePointer<T>? {
+        guard count > 0 else { return nil }
+        let bytes = MemoryLayout<T>.stride * count, mask = MemoryLayout<T>.alignment - 1
+        let start = (next + mask) & ~mask
+        if next != 0 && start + bytes <= end {
+            next = start + bytes
+            return UnsafeMutableRawPointer(bitPattern: start)!.bindMemory(to: T.self, capacity: count)
+        }
+        let line = ThreadPrivate.lineBytes
+        let size = (max(bytes, Self.blockBytes) + line - 1) / line * line
+        let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: line)
+        blocks.append(block)
+        // A block of its own for a large buffer leaves the current block's room as it is.
+        if bytes < Self.blockBytes || next == 0 {
+            next = Int(bitPattern: block) + bytes
+            end = Int(bitPattern: block) + size
+        }
+        return block.bindMemory(to: T.self, capacity: count)
+    }
+
+    /// A copy of `array` in the arena.
+    mutating func copy<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
+        guard let storage = allocate(T.self, capacity: array.count) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        _ = UnsafeMutableBufferPointer(start: storage, count: array.count).initialize(from: array)
+        return UnsafeBufferPointer(start: storage, count: array.count)
+    }
+
+    func deallocate() {
+        for block in blocks { block.deallocate() }
+    }
+}
