@@ -524,10 +524,13 @@ final class Graph {
             let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
             let registration = plan.borrow { $0.steps[step].registration }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
-            if cells.contains(where: { $0.key == key }) { continue }
+            // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
+            // to make, unless a dead weak instance is to be revived: that is the build's in any case.
+            let claimedAhead = cells.contains(where: { $0.key == key })
             let held = cells.count
-            let hit = try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
-            if hit != nil || cells.count == held || registration.borrow({ Plan.Recorder.revives($0, scope) }) {
+            let hit = claimedAhead ? nil
+                : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held) {
                 // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
                 // or a dead weak instance to revive, which the build handles if no plan picked next does.
                 if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }
