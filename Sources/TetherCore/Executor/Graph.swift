@@ -1329,19 +1329,24 @@ final class Graph {
         releaseCells()
     }
 
+    /// A failed resolve publishes nothing: the shared instances it pended let go of (their references
+    /// here too, so a failed replay's own release order holds: `Plan.openFrames` pends before the last factory).
+    func unpendShared() {
+        guard !pendingShared.isEmpty else { return }
+        // A weak-scoped object this resolve made at the address of the one last published
+        // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
+        for (registration, instance, _) in pendingShared where instance.spec.scope.isKeptWeakly {
+            registration.borrow { $0.forgetPublished(at: instance.pointer) }
+        }
+        pendingShared.removeAll(keepingCapacity: true)
+    }
+
     private func abort() {
         // The graph holds everything it made again, so dropping its references destroys
         // each once, last made first (dependents first: the newer), as the model's rollback
         // does; cached instances it merely reused stay cached. (A second call finds it empty.)
         alive.reownAll()
-        if !pendingShared.isEmpty {
-            // A weak-scoped object this resolve made at the address of the one last published
-            // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
-            for (registration, instance, _) in pendingShared where instance.spec.scope.isKeptWeakly {
-                registration.borrow { $0.forgetPublished(at: instance.pointer) }
-            }
-            pendingShared.removeAll(keepingCapacity: true)
-        }
+        unpendShared()
         releaseCells(failed: true)
         clear()
     }

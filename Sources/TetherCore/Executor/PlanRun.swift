@@ -571,6 +571,8 @@ extension Plan {
                 if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
+                // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
+                if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
                 } else {
@@ -587,10 +589,12 @@ extension Plan {
         }
         if M.cuts {
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
+            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return cutReached(M.self, &run, progress, count: count)
         }
         if fails {
+            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return fail(M.self, &run, count: count)
         }
