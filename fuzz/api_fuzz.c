@@ -1442,6 +1442,7 @@ static void diff_input(const uint8_t *data, size_t size) {
         log = fopen(path, "w");
         if (!log) { perror(path); abort(); }
         fputs(lines, log);
+        fflush(log);  /* on disk before the run: a crashing input leaves its scenario */
     }
     dput("E");
     conformance_run_text(dtext.p, dtext.n, diff_got, log);

@@ -159,9 +159,10 @@ struct ReferenceStack<Element: AnyObject> {
 
     /// Appends `n` words holding nothing (`none`), for a writer that fills them
     /// in place (valid until the next append); unfilled ones release nothing.
+    /// `n` may be 0 (a failing plan met its error before any step): a stack
+    /// never grown has no storage to point into yet, so it grows then too.
     mutating func appendNone(count n: Int) -> ReferenceWords<Element> {
-        // (Storage even for none: a failing plan whose error comes before any step has 0 words.)
-        if count + n > capacity || base == nil { grow(count + n) }
+        if count + n > capacity || capacity == 0 { grow(count + n) }
         let fresh = base! + count
         fresh.initialize(repeating: ReferenceWords<Element>.none, count: n)
         count += n
@@ -171,10 +172,6 @@ struct ReferenceStack<Element: AnyObject> {
     /// A reference to the element at `i` for a new owner.
     @inline(__always)
     func take(_ i: Int) -> Ref<Element> { words.take(i) }
-
-    /// The words from the first, until the next append (a plan replayed from index 0 reads them
-    /// afresh after a resolver's build appended: `Graph.replayedWords`).
-    var wordsFromStart: ReferenceWords<Element> { words }
 
     /// Gives the stack a reference of its own again to every element moved out (a retain
     /// each), so `removeAll` releases each in its place: a failed resolve lets go of what
