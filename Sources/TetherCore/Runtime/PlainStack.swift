@@ -173,6 +173,10 @@ struct ReferenceStack<Element: AnyObject> {
     @inline(__always)
     func take(_ i: Int) -> Ref<Element> { words.take(i) }
 
+    /// The words from the first, until the next append (a plan replayed from index 0 reads them
+    /// afresh after a resolver's build appended: `Graph.replayedWords`).
+    var wordsFromStart: ReferenceWords<Element> { words }
+
     /// Gives the stack a reference of its own again to every element moved out (a retain
     /// each), so `removeAll` releases each in its place: a failed resolve lets go of what
     /// it made last made first, whoever else held it meanwhile.
