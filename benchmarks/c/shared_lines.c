@@ -31,15 +31,6 @@ static void *sl_thread(void *arg) {
 /* S2W: S2's singleton hit, the singleton made by a worker's first resolve (not the setup's), each
  * operation also making and freeing a 32-byte object (a request's own work): whether anything the
  * hit reads sits in the creating thread's malloc arena beside what it allocates per request. */
-static int s2w_setup(s2_ctx *x) {
-    tether_registration *r;
-    TRY("container_new", tether_container_new(NULL, &x->c));
-    TRY("register Config", tether_register(x->c, "Config", (tether_fn)make0, NULL, 0, &r));
-    TRY("scope Config", tether_set_scope(r, TETHER_SCOPE_SINGLETON));
-    TRY("ctx Config", tether_set_context(r, NULL, drop_free));
-    TRY("intern Config", tether_intern(x->c, "Config", &x->key));
-    return 0;
-}
 static int s2w_body(void *ctx, long iters) {
     s2_ctx *x = ctx;
     for (long i = 0; i < iters; i++) {
@@ -66,7 +57,7 @@ int main(int argc, char **argv) {
     int failed;
     if (!strcmp(shape, "S1")) { failed = s1_setup(&x1); sl_body = s1_tether_key; sl_ctx = &x1; }
     else if (!strcmp(shape, "S2")) { failed = s2_setup(&x2); sl_body = s2_tether_key; sl_ctx = &x2; }
-    else if (!strcmp(shape, "S2W")) { failed = s2w_setup(&x2); sl_body = s2w_body; sl_ctx = &x2; }
+    else if (!strcmp(shape, "S2W")) { failed = s2_register(&x2); sl_body = s2w_body; sl_ctx = &x2; }
     else if (!strcmp(shape, "S3")) { failed = s3_setup(&x3); sl_body = s3_tether_key; sl_ctx = &x3; }
     else if (!strcmp(shape, "S3L")) { failed = s3_setup_weaklazy(&x3); sl_body = s3_weaklazy_key; sl_ctx = &x3; }
     else if (!strcmp(shape, "S4")) { failed = s4_setup(&x4); sl_body = s4_tether_key; sl_ctx = &x4; }
