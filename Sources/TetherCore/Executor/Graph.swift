@@ -591,7 +591,9 @@ final class Graph {
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         replayEntered = 0
         replaySkips = 0
-        if !replayBuilt.isEmpty { replayBuilt.removeAll() }
+        // (Taken here, let go of last: `letGoReplayed`.)
+        var built: [(step: Int, from: Int, to: Int)]?
+        if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }
         if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
@@ -602,7 +604,25 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
+        if let built { letGoReplayed(built) }
         alive.removeAll()
+    }
+
+    /// `alive` let go of last made first where a plan replayed into it with RESOLVER slots whose gets
+    /// built (`replayBuilt`): its steps' words are not in creation order then. What was appended after
+    /// the run (completion callbacks' gets) goes first, then the plan's words, a step's resolver's right
+    /// after it (`ReferenceWords.releaseUnmoved(lastFirst:built:)`, the failed run's order, `Plan.letGoBuilt`).
+    /// The plan's words are those before the first range (nothing appends during a replay but its resolvers).
+    /// Out of line: rare.
+    @inline(never)
+    private func letGoReplayed(_ built: [(step: Int, from: Int, to: Int)]) {
+        guard built[built.count - 1].to <= alive.count else { return }  // let go of by the run (`Plan.cutReached`)
+        let words = alive.wordsFromStart
+        for i in stride(from: alive.count - 1, through: built[built.count - 1].to, by: -1) {
+            words.releaseUnmoved(i)
+            words.base[i] = ReferenceWords<Instance>.none
+        }
+        words.releaseUnmoved(lastFirst: built[0].from, built: built)
     }
 
     // MARK: building

@@ -747,18 +747,7 @@ extension Plan {
         // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
         for k in 0..<count { words.reown(k) }
         for range in built { for j in range.from ..< range.to { words.reown(j) } }
-        func release(_ i: Int) {
-            words.releaseUnmoved(i)
-            words.base[i] = ReferenceWords<Instance>.none
-        }
-        var b = built.count - 1
-        for k in stride(from: count - 1, through: 0, by: -1) {
-            release(k)
-            while b >= 0 && built[b].step == k {
-                for j in stride(from: built[b].to - 1, through: built[b].from, by: -1) { release(j) }
-                b -= 1
-            }
-        }
+        words.releaseUnmoved(lastFirst: count, built: built)
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,

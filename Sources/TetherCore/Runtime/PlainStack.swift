@@ -129,6 +129,24 @@ struct ReferenceWords<Element: AnyObject> {
             releaseUnmoved(i)
         }
     }
+
+    /// `releaseUnmoved(lastFirst: count)` of a plan's words replayed into a graph whose RESOLVER slots'
+    /// gets appended what they built after them (`built`: per step, its range, in step order): a range
+    /// was made right before its step, so it goes right after it. Each word released is left `none`.
+    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)]) {
+        func release(_ i: Int) {
+            releaseUnmoved(i)
+            base[i] = Self.none
+        }
+        var b = built.count - 1
+        for k in stride(from: count - 1, through: 0, by: -1) {
+            release(k)
+            while b >= 0 && built[b].step == k {
+                for j in stride(from: built[b].to - 1, through: built[b].from, by: -1) { release(j) }
+                b -= 1
+            }
+        }
+    }
 }
 
 /// A growable stack of strong references in manually managed memory: `append`
