@@ -240,6 +240,39 @@ import Testing
         }
     }
 
+    /// After a run whose resolver built instances the graph lets go of them last made first too
+    /// (`Graph.letGoReplayed`): a completion callback failing after the run (what the resolver's weak get
+    /// built goes after its owner), and at the end of a resolve what only the graph held (a WEAK slot's
+    /// target the plan makes after the resolver's owner goes before what the resolver's weak get built).
+    @Test func whatAResolverBuiltIsLetGoOfLastMadeFirstAfterTheRun() throws {
+        for failing in [false, true] {
+            var runs: [[String]] = []
+            for plans in [true, false] {
+                let fx = try Fixture()
+                fx.container.usesPlans = plans
+                try fx.register("Root", [dep("A"), weakDep("L")])
+                try fx.register("A", [.resolver]) { obj in
+                    obj.weaks.append(try #require(fx.bridge.resolver(obj.words[0])).getWeak(Key("W")))
+                }
+                let w = try fx.register("W")
+                try fx.register("L")
+                if failing { fx.onComplete(w) { _, _, _ in throw CallbackFailure(reason: "no W") } }
+                let declined = try declines {
+                    for _ in 0..<3 {
+                        do { _ = try fx.resolve("Root") } catch let e as TetherError { fx.tracker.note("failed \(e.code)") }
+                    }
+                }
+                if plans { #expect(declined.isEmpty, "\(declined)") }
+                #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+                runs.append(fx.tracker.log)
+            }
+            #expect(runs[0] == runs[1], "failing \(failing)")
+            let once = failing ? ["make W", "make A", "make L", "make Root", "complete W", "drop Root", "drop L", "drop A", "drop W", "failed factoryFailed"]
+                : ["make W", "make A", "make L", "make Root", "drop L", "drop W", "drop Root", "drop A"]
+            #expect(runs[0] == Array([once, once, once].joined()), "failing \(failing): \(runs[0])")
+        }
+    }
+
     /// LAZY and WEAK_LAZY slots of a CONTAINER-scoped key and of a declared value key, resolved from a
     /// request's child: on the plan (no decline), each cell answers the child's instance (made on its first
     /// call and cached there) or the child's value, as the build's cells do.
