@@ -617,12 +617,7 @@ final class Graph {
     @inline(never)
     private func letGoReplayed(_ built: [(step: Int, from: Int, to: Int)]) {
         guard built[built.count - 1].to <= alive.count else { return }  // let go of by the run (`Plan.cutReached`)
-        let words = alive.wordsFromStart
-        for i in stride(from: alive.count - 1, through: built[built.count - 1].to, by: -1) {
-            words.releaseUnmoved(i)
-            words.base[i] = ReferenceWords<Instance>.none
-        }
-        words.releaseUnmoved(lastFirst: built[0].from, built: built)
+        alive.wordsFromStart.releaseUnmoved(lastFirst: built[0].from, built: built, end: alive.count)
     }
 
     // MARK: building

@@ -747,7 +747,7 @@ extension Plan {
         // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
         for k in 0..<count { words.reown(k) }
         for range in built { for j in range.from ..< range.to { words.reown(j) } }
-        words.releaseUnmoved(lastFirst: count, built: built)
+        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to)
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,

@@ -130,14 +130,18 @@ struct ReferenceWords<Element: AnyObject> {
         }
     }
 
-    /// `releaseUnmoved(lastFirst: count)` of a plan's words replayed into a graph whose RESOLVER slots'
-    /// gets appended what they built after them (`built`: per step, its range, in step order): a range
-    /// was made right before its step, so it goes right after it. Each word released is left `none`.
-    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)]) {
+    /// `releaseUnmoved(lastFirst: end)` of a plan's words (`0 ..< count`) replayed into a graph whose RESOLVER
+    /// slots' gets appended what they built after them (`built`: per step, its range, in step order): what
+    /// lies past the last range (appended after the run) first, then the steps, a range right after its
+    /// step (it was made right before it). Each word is left `none` before its release (as `ReferenceStack.removeAll`
+    /// hides it first: a destructor may run code reading the graph).
+    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)], end: Int) {
         func release(_ i: Int) {
-            releaseUnmoved(i)
+            let word = base[i]
             base[i] = Self.none
+            if word & Self.moved == 0 { Ref<Element>(word: word)!.release() }
         }
+        for i in stride(from: end - 1, through: built.last?.to ?? count, by: -1) { release(i) }
         var b = built.count - 1
         for k in stride(from: count - 1, through: 0, by: -1) {
             release(k)
