@@ -162,6 +162,7 @@ extension Plan {
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                         _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        if isLarge { return runLarge(specs, progress, locals, tracer: tracer) }
         if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer) }
         if blockWords > 0 {
             return withRunState(OneBlock.self) { run in
@@ -174,11 +175,23 @@ extension Plan {
         return separately(SeparateInstances.self, specs, progress, locals)
     }
 
-    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`).
+    /// `run` of a plan that `isLarge` (never a block), its buffers sized for it. Out of line, and the only
+    /// caller of `withLargeRunState`: the common run's closures then go to no call out of line, where
+    /// the closure's capture of the plan cost every run a retain and a release of it (its count, one
+    /// line every core's runs of the plan wrote). The plan needs no count: its registration keeps it,
+    /// a replaced one retired by the reclaimer until every call under way has ended (`Registration+Plans`).
+    @inline(never)
+    private func runLarge<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                             _ locals: Locals<B>, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
+        if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer, large: true) }
+        return separately(SeparateInstances.self, specs, progress, locals, large: true)
+    }
+
+    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`); `large`: `runLarge`'s.
     @inline(__always)
     private func separately<B, M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
-        withRunState(M.self) { run in
+                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil, large: Bool = false) -> Result<Ref<Instance>?, TetherError> {
+        withRunState(M.self, large: large) { run in
             if M.traced { run.tracer = tracer }
             // Every other step is some step's input, so its instance went to that step's edges.
             let outcome = execute(M.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
@@ -280,14 +293,11 @@ extension Plan {
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                        lookup: Container) -> Result<Bool, TetherError> {
-        func replaying(_ words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
-            // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words)
-            if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
-            return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
-        }
-        let outcome = isLarge ? withLargeSlotWords(replaying)
-            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
+        // (A large plan's out of line, as `runLarge`.)
+        let outcome = isLarge ? replayLarge(M.self, into: graph, made, specs, progress, locals, lookup: lookup)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) {
+                replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+            }
         if case .success(true) = outcome {
             if B.readsRequest {
                 enterRequest(into: graph, made, locals, lookup: lookup)
@@ -298,6 +308,27 @@ extension Plan {
             }
         }
         return outcome
+    }
+
+    /// The step loop of a replay into `graph`, `words` the slots' words.
+    @inline(__always)
+    private func replaySteps<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>, lookup: Container,
+                                            words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
+        // A graph's run makes no block: no pointers of its own.
+        var run = RunState(made: made.base, pointers: made.base, words: words)
+        if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
+        return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+    }
+
+    /// `replaySteps` of a plan that `isLarge`: the slots' words sized for its largest factory (on the heap past 1 KiB).
+    @inline(never)
+    private func replayLarge<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                            lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) {
+            replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+        }
     }
 
     /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
@@ -342,9 +373,20 @@ extension Plan {
     /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
     @inline(__always)
     func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
+        isLarge ? runLargeObjects(progress) : runObjects(progress, large: false)
+    }
+
+    /// `runObjects` of a plan that `isLarge`, out of line (as `runLarge`).
+    @inline(never)
+    private func runLargeObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
+        runObjects(progress, large: true)
+    }
+
+    @inline(__always)
+    private func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>, large: Bool) -> ObjectOutcome {
         // An object plan has no local steps and no arguments (`Recorder.objects`).
         let locals = Locals<OwnSteps>(base: progress.pointee.locals)
-        return withRunState(SwiftObjects.self) { run in
+        return withRunState(SwiftObjects.self, large: large) { run in
             switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals) {
             case .failure(let error): return .failure(error)
             case .success(false): return .declined
@@ -415,9 +457,10 @@ extension Plan {
     /// the stack: buffers of at most 1 KiB each (larger ones `withUnsafeTemporaryAllocation` takes
     /// from the heap): the steps' words (and a block's pointers), the slots' words. Object mode
     /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
+    /// `large`: a plan that `isLarge`'s (`runLarge`, `runLargeObjects`: a constant false inlined elsewhere).
     @inline(__always)
-    private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
-        if isLarge { return withLargeRunState(body) }
+    private func withRunState<M: RunMode, R>(_: M.Type, large: Bool = false, _ body: (inout RunState) -> R) -> R {
+        if large { return withLargeRunState(body) }
         if M.destination == .objects {
             return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
                 let made = buffer.baseAddress!
@@ -438,7 +481,7 @@ extension Plan {
 
     /// `withRunState` of a plan that `isLarge` (never a block): a word per step, then the slots'
     /// words of its largest factory, in one buffer sized for it (on the heap past 1 KiB).
-    @inline(never)
+    @inline(__always)
     private func withLargeRunState<R>(_ body: (inout RunState) -> R) -> R {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: steps.count + max(mostSlots, 1)) { buffer in
             let made = buffer.baseAddress!
@@ -446,12 +489,6 @@ extension Plan {
                                words: UnsafeMutableRawPointer(made + steps.count).assumingMemoryBound(to: UInt64.self))
             return body(&run)
         }
-    }
-
-    /// The slots' words of a replay into a graph of a plan that `isLarge`: sized for its largest factory.
-    @inline(never)
-    private func withLargeSlotWords(_ body: (UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError>) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) { body($0.baseAddress!) }
     }
 
     /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
