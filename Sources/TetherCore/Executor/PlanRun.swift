@@ -40,15 +40,24 @@ extension Plan {
         var arguments: UnsafePointer<Argument>? = nil
         /// For a plan that `readsRequest`: what its run reads of the request (else nil).
         var request: UnsafeMutablePointer<RequestRun>? = nil
+        /// The request's `ContainerClaims` words (`RequestRun.words`, at its address).
+        var claims: UnsafeMutablePointer<UInt> {
+            @inline(__always) get { UnsafeMutableRawPointer(request.unsafelyUnwrapped).assumingMemoryBound(to: UInt.self) }
+        }
     }
 
-    /// What a run of a plan that `readsRequest` reads: the resolving container (its values,
-    /// the cache its container steps go to), the calling thread's `ThreadState` (the cells'
-    /// owner) and the run's `ContainerClaims` words.
+    /// What a run of a plan that `readsRequest` reads: the run's `ContainerClaims` words, the
+    /// resolving container (its values, the cache its container steps go to) and the calling
+    /// thread's `ThreadState` (the cells' owner). On the run's stack, the words in place (first:
+    /// `Locals.claims`): no buffer of their own to allocate and clear.
     struct RequestRun {
+        var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
-        let claims: UnsafeMutablePointer<UInt>
+        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
+            self.resolving = resolving
+            self.thread = thread
+        }
     }
 
     /// A run's container steps, in 5 words: word 0 has the bit of each step taken from the
@@ -91,40 +100,41 @@ extension Plan {
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced)
     }
 
-    /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
+    /// `run` of a plan that `readsRequest`: its `RequestRun` (the claims' words in it) on the stack; the
     /// cells claimed are let go of once the run published what it made (or failed, or declined).
     /// `M`: `TracedInstances` for `runTraced` (its own copy: the untraced one passes no tracer on).
     @inline(never)
     private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
-            var waits = 0
-            while true {
-                buffer.initialize(repeating: 0)
-                var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
-                let outcome = withUnsafeMutablePointer(to: &request) { request in
-                    if hasLocals {
-                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
-                                   tracer: M.traced ? tracer : nil)
-                    }
-                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+        var waits = 0
+        while true {
+            var request = RequestRun(resolving: .init(container), thread: thread)
+            let outcome = withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
                                tracer: M.traced ? tracer : nil)
                 }
-                // Claims a failed or declined run still holds (a run that succeeded published them).
-                let claims = ContainerClaims(words: buffer.baseAddress!)
-                if claims.words[1] != 0 {
-                    // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
-                    let locals = Locals<ChildSteps>(base: progress.pointee.locals)
-                    for n in 0..<containerSteps.count where claims.holds(n) {
-                        registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
-                    }
-                }
-                if cachedVariant != nil, case .success(nil) = outcome, claims.words[0].nonzeroBitCount == containerSteps.count {
-                    return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
-                }
-                guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
+                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                           tracer: M.traced ? tracer : nil)
             }
+            // Claims a failed or declined run still holds (a run that succeeded published them).
+            if request.words.1 != 0 { endClaims(request.words.1, progress, from: container, thread: thread) }
+            if cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
+                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
+            }
+            guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
+        }
+    }
+
+    /// The claims a failed or declined run of `runRequest` still holds, ended. Out of line: the cold path.
+    @inline(never)
+    private func endClaims(_ held: UInt, _ progress: UnsafeMutablePointer<PlanProgress>, from container: Container,
+                           thread: UnsafeMutableRawPointer) {
+        // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
+        let locals = Locals<ChildSteps>(base: progress.pointee.locals)
+        for n in 0..<containerSteps.count where held & 1 << UInt(n) != 0 {
+            registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
         }
     }
 
@@ -275,17 +285,14 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
-            buffer.initialize(repeating: 0)
-            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
-            return withUnsafeMutablePointer(to: &request) { request in
-                if hasLocals {
-                    return replay(M.self, into: graph, made, specs, progress,
-                                  Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
-                }
+        var request = RequestRun(resolving: .init(lookup), thread: graph.thread)
+        return withUnsafeMutablePointer(to: &request) { request in
+            if hasLocals {
                 return replay(M.self, into: graph, made, specs, progress,
-                              Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+                              Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
             }
+            return replay(M.self, into: graph, made, specs, progress,
+                          Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
         }
     }
 
@@ -336,7 +343,7 @@ extension Plan {
     /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
     @inline(never)
     private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
-        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        let claims = ContainerClaims(words: locals.claims)
         for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
             let cached = steps[i].isContainer && claims.isCached(i)
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
@@ -523,12 +530,14 @@ extension Plan {
             return .success(false)
         }
         // Read once: a plan without container steps checks no step for one.
-        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
         let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
-        let skipsUnder = skipsUnderContainer && cachedAll
-        // Some cached, others not: the steps under the cached ones (`skipUnderCached`).
-        let skipMask = claims != nil && !cachedAll ? claims!.words[4] : 0
+        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and
+        // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
+        let skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
+        let end = B.readsRequest && missing != Int.max ? madeSteps.firstIndex { $0 > missing } ?? madeSteps.count : madeSteps.count
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -544,7 +553,7 @@ extension Plan {
             progress.pointee.decline = .containerInput
             return .success(false)
         }
-        for n in 0..<madeSteps.count {
+        for n in 0..<end {
             let i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
@@ -560,13 +569,8 @@ extension Plan {
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
+            if skip != 0 && skip & 1 << UInt(i) != 0 { continue }
             let isContainer = claims != nil && steps[i].isContainer
-            if isContainer && claims!.isCached(i) { continue }
-            if B.readsRequest && i > missing {
-                return failMissing(M.self, &run, missing, before: i, specs, progress, locals)
-            }
-            if skipsUnder && steps[i].underContainer { continue }
-            if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
             if M.traced {
                 tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
@@ -606,7 +610,7 @@ extension Plan {
         if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
         if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
-            return failMissing(M.self, &run, missing, before: count, specs, progress, locals)
+            return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts { return cutReached(M.self, &run, progress, count: count) }
         if fails { return fail(M.self, &run, count: count) }
@@ -889,19 +893,13 @@ extension Plan {
     /// not (`Graph` makes only what the cached ones do not already hold).
     private func takeContainer<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>) -> Bool {
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = request.claims
+        let claims = locals.claims
         let container = request.resolving
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            var found = registration(i, locals).borrow { r in
+            let found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
-            }
-            if case .heldElsewhere = found, let token = SharedCache.token(of: request.thread) {
-                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
-                found = registration(i, locals).borrow { r in
-                    container.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
-                }
             }
             switch found {
             case .published(let hit):
@@ -912,8 +910,24 @@ extension Plan {
             case .claimed:
                 claims[1] |= 1 << UInt(n)
             case .heldElsewhere(let cell):
-                claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
-                return false
+                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
+                switch claimForToken(i, locals) {
+                case .published(let hit)?:
+                    run.instances.set(i, hit)
+                    if M.destination == .block { run.pointers[i] = UInt(bitPattern: hit.borrow { $0.pointer }) }
+                    claims[0] |= 1 << UInt(i)
+                    cached += 1
+                case .claimed?:
+                    claims[1] |= 1 << UInt(n)
+                case .heldElsewhere(let held)?:
+                    claims[3] = Ref(retaining: held).word
+                    return false
+                case nil:
+                    claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
+                    return false
+                case .heldHere?:
+                    return false
+                }
             case .heldHere:
                 return false
             }
@@ -921,6 +935,17 @@ extension Plan {
         // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
         if cached == containerSteps.count { return cachedVariant == nil }
         return cached == 0 || skipUnderCached(claims, locals, endClaims: true)
+    }
+
+    /// Container step `i`'s cell, held by another thread, claimed again for the token this thread resolves
+    /// for, if any (`SharedCache.token(of:)`: nil without one). Out of line: a request's run meets it rarely.
+    @inline(never)
+    private func claimForToken<B>(_ i: Int, _ locals: Locals<B>) -> Container.ScopedClaim? {
+        let request = locals.request.unsafelyUnwrapped.pointee
+        guard let token = SharedCache.token(of: request.thread) else { return nil }
+        return registration(i, locals).borrow { r in
+            request.resolving.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: locals.claims + 2, madeBit: 1 << UInt(i)) }
+        }
     }
 
     /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
@@ -933,7 +958,7 @@ extension Plan {
     /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
     @inline(never)
     private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
-        let claims = locals.request.unsafelyUnwrapped.pointee.claims
+        let claims = locals.claims
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
         let asked = containerSteps.map { c in
             var first = c
@@ -975,7 +1000,7 @@ extension Plan {
     /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
     @inline(__always)
     private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
-        locals.request.unsafelyUnwrapped.pointee.claims[2] |= 1 << UInt(i)
+        locals.claims[2] |= 1 << UInt(i)
     }
 
     /// After a successful run: the container steps made go to the resolving container's cache,
@@ -984,7 +1009,7 @@ extension Plan {
     private func publishContainer<B>(_ run: RunState, _ locals: Locals<B>) {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = ContainerClaims(words: request.claims)
+        let claims = ContainerClaims(words: locals.claims)
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in

@@ -429,7 +429,7 @@ public final class Container: @unchecked Sendable {
 
     /// Whether resolves from here run recorded plans: unless `usesPlans` was set false (a trace
     /// hook changes nothing: its plans run in their traced modes, `Plan.RunMode.traced`).
-    package var runsPlans: Bool { !plansOff.load(ordering: .relaxed) }
+    package var runsPlans: Bool { @inline(__always) get { !plansOff.load(ordering: .relaxed) } }
 
     /// How many resolves on the calling thread reached `Graph.build` (no plan, warm or creating,
     /// served them): a diagnostic, so tests tell which executor ran.
