@@ -120,7 +120,8 @@ extension Plan {
             }
             // Claims a failed or declined run still holds (a run that succeeded published them).
             if request.words.1 != 0 { endClaims(request.words.1, progress, from: container, thread: thread) }
-            if cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
+            // (Word 0 first: a run that took no container step cached tests nothing more.)
+            if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
                 return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
             }
             guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
@@ -537,7 +538,8 @@ extension Plan {
         // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
         let skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
         // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
-        let end = B.readsRequest && missing != Int.max ? madeSteps.firstIndex { $0 > missing } ?? madeSteps.count : madeSteps.count
+        var end = madeSteps.count
+        if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -857,14 +859,14 @@ extension Plan {
             } else if B.readsRequest && shared.isValue {
                 // None provided: the run fails where the build reaches it (the first such step: `execute`);
                 // with container steps the build may take one cached and never ask for it: it decides.
-                guard let retained = takeValue(shared, locals) else {
+                guard let retained = takeValue(shared.step, locals) else {
                     guard !hasContainer && !M.traced else { return false }  // (traced: the build's events)
                     missing = min(missing, shared.step)
                     continue
                 }
                 hit = retained
             } else {
-                guard let retained = B.readsRequest && shared.inResolving ? takeValue(shared, locals)
+                guard let retained = B.readsRequest && shared.inResolving ? takeInResolving(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -874,15 +876,19 @@ extension Plan {
         return true
     }
 
-    /// The value the resolving container provides for value step `shared` (retained); nil: none does
-    /// (the plan declines, and `Graph` reports it missing). A container-scoped leaf (`inResolving`): the
-    /// resolving container's cached instance; nil: not cached (the plan declines).
+    /// The value the resolving container provides for value step `i` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing).
     @inline(__always)
-    private func takeValue<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
+    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    }
+
+    /// A container-scoped leaf's (`inResolving`) instance cached in the resolving container (retained);
+    /// nil: not cached (the plan declines).
+    @inline(__always)
+    private func takeInResolving<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
         steps[shared.step].registration.borrow { r in
-            locals.request.unsafelyUnwrapped.pointee.resolving.borrow {
-                shared.inResolving ? SharedCache.cached(r, shared.scope, in: $0) : $0.providedValue(of: r)
-            }
+            locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.cached(r, shared.scope, in: $0) }
         }
     }
 
