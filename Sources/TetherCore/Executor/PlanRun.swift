@@ -55,6 +55,7 @@ extension Plan {
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
         init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
+            assert(MemoryLayout<RequestRun>.offset(of: \RequestRun.words) == 0, "Locals.claims reads the words at the request's address")
             self.resolving = resolving
             self.thread = thread
         }
