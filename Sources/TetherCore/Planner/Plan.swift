@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// plain (graph- and transient-scoped registrations, with any slot kind,
 /// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
@@ -15,9 +15,10 @@ import Synchronization
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
-/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
-/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL, FACTORY or RESOLVER slots
+/// (`slots`): their words are made per resolve, a lazy cell joins the graph's cells
+/// waiting for an instance, a resolver's gets build into the graph while the build's frames
+/// down to its step are open (`Step.opensFrames`) (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`), and compiled
@@ -74,6 +75,9 @@ final class Plan: @unchecked Sendable {
         /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
         /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
         var askedUnderContainer = false
+        /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
+        /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
+        var opensFrames = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -95,7 +99,7 @@ final class Plan: @unchecked Sendable {
         let scope: Scope
     }
 
-    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
+    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
     /// of `slots[n]`: what `Graph.constructSpecial` makes of it, from what the recorder knew of the graph.
     struct SlotInput {
         let kind: Param.Kind
@@ -175,8 +179,8 @@ final class Plan: @unchecked Sendable {
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
     static let context = -1
-    /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
-    /// whose runner makes every instance itself; a replay here declines them.
+    /// An input that is a resolver slot in descriptions (`PlanDescription`), whose runner makes
+    /// every instance itself; the core's plans make a resolver per resolve (`SlotInput`, kind `.resolver`).
     static let resolver = -2
     /// The input of the root's `n`th runtime argument (from 0): the resolve's
     /// arguments, checked against the root's params before the plan runs.
@@ -213,6 +217,9 @@ final class Plan: @unchecked Sendable {
     let readsRequest: Bool
     /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
     let skipsUnderContainer: Bool
+    /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
+    /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
+    let underContainerMask: UInt
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -388,6 +395,7 @@ final class Plan: @unchecked Sendable {
         creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
+        underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
         // (A container-scoped root is its container's instance, not a block's; a container step over made
         // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
@@ -753,7 +761,7 @@ final class Plan: @unchecked Sendable {
             beforeReadingCache.withLock { $0 = hook }
             hooked.store(hook != nil, ordering: .releasing)
         }
-        /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
+        /// Whether resolver slots are recorded as `Plan.resolver` (a description) rather than as slots (`recordsSlots`) or declined.
         var allowsResolvers = false
         /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
         var allowsArguments = false
@@ -781,7 +789,7 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations are leaves taken from the resolving container's cache
         /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
         var containerLeaves = false
-        /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
+        /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
@@ -1004,8 +1012,14 @@ final class Plan: @unchecked Sendable {
             case .context:
                 frames[top].inputs.append(Plan.context)
             case .resolver:
-                guard allowsResolvers else { throw .resolverSlot }
-                frames[top].inputs.append(Plan.resolver)
+                if allowsResolvers {  // a description: its runner makes every instance itself
+                    frames[top].inputs.append(Plan.resolver)
+                } else {
+                    // A resolver for the factory's call, made per resolve: its gets build into the graph the
+                    // plan replays into (`Plan.makeSlots`), as the build's do. Not in a container step.
+                    guard recordsSlots, !frames[top].isContainer else { throw .resolverSlot }
+                    addSlot(SlotInput(kind: .resolver))
+                }
             case .argument:
                 guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
@@ -1042,8 +1056,9 @@ final class Plan: @unchecked Sendable {
                     if let step = stepOf[id] {
                         input.step = step
                     } else if onPath.contains(id) || scope.isKeyedInGraph {
-                        // Cached or made per resolving container: which one the graph binds is the run's.
-                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw .slot(param.kind) }
+                        // (A container-scoped or value key: no step of it here, the plan has no request steps,
+                        // `finishSlots`; the graph never makes it, so the cell resolves from the resolving
+                        // container on its first call, as the build's.)
                         (input.later, input.after) = (r, steps.count)
                     }
                 }
@@ -1097,6 +1112,8 @@ final class Plan: @unchecked Sendable {
         func finishSlots() -> Bool {
             guard !slots.isEmpty else { return true }
             guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+            // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
+            for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
                 // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).

@@ -18,7 +18,7 @@ extension Plan {
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, resolverSlot
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
-        /// description; a container step's slot; a LAZY slot of a container-scoped or value key).
+        /// description; a container step's slot).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
         case slotsWithRequestSteps
         case childTable, childLocal
@@ -55,10 +55,10 @@ extension Plan {
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
-            case .resolverSlot: "a RESOLVER slot"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
-            case .lazySlot: "a LAZY slot where the plan makes no slots, or of a container-scoped or value key"
-            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots, or of a container-scoped or value key"
+            case .lazySlot: "a LAZY slot where the plan makes no slots (a description, a container step's)"
+            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description, a container step's)"
             case .allSlot: "an ALL slot where the plan makes no slots (a description, a container step's)"
             case .factorySlot: "a FACTORY slot where the plan makes no slots (a description, a container step's)"
             case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
