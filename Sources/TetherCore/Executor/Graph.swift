@@ -425,10 +425,10 @@ final class Graph {
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
-        if met.claims, try !claimCreations(plan, root: root, from: container) { return }
+        if met.claims, try !claimCreations(plan, root: root, from: container, cut: met.cut) { return }
         _ = try plan.borrow { plan in
             plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
-                           cut: met.cut, creates: met.claims)
+                           cut: met.cut, met: met.step, creates: met.claims)
         }.get()
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
@@ -512,8 +512,10 @@ final class Graph {
     /// instance would be revived): the resolve picks the plan for the state it finds. A resolve in
     /// `WaitMode` or acting for a token (of `root`) first claims or checks as the build does before
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
-    /// there are this plan's.
-    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+    /// there are this plan's. `cut`: a run up to a cut (`replayMeeting`) makes no step from it on, so one
+    /// claimed further out on this thread there is claimed as the build's claim is (no cell), not declined.
+    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
+                                cut: Int = Int.max) throws(TetherError) -> Bool {
         try checkBeforeNotWaiting(root, from: container)
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
@@ -526,7 +528,7 @@ final class Graph {
             let held = cells.count
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held) {
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held && step < cut) {
                 // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
                 // or a dead weak instance to revive, which the build handles if no plan picked next does.
                 if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }

@@ -531,7 +531,8 @@ final class Plan: @unchecked Sendable {
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
             // Slots made per resolve before the failure: made as the build's (`finishSlots`), over no container or value step.
-            guard recorder.finishSlots() else { throw recorder.decline }
+            guard !readsRequest || recorder.slots.isEmpty else { throw recorder.decline }
+            recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
@@ -540,7 +541,7 @@ final class Plan: @unchecked Sendable {
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        recorder.finishSlots()
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -560,7 +561,7 @@ final class Plan: @unchecked Sendable {
         let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
         (cached.containerLeaves, cached.recordsSlots) = (true, true)
         guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
-        guard made.finishSlots(), cached.finishSlots(), made.slots.isEmpty, cached.slots.isEmpty,
+        guard made.slots.isEmpty, cached.slots.isEmpty,
               !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
         let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
         return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
@@ -577,7 +578,8 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
+        recorder.finishSlots()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -630,9 +632,9 @@ final class Plan: @unchecked Sendable {
             guard let met = recorder.failing() else { throw recorder.decline }
             failing = met
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
-            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
+            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) && recorder.slots.isEmpty else { throw recorder.decline }
         }
-        guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
+        recorder.finishSlots()
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
@@ -997,15 +999,15 @@ final class Plan: @unchecked Sendable {
                 guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
-            // Slots made per resolve: not in a container step (its run reads the request, not a graph).
+            // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
             case .weak:
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 if frames[top].listSlot != slot {
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
                 }
@@ -1019,7 +1021,7 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
                 (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
             case .lazy(let isWeak):
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
@@ -1029,14 +1031,14 @@ final class Plan: @unchecked Sendable {
                     if let step = stepOf[id] {
                         input.step = step
                     } else if onPath.contains(id) || scope.isKeyedInGraph {
-                        // Cached or made per resolving container: which one the graph binds is the run's.
-                        guard !scope.isPerResolvingContainer, !r.borrow({ $0.isDeclaredValue }) else { throw .slot(param.kind) }
+                        // A container step or a value taken from the resolving container enters no instance
+                        // (`Graph.existing`): the cell stays waiting, as the run decides (`makeSlots`).
                         (input.later, input.after) = (r, steps.count)
                     }
                 }
                 addSlot(input)
             case .factory:
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
@@ -1079,11 +1081,10 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: each LAZY slot filled before its key's instance was in the graph gets what
         /// `Graph.bindAwaiting` would do: bound as its owner is made when that instance was made
-        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. False
-        /// (declined) when the graph has container or value steps: its run is not a replay into a graph.
-        func finishSlots() -> Bool {
-            guard !slots.isEmpty else { return true }
-            guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. Over
+        /// container or value steps the run replays into the graph with the request (`Plan.replayRequest`);
+        /// one taken from the resolving container enters nothing, so a cell bound to it waits (`makeSlots`).
+        func finishSlots() {
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
                 // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
@@ -1096,7 +1097,6 @@ final class Plan: @unchecked Sendable {
                     if let s = made { steps[s].bindsCells = true }
                 }
             }
-            return true
         }
 
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
@@ -1143,6 +1143,7 @@ final class Plan: @unchecked Sendable {
                                 firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
+                step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,

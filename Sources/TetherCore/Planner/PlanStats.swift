@@ -20,7 +20,6 @@ extension Plan {
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
         /// description; a container step's slot; a LAZY slot of a container-scoped or value key).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
-        case slotsWithRequestSteps
         case childTable, childLocal
         /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
         case callbackNotDeclared, callbackTarget
@@ -61,7 +60,6 @@ extension Plan {
             case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots, or of a container-scoped or value key"
             case .allSlot: "an ALL slot where the plan makes no slots (a description, a container step's)"
             case .factorySlot: "a FACTORY slot where the plan makes no slots (a description, a container step's)"
-            case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
             case .childTable: "from a child whose own registrations are not a small table"
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
