@@ -209,7 +209,7 @@ final class Graph {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
                                         : $0.runTraced(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
                 case .success(let root?): return .success(root)
-                case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
+                case .success(nil): plan = heldReplay(alone, thread.planProgress)  // declined: picked below
                 case .failure(let error): return .failure(error)
                 }
             }
@@ -257,7 +257,7 @@ final class Graph {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
                                     : $0.runTraced(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
             case .success(let root?): return .success(root)
-            case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
+            case .success(nil): plan = heldReplay(alone, progress)  // declined: picked below
             case .failure(let error): return .failure(error)
             }
         }
@@ -291,6 +291,16 @@ final class Graph {
         let instance = try resolve(registration.object, from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
         return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
+    }
+
+    /// After `plan`'s run without a graph declined: `plan` again, replayed into the graph, when a container
+    /// step's cell was held (`containerHeld`: by this thread's resolve further out, or by another thread
+    /// for one that must not wait, acts for a token or is nested): the graph claims it as the build does
+    /// (`Graph.claimContainerStep`, after `checkBeforeNotWaiting`), else nil (the plan for the caches' state
+    /// is picked). Not a plan with a `cachedVariant`: a replay into the graph would not skip as it does.
+    @inline(never)
+    private static func heldReplay(_ plan: Borrowed<Plan>, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
+        progress.pointee.decline == .containerHeld && plan.borrow({ $0.cachedVariant == nil }) ? plan : nil
     }
 
     /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
@@ -386,6 +396,8 @@ final class Graph {
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
         if creates, try !claimCreations(plan, root: registration, from: container) { return nil }
+        // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
+        if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             if tracer != nil {
@@ -426,6 +438,8 @@ final class Graph {
                                _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
         if met.claims, try !claimCreations(plan, root: root, from: container, cut: met.cut) { return }
+        // Else, as before a build: a resolve that must not wait or acts for a token checks first.
+        if !met.claims { try checkBeforeNotWaiting(root, from: container) }
         _ = try plan.borrow { plan in
             plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
                            cut: met.cut, met: met.step, creates: met.claims)
