@@ -545,7 +545,8 @@ final class Graph {
             if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held && step < cut) {
                 // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
                 // or a dead weak instance to revive, which the build handles if no plan picked next does.
-                if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }
+                // (Published meanwhile: the plan picked next serves it, unless the caches change under each pick.)
+                progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
                 hit?.release()
                 releaseCells()
                 return false

@@ -24,7 +24,7 @@ extension Plan {
         /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
-        case notCached, containerHeld
+        case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
         case other
 
@@ -66,6 +66,7 @@ extension Plan {
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (a child's plan, a revive, claimed further out, or over container steps: no value provided)"
             case .containerHeld: "at run time: a container step's cell held where the build checks before any factory (a token's or no-wait resolve) or further out on this thread, or some cached with a step they asked for taken by one made"
+            case .creationPicks: "at run time: the caches changed under each creation plan picked (another thread published or reset meanwhile, past Graph.maxCreationPicks): the build claims as it goes"
             case .other: "other"
             }
         }
