@@ -187,4 +187,31 @@ import Testing
         #expect(outcomes[0] == outcomes[1], "\(outcomes)")
         #expect(outcomes[0].count == 1 && outcomes[0][0].contains("wouldBlock") && outcomes[0][0].contains("\"Slow\""), "\(outcomes)")
     }
+
+    /// A key not registered and a constructor cycle past a container step with a completion callback or a
+    /// LAZY slot (`missing`, `cycle` before): the failing plan replays into the graph with the request, makes
+    /// what the build makes before the error (the container step too), lets go of it, caches nothing.
+    @Test func aFailingPlanOverAContainerStepWithACallbackOrASlotRunsThePlan() throws {
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            let session = try fx.register("Session", [lazyDep("T")], scope: .container)
+            fx.onComplete(session)
+            try fx.register("T", scope: .transient)
+            try fx.register("M", [dep("Session"), dep("Nowhere")])
+            try fx.register("A", [dep("Session"), dep("B")])
+            try fx.register("B", [dep("A")])
+            var errors: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for key in ["M", "A"] {
+                    do { _ = try fx.resolve(key, in: child) } catch let e as TetherError { errors.append("\(e.code): \(e.message)") }
+                }
+                _ = try child.close()
+            }
+            #expect(fx.tracker.made("Session") == 4 && fx.tracker.dropped("Session") == 4, "made and let go of each time")
+            return errors
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(seen)")
+        #expect(seen[0].count == 4 && seen[0][0].contains("Nowhere") && seen[0][1].contains("\"A\" -> \"B\" -> \"A\""), "\(seen[0])")
+        #expect(counts == ["resolves": 4], "\(counts)")
+    }
 }

@@ -525,13 +525,12 @@ final class Plan: @unchecked Sendable {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
             if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
             guard let failing = recorder.failing() else { throw recorder.decline }
-            // A graph's replay (creation steps, completion callbacks) passes no request: over container
-            // or value steps, creation records the warm plan, callbacks are built.
+            // A creating replay into the graph passes no request: over container or value steps, creation
+            // records the warm plan. Completion callbacks and slots made per resolve over them replay it
+            // into the graph with the request (`Plan.replayRequest`), as a plan that succeeds.
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
-            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
-            // Slots made per resolve before the failure: made as the build's (`finishSlots`), over no container or value step.
-            guard !readsRequest || recorder.slots.isEmpty else { throw recorder.decline }
+            // Slots made per resolve before the failure: made as the build's (`finishSlots`).
             recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
@@ -625,14 +624,11 @@ final class Plan: @unchecked Sendable {
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`):
-        // not over container or value steps with completion callbacks (as the owner's).
+        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
             guard let met = recorder.failing() else { throw recorder.decline }
             failing = met
-            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
-            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) && recorder.slots.isEmpty else { throw recorder.decline }
         }
         recorder.finishSlots()
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
