@@ -73,6 +73,12 @@ class Reg:
     def runtime_kinds(self) -> list[str]:
         return [k for k, _ in self.slots if k in RUNTIME]
 
+    def takes(self) -> list[str]:
+        """The runtime arguments the key takes as it resolves now: its newest decorator's, if it is
+        decorated (README "Decorators": the decorator resolves as the key, so its runtime slots are
+        the key's; decorating a key that takes arguments is refused, so no other layer has any)."""
+        return (self.decorators[-1] if self.decorators else self).runtime_kinds()
+
 
 def slot_of(text: str) -> tuple[str, str]:
     if text in ("i64", "f64", "str", "ptr", "context", "resolver"):
@@ -371,9 +377,7 @@ class World:
         reg = self.lookup(c, key)
         if reg is None:
             raise Fail("NOT_FOUND")
-        kinds = reg.runtime_kinds()
-        if any(d.runtime_kinds() for d in reg.decorators):
-            raise Fail("ARGUMENT_MISMATCH")   # DECISION: a decorator's runtime slot can get no argument
+        kinds = reg.takes()   # a decorator's runtime slots get the resolve's arguments (`takes`)
         if args is None:
             if kinds:
                 raise Fail("ARGUMENT_MISMATCH")   # runtime arguments only at the top (TETHER_FACTORY)
@@ -476,12 +480,12 @@ class World:
             if reg.decorators and reg.scope != "transient" and reg in g.undecorated:
                 o = g.undecorated[reg]
             else:
-                o = self.run_factory(g, reg, c, list(args or []), None, reg)
+                o = self.run_factory(g, reg, c, [] if reg.decorators else list(args or []), None, reg)
                 if reg.decorators and reg.scope != "transient":
                     g.undecorated[reg] = o
             layers = [o]
             for d in reg.decorators:  # in the order added; each gets the instance so far (slot 0)
-                o = self.run_factory(g, d, c, [], o, reg)
+                o = self.run_factory(g, d, c, list(args or []) if d is reg.decorators[-1] else [], o, reg)
                 layers.append(o)
             o.layers = layers
             if reg.decorators and reg.scope != "transient":
@@ -840,11 +844,13 @@ class World:
             # README "Decorators": it decorates the key's registration in that container itself,
             # in the key's scope (its own is ignored); refused for an overridden key, a key not
             # registered there, one taking runtime arguments (DECISION: checked in that order, and
-            # the decorator's own runtime slots count too). DECISION: a cached instance of the key
-            # is let go (the next one is decorated).
+            # the decorator's own runtime slots count too). A key an earlier decorator gave runtime
+            # slots takes arguments (`takes`): the library's `decoratable` refuses a second decorator
+            # there too, as its DEP on the key could not pass them (found by make fuzz-diff).
+            # DECISION: a cached instance of the key is let go (the next one is decorated).
             base = c.regs.get(key)
             status = ("INVALID_ARGUMENT" if c.overrides.get(key) else "NOT_FOUND" if base is None
-                      else "ARGUMENT_MISMATCH" if base.runtime_kinds()
+                      else "ARGUMENT_MISMATCH" if base.takes()
                       else "INVALID_ARGUMENT" if reg.runtime_kinds() and {base.scope, reg.scope} & {"singleton", "weak", "container"}
                       else OK)   # (the scope it was given is checked too, though the key's applies)
             if status != OK or base is None:
@@ -956,7 +962,7 @@ class World:
                 # only what a resolve itself needs (DEP, WEAK, ALL slots, declared targets) cannot be
                 # a key taking runtime arguments (README: "cannot be a plain dependency"); a LAZY or
                 # WEAK_LAZY slot resolves nothing until called, and its call says ARGUMENT_MISMATCH.
-                if kind not in ("factory", "lazy", "weak_lazy") and used.runtime_kinds():
+                if kind not in ("factory", "lazy", "weak_lazy") and used.takes():
                     found.add("ARGUMENT_MISMATCH")
                 if kind in ("dep", "weak"):
                     ctor[k].append(d)

@@ -468,8 +468,8 @@ private final class Run: @unchecked Sendable {
     func step(_ step: JSON) throws {
         if let use = step["use"] as? String {
             for inner in setups[use]! { try self.step(inner) }
-        } else if step["register"] != nil {
-            try register(step)
+        } else if let key = step["register"] as? String {
+            _ = outcome(step, "register \(key)") { () throws(TetherError) in try register(step) }   // refused: traced, as the C runner does
         } else if step["resolve"] != nil {
             resolve(step, "resolve")
         } else if step["factory"] != nil {

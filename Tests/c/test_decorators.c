@@ -130,6 +130,42 @@ static void decorate_errors(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A decorator with a runtime slot: its key takes runtime arguments (tether_resolve_args passes them
+ * to the decorator), so a second decorator is refused as for any such key, before its own scope's
+ * INVALID_ARGUMENT (found by make fuzz-diff: the model had let it wrap the key). */
+static int64_t decorated_with;
+static void *wrap_with(node *inner, int64_t n, kind *k) {
+    decorated_with = n;
+    return node_new(k, inner, NULL);
+}
+
+static void a_decorator_taking_runtime_arguments_refuses_a_second_decorator(void) {
+    kind G = {"G", 0, 0}, W = {"W", 0, 0}, V = {"V", 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "G", &G, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_DECORATE;
+    o.context = &W;
+    o.drop = drop_noting;
+    tether_param p[] = {TETHER_DEP("G"), TETHER_I64, TETHER_CONTEXT};
+    CHECK_OK(tether_register_with(c, "G", (tether_fn)wrap_with, p, 3, &o, NULL));
+    tether_value arg = {TETHER_PARAM_I64, {.i64 = 14}};
+    tether_ref *r = NULL;
+    CHECK_OK(tether_resolve_args(c, "G", &arg, 1, &r));
+    node *g = tether_ref_get(r);
+    CHECK(g && g->k == &W && g->a->k == &G && decorated_with == 14);
+    release(r);
+    CHECK_STATUS(tether_resolve(c, "G", &r), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_STATUS(decorate(c, "G", &V, NULL), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("\"G\" takes runtime arguments");
+    o.context = &V;
+    o.scope = TETHER_SCOPE_SINGLETON;  /* shared with a runtime slot: the key's arguments are named first */
+    CHECK_STATUS(tether_register_with(c, "G", (tether_fn)wrap_with, p, 3, &o, NULL), TETHER_E_ARGUMENT_MISMATCH);
+    CHECK_ERROR_HAS("takes runtime arguments");
+    CHECK(V.made == 0 && G.made == 1 && W.made == 1 && G.dropped == 1 && W.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
 static int fail_decorator;
 static void *maybe_fail(node *inner, kind *k) {
     if (fail_decorator) {
@@ -279,6 +315,7 @@ int main(void) {
     RUN(graph_scope_decorates_each_instance_and_plans_agree);
     RUN(decorating_lets_go_of_what_was_cached_and_validate_sees_it);
     RUN(decorate_errors);
+    RUN(a_decorator_taking_runtime_arguments_refuses_a_second_decorator);
     RUN(a_failing_decorator_fails_the_resolve_and_destroys_the_original);
     return harness_finish();
 }

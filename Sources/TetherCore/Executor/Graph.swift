@@ -123,6 +123,11 @@ final class Graph {
     private var backOff: (cell: SharedCache.Cell, error: TetherError)?
     /// How often one resolve starts over before it reports the cycle instead.
     private static let maxBackOffs = 64
+    /// A provided value's registration this resolve picked and then found without its value, claimed as
+    /// if to make it (`claimOne`): the configuration moved on meanwhile (an override cleared, the key
+    /// registered again), so the resolve starts over on the configuration now (`run`), as a plan whose
+    /// cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
+    private var supersededValue: Borrowed<Registration>?
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -323,11 +328,12 @@ final class Graph {
         var plan = plan
         defer {
             claimRoot = nil
+            supersededValue = nil  // (a claim's error some caller swallowed must not start the next resolve over)
             clear()
         }
         if !outer.isEmpty { nestedRoot = .init(registration) }
         defer { nestedRoot = nil }
-        var backOffs = 0
+        var backOffs = 0  // start-overs: a wait cycle broken, or a value superseded
         while true {
             do throws(TetherError) {
                 var built: Int?
@@ -367,6 +373,16 @@ final class Graph {
                 return .success(root)
             } catch {
                 abort()
+                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs
+                // again, its plan picked for the configuration now (the build looks every key up again).
+                // Not the root's own: that is looked up by its caller.
+                if let value = supersededValue {
+                    supersededValue = nil
+                    backOffs += 1
+                    guard backOffs <= Self.maxBackOffs, !(value === Borrowed(registration)) else { return .failure(error) }
+                    plan = Borrowed<ThreadState>(opaque: thread).borrow { Self.creationPlan(registration, from: container, $0) }
+                    continue
+                }
                 // A wait cycle this resolve breaks: it let go of its cells and what it made;
                 // it waits for the cell it wanted and runs again.
                 if let (cell, cycle) = backOff.take() {
@@ -861,6 +877,8 @@ final class Graph {
         switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: askingPath ?? { self.path }) {
         case .published(let hit): return hit
         case .create(let cell):
+            // A provided value is never made: without its value it was superseded after this resolve picked it.
+            if scope.isKeptStronglyByRegistration && registration.isValue { throw superseded(registration, cell) }
             cells.append(cell)
             return nil
         case .createUnderOuter:
@@ -869,6 +887,16 @@ final class Graph {
             backOff = (cell, error)
             throw error
         }
+    }
+
+    /// `claimOne` of `registration`, a provided value's, found it let go of (`supersededValue`): its
+    /// cell let go of, and the error a resolve that cannot start over reports (a factory or callback
+    /// of this graph under way: the value's factory's own).
+    @inline(never)
+    private func superseded(_ registration: Registration, _ cell: SharedCache.Cell) -> TetherError {
+        SharedCache.shared.release(cell)
+        if userCode == 0 { supersededValue = .init(registration) }
+        return TetherError.valueLetGo(registration.key)
     }
 
     /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.

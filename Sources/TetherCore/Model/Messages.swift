@@ -7,6 +7,12 @@ extension TetherError {
     /// A call on a container that `tether_container_free` already took.
     static var containerFreed: TetherError { TetherError(.invalidHandle, "the container was freed") }
 
+    /// A provided value's registration (`ValueFactory`) reached without its value: its container
+    /// was freed, or the key registered again (an override cleared) after the resolve picked it.
+    static func valueLetGo(_ key: Key) -> TetherError {
+        TetherError(.invalidHandle, "the value of \(key.quoted) was let go of (its container was freed or the key re-registered)")
+    }
+
     /// A child made from, or asking through, a parent that was freed meanwhile.
     static var parentFreed: TetherError { TetherError(.invalidHandle, "the parent container was freed") }
 

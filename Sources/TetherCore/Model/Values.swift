@@ -15,16 +15,18 @@ final class DeclaredValueFactory: Factory {
 }
 
 /// The factory of a provided value: never called while the value is cached
-/// (from registration until its container closes or the key is re-registered);
-/// a resolve that still reaches it afterwards fails instead of wrapping the
-/// pointer a second time (which would run its destructor twice).
+/// (from registration until its container closes or the key is re-registered).
+/// A resolve that picked the registration before the key was registered again (an
+/// override cleared) and finds it without its value starts over on the configuration
+/// now (`Graph.claimOne`), before any factory; one that still reaches this (past its
+/// start-overs) fails instead of wrapping the pointer a second time (which would run
+/// its destructor twice).
 final class ValueFactory: Factory {
     let key: Key
     init(key: Key) { self.key = key }
 
     override func make(_ words: UnsafeMutablePointer<UInt64>, count: Int) throws(CallbackFailure) -> UnsafeMutableRawPointer {
-        throw CallbackFailure(target: TetherError(.invalidHandle,
-            "the value of \(key.quoted) was let go of (its container was freed or the key re-registered)"))
+        throw CallbackFailure(target: TetherError.valueLetGo(key))
     }
 }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A resolve replayed from a recorded order. For a root whose whole graph is
 /// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
 /// runtime-argument slots at the root only; singleton- and weak-scoped
@@ -740,6 +742,15 @@ final class Plan: @unchecked Sendable {
     /// cover (`Decline`, thrown where it declines).
     final class Recorder: CreationWalk {
         let lookup: Container
+        /// Tests only (`setBeforeReadingCache`): called with each shared registration `reach` looked up,
+        /// before it reads its cache, where a configuration change on another thread lands in a race
+        /// (`Graph.claimOne`'s superseded value). Read only while `hooked`: recording pays one load.
+        private static let beforeReadingCache = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+        private static let hooked = Atomic<Bool>(false)
+        static func setBeforeReadingCache(_ hook: (@Sendable (Registration) -> Void)?) {
+            beforeReadingCache.withLock { $0 = hook }
+            hooked.store(hook != nil, ordering: .releasing)
+        }
         /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
         var allowsResolvers = false
         /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
@@ -923,6 +934,8 @@ final class Plan: @unchecked Sendable {
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
+            if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
+               let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
             if creates {
                 // Its dependencies are looked up where the plan's are (a singleton's from its own

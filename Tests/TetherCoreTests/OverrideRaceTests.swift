@@ -1,0 +1,63 @@
+// A resolve racing tether_override_clear: the clear lands after the resolve picked the override's
+// registration (a value) and before it read the override's cache, the window another thread's
+// clear hits by luck (test_overrides' threads, about 1 run in 80). Made deterministic by the plan
+// recorder's test hook, which runs the clear there. The resolve must see the old or the new
+// configuration whole: it starts over on the new one rather than call the value's factory.
+@testable import TetherCore
+import Testing
+
+@Suite(.serialized) struct OverrideRaceTests {
+    /// Pool <- Repo <- Service, singletons of the root; Pool overridden with a value.
+    private func app(_ fx: Fixture, fakeDrops: Box<Int>) throws -> Registration {
+        try fx.register("Pool", scope: .singleton)
+        try fx.register("Repo", [dep("Pool")], scope: .singleton)
+        try fx.register("Service", [dep("Repo")], scope: .singleton)
+        let fake = Ref(retaining: Obj(label: "fake", words: [])).opaque
+        return try fx.container.overrideValue(Key("Pool"), fake, context: nil) { p, _ in
+            fakeDrops.value += 1
+            Ref<Obj>(opaque: p).release()
+        }
+    }
+
+    /// Runs `body` with the override of Pool cleared where the recorder reaches `override`, once.
+    private func clearing(_ override: Registration, in root: Container, _ body: () throws -> Void) rethrows -> Bool {
+        let cleared = Box(false)
+        Plan.Recorder.setBeforeReadingCache { r in
+            guard r === override, !cleared.value else { return }
+            cleared.value = true
+            _ = try? root.clearOverride(Key("Pool"))
+        }
+        defer { Plan.Recorder.setBeforeReadingCache(nil) }
+        try body()
+        return cleared.value
+    }
+
+    @Test(arguments: [false, true])
+    func aClearLandingAfterTheOverrideWasPickedStartsTheResolveOver(fromChild: Bool) throws {
+        let fx = try Fixture(retiring: fromChild)
+        let fakeDrops = Box(0)
+        let override = try app(fx, fakeDrops: fakeDrops)
+        let child = try fx.child()
+        var service: Instance?
+        let cleared = try clearing(override, in: fx.container) {
+            service = try fx.resolve("Service", in: fromChild ? child : nil)
+        }
+        #expect(cleared)
+        // The configuration after the clear, whole: the original Pool, made once; the fake let go of once.
+        let svc = Obj.of(service!)
+        #expect(svc.label == "Service" && svc.dep(0).label == "Repo" && svc.dep(0).dep(0).label == "Pool")
+        #expect(fx.tracker.made("Pool") == 1 && fx.tracker.made("Repo") == 1 && fx.tracker.made("Service") == 1)
+        #expect(fakeDrops.value == 1)
+        // What it made was published: resolved again, the same instances, nothing made.
+        do {
+            let again = try fx.resolve("Service")
+            #expect(again === service!)
+        }
+        #expect(fx.tracker.calls("Pool") == 1 && fx.tracker.calls("Repo") == 1 && fx.tracker.calls("Service") == 1)
+        service = nil
+        try child.closeRetiring()
+        try fx.container.closeRetiring()
+        #expect(fx.tracker.dropped("Service") == 1 && fx.tracker.dropped("Repo") == 1 && fx.tracker.dropped("Pool") == 1)
+        #expect(fx.tracker.badDrops == 0)
+    }
+}
