@@ -139,6 +139,177 @@ import Testing
         }
     }
 
+    // MARK: RESOLVER slots and lazy slots of per-request keys (issue 28 item 1)
+
+    /// The resolves of `body` counted by reason on this thread (`PlanStats`): what declined, by name.
+    private func declines(_ body: () throws -> Void) rethrows -> [String: Int] {
+        PlanStats.countOnThisThread()
+        let before = PlanStats.thisThread()
+        try body()
+        var declined: [String: Int] = [:]
+        for (name, n) in PlanStats.thisThread() where name != "resolves" && n != before[name, default: 0] { declined[name] = n - before[name, default: 0] }
+        return declined
+    }
+
+    /// A RESOLVER slot on the plan: the factory's resolver builds into the graph the plan replays into, as the
+    /// build's: a graph-scoped key made before is the graph's (never a second), one made by a get is held by
+    /// the owner's edge and goes after it, a weak get's goes with the resolve; asking for the owner or the root
+    /// (under construction) is the build's cycle with its path, a missing key names the frames; the resolver
+    /// is closed once the factory returns (kept past it: WRONG_CONTEXT). Same log and drops with plans off.
+    @Test func resolverSlotsRunInPlans() throws {
+        var runs: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let kept = Box<Resolver?>(nil)
+            try fx.register("Root", [dep("G"), dep("A"), dep("T")], body: Self.probe(fx))
+            try fx.register("A", [.resolver, dep("G")]) { obj in
+                let r = try #require(fx.bridge.resolver(obj.words[0]))
+                kept.value = r
+                fx.tracker.note("G is the graph's: \(try r.get(Key("G")).pointer == obj.depPointer(1))")
+                obj.got.append(try r.get(Key("X")).pointer)
+                obj.weaks.append(try r.getWeak(Key("B")))
+                for key in ["A", "Root", "Missing"] {
+                    do { _ = try r.get(Key(key)) } catch let e as TetherError { fx.tracker.note("\(key): \(e.code) \(e.message)") }
+                }
+            }
+            try fx.register("G")
+            try fx.register("T", scope: .transient)
+            try fx.register("X", [dep("G")])
+            try fx.register("B")
+            var seen: [String] = []
+            let declined = try declines {
+                for _ in 0..<3 {
+                    let root = try fx.resolve("Root")
+                    let a = Obj.of(root).dep(1)
+                    seen.append("X's G is Root's: \(Obj.at(a.got[0]).depPointer(0) == Obj.of(root).depPointer(0)), B gone: \(a.weaks[0].upgrade() == nil)")
+                }
+            }
+            #expect(plans ? declined.isEmpty : Set(declined.keys) == ["plansOff"], "\(declined)")
+            #expect(fx.tracker.events("plan? ") == Array(repeating: plans ? "plan? yes" : "plan? no", count: 3))
+            if plans { #expect(fx.container.registration(for: Key("Root"))!.hasCurrentPlan) }
+            expectError(.wrongContext, "only valid during the callback") { try kept.value!.get(Key("G")) }
+            kept.value = nil
+            #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0 && fx.bridge.openResolvers == 0)
+            #expect(fx.tracker.made("G") == 3 && fx.tracker.made("X") == 3 && fx.tracker.made("B") == 3)
+            runs.append(seen + fx.tracker.log.filter { !$0.hasPrefix("plan? ") })
+        }
+        #expect(runs[0] == runs[1])
+        #expect(runs[0].contains { $0.hasPrefix("A: cycle dependency cycle through constructors: \"A\" -> \"A\";") })
+        #expect(runs[0].contains { $0.hasPrefix("Root: cycle dependency cycle through constructors: \"Root\" -> \"A\" -> \"Root\";") })
+        #expect(runs[0].contains { $0.hasPrefix("Missing: ") && $0.contains("\"Root\" -> \"A\"") })
+    }
+
+    /// A plan's step failing after a resolver built instances: everything goes as the build's abort lets
+    /// go of it, last made first, what the resolver built right before its owner; a failing factory that
+    /// has the resolver names the build's path. A graph-scoped key the plan makes after the resolver's
+    /// owner that a get built first is taken from the graph, and the transient only it asked for not made
+    /// (`Plan.takeBuilt`), as the build finds it there.
+    @Test func resolverSlotFailuresAndWhatItsGetsBuiltAreTheBuilds() throws {
+        for shape in 0..<4 {
+            var runs: [[String]] = []
+            for plans in [true, false] {
+                let fx = try Fixture()
+                fx.container.usesPlans = plans
+                try fx.register("Root", [dep("P"), dep("A")] + (shape >= 2 ? [dep("G")] : []) + (shape != 2 ? [dep("F")] : []))
+                try fx.register("P")
+                try fx.register("A", [.resolver, dep("P")]) { obj in
+                    let r = try #require(fx.bridge.resolver(obj.words[0]))
+                    obj.got.append(try r.get(Key("X")).pointer)
+                    obj.got.append(try r.get(Key("T")).pointer)
+                    if shape >= 2 { obj.got.append(try r.get(Key("G")).pointer) }
+                    if shape == 1 { throw CallbackFailure(reason: "no A") }
+                }
+                try fx.register("X", [dep("P")])
+                try fx.register("T", scope: .transient)
+                try fx.register("F", scope: .transient) { _ in throw CallbackFailure(reason: "no F") }
+                try fx.register("G", [dep("X"), dep("T")])
+                var errors: [String] = []
+                let declined = try declines {
+                    for _ in 0..<3 {
+                        do { _ = try fx.resolve("Root") } catch let e as TetherError { errors.append(e.message) }
+                    }
+                }
+                if plans { #expect(declined.isEmpty, "shape \(shape): \(declined)") }
+                #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+                runs.append(errors + fx.tracker.log)
+            }
+            #expect(runs[0] == runs[1], "shape \(shape)")
+            if shape == 0 || shape == 3 { #expect(runs[0].first == "factory for \"F\" returned NULL: no F (while resolving \"Root\" -> \"F\")") }
+            if shape == 1 { #expect(runs[0].first == "factory for \"A\" returned NULL: no A (while resolving \"Root\" -> \"A\")") }
+            if shape == 2 { #expect(runs[0].count(where: { $0 == "make X" }) == 3 && runs[0].count(where: { $0 == "make T" }) == 6 && runs[0].count(where: { $0 == "make G" }) == 3, "Root takes the G A's resolver made, over its X") }
+        }
+    }
+
+    /// After a run whose resolver built instances the graph lets go of them last made first too
+    /// (`Graph.letGoReplayed`): a completion callback failing after the run (what the resolver's weak get
+    /// built goes after its owner), and at the end of a resolve what only the graph held (a WEAK slot's
+    /// target the plan makes after the resolver's owner goes before what the resolver's weak get built).
+    @Test func whatAResolverBuiltIsLetGoOfLastMadeFirstAfterTheRun() throws {
+        for failing in [false, true] {
+            var runs: [[String]] = []
+            for plans in [true, false] {
+                let fx = try Fixture()
+                fx.container.usesPlans = plans
+                try fx.register("Root", [dep("A"), weakDep("L")])
+                try fx.register("A", [.resolver]) { obj in
+                    obj.weaks.append(try #require(fx.bridge.resolver(obj.words[0])).getWeak(Key("W")))
+                }
+                let w = try fx.register("W")
+                try fx.register("L")
+                if failing { fx.onComplete(w) { _, _, _ in throw CallbackFailure(reason: "no W") } }
+                let declined = try declines {
+                    for _ in 0..<3 {
+                        do { _ = try fx.resolve("Root") } catch let e as TetherError { fx.tracker.note("failed \(e.code)") }
+                    }
+                }
+                if plans { #expect(declined.isEmpty, "\(declined)") }
+                #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+                runs.append(fx.tracker.log)
+            }
+            #expect(runs[0] == runs[1], "failing \(failing)")
+            let once = failing ? ["make W", "make A", "make L", "make Root", "complete W", "drop Root", "drop L", "drop A", "drop W", "failed factoryFailed"]
+                : ["make W", "make A", "make L", "make Root", "drop L", "drop W", "drop Root", "drop A"]
+            #expect(runs[0] == Array([once, once, once].joined()), "failing \(failing): \(runs[0])")
+        }
+    }
+
+    /// LAZY and WEAK_LAZY slots of a CONTAINER-scoped key and of a declared value key, resolved from a
+    /// request's child: on the plan (no decline), each cell answers the child's instance (made on its first
+    /// call and cached there) or the child's value, as the build's cells do.
+    @Test func lazySlotsOfContainerScopedAndValueKeysRunInPlans() throws {
+        var runs: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            _ = try fx.container.declareValue(Key("Request"))
+            try fx.register("Session", scope: .container)
+            try fx.register("H", [lazyDep("Session"), weakLazyDep("Session"), weakLazyDep("Request"), lazyDep("Request")])
+            var seen: [String] = []
+            let declined = try declines {
+                for n in 0..<2 {
+                    let child = try fx.child()
+                    let request = Ref(retaining: Obj(label: "Request\(n)", words: [])).opaque
+                    _ = try child.provideValue(Key("Request"), request, context: nil, destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+                    for _ in 0..<2 {
+                        let h = try fx.resolve("H", in: child)
+                        let cells = try (0..<4).map { try #require(fx.bridge.cell(Obj.of(h).words[$0])) }
+                        let session = try cells[0].get()
+                        seen.append("child \(n): lazy and weak-lazy Session the child's: \(session == (try cells[1].get())), \(session == (try fx.resolve("Session", in: child).pointer))")
+                        seen.append("child \(n): the value \(Obj.at(try cells[2].get()).label), \(Obj.at(try cells[3].get()).label)")
+                    }
+                    _ = try child.close()
+                }
+            }
+            if plans { #expect(declined.isEmpty, "\(declined)") }
+            if plans { #expect(fx.container.registration(for: Key("H"))!.hasCurrentPlan) }
+            #expect(fx.tracker.made("Session") == 2 && fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+            runs.append(seen + fx.tracker.log)
+        }
+        #expect(runs[0] == runs[1])
+        #expect(runs[0].contains("child 1: the value Request1, Request1"))
+    }
+
     // MARK: slots made per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY): the plan replays into the graph
 
     /// A root's factory body that notes whether it runs in a plan's step loop (`Plan.execute` notes

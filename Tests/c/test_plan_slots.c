@@ -161,8 +161,58 @@ static void test_a_failing_factory_with_every_slot_kind_destroys_what_was_made(v
     CHECK_OK(tether_container_free(c));
 }
 
+/* From a request's child, H's LAZY slot of a CONTAINER-scoped Session and WEAK_LAZY slot of the declared
+ * value Request: the plan makes no step of either (no decline), and each provider answers the child's
+ * own: its Session (made on the first call, cached there: the one tether_resolve gives), its Request. */
+typedef struct hreq { kind *k; tether_provider session; tether_provider request; } hreq;
+static kind khreq, ksession, krequest;
+static void *make_hreq(kind *k, tether_provider session, tether_provider request) {
+    hreq *h = xcalloc(sizeof *h);
+    h->k = k, h->session = session, h->request = request;
+    k->made++;
+    return h;
+}
+
+static void test_lazy_slots_of_a_container_scoped_and_a_value_key_answer_the_childs(void) {
+    kind *kinds[] = {&khreq, &ksession, &krequest};
+    const char *tags[] = {"H", "Session", "Request"};
+    for (int i = 0; i < 3; i++) memset(kinds[i], 0, sizeof *kinds[i]), kinds[i]->tag = tags[i];
+    tether_container *c = new_container();
+    CHECK_OK(tether_declare_value(c, "Request"));
+    tether_param ph[] = {TETHER_CONTEXT, TETHER_LAZY("Session"), TETHER_WEAK_LAZY("Request")}, psession[] = {TETHER_CONTEXT};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &khreq, o.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "H", (tether_fn)make_hreq, ph, 3, &o, NULL));
+    o.context = &ksession, o.scope = TETHER_SCOPE_CONTAINER;
+    CHECK_OK(tether_register_with(c, "Session", (tether_fn)make0, psession, 1, &o, NULL));
+    for (int n = 1; n <= 3; n++) {
+        tether_container *child = new_container_in(c);
+        node *request = node_new(&krequest, NULL, NULL);
+        CHECK_OK(tether_provide_value(child, "Request", request, drop_counted, &krequest));
+        tether_ref *r1 = NULL, *r2 = NULL, *session = NULL;
+        CHECK_OK(tether_resolve(child, "H", &r1));
+        CHECK_OK(tether_resolve(child, "H", &r2));
+        hreq *h1 = r1 ? tether_ref_get(r1) : NULL, *h2 = r2 ? tether_ref_get(r2) : NULL;
+        CHECK(h1 && h2 && h1 != h2);
+        if (!h1 || !h2) break;
+        CHECK(ksession.made == n - 1);  /* not made until a provider asks */
+        void *s1 = h1->session();
+        CHECK_OK(tether_resolve(child, "Session", &session));
+        CHECK(s1 && s1 == h2->session() && session && s1 == tether_ref_get(session));
+        CHECK(h1->request() == request && h2->request() == request);
+        CHECK(ksession.made == n && khreq.made == 2 * n);
+        CHECK_OK(tether_ref_release(session));
+        CHECK_OK(tether_ref_release(r1));
+        CHECK_OK(tether_ref_release(r2));
+        CHECK_OK(tether_container_free(child));
+        CHECK(khreq.dropped == 2 * n && ksession.dropped == n && krequest.dropped == n);
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_every_slot_kind_resolves_alike_again_and_again);
     RUN(test_a_failing_factory_with_every_slot_kind_destroys_what_was_made);
+    RUN(test_lazy_slots_of_a_container_scoped_and_a_value_key_answer_the_childs);
     return harness_finish();
 }

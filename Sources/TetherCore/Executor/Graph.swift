@@ -431,20 +431,24 @@ final class Graph {
             return nil
         }
         if creates {
-            // Published with the graph, as a build's (`enter`), in creation order: those it made (a
-            // nested resolve may have published one under its claim: the run took that).
-            plan.borrow { plan in
-                // A set past a few: a plan may create thousands (a deep singleton chain).
-                let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
-                for i in 0..<plan.stepCount where plan.steps[i].creates {
-                    let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-                    guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
-                    pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
-                    keptMade &+= 1
-                }
-            }
+            // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`.)
+            plan.borrow { pendCreated($0, from: replayEntered, to: $0.stepCount, container: container) }
         }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
+    /// build's (`enter`), in creation order: those it made (a nested resolve may have published one under
+    /// its claim: the run took that). Not one a resolver's get built (`replaySkips`: pended as it was made).
+    func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container) {
+        // A set past a few: a plan may create thousands (a deep singleton chain).
+        let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
+        for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
+            let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+            guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
+            pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+            keptMade &+= 1
+        }
     }
 
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
@@ -618,6 +622,11 @@ final class Graph {
         if !weakSlots.isEmpty { weakSlots.removeAll(keepingCapacity: true) }
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
+        replayEntered = 0
+        replaySkips = 0
+        // (Taken here, let go of last: `letGoReplayed`.)
+        var built: [(step: Int, from: Int, to: Int)]?
+        if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }
         if !allSlots.isEmpty { allSlots.removeAll(keepingCapacity: true) }
         if !factorySlots.isEmpty { factorySlots.removeAll(keepingCapacity: true) }
         queue.truncate(to: 0)
@@ -628,7 +637,20 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
+        if let built { letGoReplayed(built) }
         alive.removeAll()
+    }
+
+    /// `alive` let go of last made first where a plan replayed into it with RESOLVER slots whose gets
+    /// built (`replayBuilt`): its steps' words are not in creation order then. What was appended after
+    /// the run (completion callbacks' gets) goes first, then the plan's words, a step's resolver's right
+    /// after it (`ReferenceWords.releaseUnmoved(lastFirst:built:)`, the failed run's order, `Plan.letGoBuilt`).
+    /// The plan's words are those before the first range (nothing appends during a replay but its resolvers).
+    /// Out of line: rare.
+    @inline(never)
+    private func letGoReplayed(_ built: [(step: Int, from: Int, to: Int)]) {
+        guard built[built.count - 1].to <= alive.count else { return }  // let go of by the run (`Plan.cutReached`)
+        alive.wordsFromStart.releaseUnmoved(lastFirst: built[0].from, built: built, end: alive.count)
     }
 
     // MARK: building
@@ -696,6 +718,49 @@ final class Graph {
         awaitingCells.append((registration, cell))
     }
 
+    /// The steps of the plan replaying into this graph entered (`enterReplayed`) before the run ended:
+    /// those made before a step with a RESOLVER slot (`Plan.makeSlots`), as the build enters them as made.
+    var replayEntered = 0
+    /// Per step with a RESOLVER slot whose factory ran: the instances its gets built (`alive[from ..< to]`,
+    /// after the plan's words), made before the step's: a failed run lets go of them in that place (`Plan.letGoBuilt`).
+    private(set) var replayBuilt: [(step: Int, from: Int, to: Int)] = []
+    /// Steps of that plan its run does not make (a bit per step, `Plan.takeBuilt`): taken from what a
+    /// resolver's gets built first, or asked for only under those (the build never reaches them).
+    var replaySkips: UInt64 = 0
+
+    /// `registration`'s instance made in this graph (its index in `alive`), nil when none is (absent, under construction).
+    func builtIndex(_ registration: Borrowed<Registration>) -> Int? {
+        let state = table.state(registration)
+        return state == GraphTable.absent || state == GraphTable.constructing ? nil : GraphTable.index(state)
+    }
+
+    /// The words of a plan replayed into this graph (from index 0, `replay`): read again after a
+    /// resolver's build may have appended (and moved them).
+    var replayedWords: ReferenceWords<Instance> { alive.wordsFromStart }
+
+    /// A plan replayed into this graph calls the factory of a step with a RESOLVER slot (`Plan.makeSlots`):
+    /// the frames of `path` (the root down to that step, the build's frames then) are opened, so what the
+    /// resolver builds meets the graph as in the build (those under construction: a cycle, with the path;
+    /// messages; `constructing` for re-entries), and the factory is user code (no start-over meanwhile).
+    /// Returns the lookup of the step's frame (the resolver's) and where its gets' instances start in `alive`.
+    func openReplayedFrames(_ path: [Borrowed<Registration>], from lookup: Container) -> (lookup: Borrowed<Container>, built: Int) {
+        var lookup = Borrowed(lookup)
+        for registration in path {
+            push(registration, registration.borrow { $0.specReference }, from: lookup)
+            lookup = frames[frames.count - 1].lookup
+        }
+        userCode += 1
+        return (lookup, alive.count)
+    }
+
+    /// After `openReplayedFrames`' factory returned: its `count` frames closed, and what its gets built
+    /// noted for step `step` (`replayBuilt`), from `from` in `alive`.
+    func closeReplayedFrames(_ count: Int, step: Int, builtFrom from: Int) {
+        userCode -= 1
+        for _ in 0..<count { pop() }
+        if alive.count > from { replayBuilt.append((step, from, alive.count)) }
+    }
+
     /// Binds the cells waiting for `registration`'s instance in this graph to `instance`.
     @inline(never)
     func bindAwaiting(_ registration: Borrowed<Registration>, _ instance: Borrowed<Instance>) {
@@ -746,6 +811,8 @@ final class Graph {
     /// The instance of this graph whose pointer is `pointer`, if any.
     func instance(at pointer: UnsafeMutableRawPointer) -> Instance? {
         for i in stride(from: alive.count - 1, through: 0, by: -1) {
+            // (A plan replaying into this graph holds steps not made yet: a RESOLVER slot's factory runs meanwhile.)
+            guard !alive.wordsFromStart.isNone(i) else { continue }
             let instance = alive[i].object
             if instance.pointer == pointer { return instance }
         }
@@ -1322,19 +1389,24 @@ final class Graph {
         releaseCells()
     }
 
+    /// A failed resolve publishes nothing: the shared instances it pended let go of (their references
+    /// here too, so a failed replay's own release order holds: `Plan.openFrames` pends before the last factory).
+    func unpendShared() {
+        guard !pendingShared.isEmpty else { return }
+        // A weak-scoped object this resolve made at the address of the one last published
+        // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
+        for (registration, instance, _) in pendingShared where instance.spec.scope.isKeptWeakly {
+            registration.borrow { $0.forgetPublished(at: instance.pointer) }
+        }
+        pendingShared.removeAll(keepingCapacity: true)
+    }
+
     private func abort() {
         // The graph holds everything it made again, so dropping its references destroys
         // each once, last made first (dependents first: the newer), as the model's rollback
         // does; cached instances it merely reused stay cached. (A second call finds it empty.)
         alive.reownAll()
-        if !pendingShared.isEmpty {
-            // A weak-scoped object this resolve made at the address of the one last published
-            // (dead, its memory reused) must not be taken for it by a binding asked to revive it.
-            for (registration, instance, _) in pendingShared where instance.spec.scope.isKeptWeakly {
-                registration.borrow { $0.forgetPublished(at: instance.pointer) }
-            }
-            pendingShared.removeAll(keepingCapacity: true)
-        }
+        unpendShared()
         releaseCells(failed: true)
         clear()
     }

@@ -289,12 +289,14 @@ extension Plan {
         let outcome = isLarge ? withLargeSlotWords(replaying)
             : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
         if case .success(true) = outcome {
+            // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
+            let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
-                enterRequest(into: graph, made, locals, lookup: lookup)
+                enterRequest(into: graph, made, locals, lookup: lookup)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
-                enterCreated(into: graph, made, locals, lookup: lookup)
+                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
             } else {
-                enterSteps(into: graph, locals, lookup: lookup)
+                enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
         }
         return outcome
@@ -318,8 +320,10 @@ extension Plan {
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
     @inline(never)
-    private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
-        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+    private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
+                                 from: Int, to: Int) {
+        let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
@@ -328,8 +332,9 @@ extension Plan {
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
     /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
-    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container) {
-        for i in 0..<steps.count where steps[i].isKeyed || steps[i].completes {
+    private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container, from: Int, to: Int) {
+        let skips = slots.isEmpty ? 0 : graph.replaySkips  // taken from what a resolver built (entered then), or not made
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
         }
     }
@@ -400,8 +405,9 @@ extension Plan {
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
     /// factory being called, and the steps held by split references (`SplitEdge`: a block's).
     struct RunState {
-        let made: UnsafeMutablePointer<UInt>
-        let pointers: UnsafeMutablePointer<UInt>
+        /// (A graph's words: read again after a resolver's build appended to it, `Graph.replayedWords`.)
+        var made: UnsafeMutablePointer<UInt>
+        var pointers: UnsafeMutablePointer<UInt>
         let words: UnsafeMutablePointer<UInt64>
         var split: UInt64 = 0
         /// A traced mode's hook (`RunMode.traced`); nil otherwise.
@@ -517,6 +523,8 @@ extension Plan {
                     if n <= skipTo { continue }
                 }
             }
+            // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
@@ -537,7 +545,9 @@ extension Plan {
             }
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
-                    run.instances.set(i, try makeWithSlots(i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped))
+                    let instance = try makeWithSlots(M.self, i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped)
+                    if steps[i].opensFrames { run.made = graph.unsafelyUnwrapped.graph.borrow { $0.replayedWords.base }; run.pointers = run.made }
+                    run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
                         graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) }
@@ -565,7 +575,13 @@ extension Plan {
                 if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
-                letGo(M.self, &run, count: count)
+                // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
+                if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+                if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                } else {
+                    letGo(M.self, &run, count: count)
+                }
                 return .failure(error)
             }
         }
@@ -576,6 +592,9 @@ extension Plan {
             return failMissing(M.self, &run, missing, before: count, specs, progress, locals)
         }
         if M.cuts {
+            // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
+            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
             if claims != nil && claims!.words[3] != 0 {
                 letGo(M.self, &run, count: count)
@@ -583,7 +602,11 @@ extension Plan {
             }
             return cutReached(M.self, &run, progress, count: count)
         }
-        if fails { return fail(M.self, &run, count: count) }
+        if fails {
+            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
+            return fail(M.self, &run, count: count)
+        }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
             letGo(M.self, &run, count: count)
             return .failure(error)
@@ -720,6 +743,20 @@ extension Plan {
             run.split = 0
         }
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
+    /// abort does, every instance released in its own place, last made first, those a step's resolver built
+    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). Out of line: rare.
+    @inline(never)
+    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>) {
+        let (words, built) = graph.borrow { ($0.replayedWords, $0.replayBuilt) }
+        run.made = words.base
+        run.pointers = words.base
+        // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
+        for k in 0..<count { words.reown(k) }
+        for range in built { for j in range.from ..< range.to { words.reown(j) } }
+        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to)
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,
@@ -1083,9 +1120,9 @@ extension Plan {
     /// edges in slot order with each ALL slot's items in its place, what the cells resolved during
     /// the factory as late edges, the cells' owner. A local step's are its child's registration's (`fits`).
     @inline(never)
-    private func makeWithSlots<B>(_ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
-                                  _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
-        let instance = steps[i].hasSlots ? try makeSlots(i, run, specs, locals, into)
+    private func makeWithSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        let instance = steps[i].hasSlots ? try makeSlots(M.self, i, run, specs, locals, into)
             : run.tracer != nil ? makeInstance(TracedIntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
                 : makeInstance(IntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
@@ -1094,9 +1131,9 @@ extension Plan {
     }
 
     /// `makeWithSlots` of a step with slots made per resolve.
-    private func makeSlots<B>(_ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
-                              _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
-        let (made, words) = (run.instances, run.words)
+    private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+                                          _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
+        var (made, words) = (run.instances, run.words)
         let (graph, lookup) = into
         let registration = registration(i, locals)
         let spec = spec(i, locals)
@@ -1158,6 +1195,12 @@ extension Plan {
             guard slots[n].kind == .factory else { continue }
             words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slots[n].key!))
         }
+        // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
+        var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?
+        if steps[i].opensFrames {
+            resolver = openFrames(M.self, i, count, made, locals, into)
+            words[resolver!.word] = bridge.resolverWord(resolver!.resolver)
+        }
         let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
             do throws(CallbackFailure) {
                 return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: count) })
@@ -1165,13 +1208,26 @@ extension Plan {
                 return .failure(error)
             }
         }
+        var pendingStrong: [Instance] = []
+        if let (resolver, s, frames, built) = resolver {
+            resolver.close()
+            bridge.closeResolver(words[s])
+            graph.borrow { $0.closeReplayedFrames(frames, step: i, builtFrom: built) }
+            graph.borrow { $0.progress }.pointee.plan = .init(self)
+            // What its gets appended may have moved the graph's words.
+            made = graph.borrow { $0.replayedWords }
+            pendingStrong = resolver.takePending()
+            takeBuilt(after: i, made, locals, graph)
+        }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
         case .success(let p): pointer = p
         case .failure(let failure): throw factoryFailure(i, failure, locals)
         }
-        // A lazy dependency the factory resolved already is a strong edge like the others (`Graph.constructSpecial`).
-        let late = cells.isEmpty && lists.isEmpty ? nil : LateEdges(strong: cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
+        // A lazy dependency the factory resolved already is a strong edge like the others, after those its
+        // resolver's gets asked for (`Graph.constructSpecial`).
+        let late = cells.isEmpty && lists.isEmpty && pendingStrong.isEmpty ? nil
+            : LateEdges(strong: pendingStrong + cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
         // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
         let instance = Instance.make(pointer: pointer, spec: run.tracer.map { t in t.borrow { $0.spec(for: spec) } }
                                         ?? (!B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained()),
@@ -1182,6 +1238,50 @@ extension Plan {
             for cell in cells { cell.owner = owner }
         }
         return instance
+    }
+
+    /// Before the factory of step `i` (`count` slots), which has a RESOLVER slot: the graph as the build's is
+    /// then (`Graph.openReplayedFrames`): the steps made so far entered (its table, its completion queue, its
+    /// publications: in the order the build enters them, before what the resolver builds), the frames from the root down to
+    /// the step open; the thread's progress names no plan meanwhile (those frames are what it constructs).
+    /// The resolver's word is in its slot; returns it, the slot, the frames opened and where its gets' instances start.
+    @inline(never)
+    private func openFrames<B, M: RunMode>(_: M.Type, _ i: Int, _ count: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>,
+                                           _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
+        let (graph, lookup) = into
+        let from = graph.borrow { $0.replayEntered }
+        if M.creates {
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+            graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
+        } else {
+            enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
+        }
+        graph.borrow { $0.replayEntered = i }
+        let path = constructing(at: i, locals.base)
+        let (frameLookup, built) = graph.borrow { $0.openReplayedFrames(path, from: lookup.object) }
+        graph.borrow { $0.progress }.pointee.plan = nil
+        let resolver = Resolver(graph: graph.object, lookup: frameLookup, owner: registration(i, locals))
+        let first = steps[i].firstInput
+        let s = (0..<count).first { Plan.isSlot(inputs[first + $0]) && slots[Plan.slotNumber(inputs[first + $0])].kind == .resolver }!
+        return (resolver, s, path.count, built)
+    }
+
+    /// After the factory of step `i`, whose resolver's gets may have built keys the plan makes later (graph-scoped
+    /// or creation steps, not among the frames open then): as the build then takes each from its graph, the run
+    /// takes it (`made`, a reference of its own) and makes none of the steps only it asked for (each step's
+    /// first asker is after it: `Step.parent`), all noted in `Graph.replaySkips`: not made, not entered again.
+    @inline(never)
+    private func takeBuilt<B>(after i: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, _ graph: Borrowed<Graph>) {
+        var skips = graph.borrow { $0.replaySkips }
+        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
+            guard let index = graph.borrow({ $0.builtIndex(registration(j, locals)) }) else { continue }
+            made.set(j, graph.borrow { $0.instance(index) }.retained())
+            skips |= 1 << UInt64(j)
+        }
+        for j in stride(from: steps.count - 2, to: i, by: -1) where !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        graph.borrow { $0.replaySkips = skips }
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A resolve replayed from a recorded order. For a root whose whole graph is
-/// plain (graph- and transient-scoped registrations, with any slot kind but RESOLVER,
+/// plain (graph- and transient-scoped registrations, with any slot kind,
 /// runtime-argument slots at the root only; singleton- and weak-scoped
 /// dependencies are leaves taken from their caches), the order in which `Graph` would call the
 /// factories, and which instance each slot gets, depend only on the
@@ -15,9 +15,10 @@ import Synchronization
 /// would have made them (a step's index is its instance's), the graph then
 /// gets the table entries and completion queue the build would have left
 /// (`Step.isKeyed`, `Step.completes`), and completes, publishes or aborts as
-/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL or FACTORY slots
-/// (`slots`): their words are made per resolve, and a lazy cell joins the graph's cells
-/// waiting for an instance (`needsGraph`). Else the replay needs no graph at all (`run`).
+/// after any build. So does a plan with WEAK, LAZY, WEAK_LAZY, ALL, FACTORY or RESOLVER slots
+/// (`slots`): their words are made per resolve, a lazy cell joins the graph's cells
+/// waiting for an instance, a resolver's gets build into the graph while the build's frames
+/// down to its step are open (`Step.opensFrames`) (`needsGraph`). Else the replay needs no graph at all (`run`).
 ///
 /// A plan is valid while the configuration of its container and the
 /// container's parents is unchanged (`Container.configuration`), and compiled
@@ -74,6 +75,9 @@ final class Plan: @unchecked Sendable {
         /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
         /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
         var askedUnderContainer = false
+        /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
+        /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
+        var opensFrames = false
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -95,7 +99,7 @@ final class Plan: @unchecked Sendable {
         let scope: Scope
     }
 
-    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY), input `Plan.slot(n)`
+    /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
     /// of `slots[n]`: what `Graph.constructSpecial` makes of it, from what the recorder knew of the graph.
     struct SlotInput {
         let kind: Param.Kind
@@ -175,8 +179,8 @@ final class Plan: @unchecked Sendable {
     static var maxSlots: Int { 32 }
     /// An input that is the registration's context, not a step's instance.
     static let context = -1
-    /// An input that is a resolver slot: only in descriptions (`PlanDescription`),
-    /// whose runner makes every instance itself; a replay here declines them.
+    /// An input that is a resolver slot in descriptions (`PlanDescription`), whose runner makes
+    /// every instance itself; the core's plans make a resolver per resolve (`SlotInput`, kind `.resolver`).
     static let resolver = -2
     /// The input of the root's `n`th runtime argument (from 0): the resolve's
     /// arguments, checked against the root's params before the plan runs.
@@ -533,7 +537,7 @@ final class Plan: @unchecked Sendable {
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
-            recorder.finishSlots()
+            guard recorder.finishSlots() else { throw recorder.decline }
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
@@ -542,7 +546,7 @@ final class Plan: @unchecked Sendable {
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        recorder.finishSlots()
+        guard recorder.finishSlots() else { throw .resolverSlot }
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -579,8 +583,7 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
-        recorder.finishSlots()
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -632,7 +635,7 @@ final class Plan: @unchecked Sendable {
             guard let met = recorder.failing() else { throw recorder.decline }
             failing = met
         }
-        recorder.finishSlots()
+        guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
@@ -751,7 +754,7 @@ final class Plan: @unchecked Sendable {
             beforeReadingCache.withLock { $0 = hook }
             hooked.store(hook != nil, ordering: .releasing)
         }
-        /// Whether resolver slots are recorded (as `Plan.resolver`) rather than declined.
+        /// Whether resolver slots are recorded as `Plan.resolver` (a description) rather than as slots (`recordsSlots`) or declined.
         var allowsResolvers = false
         /// Whether the root's runtime arguments are recorded (as `Plan.argument(n)`) rather than declined.
         var allowsArguments = false
@@ -779,7 +782,7 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations are leaves taken from the resolving container's cache
         /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
         var containerLeaves = false
-        /// Whether WEAK, LAZY, WEAK_LAZY, ALL and FACTORY slots are recorded (`slots`) rather than declined:
+        /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
         var slots: [SlotInput] = []
@@ -1002,8 +1005,14 @@ final class Plan: @unchecked Sendable {
             case .context:
                 frames[top].inputs.append(Plan.context)
             case .resolver:
-                guard allowsResolvers else { throw .resolverSlot }
-                frames[top].inputs.append(Plan.resolver)
+                if allowsResolvers {  // a description: its runner makes every instance itself
+                    frames[top].inputs.append(Plan.resolver)
+                } else {
+                    // A resolver for the factory's call, made per resolve: its gets build into the graph the
+                    // plan replays into (`Plan.makeSlots`), as the build's do. Not in a container step.
+                    guard recordsSlots, !frames[top].isContainer else { throw .resolverSlot }
+                    addSlot(SlotInput(kind: .resolver))
+                }
             case .argument:
                 guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
@@ -1093,7 +1102,14 @@ final class Plan: @unchecked Sendable {
         /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. Over
         /// container or value steps the run replays into the graph with the request (`Plan.replayRequest`);
         /// one taken from the resolving container enters nothing, so a cell bound to it waits (`makeSlots`).
-        func finishSlots() {
+        /// False (declined, `resolverSlot`): a RESOLVER slot over container or value steps (its gets build
+        /// into the graph, `Plan.makeSlots`, a replay passing the request does not cover yet).
+        func finishSlots() -> Bool {
+            guard !slots.isEmpty else { return true }
+            let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            guard !readsRequest || !slots.contains(where: { $0.kind == .resolver }) else { return false }
+            // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
+            for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
                 // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
@@ -1106,6 +1122,7 @@ final class Plan: @unchecked Sendable {
                     if let s = made { steps[s].bindsCells = true }
                 }
             }
+            return true
         }
 
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {

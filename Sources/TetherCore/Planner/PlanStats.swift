@@ -53,7 +53,7 @@ extension Plan {
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
-            case .resolverSlot: "a RESOLVER slot"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's, or over container or value steps)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description)"
             case .lazySlot: "a LAZY slot where the plan makes no slots (a description)"
             case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description)"

@@ -129,6 +129,28 @@ struct ReferenceWords<Element: AnyObject> {
             releaseUnmoved(i)
         }
     }
+
+    /// `releaseUnmoved(lastFirst: end)` of a plan's words (`0 ..< count`) replayed into a graph whose RESOLVER
+    /// slots' gets appended what they built after them (`built`: per step, its range, in step order): what
+    /// lies past the last range (appended after the run) first, then the steps, a range right after its
+    /// step (it was made right before it). Each word is left `none` before its release (as `ReferenceStack.removeAll`
+    /// hides it first: a destructor may run code reading the graph).
+    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)], end: Int) {
+        func release(_ i: Int) {
+            let word = base[i]
+            base[i] = Self.none
+            if word & Self.moved == 0 { Ref<Element>(word: word)!.release() }
+        }
+        for i in stride(from: end - 1, through: built.last?.to ?? count, by: -1) { release(i) }
+        var b = built.count - 1
+        for k in stride(from: count - 1, through: 0, by: -1) {
+            release(k)
+            while b >= 0 && built[b].step == k {
+                for j in stride(from: built[b].to - 1, through: built[b].from, by: -1) { release(j) }
+                b -= 1
+            }
+        }
+    }
 }
 
 /// A growable stack of strong references in manually managed memory: `append`
@@ -172,6 +194,10 @@ struct ReferenceStack<Element: AnyObject> {
     /// A reference to the element at `i` for a new owner.
     @inline(__always)
     func take(_ i: Int) -> Ref<Element> { words.take(i) }
+
+    /// The words from the first, until the next append (a plan replayed from index 0 reads them
+    /// afresh after a resolver's build appended: `Graph.replayedWords`).
+    var wordsFromStart: ReferenceWords<Element> { words }
 
     /// Gives the stack a reference of its own again to every element moved out (a retain
     /// each), so `removeAll` releases each in its place: a failed resolve lets go of what
