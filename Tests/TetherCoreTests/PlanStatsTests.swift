@@ -34,8 +34,9 @@ import TetherCore
     }
 
     /// A plan recorded through a child with registrations of its own makes slots per resolve as the
-    /// owner's plans do (a WEAK slot here), and a container step's WEAK slot is its reason.
-    @Test func aChildsPlanMakesSlotsAContainerStepsSlotIsItsReason() throws {
+    /// owner's plans do (a WEAK slot here), a container step's WEAK slot too (`weakSlot` before
+    /// branch `declinerest`); a singleton it names not cached yet is what a child's plan does not make.
+    @Test func aChildsPlanMakesSlotsAContainerStepsSlotToo() throws {
         let fx = try Fixture()
         try fx.register("B")
         try fx.register("W", [weakDep("B")])
@@ -46,9 +47,15 @@ import TetherCore
         try fx.register("Own", in: child)
         let counts = try counted {
             for _ in 0..<2 { _ = try fx.resolve("W", in: child) }
-            for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+            _ = try fx.resolve("H", in: child)  // V not cached: no creation step in a child's plan
         }
-        #expect(counts == ["resolves": 4, "weakSlot": 2])
+        #expect(counts == ["resolves": 3, "notCached": 1])
+        let other = try fx.child()
+        try fx.register("Own", in: other)
+        let warm = try counted { _ = try fx.resolve("H", in: other) }
+        #expect(warm == ["resolves": 1], "V cached: the child's plan, with R's WEAK slot")
+        _ = try other.close()
+        _ = try child.close()
     }
 
     @Test func aSingletonNotCachedYetIsCreatedByAPlan() throws {

@@ -131,7 +131,8 @@ import Testing
             try fx.register("A", [dep("B")])
             try fx.register("B", [weakDep("A")])
         }
-        // A lazy slot whose key is container-scoped: the plan makes no step of it, its cell resolves on its first call.
+        // A lazy slot whose key is container-scoped: planned since branch `declinerest` (its cell waits, as
+        // the build's, for the container step the graph may never enter: `Plan.makeSlots`).
         try expectSamePaths(root: "A", expectPlan: true) { fx in
             try fx.register("A", [lazyDep("R")])
             try fx.register("R", scope: .container)

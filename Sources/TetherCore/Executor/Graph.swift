@@ -215,7 +215,7 @@ final class Graph {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
                                         : $0.runTraced(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
                 case .success(let root?): return .success(root)
-                case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
+                case .success(nil): plan = heldReplay(alone, thread.planProgress)  // declined: picked below
                 case .failure(let error): return .failure(error)
                 }
             }
@@ -274,7 +274,7 @@ final class Graph {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
                                     : $0.runTraced(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
             case .success(let root?): return .success(root)
-            case .success(nil): plan = nil  // declined (a shared leaf not cached): picked below
+            case .success(nil): plan = heldReplay(alone, progress)  // declined: picked below
             case .failure(let error): return .failure(error)
             }
         }
@@ -308,6 +308,16 @@ final class Graph {
         let instance = try resolve(registration.object, from: container, arguments: .init(start: nil, count: 0))
         defer { instance.release() }
         return Borrowed<AnyObject>(opaque: instance.borrow { $0.pointer }).object
+    }
+
+    /// After `plan`'s run without a graph declined: `plan` again, replayed into the graph, when a container
+    /// step's cell was held (`containerHeld`: by this thread's resolve further out, or by another thread
+    /// for one that must not wait, acts for a token or is nested): the graph claims it as the build does
+    /// (`Graph.claimContainerStep`, after `checkBeforeNotWaiting`), else nil (the plan for the caches' state
+    /// is picked). Not a plan with a `cachedVariant`: a replay into the graph would not skip as it does.
+    @inline(never)
+    private static func heldReplay(_ plan: Borrowed<Plan>, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
+        progress.pointee.decline == .containerHeld && plan.borrow({ $0.cachedVariant == nil }) ? plan : nil
     }
 
     /// The plan of `registration` compiled for the caches' state (`Registration.creationPlan`), after
@@ -416,6 +426,8 @@ final class Graph {
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
         if creates, try !claimCreations(plan, root: registration, from: container) { return nil }
+        // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
+        if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             if tracer != nil {
@@ -459,10 +471,12 @@ final class Graph {
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
-        if met.claims, try !claimCreations(plan, root: root, from: container) { return }
+        if met.claims, try !claimCreations(plan, root: root, from: container, cut: met.cut) { return }
+        // Else, as before a build: a resolve that must not wait or acts for a token checks first.
+        if !met.claims { try checkBeforeNotWaiting(root, from: container) }
         _ = try plan.borrow { plan in
             plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
-                           cut: met.cut, creates: met.claims)
+                           cut: met.cut, met: met.step, creates: met.claims)
         }.get()
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
@@ -546,8 +560,10 @@ final class Graph {
     /// instance would be revived): the resolve picks the plan for the state it finds. A resolve in
     /// `WaitMode` or acting for a token (of `root`) first claims or checks as the build does before
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
-    /// there are this plan's.
-    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+    /// there are this plan's. `cut`: a run up to a cut (`replayMeeting`) makes no step from it on, so one
+    /// claimed further out on this thread there is claimed as the build's claim is (no cell), not declined.
+    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
+                                cut: Int = Int.max) throws(TetherError) -> Bool {
         try checkBeforeNotWaiting(root, from: container)
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
@@ -560,10 +576,11 @@ final class Graph {
             let held = cells.count
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held) {
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held && step < cut) {
                 // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
                 // or a dead weak instance to revive, which the build handles if no plan picked next does.
-                if hit == nil { progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached }
+                // (Published meanwhile: the plan picked next serves it, unless the caches change under each pick.)
+                progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
                 hit?.release()
                 releaseCells()
                 return false

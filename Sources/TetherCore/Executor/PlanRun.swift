@@ -252,8 +252,8 @@ extension Plan {
     @inline(never)
     func replayCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                    _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
-                   lookup: Container, cut: Int, creates: Bool) -> Result<Bool, TetherError> {
-        progress.pointee.cut = cut
+                   lookup: Container, cut: Int, met: Int, creates: Bool) -> Result<Bool, TetherError> {
+        (progress.pointee.cut, progress.pointee.met) = (cut, met)
         if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
@@ -532,7 +532,7 @@ extension Plan {
             return .success(false)
         }
         if B.readsRequest && hasContainer
-            && !(M.destination == .graph ? claimContainerSteps(run, locals, graph.unsafelyUnwrapped) : takeContainer(M.self, run, locals)) {
+            && !(M.destination == .graph ? claimContainerSteps(M.self, run, locals, graph.unsafelyUnwrapped, progress) : takeContainer(M.self, run, locals)) {
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerHeld
             return .success(false)
@@ -592,6 +592,10 @@ extension Plan {
                     let instance = try makeWithSlots(M.self, i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped)
                     if steps[i].opensFrames { run.made = graph.unsafelyUnwrapped.graph.borrow { $0.replayedWords.base }; run.pointers = run.made }
                     run.instances.set(i, instance)
+                    if isContainer {
+                        madeContainer(i, locals)
+                        graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) }
+                    }
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
                     let instance = makeInstance(M.self, i, try callFactory(M.self, i, n, run, locals), run, specs.unsafelyUnwrapped, locals)
@@ -635,6 +639,11 @@ extension Plan {
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
+            // A container step the build asks for before the one it meets: its claim's failure comes first.
+            if claims != nil && claims!.words[3] != 0 {
+                letGo(M.self, &run, count: count)
+                return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
+            }
             return cutReached(M.self, &run, progress, count: count)
         }
         if fails {
@@ -1003,8 +1012,12 @@ extension Plan {
     /// first step the build makes once it asked for that container step (`claims[3]`: that step + 1); the
     /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
     @inline(never)
-    private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
+    private func claimContainerSteps<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>, _ into: GraphRun,
+                                                    _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
         let claims = locals.claims
+        // A run up to a cut (`replayCut`): only those the build asks for before the step it meets (made
+        // before the cut, or that step's askers), which it then refuses before any cache (`Graph.existing`).
+        let (cut, met) = M.cuts ? (progress.pointee.cut, progress.pointee.met) : (Int.max, -1)
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
         let asked = containerSteps.map { c in
             var first = c
@@ -1012,6 +1025,8 @@ extension Plan {
             return (at: first, step: c)
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         for (at, i) in asked {
+            let asker = M.cuts && i > met && descends(met, from: i)
+            if M.cuts && i >= cut && !asker { continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
             }
@@ -1024,6 +1039,11 @@ extension Plan {
             if let hit {
                 run.instances.set(i, hit)
                 claims[0] |= 1 << UInt(i)
+                // Taken cached, the build never asks for the step it would meet: it decides.
+                if asker {
+                    into.graph.borrow { $0.dropContainerClaims() }
+                    return false
+                }
             }
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold.
@@ -1084,10 +1104,16 @@ extension Plan {
         }
         // (A cached container step is taken, not made: its inputs are among those skipped.)
         for j in madeSteps where skip & 1 << UInt(j) == 0 && claims[0] & 1 << UInt(j) == 0 {
-            let slots = registration(j, locals).borrow { $0.params.count }
-            for s in 0..<slots {
+            let count = registration(j, locals).borrow { $0.params.count }
+            for s in 0..<count {
                 let input = inputs[steps[j].firstInput + s]
                 if Plan.isStep(input) && !steps[input].isShared && skip & 1 << UInt(input) != 0 { return false }
+                // A WEAK slot's step, an ALL slot's items: as a DEP's (a LAZY cell waits for one skipped: `makeSlots`).
+                if Plan.isSlot(input) {
+                    let n = Plan.slotNumber(input)
+                    let named = slots[n].kind == .weak ? [slots[n].step] : slots[n].items
+                    if named.contains(where: { !steps[$0].isShared && skip & 1 << UInt($0) != 0 }) { return false }
+                }
             }
         }
         if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
@@ -1210,7 +1236,13 @@ extension Plan {
             guard kind == .lazy || kind == .weakLazy else { continue }
             let cell = LazyCell(holding: lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
-            if step >= 0 {
+            // Not in the build's graph: a step the run skipped (under a container step taken cached,
+            // `skipUnderCached`; spared, `takePublished`), or, bound as made after the slot was filled,
+            // a container step taken cached (`Graph.existing` enters none): the cell waits, as there.
+            if step >= 0 && (made.isNone(step) || B.readsRequest && slots[n].later != nil && steps[step].isContainer
+                                && ContainerClaims(words: locals.claims).isCached(step)) {
+                graph.borrow { $0.awaitCell(self.registration(step, locals), cell) }
+            } else if step >= 0 {
                 cell.bind(to: made[step].object)
             } else if let awaited = slots[n].awaits {
                 // One of a child's own registrations: the resolving child's in its slot.

@@ -179,6 +179,8 @@ struct PlanProgress {
     var decline: Plan.Decline?
     /// A run up to a cut (`Plan.replayCut`): the first step it does not make; -1 once it reached it.
     var cut = 0
+    /// With `cut`: the step the build meets under construction further out (`Plan.meeting`).
+    var met = -1
 }
 
 extension Plan {
@@ -202,12 +204,13 @@ extension Plan {
     /// dependencies): that step, its registration, and `cut`, the first of its dependencies' steps
     /// (every step before it the build made by then, none from it on: `replayCut`). A step's
     /// dependencies' steps run from `cut` to itself (post-order), so the pre-order is by `cut`, an
-    /// asker before what it asked. Nil for a plan this does not cover (one that fails or reads the
-    /// request: the build reports it). A creation plan's run claims its cells first (`Graph.claimCreations`),
+    /// asker before what it asked. Nil for a plan this does not cover (one that fails: the build
+    /// reports it). A plan that reads the request claims the container steps the build asks for
+    /// before that one (`Plan.claimContainerSteps`). A creation plan's run claims its cells first (`Graph.claimCreations`),
     /// as the build does at its first claim (`Graph.claimInOrder`), when it asks for a creation step before that one.
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
         -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
-        guard !fails, !readsRequest else { return nil }
+        guard !fails else { return nil }
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }

@@ -535,12 +535,12 @@ final class Plan: @unchecked Sendable {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
             if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
             guard let failing = recorder.failing() else { throw recorder.decline }
-            // A graph's replay (creation steps, completion callbacks) passes no request: over container
-            // or value steps, creation records the warm plan, callbacks are built.
+            // A creating replay into the graph passes no request: over container or value steps, creation
+            // records the warm plan. Completion callbacks and slots made per resolve over them replay it
+            // into the graph with the request (`Plan.replayRequest`), as a plan that succeeds.
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
-            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
-            // Slots made per resolve before the failure: made as the build's (`finishSlots`), over no container or value step.
+            // Slots made per resolve before the failure: made as the build's (`finishSlots`).
             guard recorder.finishSlots() else { throw recorder.decline }
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
@@ -550,7 +550,7 @@ final class Plan: @unchecked Sendable {
         if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
             return try record(root, configuration: configuration)
         }
-        guard recorder.finishSlots() else { throw .slotsWithRequestSteps }
+        guard recorder.finishSlots() else { throw .resolverSlot }
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -570,7 +570,7 @@ final class Plan: @unchecked Sendable {
         let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
         (cached.containerLeaves, cached.recordsSlots) = (true, true)
         guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
-        guard made.finishSlots(), cached.finishSlots(), made.slots.isEmpty, cached.slots.isEmpty,
+        guard made.slots.isEmpty, cached.slots.isEmpty,
               !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
         let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
         return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
@@ -587,7 +587,7 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.finishSlots(), recorder.steps.contains(where: { $0.creates }) else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -640,16 +640,13 @@ final class Plan: @unchecked Sendable {
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
         // steps): the next child of that component runs it, not the ordinary build.
-        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`):
-        // not over container or value steps with completion callbacks (as the owner's).
+        // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
             guard !creating, let met = recorder.failing() else { throw recorder.decline }
             failing = met
-            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
-            guard !readsRequest || !recorder.steps.contains(where: { $0.completes }) else { throw recorder.decline }
         }
-        guard recorder.finishSlots() else { throw failing == nil ? .slotsWithRequestSteps : recorder.decline }
+        guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
         if creating {
             guard recorder.steps.contains(where: { $0.creates }),
                   !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } || ($0.isShared && $0.local >= 0) })
@@ -1058,15 +1055,15 @@ final class Plan: @unchecked Sendable {
                 guard frames[top].takesArguments else { throw .arguments }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
-            // Slots made per resolve: not in a container step (its run reads the request, not a graph).
+            // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
             case .weak:
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 if frames[top].listSlot != slot {
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
                 }
@@ -1080,7 +1077,7 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
                 (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
             case .lazy(let isWeak):
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
@@ -1090,15 +1087,14 @@ final class Plan: @unchecked Sendable {
                     if let step = stepOf[id] {
                         input.step = step
                     } else if onPath.contains(id) || scope.isKeyedInGraph {
-                        // (A container-scoped or value key: no step of it here, the plan has no request steps,
-                        // `finishSlots`; the graph never makes it, so the cell resolves from the resolving
-                        // container on its first call, as the build's.)
+                        // A container step or a value taken from the resolving container enters no instance
+                        // (`Graph.existing`): the cell stays waiting, as the run decides (`makeSlots`).
                         (input.later, input.after) = (r, steps.count)
                     }
                 }
                 addSlot(input)
             case .factory:
-                guard recordsSlots, !frames[top].isContainer else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .slot(param.kind) }
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
@@ -1141,11 +1137,15 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: each LAZY slot filled before its key's instance was in the graph gets what
         /// `Graph.bindAwaiting` would do: bound as its owner is made when that instance was made
-        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. False
-        /// (declined) when the graph has container or value steps: its run is not a replay into a graph.
+        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. Over
+        /// container or value steps the run replays into the graph with the request (`Plan.replayRequest`);
+        /// one taken from the resolving container enters nothing, so a cell bound to it waits (`makeSlots`).
+        /// False (declined, `resolverSlot`): a RESOLVER slot over container or value steps (its gets build
+        /// into the graph, `Plan.makeSlots`, a replay passing the request does not cover yet).
         func finishSlots() -> Bool {
             guard !slots.isEmpty else { return true }
-            guard !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return false }
+            let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
+            guard !readsRequest || !slots.contains(where: { $0.kind == .resolver }) else { return false }
             // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
             for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
@@ -1207,6 +1207,7 @@ final class Plan: @unchecked Sendable {
                                 firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
+                step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,

@@ -17,15 +17,13 @@ extension Plan {
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, resolverSlot
-        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a
-        /// description; a container step's slot).
+        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a description).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
-        case slotsWithRequestSteps
         case childTable, childLocal
         /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
         case callbackNotDeclared, callbackTarget
         // A run, before any factory ran.
-        case notCached, containerHeld
+        case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
         case other
 
@@ -47,27 +45,27 @@ extension Plan {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: a dead weak instance to revive, claimed further out on the thread, a child's own, or caches changing past the picks"
-            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request, or whose creation cells it cannot claim; over container or value steps with callbacks or slots made per resolve; a strict container's singleton frame open (Graph reports it)"
+            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that fails, or whose creation cells before the cut it cannot claim; a strict container's singleton frame open (Graph reports it)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
-            case .missing: "a dependency not registered over container or value steps with callbacks or slots made per resolve (Graph reports it)"
+            case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
             case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's)"
-            case .weakSlot: "a WEAK slot where the plan makes no slots (a description, a container step's)"
-            case .lazySlot: "a LAZY slot where the plan makes no slots (a description, a container step's)"
-            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description, a container step's)"
-            case .allSlot: "an ALL slot where the plan makes no slots (a description, a container step's)"
-            case .factorySlot: "a FACTORY slot where the plan makes no slots (a description, a container step's)"
-            case .slotsWithRequestSteps: "slots made per resolve in a graph with container or value steps"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's, or over container or value steps)"
+            case .weakSlot: "a WEAK slot where the plan makes no slots (a description)"
+            case .lazySlot: "a LAZY slot where the plan makes no slots (a description)"
+            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description)"
+            case .allSlot: "an ALL slot where the plan makes no slots (a description)"
+            case .factorySlot: "a FACTORY slot where the plan makes no slots (a description)"
             case .childTable: "from a child whose own registrations are not a small table"
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (a child's own, one under or beside container or value steps, a revive, claimed further out, or caches changing past the picks; over container steps: no value provided)"
-            case .containerHeld: "at run time: a container step's cell held where the build checks before any factory (a token's or no-wait resolve) or further out on this thread, or some cached with a step they asked for taken by one made"
+            case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
+            case .creationPicks: "at run time: the caches changed under each creation plan picked (another thread published or reset meanwhile, past Graph.maxCreationPicks): the build claims as it goes"
             case .other: "other"
             }
         }
