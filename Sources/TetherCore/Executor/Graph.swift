@@ -192,9 +192,7 @@ final class Graph {
         // A singleton's graph is its own container's, whichever container asks (`push`): so is its plan.
         // (A call again, not a `var`: a mutable copy costs every resolve a retain and a release.)
         if container !== registration.container && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) {
-            let own = registration.container
-            return if let tracer { try resolve(registration, from: own, arguments: arguments, tracer: tracer) }
-                else { try resolve(registration, from: own, arguments: arguments) }
+            return try resolveFromOwn(registration, arguments: arguments, tracer: tracer)
         }
         let outcome = ThreadState.currentReference.borrow { thread in
             thread.nesting += 1
@@ -236,6 +234,17 @@ final class Graph {
             return graph.run(registration, from: container, arguments: arguments, plan: plan)
         }
         return try outcome.get()
+    }
+
+    /// `resolve` of a singleton (or weak) from another container: its own container's. Out of line, so
+    /// the body it calls again is not recursive: `resolve`'s callers inline it (a call back into it kept
+    /// it out of line, a call and a frame more every resolve).
+    @inline(never)
+    private static func resolveFromOwn(_ registration: Registration, arguments: UnsafeBufferPointer<Argument>,
+                                       tracer: Tracer?) throws(TetherError) -> Ref<Instance> {
+        let own = registration.container
+        return if let tracer { try resolve(registration, from: own, arguments: arguments, tracer: tracer) }
+            else { try resolve(registration, from: own, arguments: arguments) }
     }
 
     /// A resolve nested while this thread constructs `outer` (`Reentry.constructing`: in a factory

@@ -40,15 +40,25 @@ extension Plan {
         var arguments: UnsafePointer<Argument>? = nil
         /// For a plan that `readsRequest`: what its run reads of the request (else nil).
         var request: UnsafeMutablePointer<RequestRun>? = nil
+        /// The request's `ContainerClaims` words (`RequestRun.words`, at its address).
+        var claims: UnsafeMutablePointer<UInt> {
+            @inline(__always) get { UnsafeMutableRawPointer(request.unsafelyUnwrapped).assumingMemoryBound(to: UInt.self) }
+        }
     }
 
-    /// What a run of a plan that `readsRequest` reads: the resolving container (its values,
-    /// the cache its container steps go to), the calling thread's `ThreadState` (the cells'
-    /// owner) and the run's `ContainerClaims` words.
+    /// What a run of a plan that `readsRequest` reads: the run's `ContainerClaims` words, the
+    /// resolving container (its values, the cache its container steps go to) and the calling
+    /// thread's `ThreadState` (the cells' owner). On the run's stack, the words in place (first:
+    /// `Locals.claims`): no buffer of their own to allocate and clear.
     struct RequestRun {
+        var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
-        let claims: UnsafeMutablePointer<UInt>
+        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
+            assert(MemoryLayout<RequestRun>.offset(of: \RequestRun.words) == 0, "Locals.claims reads the words at the request's address")
+            self.resolving = resolving
+            self.thread = thread
+        }
     }
 
     /// A run's container steps, in 5 words: word 0 has the bit of each step taken from the
@@ -91,40 +101,42 @@ extension Plan {
         return run(specs, progress, Locals<OwnSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress), tracer: traced)
     }
 
-    /// `run` of a plan that `readsRequest`: its `RequestRun` and claims' words on the stack; the
+    /// `run` of a plan that `readsRequest`: its `RequestRun` (the claims' words in it) on the stack; the
     /// cells claimed are let go of once the run published what it made (or failed, or declined).
     /// `M`: `TracedInstances` for `runTraced` (its own copy: the untraced one passes no tracer on).
     @inline(never)
     private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
-            var waits = 0
-            while true {
-                buffer.initialize(repeating: 0)
-                var request = RequestRun(resolving: .init(container), thread: thread, claims: buffer.baseAddress!)
-                let outcome = withUnsafeMutablePointer(to: &request) { request in
-                    if hasLocals {
-                        return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
-                                   tracer: M.traced ? tracer : nil)
-                    }
-                    return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+        var waits = 0
+        while true {
+            var request = RequestRun(resolving: .init(container), thread: thread)
+            let outcome = withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
                                tracer: M.traced ? tracer : nil)
                 }
-                // Claims a failed or declined run still holds (a run that succeeded published them).
-                let claims = ContainerClaims(words: buffer.baseAddress!)
-                if claims.words[1] != 0 {
-                    // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
-                    let locals = Locals<ChildSteps>(base: progress.pointee.locals)
-                    for n in 0..<containerSteps.count where claims.holds(n) {
-                        registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
-                    }
-                }
-                if cachedVariant != nil, case .success(nil) = outcome, claims.words[0].nonzeroBitCount == containerSteps.count {
-                    return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
-                }
-                guard claims.words[3] != 0, waitedForHeld(claims.words[3], &waits, progress, thread: thread) else { return outcome }
+                return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                           tracer: M.traced ? tracer : nil)
             }
+            // Claims a failed or declined run still holds (a run that succeeded published them).
+            if request.words.1 != 0 { endClaims(request.words.1, progress, from: container, thread: thread) }
+            // (Word 0 first: a run that took no container step cached tests nothing more.)
+            if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
+                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
+            }
+            guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
+        }
+    }
+
+    /// The claims a failed or declined run of `runRequest` still holds, ended. Out of line: the cold path.
+    @inline(never)
+    private func endClaims(_ held: UInt, _ progress: UnsafeMutablePointer<PlanProgress>, from container: Container,
+                           thread: UnsafeMutableRawPointer) {
+        // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
+        let locals = Locals<ChildSteps>(base: progress.pointee.locals)
+        for n in 0..<containerSteps.count where held & 1 << UInt(n) != 0 {
+            registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
         }
     }
 
@@ -162,6 +174,7 @@ extension Plan {
     @inline(__always)
     private func run<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                         _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        if isLarge { return runLarge(specs, progress, locals, tracer: tracer) }
         if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer) }
         if blockWords > 0 {
             return withRunState(OneBlock.self) { run in
@@ -174,11 +187,23 @@ extension Plan {
         return separately(SeparateInstances.self, specs, progress, locals)
     }
 
-    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`).
+    /// `run` of a plan that `isLarge` (never a block), its buffers sized for it. Out of line, and the only
+    /// caller of `withLargeRunState`: the common run's closures then go to no call out of line, where
+    /// the closure's capture of the plan cost every run a retain and a release of it (its count, one
+    /// line every core's runs of the plan wrote). The plan needs no count: its registration keeps it,
+    /// a replaced one retired by the reclaimer until every call under way has ended (`Registration+Plans`).
+    @inline(never)
+    private func runLarge<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                             _ locals: Locals<B>, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
+        if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer, large: true) }
+        return separately(SeparateInstances.self, specs, progress, locals, large: true)
+    }
+
+    /// `run` as separate instances (mode `M`: `SeparateInstances` or `TracedInstances`); `large`: `runLarge`'s.
     @inline(__always)
     private func separately<B, M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
-        withRunState(M.self) { run in
+                                           _ locals: Locals<B>, tracer: Borrowed<Tracer>? = nil, large: Bool = false) -> Result<Ref<Instance>?, TetherError> {
+        withRunState(M.self, large: large) { run in
             if M.traced { run.tracer = tracer }
             // Every other step is some step's input, so its instance went to that step's edges.
             let outcome = execute(M.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
@@ -262,17 +287,14 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5) { buffer in
-            buffer.initialize(repeating: 0)
-            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, claims: buffer.baseAddress!)
-            return withUnsafeMutablePointer(to: &request) { request in
-                if hasLocals {
-                    return replay(M.self, into: graph, made, specs, progress,
-                                  Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
-                }
+        var request = RequestRun(resolving: .init(lookup), thread: graph.thread)
+        return withUnsafeMutablePointer(to: &request) { request in
+            if hasLocals {
                 return replay(M.self, into: graph, made, specs, progress,
-                              Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+                              Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
             }
+            return replay(M.self, into: graph, made, specs, progress,
+                          Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
         }
     }
 
@@ -280,14 +302,11 @@ extension Plan {
     private func replay<M: RunMode, B>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                        lookup: Container) -> Result<Bool, TetherError> {
-        func replaying(_ words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
-            // A graph's run makes no block: no pointers of its own.
-            var run = RunState(made: made.base, pointers: made.base, words: words)
-            if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
-            return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
-        }
-        let outcome = isLarge ? withLargeSlotWords(replaying)
-            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) { replaying($0.baseAddress!) }
+        // (A large plan's out of line, as `runLarge`.)
+        let outcome = isLarge ? replayLarge(M.self, into: graph, made, specs, progress, locals, lookup: lookup)
+            : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) {
+                replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+            }
         if case .success(true) = outcome {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
@@ -302,12 +321,33 @@ extension Plan {
         return outcome
     }
 
+    /// The step loop of a replay into `graph`, `words` the slots' words.
+    @inline(__always)
+    private func replaySteps<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>, lookup: Container,
+                                            words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
+        // A graph's run makes no block: no pointers of its own.
+        var run = RunState(made: made.base, pointers: made.base, words: words)
+        if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
+        return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+    }
+
+    /// `replaySteps` of a plan that `isLarge`: the slots' words sized for its largest factory (on the heap past 1 KiB).
+    @inline(never)
+    private func replayLarge<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                            lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) {
+            replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+        }
+    }
+
     /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
     /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
     /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
     @inline(never)
     private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
-        let claims = ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims)
+        let claims = ContainerClaims(words: locals.claims)
         for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
             let cached = steps[i].isContainer && claims.isCached(i)
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
@@ -347,9 +387,20 @@ extension Plan {
     /// dependency). `.declined`: a shared dependency is not cached (before any factory ran).
     @inline(__always)
     func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
+        isLarge ? runLargeObjects(progress) : runObjects(progress, large: false)
+    }
+
+    /// `runObjects` of a plan that `isLarge`, out of line (as `runLarge`).
+    @inline(never)
+    private func runLargeObjects(_ progress: UnsafeMutablePointer<PlanProgress>) -> ObjectOutcome {
+        runObjects(progress, large: true)
+    }
+
+    @inline(__always)
+    private func runObjects(_ progress: UnsafeMutablePointer<PlanProgress>, large: Bool) -> ObjectOutcome {
         // An object plan has no local steps and no arguments (`Recorder.objects`).
         let locals = Locals<OwnSteps>(base: progress.pointee.locals)
-        return withRunState(SwiftObjects.self) { run in
+        return withRunState(SwiftObjects.self, large: large) { run in
             switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals) {
             case .failure(let error): return .failure(error)
             case .success(false): return .declined
@@ -421,9 +472,10 @@ extension Plan {
     /// the stack: buffers of at most 1 KiB each (larger ones `withUnsafeTemporaryAllocation` takes
     /// from the heap): the steps' words (and a block's pointers), the slots' words. Object mode
     /// reads its slots' words raw (`ObjectArguments`), so they follow the steps' in one buffer.
+    /// `large`: a plan that `isLarge`'s (`runLarge`, `runLargeObjects`: a constant false inlined elsewhere).
     @inline(__always)
-    private func withRunState<M: RunMode, R>(_: M.Type, _ body: (inout RunState) -> R) -> R {
-        if isLarge { return withLargeRunState(body) }
+    private func withRunState<M: RunMode, R>(_: M.Type, large: Bool = false, _ body: (inout RunState) -> R) -> R {
+        if large { return withLargeRunState(body) }
         if M.destination == .objects {
             return withUnsafeTemporaryAllocation(of: UInt.self, capacity: Plan.maxSteps + Plan.maxSlots) { buffer in
                 let made = buffer.baseAddress!
@@ -444,7 +496,7 @@ extension Plan {
 
     /// `withRunState` of a plan that `isLarge` (never a block): a word per step, then the slots'
     /// words of its largest factory, in one buffer sized for it (on the heap past 1 KiB).
-    @inline(never)
+    @inline(__always)
     private func withLargeRunState<R>(_ body: (inout RunState) -> R) -> R {
         withUnsafeTemporaryAllocation(of: UInt.self, capacity: steps.count + max(mostSlots, 1)) { buffer in
             let made = buffer.baseAddress!
@@ -452,12 +504,6 @@ extension Plan {
                                words: UnsafeMutableRawPointer(made + steps.count).assumingMemoryBound(to: UInt64.self))
             return body(&run)
         }
-    }
-
-    /// The slots' words of a replay into a graph of a plan that `isLarge`: sized for its largest factory.
-    @inline(never)
-    private func withLargeSlotWords(_ body: (UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError>) -> Result<Bool, TetherError> {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) { body($0.baseAddress!) }
     }
 
     /// A replay into a graph (`replay(into:)`): the graph, whose awaiting cells a lazy slot joins, and the
@@ -492,12 +538,15 @@ extension Plan {
             return .success(false)
         }
         // Read once: a plan without container steps checks no step for one.
-        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.request.unsafelyUnwrapped.pointee.claims) : nil
+        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
         let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
-        let skipsUnder = skipsUnderContainer && cachedAll
-        // Some cached, others not: the steps under the cached ones (`skipUnderCached`).
-        let skipMask = claims != nil && !cachedAll ? claims!.words[4] : 0
+        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and
+        // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
+        let skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
+        var end = madeSteps.count
+        if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         progress.pointee.plan = .init(self)
@@ -513,7 +562,7 @@ extension Plan {
             progress.pointee.decline = .containerInput
             return .success(false)
         }
-        for n in 0..<madeSteps.count {
+        for n in 0..<end {
             let i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
@@ -531,13 +580,8 @@ extension Plan {
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
+            if skip != 0 && skip & 1 << UInt(i) != 0 { continue }
             let isContainer = claims != nil && steps[i].isContainer
-            if isContainer && claims!.isCached(i) { continue }
-            if B.readsRequest && i > missing {
-                return failMissing(M.self, &run, missing, before: i, specs, progress, locals)
-            }
-            if skipsUnder && steps[i].underContainer { continue }
-            if skipMask != 0 && skipMask & 1 << UInt(i) != 0 { continue }
             progress.pointee.step = i
             if M.traced {
                 tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
@@ -585,7 +629,7 @@ extension Plan {
         if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
         if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
-            return failMissing(M.self, &run, missing, before: count, specs, progress, locals)
+            return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts {
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
@@ -855,14 +899,14 @@ extension Plan {
             } else if B.readsRequest && shared.isValue {
                 // None provided: the run fails where the build reaches it (the first such step: `execute`);
                 // with container steps the build may take one cached and never ask for it: it decides.
-                guard let retained = takeValue(shared, locals) else {
+                guard let retained = takeValue(shared.step, locals) else {
                     guard !hasContainer && !M.traced else { return false }  // (traced: the build's events)
                     missing = min(missing, shared.step)
                     continue
                 }
                 hit = retained
             } else {
-                guard let retained = B.readsRequest && shared.inResolving ? takeValue(shared, locals)
+                guard let retained = B.readsRequest && shared.inResolving ? takeInResolving(shared, locals)
                         : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
                 hit = retained
             }
@@ -872,15 +916,19 @@ extension Plan {
         return true
     }
 
-    /// The value the resolving container provides for value step `shared` (retained); nil: none does
-    /// (the plan declines, and `Graph` reports it missing). A container-scoped leaf (`inResolving`): the
-    /// resolving container's cached instance; nil: not cached (the plan declines).
+    /// The value the resolving container provides for value step `i` (retained); nil: none does
+    /// (the plan declines, and `Graph` reports it missing).
     @inline(__always)
-    private func takeValue<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
+    private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
+        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+    }
+
+    /// A container-scoped leaf's (`inResolving`) instance cached in the resolving container (retained);
+    /// nil: not cached (the plan declines).
+    @inline(__always)
+    private func takeInResolving<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
         steps[shared.step].registration.borrow { r in
-            locals.request.unsafelyUnwrapped.pointee.resolving.borrow {
-                shared.inResolving ? SharedCache.cached(r, shared.scope, in: $0) : $0.providedValue(of: r)
-            }
+            locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.cached(r, shared.scope, in: $0) }
         }
     }
 
@@ -891,19 +939,13 @@ extension Plan {
     /// not (`Graph` makes only what the cached ones do not already hold).
     private func takeContainer<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>) -> Bool {
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = request.claims
+        let claims = locals.claims
         let container = request.resolving
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
-            var found = registration(i, locals).borrow { r in
+            let found = registration(i, locals).borrow { r in
                 container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
-            }
-            if case .heldElsewhere = found, let token = SharedCache.token(of: request.thread) {
-                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
-                found = registration(i, locals).borrow { r in
-                    container.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
-                }
             }
             switch found {
             case .published(let hit):
@@ -914,8 +956,24 @@ extension Plan {
             case .claimed:
                 claims[1] |= 1 << UInt(n)
             case .heldElsewhere(let cell):
-                claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
-                return false
+                // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
+                switch claimForToken(i, locals) {
+                case .published(let hit)?:
+                    run.instances.set(i, hit)
+                    if M.destination == .block { run.pointers[i] = UInt(bitPattern: hit.borrow { $0.pointer }) }
+                    claims[0] |= 1 << UInt(i)
+                    cached += 1
+                case .claimed?:
+                    claims[1] |= 1 << UInt(n)
+                case .heldElsewhere(let held)?:
+                    claims[3] = Ref(retaining: held).word
+                    return false
+                case nil:
+                    claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
+                    return false
+                case .heldHere?:
+                    return false
+                }
             case .heldHere:
                 return false
             }
@@ -923,6 +981,17 @@ extension Plan {
         // Every one cached, with a `cachedVariant`: that plan runs instead (`runRequest`).
         if cached == containerSteps.count { return cachedVariant == nil }
         return cached == 0 || skipUnderCached(claims, locals, endClaims: true)
+    }
+
+    /// Container step `i`'s cell, held by another thread, claimed again for the token this thread resolves
+    /// for, if any (`SharedCache.token(of:)`: nil without one). Out of line: a request's run meets it rarely.
+    @inline(never)
+    private func claimForToken<B>(_ i: Int, _ locals: Locals<B>) -> Container.ScopedClaim? {
+        let request = locals.request.unsafelyUnwrapped.pointee
+        guard let token = SharedCache.token(of: request.thread) else { return nil }
+        return registration(i, locals).borrow { r in
+            request.resolving.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: locals.claims + 2, madeBit: 1 << UInt(i)) }
+        }
     }
 
     /// `takeContainer` of a replay into a graph: the graph claims each container step's cell in the
@@ -935,7 +1004,7 @@ extension Plan {
     /// claims stop there, as the build's. They go in the order the build asks: by that step, outer first.
     @inline(never)
     private func claimContainerSteps<B>(_ run: RunState, _ locals: Locals<B>, _ into: GraphRun) -> Bool {
-        let claims = locals.request.unsafelyUnwrapped.pointee.claims
+        let claims = locals.claims
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
         let asked = containerSteps.map { c in
             var first = c
@@ -977,7 +1046,7 @@ extension Plan {
     /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
     @inline(__always)
     private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
-        locals.request.unsafelyUnwrapped.pointee.claims[2] |= 1 << UInt(i)
+        locals.claims[2] |= 1 << UInt(i)
     }
 
     /// After a successful run: the container steps made go to the resolving container's cache,
@@ -986,7 +1055,7 @@ extension Plan {
     private func publishContainer<B>(_ run: RunState, _ locals: Locals<B>) {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = ContainerClaims(words: request.claims)
+        let claims = ContainerClaims(words: locals.claims)
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in

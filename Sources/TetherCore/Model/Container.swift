@@ -145,7 +145,7 @@ public final class Container: @unchecked Sendable {
     private let descendantHitWordCount = Atomic<Int>(0)
     /// This container's hit word is in its ancestors' `descendantHitWords` (`watchHitWord`).
     private let hitWordWatched = Atomic<Bool>(false)
-    private let plansOff = Atomic<Bool>(false)
+    @usableFromInline let plansOff = Atomic<Bool>(false)
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
 
@@ -429,7 +429,8 @@ public final class Container: @unchecked Sendable {
 
     /// Whether resolves from here run recorded plans: unless `usesPlans` was set false (a trace
     /// hook changes nothing: its plans run in their traced modes, `Plan.RunMode.traced`).
-    package var runsPlans: Bool { !plansOff.load(ordering: .relaxed) }
+    /// (Inlinable: `tether_container_new` reads it for every request's child.)
+    @inlinable package var runsPlans: Bool { !plansOff.load(ordering: .relaxed) }
 
     /// How many resolves on the calling thread reached `Graph.build` (no plan, warm or creating,
     /// served them): a diagnostic, so tests tell which executor ran.

@@ -217,6 +217,9 @@ final class Plan: @unchecked Sendable {
     let readsRequest: Bool
     /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
     let skipsUnderContainer: Bool
+    /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
+    /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
+    let underContainerMask: UInt
     /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
     static var maxContainerSteps: Int { 4 }
 
@@ -392,6 +395,7 @@ final class Plan: @unchecked Sendable {
         creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
+        underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
         // (A container-scoped root is its container's instance, not a block's; a container step over made
         // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
