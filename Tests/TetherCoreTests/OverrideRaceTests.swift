@@ -60,4 +60,21 @@ import Testing
         #expect(fx.tracker.dropped("Service") == 1 && fx.tracker.dropped("Repo") == 1 && fx.tracker.dropped("Pool") == 1)
         #expect(fx.tracker.badDrops == 0)
     }
+    /// The key itself: a resolve that looked Pool up before the clear (the ABI finds the registration,
+    /// then reads its cache) and resolves it after gets the original, not "the value of Pool was let go of".
+    @Test func theClearedValueLookedUpBeforeTheClearResolvesToTheOriginal() throws {
+        let fx = try Fixture()
+        let fakeDrops = Box(0)
+        let override = try app(fx, fakeDrops: fakeDrops)
+        try fx.container.clearOverride(Key("Pool"))
+        #expect(fakeDrops.value == 1)
+        do {
+            let pool = try fx.container.resolveRetained(Borrowed(override)).take()
+            #expect(Obj.of(pool).label == "Pool" && fx.tracker.made("Pool") == 1)
+            #expect(try fx.resolve("Pool") === pool)  // cached: the original's singleton
+        }
+        #expect(fx.tracker.calls("Pool") == 1)
+        try fx.container.closeRetiring()
+        #expect(fx.tracker.dropped("Pool") == 1 && fakeDrops.value == 1 && fx.tracker.badDrops == 0)
+    }
 }

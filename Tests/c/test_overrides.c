@@ -210,6 +210,55 @@ static void override_key_with_no_registration_falls_through_again(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* A resolve that took the fake before the override's clear and publishes after it: it returns what
+ * it built (over the fake: it saw that configuration whole), but caches none of it, so the next
+ * resolve builds over the original. Repo's factory clears the override (the clear lands between the
+ * build's look-up of Pool and its publication), from the root or from a child of it. */
+static tether_container *stale_root;
+static int stale_clears;
+static void *make_repo_clearing(kind *k, node *pool) {
+    if (stale_clears++ == 0) CHECK_OK(tether_override_clear(stale_root, "Pool"));
+    return node_new(k, pool, NULL);
+}
+static void built_over_a_cleared_override_is_not_cached(int from_child) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0};
+    stale_root = new_container();
+    stale_clears = 0;
+    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.drop = drop_node;
+    o.context = &Repo;
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Pool")};
+    CHECK_OK(tether_register_with(stale_root, "Repo", (tether_fn)make_repo_clearing, p, 2, &o, NULL));
+    reg_node(stale_root, "Service", &Service, TETHER_SCOPE_SINGLETON, "Repo", NULL, drop_node);
+    tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    tether_ref *s1, *s2, *p2;
+    node *svc1 = resolve(from, "Service", &s1);
+    CHECK(stale_clears == 1 && svc1->a->a == &fake);   /* what it built, over what it saw */
+    CHECK(fake_drops == 0);                            /* s1 holds it through Repo */
+    node *svc2 = resolve(from, "Service", &s2);
+    node *pool = resolve(from, "Pool", &p2);
+    CHECK(svc2 != svc1 && svc2->a != svc1->a);         /* not cached: built again */
+    CHECK(pool != &fake && svc2->a->a == pool);        /* over the original */
+    CHECK(Pool.made == 1 && Repo.made == 2 && Service.made == 2);
+    release(s1);
+    CHECK(Service.dropped == 1 && Repo.dropped == 1 && fake_drops == 1);  /* nothing cached them */
+    tether_ref *s3;
+    CHECK(resolve(from, "Service", &s3) == svc2);      /* the one over the original is cached */
+    release(s3);
+    release(s2);
+    release(p2);
+    if (from_child) CHECK_OK(tether_container_free(from));
+    CHECK_OK(tether_container_free(stale_root));
+    CHECK(Pool.dropped == 1 && Repo.dropped == 2 && Service.dropped == 2 && fake_drops == 1);
+}
+static void built_over_a_cleared_override_from_the_root(void) { built_over_a_cleared_override_is_not_cached(0); }
+static void built_over_a_cleared_override_from_a_child(void) { built_over_a_cleared_override_is_not_cached(1); }
+
 /* Threads resolving through children of their own while the main thread overrides and clears:
  * every resolve sees the fake or the original, and every instance is dropped once at the end. */
 #include <pthread.h>
@@ -281,6 +330,11 @@ static void overrides_while_other_threads_resolve(void) {
     }
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     CHECK(w[0].bad == 0 && w[1].bad == 0);
+    /* Nothing a worker built over the fake and published after a clear stays cached. */
+    tether_ref *r;
+    node *s = resolve(root, "Service", &r);
+    CHECK(s->a->a != &fake && s->a->a->k == &Pool_t && s->a->a->magic == ALIVE);
+    release(r);
     CHECK_OK(tether_container_free(root));
     CHECK(fake_drops == 200);
     CHECK(Pool_t.made == Pool_t.dropped && Repo_t.made == Repo_t.dropped && Service_t.made == Service_t.dropped);
@@ -294,5 +348,7 @@ int main(void) {
     RUN(clear_errors_and_bad_arguments);
     RUN(override_key_with_no_registration_falls_through_again);
     RUN(override_reaches_a_registration_another_override_displaced);
+    RUN(built_over_a_cleared_override_from_the_root);
+    RUN(built_over_a_cleared_override_from_a_child);
     return harness_finish();
 }

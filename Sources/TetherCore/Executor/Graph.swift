@@ -128,6 +128,9 @@ final class Graph {
     /// registered again), so the resolve starts over on the configuration now (`run`), as a plan whose
     /// cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
     private var supersededValue: Borrowed<Registration>?
+    /// The `SupersedeClock` read before this run's build looked anything up: its singletons are not
+    /// cached if a configuration change superseded them after (`publish`).
+    private var builtSince: UInt = 0
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
     /// The thread this graph runs on (its `ThreadState`'s address).
@@ -334,6 +337,7 @@ final class Graph {
         defer { nestedRoot = nil }
         var backOffs = 0  // start-overs: a wait cycle broken, or a value superseded
         while true {
+            builtSince = SupersedeClock.now
             do throws(TetherError) {
                 var built: Int?
                 var picks = 0
@@ -1368,14 +1372,14 @@ final class Graph {
                     if let container {
                         container.borrow { SharedCache.publish(r, instance, in: $0) }
                     } else {
-                        SharedCache.publish(r, instance, in: nil)
+                        SharedCache.publish(r, instance, in: nil, builtSince: builtSince)
                     }
                 }
             }
             pendingShared.removeAll(keepingCapacity: true)
         }
         if !revivedShared.isEmpty {
-            for (registration, instance) in revivedShared { registration.borrow { SharedCache.publish($0, instance, in: nil) } }
+            for (registration, instance) in revivedShared { registration.borrow { SharedCache.publish($0, instance, in: nil, builtSince: builtSince) } }
             revivedShared.removeAll()
         }
         releaseCells()

@@ -1,3 +1,20 @@
+import Synchronization
+
+/// The clock of configuration changes that supersede built instances (`Container.dropBuilt`: an
+/// override started or cleared, a decorator added). A graph reads it before its build looks
+/// anything up (`Graph.run`) and publishes only into registrations `dropBuilt` has not marked
+/// since (`Registration.publish(_:builtSince:)`): a resolve that took the configuration before a
+/// change and publishes after it returns what it built (it saw one configuration whole) but
+/// caches none of what the change superseded, which `dropBuilt` could not let go of (not yet
+/// published). The mark and the publication take the registration's lock: one sees the other.
+enum SupersedeClock {
+    static let ticks = Atomic<UInt>(0)
+    /// Acquiring: a graph that reads a tick sees the configuration change that made it.
+    @inline(__always) static var now: UInt { ticks.load(ordering: .acquiring) }
+    /// After the change is visible (its table replace), before marking (releasing).
+    static func tick() -> UInt { ticks.add(1, ordering: .acquiringAndReleasing).newValue }
+}
+
 /// Overrides for tests: a registration put over a key's in one container until cleared, which
 /// then puts back what was there. Starting and ending one lets go of what the caches of this
 /// container and its descendants hold that was built over the key (declared edges, and strong
@@ -105,6 +122,7 @@ extension Container {
     /// A decorated key built over it takes its undecorated originals along (README "Decorators": the
     /// key caches the decorated result, decorated once; the original goes after the decorator's drop).
     func dropBuilt(over key: Key) {
+        let tick = SupersedeClock.tick()
         let containers = selfAndDescendants()
         for c in containers {
             let visible = c.visibleRegistrations()
@@ -126,7 +144,7 @@ extension Container {
             func isStale(_ r: Registration) -> Bool { stale.contains(ObjectIdentifier(r)) || undecorated.contains(r.key) }
             var dropped: [Dropped] = []
             for r in table where isStale(r) {
-                if let d = r.reset(r.spec.scope) { dropped.append(d) }
+                if let d = r.supersede(r.spec.scope, at: tick) { dropped.append(d) }
             }
             if scoped.contains(where: { isStale($0.0) }) { dropped += c.takeScoped(isStale) }
             c.drop(consume dropped)

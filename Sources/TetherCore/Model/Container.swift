@@ -680,8 +680,24 @@ public final class Container: @unchecked Sendable {
             try Graph.checkArguments(registration, arguments)
             let scope = registration.specReference.borrow { $0.scope }
             if let hit = registration.cachedRetained(scope, in: self) { return hit }
-            return try Graph.resolve(registration, from: self, arguments: arguments)
+            do throws(TetherError) {
+                return try Graph.resolve(registration, from: self, arguments: arguments)
+            } catch {
+                return try resolveAgain(registration, error, arguments: arguments)
+            }
         }
+    }
+
+    /// A resolve of a provided value's registration that failed (`TetherError.valueLetGo`) because it
+    /// was let go of after the caller looked the key up (an override cleared, the key registered
+    /// again; every caller here looked it up by key): the key is looked up again, as a resolve
+    /// started after the change would. Otherwise `error`.
+    @inline(never)
+    private func resolveAgain(_ registration: Registration, _ error: TetherError,
+                              arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Ref<Instance> {
+        guard registration.isValue, !registration.isLive, let again = registrationToResolve(registration.key),
+              !(again === Borrowed(registration)) else { throw error }
+        return try resolveRetained(again, arguments: arguments)
     }
 
     /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.

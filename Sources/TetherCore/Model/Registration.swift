@@ -111,6 +111,9 @@ public final class Registration: @unchecked Sendable {
         /// `componentDeclines` count for; a new one retires the plans of the last.
         var countedConfiguration: UInt = 0
         let observed = ObservedEdgeList()
+        /// The `SupersedeClock` tick at which `dropBuilt` last found this key built over a changed
+        /// one (`supersede`); written under the registration's lock.
+        var supersededAt: UInt = 0
     }
 
     /// `body` with the rare part, if made; no reference count (it lives as long as the registration).
@@ -376,11 +379,14 @@ public final class Registration: @unchecked Sendable {
     }
 
     /// Publishes a shared instance made by a finished graph (unless the
-    /// registration was replaced or its scope changed meanwhile).
-    func publish(_ instance: Instance) {
+    /// registration was replaced or its scope changed meanwhile, or the graph
+    /// read the `SupersedeClock` before `dropBuilt` superseded what it is built over:
+    /// `tick`, `.max` for an instance built over nothing that can be).
+    func publish(_ instance: Instance, builtSince tick: UInt = .max) {
         let slot = instance.spec.scope.isKeptStronglyByRegistration ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
         let declined = lock.withSpinLock { () -> Bool in
-            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope else { return true }
+            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope,
+                  tick >= withRare({ $0.supersededAt }) ?? 0 else { return true }
             switch instance.spec.scope.cache {
             case .registration:
                 singleton.publish(slot!) { rareForWriting.kept.append($0) }
@@ -441,6 +447,15 @@ public final class Registration: @unchecked Sendable {
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
         lock.withSpinLock { spec.scope == scope && !isValue ? clearCaches() : nil }
+    }
+
+    /// `reset`, for `Container.dropBuilt`: what the change at `tick` superseded; a graph that read
+    /// the clock before it publishes nothing here (`publish(_:builtSince:)`).
+    func supersede(_ scope: Scope, at tick: UInt) -> Dropped? {
+        lock.withSpinLock {
+            rareForWriting.supersededAt = tick
+            return spec.scope == scope && !isValue ? clearCaches() : nil
+        }
     }
 
     /// Detaches the registration from its container (replaced or container freed).
