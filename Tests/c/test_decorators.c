@@ -307,6 +307,54 @@ static void a_registration_decorated_by_a_destructor_it_ran_keeps_its_handle(voi
     CHECK(New.dropped == 1 && Wrap.dropped == 1 && Old.dropped == 1);
 }
 
+/* fuzz-diff, fuzz-039a2815ac828e20: K3's singleton over ALL(K0), cached by K3's registration while an
+ * override displaces it, declares an edge to every element of K0's list as it is now, K0#a included:
+ * decorating K0#a lets it go at once (as it would were K3 not overridden), dependents first, and the
+ * override's end builds K3 anew over the decorated element. Registering K0#a lets nothing go. */
+static void *make_over_list(kind *k, const tether_list *list) {
+    return node_new(k, list->count > 0 ? list->items[0] : NULL, list->count > 1 ? list->items[1] : NULL);
+}
+static void decorating_a_listed_key_lets_go_of_a_displaced_singleton_over_the_list(void) {
+    kind K0 = {"0", 0, 0}, K0b = {"b", 0, 0}, K3 = {"3", 0, 0}, A = {"a", 0, 0}, Deco = {"d", 0, 0}, F = {"f", 0, 0};
+    order[0] = 0;
+    tether_container *c = new_container();
+    reg_node(c, "K0", &K0, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    tether_param p[] = {TETHER_CONTEXT, TETHER_ALL("K0")};
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_SINGLETON;
+    o.context = &K3;
+    o.drop = drop_noting;
+    CHECK_OK(tether_register_with(c, "K3", (tether_fn)make_over_list, p, 2, &o, NULL));
+    tether_ref *r;
+    node *k31 = resolve(c, "K3", &r);
+    CHECK(k31->a != NULL && k31->a->k == &K0 && k31->b == NULL);
+    release(r);
+    reg_node(c, "K0", &K0b, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
+    CHECK(K0.dropped == 0);                       /* K31 holds it */
+    tether_param ctx[] = {TETHER_CONTEXT};
+    tether_options f = TETHER_OPTIONS_INIT;
+    f.flags = TETHER_OVERRIDE;
+    f.scope = TETHER_SCOPE_CONTAINER;
+    f.context = &F;
+    f.drop = drop_noting;
+    CHECK_OK(tether_register_with(c, "K3", (tether_fn)make0, ctx, 1, &f, NULL));
+    CHECK(K3.dropped == 0);                       /* the key's own registration keeps its singleton */
+    reg_node(c, "K0#a", &A, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
+    CHECK(K3.dropped == 0 && K0.dropped == 0);
+    CHECK_OK(decorate(c, "K0#a", &Deco, NULL));
+    CHECK(K3.dropped == 1 && K0.dropped == 1);
+    CHECK(strcmp(order, "30") == 0);              /* the dependent first, then what only it held */
+    CHECK_OK(tether_override_clear(c, "K3"));
+    node *k32 = resolve(c, "K3", &r);
+    CHECK(k32->a->k == &K0b && k32->b->k == &Deco && k32->b->a->k == &A);
+    CHECK(K3.made == 2 && K0b.made == 1 && Deco.made == 1 && A.made == 1 && F.made == 0);
+    release(r);
+    order[0] = 0;
+    CHECK_OK(tether_container_free(c));
+    CHECK(strcmp(order, "3dab") == 0);            /* K32 (its list last listed first), then K0b's cache */
+    CHECK(K3.dropped == 2 && K0b.dropped == 1 && Deco.dropped == 1 && A.dropped == 1);
+}
+
 int main(void) {
     RUN(a_registration_decorated_by_a_destructor_it_ran_keeps_its_handle);
     RUN(a_factory_resolving_its_key_decorated_meanwhile_is_a_cycle);
@@ -317,5 +365,6 @@ int main(void) {
     RUN(decorate_errors);
     RUN(a_decorator_taking_runtime_arguments_refuses_a_second_decorator);
     RUN(a_failing_decorator_fails_the_resolve_and_destroys_the_original);
+    RUN(decorating_a_listed_key_lets_go_of_a_displaced_singleton_over_the_list);
     return harness_finish();
 }

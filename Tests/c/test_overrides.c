@@ -134,6 +134,36 @@ static void override_factory_form_stacks_and_goes_under_register(void) {
     CHECK(Fake.made == Fake.dropped && Pool2.dropped == 1 && Service.made == Service.dropped);
 }
 
+/* An override of Pool reaches the Repo singleton an override of Repo displaced: it was built over
+ * Pool and resolves again when Repo's override ends, so it is let go of at once and rebuilt over the
+ * fake (README "Overrides for tests"); the same rule as fuzz-039a2815ac828e20 (test_decorators.c). */
+static void override_reaches_a_registration_another_override_displaced(void) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0}, Clock = {"Clock", 0, 0};
+    tether_container *c = app(&Pool, &Repo, &Service, &Clock);
+    tether_ref *r;
+    node *pool1 = resolve(c, "Repo", &r)->a;
+    release(r);
+    node fake_repo = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    node fake_pool = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(c, "Repo", &fake_repo, drop_fake, &fake_drops));
+    CHECK(Repo.dropped == 0);                     /* the key's own registration keeps its singleton */
+    CHECK_OK(tether_override(c, "Pool", &fake_pool, drop_fake, &fake_drops));
+    CHECK(Repo.dropped == 1 && Pool.dropped == 0);
+    CHECK_OK(tether_override_clear(c, "Repo"));
+    CHECK(fake_drops == 1);
+    node *repo2 = resolve(c, "Repo", &r);
+    CHECK(repo2->a == &fake_pool && Repo.made == 2);
+    release(r);
+    CHECK_OK(tether_override_clear(c, "Pool"));
+    CHECK(Repo.dropped == 2 && fake_drops == 2);
+    CHECK(resolve(c, "Repo", &r)->a == pool1);
+    CHECK(Repo.made == 3 && Pool.made == 1);
+    release(r);
+    CHECK_OK(tether_container_free(c));
+    CHECK(Pool.dropped == 1 && Repo.dropped == 3 && fake_drops == 2);
+}
+
 static void clear_errors_and_bad_arguments(void) {
     kind Pool = {"Pool", 0, 0};
     tether_container *c = new_container();
@@ -317,6 +347,7 @@ int main(void) {
     RUN(override_factory_form_stacks_and_goes_under_register);
     RUN(clear_errors_and_bad_arguments);
     RUN(override_key_with_no_registration_falls_through_again);
+    RUN(override_reaches_a_registration_another_override_displaced);
     RUN(built_over_a_cleared_override_from_the_root);
     RUN(built_over_a_cleared_override_from_a_child);
     return harness_finish();

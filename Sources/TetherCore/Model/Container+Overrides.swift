@@ -115,29 +115,38 @@ extension Container {
     /// `key`: shared instances of keys that declare a path of edges to it (the planner's
     /// `GraphCheck.dependents`) as the caching container looks keys up (a child's registration
     /// of a key says nothing of its parent's), or whose instance reaches one of `key` by strong edges.
+    /// Registrations an override displaced count too (their caches come back when it ends), each by
+    /// its own edges, so a singleton resolved after the override ends was built over `key` as it is
+    /// now (README "Overrides for tests": rebuilt over the fake, and over the original after); the
+    /// key's own registrations keep theirs.
     /// A decorated key built over it takes its undecorated originals along (README "Decorators": the
     /// key caches the decorated result, decorated once; the original goes after the decorator's drop).
     func dropBuilt(over key: Key) {
         let tick = SupersedeClock.tick()
         let containers = selfAndDescendants()
         for c in containers {
-            let dependents = GraphCheck.dependents(of: key, among: c.visibleRegistrations(), lookup: c)
+            let visible = c.visibleRegistrations()
+            let dependents = GraphCheck.dependents(of: key, among: visible, lookup: c)
+            let shown = Set(visible.map(ObjectIdentifier.init))
             func builtOver(_ r: Registration, _ instance: Instance?) -> Bool {
-                r.key != key && (dependents.contains(r.key) || instance?.stronglyReaches(key) == true)
+                guard r.key != key else { return false }
+                let declared = shown.contains(ObjectIdentifier(r)) ? dependents.contains(r.key)
+                    : GraphCheck.declaresPath(r, to: key, dependents: dependents, lookup: c)
+                return declared || instance?.stronglyReaches(key) == true
             }
-            let table = c.state.withLock { _ in c.tableIfAny?.borrow { $0.all() } ?? [] }.filter {
-                !$0.isValue && $0.spec.scope.isKeptByRegistration
-            }
+            let table = c.state.withLock { s in
+                (c.tableIfAny?.borrow { $0.all() } ?? []) + s.overrides.values.joined().compactMap { $0 }
+            }.filter { !$0.isValue && $0.spec.scope.isKeptByRegistration }
             let scoped = c.state.withLock { s in s.scoped.all().map { ($0.registration.object, $0.instance) } }
-            var staleKeys = Set(table.filter { builtOver($0, $0.cached($0.spec.scope)) }.map(\.key))
-            staleKeys.formUnion(scoped.filter { builtOver($0.0, $0.1) }.map { $0.0.key })
-            staleKeys.formUnion(c.undecoratedKeys(of: staleKeys))
+            var stale = Set(table.filter { builtOver($0, $0.cached($0.spec.scope)) }.map(ObjectIdentifier.init))
+            stale.formUnion(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
+            let undecorated = c.undecoratedKeys(of: Set((table + scoped.map(\.0)).filter { stale.contains(ObjectIdentifier($0)) }.map(\.key)))
+            func isStale(_ r: Registration) -> Bool { stale.contains(ObjectIdentifier(r)) || undecorated.contains(r.key) }
             var dropped: [Dropped] = []
-            for r in table where staleKeys.contains(r.key) {
+            for r in table where isStale(r) {
                 if let d = r.supersede(r.spec.scope, at: tick) { dropped.append(d) }
             }
-            let stale = Set(scoped.filter { staleKeys.contains($0.0.key) }.map { ObjectIdentifier($0.0) })
-            if !stale.isEmpty { dropped += c.takeScoped { stale.contains(ObjectIdentifier($0)) } }
+            if scoped.contains(where: { isStale($0.0) }) { dropped += c.takeScoped(isStale) }
             c.drop(consume dropped)
         }
     }

@@ -9,6 +9,13 @@ extension GraphCheck {
         }
         return Set(GraphWalk.reachable(from: key, id: { $0 }) { byTarget[$0] ?? [] })
     }
+
+    /// Whether `r` declares a path of edges to `key`, given `dependents(of: key, ...)` as `lookup`
+    /// sees it: for a registration the table does not show (one an override displaced keeps its
+    /// cache until the override ends), whose key `dependents` answers for another registration.
+    static func declaresPath(_ r: Registration, to key: Key, dependents: Set<Key>, lookup: Container) -> Bool {
+        edges(of: r, lookup: lookup).contains { $0.target == key || dependents.contains($0.target) }
+    }
 }
 
 extension Instance {
