@@ -1296,7 +1296,8 @@ extension Plan {
         // A lazy dependency the factory resolved already is a strong edge like the others, after those its
         // resolver's gets asked for (`Graph.constructSpecial`).
         let late = cells.isEmpty && lists.isEmpty && pendingStrong.isEmpty ? nil
-            : LateEdges(strong: pendingStrong + cells.compactMap(\.resolved), lazyCells: cells, owned: lists)
+            : LateEdges(strong: pendingStrong.isEmpty ? cells.compactMap(\.resolved) : pendingStrong + cells.compactMap(\.resolved),
+                        lazyCells: cells, owned: lists)  // (no second array without a resolver's gets)
         // A local step's spec is its child's, made for this request: no thread copy (as `makeInstance`).
         let instance = Instance.make(pointer: pointer, spec: run.tracer.map { t in t.borrow { $0.spec(for: spec) } }
                                         ?? (!B.bindsLocals || steps[i].local < 0 ? specs.retainedCopy(of: spec) : spec.retained()),
