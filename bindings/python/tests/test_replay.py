@@ -651,18 +651,28 @@ def test_threads_resolving_while_another_re_registers(monkeypatch):
         errors: list[BaseException] = []
         shapes: set[str] = set()
         stop = threading.Event()
+        # Each thread resolves twice before the re-registrations start (its second resolve is a replay
+        # on the replay path), so the path check below does not depend on how threads are scheduled.
+        warm = threading.Semaphore(0)
 
         def resolver() -> None:
             try:
+                done = 0
                 while not stop.is_set():
                     a = c.resolve("A")
                     shapes.add(repr(a))
+                    done += 1
+                    if done == 2:
+                        warm.release()
             except BaseException as exc:  # pragma: no cover - reported below
                 errors.append(exc)
+                warm.release()
 
         threads = [threading.Thread(target=resolver) for _ in range(3)]
         for t in threads:
             t.start()
+        for _ in threads:
+            assert warm.acquire(timeout=30)
         for i in range(100):
             c.register("B", factory("B1" if i % 2 else "B2"), deps=["C"], scope=Scope.TRANSIENT)
         stop.set()
