@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One top-level resolve. Factories run depth-first along declared constructor
 /// dependencies on an explicit stack (no recursion per level); every instance
 /// enters the graph as soon as its factory returns; completion callbacks are
@@ -115,6 +117,14 @@ final class Graph {
     private var claimedInOrder = false
     /// Instances `claimInOrder` found published: held so the build finds them cached.
     private var heldAhead: [Instance] = []
+    /// Creation steps of the plan replaying into this graph that another thread published between the
+    /// pick and their claims (`claimCreations`), each with the instance found: the run takes it cached
+    /// (`takeClaimedHits`), as the build's `claimInOrder` holds one it finds published and takes it where
+    /// its walk asks. `claimedSkip`: those steps and the ones under them, which the run does not make;
+    /// `claimedHeld`: the ones under them no step still made takes, held till the graph ends, as `heldAhead`.
+    private var claimedHits: [(step: Int, instance: Ref<Instance>)] = []
+    private(set) var claimedSkip: UInt = 0
+    private var claimedHeld: UInt = 0
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -441,6 +451,7 @@ final class Graph {
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            if creates { dropClaimedHits() }  // (a run declining before it took them)
             releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return nil
         }
@@ -555,15 +566,20 @@ final class Graph {
 
     /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
     /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
-    /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
-    /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
-    /// instance would be revived): the resolve picks the plan for the state it finds. A resolve in
+    /// One another thread published meanwhile is taken cached by the run, the steps under it not made
+    /// (`claimedHits`, `Plan.stepsUnder(published:)`), as the build takes it where its walk asks.
+    /// False, with every cell it claimed let go of: the caches are not in the plan's state in a way the
+    /// run cannot take (a resolve further out on this thread claimed one, a dead weak instance would be
+    /// revived, a step still made takes one under a published one: the build makes that one where that
+    /// step asks, another order; one published meanwhile in a run up to a cut): the resolve picks the
+    /// plan for the state it finds. A resolve in
     /// `WaitMode` or acting for a token (of `root`) first claims or checks as the build does before
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
     /// there are this plan's. `cut`: a run up to a cut (`replayMeeting`) makes no step from it on, so one
     /// claimed further out on this thread there is claimed as the build's claim is (no cell), not declined.
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                 cut: Int = Int.max) throws(TetherError) -> Bool {
+        if Self.claimHooked.load(ordering: .acquiring), let hook = Self.beforeClaimingCreations.withLock({ $0 }) { hook(root) }
         try checkBeforeNotWaiting(root, from: container)
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
@@ -576,17 +592,83 @@ final class Graph {
             let held = cells.count
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held && step < cut) {
-                // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
-                // or a dead weak instance to revive, which the build handles if no plan picked next does.
-                // (Published meanwhile: the plan picked next serves it, unless the caches change under each pick.)
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || (hit != nil && cut != Int.max)
+                || (hit == nil && !claimedAhead && cells.count == held && step < cut) {
+                // Claimed further out on this thread, or a dead weak instance to revive, which the build handles
+                // if no plan picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)
                 progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
                 hit?.release()
+                dropClaimedHits()
                 releaseCells()
                 return false
             }
+            if let hit { claimedHits.append((step, hit)) }
+        }
+        if !claimedHits.isEmpty && !takesClaimedHits(plan, from: container) {
+            progress.pointee.decline = .creationPicks
+            dropClaimedHits()
+            releaseCells()
+            return false
         }
         return true
+    }
+
+    /// After `claimCreations` found creation steps of `plan` published (`claimedHits`): whether the run can
+    /// take them cached (`Plan.stepsUnder(published:)`), the masks it reads then noted and the cells of
+    /// the creation steps under them let go of (claimed for nothing: the build never asks for those).
+    /// Out of line: a race.
+    @inline(never)
+    private func takesClaimedHits(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
+        let taken = claimedHits.reduce(0 as UInt) { $0 | 1 << UInt($1.step) }
+        guard let (skip, used) = plan.borrow({ $0.stepsUnder(published: taken, progress.pointee.locals, traced: tracer != nil) })
+        else { return false }
+        // (`skip`: the steps under one taken, some of them taken too; a cell each of those made, claimed.)
+        for creation in plan.borrow({ $0.creations }) where skip & 1 << UInt(creation.step) != 0 {
+            let key = plan.borrow { $0.steps[creation.step].registration }.borrow { SharedCache.cellKey($0, creation.scope, in: container) }
+            guard let c = cells.firstIndex(where: { $0.key == key }) else { continue }
+            SharedCache.shared.release(cells.remove(at: c))
+        }
+        (claimedSkip, claimedHeld) = (skip | taken, skip & ~used)
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.claimedTakes &+= 1 }
+        return true
+    }
+
+    /// The run of the plan replaying into this graph, its shared steps taken (`Plan.execute`): the creation
+    /// steps found published at their claims put in `words` (`claimedHits`), what is under them that no step
+    /// still made takes held till the graph ends instead (`claimedHeld`, as `heldAhead`). Returns the steps
+    /// the run does not make (`claimedSkip`). Out of line: a race.
+    @inline(never)
+    func takeClaimedHits(into words: ReferenceWords<Instance>) -> UInt {
+        for (step, hit) in claimedHits {
+            if claimedHeld & 1 << UInt(step) != 0 { heldAhead.append(hit.take()) } else { words.set(step, hit) }
+        }
+        claimedHits.removeAll()
+        var held = claimedHeld
+        while held != 0 {
+            let j = held.trailingZeroBitCount
+            held &= held - 1
+            if !words.isNone(j) { heldAhead.append(words.take(j).take()); words.base[j] = ReferenceWords<Instance>.none }
+        }
+        return claimedSkip
+    }
+
+    /// Lets go of `claimedHits` and the masks: the plan declined, or the graph ends.
+    private func dropClaimedHits() {
+        (claimedSkip, claimedHeld) = (0, 0)
+        guard !claimedHits.isEmpty else { return }
+        let hits = claimedHits
+        claimedHits.removeAll()
+        for (_, hit) in hits { hit.release() }
+    }
+
+    /// Tests only (`setBeforeClaimingCreations`): called with the root of each creation plan's run before it
+    /// claims its cells (`claimCreations`), where another thread's publication lands in a race. Read only
+    /// while `claimHooked`: a creation plan's run pays one load.
+    private static let beforeClaimingCreations = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+    private static let claimHooked = Atomic<Bool>(false)
+    static func setBeforeClaimingCreations(_ hook: (@Sendable (Registration) -> Void)?) {
+        beforeClaimingCreations.withLock { $0 = hook }
+        claimHooked.store(hook != nil, ordering: .releasing)
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
@@ -651,6 +733,7 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
+        if claimedSkip != 0 || !claimedHits.isEmpty { dropClaimedHits() }
         if let built { letGoReplayed(built) }
         alive.removeAll()
     }

@@ -543,7 +543,11 @@ extension Plan {
         let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
         // The steps the run does not make, decided once (a bit each): the container steps taken cached, and
         // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
-        let skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        var skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        // Creation steps another thread published before their claims: taken, and the steps under them not made.
+        if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
+            skip |= graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }
+        }
         // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
         var end = madeSteps.count
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
@@ -568,7 +572,7 @@ extension Plan {
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, told: &told)
+                    skipTo = takePublished(&check, n, run, told: &told, taken: skip)
                     if n <= skipTo { continue }
                 }
             }
@@ -702,12 +706,13 @@ extension Plan {
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     @inline(never)
-    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int) -> Int {
+    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int, taken: UInt) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
             check += 1
-            guard found.made > skipTo,
+            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`.)
+            guard found.made > skipTo, taken & 1 << UInt(found.step) == 0,
                   let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
@@ -1096,26 +1101,8 @@ extension Plan {
     @inline(never)
     private func skipUnderCached<B>(_ claims: UnsafeMutablePointer<UInt>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
         guard cachedVariant == nil else { return false }
-        var skip: UInt = 0
-        for j in 0..<steps.count {
-            var k = steps[j].parent
-            while k >= 0 && !(steps[k].isContainer && claims[0] & 1 << UInt(k) != 0) { k = steps[k].parent }
-            if k >= 0 { skip |= 1 << UInt(j) }
-        }
-        // (A cached container step is taken, not made: its inputs are among those skipped.)
-        for j in madeSteps where skip & 1 << UInt(j) == 0 && claims[0] & 1 << UInt(j) == 0 {
-            let count = registration(j, locals).borrow { $0.params.count }
-            for s in 0..<count {
-                let input = inputs[steps[j].firstInput + s]
-                if Plan.isStep(input) && !steps[input].isShared && skip & 1 << UInt(input) != 0 { return false }
-                // A WEAK slot's step, an ALL slot's items: as a DEP's (a LAZY cell waits for one skipped: `makeSlots`).
-                if Plan.isSlot(input) {
-                    let n = Plan.slotNumber(input)
-                    let named = slots[n].kind == .weak ? [slots[n].step] : slots[n].items
-                    if named.contains(where: { !steps[$0].isShared && skip & 1 << UInt($0) != 0 }) { return false }
-                }
-            }
-        }
+        // (Only container steps have bits in word 0.)
+        guard let (skip, _) = stepsUnder(claims[0], held: sharedMask, locals) else { return false }
         if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
         claims[4] = skip
         guard endClaims else { return true }
@@ -1125,6 +1112,50 @@ extension Plan {
             claims[1] &= ~(1 << UInt(n))
         }
         return true
+    }
+
+    /// The steps asked for first under a step of `taken` (a bit each: taken, not made: a container step
+    /// cached, a creation step published meanwhile), which a build taking those never asks for, and
+    /// (`used`) those of them a step still made takes. Nil when a step still made takes one of them not in
+    /// `held` (as a DEP, a WEAK slot's step, an ALL slot's item): the build makes it where that step asks,
+    /// another order (a LAZY cell waits for one skipped: `makeSlots`).
+    private func stepsUnder<B>(_ taken: UInt, held: UInt, _ locals: Locals<B>) -> (skip: UInt, used: UInt)? {
+        var skip: UInt = 0, used: UInt = 0
+        for j in 0..<steps.count {
+            var k = steps[j].parent
+            while k >= 0 && taken & 1 << UInt(k) == 0 { k = steps[k].parent }
+            if k >= 0 { skip |= 1 << UInt(j) }
+        }
+        // (A step taken is not made: its inputs are among those skipped.)
+        for j in madeSteps where skip & 1 << UInt(j) == 0 && taken & 1 << UInt(j) == 0 {
+            let count = registration(j, locals).borrow { $0.params.count }
+            for s in 0..<count {
+                let input = inputs[steps[j].firstInput + s]
+                // A WEAK slot's step, an ALL slot's items: as a DEP's.
+                var named = Plan.isStep(input) ? [input] : []
+                if Plan.isSlot(input) {
+                    let n = Plan.slotNumber(input)
+                    if slots[n].kind == .weak { named = [slots[n].step] } else if slots[n].kind == .all { named = slots[n].items }
+                }
+                for k in named where skip & 1 << UInt(k) != 0 {
+                    guard held & 1 << UInt(k) != 0 else { return nil }
+                    used |= 1 << UInt(k)
+                }
+            }
+        }
+        return (skip, used)
+    }
+
+    /// The bit of each shared step (the run takes them from their caches before any factory).
+    private var sharedMask: UInt { sharedSteps.reduce(0) { $0 | 1 << UInt($1.step) } }
+
+    /// `stepsUnder` of creation steps `taken` that `Graph.claimCreations` found published: the steps the run
+    /// does not make besides them, and those of them a step still made takes (a shared step, or one taken:
+    /// held; traced, none: the build's event for it would come where that step asks). Nil: the resolve
+    /// picks the plan for the state found (past a word of steps, too).
+    func stepsUnder(published taken: UInt, _ locals: UnsafeMutablePointer<Borrowed<Registration>>, traced: Bool) -> (skip: UInt, used: UInt)? {
+        guard steps.count <= UInt.bitWidth else { return nil }
+        return stepsUnder(taken, held: traced ? 0 : sharedMask | taken, Locals<ChildSteps>(base: locals))
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C

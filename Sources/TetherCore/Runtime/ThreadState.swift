@@ -40,6 +40,8 @@ final class ThreadState: CellOwner {
     var blocked = false
     /// Resolves on this thread that reached `Graph.build` (no plan served them): a diagnostic.
     var builds = 0
+    /// Creation plans' runs on this thread that took steps found published at their claims (`Graph.takesClaimedHits`): a diagnostic.
+    var claimedTakes = 0
     /// Graphs of resolves nested on this thread (in a factory, callback or destructor), innermost last (`Reentry`).
     var nestedGraphs: [Borrowed<Graph>] = []
     /// What a binding's replay of a described plan constructs on this thread, outermost first
