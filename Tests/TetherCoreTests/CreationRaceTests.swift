@@ -219,4 +219,64 @@ import Testing
         #expect(outcome.seen == ["A(B(D),C(D))"])
         #expect(outcome.counts == ["resolves": 1] && outcome.builds == 0 && outcome.creationPlans == 1 && outcome.takes == 1)
     }
+
+    /// The hook's events as lines, instances named by order of first appearance (as `TracePlanTests`).
+    private final class TraceLog: @unchecked Sendable {
+        private let state = Lock<(lines: [String], seen: [UInt])>(([], []))
+        var lines: [String] { state.withLock { $0.lines } }
+        func hook(_ event: TraceEvent) {
+            state.withLock { s in
+                func name(_ p: UnsafeMutableRawPointer) -> Int {
+                    if let n = s.seen.firstIndex(of: UInt(bitPattern: p)) { return n + 1 }
+                    s.seen.append(UInt(bitPattern: p))
+                    return s.seen.count
+                }
+                var line = "\(event.kind) \(event.key.name)"
+                if let p = event.instance { line += "#\(name(p))" }
+                if let t = event.target { line += " -> \(event.targetKey!.name)#\(name(t))" }
+                s.lines.append(line)
+            }
+        }
+    }
+
+    /// Traced (`Container.setTrace`), the run tells the hook what the build would, in its order: a creation
+    /// step taken at its claim is a cache hit where the build asks for it, nothing under it told. `C` takes
+    /// `D`, under `B`, too (`sharesD`): the build's hit for D comes where C asks, so the run cannot take B
+    /// and the resolve picks the plan again (the same events).
+    @Test(arguments: [false, true])
+    func tracedTheEventsAreTheBuilds(sharesD: Bool) throws {
+        let setUp: (Fixture) throws -> Void = { fx in
+            try fx.register("A", [dep("B"), dep("C")], scope: .transient)
+            try fx.register("B", [dep("D")], scope: .singleton)
+            try fx.register("C", sharesD ? [dep("X"), dep("D")] : [dep("X")], scope: .singleton)
+            try fx.register("D", scope: .singleton)
+            try fx.register("X", scope: .transient)
+        }
+        var logs: [[String]] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            try setUp(fx)
+            let log = TraceLog()
+            fx.container.setTrace { log.hook($0) }
+            let takes = ThreadState.currentReference.borrow { $0.claimedTakes }
+            let counts = try counted {
+                _ = try publishing("B", before: "A", fx, plans: plans) { _ = try fx.resolve("A") }
+            }
+            if plans {
+                #expect(counts == ["resolves": 1], "\(counts)")
+                #expect(ThreadState.currentReference.borrow { $0.claimedTakes } - takes == (sharesD ? 0 : 1))
+            }
+            _ = try fx.container.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+            logs.append(log.lines)
+        }
+        // The other thread's resolve of B (its events where it ran: in A's resolve, or before it) set apart.
+        let apart = logs.map { log -> [String] in
+            let start = log.firstIndex(of: "resolveStart B")!, end = log.firstIndex(of: "resolveEnd B#2")!
+            return Array(log[start...end]) + log[..<start] + log[(end + 1)...]
+        }
+        #expect(apart[0] == apart[1])
+        #expect(apart[1][7...].starts(with: ["resolveStart A", "cacheHit B#2", "factoryCall X"]), "\(apart[1])")
+    }
 }

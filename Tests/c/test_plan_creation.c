@@ -6,6 +6,7 @@
  * racing the first resolve create the singleton once. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,10 +283,95 @@ static void threads_racing_the_first_resolve_create_it_once(void) {
     }
 }
 
+/* A diamond of singletons, Root(transient) -> {B -> D, C -> {X(transient), D}}: first resolves racing from
+ * 2 to 4 threads, of Root, B and C (so one thread's plan finds keys another published between its pick and
+ * its claims: taken cached, what is under them not made). Each singleton's factory runs exactly once, every
+ * thread sees the same instances, and every destructor runs once. */
+enum { DIA_B, DIA_C, DIA_D, DIA_X, DIA_ROOT, DIA_KINDS };
+static int dia_tag[DIA_KINDS] = {DIA_B, DIA_C, DIA_D, DIA_X, DIA_ROOT};
+static atomic_int dia_made[DIA_KINDS], dia_dropped[DIA_KINDS];
+static node *dia_new(int *tag, node *a, node *b) {
+    atomic_fetch_add(&dia_made[*tag], 1);
+    sched_yield();
+    node *o = xcalloc(sizeof *o);
+    o->magic = ALIVE; o->a = a; o->b = b;
+    return o;
+}
+static void *dia0(int *tag) { return dia_new(tag, NULL, NULL); }
+static void *dia1(int *tag, node *a) { return dia_new(tag, a, NULL); }
+static void *dia2(int *tag, node *a, node *b) { return dia_new(tag, a, b); }
+static void dia_drop(void *instance, void *context) {
+    atomic_fetch_add(&dia_dropped[*(int *)context], 1);
+    free(instance);
+}
+static void dia_reg(tether_container *c, const char *key, int kind, tether_scope scope, const char *a, const char *b) {
+    tether_param p[3] = {TETHER_CONTEXT};
+    size_t n = 1;
+    if (a) p[n++] = TETHER_DEP(a);
+    if (b) p[n++] = TETHER_DEP(b);
+    tether_registration_options o = {0};
+    o.scope = scope;
+    o.context = &dia_tag[kind];
+    o.drop = dia_drop;
+    CHECK_OK(TB.register_ex(c, key, n == 1 ? (tether_fn)dia0 : n == 2 ? (tether_fn)dia1 : (tether_fn)dia2, p, n, &o, NULL));
+}
+static const char *const dia_keys[] = {"Root", "B", "C", "Root"};
+static int dia_threads;
+static void *dia_race(void *arg) {
+    intptr_t i = (intptr_t)arg;
+    pthread_barrier_wait(&race_start);
+    raced[i] = NULL;
+    if (tether_resolve(race_c, dia_keys[i], &raced_refs[i]) == TETHER_OK) raced[i] = tether_ref_get(raced_refs[i]);
+    return NULL;
+}
+
+static void threads_racing_over_a_diamond_of_singletons_make_each_once(void) {
+    for (dia_threads = 2; dia_threads <= RACERS; dia_threads++) {
+        for (int round = 0; round < 30; round++) {
+            for (int k = 0; k < DIA_KINDS; k++) { atomic_store(&dia_made[k], 0); atomic_store(&dia_dropped[k], 0); }
+            race_c = new_container();
+            dia_reg(race_c, "Root", DIA_ROOT, TETHER_SCOPE_TRANSIENT, "B", "C");
+            dia_reg(race_c, "B", DIA_B, TETHER_SCOPE_SINGLETON, "D", NULL);
+            dia_reg(race_c, "C", DIA_C, TETHER_SCOPE_SINGLETON, "X", "D");
+            dia_reg(race_c, "D", DIA_D, TETHER_SCOPE_SINGLETON, NULL, NULL);
+            dia_reg(race_c, "X", DIA_X, TETHER_SCOPE_TRANSIENT, NULL, NULL);
+            pthread_t t[RACERS];
+            CHECK(pthread_barrier_init(&race_start, NULL, (unsigned)dia_threads) == 0);
+            for (intptr_t i = 0; i < dia_threads; i++) CHECK(pthread_create(&t[i], NULL, dia_race, (void *)i) == 0);
+            for (int i = 0; i < dia_threads; i++) CHECK(pthread_join(t[i], NULL) == 0);
+            pthread_barrier_destroy(&race_start);
+            int roots = 0;
+            for (int i = 0; i < dia_threads; i++) roots += dia_keys[i][0] == 'R';
+            CHECK(atomic_load(&dia_made[DIA_B]) == 1 && atomic_load(&dia_made[DIA_C]) == 1 && atomic_load(&dia_made[DIA_D]) == 1);
+            CHECK(atomic_load(&dia_made[DIA_X]) == 1 && atomic_load(&dia_made[DIA_ROOT]) == roots);
+            /* The same instances everywhere: B's D is C's, each Root's B and C are the ones resolved. */
+            tether_ref *b_ref = NULL, *c_ref = NULL;
+            CHECK_OK(tether_resolve(race_c, "B", &b_ref));
+            CHECK_OK(tether_resolve(race_c, "C", &c_ref));
+            node *b = tether_ref_get(b_ref), *c = tether_ref_get(c_ref);
+            CHECK(b->a == c->b);
+            for (int i = 0; i < dia_threads; i++) {
+                CHECK(raced[i] != NULL);
+                if (dia_keys[i][0] == 'R') CHECK(raced[i]->a == b && raced[i]->b == c);
+                else CHECK(raced[i] == (dia_keys[i][0] == 'B' ? b : c));
+            }
+            CHECK_OK(tether_ref_release(b_ref));
+            CHECK_OK(tether_ref_release(c_ref));
+            for (int i = 0; i < dia_threads; i++) {
+                if (raced_refs[i]) CHECK_OK(tether_ref_release(raced_refs[i]));
+                raced_refs[i] = NULL;
+            }
+            CHECK_OK(tether_container_free(race_c));
+            for (int k = 0; k < DIA_KINDS; k++) CHECK(atomic_load(&dia_dropped[k]) == atomic_load(&dia_made[k]));
+        }
+    }
+}
+
 int main(void) {
     RUN(a_first_resolve_creates_as_the_build_does);
     RUN(a_failure_mid_creation_caches_nothing);
     RUN(a_singleton_published_under_the_plans_claim_completes_once);
     RUN(threads_racing_the_first_resolve_create_it_once);
+    RUN(threads_racing_over_a_diamond_of_singletons_make_each_once);
     return harness_finish();
 }
