@@ -340,7 +340,8 @@ final class Graph {
     }
 
     /// How often a resolve picks a creation plan again after the one it picked found the caches
-    /// changed (another thread published one, a weak one died) before it builds instead.
+    /// changed in a way its run cannot take (`claimCreations`: a key another thread published that a
+    /// step still made needs under it, a weak one died, a leaf reset) before it builds instead.
     private static let maxCreationPicks = 4
 
     /// One resolve on this graph, its build replayed from `plan` unless that
