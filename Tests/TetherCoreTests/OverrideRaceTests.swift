@@ -3,6 +3,7 @@
 // clear hits by luck (test_overrides' threads, about 1 run in 80). Made deterministic by the plan
 // recorder's test hook, which runs the clear there. The resolve must see the old or the new
 // configuration whole: it starts over on the new one rather than call the value's factory.
+// With a trace hook set too (`Container.tracedResolve`): the same outcome, the trace's resolve ending well.
 @testable import TetherCore
 import Testing
 
@@ -32,12 +33,26 @@ import Testing
         return cleared.value
     }
 
-    @Test(arguments: [false, true])
-    func aClearLandingAfterTheOverrideWasPickedStartsTheResolveOver(fromChild: Bool) throws {
+    /// Sets a trace hook on `container` that notes each event's kind and key (an end's status too) in `fx.tracker`.
+    private func trace(_ container: Container, _ fx: Fixture) {
+        let tracker = fx.tracker
+        container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)" + (e.status.map { " \($0)" } ?? "")) }
+    }
+
+    /// The resolve of `key` traced: its start first, its end last, no failure on the way.
+    private func expectTracedWhole(_ fx: Fixture, _ key: String) {
+        let events = fx.tracker.events("trace ")
+        #expect(events.first == "trace resolveStart \(key)" && events.last == "trace resolveEnd \(key)")
+        #expect(!events.contains { $0.hasPrefix("trace resolveEnd") && $0.split(separator: " ").count > 3 })
+    }
+
+    @Test(arguments: [false, true], [false, true])
+    func aClearLandingAfterTheOverrideWasPickedStartsTheResolveOver(fromChild: Bool, traced: Bool) throws {
         let fx = try Fixture(retiring: fromChild)
         let fakeDrops = Box(0)
         let override = try app(fx, fakeDrops: fakeDrops)
         let child = try fx.child()
+        if traced { trace(fromChild ? child : fx.container, fx) }
         var service: Instance?
         let cleared = try clearing(override, in: fx.container) {
             service = try fx.resolve("Service", in: fromChild ? child : nil)
@@ -48,6 +63,7 @@ import Testing
         #expect(svc.label == "Service" && svc.dep(0).label == "Repo" && svc.dep(0).dep(0).label == "Pool")
         #expect(fx.tracker.made("Pool") == 1 && fx.tracker.made("Repo") == 1 && fx.tracker.made("Service") == 1)
         #expect(fakeDrops.value == 1)
+        if traced { expectTracedWhole(fx, "Service") }
         // What it made was published: resolved again, the same instances, nothing made.
         do {
             let again = try fx.resolve("Service")
@@ -62,15 +78,19 @@ import Testing
     }
     /// The key itself: a resolve that looked Pool up before the clear (the ABI finds the registration,
     /// then reads its cache) and resolves it after gets the original, not "the value of Pool was let go of".
-    @Test func theClearedValueLookedUpBeforeTheClearResolvesToTheOriginal() throws {
+    /// Traced (`Container.tracedResolve`) the same: failed before with that message.
+    @Test(arguments: [false, true])
+    func theClearedValueLookedUpBeforeTheClearResolvesToTheOriginal(traced: Bool) throws {
         let fx = try Fixture()
         let fakeDrops = Box(0)
         let override = try app(fx, fakeDrops: fakeDrops)
         try fx.container.clearOverride(Key("Pool"))
         #expect(fakeDrops.value == 1)
+        if traced { trace(fx.container, fx) }
         do {
             let pool = try fx.container.resolveRetained(Borrowed(override)).take()
             #expect(Obj.of(pool).label == "Pool" && fx.tracker.made("Pool") == 1)
+            if traced { expectTracedWhole(fx, "Pool") }
             #expect(try fx.resolve("Pool") === pool)  // cached: the original's singleton
         }
         #expect(fx.tracker.calls("Pool") == 1)

@@ -125,8 +125,8 @@ final class Graph {
     private static let maxBackOffs = 64
     /// A provided value's registration this resolve picked and then found without its value, claimed as
     /// if to make it (`claimOne`): the configuration moved on meanwhile (an override cleared, the key
-    /// registered again), so the resolve starts over on the configuration now (`run`), as a plan whose
-    /// cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
+    /// registered again), so the resolve starts over on the configuration now (`run`, `Container.startOver`),
+    /// as a plan whose cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
     private var supersededValue: Borrowed<Registration>?
     /// The `SupersedeClock` read before this run's build looked anything up: its singletons are not
     /// cached if a configuration change superseded them after (`publish`).
@@ -387,13 +387,14 @@ final class Graph {
                 return .success(root)
             } catch {
                 abort()
-                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs
-                // again, its plan picked for the configuration now (the build looks every key up again).
-                // Not the root's own: that is looked up by its caller.
+                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs again
+                // on the configuration now (`Container.startOver`: its plan picked anew, the build looks every
+                // key up again). The root's own value: its caller looks the key up again.
                 if let value = supersededValue {
                     supersededValue = nil
                     backOffs += 1
-                    guard backOffs <= Self.maxBackOffs, !(value === Borrowed(registration)) else { return .failure(error) }
+                    guard backOffs <= Self.maxBackOffs, let next = container.startOver(after: value.object, resolving: registration),
+                          next === Borrowed(registration) else { return .failure(error) }
                     plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
                     continue
                 }
@@ -1388,7 +1389,7 @@ final class Graph {
             for (registration, instance, container) in pendingShared {
                 registration.borrow { r in
                     if let container {
-                        container.borrow { SharedCache.publish(r, instance, in: $0) }
+                        container.borrow { SharedCache.publish(r, instance, in: $0, builtSince: builtSince) }
                     } else {
                         SharedCache.publish(r, instance, in: nil, builtSince: builtSince)
                     }

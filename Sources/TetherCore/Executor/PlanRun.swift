@@ -54,10 +54,14 @@ extension Plan {
         var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
+        /// The `SupersedeClock` read before the run looked anything up: a container step a configuration
+        /// change since superseded is not cached (`Container.publishScoped(_:_:endingClaimOf:builtSince:)`).
+        let builtSince: UInt
         init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
             assert(MemoryLayout<RequestRun>.offset(of: \RequestRun.words) == 0, "Locals.claims reads the words at the request's address")
             self.resolving = resolving
             self.thread = thread
+            builtSince = SupersedeClock.now
         }
     }
 
@@ -1079,7 +1083,9 @@ extension Plan {
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
-                made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
+                made[i].borrow { instance in
+                    request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread, builtSince: request.builtSince) }
+                }
             }
             claims.words[1] &= ~(1 << UInt(n))
         }
