@@ -97,4 +97,49 @@ import Testing
         try fx.container.closeRetiring()
         #expect(fx.tracker.dropped("Pool") == 1 && fakeDrops.value == 1 && fx.tracker.badDrops == 0)
     }
+
+    /// An override starting between a resolve's plan pick and its run (the hook runs it while the plan is
+    /// recorded, reading the cached Pool's cache; Clock, not cached, makes the plan a creation plan, which
+    /// the graph runs): the resolve returns what it built over the configuration it picked, the original
+    /// Pool, and caches none of what the override superseded: Repo resolved again is built over the fake.
+    /// (Cached before: the run read the clock after the pick.) Not the container scope: its resolve here
+    /// picks its plan again after the change (the graph's claims find the state changed) and builds over the fake.
+    @Test(arguments: [Scope.singleton, .weak])
+    func anOverrideStartingWhileThePlanIsPickedCachesNothingItSuperseded(scope: Scope) throws {
+        let fx = try Fixture()
+        let fakeDrops = Box(0)
+        try fx.register("Pool", scope: .singleton)
+        try fx.register("Clock", scope: .singleton)
+        try fx.register("Repo", [dep("Pool"), dep("Clock")], scope: scope)
+        let child = try fx.child()
+        _ = try fx.resolve("Pool")  // cached
+        let fakeObject = Obj(label: "fake", words: [])
+        let fake = UInt(bitPattern: Ref(retaining: fakeObject).opaque)
+        let started = Box(false)
+        let root = fx.container
+        Plan.Recorder.setBeforeReadingCache { r in
+            guard r.key == Key("Pool"), !started.value else { return }
+            started.value = true
+            _ = try? root.overrideValue(Key("Pool"), UnsafeMutableRawPointer(bitPattern: fake)!, context: nil) { p, _ in
+                fakeDrops.value += 1
+                Ref<Obj>(opaque: p).release()
+            }
+        }
+        defer { Plan.Recorder.setBeforeReadingCache(nil) }
+        do {
+            let repo1 = try fx.resolve("Repo", in: child)
+            #expect(started.value)
+            #expect(Obj.of(repo1).dep(0).label == "Pool")  // the configuration it picked, whole
+            Plan.Recorder.setBeforeReadingCache(nil)
+            let repo2 = try fx.resolve("Repo", in: child)
+            #expect(repo2 !== repo1 && Obj.of(repo2).dep(0) === fakeObject)
+            #expect(try fx.resolve("Repo", in: child) === repo2)  // the one over the fake is cached
+        }
+        #expect(fx.tracker.made("Pool") == 1 && fx.tracker.made("Clock") == 1 && fx.tracker.made("Repo") == 2)
+        try root.clearOverride(Key("Pool"))
+        try child.closeRetiring()
+        try root.closeRetiring()
+        #expect(fx.tracker.dropped("Repo") == 2 && fx.tracker.dropped("Pool") == 1 && fx.tracker.dropped("Clock") == 1)
+        #expect(fakeDrops.value == 1 && fx.tracker.badDrops == 0)
+    }
 }

@@ -128,8 +128,8 @@ final class Graph {
     /// registered again), so the resolve starts over on the configuration now (`run`, `Container.startOver`),
     /// as a plan whose cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
     private var supersededValue: Borrowed<Registration>?
-    /// The `SupersedeClock` read before this run's build looked anything up: its singletons are not
-    /// cached if a configuration change superseded them after (`publish`).
+    /// The `SupersedeClock` read before this run's plan was picked (`PlanProgress.builtSince`) or its build
+    /// looked anything up: what a configuration change superseded after is not cached (`publish`).
     private var builtSince: UInt = 0
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
@@ -210,6 +210,8 @@ final class Graph {
             if let outer, !outer.isEmpty {
                 return resolveNested(registration, from: container, arguments: arguments, tracer: tracer, outer: outer, thread)
             }
+            // Before the pick: a plan picked for the configuration before a change publishes nothing it superseded.
+            thread.planProgress.pointee.builtSince = SupersedeClock.now
             var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -269,6 +271,7 @@ final class Graph {
         graph.tracer = tracer
         defer { graph.tracer = nil }
         let progress = graph.progress
+        progress.pointee.builtSince = SupersedeClock.now  // before the pick, as `resolve`'s
         var plan = registration.plan(from: container, progress.pointee.locals)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -347,8 +350,8 @@ final class Graph {
         if !outer.isEmpty { nestedRoot = .init(registration) }
         defer { nestedRoot = nil }
         var backOffs = 0  // start-overs: a wait cycle broken, or a value superseded
+        builtSince = progress.pointee.builtSince  // read before `plan` was picked
         while true {
-            builtSince = SupersedeClock.now
             do throws(TetherError) {
                 var built: Int?
                 var picks = 0
@@ -395,6 +398,7 @@ final class Graph {
                     backOffs += 1
                     guard backOffs <= Self.maxBackOffs, let next = container.startOver(after: value.object, resolving: registration),
                           next === Borrowed(registration) else { return .failure(error) }
+                    builtSince = SupersedeClock.now
                     plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
                     continue
                 }
