@@ -1,8 +1,8 @@
 import Synchronization
 
 /// The clock of configuration changes that supersede built instances (`Container.dropBuilt`: an
-/// override started or cleared, a decorator added). A graph or plan reads it before its build looks
-/// anything up (`Graph.run`, `Plan.RequestRun`) and publishes only what no change since superseded:
+/// override started or cleared, a decorator added). A resolve reads it before it picks its plan
+/// (`PlanProgress.builtSince`: `Graph.run` and `Plan.RequestRun` copy it) and publishes only what no change since superseded:
 /// a resolve that took the configuration before a change and publishes after it returns what it
 /// built (it saw one configuration whole) but caches none of what the change superseded, which
 /// `dropBuilt` could not let go of (not yet published). What declares a path to the changed key is
