@@ -220,25 +220,6 @@ import Testing
         #expect(outcome.counts == ["resolves": 1] && outcome.builds == 0 && outcome.creationPlans == 1 && outcome.takes == 1)
     }
 
-    /// The hook's events as lines, instances named by order of first appearance (as `TracePlanTests`).
-    private final class TraceLog: @unchecked Sendable {
-        private let state = Lock<(lines: [String], seen: [UInt])>(([], []))
-        var lines: [String] { state.withLock { $0.lines } }
-        func hook(_ event: TraceEvent) {
-            state.withLock { s in
-                func name(_ p: UnsafeMutableRawPointer) -> Int {
-                    if let n = s.seen.firstIndex(of: UInt(bitPattern: p)) { return n + 1 }
-                    s.seen.append(UInt(bitPattern: p))
-                    return s.seen.count
-                }
-                var line = "\(event.kind) \(event.key.name)"
-                if let p = event.instance { line += "#\(name(p))" }
-                if let t = event.target { line += " -> \(event.targetKey!.name)#\(name(t))" }
-                s.lines.append(line)
-            }
-        }
-    }
-
     /// Traced (`Container.setTrace`), the run tells the hook what the build would, in its order: a creation
     /// step taken at its claim is a cache hit where the build asks for it, nothing under it told. `C` takes
     /// `D`, under `B`, too (`sharesD`): the build's hit for D comes where C asks, so the run cannot take B
@@ -257,7 +238,7 @@ import Testing
             let fx = try Fixture()
             fx.container.usesPlans = plans
             try setUp(fx)
-            let log = TraceLog()
+            let log = TracePlanTests.Log()
             fx.container.setTrace { log.hook($0) }
             let takes = ThreadState.currentReference.borrow { $0.claimedTakes }
             let counts = try counted {

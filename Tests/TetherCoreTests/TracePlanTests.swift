@@ -11,7 +11,7 @@ import Testing
 
     /// The hook's events as lines, each instance named `KEY#n` by the order it first appeared
     /// (an address used again after a destruction is a new instance).
-    private final class Log: @unchecked Sendable {
+    final class Log: @unchecked Sendable {  // (`CreationRaceTests` too)
         private let state = Lock<(lines: [String], seen: [UInt])>(([], []))
         var lines: [String] { state.withLock { $0.lines } }
 
