@@ -147,6 +147,40 @@ import Testing
                                   "2: one W true, its Req the child's true"])
     }
 
+    /// A stacked component (a request's sub-request): the middle child's own singleton Conn (over Db, looked up
+    /// in the middle child, as the build's: its Db, not the sub-request's) and weak Session (over Db, the
+    /// resolving sub-request's), neither cached, under a sub-request with a registration of its own: local
+    /// creation steps of the stacked component's creation plan, published into the middle child's registrations.
+    @Test func aStackedLevelsOwnSingletonAndWeakRegistrations() throws {
+        let log = try expectSameBothWays({ fx in
+            try fx.register("Handler", [dep("Conn"), dep("Session"), dep("Tag")], scope: .transient)
+        }, register: { fx, child, round in
+            try fx.register("Db", in: child, label: "Db@child\(round)")
+            try fx.register("Conn", [dep("Db")], scope: .singleton, in: child, label: "Conn\(round)")
+            try fx.register("Session", [dep("Db")], scope: .weak, in: child, label: "Session\(round)")
+        }) { fx, child, round in
+            var seen: [String] = []
+            for n in 0..<2 {
+                let sub = try fx.child(of: child)
+                sub.usesPlans = child.usesPlans
+                try fx.register("Tag", in: sub, label: "Tag\(round).\(n)")
+                try fx.register("Db", in: sub, label: "Db@sub\(round).\(n)")
+                let h = try fx.resolve("Handler", in: sub), again = try fx.resolve("Handler", in: sub)
+                withExtendedLifetime((h, again)) {
+                    let (o, p) = (Obj.of(h), Obj.of(again))
+                    seen.append("\(round).\(n): \(o.dep(0).label)(\(o.dep(0).dep(0).label)) \(o.dep(1).label)(\(o.dep(1).dep(0).label)) "
+                                + "one Conn \(o.depPointer(0) == p.depPointer(0)), one Session \(o.depPointer(1) == p.depPointer(1))")
+                }
+                _ = try sub.close()
+            }
+            return seen
+        }
+        #expect(log.prefix(2) == ["0.0: Conn0(Db@child0) Session0(Db@sub0.0) one Conn true, one Session true",
+                                  "0.1: Conn0(Db@child0) Session0(Db@sub0.1) one Conn true, one Session true"])
+        #expect(log.filter { $0.hasPrefix("make Conn") || $0.hasPrefix("drop Conn") || $0.hasPrefix("close") }
+                == ["make Conn0", "close 0", "drop Conn0", "make Conn1", "close 1", "drop Conn1", "make Conn2", "close 2", "drop Conn2"])
+    }
+
     /// A failure after the child's own singleton was made: the plan lets go of it and caches nothing, as the
     /// build's abort does; the next resolve in the same child makes it again, once.
     @Test func aFailureAfterTheChildsOwnSingletonLetsGoOfIt() throws {

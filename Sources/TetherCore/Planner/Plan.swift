@@ -992,10 +992,10 @@ final class Plan: @unchecked Sendable {
                 // its registration's); in a strict container its strong slots are checked for captives (`refuseCaptive`).
                 // A child's plan (`recordsLocals`): a singleton from further up (all its steps the owner's), or
                 // a weak one (its cache its registration's; its dependencies the child's, as the build's), or
-                // one of the resolving child's own (a local step: each run claims, makes and publishes the
-                // resolving child's registration's, `registration(of:_:)`; not a stacked level's).
-                guard !Self.revives(r, spec.scope),
-                      local < 0 ? !recordsLocals || foreign != nil || spec.scope.isKeptWeakly : r.container === lookup
+                // one of the component's (a local step: each run claims, makes and publishes the resolving
+                // child's registration in its slot, `registration(of:_:)`; a stacked level's singleton is
+                // `foreign`, its dependencies looked up in its container, as the build's).
+                guard !Self.revives(r, spec.scope), local >= 0 || !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
                 else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
