@@ -475,9 +475,11 @@ final class Graph {
         // A set past a few: a plan may create thousands (a deep singleton chain).
         let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
         for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
-            let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+            // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
+            let registration = plan.registration(of: i, progress.pointee.locals)
+            let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
             guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
-            pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+            pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
     }
@@ -587,10 +589,13 @@ final class Graph {
                                 cut: Int = Int.max) throws(TetherError) -> Bool {
         if Self.claimHooked.load(ordering: .acquiring), let hook = Self.beforeClaimingCreations.withLock({ $0 }) { hook(root) }
         try checkBeforeNotWaiting(root, from: container)
+        // A child's own registrations among them (local steps): the resolving child's, in their order.
+        let locals = progress.pointee.locals
+        let ordered = plan.borrow { $0.hasLocalCreations } ? plan.borrow { $0.creationsInClaimOrder(locals) } : nil
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
-            let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
-            let registration = plan.borrow { $0.steps[step].registration }
+            let (step, scope) = ordered.map { ($0[n].step, $0[n].scope) } ?? plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
+            let registration = plan.borrow { $0.registration(of: step, locals) }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make, unless a dead weak instance is to be revived: that is the build's in any case.
@@ -630,7 +635,8 @@ final class Graph {
         else { return false }
         // (`skip`: the steps under one taken, some of them taken too; a cell each of those made, claimed.)
         for creation in plan.borrow({ $0.creations }) where skip & 1 << UInt(creation.step) != 0 {
-            let key = plan.borrow { $0.steps[creation.step].registration }.borrow { SharedCache.cellKey($0, creation.scope, in: container) }
+            let key = plan.borrow { $0.registration(of: creation.step, progress.pointee.locals) }
+                .borrow { SharedCache.cellKey($0, creation.scope, in: container) }
             guard let c = cells.firstIndex(where: { $0.key == key }) else { continue }
             SharedCache.shared.release(cells.remove(at: c))
         }

@@ -369,7 +369,7 @@ extension Plan {
                                  from: Int, to: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
-            let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
+            let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
     }
@@ -577,7 +577,7 @@ extension Plan {
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, told: &told, taken: skip)
+                    skipTo = takePublished(&check, n, run, locals, told: &told, taken: skip)
                     if n <= skipTo { continue }
                 }
             }
@@ -621,7 +621,7 @@ extension Plan {
                 }
                 if M.creates && steps[i].creates {
                     // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
-                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
+                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(registration(i, locals)) }
                 }
                 if M.traced { tellMade(i, &told, run, locals) }
             } catch {
@@ -711,14 +711,14 @@ extension Plan {
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     @inline(never)
-    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int, taken: UInt) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, told: inout Int, taken: UInt) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
             check += 1
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`.)
             guard found.made > skipTo, taken & 1 << UInt(found.step) == 0,
-                  let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
+                  let hit = registration(found.step, locals).borrow({ $0.cachedRetained(found.scope) }) else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
             if let tracer = run.tracer {
