@@ -922,7 +922,7 @@ final class Graph {
             return index
         }
         if scope.isKeptWeakly, let pointer = registration.borrow({ $0.revivedObject() }) {
-            return revive(registration, spec, pointer, in: lookup)
+            return revive(registration, spec, pointer)
         }
         return nil
     }
@@ -932,7 +932,7 @@ final class Graph {
     /// object holds its dependencies itself) and without completion callbacks (they ran when it was
     /// made), so no factory or callback runs for it again.
     private func revive(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>,
-                        _ pointer: UnsafeMutableRawPointer, in lookup: Borrowed<Container>) -> Int {
+                        _ pointer: UnsafeMutableRawPointer) -> Int {
         let index = alive.append(revived(registration, spec, pointer))
         table.set(registration, GraphTable.state(index))
         return index
