@@ -467,10 +467,12 @@ final class Graph {
         // A set past a few: a plan may create thousands (a deep singleton chain).
         let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
         for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
-            let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+            // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
+            let registration = plan.registration(of: i, progress.pointee.locals)
+            let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
             guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) || madeUnderOuter.contains(key.registration),
-                  !revivedHere(plan.steps[i].registration) else { continue }  // (a revived one: `revivedShared`)
-            pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+                  !revivedHere(registration) else { continue }  // (a revived one: `revivedShared`)
+            pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
     }
@@ -577,10 +579,13 @@ final class Graph {
     /// claimed as the build's claim is (no cell): the run makes it under that claim (`madeCreation`).
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         try checkBeforeNotWaiting(root, from: container)
+        // A child's own registrations among them (local steps): the resolving child's, in their order.
+        let locals = progress.pointee.locals
+        let ordered = plan.borrow { $0.hasLocalCreations } ? plan.borrow { $0.creationsInClaimOrder(locals) } : nil
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
-            let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
-            let registration = plan.borrow { $0.steps[step].registration }
+            let (step, scope) = ordered.map { ($0[n].step, $0[n].scope) } ?? plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
+            let registration = plan.borrow { $0.registration(of: step, locals) }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make. A dead weak instance to revive is revived where the build's walk reaches it
