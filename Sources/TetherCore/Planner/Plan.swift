@@ -546,10 +546,8 @@ final class Plan: @unchecked Sendable {
                         slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
-        // A creating replay into the graph passes no request (`Graph.replay`): the warm plan reads it.
-        if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
-            return try record(root, configuration: configuration)
-        }
+        // Over container or value steps too: the graph claims the creation and container cells in the
+        // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
         guard recorder.finishSlots() else { throw .resolverSlot }
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
@@ -580,21 +578,24 @@ final class Plan: @unchecked Sendable {
     /// each singleton or weak dependency no cache holds (registered in that container, not strict)
     /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
     /// gives, the order `Graph.build` makes them with these caches; a singleton or weak root is one
-    /// too. Nil when the graph is not plain, has container or value steps, or creates nothing (the
+    /// too (over container and value steps as well: `Graph.claimWithContainerSteps`). Nil when the graph
+    /// is not plain or creates nothing (the
     /// warm plan, or the root's cache, serves it).
     static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
         guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
+        recorder.makesContainer = true
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
     /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
     /// cached, every creation step's registration not (read without claiming: the claims decide).
+    /// Not the request's leaves (a value, a container-scoped leaf): each resolving container's, read by the run.
     func matchesCaches() -> Bool {
-        for shared in sharedSteps {
+        for shared in sharedSteps where !shared.isValue && !shared.inResolving {
             guard let hit = steps[shared.step].registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
         }
@@ -620,7 +621,7 @@ final class Plan: @unchecked Sendable {
     /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
     /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps; throws unless it
     /// makes one, or when a creation step is the child's own (its cell and cache are each child's), or the plan
-    /// reads the request (`enterRequest` enters no creation step) or takes a shared registration of the child's
+    /// takes a shared registration of the child's
     /// (`matchesCaches` reads the recorded one).
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
@@ -649,7 +650,7 @@ final class Plan: @unchecked Sendable {
         guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
         if creating {
             guard recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } || ($0.isShared && $0.local >= 0) })
+                  !recorder.steps.contains(where: { $0.isShared && $0.local >= 0 })
             else { throw .notCached }
         }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
@@ -1166,9 +1167,10 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
-                // A creation step: a container step's plan reads the request, which no replay into a graph
-                // (the creating one) passes: the warm plan instead (`record`), or the build (`recordCreating`).
-                if steps[step].creates {
+                // A creation step: a singleton's is made before the container step (its cell claimed with the
+                // container steps', `Graph.claimWithContainerSteps`); a weak one's, which the warm plan does not
+                // take either: the warm plan instead (`record`), or the build (`recordCreating`).
+                if steps[step].creates && !steps[step].registration.borrow({ $0.spec.scope.isKeptStronglyByRegistration }) {
                     declinedCreating = true
                     throw .other
                 }
