@@ -11,9 +11,10 @@
  * - Db's factory failing under the Session: the factory's status and message, nothing cached (no
  *   Session in the child, no Db: the next resolve calls both factories again), what was made dropped once.
  * Run with and without recorded plans (make test-c-noplans), and under ASan. */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <time.h>
 #include "harness.h"
 #include "binding.h"
 
@@ -50,7 +51,10 @@ static void *make_db(kind *k) {
     pthread_mutex_lock(&counts);
     k->calls++;
     pthread_mutex_unlock(&counts);
-    if (slow_db) usleep(3000);  /* the other thread reaches Db's cell meanwhile */
+    if (slow_db) {  /* the other thread reaches Db's cell meanwhile */
+        struct timespec pause = {0, 3000000};
+        nanosleep(&pause, NULL);
+    }
     if (fail_db) { tether_set_error("no database today"); return NULL; }
     return obj_new(k, NULL, NULL);
 }
