@@ -1227,13 +1227,17 @@ final class Plan: @unchecked Sendable {
         /// later, where the step outside asks for it, an order a skip does not give.
         private func markUnderContainer() throws(Decline) {
             guard steps.contains(where: { $0.isContainer }) else { return }
+            // A creation step under one is not marked: a run finding the container step it was asked for under
+            // cached declines (`Graph.claimWithContainerSteps`), so none is skipped, and a step outside may take it.
+            var under = [Bool](repeating: false, count: steps.count)
             for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
                 var k = steps[i].parent
                 while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
-                steps[i].underContainer = k >= 0
+                under[i] = k >= 0
+                steps[i].underContainer = under[i] && !steps[i].creates
             }
             guard steps.contains(where: { $0.underContainer }) else { return }
-            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !under[k] {
                 let slots = steps[k].registration.borrow { $0.params.count }
                 for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
                     if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }
