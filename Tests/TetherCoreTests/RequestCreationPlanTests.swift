@@ -92,6 +92,24 @@ import Testing
         #expect(planned.counts == ["resolves": 6], "no resolve built")
     }
 
+    /// A singleton the container step asks for first and a step outside takes too (Handler(Session(Db), Db)):
+    /// a creation step is not one a run finding the Session cached skips (it declines then), so the outside
+    /// step may take it (`containerInput` before).
+    @Test func aSingletonUnderTheContainerStepTakenOutsideToo() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Log")
+            try fx.register("Db", [dep("Log")], scope: .singleton)
+            try fx.register("Session", [dep("Db"), dep("Request")], scope: .container)
+            try fx.register("Handler", [dep("Session"), dep("Db")])
+        }
+        let planned = try serve(plans: true, setUp)
+        let built = try serve(plans: false, setUp)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        #expect(planned.trees[0] == "Handler(Session(Db(Log),Request0),Db(Log))")
+        #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Log") == 1 && planned.fx.tracker.made("Session") == 3)
+        #expect(planned.counts == ["resolves": 6], "no resolve built")
+    }
+
     /// A singleton's factory failing under a container step: the build's status and message, nothing cached
     /// (no Session in the child, no Db), every instance made dropped once; the next resolve makes both.
     @Test func aFailingSingletonUnderAContainerStepCachesNothingAndTheNextResolveRetries() throws {
