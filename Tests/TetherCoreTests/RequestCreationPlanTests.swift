@@ -110,6 +110,28 @@ import Testing
         #expect(planned.counts == ["resolves": 6], "no resolve built")
     }
 
+    /// A graph-scoped Conn the Session asks for first that the Handler takes too (`containerInput`: the warm
+    /// plan has a `cachedVariant`), over singletons not cached: the creation plan makes every step and
+    /// needs the Session uncached (`needsContainersUncached`), the first resolve of each child; the later
+    /// ones, the Session cached, run the warm plan's `cachedVariant`.
+    @Test func aGraphInstanceSharedOutsideTheContainerStepOverUncachedSingletons() throws {
+        let setUp = { (fx: Fixture) throws in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Cache", [dep("Db")], scope: .singleton)
+            try fx.register("Conn", [dep("Cache")])
+            try fx.register("Session", [dep("Conn"), dep("Cache"), dep("Request")], scope: .container)
+            try fx.register("Handler", [dep("Db"), dep("Session"), dep("Conn")])
+        }
+        let planned = try serve(plans: true, setUp)
+        let built = try serve(plans: false, setUp)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        #expect(Array(planned.log.prefix(5)) == ["make Db", "make Cache", "make Conn", "make Session", "make Handler"])
+        #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Cache") == 1 && planned.fx.tracker.made("Conn") == 6)
+        #expect(planned.counts == ["resolves": 6], "no resolve built")
+        let handler = try #require(planned.fx.container.registration(for: Key("Handler")))
+        #expect(handler.creationPlanCount == 1)
+    }
+
     /// A singleton's factory failing under a container step: the build's status and message, nothing cached
     /// (no Session in the child, no Db), every instance made dropped once; the next resolve makes both.
     @Test func aFailingSingletonUnderAContainerStepCachesNothingAndTheNextResolveRetries() throws {

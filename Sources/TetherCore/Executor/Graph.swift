@@ -636,6 +636,12 @@ final class Graph {
                     if let hit = try found() {
                         hit.release()
                         cachedContainers.append(step)
+                        // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
+                        if plan.borrow({ $0.needsContainersUncached }) {
+                            progress.pointee.decline = .containerInput
+                            releaseCells()
+                            return false
+                        }
                     }
                 } catch {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)

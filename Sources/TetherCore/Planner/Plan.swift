@@ -304,6 +304,9 @@ final class Plan: @unchecked Sendable {
     /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
     /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
     let cachedVariant: Plan?
+    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`
+    /// and no `cachedVariant`: a run finding a container step cached declines (`Graph.claimWithContainerSteps`).
+    let needsContainersUncached: Bool
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -361,8 +364,9 @@ final class Plan: @unchecked Sendable {
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
                  component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil,
-                 cachedVariant: Plan? = nil) {
+                 cachedVariant: Plan? = nil, needsContainersUncached: Bool = false) {
         self.cachedVariant = cachedVariant
+        self.needsContainersUncached = needsContainersUncached
         self.failure = failing?.error
         fails = failing != nil
         self.failing = failing
@@ -533,7 +537,10 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
+            if recorder.decline == .containerInput {
+                if creating, let plan = recordCreatingUnmarked(root, configuration: configuration) { return plan }
+                return try recordWithCachedVariant(root, configuration: configuration)
+            }
             guard let failing = recorder.failing() else { throw recorder.decline }
             // A creating replay into the graph passes no request: over container or value steps, creation
             // records the warm plan. Completion callbacks and slots made per resolve over them replay it
@@ -574,6 +581,19 @@ final class Plan: @unchecked Sendable {
         return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
     }
 
+    /// The creation plan of a graph whose container steps' inputs include a made step a step outside them
+    /// takes too (`containerInput`), for the caches' state now: every step made (none marked `underContainer`),
+    /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
+    /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
+    /// nothing, or the walk declines otherwise.
+    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt) -> Plan? {
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
+                    needsContainersUncached: true)
+    }
+
     /// Records the plan for `root` resolved from its own container against the caches' state now:
     /// each singleton or weak dependency no cache holds (registered in that container, not strict)
     /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
@@ -587,7 +607,10 @@ final class Plan: @unchecked Sendable {
         recorder.createsUncached = true
         recorder.recordsSlots = true
         recorder.makesContainer = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil else {
+            return recorder.decline == .containerInput ? recordCreatingUnmarked(root, configuration: configuration) : nil
+        }
+        guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
