@@ -453,8 +453,9 @@ final class Graph {
             releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return nil
         }
-        if creates {
-            // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`.)
+        // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
+        // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
+        if creates && plan.borrow({ !$0.readsRequest }) {
             plan.borrow { pendCreated($0, from: replayEntered, to: $0.stepCount, container: container) }
         }
         return plan.borrow { $0.stepCount } - 1
@@ -475,6 +476,13 @@ final class Graph {
             pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
+    }
+
+    /// Creation step `i` of a plan that read the request, made here (`madeHere`): published with the graph,
+    /// queued among its container steps in step order, as the build's `enter` queues both.
+    func madeCreationStep(_ registration: Borrowed<Registration>, at i: Int) {
+        pendingShared.append((registration, alive[i].object, nil))
+        keptMade &+= 1
     }
 
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
@@ -577,7 +585,9 @@ final class Graph {
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
     /// there are this plan's. One a resolve further out on this thread claimed and has not made is
     /// claimed as the build's claim is (no cell): the run makes it under that claim (`madeCreation`).
+    /// A plan with container steps too claims as the build does (`claimWithContainerSteps`).
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+        if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container) }
         try checkBeforeNotWaiting(root, from: container)
         // A child's own registrations among them (local steps): the resolving child's, in their order.
         let locals = progress.pointee.locals
@@ -601,6 +611,72 @@ final class Graph {
                 // revive where the plan does not, which the build handles if no plan picked next does.
                 // (Published meanwhile: the plan picked next serves it, unless the caches change under each pick.)
                 progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
+                hit?.release()
+                releaseCells()
+                return false
+            }
+        }
+        return true
+    }
+
+    /// `claimCreations` of a plan with container steps too (a creating run that reads the request): the
+    /// build's claims in the build's order, before any factory. Each creation or container step where the
+    /// build's walk first asks for it (`Plan.requestClaimOrder`), looked up in its cache and else claimed
+    /// through `claim`, as `existing` does: a singleton or weak claim with no cell held yet claims every
+    /// cell the root's constructor edges reach in one sorted pass (`claimInOrder`), a container step
+    /// claimed first is claimed alone, and each later one where the walk asks for it. The run claims the
+    /// container steps again (`Plan.claimContainerSteps`: a cell held here is this graph's, one cached is
+    /// taken). False, every cell let go of: a creation step published meanwhile or under a claim further
+    /// out (as `claimCreations`), or asked for only under a container step found cached (the build never
+    /// makes it), or a container step's claim refused to a thread that must not wait or acts for a token.
+    /// A container step's claim that fails otherwise (a cell this thread made further out) stops the
+    /// claims there, as the build stops: the run reports it where the build asks for that step.
+    private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+        claimedInOrder = false
+        try checkBeforeNotWaiting(root, from: container)
+        claimRoot = (.init(root), .init(container))
+        defer { claimRoot = nil }
+        let locals = progress.pointee.locals
+        var cachedContainers: [Int] = []
+        let last = plan.borrow { $0.stepCount } - 1
+        claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
+            let (registration, isContainer) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer)
+            }
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            let under = plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
+            // As `existing`: its cache first, else its claim.
+            let asking = { plan.borrow { $0.askingPath(to: step) } }
+            let found = { () throws(TetherError) -> Ref<Instance>? in
+                if let hit = registration.borrow({ SharedCache.cached($0, scope, in: container) }) { return hit }
+                return try registration.borrow { r throws(TetherError) in try self.claim(r, scope, in: container, askingPath: asking) }
+            }
+            if isContainer {
+                if under { continue }
+                do throws(TetherError) {
+                    if let hit = try found() {
+                        hit.release()
+                        cachedContainers.append(step)
+                        // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
+                        if plan.borrow({ $0.needsContainersUncached }) {
+                            progress.pointee.decline = .containerInput
+                            releaseCells()
+                            return false
+                        }
+                    }
+                } catch {
+                    if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
+                    guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
+                    progress.pointee.decline = .containerHeld
+                    releaseCells()
+                    return false
+                }
+                continue
+            }
+            let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
+            let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
+            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || !cells.contains(where: { $0.key == key }) {
+                progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
                 releaseCells()
                 return false
@@ -978,7 +1054,8 @@ final class Graph {
     /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
     /// the same keys in other orders then never hold one each while waiting for
     /// the other's (which would make one start over, its factories run twice).
-    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
+    private func claim(_ registration: Registration, _ scope: Scope, in container: Container,
+                       askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
         let key = SharedCache.cellKey(registration, scope, in: container)
         // Not for a first claim of the container scope (a request's child, created once per
         // request and rarely by two threads at once): the walk would cost it more than a
@@ -988,7 +1065,7 @@ final class Graph {
             try claimInOrder(root.registration.object, from: root.container.object)
         }
         if cells.contains(where: { $0.key == key }) { return nil }
-        return try claimOne(registration, scope, in: container)
+        return try claimOne(registration, scope, in: container, askingPath: askingPath)
     }
 
     /// `askingPath`: the keys of the frames asking (a plan's claims: its path to the step); else this graph's frames.

@@ -316,7 +316,7 @@ extension Plan {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
-                enterRequest(into: graph, made, locals, lookup: lookup)  // (no slots over request steps: `finishSlots`)
+                enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
             } else {
@@ -350,12 +350,16 @@ extension Plan {
     /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
     /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
     /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
+    /// `creates` (a creating run): a creation step made here queued to be published with them, in step order
+    /// (`Graph.madeCreationStep`); one a nested resolve published taken, keyed and not queued (`enterCreated`).
     @inline(never)
-    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
+                                 creates: Bool) {
         let claims = ContainerClaims(words: locals.claims)
         for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
-            let cached = steps[i].isContainer && claims.isCached(i)
+            let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
         }
     }
@@ -1071,8 +1075,16 @@ extension Plan {
         return true
     }
 
+    /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
+    /// first of the steps asked for under it, an asker before what it asked), for `Graph.claimWithContainerSteps`.
+    func requestClaimOrder() -> [Int] {
+        var first = Array(0..<steps.count)
+        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
+    }
+
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
-    private func descends(_ j: Int, from c: Int) -> Bool {
+    func descends(_ j: Int, from c: Int) -> Bool {
         var k = steps[j].parent
         while k >= 0 && k != c { k = steps[k].parent }
         return k == c

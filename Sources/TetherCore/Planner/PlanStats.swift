@@ -63,7 +63,7 @@ extension Plan {
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
-            case .notCached: "at run time: a shared dependency not cached that no plan makes (one under or beside container or value steps, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing past the picks; over container steps: no value provided)"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing past the picks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (another thread published or reset meanwhile, past Graph.maxCreationPicks): the build claims as it goes"
             case .other: "other"
