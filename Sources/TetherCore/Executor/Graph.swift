@@ -1328,13 +1328,149 @@ final class Graph {
     @inline(__always)
     func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
                     from lookup: Container) throws(TetherError) -> Int {
-        guard runningCallback >= 0, frames.count == 0 else { return try build(registration, from: lookup) }
+        let counts = Borrowed<ThreadState>(opaque: thread).borrow { $0.planCounts }
+        guard runningCallback >= 0, frames.count == 0 else {
+            if let counts { countRequest(counts, registration, from: lookup, built: .requestInFactory) }
+            return try build(registration, from: lookup)
+        }
         if queue[runningCallback].cause >= 0 { try checkLap(Borrowed(registration), by: owner) }
         // (Nested only when a resolve nested in this graph uses this callback's resolver.)
         let saved = (currentCause, requestKeptBefore)
         (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
         defer { (currentCause, requestKeptBefore) = saved }
+        return try buildRequested(registration, from: lookup, counts)
+    }
+
+    /// A completion callback's request for `registration`: this graph's or a cache's instance (`existing`,
+    /// as `build` looks first), else the plan of it replayed into this graph (`runAsked`), else the build.
+    /// A shared key not cached is built: its cell claimed as the build goes (`existing`).
+    @inline(__always)
+    private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        let spec = registration.specReference
+        guard !spec.borrow({ $0.scope.isShared }) else {
+            if let counts { countRequest(counts, registration, from: lookup, built: .requestShared) }
+            return try build(registration, from: lookup)
+        }
+        // (Not shared: it claims nothing, so the build's own look finds the same.)
+        if let found = try existing(Borrowed(registration), spec, key: registration.key, in: .init(lookup)) {
+            if let counts { counts.countRequest(found: true, built: nil) }
+            return found
+        }
+        var declined: Plan.Decline?
+        if let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        if let counts { counts.countRequest(found: false, built: declined) }
         return try build(registration, from: lookup)
+    }
+
+    /// `PlanStats`: a resolver's request for `registration`, found in this graph or a cache (no build), or built for `reason`.
+    @inline(never)
+    private func countRequest(_ counts: PlanStats.Counts, _ registration: Registration, from lookup: Container, built reason: Plan.Decline) {
+        let found = isFound(Borrowed(registration), in: lookup)
+        counts.countRequest(found: found, built: found ? nil : reason)
+    }
+
+    /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
+    /// that plan using an open resolver of this graph) is built, its instances apart from the plan's words.
+    private var requestRunning = false
+
+    /// A completion callback's request for `registration`, neither in this graph nor shared: its plan run
+    /// into words of this graph's and entered as the build leaves what it makes (`enterAsked`): the
+    /// graph-scoped instances keyed, those with completion callbacks queued (the request their cause, for
+    /// `checkLap`), on a factory's failure what was made before it kept. Nil, with the reason in `declined`,
+    /// when the build serves it: the thread constructs elsewhere (`outer`: the build checks each key against
+    /// it) or a plan runs on the graph's progress, the plan makes a key this graph has (the build takes the
+    /// graph's), or a shape this run does not take (a child's own steps, container or value steps, slots made
+    /// per resolve, creation steps, a failing plan, a trace hook).
+    @inline(never)
+    private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
+                          _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
+        guard tracer == nil else { reason = .requestTraced; return nil }
+        let progress = progress
+        guard outer.isEmpty, !requestRunning, progress.pointee.plan == nil else { reason = .requestNested; return nil }
+        guard let plan = registration.plan(from: lookup, progress.pointee.locals) else {
+            reason = registration.planDecline(from: lookup)
+            return nil
+        }
+        let shape: Plan.Decline? = plan.borrow { p in
+            if p.hasLocals { return .requestLocals }
+            if p.readsRequest || p.hasContainer { return .requestReadsRequest }
+            if !p.slots.isEmpty { return .requestSlots }
+            if p.createsShared { return .requestCreates }
+            if p.fails { return .requestFailing }
+            return nil
+        }
+        if let shape { reason = shape; return nil }
+        let inGraph = plan.borrow { p in
+            (0..<p.stepCount).contains { !p.steps[$0].isShared && table.state(p.steps[$0].registration) != GraphTable.absent }
+        }
+        if inGraph { reason = .requestInGraph; return nil }
+        let count = plan.borrow { $0.stepCount }
+        requestRunning = true
+        defer { requestRunning = false }
+        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
+            buffer.initialize(repeating: ReferenceWords<Instance>.none)
+            let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
+            switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
+            case .success(false):
+                reason = progress.pointee.decline ?? .other
+                progress.pointee.decline = nil
+                return .success(nil)
+            case .success(true):
+                return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
+            case .failure(let error):
+                _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: Borrowed(registration), lookup)
+                return .failure(error)
+            }
+        }
+        if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
+        if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
+        return try outcome.get()
+    }
+
+    /// After a request's plan ran (`runAsked`): its words appended to `alive`, each step entered as the
+    /// build's `enter` leaves it: keyed in the table, a lazy cell awaiting it bound, counted as kept, queued
+    /// for its completion callbacks with the request as its cause. `failed`: the step whose factory failed:
+    /// what was made before it stays in the graph, as the build's; the shared steps the run took past it
+    /// (the build never reached them) are let go of. Returns the root's index in `alive`.
+    private func enterAsked(_ plan: Borrowed<Plan>, _ words: ReferenceWords<Instance>, count: Int, failed: Int?,
+                            root: Borrowed<Registration>, _ lookup: Container) -> Int {
+        if let failed {
+            for i in failed..<count {
+                words.releaseUnmoved(i)
+                words.base[i] = ReferenceWords<Instance>.none
+            }
+        }
+        let base = alive.count
+        let into = alive.appendNone(count: count)
+        into.base.update(from: words.base, count: count)  // the words' references, moved
+        plan.borrow { p in
+            for i in 0..<count where !into.isNone(i) {
+                let registration = p.steps[i].registration
+                let index = base + i
+                if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
+                guard !p.steps[i].isShared else { continue }  // taken from its cache, as `existing` takes it
+                if p.steps[i].isKeyed { keptMade &+= 1 }
+                if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
+                if p.steps[i].completes {
+                    var (cause, via) = (-1, -1)
+                    if currentCause != -1 { (cause, via) = recordCause(asked: root, via: p.keys(to: i)) }
+                    queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
+                }
+            }
+        }
+        return base + count - 1
+    }
+
+    /// Whether `build` would find `registration`'s instance without making one: this graph's, a cached
+    /// shared one or a provided value (a diagnostic's look, for `PlanStats`; it claims nothing).
+    private func isFound(_ registration: Borrowed<Registration>, in lookup: Container) -> Bool {
+        let state = table.state(registration)
+        if state != GraphTable.absent { return state != GraphTable.constructing }
+        let scope = registration.borrow { $0.spec.scope }
+        let hit = scope.isShared ? registration.borrow { SharedCache.cached($0, scope, in: lookup) }
+            : registration.borrow { $0.isDeclaredValue } ? registration.borrow { lookup.providedValue(of: $0) } : nil
+        defer { hit?.release() }
+        return hit != nil
     }
 
     /// `buildAsked`'s refusal: the running callback's request for `asked` repeats one of the chain of
@@ -1359,15 +1495,16 @@ final class Graph {
 
     /// For an instance with callbacks made for the request whose build runs: that request (recorded now,
     /// if it was not) and the frames' keys, as its `Pending.cause` and `via`.
+    /// `asked` and `via`: a request's plan's root and path to the instance (`enterAsked`), else the frames'.
     @inline(never)
-    private func recordCause() -> (cause: Int, via: Int) {
+    private func recordCause(asked: Borrowed<Registration>? = nil, via: [Key]? = nil) -> (cause: Int, via: Int) {
         if currentCause == Graph.unrecordedCause {
             let running = queue[runningCallback]
-            requests.append(CallbackRequest(owner: running.registration, asked: frames[0].registration, parent: running.cause,
+            requests.append(CallbackRequest(owner: running.registration, asked: asked ?? frames[0].registration, parent: running.cause,
                                             via: running.via, keptBefore: requestKeptBefore))
             currentCause = requests.count - 1
         }
-        viaPaths.append(path)
+        viaPaths.append(via ?? path)
         return (currentCause, viaPaths.count - 1)
     }
 

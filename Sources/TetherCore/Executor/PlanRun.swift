@@ -258,6 +258,17 @@ extension Plan {
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
+    /// `replay(into:)` of a completion callback's request (`Graph.runAsked`: a plan without local, container,
+    /// value or creation steps, slots made per resolve or a failure of its own): into `made`, words of the
+    /// graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered by the
+    /// graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
+    /// build leaves that in the graph) and `progress.step` names the step that failed. Out of line: rare.
+    @inline(never)
+    func replayAsked(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                     _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
+        replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
     @inline(__always)
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
@@ -307,7 +318,7 @@ extension Plan {
             : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) {
                 replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
             }
-        if case .success(true) = outcome {
+        if !M.requests, case .success(true) = outcome {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
@@ -427,6 +438,8 @@ extension Plan {
         static var traced: Bool { get }
         /// Whether the run stops at a cut (`CutIntoGraph`).
         static var cuts: Bool { get }
+        /// Whether the run serves a resolver's request (`RequestIntoGraph`).
+        static var requests: Bool { get }
     }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
@@ -451,6 +464,8 @@ extension Plan {
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
+    /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
+    enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -618,6 +633,7 @@ extension Plan {
             } catch {
                 if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
+                if M.requests { return .failure(error) }  // what it made stays in the graph (`Graph.enterAsked`)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
                 // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
                 if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
@@ -1403,6 +1419,9 @@ extension Plan {
         return path(to: steps[i].parent, Locals<OwnSteps>?.none)
     }
 
+    /// The keys from the root down to step `i` of a plan without local steps, as `Graph`'s frames hold them when its factory returns.
+    func keys(to i: Int) -> [Key] { path(to: i, Locals<OwnSteps>?.none) }
+
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
     /// `locals`: nil for a plan with no local steps.
     private func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
@@ -1423,4 +1442,5 @@ extension Plan.RunMode {
     static var creates: Bool { false }
     static var traced: Bool { false }
     static var cuts: Bool { false }
+    static var requests: Bool { false }
 }
