@@ -2,9 +2,9 @@
 // replayed into the graph of the instance completed, as the build leaves what it makes: a key the
 // graph has is the graph's (found, or the build's when the plan would make it), what the request
 // makes is the graph's (a later request finds it), a failed request's instances stay in the graph,
-// a lap of callbacks' requests is refused with the build's path. A factory's RESOLVER request is
-// built (its frames further out). Each path counted (`PlanStats.requestsOnThisThread`), and the
-// same log, observations and errors with plans off.
+// a lap of callbacks' requests is refused with the build's path; a factory's RESOLVER request the
+// same, its failures naming the frames further out. Each path counted
+// (`PlanStats.requestsOnThisThread`), and the same log, observations and errors with plans off.
 import Testing
 @testable import TetherCore
 
@@ -124,17 +124,39 @@ import Testing
         #expect(requests == ["requests": 2, "plan": 2])
     }
 
-    /// A factory's RESOLVER request: built (the frames further out), counted apart.
-    @Test func factoryResolverRequestIsBuilt() throws {
+    /// A factory's RESOLVER request runs its plan too, into the graph whose frames are open further out:
+    /// what it makes is the graph's (the factory's next request finds it).
+    @Test func factoryResolverRequestRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             try fx.register("A", [.resolver]) { obj in
-                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("B")).pointer)
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                for key in ["B", "C"] { obj.got.append(try resolver.get(Key(key)).pointer) }
             }
-            try fx.register("B")
+            try fx.register("B", [dep("C")])
+            try fx.register("C")
         }) { fx in
-            try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).label }
+            try resolveThrice(fx, "A") { a in "B(\(Obj.at(a.got[0]).dep(0).label)) its C found: \(Obj.at(a.got[0]).depPointer(0) == a.got[1])" }
         }
-        #expect(outcome.seen == ["B", "B", "B"])
-        #expect(requests == ["requests": 3, "requestInFactory": 3])
+        #expect(outcome.seen == Array(repeating: "B(C) its C found: true", count: 3))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    /// A factory's request whose plan fails: the build's message (the frames further out on its path),
+    /// what it made before the failure kept in the graph (the factory's next request finds C).
+    @Test func factoryRequestFailureNamesTheFramesFurtherOut() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C")]) { _ in throw CallbackFailure(reason: "no B") }
+            try fx.register("C")
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "C calls \(fx.tracker.calls("C")), got \(Obj.at(a.got[0]).label)" }
+        }
+        #expect(outcome.seen == ["C calls 1, got C", "C calls 2, got C", "C calls 3, got C"])
+        #expect(outcome.log.contains("B failed: factory for \"B\" returned NULL: no B (while resolving \"A\" -> \"B\")"))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
     }
 }

@@ -40,12 +40,17 @@ final class Graph {
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
     /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
-    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } }
+    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing }
     /// The frames a build has open where a plan's run up to a cut stopped (`replayMeeting`), while its error is made.
     private var cutOpen: [Borrowed<Registration>] = []
     /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
     private var planConstructing: [Borrowed<Registration>] {
         guard let own = ownProgress, let plan = own.pointee.plan else { return [] }
+        return plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
+    }
+    /// What the plan of a resolver's request runs (`runAsked`, on `requestProgress`): the steps from its root, inside the frames.
+    private var requestConstructing: [Borrowed<Registration>] {
+        guard requestRunning, let own = requestProgress, let plan = own.pointee.plan else { return [] }
         return plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
     }
     /// This graph's part of a re-entry's path (`Reentry.reentered`): while a completion callback of a
@@ -66,7 +71,7 @@ final class Graph {
         return (steps, completing != nil && frames.count == 0)
     }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
-    var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil }
+    var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil || requestRunning }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Borrowed<Registration>] = []
@@ -164,7 +169,8 @@ final class Graph {
         frames.free()
         words.free()
         dependencyStack.free()
-        if let own = ownProgress {
+        for own in [ownProgress, requestProgress] {
+            guard let own else { continue }
             own.pointee.locals.deallocate()
             own.deinitialize(count: 1)
             own.deallocate()
@@ -1146,15 +1152,19 @@ final class Graph {
 
     /// The error of a factory that failed while the frames of `path` (root first) were open.
     static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
+        factoryFailure(registration.key, failure, path: path)
+    }
+
+    static func factoryFailure(_ key: Key, _ failure: CallbackFailure, path: [Key]) -> TetherError {
         if let target = failure.target {  // a declared value no container provides, or one let go of (`Values.swift`)
             var parts = target.parts
             parts.path = Array(path.dropLast())
             let message = path.count > 1 ? "\(target.message) (needed by \(pathText(parts.path)))" : target.message
             return TetherError(target.code, message, parts.fix == .none ? nil : parts)
         }
-        let parts = ErrorParts(.factory, key: registration.key, path: path,
+        let parts = ErrorParts(.factory, key: key, path: path,
                                reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
-        var message = "factory for \(registration.key.quoted) returned NULL"
+        var message = "factory for \(key.quoted) returned NULL"
         if let reason = parts.reason { message += ": \(reason)" }
         if path.count > 1 { message += " (while resolving \(pathText(path)))" }
         return TetherError(.factoryFailed, message, parts)
@@ -1329,10 +1339,7 @@ final class Graph {
     func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
                     from lookup: Container) throws(TetherError) -> Int {
         let counts = Borrowed<ThreadState>(opaque: thread).borrow { $0.planCounts }
-        guard runningCallback >= 0, frames.count == 0 else {
-            if let counts { countRequest(counts, registration, from: lookup, built: .requestInFactory) }
-            return try build(registration, from: lookup)
-        }
+        guard runningCallback >= 0, frames.count == 0 else { return try buildRequested(registration, from: lookup, counts) }
         if queue[runningCallback].cause >= 0 { try checkLap(Borrowed(registration), by: owner) }
         // (Nested only when a resolve nested in this graph uses this callback's resolver.)
         let saved = (currentCause, requestKeptBefore)
@@ -1341,8 +1348,9 @@ final class Graph {
         return try buildRequested(registration, from: lookup, counts)
     }
 
-    /// A completion callback's request for `registration`: this graph's or a cache's instance (`existing`,
-    /// as `build` looks first), else the plan of it replayed into this graph (`runAsked`), else the build.
+    /// A resolver's request for `registration` (a completion callback's, a factory's RESOLVER slot's): this
+    /// graph's or a cache's instance (`existing`, as `build` looks first), else the plan of it replayed into
+    /// this graph (`runAsked`), else the build.
     /// A shared key not cached is built: its cell claimed as the build goes (`existing`).
     @inline(__always)
     private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
@@ -1372,21 +1380,30 @@ final class Graph {
     /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
     /// that plan using an open resolver of this graph) is built, its instances apart from the plan's words.
     private var requestRunning = false
+    /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
+    /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
+    /// `constructing` inside the frames (`requestConstructing`).
+    private var requestProgress: UnsafeMutablePointer<PlanProgress>?
 
-    /// A completion callback's request for `registration`, neither in this graph nor shared: its plan run
-    /// into words of this graph's and entered as the build leaves what it makes (`enterAsked`): the
-    /// graph-scoped instances keyed, those with completion callbacks queued (the request their cause, for
-    /// `checkLap`), on a factory's failure what was made before it kept. Nil, with the reason in `declined`,
-    /// when the build serves it: the thread constructs elsewhere (`outer`: the build checks each key against
-    /// it) or a plan runs on the graph's progress, the plan makes a key this graph has (the build takes the
-    /// graph's), or a shape this run does not take (a child's own steps, container or value steps, slots made
-    /// per resolve, creation steps, a failing plan, a trace hook).
+    /// A resolver's request for `registration`, neither in this graph nor shared: its plan run into words
+    /// of this graph's and entered as the build leaves what it makes (`enterAsked`): the graph-scoped
+    /// instances keyed, those with completion callbacks queued (the request their cause, for `checkLap`),
+    /// on a factory's failure what was made before it kept, its message naming the frames open further out
+    /// (a factory's request). Nil, with the reason in `declined`, when the build serves it: the thread
+    /// constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this graph
+    /// has or constructs (the build takes the graph's, or reports the cycle), or a shape this run does not
+    /// take (a child's own steps, container or value steps, slots made per resolve, creation steps, a
+    /// failing plan, a trace hook).
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
         guard tracer == nil else { reason = .requestTraced; return nil }
-        let progress = progress
-        guard outer.isEmpty, !requestRunning, progress.pointee.plan == nil else { reason = .requestNested; return nil }
+        guard outer.isEmpty, !requestRunning else { reason = .requestNested; return nil }
+        if requestProgress == nil {
+            requestProgress = .allocate(capacity: 1)
+            requestProgress!.initialize(to: PlanProgress())
+        }
+        let progress = requestProgress!
         guard let plan = registration.plan(from: lookup, progress.pointee.locals) else {
             reason = registration.planDecline(from: lookup)
             return nil
@@ -1419,12 +1436,21 @@ final class Graph {
                 return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
             case .failure(let error):
                 _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: Borrowed(registration), lookup)
-                return .failure(error)
+                return .failure(frames.count == 0 ? error : withFrames(error))
             }
         }
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
         return try outcome.get()
+    }
+
+    /// A factory's failure in the plan of a factory's request (`runAsked`): its path from the frames open
+    /// further out, as the build's (`factoryFailure`), not from the request's root.
+    @inline(never)
+    private func withFrames(_ error: TetherError) -> TetherError {
+        let parts = error.parts
+        guard parts.fix == .factory, let key = parts.key else { return error }
+        return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path + parts.path)
     }
 
     /// After a request's plan ran (`runAsked`): its words appended to `alive`, each step entered as the
@@ -1453,7 +1479,8 @@ final class Graph {
                 if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
                 if p.steps[i].completes {
                     var (cause, via) = (-1, -1)
-                    if currentCause != -1 { (cause, via) = recordCause(asked: root, via: p.keys(to: i)) }
+                    // (A factory's request: the build's frames hold the ones further out first.)
+                    if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
                     queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
                 }
             }

@@ -27,7 +27,7 @@ extension Plan {
         /// None of the above (a plan recorded but not installed, say).
         case other
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
-        case requestInFactory, requestInGraph, requestNested, requestCreates, requestSlots, requestLocals, requestReadsRequest
+        case requestInGraph, requestNested, requestCreates, requestSlots, requestLocals, requestReadsRequest
         case requestFailing, requestTraced, requestShared
 
         /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
@@ -70,8 +70,7 @@ extension Plan {
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (another thread published or reset meanwhile, past Graph.maxCreationPicks): the build claims as it goes"
             case .other: "other"
-            case .requestInFactory: "a factory's RESOLVER request: the build's frames are open further out (their path in messages, a key among them a cycle)"
-            case .requestInGraph: "a resolver's request whose plan makes a key this graph has already (the build takes the graph's)"
+            case .requestInGraph: "a resolver's request whose plan makes a key this graph has or constructs (the build takes the graph's, or reports the cycle)"
             case .requestNested: "a resolver's request while the thread constructs elsewhere (Reentry: the build checks each key against it), or while a request's plan runs on the graph"
             case .requestCreates: "a resolver's request whose plan creates a singleton or weak key (its cells the build claims as it goes)"
             case .requestSlots: "a resolver's request whose plan makes slots per resolve (WEAK, LAZY, RESOLVER, ALL, FACTORY)"
