@@ -74,18 +74,56 @@ import Testing
         #expect(requests == ["requests": 9, "found": 6, "plan": 3])
     }
 
-    /// A request whose plan would make a key the graph has already (A's D): built, the graph's D taken.
-    @Test func requestForAKeyTheGraphHasIsBuilt() throws {
+    /// A request whose plan makes a key the graph has (A's D): the graph's D taken, and what only D asked
+    /// for (E) not made, as the build takes it and never descends below it.
+    @Test func requestTakesAKeyTheGraphHas() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A", [dep("D")])
-            try fx.register("B", [dep("D")])
-            try fx.register("D")
+            try fx.register("B", [dep("D"), dep("F")])
+            try fx.register("D", [dep("E")])
+            try fx.register("E", scope: .transient)
+            try fx.register("F", scope: .transient)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
         }) { fx in
-            try resolveThrice(fx, "A") { a in "B's D is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0))" }
+            try resolveThrice(fx, "A") { a in "B's D is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)), E calls \(fx.tracker.calls("E"))" }
         }
-        #expect(outcome.seen == Array(repeating: "B's D is A's: true", count: 3))
-        #expect(requests == ["requests": 3, "requestInGraph": 3])
+        #expect(outcome.seen == ["B's D is A's: true, E calls 1", "B's D is A's: true, E calls 2", "B's D is A's: true, E calls 3"])
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A transient below a key the graph has is a step per asker: the one X asked for is not made (X is
+    /// the graph's), E's is, where the build makes it.
+    @Test func aTransientBelowAGraphKeyIsMadeForItsOtherAskerOnly() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("X")])
+            try fx.register("B", [dep("X"), dep("M"), dep("E")])
+            try fx.register("X", [dep("K")])
+            try fx.register("E", [dep("K")])
+            try fx.register("K", scope: .transient)
+            try fx.register("M", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "B's X is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)), K calls \(fx.tracker.calls("K"))" }
+        }
+        #expect(outcome.seen == ["B's X is A's: true, K calls 2", "B's X is A's: true, K calls 4", "B's X is A's: true, K calls 6"])
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A factory's request whose plan has the key under construction (A): built (the plan has A's RESOLVER
+    /// slot: `requestSlots`, ahead of a key the graph constructs, `requestInGraph`), the build's cycle and path.
+    @Test func requestMeetingAKeyUnderConstructionIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("B")) }
+                catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+            }
+            try fx.register("B", [dep("A")])
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("B failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("B failed") }?.contains("\"A\" -> \"B\" -> \"A\"") == true)
+        #expect(requests == ["requests": 3, "requestSlots": 3])
     }
 
     /// A request whose plan fails at B's factory after making C: C stays in the graph (the build's

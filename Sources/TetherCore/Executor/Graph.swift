@@ -1384,6 +1384,12 @@ final class Graph {
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
     private var requestProgress: UnsafeMutablePointer<PlanProgress>?
+    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`): taken from this graph, or
+    /// asked for only under one of those (a bit each).
+    private(set) var requestSkips: UInt64 = 0
+
+    /// Whether `registration` is under construction in this graph (a frame's).
+    func constructs(_ registration: Borrowed<Registration>) -> Bool { table.state(registration) == GraphTable.constructing }
 
     /// A resolver's request for `registration`, neither in this graph nor shared: its plan run into words
     /// of this graph's and entered as the build leaves what it makes (`enterAsked`): the graph-scoped
@@ -1417,16 +1423,19 @@ final class Graph {
             return nil
         }
         if let shape { reason = shape; return nil }
-        let inGraph = plan.borrow { p in
-            (0..<p.stepCount).contains { !p.steps[$0].isShared && table.state(p.steps[$0].registration) != GraphTable.absent }
-        }
-        if inGraph { reason = .requestInGraph; return nil }
         let count = plan.borrow { $0.stepCount }
         requestRunning = true
         defer { requestRunning = false }
         let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
+            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
+            guard let skips = plan.borrow({ $0.takeFromGraph(words, self) }) else {
+                reason = .requestInGraph
+                return .success(nil)
+            }
+            requestSkips = skips
+            defer { requestSkips = 0 }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
             case .success(false):
                 reason = progress.pointee.decline ?? .other
@@ -1457,14 +1466,14 @@ final class Graph {
     /// build's `enter` leaves it: keyed in the table, a lazy cell awaiting it bound, counted as kept, queued
     /// for its completion callbacks with the request as its cause. `failed`: the step whose factory failed:
     /// what was made before it stays in the graph, as the build's; the shared steps the run took past it
-    /// (the build never reached them) are let go of. Returns the root's index in `alive`.
+    /// (the build never reached them) are let go of, and so are the graph's instances it took and the shared
+    /// steps only those asked for (`requestSkips`). Returns the root's index in `alive`.
     private func enterAsked(_ plan: Borrowed<Plan>, _ words: ReferenceWords<Instance>, count: Int, failed: Int?,
                             root: Borrowed<Registration>, _ lookup: Container) -> Int {
-        if let failed {
-            for i in failed..<count {
-                words.releaseUnmoved(i)
-                words.base[i] = ReferenceWords<Instance>.none
-            }
+        // Past the failed step, and what the graph had or only those asked for: not the request's to enter.
+        for i in 0..<count where i >= failed ?? count || requestSkips & 1 << UInt64(i) != 0 {
+            words.releaseUnmoved(i)
+            words.base[i] = ReferenceWords<Instance>.none
         }
         let base = alive.count
         let into = alive.appendNone(count: count)

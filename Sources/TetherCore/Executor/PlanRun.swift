@@ -564,6 +564,7 @@ extension Plan {
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
+        let requestSkips = M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips } : 0
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
@@ -589,6 +590,8 @@ extension Plan {
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
+            if M.requests && requestSkips & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
@@ -1368,6 +1371,37 @@ extension Plan {
             if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
         }
         graph.borrow { $0.replaySkips = skips }
+    }
+
+    /// A resolver's request (`Graph.runAsked`, a plan without slots made per resolve): the steps whose keys
+    /// `graph` has made taken from it (`made`, a reference of their own), the steps only they asked for not
+    /// made (each step's first asker is after it: `Step.parent`), as the build takes the graph's instance and
+    /// never asks for what is below it. Returns those steps' bits (0: none). Nil, taking nothing: a key the
+    /// graph constructs (the build reports the cycle), a plan past 64 steps with such a key, or a step below
+    /// a taken one that a step made takes too (the build makes it later, where that one asks: another order).
+    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph) -> UInt64? {
+        var taken: UInt64 = 0
+        for j in 0..<steps.count where steps[j].isKeyed && !steps[j].isShared {
+            if graph.constructs(steps[j].registration) { return nil }
+            guard graph.builtIndex(steps[j].registration) != nil else { continue }
+            guard steps.count <= 64 else { return nil }
+            taken |= 1 << UInt64(j)
+        }
+        guard taken != 0 else { return 0 }
+        var skips = taken
+        for j in stride(from: steps.count - 2, through: 0, by: -1) where skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        let below = skips & ~taken
+        for j in 0..<steps.count where skips & 1 << UInt64(j) == 0 {
+            var asks = false
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            if asks { return nil }
+        }
+        for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
+            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+        }
+        return skips
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

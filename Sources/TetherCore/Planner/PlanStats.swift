@@ -70,7 +70,7 @@ extension Plan {
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (another thread published or reset meanwhile, past Graph.maxCreationPicks): the build claims as it goes"
             case .other: "other"
-            case .requestInGraph: "a resolver's request whose plan makes a key this graph has or constructs (the build takes the graph's, or reports the cycle)"
+            case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks)"
             case .requestNested: "a resolver's request while the thread constructs elsewhere (Reentry: the build checks each key against it), or while a request's plan runs on the graph"
             case .requestCreates: "a resolver's request whose plan creates a singleton or weak key (its cells the build claims as it goes)"
             case .requestSlots: "a resolver's request whose plan makes slots per resolve (WEAK, LAZY, RESOLVER, ALL, FACTORY)"
