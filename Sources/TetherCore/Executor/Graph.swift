@@ -130,11 +130,11 @@ final class Graph {
     private static let maxBackOffs = 64
     /// A provided value's registration this resolve picked and then found without its value, claimed as
     /// if to make it (`claimOne`): the configuration moved on meanwhile (an override cleared, the key
-    /// registered again), so the resolve starts over on the configuration now (`run`), as a plan whose
-    /// cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
+    /// registered again), so the resolve starts over on the configuration now (`run`, `Container.startOver`),
+    /// as a plan whose cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
     private var supersededValue: Borrowed<Registration>?
-    /// The `SupersedeClock` read before this run's build looked anything up: its singletons are not
-    /// cached if a configuration change superseded them after (`publish`).
+    /// The `SupersedeClock` read before this run's plan was picked (`PlanProgress.builtSince`) or its build
+    /// looked anything up: what a configuration change superseded after is not cached (`publish`).
     private var builtSince: UInt = 0
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
@@ -216,6 +216,8 @@ final class Graph {
             if let outer, !outer.isEmpty {
                 return resolveNested(registration, from: container, arguments: arguments, tracer: tracer, outer: outer, thread)
             }
+            // Before the pick: a plan picked for the configuration before a change publishes nothing it superseded.
+            thread.planProgress.pointee.builtSince = SupersedeClock.now
             var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -275,6 +277,7 @@ final class Graph {
         graph.tracer = tracer
         defer { graph.tracer = nil }
         let progress = graph.progress
+        progress.pointee.builtSince = SupersedeClock.now  // before the pick, as `resolve`'s
         var plan = registration.plan(from: container, progress.pointee.locals)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -353,8 +356,8 @@ final class Graph {
         if !outer.isEmpty { nestedRoot = .init(registration) }
         defer { nestedRoot = nil }
         var backOffs = 0  // start-overs: a wait cycle broken, or a value superseded
+        builtSince = progress.pointee.builtSince  // read before `plan` was picked
         while true {
-            builtSince = SupersedeClock.now
             do throws(TetherError) {
                 var built: Int?
                 var picks = 0
@@ -393,13 +396,15 @@ final class Graph {
                 return .success(root)
             } catch {
                 abort()
-                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs
-                // again, its plan picked for the configuration now (the build looks every key up again).
-                // Not the root's own: that is looked up by its caller.
+                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs again
+                // on the configuration now (`Container.startOver`: its plan picked anew, the build looks every
+                // key up again). The root's own value: its caller looks the key up again.
                 if let value = supersededValue {
                     supersededValue = nil
                     backOffs += 1
-                    guard backOffs <= Self.maxBackOffs, !(value === Borrowed(registration)) else { return .failure(error) }
+                    guard backOffs <= Self.maxBackOffs, let next = container.startOver(after: value.object, resolving: registration),
+                          next === Borrowed(registration) else { return .failure(error) }
+                    builtSince = SupersedeClock.now
                     plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
                     continue
                 }
@@ -464,9 +469,11 @@ final class Graph {
         // A set past a few: a plan may create thousands (a deep singleton chain).
         let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
         for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
-            let key = plan.steps[i].registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
+            // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
+            let registration = plan.registration(of: i, progress.pointee.locals)
+            let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
             guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
-            pendingShared.append((plan.steps[i].registration, alive[i].object, nil))
+            pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
     }
@@ -571,10 +578,13 @@ final class Graph {
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                 cut: Int = Int.max) throws(TetherError) -> Bool {
         try checkBeforeNotWaiting(root, from: container)
+        // A child's own registrations among them (local steps): the resolving child's, in their order.
+        let locals = progress.pointee.locals
+        let ordered = plan.borrow { $0.hasLocalCreations } ? plan.borrow { $0.creationsInClaimOrder(locals) } : nil
         let count = plan.borrow { $0.creations.count }
         for n in 0..<count {
-            let (step, scope) = plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
-            let registration = plan.borrow { $0.steps[step].registration }
+            let (step, scope) = ordered.map { ($0[n].step, $0[n].scope) } ?? plan.borrow { ($0.creations[n].step, $0.creations[n].scope) }
+            let registration = plan.borrow { $0.registration(of: step, locals) }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make, unless a dead weak instance is to be revived: that is the build's in any case.
@@ -1561,7 +1571,7 @@ final class Graph {
             for (registration, instance, container) in pendingShared {
                 registration.borrow { r in
                     if let container {
-                        container.borrow { SharedCache.publish(r, instance, in: $0) }
+                        container.borrow { SharedCache.publish(r, instance, in: $0, builtSince: builtSince) }
                     } else {
                         SharedCache.publish(r, instance, in: nil, builtSince: builtSince)
                     }

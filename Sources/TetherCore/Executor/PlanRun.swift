@@ -54,10 +54,14 @@ extension Plan {
         var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
-        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
+        /// The `SupersedeClock` read before the plan was picked (`PlanProgress.builtSince`): a container step
+        /// a configuration change since superseded is not cached (`Container.publishScoped(_:_:endingClaimOf:builtSince:)`).
+        let builtSince: UInt
+        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer, builtSince: UInt) {
             assert(MemoryLayout<RequestRun>.offset(of: \RequestRun.words) == 0, "Locals.claims reads the words at the request's address")
             self.resolving = resolving
             self.thread = thread
+            self.builtSince = builtSince
         }
     }
 
@@ -109,8 +113,9 @@ extension Plan {
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
         var waits = 0
+        let builtSince = progress.pointee.builtSince  // before a factory's nested resolve writes it
         while true {
-            var request = RequestRun(resolving: .init(container), thread: thread)
+            var request = RequestRun(resolving: .init(container), thread: thread, builtSince: builtSince)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
                 if hasLocals {
                     return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
@@ -298,7 +303,7 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
-        var request = RequestRun(resolving: .init(lookup), thread: graph.thread)
+        var request = RequestRun(resolving: .init(lookup), thread: graph.thread, builtSince: .max)  // the graph publishes (its own)
         return withUnsafeMutablePointer(to: &request) { request in
             if hasLocals {
                 return replay(M.self, into: graph, made, specs, progress,
@@ -375,7 +380,7 @@ extension Plan {
                                  from: Int, to: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
-            let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(steps[i].registration))
+            let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
     }
@@ -584,7 +589,7 @@ extension Plan {
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, told: &told)
+                    skipTo = takePublished(&check, n, run, locals, told: &told)
                     if n <= skipTo { continue }
                 }
             }
@@ -630,7 +635,7 @@ extension Plan {
                 }
                 if M.creates && steps[i].creates {
                     // Its cell now holds a made instance: a nested resolve asking for it is refused as unfinished.
-                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(steps[i].registration) }
+                    graph.unsafelyUnwrapped.graph.borrow { $0.madeCreation(registration(i, locals)) }
                 }
                 if M.traced { tellMade(i, &told, run, locals) }
             } catch {
@@ -721,13 +726,13 @@ extension Plan {
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     @inline(never)
-    private func takePublished(_ check: inout Int, _ n: Int, _ run: RunState, told: inout Int) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, told: inout Int) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
             check += 1
             guard found.made > skipTo,
-                  let hit = steps[found.step].registration.borrow({ $0.cachedRetained(found.scope) }) else { continue }
+                  let hit = registration(found.step, locals).borrow({ $0.cachedRetained(found.scope) }) else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
             if let tracer = run.tracer {
@@ -1098,7 +1103,9 @@ extension Plan {
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
-                made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
+                made[i].borrow { instance in
+                    request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread, builtSince: request.builtSince) }
+                }
             }
             claims.words[1] &= ~(1 << UInt(n))
         }
