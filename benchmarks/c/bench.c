@@ -1259,51 +1259,222 @@ static void run_s5(void) {
 static int g_threads = 0;  /* -t */
 static int wanted(const char *list, const char *name);
 
+/* Interleaved slices. This VM's vCPUs each switch, every 0.1-5 s and independently of
+ * each other, between a fast mode and one where code with many distinct lines and
+ * branches costs up to 2x the CPU time (RQ0 250 -> 500 ns/op; a hand-written RQ0 of
+ * malloc/free and calls 58 -> 95; the pure CPU loop 1.66 -> 1.70: benchmarks/README,
+ * "rq0var"). A 1-thread window and an N-thread window of 100 ms each, one after the
+ * other, often fall in different modes, and a shape's scaling then reads 0.5x or 1.4x
+ * of the truth. So a round runs the shape in 2 x MT_SLICES slices of 10 ms, 1 thread
+ * and N threads in turn (1, N, N, 1, ...), on the same threads throughout (a pool:
+ * no new thread's warm-up in a slice); each mode's figures are summed over its slices,
+ * and both sample the same moments. The 1-thread slices go to each thread in turn, so
+ * with -p they visit every CPU the N-thread slices use. */
+#define MT_SLICES 10
+typedef struct mt_pool {
+    body_fn body;
+    void *ctx;
+    long chunk;
+    int n, lo, hi, quit;  /* this slice: threads [lo, hi) run; written by the main thread between barriers */
+    pthread_barrier_t go, done;
+    _Alignas(128) atomic_int stop;
+    _Alignas(128) atomic_int arrived;  /* this slice's running threads that have woken */
+    struct mt_slot slot[MT_MAX];
+} mt_pool;
+_Static_assert(offsetof(mt_pool, slot) % 128 == 0 && offsetof(mt_pool, stop) % 128 == 0 && offsetof(mt_pool, arrived) % 128 == 0,
+               "mt_pool: lines apart");
+typedef struct mt_pool_arg { mt_pool *p; int idx; } mt_pool_arg;
+
+static void *mt_pool_thread(void *arg) {
+    mt_pool_arg *a = arg;
+    mt_pool *p = a->p;
+    struct mt_slot *o = &p->slot[a->idx];
+    if (g_pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(a->idx % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    for (;;) {
+        pthread_barrier_wait(&p->go);
+        if (p->quit) return NULL;
+        if (a->idx >= p->lo && a->idx < p->hi) {
+            /* start together: a thread woken late would otherwise run part of the slice alone */
+            atomic_fetch_add_explicit(&p->arrived, 1, memory_order_relaxed);
+            while (atomic_load_explicit(&p->arrived, memory_order_relaxed) < p->hi - p->lo) sched_yield();
+            uint64_t c0 = thread_cpu_ns(), t0 = now_ns(), ops = 0;
+            int fail = 0;
+            do {
+                fail = p->body(p->ctx, p->chunk);
+                ops += (uint64_t)p->chunk;
+            } while (!fail && !atomic_load_explicit(&p->stop, memory_order_relaxed));
+            o->t_end = now_ns();
+            o->t_start = t0;
+            o->ops = ops;
+            o->fail = fail;
+            o->cpu_ns = thread_cpu_ns() - c0;
+        }
+        pthread_barrier_wait(&p->done);
+    }
+}
+
+/* One round of a body: 1 thread and n threads in MT_SLICES slices each, interleaved.
+ * rate1/raten: throughput in ops/ns (n threads: the sum of each thread's ops over its
+ * own time in the n-thread slices); cpu1/cpun: CPU time per op. spread1: the slowest
+ * over the fastest 1-thread slice's CPU time per op (the machine's mode switching);
+ * overlap: the share of the n-thread slices' mean thread time in which all n ran. */
+typedef struct mt_round { double rate1, raten, cpu1, cpun, spread1, overlap; } mt_round;
+static int mt_pool_round(mt_pool *p, body_fn body, void *ctx, long iters, mt_round *out) {
+    p->body = body;
+    p->ctx = ctx;
+    /* iters is one 100 ms window's: 20 chunks a slice, so a thread running on alone after
+       the stop word (its last chunk, at most 1/20 of a slice) hardly dilutes contention */
+    p->chunk = iters / (MT_SLICES * 20) > 0 ? iters / (MT_SLICES * 20) : 1;
+    double window_ns = 5 * g_min_run_ns / MT_SLICES;
+    struct timespec slice = { (time_t)(window_ns / 1e9), (long)fmod(window_ns, 1e9) };
+    uint64_t ops1 = 0, wall1 = 0, c1 = 0, opsn[MT_MAX] = {0}, walln[MT_MAX] = {0}, cn = 0, opsall = 0;
+    double fast = 0, slow = 0, both = 0, each = 0;
+    for (int k = 0; k < 2 * MT_SLICES; k++) {
+        int single = (k % 4 == 0 || k % 4 == 3);  /* 1, n, n, 1, 1, n, ... */
+        int who = (k / 2) % p->n;
+        p->lo = single ? who : 0;
+        p->hi = single ? who + 1 : p->n;
+        atomic_store_explicit(&p->stop, 0, memory_order_relaxed);
+        atomic_store_explicit(&p->arrived, 0, memory_order_relaxed);
+        pthread_barrier_wait(&p->go);
+        nanosleep(&slice, NULL);
+        atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+        pthread_barrier_wait(&p->done);
+        if (!single) {
+            uint64_t first_end = UINT64_MAX, last_start = 0;
+            for (int i = 0; i < p->n; i++) {
+                if (p->slot[i].t_end < first_end) first_end = p->slot[i].t_end;
+                if (p->slot[i].t_start > last_start) last_start = p->slot[i].t_start;
+                each += (double)(p->slot[i].t_end - p->slot[i].t_start) / p->n;
+            }
+            if (first_end > last_start) both += (double)(first_end - last_start);
+        }
+        for (int i = p->lo; i < p->hi; i++) {
+            struct mt_slot *o = &p->slot[i];
+            if (o->fail) return -1;
+            if (single) {
+                ops1 += o->ops;
+                wall1 += o->t_end - o->t_start;
+                c1 += o->cpu_ns;
+                double per = (double)o->cpu_ns / (double)o->ops;
+                if (fast == 0 || per < fast) fast = per;
+                if (per > slow) slow = per;
+            } else {
+                opsn[i] += o->ops;
+                walln[i] += o->t_end - o->t_start;
+                cn += o->cpu_ns;
+                opsall += o->ops;
+            }
+        }
+    }
+    out->rate1 = (double)ops1 / (double)wall1;
+    out->raten = 0;
+    for (int i = 0; i < p->n; i++) out->raten += (double)opsn[i] / (double)walln[i];
+    out->cpu1 = (double)c1 / (double)ops1;
+    out->cpun = (double)cn / (double)opsall;
+    out->spread1 = slow / fast;
+    out->overlap = both / each;
+    return 0;
+}
+
 /* One row per shape: aggregate throughput of N threads, its scaling over 1
-   thread and the machine's own (spin_body) in the same rounds (1 thread, then
-   N, of the shape and of the loop, in turn), and the share of the machine's
-   scaling the shape kept. */
+   thread and the machine's own (spin_body) in the same rounds (each round: the
+   shape's interleaved slices, then the loop's), the share of the machine's
+   scaling the shape kept (median of the rounds, and the rounds' range), and
+   the CPU time per op N threads / 1. TETHER_BENCH_WINDOWS=1: the method before
+   the slices (mt_run_once's 100 ms windows, 1 thread then N, one after the other);
+   TETHER_BENCH_SLOWEST=1: the one before that. */
 static void threads_row(const char *shape, body_fn body, void *ctx) {
     int n = g_threads;
     body_fn bodies[2] = { body, spin_body };
     void *ctxs[2] = { ctx, NULL };
     const char *labels[2] = { shape, "loop" };
     long iters[2];
-    double r1[2][64], rn[2][64], q[2][64], cq[64];
+    double r1[2][64], rn[2][64], q[2][64], cq[64], kept[64], spread[64];
     int ok = 1;
+    if (g_slowest < 0) g_slowest = getenv("TETHER_BENCH_SLOWEST") != NULL;
+    if (g_detail < 0) g_detail = getenv("TETHER_BENCH_ROUNDS") != NULL;
+    int windows = g_slowest || getenv("TETHER_BENCH_WINDOWS") != NULL;
+    static mt_pool pool;  /* static: 128-byte alignment */
+    pthread_t th[MT_MAX];
+    mt_pool_arg args[MT_MAX];
+    if (!windows) {
+        memset(&pool, 0, sizeof pool);
+        pool.n = n;
+        pthread_barrier_init(&pool.go, NULL, (unsigned)n + 1);
+        pthread_barrier_init(&pool.done, NULL, (unsigned)n + 1);
+        for (int i = 0; i < n; i++) {
+            args[i].p = &pool;
+            args[i].idx = i;
+            pthread_create(&th[i], NULL, mt_pool_thread, &args[i]);
+        }
+    }
     for (int i = 0; i < 2 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0; /* warm-up every thread */
+        mt_round w;
+        ok = iters[i] >= 0 && (windows ? mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0
+                                         : mt_pool_round(&pool, bodies[i], ctxs[i], iters[i], &w) == 0); /* warm-up every thread */
     }
     for (int r = 0; r < g_runs && ok; r++) {
         for (int i = 0; i < 2 && ok; i++) {
             g_detail_label = labels[i];
-            r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
-            double cpu1 = g_last_cpu_per_op;
-            rn[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], n);
-            ok = r1[i][r] > 0 && rn[i][r] > 0;
-            if (ok) q[i][r] = rn[i][r] / r1[i][r];
-            if (ok && i == 0) cq[r] = g_last_cpu_per_op / cpu1;
+            mt_round w;
+            if (windows) {
+                w.rate1 = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
+                w.cpu1 = g_last_cpu_per_op;
+                w.raten = mt_run_once(bodies[i], ctxs[i], iters[i], n);
+                w.cpun = g_last_cpu_per_op;
+                w.spread1 = 1;
+                w.overlap = 1;
+                ok = w.rate1 > 0 && w.raten > 0;
+            } else {
+                ok = mt_pool_round(&pool, bodies[i], ctxs[i], iters[i], &w) == 0;
+            }
+            if (!ok) break;
+            r1[i][r] = w.rate1;
+            rn[i][r] = w.raten;
+            q[i][r] = w.raten / w.rate1;
+            if (i == 0) { cq[r] = w.cpun / w.cpu1; spread[r] = w.spread1; }
+            if (g_detail > 0 && !windows)
+                fprintf(stderr, "  %s round %d: 1T %.2f ns/op (CPU %.2f; its slices' slowest / fastest %.2f), %dT %.2f ns/op aggregate "
+                        "(CPU %.2f per op per thread; all %d running for %.0f%% of their time)\n",
+                        labels[i], r, 1.0 / w.rate1, w.cpu1, w.spread1, n, 1.0 / w.raten, w.cpun, n, 100 * w.overlap);
         }
-        if (ok && g_detail > 0)
+        if (!ok) break;
+        kept[r] = 100.0 * q[0][r] / q[1][r];
+        if (g_detail > 0)
             fprintf(stderr, "round %s %d: shape %.2fx (1T %.1f ns/op), loop %.2fx: kept %.0f%%; CPU time per op %dT/1T %.2f\n",
-                    shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], 100.0 * q[0][r] / q[1][r], n, cq[r]);
+                    shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], kept[r], n, cq[r]);
+    }
+    if (!windows) {
+        pool.quit = 1;
+        pthread_barrier_wait(&pool.go);
+        for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&pool.go);
+        pthread_barrier_destroy(&pool.done);
     }
     if (!ok) {
-        printf("| %s | threads=%d | FAIL | - | - | - | - |\n", shape, n);
+        printf("| %s | threads=%d | FAIL | - | - | - | - | - |\n", shape, n);
         g_failed = 1;
         return;
     }
     double ops = median(rn[0], g_runs) * 1e9, scaling = median(q[0], g_runs), machine = median(q[1], g_runs);
-    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% | %.2f |\n", shape, n, ops, scaling, machine,
-           100.0 * scaling / machine, median(cq, g_runs));
+    double lo = kept[0], hi = kept[0];
+    for (int r = 1; r < g_runs; r++) { if (kept[r] < lo) lo = kept[r]; if (kept[r] > hi) hi = kept[r]; }
+    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% | %.2f | %.0f-%.0f%%, 1T slices %.2fx |\n", shape, n, ops,
+           scaling, machine, 100.0 * scaling / machine, median(cq, g_runs), lo, hi, median(spread, g_runs));
     fflush(stdout);
 }
 
 static void run_threads(const char *only) {
     printf("\n## %d threads on one container\n\n", g_threads);
-    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% | CPU time per op, %d threads / 1 |\n", g_threads);
-    printf("|---|---|---|---|---|---|---|\n");
+    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% | CPU time per op, %d threads / 1 | kept %%, rounds' range; 1-thread slices' slowest / fastest CPU time per op |\n", g_threads);
+    printf("|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
     s1_ctx x1 = {0};
     s2_ctx x2 = {0};
@@ -1923,12 +2094,12 @@ int main(int argc, char **argv) {
     if (g_threads) {
         if (g_threads < 1 || g_threads > MT_MAX) { fprintf(stderr, "bench: -t takes 1..%d\n", MT_MAX); return 2; }
         if (g_runs > 63) g_runs = 63;
-        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread, "
-               "from %d threads, a pure CPU loop from 1 and from %d (the machine's own scaling), each a 100 ms window "
+        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread and "
+               "from %d in turn, %d slices of 10 ms each, then a pure CPU loop the same way (the machine's own scaling) "
                "(throughput: the sum of the threads' own rates)%s; medians of %d rounds. kept = the shape's scaling / "
-               "the machine's. CPU time per op: each thread's CPU time over its ops, N threads' mean over 1 thread's "
+               "the machine's. CPU time per op: the N-thread slices' CPU time over their ops, over the 1-thread slices' "
                "(contention: a shared line or lock raises it; preemption does not).\n",
-               g_threads, tether_version(), g_threads, g_threads,
+               g_threads, tether_version(), g_threads, MT_SLICES,
                getenv("TETHER_BENCH_SLOWEST") ? " [TETHER_BENCH_SLOWEST: the old method, fixed iterations, first start to last end]"
                                               : g_pin ? "; thread i pinned to CPU i" : "",
                g_runs);
