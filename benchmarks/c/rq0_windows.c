@@ -5,16 +5,20 @@
  * state (a backlog, a growing table or free list, the heap) shows in the library bodies alone,
  * and in the counters; a slow mode of the machine (a vCPU whose physical core's caches, TLBs or
  * branch predictors another tenant takes) shows in the kernels too, the more the larger their
- * footprint of code and data. At the end, per body: its median, 10th and 90th percentiles, its
- * share of slow rounds (over 1.3x its 10th percentile, the fast mode), the correlation of its
- * per-round times with RQ0's, and its mean time in RQ0's slow and fast rounds against its fast mode.
+ * footprint of code and data. Around every chunk, 1 ms of a pointer chase over 32 KB (the L1 data
+ * cache's size here) tells the mode: ~1.3 ns per load in the fast one, ~3 in the slow one. At the
+ * end, per body: its median, 10th and 90th percentiles, its share of slow rounds (over 1.3x its
+ * 10th percentile), the correlation of its per-round times with RQ0's; then its median over the
+ * chunks the probe put in the fast mode and over those it put in the slow one.
  *
  * Bodies: rq0 (bench.c's rq0_tether: a child, Svc resolved from it, freed), rc (the child alone),
  * sg (Svc from the root), s2 (a cached singleton from the root); rqh (RQ0 by hand: the five blocks
  * RQ0 allocates, 392 + 168 + 3 x 32 bytes, written, linked, read back and freed, through calls by
  * pointer), big (256 distinct functions, ~20 KB of code, walked in order, each touching its own
- * line of 16 KB of data: a footprint like a library call's), spin (bench -t's machine check),
- * chase (a pointer chase over 4 KB), calls (vcpu_drift's calls by a function-pointer table).
+ * line of 16 KB of data), spin (bench -t's machine check), calls (vcpu_drift's calls by a
+ * function-pointer table), and pointer chases over 8, 16, 24, 32 and 64 KB (one load after the
+ * other, the lines in a random cycle): they say how much of the L1 data cache (32 KB a core here)
+ * a thread keeps in each mode.
  * From the repository root after `make build`:
  *   cc -std=c11 -O2 -Iinclude benchmarks/c/rq0_windows.c -o build/bench/rq0_windows -Lbuild/lib -ltether \
  *      -Wl,-rpath,$PWD/build/lib -lm
@@ -142,8 +146,26 @@ static void big(long n) {
 }
 
 static void spin(long n) { uint64_t x = 88172645463325252ull; for (long i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; } sink = x; }
-static uintptr_t *chain;
-static void chase(long n) { uintptr_t *p = chain; for (long i = 0; i < n; i++) p = (uintptr_t *)*p; sink = (uintptr_t)p; }
+#define NCHAINS 5
+static const long chain_kb[NCHAINS] = { 8, 16, 24, 32, 64 };
+static uintptr_t *chains[NCHAINS];
+static void make_chain(int j) {
+    long lines = chain_kb[j] * 1024 / 64;
+    uintptr_t *c = aligned_alloc(4096, (size_t)chain_kb[j] * 1024);
+    long *perm = malloc(sizeof *perm * (size_t)lines);
+    for (long i = 0; i < lines; i++) perm[i] = i;
+    srand(j + 1);
+    for (long i = lines - 1; i > 0; i--) { long r = rand() % (i + 1), t = perm[i]; perm[i] = perm[r]; perm[r] = t; }
+    for (long i = 0; i < lines; i++) c[perm[i] * 8] = (uintptr_t)&c[perm[(i + 1) % lines] * 8];
+    free(perm);
+    chains[j] = c;
+}
+static void chase(int j, long n) { uintptr_t *p = chains[j]; for (long i = 0; i < n; i++) p = (uintptr_t *)*p; sink = (uintptr_t)p; }
+static void chase8(long n) { chase(0, n); }
+static void chase16(long n) { chase(1, n); }
+static void chase24(long n) { chase(2, n); }
+static void chase32(long n) { chase(3, n); }
+static void chase64(long n) { chase(4, n); }
 typedef uint64_t (*op_fn)(uint64_t *, uint64_t);
 NOINLINE static uint64_t op0(uint64_t *w, uint64_t x) { w[0] += x; return w[1] ^ x; }
 NOINLINE static uint64_t op1(uint64_t *w, uint64_t x) { w[8] ^= x; return w[9] + x; }
@@ -153,9 +175,9 @@ static op_fn ops[4] = { op0, op1, op2, op3 };
 static uint64_t words[64];
 static void calls(long n) { uint64_t x = 12345; for (long i = 0; i < n; i++) x = ops[(x >> 7) & 3](words, x * 6364136223846793005ull + 1442695040888963407ull); sink = x; }
 
-#define NB 9
-static const char *names[NB] = { "rq0", "rc", "sg", "s2", "rqh", "big", "spin", "chase", "calls" };
-static void (*bodies[NB])(long) = { rq0, rc, sg, s2, rqh, big, spin, chase, calls };
+#define NB 13
+static const char *names[NB] = { "rq0", "rc", "sg", "s2", "rqh", "big", "spin", "calls", "ch8K", "ch16K", "ch24K", "ch32K", "ch64K" };
+static void (*bodies[NB])(long) = { rq0, rc, sg, s2, rqh, big, spin, calls, chase8, chase16, chase24, chase32, chase64 };
 
 static double median_of(double *v, int n) {
     double *t = malloc(sizeof *t * (size_t)n);
@@ -192,12 +214,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     g_db = make0(); g_cache = make0(); g_settings = make0();
-    chain = aligned_alloc(4096, 4096);
-    int perm[64];
-    for (int i = 0; i < 64; i++) perm[i] = i;
-    srand(1);
-    for (int i = 63; i > 0; i--) { int j = rand() % (i + 1), t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
-    for (int i = 0; i < 64; i++) chain[perm[i] * 8] = (uintptr_t)&chain[perm[(i + 1) % 64] * 8];
+    for (int j = 0; j < NCHAINS; j++) make_chain(j);
     /* calibrate: iterations for one chunk of CHUNK_MS, after a warm-up */
     long iters[NB];
     for (int b = 0; b < NB; b++) {
@@ -213,9 +230,15 @@ int main(int argc, char **argv) {
         }
         iters[b] = (long)(n * CHUNK_MS * 1e6 / t);
     }
+    /* the mode probe: 1 ms of the 32 KB chase before and after every chunk */
+    long probe_iters = (long)(iters[11] / CHUNK_MS);
     int maxr = (int)(seconds * 1000 / (CHUNK_MS * NB)) + 8;
-    double *v[NB];
-    for (int b = 0; b < NB; b++) v[b] = malloc(sizeof(double) * (size_t)maxr);
+    double *v[NB], *pa[NB], *pb[NB];
+    for (int b = 0; b < NB; b++) {
+        v[b] = malloc(sizeof(double) * (size_t)maxr);
+        pa[b] = malloc(sizeof(double) * (size_t)maxr);
+        pb[b] = malloc(sizeof(double) * (size_t)maxr);
+    }
     printf("round t_s cpu");
     for (int b = 0; b < NB; b++) printf(" %s", names[b]);
     printf(" rss_kb inuse_kb free_kb   (CPU ns per op)\n");
@@ -223,9 +246,16 @@ int main(int argc, char **argv) {
     int r = 0;
     while (r < maxr && wall_now() - start < seconds * 1e9) {
         for (int b = 0; b < NB; b++) {
+            double p0 = cpu_now();
+            chase32(probe_iters);
             double t0 = cpu_now();
             bodies[b](iters[b]);
-            v[b][r] = (cpu_now() - t0) / (double)iters[b];
+            double t1 = cpu_now();
+            chase32(probe_iters);
+            double p1 = cpu_now();
+            v[b][r] = (t1 - t0) / (double)iters[b];
+            pa[b][r] = (t0 - p0) / (double)probe_iters;
+            pb[b][r] = (p1 - t1) / (double)probe_iters;
         }
         struct mallinfo2 mi = mallinfo2();
         printf("%d %.2f %d", r, (wall_now() - start) / 1e9, sched_getcpu());
@@ -260,19 +290,27 @@ int main(int argc, char **argv) {
                 corr(rel[0], rel[b], r));
         free(t);
     }
-    /* Among RQ0's slow rounds (> 1.3x its fast mode), each body's mean ratio to its own fast mode; and among RQ0's fast ones (< 1.1x). */
-    int nslow = 0, nfast = 0;
-    for (int i = 0; i < r; i++) { nslow += rel[0][i] > 1.3; nfast += rel[0][i] < 1.1; }
-    fprintf(stderr, "mean time / own p10, in RQ0's %d slow rounds / its %d fast rounds:", nslow, nfast);
+    /* The two modes, told by the probe around each chunk (not by RQ0): a chunk is fast when both
+       its probes read under 1.2x the probes' 10th percentile, slow when both read over 1.8x. Each
+       body's median CPU ns per op over its fast chunks and its slow ones. */
+    double *all = malloc(sizeof(double) * (size_t)(2 * r * NB)), *fr = malloc(sizeof(double) * (size_t)r),
+           *sr = malloc(sizeof(double) * (size_t)r);
+    int na = 0;
+    for (int b = 0; b < NB; b++) for (int i = 0; i < r; i++) { all[na++] = pa[b][i]; all[na++] = pb[b][i]; }
+    for (int i = 1; i < na; i++) for (int j = i; j > 0 && all[j] < all[j - 1]; j--) { double t = all[j]; all[j] = all[j - 1]; all[j - 1] = t; }
+    double pfast = all[na / 10];
+    fprintf(stderr, "mode probe (32 KB chase, 1 ms around each chunk): 10th percentile %.2f ns, median %.2f, 90th %.2f\n",
+            pfast, all[na / 2], all[na * 9 / 10]);
+    fprintf(stderr, "per body, median CPU ns per op over its chunks in the fast mode -> the slow mode (slow / fast; chunks):\n");
     for (int b = 0; b < NB; b++) {
-        double s = 0, f = 0;
-        int ns = 0, nf = 0;
+        int kf = 0, ks = 0;
         for (int i = 0; i < r; i++) {
-            if (rel[0][i] > 1.3) { s += rel[b][i]; ns++; }
-            else if (rel[0][i] < 1.1) { f += rel[b][i]; nf++; }
+            if (pa[b][i] < 1.2 * pfast && pb[b][i] < 1.2 * pfast) fr[kf++] = v[b][i];
+            else if (pa[b][i] > 1.8 * pfast && pb[b][i] > 1.8 * pfast) sr[ks++] = v[b][i];
         }
-        fprintf(stderr, " %s %.2f/%.2f", names[b], ns ? s / ns : 0, nf ? f / nf : 0);
+        if (!kf || !ks) { fprintf(stderr, "  %-6s (%d fast, %d slow chunks)\n", names[b], kf, ks); continue; }
+        double f = median_of(fr, kf), sl = median_of(sr, ks);
+        fprintf(stderr, "  %-6s %8.2f -> %8.2f  %.2fx  (%d, %d)\n", names[b], f, sl, sl / f, kf, ks);
     }
-    fprintf(stderr, "\n");
     return 0;
 }
