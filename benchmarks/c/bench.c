@@ -1148,117 +1148,6 @@ static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
     return rate;
 }
 
-/* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
-   (1 / the aggregate throughput). */
-static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
-    long iters = calibrate_mt(body, ctx);
-    if (iters < 0) return -1;
-    if (mt_run_once(body, ctx, iters, 2) < 0) return -1; /* warm-up both threads */
-    double r1[64], r2[64], ratio[64];
-    for (int r = 0; r < g_runs; r++) {
-        r1[r] = mt_run_once(body, ctx, iters, 1);
-        r2[r] = mt_run_once(body, ctx, iters, 2);
-        if (r1[r] < 0 || r2[r] < 0) return -1;
-        ratio[r] = r2[r] / r1[r];
-    }
-    *ns_1t = 1.0 / median(r1, g_runs);
-    *ns_2t = 1.0 / median(r2, g_runs);
-    return median(ratio, g_runs);
-}
-
-/* The machine's own 2-thread scaling: a pure CPU loop touching no shared memory. */
-static int spin_body(void *ctx, long iters) {
-    (void)ctx;
-    uint64_t x = 88172645463325252ull;
-    for (long i = 0; i < iters; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
-    g_sink = (uintptr_t)x;
-    return 0;
-}
-
-/* A 2-thread row: Tether's body, its baseline and the machine check (spin_body)
-   take turns within each round (1 thread, then 2, of each), so the three ratios
-   are of the same moments: this VM's 2-thread scaling drifts between rounds. */
-static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *bctx, const char *target,
-                   double min_ratio) {
-    body_fn bodies[3] = { tb, bb, spin_body };
-    void *ctxs[3] = { tctx, bctx, NULL };
-    long iters[3];
-    double r1[3][64], r2[3][64], q[3][64], ratio[3] = { -1, -1, -1 }, ns1[3], ns2[3];
-    int ok = 1;
-    for (int i = 0; i < 3 && ok; i++) {
-        iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], 2) >= 0; /* warm-up both threads */
-    }
-    for (int r = 0; r < g_runs && ok; r++)
-        for (int i = 0; i < 3 && ok; i++) {
-            r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
-            r2[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 2);
-            ok = r1[i][r] > 0 && r2[i][r] > 0;
-            if (ok) q[i][r] = r2[i][r] / r1[i][r];
-        }
-    if (ok)
-        for (int i = 0; i < 3; i++) {
-            ratio[i] = median(q[i], g_runs);
-            ns1[i] = 1.0 / median(r1[i], g_runs);
-            ns2[i] = 1.0 / median(r2[i], g_runs);
-        }
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s, 2 threads (aggregate)", name);
-    row *r = add_row(nm, ok ? ns2[0] : -1, ok ? ns2[1] : -1, target);
-    if (ok) {
-        snprintf(r->note, sizeof r->note, "Tether 2T/1T throughput %.2fx, 1T %.1f ns/op; C %.2fx; machine check %.2fx in the same rounds",
-                 ratio[0], ns1[0], ratio[1], ratio[2]);
-        if (min_ratio > 0) r->met = ratio[0] >= min_ratio;
-    }
-}
-
-
-static void run_s5(void) {
-    s1_ctx x1 = {0};
-    s2_ctx x2 = {0};
-    s3_ctx x3 = {0};
-    s4_ctx x4 = {0};
-    {
-        double t1 = 0, t2 = 0;
-        double ratio = mt_measure(spin_body, NULL, &t1, &t2);
-        g_machine_2t = ratio;
-        row *r = add_row("S5 machine check: pure CPU loop (no shared memory), 2 threads", -2, t2, NULL);
-        snprintf(r->note, sizeof r->note, "2T/1T throughput %.2fx: the ceiling for every S5 ratio on this machine", ratio);
-    }
-    if (s1_setup(&x1) == 0) {
-        mt_row("S5 = S1 transient chain by interned key", s1_tether_key, &x1, s1_base, NULL, NULL, 0);
-        tether_container_free(x1.c);
-    } else {
-        add_row("S5 = S1 transient chain, 2 threads", -1, -1, NULL);
-    }
-    if (s2_setup(&x2) == 0) {
-        mt_row("S5 = S2 singleton hit by interned key", s2_tether_key, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
-        mt_row("S5 = S2 singleton hit by name", s2_tether_name, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
-        tether_container_free(x2.c);
-    } else {
-        add_row("S5 = S2 singleton hit, 2 threads", -1, -1, ">= 1.8x 1-thread");
-    }
-    if (s3_setup(&x3) == 0) {
-        mt_row("S5 = S3 Parent/Child cycle by interned key", s3_tether_key, &x3, s3_base, NULL, NULL, 0);
-        tether_container_free(x3.c);
-    } else {
-        add_row("S5 = S3 Parent/Child cycle, 2 threads", -1, -1, NULL);
-    }
-    if (s4_setup(&x4) == 0) {
-        mt_row("S5 = S4 12-node layered graph by interned key", s4_tether_key, &x4, s4_base, NULL, NULL, 0);
-        tether_container_free(x4.c);
-    } else {
-        add_row("S5 = S4 12-node layered graph, 2 threads", -1, -1, NULL);
-    }
-}
-
-/* ------------------------------------------------------------------------- */
-/* -t N: the shape matrix from N threads on one container                     */
-/* ------------------------------------------------------------------------- */
-
-static int g_threads = 0;  /* -t */
-static int wanted(const char *list, const char *name);
-
 /* Interleaved slices. This VM's vCPUs each switch, every 0.1-5 s and independently of
  * each other, between a fast mode and one where code with many distinct lines and
  * branches costs up to 2x the CPU time (RQ0 250 -> 500 ns/op; a hand-written RQ0 of
@@ -1272,6 +1161,8 @@ static int wanted(const char *list, const char *name);
  * with -p they visit every CPU the N-thread slices use. */
 #define MT_SLICES 10
 typedef struct mt_pool {
+    pthread_t th[MT_MAX];
+    struct mt_pool_arg { struct mt_pool *p; int idx; } arg[MT_MAX];
     body_fn body;
     void *ctx;
     long chunk;
@@ -1283,7 +1174,7 @@ typedef struct mt_pool {
 } mt_pool;
 _Static_assert(offsetof(mt_pool, slot) % 128 == 0 && offsetof(mt_pool, stop) % 128 == 0 && offsetof(mt_pool, arrived) % 128 == 0,
                "mt_pool: lines apart");
-typedef struct mt_pool_arg { mt_pool *p; int idx; } mt_pool_arg;
+typedef struct mt_pool_arg mt_pool_arg;
 
 static void *mt_pool_thread(void *arg) {
     mt_pool_arg *a = arg;
@@ -1316,6 +1207,25 @@ static void *mt_pool_thread(void *arg) {
         }
         pthread_barrier_wait(&p->done);
     }
+}
+
+static void mt_pool_start(mt_pool *p, int n) {
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    pthread_barrier_init(&p->go, NULL, (unsigned)n + 1);
+    pthread_barrier_init(&p->done, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++) {
+        p->arg[i].p = p;
+        p->arg[i].idx = i;
+        pthread_create(&p->th[i], NULL, mt_pool_thread, &p->arg[i]);
+    }
+}
+static void mt_pool_stop(mt_pool *p) {
+    p->quit = 1;
+    pthread_barrier_wait(&p->go);
+    for (int i = 0; i < p->n; i++) pthread_join(p->th[i], NULL);
+    pthread_barrier_destroy(&p->go);
+    pthread_barrier_destroy(&p->done);
 }
 
 /* One round of a body: 1 thread and n threads in MT_SLICES slices each, interleaved.
@@ -1382,13 +1292,155 @@ static int mt_pool_round(mt_pool *p, body_fn body, void *ctx, long iters, mt_rou
     return 0;
 }
 
+/* One round by the method in force: interleaved slices on `p`'s threads, or
+ * (TETHER_BENCH_WINDOWS=1 or TETHER_BENCH_SLOWEST=1) a 100 ms window of 1 thread,
+ * then one of n (mt_run_once's threads, made per window). */
+static int g_windows = -1;
+static int mt_measure_round(mt_pool *p, body_fn body, void *ctx, long iters, int n, mt_round *w) {
+    if (!g_windows) return mt_pool_round(p, body, ctx, iters, w);
+    w->rate1 = mt_run_once(body, ctx, iters, 1);
+    w->cpu1 = g_last_cpu_per_op;
+    w->raten = w->rate1 > 0 ? mt_run_once(body, ctx, iters, n) : -1;
+    w->cpun = g_last_cpu_per_op;
+    w->spread1 = w->overlap = 1;
+    return w->rate1 > 0 && w->raten > 0 ? 0 : -1;
+}
+/* The threads for a row's rounds (none by the window methods, which make their own). */
+static void mt_rows_begin(mt_pool *p, int n) {
+    if (g_slowest < 0) g_slowest = getenv("TETHER_BENCH_SLOWEST") != NULL;
+    if (g_detail < 0) g_detail = getenv("TETHER_BENCH_ROUNDS") != NULL;
+    if (g_windows < 0) g_windows = g_slowest || getenv("TETHER_BENCH_WINDOWS") != NULL;
+    if (!g_windows) mt_pool_start(p, n);
+}
+static void mt_rows_end(mt_pool *p) {
+    if (!g_windows) mt_pool_stop(p);
+}
+
+/* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
+   (1 / the aggregate throughput). */
+static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
+    static mt_pool pool;  /* static: 128-byte alignment */
+    long iters = calibrate_mt(body, ctx);
+    if (iters < 0) return -1;
+    mt_rows_begin(&pool, 2);
+    mt_round w;
+    int ok = mt_measure_round(&pool, body, ctx, iters, 2, &w) == 0; /* warm-up both threads */
+    double r1[64], r2[64], ratio[64];
+    for (int r = 0; r < g_runs && ok; r++) {
+        ok = mt_measure_round(&pool, body, ctx, iters, 2, &w) == 0;
+        r1[r] = w.rate1;
+        r2[r] = w.raten;
+        ratio[r] = r2[r] / r1[r];
+    }
+    mt_rows_end(&pool);
+    if (!ok) return -1;
+    *ns_1t = 1.0 / median(r1, g_runs);
+    *ns_2t = 1.0 / median(r2, g_runs);
+    return median(ratio, g_runs);
+}
+
+/* The machine's own 2-thread scaling: a pure CPU loop touching no shared memory. */
+static int spin_body(void *ctx, long iters) {
+    (void)ctx;
+    uint64_t x = 88172645463325252ull;
+    for (long i = 0; i < iters; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    g_sink = (uintptr_t)x;
+    return 0;
+}
+
+/* A 2-thread row: Tether's body, its baseline and the machine check (spin_body)
+   take turns within each round (1 thread, then 2, of each), so the three ratios
+   are of the same moments: this VM's 2-thread scaling drifts between rounds. */
+static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *bctx, const char *target,
+                   double min_ratio) {
+    body_fn bodies[3] = { tb, bb, spin_body };
+    void *ctxs[3] = { tctx, bctx, NULL };
+    long iters[3];
+    double r1[3][64], r2[3][64], q[3][64], ratio[3] = { -1, -1, -1 }, ns1[3], ns2[3];
+    int ok = 1;
+    static mt_pool pool;  /* static: 128-byte alignment */
+    mt_rows_begin(&pool, 2);
+    mt_round w;
+    for (int i = 0; i < 3 && ok; i++) {
+        iters[i] = calibrate_mt(bodies[i], ctxs[i]);
+        ok = iters[i] >= 0 && mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], 2, &w) == 0; /* warm-up both threads */
+    }
+    for (int r = 0; r < g_runs && ok; r++)
+        for (int i = 0; i < 3 && ok; i++) {
+            ok = mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], 2, &w) == 0;
+            r1[i][r] = w.rate1;
+            r2[i][r] = w.raten;
+            if (ok) q[i][r] = r2[i][r] / r1[i][r];
+        }
+    mt_rows_end(&pool);
+    if (ok)
+        for (int i = 0; i < 3; i++) {
+            ratio[i] = median(q[i], g_runs);
+            ns1[i] = 1.0 / median(r1[i], g_runs);
+            ns2[i] = 1.0 / median(r2[i], g_runs);
+        }
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s, 2 threads (aggregate)", name);
+    row *r = add_row(nm, ok ? ns2[0] : -1, ok ? ns2[1] : -1, target);
+    if (ok) {
+        snprintf(r->note, sizeof r->note, "Tether 2T/1T throughput %.2fx, 1T %.1f ns/op; C %.2fx; machine check %.2fx in the same rounds",
+                 ratio[0], ns1[0], ratio[1], ratio[2]);
+        if (min_ratio > 0) r->met = ratio[0] >= min_ratio;
+    }
+}
+
+
+static void run_s5(void) {
+    s1_ctx x1 = {0};
+    s2_ctx x2 = {0};
+    s3_ctx x3 = {0};
+    s4_ctx x4 = {0};
+    {
+        double t1 = 0, t2 = 0;
+        double ratio = mt_measure(spin_body, NULL, &t1, &t2);
+        g_machine_2t = ratio;
+        row *r = add_row("S5 machine check: pure CPU loop (no shared memory), 2 threads", -2, t2, NULL);
+        snprintf(r->note, sizeof r->note, "2T/1T throughput %.2fx: the ceiling for every S5 ratio on this machine", ratio);
+    }
+    if (s1_setup(&x1) == 0) {
+        mt_row("S5 = S1 transient chain by interned key", s1_tether_key, &x1, s1_base, NULL, NULL, 0);
+        tether_container_free(x1.c);
+    } else {
+        add_row("S5 = S1 transient chain, 2 threads", -1, -1, NULL);
+    }
+    if (s2_setup(&x2) == 0) {
+        mt_row("S5 = S2 singleton hit by interned key", s2_tether_key, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
+        mt_row("S5 = S2 singleton hit by name", s2_tether_name, &x2, s2_base, NULL, ">= 1.8x 1-thread", 1.8);
+        tether_container_free(x2.c);
+    } else {
+        add_row("S5 = S2 singleton hit, 2 threads", -1, -1, ">= 1.8x 1-thread");
+    }
+    if (s3_setup(&x3) == 0) {
+        mt_row("S5 = S3 Parent/Child cycle by interned key", s3_tether_key, &x3, s3_base, NULL, NULL, 0);
+        tether_container_free(x3.c);
+    } else {
+        add_row("S5 = S3 Parent/Child cycle, 2 threads", -1, -1, NULL);
+    }
+    if (s4_setup(&x4) == 0) {
+        mt_row("S5 = S4 12-node layered graph by interned key", s4_tether_key, &x4, s4_base, NULL, NULL, 0);
+        tether_container_free(x4.c);
+    } else {
+        add_row("S5 = S4 12-node layered graph, 2 threads", -1, -1, NULL);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* -t N: the shape matrix from N threads on one container                     */
+/* ------------------------------------------------------------------------- */
+
+static int g_threads = 0;  /* -t */
+static int wanted(const char *list, const char *name);
+
 /* One row per shape: aggregate throughput of N threads, its scaling over 1
    thread and the machine's own (spin_body) in the same rounds (each round: the
    shape's interleaved slices, then the loop's), the share of the machine's
    scaling the shape kept (median of the rounds, and the rounds' range), and
-   the CPU time per op N threads / 1. TETHER_BENCH_WINDOWS=1: the method before
-   the slices (mt_run_once's 100 ms windows, 1 thread then N, one after the other);
-   TETHER_BENCH_SLOWEST=1: the one before that. */
+   the CPU time per op N threads / 1 (mt_measure_round says which method). */
 static void threads_row(const char *shape, body_fn body, void *ctx) {
     int n = g_threads;
     body_fn bodies[2] = { body, spin_body };
@@ -1397,50 +1449,24 @@ static void threads_row(const char *shape, body_fn body, void *ctx) {
     long iters[2];
     double r1[2][64], rn[2][64], q[2][64], cq[64], kept[64], spread[64];
     int ok = 1;
-    if (g_slowest < 0) g_slowest = getenv("TETHER_BENCH_SLOWEST") != NULL;
-    if (g_detail < 0) g_detail = getenv("TETHER_BENCH_ROUNDS") != NULL;
-    int windows = g_slowest || getenv("TETHER_BENCH_WINDOWS") != NULL;
     static mt_pool pool;  /* static: 128-byte alignment */
-    pthread_t th[MT_MAX];
-    mt_pool_arg args[MT_MAX];
-    if (!windows) {
-        memset(&pool, 0, sizeof pool);
-        pool.n = n;
-        pthread_barrier_init(&pool.go, NULL, (unsigned)n + 1);
-        pthread_barrier_init(&pool.done, NULL, (unsigned)n + 1);
-        for (int i = 0; i < n; i++) {
-            args[i].p = &pool;
-            args[i].idx = i;
-            pthread_create(&th[i], NULL, mt_pool_thread, &args[i]);
-        }
-    }
+    mt_rows_begin(&pool, n);
     for (int i = 0; i < 2 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
         mt_round w;
-        ok = iters[i] >= 0 && (windows ? mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0
-                                         : mt_pool_round(&pool, bodies[i], ctxs[i], iters[i], &w) == 0); /* warm-up every thread */
+        ok = iters[i] >= 0 && mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], n, &w) == 0; /* warm-up every thread */
     }
     for (int r = 0; r < g_runs && ok; r++) {
         for (int i = 0; i < 2 && ok; i++) {
             g_detail_label = labels[i];
             mt_round w;
-            if (windows) {
-                w.rate1 = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
-                w.cpu1 = g_last_cpu_per_op;
-                w.raten = mt_run_once(bodies[i], ctxs[i], iters[i], n);
-                w.cpun = g_last_cpu_per_op;
-                w.spread1 = 1;
-                w.overlap = 1;
-                ok = w.rate1 > 0 && w.raten > 0;
-            } else {
-                ok = mt_pool_round(&pool, bodies[i], ctxs[i], iters[i], &w) == 0;
-            }
+            ok = mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], n, &w) == 0;
             if (!ok) break;
             r1[i][r] = w.rate1;
             rn[i][r] = w.raten;
             q[i][r] = w.raten / w.rate1;
             if (i == 0) { cq[r] = w.cpun / w.cpu1; spread[r] = w.spread1; }
-            if (g_detail > 0 && !windows)
+            if (g_detail > 0 && !g_windows)
                 fprintf(stderr, "  %s round %d: 1T %.2f ns/op (CPU %.2f; its slices' slowest / fastest %.2f), %dT %.2f ns/op aggregate "
                         "(CPU %.2f per op per thread; all %d running for %.0f%% of their time)\n",
                         labels[i], r, 1.0 / w.rate1, w.cpu1, w.spread1, n, 1.0 / w.raten, w.cpun, n, 100 * w.overlap);
@@ -1451,13 +1477,7 @@ static void threads_row(const char *shape, body_fn body, void *ctx) {
             fprintf(stderr, "round %s %d: shape %.2fx (1T %.1f ns/op), loop %.2fx: kept %.0f%%; CPU time per op %dT/1T %.2f\n",
                     shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], kept[r], n, cq[r]);
     }
-    if (!windows) {
-        pool.quit = 1;
-        pthread_barrier_wait(&pool.go);
-        for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
-        pthread_barrier_destroy(&pool.go);
-        pthread_barrier_destroy(&pool.done);
-    }
+    mt_rows_end(&pool);
     if (!ok) {
         printf("| %s | threads=%d | FAIL | - | - | - | - | - |\n", shape, n);
         g_failed = 1;
@@ -2118,7 +2138,7 @@ int main(int argc, char **argv) {
     printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
            "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
     printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
-           "(ideal 2.0 on 2 idle cores; each thread's own rate over one window, summed); the ns figure is 1 / that throughput; runs 5x as long as the others; "
+           "(ideal 2.0 on 2 idle cores; each thread's own rate, summed, over 10 slices of 10 ms of 2 threads interleaved with 10 of 1); the ns figure is 1 / that throughput; "
            "Tether, its baseline and the machine check take turns within each round.\n");
     if (wanted(only, "mem"))
         printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "
