@@ -1228,82 +1228,100 @@ static void mt_pool_stop(mt_pool *p) {
     pthread_barrier_destroy(&p->done);
 }
 
-/* One round of a body: 1 thread and n threads in MT_SLICES slices each, interleaved.
- * rate1/raten: throughput in ops/ns (n threads: the sum of each thread's ops over its
- * own time in the n-thread slices); cpu1/cpun: CPU time per op. spread1: the slowest
- * over the fastest 1-thread slice's CPU time per op (the machine's mode switching);
- * overlap: the share of the n-thread slices' mean thread time in which all n ran. */
+/* One round of nb bodies (a shape, its baseline, the machine check): for each body, 1
+ * thread and n threads in MT_SLICES slices each, the bodies' slices interleaved too
+ * (slice k of every body, then slice k+1), so the shape and the machine check sample the
+ * same moments. Per body, out[b]: rate1/raten: throughput in ops/ns (n threads: the sum
+ * of each thread's ops over its own time in the n-thread slices); cpu1/cpun: CPU time per
+ * op. spread1: the slowest over the fastest 1-thread slice's CPU time per op (the
+ * machine's mode switching); overlap: the share of the n-thread slices' mean thread time
+ * in which all n ran. */
+#define MT_BODIES 3
 typedef struct mt_round { double rate1, raten, cpu1, cpun, spread1, overlap; } mt_round;
-static int mt_pool_round(mt_pool *p, body_fn body, void *ctx, long iters, mt_round *out) {
-    p->body = body;
-    p->ctx = ctx;
-    /* iters is one 100 ms window's: 20 chunks a slice, so a thread running on alone after
-       the stop word (its last chunk, at most 1/20 of a slice) hardly dilutes contention */
-    p->chunk = iters / (MT_SLICES * 20) > 0 ? iters / (MT_SLICES * 20) : 1;
+typedef struct mt_sums {
+    uint64_t ops1, wall1, c1, opsn[MT_MAX], walln[MT_MAX], cn, opsall;
+    double fast, slow, both, each;
+} mt_sums;
+static int mt_pool_round(mt_pool *p, int nb, body_fn *bodies, void **ctxs, long *iters, mt_round *out) {
+    static mt_sums sums[MT_BODIES];
+    if (nb > MT_BODIES) return -1;
+    memset(sums, 0, sizeof sums);
     double window_ns = 5 * g_min_run_ns / MT_SLICES;
     struct timespec slice = { (time_t)(window_ns / 1e9), (long)fmod(window_ns, 1e9) };
-    uint64_t ops1 = 0, wall1 = 0, c1 = 0, opsn[MT_MAX] = {0}, walln[MT_MAX] = {0}, cn = 0, opsall = 0;
-    double fast = 0, slow = 0, both = 0, each = 0;
     for (int k = 0; k < 2 * MT_SLICES; k++) {
         int single = (k % 4 == 0 || k % 4 == 3);  /* 1, n, n, 1, 1, n, ... */
         int who = (k / 2) % p->n;
-        p->lo = single ? who : 0;
-        p->hi = single ? who + 1 : p->n;
-        atomic_store_explicit(&p->stop, 0, memory_order_relaxed);
-        atomic_store_explicit(&p->arrived, 0, memory_order_relaxed);
-        pthread_barrier_wait(&p->go);
-        nanosleep(&slice, NULL);
-        atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
-        pthread_barrier_wait(&p->done);
-        if (!single) {
-            uint64_t first_end = UINT64_MAX, last_start = 0;
-            for (int i = 0; i < p->n; i++) {
-                if (p->slot[i].t_end < first_end) first_end = p->slot[i].t_end;
-                if (p->slot[i].t_start > last_start) last_start = p->slot[i].t_start;
-                each += (double)(p->slot[i].t_end - p->slot[i].t_start) / p->n;
+        for (int b = 0; b < nb; b++) {
+            mt_sums *m = &sums[b];
+            p->body = bodies[b];
+            p->ctx = ctxs[b];
+            /* iters is one 100 ms window's: 20 chunks a slice, so a thread running on alone after
+               the stop word (its last chunk, at most 1/20 of a slice) hardly dilutes contention */
+            p->chunk = iters[b] / (MT_SLICES * 20) > 0 ? iters[b] / (MT_SLICES * 20) : 1;
+            p->lo = single ? who : 0;
+            p->hi = single ? who + 1 : p->n;
+            atomic_store_explicit(&p->stop, 0, memory_order_relaxed);
+            atomic_store_explicit(&p->arrived, 0, memory_order_relaxed);
+            pthread_barrier_wait(&p->go);
+            nanosleep(&slice, NULL);
+            atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+            pthread_barrier_wait(&p->done);
+            if (!single) {
+                uint64_t first_end = UINT64_MAX, last_start = 0;
+                for (int i = 0; i < p->n; i++) {
+                    if (p->slot[i].t_end < first_end) first_end = p->slot[i].t_end;
+                    if (p->slot[i].t_start > last_start) last_start = p->slot[i].t_start;
+                    m->each += (double)(p->slot[i].t_end - p->slot[i].t_start) / p->n;
+                }
+                if (first_end > last_start) m->both += (double)(first_end - last_start);
             }
-            if (first_end > last_start) both += (double)(first_end - last_start);
-        }
-        for (int i = p->lo; i < p->hi; i++) {
-            struct mt_slot *o = &p->slot[i];
-            if (o->fail) return -1;
-            if (single) {
-                ops1 += o->ops;
-                wall1 += o->t_end - o->t_start;
-                c1 += o->cpu_ns;
-                double per = (double)o->cpu_ns / (double)o->ops;
-                if (fast == 0 || per < fast) fast = per;
-                if (per > slow) slow = per;
-            } else {
-                opsn[i] += o->ops;
-                walln[i] += o->t_end - o->t_start;
-                cn += o->cpu_ns;
-                opsall += o->ops;
+            for (int i = p->lo; i < p->hi; i++) {
+                struct mt_slot *o = &p->slot[i];
+                if (o->fail) return -1;
+                if (single) {
+                    m->ops1 += o->ops;
+                    m->wall1 += o->t_end - o->t_start;
+                    m->c1 += o->cpu_ns;
+                    double per = (double)o->cpu_ns / (double)o->ops;
+                    if (m->fast == 0 || per < m->fast) m->fast = per;
+                    if (per > m->slow) m->slow = per;
+                } else {
+                    m->opsn[i] += o->ops;
+                    m->walln[i] += o->t_end - o->t_start;
+                    m->cn += o->cpu_ns;
+                    m->opsall += o->ops;
+                }
             }
         }
     }
-    out->rate1 = (double)ops1 / (double)wall1;
-    out->raten = 0;
-    for (int i = 0; i < p->n; i++) out->raten += (double)opsn[i] / (double)walln[i];
-    out->cpu1 = (double)c1 / (double)ops1;
-    out->cpun = (double)cn / (double)opsall;
-    out->spread1 = slow / fast;
-    out->overlap = both / each;
+    for (int b = 0; b < nb; b++) {
+        mt_sums *m = &sums[b];
+        out[b].rate1 = (double)m->ops1 / (double)m->wall1;
+        out[b].raten = 0;
+        for (int i = 0; i < p->n; i++) out[b].raten += (double)m->opsn[i] / (double)m->walln[i];
+        out[b].cpu1 = (double)m->c1 / (double)m->ops1;
+        out[b].cpun = (double)m->cn / (double)m->opsall;
+        out[b].spread1 = m->slow / m->fast;
+        out[b].overlap = m->both / m->each;
+    }
     return 0;
 }
 
-/* One round by the method in force: interleaved slices on `p`'s threads, or
- * (TETHER_BENCH_WINDOWS=1 or TETHER_BENCH_SLOWEST=1) a 100 ms window of 1 thread,
- * then one of n (mt_run_once's threads, made per window). */
+/* One round of nb bodies by the method in force: interleaved slices on `p`'s threads,
+ * or (TETHER_BENCH_WINDOWS=1 or TETHER_BENCH_SLOWEST=1) per body a 100 ms window of 1
+ * thread, then one of n (mt_run_once's threads, made per window). */
 static int g_windows = -1;
-static int mt_measure_round(mt_pool *p, body_fn body, void *ctx, long iters, int n, mt_round *w) {
-    if (!g_windows) return mt_pool_round(p, body, ctx, iters, w);
-    w->rate1 = mt_run_once(body, ctx, iters, 1);
-    w->cpu1 = g_last_cpu_per_op;
-    w->raten = w->rate1 > 0 ? mt_run_once(body, ctx, iters, n) : -1;
-    w->cpun = g_last_cpu_per_op;
-    w->spread1 = w->overlap = 1;
-    return w->rate1 > 0 && w->raten > 0 ? 0 : -1;
+static int mt_measure_round(mt_pool *p, int nb, body_fn *bodies, void **ctxs, long *iters, int n, mt_round *w) {
+    if (!g_windows) return mt_pool_round(p, nb, bodies, ctxs, iters, w);
+    for (int b = 0; b < nb; b++) {
+        w[b].rate1 = mt_run_once(bodies[b], ctxs[b], iters[b], 1);
+        w[b].cpu1 = g_last_cpu_per_op;
+        w[b].raten = w[b].rate1 > 0 ? mt_run_once(bodies[b], ctxs[b], iters[b], n) : -1;
+        w[b].cpun = g_last_cpu_per_op;
+        w[b].spread1 = w[b].overlap = 1;
+        if (w[b].rate1 <= 0 || w[b].raten <= 0) return -1;
+    }
+    return 0;
 }
 /* The threads for a row's rounds (none by the window methods, which make their own). */
 static void mt_rows_begin(mt_pool *p, int n) {
@@ -1324,10 +1342,10 @@ static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) 
     if (iters < 0) return -1;
     mt_rows_begin(&pool, 2);
     mt_round w;
-    int ok = mt_measure_round(&pool, body, ctx, iters, 2, &w) == 0; /* warm-up both threads */
+    int ok = mt_measure_round(&pool, 1, &body, &ctx, &iters, 2, &w) == 0; /* warm-up both threads */
     double r1[64], r2[64], ratio[64];
     for (int r = 0; r < g_runs && ok; r++) {
-        ok = mt_measure_round(&pool, body, ctx, iters, 2, &w) == 0;
+        ok = mt_measure_round(&pool, 1, &body, &ctx, &iters, 2, &w) == 0;
         r1[r] = w.rate1;
         r2[r] = w.raten;
         ratio[r] = r2[r] / r1[r];
@@ -1360,18 +1378,20 @@ static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *b
     int ok = 1;
     static mt_pool pool;  /* static: 128-byte alignment */
     mt_rows_begin(&pool, 2);
-    mt_round w;
+    mt_round w[3];
     for (int i = 0; i < 3 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        ok = iters[i] >= 0 && mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], 2, &w) == 0; /* warm-up both threads */
+        ok = iters[i] >= 0;
     }
-    for (int r = 0; r < g_runs && ok; r++)
+    ok = ok && mt_measure_round(&pool, 3, bodies, ctxs, iters, 2, w) == 0; /* warm-up both threads */
+    for (int r = 0; r < g_runs && ok; r++) {
+        ok = mt_measure_round(&pool, 3, bodies, ctxs, iters, 2, w) == 0;
         for (int i = 0; i < 3 && ok; i++) {
-            ok = mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], 2, &w) == 0;
-            r1[i][r] = w.rate1;
-            r2[i][r] = w.raten;
-            if (ok) q[i][r] = r2[i][r] / r1[i][r];
+            r1[i][r] = w[i].rate1;
+            r2[i][r] = w[i].raten;
+            q[i][r] = r2[i][r] / r1[i][r];
         }
+    }
     mt_rows_end(&pool);
     if (ok)
         for (int i = 0; i < 3; i++) {
@@ -1451,27 +1471,27 @@ static void threads_row(const char *shape, body_fn body, void *ctx) {
     int ok = 1;
     static mt_pool pool;  /* static: 128-byte alignment */
     mt_rows_begin(&pool, n);
+    mt_round w[2];
     for (int i = 0; i < 2 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        mt_round w;
-        ok = iters[i] >= 0 && mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], n, &w) == 0; /* warm-up every thread */
+        ok = iters[i] >= 0;
     }
+    ok = ok && mt_measure_round(&pool, 2, bodies, ctxs, iters, n, w) == 0; /* warm-up every thread */
     for (int r = 0; r < g_runs && ok; r++) {
-        for (int i = 0; i < 2 && ok; i++) {
-            g_detail_label = labels[i];
-            mt_round w;
-            ok = mt_measure_round(&pool, bodies[i], ctxs[i], iters[i], n, &w) == 0;
-            if (!ok) break;
-            r1[i][r] = w.rate1;
-            rn[i][r] = w.raten;
-            q[i][r] = w.raten / w.rate1;
-            if (i == 0) { cq[r] = w.cpun / w.cpu1; spread[r] = w.spread1; }
+        g_detail_label = shape;
+        ok = mt_measure_round(&pool, 2, bodies, ctxs, iters, n, w) == 0;
+        if (!ok) break;
+        for (int i = 0; i < 2; i++) {
+            r1[i][r] = w[i].rate1;
+            rn[i][r] = w[i].raten;
+            q[i][r] = w[i].raten / w[i].rate1;
             if (g_detail > 0 && !g_windows)
                 fprintf(stderr, "  %s round %d: 1T %.2f ns/op (CPU %.2f; its slices' slowest / fastest %.2f), %dT %.2f ns/op aggregate "
                         "(CPU %.2f per op per thread; all %d running for %.0f%% of their time)\n",
-                        labels[i], r, 1.0 / w.rate1, w.cpu1, w.spread1, n, 1.0 / w.raten, w.cpun, n, 100 * w.overlap);
+                        labels[i], r, 1.0 / w[i].rate1, w[i].cpu1, w[i].spread1, n, 1.0 / w[i].raten, w[i].cpun, n, 100 * w[i].overlap);
         }
-        if (!ok) break;
+        cq[r] = w[0].cpun / w[0].cpu1;
+        spread[r] = w[0].spread1;
         kept[r] = 100.0 * q[0][r] / q[1][r];
         if (g_detail > 0)
             fprintf(stderr, "round %s %d: shape %.2fx (1T %.1f ns/op), loop %.2fx: kept %.0f%%; CPU time per op %dT/1T %.2f\n",
