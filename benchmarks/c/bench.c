@@ -1367,8 +1367,8 @@ static int spin_body(void *ctx, long iters) {
 }
 
 /* A 2-thread row: Tether's body, its baseline and the machine check (spin_body)
-   take turns within each round (1 thread, then 2, of each), so the three ratios
-   are of the same moments: this VM's 2-thread scaling drifts between rounds. */
+   take turns within each round (their slices interleaved: mt_pool_round), so the
+   three ratios are of the same moments: this VM's 2-thread scaling drifts. */
 static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *bctx, const char *target,
                    double min_ratio) {
     body_fn bodies[3] = { tb, bb, spin_body };
@@ -1457,8 +1457,8 @@ static int g_threads = 0;  /* -t */
 static int wanted(const char *list, const char *name);
 
 /* One row per shape: aggregate throughput of N threads, its scaling over 1
-   thread and the machine's own (spin_body) in the same rounds (each round: the
-   shape's interleaved slices, then the loop's), the share of the machine's
+   thread and the machine's own (spin_body) in the same rounds (their slices
+   interleaved: mt_pool_round), the share of the machine's
    scaling the shape kept (median of the rounds, and the rounds' range), and
    the CPU time per op N threads / 1 (mt_measure_round says which method). */
 static void threads_row(const char *shape, body_fn body, void *ctx) {
@@ -2134,8 +2134,8 @@ int main(int argc, char **argv) {
     if (g_threads) {
         if (g_threads < 1 || g_threads > MT_MAX) { fprintf(stderr, "bench: -t takes 1..%d\n", MT_MAX); return 2; }
         if (g_runs > 63) g_runs = 63;
-        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread and "
-               "from %d in turn, %d slices of 10 ms each, then a pure CPU loop the same way (the machine's own scaling) "
+        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape and a pure CPU loop (the machine's own scaling), "
+               "each from 1 thread and from %d, %d slices of 10 ms of each, all interleaved "
                "(throughput: the sum of the threads' own rates)%s; medians of %d rounds. kept = the shape's scaling / "
                "the machine's. CPU time per op: the N-thread slices' CPU time over their ops, over the 1-thread slices' "
                "(contention: a shared line or lock raises it; preemption does not).\n",
@@ -2159,7 +2159,7 @@ int main(int argc, char **argv) {
            "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
     printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
            "(ideal 2.0 on 2 idle cores; each thread's own rate, summed, over 10 slices of 10 ms of 2 threads interleaved with 10 of 1); the ns figure is 1 / that throughput; "
-           "Tether, its baseline and the machine check take turns within each round.\n");
+           "Tether, its baseline and the machine check take turns slice by slice.\n");
     if (wanted(only, "mem"))
         printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "
                "creating %d registrations or live instances, divided by %d; malloc_trim(0) first; the RSS delta "
