@@ -259,6 +259,102 @@ static void built_over_a_cleared_override_is_not_cached(int from_child) {
 static void built_over_a_cleared_override_from_the_root(void) { built_over_a_cleared_override_is_not_cached(0); }
 static void built_over_a_cleared_override_from_a_child(void) { built_over_a_cleared_override_is_not_cached(1); }
 
+/* The same for a container-scoped key (its publication into the resolving container): Repo, container-scoped over
+ * Pool under a graph-scoped Handler, resolved from the root or a child, its factory clearing the override. The Handler
+ * over the fake is returned; its Repo is not cached in the container, so the next resolve from there makes a Repo over
+ * the original, which is cached. */
+static void scoped_built_over_a_cleared_override_is_not_cached(int from_child) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Handler = {"Handler", 0, 0};
+    stale_root = new_container();
+    stale_clears = 0;
+    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = TETHER_SCOPE_CONTAINER;
+    o.drop = drop_node;
+    o.context = &Repo;
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Pool")};
+    CHECK_OK(tether_register_with(stale_root, "Repo", (tether_fn)make_repo_clearing, p, 2, &o, NULL));
+    reg_node(stale_root, "Handler", &Handler, TETHER_SCOPE_GRAPH, "Repo", NULL, drop_node);
+    tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    tether_ref *h1, *h2, *h3, *p2;
+    node *handler1 = resolve(from, "Handler", &h1);
+    CHECK(stale_clears == 1 && handler1->a->a == &fake);  /* what it built, over what it saw */
+    CHECK(fake_drops == 0);                                /* h1 holds it through Repo */
+    node *handler2 = resolve(from, "Handler", &h2);
+    node *pool = resolve(from, "Pool", &p2);
+    CHECK(handler2->a != handler1->a);                     /* the Repo over the fake was not cached */
+    CHECK(pool != &fake && handler2->a->a == pool);        /* over the original */
+    CHECK(Pool.made == 1 && Repo.made == 2 && Handler.made == 2);
+    release(h1);
+    CHECK(Handler.dropped == 1 && Repo.dropped == 1 && fake_drops == 1);  /* nothing cached them */
+    CHECK(resolve(from, "Handler", &h3)->a == handler2->a);              /* the Repo over the original is cached */
+    CHECK(Repo.made == 2);
+    release(h3);
+    release(h2);
+    release(p2);
+    if (from_child) CHECK_OK(tether_container_free(from));
+    CHECK_OK(tether_container_free(stale_root));
+    CHECK(Pool.dropped == 1 && Repo.dropped == 2 && Handler.dropped == 3 && fake_drops == 1);
+}
+static void scoped_built_over_a_cleared_override_from_the_root(void) { scoped_built_over_a_cleared_override_is_not_cached(0); }
+static void scoped_built_over_a_cleared_override_from_a_child(void) { scoped_built_over_a_cleared_override_is_not_cached(1); }
+
+/* Edges made at run time, which no declaration shows: Service (singleton or container-scoped) takes Pool through its
+ * RESOLVER slot (tether_resolver_get: a strong edge) and clears the override. The Service over the fake is returned,
+ * not cached: the next resolve makes one over the original, which is cached. */
+static void *make_service_getting_pool(kind *k, tether_resolver *r) {
+    void *pool = NULL;
+    CHECK_OK(tether_resolver_get(r, "Pool", &pool));
+    if (stale_clears++ == 0) CHECK_OK(tether_override_clear(stale_root, "Pool"));
+    return node_new(k, pool, NULL);
+}
+static void runtime_edge_built_over_a_cleared_override_is_not_cached(tether_scope scope, int from_child) {
+    kind Pool = {"Pool", 0, 0}, Service = {"Service", 0, 0};
+    stale_root = new_container();
+    stale_clears = 0;
+    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.scope = scope;
+    o.drop = drop_node;
+    o.context = &Service;
+    tether_param p[] = {TETHER_CONTEXT, TETHER_RESOLVER};
+    CHECK_OK(tether_register_with(stale_root, "Service", (tether_fn)make_service_getting_pool, p, 2, &o, NULL));
+    tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    fake_drops = 0;
+    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    tether_ref *s1, *s2, *s3, *p2;
+    node *svc1 = resolve(from, "Service", &s1);
+    CHECK(stale_clears == 1 && svc1->a == &fake);
+    CHECK(fake_drops == 0);
+    node *svc2 = resolve(from, "Service", &s2);
+    node *pool = resolve(from, "Pool", &p2);
+    CHECK(svc2 != svc1);                               /* not cached: built again */
+    CHECK(pool != &fake && svc2->a == pool);           /* over the original */
+    CHECK(Pool.made == 1 && Service.made == 2);
+    release(s1);
+    CHECK(Service.dropped == 1 && fake_drops == 1);
+    CHECK(resolve(from, "Service", &s3) == svc2);      /* the one over the original is cached */
+    CHECK(Service.made == 2);
+    release(s3);
+    release(s2);
+    release(p2);
+    if (from_child) CHECK_OK(tether_container_free(from));
+    CHECK_OK(tether_container_free(stale_root));
+    CHECK(Pool.dropped == 1 && Service.dropped == 2 && fake_drops == 1);
+}
+static void runtime_edge_singleton_built_over_a_cleared_override(void) {
+    runtime_edge_built_over_a_cleared_override_is_not_cached(TETHER_SCOPE_SINGLETON, 0);
+    runtime_edge_built_over_a_cleared_override_is_not_cached(TETHER_SCOPE_SINGLETON, 1);
+}
+static void runtime_edge_scoped_built_over_a_cleared_override(void) {
+    runtime_edge_built_over_a_cleared_override_is_not_cached(TETHER_SCOPE_CONTAINER, 0);
+    runtime_edge_built_over_a_cleared_override_is_not_cached(TETHER_SCOPE_CONTAINER, 1);
+}
+
 /* Threads resolving through children of their own while the main thread overrides and clears:
  * every resolve sees the fake or the original, and every instance is dropped once at the end. */
 #include <pthread.h>
@@ -350,5 +446,9 @@ int main(void) {
     RUN(override_reaches_a_registration_another_override_displaced);
     RUN(built_over_a_cleared_override_from_the_root);
     RUN(built_over_a_cleared_override_from_a_child);
+    RUN(scoped_built_over_a_cleared_override_from_the_root);
+    RUN(scoped_built_over_a_cleared_override_from_a_child);
+    RUN(runtime_edge_singleton_built_over_a_cleared_override);
+    RUN(runtime_edge_scoped_built_over_a_cleared_override);
     return harness_finish();
 }

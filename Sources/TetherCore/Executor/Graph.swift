@@ -125,11 +125,11 @@ final class Graph {
     private static let maxBackOffs = 64
     /// A provided value's registration this resolve picked and then found without its value, claimed as
     /// if to make it (`claimOne`): the configuration moved on meanwhile (an override cleared, the key
-    /// registered again), so the resolve starts over on the configuration now (`run`), as a plan whose
-    /// cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
+    /// registered again), so the resolve starts over on the configuration now (`run`, `Container.startOver`),
+    /// as a plan whose cached leaf went declines and the resolve picks the plan of the state it finds. Nil once `run` took it.
     private var supersededValue: Borrowed<Registration>?
-    /// The `SupersedeClock` read before this run's build looked anything up: its singletons are not
-    /// cached if a configuration change superseded them after (`publish`).
+    /// The `SupersedeClock` read before this run's plan was picked (`PlanProgress.builtSince`) or its build
+    /// looked anything up: what a configuration change superseded after is not cached (`publish`).
     private var builtSince: UInt = 0
     /// The hook of the container this resolve was started from, while one is set (`Container.setTrace`).
     private(set) var tracer: Tracer?
@@ -210,6 +210,8 @@ final class Graph {
             if let outer, !outer.isEmpty {
                 return resolveNested(registration, from: container, arguments: arguments, tracer: tracer, outer: outer, thread)
             }
+            // Before the pick: a plan picked for the configuration before a change publishes nothing it superseded.
+            thread.planProgress.pointee.builtSince = SupersedeClock.now
             var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -269,6 +271,7 @@ final class Graph {
         graph.tracer = tracer
         defer { graph.tracer = nil }
         let progress = graph.progress
+        progress.pointee.builtSince = SupersedeClock.now  // before the pick, as `resolve`'s
         var plan = registration.plan(from: container, progress.pointee.locals)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
@@ -347,8 +350,8 @@ final class Graph {
         if !outer.isEmpty { nestedRoot = .init(registration) }
         defer { nestedRoot = nil }
         var backOffs = 0  // start-overs: a wait cycle broken, or a value superseded
+        builtSince = progress.pointee.builtSince  // read before `plan` was picked
         while true {
-            builtSince = SupersedeClock.now
             do throws(TetherError) {
                 var built: Int?
                 var picks = 0
@@ -387,13 +390,15 @@ final class Graph {
                 return .success(root)
             } catch {
                 abort()
-                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs
-                // again, its plan picked for the configuration now (the build looks every key up again).
-                // Not the root's own: that is looked up by its caller.
+                // A value superseded (`claimOne`): it let go of its cells and what it made; it runs again
+                // on the configuration now (`Container.startOver`: its plan picked anew, the build looks every
+                // key up again). The root's own value: its caller looks the key up again.
                 if let value = supersededValue {
                     supersededValue = nil
                     backOffs += 1
-                    guard backOffs <= Self.maxBackOffs, !(value === Borrowed(registration)) else { return .failure(error) }
+                    guard backOffs <= Self.maxBackOffs, let next = container.startOver(after: value.object, resolving: registration),
+                          next === Borrowed(registration) else { return .failure(error) }
+                    builtSince = SupersedeClock.now
                     plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
                     continue
                 }
@@ -1388,7 +1393,7 @@ final class Graph {
             for (registration, instance, container) in pendingShared {
                 registration.borrow { r in
                     if let container {
-                        container.borrow { SharedCache.publish(r, instance, in: $0) }
+                        container.borrow { SharedCache.publish(r, instance, in: $0, builtSince: builtSince) }
                     } else {
                         SharedCache.publish(r, instance, in: nil, builtSince: builtSince)
                     }

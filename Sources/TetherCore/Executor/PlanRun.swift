@@ -54,10 +54,14 @@ extension Plan {
         var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
-        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer) {
+        /// The `SupersedeClock` read before the plan was picked (`PlanProgress.builtSince`): a container step
+        /// a configuration change since superseded is not cached (`Container.publishScoped(_:_:endingClaimOf:builtSince:)`).
+        let builtSince: UInt
+        init(resolving: Borrowed<Container>, thread: UnsafeMutableRawPointer, builtSince: UInt) {
             assert(MemoryLayout<RequestRun>.offset(of: \RequestRun.words) == 0, "Locals.claims reads the words at the request's address")
             self.resolving = resolving
             self.thread = thread
+            self.builtSince = builtSince
         }
     }
 
@@ -109,8 +113,9 @@ extension Plan {
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
         var waits = 0
+        let builtSince = progress.pointee.builtSince  // before a factory's nested resolve writes it
         while true {
-            var request = RequestRun(resolving: .init(container), thread: thread)
+            var request = RequestRun(resolving: .init(container), thread: thread, builtSince: builtSince)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
                 if hasLocals {
                     return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
@@ -287,7 +292,7 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
-        var request = RequestRun(resolving: .init(lookup), thread: graph.thread)
+        var request = RequestRun(resolving: .init(lookup), thread: graph.thread, builtSince: .max)  // the graph publishes (its own)
         return withUnsafeMutablePointer(to: &request) { request in
             if hasLocals {
                 return replay(M.self, into: graph, made, specs, progress,
@@ -1079,7 +1084,9 @@ extension Plan {
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
-                made[i].borrow { instance in request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread) } }
+                made[i].borrow { instance in
+                    request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread, builtSince: request.builtSince) }
+                }
             }
             claims.words[1] &= ~(1 << UInt(n))
         }

@@ -181,6 +181,9 @@ struct PlanProgress {
     var cut = 0
     /// With `cut`: the step the build meets under construction further out (`Plan.meeting`).
     var met = -1
+    /// The `SupersedeClock` read before the resolve picked its plan (`Graph.resolve`): what a change since
+    /// superseded is not cached (`Graph.run`, `Plan.RequestRun` copy it before any factory runs).
+    var builtSince: UInt = 0
 }
 
 extension Plan {

@@ -1,18 +1,98 @@
 import Synchronization
 
 /// The clock of configuration changes that supersede built instances (`Container.dropBuilt`: an
-/// override started or cleared, a decorator added). A graph reads it before its build looks
-/// anything up (`Graph.run`) and publishes only into registrations `dropBuilt` has not marked
-/// since (`Registration.publish(_:builtSince:)`): a resolve that took the configuration before a
-/// change and publishes after it returns what it built (it saw one configuration whole) but
-/// caches none of what the change superseded, which `dropBuilt` could not let go of (not yet
-/// published). The mark and the publication take the registration's lock: one sees the other.
+/// override started or cleared, a decorator added). A resolve reads it before it picks its plan
+/// (`PlanProgress.builtSince`: `Graph.run` and `Plan.RequestRun` copy it) and publishes only what no change since superseded:
+/// a resolve that took the configuration before a change and publishes after it returns what it
+/// built (it saw one configuration whole) but caches none of what the change superseded, which
+/// `dropBuilt` could not let go of (not yet published). What declares a path to the changed key is
+/// marked by `dropBuilt` (`Registration.supersede`, a container's `State.supersededAt`, under the
+/// lock its publication takes: one sees the other); what reaches it by edges made at run time,
+/// which no declaration shows, the publication finds itself (`publishes`), from the changes logged here.
 enum SupersedeClock {
     static let ticks = Atomic<UInt>(0)
+    /// The last changes, oldest first: each tick's key and the container `dropBuilt` ran in (an address,
+    /// only compared). Written with the tick under the lock: a reader that saw a tick finds its change here.
+    private static let changes = Mutex<[(tick: UInt, key: Key, container: UnsafeMutableRawPointer)]>([])
+    /// How many changes are kept: a resolve that saw more go by publishes none of its shared instances.
+    private static let kept = 64
     /// Acquiring: a graph that reads a tick sees the configuration change that made it.
     @inline(__always) static var now: UInt { ticks.load(ordering: .acquiring) }
-    /// After the change is visible (its table replace), before marking (releasing).
-    static func tick() -> UInt { ticks.add(1, ordering: .acquiringAndReleasing).newValue }
+    /// Whether a change came after `tick` (`.max`: an instance built over nothing that can be).
+    @inline(__always) static func moved(since tick: UInt) -> Bool { tick < now }
+    /// After the change over `key` in `container` is visible (its table replace), before marking (releasing).
+    static func tick(over key: Key, in container: Container) -> UInt {
+        changes.withLock { log in
+            let tick = ticks.add(1, ordering: .acquiringAndReleasing).newValue
+            log.append((tick, key, Borrowed(container).opaque))
+            if log.count > kept { log.removeFirst(log.count - kept) }
+            return tick
+        }
+    }
+
+    /// Whether `instance` of `key`, cached by `container` (a singleton's: its registration's), may be
+    /// published by a resolve that read the clock at `tick`: no change after it over a key the instance
+    /// reaches by strong edges (those made at run time included), in `container` or further up
+    /// (`dropBuilt` lets go of what the caches of the container it ran in and its descendants hold; the
+    /// key's own registrations keep theirs). `checked`: how far the caller has checked (`tick` at first),
+    /// moved on to the last change seen; the caller publishes under its lock only if no change came after
+    /// that (`moved(since: checked)` there), else it asks again. Out of line: only a resolve racing a change gets here.
+    @inline(never)
+    static func publishes(_ instance: Instance, of key: Key, cachedIn container: Container, checked: inout UInt) -> Bool {
+        // Every change up to the tick the caller saw is logged (`tick(over:in:)`), and perhaps later ones.
+        let log = changes.withLock { $0 }
+        guard let last = log.last, last.tick > checked else { return true }
+        // Changes not kept: what they superseded is not known.
+        guard log[0].tick <= checked &+ 1 else { return false }
+        for change in log where change.tick > checked && change.key != key && container.isSelfOrDescendant(of: change.container) {
+            if instance.stronglyReaches(change.key) { return false }
+        }
+        checked = last.tick
+        return true
+    }
+
+    /// The one loop a shared instance's publication takes (`Registration.publish`, `Container.publishScoped`):
+    /// `publish(publishes, checked)` runs under the lock the cache's publication takes and answers nil
+    /// (doing nothing) when `publishes` and the clock moved past `checked` (`moved(since:)`): then
+    /// `publishes` is asked again, outside that lock. `publishes` is false once the instance is found
+    /// superseded (or `publishing` was false): the publication then caches nothing (a claim still ends).
+    @inline(__always)
+    static func publishing<R>(_ instance: Instance, of key: Key, cachedIn container: Container, builtSince tick: UInt,
+                              publishing: Bool = true, _ publish: (_ publishes: Bool, _ checked: UInt) -> R?) -> R {
+        var checked = tick
+        var publishes = publishing
+        while true {
+            if publishes && moved(since: checked) { publishes = self.publishes(instance, of: key, cachedIn: container, checked: &checked) }
+            if let done = publish(publishes, checked) { return done }
+        }
+    }
+}
+
+/// A resolve racing a configuration change over a provided value: the rule's one home.
+extension Container {
+    /// `value`, a provided value's registration the resolve of `root` from here picked (the root's own,
+    /// or a dependency's: `Graph.claimOne` claimed it as if to make it), was let go of after it was picked
+    /// (an override cleared, the key registered again): the resolve has let go of what it made and starts
+    /// over on the configuration now, before any factory, never calling the value's factory. Returns what
+    /// it resolves then: `root` again, its plan picked for the configuration now (the build looks every
+    /// key up again: `Graph.run`), or, for the root's own value, its key looked up again from here as a
+    /// resolve started after the change would (`resolveRetained`, `tracedResolve`); nil: nothing else
+    /// resolves it (the error stands).
+    func startOver(after value: Registration, resolving root: Registration) -> Borrowed<Registration>? {
+        guard value === root else { return Borrowed(root) }
+        guard value.isValue, !value.isLive, let again = registrationToResolve(value.key), !(again === Borrowed(value)) else { return nil }
+        return again
+    }
+
+    /// Whether this container is the one at `other` (an address) or a descendant of it.
+    func isSelfOrDescendant(of other: UnsafeMutableRawPointer) -> Bool {
+        var c: Borrowed<Container>? = Borrowed(self)
+        while let at = c {
+            if at.opaque == other { return true }
+            c = at.borrow { $0.parentBorrowed }
+        }
+        return false
+    }
 }
 
 /// Overrides for tests: a registration put over a key's in one container until cleared, which
@@ -122,7 +202,7 @@ extension Container {
     /// A decorated key built over it takes its undecorated originals along (README "Decorators": the
     /// key caches the decorated result, decorated once; the original goes after the decorator's drop).
     func dropBuilt(over key: Key) {
-        let tick = SupersedeClock.tick()
+        let tick = SupersedeClock.tick(over: key, in: self)
         let containers = selfAndDescendants()
         for c in containers {
             let visible = c.visibleRegistrations()
@@ -137,16 +217,23 @@ extension Container {
             let table = c.state.withLock { s in
                 (c.tableIfAny?.borrow { $0.all() } ?? []) + s.overrides.values.joined().compactMap { $0 }
             }.filter { !$0.isValue && $0.spec.scope.isKeptByRegistration }
+            // Read after the tick (each registration's lock taken, the state lock here): a publication
+            // that read the clock before it is seen here, one after it checks itself (`SupersedeClock.publishing`).
             let scoped = c.state.withLock { s in s.scoped.all().map { ($0.registration.object, $0.instance) } }
-            var stale = Set(table.filter { builtOver($0, $0.cached($0.spec.scope)) }.map(ObjectIdentifier.init))
+            var stale = Set(table.filter { builtOver($0, $0.cachedAfterPublications($0.spec.scope)) }.map(ObjectIdentifier.init))
             stale.formUnion(scoped.filter { builtOver($0.0, $0.1) }.map { ObjectIdentifier($0.0) })
-            let undecorated = c.undecoratedKeys(of: Set((table + scoped.map(\.0)).filter { stale.contains(ObjectIdentifier($0)) }.map(\.key)))
+            // Container-scoped registrations declaring a path to `key`, made here by a resolve under way:
+            // marked, so that it publishes none of them (`publishScoped(_:_:endingClaimOf:builtSince:)`).
+            let inFlight = visible.filter { $0.spec.scope.isPerResolvingContainer && !$0.isValue && builtOver($0, nil) }
+            stale.formUnion(inFlight.map(ObjectIdentifier.init))
+            let undecorated = c.undecoratedKeys(of: Set((table + scoped.map(\.0) + inFlight).filter { stale.contains(ObjectIdentifier($0)) }.map(\.key)))
             func isStale(_ r: Registration) -> Bool { stale.contains(ObjectIdentifier(r)) || undecorated.contains(r.key) }
             var dropped: [Dropped] = []
             for r in table where isStale(r) {
                 if let d = r.supersede(r.spec.scope, at: tick) { dropped.append(d) }
             }
-            if scoped.contains(where: { isStale($0.0) }) { dropped += c.takeScoped(isStale) }
+            let marked = visible.filter { $0.spec.scope.isPerResolvingContainer && !$0.isValue && isStale($0) }
+            if !marked.isEmpty || scoped.contains(where: { isStale($0.0) }) { dropped += c.supersedeScoped(marked, at: tick, isStale) }
             c.drop(consume dropped)
         }
     }

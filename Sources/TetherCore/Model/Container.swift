@@ -40,6 +40,7 @@ public final class Container: @unchecked Sendable {
             var detached: [Registration] = []
             var tracer: Tracer?
             var lists: [Key: (configuration: UInt, registrations: [Registration])] = [:]
+            var superseded: [UnsafeMutableRawPointer: UInt] = [:]
         }
 
         private mutating func madeRare() -> Rare {
@@ -83,6 +84,11 @@ public final class Container: @unchecked Sendable {
             get { rare?.lists ?? [:] }
             _modify { yield &madeRare().lists }
         }
+        /// The `SupersedeClock` tick at which `dropBuilt` last found each container-scoped registration
+        /// (by address: its container outlives this one, or is this one) built over a changed key here: a
+        /// resolve that read the clock before publishes none of its instances here (`publishScoped`).
+        func supersededAt(_ registration: UnsafeMutableRawPointer) -> UInt { rare?.superseded[registration] ?? 0 }
+        mutating func markSuperseded(_ registration: UnsafeMutableRawPointer, at tick: UInt) { madeRare().superseded[registration] = tick }
         /// Whether any of the above was ever written.
         var hasRare: Bool { rare != nil }
     }
@@ -688,37 +694,41 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    /// A resolve of a provided value's registration that failed (`TetherError.valueLetGo`) because it
-    /// was let go of after the caller looked the key up (an override cleared, the key registered
-    /// again; every caller here looked it up by key): the key is looked up again, as a resolve
-    /// started after the change would. Otherwise `error`.
+    /// A resolve that failed: of a provided value's registration let go of after the caller looked the key
+    /// up (every caller here looked it up by key), the key's resolve now (`startOver`); otherwise `error`.
     @inline(never)
     private func resolveAgain(_ registration: Registration, _ error: TetherError,
                               arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Ref<Instance> {
-        guard registration.isValue, !registration.isLive, let again = registrationToResolve(registration.key),
-              !(again === Borrowed(registration)) else { throw error }
+        guard let again = startOver(after: registration, resolving: registration) else { throw error }
         return try resolveRetained(again, arguments: arguments)
     }
 
-    /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph.
+    /// `resolveRetained` while a trace hook is set: between a start and an end event, a cache hit or a traced graph
+    /// (of the key's registration now, when the one the caller looked up was a value let go of since: `startOver`).
     private func tracedResolve(_ registration: Borrowed<Registration>, arguments: UnsafeBufferPointer<Argument>,
                                _ tracer: Tracer) throws(TetherError) -> Ref<Instance> {
-        let registration = registration.object
+        var registration = registration.object
         tracer.emit(.resolveStart, registration.key)
-        do throws(TetherError) {
-            try Graph.checkArguments(registration, arguments)
-            let result: Ref<Instance>
-            if let hit = registration.cached(registration.spec.scope) {
-                tracer.emit(.cacheHit, registration.key, hit.pointer)
-                result = .init(retaining: hit)
-            } else {
-                result = try Graph.resolve(registration, from: self, arguments: arguments, tracer: tracer)
+        while true {
+            do throws(TetherError) {
+                try Graph.checkArguments(registration, arguments)
+                let result: Ref<Instance>
+                if let hit = registration.cached(registration.spec.scope) {
+                    tracer.emit(.cacheHit, registration.key, hit.pointer)
+                    result = .init(retaining: hit)
+                } else {
+                    result = try Graph.resolve(registration, from: self, arguments: arguments, tracer: tracer)
+                }
+                tracer.emit(.resolveEnd, registration.key, result.borrow { $0.pointer })
+                return result
+            } catch {
+                if let again = startOver(after: registration, resolving: registration) {
+                    registration = again.object
+                    continue
+                }
+                tracer.emit(.resolveEnd, registration.key, status: error.code)
+                throw error
             }
-            tracer.emit(.resolveEnd, registration.key, result.borrow { $0.pointer })
-            return result
-        } catch {
-            tracer.emit(.resolveEnd, registration.key, status: error.code)
-            throw error
         }
     }
 
@@ -791,8 +801,11 @@ public final class Container: @unchecked Sendable {
 
     /// `publishScoped`, ending the claim `thread` (its `ThreadState`) holds for it
     /// (`claimScoped`) under the same lock; its waiters are woken.
+    /// `builtSince`: the `SupersedeClock` the resolve read before it looked anything up (`.max`: nothing
+    /// it was built over can be superseded); what a change since superseded is not cached.
     @discardableResult
-    func publishScoped(_ registration: Registration, _ instance: Instance, endingClaimOf thread: UnsafeMutableRawPointer?) -> Bool {
+    func publishScoped(_ registration: Registration, _ instance: Instance, endingClaimOf thread: UnsafeMutableRawPointer?,
+                       builtSince tick: UInt = .max) -> Bool {
         var publishes = registration.specReference.borrow({ $0.scope.isPerResolvingContainer })
         // A parent's registration (a request's child caching under the root's) is not asked
         // whether it was retired: that takes its lock, a word every thread's requests would write.
@@ -800,12 +813,17 @@ public final class Container: @unchecked Sendable {
         // and the entry goes with this container's other caches when it closes.
         if publishes, registration.container === self, !registration.isLive { publishes = false }
         guard publishes || thread != nil else { return false }
+        let id = Borrowed(registration).opaque
         // A replaced entry is let go of after the lock is (its instance may be the last reference).
-        let (cached, replaced, cell) = state.withLock { s -> (Bool, ScopedEntry?, SharedCache.Cell?) in
-            let cell = thread.flatMap { Self.endClaim(&s, Borrowed(registration).opaque, $0) }
-            cell?.holder = nil  // published: nothing goes on under a token
-            guard publishes, !s.isClosed else { return (false, nil, cell) }
-            return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())), cell)
+        let (cached, replaced, cell) = SupersedeClock.publishing(instance, of: registration.key, cachedIn: self, builtSince: tick,
+                                                                 publishing: publishes) { publishes, checked in
+            state.withLock { s -> (Bool, ScopedEntry?, SharedCache.Cell?)? in
+                if publishes && SupersedeClock.moved(since: checked) { return nil }
+                let cell = thread.flatMap { Self.endClaim(&s, id, $0) }
+                cell?.holder = nil  // published: nothing goes on under a token
+                guard publishes, !s.isClosed, tick >= s.supersededAt(id) else { return (false, nil, cell) }
+                return (true, s.scoped.set(ScopedEntry(registration: .init(registration), instance: instance, sequence: nextSequence())), cell)
+            }
         }
         _ = consume replaced
         if let cell { SharedCache.shared.wake(cell) }
@@ -946,6 +964,16 @@ public final class Container: @unchecked Sendable {
         defer { instance.release() }  // the cache keeps it
         guard publishScoped(registration, instance.object) else {
             throw TetherError(.invalidArgument, "\(key.quoted) was registered again or the container closed meanwhile: nothing adopted")
+        }
+    }
+
+    /// `dropBuilt`'s part here: `registrations` (container-scoped, declaring a path to the changed key)
+    /// marked at `tick` (`State.supersededAt`), and the instances of those `matching` picks removed, for
+    /// `drop`, under one hold of the lock a publication takes: it is either removed or declined.
+    func supersedeScoped(_ registrations: [Registration], at tick: UInt, _ matching: (Registration) -> Bool) -> [Dropped] {
+        state.withLock { s in
+            for r in registrations { s.markSuperseded(Borrowed(r).opaque, at: tick) }
+            return Self.takeScoped(&s, matching)
         }
     }
 

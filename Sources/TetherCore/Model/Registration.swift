@@ -380,22 +380,25 @@ public final class Registration: @unchecked Sendable {
 
     /// Publishes a shared instance made by a finished graph (unless the
     /// registration was replaced or its scope changed meanwhile, or the graph
-    /// read the `SupersedeClock` before `dropBuilt` superseded what it is built over:
+    /// read the `SupersedeClock` before a change superseded what it is built over:
     /// `tick`, `.max` for an instance built over nothing that can be).
     func publish(_ instance: Instance, builtSince tick: UInt = .max) {
         let slot = instance.spec.scope.isKeptStronglyByRegistration ? SingletonSlot(instance, lendable: lendsSingleton, sequence: container.nextSequence()) : nil  // allocated outside the lock
-        let declined = lock.withSpinLock { () -> Bool in
-            guard flags & Self.retiredBit == 0, spec.scope == instance.spec.scope,
-                  tick >= withRare({ $0.supersededAt }) ?? 0 else { return true }
-            switch instance.spec.scope.cache {
-            case .registration:
-                singleton.publish(slot!) { rareForWriting.kept.append($0) }
-            case .registrationWeakly:
-                rareForWriting.weak.publish(instance)
-            case .none, .resolvingContainer:  // not published here (per container: `Container.publishScoped`)
-                break
+        let declined = SupersedeClock.publishing(instance, of: key, cachedIn: container, builtSince: tick) { publishes, checked in
+            lock.withSpinLock { () -> Bool? in
+                if publishes && SupersedeClock.moved(since: checked) { return nil }
+                guard publishes, flags & Self.retiredBit == 0, spec.scope == instance.spec.scope,
+                      tick >= withRare({ $0.supersededAt }) ?? 0 else { return true }
+                switch instance.spec.scope.cache {
+                case .registration:
+                    singleton.publish(slot!) { rareForWriting.kept.append($0) }
+                case .registrationWeakly:
+                    rareForWriting.weak.publish(instance)
+                case .none, .resolvingContainer:  // not published here (per container: `Container.publishScoped`)
+                    break
+                }
+                return false
             }
-            return false
         }
         // A layer that saw this resolve make the weak instance must not take it for the cached one.
         if declined && instance.spec.scope.isKeptWeakly { container.cachesChanged() }
@@ -447,6 +450,13 @@ public final class Registration: @unchecked Sendable {
     /// Empties the cache of `scope`; returns what the caller must drop (outside locks).
     func reset(_ scope: Scope) -> Dropped? {
         lock.withSpinLock { spec.scope == scope && !isValue ? clearCaches() : nil }
+    }
+
+    /// `cached(_:)` once the lock was taken after the caller's `SupersedeClock` tick (`Container.dropBuilt`):
+    /// a publication that read the clock before the tick is seen (`publish(_:builtSince:)`).
+    func cachedAfterPublications(_ scope: Scope) -> Instance? {
+        lock.withSpinLock {}
+        return cached(scope)
     }
 
     /// `reset`, for `Container.dropBuilt`: what the change at `tick` superseded; a graph that read

@@ -385,9 +385,10 @@ final class SharedCache: @unchecked Sendable {
     /// Publishes `instance`, made by a finished graph, into its cache: the
     /// registration's (singleton, weak) or `container`'s (container scope).
     /// Publish before releasing the cell: a waiter woken by the release takes it from there.
-    /// `tick`: the `SupersedeClock` the graph read before its build (`Registration.publish(_:builtSince:)`).
+    /// `tick`: the `SupersedeClock` the graph read before its build (`Registration.publish(_:builtSince:)`,
+    /// `Container.publishScoped(_:_:endingClaimOf:builtSince:)`).
     static func publish(_ registration: Registration, _ instance: Instance, in container: Container?, builtSince tick: UInt = .max) {
-        if let container { container.publishScoped(registration, instance) } else { registration.publish(instance, builtSince: tick) }
+        if let container { container.publishScoped(registration, instance, endingClaimOf: nil, builtSince: tick) } else { registration.publish(instance, builtSince: tick) }
     }
 
     /// Lets go of `cell` (after its instance was published, or the creation failed) and wakes its
