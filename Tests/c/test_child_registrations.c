@@ -269,6 +269,79 @@ static void a_freed_child_releases_its_singleton(void) {
     CHECK_OK(tether_container_free(root));
 }
 
+/* Two children of one root alive at once, each registering singletons of its own (Request over Conn): each
+ * child makes its own once (a plan's local creation steps, or the build), resolves in turn between them;
+ * equal within a child, different across; each child's freed at its free, Request before Conn. */
+static void two_children_each_make_their_own_singletons_once(void) {
+    tether_container *root = request_root();
+    kind req[2] = {{"Request0", 0, 0}, {"Request1", 0, 0}}, conn[2] = {{"Conn0", 0, 0}, {"Conn1", 0, 0}};
+    tether_container *child[2];
+    for (int i = 0; i < 2; i++) {
+        child[i] = new_container_in(root);
+        reg(child[i], "Conn", &conn[i], TETHER_SCOPE_SINGLETON, NULL, NULL);
+        reg(child[i], "Request", &req[i], TETHER_SCOPE_SINGLETON, "Conn", NULL);
+    }
+    node *seen[2] = {NULL, NULL};
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 2; i++) {
+            tether_ref *r;
+            node *h = resolve(child[i], "Handler", &r);
+            CHECK(h->a->k == &req[i] && h->a->a->k == &conn[i]);
+            if (!seen[i]) seen[i] = h->a;
+            CHECK(h->a == seen[i]);
+            reset_log();
+            CHECK_OK(tether_ref_release(r));
+            CHECK(ndrops == 2 && drops[0] == 'H' && drops[1] == 'S');  /* Handler, its Svc; the singletons stay */
+        }
+    }
+    CHECK(seen[0] != seen[1]);
+    for (int i = 0; i < 2; i++) CHECK(req[i].made == 1 && conn[i].made == 1 && req[i].dropped == 0 && conn[i].dropped == 0);
+    tether_ref *own;
+    CHECK(resolve(child[1], "Request", &own) == seen[1]);  /* the root form: the child's cached one */
+    CHECK_OK(tether_ref_release(own));
+    for (int i = 0; i < 2; i++) {
+        reset_log();
+        CHECK_OK(tether_container_free(child[i]));
+        CHECK(ndrops == 2 && drops[0] == 'R' && drops[1] == 'C');
+        CHECK(req[i].dropped == 1 && conn[i].dropped == 1);
+    }
+    CHECK(req[0].made == 1 && req[1].made == 1);
+    CHECK_OK(tether_container_free(root));
+}
+
+/* The same with a weak Request of each child's own: handed out again while a Handler holds it, made
+ * again once nothing does; each child's its own; destroyed with the last Handler holding it. */
+static void two_children_each_make_their_own_weak_instance(void) {
+    tether_container *root = request_root();
+    kind req[2] = {{"Request0", 0, 0}, {"Request1", 0, 0}};
+    tether_container *child[2];
+    for (int i = 0; i < 2; i++) {
+        child[i] = new_container_in(root);
+        reg(child[i], "Request", &req[i], TETHER_SCOPE_WEAK, NULL, NULL);
+    }
+    for (int round = 0; round < 2; round++) {
+        tether_ref *held[2][2];
+        node *h[2][2];
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < 2; i++) h[i][n] = resolve(child[i], "Handler", &held[i][n]);
+        for (int i = 0; i < 2; i++) {
+            CHECK(h[i][0]->a->k == &req[i] && h[i][0]->a == h[i][1]->a);
+            CHECK(req[i].made == round + 1 && req[i].dropped == round);
+        }
+        CHECK(h[0][0]->a != h[1][0]->a);
+        for (int i = 0; i < 2; i++) {
+            CHECK_OK(tether_ref_release(held[i][0]));
+            CHECK(req[i].dropped == round);
+            reset_log();
+            CHECK_OK(tether_ref_release(held[i][1]));
+            CHECK(ndrops == 3 && drops[0] == 'H' && strchr(drops, 'R') && req[i].dropped == round + 1);
+        }
+    }
+    for (int i = 0; i < 2; i++) CHECK_OK(tether_container_free(child[i]));
+    CHECK(req[0].made == 2 && req[0].dropped == 2 && req[1].made == 2 && req[1].dropped == 2);
+    CHECK_OK(tether_container_free(root));
+}
+
 /* Handler's completion callback asks the resolver for Request: the instance its graph made,
  * the child's, in every request (the graph's table holds each child's registration). */
 static int completions, same_request;
@@ -703,6 +776,8 @@ int main(void) {
     RUN(a_failing_child_factory_destroys_what_the_resolve_made);
     RUN(a_child_freed_before_or_after_its_instances);
     RUN(a_freed_child_releases_its_singleton);
+    RUN(two_children_each_make_their_own_singletons_once);
+    RUN(two_children_each_make_their_own_weak_instance);
     RUN(a_reused_childs_registration_starts_new);
     RUN(a_reused_childs_value_takes_its_own_destructor_and_context);
     RUN(many_container_scoped_instances_in_one_child);

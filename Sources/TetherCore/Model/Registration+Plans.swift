@@ -213,7 +213,7 @@ extension Registration {
         let configuration = owner.borrow { $0.configuration }
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
         // The last `fits` wrote `locals` for the plan found.
-        if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches() }) { return .init(found) }
+        if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches(locals) }) { return .init(found) }
         guard mayRecordCreation(configuration) else { return nil }
         let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
         guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, locals) }) else { return nil }

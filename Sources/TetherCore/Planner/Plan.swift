@@ -97,6 +97,10 @@ final class Plan: @unchecked Sendable {
         let made: Int
         let step: Int
         let scope: Scope
+        /// `at` is where the build's walk reaches the step (no step after it takes one of its own
+        /// dependencies, or it has none of its own): a dead weak instance the binding still holds is
+        /// revived there (`Graph.reviveCreation`), its own dependencies spared as a build reviving it spares them.
+        var reachedThere = true
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
@@ -275,6 +279,9 @@ final class Plan: @unchecked Sendable {
     /// which publishes what they made or rolls it back (`Graph.publish`, `Graph.abort`).
     let creations: UnsafeBufferPointer<Creation>
     var createsShared: Bool { !creations.isEmpty }
+    /// Some creation steps are a child's own registrations (`Step.local`): each run claims, reads and publishes
+    /// the resolving child's (`registration(of:_:)`), in the order of those (`creationsInClaimOrder`).
+    let hasLocalCreations: Bool
     let creationChecks: UnsafeBufferPointer<CreationCheck>
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
@@ -391,6 +398,7 @@ final class Plan: @unchecked Sendable {
         let creating = steps.indices.filter { steps[$0].creates }.sorted {
             ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
         }
+        hasLocalCreations = creating.contains { steps[$0].local >= 0 }
         creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
@@ -426,6 +434,11 @@ final class Plan: @unchecked Sendable {
         self.component = arena.copy(component)
         self.componentParams = arena.copy(componentParams)
         self.arena = arena
+    }
+
+    /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`).
+    func revivesWhereReached(_ step: Int) -> Bool {
+        creationChecks.contains { $0.step == step && $0.reachedThere }
     }
 
     /// The `CreationCheck`s of creation steps `creating` (in step order).
@@ -465,9 +478,11 @@ final class Plan: @unchecked Sendable {
             let first = runStart[c]
             // Taken by a step after it (a shared step after it is a leaf: it has no inputs).
             let taken = latestTaker[c] > c
-            let at = taken ? c : (first...c).first { !steps[$0].isShared }!
+            let start = (first...c).first { !steps[$0].isShared }!
+            let at = taken ? c : start
             checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
-                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
+                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } },
+                                        reachedThere: !taken || first == c))
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
         return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
@@ -593,18 +608,33 @@ final class Plan: @unchecked Sendable {
 
     /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
     /// cached, every creation step's registration not (read without claiming: the claims decide).
-    func matchesCaches() -> Bool {
+    /// `locals`: a child's plan's, written by `fits` (a local step's cache is the resolving child's registration's).
+    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Bool {
         for shared in sharedSteps {
-            guard let hit = steps[shared.step].registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
         }
         for creation in creations {
-            if let hit = steps[creation.step].registration.borrow({ $0.cachedRetained(creation.scope) }) {
+            if let hit = registration(of: creation.step, locals).borrow({ $0.cachedRetained(creation.scope) }) {
                 hit.release()
                 return false
             }
         }
         return true
+    }
+
+    /// Step `i`'s registration in a run of this plan: a local step's (`Step.local`) is the resolving child's,
+    /// in `locals` (written by `fits`), whose cell, cache and callbacks are that child's; else the recorded one.
+    @inline(__always)
+    func registration(of i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>?) -> Borrowed<Registration> {
+        steps[i].local >= 0 ? locals.unsafelyUnwrapped[steps[i].local] : steps[i].registration
+    }
+
+    /// The creation steps in the order a run claims their cells (`Graph.claimCreations`): `creations`' (by
+    /// key, as `Graph.claimInOrder` claims), unless some are local: then by the resolving child's registrations.
+    func creationsInClaimOrder(_ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Creation] {
+        guard hasLocalCreations else { return Array(creations) }
+        return creations.sorted { ObjectIdentifier(registration(of: $0.step, locals).object) < ObjectIdentifier(registration(of: $1.step, locals).object) }
     }
 
     /// Records the plan for `root` resolved from `child`, a descendant of its
@@ -618,10 +648,10 @@ final class Plan: @unchecked Sendable {
     /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
     /// is not small, or the graph is not plain (`Graph` resolves it).
     /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
-    /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps; throws unless it
-    /// makes one, or when a creation step is the child's own (its cell and cache are each child's), or the plan
-    /// reads the request (`enterRequest` enters no creation step) or takes a shared registration of the child's
-    /// (`matchesCaches` reads the recorded one).
+    /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps, and the child's
+    /// own singleton and weak registrations no cache holds (local creation steps: each run's are the resolving
+    /// child's, `registration(of:_:)`); throws unless it makes one, or when the plan reads the request
+    /// (`enterRequest` enters no creation step).
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
@@ -649,7 +679,7 @@ final class Plan: @unchecked Sendable {
         guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
         if creating {
             guard recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } || ($0.isShared && $0.local >= 0) })
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } })
             else { throw .notCached }
         }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
@@ -972,8 +1002,12 @@ final class Plan: @unchecked Sendable {
                 // `foreign`; a weak one's where the plan's are, from a container further up too, as its cache is
                 // its registration's); in a strict container its strong slots are checked for captives (`refuseCaptive`).
                 // A child's plan (`recordsLocals`): a singleton from further up (all its steps the owner's), or
-                // a weak one (its cache its registration's; its dependencies the child's, as the build's).
-                guard local < 0, !Self.revives(r, spec.scope), !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
+                // a weak one (its cache its registration's; its dependencies the child's, as the build's), or
+                // one of the component's (a local step: each run claims, makes and publishes the resolving
+                // child's registration in its slot, `registration(of:_:)`; a stacked level's singleton is
+                // `foreign`, its dependencies looked up in its container, as the build's).
+                // (A dead weak instance a binding still holds is a creation step too: its run revives it, `takePublished`.)
+                guard local >= 0 || !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
                 else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
@@ -1011,7 +1045,8 @@ final class Plan: @unchecked Sendable {
         }
 
         /// Whether a build would revive `r`'s dead weak instance (a binding still holds its object:
-        /// `Graph.revive`) rather than call its factory: a plan does not.
+        /// `Graph.revive`) rather than call its factory: a plan does where its check is where the build's
+        /// walk reaches it (`Plan.revivesWhereReached`), else the build does (`Graph.claimCreations`).
         static func revives(_ r: Registration, _ scope: Scope) -> Bool {
             scope.isKeptWeakly && r.hasRevivable
         }
