@@ -2,6 +2,7 @@
  * them (Python's) gets a weak-scoped object handed out again by the library, which decides when: no
  * factory of the key or its dependencies runs, no completion callback runs again, and a reset, a scope
  * change or no object held means a new one is built. (The weak epoch it decides by: CacheWordsTests.swift.) */
+#include <string.h>
 #include "harness.h"
 #include "fixtures.h"
 #include "binding.h"
@@ -97,7 +98,66 @@ static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void
     CHECK(s.k.made + 1 == s.k.dropped && kd.made == kd.dropped);  /* one box was the revived object's */
 }
 
+/* W a dependency of R (graph-scoped): R's first resolve after W's box died gets the object the binding holds,
+ * no factory of W or its D runs, no callback again; drops in the build's order (a plan's creation step revives it
+ * where the build's walk reaches W, branch revive; make test-c-noplans builds). */
+static char order[64];
+static void drop_logged(void *instance, void *context) {
+    kind *k = context;
+    size_t n = strlen(order);
+    if (n + 1 < sizeof order) { order[n] = k->tag[0]; order[n + 1] = 0; }
+    drop_node(instance, context);
+}
+static void drop_box_logged(void *instance, void *context) {
+    size_t n = strlen(order);
+    if (n + 1 < sizeof order) { order[n] = 'W'; order[n + 1] = 0; }
+    drop_box(instance, context);
+}
+
+static void test_a_revived_dependency_spares_its_own_dependencies(void) {
+    kind kd = {"D", 0, 0}, kr = {"R", 0, 0};
+    side s = {{"W", 0, 0}, NULL, NULL, 0, 0, 0};
+    tether_container *c = new_container();
+    reg_node(c, "D", &kd, TETHER_SCOPE_GRAPH, NULL, NULL, drop_logged);
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
+    tether_registration *rw = NULL;
+    CHECK_OK(tether_register(c, "W", (tether_fn)make_w, p, 2, &rw));
+    CHECK_OK(tether_set_scope(rw, TETHER_SCOPE_WEAK));
+    CHECK_OK(tether_set_context(rw, &s, drop_box_logged));
+    CHECK_OK(tether_on_complete(rw, completed, &s));
+    CHECK_OK(TB.registration_revive(rw, revive, &s));
+    reg_node(c, "R", &kr, TETHER_SCOPE_GRAPH, "W", NULL, drop_logged);
+
+    for (int round = 0; round < 2; round++) {  /* the second: W's first graph was a plan's too */
+        tether_ref *ref;
+        order[0] = 0;
+        node *r1 = resolve(c, "R", &ref);
+        node *w1 = r1->a;
+        s.holds = 1;
+        s.published = w1;
+        CHECK_OK(tether_ref_release(ref));
+        CHECK(strcmp(order, "RWD") == 0);  /* R, W's box (the object lives on), D */
+        int made_w = s.k.made, made_d = kd.made, completed_w = s.completed, asked = s.asked;
+
+        order[0] = 0;
+        node *r2 = resolve(c, "R", &ref);
+        CHECK(r2->a == w1 && s.asked == asked + 1);  /* the object the binding held */
+        CHECK(s.k.made == made_w && kd.made == made_d && s.completed == completed_w && kr.made == 2 * round + 2);
+        tether_ref *again;
+        CHECK(get_w(c, &again) == w1 && s.asked == asked + 1);  /* published */
+        CHECK_OK(tether_ref_release(again));
+        CHECK_OK(tether_ref_release(ref));
+        CHECK(strcmp(order, "RW") == 0);  /* its box had no edges: D was never made again */
+
+        s.holds = 0;  /* let go of by the binding: the next round makes W anew */
+        free(w1);
+    }
+    CHECK_OK(tether_container_free(c));
+    CHECK(kd.made == kd.dropped && kr.made == kr.dropped && s.k.made + 2 == s.k.dropped);
+}
+
 int main(void) {
     RUN(test_a_weak_scoped_object_the_binding_holds_is_handed_out_again);
+    RUN(test_a_revived_dependency_spares_its_own_dependencies);
     return harness_finish();
 }

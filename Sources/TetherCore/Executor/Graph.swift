@@ -109,6 +109,10 @@ final class Graph {
     private var revivedShared: [(Borrowed<Registration>, Instance)] = []
     /// The creation cells this graph holds (`SharedCache`), released once it is published or failed.
     private var cells: [SharedCache.Cell] = []
+    /// Creation steps of the plan replaying into this graph it made under a cell a resolve further out on
+    /// this thread claimed (`SharedCache.Claim.createUnderOuter`, no cell of its own: `madeCreation`), by
+    /// registration: published with the graph as the build's, the cell left the outer's. Emptied with `cells`.
+    private var madeUnderOuter: [ObjectIdentifier] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
     /// order at the first claim (`claimInOrder`), and whether that happened.
     private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
@@ -466,7 +470,8 @@ final class Graph {
             // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
             let registration = plan.registration(of: i, progress.pointee.locals)
             let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
-            guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) else { continue }
+            guard made?.contains(key) ?? cells.contains(where: { $0.key == key && $0.made }) || madeUnderOuter.contains(key.registration),
+                  !revivedHere(registration) else { continue }  // (a revived one: `revivedShared`)
             pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
@@ -478,7 +483,7 @@ final class Graph {
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
-        if met.claims, try !claimCreations(plan, root: root, from: container, cut: met.cut) { return }
+        if met.claims, try !claimCreations(plan, root: root, from: container) { return }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
         _ = try plan.borrow { plan in
@@ -501,7 +506,10 @@ final class Graph {
     /// refused as unfinished rather than making another.
     func madeCreation(_ registration: Borrowed<Registration>) {
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
-        for cell in cells where cell.key == key { cell.made = true }
+        var noted = false
+        for cell in cells where cell.key == key { cell.made = true; noted = true }
+        // Under the outer's claim: that cell stays unmade, as the build leaves it (`enter`).
+        if !noted { madeUnderOuter.append(key.registration) }
     }
 
     /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
@@ -557,20 +565,19 @@ final class Graph {
     /// (`madeCreation`); false: the run took the one a nested resolve published (`Plan.takePublished`).
     func madeHere(_ registration: Borrowed<Registration>) -> Bool {
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
-        return cells.contains { $0.key == key && $0.made }
+        return (cells.contains { $0.key == key && $0.made } || madeUnderOuter.contains(key.registration)) && !revivedHere(registration)
     }
 
     /// Claims the cells of `plan`'s creation steps, before any factory, in the order `claimInOrder`
     /// claims (by key), through `claimOne` (waiting, backing off, refusing as a build's claims do).
     /// False, with every cell it claimed let go of: the caches are not in the plan's state (one was
-    /// published meanwhile, a resolve further out on this thread claimed one, a dead weak
-    /// instance would be revived): the resolve picks the plan for the state it finds. A resolve in
+    /// published meanwhile, a dead weak instance would be revived where the plan's check is not
+    /// where the build revives it): the resolve picks the plan for the state it finds. A resolve in
     /// `WaitMode` or acting for a token (of `root`) first claims or checks as the build does before
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
-    /// there are this plan's. `cut`: a run up to a cut (`replayMeeting`) makes no step from it on, so one
-    /// claimed further out on this thread there is claimed as the build's claim is (no cell), not declined.
-    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
-                                cut: Int = Int.max) throws(TetherError) -> Bool {
+    /// there are this plan's. One a resolve further out on this thread claimed and has not made is
+    /// claimed as the build's claim is (no cell): the run makes it under that claim (`madeCreation`).
+    private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         try checkBeforeNotWaiting(root, from: container)
         // A child's own registrations among them (local steps): the resolving child's, in their order.
         let locals = progress.pointee.locals
@@ -581,14 +588,17 @@ final class Graph {
             let registration = plan.borrow { $0.registration(of: step, locals) }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
-            // to make, unless a dead weak instance is to be revived: that is the build's in any case.
+            // to make. A dead weak instance to revive is revived where the build's walk reaches it
+            // (`Plan.takePublished`), unless the plan's check is not there: that is the build's.
             let claimedAhead = cells.contains(where: { $0.key == key })
-            let held = cells.count
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || (!claimedAhead && cells.count == held && step < cut) {
-                // Unless published meanwhile (the plan picked next takes it): claimed further out on this thread,
-                // or a dead weak instance to revive, which the build handles if no plan picked next does.
+            // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
+            // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) })
+                || hit != nil {
+                // Unless published meanwhile (the plan picked next takes it): a dead weak instance to
+                // revive where the plan does not, which the build handles if no plan picked next does.
                 // (Published meanwhile: the plan picked next serves it, unless the caches change under each pick.)
                 progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
                 hit?.release()
@@ -922,7 +932,7 @@ final class Graph {
             return index
         }
         if scope.isKeptWeakly, let pointer = registration.borrow({ $0.revivedObject() }) {
-            return revive(registration, spec, pointer, in: lookup)
+            return revive(registration, spec, pointer)
         }
         return nil
     }
@@ -932,15 +942,34 @@ final class Graph {
     /// object holds its dependencies itself) and without completion callbacks (they ran when it was
     /// made), so no factory or callback runs for it again.
     private func revive(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>,
-                        _ pointer: UnsafeMutableRawPointer, in lookup: Borrowed<Container>) -> Int {
+                        _ pointer: UnsafeMutableRawPointer) -> Int {
+        let index = alive.append(revived(registration, spec, pointer))
+        table.set(registration, GraphTable.state(index))
+        return index
+    }
+
+    /// `revive`'s instance of `pointer` (the graph's reference), published with the graph, its cell noted made.
+    private func revived(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>,
+                         _ pointer: UnsafeMutableRawPointer) -> Ref<Instance> {
         let copy = tracer == nil ? specs.retainedCopy(of: spec) : tracer!.spec(for: spec)
         let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
-        let index = alive.append(reference)
-        table.set(registration, GraphTable.state(index))
         revivedShared.append((registration, reference.object))
-        let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, .weak, in: $0) } }
+        let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)  // (a weak cell's)
         for cell in cells where cell.key == key { cell.made = true }
-        return index
+        return reference
+    }
+
+    /// A weak creation step of the plan replaying into this graph, where the build's walk reaches it
+    /// (`Plan.CreationCheck.reachedThere`): the instance of the object a binding still holds (`revive`,
+    /// retained for the run's word), nil when there is none (the run calls its factory).
+    func reviveCreation(_ registration: Borrowed<Registration>, _ spec: Borrowed<InstanceSpec>) -> Ref<Instance>? {
+        guard let pointer = registration.borrow({ $0.revivedObject() }) else { return nil }
+        return revived(registration, spec, pointer)
+    }
+
+    /// Whether this graph revived `registration`'s weak instance (`revived`): published apart, no completion callbacks.
+    func revivedHere(_ registration: Borrowed<Registration>) -> Bool {
+        !revivedShared.isEmpty && revivedShared.contains { $0.0 === registration }
     }
 
     /// Claims the creation cell of a shared instance this graph must make, or
@@ -1521,6 +1550,7 @@ final class Graph {
 
     /// `failed`: a cell whose factory suspended goes to its token (`SharedCache.release`).
     private func releaseCells(failed: Bool = false) {
+        if !madeUnderOuter.isEmpty { madeUnderOuter.removeAll() }
         guard !cells.isEmpty else { return }
         for cell in cells { SharedCache.shared.release(cell, failed: failed) }
         cells.removeAll(keepingCapacity: true)

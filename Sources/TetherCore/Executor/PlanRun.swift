@@ -573,7 +573,7 @@ extension Plan {
             if M.creates {
                 if n <= skipTo { continue }
                 if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, locals, told: &told)
+                    skipTo = takePublished(&check, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told)
                     if n <= skipTo { continue }
                 }
             }
@@ -706,14 +706,24 @@ extension Plan {
     /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
+    /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
+    /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
+    /// dependencies spared alike.
     @inline(never)
-    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, told: inout Int) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, _ graph: Borrowed<Graph>,
+                                  told: inout Int) -> Int {
         var skipTo = -1
         while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
             let found = creationChecks[check]
             check += 1
-            guard found.made > skipTo,
-                  let hit = registration(found.step, locals).borrow({ $0.cachedRetained(found.scope) }) else { continue }
+            guard found.made > skipTo else { continue }
+            let registration = registration(found.step, locals)
+            var hit = registration.borrow { $0.cachedRetained(found.scope) }
+            let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
+            if revived {  // (a local step's spec: the resolving child's registration's)
+                hit = graph.borrow { $0.reviveCreation(registration, steps[found.step].spec ?? registration.borrow { $0.specReference }) }
+            }
+            guard let hit else { continue }
             run.instances.set(found.step, hit)
             skipTo = found.made
             if let tracer = run.tracer {
@@ -722,7 +732,8 @@ extension Plan {
                 while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
                 tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
                 told = found.step + 1
-                tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+                // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
+                if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
             }
         }
         return skipTo

@@ -97,6 +97,10 @@ final class Plan: @unchecked Sendable {
         let made: Int
         let step: Int
         let scope: Scope
+        /// `at` is where the build's walk reaches the step (no step after it takes one of its own
+        /// dependencies, or it has none of its own): a dead weak instance the binding still holds is
+        /// revived there (`Graph.reviveCreation`), its own dependencies spared as a build reviving it spares them.
+        var reachedThere = true
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
@@ -432,6 +436,11 @@ final class Plan: @unchecked Sendable {
         self.arena = arena
     }
 
+    /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`).
+    func revivesWhereReached(_ step: Int) -> Bool {
+        creationChecks.contains { $0.step == step && $0.reachedThere }
+    }
+
     /// The `CreationCheck`s of creation steps `creating` (in step order).
     private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int]) -> [CreationCheck] {
         guard !creating.isEmpty else { return [] }
@@ -469,9 +478,11 @@ final class Plan: @unchecked Sendable {
             let first = runStart[c]
             // Taken by a step after it (a shared step after it is a leaf: it has no inputs).
             let taken = latestTaker[c] > c
-            let at = taken ? c : (first...c).first { !steps[$0].isShared }!
+            let start = (first...c).first { !steps[$0].isShared }!
+            let at = taken ? c : start
             checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
-                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } }))
+                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } },
+                                        reachedThere: !taken || first == c))
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
         return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
@@ -995,7 +1006,8 @@ final class Plan: @unchecked Sendable {
                 // one of the component's (a local step: each run claims, makes and publishes the resolving
                 // child's registration in its slot, `registration(of:_:)`; a stacked level's singleton is
                 // `foreign`, its dependencies looked up in its container, as the build's).
-                guard !Self.revives(r, spec.scope), local >= 0 || !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
+                // (A dead weak instance a binding still holds is a creation step too: its run revives it, `takePublished`.)
+                guard local >= 0 || !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
                 else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
@@ -1033,7 +1045,8 @@ final class Plan: @unchecked Sendable {
         }
 
         /// Whether a build would revive `r`'s dead weak instance (a binding still holds its object:
-        /// `Graph.revive`) rather than call its factory: a plan does not.
+        /// `Graph.revive`) rather than call its factory: a plan does where its check is where the build's
+        /// walk reaches it (`Plan.revivesWhereReached`), else the build does (`Graph.claimCreations`).
         static func revives(_ r: Registration, _ scope: Scope) -> Bool {
             scope.isKeptWeakly && r.hasRevivable
         }

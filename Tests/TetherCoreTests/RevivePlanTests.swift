@@ -1,0 +1,171 @@
+// The two shapes `Graph.build` still made on its own (issue 28, `sharedRoot` / `notCached`, branch revive):
+// a dead weak instance whose object a binding still holds (`Registration.revivedObject`), which a creation
+// plan's run revives where the build's walk reaches it (`Plan.takePublished`, `Graph.reviveCreation`), and a
+// key a resolve further out on this thread claimed and has not made, which a nested resolve's creation
+// plan makes under that claim (`Graph.madeCreation`). Each as the build: the same factory calls,
+// completion callbacks, identities and destructor order; the plan path asserted (`counted`).
+import Foundation
+import Testing
+import TetherCore
+
+/// A binding's side of a weak key (Python's): it holds the objects it made (`held`) after the library's
+/// box of one died, and answers the library's question with that object again (owned, as a factory's).
+private final class HoldingReviver: Reviver, @unchecked Sendable {
+    let held = Box<[UInt: Obj]>([:])
+    let asked = Box(0)
+    func revive(_ pointer: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
+        asked.value += 1
+        guard let obj = held.value[UInt(bitPattern: pointer)] else { return nil }
+        return Ref(retaining: obj).opaque
+    }
+}
+
+@Suite struct RevivePlanTests {
+    /// W (weak, over D) under R; D also under X after W when `shared` (a later step takes one of W's own
+    /// dependencies: the plan's check is not where the build's walk reaches W). Returns the fixture and W's reviver,
+    /// its destructor logging "drop W" and letting go of the box's reference only (the binding's stays).
+    private func setUp(plans: Bool, shared: Bool) throws -> (Fixture, HoldingReviver) {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        let reviver = HoldingReviver()
+        try fx.register("D")
+        let w = try fx.register("W", [dep("D")], scope: .weak)
+        let tracker = fx.tracker
+        w.setContext(nil) { p, _ in
+            tracker.note("drop W")
+            Ref<Obj>(opaque: p).release()
+        }
+        w.setReviver(reviver)
+        fx.onComplete(w)
+        if shared {
+            try fx.register("X", [dep("D")])
+            try fx.register("R", [dep("W"), dep("X")])
+        } else {
+            try fx.register("R", [dep("W")])
+        }
+        return (fx, reviver)
+    }
+
+    /// What one run of the scenario saw: the tracker's log, what it checked on the way, and the path counts.
+    private struct Outcome: Equatable {
+        var log: [String] = []
+        var seen: [String] = []
+        var counts: [String: Int] = [:]
+    }
+
+    /// R resolved, its W let go of while the binding holds W's object; then R and W resolved again
+    /// (W revived), and once more after the binding let go of it (W made anew).
+    private func serve(plans: Bool, shared: Bool) throws -> Outcome {
+        let (fx, reviver) = try setUp(plans: plans, shared: shared)
+        var outcome = Outcome()
+        var first: Instance? = try fx.resolve("R")
+        let w1 = Obj.of(first!).dep(0)
+        reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+        first = nil  // R and W's box go (D with it); the binding's W stays
+        outcome.counts = try counted {
+            let r = try fx.resolve("R")
+            let w = try fx.resolve("W")
+            withExtendedLifetime((r, w)) {
+                outcome.seen.append("R's W revived: \(Obj.of(r).dep(0) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
+            }
+        }
+        // The binding no longer holds it: W made anew, by its factory.
+        reviver.held.value = [:]
+        let direct = try fx.resolve("W")
+        withExtendedLifetime(direct) { outcome.seen.append("W made anew: \(Obj.of(direct) !== w1), asked \(reviver.asked.value)") }
+        outcome.log = fx.tracker.log
+        #expect(fx.tracker.badDrops == 0)
+        return outcome
+    }
+
+    /// The revive where the build's walk reaches W: the creation plan's run (`sharedRoot` / `notCached`
+    /// before: the build only). No factory of W or D runs again, no completion callback; R's W is the
+    /// object the binding held; published, the next W is a cache hit; the order of drops as the build's.
+    @Test func aDeadWeakInstanceTheBindingHoldsIsRevivedByThePlan() throws {
+        let built = try serve(plans: false, shared: false)
+        let planned = try serve(plans: true, shared: false)
+        #expect(planned.log == built.log && planned.seen == built.seen)
+        #expect(planned.log == ["make D", "make W", "make R", "complete W", "drop R", "drop W", "drop D",
+                                "make R", "drop R", "drop W", "make D", "make W", "complete W"], "\(planned.log)")
+        #expect(planned.seen == ["R's W revived: true, W cached: true, asked 1", "W made anew: true, asked 2"])
+        // R's served by its creation plan (W then a cache hit, before any plan).
+        #expect(planned.counts == ["resolves": 1], "served by a plan: \(planned.counts)")
+        #expect(built.counts == ["resolves": 1, "plansOff": 1])
+    }
+
+    /// A later step takes one of W's own dependencies (X over D): the build revives W where its walk
+    /// reaches it and makes D for X only, which a plan's order (D made before W's check) is not: the
+    /// build's still (`notCached`), with the same calls.
+    @Test func aReviveWhoseDependencyALaterStepTakesStaysTheBuilds() throws {
+        let built = try serve(plans: false, shared: true)
+        let planned = try serve(plans: true, shared: true)
+        #expect(planned.log == built.log && planned.seen == built.seen)
+        #expect(planned.seen == ["R's W revived: true, W cached: true, asked 1", "W made anew: true, asked 2"])
+        #expect(planned.counts == ["resolves": 1, "notCached": 1], "\(planned.counts)")
+    }
+
+    /// A weak root revived (`sharedRoot` before): its creation plan takes the object and publishes it;
+    /// a revive failing later in the plan's graph (R over W and a failing F) drops the revived box once,
+    /// publishes nothing, and the binding's object is asked for again by the next resolve.
+    @Test func aRevivedRootAndAFailureAfterARevive() throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let (fx, reviver) = try setUp(plans: plans, shared: false)
+            let fail = Box(false)
+            try fx.register("F") { _ in if fail.value { throw CallbackFailure(reason: "no F") } }
+            try fx.register("S", [dep("W"), dep("F")])
+            var outcome = Outcome()
+            let w1 = try Obj.of(fx.resolve("W"))
+            reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+            outcome.counts = try counted {
+                fail.value = true
+                let error = expectError(.factoryFailed, "no F") { try fx.resolve("S") }
+                outcome.seen.append("failed: \(error != nil), asked \(reviver.asked.value)")
+                fail.value = false
+                let w = try fx.resolve("W")
+                outcome.seen.append("root revived: \(Obj.of(w) === w1), asked \(reviver.asked.value)")
+            }
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen)
+        // The first W's box and D, the revived box the failure let go of, the root's revived box.
+        #expect(outcomes[1].log == ["make D", "make W", "complete W", "drop W", "drop D", "drop W", "drop W"], "\(outcomes[1].log)")
+        #expect(outcomes[1].seen == ["failed: true, asked 1", "root revived: true, asked 2"])
+        #expect(outcomes[1].counts == ["resolves": 2], "\(outcomes[1].counts)")
+    }
+
+    /// A factory resolving a singleton its resolve further out claimed and has not made (R over S1 and S2,
+    /// both claimed by R's first claim; S1's factory resolves S2): the nested resolve's creation plan makes
+    /// S2 under that claim and publishes it (`sharedRoot` before: the build's), the outer one takes it
+    /// (`takePublished`): S2 made once, the same instance everywhere, the same drops.
+    @Test func aNestedResolveMakesAKeyClaimedFurtherOutUnderThatClaim() throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let nested = Box<Instance?>(nil)
+            let container = fx.container
+            try fx.register("G")
+            try fx.register("S2", [dep("G")], scope: .singleton)
+            try fx.register("S1", scope: .singleton) { _ in nested.value = try container.resolve(Key("S2")) }
+            try fx.register("R", [dep("S1"), dep("S2")])
+            var outcome = Outcome()
+            outcome.counts = try counted {
+                let r = try fx.resolve("R")
+                outcome.seen.append("one S2: \(nested.value?.pointer == Obj.of(r).depPointer(1))")
+                nested.value = nil
+                _ = try fx.resolve("R")
+            }
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.made("S2") == 1)
+            _ = try fx.container.close()
+            outcome.log = fx.tracker.log
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen)
+        #expect(outcomes[1].seen == ["one S2: true"])
+        #expect(outcomes[1].counts == ["resolves": 3], "R, S2 nested, R again: \(outcomes[1].counts)")
+    }
+}
