@@ -5,7 +5,9 @@
 # at exit, `PlanStats`), summed per source. From the repository root, after `make build`:
 #   sh benchmarks/plan_coverage.sh [ITERS]
 # ITERS: the bench's -n (default 1000; each body runs it twice). Prints a Markdown table: per
-# reason (`Plan.Decline`), the resolves that reached Graph.build, and their share of all resolves.
+# reason (`Plan.Decline`), the resolves that reached Graph.build, and their share of all resolves;
+# then one of resolvers' requests (RESOLVER slots' and completion callbacks' gets): found in the
+# graph or a cache, served by a plan, or built, by reason.
 set -eu
 ITERS=${1:-1000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,8 +33,13 @@ run bench "$OUT/bench-c" -s S1,S2,S3,S4,shapes -n "$ITERS" -r 1
 awk '
     { src = $1; name = $2; n = $3; text = $4; for (i = 5; i <= NF; i++) text = text " " $i
       count[name, src] += n; count[name, "all"] += n
-      if (!(name in texts)) { texts[name] = text; if (name != "resolves" && name != "plan") order[++reasons] = name } }
+      if (!(name in texts)) {
+          texts[name] = text
+          if (name ~ /^request\./) { if (name != "request.requests" && name != "request.found" && name != "request.plan") rorder[++rreasons] = name }
+          else if (name != "resolves" && name != "plan") order[++reasons] = name
+      } }
     function cell(name, src) { return sprintf("%d (%.1f%%)", count[name, src], 100 * count[name, src] / (count["resolves", src] ? count["resolves", src] : 1)) }
+    function rcell(name, src) { return sprintf("%d (%.1f%%)", count[name, src], 100 * count[name, src] / (count["request.requests", src] ? count["request.requests", src] : 1)) }
     END {
         print "| reason | conformance | C tests | C bench | all |"
         print "|---|---:|---:|---:|---:|"
@@ -44,5 +51,18 @@ awk '
         for (i = 1; i <= reasons; i++) {
             r = order[i]
             printf "| `%s`: %s | %s | %s | %s | %s |\n", r, texts[r], cell(r, "conformance"), cell(r, "ctests"), cell(r, "bench"), cell(r, "all")
+        }
+        # Requests of resolvers (RESOLVER slots, completion callbacks), apart: found (no build), served by a plan, or built, why.
+        print ""
+        print "| resolver requests | conformance | C tests | C bench | all |"
+        print "|---|---:|---:|---:|---:|"
+        printf "| requests | %d | %d | %d | %d |\n", count["request.requests", "conformance"], count["request.requests", "ctests"], count["request.requests", "bench"], count["request.requests", "all"]
+        printf "| found in the graph or a cache | %s | %s | %s | %s |\n", rcell("request.found", "conformance"), rcell("request.found", "ctests"), rcell("request.found", "bench"), rcell("request.found", "all")
+        printf "| served by a plan | %s | %s | %s | %s |\n", rcell("request.plan", "conformance"), rcell("request.plan", "ctests"), rcell("request.plan", "bench"), rcell("request.plan", "all")
+        for (i = 1; i <= rreasons; i++) for (j = i + 1; j <= rreasons; j++)
+            if (count[rorder[j], "all"] > count[rorder[i], "all"]) { t = rorder[i]; rorder[i] = rorder[j]; rorder[j] = t }
+        for (i = 1; i <= rreasons; i++) {
+            r = rorder[i]
+            printf "| `%s`: %s | %s | %s | %s | %s |\n", substr(r, 9), texts[r], rcell(r, "conformance"), rcell(r, "ctests"), rcell(r, "bench"), rcell(r, "all")
         }
     }' "$OUT/counts"

@@ -5,7 +5,7 @@ the run `make bench` just made: build/bench/c.md (benchmarks/c/bench.c) and buil
 
 Single-thread rows: each C row named `S1`..`S4` `... by interned key`, but the trace hook's (ns, and the ratio to the
 hand-written C of the same run), with the Python tether row's figure for that scenario.
-Thread rows: `bench -t 2`'s lines `| shape | threads=2 | ops/s | Nx | machine Mx | K% |`, when its
+Thread rows: `bench -t 2`'s lines `| shape | threads=2 | ops/s | Nx | machine Mx | K% | ...`, when its
 usage (`bench -h`) offers `-t N`; otherwise none.
 Usage: python3 benchmarks/readme_table.py [build/bench]   (`make bench` runs it)
 """
@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- bench:begin (written by `make bench`: benchmarks/readme_table.py) -->", "<!-- bench:end -->"
 C_ROW = re.compile(r"^\| (S[1-4]) (.*?by interned key.*?) \| ([\d.]+) ns/op \| ([\d.]+) \| ([\d.]+x) \|")
 PY_ROW = re.compile(r"^\| tether \| (.*) \|$")
-THREAD_ROW = re.compile(r"^\| (.+?) \| threads=(\d+) \| (\d+) \| ([\d.]+x) \| machine ([\d.]+x) \| ([\d.]+%) \|$")
+# the row's first six columns (the CPU-time and spread columns after them are left out of README.md's table)
+THREAD_ROW = re.compile(r"^\| (.+?) \| threads=(\d+) \| (\d+) \| ([\d.]+x) \| machine ([\d.]+x) \| ([\d.]+%) \|")
 
 
 def run(*cmd: str) -> subprocess.CompletedProcess:

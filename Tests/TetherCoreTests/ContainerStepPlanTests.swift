@@ -85,9 +85,10 @@ import Testing
         #expect(variant.containerSteps.isEmpty && variant.readsRequest && variant.sharedSteps.contains { $0.inResolving })
     }
 
-    /// A container step over a value and a singleton not cached when the plan was first recorded (the
-    /// creating walk meets a creation step under a container step): the warm plan serves the rest.
-    @Test func aContainerStepOverASingletonNotCachedYetTakesTheWarmPlan() throws {
+    /// A container step over a singleton not cached when the plan was first recorded (a creation step
+    /// under a container step, `notCached` before): the first resolve runs the creation plan (the graph
+    /// claims the Session's cell and Db's in the build's order), the warm plan serves the rest.
+    @Test func aContainerStepOverASingletonNotCachedYetRunsTheCreationPlan() throws {
         let setUp = { (fx: Fixture) throws in
             try fx.register("Db", scope: .singleton)
             try fx.register("Session", [dep("Db")], scope: .container)
@@ -97,8 +98,10 @@ import Testing
         let built = try serve(plans: false, times: 2, setUp)
         #expect(planned.log == built.log && planned.trees == built.trees)
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Handler") == 6)
-        // The first resolve creates Db (built: a creation plan takes no container step); the rest are the warm plan's.
-        #expect(planned.counts == ["resolves": 6, "notCached": 1])
+        // The first resolve creates Db (the creation plan's); the rest are the warm plan's: none built.
+        #expect(planned.counts == ["resolves": 6])
+        let handler = try #require(planned.fx.container.registration(for: Key("Handler")))
+        #expect(handler.creationPlanCount == 1 && handler.hasCurrentPlan)
     }
 
     /// A container-scoped root not cached in the resolving child (`sharedRoot` before): its plan's root

@@ -142,4 +142,58 @@ import Testing
         #expect(fx.tracker.dropped("Repo") == 2 && fx.tracker.dropped("Pool") == 1 && fx.tracker.dropped("Clock") == 1)
         #expect(fakeDrops.value == 1 && fx.tracker.badDrops == 0)
     }
+
+    /// A resolve in one root while `changes` override start/clear pairs run (from Service's factory, inside
+    /// the resolve's window) in `changed`: over Flag, which nothing here reaches.
+    private func resolveWhileChanging(_ fx: Fixture, in changed: Container, changes: Int) throws -> (Instance, Instance) {
+        try fx.register("Flag", scope: .singleton, in: changed)
+        try fx.register("Pool", scope: .singleton)
+        let ran = Box(false)
+        try fx.register("Service", [dep("Pool")], scope: .singleton) { _ in
+            guard !ran.value else { return }  // the first make only
+            ran.value = true
+            for _ in 0..<changes {
+                try changed.override(Key("Flag"), params: [], factory: ClosureFactory { _ in nil })
+                try changed.clearOverride(Key("Flag"))
+            }
+        }
+        let first = try fx.resolve("Service")
+        return (first, try fx.resolve("Service"))
+    }
+
+    /// Changes in another root's tree (more of them than a tree's log keeps) supersede nothing here: the
+    /// resolve's singletons are cached, each made once (a suite running tests in parallel, each its own root).
+    @Test(arguments: [1, 100])
+    func changesInAnotherTreeDoNotStopCaching(changes: Int) throws {
+        let fx = try Fixture()
+        let other = try Fixture()
+        do {
+            let (first, second) = try resolveWhileChanging(fx, in: other.container, changes: changes)
+            let pool = try fx.resolve("Pool")
+            #expect(second === first && Obj.of(second).dep(0) === Obj.of(pool))
+        }
+        #expect(fx.tracker.made("Service") == 1 && fx.tracker.made("Pool") == 1)
+        try fx.container.closeRetiring()
+        try other.container.closeRetiring()
+        #expect(fx.tracker.dropped("Service") == 1 && fx.tracker.dropped("Pool") == 1 && fx.tracker.badDrops == 0)
+    }
+
+    /// Changes in the resolve's own tree over a key nothing reaches: a few let it cache; more than the tree's
+    /// log keeps (64) and it publishes none of its singletons (what the forgotten ones superseded is not known),
+    /// so the next resolve makes them again and caches those.
+    @Test(arguments: [(10, 1), (100, 2)])
+    func changesInTheOwnTreeBeyondTheLogStopCaching(changes: Int, made: Int) throws {
+        let fx = try Fixture()
+        let child = try fx.child()
+        do {
+            let (first, second) = try resolveWhileChanging(fx, in: child, changes: changes)
+            #expect((second === first) == (made == 1))
+            #expect(fx.tracker.made("Service") == made && fx.tracker.made("Pool") == made)
+            let third = try fx.resolve("Service")
+            #expect(third === second)
+        }
+        try child.closeRetiring()
+        try fx.container.closeRetiring()
+        #expect(fx.tracker.dropped("Service") == made && fx.tracker.dropped("Pool") == made && fx.tracker.badDrops == 0)
+    }
 }

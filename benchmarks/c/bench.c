@@ -1148,19 +1148,210 @@ static double mt_run_once(body_fn body, void *ctx, long iters, int nthreads) {
     return rate;
 }
 
+/* Interleaved slices. This VM's vCPUs each switch, every 0.1-5 s and independently of
+ * each other, between a fast mode and one where code with many distinct lines and
+ * branches costs up to 2x the CPU time (RQ0 250 -> 500 ns/op; a hand-written RQ0 of
+ * malloc/free and calls 58 -> 95; the pure CPU loop 1.66 -> 1.70: benchmarks/README,
+ * "rq0var"). A 1-thread window and an N-thread window of 100 ms each, one after the
+ * other, often fall in different modes, and a shape's scaling then reads 0.5x or 1.4x
+ * of the truth. So a round runs the shape in 2 x MT_SLICES slices of 10 ms, 1 thread
+ * and N threads in turn (1, N, N, 1, ...), on the same threads throughout (a pool:
+ * no new thread's warm-up in a slice); each mode's figures are summed over its slices,
+ * and both sample the same moments. The 1-thread slices go to each thread in turn, so
+ * with -p they visit every CPU the N-thread slices use. */
+#define MT_SLICES 10
+typedef struct mt_pool {
+    pthread_t th[MT_MAX];
+    struct mt_pool_arg { struct mt_pool *p; int idx; } arg[MT_MAX];
+    body_fn body;
+    void *ctx;
+    long chunk;
+    int n, lo, hi, quit;  /* this slice: threads [lo, hi) run; written by the main thread between barriers */
+    pthread_barrier_t go, done;
+    _Alignas(128) atomic_int stop;
+    _Alignas(128) atomic_int arrived;  /* this slice's running threads that have woken */
+    struct mt_slot slot[MT_MAX];
+} mt_pool;
+_Static_assert(offsetof(mt_pool, slot) % 128 == 0 && offsetof(mt_pool, stop) % 128 == 0 && offsetof(mt_pool, arrived) % 128 == 0,
+               "mt_pool: lines apart");
+typedef struct mt_pool_arg mt_pool_arg;
+
+static void *mt_pool_thread(void *arg) {
+    mt_pool_arg *a = arg;
+    mt_pool *p = a->p;
+    struct mt_slot *o = &p->slot[a->idx];
+    if (g_pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(a->idx % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    for (;;) {
+        pthread_barrier_wait(&p->go);
+        if (p->quit) return NULL;
+        if (a->idx >= p->lo && a->idx < p->hi) {
+            /* start together: a thread woken late would otherwise run part of the slice alone */
+            atomic_fetch_add_explicit(&p->arrived, 1, memory_order_relaxed);
+            while (atomic_load_explicit(&p->arrived, memory_order_relaxed) < p->hi - p->lo) sched_yield();
+            uint64_t c0 = thread_cpu_ns(), t0 = now_ns(), ops = 0;
+            int fail = 0;
+            do {
+                fail = p->body(p->ctx, p->chunk);
+                ops += (uint64_t)p->chunk;
+            } while (!fail && !atomic_load_explicit(&p->stop, memory_order_relaxed));
+            o->t_end = now_ns();
+            o->t_start = t0;
+            o->ops = ops;
+            o->fail = fail;
+            o->cpu_ns = thread_cpu_ns() - c0;
+        }
+        pthread_barrier_wait(&p->done);
+    }
+}
+
+static void mt_pool_start(mt_pool *p, int n) {
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    pthread_barrier_init(&p->go, NULL, (unsigned)n + 1);
+    pthread_barrier_init(&p->done, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++) {
+        p->arg[i].p = p;
+        p->arg[i].idx = i;
+        pthread_create(&p->th[i], NULL, mt_pool_thread, &p->arg[i]);
+    }
+}
+static void mt_pool_stop(mt_pool *p) {
+    p->quit = 1;
+    pthread_barrier_wait(&p->go);
+    for (int i = 0; i < p->n; i++) pthread_join(p->th[i], NULL);
+    pthread_barrier_destroy(&p->go);
+    pthread_barrier_destroy(&p->done);
+}
+
+/* One round of nb bodies (a shape, its baseline, the machine check): for each body, 1
+ * thread and n threads in MT_SLICES slices each, the bodies' slices interleaved too
+ * (slice k of every body, then slice k+1), so the shape and the machine check sample the
+ * same moments. Per body, out[b]: rate1/raten: throughput in ops/ns (n threads: the sum
+ * of each thread's ops over its own time in the n-thread slices); cpu1/cpun: CPU time per
+ * op. spread1: the slowest over the fastest 1-thread slice's CPU time per op (the
+ * machine's mode switching); overlap: the share of the n-thread slices' mean thread time
+ * in which all n ran. */
+#define MT_BODIES 3
+typedef struct mt_round { double rate1, raten, cpu1, cpun, spread1, overlap; } mt_round;
+typedef struct mt_sums {
+    uint64_t ops1, wall1, c1, opsn[MT_MAX], walln[MT_MAX], cn, opsall;
+    double fast, slow, both, each;
+} mt_sums;
+static int mt_pool_round(mt_pool *p, int nb, body_fn *bodies, void **ctxs, long *iters, mt_round *out) {
+    static mt_sums sums[MT_BODIES];
+    if (nb > MT_BODIES) return -1;
+    memset(sums, 0, sizeof sums);
+    double window_ns = 5 * g_min_run_ns / MT_SLICES;
+    struct timespec slice = { (time_t)(window_ns / 1e9), (long)fmod(window_ns, 1e9) };
+    for (int k = 0; k < 2 * MT_SLICES; k++) {
+        int single = (k % 4 == 0 || k % 4 == 3);  /* 1, n, n, 1, 1, n, ... */
+        int who = (k / 2) % p->n;
+        for (int b = 0; b < nb; b++) {
+            mt_sums *m = &sums[b];
+            p->body = bodies[b];
+            p->ctx = ctxs[b];
+            /* iters is one 100 ms window's: 20 chunks a slice, so a thread running on alone after
+               the stop word (its last chunk, at most 1/20 of a slice) hardly dilutes contention */
+            p->chunk = iters[b] / (MT_SLICES * 20) > 0 ? iters[b] / (MT_SLICES * 20) : 1;
+            p->lo = single ? who : 0;
+            p->hi = single ? who + 1 : p->n;
+            atomic_store_explicit(&p->stop, 0, memory_order_relaxed);
+            atomic_store_explicit(&p->arrived, 0, memory_order_relaxed);
+            pthread_barrier_wait(&p->go);
+            nanosleep(&slice, NULL);
+            atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+            pthread_barrier_wait(&p->done);
+            if (!single) {
+                uint64_t first_end = UINT64_MAX, last_start = 0;
+                for (int i = 0; i < p->n; i++) {
+                    if (p->slot[i].t_end < first_end) first_end = p->slot[i].t_end;
+                    if (p->slot[i].t_start > last_start) last_start = p->slot[i].t_start;
+                    m->each += (double)(p->slot[i].t_end - p->slot[i].t_start) / p->n;
+                }
+                if (first_end > last_start) m->both += (double)(first_end - last_start);
+            }
+            for (int i = p->lo; i < p->hi; i++) {
+                struct mt_slot *o = &p->slot[i];
+                if (o->fail) return -1;
+                if (single) {
+                    m->ops1 += o->ops;
+                    m->wall1 += o->t_end - o->t_start;
+                    m->c1 += o->cpu_ns;
+                    double per = (double)o->cpu_ns / (double)o->ops;
+                    if (m->fast == 0 || per < m->fast) m->fast = per;
+                    if (per > m->slow) m->slow = per;
+                } else {
+                    m->opsn[i] += o->ops;
+                    m->walln[i] += o->t_end - o->t_start;
+                    m->cn += o->cpu_ns;
+                    m->opsall += o->ops;
+                }
+            }
+        }
+    }
+    for (int b = 0; b < nb; b++) {
+        mt_sums *m = &sums[b];
+        out[b].rate1 = (double)m->ops1 / (double)m->wall1;
+        out[b].raten = 0;
+        for (int i = 0; i < p->n; i++) out[b].raten += (double)m->opsn[i] / (double)m->walln[i];
+        out[b].cpu1 = (double)m->c1 / (double)m->ops1;
+        out[b].cpun = (double)m->cn / (double)m->opsall;
+        out[b].spread1 = m->slow / m->fast;
+        out[b].overlap = m->both / m->each;
+    }
+    return 0;
+}
+
+/* One round of nb bodies by the method in force: interleaved slices on `p`'s threads,
+ * or (TETHER_BENCH_WINDOWS=1 or TETHER_BENCH_SLOWEST=1) per body a 100 ms window of 1
+ * thread, then one of n (mt_run_once's threads, made per window). */
+static int g_windows = -1;
+static int mt_measure_round(mt_pool *p, int nb, body_fn *bodies, void **ctxs, long *iters, int n, mt_round *w) {
+    if (!g_windows) return mt_pool_round(p, nb, bodies, ctxs, iters, w);
+    for (int b = 0; b < nb; b++) {
+        w[b].rate1 = mt_run_once(bodies[b], ctxs[b], iters[b], 1);
+        w[b].cpu1 = g_last_cpu_per_op;
+        w[b].raten = w[b].rate1 > 0 ? mt_run_once(bodies[b], ctxs[b], iters[b], n) : -1;
+        w[b].cpun = g_last_cpu_per_op;
+        w[b].spread1 = w[b].overlap = 1;
+        if (w[b].rate1 <= 0 || w[b].raten <= 0) return -1;
+    }
+    return 0;
+}
+/* The threads for a row's rounds (none by the window methods, which make their own). */
+static void mt_rows_begin(mt_pool *p, int n) {
+    if (g_slowest < 0) g_slowest = getenv("TETHER_BENCH_SLOWEST") != NULL;
+    if (g_detail < 0) g_detail = getenv("TETHER_BENCH_ROUNDS") != NULL;
+    if (g_windows < 0) g_windows = g_slowest || getenv("TETHER_BENCH_WINDOWS") != NULL;
+    if (!g_windows) mt_pool_start(p, n);
+}
+static void mt_rows_end(mt_pool *p) {
+    if (!g_windows) mt_pool_stop(p);
+}
+
 /* Median throughput ratio 2 threads / 1 thread, and the 2-thread ns per op
    (1 / the aggregate throughput). */
 static double mt_measure(body_fn body, void *ctx, double *ns_1t, double *ns_2t) {
+    static mt_pool pool;  /* static: 128-byte alignment */
     long iters = calibrate_mt(body, ctx);
     if (iters < 0) return -1;
-    if (mt_run_once(body, ctx, iters, 2) < 0) return -1; /* warm-up both threads */
+    mt_rows_begin(&pool, 2);
+    mt_round w;
+    int ok = mt_measure_round(&pool, 1, &body, &ctx, &iters, 2, &w) == 0; /* warm-up both threads */
     double r1[64], r2[64], ratio[64];
-    for (int r = 0; r < g_runs; r++) {
-        r1[r] = mt_run_once(body, ctx, iters, 1);
-        r2[r] = mt_run_once(body, ctx, iters, 2);
-        if (r1[r] < 0 || r2[r] < 0) return -1;
+    for (int r = 0; r < g_runs && ok; r++) {
+        ok = mt_measure_round(&pool, 1, &body, &ctx, &iters, 2, &w) == 0;
+        r1[r] = w.rate1;
+        r2[r] = w.raten;
         ratio[r] = r2[r] / r1[r];
     }
+    mt_rows_end(&pool);
+    if (!ok) return -1;
     *ns_1t = 1.0 / median(r1, g_runs);
     *ns_2t = 1.0 / median(r2, g_runs);
     return median(ratio, g_runs);
@@ -1176,8 +1367,8 @@ static int spin_body(void *ctx, long iters) {
 }
 
 /* A 2-thread row: Tether's body, its baseline and the machine check (spin_body)
-   take turns within each round (1 thread, then 2, of each), so the three ratios
-   are of the same moments: this VM's 2-thread scaling drifts between rounds. */
+   take turns within each round (their slices interleaved: mt_pool_round), so the
+   three ratios are of the same moments: this VM's 2-thread scaling drifts. */
 static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *bctx, const char *target,
                    double min_ratio) {
     body_fn bodies[3] = { tb, bb, spin_body };
@@ -1185,17 +1376,23 @@ static void mt_row(const char *name, body_fn tb, void *tctx, body_fn bb, void *b
     long iters[3];
     double r1[3][64], r2[3][64], q[3][64], ratio[3] = { -1, -1, -1 }, ns1[3], ns2[3];
     int ok = 1;
+    static mt_pool pool;  /* static: 128-byte alignment */
+    mt_rows_begin(&pool, 2);
+    mt_round w[3];
     for (int i = 0; i < 3 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], 2) >= 0; /* warm-up both threads */
+        ok = iters[i] >= 0;
     }
-    for (int r = 0; r < g_runs && ok; r++)
+    ok = ok && mt_measure_round(&pool, 3, bodies, ctxs, iters, 2, w) == 0; /* warm-up both threads */
+    for (int r = 0; r < g_runs && ok; r++) {
+        ok = mt_measure_round(&pool, 3, bodies, ctxs, iters, 2, w) == 0;
         for (int i = 0; i < 3 && ok; i++) {
-            r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
-            r2[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 2);
-            ok = r1[i][r] > 0 && r2[i][r] > 0;
-            if (ok) q[i][r] = r2[i][r] / r1[i][r];
+            r1[i][r] = w[i].rate1;
+            r2[i][r] = w[i].raten;
+            q[i][r] = r2[i][r] / r1[i][r];
         }
+    }
+    mt_rows_end(&pool);
     if (ok)
         for (int i = 0; i < 3; i++) {
             ratio[i] = median(q[i], g_runs);
@@ -1260,50 +1457,64 @@ static int g_threads = 0;  /* -t */
 static int wanted(const char *list, const char *name);
 
 /* One row per shape: aggregate throughput of N threads, its scaling over 1
-   thread and the machine's own (spin_body) in the same rounds (1 thread, then
-   N, of the shape and of the loop, in turn), and the share of the machine's
-   scaling the shape kept. */
+   thread and the machine's own (spin_body) in the same rounds (their slices
+   interleaved: mt_pool_round), the share of the machine's
+   scaling the shape kept (median of the rounds, and the rounds' range), and
+   the CPU time per op N threads / 1 (mt_measure_round says which method). */
 static void threads_row(const char *shape, body_fn body, void *ctx) {
     int n = g_threads;
     body_fn bodies[2] = { body, spin_body };
     void *ctxs[2] = { ctx, NULL };
     const char *labels[2] = { shape, "loop" };
     long iters[2];
-    double r1[2][64], rn[2][64], q[2][64], cq[64];
+    double r1[2][64], rn[2][64], q[2][64], cq[64], kept[64], spread[64];
     int ok = 1;
+    static mt_pool pool;  /* static: 128-byte alignment */
+    mt_rows_begin(&pool, n);
+    mt_round w[2];
     for (int i = 0; i < 2 && ok; i++) {
         iters[i] = calibrate_mt(bodies[i], ctxs[i]);
-        ok = iters[i] >= 0 && mt_run_once(bodies[i], ctxs[i], iters[i], n) >= 0; /* warm-up every thread */
+        ok = iters[i] >= 0;
     }
+    ok = ok && mt_measure_round(&pool, 2, bodies, ctxs, iters, n, w) == 0; /* warm-up every thread */
     for (int r = 0; r < g_runs && ok; r++) {
-        for (int i = 0; i < 2 && ok; i++) {
-            g_detail_label = labels[i];
-            r1[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], 1);
-            double cpu1 = g_last_cpu_per_op;
-            rn[i][r] = mt_run_once(bodies[i], ctxs[i], iters[i], n);
-            ok = r1[i][r] > 0 && rn[i][r] > 0;
-            if (ok) q[i][r] = rn[i][r] / r1[i][r];
-            if (ok && i == 0) cq[r] = g_last_cpu_per_op / cpu1;
+        g_detail_label = shape;
+        ok = mt_measure_round(&pool, 2, bodies, ctxs, iters, n, w) == 0;
+        if (!ok) break;
+        for (int i = 0; i < 2; i++) {
+            r1[i][r] = w[i].rate1;
+            rn[i][r] = w[i].raten;
+            q[i][r] = w[i].raten / w[i].rate1;
+            if (g_detail > 0 && !g_windows)
+                fprintf(stderr, "  %s round %d: 1T %.2f ns/op (CPU %.2f; its slices' slowest / fastest %.2f), %dT %.2f ns/op aggregate "
+                        "(CPU %.2f per op per thread; all %d running for %.0f%% of their time)\n",
+                        labels[i], r, 1.0 / w[i].rate1, w[i].cpu1, w[i].spread1, n, 1.0 / w[i].raten, w[i].cpun, n, 100 * w[i].overlap);
         }
-        if (ok && g_detail > 0)
+        cq[r] = w[0].cpun / w[0].cpu1;
+        spread[r] = w[0].spread1;
+        kept[r] = 100.0 * q[0][r] / q[1][r];
+        if (g_detail > 0)
             fprintf(stderr, "round %s %d: shape %.2fx (1T %.1f ns/op), loop %.2fx: kept %.0f%%; CPU time per op %dT/1T %.2f\n",
-                    shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], 100.0 * q[0][r] / q[1][r], n, cq[r]);
+                    shape, r, q[0][r], 1.0 / r1[0][r], q[1][r], kept[r], n, cq[r]);
     }
+    mt_rows_end(&pool);
     if (!ok) {
-        printf("| %s | threads=%d | FAIL | - | - | - | - |\n", shape, n);
+        printf("| %s | threads=%d | FAIL | - | - | - | - | - |\n", shape, n);
         g_failed = 1;
         return;
     }
     double ops = median(rn[0], g_runs) * 1e9, scaling = median(q[0], g_runs), machine = median(q[1], g_runs);
-    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% | %.2f |\n", shape, n, ops, scaling, machine,
-           100.0 * scaling / machine, median(cq, g_runs));
+    double lo = kept[0], hi = kept[0];
+    for (int r = 1; r < g_runs; r++) { if (kept[r] < lo) lo = kept[r]; if (kept[r] > hi) hi = kept[r]; }
+    printf("| %s | threads=%d | %.0f | %.2fx | machine %.2fx | %.0f%% | %.2f | %.0f-%.0f%%, 1T slices %.2fx |\n", shape, n, ops,
+           scaling, machine, 100.0 * scaling / machine, median(cq, g_runs), lo, hi, median(spread, g_runs));
     fflush(stdout);
 }
 
 static void run_threads(const char *only) {
     printf("\n## %d threads on one container\n\n", g_threads);
-    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% | CPU time per op, %d threads / 1 |\n", g_threads);
-    printf("|---|---|---|---|---|---|---|\n");
+    printf("| shape | threads | aggregate ops/s | scaling vs 1 thread | machine (CPU loop) scaling | kept %% | CPU time per op, %d threads / 1 | kept %%, rounds' range; 1-thread slices' slowest / fastest CPU time per op |\n", g_threads);
+    printf("|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
     s1_ctx x1 = {0};
     s2_ctx x2 = {0};
@@ -1923,12 +2134,12 @@ int main(int argc, char **argv) {
     if (g_threads) {
         if (g_threads < 1 || g_threads > MT_MAX) { fprintf(stderr, "bench: -t takes 1..%d\n", MT_MAX); return 2; }
         if (g_runs > 63) g_runs = 63;
-        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape from 1 thread, "
-               "from %d threads, a pure CPU loop from 1 and from %d (the machine's own scaling), each a 100 ms window "
+        printf("# Tether C benchmarks, %d threads\n\nlibrary %s; per shape, rounds of: the shape and a pure CPU loop (the machine's own scaling), "
+               "each from 1 thread and from %d, %d slices of 10 ms of each, all interleaved "
                "(throughput: the sum of the threads' own rates)%s; medians of %d rounds. kept = the shape's scaling / "
-               "the machine's. CPU time per op: each thread's CPU time over its ops, N threads' mean over 1 thread's "
+               "the machine's. CPU time per op: the N-thread slices' CPU time over their ops, over the 1-thread slices' "
                "(contention: a shared line or lock raises it; preemption does not).\n",
-               g_threads, tether_version(), g_threads, g_threads,
+               g_threads, tether_version(), g_threads, MT_SLICES,
                getenv("TETHER_BENCH_SLOWEST") ? " [TETHER_BENCH_SLOWEST: the old method, fixed iterations, first start to last end]"
                                               : g_pin ? "; thread i pinned to CPU i" : "",
                g_runs);
@@ -1947,8 +2158,8 @@ int main(int argc, char **argv) {
     printf("Baselines: the same factories called directly (S1, S3, S4: malloc/free of the same objects; "
            "S3 patches a raw back pointer); S2: a lazily created global behind an acquire load.\n");
     printf("S5: 2 threads resolve from one container; 'ratio 2T/1T' = aggregate throughput of 2 threads / 1 thread "
-           "(ideal 2.0 on 2 idle cores; each thread's own rate over one window, summed); the ns figure is 1 / that throughput; runs 5x as long as the others; "
-           "Tether, its baseline and the machine check take turns within each round.\n");
+           "(ideal 2.0 on 2 idle cores; each thread's own rate, summed, over 10 slices of 10 ms of 2 threads interleaved with 10 of 1); the ns figure is 1 / that throughput; "
+           "Tether, its baseline and the machine check take turns slice by slice.\n");
     if (wanted(only, "mem"))
         printf("Memory: mallinfo2() bytes in use (uordblks + hblkhd, main arena, single thread) before/after "
                "creating %d registrations or live instances, divided by %d; malloc_trim(0) first; the RSS delta "

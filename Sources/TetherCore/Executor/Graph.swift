@@ -42,12 +42,17 @@ final class Graph {
     var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
     /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
     /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
-    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } }
+    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing }
     /// The frames a build has open where a plan's run up to a cut stopped (`replayMeeting`), while its error is made.
     private var cutOpen: [Borrowed<Registration>] = []
     /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
     private var planConstructing: [Borrowed<Registration>] {
         guard let own = ownProgress, let plan = own.pointee.plan else { return [] }
+        return plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
+    }
+    /// What the plan of a resolver's request runs (`runAsked`, on `requestProgress`): the steps from its root, inside the frames.
+    private var requestConstructing: [Borrowed<Registration>] {
+        guard requestRunning, let own = requestProgress, let plan = own.pointee.plan else { return [] }
         return plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
     }
     /// This graph's part of a re-entry's path (`Reentry.reentered`): while a completion callback of a
@@ -68,7 +73,7 @@ final class Graph {
         return (steps, completing != nil && frames.count == 0)
     }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
-    var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil }
+    var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil || requestRunning }
     /// What resolves further out on this thread were constructing when this
     /// nested one began (`Reentry.constructing`): asking for one of them is a cycle.
     var outer: [Borrowed<Registration>] = []
@@ -178,7 +183,8 @@ final class Graph {
         frames.free()
         words.free()
         dependencyStack.free()
-        if let own = ownProgress {
+        for own in [ownProgress, requestProgress] {
+            guard let own else { continue }
             own.pointee.locals.deallocate()
             own.deinitialize(count: 1)
             own.deallocate()
@@ -465,8 +471,9 @@ final class Graph {
             releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return nil
         }
-        if creates {
-            // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`.)
+        // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
+        // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
+        if creates && plan.borrow({ !$0.readsRequest }) {
             plan.borrow { pendCreated($0, from: replayEntered, to: $0.stepCount, container: container) }
         }
         return plan.borrow { $0.stepCount } - 1
@@ -487,6 +494,13 @@ final class Graph {
             pendingShared.append((registration, alive[i].object, nil))
             keptMade &+= 1
         }
+    }
+
+    /// Creation step `i` of a plan that read the request, made here (`madeHere`): published with the graph,
+    /// queued among its container steps in step order, as the build's `enter` queues both.
+    func madeCreationStep(_ registration: Borrowed<Registration>, at i: Int) {
+        pendingShared.append((registration, alive[i].object, nil))
+        keptMade &+= 1
     }
 
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
@@ -593,9 +607,11 @@ final class Graph {
     /// its first factory (`checkBeforeNotWaiting`: the same cells, the same refusal); cells claimed
     /// there are this plan's. One a resolve further out on this thread claimed and has not made is
     /// claimed as the build's claim is (no cell): the run makes it under that claim (`madeCreation`).
+    /// A plan with container steps too claims as the build does (`claimWithContainerSteps`).
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                 meeting: Bool = false) throws(TetherError) -> Bool {
         if Self.claimHooked.load(ordering: .acquiring), let hook = Self.beforeClaimingCreations.withLock({ $0 }) { hook(root) }
+        if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container) }
         try checkBeforeNotWaiting(root, from: container)
         // A child's own registrations among them (local steps): the resolving child's, in their order.
         let locals = progress.pointee.locals
@@ -691,6 +707,73 @@ final class Graph {
     static func setBeforeClaimingCreations(_ hook: (@Sendable (Registration) -> Void)?) {
         beforeClaimingCreations.withLock { $0 = hook }
         claimHooked.store(hook != nil, ordering: .releasing)
+    }
+
+
+    /// `claimCreations` of a plan with container steps too (a creating run that reads the request): the
+    /// build's claims in the build's order, before any factory. Each creation or container step where the
+    /// build's walk first asks for it (`Plan.requestClaimOrder`), looked up in its cache and else claimed
+    /// through `claim`, as `existing` does: a singleton or weak claim with no cell held yet claims every
+    /// cell the root's constructor edges reach in one sorted pass (`claimInOrder`), a container step
+    /// claimed first is claimed alone, and each later one where the walk asks for it. The run claims the
+    /// container steps again (`Plan.claimContainerSteps`: a cell held here is this graph's, one cached is
+    /// taken). False, every cell let go of: a creation step published meanwhile or under a claim further
+    /// out (as `claimCreations`), or asked for only under a container step found cached (the build never
+    /// makes it), or a container step's claim refused to a thread that must not wait or acts for a token.
+    /// A container step's claim that fails otherwise (a cell this thread made further out) stops the
+    /// claims there, as the build stops: the run reports it where the build asks for that step.
+    private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+        claimedInOrder = false
+        try checkBeforeNotWaiting(root, from: container)
+        claimRoot = (.init(root), .init(container))
+        defer { claimRoot = nil }
+        let locals = progress.pointee.locals
+        var cachedContainers: [Int] = []
+        let last = plan.borrow { $0.stepCount } - 1
+        claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
+            let (registration, isContainer) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer)
+            }
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            let under = plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
+            // As `existing`: its cache first, else its claim.
+            let asking = { plan.borrow { $0.askingPath(to: step) } }
+            let found = { () throws(TetherError) -> Ref<Instance>? in
+                if let hit = registration.borrow({ SharedCache.cached($0, scope, in: container) }) { return hit }
+                return try registration.borrow { r throws(TetherError) in try self.claim(r, scope, in: container, askingPath: asking) }
+            }
+            if isContainer {
+                if under { continue }
+                do throws(TetherError) {
+                    if let hit = try found() {
+                        hit.release()
+                        cachedContainers.append(step)
+                        // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
+                        if plan.borrow({ $0.needsContainersUncached }) {
+                            progress.pointee.decline = .containerInput
+                            releaseCells()
+                            return false
+                        }
+                    }
+                } catch {
+                    if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
+                    guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
+                    progress.pointee.decline = .containerHeld
+                    releaseCells()
+                    return false
+                }
+                continue
+            }
+            let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
+            let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
+            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || !cells.contains(where: { $0.key == key }) {
+                progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
+                hit?.release()
+                releaseCells()
+                return false
+            }
+        }
+        return true
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
@@ -1063,7 +1146,8 @@ final class Graph {
     /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
     /// the same keys in other orders then never hold one each while waiting for
     /// the other's (which would make one start over, its factories run twice).
-    private func claim(_ registration: Registration, _ scope: Scope, in container: Container) throws(TetherError) -> Ref<Instance>? {
+    private func claim(_ registration: Registration, _ scope: Scope, in container: Container,
+                       askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
         let key = SharedCache.cellKey(registration, scope, in: container)
         // Not for a first claim of the container scope (a request's child, created once per
         // request and rarely by two threads at once): the walk would cost it more than a
@@ -1073,7 +1157,7 @@ final class Graph {
             try claimInOrder(root.registration.object, from: root.container.object)
         }
         if cells.contains(where: { $0.key == key }) { return nil }
-        return try claimOne(registration, scope, in: container)
+        return try claimOne(registration, scope, in: container, askingPath: askingPath)
     }
 
     /// `askingPath`: the keys of the frames asking (a plan's claims: its path to the step); else this graph's frames.
@@ -1270,15 +1354,19 @@ final class Graph {
 
     /// The error of a factory that failed while the frames of `path` (root first) were open.
     static func factoryFailure(_ registration: Registration, _ failure: CallbackFailure, path: [Key]) -> TetherError {
+        factoryFailure(registration.key, failure, path: path)
+    }
+
+    static func factoryFailure(_ key: Key, _ failure: CallbackFailure, path: [Key]) -> TetherError {
         if let target = failure.target {  // a declared value no container provides, or one let go of (`Values.swift`)
             var parts = target.parts
             parts.path = Array(path.dropLast())
             let message = path.count > 1 ? "\(target.message) (needed by \(pathText(parts.path)))" : target.message
             return TetherError(target.code, message, parts.fix == .none ? nil : parts)
         }
-        let parts = ErrorParts(.factory, key: registration.key, path: path,
+        let parts = ErrorParts(.factory, key: key, path: path,
                                reason: failure.reason.flatMap { $0.isEmpty ? nil : $0 })
-        var message = "factory for \(registration.key.quoted) returned NULL"
+        var message = "factory for \(key.quoted) returned NULL"
         if let reason = parts.reason { message += ": \(reason)" }
         if path.count > 1 { message += " (while resolving \(pathText(path)))" }
         return TetherError(.factoryFailed, message, parts)
@@ -1452,13 +1540,175 @@ final class Graph {
     @inline(__always)
     func buildAsked(_ registration: Registration, by owner: Borrowed<Registration>,
                     from lookup: Container) throws(TetherError) -> Int {
-        guard runningCallback >= 0, frames.count == 0 else { return try build(registration, from: lookup) }
+        let counts = Borrowed<ThreadState>(opaque: thread).borrow { $0.planCounts }
+        guard runningCallback >= 0, frames.count == 0 else { return try buildRequested(registration, from: lookup, counts) }
         if queue[runningCallback].cause >= 0 { try checkLap(Borrowed(registration), by: owner) }
         // (Nested only when a resolve nested in this graph uses this callback's resolver.)
         let saved = (currentCause, requestKeptBefore)
         (currentCause, requestKeptBefore) = (Graph.unrecordedCause, keptMade)
         defer { (currentCause, requestKeptBefore) = saved }
+        return try buildRequested(registration, from: lookup, counts)
+    }
+
+    /// A resolver's request for `registration` (a completion callback's, a factory's RESOLVER slot's): this
+    /// graph's or a cache's instance (`existing`, as `build` looks first), else the plan of it replayed into
+    /// this graph (`runAsked`), else the build.
+    /// A shared key not cached is built: its cell claimed as the build goes (`existing`).
+    @inline(__always)
+    private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        let spec = registration.specReference
+        guard !spec.borrow({ $0.scope.isShared }) else {
+            if let counts { countRequest(counts, registration, from: lookup, built: .requestShared) }
+            return try build(registration, from: lookup)
+        }
+        // (Not shared: it claims nothing, so the build's own look finds the same.)
+        if let found = try existing(Borrowed(registration), spec, key: registration.key, in: .init(lookup)) {
+            if let counts { counts.countRequest(found: true, built: nil) }
+            return found
+        }
+        var declined: Plan.Decline?
+        if let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        if let counts { counts.countRequest(found: false, built: declined) }
         return try build(registration, from: lookup)
+    }
+
+    /// `PlanStats`: a resolver's request for `registration`, found in this graph or a cache (no build), or built for `reason`.
+    @inline(never)
+    private func countRequest(_ counts: PlanStats.Counts, _ registration: Registration, from lookup: Container, built reason: Plan.Decline) {
+        let found = isFound(Borrowed(registration), in: lookup)
+        counts.countRequest(found: found, built: found ? nil : reason)
+    }
+
+    /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
+    /// that plan using an open resolver of this graph) is built, its instances apart from the plan's words.
+    private var requestRunning = false
+    /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
+    /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
+    /// `constructing` inside the frames (`requestConstructing`).
+    private var requestProgress: UnsafeMutablePointer<PlanProgress>?
+    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`): taken from this graph, or
+    /// asked for only under one of those (a bit each).
+    private(set) var requestSkips: UInt64 = 0
+
+    /// Whether `registration` is under construction in this graph (a frame's).
+    func constructs(_ registration: Borrowed<Registration>) -> Bool { table.state(registration) == GraphTable.constructing }
+
+    /// A resolver's request for `registration`, neither in this graph nor shared: its plan run into words
+    /// of this graph's and entered as the build leaves what it makes (`enterAsked`): the graph-scoped
+    /// instances keyed, those with completion callbacks queued (the request their cause, for `checkLap`),
+    /// on a factory's failure what was made before it kept, its message naming the frames open further out
+    /// (a factory's request). Nil, with the reason in `declined`, when the build serves it: the thread
+    /// constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this graph
+    /// has or constructs (the build takes the graph's, or reports the cycle), or a shape this run does not
+    /// take (a child's own steps, container or value steps, slots made per resolve, creation steps, a
+    /// failing plan, a trace hook).
+    @inline(never)
+    private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
+                          _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
+        guard tracer == nil else { reason = .requestTraced; return nil }
+        guard outer.isEmpty, !requestRunning else { reason = .requestNested; return nil }
+        if requestProgress == nil {
+            requestProgress = .allocate(capacity: 1)
+            requestProgress!.initialize(to: PlanProgress())
+        }
+        let progress = requestProgress!
+        guard let plan = registration.plan(from: lookup, progress.pointee.locals) else {
+            reason = registration.planDecline(from: lookup)
+            return nil
+        }
+        let shape: Plan.Decline? = plan.borrow { p in
+            if p.hasLocals { return .requestLocals }
+            if p.readsRequest || p.hasContainer { return .requestReadsRequest }
+            if !p.slots.isEmpty { return .requestSlots }
+            if p.createsShared { return .requestCreates }
+            if p.fails { return .requestFailing }
+            return nil
+        }
+        if let shape { reason = shape; return nil }
+        let count = plan.borrow { $0.stepCount }
+        requestRunning = true
+        defer { requestRunning = false }
+        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
+            buffer.initialize(repeating: ReferenceWords<Instance>.none)
+            let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
+            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
+            guard let skips = plan.borrow({ $0.takeFromGraph(words, self) }) else {
+                reason = .requestInGraph
+                return .success(nil)
+            }
+            requestSkips = skips
+            defer { requestSkips = 0 }
+            switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
+            case .success(false):
+                reason = progress.pointee.decline ?? .other
+                progress.pointee.decline = nil
+                return .success(nil)
+            case .success(true):
+                return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
+            case .failure(let error):
+                _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: Borrowed(registration), lookup)
+                return .failure(frames.count == 0 ? error : withFrames(error))
+            }
+        }
+        if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
+        if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
+        return try outcome.get()
+    }
+
+    /// A factory's failure in the plan of a factory's request (`runAsked`): its path from the frames open
+    /// further out, as the build's (`factoryFailure`), not from the request's root.
+    @inline(never)
+    private func withFrames(_ error: TetherError) -> TetherError {
+        let parts = error.parts
+        guard parts.fix == .factory, let key = parts.key else { return error }
+        return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path + parts.path)
+    }
+
+    /// After a request's plan ran (`runAsked`): its words appended to `alive`, each step entered as the
+    /// build's `enter` leaves it: keyed in the table, a lazy cell awaiting it bound, counted as kept, queued
+    /// for its completion callbacks with the request as its cause. `failed`: the step whose factory failed:
+    /// what was made before it stays in the graph, as the build's; the shared steps the run took past it
+    /// (the build never reached them) are let go of, and so are the graph's instances it took and the shared
+    /// steps only those asked for (`requestSkips`). Returns the root's index in `alive`.
+    private func enterAsked(_ plan: Borrowed<Plan>, _ words: ReferenceWords<Instance>, count: Int, failed: Int?,
+                            root: Borrowed<Registration>, _ lookup: Container) -> Int {
+        // Past the failed step, and what the graph had or only those asked for: not the request's to enter.
+        for i in 0..<count where i >= failed ?? count || requestSkips & 1 << UInt64(i) != 0 {
+            words.releaseUnmoved(i)
+            words.base[i] = ReferenceWords<Instance>.none
+        }
+        let base = alive.count
+        let into = alive.appendNone(count: count)
+        into.base.update(from: words.base, count: count)  // the words' references, moved
+        plan.borrow { p in
+            for i in 0..<count where !into.isNone(i) {
+                let registration = p.steps[i].registration
+                let index = base + i
+                if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
+                guard !p.steps[i].isShared else { continue }  // taken from its cache, as `existing` takes it
+                if p.steps[i].isKeyed { keptMade &+= 1 }
+                if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
+                if p.steps[i].completes {
+                    var (cause, via) = (-1, -1)
+                    // (A factory's request: the build's frames hold the ones further out first.)
+                    if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
+                    queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
+                }
+            }
+        }
+        return base + count - 1
+    }
+
+    /// Whether `build` would find `registration`'s instance without making one: this graph's, a cached
+    /// shared one or a provided value (a diagnostic's look, for `PlanStats`; it claims nothing).
+    private func isFound(_ registration: Borrowed<Registration>, in lookup: Container) -> Bool {
+        let state = table.state(registration)
+        if state != GraphTable.absent { return state != GraphTable.constructing }
+        let scope = registration.borrow { $0.spec.scope }
+        let hit = scope.isShared ? registration.borrow { SharedCache.cached($0, scope, in: lookup) }
+            : registration.borrow { $0.isDeclaredValue } ? registration.borrow { lookup.providedValue(of: $0) } : nil
+        defer { hit?.release() }
+        return hit != nil
     }
 
     /// `buildAsked`'s refusal: the running callback's request for `asked` repeats one of the chain of
@@ -1483,15 +1733,16 @@ final class Graph {
 
     /// For an instance with callbacks made for the request whose build runs: that request (recorded now,
     /// if it was not) and the frames' keys, as its `Pending.cause` and `via`.
+    /// `asked` and `via`: a request's plan's root and path to the instance (`enterAsked`), else the frames'.
     @inline(never)
-    private func recordCause() -> (cause: Int, via: Int) {
+    private func recordCause(asked: Borrowed<Registration>? = nil, via: [Key]? = nil) -> (cause: Int, via: Int) {
         if currentCause == Graph.unrecordedCause {
             let running = queue[runningCallback]
-            requests.append(CallbackRequest(owner: running.registration, asked: frames[0].registration, parent: running.cause,
+            requests.append(CallbackRequest(owner: running.registration, asked: asked ?? frames[0].registration, parent: running.cause,
                                             via: running.via, keptBefore: requestKeptBefore))
             currentCause = requests.count - 1
         }
-        viaPaths.append(path)
+        viaPaths.append(via ?? path)
         return (currentCause, viaPaths.count - 1)
     }
 

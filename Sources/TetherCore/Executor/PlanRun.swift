@@ -263,6 +263,17 @@ extension Plan {
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
+    /// `replay(into:)` of a completion callback's request (`Graph.runAsked`: a plan without local, container,
+    /// value or creation steps, slots made per resolve or a failure of its own): into `made`, words of the
+    /// graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered by the
+    /// graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
+    /// build leaves that in the graph) and `progress.step` names the step that failed. Out of line: rare.
+    @inline(never)
+    func replayAsked(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                     _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
+        replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
     @inline(__always)
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
@@ -312,11 +323,11 @@ extension Plan {
             : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) {
                 replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
             }
-        if case .success(true) = outcome {
+        if !M.requests, case .success(true) = outcome {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
-                enterRequest(into: graph, made, locals, lookup: lookup)  // (no slots over request steps: `finishSlots`)
+                enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
             } else {
@@ -350,12 +361,16 @@ extension Plan {
     /// `enterSteps` after a run that read the request, as a build leaves its graph: a container step
     /// taken from the resolving container's cache keyed, not queued; one made keyed, queued and published
     /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
+    /// `creates` (a creating run): a creation step made here queued to be published with them, in step order
+    /// (`Graph.madeCreationStep`); one a nested resolve published taken, keyed and not queued (`enterCreated`).
     @inline(never)
-    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container) {
+    private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
+                                 creates: Bool) {
         let claims = ContainerClaims(words: locals.claims)
         for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
-            let cached = steps[i].isContainer && claims.isCached(i)
+            let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
         }
     }
@@ -432,6 +447,8 @@ extension Plan {
         static var traced: Bool { get }
         /// Whether the run stops at a cut (`CutIntoGraph`).
         static var cuts: Bool { get }
+        /// Whether the run serves a resolver's request (`RequestIntoGraph`).
+        static var requests: Bool { get }
     }
     /// Each made step an `Instance`, the root's handed to the caller.
     enum SeparateInstances: RunMode { static var destination: Destination { .instances } }
@@ -456,6 +473,8 @@ extension Plan {
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
+    /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
+    enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -558,6 +577,7 @@ extension Plan {
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
+        let requestSkips = M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips } : 0
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
@@ -583,6 +603,8 @@ extension Plan {
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
+            if M.requests && requestSkips & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
@@ -627,6 +649,7 @@ extension Plan {
             } catch {
                 if M.traced { run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryReturn, $0.key, status: error.code) } } }
                 progress.pointee.plan = nil  // before anything is let go of (destructors may resolve)
+                if M.requests { return .failure(error) }  // what it made stays in the graph (`Graph.enterAsked`)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
                 // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
                 if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
@@ -1076,8 +1099,16 @@ extension Plan {
         return true
     }
 
+    /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
+    /// first of the steps asked for under it, an asker before what it asked), for `Graph.claimWithContainerSteps`.
+    func requestClaimOrder() -> [Int] {
+        var first = Array(0..<steps.count)
+        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
+    }
+
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
-    private func descends(_ j: Int, from c: Int) -> Bool {
+    func descends(_ j: Int, from c: Int) -> Bool {
         var k = steps[j].parent
         while k >= 0 && k != c { k = steps[k].parent }
         return k == c
@@ -1403,6 +1434,37 @@ extension Plan {
         graph.borrow { $0.replaySkips = skips }
     }
 
+    /// A resolver's request (`Graph.runAsked`, a plan without slots made per resolve): the steps whose keys
+    /// `graph` has made taken from it (`made`, a reference of their own), the steps only they asked for not
+    /// made (each step's first asker is after it: `Step.parent`), as the build takes the graph's instance and
+    /// never asks for what is below it. Returns those steps' bits (0: none). Nil, taking nothing: a key the
+    /// graph constructs (the build reports the cycle), a plan past 64 steps with such a key, or a step below
+    /// a taken one that a step made takes too (the build makes it later, where that one asks: another order).
+    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph) -> UInt64? {
+        var taken: UInt64 = 0
+        for j in 0..<steps.count where steps[j].isKeyed && !steps[j].isShared {
+            if graph.constructs(steps[j].registration) { return nil }
+            guard graph.builtIndex(steps[j].registration) != nil else { continue }
+            guard steps.count <= 64 else { return nil }
+            taken |= 1 << UInt64(j)
+        }
+        guard taken != 0 else { return 0 }
+        var skips = taken
+        for j in stride(from: steps.count - 2, through: 0, by: -1) where skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        let below = skips & ~taken
+        for j in 0..<steps.count where skips & 1 << UInt64(j) == 0 {
+            var asks = false
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            if asks { return nil }
+        }
+        for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
+            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+        }
+        return skips
+    }
+
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.
     @inline(never)
     private func factoryFailure<B>(_ i: Int, _ failure: CallbackFailure, _ locals: Locals<B>) -> TetherError {
@@ -1452,6 +1514,9 @@ extension Plan {
         return path(to: steps[i].parent, Locals<OwnSteps>?.none)
     }
 
+    /// The keys from the root down to step `i` of a plan without local steps, as `Graph`'s frames hold them when its factory returns.
+    func keys(to i: Int) -> [Key] { path(to: i, Locals<OwnSteps>?.none) }
+
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
     /// `locals`: nil for a plan with no local steps.
     private func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
@@ -1472,4 +1537,5 @@ extension Plan.RunMode {
     static var creates: Bool { false }
     static var traced: Bool { false }
     static var cuts: Bool { false }
+    static var requests: Bool { false }
 }

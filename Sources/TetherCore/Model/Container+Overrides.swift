@@ -11,21 +11,37 @@ import Synchronization
 /// which no declaration shows, the publication finds itself (`publishes`), from the changes logged here.
 enum SupersedeClock {
     static let ticks = Atomic<UInt>(0)
-    /// The last changes, oldest first: each tick's key and the container `dropBuilt` ran in (an address,
-    /// only compared). Written with the tick under the lock: a reader that saw a tick finds its change here.
-    private static let changes = Mutex<[(tick: UInt, key: Key, container: UnsafeMutableRawPointer)]>([])
-    /// How many changes are kept: a resolve that saw more go by publishes none of its shared instances.
+    /// Guards every root's `Container.treeChanges`; a tick is taken and logged under it, so a reader
+    /// holding it finds every change up to `now` in its tree's log (or forgotten there).
+    private static let lock = Mutex<Void>(())
+    /// How many changes a tree keeps: a resolve that saw more go by in its own tree publishes none of
+    /// its shared instances there (what the forgotten ones superseded is not known). Changes in other
+    /// trees never count: `dropBuilt` lets go of nothing outside the tree it ran in.
     private static let kept = 64
+
+    /// The last changes in one root's tree, oldest first: each tick's key and the container `dropBuilt`
+    /// ran in (an address, only compared); `forgotten`: the newest tick dropped from `log` (0: none).
+    struct TreeChanges {
+        var log: [(tick: UInt, key: Key, container: UnsafeMutableRawPointer)] = []
+        var forgotten: UInt = 0
+    }
+
     /// Acquiring: a graph that reads a tick sees the configuration change that made it.
     @inline(__always) static var now: UInt { ticks.load(ordering: .acquiring) }
     /// Whether a change came after `tick` (`.max`: an instance built over nothing that can be).
     @inline(__always) static func moved(since tick: UInt) -> Bool { tick < now }
     /// After the change over `key` in `container` is visible (its table replace), before marking (releasing).
     static func tick(over key: Key, in container: Container) -> UInt {
-        changes.withLock { log in
+        let root = container.root
+        return lock.withLock { _ in
             let tick = ticks.add(1, ordering: .acquiringAndReleasing).newValue
-            log.append((tick, key, Borrowed(container).opaque))
-            if log.count > kept { log.removeFirst(log.count - kept) }
+            var tree = root.treeChanges ?? TreeChanges()
+            tree.log.append((tick, key, Borrowed(container).opaque))
+            if tree.log.count > kept {
+                tree.forgotten = tree.log[tree.log.count - kept - 1].tick
+                tree.log.removeFirst(tree.log.count - kept)
+            }
+            root.treeChanges = tree
             return tick
         }
     }
@@ -34,20 +50,23 @@ enum SupersedeClock {
     /// published by a resolve that read the clock at `tick`: no change after it over a key the instance
     /// reaches by strong edges (those made at run time included), in `container` or further up
     /// (`dropBuilt` lets go of what the caches of the container it ran in and its descendants hold; the
-    /// key's own registrations keep theirs). `checked`: how far the caller has checked (`tick` at first),
-    /// moved on to the last change seen; the caller publishes under its lock only if no change came after
-    /// that (`moved(since: checked)` there), else it asks again. Out of line: only a resolve racing a change gets here.
+    /// key's own registrations keep theirs), so only the changes in `container`'s tree are read.
+    /// `checked`: how far the caller has checked (`tick` at first), moved on to the clock read here;
+    /// the caller publishes under its lock only if no change came after that (`moved(since: checked)`
+    /// there), else it asks again. Out of line: only a resolve racing a change gets here.
     @inline(never)
     static func publishes(_ instance: Instance, of key: Key, cachedIn container: Container, checked: inout UInt) -> Bool {
-        // Every change up to the tick the caller saw is logged (`tick(over:in:)`), and perhaps later ones.
-        let log = changes.withLock { $0 }
-        guard let last = log.last, last.tick > checked else { return true }
-        // Changes not kept: what they superseded is not known.
-        guard log[0].tick <= checked &+ 1 else { return false }
-        for change in log where change.tick > checked && change.key != key && container.isSelfOrDescendant(of: change.container) {
-            if instance.stronglyReaches(change.key) { return false }
+        let root = container.root
+        // Every change up to `seen` is in its tree's log (or forgotten there): ticks are taken under the lock.
+        let (seen, tree) = lock.withLock { _ in (ticks.load(ordering: .relaxed), root.treeChanges) }
+        if let tree, let last = tree.log.last, last.tick > checked {
+            // More than `kept` changes in this tree since the caller's tick: what the forgotten ones superseded is not known.
+            guard tree.forgotten <= checked else { return false }
+            for change in tree.log where change.tick > checked && change.key != key && container.isSelfOrDescendant(of: change.container) {
+                if instance.stronglyReaches(change.key) { return false }
+            }
         }
-        checked = last.tick
+        checked = seen
         return true
     }
 
@@ -82,6 +101,13 @@ extension Container {
         guard value === root else { return Borrowed(root) }
         guard value.isValue, !value.isLive, let again = registrationToResolve(value.key), !(again === Borrowed(value)) else { return nil }
         return again
+    }
+
+    /// The root of this container's tree (itself if it has no parent): open children keep their parents.
+    var root: Container {
+        var at = Borrowed(self)
+        while let up = at.borrow({ $0.parentBorrowed }) { at = up }
+        return at.object
     }
 
     /// Whether this container is the one at `other` (an address) or a descendant of it.

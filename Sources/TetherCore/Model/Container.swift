@@ -204,6 +204,10 @@ public final class Container: @unchecked Sendable {
     /// container's, not the process's: a request's child writes no word other requests share.
     private let sequence = Atomic<UInt64>(0)
 
+    /// A root's log of the configuration changes in its tree (`SupersedeClock`), made with the first;
+    /// read and written under that clock's lock only. Nil in a child and in a root never changed.
+    var treeChanges: SupersedeClock.TreeChanges?
+
     /// The next number of this container's `sequence`.
     func nextSequence() -> UInt64 { sequence.add(1, ordering: .relaxed).newValue }
 

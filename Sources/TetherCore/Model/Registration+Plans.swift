@@ -185,18 +185,19 @@ extension Registration {
             configuration = owner.borrow { $0.configuration }
         }
         // The warm plan, when the caches hold every leaf again (another thread published them): replayed
-        // into the graph too, unless it reads the resolving container (which such a replay does not pass).
+        // into the graph too (one that reads the request with it, `Plan.replayRequest`; not one with a
+        // `cachedVariant`, which a replay into the graph would not skip to).
         // None recorded for this configuration yet: the plan for the state now, warm or creating.
         let address = planAddress.load(ordering: .acquiring)
         if address != Self.noMorePlans {
             let warm = address == 0 ? nil : Borrowed<Plan>(word: address)!
             guard let warm, warm.borrow({ $0.configuration == configuration }) else {
                 guard let plan = recordPlan(configuration) else { return nil }
-                return plan.borrow { $0.readsRequest || !$0.matchesCaches() } ? nil : plan
+                return plan.borrow { $0.cachedVariant != nil || !$0.matchesCaches() } ? nil : plan
             }
             // A graph no plan covers (its root not shared): built, with no more looking.
             if warm.borrow({ $0.declines }) && !spec.scope.isKeptByRegistration { return nil }
-            if warm.borrow({ !$0.declines && !$0.readsRequest && $0.matchesCaches() }) { return warm }
+            if warm.borrow({ !$0.declines && $0.cachedVariant == nil && $0.matchesCaches() }) { return warm }
         }
         if let known = knownCreationPlan(configuration) { return known }
         guard mayRecordCreation(configuration) else { return nil }

@@ -311,6 +311,9 @@ final class Plan: @unchecked Sendable {
     /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
     /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
     let cachedVariant: Plan?
+    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`
+    /// and no `cachedVariant`: a run finding a container step cached declines (`Graph.claimWithContainerSteps`).
+    let needsContainersUncached: Bool
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -368,8 +371,9 @@ final class Plan: @unchecked Sendable {
     /// `objects`: nil unless the plan makes objects.
     private init(steps: [Step], inputs: [Int], configuration: UInt, objects: Objects?,
                  component: [ComponentSlot] = [], componentParams: [Param] = [], slots: [SlotInput] = [], failing: Failing? = nil,
-                 cachedVariant: Plan? = nil) {
+                 cachedVariant: Plan? = nil, needsContainersUncached: Bool = false) {
         self.cachedVariant = cachedVariant
+        self.needsContainersUncached = needsContainersUncached
         self.failure = failing?.error
         fails = failing != nil
         self.failing = failing
@@ -548,7 +552,10 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration) }
-            if recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration) }
+            if recorder.decline == .containerInput {
+                if creating, let plan = recordCreatingUnmarked(root, configuration: configuration) { return plan }
+                return try recordWithCachedVariant(root, configuration: configuration)
+            }
             guard let failing = recorder.failing() else { throw recorder.decline }
             // A creating replay into the graph passes no request: over container or value steps, creation
             // records the warm plan. Completion callbacks and slots made per resolve over them replay it
@@ -561,10 +568,8 @@ final class Plan: @unchecked Sendable {
                         slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
-        // A creating replay into the graph passes no request (`Graph.replay`): the warm plan reads it.
-        if creates && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
-            return try record(root, configuration: configuration)
-        }
+        // Over container or value steps too: the graph claims the creation and container cells in the
+        // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
         guard recorder.finishSlots() else { throw .resolverSlot }
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
@@ -591,26 +596,45 @@ final class Plan: @unchecked Sendable {
         return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
     }
 
+    /// The creation plan of a graph whose container steps' inputs include a made step a step outside them
+    /// takes too (`containerInput`), for the caches' state now: every step made (none marked `underContainer`),
+    /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
+    /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
+    /// nothing, or the walk declines otherwise.
+    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt) -> Plan? {
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
+                    needsContainersUncached: true)
+    }
+
     /// Records the plan for `root` resolved from its own container against the caches' state now:
     /// each singleton or weak dependency no cache holds (registered in that container, not strict)
     /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
     /// gives, the order `Graph.build` makes them with these caches; a singleton or weak root is one
-    /// too. Nil when the graph is not plain, has container or value steps, or creates nothing (the
+    /// too (over container and value steps as well: `Graph.claimWithContainerSteps`). Nil when the graph
+    /// is not plain or creates nothing (the
     /// warm plan, or the root's cache, serves it).
     static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
         guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         recorder.createsUncached = true
         recorder.recordsSlots = true
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        recorder.makesContainer = true
+        guard recorder.visit(Borrowed(root)) != nil else {
+            return recorder.decline == .containerInput ? recordCreatingUnmarked(root, configuration: configuration) : nil
+        }
+        guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
     /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
     /// cached, every creation step's registration not (read without claiming: the claims decide).
     /// `locals`: a child's plan's, written by `fits` (a local step's cache is the resolving child's registration's).
+    /// Not the request's leaves (a value, a container-scoped leaf): each resolving container's, read by the run.
     func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Bool {
-        for shared in sharedSteps {
+        for shared in sharedSteps where !shared.isValue && !shared.inResolving {
             guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
         }
@@ -650,8 +674,8 @@ final class Plan: @unchecked Sendable {
     /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
     /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps, and the child's
     /// own singleton and weak registrations no cache holds (local creation steps: each run's are the resolving
-    /// child's, `registration(of:_:)`); throws unless it makes one, or when the plan reads the request
-    /// (`enterRequest` enters no creation step).
+    /// child's, `registration(of:_:)`); over container and value steps too (`Graph.claimWithContainerSteps`);
+    /// throws unless it makes one.
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
@@ -678,8 +702,7 @@ final class Plan: @unchecked Sendable {
         }
         guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
         if creating {
-            guard recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } })
+            guard recorder.steps.contains(where: { $0.creates })
             else { throw .notCached }
         }
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
@@ -1201,9 +1224,10 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
-                // A creation step: a container step's plan reads the request, which no replay into a graph
-                // (the creating one) passes: the warm plan instead (`record`), or the build (`recordCreating`).
-                if steps[step].creates {
+                // A creation step: a singleton's is made before the container step (its cell claimed with the
+                // container steps', `Graph.claimWithContainerSteps`); a weak one's, which the warm plan does not
+                // take either: the warm plan instead (`record`), or the build (`recordCreating`).
+                if steps[step].creates && !steps[step].registration.borrow({ $0.spec.scope.isKeptStronglyByRegistration }) {
                     declinedCreating = true
                     throw .other
                 }
@@ -1260,13 +1284,17 @@ final class Plan: @unchecked Sendable {
         /// later, where the step outside asks for it, an order a skip does not give.
         private func markUnderContainer() throws(Decline) {
             guard steps.contains(where: { $0.isContainer }) else { return }
+            // A creation step under one is not marked: a run finding the container step it was asked for under
+            // cached declines (`Graph.claimWithContainerSteps`), so none is skipped, and a step outside may take it.
+            var under = [Bool](repeating: false, count: steps.count)
             for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
                 var k = steps[i].parent
                 while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
-                steps[i].underContainer = k >= 0
+                under[i] = k >= 0
+                steps[i].underContainer = under[i] && !steps[i].creates
             }
             guard steps.contains(where: { $0.underContainer }) else { return }
-            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
+            for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !under[k] {
                 let slots = steps[k].registration.borrow { $0.params.count }
                 for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
                     if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }

@@ -26,6 +26,9 @@ extension Plan {
         case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
         case other
+        // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
+        case requestInGraph, requestNested, requestCreates, requestSlots, requestLocals, requestReadsRequest
+        case requestFailing, requestTraced, requestShared
 
         /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
         static func slot(_ kind: Param.Kind) -> Decline {
@@ -63,10 +66,19 @@ extension Plan {
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
-            case .notCached: "at run time: a shared dependency not cached that no plan makes (one under or beside container or value steps, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing past the picks; over container steps: no value provided)"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing past the picks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make): the build claims as it goes"
             case .other: "other"
+            case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks)"
+            case .requestNested: "a resolver's request while the thread constructs elsewhere (Reentry: the build checks each key against it), or while a request's plan runs on the graph"
+            case .requestCreates: "a resolver's request whose plan creates a singleton or weak key (its cells the build claims as it goes)"
+            case .requestSlots: "a resolver's request whose plan makes slots per resolve (WEAK, LAZY, RESOLVER, ALL, FACTORY)"
+            case .requestLocals: "a resolver's request from a child whose own registrations the plan binds"
+            case .requestReadsRequest: "a resolver's request whose plan has container-scoped or value steps"
+            case .requestFailing: "a resolver's request whose plan fails (a cycle or a missing key: the build reports it)"
+            case .requestTraced: "a resolver's request while a trace hook is set"
+            case .requestShared: "a resolver's request for a singleton or weak key not cached (its cell the build claims as it goes)"
             }
         }
     }
@@ -75,19 +87,30 @@ extension Plan {
 /// A diagnostic: how many resolves took each path, per thread, off unless `TETHER_PLAN_STATS=1`
 /// was set when the thread first resolved (or a test called `countOnThisThread`). Off, a
 /// resolve pays one test of `ThreadState.planCounts`; on, `Graph.resolve` counts every resolve
-/// (nested ones too, not the requests of resolvers and completion callbacks inside one) and
-/// `Graph.run` each one it builds, by `Plan.Decline`. The process prints the sums to stderr at
-/// exit, a line `tether-plan-stats: NAME COUNT TEXT` per reason (`benchmarks/plan_coverage.sh`).
+/// (nested ones too) and `Graph.run` each one it builds, by `Plan.Decline`; the requests of
+/// resolvers (RESOLVER slots, completion callbacks) inside one are counted apart, by
+/// `Graph.buildAsked`. The process prints the sums to stderr at exit, a line
+/// `tether-plan-stats: NAME COUNT TEXT` per reason, `request.NAME` for requests (`benchmarks/plan_coverage.sh`).
 package enum PlanStats {
-    /// A thread's counts: `resolves`, then one per `Plan.Decline`.
+    /// A thread's counts: `resolves`, then one per `Plan.Decline`; then resolvers' requests (`requests`,
+    /// `found`: in the graph or a cache, no plan or build needed) and one per `Plan.Decline` of those built.
     struct Counts {
         let words: UnsafeMutablePointer<Int>
-        static var count: Int { Plan.Decline.allCases.count + 1 }
+        static var count: Int { requestBase + 2 + Plan.Decline.allCases.count }
+        static var requestBase: Int { Plan.Decline.allCases.count + 1 }
 
         @inline(never)
         func countResolve() { words[0] += 1 }
         @inline(never)
         func count(_ reason: Plan.Decline) { words[1 + reason.rawValue] += 1 }
+        /// A resolver's request (`Graph.buildAsked`): `found` in the graph or a cache, else built for
+        /// `reason` (nil: served by a plan).
+        @inline(never)
+        func countRequest(found: Bool, built reason: Plan.Decline?) {
+            words[Counts.requestBase] += 1
+            if found { words[Counts.requestBase + 1] += 1 }
+            if let reason { words[Counts.requestBase + 2 + reason.rawValue] += 1 }
+        }
     }
 
     /// Read once per thread, when its state is made.
@@ -127,6 +150,23 @@ package enum PlanStats {
         }
     }
 
+    /// This thread's resolver requests so far: `requests`, `found` (in the graph or a cache), `plan`
+    /// (served by a plan) and the names of `Plan.Decline`'s cases they were built for; empty when not counting.
+    package static func requestsOnThisThread() -> [String: Int] {
+        ThreadState.currentReference.borrow { thread in
+            guard let counts = thread.planCounts else { return [:] }
+            let words = counts.words + Counts.requestBase
+            var named = ["requests": words[0], "found": words[1]]
+            var built = 0
+            for reason in Plan.Decline.allCases where words[2 + reason.rawValue] > 0 {
+                named["\(reason)"] = words[2 + reason.rawValue]
+                built += words[2 + reason.rawValue]
+            }
+            named["plan"] = words[0] - words[1] - built
+            return named
+        }
+    }
+
     private static func named(_ words: UnsafePointer<Int>) -> [String: Int] {
         var named = ["resolves": words[0]]
         for reason in Plan.Decline.allCases where words[1 + reason.rawValue] > 0 {
@@ -155,11 +195,20 @@ package enum PlanStats {
             for words in all { for i in sums.indices { sums[i] += words[i] } }
             return sums
         }
-        let built = sums.dropFirst().reduce(0, +)
+        let built = sums[1..<Counts.requestBase].reduce(0, +)
         var lines = "tether-plan-stats: resolves \(sums[0]) every resolve\n"
         lines += "tether-plan-stats: plan \(sums[0] - built) served by a plan\n"
         for reason in Plan.Decline.allCases where sums[1 + reason.rawValue] > 0 {
             lines += "tether-plan-stats: \(reason) \(sums[1 + reason.rawValue]) \(reason.text)\n"
+        }
+        let requests = sums[Counts.requestBase...]
+        let requestsBuilt = requests.dropFirst(2).reduce(0, +)
+        let base = Counts.requestBase
+        lines += "tether-plan-stats: request.requests \(sums[base]) every resolver request\n"
+        lines += "tether-plan-stats: request.found \(sums[base + 1]) found in the graph or a cache\n"
+        lines += "tether-plan-stats: request.plan \(sums[base] - sums[base + 1] - requestsBuilt) served by a plan\n"
+        for reason in Plan.Decline.allCases where sums[base + 2 + reason.rawValue] > 0 {
+            lines += "tether-plan-stats: request.\(reason) \(sums[base + 2 + reason.rawValue]) \(reason.text)\n"
         }
         fputs(lines, stderr)
     }

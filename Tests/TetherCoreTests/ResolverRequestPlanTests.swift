@@ -1,0 +1,200 @@
+// Resolvers' requests (issue 28): a completion callback's request runs the asked key's plan,
+// replayed into the graph of the instance completed, as the build leaves what it makes: a key the
+// graph has is the graph's (found, or the build's when the plan would make it), what the request
+// makes is the graph's (a later request finds it), a failed request's instances stay in the graph,
+// a lap of callbacks' requests is refused with the build's path; a factory's RESOLVER request the
+// same, its failures naming the frames further out. Each path counted
+// (`PlanStats.requestsOnThisThread`), and the same log, observations and errors with plans off.
+import Testing
+@testable import TetherCore
+
+@Suite struct ResolverRequestPlanTests {
+    private struct Outcome: Equatable {
+        var log: [String]
+        var seen: [String]
+        var error: String?
+    }
+
+    /// Registers with `setUp`, then runs `body` (three resolves, say) with plans on or off: what it
+    /// logged and saw, and this thread's resolver requests by path over it.
+    private func run(plans: Bool, _ setUp: (Fixture) throws -> Void,
+                     _ body: (Fixture) throws -> [String]) throws -> (Outcome, [String: Int]) {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        try setUp(fx)
+        PlanStats.countOnThisThread()
+        let before = PlanStats.requestsOnThisThread()
+        var seen: [String] = []
+        var error: String?
+        do { seen = try body(fx) } catch let e as TetherError { error = "\(e.code): \(e.message)" }
+        var requests = PlanStats.requestsOnThisThread()
+        for (name, n) in before { requests[name, default: 0] -= n }
+        #expect(fx.tracker.badDrops == 0)
+        return (Outcome(log: fx.tracker.log, seen: seen, error: error), requests.filter { $0.value != 0 })
+    }
+
+    /// `run` with plans on and off: the same outcome; the requests by path with plans on.
+    private func expectSame(_ setUp: (Fixture) throws -> Void, _ body: (Fixture) throws -> [String],
+                            sourceLocation: SourceLocation = #_sourceLocation) throws -> (Outcome, [String: Int]) {
+        let (planned, requests) = try run(plans: true, setUp, body)
+        let (built, offRequests) = try run(plans: false, setUp, body)
+        #expect(planned == built, sourceLocation: sourceLocation)
+        // Plans off: the same requests, those not found built as `plansOff`.
+        #expect(offRequests["requests"] == requests["requests"] && offRequests["found"] == requests["found"], sourceLocation: sourceLocation)
+        return (planned, requests)
+    }
+
+    /// Three resolves of `key`, each released before the next, `describe` reading each.
+    private func resolveThrice(_ fx: Fixture, _ key: String, _ describe: (Obj) -> String) throws -> [String] {
+        try (0..<3).map { _ in
+            let instance = try fx.resolve(key)
+            return withExtendedLifetime(instance) { describe(Obj.of(instance)) }
+        }
+    }
+
+    /// A's callback asks for B (B -> C transient, D graph-scoped), then D and B again: B is made by its
+    /// plan into A's graph, the next two requests find B's D and B there.
+    @Test func completionCallbackRequestRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C"), dep("D")])
+            try fx.register("C", scope: .transient)
+            try fx.register("D")
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["B", "D", "B"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                return "B(\(b.dep(0).label),\(b.dep(1).label)) its D found: \(a.got[1] == b.depPointer(1)), B found: \(a.got[2] == a.got[0])"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "B(C,D) its D found: true, B found: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make A", "make C", "make D", "make B"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 9, "found": 6, "plan": 3])
+    }
+
+    /// A request whose plan makes a key the graph has (A's D): the graph's D taken, and what only D asked
+    /// for (E) not made, as the build takes it and never descends below it.
+    @Test func requestTakesAKeyTheGraphHas() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("B", [dep("D"), dep("F")])
+            try fx.register("D", [dep("E")])
+            try fx.register("E", scope: .transient)
+            try fx.register("F", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "B's D is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)), E calls \(fx.tracker.calls("E"))" }
+        }
+        #expect(outcome.seen == ["B's D is A's: true, E calls 1", "B's D is A's: true, E calls 2", "B's D is A's: true, E calls 3"])
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A transient below a key the graph has is a step per asker: the one X asked for is not made (X is
+    /// the graph's), E's is, where the build makes it.
+    @Test func aTransientBelowAGraphKeyIsMadeForItsOtherAskerOnly() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("X")])
+            try fx.register("B", [dep("X"), dep("M"), dep("E")])
+            try fx.register("X", [dep("K")])
+            try fx.register("E", [dep("K")])
+            try fx.register("K", scope: .transient)
+            try fx.register("M", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "B's X is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)), K calls \(fx.tracker.calls("K"))" }
+        }
+        #expect(outcome.seen == ["B's X is A's: true, K calls 2", "B's X is A's: true, K calls 4", "B's X is A's: true, K calls 6"])
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A factory's request whose plan has the key under construction (A): built (the plan has A's RESOLVER
+    /// slot: `requestSlots`, ahead of a key the graph constructs, `requestInGraph`), the build's cycle and path.
+    @Test func requestMeetingAKeyUnderConstructionIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("B")) }
+                catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+            }
+            try fx.register("B", [dep("A")])
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("B failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("B failed") }?.contains("\"A\" -> \"B\" -> \"A\"") == true)
+        #expect(requests == ["requests": 3, "requestSlots": 3])
+    }
+
+    /// A request whose plan fails at B's factory after making C: C stays in the graph (the build's
+    /// rule), so the callback's next request finds it; dropped with the graph's other instances.
+    @Test func failedRequestKeepsWhatItMadeInTheGraph() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C")]) { _ in throw CallbackFailure(reason: "no B") }
+            try fx.register("C")
+            fx.onComplete(a) { resolver, _, obj in
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "C calls \(fx.tracker.calls("C")), got \(Obj.at(a.got[0]).label)" }
+        }
+        #expect(outcome.seen == ["C calls 1, got C", "C calls 2, got C", "C calls 3, got C"])
+        #expect(outcome.log.contains("B failed: factory for \"B\" returned NULL: no B"))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    /// X's callback asks for Y, Y's for X, all transient: the lap repeats with nothing kept, refused
+    /// where the build refuses it, with its path (each request's instance made by a plan).
+    @Test func callbackLapIsRefusedOnThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let x = try fx.register("X", scope: .transient)
+            let y = try fx.register("Y", scope: .transient)
+            fx.onComplete(x) { resolver, _, obj in obj.got.append(try resolver.get(Key("Y")).pointer) }
+            fx.onComplete(y) { resolver, _, obj in obj.got.append(try resolver.get(Key("X")).pointer) }
+        }) { fx in
+            _ = try fx.resolve("X")
+            return []
+        }
+        #expect(outcome.error?.contains("\"X\"") == true)
+        // (The third request, refused before anything is looked up, is not counted.)
+        #expect(requests == ["requests": 2, "plan": 2])
+    }
+
+    /// A factory's RESOLVER request runs its plan too, into the graph whose frames are open further out:
+    /// what it makes is the graph's (the factory's next request finds it).
+    @Test func factoryResolverRequestRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                for key in ["B", "C"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            try fx.register("B", [dep("C")])
+            try fx.register("C")
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "B(\(Obj.at(a.got[0]).dep(0).label)) its C found: \(Obj.at(a.got[0]).depPointer(0) == a.got[1])" }
+        }
+        #expect(outcome.seen == Array(repeating: "B(C) its C found: true", count: 3))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    /// A factory's request whose plan fails: the build's message (the frames further out on its path),
+    /// what it made before the failure kept in the graph (the factory's next request finds C).
+    @Test func factoryRequestFailureNamesTheFramesFurtherOut() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C")]) { _ in throw CallbackFailure(reason: "no B") }
+            try fx.register("C")
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "C calls \(fx.tracker.calls("C")), got \(Obj.at(a.got[0]).label)" }
+        }
+        #expect(outcome.seen == ["C calls 1, got C", "C calls 2, got C", "C calls 3, got C"])
+        #expect(outcome.log.contains("B failed: factory for \"B\" returned NULL: no B (while resolving \"A\" -> \"B\")"))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+}
