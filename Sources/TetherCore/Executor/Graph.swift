@@ -731,9 +731,11 @@ final class Graph {
         var cachedContainers: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
-            let (registration, isContainer) = plan.borrow { p in
-                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer)
+            let (registration, isContainer, stepLookup) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.steps[step].lookup)
             }
+            // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
+            let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
             let under = plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
             // As `existing`: its cache first, else its claim.
