@@ -782,9 +782,10 @@ final class Graph {
     /// table (`keyed`: its scope keeps it in a graph) and queued for its completion callbacks.
     /// A plan's steps are resolved from the root's own container (`Registration.plan`), `lookup`.
     @inline(__always)
-    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Container) {
+    /// Borrowed: the plan's steps name theirs unretained (`Plan.Step.lookup`).
+    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Borrowed<Container>) {
         if keyed { table.set(registration, GraphTable.state(i)) }
-        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: .init(lookup))) }
+        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: lookup)) }
     }
 
     /// Refuses `arguments` unless they match the runtime-argument params of `registration`.

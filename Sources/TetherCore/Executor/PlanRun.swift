@@ -372,7 +372,7 @@ extension Plan {
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: steps[i].lookup?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached,
-                                lookup: steps[i].lookup?.object ?? lookup)
+                                lookup: steps[i].lookup ?? Borrowed(lookup))
         }
     }
 
@@ -386,7 +386,7 @@ extension Plan {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
-            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup?.object ?? lookup)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
         }
     }
 
@@ -398,7 +398,7 @@ extension Plan {
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
             // (A step under a singleton from further up: its callbacks resolve from that one's container, `Step.lookup`.)
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes,
-                                lookup: steps[i].lookup?.object ?? lookup)
+                                lookup: steps[i].lookup ?? Borrowed(lookup))
         }
     }
 
