@@ -5,6 +5,7 @@
 // a lap of callbacks' requests is refused with the build's path; a factory's RESOLVER request the
 // same, its failures naming the frames further out. Each path counted
 // (`PlanStats.requestsOnThisThread`), and the same log, observations and errors with plans off.
+import Foundation
 import Testing
 @testable import TetherCore
 
@@ -292,5 +293,51 @@ import Testing
         #expect(outcome.seen == ["C calls 1, S2 calls 0"])
         #expect(outcome.log.contains { $0.hasPrefix("B failed") })
         #expect(requests == ["requests": 1, "requestShared": 1])
+    }
+
+    /// Two threads whose graphs each made a singleton (SA, SB: cells held till the graph ends) and whose
+    /// completion callbacks then, once both got there, ask for the other's: the one whose claim would close
+    /// the wait cycle fails TETHER_E_CYCLE naming both keys (its creation plan's claim refused, the build's
+    /// claim reports it, `requestShared`), never a hang; the other then takes the first's singleton cached.
+    /// The same with plans off.
+    @Test func requestsClaimingEachOthersCellsFailAsACycle() throws {
+        var outcomes: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let x = try fx.register("X", [dep("SA")])
+            let y = try fx.register("Y", [dep("SB")])
+            try fx.register("SA", scope: .singleton)
+            try fx.register("SB", scope: .singleton)
+            let met = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let seen = Box<[String]>([])
+            for (owner, mine, other, asked) in [(x, met.0, met.1, "SB"), (y, met.1, met.0, "SA")] {
+                fx.onComplete(owner) { resolver, _, _ in
+                    mine.signal()
+                    #expect(other.wait(timeout: .now() + 10) == .success)
+                    do { _ = try resolver.get(Key(asked)); seen.value.append("\(asked) ok") } catch let e as TetherError {
+                        let both = e.message.contains("cross-thread") && e.message.contains("\"SA\"") && e.message.contains("\"SB\"")
+                        seen.value.append("\(asked) \(e.code), both named: \(both)")
+                    }
+                }
+            }
+            let failures = Box(0)
+            let requests = Box<[String: Int]>([:])
+            onThreads(2) { i in
+                PlanStats.countOnThisThread()
+                let before = PlanStats.requestsOnThisThread()
+                do { _ = try fx.resolve(i == 0 ? "X" : "Y") } catch { failures.value += 1 }
+                for (name, n) in PlanStats.requestsOnThisThread() where n != before[name, default: 0] {
+                    requests.value[name, default: 0] += n - before[name, default: 0]
+                }
+            }
+            #expect(failures.value == 0)
+            // The cycle's request declined at its claim (built); the other's run took SA cached.
+            #expect(requests.value == (plans ? ["requests": 2, "plan": 1, "requestShared": 1] : ["requests": 2, "plansOff": 2]))
+            #expect(fx.tracker.calls("SA") == 1 && fx.tracker.calls("SB") == 1)
+            outcomes.append(seen.value.map { $0.hasSuffix("ok") ? "ok" : String($0.dropFirst(3)) }.sorted())
+        }
+        #expect(outcomes[0] == ["cycle, both named: true", "ok"])
+        #expect(outcomes[1] == outcomes[0])
     }
 }
