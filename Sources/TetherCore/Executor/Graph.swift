@@ -1601,15 +1601,16 @@ final class Graph {
     /// Whether `registration` is under construction in this graph (a frame's).
     func constructs(_ registration: Borrowed<Registration>) -> Bool { table.state(registration) == GraphTable.constructing }
 
-    /// A resolver's request for `registration`, neither in this graph nor shared: its plan run into words
-    /// of this graph's and entered as the build leaves what it makes (`enterAsked`): the graph-scoped
-    /// instances keyed, those with completion callbacks queued (the request their cause, for `checkLap`),
-    /// on a factory's failure what was made before it kept, its message naming the frames open further out
-    /// (a factory's request). Nil, with the reason in `declined`, when the build serves it: the thread
-    /// constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this graph
-    /// has or constructs (the build takes the graph's, or reports the cycle), or a shape this run does not
-    /// take (a child's own steps, container or value steps, slots made per resolve, creation steps, a
-    /// failing plan, a trace hook).
+    /// A resolver's request for `registration`, not in this graph (nor, shared, cached: `buildShared`): its plan
+    /// run into words of this graph's and entered as the build leaves what it makes (`enterAsked`): the
+    /// graph-scoped instances keyed, those with completion callbacks queued (the request their cause, for
+    /// `checkLap`), the creation steps made pended to be published with the graph (their cells claimed first,
+    /// `claimAsked`), on a factory's failure what was made before it kept, its message naming the frames open
+    /// further out (a factory's request). Nil, with the reason in `declined`, when the build serves it: the
+    /// thread constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this
+    /// graph constructs (the build reports the cycle), a creation step's claim fails or finds the caches
+    /// changed (`claimAsked`), or a shape this run does not take (a child's own steps, container or value
+    /// steps, slots made per resolve, a failing plan, a trace hook).
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
