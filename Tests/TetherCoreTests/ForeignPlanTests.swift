@@ -179,4 +179,26 @@ import Testing
         #expect(seen[0] == ["V@root", "V@mid", "V@mid"])
         #expect(counts == ["resolves": 2], "the creation plan, then the warm plan: \(counts)")
     }
+
+    /// What still declines (`foreignCreation`): a singleton of a container a child's component stacks (a level
+    /// between the resolving child and the owner, each run's its own), here the middle one's S over the root's G
+    /// with a completion callback. It builds, the same as without plans.
+    @Test func aStackedLevelsSingletonOverACallbackStillBuilds() throws {
+        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+            let g = try fx.register("G")
+            fx.onComplete(g)
+            try fx.register("Handler", [dep("S"), dep("Req")])
+            try fx.register("S", [dep("G")], scope: .singleton, in: mid)
+            let request = try fx.child(of: mid)
+            try fx.register("Req", in: request)
+            let h = try fx.resolve("Handler", in: request)
+            let seen = [Obj.of(h).dep(0).dep(0).label, Obj.of(h).dep(1).label]
+            _ = consume h
+            _ = try request.close()
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["G", "Req"] && logs[0].prefix(5) == ["make G", "make S", "make Req", "make Handler", "complete G"], "\(logs[0])")
+        #expect(counts == ["resolves": 1, "foreignCreation": 1], "\(counts)")
+    }
 }
