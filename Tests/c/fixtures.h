@@ -4,6 +4,7 @@
 #define TETHER_TEST_FIXTURES_H
 #include <stdlib.h>
 #include "harness.h"
+#include "registering.h"  /* the registrations tests share, whatever their object type */
 
 /* One registration's identity and counters, passed as its context. */
 typedef struct kind { const char *tag; int made, dropped; } kind;

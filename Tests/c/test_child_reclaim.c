@@ -44,11 +44,7 @@ static tether_container *root;
 static uint32_t single_id;
 
 static void reg(const char *key, tether_scope scope, tether_fn f, const tether_param *p, size_t n, kind *k) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
+    reg_with_context(root, key, f, p, n, scope, k, drop_obj);
 }
 
 static void make_root(void) {

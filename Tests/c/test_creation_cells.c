@@ -73,11 +73,7 @@ static void run_two(job *a, job *b) {
 
 static void register_singleton(tether_container *c, const char *key, tether_fn f, kind *k, tether_scope scope) {
     tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(c, key, f, p, 1, &o, NULL));
+    reg_with_context(c, key, f, p, 1, scope, k, drop_node);
 }
 
 static void test_two_singletons_are_created_at_once(void) {
@@ -391,11 +387,7 @@ static tether_container *request_root(void) {
     CHECK_OK(tether_container_new(NULL, &root));
     register_singleton(root, "Session", (tether_fn)make_child_session, &k_sess, TETHER_SCOPE_CONTAINER);
     tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_GRAPH;
-    o.context = &k_h;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(root, "Handler", (tether_fn)make_handler, p, 2, &o, NULL));
+    reg_with_context(root, "Handler", (tether_fn)make_handler, p, 2, TETHER_SCOPE_GRAPH, &k_h, drop_node);
     /* A first request records the root's plan (with the Session as its container step). */
     tether_container *first = NULL;
     tether_ref *ref = NULL;
