@@ -19,22 +19,18 @@ static tether_container *new_checked_container(tether_container *parent) {
     return c;
 }
 
-/* Resolves `key` from `c` and returns the tag of the registration that made it. */
-static const char *tag_of(tether_container *c, const char *key) {
+/* Resolves `key` from `c` and returns the tag of the registration that made it (`of_dep`: that made its
+ * first dependency). */
+static const char *made_by(tether_container *c, const char *key, int of_dep) {
     tether_ref *r;
     node *o = resolve(c, key, &r);
+    if (o && of_dep) o = o->dep[0];
     const char *tag = o ? o->k->tag : "(failed)";
     if (r) CHECK_OK(tether_ref_release(r));
     return tag;
 }
-
-static const char *dep_tag_of(tether_container *c, const char *key) {
-    tether_ref *r;
-    node *o = resolve(c, key, &r);
-    const char *tag = o && o->dep[0] ? o->dep[0]->k->tag : "(failed)";
-    if (r) CHECK_OK(tether_ref_release(r));
-    return tag;
-}
+static const char *tag_of(tether_container *c, const char *key) { return made_by(c, key, 0); }
+static const char *dep_tag_of(tether_container *c, const char *key) { return made_by(c, key, 1); }
 
 static void child_falls_through_to_parent(void) {
     kind logger = {"parent.Logger", 0, 0}, service = {"child.Service", 0, 0};
