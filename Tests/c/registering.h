@@ -16,6 +16,16 @@ static inline void reg_with_context(tether_container *c, const char *key, tether
     CHECK_OK(TB.register_ex(c, key, factory, params, count, &o, NULL));
 }
 
+/* The slots {TETHER_CONTEXT, DEP(dep_a), DEP(dep_b)} in `p`, the NULL keys left out; returns how many (1 to 3),
+ * so that a test's factory for that many slots can be picked. */
+static inline size_t context_and_deps(tether_param p[3], const char *dep_a, const char *dep_b) {
+    size_t n = 0;
+    p[n++] = TETHER_CONTEXT;
+    if (dep_a) p[n++] = TETHER_DEP(dep_a);
+    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    return n;
+}
+
 /* The per-request shape (the README's, bench RP's) in `root`: Request a declared value; Db a singleton,
  * made by `db(db_kind)`; Session one per container, `session(session_kind, Request, Db)`; Handler one per
  * resolve, `handler(handler_kind, Session)`. Each kind is its registration's context, destroyed by `drop`. */
