@@ -2,7 +2,6 @@
 teardown after the response (also when the handler raised), async factories, root singletons,
 resolve errors as a logged 500, and the example app."""
 
-import gc
 import importlib.util
 import logging
 import subprocess
@@ -21,7 +20,7 @@ from fastapi.responses import StreamingResponse  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 import tether  # noqa: E402
-from tether import Scope, object_table  # noqa: E402
+from tether import Scope  # noqa: E402
 from tether.fastapi import Inject, install, shutdown  # noqa: E402
 
 EXAMPLE = REPO_ROOT / "examples" / "python" / "fastapi_app.py"
@@ -30,14 +29,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture
-def root():
-    """A root container, closed after the test; no Python object may stay in C boxes."""
-    before = object_table.live_count()
-    container = tether.Container()
-    yield container
-    container.close()
-    gc.collect()
-    assert object_table.live_count() == before, "C boxes still hold Python objects after the requests"
+def root(c):
+    """The app's root container: conftest's ``c`` (closed after the test, no Python object left in C boxes)."""
+    return c
 
 
 def app_on(root: tether.Container) -> FastAPI:
