@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +29,13 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
+
+
+def run_python(*args: object) -> subprocess.CompletedProcess[str]:
+    """A child Python run with ``args`` (a script and its arguments, or ``"-c", code``) over this checkout's
+    package and the library under test, its output captured."""
+    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
+    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
 
 
 def container(parent: tether.Container | None = None, *, plans: bool = True) -> tether.Container:

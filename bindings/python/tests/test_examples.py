@@ -2,23 +2,14 @@
 
 import importlib.util
 import shutil
-import subprocess
-import sys
 
 import pytest
-from conftest import REPO_ROOT, subprocess_env
-
-import tether
+from conftest import REPO_ROOT, run_python as run_script
 
 CYCLES = REPO_ROOT / "examples" / "python" / "cycles.py"
 POLYGLOT = REPO_ROOT / "examples" / "polyglot" / "polyglot.py"
 SERVICE = REPO_ROOT / "examples" / "python" / "service.py"
 SEEDS = REPO_ROOT / "examples" / "python" / "seeds.py"
-
-
-def run_script(*args):
-    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
-    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_cycles_example():

@@ -4,13 +4,11 @@ resolve errors as a logged 500, and the example app."""
 
 import importlib.util
 import logging
-import subprocess
-import sys
 from contextlib import asynccontextmanager
 from typing import Annotated, AsyncIterator, Iterator
 
 import pytest
-from conftest import REPO_ROOT, subprocess_env
+from conftest import REPO_ROOT, run_python
 
 fastapi = pytest.importorskip("fastapi")
 pytest.importorskip("httpx")  # the TestClient's transport
@@ -416,14 +414,12 @@ def test_a_websocket_gets_its_websocket_as_a_value(root):
 
 def test_importing_tether_does_not_import_fastapi():
     code = "import sys, tether; tether.Container().close(); assert 'fastapi' not in sys.modules, 'fastapi imported'"
-    result = subprocess.run([sys.executable, "-c", code], env=subprocess_env(TETHER_LIBRARY=tether.library_path()),
-                            capture_output=True, text=True, timeout=120)
+    result = run_python("-c", code)
     assert result.returncode == 0, result.stderr
 
 
 def test_the_example_app_runs():
-    result = subprocess.run([sys.executable, str(EXAMPLE)], env=subprocess_env(TETHER_LIBRARY=tether.library_path()),
-                            capture_output=True, text=True, timeout=120)
+    result = run_python(EXAMPLE)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "200 {'text': 'hello ada', 'one session': True, 'tick': 1}" in out
