@@ -2,13 +2,12 @@
 teardown after the response (also when the handler raised), async factories, root singletons,
 resolve errors as a logged 500, and the example app."""
 
-import importlib.util
 import logging
 from contextlib import asynccontextmanager
 from typing import Annotated, AsyncIterator, Iterator
 
 import pytest
-from conftest import REPO_ROOT, run_python
+from conftest import REPO_ROOT, load_script, run_python_ok
 
 fastapi = pytest.importorskip("fastapi")
 pytest.importorskip("httpx")  # the TestClient's transport
@@ -414,14 +413,11 @@ def test_a_websocket_gets_its_websocket_as_a_value(root):
 
 def test_importing_tether_does_not_import_fastapi():
     code = "import sys, tether; tether.Container().close(); assert 'fastapi' not in sys.modules, 'fastapi imported'"
-    result = run_python("-c", code)
-    assert result.returncode == 0, result.stderr
+    run_python_ok("-c", code)
 
 
 def test_the_example_app_runs():
-    result = run_python(EXAMPLE)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = run_python_ok(EXAMPLE)
     assert "200 {'text': 'hello ada', 'one session': True, 'tick': 1}" in out
     assert "404 {'detail': 'no user 3'}" in out
     assert "events: begin /users/1, stop clock 1, commit /users/1, begin /users/2" in out
@@ -429,10 +425,7 @@ def test_the_example_app_runs():
 
 
 def test_the_example_app_in_this_process():
-    spec = importlib.util.spec_from_file_location("fastapi_app_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(EXAMPLE, "fastapi_app_example")
     client = TestClient(module.app)
     assert client.get("/users/2").json() == {"text": "hello grace", "one session": True, "tick": 1}
     assert module.events == ["begin /users/2", "stop clock 1", "commit /users/2"]
