@@ -10,34 +10,22 @@ import Testing
 @testable import TetherCore
 
 @Suite struct ForeignPlanTests {
-    /// `scenario` with plans and without (the root and a child `mid` with a registration of its own, made by
-    /// the scenario's `setUp` first); the logs, what each returned, the plan run's counts.
-    private func bothPaths<T: Equatable>(_ scenario: (Fixture, Container) throws -> T) throws
+    /// `bothPaths` (Support.swift) of `scenario` over the root and a child `mid` (closed after it).
+    private func withMid<T: Equatable>(_ scenario: (Fixture, Container) throws -> T) throws
         -> (logs: [[String]], seen: [T], counts: [String: Int]) {
-        var logs: [[String]] = []
-        var seen: [T] = []
-        var counts: [String: Int] = [:]
-        for plans in [true, false] {
-            let fx = try Fixture()
-            fx.container.usesPlans = plans
+        try bothPaths { fx in
             let mid = try fx.child()
-            mid.usesPlans = plans
-            var result: T?
-            let delta = try counted { result = try scenario(fx, mid) }
-            if plans { counts = delta }
-            seen.append(result!)
+            mid.usesPlans = fx.container.usesPlans
+            let result = try scenario(fx, mid)
             _ = try mid.close()
-            _ = try fx.container.close()
-            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
-            logs.append(fx.tracker.log)
+            return result
         }
-        return (logs, seen, counts)
     }
 
     /// The root's singleton S with a completion callback that gets G (registered in the root and in the
     /// child, differently): S's callback resolves from the root, as the build's (`Pending.lookup`).
     @Test func aCallbackOfASingletonFromFurtherUpResolvesThere() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             let s = try fx.register("S", [dep("D")], scope: .singleton)
             try fx.register("D", label: "D@root")
             try fx.register("G", label: "G@root")
@@ -60,7 +48,7 @@ import Testing
     /// a WEAK slot on the root's W, an ALL slot over P (one in the root, one in the child): each cell, the
     /// weak target and the list are the root's, as the build's frame (looked up from its own container).
     @Test func theSlotsOfASingletonFromFurtherUpAreItsContainers() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             try fx.register("S", [lazyDep("L"), weakLazyDep("L"), .factory(Key("L")), weakDep("W"), .all(Key("P")), dep("W")],
                             scope: .singleton)
             try fx.register("L", label: "L@root")
@@ -88,7 +76,7 @@ import Testing
 
     /// S with a RESOLVER slot whose factory gets G: the root's G (the resolver's lookup is S's frame's).
     @Test func aResolverSlotOfASingletonFromFurtherUpGetsThere() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             let bridge = fx.bridge
             try fx.register("S", [.resolver, dep("D")], scope: .singleton) { obj in
                 _ = try bridge.resolver(obj.words[0])!.get(Key("G"))
@@ -109,7 +97,7 @@ import Testing
     /// failing creation plan); the child strict and the root not, S takes G (the build checks S's own container).
     @Test func aStrictContainerRefusesAsTheBuildsFrameOfASingletonFromFurtherUp() throws {
         for strictRoot in [true, false] {
-            let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+            let (logs, seen, counts) = try withMid { fx, mid -> [String] in
                 fx.container.refusesCaptives = strictRoot
                 mid.refusesCaptives = !strictRoot
                 try fx.register("S", [dep("G")], scope: .singleton)
@@ -138,7 +126,7 @@ import Testing
     /// lookup), and X, asking for C after S, takes that one from the graph; the next resolve (S cached)
     /// makes the child's own C. The plan's container step under S is the root's (`Step.lookup`).
     @Test func aContainerStepUnderASingletonFromFurtherUpIsThatContainers() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             try fx.register("S", [dep("C")], scope: .singleton)
             try fx.register("C", [dep("D")], scope: .container)
             try fx.register("D", label: "D@root")
@@ -160,7 +148,7 @@ import Testing
     /// A declared value V under S: the root's value (S's frame's lookup); X takes the child's (a value
     /// provided in the child is a registration of its own there). The plan's value step under S reads the root.
     @Test func aValueUnderASingletonFromFurtherUpIsThatContainers() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             _ = try fx.container.declareValue(Key("V"))
             var values: [Obj] = []
             for (label, target) in [("V@root", fx.container), ("V@mid", mid)] {
@@ -184,7 +172,7 @@ import Testing
     /// between the resolving child and the owner, each run's its own), here the middle one's S over the root's G
     /// with a completion callback. It builds, the same as without plans.
     @Test func aStackedLevelsSingletonOverACallbackStillBuilds() throws {
-        let (logs, seen, counts) = try bothPaths { fx, mid -> [String] in
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             let g = try fx.register("G")
             fx.onComplete(g)
             try fx.register("Handler", [dep("S"), dep("Req")])
