@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 15
+#define TETHER_BINDING_API_VERSION 16
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -447,6 +447,14 @@ typedef struct tether_binding {
         must act on it without naming scopes (a new scope then needs no decision in the binding).
         INVALID_ARGUMENT (not a tether_scope, NULL `out`). Lock-free. */
     tether_status (*scope_traits)(tether_scope scope, unsigned *out);
+
+    /** For a binding whose own lazy or factory object stands for a slot: which of `chain` (`count`
+        container handles) the LAZY/WEAK_LAZY slot's provider `p`, or the FACTORY slot's handle `f`,
+        resolves from (a singleton from further up resolves its slots in its own container), as
+        `*index`; `count` if none. INVALID_ARGUMENT (NULL `index`, not exactly one of `p` and `f`);
+        INVALID_HANDLE (`p` not a live provider, `f` released or stale). Thread-safe. */
+    tether_status (*slot_container)(tether_provider p, tether_factory *f, tether_container *const *chain,
+                                    size_t count, size_t *index);
 } tether_binding;
 
 /** scope_traits: a resolve may share an instance of the scope it did not make. */
@@ -465,7 +473,7 @@ typedef struct tether_binding {
 #define TETHER_SCOPE_TRAIT_OWN_CONTAINER 0x20u
 
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of
@@ -495,7 +503,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 27 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 28 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif

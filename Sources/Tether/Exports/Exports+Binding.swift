@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 15
+private let bindingVersion: UInt32 = 16
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -69,6 +69,9 @@ private let bindingTable: [UnsafeRawPointer] = [
                                                         UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_scope_traits($0, $1) } as @convention(c) (Int32, UnsafeMutablePointer<UInt32>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_slot_container($0, $1, $2, $3, $4) } as @convention(c) (UnsafeRawPointer?, OpaquePointer?, UnsafePointer<OpaquePointer?>?, Int,
+                                                                    UnsafeMutablePointer<Int>?) -> Int32,
                   to: UnsafeRawPointer.self),
 ]
 

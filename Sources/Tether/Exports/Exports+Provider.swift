@@ -52,3 +52,31 @@ public func tether_provider_watch(_ provider: UnsafeRawPointer?, _ fn: CProvider
         }
     }
 }
+
+/// Binding protocol: which of `chain` a lazy slot's provider or a factory slot's handle resolves
+/// from (the cell's container: a singleton from further up has its own), for a binding whose own
+/// object stands for the slot and must resolve where the library would.
+@_cdecl("tether_slot_container")
+public func tether_slot_container(_ provider: UnsafeRawPointer?, _ factory: OpaquePointer?, _ chain: UnsafePointer<OpaquePointer?>?,
+                                  _ count: Int, _ index: UnsafeMutablePointer<Int>?) -> Int32 {
+    let function: StaticString = "tether_slot_container"
+    return abiCall { () throws(TetherError) in
+        guard let index else { throw invalid(function, "index must not be NULL") }
+        guard (provider == nil) != (factory == nil) else { throw invalid(function, "pass exactly one of a provider and a factory") }
+        guard count == 0 || chain != nil else { throw invalid(function, "chain must not be NULL with a count") }
+        let container: Container
+        if provider != nil {
+            guard let cell = providerCell(provider) else {
+                throw TetherError(.invalidHandle, "tether_slot_container: that is not a live provider (its instance was destroyed, or it was freed)")
+            }
+            container = cell.container
+        } else {
+            container = try Handles.factories.get(factory, function).container
+        }
+        index.pointee = count
+        for i in 0..<count where (try? Handles.containers.get(chain![i], function)) === container {
+            index.pointee = i
+            return
+        }
+    }
+}

@@ -14,7 +14,7 @@ container retires them (freed at once, or when the resolves running at that mome
 from __future__ import annotations
 
 import weakref
-from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_void_p
+from ctypes import CFUNCTYPE, byref, c_char_p, c_double, c_int64, c_size_t, c_void_p
 from typing import Any, Callable, Sequence
 
 from . import _state, aio, object_table, teardown
@@ -391,6 +391,30 @@ class Registration:
             elif slot.kind == PARAM_FACTORY and value:
                 self.api.tether_factory_release(value)
 
+    def _slot_container(self, provider: int | None, factory: int | None) -> Any:
+        """The container a lazy slot's ``provider`` or a factory slot's handle resolves from, as the
+        library binds it (``slot_container``: a singleton from further up resolves its slots in its
+        own container): this thread's resolving container or one of its parents."""
+        frames = _state.tls.frames
+        top = frames[-1][0] if frames else self.container()
+        parent = getattr(top, "_parent", None)
+        if parent is None:  # a root: nothing further up
+            return top
+        chain: list[Any] = []
+        container = top
+        while container is not None:
+            if container._handle is not None:  # (a child without a C container answers as its parent)
+                chain.append(container)
+            container = container._parent
+        handles = (c_void_p * len(chain))(*(c._handle for c in chain))
+        index = c_size_t(len(chain))
+        if self.api.tether_slot_container(provider, factory, handles, len(chain), byref(index)) != OK:
+            return top
+        found = index.value
+        if found >= len(chain) or (found == 0 and top._handle is None):
+            return top  # (not in the chain, or the C container the child resolves through)
+        return chain[found]
+
     def _convert(self, cargs: Sequence[Any], resolver: int | None) -> list[Any]:
         api = self.api
         args: list[Any] = []
@@ -407,14 +431,14 @@ class Registration:
                     obj = weak_callable(api, value or 0)
                 elif kind == PARAM_FACTORY:  # a Python callable instead (see lazy.py); the C handle is let go of
                     assert slot.key is not None
-                    api.tether_factory_release(value)
-                    frames = _state.tls.frames
-                    obj = Factory(frames[-1][0] if frames else self.container(), slot.key)
+                    try:
+                        container = self._slot_container(None, value)
+                    finally:
+                        api.tether_factory_release(value)
+                    obj = Factory(container, slot.key)
                 elif kind == PARAM_LAZY or kind == PARAM_WEAK_LAZY:
                     assert slot.key is not None
-                    frames = _state.tls.frames
-                    container = frames[-1][0] if frames else self.container()
-                    obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(container, slot.key)
+                    obj = (Lazy if kind == PARAM_LAZY else WeakLazy)(self._slot_container(value, None), slot.key)
                     watch_lazy(api, obj, value)  # the library answers from this graph
                 elif kind == PARAM_ALL:
                     obj = [self._list_item(address, resolver) for address in list_items(value)]
