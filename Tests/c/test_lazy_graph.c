@@ -318,6 +318,44 @@ static void test_provider_watch_tells_the_graphs_answer(void) {
     CHECK_STATUS(TB.provider_watch(NULL, watch_fn, NULL), TETHER_E_INVALID_HANDLE);
 }
 
+/* The binding protocol's slot_container: a singleton registered further up, made by a child's
+ * resolve, has its lazy and factory slots bound to its own container; a graph-scoped one to the child's. */
+static tether_container *chain[2];
+static size_t lazy_at, factory_at, short_at;
+static int slot_stuff;
+static void *make_slotted(tether_provider lazy, tether_factory *factory) {
+    lazy_at = factory_at = short_at = 99;
+    if (TB.slot_container(lazy, NULL, chain, 2, &lazy_at) != TETHER_OK) return NULL;
+    if (TB.slot_container(NULL, factory, chain, 2, &factory_at) != TETHER_OK) return NULL;
+    if (TB.slot_container(lazy, factory, chain, 2, &factory_at) != TETHER_E_INVALID_ARGUMENT) return NULL;
+    if (TB.slot_container(lazy, NULL, chain, 2, NULL) != TETHER_E_INVALID_ARGUMENT) return NULL;
+    if (TB.slot_container(lazy, NULL, chain, 1, &short_at) != TETHER_OK) return NULL; /* child only */
+    return tether_factory_release(factory) == TETHER_OK ? &slot_stuff : NULL;
+}
+static void *make_plain(void) { return &slot_stuff; }
+static void test_slot_container_names_the_container_a_slot_resolves_from(void) {
+    for (int singleton = 0; singleton < 2; singleton++) {
+        tether_container *root = new_container(), *child = new_container_in(root);
+        chain[0] = child, chain[1] = root;
+        tether_param ps[] = {TETHER_LAZY("L"), TETHER_FACTORY("L")};
+        tether_param pq[] = {TETHER_DEP("S")};
+        tether_options os = TETHER_OPTIONS_INIT, plain = TETHER_OPTIONS_INIT;
+        os.scope = singleton ? TETHER_SCOPE_SINGLETON : TETHER_SCOPE_GRAPH;
+        CHECK_OK(tether_register_with(root, "L", (tether_fn)make_plain, NULL, 0, &plain, NULL));
+        CHECK_OK(tether_register_with(root, "S", (tether_fn)make_slotted, ps, 2, &os, NULL));
+        CHECK_OK(tether_register_with(child, "L", (tether_fn)make_plain, NULL, 0, &plain, NULL));
+        CHECK_OK(tether_register_with(child, "Q", (tether_fn)make_plain, pq, 1, &plain, NULL));
+        tether_ref *keep = NULL;
+        CHECK(tether_get(child, "Q", &keep) == &slot_stuff);
+        CHECK(lazy_at == (size_t)singleton && factory_at == (size_t)singleton);
+        CHECK(short_at == (size_t)singleton);  /* the singleton's root is not in {child}: the count */
+        CHECK_OK(tether_ref_release(keep));
+        CHECK_OK(tether_container_free(child));
+        CHECK_OK(tether_container_free(root));
+    }
+    CHECK_STATUS(TB.slot_container(NULL, NULL, chain, 0, &lazy_at), TETHER_E_INVALID_ARGUMENT);
+}
+
 /* The watch knows a provider by its code address (a table read without a lock, grown as
  * providers are made): every live one, no other pointer, not one that was freed. */
 static void test_provider_watch_knows_live_providers_only(void) {
@@ -378,6 +416,7 @@ int main(void) {
     RUN(test_retain_cycle_from_a_resolver_form_callback_is_retain_cycle);
     RUN(test_provider_watch_tells_the_graphs_answer);
     RUN(test_provider_watch_knows_live_providers_only);
+    RUN(test_slot_container_names_the_container_a_slot_resolves_from);
     RUN(test_validate_problems_have_their_parts);
     return harness_finish();
 }
