@@ -38,11 +38,22 @@ final class Graph {
     /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
     private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
     private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
-    /// Keys of the frames, for messages.
-    var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
+    /// Keys of the frames, for messages; a request made while a request's plan runs (`requestedMeanwhile`):
+    /// that plan's steps under construction where the build's frames would hold them.
+    var path: [Key] {
+        guard let open = meanwhileOpen else { return (0..<frames.count).map { frames[$0].registration.object.key } }
+        return (0..<open.base).map { frames[$0].registration.object.key } + open.steps.map { $0.borrow { $0.key } }
+            + (open.base..<frames.count).map { frames[$0].registration.object.key }
+    }
     /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
     /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
-    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing }
+    var constructing: [Borrowed<Registration>] {
+        // (A request made meanwhile: the running request's steps under construction inside the frames, `path`.)
+        if let open = meanwhileOpen {
+            return planConstructing + cutOpen + (0..<open.base).map { frames[$0].registration } + open.steps + (open.base..<frames.count).map { frames[$0].registration }
+        }
+        return planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing
+    }
     /// The frames a build has open where a plan's run up to a cut stopped (`replayMeeting`), while its error is made.
     private var cutOpen: [Borrowed<Registration>] = []
     /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
@@ -1556,6 +1567,12 @@ final class Graph {
     /// A shared key not cached is built: its cell claimed as the build goes (`existing`).
     @inline(__always)
     private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        if requestRunning { return try requestedMeanwhile(registration, from: lookup, counts) }
+        return try requested(registration, from: lookup, counts)
+    }
+
+    @inline(__always)
+    private func requested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
         let spec = registration.specReference
         guard !spec.borrow({ $0.scope.isShared }) else {
             if let counts { countRequest(counts, registration, from: lookup, built: .requestShared) }
@@ -1580,8 +1597,55 @@ final class Graph {
     }
 
     /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
-    /// that plan using an open resolver of this graph) is built, its instances apart from the plan's words.
+    /// that plan using an open resolver of this graph) is built (`requestedMeanwhile`).
     private var requestRunning = false
+    /// The request whose plan runs (`runAsked`): its words, root and resolving container, and `frames.count`
+    /// when it began (its steps sit above those frames, `path`).
+    private var runningRequest: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)?
+    /// The running request's steps entered into the graph before it ended (`enterRunning`), not entered again (`enterAsked`).
+    private var enteredEarly: [Int] = []
+    /// While a request made meanwhile is served (`requestedMeanwhile`): the running request's steps under
+    /// construction, above its frames `base`, for `path` and `constructing`.
+    private var meanwhileOpen: (base: Int, steps: [Borrowed<Registration>])?
+
+    /// A resolver's request made while a request's plan runs on this graph (a factory of that plan using an
+    /// open resolver of the graph, a callback's kept in a global): built, on the graph the build would have
+    /// by then: the plan's steps made so far entered (`enterRunning`: a graph-scoped key is the plan's), the
+    /// ones under construction marked so (a request for one is the build's cycle, its path through them).
+    @inline(never)
+    private func requestedMeanwhile(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        guard let running = runningRequest, let own = requestProgress, let plan = own.pointee.plan else {
+            return try requested(registration, from: lookup, counts)
+        }
+        enterRunning(plan, running)
+        let steps = plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
+        var marked: [Borrowed<Registration>] = []
+        for step in steps where table.state(step) == GraphTable.absent {
+            table.set(step, GraphTable.constructing)
+            marked.append(step)
+        }
+        let saved = meanwhileOpen
+        meanwhileOpen = (running.base, steps)
+        defer {
+            meanwhileOpen = saved
+            for step in marked { table.endConstruction(step) }
+        }
+        return try requested(registration, from: lookup, counts)
+    }
+
+    /// The running request's steps made so far (`requestedMeanwhile`), entered as the build left them by then:
+    /// each in `alive` (a reference of its own: the run's words still hand theirs on), keyed, queued for its
+    /// completion callbacks (`enterStep`). `enterAsked` lets go of their words' references.
+    private func enterRunning(_ plan: Borrowed<Plan>, _ running: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)) {
+        plan.borrow { p in
+            for i in 0..<p.stepCount where !running.words.isNone(i) && requestSkips & 1 << UInt64(i) == 0 && !enteredEarly.contains(i) {
+                guard p.steps[i].isKeyed || p.steps[i].completes, !p.steps[i].isShared else { continue }
+                let index = alive.append(running.words[i].retained())
+                enteredEarly.append(i)
+                enterStep(p, i, at: index, root: running.root, running.lookup.object)
+            }
+        }
+    }
     /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
@@ -1606,7 +1670,7 @@ final class Graph {
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
         guard tracer == nil else { reason = .requestTraced; return nil }
-        guard outer.isEmpty, !requestRunning else { reason = .requestNested; return nil }
+        guard !requestRunning else { reason = .requestNested; return nil }
         if requestProgress == nil {
             requestProgress = .allocate(capacity: 1)
             requestProgress!.initialize(to: PlanProgress())
@@ -1621,14 +1685,18 @@ final class Graph {
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
             if !p.slots.isEmpty { return .requestSlots }
             if p.createsShared { return .requestCreates }
-            if p.fails { return .requestFailing }
+            // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
+            if let failing = p.failing, failing.open.contains(where: { constructs($0) || builtIndex($0) != nil }) { return .requestInGraph }
+            // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`).
+            if !outer.isEmpty && p.meets(outer, progress.pointee.locals) { return .requestNested }
             return nil
         }
         if let shape { reason = shape; return nil }
         let count = plan.borrow { $0.stepCount }
         requestRunning = true
         defer { requestRunning = false }
-        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
+        // (A failing plan may have no step: a word all the same, for the buffer's address.)
+        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(count, 1)) { buffer -> Result<Int?, TetherError> in
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
             // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
@@ -1637,7 +1705,8 @@ final class Graph {
                 return .success(nil)
             }
             requestSkips = skips
-            defer { requestSkips = 0 }
+            runningRequest = (words, Borrowed(registration), Borrowed(lookup), frames.count)
+            defer { (requestSkips, runningRequest) = (0, nil) }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
             case .success(false):
                 reason = progress.pointee.decline ?? .other
@@ -1655,13 +1724,21 @@ final class Graph {
         return try outcome.get()
     }
 
-    /// A factory's failure in the plan of a factory's request (`runAsked`): its path from the frames open
-    /// further out, as the build's (`factoryFailure`), not from the request's root.
+    /// A failure in the plan of a factory's request (`runAsked`): its path from the frames open further out,
+    /// as the build's (`factoryFailure`, `fill`'s key not registered, `depend`'s key taking arguments), not
+    /// from the request's root. A cycle's keys run from the key met, one of the plan's (none the frames hold:
+    /// `takeFromGraph`, the failing plan's open frames checked), so they are the build's already.
     @inline(never)
     private func withFrames(_ error: TetherError) -> TetherError {
         let parts = error.parts
-        guard parts.fix == .factory, let key = parts.key else { return error }
-        return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path + parts.path)
+        guard let key = parts.key else { return error }
+        let path = path + parts.path
+        switch parts.fix {
+        case .factory: return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path)
+        case .register: return TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
+        case .runtimeArguments: return Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+        default: return error
+        }
     }
 
     /// After a request's plan ran (`runAsked`): its words appended to `alive`, each step entered as the
@@ -1677,26 +1754,38 @@ final class Graph {
             words.releaseUnmoved(i)
             words.base[i] = ReferenceWords<Instance>.none
         }
+        // Entered while it ran (`enterRunning`): the graph holds its own reference already.
+        if !enteredEarly.isEmpty {
+            for i in enteredEarly {
+                words.releaseUnmoved(i)
+                words.base[i] = ReferenceWords<Instance>.none
+            }
+        }
         let base = alive.count
         let into = alive.appendNone(count: count)
         into.base.update(from: words.base, count: count)  // the words' references, moved
         plan.borrow { p in
-            for i in 0..<count where !into.isNone(i) {
-                let registration = p.steps[i].registration
-                let index = base + i
-                if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
-                guard !p.steps[i].isShared else { continue }  // taken from its cache, as `existing` takes it
-                if p.steps[i].isKeyed { keptMade &+= 1 }
-                if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
-                if p.steps[i].completes {
-                    var (cause, via) = (-1, -1)
-                    // (A factory's request: the build's frames hold the ones further out first.)
-                    if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
-                    queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
-                }
-            }
+            for i in 0..<count where !into.isNone(i) { enterStep(p, i, at: base + i, root: root, lookup) }
         }
+        enteredEarly.removeAll()
         return base + count - 1
+    }
+
+    /// Step `i` of a request's plan (`enterAsked`, `enterRunning`), its instance at `index` in `alive`, entered as
+    /// the build's `enter` leaves it: keyed, a lazy cell awaiting it bound, counted as kept, queued for its
+    /// completion callbacks with the request as its cause.
+    private func enterStep(_ p: Plan, _ i: Int, at index: Int, root: Borrowed<Registration>, _ lookup: Container) {
+        let registration = p.steps[i].registration
+        if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
+        guard !p.steps[i].isShared else { return }  // taken from its cache, as `existing` takes it
+        if p.steps[i].isKeyed { keptMade &+= 1 }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
+        if p.steps[i].completes {
+            var (cause, via) = (-1, -1)
+            // (A factory's request: the build's frames hold the ones further out first.)
+            if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
+            queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
+        }
     }
 
     /// Whether `build` would find `registration`'s instance without making one: this graph's, a cached

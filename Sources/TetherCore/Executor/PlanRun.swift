@@ -264,10 +264,11 @@ extension Plan {
     }
 
     /// `replay(into:)` of a completion callback's request (`Graph.runAsked`: a plan without local, container,
-    /// value or creation steps, slots made per resolve or a failure of its own): into `made`, words of the
-    /// graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered by the
-    /// graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
-    /// build leaves that in the graph) and `progress.step` names the step that failed. Out of line: rare.
+    /// value or creation steps or slots made per resolve): into `made`, words of the graph's apart from its
+    /// `alive` (which a request of the graph made meanwhile may grow), entered by the graph (`Graph.enterAsked`);
+    /// on a factory's failure `made` keeps what the run made before it (the build leaves that in the graph)
+    /// and `progress.step` names the step that failed; a failing plan's (`fails`) keeps every step, `progress.step`
+    /// past the last. Out of line: rare.
     @inline(never)
     func replayAsked(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                      _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
@@ -679,6 +680,8 @@ extension Plan {
             return cutReached(M.self, &run, progress, count: count)
         }
         if fails {
+            // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+            if M.requests { progress.pointee.step = count; return .failure(failure.unsafelyUnwrapped) }
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return fail(M.self, &run, count: count)
