@@ -81,7 +81,8 @@ final class Graph {
             steps.append(.init(registration: registration, link: i == 0 && completing != nil ? .callback : .slot,
                                underConstruction: i < constructing.count))
         }
-        return (steps, completing != nil && frames.count == 0)
+        // (A request's plan running for that callback: its factories are what constructs, `requestConstructing`.)
+        return (steps, completing != nil && frames.count == 0 && !requestRunning)
     }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
     var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil || requestRunning }
@@ -1683,7 +1684,9 @@ final class Graph {
         let shape: Plan.Decline? = plan.borrow { p in
             if p.hasLocals { return .requestLocals }
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
-            if !p.slots.isEmpty { return .requestSlots }
+            // A RESOLVER slot: its factory's gets build into the graph amid the run (`Plan.openFrames`), which
+            // a replay from `alive`'s start takes (`replayedWords`), not a request's words apart.
+            if !p.slots.isEmpty && p.slots.contains(where: { $0.kind == .resolver }) { return .requestSlots }
             if p.createsShared { return .requestCreates }
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
             if let failing = p.failing, failing.open.contains(where: { constructs($0) || builtIndex($0) != nil }) { return .requestInGraph }
@@ -1702,6 +1705,12 @@ final class Graph {
             // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
             guard let skips = plan.borrow({ $0.takeFromGraph(words, self) }) else {
                 reason = .requestInGraph
+                return .success(nil)
+            }
+            // A slot naming a step not made (only a taken key asked for it): the build's slot is another (`slotsMeetSkips`).
+            if skips != 0 && plan.borrow({ $0.slotsMeetSkips(words, skips) }) {
+                words.releaseUnmoved(lastFirst: count)
+                reason = .requestSlots
                 return .success(nil)
             }
             requestSkips = skips

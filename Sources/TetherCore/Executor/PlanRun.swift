@@ -264,7 +264,7 @@ extension Plan {
     }
 
     /// `replay(into:)` of a completion callback's request (`Graph.runAsked`: a plan without local, container,
-    /// value or creation steps or slots made per resolve): into `made`, words of the graph's apart from its
+    /// value or creation steps or RESOLVER slots; its other slots made per resolve as a replay's, `makeSlots`): into `made`, words of the graph's apart from its
     /// `alive` (which a request of the graph made meanwhile may grow), entered by the graph (`Graph.enterAsked`);
     /// on a factory's failure `made` keeps what the run made before it (the build leaves that in the graph)
     /// and `progress.step` names the step that failed; a failing plan's (`fails`) keeps every step, `progress.step`
@@ -603,7 +603,8 @@ extension Plan {
                 }
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
-            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
+            if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
             // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
             if M.requests && requestSkips & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
@@ -1330,7 +1331,13 @@ extension Plan {
             } else if let awaited = slots[n].awaits {
                 // One of a child's own registrations: the resolving child's in its slot.
                 let local = B.bindsLocals ? slots[n].awaitsLocal : -1
-                graph.borrow { $0.awaitCell(local >= 0 ? locals.base[local] : awaited, cell) }
+                let registration = local >= 0 ? locals.base[local] : awaited
+                // A resolver's request: the graph's instance made before it, bound as the build binds it (`rememberGraph`).
+                if M.requests, let index = graph.borrow({ $0.builtIndex(registration) }) {
+                    cell.bind(to: graph.borrow { $0.instance(index) }.object)
+                } else {
+                    graph.borrow { $0.awaitCell(registration, cell) }
+                }
             }
             cells.append(cell)
             words[s] = try bridge.lazyWord(cell)
@@ -1466,6 +1473,13 @@ extension Plan {
             made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
         }
         return skips
+    }
+
+    /// After `takeFromGraph` (`skips` its bits): whether a slot made per resolve names a step the run does not
+    /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for.
+    func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: UInt64) -> Bool {
+        func skipped(_ j: Int) -> Bool { j >= 0 && skips & 1 << UInt64(j) != 0 && made.isNone(j) }
+        return slots.contains { skipped($0.step) || $0.items.contains(where: skipped) }
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.
