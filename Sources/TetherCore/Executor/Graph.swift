@@ -1690,11 +1690,16 @@ final class Graph {
             if p.createsShared { return .requestCreates }
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
             if let failing = p.failing, failing.open.contains(where: { constructs($0) || builtIndex($0) != nil }) { return .requestInGraph }
-            // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`).
-            if !outer.isEmpty && p.meets(outer, progress.pointee.locals) { return .requestNested }
             return nil
         }
         if let shape { reason = shape; return nil }
+        // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
+        // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
+        if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+            met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
+            guard met != nil else { reason = .requestNested; return nil }
+        }
         let count = plan.borrow { $0.stepCount }
         requestRunning = true
         defer { requestRunning = false }
@@ -1716,6 +1721,11 @@ final class Graph {
             requestSkips = skips
             runningRequest = (words, Borrowed(registration), Borrowed(lookup), frames.count)
             defer { (requestSkips, runningRequest) = (0, nil) }
+            if let met {
+                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup)
+                if case .success(nil) = outcome { (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil) }
+                return outcome
+            }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
             case .success(false):
                 reason = progress.pointee.decline ?? .other
@@ -1731,6 +1741,32 @@ final class Graph {
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
         return try outcome.get()
+    }
+
+    /// A request's plan meeting `met`, which the thread constructs further out (`runAsked`): run up to where the
+    /// build asks for it (`replayAskedCut`), what it made kept in the graph as a failed request's, then the build's
+    /// error (`Reentry.reentered`), the plan's steps open then inside the frames (`meanwhileOpen`).
+    @inline(never)
+    private func meetAsked(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
+                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container) -> Result<Int?, TetherError> {
+        let progress = requestProgress!
+        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step) }
+        switch outcome {
+        case .success(true): preconditionFailure("a run up to a cut ends there")
+        case .success(false) where progress.pointee.cut != -1:  // a decline, before any factory ran
+            return .success(nil)
+        case .success(false):
+            _ = enterAsked(plan, words, count: count, failed: met.cut, root: root, lookup)
+            let parent = plan.borrow { $0.steps[met.step].parent }
+            let open = parent >= 0 ? plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } : []
+            let saved = meanwhileOpen
+            meanwhileOpen = (frames.count, open)
+            defer { meanwhileOpen = saved }
+            return .failure(Reentry.reentered(met.registration, by: self))
+        case .failure(let error):
+            _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
+            return .failure(frames.count == 0 ? error : withFrames(error))
+        }
     }
 
     /// A failure in the plan of a factory's request (`runAsked`): its path from the frames open further out,

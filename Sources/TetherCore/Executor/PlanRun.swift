@@ -275,6 +275,17 @@ extension Plan {
         replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
     }
 
+    /// `replayAsked` of a request while the thread constructs step `met`'s registration further out (`Graph.runAsked`,
+    /// `meeting`): the made steps before `cut` only (those the build makes before it asks for that one), kept in
+    /// `made` as a failed request's (`RequestCutIntoGraph`); `PlanProgress.cut` -1 when the cut was reached (the
+    /// graph reports the cycle). Out of line: rare.
+    @inline(never)
+    func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
+        (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        return replay(RequestCutIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
     @inline(__always)
     private func replay<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                     _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
@@ -476,6 +487,10 @@ extension Plan {
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
     enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
+    /// `RequestIntoGraph` up to a cut (`replayAskedCut`): what the steps before it made kept, as a failed request's.
+    enum RequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
+    }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -670,6 +685,8 @@ extension Plan {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts {
+            // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+            if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
