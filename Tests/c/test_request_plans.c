@@ -81,9 +81,38 @@ static void a_request_made_while_a_requests_plan_runs_meets_its_steps_under_cons
     CHECK_OK(tether_container_free(c));
 }
 
+/* W asking for H, which the request's plan makes after W (X -> G, Y; Y -> W, H): the build makes it for W's
+ * request and finds it where X's walk asks for it; the plan takes it from the graph there: one H per graph. */
+static void a_request_made_while_a_requests_plan_runs_builds_what_that_plan_takes_later(void) {
+    kind A = {"A", 0, 0}, X = {"X", 0, 0}, G = {"G", 0, 0}, W = {"W", 0, 0}, Y = {"Y", 0, 0}, H = {"H", 0, 0}, K = {"K", 0, 0};
+    tether_container *c = container = new_container();
+    tether_registration *ra = reg_node(c, "A", &A, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    CHECK_OK(tether_on_complete(ra, complete_a, NULL));
+    reg_node(c, "X", &X, TETHER_SCOPE_GRAPH, "G", "Y", drop_node);
+    reg_node(c, "G", &G, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+    reg_node(c, "Y", &Y, TETHER_SCOPE_GRAPH, "W", "H", drop_node);
+    CHECK_OK(reg_kind_factory(c, "W", (tether_fn)make_w, &W, TETHER_SCOPE_GRAPH));
+    reg_node(c, "H", &H, TETHER_SCOPE_GRAPH, "K", NULL, drop_node);   /* K: asked for only under H */
+    reg_node(c, "K", &K, TETHER_SCOPE_TRANSIENT, NULL, NULL, drop_node);
+    w_asks = "H";
+    for (int round = 1; round <= 3; round++) {
+        w_saw = x_got = NULL;
+        tether_ref *ref;
+        resolve(c, "A", &ref);
+        CHECK_STATUS(outer_status, TETHER_OK);
+        CHECK_STATUS(inner_status, TETHER_OK);
+        CHECK(x_got != NULL && x_got->b != NULL && w_saw != NULL && x_got->b->b == w_saw);  /* Y's H is the one W got */
+        CHECK(H.made == round && K.made == round && X.made == round);
+        CHECK_OK(tether_ref_release(ref));
+        CHECK(A.made == A.dropped && X.made == X.dropped && H.made == H.dropped && K.made == K.dropped && Y.made == Y.dropped);
+    }
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     alarm(60);
     RUN(a_request_made_while_a_requests_plan_runs_sees_what_that_plan_made);
     RUN(a_request_made_while_a_requests_plan_runs_meets_its_steps_under_construction);
+    RUN(a_request_made_while_a_requests_plan_runs_builds_what_that_plan_takes_later);
     return harness_finish();
 }

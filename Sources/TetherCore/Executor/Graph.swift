@@ -1630,6 +1630,8 @@ final class Graph {
         defer {
             meanwhileOpen = saved
             for step in marked { table.endConstruction(step) }
+            // Keys it built that the plan makes later: the graph's, as the build finds them where its walk asks.
+            requestSkips |= plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips) }
         }
         return try requested(registration, from: lookup, counts)
     }
@@ -1651,8 +1653,8 @@ final class Graph {
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
     private var requestProgress: UnsafeMutablePointer<PlanProgress>?
-    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`): taken from this graph, or
-    /// asked for only under one of those (a bit each).
+    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`, `Plan.takeBuiltAsked`): taken
+    /// from this graph, or asked for only under one of those (a bit each).
     private(set) var requestSkips: UInt64 = 0
 
     /// Whether `registration` is under construction in this graph (a frame's).

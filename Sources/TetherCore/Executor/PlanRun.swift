@@ -593,7 +593,6 @@ extension Plan {
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
-        let requestSkips = M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips } : 0
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
@@ -621,7 +620,8 @@ extension Plan {
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
             if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
             // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
-            if M.requests && requestSkips & 1 << UInt64(i) != 0 { continue }
+            // (Read at each step: a request made meanwhile may have built a later step's key, `takeBuiltAsked`.)
+            if M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.requestSkips }) & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
@@ -1487,6 +1487,36 @@ extension Plan {
             if asks { return nil }
         }
         for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
+            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+        }
+        return skips
+    }
+
+    /// `takeFromGraph` amid a request's run, step `i`'s factory having made a request meanwhile that built into
+    /// `graph` (`Graph.requestedMeanwhile`): the steps after `i` (not in `old`) whose keys the graph has now taken
+    /// from it (`made`, a reference of their own), the steps only they asked for not made, as the build finds them
+    /// where its walk asks (a RESOLVER slot's replay: `takeBuilt`). Returns those steps' bits; 0, taking nothing:
+    /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
+    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: UInt64) -> UInt64 {
+        guard steps.count <= 64 else { return 0 }
+        var taken: UInt64 = 0
+        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && old & 1 << UInt64(j) == 0 {
+            if graph.builtIndex(steps[j].registration) != nil { taken |= 1 << UInt64(j) }
+        }
+        guard taken != 0 else { return 0 }
+        var skips = taken
+        for j in stride(from: steps.count - 2, to: i, by: -1) where skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        let below = skips & ~taken
+        for j in (i + 1)..<steps.count where (skips | old) & 1 << UInt64(j) == 0 {
+            var asks = false
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            if asks { return 0 }
+        }
+        func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
+        if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
+        for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
             made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
         }
         return skips
