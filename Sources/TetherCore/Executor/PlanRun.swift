@@ -1488,16 +1488,7 @@ extension Plan {
             taken |= 1 << UInt64(j)
         }
         guard taken != 0 else { return 0 }
-        var skips = taken
-        for j in stride(from: steps.count - 2, through: 0, by: -1) where skips & 1 << UInt64(j) == 0 {
-            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
-        }
-        let below = skips & ~taken
-        for j in 0..<steps.count where skips & 1 << UInt64(j) == 0 {
-            var asks = false
-            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
-            if asks { return nil }
-        }
+        guard let skips = stepsOnlyUnder(taken, from: 0) else { return nil }
         for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
             made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
         }
@@ -1515,21 +1506,29 @@ extension Plan {
         for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && old & 1 << UInt64(j) == 0 {
             if graph.builtIndex(steps[j].registration) != nil { taken |= 1 << UInt64(j) }
         }
-        guard taken != 0 else { return 0 }
-        var skips = taken
-        for j in stride(from: steps.count - 2, to: i, by: -1) where skips & 1 << UInt64(j) == 0 {
-            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
-        }
+        guard taken != 0, let skips = stepsOnlyUnder(taken, from: i + 1, besides: old) else { return 0 }
         let below = skips & ~taken
-        for j in (i + 1)..<steps.count where (skips | old) & 1 << UInt64(j) == 0 {
-            var asks = false
-            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
-            if asks { return 0 }
-        }
         func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
         if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
         for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
             made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+        }
+        return skips
+    }
+
+    /// `taken` (keys the graph has) and the steps from `first` on only they asked for (each step's first asker is
+    /// after it: `Step.parent`), for `takeFromGraph` and `takeBuiltAsked`; nil when a step from `first` on, not
+    /// among those nor in `old`, takes one only they asked for (the build makes it later, where that one asks).
+    private func stepsOnlyUnder(_ taken: UInt64, from first: Int, besides old: UInt64 = 0) -> UInt64? {
+        var skips = taken
+        for j in stride(from: steps.count - 2, through: first, by: -1) where skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        let below = skips & ~taken
+        for j in first..<steps.count where (skips | old) & 1 << UInt64(j) == 0 {
+            var asks = false
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            if asks { return nil }
         }
         return skips
     }
