@@ -170,14 +170,6 @@ import Testing
 /// takes it where its walk asks (before, the resolve picked a creation plan again, `creationPicks` past
 /// four). The oracle: the build (plans off) with the key resolved right before.
 @Suite(.serialized) struct ContainerClaimRaceTests {
-    private static func describe(_ obj: Obj) -> String {
-        let parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
-
     /// Handler(Clock(Tz), Session(Request, Db)): Clock, Tz, Db singletons, Session CONTAINER-scoped. Clock
     /// (with Tz) published before the claims: taken, Tz not made by the run; Db, the Session and the Handler are.
     @Test func aSingletonPublishedBeforeTheClaimsOfAPlanWithContainerStepsIsTaken() throws {
@@ -211,7 +203,7 @@ import Testing
             var tree = ""
             let counts = try counted {
                 let handler = try fx.resolve("Handler", in: child)
-                tree = Self.describe(Obj.of(handler))
+                tree = Obj.of(handler).tree()
                 let clock = try fx.resolve("Clock")
                 #expect(Obj.of(handler).depPointer(0) == clock.pointer, "the Clock published is the Handler's")
             }
