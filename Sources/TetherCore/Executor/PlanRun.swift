@@ -838,11 +838,15 @@ extension Plan {
 
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
     /// words then hold nothing, so its own abort finds them empty. Out of line: the cold path.
+    /// An instance run's references moved into a dependent's edge are taken back first (as `Graph.abort`'s
+    /// `reownAll`; edges take them only once a factory succeeded), so each instance goes in its own
+    /// place, last made first, not with its dependent.
     @inline(never)
     private func letGo<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) {
         if M.destination == .objects {
             Plan.letGo(run.objects, count: count)
         } else {
+            for i in 0..<count where run.split & 1 << UInt64(i) == 0 { run.instances.reown(i) }
             Plan.letGo(run.instances, count: count, split: run.split)
             run.split = 0
         }
