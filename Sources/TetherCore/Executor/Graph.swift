@@ -742,11 +742,16 @@ final class Graph {
         defer { claimRoot = nil }
         let locals = progress.pointee.locals
         var cachedContainers: [Int] = []
+        // Creation steps another thread published before their claims (`claimedHits`): the steps asked for
+        // under them the build never asks for, so they are not claimed (a cell a sorted pass claimed for one
+        // is let go of by `takesClaimedHits`), nor made (`claimedSkip`).
+        var published: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
             let (registration, isContainer, stepLookup) = plan.borrow { p in
                 (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.steps[step].lookup)
             }
+            if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -766,6 +771,7 @@ final class Graph {
                         // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
                         if plan.borrow({ $0.needsContainersUncached }) {
                             progress.pointee.decline = .containerInput
+                            dropClaimedHits()
                             releaseCells()
                             return false
                         }
@@ -774,6 +780,7 @@ final class Graph {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
                     guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
                     progress.pointee.decline = .containerHeld
+                    dropClaimedHits()
                     releaseCells()
                     return false
                 }
@@ -781,12 +788,26 @@ final class Graph {
             }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
-            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || !cells.contains(where: { $0.key == key }) {
+            let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
+            // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`).
+            if let hit, !under && !revives {
+                claimedHits.append((step, hit))
+                published.append(step)
+                continue
+            }
+            if under || revives || hit != nil || !cells.contains(where: { $0.key == key }) {
                 progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
+                dropClaimedHits()
                 releaseCells()
                 return false
             }
+        }
+        if !claimedHits.isEmpty && !takesClaimedHits(plan, from: container) {
+            progress.pointee.decline = .creationPicks
+            dropClaimedHits()
+            releaseCells()
+            return false
         }
         return true
     }

@@ -1111,9 +1111,12 @@ extension Plan {
             while first > 0 && descends(first - 1, from: c) { first -= 1 }
             return (at: first, step: c)
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
+        let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
+            if published & 1 << UInt(i) != 0 { continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
             }

@@ -642,11 +642,13 @@ final class Plan: @unchecked Sendable {
     /// cached, every creation step's registration not (read without claiming: the claims decide).
     /// `locals`: a child's plan's, written by `fits` (a local step's cache is the resolving child's registration's).
     /// Not the request's leaves (a value, a container-scoped leaf): each resolving container's, read by the run.
-    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Bool {
+    /// `takingPublished`: creation steps cached too (a pick after the caches changed: its claims take them).
+    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil, takingPublished: Bool = false) -> Bool {
         for shared in sharedSteps where !shared.isValue && !shared.inResolving {
             guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
         }
+        if takingPublished { return true }
         for creation in creations {
             if let hit = registration(of: creation.step, locals).borrow({ $0.cachedRetained(creation.scope) }) {
                 hit.release()

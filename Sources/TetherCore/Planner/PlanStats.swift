@@ -49,7 +49,7 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
-            case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing past the picks"
+            case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that fails, or whose creation cells before the cut it cannot claim; a strict container's singleton frame open (Graph reports it)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
@@ -69,7 +69,7 @@ extension Plan {
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
             case .callbackTarget: "a declared callback target outside the graph (object plans)"
-            case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing past the picks; over container steps: no value provided)"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make): the build claims as it goes"
             case .other: "other"
