@@ -582,6 +582,8 @@ extension Plan {
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
+        // The made steps' order and the checks: another run's once a creation step is found published early (`PublishedVariant`).
+        var order = madeSteps, checks = creationChecks
         // Traced: the steps before this one have told their events (`tellHits`); the container
         // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
@@ -592,14 +594,16 @@ extension Plan {
             return .success(false)
         }
         for n in 0..<end {
-            let i = madeSteps[n]
+            var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
-                if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told, taken: skip)
+                if check < checks.count && checks[check].at == n {
+                    skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
+                                           taken: &skip, switches: !M.cuts && !M.traced)
                     if n <= skipTo { continue }
                 }
+                i = order[n]
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
@@ -736,15 +740,24 @@ extension Plan {
     /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
+    /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
+    /// `order` and `checks` (not in a traced run or one up to a cut, `switches` false: those skip early checks),
+    /// what it does not make added to `taken` (the steps the run does not make).
     @inline(never)
-    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, _ graph: Borrowed<Graph>,
-                                  told: inout Int, taken: UInt) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
+                                  _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
+                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool) -> Int {
         var skipTo = -1
-        while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
-            let found = creationChecks[check]
+        while check < checks.count && checks[check].at <= max(n, skipTo) {
+            let found = checks[check]
             check += 1
-            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`.)
-            guard found.made > skipTo, taken & 1 << UInt(found.step) == 0 else { continue }
+            guard found.made > skipTo, found.variant < 0 || switches else { continue }
+            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`. In a variant's order, the
+            // steps it asked for first there are not made either, as the build finding it cached makes none.)
+            guard taken & 1 << UInt(found.step) == 0 else {
+                if order.baseAddress != madeSteps.baseAddress { skipTo = found.made }
+                continue
+            }
             let registration = registration(found.step, locals)
             var hit = registration.borrow { $0.cachedRetained(found.scope) }
             let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
@@ -753,6 +766,12 @@ extension Plan {
             }
             guard let hit else { continue }
             run.instances.set(found.step, hit)
+            if found.variant >= 0 {
+                let variant = publishedVariants[found.variant]
+                (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
+                taken |= variant.skip
+                continue
+            }
             skipTo = found.made
             if let tracer = run.tracer {
                 // Its dependencies' steps: those right before it that descend from it (post-order).
