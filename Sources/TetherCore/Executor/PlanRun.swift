@@ -660,6 +660,7 @@ extension Plan {
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
                 } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
                 }
                 return .failure(error)
@@ -850,6 +851,18 @@ extension Plan {
             run.split = 0
         }
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// Before `letGo` of a run gone on in a `PublishedVariant`'s order, failed at its `n`th made step: the steps
+    /// made before it let go of last made first, as the build's abort does (that order is not step order there).
+    @inline(never)
+    private func letGoMade(_ order: UnsafeBufferPointer<Int>, before n: Int, _ run: RunState) {
+        for p in stride(from: n - 1, through: 0, by: -1) where !run.instances.isNone(order[p]) {
+            // (Left `none` before its release, as `ReferenceStack.removeAll` hides it: a destructor may read the graph.)
+            let (word, owned) = (run.made[order[p]], run.instances.owns(order[p]))
+            run.made[order[p]] = ReferenceWords<Instance>.none
+            if owned { Ref<Instance>(word: word)!.release() }
+        }
     }
 
     /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's

@@ -559,8 +559,9 @@ final class Plan: @unchecked Sendable {
     /// dependencies' steps of their own (`reachedThere` false), each with an early check (appended to
     /// `checks`, kept in run order): a run finding the step published there makes no dependency the build
     /// would not (the rest of the build's walk, the step a leaf). None where the walk does not give the
-    /// plan's steps (a shape this does not model), or where that run's made steps are not in step order
-    /// (the run's abort and the graph's publication go in step order).
+    /// plan's steps (a shape this does not model), or where that run's made steps that complete or create are
+    /// not in step order (the graph queues and publishes those in step order; a failed run's abort lets go of
+    /// the made steps in its order, `letGoMade`).
     private static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
                                           _ arena: inout LineArena) -> [PublishedVariant] {
         guard checks.contains(where: { !$0.reachedThere }),
@@ -577,9 +578,11 @@ final class Plan: @unchecked Sendable {
             guard let start = madeSteps.firstIndex(where: { under[$0] }), start < check.made,
                   let walked = walk(steps, inputs, leaf: c) else { continue }
             let made = walked.order.filter { !steps[$0].isShared && $0 != c }
-            // The same before it; every step it makes in step order.
+            // The same before it; the steps it makes that complete or create in step order (the graph queues
+            // and publishes those in step order: `enterCreated`, `pendCreated`).
+            let entered = made.filter { steps[$0].completes || steps[$0].creates }
             guard made.count >= start, Array(made[..<start]) == Array(madeSteps[..<start]),
-                  zip(made, made.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
+                  zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
             let rest = madeSteps.filter { !made.contains($0) }
             var after = creationChecks(steps, inputs, creating: creating, walk: walked).compactMap { found -> CreationCheck? in
                 // One the run checked before it stays checked; one it checks later, at its step past it at least.
