@@ -423,9 +423,11 @@ final class Plan: @unchecked Sendable {
         creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         var checks = Plan.creationChecks(steps, inputs, creating: creating.sorted())
         // (Not over slots, container or value steps, nor a failing plan: their runs read positions in step order.)
-        let variants = slots.isEmpty && failing == nil && steps.count <= UInt.bitWidth
-            && !steps.contains { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }
-            ? Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &arena) : []
+        var variants: [PublishedVariant] = []
+        if slots.isEmpty && failing == nil && steps.count <= UInt.bitWidth
+            && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
+            Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
+        }
         creationChecks = arena.copy(checks)
         publishedVariants = arena.copy(variants)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
@@ -470,7 +472,7 @@ final class Plan: @unchecked Sendable {
 
     /// The `CreationCheck`s of creation steps `creating` (in step order). `walk`: of a run in which another
     /// order holds (`PublishedVariant`): the steps in the build's walk's post-order, the step that asked for
-    /// each first, and the one taken as a leaf; positions are then in that order.
+    /// each first, and the creation steps taken as leaves; positions are then in that order.
     private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int], walk: Walk? = nil) -> [CreationCheck] {
         guard !creating.isEmpty else { return [] }
         let order = walk?.order ?? Array(steps.indices)
@@ -480,7 +482,7 @@ final class Plan: @unchecked Sendable {
             let k = walk?.parent[order[p]] ?? steps[order[p]].parent
             return k < 0 ? -1 : position[k]
         }
-        func isLeaf(_ p: Int) -> Bool { steps[order[p]].isShared || order[p] == walk?.leaf }
+        func isLeaf(_ p: Int) -> Bool { steps[order[p]].isShared || walk?.leaves.contains(order[p]) == true }
         var madeIndex = [Int](repeating: -1, count: order.count)
         var made = 0
         for p in order.indices where !isLeaf(p) { madeIndex[p] = made; made += 1 }
@@ -530,17 +532,17 @@ final class Plan: @unchecked Sendable {
     struct Walk {
         let order: [Int]
         let parent: [Int]
-        let leaf: Int
+        let leaves: [Int]
     }
 
     /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
-    /// once (where first asked for), a shared step and `leaf` taken, not descended into. Nil past
+    /// once (where first asked for), a shared step and `leaves` taken, not descended into. Nil past
     /// `maxSteps` steps deep.
-    private static func walk(_ steps: [Step], _ inputs: [Int], leaf: Int) -> Walk? {
+    private static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
         var order: [Int] = [], parent = [Int](repeating: -1, count: steps.count), seen = [Bool](repeating: false, count: steps.count)
         func visit(_ s: Int, depth: Int) -> Bool {
             seen[s] = true
-            if !steps[s].isShared && s != leaf {
+            if !steps[s].isShared && !leaves.contains(s) {
                 guard depth < maxSteps else { return false }
                 let slots = steps[s].registration.borrow { $0.params.count }
                 for input in inputs[steps[s].firstInput ..< steps[s].firstInput + slots] where Plan.isStep(input) && !seen[input] {
@@ -552,36 +554,44 @@ final class Plan: @unchecked Sendable {
             return true
         }
         guard !steps.isEmpty, visit(steps.count - 1, depth: 0) else { return nil }
-        return Walk(order: order, parent: parent, leaf: leaf)
+        return Walk(order: order, parent: parent, leaves: leaves)
     }
+
+    /// The most `PublishedVariant`s of a plan (each found published early in another's run has its own).
+    static var maxVariants: Int { 16 }
 
     /// The `PublishedVariant`s of the creation checks `checks` that are at their steps though those have
     /// dependencies' steps of their own (`reachedThere` false), each with an early check (appended to
     /// `checks`, kept in run order): a run finding the step published there makes no dependency the build
-    /// would not (the rest of the build's walk, the step a leaf). None where the walk does not give the
+    /// would not (the rest of the build's walk, the step a leaf), and so on in that run (`current`: the walk
+    /// and the made steps' order the checks are of; nil: the plan's). None where the walk does not give the
     /// plan's steps (a shape this does not model), or where that run's made steps that complete or create are
     /// not in step order (the graph queues and publishes those in step order; a failed run's abort lets go of
     /// the made steps in its order, `letGoMade`).
     private static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
-                                          _ arena: inout LineArena) -> [PublishedVariant] {
-        guard checks.contains(where: { !$0.reachedThere }),
-              let plain = walk(steps, inputs, leaf: -1), plain.order == Array(steps.indices),
-              plain.parent == steps.map(\.parent) else { return [] }
+                                          _ variants: inout [PublishedVariant], _ arena: inout LineArena,
+                                          current: (walk: Walk, order: [Int])? = nil) {
+        guard checks.contains(where: { !$0.reachedThere }) else { return }
         let madeSteps = steps.indices.filter { !steps[$0].isShared }
-        var variants: [PublishedVariant] = []
+        guard let current = current ?? walk(steps, inputs, leaves: []).flatMap({ plain in
+            plain.order == Array(steps.indices) && plain.parent == steps.map(\.parent) ? (plain, madeSteps) : nil
+        }) else { return }
         var early: [CreationCheck] = []
-        for check in checks where !check.reachedThere {
+        for check in checks where !check.reachedThere && variants.count < maxVariants {
             let c = check.step
             // Where the build's walk reaches it: the first made step of its own dependencies'.
-            var under = [Bool](repeating: false, count: steps.count)
-            for j in stride(from: c - 1, through: 0, by: -1) { under[j] = steps[j].parent == c || steps[j].parent > j && steps[j].parent < c && under[steps[j].parent] }
-            guard let start = madeSteps.firstIndex(where: { under[$0] }), start < check.made,
-                  let walked = walk(steps, inputs, leaf: c) else { continue }
-            let made = walked.order.filter { !steps[$0].isShared && $0 != c }
+            func under(_ s: Int) -> Bool {
+                var k = current.walk.parent[s]
+                while k >= 0 && k != c { k = current.walk.parent[k] }
+                return k == c
+            }
+            guard let start = current.order.firstIndex(where: under), start < check.made,
+                  let walked = walk(steps, inputs, leaves: current.walk.leaves + [c]) else { continue }
+            let made = walked.order.filter { !steps[$0].isShared && !walked.leaves.contains($0) }
             // The same before it; the steps it makes that complete or create in step order (the graph queues
             // and publishes those in step order: `enterCreated`, `pendCreated`).
             let entered = made.filter { steps[$0].completes || steps[$0].creates }
-            guard made.count >= start, Array(made[..<start]) == Array(madeSteps[..<start]),
+            guard made.count >= start, Array(made[..<start]) == Array(current.order[..<start]),
                   zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
             let rest = madeSteps.filter { !made.contains($0) }
             var after = creationChecks(steps, inputs, creating: creating, walk: walked).compactMap { found -> CreationCheck? in
@@ -591,12 +601,15 @@ final class Plan: @unchecked Sendable {
                 return CreationCheck(at: found.made, made: found.made, step: found.step, scope: found.scope, reachedThere: false)
             }
             after.sort { ($0.at, -$0.made) < ($1.at, -$1.made) }
-            early.append(CreationCheck(at: start, made: check.made, step: c, scope: check.scope, reachedThere: false, variant: variants.count))
-            variants.append(PublishedVariant(step: c, skip: rest.reduce(0) { $0 | 1 << UInt($1) },
-                                             order: arena.copy(made + rest), checks: arena.copy(after)))
+            let index = variants.count
+            variants.append(PublishedVariant(step: c, skip: 0, order: .init(start: nil, count: 0), checks: .init(start: nil, count: 0)))
+            // Found published early in this run too: its own variants.
+            publishedVariants(steps, inputs, creating: creating, &after, &variants, &arena, current: (walked, made + rest))
+            early.append(CreationCheck(at: start, made: check.made, step: c, scope: check.scope, reachedThere: false, variant: index))
+            variants[index] = PublishedVariant(step: c, skip: rest.reduce(0) { $0 | 1 << UInt($1) },
+                                               order: arena.copy(made + rest), checks: arena.copy(after))
         }
         checks = (checks + early).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
-        return variants
     }
 
     /// The words of every block of a plan and where a run fills them in.
