@@ -329,7 +329,8 @@ extension Plan {
             if B.readsRequest {
                 enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
-                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
+                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
+                             variant: progress.pointee.variant)
             } else {
                 enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
@@ -379,14 +380,20 @@ extension Plan {
     /// instance published by a resolve nested in an earlier factory (`takePublished`) leaves its
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
+    /// A run gone on in a `PublishedVariant` (`variant`): its made steps queued in the order it made them, as the build's.
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 from: Int, to: Int) {
+                                 from: Int, to: Int, variant: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
-        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
+        func enter(_ i: Int) {
+            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
+        guard variant >= 0 else { return (from..<to).forEach(enter) }
+        // (No slots there: `from` is 0. The shared steps are keyed only.)
+        publishedVariants[variant].order.forEach(enter)
+        for i in from..<to where steps[i].isShared { enter(i) }
     }
 
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
@@ -584,6 +591,7 @@ extension Plan {
         var check = 0, skipTo = -1
         // The made steps' order and the checks: another run's once a creation step is found published early (`PublishedVariant`).
         var order = madeSteps, checks = creationChecks
+        if M.creates { progress.pointee.variant = -1 }
         // Traced: the steps before this one have told their events (`tellHits`); the container
         // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
@@ -600,7 +608,7 @@ extension Plan {
                 if n <= skipTo { continue }
                 if check < checks.count && checks[check].at == n {
                     skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
-                                           taken: &skip, switches: !M.cuts && !M.traced)
+                                           taken: &skip, switches: !M.cuts && !M.traced, progress)
                     if n <= skipTo { continue }
                 }
                 i = order[n]
@@ -747,7 +755,8 @@ extension Plan {
     @inline(never)
     private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                   _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
-                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool) -> Int {
+                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool,
+                                  _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
         var skipTo = -1
         while check < checks.count && checks[check].at <= max(n, skipTo) {
             let found = checks[check]
@@ -770,6 +779,7 @@ extension Plan {
             if found.variant >= 0 {
                 let variant = publishedVariants[found.variant]
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
+                progress.pointee.variant = found.variant
                 taken |= variant.skip
                 continue
             }
@@ -1433,7 +1443,7 @@ extension Plan {
         let (graph, lookup) = into
         let from = graph.borrow { $0.replayEntered }
         if M.creates {
-            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i, variant: -1)
             graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {
             enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)

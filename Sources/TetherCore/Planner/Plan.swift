@@ -565,9 +565,9 @@ final class Plan: @unchecked Sendable {
     /// `checks`, kept in run order): a run finding the step published there makes no dependency the build
     /// would not (the rest of the build's walk, the step a leaf), and so on in that run (`current`: the walk
     /// and the made steps' order the checks are of; nil: the plan's). None where the walk does not give the
-    /// plan's steps (a shape this does not model), or where that run's made steps that complete or create are
-    /// not in step order (the graph queues and publishes those in step order; a failed run's abort lets go of
-    /// the made steps in its order, `letGoMade`).
+    /// plan's steps (a shape this does not model), or where that run's creation steps are not in step order
+    /// (the graph publishes those in step order; it queues callbacks in the run's order, `enterCreated`, and
+    /// a failed run's abort lets go of the made steps in it, `letGoMade`).
     private static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
                                           _ variants: inout [PublishedVariant], _ arena: inout LineArena,
                                           current: (walk: Walk, order: [Int])? = nil) {
@@ -588,9 +588,9 @@ final class Plan: @unchecked Sendable {
             guard let start = current.order.firstIndex(where: under), start < check.made,
                   let walked = walk(steps, inputs, leaves: current.walk.leaves + [c]) else { continue }
             let made = walked.order.filter { !steps[$0].isShared && !walked.leaves.contains($0) }
-            // The same before it; the steps it makes that complete or create in step order (the graph queues
-            // and publishes those in step order: `enterCreated`, `pendCreated`).
-            let entered = made.filter { steps[$0].completes || steps[$0].creates }
+            // The same before it; the creation steps it makes in step order (the graph publishes those in step
+            // order: `Graph.pendCreated`; it queues the others' callbacks in the run's, `enterCreated`).
+            let entered = made.filter { steps[$0].creates }
             guard made.count >= start, Array(made[..<start]) == Array(current.order[..<start]),
                   zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
             let rest = madeSteps.filter { !made.contains($0) }
