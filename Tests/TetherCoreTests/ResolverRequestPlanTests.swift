@@ -5,6 +5,7 @@
 // a lap of callbacks' requests is refused with the build's path; a factory's RESOLVER request the
 // same, its failures naming the frames further out. Each path counted
 // (`PlanStats.requestsOnThisThread`), and the same log, observations and errors with plans off.
+import Foundation
 import Testing
 @testable import TetherCore
 
@@ -196,5 +197,147 @@ import Testing
         #expect(outcome.seen == ["C calls 1, got C", "C calls 2, got C", "C calls 3, got C"])
         #expect(outcome.log.contains("B failed: factory for \"B\" returned NULL: no B (while resolving \"A\" -> \"B\")"))
         #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    // MARK: singleton and weak keys not cached (branch requestshared)
+
+    /// A RESOLVER slot's request for a weak key W and a completion callback's for a singleton S, neither cached:
+    /// each runs W's or S's creation plan into the graph (T, the singleton both take, made by the first and
+    /// taken from the graph by the second, as the build's walk finds it there), published with the graph in the
+    /// build's order. The next resolves find S (cached) and make W again (its only holder, A, was let go of).
+    @Test func requestsForUncachedSharedKeysRunTheirCreationPlans() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [.resolver]) { obj in
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("W")).pointer)
+            }
+            try fx.register("W", [dep("T")], scope: .weak)
+            try fx.register("S", [dep("T"), dep("C")], scope: .singleton)
+            try fx.register("T", scope: .singleton)
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
+        }) { fx in
+            var firstS: UnsafeMutableRawPointer?
+            return try resolveThrice(fx, "A") { a in
+                let (w, s) = (Obj.at(a.got[0]), Obj.at(a.got[1]))
+                if firstS == nil { firstS = a.got[1] }
+                return "W(\(w.dep(0).label)) S(\(s.dep(0).label),\(s.dep(1).label)) one T: \(w.depPointer(0) == s.depPointer(0)), same S: \(a.got[1] == firstS)"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "W(T) S(T,C) one T: true, same S: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") }
+                == ["make T", "make W", "make A", "make C", "make S", "make W", "make A", "make W", "make A"])
+        #expect(requests == ["requests": 6, "found": 2, "plan": 4])
+    }
+
+    /// A callback's request for a graph-scoped B over a singleton S no cache holds: B's creation plan (the
+    /// first resolve's), S made and published with the graph; the next resolves' B take S cached.
+    @Test func requestWhosePlanCreatesASingletonRunsIt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "B(\(Obj.at(a.got[0]).dep(0).label)), S calls \(fx.tracker.calls("S"))" }
+        }
+        #expect(outcome.seen == Array(repeating: "B(S), S calls 1", count: 3))
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A callback's request for S (over singletons T and U) whose plan fails at U's factory: T, made whole,
+    /// is the graph's and published with it (the build's rule), neither U nor S is cached: the next resolve's
+    /// request (U's factory working again) takes T cached and makes U and S, once.
+    @Test func aFailedSharedRequestCachesNothingHalfBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let failing = Box(true)
+            let a = try fx.register("A")
+            try fx.register("S", [dep("T"), dep("U")], scope: .singleton)
+            try fx.register("T", scope: .singleton)
+            try fx.register("U", scope: .singleton) { _ in if failing.value { throw CallbackFailure(reason: "no U") } }
+            fx.onComplete(a) { resolver, _, obj in
+                do { obj.got.append(try resolver.get(Key("S")).pointer) } catch {
+                    fx.tracker.note("S failed: \((error as? TetherError)?.message ?? "")")
+                    failing.value = false
+                }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "got \(a.got.count), T \(fx.tracker.calls("T")) U \(fx.tracker.calls("U")) S \(fx.tracker.calls("S"))" }
+        }
+        #expect(outcome.seen == ["got 0, T 1 U 1 S 0", "got 1, T 1 U 2 S 1", "got 1, T 1 U 2 S 1"])
+        #expect(outcome.log.contains("S failed: factory for \"U\" returned NULL: no U (while resolving \"S\" -> \"U\")"))
+        #expect(requests == ["requests": 3, "found": 1, "plan": 2])
+    }
+
+    /// A request whose creation plan's claim fails before any factory (S, made by the resolve further out on
+    /// this thread and not published yet: unfinished) is built: the build claims as it goes and reports it
+    /// where its walk asks for S, after making C (`requestShared`).
+    @Test func aRefusedClaimIsTheBuildsToReport() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            let n = try fx.register("N")
+            try fx.register("B", [dep("C"), dep("S2")])
+            try fx.register("C", scope: .transient)
+            try fx.register("S2", [dep("S")], scope: .singleton)
+            fx.onComplete(a) { _, _, obj in
+                let nested = try fx.resolve("N")
+                obj.got.append(nested.pointer)
+            }
+            fx.onComplete(n) { resolver, _, _ in
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+            }
+        }) { fx in
+            _ = try fx.resolve("A")
+            return ["C calls \(fx.tracker.calls("C")), S2 calls \(fx.tracker.calls("S2"))"]
+        }
+        #expect(outcome.seen == ["C calls 1, S2 calls 0"])
+        #expect(outcome.log.contains { $0.hasPrefix("B failed") })
+        #expect(requests == ["requests": 1, "requestShared": 1])
+    }
+
+    /// Two threads whose graphs each made a singleton (SA, SB: cells held till the graph ends) and whose
+    /// completion callbacks then, once both got there, ask for the other's: the one whose claim would close
+    /// the wait cycle fails TETHER_E_CYCLE naming both keys (its creation plan's claim refused, the build's
+    /// claim reports it, `requestShared`), never a hang; the other then takes the first's singleton cached.
+    /// The same with plans off.
+    @Test func requestsClaimingEachOthersCellsFailAsACycle() throws {
+        var outcomes: [[String]] = []
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let x = try fx.register("X", [dep("SA")])
+            let y = try fx.register("Y", [dep("SB")])
+            try fx.register("SA", scope: .singleton)
+            try fx.register("SB", scope: .singleton)
+            let met = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let seen = Box<[String]>([])
+            for (owner, mine, other, asked) in [(x, met.0, met.1, "SB"), (y, met.1, met.0, "SA")] {
+                fx.onComplete(owner) { resolver, _, _ in
+                    mine.signal()
+                    #expect(other.wait(timeout: .now() + 10) == .success)
+                    do { _ = try resolver.get(Key(asked)); seen.value.append("\(asked) ok") } catch let e as TetherError {
+                        let both = e.message.contains("cross-thread") && e.message.contains("\"SA\"") && e.message.contains("\"SB\"")
+                        seen.value.append("\(asked) \(e.code), both named: \(both)")
+                    }
+                }
+            }
+            let failures = Box(0)
+            let requests = Box<[String: Int]>([:])
+            onThreads(2) { i in
+                PlanStats.countOnThisThread()
+                let before = PlanStats.requestsOnThisThread()
+                do { _ = try fx.resolve(i == 0 ? "X" : "Y") } catch { failures.value += 1 }
+                for (name, n) in PlanStats.requestsOnThisThread() where n != before[name, default: 0] {
+                    requests.value[name, default: 0] += n - before[name, default: 0]
+                }
+            }
+            #expect(failures.value == 0)
+            // The cycle's request declined at its claim (built); the other's run took SA cached.
+            #expect(requests.value == (plans ? ["requests": 2, "plan": 1, "requestShared": 1] : ["requests": 2, "plansOff": 2]))
+            #expect(fx.tracker.calls("SA") == 1 && fx.tracker.calls("SB") == 1)
+            outcomes.append(seen.value.map { $0.hasSuffix("ok") ? "ok" : String($0.dropFirst(3)) }.sorted())
+        }
+        #expect(outcomes[0] == ["cycle, both named: true", "ok"])
+        #expect(outcomes[1] == outcomes[0])
     }
 }

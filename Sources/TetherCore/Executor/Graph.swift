@@ -654,8 +654,9 @@ final class Graph {
     /// take them cached (`Plan.stepsUnder(published:)`), the masks it reads then noted and the cells of
     /// the creation steps under them let go of (claimed for nothing: the build never asks for those).
     /// Out of line: a race.
+    /// `keeping`: the cells before it are not the plan's (a request's, `claimAsked`: the graph's own).
     @inline(never)
-    private func takesClaimedHits(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
+    private func takesClaimedHits(_ plan: Borrowed<Plan>, from container: Container, keeping: Int = 0) -> Bool {
         let taken = claimedHits.reduce(0 as UInt) { $0 | 1 << UInt($1.step) }
         guard let (skip, used) = plan.borrow({ $0.stepsUnder(published: taken, progress.pointee.locals, traced: tracer != nil) })
         else { return false }
@@ -663,7 +664,7 @@ final class Graph {
         for creation in plan.borrow({ $0.creations }) where skip & 1 << UInt(creation.step) != 0 {
             let key = plan.borrow { $0.registration(of: creation.step, progress.pointee.locals) }
                 .borrow { SharedCache.cellKey($0, creation.scope, in: container) }
-            guard let c = cells.firstIndex(where: { $0.key == key }) else { continue }
+            guard let c = cells.firstIndex(where: { $0.key == key }), c >= keeping else { continue }
             SharedCache.shared.release(cells.remove(at: c))
         }
         (claimedSkip, claimedHeld) = (skip | taken, skip & ~used)
@@ -1552,15 +1553,11 @@ final class Graph {
 
     /// A resolver's request for `registration` (a completion callback's, a factory's RESOLVER slot's): this
     /// graph's or a cache's instance (`existing`, as `build` looks first), else the plan of it replayed into
-    /// this graph (`runAsked`), else the build.
-    /// A shared key not cached is built: its cell claimed as the build goes (`existing`).
+    /// this graph (`runAsked`), else the build. A shared key: `buildShared`.
     @inline(__always)
     private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
         let spec = registration.specReference
-        guard !spec.borrow({ $0.scope.isShared }) else {
-            if let counts { countRequest(counts, registration, from: lookup, built: .requestShared) }
-            return try build(registration, from: lookup)
-        }
+        guard !spec.borrow({ $0.scope.isShared }) else { return try buildShared(registration, from: lookup, counts) }
         // (Not shared: it claims nothing, so the build's own look finds the same.)
         if let found = try existing(Borrowed(registration), spec, key: registration.key, in: .init(lookup)) {
             if let counts { counts.countRequest(found: true, built: nil) }
@@ -1572,11 +1569,22 @@ final class Graph {
         return try build(registration, from: lookup)
     }
 
-    /// `PlanStats`: a resolver's request for `registration`, found in this graph or a cache (no build), or built for `reason`.
+    /// `buildRequested` of a singleton, weak or container-scoped key: this graph's or its cache's instance (`build`'s
+    /// `existing` takes it, claiming nothing), else its plan for the caches' state (a creation plan: its cells
+    /// claimed as the build's walk reaches each, `claimAsked`) replayed into this graph (`runAsked`), else the build.
+    /// Out of line: most requests ask for a key the graph has.
     @inline(never)
-    private func countRequest(_ counts: PlanStats.Counts, _ registration: Registration, from lookup: Container, built reason: Plan.Decline) {
-        let found = isFound(Borrowed(registration), in: lookup)
-        counts.countRequest(found: found, built: found ? nil : reason)
+    private func buildShared(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        if isFound(Borrowed(registration), in: lookup) {
+            if let counts { counts.countRequest(found: true, built: nil) }
+            return try build(registration, from: lookup)
+        }
+        // A container-scoped key's plan is a container step's (the request's container, its cell there).
+        var declined: Plan.Decline? = .requestReadsRequest
+        if !registration.specReference.borrow({ $0.scope.isPerResolvingContainer }),
+           let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        if let counts { counts.countRequest(found: false, built: declined) }
+        return try build(registration, from: lookup)
     }
 
     /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
@@ -1593,15 +1601,16 @@ final class Graph {
     /// Whether `registration` is under construction in this graph (a frame's).
     func constructs(_ registration: Borrowed<Registration>) -> Bool { table.state(registration) == GraphTable.constructing }
 
-    /// A resolver's request for `registration`, neither in this graph nor shared: its plan run into words
-    /// of this graph's and entered as the build leaves what it makes (`enterAsked`): the graph-scoped
-    /// instances keyed, those with completion callbacks queued (the request their cause, for `checkLap`),
-    /// on a factory's failure what was made before it kept, its message naming the frames open further out
-    /// (a factory's request). Nil, with the reason in `declined`, when the build serves it: the thread
-    /// constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this graph
-    /// has or constructs (the build takes the graph's, or reports the cycle), or a shape this run does not
-    /// take (a child's own steps, container or value steps, slots made per resolve, creation steps, a
-    /// failing plan, a trace hook).
+    /// A resolver's request for `registration`, not in this graph (nor, shared, cached: `buildShared`): its plan
+    /// run into words of this graph's and entered as the build leaves what it makes (`enterAsked`): the
+    /// graph-scoped instances keyed, those with completion callbacks queued (the request their cause, for
+    /// `checkLap`), the creation steps made pended to be published with the graph (their cells claimed first,
+    /// `claimAsked`), on a factory's failure what was made before it kept, its message naming the frames open
+    /// further out (a factory's request). Nil, with the reason in `declined`, when the build serves it: the
+    /// thread constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this
+    /// graph constructs (the build reports the cycle), a creation step's claim fails or finds the caches
+    /// changed (`claimAsked`), or a shape this run does not take (a child's own steps, container or value
+    /// steps, slots made per resolve, a failing plan, a trace hook).
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
@@ -1612,20 +1621,26 @@ final class Graph {
             requestProgress!.initialize(to: PlanProgress())
         }
         let progress = requestProgress!
-        guard let plan = registration.plan(from: lookup, progress.pointee.locals) else {
+        // A shared key not cached (`buildShared`): the plan for the caches' state now, from the container a
+        // resolve of it would run in (a singleton's own, `Graph.resolve`), which its build's frames look up from.
+        let shared = registration.specReference.borrow { $0.scope.isShared }
+        let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
+        guard let plan = shared ? registration.creationPlan(from: lookup, progress.pointee.locals)
+                : registration.plan(from: lookup, progress.pointee.locals) else {
             reason = registration.planDecline(from: lookup)
+            if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
         let shape: Plan.Decline? = plan.borrow { p in
             if p.hasLocals { return .requestLocals }
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
             if !p.slots.isEmpty { return .requestSlots }
-            if p.createsShared { return .requestCreates }
             if p.fails { return .requestFailing }
             return nil
         }
         if let shape { reason = shape; return nil }
         let count = plan.borrow { $0.stepCount }
+        let creates = plan.borrow { $0.createsShared }
         requestRunning = true
         defer { requestRunning = false }
         let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
@@ -1638,10 +1653,24 @@ final class Graph {
             }
             requestSkips = skips
             defer { requestSkips = 0 }
-            switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup) }) {
+            // Creation steps: their cells claimed first, the masks of a creating run further out kept aside meanwhile.
+            let cellsBefore = cells.count
+            let outerTakes = (claimedSkip, claimedHeld)
+            defer { if creates { (claimedSkip, claimedHeld) = outerTakes } }
+            if creates {
+                (claimedSkip, claimedHeld) = (0, 0)
+                guard claimAsked(plan, from: lookup, skips: skips, cellsBefore: cellsBefore, progress) else {
+                    words.releaseUnmoved(lastFirst: count)  // what it took from the graph
+                    reason = progress.pointee.decline ?? .other
+                    progress.pointee.decline = nil
+                    return .success(nil)
+                }
+            }
+            switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup, creating: creates) }) {
             case .success(false):
                 reason = progress.pointee.decline ?? .other
                 progress.pointee.decline = nil
+                if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
                 return .success(nil)
             case .success(true):
                 return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
@@ -1653,6 +1682,47 @@ final class Graph {
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
         return try outcome.get()
+    }
+
+    /// The cells of the creation steps of a request's plan (`runAsked`) claimed before any factory, each as the
+    /// build's `existing` does where its walk first asks for it inside the request (`Plan.requestClaimOrder`: its
+    /// cache first, else `claim`, which holds a cell this graph holds already, or makes it under a claim further
+    /// out on this thread), not those below a key the graph has (`skips`: the build never asks for them). One
+    /// published meanwhile is taken cached, the steps under it not made (`takesClaimedHits`), as the build takes
+    /// it where its walk asks. False, with `PlanProgress.decline` and every cell claimed here let go of (those
+    /// from `cellsBefore` on): a claim that fails (a cell this thread made further out, a wait cycle, a token's
+    /// or a no-wait refusal: the build reports it where its walk asks for that key, after the factories
+    /// before it, and claims as it goes), a dead weak instance to revive where the plan does not, or a key
+    /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
+    private func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: UInt64, cellsBefore: Int,
+                            _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
+        let inOrderBefore = claimedInOrder
+        let last = plan.borrow { $0.stepCount } - 1
+        var declined: Plan.Decline?
+        for step in plan.borrow({ $0.requestClaimOrder() }) where skips & 1 << UInt64(step) == 0 {
+            let registration = plan.borrow { $0.steps[step].registration }
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
+                declined = step == last ? .sharedRoot : .notCached
+                break
+            }
+            let asking = { self.path + plan.borrow { $0.askingPath(to: step) } }
+            do throws(TetherError) {
+                var hit = registration.borrow { SharedCache.cached($0, scope, in: container) }
+                if hit == nil { hit = try registration.borrow { r throws(TetherError) in try claim(r, scope, in: container, askingPath: asking) } }
+                if let hit { claimedHits.append((step, hit)) }
+            } catch {
+                declined = .requestShared
+                break
+            }
+        }
+        if declined == nil && !claimedHits.isEmpty && !takesClaimedHits(plan, from: container, keeping: cellsBefore) { declined = .creationPicks }
+        guard let declined else { return true }
+        progress.pointee.decline = declined
+        dropClaimedHits()
+        releaseCells(from: cellsBefore)
+        claimedInOrder = inOrderBefore
+        return false
     }
 
     /// A factory's failure in the plan of a factory's request (`runAsked`): its path from the frames open
@@ -1686,7 +1756,13 @@ final class Graph {
                 let index = base + i
                 if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
                 guard !p.steps[i].isShared else { continue }  // taken from its cache, as `existing` takes it
-                if p.steps[i].isKeyed { keptMade &+= 1 }
+                if p.steps[i].creates {
+                    // Published meanwhile (taken at its claim or check) or revived: as `existing` takes it.
+                    guard madeHere(registration) else { continue }
+                    madeCreationStep(registration, at: index)  // published with the graph, in `enter`'s order
+                } else if p.steps[i].isKeyed {
+                    keptMade &+= 1
+                }
                 if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
                 if p.steps[i].completes {
                     var (cause, via) = (-1, -1)
@@ -1882,6 +1958,13 @@ final class Graph {
                 }
             }
         }
+    }
+
+    /// The cells claimed from `first` on let go of (a request's plan declined: `claimAsked`; the graph keeps the others).
+    private func releaseCells(from first: Int) {
+        guard first < cells.count else { return }
+        for cell in cells[first...] { SharedCache.shared.release(cell) }
+        cells.removeSubrange(first...)
     }
 
     /// `failed`: a cell whose factory suspended goes to its token (`SharedCache.release`).

@@ -268,10 +268,15 @@ extension Plan {
     /// graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered by the
     /// graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
     /// build leaves that in the graph) and `progress.step` names the step that failed. Out of line: rare.
+    /// `creating`: a plan with creation steps (`CreatingRequestIntoGraph`), whose cells the graph claimed as its
+    /// build's walk reaches each (`Graph.claimAsked`): each made one noted in its cell, one published meanwhile taken.
     @inline(never)
     func replayAsked(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                     _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
-        replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+                     _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, creating: Bool = false) -> Result<Bool, TetherError> {
+        if creating {
+            return replay(CreatingRequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+        }
+        return replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
     }
 
     @inline(__always)
@@ -482,6 +487,10 @@ extension Plan {
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
     enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
+    /// `RequestIntoGraph` of a plan with creation steps (`CreatingIntoGraph`'s notes and takes; `Graph.claimAsked`).
+    enum CreatingRequestIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
+    }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -585,6 +594,8 @@ extension Plan {
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
         let requestSkips = M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips } : 0
+        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`.)
+        if M.requests && M.creates { skip |= UInt(truncatingIfNeeded: requestSkips) }
         progress.pointee.plan = .init(self)
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
@@ -608,7 +619,7 @@ extension Plan {
                 if n <= skipTo { continue }
                 if check < checks.count && checks[check].at == n {
                     skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
-                                           taken: &skip, switches: !M.cuts && !M.traced, progress)
+                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress)
                     if n <= skipTo { continue }
                 }
                 i = order[n]
@@ -750,7 +761,7 @@ extension Plan {
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
     /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
-    /// `order` and `checks` (not in a traced run or one up to a cut, `switches` false: those skip early checks),
+    /// `order` and `checks` (not in a traced run, one up to a cut or a request's, `switches` false: those skip early checks),
     /// what it does not make added to `taken` (the steps the run does not make).
     @inline(never)
     private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,

@@ -27,7 +27,7 @@ extension Plan {
         /// None of the above (a plan recorded but not installed, say).
         case other
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
-        case requestInGraph, requestNested, requestCreates, requestSlots, requestLocals, requestReadsRequest
+        case requestInGraph, requestNested, requestSlots, requestLocals, requestReadsRequest
         case requestFailing, requestTraced, requestShared
 
         /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
@@ -72,13 +72,12 @@ extension Plan {
             case .other: "other"
             case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks)"
             case .requestNested: "a resolver's request while the thread constructs elsewhere (Reentry: the build checks each key against it), or while a request's plan runs on the graph"
-            case .requestCreates: "a resolver's request whose plan creates a singleton or weak key (its cells the build claims as it goes)"
             case .requestSlots: "a resolver's request whose plan makes slots per resolve (WEAK, LAZY, RESOLVER, ALL, FACTORY)"
             case .requestLocals: "a resolver's request from a child whose own registrations the plan binds"
             case .requestReadsRequest: "a resolver's request whose plan has container-scoped or value steps"
             case .requestFailing: "a resolver's request whose plan fails (a cycle or a missing key: the build reports it)"
             case .requestTraced: "a resolver's request while a trace hook is set"
-            case .requestShared: "a resolver's request for a singleton or weak key not cached (its cell the build claims as it goes)"
+            case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
     }
