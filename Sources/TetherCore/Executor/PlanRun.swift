@@ -396,8 +396,8 @@ extension Plan {
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
         }
         guard variant >= 0 else { return (from..<to).forEach(enter) }
-        // (No slots there: `from` is 0. The shared steps are keyed only.)
-        publishedVariants[variant].order.forEach(enter)
+        // (The shared steps are keyed only. Past `from`: those a RESOLVER slot's factory had entered before it, `openFrames`.)
+        for i in publishedVariants[variant].order where i >= from && i < to { enter(i) }
         for i in from..<to where steps[i].isShared { enter(i) }
     }
 
