@@ -10,13 +10,7 @@ import Testing
 
 @Suite struct ContainerStepPlanTests {
     /// The object tree below `obj`, by labels.
-    private static func describe(_ obj: Obj) -> String {
-        let parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
+    private static func describe(_ obj: Obj) -> String { obj.tree() }
 
     /// `requests` children, each resolving `root` `times` times (each instance dropped before the
     /// next, the Session kept by the child), then closed: the log, the trees, the counts.

@@ -83,13 +83,7 @@ import Testing
     }
 
     /// The object tree below `obj` by labels.
-    private static func describe(_ obj: Obj) -> String {
-        let parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
+    private static func describe(_ obj: Obj) -> String { obj.tree() }
 
     /// A diamond: A -> {B -> D, C -> {X, D}}, singletons B, C, D. Another thread publishes B (and D
     /// with it): the run takes B cached, does not make D (a step under B) but gives C the D it found

@@ -9,13 +9,7 @@ import TetherCore
 
 @Suite struct PlanCreationTests {
     /// The object tree below `obj` by labels (strong slots as subtrees).
-    private static func describe(_ obj: Obj) -> String {
-        let parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
+    private static func describe(_ obj: Obj) -> String { obj.tree() }
 
     /// Runs `steps` (each resolves or changes the caches and returns what it saw) with plans on
     /// and off: the logs and what each step saw must be equal. Returns the fixture with plans on

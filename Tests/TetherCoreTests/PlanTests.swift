@@ -40,15 +40,7 @@ import Testing
 
     /// The object tree below `obj` by labels: strong slots as subtrees, then
     /// what callbacks took, strongly (`+label`) or weakly (`~label`, `~gone`).
-    private static func describe(_ obj: Obj) -> String {
-        var parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        parts += obj.got.map { "+" + Obj.at($0).label }
-        parts += obj.weaks.map { "~" + ($0.upgrade().map { Obj.of($0).label } ?? "gone") }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
+    private static func describe(_ obj: Obj) -> String { obj.tree(withEdges: true) }
 
     /// The label of the first dependency of a new "A", read while the instance is held.
     private func firstDepLabel(_ fx: Fixture, in container: Container? = nil) throws -> String {

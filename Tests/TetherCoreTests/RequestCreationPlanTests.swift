@@ -11,13 +11,7 @@ import Testing
 @testable import TetherCore
 
 @Suite struct RequestCreationPlanTests {
-    private static func describe(_ obj: Obj) -> String {
-        let parts = obj.words.compactMap { word -> String? in
-            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
-            return describe(Obj.at(p))
-        }
-        return parts.isEmpty ? obj.label : "\(obj.label)(\(parts.joined(separator: ",")))"
-    }
+    private static func describe(_ obj: Obj) -> String { obj.tree() }
 
     /// `requests` children, each with its Request value, resolving `root` `times` times, then closed; then
     /// the root closed: the log (the root's singletons dropped last), the trees (or errors), the counts.

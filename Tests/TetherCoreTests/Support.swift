@@ -243,6 +243,20 @@ final class Obj: @unchecked Sendable {
     }
     static func of(_ instance: Instance) -> Obj { at(instance.pointer) }
 
+    /// The object tree below this one by labels, `A(B,C(D))`, through the words that hold objects (the
+    /// dependency slots); `withEdges`: with what callbacks took too, strongly (`+X`) and weakly (`~X`, `~gone`).
+    func tree(withEdges: Bool = false) -> String {
+        var parts = words.compactMap { word -> String? in
+            guard word > 0x1000, let p = UnsafeMutableRawPointer(bitPattern: UInt(word)) else { return nil }
+            return Obj.at(p).tree(withEdges: withEdges)
+        }
+        if withEdges {
+            parts += got.map { "+" + Obj.at($0).label }
+            parts += weaks.map { "~" + ($0.upgrade().map { Obj.of($0).label } ?? "gone") }
+        }
+        return parts.isEmpty ? label : "\(label)(\(parts.joined(separator: ",")))"
+    }
+
     /// The object a strong dependency slot received.
     func dep(_ slot: Int) -> Obj { Obj.at(UnsafeMutableRawPointer(bitPattern: UInt(words[slot]))!) }
     func depPointer(_ slot: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: UInt(words[slot]))! }

@@ -4,6 +4,7 @@
 #define TETHER_TEST_FIXTURES_H
 #include <stdlib.h>
 #include "harness.h"
+#include "registering.h"  /* the registrations tests share, whatever their object type */
 
 /* One registration's identity and counters, passed as its context. */
 typedef struct kind { const char *tag; int made, dropped; } kind;
@@ -66,10 +67,8 @@ static inline void drop_node_weak(void *instance, void *context) {
  * `scope`, with a DEP slot for each non-NULL dependency key. */
 static inline tether_registration *reg_node(tether_container *c, const char *key, kind *k, tether_scope scope,
                                             const char *dep_a, const char *dep_b, tether_drop_fn drop) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (dep_a) p[n++] = TETHER_DEP(dep_a);
-    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    tether_param p[3];
+    size_t n = context_and_deps(p, dep_a, dep_b);
     tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
     tether_registration *r = NULL;
     CHECK_OK(tether_register(c, key, fn, p, n, &r));

@@ -29,10 +29,8 @@ static tether_status worker_completes(tether_resolver *r, void *instance, void *
 
 static void reg_in(tether_container *c, const char *key, kind *k, tether_scope scope, const char *dep_a, const char *dep_b,
                    tether_registration **out) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (dep_a) p[n++] = TETHER_DEP(dep_a);
-    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    tether_param p[3];
+    size_t n = context_and_deps(p, dep_a, dep_b);
     tether_registration *r = NULL;
     T_CHECK(tether_register(c, key, n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2, p, n, &r) == TETHER_OK);
     T_CHECK(tether_set_scope(r, scope) == TETHER_OK);

@@ -44,11 +44,7 @@ static tether_container *root;
 static uint32_t single_id;
 
 static void reg(const char *key, tether_scope scope, tether_fn f, const tether_param *p, size_t n, kind *k) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
+    reg_with_context(root, key, f, p, n, scope, k, drop_obj);
 }
 
 static void make_root(void) {
@@ -241,14 +237,19 @@ static void a_child_a_provider_was_made_over_waits(void) {
     }
 }
 
+/* Registers `key` in `child`, a Holder (kind k_holder) made by `factory` over `slot` (a slot made per resolve). */
+static void reg_holder(tether_container *child, const char *key, tether_fn factory, tether_param slot) {
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.context = &k_holder;
+    o.drop = drop_obj;
+    CHECK_OK(tether_register_with(child, key, factory, (tether_param[]){TETHER_CONTEXT, slot}, 2, &o, NULL));
+}
+
 static void a_child_a_lazy_slot_was_made_over_waits(void) {
     for (int kept = 0; kept < 2; kept++) {
         const volatile size_t *words;
         tether_container *child = child_with_own(&words, NULL);
-        tether_options o = TETHER_OPTIONS_INIT;
-        o.context = &k_holder;
-        o.drop = drop_obj;
-        CHECK_OK(tether_register_with(child, "Holder", (tether_fn)make_holder, (tether_param[]){TETHER_CONTEXT, TETHER_LAZY("Own")}, 2, &o, NULL));
+        reg_holder(child, "Holder", (tether_fn)make_holder, TETHER_LAZY("Own"));
         tether_ref *r = NULL;
         CHECK_OK(tether_resolve(child, "Holder", &r));
         obj *holder = tether_ref_get(r);
@@ -264,10 +265,7 @@ static void a_child_a_lazy_slot_was_made_over_waits(void) {
 static void a_child_a_factory_slot_was_made_over_waits(void) {
     const volatile size_t *words;
     tether_container *child = child_with_own(&words, NULL);
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.context = &k_holder;
-    o.drop = drop_obj;
-    CHECK_OK(tether_register_with(child, "Maker", (tether_fn)make_with_factory, (tether_param[]){TETHER_CONTEXT, TETHER_FACTORY("Own")}, 2, &o, NULL));
+    reg_holder(child, "Maker", (tether_fn)make_with_factory, TETHER_FACTORY("Own"));
     resolve_and_release(child, "Maker");
     CHECK(!freed_at_once(child, words));
 }

@@ -10,10 +10,8 @@
 /* Registers `key` like reg_node, in one tether_register_ex call with `flags`. */
 static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,
                 const char *dep_a, const char *dep_b) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (dep_a) p[n++] = TETHER_DEP(dep_a);
-    if (dep_b) p[n++] = TETHER_DEP(dep_b);
+    tether_param p[3];
+    size_t n = context_and_deps(p, dep_a, dep_b);
     tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
     tether_registration_options o = {0};
     o.scope = scope;

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "registering.h"
 
 typedef struct counted { const char *tag; atomic_int made, dropped; } counted;
 static counted k_db = {"Db", 0, 0}, k_session = {"Session", 0, 0}, k_handler = {"Handler", 0, 0},
@@ -60,33 +61,18 @@ static void reset_counts(void) {
     atomic_store(&dead_dependency, 0);
 }
 
-static void reg(tether_container *root, const char *key, tether_fn f, const tether_param *p, size_t n, counted *k,
-                tether_scope scope) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
-}
-
 /* The README's per-request pattern: Request a declared value, Db a singleton, Session per child, Handler per resolve. */
 static tether_container *request_root(void) {
     tether_container *root = NULL;
     CHECK_OK(tether_container_new(NULL, &root));
-    tether_param db[] = {TETHER_CONTEXT}, session[] = {TETHER_CONTEXT, TETHER_DEP("Request"), TETHER_DEP("Db")},
-                 handler[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    CHECK_OK(tether_declare_value(root, "Request"));
-    reg(root, "Db", (tether_fn)make_db, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
-    reg(root, "Session", (tether_fn)make_session, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
-    reg(root, "Handler", (tether_fn)make_handler, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
+    reg_request_shape(root, (tether_fn)make_db, &k_db, (tether_fn)make_session, &k_session, (tether_fn)make_handler,
+                      &k_handler, drop_obj);
     return root;
 }
 
 /* A child of `root` with its Request; Handler resolved into `*handler` (NULL: released at once). */
 static tether_container *request(tether_container *root, tether_ref **handler) {
-    tether_container *child = NULL;
-    CHECK_OK(tether_container_new(root, &child));
-    CHECK_OK(tether_provide_value(child, "Request", obj_new(&k_request, NULL, NULL), drop_obj, &k_request));
+    tether_container *child = request_child_of(root, obj_new(&k_request, NULL, NULL), drop_obj, &k_request);
     tether_ref *h = NULL;
     CHECK_OK(tether_resolve(child, "Handler", &h));
     if (handler) *handler = h; else tether_ref_release(h);

@@ -73,11 +73,7 @@ static void run_two(job *a, job *b) {
 
 static void register_singleton(tether_container *c, const char *key, tether_fn f, kind *k, tether_scope scope) {
     tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(c, key, f, p, 1, &o, NULL));
+    reg_with_context(c, key, f, p, 1, scope, k, drop_node);
 }
 
 static void test_two_singletons_are_created_at_once(void) {
@@ -311,18 +307,11 @@ static void test_two_singletons_needed_in_opposite_orders(void) {
     atomic_store(&order_failures, 0);
     CHECK_OK(tether_container_new(NULL, &order_c));
     tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.drop = drop_counted;
-    o.context = &k_x;
-    CHECK_OK(TB.register_ex(order_c, "X", (tether_fn)make_counted, p, 1, &o, NULL));
-    o.context = &k_y;
-    CHECK_OK(TB.register_ex(order_c, "Y", (tether_fn)make_counted, p, 1, &o, NULL));
+    reg_with_context(order_c, "X", (tether_fn)make_counted, p, 1, TETHER_SCOPE_SINGLETON, &k_x, drop_counted);
+    reg_with_context(order_c, "Y", (tether_fn)make_counted, p, 1, TETHER_SCOPE_SINGLETON, &k_y, drop_counted);
     tether_param xy[] = {TETHER_CONTEXT, TETHER_DEP("X"), TETHER_DEP("Y")}, yx[] = {TETHER_CONTEXT, TETHER_DEP("Y"), TETHER_DEP("X")};
-    o.scope = TETHER_SCOPE_GRAPH;
-    o.context = &k_xy;
-    CHECK_OK(TB.register_ex(order_c, "XY", (tether_fn)make_pair, xy, 3, &o, NULL));
-    CHECK_OK(TB.register_ex(order_c, "YX", (tether_fn)make_pair, yx, 3, &o, NULL));
+    reg_with_context(order_c, "XY", (tether_fn)make_pair, xy, 3, TETHER_SCOPE_GRAPH, &k_xy, drop_counted);
+    reg_with_context(order_c, "YX", (tether_fn)make_pair, yx, 3, TETHER_SCOPE_GRAPH, &k_xy, drop_counted);
     pthread_t t[8];
     for (intptr_t i = 0; i < 8; i++) CHECK(pthread_create(&t[i], NULL, resolve_in_order, (void *)i) == 0);
     for (int i = 0; i < 8; i++) CHECK(pthread_join(t[i], NULL) == 0);
@@ -391,11 +380,7 @@ static tether_container *request_root(void) {
     CHECK_OK(tether_container_new(NULL, &root));
     register_singleton(root, "Session", (tether_fn)make_child_session, &k_sess, TETHER_SCOPE_CONTAINER);
     tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    tether_registration_options o = {0};
-    o.scope = TETHER_SCOPE_GRAPH;
-    o.context = &k_h;
-    o.drop = drop_node;
-    CHECK_OK(TB.register_ex(root, "Handler", (tether_fn)make_handler, p, 2, &o, NULL));
+    reg_with_context(root, "Handler", (tether_fn)make_handler, p, 2, TETHER_SCOPE_GRAPH, &k_h, drop_node);
     /* A first request records the root's plan (with the Session as its container step). */
     tether_container *first = NULL;
     tether_ref *ref = NULL;

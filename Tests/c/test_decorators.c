@@ -17,17 +17,23 @@ static void drop_noting(void *instance, void *context) {
 static void *wrap(node *inner, node *dep, kind *k) { return node_new(k, inner, dep); }
 static void *wrap_only(node *inner, kind *k) { return node_new(k, inner, NULL); }
 
-static tether_status decorate(tether_container *c, const char *key, kind *k, const char *dep) {
+/* Registers `factory` (slots p[0..n)) as a decorator of `key`, with kind `k` as its context (drop_noting). */
+static tether_status decorate_with(tether_container *c, const char *key, kind *k, tether_fn factory, const tether_param *p,
+                                   size_t n) {
     tether_options o = TETHER_OPTIONS_INIT;
     o.flags = TETHER_DECORATE;
     o.context = k;
     o.drop = drop_noting;
+    return tether_register_with(c, key, factory, p, n, &o, NULL);
+}
+/* Decorates `key` with wrap (over `dep` too) or, `dep` NULL, wrap_only. */
+static tether_status decorate(tether_container *c, const char *key, kind *k, const char *dep) {
     if (dep) {
         tether_param p[] = {TETHER_DEP(key), TETHER_DEP(dep), TETHER_CONTEXT};
-        return tether_register_with(c, key, (tether_fn)wrap, p, 3, &o, NULL);
+        return decorate_with(c, key, k, (tether_fn)wrap, p, 3);
     }
     tether_param p[] = {TETHER_DEP(key), TETHER_CONTEXT};
-    return tether_register_with(c, key, (tether_fn)wrap_only, p, 2, &o, NULL);
+    return decorate_with(c, key, k, (tether_fn)wrap_only, p, 2);
 }
 
 static void decorators_apply_in_order_and_cache_once(void) {
@@ -143,12 +149,8 @@ static void a_decorator_taking_runtime_arguments_refuses_a_second_decorator(void
     kind G = {"G", 0, 0}, W = {"W", 0, 0}, V = {"V", 0, 0};
     tether_container *c = new_container();
     reg_node(c, "G", &G, TETHER_SCOPE_GRAPH, NULL, NULL, drop_noting);
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.flags = TETHER_DECORATE;
-    o.context = &W;
-    o.drop = drop_noting;
     tether_param p[] = {TETHER_DEP("G"), TETHER_I64, TETHER_CONTEXT};
-    CHECK_OK(tether_register_with(c, "G", (tether_fn)wrap_with, p, 3, &o, NULL));
+    CHECK_OK(decorate_with(c, "G", &W, (tether_fn)wrap_with, p, 3));
     tether_value arg = {TETHER_PARAM_I64, {.i64 = 14}};
     tether_ref *r = NULL;
     CHECK_OK(tether_resolve_args(c, "G", &arg, 1, &r));
@@ -158,7 +160,10 @@ static void a_decorator_taking_runtime_arguments_refuses_a_second_decorator(void
     CHECK_STATUS(tether_resolve(c, "G", &r), TETHER_E_ARGUMENT_MISMATCH);
     CHECK_STATUS(decorate(c, "G", &V, NULL), TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("\"G\" takes runtime arguments");
+    tether_options o = TETHER_OPTIONS_INIT;
+    o.flags = TETHER_DECORATE;
     o.context = &V;
+    o.drop = drop_noting;
     o.scope = TETHER_SCOPE_SINGLETON;  /* shared with a runtime slot: the key's arguments are named first */
     CHECK_STATUS(tether_register_with(c, "G", (tether_fn)wrap_with, p, 3, &o, NULL), TETHER_E_ARGUMENT_MISMATCH);
     CHECK_ERROR_HAS("takes runtime arguments");
@@ -179,12 +184,8 @@ static void a_failing_decorator_fails_the_resolve_and_destroys_the_original(void
     kind Db = {"D", 0, 0}, W = {"W", 0, 0};
     tether_container *c = new_container();
     reg_node(c, "Db", &Db, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_noting);
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.flags = TETHER_DECORATE;
-    o.context = &W;
-    o.drop = drop_noting;
     tether_param p[] = {TETHER_DEP("Db"), TETHER_CONTEXT};
-    CHECK_OK(tether_register_with(c, "Db", (tether_fn)maybe_fail, p, 2, &o, NULL));
+    CHECK_OK(decorate_with(c, "Db", &W, (tether_fn)maybe_fail, p, 2));
     fail_decorator = 1;
     tether_ref *r = NULL;
     CHECK_STATUS(tether_resolve(c, "Db", &r), TETHER_E_FACTORY_FAILED);

@@ -2,6 +2,7 @@
  * tether_resolve_key_instance and tether_resolver_get_weak_instance. */
 #include <stdlib.h>
 #include "harness.h"
+#include "registering.h"
 #include "binding.h"
 
 typedef struct parent { void *child; } parent;
@@ -79,12 +80,8 @@ static void test_weak_instance_points_at_the_graphs_parent(void) {
 static void test_resolve_key_instance_matches_the_handle(void) {
     tether_container *c;
     CHECK_OK(tether_container_new(NULL, &c));
-    tether_registration_options o = {0};
-    o.drop = drop_plain;
-    o.scope = TETHER_SCOPE_TRANSIENT;
-    CHECK_OK(TB.register_ex(c, "T", (tether_fn)make_plain, NULL, 0, &o, NULL));
-    o.scope = TETHER_SCOPE_SINGLETON;
-    CHECK_OK(TB.register_ex(c, "S", (tether_fn)make_plain, NULL, 0, &o, NULL));
+    reg_with_context(c, "T", (tether_fn)make_plain, NULL, 0, TETHER_SCOPE_TRANSIENT, NULL, drop_plain);
+    reg_with_context(c, "S", (tether_fn)make_plain, NULL, 0, TETHER_SCOPE_SINGLETON, NULL, drop_plain);
     uint32_t t, s;
     CHECK_OK(tether_intern(c, "T", &t));
     CHECK_OK(tether_intern(c, "S", &s));

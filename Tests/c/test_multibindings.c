@@ -43,11 +43,7 @@ static void drop_host(void *instance, void *context) {
 
 static void reg_item(tether_container *c, const char *key, kind *k, tether_scope scope) {
     tether_param p[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_logged;
-    CHECK_OK(TB.register_ex(c, key, (tether_fn)make0, p, 1, &o, NULL));
+    reg_with_context(c, key, (tether_fn)make0, p, 1, scope, k, drop_logged);
 }
 
 static void reg_host(tether_container *c, const char *key, const char *all, kind *k) {

@@ -220,22 +220,38 @@ static void *make_repo_clearing(kind *k, node *pool) {
     if (stale_clears++ == 0) CHECK_OK(tether_override_clear(stale_root, "Pool"));
     return node_new(k, pool, NULL);
 }
-static void built_over_a_cleared_override_is_not_cached(int from_child) {
-    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0};
+/* These tests' configuration: stale_root anew with Pool, a singleton of kind `pool`, and `key` made by
+ * `clearing` (slots {TETHER_CONTEXT, second}: the factory that clears the override) in `scope`. */
+static void stale_root_with(kind *pool, const char *key, tether_fn clearing, tether_param second, tether_scope scope,
+                            kind *k) {
     stale_root = new_container();
     stale_clears = 0;
-    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
+    reg_node(stale_root, "Pool", pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
     tether_options o = TETHER_OPTIONS_INIT;
-    o.scope = TETHER_SCOPE_SINGLETON;
+    o.scope = scope;
     o.drop = drop_node;
-    o.context = &Repo;
-    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Pool")};
-    CHECK_OK(tether_register_with(stale_root, "Repo", (tether_fn)make_repo_clearing, p, 2, &o, NULL));
-    reg_node(stale_root, "Service", &Service, TETHER_SCOPE_SINGLETON, "Repo", NULL, drop_node);
+    o.context = k;
+    tether_param p[] = {TETHER_CONTEXT, second};
+    CHECK_OK(tether_register_with(stale_root, key, clearing, p, 2, &o, NULL));
+}
+/* `fake` overrides Pool in stale_root; returns where the test resolves from: stale_root, or a new child of it. */
+static tether_container *override_pool(node *fake, int from_child) {
     tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
-    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
     fake_drops = 0;
-    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    CHECK_OK(tether_override(stale_root, "Pool", fake, drop_fake, &fake_drops));
+    return from;
+}
+/* Frees `from` (when a child) and stale_root. */
+static void free_stale(tether_container *from) {
+    if (from != stale_root) CHECK_OK(tether_container_free(from));
+    CHECK_OK(tether_container_free(stale_root));
+}
+static void built_over_a_cleared_override_is_not_cached(int from_child) {
+    kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Service = {"Service", 0, 0};
+    stale_root_with(&Pool, "Repo", (tether_fn)make_repo_clearing, TETHER_DEP("Pool"), TETHER_SCOPE_SINGLETON, &Repo);
+    reg_node(stale_root, "Service", &Service, TETHER_SCOPE_SINGLETON, "Repo", NULL, drop_node);
+    node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
+    tether_container *from = override_pool(&fake, from_child);
     tether_ref *s1, *s2, *p2;
     node *svc1 = resolve(from, "Service", &s1);
     CHECK(stale_clears == 1 && svc1->a->a == &fake);   /* what it built, over what it saw */
@@ -252,8 +268,7 @@ static void built_over_a_cleared_override_is_not_cached(int from_child) {
     release(s3);
     release(s2);
     release(p2);
-    if (from_child) CHECK_OK(tether_container_free(from));
-    CHECK_OK(tether_container_free(stale_root));
+    free_stale(from);
     CHECK(Pool.dropped == 1 && Repo.dropped == 2 && Service.dropped == 2 && fake_drops == 1);
 }
 static void built_over_a_cleared_override_from_the_root(void) { built_over_a_cleared_override_is_not_cached(0); }
@@ -265,20 +280,10 @@ static void built_over_a_cleared_override_from_a_child(void) { built_over_a_clea
  * the original, which is cached. */
 static void scoped_built_over_a_cleared_override_is_not_cached(int from_child) {
     kind Pool = {"Pool", 0, 0}, Repo = {"Repo", 0, 0}, Handler = {"Handler", 0, 0};
-    stale_root = new_container();
-    stale_clears = 0;
-    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.scope = TETHER_SCOPE_CONTAINER;
-    o.drop = drop_node;
-    o.context = &Repo;
-    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("Pool")};
-    CHECK_OK(tether_register_with(stale_root, "Repo", (tether_fn)make_repo_clearing, p, 2, &o, NULL));
+    stale_root_with(&Pool, "Repo", (tether_fn)make_repo_clearing, TETHER_DEP("Pool"), TETHER_SCOPE_CONTAINER, &Repo);
     reg_node(stale_root, "Handler", &Handler, TETHER_SCOPE_GRAPH, "Repo", NULL, drop_node);
-    tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
     node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
-    fake_drops = 0;
-    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    tether_container *from = override_pool(&fake, from_child);
     tether_ref *h1, *h2, *h3, *p2;
     node *handler1 = resolve(from, "Handler", &h1);
     CHECK(stale_clears == 1 && handler1->a->a == &fake);  /* what it built, over what it saw */
@@ -295,8 +300,7 @@ static void scoped_built_over_a_cleared_override_is_not_cached(int from_child) {
     release(h3);
     release(h2);
     release(p2);
-    if (from_child) CHECK_OK(tether_container_free(from));
-    CHECK_OK(tether_container_free(stale_root));
+    free_stale(from);
     CHECK(Pool.dropped == 1 && Repo.dropped == 2 && Handler.dropped == 3 && fake_drops == 1);
 }
 static void scoped_built_over_a_cleared_override_from_the_root(void) { scoped_built_over_a_cleared_override_is_not_cached(0); }
@@ -313,19 +317,9 @@ static void *make_service_getting_pool(kind *k, tether_resolver *r) {
 }
 static void runtime_edge_built_over_a_cleared_override_is_not_cached(tether_scope scope, int from_child) {
     kind Pool = {"Pool", 0, 0}, Service = {"Service", 0, 0};
-    stale_root = new_container();
-    stale_clears = 0;
-    reg_node(stale_root, "Pool", &Pool, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
-    tether_options o = TETHER_OPTIONS_INIT;
-    o.scope = scope;
-    o.drop = drop_node;
-    o.context = &Service;
-    tether_param p[] = {TETHER_CONTEXT, TETHER_RESOLVER};
-    CHECK_OK(tether_register_with(stale_root, "Service", (tether_fn)make_service_getting_pool, p, 2, &o, NULL));
-    tether_container *from = from_child ? new_container_in(stale_root) : stale_root;
+    stale_root_with(&Pool, "Service", (tether_fn)make_service_getting_pool, TETHER_RESOLVER, scope, &Service);
     node fake = {ALIVE, NULL, {{NULL, NULL}}, NULL, NULL, NULL};
-    fake_drops = 0;
-    CHECK_OK(tether_override(stale_root, "Pool", &fake, drop_fake, &fake_drops));
+    tether_container *from = override_pool(&fake, from_child);
     tether_ref *s1, *s2, *s3, *p2;
     node *svc1 = resolve(from, "Service", &s1);
     CHECK(stale_clears == 1 && svc1->a == &fake);
@@ -342,8 +336,7 @@ static void runtime_edge_built_over_a_cleared_override_is_not_cached(tether_scop
     release(s3);
     release(s2);
     release(p2);
-    if (from_child) CHECK_OK(tether_container_free(from));
-    CHECK_OK(tether_container_free(stale_root));
+    free_stale(from);
     CHECK(Pool.dropped == 1 && Service.dropped == 2 && fake_drops == 1);
 }
 static void runtime_edge_singleton_built_over_a_cleared_override(void) {

@@ -19,22 +19,18 @@ static tether_container *new_checked_container(tether_container *parent) {
     return c;
 }
 
-/* Resolves `key` from `c` and returns the tag of the registration that made it. */
-static const char *tag_of(tether_container *c, const char *key) {
+/* Resolves `key` from `c` and returns the tag of the registration that made it (`of_dep`: that made its
+ * first dependency). */
+static const char *made_by(tether_container *c, const char *key, int of_dep) {
     tether_ref *r;
     node *o = resolve(c, key, &r);
+    if (o && of_dep) o = o->dep[0];
     const char *tag = o ? o->k->tag : "(failed)";
     if (r) CHECK_OK(tether_ref_release(r));
     return tag;
 }
-
-static const char *dep_tag_of(tether_container *c, const char *key) {
-    tether_ref *r;
-    node *o = resolve(c, key, &r);
-    const char *tag = o && o->dep[0] ? o->dep[0]->k->tag : "(failed)";
-    if (r) CHECK_OK(tether_ref_release(r));
-    return tag;
-}
+static const char *tag_of(tether_container *c, const char *key) { return made_by(c, key, 0); }
+static const char *dep_tag_of(tether_container *c, const char *key) { return made_by(c, key, 1); }
 
 static void child_falls_through_to_parent(void) {
     kind logger = {"parent.Logger", 0, 0}, service = {"child.Service", 0, 0};
@@ -69,13 +65,22 @@ static void falls_through_several_levels(void) {
     CHECK(k.made == 1 && k.dropped == 1);
 }
 
+/* A parent registering Logger (kind `plog`) and `svc_key` over Logger (kind `svc`, in `scope`), and a child of it
+ * registering a Logger of its own (kind `clog`): the child, its parent in *parent. */
+static tether_container *child_with_own_logger(tether_container **parent, kind *plog, kind *clog, const char *svc_key,
+                                               kind *svc, tether_scope scope) {
+    *parent = new_checked_container(NULL);
+    tether_container *child = new_checked_container(*parent);
+    reg(*parent, "Logger", plog, TETHER_SCOPE_GRAPH, NULL);
+    reg(*parent, svc_key, svc, scope, "Logger");
+    reg(child, "Logger", clog, TETHER_SCOPE_GRAPH, NULL);
+    return child;
+}
+
 static void child_overrides_parent_key(void) {
     kind plog = {"parent.Logger", 0, 0}, clog = {"child.Logger", 0, 0}, svc = {"parent.Service", 0, 0};
-    tether_container *parent = new_checked_container(NULL);
-    tether_container *child = new_checked_container(parent);
-    reg(parent, "Logger", &plog, TETHER_SCOPE_GRAPH, NULL);
-    reg(parent, "Service", &svc, TETHER_SCOPE_GRAPH, "Logger");
-    reg(child, "Logger", &clog, TETHER_SCOPE_GRAPH, NULL);
+    tether_container *parent;
+    tether_container *child = child_with_own_logger(&parent, &plog, &clog, "Service", &svc, TETHER_SCOPE_GRAPH);
 
     CHECK(strcmp(tag_of(child, "Logger"), "child.Logger") == 0);
     CHECK(strcmp(tag_of(parent, "Logger"), "parent.Logger") == 0);
@@ -91,11 +96,8 @@ static void child_overrides_parent_key(void) {
 
 static void singleton_dependencies_come_from_the_registering_container(void) {
     kind plog = {"parent.Logger", 0, 0}, clog = {"child.Logger", 0, 0}, svc = {"parent.Svc", 0, 0};
-    tether_container *parent = new_checked_container(NULL);
-    tether_container *child = new_checked_container(parent);
-    reg(parent, "Logger", &plog, TETHER_SCOPE_GRAPH, NULL);
-    reg(parent, "Svc", &svc, TETHER_SCOPE_SINGLETON, "Logger");
-    reg(child, "Logger", &clog, TETHER_SCOPE_GRAPH, NULL);
+    tether_container *parent;
+    tether_container *child = child_with_own_logger(&parent, &plog, &clog, "Svc", &svc, TETHER_SCOPE_SINGLETON);
 
     CHECK(strcmp(dep_tag_of(child, "Svc"), "parent.Logger") == 0);
     CHECK(strcmp(dep_tag_of(parent, "Svc"), "parent.Logger") == 0);

@@ -41,15 +41,10 @@ static void drop_logged(void *instance, void *context) {
 }
 
 static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, tether_fn f, const char *a, const char *b) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (a) p[n++] = TETHER_DEP(a);
-    if (b) p[n++] = TETHER_DEP(b);
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_logged;
-    CHECK_OK(TB.register_ex(c, key, f ? f : n == 1 ? (tether_fn)logged0 : n == 2 ? (tether_fn)logged1 : (tether_fn)logged2, p, n, &o, NULL));
+    tether_param p[3];
+    size_t n = context_and_deps(p, a, b);
+    if (!f) f = n == 1 ? (tether_fn)logged0 : n == 2 ? (tether_fn)logged1 : (tether_fn)logged2;
+    reg_with_context(c, key, f, p, n, scope, k, drop_logged);
 }
 
 static tether_container *container_with_plans(int plans) {
@@ -305,15 +300,10 @@ static void dia_drop(void *instance, void *context) {
     free(instance);
 }
 static void dia_reg(tether_container *c, const char *key, int kind, tether_scope scope, const char *a, const char *b) {
-    tether_param p[3] = {TETHER_CONTEXT};
-    size_t n = 1;
-    if (a) p[n++] = TETHER_DEP(a);
-    if (b) p[n++] = TETHER_DEP(b);
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = &dia_tag[kind];
-    o.drop = dia_drop;
-    CHECK_OK(TB.register_ex(c, key, n == 1 ? (tether_fn)dia0 : n == 2 ? (tether_fn)dia1 : (tether_fn)dia2, p, n, &o, NULL));
+    tether_param p[3];
+    size_t n = context_and_deps(p, a, b);
+    reg_with_context(c, key, n == 1 ? (tether_fn)dia0 : n == 2 ? (tether_fn)dia1 : (tether_fn)dia2, p, n, scope,
+                     &dia_tag[kind], dia_drop);
 }
 static const char *const dia_keys[] = {"Root", "B", "C", "Root"};
 static int dia_threads;

@@ -1,30 +1,17 @@
 /* tether_register_with (a versioned tether_options from TETHER_OPTIONS_INIT) and
  * the checked form TETHER_REGISTERn: every slot kind reaches a factory whose
  * prototype the compiler checked (Tests/compile_fail shows it rejecting others). */
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include "harness.h"
+#include "register_forms.h"
 
-static atomic_int made, dropped, completed;
-
-static void *make(void) { atomic_fetch_add(&made, 1); return malloc(8); }
 static int undropped;   /* what registrations without a destructor make: nothing to free */
 static void *make_static(void) { atomic_fetch_add(&made, 1); return &undropped; }
-static void drop(void *instance, void *context) { (void)context; atomic_fetch_add(&dropped, 1); free(instance); }
-static tether_status complete(tether_resolver *r, void *instance, void *context) {
-    (void)r; (void)instance;
-    atomic_fetch_add(&completed, *(int *)context);
-    return TETHER_OK;
-}
 static tether_status complete_args(void *instance, void *const *args, size_t n, void *context) {
     (void)instance;
     /* runs after `complete` (declared order): completed is 1 by then, so this makes it 1*100+2 */
     atomic_store(&completed, atomic_load(&completed) * 100 + (n == 1 && args[0] ? *(int *)context : -1000));
     return TETHER_OK;
 }
-
-static void reset_counts(void) { made = dropped = completed = 0; }
 
 static void test_options_applied(void) {
     reset_counts();
@@ -148,33 +135,12 @@ static void test_checked_forms(void) {
 
 /* Registering with options while another thread resolves: never half configured,
    so every instance made has its destructor. */
-static tether_container *shared;
-static atomic_int stop;
-
-static void *resolver_thread(void *arg) {
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        tether_ref *ref;
-        if (tether_resolve(shared, "K", &ref) == TETHER_OK) tether_ref_release(ref);
-    }
-    return NULL;
-}
-
-static void test_registering_under_load(void) {
-    reset_counts();
-    CHECK_OK(tether_container_new(NULL, &shared));
+static tether_status register_k(void) {
     tether_options o = TETHER_OPTIONS_INIT;
     o.drop = drop;
-    CHECK_OK(TETHER_REGISTER0(shared, "K", &o, NULL, make));
-    stop = 0;
-    pthread_t t;
-    pthread_create(&t, NULL, resolver_thread, NULL);
-    for (int i = 0; i < 2000; i++) CHECK_OK(TETHER_REGISTER0(shared, "K", &o, NULL, make));
-    atomic_store(&stop, 1);
-    pthread_join(t, NULL);
-    CHECK_OK(tether_container_free(shared));
-    CHECK(made == dropped);
+    return TETHER_REGISTER0(shared, "K", &o, NULL, make);
 }
+static void test_registering_under_load(void) { registered_under_load(register_k); }
 
 int main(void) {
     RUN(test_options_applied);

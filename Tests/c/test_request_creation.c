@@ -17,6 +17,7 @@
 #include <time.h>
 #include "harness.h"
 #include "binding.h"
+#include "registering.h"
 
 typedef struct kind { const char *tag; int made, dropped, calls; } kind;
 typedef struct obj { kind *k; struct obj *a, *b; } obj;
@@ -67,14 +68,6 @@ static void *make_handler(kind *k, obj *session) { return obj_new(k, session, NU
 static tether_container *root;
 static uint32_t handler_key;
 
-static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, kind *k, tether_scope scope) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
-}
-
 /* A fresh root (nothing made yet), the counts reset. */
 static void setup(void) {
     kind *all[] = {&k_db, &k_session, &k_handler, &k_request};
@@ -82,21 +75,14 @@ static void setup(void) {
     dropped = 0;
     fail_db = slow_db = 0;
     CHECK_OK(tether_container_new(NULL, &root));
-    CHECK_OK(tether_declare_value(root, "Request"));
-    tether_param db[] = {TETHER_CONTEXT}, session[] = {TETHER_CONTEXT, TETHER_DEP("Request"), TETHER_DEP("Db")},
-                 handler[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    reg("Db", (tether_fn)make_db, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
-    reg("Session", (tether_fn)make_session, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
-    reg("Handler", (tether_fn)make_handler, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
+    reg_request_shape(root, (tether_fn)make_db, &k_db, (tether_fn)make_session, &k_session, (tether_fn)make_handler,
+                      &k_handler, drop_obj);
     CHECK_OK(tether_intern(root, "Handler", &handler_key));
 }
 
 /* A child with its Request provided (the request's value, destroyed by drop_obj). */
 static tether_container *request_child(void) {
-    tether_container *child = NULL;
-    CHECK_OK(tether_container_new(root, &child));
-    CHECK_OK(tether_provide_value(child, "Request", obj_new(&k_request, NULL, NULL), drop_obj, &k_request));
-    return child;
+    return request_child_of(root, obj_new(&k_request, NULL, NULL), drop_obj, &k_request);
 }
 
 static void the_first_request_from_a_fresh_root_then_later_ones(void) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "binding.h"
+#include "registering.h"
 
 typedef struct kind { const char *tag; int made, dropped; } kind;
 typedef struct obj { kind *k; struct obj *a, *b; } obj;
@@ -53,22 +54,10 @@ static void *make_handler(kind *k, obj *session) {
 static tether_container *root;
 static uint32_t handler_key;
 
-static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, kind *k, tether_scope scope) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
-}
-
 static void setup(void) {
     CHECK_OK(tether_container_new(NULL, &root));
-    CHECK_OK(tether_declare_value(root, "Request"));
-    tether_param db[] = {TETHER_CONTEXT}, session[] = {TETHER_CONTEXT, TETHER_DEP("Request"), TETHER_DEP("Db")},
-                 handler[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    reg("Db", (tether_fn)make_db, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
-    reg("Session", (tether_fn)make_session, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
-    reg("Handler", (tether_fn)make_handler, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
+    reg_request_shape(root, (tether_fn)make_db, &k_db, (tether_fn)make_session, &k_session, (tether_fn)make_handler,
+                      &k_handler, drop_obj);
     CHECK_OK(tether_intern(root, "Handler", &handler_key));
 }
 
@@ -81,10 +70,7 @@ static void reset_counts(void) {
 
 /* A child with its Request provided (the request's value, destroyed by drop_obj). */
 static tether_container *request_child(void) {
-    tether_container *child = NULL;
-    CHECK_OK(tether_container_new(root, &child));
-    CHECK_OK(tether_provide_value(child, "Request", obj_new(&k_request, NULL, NULL), drop_obj, &k_request));
-    return child;
+    return request_child_of(root, obj_new(&k_request, NULL, NULL), drop_obj, &k_request);
 }
 
 static int order_is(const char *a, const char *b, const char *c) {

@@ -57,22 +57,9 @@ static void *serve(void *arg) {
     return NULL;
 }
 
-static void reg(const char *key, tether_fn f, const tether_param *p, size_t n, kind *k, tether_scope scope) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop_obj;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
-}
-
 static void test_per_request_children_on_8_threads(void) {
     CHECK_OK(tether_container_new(NULL, &root));
-    tether_param db[] = {TETHER_CONTEXT}, session[] = {TETHER_CONTEXT, TETHER_DEP("Request"), TETHER_DEP("Db")},
-                 handler[] = {TETHER_CONTEXT, TETHER_DEP("Session")};
-    CHECK_OK(tether_declare_value(root, "Request"));
-    reg("Db", (tether_fn)make0, db, 1, &k_db, TETHER_SCOPE_SINGLETON);
-    reg("Session", (tether_fn)make2, session, 3, &k_session, TETHER_SCOPE_CONTAINER);
-    reg("Handler", (tether_fn)make1, handler, 2, &k_handler, TETHER_SCOPE_GRAPH);
+    reg_request_shape(root, (tether_fn)make0, &k_db, (tether_fn)make2, &k_session, (tether_fn)make1, &k_handler, drop_obj);
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) CHECK(pthread_create(&t[i], NULL, serve, (void *)(intptr_t)i) == 0);
     for (int i = 0; i < THREADS; i++) CHECK(pthread_join(t[i], NULL) == 0);
@@ -122,9 +109,10 @@ static void test_the_parent_sees_children_of_every_thread(void) {
     atomic_store(&wrong, 0);
     CHECK_OK(tether_container_new(NULL, &root));
     tether_param db[] = {TETHER_CONTEXT}, session_db[] = {TETHER_CONTEXT, TETHER_DEP("Db")};
-    reg("Db", (tether_fn)make0, db, 1, &k_db2, TETHER_SCOPE_SINGLETON);
+    reg_with_context(root, "Db", (tether_fn)make0, db, 1, TETHER_SCOPE_SINGLETON, &k_db2, drop_obj);
     /* Session(Db), one per child: its one dependency in `a` */
-    reg("Session", (tether_fn)make1, session_db, 2, &k_session2, TETHER_SCOPE_CONTAINER);
+    reg_with_context(root, "Session", (tether_fn)make1, session_db, 2, TETHER_SCOPE_CONTAINER, &k_session2,
+                     drop_obj);
     CHECK(pthread_barrier_init(&opened, NULL, THREADS + 1) == 0);
     CHECK(pthread_barrier_init(&decided, NULL, THREADS + 1) == 0);
     CHECK(pthread_barrier_init(&resolved, NULL, THREADS + 1) == 0);
@@ -182,7 +170,7 @@ static void test_freeing_the_parent_while_threads_make_children(void) {
     static kind k_db3 = KIND("Db3");
     CHECK_OK(tether_container_new(NULL, &root));
     tether_param db[] = {TETHER_CONTEXT};
-    reg("Db", (tether_fn)make0, db, 1, &k_db3, TETHER_SCOPE_SINGLETON);
+    reg_with_context(root, "Db", (tether_fn)make0, db, 1, TETHER_SCOPE_SINGLETON, &k_db3, drop_obj);
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) CHECK(pthread_create(&t[i], NULL, churn, NULL) == 0);
     while (atomic_load(&made_children) < 2000) sched_yield();

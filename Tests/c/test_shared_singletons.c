@@ -53,11 +53,7 @@ static void drop(void *instance, void *context) {
 static void reg(tether_container *c, kind *k, tether_scope scope, tether_fn factory, const tether_param *deps, size_t n) {
     tether_param params[3] = {TETHER_CONTEXT};
     for (size_t i = 0; i < n; i++) params[1 + i] = deps[i];
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop;
-    CHECK_OK(TB.register_ex(c, k->tag, factory, params, 1 + n, &o, NULL));
+    reg_with_context(c, k->tag, factory, params, 1 + n, scope, k, drop);
 }
 
 static tether_container *make_container(void) {
@@ -246,16 +242,9 @@ static void held_graph_outlives_its_container_in_order(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
     tether_param repo[] = {TETHER_CONTEXT, TETHER_DEP("Db"), TETHER_DEP("Cache")}, one[] = {TETHER_CONTEXT};
-    tether_registration_options o = {0};
-    o.drop = drop_ordered;
-    o.scope = TETHER_SCOPE_SINGLETON;
-    o.context = &k_db;
-    CHECK_OK(TB.register_ex(c, "Db", (tether_fn)make0, one, 1, &o, NULL));
-    o.context = &k_cache;
-    CHECK_OK(TB.register_ex(c, "Cache", (tether_fn)make0, one, 1, &o, NULL));
-    o.scope = TETHER_SCOPE_GRAPH;
-    o.context = &k_repo;
-    CHECK_OK(TB.register_ex(c, "Repo", (tether_fn)make2, repo, 3, &o, NULL));
+    reg_with_context(c, "Db", (tether_fn)make0, one, 1, TETHER_SCOPE_SINGLETON, &k_db, drop_ordered);
+    reg_with_context(c, "Cache", (tether_fn)make0, one, 1, TETHER_SCOPE_SINGLETON, &k_cache, drop_ordered);
+    reg_with_context(c, "Repo", (tether_fn)make2, repo, 3, TETHER_SCOPE_GRAPH, &k_repo, drop_ordered);
     tether_ref *a = NULL, *b = NULL, *db = NULL;
     CHECK_OK(tether_resolve(c, "Repo", &a));
     CHECK_OK(tether_resolve(c, "Repo", &b));   /* the second from a recorded plan: split references */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "harness.h"
 #include "thread_check.h"
+#include "registering.h"
 
 typedef struct kind { atomic_int made, dropped; } kind;
 static kind k_thing, k_db;
@@ -60,11 +61,7 @@ static void *worker(void *arg) {
 }
 
 static void reg(const char *key, tether_scope scope, tether_fn f, const tether_param *p, size_t n, kind *k) {
-    tether_registration_options o = {0};
-    o.scope = scope;
-    o.context = k;
-    o.drop = drop;
-    CHECK_OK(TB.register_ex(root, key, f, p, n, &o, NULL));
+    reg_with_context(root, key, f, p, n, scope, k, drop);
 }
 
 static void a_call_from_a_later_thread_exit_destructor_gets_a_new_state(void) {

@@ -55,6 +55,11 @@ static void drop_shared(void *instance, void *context) {
     free(instance);
 }
 
+/* A key of `c` made by make_shared (counted as `key`), not suspending; `inner`: its factory resolves that first. */
+static shared_kind shared_key(const char *key, tether_container *c, const char *inner) {
+    return (shared_kind){{key, 0, 0}, key, c, NULL, -1, inner, -1, NULL};
+}
+
 static void register_shared(tether_container *c, shared_kind *s, tether_scope scope) {
     tether_param p[] = {TETHER_CONTEXT};
     tether_registration_options o = {0};
@@ -62,6 +67,13 @@ static void register_shared(tether_container *c, shared_kind *s, tether_scope sc
     o.context = s;
     o.drop = drop_shared;
     CHECK_OK(TB.register_ex(c, s->key, (tether_fn)make_shared, p, 1, &o, NULL));
+}
+
+/* A new token, nested in `parent` (NULL: a task's own). */
+static tether_token *new_token(tether_token *parent) {
+    tether_token *t = NULL;
+    CHECK_OK(TB.token_new(parent, &t));
+    return t;
 }
 
 static int woken;
@@ -79,22 +91,26 @@ static tether_status resolve_as(tether_token *t, tether_container *c, const char
     return st;
 }
 
+/* `s`'s factory suspends in a resolve from `c` acting for `as` (NULL: for none): the call fails and
+ * `holder` holds the cell. */
+static void suspended_for(tether_token *holder, shared_kind *s, tether_container *c, tether_token *as) {
+    s->holder = holder;
+    CHECK_STATUS(resolve_as(as, c, s->key, NULL), TETHER_E_FACTORY_FAILED);
+    CHECK_OK(s->held);
+}
+
 static void held_then_taken_back(tether_scope scope) {
     woken = 0;
     tether_container *root = NULL, *c = NULL, *other = NULL;
     CHECK_OK(tether_container_new(NULL, &root));
     CHECK_OK(tether_container_new(root, &c));
     CHECK_OK(tether_container_new(root, &other));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", c, NULL);
     register_shared(root, &x, scope);
-    tether_token *a = NULL, *b = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    CHECK_OK(TB.token_new(NULL, &b));
+    tether_token *a = new_token(NULL), *b = new_token(NULL);
 
     /* A's resolve: the factory suspends; the cell stays A's */
-    x.holder = a;
-    CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_OK(x.held);
+    suspended_for(a, &x, c, NULL);
     /* B is refused without blocking, and waits */
     CHECK_STATUS(resolve_as(b, c, "X", NULL), TETHER_E_WOULD_BLOCK);
     CHECK_OK(TB.token_wait(b, wake, (void *)1));
@@ -131,13 +147,10 @@ static void test_a_freed_token_releases_its_cells_to_the_waiters(void) {
     woken = 0;
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", c, NULL);
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL, *b = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    CHECK_OK(TB.token_new(NULL, &b));
-    x.holder = a;
-    CHECK_STATUS(resolve_as(a, c, "X", NULL), TETHER_E_FACTORY_FAILED);
+    tether_token *a = new_token(NULL), *b = new_token(NULL);
+    suspended_for(a, &x, c, a);
     CHECK_STATUS(resolve_as(b, c, "X", NULL), TETHER_E_WOULD_BLOCK);
     CHECK_OK(TB.token_wait(b, wake, (void *)1));
     /* entered: refused */
@@ -162,10 +175,9 @@ static void test_a_freed_token_releases_its_cells_to_the_waiters(void) {
 static void test_hold_outside_the_factory_finds_no_cell(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", c, NULL);
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
+    tether_token *a = new_token(NULL);
     uint32_t id = 0;
     CHECK_OK(tether_intern(c, "X", &id));
     CHECK_STATUS(TB.token_hold(a, c, id), TETHER_E_NOT_FOUND);
@@ -179,18 +191,13 @@ static void test_a_wait_cycle_across_tokens_is_reported_at_once(void) {
     woken = 0;
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", c, NULL), y = shared_key("Y", c, NULL);
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     register_shared(c, &y, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    CHECK_OK(TB.token_new(NULL, &b));
-    x.holder = a;
-    y.holder = b;
-    CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_STATUS(resolve_as(NULL, c, "Y", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_OK(TB.token_new(a, &a2));
-    CHECK_OK(TB.token_new(b, &b2));
+    tether_token *a = new_token(NULL), *b = new_token(NULL);
+    suspended_for(a, &x, c, NULL);
+    suspended_for(b, &y, c, NULL);
+    tether_token *a2 = new_token(a), *b2 = new_token(b);
     CHECK_STATUS(resolve_as(a2, c, "Y", NULL), TETHER_E_WOULD_BLOCK);
     CHECK_STATUS(resolve_as(b2, c, "X", NULL), TETHER_E_CYCLE);
     CHECK_ERROR_HAS("\"X\"");
@@ -221,15 +228,12 @@ static void test_a_call_entered_inside_a_factory_acts_for_its_token(void) {
     woken = 0;
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, "X", -1, NULL};
+    shared_kind x = shared_key("X", c, NULL), y = shared_key("Y", c, "X");
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     register_shared(c, &y, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    x.holder = a;
-    CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_OK(TB.token_new(NULL, &b));
-    CHECK_OK(TB.token_new(b, &b2));
+    tether_token *a = new_token(NULL);
+    suspended_for(a, &x, c, NULL);
+    tether_token *b = new_token(NULL), *b2 = new_token(b);
     y.inner_as = b2;
     y.holder = b;
     uint32_t key_y = 0;
@@ -241,7 +245,7 @@ static void test_a_call_entered_inside_a_factory_acts_for_its_token(void) {
     CHECK_OK(TB.token_wait(b2, wake, (void *)1));
     CHECK(woken == 0);  /* B2 waits for X */
 
-    CHECK_OK(TB.token_new(a, &a2));
+    tether_token *a2 = new_token(a);
     CHECK_STATUS(resolve_as(a2, c, "Y", NULL), TETHER_E_CYCLE);
     tether_error_parts p;
     CHECK_OK(TB.last_error_parts(&p));
@@ -281,14 +285,12 @@ static void *resolve_y(void *arg) {
 static void test_a_cycle_through_a_blocked_thread_is_reported_to_the_token(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL}, y = {{"Y", 0, 0}, "Y", c, NULL, -1, "X", -1, NULL};
+    shared_kind x = shared_key("X", c, NULL), y = shared_key("Y", c, "X");
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
     register_shared(c, &y, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL, *a2 = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    x.holder = a;
-    CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_OK(TB.token_new(a, &a2));
+    tether_token *a = new_token(NULL);
+    suspended_for(a, &x, c, NULL);
+    tether_token *a2 = new_token(a);
     blocked_job j = {c, -1, 0};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, resolve_y, &j) == 0);
@@ -321,12 +323,10 @@ static void test_a_cycle_through_a_blocked_thread_is_reported_to_the_token(void)
 static void test_a_thread_never_waits_for_a_token_of_its_own(void) {
     tether_container *c = NULL;
     CHECK_OK(tether_container_new(NULL, &c));
-    shared_kind x = {{"X", 0, 0}, "X", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", c, NULL);
     register_shared(c, &x, TETHER_SCOPE_SINGLETON);
-    tether_token *a = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    x.holder = a;
-    CHECK_STATUS(resolve_as(a, c, "X", NULL), TETHER_E_FACTORY_FAILED);
+    tether_token *a = new_token(NULL);
+    suspended_for(a, &x, c, a);
     CHECK_STATUS(resolve_as(NULL, c, "X", NULL), TETHER_E_WOULD_BLOCK);
     CHECK_ERROR_HAS("\"X\"");
     CHECK_ERROR_HAS("task that runs on this thread");
@@ -342,18 +342,13 @@ static void test_a_forked_child_forgets_the_tokens_cells(void) {
     tether_container *root = NULL, *c = NULL;
     CHECK_OK(tether_container_new(NULL, &root));
     CHECK_OK(tether_container_new(root, &c));
-    shared_kind x = {{"X", 0, 0}, "X", root, NULL, -1, NULL, -1, NULL};
-    shared_kind s = {{"S", 0, 0}, "S", c, NULL, -1, NULL, -1, NULL};
+    shared_kind x = shared_key("X", root, NULL);
+    shared_kind s = shared_key("S", c, NULL);
     register_shared(root, &x, TETHER_SCOPE_SINGLETON);
     register_shared(root, &s, TETHER_SCOPE_CONTAINER);
-    tether_token *a = NULL, *b = NULL;
-    CHECK_OK(TB.token_new(NULL, &a));
-    CHECK_OK(TB.token_new(NULL, &b));
-    x.holder = a;
-    CHECK_STATUS(resolve_as(NULL, root, "X", NULL), TETHER_E_FACTORY_FAILED);
-    s.holder = a;
-    CHECK_STATUS(resolve_as(NULL, c, "S", NULL), TETHER_E_FACTORY_FAILED);
-    CHECK_OK(s.held);
+    tether_token *a = new_token(NULL), *b = new_token(NULL);
+    suspended_for(a, &x, root, NULL);
+    suspended_for(a, &s, c, NULL);
     CHECK_STATUS(resolve_as(b, root, "X", NULL), TETHER_E_WOULD_BLOCK);
     fflush(NULL);
     pid_t pid = fork();

@@ -19,6 +19,19 @@ static tether_registration *add(tether_container *c, const char *key, const teth
     return r;
 }
 
+/* A new root, the factory count reset: these tests read declarations only, and end with
+ * free_none_made, which checks that no factory ran. */
+static tether_container *fresh_root(void) {
+    tether_container *c = NULL;
+    made = 0;
+    CHECK_OK(tether_container_new(NULL, &c));
+    return c;
+}
+static void free_none_made(tether_container *c) {
+    CHECK(made == 0);
+    CHECK_OK(tether_container_free(c));
+}
+
 /* The line of `text` that contains `needle` (copied into buf), or "" if none. */
 static const char *line_with(const char *text, const char *needle, char *buf, size_t size) {
     const char *hit = strstr(text, needle);
@@ -45,26 +58,21 @@ static void check_line(const char *report, const char *needle, const char *also)
 /* ---- tether_validate ------------------------------------------------------- */
 
 static void test_validate_ok_graph(void) {
-    tether_container *c = NULL;
     tether_param a[] = { TETHER_DEP("B"), TETHER_WEAK("C") };
     tether_param b[] = { TETHER_DEP("C") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "A", a, 2);
     add(c, "B", b, 1);
     add(c, "C", NULL, 0);
     CHECK_OK(tether_validate(c));
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    free_none_made(c);
 }
 
 static void test_validate_reports_every_missing_key(void) {
-    tether_container *c = NULL;
     tether_param service[] = { TETHER_DEP("Repository"), TETHER_DEP("Clock") };
     tether_param repository[] = { TETHER_DEP("Logger"), TETHER_WEAK("Metrics") };
     tether_param worker[] = { TETHER_LAZY("Queue") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Service", service, 2);
     add(c, "Repository", repository, 2);
     add(c, "Worker", worker, 1);
@@ -75,19 +83,16 @@ static void test_validate_reports_every_missing_key(void) {
     check_line(report, "no registration for \"Logger\"", "\"Repository\"");
     check_line(report, "no registration for \"Metrics\"", "\"Repository\"");
     check_line(report, "no registration for \"Queue\"", "\"Worker\"");   /* lazy keys must exist too */
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    free_none_made(c);
 }
 
 static void test_validate_reports_constructor_cycles(void) {
-    tether_container *c = NULL;
     tether_param parent[] = { TETHER_DEP("Child") };
     tether_param child[] = { TETHER_DEP("Parent") };
     tether_param self[] = { TETHER_DEP("Self") };
     tether_param x[] = { TETHER_DEP("Y") };
     tether_param y[] = { TETHER_WEAK("X") };       /* a weak slot is a constructor edge too */
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Parent", parent, 1);
     add(c, "Child", child, 1);
     add(c, "Self", self, 1);
@@ -107,20 +112,17 @@ static void test_validate_reports_constructor_cycles(void) {
     CHECK_STATUS(tether_validate(c), TETHER_E_NOT_FOUND);
     CHECK_ERROR_HAS("no registration for \"Nowhere\"");
     CHECK_ERROR_HAS("\"Self\" -> \"Self\"");
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    free_none_made(c);
 }
 
 /* Lazy edges are not constructor cycles; a weak-lazy back edge is sound, a strong lazy one
  * closes a retain cycle (its call would be refused) and validate says so, naming the fix. */
 static void test_validate_lazy_edges_are_not_cycles(void) {
-    tether_container *c = NULL;
     tether_param p[] = { TETHER_LAZY("C") };
     tether_param cc[] = { TETHER_DEP("P") };
     tether_param q[] = { TETHER_WEAK_LAZY("D") };
     tether_param d[] = { TETHER_DEP("Q") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Q", q, 1);
     add(c, "D", d, 1);
     CHECK_OK(tether_validate(c));
@@ -133,8 +135,7 @@ static void test_validate_lazy_edges_are_not_cycles(void) {
     tether_param weak_p[] = { TETHER_WEAK_LAZY("C") };
     add(c, "P", weak_p, 1);              /* the fix applied */
     CHECK_OK(tether_validate(c));
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    free_none_made(c);
 }
 
 static void test_validate_sees_parent_registrations(void) {
@@ -153,39 +154,36 @@ static void test_validate_sees_parent_registrations(void) {
 
 /* ---- tether_export_dot ------------------------------------------------------ */
 
+/* Copies the line at *at into buf (leaving out the characters in `skip`) and moves *at past it; 0 at the end. */
+static int next_line(const char **at, char *buf, size_t size, const char *skip) {
+    const char *line = *at;
+    if (!*line) return 0;
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line), j = 0;
+    for (size_t i = 0; i < len && j < size - 1; i++)
+        if (!strchr(skip, line[i])) buf[j++] = line[i];
+    buf[j] = '\0';
+    *at = line + len + (end ? 1 : 0);
+    return 1;
+}
+
 /* Edge lines of the DOT ("->"), with spaces and quotes removed. */
 static int count_edge_lines_with(const char *dot, const char *attribute) {
     int count = 0;
-    const char *line = dot;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char buf[1024];
-        size_t j = 0;
-        for (size_t i = 0; i < len && j < sizeof buf - 1; i++)
-            if (line[i] != ' ' && line[i] != '"') buf[j++] = line[i];
-        buf[j] = '\0';
+    char buf[1024];
+    while (next_line(&dot, buf, sizeof buf, " \""))
         if (strstr(buf, "->") && strstr(buf, attribute)) count++;
-        line += len + (end ? 1 : 0);
-    }
     return count;
 }
 
 /* A node line (no "->") mentioning `key`, lower-cased, contains `word`. */
 static int node_line_has(const char *dot, const char *key, const char *word) {
-    const char *line = dot;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char buf[1024];
-        size_t j = 0;
-        for (size_t i = 0; i < len && j < sizeof buf - 1; i++) buf[j++] = line[i];
-        buf[j] = '\0';
+    char buf[1024];
+    while (next_line(&dot, buf, sizeof buf, "")) {
         if (!strstr(buf, "->") && strstr(buf, key)) {
-            for (size_t i = 0; i < j; i++) buf[i] = (char)tolower((unsigned char)buf[i]);
+            for (char *ch = buf; *ch; ch++) *ch = (char)tolower((unsigned char)*ch);
             if (strstr(buf, word)) return 1;
         }
-        line += len + (end ? 1 : 0);
     }
     return 0;
 }
@@ -210,22 +208,35 @@ static void render_with_graphviz(const char *dot) {
     unlink(path);
 }
 
+/* The DOT of `c` (checked: OK and not NULL). */
+static char *dot_of(tether_container *c) {
+    char *dot = NULL;
+    CHECK_OK(tether_export_dot(c, &dot));
+    CHECK(dot != NULL);
+    return dot;
+}
+
+/* After a DOT's checks: graphviz renders it, it is printed when the test failed, it is freed. */
+static void drawn(char *dot) {
+    if (dot) {
+        render_with_graphviz(dot);
+        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
+    }
+    tether_string_free(dot);
+}
+
 static void test_export_dot_styles(void) {
-    tether_container *c = NULL;
     tether_param service[] = { TETHER_DEP("Repository"), TETHER_WEAK("Session") };
     tether_param repository[] = { TETHER_DEP("Cache") };
     tether_param worker[] = { TETHER_LAZY("Service") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Service", service, 2);
     add(c, "Repository", repository, 1);
     CHECK_OK(tether_set_scope(add(c, "Cache", NULL, 0), TETHER_SCOPE_SINGLETON));
     CHECK_OK(tether_set_scope(add(c, "Session", NULL, 0), TETHER_SCOPE_WEAK));
     CHECK_OK(tether_set_scope(add(c, "Worker", worker, 1), TETHER_SCOPE_TRANSIENT));
 
-    char *dot = NULL;
-    CHECK_OK(tether_export_dot(c, &dot));
-    CHECK(dot != NULL);
+    char *dot = dot_of(c);
     if (dot) {
         CHECK(strstr(dot, "digraph") != NULL);
         CHECK(node_line_has(dot, "Service", "graph"));
@@ -237,60 +248,43 @@ static void test_export_dot_styles(void) {
         CHECK(count_edge_lines_with(dot, "style=dashed") == 1);   /* Service -> Session */
         CHECK(count_edge_lines_with(dot, "style=dotted") == 1);   /* Worker -> Service */
         CHECK(count_edge_lines_with(dot, "color=red") == 0);      /* no cycle here */
-        render_with_graphviz(dot);
-        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
     }
-    tether_string_free(dot);
+    drawn(dot);
     tether_string_free(NULL);
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    free_none_made(c);
 }
 
 static void test_export_dot_highlights_cycles(void) {
-    tether_container *c = NULL;
     tether_param parent[] = { TETHER_DEP("Child") };
     tether_param child[] = { TETHER_DEP("Parent") };
     tether_param p[] = { TETHER_LAZY("Q") };
     tether_param q[] = { TETHER_WEAK_LAZY("P") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Parent", parent, 1);
     add(c, "Child", child, 1);
     add(c, "P", p, 1);
     add(c, "Q", q, 1);
-    char *dot = NULL;
-    CHECK_OK(tether_export_dot(c, &dot));
-    CHECK(dot != NULL);
+    char *dot = dot_of(c);
     if (dot) {
         CHECK(count_edge_lines_with(dot, "color=red") == 2);      /* Parent -> Child -> Parent */
         CHECK(count_edge_lines_with(dot, "style=dotted") == 2);   /* lazy and weak-lazy: no cycle */
-        render_with_graphviz(dot);
-        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
     }
-    tether_string_free(dot);
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    drawn(dot);
+    free_none_made(c);
 }
 
 static void test_export_dot_shows_missing_keys(void) {
-    tether_container *c = NULL;
     tether_param service[] = { TETHER_DEP("Missing") };
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     add(c, "Service", service, 1);
-    char *dot = NULL;
-    CHECK_OK(tether_export_dot(c, &dot));
-    CHECK(dot != NULL);
+    char *dot = dot_of(c);
     if (dot) {
         CHECK(node_line_has(dot, "Missing", "red"));
         CHECK(node_line_has(dot, "Missing", "dashed"));
         CHECK(count_edge_lines_with(dot, "->") == 1);
-        render_with_graphviz(dot);
-        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
     }
-    tether_string_free(dot);
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    drawn(dot);
+    free_none_made(c);
 }
 
 static void test_validate_and_dot_bad_handles(void) {
@@ -372,36 +366,28 @@ static void test_validate_declared_weak_back_edge_is_fine(void) {
 /* DOT draws declared targets from registration on: DEP solid, WEAK dashed,
  * the retain cycle a DEP target closes in red. */
 static void test_export_dot_draws_declared_targets(void) {
-    tether_container *c = NULL;
-    made = 0;
-    CHECK_OK(tether_container_new(NULL, &c));
+    tether_container *c = fresh_root();
     tether_param a_deps[] = { TETHER_DEP("B") }, targets[] = { TETHER_DEP("C"), TETHER_WEAK("D") }, back[] = { TETHER_DEP("A") };
     add(c, "A", a_deps, 1);
     tether_registration *b = add(c, "B", NULL, 0);
     add(c, "C", NULL, 0);
     add(c, "D", NULL, 0);
     declare(b, targets, 2);
-    char *dot = NULL;
-    CHECK_OK(tether_export_dot(c, &dot));
+    char *dot = dot_of(c);
     if (dot) {
         CHECK(count_edge_lines_with(dot, "B->C[label=completion]") == 1);
         CHECK(count_edge_lines_with(dot, "B->D[style=dashed,label=completion]") == 1);
         CHECK(count_edge_lines_with(dot, "color=red") == 0);
-        render_with_graphviz(dot);
-        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
     }
-    tether_string_free(dot);
+    drawn(dot);
     declare(b, back, 1);
-    CHECK_OK(tether_export_dot(c, &dot));
+    dot = dot_of(c);
     if (dot) {
         CHECK(count_edge_lines_with(dot, "A->B[color=red") == 1);
         CHECK(count_edge_lines_with(dot, "B->A[label=completion,color=red") == 1);
-        render_with_graphviz(dot);
-        if (harness_current_failed) fprintf(stderr, "%s\n", dot);
     }
-    tether_string_free(dot);
-    CHECK(made == 0);
-    CHECK_OK(tether_container_free(c));
+    drawn(dot);
+    free_none_made(c);
 }
 
 /* A singleton's dependencies come from its own container, whoever resolves it:

@@ -39,19 +39,26 @@ static tether_status completed(tether_resolver *r, void *instance, void *context
 
 static node *get_w(tether_container *c, tether_ref **ref) { return resolve(c, "W", ref); }
 
+/* Registers W(D) in `c`: WEAK-scoped, made by make_w with `s` as its context (destroyed by `drop`), counted
+ * in s->completed by a completion callback, and revived by `revive` (the binding's hook). */
+static tether_registration *reg_revivable_w(tether_container *c, side *s, tether_drop_fn drop) {
+    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
+    tether_registration *rw = NULL;
+    CHECK_OK(tether_register(c, "W", (tether_fn)make_w, p, 2, &rw));
+    CHECK_OK(tether_set_scope(rw, TETHER_SCOPE_WEAK));
+    CHECK_OK(tether_set_context(rw, s, drop));
+    CHECK_OK(tether_on_complete(rw, completed, s));
+    CHECK_OK(TB.registration_revive(rw, revive, s));
+    return rw;
+}
+
 static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void) {
     kind kd = {"D", 0, 0};
     side s = {{"W", 0, 0}, NULL, NULL, 0, 0, 0};
     tether_container *c = new_container();
     reg_node(c, "D", &kd, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
-    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
-    tether_registration *rw = NULL;
-    CHECK_OK(tether_register(c, "W", (tether_fn)make_w, p, 2, &rw));
-    CHECK_OK(tether_set_scope(rw, TETHER_SCOPE_WEAK));
-    CHECK_OK(tether_set_context(rw, &s, drop_box));
-    CHECK_OK(tether_on_complete(rw, completed, &s));
     CHECK_STATUS(TB.registration_revive(NULL, revive, &s), TETHER_E_INVALID_HANDLE);
-    CHECK_OK(TB.registration_revive(rw, revive, &s));
+    tether_registration *rw = reg_revivable_w(c, &s, drop_box);
 
     tether_ref *ref;
     node *w1 = get_w(c, &ref);
@@ -119,13 +126,7 @@ static void test_a_revived_dependency_spares_its_own_dependencies(void) {
     side s = {{"W", 0, 0}, NULL, NULL, 0, 0, 0};
     tether_container *c = new_container();
     reg_node(c, "D", &kd, TETHER_SCOPE_GRAPH, NULL, NULL, drop_logged);
-    tether_param p[] = {TETHER_CONTEXT, TETHER_DEP("D")};
-    tether_registration *rw = NULL;
-    CHECK_OK(tether_register(c, "W", (tether_fn)make_w, p, 2, &rw));
-    CHECK_OK(tether_set_scope(rw, TETHER_SCOPE_WEAK));
-    CHECK_OK(tether_set_context(rw, &s, drop_box_logged));
-    CHECK_OK(tether_on_complete(rw, completed, &s));
-    CHECK_OK(TB.registration_revive(rw, revive, &s));
+    reg_revivable_w(c, &s, drop_box_logged);
     reg_node(c, "R", &kr, TETHER_SCOPE_GRAPH, "W", NULL, drop_logged);
 
     for (int round = 0; round < 2; round++) {  /* the second: W's first graph was a plan's too */

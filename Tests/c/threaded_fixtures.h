@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "harness.h"
+#include "registering.h"  /* the registrations tests share, whatever their object type */
 #include "thread_check.h"
 
 /* One registration's identity and counters, passed as its context. */

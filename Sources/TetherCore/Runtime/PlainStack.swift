@@ -42,13 +42,7 @@ struct PlainStack<Element: BitwiseCopyable> {
     @inline(__always)
     mutating func truncate(to count: Int) { self.count = count }
 
-    private mutating func grow(_ needed: Int) {
-        let bigger = max(needed, capacity * 2, 16)
-        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: bigger)
-        if let base { fresh.initialize(from: base, count: count); base.deallocate() }
-        base = fresh
-        capacity = bigger
-    }
+    private mutating func grow(_ needed: Int) { base = grown(base, count: count, capacity: &capacity, needed: needed) }
 
     func free() { base?.deallocate() }
 }
@@ -216,13 +210,19 @@ struct ReferenceStack<Element: AnyObject> {
         }
     }
 
-    private mutating func grow(_ needed: Int) {
-        let bigger = max(needed, capacity * 2, 16)
-        let fresh = UnsafeMutablePointer<UInt>.allocate(capacity: bigger)
-        if let base { fresh.initialize(from: base, count: count); base.deallocate() }
-        base = fresh
-        capacity = bigger
-    }
+    private mutating func grow(_ needed: Int) { base = grown(base, count: count, capacity: &capacity, needed: needed) }
 
     func free() { base?.deallocate() }
+}
+
+/// How both stacks grow: to at least `needed` and at least twice the old capacity (16 at first), the
+/// first `count` elements moved to the new storage and the old freed.
+@inline(__always)
+private func grown<T>(_ base: UnsafeMutablePointer<T>?, count: Int, capacity: inout Int, needed: Int)
+    -> UnsafeMutablePointer<T> {
+    let bigger = max(needed, capacity * 2, 16)
+    let fresh = UnsafeMutablePointer<T>.allocate(capacity: bigger)
+    if let base { fresh.initialize(from: base, count: count); base.deallocate() }
+    capacity = bigger
+    return fresh
 }

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -28,6 +31,29 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
+
+
+def run_python(*args: object) -> subprocess.CompletedProcess[str]:
+    """A child Python run with ``args`` (a script and its arguments, or ``"-c", code``) over this checkout's
+    package and the library under test, its output captured."""
+    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
+    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
+
+
+def run_python_ok(*args: object) -> str:
+    """``run_python``, which must exit 0 (else its standard error is the failure): its standard output."""
+    result = run_python(*args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """The script at ``path`` run as a new module named ``name`` (its own classes and counters each time)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def container(parent: tether.Container | None = None, *, plans: bool = True) -> tether.Container:

@@ -210,7 +210,8 @@ def test_swinject_initializer_property(c, count):
     assert (count["Parent"], count["Child"]) == (1, 1)  # the Swinject remark cannot happen: once each
 
 
-def test_swinject_property_property(c, count):
+def property_pair(count):
+    """Parent and Child made with no arguments, each counted, their edges to each other set after construction."""
     class Parent:
         def __init__(self) -> None:
             count("Parent")
@@ -220,6 +221,12 @@ def test_swinject_property_property(c, count):
         def __init__(self) -> None:
             count("Child")
             self.parent: Any = None
+
+    return Parent, Child
+
+
+def test_swinject_property_property(c, count):
+    Parent, Child = property_pair(count)
 
     c.register(Parent, on_complete=lambda r, p: setattr(p, "child", r.get(Child)))
     c.register(Child, on_complete=lambda r, ch: setattr(ch, "parent", r.weak(Parent)))
@@ -349,15 +356,7 @@ def test_diamond_is_not_a_retain_cycle(c):
 
 
 def test_zik_guarded_completions(c, count):
-    class Parent:
-        def __init__(self) -> None:
-            count("Parent")
-            self.child: Any = None
-
-    class Child:
-        def __init__(self) -> None:
-            count("Child")
-            self.parent: Any = None
+    Parent, Child = property_pair(count)
 
     def complete_parent(r, p):
         if p.child is None:

@@ -1,14 +1,9 @@
 """The examples run as tests: examples/python/cycles.py, seeds.py, service.py and the polyglot one (C + Python)."""
 
-import importlib.util
 import shutil
-import subprocess
-import sys
 
 import pytest
-from conftest import REPO_ROOT, subprocess_env
-
-import tether
+from conftest import REPO_ROOT, load_script, run_python_ok
 
 CYCLES = REPO_ROOT / "examples" / "python" / "cycles.py"
 POLYGLOT = REPO_ROOT / "examples" / "polyglot" / "polyglot.py"
@@ -16,15 +11,8 @@ SERVICE = REPO_ROOT / "examples" / "python" / "service.py"
 SEEDS = REPO_ROOT / "examples" / "python" / "seeds.py"
 
 
-def run_script(*args):
-    env = subprocess_env(TETHER_LIBRARY=tether.library_path())
-    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
-
-
 def test_cycles_example():
-    result = run_script(CYCLES)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = run_python_ok(CYCLES)
     assert "p.child.parent() is p: True; factory calls: {'Parent': 1, 'Child': 1}" in out
     assert 'CycleError: the constructors of "A" -> "B" -> "A" need each other' in out
     assert "RetainCycleError caused by RetainCycleError" in out
@@ -33,9 +21,7 @@ def test_cycles_example():
 
 def test_seeds_example():
     """The seeds' cycles (Resolver, Swinject, Dip): each factory and each teardown once."""
-    result = run_script(SEEDS)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = run_python_ok(SEEDS)
     for scenario in ("Resolver A(B) B(C) C{weak a}, resolveProperties",
                      "Resolver A(B) B(C) C(weak-lazy a), WeakLazyInjected",
                      "Swinject Parent(Child) Child{weak parent}, initCompleted",
@@ -46,9 +32,7 @@ def test_seeds_example():
 
 
 def test_service_example():
-    result = run_script(SERVICE)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = run_python_ok(SERVICE)
     assert "/a user=1 one session=True cycle closed=True" in out
     assert "/async user=7 one session=True cycle closed=True" in out
     assert ("events: open db, begin /a, commit /a, begin /b, commit /b, begin /async, commit /async, "
@@ -57,11 +41,7 @@ def test_service_example():
 
 
 def _polyglot_module():
-    spec = importlib.util.spec_from_file_location("polyglot_example", POLYGLOT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(POLYGLOT, "polyglot_example")
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +52,9 @@ def parts_library(tmp_path_factory):
 
 
 def test_polyglot_in_a_fresh_process(parts_library):
-    result = run_script(POLYGLOT, parts_library)
-    assert result.returncode == 0, result.stderr
-    assert "destroyed: {'configs_dropped': 2, 'servers_dropped': 2} + Python {'Handler': 2, 'PyLogger': 2}" in result.stdout
-    assert result.stdout.rstrip().endswith("polyglot ok")
+    out = run_python_ok(POLYGLOT, parts_library)
+    assert "destroyed: {'configs_dropped': 2, 'servers_dropped': 2} + Python {'Handler': 2, 'PyLogger': 2}" in out
+    assert out.rstrip().endswith("polyglot ok")
 
 
 def test_polyglot_in_this_process(parts_library):
@@ -91,9 +70,8 @@ def test_polyglot_compiles_from_the_script():
     """Without an argument the script compiles parts.c itself."""
     if shutil.which("cc") is None:
         pytest.skip("no C compiler (cc)")
-    result = run_script(POLYGLOT)
-    assert result.returncode == 0, result.stderr
-    assert "polyglot ok" in result.stdout
+    out = run_python_ok(POLYGLOT)
+    assert "polyglot ok" in out
 
 
 def test_readme_first_example_runs():

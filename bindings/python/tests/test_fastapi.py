@@ -2,16 +2,12 @@
 teardown after the response (also when the handler raised), async factories, root singletons,
 resolve errors as a logged 500, and the example app."""
 
-import gc
-import importlib.util
 import logging
-import subprocess
-import sys
 from contextlib import asynccontextmanager
 from typing import Annotated, AsyncIterator, Iterator
 
 import pytest
-from conftest import REPO_ROOT, subprocess_env
+from conftest import REPO_ROOT, load_script, run_python_ok
 
 fastapi = pytest.importorskip("fastapi")
 pytest.importorskip("httpx")  # the TestClient's transport
@@ -21,7 +17,7 @@ from fastapi.responses import StreamingResponse  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 import tether  # noqa: E402
-from tether import Scope, object_table  # noqa: E402
+from tether import Scope  # noqa: E402
 from tether.fastapi import Inject, install, shutdown  # noqa: E402
 
 EXAMPLE = REPO_ROOT / "examples" / "python" / "fastapi_app.py"
@@ -30,14 +26,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture
-def root():
-    """A root container, closed after the test; no Python object may stay in C boxes."""
-    before = object_table.live_count()
-    container = tether.Container()
-    yield container
-    container.close()
-    gc.collect()
-    assert object_table.live_count() == before, "C boxes still hold Python objects after the requests"
+def root(c):
+    """The app's root container: conftest's ``c`` (closed after the test, no Python object left in C boxes)."""
+    return c
 
 
 def app_on(root: tether.Container) -> FastAPI:
@@ -422,16 +413,11 @@ def test_a_websocket_gets_its_websocket_as_a_value(root):
 
 def test_importing_tether_does_not_import_fastapi():
     code = "import sys, tether; tether.Container().close(); assert 'fastapi' not in sys.modules, 'fastapi imported'"
-    result = subprocess.run([sys.executable, "-c", code], env=subprocess_env(TETHER_LIBRARY=tether.library_path()),
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    run_python_ok("-c", code)
 
 
 def test_the_example_app_runs():
-    result = subprocess.run([sys.executable, str(EXAMPLE)], env=subprocess_env(TETHER_LIBRARY=tether.library_path()),
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    out = run_python_ok(EXAMPLE)
     assert "200 {'text': 'hello ada', 'one session': True, 'tick': 1}" in out
     assert "404 {'detail': 'no user 3'}" in out
     assert "events: begin /users/1, stop clock 1, commit /users/1, begin /users/2" in out
@@ -439,10 +425,7 @@ def test_the_example_app_runs():
 
 
 def test_the_example_app_in_this_process():
-    spec = importlib.util.spec_from_file_location("fastapi_app_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(EXAMPLE, "fastapi_app_example")
     client = TestClient(module.app)
     assert client.get("/users/2").json() == {"text": "hello grace", "one session": True, "tick": 1}
     assert module.events == ["begin /users/2", "stop clock 1", "commit /users/2"]

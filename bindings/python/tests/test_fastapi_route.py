@@ -9,7 +9,6 @@ resolve errors; overrides; what FastAPI reads of a rewritten endpoint (OpenAPI, 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import threading
 from typing import Annotated, AsyncIterator, Iterator
@@ -25,20 +24,16 @@ from fastapi.testclient import TestClient  # noqa: E402
 from starlette.requests import HTTPConnection  # noqa: E402
 
 import tether  # noqa: E402
-from tether import Scope, object_table  # noqa: E402
+from tether import Scope  # noqa: E402
 from tether.fastapi import FromTether, Inject, TetherRoute, injector, install  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture
-def root():
-    before = object_table.live_count()
-    container = tether.Container()
-    yield container
-    container.close()
-    gc.collect()
-    assert object_table.live_count() == before, "C boxes still hold Python objects after the requests"
+def root(c):
+    """The app's root container: conftest's ``c`` (closed after the test, no Python object left in C boxes)."""
+    return c
 
 
 @pytest.fixture(params=["TetherRoute", "APIRouter", "Depends"])

@@ -110,6 +110,11 @@ def _path(parts: Parts) -> str:
     return _capped([_q(k) for k in parts.path], " -> ", parts.omitted)
 
 
+def _needed_by(parts: Parts) -> str:
+    """`` (needed by "A" -> "B")`` after a key's text when a path needed it, else nothing."""
+    return f" (needed by {_path(parts)})" if parts.path else ""
+
+
 def _capped(shown: list[str], separator: str, omitted: int = 0) -> str:
     """``shown`` joined, a long list cut in the middle as the library cuts a path (``omitted``: it did)."""
     if not omitted and len(shown) > _PATH_MAX:
@@ -171,10 +176,8 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
     raised, if there was one)."""
     fix, key = parts.fix, parts.key
     if fix == FIX_REGISTER:
-        text = f"{_q(key)} is not registered"
-        if parts.path:
-            text += f" (needed by {_path(parts)})"
-        elif parts.callback_of and not parts.callback:
+        text = f"{_q(key)} is not registered{_needed_by(parts)}"
+        if not parts.path and parts.callback_of and not parts.callback:
             text += f" (needed by a completion callback of {_q(parts.callback_of)})"
         cls = class_keys.get(key or "")
         how = f"container.register({cls})" if cls else f"container.register({_q(key)}, ...)"
@@ -211,9 +214,7 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
         text = (f"tether.lazy({_q(parts.target)}) in {_q(key)} would close the retain cycle {_path(parts)}: "
                 f"{_q(parts.target)} holds {_q(key)} strongly; make it deps=[tether.weak_lazy({_q(parts.target)})]")
     elif fix == FIX_RUNTIME_ARGUMENTS:
-        text = f"{_q(key)} takes runtime arguments and cannot be a dependency"
-        if parts.path:
-            text += f" (needed by {_path(parts)})"
+        text = f"{_q(key)} takes runtime arguments and cannot be a dependency{_needed_by(parts)}"
         text += (f": declare the parameter tether.factory({class_keys.get(key or '') or _q(key)}) to build it with "
                  f"arguments from the factory, or resolve it with container.resolve({class_keys.get(key or '') or _q(key)}, ...)")
     elif fix == FIX_FACTORY:
@@ -223,9 +224,8 @@ def render(parts: Parts, cause: BaseException | None = None) -> str:
     elif fix == FIX_CALLBACK:
         text = _failed(f"completion callback #{parts.callback} of {_q(parts.callback_of)}", parts.reason, cause)
     elif fix == FIX_PROVIDE_VALUE:
-        text = f"no value for {_q(key)}, a declared value (register_value) that no container on the way provides"
-        if parts.path:
-            text += f" (needed by {_path(parts)})"
+        text = (f"no value for {_q(key)}, a declared value (register_value) that no container on the way provides"
+                f"{_needed_by(parts)}")
         text += (f": resolve from a child container that provides it "
                  f"(tether.Container(parent=..., values={{{_q(key)}: ...}}))")
     elif fix == FIX_RECURSION:
