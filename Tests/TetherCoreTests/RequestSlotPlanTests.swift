@@ -9,26 +9,6 @@ import Testing
 @testable import TetherCore
 
 @Suite struct RequestSlotPlanTests {
-    /// Runs `scenario` with plans and without; the two trackers' logs, what each scenario returned,
-    /// and the plan run's counts.
-    private func bothPaths<T: Equatable>(_ scenario: (Fixture) throws -> T) throws -> (logs: [[String]], seen: [T], counts: [String: Int]) {
-        var logs: [[String]] = []
-        var seen: [T] = []
-        var counts: [String: Int] = [:]
-        for plans in [true, false] {
-            let fx = try Fixture()
-            fx.container.usesPlans = plans
-            var result: T?
-            let delta = try counted { result = try scenario(fx) }
-            if plans { counts = delta }
-            seen.append(result!)
-            _ = try fx.container.close()
-            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
-            logs.append(fx.tracker.log)
-        }
-        return (logs, seen, counts)
-    }
-
     private func cell(_ fx: Fixture, _ obj: Obj, slot: Int) throws -> LazyCell {
         try #require(fx.bridge.cell(obj.words[slot]))
     }

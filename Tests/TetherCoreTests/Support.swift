@@ -407,6 +407,26 @@ func headerEnumerators(_ name: String, prefix: String) throws -> [String] {
     }
 }
 
+/// Runs `scenario` with plans and without, each on a fixture of its own closed after it (every
+/// instance dropped once); the two trackers' logs, what each scenario returned, and the plan run's counts.
+func bothPaths<T: Equatable>(_ scenario: (Fixture) throws -> T) throws -> (logs: [[String]], seen: [T], counts: [String: Int]) {
+    var logs: [[String]] = []
+    var seen: [T] = []
+    var counts: [String: Int] = [:]
+    for plans in [true, false] {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        var result: T?
+        let delta = try counted { result = try scenario(fx) }
+        if plans { counts = delta }
+        seen.append(result!)
+        _ = try fx.container.close()
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        logs.append(fx.tracker.log)
+    }
+    return (logs, seen, counts)
+}
+
 /// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
 /// thread): which resolves a plan served and why the others went to `Graph.build`.
 func counted(_ body: () throws -> Void) rethrows -> [String: Int] {

@@ -114,9 +114,46 @@ static void strict_is_inherited_and_checked(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A child's key over its parent's singleton not cached yet: the singleton's frame checks captives as its
+ * own container says (its dependencies are looked up there too), not as the resolving child says: the
+ * parent strict and the child not refuses, with the path from the child's key; the child strict and the
+ * parent not builds it. Both with plans (the creation plan, branch foreign) and without (TETHER_NO_PLANS). */
+static void a_parents_singleton_resolved_from_a_child_checks_as_its_own_container(void) {
+    for (int strict_parent = 0; strict_parent < 2; strict_parent++) {
+        tether_container *c = new_container();
+        tether_container *child = new_container_in(c);
+        CHECK_OK(tether_container_set_strict(c, strict_parent ? TETHER_STRICT_CAPTIVE : 0));
+        CHECK_OK(tether_container_set_strict(child, strict_parent ? 0 : TETHER_STRICT_CAPTIVE));
+        holder.made = holder.dropped = shorter.made = shorter.dropped = 0;
+        static kind user = {"User", 0, 0};
+        user.made = user.dropped = 0;
+        reg_node(c, "Short", &shorter, TETHER_SCOPE_GRAPH, NULL, NULL, drop_node);
+        reg_node(c, "Holder", &holder, TETHER_SCOPE_SINGLETON, "Short", NULL, drop_node);
+        reg_node(child, "User", &user, TETHER_SCOPE_GRAPH, "Holder", NULL, drop_node);
+        for (int round = 0; round < 2; round++) {
+            tether_ref *ref = (tether_ref *)&ref;
+            if (strict_parent) {
+                CHECK_STATUS(tether_resolve(child, "User", &ref), TETHER_E_CAPTIVE_DEPENDENCY);
+                CHECK(ref == NULL);
+                CHECK_ERROR_HAS("captive dependency \"Holder\" -> \"Short\" (while resolving \"User\" -> \"Holder\")");
+                CHECK_ERROR_HAS("tether_container_set_strict");
+                CHECK(holder.made == 0 && shorter.made == 0 && user.made == 0);
+            } else {
+                node *u = resolve(child, "User", &ref);
+                CHECK(u != NULL && holder.made == 1 && shorter.made == 1 && user.made == round + 1);
+                CHECK_OK(tether_ref_release(ref));
+            }
+        }
+        CHECK_OK(tether_container_free(child));
+        CHECK_OK(tether_container_free(c));
+        CHECK(holder.made == holder.dropped && shorter.made == shorter.dropped && user.made == user.dropped);
+    }
+}
+
 int main(void) {
     RUN(validate_reports_every_captive_edge);
     RUN(strict_container_refuses_captives);
     RUN(strict_is_inherited_and_checked);
+    RUN(a_parents_singleton_resolved_from_a_child_checks_as_its_own_container);
     return harness_finish();
 }

@@ -732,9 +732,11 @@ final class Graph {
         var cachedContainers: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
-            let (registration, isContainer) = plan.borrow { p in
-                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer)
+            let (registration, isContainer, stepLookup) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.steps[step].lookup)
             }
+            // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
+            let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
             let under = plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
             // As `existing`: its cache first, else its claim.
@@ -781,9 +783,10 @@ final class Graph {
     /// table (`keyed`: its scope keeps it in a graph) and queued for its completion callbacks.
     /// A plan's steps are resolved from the root's own container (`Registration.plan`), `lookup`.
     @inline(__always)
-    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Container) {
+    /// Borrowed: the plan's steps name theirs unretained (`Plan.Step.lookup`).
+    func enterReplayed(_ registration: Borrowed<Registration>, at i: Int, keyed: Bool, completes: Bool, lookup: Borrowed<Container>) {
         if keyed { table.set(registration, GraphTable.state(i)) }
-        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: .init(lookup))) }
+        if completes { queue.append(Pending(instance: alive[i], registration: registration, lookup: lookup)) }
     }
 
     /// Refuses `arguments` unless they match the runtime-argument params of `registration`.

@@ -375,9 +375,10 @@ extension Plan {
         let claims = ContainerClaims(words: locals.claims)
         for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
             let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
-            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: lookup) }
+            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: steps[i].lookup?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
-            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached, lookup: lookup)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached,
+                                lookup: steps[i].lookup ?? Borrowed(lookup))
         }
     }
 
@@ -393,7 +394,7 @@ extension Plan {
         func enter(_ i: Int) {
             guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
-            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: lookup)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
         }
         guard variant >= 0 else { return (from..<to).forEach(enter) }
         // (The shared steps are keyed only. Past `from`: those a RESOLVER slot's factory had entered before it, `openFrames`.)
@@ -407,7 +408,9 @@ extension Plan {
     private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container, from: Int, to: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // taken from what a resolver built (entered then), or not made
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
-            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes, lookup: lookup)
+            // (A step under a singleton from further up: its callbacks resolve from that one's container, `Step.lookup`.)
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes,
+                                lookup: steps[i].lookup ?? Borrowed(lookup))
         }
     }
 
@@ -648,7 +651,7 @@ extension Plan {
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
-                        graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) }
+                        graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: steps[i].lookup ?? graph.unsafelyUnwrapped.lookup) }
                     }
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
@@ -656,7 +659,9 @@ extension Plan {
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
-                        if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: graph.unsafelyUnwrapped.lookup) } }
+                        if M.destination == .graph {
+                            graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: steps[i].lookup ?? graph.unsafelyUnwrapped.lookup) }
+                        }
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
                     }
                 } else if M.destination == .block {
@@ -1026,7 +1031,8 @@ extension Plan {
     /// (the plan declines, and `Graph` reports it missing).
     @inline(__always)
     private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[i].registration.borrow { r in locals.request.unsafelyUnwrapped.pointee.resolving.borrow { $0.providedValue(of: r) } }
+        // (Asked for under a singleton from further up: that one's container's, `Step.lookup`.)
+        steps[i].registration.borrow { r in (steps[i].lookup ?? locals.request.unsafelyUnwrapped.pointee.resolving).borrow { $0.providedValue(of: r) } }
     }
 
     /// A container-scoped leaf's (`inResolving`) instance cached in the resolving container (retained);
@@ -1125,7 +1131,7 @@ extension Plan {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
-                graph.claimContainerStep(registration(i, locals), in: into.lookup) { self.askingPath(to: i) }
+                graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
             }
             guard claimed else { return false }
             if let failure {
@@ -1367,7 +1373,7 @@ extension Plan {
             let n = Plan.slotNumber(inputs[first + s])
             let kind = slots[n].kind
             guard kind == .lazy || kind == .weakLazy else { continue }
-            let cell = LazyCell(holding: lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
+            let cell = LazyCell(holding: slots[n].lookup ?? lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
             // Not in the build's graph: a step the run skipped (under a container step taken cached,
             // `skipUnderCached`; spared, `takePublished`), or, bound as made after the slot was filled,
@@ -1395,7 +1401,7 @@ extension Plan {
         for s in 0..<count where Plan.isSlot(inputs[first + s]) {
             let n = Plan.slotNumber(inputs[first + s])
             guard slots[n].kind == .factory else { continue }
-            words[s] = bridge.factoryWord(FactoryCell(container: lookup.object, key: slots[n].key!))
+            words[s] = bridge.factoryWord(FactoryCell(container: (slots[n].lookup ?? lookup).object, key: slots[n].key!))
         }
         // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
         var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?

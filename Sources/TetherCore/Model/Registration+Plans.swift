@@ -216,7 +216,10 @@ extension Registration {
         // The last `fits` wrote `locals` for the plan found.
         if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches(locals) }) { return .init(found) }
         guard mayRecordCreation(configuration) else { return nil }
-        let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
+        let plan: Plan?
+        do { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
+            plan = error == .foreignCreation ? Plan.declined(configuration, error) : nil
+        }
         guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, locals) }) else { return nil }
         return installed
     }
@@ -249,7 +252,9 @@ extension Registration {
             if retiring { retired = Self.newConfiguration(configuration, rare) }
             guard rare.creationsRecorded < Self.maxPlans else { return nil }
             rare.creationsRecorded += 1
-            guard let plan else { return nil }
+            // A declined one is not kept: it names why (`creationDecline`, for `PlanStats`).
+            rare.creationDecline = plan?.declines == true ? plan!.decline : nil
+            guard let plan, !plan.declines else { return nil }
             if retiring && rare.creationPlans.count >= Self.heldPlans { retired.append(Self.unkeep(rare.creationPlans.removeFirst(), rare)) }
             rare.creationPlans.append(plan)
             rare.kept.append(plan)
@@ -259,6 +264,9 @@ extension Registration {
 
     /// Creation plans recorded so far (`creationPlan`; a diagnostic: tests check their bound).
     public var creationPlanCount: Int { lock.withSpinLock { withRare { $0.creationPlans.count } ?? 0 } }
+
+    /// Why the last creation plan recorded was none (`Rare.creationDecline`), if that has a reason of its own.
+    var creationDecline: Plan.Decline? { lock.withSpinLock { withRare { $0.creationDecline } ?? nil } }
 
     /// Why `plan(from:)` finds no plan for a resolve from `container`, read again for
     /// `PlanStats` once the resolve goes to `Graph.build` (each test as `plan(from:)` makes it).

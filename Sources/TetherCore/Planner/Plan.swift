@@ -78,6 +78,10 @@ final class Plan: @unchecked Sendable {
         /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
         /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
         var opensFrames = false
+        /// A step under a singleton registered further up (`Recorder.Frame.foreign`, or that singleton): the
+        /// container its frame looks up from in the build (`Graph.push`), an ancestor of the plan's owner
+        /// (which keeps it); its completion callbacks run with it (`Graph.enterReplayed`). Nil: the run's lookup.
+        var lookup: Borrowed<Container>?
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -140,6 +144,9 @@ final class Plan: @unchecked Sendable {
         /// LAZY in a child's plan: `awaits`' slot in the component when it is one of the child's own
         /// registrations (-1: not), whose registration each run awaits in the resolving child's place.
         var awaitsLocal = -1
+        /// A LAZY, WEAK_LAZY or FACTORY slot of a step under a singleton registered further up (`Step.lookup`):
+        /// the container its cell resolves from, as the build's frame's (`Graph.push`). Nil: the run's lookup.
+        var lookup: Borrowed<Container>?
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
@@ -749,6 +756,8 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         recorder.makesContainer = true
         guard recorder.visit(Borrowed(root)) != nil else {
+            // (Declined for a reason of its own: kept to name it, `Registration.creationDecline`.)
+            if recorder.declinedCreating && recorder.creationDecline != .other { return declined(configuration, recorder.creationDecline) }
             return recorder.decline == .containerInput ? recordCreatingUnmarked(root, configuration: configuration) : nil
         }
         guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
@@ -990,8 +999,9 @@ final class Plan: @unchecked Sendable {
         /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
         /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
         var createsUncached = false
-        /// Set when the walk declined a creation step (not one a plan covers: `reach`).
+        /// Set when the walk declined a creation step (not one a plan covers: `reach`), and why.
         private(set) var declinedCreating = false
+        private(set) var creationDecline = Decline.other
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -1076,7 +1086,13 @@ final class Plan: @unchecked Sendable {
         /// Whether the build may refuse a captive where the walk is: a strict container's singleton frame
         /// checks each strong dependency first (`Graph.refuseCaptive`); the walk's other frames (graph,
         /// transient, container-scoped) never do, so its error is the build's there, strict or not.
-        private var refusesCaptives: Bool { lookup.refusesCaptives && frames.contains { $0.creates } }
+        private var refusesCaptives: Bool { frames.contains { refuses($0) } }
+
+        /// Whether the build's frame of `frame` refuses captives: a creation step's in a strict container, the one
+        /// its registration is in under a singleton from further up (`Graph.push`: `Frame.foreign`), else `lookup`.
+        private func refuses(_ frame: Frame) -> Bool {
+            frame.creates && (frame.foreign == nil ? lookup : frame.registration.borrow { $0.container }).refusesCaptives
+        }
 
         /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless
         /// the build may refuse a captive first (`refusesCaptives`: it may report that instead).
@@ -1138,14 +1154,18 @@ final class Plan: @unchecked Sendable {
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
-            // Under a creation step of a singleton registered further up (`foreign`), or one itself: made
-            // plain (no callbacks, slots made per resolve, container or value steps, strict containers), so
-            // that no run reads the container the build looked it up from (`enterReplayed` queues callbacks
-            // with the plan's), only the registrations recorded from there.
+            // Under a creation step of a singleton registered further up (`foreign`), or one itself: each step
+            // notes that container (`Step.lookup`), which its completion callbacks and its slots' cells resolve
+            // from, a container step is claimed, made and published in, a value step is that one's, and whose
+            // strictness its captive checks read (`refuseCaptive`), as the build's frames (`Graph.push`). Not
+            // from a container a child's component stacks (each run's is the resolving child's level), with
+            // callbacks, slots, container or value steps or a strict container.
             let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup ? nil : r.container)
                 : frames.last?.foreign
-            if let foreign, isContainer || r.isDeclaredValue || spec.completionCount > 0
-                || lookup.refusesCaptives || foreign.refusesCaptives { throw declineCreating() }
+            if let foreign, isStacked(foreign),
+               isContainer || r.isDeclaredValue || spec.completionCount > 0 || lookup.refusesCaptives || foreign.refusesCaptives {
+                throw declineCreating(.foreignCreation)
+            }
             if creates {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
                 // `foreign`; a weak one's where the plan's are, from a container further up too, as its cache is
@@ -1163,6 +1183,8 @@ final class Plan: @unchecked Sendable {
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
                 step.askedUnderContainer = frames.contains { $0.isContainer }
+                // A value asked for under a singleton from further up: that container's (`Plan.takeValue`).
+                if r.isDeclaredValue { step.lookup = foreign.map { Borrowed($0) } }
                 return .found(try add(step, id))
             }
             // A cycle (its frame is open) declines.
@@ -1181,9 +1203,16 @@ final class Plan: @unchecked Sendable {
         }
 
         /// A creation step (or one under it) no plan covers: the warm plan instead (`record`), or the build (`recordCreating`).
-        private func declineCreating() -> Decline {
+        /// `reason`: what a resolve that builds for it counts (`creationDecline`, `Registration.creationDecline`).
+        private func declineCreating(_ reason: Decline = .other) -> Decline {
             declinedCreating = true
-            return .other
+            creationDecline = reason
+            return reason
+        }
+
+        /// Whether `container` is one of those a child's component stacks (`componentLevels`): a run's is the resolving child's.
+        private func isStacked(_ container: Container) -> Bool {
+            recordsLocals && componentContainers.contains(Borrowed(container).opaque)
         }
 
         /// Whether `r`'s cache of `scope` holds an instance now.
@@ -1216,11 +1245,15 @@ final class Plan: @unchecked Sendable {
 
         func fill(_ param: Param, at slot: Int) throws(Decline) -> CreationOrder.Fill<Int, Frame> {
             let top = frames.count - 1
-            // Nor slots made per resolve under a singleton from further up (`Frame.foreign`: the build's cell or list is that container's).
-            if frames[top].foreign != nil, param.kind.planned != .instance, param.kind.planned != .context { throw declineCreating() }
+            // Under a singleton from further up (`Frame.foreign`) its slots look up there, as the build's frame
+            // (`Graph.push`): the cell's or list's container is that one (`SlotInput.lookup`); not a stacked level's.
+            if let foreign = frames[top].foreign, isStacked(foreign), param.kind.planned != .instance, param.kind.planned != .context {
+                throw declineCreating(.foreignCreation)
+            }
+            let lookup = frames[top].foreign ?? self.lookup
             switch param.kind.planned {
             case .instance:
-                guard let dep = (frames[top].foreign ?? lookup).unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
+                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 try refuseCaptive(dep, key: param.key!)
                 return try reach(dep)
@@ -1295,7 +1328,7 @@ final class Plan: @unchecked Sendable {
         /// (`key`) as the build's does (`Graph.refuseCaptive`, before it looks `dep` up): the plan fails there.
         private func refuseCaptive(_ dep: Borrowed<Registration>, key: Key) throws(Decline) {
             let top = frames.count - 1
-            guard frames[top].creates, lookup.refusesCaptives else { return }
+            guard refuses(frames[top]) else { return }
             let holderScope = frames[top].registration.borrow { $0.spec.scope }
             let targetScope = dep.borrow { $0.spec.scope }
             guard holderScope.captures(targetScope) else { return }
@@ -1305,8 +1338,10 @@ final class Plan: @unchecked Sendable {
                                    via: via, note: strictNote), .other)
         }
 
-        /// The top frame's next input is `slot`, a slot made per resolve.
+        /// The top frame's next input is `slot`, a slot made per resolve (its cell resolving where the frame looks up).
         private func addSlot(_ slot: SlotInput) {
+            var slot = slot
+            slot.lookup = frames[frames.count - 1].foreign.map { Borrowed($0) }
             frames[frames.count - 1].inputs.append(Plan.slot(slots.count))
             slots.append(slot)
         }
@@ -1393,6 +1428,7 @@ final class Plan: @unchecked Sendable {
                 step.isContainer = true
                 step.local = frame.local
                 step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
+                step.lookup = frame.foreign.map { Borrowed($0) }  // (its container's cache, claimed and published there)
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
@@ -1400,6 +1436,7 @@ final class Plan: @unchecked Sendable {
             step.local = frame.local
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
+            step.lookup = frame.foreign.map { Borrowed($0) }
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 

@@ -17,6 +17,8 @@ extension Plan {
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
         case declaredValue, resolverSlot
+        /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
+        case foreignCreation
         /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a description).
         case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
         case childTable, childLocal
@@ -56,6 +58,7 @@ extension Plan {
             case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
+            case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks with callbacks, slots or a strict container"
             case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's, or over container or value steps)"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description)"
             case .lazySlot: "a LAZY slot where the plan makes no slots (a description)"
@@ -181,7 +184,8 @@ package enum PlanStats {
                            progress: UnsafeMutablePointer<PlanProgress>) {
         if let noted = progress.pointee.decline {
             progress.pointee.decline = nil
-            counts.count(noted)
+            // A shared key not cached whose creation plan declined for a reason of its own counts that.
+            counts.count(noted == .notCached || noted == .sharedRoot ? registration.creationDecline ?? noted : noted)
         } else {
             counts.count(registration.planDecline(from: container))
         }

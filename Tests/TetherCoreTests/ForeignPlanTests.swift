@@ -1,0 +1,192 @@
+// A singleton registered further up than the plan's container, not cached (`Plan.Recorder.Frame.foreign`),
+// with completion callbacks, slots made per resolve or strict containers (issue 28, branch foreign): the
+// build looks its dependencies up in its own container (`Graph.push`), so do its callbacks' and its
+// slots' cells (`Plan.Step.lookup`, `Plan.SlotInput.lookup`), and its frame refuses captives if that
+// container is strict. Each runs with plans and without: the same factory calls and drops in order, the
+// same instances, containers and errors; with plans, the creation plan serves it (no decline counted).
+// Container-scoped and value keys under such a singleton still build (`foreignCreation`).
+import Foundation
+import Testing
+@testable import TetherCore
+
+@Suite struct ForeignPlanTests {
+    /// `bothPaths` (Support.swift) of `scenario` over the root and a child `mid` (closed after it).
+    private func withMid<T: Equatable>(_ scenario: (Fixture, Container) throws -> T) throws
+        -> (logs: [[String]], seen: [T], counts: [String: Int]) {
+        try bothPaths { fx in
+            let mid = try fx.child()
+            mid.usesPlans = fx.container.usesPlans
+            let result = try scenario(fx, mid)
+            _ = try mid.close()
+            return result
+        }
+    }
+
+    /// The root's singleton S with a completion callback that gets G (registered in the root and in the
+    /// child, differently): S's callback resolves from the root, as the build's (`Pending.lookup`).
+    @Test func aCallbackOfASingletonFromFurtherUpResolvesThere() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            let s = try fx.register("S", [dep("D")], scope: .singleton)
+            try fx.register("D", label: "D@root")
+            try fx.register("G", label: "G@root")
+            try fx.register("G", in: mid, label: "G@mid")
+            try fx.register("D", in: mid, label: "D@mid")
+            try fx.register("X", [dep("S"), dep("G")], in: mid)
+            let got = Box("")
+            fx.onComplete(s) { resolver, _, _ in got.value = Obj.of(try resolver.get(Key("G"))).label }
+            let x = try fx.resolve("X", in: mid)
+            let o = Obj.of(x)
+            return ["\(o.dep(0).dep(0).label) \(o.dep(1).label) callback got \(got.value)",
+                    "S shared \(try fx.resolve("S").pointer == o.depPointer(0))"]
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["D@root G@mid callback got G@root", "S shared true"])
+        #expect(counts == ["resolves": 1], "the creation plan (then a cache hit): \(counts)")
+    }
+
+    /// S with a LAZY slot, a WEAK_LAZY one (nothing holds what it answers) and a FACTORY slot on L (the root's and the child's differ),
+    /// a WEAK slot on the root's W, an ALL slot over P (one in the root, one in the child): each cell, the
+    /// weak target and the list are the root's, as the build's frame (looked up from its own container).
+    @Test func theSlotsOfASingletonFromFurtherUpAreItsContainers() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            try fx.register("S", [lazyDep("L"), weakLazyDep("L"), .factory(Key("L")), weakDep("W"), .all(Key("P")), dep("W")],
+                            scope: .singleton)
+            try fx.register("L", label: "L@root")
+            try fx.register("L", in: mid, label: "L@mid")
+            try fx.register("W", label: "W@root")
+            try fx.register("W", in: mid, label: "W@mid")
+            try fx.register("P", label: "P@root")
+            try fx.register("P", in: mid, label: "P@mid")
+            try fx.register("X", [dep("S")], in: mid)
+            let x = try fx.resolve("X", in: mid)
+            let s = Obj.of(x).dep(0)
+            let lazy = try #require(fx.bridge.cell(s.words[0]))
+            let weakLazy = try #require(fx.bridge.cell(s.words[1]))
+            let factory = fx.bridge.factoryCell(s.words[2])
+            let list = SlotList.items(at: UnsafeRawPointer(bitPattern: UInt(s.words[4]))!)
+            return ["lazy \(Obj.at(try lazy.get()).label)", "weak lazy \((try? weakLazy.get()).map { Obj.at($0).label } ?? "gone")",
+                    "factory from root \(factory.container === fx.container)",
+                    "weak \(fx.bridge.weak(s.words[3]).upgrade()?.pointer == s.depPointer(5)) \(s.dep(5).label)",
+                    "all \(list.map { Obj.at($0).label })"]
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["lazy L@root", "weak lazy gone", "factory from root true", "weak true W@root", "all [\"P@root\"]"])
+        #expect(counts == ["resolves": 3], "the creation plan, and the two cells' resolves of L: \(counts)")
+    }
+
+    /// S with a RESOLVER slot whose factory gets G: the root's G (the resolver's lookup is S's frame's).
+    @Test func aResolverSlotOfASingletonFromFurtherUpGetsThere() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            let bridge = fx.bridge
+            try fx.register("S", [.resolver, dep("D")], scope: .singleton) { obj in
+                _ = try bridge.resolver(obj.words[0])!.get(Key("G"))
+            }
+            try fx.register("D", label: "D@root")
+            try fx.register("G", label: "G@root")
+            try fx.register("G", in: mid, label: "G@mid")
+            try fx.register("X", [dep("G"), dep("S")], in: mid)
+            let x = try fx.resolve("X", in: mid)
+            return [Obj.of(x).dep(0).label, Obj.of(x).dep(1).dep(1).label]
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(logs[0].prefix(4) == ["make G@mid", "make D@root", "make G@root", "make S"], "\(logs[0])")
+        #expect(counts == ["resolves": 1], "the creation plan: \(counts)")
+    }
+
+    /// Strict containers: the root strict, S over a graph-scoped G is refused with the build's text (a
+    /// failing creation plan); the child strict and the root not, S takes G (the build checks S's own container).
+    @Test func aStrictContainerRefusesAsTheBuildsFrameOfASingletonFromFurtherUp() throws {
+        for strictRoot in [true, false] {
+            let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+                fx.container.refusesCaptives = strictRoot
+                mid.refusesCaptives = !strictRoot
+                try fx.register("S", [dep("G")], scope: .singleton)
+                try fx.register("G")
+                try fx.register("X", [dep("S")], in: mid)
+                var outcome: [String] = []
+                for _ in 0..<2 {
+                    do { outcome.append(Obj.of(try fx.resolve("X", in: mid)).dep(0).dep(0).label) } catch let e as TetherError {
+                        outcome.append("\(e.code): \(e.message)")
+                    }
+                }
+                return outcome
+            }
+            #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+            if strictRoot {
+                #expect(seen[0].allSatisfy { $0.contains("captive dependency \"S\" -> \"G\" (while resolving \"X\" -> \"S\")") && $0.contains("strict") }, "\(seen[0])")
+                #expect(counts == ["resolves": 2], "failing creation plans: \(counts)")
+            } else {
+                #expect(seen[0] == ["G", "G"])
+                #expect(counts == ["resolves": 2], "the creation plan, then the warm plan: \(counts)")
+            }
+        }
+    }
+
+    /// A container-scoped C under S: the build claims, makes and publishes S's C in the root (S's frame's
+    /// lookup), and X, asking for C after S, takes that one from the graph; the next resolve (S cached)
+    /// makes the child's own C. The plan's container step under S is the root's (`Step.lookup`).
+    @Test func aContainerStepUnderASingletonFromFurtherUpIsThatContainers() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            try fx.register("S", [dep("C")], scope: .singleton)
+            try fx.register("C", [dep("D")], scope: .container)
+            try fx.register("D", label: "D@root")
+            try fx.register("D", in: mid, label: "D@mid")
+            try fx.register("X", [dep("S"), dep("C")], in: mid)
+            let x = try fx.resolve("X", in: mid)
+            let again = try fx.resolve("X", in: mid)
+            let rootC = try fx.resolve("C"), midC = try fx.resolve("C", in: mid)
+            let (o, o2) = (Obj.of(x), Obj.of(again))
+            return ["S's C the root's \(o.dep(0).depPointer(0) == rootC.pointer) over \(o.dep(0).dep(0).dep(0).label)",
+                    "X's C the same \(o.depPointer(1) == rootC.pointer)",
+                    "then the child's \(o2.depPointer(1) == midC.pointer && midC.pointer != rootC.pointer) over \(o2.dep(1).dep(0).label)"]
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["S's C the root's true over D@root", "X's C the same true", "then the child's true over D@mid"])
+        #expect(counts == ["resolves": 2], "the creation plan, then the warm plan (the rest cache hits): \(counts)")
+    }
+
+    /// A declared value V under S: the root's value (S's frame's lookup); X takes the child's (a value
+    /// provided in the child is a registration of its own there). The plan's value step under S reads the root.
+    @Test func aValueUnderASingletonFromFurtherUpIsThatContainers() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            _ = try fx.container.declareValue(Key("V"))
+            var values: [Obj] = []
+            for (label, target) in [("V@root", fx.container), ("V@mid", mid)] {
+                let v = Obj(label: label, words: [])
+                values.append(v)
+                _ = try target.provideValue(Key("V"), Ref(retaining: v).opaque, context: nil,
+                                            destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+            }
+            try fx.register("S", [dep("V")], scope: .singleton)
+            try fx.register("X", [dep("S"), dep("V")], in: mid)
+            let x = try fx.resolve("X", in: mid)
+            let again = try fx.resolve("X", in: mid)
+            return [Obj.of(x).dep(0).dep(0).label, Obj.of(x).dep(1).label, Obj.of(again).dep(1).label]
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["V@root", "V@mid", "V@mid"])
+        #expect(counts == ["resolves": 2], "the creation plan, then the warm plan: \(counts)")
+    }
+
+    /// What still declines (`foreignCreation`): a singleton of a container a child's component stacks (a level
+    /// between the resolving child and the owner, each run's its own), here the middle one's S over the root's G
+    /// with a completion callback. It builds, the same as without plans.
+    @Test func aStackedLevelsSingletonOverACallbackStillBuilds() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            let g = try fx.register("G")
+            fx.onComplete(g)
+            try fx.register("Handler", [dep("S"), dep("Req")])
+            try fx.register("S", [dep("G")], scope: .singleton, in: mid)
+            let request = try fx.child(of: mid)
+            try fx.register("Req", in: request)
+            let h = try fx.resolve("Handler", in: request)
+            let seen = [Obj.of(h).dep(0).dep(0).label, Obj.of(h).dep(1).label]
+            _ = consume h
+            _ = try request.close()
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
+        #expect(seen[0] == ["G", "Req"] && logs[0].prefix(5) == ["make G", "make S", "make Req", "make Handler", "complete G"], "\(logs[0])")
+        #expect(counts == ["resolves": 1, "foreignCreation": 1], "\(counts)")
+    }
+}
