@@ -346,7 +346,8 @@ extension Plan {
             if B.readsRequest {
                 enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
-                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
+                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
+                             variant: progress.pointee.variant)
             } else {
                 enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
@@ -397,14 +398,20 @@ extension Plan {
     /// instance published by a resolve nested in an earlier factory (`takePublished`) leaves its
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
+    /// A run gone on in a `PublishedVariant` (`variant`): its made steps queued in the order it made them, as the build's.
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 from: Int, to: Int) {
+                                 from: Int, to: Int, variant: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
-        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
+        func enter(_ i: Int) {
+            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
         }
+        guard variant >= 0 else { return (from..<to).forEach(enter) }
+        // (The shared steps are keyed only. Past `from`: those a RESOLVER slot's factory had entered before it, `openFrames`.)
+        for i in publishedVariants[variant].order where i >= from && i < to { enter(i) }
+        for i in from..<to where steps[i].isShared { enter(i) }
     }
 
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
@@ -612,6 +619,9 @@ extension Plan {
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
+        // The made steps' order and the checks: another run's once a creation step is found published early (`PublishedVariant`).
+        var order = madeSteps, checks = creationChecks
+        if M.creates { progress.pointee.variant = -1 }
         // Traced: the steps before this one have told their events (`tellHits`); the container
         // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
@@ -622,14 +632,16 @@ extension Plan {
             return .success(false)
         }
         for n in 0..<end {
-            let i = madeSteps[n]
+            var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
-                if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told, taken: skip)
+                if check < checks.count && checks[check].at == n {
+                    skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
+                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress)
                     if n <= skipTo { continue }
                 }
+                i = order[n]
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -690,6 +702,7 @@ extension Plan {
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
                 } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
                 }
                 return .failure(error)
@@ -774,15 +787,25 @@ extension Plan {
     /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
+    /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
+    /// `order` and `checks` (not in a traced run, one up to a cut or a request's, `switches` false: those skip early checks),
+    /// what it does not make added to `taken` (the steps the run does not make).
     @inline(never)
-    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, _ graph: Borrowed<Graph>,
-                                  told: inout Int, taken: UInt) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
+                                  _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
+                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool,
+                                  _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
         var skipTo = -1
-        while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
-            let found = creationChecks[check]
+        while check < checks.count && checks[check].at <= max(n, skipTo) {
+            let found = checks[check]
             check += 1
-            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`.)
-            guard found.made > skipTo, taken & 1 << UInt(found.step) == 0 else { continue }
+            guard found.made > skipTo, found.variant < 0 || switches else { continue }
+            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`. In a variant's order, the
+            // steps it asked for first there are not made either, as the build finding it cached makes none.)
+            guard taken & 1 << UInt(found.step) == 0 else {
+                if order.baseAddress != madeSteps.baseAddress { skipTo = found.made }
+                continue
+            }
             let registration = registration(found.step, locals)
             var hit = registration.borrow { $0.cachedRetained(found.scope) }
             let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
@@ -791,6 +814,13 @@ extension Plan {
             }
             guard let hit else { continue }
             run.instances.set(found.step, hit)
+            if found.variant >= 0 {
+                let variant = publishedVariants[found.variant]
+                (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
+                progress.pointee.variant = found.variant
+                taken |= variant.skip
+                continue
+            }
             skipTo = found.made
             if let tracer = run.tracer {
                 // Its dependencies' steps: those right before it that descend from it (post-order).
@@ -873,6 +903,18 @@ extension Plan {
             run.split = 0
         }
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// Before `letGo` of a run gone on in a `PublishedVariant`'s order, failed at its `n`th made step: the steps
+    /// made before it let go of last made first, as the build's abort does (that order is not step order there).
+    @inline(never)
+    private func letGoMade(_ order: UnsafeBufferPointer<Int>, before n: Int, _ run: RunState) {
+        for p in stride(from: n - 1, through: 0, by: -1) where !run.instances.isNone(order[p]) {
+            // (Left `none` before its release, as `ReferenceStack.removeAll` hides it: a destructor may read the graph.)
+            let (word, owned) = (run.made[order[p]], run.instances.owns(order[p]))
+            run.made[order[p]] = ReferenceWords<Instance>.none
+            if owned { Ref<Instance>(word: word)!.release() }
+        }
     }
 
     /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
@@ -1453,7 +1495,7 @@ extension Plan {
         let (graph, lookup) = into
         let from = graph.borrow { $0.replayEntered }
         if M.creates {
-            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i, variant: -1)
             graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {
             enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
