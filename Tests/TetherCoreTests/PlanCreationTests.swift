@@ -183,6 +183,67 @@ import TetherCore
         #expect(fx.tracker.calls("S") == 1 && fx.tracker.calls("D") == 1 && fx.tracker.calls("A") == 1)
     }
 
+    /// R -> {S1, S2 -> G, W -> G}, G graph-scoped, W weak; S1's factory resolves S2 and W, which the plan claimed
+    /// ahead (each nested resolve makes its own G). The build finds S2 and W published where its walk reaches
+    /// them and makes no G; the plan checks S2 there too, before G (an early check, `Plan.PublishedVariant`),
+    /// and goes on as the build's walk with S2 a leaf: W found published where it asks for G. Two G, not three.
+    @Test func aDependencyALaterStepTakesIsNotMadeUnderOneANestedResolvePublished() throws {
+        let held = Box<[Instance]>([])
+        let setUp: (Fixture) throws -> Void = { fx in
+            held.value = []
+            try fx.register("R", [dep("S1"), dep("S2"), dep("W")], scope: .transient)
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2"), try fx.resolve("W")] }
+            try fx.register("S2", [dep("G")], scope: .singleton)
+            try fx.register("W", [dep("G")], scope: .weak)
+            try fx.register("G")
+        }
+        var counts: [String: Int] = [:]
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            var seen: [String] = []
+            counts = try counted {
+                let r = try fx.resolve("R")
+                #expect(Obj.of(r).depPointer(1) == held.value[0].pointer && Obj.of(r).depPointer(2) == held.value[1].pointer)
+                seen.append(Self.describe(Obj.of(r)))
+            }
+            held.value = []
+            return seen
+        }
+        #expect(builds == 0 && counts["resolves", default: 0] >= 1 && counts.keys.allSatisfy { $0 == "resolves" }, "\(counts)")
+        #expect(fx.tracker.calls("G") == 2 && fx.tracker.calls("S2") == 1 && fx.tracker.calls("W") == 1)
+        #expect(fx.tracker.log.filter { $0.hasPrefix("make ") } == ["make G", "make S2", "make G", "make W", "make S1", "make R"])
+    }
+
+    /// As above, S1 resolving S2 only and W -> {H, G}: the build makes G where W asks for it, after H; the
+    /// plan, S2 found published early, makes H, G, W in that order (not its steps' order: G was under S2).
+    /// W failing: what the run made let go of last made first (`Plan.letGoMade`), G before H.
+    @Test func aDependencyALaterStepTakesIsMadeWhereThatStepAsksOnceANestedResolvePublishedTheOneAbove() throws {
+        let held = Box<[Instance]>([])
+        let fail = Box(false)
+        let setUp: (Fixture) throws -> Void = { fx in
+            held.value = []
+            fail.value = false
+            try fx.register("R", [dep("S1"), dep("S2"), dep("W")], scope: .transient)
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2")] }
+            try fx.register("S2", [dep("G")], scope: .singleton)
+            try fx.register("W", [dep("H"), dep("G")], scope: .weak) { _ in if fail.value { throw CallbackFailure(reason: "no W") } }
+            try fx.register("G")
+            try fx.register("H")
+        }
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            fail.value = true
+            let failed = attempt(fx, "R")
+            fail.value = false
+            fx.tracker.note("--")
+            let r = try fx.resolve("R")
+            #expect(Obj.of(r).depPointer(1) == held.value[0].pointer)
+            held.value = []
+            return [failed, Self.describe(Obj.of(r))]
+        }
+        #expect(builds == 0)
+        let log = fx.tracker.log.filter { $0.hasPrefix("make ") || $0.hasPrefix("drop ") || $0 == "--" }
+        #expect(Array(log.prefix(8)) == ["make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H", "drop S1"], "\(log)")
+    }
+
     @Test func statesBeyondTheBoundAreBuilt() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)

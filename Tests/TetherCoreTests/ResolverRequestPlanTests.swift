@@ -199,6 +199,162 @@ import Testing
         #expect(requests == ["requests": 6, "found": 3, "plan": 3])
     }
 
+    /// A request whose plan fails (the cycle B -> C -> B) after making D: the plan runs (no `requestFailing`),
+    /// its error the build's, D kept in the graph (the callback's next request finds it), as the build leaves it.
+    @Test func failingRequestPlanReportsTheCycleAndKeepsWhatItMade() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("D"), dep("C")])
+            try fx.register("C", [dep("B")])
+            try fx.register("D")
+            fx.onComplete(a) { resolver, _, obj in
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "")") }
+                obj.got.append(try resolver.get(Key("D")).pointer)
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "D calls \(fx.tracker.calls("D")), got \(Obj.at(a.got[0]).label)" }
+        }
+        #expect(outcome.seen == ["D calls 1, got D", "D calls 2, got D", "D calls 3, got D"])
+        #expect(outcome.log.contains { $0.hasPrefix("B failed: dependency cycle through constructors: \"B\" -> \"C\" -> \"B\"") })
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    /// A factory's request whose plan fails on a key not registered (B -> C, M): the build's message, its path
+    /// from the frames open further out (A), C kept in the graph (the factory's next request finds it).
+    @Test func failingFactoryRequestPlanNamesTheFramesFurtherOut() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch { fx.tracker.note("B failed: \((error as? TetherError)?.message ?? "") path \((error as? TetherError)?.parts.path.map(\.name).joined(separator: ",") ?? "")") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C"), dep("M")])
+            try fx.register("C")
+        }) { fx in
+            try resolveThrice(fx, "A") { a in "C calls \(fx.tracker.calls("C")), got \(Obj.at(a.got[0]).label)" }
+        }
+        #expect(outcome.seen == ["C calls 1, got C", "C calls 2, got C", "C calls 3, got C"])
+        #expect(outcome.log.contains { $0.hasPrefix("B failed: no registration for \"M\" (needed by \"A\" -> \"B\")") && $0.hasSuffix("path A,B") })
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3])
+    }
+
+    /// A completion callback's request inside a nested resolve (X's factory resolves Y, Y's callback asks for
+    /// Z -> W): the thread constructs X further out, which Z's plan does not meet, so the plan runs (no
+    /// `requestNested`); one that meets it runs up to there (`callbackInsideANestedResolveMeetingItRunsThePlanUpToThere`).
+    @Test func requestInsideANestedResolveRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("X") { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("Z", [dep("W")])
+            try fx.register("W", scope: .transient)
+            fx.onComplete(y) { resolver, _, obj in obj.got.append(try resolver.get(Key("Z")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "X") { _ in "" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make Y", "make W", "make Z", "make X"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// The same, Z -> W, X: the build refuses X (under construction further out) where its walk asks for it,
+    /// after making what comes before (W, kept in the graph): the plan runs up to there (`replayAskedCut`, no
+    /// `requestNested`), the build's cycle.
+    @Test func callbackInsideANestedResolveMeetingItRunsThePlanUpToThere() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("X") { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("Z", [dep("W"), dep("X")])
+            try fx.register("W", scope: .transient)
+            fx.onComplete(y) { resolver, _, _ in
+                do { _ = try resolver.get(Key("Z")) } catch {
+                    let e = error as? TetherError
+                    fx.tracker.note("Z failed: \(e.map { "\($0.code) \($0.message.contains("\"X\" -> \"Y\" -> \"Z\" -> \"X\""))" } ?? "?")")
+                }
+            }
+        }) { fx in
+            try resolveThrice(fx, "X") { _ in "" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("Z failed") } == Array(repeating: "Z failed: \(ErrorCode.cycle) true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make Y", "make W", "make X"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// A callback's request whose plan makes slots per resolve (B: WEAK C, WEAK_LAZY A, LAZY D): the plan runs
+    /// (no `requestSlots`); the weak-lazy cell bound to the graph's A (made before the request, as the build binds
+    /// it), the lazy one to D, which the callback's next request makes: one A, one D per graph.
+    @Test func requestPlanMakesSlotsPerResolve() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C"), weakDep("C"), weakLazyDep("A"), lazyDep("D")])
+            try fx.register("C")
+            try fx.register("D")
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["B", "D"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                let lazyA = try? fx.bridge.cell(b.words[2])?.get()
+                let lazyD = try? fx.bridge.cell(b.words[3])?.get()
+                return "A is the graph's: \(lazyA == a.pointer), D is the graph's: \(lazyD == a.got[1])"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "A is the graph's: true, D is the graph's: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make A", "make C", "make B", "make D"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    // The reasons no C test counted (benchmarks/README, branch `requestrest`), each reached here: still built,
+    // the same outcome as with plans off.
+
+    /// With a trace hook set: built (`requestTraced`; the build's events, a traced request mode being future work).
+    @Test func aTracedRequestIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C")])
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+            let tracker = fx.tracker
+            fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).dep(0).label }
+        }
+        #expect(outcome.seen == ["C", "C", "C"] && outcome.log.contains("trace factoryCall B"))
+        #expect(requests == ["requests": 3, "requestTraced": 3])
+    }
+
+    /// A plan with a container-scoped step: built (`requestReadsRequest`: the build claims the container's cell as it goes).
+    @Test func aRequestOverAContainerStepIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C")])
+            try fx.register("C", scope: .container)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).dep(0).label }
+        }
+        #expect(outcome.seen == ["C", "C", "C"])
+        #expect(requests["requests"] == 3 && requests["requestReadsRequest"] == 3)
+    }
+
+    /// From a child with a registration of its own that the plan binds (B -> C, C the child's): built (`requestLocals`).
+    @Test func aRequestBindingAChildsOwnRegistrationIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("C")], scope: .transient)
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            let child = try fx.child()
+            try fx.register("C", scope: .transient, in: child, label: "child C")
+            return try (0..<3).map { _ in
+                let instance = try fx.resolve("A", in: child)
+                return withExtendedLifetime(instance) { Obj.at(Obj.of(instance).got[0]).dep(0).label }
+            }
+        }
+        #expect(outcome.seen == ["child C", "child C", "child C"])
+        #expect(requests["requests"] == 3 && requests["requestLocals"] == 3)
+    }
+
     // MARK: singleton and weak keys not cached (branch requestshared)
 
     /// A RESOLVER slot's request for a weak key W and a completion callback's for a singleton S, neither cached:

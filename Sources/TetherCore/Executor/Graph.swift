@@ -38,11 +38,22 @@ final class Graph {
     /// their instances start on `dependencyStack`. FACTORY slots: the key to build.
     private var allSlots: [(frame: Int, index: Int, registrations: [Registration], next: Int, first: Int)] = []
     private var factorySlots: [(frame: Int, index: Int, key: Key)] = []
-    /// Keys of the frames, for messages.
-    var path: [Key] { (0..<frames.count).map { frames[$0].registration.object.key } }
+    /// Keys of the frames, for messages; a request made while a request's plan runs (`requestedMeanwhile`):
+    /// that plan's steps under construction where the build's frames would hold them.
+    var path: [Key] {
+        guard let open = meanwhileOpen else { return (0..<frames.count).map { frames[$0].registration.object.key } }
+        return (0..<open.base).map { frames[$0].registration.object.key } + open.steps.map { $0.borrow { $0.key } }
+            + (open.base..<frames.count).map { frames[$0].registration.object.key }
+    }
     /// The registrations of the frames, outermost first (`Reentry`), after those of the plan a
     /// nested resolve runs on its own progress (`ownProgress`) from its root to the step under way.
-    var constructing: [Borrowed<Registration>] { planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing }
+    var constructing: [Borrowed<Registration>] {
+        // (A request made meanwhile: the running request's steps under construction inside the frames, `path`.)
+        if let open = meanwhileOpen {
+            return planConstructing + cutOpen + (0..<open.base).map { frames[$0].registration } + open.steps + (open.base..<frames.count).map { frames[$0].registration }
+        }
+        return planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing
+    }
     /// The frames a build has open where a plan's run up to a cut stopped (`replayMeeting`), while its error is made.
     private var cutOpen: [Borrowed<Registration>] = []
     /// What the plan of a nested resolve is constructing (its progress, `ownProgress`): the steps from its root.
@@ -70,7 +81,8 @@ final class Graph {
             steps.append(.init(registration: registration, link: i == 0 && completing != nil ? .callback : .slot,
                                underConstruction: i < constructing.count))
         }
-        return (steps, completing != nil && frames.count == 0)
+        // (A request's plan running for that callback: its factories are what constructs, `requestConstructing`.)
+        return (steps, completing != nil && frames.count == 0 && !requestRunning)
     }
     /// Whether a factory of this graph is under way (`constructing` is not empty).
     var isConstructing: Bool { frames.count > 0 || ownProgress?.pointee.plan != nil || requestRunning }
@@ -730,11 +742,16 @@ final class Graph {
         defer { claimRoot = nil }
         let locals = progress.pointee.locals
         var cachedContainers: [Int] = []
+        // Creation steps another thread published before their claims (`claimedHits`): the steps asked for
+        // under them the build never asks for, so they are not claimed (a cell a sorted pass claimed for one
+        // is let go of by `takesClaimedHits`), nor made (`claimedSkip`).
+        var published: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
             let (registration, isContainer, stepLookup) = plan.borrow { p in
                 (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.steps[step].lookup)
             }
+            if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -754,6 +771,7 @@ final class Graph {
                         // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
                         if plan.borrow({ $0.needsContainersUncached }) {
                             progress.pointee.decline = .containerInput
+                            dropClaimedHits()
                             releaseCells()
                             return false
                         }
@@ -762,6 +780,7 @@ final class Graph {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
                     guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
                     progress.pointee.decline = .containerHeld
+                    dropClaimedHits()
                     releaseCells()
                     return false
                 }
@@ -769,12 +788,26 @@ final class Graph {
             }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
-            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) || hit != nil || !cells.contains(where: { $0.key == key }) {
+            let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
+            // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`).
+            if let hit, !under && !revives {
+                claimedHits.append((step, hit))
+                published.append(step)
+                continue
+            }
+            if under || revives || hit != nil || !cells.contains(where: { $0.key == key }) {
                 progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
+                dropClaimedHits()
                 releaseCells()
                 return false
             }
+        }
+        if !claimedHits.isEmpty && !takesClaimedHits(plan, from: container) {
+            progress.pointee.decline = .creationPicks
+            dropClaimedHits()
+            releaseCells()
+            return false
         }
         return true
     }
@@ -1559,6 +1592,12 @@ final class Graph {
     /// this graph (`runAsked`), else the build. A shared key: `buildShared`.
     @inline(__always)
     private func buildRequested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        if requestRunning { return try requestedMeanwhile(registration, from: lookup, counts) }
+        return try requested(registration, from: lookup, counts)
+    }
+
+    @inline(__always)
+    private func requested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
         let spec = registration.specReference
         guard !spec.borrow({ $0.scope.isShared }) else { return try buildShared(registration, from: lookup, counts) }
         // (Not shared: it claims nothing, so the build's own look finds the same.)
@@ -1591,14 +1630,63 @@ final class Graph {
     }
 
     /// Whether a request's plan runs in this graph (`runAsked`): a request made meanwhile (a factory of
-    /// that plan using an open resolver of this graph) is built, its instances apart from the plan's words.
+    /// that plan using an open resolver of this graph) is built (`requestedMeanwhile`).
     private var requestRunning = false
+    /// The request whose plan runs (`runAsked`): its words, root and resolving container, and `frames.count`
+    /// when it began (its steps sit above those frames, `path`).
+    private var runningRequest: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)?
+    /// The running request's steps entered into the graph before it ended (`enterRunning`), not entered again (`enterAsked`).
+    private var enteredEarly: [Int] = []
+    /// While a request made meanwhile is served (`requestedMeanwhile`): the running request's steps under
+    /// construction, above its frames `base`, for `path` and `constructing`.
+    private var meanwhileOpen: (base: Int, steps: [Borrowed<Registration>])?
+
+    /// A resolver's request made while a request's plan runs on this graph (a factory of that plan using an
+    /// open resolver of the graph, a callback's kept in a global): built, on the graph the build would have
+    /// by then: the plan's steps made so far entered (`enterRunning`: a graph-scoped key is the plan's), the
+    /// ones under construction marked so (a request for one is the build's cycle, its path through them).
+    @inline(never)
+    private func requestedMeanwhile(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        guard let running = runningRequest, let own = requestProgress, let plan = own.pointee.plan else {
+            return try requested(registration, from: lookup, counts)
+        }
+        enterRunning(plan, running)
+        let steps = plan.borrow { $0.constructing(at: own.pointee.step, own.pointee.locals) }
+        var marked: [Borrowed<Registration>] = []
+        for step in steps where table.state(step) == GraphTable.absent {
+            table.set(step, GraphTable.constructing)
+            marked.append(step)
+        }
+        let saved = meanwhileOpen
+        meanwhileOpen = (running.base, steps)
+        defer {
+            meanwhileOpen = saved
+            for step in marked { table.endConstruction(step) }
+            // Keys it built that the plan makes later: the graph's, as the build finds them where its walk asks.
+            requestSkips |= plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips) }
+        }
+        return try requested(registration, from: lookup, counts)
+    }
+
+    /// The running request's steps made so far (`requestedMeanwhile`), entered as the build left them by then:
+    /// each in `alive` (a reference of its own: the run's words still hand theirs on), keyed, queued for its
+    /// completion callbacks (`enterStep`). `enterAsked` lets go of their words' references.
+    private func enterRunning(_ plan: Borrowed<Plan>, _ running: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)) {
+        plan.borrow { p in
+            for i in 0..<p.stepCount where !running.words.isNone(i) && requestSkips & 1 << UInt64(i) == 0 && !enteredEarly.contains(i) {
+                guard p.steps[i].isKeyed || p.steps[i].completes, !p.steps[i].isShared else { continue }
+                let index = alive.append(running.words[i].retained())
+                enteredEarly.append(i)
+                enterStep(p, i, at: index, root: running.root, running.lookup.object)
+            }
+        }
+    }
     /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
     private var requestProgress: UnsafeMutablePointer<PlanProgress>?
-    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`): taken from this graph, or
-    /// asked for only under one of those (a bit each).
+    /// The steps of the request's plan under way not made (`Plan.takeFromGraph`, `Plan.takeBuiltAsked`): taken
+    /// from this graph, or asked for only under one of those (a bit each).
     private(set) var requestSkips: UInt64 = 0
 
     /// Whether `registration` is under construction in this graph (a frame's).
@@ -1618,7 +1706,7 @@ final class Graph {
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
         guard tracer == nil else { reason = .requestTraced; return nil }
-        guard outer.isEmpty, !requestRunning else { reason = .requestNested; return nil }
+        guard !requestRunning else { reason = .requestNested; return nil }
         if requestProgress == nil {
             requestProgress = .allocate(capacity: 1)
             requestProgress!.initialize(to: PlanProgress())
@@ -1637,16 +1725,31 @@ final class Graph {
         let shape: Plan.Decline? = plan.borrow { p in
             if p.hasLocals { return .requestLocals }
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
-            if !p.slots.isEmpty { return .requestSlots }
-            if p.fails { return .requestFailing }
+            // A RESOLVER slot: its factory's gets build into the graph amid the run (`Plan.openFrames`), which
+            // a replay from `alive`'s start takes (`replayedWords`), not a request's words apart; other slots
+            // over creation steps are not taken yet.
+            if !p.slots.isEmpty && (p.createsShared || p.slots.contains(where: { $0.kind == .resolver })) { return .requestSlots }
+            // A failing plan over creation steps: not taken yet.
+            if p.fails && p.createsShared { return .requestFailing }
+            // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
+            if let failing = p.failing, failing.open.contains(where: { constructs($0) || builtIndex($0) != nil }) { return .requestInGraph }
             return nil
         }
         if let shape { reason = shape; return nil }
+        // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
+        // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
+        if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+            met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
+            // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
+            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
+        }
         let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }
         requestRunning = true
         defer { requestRunning = false }
-        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: count) { buffer -> Result<Int?, TetherError> in
+        // (A failing plan may have no step: a word all the same, for the buffer's address.)
+        let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(count, 1)) { buffer -> Result<Int?, TetherError> in
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
             // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
@@ -1654,8 +1757,15 @@ final class Graph {
                 reason = .requestInGraph
                 return .success(nil)
             }
+            // A slot naming a step not made (only a taken key asked for it): the build's slot is another (`slotsMeetSkips`).
+            if skips != 0 && plan.borrow({ $0.slotsMeetSkips(words, skips) }) {
+                words.releaseUnmoved(lastFirst: count)
+                reason = .requestSlots
+                return .success(nil)
+            }
             requestSkips = skips
-            defer { requestSkips = 0 }
+            runningRequest = (words, Borrowed(registration), Borrowed(lookup), frames.count)
+            defer { (requestSkips, runningRequest) = (0, nil) }
             // Creation steps: their cells claimed first, the masks of a creating run further out kept aside meanwhile.
             let cellsBefore = cells.count
             let outerTakes = (claimedSkip, claimedHeld)
@@ -1668,6 +1778,11 @@ final class Graph {
                     progress.pointee.decline = nil
                     return .success(nil)
                 }
+            }
+            if let met {
+                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup)
+                if case .success(nil) = outcome { (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil) }
+                return outcome
             }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup, creating: creates) }) {
             case .success(false):
@@ -1685,6 +1800,32 @@ final class Graph {
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
         return try outcome.get()
+    }
+
+    /// A request's plan meeting `met`, which the thread constructs further out (`runAsked`): run up to where the
+    /// build asks for it (`replayAskedCut`), what it made kept in the graph as a failed request's, then the build's
+    /// error (`Reentry.reentered`), the plan's steps open then inside the frames (`meanwhileOpen`).
+    @inline(never)
+    private func meetAsked(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
+                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container) -> Result<Int?, TetherError> {
+        let progress = requestProgress!
+        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step) }
+        switch outcome {
+        case .success(true): preconditionFailure("a run up to a cut ends there")
+        case .success(false) where progress.pointee.cut != -1:  // a decline, before any factory ran
+            return .success(nil)
+        case .success(false):
+            _ = enterAsked(plan, words, count: count, failed: met.cut, root: root, lookup)
+            let parent = plan.borrow { $0.steps[met.step].parent }
+            let open = parent >= 0 ? plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } : []
+            let saved = meanwhileOpen
+            meanwhileOpen = (frames.count, open)
+            defer { meanwhileOpen = saved }
+            return .failure(Reentry.reentered(met.registration, by: self))
+        case .failure(let error):
+            _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
+            return .failure(frames.count == 0 ? error : withFrames(error))
+        }
     }
 
     /// The cells of the creation steps of a request's plan (`runAsked`) claimed before any factory, each as the
@@ -1728,13 +1869,21 @@ final class Graph {
         return false
     }
 
-    /// A factory's failure in the plan of a factory's request (`runAsked`): its path from the frames open
-    /// further out, as the build's (`factoryFailure`), not from the request's root.
+    /// A failure in the plan of a factory's request (`runAsked`): its path from the frames open further out,
+    /// as the build's (`factoryFailure`, `fill`'s key not registered, `depend`'s key taking arguments), not
+    /// from the request's root. A cycle's keys run from the key met, one of the plan's (none the frames hold:
+    /// `takeFromGraph`, the failing plan's open frames checked), so they are the build's already.
     @inline(never)
     private func withFrames(_ error: TetherError) -> TetherError {
         let parts = error.parts
-        guard parts.fix == .factory, let key = parts.key else { return error }
-        return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path + parts.path)
+        guard let key = parts.key else { return error }
+        let path = path + parts.path
+        switch parts.fix {
+        case .factory: return Graph.factoryFailure(key, CallbackFailure(reason: parts.reason), path: path)
+        case .register: return TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path))
+        case .runtimeArguments: return Graph.argumentDependency(key, neededBy: pathText(path), path: path)
+        default: return error
+        }
     }
 
     /// After a request's plan ran (`runAsked`): its words appended to `alive`, each step entered as the
@@ -1750,32 +1899,44 @@ final class Graph {
             words.releaseUnmoved(i)
             words.base[i] = ReferenceWords<Instance>.none
         }
+        // Entered while it ran (`enterRunning`): the graph holds its own reference already.
+        if !enteredEarly.isEmpty {
+            for i in enteredEarly {
+                words.releaseUnmoved(i)
+                words.base[i] = ReferenceWords<Instance>.none
+            }
+        }
         let base = alive.count
         let into = alive.appendNone(count: count)
         into.base.update(from: words.base, count: count)  // the words' references, moved
         plan.borrow { p in
-            for i in 0..<count where !into.isNone(i) {
-                let registration = p.steps[i].registration
-                let index = base + i
-                if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
-                guard !p.steps[i].isShared else { continue }  // taken from its cache, as `existing` takes it
-                if p.steps[i].creates {
-                    // Published meanwhile (taken at its claim or check) or revived: as `existing` takes it.
-                    guard madeHere(registration) else { continue }
-                    madeCreationStep(registration, at: index)  // published with the graph, in `enter`'s order
-                } else if p.steps[i].isKeyed {
-                    keptMade &+= 1
-                }
-                if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
-                if p.steps[i].completes {
-                    var (cause, via) = (-1, -1)
-                    // (A factory's request: the build's frames hold the ones further out first.)
-                    if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
-                    queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
-                }
-            }
+            for i in 0..<count where !into.isNone(i) { enterStep(p, i, at: base + i, root: root, lookup) }
         }
+        enteredEarly.removeAll()
         return base + count - 1
+    }
+
+    /// Step `i` of a request's plan (`enterAsked`, `enterRunning`), its instance at `index` in `alive`, entered as
+    /// the build's `enter` leaves it: keyed, a lazy cell awaiting it bound, counted as kept, queued for its
+    /// completion callbacks with the request as its cause.
+    private func enterStep(_ p: Plan, _ i: Int, at index: Int, root: Borrowed<Registration>, _ lookup: Container) {
+        let registration = p.steps[i].registration
+        if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
+        guard !p.steps[i].isShared else { return }  // taken from its cache, as `existing` takes it
+        if p.steps[i].creates {
+            // Published meanwhile (taken at its claim or check) or revived: as `existing` takes it.
+            guard madeHere(registration) else { return }
+            madeCreationStep(registration, at: index)  // published with the graph, in `enter`'s order
+        } else if p.steps[i].isKeyed {
+            keptMade &+= 1
+        }
+        if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
+        if p.steps[i].completes {
+            var (cause, via) = (-1, -1)
+            // (A factory's request: the build's frames hold the ones further out first.)
+            if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
+            queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
+        }
     }
 
     /// Whether `build` would find `registration`'s instance without making one: this graph's, a cached

@@ -264,10 +264,11 @@ extension Plan {
     }
 
     /// `replay(into:)` of a completion callback's request (`Graph.runAsked`: a plan without local, container,
-    /// value or creation steps, slots made per resolve or a failure of its own): into `made`, words of the
-    /// graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered by the
-    /// graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
-    /// build leaves that in the graph) and `progress.step` names the step that failed. Out of line: rare.
+    /// value steps or RESOLVER slots; its other slots made per resolve as a replay's, `makeSlots`): into `made`,
+    /// words of the graph's apart from its `alive` (which a request of the graph made meanwhile may grow), entered
+    /// by the graph (`Graph.enterAsked`); on a factory's failure `made` keeps what the run made before it (the
+    /// build leaves that in the graph) and `progress.step` names the step that failed; a failing plan's (`fails`)
+    /// keeps every step, `progress.step` past the last. Out of line: rare.
     /// `creating`: a plan with creation steps (`CreatingRequestIntoGraph`), whose cells the graph claimed as its
     /// build's walk reaches each (`Graph.claimAsked`): each made one noted in its cell, one published meanwhile taken.
     @inline(never)
@@ -277,6 +278,17 @@ extension Plan {
             return replay(CreatingRequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
         }
         return replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
+    /// `replayAsked` of a request while the thread constructs step `met`'s registration further out (`Graph.runAsked`,
+    /// `meeting`): the made steps before `cut` only (those the build makes before it asks for that one), kept in
+    /// `made` as a failed request's (`RequestCutIntoGraph`); `PlanProgress.cut` -1 when the cut was reached (the
+    /// graph reports the cycle). Out of line: rare.
+    @inline(never)
+    func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
+        (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        return replay(RequestCutIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
     }
 
     @inline(__always)
@@ -334,7 +346,8 @@ extension Plan {
             if B.readsRequest {
                 enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
             } else if M.creates {
-                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count)
+                enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
+                             variant: progress.pointee.variant)
             } else {
                 enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
@@ -385,14 +398,20 @@ extension Plan {
     /// instance published by a resolve nested in an earlier factory (`takePublished`) leaves its
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
+    /// A run gone on in a `PublishedVariant` (`variant`): its made steps queued in the order it made them, as the build's.
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 from: Int, to: Int) {
+                                 from: Int, to: Int, variant: Int) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
-        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
+        func enter(_ i: Int) {
+            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
         }
+        guard variant >= 0 else { return (from..<to).forEach(enter) }
+        // (The shared steps are keyed only. Past `from`: those a RESOLVER slot's factory had entered before it, `openFrames`.)
+        for i in publishedVariants[variant].order where i >= from && i < to { enter(i) }
+        for i in from..<to where steps[i].isShared { enter(i) }
     }
 
     /// After a replay into `graph`: each step entered as its build would have (`Graph.enterReplayed`),
@@ -483,6 +502,10 @@ extension Plan {
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
     enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
+    /// `RequestIntoGraph` up to a cut (`replayAskedCut`): what the steps before it made kept, as a failed request's.
+    enum RequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
+    }
     /// `RequestIntoGraph` of a plan with creation steps (`CreatingIntoGraph`'s notes and takes; `Graph.claimAsked`).
     enum CreatingRequestIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
@@ -596,6 +619,9 @@ extension Plan {
         // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
         // creation step published meanwhile spares the run.
         var check = 0, skipTo = -1
+        // The made steps' order and the checks: another run's once a creation step is found published early (`PublishedVariant`).
+        var order = madeSteps, checks = creationChecks
+        if M.creates { progress.pointee.variant = -1 }
         // Traced: the steps before this one have told their events (`tellHits`); the container
         // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
@@ -606,19 +632,23 @@ extension Plan {
             return .success(false)
         }
         for n in 0..<end {
-            let i = madeSteps[n]
+            var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates {
                 if n <= skipTo { continue }
-                if check < creationChecks.count && creationChecks[check].at == n {
-                    skipTo = takePublished(&check, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told, taken: skip)
+                if check < checks.count && checks[check].at == n {
+                    skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
+                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress)
                     if n <= skipTo { continue }
                 }
+                i = order[n]
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
-            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
+            if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
             // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
-            if M.requests && requestSkips & 1 << UInt64(i) != 0 { continue }
+            // (Read at each step: a request made meanwhile may have built a later step's key, `takeBuiltAsked`.)
+            if M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.requestSkips }) & 1 << UInt64(i) != 0 { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
@@ -672,6 +702,7 @@ extension Plan {
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
                 } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
                 }
                 return .failure(error)
@@ -684,6 +715,8 @@ extension Plan {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts {
+            // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+            if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
@@ -695,6 +728,8 @@ extension Plan {
             return cutReached(M.self, &run, progress, count: count)
         }
         if fails {
+            // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+            if M.requests { progress.pointee.step = count; return .failure(failure.unsafelyUnwrapped) }
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return fail(M.self, &run, count: count)
@@ -752,15 +787,25 @@ extension Plan {
     /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
+    /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
+    /// `order` and `checks` (not in a traced run, one up to a cut or a request's, `switches` false: those skip early checks),
+    /// what it does not make added to `taken` (the steps the run does not make).
     @inline(never)
-    private func takePublished<B>(_ check: inout Int, _ n: Int, _ run: RunState, _ locals: Locals<B>, _ graph: Borrowed<Graph>,
-                                  told: inout Int, taken: UInt) -> Int {
+    private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
+                                  _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
+                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool,
+                                  _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
         var skipTo = -1
-        while check < creationChecks.count && creationChecks[check].at <= max(n, skipTo) {
-            let found = creationChecks[check]
+        while check < checks.count && checks[check].at <= max(n, skipTo) {
+            let found = checks[check]
             check += 1
-            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`.)
-            guard found.made > skipTo, taken & 1 << UInt(found.step) == 0 else { continue }
+            guard found.made > skipTo, found.variant < 0 || switches else { continue }
+            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`. In a variant's order, the
+            // steps it asked for first there are not made either, as the build finding it cached makes none.)
+            guard taken & 1 << UInt(found.step) == 0 else {
+                if order.baseAddress != madeSteps.baseAddress { skipTo = found.made }
+                continue
+            }
             let registration = registration(found.step, locals)
             var hit = registration.borrow { $0.cachedRetained(found.scope) }
             let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
@@ -769,6 +814,13 @@ extension Plan {
             }
             guard let hit else { continue }
             run.instances.set(found.step, hit)
+            if found.variant >= 0 {
+                let variant = publishedVariants[found.variant]
+                (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
+                progress.pointee.variant = found.variant
+                taken |= variant.skip
+                continue
+            }
             skipTo = found.made
             if let tracer = run.tracer {
                 // Its dependencies' steps: those right before it that descend from it (post-order).
@@ -851,6 +903,18 @@ extension Plan {
             run.split = 0
         }
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
+    }
+
+    /// Before `letGo` of a run gone on in a `PublishedVariant`'s order, failed at its `n`th made step: the steps
+    /// made before it let go of last made first, as the build's abort does (that order is not step order there).
+    @inline(never)
+    private func letGoMade(_ order: UnsafeBufferPointer<Int>, before n: Int, _ run: RunState) {
+        for p in stride(from: n - 1, through: 0, by: -1) where !run.instances.isNone(order[p]) {
+            // (Left `none` before its release, as `ReferenceStack.removeAll` hides it: a destructor may read the graph.)
+            let (word, owned) = (run.made[order[p]], run.instances.owns(order[p]))
+            run.made[order[p]] = ReferenceWords<Instance>.none
+            if owned { Ref<Instance>(word: word)!.release() }
+        }
     }
 
     /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
@@ -1089,9 +1153,12 @@ extension Plan {
             while first > 0 && descends(first - 1, from: c) { first -= 1 }
             return (at: first, step: c)
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
+        let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
+            if published & 1 << UInt(i) != 0 { continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
             }
@@ -1348,7 +1415,13 @@ extension Plan {
             } else if let awaited = slots[n].awaits {
                 // One of a child's own registrations: the resolving child's in its slot.
                 let local = B.bindsLocals ? slots[n].awaitsLocal : -1
-                graph.borrow { $0.awaitCell(local >= 0 ? locals.base[local] : awaited, cell) }
+                let registration = local >= 0 ? locals.base[local] : awaited
+                // A resolver's request: the graph's instance made before it, bound as the build binds it (`rememberGraph`).
+                if M.requests, let index = graph.borrow({ $0.builtIndex(registration) }) {
+                    cell.bind(to: graph.borrow { $0.instance(index) }.object)
+                } else {
+                    graph.borrow { $0.awaitCell(registration, cell) }
+                }
             }
             cells.append(cell)
             words[s] = try bridge.lazyWord(cell)
@@ -1422,7 +1495,7 @@ extension Plan {
         let (graph, lookup) = into
         let from = graph.borrow { $0.replayEntered }
         if M.creates {
-            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i)
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i, variant: -1)
             graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {
             enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
@@ -1470,20 +1543,56 @@ extension Plan {
             taken |= 1 << UInt64(j)
         }
         guard taken != 0 else { return 0 }
-        var skips = taken
-        for j in stride(from: steps.count - 2, through: 0, by: -1) where skips & 1 << UInt64(j) == 0 {
-            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
-        }
-        let below = skips & ~taken
-        for j in 0..<steps.count where skips & 1 << UInt64(j) == 0 {
-            var asks = false
-            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
-            if asks { return nil }
-        }
+        guard let skips = stepsOnlyUnder(taken, from: 0) else { return nil }
         for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
             made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
         }
         return skips
+    }
+
+    /// `takeFromGraph` amid a request's run, step `i`'s factory having made a request meanwhile that built into
+    /// `graph` (`Graph.requestedMeanwhile`): the steps after `i` (not in `old`) whose keys the graph has now taken
+    /// from it (`made`, a reference of their own), the steps only they asked for not made, as the build finds them
+    /// where its walk asks (a RESOLVER slot's replay: `takeBuilt`). Returns those steps' bits; 0, taking nothing:
+    /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
+    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: UInt64) -> UInt64 {
+        guard steps.count <= 64 else { return 0 }
+        var taken: UInt64 = 0
+        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && old & 1 << UInt64(j) == 0 {
+            if graph.builtIndex(steps[j].registration) != nil { taken |= 1 << UInt64(j) }
+        }
+        guard taken != 0, let skips = stepsOnlyUnder(taken, from: i + 1, besides: old) else { return 0 }
+        let below = skips & ~taken
+        func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
+        if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
+        for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
+            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+        }
+        return skips
+    }
+
+    /// `taken` (keys the graph has) and the steps from `first` on only they asked for (each step's first asker is
+    /// after it: `Step.parent`), for `takeFromGraph` and `takeBuiltAsked`; nil when a step from `first` on, not
+    /// among those nor in `old`, takes one only they asked for (the build makes it later, where that one asks).
+    private func stepsOnlyUnder(_ taken: UInt64, from first: Int, besides old: UInt64 = 0) -> UInt64? {
+        var skips = taken
+        for j in stride(from: steps.count - 2, through: first, by: -1) where skips & 1 << UInt64(j) == 0 {
+            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        let below = skips & ~taken
+        for j in first..<steps.count where (skips | old) & 1 << UInt64(j) == 0 {
+            var asks = false
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            if asks { return nil }
+        }
+        return skips
+    }
+
+    /// After `takeFromGraph` (`skips` its bits): whether a slot made per resolve names a step the run does not
+    /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for.
+    func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: UInt64) -> Bool {
+        func skipped(_ j: Int) -> Bool { j >= 0 && skips & 1 << UInt64(j) != 0 && made.isNone(j) }
+        return slots.contains { skipped($0.step) || $0.items.contains(where: skipped) }
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

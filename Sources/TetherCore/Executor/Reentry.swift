@@ -184,6 +184,9 @@ struct PlanProgress {
     /// The `SupersedeClock` read before the resolve picked its plan (`Graph.resolve`): what a change since
     /// superseded is not cached (`Graph.run`, `Plan.RequestRun` copy it before any factory runs).
     var builtSince: UInt = 0
+    /// The `Plan.PublishedVariant` a creating run went on in (`Plan.takePublished`), -1: none; its steps are
+    /// entered into the graph in that order (`Plan.enterCreated`).
+    var variant = -1
 }
 
 extension Plan {

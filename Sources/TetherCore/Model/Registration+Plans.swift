@@ -193,15 +193,44 @@ extension Registration {
             let warm = address == 0 ? nil : Borrowed<Plan>(word: address)!
             guard let warm, warm.borrow({ $0.configuration == configuration }) else {
                 guard let plan = recordPlan(configuration) else { return nil }
-                return plan.borrow { $0.cachedVariant != nil || !$0.matchesCaches() } ? nil : plan
+                return plan.borrow { $0.cachedVariant != nil || !$0.matchesCaches() }
+                    ? pickAfterChange(configuration, planAddress.load(ordering: .acquiring)) : plan
             }
             // A graph no plan covers (its root not shared): built, with no more looking.
             if warm.borrow({ $0.declines }) && !spec.scope.isKeptByRegistration { return nil }
             if warm.borrow({ !$0.declines && $0.cachedVariant == nil && $0.matchesCaches() }) { return warm }
         }
+        if Self.pickHooked.load(ordering: .acquiring), let hook = Self.afterWarmCheck.withLock({ $0 }) { hook(self) }
         if let known = knownCreationPlan(configuration) { return known }
-        guard mayRecordCreation(configuration) else { return nil }
-        return installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration)
+        if mayRecordCreation(configuration),
+           let recorded = installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration) { return recorded }
+        return pickAfterChange(configuration, address)
+    }
+
+    /// `creationPlan` when the caches left each state it checked before it read them again (another thread
+    /// published a key or let its last one go between the checks), or `maxPlans` were recorded: the warm
+    /// plan if it fits the caches now, else a creation plan whose shared leaves are all cached, its creation
+    /// steps cached or not (`Plan.matchesCaches(takingPublished:)`: its claims take one published,
+    /// `Graph.claimCreations`, as the build takes it where its walk asks). Nil: none (the graph builds it).
+    /// Out of line: a race.
+    @inline(never)
+    private func pickAfterChange(_ configuration: UInt, _ address: UInt) -> Borrowed<Plan>? {
+        if address != 0 && address != Self.noMorePlans, let warm = Borrowed<Plan>(word: address),
+           warm.borrow({ $0.configuration == configuration && !$0.declines && $0.cachedVariant == nil && $0.matchesCaches() }) {
+            return warm
+        }
+        let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && !$0.hasLocals } } ?? [] }
+        return known.last(where: { $0.matchesCaches(takingPublished: true) }).map { .init($0) }
+    }
+
+    /// Tests only (`setAfterWarmCheck`): called with the registration in `creationPlan` right after its warm
+    /// plan's check failed, where another thread's publication (or last release) lands in a race. Read only
+    /// while `pickHooked`: a creation plan's pick pays one load.
+    private static let afterWarmCheck = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+    private static let pickHooked = Atomic<Bool>(false)
+    static func setAfterWarmCheck(_ hook: (@Sendable (Registration) -> Void)?) {
+        afterWarmCheck.withLock { $0 = hook }
+        pickHooked.store(hook != nil, ordering: .releasing)
     }
 
     /// `creationPlan` from `child`, a descendant of `owner` with registrations of its own, whose component

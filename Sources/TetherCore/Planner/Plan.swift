@@ -105,6 +105,21 @@ final class Plan: @unchecked Sendable {
         /// dependencies, or it has none of its own): a dead weak instance the binding still holds is
         /// revived there (`Graph.reviveCreation`), its own dependencies spared as a build reviving it spares them.
         var reachedThere = true
+        /// An early check (`PublishedVariant`): at the first of the step's own dependencies' steps, though a later
+        /// step takes one of those; found published there, the run goes on in `publishedVariants[variant]`. -1: none.
+        var variant = -1
+    }
+
+    /// What a run does when creation step `step`, whose own dependencies' steps a later step takes too, is found
+    /// published (by a resolve nested in an earlier factory) where the build's walk reaches it, before those: the
+    /// build takes it there and makes, of its dependencies, only those a later step asks for, where that one asks
+    /// (`Recorder`'s walk again, the step a leaf: `Plan.walk`). `order`: the made steps in that run's order (the
+    /// same before the check; the ones it does not make, `skip`, last); `checks`: the creation checks after it there.
+    struct PublishedVariant {
+        let step: Int
+        let skip: UInt
+        let order: UnsafeBufferPointer<Int>
+        let checks: UnsafeBufferPointer<CreationCheck>
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
@@ -290,6 +305,8 @@ final class Plan: @unchecked Sendable {
     /// the resolving child's (`registration(of:_:)`), in the order of those (`creationsInClaimOrder`).
     let hasLocalCreations: Bool
     let creationChecks: UnsafeBufferPointer<CreationCheck>
+    /// The runs a creation step found published early switches to (`CreationCheck.variant`).
+    let publishedVariants: UnsafeBufferPointer<PublishedVariant>
     /// The size of the block `run` makes (`InstanceBlock`), 0 when it makes one
     /// plain instance (a graph of one, or one that completes: callbacks may ask for any instance).
     let blockWords: Int
@@ -411,7 +428,16 @@ final class Plan: @unchecked Sendable {
         }
         hasLocalCreations = creating.contains { steps[$0].local >= 0 }
         creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
-        creationChecks = arena.copy(Plan.creationChecks(steps, inputs, creating: creating.sorted()))
+        var checks = Plan.creationChecks(steps, inputs, creating: creating.sorted())
+        // (Not over container or value steps, slots other than RESOLVER ones, nor a failing plan: their runs read
+        // positions in step order.)
+        var variants: [PublishedVariant] = []
+        if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
+            && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
+            Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena, resolvers: !slots.isEmpty)
+        }
+        creationChecks = arena.copy(checks)
+        publishedVariants = arena.copy(variants)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
         underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
@@ -452,30 +478,41 @@ final class Plan: @unchecked Sendable {
         creationChecks.contains { $0.step == step && $0.reachedThere }
     }
 
-    /// The `CreationCheck`s of creation steps `creating` (in step order).
-    private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int]) -> [CreationCheck] {
+    /// The `CreationCheck`s of creation steps `creating` (in step order). `walk`: of a run in which another
+    /// order holds (`PublishedVariant`): the steps in the build's walk's post-order, the step that asked for
+    /// each first, and the creation steps taken as leaves; positions are then in that order.
+    private static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int], walk: Walk? = nil) -> [CreationCheck] {
         guard !creating.isEmpty else { return [] }
-        var madeIndex = [Int](repeating: -1, count: steps.count)
+        let order = walk?.order ?? Array(steps.indices)
+        var position = [Int](repeating: -1, count: steps.count)
+        for p in order.indices { position[order[p]] = p }
+        func parent(_ p: Int) -> Int {
+            let k = walk?.parent[order[p]] ?? steps[order[p]].parent
+            return k < 0 ? -1 : position[k]
+        }
+        func isLeaf(_ p: Int) -> Bool { steps[order[p]].isShared || walk?.leaves.contains(order[p]) == true }
+        var madeIndex = [Int](repeating: -1, count: order.count)
         var made = 0
-        for i in steps.indices where !steps[i].isShared { madeIndex[i] = made; made += 1 }
+        for p in order.indices where !isLeaf(p) { madeIndex[p] = made; made += 1 }
         // (An asker comes after what it asked for: past `c`, the chain cannot reach it.)
         func descends(_ j: Int, from c: Int) -> Bool {
-            var k = steps[j].parent
-            while k >= 0 && k < c { k = steps[k].parent }
+            var k = parent(j)
+            while k >= 0 && k < c { k = parent(k) }
             return k == c
         }
         // The last made step taking each step as an input.
-        var lastTaker = [Int](repeating: -1, count: steps.count)
-        for k in steps.indices where !steps[k].isShared {
-            let slots = steps[k].registration.borrow { $0.params.count }
-            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where input >= 0 { lastTaker[input] = k }
+        var lastTaker = [Int](repeating: -1, count: order.count)
+        for k in order.indices where !isLeaf(k) {
+            let step = steps[order[k]]
+            let slots = step.registration.borrow { $0.params.count }
+            for input in inputs[step.firstInput ..< step.firstInput + slots] where input >= 0 { lastTaker[position[input]] = k }
         }
         // Per step, its own dependencies' steps: those right before it that it (or one of them) asked
         // for first, from `runStart`; `latestTaker`: the last step taking one of them. In one pass,
         // jumping over each such step's own run (linear in a chain, where step by step was cubic).
-        var runStart = [Int](repeating: 0, count: steps.count)
-        var latestTaker = [Int](repeating: -1, count: steps.count)
-        for c in steps.indices {
+        var runStart = [Int](repeating: 0, count: order.count)
+        var latestTaker = [Int](repeating: -1, count: order.count)
+        for c in order.indices {
             var first = c, latest = -1
             while first > 0 && descends(first - 1, from: c) {
                 let k = first - 1
@@ -485,18 +522,107 @@ final class Plan: @unchecked Sendable {
             (runStart[c], latestTaker[c]) = (first, latest)
         }
         var checks: [CreationCheck] = []
-        for c in creating {
+        for c in creating.map({ position[$0] }).sorted() where c >= 0 && !isLeaf(c) {
             let first = runStart[c]
             // Taken by a step after it (a shared step after it is a leaf: it has no inputs).
             let taken = latestTaker[c] > c
-            let start = (first...c).first { !steps[$0].isShared }!
+            let start = (first...c).first { !isLeaf($0) }!
             let at = taken ? c : start
-            checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: c,
-                                        scope: steps[c].registration.borrow { $0.specReference.borrow { $0.scope } },
+            checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: order[c],
+                                        scope: steps[order[c]].registration.borrow { $0.specReference.borrow { $0.scope } },
                                         reachedThere: !taken || first == c))
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
         return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
+    }
+
+    /// A walk of a plan's steps as the build's (`walk`).
+    struct Walk {
+        let order: [Int]
+        let parent: [Int]
+        let leaves: [Int]
+    }
+
+    /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
+    /// once (where first asked for), a shared step and `leaves` taken, not descended into. Nil past
+    /// `maxSteps` steps deep.
+    private static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
+        var order: [Int] = [], parent = [Int](repeating: -1, count: steps.count), seen = [Bool](repeating: false, count: steps.count)
+        func visit(_ s: Int, depth: Int) -> Bool {
+            seen[s] = true
+            if !steps[s].isShared && !leaves.contains(s) {
+                guard depth < maxSteps else { return false }
+                let slots = steps[s].registration.borrow { $0.params.count }
+                for input in inputs[steps[s].firstInput ..< steps[s].firstInput + slots] where Plan.isStep(input) && !seen[input] {
+                    parent[input] = s
+                    guard visit(input, depth: depth + 1) else { return false }
+                }
+            }
+            order.append(s)
+            return true
+        }
+        guard !steps.isEmpty, visit(steps.count - 1, depth: 0) else { return nil }
+        return Walk(order: order, parent: parent, leaves: leaves)
+    }
+
+    /// The most `PublishedVariant`s of a plan (each found published early in another's run has its own).
+    static var maxVariants: Int { 16 }
+
+    /// The `PublishedVariant`s of the creation checks `checks` that are at their steps though those have
+    /// dependencies' steps of their own (`reachedThere` false), each with an early check (appended to
+    /// `checks`, kept in run order): a run finding the step published there makes no dependency the build
+    /// would not (the rest of the build's walk, the step a leaf), and so on in that run (`current`: the walk
+    /// and the made steps' order the checks are of; nil: the plan's). None where the walk does not give the
+    /// plan's steps (a shape this does not model), or where that run's creation steps are not in step order
+    /// (the graph publishes those in step order; it queues callbacks in the run's order, `enterCreated`, and
+    /// a failed run's abort lets go of the made steps in it, `letGoMade`).
+    private static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
+                                          _ variants: inout [PublishedVariant], _ arena: inout LineArena, resolvers: Bool,
+                                          current: (walk: Walk, order: [Int])? = nil) {
+        guard checks.contains(where: { !$0.reachedThere }) else { return }
+        let madeSteps = steps.indices.filter { !steps[$0].isShared }
+        guard let current = current ?? walk(steps, inputs, leaves: []).flatMap({ plain in
+            plain.order == Array(steps.indices) && plain.parent == steps.map(\.parent) ? (plain, madeSteps) : nil
+        }) else { return }
+        var early: [CreationCheck] = []
+        for check in checks where !check.reachedThere && variants.count < maxVariants {
+            let c = check.step
+            // Where the build's walk reaches it: the first made step of its own dependencies'.
+            func under(_ s: Int) -> Bool {
+                var k = current.walk.parent[s]
+                while k >= 0 && k != c { k = current.walk.parent[k] }
+                return k == c
+            }
+            guard let start = current.order.firstIndex(where: under), start < check.made,
+                  let walked = walk(steps, inputs, leaves: current.walk.leaves + [c]) else { continue }
+            let made = walked.order.filter { !steps[$0].isShared && !walked.leaves.contains($0) }
+            // The same before it; the creation steps it makes in step order (the graph publishes those in step
+            // order: `Graph.pendCreated`; it queues the others' callbacks in the run's, `enterCreated`).
+            let entered = made.filter { steps[$0].creates }
+            guard made.count >= start, Array(made[..<start]) == Array(current.order[..<start]),
+                  zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
+            // RESOLVER slots (a binding's factories): a step with one enters the steps before it and opens its frames
+            // in step order, down its recorded askers (`openFrames`): every made step in step order, those askers its.
+            if resolvers && !(zip(made, made.dropFirst()).allSatisfy({ $0 < $1 })
+                              && made.allSatisfy({ !steps[$0].hasSlots || walked.parent[$0] == steps[$0].parent })) { continue }
+            let rest = madeSteps.filter { !made.contains($0) }
+            var after = creationChecks(steps, inputs, creating: creating, walk: walked).compactMap { found -> CreationCheck? in
+                // One the run checked before it stays checked; one it checks later, at its step past it at least.
+                guard let original = checks.first(where: { $0.step == found.step }), original.at >= start else { return nil }
+                guard found.at < start else { return found }
+                return CreationCheck(at: found.made, made: found.made, step: found.step, scope: found.scope, reachedThere: false)
+            }
+            after.sort { ($0.at, -$0.made) < ($1.at, -$1.made) }
+            let index = variants.count
+            variants.append(PublishedVariant(step: c, skip: 0, order: .init(start: nil, count: 0), checks: .init(start: nil, count: 0)))
+            // Found published early in this run too: its own variants.
+            publishedVariants(steps, inputs, creating: creating, &after, &variants, &arena, resolvers: resolvers,
+                              current: (walked, made + rest))
+            early.append(CreationCheck(at: start, made: check.made, step: c, scope: check.scope, reachedThere: false, variant: index))
+            variants[index] = PublishedVariant(step: c, skip: rest.reduce(0) { $0 | 1 << UInt($1) },
+                                               order: arena.copy(made + rest), checks: arena.copy(after))
+        }
+        checks = (checks + early).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
     }
 
     /// The words of every block of a plan and where a run fills them in.
@@ -642,11 +768,13 @@ final class Plan: @unchecked Sendable {
     /// cached, every creation step's registration not (read without claiming: the claims decide).
     /// `locals`: a child's plan's, written by `fits` (a local step's cache is the resolving child's registration's).
     /// Not the request's leaves (a value, a container-scoped leaf): each resolving container's, read by the run.
-    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Bool {
+    /// `takingPublished`: creation steps cached too (a pick after the caches changed: its claims take them).
+    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil, takingPublished: Bool = false) -> Bool {
         for shared in sharedSteps where !shared.isValue && !shared.inResolving {
             guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
         }
+        if takingPublished { return true }
         for creation in creations {
             if let hit = registration(of: creation.step, locals).borrow({ $0.cachedRetained(creation.scope) }) {
                 hit.release()
