@@ -715,7 +715,7 @@ final class Graph {
     /// Tests only (`setBeforeClaimingCreations`): called with the root of each creation plan's run before it
     /// claims its cells (`claimCreations`), where another thread's publication lands in a race. Read only
     /// while `claimHooked`: a creation plan's run pays one load.
-    private static let beforeClaimingCreations = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+    private static let beforeClaimingCreations = Lock<(@Sendable (Registration) -> Void)?>(nil)
     private static let claimHooked = Atomic<Bool>(false)
     static func setBeforeClaimingCreations(_ hook: (@Sendable (Registration) -> Void)?) {
         beforeClaimingCreations.withLock { $0 = hook }

@@ -13,7 +13,7 @@ enum SupersedeClock {
     static let ticks = Atomic<UInt>(0)
     /// Guards every root's `Container.treeChanges`; a tick is taken and logged under it, so a reader
     /// holding it finds every change up to `now` in its tree's log (or forgotten there).
-    private static let lock = Mutex<Void>(())
+    private static let lock = Lock<Void>(())
     /// How many changes a tree keeps: a resolve that saw more go by in its own tree publishes none of
     /// its shared instances there (what the forgotten ones superseded is not known). Changes in other
     /// trees never count: `dropBuilt` lets go of nothing outside the tree it ran in.

@@ -226,7 +226,7 @@ extension Registration {
     /// Tests only (`setAfterWarmCheck`): called with the registration in `creationPlan` right after its warm
     /// plan's check failed, where another thread's publication (or last release) lands in a race. Read only
     /// while `pickHooked`: a creation plan's pick pays one load.
-    private static let afterWarmCheck = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+    private static let afterWarmCheck = Lock<(@Sendable (Registration) -> Void)?>(nil)
     private static let pickHooked = Atomic<Bool>(false)
     static func setAfterWarmCheck(_ hook: (@Sendable (Registration) -> Void)?) {
         afterWarmCheck.withLock { $0 = hook }

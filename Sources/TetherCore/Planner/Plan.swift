@@ -954,7 +954,7 @@ final class Plan: @unchecked Sendable {
         /// Tests only (`setBeforeReadingCache`): called with each shared registration `reach` looked up,
         /// before it reads its cache, where a configuration change on another thread lands in a race
         /// (`Graph.claimOne`'s superseded value). Read only while `hooked`: recording pays one load.
-        private static let beforeReadingCache = Mutex<(@Sendable (Registration) -> Void)?>(nil)
+        private static let beforeReadingCache = Lock<(@Sendable (Registration) -> Void)?>(nil)
         private static let hooked = Atomic<Bool>(false)
         static func setBeforeReadingCache(_ hook: (@Sendable (Registration) -> Void)?) {
             beforeReadingCache.withLock { $0 = hook }
