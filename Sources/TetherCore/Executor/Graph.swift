@@ -653,13 +653,7 @@ final class Graph {
             }
             if let hit { claimedHits.append((step, hit)) }
         }
-        if !claimedHits.isEmpty && !takesClaimedHits(plan, from: container) {
-            progress.pointee.decline = .creationPicks
-            dropClaimedHits()
-            releaseCells()
-            return false
-        }
-        return true
+        return endClaims(plan, from: container)
     }
 
     /// After `claimCreations` found creation steps of `plan` published (`claimedHits`): whether the run can
@@ -682,6 +676,16 @@ final class Graph {
         (claimedSkip, claimedHeld) = (skip | taken, skip & ~used)
         Borrowed<ThreadState>(opaque: thread).borrow { $0.claimedTakes &+= 1 }
         return true
+    }
+
+    /// The claims' last act (`claimCreations`, `claimWithContainerSteps`): take the keys found published at
+    /// their claims (`takesClaimedHits`), else decline (`creationPicks`), letting go of every claim.
+    private func endClaims(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
+        if claimedHits.isEmpty || takesClaimedHits(plan, from: container) { return true }
+        progress.pointee.decline = .creationPicks
+        dropClaimedHits()
+        releaseCells()
+        return false
     }
 
     /// The run of the plan replaying into this graph, its shared steps taken (`Plan.execute`): the creation
@@ -803,13 +807,7 @@ final class Graph {
                 return false
             }
         }
-        if !claimedHits.isEmpty && !takesClaimedHits(plan, from: container) {
-            progress.pointee.decline = .creationPicks
-            dropClaimedHits()
-            releaseCells()
-            return false
-        }
-        return true
+        return endClaims(plan, from: container)
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
