@@ -314,4 +314,26 @@ import Testing
             for _ in 0..<3 { Self.once(c, "F", log) }
         }
     }
+
+    /// A callback's request inside a nested resolve meeting the key constructed further out (X's factory resolves
+    /// Y; Y's callback asks for Z -> S1, W, X, S2): the run up to where the build asks for X, traced
+    /// (`TracedRequestCutIntoGraph`): S1's hit and W's events, none of S2 (the build never asked for it).
+    @Test func aCallbacksRequestRunUpToACut() throws {
+        try expectSameTracedRequests(served: 3, { fx in
+            try fx.register("X") { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("Z", [dep("S1"), dep("W"), dep("X"), dep("S2")])
+            try fx.register("W", scope: .transient)
+            try fx.register("S1", scope: .singleton)
+            try fx.register("S2", scope: .singleton)
+            fx.onComplete(y) { resolver, _, _ in
+                do { _ = try resolver.get(Key("Z")) } catch { fx.tracker.note("Z failed") }
+            }
+        }) { fx, c, log in
+            _ = try c.resolve(Key("S1"))
+            _ = try c.resolve(Key("S2"))
+            for _ in 0..<3 { Self.once(c, "X", log) }
+            #expect(fx.tracker.events("Z failed").count == 3)
+        }
+    }
 }

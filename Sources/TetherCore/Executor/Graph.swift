@@ -1742,8 +1742,6 @@ final class Graph {
             met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
             // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
             guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
-            // (Traced: a run up to a cut has no traced mode; the build's events.)
-            guard tracer == nil else { reason = .requestTraced; return nil }
         }
         let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }

@@ -312,6 +312,7 @@ extension Plan {
     func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                         _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        if graph.tracer != nil { return replayAsked(TracedRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         return replayAsked(RequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
     }
 
@@ -543,6 +544,11 @@ extension Plan {
         static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
         static var traced: Bool { true }
     }
+    /// `RequestCutIntoGraph` telling the hook: the cache hits before the cut only (`tellHits`), the steps the build asked for first.
+    enum TracedRequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
+        static var traced: Bool { true }
+    }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -744,7 +750,8 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
-        if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
+        // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`.)
+        if M.traced { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
         if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
