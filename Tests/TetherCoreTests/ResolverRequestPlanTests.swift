@@ -478,9 +478,9 @@ import Testing
         #expect(requests == ["requests": 6, "plan": 3, "requestInGraph": 3], "\(requests)")
     }
 
-    /// A request whose plan has a step below a key the graph has that a step it makes takes too (B -> D, C;
-    /// D -> E; C -> X, E; D the graph's): the build makes E where C asks, after X: probe.
-    @Test func aRequestBelowAKeyTheGraphHas() throws {
+    /// A request whose plan has transient steps below a key the graph has (B -> D, C; D -> E; C -> X, E; D the
+    /// graph's): each E its own step, the one under D not made (the build never asks), C's made: the plan runs.
+    @Test func aRequestBelowAKeyTheGraphHasRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A", [dep("D")])
             try fx.register("B", [dep("D"), dep("C")])
@@ -492,8 +492,26 @@ import Testing
         }) { fx in
             try resolveThrice(fx, "A") { _ in "" }
         }
-        #expect(outcome.log.filter { $0.hasPrefix("make") }.count == 21)
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make E", "make D", "make A", "make X", "make E", "make C", "make B"], count: 3).flatMap { $0 })
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The same with S a cached singleton D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
+    /// step under D a step the plan makes takes, `requestInGraph` (the build finds S in the graph's table).
+    @Test func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("B", [dep("D"), dep("C")])
+            try fx.register("C", [dep("S")])
+            try fx.register("D", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            _ = try fx.resolve("S")
+            return try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == Obj.of(try! fx.resolve("S")).pointer)" }
+        }
+        #expect(outcome.seen == Array(repeating: "C's S is D's: true", count: 3))
+        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
     }
 
     // MARK: singleton and weak keys not cached (branch requestshared)
