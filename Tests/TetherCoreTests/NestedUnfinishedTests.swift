@@ -73,6 +73,23 @@ import TetherCore
         #expect(log.filter { $0 == "make W" }.count == 1, "one W: \(log)")
     }
 
+    /// The build leaves such a cell too: R(Y, F, S) with Y singleton, whose creation claims Y's and W's cells
+    /// in order (`Graph.claimInOrder`) before F's factory resolves C; the callback's request makes W1 under
+    /// R's claim, and S's factory asking W is refused on both paths (it made a W2 on both before).
+    @Test func aNestedResolveUnderAnOuterBuildsClaimsInOrderIsRefusedItsUnfinishedWeakInstance() throws {
+        let (seen, log, _) = try Self.expectSameAsBuilt({ fx, seen in
+            try fx.register("R", [dep("Y"), dep("F"), dep("S")], scope: .transient)
+            try fx.register("Y", scope: .singleton)
+            try fx.register("F") { obj in obj.got.append(try fx.resolve("C").pointer) }
+            let c = try fx.register("C")
+            fx.onComplete(c) { resolver, _, obj in obj.weaks.append(try resolver.getWeak(Key("S"))) }
+            try fx.register("W", scope: .weak)
+            try fx.register("S", [dep("W")]) { _ in let got = Self.attempt(fx, "W"); seen.value.append("S asks W: " + got) }
+        }, "R")
+        #expect(seen.filter { $0.hasPrefix("S asks W: cycle") }.count == 4, "every S refused W: \(seen)")
+        #expect(log.filter { $0 == "make W" }.count == 4, "one W per S: \(log)")
+    }
+
     /// Three levels: R(A, S); A's factory resolves B, B(M) whose factory resolves S; S(W) asks W.
     /// The innermost ask is refused under the two nested resolves; W made once.
     @Test func threeLevelsOfNestedResolvesUnderAnOuterPlanRefuseTheUnfinishedInstance() throws {
