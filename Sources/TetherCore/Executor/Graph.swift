@@ -608,6 +608,7 @@ final class Graph {
     func madeContainerCell(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) {
         let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, .container, in: $0) } }
         for cell in cells where cell.key == key { cell.made = true }
+        if !outerCells.isEmpty { madeUnderOuterCell(key) }
     }
 
     /// After a replay: container step `i`, made, is published into `container` with the graph (`publish`), as `enter` queues it.
@@ -1223,7 +1224,7 @@ final class Graph {
             cells.append(cell)
             return nil
         case .createUnderOuter(let cell):
-            if let cell, !outerCells.contains(where: { $0 === cell }) { outerCells.append(cell) }
+            if !outerCells.contains(where: { $0 === cell }) { outerCells.append(cell) }
             return nil
         case .backOff(let cell, let error):
             backOff = (cell, error)

@@ -185,9 +185,8 @@ final class SharedCache: @unchecked Sendable {
     enum Claim {
         case published(Ref<Instance>)
         case create(Cell)
-        /// Create it under `cell`, which a resolve further out on this thread claimed ahead and has not made
-        /// (nil: a container-scoped instance's claim, which has none).
-        case createUnderOuter(Cell?)
+        /// Create it under `cell`, which a resolve further out on this thread claimed ahead and has not made.
+        case createUnderOuter(Cell)
         case backOff(Cell, TetherError)
     }
 
@@ -255,9 +254,9 @@ final class SharedCache: @unchecked Sendable {
             switch found {
             case .published(let hit): return .published(hit)
             case .claimed(let cell): return .create(cell!)
-            case .heldHere(let made):
+            case .heldHere(let made, let cell):
                 // As in `claim`: made by a resolve further out on this thread that has not finished.
-                if !made { return .createUnderOuter(nil) }
+                if !made && cell.madeBelow == 0 { return .createUnderOuter(cell) }
                 throw TetherError.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
