@@ -1367,6 +1367,18 @@ extension Plan {
         return instance
     }
 
+    /// Whether a container step that asked for step `j` (`Step.parent`, up) was taken cached: the build, finding it
+    /// cached, never asks for `j` there (`Step.askedUnderContainer`).
+    private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
+        let claims = ContainerClaims(words: locals.claims)
+        var k = steps[j].parent
+        while k >= 0 {
+            if steps[k].isContainer && claims.isCached(k) { return true }
+            k = steps[k].parent
+        }
+        return false
+    }
+
     /// `makeWithSlots` of a step with slots made per resolve.
     private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                           _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
@@ -1404,11 +1416,10 @@ extension Plan {
             guard kind == .lazy || kind == .weakLazy else { continue }
             let cell = LazyCell(holding: slots[n].lookup ?? lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
-            // Not in the build's graph: a step the run skipped (under a container step taken cached,
-            // `skipUnderCached`; spared, `takePublished`), or, bound as made after the slot was filled,
-            // a container step taken cached (`Graph.existing` enters none): the cell waits, as there.
-            if step >= 0 && (made.isNone(step) || B.readsRequest && slots[n].later != nil && steps[step].isContainer
-                                && ContainerClaims(words: locals.claims).isCached(step)) {
+            // Not in the build's graph (yet): a step the run skipped (under a container step taken cached,
+            // `skipUnderCached`; spared, `takePublished`) or makes after the owner (a container step not
+            // taken cached), or a shared one only a container step taken cached asked for: the cell waits, as there.
+            if step >= 0 && (made.isNone(step) || B.readsRequest && steps[step].askedUnderContainer && underCached(step, locals)) {
                 graph.borrow { $0.awaitCell(self.registration(step, locals), cell) }
             } else if step >= 0 {
                 cell.bind(to: made[step].object)
