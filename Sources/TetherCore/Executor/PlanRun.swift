@@ -599,10 +599,9 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
-        let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
-        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and
-        // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
-        var skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        let cachedAll = claims != nil && allContainersCached(claims!)
+        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and the steps under them.
+        var skip: UInt = claims == nil ? 0 : containerSkips(claims!)
         // Creation steps another thread published before their claims: taken, and the steps under them not made.
         if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
             skip |= graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }
@@ -1367,16 +1366,34 @@ extension Plan {
         return instance
     }
 
-    /// Whether a container step that asked for step `j` (`Step.parent`, up) was taken cached: the build, finding it
-    /// cached, never asks for `j` there (`Step.askedUnderContainer`).
+    /// Whether every container step was taken cached (`claims`' word 0).
+    @inline(__always)
+    private func allContainersCached(_ claims: ContainerClaims) -> Bool {
+        claims.words[0] != 0 && claims.words[0].nonzeroBitCount == containerSteps.count
+    }
+
+    /// The steps a run does not make for its container steps (a bit each): those taken cached, and the steps under
+    /// them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
+    @inline(__always)
+    private func containerSkips(_ claims: ContainerClaims) -> UInt {
+        claims.words[0] | (allContainersCached(claims) ? underContainerMask : claims.words[4])
+    }
+
+    /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
+    /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
     private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
-        let claims = ContainerClaims(words: locals.claims)
-        var k = steps[j].parent
-        while k >= 0 {
-            if steps[k].isContainer && claims.isCached(k) { return true }
-            k = steps[k].parent
+        let skip = containerSkips(ContainerClaims(words: locals.claims))
+        for k in madeSteps where skip & 1 << UInt(k) == 0 {
+            let first = steps[k].firstInput
+            for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
+                let input = inputs[first + s]
+                if input == j { return false }
+                guard Plan.isSlot(input) else { continue }
+                let n = Plan.slotNumber(input)
+                if slots[n].kind == .weak && slots[n].step == j || slots[n].kind == .all && slots[n].items.contains(j) { return false }
+            }
         }
-        return false
+        return true
     }
 
     /// `makeWithSlots` of a step with slots made per resolve.
