@@ -397,6 +397,37 @@ import Testing
         }
     }
 
+    /// A lazy cell filled before a later step of its graph takes its key's singleton from the cache is
+    /// bound to that instance (`Graph.existing` binds it as it takes it; a plan's shared step, as the
+    /// owner is made): the root's own slot (filled before V -> U -> S takes S), and B's (B made before
+    /// that); a cell on a singleton the graph never takes (R) is not bound. The graph's answer is read
+    /// through `LazyCell.watch`, told at once when it is known.
+    @Test func lazyCellsFilledBeforeTheGraphTakesACachedInstanceAreBoundToIt() throws {
+        final class Told: @unchecked Sendable { var pointer: UnsafeMutableRawPointer? }
+        func bound(_ cell: LazyCell) -> UnsafeMutableRawPointer? {
+            let told = Told()
+            cell.watch { if case .instance(let ref) = $0 { told.pointer = ref.upgrade()?.pointer } }
+            return told.pointer
+        }
+        try expectSameObservations(root: "A", cached: 2, { fx in
+            try fx.register("S", scope: .singleton)
+            try fx.register("R", scope: .singleton)
+            try fx.register("U", [dep("S")])
+            try fx.register("V", [dep("U")])
+            try fx.register("B", [lazyDep("S")])
+            try fx.register("A", [lazyDep("S"), dep("B"), dep("V"), lazyDep("R")], body: Self.probe(fx))
+            _ = try fx.resolve("S")
+            _ = try fx.resolve("R")
+        }) { fx, a in
+            let obj = Obj.of(a)
+            let s = obj.dep(2).dep(0).depPointer(0)
+            let cells = try [obj.words[0], obj.dep(1).words[0], obj.words[3]].map { try #require(fx.bridge.cell($0)) }
+            #expect(bound(cells[0]) == s && bound(cells[1]) == s && bound(cells[2]) == nil)
+            return ["A's cell bound to the graph's S: \(bound(cells[0]) == s), B's: \(bound(cells[1]) == s), R's unbound: \(bound(cells[2]) == nil)",
+                    "S calls \(fx.tracker.calls("S"))"]
+        }
+    }
+
     /// A lazy cell whose key's instance the build does not make waits in the graph: a completion
     /// callback that builds it there binds the cell to it, on the plan as in the build.
     @Test func lazyCellWaitsForAnInstanceACompletionCallbackMakes() throws {

@@ -1151,10 +1151,14 @@ final class Graph {
             if let tracer { tracer.emit(.cacheHit, key, hit.borrow { $0.pointer }) }
             let index = alive.append(hit)
             table.set(registration, GraphTable.state(index))
+            // Taken from its cache after a lazy slot on it was filled: the graph's instance it answers (`rememberGraph`).
+            if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
             return index
         }
         if scope.isKeptWeakly, let pointer = registration.borrow({ $0.revivedObject() }) {
-            return revive(registration, spec, pointer)
+            let index = revive(registration, spec, pointer)
+            if !awaitingCells.isEmpty { bindAwaiting(registration, alive[index]) }
+            return index
         }
         return nil
     }
@@ -1967,10 +1971,13 @@ final class Graph {
         let locals = requestProgress.unsafelyUnwrapped.pointee.locals
         let registration = p.registration(of: i, locals)
         if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
-        guard !p.steps[i].isShared else { return }  // taken from its cache, as `existing` takes it
+        // Taken from its cache, or a creation step published meanwhile (taken at its claim or check) or revived:
+        // as `existing` takes it, binding a lazy cell waiting for it (a value's is not bound).
+        if p.steps[i].isShared || p.steps[i].creates && !madeHere(registration) {
+            if !awaitingCells.isEmpty && !registration.borrow({ $0.isDeclaredValue }) { bindAwaiting(registration, alive[index]) }
+            return
+        }
         if p.steps[i].creates {
-            // Published meanwhile (taken at its claim or check) or revived: as `existing` takes it.
-            guard madeHere(registration) else { return }
             madeCreationStep(registration, at: index)  // published with the graph, in `enter`'s order
         } else if p.steps[i].isKeyed {
             keptMade &+= 1

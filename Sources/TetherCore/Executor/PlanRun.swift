@@ -640,10 +640,9 @@ extension Plan {
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
-        let cachedAll = claims != nil && claims!.words[0] != 0 && claims!.words[0].nonzeroBitCount == containerSteps.count
-        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and
-        // the steps under them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
-        var skip: UInt = claims == nil ? 0 : claims!.words[0] | (cachedAll ? underContainerMask : claims!.words[4])
+        let cachedAll = claims != nil && allContainersCached(claims!)
+        // The steps the run does not make, decided once (a bit each): the container steps taken cached, and the steps under them.
+        var skip: UInt = claims == nil ? 0 : containerSkips(claims!)
         // Creation steps another thread published before their claims: taken, and the steps under them not made.
         if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
             skip |= graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }
@@ -1413,6 +1412,36 @@ extension Plan {
         return instance
     }
 
+    /// Whether every container step was taken cached (`claims`' word 0).
+    @inline(__always)
+    private func allContainersCached(_ claims: ContainerClaims) -> Bool {
+        claims.words[0] != 0 && claims.words[0].nonzeroBitCount == containerSteps.count
+    }
+
+    /// The steps a run does not make for its container steps (a bit each): those taken cached, and the steps under
+    /// them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
+    @inline(__always)
+    private func containerSkips(_ claims: ContainerClaims) -> UInt {
+        claims.words[0] | (allContainersCached(claims) ? underContainerMask : claims.words[4])
+    }
+
+    /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
+    /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
+    private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
+        let skip = containerSkips(ContainerClaims(words: locals.claims))
+        for k in madeSteps where skip & 1 << UInt(k) == 0 {
+            let first = steps[k].firstInput
+            for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
+                let input = inputs[first + s]
+                if input == j { return false }
+                guard Plan.isSlot(input) else { continue }
+                let n = Plan.slotNumber(input)
+                if slots[n].kind == .weak && slots[n].step == j || slots[n].kind == .all && slots[n].items.contains(j) { return false }
+            }
+        }
+        return true
+    }
+
     /// `makeWithSlots` of a step with slots made per resolve.
     private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                           _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
@@ -1450,11 +1479,10 @@ extension Plan {
             guard kind == .lazy || kind == .weakLazy else { continue }
             let cell = LazyCell(holding: slots[n].lookup ?? lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
-            // Not in the build's graph: a step the run skipped (under a container step taken cached,
-            // `skipUnderCached`; spared, `takePublished`), or, bound as made after the slot was filled,
-            // a container step taken cached (`Graph.existing` enters none): the cell waits, as there.
-            if step >= 0 && (made.isNone(step) || B.readsRequest && slots[n].later != nil && steps[step].isContainer
-                                && ContainerClaims(words: locals.claims).isCached(step)) {
+            // Not in the build's graph (yet): a step the run skipped (under a container step taken cached,
+            // `skipUnderCached`; spared, `takePublished`) or makes after the owner (a container step not
+            // taken cached), or a shared one only a container step taken cached asked for: the cell waits, as there.
+            if step >= 0 && (made.isNone(step) || B.readsRequest && steps[step].askedUnderContainer && underCached(step, locals)) {
                 graph.borrow { $0.awaitCell(self.registration(step, locals), cell) }
             } else if step >= 0 {
                 cell.bind(to: made[step].object)

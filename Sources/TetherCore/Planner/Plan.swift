@@ -1358,9 +1358,10 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: each LAZY slot filled before its key's instance was in the graph gets what
         /// `Graph.bindAwaiting` would do: bound as its owner is made when that instance was made
-        /// before (the owner was not: no retain-cycle check), else waiting for it in the graph. Over
-        /// container or value steps the run replays into the graph with the request (`Plan.replayRequest`);
-        /// one taken from the resolving container enters nothing, so a cell bound to it waits (`makeSlots`).
+        /// before or taken from a cache (the owner was not: no retain-cycle check), else waiting for it in
+        /// the graph. Over container or value steps the run replays into the graph with the request
+        /// (`Plan.replayRequest`); a shared step only a container step taken cached asked for is not taken
+        /// (`makeSlots`), nor is a value bound: the cell waits.
         /// False (declined, `resolverSlot`): a RESOLVER slot over container or value steps (its gets build
         /// into the graph, `Plan.makeSlots`, a replay passing the request does not cover yet).
         func finishSlots() -> Bool {
@@ -1371,14 +1372,20 @@ final class Plan: @unchecked Sendable {
             for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {
                 guard let r = slots[n].later else { continue }
-                // The first instance of `r` the graph makes after the slot was filled (one taken from a cache is not bound).
-                let made = steps.indices.first { $0 >= slots[n].after && !steps[$0].isShared && steps[$0].registration === r }
-                if let s = made, s < slots[n].owner {
+                // The first instance of `r` the graph takes after the slot was filled: made, or taken from its
+                // cache (`Graph.existing` binds it as it takes it; the run has it before any factory, `takeShared`,
+                // so the owner binds it as made). A value taken is not bound (`existing`): the cell waits.
+                let value = r.borrow { $0.isDeclaredValue }
+                let made = steps.indices.first { $0 >= slots[n].after && steps[$0].registration === r && !(value && steps[$0].isShared) }
+                if let s = made, s < slots[n].owner || steps[s].isShared {
                     slots[n].step = s
                 } else {
                     slots[n].awaits = r
                     if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
+                    // A container step made after the owner, unless the run takes it cached (before any factory,
+                    // `claimContainerSteps`): the owner binds it then, as `existing` does; else it waits (`makeSlots`).
+                    if let s = made, steps[s].isContainer { slots[n].step = s }
                 }
             }
             return true
