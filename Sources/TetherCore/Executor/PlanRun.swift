@@ -369,7 +369,7 @@ extension Plan {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
-                enterRequest(into: graph, made, locals, lookup: lookup, creates: M.creates)  // (no slots over request steps: `finishSlots`)
+                enterRequest(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, creates: M.creates, from: from)
             } else if M.creates {
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
                              variant: progress.pointee.variant)
@@ -407,11 +407,14 @@ extension Plan {
     /// with the graph (`Graph.madeContainerStep`); the steps only cached ones asked for not entered (not made).
     /// `creates` (a creating run): a creation step made here queued to be published with them, in step order
     /// (`Graph.madeCreationStep`); one a nested resolve published taken, keyed and not queued (`enterCreated`).
+    /// From `from` to `to`: a RESOLVER slot's owner enters those before it first (`openFrames`); not those taken
+    /// from what its gets built (`Graph.replaySkips`: entered as the gets made them).
     @inline(never)
     private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 creates: Bool) {
+                                 creates: Bool, from: Int = 0, to: Int? = nil) {
         let claims = ContainerClaims(words: locals.claims)
-        for i in 0..<steps.count where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) {
+        let skips = slots.isEmpty ? 0 : graph.replaySkips
+        for i in from..<(to ?? steps.count) where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
             let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: steps[i].lookup?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
@@ -1568,7 +1571,10 @@ extension Plan {
                                            _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
         let (graph, lookup) = into
         let from = graph.borrow { $0.replayEntered }
-        if M.creates {
+        if B.readsRequest {
+            // As the run's end enters them (`enterRequest`): container and creation steps queued in step order.
+            enterRequest(into: graph.object, made, locals, lookup: lookup.object, creates: M.creates, from: from, to: i)
+        } else if M.creates {
             enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i, variant: -1)
             graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {

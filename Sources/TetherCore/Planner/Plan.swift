@@ -1266,8 +1266,8 @@ final class Plan: @unchecked Sendable {
                     frames[top].inputs.append(Plan.resolver)
                 } else {
                     // A resolver for the factory's call, made per resolve: its gets build into the graph the
-                    // plan replays into (`Plan.makeSlots`), as the build's do. Not in a container step.
-                    guard recordsSlots, !frames[top].isContainer else { throw .resolverSlot }
+                    // plan replays into (`Plan.makeSlots`), as the build's do (a container step's too: `finishSlots`).
+                    guard recordsSlots else { throw .resolverSlot }
                     addSlot(SlotInput(kind: .resolver))
                 }
             case .argument:
@@ -1362,12 +1362,21 @@ final class Plan: @unchecked Sendable {
         /// the graph. Over container or value steps the run replays into the graph with the request
         /// (`Plan.replayRequest`); a shared step only a container step taken cached asked for is not taken
         /// (`makeSlots`), nor is a value bound: the cell waits.
-        /// False (declined, `resolverSlot`): a RESOLVER slot over container or value steps (its gets build
-        /// into the graph, `Plan.makeSlots`, a replay passing the request does not cover yet).
+        /// Over container or value steps a RESOLVER slot's run enters the steps before its owner as the run's end
+        /// does (`Plan.openFrames`, `enterRequest`); false (declined, `resolverSlot`) when a container step after
+        /// its owner is not one of the owner's askers (its frame open then): a get may build it, which the build
+        /// claims there and the run claimed ahead (`claimContainerSteps`), an order the run does not give.
         func finishSlots() -> Bool {
             guard !slots.isEmpty else { return true }
             let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
-            guard !readsRequest || !slots.contains(where: { $0.kind == .resolver }) else { return false }
+            if readsRequest {
+                for slot in slots where slot.kind == .resolver && slot.owner >= 0 {
+                    var askers = Set<Int>()
+                    var k = slot.owner
+                    while k >= 0 { askers.insert(k); k = steps[k].parent }
+                    if steps.indices.contains(where: { $0 > slot.owner && steps[$0].isContainer && !askers.contains($0) }) { return false }
+                }
+            }
             // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
             for n in slots.indices where slots[n].kind == .resolver && slots[n].owner >= 0 { steps[slots[n].owner].opensFrames = true }
             for n in slots.indices {

@@ -59,7 +59,7 @@ extension Plan {
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .declaredValue: "a declared value key where the recording takes none"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks with callbacks, slots or a strict container"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's, or over container or value steps)"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots, or before a container step that is not its owner's asker"
             case .weakSlot: "a WEAK slot where the plan makes no slots (a description)"
             case .lazySlot: "a LAZY slot where the plan makes no slots (a description)"
             case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description)"

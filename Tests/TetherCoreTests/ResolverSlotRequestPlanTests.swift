@@ -1,0 +1,188 @@
+// RESOLVER slots over container or value steps, and a container step's own RESOLVER slot (branch
+// `resolverslot`): these used to decline (`resolverSlot`) to `Graph.build`. The run enters the steps
+// before the slot's owner as the build has entered them when its factory runs (`Plan.openFrames`,
+// `enterRequest`), so a get through the resolver finds them; the container steps' publications keep
+// the build's order. Each runs with plans and without: the same factory calls and drops in order, the
+// same instances and errors; with plans no build (`Container.buildsOnThisThread`) and no decline counted.
+import Testing
+@testable import TetherCore
+
+@Suite struct ResolverSlotRequestPlanTests {
+    /// The builds `body` ran on this thread (`Graph.build`), and its `PlanStats` deltas.
+    private func builds(_ body: () throws -> Void) rethrows -> (builds: Int, counts: [String: Int]) {
+        let before = Container.buildsOnThisThread
+        let counts = try counted(body)
+        return (Container.buildsOnThisThread - before, counts)
+    }
+
+    /// A CONTAINER-scoped S whose RESOLVER slot gets the graph's P (its DEP, made before it), a singleton G the
+    /// get builds, S itself (under construction: the build's cycle) and a weak W; from three children and the
+    /// root, each twice (the second a cache hit). S is the container step that has the slot (the C tests'
+    /// `runtime_edge_scoped_built_over_a_cleared_override` shape): published into each container after G.
+    @Test func aContainerStepsResolverSlotRunsThePlan() throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("P")
+            try fx.register("G", scope: .singleton)
+            try fx.register("W")
+            try fx.register("S", [dep("P"), .resolver], scope: .container) { obj in
+                let r = try #require(fx.bridge.resolver(obj.words[1]))
+                fx.tracker.note("P is the graph's: \(try r.get(Key("P")).pointer == obj.depPointer(0))")
+                obj.got.append(try r.get(Key("G")).pointer)
+                obj.weaks.append(try r.getWeak(Key("W")))
+                do { _ = try r.get(Key("S")) } catch let e as TetherError { fx.tracker.note("S: \(e.code) \(e.message)") }
+            }
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                for target in [try fx.child(), try fx.child(), fx.container] {
+                    let s = try fx.resolve("S", in: target)
+                    seen.append("cached: \(try fx.resolve("S", in: target).pointer == s.pointer), G: \(Obj.of(s).got[0] == (try fx.resolve("G")).pointer)")
+                    if target !== fx.container { _ = try target.close() }
+                }
+            }
+            builds.append(n)
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].allSatisfy { $0 == "cached: true, G: true" }, "\(seen[0])")
+        #expect(logs[0].contains { $0.hasPrefix("S: cycle dependency cycle through constructors: \"S\" -> \"S\"") }, "\(logs[0])")
+        #expect(logs[0].filter { $0 == "make S" }.count == 3 && logs[0].filter { $0 == "make G" }.count == 1)
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil && counts["resolves"] != nil, "\(counts)")
+    }
+
+    /// A graph-scoped H with a RESOLVER slot between container steps: C (made before H, its DEP) and R (the root,
+    /// H's asker); H's factory gets C (the graph's, entered before the factory), the request's value V, R (under
+    /// construction: the cycle with its path) and a CONTAINER-scoped D the plan does not make (built by the get,
+    /// published into the child, after C and before R, as the build's). Closing each child drops them in reverse.
+    @Test func aResolverSlotOverContainerStepsAndAValueRunsThePlan() throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            _ = try fx.container.declareValue(Key("V"))
+            try fx.register("C", scope: .container)
+            try fx.register("D", scope: .container)
+            try fx.register("R", [dep("H")], scope: .container)
+            try fx.register("H", [dep("C"), dep("V"), .resolver]) { obj in
+                let r = try #require(fx.bridge.resolver(obj.words[2]))
+                fx.tracker.note("C is the graph's: \(try r.get(Key("C")).pointer == obj.depPointer(0))")
+                fx.tracker.note("V is the request's: \(try r.get(Key("V")).pointer == obj.depPointer(1))")
+                obj.got.append(try r.get(Key("D")).pointer)
+                do { _ = try r.get(Key("R")) } catch let e as TetherError { fx.tracker.note("R: \(e.code) \(e.message)") }
+            }
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                for k in 0..<3 {
+                    let child = try fx.child()
+                    let v = Obj(label: "V\(k)", words: [])
+                    _ = try child.provideValue(Key("V"), Ref(retaining: v).opaque, context: nil,
+                                               destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+                    let root = try fx.resolve("R", in: child)
+                    let h = Obj.of(root).dep(0)
+                    seen.append("C: \(h.depPointer(0) == (try fx.resolve("C", in: child)).pointer), D: \(h.got[0] == (try fx.resolve("D", in: child)).pointer), R: \(root.pointer == (try fx.resolve("R", in: child)).pointer)")
+                    _ = consume root
+                    _ = try child.close()
+                }
+            }
+            builds.append(n)
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].allSatisfy { $0 == "C: true, D: true, R: true" }, "\(seen[0])")
+        #expect(logs[0].contains { $0.hasPrefix("R: cycle dependency cycle through constructors: \"R\" -> \"H\" -> \"R\"") }, "\(logs[0])")
+        let once = ["make C", "C is the graph's: true", "V is the request's: true", "make D", "make H", "make R", "drop R", "drop H", "drop D", "drop C"]
+        #expect(Array(logs[0].filter { !$0.hasPrefix("R: ") }.prefix(10)) == once, "\(logs[0])")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil, "\(counts)")
+    }
+
+    /// A failure after the resolver's gets built: H's own factory fails (its D built, the C made before it), or F,
+    /// made after H, fails. Nothing is published into the child (the next resolve makes C and D again), and
+    /// what was made goes last made first, D right before H, as the build's abort lets go of it.
+    @Test func aFailureAfterTheResolversGetsPublishesNothing() throws {
+        for failsInH in [true, false] {
+            var builds: [Int] = []
+            let (logs, seen, _) = try bothPaths { fx -> [String] in
+                try fx.register("C", scope: .container)
+                try fx.register("D", scope: .container)
+                try fx.register("F", scope: .transient) { _ in if !failsInH { throw CallbackFailure(reason: "no F") } }
+                try fx.register("R", [dep("H"), dep("F")], scope: .container)
+                try fx.register("H", [dep("C"), .resolver]) { obj in
+                    obj.got.append(try #require(fx.bridge.resolver(obj.words[1])).get(Key("D")).pointer)
+                    if failsInH { throw CallbackFailure(reason: "no H") }
+                }
+                var errors: [String] = []
+                let (n, _) = try self.builds {
+                    let child = try fx.child()
+                    for _ in 0..<2 {
+                        do { _ = try fx.resolve("R", in: child) } catch let e as TetherError { errors.append(e.message) }
+                    }
+                    _ = try child.close()
+                }
+                builds.append(n)
+                return errors
+            }
+            #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(failsInH): \(logs)")
+            #expect(seen[0] == Array(repeating: failsInH ? "factory for \"H\" returned NULL: no H (while resolving \"R\" -> \"H\")"
+                                                       : "factory for \"F\" returned NULL: no F (while resolving \"R\" -> \"F\")", count: 2), "\(seen[0])")
+            let once = failsInH ? ["make C", "make D", "drop D", "drop C"] : ["make C", "make D", "make H", "drop H", "drop D", "drop C"]
+            #expect(logs[0] == once + once, "\(failsInH): \(logs[0])")
+            #expect(builds[0] == 0, "\(builds)")
+        }
+    }
+
+    /// A request child's first resolve over singletons not cached (a creation plan over container steps,
+    /// `Graph.claimWithContainerSteps`): H's RESOLVER slot gets S2, a singleton the plan makes after H (the get
+    /// builds it; the run takes it from the graph, `Plan.takeBuilt`, and does not publish it twice), and S, made
+    /// before H. The singletons and the container step are published once, in the build's order; the second
+    /// child's resolve runs the warm plan.
+    @Test func aCreationPlanOverContainerStepsWithAResolverSlotRunsThePlan() throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("C", scope: .container)
+            try fx.register("S", scope: .singleton)
+            try fx.register("S2", scope: .singleton)
+            try fx.register("H", [dep("C"), dep("S"), .resolver]) { obj in
+                let r = try #require(fx.bridge.resolver(obj.words[2]))
+                obj.got.append(try r.get(Key("S2")).pointer)
+                fx.tracker.note("S is the graph's: \(try r.get(Key("S")).pointer == obj.depPointer(1))")
+            }
+            try fx.register("R", [dep("H"), dep("S2")])
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                for _ in 0..<2 {
+                    let child = try fx.child()
+                    let root = try fx.resolve("R", in: child)
+                    let h = Obj.of(root).dep(0)
+                    seen.append("S2: \(h.got[0] == Obj.of(root).depPointer(1)), \(h.got[0] == (try fx.resolve("S2")).pointer), C: \(h.depPointer(0) == (try fx.resolve("C", in: child)).pointer)")
+                    _ = consume root
+                    _ = try child.close()
+                }
+            }
+            builds.append(n)
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].allSatisfy { $0 == "S2: true, true, C: true" }, "\(seen[0])")
+        #expect(logs[0].filter { $0 == "make S2" }.count == 1 && logs[0].filter { $0 == "make S" }.count == 1, "\(logs[0])")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil, "\(counts)")
+    }
+
+    /// Left declining (`resolverSlot`): a container step after the slot's owner that is not one of its askers (a
+    /// get may build it, which the build claims there and the run would claim ahead). Same outcome as plans off.
+    @Test func aContainerStepAfterTheOwnerNotItsAskerStillDeclines() throws {
+        let (logs, seen, counts) = try bothPaths { fx -> Bool in
+            try fx.register("C", scope: .container)
+            try fx.register("A", [.resolver]) { obj in obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+            try fx.register("Root", [dep("A"), dep("C")])
+            let child = try fx.child()
+            let root = try fx.resolve("Root", in: child)
+            let same = Obj.of(root).dep(0).got[0] == Obj.of(root).depPointer(1)
+            _ = consume root
+            _ = try child.close()
+            return same
+        }
+        #expect(logs[0] == logs[1] && seen == [true, true], "\(logs)")
+        #expect(counts["resolverSlot"] == 1, "\(counts)")
+    }
+}
