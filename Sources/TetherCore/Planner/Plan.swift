@@ -758,7 +758,15 @@ final class Plan: @unchecked Sendable {
         guard recorder.visit(Borrowed(root)) != nil else {
             // (Declined for a reason of its own: kept to name it, `Registration.creationDecline`.)
             if recorder.declinedCreating && recorder.creationDecline != .other { return declined(configuration, recorder.creationDecline) }
-            return recorder.decline == .containerInput ? recordCreatingUnmarked(root, configuration: configuration) : nil
+            if recorder.decline == .containerInput { return recordCreatingUnmarked(root, configuration: configuration) }
+            // A failing plan over creation steps, as `record(creating:)` keeps one (a warm failing plan that found
+            // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
+            // value steps (`record`'s rule: the warm plan replays into the graph with the request).
+            guard !recorder.declinedCreating, let failing = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+                  recorder.finishSlots() else { return nil }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
         }
         guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
@@ -834,7 +842,12 @@ final class Plan: @unchecked Sendable {
         // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
-            guard !creating, let met = recorder.failing() else { throw recorder.decline }
+            guard let met = recorder.failing() else { throw recorder.decline }
+            // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
+            // reads the request (its warm plan replays into the graph with it: `record`'s rule).
+            if creating && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
+                throw recorder.decline
+            }
             failing = met
         }
         guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
@@ -1139,8 +1152,9 @@ final class Plan: @unchecked Sendable {
             // The core's container steps may complete (the plan replays into the graph, which publishes them
             // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
             guard !spec.scope.isPerResolvingContainer || makesContainer || containerLeaves || (allowsContainer && spec.completionCount == 0)
-            else { throw .containerScoped }
-            guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
+            else { throw .described }
+            // (A declared value: a value step. Each recorder makes container steps or takes values, so none
+            // declines one: `declaredValue` before branch declinesweep, never thrown.)
             var local = -1
             if recordsLocals && componentContainers.contains(Borrowed(r.container).opaque) {
                 // Its slot: a local step takes each child's registration there (a container step too:
@@ -1276,13 +1290,13 @@ final class Plan: @unchecked Sendable {
                 frames[top].arguments += 1
             // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
             case .weak:
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 if frames[top].listSlot != slot {
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
                 }
@@ -1296,7 +1310,7 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
                 (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
             case .lazy(let isWeak):
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
@@ -1313,7 +1327,7 @@ final class Plan: @unchecked Sendable {
                 }
                 addSlot(input)
             case .factory:
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
@@ -1478,22 +1492,26 @@ final class Plan: @unchecked Sendable {
             // Made steps are in creation order: the order their instances enter the graph.
             var completing = steps.indices.lazy.filter { steps[$0].completes }.makeIterator()
             var i = 0
-            do throws(Decline) {
+            // Not a decline (`callbackNotDeclared`, `callbackTarget` before branch declinesweep, never counted):
+            // nil only means no object mode (`objects`: the resolve runs the same plan for an instance) or no
+            // description (`Container.describePlan`).
+            struct Undescribed: Error {}
+            do throws(Undescribed) {
                 try Graph.inCompletionOrder(next: {
                     guard let next = completing.next() else { return nil }
                     i = next
                     return steps[i].spec!.object.completions.count
-                }) { (number: Int) throws(Decline) in
+                }) { (number: Int) throws(Undescribed) in
                     let completion = steps[i].spec!.object.completions[number]
                     guard let declared = completion as? DeclaredCompletion else {
-                        guard resolvers else { throw .callbackNotDeclared }
+                        guard resolvers else { throw Undescribed() }
                         calls.append((i, number, nil, []))
                         return
                     }
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),
-                              let step = stepOf[ObjectIdentifier(target.object)] else { throw .callbackTarget }
+                              let step = stepOf[ObjectIdentifier(target.object)] else { throw Undescribed() }
                         targets.append(step)
                     }
                     calls.append((i, number, declared, targets))
