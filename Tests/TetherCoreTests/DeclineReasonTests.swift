@@ -114,22 +114,22 @@ import Testing
     @Test(arguments: [Scope.transient, .weak]) func aCacheStatePastMaxPlansCreationPlansBuilds(root: Scope) throws {
         let fx = try Fixture()
         let weak = (1...6).map { "W\($0)" }
-        try fx.register("A", weak.map { dep($0) }, scope: root)
+        try fx.register("ManyStates", weak.map { dep($0) }, scope: root)
         for key in weak { try fx.register(key, scope: .weak) }
         var held: [String: Instance] = [:]
         for key in weak { held[key] = try fx.resolve(key) }
-        _ = try fx.resolve("A")  // every leaf cached: the warm plan
+        _ = try fx.resolve("ManyStates")  // every leaf cached: the warm plan
         // Let go of `missing`'s keys (each dies: nothing else holds it), resolve A, hold them again.
         func resolve(missing: [String]) throws {
             for key in missing { held[key] = nil }
-            _ = try fx.resolve("A")
+            _ = try fx.resolve("ManyStates")
             for key in missing { held[key] = try fx.resolve(key) }
         }
         // 16 states, each missing one or two keys: a creation plan each (`maxPlans`).
         var states = weak.map { [$0] }
         for i in 0..<weak.count { for j in (i + 1)..<weak.count { states.append([weak[i], weak[j]]) } }
         for state in states.prefix(16) { try resolve(missing: state) }
-        #expect(fx.container.registration(for: Key("A"))!.creationPlanCount == 16)
+        #expect(fx.container.registration(for: Key("ManyStates"))!.creationPlanCount == 16)
         // Three missing: no plan recorded covers it (each missing at most two).
         let counts = try counted { try resolve(missing: ["W1", "W2", "W3"]) }
         #expect(counts["resolves"] == 4 && counts.count == 2, "\(counts)")
@@ -144,28 +144,30 @@ import Testing
     /// `Graph.maxCreationPicks` the graph builds: `creationPicks`, the build taking the B published last.
     @Test func cachesChangingUnderEveryPickBuild() throws {
         let fx = try Fixture()
-        try fx.register("A", [dep("B"), dep("C"), dep("E")], scope: .transient)
+        try fx.register("Repicked", [dep("B"), dep("C"), dep("E")], scope: .transient)
         try fx.register("B", [dep("D")], scope: .weak)
         try fx.register("C", [dep("D")], scope: .transient)
         try fx.register("D")
         try fx.register("E", scope: .weak)
         do {  // the warm plan, every leaf cached; then B and E let go of
             var held = [try fx.resolve("B"), try fx.resolve("E")]
-            _ = try fx.resolve("A")
+            _ = try fx.resolve("Repicked")
             held.removeAll()
         }
         let holder = Box<Instance?>(nil)
         let published = Box(0)
-        Registration.setAfterWarmCheck { r in if r.key == Key("A") { holder.value = nil } }
+        // (The hooks are process-wide: keyed by this fixture's registration, under a key no other test's hook names.)
+        let root = try #require(fx.container.registration(for: Key("Repicked")))
+        Registration.setAfterWarmCheck { r in if r === root { holder.value = nil } }
         Graph.setBeforeClaimingCreations { r in
-            guard r.key == Key("A") else { return }
+            guard r === root else { return }
             onThreads(1) { _ in holder.value = try? fx.resolve("B") }
             published.value += 1
         }
         let counts: [String: Int]
         do {
             defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
-            counts = try counted { _ = try fx.resolve("A") }
+            counts = try counted { _ = try fx.resolve("Repicked") }
         }
         #expect(counts == ["resolves": 1, "creationPicks": 1], "\(counts)")
         // The first creation plan and `maxCreationPicks` (4) picked again: five runs, each declining at its claims.
