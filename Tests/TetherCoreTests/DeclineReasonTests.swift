@@ -8,18 +8,26 @@ import Testing
 @Suite(.serialized) struct DeclineReasonTests {
     // MARK: reasons still counted (the build serves them)
 
-    /// More than `Plan.maxContainerSteps` (4) container-scoped steps: `containerSteps` (the run's claims note
-    /// container steps in a few words). Each container step made once in the child, as the build makes it.
-    @Test func fiveContainerStepsBuild() throws {
-        let fx = try Fixture()
-        try fx.register("H", (1...5).map { dep("C\($0)") }, scope: .transient)
-        for i in 1...5 { try fx.register("C\(i)", scope: .container) }
-        let child = try fx.child()
-        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: child) } }
-        #expect(counts == ["resolves": 2, "containerSteps": 2], "\(counts)")
-        #expect(fx.tracker.made("C5") == 1 && fx.tracker.made("H") == 2)
-        _ = try child.close()
-        #expect(fx.tracker.dropped("C5") == 1)
+    /// More than four container-scoped steps (`containerSteps` before branch declinesweep, the build): a plan,
+    /// each container step made once per child, in the build's order, published there and let go of at its close.
+    @Test func fiveContainerStepsAreAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", (1...5).map { dep("C\($0)") } + [dep("S")], scope: .transient)
+            for i in 1...5 { try fx.register("C\(i)", [dep("G")], scope: .container) }
+            try fx.register("G")
+            try fx.register("S", scope: .singleton)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { seen.append(Obj.of(try fx.resolve("H", in: child)).tree()) }
+                _ = try child.close()
+            }
+            seen.append("C5 made \(fx.tracker.made("C5")) dropped \(fx.tracker.dropped("C5"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].last == "C5 made 2 dropped 2")
     }
 
     /// A container-scoped step past the 64th step: `tooLarge` (a run notes container steps by step in one word).

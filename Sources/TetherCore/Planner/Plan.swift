@@ -246,8 +246,6 @@ final class Plan: @unchecked Sendable {
     /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
     /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
     let underContainerMask: UInt
-    /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
-    static var maxContainerSteps: Int { 4 }
 
     struct SharedStep {
         let step: Int
@@ -989,7 +987,7 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations become steps the core's run makes
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
-        /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
+        /// most 64 (`ContainerClaims`' words: `Recorder.add`), with completion callbacks or not (with some the plan replays into the graph, which
         /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`).
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
@@ -1206,9 +1204,9 @@ final class Plan: @unchecked Sendable {
             // A cycle (its frame is open) declines.
             guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
-            if isContainer {
-                guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
-            } else {
+            // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
+            // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
+            if !isContainer {
                 guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).

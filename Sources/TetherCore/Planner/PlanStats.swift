@@ -15,7 +15,7 @@ extension Plan {
         // No plan looked for or found.
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, tooLarge, missing, arguments, containerSteps, containerInput
+        case sharedRoot, cycle, tooLarge, missing, arguments, containerInput
         case resolverSlot
         /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
         case foreignCreation
@@ -43,7 +43,6 @@ extension Plan {
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
-            case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks with callbacks, slots or a strict container"
             case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description, a container step's, or over container or value steps)"
