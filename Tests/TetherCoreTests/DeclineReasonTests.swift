@@ -164,18 +164,17 @@ import Testing
         }
         let holder = Box<Instance?>(nil)
         let published = Box(0)
-        // (The hooks are process-wide: keyed by this fixture's registration, under a key no other test's hook names.)
+        // (The hooks are process-wide: set while no other test's is (`withTestHook`), for this fixture's root only.)
         let root = try #require(fx.container.registration(for: Key("Repicked")))
-        Registration.setAfterWarmCheck { r in if r === root { holder.value = nil } }
-        Graph.setBeforeClaimingCreations { r in
-            guard r === root else { return }
-            onThreads(1) { _ in holder.value = try? fx.resolve("B") }
-            published.value += 1
-        }
-        let counts: [String: Int]
-        do {
+        let counts = try withTestHook {
+            Registration.setAfterWarmCheck { r in if r === root { holder.value = nil } }
+            Graph.setBeforeClaimingCreations { r in
+                guard r === root else { return }
+                onThreads(1) { _ in holder.value = try? fx.resolve("B") }
+                published.value += 1
+            }
             defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
-            counts = try counted { _ = try fx.resolve("Repicked") }
+            return try counted { _ = try fx.resolve("Repicked") }
         }
         #expect(counts == ["resolves": 1, "creationPicks": 1], "\(counts)")
         // The first creation plan and `maxCreationPicks` (4) picked again: five runs, each declining at its claims.
