@@ -630,8 +630,9 @@ extension Plan {
         var missing = Int.max
         if hasShared && !takeShared(M.self, &run, locals, &missing) {
             letGo(M.self, &run, count: count)
-            // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it.)
-            progress.pointee.decline = steps[count - 1].isShared ? .sharedRoot : .notCached
+            // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
+            // plan's last step is not its root.)
+            progress.pointee.decline = steps[count - 1].isShared && !fails ? .sharedRoot : .notCached
             return .success(false)
         }
         if B.readsRequest && hasContainer

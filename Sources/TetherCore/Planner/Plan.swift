@@ -246,8 +246,6 @@ final class Plan: @unchecked Sendable {
     /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
     /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
     let underContainerMask: UInt
-    /// Container steps a plan has at most (`ContainerClaims` holds their cells in place).
-    static var maxContainerSteps: Int { 4 }
 
     struct SharedStep {
         let step: Int
@@ -758,7 +756,15 @@ final class Plan: @unchecked Sendable {
         guard recorder.visit(Borrowed(root)) != nil else {
             // (Declined for a reason of its own: kept to name it, `Registration.creationDecline`.)
             if recorder.declinedCreating && recorder.creationDecline != .other { return declined(configuration, recorder.creationDecline) }
-            return recorder.decline == .containerInput ? recordCreatingUnmarked(root, configuration: configuration) : nil
+            if recorder.decline == .containerInput { return recordCreatingUnmarked(root, configuration: configuration) }
+            // A failing plan over creation steps, as `record(creating:)` keeps one (a warm failing plan that found
+            // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
+            // value steps (`record`'s rule: the warm plan replays into the graph with the request).
+            guard !recorder.declinedCreating, let failing = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+                  recorder.finishSlots() else { return nil }
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
         }
         guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
@@ -834,7 +840,12 @@ final class Plan: @unchecked Sendable {
         // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
-            guard !creating, let met = recorder.failing() else { throw recorder.decline }
+            guard let met = recorder.failing() else { throw recorder.decline }
+            // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
+            // reads the request (its warm plan replays into the graph with it: `record`'s rule).
+            if creating && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
+                throw recorder.decline
+            }
             failing = met
         }
         guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
@@ -976,7 +987,7 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations become steps the core's run makes
         /// (`Plan.containerSteps`): the same registrations as `allowsContainer`, whose dependency
         /// slots may also take singletons (values provided in a child are singleton-scoped), at
-        /// most `maxContainerSteps`, with completion callbacks or not (with some the plan replays into the graph, which
+        /// most 64 (`ContainerClaims`' words: `Recorder.add`), with completion callbacks or not (with some the plan replays into the graph, which
         /// claims their cells and publishes them after the callbacks: `Plan.replayRequest`).
         /// Declared value keys then become steps taking the resolving container's value (`SharedStep.isValue`).
         var makesContainer = false
@@ -1139,8 +1150,9 @@ final class Plan: @unchecked Sendable {
             // The core's container steps may complete (the plan replays into the graph, which publishes them
             // after the callbacks); a described plan's may not. (No shared registration takes runtime arguments.)
             guard !spec.scope.isPerResolvingContainer || makesContainer || containerLeaves || (allowsContainer && spec.completionCount == 0)
-            else { throw .containerScoped }
-            guard !r.isDeclaredValue || allowsValues || makesContainer else { throw .declaredValue }
+            else { throw .described }
+            // (A declared value: a value step. Each recorder makes container steps or takes values, so none
+            // declines one: `declaredValue` before branch declinesweep, never thrown.)
             var local = -1
             if recordsLocals && componentContainers.contains(Borrowed(r.container).opaque) {
                 // Its slot: a local step takes each child's registration there (a container step too:
@@ -1192,9 +1204,9 @@ final class Plan: @unchecked Sendable {
             // A cycle (its frame is open) declines.
             guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
-            if isContainer {
-                guard !makesContainer || steps.count(where: { $0.isContainer }) < Plan.maxContainerSteps else { throw .containerSteps }
-            } else {
+            // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
+            // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
+            if !isContainer {
                 guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
@@ -1276,13 +1288,13 @@ final class Plan: @unchecked Sendable {
                 frames[top].arguments += 1
             // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
             case .weak:
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 if frames[top].listSlot != slot {
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
                 }
@@ -1296,7 +1308,7 @@ final class Plan: @unchecked Sendable {
                 addSlot(SlotInput(kind: .all, items: frames[top].listSteps))
                 (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (-1, [], [])
             case .lazy(let isWeak):
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
@@ -1313,7 +1325,7 @@ final class Plan: @unchecked Sendable {
                 }
                 addSlot(input)
             case .factory:
-                guard recordsSlots else { throw .slot(param.kind) }
+                guard recordsSlots else { throw .described }
                 addSlot(SlotInput(kind: .factory, key: param.key!))
             }
             return .filled
@@ -1494,22 +1506,26 @@ final class Plan: @unchecked Sendable {
             // Made steps are in creation order: the order their instances enter the graph.
             var completing = steps.indices.lazy.filter { steps[$0].completes }.makeIterator()
             var i = 0
-            do throws(Decline) {
+            // Not a decline (`callbackNotDeclared`, `callbackTarget` before branch declinesweep, never counted):
+            // nil only means no object mode (`objects`: the resolve runs the same plan for an instance) or no
+            // description (`Container.describePlan`).
+            struct Undescribed: Error {}
+            do throws(Undescribed) {
                 try Graph.inCompletionOrder(next: {
                     guard let next = completing.next() else { return nil }
                     i = next
                     return steps[i].spec!.object.completions.count
-                }) { (number: Int) throws(Decline) in
+                }) { (number: Int) throws(Undescribed) in
                     let completion = steps[i].spec!.object.completions[number]
                     guard let declared = completion as? DeclaredCompletion else {
-                        guard resolvers else { throw .callbackNotDeclared }
+                        guard resolvers else { throw Undescribed() }
                         calls.append((i, number, nil, []))
                         return
                     }
                     var targets: [Int] = []
                     for param in declared.params {
                         guard let target = lookup.unretainedRegistration(for: param.key!),
-                              let step = stepOf[ObjectIdentifier(target.object)] else { throw .callbackTarget }
+                              let step = stepOf[ObjectIdentifier(target.object)] else { throw Undescribed() }
                         targets.append(step)
                     }
                     calls.append((i, number, declared, targets))

@@ -15,15 +15,16 @@ extension Plan {
         // No plan looked for or found.
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, tooLarge, missing, arguments, containerScoped, containerSteps, containerInput
-        case declaredValue, resolverSlot
+        case sharedRoot, cycle, tooLarge, missing, arguments, containerInput
+        case resolverSlot
         /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
         case foreignCreation
-        /// A slot made per resolve where the plan makes none (`Recorder.recordsSlots` off: a description).
-        case weakSlot, lazySlot, weakLazySlot, allSlot, factorySlot
         case childTable, childLocal
-        /// Object plans only (`Recorder.declaredCompletions`): the resolve still runs the plan's build.
-        case callbackNotDeclared, callbackTarget
+        /// What only a description's walk declines (`Container.describePlan`: a slot made per resolve, a
+        /// container-scoped key with completion callbacks): never a resolve's, which the core's recorders
+        /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
+        /// `containerScoped` before, none ever counted).
+        case described
         // A run, before any factory ran.
         case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
@@ -31,18 +32,6 @@ extension Plan {
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
         case requestInGraph, requestNested, requestSlots, requestReadsRequest
         case requestShared
-
-        /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
-        static func slot(_ kind: Param.Kind) -> Decline {
-            switch kind {
-            case .weak: .weakSlot
-            case .lazy: .lazySlot
-            case .weakLazy: .weakLazySlot
-            case .all: .allSlot
-            case .factory: .factorySlot
-            case .dependency, .context, .resolver, .i64, .f64, .str, .ptr: .other
-            }
-        }
 
         /// One line for the table (`PlanStats.report`).
         var text: String {
@@ -54,21 +43,12 @@ extension Plan {
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
             case .arguments: "runtime arguments below the root"
-            case .containerScoped: "a container-scoped registration with completion callbacks (a described plan)"
-            case .containerSteps: "more than maxContainerSteps container-scoped steps"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
-            case .declaredValue: "a declared value key where the recording takes none"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks with callbacks, slots or a strict container"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots, or before a container step that is not its owner's asker"
-            case .weakSlot: "a WEAK slot where the plan makes no slots (a description)"
-            case .lazySlot: "a LAZY slot where the plan makes no slots (a description)"
-            case .weakLazySlot: "a WEAK_LAZY slot where the plan makes no slots (a description)"
-            case .allSlot: "an ALL slot where the plan makes no slots (a description)"
-            case .factorySlot: "a FACTORY slot where the plan makes no slots (a description)"
+            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description), or before a container step that is not its owner's asker (its gets may build that step, which the run claimed ahead)"
+            case .described: "a shape only a described plan declines (never a resolve's)"
             case .childTable: "from a child whose own registrations are not a small table"
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
-            case .callbackNotDeclared: "a completion callback that is not declared (object plans)"
-            case .callbackTarget: "a declared callback target outside the graph (object plans)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make): the build claims as it goes"

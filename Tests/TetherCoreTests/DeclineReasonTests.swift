@@ -1,0 +1,282 @@
+// Each `Plan.Decline` a resolve can still count (`PlanStats`), reached by the smallest shape that reaches it:
+// the table of docs/ARCHITECTURE.md ("The direction") names these tests. A shape planned since branch
+// declinesweep asserts the plan's path and the build's behaviour (`bothPaths`: the same factory calls,
+// instances and destructors, plans on and off). Threads are interleaved by hooks and gates, never by sleeps.
+import Testing
+@testable import TetherCore
+
+@Suite(.serialized) struct DeclineReasonTests {
+    // MARK: reasons still counted (the build serves them)
+
+    /// More than four container-scoped steps (`containerSteps` before branch declinesweep, the build): a plan,
+    /// each container step made once per child, in the build's order, published there and let go of at its close.
+    @Test func fiveContainerStepsAreAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", (1...5).map { dep("C\($0)") } + [dep("S")], scope: .transient)
+            for i in 1...5 { try fx.register("C\(i)", [dep("G")], scope: .container) }
+            try fx.register("G")
+            try fx.register("S", scope: .singleton)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { seen.append(Obj.of(try fx.resolve("H", in: child)).tree()) }
+                _ = try child.close()
+            }
+            seen.append("C5 made \(fx.tracker.made("C5")) dropped \(fx.tracker.dropped("C5"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].last == "C5 made 2 dropped 2")
+    }
+
+    /// A container-scoped step past the 64th step: `tooLarge` (a run notes container steps by step in one word).
+    @Test func aContainerStepPastThe64thStepBuilds() throws {
+        let fx = try Fixture()
+        try fx.register("H", [dep("R")], scope: .transient)
+        try fx.register("R", (0..<64).map { dep("D\($0)") }, scope: .container)
+        for i in 0..<64 { try fx.register("D\(i)", scope: .transient) }
+        let child = try fx.child()
+        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: child) } }
+        #expect(counts == ["resolves": 2, "tooLarge": 2], "\(counts)")
+        #expect(fx.tracker.made("R") == 1 && fx.tracker.made("D63") == 1)
+    }
+
+    /// A child with more own registrations than `RegistrationTable.smallKeys` (4): no slots to key a component
+    /// by, `childTable`.
+    @Test func aChildOfFiveOwnRegistrationsBuilds() throws {
+        let fx = try Fixture()
+        try fx.register("H", [dep("O1")], scope: .transient)
+        let child = try fx.child()
+        for i in 1...5 { try fx.register("O\(i)", in: child) }
+        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: child) } }
+        #expect(counts == ["resolves": 2, "childTable": 2], "\(counts)")
+        #expect(fx.tracker.made("O1") == 2 && fx.tracker.made("H") == 2)
+    }
+
+    /// A stacked level's (a registering child between the resolving child and the owner) container-scoped
+    /// registration, or one with completion callbacks: `childLocal` (each run's level is the resolving child's).
+    @Test(arguments: [false, true]) func aStackedLevelsContainerOrCallbackRegistrationBuilds(callback: Bool) throws {
+        let fx = try Fixture()
+        try fx.register("H", [dep("M")], scope: .transient)
+        let mid = try fx.child()
+        let m = try fx.register("M", scope: callback ? .graph : .container, in: mid)
+        if callback { fx.onComplete(m) }
+        let leaf = try fx.child(of: mid)
+        try fx.register("Own", in: leaf)
+        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: leaf) } }
+        #expect(counts == ["resolves": 2, "childLocal": 2], "\(counts)")
+        #expect(fx.tracker.made("M") == (callback ? 2 : 1))
+        #expect(fx.tracker.events("complete").count == (callback ? 2 : 0))
+    }
+
+    /// A weak key under a container step, not cached: the creation walk declines it (`take`), the warm plan's
+    /// run finds it missing and the creation plan is none; counted `containerInput` (the warm plan's reason).
+    @Test func aWeakKeyUnderAContainerStepBuilds() throws {
+        let fx = try Fixture()
+        try fx.register("H", [dep("R")], scope: .transient)
+        try fx.register("R", [dep("W")], scope: .container)
+        try fx.register("W", scope: .weak)
+        let child = try fx.child()
+        var held: [Instance] = []
+        let counts = try counted { for _ in 0..<2 { held.append(try fx.resolve("H", in: child)) } }
+        #expect(counts == ["resolves": 2, "containerInput": 2], "\(counts)")
+        #expect(fx.tracker.made("W") == 1 && fx.tracker.made("R") == 1 && fx.tracker.made("H") == 2)
+        held.removeAll()
+        _ = try child.close()
+        #expect(fx.tracker.dropped("W") == 1 && fx.tracker.dropped("R") == 1)
+    }
+
+    /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)
+    /// configurations a registration records none, `planLimit`.
+    @Test func aRegistrationPastMaxPlansConfigurationsBuilds() throws {
+        let fx = try Fixture()
+        try fx.register("A", scope: .transient)
+        let counts = try counted {
+            for i in 0..<20 {
+                try fx.register("Z\(i)")
+                _ = try fx.resolve("A")
+            }
+        }
+        #expect(counts == ["resolves": 20, "planLimit": 4], "\(counts)")
+        #expect(fx.tracker.made("A") == 20)
+    }
+
+    /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open
+    /// (the build may refuse a captive there first), so no failing plan: `cycle`, and the build's error.
+    @Test func aStrictContainersSingletonCycleBuilds() throws {
+        let fx = try Fixture()
+        fx.container.refusesCaptives = true
+        try fx.register("S", [dep("T")], scope: .singleton)
+        try fx.register("T", [dep("S")], scope: .singleton)
+        let counts = try counted {
+            for _ in 0..<2 { _ = expectError(.cycle, "\"S\" -> \"T\" -> \"S\"") { try fx.resolve("S") } }
+        }
+        #expect(counts == ["resolves": 2, "cycle": 2], "\(counts)")
+        #expect(fx.tracker.calls("S") == 0 && fx.tracker.calls("T") == 0)
+    }
+
+    /// Caches in a state no creation plan covers once `maxPlans` (16) were recorded for the configuration (weak
+    /// keys held and let go of): the warm plan's run misses a leaf (`notCached`; a weak root, `sharedRoot`), no
+    /// creation plan is recorded, none recorded takes the state (`pickAfterChange`), so the graph builds.
+    @Test(arguments: [Scope.transient, .weak]) func aCacheStatePastMaxPlansCreationPlansBuilds(root: Scope) throws {
+        let fx = try Fixture()
+        let weak = (1...6).map { "W\($0)" }
+        try fx.register("ManyStates", weak.map { dep($0) }, scope: root)
+        for key in weak { try fx.register(key, scope: .weak) }
+        var held: [String: Instance] = [:]
+        for key in weak { held[key] = try fx.resolve(key) }
+        _ = try fx.resolve("ManyStates")  // every leaf cached: the warm plan
+        // Let go of `missing`'s keys (each dies: nothing else holds it), resolve A, hold them again.
+        func resolve(missing: [String]) throws {
+            for key in missing { held[key] = nil }
+            _ = try fx.resolve("ManyStates")
+            for key in missing { held[key] = try fx.resolve(key) }
+        }
+        // 16 states, each missing one or two keys: a creation plan each (`maxPlans`).
+        var states = weak.map { [$0] }
+        for i in 0..<weak.count { for j in (i + 1)..<weak.count { states.append([weak[i], weak[j]]) } }
+        for state in states.prefix(16) { try resolve(missing: state) }
+        #expect(fx.container.registration(for: Key("ManyStates"))!.creationPlanCount == 16)
+        // Three missing: no plan recorded covers it (each missing at most two).
+        let counts = try counted { try resolve(missing: ["W1", "W2", "W3"]) }
+        #expect(counts["resolves"] == 4 && counts.count == 2, "\(counts)")
+        #expect(counts[root == .weak ? "sharedRoot" : "notCached"] == 1, "\(counts)")
+        // W1: held first; in 6 of the 16 states and the last, made by A's resolve (dying with it), then held again.
+        #expect(fx.tracker.made("W1") == 1 + 2 * 6 + 2)
+    }
+
+    /// Caches another thread keeps changing between each creation plan's pick and its claims (hooks, no
+    /// sleeps): B, weak, published before every claim and let go of before every pick; C, still made, takes
+    /// D, graph-scoped, under B, so no run can take B (the build makes D where C asks). Past
+    /// `Graph.maxCreationPicks` the graph builds: `creationPicks`, the build taking the B published last.
+    @Test func cachesChangingUnderEveryPickBuild() throws {
+        let fx = try Fixture()
+        try fx.register("Repicked", [dep("B"), dep("C"), dep("E")], scope: .transient)
+        try fx.register("B", [dep("D")], scope: .weak)
+        try fx.register("C", [dep("D")], scope: .transient)
+        try fx.register("D")
+        try fx.register("E", scope: .weak)
+        do {  // the warm plan, every leaf cached; then B and E let go of
+            var held = [try fx.resolve("B"), try fx.resolve("E")]
+            _ = try fx.resolve("Repicked")
+            held.removeAll()
+        }
+        let holder = Box<Instance?>(nil)
+        let published = Box(0)
+        // (The hooks are process-wide: set while no other test's is (`withTestHook`), for this fixture's root only.)
+        let root = try #require(fx.container.registration(for: Key("Repicked")))
+        let counts = try withTestHook {
+            Registration.setAfterWarmCheck { r in if r === root { holder.value = nil } }
+            Graph.setBeforeClaimingCreations { r in
+                guard r === root else { return }
+                onThreads(1) { _ in holder.value = try? fx.resolve("B") }
+                published.value += 1
+            }
+            defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
+            return try counted { _ = try fx.resolve("Repicked") }
+        }
+        #expect(counts == ["resolves": 1, "creationPicks": 1], "\(counts)")
+        // The first creation plan and `maxCreationPicks` (4) picked again: five runs, each declining at its claims.
+        #expect(published.value == 5, "one publication per creation plan run")
+        #expect(fx.tracker.made("B") == 1 + 5 && fx.tracker.made("E") == 2 && fx.tracker.made("C") == 2,
+                "B: the warm-up's and one per publication (the build takes the last); E and C: the warm-up's and the build's")
+        holder.value = nil
+    }
+
+    /// A creation plan over a container step whose cell another thread holds (its factory under way, held at
+    /// a gate), resolved by a thread that must not wait (`WaitMode`): the plan's check before its claims
+    /// (`checkBeforeNotWaiting`, the build's) refuses it, the plan's error, no decline. (`containerHeld` is a
+    /// cell taken between that check and the claim: a race no hook forces.)
+    @Test func aHeldContainerStepRefusedToANoWaitResolveIsThePlansError() throws {
+        let fx = try Fixture()
+        let entered = Gate(), done = Gate()
+        try fx.register("H", [dep("S"), dep("R")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        try fx.register("R", scope: .container) { _ in
+            entered.arrive(andWaitFor: 2)
+            done.arrive(andWaitFor: 2)
+        }
+        let child = try fx.child()
+        let seen = Box<[String: Int]>([:]), status = Box("")
+        onThreads(2) { i in
+            if i == 0 {
+                _ = try? fx.resolve("R", in: child)
+                return
+            }
+            entered.arrive(andWaitFor: 2)
+            seen.value = counted {
+                let (message, _) = WaitMode.run(noWait: true) { () -> String in
+                    do { _ = try fx.resolve("H", in: child); return "ok" } catch let e as TetherError { return "\(e.code)" } catch { return "?" }
+                }
+                status.value = message
+            }
+            done.arrive(andWaitFor: 2)
+        }
+        #expect(seen.value == ["resolves": 1], "\(seen.value)")
+        #expect(status.value == "wouldBlock", "\(status.value)")
+        #expect(fx.tracker.made("R") == 1 && fx.tracker.calls("H") == 0)
+        _ = try child.close()
+    }
+
+    /// A failing graph (a key not registered) with a RESOLVER slot over a container step: the failing plan's
+    /// slots cannot be finished (`finishSlots`: the `resolverSlot` shape), so the recorder's reason is the walk's
+    /// marker of the failure, counted `missing` (`resolverSlot`'s shape, not a missing key of its own).
+    @Test func aFailingGraphWithAResolverSlotOverAContainerStepBuilds() throws {
+        let fx = try Fixture()
+        try fx.register("H", [.resolver, dep("R"), dep("Nowhere")], scope: .transient)
+        try fx.register("R", scope: .container)
+        let child = try fx.child()
+        let counts = try counted {
+            for _ in 0..<2 { _ = expectError(.notFound, "\"Nowhere\"") { try fx.resolve("H", in: child) } }
+        }
+        #expect(counts == ["resolves": 2, "missing": 2], "\(counts)")
+    }
+
+    // MARK: shapes planned since branch declinesweep
+
+    /// A failing graph over a singleton not cached, from a child with registrations of its own: a failing
+    /// creation plan of the child's component (the build before, counted `sharedRoot`: the warm failing plan's
+    /// last step is no root). The same calls, error and destructors as the build.
+    @Test(arguments: ["Nowhere", "X", "C1"]) func aChildsFailingGraphOverASingletonNotCachedIsAPlan(failing: String) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("A", [dep("S"), dep(failing)], scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("X", [.argument(.i64)])
+            try fx.register("C1", [dep("C2")])
+            try fx.register("C2", [dep("C1")])
+            let child = try fx.child()
+            try fx.register("Own", in: child)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                do { _ = try fx.resolve("A", in: child) } catch let e as TetherError { seen.append("\(e.code) \(e.message)") }
+            }
+            seen.append("S made \(fx.tracker.made("S"))")
+            _ = try child.close()
+            return seen
+        }
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 3, "\(run.seen[0])")
+    }
+
+    /// A failing graph whose weak leaf died after its warm (failing) plan was recorded: the failing creation
+    /// plan for that state (`Plan.recordCreating`; the build before, counted `sharedRoot`).
+    @Test func aFailingGraphWhoseWeakLeafDiedIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("A", [dep("W"), dep("Nowhere")], scope: .transient)
+            try fx.register("W", scope: .weak)
+            var seen: [String] = []
+            var w: Instance? = try fx.resolve("W")
+            for round in 0..<3 {
+                if round == 1 { w = nil }
+                do { _ = try fx.resolve("A") } catch let e as TetherError { seen.append("\(e.code) \(e.message)") }
+            }
+            seen.append("W made \(fx.tracker.made("W")) dropped \(fx.tracker.dropped("W"))")
+            _ = w
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+    }
+}
