@@ -168,4 +168,39 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         #expect(outcomes[1].seen == ["one S2: true"])
         #expect(outcomes[1].counts == ["resolves": 3], "R, S2 nested, R again: \(outcomes[1].counts)")
     }
+    /// T over S over W; S's factory resolves W while T's resolve, which revived W (the binding still holding
+    /// its object), is under way. A revived instance was made and finished long ago, not an unfinished
+    /// creation of this thread: the nested resolve is handed it (`SharedCache.Cell.revived`), never refused
+    /// it, no factory runs (corpus `a_nested_resolve_of_a_live_weak_instance_its_outer_resolve_revived_answers_it`).
+    @Test func aNestedResolveIsHandedTheInstanceItsOuterResolveRevived() throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let (fx, reviver) = try setUp(plans: plans, shared: false)
+            let held = Box<Obj?>(nil)
+            let answers = Box<[String]>([])
+            try fx.register("S", [dep("W")]) { _ in
+                do {
+                    let w = try fx.resolve("W")
+                    answers.value.append("S's W is the revived one: \(Obj.of(w) === held.value)")
+                } catch let e as TetherError { answers.value.append("S's W: \(e.code)") }
+            }
+            try fx.register("T", [dep("S")])
+            var outcome = Outcome()
+            held.value = try Obj.of(fx.resolve("W"))
+            reviver.held.value[UInt(bitPattern: held.value!.pointer)] = held.value!
+            outcome.counts = try counted {
+                let t = try fx.resolve("T")
+                withExtendedLifetime(t) { outcome.seen.append("T's W revived: \(Obj.of(t).dep(0).dep(0) === held.value), asked \(reviver.asked.value)") }
+            }
+            outcome.seen += answers.value
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen)
+        #expect(outcomes[1].seen == ["T's W revived: true, asked 1", "S's W is the revived one: true"], "\(outcomes[1].seen)")
+        #expect(outcomes[1].log == ["make D", "make W", "complete W", "drop W", "drop D", "make S", "make T",
+                                    "drop T", "drop S", "drop W"], "\(outcomes[1].log)")
+        #expect(outcomes[1].counts == ["resolves": 2], "T's plan and W's nested: \(outcomes[1].counts)")
+    }
 }

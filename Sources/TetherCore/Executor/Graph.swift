@@ -1181,7 +1181,8 @@ final class Graph {
         let reference = Instance.make(pointer: pointer, spec: copy, dependencies: 0, reference: { _ in preconditionFailure() })
         revivedShared.append((registration, reference.object))
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)  // (a weak cell's)
-        for cell in cells where cell.key == key { cell.made = true }
+        // Made, and finished: a resolve nested on this thread is handed it (`SharedCache.claim`), never refused it.
+        for cell in cells where cell.key == key { cell.made = true; cell.revived = reference.object }
         return reference
     }
 

@@ -81,6 +81,11 @@ final class SharedCache: @unchecked Sendable {
         /// and have not finished (owner's thread only, `Graph.releaseCells`): one asking for it then is refused
         /// as unfinished, as when the holder made it, never handed a second instance.
         var madeBelow = 0
+        /// The instance the holder's graph revived (`Graph.revived`: an object a binding still held, made and
+        /// finished long ago, not an unfinished creation): a resolve nested on the holding thread is handed it
+        /// (`claim`) while that graph holds it (weak: a failed graph's letting go of it is not delayed).
+        /// Owner's thread only; cleared when the cell changes hands (`give`).
+        weak var revived: Instance?
         /// The token its creation goes on under when the holding thread's resolve fails
         /// (`tether_token_hold`: a factory that suspended); owner's thread only.
         var holder: CellToken?
@@ -99,6 +104,7 @@ final class SharedCache: @unchecked Sendable {
             ownerWord.store(UInt(bitPattern: owner), ordering: .sequentiallyConsistent)
             ownerThread = pthread_self()
             made = false
+            revived = nil
         }
 
         /// The container whose creation cell this is (container scope: `Container.claimScoped`), else nil.
@@ -233,6 +239,7 @@ final class SharedCache: @unchecked Sendable {
             // handing it out could outlive that resolve's failure.
             if owner == thread {
                 if !held.made && held.madeBelow == 0 { return .createUnderOuter(held) }
+                if let revived = held.revived { return .published(Ref(retaining: revived)) }
                 throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
