@@ -405,6 +405,53 @@ static void test_validate_problems_have_their_parts(void) {
     CHECK_OK(tether_container_free(c));
 }
 
+/* A container-scoped W#a (an item of list W) that A's factory makes through its lazy slot, then
+ * R(A, W#a or [W]) asks for: R gets that W#a1, the one instance of the container (found by the
+ * differential fuzz: a plan claimed W#a before A's factory and made a W#a2 for R's slot). */
+typedef struct A { kind *k; tether_provider w; void *w_called; } A;
+typedef struct R { kind *k; A *a; void *w; } R;
+static kind ka, kr, kwa;
+static void *make_a(kind *k, tether_provider w) { A *a = xcalloc(sizeof *a); a->k = k; a->w = w; a->w_called = w(); k->made++; return a; }
+static void *make_item(kind *k) { int *w = xcalloc(sizeof *w); k->made++; return w; }
+static void *make_r_dep(kind *k, A *a, void *w) { R *r = xcalloc(sizeof *r); r->k = k; r->a = a; r->w = w; k->made++; return r; }
+static void *make_r_all(kind *k, A *a, const tether_list *ws) {
+    R *r = xcalloc(sizeof *r); r->k = k; r->a = a; r->w = ws->count == 1 ? ws->items[0] : NULL; k->made++; return r;
+}
+
+static void lazy_made_item_is_the_one_a_later_slot_takes(tether_scope scope, tether_param lazy, int all) {
+    memset(&ka, 0, sizeof ka); memset(&kr, 0, sizeof kr); memset(&kwa, 0, sizeof kwa);
+    tether_container *c = new_container();
+    tether_param pa[] = {TETHER_CONTEXT, lazy};
+    tether_param pw[] = {TETHER_CONTEXT};
+    tether_param pr[] = {TETHER_CONTEXT, TETHER_DEP("A"), all ? TETHER_ALL("W") : TETHER_DEP("W#a")};
+    tether_options oa = TETHER_OPTIONS_INIT, ow = TETHER_OPTIONS_INIT, or_ = TETHER_OPTIONS_INIT;
+    oa.context = &ka, oa.drop = drop_counted;
+    ow.context = &kwa, ow.drop = drop_counted, ow.scope = scope;
+    or_.context = &kr, or_.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "A", (tether_fn)make_a, pa, 2, &oa, NULL));
+    CHECK_OK(tether_register_with(c, "W#a", (tether_fn)make_item, pw, 1, &ow, NULL));
+    CHECK_OK(tether_register_with(c, "R", all ? (tether_fn)make_r_all : (tether_fn)make_r_dep, pr, 3, &or_, NULL));
+    for (int round = 0; round < 2; round++) {  /* the second: the plan recorded by the first */
+        tether_ref *keep = NULL;
+        R *r = tether_get(c, "R", &keep);
+        CHECK(r && r->a && r->a->w_called && r->w == r->a->w_called);
+        if (scope != TETHER_SCOPE_WEAK) CHECK(kwa.made == 1);  /* one per container (singleton: one) */
+        CHECK(kwa.made - kwa.dropped == 1);                       /* one alive, none let go of early */
+        CHECK_OK(tether_ref_release(keep));
+    }
+    CHECK(ka.made == 2 && kr.made == 2 && ka.dropped == 2 && kr.dropped == 2);
+    CHECK_OK(tether_container_free(c));
+    CHECK(kwa.dropped == kwa.made);
+}
+
+static void test_a_lazy_made_item_is_the_one_a_later_slot_takes(void) {
+    lazy_made_item_is_the_one_a_later_slot_takes(TETHER_SCOPE_CONTAINER, TETHER_WEAK_LAZY("W#a"), 1);
+    lazy_made_item_is_the_one_a_later_slot_takes(TETHER_SCOPE_CONTAINER, TETHER_WEAK_LAZY("W#a"), 0);
+    lazy_made_item_is_the_one_a_later_slot_takes(TETHER_SCOPE_CONTAINER, TETHER_LAZY("W#a"), 1);
+    lazy_made_item_is_the_one_a_later_slot_takes(TETHER_SCOPE_SINGLETON, TETHER_WEAK_LAZY("W#a"), 1);
+    lazy_made_item_is_the_one_a_later_slot_takes(TETHER_SCOPE_WEAK, TETHER_LAZY("W#a"), 1);
+}
+
 int main(void) {
     RUN(test_weak_lazy_answers_the_graphs_x_whatever_its_scope);
     RUN(test_weak_lazy_without_an_x_in_its_graph_resolves_anew);
@@ -418,5 +465,6 @@ int main(void) {
     RUN(test_provider_watch_knows_live_providers_only);
     RUN(test_slot_container_names_the_container_a_slot_resolves_from);
     RUN(test_validate_problems_have_their_parts);
+    RUN(test_a_lazy_made_item_is_the_one_a_later_slot_takes);
     return harness_finish();
 }

@@ -675,6 +675,9 @@ extension Plan {
             progress.pointee.decline = .containerInput
             return .success(false)
         }
+        // The container steps this run claims and makes, each checked where the build first asks for it (`takeNestedContainers`).
+        var unasked: UInt = 0
+        if claims != nil && !M.cuts && !M.requests { for c in containerSteps where skip & 1 << UInt(c) == 0 { unasked |= 1 << UInt(c) } }
         for n in 0..<end {
             var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
@@ -699,6 +702,7 @@ extension Plan {
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
+            if unasked != 0 { skip |= takeNestedContainers(M.self, at: i, n, &unasked, run, locals, graph, told: &told) }
             if skip != 0 && skip & 1 << UInt(i) != 0 { continue }
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
@@ -878,6 +882,40 @@ extension Plan {
             }
         }
         return skipTo
+    }
+
+    /// Container steps of `unasked` the build asks for at step `i` (the first made of those asked for
+    /// under each): one a resolve nested in an earlier factory published under this run's claim is
+    /// taken from the resolving container's cache, as the build takes it there when it asks (one
+    /// instance per container), its claim ended; returned: it and the steps under it (not made).
+    @inline(never)
+    private func takeNestedContainers<B, M: RunMode>(_: M.Type, at i: Int, _ n: Int, _ unasked: inout UInt, _ run: RunState,
+                                                     _ locals: Locals<B>, _ graph: GraphRun?, told: inout Int) -> UInt {
+        var taken: UInt = 0
+        for (k, c) in containerSteps.enumerated() where unasked & 1 << UInt(c) != 0 {
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            guard first <= i else { continue }
+            unasked &= ~(1 << UInt(c))
+            guard n > 0 else { continue }  // (no factory ran yet: nothing nested published it)
+            let request = M.destination == .graph ? nil : locals.request.unsafelyUnwrapped.pointee
+            let container = request?.resolving ?? steps[c].lookup ?? graph.unsafelyUnwrapped.lookup
+            guard let hit = registration(c, locals).borrow({ r in container.borrow { $0.retainedScoped(of: r) } }) else { continue }
+            run.instances.set(c, hit)
+            if M.destination == .block { run.pointers[c] = UInt(bitPattern: hit.borrow { $0.pointer }) }
+            locals.claims[0] |= 1 << UInt(c)
+            if let request {  // (a graph's claim is its cell, let go of with the graph's)
+                locals.claims[1] &= ~(1 << UInt(k))
+                registration(c, locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: request.thread) } }
+            }
+            for j in first...c where j == c || descends(j, from: c) { taken |= 1 << UInt(j) }
+            if let tracer = run.tracer {
+                tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                told = c + 1
+                tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+            }
+        }
+        return taken
     }
 
     /// Traced, the container steps taken cached: whether the build asks for nothing first asked

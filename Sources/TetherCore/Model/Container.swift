@@ -796,6 +796,11 @@ public final class Container: @unchecked Sendable {
         state.withLock { $0.scoped.instance(of: registration) }
     }
 
+    /// The instance cached here for `registration`, retained; nil: none.
+    func retainedScoped(of registration: Registration) -> Ref<Instance>? {
+        state.withLock { $0.scoped.retainedInstance(of: registration) }
+    }
+
     /// Caches `instance`, made by a graph resolved from here; false (not cached)
     /// once this container is closed or the registration replaced or rescoped.
     @discardableResult
