@@ -314,9 +314,33 @@ import TetherCore
             held.value = []
             return []
         }
-        #expect(twice.builds == 0 && counts == ["resolves": 1] && seenByResolver.value == [true], "\(counts) \(seenByResolver.value)")
+        // (R's plan and S1's two nested resolves' creation plans.)
+        #expect(twice.builds == 0 && counts == ["resolves": 3] && seenByResolver.value == [true], "\(counts) \(seenByResolver.value)")
         #expect(twice.0.tracker.log.filter { $0.hasPrefix("make ") }.suffix(6) == ["make S1", "make G", "make W", "make K", "make V", "make R"],
                 "\(twice.0.tracker.log)")
+
+        // W's resolver gets V, which the run makes after it: taken from what the get built, K not made again (`takeBuilt`).
+        let built = try expectSameAsBuilt({ fx in
+            held.value = []
+            let bridge = fx.bridge
+            try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("S3"), dep("W"), dep("V")], scope: .transient)
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2"), try fx.resolve("S3")] }
+            try fx.register("S2", [.resolver, dep("G")], scope: .singleton)
+            try fx.register("W", [.resolver, dep("G")], scope: .weak) { obj in
+                _ = try #require(bridge.resolver(obj.words[0])).get(Key("V"))
+            }
+            try fx.register("S3", [.resolver, dep("K")], scope: .singleton)
+            try fx.register("V", [.resolver, dep("K")], scope: .weak)
+            try fx.register("G")
+            try fx.register("K")
+        }) { fx in
+            let r = try fx.resolve("R")
+            held.value = []
+            return [Self.describe(Obj.of(r))]
+        }
+        #expect(built.builds == 0)
+        #expect(built.0.tracker.log.filter { $0.hasPrefix("make ") }.suffix(6) == ["make S1", "make G", "make K", "make V", "make W", "make R"],
+                "\(built.0.tracker.log)")
     }
 
     @Test func statesBeyondTheBoundAreBuilt() throws {
