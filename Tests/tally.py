@@ -21,6 +21,16 @@ PYTEST = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|skipped|xfailed|xpassed|err
 PYTEST_SKIP = re.compile(r"^SKIPPED \[(\d+)\] (.*)")
 SWIFT = re.compile(r"Test run with (\d+) tests?.* (passed|failed)")
 SWIFT_ISSUES = re.compile(r"with (\d+) issues?")
+# Swift Testing counts recorded known issues (withKnownIssue) and warnings in its total:
+# "with 4 issues (including 3 known issues)" is one failure.
+SWIFT_NOT_FAILURES = re.compile(r"(\d+) (?:known issues?|warnings?)")
+
+
+def failures(log: str) -> list[str]:
+    """What failed, for a table that is all a CI shows: Swift Testing's issue lines (`✘ Test X
+    recorded an issue at File.swift:N: ...`, not known ones) and the harness's `FAIL` lines."""
+    return [line.rstrip()[:300] for line in log.splitlines()
+            if line.startswith("FAIL ") or (line.startswith("\u2718 Test") and "recorded an issue" in line)]
 
 
 def count(log: str) -> tuple[dict[str, int], list[str]]:
@@ -50,6 +60,9 @@ def count(log: str) -> tuple[dict[str, int], list[str]]:
         if m:
             issues = SWIFT_ISSUES.search(line)
             bad = int(issues.group(1)) if m.group(2) == "failed" and issues else 0
+            if bad:
+                bad -= sum(int(k) for k in SWIFT_NOT_FAILURES.findall(line[issues.end():]))
+                bad = max(bad, 1)  # a failed run failed something
             n["passed"] += int(m.group(1)) - min(bad, int(m.group(1)))
             n["failed"] += min(bad, int(m.group(1)))
     return n, reasons
@@ -58,15 +71,17 @@ def count(log: str) -> tuple[dict[str, int], list[str]]:
 def main() -> int:
     logdir, suites = Path(sys.argv[1]), sys.argv[2:]
     total = {"passed": 0, "failed": 0, "skipped": 0, "xfailed": 0}
-    failed_suites, skips = [], []
+    failed_suites, skips, failed_lines = [], [], []
     print(f"\n{'suite':<28} {'result':<7} {'passed':>7} {'failed':>7} {'skipped':>8} {'xfailed':>8}")
     for suite in suites:
         log = logdir / f"{suite}.log"
         status = (logdir / f"{suite}.status").read_text().strip() if (logdir / f"{suite}.status").exists() else "?"
-        n, reasons = count(log.read_text(errors="replace") if log.exists() else "")
+        text = log.read_text(errors="replace") if log.exists() else ""
+        n, reasons = count(text)
         result = "ok" if status == "0" else "FAILED"
         if status != "0":
             failed_suites.append(suite)
+            failed_lines += [f"{suite}: {f}" for f in failures(text)[:20]]
         for k in total:
             total[k] += n[k]
         skips += [f"{suite}: {r}" for r in reasons]
@@ -75,6 +90,10 @@ def main() -> int:
         print(f"\nskipped ({total['skipped']}):")
         for s in skips:
             print(f"  {s}")
+    if failed_lines:
+        print("\nfailures (the first 20 lines of each failed suite):")
+        for f in failed_lines:
+            print(f"  {f}")
     print()
     if failed_suites:
         print(f"{len(failed_suites)} of {len(suites)} suites FAILED: {' '.join(failed_suites)} (logs: {logdir}/SUITE.log)")

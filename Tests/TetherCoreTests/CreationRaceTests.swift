@@ -26,13 +26,15 @@ import Testing
             return published.value ? try fx.resolve(key) : nil  // (cached: the one published)
         }
         let fired = Box(false)
-        Graph.setBeforeClaimingCreations { r in
-            guard r.key == Key(root), !fired.value else { return }
-            fired.value = true
-            resolveElsewhere()
+        try withTestHook {
+            Graph.setBeforeClaimingCreations { r in
+                guard r.key == Key(root), fx.owns(r), !fired.value else { return }
+                fired.value = true
+                resolveElsewhere()
+            }
+            defer { Graph.setBeforeClaimingCreations(nil) }
+            try body()
         }
-        defer { Graph.setBeforeClaimingCreations(nil) }
-        try body()
         #expect(fired.value, "the hook ran between the pick and the claims")
         return published.value ? try fx.resolve(key) : nil
     }

@@ -23,13 +23,15 @@ import Testing
     /// Runs `body` with the override of Pool cleared where the recorder reaches `override`, once.
     private func clearing(_ override: Registration, in root: Container, _ body: () throws -> Void) rethrows -> Bool {
         let cleared = Box(false)
-        Plan.Recorder.setBeforeReadingCache { r in
-            guard r === override, !cleared.value else { return }
-            cleared.value = true
-            _ = try? root.clearOverride(Key("Pool"))
+        try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard r === override, !cleared.value else { return }
+                cleared.value = true
+                _ = try? root.clearOverride(Key("Pool"))
+            }
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            try body()
         }
-        defer { Plan.Recorder.setBeforeReadingCache(nil) }
-        try body()
         return cleared.value
     }
 
@@ -117,23 +119,25 @@ import Testing
         let fake = UInt(bitPattern: Ref(retaining: fakeObject).opaque)
         let started = Box(false)
         let root = fx.container
-        Plan.Recorder.setBeforeReadingCache { r in
-            guard r.key == Key("Pool"), !started.value else { return }
-            started.value = true
-            _ = try? root.overrideValue(Key("Pool"), UnsafeMutableRawPointer(bitPattern: fake)!, context: nil) { p, _ in
-                fakeDrops.value += 1
-                Ref<Obj>(opaque: p).release()
+        try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard r.key == Key("Pool"), fx.owns(r), !started.value else { return }
+                started.value = true
+                _ = try? root.overrideValue(Key("Pool"), UnsafeMutableRawPointer(bitPattern: fake)!, context: nil) { p, _ in
+                    fakeDrops.value += 1
+                    Ref<Obj>(opaque: p).release()
+                }
             }
-        }
-        defer { Plan.Recorder.setBeforeReadingCache(nil) }
-        do {
-            let repo1 = try fx.resolve("Repo", in: child)
-            #expect(started.value)
-            #expect(Obj.of(repo1).dep(0).label == "Pool")  // the configuration it picked, whole
-            Plan.Recorder.setBeforeReadingCache(nil)
-            let repo2 = try fx.resolve("Repo", in: child)
-            #expect(repo2 !== repo1 && Obj.of(repo2).dep(0) === fakeObject)
-            #expect(try fx.resolve("Repo", in: child) === repo2)  // the one over the fake is cached
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            do {
+                let repo1 = try fx.resolve("Repo", in: child)
+                #expect(started.value)
+                #expect(Obj.of(repo1).dep(0).label == "Pool")  // the configuration it picked, whole
+                Plan.Recorder.setBeforeReadingCache(nil)
+                let repo2 = try fx.resolve("Repo", in: child)
+                #expect(repo2 !== repo1 && Obj.of(repo2).dep(0) === fakeObject)
+                #expect(try fx.resolve("Repo", in: child) === repo2)  // the one over the fake is cached
+            }
         }
         #expect(fx.tracker.made("Pool") == 1 && fx.tracker.made("Clock") == 1 && fx.tracker.made("Repo") == 2)
         try root.clearOverride(Key("Pool"))

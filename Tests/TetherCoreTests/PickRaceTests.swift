@@ -27,13 +27,15 @@ import Testing
             return held.value
         }
         let fired = Box(false)
-        Registration.setAfterWarmCheck { r in
-            guard r.key == Key(root), !fired.value else { return }
-            fired.value = true
-            resolveElsewhere()
+        try withTestHook {
+            Registration.setAfterWarmCheck { r in
+                guard r.key == Key(root), fx.owns(r), !fired.value else { return }
+                fired.value = true
+                resolveElsewhere()
+            }
+            defer { Registration.setAfterWarmCheck(nil) }
+            try body()
         }
-        defer { Registration.setAfterWarmCheck(nil) }
-        try body()
         #expect(fired.value, "the hook ran between the warm check and the creation plan's")
         return held.value
     }
@@ -188,26 +190,27 @@ import Testing
             _ = try child.provideValue(Key("Request"), request, context: nil, destructor: { p, _ in Ref<Obj>(opaque: p).release() })
             let resolveClock: @Sendable () -> Void = { onThreads(1) { _ in _ = try? fx.resolve("Clock") } }
             let fired = Box(false)
-            if plans {
-                Graph.setBeforeClaimingCreations { r in
-                    guard r.key == Key("Handler"), !fired.value else { return }
-                    fired.value = true
-                    resolveClock()
-                }
-            } else {
-                resolveClock()
-            }
-            defer { Graph.setBeforeClaimingCreations(nil) }
             let before = Container.buildsOnThisThread
             let takesBefore = ThreadState.currentReference.borrow { $0.claimedTakes }
             var tree = ""
-            let counts = try counted {
-                let handler = try fx.resolve("Handler", in: child)
-                tree = Obj.of(handler).tree()
-                let clock = try fx.resolve("Clock")
-                #expect(Obj.of(handler).depPointer(0) == clock.pointer, "the Clock published is the Handler's")
+            let counts = try withTestHook {
+                if plans {
+                    Graph.setBeforeClaimingCreations { r in
+                        guard r.key == Key("Handler"), fx.owns(r), !fired.value else { return }
+                        fired.value = true
+                        resolveClock()
+                    }
+                } else {
+                    resolveClock()
+                }
+                defer { Graph.setBeforeClaimingCreations(nil) }
+                return try counted {
+                    let handler = try fx.resolve("Handler", in: child)
+                    tree = Obj.of(handler).tree()
+                    let clock = try fx.resolve("Clock")
+                    #expect(Obj.of(handler).depPointer(0) == clock.pointer, "the Clock published is the Handler's")
+                }
             }
-            Graph.setBeforeClaimingCreations(nil)
             if plans { #expect(fired.value) }
             let builds = Container.buildsOnThisThread - before
             let takes = ThreadState.currentReference.borrow { $0.claimedTakes } - takesBefore

@@ -5,7 +5,7 @@
 import Foundation
 import Synchronization
 import Testing
-import TetherCore
+@testable import TetherCore
 
 // MARK: - SlotBridge
 
@@ -293,6 +293,11 @@ final class Fixture: @unchecked Sendable {
         try Container(parent: parent ?? container, bridge: bridge)
     }
 
+    /// Whether `registration` is one of this fixture's (its containers share `bridge`). A test hook
+    /// (`Graph.setBeforeClaimingCreations` and the like) is process-wide and sees the resolves of every
+    /// test running meanwhile (Swift Testing runs suites in parallel), of keys named alike too.
+    func owns(_ registration: Registration) -> Bool { registration.container.bridge === bridge }
+
     /// Registers `key` with a counted factory that makes an `Obj`. `label` names it in
     /// the tracker (default: the key); `body` runs inside the factory after the object
     /// exists and may fail it by throwing.
@@ -380,6 +385,17 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
     group.wait()
 }
+
+/// Runs `body`, which sets a process-wide test hook and clears it, while no other test has one set: a
+/// hook is one slot (a second test's would replace the first's, or its clear remove it before the first's
+/// resolve reached it), and suites run in parallel (`.serialized` orders a suite's own tests only).
+func withTestHook<T>(_ body: () throws -> T) rethrows -> T {
+    testHooks.lock()
+    defer { testHooks.unlock() }
+    return try body()
+}
+
+private let testHooks = NSLock()
 
 /// A spinning barrier for `onThreads` bodies: each party arrives, then waits for all.
 final class Gate: Sendable {
