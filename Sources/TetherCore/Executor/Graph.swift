@@ -132,6 +132,11 @@ final class Graph {
     /// this thread claimed (`SharedCache.Claim.createUnderOuter`, no cell of its own: `madeCreation`), by
     /// registration: published with the graph as the build's, the cell left the outer's. Emptied with `cells`.
     private var madeUnderOuter: [ObjectIdentifier] = []
+    /// The cells a resolve further out on this thread claimed that this graph creates under (`createUnderOuter`),
+    /// and those it made the instance under, each counted once in the cell's `madeBelow` until the graph ends
+    /// (`releaseCells`): a resolve nested further in is refused that instance as unfinished. Emptied with `cells`.
+    private var outerCells: [SharedCache.Cell] = []
+    private var madeUnderOuterCells: [SharedCache.Cell] = []
     /// The root of the outermost build, whose constructor edges' cells are claimed in
     /// order at the first claim (`claimInOrder`), and whether that happened.
     private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
@@ -558,8 +563,20 @@ final class Graph {
         let key = SharedCache.CellKey(registration: ObjectIdentifier(registration.object), container: nil)
         var noted = false
         for cell in cells where cell.key == key { cell.made = true; noted = true }
-        // Under the outer's claim: that cell stays unmade, as the build leaves it (`enter`).
-        if !noted { madeUnderOuter.append(key.registration) }
+        // Under the outer's claim: that cell stays unmade, as the build leaves it (`enter`), its instance this graph's.
+        if !noted {
+            madeUnderOuter.append(key.registration)
+            madeUnderOuterCell(key)
+        }
+    }
+
+    /// This graph made the instance of `key` under a cell a resolve further out on this thread claimed
+    /// (`createUnderOuter`): until the graph ends, a resolve nested on this thread is refused it as
+    /// unfinished (`SharedCache.claim`, the cell's `madeBelow`), as one of a cell this graph made under.
+    private func madeUnderOuterCell(_ key: SharedCache.CellKey) {
+        guard let cell = outerCells.first(where: { $0.key == key }), !madeUnderOuterCells.contains(where: { $0 === cell }) else { return }
+        cell.madeBelow += 1
+        madeUnderOuterCells.append(cell)
     }
 
     /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
@@ -603,6 +620,7 @@ final class Graph {
     func madeContainerCell(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) {
         let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, .container, in: $0) } }
         for cell in cells where cell.key == key { cell.made = true }
+        if !outerCells.isEmpty { madeUnderOuterCell(key) }
     }
 
     /// After a replay: container step `i`, made, is published into `container` with the graph (`publish`), as `enter` queues it.
@@ -1220,7 +1238,8 @@ final class Graph {
             if scope.isKeptStronglyByRegistration && registration.isValue { throw superseded(registration, cell) }
             cells.append(cell)
             return nil
-        case .createUnderOuter:
+        case .createUnderOuter(let cell):
+            if !outerCells.contains(where: { $0 === cell }) { outerCells.append(cell) }
             return nil
         case .backOff(let cell, let error):
             backOff = (cell, error)
@@ -1447,6 +1466,7 @@ final class Graph {
             // Its cell (none when made under an outer resolve's: `createUnderOuter`) now holds a made instance.
             let key = registration.borrow { r in lookup.borrow { SharedCache.cellKey(r, scope, in: $0) } }
             for cell in cells where cell.key == key { cell.made = true }
+            if !outerCells.isEmpty { madeUnderOuterCell(key) }
         }
         if completes {
             var (cause, via) = (-1, -1)
@@ -2144,9 +2164,17 @@ final class Graph {
         cells.removeSubrange(first...)
     }
 
+    /// The instances this graph made under its thread's outer claims are no longer unfinished ones of its.
+    private func endUnderOuter() {
+        for cell in madeUnderOuterCells { cell.madeBelow -= 1 }
+        madeUnderOuterCells.removeAll()
+        outerCells.removeAll()
+    }
+
     /// `failed`: a cell whose factory suspended goes to its token (`SharedCache.release`).
     private func releaseCells(failed: Bool = false) {
         if !madeUnderOuter.isEmpty { madeUnderOuter.removeAll() }
+        if !outerCells.isEmpty { endUnderOuter() }
         guard !cells.isEmpty else { return }
         for cell in cells { SharedCache.shared.release(cell, failed: failed) }
         cells.removeAll(keepingCapacity: true)

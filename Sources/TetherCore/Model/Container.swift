@@ -841,8 +841,9 @@ public final class Container: @unchecked Sendable {
         /// Claimed for the caller, with the cell it asked for: it makes the instance, then
         /// publishes it (`publishScoped(_:_:endingClaimOf:)`) or gives up (`endScopedClaim`).
         case claimed(SharedCache.Cell?)
-        /// Claimed by a resolve further out on the calling thread; whether that one made it.
-        case heldHere(made: Bool)
+        /// Claimed by a resolve further out on the calling thread; whether that one made it, and the
+        /// claim's cell (made now if it had none) a resolve nested there makes it under (`SharedCache.Claim.createUnderOuter`).
+        case heldHere(made: Bool, cell: SharedCache.Cell)
         /// Claimed by another thread: the cell to wait for (`SharedCache.wait`).
         case heldElsewhere(SharedCache.Cell)
     }
@@ -861,7 +862,13 @@ public final class Container: @unchecked Sendable {
             if let hit = s.scoped.retainedInstance(of: registration) { return .published(hit) }
             if let at = s.scoped.pendingPosition(id) {
                 let claim = s.scoped.pending[at]
-                if claim.owner == thread { return .heldHere(made: claim.made) }
+                if claim.owner == thread {
+                    if let cell = claim.cell { return .heldHere(made: claim.made, cell: cell) }
+                    let cell = SharedCache.Cell(key: SharedCache.cellKey(registration, .container, in: self), owner: claim.owner,
+                                                ownerThread: claim.ownerThread, name: registration.key)
+                    s.scoped.pending[at].cell = cell
+                    return .heldHere(made: claim.made, cell: cell)
+                }
                 if claim.forkEpoch == SharedCache.forkEpoch {
                     if let token, claim.owner == Borrowed(token).opaque {
                         // Its token's (a factory of this call suspended making it): taken back.

@@ -77,6 +77,10 @@ final class SharedCache: @unchecked Sendable {
         /// only). A cell claimed ahead (`Graph.claimInOrder`) and not made yet lets a resolve
         /// nested on that thread make and publish the instance itself.
         var made = false
+        /// Resolves nested on the holding thread that made the instance under this cell (`Claim.createUnderOuter`)
+        /// and have not finished (owner's thread only, `Graph.releaseCells`): one asking for it then is refused
+        /// as unfinished, as when the holder made it, never handed a second instance.
+        var madeBelow = 0
         /// The token its creation goes on under when the holding thread's resolve fails
         /// (`tether_token_hold`: a factory that suspended); owner's thread only.
         var holder: CellToken?
@@ -181,8 +185,8 @@ final class SharedCache: @unchecked Sendable {
     enum Claim {
         case published(Ref<Instance>)
         case create(Cell)
-        /// Create it under a cell a resolve further out on this thread claimed ahead and has not made.
-        case createUnderOuter
+        /// Create it under `cell`, which a resolve further out on this thread claimed ahead and has not made.
+        case createUnderOuter(Cell)
         case backOff(Cell, TetherError)
     }
 
@@ -228,7 +232,7 @@ final class SharedCache: @unchecked Sendable {
             // Made by a resolve further out on this thread that has not finished:
             // handing it out could outlive that resolve's failure.
             if owner == thread {
-                if !held.made { return .createUnderOuter }
+                if !held.made && held.madeBelow == 0 { return .createUnderOuter(held) }
                 throw TetherError.unfinished(registration.key, path: path())
             }
             let state = Borrowed<ThreadState>(opaque: thread)
@@ -250,9 +254,9 @@ final class SharedCache: @unchecked Sendable {
             switch found {
             case .published(let hit): return .published(hit)
             case .claimed(let cell): return .create(cell!)
-            case .heldHere(let made):
+            case .heldHere(let made, let cell):
                 // As in `claim`: made by a resolve further out on this thread that has not finished.
-                if !made { return .createUnderOuter }
+                if !made && cell.madeBelow == 0 { return .createUnderOuter(cell) }
                 throw TetherError.unfinished(registration.key, path: path())
             case .heldElsewhere(let held):
                 let state = Borrowed<ThreadState>(opaque: thread)
