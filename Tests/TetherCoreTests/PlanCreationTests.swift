@@ -244,6 +244,105 @@ import TetherCore
         #expect(Array(log.prefix(8)) == ["make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H", "drop S1"], "\(log)")
     }
 
+    /// As above with a RESOLVER slot first in each factory with dependencies (the Python binding's shape): the run
+    /// goes on in that order too, each such factory's graph holding what the run made before it in that order
+    /// (`openFrames` by positions: W's resolver finds the H and G it was given, G made after H). Failing, the same
+    /// drops; then two nested resolves published (S2 and S3, each over a graph-scoped dependency later steps take):
+    /// the variant of a variant, made G, W, K, V, out of step order.
+    @Test func aVariantOverResolverSlotsEntersWhatItMadeInItsOrder() throws {
+        let held = Box<[Instance]>([])
+        let fail = Box(false)
+        let seenByResolver = Box<[Bool]>([])
+        let setUp: (Fixture) throws -> Void = { fx in
+            held.value = []
+            fail.value = false
+            seenByResolver.value = []
+            let bridge = fx.bridge
+            try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("W")], scope: .transient) { obj in
+                let r = try #require(bridge.resolver(obj.words[0]))
+                seenByResolver.value.append(try r.get(Key("W")).pointer == obj.depPointer(3))
+            }
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2")] }
+            try fx.register("S2", [.resolver, dep("G")], scope: .singleton)
+            try fx.register("W", [.resolver, dep("H"), dep("G")], scope: .weak) { obj in
+                let r = try #require(bridge.resolver(obj.words[0]))
+                seenByResolver.value.append(try r.get(Key("H")).pointer == obj.depPointer(1)
+                                            && r.get(Key("G")).pointer == obj.depPointer(2))
+                if fail.value { throw CallbackFailure(reason: "no W") }
+            }
+            try fx.register("G")
+            try fx.register("H")
+        }
+        var counts: [String: Int] = [:]
+        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+            fail.value = true
+            let failed = attempt(fx, "R")
+            fail.value = false
+            fx.tracker.note("--")
+            var seen = [failed]
+            counts = try counted {
+                let r = try fx.resolve("R")
+                #expect(Obj.of(r).depPointer(2) == held.value[0].pointer)
+                seen.append(Self.describe(Obj.of(r)))
+            }
+            held.value = []
+            return seen
+        }
+        #expect(builds == 0 && counts == ["resolves": 1], "\(counts)")
+        #expect(seenByResolver.value == [true, true, true], "\(seenByResolver.value)")
+        let log = fx.tracker.log.filter { $0.hasPrefix("make ") || $0.hasPrefix("drop ") || $0 == "--" }
+        #expect(Array(log.prefix(8)) == ["make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H", "drop S1"], "\(log)")
+        #expect(Array(log.drop(while: { $0 != "--" }).filter { $0.hasPrefix("make ") }) == ["make S1", "make H", "make G", "make W", "make R"], "\(log)")
+
+        let twice = try expectSameAsBuilt({ fx in
+            held.value = []
+            let bridge = fx.bridge
+            try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("S3"), dep("W"), dep("V")], scope: .transient) { obj in
+                let r = try #require(bridge.resolver(obj.words[0]))
+                seenByResolver.value.append(try r.get(Key("V")).pointer == obj.depPointer(5))
+            }
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2"), try fx.resolve("S3")] }
+            try fx.register("S2", [.resolver, dep("G")], scope: .singleton)
+            try fx.register("W", [.resolver, dep("G")], scope: .weak)
+            try fx.register("S3", [.resolver, dep("K")], scope: .singleton)
+            try fx.register("V", [.resolver, dep("K")], scope: .weak)
+            try fx.register("G")
+            try fx.register("K")
+        }) { fx in
+            seenByResolver.value = []
+            counts = try counted { _ = try fx.resolve("R") }
+            held.value = []
+            return []
+        }
+        // (R's plan and S1's two nested resolves' creation plans.)
+        #expect(twice.builds == 0 && counts == ["resolves": 3] && seenByResolver.value == [true], "\(counts) \(seenByResolver.value)")
+        #expect(twice.0.tracker.log.filter { $0.hasPrefix("make ") }.suffix(6) == ["make S1", "make G", "make W", "make K", "make V", "make R"],
+                "\(twice.0.tracker.log)")
+
+        // W's resolver gets V, which the run makes after it: taken from what the get built, K not made again (`takeBuilt`).
+        let built = try expectSameAsBuilt({ fx in
+            held.value = []
+            let bridge = fx.bridge
+            try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("S3"), dep("W"), dep("V")], scope: .transient)
+            try fx.register("S1", scope: .singleton) { _ in held.value += [try fx.resolve("S2"), try fx.resolve("S3")] }
+            try fx.register("S2", [.resolver, dep("G")], scope: .singleton)
+            try fx.register("W", [.resolver, dep("G")], scope: .weak) { obj in
+                _ = try #require(bridge.resolver(obj.words[0])).get(Key("V"))
+            }
+            try fx.register("S3", [.resolver, dep("K")], scope: .singleton)
+            try fx.register("V", [.resolver, dep("K")], scope: .weak)
+            try fx.register("G")
+            try fx.register("K")
+        }) { fx in
+            let r = try fx.resolve("R")
+            held.value = []
+            return [Self.describe(Obj.of(r))]
+        }
+        #expect(built.builds == 0)
+        #expect(built.0.tracker.log.filter { $0.hasPrefix("make ") }.suffix(6) == ["make S1", "make G", "make K", "make V", "make W", "make R"],
+                "\(built.0.tracker.log)")
+    }
+
     @Test func statesBeyondTheBoundAreBuilt() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)

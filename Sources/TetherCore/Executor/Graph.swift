@@ -492,7 +492,16 @@ final class Graph {
         // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
         // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
         if creates && plan.borrow({ !$0.readsRequest }) {
-            plan.borrow { pendCreated($0, from: replayEntered, to: $0.stepCount, container: container) }
+            // (Gone on in a `PublishedVariant` past a RESOLVER slot's factory: by positions in its order, `Plan.openFrames`.)
+            let variant = progress.pointee.variant
+            plan.borrow {
+                if variant >= 0 && !$0.slots.isEmpty {
+                    pendCreated($0, from: replayEnteredAt, to: $0.publishedVariants[variant].order.count, container: container,
+                                order: $0.publishedVariants[variant].order)
+                } else {
+                    pendCreated($0, from: replayEntered, to: $0.stepCount, container: container)
+                }
+            }
         }
         return plan.borrow { $0.stepCount } - 1
     }
@@ -500,10 +509,13 @@ final class Graph {
     /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
     /// build's (`enter`), in creation order: those it made (a nested resolve may have published one under
     /// its claim: the run took that). Not one a resolver's get built (`replaySkips`: pended as it was made).
-    func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container) {
+    /// `order`: `from ..< to` are positions in it (a `PublishedVariant`'s, whose creation steps are in step order).
+    func pendCreated(_ plan: Plan, from: Int, to: Int, container: Container, order: UnsafeBufferPointer<Int>? = nil) {
         // A set past a few: a plan may create thousands (a deep singleton chain).
         let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
-        for i in from..<to where plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 {
+        for p in from..<to {
+            let i = order?[p] ?? p
+            guard plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 else { continue }
             // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
             let registration = plan.registration(of: i, progress.pointee.locals)
             let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
@@ -878,6 +890,7 @@ final class Graph {
         if !lazySlots.isEmpty { lazySlots.removeAll(keepingCapacity: true) }
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         replayEntered = 0
+        replayEnteredAt = 0
         replaySkips = 0
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
@@ -977,6 +990,8 @@ final class Graph {
     /// The steps of the plan replaying into this graph entered (`enterReplayed`) before the run ended:
     /// those made before a step with a RESOLVER slot (`Plan.makeSlots`), as the build enters them as made.
     var replayEntered = 0
+    /// Those made steps as positions in the run's order (`Plan.openFrames`; a `PublishedVariant`'s may not be step order).
+    var replayEnteredAt = 0
     /// Per step with a RESOLVER slot whose factory ran: the instances its gets built (`alive[from ..< to]`,
     /// after the plan's words), made before the step's: a failed run lets go of them in that place (`Plan.letGoBuilt`).
     private(set) var replayBuilt: [(step: Int, from: Int, to: Int)] = []

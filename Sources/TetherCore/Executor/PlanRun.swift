@@ -371,8 +371,10 @@ extension Plan {
             if B.readsRequest {
                 enterRequest(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, creates: M.creates, from: from)
             } else if M.creates {
+                let variant = progress.pointee.variant
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
-                             variant: progress.pointee.variant)
+                             variant: variant, positions: variant < 0 ? 0..<0
+                                : (slots.isEmpty ? 0 : graph.replayEnteredAt)..<publishedVariants[variant].order.count)
             } else {
                 enterSteps(into: graph, locals, lookup: lookup, from: from, to: steps.count)
             }
@@ -427,10 +429,11 @@ extension Plan {
     /// instance published by a resolve nested in an earlier factory (`takePublished`) leaves its
     /// graph: that instance keyed but not queued (its completion callbacks ran in the resolve that
     /// made it: never twice), the dependencies the run spared not entered (it never reached them).
-    /// A run gone on in a `PublishedVariant` (`variant`): its made steps queued in the order it made them, as the build's.
+    /// A run gone on in a `PublishedVariant` (`variant`): its made steps queued in the order it made them, as the build's
+    /// (those at `positions` in its order; the shared steps `from ..< to`).
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 from: Int, to: Int, variant: Int) {
+                                 from: Int, to: Int, variant: Int, positions: Range<Int> = 0..<0) {
         let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
         func enter(_ i: Int) {
             guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
@@ -438,8 +441,10 @@ extension Plan {
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
         }
         guard variant >= 0 else { return (from..<to).forEach(enter) }
-        // (The shared steps are keyed only. Past `from`: those a RESOLVER slot's factory had entered before it, `openFrames`.)
-        for i in publishedVariants[variant].order where i >= from && i < to { enter(i) }
+        // (The shared steps are keyed only. Past `positions.lowerBound`: those a RESOLVER slot's factory had entered
+        // before it, `openFrames`.)
+        let order = publishedVariants[variant].order
+        for p in positions { enter(order[p]) }
         for i in from..<to where steps[i].isShared { enter(i) }
     }
 
@@ -1446,7 +1451,7 @@ extension Plan {
     @inline(never)
     private func makeWithSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                               _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
-        let instance = steps[i].hasSlots ? try makeSlots(M.self, i, run, specs, locals, into)
+        let instance = steps[i].hasSlots ? try makeSlots(M.self, i, n, run, specs, locals, into)
             : run.tracer != nil ? makeInstance(TracedIntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
                 : makeInstance(IntoGraph.self, i, try callFactory(IntoGraph.self, i, n, run, locals), run, specs, locals)
         // Cells wait for this step's instance: bound now that it is made and their owners' are (`Graph.enter`).
@@ -1485,7 +1490,7 @@ extension Plan {
     }
 
     /// `makeWithSlots` of a step with slots made per resolve.
-    private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
+    private func makeSlots<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ run: RunState, _ specs: ThreadSpecs, _ locals: Locals<B>,
                                           _ into: GraphRun) throws(TetherError) -> Ref<Instance> {
         var (made, words) = (run.instances, run.words)
         let (graph, lookup) = into
@@ -1556,8 +1561,10 @@ extension Plan {
         }
         // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
         var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?
+        // A run gone on in a `PublishedVariant`: the steps made before this one are its order's (`n` the position).
+        let variant = M.creates && steps[i].opensFrames ? graph.borrow { $0.progress }.pointee.variant : -1
         if steps[i].opensFrames {
-            resolver = openFrames(M.self, i, count, made, locals, into)
+            resolver = openFrames(M.self, i, n, variant, count, made, locals, into)
             words[resolver!.word] = bridge.resolverWord(resolver!.resolver)
         }
         let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
@@ -1576,7 +1583,7 @@ extension Plan {
             // What its gets appended may have moved the graph's words.
             made = graph.borrow { $0.replayedWords }
             pendingStrong = resolver.takePending()
-            takeBuilt(after: i, made, locals, graph)
+            takeBuilt(after: i, at: n, variant: variant, made, locals, graph)
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
@@ -1605,22 +1612,29 @@ extension Plan {
     /// publications: in the order the build enters them, before what the resolver builds), the frames from the root down to
     /// the step open; the thread's progress names no plan meanwhile (those frames are what it constructs).
     /// The resolver's word is in its slot; returns it, the slot, the frames opened and where its gets' instances start.
+    /// A run gone on in a `PublishedVariant` (`variant`, step `i` at position `n` of its order): the steps made before it
+    /// in that order entered (the creation steps among them in step order: `publishedVariants`), that walk's askers' frames.
     @inline(never)
-    private func openFrames<B, M: RunMode>(_: M.Type, _ i: Int, _ count: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>,
-                                           _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
+    private func openFrames<B, M: RunMode>(_: M.Type, _ i: Int, _ n: Int, _ variant: Int, _ count: Int, _ made: ReferenceWords<Instance>,
+                                           _ locals: Locals<B>, _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
         let (graph, lookup) = into
         let from = graph.borrow { $0.replayEntered }
         if B.readsRequest {
             // As the run's end enters them (`enterRequest`): container and creation steps queued in step order.
             enterRequest(into: graph.object, made, locals, lookup: lookup.object, creates: M.creates, from: from, to: i)
+        } else if M.creates && variant >= 0 {
+            // (The shared steps below it, as in step order; a step made later in this order may be below one entered.)
+            let at = graph.borrow { $0.replayEnteredAt }
+            enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: max(from, i), variant: variant, positions: at..<n)
+            graph.borrow { $0.pendCreated(self, from: at, to: n, container: lookup.object, order: publishedVariants[variant].order) }
         } else if M.creates {
             enterCreated(into: graph.object, made, locals, lookup: lookup.object, from: from, to: i, variant: -1)
             graph.borrow { $0.pendCreated(self, from: from, to: i, container: lookup.object) }
         } else {
             enterSteps(into: graph.object, locals, lookup: lookup.object, from: from, to: i)
         }
-        graph.borrow { $0.replayEntered = i }
-        let path = constructing(at: i, locals.base)
+        graph.borrow { $0.replayEntered = max(from, i); $0.replayEnteredAt = n }
+        let path = constructing(at: i, locals.base, parents: variant >= 0 ? publishedVariants[variant].parent : nil)
         let (frameLookup, built) = graph.borrow { $0.openReplayedFrames(path, from: lookup.object) }
         graph.borrow { $0.progress }.pointee.plan = nil
         let resolver = Resolver(graph: graph.object, lookup: frameLookup, owner: registration(i, locals))
@@ -1633,16 +1647,27 @@ extension Plan {
     /// or creation steps, not among the frames open then): as the build then takes each from its graph, the run
     /// takes it (`made`, a reference of its own) and makes none of the steps only it asked for (each step's
     /// first asker is after it: `Step.parent`), all noted in `Graph.replaySkips`: not made, not entered again.
+    /// A run gone on in a `PublishedVariant` (`variant`, step `i` at position `n`): the steps after it in that order, its askers.
     @inline(never)
-    private func takeBuilt<B>(after i: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, _ graph: Borrowed<Graph>) {
+    private func takeBuilt<B>(after i: Int, at n: Int, variant: Int, _ made: ReferenceWords<Instance>, _ locals: Locals<B>,
+                              _ graph: Borrowed<Graph>) {
         var skips = graph.borrow { $0.replaySkips }
-        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
-            guard let index = graph.borrow({ $0.builtIndex(registration(j, locals)) }) else { continue }
+        func take(_ j: Int) {
+            guard steps[j].isKeyed && !steps[j].isShared && skips & 1 << UInt64(j) == 0,
+                  let index = graph.borrow({ $0.builtIndex(registration(j, locals)) }) else { return }
             made.set(j, graph.borrow { $0.instance(index) }.retained())
             skips |= 1 << UInt64(j)
         }
-        for j in stride(from: steps.count - 2, to: i, by: -1) where !steps[j].isShared && skips & 1 << UInt64(j) == 0 {
-            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        func under(_ j: Int, _ parent: Int) {
+            if !steps[j].isShared && skips & 1 << UInt64(j) == 0 && parent >= 0 && skips & 1 << UInt64(parent) != 0 { skips |= 1 << UInt64(j) }
+        }
+        if variant >= 0 {
+            let v = publishedVariants[variant]
+            for p in (n + 1)..<v.order.count where v.skip & 1 << UInt(v.order[p]) == 0 { take(v.order[p]) }
+            for p in stride(from: v.order.count - 1, to: n, by: -1) { under(v.order[p], v.parent[v.order[p]]) }
+        } else {
+            for j in (i + 1)..<steps.count { take(j) }
+            for j in stride(from: steps.count - 2, to: i, by: -1) { under(j, steps[j].parent) }
         }
         graph.borrow { $0.replaySkips = skips }
     }
@@ -1744,15 +1769,17 @@ extension Plan {
         })
     }
 
-    /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them.
-    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+    /// The registrations from the root down to step `i`, as `Graph`'s frames would hold them
+    /// (`parents`: a `PublishedVariant`'s askers; nil: the plan's, `Step.parent`).
+    func constructing(at i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
+                      parents: UnsafeBufferPointer<Int>? = nil) -> [Borrowed<Registration>] {
         let locals = Locals<ChildSteps>(base: locals)
         var registrations: [Borrowed<Registration>] = []
         var step = i
         while step >= 0 {
             registrations.append(registration(step, locals))
             if steps[step].parent < 0, let failing = failing { return failing.opened(by: step, locals.base) + registrations.reversed() }
-            step = steps[step].parent
+            step = parents?[step] ?? steps[step].parent
         }
         return registrations.reversed()
     }

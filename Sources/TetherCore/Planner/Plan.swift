@@ -120,6 +120,9 @@ final class Plan: @unchecked Sendable {
         let skip: UInt
         let order: UnsafeBufferPointer<Int>
         let checks: UnsafeBufferPointer<CreationCheck>
+        /// Per step, the step that asked for it first in that run (`Walk.parent`; -1: the root, or one it does not make):
+        /// the frames open when a step's RESOLVER slot's factory runs there (`openFrames`), what only a taken one asked for (`takeBuilt`).
+        var parent = UnsafeBufferPointer<Int>(start: nil, count: 0)
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
@@ -432,7 +435,7 @@ final class Plan: @unchecked Sendable {
         var variants: [PublishedVariant] = []
         if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
             && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
-            Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena, resolvers: !slots.isEmpty)
+            Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
         creationChecks = arena.copy(checks)
         publishedVariants = arena.copy(variants)
@@ -575,7 +578,7 @@ final class Plan: @unchecked Sendable {
     /// (the graph publishes those in step order; it queues callbacks in the run's order, `enterCreated`, and
     /// a failed run's abort lets go of the made steps in it, `letGoMade`).
     private static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
-                                          _ variants: inout [PublishedVariant], _ arena: inout LineArena, resolvers: Bool,
+                                          _ variants: inout [PublishedVariant], _ arena: inout LineArena,
                                           current: (walk: Walk, order: [Int])? = nil) {
         guard checks.contains(where: { !$0.reachedThere }) else { return }
         let madeSteps = steps.indices.filter { !steps[$0].isShared }
@@ -599,10 +602,8 @@ final class Plan: @unchecked Sendable {
             let entered = made.filter { steps[$0].creates }
             guard made.count >= start, Array(made[..<start]) == Array(current.order[..<start]),
                   zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
-            // RESOLVER slots (a binding's factories): a step with one enters the steps before it and opens its frames
-            // in step order, down its recorded askers (`openFrames`): every made step in step order, those askers its.
-            if resolvers && !(zip(made, made.dropFirst()).allSatisfy({ $0 < $1 })
-                              && made.allSatisfy({ !steps[$0].hasSlots || walked.parent[$0] == steps[$0].parent })) { continue }
+            // (RESOLVER slots, a binding's factories: a step with one enters the steps made before it in this order and
+            // opens the frames of this walk's askers, `openFrames`, from `order` and `parent`.)
             let rest = madeSteps.filter { !made.contains($0) }
             var after = creationChecks(steps, inputs, creating: creating, walk: walked).compactMap { found -> CreationCheck? in
                 // One the run checked before it stays checked; one it checks later, at its step past it at least.
@@ -614,11 +615,10 @@ final class Plan: @unchecked Sendable {
             let index = variants.count
             variants.append(PublishedVariant(step: c, skip: 0, order: .init(start: nil, count: 0), checks: .init(start: nil, count: 0)))
             // Found published early in this run too: its own variants.
-            publishedVariants(steps, inputs, creating: creating, &after, &variants, &arena, resolvers: resolvers,
-                              current: (walked, made + rest))
+            publishedVariants(steps, inputs, creating: creating, &after, &variants, &arena, current: (walked, made + rest))
             early.append(CreationCheck(at: start, made: check.made, step: c, scope: check.scope, reachedThere: false, variant: index))
             variants[index] = PublishedVariant(step: c, skip: rest.reduce(0) { $0 | 1 << UInt($1) },
-                                               order: arena.copy(made + rest), checks: arena.copy(after))
+                                               order: arena.copy(made + rest), checks: arena.copy(after), parent: arena.copy(walked.parent))
         }
         checks = (checks + early).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
     }
