@@ -306,8 +306,8 @@ import Testing
     // The reasons no C test counted (benchmarks/README, branch `requestrest`), each reached here: still built,
     // the same outcome as with plans off.
 
-    /// With a trace hook set: built (`requestTraced`; the build's events, a traced request mode being future work).
-    @Test func aTracedRequestIsBuilt() throws {
+    /// With a trace hook set: the plan runs in a traced request mode (`TracePlanTests` compares the events).
+    @Test func aTracedRequestRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("B", [dep("C")])
@@ -319,7 +319,7 @@ import Testing
             try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).dep(0).label }
         }
         #expect(outcome.seen == ["C", "C", "C"] && outcome.log.contains("trace factoryCall B"))
-        #expect(requests == ["requests": 3, "requestTraced": 3])
+        #expect(requests == ["requests": 3, "plan": 3])
     }
 
     /// A plan with a container-scoped step: built (`requestReadsRequest`: the build claims the container's cell as it goes).
@@ -336,8 +336,9 @@ import Testing
         #expect(requests["requests"] == 3 && requests["requestReadsRequest"] == 3)
     }
 
-    /// From a child with a registration of its own that the plan binds (B -> C, C the child's): built (`requestLocals`).
-    @Test func aRequestBindingAChildsOwnRegistrationIsBuilt() throws {
+    /// From a child with a registration of its own that the plan binds (B -> C, C the child's): the plan runs,
+    /// its local step the child's registration (branch requestplans: no `requestLocals`).
+    @Test func aRequestBindingAChildsOwnRegistrationRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("B", [dep("C")], scope: .transient)
@@ -352,7 +353,165 @@ import Testing
             }
         }
         #expect(outcome.seen == ["child C", "child C", "child C"])
-        #expect(requests["requests"] == 3 && requests["requestLocals"] == 3)
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// The same, C graph-scoped and A's too (A -> C): the request takes the graph's C (the child's), B's plan
+    /// makes no other; and a request for the child's own singleton S (S -> D) not cached: its creation plan
+    /// runs (S's cell the child's registration's), made once, then found cached.
+    @Test func aRequestTakingAChildsOwnKeyFromTheGraphAndCreatingItsSingleton() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("C")])
+            try fx.register("B", [dep("C")], scope: .transient)
+            try fx.register("C")
+            try fx.register("D", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in
+                obj.got.append(try resolver.get(Key("B")).pointer)
+                obj.got.append(try resolver.get(Key("S")).pointer)
+            }
+        }) { fx in
+            let child = try fx.child()
+            try fx.register("C", in: child, label: "child C")
+            try fx.register("S", [dep("D")], scope: .singleton, in: child, label: "child S")
+            return try (0..<3).map { _ in
+                let instance = try fx.resolve("A", in: child)
+                return withExtendedLifetime(instance) {
+                    let a = Obj.of(instance)
+                    return "B's C is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)) \(a.dep(0).label), \(Obj.at(a.got[1]).label)"
+                }
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "B's C is A's: true child C, child S", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make child C", "make A", "make B", "make D", "make child S"]
+                + Array(repeating: ["make child C", "make A", "make B"], count: 2).flatMap { $0 })
+        #expect(requests == ["requests": 6, "plan": 4, "found": 2], "\(requests)")
+    }
+
+    // MARK: a request made while a request's plan runs (branch requestplans: no `requestNested`)
+
+    /// A's callback asks for X (X -> G, Y; Y -> W, H); W's factory asks the callback's resolver (open) for
+    /// `asked`: a request made while X's plan runs. Logs what W's request got or its error.
+    private func meanwhile(_ fx: Fixture, asked: String) throws {
+        let a = try fx.register("A")
+        let open = Box<Resolver?>(nil)
+        fx.onComplete(a) { resolver, _, obj in
+            open.value = resolver
+            defer { open.value = nil }
+            obj.got.append(try resolver.get(Key("X")).pointer)
+        }
+        try fx.register("X", [dep("G"), dep("Y")])
+        try fx.register("G")
+        try fx.register("Y", [dep("W"), dep("H")])
+        try fx.register("W") { obj in
+            do { obj.got.append(try #require(open.value).get(Key(asked)).pointer) } catch let e as TetherError {
+                fx.tracker.note("\(asked) failed: \(e.code) \(e.message) path \(e.parts.path.map(\.name).joined(separator: ","))")
+            }
+        }
+        try fx.register("H", [dep("K")])
+        try fx.register("K", scope: .transient)
+    }
+
+    /// W's request for H, which X's plan makes after W: H's plan runs on a progress of its own (the running
+    /// request's kept aside), X's plan then takes H from the graph: one H per graph, the build's order.
+    @Test func aRequestMadeWhileARequestsPlanRunsRunsItsPlan() throws {
+        let (outcome, requests) = try expectSame({ fx in try meanwhile(fx, asked: "H") }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let x = Obj.at(a.got[0])
+                let w = x.dep(1).dep(0)
+                return "Y's H is W's: \(x.dep(1).depPointer(1) == w.got[0]), H \(fx.tracker.calls("H")) K \(fx.tracker.calls("K"))"
+            }
+        }
+        #expect(outcome.seen == ["Y's H is W's: true, H 1 K 1", "Y's H is W's: true, H 2 K 2", "Y's H is W's: true, H 3 K 3"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make A", "make G", "make K", "make H", "make W", "make Y", "make X"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    /// W's request for Q -> K, M (M not registered): the plan fails as the build, its path through X's steps
+    /// open then (`meanwhileOpen`), K kept in the graph.
+    @Test func aFailingRequestMadeWhileARequestsPlanRunsNamesItsOpenSteps() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try meanwhile(fx, asked: "Q")
+            try fx.register("Q", [dep("K"), dep("M")])
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "K \(fx.tracker.calls("K"))" }
+        }
+        #expect(outcome.seen == ["K 2", "K 4", "K 6"])
+        #expect(outcome.log.filter { $0.hasPrefix("Q failed") } == Array(repeating:
+            "Q failed: \(ErrorCode.notFound) no registration for \"M\" (needed by \"X\" -> \"Y\" -> \"W\" -> \"Q\"); register it first (tether_register) or check the spelling path X,Y,W,Q", count: 3))
+        #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    /// A request whose creation plan fails (U, a singleton not cached, -> V, a singleton not cached, C, M; M not
+    /// registered): the plan runs (branch requestplans: no `requestFailing`), the build's error; V made before
+    /// the failure is whole and cached with the graph (the build's), U is not; the next request takes V cached.
+    @Test func aFailingCreationPlanRequestRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("U", [dep("V"), dep("C"), dep("M")], scope: .singleton)
+            try fx.register("V", scope: .singleton)
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, _ in
+                do { _ = try resolver.get(Key("U")) } catch let e as TetherError { fx.tracker.note("U failed: \(e.code) \(e.message)") }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "C \(fx.tracker.calls("C")) V \(fx.tracker.calls("V")) U \(fx.tracker.calls("U"))" }
+        }
+        #expect(outcome.seen == ["C 1 V 1 U 0", "C 2 V 1 U 0", "C 3 V 1 U 0"])
+        #expect(outcome.log.filter { $0.hasPrefix("U failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("U failed") }?.contains("no registration for \"M\" (needed by \"U\")") == true)
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// W's request (made while X's plan runs) for Z -> X, X under construction (the running request's): the
+    /// build's cycle through X's open steps; the plan has a key the graph constructs (`requestInGraph`).
+    @Test func aRequestMadeMeanwhileMeetingTheRunningRequestsStepIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try meanwhile(fx, asked: "Z")
+            try fx.register("Z", [dep("K"), dep("X")])
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "K \(fx.tracker.calls("K"))" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("Z failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("Z failed") }?.contains("\"X\" -> \"Y\" -> \"W\" -> \"Z\" -> \"X\"") == true,
+                "\(outcome.log.first { $0.hasPrefix("Z failed") } ?? "")")
+        #expect(requests == ["requests": 6, "plan": 3, "requestInGraph": 3], "\(requests)")
+    }
+
+    /// A request whose plan has transient steps below a key the graph has (B -> D, C; D -> E; C -> X, E; D the
+    /// graph's): each E its own step, the one under D not made (the build never asks), C's made: the plan runs.
+    @Test func aRequestBelowAKeyTheGraphHasRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("B", [dep("D"), dep("C")])
+            try fx.register("C", [dep("X"), dep("E")])
+            try fx.register("D", [dep("E")])
+            try fx.register("E", scope: .transient)
+            try fx.register("X", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "" }
+        }
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make E", "make D", "make A", "make X", "make E", "make C", "make B"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The same with S a cached singleton D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
+    /// step under D a step the plan makes takes, `requestInGraph` (the build finds S in the graph's table).
+    @Test func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("B", [dep("D"), dep("C")])
+            try fx.register("C", [dep("S")])
+            try fx.register("D", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            _ = try fx.resolve("S")
+            return try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == Obj.of(try! fx.resolve("S")).pointer)" }
+        }
+        #expect(outcome.seen == Array(repeating: "C's S is D's: true", count: 3))
+        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
     }
 
     // MARK: singleton and weak keys not cached (branch requestshared)

@@ -244,4 +244,96 @@ import Testing
             for _ in 0..<2 { Self.once(c, "A", log) }
         }
     }
+
+    // MARK: resolvers' requests (branch requestplans: the traced request modes, no `requestTraced`)
+
+    /// `expectSameTrace` of resolves whose resolvers' requests run their plans: the same trace, every request
+    /// either found in the graph or a cache or served by a plan (`PlanStats.requestsOnThisThread`), `served` of them.
+    private func expectSameTracedRequests(served: Int, sourceLocation: SourceLocation = #_sourceLocation,
+                                          _ setUp: @escaping (Fixture) throws -> Void,
+                                          _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
+        PlanStats.countOnThisThread()
+        let before = PlanStats.requestsOnThisThread()
+        try expectSameTrace(setUp, sourceLocation: sourceLocation, resolving)
+        var requests = PlanStats.requestsOnThisThread()
+        for (name, n) in before { requests[name, default: 0] -= n }
+        // (Plans off, half of them: `plansOff`.)
+        let built = requests.filter { !["requests", "found", "plan", "plansOff"].contains($0.key) && $0.value != 0 }
+        #expect(built.isEmpty, "\(requests)", sourceLocation: sourceLocation)
+        #expect(requests["plan"] == served, "\(requests)", sourceLocation: sourceLocation)
+    }
+
+    /// A callback's request for B (B -> D, S, T, C): D the graph's (no hit), S a singleton the graph has (no
+    /// hit), T cached outside the graph (a hit where the walk asks), C made; then a request finding B.
+    @Test func aCallbacksRequestTellsTheBuildsEvents() throws {
+        try expectSameTracedRequests(served: 3, { fx in
+            let a = try fx.register("A", [dep("D"), dep("S")])
+            try fx.register("B", [dep("D"), dep("S"), dep("T"), dep("C")])
+            try fx.register("C", [dep("T")], scope: .transient)
+            try fx.register("D")
+            try fx.register("S", scope: .singleton)
+            try fx.register("T", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in
+                obj.got.append(try resolver.get(Key("B")).pointer)
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx, c, log in
+            _ = try c.resolve(Key("T"))
+            for _ in 0..<3 { Self.once(c, "A", log) }
+        }
+    }
+
+    /// A callback's request creating singletons (U -> V, neither cached): the creation plan's events, then hits.
+    @Test func aCallbacksRequestCreatingSingletons() throws {
+        try expectSameTracedRequests(served: 1, { fx in
+            let a = try fx.register("A")
+            try fx.register("U", [dep("V"), dep("C")], scope: .singleton)
+            try fx.register("V", scope: .singleton)
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("U")).pointer) }
+        }) { fx, c, log in
+            for _ in 0..<3 { Self.once(c, "A", log) }
+        }
+    }
+
+    /// A RESOLVER slot's request (F's factory asks for B -> C, S) and a request whose factory fails (E after
+    /// making C): the factory's return with its status, what was made kept in the graph till it ends.
+    @Test func aFactorysRequestAndAFailingOne() throws {
+        try expectSameTracedRequests(served: 6, { fx in
+            try fx.register("F", [.resolver, dep("S")]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                _ = try resolver.get(Key("B"))
+                do { _ = try resolver.get(Key("E")) } catch { fx.tracker.note("E failed") }
+            }
+            try fx.register("B", [dep("C"), dep("S")])
+            try fx.register("E", [dep("G")]) { _ in throw CallbackFailure(reason: "no E") }
+            try fx.register("G", scope: .transient)
+            try fx.register("C", scope: .transient)
+            try fx.register("S", scope: .singleton)
+        }) { fx, c, log in
+            for _ in 0..<3 { Self.once(c, "F", log) }
+        }
+    }
+
+    /// A callback's request inside a nested resolve meeting the key constructed further out (X's factory resolves
+    /// Y; Y's callback asks for Z -> S1, W, X, S2): the run up to where the build asks for X, traced
+    /// (`TracedRequestCutIntoGraph`): S1's hit and W's events, none of S2 (the build never asked for it).
+    @Test func aCallbacksRequestRunUpToACut() throws {
+        try expectSameTracedRequests(served: 3, { fx in
+            try fx.register("X") { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("Z", [dep("S1"), dep("W"), dep("X"), dep("S2")])
+            try fx.register("W", scope: .transient)
+            try fx.register("S1", scope: .singleton)
+            try fx.register("S2", scope: .singleton)
+            fx.onComplete(y) { resolver, _, _ in
+                do { _ = try resolver.get(Key("Z")) } catch { fx.tracker.note("Z failed") }
+            }
+        }) { fx, c, log in
+            _ = try c.resolve(Key("S1"))
+            _ = try c.resolve(Key("S2"))
+            for _ in 0..<3 { Self.once(c, "X", log) }
+            #expect(fx.tracker.events("Z failed").count == 3)
+        }
+    }
 }

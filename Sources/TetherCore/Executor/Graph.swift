@@ -51,6 +51,7 @@ final class Graph {
         // (A request made meanwhile: the running request's steps under construction inside the frames, `path`.)
         if let open = meanwhileOpen {
             return planConstructing + cutOpen + (0..<open.base).map { frames[$0].registration } + open.steps + (open.base..<frames.count).map { frames[$0].registration }
+                + (meanwhileRuns ? requestConstructing : [])
         }
         return planConstructing + cutOpen + (0..<frames.count).map { frames[$0].registration } + requestConstructing
     }
@@ -1675,13 +1676,15 @@ final class Graph {
             table.set(step, GraphTable.constructing)
             marked.append(step)
         }
-        let saved = meanwhileOpen
-        meanwhileOpen = (running.base, steps)
+        // (A request made meanwhile inside one whose plan runs meanwhile: both requests' open steps.)
+        let saved = (meanwhileOpen, meanwhileRuns)
+        meanwhileOpen = saved.1 && saved.0 != nil ? (saved.0!.base, saved.0!.steps + steps) : (running.base, steps)
+        meanwhileRuns = false
         defer {
-            meanwhileOpen = saved
+            (meanwhileOpen, meanwhileRuns) = saved
             for step in marked { table.endConstruction(step) }
             // Keys it built that the plan makes later: the graph's, as the build finds them where its walk asks.
-            requestSkips |= plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips) }
+            requestSkips |= plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips, own.pointee.locals) }
         }
         return try requested(registration, from: lookup, counts)
     }
@@ -1723,8 +1726,7 @@ final class Graph {
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
-        guard tracer == nil else { reason = .requestTraced; return nil }
-        guard !requestRunning else { reason = .requestNested; return nil }
+        if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts) }
         if requestProgress == nil {
             requestProgress = .allocate(capacity: 1)
             requestProgress!.initialize(to: PlanProgress())
@@ -1741,16 +1743,15 @@ final class Graph {
             return nil
         }
         let shape: Plan.Decline? = plan.borrow { p in
-            if p.hasLocals { return .requestLocals }
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
             // A RESOLVER slot: its factory's gets build into the graph amid the run (`Plan.openFrames`), which
             // a replay from `alive`'s start takes (`replayedWords`), not a request's words apart; other slots
             // over creation steps are not taken yet.
             if !p.slots.isEmpty && (p.createsShared || p.slots.contains(where: { $0.kind == .resolver })) { return .requestSlots }
-            // A failing plan over creation steps: not taken yet.
-            if p.fails && p.createsShared { return .requestFailing }
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
-            if let failing = p.failing, failing.open.contains(where: { constructs($0) || builtIndex($0) != nil }) { return .requestInGraph }
+            if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { constructs($0) || builtIndex($0) != nil }) {
+                return .requestInGraph
+            }
             return nil
         }
         if let shape { reason = shape; return nil }
@@ -1771,7 +1772,7 @@ final class Graph {
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
             // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
-            guard let skips = plan.borrow({ $0.takeFromGraph(words, self) }) else {
+            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals) }) else {
                 reason = .requestInGraph
                 return .success(nil)
             }
@@ -1812,13 +1813,37 @@ final class Graph {
                 return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
             case .failure(let error):
                 _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: Borrowed(registration), lookup)
-                return .failure(frames.count == 0 ? error : withFrames(error))
+                return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
             }
         }
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }
         return try outcome.get()
     }
+
+    /// `runAsked` of a request made while a request's plan runs (`requestedMeanwhile`, the running request's
+    /// steps made so far entered, those under construction marked): on a progress of its own, the running
+    /// request's (`requestProgress`, `runningRequest`, `requestSkips`, `enteredEarly`) kept aside till it ends,
+    /// as the build's frames open inside the running request's steps (`meanwhileOpen`). Out of line: rare.
+    @inline(never)
+    private func runAskedMeanwhile(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
+                                   _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
+        let nested = UnsafeMutablePointer<PlanProgress>.allocate(capacity: 1)
+        nested.initialize(to: PlanProgress())
+        let saved = (requestProgress, runningRequest, requestSkips, enteredEarly, meanwhileRuns)
+        (requestProgress, requestRunning, enteredEarly, meanwhileRuns) = (nested, false, [], true)
+        defer {
+            (requestProgress, runningRequest, requestSkips, enteredEarly, meanwhileRuns) = saved
+            requestRunning = true
+            nested.pointee.locals.deallocate()
+            nested.deinitialize(count: 1)
+            nested.deallocate()
+        }
+        return try runAsked(registration, from: lookup, declined: &reason, counts)
+    }
+    /// Whether the plan of a request made meanwhile runs (`runAskedMeanwhile`): its steps under way are
+    /// `constructing` after the running request's open ones (`meanwhileOpen`); not while its build runs.
+    private var meanwhileRuns = false
 
     /// A request's plan meeting `met`, which the thread constructs further out (`runAsked`): run up to where the
     /// build asks for it (`replayAskedCut`), what it made kept in the graph as a failed request's, then the build's
@@ -1842,7 +1867,7 @@ final class Graph {
             return .failure(Reentry.reentered(met.registration, by: self))
         case .failure(let error):
             _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
-            return .failure(frames.count == 0 ? error : withFrames(error))
+            return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
         }
     }
 
@@ -1862,7 +1887,7 @@ final class Graph {
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?
         for step in plan.borrow({ $0.requestClaimOrder() }) where skips & 1 << UInt64(step) == 0 {
-            let registration = plan.borrow { $0.steps[step].registration }
+            let registration = plan.borrow { $0.registration(of: step, progress.pointee.locals) }
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
             if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
                 declined = step == last ? .sharedRoot : .notCached
@@ -1938,7 +1963,9 @@ final class Graph {
     /// the build's `enter` leaves it: keyed, a lazy cell awaiting it bound, counted as kept, queued for its
     /// completion callbacks with the request as its cause.
     private func enterStep(_ p: Plan, _ i: Int, at index: Int, root: Borrowed<Registration>, _ lookup: Container) {
-        let registration = p.steps[i].registration
+        // (A child's plan: a local step's the resolving child's registration, bound on the request's progress.)
+        let locals = requestProgress.unsafelyUnwrapped.pointee.locals
+        let registration = p.registration(of: i, locals)
         if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
         guard !p.steps[i].isShared else { return }  // taken from its cache, as `existing` takes it
         if p.steps[i].creates {
@@ -1952,7 +1979,7 @@ final class Graph {
         if p.steps[i].completes {
             var (cause, via) = (-1, -1)
             // (A factory's request: the build's frames hold the ones further out first.)
-            if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i)) }
+            if currentCause != -1 { (cause, via) = recordCause(asked: frames.count == 0 ? root : frames[0].registration, via: path + p.keys(to: i, locals)) }
             queue.append(Pending(instance: alive[index], registration: registration, lookup: .init(lookup), cause: cause, via: via))
         }
     }

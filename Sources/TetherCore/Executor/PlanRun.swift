@@ -274,10 +274,34 @@ extension Plan {
     @inline(never)
     func replayAsked(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                      _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, creating: Bool = false) -> Result<Bool, TetherError> {
-        if creating {
-            return replay(CreatingRequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
-        }
-        return replay(RequestIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+        if graph.tracer != nil { return replayAskedTraced(into: graph, made, specs, progress, lookup: lookup, creating: creating) }
+        if creating { return replayAsked(CreatingRequestIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
+        return replayAsked(RequestIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
+    }
+
+    /// A request's run in mode `M`: a child's plan (`hasLocals`) takes the resolving child's registrations at
+    /// its local steps (`ChildSteps`, as `replayChild`), out of line.
+    @inline(__always)
+    private func replayAsked<M: RunMode>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                         _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
+        if hasLocals { return replayAskedChild(M.self, into: graph, made, specs, progress, lookup: lookup) }
+        return replay(M.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
+    @inline(never)
+    private func replayAskedChild<M: RunMode>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                              _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
+        replay(M.self, into: graph, made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals), lookup: lookup)
+    }
+
+    /// `replayAsked` while `graph` tells a trace hook (`Graph.tracer`): modes `TracedRequestIntoGraph` and
+    /// `TracedCreatingRequestIntoGraph`, the build's events where its walk inside the request has them (no hit
+    /// for a key the graph has, `tellHits`). Out of line: the untraced requests keep their code.
+    @inline(never)
+    private func replayAskedTraced(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                   _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, creating: Bool) -> Result<Bool, TetherError> {
+        if creating { return replayAsked(TracedCreatingRequestIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
+        return replayAsked(TracedRequestIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
     }
 
     /// `replayAsked` of a request while the thread constructs step `met`'s registration further out (`Graph.runAsked`,
@@ -288,7 +312,8 @@ extension Plan {
     func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                         _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
-        return replay(RequestCutIntoGraph.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
+        if graph.tracer != nil { return replayAsked(TracedRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
+        return replayAsked(RequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
     }
 
     @inline(__always)
@@ -363,6 +388,7 @@ extension Plan {
         // A graph's run makes no block: no pointers of its own.
         var run = RunState(made: made.base, pointers: made.base, words: words)
         if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
+        if M.traced && M.requests { run.asking = .init(graph) }
         return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
     }
 
@@ -510,6 +536,19 @@ extension Plan {
     enum CreatingRequestIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
     }
+    /// The traced request modes (`replayAskedTraced`): `RequestIntoGraph`, `CreatingRequestIntoGraph` telling the hook.
+    enum TracedRequestIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var requests: Bool { true }; static var traced: Bool { true }
+    }
+    enum TracedCreatingRequestIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
+        static var traced: Bool { true }
+    }
+    /// `RequestCutIntoGraph` telling the hook: the cache hits before the cut only (`tellHits`), the steps the build asked for first.
+    enum TracedRequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
+        static var traced: Bool { true }
+    }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
     /// made and has not handed on), a block's factories' pointers per step, a word per slot of the
@@ -522,6 +561,8 @@ extension Plan {
         var split: UInt64 = 0
         /// A traced mode's hook (`RunMode.traced`); nil otherwise.
         var tracer: Borrowed<Tracer>? = nil
+        /// A traced request mode's graph (`replayAskedTraced`): the keys it has tell no hit (`tellHits`); nil otherwise.
+        var asking: Borrowed<Graph>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }
@@ -710,7 +751,8 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
-        if M.traced { tellHits(&told, to: count, run, locals, skipsUnder: containersCached) }
+        // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`.)
+        if M.traced { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
         if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
@@ -871,6 +913,10 @@ extension Plan {
             let j = told
             told += 1
             guard !made.isNone(j) else { continue }  // spared: not asked for
+            // A request's: a key the graph has (taken from it, or shared and keyed there: the build's `existing`
+            // finds it in the table), or a step only such a key asked for: no hit.
+            if let graph = run.asking, graph.borrow({ g in g.requestSkips & 1 << UInt64(j) != 0
+                || steps[j].isShared && g.builtIndex((locals.map { registration(j, $0) } ?? steps[j].registration)) != nil }) { continue }
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
             run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
@@ -1538,18 +1584,19 @@ extension Plan {
     /// never asks for what is below it. Returns those steps' bits (0: none). Nil, taking nothing: a key the
     /// graph constructs (the build reports the cycle), a plan past 64 steps with such a key, or a step below
     /// a taken one that a step made takes too (the build makes it later, where that one asks: another order).
-    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph) -> UInt64? {
+    /// `locals`: a child's registrations bound to the local steps (`hasLocals`), whose keys the graph holds.
+    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt64? {
         var taken: UInt64 = 0
         for j in 0..<steps.count where steps[j].isKeyed && !steps[j].isShared {
-            if graph.constructs(steps[j].registration) { return nil }
-            guard graph.builtIndex(steps[j].registration) != nil else { continue }
+            if graph.constructs(registration(of: j, locals)) { return nil }
+            guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
             guard steps.count <= 64 else { return nil }
             taken |= 1 << UInt64(j)
         }
         guard taken != 0 else { return 0 }
         guard let skips = stepsOnlyUnder(taken, from: 0) else { return nil }
         for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
-            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+            made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips
     }
@@ -1559,18 +1606,19 @@ extension Plan {
     /// from it (`made`, a reference of their own), the steps only they asked for not made, as the build finds them
     /// where its walk asks (a RESOLVER slot's replay: `takeBuilt`). Returns those steps' bits; 0, taking nothing:
     /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
-    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: UInt64) -> UInt64 {
+    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: UInt64,
+                        _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt64 {
         guard steps.count <= 64 else { return 0 }
         var taken: UInt64 = 0
         for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && old & 1 << UInt64(j) == 0 {
-            if graph.builtIndex(steps[j].registration) != nil { taken |= 1 << UInt64(j) }
+            if graph.builtIndex(registration(of: j, locals)) != nil { taken |= 1 << UInt64(j) }
         }
         guard taken != 0, let skips = stepsOnlyUnder(taken, from: i + 1, besides: old) else { return 0 }
         let below = skips & ~taken
         func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
         if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
         for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
-            made.set(j, graph.instance(graph.builtIndex(steps[j].registration)!).retained())
+            made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips
     }
@@ -1650,6 +1698,8 @@ extension Plan {
 
     /// The keys from the root down to step `i` of a plan without local steps, as `Graph`'s frames hold them when its factory returns.
     func keys(to i: Int) -> [Key] { path(to: i, Locals<OwnSteps>?.none) }
+    /// `keys(to:)` of a run: a local step's key the resolving child's registration's (`locals`, written by `fits`).
+    func keys(to i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Key] { path(to: i, Locals<ChildSteps>(base: locals)) }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
     /// `locals`: nil for a plan with no local steps.

@@ -29,8 +29,8 @@ extension Plan {
         /// None of the above (a plan recorded but not installed, say).
         case other
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
-        case requestInGraph, requestNested, requestSlots, requestLocals, requestReadsRequest
-        case requestFailing, requestTraced, requestShared
+        case requestInGraph, requestNested, requestSlots, requestReadsRequest
+        case requestShared
 
         /// The reason for a slot kind a plan does not record (`Param.Kind.Planned.declined`).
         static func slot(_ kind: Param.Kind) -> Decline {
@@ -73,13 +73,10 @@ extension Plan {
             case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make): the build claims as it goes"
             case .other: "other"
-            case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
-            case .requestNested: "a resolver's request made while a request's plan runs on the graph (its progress is the graph's one), or a failing plan, or one over creation steps, meeting a key the thread constructs further out (Reentry)"
+            case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle: a request made while a request's plan runs meeting its steps under way), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
+            case .requestNested: "a resolver's request whose plan fails, or has creation steps, meeting a key the thread constructs further out (Reentry): no run up to a cut of those"
             case .requestSlots: "a resolver's request whose plan has a RESOLVER slot (its gets build into the graph amid the run), slots made per resolve over creation steps, or a slot naming a step only a key taken from the graph asked for"
-            case .requestLocals: "a resolver's request from a child whose own registrations the plan binds"
             case .requestReadsRequest: "a resolver's request whose plan has container-scoped or value steps"
-            case .requestFailing: "a resolver's request whose plan fails (a cycle or a missing key) over creation steps"
-            case .requestTraced: "a resolver's request while a trace hook is set"
             case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
