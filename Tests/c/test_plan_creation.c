@@ -357,11 +357,65 @@ static void threads_racing_over_a_diamond_of_singletons_make_each_once(void) {
     }
 }
 
+/* A factory (A, or list item K0) whose resolve nested in it resolves a shared key its own plan makes later
+ * (B, or the list's other item K0#a) and then asks its resolver for it: R(transient) -> {A, B}, A's factory
+ * resolves B and gets B; and the list of K0, whose K0's factory resolves and gets K0#a (the fuzz hour's
+ * find on 8cb8126: the get built B into the graph, then the plan took the published B over that word, so
+ * B's instance kept a reference nobody held and was never dropped). With plans and without, each scope:
+ * one B, the one the nested resolve got is the one R or the list holds, and every destructor runs once. */
+static kind k_a = {"A", 0, 0}, k_r = {"R", 0, 0}, k_nb = {"B", 0, 0};
+static const char *nested_key;
+static tether_ref *nested_ref;
+static node *nested_got;
+static void *make_resolving_then_getting(kind *k, tether_resolver *r) {
+    void *got = NULL;
+    CHECK_OK(tether_resolve(nested_c, nested_key, &nested_ref));
+    CHECK_OK(tether_resolver_get(r, nested_key, &got));
+    CHECK(got == tether_ref_get(nested_ref));
+    nested_got = got;
+    return node_new(k, NULL, NULL);
+}
+
+static void nested_resolve_then_get(int plans, tether_scope scope, int list) {
+    k_a.made = k_a.dropped = k_r.made = k_r.dropped = k_nb.made = k_nb.dropped = 0;
+    nested_c = container_with_plans(plans);
+    nested_key = list ? "K0#a" : "B";
+    nested_ref = NULL;
+    tether_param ap[] = {TETHER_CONTEXT, TETHER_RESOLVER};
+    tether_registration *a = NULL;
+    CHECK_OK(tether_register(nested_c, list ? "K0" : "A", (tether_fn)make_resolving_then_getting, ap, 2, &a));
+    CHECK_OK(tether_set_context(a, &k_a, drop_node));
+    reg_node(nested_c, nested_key, &k_nb, scope, NULL, NULL, drop_node);
+    tether_ref *ref = NULL;
+    if (list) {
+        const tether_list *items = NULL;
+        CHECK_OK(tether_resolve_all(nested_c, "K0", &ref, &items));
+        CHECK(items->count == 2 && ((node *)items->items[0])->k == &k_a && items->items[1] == nested_got);
+    } else {
+        reg_node(nested_c, "R", &k_r, TETHER_SCOPE_TRANSIENT, "A", "B", drop_node);
+        node *root = resolve(nested_c, "R", &ref);
+        CHECK(root->a->k == &k_a && root->b == nested_got);
+    }
+    CHECK(k_a.made == 1 && k_nb.made == 1);
+    CHECK_OK(tether_ref_release(ref));
+    CHECK_OK(tether_ref_release(nested_ref));
+    CHECK_OK(tether_container_free(nested_c));
+    CHECK(k_a.dropped == 1 && k_nb.dropped == 1 && k_r.dropped == k_r.made);
+}
+
+static void a_shared_key_a_nested_resolve_made_and_a_resolver_got_is_dropped_once(void) {
+    tether_scope scopes[] = {TETHER_SCOPE_SINGLETON, TETHER_SCOPE_WEAK, TETHER_SCOPE_CONTAINER};
+    for (int plans = 0; plans < 2; plans++)
+        for (int s = 0; s < 3; s++)
+            for (int list = 0; list < 2; list++) nested_resolve_then_get(plans, scopes[s], list);
+}
+
 int main(void) {
     RUN(a_first_resolve_creates_as_the_build_does);
     RUN(a_failure_mid_creation_caches_nothing);
     RUN(a_singleton_published_under_the_plans_claim_completes_once);
     RUN(threads_racing_the_first_resolve_create_it_once);
     RUN(threads_racing_over_a_diamond_of_singletons_make_each_once);
+    RUN(a_shared_key_a_nested_resolve_made_and_a_resolver_got_is_dropped_once);
     return harness_finish();
 }

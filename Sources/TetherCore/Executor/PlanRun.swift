@@ -690,7 +690,8 @@ extension Plan {
                 if n <= skipTo { continue }
                 if check < checks.count && checks[check].at == n {
                     skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
-                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress)
+                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress,
+                                           built: makesSlots && !M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.replaySkips } : 0)
                     if n <= skipTo { continue }
                 }
                 i = order[n]
@@ -848,12 +849,15 @@ extension Plan {
     private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                   _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
                                   _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool,
-                                  _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
+                                  _ progress: UnsafeMutablePointer<PlanProgress>, built: UInt64) -> Int {
         var skipTo = -1
         while check < checks.count && checks[check].at <= max(n, skipTo) {
             let found = checks[check]
             check += 1
             guard found.made > skipTo, found.variant < 0 || switches else { continue }
+            // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
+            // the published one too would overwrite that word, a reference never let go of (the instance leaked).
+            guard built & 1 << UInt64(found.step) == 0 else { continue }
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`. In a variant's order, the
             // steps it asked for first there are not made either, as the build finding it cached makes none.)
             guard taken & 1 << UInt(found.step) == 0 else {
