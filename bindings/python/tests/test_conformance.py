@@ -57,8 +57,9 @@ class Obj:
     """What the generic factory makes: a name (key + ordinal) and every input it was given, then
     what its callbacks took, by index. A Python object holds its dependencies itself, so this one
     lets go of them as the design orders an instance's edges: its destructor first, then its
-    dependencies, last edge first (README, "Per-request containers and teardown"): what its callbacks
-    took, newest first, then its inputs in the reverse of slot order (a list's items last first)."""
+    dependencies, last edge first (README, "Per-request containers and teardown"): its LAZY slots'
+    answers, then what its callbacks took, newest first, then its inputs in the reverse of slot order
+    (a list's items last first)."""
 
     def __init__(self, name: str, inputs: dict[int, tuple[str, Any]], on_drop: Any) -> None:
         self.name = name
@@ -67,8 +68,14 @@ class Obj:
 
     def __del__(self) -> None:
         self.on_drop()
-        held = [value for _, value in sorted(self.inputs.items())]
-        self.inputs = {}
+        inputs = sorted(self.inputs.items())
+        # A LAZY slot's answer first: the library's lazy cell lets go of it before the instance's
+        # other edges (`ReleaseQueue.queue`), the object's own Lazy is the cell here.
+        lazies = [value for _, (kind, value) in inputs if kind == "lazy"]
+        held = [value for _, (kind, value) in inputs if kind != "lazy"]
+        self.inputs = inputs = {}
+        while lazies:
+            lazies.pop()
         while held:
             held.pop()  # a list goes with its items, last first (CPython's list dealloc)
 
