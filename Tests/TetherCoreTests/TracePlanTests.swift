@@ -49,6 +49,9 @@ import Testing
         let log = Log()
         traced.setTrace { log.hook($0) }
         let counts = try counted { try resolving(fx, traced, log) }
+        // Every resolve over, the thread constructs nothing: a run that declined (`containerInput`) left no
+        // plan in its progress for a later build's nested resolve to take for its own (a crash, or a false cycle).
+        #expect(ThreadState.currentReference.borrow { Reentry.constructing($0).isEmpty })
         if traced !== fx.container { _ = try traced.close() }
         _ = try fx.container.close()
         #expect(fx.tracker.badDrops == 0)

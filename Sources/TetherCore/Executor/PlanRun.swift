@@ -676,6 +676,7 @@ extension Plan {
         var told = 0
         let containersCached = M.traced && cachedAll
         if containersCached && !tracesSkips() {
+            progress.pointee.plan = nil  // the build runs next: this thread constructs none of the plan's steps
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerInput
             return .success(false)
