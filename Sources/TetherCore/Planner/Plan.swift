@@ -96,6 +96,7 @@ final class Plan: @unchecked Sendable {
     /// (`SharedCache.Claim.createUnderOuter`): at the `at`th made step, the first of its own
     /// dependencies' steps when no later step takes one of those (the run then skips them all, as a
     /// build that finds it cached makes none), else at the step itself. In run order, outer ones first.
+    /// A container step the run claims is checked alike (`container`): one rule, `Plan.takePublished`.
     struct CreationCheck {
         let at: Int
         let made: Int
@@ -108,6 +109,9 @@ final class Plan: @unchecked Sendable {
         /// An early check (`PublishedVariant`): at the first of the step's own dependencies' steps, though a later
         /// step takes one of those; found published there, the run goes on in `publishedVariants[variant]`. -1: none.
         var variant = -1
+        /// A container step's check (its index in `containerSteps`; -1: a creation step's): what a nested resolve
+        /// published under the run's claim is in the resolving container's cache, taken as the build takes it where it asks.
+        var container = -1
     }
 
     /// What a run does when creation step `step`, whose own dependencies' steps a later step takes too, is found
@@ -305,6 +309,7 @@ final class Plan: @unchecked Sendable {
     /// Some creation steps are a child's own registrations (`Step.local`): each run claims, reads and publishes
     /// the resolving child's (`registration(of:_:)`), in the order of those (`creationsInClaimOrder`).
     let hasLocalCreations: Bool
+    /// Where a run looks whether a step it claimed (a creation or container step) was published meanwhile, in run order.
     let creationChecks: UnsafeBufferPointer<CreationCheck>
     /// The runs a creation step found published early switches to (`CreationCheck.variant`).
     let publishedVariants: UnsafeBufferPointer<PublishedVariant>
@@ -437,8 +442,10 @@ final class Plan: @unchecked Sendable {
             && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
-        creationChecks = arena.copy(checks)
         publishedVariants = arena.copy(variants)
+        // (No variant has container steps: their checks go with the plan's only.)
+        checks = (checks + Plan.containerChecks(steps, inputs)).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
+        creationChecks = arena.copy(checks)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
         underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
@@ -535,6 +542,16 @@ final class Plan: @unchecked Sendable {
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
         return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
+    }
+
+    /// The container steps' `CreationCheck`s, placed as a creation step's: where the build asks for each (the first of
+    /// its own dependencies' steps, or the step itself when a later step takes one of those). None before any factory
+    /// ran (at the first made step: nothing nested published it), nor past the run's masks' bits (`UInt.bitWidth`).
+    private static func containerChecks(_ steps: [Step], _ inputs: [Int]) -> [CreationCheck] {
+        let containers = steps.indices.filter { steps[$0].isContainer }
+        var checks = creationChecks(steps, inputs, creating: containers.filter { $0 < UInt.bitWidth })
+        for k in checks.indices { checks[k].container = containers.firstIndex(of: checks[k].step)! }
+        return checks.filter { $0.at > 0 }
     }
 
     /// A walk of a plan's steps as the build's (`walk`).
