@@ -748,7 +748,9 @@ extension Plan {
                 // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
                 if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
-                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                    // (Gone on in a `PublishedVariant`: last made first in its order, as `letGoMade`.)
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph,
+                               order: M.creates && order.baseAddress != madeSteps.baseAddress ? order : nil)
                 } else {
                     if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
@@ -1015,16 +1017,17 @@ extension Plan {
 
     /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
     /// abort does, every instance released in its own place, last made first, those a step's resolver built
-    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). Out of line: rare.
+    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). `order`: a
+    /// `PublishedVariant`'s, the made steps' order (nil: step order). Out of line: rare.
     @inline(never)
-    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>) {
+    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>, order: UnsafeBufferPointer<Int>? = nil) {
         let (words, built) = graph.borrow { ($0.replayedWords, $0.replayBuilt) }
         run.made = words.base
         run.pointers = words.base
         // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
         for k in 0..<count { words.reown(k) }
         for range in built { for j in range.from ..< range.to { words.reown(j) } }
-        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to)
+        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to, order: order)
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,
