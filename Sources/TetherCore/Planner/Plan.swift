@@ -1415,19 +1415,13 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
-                // A creation step: a singleton's is made before the container step (its cell claimed with the
-                // container steps', `Graph.claimWithContainerSteps`); a weak one's, which the warm plan does not
-                // take either: the warm plan instead (`record`), or the build (`recordCreating`).
-                if steps[step].creates && !steps[step].registration.borrow({ $0.spec.scope.isKeptStronglyByRegistration }) {
-                    declinedCreating = true
-                    throw .other
-                }
-                let dep = steps[step].registration
+                // A creation step (a singleton's or a weak one's) is made before the container step, its cell
+                // claimed with the container steps' (`Graph.claimWithContainerSteps`); a shared one (either) is
+                // taken from its cache before any factory, as the build takes it where the container step asks.
                 // A made (graph- or transient-scoped) step: the core's run makes it before the container
                 // step, or none of those under it when the container steps are cached (`markUnderContainer`).
-                guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
-                      || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
-                      || makesContainer && !steps[step].isShared
+                // (Not `makesContainer`: a described plan's walk, whose runner takes only those under a container step.)
+                guard makesContainer || steps[step].isContainer || steps[step].registration.borrow({ $0.isDeclaredValue })
                 else { throw .containerInput }
             }
             switch param.kind.planned {
