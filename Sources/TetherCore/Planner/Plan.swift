@@ -73,7 +73,7 @@ final class Plan: @unchecked Sendable {
         var underContainer = false
         /// A shared or value step first asked for under a container step: a build finding that one
         /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
-        /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
+        /// it then, `Plan.tellHits`, and tells them in the build's walk when one outside takes it, `Plan.tracesSkips`).
         var askedUnderContainer = false
         /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
         /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
@@ -547,7 +547,7 @@ final class Plan: @unchecked Sendable {
     /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
     /// once (where first asked for), a shared step and `leaves` taken, not descended into. Nil past
     /// `maxSteps` steps deep.
-    private static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
+    static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
         var order: [Int] = [], parent = [Int](repeating: -1, count: steps.count), seen = [Bool](repeating: false, count: steps.count)
         func visit(_ s: Int, depth: Int) -> Bool {
             seen[s] = true
