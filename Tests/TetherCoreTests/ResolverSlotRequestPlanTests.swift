@@ -4,6 +4,10 @@
 // `enterRequest`), so a get through the resolver finds them; the container steps' publications keep
 // the build's order. Each runs with plans and without: the same factory calls and drops in order, the
 // same instances and errors; with plans no build (`Container.buildsOnThisThread`) and no decline counted.
+// Since branch `resolverslot2` a container step after the slot's owner that is not one of its askers too: claimed
+// late, where the build claims it (`Plan.claimLate`).
+import Foundation
+import Synchronization
 import Testing
 @testable import TetherCore
 
@@ -168,21 +172,129 @@ import Testing
         #expect(counts["resolverSlot"] == nil, "\(counts)")
     }
 
-    /// Left declining (`resolverSlot`): a container step after the slot's owner that is not one of its askers (a
-    /// get may build it, which the build claims there and the run would claim ahead). Same outcome as plans off.
-    @Test func aContainerStepAfterTheOwnerNotItsAskerStillDeclines() throws {
-        let (logs, seen, counts) = try bothPaths { fx -> Bool in
+    /// A container step after the slot's owner that is not one of its askers (declined, `resolverSlot`, before branch
+    /// `resolverslot2`): claimed late, where the build claims it (`Step.claimsLate`, `Plan.claimLate`): at A's get when
+    /// A gets it (the graph builds it, the run takes it, `takeBuilt`), else where Root asks for it. C is over a
+    /// graph-scoped D (not made when C is taken cached). Two children, each resolving Root twice (the second
+    /// finds C cached), and the root container once: C and D made once per container, in the build's order.
+    @Test(arguments: [true, false]) func aContainerStepAfterTheOwnerNotItsAskerRunsThePlan(gets: Bool) throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("D")
+            try fx.register("C", [dep("D")], scope: .container)
+            try fx.register("A", [.resolver]) { obj in
+                guard gets else { return }
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer)
+            }
+            try fx.register("Root", [dep("A"), dep("C")])
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                for target in [try fx.child(), try fx.child(), fx.container] {
+                    for _ in 0..<2 {
+                        let root = try fx.resolve("Root", in: target)
+                        let got = Obj.of(root).dep(0).got
+                        seen.append("same C: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) }), cached: \(Obj.of(root).depPointer(1) == (try fx.resolve("C", in: target)).pointer)")
+                    }
+                    if target !== fx.container { _ = try target.close() }
+                }
+            }
+            builds.append(n)
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].allSatisfy { $0 == "same C: true, cached: true" }, "\(seen[0])")
+        let once = gets ? ["make D", "make C", "make A", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
+                        : ["make A", "make D", "make C", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
+        #expect(Array(logs[0].prefix(10)) == once, "\(logs[0])")
+        #expect(logs[0].filter { $0 == "make C" }.count == 3 && logs[0].filter { $0 == "make D" }.count == 3, "\(logs[0])")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil && counts["resolves"] != nil, "\(counts)")
+    }
+
+    /// The late claim's failure is the build's, where the build reports it: Root is resolved from N's factory while
+    /// the resolve further out (Outer) has made C and not published it (`unfinished`). A's get fails with it (A
+    /// goes on, or fails with it); Root's own ask for C then fails with it too. The same errors, calls and drops.
+    @Test(arguments: [true, false]) func aLateClaimsFailureIsTheBuilds(propagates: Bool) throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
             try fx.register("C", scope: .container)
-            try fx.register("A", [.resolver]) { obj in obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+            try fx.register("A", [.resolver]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")) } catch let e as TetherError {
+                    fx.tracker.note("get C: \(e.code) \(e.message)")
+                    if propagates { throw e }
+                }
+            }
             try fx.register("Root", [dep("A"), dep("C")])
             let child = try fx.child()
-            let root = try fx.resolve("Root", in: child)
-            let same = Obj.of(root).dep(0).got[0] == Obj.of(root).depPointer(1)
-            _ = consume root
+            try fx.register("N") { _ in
+                do { _ = try fx.resolve("Root", in: child) } catch let e as TetherError { fx.tracker.note("Root: \(e.code) \(e.message)") }
+            }
+            try fx.register("Outer", [dep("C"), dep("N")])
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                _ = try fx.resolve("Outer", in: child)
+                let root = try fx.resolve("Root", in: child)  // (C published now: the plan's warm run)
+                seen.append("C: \(Obj.of(root).depPointer(1) == (try fx.resolve("C", in: child)).pointer)")
+            }
+            builds.append(n)
             _ = try child.close()
-            return same
+            return seen
         }
-        #expect(logs[0] == logs[1] && seen == [true, true], "\(logs)")
-        #expect(counts["resolverSlot"] == 1, "\(counts)")
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0] == ["C: true"], "\(seen[0])")
+        let notes = logs[0].filter { $0.hasPrefix("get C: ") || $0.hasPrefix("Root: ") }
+        #expect(notes.count == 2 && notes.allSatisfy { $0.contains("\"C\"") }, "\(logs[0])")
+        #expect(notes.first!.hasPrefix("get C: cycle \"C\" was resolved again"), "\(notes)")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil, "\(counts)")
+    }
+
+    /// Another thread making C (its cell held): the build runs A's factory first and waits for C where A's get asks
+    /// (or where Root asks), then takes the one published; the run does the same, claiming C late (a run claiming it
+    /// before any factory would wait before A's, and C's factory, waiting for A's, would time out).
+    @Test(arguments: [true, false]) func aLateClaimWaitsWhereTheBuildWaits(gets: Bool) throws {
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let entered = Gate()
+            let aMade = Atomic<Bool>(false), timedOut = Atomic<Bool>(false)
+            try fx.register("C", scope: .container) { _ in
+                guard !aMade.load(ordering: .sequentiallyConsistent) else { return }
+                entered.arrive(andWaitFor: 2)
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !aMade.load(ordering: .sequentiallyConsistent) {
+                    if ContinuousClock.now > deadline { timedOut.store(true, ordering: .sequentiallyConsistent); return }
+                    sched_yield()
+                }
+            }
+            try fx.register("A", [.resolver]) { obj in
+                aMade.store(true, ordering: .sequentiallyConsistent)
+                if gets { obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+            }
+            try fx.register("Root", [dep("A"), dep("C")])
+            let child = try fx.child()
+            let c = Box<UnsafeMutableRawPointer?>(nil), seen = Box(""), counts = Box<[String: Int]>([:])
+            onThreads(2) { i in
+                if i == 0 {
+                    c.value = try? fx.resolve("C", in: child).pointer
+                    return
+                }
+                entered.arrive(andWaitFor: 2)
+                let before = Container.buildsOnThisThread
+                counts.value = counted {
+                    guard let root = try? fx.resolve("Root", in: child) else { seen.value = "failed"; return }
+                    let got = Obj.of(root).dep(0).got
+                    seen.value = "C: \(Obj.of(root).depPointer(1) == c.value ?? nil), got: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) })"
+                }
+                if plans && Container.buildsOnThisThread != before { seen.value += ", built" }
+            }
+            #expect(!timedOut.load(ordering: .sequentiallyConsistent), "plans \(plans)")
+            #expect(seen.value == "C: true, got: true", "plans \(plans): \(seen.value)")
+            #expect(fx.tracker.made("C") == 1 && fx.tracker.made("A") == 1, "plans \(plans)")
+            if plans { #expect(counts.value == ["resolves": 1], "\(counts.value)") }
+            _ = try child.close()
+            _ = try fx.container.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        }
     }
 }

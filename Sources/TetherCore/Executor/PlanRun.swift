@@ -681,9 +681,12 @@ extension Plan {
             progress.pointee.decline = .containerInput
             return .success(false)
         }
+        // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
+        var late: UInt = M.destination == .graph && !M.requests && lateClaims != 0
+            ? graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims } : 0
         // The container steps this run claims and makes, each checked where the build first asks for it (`takeNestedContainers`).
         var unasked: UInt = 0
-        if claims != nil && !M.cuts && !M.requests { for c in containerSteps where skip & 1 << UInt(c) == 0 { unasked |= 1 << UInt(c) } }
+        if claims != nil && !M.cuts && !M.requests { for c in containerSteps where (skip | late) & 1 << UInt(c) == 0 { unasked |= 1 << UInt(c) } }
         for n in 0..<end {
             var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
@@ -696,6 +699,18 @@ extension Plan {
                     if n <= skipTo { continue }
                 }
                 i = order[n]
+            }
+            // A container step claimed late whose claim failed: the build reports it where it asks for it.
+            if late != 0, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
+                progress.pointee.plan = nil
+                graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() }
+                if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
+                    letGo(M.self, &run, count: count)
+                }
+                return .failure(error)
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -1252,10 +1267,15 @@ extension Plan {
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
+        // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
+        // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
+        let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
+        var deferred: UInt = 0
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             if published & 1 << UInt(i) != 0 { continue }
+            if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
             }
@@ -1281,7 +1301,43 @@ extension Plan {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
+        if lateClaims != 0 && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred } }
         return true
+    }
+
+    /// The container steps claimed late (`late`: `Step.claimsLate`, not claimed yet) the build asks for at step `i` (the
+    /// first of the steps asked for under each): one a resolver's get reached was claimed there (the graph built it
+    /// or took it cached, `takeBuilt`); else claimed now (`Graph.claimLateContainerStep`), before any factory under
+    /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
+    /// the claim's error, which the build reports there.
+    @inline(never)
+    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout UInt, _ run: RunState,
+                                          _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
+        for c in containerSteps where late & 1 << UInt(c) != 0 {
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            guard first <= i else { continue }
+            late &= ~(1 << UInt(c))
+            // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
+            if into.graph.borrow({ $0.replaySkips }) & 1 << UInt64(c) != 0 || skip & 1 << UInt(c) != 0 { continue }
+            let claimed = into.graph.borrow { g in
+                g.claimLateContainerStep(registration(c, locals), in: steps[c].lookup ?? into.lookup) { self.askingPath(to: c) }
+            }
+            switch claimed {
+            case .failure(let error): return error
+            case .success(nil): continue
+            case .success(let hit?):
+                run.instances.set(c, hit)
+                locals.claims[0] |= 1 << UInt(c)
+                for j in first...c where j == c || descends(j, from: c) { skip |= 1 << UInt(j) }
+                if let tracer = run.tracer {
+                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                    told = c + 1
+                    tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+                }
+            }
+        }
+        return nil
     }
 
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
