@@ -19,6 +19,14 @@ import Testing
         return (Container.buildsOnThisThread - before, counts)
     }
 
+    /// A child of `fx`'s container resolving as it does, plans on or off (`Fixture.child` makes one with plans on:
+    /// `usesPlans` is each container's own, read from the resolving one).
+    private func child(_ fx: Fixture) throws -> Container {
+        let child = try fx.child()
+        child.usesPlans = fx.container.usesPlans
+        return child
+    }
+
     /// A CONTAINER-scoped S whose RESOLVER slot gets the graph's P (its DEP, made before it), a singleton G the
     /// get builds, S itself (under construction: the build's cycle) and a weak W; from three children and the
     /// root, each twice (the second a cache hit). S is the container step that has the slot (the C tests'
@@ -38,7 +46,7 @@ import Testing
             }
             var seen: [String] = []
             let (n, _) = try self.builds {
-                for target in [try fx.child(), try fx.child(), fx.container] {
+                for target in [try self.child(fx), try self.child(fx), fx.container] {
                     let s = try fx.resolve("S", in: target)
                     seen.append("cached: \(try fx.resolve("S", in: target).pointer == s.pointer), G: \(Obj.of(s).got[0] == (try fx.resolve("G")).pointer)")
                     if target !== fx.container { _ = try target.close() }
@@ -76,7 +84,7 @@ import Testing
             var seen: [String] = []
             let (n, _) = try self.builds {
                 for k in 0..<3 {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     let v = Obj(label: "V\(k)", words: [])
                     _ = try child.provideValue(Key("V"), Ref(retaining: v).opaque, context: nil,
                                                destructor: { p, _ in Ref<Obj>(opaque: p).release() })
@@ -116,7 +124,7 @@ import Testing
                 }
                 var errors: [String] = []
                 let (n, _) = try self.builds {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     for _ in 0..<2 {
                         do { _ = try fx.resolve("R", in: child) } catch let e as TetherError { errors.append(e.message) }
                     }
@@ -154,7 +162,7 @@ import Testing
             var seen: [String] = []
             let (n, _) = try self.builds {
                 for _ in 0..<2 {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     let root = try fx.resolve("R", in: child)
                     let h = Obj.of(root).dep(0)
                     seen.append("S2: \(h.got[0] == Obj.of(root).depPointer(1)), \(h.got[0] == (try fx.resolve("S2")).pointer), C: \(h.depPointer(0) == (try fx.resolve("C", in: child)).pointer)")
@@ -189,7 +197,7 @@ import Testing
             try fx.register("Root", [dep("A"), dep("C")])
             var seen: [String] = []
             let (n, _) = try self.builds {
-                for target in [try fx.child(), try fx.child(), fx.container] {
+                for target in [try self.child(fx), try self.child(fx), fx.container] {
                     for _ in 0..<2 {
                         let root = try fx.resolve("Root", in: target)
                         let got = Obj.of(root).dep(0).got
@@ -225,7 +233,7 @@ import Testing
                 }
             }
             try fx.register("Root", [dep("A"), dep("C")])
-            let child = try fx.child()
+            let child = try self.child(fx)
             try fx.register("N") { _ in
                 do { _ = try fx.resolve("Root", in: child) } catch let e as TetherError { fx.tracker.note("Root: \(e.code) \(e.message)") }
             }
@@ -257,23 +265,23 @@ import Testing
             let fx = try Fixture()
             fx.container.usesPlans = plans
             let entered = Gate()
-            let aMade = Atomic<Bool>(false), timedOut = Atomic<Bool>(false)
+            let aMade = Flag(), timedOut = Flag()
             try fx.register("C", scope: .container) { _ in
-                guard !aMade.load(ordering: .sequentiallyConsistent) else { return }
+                guard !aMade.isSet else { return }
                 entered.arrive(andWaitFor: 2)
                 let deadline = ContinuousClock.now + .seconds(20)
-                while !aMade.load(ordering: .sequentiallyConsistent) {
-                    if ContinuousClock.now > deadline { timedOut.store(true, ordering: .sequentiallyConsistent); return }
+                while !aMade.isSet {
+                    if ContinuousClock.now > deadline { timedOut.set(); return }
                     sched_yield()
                 }
             }
             try fx.register("A", [.resolver]) { obj in
-                aMade.store(true, ordering: .sequentiallyConsistent)
+                aMade.set()
                 if gets { obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
             }
             try fx.register("Root", [dep("A"), dep("C")])
-            let child = try fx.child()
-            let c = Box<UnsafeMutableRawPointer?>(nil), seen = Box(""), counts = Box<[String: Int]>([:])
+            let child = try self.child(fx)
+            let c = Box<UnsafeMutableRawPointer?>(nil), rootC = Box<UnsafeMutableRawPointer?>(nil), seen = Box(""), counts = Box<[String: Int]>([:])
             onThreads(2) { i in
                 if i == 0 {
                     c.value = try? fx.resolve("C", in: child).pointer
@@ -284,12 +292,13 @@ import Testing
                 counts.value = counted {
                     guard let root = try? fx.resolve("Root", in: child) else { seen.value = "failed"; return }
                     let got = Obj.of(root).dep(0).got
-                    seen.value = "C: \(Obj.of(root).depPointer(1) == c.value ?? nil), got: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) })"
+                    rootC.value = Obj.of(root).depPointer(1)
+                    seen.value = "got: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) })"
                 }
                 if plans && Container.buildsOnThisThread != before { seen.value += ", built" }
             }
-            #expect(!timedOut.load(ordering: .sequentiallyConsistent), "plans \(plans)")
-            #expect(seen.value == "C: true, got: true", "plans \(plans): \(seen.value)")
+            #expect(!timedOut.isSet, "plans \(plans)")
+            #expect(seen.value == "got: true" && rootC.value != nil && rootC.value == c.value, "plans \(plans): \(seen.value)")
             #expect(fx.tracker.made("C") == 1 && fx.tracker.made("A") == 1, "plans \(plans)")
             if plans { #expect(counts.value == ["resolves": 1], "\(counts.value)") }
             _ = try child.close()
@@ -297,4 +306,11 @@ import Testing
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
         }
     }
+}
+
+/// A flag threads set and read (`Atomic` is not copyable: a closure cannot capture it).
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
 }
