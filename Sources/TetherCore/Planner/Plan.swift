@@ -1123,10 +1123,10 @@ final class Plan: @unchecked Sendable {
             return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`, before any captive check).
+        /// The walk's stop at `key` not registered, asked for by the top frame (`metFailure`), with the build's error (`Graph.fill`, before any captive check).
         private func missing(_ key: Key) -> Decline {
             let path = path
-            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .metFailure)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
@@ -1216,7 +1216,8 @@ final class Plan: @unchecked Sendable {
             // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
             // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
             if !isContainer {
-                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
+                // (Never below the root: `fill` met `argumentDependency` first; `arguments` before branch resolverslot2.)
+                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .other }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
             var frame = Frame(registration: registration, id: id, local: local, isContainer: isContainer,
@@ -1288,11 +1289,12 @@ final class Plan: @unchecked Sendable {
                 } else {
                     // A resolver for the factory's call, made per resolve: its gets build into the graph the
                     // plan replays into (`Plan.makeSlots`), as the build's do (a container step's too: `finishSlots`).
-                    guard recordsSlots else { throw .resolverSlot }
+                    guard recordsSlots else { throw .described }
                     addSlot(SlotInput(kind: .resolver))
                 }
             case .argument:
-                guard frames[top].takesArguments else { throw .arguments }
+                // (Never: only a root's frame takes them, and a shared scope none, `Registration.check`.)
+                guard frames[top].takesArguments else { throw .other }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
             // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
@@ -1344,7 +1346,7 @@ final class Plan: @unchecked Sendable {
         /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
         private func argumentDependency(_ key: Key) -> Decline {
             let path = path
-            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
+            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .metFailure)
         }
 
         /// A creation step's frame in a strict container refuses a shorter-lived strong dependency `dep`
