@@ -687,16 +687,32 @@ extension Plan {
                 return .success(false)
             }
         }
+        // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
+        var late: UInt = M.destination == .graph && !M.requests && lateClaims != 0
+            ? graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims } : 0
         for n in 0..<end {
             var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
             if M.creates && n <= skipTo { continue }
             // A step this run claimed, published meanwhile (a creation step; a container step, not up to a cut nor a request's).
             if (M.creates || !M.cuts && !M.requests) && check < checks.count && checks[check].at == n {
-                let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress)
+                let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress,
+                                           unclaimed: late)
                 if M.creates { skipTo = spared; if n <= skipTo { continue } }
             }
             if M.creates { i = order[n] }
+            // A container step claimed late whose claim failed: the build reports it where it asks for it.
+            if late != 0, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
+                progress.pointee.plan = nil
+                graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() }
+                if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
+                    letGo(M.self, &run, count: count)
+                }
+                return .failure(error)
+            }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
             if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
@@ -858,7 +874,7 @@ extension Plan {
     private func takePublished<B, M: RunMode>(_: M.Type, _ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                               _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
                                               _ graph: GraphRun?, told: inout Int, taken: inout UInt,
-                                              _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
+                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0) -> Int {
         let switches = !M.cuts && !M.traced && !M.requests
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
@@ -870,6 +886,8 @@ extension Plan {
             check += 1
             guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
             guard built & 1 << UInt64(found.step) == 0 else { continue }
+            // (Not a container step claimed late and not claimed yet: `claimLate` takes one published before its claim.)
+            guard found.container < 0 || unclaimed & 1 << UInt(found.step) == 0 else { continue }
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`, a container step taken cached. In a
             // variant's order, the steps it asked for first there are not made either, as the build finding it cached makes none.)
             guard taken & 1 << UInt(found.step) == 0 else {
@@ -1279,10 +1297,15 @@ extension Plan {
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
+        // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
+        // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
+        let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
+        var deferred: UInt = 0
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             if published & 1 << UInt(i) != 0 { continue }
+            if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
             }
@@ -1308,7 +1331,43 @@ extension Plan {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
+        if lateClaims != 0 && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred } }
         return true
+    }
+
+    /// The container steps claimed late (`late`: `Step.claimsLate`, not claimed yet) the build asks for at step `i` (the
+    /// first of the steps asked for under each): one a resolver's get reached was claimed there (the graph built it
+    /// or took it cached, `takeBuilt`); else claimed now (`Graph.claimLateContainerStep`), before any factory under
+    /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
+    /// the claim's error, which the build reports there.
+    @inline(never)
+    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout UInt, _ run: RunState,
+                                          _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
+        for c in containerSteps where late & 1 << UInt(c) != 0 {
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            guard first <= i else { continue }
+            late &= ~(1 << UInt(c))
+            // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
+            if into.graph.borrow({ $0.replaySkips }) & 1 << UInt64(c) != 0 || skip & 1 << UInt(c) != 0 { continue }
+            let claimed = into.graph.borrow { g in
+                g.claimLateContainerStep(registration(c, locals), in: steps[c].lookup ?? into.lookup) { self.askingPath(to: c) }
+            }
+            switch claimed {
+            case .failure(let error): return error
+            case .success(nil): continue
+            case .success(let hit?):
+                run.instances.set(c, hit)
+                locals.claims[0] |= 1 << UInt(c)
+                for j in first...c where j == c || descends(j, from: c) { skip |= 1 << UInt(j) }
+                if let tracer = run.tracer {
+                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                    told = c + 1
+                    tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+                }
+            }
+        }
+        return nil
     }
 
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
