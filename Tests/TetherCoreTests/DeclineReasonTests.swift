@@ -102,18 +102,67 @@ import Testing
         #expect(fx.tracker.made("A") == 20)
     }
 
-    /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open
-    /// (the build may refuse a captive there first), so no failing plan: `cycle`, and the build's error.
-    @Test func aStrictContainersSingletonCycleBuilds() throws {
-        let fx = try Fixture()
-        fx.container.refusesCaptives = true
-        try fx.register("S", [dep("T")], scope: .singleton)
-        try fx.register("T", [dep("S")], scope: .singleton)
-        let counts = try counted {
-            for _ in 0..<2 { _ = expectError(.cycle, "\"S\" -> \"T\" -> \"S\"") { try fx.resolve("S") } }
+    /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open, whose
+    /// captive check (`refuseCaptive`, before `reach`) is the build's, before its cycle check (`cycle` before branch
+    /// cyclecut, the build): a failing plan, the build's error, the captive refused first where the build refuses it.
+    @Test(arguments: [0, 1, 2]) func aStrictContainersSingletonCycleIsAPlan(captive: Int) throws {
+        // captive 0: none; 1: T's transient slot before its cycle slot (refused first); 2: after it (the cycle first).
+        let run = try bothPaths { fx -> [String] in
+            fx.container.refusesCaptives = true
+            try fx.register("S", [dep("T")], scope: .singleton)
+            try fx.register("T", captive == 0 ? [dep("S")] : captive == 1 ? [dep("X"), dep("S")] : [dep("S"), dep("X")],
+                            scope: .singleton)
+            try fx.register("X", scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                do { _ = try fx.resolve("S"); seen.append("ok") } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
+            }
+            #expect(fx.container.registration(for: Key("S"))!.hasCurrentPlan || !fx.container.usesPlans)
+            return seen
         }
-        #expect(counts == ["resolves": 2, "cycle": 2], "\(counts)")
-        #expect(fx.tracker.calls("S") == 0 && fx.tracker.calls("T") == 0)
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let first = try #require(run.seen[0].first)
+        if captive == 1 {
+            #expect(first.hasPrefix("captiveDependency: ") && first.contains("\"T\"") && first.contains("\"X\""), "\(first)")
+        } else {
+            #expect(first.hasPrefix("cycle: dependency cycle through constructors: \"S\" -> \"T\" -> \"S\""), "\(first)")
+        }
+        #expect(run.seen[0][1] == first)
+        #expect(run.logs[0].isEmpty, "no factory, no destructor: \(run.logs[0])")
+    }
+
+    /// A nested resolve whose plan fails (a key not registered) meeting what the thread constructs further out
+    /// (`cycle` before branch cyclecut: the build): the run goes up to where the build asks for it (`Plan.meeting`,
+    /// a cut) and reports the re-entry, the path through the frames the build has open there. Met: the failing
+    /// plan's root frame (`Open`), an open frame after a step (`Mid`, under `Z`, after `Y`), or a step (`R`, under `Z2`).
+    @Test(arguments: ["Open", "Z", "Z2"]) func aNestedFailingPlanMeetingAnOuterKeyRunsUpToIt(nested: String) throws {
+        let run = try bothPaths { fx -> [String] in
+            let messages = Box<[String]>([])
+            try fx.register("Open", [dep("Mid")], scope: .transient)
+            try fx.register("Mid", [dep("R"), dep("Nowhere")], scope: .transient)
+            try fx.register("R", scope: .transient) { _ in
+                do { _ = try fx.resolve(nested); messages.value.append("ok") } catch let e as TetherError {
+                    messages.value.append("\(e.code): \(e.message)")
+                }
+            }
+            try fx.register("Y", scope: .transient)
+            try fx.register("Z", [dep("Y"), dep("Mid")], scope: .transient)
+            try fx.register("Z2", [dep("Y"), dep("R"), dep("Nowhere")], scope: .transient)
+            for _ in 0..<2 {
+                expectError(.notFound, "\"Nowhere\"", "\"Open\" -> \"Mid\"") { try fx.resolve("Open") }
+            }
+            #expect(fx.tracker.calls("R") == 2 && fx.tracker.dropped("R") == 2 && fx.tracker.calls("Open") == 0)
+            #expect(fx.tracker.made("Y") == (nested == "Open" ? 0 : 2) && fx.tracker.dropped("Y") == fx.tracker.made("Y"))
+            return messages.value
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let met = nested == "Open" ? "\"Open\"" : nested == "Z" ? "\"Mid\"" : "\"R\""
+        let path = nested == "Open" ? "\"Open\" -> \"Mid\" -> \"R\" -> \"Open\""
+            : nested == "Z" ? "\"Mid\" -> \"R\" -> \"Z\" -> \"Mid\"" : "\"R\" -> \"Z2\" -> \"R\""
+        #expect(run.seen[0].count == 2 && run.seen[0][0] == run.seen[0][1], "\(run.seen[0])")
+        #expect(run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains(path) && run.seen[0][0].contains(met), "\(run.seen[0])")
     }
 
     /// Caches in a state no creation plan covers once `maxPlans` (16) were recorded for the configuration (weak

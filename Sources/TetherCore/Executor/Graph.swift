@@ -551,8 +551,7 @@ final class Graph {
             if met.claims { releaseCells() }
             return
         }
-        let parent = plan.borrow { $0.steps[met.step].parent }
-        if parent >= 0 { cutOpen = plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } }
+        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
         defer { cutOpen = [] }
         throw Reentry.reentered(met.registration, by: self)
     }
@@ -1781,7 +1780,7 @@ final class Graph {
         if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
             // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
+            guard met != nil, !plan.borrow({ $0.createsShared || $0.fails }) else { reason = .requestNested; return nil }
         }
         let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }
