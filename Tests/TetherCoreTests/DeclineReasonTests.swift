@@ -235,8 +235,8 @@ import Testing
 
     /// A creation plan over a container step whose cell another thread holds (its factory under way, held at
     /// a gate), resolved by a thread that must not wait (`WaitMode`): the plan's check before its claims
-    /// (`checkBeforeNotWaiting`, the build's) refuses it, the plan's error, no decline. (`containerHeld` is a
-    /// cell taken between that check and the claim: a race no hook forces.)
+    /// (`checkBeforeNotWaiting`, the build's) refuses it, the plan's error, no decline. (A cell taken between
+    /// that check and the claim: `aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks`.)
     @Test func aHeldContainerStepRefusedToANoWaitResolveIsThePlansError() throws {
         let fx = try Fixture()
         let entered = Gate(), done = Gate()
@@ -266,6 +266,59 @@ import Testing
         #expect(status.value == "wouldBlock", "\(status.value)")
         #expect(fx.tracker.made("R") == 1 && fx.tracker.calls("H") == 0)
         _ = try child.close()
+    }
+
+    /// A creation plan over a container step (R) another thread claims between a nested no-wait resolve's check
+    /// (`checkBeforeNotWaiting`: it checks, holding no cell ahead) and its claim, forced by the hook
+    /// `Graph.setAfterCheckBeforeNotWaiting` (`containerHeld` before branch cyclecut: the build, whose own check
+    /// then refused before any factory): the run goes up to that claim (T made, then let go of; S, asked for
+    /// after R, never claimed nor made) and reports the claim's refusal there, as the build without plans does.
+    @Test func aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks() throws {
+        let counts = Box<[[String: Int]]>([])  // the no-wait thread's, per path (plans first)
+        let run = try withTestHook { try bothPaths { fx -> [String] in
+            let go = Gate(), entered = Gate(), done = Gate()
+            let h = try fx.register("H", [dep("T"), dep("R"), dep("S")], scope: .transient)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("R", scope: .container) { _ in
+                entered.arrive(andWaitFor: 2)
+                done.arrive(andWaitFor: 2)
+            }
+            let child = try fx.child()
+            let status = Box(""), fired = Box(false)
+            try fx.register("Outer", scope: .transient) { _ in
+                status.value = WaitMode.run(noWait: true) { () -> String in
+                    do { _ = try fx.resolve("H", in: child); return "ok" } catch let e as TetherError { return "\(e.code): \(e.message)" } catch { return "?" }
+                }.result
+            }
+            // Once, on the no-wait thread after its check: the other thread claims R and is held in R's factory.
+            Graph.setAfterCheckBeforeNotWaiting { r in
+                guard r === h, !fired.value else { return }
+                fired.value = true
+                go.arrive(andWaitFor: 2)
+                entered.arrive(andWaitFor: 2)
+            }
+            defer { Graph.setAfterCheckBeforeNotWaiting(nil) }
+            onThreads(2) { i in
+                if i == 1 {
+                    go.arrive(andWaitFor: 2)
+                    _ = try? fx.resolve("R", in: child)
+                    return
+                }
+                counts.value.append(counted { _ = try? fx.resolve("Outer") })
+                if !fired.value { go.arrive(andWaitFor: 2); entered.arrive(andWaitFor: 2) }  // (no hook: no deadlock)
+                done.arrive(andWaitFor: 2)
+            }
+            #expect(fired.value)
+            #expect(fx.tracker.made("T") == 1 && fx.tracker.dropped("T") == 1 && fx.tracker.calls("S") == 0 && fx.tracker.calls("H") == 0)
+            #expect(fx.tracker.made("R") == 1)
+            _ = try child.close()
+            return [status.value]
+        } }
+        #expect(counts.value.count == 2 && counts.value[0] == ["resolves": 2], "Outer's and H's plans: \(counts.value)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["wouldBlock: creating \"R\" must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it"],
+                "\(run.seen[0])")
     }
 
     /// A failing graph (a key not registered) with a RESOLVER slot over a container step: counted `missing`
