@@ -165,6 +165,32 @@ import Testing
         #expect(run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains(path) && run.seen[0][0].contains(met), "\(run.seen[0])")
     }
 
+    /// The same with a failing plan of no step: K's plan from the parent (where P's dependency D is not registered)
+    /// fails with P's frame open, met first (`Failing.openAt` 0), so its cut run makes nothing: the re-entry of P,
+    /// as the build reports it before the missing key, P's factory resolving K from the parent while the child made P.
+    @Test func aNestedFailingPlanOfNoStepMeetingAnOuterKeyRunsUpToIt() throws {
+        let run = try bothPaths { fx -> [String] in
+            let messages = Box<[String]>([])
+            try fx.register("P", [dep("D")], scope: .transient) { _ in
+                do { _ = try fx.resolve("K"); messages.value.append("ok") } catch let e as TetherError {
+                    messages.value.append("\(e.code): \(e.message)")
+                }
+            }
+            try fx.register("K", [dep("P")], scope: .transient)
+            let child = try fx.child()
+            try fx.register("D", scope: .transient, in: child)
+            for _ in 0..<2 { _ = try fx.resolve("P", in: child) }
+            expectError(.notFound, "\"D\"", "\"K\" -> \"P\"") { try fx.resolve("K") }  // K's own failing plan
+            #expect(fx.tracker.made("P") == 2 && fx.tracker.made("D") == 2 && fx.tracker.calls("K") == 0)
+            _ = try child.close()
+            return messages.value
+        }
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 2 && run.seen[0][0] == run.seen[0][1]
+                && run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains("\"P\" -> \"K\" -> \"P\""), "\(run.seen[0])")
+    }
+
     /// Caches in a state no creation plan covers once `maxPlans` (16) were recorded for the configuration (weak
     /// keys held and let go of): the warm plan's run misses a leaf (`notCached`; a weak root, `sharedRoot`), no
     /// creation plan is recorded, none recorded takes the state (`pickAfterChange`), so the graph builds.
