@@ -1722,6 +1722,28 @@ final class Graph {
             }
         }
     }
+    /// The running request's step with a RESOLVER slot calls its factory (`Plan.openAskedFrames`): the graph as the
+    /// build's is then: the steps made so far entered (`enterRunning`), the frames of `path` (the request's root down to
+    /// that step) opened inside those further out (`openReplayedFrames`), the request's progress naming no plan
+    /// meanwhile (the frames are what it constructs). Its gets are requests made meanwhile (`requestedMeanwhile` finds
+    /// no plan under way, so none is marked twice; `runAskedMeanwhile`: on a progress of their own). Returns the step's frame's lookup.
+    func openAskedFrames(_ plan: Plan, _ path: [Borrowed<Registration>], from lookup: Container) -> Borrowed<Container> {
+        enterRunning(Borrowed(plan), runningRequest.unsafelyUnwrapped)
+        requestProgress.unsafelyUnwrapped.pointee.plan = nil
+        return openReplayedFrames(path, from: lookup).lookup
+    }
+
+    /// After `openAskedFrames`' factory (step `i`) returned: its `count` frames closed, the request's plan under way
+    /// again, and the keys its gets built that the plan makes later taken from the graph, the steps only they asked
+    /// for not made (`Plan.takeBuiltAsked`, into `requestSkips`), as the build finds them where its walk asks.
+    func closeAskedFrames(_ count: Int, _ plan: Plan, after i: Int) {
+        userCode -= 1
+        for _ in 0..<count { pop() }
+        let own = requestProgress.unsafelyUnwrapped
+        own.pointee.plan = .init(plan)
+        requestSkips |= plan.takeBuiltAsked(after: i, runningRequest.unsafelyUnwrapped.words, self, skips: requestSkips, own.pointee.locals)
+    }
+
     /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
@@ -1764,10 +1786,9 @@ final class Graph {
         }
         let shape: Plan.Decline? = plan.borrow { p in
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
-            // A RESOLVER slot: its factory's gets build into the graph amid the run (`Plan.openFrames`), which
-            // a replay from `alive`'s start takes (`replayedWords`), not a request's words apart; other slots
-            // over creation steps are not taken yet.
-            if !p.slots.isEmpty && (p.createsShared || p.slots.contains(where: { $0.kind == .resolver })) { return .requestSlots }
+            // Slots over creation steps other than RESOLVER are not taken yet. (A RESOLVER slot's factory runs
+            // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
+            if p.createsShared && p.slots.contains(where: { $0.kind != .resolver }) { return .requestSlots }
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
             if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { constructs($0) || builtIndex($0) != nil }) {
                 return .requestInGraph
@@ -1778,10 +1799,18 @@ final class Graph {
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
         // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
-        if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-            met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
+        // A step this graph constructs (a frame's: a RESOLVER slot's factory further out asking): the build reports the
+        // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); not in
+        // a request made meanwhile (its path runs through the running request's open steps: built).
+        let open = meanwhileOpen == nil ? constructedSteps(plan, progress.pointee.locals) : []
+        if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+            met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
+            let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
             // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
+            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = cycle ? .requestInGraph : .requestNested; return nil }
+        } else if meanwhileOpen != nil && plan.borrow({ p in (0..<p.stepCount).contains { !p.steps[$0].isShared && constructs(p.registration(of: $0, progress.pointee.locals)) } }) {
+            reason = .requestInGraph
+            return nil
         }
         let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }
@@ -1791,8 +1820,8 @@ final class Graph {
         let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(count, 1)) { buffer -> Result<Int?, TetherError> in
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
-            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
-            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals) }) else {
+            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk); up to a cut, those before it.
+            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals, before: met?.cut ?? count) }) else {
                 reason = .requestInGraph
                 return .success(nil)
             }
@@ -1884,10 +1913,27 @@ final class Graph {
             let saved = meanwhileOpen
             meanwhileOpen = (frames.count, open)
             defer { meanwhileOpen = saved }
+            // A key this graph constructs: the build's cycle (`existing`), its path through the plan's open steps.
+            if constructs(met.registration) {
+                let key = met.registration.borrow { $0.key }
+                let path = path
+                return .failure(TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]))
+            }
             return .failure(Reentry.reentered(met.registration, by: self))
         case .failure(let error):
             _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
             return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
+        }
+    }
+
+    /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
+    private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+        guard !frames.isEmpty else { return [] }
+        return plan.borrow { p in
+            (0..<p.stepCount).compactMap { j in
+                let registration = p.registration(of: j, locals)
+                return !p.steps[j].isShared && constructs(registration) ? registration : nil
+            }
         }
     }
 
