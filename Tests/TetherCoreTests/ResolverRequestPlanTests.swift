@@ -374,8 +374,8 @@ import Testing
             try resolveThrice(fx, "A") { _ in "S \(fx.tracker.calls("S")) R \(fx.tracker.calls("R"))" }
         }
         #expect(outcome.seen == ["S 1 R 1", "S 1 R 1", "S 1 R 1"])
-        #expect(outcome.log.first { $0.hasPrefix("S failed") }?.contains("\"A\" -> \"S\" -> \"R\" -> \"S\"") == true, "\(outcome.log)")
-        #expect(outcome.log.first { $0.hasPrefix("Missing failed") }?.contains("\"A\" -> \"S\" -> \"R\"") == true, "\(outcome.log)")
+        #expect(outcome.log.first { $0.hasPrefix("S failed") }?.contains("constructors: \"S\" -> \"R\" -> \"S\";") == true, "\(outcome.log)")
+        #expect(outcome.log.first { $0.hasPrefix("Missing failed") }?.contains("(needed by \"A\" -> \"S\" -> \"R\")") == true, "\(outcome.log)")
         #expect(requests["requestSlots"] == nil && requests["plan"] == 1, "\(requests)")
     }
 

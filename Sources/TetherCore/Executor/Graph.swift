@@ -1928,7 +1928,7 @@ final class Graph {
 
     /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
     private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
-        guard !frames.isEmpty else { return [] }
+        guard frames.count > 0 else { return [] }
         return plan.borrow { p in
             (0..<p.stepCount).compactMap { j in
                 let registration = p.registration(of: j, locals)
