@@ -149,6 +149,28 @@ import Testing
         #expect(requests == ["requests": 6, "found": 3, "plan": 3], "\(requests)")
     }
 
+    /// The same over creation steps: T's request for singleton B -> C (a singleton), K, E -> T: B's creation plan claims
+    /// the cells the build asks for before T (B's, C's; not E's) and runs up to T: C made whole, published with the graph
+    /// and found by T's next get; K kept in the graph; neither B nor E made (`requestInGraph` before branch requestslots).
+    @Test func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("T", [.resolver], scope: .transient) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code)") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C"), dep("K"), dep("E")], scope: .singleton)
+            try fx.register("C", scope: .singleton)
+            try fx.register("K", scope: .transient)
+            try fx.register("E", [dep("T")], scope: .singleton)
+        }) { fx in
+            try resolveThrice(fx, "T") { _ in "C \(fx.tracker.calls("C")) K \(fx.tracker.calls("K")) B \(fx.tracker.calls("B")) E \(fx.tracker.calls("E"))" }
+        }
+        #expect(outcome.seen == ["C 1 K 1 B 0 E 0", "C 1 K 2 B 0 E 0", "C 1 K 3 B 0 E 0"])
+        #expect(outcome.log.filter { $0.hasPrefix("B failed") } == Array(repeating: "B failed: \(ErrorCode.cycle)", count: 3))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3], "\(requests)")
+    }
+
     /// A request whose plan fails at B's factory after making C: C stays in the graph (the build's
     /// rule), so the callback's next request finds it; dropped with the graph's other instances.
     @Test func failedRequestKeepsWhatItMadeInTheGraph() throws {

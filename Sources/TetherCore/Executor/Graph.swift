@@ -1798,6 +1798,7 @@ final class Graph {
         if let shape { reason = shape; return nil }
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
         // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
+        let count = plan.borrow { $0.stepCount }
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         // A step this graph constructs (a frame's: a RESOLVER slot's factory further out asking): the build reports the
         // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); not in
@@ -1806,13 +1807,15 @@ final class Graph {
         if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
             let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
-            // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = cycle ? .requestInGraph : .requestNested; return nil }
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.unasked`; not traced, nor past 64 steps.)
+            guard met != nil, !plan.borrow({ $0.createsShared }) || tracer == nil && count <= 64 else {
+                reason = cycle ? .requestInGraph : .requestNested
+                return nil
+            }
         } else if meanwhileOpen != nil && plan.borrow({ p in (0..<p.stepCount).contains { !p.steps[$0].isShared && constructs(p.registration(of: $0, progress.pointee.locals)) } }) {
             reason = .requestInGraph
             return nil
         }
-        let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }
         requestRunning = true
         defer { requestRunning = false }
@@ -1840,7 +1843,9 @@ final class Graph {
             defer { if creates { (claimedSkip, claimedHeld) = outerTakes } }
             if creates {
                 (claimedSkip, claimedHeld) = (0, 0)
-                guard claimAsked(plan, from: lookup, skips: skips, cellsBefore: cellsBefore, progress) else {
+                // (Up to a cut: not the cells of the steps the build asks for from there on.)
+                let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
+                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -1848,8 +1853,11 @@ final class Graph {
                 }
             }
             if let met {
-                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup)
-                if case .success(nil) = outcome { (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil) }
+                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates)
+                if case .success(nil) = outcome {
+                    (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil)
+                    if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
+                }
                 return outcome
             }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup, creating: creates) }) {
@@ -1899,9 +1907,10 @@ final class Graph {
     /// error (`Reentry.reentered`), the plan's steps open then inside the frames (`meanwhileOpen`).
     @inline(never)
     private func meetAsked(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
-                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container) -> Result<Int?, TetherError> {
+                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container,
+                           creating: Bool) -> Result<Int?, TetherError> {
         let progress = requestProgress!
-        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step) }
+        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step, creating: creating) }
         switch outcome {
         case .success(true): preconditionFailure("a run up to a cut ends there")
         case .success(false) where progress.pointee.cut != -1:  // a decline, before any factory ran

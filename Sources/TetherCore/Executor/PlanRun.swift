@@ -310,8 +310,11 @@ extension Plan {
     /// graph reports the cycle). Out of line: rare.
     @inline(never)
     func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
+                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int,
+                        creating: Bool = false) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        // (A creation plan's cells claimed up to the cut, `Graph.claimAsked`; not traced: `Graph.runAsked` builds that.)
+        if creating { return replayAsked(CreatingRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         if graph.tracer != nil { return replayAsked(TracedRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         return replayAsked(RequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
     }
@@ -539,6 +542,11 @@ extension Plan {
     /// `RequestIntoGraph` up to a cut (`replayAskedCut`): what the steps before it made kept, as a failed request's.
     enum RequestCutIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
+    }
+    /// `RequestCutIntoGraph` of a plan with creation steps (`CreatingRequestIntoGraph`), the cells the build asked for before the cut claimed.
+    enum CreatingRequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
+        static var cuts: Bool { true }
     }
     /// `RequestIntoGraph` of a plan with creation steps (`CreatingIntoGraph`'s notes and takes; `Graph.claimAsked`).
     enum CreatingRequestIntoGraph: RunMode {
