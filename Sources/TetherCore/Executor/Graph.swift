@@ -1800,6 +1800,7 @@ final class Graph {
         // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
         let count = plan.borrow { $0.stepCount }
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
+        var refusal: TetherError?
         // A step this graph constructs (a frame's: a RESOLVER slot's factory further out asking): the build reports the
         // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); not in
         // a request made meanwhile (its path runs through the running request's open steps: built).
@@ -1845,15 +1846,23 @@ final class Graph {
                 (claimedSkip, claimedHeld) = (0, 0)
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
                 let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
-                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress) else {
+                // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
+                let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
+                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
                     return .success(nil)
                 }
+                if let refused = refusedClaim {
+                    refusedClaim = nil
+                    let registration = plan.borrow { $0.registration(of: refused.step, progress.pointee.locals) }
+                    met = (refused.step, registration, plan.borrow { $0.firstAsked(refused.step) }, false)
+                    refusal = refused.error
+                }
             }
             if let met {
-                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates)
+                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates, refusal: refusal)
                 if case .success(nil) = outcome {
                     (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil)
                     if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
@@ -1908,7 +1917,7 @@ final class Graph {
     @inline(never)
     private func meetAsked(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                            _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container,
-                           creating: Bool) -> Result<Int?, TetherError> {
+                           creating: Bool, refusal: TetherError?) -> Result<Int?, TetherError> {
         let progress = requestProgress!
         let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step, creating: creating) }
         switch outcome {
@@ -1922,6 +1931,7 @@ final class Graph {
             let saved = meanwhileOpen
             meanwhileOpen = (frames.count, open)
             defer { meanwhileOpen = saved }
+            if let refusal { return .failure(refusal) }  // (its claim's: `claimAsked`)
             // A key this graph constructs: the build's cycle (`existing`), its path through the plan's open steps.
             if constructs(met.registration) {
                 let key = met.registration.borrow { $0.key }
@@ -1934,6 +1944,9 @@ final class Graph {
             return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
         }
     }
+
+    /// A creating request's claim that failed (`claimAsked` cutting): its step and the build's error there.
+    private var refusedClaim: (step: Int, error: TetherError)?
 
     /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
     private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
@@ -1956,8 +1969,10 @@ final class Graph {
     /// or a no-wait refusal: the build reports it where its walk asks for that key, after the factories
     /// before it, and claims as it goes), a dead weak instance to revive where the plan does not, or a key
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
+    /// `cutting`: a claim that fails is noted instead (`refusedClaim`), the cells claimed before it kept: true, the run
+    /// making what the build makes before it asks for that key (`runAsked`, a cut there).
     private func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: UInt64, cellsBefore: Int,
-                            _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
+                            _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?
@@ -1974,13 +1989,14 @@ final class Graph {
                 if hit == nil { hit = try registration.borrow { r throws(TetherError) in try claim(r, scope, in: container, askingPath: asking) } }
                 if let hit { claimedHits.append((step, hit)) }
             } catch {
-                declined = .requestShared
+                if cutting { refusedClaim = (step, error) } else { declined = .requestShared }
                 break
             }
         }
         if declined == nil && !claimedHits.isEmpty && !takesClaimedHits(plan, from: container, keeping: cellsBefore) { declined = .creationPicks }
         guard let declined else { return true }
         progress.pointee.decline = declined
+        refusedClaim = nil
         dropClaimedHits()
         releaseCells(from: cellsBefore)
         claimedInOrder = inOrderBefore
