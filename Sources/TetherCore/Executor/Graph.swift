@@ -1786,9 +1786,8 @@ final class Graph {
         }
         let shape: Plan.Decline? = plan.borrow { p in
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
-            // Slots over creation steps other than RESOLVER are not taken yet. (A RESOLVER slot's factory runs
+            // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
-            if p.createsShared && p.slots.contains(where: { $0.kind != .resolver }) { return .requestSlots }
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
             if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { constructs($0) || builtIndex($0) != nil }) {
                 return .requestInGraph
