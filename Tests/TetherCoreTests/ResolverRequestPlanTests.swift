@@ -378,6 +378,35 @@ import Testing
         #expect(requests == ["requests": 8, "found": 3, "plan": 5], "\(requests)")
     }
 
+    /// A callback's request for singleton S with a LAZY slot (L, graph-scoped, which S's plan makes after it) and a
+    /// RESOLVER slot whose factory gets L and W (weak): S's creation plan runs with its slots made as a creating replay
+    /// makes them (branch requestslots: no `requestSlots` for slots over creation steps): the cell bound to the L the
+    /// get built into A's graph, which S's plan then takes; one S.
+    @Test func requestForASingletonWithLazyAndResolverSlotsRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [lazyDep("L"), .resolver, dep("L")], scope: .singleton) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[1]))
+                for key in ["L", "W"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            try fx.register("L")
+            try fx.register("W", scope: .weak)
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["S", "L"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let s = Obj.at(a.got[0])
+                let lazy = try? fx.bridge.cell(s.words[0])?.get()
+                return "lazy L is S's: \(lazy == s.depPointer(2)), its get's: \(s.got[0] == s.depPointer(2)), S \(fx.tracker.calls("S")) L \(fx.tracker.calls("L"))"
+            }
+        }
+        #expect(outcome.seen == ["lazy L is S's: true, its get's: true, S 1 L 1", "lazy L is S's: true, its get's: true, S 1 L 2",
+                                 "lazy L is S's: true, its get's: true, S 1 L 3"])
+        // S's plan and W's (the first resolve), then A's L (made per graph); S's gets of L and the callback's found.
+        #expect(requests == ["requests": 8, "found": 4, "plan": 4], "\(requests)")
+    }
+
     /// A factory's request for singleton S whose plan's R gets S (under construction: the build's cycle, its
     /// path through the request's frames) and then a missing key (its message names those frames).
     @Test func aRequestsResolverMeetsTheRequestUnderConstruction() throws {
