@@ -110,9 +110,9 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
-    /// A factory's request whose plan has the key under construction (A): built (the plan has A's RESOLVER
-    /// slot: `requestSlots`, ahead of a key the graph constructs, `requestInGraph`), the build's cycle and path.
-    @Test func requestMeetingAKeyUnderConstructionIsBuilt() throws {
+    /// A factory's request whose plan has the key under construction (A): the plan runs up to where the build
+    /// asks for A (nothing before it here; branch requestslots: no `requestSlots`, `requestInGraph`), the build's cycle and path.
+    @Test func requestMeetingAKeyUnderConstructionRunsUpToIt() throws {
         let (outcome, requests) = try expectSame({ fx in
             try fx.register("A", [.resolver]) { obj in
                 do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("B")) }
@@ -124,7 +124,51 @@ import Testing
         }
         #expect(outcome.log.filter { $0.hasPrefix("B failed") }.count == 3)
         #expect(outcome.log.first { $0.hasPrefix("B failed") }?.contains("\"A\" -> \"B\" -> \"A\"") == true)
-        #expect(requests == ["requests": 3, "requestSlots": 3])
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// A transient T's factory asks its resolver for B -> C, E -> T, E (T under construction: a step of B's plan the
+    /// graph constructs, not keyed): B's plan makes C (the build's walk asks for it first), then the build's cycle
+    /// naming T, B, E, T; C stays in T's graph (a failed request's), so T's next request for C finds it.
+    @Test func requestMeetingATransientUnderConstructionRunsUpToIt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("T", [.resolver], scope: .transient) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code) \(e.message)") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C"), dep("E")])
+            try fx.register("C")
+            try fx.register("E", [dep("T")])
+        }) { fx in
+            try resolveThrice(fx, "T") { _ in "C \(fx.tracker.calls("C")) B \(fx.tracker.calls("B")) T \(fx.tracker.calls("T"))" }
+        }
+        #expect(outcome.seen == ["C 1 B 0 T 1", "C 2 B 0 T 2", "C 3 B 0 T 3"])
+        #expect(outcome.log.filter { $0.hasPrefix("B failed") }.map { String($0.prefix(while: { $0 != ";" })) } == Array(repeating:
+            "B failed: \(ErrorCode.cycle) dependency cycle through constructors: \"T\" -> \"B\" -> \"E\" -> \"T\"", count: 3), "\(outcome.log)")
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The same over creation steps: T's request for singleton B -> C (a singleton), K, E -> T: B's creation plan claims
+    /// the cells the build asks for before T (B's, C's; not E's) and runs up to T: C made whole, published with the graph
+    /// and found by T's next get; K kept in the graph; neither B nor E made (`requestInGraph` before branch requestslots).
+    @Test func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("T", [.resolver], scope: .transient) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code)") }
+                obj.got.append(try resolver.get(Key("C")).pointer)
+            }
+            try fx.register("B", [dep("C"), dep("K"), dep("E")], scope: .singleton)
+            try fx.register("C", scope: .singleton)
+            try fx.register("K", scope: .transient)
+            try fx.register("E", [dep("T")], scope: .singleton)
+        }) { fx in
+            try resolveThrice(fx, "T") { _ in "C \(fx.tracker.calls("C")) K \(fx.tracker.calls("K")) B \(fx.tracker.calls("B")) E \(fx.tracker.calls("E"))" }
+        }
+        #expect(outcome.seen == ["C 1 K 1 B 0 E 0", "C 1 K 2 B 0 E 0", "C 1 K 3 B 0 E 0"])
+        #expect(outcome.log.filter { $0.hasPrefix("B failed") } == Array(repeating: "B failed: \(ErrorCode.cycle)", count: 3))
+        #expect(requests == ["requests": 6, "found": 3, "plan": 3], "\(requests)")
     }
 
     /// A request whose plan fails at B's factory after making C: C stays in the graph (the build's
@@ -301,6 +345,90 @@ import Testing
         #expect(outcome.seen == Array(repeating: "A is the graph's: true, D is the graph's: true", count: 3))
         #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make A", "make C", "make B", "make D"], count: 3).flatMap { $0 })
         #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    // MARK: a request whose plan has a RESOLVER slot (branch requestslots: no `requestSlots` for it)
+
+    /// A callback's request for singleton S (T transient, R with a RESOLVER slot whose factory gets G and
+    /// singleton U): S's creation plan runs, R's factory with the request's frames open, its gets requests made
+    /// meanwhile (G made into A's graph, which the callback's next get finds; U's creation plan); S made once.
+    @Test func requestForASingletonWhosePlanHasAResolverSlotRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [dep("T"), dep("R")], scope: .singleton)
+            try fx.register("T", scope: .transient)
+            try fx.register("R", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                for key in ["G", "U"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            try fx.register("G", [dep("T")])
+            try fx.register("U", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["S", "G"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let r = Obj.at(a.got[0]).dep(1)
+                return "R's G is A's: \(r.got[0] == a.got[1]), S \(fx.tracker.calls("S")) U \(fx.tracker.calls("U")) G \(fx.tracker.calls("G"))"
+            }
+        }
+        #expect(outcome.seen == ["R's G is A's: true, S 1 U 1 G 1", "R's G is A's: false, S 1 U 1 G 2", "R's G is A's: false, S 1 U 1 G 3"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") }.prefix(6) == ["make A", "make T", "make T", "make G", "make U", "make R"])
+        // The first resolve: S's plan, R's G and U by theirs; A's G found. Then S found, G made by its plan.
+        #expect(requests == ["requests": 8, "found": 3, "plan": 5], "\(requests)")
+    }
+
+    /// A callback's request for singleton S with a LAZY slot (L, graph-scoped, which S's plan makes after it) and a
+    /// RESOLVER slot whose factory gets L and W (weak): S's creation plan runs with its slots made as a creating replay
+    /// makes them (branch requestslots: no `requestSlots` for slots over creation steps): the cell bound to the L the
+    /// get built into A's graph, which S's plan then takes; one S.
+    @Test func requestForASingletonWithLazyAndResolverSlotsRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [lazyDep("L"), .resolver, dep("L")], scope: .singleton) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[1]))
+                for key in ["L", "W"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            try fx.register("L")
+            try fx.register("W", scope: .weak)
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["S", "L"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let s = Obj.at(a.got[0])
+                let lazy = try? fx.bridge.cell(s.words[0])?.get()
+                return "lazy L is S's: \(lazy == s.depPointer(2)), its get's: \(s.got[0] == s.depPointer(2)), S \(fx.tracker.calls("S")) L \(fx.tracker.calls("L"))"
+            }
+        }
+        #expect(outcome.seen == ["lazy L is S's: true, its get's: true, S 1 L 1", "lazy L is S's: true, its get's: true, S 1 L 2",
+                                 "lazy L is S's: true, its get's: true, S 1 L 3"])
+        // S's plan and W's (the first resolve), then A's L (made per graph); S's gets of L and the callback's found.
+        #expect(requests == ["requests": 8, "found": 4, "plan": 4], "\(requests)")
+    }
+
+    /// A factory's request for singleton S whose plan's R gets S (under construction: the build's cycle, its
+    /// path through the request's frames) and then a missing key (its message names those frames).
+    @Test func aRequestsResolverMeetsTheRequestUnderConstruction() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("S"))
+            }
+            try fx.register("S", [dep("R")], scope: .singleton)
+            try fx.register("R", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                for key in ["S", "Missing"] {
+                    do { _ = try resolver.get(Key(key)) } catch { fx.tracker.note("\(key) failed: \((error as? TetherError)?.message ?? "")") }
+                }
+            }
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "S \(fx.tracker.calls("S")) R \(fx.tracker.calls("R"))" }
+        }
+        #expect(outcome.seen == ["S 1 R 1", "S 1 R 1", "S 1 R 1"])
+        #expect(outcome.log.first { $0.hasPrefix("S failed") }?.contains("constructors: \"S\" -> \"R\" -> \"S\";") == true, "\(outcome.log)")
+        #expect(outcome.log.first { $0.hasPrefix("Missing failed") }?.contains("(needed by \"A\" -> \"S\" -> \"R\")") == true, "\(outcome.log)")
+        // S's plan, then R's request for S: its plan runs up to S (nothing before it), the build's cycle; then S found.
+        #expect(requests["requestSlots"] == nil && requests["plan"] == 2 && requests["found"] == 2, "\(requests)")
     }
 
     // The reasons no C test counted (benchmarks/README, branch `requestrest`), each reached here: still built,
@@ -584,9 +712,9 @@ import Testing
     }
 
     /// A request whose creation plan's claim fails before any factory (S, made by the resolve further out on
-    /// this thread and not published yet: unfinished) is built: the build claims as it goes and reports it
-    /// where its walk asks for S, after making C (`requestShared`).
-    @Test func aRefusedClaimIsTheBuildsToReport() throws {
+    /// this thread and not published yet: unfinished): the plan runs up to where the build's walk asks for S
+    /// (C made, kept in the graph), then the claim's error (branch requestslots: no `requestShared`).
+    @Test func aRefusedClaimIsReportedWhereTheBuildAsks() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A", [dep("S")])
             try fx.register("S", scope: .singleton)
@@ -607,7 +735,7 @@ import Testing
         }
         #expect(outcome.seen == ["C calls 1, S2 calls 0"])
         #expect(outcome.log.contains { $0.hasPrefix("B failed") })
-        #expect(requests == ["requests": 1, "requestShared": 1])
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }
 
     /// Two threads whose graphs each made a singleton (SA, SB: cells held till the graph ends) and whose
@@ -647,8 +775,8 @@ import Testing
                 }
             }
             #expect(failures.value == 0)
-            // The cycle's request declined at its claim (built); the other's run took SA cached.
-            #expect(requests.value == (plans ? ["requests": 2, "plan": 1, "requestShared": 1] : ["requests": 2, "plansOff": 2]))
+            // The cycle's request runs up to its claim (nothing before it) and reports it; the other's run took SA cached.
+            #expect(requests.value == (plans ? ["requests": 2, "plan": 2] : ["requests": 2, "plansOff": 2]), "\(requests.value)")
             #expect(fx.tracker.calls("SA") == 1 && fx.tracker.calls("SB") == 1)
             outcomes.append(seen.value.map { $0.hasSuffix("ok") ? "ok" : String($0.dropFirst(3)) }.sorted())
         }

@@ -1758,6 +1758,28 @@ final class Graph {
             }
         }
     }
+    /// The running request's step with a RESOLVER slot calls its factory (`Plan.openAskedFrames`): the graph as the
+    /// build's is then: the steps made so far entered (`enterRunning`), the frames of `path` (the request's root down to
+    /// that step) opened inside those further out (`openReplayedFrames`), the request's progress naming no plan
+    /// meanwhile (the frames are what it constructs). Its gets are requests made meanwhile (`requestedMeanwhile` finds
+    /// no plan under way, so none is marked twice; `runAskedMeanwhile`: on a progress of their own). Returns the step's frame's lookup.
+    func openAskedFrames(_ plan: Plan, _ path: [Borrowed<Registration>], from lookup: Container) -> Borrowed<Container> {
+        enterRunning(Borrowed(plan), runningRequest.unsafelyUnwrapped)
+        requestProgress.unsafelyUnwrapped.pointee.plan = nil
+        return openReplayedFrames(path, from: lookup).lookup
+    }
+
+    /// After `openAskedFrames`' factory (step `i`) returned: its `count` frames closed, the request's plan under way
+    /// again, and the keys its gets built that the plan makes later taken from the graph, the steps only they asked
+    /// for not made (`Plan.takeBuiltAsked`, into `requestSkips`), as the build finds them where its walk asks.
+    func closeAskedFrames(_ count: Int, _ plan: Plan, after i: Int) {
+        userCode -= 1
+        for _ in 0..<count { pop() }
+        let own = requestProgress.unsafelyUnwrapped
+        own.pointee.plan = .init(plan)
+        requestSkips |= plan.takeBuiltAsked(after: i, runningRequest.unsafelyUnwrapped.words, self, skips: requestSkips, own.pointee.locals)
+    }
+
     /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
     /// further out may be under way on (a RESOLVER slot's factory, its `locals` bound); its steps are
     /// `constructing` inside the frames (`requestConstructing`).
@@ -1800,10 +1822,8 @@ final class Graph {
         }
         let shape: Plan.Decline? = plan.borrow { p in
             if p.readsRequest || p.hasContainer { return .requestReadsRequest }
-            // A RESOLVER slot: its factory's gets build into the graph amid the run (`Plan.openFrames`), which
-            // a replay from `alive`'s start takes (`replayedWords`), not a request's words apart; other slots
-            // over creation steps are not taken yet.
-            if !p.slots.isEmpty && (p.createsShared || p.slots.contains(where: { $0.kind == .resolver })) { return .requestSlots }
+            // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
+            // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
             if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { constructs($0) || builtIndex($0) != nil }) {
                 return .requestInGraph
@@ -1813,13 +1833,26 @@ final class Graph {
         if let shape { reason = shape; return nil }
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
         // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
-        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
-        if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-            met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
-            // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared || $0.fails }) else { reason = .requestNested; return nil }
-        }
         let count = plan.borrow { $0.stepCount }
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
+        var refusal: TetherError?
+        // A step this graph constructs (a frame's: a RESOLVER slot's factory further out asking): the build reports the
+        // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); not in
+        // a request made meanwhile (its path runs through the running request's open steps: built).
+        let open = meanwhileOpen == nil ? constructedSteps(plan, progress.pointee.locals) : []
+        if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
+            met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
+            let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.unasked`; not traced, nor past 64 steps.
+            // Not a failing plan's: `meeting` finds its cut since branch cyclecut, but a request's run up to one is not written yet.)
+            guard met != nil, !plan.borrow({ $0.fails }), !plan.borrow({ $0.createsShared }) || tracer == nil && count <= 64 else {
+                reason = cycle ? .requestInGraph : .requestNested
+                return nil
+            }
+        } else if meanwhileOpen != nil && plan.borrow({ p in (0..<p.stepCount).contains { !p.steps[$0].isShared && constructs(p.registration(of: $0, progress.pointee.locals)) } }) {
+            reason = .requestInGraph
+            return nil
+        }
         let creates = plan.borrow { $0.createsShared }
         requestRunning = true
         defer { requestRunning = false }
@@ -1827,8 +1860,8 @@ final class Graph {
         let outcome = withUnsafeTemporaryAllocation(of: UInt.self, capacity: max(count, 1)) { buffer -> Result<Int?, TetherError> in
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
-            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk).
-            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals) }) else {
+            // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk); up to a cut, those before it.
+            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals, before: met?.cut ?? count) }) else {
                 reason = .requestInGraph
                 return .success(nil)
             }
@@ -1847,16 +1880,29 @@ final class Graph {
             defer { if creates { (claimedSkip, claimedHeld) = outerTakes } }
             if creates {
                 (claimedSkip, claimedHeld) = (0, 0)
-                guard claimAsked(plan, from: lookup, skips: skips, cellsBefore: cellsBefore, progress) else {
+                // (Up to a cut: not the cells of the steps the build asks for from there on.)
+                let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
+                // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
+                let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
+                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
                     return .success(nil)
                 }
+                if let refused = refusedClaim {
+                    refusedClaim = nil
+                    let registration = plan.borrow { $0.registration(of: refused.step, progress.pointee.locals) }
+                    met = (refused.step, registration, plan.borrow { $0.firstAsked(refused.step) }, false)
+                    refusal = refused.error
+                }
             }
             if let met {
-                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup)
-                if case .success(nil) = outcome { (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil) }
+                let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates, refusal: refusal)
+                if case .success(nil) = outcome {
+                    (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil)
+                    if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
+                }
                 return outcome
             }
             switch plan.borrow({ $0.replayAsked(into: self, words, specs, progress, lookup: lookup, creating: creates) }) {
@@ -1906,9 +1952,10 @@ final class Graph {
     /// error (`Reentry.reentered`), the plan's steps open then inside the frames (`meanwhileOpen`).
     @inline(never)
     private func meetAsked(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
-                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container) -> Result<Int?, TetherError> {
+                           _ words: ReferenceWords<Instance>, count: Int, root: Borrowed<Registration>, _ lookup: Container,
+                           creating: Bool, refusal: TetherError?) -> Result<Int?, TetherError> {
         let progress = requestProgress!
-        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step) }
+        let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step, creating: creating) }
         switch outcome {
         case .success(true): preconditionFailure("a run up to a cut ends there")
         case .success(false) where progress.pointee.cut != -1:  // a decline, before any factory ran
@@ -1920,10 +1967,31 @@ final class Graph {
             let saved = meanwhileOpen
             meanwhileOpen = (frames.count, open)
             defer { meanwhileOpen = saved }
+            if let refusal { return .failure(refusal) }  // (its claim's: `claimAsked`)
+            // A key this graph constructs: the build's cycle (`existing`), its path through the plan's open steps.
+            if constructs(met.registration) {
+                let key = met.registration.borrow { $0.key }
+                let path = path
+                return .failure(TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]))
+            }
             return .failure(Reentry.reentered(met.registration, by: self))
         case .failure(let error):
             _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
             return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
+        }
+    }
+
+    /// A creating request's claim that failed (`claimAsked` cutting): its step and the build's error there.
+    private var refusedClaim: (step: Int, error: TetherError)?
+
+    /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
+    private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+        guard frames.count > 0 else { return [] }
+        return plan.borrow { p in
+            (0..<p.stepCount).compactMap { j in
+                let registration = p.registration(of: j, locals)
+                return !p.steps[j].isShared && constructs(registration) ? registration : nil
+            }
         }
     }
 
@@ -1937,8 +2005,10 @@ final class Graph {
     /// or a no-wait refusal: the build reports it where its walk asks for that key, after the factories
     /// before it, and claims as it goes), a dead weak instance to revive where the plan does not, or a key
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
+    /// `cutting`: a claim that fails is noted instead (`refusedClaim`), the cells claimed before it kept: true, the run
+    /// making what the build makes before it asks for that key (`runAsked`, a cut there).
     private func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: UInt64, cellsBefore: Int,
-                            _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
+                            _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?
@@ -1955,13 +2025,14 @@ final class Graph {
                 if hit == nil { hit = try registration.borrow { r throws(TetherError) in try claim(r, scope, in: container, askingPath: asking) } }
                 if let hit { claimedHits.append((step, hit)) }
             } catch {
-                declined = .requestShared
+                if cutting { refusedClaim = (step, error) } else { declined = .requestShared }
                 break
             }
         }
         if declined == nil && !claimedHits.isEmpty && !takesClaimedHits(plan, from: container, keeping: cellsBefore) { declined = .creationPicks }
         guard let declined else { return true }
         progress.pointee.decline = declined
+        refusedClaim = nil
         dropClaimedHits()
         releaseCells(from: cellsBefore)
         claimedInOrder = inOrderBefore

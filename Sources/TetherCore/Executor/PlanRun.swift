@@ -310,8 +310,11 @@ extension Plan {
     /// graph reports the cycle). Out of line: rare.
     @inline(never)
     func replayAskedCut(into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
-                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int) -> Result<Bool, TetherError> {
+                        _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int,
+                        creating: Bool = false) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        // (A creation plan's cells claimed up to the cut, `Graph.claimAsked`; not traced: `Graph.runAsked` builds that.)
+        if creating { return replayAsked(CreatingRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         if graph.tracer != nil { return replayAsked(TracedRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         return replayAsked(RequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
     }
@@ -540,6 +543,11 @@ extension Plan {
     enum RequestCutIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
     }
+    /// `RequestCutIntoGraph` of a plan with creation steps (`CreatingRequestIntoGraph`), the cells the build asked for before the cut claimed.
+    enum CreatingRequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
+        static var cuts: Bool { true }
+    }
     /// `RequestIntoGraph` of a plan with creation steps (`CreatingIntoGraph`'s notes and takes; `Graph.claimAsked`).
     enum CreatingRequestIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
@@ -735,7 +743,8 @@ extension Plan {
             do throws(TetherError) {
                 if makesSlots && (steps[i].hasSlots || steps[i].bindsCells) {
                     let instance = try makeWithSlots(M.self, i, n, run, specs.unsafelyUnwrapped, locals, graph.unsafelyUnwrapped)
-                    if steps[i].opensFrames { run.made = graph.unsafelyUnwrapped.graph.borrow { $0.replayedWords.base }; run.pointers = run.made }
+                    // (A request's words are its own: its gets append to `alive` only.)
+                    if !M.requests && steps[i].opensFrames { run.made = graph.unsafelyUnwrapped.graph.borrow { $0.replayedWords.base }; run.pointers = run.made }
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
@@ -1653,9 +1662,9 @@ extension Plan {
         // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
         var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?
         // A run gone on in a `PublishedVariant`: the steps made before this one are its order's (`n` the position).
-        let variant = M.creates && steps[i].opensFrames ? graph.borrow { $0.progress }.pointee.variant : -1
+        let variant = M.creates && !M.requests && steps[i].opensFrames ? graph.borrow { $0.progress }.pointee.variant : -1
         if steps[i].opensFrames {
-            resolver = openFrames(M.self, i, n, variant, count, made, locals, into)
+            resolver = M.requests ? openAskedFrames(i, count, locals, into) : openFrames(M.self, i, n, variant, count, made, locals, into)
             words[resolver!.word] = bridge.resolverWord(resolver!.resolver)
         }
         let outcome = registration.borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
@@ -1669,12 +1678,17 @@ extension Plan {
         if let (resolver, s, frames, built) = resolver {
             resolver.close()
             bridge.closeResolver(words[s])
-            graph.borrow { $0.closeReplayedFrames(frames, step: i, builtFrom: built) }
-            graph.borrow { $0.progress }.pointee.plan = .init(self)
-            // What its gets appended may have moved the graph's words.
-            made = graph.borrow { $0.replayedWords }
-            pendingStrong = resolver.takePending()
-            takeBuilt(after: i, at: n, variant: variant, made, locals, graph)
+            if M.requests {
+                graph.borrow { $0.closeAskedFrames(frames, self, after: i) }
+                pendingStrong = resolver.takePending()
+            } else {
+                graph.borrow { $0.closeReplayedFrames(frames, step: i, builtFrom: built) }
+                graph.borrow { $0.progress }.pointee.plan = .init(self)
+                // What its gets appended may have moved the graph's words.
+                made = graph.borrow { $0.replayedWords }
+                pendingStrong = resolver.takePending()
+                takeBuilt(after: i, at: n, variant: variant, made, locals, graph)
+            }
         }
         let pointer: UnsafeMutableRawPointer
         switch outcome {
@@ -1734,6 +1748,20 @@ extension Plan {
         return (resolver, s, path.count, built)
     }
 
+    /// `openFrames` of a resolver's request (`Graph.runAsked`, mode `RequestIntoGraph`): the request's steps made so far
+    /// entered and the frames from its root down to step `i` opened by the graph (`Graph.openAskedFrames`); its words
+    /// stay its own (its gets append to `alive` only). Returns as `openFrames` (no `built`: a failed request keeps them).
+    @inline(never)
+    private func openAskedFrames<B>(_ i: Int, _ count: Int, _ locals: Locals<B>, _ into: GraphRun) -> (resolver: Resolver, word: Int, frames: Int, built: Int) {
+        let (graph, lookup) = into
+        let path = constructing(at: i, locals.base)
+        let frameLookup = graph.borrow { $0.openAskedFrames(self, path, from: lookup.object) }
+        let resolver = Resolver(graph: graph.object, lookup: frameLookup, owner: registration(i, locals))
+        let first = steps[i].firstInput
+        let s = (0..<count).first { Plan.isSlot(inputs[first + $0]) && slots[Plan.slotNumber(inputs[first + $0])].kind == .resolver }!
+        return (resolver, s, path.count, 0)
+    }
+
     /// After the factory of step `i`, whose resolver's gets may have built keys the plan makes later (graph-scoped
     /// or creation steps, not among the frames open then): as the build then takes each from its graph, the run
     /// takes it (`made`, a reference of its own) and makes none of the steps only it asked for (each step's
@@ -1770,9 +1798,11 @@ extension Plan {
     /// graph constructs (the build reports the cycle), a plan past 64 steps with such a key, or a step below
     /// a taken one that a step made takes too (the build makes it later, where that one asks: another order).
     /// `locals`: a child's registrations bound to the local steps (`hasLocals`), whose keys the graph holds.
-    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt64? {
+    /// `before`: a run up to a cut there (`Graph.meetAsked`) looks at the steps before it only (it makes none past it).
+    func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
+                       before end: Int) -> UInt64? {
         var taken: UInt64 = 0
-        for j in 0..<steps.count where steps[j].isKeyed && !steps[j].isShared {
+        for j in 0..<end where steps[j].isKeyed && !steps[j].isShared {
             if graph.constructs(registration(of: j, locals)) { return nil }
             guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
             guard steps.count <= 64 else { return nil }

@@ -248,4 +248,22 @@ extension Plan {
         if met?.claims == true && readsRequest { return nil }
         return met
     }
+
+    /// Where the build's walk first asks for step `i`: the first of its dependencies' steps (post-order), a cut there.
+    func firstAsked(_ i: Int) -> Int {
+        var first = i
+        while first > 0 && descends(first - 1, from: i) { first -= 1 }
+        return first
+    }
+
+    /// The steps a build meeting step `met` at `cut` (`meeting`) never asks for, a bit each (plans of up to 64 steps):
+    /// those first asked for from the cut on, but `met`'s askers (first asked for at the cut, after it in post-order).
+    /// A creating request's run up to the cut claims none of their cells (`Graph.claimAsked`), as the build never does.
+    func unasked(from cut: Int, met: Int) -> UInt64 {
+        var first = Array(0..<steps.count)
+        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        var bits: UInt64 = 0
+        for i in 0..<min(steps.count, 64) where first[i] > cut || first[i] == cut && i <= met { bits |= 1 << UInt64(i) }
+        return bits
+    }
 }
