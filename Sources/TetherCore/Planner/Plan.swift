@@ -1120,6 +1120,13 @@ final class Plan: @unchecked Sendable {
 
         /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
         private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
+            // Under a container-scoped frame: a build finding that key cached in the resolving container takes it
+            // and never meets the error (re-registered since: `all:` slots, a dependency replaced), and a failing
+            // plan has no step of it whose cache a run could check. (Fuzz finding 59f44910.)
+            if error != nil && frames.contains(where: { $0.isContainer }) {
+                failure = nil
+                return .failureUnderContainer
+            }
             failure = error
             failureFrames = frames.map { ($0.registration, $0.firstNew, $0.local) }
             return reason
