@@ -867,7 +867,8 @@ extension Plan {
             }
             let registration = registration(found.step, locals)
             var hit = registration.borrow { $0.cachedRetained(found.scope) }
-            let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
+            // (An early check, `variant`, is where the build's walk reaches it too: revived, the run goes on in the variant.)
+            let revived = hit == nil && found.scope.isKeptWeakly && (found.reachedThere || found.variant >= 0)
             if revived {  // (a local step's spec: the resolving child's registration's)
                 hit = graph.borrow { $0.reviveCreation(registration, steps[found.step].spec ?? registration.borrow { $0.specReference }) }
             }
