@@ -343,7 +343,9 @@ import TetherCore
                 "\(built.0.tracker.log)")
     }
 
-    @Test func statesBeyondTheBoundAreBuilt() throws {
+    /// Past `maxPlans` creation plans kept (a bridge that keeps replaced plans), a state runs a one-shot plan
+    /// (`Registration.oneShotPlan`; the build before branch maxplans), kept by no registration.
+    @Test func statesBeyondTheBoundRunAOneShotPlan() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)
         try fx.register("S", scope: .singleton)
@@ -360,8 +362,10 @@ import TetherCore
         let before = Container.buildsOnThisThread
         try fx.register("Y")
         fx.container.reset(.singleton)
+        let held = a.heldPlanCount
         _ = try fx.resolve("A")
-        #expect(Container.buildsOnThisThread - before == 1, "past the bound the graph builds it")
+        #expect(Container.buildsOnThisThread - before == 0, "past the bound a one-shot plan serves it")
+        #expect(a.creationPlanCount == 16 && a.heldPlanCount == held, "nothing more kept")
         #expect(fx.tracker.calls("S") == 22)
     }
 }
