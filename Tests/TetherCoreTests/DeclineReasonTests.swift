@@ -71,18 +71,35 @@ import Testing
     }
 
     /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)
-    /// configurations a registration records none, `planLimit`.
-    @Test func aRegistrationPastMaxPlansConfigurationsBuilds() throws {
+    /// configurations a registration keeps no more (`planLimit` before, the build): each resolve records a plan
+    /// its run alone holds (`Registration.oneShotPlan`), let go of when the resolve ends; over a stream of
+    /// configurations the registration holds at most `maxPlans`, the thread none between resolves.
+    @Test func aRegistrationPastMaxPlansConfigurationsRunsOneShotPlans() throws {
         let fx = try Fixture()
-        try fx.register("A", scope: .transient)
+        try fx.register("A", [dep("S"), dep("B")], scope: .transient)
+        try fx.register("S", scope: .singleton)
+        try fx.register("B", scope: .transient)
+        let a = try #require(fx.container.registration(for: Key("A")))
+        var mostHeld = 0, oneShotsLeft = 0, wrong = 0
+        var singletons: Set<UInt> = []
         let counts = try counted {
-            for i in 0..<20 {
-                try fx.register("Z\(i)")
-                _ = try fx.resolve("A")
+            for i in 0..<200 {
+                try fx.register("Z\(i)")  // a new configuration
+                let instance = try fx.resolve("A")
+                withExtendedLifetime(instance) {
+                    if Obj.of(instance).dep(1).label != "B" { wrong += 1 }
+                    singletons.insert(UInt(bitPattern: Obj.of(instance).depPointer(0)))
+                }
+                mostHeld = max(mostHeld, a.heldPlanCount)
+                oneShotsLeft += ThreadState.currentReference.borrow { $0.oneShotPlans.count }
             }
         }
-        #expect(counts == ["resolves": 20, "planLimit": 4], "\(counts)")
-        #expect(fx.tracker.made("A") == 20)
+        #expect(counts == ["resolves": 200], "every resolve served by a plan: \(counts)")
+        #expect(wrong == 0 && singletons.count == 1)
+        // The first 16 configurations' warm plans and the first one's creation plan (S not cached yet).
+        #expect(mostHeld == Registration.maxPlans + 1 && oneShotsLeft == 0, "held \(mostHeld), one-shots left \(oneShotsLeft)")
+        #expect(fx.tracker.made("A") == 200 && fx.tracker.made("B") == 200 && fx.tracker.calls("S") == 1)
+        #expect(fx.tracker.liveCount == 1 && fx.tracker.badDrops == 0, "S only")
     }
 
     /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open, whose
@@ -174,34 +191,49 @@ import Testing
                 && run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains("\"P\" -> \"K\" -> \"P\""), "\(run.seen[0])")
     }
 
-    /// Caches in a state no creation plan covers once `maxPlans` (16) were recorded for the configuration (weak
-    /// keys held and let go of): the warm plan's run misses a leaf (`notCached`; a weak root, `sharedRoot`), no
-    /// creation plan is recorded, none recorded takes the state (`pickAfterChange`), so the graph builds.
-    @Test(arguments: [Scope.transient, .weak]) func aCacheStatePastMaxPlansCreationPlansBuilds(root: Scope) throws {
-        let fx = try Fixture()
+    /// Caches in a state no creation plan kept covers once `maxPlans` (16) were recorded for the configuration (weak
+    /// keys held and let go of; `notCached`, a weak root `sharedRoot`, before: the build). Keeping replaced plans,
+    /// the registration keeps 16 and the run takes a one-shot plan for the state (`Registration.oneShotPlan`);
+    /// retiring them, it records one for the state and holds at most `heldPlans` (the oldest retired).
+    @Test(arguments: [Scope.transient, .weak], [false, true])
+    func aCacheStatePastMaxPlansCreationPlansRunsAPlan(root: Scope, retiring: Bool) throws {
+        let fx = try Fixture(retiring: retiring)
         let weak = (1...6).map { "W\($0)" }
         try fx.register("ManyStates", weak.map { dep($0) }, scope: root)
         for key in weak { try fx.register(key, scope: .weak) }
+        let registration = try #require(fx.container.registration(for: Key("ManyStates")))
         var held: [String: Instance] = [:]
         for key in weak { held[key] = try fx.resolve(key) }
         _ = try fx.resolve("ManyStates")  // every leaf cached: the warm plan
         // Let go of `missing`'s keys (each dies: nothing else holds it), resolve A, hold them again.
+        var mostHeld = 0
         func resolve(missing: [String]) throws {
             for key in missing { held[key] = nil }
             _ = try fx.resolve("ManyStates")
             for key in missing { held[key] = try fx.resolve(key) }
+            mostHeld = max(mostHeld, registration.creationPlanCount)
         }
         // 16 states, each missing one or two keys: a creation plan each (`maxPlans`).
         var states = weak.map { [$0] }
         for i in 0..<weak.count { for j in (i + 1)..<weak.count { states.append([weak[i], weak[j]]) } }
         for state in states.prefix(16) { try resolve(missing: state) }
-        #expect(fx.container.registration(for: Key("ManyStates"))!.creationPlanCount == 16)
-        // Three missing: no plan recorded covers it (each missing at most two).
-        let counts = try counted { try resolve(missing: ["W1", "W2", "W3"]) }
-        #expect(counts["resolves"] == 4 && counts.count == 2, "\(counts)")
-        #expect(counts[root == .weak ? "sharedRoot" : "notCached"] == 1, "\(counts)")
-        // W1: held first; in 6 of the 16 states and the last, made by A's resolve (dying with it), then held again.
-        #expect(fx.tracker.made("W1") == 1 + 2 * 6 + 2)
+        #expect(registration.creationPlanCount == (retiring ? Registration.heldPlans : 16))
+        // Three missing: no plan kept covers it (each missing at most two); then the states past the 16th.
+        let counts = try counted {
+            try resolve(missing: ["W1", "W2", "W3"])
+            for state in states.dropFirst(16) { try resolve(missing: state) }
+        }
+        let resolves = 4 + (states.count - 16) * 3
+        #expect(counts == ["resolves": resolves], "every resolve served by a plan: \(counts)")
+        #expect(mostHeld == (retiring ? Registration.heldPlans : 16), "held at most \(mostHeld)")
+        #expect(registration.heldPlanCount <= (retiring ? Registration.heldPlans + 1 : 17), "warm and creation plans kept: \(registration.heldPlanCount)")
+        #expect(ThreadState.currentReference.borrow { $0.oneShotPlans.count } == 0)
+        // W1: held first; in 6 of the 16 states and the three-missing one (none of the later five), made by
+        // A's resolve (dying with it), then held again.
+        #expect(fx.tracker.made("W1") == 1 + 2 * (6 + 1))
+        held.removeAll()
+        fx.bridge.releaseRetired()
+        #expect(fx.tracker.badDrops == 0)
     }
 
     /// Caches another thread keeps changing between each creation plan's pick and its claims (hooks, no

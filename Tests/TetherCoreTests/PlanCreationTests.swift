@@ -343,7 +343,9 @@ import TetherCore
                 "\(built.0.tracker.log)")
     }
 
-    @Test func statesBeyondTheBoundAreBuilt() throws {
+    /// Past `maxPlans` creation plans kept (a bridge that keeps replaced plans), a state runs a one-shot plan
+    /// (`Registration.oneShotPlan`; the build before branch maxplans), kept by no registration.
+    @Test func statesBeyondTheBoundRunAOneShotPlan() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("S")], scope: .transient)
         try fx.register("S", scope: .singleton)
@@ -360,8 +362,12 @@ import TetherCore
         let before = Container.buildsOnThisThread
         try fx.register("Y")
         fx.container.reset(.singleton)
+        let held = a.heldPlanCount
         _ = try fx.resolve("A")
-        #expect(Container.buildsOnThisThread - before == 1, "past the bound the graph builds it")
+        #expect(Container.buildsOnThisThread - before == 0, "past the bound a one-shot plan serves it")
+        // Kept: the configuration's warm plan (no creation plan recorded past the bound: `record` without
+        // `creating`), whose run declines (S not cached); the one-shot plan is not.
+        #expect(a.creationPlanCount == 16 && a.heldPlanCount == held + 1, "\(a.heldPlanCount) held, \(held) before")
         #expect(fx.tracker.calls("S") == 22)
     }
 }

@@ -261,6 +261,8 @@ final class Graph {
             }
             // The plan compiled for the caches' state (a warm plan declined, or a singleton or weak root
             // not cached: its hits never come here), if any, else the graph builds it.
+            let oneShots = thread.oneShotPlans.count  // (those this resolve picks go once its run has ended)
+            defer { thread.dropOneShots(to: oneShots) }
             if plan == nil { plan = creationPlan(registration, from: container, thread.planProgress.pointee.locals) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
@@ -319,6 +321,8 @@ final class Graph {
             case .failure(let error): return .failure(error)
             }
         }
+        let oneShots = thread.oneShotPlans.count  // (those this resolve picks go once its run has ended)
+        defer { thread.dropOneShots(to: oneShots) }
         if plan == nil { plan = creationPlan(registration, from: container, progress.pointee.locals) }
         return graph.run(registration, from: container, arguments: arguments, plan: plan)
     }
@@ -690,13 +694,14 @@ final class Graph {
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make. A dead weak instance to revive is revived where the build's walk reaches it
-            // (`Plan.takePublished`), unless the plan's check is not there: that is the build's.
+            // (`Plan.takePublished`: at its early check, going on in its `PublishedVariant`, in a run that switches:
+            // not a traced one, nor one up to a cut), unless the plan's check is not there: that is the build's.
             let claimedAhead = cells.contains(where: { $0.key == key })
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
             // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) })
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, switching: !meeting && tracer == nil) })
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)
@@ -1805,6 +1810,9 @@ final class Graph {
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
         if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts) }
+        // A one-shot plan picked here (`Registration.oneShotPlan`) goes once the request's run has ended.
+        let oneShots = Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.count }
+        defer { Borrowed<ThreadState>(opaque: thread).borrow { $0.dropOneShots(to: oneShots) } }
         if requestProgress == nil {
             requestProgress = .allocate(capacity: 1)
             requestProgress!.initialize(to: PlanProgress())

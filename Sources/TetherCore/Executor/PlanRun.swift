@@ -911,7 +911,8 @@ extension Plan {
                 hit = published
             } else {
                 var cached = registration.borrow { $0.cachedRetained(found.scope) }
-                revived = cached == nil && found.scope.isKeptWeakly && found.reachedThere
+                // (An early check, `variant`, is where the build's walk reaches it too: revived, the run goes on in the variant.)
+                revived = cached == nil && found.scope.isKeptWeakly && (found.reachedThere || found.variant >= 0)
                 if revived {  // (a local step's spec: the resolving child's registration's)
                     cached = graph.unsafelyUnwrapped.graph.borrow {
                         $0.reviveCreation(registration, steps[found.step].spec ?? registration.borrow { $0.specReference })

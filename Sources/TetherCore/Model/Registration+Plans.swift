@@ -7,7 +7,7 @@ import Synchronization
 /// it (`SlotBridge.retire`: the ABI's reclaimer lets go of it once every call under way then has ended), so
 /// a registration holds a few plans at once (`heldPlans` of each kind) and records any number over its life.
 /// A bridge that does not retire (the core on its own) leaves them to the registration (`Rare.kept`): then at
-/// most `maxPlans` are recorded, and past them the key resolves the ordinary way.
+/// most `maxPlans` are kept, and past them each resolve records a plan its run alone holds (`oneShotPlan`).
 extension Registration {
     /// The plan for a resolve of this registration from `container`, recorded
     /// now if the configuration changed since the last; nil when the graph must
@@ -202,9 +202,41 @@ extension Registration {
         }
         if Self.pickHooked.load(ordering: .acquiring), let hook = Self.afterWarmCheck.withLock({ $0 }) { hook(self) }
         if let known = knownCreationPlan(configuration) { return known }
+        // Past `maxPlans` warm plans (a bridge that keeps replaced plans): one for this run, for any state.
+        if address == Self.noMorePlans { return oneShotPlan(configuration) }
         if mayRecordCreation(configuration),
            let recorded = installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration) { return recorded }
-        return pickAfterChange(configuration, address)
+        if let picked = pickAfterChange(configuration, address) { return picked }
+        // Past `maxPlans` creation plans of this configuration (keeping them): one for this run.
+        return mayRecordCreation(configuration) ? nil : oneShotPlan(configuration)
+    }
+
+    /// A plan for the caches' state now that no registration keeps (`Plan.record(creating:)`: warm or
+    /// creating), held by the calling thread until the resolve that picked it lets go of it
+    /// (`ThreadState.dropOneShots`, after its run): what a bridge that keeps replaced plans (the core on its
+    /// own) runs past `maxPlans`, so a key whose configuration or caches keep changing still runs a plan and
+    /// the registration's memory stays bounded. Its run is a replay into the graph (only `Graph.run` picks it);
+    /// nil when its graph declines (why, `creationDecline`) or the plan runs alone only (a `cachedVariant`).
+    /// `child`: from a child with registrations of its own (`Plan.fits` writes them to `locals`).
+    @inline(never)
+    private func oneShotPlan(_ configuration: UInt, child: Container? = nil, _ owner: Borrowed<Container>? = nil,
+                             _ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Borrowed<Plan>? {
+        var plan: Plan?
+        var decline = Plan.Decline.other
+        do {
+            plan = if let child { try Plan.record(self, configuration: configuration, child: child, creating: true) }
+                else { try Plan.record(self, configuration: configuration, creating: true) }
+        } catch { decline = error }
+        if let made = plan, made.declines { (plan, decline) = (nil, made.decline) }
+        if let made = plan, made.cachedVariant != nil || (child != nil && !made.fits(child!, owner!, locals!)) { plan = nil }
+        guard let plan else {
+            lock.withSpinLock { rareForWriting.creationDecline = decline == .other ? nil : decline }
+            return nil
+        }
+        return ThreadState.currentReference.borrow { thread in
+            thread.oneShotPlans.append(plan)
+            return .init(plan)
+        }
     }
 
     /// `creationPlan` when the caches left each state it checked before it read them again (another thread
@@ -244,7 +276,7 @@ extension Registration {
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
         // The last `fits` wrote `locals` for the plan found.
         if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches(locals) }) { return .init(found) }
-        guard mayRecordCreation(configuration) else { return nil }
+        guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, locals) }
         let plan: Plan?
         do { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
             plan = error == .foreignCreation ? Plan.declined(configuration, error) : nil
@@ -253,13 +285,14 @@ extension Registration {
         return installed
     }
 
-    /// Whether a creation plan may be recorded for `configuration`: fewer than `maxPlans` were (retiring:
-    /// for this configuration; a newer one starts again), so a graph whose states keep changing builds.
+    /// Whether a creation plan may be recorded and kept for `configuration`: retiring, always (the oldest
+    /// past `heldPlans` retired, `installCreationPlan`); keeping them, while fewer than `maxPlans` were
+    /// (past them, `oneShotPlan`).
     private func mayRecordCreation(_ configuration: UInt) -> Bool {
-        let retiring = retiresPlans
+        if retiresPlans { return true }
         return lock.withSpinLock {
             guard let rare = withRare({ $0 }) else { return true }
-            return (retiring && configuration > rare.countedConfiguration) || rare.creationsRecorded < Self.maxPlans
+            return rare.creationsRecorded < Self.maxPlans
         }
     }
 
@@ -271,7 +304,7 @@ extension Registration {
     }
 
     /// Keeps `plan`, a creation plan just recorded for `configuration` (nil: none could be), unless
-    /// `maxPlans` were (retiring: for this configuration, and holding at most `heldPlans`, oldest out).
+    /// `maxPlans` were (retiring: any number, holding at most `heldPlans` of this configuration, oldest out).
     private func installCreationPlan(_ plan: Plan?, _ configuration: UInt) -> Borrowed<Plan>? {
         let retiring = retiresPlans
         var retired: [Plan] = []
@@ -279,7 +312,7 @@ extension Registration {
         return lock.withSpinLock { () -> Borrowed<Plan>? in
             let rare = rareForWriting
             if retiring { retired = Self.newConfiguration(configuration, rare) }
-            guard rare.creationsRecorded < Self.maxPlans else { return nil }
+            guard retiring || rare.creationsRecorded < Self.maxPlans else { return nil }
             rare.creationsRecorded += 1
             // A declined one is not kept: it names why (`creationDecline`, for `PlanStats`).
             rare.creationDecline = plan?.declines == true ? plan!.decline : nil
@@ -306,13 +339,13 @@ extension Registration {
             let owner = Borrowed(self.container)
             if !container.fallsThroughEmpty(to: owner) {
                 address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
-                if address == Self.noMorePlans { return .planLimit }
+                if address == Self.noMorePlans { return creationDecline ?? .other }  // (the one-shot plan's)
                 // The declined plan the resolve found (retiring), else the last decline recorded.
                 if address != 0, let declined = Borrowed<Plan>(word: address)!.borrow({ $0.declines ? $0.decline : nil }) { return declined }
                 return lock.withSpinLock { withRare { $0.componentDecline } ?? nil } ?? .other
             }
         }
-        if address == Self.noMorePlans { return .planLimit }
+        if address == Self.noMorePlans { return creationDecline ?? .other }  // (the one-shot plan's)
         guard address != 0 else { return .other }
         return Borrowed<Plan>(word: address)!.borrow { $0.declines ? $0.decline : .other }
     }

@@ -491,9 +491,12 @@ final class Plan: @unchecked Sendable {
         self.arena = arena
     }
 
-    /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`).
-    func revivesWhereReached(_ step: Int) -> Bool {
-        creationChecks.contains { $0.step == step && $0.reachedThere }
+    /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`),
+    /// or, in a run that goes on in a `PublishedVariant` (`switching`), its early check is (where the build's walk
+    /// reaches it, before its own dependencies, which a later step takes too): revived there, the run goes on
+    /// in that variant, which makes those dependencies where the later step asks, as the build reviving it does.
+    func revivesWhereReached(_ step: Int, switching: Bool = false) -> Bool {
+        creationChecks.contains { $0.step == step && ($0.reachedThere || switching && $0.variant >= 0) }
     }
 
     /// The `CreationCheck`s of creation steps `creating` (in step order). `walk`: of a run in which another

@@ -13,7 +13,7 @@ extension Plan {
     /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
     enum Decline: Int, Error, CaseIterable {
         // No plan looked for or found.
-        case plansOff, planLimit
+        case plansOff
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, containerInput
         /// The walk met an error the build reports under a container-scoped frame (`Recorder.met`): the build takes
@@ -43,7 +43,6 @@ extension Plan {
         var text: String {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
-            case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"

@@ -64,6 +64,10 @@ final class ThreadState: CellOwner {
     var contextSpec: InstanceSpec?
     /// This thread's resolves by path (`PlanStats`), nil unless counting: what a resolve tests.
     var planCounts = PlanStats.forNewThread()
+    /// Plans recorded for one run and kept by no registration (`Registration.oneShotPlan`: a bridge that keeps
+    /// replaced plans, past `Registration.maxPlans`), innermost last: each resolve that picked them lets go of
+    /// its own once its run has ended (`dropOneShots`), so the thread holds those of the resolves under way only.
+    var oneShotPlans: [Plan] = []
     /// Keeps what malloc puts after this object off the lines of the fields above.
     private let trailingPad = LinePad()
 
@@ -73,6 +77,12 @@ final class ThreadState: CellOwner {
         let token: CellToken
         let nesting: Int
         let blocked: Bool
+    }
+
+    /// Lets go of the one-shot plans picked since `mark` (`oneShotPlans.count` before the pick): their runs ended.
+    @inline(__always)
+    func dropOneShots(to mark: Int) {
+        if oneShotPlans.count > mark { oneShotPlans.removeLast(oneShotPlans.count - mark) }
     }
 
     deinit {
