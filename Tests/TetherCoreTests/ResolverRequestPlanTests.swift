@@ -372,7 +372,7 @@ import Testing
     }
 
     /// A request whose plan takes a declared value (B -> V, B -> E): the child's value, where the build takes it;
-    /// a child providing none fails the request at V's factory after E was made, which stays in the graph (the
+    /// a child providing none fails the request (`notFound`, at V's factory) after E was made, which stays in the graph (the
     /// callback's next request finds it), as the build leaves it; the error names the value's key.
     @Test func aRequestReadingAValueRunsThePlanAndFailsWhereTheBuildDoes() throws {
         let (outcome, requests) = try expectSame({ fx in
@@ -405,7 +405,7 @@ import Testing
         }
         #expect(outcome.seen == ["B(E,V1), E B's: true", "E kept: true"])
         #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("B failed") }
-                == ["make A", "make E", "make B", "make A", "make E", "B failed: factoryFailed true"])
+                == ["make A", "make E", "make B", "make A", "make E", "B failed: notFound true"])
         #expect(requests == ["requests": 4, "found": 2, "plan": 2])
     }
 
