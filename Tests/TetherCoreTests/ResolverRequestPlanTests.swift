@@ -460,6 +460,27 @@ import Testing
         #expect(requests == ["requests": 3, "found": 2, "requestReadsRequest": 1])
     }
 
+    /// The other shape still declining `requestReadsRequest`: a plan with a `cachedVariant` (B -> S, X; S -> X, S
+    /// container-scoped: X, an input of the container step, taken by B too), whose run finding S cached would run
+    /// the variant, which no graph replays (`containerInput`'s rule): built, the same outcome as with plans off.
+    @Test func aRequestsPlanWithACachedVariantIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S"), dep("X")])
+            try fx.register("S", [dep("X")], scope: .container)
+            try fx.register("X")
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                return "B's X S's: \(b.dep(0).depPointer(0) == b.depPointer(1))"
+            }
+        }
+        #expect(outcome.seen == ["B's X S's: true", "B's X S's: false", "B's X S's: false"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make X", "make S", "make B", "make A", "make X", "make B", "make A", "make X", "make B"])
+        #expect(requests == ["requests": 3, "requestReadsRequest": 3])
+    }
+
     /// From a child with a registration of its own that the plan binds (B -> C, C the child's): the plan runs,
     /// its local step the child's registration (branch requestplans: no `requestLocals`).
     @Test func aRequestBindingAChildsOwnRegistrationRunsThePlan() throws {
