@@ -551,8 +551,7 @@ final class Graph {
             if met.claims { releaseCells() }
             return
         }
-        let parent = plan.borrow { $0.steps[met.step].parent }
-        if parent >= 0 { cutOpen = plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } }
+        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
         defer { cutOpen = [] }
         throw Reentry.reentered(met.registration, by: self)
     }
@@ -584,9 +583,10 @@ final class Graph {
     /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
     /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. `failure`: the
     /// claim's error (a cell this thread's resolve further out made, a wait cycle to back off from), which
-    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it.
-    /// Not `claimed` (every cell let go of): a thread that must not wait or acts for a token (the build
-    /// claims those ahead, `checkBeforeNotWaiting`), or `drop` the claims after an error.
+    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it; a
+    /// claim refused to a thread that must not wait or acts for a token too (its cells claimed or checked
+    /// before, `checkBeforeNotWaiting`: another thread claimed it since, as the build's claim finds it).
+    /// Always `claimed`.
     func claimContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
                             askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?, failure: TetherError?) {
         do throws(TetherError) {
@@ -603,16 +603,40 @@ final class Graph {
                 try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: asking) }
             }, nil)
         } catch {
-            guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else {
-                return (true, nil, error)  // `backOff`, if set, is the build's too
-            }
-            dropContainerClaims()
-            return (false, nil, nil)
+            // `backOff`, if set, is the build's too. A claim refused to a thread that must not wait or acts for a
+            // token (another thread took the cell since `checkBeforeNotWaiting`) is the build's refusal there too.
+            return (true, nil, error)
         }
     }
 
     /// A container step's claim failed (`claimContainerStep`): the error the replay reports where the build would.
     var deferredFailure: TetherError?
+
+    /// Whether the plan replaying into this graph claims the container steps it would claim late (`Plan.Step.claimsLate`)
+    /// before any factory instead: a thread that must not wait or acts for a token (the build claims or checks
+    /// ahead, `checkBeforeNotWaiting`; a refusal then declines, `claimContainerStep`, not after factories ran).
+    var claimsLateAhead: Bool {
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait || SharedCache.refusing(thread) != nil }
+    }
+
+    /// The container steps `Plan.claimContainerSteps` left to claim late (a bit each), for the run it precedes.
+    var lateContainerClaims: UInt = 0
+
+    /// Container step `registration` of the plan replaying into this graph, claimed late (`Plan.claimLate`) where
+    /// the build's walk asks for it, as `existing` does: the instance cached there (retained), or nil: claimed
+    /// (one this graph holds already, `claim`, is its own), or the claim's error, which the build reports there.
+    func claimLateContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
+                                askingPath: @escaping () -> [Key]) -> Result<Ref<Instance>?, TetherError> {
+        do throws(TetherError) {
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            if let hit = registration.borrow({ r in container.borrow { SharedCache.cached(r, scope, in: $0) } }) { return .success(hit) }
+            return .success(try registration.borrow { r throws(TetherError) in
+                try container.borrow { c throws(TetherError) in try claim(r, scope, in: c, askingPath: askingPath) }
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
     func takeDeferredFailure() -> TetherError {
         defer { deferredFailure = nil }
         return deferredFailure!
@@ -771,6 +795,16 @@ final class Graph {
         claimHooked.store(hook != nil, ordering: .releasing)
     }
 
+    /// Tests only (`setAfterCheckBeforeNotWaiting`): called with the root of a resolve that must not wait or acts
+    /// for a token once `checkBeforeNotWaiting` checked (not claimed) its cells, where another thread's claim
+    /// lands in a race (`containerHeld` before branch cyclecut). Read only by such a resolve, while `checkHooked`.
+    private static let afterCheckBeforeNotWaiting = Lock<(@Sendable (Registration) -> Void)?>(nil)
+    private static let checkHooked = Atomic<Bool>(false)
+    static func setAfterCheckBeforeNotWaiting(_ hook: (@Sendable (Registration) -> Void)?) {
+        afterCheckBeforeNotWaiting.withLock { $0 = hook }
+        checkHooked.store(hook != nil, ordering: .releasing)
+    }
+
 
     /// `claimCreations` of a plan with container steps too (a creating run that reads the request): the
     /// build's claims in the build's order, before any factory. Each creation or container step where the
@@ -781,9 +815,9 @@ final class Graph {
     /// container steps again (`Plan.claimContainerSteps`: a cell held here is this graph's, one cached is
     /// taken). False, every cell let go of: a creation step published meanwhile or under a claim further
     /// out (as `claimCreations`), or asked for only under a container step found cached (the build never
-    /// makes it), or a container step's claim refused to a thread that must not wait or acts for a token.
-    /// A container step's claim that fails otherwise (a cell this thread made further out) stops the
-    /// claims there, as the build stops: the run reports it where the build asks for that step.
+    /// makes it). A container step's claim that fails (a cell this thread made further out; refused to a
+    /// thread that must not wait or acts for a token) stops the claims there, as the build stops: the run
+    /// reports it where the build asks for that step.
     private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         claimedInOrder = false
         try checkBeforeNotWaiting(root, from: container)
@@ -797,8 +831,9 @@ final class Graph {
         var published: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
-            let (registration, isContainer, stepLookup) = plan.borrow { p in
-                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.steps[step].lookup)
+            let (registration, isContainer, stepLookup, late) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer,
+                 p.steps[step].lookup, p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
@@ -812,7 +847,8 @@ final class Graph {
                 return try registration.borrow { r throws(TetherError) in try self.claim(r, scope, in: container, askingPath: asking) }
             }
             if isContainer {
-                if under { continue }
+                // Claimed where the build asks for it, after factories (`Plan.claimLate`).
+                if under || late && !claimsLateAhead { continue }
                 do throws(TetherError) {
                     if let hit = try found() {
                         hit.release()
@@ -827,11 +863,10 @@ final class Graph {
                     }
                 } catch {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
-                    guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
-                    progress.pointee.decline = .containerHeld
-                    dropClaimedHits()
-                    releaseCells()
-                    return false
+                    // The claims stop where the build's do; the run claims it again where the build asks for it
+                    // (`Plan.claimContainerSteps`) and reports its failure there (refused to a thread that must not
+                    // wait or acts for a token, the cell taken since `checkBeforeNotWaiting`: `containerHeld` before).
+                    break claims
                 }
                 continue
             }
@@ -906,6 +941,7 @@ final class Graph {
         replayEntered = 0
         replayEnteredAt = 0
         replaySkips = 0
+        lateContainerClaims = 0
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
         if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }
@@ -1797,7 +1833,7 @@ final class Graph {
         if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
             // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
+            guard met != nil, !plan.borrow({ $0.createsShared || $0.fails }) else { reason = .requestNested; return nil }
         }
         // A request reading the request whose claims fail or decline lets go of its own cells only (`dropContainerClaims`).
         let savedCells = (requestCellsFrom, requestMadeContainers)
@@ -2169,6 +2205,7 @@ final class Graph {
             Borrowed<ThreadState>(opaque: thread).borrow { $0.blocked = true }
             throw Self.wouldBlock(root, blocked: blocked)
         }
+        if Self.checkHooked.load(ordering: .acquiring), let hook = Self.afterCheckBeforeNotWaiting.withLock({ $0 }) { hook(root) }
     }
 
     /// The refusal of a no-wait resolve of `root` that would wait for another thread creating `blocked`.

@@ -15,8 +15,7 @@ extension Plan {
         // No plan looked for or found.
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, tooLarge, missing, arguments, containerInput
-        case resolverSlot
+        case sharedRoot, cycle, tooLarge, containerInput
         /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
         case foreignCreation
         case childTable, childLocal
@@ -25,6 +24,10 @@ extension Plan {
         /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
         /// `containerScoped` before, none ever counted).
         case described
+        /// The walk met an error the build reports (a key not registered, runtime arguments below the root:
+        /// `Recorder.met`'s marker): a failing plan (`Plan.Failing`) serves it, never counted (`missing`,
+        /// `arguments` before branch resolverslot2, counted only where `finishSlots` declined a failing plan's slot).
+        case metFailure
         // A run, before any factory ran.
         case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
@@ -39,18 +42,16 @@ extension Plan {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .planLimit: "the registration recorded maxPlans plans (or declined child graphs) already (a bridge that keeps replaced plans)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
-            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that fails, or whose creation cells before the cut it cannot claim; a strict container's singleton frame open (Graph reports it)"
+            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
-            case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
-            case .arguments: "runtime arguments below the root"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks with callbacks, slots or a strict container"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description), or before a container step that is not its owner's asker (its gets may build that step, which the run claimed ahead)"
             case .described: "a shape only a described plan declines (never a resolve's)"
+            case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
             case .childTable: "from a child whose own registrations are not a small table"
             case .childLocal: "a child's own registration outside its per-request component (its small table's slots)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
-            case .containerHeld: "at run time, in the graph's replay: a container step's claim refused to a thread that must not wait or acts for a token (taken after the build's check), some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached"
+            case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make): the build claims as it goes"
             case .other: "other"
             case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle: a request made while a request's plan runs meeting its steps under way), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
