@@ -450,18 +450,163 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
-    /// A plan with a container-scoped step: built (`requestReadsRequest`: the build claims the container's cell as it goes).
-    @Test func aRequestOverAContainerStepIsBuilt() throws {
+    /// A plan with a container-scoped step (B -> C, C container-scoped), asked from three children: the request
+    /// runs its plan (it reads the request, `Plan.RequestRun`): the first request in a child makes C, published into
+    /// the child with the graph; the next takes C cached there (keyed, its callbacks not run again), as the build.
+    @Test func aRequestOverAContainerStepRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("B", [dep("C")])
-            try fx.register("C", scope: .container)
+            let c = try fx.register("C", scope: .container)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+            fx.onComplete(c)
+        }) { fx in
+            try (0..<3).flatMap { _ in
+                let child = try fx.child()
+                defer { _ = try? child.close() }
+                return try (0..<2).map { _ in
+                    let a = try fx.resolve("A", in: child)
+                    let c = Obj.at(Obj.of(a).got[0]).depPointer(0)
+                    return withExtendedLifetime(a) { "C the child's: \((try? fx.resolve("C", in: child).pointer) == c)" }
+                }
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "C the child's: true", count: 6))
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") }
+                == Array(repeating: ["make A", "complete A", "make C", "make B", "complete C", "make A", "complete A", "make B"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    /// A callback's request for a container-scoped key itself (its plan's root a container step), from a child:
+    /// made by the plan and published into the child with the graph, found cached by the next resolve's request.
+    @Test func aRequestForAContainerScopedKeyRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [dep("D")], scope: .container)
+            try fx.register("D", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
+        }) { fx in
+            let child = try fx.child()
+            defer { _ = try? child.close() }
+            let got = try (0..<3).map { _ in
+                let a = try fx.resolve("A", in: child)
+                return Obj.of(a).got[0]
+            }
+            return ["one S: \(Set(got).count == 1), the child's: \(try fx.resolve("S", in: child).pointer == got[0])"]
+        }
+        #expect(outcome.seen == ["one S: true, the child's: true"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make D", "make S", "make A", "make A"])
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1])
+    }
+
+    /// A request whose plan takes a declared value (B -> V, B -> E): the child's value, where the build takes it;
+    /// a child providing none fails the request (`notFound`, at V's factory) after E was made, which stays in the graph (the
+    /// callback's next request finds it), as the build leaves it; the error names the value's key.
+    @Test func aRequestReadingAValueRunsThePlanAndFailsWhereTheBuildDoes() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            _ = try fx.container.declareValue(Key("V"))
+            let a = try fx.register("A")
+            try fx.register("B", [dep("E"), dep("V")])
+            try fx.register("E")
+            fx.onComplete(a) { resolver, _, obj in
+                do { obj.got.append(try resolver.get(Key("B")).pointer) } catch let e as TetherError {
+                    fx.tracker.note("B failed: \(e.code) \(e.message.contains("\"V\""))")
+                }
+                obj.got.append(try resolver.get(Key("E")).pointer)
+            }
+        }) { fx in
+            var seen: [String] = []
+            for provides in [true, false] {
+                let child = try fx.child()
+                if provides {
+                    let value = Ref(retaining: Obj(label: "V1", words: [])).opaque
+                    _ = try child.provideValue(Key("V"), value, context: nil, destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+                }
+                let a = try fx.resolve("A", in: child)
+                let got = Obj.of(a).got
+                seen.append(provides ? "B(\(Obj.at(got[0]).dep(0).label),\(Obj.at(got[0]).dep(1).label)), E B's: \(Obj.at(got[0]).depPointer(0) == got[1])"
+                                     : "E kept: \(got.count == 1 && Obj.at(got[0]).label == "E")")
+                _ = a
+                _ = try child.close()
+            }
+            return seen
+        }
+        #expect(outcome.seen == ["B(E,V1), E B's: true", "E kept: true"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("B failed") }
+                == ["make A", "make E", "make B", "make A", "make E", "B failed: notFound true"])
+        #expect(requests == ["requests": 4, "found": 2, "plan": 2])
+    }
+
+    /// A RESOLVER slot's get of a container-scoped key (D) that R, further out, asks for after the slot's owner
+    /// (R -> H, D; H's factory gets D), then of a container key only the request asks for (X -> Y, both
+    /// container-scoped): each request runs its plan, claiming its container steps' cells in the child amid the
+    /// graph's (R's own, kept: `Graph.dropContainerClaims`, a cell the graph holds taken from there), and R takes
+    /// the D the request made where it reaches it (one D, published into the child once), as the build.
+    @Test func aResolverSlotsRequestsClaimContainerCellsAmidTheGraphs() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("R", [dep("H"), dep("D")], scope: .container)
+            try fx.register("D", scope: .container)
+            try fx.register("X", [dep("Y")], scope: .container)
+            try fx.register("Y", scope: .container)
+            try fx.register("H", [.resolver]) { obj in
+                let r = try #require(fx.bridge.resolver(obj.words[0]))
+                obj.got.append(try r.get(Key("D")).pointer)
+                obj.got.append(try r.get(Key("X")).pointer)
+            }
+        }) { fx in
+            try (0..<3).map { _ in
+                let child = try fx.child()
+                defer { _ = try? child.close() }
+                let root = try fx.resolve("R", in: child)
+                let h = Obj.of(root).dep(0)
+                let d = Obj.of(root).depPointer(1)
+                return withExtendedLifetime(root) {
+                    "D one: \(h.got[0] == d && (try? fx.resolve("D", in: child).pointer) == d), X the child's: \((try? fx.resolve("X", in: child).pointer) == h.got[1])"
+                }
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "D one: true, X the child's: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") }
+                == Array(repeating: ["make D", "make Y", "make X", "make H", "make R"], count: 3).flatMap { $0 })
+        #expect(requests == ["requests": 6, "plan": 6])
+    }
+
+    /// The shape that still declines `requestReadsRequest`: a request for a singleton not cached whose creation plan
+    /// has a container step (S -> C, C container-scoped): built, the build claiming both cells as its walk reaches
+    /// each; the same outcome as with plans off.
+    @Test func aRequestsCreationPlanOverAContainerStepIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [dep("C")], scope: .singleton)
+            try fx.register("C", scope: .container)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
         }) { fx in
             try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).dep(0).label }
         }
         #expect(outcome.seen == ["C", "C", "C"])
-        #expect(requests["requests"] == 3 && requests["requestReadsRequest"] == 3)
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make C", "make S", "make A", "make A"])
+        #expect(requests == ["requests": 3, "found": 2, "requestReadsRequest": 1])
+    }
+
+    /// The other shape still declining `requestReadsRequest`: a plan with a `cachedVariant` (B -> S, X; S -> X, S
+    /// container-scoped: X, an input of the container step, taken by B too), whose run finding S cached would run
+    /// the variant, which no graph replays (`containerInput`'s rule): built, the same outcome as with plans off.
+    @Test func aRequestsPlanWithACachedVariantIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S"), dep("X")])
+            try fx.register("S", [dep("X")], scope: .container)
+            try fx.register("X")
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                return "B's X S's: \(b.dep(0).depPointer(0) == b.depPointer(1))"
+            }
+        }
+        #expect(outcome.seen == ["B's X S's: true", "B's X S's: false", "B's X S's: false"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make X", "make S", "make B", "make A", "make X", "make B", "make A", "make X", "make B"])
+        #expect(requests == ["requests": 3, "requestReadsRequest": 3])
     }
 
     /// From a child with a registration of its own that the plan binds (B -> C, C the child's): the plan runs,

@@ -595,8 +595,16 @@ final class Graph {
                             askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?, failure: TetherError?) {
         do throws(TetherError) {
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            // A resolver's request (`runAsked`): a cell the graph holds (claimed by the run further out, not made yet)
+            // is taken from there, as the build's `claim` does, not claimed twice; its path runs from the frames open.
+            var asking = askingPath
+            if let from = requestCellsFrom {
+                let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, scope, in: $0) } }
+                if cells[..<from].contains(where: { $0.key == key }) { return (true, nil, nil) }
+                asking = { self.path + askingPath() }
+            }
             return (true, try registration.borrow { r throws(TetherError) in
-                try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: askingPath) }
+                try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: asking) }
             }, nil)
         } catch {
             // `backOff`, if set, is the build's too. A claim refused to a thread that must not wait or acts for a
@@ -641,8 +649,13 @@ final class Graph {
     /// Lets go of the container steps' claims of a plan replaying into this graph that declines.
     func dropContainerClaims() {
         backOff = nil
-        releaseCells()
+        // A request's run: the cells before it are the graph's (further out), kept.
+        if let from = requestCellsFrom { releaseCells(from: from) } else { releaseCells() }
     }
+    /// While a resolver's request's plan runs (`runAsked`): the graph's cells before it (kept when its claims
+    /// are let go of), and the container steps it made (`madeContainerCell`: entered as made, `enterStep`).
+    private var requestCellsFrom: Int?
+    private var requestMadeContainers: [ObjectIdentifier] = []
 
     /// Container step `registration` of the plan replaying into this graph was made: its cell in
     /// `container` now holds a made instance (as `enter` notes), so a nested resolve is refused it as unfinished.
@@ -650,6 +663,7 @@ final class Graph {
         let key = registration.borrow { r in container.borrow { SharedCache.cellKey(r, .container, in: $0) } }
         for cell in cells where cell.key == key { cell.made = true }
         if !outerCells.isEmpty { madeUnderOuterCell(key) }
+        if requestCellsFrom != nil { requestMadeContainers.append(ObjectIdentifier(registration.object)) }
     }
 
     /// After a replay: container step `i`, made, is published into `container` with the graph (`publish`), as `enter` queues it.
@@ -1701,10 +1715,9 @@ final class Graph {
             if let counts { counts.countRequest(found: true, built: nil) }
             return try build(registration, from: lookup)
         }
-        // A container-scoped key's plan is a container step's (the request's container, its cell there).
-        var declined: Plan.Decline? = .requestReadsRequest
-        if !registration.specReference.borrow({ $0.scope.isPerResolvingContainer }),
-           let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        // (A container-scoped key's plan is its warm one: its root a container step, claimed in the request's container.)
+        var declined: Plan.Decline?
+        if let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
         if let counts { counts.countRequest(found: false, built: declined) }
         return try build(registration, from: lookup)
     }
@@ -1820,7 +1833,8 @@ final class Graph {
         let progress = requestProgress!
         // A shared key not cached (`buildShared`): the plan for the caches' state now, from the container a
         // resolve of it would run in (a singleton's own, `Graph.resolve`), which its build's frames look up from.
-        let shared = registration.specReference.borrow { $0.scope.isShared }
+        // (A container-scoped key: its warm plan, its root a container step the run claims in the resolving container.)
+        let shared = registration.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer }
         let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
         guard let plan = shared ? registration.creationPlan(from: lookup, progress.pointee.locals)
                 : registration.plan(from: lookup, progress.pointee.locals) else {
@@ -1829,7 +1843,9 @@ final class Graph {
             return nil
         }
         let shape: Plan.Decline? = plan.borrow { p in
-            if p.readsRequest || p.hasContainer { return .requestReadsRequest }
+            // Container steps over creation steps (the build claims both in its walk's order, `claimWithContainerSteps`),
+            // or with a `cachedVariant` (a run finding them all cached runs that one): not taken yet.
+            if p.hasContainer && (p.createsShared || p.cachedVariant != nil) { return .requestReadsRequest }
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
@@ -1841,6 +1857,10 @@ final class Graph {
         if let shape { reason = shape; return nil }
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
         // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
+        // A request reading the request whose claims fail or decline lets go of its own cells only (`dropContainerClaims`).
+        let savedCells = (requestCellsFrom, requestMadeContainers)
+        (requestCellsFrom, requestMadeContainers) = (cells.count, [])
+        defer { (requestCellsFrom, requestMadeContainers) = savedCells }
         let count = plan.borrow { $0.stepCount }
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         var refusal: TetherError?
@@ -1909,7 +1929,8 @@ final class Graph {
                 let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates, refusal: refusal)
                 if case .success(nil) = outcome {
                     (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil)
-                    if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
+                    // (Its creation or container steps' claims: nothing was made under them.)
+                    if creates || plan.borrow({ $0.hasContainer }) { releaseCells(from: cellsBefore) }
                 }
                 return outcome
             }
@@ -1917,7 +1938,8 @@ final class Graph {
             case .success(false):
                 reason = progress.pointee.decline ?? .other
                 progress.pointee.decline = nil
-                if creates { releaseCells(from: cellsBefore) }  // nothing was made under them
+                // Nothing was made under them (creation steps', container steps' a declining run claimed).
+                if creates || plan.borrow({ $0.hasContainer }) { releaseCells(from: cellsBefore) }
                 return .success(nil)
             case .success(true):
                 return .success(enterAsked(plan, words, count: count, failed: nil, root: Borrowed(registration), lookup))
@@ -2102,9 +2124,12 @@ final class Graph {
         let locals = requestProgress.unsafelyUnwrapped.pointee.locals
         let registration = p.registration(of: i, locals)
         if p.steps[i].isKeyed { table.set(registration, GraphTable.state(index)) }
-        // Taken from its cache, or a creation step published meanwhile (taken at its claim or check) or revived:
-        // as `existing` takes it, binding a lazy cell waiting for it (a value's is not bound).
-        if p.steps[i].isShared || p.steps[i].creates && !madeHere(registration) {
+        // A container step made: published into its container with the graph, as `enter` queues it.
+        let madeContainer = p.steps[i].isContainer && requestMadeContainers.contains(ObjectIdentifier(registration.object))
+        if madeContainer { pendingShared.append((registration, alive[index].object, p.steps[i].lookup ?? .init(lookup))) }
+        // Taken from its cache (a container step too), or a creation step published meanwhile (taken at its claim or
+        // check) or revived: as `existing` takes it, binding a lazy cell waiting for it (a value's is not bound).
+        if p.steps[i].isShared || p.steps[i].isContainer && !madeContainer || p.steps[i].creates && !madeHere(registration) {
             if !awaitingCells.isEmpty && !registration.borrow({ $0.isDeclaredValue }) { bindAwaiting(registration, alive[index]) }
             return
         }

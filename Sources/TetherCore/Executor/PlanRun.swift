@@ -284,6 +284,8 @@ extension Plan {
     @inline(__always)
     private func replayAsked<M: RunMode>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                          _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
+        // Container or value steps: the run reads the request (`RequestRun`), the graph claims its container steps.
+        if readsRequest { return replayRequest(M.self, into: graph, made, specs, progress, .init(start: nil, count: 0), lookup: lookup) }
         if hasLocals { return replayAskedChild(M.self, into: graph, made, specs, progress, lookup: lookup) }
         return replay(M.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
     }
@@ -730,6 +732,8 @@ extension Plan {
             // A container step's claim failed: the build reports it where it asks for that step.
             if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
                 progress.pointee.plan = nil
+                // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+                if M.requests { progress.pointee.step = i; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
@@ -807,6 +811,7 @@ extension Plan {
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
             if claims != nil && claims!.words[3] != 0 {
+                if M.requests { progress.pointee.step = progress.pointee.cut; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
@@ -834,7 +839,8 @@ extension Plan {
                                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
         progress.pointee.plan = nil
         if M.destination == .block { recordsAsInstances(before: before, &run, specs.unsafelyUnwrapped, locals) }
-        letGo(M.self, &run, count: steps.count)
+        // A resolver's request: what the steps before it made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+        if M.requests { progress.pointee.step = before } else { letGo(M.self, &run, count: steps.count) }
         let words = run.words
         let made = registration(missing, locals).borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
             do throws(CallbackFailure) { return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: 0) }) }
@@ -1307,6 +1313,8 @@ extension Plan {
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
+        // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
+        let taken = M.requests ? into.graph.borrow { $0.requestSkips } : 0
         // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
         // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
         let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
@@ -1315,6 +1323,7 @@ extension Plan {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             if published & 1 << UInt(i) != 0 { continue }
+            if M.requests && taken & 1 << UInt64(i) != 0 { continue }
             if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }

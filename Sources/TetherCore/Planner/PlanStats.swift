@@ -60,7 +60,7 @@ extension Plan {
             case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle: a request made while a request's plan runs meeting its steps under way), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
             case .requestNested: "a resolver's request whose plan fails, or has creation steps, meeting a key the thread constructs further out (Reentry): no run up to a cut of those"
             case .requestSlots: "a resolver's request whose plan has a slot naming a step only a key taken from the graph asked for"
-            case .requestReadsRequest: "a resolver's request whose plan has container-scoped or value steps"
+            case .requestReadsRequest: "a resolver's request whose plan has container-scoped steps over creation steps (the build claims both as its walk reaches each) or a cachedVariant"
             case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
