@@ -59,7 +59,10 @@ import Testing
                     try fx.register("O\(i)", i == 10 ? [dep("O1")] : [], scope: i == 3 ? .container : i == 5 ? .singleton : .graph,
                                     in: child, label: "O\(i)@\(name)")
                 }
-                for _ in 0..<2 { seen.append(Obj.of(try fx.resolve("H", in: child)).tree()) }
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                }
                 _ = try child.close()
                 seen.append("\(name): O3 made \(fx.tracker.made("O3@\(name)")) dropped \(fx.tracker.dropped("O3@\(name)")), O5 made \(fx.tracker.made("O5@\(name)"))")
             }
@@ -80,12 +83,14 @@ import Testing
             let child = try fx.child()
             child.usesPlans = fx.container.usesPlans
             for i in 1...4 { try fx.register("O\(i)", in: child) }
-            var seen = [Obj.of(try fx.resolve("H", in: child)).tree()]
+            var seen: [String] = []
+            func resolveH() throws { let h = try fx.resolve("H", in: child); withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) } }
+            try resolveH()
             try fx.register("O5", in: child)
             try fx.register("O4", [dep("O5")], in: child, label: "O4b")
-            seen.append(Obj.of(try fx.resolve("H", in: child)).tree())
+            try resolveH()
             try fx.register("O1", [dep("O2")], in: child, label: "O1b")
-            seen.append(Obj.of(try fx.resolve("H", in: child)).tree())
+            try resolveH()
             _ = try child.close()
             return seen
         }
@@ -113,8 +118,11 @@ import Testing
                     leaf.usesPlans = fx.container.usesPlans
                     try fx.register("Own", in: leaf, label: "Own@\(m)\(l)")
                     for _ in 0..<2 {
-                        let h = Obj.of(try fx.resolve("H", in: leaf))
-                        seen.append(h.tree(withEdges: true) + (h.depPointer(0) == h.depPointer(1) ? " one M" : " two M"))
+                        let instance = try fx.resolve("H", in: leaf)
+                        withExtendedLifetime(instance) {
+                            let h = Obj.of(instance)
+                            seen.append(h.tree(withEdges: true) + (h.depPointer(0) == h.depPointer(1) ? " one M" : " two M"))
+                        }
                     }
                     _ = try leaf.close()
                 }

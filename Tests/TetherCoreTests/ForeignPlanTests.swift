@@ -197,7 +197,8 @@ import Testing
                     let request = try fx.child(of: mid)
                     request.usesPlans = fx.container.usesPlans
                     try fx.register("Req", in: request, label: "Req@\(m)\(r)")
-                    seen.append(Obj.of(try fx.resolve("Handler", in: request)).tree())
+                    let h = try fx.resolve("Handler", in: request)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
                     _ = try request.close()
                 }
             }

@@ -200,7 +200,7 @@ final class RegistrationTable: @unchecked Sendable {
             let capacity = max(2 * Self.smallKeys, 2 * grownCapacity)
             let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * capacity)
             for i in 0..<(1 + 2 * capacity) {
-                (fresh + i).initialize(to: Atomic(i < 1 + 2 * count ? block![i].load(ordering: .relaxed) : 0))
+                (fresh + i).initialize(to: Atomic(i < 1 + 2 * count ? block.map { $0[i].load(ordering: .relaxed) } ?? 0 : 0))
             }
             if let block { retiredGrown.append(block) }
             block = fresh
