@@ -263,4 +263,57 @@ import Testing
         }
         #expect(trees[0 ..< 3] == trees[3 ..< 6] && trees[0 ..< 3].map(\.[0]) == ["Own 40", "Own 41", "Own 42"])
     }
+
+    /// Three requests of three resolves of Handler(Clock, Session(W)), a WEAK W asked for only under the
+    /// CONTAINER-scoped Session (`containerInput` before: the creating walk declined a weak creation step
+    /// there, the warm plan a weak shared one), each request a child of the root or of a child (`nested`).
+    /// W dies with each request's Session unless `keep` holds one made before (then every request takes it).
+    private func serveWeak(plans: Bool, keep: Bool, nested: Bool) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
+        let fx = try Fixture()
+        fx.container.usesPlans = plans
+        try fx.register("W", scope: .weak)
+        try fx.register("Session", [dep("W")], scope: .container)
+        try fx.register("Clock")
+        try fx.register("Handler", [dep("Clock"), dep("Session")])
+        let parent = nested ? try fx.child() : fx.container
+        var kept: Instance? = keep ? try fx.resolve("W") : nil
+        var trees: [String] = []
+        let counts = try counted {
+            for _ in 0..<3 {
+                let child = try fx.child(of: parent)
+                for _ in 0..<3 {
+                    let instance = try fx.resolve("Handler", in: child)
+                    trees.append(withExtendedLifetime(instance) { Obj.of(instance).tree() })
+                }
+                _ = try child.close()
+            }
+        }
+        #expect(kept == nil || fx.tracker.dropped("W") == 0)
+        kept = nil
+        if nested { _ = try parent.close() }
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        return (fx.tracker.log, trees, counts, fx)
+    }
+
+    /// A weak key under a container step (`aWeakKeyUnderAContainerStepBuilds` before): dead between requests,
+    /// each request's first resolve runs the creation plan (W's cell claimed with the Session's, in the
+    /// build's order), the rest the warm plan, the Session cached; alive, the warm plan takes it from its
+    /// cache. The same makes, drops and trees as the build; no resolve built.
+    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func aWeakKeyUnderAContainerStepIsPlanned(keep: Bool, nested: Bool) throws {
+        let planned = try serveWeak(plans: true, keep: keep, nested: nested)
+        let built = try serveWeak(plans: false, keep: keep, nested: nested)
+        #expect(planned.log == built.log && planned.trees == built.trees)
+        #expect(planned.trees == Array(repeating: "Handler(Clock,Session(W))", count: 9))
+        #expect(planned.fx.tracker.made("W") == (keep ? 1 : 3) && planned.fx.tracker.made("Session") == 3
+                && planned.fx.tracker.made("Handler") == 9 && planned.fx.tracker.dropped("W") == planned.fx.tracker.made("W"))
+        if !keep {
+            // W made by the Session's first resolve, dropped with the Session when the request's child closes.
+            #expect(Array(planned.log.prefix(4)) == ["make Clock", "make W", "make Session", "make Handler"])
+            #expect(planned.log.firstIndex(of: "drop W")! > planned.log.firstIndex(of: "drop Session")!)
+        }
+        #expect(planned.counts == ["resolves": 9], "\(planned.counts)")
+        let handler = try #require(planned.fx.container.registration(for: Key("Handler")))
+        #expect(handler.hasCurrentPlan && handler.creationPlanCount == (keep ? 0 : 1))
+    }
 }

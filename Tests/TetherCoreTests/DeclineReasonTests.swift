@@ -138,23 +138,6 @@ import Testing
         #expect(run.seen[0].last == (callback ? "M made 4 4, completions 8" : "M made 2 2, completions 0"), "\(run.seen[0])")
     }
 
-    /// A weak key under a container step, not cached: the creation walk declines it (`take`), the warm plan's
-    /// run finds it missing and the creation plan is none; counted `containerInput` (the warm plan's reason).
-    @Test func aWeakKeyUnderAContainerStepBuilds() throws {
-        let fx = try Fixture()
-        try fx.register("H", [dep("R")], scope: .transient)
-        try fx.register("R", [dep("W")], scope: .container)
-        try fx.register("W", scope: .weak)
-        let child = try fx.child()
-        var held: [Instance] = []
-        let counts = try counted { for _ in 0..<2 { held.append(try fx.resolve("H", in: child)) } }
-        #expect(counts == ["resolves": 2, "containerInput": 2], "\(counts)")
-        #expect(fx.tracker.made("W") == 1 && fx.tracker.made("R") == 1 && fx.tracker.made("H") == 2)
-        held.removeAll()
-        _ = try child.close()
-        #expect(fx.tracker.dropped("W") == 1 && fx.tracker.dropped("R") == 1)
-    }
-
     /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)
     /// configurations a registration records none, `planLimit`.
     @Test func aRegistrationPastMaxPlansConfigurationsBuilds() throws {

@@ -49,7 +49,7 @@ import Testing
         let log = Log()
         traced.setTrace { log.hook($0) }
         let counts = try counted { try resolving(fx, traced, log) }
-        // Every resolve over, the thread constructs nothing: a run that declined (`containerInput`) left no
+        // Every resolve over, the thread constructs nothing: a run that declined (as a traced one may) left no
         // plan in its progress for a later build's nested resolve to take for its own (a crash, or a false cycle).
         #expect(ThreadState.currentReference.borrow { Reentry.constructing($0).isEmpty })
         if traced !== fx.container { _ = try traced.close() }
@@ -69,17 +69,6 @@ import Testing
         #expect(!planned.log.isEmpty, sourceLocation: sourceLocation)
         #expect(planned.counts.keys.sorted() == ["resolves"], "\(planned.counts)", sourceLocation: sourceLocation)
         #expect(built.counts["plansOff"] != nil, sourceLocation: sourceLocation)
-    }
-
-    /// The trace with plans is the build's; `reasons`: what `Graph.build` counted for the traced plans.
-    private func expectSameTrace(declining reasons: [String], _ setUp: @escaping (Fixture) throws -> Void,
-                                 tracing: @escaping (Fixture) throws -> Container,
-                                 sourceLocation: SourceLocation = #_sourceLocation,
-                                 _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
-        let planned = try traced(plans: true, setUp, tracing: tracing, resolving)
-        let built = try traced(plans: false, setUp, tracing: tracing, resolving)
-        #expect(planned.log == built.log, sourceLocation: sourceLocation)
-        #expect(planned.counts.keys.sorted() == (reasons + ["resolves"]).sorted(), "\(planned.counts)", sourceLocation: sourceLocation)
     }
 
     /// Resolves `key` from `container` and releases it at once, noting a failure's status.
@@ -210,10 +199,10 @@ import Testing
     }
 
     /// A singleton first asked for under a container step and taken outside too: once the container
-    /// step is cached the build finds it where the step outside asks, out of the plan's order, so a
-    /// traced run declines then (`containerInput`), and the trace is still the build's.
+    /// step is cached the build finds it where the step outside asks, out of the plan's order; the traced
+    /// run tells the hits in the build's walk then (`tellWalkedHits`; `containerInput` before).
     @Test func aSharedStepAskedUnderACachedContainerStepAndOutside() throws {
-        try expectSameTrace(declining: ["containerInput"], { fx in
+        try expectSameTrace({ fx in
             try fx.register("H", [dep("R"), dep("T"), dep("S")], scope: .transient)
             try fx.register("R", [dep("S")], scope: .container)
             try fx.register("T", scope: .transient)
@@ -221,6 +210,23 @@ import Testing
             _ = try fx.container.resolve(Key("S"))
         }, tracing: { try $0.child() }) { fx, child, log in
             for _ in 0..<3 { Self.once(child, "H", log) }
+        }
+    }
+
+    /// The same over more hits: two container steps (the second under the first), a singleton each asks
+    /// for that steps outside take too, one in a made step's own walk, and a singleton only they take.
+    @Test func sharedStepsAskedUnderCachedContainerStepsAndOutsideInterleave() throws {
+        try expectSameTrace({ fx in
+            try fx.register("H", [dep("Q"), dep("R"), dep("T"), dep("S"), dep("P")], scope: .transient)
+            try fx.register("R", [dep("S"), dep("R2"), dep("U")], scope: .container)
+            try fx.register("R2", [dep("V"), dep("S")], scope: .container)
+            try fx.register("T", [dep("Q"), dep("V")], scope: .transient)
+            try fx.register("P", [dep("U")], scope: .transient)
+            for key in ["S", "Q", "U", "V"] { try fx.register(key, scope: .singleton); _ = try fx.container.resolve(Key(key)) }
+        }, tracing: { try $0.child() }) { fx, child, log in
+            for _ in 0..<3 { Self.once(child, "H", log) }
+            Self.once(child, "R2", log)
+            Self.once(child, "T", log)
         }
     }
 

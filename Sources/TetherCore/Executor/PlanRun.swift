@@ -675,11 +675,17 @@ extension Plan {
         // steps taken cached, a build's order of hits for what they asked for first (`tracesSkips`).
         var told = 0
         let containersCached = M.traced && cachedAll
+        // A shared step first asked for under them that a step outside takes too: the build finds it where
+        // that one asks, out of step order; the hits are told in the build's walk then (`tellWalkedHits`).
+        var walked: [Int]? = nil, position = 0
         if containersCached && !tracesSkips() {
-            progress.pointee.plan = nil  // the build runs next: this thread constructs none of the plan's steps
-            letGo(M.self, &run, count: count)
-            progress.pointee.decline = .containerInput
-            return .success(false)
+            walked = M.creates || M.cuts ? nil : Plan.walk(Array(steps), Array(inputs), leaves: Array(containerSteps))?.order
+            if walked == nil {  // (a creating or cut run, whose hits are told in step order by its checks, or past `maxSteps` deep)
+                progress.pointee.plan = nil  // the build runs next: this thread constructs none of the plan's steps
+                letGo(M.self, &run, count: count)
+                progress.pointee.decline = .containerInput
+                return .success(false)
+            }
         }
         // The container steps this run claims and makes, each checked where the build first asks for it (`takeNestedContainers`).
         var unasked: UInt = 0
@@ -714,7 +720,7 @@ extension Plan {
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
             if M.traced {
-                tellHits(&told, to: i, run, locals, skipsUnder: containersCached)
+                if let walked { tellWalkedHits(walked, &position, to: i, run, locals) } else { tellHits(&told, to: i, run, locals, skipsUnder: containersCached) }
                 run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
             }
             do throws(TetherError) {
@@ -765,7 +771,10 @@ extension Plan {
         }
         progress.pointee.plan = nil
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`.)
-        if M.traced { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
+        if M.traced {
+            if let walked { tellWalkedHits(walked, &position, to: nil, run, locals) }
+            else { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
+        }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
         if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
@@ -930,7 +939,7 @@ extension Plan {
 
     /// Traced, the container steps taken cached: whether the build asks for nothing first asked
     /// for under them except where the plan's steps have it (a shared step one outside takes too
-    /// the build finds where that one asks, out of the plan's order: the run declines).
+    /// the build finds where that one asks, out of the plan's order: `tellWalkedHits` tells them).
     @inline(never)
     private func tracesSkips() -> Bool {
         for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
@@ -967,6 +976,22 @@ extension Plan {
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
             run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
+        }
+    }
+
+    /// Traced, the container steps taken cached, a step outside them taking a shared step first asked for
+    /// under them (`tracesSkips` false): the hits before step `end`'s factory (nil: all the rest), in the
+    /// build's walk then (`Plan.walk`, the container steps leaves: what only they asked for is not in it),
+    /// from `position` in it. The made steps are in that walk's order too (none outside takes one under them,
+    /// `Recorder.markUnderContainer`), each told by `tellMade`.
+    private func tellWalkedHits<B>(_ walk: [Int], _ position: inout Int, to end: Int?, _ run: RunState, _ locals: Locals<B>?) {
+        while position < walk.count {
+            let j = walk[position]
+            position += 1
+            if j == end { return }
+            guard steps[j].isShared || steps[j].isContainer else { continue }
+            var first = j
+            tellHits(&first, to: j + 1, run, locals)
         }
     }
 

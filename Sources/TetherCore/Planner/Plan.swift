@@ -73,7 +73,7 @@ final class Plan: @unchecked Sendable {
         var underContainer = false
         /// A shared or value step first asked for under a container step: a build finding that one
         /// cached asks for it only where a step outside takes it too (a traced run tells no hit for
-        /// it then, `Plan.tellHits`, and declines when one outside takes it, `Plan.tracesSkips`).
+        /// it then, `Plan.tellHits`, and tells them in the build's walk when one outside takes it, `Plan.tracesSkips`).
         var askedUnderContainer = false
         /// Has a RESOLVER slot: its run opens the build's frames down to it while the factory runs
         /// (`Graph.openReplayedFrames`), so what the resolver builds meets the graph as the build's would.
@@ -553,7 +553,7 @@ final class Plan: @unchecked Sendable {
     /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
     /// once (where first asked for), a shared step and `leaves` taken, not descended into. Nil past
     /// `maxSteps` steps deep.
-    private static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
+    static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
         var order: [Int] = [], parent = [Int](repeating: -1, count: steps.count), seen = [Bool](repeating: false, count: steps.count)
         func visit(_ s: Int, depth: Int) -> Bool {
             seen[s] = true
@@ -1445,19 +1445,13 @@ final class Plan: @unchecked Sendable {
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {
             let top = frames.count - 1
             if frames[top].isContainer {
-                // A creation step: a singleton's is made before the container step (its cell claimed with the
-                // container steps', `Graph.claimWithContainerSteps`); a weak one's, which the warm plan does not
-                // take either: the warm plan instead (`record`), or the build (`recordCreating`).
-                if steps[step].creates && !steps[step].registration.borrow({ $0.spec.scope.isKeptStronglyByRegistration }) {
-                    declinedCreating = true
-                    throw .other
-                }
-                let dep = steps[step].registration
+                // A creation step (a singleton's or a weak one's) is made before the container step, its cell
+                // claimed with the container steps' (`Graph.claimWithContainerSteps`); a shared one (either) is
+                // taken from its cache before any factory, as the build takes it where the container step asks.
                 // A made (graph- or transient-scoped) step: the core's run makes it before the container
                 // step, or none of those under it when the container steps are cached (`markUnderContainer`).
-                guard steps[step].isContainer || dep.borrow({ $0.isDeclaredValue })
-                      || makesContainer && steps[step].isShared && dep.borrow({ $0.spec.scope.isKeptStronglyByRegistration })
-                      || makesContainer && !steps[step].isShared
+                // (Not `makesContainer`: a described plan's walk, whose runner takes only those under a container step.)
+                guard makesContainer || steps[step].isContainer || steps[step].registration.borrow({ $0.isDeclaredValue })
                 else { throw .containerInput }
             }
             switch param.kind.planned {
