@@ -836,8 +836,8 @@ final class Plan: @unchecked Sendable {
     /// component has the same slots (`fits`), each resolve running that child's factories
     /// with its contexts: its container-scoped ones as container steps (made once per child,
     /// published into it), those with completion callbacks, and slots made per resolve, in a plan
-    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
-    /// is not small, or the graph is not plain (`Graph` resolves it).
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the component has no
+    /// slots to key it by (`componentLevels`), or the graph is not plain (`Graph` resolves it).
     /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
     /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps, and the child's
     /// own singleton and weak registrations no cache holds (local creation steps: each run's are the resolving
@@ -886,7 +886,7 @@ final class Plan: @unchecked Sendable {
     /// slot (`RegistrationTable.componentSlots`), of `child` and of every container between it and `owner` that
     /// registered, nearest first (a request's child under a request's child stacks both), appended to
     /// `component`, the first slot of each container's noted in `starts`; returns those containers (their
-    /// addresses). Nil when one's table is not small, has a cleared slot, or the chain stacks more than
+    /// addresses). Nil when one's table has a cleared slot, or the chain stacks more than
     /// `maxSteps` slots (`locals` holds that many).
     static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>],
                                 starts: inout Set<Int>) -> [UnsafeMutableRawPointer]? {
@@ -928,7 +928,7 @@ final class Plan: @unchecked Sendable {
 
     /// A declined plan of resolves from `child` (`record(_:configuration:child:)` threw `reason`),
     /// keyed by `child`'s component (`fits`): a later child of that component builds at once, with no
-    /// recording again (`Registration.otherComponentPlan`). Nil when `child`'s table is not small.
+    /// recording again (`Registration.otherComponentPlan`). Nil when `componentLevels` is.
     static func declined(_ configuration: UInt, _ reason: Decline, child: Container, below owner: Borrowed<Container>) -> Plan? {
         var component: [Borrowed<Registration>] = []
         var starts: Set<Int> = []
