@@ -226,7 +226,7 @@ import Testing
             let after = PlanStats.thisThread()
             #expect(after["resolves", default: 0] - before["resolves", default: 0] == 6)
             if plans {
-                #expect(after["arguments", default: 0] == before["arguments", default: 0], "the plan's path: no decline")
+                #expect(after.filter { $0.key != "resolves" } == before.filter { $0.key != "resolves" }, "the plan's path: no decline")
                 #expect(fx.container.registration(for: Key("R"))!.hasCurrentPlan)
             }
             #expect(fx.tracker.made("Y") == 3 && fx.tracker.made("X") == 3 && fx.tracker.calls("A") == 0 && fx.tracker.calls("B") == 0)

@@ -273,6 +273,7 @@ import Testing
     /// A failing graph (a key not registered) with a RESOLVER slot over a container step: counted `missing`
     /// (the walk's marker of the failure where `finishSlots` declined the slot) until branch resolverslot
     /// planned RESOLVER slots over container steps; now the failing plan serves it, with the build's error.
+    /// Since branch resolverslot2 `finishSlots` declines nothing (`missing`, `arguments` and `resolverSlot` are gone).
     @Test func aFailingGraphWithAResolverSlotOverAContainerStepIsAPlan() throws {
         let fx = try Fixture()
         try fx.register("H", [.resolver, dep("R"), dep("Nowhere")], scope: .transient)
@@ -282,6 +283,31 @@ import Testing
             for _ in 0..<2 { _ = expectError(.notFound, "\"Nowhere\"") { try fx.resolve("H", in: child) } }
         }
         #expect(counts == ["resolves": 2], "\(counts)")
+    }
+
+    /// A failing graph (a key not registered, or one taking runtime arguments) with a RESOLVER slot before a
+    /// container step that is not one of its owner's askers: counted `missing` or `arguments` before branch
+    /// resolverslot2 (`finishSlots` declined the slot, `resolverSlot`, and the walk's marker named the failure);
+    /// now the failing plan, its container step claimed late (A's get builds it). The build's calls, drops and error.
+    @Test(arguments: ["Nowhere", "X"]) func aFailingGraphWithALateContainerClaimIsAPlan(failing: String) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("C", scope: .container)
+            try fx.register("X", [.argument(.i64)])
+            try fx.register("A", [.resolver]) { obj in obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+            try fx.register("Root", [dep("A"), dep("C"), dep(failing)])
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            var seen: [String] = []
+            for _ in 0..<2 {
+                do { _ = try fx.resolve("Root", in: child) } catch let e as TetherError { seen.append("\(e.code) \(e.message)") }
+            }
+            _ = try child.close()
+            return seen
+        }
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        #expect(run.logs[0] == ["make C", "make A", "drop A", "drop C", "make C", "make A", "drop A", "drop C"], "\(run.logs[0])")
+        #expect(run.seen[0].count == 2 && run.seen[0].allSatisfy { $0.contains("\"\(failing)\"") && $0.contains("\"Root\"") }, "\(run.seen[0])")
     }
 
     // MARK: shapes planned since branch declinesweep

@@ -4,6 +4,10 @@
 // `enterRequest`), so a get through the resolver finds them; the container steps' publications keep
 // the build's order. Each runs with plans and without: the same factory calls and drops in order, the
 // same instances and errors; with plans no build (`Container.buildsOnThisThread`) and no decline counted.
+// Since branch `resolverslot2` a container step after the slot's owner that is not one of its askers too: claimed
+// late, where the build claims it (`Plan.claimLate`).
+import Foundation
+import Synchronization
 import Testing
 @testable import TetherCore
 
@@ -13,6 +17,14 @@ import Testing
         let before = Container.buildsOnThisThread
         let counts = try counted(body)
         return (Container.buildsOnThisThread - before, counts)
+    }
+
+    /// A child of `fx`'s container resolving as it does, plans on or off (`Fixture.child` makes one with plans on:
+    /// `usesPlans` is each container's own, read from the resolving one).
+    private func child(_ fx: Fixture) throws -> Container {
+        let child = try fx.child()
+        child.usesPlans = fx.container.usesPlans
+        return child
     }
 
     /// A CONTAINER-scoped S whose RESOLVER slot gets the graph's P (its DEP, made before it), a singleton G the
@@ -34,7 +46,7 @@ import Testing
             }
             var seen: [String] = []
             let (n, _) = try self.builds {
-                for target in [try fx.child(), try fx.child(), fx.container] {
+                for target in [try self.child(fx), try self.child(fx), fx.container] {
                     let s = try fx.resolve("S", in: target)
                     seen.append("cached: \(try fx.resolve("S", in: target).pointer == s.pointer), G: \(Obj.of(s).got[0] == (try fx.resolve("G")).pointer)")
                     if target !== fx.container { _ = try target.close() }
@@ -72,7 +84,7 @@ import Testing
             var seen: [String] = []
             let (n, _) = try self.builds {
                 for k in 0..<3 {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     let v = Obj(label: "V\(k)", words: [])
                     _ = try child.provideValue(Key("V"), Ref(retaining: v).opaque, context: nil,
                                                destructor: { p, _ in Ref<Obj>(opaque: p).release() })
@@ -112,7 +124,7 @@ import Testing
                 }
                 var errors: [String] = []
                 let (n, _) = try self.builds {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     for _ in 0..<2 {
                         do { _ = try fx.resolve("R", in: child) } catch let e as TetherError { errors.append(e.message) }
                     }
@@ -150,7 +162,7 @@ import Testing
             var seen: [String] = []
             let (n, _) = try self.builds {
                 for _ in 0..<2 {
-                    let child = try fx.child()
+                    let child = try self.child(fx)
                     let root = try fx.resolve("R", in: child)
                     let h = Obj.of(root).dep(0)
                     seen.append("S2: \(h.got[0] == Obj.of(root).depPointer(1)), \(h.got[0] == (try fx.resolve("S2")).pointer), C: \(h.depPointer(0) == (try fx.resolve("C", in: child)).pointer)")
@@ -168,21 +180,137 @@ import Testing
         #expect(counts["resolverSlot"] == nil, "\(counts)")
     }
 
-    /// Left declining (`resolverSlot`): a container step after the slot's owner that is not one of its askers (a
-    /// get may build it, which the build claims there and the run would claim ahead). Same outcome as plans off.
-    @Test func aContainerStepAfterTheOwnerNotItsAskerStillDeclines() throws {
-        let (logs, seen, counts) = try bothPaths { fx -> Bool in
-            try fx.register("C", scope: .container)
-            try fx.register("A", [.resolver]) { obj in obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+    /// A container step after the slot's owner that is not one of its askers (declined, `resolverSlot`, before branch
+    /// `resolverslot2`): claimed late, where the build claims it (`Step.claimsLate`, `Plan.claimLate`): at A's get when
+    /// A gets it (the graph builds it, the run takes it, `takeBuilt`), else where Root asks for it. C is over a
+    /// graph-scoped D (not made when C is taken cached). Two children, each resolving Root twice (the second
+    /// finds C cached), and the root container once: C and D made once per container, in the build's order.
+    @Test(arguments: [true, false]) func aContainerStepAfterTheOwnerNotItsAskerRunsThePlan(gets: Bool) throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("D")
+            try fx.register("C", [dep("D")], scope: .container)
+            try fx.register("A", [.resolver]) { obj in
+                guard gets else { return }
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer)
+            }
             try fx.register("Root", [dep("A"), dep("C")])
-            let child = try fx.child()
-            let root = try fx.resolve("Root", in: child)
-            let same = Obj.of(root).dep(0).got[0] == Obj.of(root).depPointer(1)
-            _ = consume root
-            _ = try child.close()
-            return same
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                for target in [try self.child(fx), try self.child(fx), fx.container] {
+                    for _ in 0..<2 {
+                        let root = try fx.resolve("Root", in: target)
+                        let got = Obj.of(root).dep(0).got
+                        seen.append("same C: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) }), cached: \(Obj.of(root).depPointer(1) == (try fx.resolve("C", in: target)).pointer)")
+                    }
+                    if target !== fx.container { _ = try target.close() }
+                }
+            }
+            builds.append(n)
+            return seen
         }
-        #expect(logs[0] == logs[1] && seen == [true, true], "\(logs)")
-        #expect(counts["resolverSlot"] == 1, "\(counts)")
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].allSatisfy { $0 == "same C: true, cached: true" }, "\(seen[0])")
+        let once = gets ? ["make D", "make C", "make A", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
+                        : ["make A", "make D", "make C", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
+        #expect(Array(logs[0].prefix(10)) == once, "\(logs[0])")
+        #expect(logs[0].filter { $0 == "make C" }.count == 3 && logs[0].filter { $0 == "make D" }.count == 3, "\(logs[0])")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil && counts["resolves"] != nil, "\(counts)")
     }
+
+    /// The late claim's failure is the build's, where the build reports it: Root is resolved from N's factory while
+    /// the resolve further out (Outer) has made C and not published it (`unfinished`). A's get fails with it (A
+    /// goes on, or fails with it); Root's own ask for C then fails with it too. The same errors, calls and drops.
+    @Test(arguments: [true, false]) func aLateClaimsFailureIsTheBuilds(propagates: Bool) throws {
+        var builds: [Int] = []
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("C", scope: .container)
+            try fx.register("A", [.resolver]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")) } catch let e as TetherError {
+                    fx.tracker.note("get C: \(e.code) \(e.message)")
+                    if propagates { throw e }
+                }
+            }
+            try fx.register("Root", [dep("A"), dep("C")])
+            let child = try self.child(fx)
+            try fx.register("N") { _ in
+                do { _ = try fx.resolve("Root", in: child) } catch let e as TetherError { fx.tracker.note("Root: \(e.code) \(e.message)") }
+            }
+            try fx.register("Outer", [dep("C"), dep("N")])
+            var seen: [String] = []
+            let (n, _) = try self.builds {
+                _ = try fx.resolve("Outer", in: child)
+                let root = try fx.resolve("Root", in: child)  // (C published now: the plan's warm run)
+                seen.append("C: \(Obj.of(root).depPointer(1) == (try fx.resolve("C", in: child)).pointer)")
+            }
+            builds.append(n)
+            _ = try child.close()
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0] == ["C: true"], "\(seen[0])")
+        let notes = logs[0].filter { $0.hasPrefix("get C: ") || $0.hasPrefix("Root: ") }
+        #expect(notes.count == 2 && notes.allSatisfy { $0.contains("\"C\"") }, "\(logs[0])")
+        #expect(notes.first!.hasPrefix("get C: cycle \"C\" was resolved again"), "\(notes)")
+        #expect(builds[0] == 0, "\(builds)")
+        #expect(counts["resolverSlot"] == nil, "\(counts)")
+    }
+
+    /// Another thread making C (its cell held): the build runs A's factory first and waits for C where A's get asks
+    /// (or where Root asks), then takes the one published; the run does the same, claiming C late (a run claiming it
+    /// before any factory would wait before A's, and C's factory, waiting for A's, would time out).
+    @Test(arguments: [true, false]) func aLateClaimWaitsWhereTheBuildWaits(gets: Bool) throws {
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let entered = Gate()
+            let aMade = Flag(), timedOut = Flag()
+            try fx.register("C", scope: .container) { _ in
+                guard !aMade.isSet else { return }
+                entered.arrive(andWaitFor: 2)
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !aMade.isSet {
+                    if ContinuousClock.now > deadline { timedOut.set(); return }
+                    sched_yield()
+                }
+            }
+            try fx.register("A", [.resolver]) { obj in
+                aMade.set()
+                if gets { obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
+            }
+            try fx.register("Root", [dep("A"), dep("C")])
+            let child = try self.child(fx)
+            let c = Box<UnsafeMutableRawPointer?>(nil), rootC = Box<UnsafeMutableRawPointer?>(nil), seen = Box(""), counts = Box<[String: Int]>([:])
+            onThreads(2) { i in
+                if i == 0 {
+                    c.value = try? fx.resolve("C", in: child).pointer
+                    return
+                }
+                entered.arrive(andWaitFor: 2)
+                let before = Container.buildsOnThisThread
+                counts.value = counted {
+                    guard let root = try? fx.resolve("Root", in: child) else { seen.value = "failed"; return }
+                    let got = Obj.of(root).dep(0).got
+                    rootC.value = Obj.of(root).depPointer(1)
+                    seen.value = "got: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) })"
+                }
+                if plans && Container.buildsOnThisThread != before { seen.value += ", built" }
+            }
+            #expect(!timedOut.isSet, "plans \(plans)")
+            #expect(seen.value == "got: true" && rootC.value != nil && rootC.value == c.value, "plans \(plans): \(seen.value)")
+            #expect(fx.tracker.made("C") == 1 && fx.tracker.made("A") == 1, "plans \(plans)")
+            if plans { #expect(counts.value == ["resolves": 1], "\(counts.value)") }
+            _ = try child.close()
+            _ = try fx.container.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+        }
+    }
+}
+
+/// A flag threads set and read (`Atomic` is not copyable: a closure cannot capture it).
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
 }

@@ -605,6 +605,32 @@ final class Graph {
 
     /// A container step's claim failed (`claimContainerStep`): the error the replay reports where the build would.
     var deferredFailure: TetherError?
+
+    /// Whether the plan replaying into this graph claims the container steps it would claim late (`Plan.Step.claimsLate`)
+    /// before any factory instead: a thread that must not wait or acts for a token (the build claims or checks
+    /// ahead, `checkBeforeNotWaiting`; a refusal then declines, `claimContainerStep`, not after factories ran).
+    var claimsLateAhead: Bool {
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait || SharedCache.refusing(thread) != nil }
+    }
+
+    /// The container steps `Plan.claimContainerSteps` left to claim late (a bit each), for the run it precedes.
+    var lateContainerClaims: UInt = 0
+
+    /// Container step `registration` of the plan replaying into this graph, claimed late (`Plan.claimLate`) where
+    /// the build's walk asks for it, as `existing` does: the instance cached there (retained), or nil: claimed
+    /// (one this graph holds already, `claim`, is its own), or the claim's error, which the build reports there.
+    func claimLateContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
+                                askingPath: @escaping () -> [Key]) -> Result<Ref<Instance>?, TetherError> {
+        do throws(TetherError) {
+            let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
+            if let hit = registration.borrow({ r in container.borrow { SharedCache.cached(r, scope, in: $0) } }) { return .success(hit) }
+            return .success(try registration.borrow { r throws(TetherError) in
+                try container.borrow { c throws(TetherError) in try claim(r, scope, in: c, askingPath: askingPath) }
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
     func takeDeferredFailure() -> TetherError {
         defer { deferredFailure = nil }
         return deferredFailure!
@@ -783,8 +809,9 @@ final class Graph {
         var published: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
-            let (registration, isContainer, stepLookup) = plan.borrow { p in
-                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer, p.lookup(of: step, locals))
+            let (registration, isContainer, stepLookup, late) = plan.borrow { p in
+                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer,
+                 p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
@@ -798,7 +825,8 @@ final class Graph {
                 return try registration.borrow { r throws(TetherError) in try self.claim(r, scope, in: container, askingPath: asking) }
             }
             if isContainer {
-                if under { continue }
+                // Claimed where the build asks for it, after factories (`Plan.claimLate`).
+                if under || late && !claimsLateAhead { continue }
                 do throws(TetherError) {
                     if let hit = try found() {
                         hit.release()
@@ -892,6 +920,7 @@ final class Graph {
         replayEntered = 0
         replayEnteredAt = 0
         replaySkips = 0
+        lateContainerClaims = 0
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
         if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }

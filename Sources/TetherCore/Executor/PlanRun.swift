@@ -665,8 +665,8 @@ extension Plan {
         // (A creating request's: neither taken published nor revived where the run checks, `takePublished`.)
         if M.requests && M.creates { skip |= UInt(truncatingIfNeeded: requestSkips) }
         progress.pointee.plan = .init(self)
-        // Creation steps (graph mode): the next check (`CreationCheck`), and the last made step a
-        // creation step published meanwhile spares the run.
+        // The next check (`CreationCheck`: a creation or container step published meanwhile, `takePublished`), and the
+        // last made step a creation step published meanwhile spares the run (graph mode).
         var check = 0, skipTo = -1
         // The made steps' order and the checks: another run's once a creation step is found published early (`PublishedVariant`).
         var order = madeSteps, checks = creationChecks
@@ -687,21 +687,31 @@ extension Plan {
                 return .success(false)
             }
         }
-        // The container steps this run claims and makes, each checked where the build first asks for it (`takeNestedContainers`).
-        var unasked: UInt = 0
-        if claims != nil && !M.cuts && !M.requests { for c in containerSteps where skip & 1 << UInt(c) == 0 { unasked |= 1 << UInt(c) } }
+        // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
+        var late: UInt = M.destination == .graph && !M.requests && lateClaims != 0
+            ? graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims } : 0
         for n in 0..<end {
             var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
-            if M.creates {
-                if n <= skipTo { continue }
-                if check < checks.count && checks[check].at == n {
-                    skipTo = takePublished(&check, &checks, &order, n, run, locals, graph.unsafelyUnwrapped.graph, told: &told,
-                                           taken: &skip, switches: !M.cuts && !M.traced && !M.requests, progress,
-                                           built: makesSlots && !M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.replaySkips } : 0)
-                    if n <= skipTo { continue }
+            if M.creates && n <= skipTo { continue }
+            // A step this run claimed, published meanwhile (a creation step; a container step, not up to a cut nor a request's).
+            if (M.creates || !M.cuts && !M.requests) && check < checks.count && checks[check].at == n {
+                let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress,
+                                           unclaimed: late)
+                if M.creates { skipTo = spared; if n <= skipTo { continue } }
+            }
+            if M.creates { i = order[n] }
+            // A container step claimed late whose claim failed: the build reports it where it asks for it.
+            if late != 0, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
+                progress.pointee.plan = nil
+                graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() }
+                if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                } else {
+                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
+                    letGo(M.self, &run, count: count)
                 }
-                i = order[n]
+                return .failure(error)
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -715,7 +725,6 @@ extension Plan {
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
-            if unasked != 0 { skip |= takeNestedContainers(M.self, at: i, n, &unasked, run, locals, graph, told: &told) }
             if skip != 0 && skip & 1 << UInt(i) != 0 { continue }
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
@@ -761,7 +770,9 @@ extension Plan {
                 // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
                 if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
-                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                    // (Gone on in a `PublishedVariant`: last made first in its order, as `letGoMade`.)
+                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph,
+                               order: M.creates && order.baseAddress != madeSteps.baseAddress ? order : nil)
                 } else {
                     if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
@@ -843,44 +854,63 @@ extension Plan {
         return .success(false)
     }
 
-    /// The creation checks due at made step `n` (from `check` on, outer first): a creation step whose
-    /// instance a resolve nested in an earlier factory published under this run's claim takes that
-    /// one, its own dependencies not made. Returns the last made step spared (-1: none); `check`
-    /// moves past the checks it covers. Out of line: a nested resolve of a claimed key is rare.
+    /// The checks due at made step `n` (from `check` on, outer first): "taken published meanwhile", one rule. A step
+    /// this run claimed whose instance a resolve nested in an earlier factory published under that claim takes that
+    /// one, its own dependencies not made, as the build finds it cached where its walk asks for it. Returns the last
+    /// made step spared (-1: none); `check` moves past the checks it covers. Out of line: a nested resolve of a
+    /// claimed key is rare.
+    /// A creation step: from its registration's cache. A container step (`CreationCheck.container`; not in a run up to
+    /// a cut nor a request's, which claim none of their own): from the resolving container's, one instance per
+    /// container, its claim ended; it and the steps under it go in `taken` (a plan with one has no variant).
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
     /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
-    /// `order` and `checks` (not in a traced run, one up to a cut or a request's, `switches` false: those skip early checks),
+    /// `order` and `checks` (not in a traced run, one up to a cut or a request's: those skip early checks),
     /// what it does not make added to `taken` (the steps the run does not make).
     @inline(never)
-    private func takePublished<B>(_ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
-                                  _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
-                                  _ graph: Borrowed<Graph>, told: inout Int, taken: inout UInt, switches: Bool,
-                                  _ progress: UnsafeMutablePointer<PlanProgress>, built: UInt64) -> Int {
+    private func takePublished<B, M: RunMode>(_: M.Type, _ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
+                                              _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
+                                              _ graph: GraphRun?, told: inout Int, taken: inout UInt,
+                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0) -> Int {
+        let switches = !M.cuts && !M.traced && !M.requests
+        // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
+        // the published one too would overwrite that word, a reference never let go of (the instance leaked).
+        // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
+        let built = M.destination == .graph && !slots.isEmpty && !M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.replaySkips } : 0
         var skipTo = -1
         while check < checks.count && checks[check].at <= max(n, skipTo) {
             let found = checks[check]
             check += 1
-            guard found.made > skipTo, found.variant < 0 || switches else { continue }
-            // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
-            // the published one too would overwrite that word, a reference never let go of (the instance leaked).
+            guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
             guard built & 1 << UInt64(found.step) == 0 else { continue }
-            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`. In a variant's order, the
-            // steps it asked for first there are not made either, as the build finding it cached makes none.)
+            // (Not a container step claimed late and not claimed yet: `claimLate` takes one published before its claim.)
+            guard found.container < 0 || unclaimed & 1 << UInt(found.step) == 0 else { continue }
+            // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`, a container step taken cached. In a
+            // variant's order, the steps it asked for first there are not made either, as the build finding it cached makes none.)
             guard taken & 1 << UInt(found.step) == 0 else {
                 if order.baseAddress != madeSteps.baseAddress { skipTo = found.made }
                 continue
             }
             let registration = registration(found.step, locals)
-            var hit = registration.borrow { $0.cachedRetained(found.scope) }
-            let revived = hit == nil && found.scope.isKeptWeakly && found.reachedThere
-            if revived {  // (a local step's spec: the resolving child's registration's)
-                hit = graph.borrow { $0.reviveCreation(registration, steps[found.step].spec ?? registration.borrow { $0.specReference }) }
+            var revived = false
+            let hit: Ref<Instance>
+            if found.container >= 0 {
+                guard let published = takeContainerPublished(M.self, found, run, locals, graph) else { continue }
+                hit = published
+            } else {
+                var cached = registration.borrow { $0.cachedRetained(found.scope) }
+                revived = cached == nil && found.scope.isKeptWeakly && found.reachedThere
+                if revived {  // (a local step's spec: the resolving child's registration's)
+                    cached = graph.unsafelyUnwrapped.graph.borrow {
+                        $0.reviveCreation(registration, steps[found.step].spec ?? registration.borrow { $0.specReference })
+                    }
+                }
+                guard let cached else { continue }
+                hit = cached
             }
-            guard let hit else { continue }
             run.instances.set(found.step, hit)
             if found.variant >= 0 {
                 let variant = publishedVariants[found.variant]
@@ -889,11 +919,16 @@ extension Plan {
                 taken |= variant.skip
                 continue
             }
-            skipTo = found.made
+            // Its dependencies' steps: those right before it that descend from it (post-order).
+            var first = found.step
+            while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
+            if found.container >= 0 {
+                // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
+                for j in (found.at == found.made ? found.step : first)...found.step { taken |= 1 << UInt(j) }
+            } else {
+                skipTo = found.made
+            }
             if let tracer = run.tracer {
-                // Its dependencies' steps: those right before it that descend from it (post-order).
-                var first = found.step
-                while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
                 tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
                 told = found.step + 1
                 // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
@@ -903,38 +938,22 @@ extension Plan {
         return skipTo
     }
 
-    /// Container steps of `unasked` the build asks for at step `i` (the first made of those asked for
-    /// under each): one a resolve nested in an earlier factory published under this run's claim is
-    /// taken from the resolving container's cache, as the build takes it there when it asks (one
-    /// instance per container), its claim ended; returned: it and the steps under it (not made).
-    @inline(never)
-    private func takeNestedContainers<B, M: RunMode>(_: M.Type, at i: Int, _ n: Int, _ unasked: inout UInt, _ run: RunState,
-                                                     _ locals: Locals<B>, _ graph: GraphRun?, told: inout Int) -> UInt {
-        var taken: UInt = 0
-        for (k, c) in containerSteps.enumerated() where unasked & 1 << UInt(c) != 0 {
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
-            guard first <= i else { continue }
-            unasked &= ~(1 << UInt(c))
-            guard n > 0 else { continue }  // (no factory ran yet: nothing nested published it)
-            let request = M.destination == .graph ? nil : locals.request.unsafelyUnwrapped.pointee
-            let container = request?.resolving ?? self.lookup(of: c, locals.base) ?? graph.unsafelyUnwrapped.lookup
-            guard let hit = registration(c, locals).borrow({ r in container.borrow { $0.retainedScoped(of: r) } }) else { continue }
-            run.instances.set(c, hit)
-            if M.destination == .block { run.pointers[c] = UInt(bitPattern: hit.borrow { $0.pointer }) }
-            locals.claims[0] |= 1 << UInt(c)
-            if let request {  // (a graph's claim is its cell, let go of with the graph's)
-                locals.claims[1] &= ~(1 << UInt(k))
-                registration(c, locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: request.thread) } }
-            }
-            for j in first...c where j == c || descends(j, from: c) { taken |= 1 << UInt(j) }
-            if let tracer = run.tracer {
-                tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
-                told = c + 1
-                tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
-            }
+    /// `takePublished`'s container step (`found`): the instance a resolve nested in an earlier factory published in
+    /// the resolving container's cache under this run's claim, retained, the claim ended (a graph's is its cell, let go
+    /// of with the graph's); nil: none there.
+    private func takeContainerPublished<B, M: RunMode>(_: M.Type, _ found: CreationCheck, _ run: RunState, _ locals: Locals<B>,
+                                                       _ graph: GraphRun?) -> Ref<Instance>? {
+        let c = found.step
+        let request = M.destination == .graph ? nil : locals.request.unsafelyUnwrapped.pointee
+        let container = request?.resolving ?? self.lookup(of: c, locals.base) ?? graph.unsafelyUnwrapped.lookup
+        guard let hit = registration(c, locals).borrow({ r in container.borrow { $0.retainedScoped(of: r) } }) else { return nil }
+        if M.destination == .block { run.pointers[c] = UInt(bitPattern: hit.borrow { $0.pointer }) }
+        locals.claims[0] |= 1 << UInt(c)
+        if let request {
+            locals.claims[1] &= ~(1 << UInt(found.container))
+            registration(c, locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: request.thread) } }
         }
-        return taken
+        return hit
     }
 
     /// Traced, the container steps taken cached: whether the build asks for nothing first asked
@@ -1041,16 +1060,17 @@ extension Plan {
 
     /// `letGo` of a replay into `graph` whose resolvers built instances (`Graph.replayBuilt`): what the build's
     /// abort does, every instance released in its own place, last made first, those a step's resolver built
-    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). Out of line: rare.
+    /// right before that step's (all reowned first: whoever else holds one, it goes in its place). `order`: a
+    /// `PublishedVariant`'s, the made steps' order (nil: step order). Out of line: rare.
     @inline(never)
-    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>) {
+    private func letGoBuilt(_ run: inout RunState, count: Int, _ graph: Borrowed<Graph>, order: UnsafeBufferPointer<Int>? = nil) {
         let (words, built) = graph.borrow { ($0.replayedWords, $0.replayBuilt) }
         run.made = words.base
         run.pointers = words.base
         // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
         for k in 0..<count { words.reown(k) }
         for range in built { for j in range.from ..< range.to { words.reown(j) } }
-        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to)
+        words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to, order: order)
     }
 
     /// A block run that failed in step `i`: leaves what a run of separate instances would have,
@@ -1277,10 +1297,15 @@ extension Plan {
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
+        // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
+        // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
+        let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
+        var deferred: UInt = 0
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             if published & 1 << UInt(i) != 0 { continue }
+            if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
             }
@@ -1306,7 +1331,43 @@ extension Plan {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
+        if lateClaims != 0 && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred } }
         return true
+    }
+
+    /// The container steps claimed late (`late`: `Step.claimsLate`, not claimed yet) the build asks for at step `i` (the
+    /// first of the steps asked for under each): one a resolver's get reached was claimed there (the graph built it
+    /// or took it cached, `takeBuilt`); else claimed now (`Graph.claimLateContainerStep`), before any factory under
+    /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
+    /// the claim's error, which the build reports there.
+    @inline(never)
+    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout UInt, _ run: RunState,
+                                          _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
+        for c in containerSteps where late & 1 << UInt(c) != 0 {
+            var first = c
+            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            guard first <= i else { continue }
+            late &= ~(1 << UInt(c))
+            // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
+            if into.graph.borrow({ $0.replaySkips }) & 1 << UInt64(c) != 0 || skip & 1 << UInt(c) != 0 { continue }
+            let claimed = into.graph.borrow { g in
+                g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c) }
+            }
+            switch claimed {
+            case .failure(let error): return error
+            case .success(nil): continue
+            case .success(let hit?):
+                run.instances.set(c, hit)
+                locals.claims[0] |= 1 << UInt(c)
+                for j in first...c where j == c || descends(j, from: c) { skip |= 1 << UInt(j) }
+                if let tracer = run.tracer {
+                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                    told = c + 1
+                    tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
+                }
+            }
+        }
+        return nil
     }
 
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the

@@ -82,6 +82,10 @@ final class Plan: @unchecked Sendable {
         /// container its frame looks up from in the build (`Graph.push`), an ancestor of the plan's owner
         /// (which keeps it); its completion callbacks run with it (`Graph.enterReplayed`). Nil: the run's lookup.
         var lookup: Borrowed<Container>?
+        /// A container step after a RESOLVER slot's owner that is not one of the owner's askers (`Recorder.finishSlots`):
+        /// the build claims it where a get of the owner's factory reaches it, else where its walk asks for it, so
+        /// the run claims it there (`Plan.claimLate`), not before any factory (`claimContainerSteps`).
+        var claimsLate = false
         /// Under a stacked level's singleton (a container a child's component stacks, `Recorder.isStacked`): a slot
         /// of that level in the component, whose registration's container is each run's level (`lookup(of:_:)`),
         /// `lookup` nil. -1: `lookup`.
@@ -100,6 +104,7 @@ final class Plan: @unchecked Sendable {
     /// (`SharedCache.Claim.createUnderOuter`): at the `at`th made step, the first of its own
     /// dependencies' steps when no later step takes one of those (the run then skips them all, as a
     /// build that finds it cached makes none), else at the step itself. In run order, outer ones first.
+    /// A container step the run claims is checked alike (`container`): one rule, `Plan.takePublished`.
     struct CreationCheck {
         let at: Int
         let made: Int
@@ -112,6 +117,9 @@ final class Plan: @unchecked Sendable {
         /// An early check (`PublishedVariant`): at the first of the step's own dependencies' steps, though a later
         /// step takes one of those; found published there, the run goes on in `publishedVariants[variant]`. -1: none.
         var variant = -1
+        /// A container step's check (its index in `containerSteps`; -1: a creation step's): what a nested resolve
+        /// published under the run's claim is in the resolving container's cache, taken as the build takes it where it asks.
+        var container = -1
     }
 
     /// What a run does when creation step `step`, whose own dependencies' steps a later step takes too, is found
@@ -255,6 +263,8 @@ final class Plan: @unchecked Sendable {
     /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
     /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
     let underContainerMask: UInt
+    /// The bit of each container step claimed late (`Step.claimsLate`; each among the first 64 steps: `tooLarge`).
+    let lateClaims: UInt
 
     struct SharedStep {
         let step: Int
@@ -311,6 +321,7 @@ final class Plan: @unchecked Sendable {
     /// Some creation steps are a child's own registrations (`Step.local`): each run claims, reads and publishes
     /// the resolving child's (`registration(of:_:)`), in the order of those (`creationsInClaimOrder`).
     let hasLocalCreations: Bool
+    /// Where a run looks whether a step it claimed (a creation or container step) was published meanwhile, in run order.
     let creationChecks: UnsafeBufferPointer<CreationCheck>
     /// The runs a creation step found published early switches to (`CreationCheck.variant`).
     let publishedVariants: UnsafeBufferPointer<PublishedVariant>
@@ -443,11 +454,14 @@ final class Plan: @unchecked Sendable {
             && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
-        creationChecks = arena.copy(checks)
         publishedVariants = arena.copy(variants)
+        // (No variant has container steps: their checks go with the plan's only.)
+        checks = (checks + Plan.containerChecks(steps, inputs)).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
+        creationChecks = arena.copy(checks)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
         underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
+        lateClaims = steps.indices.reduce(0) { mask, i in steps[i].claimsLate ? mask | 1 << UInt(i) : mask }
         // (A container-scoped root is its container's instance, not a block's; a container step over made
         // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
@@ -541,6 +555,16 @@ final class Plan: @unchecked Sendable {
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
         return checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
+    }
+
+    /// The container steps' `CreationCheck`s, placed as a creation step's: where the build asks for each (the first of
+    /// its own dependencies' steps, or the step itself when a later step takes one of those). None before any factory
+    /// ran (at the first made step: nothing nested published it), nor past the run's masks' bits (`UInt.bitWidth`).
+    private static func containerChecks(_ steps: [Step], _ inputs: [Int]) -> [CreationCheck] {
+        let containers = steps.indices.filter { steps[$0].isContainer }
+        var checks = creationChecks(steps, inputs, creating: containers.filter { $0 < UInt.bitWidth })
+        for k in checks.indices { checks[k].container = containers.firstIndex(of: checks[k].step)! }
+        return checks.filter { $0.at > 0 }
     }
 
     /// A walk of a plan's steps as the build's (`walk`).
@@ -700,14 +724,14 @@ final class Plan: @unchecked Sendable {
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
-            guard recorder.finishSlots() else { throw recorder.decline }
+            recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
         // Over container or value steps too: the graph claims the creation and container cells in the
         // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
-        guard recorder.finishSlots() else { throw .resolverSlot }
+        recorder.finishSlots()
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -741,7 +765,8 @@ final class Plan: @unchecked Sendable {
     private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt) -> Plan? {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
+        recorder.finishSlots()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
                     needsContainersUncached: true)
     }
@@ -767,12 +792,13 @@ final class Plan: @unchecked Sendable {
             // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
             // value steps (`record`'s rule: the warm plan replays into the graph with the request).
             guard !recorder.declinedCreating, let failing = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
-                  recorder.finishSlots() else { return nil }
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
+            recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
-        guard recorder.steps.contains(where: { $0.creates }), recorder.finishSlots() else { return nil }
+        guard recorder.steps.contains(where: { $0.creates }) else { return nil }
+        recorder.finishSlots()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -872,7 +898,7 @@ final class Plan: @unchecked Sendable {
             }
             failing = met
         }
-        guard recorder.finishSlots() else { throw failing == nil ? .resolverSlot : recorder.decline }
+        recorder.finishSlots()
         if creating {
             guard recorder.steps.contains(where: { $0.creates })
             else { throw .notCached }
@@ -1140,10 +1166,10 @@ final class Plan: @unchecked Sendable {
             return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
-        /// `.missing` for `key`, asked for by the top frame, with the build's error (`Graph.fill`, before any captive check).
+        /// The walk's stop at `key` not registered, asked for by the top frame (`metFailure`), with the build's error (`Graph.fill`, before any captive check).
         private func missing(_ key: Key) -> Decline {
             let path = path
-            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .missing)
+            return met(TetherError.notRegistered(key, neededBy: pathText(path), ErrorParts(.register, key: key, path: path)), .metFailure)
         }
 
         /// The step of `registration`'s instance, its dependencies recorded first in creation
@@ -1233,7 +1259,8 @@ final class Plan: @unchecked Sendable {
             // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
             // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
             if !isContainer {
-                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .arguments }
+                // (Never below the root: `fill` met `argumentDependency` first; `arguments` before branch resolverslot2.)
+                guard !r.hasArguments || (allowsArguments && isRoot) else { throw .other }
             }
             // A request's container steps take no runtime arguments (only a root does, and it is not one).
             var frame = Frame(registration: registration, id: id, local: local, isContainer: isContainer,
@@ -1309,11 +1336,12 @@ final class Plan: @unchecked Sendable {
                 } else {
                     // A resolver for the factory's call, made per resolve: its gets build into the graph the
                     // plan replays into (`Plan.makeSlots`), as the build's do (a container step's too: `finishSlots`).
-                    guard recordsSlots else { throw .resolverSlot }
+                    guard recordsSlots else { throw .described }
                     addSlot(SlotInput(kind: .resolver))
                 }
             case .argument:
-                guard frames[top].takesArguments else { throw .arguments }
+                // (Never: only a root's frame takes them, and a shared scope none, `Registration.check`.)
+                guard frames[top].takesArguments else { throw .other }
                 frames[top].inputs.append(Plan.argument(frames[top].arguments))
                 frames[top].arguments += 1
             // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
@@ -1365,7 +1393,7 @@ final class Plan: @unchecked Sendable {
         /// (`Graph.argumentDependency`, naming the frames open), kept for a plan that fails as the build does.
         private func argumentDependency(_ key: Key) -> Decline {
             let path = path
-            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .arguments)
+            return met(Graph.argumentDependency(key, neededBy: pathText(path), path: path), .metFailure)
         }
 
         /// A creation step's frame in a strict container refuses a shorter-lived strong dependency `dep`
@@ -1405,18 +1433,18 @@ final class Plan: @unchecked Sendable {
         /// (`Plan.replayRequest`); a shared step only a container step taken cached asked for is not taken
         /// (`makeSlots`), nor is a value bound: the cell waits.
         /// Over container or value steps a RESOLVER slot's run enters the steps before its owner as the run's end
-        /// does (`Plan.openFrames`, `enterRequest`); false (declined, `resolverSlot`) when a container step after
-        /// its owner is not one of the owner's askers (its frame open then): a get may build it, which the build
-        /// claims there and the run claimed ahead (`claimContainerSteps`), an order the run does not give.
-        func finishSlots() -> Bool {
-            guard !slots.isEmpty else { return true }
+        /// does (`Plan.openFrames`, `enterRequest`); a container step after its owner that is not one of the owner's
+        /// askers (its frame not open then) is claimed late (`Step.claimsLate`): a get may build it, which the build
+        /// claims there (the run takes it from the graph, `takeBuilt`), else the build claims it where its walk asks.
+        func finishSlots() {
+            guard !slots.isEmpty else { return }
             let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest {
                 for slot in slots where slot.kind == .resolver && slot.owner >= 0 {
                     var askers = Set<Int>()
                     var k = slot.owner
                     while k >= 0 { askers.insert(k); k = steps[k].parent }
-                    if steps.indices.contains(where: { $0 > slot.owner && steps[$0].isContainer && !askers.contains($0) }) { return false }
+                    for c in steps.indices where c > slot.owner && steps[c].isContainer && !askers.contains(c) { steps[c].claimsLate = true }
                 }
             }
             // (A failing plan's slot whose owner's frame was still open at the failure has no owner step: never called.)
@@ -1439,7 +1467,6 @@ final class Plan: @unchecked Sendable {
                     if let s = made, steps[s].isContainer { slots[n].step = s }
                 }
             }
-            return true
         }
 
         func take(_ step: Int, _ param: Param, at slot: Int) throws(Decline) {

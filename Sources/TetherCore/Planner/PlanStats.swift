@@ -15,8 +15,7 @@ extension Plan {
         // No plan looked for or found.
         case plansOff, planLimit
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, tooLarge, missing, arguments, containerInput
-        case resolverSlot
+        case sharedRoot, cycle, tooLarge, containerInput
         /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
         case foreignCreation
         case childTable, childLocal
@@ -25,6 +24,10 @@ extension Plan {
         /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
         /// `containerScoped` before, none ever counted).
         case described
+        /// The walk met an error the build reports (a key not registered, runtime arguments below the root:
+        /// `Recorder.met`'s marker): a failing plan (`Plan.Failing`) serves it, never counted (`missing`,
+        /// `arguments` before branch resolverslot2, counted only where `finishSlots` declined a failing plan's slot).
+        case metFailure
         // A run, before any factory ran.
         case notCached, containerHeld, creationPicks
         /// None of the above (a plan recorded but not installed, say).
@@ -41,12 +44,10 @@ extension Plan {
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that fails, or whose creation cells before the cut it cannot claim; a strict container's singleton frame open (Graph reports it)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
-            case .missing: "a dependency not registered where the recording keeps no failing plan (Graph reports it)"
-            case .arguments: "runtime arguments below the root"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks where that container or the resolving child is strict (the component does not key strictness)"
-            case .resolverSlot: "a RESOLVER slot where the plan makes no slots (a description), or before a container step that is not its owner's asker (its gets may build that step, which the run claimed ahead)"
             case .described: "a shape only a described plan declines (never a resolve's)"
+            case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
             case .childTable: "from a child whose component stacks more than Plan.maxSteps slots, or has a slot cleared (a decorator's registration taking its key)"
             case .childLocal: "a child's own registration outside its per-request component as read before the walk (replaced meanwhile)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"

@@ -128,8 +128,10 @@ struct ReferenceWords<Element: AnyObject> {
     /// slots' gets appended what they built after them (`built`: per step, its range, in step order): what
     /// lies past the last range (appended after the run) first, then the steps, a range right after its
     /// step (it was made right before it). Each word is left `none` before its release (as `ReferenceStack.removeAll`
-    /// hides it first: a destructor may run code reading the graph).
-    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)], end: Int) {
+    /// hides it first: a destructor may run code reading the graph). `order`: the steps in the order the run made
+    /// them, when that is not step order (a `Plan.PublishedVariant`'s; `built` is in that order then), the words it
+    /// does not name (shared steps' references) after.
+    func releaseUnmoved(lastFirst count: Int, built: [(step: Int, from: Int, to: Int)], end: Int, order: UnsafeBufferPointer<Int>? = nil) {
         func release(_ i: Int) {
             let word = base[i]
             base[i] = Self.none
@@ -137,13 +139,15 @@ struct ReferenceWords<Element: AnyObject> {
         }
         for i in stride(from: end - 1, through: built.last?.to ?? count, by: -1) { release(i) }
         var b = built.count - 1
-        for k in stride(from: count - 1, through: 0, by: -1) {
+        for p in stride(from: (order?.count ?? count) - 1, through: 0, by: -1) {
+            let k = order?[p] ?? p
             release(k)
             while b >= 0 && built[b].step == k {
                 for j in stride(from: built[b].to - 1, through: built[b].from, by: -1) { release(j) }
                 b -= 1
             }
         }
+        if order != nil { for k in stride(from: count - 1, through: 0, by: -1) { release(k) } }
     }
 }
 
