@@ -153,18 +153,93 @@ import Testing
         #expect(fx.tracker.made("A") == 20)
     }
 
-    /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open
-    /// (the build may refuse a captive there first), so no failing plan: `cycle`, and the build's error.
-    @Test func aStrictContainersSingletonCycleBuilds() throws {
-        let fx = try Fixture()
-        fx.container.refusesCaptives = true
-        try fx.register("S", [dep("T")], scope: .singleton)
-        try fx.register("T", [dep("S")], scope: .singleton)
-        let counts = try counted {
-            for _ in 0..<2 { _ = expectError(.cycle, "\"S\" -> \"T\" -> \"S\"") { try fx.resolve("S") } }
+    /// A cycle of singletons in a strict container: the creation walk meets it with a singleton frame open, whose
+    /// captive check (`refuseCaptive`, before `reach`) is the build's, before its cycle check (`cycle` before branch
+    /// cyclecut, the build): a failing plan, the build's error, the captive refused first where the build refuses it.
+    @Test(arguments: [0, 1, 2]) func aStrictContainersSingletonCycleIsAPlan(captive: Int) throws {
+        // captive 0: none; 1: T's transient slot before its cycle slot (refused first); 2: after it (the cycle first).
+        let run = try bothPaths { fx -> [String] in
+            fx.container.refusesCaptives = true
+            try fx.register("S", [dep("T")], scope: .singleton)
+            try fx.register("T", captive == 0 ? [dep("S")] : captive == 1 ? [dep("X"), dep("S")] : [dep("S"), dep("X")],
+                            scope: .singleton)
+            try fx.register("X", scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                do { _ = try fx.resolve("S"); seen.append("ok") } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
+            }
+            #expect(fx.container.registration(for: Key("S"))!.hasCurrentPlan || !fx.container.usesPlans)
+            return seen
         }
-        #expect(counts == ["resolves": 2, "cycle": 2], "\(counts)")
-        #expect(fx.tracker.calls("S") == 0 && fx.tracker.calls("T") == 0)
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let first = try #require(run.seen[0].first)
+        if captive == 1 {
+            #expect(first.hasPrefix("captiveDependency: ") && first.contains("\"T\"") && first.contains("\"X\""), "\(first)")
+        } else {
+            #expect(first.hasPrefix("cycle: dependency cycle through constructors: \"S\" -> \"T\" -> \"S\""), "\(first)")
+        }
+        #expect(run.seen[0][1] == first)
+        #expect(run.logs[0].isEmpty, "no factory, no destructor: \(run.logs[0])")
+    }
+
+    /// A nested resolve whose plan fails (a key not registered) meeting what the thread constructs further out
+    /// (`cycle` before branch cyclecut: the build): the run goes up to where the build asks for it (`Plan.meeting`,
+    /// a cut) and reports the re-entry, the path through the frames the build has open there. Met: the failing
+    /// plan's root frame (`Open`), an open frame after a step (`Mid`, under `Z`, after `Y`), or a step (`R`, under `Z2`).
+    @Test(arguments: ["Open", "Z", "Z2"]) func aNestedFailingPlanMeetingAnOuterKeyRunsUpToIt(nested: String) throws {
+        let run = try bothPaths { fx -> [String] in
+            let messages = Box<[String]>([])
+            try fx.register("Open", [dep("Mid")], scope: .transient)
+            try fx.register("Mid", [dep("R"), dep("Nowhere")], scope: .transient)
+            try fx.register("R", scope: .transient) { _ in
+                do { _ = try fx.resolve(nested); messages.value.append("ok") } catch let e as TetherError {
+                    messages.value.append("\(e.code): \(e.message)")
+                }
+            }
+            try fx.register("Y", scope: .transient)
+            try fx.register("Z", [dep("Y"), dep("Mid")], scope: .transient)
+            try fx.register("Z2", [dep("Y"), dep("R"), dep("Nowhere")], scope: .transient)
+            for _ in 0..<2 {
+                expectError(.notFound, "\"Nowhere\"", "\"Open\" -> \"Mid\"") { try fx.resolve("Open") }
+            }
+            #expect(fx.tracker.calls("R") == 2 && fx.tracker.dropped("R") == 2 && fx.tracker.calls("Open") == 0)
+            #expect(fx.tracker.made("Y") == (nested == "Open" ? 0 : 2) && fx.tracker.dropped("Y") == fx.tracker.made("Y"))
+            return messages.value
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let met = nested == "Open" ? "\"Open\"" : nested == "Z" ? "\"Mid\"" : "\"R\""
+        let path = nested == "Open" ? "\"Open\" -> \"Mid\" -> \"R\" -> \"Open\""
+            : nested == "Z" ? "\"Mid\" -> \"R\" -> \"Z\" -> \"Mid\"" : "\"R\" -> \"Z2\" -> \"R\""
+        #expect(run.seen[0].count == 2 && run.seen[0][0] == run.seen[0][1], "\(run.seen[0])")
+        #expect(run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains(path) && run.seen[0][0].contains(met), "\(run.seen[0])")
+    }
+
+    /// The same with a failing plan of no step: K's plan from the parent (where P's dependency D is not registered)
+    /// fails with P's frame open, met first (`Failing.openAt` 0), so its cut run makes nothing: the re-entry of P,
+    /// as the build reports it before the missing key, P's factory resolving K from the parent while the child made P.
+    @Test func aNestedFailingPlanOfNoStepMeetingAnOuterKeyRunsUpToIt() throws {
+        let run = try bothPaths { fx -> [String] in
+            let messages = Box<[String]>([])
+            try fx.register("P", [dep("D")], scope: .transient) { _ in
+                do { _ = try fx.resolve("K"); messages.value.append("ok") } catch let e as TetherError {
+                    messages.value.append("\(e.code): \(e.message)")
+                }
+            }
+            try fx.register("K", [dep("P")], scope: .transient)
+            let child = try fx.child()
+            try fx.register("D", scope: .transient, in: child)
+            for _ in 0..<2 { _ = try fx.resolve("P", in: child) }
+            expectError(.notFound, "\"D\"", "\"K\" -> \"P\"") { try fx.resolve("K") }  // K's own failing plan
+            #expect(fx.tracker.made("P") == 2 && fx.tracker.made("D") == 2 && fx.tracker.calls("K") == 0)
+            _ = try child.close()
+            return messages.value
+        }
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 2 && run.seen[0][0] == run.seen[0][1]
+                && run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains("\"P\" -> \"K\" -> \"P\""), "\(run.seen[0])")
     }
 
     /// Caches in a state no creation plan covers once `maxPlans` (16) were recorded for the configuration (weak
@@ -237,8 +312,8 @@ import Testing
 
     /// A creation plan over a container step whose cell another thread holds (its factory under way, held at
     /// a gate), resolved by a thread that must not wait (`WaitMode`): the plan's check before its claims
-    /// (`checkBeforeNotWaiting`, the build's) refuses it, the plan's error, no decline. (`containerHeld` is a
-    /// cell taken between that check and the claim: a race no hook forces.)
+    /// (`checkBeforeNotWaiting`, the build's) refuses it, the plan's error, no decline. (A cell taken between
+    /// that check and the claim: `aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks`.)
     @Test func aHeldContainerStepRefusedToANoWaitResolveIsThePlansError() throws {
         let fx = try Fixture()
         let entered = Gate(), done = Gate()
@@ -268,6 +343,59 @@ import Testing
         #expect(status.value == "wouldBlock", "\(status.value)")
         #expect(fx.tracker.made("R") == 1 && fx.tracker.calls("H") == 0)
         _ = try child.close()
+    }
+
+    /// A creation plan over a container step (R) another thread claims between a nested no-wait resolve's check
+    /// (`checkBeforeNotWaiting`: it checks, holding no cell ahead) and its claim, forced by the hook
+    /// `Graph.setAfterCheckBeforeNotWaiting` (`containerHeld` before branch cyclecut: the build, whose own check
+    /// then refused before any factory): the run goes up to that claim (T made, then let go of; S, asked for
+    /// after R, never claimed nor made) and reports the claim's refusal there, as the build without plans does.
+    @Test func aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks() throws {
+        let counts = Box<[[String: Int]]>([])  // the no-wait thread's, per path (plans first)
+        let run = try withTestHook { try bothPaths { fx -> [String] in
+            let go = Gate(), entered = Gate(), done = Gate()
+            let h = try fx.register("H", [dep("T"), dep("R"), dep("S")], scope: .transient)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("R", scope: .container) { _ in
+                entered.arrive(andWaitFor: 2)
+                done.arrive(andWaitFor: 2)
+            }
+            let child = try fx.child()
+            let status = Box(""), fired = Box(false)
+            try fx.register("Outer", scope: .transient) { _ in
+                status.value = WaitMode.run(noWait: true) { () -> String in
+                    do { _ = try fx.resolve("H", in: child); return "ok" } catch let e as TetherError { return "\(e.code): \(e.message)" } catch { return "?" }
+                }.result
+            }
+            // Once, on the no-wait thread after its check: the other thread claims R and is held in R's factory.
+            Graph.setAfterCheckBeforeNotWaiting { r in
+                guard r === h, !fired.value else { return }
+                fired.value = true
+                go.arrive(andWaitFor: 2)
+                entered.arrive(andWaitFor: 2)
+            }
+            defer { Graph.setAfterCheckBeforeNotWaiting(nil) }
+            onThreads(2) { i in
+                if i == 1 {
+                    go.arrive(andWaitFor: 2)
+                    _ = try? fx.resolve("R", in: child)
+                    return
+                }
+                counts.value.append(counted { _ = try? fx.resolve("Outer") })
+                if !fired.value { go.arrive(andWaitFor: 2); entered.arrive(andWaitFor: 2) }  // (no hook: no deadlock)
+                done.arrive(andWaitFor: 2)
+            }
+            #expect(fired.value)
+            #expect(fx.tracker.made("T") == 1 && fx.tracker.dropped("T") == 1 && fx.tracker.calls("S") == 0 && fx.tracker.calls("H") == 0)
+            #expect(fx.tracker.made("R") == 1)
+            _ = try child.close()
+            return [status.value]
+        } }
+        #expect(counts.value.count == 2 && counts.value[0] == ["resolves": 2], "Outer's and H's plans: \(counts.value)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["wouldBlock: creating \"R\" must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it"],
+                "\(run.seen[0])")
     }
 
     /// A failing graph (a key not registered) with a RESOLVER slot over a container step: counted `missing`

@@ -551,8 +551,7 @@ final class Graph {
             if met.claims { releaseCells() }
             return
         }
-        let parent = plan.borrow { $0.steps[met.step].parent }
-        if parent >= 0 { cutOpen = plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } }
+        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
         defer { cutOpen = [] }
         throw Reentry.reentered(met.registration, by: self)
     }
@@ -584,9 +583,10 @@ final class Graph {
     /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
     /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. `failure`: the
     /// claim's error (a cell this thread's resolve further out made, a wait cycle to back off from), which
-    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it.
-    /// Not `claimed` (every cell let go of): a thread that must not wait or acts for a token (the build
-    /// claims those ahead, `checkBeforeNotWaiting`), or `drop` the claims after an error.
+    /// the run reports where the build reaches the step (`Plan.execute`), after the factories before it; a
+    /// claim refused to a thread that must not wait or acts for a token too (its cells claimed or checked
+    /// before, `checkBeforeNotWaiting`: another thread claimed it since, as the build's claim finds it).
+    /// Always `claimed`.
     func claimContainerStep(_ registration: Borrowed<Registration>, in container: Borrowed<Container>,
                             askingPath: @escaping () -> [Key]) -> (claimed: Bool, hit: Ref<Instance>?, failure: TetherError?) {
         do throws(TetherError) {
@@ -595,11 +595,9 @@ final class Graph {
                 try container.borrow { c throws(TetherError) in try claimOne(r, scope, in: c, askingPath: askingPath) }
             }, nil)
         } catch {
-            guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else {
-                return (true, nil, error)  // `backOff`, if set, is the build's too
-            }
-            dropContainerClaims()
-            return (false, nil, nil)
+            // `backOff`, if set, is the build's too. A claim refused to a thread that must not wait or acts for a
+            // token (another thread took the cell since `checkBeforeNotWaiting`) is the build's refusal there too.
+            return (true, nil, error)
         }
     }
 
@@ -783,6 +781,16 @@ final class Graph {
         claimHooked.store(hook != nil, ordering: .releasing)
     }
 
+    /// Tests only (`setAfterCheckBeforeNotWaiting`): called with the root of a resolve that must not wait or acts
+    /// for a token once `checkBeforeNotWaiting` checked (not claimed) its cells, where another thread's claim
+    /// lands in a race (`containerHeld` before branch cyclecut). Read only by such a resolve, while `checkHooked`.
+    private static let afterCheckBeforeNotWaiting = Lock<(@Sendable (Registration) -> Void)?>(nil)
+    private static let checkHooked = Atomic<Bool>(false)
+    static func setAfterCheckBeforeNotWaiting(_ hook: (@Sendable (Registration) -> Void)?) {
+        afterCheckBeforeNotWaiting.withLock { $0 = hook }
+        checkHooked.store(hook != nil, ordering: .releasing)
+    }
+
 
     /// `claimCreations` of a plan with container steps too (a creating run that reads the request): the
     /// build's claims in the build's order, before any factory. Each creation or container step where the
@@ -793,9 +801,9 @@ final class Graph {
     /// container steps again (`Plan.claimContainerSteps`: a cell held here is this graph's, one cached is
     /// taken). False, every cell let go of: a creation step published meanwhile or under a claim further
     /// out (as `claimCreations`), or asked for only under a container step found cached (the build never
-    /// makes it), or a container step's claim refused to a thread that must not wait or acts for a token.
-    /// A container step's claim that fails otherwise (a cell this thread made further out) stops the
-    /// claims there, as the build stops: the run reports it where the build asks for that step.
+    /// makes it). A container step's claim that fails (a cell this thread made further out; refused to a
+    /// thread that must not wait or acts for a token) stops the claims there, as the build stops: the run
+    /// reports it where the build asks for that step.
     private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         claimedInOrder = false
         try checkBeforeNotWaiting(root, from: container)
@@ -841,11 +849,10 @@ final class Graph {
                     }
                 } catch {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
-                    guard Borrowed<ThreadState>(opaque: thread).borrow({ $0.noWait || SharedCache.refusing(thread) != nil }) else { break claims }
-                    progress.pointee.decline = .containerHeld
-                    dropClaimedHits()
-                    releaseCells()
-                    return false
+                    // The claims stop where the build's do; the run claims it again where the build asks for it
+                    // (`Plan.claimContainerSteps`) and reports its failure there (refused to a thread that must not
+                    // wait or acts for a token, the cell taken since `checkBeforeNotWaiting`: `containerHeld` before).
+                    break claims
                 }
                 continue
             }
@@ -1810,7 +1817,7 @@ final class Graph {
         if !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(outer, progress.pointee.locals) }
             // (Over creation steps: their claims come first, which a run up to a cut does not make yet.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) else { reason = .requestNested; return nil }
+            guard met != nil, !plan.borrow({ $0.createsShared || $0.fails }) else { reason = .requestNested; return nil }
         }
         let count = plan.borrow { $0.stepCount }
         let creates = plan.borrow { $0.createsShared }
@@ -2171,6 +2178,7 @@ final class Graph {
             Borrowed<ThreadState>(opaque: thread).borrow { $0.blocked = true }
             throw Self.wouldBlock(root, blocked: blocked)
         }
+        if Self.checkHooked.load(ordering: .acquiring), let hook = Self.afterCheckBeforeNotWaiting.withLock({ $0 }) { hook(root) }
     }
 
     /// The refusal of a no-wait resolve of `root` that would wait for another thread creating `blocked`.

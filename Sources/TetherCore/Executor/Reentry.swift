@@ -210,13 +210,21 @@ extension Plan {
     /// dependencies): that step, its registration, and `cut`, the first of its dependencies' steps
     /// (every step before it the build made by then, none from it on: `replayCut`). A step's
     /// dependencies' steps run from `cut` to itself (post-order), so the pre-order is by `cut`, an
-    /// asker before what it asked. Nil for a plan this does not cover (one that fails: the build
-    /// reports it). A plan that reads the request claims the container steps the build asks for
+    /// asker before what it asked. A failing plan's open frame `k` (`Failing.openAt`: asked for once the
+    /// steps before it are made, before any from there on) is met as `step` `steps.count + k` (no step's).
+    /// Nil for a plan this does not cover. A plan that reads the request claims the container steps the build asks for
     /// before that one (`Plan.claimContainerSteps`). A creation plan's run claims its cells first (`Graph.claimCreations`),
     /// as the build does at its first claim (`Graph.claimInOrder`), when it asks for a creation step before that one.
+    /// The frames a build has open when it asks for what `meeting` met, `step`: its askers (a failing plan's
+    /// open frames above them too); a failing plan's open frame `k` (`steps.count + k`): those outside it.
+    func opened(before step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+        if step >= steps.count { return Array(failing.unsafelyUnwrapped.allOpen(locals)[..<(step - steps.count)]) }
+        if steps[step].parent >= 0 { return constructing(at: steps[step].parent, locals) }
+        return failing?.opened(by: step, locals) ?? []
+    }
+
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
         -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
-        guard !fails else { return nil }
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
@@ -225,6 +233,14 @@ extension Plan {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
             guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
             if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i], false) }
+        }
+        // A failing plan's open frames, outermost first: one asked for no later than that step (it asks for what follows it).
+        if let failing {
+            let open = failing.allOpen(locals)
+            if let k = open.indices.first(where: { k in identities.contains(open[k].borrow { $0.constructionIdentity }) }),
+               met == nil || failing.openAt[k] <= met!.cut {
+                met = (steps.count + k, open[k], failing.openAt[k], false)
+            }
         }
         // A creation step asked for before it: the build claimed every creation cell by then.
         if let m = met { met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step } }

@@ -369,6 +369,9 @@ final class Plan: @unchecked Sendable {
         /// Per `open` frame, a child's plan: its slot in the component when it is one of the child's own
         /// registrations (-1: not), whose registration each run has in the resolving child's place.
         var openLocals: [Int] = []
+        /// Per `open` frame: the steps before it were made before the build asked for it (its place in the
+        /// build's pre-order, `Plan.meeting`: a nested resolve meeting it runs up to there).
+        var openAt: [Int] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
         /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
@@ -1069,8 +1072,8 @@ final class Plan: @unchecked Sendable {
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
         var stepOf: [ObjectIdentifier: Int] = [:]
-        /// Registrations with a frame open: one asked for again is a constructor cycle, which
-        /// the recorder declines (`Graph` reports it).
+        /// Registrations with a frame open: one asked for again is a constructor cycle, the plan's
+        /// error (`cycle`, a failing plan).
         var onPath: Set<ObjectIdentifier> = []
         /// The frames of the walk, outermost first.
         private var frames: [Frame] = []
@@ -1138,7 +1141,7 @@ final class Plan: @unchecked Sendable {
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
             return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth,
-                                openLocals: recordsLocals ? open.map(\.local) : [])
+                                openLocals: recordsLocals ? open.map(\.local) : [], openAt: open.map(\.firstNew))
         }
 
         /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
@@ -1148,22 +1151,18 @@ final class Plan: @unchecked Sendable {
             return reason
         }
 
-        /// Whether the build may refuse a captive where the walk is: a strict container's singleton frame
-        /// checks each strong dependency first (`Graph.refuseCaptive`); the walk's other frames (graph,
-        /// transient, container-scoped) never do, so its error is the build's there, strict or not.
-        private var refusesCaptives: Bool { frames.contains { refuses($0) } }
-
         /// Whether the build's frame of `frame` refuses captives: a creation step's in a strict container, the one
         /// its registration is in under a singleton from further up (`Graph.push`: `Frame.foreign`), else `lookup`.
         private func refuses(_ frame: Frame) -> Bool {
             frame.creates && (frame.foreign == nil ? lookup : frame.registration.borrow { $0.container }).refusesCaptives
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`), unless
-        /// the build may refuse a captive first (`refusesCaptives`: it may report that instead).
+        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`). In a strict
+        /// container too: the build's captive check of the slot (`Graph.refuseCaptive`, before `existing`) is
+        /// the walk's, before `reach` (`refuseCaptive`), so a captive it refuses is met first, as the build's.
         private func cycle(_ key: Key) -> Decline {
             let path = path
-            return met(refusesCaptives ? nil : TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+            return met(TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
         }
 
         /// The walk's stop at `key` not registered, asked for by the top frame (`metFailure`), with the build's error (`Graph.fill`, before any captive check).
