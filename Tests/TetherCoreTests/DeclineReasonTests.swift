@@ -42,32 +42,100 @@ import Testing
         #expect(fx.tracker.made("R") == 1 && fx.tracker.made("D63") == 1)
     }
 
-    /// A child with more own registrations than `RegistrationTable.smallKeys` (4): no slots to key a component
-    /// by, `childTable`.
-    @Test func aChildOfFiveOwnRegistrationsBuilds() throws {
-        let fx = try Fixture()
-        try fx.register("H", [dep("O1")], scope: .transient)
-        let child = try fx.child()
-        for i in 1...5 { try fx.register("O\(i)", in: child) }
-        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: child) } }
-        #expect(counts == ["resolves": 2, "childTable": 2], "\(counts)")
-        #expect(fx.tracker.made("O1") == 2 && fx.tracker.made("H") == 2)
+    /// A child with more own registrations than `RegistrationTable.smallKeys` (4): `childTable` before branch
+    /// stacked; a plan now, its component the table's slots in the order first registered (`componentSlots`,
+    /// the levels' entries mirrored there). Ten keys (the slots' block grown twice), a local container step made
+    /// once per child, a local singleton per child; a child of the same keys in another order is another
+    /// component, its own factories run.
+    @Test func aChildOfFiveOwnRegistrationsIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("O1"), dep("O3"), dep("O5"), dep("O10"), dep("S")], scope: .transient)
+            try fx.register("S", scope: .singleton)
+            var seen: [String] = []
+            for (name, order) in [("a", Array(1...10)), ("b", Array(1...10)), ("c", Array((1...10).reversed()))] {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
+                for i in order {
+                    try fx.register("O\(i)", i == 10 ? [dep("O1")] : [], scope: i == 3 ? .container : i == 5 ? .singleton : .graph,
+                                    in: child, label: "O\(i)@\(name)")
+                }
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                }
+                _ = try child.close()
+                seen.append("\(name): O3 made \(fx.tracker.made("O3@\(name)")) dropped \(fx.tracker.dropped("O3@\(name)")), O5 made \(fx.tracker.made("O5@\(name)"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 6], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["a", "b", "c"].flatMap { c in
+            Array(repeating: "H(O1@\(c),O3@\(c),O5@\(c),O10@\(c)(O1@\(c)),S)", count: 2) + ["\(c): O3 made 1 dropped 1, O5 made 1"]
+        }, "\(run.seen[0])")
+    }
+
+    /// A child's table moving to the levels between resolves (a fifth key), then a key registered again there
+    /// (its slot kept, the mirrored entry replaced): each resolve runs a plan, the child's registrations now.
+    @Test func aChildsTableGrowingBetweenResolvesRunsItsRegistrations() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("O1"), dep("O4")], scope: .transient)
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            for i in 1...4 { try fx.register("O\(i)", in: child) }
+            var seen: [String] = []
+            func resolveH() throws { let h = try fx.resolve("H", in: child); withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) } }
+            try resolveH()
+            try fx.register("O5", in: child)
+            try fx.register("O4", [dep("O5")], in: child, label: "O4b")
+            try resolveH()
+            try fx.register("O1", [dep("O2")], in: child, label: "O1b")
+            try resolveH()
+            _ = try child.close()
+            return seen
+        }
+        #expect(run.counts == ["resolves": 3], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1], "\(run.logs)")
+        #expect(run.seen[0] == ["H(O1,O4)", "H(O1,O4b(O5))", "H(O1b(O2),O4b(O5))"], "\(run.seen[0])")
     }
 
     /// A stacked level's (a registering child between the resolving child and the owner) container-scoped
-    /// registration, or one with completion callbacks: `childLocal` (each run's level is the resolving child's).
-    @Test(arguments: [false, true]) func aStackedLevelsContainerOrCallbackRegistrationBuilds(callback: Bool) throws {
-        let fx = try Fixture()
-        try fx.register("H", [dep("M")], scope: .transient)
-        let mid = try fx.child()
-        let m = try fx.register("M", scope: callback ? .graph : .container, in: mid)
-        if callback { fx.onComplete(m) }
-        let leaf = try fx.child(of: mid)
-        try fx.register("Own", in: leaf)
-        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: leaf) } }
-        #expect(counts == ["resolves": 2, "childLocal": 2], "\(counts)")
-        #expect(fx.tracker.made("M") == (callback ? 2 : 1))
-        #expect(fx.tracker.events("complete").count == (callback ? 2 : 0))
+    /// registration, or one with completion callbacks: `childLocal` before branch stacked. A plan now: the
+    /// level's slot taken from each run's chain (`fits`), a container-scoped one made once per resolving child
+    /// (its dependencies that child's), a callback resolving from the resolving child, as the build's frame.
+    /// Two mids, two leaves under each, of one component.
+    @Test(arguments: [false, true]) func aStackedLevelsContainerOrCallbackRegistrationIsAPlan(callback: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("M"), dep("M")], scope: .transient)
+            var seen: [String] = []
+            for m in ["m1", "m2"] {
+                let mid = try fx.child()
+                mid.usesPlans = fx.container.usesPlans
+                let reg = try fx.register("M", [dep("Own")], scope: callback ? .graph : .container, in: mid, label: "M@\(m)")
+                if callback { fx.onComplete(reg, event: "complete M@\(m)") { resolver, _, obj in obj.got.append(try resolver.get(Key("Own")).pointer) } }
+                for l in ["l1", "l2"] {
+                    let leaf = try fx.child(of: mid)
+                    leaf.usesPlans = fx.container.usesPlans
+                    try fx.register("Own", in: leaf, label: "Own@\(m)\(l)")
+                    for _ in 0..<2 {
+                        let instance = try fx.resolve("H", in: leaf)
+                        withExtendedLifetime(instance) {
+                            let h = Obj.of(instance)
+                            seen.append(h.tree(withEdges: true) + (h.depPointer(0) == h.depPointer(1) ? " one M" : " two M"))
+                        }
+                    }
+                    _ = try leaf.close()
+                }
+                _ = try mid.close()
+            }
+            seen.append("M made \(fx.tracker.made("M@m1")) \(fx.tracker.made("M@m2")), completions \(fx.tracker.events("complete").count)")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 8], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let edge = callback ? ",+Own@m2l1" : ""
+        #expect(run.seen[0][4] == "H(M@m2(Own@m2l1\(edge)),M@m2(Own@m2l1\(edge))) one M", "\(run.seen[0])")
+        #expect(run.seen[0].last == (callback ? "M made 4 4, completions 8" : "M made 2 2, completions 0"), "\(run.seen[0])")
     }
 
     /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)

@@ -4,7 +4,8 @@
 // slots' cells (`Plan.Step.lookup`, `Plan.SlotInput.lookup`), and its frame refuses captives if that
 // container is strict. Each runs with plans and without: the same factory calls and drops in order, the
 // same instances, containers and errors; with plans, the creation plan serves it (no decline counted).
-// Container-scoped and value keys under such a singleton still build (`foreignCreation`).
+// A stacked level's singleton (of a registering child between the resolving child and the owner) looks up in each
+// run's level (`Step.lookupSlot`, branch stacked); in a strict container it still builds (`foreignCreation`).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -168,25 +169,70 @@ import Testing
         #expect(counts == ["resolves": 2], "the creation plan, then the warm plan: \(counts)")
     }
 
-    /// What still declines (`foreignCreation`): a singleton of a container a child's component stacks (a level
-    /// between the resolving child and the owner, each run's its own), here the middle one's S over the root's G
-    /// with a completion callback. It builds, the same as without plans.
-    @Test func aStackedLevelsSingletonOverACallbackStillBuilds() throws {
-        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+    /// A singleton of a stacked level (a registering child between the resolving child and the owner, each run's
+    /// its own) over a completion callback, a container-scoped key and a value (`foreignCreation` before branch
+    /// stacked): each step under it looks up in the run's level (`Step.lookupSlot`), not the recorded one. Two
+    /// mids of one component, alive together, two requests under each: each mid's S made once, its callback's
+    /// get, its container step (claimed in that mid) and its value that mid's.
+    @Test func aStackedLevelsSingletonOverACallbackIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            _ = try fx.container.declareValue(Key("V"))
             let g = try fx.register("G")
-            fx.onComplete(g)
+            let got = Box<[String]>([])
+            fx.onComplete(g) { resolver, _, _ in got.value.append(Obj.of(try resolver.get(Key("K"))).label) }
             try fx.register("Handler", [dep("S"), dep("Req")])
-            try fx.register("S", [dep("G")], scope: .singleton, in: mid)
+            try fx.register("C", [dep("K")], scope: .container)
+            try fx.register("K", label: "K@root")
+            var seen: [String] = []
+            var mids: [Container] = []
+            for m in ["m1", "m2"] {
+                let mid = try fx.child()
+                mid.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
+                mids.append(mid)
+                _ = try mid.provideValue(Key("V"), Ref(retaining: Obj(label: "V@\(m)", words: [])).opaque, context: nil,
+                                         destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+                try fx.register("S", [dep("G"), dep("C"), dep("V")], scope: .singleton, in: mid, label: "S@\(m)")
+                try fx.register("K", in: mid, label: "K@\(m)")
+                for r in ["r1", "r2"] {
+                    let request = try fx.child(of: mid)
+                    request.usesPlans = fx.container.usesPlans
+                    try fx.register("Req", in: request, label: "Req@\(m)\(r)")
+                    let h = try fx.resolve("Handler", in: request)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                    _ = try request.close()
+                }
+            }
+            for mid in mids { _ = try mid.close() }
+            seen.append("S made \(fx.tracker.made("S@m1")) \(fx.tracker.made("S@m2")), callbacks got \(got.value)")
+            return seen
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        #expect(run.seen[0] == ["Handler(S@m1(G,C(K@m1),V@m1),Req@m1r1)", "Handler(S@m1(G,C(K@m1),V@m1),Req@m1r2)",
+                                "Handler(S@m2(G,C(K@m2),V@m2),Req@m2r1)", "Handler(S@m2(G,C(K@m2),V@m2),Req@m2r2)",
+                                "S made 1 1, callbacks got [\"K@m1\", \"K@m2\"]"], "\(run.seen[0])")
+        #expect(run.counts == ["resolves": 4], "the creation plan per mid, then the warm plan: \(run.counts)")
+    }
+
+    /// What still declines (`foreignCreation`): a stacked level's singleton in a strict container. The
+    /// component (`fits`) does not key the levels' strictness, which decides whether the singleton's frame
+    /// refuses a captive (an error or an instance), so a plan recorded through one mid cannot serve another.
+    @Test func aStackedLevelsSingletonInAStrictContainerStillBuilds() throws {
+        let (logs, seen, counts) = try withMid { fx, mid -> [String] in
+            mid.refusesCaptives = true
+            try fx.register("T", scope: .singleton)
+            try fx.register("Handler", [dep("S"), dep("Req")])
+            try fx.register("S", [dep("T")], scope: .singleton, in: mid)
             let request = try fx.child(of: mid)
+            request.usesPlans = fx.container.usesPlans
             try fx.register("Req", in: request)
             let h = try fx.resolve("Handler", in: request)
-            let seen = [Obj.of(h).dep(0).dep(0).label, Obj.of(h).dep(1).label]
+            let seen = [Obj.of(h).tree()]
             _ = consume h
             _ = try request.close()
             return seen
         }
         #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
-        #expect(seen[0] == ["G", "Req"] && logs[0].prefix(5) == ["make G", "make S", "make Req", "make Handler", "complete G"], "\(logs[0])")
+        #expect(seen[0] == ["Handler(S(T),Req)"], "\(seen[0])")
         #expect(counts == ["resolves": 1, "foreignCreation": 1], "\(counts)")
     }
 }

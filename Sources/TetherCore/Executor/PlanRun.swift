@@ -423,10 +423,10 @@ extension Plan {
         let skips = slots.isEmpty ? 0 : graph.replaySkips
         for i in from..<(to ?? steps.count) where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
             let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
-            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: steps[i].lookup?.object ?? lookup) }
+            if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: self.lookup(of: i, locals.base)?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached,
-                                lookup: steps[i].lookup ?? Borrowed(lookup))
+                                lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
         }
     }
 
@@ -443,7 +443,7 @@ extension Plan {
         func enter(_ i: Int) {
             guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
-            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: steps[i].lookup ?? Borrowed(lookup))
+            graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
         }
         guard variant >= 0 else { return (from..<to).forEach(enter) }
         // (The shared steps are keyed only. Past `positions.lowerBound`: those a RESOLVER slot's factory had entered
@@ -461,7 +461,7 @@ extension Plan {
         for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
             // (A step under a singleton from further up: its callbacks resolve from that one's container, `Step.lookup`.)
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes,
-                                lookup: steps[i].lookup ?? Borrowed(lookup))
+                                lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
         }
     }
 
@@ -752,7 +752,7 @@ extension Plan {
                     run.instances.set(i, instance)
                     if isContainer {
                         madeContainer(i, locals)
-                        graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: steps[i].lookup ?? graph.unsafelyUnwrapped.lookup) }
+                        graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: self.lookup(of: i, locals.base) ?? graph.unsafelyUnwrapped.lookup) }
                     }
                 } else if isContainer || M.destination == .instances || M.destination == .graph {
                     // A container step's is its own instance in every mode (its container caches it).
@@ -761,7 +761,7 @@ extension Plan {
                     if isContainer {
                         madeContainer(i, locals)
                         if M.destination == .graph {
-                            graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: steps[i].lookup ?? graph.unsafelyUnwrapped.lookup) }
+                            graph.unsafelyUnwrapped.graph.borrow { $0.madeContainerCell(registration(i, locals), in: self.lookup(of: i, locals.base) ?? graph.unsafelyUnwrapped.lookup) }
                         }
                         if M.destination == .block { run.pointers[i] = UInt(bitPattern: instance.borrow { $0.pointer }) }
                     }
@@ -961,7 +961,7 @@ extension Plan {
                                                        _ graph: GraphRun?) -> Ref<Instance>? {
         let c = found.step
         let request = M.destination == .graph ? nil : locals.request.unsafelyUnwrapped.pointee
-        let container = request?.resolving ?? steps[c].lookup ?? graph.unsafelyUnwrapped.lookup
+        let container = request?.resolving ?? self.lookup(of: c, locals.base) ?? graph.unsafelyUnwrapped.lookup
         guard let hit = registration(c, locals).borrow({ r in container.borrow { $0.retainedScoped(of: r) } }) else { return nil }
         if M.destination == .block { run.pointers[c] = UInt(bitPattern: hit.borrow { $0.pointer }) }
         locals.claims[0] |= 1 << UInt(c)
@@ -1216,7 +1216,7 @@ extension Plan {
     @inline(__always)
     private func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
         // (Asked for under a singleton from further up: that one's container's, `Step.lookup`.)
-        steps[i].registration.borrow { r in (steps[i].lookup ?? locals.request.unsafelyUnwrapped.pointee.resolving).borrow { $0.providedValue(of: r) } }
+        steps[i].registration.borrow { r in (self.lookup(of: i, locals.base) ?? locals.request.unsafelyUnwrapped.pointee.resolving).borrow { $0.providedValue(of: r) } }
     }
 
     /// A container-scoped leaf's (`inResolving`) instance cached in the resolving container (retained);
@@ -1326,7 +1326,7 @@ extension Plan {
             if M.requests && taken & 1 << UInt64(i) != 0 { continue }
             if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
-                graph.claimContainerStep(registration(i, locals), in: steps[i].lookup ?? into.lookup) { self.askingPath(to: i) }
+                graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
             }
             guard claimed else { return false }
             if let failure {
@@ -1370,7 +1370,7 @@ extension Plan {
             // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
             if into.graph.borrow({ $0.replaySkips }) & 1 << UInt64(c) != 0 || skip & 1 << UInt(c) != 0 { continue }
             let claimed = into.graph.borrow { g in
-                g.claimLateContainerStep(registration(c, locals), in: steps[c].lookup ?? into.lookup) { self.askingPath(to: c) }
+                g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c) }
             }
             switch claimed {
             case .failure(let error): return error
@@ -1634,7 +1634,7 @@ extension Plan {
             let n = Plan.slotNumber(inputs[first + s])
             let kind = slots[n].kind
             guard kind == .lazy || kind == .weakLazy else { continue }
-            let cell = LazyCell(holding: slots[n].lookup ?? lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
+            let cell = LazyCell(holding: slotLookup(n, locals.base) ?? lookup, key: slots[n].key!, isWeak: kind == .weakLazy)
             let step = slots[n].step
             // Not in the build's graph (yet): a step the run skipped (under a container step taken cached,
             // `skipUnderCached`; spared, `takePublished`) or makes after the owner (a container step not
@@ -1667,7 +1667,7 @@ extension Plan {
         for s in 0..<count where Plan.isSlot(inputs[first + s]) {
             let n = Plan.slotNumber(inputs[first + s])
             guard slots[n].kind == .factory else { continue }
-            words[s] = bridge.factoryWord(FactoryCell(container: (slots[n].lookup ?? lookup).object, key: slots[n].key!))
+            words[s] = bridge.factoryWord(FactoryCell(container: (slotLookup(n, locals.base) ?? lookup).object, key: slots[n].key!))
         }
         // A RESOLVER slot, last as `Graph.constructSpecial` makes it: the graph as the build's is while the factory runs.
         var resolver: (resolver: Resolver, word: Int, frames: Int, built: Int)?

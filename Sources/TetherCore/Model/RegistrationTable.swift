@@ -76,6 +76,8 @@ final class RegistrationTable: @unchecked Sendable {
             Self.forEachSmallEntry(block) { OwnedWord<Registration>.release($0) }
         }
         Self.release(levels: top.load(ordering: .acquiring), retiredTops)
+        UnsafeMutablePointer<Atomic<UInt>>(bitPattern: grown.load(ordering: .acquiring))?.deallocate()
+        for block in retiredGrown { block.deallocate() }
     }
 
     /// Releases the entries of the levels whose top block is at `levels` and frees their blocks, and `retiredTops`.
@@ -148,23 +150,67 @@ final class RegistrationTable: @unchecked Sendable {
         return Int(block[0].load(ordering: .acquiring))
     }
 
-    /// The small block while the table is small (nil before its first key and once the levels
-    /// hold them): its slots are its keys in the order first registered, a key registered
-    /// again keeping its slot. A child's own registrations, so read, are its per-request
-    /// component, which a plan recorded through a child's names by slot (`Plan.fits`).
-    var smallSlots: UnsafeMutablePointer<Atomic<UInt>>? {
-        guard top.load(ordering: .acquiring) == 0 else { return nil }
-        return UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring))
+    /// The table's slots (nil before its first key): the small block while the table is small, else
+    /// (a child that registered more than `smallKeys`) `grown`, the same layout. Its slots are its keys
+    /// in the order first registered, a key registered again keeping its slot. A child's own
+    /// registrations, so read, are its per-request component, which a plan recorded through a child's
+    /// names by slot (`Plan.fits`).
+    @inline(__always)
+    var componentSlots: UnsafeMutablePointer<Atomic<UInt>>? {
+        guard top.load(ordering: .acquiring) != 0 else {
+            return UnsafeMutablePointer<Atomic<UInt>>(bitPattern: small.load(ordering: .acquiring))
+        }
+        return UnsafeMutablePointer<Atomic<UInt>>(bitPattern: grown.load(ordering: .acquiring))
     }
 
-    /// The number of slots of a small block (`smallSlots`).
+    /// The number of slots of a small block (`componentSlots`).
     @inline(__always)
     static func slotCount(_ block: UnsafeMutablePointer<Atomic<UInt>>) -> Int { Int(block[0].load(ordering: .acquiring)) }
 
-    /// The registration in slot `slot` of a small block (`smallSlots`), nil if its key was cleared.
+    /// The registration in slot `slot` of a block (`componentSlots`), nil if its key was cleared.
     @inline(__always)
     static func registration(atSlot slot: Int, in block: UnsafeMutablePointer<Atomic<UInt>>) -> Borrowed<Registration>? {
         Borrowed<Registration>(word: block[2 + 2 * slot].load(ordering: .acquiring))
+    }
+
+    /// A table that started small and outgrew it (a child's of more than `smallKeys` registrations):
+    /// its slots as the small block lays them out, `[count, (key id, address) × count]`, every key in
+    /// the order first registered (a key registered again keeping its slot), each address the levels'
+    /// entry of the key (not owned: the levels' reference; a replaced one the caller keeps alive, as a
+    /// small block's), so a child's component is its slots whatever their number (`componentSlots`).
+    /// Published before `top` on the move to the levels; a full block is replaced by a bigger copy,
+    /// the old kept until the table goes, for readers still in it. 0 while the table is small.
+    private let grown = Atomic<UInt>(0)
+    /// Writers only: each key's slot in `grown`, and its capacity in slots.
+    private var grownSlot: [UInt32: Int] = [:]
+    private var grownCapacity = 0
+    private var retiredGrown: [UnsafeMutablePointer<Atomic<UInt>>] = []
+
+    /// Mirrors `key`'s levels entry (`address`, its registration's) into `grown`, giving a new key the
+    /// next slot (a cleared one only when `keepsSlot`: a small block's, moved). Writers only.
+    private func noteGrown(_ key: Key, _ address: UInt, keepsSlot: Bool = false) {
+        var block = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: grown.load(ordering: .relaxed))
+        if let slot = grownSlot[key.id] {
+            block![2 + 2 * slot].store(address, ordering: .releasing)
+            return
+        }
+        guard address != 0 || keepsSlot else { return }  // clearing a key never registered here
+        let count = grownSlot.count
+        if count == grownCapacity {
+            let capacity = max(2 * Self.smallKeys, 2 * grownCapacity)
+            let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 1 + 2 * capacity)
+            for i in 0..<(1 + 2 * capacity) {
+                (fresh + i).initialize(to: Atomic(i < 1 + 2 * count ? block.map { $0[i].load(ordering: .relaxed) } ?? 0 : 0))
+            }
+            if let block { retiredGrown.append(block) }
+            block = fresh
+            grownCapacity = capacity
+            grown.store(UInt(bitPattern: fresh), ordering: .releasing)
+        }
+        grownSlot[key.id] = count
+        block![1 + 2 * count].store(UInt(key.id), ordering: .relaxed)
+        block![2 + 2 * count].store(address, ordering: .relaxed)
+        block![0].store(UInt(count + 1), ordering: .releasing)
     }
 
     /// Calls `body` with every stored address of the small block.
@@ -181,7 +227,9 @@ final class RegistrationTable: @unchecked Sendable {
         if startsSmall && levels == 0 {
             if let done = replaceSmall(key, with: registration) { return done.old }
         }
-        return replaceInLevels(key, with: registration)
+        let old = replaceInLevels(key, with: registration)
+        if startsSmall { noteGrown(key, registration.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0) }
+        return old
     }
 
     /// `replace` while the table is small (or empty); nil when `key` does not
@@ -212,6 +260,11 @@ final class RegistrationTable: @unchecked Sendable {
             moved.append((r.key, r))
         }
         for (key, r) in moved { _ = replaceInLevels(key, with: r) }
+        // The slots (cleared ones too) keep their order, published before `top` (`componentSlots`).
+        for i in 0..<Int(full[0].load(ordering: .relaxed)) {
+            noteGrown(Key(id: UInt32(full[1 + 2 * i].load(ordering: .relaxed))), full[2 + 2 * i].load(ordering: .relaxed),
+                      keepsSlot: true)
+        }
         migrating = false
         smallOwns = false  // the block stays at `small`, for readers that saw `top` still 0
         top.store(levels, ordering: .releasing)

@@ -86,6 +86,10 @@ final class Plan: @unchecked Sendable {
         /// the build claims it where a get of the owner's factory reaches it, else where its walk asks for it, so
         /// the run claims it there (`Plan.claimLate`), not before any factory (`claimContainerSteps`).
         var claimsLate = false
+        /// Under a stacked level's singleton (a container a child's component stacks, `Recorder.isStacked`): a slot
+        /// of that level in the component, whose registration's container is each run's level (`lookup(of:_:)`),
+        /// `lookup` nil. -1: `lookup`.
+        var lookupSlot = -1
     }
 
     /// A creation step (`Step.creates`), in the order its cell is claimed (`Graph.claimCreations`:
@@ -158,10 +162,12 @@ final class Plan: @unchecked Sendable {
         /// A LAZY, WEAK_LAZY or FACTORY slot of a step under a singleton registered further up (`Step.lookup`):
         /// the container its cell resolves from, as the build's frame's (`Graph.push`). Nil: the run's lookup.
         var lookup: Borrowed<Container>?
+        /// A stacked level's, as `Step.lookupSlot` (`slotLookup(_:_:)`). -1: `lookup`.
+        var lookupSlot = -1
     }
 
     /// One slot of a child's per-request component (its own registrations, in the order their
-    /// keys were first registered there: `RegistrationTable.smallSlots`), as a plan recorded
+    /// keys were first registered there: `RegistrationTable.componentSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
     /// it has completion callbacks.
     struct ComponentSlot {
@@ -829,6 +835,24 @@ final class Plan: @unchecked Sendable {
         steps[i].local >= 0 ? locals.unsafelyUnwrapped[steps[i].local] : steps[i].registration
     }
 
+    /// The container step `i` looks up from when not the run's (`Step.lookup`): a stacked level's is the run's
+    /// level, the container of the registration the run takes in `Step.lookupSlot` (`fits` wrote `locals`).
+    @inline(__always)
+    func lookup(of i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>?) -> Borrowed<Container>? {
+        steps[i].lookupSlot < 0 ? steps[i].lookup : Self.level(of: steps[i].lookupSlot, locals)
+    }
+
+    /// `lookup(of:_:)` of slot input `n` (`SlotInput.lookup`, `lookupSlot`).
+    @inline(__always)
+    func slotLookup(_ n: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>?) -> Borrowed<Container>? {
+        slots[n].lookupSlot < 0 ? slots[n].lookup : Self.level(of: slots[n].lookupSlot, locals)
+    }
+
+    /// The container of the run's registration in component slot `slot`: its level in the run's chain.
+    private static func level(of slot: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>?) -> Borrowed<Container> {
+        locals.unsafelyUnwrapped[slot].borrow { Borrowed($0.container) }
+    }
+
     /// The creation steps in the order a run claims their cells (`Graph.claimCreations`): `creations`' (by
     /// key, as `Graph.claimInOrder` claims), unless some are local: then by the resolving child's registrations.
     func creationsInClaimOrder(_ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Creation] {
@@ -844,8 +868,8 @@ final class Plan: @unchecked Sendable {
     /// component has the same slots (`fits`), each resolve running that child's factories
     /// with its contexts: its container-scoped ones as container steps (made once per child,
     /// published into it), those with completion callbacks, and slots made per resolve, in a plan
-    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the child's table
-    /// is not small, or the graph is not plain (`Graph` resolves it).
+    /// that replays into the graph as the owner's do (`needsGraph`). Throws when the component has no
+    /// slots to key it by (`componentLevels`), or the graph is not plain (`Graph` resolves it).
     /// `creating`: the plan for the caches' state now, as `recordCreating`: the singletons of the owner (and further
     /// up: `Frame.foreign`) and its weak keys (a weak root too) no cache holds as creation steps, and the child's
     /// own singleton and weak registrations no cache holds (local creation steps: each run's are the resolving
@@ -891,10 +915,10 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
-    /// slot (`RegistrationTable.smallSlots`), of `child` and of every container between it and `owner` that
+    /// slot (`RegistrationTable.componentSlots`), of `child` and of every container between it and `owner` that
     /// registered, nearest first (a request's child under a request's child stacks both), appended to
     /// `component`, the first slot of each container's noted in `starts`; returns those containers (their
-    /// addresses). Nil when one's table is not small, has a cleared slot, or the chain stacks more than
+    /// addresses). Nil when one's table has a cleared slot, or the chain stacks more than
     /// `maxSteps` slots (`locals` holds that many).
     static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>],
                                 starts: inout Set<Int>) -> [UnsafeMutableRawPointer]? {
@@ -902,7 +926,7 @@ final class Plan: @unchecked Sendable {
         var level = Borrowed(child)
         while level.opaque != owner.opaque {
             if !level.borrow({ $0.neverRegistered }) {
-                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.smallSlots } }) else { return nil }
+                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.componentSlots } }) else { return nil }
                 let count = RegistrationTable.slotCount(block)
                 guard count > 0, component.count + count <= maxSteps else { return nil }
                 starts.insert(component.count)
@@ -936,7 +960,7 @@ final class Plan: @unchecked Sendable {
 
     /// A declined plan of resolves from `child` (`record(_:configuration:child:)` threw `reason`),
     /// keyed by `child`'s component (`fits`): a later child of that component builds at once, with no
-    /// recording again (`Registration.otherComponentPlan`). Nil when `child`'s table is not small.
+    /// recording again (`Registration.otherComponentPlan`). Nil when `componentLevels` is.
     static func declined(_ configuration: UInt, _ reason: Decline, child: Container, below owner: Borrowed<Container>) -> Plan? {
         var component: [Borrowed<Registration>] = []
         var starts: Set<Int> = []
@@ -948,7 +972,7 @@ final class Plan: @unchecked Sendable {
     }
 
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
-    /// `RegistrationTable.smallSlots`) is the one this child's plan was recorded through:
+    /// `RegistrationTable.componentSlots`) is the one this child's plan was recorded through:
     /// as many slots, each of the recorded key, scope, params and completion callbacks or
     /// none. Then the graph from `child` is the recorded one, and each slot's registration
     /// goes to `locals` for the run (read once: one replaced meanwhile stays alive, kept
@@ -959,7 +983,7 @@ final class Plan: @unchecked Sendable {
         var level = Borrowed(child)
         while level.opaque != owner.opaque {
             if !level.borrow({ $0.neverRegistered }) {
-                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.smallSlots } }) else { return false }
+                guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.componentSlots } }) else { return false }
                 let count = RegistrationTable.slotCount(block)
                 guard count > 0, first + count <= component.count, component[first].startsLevel else { return false }
                 for slot in 0..<count {
@@ -1091,6 +1115,8 @@ final class Plan: @unchecked Sendable {
             /// Where its dependencies are looked up when not `lookup`: a creation step of a singleton registered
             /// further up (the build looks a singleton's up in its own container, `Graph.push`), and every frame under it.
             var foreign: Container?
+            /// With a stacked level's `foreign`: a slot of that level in `component` (`Step.lookupSlot`), else -1.
+            var foreignSlot = -1
 
             init(registration: Borrowed<Registration>, id: ObjectIdentifier, local: Int, isContainer: Bool,
                  takesArguments: Bool, firstNew: Int, creates: Bool = false) {
@@ -1191,12 +1217,10 @@ final class Plan: @unchecked Sendable {
             var local = -1
             if recordsLocals && componentContainers.contains(Borrowed(r.container).opaque) {
                 // Its slot: a local step takes each child's registration there (a container step too:
-                // made once per child, published into it, `Plan.takeContainer`). A container further out
-                // than the resolving child (a stacked level) lends plain steps only: `Graph` builds a
-                // graph reaching one of its container-scoped registrations or one with completion callbacks.
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }),
-                      r.container === lookup || (!spec.scope.isPerResolvingContainer && spec.completionCount == 0)
-                else { throw .childLocal }
+                // made once per child, published into it, `Plan.takeContainer`). A stacked level's (a container
+                // further out than the resolving child) too: a container-scoped one is the resolving child's, its
+                // completion callbacks resolve from there, as the build's frame (not `resolvesFromOwnContainer`).
+                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
@@ -1206,14 +1230,16 @@ final class Plan: @unchecked Sendable {
             // Under a creation step of a singleton registered further up (`foreign`), or one itself: each step
             // notes that container (`Step.lookup`), which its completion callbacks and its slots' cells resolve
             // from, a container step is claimed, made and published in, a value step is that one's, and whose
-            // strictness its captive checks read (`refuseCaptive`), as the build's frames (`Graph.push`). Not
-            // from a container a child's component stacks (each run's is the resolving child's level), with
-            // callbacks, slots, container or value steps or a strict container.
+            // strictness its captive checks read (`refuseCaptive`), as the build's frames (`Graph.push`). A container
+            // a child's component stacks is each run's level (`foreignSlot`: `Step.lookupSlot`), not in a strict
+            // container (the component does not key strictness).
             let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup ? nil : r.container)
                 : frames.last?.foreign
-            if let foreign, isStacked(foreign),
-               isContainer || r.isDeclaredValue || spec.completionCount > 0 || lookup.refusesCaptives || foreign.refusesCaptives {
-                throw declineCreating(.foreignCreation)
+            var foreignSlot = -1
+            if let foreign, isStacked(foreign) {
+                if lookup.refusesCaptives || foreign.refusesCaptives { throw declineCreating(.foreignCreation) }
+                foreignSlot = foreign === frames.last?.foreign ? frames[frames.count - 1].foreignSlot
+                    : component.firstIndex { $0.borrow { $0.container } === foreign } ?? -1
             }
             if creates {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
@@ -1233,7 +1259,7 @@ final class Plan: @unchecked Sendable {
                 step.local = local
                 step.askedUnderContainer = frames.contains { $0.isContainer }
                 // A value asked for under a singleton from further up: that container's (`Plan.takeValue`).
-                if r.isDeclaredValue { step.lookup = foreign.map { Borrowed($0) } }
+                if r.isDeclaredValue { (step.lookup, step.lookupSlot) = Self.lookups(foreign, foreignSlot) }
                 return .found(try add(step, id))
             }
             // A cycle (its frame is open) declines.
@@ -1249,6 +1275,7 @@ final class Plan: @unchecked Sendable {
             var frame = Frame(registration: registration, id: id, local: local, isContainer: isContainer,
                               takesArguments: allowsArguments && isRoot && !isContainer, firstNew: steps.count, creates: creates)
             frame.foreign = foreign
+            frame.foreignSlot = foreignSlot
             return .enter(frame)
         }
 
@@ -1263,6 +1290,12 @@ final class Plan: @unchecked Sendable {
         /// Whether `container` is one of those a child's component stacks (`componentLevels`): a run's is the resolving child's.
         private func isStacked(_ container: Container) -> Bool {
             recordsLocals && componentContainers.contains(Borrowed(container).opaque)
+        }
+
+        /// A step's or slot's `lookup` and `lookupSlot` under `foreign`: a stacked level's by its slot (each run's
+        /// level; the recorded container may be gone by then), an ancestor's by address (the owner keeps it).
+        private static func lookups(_ foreign: Container?, _ slot: Int) -> (Borrowed<Container>?, Int) {
+            slot >= 0 ? (nil, slot) : (foreign.map { Borrowed($0) }, -1)
         }
 
         /// Whether `r`'s cache of `scope` holds an instance now.
@@ -1296,10 +1329,7 @@ final class Plan: @unchecked Sendable {
         func fill(_ param: Param, at slot: Int) throws(Decline) -> CreationOrder.Fill<Int, Frame> {
             let top = frames.count - 1
             // Under a singleton from further up (`Frame.foreign`) its slots look up there, as the build's frame
-            // (`Graph.push`): the cell's or list's container is that one (`SlotInput.lookup`); not a stacked level's.
-            if let foreign = frames[top].foreign, isStacked(foreign), param.kind.planned != .instance, param.kind.planned != .context {
-                throw declineCreating(.foreignCreation)
-            }
+            // (`Graph.push`): the cell's or list's container is that one (`SlotInput.lookup`; a stacked level's the run's).
             let lookup = frames[top].foreign ?? self.lookup
             switch param.kind.planned {
             case .instance:
@@ -1392,7 +1422,7 @@ final class Plan: @unchecked Sendable {
         /// The top frame's next input is `slot`, a slot made per resolve (its cell resolving where the frame looks up).
         private func addSlot(_ slot: SlotInput) {
             var slot = slot
-            slot.lookup = frames[frames.count - 1].foreign.map { Borrowed($0) }
+            (slot.lookup, slot.lookupSlot) = Self.lookups(frames[frames.count - 1].foreign, frames[frames.count - 1].foreignSlot)
             frames[frames.count - 1].inputs.append(Plan.slot(slots.count))
             slots.append(slot)
         }
@@ -1488,7 +1518,7 @@ final class Plan: @unchecked Sendable {
                 step.isContainer = true
                 step.local = frame.local
                 step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
-                step.lookup = frame.foreign.map { Borrowed($0) }  // (its container's cache, claimed and published there)
+                (step.lookup, step.lookupSlot) = Self.lookups(frame.foreign, frame.foreignSlot)  // (its container's cache, claimed and published there)
                 return try add(step, frame.id)
             }
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
@@ -1496,7 +1526,7 @@ final class Plan: @unchecked Sendable {
             step.local = frame.local
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
-            step.lookup = frame.foreign.map { Borrowed($0) }
+            (step.lookup, step.lookupSlot) = Self.lookups(frame.foreign, frame.foreignSlot)
             return try add(step, spec.scope.isKeyedInGraph ? frame.id : nil)
         }
 
