@@ -470,7 +470,14 @@ final class Plan: @unchecked Sendable {
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
         isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
         // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
+        // Checked here, not assumed from how the recorder marked the steps: a container step taking a made step
+        // as a block's record trapped (`Handler(O1, O3)`, `O3` container-scoped over graph-scoped `O1`).
+        let containerOverMade = steps.contains { step in
+            step.isContainer && inputs[step.firstInput ..< step.firstInput + step.registration.borrow { $0.params.count }]
+                .contains { Plan.isStep($0) && !steps[$0].isShared && !steps[$0].isContainer }
+        }
         blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
+            && !containerOverMade
             && steps.last?.isContainer != true && failure == nil && steps.count <= Plan.maxSteps ? words : 0
         self.steps = arena.copy(steps)
         self.inputs = arena.copy(inputs)
