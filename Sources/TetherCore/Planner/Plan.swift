@@ -465,19 +465,18 @@ final class Plan: @unchecked Sendable {
         skipsUnderContainer = steps.contains { $0.underContainer }
         underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
         lateClaims = steps.indices.reduce(0) { mask, i in steps[i].claimsLate ? mask | 1 << UInt(i) : mask }
-        // (A container-scoped root is its container's instance, not a block's; a container step over made
-        // steps takes their instances, which a block's records are not: `skipsUnderContainer` or a `cachedVariant`.)
+        // (A container-scoped root is its container's instance, not a block's.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
         isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
         // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
-        // Checked here, not assumed from how the recorder marked the steps: a container step taking a made step
-        // as a block's record trapped (`Handler(O1, O3)`, `O3` container-scoped over graph-scoped `O1`).
+        // A container step over made steps takes their instances, which a block's records are not. Checked on the
+        // steps, not read from how the recorder marked them (`skipsUnderContainer`, a `cachedVariant`: both imply it;
+        // `Handler(O1, O3)`, `O3` container-scoped over graph-scoped `O1`, had neither and trapped).
         let containerOverMade = steps.contains { step in
             step.isContainer && inputs[step.firstInput ..< step.firstInput + step.registration.borrow { $0.params.count }]
                 .contains { Plan.isStep($0) && !steps[$0].isShared && !steps[$0].isContainer }
         }
-        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !skipsUnderContainer && cachedVariant == nil
-            && !containerOverMade
+        blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !containerOverMade
             && steps.last?.isContainer != true && failure == nil && steps.count <= Plan.maxSteps ? words : 0
         self.steps = arena.copy(steps)
         self.inputs = arena.copy(inputs)
