@@ -30,10 +30,8 @@ public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutableP
                 // Held by the parent's count of open children, not a reference (the parent's
                 // handle keeps it: a parent with open children is not freed).
                 let core = try Container(childOf: Borrowed(parentCore))
-                // A child of a container without plans has none either: a binding may make a child's C
-                // container only when first needed, after the variable was read for its parent. A child
-                // follows its parent, so the environment is read once per root (not per request's child).
-                if !parentCore.runsPlans { core.usesPlans = false }
+                // (A child follows its parent's plans switch, `Container.init`: the environment is read
+                // once per root, not per request's child.)
                 // Consumed: the handle takes over the reference the initializer made (no retain and release).
                 return .success(Handles.insertContainer(taking: Ref(retaining: consume core)))
             } catch {

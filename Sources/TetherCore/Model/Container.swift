@@ -251,6 +251,9 @@ public final class Container: @unchecked Sendable {
             } } }
             guard ok else { throw TetherError.parentFreed }
             strict.store(parent.borrow { $0.refusesCaptives }, ordering: .relaxed)
+            // A child of a container without plans has none either (tests compare the two paths
+            // through children; a binding may make a child's container after reading its parent's switch).
+            if parent.borrow({ !$0.runsPlans }) { plansOff.store(true, ordering: .relaxed) }
         }
     }
 
