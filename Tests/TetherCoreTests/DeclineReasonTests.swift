@@ -121,6 +121,44 @@ import Testing
         }, "\(run.seen[0])")
     }
 
+    /// A resolve from a child of 70 own registrations nested in a completion callback of a resolve from a small
+    /// child: the nested one grows its progress' `locals` (`PlanProgress.reserveLocals`; the thread's when nothing is
+    /// under construction, as in a completion callback) while the outer resolve's graph is under way; the outer
+    /// one's bindings stay where it took them (the outgrown buffer is kept), its next resolve binds again. Each
+    /// resolve a plan, as the build.
+    @Test func aLargeChildsResolveNestedInACallbackGrowsLocalsUnderAnOuterRun() throws {
+        let run = try bothPaths { fx -> [String] in
+            let big = try fx.child()
+            big.usesPlans = fx.container.usesPlans
+            for i in 0..<70 { try fx.register("O\(i)", i == 69 ? [dep("O0")] : [], in: big, label: "O\(i)@big") }
+            try fx.register("Big", [dep("O0"), dep("O69")], scope: .transient)
+            let h = try fx.register("H", [dep("C"), dep("D")], scope: .transient)
+            fx.onComplete(h) { _, _, _ in
+                let b = try fx.resolve("Big", in: big)
+                withExtendedLifetime(b) { fx.tracker.note("nested " + Obj.of(b).tree()) }
+            }
+            let small = try fx.child()
+            small.usesPlans = fx.container.usesPlans
+            try fx.register("C", [dep("D")], in: small, label: "C@small")
+            try fx.register("D", in: small, label: "D@small")
+            var seen: [String] = []
+            for _ in 0..<3 {
+                let instance = try fx.resolve("H", in: small)
+                withExtendedLifetime(instance) {
+                    let o = Obj.of(instance)
+                    seen.append(o.tree() + (o.depPointer(1) == o.dep(0).depPointer(0) ? " one D" : " two D"))
+                }
+            }
+            _ = try small.close()
+            _ = try big.close()
+            return seen + fx.tracker.events("nested")
+        }
+        #expect(run.counts == ["resolves": 6], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == Array(repeating: "H(C@small(D@small),D@small) one D", count: 3)
+                    + Array(repeating: "nested Big(O0@big,O69@big(O0@big))", count: 3), "\(run.seen[0])")
+    }
+
     /// A child's slot cleared: a key it decorated registered again there (the undecorated registration leaves the
     /// table, its slot stays: `Container.takeDecorations`). `childTable` before branch childtable; a plan now, the
     /// slot cleared in the component's shape (`ComponentSlot.cleared`), its key looked up further out, as never
