@@ -75,6 +75,171 @@ import Testing
         }, "\(run.seen[0])")
     }
 
+    /// A child of 70 or 130 own registrations, a component past `Plan.maxSteps` slots: `childTable` before branch
+    /// childtable; a plan now, the run's `locals` grown to the component (`PlanProgress.reserveLocals`, `fits`). H
+    /// takes five (the first, a container-scoped one, a singleton, the last over the first and the one before it);
+    /// All takes every one (a plan past 64 steps too: `isLarge`). Two children of one component, two resolves each.
+    @Test(arguments: [70, 130]) func aChildOfMoreThan64OwnRegistrationsIsAPlan(count: Int) throws {
+        let last = count - 1
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("O0"), dep("O3"), dep("O5"), dep("O\(last)"), dep("S")], scope: .transient)
+            try fx.register("All", (0..<count).map { dep("O\($0)") }, scope: .transient)
+            try fx.register("S", scope: .singleton)
+            var seen: [String] = []
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans
+                for i in 0..<count {
+                    try fx.register("O\(i)", i == last ? [dep("O0"), dep("O\(last - 1)")] : [],
+                                    scope: i == 3 ? .container : i == 5 ? .singleton : .graph, in: child, label: "O\(i)@\(name)")
+                }
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let o = Obj.of(h)
+                        seen.append(o.tree() + (o.depPointer(0) == o.dep(3).depPointer(0) ? " one O0" : " two O0"))
+                    }
+                    let all = try fx.resolve("All", in: child)
+                    withExtendedLifetime(all) {
+                        let o = Obj.of(all)
+                        seen.append("All \(o.words.count) \(o.dep(0).label) \(o.dep(3).label) \(o.dep(last).tree())"
+                                    + (o.depPointer(0) == o.dep(last).depPointer(0) ? " one O0" : " two O0"))
+                    }
+                }
+                _ = try child.close()
+                seen.append("\(name): O3 made \(fx.tracker.made("O3@\(name)")) dropped \(fx.tracker.dropped("O3@\(name)")), "
+                            + "O5 made \(fx.tracker.made("O5@\(name)")), O\(last) made \(fx.tracker.made("O\(last)@\(name)"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 8], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["a", "b"].flatMap { c in
+            Array(repeating: ["H(O0@\(c),O3@\(c),O5@\(c),O\(last)@\(c)(O0@\(c),O\(last - 1)@\(c)),S) one O0",
+                              "All \(count) O0@\(c) O3@\(c) O\(last)@\(c)(O0@\(c),O\(last - 1)@\(c)) one O0"], count: 2).flatMap { $0 }
+                + ["\(c): O3 made 1 dropped 1, O5 made 1, O\(last) made 4"]
+        }, "\(run.seen[0])")
+    }
+
+    /// A resolve from a child of 70 own registrations nested in a completion callback of a resolve from a small
+    /// child: the nested one grows its progress' `locals` (`PlanProgress.reserveLocals`; the thread's when nothing is
+    /// under construction, as in a completion callback) while the outer resolve's graph is under way; the outer
+    /// one's bindings stay where it took them (the outgrown buffer is kept), its next resolve binds again. Each
+    /// resolve a plan, as the build.
+    @Test func aLargeChildsResolveNestedInACallbackGrowsLocalsUnderAnOuterRun() throws {
+        let run = try bothPaths { fx -> [String] in
+            let big = try fx.child()
+            big.usesPlans = fx.container.usesPlans
+            for i in 0..<70 { try fx.register("O\(i)", i == 69 ? [dep("O0")] : [], in: big, label: "O\(i)@big") }
+            try fx.register("Big", [dep("O0"), dep("O69")], scope: .transient)
+            let h = try fx.register("H", [dep("C"), dep("D")], scope: .transient)
+            fx.onComplete(h) { _, _, _ in
+                let b = try fx.resolve("Big", in: big)
+                withExtendedLifetime(b) { fx.tracker.note("nested " + Obj.of(b).tree()) }
+            }
+            let small = try fx.child()
+            small.usesPlans = fx.container.usesPlans
+            try fx.register("C", [dep("D")], in: small, label: "C@small")
+            try fx.register("D", in: small, label: "D@small")
+            var seen: [String] = []
+            for _ in 0..<3 {
+                let instance = try fx.resolve("H", in: small)
+                withExtendedLifetime(instance) {
+                    let o = Obj.of(instance)
+                    seen.append(o.tree() + (o.depPointer(1) == o.dep(0).depPointer(0) ? " one D" : " two D"))
+                }
+            }
+            _ = try small.close()
+            _ = try big.close()
+            return seen + fx.tracker.events("nested")
+        }
+        #expect(run.counts == ["resolves": 6], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == Array(repeating: "H(C@small(D@small),D@small) one D", count: 3)
+                    + Array(repeating: "nested Big(O0@big,O69@big(O0@big))", count: 3), "\(run.seen[0])")
+    }
+
+    /// A child's slot cleared: a key it decorated registered again there (the undecorated registration leaves the
+    /// table, its slot stays: `Container.takeDecorations`). `childTable` before branch childtable; a plan now, the
+    /// slot cleared in the component's shape (`ComponentSlot.cleared`), its key looked up further out, as never
+    /// registered there: the root decorated G too, so the child's "G (before decorator 1)" is the root's once
+    /// cleared (Inner takes it). Two children of that component; then the second decorates G again between
+    /// resolves (the slot filled again: another component, whose plan runs the new decorator).
+    @Test func aChildsClearedSlotIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("G", label: "G@root")
+            try fx.decorate("G", label: "D@root")
+            try fx.register("H", [dep("G"), dep("X")], scope: .transient)
+            try fx.register("Inner", [dep("G (before decorator 1)")], scope: .transient)
+            var seen: [String] = []
+            func resolve(_ key: String, _ child: Container) throws {
+                let h = try fx.resolve(key, in: child)
+                withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+            }
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans
+                try fx.register("G", [dep("X")], in: child, label: "G@\(name)")
+                try fx.decorate("G", in: child, label: "D@\(name)")
+                try fx.register("X", in: child, label: "X@\(name)")
+                try fx.register("G", [dep("X")], in: child, label: "G2@\(name)")
+                for _ in 0..<2 {
+                    try resolve("H", child)
+                    try resolve("Inner", child)
+                }
+                if name == "b" {
+                    try fx.decorate("G", in: child, label: "D2@\(name)")
+                    try resolve("H", child)
+                    try resolve("Inner", child)
+                }
+                _ = try child.close()
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 10], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["a", "b"].flatMap { c in Array(repeating: ["H(G2@\(c)(X@\(c)),X@\(c))", "Inner(G@root)"], count: 2).flatMap { $0 } }
+                    + ["H(D2@b(G2@b(X@b)),X@b)", "Inner(G2@b(X@b))"], "\(run.seen[0])")
+    }
+
+    /// Decorators in a child: over a key the child registers, added between two resolves of the same child (each
+    /// a new component, its plan running the child's decorator); over a parent's key, refused (a decorator wraps a
+    /// registration of its own container) until the child registers that key, then decorated there too.
+    @Test func decoratorsAddedInAChildBetweenResolvesRunInItsPlans() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("P", label: "P@root")
+            try fx.register("H", [dep("P"), dep("C")], scope: .transient)
+            var seen: [String] = []
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            func resolveH() throws {
+                let h = try fx.resolve("H", in: child)
+                withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+            }
+            try fx.register("C", scope: .container, in: child, label: "C@child")
+            try resolveH()
+            try fx.decorate("C", in: child, label: "DC")
+            try resolveH()
+            try resolveH()
+            let refused = expectError(.notFound, "a decorator wraps a registration of its own container") {
+                try fx.decorate("P", in: child, label: "DP")
+            }
+            seen.append(refused == nil ? "not refused" : "refused")
+            try fx.register("P", [dep("C")], in: child, label: "P@child")
+            try fx.decorate("P", [dep("C")], in: child, label: "DP")
+            try resolveH()
+            try resolveH()
+            _ = try child.close()
+            seen.append("C made \(fx.tracker.made("C@child")) dropped \(fx.tracker.dropped("C@child")), DC made \(fx.tracker.made("DC"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["H(P@root,C@child)", "H(P@root,DC(C@child))", "H(P@root,DC(C@child))", "refused",
+                                "H(DP(P@child(DC(C@child)),DC(C@child)),DC(C@child))", "H(DP(P@child(DC(C@child)),DC(C@child)),DC(C@child))",
+                                "C made 2 dropped 2, DC made 1"], "\(run.seen[0])")
+    }
+
     /// A child's table moving to the levels between resolves (a fifth key), then a key registered again there
     /// (its slot kept, the mirrored entry replaced): each resolve runs a plan, the child's registrations now.
     @Test func aChildsTableGrowingBetweenResolvesRunsItsRegistrations() throws {
@@ -515,5 +680,26 @@ import Testing
         }
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+    }
+}
+
+extension Fixture {
+    /// Decorates `key` in `target` (default: the root) with a counted factory making an `Obj` labelled `label`
+    /// over the instance (its slot 0) and `params`' dependencies, dropped as `register`'s are.
+    @discardableResult
+    func decorate(_ key: String, _ params: [Param] = [], in target: Container? = nil, label: String) throws -> Registration {
+        let tracker = tracker
+        let factory = ClosureFactory { words in
+            tracker.called(label)
+            let p = Ref(retaining: Obj(label: label, words: words)).opaque
+            tracker.made(label, p)
+            return p
+        }
+        return try (target ?? container).decorate(Key(key), params: [dep(key)] + params, factory: factory) { (r: Registration) throws(TetherError) in
+            r.setContext(nil) { p, _ in
+                tracker.dropped(label, p)
+                Ref<Obj>(opaque: p).release()
+            }
+        }.decorator
     }
 }

@@ -143,7 +143,7 @@ import Testing
             if plans {
                 let w = try fx.resolve("W")
                 let registration = fx.container.registration(for: Key("W"))!
-                _ = ThreadState.currentReference.borrow { registration.plan(from: fx.container, $0.planProgress.pointee.locals) }
+                _ = ThreadState.currentReference.borrow { registration.plan(from: fx.container, $0.planProgress) }
                 _ = w
             }
             let mark = fx.tracker.log.count

@@ -202,10 +202,7 @@ final class Graph {
         words.free()
         dependencyStack.free()
         for own in [ownProgress, requestProgress] {
-            guard let own else { continue }
-            own.pointee.locals.deallocate()
-            own.deinitialize(count: 1)
-            own.deallocate()
+            if let own { PlanProgress.free(own) }
         }
     }
 
@@ -250,7 +247,7 @@ final class Graph {
             }
             // Before the pick: a plan picked for the configuration before a change publishes nothing it superseded.
             thread.planProgress.pointee.builtSince = SupersedeClock.now
-            var plan = registration.plan(from: container, thread.planProgress.pointee.locals)
+            var plan = registration.plan(from: container, thread.planProgress)
             if let alone = plan, !alone.borrow({ $0.needsGraph }) {
                 switch alone.borrow({ tracer == nil ? $0.run(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque)
                                         : $0.runTraced(thread.specs, thread.planProgress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
@@ -263,7 +260,7 @@ final class Graph {
             // not cached: its hits never come here), if any, else the graph builds it.
             let oneShots = thread.oneShotPlans.count  // (those this resolve picks go once its run has ended)
             defer { thread.dropOneShots(to: oneShots) }
-            if plan == nil { plan = creationPlan(registration, from: container, thread.planProgress.pointee.locals) }
+            if plan == nil { plan = creationPlan(registration, from: container, thread.planProgress) }
             // The thread's own graph for the outermost resolve; nested ones get their own.
             let graph: Graph
             if thread.nesting == 1 {
@@ -312,7 +309,7 @@ final class Graph {
         defer { graph.tracer = nil }
         let progress = graph.progress
         progress.pointee.builtSince = SupersedeClock.now  // before the pick, as `resolve`'s
-        var plan = registration.plan(from: container, progress.pointee.locals)
+        var plan = registration.plan(from: container, progress)
         if let alone = plan, !alone.borrow({ $0.needsGraph }), !alone.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             switch alone.borrow({ tracer == nil ? $0.run(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque)
                                     : $0.runTraced(thread.specs, progress, arguments, from: container, thread: Borrowed(thread).opaque, tracer!) }) {
@@ -323,7 +320,7 @@ final class Graph {
         }
         let oneShots = thread.oneShotPlans.count  // (those this resolve picks go once its run has ended)
         defer { thread.dropOneShots(to: oneShots) }
-        if plan == nil { plan = creationPlan(registration, from: container, progress.pointee.locals) }
+        if plan == nil { plan = creationPlan(registration, from: container, progress) }
         return graph.run(registration, from: container, arguments: arguments, plan: plan)
     }
 
@@ -334,7 +331,7 @@ final class Graph {
     static func resolveObject(_ registration: Borrowed<Registration>, from container: Container) throws(TetherError) -> AnyObject {
         let thread = ThreadState.currentReference
         // Too deep: `resolve` reports it.
-        if let plan = registration.borrow({ r in thread.borrow { r.plan(from: container, $0.planProgress.pointee.locals) } }),
+        if let plan = registration.borrow({ r in thread.borrow { r.plan(from: container, $0.planProgress) } }),
            plan.borrow({ $0.makesObjects }),
            thread.borrow({ ($0.nesting == 0 && $0.replaying.isEmpty) || ($0.nesting < maxNesting && Reentry.constructing($0).isEmpty) }) {
             thread.borrow { $0.nesting += 1 }
@@ -370,8 +367,8 @@ final class Graph {
     /// or acts for a token runs it too: its claims check first as the build's do, `claimCreations`.)
     @inline(never)
     private static func creationPlan(_ registration: Registration, from container: Container,
-                                     _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        registration.creationPlan(from: container, locals)
+                                     _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
+        registration.creationPlan(from: container, progress)
     }
 
     /// How often a resolve picks a creation plan again after the one it picked found the caches
@@ -413,7 +410,7 @@ final class Graph {
                     if built != nil { break }
                     picks += 1
                     plan = picks <= Self.maxCreationPicks
-                        ? Self.creationPlan(registration, from: container, progress.pointee.locals) : nil
+                        ? Self.creationPlan(registration, from: container, progress) : nil
                 }
                 if built != nil {
                     progress.pointee.decline = nil  // a warm plan's decline, served by the plan picked after it
@@ -442,7 +439,7 @@ final class Graph {
                     guard backOffs <= Self.maxBackOffs, let next = container.startOver(after: value.object, resolving: registration),
                           next === Borrowed(registration) else { return .failure(error) }
                     builtSince = SupersedeClock.now
-                    plan = Self.creationPlan(registration, from: container, progress.pointee.locals)
+                    plan = Self.creationPlan(registration, from: container, progress)
                     continue
                 }
                 // A wait cycle this resolve breaks: it let go of its cells and what it made;
@@ -451,10 +448,10 @@ final class Graph {
                     backOffs += 1
                     guard backOffs <= Self.maxBackOffs else { return .failure(cycle) }
                     SharedCache.shared.waitReleased(cell)
-                    // A child's plan takes the child's registrations from the thread's `locals`, which a
-                    // resolve nested in a completion callback may have rebound meanwhile: bound again.
+                    // A child's plan takes the child's registrations from its progress' `locals`, which a
+                    // resolve nested in a completion callback may have rebound (or grown) meanwhile: bound again.
                     if let p = plan, p.borrow({ $0.hasLocals }),
-                       !Borrowed<ThreadState>(opaque: thread).borrow({ t in p.borrow { $0.fits(container, Borrowed(registration.container), t.planProgress.pointee.locals) } }) {
+                       !p.borrow({ $0.fits(container, Borrowed(registration.container), progress) }) {
                         plan = nil
                     }
                     continue
@@ -1836,8 +1833,8 @@ final class Graph {
         // (A container-scoped key: its warm plan, its root a container step the run claims in the resolving container.)
         let shared = registration.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer }
         let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
-        guard let plan = shared ? registration.creationPlan(from: lookup, progress.pointee.locals)
-                : registration.plan(from: lookup, progress.pointee.locals) else {
+        guard let plan = shared ? registration.creationPlan(from: lookup, progress)
+                : registration.plan(from: lookup, progress) else {
             reason = registration.planDecline(from: lookup)
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
@@ -1967,9 +1964,7 @@ final class Graph {
         defer {
             (requestProgress, runningRequest, requestSkips, enteredEarly, meanwhileRuns) = saved
             requestRunning = true
-            nested.pointee.locals.deallocate()
-            nested.deinitialize(count: 1)
-            nested.deallocate()
+            PlanProgress.free(nested)
         }
         return try runAsked(registration, from: lookup, declined: &reason, counts)
     }

@@ -172,9 +172,13 @@ extension Container {
 struct PlanProgress {
     var plan: Borrowed<Plan>?
     var step = 0
-    /// A child's own registrations bound to a plan's local steps (`Plan.bind`),
-    /// `Plan.maxSteps` words, allocated with the thread's state.
-    let locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
+    /// A child's own registrations bound to a plan's local steps by slot (`Plan.fits` writes them),
+    /// `Plan.maxSteps` words allocated with the progress, grown for a component of more slots (`reserveLocals`).
+    private(set) var locals = UnsafeMutablePointer<Borrowed<Registration>>.allocate(capacity: Plan.maxSteps)
+    private var localsCapacity = Plan.maxSteps
+    /// Buffers `locals` outgrew, freed with the progress (`free`): a reader that took the address before the
+    /// growth reads what it read before, as when a nested resolve binds `locals` again (`Graph.run`'s back-off).
+    private var outgrownLocals: [UnsafeMutablePointer<Borrowed<Registration>>] = []
     /// Why the last run declined (`Plan.execute`), for `PlanStats` (read only while counting).
     var decline: Plan.Decline?
     /// A run up to a cut (`Plan.replayCut`): the first step it does not make; -1 once it reached it.
@@ -187,6 +191,29 @@ struct PlanProgress {
     /// The `Plan.PublishedVariant` a creating run went on in (`Plan.takePublished`), -1: none; its steps are
     /// entered into the graph in that order (`Plan.enterCreated`).
     var variant = -1
+
+    /// Makes `locals` hold at least `slots` registrations (a plan of a child whose component stacks more
+    /// than `Plan.maxSteps` slots: `Plan.fits`).
+    @inline(__always)
+    mutating func reserveLocals(_ slots: Int) {
+        if slots > localsCapacity { growLocals(slots) }
+    }
+
+    @inline(never)
+    private mutating func growLocals(_ slots: Int) {
+        let capacity = max(slots, 2 * localsCapacity)
+        outgrownLocals.append(locals)
+        locals = .allocate(capacity: capacity)
+        localsCapacity = capacity
+    }
+
+    /// Frees the progress at `progress` (allocated and initialized by its owner) and its `locals`.
+    static func free(_ progress: UnsafeMutablePointer<PlanProgress>) {
+        progress.pointee.locals.deallocate()
+        for buffer in progress.pointee.outgrownLocals { buffer.deallocate() }
+        progress.deinitialize(count: 1)
+        progress.deallocate()
+    }
 }
 
 extension Plan {

@@ -13,16 +13,16 @@ extension Registration {
     /// now if the configuration changed since the last; nil when the graph must
     /// resolve it (another container, plans off, or its graph is not plain).
     /// Unretained: the registration keeps every plan it had.
-    /// `locals`: where a plan of a child with registrations of its own takes them by slot (`Plan.fits`).
+    /// `progress`: the run's, whose `locals` a plan of a child with registrations of its own takes them in by slot (`Plan.fits`).
     @inline(__always)
-    func plan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+    func plan(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {  // unretained: the owner is read without a count, as on the way here
             let owner = Borrowed(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return componentPlan(from: container, owner, locals) }
+            guard container.fallsThroughEmpty(to: owner) else { return componentPlan(from: container, owner, progress) }
             configuration = owner.borrow { $0.configuration }
         }
         let address = planAddress.load(ordering: .acquiring)
@@ -102,32 +102,32 @@ extension Registration {
     /// The plan of a resolve from `child`, a descendant of `owner` (this
     /// registration's container) with registrations of its own: the plan of its
     /// per-request component (its registrations by slot, then those of each container
-    /// between it and `owner` that registered, `Plan.fits`), which wrote them to `locals`: one recorded
+    /// between it and `owner` that registered, `Plan.fits`), which wrote them to `progress`' `locals`: one recorded
     /// through an earlier child with the same component serves it, else one is
     /// recorded now. Nil when the graph must resolve it.
     @inline(never)
     private func componentPlan(from child: Container, _ owner: Borrowed<Container>,
-                               _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+                               _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         let configuration = owner.borrow { $0.configuration }
         let address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
         if address == Self.noMorePlans { return nil }
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
             // A declined one (retiring: a child graph that is not plain, kept by its component) builds.
-            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, locals) }) { return plan.borrow { $0.declines } ? nil : plan }
+            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, progress) }) { return plan.borrow { $0.declines } ? nil : plan }
         }
-        return otherComponentPlan(from: child, owner, configuration, locals)
+        return otherComponentPlan(from: child, owner, configuration, progress)
     }
 
     /// `componentPlan` when the last one served does not fit `child`: another held
     /// one that does, or one recorded now (not retiring: at most `maxPlans`, as `recordPlan`).
     @inline(never)
     private func otherComponentPlan(from child: Container, _ owner: Borrowed<Container>, _ configuration: UInt,
-                                    _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+                                    _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         let retiring = retiresPlans
         let found = lock.withSpinLock { () -> Plan? in
             guard let rare = withRare({ $0 }) else { return nil }
-            guard let i = rare.componentPlans.lastIndex(where: { $0.configuration == configuration && $0.fits(child, owner, locals) }) else { return nil }
+            guard let i = rare.componentPlans.lastIndex(where: { $0.configuration == configuration && $0.fits(child, owner, progress) }) else { return nil }
             let found = rare.componentPlans[i]
             // Retiring: least recently served first out, so the served one goes last.
             if retiring && i != rare.componentPlans.count - 1 { rare.componentPlans.append(rare.componentPlans.remove(at: i)) }
@@ -163,7 +163,7 @@ extension Registration {
             return true
         }
         retire(retired)
-        guard installed, let plan, !plan.declines, plan.fits(child, owner, locals) else { return nil }
+        guard installed, let plan, !plan.declines, plan.fits(child, owner, progress) else { return nil }
         return .init(plan)
     }
 
@@ -171,17 +171,17 @@ extension Registration {
     /// not cached: the one compiled for the caches' state now (`Plan.recordCreating`, checked with
     /// `Plan.matchesCaches`, like a schema cookie), recorded now if none was. Nil when the graph must
     /// build it: no such plan (not plain), or `maxPlans` tried. From a child with registrations of its own,
-    /// its component's (`componentCreationPlan`, which writes the child's registrations to `locals`).
+    /// its component's (`componentCreationPlan`, which writes the child's registrations to `progress`' `locals`).
     /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
     @inline(never)
-    func creationPlan(from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+    func creationPlan(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
         } else {
             let owner = Borrowed(self.container)
-            guard container.fallsThroughEmpty(to: owner) else { return componentCreationPlan(from: container, owner, locals) }
+            guard container.fallsThroughEmpty(to: owner) else { return componentCreationPlan(from: container, owner, progress) }
             configuration = owner.borrow { $0.configuration }
         }
         // The warm plan, when the caches hold every leaf again (another thread published them): replayed
@@ -217,10 +217,10 @@ extension Registration {
     /// own) runs past `maxPlans`, so a key whose configuration or caches keep changing still runs a plan and
     /// the registration's memory stays bounded. Its run is a replay into the graph (only `Graph.run` picks it);
     /// nil when its graph declines (why, `creationDecline`) or the plan runs alone only (a `cachedVariant`).
-    /// `child`: from a child with registrations of its own (`Plan.fits` writes them to `locals`).
+    /// `child`: from a child with registrations of its own (`Plan.fits` writes them to `progress`' `locals`).
     @inline(never)
     private func oneShotPlan(_ configuration: UInt, child: Container? = nil, _ owner: Borrowed<Container>? = nil,
-                             _ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil) -> Borrowed<Plan>? {
+                             _ progress: UnsafeMutablePointer<PlanProgress>? = nil) -> Borrowed<Plan>? {
         var plan: Plan?
         var decline = Plan.Decline.other
         do {
@@ -228,7 +228,7 @@ extension Registration {
                 else { try Plan.record(self, configuration: configuration, creating: true) }
         } catch { decline = error }
         if let made = plan, made.declines { (plan, decline) = (nil, made.decline) }
-        if let made = plan, made.cachedVariant != nil || (child != nil && !made.fits(child!, owner!, locals!)) { plan = nil }
+        if let made = plan, made.cachedVariant != nil || (child != nil && !made.fits(child!, owner!, progress!)) { plan = nil }
         guard let plan else {
             lock.withSpinLock { rareForWriting.creationDecline = decline == .other ? nil : decline }
             return nil
@@ -267,21 +267,21 @@ extension Registration {
 
     /// `creationPlan` from `child`, a descendant of `owner` with registrations of its own, whose component
     /// plan found a shared leaf not cached: a creation plan of that component (`Plan.fits`, which wrote the
-    /// child's registrations to `locals`) for the caches' state now, recorded now if none was
+    /// child's registrations to `progress`' `locals`) for the caches' state now, recorded now if none was
     /// (`Plan.record(_:configuration:child:creating:)`: singletons of the owner's made as creation steps).
     @inline(never)
     private func componentCreationPlan(from child: Container, _ owner: Borrowed<Container>,
-                                       _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+                                       _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         let configuration = owner.borrow { $0.configuration }
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
         // The last `fits` wrote `locals` for the plan found.
-        if let found = known.last(where: { $0.fits(child, owner, locals) && $0.matchesCaches(locals) }) { return .init(found) }
-        guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, locals) }
+        if let found = known.last(where: { $0.fits(child, owner, progress) && $0.matchesCaches(progress.pointee.locals) }) { return .init(found) }
+        guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, progress) }
         let plan: Plan?
         do { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
             plan = error == .foreignCreation ? Plan.declined(configuration, error) : nil
         }
-        guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, locals) }) else { return nil }
+        guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, progress) }) else { return nil }
         return installed
     }
 

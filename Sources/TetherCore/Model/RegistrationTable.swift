@@ -173,6 +173,11 @@ final class RegistrationTable: @unchecked Sendable {
         Borrowed<Registration>(word: block[2 + 2 * slot].load(ordering: .acquiring))
     }
 
+    /// The key of slot `slot` of a block (`componentSlots`), cleared or not.
+    static func key(atSlot slot: Int, in block: UnsafeMutablePointer<Atomic<UInt>>) -> Key {
+        Key(id: UInt32(block[1 + 2 * slot].load(ordering: .relaxed)))
+    }
+
     /// A table that started small and outgrew it (a child's of more than `smallKeys` registrations):
     /// its slots as the small block lays them out, `[count, (key id, address) × count]`, every key in
     /// the order first registered (a key registered again keeping its slot), each address the levels'

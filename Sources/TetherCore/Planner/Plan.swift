@@ -169,7 +169,7 @@ final class Plan: @unchecked Sendable {
     /// One slot of a child's per-request component (its own registrations, in the order their
     /// keys were first registered there: `RegistrationTable.componentSlots`), as a plan recorded
     /// through a child with that component needs it (`fits`): its key, scope, params, and whether
-    /// it has completion callbacks.
+    /// it has completion callbacks; or that its key was cleared (`cleared`).
     struct ComponentSlot {
         let key: Key
         let scope: Scope
@@ -180,6 +180,10 @@ final class Plan: @unchecked Sendable {
         /// The first slot of a container's registrations: a component stacks those of every container
         /// between the resolving child and the owner that registered, nearest first (`componentLevels`).
         var startsLevel = false
+        /// The slot's key was registered there and cleared since (a decorated key registered again: its
+        /// undecorated registrations leave the table, `Container.takeDecorations`; the slot stays): no
+        /// registration, the key looked up further out, as a key never registered there. No step is its.
+        var cleared = false
     }
 
     /// What an object resolve (`runObjects`: the step loop in object mode) reads, dense: its made steps in
@@ -888,8 +892,9 @@ final class Plan: @unchecked Sendable {
         else { throw .sharedRoot }
         // The root's runtime arguments, as from its own container (the run passes the resolve's).
         let recorder = Recorder(lookup: child, allowsArguments: true)
+        var cleared: [Int: Key] = [:]
         guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
-                                           starts: &recorder.componentStarts) else { throw .childTable }
+                                           starts: &recorder.componentStarts, cleared: &cleared) else { throw .other }
         recorder.componentContainers = levels
         recorder.recordsLocals = true
         recorder.makesContainer = true
@@ -915,7 +920,7 @@ final class Plan: @unchecked Sendable {
             guard recorder.steps.contains(where: { $0.creates })
             else { throw .notCached }
         }
-        let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
+        let (slots, params) = componentShape(recorder.component, recorder.componentStarts, cleared)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
     }
@@ -924,20 +929,23 @@ final class Plan: @unchecked Sendable {
     /// slot (`RegistrationTable.componentSlots`), of `child` and of every container between it and `owner` that
     /// registered, nearest first (a request's child under a request's child stacks both), appended to
     /// `component`, the first slot of each container's noted in `starts`; returns those containers (their
-    /// addresses). Nil when one's table has a cleared slot, or the chain stacks more than
-    /// `maxSteps` slots (`locals` holds that many).
-    static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>],
-                                starts: inout Set<Int>) -> [UnsafeMutableRawPointer]? {
+    /// addresses). A cleared slot (its key's registration taken out) is nil, its key noted in `cleared`.
+    /// Any number of slots: a run's `locals` grows to hold them (`PlanProgress.reserveLocals`, `fits`).
+    /// (`childTable` before branch childtable: past `maxSteps` slots, or a cleared slot.) Nil only where no
+    /// child is (a registering level without slots, a chain not reaching `owner`: `record` says `other`).
+    static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>?],
+                                starts: inout Set<Int>, cleared: inout [Int: Key]) -> [UnsafeMutableRawPointer]? {
         var levels: [UnsafeMutableRawPointer] = []
         var level = Borrowed(child)
         while level.opaque != owner.opaque {
             if !level.borrow({ $0.neverRegistered }) {
                 guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.componentSlots } }) else { return nil }
                 let count = RegistrationTable.slotCount(block)
-                guard count > 0, component.count + count <= maxSteps else { return nil }
+                guard count > 0 else { return nil }
                 starts.insert(component.count)
                 for slot in 0..<count {
-                    guard let r = RegistrationTable.registration(atSlot: slot, in: block) else { return nil }
+                    let r = RegistrationTable.registration(atSlot: slot, in: block)
+                    if r == nil { cleared[component.count] = RegistrationTable.key(atSlot: slot, in: block) }
                     component.append(r)
                 }
                 levels.append(level.opaque)
@@ -949,10 +957,16 @@ final class Plan: @unchecked Sendable {
     }
 
     /// The slots `fits` compares, and their params, of a per-request component (`component`, by slot).
-    private static func componentShape(_ component: [Borrowed<Registration>], _ starts: Set<Int>) -> ([ComponentSlot], [Param]) {
+    private static func componentShape(_ component: [Borrowed<Registration>?], _ starts: Set<Int>,
+                                       _ cleared: [Int: Key]) -> ([ComponentSlot], [Param]) {
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for (slot, registration) in component.enumerated() {
+            guard let registration else {
+                slots.append(ComponentSlot(key: cleared[slot]!, scope: .transient, paramInfo: 0, completes: false, firstParam: params.count,
+                                           startsLevel: starts.contains(slot), cleared: true))
+                continue
+            }
             registration.borrow { r in
                 let spec = r.spec
                 slots.append(ComponentSlot(key: r.key, scope: spec.scope, paramInfo: r.paramInfo,
@@ -968,10 +982,11 @@ final class Plan: @unchecked Sendable {
     /// keyed by `child`'s component (`fits`): a later child of that component builds at once, with no
     /// recording again (`Registration.otherComponentPlan`). Nil when `componentLevels` is.
     static func declined(_ configuration: UInt, _ reason: Decline, child: Container, below owner: Borrowed<Container>) -> Plan? {
-        var component: [Borrowed<Registration>] = []
+        var component: [Borrowed<Registration>?] = []
         var starts: Set<Int> = []
-        guard componentLevels(child, below: owner, into: &component, starts: &starts) != nil else { return nil }
-        let (slots, params) = componentShape(component, starts)
+        var cleared: [Int: Key] = [:]
+        guard componentLevels(child, below: owner, into: &component, starts: &starts, cleared: &cleared) != nil else { return nil }
+        let (slots, params) = componentShape(component, starts, cleared)
         let plan = Plan(steps: [], inputs: [], configuration: configuration, objects: nil, component: slots, componentParams: params)
         plan.decline = reason
         return plan
@@ -980,10 +995,13 @@ final class Plan: @unchecked Sendable {
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
     /// `RegistrationTable.componentSlots`) is the one this child's plan was recorded through:
     /// as many slots, each of the recorded key, scope, params and completion callbacks or
-    /// none. Then the graph from `child` is the recorded one, and each slot's registration
-    /// goes to `locals` for the run (read once: one replaced meanwhile stays alive, kept
-    /// by its container). The owner's configuration is checked by the caller.
-    func fits(_ child: Container, _ owner: Borrowed<Container>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+    /// none, or cleared as recorded. Then the graph from `child` is the recorded one, and each slot's
+    /// registration goes to `progress`' `locals` for the run (read once: one replaced meanwhile stays alive,
+    /// kept by its container; grown first for a component of more than `maxSteps` slots; a cleared slot's
+    /// left as it was, no step reads it). The owner's configuration is checked by the caller.
+    func fits(_ child: Container, _ owner: Borrowed<Container>, _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
+        progress.pointee.reserveLocals(component.count)
+        let locals = progress.pointee.locals
         // Each container from `child` up to `owner` that registered is a level (`componentLevels`).
         var first = 0
         var level = Borrowed(child)
@@ -994,8 +1012,12 @@ final class Plan: @unchecked Sendable {
                 guard count > 0, first + count <= component.count, component[first].startsLevel else { return false }
                 for slot in 0..<count {
                     let shape = component[first + slot]
-                    guard slot == 0 || !shape.startsLevel,
-                          let registration = RegistrationTable.registration(atSlot: slot, in: block),
+                    guard slot == 0 || !shape.startsLevel else { return false }
+                    guard let registration = RegistrationTable.registration(atSlot: slot, in: block) else {
+                        guard shape.cleared, RegistrationTable.key(atSlot: slot, in: block) == shape.key else { return false }
+                        continue
+                    }
+                    guard !shape.cleared,
                           registration.borrow({ r in
                               r.key == shape.key && r.paramInfo == shape.paramInfo
                                   && r.specReference.borrow { $0.scope == shape.scope && ($0.completionCount > 0) == shape.completes }
@@ -1067,7 +1089,7 @@ final class Plan: @unchecked Sendable {
         var slots: [SlotInput] = []
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component), then
         /// those of each container between it and the owner that registered (`componentLevels`).
-        var component: [Borrowed<Registration>] = []
+        var component: [Borrowed<Registration>?] = []
         /// The first slot of each of those containers' registrations, and the containers (addresses).
         var componentStarts: Set<Int> = []
         var componentContainers: [UnsafeMutableRawPointer] = []
@@ -1226,7 +1248,7 @@ final class Plan: @unchecked Sendable {
                 // made once per child, published into it, `Plan.takeContainer`). A stacked level's (a container
                 // further out than the resolving child) too: a container-scoped one is the resolving child's, its
                 // completion callbacks resolve from there, as the build's frame (not `resolvesFromOwnContainer`).
-                guard let slot = component.firstIndex(where: { $0.opaque == registration.opaque }) else { throw .childLocal }
+                guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
@@ -1245,7 +1267,7 @@ final class Plan: @unchecked Sendable {
             if let foreign, isStacked(foreign) {
                 if lookup.refusesCaptives || foreign.refusesCaptives { throw declineCreating(.foreignCreation) }
                 foreignSlot = foreign === frames.last?.foreign ? frames[frames.count - 1].foreignSlot
-                    : component.firstIndex { $0.borrow { $0.container } === foreign } ?? -1
+                    : component.firstIndex { $0?.borrow { $0.container } === foreign } ?? -1
             }
             if creates {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
@@ -1475,7 +1497,7 @@ final class Plan: @unchecked Sendable {
                     slots[n].step = s
                 } else {
                     slots[n].awaits = r
-                    if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0 === r } ?? -1 }
+                    if recordsLocals { slots[n].awaitsLocal = component.firstIndex { $0.map { $0 === r } ?? false } ?? -1 }
                     if let s = made { steps[s].bindsCells = true }
                     // A container step made after the owner, unless the run takes it cached (before any factory,
                     // `claimContainerSteps`): the owner binds it then, as `existing` does; else it waits (`makeSlots`).

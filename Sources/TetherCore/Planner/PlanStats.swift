@@ -21,7 +21,9 @@ extension Plan {
         case failureUnderContainer
         /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
         case foreignCreation
-        case childTable, childLocal
+        /// (`childTable` before branch childtable: a component past `Plan.maxSteps` slots or with a cleared slot,
+        /// which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan.)
+        case childLocal
         /// What only a description's walk declines (`Container.describePlan`: a slot made per resolve, a
         /// container-scoped key with completion callbacks): never a resolve's, which the core's recorders
         /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
@@ -51,7 +53,6 @@ extension Plan {
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks where that container or the resolving child is strict (the component does not key strictness)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
-            case .childTable: "from a child whose component stacks more than Plan.maxSteps slots, or has a slot cleared (a decorator's registration taking its key)"
             case .childLocal: "a child's own registration outside its per-request component as read before the walk (replaced meanwhile)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, or one a cut run asks for cached (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"

@@ -88,8 +88,7 @@ final class ThreadState: CellOwner {
     deinit {
         pendingRelease.free()
         specs.free()
-        planProgress.pointee.locals.deallocate()
-        planProgress.deallocate()
+        PlanProgress.free(planProgress)
     }
 
     private static let key: pthread_key_t = {
