@@ -471,9 +471,11 @@ import Testing
 
     /// Caches another thread keeps changing between each creation plan's pick and its claims (hooks, no
     /// sleeps): B, weak, published before every claim and let go of before every pick; C, still made, takes
-    /// D, graph-scoped, under B, so no run can take B (the build makes D where C asks). Past
-    /// `Graph.maxCreationPicks` the graph builds: `creationPicks`, the build taking the B published last.
-    @Test func cachesChangingUnderEveryPickBuild() throws {
+    /// D, graph-scoped, under B, so no run can take B (the build makes D where C asks). The claims that found
+    /// B are kept (`Graph.keepClaims`: `creationPicks`, past `Graph.maxCreationPicks`, before): B held, E's
+    /// cell held, the plan picked next is the one for that state, which its claims find unchanged: it serves
+    /// the resolve, taking the B published last, making E, D and C once each.
+    @Test func cachesChangingUnderEveryPickRunAPlan() throws {
         let fx = try Fixture()
         try fx.register("Repicked", [dep("B"), dep("C"), dep("E")], scope: .transient)
         try fx.register("B", [dep("D")], scope: .weak)
@@ -489,6 +491,7 @@ import Testing
         let published = Box(0)
         // (The hooks are process-wide: set while no other test's is (`withTestHook`), for this fixture's root only.)
         let root = try #require(fx.container.registration(for: Key("Repicked")))
+        var repicked: Instance?
         let counts = try withTestHook {
             Registration.setAfterWarmCheck { r in if r === root { holder.value = nil } }
             Graph.setBeforeClaimingCreations { r in
@@ -497,14 +500,81 @@ import Testing
                 published.value += 1
             }
             defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
-            return try counted { _ = try fx.resolve("Repicked") }
+            return try counted { repicked = try fx.resolve("Repicked") }
         }
-        #expect(counts == ["resolves": 1, "creationPicks": 1], "\(counts)")
-        // The first creation plan and `maxCreationPicks` (4) picked again: five runs, each declining at its claims.
-        #expect(published.value == 5, "one publication per creation plan run")
-        #expect(fx.tracker.made("B") == 1 + 5 && fx.tracker.made("E") == 2 && fx.tracker.made("C") == 2,
-                "B: the warm-up's and one per publication (the build takes the last); E and C: the warm-up's and the build's")
+        #expect(counts == ["resolves": 1], "served by the plan picked under the kept claims: \(counts)")
+        // The first creation plan's claims, then the one picked under them (its hook's resolve finds B held: none made).
+        #expect(published.value == 2, "one hook per creation plan run")
+        #expect(fx.tracker.made("B") == 2 && fx.tracker.made("E") == 2 && fx.tracker.made("C") == 2 && fx.tracker.made("D") == 4,
+                "B: the warm-up's and the publication's; E, C: the warm-up's and the run's; D: one per graph making B or C")
+        let made = try #require(repicked), b = try #require(holder.value)
+        #expect(Obj.of(made).depPointer(0) == b.pointer, "the run took the B published at its claims")
+        #expect(Obj.of(made).dep(2).label == "E" && fx.tracker.isLive(Obj.of(made).depPointer(2)))
+        #expect(Array(fx.tracker.log.suffix(4)) == ["make D", "make C", "make E", "make Repicked"], "\(fx.tracker.log)")
+        repicked = nil
         holder.value = nil
+        #expect(fx.tracker.badDrops == 0)
+    }
+
+    /// Some container steps cached in the child, others not, with a step a cached one asked for taken by one
+    /// made (`containerHeld` before: `Plan.skipUnderCached` cannot skip to the build's order). Shape 0: Late,
+    /// a container step, takes Req, which Session (cached) asked for first; shape 1: the root takes it
+    /// (`containerInput`, a plan with a `cachedVariant`); shape 2: the same, Late cached and Session not (the
+    /// variant, recorded with every step made, has that `cachedVariant` too). The plan recorded for that set of
+    /// cached steps (`Plan.mixedVariant`) serves it: Req made where the build makes it, one Late per child.
+    @Test func someContainerStepsCachedWithAStepTheyAskedForTakenByAMadeOneRunAPlan() throws {
+        for shape in 0..<3 {
+            let run = try bothPaths { fx -> [String] in
+                try fx.register("Req")
+                try fx.register("Y", scope: .transient)
+                try fx.register("Session", [dep("Req")], scope: .container)
+                if shape == 0 {
+                    try fx.register("Late", [dep("Req")], scope: .container)
+                    try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late")], scope: .transient)
+                } else {
+                    try fx.register("Late", scope: .container)
+                    try fx.register("Handler", [dep("Session"), dep("Late"), dep("Y"), dep("Req")], scope: .transient)
+                }
+                var seen: [String] = []
+                for _ in 0..<2 {
+                    let child = try fx.child()
+                    let session = try fx.resolve(shape == 2 ? "Late" : "Session", in: child)
+                    fx.tracker.note("cached")
+                    var first: Instance? = try fx.resolve("Handler", in: child)
+                    var second: Instance? = try fx.resolve("Handler", in: child)
+                    let (a, b) = (Obj.of(first!), Obj.of(second!))
+                    let late = shape == 0 ? 2 : 1
+                    seen.append(a.tree())
+                    seen.append(b.tree())
+                    let cachedSlot = shape == 2 ? 1 : 0
+                    seen.append("session \(a.depPointer(cachedSlot) == session.pointer && b.depPointer(cachedSlot) == session.pointer)")
+                    seen.append("late \(a.depPointer(late) == b.depPointer(late) && a.depPointer(0) == b.depPointer(0))")
+                    // Shape 0: Late's Req is its own graph's, not the cached Session's.
+                    if shape == 0 { seen.append("req \(a.dep(2).depPointer(0) != Obj.of(session).depPointer(0))") }
+                    (first, second) = (nil, nil)
+                    _ = try child.close()
+                    fx.tracker.note("closed")
+                }
+                // The mixed set's plan recorded once (the second child's mix finds it).
+                let handler = try #require(fx.container.registration(for: Key("Handler")))
+                let plan = Borrowed<Plan>(word: handler.planAddress.load(ordering: .acquiring))
+                seen.append("variants \(fx.container.usesPlans ? plan?.borrow { $0.mixedVariantCount } ?? -1 : 1)")
+                return seen
+            }
+            #expect(run.logs[0] == run.logs[1], "shape \(shape): \(run.logs[0]) vs \(run.logs[1])")
+            #expect(run.seen[0] == run.seen[1])
+            #expect(run.counts == ["resolves": 6], "shape \(shape): every resolve the plan's: \(run.counts)")
+            #expect(run.seen[0].last == "variants 1")
+            let log = run.logs[0]
+            let from = try #require(log.firstIndex(of: "cached")), to = try #require(log.firstIndex(of: "closed"))
+            let made = log[from..<to].filter { $0.hasPrefix("make ") }
+            #expect(made == [["make Y", "make Req", "make Late", "make Handler", "make Y", "make Handler"],
+                             ["make Late", "make Y", "make Req", "make Handler", "make Y", "make Req", "make Handler"],
+                             ["make Req", "make Session", "make Y", "make Handler", "make Y", "make Req", "make Handler"]][shape],
+                    "shape \(shape): \(made)")
+            #expect(run.seen[0].filter { $0.hasPrefix("session") || $0.hasPrefix("late") || $0.hasPrefix("req") }.allSatisfy { $0.hasSuffix("true") },
+                    "\(run.seen[0])")
+        }
     }
 
     /// A creation plan over a container step whose cell another thread holds (its factory under way, held at

@@ -152,6 +152,10 @@ final class Graph {
     private var claimedHits: [(step: Int, instance: Ref<Instance>)] = []
     private(set) var claimedSkip: UInt = 0
     private var claimedHeld: UInt = 0
+    /// The claims of a creation plan that found keys published it could not take were kept (`endClaims`): the
+    /// cells still held, the keys found held in `heldAhead`, so the plan picked next (`run`) is the one for the
+    /// state they found, which no other thread can change under them.
+    private var keptClaims = false
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -375,6 +379,9 @@ final class Graph {
     /// changed in a way its run cannot take (`claimCreations`: a key another thread published that a
     /// step still made needs under it, a weak one died, a leaf reset) before it builds instead.
     private static let maxCreationPicks = 4
+    /// How often a resolve picks again after its claims were kept (`keptClaims`): each such pick follows a key found
+    /// published, held from then on (`heldAhead`), so the picks end when the keys do; a bound all the same.
+    private static let maxKeptPicks = 16
 
     /// One resolve on this graph, its build replayed from `plan` unless that
     /// declines (a warm plan's decline, or a creation plan's, picks the plan for the
@@ -409,7 +416,10 @@ final class Graph {
                     }
                     if built != nil { break }
                     picks += 1
-                    plan = picks <= Self.maxCreationPicks
+                    // Its claims kept (`endClaims`): the plan for the state they found, under them.
+                    let kept = keptClaims
+                    keptClaims = false
+                    plan = picks <= Self.maxCreationPicks || kept && picks <= Self.maxKeptPicks
                         ? Self.creationPlan(registration, from: container, progress) : nil
                 }
                 if built != nil {
@@ -750,12 +760,35 @@ final class Graph {
     }
 
     /// The claims' last act (`claimCreations`, `claimWithContainerSteps`): take the keys found published at
-    /// their claims (`takesClaimedHits`), else decline (`creationPicks`), letting go of every claim.
+    /// their claims (`takesClaimedHits`), else decline: the claims kept (`keepClaims`) for the plan picked next,
+    /// or (`creationPicks`, a thread that must not wait or acts for a token: its claims check first,
+    /// `checkBeforeNotWaiting`, which would claim its own cells again) every claim let go of.
     private func endClaims(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
         if claimedHits.isEmpty || takesClaimedHits(plan, from: container) { return true }
         progress.pointee.decline = .creationPicks
+        if keepsClaims() { return keepClaims() }
         dropClaimedHits()
         releaseCells()
+        return false
+    }
+
+    /// Whether a creation plan's claims that found keys published it cannot take are kept (`keepClaims`): not a
+    /// thread that must not wait or acts for a token (`checkBeforeNotWaiting` claims or checks first, its own cells too).
+    private func keepsClaims() -> Bool {
+        SharedCache.refusing(thread) == nil && !Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait }
+    }
+
+    /// `endClaims`' decline keeping its claims, as the build claims as it goes: the keys found published held till
+    /// the graph ends (`heldAhead`: cached for the pick that follows and its run, which take them as shared leaves),
+    /// the cells held (the plan picked next takes them as its own: `claimCreations`' `claimedAhead`; the build's
+    /// `claim` finds them in `cells`). The plan picked next is the one for the state the claims found (`run`).
+    /// Out of line: a race.
+    @inline(never)
+    private func keepClaims() -> Bool {
+        for (_, hit) in claimedHits { heldAhead.append(hit.take()) }
+        claimedHits.removeAll()
+        (claimedSkip, claimedHeld) = (0, 0)
+        keptClaims = true
         return false
     }
 
@@ -958,6 +991,7 @@ final class Graph {
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
         if claimedSkip != 0 || !claimedHits.isEmpty { dropClaimedHits() }
+        keptClaims = false
         if let built { letGoReplayed(built) }
         alive.removeAll()
     }

@@ -130,6 +130,14 @@ extension Plan {
             if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
                 return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
             }
+            // Some cached, the others claimed (every one looked at: no cell held elsewhere), which the run could not
+            // skip to the build's order: the plan for that set (`mixedVariant`).
+            if request.words.0 != 0, mixedVariants != nil, case .success(nil) = outcome, progress.pointee.decline == .containerHeld,
+               request.words.3 == 0, request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
+               let ran = runMixedVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
+                                         tracer: M.traced ? tracer : nil) {
+                return ran
+            }
             guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
         }
     }
@@ -169,6 +177,19 @@ extension Plan {
                                   thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
         progress.pointee.decline = nil  // not declined after all
         return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
+    }
+
+    /// A run that found the container steps of `cached` cached and the others not, which it could not skip to the
+    /// build's order (`skipUnderCached`): the run of the plan recorded for that set (`Plan.mixedVariant`), which
+    /// takes those from the resolving container's cache and claims the others again. Nil: none (the build).
+    @inline(never)
+    private func runMixedVariant(_ cached: UInt, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                 _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                                 thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
+        guard let variant = mixedVariant(cached) else { return nil }
+        progress.pointee.decline = nil  // not declined after all
+        if let tracer { return variant.runTraced(specs, progress, arguments, from: container, thread: thread, tracer.object) }
+        return variant.run(specs, progress, arguments, from: container, thread: thread)
     }
 
     /// How often a run waits for another thread's container step and runs again before the build takes over.

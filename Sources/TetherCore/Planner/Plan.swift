@@ -360,6 +360,19 @@ final class Plan: @unchecked Sendable {
     /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`
     /// and no `cachedVariant`: a run finding a container step cached declines (`Graph.claimWithContainerSteps`).
     let needsContainersUncached: Bool
+    /// The plans for runs that find some container steps cached and others not where skipping what the cached
+    /// ones asked for cannot give the build's order (`skipUnderCached` declines: a step still made takes one of
+    /// those; a `cachedVariant`): recorded on first need per set of cached steps (`mixedVariant`). Nil: a plan
+    /// without container steps, a child's (its component's registrations), or one replayed into the graph.
+    let mixedVariants: MixedVariants?
+
+    /// `mixedVariants`' store: per set of container steps found cached (a bit each), its plan (nil: none covers it).
+    final class MixedVariants: @unchecked Sendable {
+        let plans = Lock<[(cached: UInt, plan: Plan?)]>([])
+    }
+
+    /// The most `mixedVariants` a plan records (sets of container steps found cached; past them, the build).
+    static var maxMixedVariants: Int { 8 }
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -505,6 +518,7 @@ final class Plan: @unchecked Sendable {
         self.component = arena.copy(component)
         self.componentParams = arena.copy(componentParams)
         self.arena = arena
+        mixedVariants = containerSteps.isEmpty || !component.isEmpty || needsGraph || failing != nil ? nil : MixedVariants()
     }
 
     /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`),
@@ -764,13 +778,69 @@ final class Plan: @unchecked Sendable {
         let made = Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline }
-        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
-        (cached.containerLeaves, cached.recordsSlots) = (true, true)
-        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        let cached = try walkEveryContainerCached(root)
         guard made.slots.isEmpty, cached.slots.isEmpty,
               !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
         let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
         return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
+    }
+
+    /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
+    /// container and the others not, where skipping what the cached ones asked for cannot give the build's order
+    /// (`skipUnderCached`): recorded once per such set (at most `maxMixedVariants`), walked again with those as
+    /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
+    /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
+    /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
+    /// configuration changed since this plan was recorded).
+    func mixedVariant(_ cached: UInt) -> Plan? {
+        guard let mixedVariants else { return nil }
+        return mixedVariants.plans.withLock { plans -> Plan? in
+            if let known = plans.first(where: { $0.cached == cached }) { return known.plan }
+            guard plans.count < Plan.maxMixedVariants else { return nil }
+            let plan = recordMixed(cached)
+            plans.append((cached, plan))
+            return plan
+        }
+    }
+
+    /// The `mixedVariants` recorded so far (tests).
+    var mixedVariantCount: Int { mixedVariants?.plans.withLock { $0.count { $0.plan != nil } } ?? 0 }
+
+    /// `mixedVariant`'s walk: as `record`'s, the container steps of `cached` leaves. A run of it finding one of the
+    /// container steps it makes cached skips what that one asked for (`Step.underContainer`, as every plan that
+    /// marks them), or declines. Where a made step one of those asks for first is taken outside too
+    /// (`containerInput`), as `recordWithCachedVariant`: every step made (none marked), and for a run finding them
+    /// all cached the plan with every container step a leaf (this plan's `cachedVariant`, the same state).
+    private func recordMixed(_ cached: UInt) -> Plan? {
+        let root = steps[steps.count - 1].registration.object
+        guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
+        let leaves = containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) }
+        // (Run without a graph, as this plan: no slots made per resolve, no completion callbacks, nothing created.)
+        let runsAlone = { (recorder: Recorder) in recorder.slots.isEmpty && !recorder.steps.contains { $0.completes || $0.creates } }
+        let marked = Recorder(lookup: root.container, allowsArguments: true)
+        (marked.makesContainer, marked.recordsSlots, marked.leafContainers) = (true, true, leaves)
+        if marked.visit(Borrowed(root)) != nil {
+            return runsAlone(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil) : nil
+        }
+        guard marked.decline == .containerInput else { return nil }
+        let made = Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
+        guard made.visit(Borrowed(root)) != nil, runsAlone(made) else { return nil }
+        var allCached = cachedVariant
+        if allCached == nil {
+            guard let walk = try? Plan.walkEveryContainerCached(root), walk.slots.isEmpty else { return nil }
+            allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil)
+        }
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: allCached)
+    }
+
+    /// `root`'s walk with every container-scoped registration a leaf taken from the resolving container's cache
+    /// (`Recorder.containerLeaves`): a `cachedVariant`'s, the build's order when it finds them all cached.
+    private static func walkEveryContainerCached(_ root: Registration) throws(Decline) -> Recorder {
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots) = (true, true)
+        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        return cached
     }
 
     /// The creation plan of a graph whose container steps' inputs include a made step a step outside them
@@ -1083,6 +1153,9 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations are leaves taken from the resolving container's cache
         /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
         var containerLeaves = false
+        /// The container-scoped registrations recorded as such leaves though `containerLeaves` is off (the others
+        /// made, `makesContainer`): a `mixedVariant`'s walk, the build's when it finds those cached and not the others.
+        var leafContainers: [ObjectIdentifier] = []
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
@@ -1251,7 +1324,7 @@ final class Plan: @unchecked Sendable {
                 guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
-            let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
+            let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves && !leafContainers.contains(id)
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
             let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
