@@ -290,7 +290,8 @@ import Testing
     /// root's graph-scoped G, in requests of one component. A lax request makes S; a strict one refuses it (the
     /// plan the lax one recorded, keyed lax, fits no strict child); a request turned lax after its refusal makes
     /// S then, and one turned strict after a lax one made S finds S cached (no check, as the build's).
-    @Test func aLevelTurningStrictBetweenResolvesGetsAPlanOfItsStrictness() throws {
+    /// `stacked`: S a mid's instead, the mid turning strict or lax, each resolve from a new request under it.
+    @Test(arguments: [false, true]) func aLevelTurningStrictBetweenResolvesGetsAPlanOfItsStrictness(stacked: Bool) throws {
         let run = try bothPaths { fx -> [String] in
             try fx.register("G")
             try fx.register("Handler", [dep("S")])
@@ -306,14 +307,22 @@ import Testing
                 }
             }
             for (r, strictness) in [("r1", [false, true]), ("r2", [true, false]), ("r3", [true, true]), ("r4", [false, false])] {
-                let request = try fx.child()
-                request.usesPlans = fx.container.usesPlans
-                try fx.register("S", [dep("G")], scope: .singleton, in: request, label: "S@\(r)")
+                let level = try fx.child()
+                level.usesPlans = fx.container.usesPlans
+                try fx.register("S", [dep("G")], scope: .singleton, in: level, label: "S@\(r)")
                 for strict in strictness {
-                    request.refusesCaptives = strict
-                    resolve(request)
+                    level.refusesCaptives = strict
+                    if stacked {
+                        let request = try fx.child(of: level)
+                        request.usesPlans = fx.container.usesPlans
+                        try fx.register("Req", in: request)
+                        resolve(request)
+                        _ = try request.close()
+                    } else {
+                        resolve(level)
+                    }
                 }
-                _ = try request.close()
+                _ = try level.close()
             }
             seen.append("S made \((1...4).map { fx.tracker.made("S@r\($0)") })")
             return seen
