@@ -303,6 +303,43 @@ import Testing
         #expect(run.seen[0].last == (callback ? "M made 4 4, completions 8" : "M made 2 2, completions 0"), "\(run.seen[0])")
     }
 
+    /// A level's registration replaced between the component's read and the walk (`childLocal` before branch
+    /// strictlevels: the walk looked the key up in the table again and found one in no slot), forced by the
+    /// recorder's hook: reaching the root's S, not cached, re-registers D (same shape) in the resolving child or
+    /// in a stacked mid. The walk takes the component's registrations; the plan fits the child as it is then
+    /// (`fits` reads its slots again), so its run makes the new D, as the build does after the change.
+    @Test(arguments: [false, true]) func aLevelsRegistrationReplacedWhileThePlanRecordsIsAPlan(stacked: Bool) throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        try fx.register("H", [dep("S"), dep("D"), dep("Req")])
+        let mid = try fx.child()
+        let request = try fx.child(of: mid)
+        try fx.register("Own", in: mid)
+        try fx.register("Req", in: request)
+        let target = stacked ? mid : request
+        try fx.register("D", in: target, label: "D@1")
+        let replaced = Box(false)
+        let counts = try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard fx.owns(r), r.key == Key("S"), !replaced.value else { return }
+                replaced.value = true
+                _ = try? fx.register("D", in: target, label: "D@2")
+            }
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            return try counted {
+                let h = try fx.resolve("H", in: request)
+                #expect(Obj.of(h).tree() == "H(S,D@2,Req)")
+            }
+        }
+        #expect(replaced.value)
+        #expect(counts == ["resolves": 1], "\(counts)")
+        #expect(fx.tracker.made("D@1") == 0 && fx.tracker.made("D@2") == 1 && fx.tracker.made("S") == 1)
+        _ = try request.close()
+        _ = try mid.close()
+        _ = try fx.container.close()
+        #expect(fx.tracker.dropped("D@2") == 1 && fx.tracker.dropped("S") == 1 && fx.tracker.badDrops == 0)
+    }
+
     /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)
     /// configurations a registration keeps no more (`planLimit` before, the build): each resolve records a plan
     /// its run alone holds (`Registration.oneShotPlan`), let go of when the resolve ends; over a stream of

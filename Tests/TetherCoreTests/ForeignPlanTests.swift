@@ -5,7 +5,8 @@
 // container is strict. Each runs with plans and without: the same factory calls and drops in order, the
 // same instances, containers and errors; with plans, the creation plan serves it (no decline counted).
 // A stacked level's singleton (of a registering child between the resolving child and the owner) looks up in each
-// run's level (`Step.lookupSlot`, branch stacked); in a strict container it still builds (`foreignCreation`).
+// run's level (`Step.lookupSlot`, branch stacked); in a strict container too, the component keying the strictness
+// of each level whose singletons a creation plan checked (`Plan.ComponentSlot.keysStrict`, branch strictlevels).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -213,10 +214,10 @@ import Testing
         #expect(run.counts == ["resolves": 4], "the creation plan per mid, then the warm plan: \(run.counts)")
     }
 
-    /// What still declines (`foreignCreation`): a stacked level's singleton in a strict container. The
-    /// component (`fits`) does not key the levels' strictness, which decides whether the singleton's frame
-    /// refuses a captive (an error or an instance), so a plan recorded through one mid cannot serve another.
-    @Test func aStackedLevelsSingletonInAStrictContainerStillBuilds() throws {
+    /// A stacked level's singleton in a strict container (`foreignCreation` before branch strictlevels): the
+    /// component keys the strictness of a level whose singletons the walk checked (`ComponentSlot.keysStrict`).
+    /// S of the strict mid over the root's singleton T captures nothing: the creation plan serves it.
+    @Test func aStackedLevelsSingletonInAStrictContainerIsAPlan() throws {
         let (logs, seen, counts) = try withMid { fx, mid -> [String] in
             mid.refusesCaptives = true
             try fx.register("T", scope: .singleton)
@@ -233,6 +234,103 @@ import Testing
         }
         #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs) \(seen)")
         #expect(seen[0] == ["Handler(S(T),Req)"], "\(seen[0])")
-        #expect(counts == ["resolves": 1, "foreignCreation": 1], "\(counts)")
+        #expect(counts == ["resolves": 1], "\(counts)")
+    }
+
+    /// Mids of one component, strict or not in turn (`strictFirst`: the first one strict), two requests under
+    /// each, the first request strict and the second not (and the other way round): S of each mid, a singleton
+    /// over the root's graph-scoped G, is refused where its mid is strict (the request's strictness does not
+    /// count: the build checks S's own container), with the build's status and text each time (a failing
+    /// creation plan), and made once where its mid is not (then cached). A plan recorded through one
+    /// strictness never serves the other (`fits`): every resolve a plan's.
+    @Test(arguments: [true, false], [true, false]) func aStackedLevelsStrictnessKeysItsPlans(strictFirst: Bool, strictRequestFirst: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("G")
+            try fx.register("Handler", [dep("S"), dep("Req")])
+            var seen: [String] = []
+            for (m, strict) in [("m1", strictFirst), ("m2", !strictFirst), ("m3", strictFirst)] {
+                let mid = try fx.child()
+                mid.usesPlans = fx.container.usesPlans
+                mid.refusesCaptives = strict
+                try fx.register("S", [dep("G")], scope: .singleton, in: mid, label: "S@\(m)")
+                for (r, strictRequest) in [("r1", strictRequestFirst), ("r2", !strictRequestFirst)] {
+                    let request = try fx.child(of: mid)
+                    request.usesPlans = fx.container.usesPlans
+                    request.refusesCaptives = strictRequest
+                    try fx.register("Req", in: request, label: "Req@\(m)\(r)")
+                    do {
+                        let h = try fx.resolve("Handler", in: request)
+                        withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                    } catch let e as TetherError {
+                        seen.append("\(e.code): \(e.message)")
+                    }
+                    _ = try request.close()
+                }
+                _ = try mid.close()
+            }
+            seen.append("S made \(fx.tracker.made("S@m1")) \(fx.tracker.made("S@m2")) \(fx.tracker.made("S@m3")), G made \(fx.tracker.made("G"))")
+            return seen
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        let refused = "captiveDependency: captive dependency \"S\" -> \"G\" (while resolving \"Handler\" -> \"S\"): the singleton \"S\" would keep the graph-scoped \"G\""
+        for (i, line) in run.seen[0].dropLast().enumerated() {
+            let m = i / 2 + 1
+            if (m == 2) != strictFirst {
+                #expect(line.hasPrefix(refused) && line.hasSuffix("(refused: the container is strict, tether_container_set_strict)"), "\(line)")
+            } else {
+                #expect(line == "Handler(S@m\(m)(G),Req@m\(m)r\(i % 2 + 1))", "\(line)")
+            }
+        }
+        #expect(run.seen[0].last == (strictFirst ? "S made 0 1 0, G made 1" : "S made 1 0 1, G made 2"), "\(run.seen[0])")
+        #expect(run.counts == ["resolves": 6], "a plan each (failing creation plans where strict): \(run.counts)")
+    }
+
+    /// A level turning strict or lax between resolves (`Container.refusesCaptives` changes that container's
+    /// configuration, not the owner's, which keys the plans): the resolving child's own singleton S over the
+    /// root's graph-scoped G, in requests of one component. A lax request makes S; a strict one refuses it (the
+    /// plan the lax one recorded, keyed lax, fits no strict child); a request turned lax after its refusal makes
+    /// S then, and one turned strict after a lax one made S finds S cached (no check, as the build's).
+    /// `stacked`: S a mid's instead, the mid turning strict or lax, each resolve from a new request under it.
+    @Test(arguments: [false, true]) func aLevelTurningStrictBetweenResolvesGetsAPlanOfItsStrictness(stacked: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("G")
+            try fx.register("Handler", [dep("S")])
+            var seen: [String] = []
+            func resolve(_ request: Container) {
+                do {
+                    let h = try fx.resolve("Handler", in: request)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                } catch let e as TetherError {
+                    seen.append("\(e.code)")
+                } catch {
+                    seen.append("\(error)")
+                }
+            }
+            for (r, strictness) in [("r1", [false, true]), ("r2", [true, false]), ("r3", [true, true]), ("r4", [false, false])] {
+                let level = try fx.child()
+                level.usesPlans = fx.container.usesPlans
+                try fx.register("S", [dep("G")], scope: .singleton, in: level, label: "S@\(r)")
+                for strict in strictness {
+                    level.refusesCaptives = strict
+                    if stacked {
+                        let request = try fx.child(of: level)
+                        request.usesPlans = fx.container.usesPlans
+                        try fx.register("Req", in: request)
+                        resolve(request)
+                        _ = try request.close()
+                    } else {
+                        resolve(level)
+                    }
+                }
+                _ = try level.close()
+            }
+            seen.append("S made \((1...4).map { fx.tracker.made("S@r\($0)") })")
+            return seen
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        #expect(run.seen[0] == ["Handler(S@r1(G))", "Handler(S@r1(G))", "captiveDependency", "Handler(S@r2(G))",
+                                "captiveDependency", "captiveDependency", "Handler(S@r4(G))", "Handler(S@r4(G))",
+                                "S made [1, 1, 0, 1]"], "\(run.seen[0])")
+        #expect(run.counts == ["resolves": 8], "\(run.counts)")
     }
 }

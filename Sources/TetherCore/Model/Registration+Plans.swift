@@ -277,10 +277,7 @@ extension Registration {
         // The last `fits` wrote `locals` for the plan found.
         if let found = known.last(where: { $0.fits(child, owner, progress) && $0.matchesCaches(progress.pointee.locals) }) { return .init(found) }
         guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, progress) }
-        let plan: Plan?
-        do { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
-            plan = error == .foreignCreation ? Plan.declined(configuration, error) : nil
-        }
+        let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
         guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, progress) }) else { return nil }
         return installed
     }

@@ -108,7 +108,7 @@ public final class Registration: @unchecked Sendable {
         var creationPlans: [Plan] = []
         var creationsRecorded = 0
         /// Why the last creation plan recorded was none, when that names a reason of its own
-        /// (`Plan.Decline.foreignCreation`): what a build after the warm plan's `notCached` counts (`PlanStats`).
+        /// (a one-shot plan's recorder's, `oneShotPlan`): what a build after the warm plan's `notCached` counts (`PlanStats`).
         var creationDecline: Plan.Decline?
         /// Retiring (the bridge's `retiresReplaced`): the configuration `creationsRecorded` and
         /// `componentDeclines` count for; a new one retires the plans of the last.

@@ -184,6 +184,11 @@ final class Plan: @unchecked Sendable {
         /// undecorated registrations leave the table, `Container.takeDecorations`; the slot stays): no
         /// registration, the key looked up further out, as a key never registered there. No step is its.
         var cleared = false
+        /// On a level's first slot: whether the plan depends on that container's strictness (the walk checked a
+        /// creation step of its singletons for captives, `Recorder.refuses`), and what it was (`Level.strict`):
+        /// `fits` then compares it, so a plan recorded through a level of the other strictness serves no run.
+        var keysStrict = false
+        var strict = false
     }
 
     /// What an object resolve (`runObjects`: the step loop in object mode) reads, dense: its made steps in
@@ -391,6 +396,9 @@ final class Plan: @unchecked Sendable {
         var openAt: [Int] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
+        /// Whether a frame of a shared registration was open at the error: a creation walk's (one cached is a
+        /// leaf), so the build meets the error only while that registration is not cached (`matchesCaches`).
+        var opensShared: Bool { open.contains { $0.borrow { $0.spec.scope.isShared } } }
         /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
         func opened(by step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
             (0..<depth[step]).map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
@@ -871,8 +879,6 @@ final class Plan: @unchecked Sendable {
         recorder.recordsSlots = true
         recorder.makesContainer = true
         guard recorder.visit(Borrowed(root)) != nil else {
-            // (Declined for a reason of its own: kept to name it, `Registration.creationDecline`.)
-            if recorder.declinedCreating && recorder.creationDecline != .other { return declined(configuration, recorder.creationDecline) }
             if recorder.decline == .containerInput { return recordCreatingUnmarked(root, configuration: configuration) }
             // A failing plan over creation steps, as `record(creating:)` keeps one (a warm failing plan that found
             // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
@@ -897,6 +903,16 @@ final class Plan: @unchecked Sendable {
         for shared in sharedSteps where !shared.isValue && !shared.inResolving {
             guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
             hit.release()
+        }
+        // A failing plan's open frames of shared registrations (`Failing.opensShared`): the build takes one cached
+        // and never meets the error there.
+        if let failing, failing.opensShared {
+            for (i, open) in failing.open.enumerated() {
+                let r = failing.openLocals.isEmpty || failing.openLocals[i] < 0 ? open : locals.unsafelyUnwrapped[failing.openLocals[i]]
+                guard let hit = r.borrow({ $0.cachedRetained($0.spec.scope) }) else { continue }
+                hit.release()
+                return false
+            }
         }
         if takingPublished { return true }
         for creation in creations {
@@ -964,8 +980,9 @@ final class Plan: @unchecked Sendable {
         let recorder = Recorder(lookup: child, allowsArguments: true)
         var cleared: [Int: Key] = [:]
         guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
-                                           starts: &recorder.componentStarts, cleared: &cleared) else { throw .other }
-        recorder.componentContainers = levels
+                                           cleared: &cleared) else { throw .other }
+        recorder.componentLevels = levels
+        recorder.componentOwner = root.container
         recorder.recordsLocals = true
         recorder.makesContainer = true
         recorder.recordsSlots = true
@@ -987,10 +1004,12 @@ final class Plan: @unchecked Sendable {
         }
         recorder.finishSlots()
         if creating {
-            guard recorder.steps.contains(where: { $0.creates })
+            // A failing one met inside a creation frame (a strict level's singleton refusing a captive) creates
+            // nothing: its run reports the build's error while that frame's registration is not cached (`matchesCaches`).
+            guard recorder.steps.contains(where: { $0.creates }) || failing?.opensShared == true
             else { throw .notCached }
         }
-        let (slots, params) = componentShape(recorder.component, recorder.componentStarts, cleared)
+        let (slots, params) = componentShape(recorder.component, levels, cleared, keysStrict: recorder.keysStrict)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
     }
@@ -998,27 +1017,27 @@ final class Plan: @unchecked Sendable {
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
     /// slot (`RegistrationTable.componentSlots`), of `child` and of every container between it and `owner` that
     /// registered, nearest first (a request's child under a request's child stacks both), appended to
-    /// `component`, the first slot of each container's noted in `starts`; returns those containers (their
-    /// addresses). A cleared slot (its key's registration taken out) is nil, its key noted in `cleared`.
+    /// `component`; returns those containers (`Level`: each one's first slot and strictness, read once with
+    /// its slots). A cleared slot (its key's registration taken out) is nil, its key noted in `cleared`.
     /// Any number of slots: a run's `locals` grows to hold them (`PlanProgress.reserveLocals`, `fits`).
     /// (`childTable` before branch childtable: past `maxSteps` slots, or a cleared slot.) Nil only where no
     /// child is (a registering level without slots, a chain not reaching `owner`: `record` says `other`).
     static func componentLevels(_ child: Container, below owner: Borrowed<Container>, into component: inout [Borrowed<Registration>?],
-                                starts: inout Set<Int>, cleared: inout [Int: Key]) -> [UnsafeMutableRawPointer]? {
-        var levels: [UnsafeMutableRawPointer] = []
+                                cleared: inout [Int: Key]) -> [Level]? {
+        var levels: [Level] = []
         var level = Borrowed(child)
         while level.opaque != owner.opaque {
             if !level.borrow({ $0.neverRegistered }) {
                 guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.componentSlots } }) else { return nil }
                 let count = RegistrationTable.slotCount(block)
                 guard count > 0 else { return nil }
-                starts.insert(component.count)
+                let start = component.count
                 for slot in 0..<count {
                     let r = RegistrationTable.registration(atSlot: slot, in: block)
                     if r == nil { cleared[component.count] = RegistrationTable.key(atSlot: slot, in: block) }
                     component.append(r)
                 }
-                levels.append(level.opaque)
+                levels.append(Level(container: level.opaque, start: start, strict: level.borrow { $0.refusesCaptives }))
             }
             guard let parent = level.borrow({ $0.parentBorrowed }) else { return nil }
             level = parent
@@ -1026,24 +1045,37 @@ final class Plan: @unchecked Sendable {
         return levels
     }
 
-    /// The slots `fits` compares, and their params, of a per-request component (`component`, by slot).
-    private static func componentShape(_ component: [Borrowed<Registration>?], _ starts: Set<Int>,
-                                       _ cleared: [Int: Key]) -> ([ComponentSlot], [Param]) {
+    /// A container a child's component stacks (`componentLevels`): its address, its first slot in the
+    /// component, and its strictness as read with its slots (the walk's captive checks read this, `Recorder.isStrict`).
+    struct Level {
+        let container: UnsafeMutableRawPointer
+        let start: Int
+        let strict: Bool
+    }
+
+    /// The slots `fits` compares, and their params, of a per-request component (`component`, by slot, in
+    /// `levels`; a cleared slot's key in `cleared`); the levels numbered in `keysStrict` key their strictness
+    /// (`ComponentSlot.keysStrict`).
+    private static func componentShape(_ component: [Borrowed<Registration>?], _ levels: [Level], _ cleared: [Int: Key],
+                                       keysStrict: Set<Int> = []) -> ([ComponentSlot], [Param]) {
         var slots: [ComponentSlot] = []
         var params: [Param] = []
         for (slot, registration) in component.enumerated() {
             guard let registration else {
                 slots.append(ComponentSlot(key: cleared[slot]!, scope: .transient, paramInfo: 0, completes: false, firstParam: params.count,
-                                           startsLevel: starts.contains(slot), cleared: true))
+                                           cleared: true))
                 continue
             }
             registration.borrow { r in
                 let spec = r.spec
                 slots.append(ComponentSlot(key: r.key, scope: spec.scope, paramInfo: r.paramInfo,
-                                           completes: spec.completionCount > 0, firstParam: params.count,
-                                           startsLevel: starts.contains(slot)))
+                                           completes: spec.completionCount > 0, firstParam: params.count))
                 params += r.params
             }
+        }
+        for (i, level) in levels.enumerated() {
+            slots[level.start].startsLevel = true
+            (slots[level.start].keysStrict, slots[level.start].strict) = (keysStrict.contains(i), level.strict)
         }
         return (slots, params)
     }
@@ -1053,10 +1085,9 @@ final class Plan: @unchecked Sendable {
     /// recording again (`Registration.otherComponentPlan`). Nil when `componentLevels` is.
     static func declined(_ configuration: UInt, _ reason: Decline, child: Container, below owner: Borrowed<Container>) -> Plan? {
         var component: [Borrowed<Registration>?] = []
-        var starts: Set<Int> = []
         var cleared: [Int: Key] = [:]
-        guard componentLevels(child, below: owner, into: &component, starts: &starts, cleared: &cleared) != nil else { return nil }
-        let (slots, params) = componentShape(component, starts, cleared)
+        guard let levels = componentLevels(child, below: owner, into: &component, cleared: &cleared) else { return nil }
+        let (slots, params) = componentShape(component, levels, cleared)
         let plan = Plan(steps: [], inputs: [], configuration: configuration, objects: nil, component: slots, componentParams: params)
         plan.decline = reason
         return plan
@@ -1065,7 +1096,8 @@ final class Plan: @unchecked Sendable {
     /// Whether `child`'s per-request component (its own registrations, slot by slot:
     /// `RegistrationTable.componentSlots`) is the one this child's plan was recorded through:
     /// as many slots, each of the recorded key, scope, params and completion callbacks or
-    /// none, or cleared as recorded. Then the graph from `child` is the recorded one, and each slot's
+    /// none, or cleared as recorded, each level as strict as recorded where the plan depends on it
+    /// (`ComponentSlot.keysStrict`). Then the graph from `child` is the recorded one, and each slot's
     /// registration goes to `progress`' `locals` for the run (read once: one replaced meanwhile stays alive,
     /// kept by its container; grown first for a component of more than `maxSteps` slots; a cleared slot's
     /// left as it was, no step reads it). The owner's configuration is checked by the caller.
@@ -1079,7 +1111,8 @@ final class Plan: @unchecked Sendable {
             if !level.borrow({ $0.neverRegistered }) {
                 guard let block = level.borrow({ $0.tableIfAny?.borrow { $0.componentSlots } }) else { return false }
                 let count = RegistrationTable.slotCount(block)
-                guard count > 0, first + count <= component.count, component[first].startsLevel else { return false }
+                guard count > 0, first + count <= component.count, component[first].startsLevel,
+                      !component[first].keysStrict || level.borrow({ $0.refusesCaptives }) == component[first].strict else { return false }
                 for slot in 0..<count {
                     let shape = component[first + slot]
                     guard slot == 0 || !shape.startsLevel else { return false }
@@ -1163,15 +1196,17 @@ final class Plan: @unchecked Sendable {
         /// With `recordsLocals`: `lookup`'s own registrations, by slot (its per-request component), then
         /// those of each container between it and the owner that registered (`componentLevels`).
         var component: [Borrowed<Registration>?] = []
-        /// The first slot of each of those containers' registrations, and the containers (addresses).
-        var componentStarts: Set<Int> = []
-        var componentContainers: [UnsafeMutableRawPointer] = []
+        /// Those containers, nearest first: each one's first slot and strictness (`Plan.Level`).
+        var componentLevels: [Level] = []
+        /// The container past the last level (the root's): where a key no level registered is looked up.
+        var componentOwner: Container?
+        /// The levels (numbers in `componentLevels`) whose strictness the walk read: the plan keys it (`fits`).
+        private(set) var keysStrict: Set<Int> = []
         /// Whether a singleton or weak dependency no cache holds now is walked into as a creation
         /// step (`Step.creates`, `recordCreating`) rather than recorded as a leaf.
         var createsUncached = false
-        /// Set when the walk declined a creation step (not one a plan covers: `reach`), and why.
+        /// Set when the walk declined a creation step (not one a plan covers: `reach`).
         private(set) var declinedCreating = false
-        private(set) var creationDecline = Decline.other
         var steps: [Step] = []
         var inputs: [Int] = []
         /// Graph-scoped and shared registrations: their one step in this graph.
@@ -1262,10 +1297,18 @@ final class Plan: @unchecked Sendable {
             return reason
         }
 
-        /// Whether the build's frame of `frame` refuses captives: a creation step's in a strict container, the one
-        /// its registration is in under a singleton from further up (`Graph.push`: `Frame.foreign`), else `lookup`.
+        /// Whether the build's frame of `frame` refuses captives (`Graph.push`): a creation step of a cached scope
+        /// (a singleton) registered in a strict container; a stacked level's strictness as the component read it.
         private func refuses(_ frame: Frame) -> Bool {
-            frame.creates && (frame.foreign == nil ? lookup : frame.registration.borrow { $0.container }).refusesCaptives
+            frame.creates && frame.registration.borrow { $0.spec.scope.lifetime.cached && isStrict($0.container) }
+        }
+
+        /// Whether `container` is strict: a level of the component as read with its slots (the plan then keys
+        /// that level's strictness, `keysStrict`), else now (the owner and further up: the configuration keys it).
+        private func isStrict(_ container: Container) -> Bool {
+            guard let level = level(of: container) else { return container.refusesCaptives }
+            keysStrict.insert(level)
+            return componentLevels[level].strict
         }
 
         /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`). In a strict
@@ -1316,11 +1359,13 @@ final class Plan: @unchecked Sendable {
             // (A declared value: a value step. Each recorder makes container steps or takes values, so none
             // declines one: `declaredValue` before branch declinesweep, never thrown.)
             var local = -1
-            if recordsLocals && componentContainers.contains(Borrowed(r.container).opaque) {
+            if isStacked(r.container) {
                 // Its slot: a local step takes each child's registration there (a container step too:
                 // made once per child, published into it, `Plan.takeContainer`). A stacked level's (a container
                 // further out than the resolving child) too: a container-scoped one is the resolving child's, its
                 // completion callbacks resolve from there, as the build's frame (not `resolvesFromOwnContainer`).
+                // (The walk takes a level's registrations from the component, `registration(for:from:)`, an ALL
+                // slot's items too: one not there was registered in that level after the component's read.)
                 guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .childLocal }
                 local = slot
             }
@@ -1332,15 +1377,13 @@ final class Plan: @unchecked Sendable {
             // notes that container (`Step.lookup`), which its completion callbacks and its slots' cells resolve
             // from, a container step is claimed, made and published in, a value step is that one's, and whose
             // strictness its captive checks read (`refuseCaptive`), as the build's frames (`Graph.push`). A container
-            // a child's component stacks is each run's level (`foreignSlot`: `Step.lookupSlot`), not in a strict
-            // container (the component does not key strictness).
+            // a child's component stacks is each run's level (`foreignSlot`: `Step.lookupSlot`), its strictness as
+            // the component read it, which the plan then keys (`isStrict`, `ComponentSlot.keysStrict`).
             let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup ? nil : r.container)
                 : frames.last?.foreign
             var foreignSlot = -1
-            if let foreign, isStacked(foreign) {
-                if lookup.refusesCaptives || foreign.refusesCaptives { throw declineCreating(.foreignCreation) }
-                foreignSlot = foreign === frames.last?.foreign ? frames[frames.count - 1].foreignSlot
-                    : component.firstIndex { $0?.borrow { $0.container } === foreign } ?? -1
+            if let foreign, let level = level(of: foreign) {
+                foreignSlot = foreign === frames.last?.foreign ? frames[frames.count - 1].foreignSlot : componentLevels[level].start
             }
             if creates {
                 // Its dependencies are looked up where the build looks them up (a singleton's in its own container,
@@ -1381,16 +1424,46 @@ final class Plan: @unchecked Sendable {
         }
 
         /// A creation step (or one under it) no plan covers: the warm plan instead (`record`), or the build (`recordCreating`).
-        /// `reason`: what a resolve that builds for it counts (`creationDecline`, `Registration.creationDecline`).
-        private func declineCreating(_ reason: Decline = .other) -> Decline {
+        private func declineCreating() -> Decline {
             declinedCreating = true
-            creationDecline = reason
-            return reason
+            return .other
         }
 
         /// Whether `container` is one of those a child's component stacks (`componentLevels`): a run's is the resolving child's.
-        private func isStacked(_ container: Container) -> Bool {
-            recordsLocals && componentContainers.contains(Borrowed(container).opaque)
+        private func isStacked(_ container: Container) -> Bool { level(of: container) != nil }
+
+        /// `container`'s number in `componentLevels`, if the component stacks it.
+        private func level(of container: Container) -> Int? {
+            guard recordsLocals else { return nil }
+            let address = Borrowed(container).opaque
+            return componentLevels.firstIndex { $0.container == address }
+        }
+
+        /// `item` (of an ALL list), a level's registration, as the component read it: the one of its key in that
+        /// level's slots (one replaced since is not in the component: `registration(for:from:)`).
+        private func asComponentRead(_ item: Registration) -> Registration {
+            guard let level = level(of: item.container) else { return item }
+            let end = level + 1 < componentLevels.count ? componentLevels[level + 1].start : component.count
+            for slot in componentLevels[level].start..<end { if let r = component[slot], r.borrow({ $0.key == item.key }) { return r.object } }
+            return item
+        }
+
+        /// `key`'s registration as the build's lookup from `container` (`unretainedRegistration`) finds it, but
+        /// from the resolving child or a stacked level the component's as read before the walk (`componentLevels`):
+        /// the nearest level's from there that has the key, else the owner's. (The table again would find one
+        /// replaced meanwhile, in no slot: `childLocal` before branch strictlevels; `fits` compares the slots of each run.)
+        private func registration(for key: Key, from container: Container) -> Borrowed<Registration>? {
+            let start: Int
+            if recordsLocals && container === lookup {
+                start = 0
+            } else if let level = level(of: container) {
+                start = componentLevels[level].start
+            } else {
+                return container.unretainedRegistration(for: key)
+            }
+            // (A cleared slot, nil, is passed over: its key is looked up further out, as the build's lookup does.)
+            for slot in start..<component.count { if let r = component[slot], r.borrow({ $0.key == key }) { return r } }
+            return componentOwner!.unretainedRegistration(for: key)
         }
 
         /// A step's or slot's `lookup` and `lookupSlot` under `foreign`: a stacked level's by its slot (each run's
@@ -1434,7 +1507,7 @@ final class Plan: @unchecked Sendable {
             let lookup = frames[top].foreign ?? self.lookup
             switch param.kind.planned {
             case .instance:
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
+                guard let dep = registration(for: param.key!, from: lookup) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 try refuseCaptive(dep, key: param.key!)
                 return try reach(dep)
@@ -1457,14 +1530,15 @@ final class Plan: @unchecked Sendable {
             // Slots made per resolve (in a container step too: such a plan replays into the graph, `Plan.replayRequest`).
             case .weak:
                 guard recordsSlots else { throw .described }
-                guard let dep = lookup.unretainedRegistration(for: param.key!) else { throw missing(param.key!) }
+                guard let dep = registration(for: param.key!, from: lookup) else { throw missing(param.key!) }
                 guard !dep.borrow({ $0.hasArguments }) else { throw argumentDependency(param.key!) }
                 return try reach(dep)
             case .all:
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
                 guard recordsSlots else { throw .described }
                 if frames[top].listSlot != slot {
-                    (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, lookup.allRegistrations(for: param.key!), [])
+                    let items = lookup.allRegistrations(for: param.key!).map(asComponentRead)
+                    (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, items, [])
                 }
                 let next = frames[top].listSteps.count
                 if next < frames[top].listItems.count {
@@ -1480,7 +1554,7 @@ final class Plan: @unchecked Sendable {
                 var input = SlotInput(kind: isWeak ? .weakLazy : .lazy, key: param.key!)
                 // What `Graph.rememberGraph` finds: the graph's instance now, one under construction or
                 // one it may make later (bound as it enters), or none (the cell resolves on its first call).
-                if let r = lookup.unretainedRegistration(for: param.key!) {
+                if let r = registration(for: param.key!, from: lookup) {
                     let id = ObjectIdentifier(r.object)
                     let scope = r.borrow { $0.specReference.borrow { $0.scope } }
                     if let step = stepOf[id] {

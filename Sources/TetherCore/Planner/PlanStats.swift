@@ -19,10 +19,9 @@ extension Plan {
         /// The walk met an error the build reports under a container-scoped frame (`Recorder.met`): the build takes
         /// that key cached when it is, so no failing plan (which records no step of it) can stand for it.
         case failureUnderContainer
-        /// A creation step of a singleton registered further up (`Recorder.Frame.foreign`) over what a plan does not make there.
-        case foreignCreation
-        /// (`childTable` before branch childtable: a component past `Plan.maxSteps` slots or with a cleared slot,
-        /// which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan.)
+        // (`foreignCreation` before branch strictlevels: a stacked level's singleton in a strict container, which
+        // the component keys now, `Plan.ComponentSlot.keysStrict`; `childTable` before branch childtable: a component
+        // past `Plan.maxSteps` slots or with a cleared slot, which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan.)
         case childLocal
         /// What only a description's walk declines (`Container.describePlan`: a slot made per resolve, a
         /// container-scoped key with completion callbacks): never a resolve's, which the core's recorders
@@ -50,10 +49,9 @@ extension Plan {
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered): the build takes that key cached when it is, which a failing plan records no step of"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
-            case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks where that container or the resolving child is strict (the component does not key strictness)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
-            case .childLocal: "a child's own registration outside its per-request component as read before the walk (replaced meanwhile)"
+            case .childLocal: "an ALL slot's item registered in a level of a child's per-request component after the component's read (a race: the walk takes every other registration of a level from the component)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (one only a container step found cached asks for, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps is recorded (Plan.mixedVariant: a replay into the graph, past Plan.maxMixedVariants), or one a cut run asks for cached (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make), for a thread that must not wait or acts for a token or a resolver's request (others keep their claims for the plan picked next, Graph.keepClaims): the build claims as it goes"
