@@ -30,16 +30,106 @@ import Testing
         #expect(run.seen[0].last == "C5 made 2 dropped 2")
     }
 
-    /// A container-scoped step past the 64th step: `tooLarge` (a run notes container steps by step in one word).
-    @Test func aContainerStepPastThe64thStepBuilds() throws {
-        let fx = try Fixture()
-        try fx.register("H", [dep("R")], scope: .transient)
-        try fx.register("R", (0..<64).map { dep("D\($0)") }, scope: .container)
-        for i in 0..<64 { try fx.register("D\(i)", scope: .transient) }
-        let child = try fx.child()
-        let counts = try counted { for _ in 0..<2 { _ = try fx.resolve("H", in: child) } }
-        #expect(counts == ["resolves": 2, "tooLarge": 2], "\(counts)")
-        #expect(fx.tracker.made("R") == 1 && fx.tracker.made("D63") == 1)
+    /// A container-scoped step past the 64th step (R over 65 transients: step 65), and past the 128th (over 130):
+    /// `tooLarge` (a run notes container steps by step in one word per kind: `ContainerClaims`, `RequestRun.words`,
+    /// and the run's other step masks). The build's behaviour on both paths: R made once per child, taken from
+    /// its cache by the second resolve, let go of at the child's close; T made per slot.
+    @Test(arguments: [65, 130]) func aContainerStepPastThe64thStepBuilds(transients: Int) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: transients), scope: .container)
+            try fx.register("T", scope: .transient)
+            var seen: [String] = []
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
+                var first: UnsafeMutableRawPointer?
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let r = Obj.of(h).depPointer(0)
+                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
+                        first = first ?? r
+                    }
+                }
+                _ = try child.close()
+                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4, "tooLarge": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let t = transients + 1
+        #expect(run.seen[0] == ["a: R the first: true, T made \(t)", "a: R the first: true, T made \(t + 1)", "a: R made 1 dropped 1",
+                                "b: R the first: true, T made \(2 * t + 1)", "b: R the first: true, T made \(2 * t + 2)", "b: R made 2 dropped 2"],
+                "\(run.seen[0])")
+    }
+
+    /// A factory failing after a container step past the 64th step: the build publishes nothing (the next resolve
+    /// makes R again) and lets go of what it made, last made first; both paths alike.
+    @Test func aFailureAfterAContainerStepPastThe64thStepBuilds() throws {
+        let failing = Box(true)
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("F")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("F") { _ in if failing.value { throw TetherError(.factoryFailed, "F refused") } }
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            var seen: [String] = []
+            failing.value = true
+            do { _ = try fx.resolve("H", in: child) } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
+            seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), T dropped \(fx.tracker.dropped("T"))")
+            failing.value = false
+            for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+            seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            _ = try child.close()
+            return seen
+        }
+        #expect(run.counts == ["resolves": 3, "tooLarge": 3], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 3 && run.seen[0][0].contains("F refused") && run.seen[0][1] == "R made 1 dropped 1, T dropped 65"
+                && run.seen[0][2] == "R made 2 dropped 1", "\(run.seen[0])")
+        // R dropped before the transients it holds: dependents first.
+        let drops = run.logs[0].filter { $0.hasPrefix("drop") }
+        #expect(drops.prefix(2) == ["drop R", "drop T"], "\(drops.prefix(3))")
+    }
+
+    /// A resolver's request (a RESOLVER slot's get) for H, whose plan has a container step past the 64th step:
+    /// the request builds (`tooLarge`), as plans off: R published in the child once, the second request's R the first's.
+    @Test func aRequestOverAContainerStepPastThe64thStepBuilds() throws {
+        var requests: [String: Int] = [:]
+        let run = try bothPaths { fx -> [String] in
+            let before = PlanStats.requestsOnThisThread()
+            let bridge = fx.bridge
+            try fx.register("A", [.resolver], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("H")).pointer)
+            }
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            var rs: [UnsafeMutableRawPointer] = []
+            for _ in 0..<2 {
+                let a = try fx.resolve("A", in: child)
+                withExtendedLifetime(a) { rs.append(Obj.at(Obj.of(a).got[0]).depPointer(0)) }
+            }
+            let seen = ["same R: \(rs[0] == rs[1]), R made \(fx.tracker.made("R")), T made \(fx.tracker.made("T"))"]
+            if fx.container.usesPlans {
+                requests = PlanStats.requestsOnThisThread()
+                for (name, n) in before { requests[name, default: 0] -= n }
+                requests = requests.filter { $0.value != 0 }
+            }
+            _ = try child.close()
+            return seen + ["R dropped \(fx.tracker.dropped("R"))"]
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["same R: true, R made 1, T made 67", "R dropped 1"], "\(run.seen[0])")
+        // A's resolves are plans (a RESOLVER slot, no container step); the requests for H build.
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(requests == ["requests": 2, "tooLarge": 2], "\(requests)")
     }
 
     /// A child with more own registrations than `RegistrationTable.smallKeys` (4): `childTable` before branch

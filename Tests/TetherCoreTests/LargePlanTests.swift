@@ -147,6 +147,37 @@ import Testing
         }
     }
 
+    /// A large plan whose first step's RESOLVER slot gets X, a graph-scoped key the plan makes past its 64th step:
+    /// the build finds X in the graph where H asks for it (X's factory once per resolve, H's X the one A got). The
+    /// plan's run made X again (its factory twice, the graph's X leaked): `Graph.replaySkips`, the steps a
+    /// resolver's gets built (`Plan.takeBuilt`), is one word. Such a plan (a RESOLVER slot past 64 steps) declines
+    /// `tooLarge` now (`Recorder.finishSlots`): the build's behaviour with plans on.
+    @Test func aResolversGetOfAStepPastThe64thIsTheGraphs() throws {
+        let length = Plan.maxSteps + 6
+        let run = try bothPaths { fx -> [String] in
+            let bridge = fx.bridge
+            try fx.register("A", [.resolver]) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("X")).pointer)
+            }
+            for i in 0..<length { try fx.register("P\(i)", scope: .transient) }
+            try fx.register("X")
+            try fx.register("H", [dep("A")] + (0..<length).map { dep("P\($0)") } + [dep("X")], scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let h = try fx.resolve("H")
+                withExtendedLifetime(h) {
+                    let o = Obj.of(h)
+                    seen.append("X made \(fx.tracker.made("X")), A's X is H's: \(o.dep(0).got.first == o.depPointer(length + 1))")
+                }
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 2, "tooLarge": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["X made 1, A's X is H's: true", "X made 2, A's X is H's: true"], "\(run.seen[0])")
+    }
+
     /// An object plan (Swift objects, no instances) of more than maxSteps objects, one factory of 40 slots.
     @Test func aLargeObjectPlan() throws {
         let length = Plan.maxSteps + 30

@@ -762,14 +762,14 @@ final class Plan: @unchecked Sendable {
             let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
-            recorder.finishSlots()
+            try recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
         let creates = recorder.steps.contains { $0.creates }
         // Over container or value steps too: the graph claims the creation and container cells in the
         // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
-        recorder.finishSlots()
+        try recorder.finishSlots()
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -859,8 +859,8 @@ final class Plan: @unchecked Sendable {
     private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt) -> Plan? {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
-        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
-        recorder.finishSlots()
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
+              (try? recorder.finishSlots()) != nil else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
                     needsContainersUncached: true)
     }
@@ -884,13 +884,13 @@ final class Plan: @unchecked Sendable {
             // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
             // value steps (`record`'s rule: the warm plan replays into the graph with the request).
             guard !recorder.declinedCreating, let failing = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) else { return nil }
-            recorder.finishSlots()
+                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+                  (try? recorder.finishSlots()) != nil else { return nil }
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
-        guard recorder.steps.contains(where: { $0.creates }) else { return nil }
-        recorder.finishSlots()
+        // (Nil when `finishSlots` declines: the warm plan declines alike.)
+        guard recorder.steps.contains(where: { $0.creates }), (try? recorder.finishSlots()) != nil else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
     }
 
@@ -1002,7 +1002,7 @@ final class Plan: @unchecked Sendable {
             }
             failing = met
         }
-        recorder.finishSlots()
+        try recorder.finishSlots()
         if creating {
             // A failing one met inside a creation frame (a strict level's singleton refusing a captive) creates
             // nothing: its run reports the build's error while that frame's registration is not cached (`matchesCaches`).
@@ -1620,8 +1620,12 @@ final class Plan: @unchecked Sendable {
         /// does (`Plan.openFrames`, `enterRequest`); a container step after its owner that is not one of the owner's
         /// askers (its frame not open then) is claimed late (`Step.claimsLate`): a get may build it, which the build
         /// claims there (the run takes it from the graph, `takeBuilt`), else the build claims it where its walk asks.
-        func finishSlots() {
+        /// Throws `tooLarge` for a RESOLVER slot in a plan past 64 steps: the steps its gets built are noted by bit in
+        /// one word (`Graph.replaySkips`, `takeBuilt`), so one past the 64th would be made again (its factory twice,
+        /// the graph's instance leaked), where the build takes the graph's.
+        func finishSlots() throws(Decline) {
             guard !slots.isEmpty else { return }
+            if steps.count > UInt64.bitWidth && slots.contains(where: { $0.kind == .resolver }) { throw .tooLarge }
             let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest {
                 for slot in slots where slot.kind == .resolver && slot.owner >= 0 {

@@ -46,7 +46,7 @@ extension Plan {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
-            case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
+            case .tooLarge: "a container-scoped step past the 64th step, or a RESOLVER slot in a plan past 64 steps (its run notes those steps by step in one word)"
             case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered): the build takes that key cached when it is, which a failing plan records no step of"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
