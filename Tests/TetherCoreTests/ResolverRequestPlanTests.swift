@@ -224,6 +224,25 @@ import Testing
         #expect(requests == ["requests": 6, "found": 3, "plan": 3])
     }
 
+    /// A factory's request of a key whose walk meets a cycle under a container-scoped key cached in the resolving
+    /// container (`K1`, cached before its `all:K0` had an item): the pick (`Graph.runAsked`'s, `Plan.pickedForCaches`)
+    /// runs the failing plan's variant, which takes `K1` cached, as the build's get does.
+    @Test func aRequestUnderACachedContainerKeyRunsTheVariant() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("K1", [.all(Key("K0"))], scope: .container)
+            try fx.register("A", [.resolver]) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                obj.got.append(try resolver.get(Key("K0")).pointer)
+            }
+        }) { fx in
+            _ = try fx.resolve("K1")
+            try fx.register("K0", [dep("K1")])
+            return try resolveThrice(fx, "A") { a in "A got \(Obj.at(a.got[0]).label) over \(Obj.at(a.got[0]).dep(0).label)" }
+        }
+        #expect(outcome.seen == Array(repeating: "A got K0 over K1", count: 3))
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
     /// A factory's request whose plan fails: the build's message (the frames further out on its path),
     /// what it made before the failure kept in the graph (the factory's next request finds C).
     @Test func factoryRequestFailureNamesTheFramesFurtherOut() throws {

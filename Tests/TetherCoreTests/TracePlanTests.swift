@@ -345,4 +345,21 @@ import Testing
             #expect(fx.tracker.events("Z failed").count == 3)
         }
     }
+
+    /// A failing plan under a container-scoped key (`Plan.Failing.containers`): `K1` cached, its variant's traced run
+    /// tells `K1`'s hit between the build's factories (`Plan.pickedForCaches`); `K2` not cached, the failing plan's
+    /// run tells `T`'s events and its destruction, then the cycle, as the build.
+    @Test func aCycleUnderAContainerKeyCachedOrNotTracesTheBuilds() throws {
+        try expectSameTrace({ fx in
+            try fx.register("K1", [.all(Key("K0"))], scope: .container)
+            try fx.register("K2", [dep("K3")], scope: .container)
+            try fx.register("K3", [dep("T"), dep("K2")])
+            try fx.register("T", scope: .transient)
+        }) { fx, c, log in
+            Self.once(c, "K1", log)
+            try fx.register("K0", [dep("T"), dep("K1"), dep("T")])
+            for _ in 0..<2 { Self.once(c, "K0", log) }
+            Self.once(c, "K3", log)
+        }
+    }
 }

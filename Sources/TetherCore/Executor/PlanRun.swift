@@ -1244,7 +1244,8 @@ extension Plan {
     /// nil: not cached (the plan declines).
     @inline(__always)
     private func takeInResolving<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
-        steps[shared.step].registration.borrow { r in
+        // (A child's plan's local leaf: the resolving child's registration in its slot.)
+        registration(shared.step, locals).borrow { r in
             locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.cached(r, shared.scope, in: $0) }
         }
     }

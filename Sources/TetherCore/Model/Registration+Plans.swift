@@ -30,10 +30,20 @@ extension Registration {
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
             if plan.borrow({ $0.configuration == configuration }) {
-                return plan.borrow { $0.declines } ? nil : plan
+                return plan.borrow { $0.servesAsPicked } ? plan : Self.picked(plan, container, locals)
             }
         }
-        return recordPlan(configuration)
+        return Self.picked(recordPlan(configuration), container, locals)
+    }
+
+    /// `plan` as a pick returns it: nil when it declines, else the plan for the resolving container's caches
+    /// (`Plan.pickedForCaches`: a failing plan's variant when a container-scoped frame open at its error is cached).
+    /// Out of line: the fast path's plan `servesAsPicked`.
+    @inline(never)
+    private static func picked(_ plan: Borrowed<Plan>?, _ container: Container,
+                               _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        guard let plan, !plan.borrow({ $0.declines }) else { return nil }
+        return plan.borrow { $0.pickedForCaches(container, locals) }
     }
 
     /// Whether the last resolve from this registration's container found a plan
@@ -114,9 +124,11 @@ extension Registration {
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
             // A declined one (retiring: a child graph that is not plain, kept by its component) builds.
-            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, progress) }) { return plan.borrow { $0.declines } ? nil : plan }
+            if plan.borrow({ $0.configuration == configuration && $0.fits(child, owner, progress) }) {
+                return plan.borrow { $0.servesAsPicked } ? plan : Self.picked(plan, child, progress.pointee.locals)
+            }
         }
-        return otherComponentPlan(from: child, owner, configuration, progress)
+        return Self.picked(otherComponentPlan(from: child, owner, configuration, progress), child, progress.pointee.locals)
     }
 
     /// `componentPlan` when the last one served does not fit `child`: another held
@@ -175,6 +187,15 @@ extension Registration {
     /// The plan's claims (`Graph.claimCreations`) check the state again before any factory.
     @inline(never)
     func creationPlan(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
+        guard let found = creationPlanFound(from: container, progress) else { return nil }
+        let picked = Self.picked(found, container, progress.pointee.locals)
+        // A failing plan's variant with a `cachedVariant` runs alone only (`runRequest`), as a warm plan with one:
+        // none here, where the graph replays what it picks (`creationPlanFound` skips those too).
+        return picked.map { $0.word == found.word || $0.borrow { $0.cachedVariant == nil } } ?? true ? picked : nil
+    }
+
+    /// `creationPlan` before `picked` (a failing plan's variant for the resolving container's caches).
+    private func creationPlanFound(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
         guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {

@@ -394,11 +394,21 @@ final class Plan: @unchecked Sendable {
         /// Per `open` frame: the steps before it were made before the build asked for it (its place in the
         /// build's pre-order, `Plan.meeting`: a nested resolve meeting it runs up to there).
         var openAt: [Int] = []
+        /// The `open` frames of container-scoped registrations, outermost first: a build finding one cached in the
+        /// resolving container takes it there and never meets the error (the outermost cached one: it asks for
+        /// nothing under it). Each run checks their caches before any factory (`Plan.pickedForCaches`).
+        var containers: [Int] = []
+        /// Per `containers` entry: the plan of the build that takes that frame's key cached (recorded with it a leaf
+        /// taken from the resolving container's cache, `Recorder.leafContainers`, and the rest walked on past it),
+        /// which a run finding it cached (and none further out) runs instead.
+        var variants: [Plan] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
         /// Whether a frame of a shared registration was open at the error: a creation walk's (one cached is a
         /// leaf), so the build meets the error only while that registration is not cached (`matchesCaches`).
-        var opensShared: Bool { open.contains { $0.borrow { $0.spec.scope.isShared } } }
+        /// (Stored when recorded: a local frame's registration in `open` is the recording child's, which may be gone;
+        /// each run's at that slot has its scope, `fits`.)
+        var opensShared = false
         /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
         func opened(by step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
             (0..<depth[step]).map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
@@ -435,6 +445,46 @@ final class Plan: @unchecked Sendable {
     }
 
     var declines: Bool { steps.isEmpty && !fails }
+    /// Neither declines nor switches to a variant (`pickedForCaches`): the plan a pick returns as found (one load
+    /// on the pick's fast path, `Registration.plan(from:_:)`).
+    let servesAsPicked: Bool
+
+    /// The plan a run of this one is for the resolving container's caches now: a failing plan whose error the
+    /// walk met under container-scoped frames (`Failing.containers`) is the build's only while none of those is
+    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else. Read before any
+    /// factory runs, as the build reads the cache where its walk asks: an instance published there stays until
+    /// the container closes. `locals`: a child's plan's, written by `fits` (a local frame's registration).
+    func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+        guard let failing, !failing.variants.isEmpty else { return .init(self) }
+        for (n, frame) in failing.containers.enumerated() {
+            let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+            let registration = local < 0 ? failing.open[frame] : locals[local]
+            guard let hit = registration.borrow({ r in SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: container) }) else { continue }
+            hit.release()
+            return failing.variants[n].pickedForCaches(container, locals)
+        }
+        return .init(self)
+    }
+
+    /// The most container-scoped leaves a variant's walk takes (`Failing.variants`, each adding one): past them the
+    /// failing plan is not recorded (`failureUnderContainer`).
+    static var maxContainerLeaves: Int { 4 }
+
+    /// `failing` with its `variants`, each recorded by `record` with its frame's key a leaf besides `leaves`.
+    /// Throws when one declines, or past `maxContainerLeaves`, or a frame's cache is not the resolving container's
+    /// (`Recorder.met`: under a singleton from further up).
+    private static func withVariants(_ failing: Failing, leaves: Set<ObjectIdentifier>,
+                                     _ record: (Set<ObjectIdentifier>) throws(Decline) -> Plan) throws(Decline) -> Failing {
+        guard !failing.containers.isEmpty else { return failing }
+        guard leaves.count < maxContainerLeaves else { throw .failureUnderContainer }
+        var failing = failing
+        for frame in failing.containers {
+            let variant = try record(leaves.union([ObjectIdentifier(failing.open[frame].object)]))
+            guard !variant.declines else { throw variant.decline }
+            failing.variants.append(variant)
+        }
+        return failing
+    }
     var stepCount: Int { steps.count }
 
 
@@ -446,6 +496,7 @@ final class Plan: @unchecked Sendable {
         self.needsContainersUncached = needsContainersUncached
         self.failure = failing?.error
         fails = failing != nil
+        servesAsPicked = !(steps.isEmpty && failing == nil) && (failing?.variants.isEmpty ?? true)
         self.failing = failing
         var steps = steps
         var arena = LineArena()
@@ -479,7 +530,7 @@ final class Plan: @unchecked Sendable {
         // positions in step order.)
         var variants: [PublishedVariant] = []
         if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
-            && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue } }) {
+            && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
         publishedVariants = arena.copy(variants)
@@ -738,7 +789,10 @@ final class Plan: @unchecked Sendable {
     /// `creating`: against the caches' state, in one walk: the warm plan when every shared key
     /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
     /// state, else (walked again) the warm plan.
-    static func record(_ root: Registration, configuration: UInt, creating: Bool = false) throws(Decline) -> Plan {
+    /// `leaves`: container-scoped registrations taken from the resolving container's cache, not walked into (a
+    /// failing plan's variant, `Failing.variants`).
+    static func record(_ root: Registration, configuration: UInt, creating: Bool = false,
+                       leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
         // A container-scoped root not cached in the resolving container is a container step: its run claims,
         // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
         // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
@@ -749,18 +803,24 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
+        recorder.leafContainers = leaves
         guard recorder.visit(Borrowed(root)) != nil else {
-            if recorder.declinedCreating { return try record(root, configuration: configuration) }
+            if recorder.declinedCreating { return try record(root, configuration: configuration, leaves: leaves) }
             if recorder.decline == .containerInput {
-                if creating, let plan = recordCreatingUnmarked(root, configuration: configuration) { return plan }
-                return try recordWithCachedVariant(root, configuration: configuration)
+                if creating, let plan = recordCreatingUnmarked(root, configuration: configuration, leaves: leaves) { return plan }
+                return try recordWithCachedVariant(root, configuration: configuration, leaves: leaves)
             }
-            guard let failing = recorder.failing() else { throw recorder.decline }
+            guard let met = recorder.failing() else { throw recorder.decline }
             // A creating replay into the graph passes no request: over container or value steps, creation
             // records the warm plan. Completion callbacks and slots made per resolve over them replay it
             // into the graph with the request (`Plan.replayRequest`), as a plan that succeeds.
-            let readsRequest = recorder.steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
-            if readsRequest && recorder.steps.contains(where: { $0.creates }) { return try record(root, configuration: configuration) }
+            if recorder.readsRequest && recorder.steps.contains(where: { $0.creates }) {
+                return try record(root, configuration: configuration, leaves: leaves)
+            }
+            // Under container-scoped frames: the plans of the builds that take one of them cached.
+            let failing = try withVariants(met, leaves: leaves) { (more: Set<ObjectIdentifier>) throws(Decline) in
+                try record(root, configuration: configuration, creating: creating, leaves: more)
+            }
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
             try recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
@@ -781,10 +841,10 @@ final class Plan: @unchecked Sendable {
     /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
     /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
     /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
-    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt, leaves: Set<ObjectIdentifier>) throws(Decline) -> Plan {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
         let made = Recorder(lookup: root.container, allowsArguments: true)
-        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline }
         let cached = try walkEveryContainerCached(root)
         guard made.slots.isEmpty, cached.slots.isEmpty,
@@ -822,7 +882,7 @@ final class Plan: @unchecked Sendable {
     private func recordMixed(_ cached: UInt) -> Plan? {
         let root = steps[steps.count - 1].registration.object
         guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
-        let leaves = containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) }
+        let leaves = Set(containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) })
         // (Run without a graph, as this plan: no slots made per resolve, no completion callbacks, nothing created.)
         let runsAlone = { (recorder: Recorder) in recorder.slots.isEmpty && !recorder.steps.contains { $0.completes || $0.creates } }
         let marked = Recorder(lookup: root.container, allowsArguments: true)
@@ -856,9 +916,10 @@ final class Plan: @unchecked Sendable {
     /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
     /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
     /// nothing, or the walk declines otherwise.
-    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt) -> Plan? {
+    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, leaves: Set<ObjectIdentifier> = []) -> Plan? {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
+        recorder.leafContainers = leaves
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
               (try? recorder.finishSlots()) != nil else { return nil }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
@@ -883,9 +944,13 @@ final class Plan: @unchecked Sendable {
             // A failing plan over creation steps, as `record(creating:)` keeps one (a warm failing plan that found
             // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
             // value steps (`record`'s rule: the warm plan replays into the graph with the request).
-            guard !recorder.declinedCreating, let failing = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
-                  !recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
-                  (try? recorder.finishSlots()) != nil else { return nil }
+            guard !recorder.declinedCreating, let met = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
+                  !recorder.readsRequest, (try? recorder.finishSlots()) != nil else { return nil }
+            // Under container-scoped frames: the plans of the builds that take one cached, for the caches' state now.
+            let variants = try? withVariants(met, leaves: []) { (more: Set<ObjectIdentifier>) throws(Decline) in
+                try record(root, configuration: configuration, creating: true, leaves: more)
+            }
+            guard let failing = variants else { return declined(configuration, .failureUnderContainer) }
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
@@ -971,7 +1036,9 @@ final class Plan: @unchecked Sendable {
     /// own singleton and weak registrations no cache holds (local creation steps: each run's are the resolving
     /// child's, `registration(of:_:)`); over container and value steps too (`Graph.claimWithContainerSteps`);
     /// throws unless it makes one.
-    static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false) throws(Decline) -> Plan {
+    /// `leaves`: as `record`'s (a failing plan's variant).
+    static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false,
+                       leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
@@ -987,6 +1054,7 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         recorder.recordsSlots = true
         recorder.createsUncached = creating
+        recorder.leafContainers = leaves
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
@@ -997,10 +1065,17 @@ final class Plan: @unchecked Sendable {
             guard let met = recorder.failing() else { throw recorder.decline }
             // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
             // reads the request (its warm plan replays into the graph with it: `record`'s rule).
-            if creating && recorder.steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }) {
-                throw recorder.decline
+            if creating && recorder.readsRequest { throw recorder.decline }
+            // Under container-scoped frames: the plans of the builds that take one of them cached (the warm one when
+            // that creates nothing).
+            failing = try withVariants(met, leaves: leaves) { (more: Set<ObjectIdentifier>) throws(Decline) in
+                do throws(Decline) {
+                    return try record(root, configuration: configuration, child: child, creating: creating, leaves: more)
+                } catch {
+                    guard creating && error == .notCached else { throw error }
+                    return try record(root, configuration: configuration, child: child, leaves: more)
+                }
             }
-            failing = met
         }
         try recorder.finishSlots()
         if creating {
@@ -1186,9 +1261,14 @@ final class Plan: @unchecked Sendable {
         /// Whether container-scoped registrations are leaves taken from the resolving container's cache
         /// (`SharedStep.inResolving`): a `cachedVariant`'s walk, the build's when it finds them cached.
         var containerLeaves = false
-        /// The container-scoped registrations recorded as such leaves though `containerLeaves` is off (the others
-        /// made, `makesContainer`): a `mixedVariant`'s walk, the build's when it finds those cached and not the others.
-        var leafContainers: [ObjectIdentifier] = []
+        /// Container-scoped registrations recorded as leaves taken from the resolving container's cache though
+        /// `containerLeaves` is off (the others walked into as container steps, `makesContainer`): a failing plan's
+        /// variant (`Failing.variants`) or a `mixedVariant`'s walk, the build's when it finds those cached.
+        var leafContainers: Set<ObjectIdentifier> = []
+        /// Whether the steps so far read the resolving container: container, value or container leaf steps.
+        var readsRequest: Bool {
+            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }
+        }
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
         var recordsSlots = false
@@ -1268,6 +1348,8 @@ final class Plan: @unchecked Sendable {
         private(set) var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
         private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int, local: Int)] = []
+        /// With `failure`: which of those are container-scoped (`Plan.Failing.containers`).
+        private var failureContainers: [Int] = []
 
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
@@ -1280,20 +1362,25 @@ final class Plan: @unchecked Sendable {
             let open = failureFrames
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
             return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth,
-                                openLocals: recordsLocals ? open.map(\.local) : [], openAt: open.map(\.firstNew))
+                                openLocals: recordsLocals ? open.map(\.local) : [], openAt: open.map(\.firstNew),
+                                containers: failureContainers,
+                                opensShared: open.contains { $0.registration.borrow { $0.spec.scope.isShared } })
         }
 
         /// The walk stops at `reason`, where the build reports `error` (nil: not one a plan reports).
         private func met(_ error: TetherError?, _ reason: Decline) -> Decline {
             // Under a container-scoped frame: a build finding that key cached in the resolving container takes it
-            // and never meets the error (re-registered since: `all:` slots, a dependency replaced), and a failing
-            // plan has no step of it whose cache a run could check. (Fuzz finding 59f44910.)
-            if error != nil && frames.contains(where: { $0.isContainer }) {
+            // and never meets the error (re-registered since: `all:` slots, a dependency replaced; fuzz finding
+            // 59f44910). The failing plan notes those frames: its run checks their caches first and goes on in the
+            // plan of the build that takes one cached (`Failing.variants`, `Plan.pickedForCaches`). Not one under a
+            // singleton from further up, whose cache is that container's (`Frame.foreign`): the build serves those.
+            if error != nil && frames.contains(where: { $0.isContainer && $0.foreign != nil }) {
                 failure = nil
                 return .failureUnderContainer
             }
             failure = error
             failureFrames = frames.map { ($0.registration, $0.firstNew, $0.local) }
+            failureContainers = frames.indices.filter { frames[$0].isContainer }
             return reason
         }
 
@@ -1372,7 +1459,9 @@ final class Plan: @unchecked Sendable {
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves && !leafContainers.contains(id)
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
-            let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
+            // (A container-scoped registration is a container step or a leaf taken from the resolving container, never a creation step.)
+            let creates = createsUncached && !spec.scope.isPerResolvingContainer && spec.scope.isShared && !r.isDeclaredValue
+                && !Self.isCached(r, spec.scope)
             // Under a creation step of a singleton registered further up (`foreign`), or one itself: each step
             // notes that container (`Step.lookup`), which its completion callbacks and its slots' cells resolve
             // from, a container step is claimed, made and published in, a value step is that one's, and whose
@@ -1626,7 +1715,6 @@ final class Plan: @unchecked Sendable {
         func finishSlots() throws(Decline) {
             guard !slots.isEmpty else { return }
             if steps.count > UInt64.bitWidth && slots.contains(where: { $0.kind == .resolver }) { throw .tooLarge }
-            let readsRequest = steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }
             if readsRequest {
                 for slot in slots where slot.kind == .resolver && slot.owner >= 0 {
                     var askers = Set<Int>()
@@ -1777,7 +1865,7 @@ final class Plan: @unchecked Sendable {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard !recordsLocals, slots.isEmpty, !steps.contains(where: { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue } }),
+            guard !recordsLocals, slots.isEmpty, !readsRequest,
                   let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)

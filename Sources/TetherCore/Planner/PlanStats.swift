@@ -16,8 +16,9 @@ extension Plan {
         case plansOff
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, containerInput
-        /// The walk met an error the build reports under a container-scoped frame (`Recorder.met`): the build takes
-        /// that key cached when it is, so no failing plan (which records no step of it) can stand for it.
+        /// The walk met an error the build reports under a container-scoped frame (`Recorder.met`) that no failing
+        /// plan with variants stands for (`Plan.Failing.variants`): a frame under a singleton from further up, whose
+        /// cache is that container's, or more than `Plan.maxContainerLeaves` such frames nested in variants.
         case failureUnderContainer
         // (`foreignCreation` before branch strictlevels: a stacked level's singleton in a strict container, which
         // the component keys now, `Plan.ComponentSlot.keysStrict`; `childTable` before branch childtable: a component
@@ -47,7 +48,7 @@ extension Plan {
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
             case .tooLarge: "a container-scoped step past the 64th step, or a RESOLVER slot in a plan past 64 steps (its run notes those steps by step in one word)"
-            case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered): the build takes that key cached when it is, which a failing plan records no step of"
+            case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered) that no failing plan's variants cover: a key under a singleton from further up (cached in that container), or variants nested past Plan.maxContainerLeaves"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
