@@ -353,8 +353,9 @@ final class Plan: @unchecked Sendable {
     /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
     /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
     let cachedVariant: Plan?
-    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`
-    /// and no `cachedVariant`: a run finding a container step cached declines (`Graph.claimWithContainerSteps`).
+    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`: a run
+    /// finding a container step cached declines (`Graph.claimWithContainerSteps`), and the graph replays its
+    /// `cachedVariant` (creating too, the container steps leaves), if any, instead.
     let needsContainersUncached: Bool
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
@@ -754,19 +755,31 @@ final class Plan: @unchecked Sendable {
     /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
     /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
     /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
-    /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
-    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt) throws(Decline) -> Plan {
+    /// With completion callbacks or slots made per resolve both replay into the graph, which switches to the
+    /// variant as `runRequest` does (`Graph.switchesToCachedVariant`, set by `claimContainerSteps`). Throws
+    /// `containerInput` for a container step claimed late (a RESOLVER slot's get may build it: the claims
+    /// cannot tell at once whether every container step is cached).
+    /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component.
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt, child: Container? = nil) throws(Decline) -> Plan {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
-        let made = Recorder(lookup: root.container, allowsArguments: true)
+        let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline }
-        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        let cached = try child.map { c throws(Decline) in try childRecorder(root, c, allowsValues: true) }
+            ?? Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
         (cached.containerLeaves, cached.recordsSlots) = (true, true)
         guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
-        guard made.slots.isEmpty, cached.slots.isEmpty,
-              !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
-        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
-        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
+        made.finishSlots()
+        cached.finishSlots()
+        guard !made.steps.contains(where: { $0.claimsLate }) else { throw .containerInput }
+        let (component, params) = child == nil ? ([], []) : componentShape(made.component, made.componentStarts)
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
+                           component: component, componentParams: params, slots: cached.slots)
+        let plan = Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil,
+                        component: component, componentParams: params, slots: made.slots, cachedVariant: variant)
+        // (A variant replaying into the graph while the plan runs alone: never, its steps a subset of the plan's.)
+        guard plan.needsGraph || !variant.needsGraph else { throw .containerInput }
+        return plan
     }
 
     /// The creation plan of a graph whose container steps' inputs include a made step a step outside them
@@ -779,8 +792,18 @@ final class Plan: @unchecked Sendable {
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }) else { return nil }
         recorder.finishSlots()
+        // A run finding every container step cached: the build's walk then, those leaves taken from the resolving
+        // container's cache (`containerLeaves`), its creation steps claimed anew (`Graph.replay` switches to it);
+        // none when only the container steps asked for those (a warm walk: its run checks the leaves' caches).
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, true)
+        var variant: Plan?
+        if cached.visit(Borrowed(root)) != nil {
+            cached.finishSlots()
+            variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil, slots: cached.slots)
+        }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
-                    needsContainersUncached: true)
+                    cachedVariant: variant, needsContainersUncached: true)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -886,14 +909,8 @@ final class Plan: @unchecked Sendable {
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
         else { throw .sharedRoot }
-        // The root's runtime arguments, as from its own container (the run passes the resolve's).
-        let recorder = Recorder(lookup: child, allowsArguments: true)
-        guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
-                                           starts: &recorder.componentStarts) else { throw .childTable }
-        recorder.componentContainers = levels
-        recorder.recordsLocals = true
+        let recorder = try childRecorder(root, child)
         recorder.makesContainer = true
-        recorder.recordsSlots = true
         recorder.createsUncached = creating
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
@@ -902,6 +919,8 @@ final class Plan: @unchecked Sendable {
         // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
+            // A container step's made input a step outside takes too: two plans, as from the owner (`recordWithCachedVariant`).
+            if !creating && recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration, child: child) }
             guard let met = recorder.failing() else { throw recorder.decline }
             // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
             // reads the request (its warm plan replays into the graph with it: `record`'s rule).
@@ -918,6 +937,18 @@ final class Plan: @unchecked Sendable {
         let (slots, params) = componentShape(recorder.component, recorder.componentStarts)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
+    }
+
+    /// The recorder of a plan of `root` resolved from `child` (`record(_:configuration:child:creating:)`): the root's
+    /// runtime arguments, as from its own container (the run passes the resolve's), the child's component its locals.
+    private static func childRecorder(_ root: Registration, _ child: Container, allowsValues: Bool = false) throws(Decline) -> Recorder {
+        let recorder = Recorder(lookup: child, allowsArguments: true, allowsValues: allowsValues)
+        guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
+                                           starts: &recorder.componentStarts) else { throw .childTable }
+        recorder.componentContainers = levels
+        recorder.recordsLocals = true
+        recorder.recordsSlots = true
+        return recorder
     }
 
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
@@ -1232,7 +1263,9 @@ final class Plan: @unchecked Sendable {
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
-            let creates = createsUncached && !isContainer && spec.scope.isShared && !r.isDeclaredValue && !Self.isCached(r, spec.scope)
+            // (A container-scoped leaf of a creating `cachedVariant`, `containerLeaves`: the resolving container's, never created.)
+            let creates = createsUncached && !spec.scope.isPerResolvingContainer && spec.scope.isShared && !r.isDeclaredValue
+                && !Self.isCached(r, spec.scope)
             // Under a creation step of a singleton registered further up (`foreign`), or one itself: each step
             // notes that container (`Step.lookup`), which its completion callbacks and its slots' cells resolve
             // from, a container step is claimed, made and published in, a value step is that one's, and whose
