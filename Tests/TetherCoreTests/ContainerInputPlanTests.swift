@@ -6,6 +6,7 @@
 // from a child's component (`record(_:configuration:child:)`), and for a creation plan finding the container
 // steps cached (`needsContainersUncached`, its creating variant). Each runs with plans on and off: the same
 // factory calls, completions, instances and drops in the same order, and no resolve built.
+import Synchronization
 import Testing
 @testable import TetherCore
 
@@ -113,5 +114,33 @@ import Testing
                     "\(scope): \(run.logs[0])")
             #expect(run.logs[0].filter { $0 == "make Db" }.count == (scope == .singleton ? 1 : 4))
         }
+    }
+
+    /// What still declines: a traced creating run (a weak U not cached) finding the container step R cached, with a
+    /// singleton S asked for under R and outside: its checks tell hits in step order, not the build's walk
+    /// (`Plan.execute`'s `walked`), so it declines (`containerInput`); the build serves it, the same behaviour.
+    @Test func aTracedCreatingRunFindingTheContainerStepCachedStillBuilds() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("Handler", [dep("R"), dep("T"), dep("S"), dep("U")], scope: .transient)
+            try fx.register("R", [dep("S")], scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("U", scope: .weak)
+            _ = try fx.resolve("S")
+            var seen: [String] = []
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            let events = Mutex<[String]>([])
+            child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
+            _ = try fx.resolve("R", in: child)
+            for _ in 0..<2 {
+                let h = try fx.resolve("Handler", in: child)
+                withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+            }
+            _ = try child.close()
+            return seen + events.withLock { $0 }
+        }
+        #expect(run.counts == ["resolves": 4, "containerInput": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
     }
 }

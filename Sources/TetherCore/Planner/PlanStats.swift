@@ -47,7 +47,7 @@ extension Plan {
             case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
             case .tooLarge: "a container-scoped step past the 64th step (its run notes container steps by step in one word)"
             case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered): the build takes that key cached when it is, which a failing plan records no step of"
-            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, in a child's plan or one replayed into the graph (a described plan: any made one)"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a child's creation plan, a traced creating or cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .foreignCreation: "a singleton registered further up than the plan's container, not cached, over a container-scoped or value key (the build's cells are that container's), or one of a container a child's component stacks where that container or the resolving child is strict (the component does not key strictness)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
