@@ -480,7 +480,10 @@ final class Graph {
     private func replay(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
-        if creates, try !claimCreations(plan, root: registration, from: container) { return nil }
+        switchesToCachedVariant = false  // (set by this plan's claims or run only)
+        if creates, try !claimCreations(plan, root: registration, from: container) {
+            return try switchedToCachedVariant(plan, registration, from: container, arguments: arguments)
+        }
         // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
         if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
         // Borrowed: the registration keeps its plans.
@@ -498,7 +501,7 @@ final class Graph {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
             if creates { dropClaimedHits() }  // (a run declining before it took them)
             releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
-            return nil
+            return try switchedToCachedVariant(plan, registration, from: container, arguments: arguments)
         }
         // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
         // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
@@ -515,6 +518,18 @@ final class Graph {
             }
         }
         return plan.borrow { $0.stepCount } - 1
+    }
+
+    /// After `plan`'s run or claims declined: its `cachedVariant` replayed instead when they found every container
+    /// step cached (`switchesToCachedVariant`: `Plan.claimContainerSteps`, `claimWithContainerSteps`), the build's
+    /// order then, as `Plan.runRequest` runs it; else nil (declined).
+    private func switchedToCachedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
+                                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        guard switchesToCachedVariant else { return nil }
+        switchesToCachedVariant = false
+        guard let variant = plan.borrow({ $0.cachedVariant.map(Borrowed.init) }) else { return nil }
+        progress.pointee.decline = nil  // not declined after all
+        return try replay(variant, registration, from: container, arguments: arguments)
     }
 
     /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
@@ -632,6 +647,10 @@ final class Graph {
 
     /// The container steps `Plan.claimContainerSteps` left to claim late (a bit each), for the run it precedes.
     var lateContainerClaims: UInt = 0
+
+    /// Set by `Plan.claimContainerSteps` when it found every container step of a plan with a `cachedVariant`
+    /// cached: the run declined, and `replay` replays the variant instead (read and cleared there).
+    var switchesToCachedVariant = false
 
     /// Container step `registration` of the plan replaying into this graph, claimed late (`Plan.claimLate`) where
     /// the build's walk asks for it, as `existing` does: the instance cached there (retained), or nil: claimed
@@ -891,6 +910,8 @@ final class Graph {
                         // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
                         if plan.borrow({ $0.needsContainersUncached }) {
                             progress.pointee.decline = .containerInput
+                            // Its `cachedVariant` instead (`replay`): a container step not cached after all declines there.
+                            switchesToCachedVariant = plan.borrow { $0.cachedVariant != nil }
                             dropClaimedHits()
                             releaseCells()
                             return false
@@ -977,6 +998,7 @@ final class Graph {
         replayEnteredAt = 0
         replaySkips = 0
         lateContainerClaims = 0
+        switchesToCachedVariant = false
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
         if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }

@@ -1244,7 +1244,7 @@ extension Plan {
     /// nil: not cached (the plan declines).
     @inline(__always)
     private func takeInResolving<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
-        // (A child's plan's local leaf: the resolving child's registration in its slot.)
+        // (A child's plan's local leaf: the resolving child's registration, `fits` wrote it.)
         registration(shared.step, locals).borrow { r in
             locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.cached(r, shared.scope, in: $0) }
         }
@@ -1368,6 +1368,12 @@ extension Plan {
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold.
         let cached = claims[0].nonzeroBitCount
+        // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
+        // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
+        if cachedVariant != nil && !M.cuts && !M.requests && cached == containerSteps.count && claims[3] == 0 && deferred == 0 {
+            into.graph.borrow { $0.dropContainerClaims(); $0.switchesToCachedVariant = true }
+            return false
+        }
         guard cached == 0 || cached == containerSteps.count || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false

@@ -237,7 +237,7 @@ extension Registration {
     /// (`ThreadState.dropOneShots`, after its run): what a bridge that keeps replaced plans (the core on its
     /// own) runs past `maxPlans`, so a key whose configuration or caches keep changing still runs a plan and
     /// the registration's memory stays bounded. Its run is a replay into the graph (only `Graph.run` picks it);
-    /// nil when its graph declines (why, `creationDecline`) or the plan runs alone only (a `cachedVariant`).
+    /// nil when its graph declines (why, `creationDecline`).
     /// `child`: from a child with registrations of its own (`Plan.fits` writes them to `progress`' `locals`).
     @inline(never)
     private func oneShotPlan(_ configuration: UInt, child: Container? = nil, _ owner: Borrowed<Container>? = nil,
@@ -249,7 +249,8 @@ extension Registration {
                 else { try Plan.record(self, configuration: configuration, creating: true) }
         } catch { decline = error }
         if let made = plan, made.declines { (plan, decline) = (nil, made.decline) }
-        if let made = plan, made.cachedVariant != nil || (child != nil && !made.fits(child!, owner!, progress!)) { plan = nil }
+        // (A plan with a `cachedVariant` replays into the graph too: `Graph.replay` switches to it.)
+        if let made = plan, child != nil && !made.fits(child!, owner!, progress!) { plan = nil }
         guard let plan else {
             lock.withSpinLock { rareForWriting.creationDecline = decline == .other ? nil : decline }
             return nil

@@ -362,8 +362,9 @@ final class Plan: @unchecked Sendable {
     /// cached (`runRequest`), recorded with those as leaves taken from the resolving container's cache
     /// (`Recorder.containerLeaves`): the order the build makes the rest in then (`recordWithCachedVariant`).
     let cachedVariant: Plan?
-    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`
-    /// and no `cachedVariant`: a run finding a container step cached declines (`Graph.claimWithContainerSteps`).
+    /// A creation plan of such a graph (`containerInput`), recorded with no step marked `underContainer`: a run
+    /// finding a container step cached declines (`Graph.claimWithContainerSteps`), and the graph replays its
+    /// `cachedVariant` (creating too, the container steps leaves), if any, instead.
     let needsContainersUncached: Bool
     /// The plans for runs that find some container steps cached and others not where skipping what the cached
     /// ones asked for cannot give the build's order (`skipUnderCached` declines: a step still made takes one of
@@ -840,17 +841,36 @@ final class Plan: @unchecked Sendable {
     /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
     /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
     /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
-    /// Throws `containerInput` when either replays into a graph (completion callbacks, slots made per resolve).
-    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt, leaves: Set<ObjectIdentifier>) throws(Decline) -> Plan {
+    /// With completion callbacks or slots made per resolve both replay into the graph, which switches to the
+    /// variant as `runRequest` does (`Graph.switchesToCachedVariant`, set by `claimContainerSteps`). Throws
+    /// `containerInput` for a container step claimed late (a RESOLVER slot's get may build it: the claims
+    /// cannot tell at once whether every container step is cached).
+    /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component. `leaves`: as `record`'s.
+    private static func recordWithCachedVariant(_ root: Registration, configuration: UInt, child: Container? = nil,
+                                                leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
-        let made = Recorder(lookup: root.container, allowsArguments: true)
+        let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline }
-        let cached = try walkEveryContainerCached(root)
-        guard made.slots.isEmpty, cached.slots.isEmpty,
-              !made.steps.contains(where: { $0.completes }) else { throw .containerInput }
-        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil)
-        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: variant)
+        let cached: Recorder
+        if let child {
+            cached = try childRecorder(root, child, allowsValues: true)
+            cached.containerLeaves = true
+            guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        } else {
+            cached = try walkEveryContainerCached(root)
+        }
+        try made.finishSlots()
+        try cached.finishSlots()
+        guard !made.steps.contains(where: { $0.claimsLate }) else { throw .containerInput }
+        let (component, params) = child == nil ? ([], []) : componentShape(of: made, cached)
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
+                           component: component, componentParams: params, slots: cached.slots)
+        let plan = Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil,
+                        component: component, componentParams: params, slots: made.slots, cachedVariant: variant)
+        // (A variant replaying into the graph while the plan runs alone: never, its steps a subset of the plan's.)
+        guard plan.needsGraph || !variant.needsGraph else { throw .containerInput }
+        return plan
     }
 
     /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
@@ -922,8 +942,17 @@ final class Plan: @unchecked Sendable {
         recorder.leafContainers = leaves
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
               (try? recorder.finishSlots()) != nil else { return nil }
+        // A run finding every container step cached: the build's walk then, those leaves taken from the resolving
+        // container's cache (`containerLeaves`), its creation steps claimed anew (`Graph.replay` switches to it);
+        // none when only the container steps asked for those (a warm walk: its run checks the leaves' caches).
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, true)
+        var variant: Plan?
+        if cached.visit(Borrowed(root)) != nil, (try? cached.finishSlots()) != nil {
+            variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil, slots: cached.slots)
+        }
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
-                    needsContainersUncached: true)
+                    cachedVariant: variant, needsContainersUncached: true)
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
@@ -1043,16 +1072,8 @@ final class Plan: @unchecked Sendable {
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
         else { throw .sharedRoot }
-        // The root's runtime arguments, as from its own container (the run passes the resolve's).
-        let recorder = Recorder(lookup: child, allowsArguments: true)
-        var cleared: [Int: Key] = [:]
-        guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
-                                           cleared: &cleared) else { throw .other }
-        recorder.componentLevels = levels
-        recorder.componentOwner = root.container
-        recorder.recordsLocals = true
+        let recorder = try childRecorder(root, child)
         recorder.makesContainer = true
-        recorder.recordsSlots = true
         recorder.createsUncached = creating
         recorder.leafContainers = leaves
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
@@ -1062,6 +1083,8 @@ final class Plan: @unchecked Sendable {
         // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
+            // A container step's made input a step outside takes too: two plans, as from the owner (`recordWithCachedVariant`).
+            if !creating && recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration, child: child, leaves: leaves) }
             guard let met = recorder.failing() else { throw recorder.decline }
             // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
             // reads the request (its warm plan replays into the graph with it: `record`'s rule).
@@ -1084,9 +1107,22 @@ final class Plan: @unchecked Sendable {
             guard recorder.steps.contains(where: { $0.creates }) || failing?.opensShared == true
             else { throw .notCached }
         }
-        let (slots, params) = componentShape(recorder.component, levels, cleared, keysStrict: recorder.keysStrict)
+        let (slots, params) = componentShape(of: recorder)
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                     component: slots, componentParams: params, slots: recorder.slots, failing: failing)
+    }
+
+    /// The recorder of a plan of `root` resolved from `child` (`record(_:configuration:child:creating:)`): the root's
+    /// runtime arguments, as from its own container (the run passes the resolve's), the child's component its locals.
+    private static func childRecorder(_ root: Registration, _ child: Container, allowsValues: Bool = false) throws(Decline) -> Recorder {
+        let recorder = Recorder(lookup: child, allowsArguments: true, allowsValues: allowsValues)
+        guard let levels = componentLevels(child, below: Borrowed(root.container), into: &recorder.component,
+                                           cleared: &recorder.componentCleared) else { throw .other }
+        recorder.componentLevels = levels
+        recorder.componentOwner = root.container
+        recorder.recordsLocals = true
+        recorder.recordsSlots = true
+        return recorder
     }
 
     /// The per-request component of a resolve from `child` over `owner`'s plans: the registrations, slot by
@@ -1153,6 +1189,13 @@ final class Plan: @unchecked Sendable {
             (slots[level.start].keysStrict, slots[level.start].strict) = (keysStrict.contains(i), level.strict)
         }
         return (slots, params)
+    }
+
+    /// `componentShape` of the component a child's recorders walked (`childRecorder`): the levels whose strictness
+    /// any of them read key it.
+    private static func componentShape(of recorder: Recorder, _ others: Recorder...) -> ([ComponentSlot], [Param]) {
+        let keysStrict = others.reduce(recorder.keysStrict) { $0.union($1.keysStrict) }
+        return componentShape(recorder.component, recorder.componentLevels, recorder.componentCleared, keysStrict: keysStrict)
     }
 
     /// A declined plan of resolves from `child` (`record(_:configuration:child:)` threw `reason`),
@@ -1278,6 +1321,8 @@ final class Plan: @unchecked Sendable {
         var component: [Borrowed<Registration>?] = []
         /// Those containers, nearest first: each one's first slot and strictness (`Plan.Level`).
         var componentLevels: [Level] = []
+        /// The component's cleared slots (nil in `component`) and their keys (`componentLevels`).
+        var componentCleared: [Int: Key] = [:]
         /// The container past the last level (the root's): where a key no level registered is looked up.
         var componentOwner: Container?
         /// The levels (numbers in `componentLevels`) whose strictness the walk read: the plan keys it (`fits`).
@@ -1459,7 +1504,8 @@ final class Plan: @unchecked Sendable {
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves && !leafContainers.contains(id)
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
-            // (A container-scoped registration is a container step or a leaf taken from the resolving container, never a creation step.)
+            // (A container-scoped registration is a container step or a leaf taken from the resolving container, a
+            // `cachedVariant`'s or a failing plan's variant's: never a creation step.)
             let creates = createsUncached && !spec.scope.isPerResolvingContainer && spec.scope.isShared && !r.isDeclaredValue
                 && !Self.isCached(r, spec.scope)
             // Under a creation step of a singleton registered further up (`foreign`), or one itself: each step

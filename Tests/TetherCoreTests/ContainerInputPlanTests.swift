@@ -1,0 +1,146 @@
+// `containerInput`'s shapes (issue 28): a made step a container step asks for first that a step outside
+// takes too. A build finding the container step cached makes that step where the step outside asks, an
+// order no skip of the plan's steps gives; the plan's `cachedVariant` (walked with the container steps
+// leaves of the resolving container's cache) runs then. Since branch containerinput also where the plan
+// replays into the graph (completion callbacks, slots made per resolve: `Graph.switchesToCachedVariant`),
+// from a child's component (`record(_:configuration:child:)`), and for a creation plan finding the container
+// steps cached (`needsContainersUncached`, its creating variant). Each runs with plans on and off: the same
+// factory calls, completions, instances and drops in the same order, and no resolve built.
+import Synchronization
+import Testing
+@testable import TetherCore
+
+@Suite struct ContainerInputPlanTests {
+    /// Two children, each resolving `root` twice after `pre` (each instance dropped before the next), then
+    /// closed: the trees, on both paths (`bothPaths`). `own`: registrations of each child's own.
+    private func serve(root: String = "Handler", pre: [String] = [], _ setUp: (Fixture) throws -> Void,
+                       own: ((Fixture, Container) throws -> Void)? = nil) throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+        try bothPaths { fx -> [String] in
+            try setUp(fx)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
+                try own?(fx, child)
+                for key in pre { _ = try fx.resolve(key, in: child) }
+                for _ in 0..<2 {
+                    let h = try fx.resolve(root, in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                }
+                _ = try child.close()
+            }
+            return seen
+        }
+    }
+
+    /// Conn (graph-scoped) asked for first by the CONTAINER-scoped Session, taken by the Handler too.
+    private static func sessionOverConn(_ fx: Fixture) throws {
+        try fx.register("Conn")
+        try fx.register("Session", [dep("Conn")], scope: .container)
+        try fx.register("Clock")
+    }
+
+    /// The second resolve of each child finds the Session cached: Clock, then Conn where the Handler asks.
+    private static let cachedOrder = ["make Clock", "make Conn", "make Handler"]
+
+    /// With a completion callback (the Handler's, the Session's, Conn's) the plan replays into the graph; a
+    /// run finding the Session cached replays the `cachedVariant` (`containerInput` before: built).
+    @Test func aCompletionCallbackOverASharedInputOfACachedContainerStepRunsTheCachedVariant() throws {
+        for completing in ["Handler", "Session", "Conn"] {
+            let run = try serve { fx in
+                try fx.register("Conn")
+                try fx.register("Session", [dep("Conn")], scope: .container)
+                try fx.register("Clock")
+                try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
+                fx.onComplete(try #require(fx.container.registration(for: Key(completing))))
+            }
+            #expect(run.counts == ["resolves": 4], "\(completing): \(run.counts)")
+            #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(completing): \(run.logs)")
+            #expect(run.seen[0] == Array(repeating: "Handler(Session(Conn),Clock,Conn)", count: 4))
+            // The first resolve makes the Session; the second takes it cached: its Conn is not the Handler's.
+            let second = try #require(run.logs[0].firstIndex(of: "drop Handler")) + 1
+            let made = run.logs[0][second...].filter { $0.hasPrefix("make") }.prefix(3)
+            #expect(Array(made) == Self.cachedOrder, "\(completing): \(run.logs[0])")
+            #expect(run.logs[0].filter { $0 == "complete \(completing)" }.count == (completing == "Session" ? 2 : 4))
+        }
+    }
+
+    /// A LAZY slot (made per resolve): the plan replays into the graph, its variant too.
+    @Test func aLazySlotOverASharedInputOfACachedContainerStepRunsTheCachedVariant() throws {
+        let run = try serve { fx in
+            try Self.sessionOverConn(fx)
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), lazyDep("Clock")])
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs)")
+        let second = try #require(run.logs[0].firstIndex(of: "drop Handler")) + 1
+        #expect(Array(run.logs[0][second...].filter { $0.hasPrefix("make") }.prefix(3)) == Self.cachedOrder, "\(run.logs[0])")
+    }
+
+    /// A child with registrations of its own (a graph-scoped Req; the CONTAINER-scoped Session itself): the
+    /// child's plan has a `cachedVariant` over the same component (`containerInput` before: built).
+    @Test func aChildsPlanOverASharedInputOfACachedContainerStepRunsTheCachedVariant() throws {
+        let ownReq = try serve({ fx in
+            try Self.sessionOverConn(fx)
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), dep("Req")])
+        }, own: { fx, child in try fx.register("Req", in: child) })
+        let ownSession = try serve({ fx in
+            try fx.register("Conn")
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
+        }, own: { fx, child in try fx.register("Session", [dep("Conn")], scope: .container, in: child) })
+        for (run, order) in [(ownReq, ["make Clock", "make Conn", "make Req", "make Handler"]), (ownSession, Self.cachedOrder)] {
+            #expect(run.counts == ["resolves": 4], "\(run.counts)")
+            #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs)")
+            let second = try #require(run.logs[0].firstIndex(of: "drop Handler")) + 1
+            #expect(Array(run.logs[0][second...].filter { $0.hasPrefix("make") }.prefix(order.count)) == order, "\(run.logs[0])")
+        }
+        #expect(ownSession.logs[0].filter { $0 == "make Session" }.count == 2 && ownSession.logs[0].filter { $0 == "drop Session" }.count == 2)
+    }
+
+    /// A creation plan over such a graph (`needsContainersUncached`: every step made) finding the Session cached
+    /// (resolved first in each child): the graph replays its creating `cachedVariant`, the Session a leaf
+    /// (`containerInput` before: built). A singleton Db made once; a weak one at each resolve (dead with the Handler before).
+    @Test func aCreationPlanFindingTheContainerStepCachedRunsItsCreatingVariant() throws {
+        for scope in [Scope.singleton, .weak] {
+            let run = try serve(pre: ["Session"]) { fx in
+                try Self.sessionOverConn(fx)
+                try fx.register("Db", scope: scope)
+                try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), dep("Db")])
+            }
+            #expect(run.counts == ["resolves": 6], "\(scope): \(run.counts)")
+            #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(scope): \(run.logs)")
+            #expect(Array(run.logs[0].prefix(6)) == ["make Conn", "make Session", "make Clock", "make Conn", "make Db", "make Handler"],
+                    "\(scope): \(run.logs[0])")
+            #expect(run.logs[0].filter { $0 == "make Db" }.count == (scope == .singleton ? 1 : 4))
+        }
+    }
+
+    /// What still declines: a traced creating run (a weak U not cached) finding the container step R cached, with a
+    /// singleton S asked for under R and outside: its checks tell hits in step order, not the build's walk
+    /// (`Plan.execute`'s `walked`), so it declines (`containerInput`); the build serves it, the same behaviour.
+    @Test func aTracedCreatingRunFindingTheContainerStepCachedStillBuilds() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("Handler", [dep("R"), dep("T"), dep("S"), dep("U")], scope: .transient)
+            try fx.register("R", [dep("S")], scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("U", scope: .weak)
+            _ = try fx.resolve("S")
+            var seen: [String] = []
+            let child = try fx.child()
+            child.usesPlans = fx.container.usesPlans
+            let events = Mutex<[String]>([])
+            child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
+            _ = try fx.resolve("R", in: child)
+            for _ in 0..<2 {
+                let h = try fx.resolve("Handler", in: child)
+                withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+            }
+            _ = try child.close()
+            return seen + events.withLock { $0 }
+        }
+        #expect(run.counts == ["resolves": 4, "containerInput": 2], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+    }
+}
