@@ -30,10 +30,10 @@ extension Registration {
         if address != 0 {
             let plan = Borrowed<Plan>(word: address)!
             if plan.borrow({ $0.configuration == configuration }) {
-                return plan.borrow { $0.servesAsPicked } ? plan : Self.picked(plan, container, locals)
+                return plan.borrow { $0.servesAsPicked } ? plan : Self.picked(plan, container, progress.pointee.locals)
             }
         }
-        return Self.picked(recordPlan(configuration), container, locals)
+        return Self.picked(recordPlan(configuration), container, progress.pointee.locals)
     }
 
     /// `plan` as a pick returns it: nil when it declines, else the plan for the resolving container's caches
