@@ -832,6 +832,47 @@ import Testing
         #expect(run.seen[0].count == 2 && run.seen[0].allSatisfy { $0.contains("\"\(failing)\"") && $0.contains("\"Root\"") }, "\(run.seen[0])")
     }
 
+    /// A nested resolve whose plan reads the request and claims creation cells before the cut (`cycle` before branch
+    /// `requests`, the build: `Plan.meeting`'s `claims && readsRequest`): X's factory resolves Y (container-scoped,
+    /// -> S, L, X; S a singleton not cached, L transient) from the child X is made in. Y's creation plan meets X, a
+    /// container step the thread constructs further out: the run claims S's cell and Y's (`claimWithContainerSteps` up
+    /// to the cut), makes S and L, and reports the re-entry where the build asks for X; what it made let go of, S not
+    /// cached. `over` true: T (container-scoped) asked for after X (past the cut) is neither made nor claimed. Then
+    /// Y resolved in the child: X cached, S made then.
+    @Test(arguments: [false, true]) func aNestedPlanReadingTheRequestAndClaimingCreationsMeetingAnOuterKeyRunsUpToIt(over: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            let messages = Box<[String]>([])
+            let children = Box<[Container]>([])
+            try fx.register("S", scope: .singleton)
+            try fx.register("L", scope: .transient)
+            try fx.register("T", scope: .container)
+            try fx.register("Y", [dep("S"), dep("L"), dep("X")] + (over ? [dep("T")] : []), scope: .container)
+            try fx.register("X", scope: .container) { _ in
+                do { _ = try fx.resolve("Y", in: children.value.last!); messages.value.append("ok") } catch let e as TetherError {
+                    messages.value.append("\(e.code): \(e.message)")
+                }
+            }
+            for n in 0..<2 {
+                let child = try fx.child()
+                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
+                children.value.append(child)
+                _ = try fx.resolve("X", in: child)
+                // (The first child: S made and let go of, not cached; the second finds S cached: a plain cut.)
+                if n == 0 { #expect(fx.tracker.made("S") == 1 && fx.tracker.dropped("S") == 1 && fx.tracker.made("T") == 0) }
+                let y = try fx.resolve("Y", in: child)
+                messages.value.append(Obj.of(y).tree())
+                _ = try child.close()
+            }
+            return messages.value
+        }
+        #expect(run.counts["cycle"] == nil && run.counts["resolves"] != nil, "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 4 && run.seen[0][0] == run.seen[0][2], "\(run.seen[0])")
+        #expect(run.seen[0][0].hasPrefix("cycle: ") && run.seen[0][0].contains("\"X\" -> \"Y\" -> \"X\""), "\(run.seen[0])")
+        let made = run.logs[0].filter { $0.hasPrefix("make") }
+        #expect(Array(made.prefix(3)) == ["make S", "make L", "make X"], "\(run.logs[0])")
+    }
+
     // MARK: shapes planned since branch declinesweep
 
     /// A failing graph over a singleton not cached, from a child with registrations of its own: a failing

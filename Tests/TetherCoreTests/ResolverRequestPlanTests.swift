@@ -590,27 +590,150 @@ import Testing
         #expect(requests == ["requests": 6, "plan": 6])
     }
 
-    /// The shape that still declines `requestReadsRequest`: a request for a singleton not cached whose creation plan
-    /// has a container step (S -> C, C container-scoped): built, the build claiming both cells as its walk reaches
-    /// each; the same outcome as with plans off.
-    @Test func aRequestsCreationPlanOverAContainerStepIsBuilt() throws {
+    /// A request for a singleton not cached whose creation plan has a container step (S -> C, C container-scoped;
+    /// `requestReadsRequest` before branch `requests`): its plan runs, `claimAsked` claiming both cells where the
+    /// build's walk asks for each (`Plan.requestClaimOrder`); the next two requests find S cached.
+    @Test func aRequestsCreationPlanOverAContainerStepRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("S", [dep("C")], scope: .singleton)
             try fx.register("C", scope: .container)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
         }) { fx in
-            try resolveThrice(fx, "A") { a in Obj.at(a.got[0]).dep(0).label }
+            try resolveThrice(fx, "A") { a in
+                "\(Obj.at(a.got[0]).dep(0).label) cached: \(Obj.at(a.got[0]).depPointer(0) == (try? fx.resolve("C").pointer))"
+            }
         }
-        #expect(outcome.seen == ["C", "C", "C"])
+        #expect(outcome.seen == Array(repeating: "C cached: true", count: 3))
         #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make C", "make S", "make A", "make A"])
-        #expect(requests == ["requests": 3, "found": 2, "requestReadsRequest": 1])
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1])
     }
 
-    /// The other shape still declining `requestReadsRequest`: a plan with a `cachedVariant` (B -> S, X; S -> X, S
-    /// container-scoped: X, an input of the container step, taken by B too), whose run finding S cached would run
-    /// the variant, which no graph replays (`containerInput`'s rule): built, the same outcome as with plans off.
-    @Test func aRequestsPlanWithACachedVariantIsBuilt() throws {
+    /// The same from request children: K (container-scoped, the child's) -> S (a singleton, the root's) -> C
+    /// (container-scoped: the resolving child's, as the build's) and T (a singleton). The first child's request
+    /// creates S, T and that child's C, and K; the second's finds S and makes only its K. Each made once, the first
+    /// child's C kept by S past its child's close, dropped with the root after S.
+    @Test func aRequestFromAChildCreatingASingletonOverContainerStepsRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("K", [dep("S")], scope: .container)
+            try fx.register("S", [dep("C"), dep("T")], scope: .singleton)
+            try fx.register("C", scope: .container)
+            try fx.register("T", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("K")).pointer) }
+        }) { fx in
+            var seen: [String] = []
+            var s: UnsafeMutableRawPointer?
+            for n in 0..<2 {
+                let child = try fx.child()
+                let a = try fx.resolve("A", in: child)
+                let k = Obj.at(Obj.of(a).got[0])
+                seen.append(withExtendedLifetime(a) {
+                    let sameS = s == nil || s == k.depPointer(0)
+                    s = k.depPointer(0)
+                    let c = n == 0 ? "C the child's: \((try? fx.resolve("C", in: child).pointer) == k.dep(0).depPointer(0))" : "C kept"
+                    return "K the child's: \((try? fx.resolve("K", in: child).pointer) == k.pointer), one S: \(sameS), \(c)"
+                })
+                _ = try child.close()
+            }
+            _ = try fx.container.close()
+            return seen
+        }
+        #expect(outcome.seen == ["K the child's: true, one S: true, C the child's: true", "K the child's: true, one S: true, C kept"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("drop") }
+                == ["make A", "make C", "make T", "make S", "make K", "drop A", "drop K",
+                    "make A", "make K", "drop A", "drop K", "drop S", "drop C", "drop T"], "\(outcome.log)")
+        #expect(requests == ["requests": 2, "plan": 2])
+    }
+
+    /// The container step found cached at the request's claims (C resolved first): S's creation plan for that
+    /// state runs, C taken cached, S made over it once.
+    @Test func aRequestsCreationPlanFindingItsContainerStepCachedRunsThePlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("S", [dep("C"), dep("D")], scope: .singleton)
+            try fx.register("C", [dep("D")], scope: .container)
+            try fx.register("D", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
+        }) { fx in
+            let c = try fx.resolve("C")
+            return try withExtendedLifetime(c) {
+                try resolveThrice(fx, "A") { a in "C the cached one: \(Obj.at(a.got[0]).depPointer(0) == c.pointer)" }
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "C the cached one: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make D", "make C", "make A", "make D", "make S", "make A", "make A"])
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1])
+    }
+
+    /// A request's plan with a RESOLVER slot and container steps: the request for Root (-> H, C, S; H's RESOLVER
+    /// slot; C container-scoped, asked for after H; S a singleton over C), H's factory's get of C (or none) a request
+    /// made meanwhile: C made once, where the build makes it, and the one Root and S take. Built (see below).
+    @Test(arguments: [true, false]) func aRequestsPlanWithAResolverSlotAndContainerStepsRunsThePlan(gets: Bool) throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("C", scope: .container)
+            try fx.register("S", [dep("C")], scope: .singleton)
+            try fx.register("H", [.resolver]) { obj in
+                guard gets else { return }
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer)
+            }
+            try fx.register("Root", [dep("H"), dep("C"), dep("S")])
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("Root")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let root = Obj.at(a.got[0])
+                let c = root.depPointer(1)
+                return "one C: \(root.dep(0).got.allSatisfy { $0 == c } && root.dep(2).depPointer(0) == c && (try? fx.resolve("C").pointer) == c)"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "one C: true", count: 3))
+        // (H's get builds C before H is made; without it, C is made where Root asks, after H.)
+        let first = gets ? ["make A", "make C", "make H", "make S", "make Root"] : ["make A", "make H", "make C", "make S", "make Root"]
+        #expect(Array(outcome.log.filter { $0.hasPrefix("make") }.prefix(5)) == first, "\(outcome.log)")
+        #expect(outcome.log.filter { $0 == "make C" }.count == 1 && outcome.log.filter { $0 == "make S" }.count == 1)
+        // (Built: a request's plan with a RESOLVER slot and container steps, `aResolverSlotsGetInARequestWithAContainerStepLeaksNothing`.)
+        #expect(requests["requestReadsRequest"] == 3, "\(requests)")
+    }
+
+    /// A request whose plan has a RESOLVER slot and a container step (Root -> H, C, G; H's RESOLVER slot getting C, D (a
+    /// container key the plan does not make) or G; or Root over a singleton S -> C too), from a request child: C made
+    /// once, published into the child once and dropped as the child closes (S keeps it: with the root). The request's
+    /// plan ran kept a reference to C (never dropped; branch requests found it): built (`requestReadsRequest`) until
+    /// that run is fixed. Each path's counts, factories and destructors checked.
+    @Test(arguments: ["C", "D", "G", "CS"]) func aResolverSlotsGetInARequestWithAContainerStepLeaksNothing(kind: String) throws {
+        for plans in [true, false] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let a = try fx.register("A")
+            try fx.register("C", scope: .container)
+            try fx.register("D", scope: .container)
+            try fx.register("G")
+            try fx.register("S", [dep("C")], scope: .singleton)
+            let got = kind == "CS" ? "C" : kind
+            try fx.register("H", [.resolver]) { obj in
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key(got)).pointer)
+            }
+            try fx.register("Root", [dep("H"), dep("C"), dep("G")] + (kind == "CS" ? [dep("S")] : []))
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("Root")).pointer) }
+            let child = try fx.child()
+            child.usesPlans = plans
+            PlanStats.countOnThisThread()
+            let before = PlanStats.requestsOnThisThread()
+            for _ in 0..<2 { _ = try fx.resolve("A", in: child) }
+            let after = PlanStats.requestsOnThisThread()
+            if plans { #expect((after["requestReadsRequest"] ?? 0) - (before["requestReadsRequest"] ?? 0) == 2, "\(after)") }
+            _ = try child.close()
+            #expect(fx.tracker.made("C") == 1 && fx.tracker.dropped("C") == (kind == "CS" ? 0 : 1), "plans \(plans): \(fx.tracker.log)")
+            _ = try fx.container.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0, "plans \(plans): \(fx.tracker.log)")
+        }
+    }
+
+    /// A plan with a `cachedVariant` (B -> S, X; S -> X, S container-scoped: X, an input of the container step, taken by
+    /// B too; `requestReadsRequest` before branch `requests`): the request's run picks by S's cache (`Plan.requestVariant`),
+    /// the plan while S is not cached (X made under S, B takes it), then the variant (S cached, X made where B asks).
+    @Test func aRequestsPlanWithACachedVariantRunsIt() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("B", [dep("S"), dep("X")])
@@ -625,7 +748,31 @@ import Testing
         }
         #expect(outcome.seen == ["B's X S's: true", "B's X S's: false", "B's X S's: false"])
         #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make X", "make S", "make B", "make A", "make X", "make B", "make A", "make X", "make B"])
-        #expect(requests == ["requests": 3, "requestReadsRequest": 3])
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// The shape still declining `requestReadsRequest`: a plan with a `cachedVariant` whose container steps are some
+    /// cached, others not (S1 cached, S2 not; both over X, which B takes too): built, the same outcome.
+    @Test func aRequestsPlanWithACachedVariantAndSomeContainerStepsCachedIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S1"), dep("S2"), dep("X")])
+            try fx.register("S1", [dep("X")], scope: .container)
+            try fx.register("S2", [dep("X")], scope: .container)
+            try fx.register("X")
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            let s1 = try fx.resolve("S1")
+            return try withExtendedLifetime(s1) {
+                try resolveThrice(fx, "A") { a in
+                    let b = Obj.at(a.got[0])
+                    return "S1 cached: \(b.depPointer(0) == s1.pointer), B's X S2's: \(b.dep(1).depPointer(0) == b.depPointer(2))"
+                }
+            }
+        }
+        #expect(outcome.seen == ["S1 cached: true, B's X S2's: true", "S1 cached: true, B's X S2's: false", "S1 cached: true, B's X S2's: false"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make X", "make S1", "make A", "make X", "make S2", "make B", "make A", "make X", "make B", "make A", "make X", "make B"])
+        #expect(requests == ["requests": 3, "requestReadsRequest": 1, "plan": 2])
     }
 
     /// From a child with a registration of its own that the plan binds (B -> C, C the child's): the plan runs,

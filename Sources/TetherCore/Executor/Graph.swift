@@ -141,6 +141,8 @@ final class Graph {
     /// The root of the outermost build, whose constructor edges' cells are claimed in
     /// order at the first claim (`claimInOrder`), and whether that happened.
     private var claimRoot: (registration: Borrowed<Registration>, container: Borrowed<Container>)?
+    /// While `replayMeeting` claims: the cut and the step it meets (`claimWithContainerSteps` claims only what the build asks for before it).
+    private var cutClaims: (cut: Int, met: Int)?
     private var claimedInOrder = false
     /// Instances `claimInOrder` found published: held so the build finds them cached.
     private var heldAhead: [Instance] = []
@@ -564,7 +566,10 @@ final class Graph {
     /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
-        // Creation steps asked for before it: their cells claimed first, as the build's first claim does.
+        // Creation steps asked for before it: their cells claimed first, as the build's first claim does (with container
+        // steps, those the build asks for before the cut, `claimWithContainerSteps`).
+        cutClaims = (met.cut, met.step)
+        defer { cutClaims = nil }
         if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) { return }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
@@ -722,7 +727,7 @@ final class Graph {
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                 meeting: Bool = false) throws(TetherError) -> Bool {
         if Self.claimHooked.load(ordering: .acquiring), let hook = Self.beforeClaimingCreations.withLock({ $0 }) { hook(root) }
-        if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container) }
+        if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container, meeting: meeting) }
         try checkBeforeNotWaiting(root, from: container)
         // A child's own registrations among them (local steps): the resolving child's, in their order.
         let locals = progress.pointee.locals
@@ -872,8 +877,12 @@ final class Graph {
     /// makes it). A container step's claim that fails (a cell this thread made further out; refused to a
     /// thread that must not wait or acts for a token) stops the claims there, as the build stops: the run
     /// reports it where the build asks for that step.
-    private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+    private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
+                                         meeting: Bool = false) throws(TetherError) -> Bool {
         claimedInOrder = false
+        // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.unasked`); a creation step
+        // found published, the plan picked next (as `claimCreations`).
+        let unasked = meeting ? cutClaims.map { c in plan.borrow { $0.unasked(from: c.cut, met: c.met) } } ?? 0 : 0
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
@@ -890,6 +899,7 @@ final class Graph {
                  p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
+            if unasked & 1 << UInt64(step) != 0 { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -929,8 +939,8 @@ final class Graph {
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
-            // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`).
-            if let hit, !under && !revives {
+            // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
+            if let hit, !under && !revives && !meeting {
                 claimedHits.append((step, hit))
                 published.append(step)
                 continue
@@ -1889,16 +1899,26 @@ final class Graph {
         // (A container-scoped key: its warm plan, its root a container step the run claims in the resolving container.)
         let shared = registration.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer }
         let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
-        guard let plan = shared ? registration.creationPlan(from: lookup, progress)
+        guard var plan = shared ? registration.creationPlan(from: lookup, progress)
                 : registration.plan(from: lookup, progress) else {
             reason = registration.planDecline(from: lookup)
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
+        // A plan with a `cachedVariant`: the one the container steps' caches pick, as `runRequest` switches (its claims
+        // in the graph decline if that changes, `Plan.claimContainerSteps`); some cached and others not: the build.
+        if plan.borrow({ $0.cachedVariant != nil }) {
+            guard let picked = plan.borrow({ $0.requestVariant(from: lookup, progress.pointee.locals) }) else {
+                reason = .requestReadsRequest
+                return nil
+            }
+            plan = picked
+        }
         let shape: Plan.Decline? = plan.borrow { p in
-            // Container steps over creation steps (the build claims both in its walk's order, `claimWithContainerSteps`),
-            // or with a `cachedVariant` (a run finding them all cached runs that one): not taken yet.
-            if p.hasContainer && (p.createsShared || p.cachedVariant != nil) { return .requestReadsRequest }
+            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`.)
+            // A RESOLVER slot's owner with container steps: its run kept a reference to a container step it made
+            // (never destroyed; found by branch requests, `aResolverSlotsGetInARequestWithAContainerStepLeaksNothing`): the build.
+            if p.hasContainer && p.steps.contains(where: { $0.opensFrames }) { return .requestReadsRequest }
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
@@ -2093,18 +2113,49 @@ final class Graph {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?
-        for step in plan.borrow({ $0.requestClaimOrder() }) where skips & 1 << UInt64(step) == 0 {
-            let registration = plan.borrow { $0.registration(of: step, progress.pointee.locals) }
+        // Container steps found cached (the build never asks for what is under them), creation steps found
+        // published (nor under those): as `claimWithContainerSteps`.
+        var cachedContainers: [Int] = []
+        var published: [Int] = []
+        claims: for step in plan.borrow({ $0.requestClaimOrder() }) where skips & 1 << UInt64(step) == 0 {
+            let (registration, isContainer, stepLookup) = plan.borrow { p in
+                (p.registration(of: step, progress.pointee.locals), p.steps[step].isContainer, p.lookup(of: step, progress.pointee.locals))
+            }
+            if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
+            let under = !cachedContainers.isEmpty && plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
+            let asking = { self.path + plan.borrow { $0.askingPath(to: step) } }
+            if isContainer {
+                // (A request's run claims every container step ahead, `Plan.claimContainerSteps`: none late.)
+                if under { continue }
+                let container = stepLookup?.object ?? container
+                do throws(TetherError) {
+                    var hit = registration.borrow { SharedCache.cached($0, scope, in: container) }
+                    if hit == nil { hit = try registration.borrow { r throws(TetherError) in try claim(r, scope, in: container, askingPath: asking) } }
+                    guard let hit else { continue }
+                    hit.release()
+                    cachedContainers.append(step)
+                    // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
+                    if plan.borrow({ $0.needsContainersUncached }) { declined = .containerInput; break claims }
+                } catch {
+                    // The claims stop where the build's do; the run claims it again (`Plan.claimContainerSteps`) and
+                    // reports its failure where the build asks for that step.
+                    break claims
+                }
+                continue
+            }
+            // Asked for only under a container step found cached: the build never makes it.
+            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
                 declined = step == last ? .sharedRoot : .notCached
                 break
             }
-            let asking = { self.path + plan.borrow { $0.askingPath(to: step) } }
             do throws(TetherError) {
                 var hit = registration.borrow { SharedCache.cached($0, scope, in: container) }
                 if hit == nil { hit = try registration.borrow { r throws(TetherError) in try claim(r, scope, in: container, askingPath: asking) } }
-                if let hit { claimedHits.append((step, hit)) }
+                if let hit {
+                    claimedHits.append((step, hit))
+                    published.append(step)
+                }
             } catch {
                 if cutting { refusedClaim = (step, error) } else { declined = .requestShared }
                 break

@@ -1366,7 +1366,8 @@ extension Plan {
                 }
             }
         }
-        // Some cached, others not: the build makes only what the cached ones do not already hold.
+        // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
+        // `cachedVariant` found none cached, `requestVariant`: one cached since is the build's, which makes fewer.)
         let cached = claims[0].nonzeroBitCount
         // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
         // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
@@ -1374,7 +1375,8 @@ extension Plan {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToCachedVariant = true }
             return false
         }
-        guard cached == 0 || cached == containerSteps.count || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
+        guard cached == 0 || (cached == containerSteps.count && !(M.requests && cachedVariant != nil))
+                || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
@@ -1423,6 +1425,21 @@ extension Plan {
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
         return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
+    }
+
+    /// For a request's run (`Graph.runAsked`) of a plan with a `cachedVariant`: the plan the container steps' caches
+    /// pick now, that one when every one is cached (as `runRequest` switches to it), this one when none is; nil when
+    /// some are and others not (the build makes only what the cached ones do not hold).
+    func requestVariant(from resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        var cached = 0
+        for i in containerSteps {
+            let hit = registration(of: i, locals).borrow { r in
+                (lookup(of: i, locals) ?? Borrowed(resolving)).borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) }
+            }
+            if let hit { hit.release(); cached += 1 }
+        }
+        if cached == 0 { return Borrowed(self) }
+        return cached == containerSteps.count ? cachedVariant.map { Borrowed($0) } : nil
     }
 
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).

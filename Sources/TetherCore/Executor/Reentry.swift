@@ -271,8 +271,6 @@ extension Plan {
         }
         // A creation step asked for before it: the build claimed every creation cell by then.
         if let m = met { met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step } }
-        // Claimed with the request's cells (`Graph.claimWithContainerSteps`), which a cut run does not: the build.
-        if met?.claims == true && readsRequest { return nil }
         return met
     }
 

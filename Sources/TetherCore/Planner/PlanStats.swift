@@ -46,7 +46,7 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
-            case .cycle: "a constructor cycle no plan reports: a nested resolve meeting a step further out in a plan that reads the request and whose creation cells before the cut it would claim (Plan.meeting)"
+            case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
             case .tooLarge: "a container-scoped step past the 64th step, or a RESOLVER slot in a plan past 64 steps (its run notes those steps by step in one word)"
             case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered) that no failing plan's variants cover: a key under a singleton from further up (cached in that container), or variants nested past Plan.maxContainerLeaves"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a child's creation plan, a traced creating or cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
@@ -60,7 +60,7 @@ extension Plan {
             case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle: a request made while a request's plan runs meeting its steps under way), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
             case .requestNested: "a resolver's request whose plan fails, or has creation steps, meeting a key the thread constructs further out (Reentry): no run up to a cut of those"
             case .requestSlots: "a resolver's request whose plan has a slot naming a step only a key taken from the graph asked for"
-            case .requestReadsRequest: "a resolver's request whose plan has container-scoped steps over creation steps (the build claims both as its walk reaches each) or a cachedVariant"
+            case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not (the build makes only what the cached ones do not hold), or has a RESOLVER slot and container steps (that run kept a container step's reference)"
             case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
