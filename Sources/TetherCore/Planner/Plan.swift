@@ -1514,7 +1514,10 @@ final class Plan: @unchecked Sendable {
             // strictness its captive checks read (`refuseCaptive`), as the build's frames (`Graph.push`). A container
             // a child's component stacks is each run's level (`foreignSlot`: `Step.lookupSlot`), its strictness as
             // the component read it, which the plan then keys (`isStrict`, `ComponentSlot.keysStrict`).
-            let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup ? nil : r.container)
+            // One of `lookup`'s own is `foreign` too unless the plan is a child's (`recordsLocals`: `lookup` is each run's
+            // resolving child): the owner's plans run from its empty children, where a container step or value under
+            // it is still its container's, as the build's frame (a root singleton made from a child took the child's).
+            let foreign = creates && spec.scope.resolvesFromOwnContainer ? (r.container === lookup && recordsLocals ? nil : r.container)
                 : frames.last?.foreign
             var foreignSlot = -1
             if let foreign, let level = level(of: foreign) {
