@@ -152,6 +152,10 @@ final class Graph {
     private var claimedHits: [(step: Int, instance: Ref<Instance>)] = []
     private(set) var claimedSkip: UInt = 0
     private var claimedHeld: UInt = 0
+    /// Creation steps `claimWithContainerSteps` neither claimed nor found published: first asked for under a container
+    /// step found cached, which no step still made asks for (the build never asks for them). The run checks they are
+    /// skipped (`Plan.execute`).
+    private(set) var unclaimedUnder: UInt = 0
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -783,7 +787,7 @@ final class Graph {
 
     /// Lets go of `claimedHits` and the masks: the plan declined, or the graph ends.
     private func dropClaimedHits() {
-        (claimedSkip, claimedHeld) = (0, 0)
+        (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
         guard !claimedHits.isEmpty else { return }
         let hits = claimedHits
         claimedHits.removeAll()
@@ -825,6 +829,7 @@ final class Graph {
     /// reports it where the build asks for that step.
     private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         claimedInOrder = false
+        unclaimedUnder = 0
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
@@ -873,6 +878,12 @@ final class Graph {
                     // wait or acts for a token, the cell taken since `checkBeforeNotWaiting`: `containerHeld` before).
                     break claims
                 }
+                continue
+            }
+            // Asked for only under a container step found cached, no step still made asking for it: the build never asks
+            // for it (a dead weak key only a cached Session names, a singleton reset under one): neither claimed nor made.
+            if under && step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cachedContainers, locals) }) {
+                unclaimedUnder |= 1 << UInt(step)
                 continue
             }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
@@ -960,7 +971,7 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
-        if claimedSkip != 0 || !claimedHits.isEmpty { dropClaimedHits() }
+        if claimedSkip != 0 || unclaimedUnder != 0 || !claimedHits.isEmpty { dropClaimedHits() }
         if let built { letGoReplayed(built) }
         alive.removeAll()
     }
