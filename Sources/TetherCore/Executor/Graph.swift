@@ -895,7 +895,9 @@ final class Graph {
                 published.append(step)
                 continue
             }
-            if under || revives || hit != nil || !cells.contains(where: { $0.key == key }) {
+            // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
+            // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
+            if under || revives || hit != nil {
                 progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
                 dropClaimedHits()
