@@ -158,6 +158,10 @@ final class Graph {
     /// cells still held, the keys found held in `heldAhead`, so the plan picked next (`run`) is the one for the
     /// state they found, which no other thread can change under them.
     private var keptClaims = false
+    /// Creation steps `claimWithContainerSteps` neither claimed nor found published: first asked for under a container
+    /// step found cached, which no step still made asks for (the build never asks for them). The run checks they are
+    /// skipped (`Plan.execute`).
+    private(set) var unclaimedUnder: UInt = 0
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -837,7 +841,7 @@ final class Graph {
 
     /// Lets go of `claimedHits` and the masks: the plan declined, or the graph ends.
     private func dropClaimedHits() {
-        (claimedSkip, claimedHeld) = (0, 0)
+        (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
         guard !claimedHits.isEmpty else { return }
         let hits = claimedHits
         claimedHits.removeAll()
@@ -883,6 +887,7 @@ final class Graph {
         // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.unasked`); a creation step
         // found published, the plan picked next (as `claimCreations`).
         let unasked = meeting ? cutClaims.map { c in plan.borrow { $0.unasked(from: c.cut, met: c.met) } } ?? 0 : 0
+        unclaimedUnder = 0
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
@@ -936,6 +941,12 @@ final class Graph {
                 }
                 continue
             }
+            // Asked for only under a container step found cached, no step still made asking for it: the build never asks
+            // for it (a dead weak key only a cached Session names, a singleton reset under one): neither claimed nor made.
+            if under && step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cachedContainers, locals) }) {
+                unclaimedUnder |= 1 << UInt(step)
+                continue
+            }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
@@ -945,7 +956,9 @@ final class Graph {
                 published.append(step)
                 continue
             }
-            if under || revives || hit != nil || !cells.contains(where: { $0.key == key }) {
+            // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
+            // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
+            if under || revives || hit != nil {
                 progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
                 dropClaimedHits()
@@ -1022,7 +1035,7 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
-        if claimedSkip != 0 || !claimedHits.isEmpty { dropClaimedHits() }
+        if claimedSkip != 0 || unclaimedUnder != 0 || !claimedHits.isEmpty { dropClaimedHits() }
         keptClaims = false
         if let built { letGoReplayed(built) }
         alive.removeAll()

@@ -664,7 +664,9 @@ extension Plan {
         // A decline notes why, for `PlanStats` (the build that follows counts it). A value no container
         // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
         var missing = Int.max
-        if hasShared && !takeShared(M.self, &run, locals, &missing) {
+        // Shared steps first asked for under container steps, not cached: decided once those are claimed (`takeShared`).
+        var unasked: UInt = 0
+        if hasShared && !takeShared(M.self, &run, locals, &missing, &unasked) {
             letGo(M.self, &run, count: count)
             // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
             // plan's last step is not its root.)
@@ -677,12 +679,28 @@ extension Plan {
             progress.pointee.decline = .containerHeld
             return .success(false)
         }
+        // One a step still made asks for (a container step not cached over it): the plan for the caches' state makes it.
+        if B.readsRequest && unasked != 0 && !unaskedUnderCached(unasked, locals) {
+            if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .notCached
+            return .success(false)
+        }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
         let cachedAll = claims != nil && allContainersCached(claims!)
         // The steps the run does not make, decided once (a bit each): the container steps taken cached, and the steps under them.
         var skip: UInt = claims == nil ? 0 : containerSkips(claims!)
+        // Creation steps the claims left under container steps found cached (`Graph.unclaimedUnder`): not made, the
+        // build never asks for them; one of those not cached now (reset meanwhile) would be: the plan for the state now.
+        if M.creates && !M.requests, case let unclaimed = graph.unsafelyUnwrapped.graph.borrow({ $0.unclaimedUnder }),
+           unclaimed != 0 && unclaimed & ~skip != 0 {
+            graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .notCached
+            return .success(false)
+        }
         // Creation steps another thread published before their claims: taken, and the steps under them not made.
         if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
             skip |= graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }
@@ -1198,8 +1216,13 @@ extension Plan {
     /// container, `takeValue`); false when one is missing. A block notes each one's pointer and
     /// takes a published singleton by a split reference (`Registration.cachedSplitReference`)
     /// when its slot has not let go, its step's bit set in `split`; object mode takes the object.
+    /// A singleton or weak one first asked for under container steps (`Step.askedUnderContainer`) not cached
+    /// is left missing (`unasked`, a bit each) until their claims say whether a step still made asks for it
+    /// (`execute`: `underCached`): a build taking them cached never asks for it (a dead weak key only a cached
+    /// Session's WEAK slot names, a singleton reset under one).
     @inline(__always)
-    private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int) -> Bool {
+    private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int,
+                                           _ unasked: inout UInt) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -1223,7 +1246,13 @@ extension Plan {
                 hit = retained
             } else {
                 guard let retained = B.readsRequest && shared.inResolving ? takeInResolving(shared, locals)
-                        : registration.borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+                        : registration.borrow({ $0.cachedRetained(shared.scope) }) else {
+                    // (Not a block's: its records name every shared step's pointer.)
+                    guard B.readsRequest && hasContainer && M.destination != .block && !shared.inResolving
+                            && steps[shared.step].askedUnderContainer else { return false }
+                    unasked |= 1 << UInt(shared.step)
+                    continue
+                }
                 hit = retained
             }
             run.instances.set(shared.step, hit)
@@ -1442,6 +1471,14 @@ extension Plan {
         return cached == containerSteps.count ? cachedVariant.map { Borrowed($0) } : nil
     }
 
+    /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked
+    /// for under one of them: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`).
+    func unasked(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        guard steps.count <= UInt.bitWidth else { return false }
+        let skip = steps.indices.reduce(0 as UInt) { mask, k in cached.contains { k == $0 || descends(k, from: $0) } ? mask | 1 << UInt(k) : mask }
+        return unasked(j, skipping: skip, Locals<ChildSteps>(base: locals))
+    }
+
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
     func descends(_ j: Int, from c: Int) -> Bool {
         var k = steps[j].parent
@@ -1630,7 +1667,11 @@ extension Plan {
     /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
     /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
     private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
-        let skip = containerSkips(ContainerClaims(words: locals.claims))
+        unasked(j, skipping: containerSkips(ContainerClaims(words: locals.claims)), locals)
+    }
+
+    /// Whether no step the run makes outside `skip` (a bit each) asks for step `j` in a DEP, WEAK or ALL slot.
+    private func unasked<B>(_ j: Int, skipping skip: UInt, _ locals: Locals<B>) -> Bool {
         for k in madeSteps where skip & 1 << UInt(k) == 0 {
             let first = steps[k].firstInput
             for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
@@ -1640,6 +1681,22 @@ extension Plan {
                 let n = Plan.slotNumber(input)
                 if slots[n].kind == .weak && slots[n].step == j || slots[n].kind == .all && slots[n].items.contains(j) { return false }
             }
+        }
+        return true
+    }
+
+    /// Whether the build never takes any of shared steps `unasked` (a bit each, `takeShared`: not cached, each first
+    /// asked for under a container step): those are claimed and each one over it taken cached (`underCached`). Out of
+    /// line: a key gone under a cached container step is rare.
+    @inline(never)
+    private func unaskedUnderCached<B>(_ unasked: UInt, _ locals: Locals<B>) -> Bool {
+        // (A container step's claim failed, `words[3]`: the claims stopped there, the rest not known cached.)
+        guard locals.claims[3] == 0 else { return false }
+        var left = unasked
+        while left != 0 {
+            let j = left.trailingZeroBitCount
+            left &= left - 1
+            if !underCached(j, locals) { return false }
         }
         return true
     }

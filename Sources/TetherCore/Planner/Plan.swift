@@ -269,8 +269,8 @@ final class Plan: @unchecked Sendable {
     let readsRequest: Bool
     /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
     let skipsUnderContainer: Bool
-    /// The bit of each step under container steps (`Step.underContainer`; each before its container step,
-    /// so among the first 64: `maxSteps`): what a run finding every container step cached skips.
+    /// The bit of each step under container steps (`Step.underContainer`, and creation steps first asked for under
+    /// one; each before its container step, so among the first 64: `maxSteps`): what a run finding every container step cached skips.
     let underContainerMask: UInt
     /// The bit of each container step claimed late (`Step.claimsLate`; each among the first 64 steps: `tooLarge`).
     let lateClaims: UInt
@@ -540,7 +540,13 @@ final class Plan: @unchecked Sendable {
         creationChecks = arena.copy(checks)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
         skipsUnderContainer = steps.contains { $0.underContainer }
-        underContainerMask = steps.indices.reduce(0) { mask, i in steps[i].underContainer ? mask | 1 << UInt(i) : mask }
+        // (A creation step first asked for under a container step too: a creating run finding them all cached neither claims
+        // nor makes it, `Graph.claimWithContainerSteps`, as the build never asks for it.)
+        underContainerMask = steps.indices.reduce(0) { mask, i in
+            var k = steps[i].creates ? steps[i].parent : -1
+            while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
+            return steps[i].underContainer || k >= 0 ? mask | 1 << UInt(i) : mask
+        }
         lateClaims = steps.indices.reduce(0) { mask, i in steps[i].claimsLate ? mask | 1 << UInt(i) : mask }
         // (A container-scoped root is its container's instance, not a block's.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0

@@ -1,0 +1,105 @@
+// A shared step asked for only under container steps the resolving child has cached already (issue 28,
+// `notCached` before): a dead weak key a Session's WEAK slot names, a singleton reset under a cached Session.
+// The build takes the Session cached and never asks for it; the warm plan leaves it missing until the
+// container steps' claims say whether a step still made asks for it (`Plan.takeShared`'s `unasked`,
+// `Plan.underCached`), as a build that finds them cached does. Each runs with plans on and off (`bothPaths`):
+// the same factory calls, trees and drops; the plan path asserted (no decline counted).
+import Foundation
+import Testing
+@testable import TetherCore
+
+@Suite struct SharedUnderCachedContainerTests {
+    /// Handler(Clock, Session(~W)), Session CONTAINER-scoped, W weak: each child's first resolve makes W and
+    /// the Session (W dies at once: only the Session's WEAK slot names it); its next resolves take the Session
+    /// cached and never ask for W (corpus `a_weak_slot_under_a_cached_container_step_of_a_dead_weak_key`).
+    @Test func aDeadWeakKeyOnlyACachedSessionNamesIsNotAsked() throws {
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("W", scope: .weak)
+            try fx.register("Session", [weakDep("W")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Clock"), dep("Session")])
+            var trees: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<3 {
+                    let h = try fx.resolve("Handler", in: child)
+                    trees.append(withExtendedLifetime(h) { Obj.of(h).dep(1).tree(withEdges: true) })
+                }
+                _ = try child.close()
+            }
+            trees.append("W made \(fx.tracker.made("W")), Session made \(fx.tracker.made("Session")), Handler made \(fx.tracker.made("Handler"))")
+            return trees
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].last == "W made 2, Session made 2, Handler made 6", "\(seen[0])")
+        #expect(Array(logs[0].prefix(6)) == ["make Clock", "make W", "make Session", "make Handler", "drop W", "drop Handler"], "\(logs[0])")
+        // Every resolve a plan's: the warm plan with the Session cached, the creation plan in each new child.
+        #expect(counts == ["resolves": 6], "\(counts)")
+    }
+
+    /// The same graph with W held alive first (the warm plan recorded with W a shared leaf), then let go of while
+    /// the child keeps its Session: the warm plan leaves W missing (`takeShared`'s `unasked`), finds the Session
+    /// cached and makes Clock and Handler only, as the build (corpus
+    /// `a_warm_plans_weak_leaf_dead_under_a_cached_container_step_is_not_asked_for`).
+    @Test func aWarmPlansWeakLeafDeadUnderACachedSessionIsNotAsked() throws {
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("W", scope: .weak)
+            try fx.register("Session", [weakDep("W")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Clock"), dep("Session")])
+            var w: Instance? = try fx.resolve("W")
+            let child = try fx.child()
+            var seen: [String] = []
+            for n in 0..<4 {
+                if n == 2 { w = nil }
+                let h = try fx.resolve("Handler", in: child)
+                seen.append(withExtendedLifetime(h) { "\(Obj.of(h).tree()) W alive: \(w != nil)" })
+            }
+            _ = try child.close()
+            seen.append("W made \(fx.tracker.made("W")), Session made \(fx.tracker.made("Session")), Clock made \(fx.tracker.made("Clock"))")
+            // The warm plan served W's death too: no creation plan recorded for that state.
+            let handler = try #require(fx.container.registration(for: Key("Handler")))
+            seen.append("creation plans: \(fx.container.usesPlans ? handler.creationPlanCount : 0), warm: \(!fx.container.usesPlans || handler.hasCurrentPlan)")
+            return seen
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0].suffix(2) == ["W made 1, Session made 1, Clock made 4", "creation plans: 0, warm: true"], "\(seen[0])")
+        #expect(logs[0].filter { $0.hasPrefix("make") } == ["make W", "make Clock", "make Session", "make Handler", "make Clock", "make Handler",
+                                                           "make Clock", "make Handler", "make Clock", "make Handler"], "\(logs[0])")
+        #expect(counts == ["resolves": 5], "\(counts)")
+    }
+
+    /// Handler(Session(Db)), Db a singleton of the root, reset while a child holds its Session: the child's next
+    /// resolves take the Session (over the old Db) cached and never ask for Db; a new child's first resolve makes
+    /// a new Db (the creation plan), as the build.
+    @Test func aSingletonResetUnderACachedSessionIsNotAsked() throws {
+        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Clock"), dep("Session")])
+            var trees: [String] = []
+            let first = try fx.child()
+            let h1 = try fx.resolve("Handler", in: first)
+            let db1 = Obj.of(h1).dep(1).depPointer(0)
+            fx.container.reset(.singleton)
+            for _ in 0..<2 {
+                let h = try fx.resolve("Handler", in: first)
+                trees.append(withExtendedLifetime(h) { "\(Obj.of(h).tree()) old Db: \(Obj.of(h).dep(1).depPointer(0) == db1)" })
+            }
+            let second = try fx.child()
+            let h2 = try fx.resolve("Handler", in: second)
+            trees.append(withExtendedLifetime(h2) { "\(Obj.of(h2).tree()) old Db: \(Obj.of(h2).dep(1).depPointer(0) == db1)" })
+            _ = consume h1
+            _ = consume h2
+            _ = try first.close()
+            _ = try second.close()
+            trees.append("Db made \(fx.tracker.made("Db")), Session made \(fx.tracker.made("Session"))")
+            return trees
+        }
+        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
+        #expect(seen[0] == ["Handler(Clock,Session(Db)) old Db: true", "Handler(Clock,Session(Db)) old Db: true",
+                            "Handler(Clock,Session(Db)) old Db: false", "Db made 2, Session made 2"], "\(seen[0])")
+        #expect(counts == ["resolves": 4], "\(counts)")
+    }
+}
