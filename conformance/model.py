@@ -144,6 +144,7 @@ class Provider:
         self.owner: Optional[Obj] = None
         self.filled: Optional[Obj] = None
         self.anchor: Optional[Obj] = None   # the transient under construction around it, once made
+        self.reg: Optional[Reg] = None      # what its container looks the key up to when it is filled
         self.early: list[Obj] = []   # a LAZY slot's hold taken while its owner's factory runs
 
 
@@ -176,7 +177,9 @@ class Graph:
         self.made: list[Obj] = []                    # created by it, held by it until it ends
         self.cells: dict[Reg, Obj] = {}              # graph-scoped instances; shared ones not yet published
         self.pending: list[tuple[Container, Reg, Obj]] = []   # shared instances to publish at the end
-        self.by_key: dict[str, Obj] = {}             # "the graph's instance of k" (lazy slots)
+        # "the graph's instance of k" (lazy slots), by registration as the library's graph table: the
+        # registration the slot's container looks k up to (a singleton's slots: its own container's).
+        self.by_reg: dict[Reg, Obj] = {}
         # DECISION: a transient key has no instance of the graph's but the one under construction
         # around a lazy slot on it (the X that holds this Y, tether.h); its slots wait for it here.
         self.building: list[Reg] = []
@@ -201,7 +204,7 @@ class Graph:
             # A decorated key's instance is the last layer's (`build` enters it): its own instance
             # and the layers before are never what the key answers (README, Decorators).
             if not o.reg.decorators and o.reg.mode != "decorate":
-                self.by_key.setdefault(o.key, o)
+                self.by_reg.setdefault(o.reg, o)
             self.kept_made += 1
         if o.reg.callbacks:
             if self.cause == -2:
@@ -389,7 +392,7 @@ class World:
             # its cache: nothing is constructed twice (README: no factory runs twice).
             cached = c.cache.get(reg)
             if cached is not None and cached.alive:
-                g.by_key.setdefault(key, cached)
+                g.by_reg.setdefault(reg, cached)
                 return cached
         if reg in self.running:
             # DECISION: after the arguments are looked at. A request in the wrong form for its key
@@ -406,7 +409,7 @@ class World:
             home = c if reg.scope == "container" else reg.container
             cached = (home.weak if reg.scope == "weak" else home.cache).get(reg)
             if cached is not None and cached.alive:
-                g.by_key.setdefault(key, cached)
+                g.by_reg.setdefault(reg, cached)
                 return cached
             if reg in g.cells:
                 return g.cells[reg]
@@ -489,7 +492,7 @@ class World:
                 layers.append(o)
             o.layers = layers
             if reg.decorators and reg.scope != "transient":
-                g.by_key.setdefault(reg.key, o)
+                g.by_reg.setdefault(reg, o)
             for p in g.awaiting.pop(reg, []):
                 p.anchor = o
             return o
@@ -514,7 +517,7 @@ class World:
             elif kind in ("lazy", "weak_lazy"):
                 p = Provider(kind, key, g, c)
                 providers.append(p)
-                target = self.lookup(c, key)
+                target = p.reg = self.lookup(c, key)
                 if target is not None and target.scope == "transient" and target in g.building:
                     g.awaiting.setdefault(target, []).append(p)
                 inputs.append([kind, p])
@@ -778,7 +781,10 @@ class World:
             if p.kind == "weak_lazy" and not p.filled.alive:
                 raise Fail("EXPIRED")
             return p.filled
-        mine = p.anchor or p.graph.by_key.get(p.key)
+        # DECISION (the library's, found by make fuzz-diff): the graph's instance of the registration
+        # the slot's container finds for the key (`Graph.rememberGraph`), not another container's
+        # instance of the same key in that graph; none found there: it resolves anew from its container.
+        mine = p.anchor or (p.graph.by_reg.get(p.reg) if p.reg is not None else None)
         if mine is not None and mine.alive:
             if p.kind == "lazy":
                 if p.owner is not None and (mine is p.owner or self.reaches(mine, p.owner)):
