@@ -863,7 +863,7 @@ class World:
                 self.trace.append(f"register {key}: {status}")
                 return
             base.decorators.append(reg)
-            self.let_go(self.caches_of(base))
+            self.let_go_deepest_first(c, base)
             self.rebuild_dependents(c, key)   # what was built over the undecorated instance
             return
         if key not in c.order:
@@ -875,7 +875,14 @@ class World:
         old = c.regs.get(key)
         c.regs[key] = reg   # replaces: what the old one cached is let go; dependents keep theirs
         if old is not None:
-            self.let_go(self.caches_of(old))
+            self.let_go_deepest_first(c, old)
+
+    def let_go_deepest_first(self, c: Container, reg: Reg) -> None:
+        """What `reg` (registered in `c`, replaced or decorated) cached is let go, container by container:
+        DECISION: the deepest first (a child's before its parent's), each last cached first, as the
+        library's `Container.retireAll` (a child's cache counts its own order; siblings' is not fixed)."""
+        for x in sorted(c.descendants(), key=lambda d: len(d.chain()), reverse=True):
+            self.let_go([(t, r) for t, r in self.caches_of(reg) if t is x.cache or t is x.weak])
 
     def rebuild_dependents(self, c: Container, key: str) -> None:
         """An override (added or cleared) reaches `c` and its children: shared instances cached

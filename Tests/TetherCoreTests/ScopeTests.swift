@@ -165,6 +165,44 @@ import TetherCore
         #expect(third.replaced === new)
     }
 
+    /// README "Destruction order": re-registering a key lets go of what its registration cached, the
+    /// container-scoped instances its descendants cache too (deepest first), not when they close.
+    @Test func reRegisteringLetsGoOfWhatDescendantsCache() throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .container, label: "S1")
+        let c1 = try fx.child(), c2 = try fx.child(of: c1)
+        for c in [fx.container, c1, c2] { _ = try fx.resolve("S", in: c) }
+        #expect(fx.tracker.made("S1") == 3 && fx.tracker.dropped("S1") == 0)
+        try fx.register("S", scope: .container, label: "S2")
+        #expect(fx.tracker.dropped("S1") == 3, "the root's and both descendants' instances go at once")
+        #expect(Obj.of(try fx.resolve("S", in: c2)).label == "S2")
+        _ = try c2.close()
+        _ = try c1.close()
+        #expect(fx.tracker.dropped("S1") == 3 && fx.tracker.dropped("S2") == 1)
+        #expect(fx.tracker.badDrops == 0)
+    }
+
+    /// A resolve from a child under way with the replaced registration (re-registered from its own
+    /// factory) does not cache what it made there: it is let go of with its last handle, not at the close.
+    @Test func aResolveUnderWayInAChildCachesNothingOfAReplacedRegistration() throws {
+        let fx = try Fixture()
+        let reRegister = Box(false)
+        try fx.register("S", scope: .container, label: "S1") { _ in
+            guard reRegister.value else { return }
+            reRegister.value = false
+            try fx.register("S", scope: .container, label: "S2")
+        }
+        let c1 = try fx.child()
+        reRegister.value = true
+        var s: Instance? = try fx.resolve("S", in: c1)
+        #expect(Obj.of(s!).label == "S1" && fx.tracker.dropped("S1") == 0)
+        s = nil
+        #expect(fx.tracker.dropped("S1") == 1, "not cached in the child: its handle was the last reference")
+        #expect(Obj.of(try fx.resolve("S", in: c1)).label == "S2")
+        _ = try c1.close()
+        #expect(fx.tracker.dropped("S1") == 1 && fx.tracker.dropped("S2") == 1 && fx.tracker.badDrops == 0)
+    }
+
     @Test func dependentsAreDestroyedBeforeDependencies() throws {
         let fx = try Fixture()
         try fx.register("A", [dep("B")])

@@ -126,6 +126,11 @@ extension Container {
     func retireAll(_ registrations: [Registration]) {
         var dropped: [Dropped] = []
         for r in registrations { if let d = r.retire() { dropped.append(d) } }
+        // README "Destruction order": re-registering lets go of what its registration cached, the
+        // container-scoped instances descendants cache included, children first.
+        if childrenIfAny != nil, registrations.contains(where: { $0.spec.scope.isPerResolvingContainer }) {
+            dropScopedInDescendants(of: registrations)
+        }
         dropped += takeScoped { r in registrations.contains { $0 === r } }
         drop(consume dropped)
     }

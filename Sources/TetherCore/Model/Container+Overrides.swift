@@ -31,10 +31,12 @@ enum SupersedeClock {
     /// Whether a change came after `tick` (`.max`: an instance built over nothing that can be).
     @inline(__always) static func moved(since tick: UInt) -> Bool { tick < now }
     /// After the change over `key` in `container` is visible (its table replace), before marking (releasing).
-    static func tick(over key: Key, in container: Container) -> UInt {
+    /// `key` nil: a re-registration (`dropScopedInDescendants`), which supersedes no instance built over its key.
+    static func tick(over key: Key?, in container: Container) -> UInt {
         let root = container.root
         return lock.withLock { _ in
             let tick = ticks.add(1, ordering: .acquiringAndReleasing).newValue
+            guard let key else { return tick }  // a registration's own instances: nothing built over a key
             var tree = root.treeChanges ?? TreeChanges()
             tree.log.append((tick, key, Borrowed(container).opaque))
             if tree.log.count > kept {
@@ -261,6 +263,18 @@ extension Container {
             let marked = visible.filter { $0.spec.scope.isPerResolvingContainer && !$0.isValue && isStale($0) }
             if !marked.isEmpty || scoped.contains(where: { isStale($0.0) }) { dropped += c.supersedeScoped(marked, at: tick, isStale) }
             c.drop(consume dropped)
+        }
+    }
+
+    /// Lets go of the instances of `replaced` (registrations of this container, out of its table) that
+    /// its descendants cache, deepest first. A child's publication does not ask whether a parent's
+    /// registration was retired (`publishScoped`): each descendant marks them superseded at a tick read
+    /// after they left the table, under the lock a publication takes, so a resolve under way with one
+    /// (it read the clock before) caches none, and one that reads the clock after finds what replaced it.
+    func dropScopedInDescendants(of replaced: [Registration]) {
+        let tick = SupersedeClock.tick(over: nil, in: self)
+        for c in selfAndDescendants().dropFirst().reversed() {
+            c.drop(c.supersedeScoped(replaced, at: tick) { r in replaced.contains { $0 === r } })
         }
     }
 

@@ -590,11 +590,7 @@ public final class Container: @unchecked Sendable {
             return .some(old)
         }
         guard let replaced else { throw TetherError.containerFreed }
-        if let replaced {  // a new key (a request's registration, say) has nothing to drop
-            var dropped = replaced.retire().map { [$0] } ?? []
-            dropped += takeScoped { $0 === replaced }
-            drop(consume dropped)
-        }
+        if let replaced { retireAll([replaced]) }  // a new key (a request's registration, say) has nothing to drop
         if !undecorated.isEmpty { retireAll(undecorated) }
         // A value provided here for a parent's declared key (a slot, `provideValue`) goes with the
         // registration that now hides it, as a value registration replaced would.
