@@ -20,7 +20,6 @@ import Testing
             var seen: [String] = []
             for _ in 0..<2 {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
                 try own?(fx, child)
                 for key in pre { _ = try fx.resolve(key, in: child) }
                 for _ in 0..<2 {
@@ -129,7 +128,6 @@ import Testing
             _ = try fx.resolve("S")
             var seen: [String] = []
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             let events = Mutex<[String]>([])
             child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
             _ = try fx.resolve("R", in: child)

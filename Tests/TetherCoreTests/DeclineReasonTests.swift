@@ -42,7 +42,6 @@ import Testing
             var seen: [String] = []
             for name in ["a", "b"] {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
                 var first: UnsafeMutableRawPointer?
                 for _ in 0..<2 {
                     let h = try fx.resolve("H", in: child)
@@ -75,7 +74,6 @@ import Testing
             try fx.register("T", scope: .transient)
             try fx.register("F") { _ in if failing.value { throw TetherError(.factoryFailed, "F refused") } }
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             var seen: [String] = []
             failing.value = true
             do { _ = try fx.resolve("H", in: child) } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
@@ -110,7 +108,6 @@ import Testing
             try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
             try fx.register("T", scope: .transient)
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             var rs: [UnsafeMutableRawPointer] = []
             for _ in 0..<2 {
                 let a = try fx.resolve("A", in: child)
@@ -144,7 +141,6 @@ import Testing
             var seen: [String] = []
             for (name, order) in [("a", Array(1...10)), ("b", Array(1...10)), ("c", Array((1...10).reversed()))] {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
                 for i in order {
                     try fx.register("O\(i)", i == 10 ? [dep("O1")] : [], scope: i == 3 ? .container : i == 5 ? .singleton : .graph,
                                     in: child, label: "O\(i)@\(name)")
@@ -178,7 +174,6 @@ import Testing
             var seen: [String] = []
             for name in ["a", "b"] {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans
                 for i in 0..<count {
                     try fx.register("O\(i)", i == last ? [dep("O0"), dep("O\(last - 1)")] : [],
                                     scope: i == 3 ? .container : i == 5 ? .singleton : .graph, in: child, label: "O\(i)@\(name)")
@@ -219,7 +214,6 @@ import Testing
     @Test func aLargeChildsResolveNestedInACallbackGrowsLocalsUnderAnOuterRun() throws {
         let run = try bothPaths { fx -> [String] in
             let big = try fx.child()
-            big.usesPlans = fx.container.usesPlans
             for i in 0..<70 { try fx.register("O\(i)", i == 69 ? [dep("O0")] : [], in: big, label: "O\(i)@big") }
             try fx.register("Big", [dep("O0"), dep("O69")], scope: .transient)
             let h = try fx.register("H", [dep("C"), dep("D")], scope: .transient)
@@ -228,7 +222,6 @@ import Testing
                 withExtendedLifetime(b) { fx.tracker.note("nested " + Obj.of(b).tree()) }
             }
             let small = try fx.child()
-            small.usesPlans = fx.container.usesPlans
             try fx.register("C", [dep("D")], in: small, label: "C@small")
             try fx.register("D", in: small, label: "D@small")
             var seen: [String] = []
@@ -268,7 +261,6 @@ import Testing
             }
             for name in ["a", "b"] {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans
                 try fx.register("G", [dep("X")], in: child, label: "G@\(name)")
                 try fx.decorate("G", in: child, label: "D@\(name)")
                 try fx.register("X", in: child, label: "X@\(name)")
@@ -301,7 +293,6 @@ import Testing
             try fx.register("H", [dep("P"), dep("C")], scope: .transient)
             var seen: [String] = []
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             func resolveH() throws {
                 let h = try fx.resolve("H", in: child)
                 withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
@@ -336,7 +327,6 @@ import Testing
         let run = try bothPaths { fx -> [String] in
             try fx.register("H", [dep("O1"), dep("O4")], scope: .transient)
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             for i in 1...4 { try fx.register("O\(i)", in: child) }
             var seen: [String] = []
             func resolveH() throws { let h = try fx.resolve("H", in: child); withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) } }
@@ -365,12 +355,10 @@ import Testing
             var seen: [String] = []
             for m in ["m1", "m2"] {
                 let mid = try fx.child()
-                mid.usesPlans = fx.container.usesPlans
                 let reg = try fx.register("M", [dep("Own")], scope: callback ? .graph : .container, in: mid, label: "M@\(m)")
                 if callback { fx.onComplete(reg, event: "complete M@\(m)") { resolver, _, obj in obj.got.append(try resolver.get(Key("Own")).pointer) } }
                 for l in ["l1", "l2"] {
                     let leaf = try fx.child(of: mid)
-                    leaf.usesPlans = fx.container.usesPlans
                     try fx.register("Own", in: leaf, label: "Own@\(m)\(l)")
                     for _ in 0..<2 {
                         let instance = try fx.resolve("H", in: leaf)
@@ -818,7 +806,6 @@ import Testing
             try fx.register("A", [.resolver]) { obj in obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")).pointer) }
             try fx.register("Root", [dep("A"), dep("C"), dep(failing)])
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             var seen: [String] = []
             for _ in 0..<2 {
                 do { _ = try fx.resolve("Root", in: child) } catch let e as TetherError { seen.append("\(e.code) \(e.message)") }
@@ -854,7 +841,6 @@ import Testing
             }
             for n in 0..<2 {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
                 children.value.append(child)
                 _ = try fx.resolve("X", in: child)
                 // (The first child: S made and let go of, not cached; the second finds S cached: a plain cut.)

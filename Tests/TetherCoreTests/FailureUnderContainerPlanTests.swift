@@ -99,7 +99,6 @@ import Testing
         let run = try bothPaths { fx -> [String] in
             try fx.register("K1", [.all(Key("K3"))], scope: .container)
             let child = try fx.child()
-            child.usesPlans = fx.container.usesPlans
             var seen = [outcome(fx, "K1", in: child)]
             try fx.register("K3", [dep("K9")])
             try fx.register("K0", [dep("K1")])
@@ -123,7 +122,6 @@ import Testing
             var children: [Container] = []
             for name in ["a", "b"] {
                 let child = try fx.child()
-                child.usesPlans = fx.container.usesPlans
                 try fx.register("K1", [.all(Key("K4"))], scope: .container, in: child, label: "K1@\(name)")
                 try fx.register("K5", in: child, label: "K5@\(name)")
                 children.append(child)

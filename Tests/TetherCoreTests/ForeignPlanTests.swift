@@ -17,7 +17,6 @@ import Testing
         -> (logs: [[String]], seen: [T], counts: [String: Int]) {
         try bothPaths { fx in
             let mid = try fx.child()
-            mid.usesPlans = fx.container.usesPlans
             let result = try scenario(fx, mid)
             _ = try mid.close()
             return result
@@ -188,7 +187,6 @@ import Testing
             var mids: [Container] = []
             for m in ["m1", "m2"] {
                 let mid = try fx.child()
-                mid.usesPlans = fx.container.usesPlans  // (a core child does not inherit it; the ABI's does)
                 mids.append(mid)
                 _ = try mid.provideValue(Key("V"), Ref(retaining: Obj(label: "V@\(m)", words: [])).opaque, context: nil,
                                          destructor: { p, _ in Ref<Obj>(opaque: p).release() })
@@ -196,7 +194,6 @@ import Testing
                 try fx.register("K", in: mid, label: "K@\(m)")
                 for r in ["r1", "r2"] {
                     let request = try fx.child(of: mid)
-                    request.usesPlans = fx.container.usesPlans
                     try fx.register("Req", in: request, label: "Req@\(m)\(r)")
                     let h = try fx.resolve("Handler", in: request)
                     withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
@@ -224,7 +221,6 @@ import Testing
             try fx.register("Handler", [dep("S"), dep("Req")])
             try fx.register("S", [dep("T")], scope: .singleton, in: mid)
             let request = try fx.child(of: mid)
-            request.usesPlans = fx.container.usesPlans
             try fx.register("Req", in: request)
             let h = try fx.resolve("Handler", in: request)
             let seen = [Obj.of(h).tree()]
@@ -250,12 +246,10 @@ import Testing
             var seen: [String] = []
             for (m, strict) in [("m1", strictFirst), ("m2", !strictFirst), ("m3", strictFirst)] {
                 let mid = try fx.child()
-                mid.usesPlans = fx.container.usesPlans
                 mid.refusesCaptives = strict
                 try fx.register("S", [dep("G")], scope: .singleton, in: mid, label: "S@\(m)")
                 for (r, strictRequest) in [("r1", strictRequestFirst), ("r2", !strictRequestFirst)] {
                     let request = try fx.child(of: mid)
-                    request.usesPlans = fx.container.usesPlans
                     request.refusesCaptives = strictRequest
                     try fx.register("Req", in: request, label: "Req@\(m)\(r)")
                     do {
@@ -308,13 +302,11 @@ import Testing
             }
             for (r, strictness) in [("r1", [false, true]), ("r2", [true, false]), ("r3", [true, true]), ("r4", [false, false])] {
                 let level = try fx.child()
-                level.usesPlans = fx.container.usesPlans
                 try fx.register("S", [dep("G")], scope: .singleton, in: level, label: "S@\(r)")
                 for strict in strictness {
                     level.refusesCaptives = strict
                     if stacked {
                         let request = try fx.child(of: level)
-                        request.usesPlans = fx.container.usesPlans
                         try fx.register("Req", in: request)
                         resolve(request)
                         _ = try request.close()

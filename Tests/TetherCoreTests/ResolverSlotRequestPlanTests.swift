@@ -23,7 +23,6 @@ import Testing
     /// `usesPlans` is each container's own, read from the resolving one).
     private func child(_ fx: Fixture) throws -> Container {
         let child = try fx.child()
-        child.usesPlans = fx.container.usesPlans
         return child
     }
 
