@@ -857,7 +857,8 @@ final class Plan: @unchecked Sendable {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
         let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
-        guard made.visit(Borrowed(root)) != nil else { throw made.decline }
+        // (A failing walk: its steps under a container step taken outside too, `visit`; not a plan's.)
+        guard made.visit(Borrowed(root)) != nil else { throw made.decline == .metFailure ? .containerInput : made.decline }
         let cached: Recorder
         if let child {
             cached = try childRecorder(root, child, allowsValues: true)
@@ -1477,6 +1478,14 @@ final class Plan: @unchecked Sendable {
                 }
             } catch {
                 decline = error
+                // A failing walk's steps first asked for under a container step are marked too: a run finding it cached
+                // skips them before the error, as the build taking it never asks for them (it made them before). One a
+                // step outside takes too (`containerInput`): no failing plan, the build serves it.
+                if failure != nil && makesContainer && marksUnderContainer {
+                    do throws(Decline) { try markUnderContainer() } catch {
+                        (failure, decline) = (nil, .containerInput)
+                    }
+                }
                 return nil
             }
         }
