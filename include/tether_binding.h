@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 16
+#define TETHER_BINDING_API_VERSION 17
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -74,15 +74,20 @@ typedef struct tether_drop {
 #define TETHER_RESOLVE_NO_WAIT 1u
 /** resolve_key_collect flags: `io->instance` is an instance you keep alive; no handle when it is the published singleton. */
 #define TETHER_RESOLVE_HELD 2u
+/** resolve_key_collect flags: drops past `capacity` are kept for `io->more`, in order, instead of run in place. */
+#define TETHER_RESOLVE_MORE_DROPS 4u
 
 /** The buffers of resolve_key_collect. */
 typedef struct tether_collect {
     tether_drop *drops;  /* in: `capacity` entries; may be NULL when `capacity` is 0 */
     size_t capacity;     /* in */
-    size_t count;        /* out: entries stored in `drops` (also on failure) */
+    size_t count;        /* out: drops handed back (also on failure): in `drops`, past `capacity` in `more` */
     void *instance;      /* out: the instance (NULL on failure); in too with TETHER_RESOLVE_HELD */
     tether_ref *out;     /* out: a strong handle you own, or NULL (the call released it, or a held hit) */
     size_t token;        /* out: with a held hit, the hit word's value it holds under (never 0); else 0 */
+    tether_drop *more;   /* out with TETHER_RESOLVE_MORE_DROPS (else untouched): the `count - capacity` drops past
+                            `drops`, or NULL; the library's (never free it), valid until this thread's next
+                            resolve_key_collect or its exit */
 } tether_collect;
 
 /** Told once what a lazy slot's provider answers from the graph it was filled in (provider_watch). */
@@ -240,10 +245,12 @@ typedef struct tether_binding {
 
     /** resolve_key_instance for bindings paying per call. Drops: every drop of a TETHER_DEFER_DROP
         registration coming due on this thread during the call is stored in `io->drops` in order (on
-        failure too) until `capacity` is reached (then they run in place); run each once, in order,
-        after the call. A nested collecting call uses a buffer of its own. Result: if the call's
-        reference was the only one and the registration defers drops, the call releases it (`io->out`
-        NULL, its drop the first the release stored; `io->instance` valid until that drop runs).
+        failure too) until `capacity` is reached, then run in place; with TETHER_RESOLVE_MORE_DROPS
+        they go on, in order, in `io->more` (copy those before your first drop runs: it may call the
+        library); run each once, in order, after the call. A nested collecting call uses a buffer of
+        its own. Result: if the call's reference was the only one and the registration defers drops,
+        the call releases it (`io->out` NULL, its drop the first the release stored; `io->instance`
+        valid until that drop runs).
         TETHER_RESOLVE_NO_WAIT: a shared instance another thread is creating fails the resolve (and any
         resolve nested in it) with TETHER_E_WOULD_BLOCK instead of waiting (for a caller holding a lock
         the creator may need, e.g. Python's GIL: retry without the flag after releasing it); those its
@@ -497,7 +504,7 @@ tether_status tether_binding_open(tether_binding *b);
 TETHER_ASSERT_(sizeof(tether_error_parts) == 96 && offsetof(tether_error_parts, path) == 24 &&
                offsetof(tether_error_parts, reason) == 48 && offsetof(tether_error_parts, nested) == 72,
                "tether_error_parts layout");
-TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_collect, token) == 40, "tether_collect layout");
+TETHER_ASSERT_(sizeof(tether_drop) == 24 && offsetof(tether_collect, more) == 48, "tether_collect layout");
 TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, parent) == 24 &&
                offsetof(tether_plan_step, flags) == 36, "tether_plan_step layout");
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");

@@ -1,5 +1,6 @@
 /* tether_resolve_key_collect: deferred drops (TETHER_DEFER_DROP), the result released by the
- * call, buffers too small, failures, nesting, and TETHER_RESOLVE_NO_WAIT. */
+ * call, buffers too small (the rest run in place, or with TETHER_RESOLVE_MORE_DROPS kept in order),
+ * failures, nesting, and TETHER_RESOLVE_NO_WAIT. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,18 +8,23 @@
 #include "fixtures.h"
 #include "binding.h"
 
-/* Registers `key` like reg_node, in one tether_register_ex call with `flags`. */
-static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,
-                const char *dep_a, const char *dep_b) {
+/* Registers `key` made by `fn` (NULL: makeN) like reg_node, in one tether_register_ex call with `flags`. */
+static void reg_with(tether_container *c, const char *key, tether_fn fn, kind *k, tether_scope scope, uint32_t flags,
+                     const char *dep_a, const char *dep_b) {
     tether_param p[3];
     size_t n = context_and_deps(p, dep_a, dep_b);
-    tether_fn fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
+    if (!fn) fn = n == 1 ? (tether_fn)make0 : n == 2 ? (tether_fn)make1 : (tether_fn)make2;
     tether_registration_options o = {0};
     o.scope = scope;
     o.flags = flags;
     o.context = k;
     o.drop = drop_node;
     CHECK_OK(TB.register_ex(c, key, fn, p, n, &o, NULL));
+}
+
+static void reg(tether_container *c, const char *key, kind *k, tether_scope scope, uint32_t flags,
+                const char *dep_a, const char *dep_b) {
+    reg_with(c, key, NULL, k, scope, flags, dep_a, dep_b);
 }
 
 static uint32_t id(tether_container *c, const char *key) {
@@ -30,7 +36,7 @@ static uint32_t id(tether_container *c, const char *key) {
 /* tether_resolve_key_collect with the io struct spelled out as separate out-parameters. */
 static tether_status collect(tether_container *c, uint32_t key, unsigned flags, void **instance, tether_ref **out,
                              tether_drop *drops, size_t capacity, size_t *count) {
-    tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1, 0};
+    tether_collect io = {drops, capacity, 99, (void *)1, (tether_ref *)1, 0, NULL};
     tether_status st = TB.resolve_key_collect(c, key, flags, &io);
     *instance = io.instance;
     *out = io.out;
@@ -179,8 +185,8 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, NULL, 4, &n), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("io->drops is NULL");
     CHECK_STATUS(collect(c, a, 0, &inst, &ref, d, (size_t)-1, &n), TETHER_E_INVALID_ARGUMENT);
-    CHECK_STATUS(collect(c, a, 4, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
-    CHECK_ERROR_HAS("flags 0x4");
+    CHECK_STATUS(collect(c, a, 8, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("flags 0x8");
     CHECK_STATUS(collect(NULL, a, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_HANDLE);
     CHECK_STATUS(collect(c, 999999, 0, &inst, &ref, d, 4, &n), TETHER_E_INVALID_ARGUMENT);
     CHECK(inst == NULL && ref == NULL && n == 0 && ka.made == 0);
@@ -421,6 +427,130 @@ static void test_no_wait_holds_weak_instances_ahead(void) {
     CHECK(k_early.dropped == 1 && k_top2.dropped == 1);
 }
 
+/* TETHER_RESOLVE_MORE_DROPS: the drops past the buffer go on, in order, in io->more (none run in place). */
+static tether_status collect_more(tether_container *c, uint32_t key, tether_drop *drops, size_t capacity,
+                                  tether_collect *io) {
+    *io = (tether_collect){drops, capacity, 99, (void *)1, (tether_ref *)1, 7, (tether_drop *)1};
+    return TB.resolve_key_collect(c, key, TETHER_RESOLVE_MORE_DROPS, io);
+}
+
+/* The drops `io` handed back, the buffer's then `more`, copied into `all` before any runs (as a binding does). */
+static size_t handed_back(const tether_collect *io, tether_drop *all) {
+    size_t in_buffer = io->count < io->capacity ? io->count : io->capacity;
+    if (in_buffer) memcpy(all, io->drops, in_buffer * sizeof *all);
+    if (io->count > in_buffer) memcpy(all + in_buffer, io->more, (io->count - in_buffer) * sizeof *all);
+    return io->count;
+}
+
+static void test_more_drops_past_the_buffer_keep_their_order(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    tether_drop d[3], all[3];
+    tether_collect io;
+    for (size_t capacity = 0; capacity <= 3; capacity++) {
+        CHECK_OK(collect_more(c, id(c, "A"), capacity ? d : NULL, capacity, &io));
+        node *a = io.instance;
+        CHECK(io.out == NULL && io.count == 3 && io.token == 0 && a && a->k == &ka);
+        CHECK(ka.dropped + kb.dropped + kc.dropped == 3 * (int)capacity);  /* none ran in place */
+        CHECK(capacity < 3 ? io.more != NULL : io.more == NULL);
+        CHECK(handed_back(&io, all) == 3);
+        /* dependents first, each with its own destructor and context, across the buffer and `more` */
+        CHECK(all[0].instance == a && all[1].instance == a->a && all[2].instance == a->a->a);
+        CHECK(all[1].fn == drop_node && all[1].context == &kb && all[2].fn == drop_node && all[2].context == &kc);
+        run_drops(all, 3);
+    }
+    /* without the flag `more` is neither read nor written, and what does not fit runs in place */
+    io = (tether_collect){d, 1, 0, NULL, NULL, 0, (tether_drop *)1};
+    CHECK_OK(TB.resolve_key_collect(c, id(c, "A"), 0, &io));
+    CHECK(io.more == (tether_drop *)1 && io.count == 1 && kc.dropped == 5);
+    run_drops(d, 1);
+    CHECK(ka.made == 5 && ka.dropped == 5 && kb.dropped == 5 && kc.dropped == 5);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* The corpus's a_failure_after_a_container_step_past_the_64th_step_publishes_nothing in small: a failed
+ * resolve lets go of more than a binding's buffer holds, last made first. */
+static void test_more_drops_of_a_failure_past_64(void) {
+    enum { N = 70 };
+    kind k[N], kx = {"X", 0, 0}, kf = {"F", 0, 0};
+    char names[N][8];
+    tether_container *c = NULL;
+    CHECK_OK(tether_container_new(NULL, &c));
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "N%d", i);
+        k[i] = (kind){names[i], 0, 0};
+        reg(c, names[i], &k[i], TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, i ? names[i - 1] : NULL, NULL);
+    }
+    tether_param p[] = {TETHER_CONTEXT};
+    tether_registration_options o = {0};
+    o.context = &kx;
+    CHECK_OK(TB.register_ex(c, "X", (tether_fn)make_fails, p, 1, &o, NULL));
+    reg(c, "F", &kf, TETHER_SCOPE_GRAPH, TETHER_DEFER_DROP, names[N - 1], "X");
+    tether_drop d[64], all[N];
+    tether_collect io;
+    CHECK_STATUS(collect_more(c, id(c, "F"), d, 64, &io), TETHER_E_FACTORY_FAILED);
+    CHECK_ERROR_HAS("\"X\" returned NULL: no");
+    CHECK(io.count == N && io.instance == NULL && io.out == NULL && io.more != NULL && kf.made == 0);
+    CHECK(handed_back(&io, all) == N);
+    for (int i = 0; i < N; i++) {
+        CHECK(k[i].made == 1 && k[i].dropped == 0);
+        CHECK(all[i].context == &k[N - 1 - i]);  /* N69 (the dependents) first, N0 last */
+    }
+    run_drops(all, N);
+    for (int i = 0; i < N; i++) CHECK(k[i].dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
+/* A collecting call nested in a factory hands back its own `more`; the outer call's comes intact after it. */
+static tether_container *more_c;
+static kind k_more_outer = {"Outer", 0, 0};
+
+static void *make_outer_more(kind *k, node *a) {
+    tether_drop d[1], all[3];
+    tether_collect io;
+    CHECK_OK(collect_more(more_c, id(more_c, "A"), d, 1, &io));
+    CHECK(io.count == 3 && io.more != NULL && handed_back(&io, all) == 3);
+    run_drops(all, 3);
+    return node_new(k, a, NULL);
+}
+
+static void test_more_drops_of_nested_calls(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    more_c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    reg_with(more_c, "Outer", (tether_fn)make_outer_more, &k_more_outer, TETHER_SCOPE_TRANSIENT, TETHER_DEFER_DROP, "A", NULL);
+    tether_drop d[1], all[4];
+    tether_collect io;
+    CHECK_OK(collect_more(more_c, id(more_c, "Outer"), d, 1, &io));
+    node *outer = io.instance;
+    CHECK(io.out == NULL && io.count == 4 && outer && ka.dropped == 1 && k_more_outer.dropped == 0);
+    CHECK(handed_back(&io, all) == 4);
+    CHECK(all[0].instance == outer && all[1].instance == outer->a && all[2].instance == outer->a->a);
+    CHECK(all[3].instance == outer->a->a->a && all[3].context == &kc);
+    run_drops(all, 4);
+    CHECK(k_more_outer.dropped == 1 && ka.made == 2 && ka.dropped == 2 && kb.dropped == 2 && kc.dropped == 2);
+    CHECK_OK(tether_container_free(more_c));
+}
+
+/* A thread that exits after a call kept drops frees them (test-c-asan's leak check sees it). */
+static void *collect_more_and_exit(void *c) {
+    tether_drop all[3];
+    tether_collect io;
+    CHECK_OK(collect_more(c, id(c, "A"), NULL, 0, &io));
+    CHECK(io.count == 3 && io.more != NULL && handed_back(&io, all) == 3);
+    run_drops(all, 3);
+    return NULL;
+}
+
+static void test_more_drops_of_an_exited_thread(void) {
+    kind ka = {"A", 0, 0}, kb = {"B", 0, 0}, kc = {"C", 0, 0};
+    tether_container *c = chain(&ka, &kb, &kc, TETHER_DEFER_DROP);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, collect_more_and_exit, c) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK(ka.dropped == 1 && kb.dropped == 1 && kc.dropped == 1);
+    CHECK_OK(tether_container_free(c));
+}
+
 int main(void) {
     RUN(test_result_released_and_drops_handed_back);
     RUN(test_undeferred_drops_run_in_place);
@@ -432,5 +562,9 @@ int main(void) {
     RUN(test_no_wait);
     RUN(test_no_wait_claims_ahead);
     RUN(test_no_wait_holds_weak_instances_ahead);
+    RUN(test_more_drops_past_the_buffer_keep_their_order);
+    RUN(test_more_drops_of_a_failure_past_64);
+    RUN(test_more_drops_of_nested_calls);
+    RUN(test_more_drops_of_an_exited_thread);
     return harness_finish();
 }

@@ -433,7 +433,7 @@ static void drop_and_call(void *instance, void *context) {
     during_free[6] = tether_resolve_key_args(c, 0xfffffff0u, NULL, 0, &r);
     during_free[7] = tether_resolve_key(c, 0xfffffff0u, &r);
     tether_drop drops[1];
-    tether_collect io = {drops, 1, 0, NULL, NULL, 0};
+    tether_collect io = {drops, 1, 0, NULL, NULL, 0, NULL};
     during_free[8] = TB.resolve_key_collect(c, 0xfffffff0u, 0, &io);
     during_free[9] = tether_resolve_key_args(c, during_free_g, NULL, 2, &r);  /* a real key, arguments that are no arguments */
     tether_param two_resolvers[] = {TETHER_RESOLVER, TETHER_RESOLVER};      /* params refused on a live container */

@@ -31,17 +31,17 @@ static void test_hit_on_the_held_instance_needs_no_handle(void) {
     tether_ref *mine = NULL, *other = NULL;
     node *s = resolve(c, "S", &mine), *o = resolve(c, "O", &other);
     tether_drop d[2];
-    tether_collect io = {d, 2, 9, s, (tether_ref *)1, 0};
+    tether_collect io = {d, 2, 9, s, (tether_ref *)1, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD | TETHER_RESOLVE_NO_WAIT, &io));
     CHECK(io.out == NULL && io.instance == s && io.count == 0 && ks.made == 1);
     /* another instance held: the result comes with a handle, as without the flag */
-    io = (tether_collect){d, 2, 9, o, NULL, 0};
+    io = (tether_collect){d, 2, 9, o, NULL, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out != NULL && io.instance == s && tether_ref_get(io.out) == s);
     CHECK_OK(tether_ref_release(io.out));
     /* unpublished, the held instance lives on with the caller's handle */
     CHECK_OK(tether_reset(c, TETHER_SCOPE_SINGLETON));
-    io = (tether_collect){d, 2, 9, s, NULL, 0};
+    io = (tether_collect){d, 2, 9, s, NULL, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out != NULL && io.instance != s && ks.made == 2 && ks.dropped == 0 && s->magic == ALIVE);
     CHECK_OK(tether_ref_release(io.out));
@@ -62,7 +62,7 @@ static void drop_fixed(void *instance, void *context) { CHECK(instance == &fixed
 static tether_container *outer_container;
 static int outer_saw_a_handle;
 static void *make_outer(kind *k, node *s) {
-    tether_collect io = {NULL, 0, 9, s, NULL, 0};
+    tether_collect io = {NULL, 0, 9, s, NULL, 0, NULL};
     CHECK_STATUS(TB.resolve_key_collect(outer_container, id(outer_container, "S"), TETHER_RESOLVE_HELD, &io), TETHER_E_CYCLE);
     CHECK_ERROR_HAS("before the resolve that is making it on this thread finished");
     outer_saw_a_handle = io.out != NULL;
@@ -79,7 +79,7 @@ static void test_other_held_results_come_as_without_the_flag(void) {
     reg_node(c, "W", &kw, TETHER_SCOPE_WEAK, NULL, NULL, drop_node);
     tether_drop d[2];
     /* the call's reference was the last one: released, its drop collected (as without the flag) */
-    tether_collect io = {d, 2, 9, &fixed, (tether_ref *)1, 0};
+    tether_collect io = {d, 2, 9, &fixed, (tether_ref *)1, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "F"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out == NULL && io.instance == &fixed && io.count == 1 && d[0].instance == &fixed);
     CHECK(kf.made == 1 && kf.dropped == 0);
@@ -87,7 +87,7 @@ static void test_other_held_results_come_as_without_the_flag(void) {
     /* a weak-scoped instance the caller holds a handle to: not a published singleton, a handle */
     tether_ref *mine = NULL;
     node *w = resolve(c, "W", &mine);
-    io = (tether_collect){d, 2, 9, w, NULL, 0};
+    io = (tether_collect){d, 2, 9, w, NULL, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "W"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out != NULL && io.instance == w && io.count == 0 && kw.made == 1 && kw.dropped == 0);
     CHECK_OK(tether_ref_release(io.out));
@@ -102,7 +102,7 @@ static void test_other_held_results_come_as_without_the_flag(void) {
     CHECK_OK(tether_set_context(r, &ko, drop_node));
     node *outer = resolve(c, "Outer", &mine);
     CHECK(!outer_saw_a_handle && ks.made == 1);
-    io = (tether_collect){d, 2, 9, outer->a, NULL, 0};
+    io = (tether_collect){d, 2, 9, outer->a, NULL, 0, NULL};
     CHECK_OK(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, &io));
     CHECK(io.out == NULL && io.instance == outer->a && io.count == 0);
     CHECK_OK(tether_ref_release(mine));
@@ -114,17 +114,17 @@ static void test_bad_arguments(void) {
     kind ks = {"S", 0, 0};
     tether_container *c = new_container();
     reg_node(c, "S", &ks, TETHER_SCOPE_SINGLETON, NULL, NULL, drop_node);
-    tether_collect io = {NULL, 0, 9, NULL, (tether_ref *)1, 0};
+    tether_collect io = {NULL, 0, 9, NULL, (tether_ref *)1, 0, NULL};
     CHECK_STATUS(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, &io), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("TETHER_RESOLVE_HELD with io->instance NULL");
     CHECK(io.out == NULL && io.instance == NULL && io.count == 0 && ks.made == 0);
-    io = (tether_collect){NULL, 0, 9, &io, NULL, 0};
-    CHECK_STATUS(TB.resolve_key_collect(c, id(c, "S"), 4 | TETHER_RESOLVE_HELD, &io), TETHER_E_INVALID_ARGUMENT);
-    CHECK_ERROR_HAS("flags 0x6 has bits other than TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD");
+    io = (tether_collect){NULL, 0, 9, &io, NULL, 0, NULL};
+    CHECK_STATUS(TB.resolve_key_collect(c, id(c, "S"), 8 | TETHER_RESOLVE_HELD, &io), TETHER_E_INVALID_ARGUMENT);
+    CHECK_ERROR_HAS("flags 0xa has bits other than TETHER_RESOLVE_NO_WAIT, TETHER_RESOLVE_HELD and TETHER_RESOLVE_MORE_DROPS");
     CHECK(io.instance == NULL && ks.made == 0);
     CHECK_STATUS(TB.resolve_key_collect(c, id(c, "S"), TETHER_RESOLVE_HELD, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_ERROR_HAS("io is NULL");
-    io = (tether_collect){NULL, 0, 9, &io, NULL, 0};
+    io = (tether_collect){NULL, 0, 9, &io, NULL, 0, NULL};
     CHECK_STATUS(TB.resolve_key_collect(NULL, id(c, "S"), TETHER_RESOLVE_HELD, &io), TETHER_E_INVALID_HANDLE);
     CHECK(io.instance == NULL && io.out == NULL);
     CHECK_OK(tether_container_free(c));
@@ -161,7 +161,7 @@ static void test_race_with_resets(void) {
     CHECK(pthread_create(&t, NULL, reset_loop, c) == 0);
     int without = 0, with = 0, wrong = 0;
     while (atomic_load(&resets) < RESETS) {
-        tether_collect io = {NULL, 0, 0, held, NULL, 0};
+        tether_collect io = {NULL, 0, 0, held, NULL, 0, NULL};
         CHECK_OK(TB.resolve_key_collect(c, key, TETHER_RESOLVE_HELD, &io));
         node *got = io.instance;
         if (got->magic != ALIVE || got->k != &ks) wrong++;

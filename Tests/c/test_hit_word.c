@@ -17,7 +17,7 @@ static const volatile size_t *hit_word(tether_container *c) {
 /* The token of a held resolve of `key` from `c` holding `held`: 0 unless answered as published. */
 static size_t token_of(tether_container *c, const char *key, void *held) {
     tether_drop d[2];
-    tether_collect io = {d, 2, 9, held, NULL, 77};
+    tether_collect io = {d, 2, 9, held, NULL, 77, NULL};
     CHECK_OK(TB.resolve_key_collect(c, key_of(c, key), TETHER_RESOLVE_HELD, &io));
     if (io.out) CHECK_OK(tether_ref_release(io.out));
     CHECK((io.token != 0) == (io.out == NULL && io.instance == held && io.count == 0));
@@ -34,7 +34,7 @@ static void test_a_held_answer_gives_the_word_it_holds_under(void) {
 
     tether_drop d[2];
     int other;
-    tether_collect io = {d, 2, 9, &other, NULL, 77};
+    tether_collect io = {d, 2, 9, &other, NULL, 77, NULL};
     CHECK_OK(TB.resolve_key_collect(c, key_of(c, "S"), TETHER_RESOLVE_HELD, &io));  /* makes S */
     CHECK(io.token == 0 && io.out != NULL && io.instance != &other);
     node *s = io.instance;
@@ -46,7 +46,7 @@ static void test_a_held_answer_gives_the_word_it_holds_under(void) {
     CHECK_OK(tether_ref_release(ref));
 
     /* without TETHER_RESOLVE_HELD there is no token either */
-    tether_collect plain = {d, 2, 9, NULL, NULL, 77};
+    tether_collect plain = {d, 2, 9, NULL, NULL, 77, NULL};
     CHECK_OK(TB.resolve_key_collect(c, key_of(c, "S"), 0, &plain));
     CHECK(plain.token == 0 && plain.instance == s);
     CHECK_OK(tether_ref_release(plain.out));

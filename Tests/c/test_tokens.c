@@ -238,7 +238,7 @@ static void test_a_call_entered_inside_a_factory_acts_for_its_token(void) {
     y.holder = b;
     uint32_t key_y = 0;
     CHECK_OK(tether_intern(c, "Y", &key_y));
-    tether_collect io = {NULL, 0, 0, NULL, NULL, 0};
+    tether_collect io = {NULL, 0, 0, NULL, NULL, 0, NULL};
     CHECK_STATUS(TB.resolve_key_collect(c, key_y, TETHER_RESOLVE_NO_WAIT, &io), TETHER_E_FACTORY_FAILED);
     CHECK_STATUS(y.inner_status, TETHER_E_WOULD_BLOCK);
     CHECK_OK(y.held);

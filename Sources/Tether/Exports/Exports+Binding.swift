@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 16
+private let bindingVersion: UInt32 = 17
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a

@@ -1,15 +1,16 @@
 import Synchronization
 import TetherCore
 
-/// TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD in tether_resolve_key_collect's flags.
+/// TETHER_RESOLVE_NO_WAIT, TETHER_RESOLVE_HELD and TETHER_RESOLVE_MORE_DROPS in tether_resolve_key_collect's flags.
 private let noWaitFlag: UInt32 = 1
 private let heldFlag: UInt32 = 2
+private let moreDropsFlag: UInt32 = 4
 
 @_cdecl("tether_resolve_key_collect")
 public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ flags: UInt32, _ io: UnsafeMutableRawPointer?) -> Int32 {
     let function: StaticString = "tether_resolve_key_collect"
     guard let io else { return abiCall { () throws(TetherError) in throw invalid(function, "io is NULL") } }
-    // tether_collect: drops, capacity (in); count, instance, out, token (out)
+    // tether_collect: drops, capacity (in); count, instance, out, token, more (out; more only with the flag)
     let drops = io.load(as: UnsafeMutableRawPointer?.self)
     let capacity = io.load(fromByteOffset: 8, as: Int.self)
     let count = (io + 16).assumingMemoryBound(to: Int.self)
@@ -21,8 +22,12 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     instance.pointee = nil
     out.pointee = nil
     token.pointee = 0
-    guard flags & ~(noWaitFlag | heldFlag) == 0 else {
-        return abiCall { () throws(TetherError) in throw invalid(function, "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_RESOLVE_NO_WAIT and TETHER_RESOLVE_HELD") }
+    let keepsMore = flags & moreDropsFlag != 0
+    if keepsMore { (io + 48).storeBytes(of: nil, as: UnsafeMutableRawPointer?.self) }
+    guard flags & ~(noWaitFlag | heldFlag | moreDropsFlag) == 0 else {
+        return abiCall { () throws(TetherError) in
+            throw invalid(function, "flags 0x\(String(flags, radix: 16)) has bits other than TETHER_RESOLVE_NO_WAIT, TETHER_RESOLVE_HELD and TETHER_RESOLVE_MORE_DROPS")
+        }
     }
     guard held != nil || flags & heldFlag == 0 else {
         return abiCall { () throws(TetherError) in throw invalid(function, "TETHER_RESOLVE_HELD with io->instance NULL: set it to the instance you keep alive") }
@@ -30,7 +35,7 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
     guard capacity >= 0, capacity <= 1 << 32, drops != nil || capacity == 0 else {
         return abiCall { () throws(TetherError) in throw invalid(function, "io->drops is NULL or io->capacity \(capacity) is out of range (0...2^32)") }
     }
-    var collector = DropCollector(entries: drops, capacity: capacity)
+    var collector = DropCollector(entries: drops, capacity: capacity, keepsMore: keepsMore)
     var blocked = false
     let status = inSection { section in
         let (status, wasBlocked) = WaitMode.run(noWait: flags & noWaitFlag != 0) {
@@ -40,6 +45,7 @@ public func tether_resolve_key_collect(_ c: OpaquePointer?, _ key: UInt32, _ fla
         return status
     }
     count.pointee = collector.count
+    if let more = collector.handOver() { (io + 48).storeBytes(of: more, as: UnsafeMutableRawPointer.self) }
     guard status != ok, blocked, status != ErrorCode.wouldBlock.rawValue else { return status }
     // A resolve nested in a factory failed rather than wait for another thread's creation cell, and the factory then failed.
     let error = TetherError(.wouldBlock, "a resolve nested in this one would have had to wait for another thread creating a shared instance (TETHER_RESOLVE_NO_WAIT): \(String(cString: tether_last_error()))")
@@ -75,14 +81,13 @@ private func collectingResolve(_ section: CallSection, _ c: OpaquePointer?, _ id
         let key = try internedKey(id, "tether_resolve_key_collect")
         var result = try container.object.resolve(key)
         instance.pointee = result.pointer
-        let first = collector.pointee.count
         // Even when it is `held`: a handle says it was not the published singleton (it may be
         // one an outer graph of this thread is still building, not published yet).
-        guard result.spec.defersDrop && first < collector.pointee.capacity && isKnownUniquelyReferenced(&result) else {
+        guard result.spec.defersDrop && collector.pointee.hasRoom && isKnownUniquelyReferenced(&result) else {
             out.pointee = Handles.refs.insert(result)
             return
         }
-        // Destroyed now (its destructor, the first to come due, is collected at `first`),
+        // Destroyed now (its destructor, the first to come due, is the next drop collected),
         // unless another thread upgraded a weak handle to it since the check.
         _ = consume result
     }

@@ -23,6 +23,8 @@ enum HandleCache {
         var reclaim: UnsafeMutablePointer<Reclaimer.Record>? = nil
         /// The innermost collecting resolve running on the thread (in the first Local only).
         var drops: UnsafeMutablePointer<DropCollector>? = nil
+        /// The drops past the buffer the thread's last collecting resolve handed back (`DropCollector.handOver`).
+        var moreDrops: UnsafeMutableRawPointer? = nil
         /// The thread's free provider trampolines (`TrampolineCache`, in the first Local only).
         var trampolines: UnsafeMutablePointer<TrampolineCache>? = nil
     }
@@ -61,6 +63,8 @@ enum HandleCache {
             Reclamation.reclaimer.release(locals.pointee.reclaim!)
             KeyCache.release(locals.pointee.keys)
             locals.pointee.keys = nil
+            locals.pointee.moreDrops?.deallocate()
+            locals.pointee.moreDrops = nil
             let trampolines = locals.pointee.trampolines  // (`abandon` resets the locals)
             locals.pointee.trampolines = nil
             for (i, slots) in Handles.all.enumerated() { slots.abandon(locals + i) }

@@ -6,6 +6,7 @@ import threading
 import weakref
 
 import pytest
+from conftest import container
 
 import tether
 from tether import Scope, object_table
@@ -36,7 +37,9 @@ def test_drops_are_run_by_python_once_each(c):
     assert leaf() is None  # Python's references alone decided
 
 
-def test_many_drops_beyond_the_buffer_run_in_place(c):
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "noplans"])
+def test_many_drops_beyond_the_buffer_are_run_by_python(plans):
+    c = container(plans=plans)  # without plans, through the library: more drops than its buffer holds
     width = tether._cabi.DROP_CAPACITY + 10
     keys = [f"L{i}" for i in range(width)]
     for key in keys:
@@ -45,6 +48,50 @@ def test_many_drops_beyond_the_buffer_run_in_place(c):
     c.register("Wide", lambda *leaves: made.append(leaves) or object.__new__(Leaf), deps=keys, scope=Scope.TRANSIENT)
     assert isinstance(c.resolve("Wide"), Leaf)
     assert len(made[0]) == width and object_table.live_count() == 0
+    c.close()
+
+
+class Named:
+    """Logs its name when it dies, then lets go of what it holds, last first."""
+
+    def __init__(self, name: str, log: list[str], *held: object) -> None:
+        self.name, self.log, self.held = name, log, list(held)
+
+    def __del__(self) -> None:
+        self.log.append(self.name)
+        held, self.held = self.held, []
+        while held:
+            held.pop()
+
+
+@pytest.mark.parametrize("plans", [True, False], ids=["plans", "noplans"])
+def test_a_failure_letting_go_of_more_than_the_buffer_tears_down_in_the_models_order(plans):
+    """The corpus's a_failure_after_a_container_step_past_the_64th_step_publishes_nothing in small:
+    through the library (no plans), the drops past the buffer come after the call in the order they
+    came due (the library keeps them, RESOLVE_MORE_DROPS), so the leaves Wide holds die as the
+    library lets go of them, last made first, not those past the buffer first."""
+    c = container(plans=plans)
+    width = tether._cabi.DROP_CAPACITY + 10
+    log: list[str] = []
+    keys = [f"L{i}" for i in range(width)]
+    def leaf(key: str) -> object:
+        return lambda: Named(key, log)
+
+    for key in keys:
+        c.register(key, leaf(key), deps=[], scope=Scope.TRANSIENT)
+    c.register("Wide", lambda *leaves: Named("Wide", log, *leaves), deps=keys, scope=Scope.TRANSIENT)
+
+    def broken():
+        raise RuntimeError("no")
+
+    c.register("Broken", broken, deps=[])
+    c.register("Top", lambda wide, broken: Named("Top", log, wide), deps=["Wide", "Broken"])
+    with pytest.raises(tether.FactoryError) as info:
+        c.resolve("Top")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert log == ["Wide", *reversed(keys)]  # dependents first, then last made first, across the buffer
+    assert object_table.live_count() == 0
+    c.close()
 
 
 def test_nested_resolve_collects_into_its_own_buffer(c):

@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 16
+BINDING_API_VERSION = 17
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
@@ -95,6 +95,8 @@ DECORATE = 8  # tether.h's TETHER_DECORATE: the registration decorates its key
 RESOLVE_NO_WAIT = 1
 #: ...and: the tether_collect's instance is one the caller keeps alive (no handle if it is the result)
 RESOLVE_HELD = 2
+#: ...and: drops past the buffer are kept, in order, for the tether_collect's ``more`` (none run in place)
+RESOLVE_MORE_DROPS = 4
 
 
 class Param(Structure):
@@ -323,17 +325,20 @@ HOT: dict[str, Any] = {
     "tether_ref_release": _status,
 }
 
-#: tether_drop entries a resolve collects at most (more run in place, as without collecting).
+#: tether_drop entries a resolve's own buffer holds (with RESOLVE_MORE_DROPS the library keeps the
+#: rest, in order, for ``more``: no drop runs in place).
 DROP_CAPACITY = 64
+#: ``more`` in ``collect_buffer()``'s words: the library's array of the drops past the buffer.
+MORE_DROPS = 6
 #: Where the first ``tether_drop`` starts in ``collect_buffer()`` (fn, instance, context each).
-FIRST_DROP = 6
+FIRST_DROP = 7
 
 
 def collect_buffer() -> tuple[Any, memoryview]:
     """A ``tether_collect`` followed by its ``DROP_CAPACITY`` drops, in one ctypes buffer (pass it
     as ``io``), and a view of its words (``words[i]`` is an int, cheaper than a ctypes item):
     ``[2]`` the count, ``[3]`` the instance, ``[4]`` the handle (0: released), ``[5]`` the hit
-    token, then the drops."""
+    token, ``[6]`` the drops past the buffer (``MORE_DROPS``), then the buffer's drops."""
     buffer = (ctypes.c_uint64 * (FIRST_DROP + 3 * DROP_CAPACITY))()
     buffer[0] = ctypes.addressof(buffer) + 8 * FIRST_DROP
     buffer[1] = DROP_CAPACITY

@@ -13,7 +13,8 @@ from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, overload
 
 from . import _fork, _loader, _state, aio, executor, messages, native_refs, object_table, teardown, tracing
-from ._cabi import E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_NO_WAIT, collect_buffer, list_items
+from ._cabi import (E_BUFFER_TOO_SMALL, E_WOULD_BLOCK, OK, RESOLVE_HELD, RESOLVE_MORE_DROPS, RESOLVE_NO_WAIT, collect_buffer,
+                    list_items)
 from .arguments import to_values
 from .completion import Completion
 from .errors import InvalidArgumentError, InvalidHandleError, NeedsAwait, TeardownError, TetherError, error_for
@@ -49,12 +50,14 @@ _owned_get = object_table._owned.get
 _tls = _state.tls
 run_drops = object_table.run_drops
 _drop_views = object_table.DROP_VIEWS
+_MORE_DROPS_VIEW = (lambda words: None, None, ())  # never "all fast": run_drops runs them
 _results = operator.itemgetter(2, 3, 4, 5)  # tether_collect's count, instance, out, token
 _fresh_pop = object_table._fresh.pop
 _generation = _state.generation
 _retired = _state.retired
 _Constructing = executor.Constructing
-_NO_WAIT_HELD = RESOLVE_NO_WAIT | RESOLVE_HELD
+_NO_WAIT = RESOLVE_NO_WAIT | RESOLVE_MORE_DROPS  # every drop handed back, in the order it came due
+_NO_WAIT_HELD = _NO_WAIT | RESOLVE_HELD
 _MISS = executor.MISS
 _BUSY = executor.BUSY
 _SLOW = executor.SLOW
@@ -1214,7 +1217,7 @@ class Container:
         try:
             with _Constructing(self._api):
                 # the GIL kept; if that would mean waiting for a lock, the ordinary call (GIL released)
-                status = self._gil_collect(handle, kid, RESOLVE_NO_WAIT if kept is None else _NO_WAIT_HELD, io)
+                status = self._gil_collect(handle, kid, _NO_WAIT if kept is None else _NO_WAIT_HELD, io)
                 if status == E_WOULD_BLOCK:
                     run_drops(words, words[2])
                     words[2] = 0
@@ -1243,7 +1246,10 @@ class Container:
         if obj is None and kept is not None and address == kept.ptr:
             obj = kept_obj  # held, but with a handle: not the published singleton, or the retry
         if dropped:  # after the lookup: the result's own drop may be one of them
-            fns, instances, fast = _drop_views[dropped - 1]
+            try:
+                fns, instances, fast = _drop_views[dropped - 1]
+            except IndexError:  # more than the buffer holds: the rest are in the library's array
+                fns, instances, fast = _MORE_DROPS_VIEW
             if fns(words) == fast:
                 for ptr in instances(words):
                     _fresh_pop(ptr, None)

@@ -38,7 +38,7 @@ import weakref
 from typing import Any, Callable, cast
 
 from . import _fork
-from ._cabi import DROP_CAPACITY, DROP_FN, FIRST_DROP
+from ._cabi import DROP_CAPACITY, DROP_FN, FIRST_DROP, MORE_DROPS
 
 #: Returned by ``lookup`` for a pointer that is not a Python object (a native instance).
 MISSING: Any = object()
@@ -309,8 +309,19 @@ DROP_VIEWS = [_views(n) for n in range(1, DROP_CAPACITY + 1)]
 
 def run_drops(words: Any, count: int) -> None:
     """Runs the ``count`` drops a resolve collected (see ``DROP_VIEWS``), in order: ``DROP_FAST``'s
-    and ``DROP``'s in Python, any other through C."""
-    for i in range(FIRST_DROP, FIRST_DROP + 3 * count, 3):
+    and ``DROP``'s in Python, any other through C. Those past the buffer's ``DROP_CAPACITY`` are
+    in the library's array ``words[MORE_DROPS]`` (RESOLVE_MORE_DROPS), valid until this thread
+    calls the library again: they are copied before any drop runs."""
+    rest: Any = ()
+    if count > DROP_CAPACITY:
+        rest = (ctypes.c_uint64 * (3 * (count - DROP_CAPACITY))).from_address(words[MORE_DROPS])[:]
+        count = DROP_CAPACITY
+    _run_drops(words, FIRST_DROP, count)
+    _run_drops(rest, 0, len(rest) // 3)
+
+
+def _run_drops(words: Any, first: int, count: int) -> None:
+    for i in range(first, first + 3 * count, 3):
         fn, ptr = words[i], words[i + 1]
         if fn == FAST_DROP:
             _fresh_pop(ptr, None)
