@@ -307,20 +307,17 @@ def _views(count: int) -> tuple[Callable[[Any], Any], Callable[[Any], Any], tupl
 DROP_VIEWS = [_views(n) for n in range(1, DROP_CAPACITY + 1)]
 
 
-def run_drops(words: Any, count: int) -> None:
+def run_drops(words: Any, count: int, first: int = FIRST_DROP) -> None:
     """Runs the ``count`` drops a resolve collected (see ``DROP_VIEWS``), in order: ``DROP_FAST``'s
     and ``DROP``'s in Python, any other through C. Those past the buffer's ``DROP_CAPACITY`` are
     in the library's array ``words[MORE_DROPS]`` (RESOLVE_MORE_DROPS), valid until this thread
-    calls the library again: they are copied before any drop runs."""
-    rest: Any = ()
-    if count > DROP_CAPACITY:
+    calls the library again: they are copied before any drop runs. (``first``: where the drops
+    start in ``words``; 0 for such a copy.)"""
+    if count > DROP_CAPACITY and first == FIRST_DROP:
         rest = (ctypes.c_uint64 * (3 * (count - DROP_CAPACITY))).from_address(words[MORE_DROPS])[:]
-        count = DROP_CAPACITY
-    _run_drops(words, FIRST_DROP, count)
-    _run_drops(rest, 0, len(rest) // 3)
-
-
-def _run_drops(words: Any, first: int, count: int) -> None:
+        run_drops(words, DROP_CAPACITY)
+        run_drops(rest, count - DROP_CAPACITY, 0)
+        return
     for i in range(first, first + 3 * count, 3):
         fn, ptr = words[i], words[i + 1]
         if fn == FAST_DROP:
