@@ -1095,4 +1095,117 @@ import Testing
         #expect(outcomes[0] == ["cycle, both named: true", "ok"])
         #expect(outcomes[1] == outcomes[0])
     }
+
+    // MARK: a key not shared over a singleton not cached, a creation step under a cached container step (branch reqother: no `notCached`)
+
+    /// A child's request (its own registration makes its graph not plain) for B over a singleton S no cache holds:
+    /// B's component plan declines (`notCached`, as a top-level resolve's warm pick), then B's creation plan for the
+    /// caches' state runs, as the resolve picks next: S made once, published with the graph; the next requests' B
+    /// take it cached (corpus `lazy_slot_in_singleton_subgraph_looks_up_from_its_container`'s shape).
+    @Test func aChildsRequestOverAnUncachedSingletonRunsItsCreationPlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            var seen: [String] = []
+            var firstS: UnsafeMutableRawPointer?
+            for _ in 0..<2 {
+                let child = try fx.child()
+                try fx.register("Own", in: child)
+                for _ in 0..<2 {
+                    let a = try fx.resolve("A", in: child)
+                    seen.append(withExtendedLifetime(a) {
+                        let s = Obj.at(Obj.of(a).got[0]).depPointer(0)
+                        if firstS == nil { firstS = s }
+                        return "B(S) one S: \(s == firstS), S cached: \((try? fx.resolve("S").pointer) == s)"
+                    })
+                }
+                _ = try child.close()
+            }
+            return seen
+        }
+        #expect(outcome.seen == Array(repeating: "B(S) one S: true, S cached: true", count: 4))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make A", "make S", "make B", "make A", "make B", "make A", "make B", "make A", "make B"],
+                "\(outcome.log)")
+        #expect(requests == ["requests": 4, "plan": 4], "\(requests)")
+    }
+
+    /// B's warm plan (S cached when it was recorded), S reset since: the warm plan's leaf missing (`notCached`), B's
+    /// creation plan for that state runs, a new S made and published; the next request's warm plan takes it.
+    @Test func aRequestWhoseWarmPlansSingletonWasResetRunsTheCreationPlan() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("B", [dep("S"), dep("C")])
+            try fx.register("S", scope: .singleton)
+            try fx.register("C", scope: .transient)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            var seen: [String] = []
+            for n in 0..<4 {
+                if n == 2 { fx.container.reset(.singleton) }
+                let a = try fx.resolve("A")
+                seen.append(withExtendedLifetime(a) {
+                    let b = Obj.at(Obj.of(a).got[0])
+                    return "B(\(b.dep(0).label),\(b.dep(1).label)) S cached: \((try? fx.resolve("S").pointer) == b.depPointer(0))"
+                })
+            }
+            seen.append("S made \(fx.tracker.made("S"))")
+            return seen
+        }
+        #expect(outcome.seen == Array(repeating: "B(S,C) S cached: true", count: 4) + ["S made 2"])
+        #expect(requests == ["requests": 4, "plan": 4], "\(requests)")
+    }
+
+    /// A request for a singleton S over a container step Session (the root's, cached: a Handler holds it) over a
+    /// singleton Db reset since: the build takes the Session cached and never asks for Db. S's creation plan neither
+    /// claims nor makes Db (`claimAsked` as `claimWithContainerSteps`: `leavesUnasked`), S made over the old Db's Session.
+    @Test func aRequestsCreationStepUnderACachedContainerStepIsNotAsked() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db")], scope: .container)
+            try fx.register("S", [dep("Session")], scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
+        }) { fx in
+            let session = try fx.resolve("Session")
+            let db = Obj.of(session).depPointer(0)
+            fx.container.reset(.singleton)
+            return try withExtendedLifetime(session) {
+                try resolveThrice(fx, "A") { a in
+                    let s = Obj.at(a.got[0])
+                    return "S(Session(Db)) the cached Session: \(s.depPointer(0) == session.pointer), old Db: \(s.dep(0).depPointer(0) == db)"
+                } + ["Db made \(fx.tracker.made("Db")), S made \(fx.tracker.made("S"))"]
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "S(Session(Db)) the cached Session: true, old Db: true", count: 3) + ["Db made 1, S made 1"])
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
+    }
+
+    // MARK: a slot naming a shared step only a key the graph has asked for (branch reqother: no `requestSlots`)
+
+    /// A's callback asks for B (-> D, a LAZY or WEAK_LAZY slot of W; D -> W, a singleton): the graph has D (A's), so
+    /// the plan's W, first asked for under D, is a step only a taken key asked for, which B's slot names. A shared step
+    /// is taken from its cache all the same (`takeShared`): the cell bound to that W, as the build binds it (the
+    /// graph's W, the singleton), the plan runs (`requestSlots` before: the build).
+    @Test(arguments: ["lazy", "weakLazy"]) func aSlotNamingASharedStepOnlyAKeyTheGraphHasAskedForRunsThePlan(kind: String) throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("D", [dep("W")])
+            try fx.register("W", scope: .singleton)
+            try fx.register("B", [dep("D"), kind == "lazy" ? lazyDep("W") : weakLazyDep("W")])
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                let w = try? fx.bridge.cell(b.words[1])?.get()
+                return "B's D is A's: \(b.depPointer(0) == a.depPointer(0)), its W D's: \(w == a.dep(0).depPointer(0))"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "B's D is A's: true, its W D's: true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make W", "make D", "make A", "make B", "make D", "make A", "make B", "make D", "make A", "make B"],
+                "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
 }

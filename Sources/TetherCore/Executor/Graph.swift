@@ -158,9 +158,9 @@ final class Graph {
     /// cells still held, the keys found held in `heldAhead`, so the plan picked next (`run`) is the one for the
     /// state they found, which no other thread can change under them.
     private var keptClaims = false
-    /// Creation steps `claimWithContainerSteps` neither claimed nor found published: first asked for under a container
-    /// step found cached, which no step still made asks for (the build never asks for them). The run checks they are
-    /// skipped (`Plan.execute`).
+    /// Creation steps `claimWithContainerSteps` (or a request's `claimAsked`) neither claimed nor found published: first
+    /// asked for under a container step found cached, which no step still made asks for (`leavesUnasked`: the build
+    /// never asks for them). The run checks they are skipped (`Plan.execute`).
     private(set) var unclaimedUnder: UInt = 0
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
@@ -941,12 +941,7 @@ final class Graph {
                 }
                 continue
             }
-            // Asked for only under a container step found cached, no step still made asking for it: the build never asks
-            // for it (a dead weak key only a cached Session names, a singleton reset under one): neither claimed nor made.
-            if under && step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cachedContainers, locals) }) {
-                unclaimedUnder |= 1 << UInt(step)
-                continue
-            }
+            if under && leavesUnasked(plan, step, under: cachedContainers, locals) { continue }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
@@ -967,6 +962,17 @@ final class Graph {
             }
         }
         return endClaims(plan, from: container)
+    }
+
+    /// Whether creation step `step`, first asked for under a container step found cached (`cached`), is one no step
+    /// still made asks for: the build never asks for it (a dead weak key only a cached Session names, a singleton reset
+    /// under one), so the claims (`claimWithContainerSteps`, a request's `claimAsked`) neither claim it nor the run makes
+    /// it; noted in `unclaimedUnder`, which the run checks it skips (`Plan.execute`). False: the build's walk asks for it.
+    private func leavesUnasked(_ plan: Borrowed<Plan>, _ step: Int, under cached: [Int],
+                               _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        guard step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cached, locals) }) else { return false }
+        unclaimedUnder |= 1 << UInt(step)
+        return true
     }
 
     /// Step `i` of a plan replayed into this graph, as its build would have left it: in the
@@ -1777,6 +1783,11 @@ final class Graph {
         }
         var declined: Plan.Decline?
         if let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        // A singleton or weak key below it not cached (its warm plan's leaf missing, a child's component plan declining
+        // `notCached`): the plan for the caches' state, as a top-level resolve picks next (`Graph.creationPlan`).
+        if declined == .notCached, let made = try runAsked(registration, from: lookup, declined: &declined, counts, creating: true) {
+            return made
+        }
         if let counts { counts.countRequest(found: false, built: declined) }
         return try build(registration, from: lookup)
     }
@@ -1897,8 +1908,8 @@ final class Graph {
     /// steps, slots made per resolve, a failing plan, a trace hook).
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
-                          _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
-        if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts) }
+                          _ counts: PlanStats.Counts?, creating: Bool = false) throws(TetherError) -> Int? {
+        if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts, creating: creating) }
         // A one-shot plan picked here (`Registration.oneShotPlan`) goes once the request's run has ended.
         let oneShots = Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.count }
         defer { Borrowed<ThreadState>(opaque: thread).borrow { $0.dropOneShots(to: oneShots) } }
@@ -1912,9 +1923,11 @@ final class Graph {
         // (A container-scoped key: its warm plan, its root a container step the run claims in the resolving container.)
         let shared = registration.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer }
         let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
-        guard var plan = shared ? registration.creationPlan(from: lookup, progress)
+        // (`creating`: a key not shared whose warm plan declined `notCached`, `requested`.)
+        guard var plan = shared || creating ? registration.creationPlan(from: lookup, progress)
                 : registration.plan(from: lookup, progress) else {
-            reason = registration.planDecline(from: lookup)
+            // (None for the caches' state: why, as `PlanStats.countBuild` tells a top-level resolve's.)
+            reason = creating ? registration.creationDecline ?? .notCached : registration.planDecline(from: lookup)
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
@@ -1990,10 +2003,10 @@ final class Graph {
             defer { (requestSkips, runningRequest) = (0, nil) }
             // Creation steps: their cells claimed first, the masks of a creating run further out kept aside meanwhile.
             let cellsBefore = cells.count
-            let outerTakes = (claimedSkip, claimedHeld)
-            defer { if creates { (claimedSkip, claimedHeld) = outerTakes } }
+            let outerTakes = (claimedSkip, claimedHeld, unclaimedUnder)
+            defer { if creates { (claimedSkip, claimedHeld, unclaimedUnder) = outerTakes } }
             if creates {
-                (claimedSkip, claimedHeld) = (0, 0)
+                (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
                 let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
@@ -2045,7 +2058,7 @@ final class Graph {
     /// as the build's frames open inside the running request's steps (`meanwhileOpen`). Out of line: rare.
     @inline(never)
     private func runAskedMeanwhile(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
-                                   _ counts: PlanStats.Counts?) throws(TetherError) -> Int? {
+                                   _ counts: PlanStats.Counts?, creating: Bool) throws(TetherError) -> Int? {
         let nested = UnsafeMutablePointer<PlanProgress>.allocate(capacity: 1)
         nested.initialize(to: PlanProgress())
         let saved = (requestProgress, runningRequest, requestSkips, enteredEarly, meanwhileRuns)
@@ -2055,7 +2068,7 @@ final class Graph {
             requestRunning = true
             PlanProgress.free(nested)
         }
-        return try runAsked(registration, from: lookup, declined: &reason, counts)
+        return try runAsked(registration, from: lookup, declined: &reason, counts, creating: creating)
     }
     /// Whether the plan of a request made meanwhile runs (`runAskedMeanwhile`): its steps under way are
     /// `constructing` after the running request's open ones (`meanwhileOpen`); not while its build runs.
@@ -2157,7 +2170,9 @@ final class Graph {
                 }
                 continue
             }
-            // Asked for only under a container step found cached: the build never makes it.
+            // Asked for only under a container step found cached, no step still made asking for it: neither claimed nor made
+            // (as `claimWithContainerSteps`). One a step still made asks for: the build makes it where that one asks.
+            if under && leavesUnasked(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
             if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
                 declined = step == last ? .sharedRoot : .notCached
                 break

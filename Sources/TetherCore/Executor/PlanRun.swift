@@ -694,7 +694,7 @@ extension Plan {
         var skip: UInt = claims == nil ? 0 : containerSkips(claims!)
         // Creation steps the claims left under container steps found cached (`Graph.unclaimedUnder`): not made, the
         // build never asks for them; one of those not cached now (reset meanwhile) would be: the plan for the state now.
-        if M.creates && !M.requests, case let unclaimed = graph.unsafelyUnwrapped.graph.borrow({ $0.unclaimedUnder }),
+        if M.creates, case let unclaimed = graph.unsafelyUnwrapped.graph.borrow({ $0.unclaimedUnder }),
            unclaimed != 0 && unclaimed & ~skip != 0 {
             graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             letGo(M.self, &run, count: count)
@@ -1968,9 +1968,11 @@ extension Plan {
     }
 
     /// After `takeFromGraph` (`skips` its bits): whether a slot made per resolve names a step the run does not
-    /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for.
+    /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for. Not a
+    /// shared step: the run takes every one from its cache all the same (`takeShared`), the one the build's slot
+    /// finds (a singleton the graph's key took: the same instance), or declines.
     func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: UInt64) -> Bool {
-        func skipped(_ j: Int) -> Bool { j >= 0 && skips & 1 << UInt64(j) != 0 && made.isNone(j) }
+        func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips & 1 << UInt64(j) != 0 && made.isNone(j) }
         return slots.contains { skipped($0.step) || $0.items.contains(where: skipped) }
     }
 
