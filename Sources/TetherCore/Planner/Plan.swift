@@ -1585,8 +1585,8 @@ final class Plan: @unchecked Sendable {
             // A cycle (its frame is open) declines.
             guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
-            // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
-            // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
+            // (No cap on container steps: `containerSteps` before branch declinesweep, at 4, from when the run held
+            // their cells in place; the cells are the container's now, their words `StepBits` past the 64th step.)
             if !isContainer {
                 // (Never below the root: `fill` met `argumentDependency` first; `arguments` before branch resolverslot2.)
                 guard !r.hasArguments || (allowsArguments && isRoot) else { throw .other }
