@@ -149,9 +149,9 @@ import Testing
 
     /// A large plan whose first step's RESOLVER slot gets X, a graph-scoped key the plan makes past its 64th step:
     /// the build finds X in the graph where H asks for it (X's factory once per resolve, H's X the one A got). The
-    /// plan's run made X again (its factory twice, the graph's X leaked): `Graph.replaySkips`, the steps a
-    /// resolver's gets built (`Plan.takeBuilt`), is one word. Such a plan (a RESOLVER slot past 64 steps) declines
-    /// `tooLarge` now (`Recorder.finishSlots`): the build's behaviour with plans on.
+    /// plan's run made X again (its factory twice, the graph's X leaked) while `Graph.replaySkips`, the steps a
+    /// resolver's gets built (`Plan.takeBuilt`), was one word; then such a plan declined `tooLarge`. Since branch
+    /// largemasks the set is a plan's of any size (`StepBits`): the plan serves it, with the build's behaviour.
     @Test func aResolversGetOfAStepPastThe64thIsTheGraphs() throws {
         let length = Plan.maxSteps + 6
         let run = try bothPaths { fx -> [String] in
@@ -173,9 +173,276 @@ import Testing
             }
             return seen
         }
-        #expect(run.counts == ["resolves": 2, "tooLarge": 2], "\(run.counts)")
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
         #expect(run.seen[0] == ["X made 1, A's X is H's: true", "X made 2, A's X is H's: true"], "\(run.seen[0])")
+    }
+
+    /// A resolver's request (O's get) for H, whose plan of more than 64 steps makes X past its 64th step, and whose
+    /// first step A's RESOLVER slot gets X meanwhile: the build finds X in the graph where H asks for it (X's factory
+    /// once per resolve, H's X the one A got). `Plan.takeBuiltAsked` took none past 64 steps (the run made X again,
+    /// its factory twice); since branch largemasks it takes it (`Graph.requestSkips`: `StepBits`). The requests are plans.
+    @Test func aRequestsGetOfAStepPastThe64thIsTheGraphs() throws {
+        let length = Plan.maxSteps + 6
+        var requests: [String: Int] = [:]
+        let run = try bothPaths { fx -> [String] in
+            let before = PlanStats.requestsOnThisThread()
+            let bridge = fx.bridge
+            try fx.register("O", [.resolver], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("H")).pointer)
+            }
+            try fx.register("A", [.resolver], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("X")).pointer)
+            }
+            for i in 0..<length { try fx.register("P\(i)", scope: .transient) }
+            try fx.register("X")
+            try fx.register("H", [dep("A")] + (0..<length).map { dep("P\($0)") } + [dep("X")], scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let o = try fx.resolve("O")
+                withExtendedLifetime(o) {
+                    let h = Obj.at(Obj.of(o).got[0])
+                    seen.append("X made \(fx.tracker.made("X")) dropped \(fx.tracker.dropped("X")), A's X is H's: \(h.dep(0).got.first == h.depPointer(length + 1))")
+                }
+            }
+            if fx.container.usesPlans {
+                requests = PlanStats.requestsOnThisThread()
+                for (name, n) in before { requests[name, default: 0] -= n }
+                requests = requests.filter { $0.value != 0 }
+            }
+            return seen
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["X made 1 dropped 0, A's X is H's: true", "X made 2 dropped 1, A's X is H's: true"], "\(run.seen[0])")
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        // (O's get of H, and A's of X meanwhile: each a plan's.)
+        #expect(requests == ["requests": 4, "plan": 4], "\(requests)")
+    }
+
+    /// A resolver's request for H, whose plan of more than 64 steps makes X past its 64th step, from O, which holds
+    /// X: the build takes the graph's X where H asks for it. `Plan.takeFromGraph` took none past 64 steps (the
+    /// request built: `requestInGraph`); since branch largemasks the request's plan serves it (`Graph.requestSkips`).
+    @Test func aRequestTakesTheGraphsStepPastThe64th() throws {
+        let length = Plan.maxSteps + 6
+        var requests: [String: Int] = [:]
+        let run = try bothPaths { fx -> [String] in
+            let before = PlanStats.requestsOnThisThread()
+            let bridge = fx.bridge
+            try fx.register("O", [.resolver, dep("X")], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("H")).pointer)
+            }
+            for i in 0..<length { try fx.register("P\(i)", scope: .transient) }
+            try fx.register("X")
+            try fx.register("H", (0..<length).map { dep("P\($0)") } + [dep("X")], scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let o = try fx.resolve("O")
+                withExtendedLifetime(o) {
+                    let (oo, h) = (Obj.of(o), Obj.at(Obj.of(o).got[0]))
+                    seen.append("X made \(fx.tracker.made("X")), O's X is H's: \(oo.depPointer(1) == h.depPointer(length)), P0 made \(fx.tracker.made("P0"))")
+                }
+            }
+            if fx.container.usesPlans {
+                requests = PlanStats.requestsOnThisThread()
+                for (name, n) in before { requests[name, default: 0] -= n }
+                requests = requests.filter { $0.value != 0 }
+            }
+            return seen
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["X made 1, O's X is H's: true, P0 made 1", "X made 2, O's X is H's: true, P0 made 2"], "\(run.seen[0])")
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(requests == ["requests": 2, "plan": 2], "\(requests)")
+    }
+
+    /// A container-scoped step past the 64th step (R over 65 transients: step 65), and past the 128th (over 130):
+    /// `tooLarge` before branch largemasks (a run noted container steps by step in one word per kind); a plan now,
+    /// its masks `StepBits` (`Plan.wideMasks`). The build's behaviour on both paths: R made once per child, taken
+    /// from its cache by the second resolve (the transients under it not made), let go of at the child's close.
+    @Test(arguments: [65, 130]) func aContainerStepPastThe64thStepIsAPlan(transients: Int) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: transients), scope: .container)
+            try fx.register("T", scope: .transient)
+            var seen: [String] = []
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                var first: UnsafeMutableRawPointer?
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let r = Obj.of(h).depPointer(0)
+                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
+                        first = first ?? r
+                    }
+                }
+                _ = try child.close()
+                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let t = transients + 1
+        #expect(run.seen[0] == ["a: R the first: true, T made \(t)", "a: R the first: true, T made \(t + 1)", "a: R made 1 dropped 1",
+                                "b: R the first: true, T made \(2 * t + 1)", "b: R the first: true, T made \(2 * t + 2)", "b: R made 2 dropped 2"],
+                "\(run.seen[0])")
+    }
+
+    /// A factory failing after a container step past the 64th step: the build publishes nothing (the next resolve
+    /// makes R again) and lets go of what it made, last made first; the plan alike (`tooLarge` before branch largemasks).
+    @Test func aFailureAfterAContainerStepPastThe64thStepIsAPlan() throws {
+        let failing = Box(true)
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("F")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("F") { _ in if failing.value { throw TetherError(.factoryFailed, "F refused") } }
+            let child = try fx.child()
+            var seen: [String] = []
+            failing.value = true
+            do { _ = try fx.resolve("H", in: child) } catch let e as TetherError { seen.append("\(e.code): \(e.message)") }
+            seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), T dropped \(fx.tracker.dropped("T"))")
+            failing.value = false
+            for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+            seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            _ = try child.close()
+            return seen
+        }
+        #expect(run.counts == ["resolves": 3], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 3 && run.seen[0][0].contains("F refused") && run.seen[0][1] == "R made 1 dropped 1, T dropped 65"
+                && run.seen[0][2] == "R made 2 dropped 1", "\(run.seen[0])")
+        // R dropped before the transients it holds: dependents first.
+        let drops = run.logs[0].filter { $0.hasPrefix("drop") }
+        #expect(drops.prefix(2) == ["drop R", "drop T"], "\(drops.prefix(3))")
+    }
+
+    /// A resolver's request (a RESOLVER slot's get) for H, whose plan has a container step past the 64th step: the
+    /// request's plan replays into the graph with `StepBits` (`replayWideRequest`; `tooLarge` before branch largemasks),
+    /// as plans off: R published in the child once, the second request's R the first's.
+    @Test func aRequestOverAContainerStepPastThe64thStepIsAPlan() throws {
+        var requests: [String: Int] = [:]
+        let run = try bothPaths { fx -> [String] in
+            let before = PlanStats.requestsOnThisThread()
+            let bridge = fx.bridge
+            try fx.register("A", [.resolver], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("H")).pointer)
+            }
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            let child = try fx.child()
+            var rs: [UnsafeMutableRawPointer] = []
+            for _ in 0..<2 {
+                let a = try fx.resolve("A", in: child)
+                withExtendedLifetime(a) { rs.append(Obj.at(Obj.of(a).got[0]).depPointer(0)) }
+            }
+            let seen = ["same R: \(rs[0] == rs[1]), R made \(fx.tracker.made("R")), T made \(fx.tracker.made("T"))"]
+            if fx.container.usesPlans {
+                requests = PlanStats.requestsOnThisThread()
+                for (name, n) in before { requests[name, default: 0] -= n }
+                requests = requests.filter { $0.value != 0 }
+            }
+            _ = try child.close()
+            return seen + ["R dropped \(fx.tracker.dropped("R"))"]
+        }
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["same R: true, R made 1, T made 67", "R dropped 1"], "\(run.seen[0])")
+        // A's resolves are plans (a RESOLVER slot, no container step); so are the requests for H.
+        #expect(run.counts == ["resolves": 2], "\(run.counts)")
+        #expect(requests == ["requests": 2, "plan": 2], "\(requests)")
+    }
+
+    /// Two container steps past the 64th step, R1 cached in the child (a resolve of R1 first) and R2 not: the run
+    /// takes R1, skips the transients R1 asked for (`skipUnderCached`, its word 4 `StepBits`: no `mixedVariant`
+    /// keyed by a word for such a plan) and makes R2 once, as the build: T made per slot of the steps still made.
+    @Test func containerStepsPastThe64thStepSomeCachedArePlans() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R1"), dep("R2"), dep("T")], scope: .transient)
+            try fx.register("R1", Array(repeating: dep("T"), count: 66), scope: .container)
+            try fx.register("R2", Array(repeating: dep("T"), count: 3), scope: .container)
+            try fx.register("T", scope: .transient)
+            let child = try fx.child()
+            var seen: [String] = []
+            let r1 = try fx.resolve("R1", in: child)
+            seen.append("T made \(fx.tracker.made("T")), R1 made \(fx.tracker.made("R1"))")
+            for _ in 0..<2 {
+                let h = try fx.resolve("H", in: child)
+                withExtendedLifetime(h) {
+                    let o = Obj.of(h)
+                    seen.append("R1 the child's: \(o.depPointer(0) == r1.pointer), T made \(fx.tracker.made("T")), R2 made \(fx.tracker.made("R2"))")
+                }
+            }
+            _ = try child.close()
+            seen.append("R1 dropped \(fx.tracker.dropped("R1")), R2 dropped \(fx.tracker.dropped("R2"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 3], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["T made 66, R1 made 1", "R1 the child's: true, T made 70, R2 made 1",
+                                "R1 the child's: true, T made 71, R2 made 1", "R1 dropped 0, R2 dropped 1"], "\(run.seen[0])")
+    }
+
+    /// A child's own container-scoped R (a local step, `ChildWideRequestSteps`) past the 64th step of H's plan, over
+    /// the root's transients: made once per child, as the build, each child's plan the component's.
+    @Test func aChildsOwnContainerStepPastThe64thStepIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("T")], scope: .transient)
+            try fx.register("T", scope: .transient)
+            var seen: [String] = []
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container, in: child)
+                var first: UnsafeMutableRawPointer?
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let r = Obj.of(h).depPointer(0)
+                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
+                        first = first ?? r
+                    }
+                }
+                _ = try child.close()
+                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["a: R the first: true, T made 66", "a: R the first: true, T made 67", "a: R made 1 dropped 1",
+                                "b: R the first: true, T made 133", "b: R the first: true, T made 134", "b: R made 2 dropped 2"],
+                "\(run.seen[0])")
+    }
+
+    /// What is left of `tooLarge`: a container step past the 64th step in a plan that replays into a graph (creation
+    /// steps: S, a singleton not cached yet; slots made per resolve, completion callbacks), whose one-word masks are
+    /// the graph's (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`): the first resolve builds (counted
+    /// `notCached`, the warm plan's decline: its creation plan declines `tooLarge`, `Plan.recordCreating`, and a creating
+    /// record that would falls back to the warm one, `Plan.record`); once S is cached the warm plan (S a shared step)
+    /// serves the rest. The build's behaviour on both paths.
+    @Test func aCreationStepInAPlanWithAContainerStepPastThe64thStepBuilds() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("S")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+                _ = try child.close()
+                seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), S made \(fx.tracker.made("S")), T made \(fx.tracker.made("T"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4, "notCached": 1], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["R made 1 dropped 1, S made 1, T made 65", "R made 2 dropped 2, S made 1, T made 130"], "\(run.seen[0])")
     }
 
     /// An object plan (Swift objects, no instances) of more than maxSteps objects, one factory of 40 slots.

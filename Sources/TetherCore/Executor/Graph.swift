@@ -547,7 +547,7 @@ final class Graph {
         let made = plan.creations.count > 8 ? Set(cells.lazy.filter(\.made).map(\.key)) : nil
         for p in from..<to {
             let i = order?[p] ?? p
-            guard plan.steps[i].creates && replaySkips & 1 << UInt64(i) == 0 else { continue }
+            guard plan.steps[i].creates && !replaySkips.contains(i) else { continue }
             // (A local step publishes the resolving child's registration's: `Plan.registration(of:_:)`.)
             let registration = plan.registration(of: i, progress.pointee.locals)
             let key = registration.borrow { SharedCache.cellKey($0, .singleton, in: container) }
@@ -1025,7 +1025,7 @@ final class Graph {
         if !awaitingCells.isEmpty { awaitingCells.removeAll(keepingCapacity: true) }
         replayEntered = 0
         replayEnteredAt = 0
-        replaySkips = 0
+        replaySkips.removeAll()
         lateContainerClaims = 0
         switchesToCachedVariant = false
         // (Taken here, let go of last: `letGoReplayed`.)
@@ -1134,7 +1134,7 @@ final class Graph {
     private(set) var replayBuilt: [(step: Int, from: Int, to: Int)] = []
     /// Steps of that plan its run does not make (a bit per step, `Plan.takeBuilt`): taken from what a
     /// resolver's gets built first, or asked for only under those (the build never reaches them).
-    var replaySkips: UInt64 = 0
+    var replaySkips = StepBits()
 
     /// `registration`'s instance made in this graph (its index in `alive`), nil when none is (absent, under construction).
     func builtIndex(_ registration: Borrowed<Registration>) -> Int? {
@@ -1845,7 +1845,8 @@ final class Graph {
             (meanwhileOpen, meanwhileRuns) = saved
             for step in marked { table.endConstruction(step) }
             // Keys it built that the plan makes later: the graph's, as the build finds them where its walk asks.
-            requestSkips |= plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips, own.pointee.locals) }
+            let built = plan.borrow { $0.takeBuiltAsked(after: own.pointee.step, running.words, self, skips: requestSkips, own.pointee.locals) }
+            requestSkips.formUnion(built)
         }
         return try requested(registration, from: lookup, counts)
     }
@@ -1855,7 +1856,7 @@ final class Graph {
     /// completion callbacks (`enterStep`). `enterAsked` lets go of their words' references.
     private func enterRunning(_ plan: Borrowed<Plan>, _ running: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)) {
         plan.borrow { p in
-            for i in 0..<p.stepCount where !running.words.isNone(i) && requestSkips & 1 << UInt64(i) == 0 && !enteredEarly.contains(i) {
+            for i in 0..<p.stepCount where !running.words.isNone(i) && !requestSkips.contains(i) && !enteredEarly.contains(i) {
                 guard p.steps[i].isKeyed || p.steps[i].completes, !p.steps[i].isShared else { continue }
                 let index = alive.append(running.words[i].retained())
                 enteredEarly.append(i)
@@ -1882,7 +1883,7 @@ final class Graph {
         for _ in 0..<count { pop() }
         let own = requestProgress.unsafelyUnwrapped
         own.pointee.plan = .init(plan)
-        requestSkips |= plan.takeBuiltAsked(after: i, runningRequest.unsafelyUnwrapped.words, self, skips: requestSkips, own.pointee.locals)
+        requestSkips.formUnion(plan.takeBuiltAsked(after: i, runningRequest.unsafelyUnwrapped.words, self, skips: requestSkips, own.pointee.locals))
     }
 
     /// Where a request's plan notes its progress (made by the first): not the graph's, which a plan
@@ -1891,7 +1892,7 @@ final class Graph {
     private var requestProgress: UnsafeMutablePointer<PlanProgress>?
     /// The steps of the request's plan under way not made (`Plan.takeFromGraph`, `Plan.takeBuiltAsked`): taken
     /// from this graph, or asked for only under one of those (a bit each).
-    private(set) var requestSkips: UInt64 = 0
+    private(set) var requestSkips = StepBits()
 
     /// Whether `registration` is under construction in this graph (a frame's).
     func constructs(_ registration: Borrowed<Registration>) -> Bool { table.state(registration) == GraphTable.constructing }
@@ -1993,14 +1994,14 @@ final class Graph {
                 return .success(nil)
             }
             // A slot naming a step not made (only a taken key asked for it): the build's slot is another (`slotsMeetSkips`).
-            if skips != 0 && plan.borrow({ $0.slotsMeetSkips(words, skips) }) {
+            if !skips.isEmpty && plan.borrow({ $0.slotsMeetSkips(words, skips) }) {
                 words.releaseUnmoved(lastFirst: count)
                 reason = .requestSlots
                 return .success(nil)
             }
             requestSkips = skips
             runningRequest = (words, Borrowed(registration), Borrowed(lookup), frames.count)
-            defer { (requestSkips, runningRequest) = (0, nil) }
+            defer { (requestSkips, runningRequest) = (StepBits(), nil) }
             // Creation steps: their cells claimed first, the masks of a creating run further out kept aside meanwhile.
             let cellsBefore = cells.count
             let outerTakes = (claimedSkip, claimedHeld, unclaimedUnder)
@@ -2011,7 +2012,8 @@ final class Graph {
                 let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
                 let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
-                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
+                // (A creating plan's `skips` are its first 64 steps': past those `takeFromGraph` takes none.)
+                guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -2225,7 +2227,7 @@ final class Graph {
     private func enterAsked(_ plan: Borrowed<Plan>, _ words: ReferenceWords<Instance>, count: Int, failed: Int?,
                             root: Borrowed<Registration>, _ lookup: Container) -> Int {
         // Past the failed step, and what the graph had or only those asked for: not the request's to enter.
-        for i in 0..<count where i >= failed ?? count || requestSkips & 1 << UInt64(i) != 0 {
+        for i in 0..<count where i >= failed ?? count || requestSkips.contains(i) {
             words.releaseUnmoved(i)
             words.base[i] = ReferenceWords<Instance>.none
         }

@@ -4,9 +4,11 @@
 
 /// Whether a replay takes a child's own registrations for local steps (`Plan.Locals`), and whether it
 /// reads the request (`Plan.RequestRun`): specialized per type, so a plan without either reads neither.
+/// `Mask`: the type of the run's step masks (`StepMask`): one word, or `StepBits` for a plan that `wideMasks`.
 protocol StepBinding {
     static var bindsLocals: Bool { get }
     static var readsRequest: Bool { get }
+    associatedtype Mask: StepMask = WordMask
 }
 /// A plan's own steps only.
 enum OwnSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { false } }
@@ -16,6 +18,14 @@ enum ChildSteps: StepBinding { static var bindsLocals: Bool { true }; static var
 enum OwnRequestSteps: StepBinding { static var bindsLocals: Bool { false }; static var readsRequest: Bool { true } }
 /// `ChildSteps` of a plan with value or container steps.
 enum ChildRequestSteps: StepBinding { static var bindsLocals: Bool { true }; static var readsRequest: Bool { true } }
+/// `OwnRequestSteps` of a plan that `wideMasks` (a container step past the 64th step): its masks `StepBits`.
+enum OwnWideRequestSteps: StepBinding {
+    static var bindsLocals: Bool { false }; static var readsRequest: Bool { true }; typealias Mask = StepBits
+}
+/// `ChildRequestSteps` of a plan that `wideMasks`.
+enum ChildWideRequestSteps: StepBinding {
+    static var bindsLocals: Bool { true }; static var readsRequest: Bool { true }; typealias Mask = StepBits
+}
 
 extension Plan {
     /// Step `i`'s registration: a local step's is the resolving child's in its slot.
@@ -40,9 +50,12 @@ extension Plan {
         var arguments: UnsafePointer<Argument>? = nil
         /// For a plan that `readsRequest`: what its run reads of the request (else nil).
         var request: UnsafeMutablePointer<RequestRun>? = nil
-        /// The request's `ContainerClaims` words (`RequestRun.words`, at its address).
+        /// The request's `ContainerClaims` words (`RequestRun.words`, at its address; a wide run's, `RequestRun.wide`).
         var claims: UnsafeMutablePointer<UInt> {
-            @inline(__always) get { UnsafeMutableRawPointer(request.unsafelyUnwrapped).assumingMemoryBound(to: UInt.self) }
+            @inline(__always) get {
+                if B.Mask.isWide { return request.unsafelyUnwrapped.pointee.wide.unsafelyUnwrapped }
+                return UnsafeMutableRawPointer(request.unsafelyUnwrapped).assumingMemoryBound(to: UInt.self)
+            }
         }
     }
 
@@ -52,6 +65,8 @@ extension Plan {
     /// `Locals.claims`): no buffer of their own to allocate and clear.
     struct RequestRun {
         var words: (UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0)
+        /// A plan that `wideMasks`: its `ContainerClaims`' words (5 kinds of `StepBits.width` words), instead of `words`.
+        var wide: UnsafeMutablePointer<UInt>? = nil
         let resolving: Borrowed<Container>
         let thread: UnsafeMutableRawPointer
         /// The `SupersedeClock` read before the plan was picked (`PlanProgress.builtSince`): a container step
@@ -72,11 +87,32 @@ extension Plan {
     /// thread holds that made the run decline (retained, `Ref.word`; 0: none): waited for, then run again
     /// (a graph's replay: the step + 1 where a failed claim is reported), word 4 the steps a run finding
     /// some container steps cached and others not skips (`skipUnderCached`).
-    private struct ContainerClaims {
+    /// Each kind is a `Mask` in `width` words (`StepMask.width`: one for `WordMask`), one after the other (word 3: its first).
+    private struct ContainerClaims<Mask: StepMask> {
         let words: UnsafeMutablePointer<UInt>
-        @inline(__always) func isCached(_ step: Int) -> Bool { words[0] & 1 << UInt(step) != 0 }
-        @inline(__always) func holds(_ n: Int) -> Bool { words[1] & 1 << UInt(n) != 0 }
+        let width: Int
+        @inline(__always) init(words: UnsafeMutablePointer<UInt>, steps: Int) {
+            self.words = words
+            width = Mask.isWide ? Mask.width(steps: steps) : 1
+        }
+        /// Kind `k`'s words.
+        @inline(__always) func kind(_ k: Int) -> UnsafeMutablePointer<UInt> { words + k * width }
+        @inline(__always) func isCached(_ step: Int) -> Bool { Mask.test(step, in: words) }
+        @inline(__always) func holds(_ n: Int) -> Bool { Mask.test(n, in: kind(1)) }
+        /// Kind `k` as a set.
+        @inline(__always) func load(_ k: Int) -> Mask { Mask.load(kind(k), width: width) }
+        /// Whether kind `k` has any bit.
+        @inline(__always) func any(_ k: Int) -> Bool { Mask.isWide ? (0..<width).contains { kind(k)[$0] != 0 } : words[k] != 0 }
+        /// Word 3: the cell another thread holds, or the step + 1 where a failed claim is reported (0: none).
+        var failed: UInt {
+            @inline(__always) get { kind(3)[0] }
+            @inline(__always) nonmutating set { kind(3)[0] = newValue }
+        }
     }
+
+    /// The run's `ContainerClaims` (`Locals.claims`).
+    @inline(__always)
+    private func claims<B>(_ locals: Locals<B>) -> ContainerClaims<B.Mask> { .init(words: locals.claims, steps: steps.count) }
 
     /// Replays a plan that does not complete, on its own; the root carries a
     /// reference for the caller. Nil: the plan declined (a shared dependency is
@@ -112,6 +148,7 @@ extension Plan {
     private func runRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>? = nil) -> Result<Ref<Instance>?, TetherError> {
+        if wideMasks { return runWideRequest(M.self, specs, progress, arguments, from: container, thread: thread, tracer: tracer) }
         var waits = 0
         let builtSince = progress.pointee.builtSince  // before a factory's nested resolve writes it
         while true {
@@ -125,7 +162,7 @@ extension Plan {
                            tracer: M.traced ? tracer : nil)
             }
             // Claims a failed or declined run still holds (a run that succeeded published them).
-            if request.words.1 != 0 { endClaims(request.words.1, progress, from: container, thread: thread) }
+            if request.words.1 != 0 { endClaims(WordMask(word: request.words.1), progress, from: container, thread: thread) }
             // (Word 0 first: a run that took no container step cached tests nothing more.)
             if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
                 return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
@@ -142,13 +179,48 @@ extension Plan {
         }
     }
 
-    /// The claims a failed or declined run of `runRequest` still holds, ended. Out of line: the cold path.
+    /// `runRequest` of a plan that `wideMasks`: its claims' words (`RequestRun.wide`) in a buffer sized for it; no
+    /// `mixedVariant` (their key is a word). Out of line, as `runLarge`.
     @inline(never)
-    private func endClaims(_ held: UInt, _ progress: UnsafeMutablePointer<PlanProgress>, from container: Container,
-                           thread: UnsafeMutableRawPointer) {
+    private func runWideRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                                            _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                                            thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
+        var waits = 0
+        let builtSince = progress.pointee.builtSince  // before a factory's nested resolve writes it
+        let width = StepBits.width(steps: steps.count)
+        while true {
+            let (outcome, cached, failed) = withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5 * width) { buffer in
+                buffer.initialize(repeating: 0)
+                var request = RequestRun(resolving: .init(container), thread: thread, builtSince: builtSince)
+                request.wide = buffer.baseAddress!
+                let outcome = withUnsafeMutablePointer(to: &request) { request in
+                    if hasLocals {
+                        return run(specs, progress, Locals<ChildWideRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress,
+                                                                                  request: request), tracer: M.traced ? tracer : nil)
+                    }
+                    return run(specs, progress, Locals<OwnWideRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress,
+                                                                            request: request), tracer: M.traced ? tracer : nil)
+                }
+                let claims = ContainerClaims<StepBits>(words: buffer.baseAddress!, steps: steps.count)
+                // Claims a failed or declined run still holds (a run that succeeded published them).
+                if claims.any(1) { endClaims(claims.load(1), progress, from: container, thread: thread) }
+                return (outcome, claims.load(0).count, claims.failed)
+            }
+            if cached != 0, cachedVariant != nil, case .success(nil) = outcome, cached == containerSteps.count {
+                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
+            }
+            guard failed != 0, waitedForHeld(failed, &waits, progress, thread: thread) else { return outcome }
+        }
+    }
+
+    /// The claims a failed or declined run of `runRequest` still holds (`held`, by container step number), ended.
+    /// Out of line: the cold path.
+    @inline(never)
+    private func endClaims<Mask: StepMask>(_ held: Mask, _ progress: UnsafeMutablePointer<PlanProgress>, from container: Container,
+                                           thread: UnsafeMutableRawPointer) {
         // (A local container step's registration is the resolving child's: `fits` wrote it to `locals`.)
         let locals = Locals<ChildSteps>(base: progress.pointee.locals)
-        for n in 0..<containerSteps.count where held & 1 << UInt(n) != 0 {
+        for n in 0..<containerSteps.count where held.contains(n) {
             registration(containerSteps[n], locals).borrow { container.endScopedClaim($0, thread: thread) }
         }
     }
@@ -371,6 +443,7 @@ extension Plan {
     private func replayRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                            _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                            lookup: Container) -> Result<Bool, TetherError> {
+        if wideMasks { return replayWideRequest(M.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         var request = RequestRun(resolving: .init(lookup), thread: graph.thread, builtSince: .max)  // the graph publishes (its own)
         return withUnsafeMutablePointer(to: &request) { request in
             if hasLocals {
@@ -379,6 +452,30 @@ extension Plan {
             }
             return replay(M.self, into: graph, made, specs, progress,
                           Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request), lookup: lookup)
+        }
+    }
+
+    /// `replayRequest` of a plan that `wideMasks`: its claims' words (`RequestRun.wide`) in a buffer sized for it. Such
+    /// a plan has no creation steps, slots or completion callbacks (`Recorder.finishSlots`): the graph's one-word masks
+    /// (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`) stay empty. Out of line, as `replayLarge`.
+    @inline(never)
+    private func replayWideRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
+                                               _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
+                                               lookup: Container) -> Result<Bool, TetherError> {
+        withUnsafeTemporaryAllocation(of: UInt.self, capacity: 5 * StepBits.width(steps: steps.count)) { buffer in
+            buffer.initialize(repeating: 0)
+            var request = RequestRun(resolving: .init(lookup), thread: graph.thread, builtSince: .max)  // the graph publishes (its own)
+            request.wide = buffer.baseAddress!
+            return withUnsafeMutablePointer(to: &request) { request in
+                if hasLocals {
+                    return replay(M.self, into: graph, made, specs, progress,
+                                  Locals<ChildWideRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                                  lookup: lookup)
+                }
+                return replay(M.self, into: graph, made, specs, progress,
+                              Locals<OwnWideRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
+                              lookup: lookup)
+            }
         }
     }
 
@@ -440,9 +537,9 @@ extension Plan {
     @inline(never)
     private func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
                                  creates: Bool, from: Int = 0, to: Int? = nil) {
-        let claims = ContainerClaims(words: locals.claims)
-        let skips = slots.isEmpty ? 0 : graph.replaySkips
-        for i in from..<(to ?? steps.count) where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 {
+        let claims = self.claims(locals)
+        let skips = !slots.isEmpty
+        for i in from..<(to ?? steps.count) where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && !(skips && graph.replaySkips.contains(i)) {
             let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: self.lookup(of: i, locals.base)?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
@@ -460,9 +557,9 @@ extension Plan {
     @inline(never)
     private func enterCreated<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
                                  from: Int, to: Int, variant: Int, positions: Range<Int> = 0..<0) {
-        let skips = slots.isEmpty ? 0 : graph.replaySkips  // (none is `made.isNone`; one taken the graph entered as made)
+        let skips = !slots.isEmpty  // (none is `made.isNone`; one taken the graph entered as made)
         func enter(_ i: Int) {
-            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && skips & 1 << UInt64(i) == 0 else { return }
+            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && !(skips && graph.replaySkips.contains(i)) else { return }
             let completes = steps[i].completes && (!steps[i].creates || graph.madeHere(registration(i, locals)))
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: completes, lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
         }
@@ -478,8 +575,8 @@ extension Plan {
     /// a local step under the resolving child's registration (its completion callbacks are that one's).
     @inline(__always)
     private func enterSteps<B>(into graph: Graph, _ locals: Locals<B>, lookup: Container, from: Int, to: Int) {
-        let skips = slots.isEmpty ? 0 : graph.replaySkips  // taken from what a resolver built (entered then), or not made
-        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && skips & 1 << UInt64(i) == 0 {
+        let skips = !slots.isEmpty  // taken from what a resolver built (entered then), or not made
+        for i in from..<to where (steps[i].isKeyed || steps[i].completes) && !(skips && graph.replaySkips.contains(i)) {
             // (A step under a singleton from further up: its callbacks resolve from that one's container, `Step.lookup`.)
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes,
                                 lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
@@ -665,7 +762,7 @@ extension Plan {
         // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
         var missing = Int.max
         // Shared steps first asked for under container steps, not cached: decided once those are claimed (`takeShared`).
-        var unasked: UInt = 0
+        var unasked = B.Mask()
         if hasShared && !takeShared(M.self, &run, locals, &missing, &unasked) {
             letGo(M.self, &run, count: count)
             // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
@@ -680,22 +777,22 @@ extension Plan {
             return .success(false)
         }
         // One a step still made asks for (a container step not cached over it): the plan for the caches' state makes it.
-        if B.readsRequest && unasked != 0 && !unaskedUnderCached(unasked, locals) {
+        if B.readsRequest && !unasked.isEmpty && !unaskedUnderCached(unasked, locals) {
             if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
             return .success(false)
         }
         // Read once: a plan without container steps checks no step for one.
-        let claims = B.readsRequest && hasContainer ? ContainerClaims(words: locals.claims) : nil
+        let claims = B.readsRequest && hasContainer ? self.claims(locals) : nil
         // The container steps taken cached: the steps only they asked for are not made (a build never reaches them).
         let cachedAll = claims != nil && allContainersCached(claims!)
         // The steps the run does not make, decided once (a bit each): the container steps taken cached, and the steps under them.
-        var skip: UInt = claims == nil ? 0 : containerSkips(claims!)
+        var skip = claims == nil ? B.Mask() : containerSkips(claims!)
         // Creation steps the claims left under container steps found cached (`Graph.unclaimedUnder`): not made, the
         // build never asks for them; one of those not cached now (reset meanwhile) would be: the plan for the state now.
         if M.creates, case let unclaimed = graph.unsafelyUnwrapped.graph.borrow({ $0.unclaimedUnder }),
-           unclaimed != 0 && unclaimed & ~skip != 0 {
+           unclaimed != 0 && !B.Mask(word: unclaimed).subtracting(skip).isEmpty {
             graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
@@ -703,16 +800,16 @@ extension Plan {
         }
         // Creation steps another thread published before their claims: taken, and the steps under them not made.
         if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
-            skip |= graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }
+            skip.formUnion(B.Mask(word: graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }))
         }
         // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
         var end = madeSteps.count
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
-        let requestSkips = M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips } : 0
-        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`.)
-        if M.requests && M.creates { skip |= UInt(truncatingIfNeeded: requestSkips) }
+        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`. Its first 64
+        // steps: a creation plan's masks are one word, `claimedSkip`.)
+        if M.requests && M.creates { skip.formUnion(B.Mask(word: graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips.low })) }
         progress.pointee.plan = .init(self)
         // The next check (`CreationCheck`: a creation or container step published meanwhile, `takePublished`), and the
         // last made step a creation step published meanwhile spares the run (graph mode).
@@ -764,19 +861,19 @@ extension Plan {
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
-            if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips }) & 1 << UInt64(i) != 0 { continue }
+            if makesSlots && !M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(i) }) { continue }
             // A resolver's request: the graph has it, or it was asked for only under one of those (`takeFromGraph`).
             // (Read at each step: a request made meanwhile may have built a later step's key, `takeBuiltAsked`.)
-            if M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.requestSkips }) & 1 << UInt64(i) != 0 { continue }
+            if M.requests && graph.unsafelyUnwrapped.graph.borrow({ $0.requestSkips.contains(i) }) { continue }
             // A container step's claim failed: the build reports it where it asks for that step.
-            if M.destination == .graph && claims != nil && claims!.words[3] != 0 && UInt(i) + 1 >= claims!.words[3] {
+            if M.destination == .graph && claims != nil && claims!.failed != 0 && UInt(i) + 1 >= claims!.failed {
                 progress.pointee.plan = nil
                 // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
                 if M.requests { progress.pointee.step = i; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
-            if skip != 0 && skip & 1 << UInt(i) != 0 { continue }
+            if (B.Mask.isWide || !skip.isEmpty) && skip.contains(i) { continue }
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
             if M.traced {
@@ -849,7 +946,7 @@ extension Plan {
             if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
-            if claims != nil && claims!.words[3] != 0 {
+            if claims != nil && claims!.failed != 0 {
                 if M.requests { progress.pointee.step = progress.pointee.cut; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
@@ -927,24 +1024,24 @@ extension Plan {
     @inline(never)
     private func takePublished<B, M: RunMode>(_: M.Type, _ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                               _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
-                                              _ graph: GraphRun?, told: inout Int, taken: inout UInt,
+                                              _ graph: GraphRun?, told: inout Int, taken: inout B.Mask,
                                               _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0) -> Int {
         let switches = !M.cuts && !M.traced && !M.requests
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
-        let built = M.destination == .graph && !slots.isEmpty && !M.requests ? graph.unsafelyUnwrapped.graph.borrow { $0.replaySkips } : 0
+        let built = M.destination == .graph && !slots.isEmpty && !M.requests
         var skipTo = -1
         while check < checks.count && checks[check].at <= max(n, skipTo) {
             let found = checks[check]
             check += 1
             guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
-            guard built & 1 << UInt64(found.step) == 0 else { continue }
+            guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
             // (Not a container step claimed late and not claimed yet: `claimLate` takes one published before its claim.)
             guard found.container < 0 || unclaimed & 1 << UInt(found.step) == 0 else { continue }
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`, a container step taken cached. In a
             // variant's order, the steps it asked for first there are not made either, as the build finding it cached makes none.)
-            guard taken & 1 << UInt(found.step) == 0 else {
+            guard !taken.contains(found.step) else {
                 if order.baseAddress != madeSteps.baseAddress { skipTo = found.made }
                 continue
             }
@@ -971,7 +1068,7 @@ extension Plan {
                 let variant = publishedVariants[found.variant]
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
                 progress.pointee.variant = found.variant
-                taken |= variant.skip
+                taken.formUnion(B.Mask(word: variant.skip))  // (no variant over container steps: one word)
                 continue
             }
             // Its dependencies' steps: those right before it that descend from it (post-order).
@@ -979,7 +1076,7 @@ extension Plan {
             while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
             if found.container >= 0 {
                 // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
-                for j in (found.at == found.made ? found.step : first)...found.step { taken |= 1 << UInt(j) }
+                for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
             } else {
                 skipTo = found.made
             }
@@ -1003,9 +1100,10 @@ extension Plan {
         let container = request?.resolving ?? self.lookup(of: c, locals.base) ?? graph.unsafelyUnwrapped.lookup
         guard let hit = registration(c, locals).borrow({ r in container.borrow { $0.retainedScoped(of: r) } }) else { return nil }
         if M.destination == .block { run.pointers[c] = UInt(bitPattern: hit.borrow { $0.pointer }) }
-        locals.claims[0] |= 1 << UInt(c)
+        let claims = self.claims(locals)
+        B.Mask.set(c, in: claims.kind(0))
         if let request {
-            locals.claims[1] &= ~(1 << UInt(found.container))
+            B.Mask.clear(found.container, in: claims.kind(1))
             registration(c, locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: request.thread) } }
         }
         return hit
@@ -1045,7 +1143,7 @@ extension Plan {
             guard !made.isNone(j) else { continue }  // spared: not asked for
             // A request's: a key the graph has (taken from it, or shared and keyed there: the build's `existing`
             // finds it in the table), or a step only such a key asked for: no hit.
-            if let graph = run.asking, graph.borrow({ g in g.requestSkips & 1 << UInt64(j) != 0
+            if let graph = run.asking, graph.borrow({ g in g.requestSkips.contains(j)
                 || steps[j].isShared && g.builtIndex((locals.map { registration(j, $0) } ?? steps[j].registration)) != nil }) { continue }
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
@@ -1222,7 +1320,7 @@ extension Plan {
     /// Session's WEAK slot names, a singleton reset under one).
     @inline(__always)
     private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int,
-                                           _ unasked: inout UInt) -> Bool {
+                                           _ unasked: inout B.Mask) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -1250,7 +1348,7 @@ extension Plan {
                     // (Not a block's: its records name every shared step's pointer.)
                     guard B.readsRequest && hasContainer && M.destination != .block && !shared.inResolving
                             && steps[shared.step].askedUnderContainer else { return false }
-                    unasked |= 1 << UInt(shared.step)
+                    unasked.insert(shared.step)
                     continue
                 }
                 hit = retained
@@ -1286,37 +1384,38 @@ extension Plan {
     /// not (`Graph` makes only what the cached ones do not already hold).
     private func takeContainer<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>) -> Bool {
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = locals.claims
+        let claims = self.claims(locals)
         let container = request.resolving
         var cached = 0
         for n in 0..<containerSteps.count {
             let i = containerSteps[n]
+            let made = B.Mask.place(i, in: claims.kind(2))
             let found = registration(i, locals).borrow { r in
-                container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: claims + 2, madeBit: 1 << UInt(i)) }
+                container.borrow { $0.claimScoped(r, thread: request.thread, madeWord: made.word, madeBit: made.bit) }
             }
             switch found {
             case .published(let hit):
                 run.instances.set(i, hit)
                 if M.destination == .block { run.pointers[i] = UInt(bitPattern: hit.borrow { $0.pointer }) }
-                claims[0] |= 1 << UInt(i)
+                B.Mask.set(i, in: claims.kind(0))
                 cached += 1
             case .claimed:
-                claims[1] |= 1 << UInt(n)
+                B.Mask.set(n, in: claims.kind(1))
             case .heldElsewhere(let cell):
                 // Held by the token this thread resolves for (a factory of it suspended): taken back, as a build's claim does.
                 switch claimForToken(i, locals) {
                 case .published(let hit)?:
                     run.instances.set(i, hit)
                     if M.destination == .block { run.pointers[i] = UInt(bitPattern: hit.borrow { $0.pointer }) }
-                    claims[0] |= 1 << UInt(i)
+                    B.Mask.set(i, in: claims.kind(0))
                     cached += 1
                 case .claimed?:
-                    claims[1] |= 1 << UInt(n)
+                    B.Mask.set(n, in: claims.kind(1))
                 case .heldElsewhere(let held)?:
-                    claims[3] = Ref(retaining: held).word
+                    claims.failed = Ref(retaining: held).word
                     return false
                 case nil:
-                    claims[3] = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
+                    claims.failed = Ref(retaining: cell).word  // waited for once the run let go of its claims (`runRequest`)
                     return false
                 case .heldHere?:
                     return false
@@ -1336,8 +1435,9 @@ extension Plan {
     private func claimForToken<B>(_ i: Int, _ locals: Locals<B>) -> Container.ScopedClaim? {
         let request = locals.request.unsafelyUnwrapped.pointee
         guard let token = SharedCache.token(of: request.thread) else { return nil }
+        let made = B.Mask.place(i, in: claims(locals).kind(2))
         return registration(i, locals).borrow { r in
-            request.resolving.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: locals.claims + 2, madeBit: 1 << UInt(i)) }
+            request.resolving.borrow { $0.claimScoped(r, thread: request.thread, token: token, madeWord: made.word, madeBit: made.bit) }
         }
     }
 
@@ -1352,7 +1452,7 @@ extension Plan {
     @inline(never)
     private func claimContainerSteps<B, M: RunMode>(_: M.Type, _ run: RunState, _ locals: Locals<B>, _ into: GraphRun,
                                                     _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
-        let claims = locals.claims
+        let claims = self.claims(locals)
         // A run up to a cut (`replayCut`): only those the build asks for before the step it meets (made
         // before the cut, or that step's askers), which it then refuses before any cache (`Graph.existing`).
         let (cut, met) = M.cuts ? (progress.pointee.cut, progress.pointee.met) : (Int.max, -1)
@@ -1364,9 +1464,7 @@ extension Plan {
         }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
-        // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
-        let taken = M.requests ? into.graph.borrow { $0.requestSkips } : 0
-        // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
+                // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
         // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
         let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
         var deferred: UInt = 0
@@ -1374,7 +1472,8 @@ extension Plan {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
             if published & 1 << UInt(i) != 0 { continue }
-            if M.requests && taken & 1 << UInt64(i) != 0 { continue }
+            // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
+            if M.requests && into.graph.borrow({ $0.requestSkips.contains(i) }) { continue }
             if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
@@ -1382,12 +1481,12 @@ extension Plan {
             guard claimed else { return false }
             if let failure {
                 into.graph.borrow { $0.deferredFailure = failure }
-                claims[3] = UInt(at) + 1
+                claims.failed = UInt(at) + 1
                 break
             }
             if let hit {
                 run.instances.set(i, hit)
-                claims[0] |= 1 << UInt(i)
+                B.Mask.set(i, in: claims.kind(0))
                 // Taken cached, the build never asks for the step it would meet: it decides.
                 if asker {
                     into.graph.borrow { $0.dropContainerClaims() }
@@ -1397,15 +1496,15 @@ extension Plan {
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
         // `cachedVariant` found none cached, `requestVariant`: one cached since is the build's, which makes fewer.)
-        let cached = claims[0].nonzeroBitCount
+        let cached = claims.load(0).count
         // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
         // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
-        if cachedVariant != nil && !M.cuts && !M.requests && cached == containerSteps.count && claims[3] == 0 && deferred == 0 {
+        if cachedVariant != nil && !M.cuts && !M.requests && cached == containerSteps.count && claims.failed == 0 && deferred == 0 {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToCachedVariant = true }
             return false
         }
         guard cached == 0 || (cached == containerSteps.count && !(M.requests && cachedVariant != nil))
-                || claims[3] == 0 && skipUnderCached(claims, locals, endClaims: false) else {
+                || claims.failed == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             return false
         }
@@ -1419,7 +1518,7 @@ extension Plan {
     /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
     /// the claim's error, which the build reports there.
     @inline(never)
-    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout UInt, _ run: RunState,
+    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout B.Mask, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
         for c in containerSteps where late & 1 << UInt(c) != 0 {
             var first = c
@@ -1427,7 +1526,7 @@ extension Plan {
             guard first <= i else { continue }
             late &= ~(1 << UInt(c))
             // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
-            if into.graph.borrow({ $0.replaySkips }) & 1 << UInt64(c) != 0 || skip & 1 << UInt(c) != 0 { continue }
+            if into.graph.borrow({ $0.replaySkips.contains(c) }) || skip.contains(c) { continue }
             let claimed = into.graph.borrow { g in
                 g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c) }
             }
@@ -1436,8 +1535,8 @@ extension Plan {
             case .success(nil): continue
             case .success(let hit?):
                 run.instances.set(c, hit)
-                locals.claims[0] |= 1 << UInt(c)
-                for j in first...c where j == c || descends(j, from: c) { skip |= 1 << UInt(j) }
+                B.Mask.set(c, in: claims(locals).kind(0))
+                for j in first...c where j == c || descends(j, from: c) { skip.insert(j) }
                 if let tracer = run.tracer {
                     tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
                     told = c + 1
@@ -1476,7 +1575,7 @@ extension Plan {
     func unasked(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         guard steps.count <= UInt.bitWidth else { return false }
         let skip = steps.indices.reduce(0 as UInt) { mask, k in cached.contains { k == $0 || descends(k, from: $0) } ? mask | 1 << UInt(k) : mask }
-        return unasked(j, skipping: skip, Locals<ChildSteps>(base: locals))
+        return unasked(j, skipping: WordMask(word: skip), Locals<ChildSteps>(base: locals))
     }
 
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
@@ -1490,7 +1589,7 @@ extension Plan {
     /// thread that needs it is refused as unfinished, as under `Graph`, `SharedCache.claim`).
     @inline(__always)
     private func madeContainer<B>(_ i: Int, _ locals: Locals<B>) {
-        locals.claims[2] |= 1 << UInt(i)
+        B.Mask.set(i, in: claims(locals).kind(2))
     }
 
     /// After a successful run: the container steps made go to the resolving container's cache,
@@ -1499,7 +1598,7 @@ extension Plan {
     private func publishContainer<B>(_ run: RunState, _ locals: Locals<B>) {
         let made = run.instances
         let request = locals.request.unsafelyUnwrapped.pointee
-        let claims = ContainerClaims(words: locals.claims)
+        let claims = self.claims(locals)
         for n in 0..<containerSteps.count where claims.holds(n) {
             let i = containerSteps[n]
             registration(i, locals).borrow { r in
@@ -1507,10 +1606,10 @@ extension Plan {
                     request.resolving.borrow { _ = $0.publishScoped(r, instance, endingClaimOf: request.thread, builtSince: request.builtSince) }
                 }
             }
-            claims.words[1] &= ~(1 << UInt(n))
+            B.Mask.clear(n, in: claims.kind(1))
         }
         // Cached ones were not made: what was taken for them alone is let go of (the root is the caller's).
-        if claims.words[0] != 0 { Plan.letGo(made, count: steps.count - 1, split: run.split) }
+        if claims.any(0) { Plan.letGo(made, count: steps.count - 1, split: run.split) }
     }
 
     /// Some container steps taken cached, others claimed (`takeContainer`, `claimContainerSteps`): the
@@ -1520,17 +1619,17 @@ extension Plan {
     /// takes a made one skipped (the build makes that one where it asks), a block would miss a record,
     /// or the plan has a `cachedVariant` (its made steps are not marked).
     @inline(never)
-    private func skipUnderCached<B>(_ claims: UnsafeMutablePointer<UInt>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
+    private func skipUnderCached<B>(_ claims: ContainerClaims<B.Mask>, _ locals: Locals<B>, endClaims: Bool) -> Bool {
         guard cachedVariant == nil else { return false }
         // (Only container steps have bits in word 0.)
-        guard let (skip, _) = stepsUnder(claims[0], held: sharedMask, locals) else { return false }
-        if blockWords > 0 && madeSteps.contains(where: { skip & 1 << UInt($0) != 0 && !steps[$0].isContainer }) { return false }
-        claims[4] = skip
+        guard let (skip, _) = stepsUnder(claims.load(0), held: sharedMask() as B.Mask, locals) else { return false }
+        if blockWords > 0 && madeSteps.contains(where: { skip.contains($0) && !steps[$0].isContainer }) { return false }
+        skip.store(in: claims.kind(4), width: claims.width)
         guard endClaims else { return true }
-        for n in 0..<containerSteps.count where claims[1] & 1 << UInt(n) != 0 && skip & 1 << UInt(containerSteps[n]) != 0 {
+        for n in 0..<containerSteps.count where claims.holds(n) && skip.contains(containerSteps[n]) {
             let container = locals.request.unsafelyUnwrapped.pointee.resolving
             registration(containerSteps[n], locals).borrow { r in container.borrow { $0.endScopedClaim(r, thread: locals.request.unsafelyUnwrapped.pointee.thread) } }
-            claims[1] &= ~(1 << UInt(n))
+            B.Mask.clear(n, in: claims.kind(1))
         }
         return true
     }
@@ -1540,15 +1639,15 @@ extension Plan {
     /// (`used`) those of them a step still made takes. Nil when a step still made takes one of them not in
     /// `held` (as a DEP, a WEAK slot's step, an ALL slot's item): the build makes it where that step asks,
     /// another order (a LAZY cell waits for one skipped: `makeSlots`).
-    private func stepsUnder<B>(_ taken: UInt, held: UInt, _ locals: Locals<B>) -> (skip: UInt, used: UInt)? {
-        var skip: UInt = 0, used: UInt = 0
+    private func stepsUnder<B>(_ taken: B.Mask, held: B.Mask, _ locals: Locals<B>) -> (skip: B.Mask, used: B.Mask)? {
+        var skip = B.Mask(), used = B.Mask()
         for j in 0..<steps.count {
             var k = steps[j].parent
-            while k >= 0 && taken & 1 << UInt(k) == 0 { k = steps[k].parent }
-            if k >= 0 { skip |= 1 << UInt(j) }
+            while k >= 0 && !taken.contains(k) { k = steps[k].parent }
+            if k >= 0 { skip.insert(j) }
         }
         // (A step taken is not made: its inputs are among those skipped.)
-        for j in madeSteps where skip & 1 << UInt(j) == 0 && taken & 1 << UInt(j) == 0 {
+        for j in madeSteps where !skip.contains(j) && !taken.contains(j) {
             let count = registration(j, locals).borrow { $0.params.count }
             for s in 0..<count {
                 let input = inputs[steps[j].firstInput + s]
@@ -1558,9 +1657,9 @@ extension Plan {
                     let n = Plan.slotNumber(input)
                     if slots[n].kind == .weak { named = [slots[n].step] } else if slots[n].kind == .all { named = slots[n].items }
                 }
-                for k in named where skip & 1 << UInt(k) != 0 {
-                    guard held & 1 << UInt(k) != 0 else { return nil }
-                    used |= 1 << UInt(k)
+                for k in named where skip.contains(k) {
+                    guard held.contains(k) else { return nil }
+                    used.insert(k)
                 }
             }
         }
@@ -1568,7 +1667,7 @@ extension Plan {
     }
 
     /// The bit of each shared step (the run takes them from their caches before any factory).
-    private var sharedMask: UInt { sharedSteps.reduce(0) { $0 | 1 << UInt($1.step) } }
+    private func sharedMask<Mask: StepMask>() -> Mask { sharedSteps.reduce(into: Mask()) { $0.insert($1.step) } }
 
     /// `stepsUnder` of creation steps `taken` that `Graph.claimCreations` found published: the steps the run
     /// does not make besides them, and those of them a step still made takes (a shared step, or one taken:
@@ -1576,7 +1675,8 @@ extension Plan {
     /// picks the plan for the state found (past a word of steps, too).
     func stepsUnder(published taken: UInt, _ locals: UnsafeMutablePointer<Borrowed<Registration>>, traced: Bool) -> (skip: UInt, used: UInt)? {
         guard steps.count <= UInt.bitWidth else { return nil }
-        return stepsUnder(taken, held: traced ? 0 : sharedMask | taken, Locals<ChildSteps>(base: locals))
+        let held = traced ? WordMask() : WordMask(word: (sharedMask() as WordMask).word | taken)
+        return stepsUnder(WordMask(word: taken), held: held, Locals<ChildSteps>(base: locals)).map { (skip: $0.skip.word, used: $0.used.word) }
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
@@ -1653,26 +1753,28 @@ extension Plan {
 
     /// Whether every container step was taken cached (`claims`' word 0).
     @inline(__always)
-    private func allContainersCached(_ claims: ContainerClaims) -> Bool {
-        claims.words[0] != 0 && claims.words[0].nonzeroBitCount == containerSteps.count
+    private func allContainersCached<Mask>(_ claims: ContainerClaims<Mask>) -> Bool {
+        claims.any(0) && claims.load(0).count == containerSteps.count
     }
 
     /// The steps a run does not make for its container steps (a bit each): those taken cached, and the steps under
     /// them (every one cached: `underContainerMask`; some: `skipUnderCached`'s, word 4).
     @inline(__always)
-    private func containerSkips(_ claims: ContainerClaims) -> UInt {
-        claims.words[0] | (allContainersCached(claims) ? underContainerMask : claims.words[4])
+    private func containerSkips<Mask>(_ claims: ContainerClaims<Mask>) -> Mask {
+        var skip = claims.load(0)
+        skip.formUnion(allContainersCached(claims) ? Mask.isWide ? Mask(underContainerSteps) : Mask(word: underContainerMask) : claims.load(4))
+        return skip
     }
 
     /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
     /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
     private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
-        unasked(j, skipping: containerSkips(ContainerClaims(words: locals.claims)), locals)
+        unasked(j, skipping: containerSkips(claims(locals)), locals)
     }
 
     /// Whether no step the run makes outside `skip` (a bit each) asks for step `j` in a DEP, WEAK or ALL slot.
-    private func unasked<B>(_ j: Int, skipping skip: UInt, _ locals: Locals<B>) -> Bool {
-        for k in madeSteps where skip & 1 << UInt(k) == 0 {
+    private func unasked<B>(_ j: Int, skipping skip: B.Mask, _ locals: Locals<B>) -> Bool {
+        for k in madeSteps where !skip.contains(k) {
             let first = steps[k].firstInput
             for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
                 let input = inputs[first + s]
@@ -1689,13 +1791,12 @@ extension Plan {
     /// asked for under a container step): those are claimed and each one over it taken cached (`underCached`). Out of
     /// line: a key gone under a cached container step is rare.
     @inline(never)
-    private func unaskedUnderCached<B>(_ unasked: UInt, _ locals: Locals<B>) -> Bool {
+    private func unaskedUnderCached<B>(_ unasked: B.Mask, _ locals: Locals<B>) -> Bool {
         // (A container step's claim failed, `words[3]`: the claims stopped there, the rest not known cached.)
-        guard locals.claims[3] == 0 else { return false }
+        guard claims(locals).failed == 0 else { return false }
         var left = unasked
-        while left != 0 {
-            let j = left.trailingZeroBitCount
-            left &= left - 1
+        while let j = left.first {
+            left.remove(j)
             if !underCached(j, locals) { return false }
         }
         return true
@@ -1884,13 +1985,13 @@ extension Plan {
                               _ graph: Borrowed<Graph>) {
         var skips = graph.borrow { $0.replaySkips }
         func take(_ j: Int) {
-            guard steps[j].isKeyed && !steps[j].isShared && skips & 1 << UInt64(j) == 0,
+            guard steps[j].isKeyed && !steps[j].isShared && !skips.contains(j),
                   let index = graph.borrow({ $0.builtIndex(registration(j, locals)) }) else { return }
             made.set(j, graph.borrow { $0.instance(index) }.retained())
-            skips |= 1 << UInt64(j)
+            skips.insert(j)
         }
         func under(_ j: Int, _ parent: Int) {
-            if !steps[j].isShared && skips & 1 << UInt64(j) == 0 && parent >= 0 && skips & 1 << UInt64(parent) != 0 { skips |= 1 << UInt64(j) }
+            if !steps[j].isShared && !skips.contains(j) && parent >= 0 && skips.contains(parent) { skips.insert(j) }
         }
         if variant >= 0 {
             let v = publishedVariants[variant]
@@ -1912,17 +2013,18 @@ extension Plan {
     /// `locals`: a child's registrations bound to the local steps (`hasLocals`), whose keys the graph holds.
     /// `before`: a run up to a cut there (`Graph.meetAsked`) looks at the steps before it only (it makes none past it).
     func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
-                       before end: Int) -> UInt64? {
-        var taken: UInt64 = 0
+                       before end: Int) -> StepBits? {
+        var taken = StepBits()
         for j in 0..<end where steps[j].isKeyed && !steps[j].isShared {
             if graph.constructs(registration(of: j, locals)) { return nil }
             guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
-            guard steps.count <= 64 else { return nil }
-            taken |= 1 << UInt64(j)
+            // (A creating run's masks are one word, `takePublished`'s `taken`: a creation plan past 64 steps takes none.)
+            guard steps.count <= UInt.bitWidth || !createsShared else { return nil }
+            taken.insert(j)
         }
-        guard taken != 0 else { return 0 }
+        guard !taken.isEmpty else { return taken }
         guard let skips = stepsOnlyUnder(taken, from: 0) else { return nil }
-        for j in 0..<steps.count where taken & 1 << UInt64(j) != 0 {
+        for j in 0..<steps.count where taken.contains(j) {
             made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips
@@ -1933,18 +2035,19 @@ extension Plan {
     /// from it (`made`, a reference of their own), the steps only they asked for not made, as the build finds them
     /// where its walk asks (a RESOLVER slot's replay: `takeBuilt`). Returns those steps' bits; 0, taking nothing:
     /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
-    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: UInt64,
-                        _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt64 {
-        guard steps.count <= 64 else { return 0 }
-        var taken: UInt64 = 0
-        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && old & 1 << UInt64(j) == 0 {
-            if graph.builtIndex(registration(of: j, locals)) != nil { taken |= 1 << UInt64(j) }
+    func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: StepBits,
+                        _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> StepBits {
+        // (A creating run's masks are one word, `takePublished`'s `taken`.)
+        guard steps.count <= UInt.bitWidth || !createsShared else { return StepBits() }
+        var taken = StepBits()
+        for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && !old.contains(j) {
+            if graph.builtIndex(registration(of: j, locals)) != nil { taken.insert(j) }
         }
-        guard taken != 0, let skips = stepsOnlyUnder(taken, from: i + 1, besides: old) else { return 0 }
-        let below = skips & ~taken
-        func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
-        if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
-        for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
+        guard !taken.isEmpty, let skips = stepsOnlyUnder(taken, from: i + 1, besides: old) else { return StepBits() }
+        let below = skips.subtracting(taken)
+        func isBelow(_ j: Int) -> Bool { j >= 0 && below.contains(j) }
+        if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return StepBits() }
+        for j in (i + 1)..<steps.count where taken.contains(j) {
             made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips
@@ -1953,15 +2056,15 @@ extension Plan {
     /// `taken` (keys the graph has) and the steps from `first` on only they asked for (each step's first asker is
     /// after it: `Step.parent`), for `takeFromGraph` and `takeBuiltAsked`; nil when a step from `first` on, not
     /// among those nor in `old`, takes one only they asked for (the build makes it later, where that one asks).
-    private func stepsOnlyUnder(_ taken: UInt64, from first: Int, besides old: UInt64 = 0) -> UInt64? {
+    private func stepsOnlyUnder(_ taken: StepBits, from first: Int, besides old: StepBits = StepBits()) -> StepBits? {
         var skips = taken
-        for j in stride(from: steps.count - 2, through: first, by: -1) where skips & 1 << UInt64(j) == 0 {
-            if steps[j].parent >= 0 && skips & 1 << UInt64(steps[j].parent) != 0 { skips |= 1 << UInt64(j) }
+        for j in stride(from: steps.count - 2, through: first, by: -1) where !skips.contains(j) {
+            if steps[j].parent >= 0 && skips.contains(steps[j].parent) { skips.insert(j) }
         }
-        let below = skips & ~taken
-        for j in first..<steps.count where (skips | old) & 1 << UInt64(j) == 0 {
+        let below = skips.subtracting(taken)
+        for j in first..<steps.count where !skips.contains(j) && !old.contains(j) {
             var asks = false
-            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below & 1 << UInt64(k) != 0 }
+            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below.contains(k) }
             if asks { return nil }
         }
         return skips
@@ -1971,8 +2074,8 @@ extension Plan {
     /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for. Not a
     /// shared step: the run takes every one from its cache all the same (`takeShared`), the one the build's slot
     /// finds (a singleton the graph's key took: the same instance), or declines.
-    func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: UInt64) -> Bool {
-        func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips & 1 << UInt64(j) != 0 && made.isNone(j) }
+    func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: StepBits) -> Bool {
+        func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips.contains(j) && made.isNone(j) }
         return slots.contains { skipped($0.step) || $0.items.contains(where: skipped) }
     }
 

@@ -270,9 +270,18 @@ final class Plan: @unchecked Sendable {
     /// Whether some made steps are under container steps (`Step.underContainer`): a run finding those cached skips them.
     let skipsUnderContainer: Bool
     /// The bit of each step under container steps (`Step.underContainer`, and creation steps first asked for under
-    /// one; each before its container step, so among the first 64: `maxSteps`): what a run finding every container step cached skips.
+    /// one; each before its container step): what a run finding every container step cached skips. Its first 64
+    /// steps: a plan that `wideMasks` has them all in `underContainerSteps`.
     let underContainerMask: UInt
-    /// The bit of each container step claimed late (`Step.claimsLate`; each among the first 64 steps: `tooLarge`).
+    /// `underContainerMask` of a plan that `wideMasks` (empty otherwise).
+    let underContainerSteps: StepBits
+    /// A container step past the 64th step: a run's masks are `StepBits` (`OwnWideRequestSteps`), else one word
+    /// (`WordMask`: every step a container step asked for is before it). A plan that `needsGraph` (creation steps,
+    /// slots, completion callbacks) declines `tooLarge` then (`Recorder.finishSlots`): the graph keeps one-word masks
+    /// for those (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`). A resolver's request or a run that
+    /// found a cell held replays into a graph with `StepBits` all the same (`replayWideRequest`).
+    let wideMasks: Bool
+    /// The bit of each container step claimed late (`Step.claimsLate`; a plan with one `needsGraph`: never `wideMasks`).
     let lateClaims: UInt
 
     struct SharedStep {
@@ -542,11 +551,14 @@ final class Plan: @unchecked Sendable {
         skipsUnderContainer = steps.contains { $0.underContainer }
         // (A creation step first asked for under a container step too: a creating run finding them all cached neither claims
         // nor makes it, `Graph.claimWithContainerSteps`, as the build never asks for it.)
-        underContainerMask = steps.indices.reduce(0) { mask, i in
+        func underContainer(_ i: Int) -> Bool {
             var k = steps[i].creates ? steps[i].parent : -1
             while k >= 0 && !steps[k].isContainer { k = steps[k].parent }
-            return steps[i].underContainer || k >= 0 ? mask | 1 << UInt(i) : mask
+            return steps[i].underContainer || k >= 0
         }
+        underContainerMask = steps.indices.reduce(0) { mask, i in underContainer(i) ? mask | 1 << UInt(i) : mask }
+        wideMasks = steps.indices.contains { $0 >= UInt.bitWidth && steps[$0].isContainer }
+        underContainerSteps = wideMasks ? steps.indices.reduce(into: StepBits()) { mask, i in if underContainer(i) { mask.insert(i) } } : StepBits()
         lateClaims = steps.indices.reduce(0) { mask, i in steps[i].claimsLate ? mask | 1 << UInt(i) : mask }
         // (A container-scoped root is its container's instance, not a block's.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
@@ -584,7 +596,8 @@ final class Plan: @unchecked Sendable {
         self.component = arena.copy(component)
         self.componentParams = arena.copy(componentParams)
         self.arena = arena
-        mixedVariants = containerSteps.isEmpty || !component.isEmpty || needsGraph || failing != nil ? nil : MixedVariants()
+        // (Keyed by a word of container steps: none past the 64th step, `wideMasks`.)
+        mixedVariants = containerSteps.isEmpty || !component.isEmpty || needsGraph || failing != nil || wideMasks ? nil : MixedVariants()
     }
 
     /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`),
@@ -655,10 +668,11 @@ final class Plan: @unchecked Sendable {
 
     /// The container steps' `CreationCheck`s, placed as a creation step's: where the build asks for each (the first of
     /// its own dependencies' steps, or the step itself when a later step takes one of those). None before any factory
-    /// ran (at the first made step: nothing nested published it), nor past the run's masks' bits (`UInt.bitWidth`).
+    /// ran (at the first made step: nothing nested published it). (Past the 64th step too since branch largemasks:
+    /// the run's masks are `StepBits` then, `wideMasks`.)
     private static func containerChecks(_ steps: [Step], _ inputs: [Int]) -> [CreationCheck] {
         let containers = steps.indices.filter { steps[$0].isContainer }
-        var checks = creationChecks(steps, inputs, creating: containers.filter { $0 < UInt.bitWidth })
+        var checks = creationChecks(steps, inputs, creating: containers)
         for k in checks.indices { checks[k].container = containers.firstIndex(of: checks[k].step)! }
         return checks.filter { $0.at > 0 }
     }
@@ -836,7 +850,12 @@ final class Plan: @unchecked Sendable {
         let creates = recorder.steps.contains { $0.creates }
         // Over container or value steps too: the graph claims the creation and container cells in the
         // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
-        try recorder.finishSlots()
+        // (Creation steps with a container step past the 64th step, `tooLarge`: the warm plan, which serves the
+        // resolves once they are cached; the first resolve's creation plan declines, `recordCreating`.)
+        do { try recorder.finishSlots() } catch {
+            guard creating && creates && error == .tooLarge else { throw error }
+            return try record(root, configuration: configuration, leaves: leaves)
+        }
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -1107,7 +1126,11 @@ final class Plan: @unchecked Sendable {
                 }
             }
         }
-        try recorder.finishSlots()
+        // (Creation steps with a container step past the 64th step, `tooLarge`: the warm plan, as `record`'s.)
+        do { try recorder.finishSlots() } catch {
+            guard creating && failing == nil && recorder.steps.contains(where: { $0.creates }) && error == .tooLarge else { throw error }
+            return try record(root, configuration: configuration, child: child, leaves: leaves)
+        }
         if creating {
             // A failing one met inside a creation frame (a strict level's singleton refusing a captive) creates
             // nothing: its run reports the build's error while that frame's registration is not cached (`matchesCaches`).
@@ -1562,8 +1585,8 @@ final class Plan: @unchecked Sendable {
             // A cycle (its frame is open) declines.
             guard !onPath.contains(id) else { throw cycle(r.key) }
             let isRoot = frames.isEmpty && steps.isEmpty
-            // (No cap on container steps but their words' (`tooLarge`, `add`): `containerSteps` before branch
-            // declinesweep, at 4, from when the run held their cells in place; the cells are the container's now.)
+            // (No cap on container steps: `containerSteps` before branch declinesweep, at 4, from when the run held
+            // their cells in place; the cells are the container's now, their words `StepBits` past the 64th step.)
             if !isContainer {
                 // (Never below the root: `fill` met `argumentDependency` first; `arguments` before branch resolverslot2.)
                 guard !r.hasArguments || (allowsArguments && isRoot) else { throw .other }
@@ -1773,12 +1796,15 @@ final class Plan: @unchecked Sendable {
         /// does (`Plan.openFrames`, `enterRequest`); a container step after its owner that is not one of the owner's
         /// askers (its frame not open then) is claimed late (`Step.claimsLate`): a get may build it, which the build
         /// claims there (the run takes it from the graph, `takeBuilt`), else the build claims it where its walk asks.
-        /// Throws `tooLarge` for a RESOLVER slot in a plan past 64 steps: the steps its gets built are noted by bit in
-        /// one word (`Graph.replaySkips`, `takeBuilt`), so one past the 64th would be made again (its factory twice,
-        /// the graph's instance leaked), where the build takes the graph's.
+        /// The steps its gets built are noted in `Graph.replaySkips` (`takeBuilt`), a plan of any size's (`StepBits`;
+        /// `tooLarge` past 64 steps before branch largemasks).
+        /// Throws `tooLarge` for a container step past the 64th step in a plan that `needsGraph` (slots, completion
+        /// callbacks, creation steps): a replay into a graph keeps its masks in one word (`Graph.claimedSkip`,
+        /// `lateContainerClaims`, `unclaimedUnder`; `Plan.claimContainerSteps`); a run without one has `StepBits` (`wideMasks`).
         func finishSlots() throws(Decline) {
+            if steps.indices.contains(where: { $0 >= UInt.bitWidth && steps[$0].isContainer }),
+               !slots.isEmpty || steps.contains(where: { $0.creates || $0.completes }) { throw .tooLarge }
             guard !slots.isEmpty else { return }
-            if steps.count > UInt64.bitWidth && slots.contains(where: { $0.kind == .resolver }) { throw .tooLarge }
             if readsRequest {
                 for slot in slots where slot.kind == .resolver && slot.owner >= 0 {
                     var askers = Set<Int>()
@@ -1960,8 +1986,7 @@ final class Plan: @unchecked Sendable {
         }
 
         private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Decline) -> Int {
-            // A run notes its container steps by step in one word's bits (`ContainerClaims`).
-            guard !step.isContainer || steps.count < UInt.bitWidth else { throw .tooLarge }
+            // (A container step past the 64th step: `wideMasks`; in a plan that needs a graph, `tooLarge`: `finishSlots`.)
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1
